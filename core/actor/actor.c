@@ -1,0 +1,444 @@
+/* actor.c - an actor's life: spawn, turns, the end.
+ *
+ * A turn (shoal__actor_run) drains the system mailbox, then handles up to
+ * `throughput` user messages, re-checking the system mailbox before each
+ * one, so a control message waits for at most one more user message. Then
+ * the actor goes to the back of its worker's ring if work remains, or
+ * becomes IDLE (the protocol is in actor.h).
+ *
+ * The end (actor_end): terminate runs; both mailboxes are closed (their
+ * final counts fixed) and drained: a CALL still queued is answered with
+ * SHOAL_ENOPROC, anything else is dropped and counted; children are stopped;
+ * the parent gets SHOAL_MSG_EXIT with the reason; the record's generation
+ * moves on and the slot is freed.
+ */
+#include "actor/actor.h"
+
+#include <limits.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actor/call.h"
+#include "actor/ctx.h"
+#include "actor/send.h"
+#include "runtime/runtime.h"
+#include "sched/futex.h"
+#include "sched/worker.h"
+
+bool shoal__owner_enter(shoal_actor_t *a, uint32_t worker_id)
+{
+    /* acq_rel: pairs with owner_leave's release by the previous runner. */
+    return atomic_exchange_explicit(&a->owner, worker_id + 1, memory_order_acq_rel) == 0;
+}
+
+void shoal__owner_leave(shoal_actor_t *a)
+{
+    atomic_store_explicit(&a->owner, 0, memory_order_release);
+}
+
+shoal_env_t *shoal__actor_pop(shoal_tcache_t *tc, shoal_actor_t *a, bool sys)
+{
+    shoal_actor_back_t *b = shoal__actor_back(tc->rt, a);
+    shoal_mq_node_t *retired;
+    shoal_mq_node_t *n = shoal__mq_pop(sys ? &b->sys_head : &b->user_head, &retired);
+    if (n == NULL)
+        return NULL;
+    if (retired != (sys ? &a->sys_stub : &a->user_stub))
+        shoal__env_free(tc, shoal__env_of(retired));
+    if (sys) {
+        b->sys_deq = (b->sys_deq + 1) & SHOAL_RSV_COUNT_MASK;
+    } else {
+        uint32_t d = atomic_load_explicit(&b->user_deq, memory_order_relaxed);
+        /* release: read by senders for the limit (mailbox.h). */
+        atomic_store_explicit(&b->user_deq, (d + 1) & SHOAL_RSV_COUNT_MASK,
+                              memory_order_release);
+    }
+    return shoal__env_of(n);
+}
+
+int shoal__actor_spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t parent,
+                       const shoal_behaviour_t *beh, const void *args, uint32_t limit,
+                       uint32_t kind, shoal_pid_t *pid)
+{
+    if (tc == NULL)
+        return SHOAL_ENOMEM;
+    if (kind == SHOAL_ACTOR_PLAIN && (beh == NULL || beh->handle_message == NULL))
+        return SHOAL_EINVAL;
+    if (limit == SHOAL_MAILBOX_UNBOUNDED)
+        limit = 0;
+    else if (limit > SHOAL_MAILBOX_MAX)
+        return SHOAL_EINVAL;
+    if (atomic_load_explicit(&rt->stopping, memory_order_acquire) && kind == SHOAL_ACTOR_PLAIN)
+        return SHOAL_ESTOPPED;
+
+    uint32_t slot;
+    int rc = shoal__slot_alloc(tc, &slot);
+    if (rc != SHOAL_OK)
+        return rc;
+    shoal_actor_t *a = shoal__actor_at(rt, slot);
+    shoal_actor_back_t *b = shoal__actor_back(rt, a);
+    void *state = NULL;
+    shoal_actor_ext_t *ext = NULL;
+    shoal_env_t *init = NULL;
+    if (beh != NULL && beh->state_size != 0 && (state = calloc(1, beh->state_size)) == NULL)
+        goto fail;
+    if (parent != SHOAL_PID_NONE) {
+        if ((ext = calloc(1, sizeof *ext)) == NULL)
+            goto fail;
+        ext->parent = parent;
+    }
+    if (beh != NULL && beh->init != NULL &&
+        (init = shoal__env_new(tc, SHOAL_ENV_INIT, 0, parent, 0, 0, &args, sizeof args)) == NULL)
+        goto fail;
+
+    uint64_t uw = atomic_load_explicit(&a->user_rsv, memory_order_relaxed);
+    uint64_t sw = atomic_load_explicit(&a->sys_rsv, memory_order_relaxed);
+    uint32_t gen = shoal__rsv_gen(uw);
+    if (gen == 0)
+        gen = 1; /* a slot never used before */
+    shoal__mq_init(&a->user_tail, &b->user_head, &a->user_stub);
+    shoal__mq_init(&a->sys_tail, &b->sys_head, &a->sys_stub);
+    atomic_store_explicit(&b->user_deq, shoal__rsv_count(uw), memory_order_relaxed);
+    b->sys_deq = shoal__rsv_count(sw);
+    b->beh = beh;
+    b->state = state;
+    b->ext = ext;
+    atomic_store_explicit(&a->limit, limit, memory_order_relaxed);
+    atomic_store_explicit(&a->kind, kind, memory_order_relaxed);
+    atomic_store_explicit(&a->owner, 0, memory_order_relaxed);
+    atomic_store_explicit(&a->sched, SHOAL_SCHED_IDLE, memory_order_relaxed);
+    /* release: a sender whose reservation succeeds sees the record set up. */
+    uint64_t base = (uint64_t)gen << SHOAL_RSV_GEN_SHIFT | SHOAL_RSV_ALIVE;
+    atomic_store_explicit(&a->sys_rsv, base | shoal__rsv_count(sw), memory_order_release);
+    atomic_store_explicit(&a->user_rsv, base | shoal__rsv_count(uw), memory_order_release);
+    atomic_fetch_add_explicit(&rt->live, 1, memory_order_relaxed);
+    if (kind == SHOAL_ACTOR_PLAIN)
+        SHOAL_STAT_ADD(tc, actors_spawned, 1);
+    *pid = shoal__pid_make(gen, slot);
+    if (init != NULL && shoal__deliver(rt, tc, *pid, init, true) != SHOAL_OK)
+        shoal__env_free(tc, init); /* cannot happen: the actor is alive */
+    return SHOAL_OK;
+fail:
+    free(state);
+    free(ext);
+    shoal__slot_free(tc, slot);
+    return SHOAL_ENOMEM;
+}
+
+void shoal__actor_release(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a)
+{
+    shoal_actor_back_t *b = shoal__actor_back(rt, a);
+    if (b->user_head != &a->user_stub)
+        shoal__env_free(tc, shoal__env_of(b->user_head));
+    if (b->sys_head != &a->sys_stub)
+        shoal__env_free(tc, shoal__env_of(b->sys_head));
+    shoal__mq_init(&a->user_tail, &b->user_head, &a->user_stub);
+    shoal__mq_init(&a->sys_tail, &b->sys_head, &a->sys_stub);
+    free(b->state);
+    if (b->ext != NULL) {
+        free(b->ext->children);
+        free(b->ext->calls);
+        free(b->ext);
+    }
+    b->state = NULL;
+    b->ext = NULL;
+    b->beh = NULL;
+    atomic_store_explicit(&a->owner, 0, memory_order_relaxed);
+    /* The next generation: stale PIDs now fail their reservation. Only the
+     * owner writes a closed word (every CAS on it fails), so a store is
+     * enough; release orders the clean-up above before the slot's reuse. */
+    uint64_t uw = atomic_load_explicit(&a->user_rsv, memory_order_relaxed);
+    uint64_t sw = atomic_load_explicit(&a->sys_rsv, memory_order_relaxed);
+    uint32_t gen = shoal__rsv_gen(uw) + 1;
+    if (gen == 0)
+        gen = 1;
+    atomic_store_explicit(&a->user_rsv,
+                          (uint64_t)gen << SHOAL_RSV_GEN_SHIFT | shoal__rsv_count(uw),
+                          memory_order_release);
+    atomic_store_explicit(&a->sys_rsv, (uint64_t)gen << SHOAL_RSV_GEN_SHIFT | shoal__rsv_count(sw),
+                          memory_order_release);
+    atomic_store_explicit(&a->sched, SHOAL_SCHED_FREE, memory_order_release);
+    shoal__slot_free(tc, shoal__actor_slot(rt, a));
+    /* acq_rel: the last one out sees every other actor's clean-up. */
+    if (atomic_fetch_sub_explicit(&rt->live, 1, memory_order_acq_rel) == 1 &&
+        atomic_load_explicit(&rt->stopping, memory_order_acquire)) {
+        /* release: pairs with the acquire load in shoal_runtime_destroy. */
+        atomic_store_explicit(&rt->all_ended, 1, memory_order_release);
+        shoal__futex_wake(&rt->all_ended, INT_MAX);
+    }
+}
+
+/* ---- handling one envelope ---------------------------------------------- */
+
+static int call_handler(struct shoal_ctx_s *ctx, shoal_env_t *e, unsigned kind, int status)
+{
+    shoal_msg_t msg = {
+        .type = kind == SHOAL_MSG_EXIT ? 0 : e->type,
+        .kind = kind,
+        .data = shoal__env_data(e),
+        .size = e->size,
+        .from = e->from,
+        .ref = shoal__env_ref(e),
+        .status = status,
+        .flags = (shoal__env_flags(e) & SHOAL_ENV_PRIORITY) ? SHOAL_MSG_PRIORITY : 0,
+    };
+    return ctx->b->beh->handle_message(ctx, ctx->b->state, &msg);
+}
+
+static void handle_call(struct shoal_ctx_s *ctx, shoal_env_t *e)
+{
+    struct shoal_reply_s reply = {.tc = ctx->tc, .env = NULL, .status = 0};
+    const shoal_behaviour_t *beh = ctx->b->beh;
+    int rc = SHOAL_OK;
+    if (beh->handle_call == NULL) {
+        reply.status = SHOAL_ENOTSUP;
+    } else {
+        shoal_msg_t msg = {
+            .type = e->type,
+            .kind = SHOAL_MSG_CALL,
+            .data = shoal__env_data(e),
+            .size = e->size,
+            .from = e->from,
+            .ref = shoal__env_ref(e),
+            .flags = (shoal__env_flags(e) & SHOAL_ENV_PRIORITY) ? SHOAL_MSG_PRIORITY : 0,
+        };
+        rc = beh->handle_call(ctx, ctx->b->state, &msg, &reply);
+    }
+    if (rc == SHOAL_DEFER) {
+        shoal__reply_discard(&reply);
+        return;
+    }
+    if (rc != SHOAL_OK) {
+        shoal__reply_discard(&reply);
+        reply.status = rc < 0 ? rc : SHOAL_EFAILED;
+        shoal__ctx_fail(ctx, rc);
+    }
+    shoal__reply_send(ctx->rt, ctx->tc, ctx->self, e->from, shoal__env_ref(e), &reply);
+}
+
+static void handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
+{
+    unsigned kind = shoal__env_kind(e);
+    int rc = SHOAL_OK;
+    ctx->cur = e;
+    switch (kind) {
+    case SHOAL_MSG_CAST:
+        rc = call_handler(ctx, e, kind, 0);
+        break;
+    case SHOAL_MSG_CALL:
+        handle_call(ctx, e);
+        break;
+    case SHOAL_MSG_REPLY:
+    case SHOAL_MSG_TIMEOUT:
+        if (shoal__call_settle(ctx, shoal__env_ref(e), kind == SHOAL_MSG_TIMEOUT)) {
+            int status = kind == SHOAL_MSG_TIMEOUT ? SHOAL_ETIMEDOUT
+                         : (shoal__env_flags(e) & SHOAL_ENV_STATUS) ? (int)e->type
+                                                                    : 0;
+            rc = call_handler(ctx, e, kind, status);
+        } else {
+            SHOAL_STAT_ADD(ctx->tc, replies_late, 1);
+        }
+        break;
+    case SHOAL_MSG_EXIT:
+        shoal__children_remove(ctx, e->from);
+        rc = call_handler(ctx, e, kind, (int)e->type);
+        break;
+    case SHOAL_ENV_INIT: {
+        const void *args;
+        memcpy(&args, e->payload.bytes, sizeof args);
+        rc = ctx->b->beh->init(ctx, ctx->b->state, args);
+        if (rc != SHOAL_OK)
+            ctx->init_failed = true;
+        break;
+    }
+    case SHOAL_ENV_STOP:
+        shoal__ctx_fail(ctx, (int)e->type);
+        break;
+    default:
+        break;
+    }
+    if (rc != SHOAL_OK)
+        shoal__ctx_fail(ctx, rc);
+    SHOAL_STAT_ADD(ctx->tc, msgs_handled, 1);
+    shoal__env_drop_payload(e);
+    ctx->cur = NULL;
+}
+
+/* The body of a turn. Locals here are not used after a panic unwinds. */
+static void run_messages(struct shoal_ctx_s *ctx)
+{
+    shoal_actor_t *a = ctx->a;
+    shoal_actor_back_t *b = ctx->b;
+    shoal_tcache_t *tc = ctx->tc;
+    uint32_t budget = ctx->rt->throughput;
+    for (;;) {
+        while (b->sys_deq !=
+               shoal__rsv_count(atomic_load_explicit(&a->sys_rsv, memory_order_relaxed))) {
+            shoal_env_t *e = shoal__actor_pop(tc, a, true);
+            if (e == NULL)
+                break; /* reserved, not linked yet: next turn */
+            handle(ctx, e);
+            if (ctx->exiting)
+                return;
+        }
+        if (budget == 0)
+            return;
+        shoal_env_t *e = shoal__actor_pop(tc, a, false);
+        if (e == NULL)
+            return;
+        if (budget != ctx->rt->throughput) /* a second message in this turn */
+            shoal__sched_share(ctx->w);
+        budget--;
+        handle(ctx, e);
+        if (ctx->exiting)
+            return;
+    }
+}
+
+static bool pending(shoal_actor_t *a, shoal_actor_back_t *b, memory_order mo)
+{
+    return shoal__rsv_count(atomic_load_explicit(&a->user_rsv, mo)) !=
+               atomic_load_explicit(&b->user_deq, memory_order_relaxed) ||
+           shoal__rsv_count(atomic_load_explicit(&a->sys_rsv, mo)) != b->sys_deq;
+}
+
+static void end_turn(shoal_worker_t *w, shoal_actor_t *a, shoal_actor_back_t *b)
+{
+    if (w->rt->debug_checks)
+        shoal__owner_leave(a);
+    if (pending(a, b, memory_order_relaxed)) {
+        atomic_store_explicit(&a->sched, SHOAL_SCHED_SCHEDULED, memory_order_relaxed);
+        shoal__sched_push(w->rt, &w->tc, a);
+        return;
+    }
+    /* seq_cst store, then seq_cst reloads: the worker's half of the Dekker
+     * pair with shoal__rsv_reserve + shoal__schedule (actor.h). */
+    atomic_store_explicit(&a->sched, SHOAL_SCHED_IDLE, memory_order_seq_cst);
+    if (pending(a, b, memory_order_seq_cst)) {
+        uint32_t idle = SHOAL_SCHED_IDLE;
+        if (atomic_compare_exchange_strong_explicit(&a->sched, &idle, SHOAL_SCHED_SCHEDULED,
+                                                    memory_order_seq_cst,
+                                                    memory_order_relaxed))
+            shoal__sched_push(w->rt, &w->tc, a);
+    }
+}
+
+/* An envelope left in a mailbox of an actor that ended. */
+static void dead_letter(struct shoal_ctx_s *ctx, shoal_env_t *e)
+{
+    switch (shoal__env_kind(e)) {
+    case SHOAL_MSG_CALL: {
+        struct shoal_reply_s reply = {.tc = ctx->tc, .env = NULL, .status = SHOAL_ENOPROC};
+        shoal__reply_send(ctx->rt, ctx->tc, ctx->self, e->from, shoal__env_ref(e), &reply);
+        SHOAL_STAT_ADD(ctx->tc, msgs_dropped, 1);
+        break;
+    }
+    case SHOAL_MSG_CAST:
+        SHOAL_STAT_ADD(ctx->tc, msgs_dropped, 1);
+        break;
+    default:
+        break;
+    }
+    shoal__env_drop_payload(e);
+}
+
+/* Pops until `fin` messages have been popped in all: after that no producer
+ * can touch the queue (mailbox.h). A producer between its reservation and
+ * its link is waited for; that window is a few instructions. */
+static void drain(struct shoal_ctx_s *ctx, bool sys, uint32_t fin)
+{
+    shoal_actor_back_t *b = ctx->b;
+    unsigned spins = 0;
+    for (;;) {
+        uint32_t deq = sys ? b->sys_deq : atomic_load_explicit(&b->user_deq, memory_order_relaxed);
+        if (deq == fin)
+            return;
+        shoal_env_t *e = shoal__actor_pop(ctx->tc, ctx->a, sys);
+        if (e == NULL) {
+            if (++spins < 64)
+                shoal__cpu_relax();
+            else
+                sched_yield();
+            continue;
+        }
+        dead_letter(ctx, e);
+    }
+}
+
+static void actor_end(struct shoal_ctx_s *ctx)
+{
+    shoal_actor_back_t *b = ctx->b;
+    int reason = ctx->reason;
+    if (!ctx->init_failed && !ctx->in_terminate && b->beh->terminate != NULL) {
+        ctx->in_terminate = true;
+        b->beh->terminate(ctx, b->state, reason);
+    }
+    ctx->in_terminate = true;
+    uint32_t ufin = shoal__rsv_close(&ctx->a->user_rsv);
+    uint32_t sfin = shoal__rsv_close(&ctx->a->sys_rsv);
+    drain(ctx, true, sfin);
+    drain(ctx, false, ufin);
+    shoal_actor_ext_t *ext = b->ext;
+    if (ext != NULL) {
+        for (uint32_t i = 0; i < ext->nchildren; i++)
+            shoal__send_system(ctx->rt, ctx->tc, ext->children[i], SHOAL_ENV_STOP, ctx->self,
+                               (uint32_t)SHOAL_ESHUTDOWN);
+        shoal__calls_cancel_all(ctx);
+        if (ext->parent != SHOAL_PID_NONE)
+            shoal__send_system(ctx->rt, ctx->tc, ext->parent, SHOAL_MSG_EXIT, ctx->self,
+                               (uint32_t)reason);
+    }
+    if (reason != SHOAL_OK && reason != SHOAL_ESHUTDOWN)
+        shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, b->beh->name, "ended: %s (%d)",
+                   shoal_strerror(reason), reason);
+    SHOAL_STAT_ADD(ctx->tc, actors_ended, 1);
+    shoal__actor_release(ctx->rt, ctx->tc, ctx->a);
+}
+
+/* After shoal_panic unwound to shoal__actor_run. */
+static void after_panic(struct shoal_ctx_s *ctx)
+{
+    shoal_env_t *e = ctx->cur;
+    if (e != NULL) {
+        if (shoal__env_kind(e) == SHOAL_MSG_CALL) {
+            struct shoal_reply_s reply = {.tc = ctx->tc, .env = NULL, .status = SHOAL_EPANIC};
+            shoal__reply_send(ctx->rt, ctx->tc, ctx->self, e->from, shoal__env_ref(e), &reply);
+        }
+        if (shoal__env_kind(e) == SHOAL_ENV_INIT)
+            ctx->init_failed = true;
+        shoal__env_drop_payload(e);
+        ctx->cur = NULL;
+    }
+    ctx->exiting = 0;
+    shoal__ctx_fail(ctx, SHOAL_EPANIC);
+}
+
+void shoal__actor_run(shoal_worker_t *w, shoal_actor_t *a)
+{
+    shoal_runtime_t *rt = w->rt;
+    struct shoal_ctx_s *ctx = &w->ctx;
+    ctx->a = a;
+    ctx->b = shoal__actor_back(rt, a);
+    ctx->self = shoal__actor_pid(rt, a);
+    ctx->cur = NULL;
+    ctx->exiting = 0;
+    ctx->reason = SHOAL_OK;
+    ctx->init_failed = false;
+    ctx->in_terminate = false;
+    if (rt->debug_checks && !shoal__owner_enter(a, w->id)) {
+        shoal__log(rt, SHOAL_LOG_ERROR, ctx->self, NULL,
+                   "actor is running on two threads at once (worker %u)", w->id);
+        abort();
+    }
+    atomic_store_explicit(&a->sched, SHOAL_SCHED_PROCESSING, memory_order_relaxed);
+    SHOAL_STAT_ADD(&w->tc, turns, 1);
+    if (setjmp(ctx->panic) == 0)
+        run_messages(ctx);
+    else
+        after_panic(ctx);
+    if (ctx->exiting)
+        actor_end(ctx);
+    else
+        end_turn(w, a, ctx->b);
+}

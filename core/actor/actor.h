@@ -1,0 +1,116 @@
+/* actor.h - an actor record, split in two by who writes it.
+ *
+ * The front (shoal_actor_t, one cache line) is what senders touch: both
+ * mailboxes' tails and reservation words, the schedule word, the mailbox
+ * limit. The back (shoal_actor_back_t) belongs to the worker running the
+ * actor: mailbox heads, pop counts, behaviour, state. Fronts and backs live
+ * in two arrays indexed by slot, reserved once per runtime and never freed
+ * while it lives: a record is only ever reused, so a stale PID can always be
+ * checked against the generation without touching freed memory.
+ *
+ * SCHEDULE WORD (front.sched)
+ *   IDLE -> SCHEDULED   by the one sender whose CAS wins; it pushes the
+ *                       actor to a ring (or wakes the waiting thread).
+ *   SCHEDULED -> PROCESSING   by the worker that popped it from a ring.
+ *   PROCESSING -> SCHEDULED   by that worker, at the end of a turn with work
+ *                             left: it pushes the actor to its own ring.
+ *   PROCESSING -> IDLE  by that worker when both mailboxes look empty: a
+ *                       seq_cst store, then a seq_cst reload of both
+ *                       reservation words; if a message slipped in, CAS
+ *                       IDLE -> SCHEDULED and push (the enqueue/finish race).
+ *                       Pairs with the sender's seq_cst reservation CAS and
+ *                       seq_cst load of sched (send.c): one of them sees
+ *                       the other.
+ *   PROCESSING -> FREE  when the actor ends; FREE -> IDLE at the next spawn.
+ * The CAS IDLE->SCHEDULED is seq_cst (acquire side: the pusher carries the
+ * last worker's writes, released by its IDLE store, to the next worker).
+ */
+#ifndef SHOAL_ACTOR_ACTOR_H
+#define SHOAL_ACTOR_ACTOR_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "actor/envelope.h"
+#include "actor/mailbox.h"
+#include "shoal/behaviour.h"
+
+enum { SHOAL_SCHED_IDLE = 0, SHOAL_SCHED_SCHEDULED = 1, SHOAL_SCHED_PROCESSING = 2,
+       SHOAL_SCHED_FREE = 3 };
+
+enum { SHOAL_ACTOR_PLAIN = 0, SHOAL_ACTOR_WAITER = 1 /* a thread blocked in a call */ };
+
+typedef struct shoal_actor_s {
+    _Atomic uint64_t user_rsv; /* gen | ALIVE | count (mailbox.h) */
+    _Atomic uint64_t sys_rsv;
+    _Atomic(shoal_mq_node_t *) user_tail;
+    _Atomic(shoal_mq_node_t *) sys_tail;
+    shoal_mq_node_t user_stub;
+    shoal_mq_node_t sys_stub;
+    _Atomic uint32_t sched;
+    _Atomic uint32_t limit; /* 0 = unbounded */
+    _Atomic uint32_t owner; /* debug checks: running worker id + 1, else 0 */
+    _Atomic uint32_t kind;  /* SHOAL_ACTOR_*; set at spawn */
+} shoal_actor_t;
+
+_Static_assert(sizeof(shoal_actor_t) == 64, "the sender-side record is one cache line");
+
+/* A call made by this actor that is waiting for its reply or timeout. */
+typedef struct shoal_pending_call_s {
+    shoal_ref_t ref;
+    shoal_timer_t timer;
+} shoal_pending_call_t;
+
+/* What only some actors need: allocated on demand. */
+typedef struct shoal_actor_ext_s {
+    shoal_pid_t parent;
+    shoal_pid_t *children;
+    uint32_t nchildren, children_cap;
+    shoal_pending_call_t *calls;
+    uint32_t ncalls, calls_cap;
+} shoal_actor_ext_t;
+
+typedef struct shoal_actor_back_s {
+    shoal_mq_node_t *user_head;
+    shoal_mq_node_t *sys_head;
+    _Atomic uint32_t user_deq; /* read by senders for the limit */
+    uint32_t sys_deq;
+    const shoal_behaviour_t *beh;
+    void *state;
+    shoal_actor_ext_t *ext;
+} shoal_actor_back_t;
+
+_Static_assert(sizeof(shoal_actor_back_t) == 48, "the worker-side record is 48 bytes");
+
+static inline shoal_pid_t shoal__pid_make(uint32_t gen, uint32_t slot)
+{
+    return (shoal_pid_t)gen << 32 | slot;
+}
+static inline uint32_t shoal__pid_slot(shoal_pid_t pid) { return (uint32_t)pid; }
+static inline uint32_t shoal__pid_gen(shoal_pid_t pid) { return (uint32_t)(pid >> 32); }
+
+struct shoal_tcache_s;
+struct shoal_worker_s;
+
+/* Spawns; parent may be SHOAL_PID_NONE. See shoal_runtime_spawn. */
+int shoal__actor_spawn(shoal_runtime_t *rt, struct shoal_tcache_s *tc, shoal_pid_t parent,
+                       const shoal_behaviour_t *beh, const void *args, uint32_t limit,
+                       uint32_t kind, shoal_pid_t *pid);
+
+/* Runs one turn of `a` on worker w (the worker popped it from a ring). */
+void shoal__actor_run(struct shoal_worker_s *w, shoal_actor_t *a);
+
+/* Frees an ended actor's record for reuse (both mailboxes already closed and
+ * drained). */
+void shoal__actor_release(shoal_runtime_t *rt, struct shoal_tcache_s *tc, shoal_actor_t *a);
+
+/* Pops the next envelope of a mailbox, freeing the retired dummy. */
+shoal_env_t *shoal__actor_pop(struct shoal_tcache_s *tc, shoal_actor_t *a, bool sys);
+
+/* Debug owner check: claim `a` for worker id; false if another holds it. */
+bool shoal__owner_enter(shoal_actor_t *a, uint32_t worker_id);
+void shoal__owner_leave(shoal_actor_t *a);
+
+#endif

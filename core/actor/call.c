@@ -1,0 +1,302 @@
+/* call.c - calls and replies.
+ *
+ * From an actor a call is asynchronous: the CALL goes out with a fresh ref,
+ * a timer will send SHOAL_MSG_TIMEOUT with that ref to the caller, and the
+ * ref is kept in the caller's pending list. Whichever of reply and timeout
+ * arrives first settles the call; the other is dropped (call_settle). Replies
+ * travel in the caller's system mailbox: a full user mailbox never refuses
+ * them, and they go straight to the caller, never through a pool.
+ *
+ * From a thread that is not an actor, the caller borrows an actor record of
+ * kind WAITER: replies are delivered to it like to any actor, but making it
+ * runnable wakes the blocked thread (futex on its schedule word) instead of
+ * pushing it to a ring. The thread consumes its own mailbox, then closes and
+ * drains it like an ending actor, so a late reply is dropped and counted.
+ */
+#include "actor/call.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actor/send.h"
+#include "actor/timer.h"
+#include "runtime/runtime.h"
+#include "sched/futex.h"
+
+shoal_ref_t shoal__ref_next(shoal_runtime_t *rt)
+{
+    return (atomic_fetch_add_explicit(&rt->ref_seq, 1, memory_order_relaxed) + 1) & SHOAL_REF_MAX;
+}
+
+static shoal_actor_ext_t *ext_of(struct shoal_ctx_s *ctx)
+{
+    if (ctx->b->ext == NULL)
+        ctx->b->ext = calloc(1, sizeof *ctx->b->ext);
+    return ctx->b->ext;
+}
+
+static int pending_add(struct shoal_ctx_s *ctx, shoal_ref_t ref, shoal_timer_t timer)
+{
+    shoal_actor_ext_t *x = ext_of(ctx);
+    if (x == NULL)
+        return SHOAL_ENOMEM;
+    if (x->ncalls == x->calls_cap) {
+        uint32_t cap = x->calls_cap ? x->calls_cap * 2 : 4;
+        shoal_pending_call_t *nc = realloc(x->calls, cap * sizeof *nc);
+        if (nc == NULL)
+            return SHOAL_ENOMEM;
+        x->calls = nc;
+        x->calls_cap = cap;
+    }
+    x->calls[x->ncalls++] = (shoal_pending_call_t){.ref = ref, .timer = timer};
+    return SHOAL_OK;
+}
+
+bool shoal__call_settle(struct shoal_ctx_s *ctx, shoal_ref_t ref, bool timeout)
+{
+    shoal_actor_ext_t *x = ctx->b->ext;
+    if (x == NULL)
+        return false;
+    for (uint32_t i = 0; i < x->ncalls; i++) {
+        if (x->calls[i].ref != ref)
+            continue;
+        if (!timeout && x->calls[i].timer != 0)
+            shoal__timer_cancel(ctx->rt, ctx->tc, x->calls[i].timer);
+        x->calls[i] = x->calls[--x->ncalls];
+        return true;
+    }
+    return false;
+}
+
+void shoal__calls_cancel_all(struct shoal_ctx_s *ctx)
+{
+    shoal_actor_ext_t *x = ctx->b->ext;
+    for (uint32_t i = 0; x != NULL && i < x->ncalls; i++)
+        if (x->calls[i].timer != 0)
+            shoal__timer_cancel(ctx->rt, ctx->tc, x->calls[i].timer);
+    if (x != NULL)
+        x->ncalls = 0;
+}
+
+void shoal__reply_discard(struct shoal_reply_s *reply)
+{
+    if (reply->env != NULL)
+        shoal__env_free(reply->tc, reply->env);
+    reply->env = NULL;
+}
+
+void shoal__reply_send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal_pid_t to,
+                       shoal_ref_t ref, struct shoal_reply_s *reply)
+{
+    shoal_env_t *e = reply->env;
+    reply->env = NULL;
+    if (e == NULL && (e = shoal__env_new(tc, SHOAL_MSG_REPLY, 0, from, ref, 0, NULL, 0)) == NULL) {
+        SHOAL_STAT_ADD(tc, replies_late, 1);
+        return;
+    }
+    unsigned flags = shoal__env_flags(e) & SHOAL_ENV_HEAP;
+    if (reply->status != SHOAL_OK) {
+        shoal__env_drop_payload(e);
+        flags = SHOAL_ENV_STATUS;
+        e->type = (uint32_t)reply->status;
+        e->size = 0;
+    }
+    e->from = from;
+    shoal__env_set_meta(e, ref, SHOAL_MSG_REPLY, flags);
+    if (shoal__deliver(rt, tc, to, e, true) != SHOAL_OK) {
+        shoal__env_free(tc, e);
+        SHOAL_STAT_ADD(tc, replies_late, 1);
+    }
+}
+
+/* ---- from an actor ------------------------------------------------------ */
+
+SHOAL_API int shoal_call(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const void *data,
+                         size_t size, uint64_t timeout_ms, shoal_ref_t *ref)
+{
+    if ((size != 0 && data == NULL) || size > UINT32_MAX || ref == NULL)
+        return SHOAL_EINVAL;
+    shoal_ref_t r = shoal__ref_next(ctx->rt);
+    shoal_timer_t timer = 0;
+    shoal_env_t *e = shoal__env_new(ctx->tc, SHOAL_MSG_CALL, 0, ctx->self, r, type, data, size);
+    if (e == NULL)
+        return SHOAL_ENOMEM;
+    int rc = pending_add(ctx, r, 0);
+    if (rc != SHOAL_OK)
+        goto fail;
+    if (timeout_ms != UINT64_MAX) {
+        shoal_env_t *t = shoal__env_new(ctx->tc, SHOAL_MSG_TIMEOUT, 0, to, r, 0, NULL, 0);
+        if (t == NULL) {
+            rc = SHOAL_ENOMEM;
+            goto unpend;
+        }
+        rc = shoal__timer_start(ctx->rt, ctx->tc, ctx->self, timeout_ms, t, true, &timer);
+        if (rc != SHOAL_OK) {
+            shoal__env_free(ctx->tc, t);
+            goto unpend;
+        }
+        ctx->b->ext->calls[ctx->b->ext->ncalls - 1].timer = timer;
+    }
+    rc = shoal__deliver(ctx->rt, ctx->tc, to, e, false);
+    if (rc != SHOAL_OK) {
+        SHOAL_STAT_ADD(ctx->tc, msgs_refused, rc == SHOAL_EFULL);
+        SHOAL_STAT_ADD(ctx->tc, msgs_noproc, rc == SHOAL_ENOPROC);
+        shoal__call_settle(ctx, r, false); /* also cancels the timer */
+        goto fail;
+    }
+    SHOAL_STAT_ADD(ctx->tc, msgs_sent, 1);
+    *ref = r;
+    return SHOAL_OK;
+unpend:
+    shoal__call_settle(ctx, r, true);
+fail:
+    shoal__env_free(ctx->tc, e);
+    return rc;
+}
+
+SHOAL_API int shoal_reply_set(shoal_reply_t *reply, uint32_t type, const void *data, size_t size)
+{
+    if ((size != 0 && data == NULL) || size > UINT32_MAX)
+        return SHOAL_EINVAL;
+    shoal__reply_discard(reply);
+    reply->env = shoal__env_new(reply->tc, SHOAL_MSG_REPLY, 0, 0, 0, type, data, size);
+    return reply->env ? SHOAL_OK : SHOAL_ENOMEM;
+}
+
+SHOAL_API void shoal_reply_error(shoal_reply_t *reply, int err)
+{
+    shoal__reply_discard(reply);
+    reply->status = err != SHOAL_OK ? err : SHOAL_EFAILED;
+}
+
+SHOAL_API int shoal_reply(shoal_ctx_t *ctx, shoal_pid_t to, shoal_ref_t ref, uint32_t type,
+                          const void *data, size_t size)
+{
+    if ((size != 0 && data == NULL) || size > UINT32_MAX)
+        return SHOAL_EINVAL;
+    shoal_env_t *e = shoal__env_new(ctx->tc, SHOAL_MSG_REPLY, 0, ctx->self, ref, type, data, size);
+    if (e == NULL)
+        return SHOAL_ENOMEM;
+    int rc = shoal__deliver(ctx->rt, ctx->tc, to, e, true);
+    if (rc != SHOAL_OK)
+        shoal__env_free(ctx->tc, e);
+    return rc;
+}
+
+/* ---- from a thread that is not an actor ---------------------------------- */
+
+static void waiter_end(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a)
+{
+    shoal_actor_back_t *b = shoal__actor_back(rt, a);
+    uint32_t ufin = shoal__rsv_close(&a->user_rsv);
+    uint32_t sfin = shoal__rsv_close(&a->sys_rsv);
+    unsigned spins = 0;
+    while (b->sys_deq != sfin ||
+           atomic_load_explicit(&b->user_deq, memory_order_relaxed) != ufin) {
+        shoal_env_t *e = shoal__actor_pop(tc, a, b->sys_deq != sfin);
+        if (e == NULL) {
+            if (++spins > 64)
+                sched_yield();
+            continue;
+        }
+        SHOAL_STAT_ADD(tc, replies_late, 1);
+        shoal__env_drop_payload(e);
+    }
+    shoal__actor_release(rt, tc, a);
+}
+
+SHOAL_API int shoal_runtime_call(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
+                                 const void *data, size_t size, uint64_t timeout_ms,
+                                 shoal_answer_t *answer)
+{
+    shoal_tcache_t *tc = shoal__tcache_get(rt);
+    if (tc == NULL)
+        return SHOAL_ENOMEM;
+    if (tc->worker != NULL || answer == NULL || (size != 0 && data == NULL) || size > UINT32_MAX)
+        return SHOAL_EINVAL;
+    memset(answer, 0, sizeof *answer);
+    shoal_pid_t self;
+    int rc = shoal__actor_spawn(rt, tc, SHOAL_PID_NONE, NULL, NULL, 0, SHOAL_ACTOR_WAITER, &self);
+    if (rc != SHOAL_OK)
+        return rc;
+    shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(self));
+    shoal_actor_back_t *b = shoal__actor_back(rt, a);
+    shoal_ref_t ref = shoal__ref_next(rt);
+    shoal_env_t *e = shoal__env_new(tc, SHOAL_MSG_CALL, 0, self, ref, type, data, size);
+    if (e == NULL) {
+        waiter_end(rt, tc, a);
+        return SHOAL_ENOMEM;
+    }
+    atomic_store_explicit(&a->sched, SHOAL_SCHED_PROCESSING, memory_order_relaxed);
+    rc = shoal__deliver(rt, tc, to, e, false);
+    if (rc != SHOAL_OK) {
+        shoal__env_free(tc, e);
+        SHOAL_STAT_ADD(tc, msgs_refused, rc == SHOAL_EFULL);
+        SHOAL_STAT_ADD(tc, msgs_noproc, rc == SHOAL_ENOPROC);
+        waiter_end(rt, tc, a);
+        return rc;
+    }
+    SHOAL_STAT_ADD(tc, msgs_sent, 1);
+    uint64_t deadline =
+        timeout_ms >= UINT64_MAX / 1000000u ? UINT64_MAX : shoal__now_ns() + timeout_ms * 1000000u;
+    rc = SHOAL_ETIMEDOUT;
+    for (;;) {
+        shoal_env_t *r;
+        while ((r = shoal__actor_pop(tc, a, true)) != NULL) {
+            if (shoal__env_kind(r) == SHOAL_MSG_REPLY && shoal__env_ref(r) == ref) {
+                /* Move it out of the mailbox: the queue keeps its node. */
+                shoal_env_t *keep = shoal__env_alloc(tc);
+                if (keep == NULL) {
+                    shoal__env_drop_payload(r);
+                    rc = SHOAL_ENOMEM;
+                    goto done;
+                }
+                memcpy(keep, r, sizeof *keep);
+                r->meta &= ~(uint64_t)SHOAL_ENV_HEAP;
+                r->size = 0;
+                bool err = (shoal__env_flags(keep) & SHOAL_ENV_STATUS) != 0;
+                answer->type = err ? 0 : keep->type;
+                answer->status = err ? (int)keep->type : SHOAL_OK;
+                answer->data = shoal__env_data(keep);
+                answer->size = keep->size;
+                answer->internal_[0] = rt;
+                answer->internal_[1] = keep;
+                rc = SHOAL_OK;
+                goto done;
+            }
+            SHOAL_STAT_ADD(tc, replies_late, 1);
+            shoal__env_drop_payload(r);
+        }
+        /* seq_cst store then reload: as end_turn (actor.c). */
+        atomic_store_explicit(&a->sched, SHOAL_SCHED_IDLE, memory_order_seq_cst);
+        if (shoal__rsv_count(atomic_load_explicit(&a->sys_rsv, memory_order_seq_cst)) !=
+            b->sys_deq) {
+            atomic_store_explicit(&a->sched, SHOAL_SCHED_PROCESSING, memory_order_relaxed);
+            continue;
+        }
+        uint64_t now = shoal__now_ns();
+        if (now >= deadline)
+            break;
+        uint64_t left = deadline - now;
+        struct timespec ts = {.tv_sec = (time_t)(left / 1000000000u),
+                              .tv_nsec = (long)(left % 1000000000u)};
+        shoal__futex_wait(&a->sched, SHOAL_SCHED_IDLE,
+                          deadline == UINT64_MAX ? NULL : &ts);
+        atomic_store_explicit(&a->sched, SHOAL_SCHED_PROCESSING, memory_order_relaxed);
+    }
+done:
+    waiter_end(rt, tc, a);
+    return rc;
+}
+
+SHOAL_API void shoal_answer_release(shoal_answer_t *answer)
+{
+    if (answer == NULL || answer->internal_[1] == NULL)
+        return;
+    shoal_runtime_t *rt = answer->internal_[0];
+    shoal_tcache_t *tc = shoal__tcache_get(rt);
+    if (tc != NULL)
+        shoal__env_free(tc, answer->internal_[1]);
+    memset(answer, 0, sizeof *answer);
+}

@@ -1,0 +1,26 @@
+/* call.h - calls, replies, and the bookkeeping of pending calls. */
+#ifndef SHOAL_ACTOR_CALL_H
+#define SHOAL_ACTOR_CALL_H
+
+#include <stdbool.h>
+
+#include "actor/ctx.h"
+
+/* A reply or timeout with `ref` arrived: true if the call was still pending
+ * (it is now settled; on a reply its timer is cancelled), false if it was
+ * already settled (the message is late and dropped). */
+bool shoal__call_settle(struct shoal_ctx_s *ctx, shoal_ref_t ref, bool timeout);
+
+/* The actor ends: cancel the timers of its pending calls. */
+void shoal__calls_cancel_all(struct shoal_ctx_s *ctx);
+
+/* Sends what `reply` holds (or an empty reply, or its error status) to
+ * `to` as the reply to `ref`. A caller that is gone is counted. */
+void shoal__reply_send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal_pid_t to,
+                       shoal_ref_t ref, struct shoal_reply_s *reply);
+void shoal__reply_discard(struct shoal_reply_s *reply);
+
+/* Children bookkeeping (ctx.c). */
+void shoal__children_remove(struct shoal_ctx_s *ctx, shoal_pid_t child);
+
+#endif

@@ -1,0 +1,112 @@
+/* ctx.c - what a handler can do through its context (shoal/ctx.h), and the
+ * embedding API's spawn and stop. */
+#include "actor/ctx.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "actor/call.h"
+#include "actor/send.h"
+#include "runtime/runtime.h"
+
+SHOAL_API shoal_pid_t shoal_self(const shoal_ctx_t *ctx) { return ctx->self; }
+
+SHOAL_API shoal_runtime_t *shoal_ctx_runtime(const shoal_ctx_t *ctx) { return ctx->rt; }
+
+static int children_add(struct shoal_ctx_s *ctx, shoal_pid_t child)
+{
+    shoal_actor_ext_t *x = ctx->b->ext;
+    if (x == NULL && (x = ctx->b->ext = calloc(1, sizeof *x)) == NULL)
+        return SHOAL_ENOMEM;
+    if (x->nchildren == x->children_cap) {
+        uint32_t cap = x->children_cap ? x->children_cap * 2 : 4;
+        shoal_pid_t *nc = realloc(x->children, cap * sizeof *nc);
+        if (nc == NULL)
+            return SHOAL_ENOMEM;
+        x->children = nc;
+        x->children_cap = cap;
+    }
+    x->children[x->nchildren++] = child;
+    return SHOAL_OK;
+}
+
+void shoal__children_remove(struct shoal_ctx_s *ctx, shoal_pid_t child)
+{
+    shoal_actor_ext_t *x = ctx->b->ext;
+    for (uint32_t i = 0; x != NULL && i < x->nchildren; i++) {
+        if (x->children[i] == child) {
+            x->children[i] = x->children[--x->nchildren];
+            return;
+        }
+    }
+}
+
+static uint32_t opts_limit(const shoal_spawn_opts_t *opts)
+{
+    return opts == NULL || opts->mailbox_limit == 0 ? SHOAL_MAILBOX_UNBOUNDED
+                                                    : opts->mailbox_limit;
+}
+
+SHOAL_API int shoal_spawn(shoal_ctx_t *ctx, const shoal_behaviour_t *behaviour, const void *args,
+                          const shoal_spawn_opts_t *opts, shoal_pid_t *pid)
+{
+    if (pid == NULL)
+        return SHOAL_EINVAL;
+    int rc = shoal__actor_spawn(ctx->rt, ctx->tc, ctx->self, behaviour, args, opts_limit(opts),
+                                SHOAL_ACTOR_PLAIN, pid);
+    if (rc != SHOAL_OK)
+        return rc;
+    if (children_add(ctx, *pid) != SHOAL_OK) {
+        /* Cannot track it, so it must not outlive us untracked. */
+        shoal__send_system(ctx->rt, ctx->tc, *pid, SHOAL_ENV_STOP, ctx->self,
+                           (uint32_t)SHOAL_ESHUTDOWN);
+        *pid = SHOAL_PID_NONE;
+        return SHOAL_ENOMEM;
+    }
+    return SHOAL_OK;
+}
+
+SHOAL_API int shoal_runtime_spawn(shoal_runtime_t *rt, const shoal_behaviour_t *behaviour,
+                                  const void *args, const shoal_spawn_opts_t *opts,
+                                  shoal_pid_t *pid)
+{
+    if (pid == NULL)
+        return SHOAL_EINVAL;
+    return shoal__actor_spawn(rt, shoal__tcache_get(rt), SHOAL_PID_NONE, behaviour, args,
+                              opts_limit(opts), SHOAL_ACTOR_PLAIN, pid);
+}
+
+SHOAL_API void shoal_exit(shoal_ctx_t *ctx, int reason) { shoal__ctx_fail(ctx, reason); }
+
+SHOAL_API int shoal_stop(shoal_ctx_t *ctx, shoal_pid_t pid)
+{
+    return shoal__send_system(ctx->rt, ctx->tc, pid, SHOAL_ENV_STOP, ctx->self,
+                              (uint32_t)SHOAL_ESHUTDOWN);
+}
+
+SHOAL_API int shoal_runtime_stop_actor(shoal_runtime_t *rt, shoal_pid_t pid)
+{
+    return shoal__send_system(rt, shoal__tcache_get(rt), pid, SHOAL_ENV_STOP, SHOAL_PID_NONE,
+                              (uint32_t)SHOAL_ESHUTDOWN);
+}
+
+SHOAL_API void shoal_panic(shoal_ctx_t *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char what[512];
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    shoal__log(ctx->rt, SHOAL_LOG_ERROR, ctx->self, ctx->b->beh ? ctx->b->beh->name : NULL,
+               "panic: %s", what);
+    longjmp(ctx->panic, 1);
+}
+
+SHOAL_API void shoal_log(shoal_ctx_t *ctx, int level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    shoal__vlog(ctx->rt, level, ctx->self, ctx->b->beh ? ctx->b->beh->name : NULL, fmt, ap);
+    va_end(ap);
+}

@@ -1,0 +1,42 @@
+/* ctx.h - the context a handler runs with (one per worker, reused). */
+#ifndef SHOAL_ACTOR_CTX_H
+#define SHOAL_ACTOR_CTX_H
+
+#include <setjmp.h>
+#include <stdbool.h>
+
+#include "actor/actor.h"
+#include "runtime/tcache.h"
+
+struct shoal_ctx_s {
+    shoal_runtime_t *rt;
+    struct shoal_worker_s *w;
+    shoal_tcache_t *tc;
+    shoal_actor_t *a;
+    shoal_actor_back_t *b;
+    shoal_pid_t self;
+    shoal_env_t *cur;  /* the envelope being handled, for panic clean-up */
+    int exiting;       /* shoal_exit called or a callback failed */
+    int reason;
+    bool init_failed;  /* do not run terminate */
+    bool in_terminate; /* a panic here must not run terminate again */
+    jmp_buf panic;
+};
+
+/* The reply being built inside handle_call. */
+struct shoal_reply_s {
+    shoal_tcache_t *tc;
+    shoal_env_t *env; /* NULL until set */
+    int status;
+};
+
+/* Records that the running actor ends after this callback. */
+static inline void shoal__ctx_fail(struct shoal_ctx_s *ctx, int reason)
+{
+    if (!ctx->exiting) {
+        ctx->exiting = 1;
+        ctx->reason = reason;
+    }
+}
+
+#endif

@@ -1,0 +1,81 @@
+/* envelope.h - one message in flight: 64 bytes, payloads up to 32 bytes
+ * inline, larger ones on the heap (copied, or handed over by the sender).
+ *
+ * Envelopes come from per-thread caches (tcache.h) that exchange batches
+ * with a runtime-wide depot, so the steady path allocates nothing.
+ */
+#ifndef SHOAL_ACTOR_ENVELOPE_H
+#define SHOAL_ACTOR_ENVELOPE_H
+
+#include <stdint.h>
+
+#include "actor/mailbox.h"
+#include "shoal/message.h"
+
+/* Envelope kinds: the public shoal_msg_kind_t values, plus system ones. */
+enum {
+    SHOAL_ENV_INIT = 16, /* run init; payload: the args pointer */
+    SHOAL_ENV_STOP = 17, /* end with the reason in `type` */
+};
+
+/* Envelope flags. */
+enum {
+    SHOAL_ENV_HEAP = 0x1,     /* payload.heap owns a buffer */
+    SHOAL_ENV_PRIORITY = 0x2, /* sent to the system mailbox by a user */
+    SHOAL_ENV_STATUS = 0x4,   /* REPLY carrying an error: `type` holds the status */
+};
+
+typedef struct shoal_env_s {
+    shoal_mq_node_t node; /* first: the mailbox links envelopes through it */
+    shoal_pid_t from;
+    uint64_t meta; /* ref << 16 | kind << 8 | flags */
+    uint32_t type;
+    uint32_t size;
+    union {
+        _Alignas(8) unsigned char bytes[SHOAL_INLINE_MAX];
+        struct {
+            void *ptr;
+            shoal_free_fn free_fn;
+        } heap;
+    } payload;
+} shoal_env_t;
+
+_Static_assert(sizeof(shoal_env_t) == 64, "an envelope is one cache line");
+
+#define SHOAL_REF_MAX ((UINT64_C(1) << 48) - 1)
+
+static inline shoal_env_t *shoal__env_of(shoal_mq_node_t *n) { return (shoal_env_t *)n; }
+static inline unsigned shoal__env_kind(const shoal_env_t *e) { return (unsigned)(e->meta >> 8) & 0xff; }
+static inline unsigned shoal__env_flags(const shoal_env_t *e) { return (unsigned)e->meta & 0xff; }
+static inline shoal_ref_t shoal__env_ref(const shoal_env_t *e) { return e->meta >> 16; }
+static inline void shoal__env_set_meta(shoal_env_t *e, shoal_ref_t ref, unsigned kind,
+                                       unsigned flags)
+{
+    e->meta = (ref & SHOAL_REF_MAX) << 16 | (uint64_t)(kind & 0xff) << 8 | (flags & 0xff);
+}
+static inline const void *shoal__env_data(const shoal_env_t *e)
+{
+    if (e->size == 0)
+        return NULL;
+    return (shoal__env_flags(e) & SHOAL_ENV_HEAP) ? e->payload.heap.ptr : e->payload.bytes;
+}
+
+struct shoal_tcache_s;
+
+/* Allocates an envelope from the calling thread's cache; NULL on ENOMEM. */
+shoal_env_t *shoal__env_alloc(struct shoal_tcache_s *tc);
+/* Releases the payload (if on the heap) and the envelope. */
+void shoal__env_free(struct shoal_tcache_s *tc, shoal_env_t *e);
+/* Releases only the heap payload, if any (after the handler ran). */
+void shoal__env_drop_payload(shoal_env_t *e);
+
+/* Allocates and fills an envelope with a copy of data. NULL on ENOMEM. */
+shoal_env_t *shoal__env_new(struct shoal_tcache_s *tc, unsigned kind, unsigned flags,
+                            shoal_pid_t from, shoal_ref_t ref, uint32_t type, const void *data,
+                            size_t size);
+/* As shoal__env_new, taking ownership of data (freed with free_fn). */
+shoal_env_t *shoal__env_new_owned(struct shoal_tcache_s *tc, unsigned kind, unsigned flags,
+                                  shoal_pid_t from, shoal_ref_t ref, uint32_t type, void *data,
+                                  size_t size, shoal_free_fn free_fn);
+
+#endif

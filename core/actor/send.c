@@ -1,0 +1,140 @@
+/* send.c - sending: reserve, push, schedule. The mailbox protocol is in
+ * mailbox.h, the schedule word's in actor.h. */
+#include "actor/send.h"
+
+#include "runtime/runtime.h"
+#include "sched/futex.h"
+#include "sched/worker.h"
+
+void shoal__schedule(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a)
+{
+    /* seq_cst: the sender's load in the Dekker pair with end_turn
+     * (actor.c), after the seq_cst reservation CAS. */
+    uint32_t s = atomic_load_explicit(&a->sched, memory_order_seq_cst);
+    if (s != SHOAL_SCHED_IDLE)
+        return;
+    /* seq_cst: acquires the last worker's writes (released by its IDLE
+     * store) and is part of the same Dekker pair. */
+    if (!atomic_compare_exchange_strong_explicit(&a->sched, &s, SHOAL_SCHED_SCHEDULED,
+                                                 memory_order_seq_cst, memory_order_relaxed))
+        return;
+    if (atomic_load_explicit(&a->kind, memory_order_relaxed) == SHOAL_ACTOR_WAITER)
+        shoal__futex_wake(&a->sched, 1);
+    else
+        shoal__sched_push(rt, tc, a);
+}
+
+int shoal__deliver(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoal_env_t *e,
+                   bool sys)
+{
+    uint32_t slot = shoal__pid_slot(to);
+    if (to == SHOAL_PID_NONE || slot >= rt->max_actors)
+        return SHOAL_ENOPROC;
+    shoal_actor_t *a = shoal__actor_at(rt, slot);
+    int rc;
+    if (sys) {
+        rc = shoal__rsv_reserve(&a->sys_rsv, shoal__pid_gen(to), 0, NULL);
+    } else {
+        uint32_t limit = atomic_load_explicit(&a->limit, memory_order_relaxed);
+        rc = shoal__rsv_reserve(&a->user_rsv, shoal__pid_gen(to), limit,
+                                &shoal__actor_back(rt, a)->user_deq);
+    }
+    if (rc != SHOAL_OK)
+        return rc;
+    shoal__mq_push(sys ? &a->sys_tail : &a->user_tail, &e->node);
+    shoal__schedule(rt, tc, a);
+    return SHOAL_OK;
+}
+
+int shoal__send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal_pid_t to,
+                uint32_t type, const void *data, size_t size, bool priority, void *data_owned,
+                shoal_free_fn free_fn)
+{
+    if (tc == NULL)
+        return SHOAL_ENOMEM;
+    if ((size != 0 && data == NULL && data_owned == NULL) || size > UINT32_MAX)
+        return SHOAL_EINVAL;
+    unsigned flags = priority ? SHOAL_ENV_PRIORITY : 0;
+    shoal_env_t *e;
+    if (data_owned != NULL)
+        e = shoal__env_new_owned(tc, SHOAL_MSG_CAST, flags, from, 0, type, data_owned, size,
+                                 free_fn);
+    else
+        e = shoal__env_new(tc, SHOAL_MSG_CAST, flags, from, 0, type, data, size);
+    if (e == NULL)
+        return SHOAL_ENOMEM;
+    int rc = shoal__deliver(rt, tc, to, e, priority);
+    if (rc == SHOAL_OK) {
+        SHOAL_STAT_ADD(tc, msgs_sent, 1);
+        return SHOAL_OK;
+    }
+    if (data_owned != NULL) /* ownership stays with the caller */
+        e->meta &= ~(uint64_t)SHOAL_ENV_HEAP;
+    shoal__env_free(tc, e);
+    if (rc == SHOAL_EFULL)
+        SHOAL_STAT_ADD(tc, msgs_refused, 1);
+    else if (rc == SHOAL_ENOPROC)
+        SHOAL_STAT_ADD(tc, msgs_noproc, 1);
+    return rc;
+}
+
+int shoal__send_system(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, unsigned kind,
+                       shoal_pid_t from, uint32_t type)
+{
+    if (tc == NULL)
+        return SHOAL_ENOMEM;
+    shoal_env_t *e = shoal__env_new(tc, kind, 0, from, 0, type, NULL, 0);
+    if (e == NULL)
+        return SHOAL_ENOMEM;
+    int rc = shoal__deliver(rt, tc, to, e, true);
+    if (rc != SHOAL_OK)
+        shoal__env_free(tc, e);
+    return rc;
+}
+
+/* ---- public entry points ------------------------------------------------ */
+
+#include "actor/ctx.h"
+
+SHOAL_API int shoal_send(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const void *data,
+                         size_t size)
+{
+    return shoal__send(ctx->rt, ctx->tc, ctx->self, to, type, data, size, false, NULL, NULL);
+}
+
+SHOAL_API int shoal_send_owned(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, void *data,
+                               size_t size, shoal_free_fn free_fn)
+{
+    if (data == NULL)
+        return SHOAL_EINVAL;
+    return shoal__send(ctx->rt, ctx->tc, ctx->self, to, type, NULL, size, false, data, free_fn);
+}
+
+SHOAL_API int shoal_send_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type,
+                                  const void *data, size_t size)
+{
+    return shoal__send(ctx->rt, ctx->tc, ctx->self, to, type, data, size, true, NULL, NULL);
+}
+
+SHOAL_API int shoal_runtime_send(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
+                                 const void *data, size_t size)
+{
+    return shoal__send(rt, shoal__tcache_get(rt), SHOAL_PID_NONE, to, type, data, size, false,
+                       NULL, NULL);
+}
+
+SHOAL_API int shoal_runtime_send_owned(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
+                                       void *data, size_t size, shoal_free_fn free_fn)
+{
+    if (data == NULL)
+        return SHOAL_EINVAL;
+    return shoal__send(rt, shoal__tcache_get(rt), SHOAL_PID_NONE, to, type, NULL, size, false,
+                       data, free_fn);
+}
+
+SHOAL_API int shoal_runtime_send_priority(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
+                                          const void *data, size_t size)
+{
+    return shoal__send(rt, shoal__tcache_get(rt), SHOAL_PID_NONE, to, type, data, size, true,
+                       NULL, NULL);
+}

@@ -1,0 +1,31 @@
+/* send.h - delivering envelopes and making actors runnable. */
+#ifndef SHOAL_ACTOR_SEND_H
+#define SHOAL_ACTOR_SEND_H
+
+#include <stdbool.h>
+
+#include "actor/actor.h"
+#include "runtime/tcache.h"
+
+/* Puts e into to's user (sys == false) or system mailbox and schedules the
+ * receiver if it was idle. On SHOAL_OK the mailbox owns e; on error
+ * (SHOAL_ENOPROC, SHOAL_EFULL) the caller still does. Counts nothing. */
+int shoal__deliver(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoal_env_t *e,
+                   bool sys);
+
+/* Moves a from IDLE to SCHEDULED if it is idle, and pushes it (or wakes the
+ * thread waiting on it). */
+void shoal__schedule(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a);
+
+/* The common body of every public send: copy (or take) the payload, deliver,
+ * count the outcome. data_owned/free_fn: hand-over instead of copy. */
+int shoal__send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal_pid_t to,
+                uint32_t type, const void *data, size_t size, bool priority, void *data_owned,
+                shoal_free_fn free_fn);
+
+/* Sends a system message of kind SHOAL_ENV_STOP / SHOAL_MSG_EXIT etc. with no
+ * payload; returns the delivery result (the envelope is freed on error). */
+int shoal__send_system(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, unsigned kind,
+                       shoal_pid_t from, uint32_t type);
+
+#endif

@@ -1,0 +1,263 @@
+/* timer.c - the timer thread and its heap; see timer.h. */
+#include "actor/timer.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "actor/ctx.h"
+#include "actor/send.h"
+#include "runtime/runtime.h"
+#include "sched/futex.h"
+
+typedef struct entry_s {
+    uint64_t deadline;
+    shoal_pid_t to;
+    shoal_env_t *env; /* NULL: entry free */
+    uint32_t gen;
+    uint32_t heap_idx;
+    bool sys;
+} entry_t;
+
+struct shoal_timers_s {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    pthread_t thread;
+    bool stop;
+    entry_t *entries;
+    uint32_t nentries, cap;
+    uint32_t *free_ids; /* free entry indices */
+    uint32_t nfree;
+    uint32_t *heap; /* entry indices, ordered by deadline */
+    uint32_t nheap;
+};
+
+static bool earlier(struct shoal_timers_s *t, uint32_t i, uint32_t j)
+{
+    return t->entries[t->heap[i]].deadline < t->entries[t->heap[j]].deadline;
+}
+
+static void swap(struct shoal_timers_s *t, uint32_t i, uint32_t j)
+{
+    uint32_t x = t->heap[i];
+    t->heap[i] = t->heap[j];
+    t->heap[j] = x;
+    t->entries[t->heap[i]].heap_idx = i;
+    t->entries[t->heap[j]].heap_idx = j;
+}
+
+static void sift_up(struct shoal_timers_s *t, uint32_t i)
+{
+    while (i > 0 && earlier(t, i, (i - 1) / 2)) {
+        swap(t, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+}
+
+static void sift_down(struct shoal_timers_s *t, uint32_t i)
+{
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < t->nheap && earlier(t, l, m))
+            m = l;
+        if (r < t->nheap && earlier(t, r, m))
+            m = r;
+        if (m == i)
+            return;
+        swap(t, i, m);
+        i = m;
+    }
+}
+
+static void heap_remove(struct shoal_timers_s *t, uint32_t i)
+{
+    t->nheap--;
+    if (i == t->nheap)
+        return;
+    swap(t, i, t->nheap);
+    sift_down(t, i);
+    sift_up(t, i);
+}
+
+static void entry_free(struct shoal_timers_s *t, uint32_t id)
+{
+    t->entries[id].env = NULL;
+    t->entries[id].gen++;
+    t->free_ids[t->nfree++] = id;
+}
+
+static void *timer_main(void *arg)
+{
+    shoal_runtime_t *rt = arg;
+    struct shoal_timers_s *t = rt->timers;
+    shoal_tcache_t *tc = shoal__tcache_get(rt);
+    pthread_mutex_lock(&t->lock);
+    while (!t->stop) {
+        if (t->nheap == 0) {
+            pthread_cond_wait(&t->cond, &t->lock);
+            continue;
+        }
+        entry_t *top = &t->entries[t->heap[0]];
+        uint64_t now = shoal__now_ns();
+        if (top->deadline > now) {
+            struct timespec ts = {.tv_sec = (time_t)(top->deadline / 1000000000u),
+                                  .tv_nsec = (long)(top->deadline % 1000000000u)};
+            pthread_cond_timedwait(&t->cond, &t->lock, &ts);
+            continue;
+        }
+        uint32_t id = t->heap[0];
+        shoal_env_t *e = top->env;
+        shoal_pid_t to = top->to;
+        bool sys = top->sys;
+        heap_remove(t, 0);
+        entry_free(t, id);
+        pthread_mutex_unlock(&t->lock);
+        if (tc == NULL || shoal__deliver(rt, tc, to, e, sys) != SHOAL_OK) {
+            if (tc != NULL) {
+                SHOAL_STAT_ADD(tc, timer_refused, 1);
+                shoal__env_free(tc, e);
+            }
+        } else if (shoal__env_kind(e) == SHOAL_MSG_CAST) {
+            SHOAL_STAT_ADD(tc, msgs_sent, 1);
+        }
+        pthread_mutex_lock(&t->lock);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return NULL;
+}
+
+int shoal__timers_start(shoal_runtime_t *rt)
+{
+    struct shoal_timers_s *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return SHOAL_ENOMEM;
+    pthread_mutex_init(&t->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&t->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    rt->timers = t;
+    if (pthread_create(&t->thread, NULL, timer_main, rt) != 0) {
+        pthread_cond_destroy(&t->cond);
+        pthread_mutex_destroy(&t->lock);
+        free(t);
+        rt->timers = NULL;
+        return SHOAL_ENOMEM;
+    }
+    return SHOAL_OK;
+}
+
+void shoal__timers_stop(shoal_runtime_t *rt)
+{
+    struct shoal_timers_s *t = rt->timers;
+    if (t == NULL)
+        return;
+    pthread_mutex_lock(&t->lock);
+    t->stop = true;
+    pthread_cond_signal(&t->cond);
+    pthread_mutex_unlock(&t->lock);
+    pthread_join(t->thread, NULL);
+    /* Pending envelopes live in the runtime's slabs; only heap payloads
+     * need releasing. */
+    for (uint32_t i = 0; i < t->nheap; i++)
+        shoal__env_drop_payload(t->entries[t->heap[i]].env);
+    free(t->entries);
+    free(t->free_ids);
+    free(t->heap);
+    pthread_cond_destroy(&t->cond);
+    pthread_mutex_destroy(&t->lock);
+    free(t);
+    rt->timers = NULL;
+}
+
+static int grow(struct shoal_timers_s *t)
+{
+    uint32_t cap = t->cap ? t->cap * 2 : 64;
+    entry_t *ne = realloc(t->entries, cap * sizeof *ne);
+    if (ne == NULL)
+        return SHOAL_ENOMEM;
+    t->entries = ne;
+    uint32_t *nf = realloc(t->free_ids, cap * sizeof *nf);
+    if (nf == NULL)
+        return SHOAL_ENOMEM;
+    t->free_ids = nf;
+    uint32_t *nh = realloc(t->heap, cap * sizeof *nh);
+    if (nh == NULL)
+        return SHOAL_ENOMEM;
+    t->heap = nh;
+    for (uint32_t i = t->cap; i < cap; i++) {
+        t->entries[i] = (entry_t){.env = NULL, .gen = 1};
+        t->free_ids[t->nfree++] = cap - 1 - (i - t->cap);
+    }
+    t->cap = cap;
+    return SHOAL_OK;
+}
+
+int shoal__timer_start(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, uint64_t delay_ms,
+                       shoal_env_t *e, bool sys, shoal_timer_t *id)
+{
+    (void)tc;
+    struct shoal_timers_s *t = rt->timers;
+    uint64_t now = shoal__now_ns();
+    uint64_t deadline = delay_ms > (UINT64_MAX - now) / 1000000u ? UINT64_MAX
+                                                                  : now + delay_ms * 1000000u;
+    pthread_mutex_lock(&t->lock);
+    if (t->nfree == 0 && grow(t) != SHOAL_OK) {
+        pthread_mutex_unlock(&t->lock);
+        return SHOAL_ENOMEM;
+    }
+    uint32_t i = t->free_ids[--t->nfree];
+    entry_t *x = &t->entries[i];
+    x->deadline = deadline;
+    x->to = to;
+    x->env = e;
+    x->sys = sys;
+    x->heap_idx = t->nheap;
+    t->heap[t->nheap++] = i;
+    sift_up(t, x->heap_idx);
+    if (x->heap_idx == 0)
+        pthread_cond_signal(&t->cond);
+    if (id != NULL)
+        *id = (shoal_timer_t)x->gen << 32 | (i + 1);
+    pthread_mutex_unlock(&t->lock);
+    return SHOAL_OK;
+}
+
+int shoal__timer_cancel(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_timer_t id)
+{
+    struct shoal_timers_s *t = rt->timers;
+    uint32_t i = (uint32_t)id - 1, gen = (uint32_t)(id >> 32);
+    pthread_mutex_lock(&t->lock);
+    if ((uint32_t)id == 0 || i >= t->cap || t->entries[i].gen != gen || t->entries[i].env == NULL) {
+        pthread_mutex_unlock(&t->lock);
+        return SHOAL_ENOPROC;
+    }
+    shoal_env_t *e = t->entries[i].env;
+    heap_remove(t, t->entries[i].heap_idx);
+    entry_free(t, i);
+    pthread_mutex_unlock(&t->lock);
+    shoal__env_free(tc, e);
+    return SHOAL_OK;
+}
+
+SHOAL_API int shoal_send_after(shoal_ctx_t *ctx, shoal_pid_t to, uint64_t delay_ms,
+                               uint32_t type, const void *data, size_t size,
+                               shoal_timer_t *timer)
+{
+    if ((size != 0 && data == NULL) || size > UINT32_MAX)
+        return SHOAL_EINVAL;
+    shoal_env_t *e = shoal__env_new(ctx->tc, SHOAL_MSG_CAST, 0, ctx->self, 0, type, data, size);
+    if (e == NULL)
+        return SHOAL_ENOMEM;
+    int rc = shoal__timer_start(ctx->rt, ctx->tc, to, delay_ms, e, false, timer);
+    if (rc != SHOAL_OK)
+        shoal__env_free(ctx->tc, e);
+    return rc;
+}
+
+SHOAL_API int shoal_cancel_timer(shoal_ctx_t *ctx, shoal_timer_t timer)
+{
+    return shoal__timer_cancel(ctx->rt, ctx->tc, timer);
+}

@@ -1,0 +1,144 @@
+/* runtime.c - creating and destroying a runtime, and its counters.
+ *
+ * Create sets up, in order: the actor records, the global ring, the thread
+ * cache key, the timer thread, the workers. Destroy stops every actor, waits
+ * for the last one to end, stops the timer and the workers, and frees the
+ * same things in reverse.
+ */
+#include "runtime/runtime.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "actor/send.h"
+#include "actor/timer.h"
+#include "sched/futex.h"
+#include "sched/worker.h"
+
+#define GLOBAL_RING_SIZE (1u << 14)
+
+SHOAL_API void shoal_runtime_opts_init(shoal_runtime_opts_t *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->log_level = SHOAL_LOG_INFO;
+}
+
+static unsigned default_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 2 ? 2 : n > 1024 ? 1024 : (unsigned)n;
+}
+
+SHOAL_API int shoal_runtime_create(shoal_runtime_t **out, const shoal_runtime_opts_t *opts)
+{
+    shoal_runtime_opts_t defaults;
+    if (out == NULL)
+        return SHOAL_EINVAL;
+    *out = NULL;
+    if (opts == NULL) {
+        shoal_runtime_opts_init(&defaults);
+        opts = &defaults;
+    }
+    if (opts->threads > 1024 || opts->throughput > 1u << 20 || opts->spin_us > 1000000 ||
+        (opts->max_actors != 0 && opts->max_actors < 16) || opts->max_actors > 1u << 30)
+        return SHOAL_EINVAL;
+    shoal_runtime_t *rt = aligned_alloc(64, sizeof *rt);
+    if (rt == NULL)
+        return SHOAL_ENOMEM;
+    memset(rt, 0, sizeof *rt);
+    rt->nthreads = opts->threads ? opts->threads : default_threads();
+    rt->throughput = opts->throughput ? opts->throughput : 32;
+    rt->spin_ns = (uint64_t)(opts->spin_us ? opts->spin_us : 50) * 1000u;
+    rt->max_actors = opts->max_actors ? opts->max_actors : 1u << 24;
+    rt->debug_checks = opts->debug_checks;
+    rt->log_level = opts->log_level;
+    rt->log_fn = opts->log_fn;
+    rt->log_user = opts->log_user;
+    pthread_mutex_init(&rt->env_lock, NULL);
+
+    int rc = shoal__slots_init(rt);
+    if (rc != SHOAL_OK)
+        goto fail_slots;
+    if ((rc = shoal__inject_init(&rt->global, GLOBAL_RING_SIZE)) != SHOAL_OK)
+        goto fail_inject;
+    if ((rc = shoal__tcache_key_init(rt)) != SHOAL_OK)
+        goto fail_key;
+    if ((rc = shoal__timers_start(rt)) != SHOAL_OK)
+        goto fail_timers;
+    if ((rc = shoal__workers_start(rt)) != SHOAL_OK)
+        goto fail_workers;
+    *out = rt;
+    return SHOAL_OK;
+
+fail_workers:
+    shoal__timers_stop(rt);
+fail_timers:
+    shoal__tcache_key_fini(rt);
+fail_key:
+    shoal__inject_fini(&rt->global);
+fail_inject:
+    shoal__slots_fini(rt);
+fail_slots:
+    shoal__envs_fini(rt);
+    pthread_mutex_destroy(&rt->env_lock);
+    free(rt);
+    return rc;
+}
+
+/* Asks every live actor to stop, then sleeps until the last has ended. */
+static void stop_all(shoal_runtime_t *rt)
+{
+    /* seq_cst: after this no spawn succeeds, so the scan below sees every
+     * actor that will ever need stopping. */
+    atomic_store_explicit(&rt->stopping, 1, memory_order_seq_cst);
+    shoal_tcache_t *tc = shoal__tcache_get(rt);
+    pthread_mutex_lock(&rt->slots_lock);
+    uint32_t used = rt->next_fresh;
+    pthread_mutex_unlock(&rt->slots_lock);
+    for (uint32_t slot = 0; slot < used && tc != NULL; slot++) {
+        shoal_actor_t *a = shoal__actor_at(rt, slot);
+        uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_acquire);
+        if (!shoal__rsv_alive(w) ||
+            atomic_load_explicit(&a->kind, memory_order_relaxed) != SHOAL_ACTOR_PLAIN)
+            continue;
+        shoal__send_system(rt, tc, shoal__pid_make(shoal__rsv_gen(w), slot), SHOAL_ENV_STOP,
+                           SHOAL_PID_NONE, (uint32_t)SHOAL_ESHUTDOWN);
+    }
+    /* acquire: pairs with the release store of the last actor_release. */
+    while (atomic_load_explicit(&rt->live, memory_order_acquire) != 0) {
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = 10 * 1000 * 1000};
+        shoal__futex_wait(&rt->all_ended, 0, &ts);
+    }
+}
+
+SHOAL_API void shoal_runtime_destroy(shoal_runtime_t *rt)
+{
+    if (rt == NULL)
+        return;
+    stop_all(rt);
+    shoal__timers_stop(rt);
+    shoal__workers_join(rt);
+    shoal__workers_free(rt);
+    shoal__tcache_key_fini(rt);
+    shoal__inject_fini(&rt->global);
+    shoal__slots_fini(rt);
+    shoal__envs_fini(rt);
+    pthread_mutex_destroy(&rt->env_lock);
+    pthread_mutex_destroy(&rt->slots_lock);
+    free(rt);
+}
+
+SHOAL_API unsigned shoal_runtime_threads(const shoal_runtime_t *rt) { return rt->nthreads; }
+
+SHOAL_API void shoal_runtime_stats(shoal_runtime_t *rt, shoal_runtime_stats_t *stats)
+{
+    shoal_tstats_t sum;
+    shoal__tcache_sum(rt, &sum);
+    memset(stats, 0, sizeof *stats);
+#define SHOAL__TSTAT_COPY(name) stats->name = atomic_load_explicit(&sum.name, memory_order_relaxed);
+    SHOAL_TSTATS_MAP(SHOAL__TSTAT_COPY)
+#undef SHOAL__TSTAT_COPY
+    stats->actors_live = atomic_load_explicit(&rt->live, memory_order_relaxed);
+}

@@ -1,0 +1,114 @@
+/* runtime.h - the one object everything hangs off (no other global state).
+ */
+#ifndef SHOAL_RUNTIME_RUNTIME_H
+#define SHOAL_RUNTIME_RUNTIME_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "actor/actor.h"
+#include "runtime/tcache.h"
+#include "sched/inject.h"
+#include "shoal/runtime.h"
+
+struct shoal_worker_s;
+struct shoal_timers_s;
+
+struct shoal_runtime_s {
+    /* settings, fixed at create */
+    unsigned nthreads;
+    unsigned throughput;
+    uint64_t spin_ns;
+    uint32_t max_actors;
+    int debug_checks;
+    int log_level;
+    void (*log_fn)(void *user, int level, const char *line);
+    void *log_user;
+
+    /* actor records: fronts[slot], backs[slot] (actor.h) */
+    shoal_actor_t *fronts;
+    shoal_actor_back_t *backs;
+    size_t fronts_bytes, backs_bytes;
+
+    /* free slots beyond the thread caches */
+    pthread_mutex_t slots_lock;
+    uint32_t next_fresh; /* slots below this have been used once */
+    uint32_t *free_slots;
+    uint32_t nfree, free_cap;
+
+    /* envelope depot: batches of SHOAL_ENV_BATCH, and the slabs they come from */
+    pthread_mutex_t env_lock;
+    struct shoal_env_s **env_batches;
+    size_t env_nbatches, env_batches_cap;
+    void **env_slabs;
+    size_t env_nslabs, env_slabs_cap;
+
+    /* dispatcher */
+    struct shoal_worker_s *workers;
+    shoal_inject_t global;
+    alignas(64) _Atomic uint32_t nparked;
+    _Atomic uint32_t nspinning;
+    _Atomic uint32_t shutdown; /* workers exit */
+    _Atomic uint32_t wake_rr;
+
+    /* lifecycle */
+    alignas(64) _Atomic uint64_t live;
+    _Atomic uint32_t stopping;  /* no new spawns */
+    _Atomic uint32_t all_ended; /* futex: set when live reaches 0 while stopping */
+
+    /* timers */
+    struct shoal_timers_s *timers;
+
+    /* threads that are not workers */
+    pthread_key_t tc_key;
+    pthread_mutex_t tc_lock;
+    shoal_tcache_t *foreign; /* list */
+    shoal_tstats_t retired;  /* counters of foreign caches whose thread exited */
+    alignas(64) _Atomic uint64_t ref_seq;
+};
+
+/* Actor record lookups. */
+static inline shoal_actor_t *shoal__actor_at(shoal_runtime_t *rt, uint32_t slot)
+{
+    return &rt->fronts[slot];
+}
+static inline shoal_actor_back_t *shoal__actor_back(shoal_runtime_t *rt, shoal_actor_t *a)
+{
+    return &rt->backs[a - rt->fronts];
+}
+static inline uint32_t shoal__actor_slot(shoal_runtime_t *rt, shoal_actor_t *a)
+{
+    return (uint32_t)(a - rt->fronts);
+}
+static inline shoal_pid_t shoal__actor_pid(shoal_runtime_t *rt, shoal_actor_t *a)
+{
+    uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_relaxed);
+    return shoal__pid_make(shoal__rsv_gen(w), shoal__actor_slot(rt, a));
+}
+
+/* A fresh call reference (unique within the runtime). */
+shoal_ref_t shoal__ref_next(shoal_runtime_t *rt);
+
+/* Logging (log.c). pid may be SHOAL_PID_NONE, name NULL. */
+void shoal__log(shoal_runtime_t *rt, int level, shoal_pid_t pid, const char *name,
+                const char *fmt, ...) SHOAL_PRINTF(5, 6);
+void shoal__vlog(shoal_runtime_t *rt, int level, shoal_pid_t pid, const char *name,
+                 const char *fmt, va_list ap);
+
+/* Slots (registry.c). */
+int shoal__slots_init(shoal_runtime_t *rt);
+void shoal__slots_fini(shoal_runtime_t *rt);
+/* A free slot for a new actor; SHOAL_ELIMIT when max_actors are live. */
+int shoal__slot_alloc(shoal_tcache_t *tc, uint32_t *slot);
+void shoal__slot_free(shoal_tcache_t *tc, uint32_t slot);
+void shoal__slots_flush(shoal_tcache_t *tc);
+
+/* Envelope depot (envelope.c). */
+void shoal__envs_fini(shoal_runtime_t *rt);
+void shoal__envs_flush(shoal_tcache_t *tc);
+
+#endif

@@ -1,0 +1,107 @@
+/* tcache.c - per-thread caches; see tcache.h. */
+#include "runtime/tcache.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/runtime.h"
+
+void shoal__tcache_init(shoal_tcache_t *tc, shoal_runtime_t *rt, struct shoal_worker_s *w)
+{
+    memset(tc, 0, sizeof *tc);
+    tc->rt = rt;
+    tc->worker = w;
+}
+
+void shoal__tcache_flush(shoal_tcache_t *tc)
+{
+    shoal__envs_flush(tc);
+    shoal__slots_flush(tc);
+}
+
+static void add_stats(shoal_tstats_t *into, const shoal_tstats_t *from)
+{
+#define SHOAL__TSTAT_ADD(name)                                                                     \
+    atomic_store_explicit(&into->name,                                                             \
+                          atomic_load_explicit(&into->name, memory_order_relaxed) +                \
+                              atomic_load_explicit(&from->name, memory_order_relaxed),             \
+                          memory_order_relaxed);
+    SHOAL_TSTATS_MAP(SHOAL__TSTAT_ADD)
+#undef SHOAL__TSTAT_ADD
+}
+
+/* pthread key destructor: the thread that owned this cache is exiting. */
+static void foreign_exit(void *p)
+{
+    shoal_tcache_t *tc = p;
+    shoal_runtime_t *rt = tc->rt;
+    shoal__tcache_flush(tc);
+    pthread_mutex_lock(&rt->tc_lock);
+    add_stats(&rt->retired, &tc->stats);
+    if (tc->prev)
+        tc->prev->next = tc->next;
+    else
+        rt->foreign = tc->next;
+    if (tc->next)
+        tc->next->prev = tc->prev;
+    pthread_mutex_unlock(&rt->tc_lock);
+    free(tc);
+}
+
+int shoal__tcache_key_init(shoal_runtime_t *rt)
+{
+    if (pthread_key_create(&rt->tc_key, foreign_exit) != 0)
+        return SHOAL_ENOMEM;
+    pthread_mutex_init(&rt->tc_lock, NULL);
+    rt->foreign = NULL;
+    return SHOAL_OK;
+}
+
+void shoal__tcache_key_fini(shoal_runtime_t *rt)
+{
+    /* Our own thread's cache, if any, is in the list like the others. */
+    pthread_setspecific(rt->tc_key, NULL);
+    pthread_key_delete(rt->tc_key);
+    shoal_tcache_t *tc = rt->foreign;
+    while (tc != NULL) {
+        shoal_tcache_t *next = tc->next;
+        free(tc);
+        tc = next;
+    }
+    rt->foreign = NULL;
+    pthread_mutex_destroy(&rt->tc_lock);
+}
+
+shoal_tcache_t *shoal__tcache_get(shoal_runtime_t *rt)
+{
+    shoal_tcache_t *tc = pthread_getspecific(rt->tc_key);
+    if (tc != NULL)
+        return tc;
+    tc = malloc(sizeof *tc);
+    if (tc == NULL)
+        return NULL;
+    shoal__tcache_init(tc, rt, NULL);
+    pthread_mutex_lock(&rt->tc_lock);
+    tc->next = rt->foreign;
+    if (rt->foreign)
+        rt->foreign->prev = tc;
+    rt->foreign = tc;
+    pthread_mutex_unlock(&rt->tc_lock);
+    if (pthread_setspecific(rt->tc_key, tc) != 0) {
+        foreign_exit(tc);
+        return NULL;
+    }
+    return tc;
+}
+
+void shoal__tcache_sum(shoal_runtime_t *rt, shoal_tstats_t *out)
+{
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&rt->tc_lock);
+    add_stats(out, &rt->retired);
+    for (shoal_tcache_t *tc = rt->foreign; tc != NULL; tc = tc->next)
+        add_stats(out, &tc->stats);
+    pthread_mutex_unlock(&rt->tc_lock);
+    for (unsigned i = 0; i < rt->nthreads; i++)
+        add_stats(out, &shoal__worker_tcache(rt, i)->stats);
+}

@@ -1,0 +1,70 @@
+/* tcache.h - what one thread keeps for one runtime: free envelopes, free
+ * actor slots and its own counters.
+ *
+ * Every worker has one inside its worker struct. Any other thread that
+ * sends, spawns or calls gets one on first use, found through a pthread key
+ * of the runtime; it is returned to the runtime when the thread exits, and
+ * freed with the runtime. Only the owning thread writes a tcache; counters
+ * are atomics written with relaxed load+store and read by shoal_runtime_stats.
+ */
+#ifndef SHOAL_RUNTIME_TCACHE_H
+#define SHOAL_RUNTIME_TCACHE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "shoal/types.h"
+
+struct shoal_env_s;
+struct shoal_worker_s;
+
+#define SHOAL_ENV_BATCH 64u   /* envelopes moved to/from the depot at once */
+#define SHOAL_SLOT_CACHE 64u  /* free actor slots kept per thread */
+
+/* One counter per shoal_runtime_stats_t field that threads produce. */
+#define SHOAL_TSTATS_MAP(X)                                                                        \
+    X(actors_spawned) X(actors_ended) X(msgs_sent) X(msgs_refused) X(msgs_noproc)                  \
+    X(msgs_handled) X(msgs_dropped) X(timer_refused) X(replies_late) X(turns) X(steals)            \
+    X(parks) X(wakes) X(env_slabs) X(heap_payloads)
+
+typedef struct shoal_tstats_s {
+#define SHOAL__TSTAT_FIELD(name) _Atomic uint64_t name;
+    SHOAL_TSTATS_MAP(SHOAL__TSTAT_FIELD)
+#undef SHOAL__TSTAT_FIELD
+} shoal_tstats_t;
+
+/* Single-writer increment: no locked instruction. */
+#define SHOAL_STAT_ADD(tc, field, n)                                                               \
+    atomic_store_explicit(&(tc)->stats.field,                                                      \
+                          atomic_load_explicit(&(tc)->stats.field, memory_order_relaxed) + (n),    \
+                          memory_order_relaxed)
+
+typedef struct shoal_tcache_s {
+    shoal_runtime_t *rt;
+    struct shoal_worker_s *worker; /* NULL: not a dispatcher thread */
+    struct shoal_env_s *env_free;  /* free list through node.next */
+    uint32_t env_nfree;
+    uint32_t nslots;
+    uint32_t slots[SHOAL_SLOT_CACHE];
+    shoal_tstats_t stats;
+    struct shoal_tcache_s *next, *prev; /* the runtime's list of foreign caches */
+} shoal_tcache_t;
+
+void shoal__tcache_init(shoal_tcache_t *tc, shoal_runtime_t *rt, struct shoal_worker_s *w);
+/* Returns envelopes and slots to the runtime. */
+void shoal__tcache_flush(shoal_tcache_t *tc);
+
+/* The calling thread's cache for rt; NULL only on ENOMEM. */
+shoal_tcache_t *shoal__tcache_get(shoal_runtime_t *rt);
+
+/* The runtime's pthread key for foreign caches (create / delete). */
+int shoal__tcache_key_init(shoal_runtime_t *rt);
+void shoal__tcache_key_fini(shoal_runtime_t *rt);
+
+/* Worker i's cache (worker.c). */
+shoal_tcache_t *shoal__worker_tcache(shoal_runtime_t *rt, unsigned i);
+
+/* Sums every thread's counters into *out (fields as in tstats). */
+void shoal__tcache_sum(shoal_runtime_t *rt, shoal_tstats_t *out);
+
+#endif

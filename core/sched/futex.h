@@ -1,0 +1,45 @@
+/* futex.h - sleeping on a 32-bit atomic word (Linux futex). */
+#ifndef SHOAL_SCHED_FUTEX_H
+#define SHOAL_SCHED_FUTEX_H
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Sleeps while *word == expect, at most timeout (NULL: no limit). Returns
+ * 0 when woken or the value differed, ETIMEDOUT, or EINTR. */
+static inline int shoal__futex_wait(_Atomic uint32_t *word, uint32_t expect,
+                                    const struct timespec *timeout)
+{
+    long r = syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expect, timeout, NULL, 0);
+    if (r == 0 || errno == EAGAIN)
+        return 0;
+    return errno;
+}
+
+static inline void shoal__futex_wake(_Atomic uint32_t *word, int n)
+{
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
+static inline uint64_t shoal__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline void shoal__cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+#endif

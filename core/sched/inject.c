@@ -1,0 +1,154 @@
+/* inject.c - the global ring; the protocol is in inject.h. */
+#include "sched/inject.h"
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "shoal/error.h"
+
+int shoal__inject_init(shoal_inject_t *q, size_t size_pow2)
+{
+    q->cells = calloc(size_pow2, sizeof *q->cells);
+    if (q->cells == NULL)
+        return SHOAL_ENOMEM;
+    q->mask = size_pow2 - 1;
+    for (size_t i = 0; i < size_pow2; i++)
+        atomic_init(&q->cells[i].seq, i);
+    atomic_init(&q->enq_pos, 0);
+    atomic_init(&q->deq_pos, 0);
+    atomic_init(&q->count, 0);
+    atomic_init(&q->overflow_len, 0);
+    pthread_mutex_init(&q->lock, NULL);
+    q->ov = NULL;
+    q->ov_head = q->ov_len = q->ov_cap = 0;
+    return SHOAL_OK;
+}
+
+void shoal__inject_fini(shoal_inject_t *q)
+{
+    free(q->cells);
+    free(q->ov);
+    pthread_mutex_destroy(&q->lock);
+}
+
+static bool ring_push(shoal_inject_t *q, struct shoal_actor_s *a)
+{
+    size_t pos = atomic_load_explicit(&q->enq_pos, memory_order_relaxed);
+    for (;;) {
+        shoal_inject_cell_t *c = &q->cells[pos & q->mask];
+        /* acquire: pairs with the consumer's seq store [release]. */
+        size_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+        intptr_t dif = (intptr_t)seq - (intptr_t)pos;
+        if (dif == 0) {
+            if (atomic_compare_exchange_weak_explicit(&q->enq_pos, &pos, pos + 1,
+                                                      memory_order_relaxed,
+                                                      memory_order_relaxed)) {
+                c->actor = a;
+                /* release: pairs with the consumer's seq load [acquire]. */
+                atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
+                return true;
+            }
+        } else if (dif < 0) {
+            return false; /* full */
+        } else {
+            pos = atomic_load_explicit(&q->enq_pos, memory_order_relaxed);
+        }
+    }
+}
+
+static struct shoal_actor_s *ring_pop(shoal_inject_t *q)
+{
+    size_t pos = atomic_load_explicit(&q->deq_pos, memory_order_relaxed);
+    for (;;) {
+        shoal_inject_cell_t *c = &q->cells[pos & q->mask];
+        /* acquire: pairs with the producer's seq store [release]. */
+        size_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+        intptr_t dif = (intptr_t)seq - (intptr_t)(pos + 1);
+        if (dif == 0) {
+            if (atomic_compare_exchange_weak_explicit(&q->deq_pos, &pos, pos + 1,
+                                                      memory_order_relaxed,
+                                                      memory_order_relaxed)) {
+                struct shoal_actor_s *a = c->actor;
+                /* release: pairs with the producer's seq load [acquire]. */
+                atomic_store_explicit(&c->seq, pos + q->mask + 1, memory_order_release);
+                return a;
+            }
+        } else if (dif < 0) {
+            return NULL; /* empty, or the producer has not published yet */
+        } else {
+            pos = atomic_load_explicit(&q->deq_pos, memory_order_relaxed);
+        }
+    }
+}
+
+static int overflow_push(shoal_inject_t *q, struct shoal_actor_s *a)
+{
+    if (q->ov_len == q->ov_cap) {
+        size_t cap = q->ov_cap ? q->ov_cap * 2 : 1024;
+        struct shoal_actor_s **nv = malloc(cap * sizeof *nv);
+        if (nv == NULL)
+            return SHOAL_ENOMEM;
+        for (size_t i = 0; i < q->ov_len; i++)
+            nv[i] = q->ov[(q->ov_head + i) % q->ov_cap];
+        free(q->ov);
+        q->ov = nv;
+        q->ov_cap = cap;
+        q->ov_head = 0;
+    }
+    q->ov[(q->ov_head + q->ov_len) % q->ov_cap] = a;
+    q->ov_len++;
+    atomic_store_explicit(&q->overflow_len, q->ov_len, memory_order_relaxed);
+    return SHOAL_OK;
+}
+
+void shoal__inject_push(shoal_inject_t *q, struct shoal_actor_s *a)
+{
+    /* seq_cst: the producer's half of the no-lost-wake-up pair (inject.h).
+     * Counted before it is visible, so consumers never drive count below
+     * the number of actors they can still find. */
+    atomic_fetch_add_explicit(&q->count, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&q->overflow_len, memory_order_relaxed) == 0 && ring_push(q, a))
+        return;
+    pthread_mutex_lock(&q->lock);
+    /* Re-check under the lock: if the overflow drained meanwhile and the
+     * ring has room, keep to the ring. */
+    if (q->ov_len == 0 && ring_push(q, a)) {
+        pthread_mutex_unlock(&q->lock);
+        return;
+    }
+    while (overflow_push(q, a) != SHOAL_OK) {
+        /* No memory for a bigger overflow buffer: the actor must not be
+         * lost, so wait for consumers to make room in the ring. */
+        pthread_mutex_unlock(&q->lock);
+        if (ring_push(q, a))
+            return;
+        sched_yield();
+        pthread_mutex_lock(&q->lock);
+    }
+    pthread_mutex_unlock(&q->lock);
+}
+
+size_t shoal__inject_take(shoal_inject_t *q, struct shoal_actor_s **out, size_t n)
+{
+    size_t k = 0;
+    while (k < n) {
+        struct shoal_actor_s *a = ring_pop(q);
+        if (a == NULL)
+            break;
+        out[k++] = a;
+    }
+    if (k < n && atomic_load_explicit(&q->overflow_len, memory_order_relaxed) != 0) {
+        pthread_mutex_lock(&q->lock);
+        while (k < n && q->ov_len != 0) {
+            out[k++] = q->ov[q->ov_head];
+            q->ov_head = (q->ov_head + 1) % q->ov_cap;
+            q->ov_len--;
+        }
+        atomic_store_explicit(&q->overflow_len, q->ov_len, memory_order_relaxed);
+        pthread_mutex_unlock(&q->lock);
+    }
+    if (k != 0)
+        atomic_fetch_sub_explicit(&q->count, k, memory_order_relaxed);
+    return k;
+}

@@ -1,0 +1,61 @@
+/* inject.h - the global ring: runnable actors pushed by threads that are not
+ * workers, and the overflow of full worker rings.
+ *
+ * PROTOCOL
+ *
+ * A bounded MPMC ring (Vyukov's sequence-numbered cells) for the fast path,
+ * plus an unbounded overflow list under a mutex for when the ring is full,
+ * because an actor whose message was accepted must never be refused a place.
+ * Cell i carries seq; a producer claims position p when cell[p].seq == p (CAS
+ * on enq_pos), writes the actor and stores seq = p + 1 [release]; a consumer
+ * claims p when cell[p].seq == p + 1 (CAS on deq_pos), reads the actor and
+ * stores seq = p + size [release].
+ * Pairings: a cell's seq store [release] pairs with the other side's seq
+ * load [acquire], which orders the plain `actor` field between them.
+ * FIFO across the two parts: while the overflow list is non-empty, pushes
+ * go to it too, and consumers take from the ring first, then the list.
+ * `count` (ring + overflow) is advanced with seq_cst by producers before they
+ * push: it is the producer's half of the no-lost-wake-up pair with a
+ * parking worker, which announces itself parked [seq_cst] and then reads
+ * count [seq_cst] (worker.c). Consumers decrement it [relaxed].
+ */
+#ifndef SHOAL_SCHED_INJECT_H
+#define SHOAL_SCHED_INJECT_H
+
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct shoal_actor_s;
+
+typedef struct shoal_inject_cell_s {
+    _Atomic size_t seq;
+    struct shoal_actor_s *actor;
+} shoal_inject_cell_t;
+
+typedef struct shoal_inject_s {
+    alignas(64) _Atomic size_t enq_pos;
+    alignas(64) _Atomic size_t deq_pos;
+    alignas(64) _Atomic size_t count; /* ring + overflow */
+    _Atomic size_t overflow_len;
+    size_t mask;
+    shoal_inject_cell_t *cells;
+    pthread_mutex_t lock; /* overflow */
+    struct shoal_actor_s **ov; /* circular buffer */
+    size_t ov_head, ov_len, ov_cap;
+} shoal_inject_t;
+
+int shoal__inject_init(shoal_inject_t *q, size_t size_pow2);
+void shoal__inject_fini(shoal_inject_t *q);
+void shoal__inject_push(shoal_inject_t *q, struct shoal_actor_s *a);
+/* Takes up to n actors; returns how many. */
+size_t shoal__inject_take(shoal_inject_t *q, struct shoal_actor_s **out, size_t n);
+
+static inline size_t shoal__inject_count(shoal_inject_t *q, memory_order mo)
+{
+    return atomic_load_explicit(&q->count, mo);
+}
+
+#endif

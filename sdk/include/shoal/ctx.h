@@ -1,0 +1,110 @@
+/* shoal/ctx.h - what a handler can do, through the context it is given.
+ *
+ * Every function here takes the ctx passed to the running callback and may
+ * only be called from inside that callback, on that thread. A ctx is never
+ * valid after the callback returns.
+ */
+#ifndef SHOAL_CTX_H
+#define SHOAL_CTX_H
+
+#include "shoal/behaviour.h"
+#include "shoal/message.h"
+#include "shoal/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The running actor's own PID. */
+SHOAL_API shoal_pid_t shoal_self(const shoal_ctx_t *ctx);
+
+/* The runtime the actor runs on. */
+SHOAL_API shoal_runtime_t *shoal_ctx_runtime(const shoal_ctx_t *ctx);
+
+/* Sends a copy of `size` bytes at `data` as message `type` to `to`. Returns
+ * at once: SHOAL_OK (queued), SHOAL_EFULL (that mailbox is at its limit),
+ * SHOAL_ENOPROC (no such actor), SHOAL_EINVAL, SHOAL_ENOMEM. The caller keeps
+ * `data`. Messages from one sender to one actor arrive in order. */
+SHOAL_API int shoal_send(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const void *data,
+                         size_t size);
+
+/* As shoal_send, but hands over `data` (a heap buffer of `size` bytes): on
+ * SHOAL_OK the runtime owns it and calls free_fn(data) once it is handled or
+ * dropped; on any error the caller still owns it. */
+SHOAL_API int shoal_send_owned(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, void *data,
+                               size_t size, shoal_free_fn free_fn);
+
+/* As shoal_send, into the receiver's system mailbox: handled before any
+ * ordinary message, never refused as full (no limit), seen with
+ * SHOAL_MSG_PRIORITY. For control traffic. */
+SHOAL_API int shoal_send_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type,
+                                  const void *data, size_t size);
+
+/* Calls `to` asynchronously: sends a CALL and returns at once with *ref set.
+ * Exactly one of these arrives later as a message carrying that ref: a
+ * SHOAL_MSG_REPLY, or a SHOAL_MSG_TIMEOUT after timeout_ms. An error return
+ * (as shoal_send) means nothing was sent and nothing will arrive. */
+SHOAL_API int shoal_call(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const void *data,
+                         size_t size, uint64_t timeout_ms, shoal_ref_t *ref);
+
+/* Builds the immediate answer inside handle_call: copies `size` bytes. */
+SHOAL_API int shoal_reply_set(shoal_reply_t *reply, uint32_t type, const void *data,
+                              size_t size);
+
+/* Inside handle_call: answer with an error status instead (the caller sees a
+ * REPLY with status = err). */
+SHOAL_API void shoal_reply_error(shoal_reply_t *reply, int err);
+
+/* Answers a call later (after handle_call returned SHOAL_DEFER): `to` and
+ * `ref` are msg->from and msg->ref of that call. The reply goes straight to
+ * the caller. SHOAL_ENOPROC if the caller is gone. */
+SHOAL_API int shoal_reply(shoal_ctx_t *ctx, shoal_pid_t to, shoal_ref_t ref, uint32_t type,
+                          const void *data, size_t size);
+
+/* Sends a copy of the message to `to` after delay_ms, through the runtime's
+ * timer. *timer (may be NULL) identifies it for shoal_cancel_timer. A
+ * delivery refused at expiry (full, gone) is counted, not retried. */
+SHOAL_API int shoal_send_after(shoal_ctx_t *ctx, shoal_pid_t to, uint64_t delay_ms,
+                               uint32_t type, const void *data, size_t size,
+                               shoal_timer_t *timer);
+
+/* Cancels a timer that has not fired: SHOAL_OK, or SHOAL_ENOPROC when it
+ * already fired or was cancelled. */
+SHOAL_API int shoal_cancel_timer(shoal_ctx_t *ctx, shoal_timer_t timer);
+
+/* Options for spawning. Zero-initialise, then set what you need. */
+typedef struct shoal_spawn_opts_s {
+    uint32_t mailbox_limit; /* 1 .. SHOAL_MAILBOX_MAX, or 0 / SHOAL_MAILBOX_UNBOUNDED */
+} shoal_spawn_opts_t;
+
+/* Spawns a child of the running actor, linked to it: the parent gets a
+ * SHOAL_MSG_EXIT when the child ends, and the child is stopped when the
+ * parent ends. `args` goes to the child's init (keep it alive until then).
+ * opts may be NULL. */
+SHOAL_API int shoal_spawn(shoal_ctx_t *ctx, const shoal_behaviour_t *behaviour, const void *args,
+                          const shoal_spawn_opts_t *opts, shoal_pid_t *pid);
+
+/* Ends the running actor once the current callback returns, with `reason`
+ * (0 = normal). */
+SHOAL_API void shoal_exit(shoal_ctx_t *ctx, int reason);
+
+/* Asks another actor to stop (reason SHOAL_ESHUTDOWN): it handles what it
+ * is doing, runs terminate and ends. SHOAL_ENOPROC if it is gone. */
+SHOAL_API int shoal_stop(shoal_ctx_t *ctx, shoal_pid_t pid);
+
+/* Logs the message, then unwinds the running callback back to the
+ * dispatcher: the actor ends with SHOAL_EPANIC. Does not return. Resources
+ * the callback holds are not released. */
+SHOAL_API SHOAL_NORETURN void shoal_panic(shoal_ctx_t *ctx, const char *fmt, ...)
+    SHOAL_PRINTF(2, 3);
+
+/* Log levels. */
+enum { SHOAL_LOG_ERROR = 0, SHOAL_LOG_WARN = 1, SHOAL_LOG_INFO = 2, SHOAL_LOG_DEBUG = 3 };
+
+/* Logs one line tagged with the running actor's PID and behaviour name. */
+SHOAL_API void shoal_log(shoal_ctx_t *ctx, int level, const char *fmt, ...) SHOAL_PRINTF(3, 4);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

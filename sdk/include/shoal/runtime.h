@@ -1,0 +1,114 @@
+/* shoal/runtime.h - embedding the runtime: create it, spawn root actors, send
+ * and call from threads that are not actors, stop it.
+ *
+ * Everything hangs off one shoal_runtime_t; there is no other global state,
+ * so several runtimes may live in one process. Functions here may be called
+ * from any thread, including worker threads, unless they say otherwise.
+ */
+#ifndef SHOAL_RUNTIME_H
+#define SHOAL_RUNTIME_H
+
+#include "shoal/behaviour.h"
+#include "shoal/ctx.h"
+#include "shoal/message.h"
+#include "shoal/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct shoal_runtime_opts_s {
+    unsigned threads;    /* dispatcher threads; 0 = max(online CPUs, 2) */
+    unsigned throughput; /* messages per actor turn; 0 = 32 */
+    unsigned spin_us;    /* how long an idle worker looks for work before it parks; 0 = 50 */
+    uint32_t max_actors; /* live actors at most; 0 = 1 << 24 */
+    int debug_checks;    /* non-zero: check on every turn that no actor runs on two threads */
+    int log_level;       /* SHOAL_LOG_*; messages above it are dropped; default SHOAL_LOG_INFO */
+    /* Where log lines go; NULL = stderr. Called from any thread. */
+    void (*log_fn)(void *user, int level, const char *line);
+    void *log_user;
+} shoal_runtime_opts_t;
+
+/* Fills opts with the defaults. */
+SHOAL_API void shoal_runtime_opts_init(shoal_runtime_opts_t *opts);
+
+/* Creates a runtime and starts its threads. opts may be NULL (defaults).
+ * SHOAL_EINVAL for impossible options, SHOAL_ENOMEM. */
+SHOAL_API int shoal_runtime_create(shoal_runtime_t **rt, const shoal_runtime_opts_t *opts);
+
+/* Stops every actor (each runs terminate with SHOAL_ESHUTDOWN; messages
+ * still queued are dropped and counted), joins every thread and frees
+ * everything. Call once, after every other thread has stopped using rt; not
+ * from a worker thread. */
+SHOAL_API void shoal_runtime_destroy(shoal_runtime_t *rt);
+
+/* The number of dispatcher threads. */
+SHOAL_API unsigned shoal_runtime_threads(const shoal_runtime_t *rt);
+
+/* Spawns a root actor (no parent). Init runs on a worker thread; `args` must
+ * stay valid until it has. SHOAL_ESTOPPED while the runtime stops,
+ * SHOAL_ELIMIT past max_actors. */
+SHOAL_API int shoal_runtime_spawn(shoal_runtime_t *rt, const shoal_behaviour_t *behaviour,
+                                  const void *args, const shoal_spawn_opts_t *opts,
+                                  shoal_pid_t *pid);
+
+/* As shoal_send / shoal_send_owned / shoal_send_priority, from outside any
+ * actor: the receiver sees from = SHOAL_PID_NONE. */
+SHOAL_API int shoal_runtime_send(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
+                                 const void *data, size_t size);
+SHOAL_API int shoal_runtime_send_owned(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
+                                       void *data, size_t size, shoal_free_fn free_fn);
+SHOAL_API int shoal_runtime_send_priority(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
+                                          const void *data, size_t size);
+
+/* As shoal_stop, from outside any actor. */
+SHOAL_API int shoal_runtime_stop_actor(shoal_runtime_t *rt, shoal_pid_t pid);
+
+/* A reply received by a blocking call. Owned by the caller until released. */
+typedef struct shoal_answer_s {
+    uint32_t type;
+    int status;       /* 0, or the callee's error status */
+    const void *data; /* valid until shoal_answer_release */
+    size_t size;
+    void *internal_[2];
+} shoal_answer_t;
+
+/* Calls `to` and blocks the calling thread until the reply arrives or
+ * timeout_ms passes. Not from a worker thread (SHOAL_EINVAL): actors use the
+ * asynchronous shoal_call. SHOAL_OK with *answer filled (release it), or
+ * SHOAL_ETIMEDOUT, or a send error. A reply that arrives after the timeout is
+ * dropped and counted. */
+SHOAL_API int shoal_runtime_call(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
+                                 const void *data, size_t size, uint64_t timeout_ms,
+                                 shoal_answer_t *answer);
+
+/* Frees what a blocking call returned. Safe on a zeroed answer. */
+SHOAL_API void shoal_answer_release(shoal_answer_t *answer);
+
+/* Counters of the whole runtime, summed over its threads. Values are read
+ * while traffic flows, so they are a recent picture, not a snapshot. */
+typedef struct shoal_runtime_stats_s {
+    uint64_t actors_live;
+    uint64_t actors_spawned;
+    uint64_t actors_ended;
+    uint64_t msgs_sent;        /* accepted by a mailbox */
+    uint64_t msgs_refused;     /* SHOAL_EFULL returned to a sender */
+    uint64_t msgs_noproc;      /* SHOAL_ENOPROC returned to a sender */
+    uint64_t msgs_handled;     /* passed to a callback */
+    uint64_t msgs_dropped;     /* accepted, then dropped because the receiver ended */
+    uint64_t timer_refused;    /* send_after deliveries refused at expiry */
+    uint64_t replies_late;     /* replies that found their caller gone or timed out */
+    uint64_t turns;            /* actor turns run */
+    uint64_t steals;           /* actors taken from a sibling's ring */
+    uint64_t parks;            /* times a worker went to sleep */
+    uint64_t wakes;            /* times a worker was woken */
+    uint64_t env_slabs;        /* envelope slabs allocated from the heap */
+    uint64_t heap_payloads;    /* payloads too large for the envelope (heap copies) */
+} shoal_runtime_stats_t;
+
+SHOAL_API void shoal_runtime_stats(shoal_runtime_t *rt, shoal_runtime_stats_t *stats);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
