@@ -44,7 +44,12 @@ shoal_env_t *shoal__actor_pop(shoal_tcache_t *tc, shoal_actor_t *a, bool sys)
     shoal_mq_node_t *n = shoal__mq_pop(sys ? &b->sys_head : &b->user_head, &retired);
     if (n == NULL)
         return NULL;
-    if (retired != (sys ? &a->sys_stub : &a->user_stub))
+    /* The next message, if linked, was written on the sender's core: start
+     * fetching it while this one is handled. */
+    shoal_mq_node_t *after = atomic_load_explicit(&n->next, memory_order_relaxed);
+    if (after != NULL)
+        __builtin_prefetch(after, 0, 3);
+    if (retired != (sys ? &b->sys_stub : &a->user_stub))
         shoal__env_free(tc, shoal__env_of(retired));
     if (sys) {
         b->sys_deq = (b->sys_deq + 1) & SHOAL_RSV_COUNT_MASK;
@@ -98,7 +103,7 @@ int shoal__actor_spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t pare
     if (gen == 0)
         gen = 1; /* a slot never used before */
     shoal__mq_init(&a->user_tail, &b->user_head, &a->user_stub);
-    shoal__mq_init(&a->sys_tail, &b->sys_head, &a->sys_stub);
+    shoal__mq_init(&a->sys_tail, &b->sys_head, &b->sys_stub);
     atomic_store_explicit(&b->user_deq, shoal__rsv_count(uw), memory_order_relaxed);
     b->sys_deq = shoal__rsv_count(sw);
     b->beh = beh;
@@ -131,10 +136,10 @@ void shoal__actor_release(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t
     shoal_actor_back_t *b = shoal__actor_back(rt, a);
     if (b->user_head != &a->user_stub)
         shoal__env_free(tc, shoal__env_of(b->user_head));
-    if (b->sys_head != &a->sys_stub)
+    if (b->sys_head != &b->sys_stub)
         shoal__env_free(tc, shoal__env_of(b->sys_head));
     shoal__mq_init(&a->user_tail, &b->user_head, &a->user_stub);
-    shoal__mq_init(&a->sys_tail, &b->sys_head, &a->sys_stub);
+    shoal__mq_init(&a->sys_tail, &b->sys_head, &b->sys_stub);
     free(b->state);
     if (b->ext != NULL) {
         free(b->ext->children);
@@ -269,22 +274,21 @@ static void handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
 static void run_messages(struct shoal_ctx_s *ctx)
 {
     shoal_actor_t *a = ctx->a;
-    shoal_actor_back_t *b = ctx->b;
     shoal_tcache_t *tc = ctx->tc;
     uint32_t budget = ctx->rt->throughput;
     for (;;) {
-        while (b->sys_deq !=
-               shoal__rsv_count(atomic_load_explicit(&a->sys_rsv, memory_order_relaxed))) {
-            shoal_env_t *e = shoal__actor_pop(tc, a, true);
-            if (e == NULL)
-                break; /* reserved, not linked yet: next turn */
+        /* The system mailbox first, through its dummy node (actor.h): a
+         * message reserved but not linked yet is found at the end of the
+         * turn (pending). */
+        shoal_env_t *e;
+        while ((e = shoal__actor_pop(tc, a, true)) != NULL) {
             handle(ctx, e);
             if (ctx->exiting)
                 return;
         }
         if (budget == 0)
             return;
-        shoal_env_t *e = shoal__actor_pop(tc, a, false);
+        e = shoal__actor_pop(tc, a, false);
         if (e == NULL)
             return;
         if (budget != ctx->rt->throughput) /* a second message in this turn */

@@ -1,8 +1,10 @@
 /* actor.h - an actor record, split in two by who writes it.
  *
  * The front (shoal_actor_t, one cache line) is what senders touch: both
- * mailboxes' tails and reservation words, the schedule word, the mailbox
- * limit. The back (shoal_actor_back_t) belongs to the worker running the
+ * mailboxes' tails and reservation words, the user mailbox's stub, the
+ * schedule word, the mailbox limit. The worker running the actor reads it
+ * only at the end of a turn, so a stream of sends keeps it in the sender's
+ * cache. The back (shoal_actor_back_t) belongs to the worker running the
  * actor: mailbox heads, pop counts, behaviour, state. Fronts and backs live
  * in two arrays indexed by slot, reserved once per runtime and never freed
  * while it lives: a record is only ever reused, so a stale PID can always be
@@ -48,11 +50,11 @@ typedef struct shoal_actor_s {
     _Atomic(shoal_mq_node_t *) user_tail;
     _Atomic(shoal_mq_node_t *) sys_tail;
     shoal_mq_node_t user_stub;
-    shoal_mq_node_t sys_stub;
     _Atomic uint32_t sched;
     _Atomic uint32_t limit; /* 0 = unbounded */
     _Atomic uint32_t owner; /* debug checks: running worker id + 1, else 0 */
     _Atomic uint32_t kind;  /* SHOAL_ACTOR_*; set at spawn */
+    uint64_t reserved_;
 } shoal_actor_t;
 
 _Static_assert(sizeof(shoal_actor_t) == 64, "the sender-side record is one cache line");
@@ -75,6 +77,10 @@ typedef struct shoal_actor_ext_s {
 typedef struct shoal_actor_back_s {
     shoal_mq_node_t *user_head;
     shoal_mq_node_t *sys_head;
+    /* Here, not in the front: the worker checks the system mailbox before
+     * every user message by reading its dummy node, and while no system
+     * message has come that dummy is this stub, on the worker's own line. */
+    shoal_mq_node_t sys_stub;
     _Atomic uint32_t user_deq; /* read by senders for the limit */
     uint32_t sys_deq;
     const shoal_behaviour_t *beh;
@@ -82,7 +88,7 @@ typedef struct shoal_actor_back_s {
     shoal_actor_ext_t *ext;
 } shoal_actor_back_t;
 
-_Static_assert(sizeof(shoal_actor_back_t) == 48, "the worker-side record is 48 bytes");
+_Static_assert(sizeof(shoal_actor_back_t) == 56, "the worker-side record is 56 bytes");
 
 static inline shoal_pid_t shoal__pid_make(uint32_t gen, uint32_t slot)
 {

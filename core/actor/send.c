@@ -54,6 +54,23 @@ int shoal__send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal
         return SHOAL_ENOMEM;
     if ((size != 0 && data == NULL && data_owned == NULL) || size > UINT32_MAX)
         return SHOAL_EINVAL;
+    if (!priority && to != SHOAL_PID_NONE && shoal__pid_slot(to) < rt->max_actors) {
+        /* A full mailbox refuses before we build an envelope. Reading the
+         * depth here is a valid moment for the refusal; a mailbox that
+         * looks open is checked again, exactly, by the reservation. */
+        shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(to));
+        uint32_t limit = atomic_load_explicit(&a->limit, memory_order_relaxed);
+        if (limit != 0) {
+            uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_relaxed);
+            uint32_t deq =
+                atomic_load_explicit(&shoal__actor_back(rt, a)->user_deq, memory_order_relaxed);
+            if (shoal__rsv_gen(w) == shoal__pid_gen(to) && shoal__rsv_alive(w) &&
+                shoal__rsv_depth(w, deq) >= limit) {
+                SHOAL_STAT_ADD(tc, msgs_refused, 1);
+                return SHOAL_EFULL;
+            }
+        }
+    }
     unsigned flags = priority ? SHOAL_ENV_PRIORITY : 0;
     shoal_env_t *e;
     if (data_owned != NULL)
