@@ -21,6 +21,7 @@ struct shoal_ctx_s {
     bool init_failed;  /* do not run terminate */
     bool in_terminate; /* a panic here must not run terminate again */
     jmp_buf panic;
+    char error[512]; /* the last args getter error (shoal_ctx_error) */
 };
 
 /* The reply being built inside handle_call. */

@@ -6,14 +6,28 @@
  * runtime lives: a PID's generation is checked in the record itself
  * (mailbox.h). Free slots are cached per thread and in a depot under a
  * mutex, refilled in batches; slots never used are handed out from
- * next_fresh.
+ * next_fresh. Within NEAR_LIMIT of max_actors, frees go straight to the
+ * depot and fresh slots are taken one by one, so SHOAL_ELIMIT means that
+ * max_actors are live, less at most what threads cached earlier (up to
+ * SHOAL_SLOT_CACHE each, and only slots freed while the runtime was far from
+ * its limit).
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
 #include "runtime/runtime.h"
 
 #define SLOT_BATCH (SHOAL_SLOT_CACHE / 2)
+#define NEAR_LIMIT 1024u /* fresh slots left below which caches stop batching */
+
+/* Fewer than NEAR_LIMIT never-used slots remain. next_fresh only grows; a
+ * racy read errs towards batching, which only the next call corrects. */
+static bool near_limit(shoal_runtime_t *rt)
+{
+    uint32_t used = atomic_load_explicit(&rt->next_fresh, memory_order_relaxed);
+    return rt->max_actors - used <= NEAR_LIMIT;
+}
 
 static void *reserve(size_t bytes)
 {
@@ -33,7 +47,7 @@ int shoal__slots_init(shoal_runtime_t *rt)
         return SHOAL_ENOMEM;
     }
     pthread_mutex_init(&rt->slots_lock, NULL);
-    rt->next_fresh = 0;
+    atomic_init(&rt->next_fresh, 0);
     rt->free_slots = NULL;
     rt->nfree = rt->free_cap = 0;
     return SHOAL_OK;
@@ -59,13 +73,15 @@ int shoal__slot_alloc(shoal_tcache_t *tc, uint32_t *slot)
         while (tc->nslots < SLOT_BATCH && rt->nfree != 0)
             tc->slots[tc->nslots++] = rt->free_slots[--rt->nfree];
         /* Fresh slots in ascending order, popped from the end: hand them out
-         * lowest first so new actors sit next to each other. */
-        uint32_t fresh = SLOT_BATCH - tc->nslots;
-        if (fresh > rt->max_actors - rt->next_fresh)
-            fresh = rt->max_actors - rt->next_fresh;
+         * lowest first so new actors sit next to each other. Near the limit
+         * take one at a time, so no thread hoards what another needs. */
+        uint32_t fresh = near_limit(rt) ? (tc->nslots == 0) : SLOT_BATCH - tc->nslots;
+        uint32_t next = atomic_load_explicit(&rt->next_fresh, memory_order_relaxed);
+        if (fresh > rt->max_actors - next)
+            fresh = rt->max_actors - next;
         for (uint32_t i = fresh; i-- > 0;)
-            tc->slots[tc->nslots++] = rt->next_fresh + i;
-        rt->next_fresh += fresh;
+            tc->slots[tc->nslots++] = next + i;
+        atomic_store_explicit(&rt->next_fresh, next + fresh, memory_order_relaxed);
         pthread_mutex_unlock(&rt->slots_lock);
         if (tc->nslots == 0)
             return SHOAL_ELIMIT;
@@ -98,6 +114,12 @@ static void depot_put(shoal_runtime_t *rt, const uint32_t *slots, uint32_t n)
 
 void shoal__slot_free(shoal_tcache_t *tc, uint32_t slot)
 {
+    if (near_limit(tc->rt)) {
+        /* Near the limit a freed slot must be visible to every thread at
+         * once, or a spawn elsewhere could be refused while slots are free. */
+        depot_put(tc->rt, &slot, 1);
+        return;
+    }
     if (tc->nslots == SHOAL_SLOT_CACHE) {
         depot_put(tc->rt, tc->slots, SLOT_BATCH);
         tc->nslots -= SLOT_BATCH;

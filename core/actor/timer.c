@@ -113,12 +113,15 @@ static void *timer_main(void *arg)
         heap_remove(t, 0);
         entry_free(t, id);
         pthread_mutex_unlock(&t->lock);
-        if (tc == NULL || shoal__deliver(rt, tc, to, e, sys) != SHOAL_OK) {
-            if (tc != NULL) {
-                SHOAL_STAT_ADD(tc, timer_refused, 1);
-                shoal__env_free(tc, e);
-            }
-        } else if (shoal__env_kind(e) == SHOAL_MSG_CAST) {
+        /* Read what we need first: once delivered, e belongs to the
+         * receiver, which may already have handled and freed it. */
+        bool cast = shoal__env_kind(e) == SHOAL_MSG_CAST;
+        if (tc == NULL) {
+            shoal__env_drop_payload(e); /* the envelope itself goes with the slabs */
+        } else if (shoal__deliver(rt, tc, to, e, sys) != SHOAL_OK) {
+            SHOAL_STAT_ADD(tc, timer_refused, 1);
+            shoal__env_free(tc, e);
+        } else if (cast) {
             SHOAL_STAT_ADD(tc, msgs_sent, 1);
         }
         pthread_mutex_lock(&t->lock);

@@ -95,7 +95,7 @@ static void stop_all(shoal_runtime_t *rt)
     atomic_store_explicit(&rt->stopping, 1, memory_order_seq_cst);
     shoal_tcache_t *tc = shoal__tcache_get(rt);
     pthread_mutex_lock(&rt->slots_lock);
-    uint32_t used = rt->next_fresh;
+    uint32_t used = atomic_load_explicit(&rt->next_fresh, memory_order_relaxed);
     pthread_mutex_unlock(&rt->slots_lock);
     for (uint32_t slot = 0; slot < used && tc != NULL; slot++) {
         shoal_actor_t *a = shoal__actor_at(rt, slot);

@@ -36,7 +36,7 @@ struct shoal_runtime_s {
 
     /* free slots beyond the thread caches */
     pthread_mutex_t slots_lock;
-    uint32_t next_fresh; /* slots below this have been used once */
+    _Atomic uint32_t next_fresh; /* slots below this have been used once; written under slots_lock */
     uint32_t *free_slots;
     uint32_t nfree, free_cap;
 

@@ -138,7 +138,12 @@ size_t shoal__inject_take(shoal_inject_t *q, struct shoal_actor_s **out, size_t 
             break;
         out[k++] = a;
     }
-    if (k < n && atomic_load_explicit(&q->overflow_len, memory_order_relaxed) != 0) {
+    /* The overflow holds younger actors than any still in the ring: go to
+     * it only when the ring is really empty, not merely waiting for a
+     * producer to publish a cell it has claimed. */
+    if (k < n && atomic_load_explicit(&q->overflow_len, memory_order_relaxed) != 0 &&
+        atomic_load_explicit(&q->enq_pos, memory_order_acquire) ==
+            atomic_load_explicit(&q->deq_pos, memory_order_acquire)) {
         pthread_mutex_lock(&q->lock);
         while (k < n && q->ov_len != 0) {
             out[k++] = q->ov[q->ov_head];

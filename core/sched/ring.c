@@ -37,9 +37,9 @@ struct shoal_actor_s *shoal__ring_steal(shoal_ring_t *victim, shoal_ring_t *into
          * the owner's release store in push. */
         uint32_t h = atomic_load_explicit(&victim->head, memory_order_acquire);
         uint32_t t = atomic_load_explicit(&victim->tail, memory_order_acquire);
-        uint32_t n = t - h;
-        n = n - n / 2;
-        if (n == 0 || (n == 1 && !allow_single)) {
+        uint32_t len = t - h;
+        uint32_t n = len - len / 2;
+        if (n == 0 || (len == 1 && !allow_single)) {
             *stolen = 0;
             return NULL;
         }
