@@ -300,18 +300,22 @@ static void run_messages(struct shoal_ctx_s *ctx)
     }
 }
 
-static bool pending(shoal_actor_t *a, shoal_actor_back_t *b, memory_order mo)
+/* Messages reserved but not yet popped, given the worker's pop counts. */
+static bool pending(shoal_actor_t *a, uint32_t udeq, uint32_t sdeq, memory_order mo)
 {
-    return shoal__rsv_count(atomic_load_explicit(&a->user_rsv, mo)) !=
-               atomic_load_explicit(&b->user_deq, memory_order_relaxed) ||
-           shoal__rsv_count(atomic_load_explicit(&a->sys_rsv, mo)) != b->sys_deq;
+    return shoal__rsv_count(atomic_load_explicit(&a->user_rsv, mo)) != udeq ||
+           shoal__rsv_count(atomic_load_explicit(&a->sys_rsv, mo)) != sdeq;
 }
 
 static void end_turn(shoal_worker_t *w, shoal_actor_t *a, shoal_actor_back_t *b)
 {
     if (w->rt->debug_checks)
         shoal__owner_leave(a);
-    if (pending(a, b, memory_order_relaxed)) {
+    /* Read the pop counts while we still own the actor: once it is IDLE,
+     * another worker may run it and move them. */
+    uint32_t udeq = atomic_load_explicit(&b->user_deq, memory_order_relaxed);
+    uint32_t sdeq = b->sys_deq;
+    if (pending(a, udeq, sdeq, memory_order_relaxed)) {
         atomic_store_explicit(&a->sched, SHOAL_SCHED_SCHEDULED, memory_order_relaxed);
         shoal__sched_push(w->rt, &w->tc, a);
         return;
@@ -319,7 +323,7 @@ static void end_turn(shoal_worker_t *w, shoal_actor_t *a, shoal_actor_back_t *b)
     /* seq_cst store, then seq_cst reloads: the worker's half of the Dekker
      * pair with shoal__rsv_reserve + shoal__schedule (actor.h). */
     atomic_store_explicit(&a->sched, SHOAL_SCHED_IDLE, memory_order_seq_cst);
-    if (pending(a, b, memory_order_seq_cst)) {
+    if (pending(a, udeq, sdeq, memory_order_seq_cst)) {
         uint32_t idle = SHOAL_SCHED_IDLE;
         if (atomic_compare_exchange_strong_explicit(&a->sched, &idle, SHOAL_SCHED_SCHEDULED,
                                                     memory_order_seq_cst,
