@@ -480,7 +480,7 @@ int main(int argc, char **argv)
 {
     unsigned long seconds = 5, threads = 0, rate = 200000, workers = 4, mailbox = 64;
     unsigned long panic_every = 5000, cost = 200, surge = 4;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) {
         const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int rc;
         if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
@@ -509,7 +509,6 @@ int main(int argc, char **argv)
         }
         if (rc != 0)
             return 2;
-        i++;
     }
 
     demo_t *d = calloc(1, sizeof *d);
