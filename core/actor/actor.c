@@ -64,7 +64,7 @@ shoal_env_t *shoal__actor_pop(shoal_tcache_t *tc, shoal_actor_t *a, bool sys)
 
 int shoal__actor_spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t parent,
                        const shoal_behaviour_t *beh, const void *args, uint32_t limit,
-                       uint32_t kind, shoal_pid_t *pid)
+                       uint32_t kind, const shoal_actor_hold_t *hold, shoal_pid_t *pid)
 {
     if (tc == NULL)
         return SHOAL_ENOMEM;
@@ -88,10 +88,12 @@ int shoal__actor_spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t pare
     shoal_env_t *init = NULL;
     if (beh != NULL && beh->state_size != 0 && (state = calloc(1, beh->state_size)) == NULL)
         goto fail;
-    if (parent != SHOAL_PID_NONE) {
+    if (parent != SHOAL_PID_NONE || hold != NULL) {
         if ((ext = calloc(1, sizeof *ext)) == NULL)
             goto fail;
         ext->parent = parent;
+        if (hold != NULL)
+            ext->hold = *hold;
     }
     if (beh != NULL && beh->init != NULL &&
         (init = shoal__env_new(tc, SHOAL_ENV_INIT, 0, parent, 0, 0, &args, sizeof args)) == NULL)
@@ -141,7 +143,9 @@ void shoal__actor_release(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t
     shoal__mq_init(&a->user_tail, &b->user_head, &a->user_stub);
     shoal__mq_init(&a->sys_tail, &b->sys_head, &b->sys_stub);
     free(b->state);
+    shoal_actor_hold_t hold = {NULL, NULL};
     if (b->ext != NULL) {
+        hold = b->ext->hold;
         free(b->ext->children);
         free(b->ext->calls);
         free(b->ext);
@@ -165,6 +169,9 @@ void shoal__actor_release(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t
                           memory_order_release);
     atomic_store_explicit(&a->sched, SHOAL_SCHED_FREE, memory_order_release);
     shoal__slot_free(tc, shoal__actor_slot(rt, a));
+    /* Last: this may close the plugin whose code the actor ran. */
+    if (hold.release != NULL)
+        hold.release(hold.what);
     /* acq_rel: the last one out sees every other actor's clean-up. */
     if (atomic_fetch_sub_explicit(&rt->live, 1, memory_order_acq_rel) == 1 &&
         atomic_load_explicit(&rt->stopping, memory_order_acquire)) {

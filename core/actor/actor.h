@@ -65,9 +65,17 @@ typedef struct shoal_pending_call_s {
     shoal_timer_t timer;
 } shoal_pending_call_t;
 
+/* Something an actor keeps alive while it lives (its plugin's code): release
+ * runs once, after the actor has ended and its record is free. */
+typedef struct shoal_actor_hold_s {
+    void (*release)(void *what);
+    void *what;
+} shoal_actor_hold_t;
+
 /* What only some actors need: allocated on demand. */
 typedef struct shoal_actor_ext_s {
     shoal_pid_t parent;
+    shoal_actor_hold_t hold;
     shoal_pid_t *children;
     uint32_t nchildren, children_cap;
     shoal_pending_call_t *calls;
@@ -100,10 +108,12 @@ static inline uint32_t shoal__pid_gen(shoal_pid_t pid) { return (uint32_t)(pid >
 struct shoal_tcache_s;
 struct shoal_worker_s;
 
-/* Spawns; parent may be SHOAL_PID_NONE. See shoal_runtime_spawn. */
+/* Spawns; parent may be SHOAL_PID_NONE, hold NULL. See shoal_runtime_spawn.
+ * On success the actor owns the hold (released when it ends); on error the
+ * caller still does. */
 int shoal__actor_spawn(shoal_runtime_t *rt, struct shoal_tcache_s *tc, shoal_pid_t parent,
                        const shoal_behaviour_t *beh, const void *args, uint32_t limit,
-                       uint32_t kind, shoal_pid_t *pid);
+                       uint32_t kind, const shoal_actor_hold_t *hold, shoal_pid_t *pid);
 
 /* Runs one turn of `a` on worker w (the worker popped it from a ring). */
 void shoal__actor_run(struct shoal_worker_s *w, shoal_actor_t *a);

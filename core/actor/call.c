@@ -217,7 +217,8 @@ SHOAL_API int shoal_runtime_call(shoal_runtime_t *rt, shoal_pid_t to, uint32_t t
         return SHOAL_EINVAL;
     memset(answer, 0, sizeof *answer);
     shoal_pid_t self;
-    int rc = shoal__actor_spawn(rt, tc, SHOAL_PID_NONE, NULL, NULL, 0, SHOAL_ACTOR_WAITER, &self);
+    int rc = shoal__actor_spawn(rt, tc, SHOAL_PID_NONE, NULL, NULL, 0, SHOAL_ACTOR_WAITER, NULL,
+                                &self);
     if (rc != SHOAL_OK)
         return rc;
     shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(self));

@@ -54,7 +54,7 @@ SHOAL_API int shoal_spawn(shoal_ctx_t *ctx, const shoal_behaviour_t *behaviour, 
     if (pid == NULL)
         return SHOAL_EINVAL;
     int rc = shoal__actor_spawn(ctx->rt, ctx->tc, ctx->self, behaviour, args, opts_limit(opts),
-                                SHOAL_ACTOR_PLAIN, pid);
+                                SHOAL_ACTOR_PLAIN, NULL, pid);
     if (rc != SHOAL_OK)
         return rc;
     if (children_add(ctx, *pid) != SHOAL_OK) {
@@ -74,7 +74,7 @@ SHOAL_API int shoal_runtime_spawn(shoal_runtime_t *rt, const shoal_behaviour_t *
     if (pid == NULL)
         return SHOAL_EINVAL;
     return shoal__actor_spawn(rt, shoal__tcache_get(rt), SHOAL_PID_NONE, behaviour, args,
-                              opts_limit(opts), SHOAL_ACTOR_PLAIN, pid);
+                              opts_limit(opts), SHOAL_ACTOR_PLAIN, NULL, pid);
 }
 
 SHOAL_API void shoal_exit(shoal_ctx_t *ctx, int reason) { shoal__ctx_fail(ctx, reason); }

@@ -26,7 +26,9 @@ extern "C" {
     X(ENOTSUP, 9, "not supported by this actor")                                                   \
     X(ELIMIT, 10, "actor limit reached")                                                           \
     X(ESHUTDOWN, 11, "stopped")                                                                    \
-    X(EFAILED, 12, "handler failed")
+    X(EFAILED, 12, "handler failed")                                                               \
+    X(ENOKEY, 13, "required key is missing")                                                       \
+    X(ELOAD, 14, "plugin refused")
 
 enum {
     SHOAL_OK = 0,

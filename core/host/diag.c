@@ -1,0 +1,31 @@
+/* diag.c - see diag.h. */
+#include "host/diag.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void shoal__diag_set(shoal_diag_t *d, const char *file, uint32_t line, uint32_t col,
+                     const char *fmt, ...)
+{
+    if (d == NULL)
+        return;
+    snprintf(d->file, sizeof d->file, "%s", file ? file : "");
+    d->line = line;
+    d->col = col;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+    va_end(ap);
+}
+
+const char *shoal__diag_format(const shoal_diag_t *d, char *buf, size_t size)
+{
+    if (d->file[0] && d->line)
+        snprintf(buf, size, "%s:%u:%u: %s", d->file, d->line, d->col, d->msg);
+    else if (d->file[0])
+        snprintf(buf, size, "%s: %s", d->file, d->msg);
+    else
+        snprintf(buf, size, "%s", d->msg);
+    return buf;
+}

@@ -1,0 +1,48 @@
+/* loader.h - loading plugins (shoal/plugin.h) and keeping them mapped while
+ * their code can run.
+ *
+ * A module is one loaded .so. It is counted: one reference for each holder
+ * (the config generation that named it, a caller of shoal__module_load) and
+ * one for each live actor spawned from one of its behaviours, dropped when
+ * that actor ends. When the last goes, fini runs and the .so is closed.
+ * Loading a file that is already loaded (same device, inode, size and
+ * modification time) returns the same module.
+ */
+#ifndef SHOAL_HOST_LOADER_H
+#define SHOAL_HOST_LOADER_H
+
+#include "host/diag.h"
+#include "shoal/plugin.h"
+#include "shoal/runtime.h"
+
+typedef struct shoal_module_s shoal_module_t;
+typedef struct shoal_loader_s shoal_loader_t;
+
+int shoal__loader_create(shoal_loader_t **loader);
+/* Drops nothing the modules' holders own; call after every holder let go
+ * (modules still referenced stay valid and close on their last release). */
+void shoal__loader_destroy(shoal_loader_t *loader);
+
+/* Loads (or finds) the plugin at path; on SHOAL_OK the caller holds one
+ * reference. On error (SHOAL_ELOAD, SHOAL_ENOMEM) err names the file and the
+ * reason. */
+int shoal__module_load(shoal_loader_t *loader, const char *path, shoal_module_t **module,
+                       shoal_diag_t *err);
+void shoal__module_ref(shoal_module_t *m);
+void shoal__module_release(shoal_module_t *m);
+
+const shoal_plugin_t *shoal__module_plugin(const shoal_module_t *m);
+const char *shoal__module_path(const shoal_module_t *m);
+/* The behaviour named `name`, or NULL. */
+const shoal_behaviour_t *shoal__module_behaviour(const shoal_module_t *m, const char *name);
+
+/* Spawns an actor running a behaviour of m (parent may be SHOAL_PID_NONE);
+ * the actor holds a reference to m until it ends. */
+int shoal__module_spawn(shoal_runtime_t *rt, shoal_module_t *m, shoal_pid_t parent,
+                        const shoal_behaviour_t *beh, const void *args, uint32_t mailbox_limit,
+                        shoal_pid_t *pid);
+
+/* Modules currently loaded by this loader (for tests and inspection). */
+unsigned shoal__loader_count(shoal_loader_t *loader);
+
+#endif

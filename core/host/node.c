@@ -1,0 +1,449 @@
+/* node.c - libyaml events to a node tree; see node.h. */
+#include "host/node.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "shoal/error.h"
+
+typedef struct anchor_s {
+    char *name;
+    shoal_node_t *node;
+} anchor_t;
+
+typedef struct parser_s {
+    yaml_parser_t yp;
+    const char *file;
+    shoal_diag_t *err;
+    size_t nodes;
+    anchor_t *anchors;
+    size_t nanchors, anchors_cap;
+} parser_t;
+
+static uint32_t line_of(yaml_mark_t m) { return (uint32_t)m.line + 1; }
+static uint32_t col_of(yaml_mark_t m) { return (uint32_t)m.column + 1; }
+
+static int next_event(parser_t *p, yaml_event_t *ev)
+{
+    if (yaml_parser_parse(&p->yp, ev))
+        return SHOAL_OK;
+    yaml_mark_t m = p->yp.problem_mark;
+    if (p->yp.context)
+        shoal__diag_set(p->err, p->file, line_of(m), col_of(m), "%s %s", p->yp.context,
+                        p->yp.problem ? p->yp.problem : "");
+    else
+        shoal__diag_set(p->err, p->file, line_of(m), col_of(m), "%s",
+                        p->yp.problem ? p->yp.problem : "YAML syntax error");
+    return SHOAL_EINVAL;
+}
+
+static shoal_node_t *node_new(parser_t *p, shoal_node_kind_t kind, yaml_mark_t at)
+{
+    if (++p->nodes > SHOAL_NODE_MAX_NODES) {
+        shoal__diag_set(p->err, p->file, line_of(at), col_of(at),
+                        "document too large: more than %d nodes (aliases included)",
+                        SHOAL_NODE_MAX_NODES);
+        return NULL;
+    }
+    shoal_node_t *n = calloc(1, sizeof *n);
+    if (n == NULL) {
+        shoal__diag_set(p->err, p->file, line_of(at), col_of(at), "out of memory");
+        return NULL;
+    }
+    n->kind = kind;
+    n->file = p->file;
+    n->line = line_of(at);
+    n->col = col_of(at);
+    return n;
+}
+
+static void node_free(shoal_node_t *n)
+{
+    if (n == NULL)
+        return;
+    for (size_t i = 0; i < n->n; i++) {
+        node_free(n->items[i]);
+        if (n->keys)
+            node_free(n->keys[i]);
+    }
+    free(n->items);
+    free(n->keys);
+    free(n->text);
+    free(n);
+}
+
+void shoal__node_free(shoal_node_t *root)
+{
+    if (root == NULL)
+        return;
+    char *file = (char *)root->file;
+    node_free(root);
+    free(file);
+}
+
+static int append(shoal_node_t *parent, shoal_node_t *key, shoal_node_t *value)
+{
+    if (parent->n == parent->cap) {
+        size_t cap = parent->cap ? parent->cap * 2 : 4;
+        shoal_node_t **ni = realloc(parent->items, cap * sizeof *ni);
+        if (ni == NULL)
+            return SHOAL_ENOMEM;
+        parent->items = ni;
+        if (parent->kind == SHOAL_NODE_MAP) {
+            shoal_node_t **nk = realloc(parent->keys, cap * sizeof *nk);
+            if (nk == NULL)
+                return SHOAL_ENOMEM;
+            parent->keys = nk;
+        }
+        parent->cap = cap;
+    }
+    parent->items[parent->n] = value;
+    if (parent->kind == SHOAL_NODE_MAP)
+        parent->keys[parent->n] = key;
+    parent->n++;
+    return SHOAL_OK;
+}
+
+static shoal_node_t *copy(parser_t *p, const shoal_node_t *src, yaml_mark_t at)
+{
+    shoal_node_t *n = node_new(p, src->kind, at);
+    if (n == NULL)
+        return NULL;
+    n->quoted = src->quoted;
+    n->line = src->line;
+    n->col = src->col;
+    if (src->text != NULL && (n->text = strdup(src->text)) == NULL)
+        goto fail;
+    for (size_t i = 0; i < src->n; i++) {
+        shoal_node_t *k = NULL, *v = copy(p, src->items[i], at);
+        if (v == NULL)
+            goto fail;
+        if (src->keys != NULL && (k = copy(p, src->keys[i], at)) == NULL) {
+            node_free(v);
+            goto fail;
+        }
+        if (append(n, k, v) != SHOAL_OK) {
+            node_free(k);
+            node_free(v);
+            goto fail;
+        }
+    }
+    return n;
+fail:
+    node_free(n);
+    return NULL;
+}
+
+static int remember(parser_t *p, const char *name, shoal_node_t *node)
+{
+    if (name == NULL)
+        return SHOAL_OK;
+    if (p->nanchors == p->anchors_cap) {
+        size_t cap = p->anchors_cap ? p->anchors_cap * 2 : 8;
+        anchor_t *na = realloc(p->anchors, cap * sizeof *na);
+        if (na == NULL)
+            return SHOAL_ENOMEM;
+        p->anchors = na;
+        p->anchors_cap = cap;
+    }
+    char *dup = strdup(name);
+    if (dup == NULL)
+        return SHOAL_ENOMEM;
+    p->anchors[p->nanchors++] = (anchor_t){.name = dup, .node = node};
+    return SHOAL_OK;
+}
+
+static int parse_node(parser_t *p, yaml_event_t *ev, int depth, shoal_node_t **out);
+
+static int no_tag(parser_t *p, const yaml_event_t *ev, const yaml_char_t *tag)
+{
+    if (tag == NULL)
+        return SHOAL_OK;
+    shoal__diag_set(p->err, p->file, line_of(ev->start_mark), col_of(ev->start_mark),
+                    "explicit tag '%s' is not allowed: write plain values", (const char *)tag);
+    return SHOAL_EINVAL;
+}
+
+static int parse_collection(parser_t *p, yaml_event_t *start, int depth, shoal_node_t **out)
+{
+    bool map = start->type == YAML_MAPPING_START_EVENT;
+    yaml_event_type_t end = map ? YAML_MAPPING_END_EVENT : YAML_SEQUENCE_END_EVENT;
+    const yaml_char_t *anchor = map ? start->data.mapping_start.anchor
+                                    : start->data.sequence_start.anchor;
+    int rc = no_tag(p, start, map ? start->data.mapping_start.tag : start->data.sequence_start.tag);
+    if (rc != SHOAL_OK)
+        return rc;
+    if (depth >= SHOAL_NODE_MAX_DEPTH) {
+        shoal__diag_set(p->err, p->file, line_of(start->start_mark), col_of(start->start_mark),
+                        "nesting deeper than %d levels", SHOAL_NODE_MAX_DEPTH);
+        return SHOAL_EINVAL;
+    }
+    shoal_node_t *n = node_new(p, map ? SHOAL_NODE_MAP : SHOAL_NODE_LIST, start->start_mark);
+    if (n == NULL)
+        return SHOAL_ENOMEM;
+    for (;;) {
+        yaml_event_t ev;
+        if ((rc = next_event(p, &ev)) != SHOAL_OK)
+            goto fail;
+        if (ev.type == end) {
+            yaml_event_delete(&ev);
+            break;
+        }
+        shoal_node_t *key = NULL, *value = NULL;
+        if (map) {
+            if (ev.type != YAML_SCALAR_EVENT && ev.type != YAML_ALIAS_EVENT) {
+                shoal__diag_set(p->err, p->file, line_of(ev.start_mark), col_of(ev.start_mark),
+                                "a key must be a plain string, not a %s",
+                                ev.type == YAML_MAPPING_START_EVENT ? "mapping" : "list");
+                yaml_event_delete(&ev);
+                rc = SHOAL_EINVAL;
+                goto fail;
+            }
+            rc = parse_node(p, &ev, depth + 1, &key);
+            if (rc != SHOAL_OK)
+                goto fail;
+            if (key->kind != SHOAL_NODE_SCALAR) {
+                shoal__diag_set(p->err, p->file, key->line, key->col,
+                                "a key must be a plain string, not a %s",
+                                shoal__node_kind_name(key));
+                node_free(key);
+                rc = SHOAL_EINVAL;
+                goto fail;
+            }
+            for (size_t i = 0; i < n->n; i++) {
+                if (strcmp(n->keys[i]->text, key->text) == 0) {
+                    shoal__diag_set(p->err, p->file, key->line, key->col,
+                                    "duplicate key '%s' (first at line %u, column %u)",
+                                    key->text, n->keys[i]->line, n->keys[i]->col);
+                    node_free(key);
+                    rc = SHOAL_EINVAL;
+                    goto fail;
+                }
+            }
+            if ((rc = next_event(p, &ev)) != SHOAL_OK) {
+                node_free(key);
+                goto fail;
+            }
+        }
+        rc = parse_node(p, &ev, depth + 1, &value);
+        if (rc == SHOAL_OK && (rc = append(n, key, value)) != SHOAL_OK) {
+            shoal__diag_set(p->err, p->file, n->line, n->col, "out of memory");
+            node_free(value);
+        }
+        if (rc != SHOAL_OK) {
+            node_free(key);
+            goto fail;
+        }
+    }
+    if ((rc = remember(p, (const char *)anchor, n)) != SHOAL_OK)
+        goto fail;
+    *out = n;
+    return SHOAL_OK;
+fail:
+    node_free(n);
+    return rc;
+}
+
+/* Consumes ev (already read) and what belongs to it. */
+static int parse_node(parser_t *p, yaml_event_t *ev, int depth, shoal_node_t **out)
+{
+    int rc = SHOAL_OK;
+    *out = NULL;
+    switch (ev->type) {
+    case YAML_SCALAR_EVENT: {
+        if ((rc = no_tag(p, ev, ev->data.scalar.tag)) != SHOAL_OK)
+            break;
+        shoal_node_t *n = node_new(p, SHOAL_NODE_SCALAR, ev->start_mark);
+        if (n == NULL) {
+            rc = SHOAL_ENOMEM;
+            break;
+        }
+        n->quoted = ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
+        n->text = strndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
+        if (n->text == NULL || strlen(n->text) != ev->data.scalar.length) {
+            shoal__diag_set(p->err, p->file, n->line, n->col,
+                            n->text ? "a NUL character is not allowed in a value"
+                                    : "out of memory");
+            node_free(n);
+            rc = SHOAL_EINVAL;
+            break;
+        }
+        if ((rc = remember(p, (const char *)ev->data.scalar.anchor, n)) != SHOAL_OK) {
+            node_free(n);
+            break;
+        }
+        *out = n;
+        break;
+    }
+    case YAML_ALIAS_EVENT: {
+        const char *name = (const char *)ev->data.alias.anchor;
+        shoal_node_t *target = NULL;
+        for (size_t i = p->nanchors; i-- > 0;)
+            if (strcmp(p->anchors[i].name, name) == 0) {
+                target = p->anchors[i].node;
+                break;
+            }
+        if (target == NULL) {
+            shoal__diag_set(p->err, p->file, line_of(ev->start_mark), col_of(ev->start_mark),
+                            "unknown alias '*%s'", name);
+            rc = SHOAL_EINVAL;
+            break;
+        }
+        if ((*out = copy(p, target, ev->start_mark)) == NULL)
+            rc = SHOAL_EINVAL;
+        break;
+    }
+    case YAML_MAPPING_START_EVENT:
+    case YAML_SEQUENCE_START_EVENT:
+        rc = parse_collection(p, ev, depth, out);
+        break;
+    default:
+        shoal__diag_set(p->err, p->file, line_of(ev->start_mark), col_of(ev->start_mark),
+                        "unexpected YAML event");
+        rc = SHOAL_EINVAL;
+        break;
+    }
+    yaml_event_delete(ev);
+    return rc;
+}
+
+static int expect(parser_t *p, yaml_event_type_t type, yaml_event_t *ev)
+{
+    int rc = next_event(p, ev);
+    if (rc == SHOAL_OK && ev->type != type) {
+        shoal__diag_set(p->err, p->file, line_of(ev->start_mark), col_of(ev->start_mark),
+                        "unexpected YAML structure");
+        yaml_event_delete(ev);
+        rc = SHOAL_EINVAL;
+    }
+    return rc;
+}
+
+int shoal__node_parse(const char *file, const char *text, size_t len, shoal_node_t **root,
+                      shoal_diag_t *err)
+{
+    parser_t p = {.err = err};
+    *root = NULL;
+    char *name = strdup(file ? file : "<args>");
+    if (name == NULL)
+        return SHOAL_ENOMEM;
+    p.file = name;
+    if (!yaml_parser_initialize(&p.yp)) {
+        free(name);
+        return SHOAL_ENOMEM;
+    }
+    yaml_parser_set_input_string(&p.yp, (const unsigned char *)text, len);
+    shoal_node_t *doc = NULL;
+    yaml_event_t ev;
+    int rc = expect(&p, YAML_STREAM_START_EVENT, &ev);
+    if (rc != SHOAL_OK)
+        goto done;
+    yaml_event_delete(&ev);
+    if ((rc = next_event(&p, &ev)) != SHOAL_OK)
+        goto done;
+    if (ev.type == YAML_STREAM_END_EVENT) { /* empty: an empty mapping */
+        yaml_mark_t at = ev.start_mark;
+        yaml_event_delete(&ev);
+        at.line = at.column = 0;
+        doc = node_new(&p, SHOAL_NODE_MAP, at);
+        rc = doc ? SHOAL_OK : SHOAL_ENOMEM;
+        goto done;
+    }
+    yaml_event_delete(&ev); /* DOCUMENT_START */
+    if ((rc = next_event(&p, &ev)) != SHOAL_OK)
+        goto done;
+    if ((rc = parse_node(&p, &ev, 0, &doc)) != SHOAL_OK)
+        goto done;
+    if ((rc = expect(&p, YAML_DOCUMENT_END_EVENT, &ev)) != SHOAL_OK)
+        goto done;
+    yaml_event_delete(&ev);
+    if ((rc = next_event(&p, &ev)) != SHOAL_OK)
+        goto done;
+    if (ev.type != YAML_STREAM_END_EVENT) {
+        shoal__diag_set(err, p.file, line_of(ev.start_mark), col_of(ev.start_mark),
+                        "several YAML documents in one file: write one");
+        rc = SHOAL_EINVAL;
+    }
+    yaml_event_delete(&ev);
+done:
+    for (size_t i = 0; i < p.nanchors; i++)
+        free(p.anchors[i].name);
+    free(p.anchors);
+    yaml_parser_delete(&p.yp);
+    if (rc != SHOAL_OK) {
+        node_free(doc);
+        free(name);
+        return rc;
+    }
+    /* A scalar document is not args or config: keep it, callers check kind. */
+    *root = doc;
+    return SHOAL_OK;
+}
+
+int shoal__node_parse_file(const char *path, shoal_node_t **root, shoal_diag_t *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        shoal__diag_set(err, path, 0, 0, "cannot open: %s", strerror(errno));
+        return SHOAL_EINVAL;
+    }
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            cap = cap ? cap * 2 : 4096;
+            if (cap > (64u << 20)) {
+                shoal__diag_set(err, path, 0, 0, "file larger than 64 MiB");
+                free(buf);
+                fclose(f);
+                return SHOAL_EINVAL;
+            }
+            char *nb = realloc(buf, cap);
+            if (nb == NULL) {
+                free(buf);
+                fclose(f);
+                return SHOAL_ENOMEM;
+            }
+            buf = nb;
+        }
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        shoal__diag_set(err, path, 0, 0, "read error");
+        free(buf);
+        return SHOAL_EINVAL;
+    }
+    int rc = shoal__node_parse(path, buf, len, root, err);
+    free(buf);
+    return rc;
+}
+
+const shoal_node_t *shoal__node_get(const shoal_node_t *map, const char *key)
+{
+    if (map == NULL || map->kind != SHOAL_NODE_MAP)
+        return NULL;
+    for (size_t i = 0; i < map->n; i++)
+        if (strcmp(map->keys[i]->text, key) == 0)
+            return map->items[i];
+    return NULL;
+}
+
+const char *shoal__node_kind_name(const shoal_node_t *n)
+{
+    switch (n->kind) {
+    case SHOAL_NODE_MAP:
+        return "a mapping";
+    case SHOAL_NODE_LIST:
+        return "a list";
+    default:
+        return n->quoted ? "a quoted string" : "a value";
+    }
+}

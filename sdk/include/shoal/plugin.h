@@ -1,0 +1,84 @@
+/* shoal/plugin.h - what a plugin exports: one const descriptor.
+ *
+ * A plugin is a shared object built against this SDK. It declares its
+ * behaviours and exports them with SHOAL_PLUGIN(...), which stamps the ABI
+ * version and the descriptor's size, emits the same version into an ELF note
+ * (so the host checks it before any of the plugin's code, constructors
+ * included, can run), and exports the one symbol the host looks up.
+ *
+ *     static const shoal_behaviour_t echo = {
+ *         .name = "echo", .handle_message = echo_message, .handle_call = echo_call,
+ *     };
+ *     SHOAL_PLUGIN(.name = "echo", .version = "1.0.0",
+ *                  .behaviours = SHOAL_BEHAVIOURS(&echo));
+ *
+ * A pool then names a behaviour as "<plugin>.<behaviour>", e.g. echo.echo.
+ *
+ * ABI rules. A host loads a plugin whose ABI major equals its own and whose
+ * minor is not newer than its own. The descriptor only grows, at the end; the
+ * host reads a field only when the plugin's declared size includes it.
+ */
+#ifndef SHOAL_PLUGIN_H
+#define SHOAL_PLUGIN_H
+
+#include "shoal/behaviour.h"
+#include "shoal/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SHOAL_ABI_MAJOR 1
+#define SHOAL_ABI_MINOR 0
+
+/* The exported symbol's name, and the ELF note's owner. */
+#define SHOAL_PLUGIN_SYMBOL "shoal_plugin"
+#define SHOAL_NOTE_NAME "shoal"
+#define SHOAL_NOTE_TYPE 0x53484f41u /* "SHOA" */
+
+typedef struct shoal_plugin_s {
+    uint16_t abi_major; /* SHOAL_ABI_MAJOR the plugin was built with */
+    uint16_t abi_minor; /* SHOAL_ABI_MINOR the plugin was built with */
+    uint32_t size;      /* sizeof(shoal_plugin_t) the plugin was built with */
+    const char *name;    /* the plugin's name: [a-z0-9_-]+ */
+    const char *version; /* free-form, e.g. "1.2.0" */
+    /* NULL-terminated list of behaviours; names unique within the plugin */
+    const shoal_behaviour_t *const *behaviours;
+    /* Optional: runs once after the checks, before any actor. Non-zero
+     * refuses the plugin; write the reason into err (NUL-terminated). */
+    int (*init)(char *err, size_t err_size);
+    /* Optional: runs once before the host closes the plugin. */
+    void (*fini)(void);
+} shoal_plugin_t;
+
+/* The note payload the host reads from the file before loading it. */
+typedef struct shoal_plugin_note_s {
+    uint16_t abi_major;
+    uint16_t abi_minor;
+    uint32_t descriptor_size;
+} shoal_plugin_note_t;
+
+/* Builds a NULL-terminated behaviour list. */
+#define SHOAL_BEHAVIOURS(...) ((const shoal_behaviour_t *const[]){__VA_ARGS__, NULL})
+
+#define SHOAL__NOTE_SECTION __attribute__((section(".note.shoal"), aligned(4), used))
+
+/* Defines and exports the descriptor. Arguments: designated initialisers
+ * for name, version, behaviours, and optionally init and fini. */
+#define SHOAL_PLUGIN(...)                                                                          \
+    SHOAL__NOTE_SECTION static const struct {                                                      \
+        uint32_t namesz, descsz, type;                                                             \
+        char name[8];                                                                              \
+        shoal_plugin_note_t desc;                                                                  \
+    } shoal__plugin_note = {sizeof(SHOAL_NOTE_NAME), sizeof(shoal_plugin_note_t),                   \
+                            SHOAL_NOTE_TYPE, SHOAL_NOTE_NAME,                                      \
+                            {SHOAL_ABI_MAJOR, SHOAL_ABI_MINOR, sizeof(shoal_plugin_t)}};           \
+    SHOAL_API const shoal_plugin_t shoal_plugin = {.abi_major = SHOAL_ABI_MAJOR,                   \
+                                                   .abi_minor = SHOAL_ABI_MINOR,                   \
+                                                   .size = sizeof(shoal_plugin_t),                 \
+                                                   __VA_ARGS__}
+
+#ifdef __cplusplus
+}
+#endif
+#endif
