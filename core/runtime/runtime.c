@@ -57,6 +57,7 @@ SHOAL_API int shoal_runtime_create(shoal_runtime_t **out, const shoal_runtime_op
     rt->log_fn = opts->log_fn;
     rt->log_user = opts->log_user;
     pthread_mutex_init(&rt->env_lock, NULL);
+    shoal__names_init(rt);
 
     int rc = shoal__slots_init(rt);
     if (rc != SHOAL_OK)
@@ -81,6 +82,7 @@ fail_key:
 fail_inject:
     shoal__slots_fini(rt);
 fail_slots:
+    shoal__names_fini(rt);
     shoal__envs_fini(rt);
     pthread_mutex_destroy(&rt->env_lock);
     free(rt);
@@ -125,6 +127,7 @@ SHOAL_API void shoal_runtime_destroy(shoal_runtime_t *rt)
     shoal__inject_fini(&rt->global);
     shoal__slots_fini(rt);
     shoal__envs_fini(rt);
+    shoal__names_fini(rt);
     pthread_mutex_destroy(&rt->env_lock);
     pthread_mutex_destroy(&rt->slots_lock);
     free(rt);

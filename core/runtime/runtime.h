@@ -63,6 +63,11 @@ struct shoal_runtime_s {
     /* timers */
     struct shoal_timers_s *timers;
 
+    /* registered names (names.c) */
+    pthread_rwlock_t names_lock;
+    void *names;
+    size_t nnames, names_cap;
+
     /* threads that are not workers */
     pthread_key_t tc_key;
     pthread_mutex_t tc_lock;
@@ -106,6 +111,10 @@ void shoal__slots_fini(shoal_runtime_t *rt);
 int shoal__slot_alloc(shoal_tcache_t *tc, uint32_t *slot);
 void shoal__slot_free(shoal_tcache_t *tc, uint32_t slot);
 void shoal__slots_flush(shoal_tcache_t *tc);
+
+/* Registered names (names.c). */
+int shoal__names_init(shoal_runtime_t *rt);
+void shoal__names_fini(shoal_runtime_t *rt);
 
 /* Envelope depot (envelope.c). */
 void shoal__envs_fini(shoal_runtime_t *rt);

@@ -18,6 +18,10 @@ extern "C" {
 /* The running actor's own PID. */
 SHOAL_API shoal_pid_t shoal_self(const shoal_ctx_t *ctx);
 
+/* The PID registered under `name` by the host (e.g. a pool's name), or
+ * SHOAL_PID_NONE. */
+SHOAL_API shoal_pid_t shoal_whereis(shoal_ctx_t *ctx, const char *name);
+
 /* The runtime the actor runs on. */
 SHOAL_API shoal_runtime_t *shoal_ctx_runtime(const shoal_ctx_t *ctx);
 

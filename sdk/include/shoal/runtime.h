@@ -64,6 +64,15 @@ SHOAL_API int shoal_runtime_send_priority(shoal_runtime_t *rt, shoal_pid_t to, u
 /* As shoal_stop, from outside any actor. */
 SHOAL_API int shoal_runtime_stop_actor(shoal_runtime_t *rt, shoal_pid_t pid);
 
+/* Names. A host registers a name for an actor (a pool); anyone looks it up.
+ * Registering an existing name points it at the new PID. A name outlives its
+ * actor: sends to the PID it still gives answer SHOAL_ENOPROC. */
+SHOAL_API int shoal_runtime_register(shoal_runtime_t *rt, const char *name, shoal_pid_t pid);
+/* SHOAL_OK, or SHOAL_ENOPROC when the name is not registered. */
+SHOAL_API int shoal_runtime_unregister(shoal_runtime_t *rt, const char *name);
+/* The PID registered under name, or SHOAL_PID_NONE. */
+SHOAL_API shoal_pid_t shoal_runtime_whereis(shoal_runtime_t *rt, const char *name);
+
 /* A reply received by a blocking call. Owned by the caller until released. */
 typedef struct shoal_answer_s {
     uint32_t type;

@@ -1,0 +1,109 @@
+/* names.c - registered names: a host gives an actor (a pool) a name, any
+ * actor or thread looks it up. A name maps to a PID; when that actor ends
+ * the name still maps to its PID, so a send answers SHOAL_ENOPROC until the
+ * host registers the name again. A reader-writer lock: lookups are many,
+ * changes are rare (start, reload). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "actor/ctx.h"
+#include "runtime/runtime.h"
+
+typedef struct name_s {
+    char *name;
+    shoal_pid_t pid;
+} name_t;
+
+int shoal__names_init(shoal_runtime_t *rt)
+{
+    pthread_rwlock_init(&rt->names_lock, NULL);
+    rt->names = NULL;
+    rt->nnames = rt->names_cap = 0;
+    return SHOAL_OK;
+}
+
+void shoal__names_fini(shoal_runtime_t *rt)
+{
+    name_t *v = rt->names;
+    for (size_t i = 0; i < rt->nnames; i++)
+        free(v[i].name);
+    free(v);
+    rt->names = NULL;
+    pthread_rwlock_destroy(&rt->names_lock);
+}
+
+static bool valid(const char *name)
+{
+    size_t n = name ? strlen(name) : 0;
+    return n != 0 && n <= 255;
+}
+
+SHOAL_API int shoal_runtime_register(shoal_runtime_t *rt, const char *name, shoal_pid_t pid)
+{
+    if (!valid(name) || pid == SHOAL_PID_NONE)
+        return SHOAL_EINVAL;
+    int rc = SHOAL_OK;
+    pthread_rwlock_wrlock(&rt->names_lock);
+    name_t *v = rt->names;
+    for (size_t i = 0; i < rt->nnames; i++) {
+        if (strcmp(v[i].name, name) == 0) {
+            v[i].pid = pid;
+            goto out;
+        }
+    }
+    if (rt->nnames == rt->names_cap) {
+        size_t cap = rt->names_cap ? rt->names_cap * 2 : 16;
+        name_t *nv = realloc(v, cap * sizeof *nv);
+        if (nv == NULL) {
+            rc = SHOAL_ENOMEM;
+            goto out;
+        }
+        rt->names = v = nv;
+        rt->names_cap = cap;
+    }
+    if ((v[rt->nnames].name = strdup(name)) == NULL) {
+        rc = SHOAL_ENOMEM;
+        goto out;
+    }
+    v[rt->nnames++].pid = pid;
+out:
+    pthread_rwlock_unlock(&rt->names_lock);
+    return rc;
+}
+
+SHOAL_API int shoal_runtime_unregister(shoal_runtime_t *rt, const char *name)
+{
+    int rc = SHOAL_ENOPROC;
+    pthread_rwlock_wrlock(&rt->names_lock);
+    name_t *v = rt->names;
+    for (size_t i = 0; valid(name) && i < rt->nnames; i++) {
+        if (strcmp(v[i].name, name) == 0) {
+            free(v[i].name);
+            v[i] = v[--rt->nnames];
+            rc = SHOAL_OK;
+            break;
+        }
+    }
+    pthread_rwlock_unlock(&rt->names_lock);
+    return rc;
+}
+
+SHOAL_API shoal_pid_t shoal_runtime_whereis(shoal_runtime_t *rt, const char *name)
+{
+    shoal_pid_t pid = SHOAL_PID_NONE;
+    pthread_rwlock_rdlock(&rt->names_lock);
+    const name_t *v = rt->names;
+    for (size_t i = 0; valid(name) && i < rt->nnames; i++) {
+        if (strcmp(v[i].name, name) == 0) {
+            pid = v[i].pid;
+            break;
+        }
+    }
+    pthread_rwlock_unlock(&rt->names_lock);
+    return pid;
+}
+
+SHOAL_API shoal_pid_t shoal_whereis(shoal_ctx_t *ctx, const char *name)
+{
+    return shoal_runtime_whereis(ctx->rt, name);
+}
