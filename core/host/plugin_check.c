@@ -1,0 +1,228 @@
+/* plugin_check.c - shoal-plugin-check: loads a plugin the way shoald does and
+ * runs each of its behaviours through init -> messages -> a call -> stop
+ * under a real runtime (debug checks on), reporting what fails.
+ *
+ *   shoal-plugin-check [--args YAML] [--messages N] [--timeout MS] FILE.so
+ *
+ * Exit status: 0 every behaviour passed, 1 a check failed, 2 usage or the
+ * plugin was refused.
+ */
+#include <inttypes.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "host/loader.h"
+#include "host/node.h"
+#include "shoal/shoal.h"
+
+#define MSG_TYPE_BASE 0x7100u
+
+/* The harness: parent of the actor under test, so it hears how it ended. */
+typedef struct harness_s {
+    sem_t ended;
+    _Atomic int reason;
+    _Atomic int exited;
+} harness_t;
+
+static harness_t H;
+
+static int harness_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    if (msg->kind == SHOAL_MSG_EXIT) {
+        atomic_store(&H.reason, msg->status);
+        atomic_store(&H.exited, 1);
+        sem_post(&H.ended);
+    }
+    return 0;
+}
+
+static const shoal_behaviour_t harness = {.name = "harness", .handle_message = harness_message};
+
+static void log_line(void *user, int level, const char *line)
+{
+    (void)user;
+    (void)level;
+    printf("      log: %s\n", line);
+    fflush(stdout);
+}
+
+static int wait_exit(double seconds)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += (time_t)seconds;
+    ts.tv_nsec += (long)((seconds - (double)(time_t)seconds) * 1e9);
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    return sem_timedwait(&H.ended, &ts) == 0;
+}
+
+static int failures;
+
+static void check(int ok, const char *what, const char *detail)
+{
+    printf("    %s %s%s%s\n", ok ? "ok  " : "FAIL", what, detail && *detail ? ": " : "",
+           detail ? detail : "");
+    if (!ok)
+        failures++;
+}
+
+/* Runs one behaviour; returns after the actor ended. */
+static void run_behaviour(shoal_runtime_t *rt, shoal_module_t *m, const shoal_behaviour_t *b,
+                          const shoal_node_t *args, unsigned nmsg, uint64_t timeout_ms)
+{
+    char detail[256];
+    printf("  behaviour %s.%s\n", shoal__module_plugin(m)->name, b->name);
+    atomic_store(&H.exited, 0);
+    shoal_pid_t parent, pid;
+    int rc = shoal_runtime_spawn(rt, &harness, NULL, NULL, &parent);
+    if (rc == SHOAL_OK)
+        rc = shoal__module_spawn(rt, m, parent, b, args, 64, &pid);
+    check(rc == SHOAL_OK, "spawn", rc ? shoal_strerror(rc) : "");
+    if (rc != SHOAL_OK)
+        return;
+
+    /* Messages of several shapes: empty, inline, heap-sized. */
+    static unsigned char big[4096];
+    for (size_t i = 0; i < sizeof big; i++)
+        big[i] = (unsigned char)i;
+    unsigned sent = 0, refused = 0;
+    for (unsigned i = 0; i < nmsg; i++) {
+        uint64_t v = i;
+        const void *data = i % 3 == 0 ? NULL : i % 3 == 1 ? (const void *)&v : (const void *)big;
+        size_t size = i % 3 == 0 ? 0 : i % 3 == 1 ? sizeof v : sizeof big;
+        rc = shoal_runtime_send(rt, pid, MSG_TYPE_BASE + i % 3, data, size);
+        if (rc == SHOAL_OK)
+            sent++;
+        else if (rc == SHOAL_EFULL)
+            refused++;
+        else
+            break;
+    }
+    snprintf(detail, sizeof detail, "%u accepted, %u refused as full%s%s", sent, refused,
+             rc != SHOAL_OK && rc != SHOAL_EFULL ? ", then " : "",
+             rc != SHOAL_OK && rc != SHOAL_EFULL ? shoal_strerror(rc) : "");
+    check(rc == SHOAL_OK || rc == SHOAL_EFULL, "messages", detail);
+
+    /* A call: answered (or SHOAL_ENOTSUP without handle_call), in time. */
+    shoal_answer_t ans;
+    uint64_t v = 42;
+    rc = shoal_runtime_call(rt, pid, MSG_TYPE_BASE + 9, &v, sizeof v, timeout_ms, &ans);
+    if (rc == SHOAL_OK) {
+        snprintf(detail, sizeof detail, "reply type %" PRIu32 ", %zu bytes, status %s", ans.type,
+                 ans.size, shoal_errname(ans.status));
+        check(ans.status == SHOAL_OK || (b->handle_call == NULL && ans.status == SHOAL_ENOTSUP),
+              "call", detail);
+        shoal_answer_release(&ans);
+    } else {
+        snprintf(detail, sizeof detail, "%s%s", shoal_strerror(rc),
+                 atomic_load(&H.exited) ? " (the actor had already ended)" : "");
+        check(0, "call", detail);
+    }
+
+    if (atomic_load(&H.exited)) {
+        int why = atomic_load(&H.reason);
+        snprintf(detail, sizeof detail, "ended on its own with %s (%d): see the log above",
+                 shoal_errname(why), why);
+        check(0, "alive after init, messages and a call", detail);
+        shoal_runtime_stop_actor(rt, parent);
+        wait_exit(0); /* take the exit notice already posted */
+        return;
+    }
+    check(1, "alive after init, messages and a call", "");
+
+    /* Stop: terminate runs, the actor ends with SHOAL_ESHUTDOWN. */
+    if (!atomic_load(&H.exited))
+        shoal_runtime_stop_actor(rt, pid);
+    int ended = wait_exit((double)timeout_ms / 1000.0 + 1.0);
+    int reason = atomic_load(&H.reason);
+    snprintf(detail, sizeof detail, "%s (%d)", ended ? shoal_errname(reason) : "did not end",
+             reason);
+    check(ended && reason == SHOAL_ESHUTDOWN, "stop", detail);
+    shoal_runtime_stop_actor(rt, parent);
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: shoal-plugin-check [--args YAML] [--messages N] [--timeout MS] "
+                    "FILE.so\n");
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    const char *yaml = "{}", *path = NULL;
+    unsigned nmsg = 9;
+    uint64_t timeout_ms = 2000;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--args") == 0 && i + 1 < argc)
+            yaml = argv[++i];
+        else if (strcmp(argv[i], "--messages") == 0 && i + 1 < argc)
+            nmsg = (unsigned)strtoul(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
+            timeout_ms = strtoull(argv[++i], NULL, 10);
+        else if (argv[i][0] == '-' || path != NULL)
+            return usage();
+        else
+            path = argv[i];
+    }
+    if (path == NULL)
+        return usage();
+
+    char buf[1200];
+    shoal_diag_t err;
+    shoal_node_t *args = NULL;
+    if (shoal__node_parse("--args", yaml, strlen(yaml), &args, &err) != SHOAL_OK) {
+        fprintf(stderr, "shoal-plugin-check: %s\n", shoal__diag_format(&err, buf, sizeof buf));
+        return 2;
+    }
+    shoal_loader_t *loader;
+    shoal_module_t *m;
+    if (shoal__loader_create(&loader) != SHOAL_OK)
+        return 2;
+    int rc = shoal__module_load(loader, path, &m, &err);
+    if (rc != SHOAL_OK) {
+        fprintf(stderr, "shoal-plugin-check: %s\n", shoal__diag_format(&err, buf, sizeof buf));
+        shoal__loader_destroy(loader);
+        shoal__node_free(args);
+        return 2;
+    }
+    const shoal_plugin_t *d = shoal__module_plugin(m);
+    printf("plugin %s %s (ABI %u.%u, descriptor %u bytes) from %s\n", d->name,
+           d->version ? d->version : "?", d->abi_major, d->abi_minor, d->size, path);
+    for (size_t i = 0; d->behaviours[i] != NULL; i++) {
+        const shoal_behaviour_t *b = d->behaviours[i];
+        printf("  %s.%s: state %zu bytes;%s%s%s%s\n", d->name, b->name, b->state_size,
+               b->init ? " init" : "", " handle_message", b->handle_call ? " handle_call" : "",
+               b->terminate ? " terminate" : "");
+    }
+
+    shoal_runtime_opts_t o;
+    shoal_runtime_opts_init(&o);
+    o.threads = 2;
+    o.debug_checks = 1;
+    o.log_level = SHOAL_LOG_INFO;
+    o.log_fn = log_line;
+    shoal_runtime_t *rt;
+    if (shoal_runtime_create(&rt, &o) != SHOAL_OK)
+        return 2;
+    sem_init(&H.ended, 0, 0);
+    for (size_t i = 0; d->behaviours[i] != NULL; i++)
+        run_behaviour(rt, m, d->behaviours[i], args, nmsg, timeout_ms);
+    shoal_runtime_destroy(rt);
+    shoal__module_release(m);
+    shoal__loader_destroy(loader);
+    shoal__node_free(args);
+    sem_destroy(&H.ended);
+    printf("%s: %d check%s failed\n", failures ? "FAILED" : "passed", failures,
+           failures == 1 ? "" : "s");
+    return failures ? 1 : 0;
+}
