@@ -1,0 +1,133 @@
+/* bench.h - what the workloads of shoal-bench share.
+ *
+ * shoal-bench implements the peer harness of /work/shared/bench (README.md
+ * there is the spec): one workload per run, exactly one RESULT line on
+ * stdout, diagnostics on stderr. Each workload file (w1.c .. w4.c) sets up
+ * its actors, calls bench_begin() right before the timed interval starts,
+ * bench_wait() for the collector's signal, bench_end(), then prints with
+ * bench_result() and leaves through bench_finish().
+ *
+ * The main thread never runs actors: it drives (W2-W4 start messages, W3
+ * spawns) and then sleeps on a semaphore that the collector actor posts.
+ */
+#ifndef SHOAL_BENCH_H
+#define SHOAL_BENCH_H
+
+#include <semaphore.h>
+#include <stdint.h>
+
+#include "shoal/error.h"
+#include "shoal/runtime.h"
+
+/* Exit statuses fixed by the spec. */
+enum { BENCH_OK = 0, BENCH_VERIFY = 1, BENCH_USAGE = 2, BENCH_UNSUPPORTED = 3 };
+
+/* Message types used by every workload. */
+enum {
+    MSG_WORK = 1,   /* uint64_t v */
+    MSG_DONE = 2,   /* no payload: end of work from one producer */
+    MSG_CONT = 3,   /* a producer's note to itself: go on */
+    MSG_START = 4,  /* workload-specific payload */
+    MSG_REPORT = 5, /* bench_report_t, to the collector */
+    MSG_PING = 6,   /* uint64_t k */
+    MSG_PONG = 7,   /* uint64_t k */
+};
+
+/* What an actor reports to the collector: counts add up, accs XOR. */
+typedef struct bench_report_s {
+    uint64_t count;
+    uint64_t acc;
+    uint64_t dropped;
+} bench_report_t;
+
+typedef struct bench_s {
+    shoal_runtime_t *rt;
+    unsigned threads;
+    const char *workload;
+
+    /* Filled by the collector before it posts `done`. */
+    sem_t done;
+    uint64_t reports;
+    uint64_t count;
+    uint64_t acc;
+    uint64_t dropped;
+
+    /* The timed interval and what happened during it. */
+    double t0, t1;
+    uint64_t mallocs0, mallocs1;
+    shoal_runtime_stats_t st0, st1;
+} bench_t;
+
+/* 50 rounds of xorshift32 (13, 17, 5): the per-message work of the spec. */
+static inline uint32_t xs50(uint64_t v)
+{
+    uint32_t s = (uint32_t)(v + 1);
+    for (int i = 0; i < 50; i++) {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+    }
+    return s;
+}
+
+/* Monotonic seconds. */
+double bench_now(void);
+
+/* A "Key:" line of /proc/self/status in kB (VmRSS, VmHWM); -1 if absent. */
+long bench_status_kb(const char *key);
+
+/* An environment variable as an unsigned number, or `dflt` when unset. */
+unsigned long bench_env_ulong(const char *name, unsigned long dflt);
+
+/* The W1/W4-block checksum for n messages: the spec's table, else computed. */
+uint32_t bench_expected_check(uint64_t n);
+
+/* Creates the runtime (threads from SHOAL_THREADS, else the default). */
+int bench_init(bench_t *b, const char *workload);
+
+/* Spawns the collector: it expects `expected` MSG_REPORTs, sums them into
+ * b->count / acc / dropped and then posts b->done. */
+int bench_spawn_collector(bench_t *b, uint64_t expected, shoal_pid_t *pid);
+
+/* Spawns the yielder (shoal_bench.c); *pid = SHOAL_PID_NONE when
+ * SHOAL_BENCH_YIELD=self asks producers to send MSG_CONT to themselves. */
+int bench_spawn_yielder(bench_t *b, shoal_pid_t *pid);
+
+/* From a producer whose send met SHOAL_EFULL: ends its turn and gets MSG_CONT
+ * back later (through the yielder, or directly from itself). */
+int bench_yield(shoal_ctx_t *ctx, shoal_pid_t yielder);
+
+/* Takes t0 and the counters' starting values. */
+void bench_begin(bench_t *b);
+
+/* Sleeps until the collector posts. 0, or -1 after SHOAL_BENCH_TIMEOUT
+ * seconds (default 300): then the counters go to stderr. */
+int bench_wait(bench_t *b);
+
+/* Takes t1 and the counters' final values. */
+void bench_end(bench_t *b);
+
+/* Prints the RESULT line: the seven fixed fields, then the extras given by
+ * the workload (a printf format, may be ""), then threads, mallocs,
+ * heap_payloads and env_slabs of the timed interval. Counters go to stderr. */
+void bench_result(bench_t *b, const char *params, uint64_t msgs, double secs, const char *fmt,
+                  ...) __attribute__((format(printf, 5, 6)));
+
+/* Leaves the program with status rc: _Exit at once, or, when
+ * SHOAL_BENCH_DESTROY=1, after shoal_runtime_destroy. */
+_Noreturn void bench_finish(bench_t *b, int rc);
+
+/* Parses a decimal count >= min; 0 on success, -1 otherwise. */
+int bench_parse_u64(const char *s, uint64_t min, uint64_t *out);
+
+/* Allocation calls made so far by the whole process (malloc_count.c). */
+uint64_t bench_malloc_calls(void);
+uint64_t bench_free_calls(void);
+
+/* The workloads: argc/argv start after the workload name. */
+int bench_w1(int argc, char **argv);
+int bench_w2(int argc, char **argv);
+int bench_w3(int argc, char **argv);
+int bench_w4(int argc, char **argv);
+
+#endif

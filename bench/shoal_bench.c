@@ -1,0 +1,333 @@
+/* shoal_bench.c - shoal-bench: the command line and what the workloads share.
+ *
+ *   shoal-bench W1 N W | W2 P M | W3 A | W4 N [block|drop]
+ *
+ * The spec is /work/shared/bench/README.md. Environment:
+ *   SHOAL_THREADS          dispatcher threads (default: the runtime's, max(CPUs, 2))
+ *   SHOAL_BENCH_DESTROY=1  destroy the runtime before exiting (default: _Exit)
+ *   SHOAL_BENCH_TIMEOUT    seconds to wait for the collector (default 300)
+ *   SHOAL_BENCH_W1_MAILBOX W1 worker mailbox limit (default 1024; 0 = unbounded)
+ *   SHOAL_BENCH_CHUNK      sends per producer turn (W1 default 256, W4 64)
+ */
+#include "bench.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double bench_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+long bench_status_kb(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (f == NULL)
+        return -1;
+    char line[256];
+    size_t klen = strlen(key);
+    long kb = -1;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
+            kb = strtol(line + klen + 1, NULL, 10);
+            break;
+        }
+    }
+    fclose(f);
+    return kb;
+}
+
+unsigned long bench_env_ulong(const char *name, unsigned long dflt)
+{
+    const char *s = getenv(name);
+    if (s == NULL || *s == '\0')
+        return dflt;
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno != 0 || *end != '\0') {
+        fprintf(stderr, "shoal-bench: ignoring %s=%s (not a number)\n", name, s);
+        return dflt;
+    }
+    return v;
+}
+
+int bench_parse_u64(const char *s, uint64_t min, uint64_t *out)
+{
+    if (s == NULL || *s < '0' || *s > '9')
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v < min)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+uint32_t bench_expected_check(uint64_t n)
+{
+    switch (n) {
+    case 200000:
+        return 4157333466u;
+    case 1000000:
+        return 3111071181u;
+    case 2000000:
+        return 3697708317u;
+    case 10000000:
+        return 1546984362u;
+    default:
+        break;
+    }
+    uint32_t acc = 0;
+    for (uint64_t v = 0; v < n; v++)
+        acc ^= xs50(v);
+    return acc;
+}
+
+/* ---- the collector ------------------------------------------------------ */
+
+typedef struct collector_s {
+    bench_t *b;
+    uint64_t expected;
+    uint64_t reports, count, acc, dropped;
+} collector_t;
+
+typedef struct collector_args_s {
+    bench_t *b;
+    uint64_t expected;
+} collector_args_t;
+
+static int collector_init(shoal_ctx_t *ctx, void *state, const void *args)
+{
+    (void)ctx;
+    collector_t *c = state;
+    const collector_args_t *a = args;
+    c->b = a->b;
+    c->expected = a->expected;
+    return 0;
+}
+
+static int collector_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    collector_t *c = state;
+    if (msg->type != MSG_REPORT || msg->size != sizeof(bench_report_t))
+        return 0;
+    bench_report_t r;
+    memcpy(&r, msg->data, sizeof r);
+    c->count += r.count;
+    c->acc ^= r.acc;
+    c->dropped += r.dropped;
+    if (++c->reports == c->expected) {
+        bench_t *b = c->b;
+        b->reports = c->reports;
+        b->count = c->count;
+        b->acc = c->acc;
+        b->dropped = c->dropped;
+        sem_post(&b->done); /* publishes the fields above to the waiter */
+        shoal_exit(ctx, 0);
+    }
+    return 0;
+}
+
+static const shoal_behaviour_t collector_behaviour = {
+    .name = "bench.collector",
+    .state_size = sizeof(collector_t),
+    .init = collector_init,
+    .handle_message = collector_handle,
+};
+
+int bench_spawn_collector(bench_t *b, uint64_t expected, shoal_pid_t *pid)
+{
+    /* init runs later on a worker: the args must outlive this call. */
+    static collector_args_t args;
+    args.b = b;
+    args.expected = expected;
+    return shoal_runtime_spawn(b->rt, &collector_behaviour, &args, NULL, pid);
+}
+
+/* ---- the yielder -------------------------------------------------------- */
+
+/* Bounces MSG_CONT back to its sender. A producer that found a mailbox full
+ * sends its MSG_CONT here instead of to itself: its own mailbox is then
+ * empty, so its turn really ends (a self-sent MSG_CONT would be handled in
+ * the same turn, up to `throughput` times), and it runs again only after
+ * the actors already queued on that worker, the consumers among them. */
+static int yielder_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)state;
+    if (msg->type == MSG_CONT) {
+        int rc = shoal_send(ctx, msg->from, MSG_CONT, NULL, 0);
+        if (rc != SHOAL_OK)
+            shoal_panic(ctx, "bounce: %s", shoal_strerror(rc));
+    }
+    return 0;
+}
+
+static const shoal_behaviour_t yielder_behaviour = {
+    .name = "bench.yielder",
+    .handle_message = yielder_handle,
+};
+
+int bench_spawn_yielder(bench_t *b, shoal_pid_t *pid)
+{
+    const char *mode = getenv("SHOAL_BENCH_YIELD");
+    if (mode != NULL && strcmp(mode, "self") == 0) {
+        *pid = SHOAL_PID_NONE;
+        return SHOAL_OK;
+    }
+    return shoal_runtime_spawn(b->rt, &yielder_behaviour, NULL, NULL, pid);
+}
+
+int bench_yield(shoal_ctx_t *ctx, shoal_pid_t yielder)
+{
+    return shoal_send(ctx, yielder != SHOAL_PID_NONE ? yielder : shoal_self(ctx), MSG_CONT, NULL,
+                      0);
+}
+
+/* ---- set-up, timing, output --------------------------------------------- */
+
+int bench_init(bench_t *b, const char *workload)
+{
+    memset(b, 0, sizeof *b);
+    b->workload = workload;
+    if (sem_init(&b->done, 0, 0) != 0)
+        return SHOAL_ENOMEM;
+    shoal_runtime_opts_t opts;
+    shoal_runtime_opts_init(&opts);
+    opts.threads = (unsigned)bench_env_ulong("SHOAL_THREADS", 0);
+    opts.log_level = SHOAL_LOG_WARN;
+    int rc = shoal_runtime_create(&b->rt, &opts);
+    if (rc != SHOAL_OK) {
+        fprintf(stderr, "shoal-bench: shoal_runtime_create: %s\n", shoal_strerror(rc));
+        return rc;
+    }
+    b->threads = shoal_runtime_threads(b->rt);
+    return SHOAL_OK;
+}
+
+void bench_begin(bench_t *b)
+{
+    shoal_runtime_stats(b->rt, &b->st0);
+    b->mallocs0 = bench_malloc_calls();
+    b->t0 = bench_now();
+}
+
+static void print_stats(const bench_t *b, const char *when)
+{
+    const shoal_runtime_stats_t *s = &b->st1, *z = &b->st0;
+    fprintf(stderr,
+            "shoal-bench: %s stats (%s): turns=%llu steals=%llu parks=%llu wakes=%llu "
+            "sent=%llu handled=%llu refused=%llu dropped=%llu spawned=%llu ended=%llu "
+            "live=%llu env_slabs=%llu heap_payloads=%llu mallocs=%llu\n",
+            b->workload, when, (unsigned long long)(s->turns - z->turns),
+            (unsigned long long)(s->steals - z->steals),
+            (unsigned long long)(s->parks - z->parks), (unsigned long long)(s->wakes - z->wakes),
+            (unsigned long long)(s->msgs_sent - z->msgs_sent),
+            (unsigned long long)(s->msgs_handled - z->msgs_handled),
+            (unsigned long long)(s->msgs_refused - z->msgs_refused),
+            (unsigned long long)(s->msgs_dropped - z->msgs_dropped),
+            (unsigned long long)(s->actors_spawned - z->actors_spawned),
+            (unsigned long long)(s->actors_ended - z->actors_ended),
+            (unsigned long long)s->actors_live,
+            (unsigned long long)(s->env_slabs - z->env_slabs),
+            (unsigned long long)(s->heap_payloads - z->heap_payloads),
+            (unsigned long long)(b->mallocs1 - b->mallocs0));
+}
+
+int bench_wait(bench_t *b)
+{
+    double limit = (double)bench_env_ulong("SHOAL_BENCH_TIMEOUT", 300);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += (time_t)limit;
+    while (sem_timedwait(&b->done, &ts) != 0) {
+        if (errno == EINTR)
+            continue;
+        b->t1 = bench_now();
+        b->mallocs1 = bench_malloc_calls();
+        shoal_runtime_stats(b->rt, &b->st1);
+        fprintf(stderr, "shoal-bench: %s: no completion after %.0f s (hang?)\n", b->workload,
+                limit);
+        print_stats(b, "at timeout");
+        return -1;
+    }
+    return 0;
+}
+
+void bench_end(bench_t *b)
+{
+    b->t1 = bench_now();
+    b->mallocs1 = bench_malloc_calls();
+    shoal_runtime_stats(b->rt, &b->st1);
+}
+
+void bench_result(bench_t *b, const char *params, uint64_t msgs, double secs, const char *fmt,
+                  ...)
+{
+    char extra[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(extra, sizeof extra, fmt, ap);
+    va_end(ap);
+    double rate = secs > 0 ? (double)msgs / secs : 0.0;
+    printf("RESULT workload=%s impl=shoal params=%s msgs=%llu secs=%.6f rate=%.0f rss_kb=%ld%s%s"
+           " threads=%u mallocs=%llu heap_payloads=%llu env_slabs=%llu\n",
+           b->workload, params, (unsigned long long)msgs, secs, rate, bench_status_kb("VmHWM"),
+           extra[0] ? " " : "", extra, b->threads,
+           (unsigned long long)(b->mallocs1 - b->mallocs0),
+           (unsigned long long)(b->st1.heap_payloads - b->st0.heap_payloads),
+           (unsigned long long)(b->st1.env_slabs - b->st0.env_slabs));
+    fflush(stdout);
+    print_stats(b, "timed interval");
+}
+
+_Noreturn void bench_finish(bench_t *b, int rc)
+{
+    fflush(stdout);
+    fflush(stderr);
+    if (bench_env_ulong("SHOAL_BENCH_DESTROY", 0) != 0 && b->rt != NULL) {
+        double t = bench_now();
+        shoal_runtime_destroy(b->rt);
+        fprintf(stderr, "shoal-bench: runtime destroyed in %.4f s\n", bench_now() - t);
+        sem_destroy(&b->done);
+        exit(rc);
+    }
+    _Exit(rc);
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: shoal-bench W1 N W | W2 P M | W3 A | W4 N [block|drop]\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage();
+        return BENCH_USAGE;
+    }
+    const char *w = argv[1];
+    int rc;
+    if (strcmp(w, "W1") == 0)
+        rc = bench_w1(argc - 2, argv + 2);
+    else if (strcmp(w, "W2") == 0)
+        rc = bench_w2(argc - 2, argv + 2);
+    else if (strcmp(w, "W3") == 0)
+        rc = bench_w3(argc - 2, argv + 2);
+    else if (strcmp(w, "W4") == 0)
+        rc = bench_w4(argc - 2, argv + 2);
+    else
+        rc = BENCH_USAGE;
+    if (rc == BENCH_USAGE)
+        usage();
+    return rc;
+}

@@ -1,0 +1,239 @@
+/* w4.c - W4 fan-in with bounded buffers: `W4 N [block|drop]`.
+ *
+ * Two producer actors, four worker actors with NATIVE bounded mailboxes of
+ * 100 (shoal_spawn_opts_t.mailbox_limit; the limit check is part of the
+ * reservation CAS, so the bound is exact: bounded=native(mailbox=100)).
+ * The driver (main thread) starts both producers. Each producer turn offers
+ * up to `chunk` messages (default 64), then the producer sends itself
+ * MSG_CONT and returns, so workers are not starved.
+ *   block: on SHOAL_EFULL the turn ends there and the same message is
+ *          offered again in the next turn (nothing is dropped);
+ *   drop:  on SHOAL_EFULL the message is counted as dropped and the producer
+ *          goes on with the next one.
+ * After its last message a producer sends MSG_DONE to all four workers (in
+ * both modes retried on SHOAL_EFULL: a marker is never dropped), reports its
+ * dropped count to the collector and exits. A worker reports (count, acc)
+ * after MSG_DONE from both producers.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+#define W4_WORKERS 4u
+#define W4_PRODUCERS 2u
+#define W4_CAP 100u
+
+typedef struct w4_cfg_s {
+    uint64_t n;
+    int drop;
+    unsigned chunk;
+    shoal_pid_t collector;
+    shoal_pid_t yielder; /* SHOAL_PID_NONE: yield by a self-sent MSG_CONT */
+    shoal_pid_t workers[W4_WORKERS];
+} w4_cfg_t;
+
+typedef struct w4_producer_args_s {
+    const w4_cfg_t *cfg;
+    unsigned p;
+} w4_producer_args_t;
+
+typedef struct w4_producer_s {
+    const w4_cfg_t *cfg;
+    unsigned p;
+    uint64_t k, cnt, base;
+    uint64_t dropped;
+    uint64_t full; /* block: turns ended by SHOAL_EFULL */
+    unsigned done_sent;
+} w4_producer_t;
+
+typedef struct w4_worker_s {
+    uint64_t count;
+    uint32_t acc;
+    unsigned dones;
+    shoal_pid_t collector;
+} w4_worker_t;
+
+static int worker_init(shoal_ctx_t *ctx, void *state, const void *args)
+{
+    (void)ctx;
+    ((w4_worker_t *)state)->collector = ((const w4_cfg_t *)args)->collector;
+    return 0;
+}
+
+static int worker_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    w4_worker_t *s = state;
+    if (msg->type == MSG_WORK) {
+        uint64_t v = *(const uint64_t *)msg->data;
+        s->count++;
+        s->acc ^= xs50(v);
+    } else if (msg->type == MSG_DONE && ++s->dones == W4_PRODUCERS) {
+        bench_report_t r = {.count = s->count, .acc = s->acc, .dropped = 0};
+        int rc = shoal_send(ctx, s->collector, MSG_REPORT, &r, sizeof r);
+        if (rc != SHOAL_OK)
+            shoal_panic(ctx, "report: %s", shoal_strerror(rc));
+        shoal_exit(ctx, 0);
+    }
+    return 0;
+}
+
+static const shoal_behaviour_t worker_behaviour = {
+    .name = "w4.worker",
+    .state_size = sizeof(w4_worker_t),
+    .init = worker_init,
+    .handle_message = worker_handle,
+};
+
+static int producer_init(shoal_ctx_t *ctx, void *state, const void *args)
+{
+    (void)ctx;
+    w4_producer_t *s = state;
+    const w4_producer_args_t *a = args;
+    s->cfg = a->cfg;
+    s->p = a->p;
+    uint64_t half = a->cfg->n / 2;
+    s->cnt = a->p == 0 ? half : a->cfg->n - half;
+    s->base = a->p * half;
+    return 0;
+}
+
+static int producer_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    w4_producer_t *s = state;
+    const w4_cfg_t *cfg = s->cfg;
+    if (msg->type != MSG_START && msg->type != MSG_CONT)
+        return 0;
+    unsigned budget = cfg->chunk;
+    uint64_t k = s->k;
+    int rc = SHOAL_OK;
+    while (k < s->cnt && budget != 0) {
+        uint64_t v = s->base + k;
+        rc = shoal_send(ctx, cfg->workers[(k + s->p) % W4_WORKERS], MSG_WORK, &v, sizeof v);
+        budget--;
+        if (rc == SHOAL_OK) {
+            k++;
+        } else if (rc == SHOAL_EFULL && cfg->drop) {
+            s->dropped++;
+            k++;
+            rc = SHOAL_OK;
+        } else {
+            break;
+        }
+    }
+    s->k = k;
+    if (k == s->cnt) {
+        while (s->done_sent < W4_WORKERS &&
+               (rc = shoal_send(ctx, cfg->workers[s->done_sent], MSG_DONE, NULL, 0)) ==
+                   SHOAL_OK)
+            s->done_sent++;
+        if (s->done_sent == W4_WORKERS) {
+            bench_report_t r = {.count = 0, .acc = 0, .dropped = s->dropped};
+            rc = shoal_send(ctx, cfg->collector, MSG_REPORT, &r, sizeof r);
+            if (rc != SHOAL_OK)
+                shoal_panic(ctx, "report: %s", shoal_strerror(rc));
+            fprintf(stderr, "shoal-bench: W4 producer %u: dropped %llu, %llu turns ended by a "
+                            "full mailbox\n",
+                    s->p, (unsigned long long)s->dropped, (unsigned long long)s->full);
+            shoal_exit(ctx, 0);
+            return 0;
+        }
+    }
+    if (rc == SHOAL_EFULL) {
+        s->full++;
+        rc = bench_yield(ctx, cfg->yielder);
+    } else if (rc != SHOAL_OK) {
+        shoal_panic(ctx, "send: %s", shoal_strerror(rc));
+    } else {
+        rc = shoal_send(ctx, shoal_self(ctx), MSG_CONT, NULL, 0);
+    }
+    if (rc != SHOAL_OK)
+        shoal_panic(ctx, "continue: %s", shoal_strerror(rc));
+    return 0;
+}
+
+static const shoal_behaviour_t producer_behaviour = {
+    .name = "w4.producer",
+    .state_size = sizeof(w4_producer_t),
+    .init = producer_init,
+    .handle_message = producer_handle,
+};
+
+int bench_w4(int argc, char **argv)
+{
+    uint64_t n;
+    int drop = 0;
+    if (argc < 1 || argc > 2 || bench_parse_u64(argv[0], 1, &n) != 0)
+        return BENCH_USAGE;
+    if (argc == 2) {
+        if (strcmp(argv[1], "drop") == 0)
+            drop = 1;
+        else if (strcmp(argv[1], "block") != 0)
+            return BENCH_USAGE;
+    }
+    bench_t b;
+    if (bench_init(&b, "W4") != SHOAL_OK)
+        return BENCH_VERIFY;
+
+    static w4_cfg_t cfg; /* read by the actors until the end */
+    static w4_producer_args_t pargs[W4_PRODUCERS];
+    cfg.n = n;
+    cfg.drop = drop;
+    cfg.chunk = (unsigned)bench_env_ulong("SHOAL_BENCH_CHUNK", 64);
+    if (cfg.chunk == 0)
+        cfg.chunk = 1;
+    shoal_spawn_opts_t wopts = {.mailbox_limit = W4_CAP};
+    shoal_pid_t producers[W4_PRODUCERS];
+    int rc = bench_spawn_collector(&b, W4_WORKERS + W4_PRODUCERS, &cfg.collector);
+    if (rc == SHOAL_OK)
+        rc = bench_spawn_yielder(&b, &cfg.yielder);
+    for (unsigned j = 0; j < W4_WORKERS && rc == SHOAL_OK; j++)
+        rc = shoal_runtime_spawn(b.rt, &worker_behaviour, &cfg, &wopts, &cfg.workers[j]);
+    for (unsigned p = 0; p < W4_PRODUCERS && rc == SHOAL_OK; p++) {
+        pargs[p].cfg = &cfg;
+        pargs[p].p = p;
+        rc = shoal_runtime_spawn(b.rt, &producer_behaviour, &pargs[p], NULL, &producers[p]);
+    }
+    if (rc != SHOAL_OK) {
+        fprintf(stderr, "shoal-bench: W4 set-up: %s\n", shoal_strerror(rc));
+        bench_finish(&b, BENCH_VERIFY);
+    }
+
+    bench_begin(&b);
+    for (unsigned p = 0; p < W4_PRODUCERS && rc == SHOAL_OK; p++)
+        rc = shoal_runtime_send(b.rt, producers[p], MSG_START, NULL, 0);
+    if (rc != SHOAL_OK || bench_wait(&b) != 0) {
+        if (rc != SHOAL_OK)
+            fprintf(stderr, "shoal-bench: W4 start: %s\n", shoal_strerror(rc));
+        bench_finish(&b, BENCH_VERIFY);
+    }
+    bench_end(&b);
+
+    char params[64];
+    snprintf(params, sizeof params, "N=%llu,policy=%s", (unsigned long long)n,
+             drop ? "drop" : "block");
+    bench_result(&b, params, b.count, b.t1 - b.t0,
+                 "delivered=%llu dropped=%llu check=%llu bounded=native(mailbox=%u) "
+                 "producer=actor chunk=%u yield=%s",
+                 (unsigned long long)b.count, (unsigned long long)b.dropped,
+                 (unsigned long long)b.acc, W4_CAP, cfg.chunk,
+                 cfg.yielder != SHOAL_PID_NONE ? "bounce" : "self");
+    int status = BENCH_OK;
+    if (b.count + b.dropped != n) {
+        fprintf(stderr, "shoal-bench: W4 verification failed: delivered %llu + dropped %llu "
+                        "!= N %llu\n",
+                (unsigned long long)b.count, (unsigned long long)b.dropped,
+                (unsigned long long)n);
+        status = BENCH_VERIFY;
+    } else if (!drop) {
+        uint32_t want = bench_expected_check(n);
+        if (b.dropped != 0 || b.acc != want) {
+            fprintf(stderr, "shoal-bench: W4 block verification failed: dropped %llu, check "
+                            "%llu (want %u)\n",
+                    (unsigned long long)b.dropped, (unsigned long long)b.acc, want);
+            status = BENCH_VERIFY;
+        }
+    }
+    bench_finish(&b, status);
+}
