@@ -277,6 +277,40 @@ static void handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
     ctx->cur = NULL;
 }
 
+/* Pops the next user message inside a turn. The pop count that senders
+ * read for the limit is published lazily: when the queue looks empty, every
+ * publish_every pops, and at the end of the turn. A sender that reads a stale
+ * count sees the mailbox fuller than it is, never emptier (mailbox.h), and
+ * the receiver's cache line is no longer pulled away by every send. */
+static shoal_env_t *pop_user(struct shoal_ctx_s *ctx)
+{
+    shoal_actor_back_t *b = ctx->b;
+    shoal_mq_node_t *retired;
+    shoal_mq_node_t *n = shoal__mq_pop(&b->user_head, &retired);
+    if (n == NULL)
+        return NULL;
+    shoal_mq_node_t *after = atomic_load_explicit(&n->next, memory_order_relaxed);
+    if (after != NULL)
+        __builtin_prefetch(after, 0, 3);
+    if (retired != &ctx->a->user_stub)
+        shoal__env_free(ctx->tc, shoal__env_of(retired));
+    ctx->deq = (ctx->deq + 1) & SHOAL_RSV_COUNT_MASK;
+    if (after == NULL || ++ctx->unpublished >= ctx->publish_every) {
+        /* release: see shoal__actor_pop. */
+        atomic_store_explicit(&b->user_deq, ctx->deq, memory_order_release);
+        ctx->unpublished = 0;
+    }
+    return shoal__env_of(n);
+}
+
+static void publish_deq(struct shoal_ctx_s *ctx)
+{
+    if (ctx->unpublished != 0) {
+        atomic_store_explicit(&ctx->b->user_deq, ctx->deq, memory_order_release);
+        ctx->unpublished = 0;
+    }
+}
+
 /* The body of a turn. Locals here are not used after a panic unwinds. */
 static void run_messages(struct shoal_ctx_s *ctx)
 {
@@ -295,14 +329,14 @@ static void run_messages(struct shoal_ctx_s *ctx)
         }
         if (budget == 0)
             return;
-        e = shoal__actor_pop(tc, a, false);
+        e = pop_user(ctx);
         if (e == NULL)
             return;
         if (budget != ctx->rt->throughput) /* a second message in this turn */
             shoal__sched_share(ctx->w);
         budget--;
         handle(ctx, e);
-        if (ctx->exiting)
+        if (ctx->exiting || ctx->yield)
             return;
     }
 }
@@ -441,6 +475,11 @@ void shoal__actor_run(shoal_worker_t *w, shoal_actor_t *a)
     ctx->reason = SHOAL_OK;
     ctx->init_failed = false;
     ctx->in_terminate = false;
+    ctx->yield = false;
+    ctx->deq = atomic_load_explicit(&ctx->b->user_deq, memory_order_relaxed);
+    ctx->unpublished = 0;
+    uint32_t limit = atomic_load_explicit(&a->limit, memory_order_relaxed);
+    ctx->publish_every = limit == 0 ? 64 : limit < 8 ? 1 : limit / 8 < 16 ? limit / 8 : 16;
     if (rt->debug_checks && !shoal__owner_enter(a, w->id)) {
         shoal__log(rt, SHOAL_LOG_ERROR, ctx->self, NULL,
                    "actor is running on two threads at once (worker %u)", w->id);
@@ -452,6 +491,7 @@ void shoal__actor_run(shoal_worker_t *w, shoal_actor_t *a)
         run_messages(ctx);
     else
         after_panic(ctx);
+    publish_deq(ctx);
     if (ctx->exiting)
         actor_end(ctx);
     else

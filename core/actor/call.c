@@ -179,8 +179,10 @@ SHOAL_API int shoal_reply(shoal_ctx_t *ctx, shoal_pid_t to, shoal_ref_t ref, uin
     if (e == NULL)
         return SHOAL_ENOMEM;
     int rc = shoal__deliver(ctx->rt, ctx->tc, to, e, true);
-    if (rc != SHOAL_OK)
+    if (rc != SHOAL_OK) {
         shoal__env_free(ctx->tc, e);
+        SHOAL_STAT_ADD(ctx->tc, replies_late, 1); /* the caller is gone or gave up */
+    }
     return rc;
 }
 

@@ -79,6 +79,8 @@ SHOAL_API int shoal_runtime_spawn(shoal_runtime_t *rt, const shoal_behaviour_t *
 
 SHOAL_API void shoal_exit(shoal_ctx_t *ctx, int reason) { shoal__ctx_fail(ctx, reason); }
 
+SHOAL_API void shoal_yield(shoal_ctx_t *ctx) { ctx->yield = true; }
+
 SHOAL_API int shoal_stop(shoal_ctx_t *ctx, shoal_pid_t pid)
 {
     return shoal__send_system(ctx->rt, ctx->tc, pid, SHOAL_ENV_STOP, ctx->self,

@@ -20,6 +20,10 @@ struct shoal_ctx_s {
     int reason;
     bool init_failed;  /* do not run terminate */
     bool in_terminate; /* a panic here must not run terminate again */
+    bool yield;        /* shoal_yield: end the turn after this callback */
+    uint32_t deq;      /* user messages popped, published lazily (actor.c) */
+    uint32_t unpublished;
+    uint32_t publish_every;
     jmp_buf panic;
     char error[512]; /* the last args getter error (shoal_ctx_error) */
 };

@@ -28,6 +28,7 @@
  */
 #include "sched/worker.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -222,6 +223,10 @@ static shoal_actor_t *find_work(shoal_worker_t *w)
         }
         for (int i = 0; i < 16; i++)
             shoal__cpu_relax();
+        /* Past the first few microseconds, give the core to any other
+         * runnable thread (a producer, a sibling with work) while looking. */
+        if (shoal__now_ns() - spin_start > 5000)
+            sched_yield();
     }
 }
 

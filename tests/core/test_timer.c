@@ -65,7 +65,9 @@ static int driver_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
     if (msg->kind != SHOAL_MSG_CAST)
         return 0;
     if (msg->type != CMD_TYPE) {
-        unsigned i = atomic_fetch_add(&narrivals, 1);
+        /* One actor records arrivals, one at a time: fill the slot, then
+         * publish the count, so the test thread never reads a slot early. */
+        unsigned i = atomic_load(&narrivals);
         if (i < MAX_ARRIVALS) {
             atomic_store(&arrival_time[i], shoal_test_now());
             atomic_store(&arrival_type[i], msg->type);
@@ -75,6 +77,7 @@ static int driver_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
                 ok = ((const unsigned char *)msg->data)[k] == pattern(k);
             atomic_store(&arrival_payload_ok[i], ok);
         }
+        atomic_store(&narrivals, i + 1);
         return 0;
     }
     cmd_t c;

@@ -92,6 +92,13 @@ SHOAL_API int shoal_spawn(shoal_ctx_t *ctx, const shoal_behaviour_t *behaviour, 
  * (0 = normal). */
 SHOAL_API void shoal_exit(shoal_ctx_t *ctx, int reason);
 
+/* Ends the running actor's turn when the current callback returns: the
+ * actor goes to the back of its worker's queue if it has messages left, so
+ * every actor queued there runs first. For an actor that loops by sending
+ * itself a message (a producer waiting for room): without it, that message
+ * is handled in the same turn. */
+SHOAL_API void shoal_yield(shoal_ctx_t *ctx);
+
 /* Asks another actor to stop (reason SHOAL_ESHUTDOWN): it handles what it
  * is doing, runs terminate and ends. SHOAL_ENOPROC if it is gone. */
 SHOAL_API int shoal_stop(shoal_ctx_t *ctx, shoal_pid_t pid);
