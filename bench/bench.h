@@ -89,13 +89,9 @@ int bench_init(bench_t *b, const char *workload);
  * b->count / acc / dropped and then posts b->done. */
 int bench_spawn_collector(bench_t *b, uint64_t expected, shoal_pid_t *pid);
 
-/* Spawns the yielder (shoal_bench.c); *pid = SHOAL_PID_NONE when
- * SHOAL_BENCH_YIELD=self asks producers to send MSG_CONT to themselves. */
-int bench_spawn_yielder(bench_t *b, shoal_pid_t *pid);
-
-/* From a producer whose send met SHOAL_EFULL: ends its turn and gets MSG_CONT
- * back later (through the yielder, or directly from itself). */
-int bench_yield(shoal_ctx_t *ctx, shoal_pid_t yielder);
+/* From a producer whose send met SHOAL_EFULL: ends its turn (shoal_yield)
+ * and gets MSG_CONT back in a later one. */
+int bench_yield(shoal_ctx_t *ctx);
 
 /* Takes t0 and the counters' starting values. */
 void bench_begin(bench_t *b);

@@ -152,43 +152,15 @@ int bench_spawn_collector(bench_t *b, uint64_t expected, shoal_pid_t *pid)
     return shoal_runtime_spawn(b->rt, &collector_behaviour, &args, NULL, pid);
 }
 
-/* ---- the yielder -------------------------------------------------------- */
+/* ---- yielding ----------------------------------------------------------- */
 
-/* Bounces MSG_CONT back to its sender. A producer that found a mailbox full
- * sends its MSG_CONT here instead of to itself: its own mailbox is then
- * empty, so its turn really ends (a self-sent MSG_CONT would be handled in
- * the same turn, up to `throughput` times), and it runs again only after
- * the actors already queued on that worker, the consumers among them. */
-static int yielder_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+int bench_yield(shoal_ctx_t *ctx)
 {
-    (void)state;
-    if (msg->type == MSG_CONT) {
-        int rc = shoal_send(ctx, msg->from, MSG_CONT, NULL, 0);
-        if (rc != SHOAL_OK)
-            shoal_panic(ctx, "bounce: %s", shoal_strerror(rc));
-    }
-    return 0;
-}
-
-static const shoal_behaviour_t yielder_behaviour = {
-    .name = "bench.yielder",
-    .handle_message = yielder_handle,
-};
-
-int bench_spawn_yielder(bench_t *b, shoal_pid_t *pid)
-{
-    const char *mode = getenv("SHOAL_BENCH_YIELD");
-    if (mode != NULL && strcmp(mode, "self") == 0) {
-        *pid = SHOAL_PID_NONE;
-        return SHOAL_OK;
-    }
-    return shoal_runtime_spawn(b->rt, &yielder_behaviour, NULL, NULL, pid);
-}
-
-int bench_yield(shoal_ctx_t *ctx, shoal_pid_t yielder)
-{
-    return shoal_send(ctx, yielder != SHOAL_PID_NONE ? yielder : shoal_self(ctx), MSG_CONT, NULL,
-                      0);
+    /* MSG_CONT to ourselves, and shoal_yield so it is not handled in this
+     * turn: the actors queued on this worker (the consumers) run first. */
+    int rc = shoal_send(ctx, shoal_self(ctx), MSG_CONT, NULL, 0);
+    shoal_yield(ctx);
+    return rc;
 }
 
 /* ---- set-up, timing, output --------------------------------------------- */

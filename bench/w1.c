@@ -20,7 +20,6 @@ typedef struct w1_cfg_s {
     unsigned w;
     unsigned chunk;
     shoal_pid_t collector;
-    shoal_pid_t yielder; /* SHOAL_PID_NONE: yield by a self-sent MSG_CONT */
     shoal_pid_t *workers;
 } w1_cfg_t;
 
@@ -111,7 +110,7 @@ static int producer_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg
     }
     if (rc == SHOAL_EFULL) {
         s->full++;
-        rc = bench_yield(ctx, cfg->yielder);
+        rc = bench_yield(ctx);
     } else if (rc != SHOAL_OK) {
         shoal_panic(ctx, "send: %s", shoal_strerror(rc));
     } else {
@@ -150,8 +149,6 @@ int bench_w1(int argc, char **argv)
     shoal_spawn_opts_t wopts = {.mailbox_limit = limit};
     shoal_pid_t producer;
     int rc = cfg.workers == NULL ? SHOAL_ENOMEM : bench_spawn_collector(&b, w, &cfg.collector);
-    if (rc == SHOAL_OK)
-        rc = bench_spawn_yielder(&b, &cfg.yielder);
     for (uint64_t j = 0; j < w && rc == SHOAL_OK; j++)
         rc = shoal_runtime_spawn(b.rt, &worker_behaviour, &cfg, &wopts, &cfg.workers[j]);
     if (rc == SHOAL_OK)
@@ -179,9 +176,8 @@ int bench_w1(int argc, char **argv)
     else
         snprintf(mbox, sizeof mbox, "%u", limit);
     bench_result(&b, params, b.count, b.t1 - b.t0,
-                 "check=%llu pool=rr-actors producer=actor mailbox=%s chunk=%u yield=%s",
-                 (unsigned long long)b.acc, mbox, cfg.chunk,
-                 cfg.yielder != SHOAL_PID_NONE ? "bounce" : "self");
+                 "check=%llu pool=rr-actors producer=actor mailbox=%s chunk=%u yield=shoal_yield",
+                 (unsigned long long)b.acc, mbox, cfg.chunk);
     int status = BENCH_OK;
     if (b.count != n || b.acc != want) {
         fprintf(stderr, "shoal-bench: W1 verification failed: count %llu (want %llu), "

@@ -30,7 +30,6 @@ typedef struct w4_cfg_s {
     int drop;
     unsigned chunk;
     shoal_pid_t collector;
-    shoal_pid_t yielder; /* SHOAL_PID_NONE: yield by a self-sent MSG_CONT */
     shoal_pid_t workers[W4_WORKERS];
 } w4_cfg_t;
 
@@ -142,7 +141,7 @@ static int producer_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg
     }
     if (rc == SHOAL_EFULL) {
         s->full++;
-        rc = bench_yield(ctx, cfg->yielder);
+        rc = bench_yield(ctx);
     } else if (rc != SHOAL_OK) {
         shoal_panic(ctx, "send: %s", shoal_strerror(rc));
     } else {
@@ -186,8 +185,6 @@ int bench_w4(int argc, char **argv)
     shoal_spawn_opts_t wopts = {.mailbox_limit = W4_CAP};
     shoal_pid_t producers[W4_PRODUCERS];
     int rc = bench_spawn_collector(&b, W4_WORKERS + W4_PRODUCERS, &cfg.collector);
-    if (rc == SHOAL_OK)
-        rc = bench_spawn_yielder(&b, &cfg.yielder);
     for (unsigned j = 0; j < W4_WORKERS && rc == SHOAL_OK; j++)
         rc = shoal_runtime_spawn(b.rt, &worker_behaviour, &cfg, &wopts, &cfg.workers[j]);
     for (unsigned p = 0; p < W4_PRODUCERS && rc == SHOAL_OK; p++) {
@@ -215,10 +212,9 @@ int bench_w4(int argc, char **argv)
              drop ? "drop" : "block");
     bench_result(&b, params, b.count, b.t1 - b.t0,
                  "delivered=%llu dropped=%llu check=%llu bounded=native(mailbox=%u) "
-                 "producer=actor chunk=%u yield=%s",
+                 "producer=actor chunk=%u yield=shoal_yield",
                  (unsigned long long)b.count, (unsigned long long)b.dropped,
-                 (unsigned long long)b.acc, W4_CAP, cfg.chunk,
-                 cfg.yielder != SHOAL_PID_NONE ? "bounce" : "self");
+                 (unsigned long long)b.acc, W4_CAP, cfg.chunk);
     int status = BENCH_OK;
     if (b.count + b.dropped != n) {
         fprintf(stderr, "shoal-bench: W4 verification failed: delivered %llu + dropped %llu "
