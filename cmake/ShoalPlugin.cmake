@@ -26,6 +26,13 @@ function(shoal_add_plugin name)
   if(SHOAL_HAVE_NO_GNU_UNIQUE)
     target_compile_options(${name} PRIVATE -fno-gnu-unique)
   endif()
-  target_link_options(${name} PRIVATE -Wl,-z,defs)
+  # Under a sanitizer the plugin's code references the sanitizer runtime,
+  # which clang links only into the executable (the host): -z defs would
+  # refuse those references, so it is left out there (and only there).
+  get_directory_property(dir_opts COMPILE_OPTIONS)
+  string(TOUPPER "${CMAKE_BUILD_TYPE}" config)
+  if(NOT "${CMAKE_C_FLAGS} ${CMAKE_C_FLAGS_${config}} ${dir_opts}" MATCHES "-fsanitize=")
+    target_link_options(${name} PRIVATE -Wl,-z,defs)
+  endif()
   target_link_libraries(${name} PRIVATE shoal::sdk ${P_LIBRARIES})
 endfunction()
