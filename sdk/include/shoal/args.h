@@ -26,6 +26,7 @@
 
 #include <stdbool.h>
 
+#include "shoal/error.h"
 #include "shoal/types.h"
 
 #ifdef __cplusplus

@@ -8,6 +8,7 @@
 #define SHOAL_CTX_H
 
 #include "shoal/behaviour.h"
+#include "shoal/error.h"
 #include "shoal/message.h"
 #include "shoal/types.h"
 
