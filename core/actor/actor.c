@@ -234,6 +234,7 @@ static void handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
     unsigned kind = shoal__env_kind(e);
     int rc = SHOAL_OK;
     ctx->cur = e;
+    ctx->error[0] = '\0'; /* shoal_ctx_error is per callback */
     switch (kind) {
     case SHOAL_MSG_CAST:
         rc = call_handler(ctx, e, kind, 0);
@@ -421,6 +422,7 @@ static void actor_end(struct shoal_ctx_s *ctx)
     int reason = ctx->reason;
     if (!ctx->init_failed && !ctx->in_terminate && b->beh->terminate != NULL) {
         ctx->in_terminate = true;
+        ctx->error[0] = '\0';
         b->beh->terminate(ctx, b->state, reason);
     }
     ctx->in_terminate = true;

@@ -161,7 +161,9 @@ static int with_unit(const shoal_node_t *v, const char *key, const unit_t *units
     int64_t x;
     bool overflow;
     const char *end = parse_int(v->text, &x, &overflow);
-    if (v->quoted || end == v->text || x < 0 || v->text[0] == '+')
+    /* Decimal, unsigned: "0x1B" is no size, "-0ms" no duration. */
+    if (v->quoted || end == v->text || !isdigit((unsigned char)v->text[0]) ||
+        (v->text[0] == '0' && (v->text[1] == 'x' || v->text[1] == 'X')))
         return fail(err, v, key, "expected %s, got '%s'", what, v->text);
     if (overflow)
         return fail(err, v, key, "%s is too large", v->text);

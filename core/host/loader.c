@@ -45,7 +45,8 @@ struct shoal_module_s {
 };
 
 struct shoal_loader_s {
-    pthread_mutex_t lock;
+    pthread_mutex_t load_lock; /* one load at a time: a file is never loaded twice */
+    pthread_mutex_t lock;      /* the list, and the references it hands out */
     shoal_module_t *modules;
 };
 
@@ -54,6 +55,7 @@ int shoal__loader_create(shoal_loader_t **loader)
     shoal_loader_t *L = calloc(1, sizeof *L);
     if (L == NULL)
         return SHOAL_ENOMEM;
+    pthread_mutex_init(&L->load_lock, NULL);
     pthread_mutex_init(&L->lock, NULL);
     *loader = L;
     return SHOAL_OK;
@@ -69,6 +71,7 @@ void shoal__loader_destroy(shoal_loader_t *L)
     L->modules = NULL;
     pthread_mutex_unlock(&L->lock);
     pthread_mutex_destroy(&L->lock);
+    pthread_mutex_destroy(&L->load_lock);
     free(L);
 }
 
@@ -210,8 +213,18 @@ static shoal_module_t *find(shoal_loader_t *L, const struct stat *st)
     return NULL;
 }
 
+static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal_diag_t *err);
+
 int shoal__module_load(shoal_loader_t *L, const char *path, shoal_module_t **out,
                        shoal_diag_t *err)
+{
+    pthread_mutex_lock(&L->load_lock);
+    int rc = load(L, path, out, err);
+    pthread_mutex_unlock(&L->load_lock);
+    return rc;
+}
+
+static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal_diag_t *err)
 {
     *out = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -266,9 +279,12 @@ int shoal__module_load(shoal_loader_t *L, const char *path, shoal_module_t **out
         char why[256] = "";
         int r = d->init(why, sizeof why);
         if (r != 0) {
+            /* The name lives in the plugin: copy it before closing. */
+            char name[65];
+            snprintf(name, sizeof name, "%s", d->name);
             dlclose(dl);
             why[sizeof why - 1] = '\0';
-            return refuse(err, path, "init of plugin '%s' failed (%d)%s%s", d->name, r,
+            return refuse(err, path, "init of plugin '%s' failed (%d)%s%s", name, r,
                           why[0] ? ": " : "", why);
         }
     }

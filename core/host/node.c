@@ -17,6 +17,9 @@ typedef struct anchor_s {
 typedef struct parser_s {
     yaml_parser_t yp;
     const char *file;
+    const char *text; /* the input, to place reader errors */
+    size_t len;
+    int rc; /* why node_new failed: SHOAL_EINVAL (budget) or SHOAL_ENOMEM */
     shoal_diag_t *err;
     size_t nodes;
     anchor_t *anchors;
@@ -31,6 +34,19 @@ static int next_event(parser_t *p, yaml_event_t *ev)
     if (yaml_parser_parse(&p->yp, ev))
         return SHOAL_OK;
     yaml_mark_t m = p->yp.problem_mark;
+    if (p->yp.error == YAML_READER_ERROR) {
+        /* The reader reports a byte offset, not a mark: count lines. */
+        size_t off = p->yp.problem_offset < p->len ? p->yp.problem_offset : p->len;
+        m.line = m.column = 0;
+        for (size_t i = 0; i < off; i++) {
+            if (p->text[i] == '\n') {
+                m.line++;
+                m.column = 0;
+            } else {
+                m.column++;
+            }
+        }
+    }
     if (p->yp.context)
         shoal__diag_set(p->err, p->file, line_of(m), col_of(m), "%s %s", p->yp.context,
                         p->yp.problem ? p->yp.problem : "");
@@ -46,11 +62,13 @@ static shoal_node_t *node_new(parser_t *p, shoal_node_kind_t kind, yaml_mark_t a
         shoal__diag_set(p->err, p->file, line_of(at), col_of(at),
                         "document too large: more than %d nodes (aliases included)",
                         SHOAL_NODE_MAX_NODES);
+        p->rc = SHOAL_EINVAL;
         return NULL;
     }
     shoal_node_t *n = calloc(1, sizeof *n);
     if (n == NULL) {
         shoal__diag_set(p->err, p->file, line_of(at), col_of(at), "out of memory");
+        p->rc = SHOAL_ENOMEM;
         return NULL;
     }
     n->kind = kind;
@@ -183,7 +201,7 @@ static int parse_collection(parser_t *p, yaml_event_t *start, int depth, shoal_n
     }
     shoal_node_t *n = node_new(p, map ? SHOAL_NODE_MAP : SHOAL_NODE_LIST, start->start_mark);
     if (n == NULL)
-        return SHOAL_ENOMEM;
+        return p->rc;
     for (;;) {
         yaml_event_t ev;
         if ((rc = next_event(p, &ev)) != SHOAL_OK)
@@ -202,12 +220,13 @@ static int parse_collection(parser_t *p, yaml_event_t *start, int depth, shoal_n
                 rc = SHOAL_EINVAL;
                 goto fail;
             }
+            yaml_mark_t key_at = ev.start_mark; /* where the key is written (an alias's use) */
             rc = parse_node(p, &ev, depth + 1, &key);
             if (rc != SHOAL_OK)
                 goto fail;
             if (key->kind != SHOAL_NODE_SCALAR) {
-                shoal__diag_set(p->err, p->file, key->line, key->col,
-                                "a key must be a plain string, not a %s",
+                shoal__diag_set(p->err, p->file, line_of(key_at), col_of(key_at),
+                                "a key must be a plain string, not %s",
                                 shoal__node_kind_name(key));
                 node_free(key);
                 rc = SHOAL_EINVAL;
@@ -258,7 +277,7 @@ static int parse_node(parser_t *p, yaml_event_t *ev, int depth, shoal_node_t **o
             break;
         shoal_node_t *n = node_new(p, SHOAL_NODE_SCALAR, ev->start_mark);
         if (n == NULL) {
-            rc = SHOAL_ENOMEM;
+            rc = p->rc;
             break;
         }
         n->quoted = ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
@@ -293,7 +312,7 @@ static int parse_node(parser_t *p, yaml_event_t *ev, int depth, shoal_node_t **o
             break;
         }
         if ((*out = copy(p, target, ev->start_mark)) == NULL)
-            rc = SHOAL_EINVAL;
+            rc = p->rc;
         break;
     }
     case YAML_MAPPING_START_EVENT:
@@ -325,7 +344,7 @@ static int expect(parser_t *p, yaml_event_type_t type, yaml_event_t *ev)
 int shoal__node_parse(const char *file, const char *text, size_t len, shoal_node_t **root,
                       shoal_diag_t *err)
 {
-    parser_t p = {.err = err};
+    parser_t p = {.err = err, .text = text, .len = len, .rc = SHOAL_EINVAL};
     *root = NULL;
     char *name = strdup(file ? file : "<args>");
     if (name == NULL)
@@ -349,7 +368,7 @@ int shoal__node_parse(const char *file, const char *text, size_t len, shoal_node
         yaml_event_delete(&ev);
         at.line = at.column = 0;
         doc = node_new(&p, SHOAL_NODE_MAP, at);
-        rc = doc ? SHOAL_OK : SHOAL_ENOMEM;
+        rc = doc ? SHOAL_OK : p.rc;
         goto done;
     }
     yaml_event_delete(&ev); /* DOCUMENT_START */

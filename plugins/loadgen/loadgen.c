@@ -1,0 +1,353 @@
+/* loadgen.c - loadgen.loadgen: a source that sends work to a named target.
+ *
+ * args:
+ *   target   string, required: a name the host registered (a pool's name);
+ *            looked up at init and again on every tick, so a re-registered
+ *            name is followed
+ *   rate     integer 0 .. 1000000000, default 1000: messages per second;
+ *            0 = as fast as the target accepts
+ *   size     size 0 .. 16MiB, default 8B: payload bytes; the first 8 carry
+ *            the sequence number (loadgen.h)
+ *   type     integer 0 .. 0xFFFFFFFF, default 1: the messages' type id
+ *   count    integer >= 0, default 0 (no end): stop after this many accepted
+ *   done     string, default "idle": when count is reached and every call
+ *            settled, "idle" (stay, answer stats) or "exit" (end normally)
+ *   tick     duration 1ms .. 1m, default 10ms: the rate mode's period, and
+ *            how long to wait before trying an unknown target again
+ *   call     bool, default false: send calls instead of messages
+ *   timeout  duration, default 1s: calls only; 0 = no timeout
+ *   window   integer 0 .. 1073741824, default 1024: calls only; calls in
+ *            flight at most (0 = no limit)
+ *
+ * Rate mode (rate > 0). A timer tick every `tick` adds rate x (time since
+ * the last tick) messages to what is owed, carrying the fraction; a late
+ * tick adds for at most 10 ticks. Each owed message is one attempt,
+ * accepted or refused (and counted either way); a turn makes at most 256
+ * attempts and continues in a new turn (a message to itself) when more are
+ * owed. Owed messages beyond 10 ticks' worth are dropped as `behind`; in
+ * call mode, those owed while `window` calls are in flight as `throttled`.
+ *
+ * As-fast mode (rate = 0). A turn sends until the first refusal or 256
+ * accepted, then queues the next turn as a message to itself: one handler
+ * never spins, and other actors on the thread get their turns. A call
+ * window that is full pauses it until a reply or timeout comes. A target
+ * that is not registered or gone (SHOAL_ENOPROC), or any other error,
+ * waits a tick before the next try.
+ *
+ * The ticks and turns are ordinary messages to itself (private type
+ * LOADGEN_TURN); replies come through the system mailbox. Give a loadgen
+ * room in its own mailbox (unbounded is best): a timer tick refused at
+ * expiry is not retried, and the generator would stop.
+ */
+#if !defined(_GNU_SOURCE) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, nanosleep */
+#endif
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <shoal/args.h>
+#include <shoal/ctx.h>
+#include <shoal/error.h>
+#include <shoal/plugin.h>
+
+#include "loadgen.h"
+
+/* Private: the generator's own ticks and turns. Only from itself. */
+#define LOADGEN_TURN 0xFFFF0002u
+enum { TURN_TIMER = 1, TURN_NOW = 2 };
+
+#define BATCH 256
+#define MAX_SIZE (UINT64_C(16) << 20)
+#define MAX_TICK_MS 60000
+#define CATCH_UP_TICKS 10
+
+typedef struct loadgen_s {
+    /* args */
+    const char *target; /* points into the args tree */
+    uint64_t rate, size, count, tick_ms, timeout_ms, window;
+    uint32_t type;
+    bool call, exit_when_done;
+    /* running */
+    shoal_pid_t to;
+    unsigned char *buf;
+    uint64_t last_ns;  /* rate mode: when the owed count was last topped up */
+    uint64_t frac;     /* rate mode: carried fraction of a message, x 1e9 */
+    uint64_t owed;     /* rate mode: attempts due and not made yet */
+    uint64_t owed_max; /* rate mode: 10 ticks' worth */
+    bool turn_pending; /* a TURN_NOW is on its way */
+    bool finished;
+    loadgen_stats_t st;
+} loadgen_t;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static bool sending_done(const loadgen_t *s) { return s->count != 0 && s->st.sent >= s->count; }
+
+static bool window_full(const loadgen_t *s)
+{
+    return s->call && s->window != 0 && s->st.in_flight >= s->window;
+}
+
+/* Sends a turn of `kind` to itself after delay_ms (0: at once, through the
+ * mailbox). */
+static int schedule(shoal_ctx_t *ctx, uint32_t kind, uint64_t delay_ms)
+{
+    int rc = delay_ms == 0 ? shoal_send(ctx, shoal_self(ctx), LOADGEN_TURN, &kind, sizeof kind)
+                           : shoal_send_after(ctx, shoal_self(ctx), delay_ms, LOADGEN_TURN, &kind,
+                                              sizeof kind, NULL);
+    if (rc != SHOAL_OK)
+        shoal_log(ctx, SHOAL_LOG_WARN, "cannot schedule the next turn: %s", shoal_strerror(rc));
+    return rc;
+}
+
+/* Queues one TURN_NOW unless one is on its way; after delay_ms. */
+static void turn_soon(shoal_ctx_t *ctx, loadgen_t *s, uint64_t delay_ms)
+{
+    if (!s->turn_pending && schedule(ctx, TURN_NOW, delay_ms) == SHOAL_OK)
+        s->turn_pending = true;
+}
+
+/* One send or call to the target; counts the result and returns it. */
+static int attempt(shoal_ctx_t *ctx, loadgen_t *s)
+{
+    int rc = SHOAL_ENOPROC;
+    if (s->to != SHOAL_PID_NONE) {
+        uint64_t seq = s->st.sent;
+        memcpy(s->buf, &seq, s->size < sizeof seq ? s->size : sizeof seq);
+        if (s->call) {
+            shoal_ref_t ref;
+            rc = shoal_call(ctx, s->to, s->type, s->buf, s->size,
+                            s->timeout_ms ? s->timeout_ms : UINT64_MAX, &ref);
+            s->st.in_flight += rc == SHOAL_OK;
+        } else {
+            rc = shoal_send(ctx, s->to, s->type, s->buf, s->size);
+        }
+    }
+    switch (rc) {
+    case SHOAL_OK:
+        s->st.sent++;
+        break;
+    case SHOAL_EFULL:
+        s->st.refused_full++;
+        break;
+    case SHOAL_EBUSY:
+        s->st.refused_busy++;
+        break;
+    case SHOAL_ENOPROC:
+        s->st.noproc++;
+        break;
+    default:
+        s->st.send_errors++;
+        break;
+    }
+    return rc;
+}
+
+/* Once count is reached and every call settled: say so, and end or idle. */
+static void maybe_finish(shoal_ctx_t *ctx, loadgen_t *s)
+{
+    if (s->finished || !sending_done(s) || s->st.in_flight != 0)
+        return;
+    s->finished = true;
+    s->st.done = 1;
+    shoal_log(ctx, SHOAL_LOG_INFO,
+              "done: %" PRIu64 " sent, %" PRIu64 " full, %" PRIu64 " busy, %" PRIu64
+              " noproc, %" PRIu64 " replies, %" PRIu64 " timeouts",
+              s->st.sent, s->st.refused_full, s->st.refused_busy, s->st.noproc, s->st.replies,
+              s->st.timeouts);
+    if (s->exit_when_done)
+        shoal_exit(ctx, SHOAL_OK);
+}
+
+/* Rate mode: makes up to BATCH of the owed attempts. */
+static void run_owed(shoal_ctx_t *ctx, loadgen_t *s)
+{
+    for (unsigned i = 0; i < BATCH && s->owed != 0 && !sending_done(s); i++) {
+        if (window_full(s)) {
+            s->st.throttled += s->owed;
+            s->owed = 0;
+            break;
+        }
+        attempt(ctx, s);
+        s->owed--;
+    }
+    if (s->owed != 0 && !sending_done(s))
+        turn_soon(ctx, s, 0);
+}
+
+/* Rate mode: the timer tick. */
+static void rate_tick(shoal_ctx_t *ctx, loadgen_t *s)
+{
+    s->to = shoal_whereis(ctx, s->target);
+    uint64_t now = now_ns();
+    uint64_t elapsed = now - s->last_ns;
+    if (elapsed > CATCH_UP_TICKS * s->tick_ms * 1000000u)
+        elapsed = CATCH_UP_TICKS * s->tick_ms * 1000000u;
+    s->last_ns = now;
+    /* rate x elapsed / 1e9, in two steps that cannot overflow: rate <= 1e9,
+     * elapsed <= 600 s. */
+    uint64_t part = s->rate * (elapsed % 1000000000u) + s->frac;
+    s->owed += s->rate * (elapsed / 1000000000u) + part / 1000000000u;
+    s->frac = part % 1000000000u;
+    if (s->owed > s->owed_max) {
+        s->st.behind += s->owed - s->owed_max;
+        s->owed = s->owed_max;
+    }
+    run_owed(ctx, s);
+    if (!sending_done(s))
+        schedule(ctx, TURN_TIMER, s->tick_ms);
+}
+
+/* As-fast mode: one turn. */
+static void fast_turn(shoal_ctx_t *ctx, loadgen_t *s)
+{
+    s->to = shoal_whereis(ctx, s->target);
+    int rc = SHOAL_OK;
+    for (unsigned i = 0; i < BATCH && !sending_done(s) && !window_full(s); i++)
+        if ((rc = attempt(ctx, s)) != SHOAL_OK)
+            break;
+    if (sending_done(s) || window_full(s))
+        return; /* finished, or a reply will start the next turn */
+    if (rc == SHOAL_OK || rc == SHOAL_EFULL || rc == SHOAL_EBUSY)
+        turn_soon(ctx, s, 0);
+    else
+        turn_soon(ctx, s, s->tick_ms); /* no target, or worse: wait a tick */
+}
+
+static int loadgen_init(shoal_ctx_t *ctx, void *state, const void *args)
+{
+    loadgen_t *s = state;
+    int64_t rate = 1000, type = 1, count = 0, window = 1024;
+    const char *done = "idle";
+    int rc;
+    s->size = 8;
+    s->tick_ms = 10;
+    s->timeout_ms = 1000;
+    if ((rc = shoal_arg_string(ctx, args, "target", 0, &s->target)) ||
+        (rc = shoal_arg_int(ctx, args, "rate", SHOAL_ARG_OPTIONAL, 0, 1000000000, &rate)) ||
+        (rc = shoal_arg_size(ctx, args, "size", SHOAL_ARG_OPTIONAL, &s->size)) ||
+        (rc = shoal_arg_int(ctx, args, "type", SHOAL_ARG_OPTIONAL, 0, UINT32_MAX, &type)) ||
+        (rc = shoal_arg_int(ctx, args, "count", SHOAL_ARG_OPTIONAL, 0, INT64_MAX, &count)) ||
+        (rc = shoal_arg_string(ctx, args, "done", SHOAL_ARG_OPTIONAL, &done)) ||
+        (rc = shoal_arg_duration_ms(ctx, args, "tick", SHOAL_ARG_OPTIONAL, &s->tick_ms)) ||
+        (rc = shoal_arg_bool(ctx, args, "call", SHOAL_ARG_OPTIONAL, &s->call)) ||
+        (rc = shoal_arg_duration_ms(ctx, args, "timeout", SHOAL_ARG_OPTIONAL, &s->timeout_ms)) ||
+        (rc = shoal_arg_int(ctx, args, "window", SHOAL_ARG_OPTIONAL, 0, 1 << 30, &window)))
+        return rc;
+    /* The getters have no range for sizes, durations and words: */
+    const char *bad = NULL;
+    if (s->size > MAX_SIZE)
+        bad = "args 'size': at most 16MiB";
+    else if (s->tick_ms == 0 || s->tick_ms > MAX_TICK_MS)
+        bad = "args 'tick': expected 1ms to 1m";
+    else if (strcmp(done, "idle") != 0 && strcmp(done, "exit") != 0)
+        bad = "args 'done': expected idle or exit";
+    if (bad != NULL) {
+        shoal_log(ctx, SHOAL_LOG_ERROR, "%s", bad);
+        return SHOAL_EINVAL;
+    }
+    s->rate = (uint64_t)rate;
+    s->type = (uint32_t)type;
+    s->count = (uint64_t)count;
+    s->window = (uint64_t)window;
+    s->exit_when_done = strcmp(done, "exit") == 0;
+    s->owed_max = s->rate * s->tick_ms * CATCH_UP_TICKS / 1000;
+    if (s->owed_max < BATCH)
+        s->owed_max = BATCH;
+    if ((s->buf = calloc(1, s->size ? s->size : 1)) == NULL)
+        return SHOAL_ENOMEM;
+    s->to = shoal_whereis(ctx, s->target);
+    s->last_ns = now_ns();
+    if (s->rate != 0) {
+        rc = schedule(ctx, TURN_TIMER, s->tick_ms);
+    } else {
+        rc = schedule(ctx, TURN_NOW, 0);
+        s->turn_pending = rc == SHOAL_OK;
+    }
+    if (rc != SHOAL_OK) {
+        free(s->buf); /* terminate does not run after a failed init */
+        s->buf = NULL;
+    }
+    return rc;
+}
+
+static int loadgen_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    loadgen_t *s = state;
+    switch (msg->kind) {
+    case SHOAL_MSG_CAST: {
+        uint32_t kind;
+        if (msg->type != LOADGEN_TURN || msg->from != shoal_self(ctx) || msg->size != sizeof kind)
+            return 0; /* not ours: ignored */
+        memcpy(&kind, msg->data, sizeof kind);
+        if (kind == TURN_TIMER) {
+            rate_tick(ctx, s);
+        } else {
+            s->turn_pending = false;
+            if (s->rate != 0)
+                run_owed(ctx, s);
+            else
+                fast_turn(ctx, s);
+        }
+        break;
+    }
+    case SHOAL_MSG_REPLY:
+    case SHOAL_MSG_TIMEOUT:
+        s->st.in_flight--;
+        if (msg->kind == SHOAL_MSG_TIMEOUT)
+            s->st.timeouts++;
+        else if (msg->status != SHOAL_OK)
+            s->st.reply_errors++;
+        else
+            s->st.replies++;
+        if (s->rate == 0 && !sending_done(s))
+            turn_soon(ctx, s, 0); /* the window has room again */
+        break;
+    default:
+        return 0;
+    }
+    maybe_finish(ctx, s);
+    return 0;
+}
+
+static int loadgen_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg, shoal_reply_t *reply)
+{
+    (void)ctx;
+    (void)msg; /* every call is a stats call: loadgen takes no other requests */
+    loadgen_t *s = state;
+    int rc = shoal_reply_set(reply, LOADGEN_MSG_STATS, &s->st, sizeof s->st);
+    if (rc != SHOAL_OK)
+        shoal_reply_error(reply, rc);
+    return 0;
+}
+
+static void loadgen_terminate(shoal_ctx_t *ctx, void *state, int reason)
+{
+    loadgen_t *s = state;
+    free(s->buf);
+    s->buf = NULL;
+    shoal_log(ctx, SHOAL_LOG_DEBUG,
+              "loadgen ends (%s): %" PRIu64 " sent, %" PRIu64 " full, %" PRIu64 " busy, %" PRIu64
+              " noproc, %" PRIu64 " replies, %" PRIu64 " timeouts",
+              shoal_errname(reason), s->st.sent, s->st.refused_full, s->st.refused_busy,
+              s->st.noproc, s->st.replies, s->st.timeouts);
+}
+
+static const shoal_behaviour_t loadgen = {
+    .name = "loadgen",
+    .state_size = sizeof(loadgen_t),
+    .init = loadgen_init,
+    .handle_message = loadgen_message,
+    .handle_call = loadgen_call,
+    .terminate = loadgen_terminate,
+};
+
+SHOAL_PLUGIN(.name = "loadgen", .version = "1.0.0", .behaviours = SHOAL_BEHAVIOURS(&loadgen));
