@@ -268,6 +268,9 @@ static void handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
     case SHOAL_ENV_STOP:
         shoal__ctx_fail(ctx, (int)e->type);
         break;
+    case SHOAL_ENV_INSPECT:
+        rc = shoal__inspect_answer(ctx, e);
+        break;
     default:
         break;
     }
@@ -378,7 +381,8 @@ static void end_turn(shoal_worker_t *w, shoal_actor_t *a, shoal_actor_back_t *b)
 static void dead_letter(struct shoal_ctx_s *ctx, shoal_env_t *e)
 {
     switch (shoal__env_kind(e)) {
-    case SHOAL_MSG_CALL: {
+    case SHOAL_MSG_CALL:
+    case SHOAL_ENV_INSPECT: {
         struct shoal_reply_s reply = {.tc = ctx->tc, .env = NULL, .status = SHOAL_ENOPROC};
         shoal__reply_send(ctx->rt, ctx->tc, ctx->self, e->from, shoal__env_ref(e), &reply);
         SHOAL_STAT_ADD(ctx->tc, msgs_dropped, 1);
@@ -452,7 +456,7 @@ static void after_panic(struct shoal_ctx_s *ctx)
 {
     shoal_env_t *e = ctx->cur;
     if (e != NULL) {
-        if (shoal__env_kind(e) == SHOAL_MSG_CALL) {
+        if (shoal__env_kind(e) == SHOAL_MSG_CALL || shoal__env_kind(e) == SHOAL_ENV_INSPECT) {
             struct shoal_reply_s reply = {.tc = ctx->tc, .env = NULL, .status = SHOAL_EPANIC};
             shoal__reply_send(ctx->rt, ctx->tc, ctx->self, e->from, shoal__env_ref(e), &reply);
         }

@@ -112,14 +112,17 @@ void shoal__reply_send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from
 
 /* ---- from an actor ------------------------------------------------------ */
 
-SHOAL_API int shoal_call(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const void *data,
-                         size_t size, uint64_t timeout_ms, shoal_ref_t *ref)
+/* A request that expects one reply: a CALL into the user mailbox, or an
+ * INSPECT into the system mailbox. */
+static int request_async(shoal_ctx_t *ctx, shoal_pid_t to, unsigned kind, bool sys,
+                         uint32_t type, const void *data, size_t size, uint64_t timeout_ms,
+                         shoal_ref_t *ref)
 {
     if ((size != 0 && data == NULL) || size > UINT32_MAX || ref == NULL)
         return SHOAL_EINVAL;
     shoal_ref_t r = shoal__ref_next(ctx->rt);
     shoal_timer_t timer = 0;
-    shoal_env_t *e = shoal__env_new(ctx->tc, SHOAL_MSG_CALL, 0, ctx->self, r, type, data, size);
+    shoal_env_t *e = shoal__env_new(ctx->tc, kind, 0, ctx->self, r, type, data, size);
     if (e == NULL)
         return SHOAL_ENOMEM;
     int rc = pending_add(ctx, r, 0);
@@ -138,7 +141,7 @@ SHOAL_API int shoal_call(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const 
         }
         ctx->b->ext->calls[ctx->b->ext->ncalls - 1].timer = timer;
     }
-    rc = shoal__deliver(ctx->rt, ctx->tc, to, e, false);
+    rc = shoal__deliver(ctx->rt, ctx->tc, to, e, sys);
     if (rc != SHOAL_OK) {
         SHOAL_STAT_ADD(ctx->tc, msgs_refused, rc == SHOAL_EFULL);
         SHOAL_STAT_ADD(ctx->tc, msgs_noproc, rc == SHOAL_ENOPROC);
@@ -153,6 +156,18 @@ unpend:
 fail:
     shoal__env_free(ctx->tc, e);
     return rc;
+}
+
+SHOAL_API int shoal_call(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const void *data,
+                         size_t size, uint64_t timeout_ms, shoal_ref_t *ref)
+{
+    return request_async(ctx, to, SHOAL_MSG_CALL, false, type, data, size, timeout_ms, ref);
+}
+
+SHOAL_API int shoal_inspect(shoal_ctx_t *ctx, shoal_pid_t pid, uint64_t timeout_ms,
+                            shoal_ref_t *ref)
+{
+    return request_async(ctx, pid, SHOAL_ENV_INSPECT, true, 0, NULL, 0, timeout_ms, ref);
 }
 
 SHOAL_API int shoal_reply_set(shoal_reply_t *reply, uint32_t type, const void *data, size_t size)
@@ -208,9 +223,26 @@ static void waiter_end(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a
     shoal__actor_release(rt, tc, a);
 }
 
+static int request_blocking(shoal_runtime_t *rt, shoal_pid_t to, unsigned kind, bool sys,
+                            uint32_t type, const void *data, size_t size, uint64_t timeout_ms,
+                            shoal_answer_t *answer);
+
 SHOAL_API int shoal_runtime_call(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
                                  const void *data, size_t size, uint64_t timeout_ms,
                                  shoal_answer_t *answer)
+{
+    return request_blocking(rt, to, SHOAL_MSG_CALL, false, type, data, size, timeout_ms, answer);
+}
+
+SHOAL_API int shoal_runtime_inspect(shoal_runtime_t *rt, shoal_pid_t pid, uint64_t timeout_ms,
+                                    shoal_answer_t *answer)
+{
+    return request_blocking(rt, pid, SHOAL_ENV_INSPECT, true, 0, NULL, 0, timeout_ms, answer);
+}
+
+static int request_blocking(shoal_runtime_t *rt, shoal_pid_t to, unsigned kind, bool sys,
+                            uint32_t type, const void *data, size_t size, uint64_t timeout_ms,
+                            shoal_answer_t *answer)
 {
     shoal_tcache_t *tc = shoal__tcache_get(rt);
     if (tc == NULL)
@@ -226,13 +258,13 @@ SHOAL_API int shoal_runtime_call(shoal_runtime_t *rt, shoal_pid_t to, uint32_t t
     shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(self));
     shoal_actor_back_t *b = shoal__actor_back(rt, a);
     shoal_ref_t ref = shoal__ref_next(rt);
-    shoal_env_t *e = shoal__env_new(tc, SHOAL_MSG_CALL, 0, self, ref, type, data, size);
+    shoal_env_t *e = shoal__env_new(tc, kind, 0, self, ref, type, data, size);
     if (e == NULL) {
         waiter_end(rt, tc, a);
         return SHOAL_ENOMEM;
     }
     atomic_store_explicit(&a->sched, SHOAL_SCHED_PROCESSING, memory_order_relaxed);
-    rc = shoal__deliver(rt, tc, to, e, false);
+    rc = shoal__deliver(rt, tc, to, e, sys);
     if (rc != SHOAL_OK) {
         shoal__env_free(tc, e);
         SHOAL_STAT_ADD(tc, msgs_refused, rc == SHOAL_EFULL);

@@ -20,6 +20,10 @@ void shoal__reply_send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from
                        shoal_ref_t ref, struct shoal_reply_s *reply);
 void shoal__reply_discard(struct shoal_reply_s *reply);
 
+/* Answers an INSPECT request (inspect.c); returns the behaviour's inspect
+ * callback's result. */
+int shoal__inspect_answer(struct shoal_ctx_s *ctx, shoal_env_t *req);
+
 /* Children bookkeeping (ctx.c). */
 void shoal__children_remove(struct shoal_ctx_s *ctx, shoal_pid_t child);
 

@@ -16,6 +16,7 @@
 enum {
     SHOAL_ENV_INIT = 16, /* run init; payload: the args pointer */
     SHOAL_ENV_STOP = 17, /* end with the reason in `type` */
+    SHOAL_ENV_INSPECT = 18, /* answer with the actor's inspection (JSON), like a call */
 };
 
 /* Envelope flags. */

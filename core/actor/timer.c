@@ -260,6 +260,22 @@ SHOAL_API int shoal_send_after(shoal_ctx_t *ctx, shoal_pid_t to, uint64_t delay_
     return rc;
 }
 
+SHOAL_API int shoal_send_after_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint64_t delay_ms,
+                                        uint32_t type, const void *data, size_t size,
+                                        shoal_timer_t *timer)
+{
+    if ((size != 0 && data == NULL) || size > UINT32_MAX)
+        return SHOAL_EINVAL;
+    shoal_env_t *e = shoal__env_new(ctx->tc, SHOAL_MSG_CAST, SHOAL_ENV_PRIORITY, ctx->self, 0,
+                                    type, data, size);
+    if (e == NULL)
+        return SHOAL_ENOMEM;
+    int rc = shoal__timer_start(ctx->rt, ctx->tc, to, delay_ms, e, true, timer);
+    if (rc != SHOAL_OK)
+        shoal__env_free(ctx->tc, e);
+    return rc;
+}
+
 SHOAL_API int shoal_cancel_timer(shoal_ctx_t *ctx, shoal_timer_t timer)
 {
     return shoal__timer_cancel(ctx->rt, ctx->tc, timer);

@@ -185,6 +185,45 @@ static int with_unit(const shoal_node_t *v, const char *key, const unit_t *units
     return fail(err, v, key, "unknown unit in '%s': expected %s", v->text, what);
 }
 
+int shoal__arg_duration_us(const shoal_node_t *args, const char *key, unsigned flags,
+                           uint64_t *out, shoal_diag_t *err)
+{
+    static const unit_t units[] = {{"us", 1, 1},
+                                   {"ms", 1000, 1},
+                                   {"s", 1000000, 1},
+                                   {"m", 60000000, 1},
+                                   {"h", UINT64_C(3600000000), 1},
+                                   {NULL, 0, 0}};
+    const shoal_node_t *v;
+    int rc = lookup(args, key, flags, &v, err);
+    if (rc == SHOAL_ENOKEY && (flags & SHOAL_ARG_OPTIONAL))
+        return SHOAL_OK;
+    if (rc != SHOAL_OK || (rc = scalar(v, key, "a duration", err)) != SHOAL_OK)
+        return rc;
+    return with_unit(v, key, units, false, "a duration like 50us, 250ms, 2s or 1m", out, err);
+}
+
+int shoal__arg_enum(const shoal_node_t *args, const char *key, unsigned flags,
+                    const char *const *choices, unsigned *index, shoal_diag_t *err)
+{
+    const shoal_node_t *v;
+    int rc = lookup(args, key, flags, &v, err);
+    if (rc == SHOAL_ENOKEY && (flags & SHOAL_ARG_OPTIONAL))
+        return SHOAL_OK;
+    if (rc != SHOAL_OK || (rc = scalar(v, key, "a string", err)) != SHOAL_OK)
+        return rc;
+    char list[256] = "";
+    for (unsigned i = 0; choices != NULL && choices[i] != NULL; i++) {
+        if (strcmp(v->text, choices[i]) == 0) {
+            *index = i;
+            return SHOAL_OK;
+        }
+        size_t n = strlen(list);
+        snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", choices[i]);
+    }
+    return fail(err, v, key, "expected one of %s, got '%s'", list, v->text);
+}
+
 int shoal__arg_duration_ms(const shoal_node_t *args, const char *key, unsigned flags,
                            uint64_t *out, shoal_diag_t *err)
 {
@@ -281,6 +320,36 @@ SHOAL_API int shoal_arg_duration_ms(shoal_ctx_t *ctx, const shoal_args_t *args, 
 {
     shoal_diag_t err;
     return report(ctx, shoal__arg_duration_ms(args, key, flags, out, &err), &err);
+}
+
+SHOAL_API int shoal_arg_duration_us(shoal_ctx_t *ctx, const shoal_args_t *args, const char *key,
+                                    unsigned flags, uint64_t *out)
+{
+    shoal_diag_t err;
+    return report(ctx, shoal__arg_duration_us(args, key, flags, out, &err), &err);
+}
+
+SHOAL_API int shoal_arg_enum(shoal_ctx_t *ctx, const shoal_args_t *args, const char *key,
+                             unsigned flags, const char *const *choices, unsigned *index)
+{
+    shoal_diag_t err;
+    return report(ctx, shoal__arg_enum(args, key, flags, choices, index, &err), &err);
+}
+
+SHOAL_API int shoal_arg_error(shoal_ctx_t *ctx, const shoal_args_t *args, const char *key,
+                              const char *fmt, ...)
+{
+    char what[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    const shoal_node_t *at = key != NULL ? shoal__node_get(args, key) : NULL;
+    if (at == NULL)
+        at = args;
+    shoal_diag_t err;
+    fail(&err, at, key, "%s", what);
+    return report(ctx, SHOAL_EINVAL, &err);
 }
 
 SHOAL_API int shoal_arg_size(shoal_ctx_t *ctx, const shoal_args_t *args, const char *key,

@@ -18,6 +18,10 @@ int shoal__arg_bool(const shoal_node_t *args, const char *key, unsigned flags, b
                     shoal_diag_t *err);
 int shoal__arg_duration_ms(const shoal_node_t *args, const char *key, unsigned flags,
                            uint64_t *out, shoal_diag_t *err);
+int shoal__arg_duration_us(const shoal_node_t *args, const char *key, unsigned flags,
+                           uint64_t *out, shoal_diag_t *err);
+int shoal__arg_enum(const shoal_node_t *args, const char *key, unsigned flags,
+                    const char *const *choices, unsigned *index, shoal_diag_t *err);
 int shoal__arg_size(const shoal_node_t *args, const char *key, unsigned flags, uint64_t *out,
                     shoal_diag_t *err);
 int shoal__arg_node(const shoal_node_t *args, const char *key, unsigned flags,

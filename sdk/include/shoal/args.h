@@ -50,6 +50,13 @@ SHOAL_API int shoal_arg_bool(shoal_ctx_t *ctx, const shoal_args_t *args, const c
  * without one. Stored in milliseconds (us rounds up). */
 SHOAL_API int shoal_arg_duration_ms(shoal_ctx_t *ctx, const shoal_args_t *args, const char *key,
                                     unsigned flags, uint64_t *out);
+/* The same, in microseconds ("50us" stays 50; "2s" is 2000000). */
+SHOAL_API int shoal_arg_duration_us(shoal_ctx_t *ctx, const shoal_args_t *args, const char *key,
+                                    unsigned flags, uint64_t *out);
+/* One of the strings in `choices` (NULL-terminated), unquoted or quoted;
+ * *index is its position. Anything else is SHOAL_EINVAL, listing them. */
+SHOAL_API int shoal_arg_enum(shoal_ctx_t *ctx, const shoal_args_t *args, const char *key,
+                             unsigned flags, const char *const *choices, unsigned *index);
 /* An integer of bytes, with an optional unit: B, KiB, MiB, GiB, TiB, or
  * kB, MB, GB, TB (powers of 1000). "64KiB" = 65536. */
 SHOAL_API int shoal_arg_size(shoal_ctx_t *ctx, const shoal_args_t *args, const char *key,
@@ -66,6 +73,12 @@ SHOAL_API size_t shoal_args_len(const shoal_args_t *node);
 SHOAL_API const shoal_args_t *shoal_args_item(const shoal_args_t *node, size_t i);
 /* Key i of a mapping; NULL otherwise. */
 SHOAL_API const char *shoal_args_key(const shoal_args_t *node, size_t i);
+
+/* For a check of the plugin's own (a range, a combination): reports the
+ * message like a getter error, at the value of `key` in args (at args itself
+ * when key is NULL or absent), and returns SHOAL_EINVAL. */
+SHOAL_API int shoal_arg_error(shoal_ctx_t *ctx, const shoal_args_t *args, const char *key,
+                              const char *fmt, ...) SHOAL_PRINTF(4, 5);
 
 /* The last getter error seen in this callback ("" if none). */
 SHOAL_API const char *shoal_ctx_error(const shoal_ctx_t *ctx);

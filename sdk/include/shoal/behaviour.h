@@ -45,6 +45,11 @@ typedef struct shoal_behaviour_s {
      * stopped, SHOAL_EPANIC after a panic, or what a callback returned).
      * Not run when init failed. */
     void (*terminate)(shoal_ctx_t *ctx, void *state, int reason);
+
+    /* Describes the actor when it is inspected (shoal/inspect.h): add
+     * fields with shoal_inspect_*. 0 = go on; any other value ends the
+     * actor, as for the other callbacks. */
+    int (*inspect)(shoal_ctx_t *ctx, void *state, shoal_inspect_t *out);
 } shoal_behaviour_t;
 
 #ifdef __cplusplus

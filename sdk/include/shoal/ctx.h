@@ -52,6 +52,13 @@ SHOAL_API int shoal_send_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t typ
 SHOAL_API int shoal_call(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const void *data,
                          size_t size, uint64_t timeout_ms, shoal_ref_t *ref);
 
+/* Inspects another actor asynchronously (shoal/inspect.h): exactly one
+ * SHOAL_MSG_REPLY (data: the JSON object, NUL-terminated) or
+ * SHOAL_MSG_TIMEOUT arrives later with *ref. The request goes through the
+ * receiver's system mailbox: never refused as full. */
+SHOAL_API int shoal_inspect(shoal_ctx_t *ctx, shoal_pid_t pid, uint64_t timeout_ms,
+                            shoal_ref_t *ref);
+
 /* Builds the immediate answer inside handle_call: copies `size` bytes. */
 SHOAL_API int shoal_reply_set(shoal_reply_t *reply, uint32_t type, const void *data,
                               size_t size);
@@ -72,6 +79,13 @@ SHOAL_API int shoal_reply(shoal_ctx_t *ctx, shoal_pid_t to, shoal_ref_t ref, uin
 SHOAL_API int shoal_send_after(shoal_ctx_t *ctx, shoal_pid_t to, uint64_t delay_ms,
                                uint32_t type, const void *data, size_t size,
                                shoal_timer_t *timer);
+
+/* As shoal_send_after, into the receiver's system mailbox: never refused
+ * as full, seen with SHOAL_MSG_PRIORITY. For periodic ticks that must not be
+ * lost exactly when the actor is overloaded. */
+SHOAL_API int shoal_send_after_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint64_t delay_ms,
+                                        uint32_t type, const void *data, size_t size,
+                                        shoal_timer_t *timer);
 
 /* Cancels a timer that has not fired: SHOAL_OK, or SHOAL_ENOPROC when it
  * already fired or was cancelled. */

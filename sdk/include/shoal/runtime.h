@@ -91,6 +91,13 @@ SHOAL_API int shoal_runtime_call(shoal_runtime_t *rt, shoal_pid_t to, uint32_t t
                                  const void *data, size_t size, uint64_t timeout_ms,
                                  shoal_answer_t *answer);
 
+/* Inspects a live actor (shoal/inspect.h), blocking like shoal_runtime_call:
+ * SHOAL_OK with answer->data the JSON object (NUL-terminated, answer->size
+ * bytes with the NUL), SHOAL_ENOPROC, SHOAL_ETIMEDOUT. Not from a worker
+ * thread. */
+SHOAL_API int shoal_runtime_inspect(shoal_runtime_t *rt, shoal_pid_t pid, uint64_t timeout_ms,
+                                    shoal_answer_t *answer);
+
 /* Frees what a blocking call returned. Safe on a zeroed answer. */
 SHOAL_API void shoal_answer_release(shoal_answer_t *answer);
 

@@ -5,6 +5,7 @@
 #include "shoal/behaviour.h"
 #include "shoal/ctx.h"
 #include "shoal/error.h"
+#include "shoal/inspect.h"
 #include "shoal/message.h"
 #include "shoal/runtime.h"
 #include "shoal/types.h"

@@ -39,6 +39,7 @@ typedef uint64_t shoal_timer_t;
 typedef struct shoal_runtime_s shoal_runtime_t; /* one per process */
 typedef struct shoal_ctx_s shoal_ctx_t;         /* what a handler is given */
 typedef struct shoal_reply_s shoal_reply_t;     /* a reply being built */
+typedef struct shoal_inspect_s shoal_inspect_t; /* an inspection being built */
 
 /* Mailbox limit meaning "no limit". A bounded limit is 1 .. SHOAL_MAILBOX_MAX. */
 #define SHOAL_MAILBOX_UNBOUNDED UINT32_MAX
