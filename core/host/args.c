@@ -63,11 +63,19 @@ static int lookup(const shoal_node_t *args, const char *key, unsigned flags,
     return SHOAL_OK;
 }
 
-static int scalar(const shoal_node_t *v, const char *key, const char *what, shoal_diag_t *err)
+/* The scalar for key: SHOAL_OK with *v set, or SHOAL_OK with *v NULL when
+ * it is absent and optional, or the error. `what` names the expected type. */
+static int find_scalar(const shoal_node_t *args, const char *key, unsigned flags,
+                       const char *what, const shoal_node_t **v, shoal_diag_t *err)
 {
-    if (v->kind == SHOAL_NODE_SCALAR)
+    int rc = lookup(args, key, flags, v, err);
+    if (rc == SHOAL_ENOKEY && (flags & SHOAL_ARG_OPTIONAL))
         return SHOAL_OK;
-    return fail(err, v, key, "expected %s, got %s", what, shoal__node_kind_name(v));
+    if (rc != SHOAL_OK)
+        return rc;
+    if ((*v)->kind != SHOAL_NODE_SCALAR)
+        return fail(err, *v, key, "expected %s, got %s", what, shoal__node_kind_name(*v));
+    return SHOAL_OK;
 }
 
 /* Parses [+-]digits or 0x hex into *out; returns the end of the number. */
@@ -102,10 +110,8 @@ int shoal__arg_int(const shoal_node_t *args, const char *key, unsigned flags, in
                    int64_t max, int64_t *out, shoal_diag_t *err)
 {
     const shoal_node_t *v;
-    int rc = lookup(args, key, flags, &v, err);
-    if (rc == SHOAL_ENOKEY && (flags & SHOAL_ARG_OPTIONAL))
-        return SHOAL_OK;
-    if (rc != SHOAL_OK || (rc = scalar(v, key, "an integer", err)) != SHOAL_OK)
+    int rc = find_scalar(args, key, flags, "an integer", &v, err);
+    if (rc != SHOAL_OK || v == NULL)
         return rc;
     int64_t x;
     bool overflow;
@@ -123,10 +129,8 @@ int shoal__arg_string(const shoal_node_t *args, const char *key, unsigned flags,
                       const char **out, shoal_diag_t *err)
 {
     const shoal_node_t *v;
-    int rc = lookup(args, key, flags, &v, err);
-    if (rc == SHOAL_ENOKEY && (flags & SHOAL_ARG_OPTIONAL))
-        return SHOAL_OK;
-    if (rc != SHOAL_OK || (rc = scalar(v, key, "a string", err)) != SHOAL_OK)
+    int rc = find_scalar(args, key, flags, "a string", &v, err);
+    if (rc != SHOAL_OK || v == NULL)
         return rc;
     *out = v->text;
     return SHOAL_OK;
@@ -136,10 +140,8 @@ int shoal__arg_bool(const shoal_node_t *args, const char *key, unsigned flags, b
                     shoal_diag_t *err)
 {
     const shoal_node_t *v;
-    int rc = lookup(args, key, flags, &v, err);
-    if (rc == SHOAL_ENOKEY && (flags & SHOAL_ARG_OPTIONAL))
-        return SHOAL_OK;
-    if (rc != SHOAL_OK || (rc = scalar(v, key, "true or false", err)) != SHOAL_OK)
+    int rc = find_scalar(args, key, flags, "true or false", &v, err);
+    if (rc != SHOAL_OK || v == NULL)
         return rc;
     if (!v->quoted && strcmp(v->text, "true") == 0)
         *out = true;
@@ -195,10 +197,8 @@ int shoal__arg_duration_us(const shoal_node_t *args, const char *key, unsigned f
                                    {"h", UINT64_C(3600000000), 1},
                                    {NULL, 0, 0}};
     const shoal_node_t *v;
-    int rc = lookup(args, key, flags, &v, err);
-    if (rc == SHOAL_ENOKEY && (flags & SHOAL_ARG_OPTIONAL))
-        return SHOAL_OK;
-    if (rc != SHOAL_OK || (rc = scalar(v, key, "a duration", err)) != SHOAL_OK)
+    int rc = find_scalar(args, key, flags, "a duration", &v, err);
+    if (rc != SHOAL_OK || v == NULL)
         return rc;
     return with_unit(v, key, units, false, "a duration like 50us, 250ms, 2s or 1m", out, err);
 }
@@ -207,10 +207,8 @@ int shoal__arg_enum(const shoal_node_t *args, const char *key, unsigned flags,
                     const char *const *choices, unsigned *index, shoal_diag_t *err)
 {
     const shoal_node_t *v;
-    int rc = lookup(args, key, flags, &v, err);
-    if (rc == SHOAL_ENOKEY && (flags & SHOAL_ARG_OPTIONAL))
-        return SHOAL_OK;
-    if (rc != SHOAL_OK || (rc = scalar(v, key, "a string", err)) != SHOAL_OK)
+    int rc = find_scalar(args, key, flags, "a string", &v, err);
+    if (rc != SHOAL_OK || v == NULL)
         return rc;
     char list[256] = "";
     for (unsigned i = 0; choices != NULL && choices[i] != NULL; i++) {
@@ -230,10 +228,8 @@ int shoal__arg_duration_ms(const shoal_node_t *args, const char *key, unsigned f
     static const unit_t units[] = {{"us", 1, 1000}, {"ms", 1, 1},       {"s", 1000, 1},
                                    {"m", 60000, 1}, {"h", 3600000, 1}, {NULL, 0, 0}};
     const shoal_node_t *v;
-    int rc = lookup(args, key, flags, &v, err);
-    if (rc == SHOAL_ENOKEY && (flags & SHOAL_ARG_OPTIONAL))
-        return SHOAL_OK;
-    if (rc != SHOAL_OK || (rc = scalar(v, key, "a duration", err)) != SHOAL_OK)
+    int rc = find_scalar(args, key, flags, "a duration", &v, err);
+    if (rc != SHOAL_OK || v == NULL)
         return rc;
     return with_unit(v, key, units, false, "a duration like 250ms, 2s or 1m", out, err);
 }
@@ -254,10 +250,8 @@ int shoal__arg_size(const shoal_node_t *args, const char *key, unsigned flags, u
         {NULL, 0, 0},
     };
     const shoal_node_t *v;
-    int rc = lookup(args, key, flags, &v, err);
-    if (rc == SHOAL_ENOKEY && (flags & SHOAL_ARG_OPTIONAL))
-        return SHOAL_OK;
-    if (rc != SHOAL_OK || (rc = scalar(v, key, "a size", err)) != SHOAL_OK)
+    int rc = find_scalar(args, key, flags, "a size", &v, err);
+    if (rc != SHOAL_OK || v == NULL)
         return rc;
     return with_unit(v, key, units, true, "a size like 512, 64KiB or 1MiB", out, err);
 }

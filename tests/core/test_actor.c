@@ -16,25 +16,7 @@
 
 #define WAIT_S 20.0
 
-static void nap(void)
-{
-    struct timespec ts = {0, 200 * 1000};
-    nanosleep(&ts, NULL);
-}
-
-#define WAIT_UNTIL(cond)                                                                           \
-    do {                                                                                           \
-        double end_ = shoal_test_now() + WAIT_S;                                                   \
-        while (!(cond) && shoal_test_now() < end_)                                                 \
-            nap();                                                                                 \
-    } while (0)
-
-static shoal_runtime_stats_t stats_of(shoal_runtime_t *rt)
-{
-    shoal_runtime_stats_t s;
-    shoal_runtime_stats(rt, &s);
-    return s;
-}
+#define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, WAIT_S)
 
 /* Polls until pid is gone (its mailboxes closed). A stop request to an actor
  * that is already ending is harmless. */
@@ -136,8 +118,8 @@ static void init_runs_first_with_args_and_zeroed_state(void)
     CU_ASSERT_EQUAL(atomic_load(&init_first_ok), 1);
     CU_ASSERT_EQUAL(atomic_load(&init_bad), 0);
     /* Init is not a message to the handler, but it is handled: N + N. */
-    WAIT_UNTIL(stats_of(rt).msgs_handled == 2 * N);
-    CU_ASSERT_EQUAL(stats_of(rt).msgs_handled, 2 * N);
+    WAIT_UNTIL(shoal_test_stats(rt).msgs_handled == 2 * N);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).msgs_handled, 2 * N);
     shoal_runtime_destroy(rt);
     CU_ASSERT_EQUAL(atomic_load(&init_terms), N);
 }
@@ -378,7 +360,7 @@ static void parent_gets_exit_for_each_way_of_ending(void)
     /* The parent is unaffected: links tell, they do not kill upwards. */
     CU_ASSERT_EQUAL(atomic_load(&parent_terms), 0);
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, parent, T_PING, NULL, 0), SHOAL_OK);
-    shoal_runtime_stats_t s = stats_of(rt);
+    shoal_runtime_stats_t s = shoal_test_stats(rt);
     CU_ASSERT_EQUAL(s.actors_spawned, 6);
     CU_ASSERT_EQUAL(s.actors_ended, 5);
     CU_ASSERT_EQUAL(s.actors_live, 1);
@@ -399,7 +381,7 @@ static void children_stop_when_parent_ends(void)
     static kids_t k;
     shoal_pid_t parent = spawn_family(rt, &k, 4);
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, parent, T_DIE, NULL, 0), SHOAL_OK);
-    WAIT_UNTIL(stats_of(rt).actors_ended == 5 && stats_of(rt).actors_live == 0);
+    WAIT_UNTIL(shoal_test_stats(rt).actors_ended == 5 && shoal_test_stats(rt).actors_live == 0);
     CU_ASSERT_EQUAL(atomic_load(&parent_terms), 1);
     CU_ASSERT_EQUAL(atomic_load(&parent_term_reason), 0);
     for (int i = 0; i < 4; i++) {
@@ -410,7 +392,7 @@ static void children_stop_when_parent_ends(void)
         CU_ASSERT_EQUAL(shoal_runtime_send(rt, c, T_PING, NULL, 0), SHOAL_ENOPROC);
     }
     CU_ASSERT(gone(rt, parent));
-    shoal_runtime_stats_t s = stats_of(rt);
+    shoal_runtime_stats_t s = shoal_test_stats(rt);
     CU_ASSERT_EQUAL(s.actors_spawned, 5);
     CU_ASSERT_EQUAL(s.actors_ended, 5);
     CU_ASSERT_EQUAL(s.actors_live, 0);
@@ -467,14 +449,14 @@ static void stop_cascades_to_grandchildren(void)
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &chain_beh, &levels[0], NULL, &root), SHOAL_OK);
     WAIT_UNTIL(atomic_load(&chain_pid[2]) != SHOAL_PID_NONE);
     CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, root), SHOAL_OK);
-    WAIT_UNTIL(stats_of(rt).actors_live == 0);
+    WAIT_UNTIL(shoal_test_stats(rt).actors_live == 0);
     for (int i = 0; i < 3; i++) {
         CU_ASSERT_EQUAL(atomic_load(&chain_terms[i]), 1);
         CU_ASSERT_EQUAL(atomic_load(&chain_reason[i]), SHOAL_ESHUTDOWN);
         CU_ASSERT_EQUAL(shoal_runtime_send(rt, atomic_load(&chain_pid[i]), 1, NULL, 0),
                         SHOAL_ENOPROC);
     }
-    CU_ASSERT_EQUAL(stats_of(rt).actors_ended, 3);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).actors_ended, 3);
     shoal_runtime_destroy(rt);
 }
 
@@ -570,9 +552,9 @@ static void queued_messages_behind_failed_init_are_dropped(void)
     for (int i = 0; i < K; i++)
         CU_ASSERT_EQUAL(shoal_runtime_send(rt, pid, 1, NULL, 0), SHOAL_OK);
     atomic_store(&gate_release, 1);
-    WAIT_UNTIL(stats_of(rt).actors_ended == 1 && stats_of(rt).msgs_dropped == K);
-    CU_ASSERT_EQUAL(stats_of(rt).actors_ended, 1);
-    CU_ASSERT_EQUAL(stats_of(rt).msgs_dropped, K);
+    WAIT_UNTIL(shoal_test_stats(rt).actors_ended == 1 && shoal_test_stats(rt).msgs_dropped == K);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).actors_ended, 1);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).msgs_dropped, K);
     CU_ASSERT_EQUAL(atomic_load(&bad_init_msgs), 0);
     CU_ASSERT_EQUAL(atomic_load(&bad_init_terms), 0);
     CU_ASSERT(gone(rt, pid));
@@ -612,14 +594,14 @@ static void messages_queued_behind_a_crash_are_dropped(void)
     atomic_store(&crash_call_rc, 12345);
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, kid, T_BLOCK, NULL, 0), SHOAL_OK);
     CU_ASSERT_EQUAL(shoal_test_wait_flag(&kid_entered, WAIT_S), 1);
-    uint64_t sent0 = stats_of(rt).msgs_sent;
+    uint64_t sent0 = shoal_test_stats(rt).msgs_sent;
     for (int i = 0; i < K; i++)
         CU_ASSERT_EQUAL(shoal_runtime_send(rt, kid, T_PING, NULL, 0), SHOAL_OK);
     pthread_t th;
     CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, crash_call_thread, NULL), 0);
     /* The call is queued once it is counted as sent. */
-    WAIT_UNTIL(stats_of(rt).msgs_sent == sent0 + K + 1);
-    CU_ASSERT_EQUAL(stats_of(rt).msgs_sent, sent0 + K + 1);
+    WAIT_UNTIL(shoal_test_stats(rt).msgs_sent == sent0 + K + 1);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).msgs_sent, sent0 + K + 1);
     atomic_store(&kid_release, 1); /* the handler returns -77: a crash */
     pthread_join(th, NULL);
     CU_ASSERT_EQUAL(atomic_load(&crash_call_rc), SHOAL_OK);
@@ -630,7 +612,7 @@ static void messages_queued_behind_a_crash_are_dropped(void)
     CU_ASSERT_EQUAL(atomic_load(&kid_handled[0]), 1); /* only the one that crashed */
     CU_ASSERT_EQUAL(atomic_load(&kid_terms[0]), 1);
     CU_ASSERT_EQUAL(atomic_load(&kid_term_reason[0]), -77);
-    CU_ASSERT_EQUAL(stats_of(rt).msgs_dropped, K + 1);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).msgs_dropped, K + 1);
     CU_ASSERT(gone(rt, kid));
     (void)parent;
     shoal_runtime_destroy(rt);
@@ -681,7 +663,7 @@ static void panic_in_terminate_does_not_loop(void)
         CU_ASSERT_EQUAL(atomic_load(&exit_status[i]), SHOAL_EPANIC);
     }
     CU_ASSERT(gone(rt, a) && gone(rt, b) && gone(rt, c));
-    CU_ASSERT_EQUAL(stats_of(rt).actors_ended, 3);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).actors_ended, 3);
     shoal_runtime_destroy(rt);
     CU_ASSERT_EQUAL(atomic_load(&tp_terms), 3);
 }
@@ -704,7 +686,7 @@ static void actor_counters_are_exact(void)
     static shoal_pid_t pids[N];
     for (int i = 0; i < N; i++)
         CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &beh, NULL, NULL, &pids[i]), SHOAL_OK);
-    shoal_runtime_stats_t s = stats_of(rt);
+    shoal_runtime_stats_t s = shoal_test_stats(rt);
     CU_ASSERT_EQUAL(s.actors_spawned, N);
     CU_ASSERT_EQUAL(s.actors_live, N);
     CU_ASSERT_EQUAL(s.actors_ended, 0);
@@ -720,9 +702,9 @@ static void actor_counters_are_exact(void)
         CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, pids[i]), SHOAL_OK);
     for (int i = STOPPED; i < STOPPED + FAILED; i++)
         CU_ASSERT_EQUAL(shoal_runtime_send(rt, pids[i], T_RET, NULL, 0), SHOAL_OK);
-    WAIT_UNTIL(stats_of(rt).actors_ended == STOPPED + FAILED &&
-               stats_of(rt).actors_live == N - STOPPED - FAILED);
-    s = stats_of(rt);
+    WAIT_UNTIL(shoal_test_stats(rt).actors_ended == STOPPED + FAILED &&
+               shoal_test_stats(rt).actors_live == N - STOPPED - FAILED);
+    s = shoal_test_stats(rt);
     CU_ASSERT_EQUAL(s.actors_spawned, N);
     CU_ASSERT_EQUAL(s.actors_ended, STOPPED + FAILED);
     CU_ASSERT_EQUAL(s.actors_live, N - STOPPED - FAILED);
@@ -735,7 +717,7 @@ static void actor_counters_are_exact(void)
     for (int i = 0; i < STOPPED; i++)
         for (int j = 0; j < N; j++)
             CU_ASSERT_NOT_EQUAL(fresh[i], pids[j]);
-    s = stats_of(rt);
+    s = shoal_test_stats(rt);
     CU_ASSERT_EQUAL(s.actors_spawned, N + STOPPED);
     CU_ASSERT_EQUAL(s.actors_live, N - FAILED);
     shoal_runtime_destroy(rt);
@@ -757,8 +739,8 @@ static void spawn_rejects_bad_arguments(void)
     CU_ASSERT_EQUAL(shoal_runtime_spawn(rt, &beh, NULL, &o, &pid), SHOAL_OK);
     o.mailbox_limit = SHOAL_MAILBOX_UNBOUNDED;
     CU_ASSERT_EQUAL(shoal_runtime_spawn(rt, &beh, NULL, &o, &pid), SHOAL_OK);
-    CU_ASSERT_EQUAL(stats_of(rt).actors_spawned, 2);
-    CU_ASSERT_EQUAL(stats_of(rt).actors_live, 2);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).actors_spawned, 2);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).actors_live, 2);
     shoal_runtime_destroy(rt);
 }
 

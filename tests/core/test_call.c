@@ -15,25 +15,7 @@
 
 #define WAIT_S 20.0
 
-static void nap(void)
-{
-    struct timespec ts = {0, 200 * 1000};
-    nanosleep(&ts, NULL);
-}
-
-#define WAIT_UNTIL(cond)                                                                           \
-    do {                                                                                           \
-        double end_ = shoal_test_now() + WAIT_S;                                                   \
-        while (!(cond) && shoal_test_now() < end_)                                                 \
-            nap();                                                                                 \
-    } while (0)
-
-static shoal_runtime_stats_t stats_of(shoal_runtime_t *rt)
-{
-    shoal_runtime_stats_t s;
-    shoal_runtime_stats(rt, &s);
-    return s;
-}
+#define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, WAIT_S)
 
 static void sleep_ms(unsigned ms)
 {
@@ -201,8 +183,8 @@ static void blocking_call_gets_the_reply(void)
         CU_ASSERT_EQUAL(((const unsigned char *)a.data)[0], (unsigned char)i);
         shoal_answer_release(&a);
     }
-    CU_ASSERT_EQUAL(stats_of(rt).actors_live, 1); /* only the callee: waiters are gone */
-    CU_ASSERT_EQUAL(stats_of(rt).replies_late, 0);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).actors_live, 1); /* only the callee: waiters are gone */
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).replies_late, 0);
     CU_ASSERT_EQUAL(atomic_load(&callee_bad), 0);
     shoal_runtime_destroy(rt);
 }
@@ -215,7 +197,7 @@ static void blocking_call_rejects_bad_arguments(void)
     shoal_answer_t a;
     CU_ASSERT_EQUAL(shoal_runtime_call(rt, callee, C_ECHO, NULL, 0, 1000, NULL), SHOAL_EINVAL);
     CU_ASSERT_EQUAL(shoal_runtime_call(rt, callee, C_ECHO, NULL, 3, 1000, &a), SHOAL_EINVAL);
-    CU_ASSERT_EQUAL(stats_of(rt).msgs_sent, 0);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).msgs_sent, 0);
     shoal_runtime_destroy(rt);
 }
 
@@ -237,7 +219,7 @@ static void blocking_call_times_out(void)
     WAIT_UNTIL(atomic_load(&callee_reply_rc) != 12345);
     CU_ASSERT_EQUAL(atomic_load(&callee_reply_rc), SHOAL_ENOPROC);
     /* shoal_reply has returned: a count it makes is already there. */
-    CU_ASSERT_EQUAL(stats_of(rt).replies_late, 1);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).replies_late, 1);
     shoal_runtime_destroy(rt);
 }
 
@@ -251,14 +233,14 @@ static void immediate_reply_after_timeout_is_counted_late(void)
     CU_ASSERT_EQUAL(shoal_runtime_call(rt, callee, C_BLOCK, NULL, 0, 30, &a), SHOAL_ETIMEDOUT);
     CU_ASSERT_EQUAL(shoal_test_wait_flag(&callee_entered, WAIT_S), 1);
     atomic_store(&callee_release, 1);
-    WAIT_UNTIL(stats_of(rt).replies_late == 1 && stats_of(rt).msgs_handled == 1);
-    CU_ASSERT_EQUAL(stats_of(rt).replies_late, 1);
-    CU_ASSERT_EQUAL(stats_of(rt).msgs_handled, 1);
+    WAIT_UNTIL(shoal_test_stats(rt).replies_late == 1 && shoal_test_stats(rt).msgs_handled == 1);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).replies_late, 1);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).msgs_handled, 1);
     /* The callee lives on and answers the next one. */
     CU_ASSERT_EQUAL(shoal_runtime_call(rt, callee, C_BLOCK, NULL, 0, 5000, &a), SHOAL_OK);
     CU_ASSERT_EQUAL(a.size, 4);
     shoal_answer_release(&a);
-    CU_ASSERT_EQUAL(stats_of(rt).replies_late, 1);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).replies_late, 1);
     shoal_runtime_destroy(rt);
 }
 
@@ -277,7 +259,7 @@ static void deferred_reply_with_shoal_reply(void)
     shoal_answer_release(&a);
     WAIT_UNTIL(atomic_load(&callee_reply_rc) != 12345);
     CU_ASSERT_EQUAL(atomic_load(&callee_reply_rc), SHOAL_OK);
-    CU_ASSERT_EQUAL(stats_of(rt).replies_late, 0);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).replies_late, 0);
     shoal_runtime_destroy(rt);
 }
 
@@ -303,15 +285,15 @@ static void call_to_dead_pid_is_enoproc(void)
     shoal_runtime_t *rt = setup(&callee);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, callee), SHOAL_OK);
-    WAIT_UNTIL(stats_of(rt).actors_live == 0);
+    WAIT_UNTIL(shoal_test_stats(rt).actors_live == 0);
     shoal_answer_t a;
     double t0 = shoal_test_now();
     CU_ASSERT_EQUAL(shoal_runtime_call(rt, callee, C_ECHO, NULL, 0, 5000, &a), SHOAL_ENOPROC);
     CU_ASSERT(shoal_test_now() - t0 < 1.0); /* at once, not after the timeout */
     CU_ASSERT_EQUAL(shoal_runtime_call(rt, SHOAL_PID_NONE, C_ECHO, NULL, 0, 5000, &a),
                     SHOAL_ENOPROC);
-    CU_ASSERT_EQUAL(stats_of(rt).msgs_noproc, 2);
-    CU_ASSERT_EQUAL(stats_of(rt).actors_live, 0);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).msgs_noproc, 2);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).actors_live, 0);
     shoal_runtime_destroy(rt);
 }
 
@@ -326,8 +308,8 @@ static void callee_panic_answers_epanic(void)
     CU_ASSERT_EQUAL(a.size, 0);
     shoal_answer_release(&a);
     /* The callee ended. */
-    WAIT_UNTIL(stats_of(rt).actors_ended == 1);
-    CU_ASSERT_EQUAL(stats_of(rt).actors_ended, 1);
+    WAIT_UNTIL(shoal_test_stats(rt).actors_ended == 1);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).actors_ended, 1);
     WAIT_UNTIL(shoal_runtime_stop_actor(rt, callee) == SHOAL_ENOPROC);
     CU_ASSERT_EQUAL(shoal_runtime_call(rt, callee, C_ECHO, NULL, 0, 5000, &a), SHOAL_ENOPROC);
     shoal_runtime_destroy(rt);
@@ -349,15 +331,15 @@ static void callee_error_statuses(void)
     CU_ASSERT_EQUAL(a.status, SHOAL_EINVAL);
     shoal_answer_release(&a);
     WAIT_UNTIL(shoal_runtime_stop_actor(rt, callee) == SHOAL_ENOPROC);
-    CU_ASSERT_EQUAL(stats_of(rt).actors_ended, 1);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).actors_ended, 1);
 
     /* A positive return ends the callee; the caller sees SHOAL_EFAILED. */
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &callee_beh, NULL, NULL, &callee), SHOAL_OK);
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_call(rt, callee, C_FAIL, NULL, 0, 5000, &a), SHOAL_OK);
     CU_ASSERT_EQUAL(a.status, SHOAL_EFAILED);
     shoal_answer_release(&a);
-    WAIT_UNTIL(stats_of(rt).actors_ended == 2);
-    CU_ASSERT_EQUAL(stats_of(rt).actors_ended, 2);
+    WAIT_UNTIL(shoal_test_stats(rt).actors_ended == 2);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).actors_ended, 2);
     shoal_runtime_destroy(rt);
 }
 
@@ -369,7 +351,7 @@ static void runtime_call_from_a_worker_is_einval(void)
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, callee, M_RTCALL, NULL, 0), SHOAL_OK);
     WAIT_UNTIL(atomic_load(&callee_rtcall_rc) != 12345);
     CU_ASSERT_EQUAL(atomic_load(&callee_rtcall_rc), SHOAL_EINVAL);
-    CU_ASSERT_EQUAL(stats_of(rt).msgs_sent, 1); /* the call was never sent */
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).msgs_sent, 1); /* the call was never sent */
     shoal_runtime_destroy(rt);
 }
 
@@ -460,8 +442,8 @@ static void async_call_gets_exactly_one_reply(void)
     CU_ASSERT_EQUAL(atomic_load(&ac_status), SHOAL_OK);
     CU_ASSERT_EQUAL(atomic_load(&ac_payload_ok), 1);
     CU_ASSERT_EQUAL(atomic_load(&ac_from_ok), 1);
-    CU_ASSERT_EQUAL(stats_of(rt).replies_late, 0);
-    CU_ASSERT_EQUAL(stats_of(rt).timer_refused, 0);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).replies_late, 0);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).timer_refused, 0);
     shoal_runtime_destroy(rt);
 }
 
@@ -498,9 +480,9 @@ static void async_call_times_out_once_and_late_reply_is_dropped(void)
     /* Now the callee answers: the caller is alive, so delivery succeeds,
      * but the call is settled: not passed to the handler, counted late. */
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, callee, M_ANSWER, NULL, 0), SHOAL_OK);
-    WAIT_UNTIL(stats_of(rt).replies_late == 1);
+    WAIT_UNTIL(shoal_test_stats(rt).replies_late == 1);
     CU_ASSERT_EQUAL(atomic_load(&callee_reply_rc), SHOAL_OK);
-    CU_ASSERT_EQUAL(stats_of(rt).replies_late, 1);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).replies_late, 1);
     /* The caller is still consistent: handles one more message in order. */
     shoal_answer_t a;
     CU_ASSERT_EQUAL(shoal_runtime_call(rt, caller, 1, NULL, 0, 5000, &a), SHOAL_OK);
@@ -525,8 +507,8 @@ static void async_call_to_dead_pid_sends_nothing(void)
     CU_ASSERT_EQUAL(atomic_load(&ac_timeouts), 0);
     CU_ASSERT_EQUAL(atomic_load(&ac_replies), 0);
     CU_ASSERT_EQUAL(atomic_load(&ac_other), 0);
-    CU_ASSERT_EQUAL(stats_of(rt).timer_refused, 0);
-    CU_ASSERT_EQUAL(stats_of(rt).msgs_noproc, 1);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).timer_refused, 0);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).msgs_noproc, 1);
     shoal_runtime_destroy(rt);
 }
 
@@ -543,7 +525,7 @@ static void async_caller_gone_before_reply(void)
     CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, caller), SHOAL_OK);
     WAIT_UNTIL(shoal_runtime_stop_actor(rt, caller) == SHOAL_ENOPROC);
     sleep_ms(250); /* the timeout would have fired by now */
-    CU_ASSERT_EQUAL(stats_of(rt).timer_refused, 0);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).timer_refused, 0);
     CU_ASSERT_EQUAL(atomic_load(&ac_timeouts), 0);
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, callee, M_ANSWER, NULL, 0), SHOAL_OK);
     WAIT_UNTIL(atomic_load(&callee_reply_rc) != 12345);

@@ -16,25 +16,7 @@
 
 #define WAIT_S 20.0
 
-static void nap(void)
-{
-    struct timespec ts = {0, 200 * 1000};
-    nanosleep(&ts, NULL);
-}
-
-#define WAIT_UNTIL(cond)                                                                           \
-    do {                                                                                           \
-        double end_ = shoal_test_now() + WAIT_S;                                                   \
-        while (!(cond) && shoal_test_now() < end_)                                                 \
-            nap();                                                                                 \
-    } while (0)
-
-static shoal_runtime_stats_t stats_of(shoal_runtime_t *rt)
-{
-    shoal_runtime_stats_t s;
-    shoal_runtime_stats(rt, &s);
-    return s;
-}
+#define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, WAIT_S)
 
 static shoal_runtime_opts_t quiet_opts(void)
 {
@@ -67,7 +49,7 @@ static void create_destroy_with_defaults(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     CU_ASSERT_EQUAL(shoal_runtime_threads(rt), expect);
     CU_ASSERT_EQUAL(shoal_test_thread_count(), base + (int)expect + 1); /* + timer */
-    shoal_runtime_stats_t s = stats_of(rt);
+    shoal_runtime_stats_t s = shoal_test_stats(rt);
     shoal_runtime_stats_t zero;
     memset(&zero, 0, sizeof zero);
     s.parks = s.wakes = 0; /* idle workers may already have parked */
@@ -170,10 +152,10 @@ static void throughput_sets_the_turn_size(void)
         for (int i = 0; i < Q; i++)
             CU_ASSERT_EQUAL(shoal_runtime_send(rt, pid, 2, NULL, 0), SHOAL_OK);
         atomic_store(&tp_release, 1);
-        WAIT_UNTIL(atomic_load(&tp_handled) == Q + 1 && stats_of(rt).msgs_handled == Q + 1);
+        WAIT_UNTIL(atomic_load(&tp_handled) == Q + 1 && shoal_test_stats(rt).msgs_handled == Q + 1);
         /* Every turn pops a full budget (all were queued before the first
          * turn went on), so Q + 1 messages take exactly ceil((Q+1)/tp). */
-        CU_ASSERT_EQUAL(stats_of(rt).turns, (Q + 1 + tps[k] - 1) / tps[k]);
+        CU_ASSERT_EQUAL(shoal_test_stats(rt).turns, (Q + 1 + tps[k] - 1) / tps[k]);
         shoal_runtime_destroy(rt);
     }
 }
@@ -200,12 +182,12 @@ static void max_actors_is_enforced(void)
     for (int i = 0; i < 16; i++)
         CU_ASSERT_EQUAL(shoal_runtime_spawn(rt, &nop_beh, NULL, NULL, &pid), SHOAL_OK);
     CU_ASSERT_EQUAL(shoal_runtime_spawn(rt, &nop_beh, NULL, NULL, &pid), SHOAL_ELIMIT);
-    CU_ASSERT_EQUAL(stats_of(rt).actors_live, 16);
-    CU_ASSERT_EQUAL(stats_of(rt).actors_spawned, 16);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).actors_live, 16);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).actors_spawned, 16);
     /* A freed slot can be used again (by the thread that freed it or
      * another, after its actor ended). */
     CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, pid), SHOAL_OK);
-    WAIT_UNTIL(stats_of(rt).actors_live == 15);
+    WAIT_UNTIL(shoal_test_stats(rt).actors_live == 15);
     shoal_runtime_destroy(rt);
 }
 
@@ -337,8 +319,8 @@ static void destroy_while_busy_stops_everyone(void)
     WAIT_UNTIL(atomic_load(&busy_inits) == total);
     CU_ASSERT_EQUAL(atomic_load(&busy_inits), total);
     /* Let traffic run a little, then destroy mid-flight. */
-    WAIT_UNTIL(stats_of(rt).msgs_handled > 5000);
-    shoal_runtime_stats_t s = stats_of(rt);
+    WAIT_UNTIL(shoal_test_stats(rt).msgs_handled > 5000);
+    shoal_runtime_stats_t s = shoal_test_stats(rt);
     CU_ASSERT(s.msgs_sent > s.msgs_handled); /* work is still queued */
     shoal_runtime_destroy(rt);
     CU_ASSERT_EQUAL(atomic_load(&busy_terms), total);
@@ -414,14 +396,14 @@ static void cross_play(shoal_runtime_t *a, shoal_runtime_t *b, int rounds)
     CU_ASSERT_EQUAL(atomic_load(&xr_err), 0);
     CU_ASSERT_EQUAL(atomic_load(&xr_count[0]) + atomic_load(&xr_count[1]), rounds + 1);
     /* The last handler may still be returning: wait for its count. */
-    WAIT_UNTIL(stats_of(a).msgs_handled + (a == b ? 0 : stats_of(b).msgs_handled) >=
+    WAIT_UNTIL(shoal_test_stats(a).msgs_handled + (a == b ? 0 : shoal_test_stats(b).msgs_handled) >=
                (uint64_t)rounds + 3);
-    xr_sa = stats_of(a);
-    xr_sb = stats_of(b);
+    xr_sa = shoal_test_stats(a);
+    xr_sb = shoal_test_stats(b);
     /* Stop both sides so the next round starts clean. */
     CU_ASSERT_EQUAL(shoal_runtime_stop_actor(a, pa), SHOAL_OK);
     CU_ASSERT_EQUAL(shoal_runtime_stop_actor(b, pb), SHOAL_OK);
-    WAIT_UNTIL(stats_of(a).actors_live == 0 && stats_of(b).actors_live == 0);
+    WAIT_UNTIL(shoal_test_stats(a).actors_live == 0 && shoal_test_stats(b).actors_live == 0);
 }
 
 static void two_runtimes_at_once(void)

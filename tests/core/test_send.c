@@ -15,26 +15,7 @@
 
 #define WAIT_S 20.0 /* every wait ends: a bug fails the test instead of hanging it */
 
-static void nap(void)
-{
-    struct timespec ts = {0, 200 * 1000};
-    nanosleep(&ts, NULL);
-}
-
-/* Polls `cond` until it holds or WAIT_S pass; assert it afterwards. */
-#define WAIT_UNTIL(cond)                                                                           \
-    do {                                                                                           \
-        double end_ = shoal_test_now() + WAIT_S;                                                   \
-        while (!(cond) && shoal_test_now() < end_)                                                 \
-            nap();                                                                                 \
-    } while (0)
-
-static shoal_runtime_stats_t stats_of(shoal_runtime_t *rt)
-{
-    shoal_runtime_stats_t s;
-    shoal_runtime_stats(rt, &s);
-    return s;
-}
+#define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, WAIT_S)
 
 enum { T_BLOCK = 1, T_DATA = 2, T_EXIT = 3, T_FAIL = 4, T_GO = 5, T_CTRL = 6 };
 
@@ -282,7 +263,7 @@ static void efull_counts_are_exact_at_the_limit(void)
     /* A blocking call is a user message too: refused the same way. */
     shoal_answer_t ans;
     CU_ASSERT_EQUAL(shoal_runtime_call(rt, pid, T_DATA, NULL, 0, 1000, &ans), SHOAL_EFULL);
-    shoal_runtime_stats_t s = stats_of(rt);
+    shoal_runtime_stats_t s = shoal_test_stats(rt);
     CU_ASSERT_EQUAL(s.msgs_refused, (uint64_t)(N - L) + 1);
     CU_ASSERT_EQUAL(s.msgs_sent, (uint64_t)L + 1); /* + the blocking message */
     /* A priority message has no limit. */
@@ -294,15 +275,15 @@ static void efull_counts_are_exact_at_the_limit(void)
     CU_ASSERT_EQUAL(atomic_load(&blk_ctrl_seen), 1);
     CU_ASSERT_EQUAL(atomic_load(&blk_ctrl_after), 0);
     /* Drained: room again, and exactly the accepted ones were handled. */
-    WAIT_UNTIL(stats_of(rt).msgs_handled == (uint64_t)L + 2);
-    s = stats_of(rt);
+    WAIT_UNTIL(shoal_test_stats(rt).msgs_handled == (uint64_t)L + 2);
+    s = shoal_test_stats(rt);
     CU_ASSERT_EQUAL(s.msgs_handled, (uint64_t)L + 2); /* block + L + ctrl */
     CU_ASSERT_EQUAL(s.msgs_dropped, 0);
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, pid, T_DATA, NULL, 0), SHOAL_OK);
     WAIT_UNTIL(atomic_load(&blk_data) == L + 1);
     CU_ASSERT_EQUAL(atomic_load(&blk_data), L + 1);
     CU_ASSERT_EQUAL(atomic_load(&blk_bad), 0);
-    CU_ASSERT_EQUAL(stats_of(rt).msgs_refused, (uint64_t)(N - L) + 1);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).msgs_refused, (uint64_t)(N - L) + 1);
     shoal_runtime_destroy(rt);
 }
 
@@ -315,11 +296,11 @@ static void limit_one_accepts_exactly_one(void)
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, pid, T_DATA, NULL, 0), SHOAL_OK);
     for (int i = 0; i < 10; i++)
         CU_ASSERT_EQUAL(shoal_runtime_send(rt, pid, T_DATA, NULL, 0), SHOAL_EFULL);
-    CU_ASSERT_EQUAL(stats_of(rt).msgs_refused, 10);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).msgs_refused, 10);
     atomic_store(&blk_release, 1);
-    WAIT_UNTIL(atomic_load(&blk_data) == 1 && stats_of(rt).msgs_handled == 2);
+    WAIT_UNTIL(atomic_load(&blk_data) == 1 && shoal_test_stats(rt).msgs_handled == 2);
     CU_ASSERT_EQUAL(atomic_load(&blk_data), 1);
-    CU_ASSERT_EQUAL(stats_of(rt).msgs_handled, 2);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).msgs_handled, 2);
     shoal_runtime_destroy(rt);
 }
 
@@ -412,7 +393,7 @@ static void enoproc_after(int how, int expect_status)
     if (how == END_SHOAL_STOP)
         CU_ASSERT_EQUAL(atomic_load(&sup_stop_rc), SHOAL_OK);
 
-    uint64_t noproc0 = stats_of(rt).msgs_noproc;
+    uint64_t noproc0 = shoal_test_stats(rt).msgs_noproc;
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, child, T_DATA, NULL, 0), SHOAL_ENOPROC);
     CU_ASSERT_EQUAL(shoal_runtime_send_priority(rt, child, T_DATA, NULL, 0), SHOAL_ENOPROC);
     unsigned char big[200] = {0};
@@ -422,7 +403,7 @@ static void enoproc_after(int how, int expect_status)
     CU_ASSERT_EQUAL(shoal_runtime_call(rt, child, T_DATA, NULL, 0, 1000, &ans), SHOAL_ENOPROC);
     /* Three sends and the call were refused with ENOPROC (stop_actor is a
      * control signal, not a counted send). */
-    CU_ASSERT_EQUAL(stats_of(rt).msgs_noproc - noproc0, 4);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).msgs_noproc - noproc0, 4);
     /* A PID that never named an actor, and PID_NONE. */
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, SHOAL_PID_NONE, T_DATA, NULL, 0), SHOAL_ENOPROC);
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, ((shoal_pid_t)7 << 32) | 9999, T_DATA, NULL, 0),
@@ -464,10 +445,10 @@ static void inline_and_heap_payloads_arrive_intact(void)
     payload_roundtrip(rt, pid, buf, 0, n++);
     payload_roundtrip(rt, pid, buf, 1, n++);
     payload_roundtrip(rt, pid, buf, SHOAL_INLINE_MAX, n++);
-    CU_ASSERT_EQUAL(stats_of(rt).heap_payloads, 0); /* <= 32 B: inside the envelope */
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).heap_payloads, 0); /* <= 32 B: inside the envelope */
     payload_roundtrip(rt, pid, buf, SHOAL_INLINE_MAX + 1, n++);
     payload_roundtrip(rt, pid, buf, sizeof buf, n++);
-    CU_ASSERT_EQUAL(stats_of(rt).heap_payloads, 2);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).heap_payloads, 2);
     CU_ASSERT_EQUAL(atomic_load(&blk_bad), 0);
     shoal_runtime_destroy(rt);
 }
@@ -531,7 +512,7 @@ static void owned_payload_is_handed_over_and_freed_once(void)
         free(want);
     }
     CU_ASSERT_EQUAL(atomic_load(&blk_bad), 0);
-    CU_ASSERT_EQUAL(stats_of(rt).heap_payloads, 3);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).heap_payloads, 3);
     shoal_runtime_destroy(rt);
     CU_ASSERT_EQUAL(atomic_load(&owned_frees), 3);
 }
@@ -555,9 +536,9 @@ static void owned_payload_freed_when_dropped_kept_on_error(void)
     /* The receiver ends after the blocking message: the K queued are dropped. */
     atomic_store(&blk_exit_after, 1);
     atomic_store(&blk_release, 1);
-    WAIT_UNTIL(atomic_load(&owned_frees) == K && stats_of(rt).msgs_dropped == K);
+    WAIT_UNTIL(atomic_load(&owned_frees) == K && shoal_test_stats(rt).msgs_dropped == K);
     CU_ASSERT_EQUAL(atomic_load(&owned_frees), K);
-    CU_ASSERT_EQUAL(stats_of(rt).msgs_dropped, K);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).msgs_dropped, K);
     CU_ASSERT_EQUAL(atomic_load(&blk_data), 0);
     /* Gone: refused with ENOPROC, the caller still owns it. */
     WAIT_UNTIL(shoal_runtime_stop_actor(rt, pid) == SHOAL_ENOPROC);
@@ -649,7 +630,7 @@ static void send_rejects_bad_arguments(void)
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &blk_beh, NULL, NULL, &pid), SHOAL_OK);
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, pid, T_DATA, NULL, 5), SHOAL_EINVAL);
     CU_ASSERT_EQUAL(shoal_runtime_send_priority(rt, pid, T_DATA, NULL, 5), SHOAL_EINVAL);
-    CU_ASSERT_EQUAL(stats_of(rt).msgs_sent, 0);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).msgs_sent, 0);
     shoal_runtime_destroy(rt);
     CU_ASSERT_EQUAL(atomic_load(&blk_data), 0);
 }

@@ -19,25 +19,7 @@
 
 #define WAIT_S 30.0
 
-static void nap(void)
-{
-    struct timespec ts = {0, 200 * 1000};
-    nanosleep(&ts, NULL);
-}
-
-#define WAIT_UNTIL(cond)                                                                           \
-    do {                                                                                           \
-        double end_ = shoal_test_now() + WAIT_S;                                                   \
-        while (!(cond) && shoal_test_now() < end_)                                                 \
-            nap();                                                                                 \
-    } while (0)
-
-static shoal_runtime_stats_t stats_of(shoal_runtime_t *rt)
-{
-    shoal_runtime_stats_t s;
-    shoal_runtime_stats(rt, &s);
-    return s;
-}
+#define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, WAIT_S)
 
 static shoal_runtime_t *make_rt(unsigned threads, unsigned throughput, unsigned spin_us)
 {
@@ -159,7 +141,7 @@ static void no_actor_runs_on_two_threads(void)
     CU_ASSERT_EQUAL(atomic_load(&ex_total), expect);
     CU_ASSERT_EQUAL(atomic_load(&ex_overlap), 0);
     CU_ASSERT_EQUAL(atomic_load(&ex_fwd_err), 0);
-    shoal_runtime_stats_t s = stats_of(rt);
+    shoal_runtime_stats_t s = shoal_test_stats(rt);
     CU_ASSERT(s.turns > 0);
     shoal_runtime_destroy(rt);
     CU_ASSERT_EQUAL(atomic_load(&ex_handled_sum), expect);
@@ -419,7 +401,7 @@ static void idle_actors_add_no_threads(void)
     }
     WAIT_UNTIL(atomic_load(&idle_handled) == N);
     CU_ASSERT_EQUAL(atomic_load(&idle_handled), N);
-    CU_ASSERT_EQUAL(stats_of(rt).actors_live, N);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).actors_live, N);
     CU_ASSERT_EQUAL(shoal_test_thread_count(), base + T + 1);
     shoal_runtime_destroy(rt);
     CU_ASSERT_EQUAL(shoal_test_thread_count(), base);
@@ -453,7 +435,7 @@ static void no_lost_wakeup_after_parking(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     shoal_pid_t pid;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &echo_beh, NULL, NULL, &pid), SHOAL_OK);
-    uint64_t parks0 = stats_of(rt).parks;
+    uint64_t parks0 = shoal_test_stats(rt).parks;
     int fails = 0;
     for (int i = 0; i < CALLS && fails < 5; i++) {
         shoal_answer_t a;
@@ -466,7 +448,7 @@ static void no_lost_wakeup_after_parking(void)
         shoal_answer_release(&a);
     }
     CU_ASSERT_EQUAL(fails, 0);
-    shoal_runtime_stats_t s = stats_of(rt);
+    shoal_runtime_stats_t s = shoal_test_stats(rt);
     CU_ASSERT(s.parks > parks0);
     CU_ASSERT(s.wakes > 0);
 
@@ -476,11 +458,11 @@ static void no_lost_wakeup_after_parking(void)
     for (int i = 0; i < PARKED_ROUNDS; i++) {
         WAIT_UNTIL(atomic_load(&rt->nparked) == shoal_runtime_threads(rt));
         CU_ASSERT_EQUAL_FATAL(atomic_load(&rt->nparked), shoal_runtime_threads(rt));
-        uint64_t parks = stats_of(rt).parks;
+        uint64_t parks = shoal_test_stats(rt).parks;
         CU_ASSERT_EQUAL(shoal_runtime_send(rt, pid, 0, NULL, 0), SHOAL_OK);
         WAIT_UNTIL(atomic_load(&idle_handled) == i + 1);
         CU_ASSERT_EQUAL_FATAL(atomic_load(&idle_handled), i + 1);
-        CU_ASSERT(stats_of(rt).parks >= parks);
+        CU_ASSERT(shoal_test_stats(rt).parks >= parks);
     }
     shoal_runtime_destroy(rt);
 }

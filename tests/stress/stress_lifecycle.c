@@ -19,23 +19,6 @@
 
 #include "support.h"
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-
-static double stress_scale(void)
-{
-    const char *s = getenv("SHOAL_STRESS_SCALE");
-    double f = s ? atof(s) : (SANITIZED ? 0.3 : 1.0);
-    return f > 0 ? f : 1.0;
-}
 
 enum { M_TICK = 1, M_BALL = 2, M_CALL = 3, M_WORK = 4 };
 
@@ -203,7 +186,7 @@ static const shoal_behaviour_t parent_beh = {
 
 static void create_destroy_under_load(void)
 {
-    int iterations = (int)(1000 * stress_scale());
+    int iterations = (int)(1000 * shoal_test_stress_scale(0.3));
     if (iterations < 20)
         iterations = 20;
     int base = shoal_test_thread_count();

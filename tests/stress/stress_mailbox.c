@@ -17,23 +17,6 @@
 
 #include "support.h"
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-
-static double stress_scale(void)
-{
-    const char *s = getenv("SHOAL_STRESS_SCALE");
-    double f = s ? atof(s) : (SANITIZED ? 0.1 : 1.0);
-    return f > 0 ? f : 1.0;
-}
 
 #define PRODUCERS 8
 #define RECEIVERS 4
@@ -135,7 +118,7 @@ static void *producer(void *arg)
 
 static void many_producers_limited_mailboxes(void)
 {
-    per_producer = (long)(1000000 * stress_scale());
+    per_producer = (long)(1000000 * shoal_test_stress_scale(0.1));
     if (per_producer < 1000)
         per_producer = 1000;
     const long total = per_producer * PRODUCERS;

@@ -13,23 +13,6 @@
 
 #include "support.h"
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-
-static double stress_scale(void)
-{
-    const char *s = getenv("SHOAL_STRESS_SCALE");
-    double f = s ? atof(s) : (SANITIZED ? 0.05 : 1.0);
-    return f > 0 ? f : 1.0;
-}
 
 #define STALL_S 10.0
 
@@ -149,7 +132,7 @@ static void run(unsigned threads)
 
 static void pingpong_with_mailbox_limit_one(void)
 {
-    rounds = (uint64_t)(10000000 * stress_scale());
+    rounds = (uint64_t)(10000000 * shoal_test_stress_scale(0.05));
     if (rounds < 1000)
         rounds = 1000;
     run(2);

@@ -67,3 +67,34 @@ int shoal_test_wait_flag(atomic_int *flag, double timeout_s)
     }
     return atomic_load(flag);
 }
+
+void shoal_test_nap(void)
+{
+    struct timespec ts = {0, 200 * 1000};
+    nanosleep(&ts, NULL);
+}
+
+shoal_runtime_stats_t shoal_test_stats(shoal_runtime_t *rt)
+{
+    shoal_runtime_stats_t s;
+    shoal_runtime_stats(rt, &s);
+    return s;
+}
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
+double shoal_test_stress_scale(double sanitized)
+{
+    const char *s = getenv("SHOAL_STRESS_SCALE");
+    double f = s ? atof(s) : (SANITIZED ? sanitized : 1.0);
+    return f > 0 ? f : 1.0;
+}

@@ -27,6 +27,25 @@ shoal_runtime_t *shoal_test_runtime(unsigned threads);
 /* Number of threads of this process (from /proc/self/status). */
 int shoal_test_thread_count(void);
 
+/* Sleeps 200 us: the step of every polling wait. */
+void shoal_test_nap(void);
+
+/* Polls until cond holds or `seconds` pass. Every wait ends, so a bug fails
+ * a test instead of hanging it. */
+#define SHOAL_TEST_WAIT_UNTIL(cond, seconds)                                                       \
+    do {                                                                                           \
+        double end_ = shoal_test_now() + (seconds);                                                \
+        while (!(cond) && shoal_test_now() < end_)                                                 \
+            shoal_test_nap();                                                                      \
+    } while (0)
+
+/* The runtime's counters, by value. */
+shoal_runtime_stats_t shoal_test_stats(shoal_runtime_t *rt);
+
+/* How much of its full size a stress test does: SHOAL_STRESS_SCALE if set,
+ * else `sanitized` in a sanitizer build and 1.0 otherwise. */
+double shoal_test_stress_scale(double sanitized);
+
 /* Sleeps until *flag != 0 or timeout_s passes; returns the final value. */
 int shoal_test_wait_flag(atomic_int *flag, double timeout_s);
 
