@@ -73,7 +73,8 @@ static inline uint32_t xs50(uint64_t v)
 /* Monotonic seconds. */
 double bench_now(void);
 
-/* A "Key:" line of /proc/self/status in kB (VmRSS, VmHWM); -1 if absent. */
+/* The number on a "Key:" line of /proc/self/status (VmRSS, VmHWM in kB;
+ * Threads); -1 if absent. */
 long bench_status_kb(const char *key);
 
 /* An environment variable as an unsigned number, or `dflt` when unset. */

@@ -87,6 +87,7 @@ int bench_w3(int argc, char **argv)
     }
     double t_spawn = bench_now();
     long rss_spawn = bench_status_kb("VmRSS");
+    long proc_threads = bench_status_kb("Threads"); /* a count, not kB: with A actors alive */
     uint64_t mallocs_spawn = bench_malloc_calls() - b.mallocs0;
     if (rc != SHOAL_OK) {
         fprintf(stderr, "shoal-bench: W3: spawn %llu: %s\n", (unsigned long long)spawned,
@@ -109,9 +110,9 @@ int bench_w3(int argc, char **argv)
     double per_actor = (double)(rss_spawn - rss_before) * 1024.0 / (double)a;
     bench_result(&b, params, b.count, b.t1 - b.t0,
                  "spawn_secs=%.4f msg_secs=%.4f rss_before_kb=%ld rss_after_spawn_kb=%ld "
-                 "bytes_per_actor=%.0f driver=main spawn_mallocs=%llu",
+                 "bytes_per_actor=%.0f driver=main spawn_mallocs=%llu proc_threads=%ld",
                  t_spawn - b.t0, b.t1 - t_spawn, rss_before, rss_spawn, per_actor,
-                 (unsigned long long)mallocs_spawn);
+                 (unsigned long long)mallocs_spawn, proc_threads);
     int status = BENCH_OK;
     if (b.count != a || b.acc != xor_upto(a)) {
         fprintf(stderr, "shoal-bench: W3 verification failed: %llu reports (want %llu), "
