@@ -454,6 +454,8 @@ static void actor_end(struct shoal_ctx_s *ctx)
 /* After shoal_panic unwound to shoal__actor_run. */
 static void after_panic(struct shoal_ctx_s *ctx)
 {
+    free(ctx->inspect.buf); /* a panic in an inspect callback */
+    ctx->inspect = (struct shoal_inspect_s){0};
     shoal_env_t *e = ctx->cur;
     if (e != NULL) {
         if (shoal__env_kind(e) == SHOAL_MSG_CALL || shoal__env_kind(e) == SHOAL_ENV_INSPECT) {

@@ -8,6 +8,15 @@
 #include "actor/actor.h"
 #include "runtime/tcache.h"
 
+/* An inspection being built (inspect.c). It lives in the ctx so that a
+ * panic inside the behaviour's inspect callback can free it. */
+struct shoal_inspect_s {
+    char *buf;
+    size_t len, cap;
+    unsigned fields; /* in the current object */
+    bool oom;
+};
+
 struct shoal_ctx_s {
     shoal_runtime_t *rt;
     struct shoal_worker_s *w;
@@ -26,6 +35,7 @@ struct shoal_ctx_s {
     uint32_t publish_every;
     jmp_buf panic;
     char error[512]; /* the last args getter error (shoal_ctx_error) */
+    struct shoal_inspect_s inspect;
 };
 
 /* The reply being built inside handle_call. */

@@ -11,13 +11,6 @@
 #include "runtime/runtime.h"
 #include "shoal/inspect.h"
 
-struct shoal_inspect_s {
-    char *buf;
-    size_t len, cap;
-    unsigned fields; /* in the current object */
-    bool oom;
-};
-
 static void put(shoal_inspect_t *o, const char *s, size_t n)
 {
     if (o->oom)
@@ -113,7 +106,10 @@ SHOAL_API void shoal_inspect_str(shoal_inspect_t *o, const char *k, const char *
 
 int shoal__inspect_answer(struct shoal_ctx_s *ctx, shoal_env_t *req)
 {
-    shoal_inspect_t o = {0};
+    /* In the ctx, not on the stack: after_panic (actor.c) frees it. */
+    shoal_inspect_t *op = &ctx->inspect;
+    *op = (shoal_inspect_t){0};
+#define o (*op)
     char pid[32];
     snprintf(pid, sizeof pid, "%" PRIu32 ".%" PRIu32, shoal__pid_slot(ctx->self),
              shoal__pid_gen(ctx->self));
@@ -152,6 +148,8 @@ int shoal__inspect_answer(struct shoal_ctx_s *ctx, shoal_env_t *req)
             o.buf = NULL; /* the envelope owns it */
     }
     free(o.buf);
+    o.buf = NULL;
+#undef o
     shoal__reply_send(ctx->rt, ctx->tc, ctx->self, req->from, shoal__env_ref(req), &reply);
     return rc;
 }

@@ -6,7 +6,10 @@
  * descriptor no smaller than ABI 1.0's -- all read from the file, before
  * dlopen runs any of the plugin's code; dlopen (RTLD_NOW | RTLD_LOCAL); the
  * exported descriptor exists and agrees with the note; its name and
- * behaviours are well formed and unique; its init succeeds.
+ * behaviours are well formed and unique; its init succeeds. The behaviours
+ * are then copied into host-side structs of today's size, holding only the
+ * fields the plugin's ABI minor has, so the runtime never reads past what the
+ * plugin defined.
  */
 #include "host/loader.h"
 
@@ -37,6 +40,10 @@ struct shoal_module_s {
     _Atomic uint32_t refs;
     void *dl;
     const shoal_plugin_t *desc;
+    /* The behaviours as the host reads them: full-size copies holding only
+     * the fields the plugin's ABI minor has, the rest zero. */
+    shoal_behaviour_t *behaviours;
+    size_t nbehaviours;
     char *path;
     dev_t dev;
     ino_t ino;
@@ -164,6 +171,12 @@ static int check_abi(const char *path, unsigned major, unsigned minor, size_t si
     return SHOAL_OK;
 }
 
+/* Bytes of shoal_behaviour_t a plugin of ABI 1.<minor> has (plugin.h). */
+static size_t behaviour_size(unsigned minor)
+{
+    return minor >= 1 ? sizeof(shoal_behaviour_t) : offsetof(shoal_behaviour_t, inspect);
+}
+
 static bool good_name(const char *s)
 {
     if (s == NULL || *s == '\0' || strlen(s) > 64)
@@ -289,11 +302,22 @@ static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal
         }
     }
     m = calloc(1, sizeof *m);
-    if (m == NULL || (m->path = strdup(path)) == NULL) {
+    size_t nb = 0;
+    while (d->behaviours[nb] != NULL)
+        nb++;
+    if (m == NULL || (m->path = strdup(path)) == NULL ||
+        (m->behaviours = calloc(nb, sizeof *m->behaviours)) == NULL) {
+        if (m != NULL)
+            free(m->path);
         free(m);
+        if (d->size >= offsetof(shoal_plugin_t, fini) + sizeof d->fini && d->fini != NULL)
+            d->fini(); /* its init ran: undo it */
         dlclose(dl);
         return SHOAL_ENOMEM;
     }
+    for (size_t i = 0; i < nb; i++)
+        memcpy(&m->behaviours[i], d->behaviours[i], behaviour_size(d->abi_minor));
+    m->nbehaviours = nb;
     m->dl = dl;
     m->desc = d;
     m->dev = st.st_dev;
@@ -334,6 +358,7 @@ void shoal__module_release(shoal_module_t *m)
     if (d->size >= offsetof(shoal_plugin_t, fini) + sizeof d->fini && d->fini != NULL)
         d->fini();
     dlclose(m->dl);
+    free(m->behaviours);
     free(m->path);
     free(m);
 }
@@ -343,10 +368,17 @@ const char *shoal__module_path(const shoal_module_t *m) { return m->path; }
 
 const shoal_behaviour_t *shoal__module_behaviour(const shoal_module_t *m, const char *name)
 {
-    for (size_t i = 0; m->desc->behaviours[i] != NULL; i++)
-        if (strcmp(m->desc->behaviours[i]->name, name) == 0)
-            return m->desc->behaviours[i];
+    for (size_t i = 0; i < m->nbehaviours; i++)
+        if (strcmp(m->behaviours[i].name, name) == 0)
+            return &m->behaviours[i];
     return NULL;
+}
+
+size_t shoal__module_behaviour_count(const shoal_module_t *m) { return m->nbehaviours; }
+
+const shoal_behaviour_t *shoal__module_behaviour_at(const shoal_module_t *m, size_t i)
+{
+    return i < m->nbehaviours ? &m->behaviours[i] : NULL;
 }
 
 static void release_hook(void *m) { shoal__module_release(m); }

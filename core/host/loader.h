@@ -33,8 +33,11 @@ void shoal__module_release(shoal_module_t *m);
 
 const shoal_plugin_t *shoal__module_plugin(const shoal_module_t *m);
 const char *shoal__module_path(const shoal_module_t *m);
-/* The behaviour named `name`, or NULL. */
+/* The behaviour named `name`, or NULL: the host's copy (loader.c), valid
+ * while the module is. Spawn from these, not from the plugin's own structs. */
 const shoal_behaviour_t *shoal__module_behaviour(const shoal_module_t *m, const char *name);
+size_t shoal__module_behaviour_count(const shoal_module_t *m);
+const shoal_behaviour_t *shoal__module_behaviour_at(const shoal_module_t *m, size_t i);
 
 /* Spawns an actor running a behaviour of m (parent may be SHOAL_PID_NONE);
  * the actor holds a reference to m until it ends. */

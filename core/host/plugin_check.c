@@ -128,6 +128,12 @@ static void run_behaviour(shoal_runtime_t *rt, shoal_module_t *m, const shoal_be
         check(0, "call", detail);
     }
 
+    /* An actor that answered "no such actor" has ended, or is ending: give
+     * its exit notice time to reach the harness before judging. */
+    if (rc == SHOAL_OK && ans.status == SHOAL_ENOPROC && !atomic_load(&H.exited)) {
+        for (int i = 0; i < 1000 && !atomic_load(&H.exited); i++)
+            nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
     if (atomic_load(&H.exited)) {
         int why = atomic_load(&H.reason);
         snprintf(detail, sizeof detail, "ended on its own with %s (%d): see the log above",
@@ -138,6 +144,19 @@ static void run_behaviour(shoal_runtime_t *rt, shoal_module_t *m, const shoal_be
         return;
     }
     check(1, "alive after init, messages and a call", "");
+
+    /* Inspect: answered (through the system mailbox) with a JSON object. */
+    rc = shoal_runtime_inspect(rt, pid, timeout_ms, &ans);
+    if (rc == SHOAL_OK && ans.status == SHOAL_OK) {
+        printf("      inspect: %s\n", (const char *)ans.data);
+        check(((const char *)ans.data)[0] == '{', "inspect", "");
+    } else {
+        snprintf(detail, sizeof detail, "%s",
+                 shoal_errname(rc != SHOAL_OK ? rc : ans.status));
+        check(0, "inspect", detail);
+    }
+    if (rc == SHOAL_OK)
+        shoal_answer_release(&ans);
 
     /* Stop: terminate runs, the actor ends with SHOAL_ESHUTDOWN. */
     if (!atomic_load(&H.exited))
@@ -198,11 +217,11 @@ int main(int argc, char **argv)
     const shoal_plugin_t *d = shoal__module_plugin(m);
     printf("plugin %s %s (ABI %u.%u, descriptor %u bytes) from %s\n", d->name,
            d->version ? d->version : "?", d->abi_major, d->abi_minor, d->size, path);
-    for (size_t i = 0; d->behaviours[i] != NULL; i++) {
-        const shoal_behaviour_t *b = d->behaviours[i];
-        printf("  %s.%s: state %zu bytes;%s%s%s%s\n", d->name, b->name, b->state_size,
+    for (size_t i = 0; i < shoal__module_behaviour_count(m); i++) {
+        const shoal_behaviour_t *b = shoal__module_behaviour_at(m, i);
+        printf("  %s.%s: state %zu bytes;%s%s%s%s%s\n", d->name, b->name, b->state_size,
                b->init ? " init" : "", " handle_message", b->handle_call ? " handle_call" : "",
-               b->terminate ? " terminate" : "");
+               b->terminate ? " terminate" : "", b->inspect ? " inspect" : "");
     }
 
     shoal_runtime_opts_t o;
@@ -215,8 +234,8 @@ int main(int argc, char **argv)
     if (shoal_runtime_create(&rt, &o) != SHOAL_OK)
         return 2;
     sem_init(&H.ended, 0, 0);
-    for (size_t i = 0; d->behaviours[i] != NULL; i++)
-        run_behaviour(rt, m, d->behaviours[i], args, nmsg, timeout_ms);
+    for (size_t i = 0; i < shoal__module_behaviour_count(m); i++)
+        run_behaviour(rt, m, shoal__module_behaviour_at(m, i), args, nmsg, timeout_ms);
     shoal_runtime_destroy(rt);
     shoal__module_release(m);
     shoal__loader_destroy(loader);

@@ -9,7 +9,8 @@
  *         args: { name: shoal }      # optional; the default is "world"
  *
  * Every other message (casts, and the notices an actor gets) is only
- * counted; the counts are logged when the actor ends.
+ * counted; the counts are logged when the actor ends, and an inspection
+ * (shoal_runtime_inspect, shoal_inspect) reports them while it runs.
  *
  * A plugin includes only <shoal/...> headers and exports exactly one symbol,
  * the descriptor made by SHOAL_PLUGIN() at the bottom. Everything else is
@@ -18,6 +19,7 @@
 #include <shoal/args.h>
 #include <shoal/ctx.h>
 #include <shoal/error.h>
+#include <shoal/inspect.h>
 #include <shoal/plugin.h>
 
 #include <inttypes.h>
@@ -51,10 +53,9 @@ static int hello_init(shoal_ctx_t *ctx, void *state, const void *args)
     int rc = shoal_arg_string(ctx, args, "name", SHOAL_ARG_OPTIONAL, &name);
     if (rc != SHOAL_OK)
         return rc;
-    if (strlen(name) > HELLO_NAME_MAX) {
-        shoal_log(ctx, SHOAL_LOG_ERROR, "name is longer than %d bytes", HELLO_NAME_MAX);
-        return SHOAL_EINVAL;
-    }
+    /* A check of our own: reported like a getter's error, at the value. */
+    if (strlen(name) > HELLO_NAME_MAX)
+        return shoal_arg_error(ctx, args, "name", "longer than %d bytes", HELLO_NAME_MAX);
     int n = snprintf(st->greeting, sizeof st->greeting, "hello, %s", name);
     st->greeting_size = (size_t)n + 1;
     return SHOAL_OK;
@@ -84,6 +85,17 @@ static int hello_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg,
     return shoal_reply_set(reply, HELLO_REPLY, st->greeting, st->greeting_size);
 }
 
+/* Describes the actor when it is inspected: the runtime writes its pid,
+ * behaviour and mailbox, and this adds the fields of "info". Optional. */
+static int hello_inspect(shoal_ctx_t *ctx, void *state, shoal_inspect_t *out)
+{
+    (void)ctx;
+    hello_state_t *st = state;
+    shoal_inspect_uint(out, "calls", st->calls);
+    shoal_inspect_uint(out, "messages", st->messages);
+    return 0;
+}
+
 /* Runs last (not when init failed), with the reason the actor ends. */
 static void hello_terminate(shoal_ctx_t *ctx, void *state, int reason)
 {
@@ -99,6 +111,7 @@ static const shoal_behaviour_t hello = {
     .handle_message = hello_message, /* the only required callback */
     .handle_call = hello_call,
     .terminate = hello_terminate,
+    .inspect = hello_inspect,
 };
 
 /* The plugin's one export: name, version and behaviours. The macro also

@@ -2,25 +2,27 @@
  *
  * args:
  *   rounds  integer 0 .. 1000000000, default 50: xorshift32 rounds per message
- *   spin    duration, default 0: also busy-wait this long per message
- *           (clock_gettime loop); microseconds are kept ("50us")
+ *   spin    duration 0 .. 1h, default 0: also busy-wait this long per
+ *           message (clock_gettime loop); microseconds are kept ("50us")
  *
  * The work for one message (burn.h): v = the payload's first 8 bytes, or
  * the count so far when the payload is shorter; s = (uint32_t)(v + 1);
  * `rounds` times: s ^= s << 13; s ^= s >> 17; s ^= s << 5. Then count += 1
  * and acc ^= s. rounds = 50 is the benchmark spec's xs50.
+ *
+ * inspect reports what the stats call answers: count, acc, rounds.
  */
 #if !defined(_GNU_SOURCE) && !defined(_POSIX_C_SOURCE)
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, nanosleep */
 #endif
 #include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <shoal/args.h>
 #include <shoal/ctx.h>
 #include <shoal/error.h>
+#include <shoal/inspect.h>
 #include <shoal/plugin.h>
 
 #include "burn.h"
@@ -42,34 +44,13 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* An optional duration in microseconds, at most max_us. The SDK's getter
- * keeps milliseconds (us rounds up), so "<digits>us" is read here; any
- * other value goes to the getter, which checks it and reports errors with
- * the value's file:line:col. *out is untouched when the key is absent. */
-static int arg_duration_us(shoal_ctx_t *ctx, const shoal_args_t *args, const char *key,
-                           uint64_t max_us, uint64_t *out)
+/* Reports a value of key outside `range`, as the SDK's getters do. */
+static int out_of_range(shoal_ctx_t *ctx, const shoal_args_t *args, const char *key,
+                        const char *range)
 {
-    const char *text = NULL;
-    uint64_t us;
+    const char *text = "?";
     (void)shoal_arg_string(NULL, args, key, SHOAL_ARG_OPTIONAL, &text);
-    size_t n = text != NULL ? strlen(text) : 0;
-    if (n > 2 && n <= 2 + 15 && strcmp(text + n - 2, "us") == 0 &&
-        strspn(text, "0123456789") == n - 2) {
-        us = strtoull(text, NULL, 10);
-    } else {
-        uint64_t ms = UINT64_MAX;
-        int rc = shoal_arg_duration_ms(ctx, args, key, SHOAL_ARG_OPTIONAL, &ms);
-        if (rc != SHOAL_OK || ms == UINT64_MAX)
-            return rc; /* an error (logged), or absent */
-        us = ms > max_us / 1000 ? max_us + 1 : ms * 1000;
-    }
-    if (us > max_us) {
-        shoal_log(ctx, SHOAL_LOG_ERROR, "args '%s': '%s' is too long: at most %" PRIu64 "s", key,
-                  text != NULL ? text : "?", max_us / 1000000);
-        return SHOAL_EINVAL;
-    }
-    *out = us;
-    return SHOAL_OK;
+    return shoal_arg_error(ctx, args, key, "%s is out of range: expected %s", text, range);
 }
 
 static int burn_init(shoal_ctx_t *ctx, void *state, const void *args)
@@ -79,8 +60,10 @@ static int burn_init(shoal_ctx_t *ctx, void *state, const void *args)
     uint64_t spin_us = 0;
     int rc;
     if ((rc = shoal_arg_int(ctx, args, "rounds", SHOAL_ARG_OPTIONAL, 0, MAX_ROUNDS, &rounds)) ||
-        (rc = arg_duration_us(ctx, args, "spin", MAX_SPIN_US, &spin_us)))
+        (rc = shoal_arg_duration_us(ctx, args, "spin", SHOAL_ARG_OPTIONAL, &spin_us)))
         return rc;
+    if (spin_us > MAX_SPIN_US)
+        return out_of_range(ctx, args, "spin", "0 to 1h");
     s->rounds = (uint32_t)rounds;
     s->spin_ns = spin_us * 1000;
     return SHOAL_OK;
@@ -133,6 +116,16 @@ static int burn_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg, shoa
     return 0;
 }
 
+static int burn_inspect(shoal_ctx_t *ctx, void *state, shoal_inspect_t *out)
+{
+    (void)ctx;
+    burn_t *s = state;
+    shoal_inspect_uint(out, "count", s->count);
+    shoal_inspect_uint(out, "acc", s->acc);
+    shoal_inspect_uint(out, "rounds", s->rounds);
+    return 0;
+}
+
 static void burn_terminate(shoal_ctx_t *ctx, void *state, int reason)
 {
     burn_t *s = state;
@@ -147,6 +140,7 @@ static const shoal_behaviour_t burn = {
     .handle_message = burn_message,
     .handle_call = burn_call,
     .terminate = burn_terminate,
+    .inspect = burn_inspect,
 };
 
 SHOAL_PLUGIN(.name = "burn", .version = "1.0.0", .behaviours = SHOAL_BEHAVIOURS(&burn));

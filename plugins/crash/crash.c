@@ -3,7 +3,7 @@
  * args:
  *   every  integer >= 1, default 10: the k; counted per actor instance, over
  *          messages and calls alike (stats calls excepted)
- *   mode   string, default "panic": how it fails -
+ *   mode   one of panic, fail, exit; default panic: how it fails -
  *            panic  shoal_panic() (reason SHOAL_EPANIC; a caller gets status
  *                   SHOAL_EPANIC)
  *            fail   the handler returns SHOAL_EFAILED (a caller gets status
@@ -11,14 +11,15 @@
  *            exit   shoal_exit(ctx, SHOAL_EFAILED) and return normally (a
  *                   caller gets status SHOAL_EFAILED)
  * Every other message is counted and dropped; every other call is answered
- * with an empty payload under its own type.
+ * with an empty payload under its own type. inspect reports what the stats
+ * call answers: messages, calls, every, until_crash.
  */
 #include <inttypes.h>
-#include <string.h>
 
 #include <shoal/args.h>
 #include <shoal/ctx.h>
 #include <shoal/error.h>
+#include <shoal/inspect.h>
 #include <shoal/plugin.h>
 
 #include "crash.h"
@@ -27,7 +28,7 @@ enum { MODE_PANIC, MODE_FAIL, MODE_EXIT };
 
 typedef struct crash_s {
     uint64_t every;
-    int mode;
+    unsigned mode;
     uint64_t seen; /* messages and calls handled, the fatal one included */
     crash_stats_t st;
 } crash_t;
@@ -35,24 +36,15 @@ typedef struct crash_s {
 static int crash_init(shoal_ctx_t *ctx, void *state, const void *args)
 {
     static const char *const modes[] = {
-        [MODE_PANIC] = "panic", [MODE_FAIL] = "fail", [MODE_EXIT] = "exit"};
+        [MODE_PANIC] = "panic", [MODE_FAIL] = "fail", [MODE_EXIT] = "exit", NULL};
     crash_t *s = state;
     int64_t every = 10;
-    const char *mode = "panic";
     int rc;
+    s->mode = MODE_PANIC;
     if ((rc = shoal_arg_int(ctx, args, "every", SHOAL_ARG_OPTIONAL, 1, INT64_MAX, &every)) ||
-        (rc = shoal_arg_string(ctx, args, "mode", SHOAL_ARG_OPTIONAL, &mode)))
+        (rc = shoal_arg_enum(ctx, args, "mode", SHOAL_ARG_OPTIONAL, modes, &s->mode)))
         return rc;
     s->every = (uint64_t)every;
-    s->mode = -1;
-    for (int i = 0; i < (int)(sizeof modes / sizeof modes[0]); i++)
-        if (strcmp(mode, modes[i]) == 0)
-            s->mode = i;
-    if (s->mode < 0) {
-        shoal_log(ctx, SHOAL_LOG_ERROR, "args 'mode': expected panic, fail or exit, got '%s'",
-                  mode);
-        return SHOAL_EINVAL;
-    }
     return SHOAL_OK;
 }
 
@@ -85,14 +77,21 @@ static int crash_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
     return 0;
 }
 
+/* What a stats call and inspect report. */
+static crash_stats_t stats(const crash_t *s)
+{
+    crash_stats_t st = s->st;
+    st.every = s->every;
+    st.until_crash = s->every - s->seen % s->every;
+    return st;
+}
+
 static int crash_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg, shoal_reply_t *reply)
 {
     crash_t *s = state;
     int rc;
     if (msg->type == CRASH_MSG_STATS) {
-        crash_stats_t st = s->st;
-        st.every = s->every;
-        st.until_crash = s->every - s->seen % s->every;
+        crash_stats_t st = stats(s);
         rc = shoal_reply_set(reply, CRASH_MSG_STATS, &st, sizeof st);
     } else if (fatal(s)) {
         rc = fail(ctx, s, msg);
@@ -105,6 +104,18 @@ static int crash_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg, sho
     }
     if (rc != SHOAL_OK)
         shoal_reply_error(reply, rc); /* out of memory: tell the caller, live on */
+    return 0;
+}
+
+/* Never fatal, like the stats call. */
+static int crash_inspect(shoal_ctx_t *ctx, void *state, shoal_inspect_t *out)
+{
+    (void)ctx;
+    crash_stats_t st = stats(state);
+    shoal_inspect_uint(out, "messages", st.messages);
+    shoal_inspect_uint(out, "calls", st.calls);
+    shoal_inspect_uint(out, "every", st.every);
+    shoal_inspect_uint(out, "until_crash", st.until_crash);
     return 0;
 }
 
@@ -122,6 +133,7 @@ static const shoal_behaviour_t crash = {
     .handle_message = crash_message,
     .handle_call = crash_call,
     .terminate = crash_terminate,
+    .inspect = crash_inspect,
 };
 
 SHOAL_PLUGIN(.name = "crash", .version = "1.0.0", .behaviours = SHOAL_BEHAVIOURS(&crash));

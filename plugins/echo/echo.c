@@ -7,6 +7,9 @@
  *
  * Two echo actors that send to each other bounce one message for ever:
  * echo only answers, so point it at actors that do not answer back.
+ *
+ * inspect reports what the stats call answers: calls, messages, echoed,
+ * echo_refused.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -14,6 +17,7 @@
 #include <shoal/args.h>
 #include <shoal/ctx.h>
 #include <shoal/error.h>
+#include <shoal/inspect.h>
 #include <shoal/plugin.h>
 
 #include "echo.h"
@@ -66,6 +70,17 @@ static int echo_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg, shoa
     return answer(reply, msg->type, msg->data, msg->size);
 }
 
+static int echo_inspect(shoal_ctx_t *ctx, void *state, shoal_inspect_t *out)
+{
+    (void)ctx;
+    echo_t *s = state;
+    shoal_inspect_uint(out, "calls", s->st.calls);
+    shoal_inspect_uint(out, "messages", s->st.messages);
+    shoal_inspect_uint(out, "echoed", s->st.echoed);
+    shoal_inspect_uint(out, "echo_refused", s->st.echo_refused);
+    return 0;
+}
+
 static void echo_terminate(shoal_ctx_t *ctx, void *state, int reason)
 {
     echo_t *s = state;
@@ -82,6 +97,7 @@ static const shoal_behaviour_t echo = {
     .handle_message = echo_message,
     .handle_call = echo_call,
     .terminate = echo_terminate,
+    .inspect = echo_inspect,
 };
 
 SHOAL_PLUGIN(.name = "echo", .version = "1.0.0", .behaviours = SHOAL_BEHAVIOURS(&echo));

@@ -10,8 +10,8 @@
  *            the sequence number (loadgen.h)
  *   type     integer 0 .. 0xFFFFFFFF, default 1: the messages' type id
  *   count    integer >= 0, default 0 (no end): stop after this many accepted
- *   done     string, default "idle": when count is reached and every call
- *            settled, "idle" (stay, answer stats) or "exit" (end normally)
+ *   done     idle or exit, default idle: when count is reached and every
+ *            call settled, stay (and answer stats) or end normally
  *   tick     duration 1ms .. 1m, default 10ms: the rate mode's period, and
  *            how long to wait before trying an unknown target again
  *   call     bool, default false: send calls instead of messages
@@ -34,10 +34,16 @@
  * that is not registered or gone (SHOAL_ENOPROC), or any other error,
  * waits a tick before the next try.
  *
- * The ticks and turns are ordinary messages to itself (private type
- * LOADGEN_TURN); replies come through the system mailbox. Give a loadgen
- * room in its own mailbox (unbounded is best): a timer tick refused at
- * expiry is not retried, and the generator would stop.
+ * The timer ticks (rate mode's period, and the wait before trying an
+ * unknown target again) come through shoal_send_after_priority: they travel
+ * in the system mailbox, are never refused as full and are seen with
+ * SHOAL_MSG_PRIORITY. The turns that continue at once are ordinary messages
+ * to itself, queued behind other work (private type LOADGEN_TURN for both);
+ * replies come through the system mailbox. Only a LOADGEN_TURN from itself
+ * is a tick or a turn. A bounded mailbox is fine: a turn refused as full is
+ * taken over by a tick.
+ *
+ * inspect reports what the stats call answers, field by field.
  */
 #if !defined(_GNU_SOURCE) && !defined(_POSIX_C_SOURCE)
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, nanosleep */
@@ -51,6 +57,7 @@
 #include <shoal/args.h>
 #include <shoal/ctx.h>
 #include <shoal/error.h>
+#include <shoal/inspect.h>
 #include <shoal/plugin.h>
 
 #include "loadgen.h"
@@ -96,23 +103,29 @@ static bool window_full(const loadgen_t *s)
     return s->call && s->window != 0 && s->st.in_flight >= s->window;
 }
 
-/* Sends a turn of `kind` to itself after delay_ms (0: at once, through the
- * mailbox). */
+/* Sends a turn of `kind` to itself: at once through the ordinary mailbox
+ * (delay_ms 0), or after delay_ms through the timer into the system mailbox. */
 static int schedule(shoal_ctx_t *ctx, uint32_t kind, uint64_t delay_ms)
 {
     int rc = delay_ms == 0 ? shoal_send(ctx, shoal_self(ctx), LOADGEN_TURN, &kind, sizeof kind)
-                           : shoal_send_after(ctx, shoal_self(ctx), delay_ms, LOADGEN_TURN, &kind,
-                                              sizeof kind, NULL);
-    if (rc != SHOAL_OK)
+                           : shoal_send_after_priority(ctx, shoal_self(ctx), delay_ms, LOADGEN_TURN,
+                                                       &kind, sizeof kind, NULL);
+    if (rc != SHOAL_OK && !(delay_ms == 0 && rc == SHOAL_EFULL))
         shoal_log(ctx, SHOAL_LOG_WARN, "cannot schedule the next turn: %s", shoal_strerror(rc));
     return rc;
 }
 
-/* Queues one TURN_NOW unless one is on its way; after delay_ms. */
-static void turn_soon(shoal_ctx_t *ctx, loadgen_t *s, uint64_t delay_ms)
+/* Queues one TURN_NOW unless one is on its way; after delay_ms. When our own
+ * mailbox is too full for a turn at once, a tick brings it instead. */
+static int turn_soon(shoal_ctx_t *ctx, loadgen_t *s, uint64_t delay_ms)
 {
-    if (!s->turn_pending && schedule(ctx, TURN_NOW, delay_ms) == SHOAL_OK)
-        s->turn_pending = true;
+    if (s->turn_pending)
+        return SHOAL_OK;
+    int rc = schedule(ctx, TURN_NOW, delay_ms);
+    if (rc == SHOAL_EFULL)
+        rc = schedule(ctx, TURN_NOW, s->tick_ms);
+    s->turn_pending = rc == SHOAL_OK;
+    return rc;
 }
 
 /* One send or call to the target; counts the result and returns it. */
@@ -222,11 +235,21 @@ static void fast_turn(shoal_ctx_t *ctx, loadgen_t *s)
         turn_soon(ctx, s, s->tick_ms); /* no target, or worse: wait a tick */
 }
 
+/* Reports a value of key outside `range`, as the SDK's getters do. */
+static int out_of_range(shoal_ctx_t *ctx, const shoal_args_t *args, const char *key,
+                        const char *range)
+{
+    const char *text = "?";
+    (void)shoal_arg_string(NULL, args, key, SHOAL_ARG_OPTIONAL, &text);
+    return shoal_arg_error(ctx, args, key, "%s is out of range: expected %s", text, range);
+}
+
 static int loadgen_init(shoal_ctx_t *ctx, void *state, const void *args)
 {
+    static const char *const dones[] = {"idle", "exit", NULL};
     loadgen_t *s = state;
     int64_t rate = 1000, type = 1, count = 0, window = 1024;
-    const char *done = "idle";
+    unsigned done = 0;
     int rc;
     s->size = 8;
     s->tick_ms = 10;
@@ -236,29 +259,22 @@ static int loadgen_init(shoal_ctx_t *ctx, void *state, const void *args)
         (rc = shoal_arg_size(ctx, args, "size", SHOAL_ARG_OPTIONAL, &s->size)) ||
         (rc = shoal_arg_int(ctx, args, "type", SHOAL_ARG_OPTIONAL, 0, UINT32_MAX, &type)) ||
         (rc = shoal_arg_int(ctx, args, "count", SHOAL_ARG_OPTIONAL, 0, INT64_MAX, &count)) ||
-        (rc = shoal_arg_string(ctx, args, "done", SHOAL_ARG_OPTIONAL, &done)) ||
+        (rc = shoal_arg_enum(ctx, args, "done", SHOAL_ARG_OPTIONAL, dones, &done)) ||
         (rc = shoal_arg_duration_ms(ctx, args, "tick", SHOAL_ARG_OPTIONAL, &s->tick_ms)) ||
         (rc = shoal_arg_bool(ctx, args, "call", SHOAL_ARG_OPTIONAL, &s->call)) ||
         (rc = shoal_arg_duration_ms(ctx, args, "timeout", SHOAL_ARG_OPTIONAL, &s->timeout_ms)) ||
         (rc = shoal_arg_int(ctx, args, "window", SHOAL_ARG_OPTIONAL, 0, 1 << 30, &window)))
         return rc;
-    /* The getters have no range for sizes, durations and words: */
-    const char *bad = NULL;
+    /* The getters have no range for sizes and durations: */
     if (s->size > MAX_SIZE)
-        bad = "args 'size': at most 16MiB";
-    else if (s->tick_ms == 0 || s->tick_ms > MAX_TICK_MS)
-        bad = "args 'tick': expected 1ms to 1m";
-    else if (strcmp(done, "idle") != 0 && strcmp(done, "exit") != 0)
-        bad = "args 'done': expected idle or exit";
-    if (bad != NULL) {
-        shoal_log(ctx, SHOAL_LOG_ERROR, "%s", bad);
-        return SHOAL_EINVAL;
-    }
+        return out_of_range(ctx, args, "size", "0 to 16MiB");
+    if (s->tick_ms == 0 || s->tick_ms > MAX_TICK_MS)
+        return out_of_range(ctx, args, "tick", "1ms to 1m");
     s->rate = (uint64_t)rate;
     s->type = (uint32_t)type;
     s->count = (uint64_t)count;
     s->window = (uint64_t)window;
-    s->exit_when_done = strcmp(done, "exit") == 0;
+    s->exit_when_done = done == 1;
     s->owed_max = s->rate * s->tick_ms * CATCH_UP_TICKS / 1000;
     if (s->owed_max < BATCH)
         s->owed_max = BATCH;
@@ -266,12 +282,7 @@ static int loadgen_init(shoal_ctx_t *ctx, void *state, const void *args)
         return SHOAL_ENOMEM;
     s->to = shoal_whereis(ctx, s->target);
     s->last_ns = now_ns();
-    if (s->rate != 0) {
-        rc = schedule(ctx, TURN_TIMER, s->tick_ms);
-    } else {
-        rc = schedule(ctx, TURN_NOW, 0);
-        s->turn_pending = rc == SHOAL_OK;
-    }
+    rc = s->rate != 0 ? schedule(ctx, TURN_TIMER, s->tick_ms) : turn_soon(ctx, s, 0);
     if (rc != SHOAL_OK) {
         free(s->buf); /* terminate does not run after a failed init */
         s->buf = NULL;
@@ -329,6 +340,25 @@ static int loadgen_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg, s
     return 0;
 }
 
+static int loadgen_inspect(shoal_ctx_t *ctx, void *state, shoal_inspect_t *out)
+{
+    (void)ctx;
+    const loadgen_stats_t *st = &((const loadgen_t *)state)->st;
+    shoal_inspect_uint(out, "sent", st->sent);
+    shoal_inspect_uint(out, "refused_full", st->refused_full);
+    shoal_inspect_uint(out, "refused_busy", st->refused_busy);
+    shoal_inspect_uint(out, "noproc", st->noproc);
+    shoal_inspect_uint(out, "send_errors", st->send_errors);
+    shoal_inspect_uint(out, "replies", st->replies);
+    shoal_inspect_uint(out, "reply_errors", st->reply_errors);
+    shoal_inspect_uint(out, "timeouts", st->timeouts);
+    shoal_inspect_uint(out, "in_flight", st->in_flight);
+    shoal_inspect_uint(out, "throttled", st->throttled);
+    shoal_inspect_uint(out, "behind", st->behind);
+    shoal_inspect_uint(out, "done", st->done);
+    return 0;
+}
+
 static void loadgen_terminate(shoal_ctx_t *ctx, void *state, int reason)
 {
     loadgen_t *s = state;
@@ -348,6 +378,7 @@ static const shoal_behaviour_t loadgen = {
     .handle_message = loadgen_message,
     .handle_call = loadgen_call,
     .terminate = loadgen_terminate,
+    .inspect = loadgen_inspect,
 };
 
 SHOAL_PLUGIN(.name = "loadgen", .version = "1.0.0", .behaviours = SHOAL_BEHAVIOURS(&loadgen));

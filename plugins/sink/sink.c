@@ -4,24 +4,26 @@
  *   report  duration, default 0 (never): log one line per interval with the
  *           count and the rate since the last line
  *
- * Reporting runs on a timer: shoal_send_after to itself with a private type
- * (SINK_TICK) and a generation number. Those ticks are not counted as work.
- * A timer delivery goes to the ordinary mailbox and is refused (not retried)
- * when that is full, and a tick may sit behind a long queue; so every work
- * message also checks the clock, and when a report is a whole interval late
- * it reports at once and starts a new tick generation. Ticks of an older
- * generation are then ignored, so there is never more than one tick chain.
+ * Reporting runs on a timer: shoal_send_after_priority to itself with a
+ * private type (SINK_TICK). The tick travels in the system mailbox, so it is
+ * never refused by a full mailbox and never waits behind queued work: the
+ * reports keep their pace exactly when the sink is overloaded. Only a
+ * priority SINK_TICK from the sink itself is a tick; anything else of that
+ * type is counted like any message. Ticks are not counted as work.
+ *
+ * inspect reports what the stats call answers: messages, bytes.
  */
 #if !defined(_GNU_SOURCE) && !defined(_POSIX_C_SOURCE)
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, nanosleep */
 #endif
 #include <inttypes.h>
-#include <string.h>
+#include <stdbool.h>
 #include <time.h>
 
 #include <shoal/args.h>
 #include <shoal/ctx.h>
 #include <shoal/error.h>
+#include <shoal/inspect.h>
 #include <shoal/plugin.h>
 
 #include "sink.h"
@@ -30,11 +32,10 @@
 #define SINK_TICK 0xFFFF0002u
 
 typedef struct sink_s {
-    uint64_t report_ms; /* 0: no reports */
-    uint64_t gen;       /* the live tick chain */
-    uint64_t last_ns;   /* time of the last report (or of init) */
+    uint64_t report_ms;  /* 0: no reports */
+    shoal_timer_t timer; /* the pending tick; 0 when none */
+    uint64_t last_ns;    /* time of the last report (or of init) */
     uint64_t last_messages;
-    uint64_t late; /* ticks given up on */
     sink_stats_t st;
 } sink_t;
 
@@ -45,14 +46,16 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Starts the next tick of the live chain. */
-static int arm(shoal_ctx_t *ctx, sink_t *s)
+/* Starts the next tick. A failure (out of memory) is logged; the next
+ * message tries again. */
+static void arm(shoal_ctx_t *ctx, sink_t *s)
 {
-    int rc = shoal_send_after(ctx, shoal_self(ctx), s->report_ms, SINK_TICK, &s->gen, sizeof s->gen,
-                              NULL);
-    if (rc != SHOAL_OK)
+    int rc = shoal_send_after_priority(ctx, shoal_self(ctx), s->report_ms, SINK_TICK, NULL, 0,
+                                       &s->timer);
+    if (rc != SHOAL_OK) {
+        s->timer = 0;
         shoal_log(ctx, SHOAL_LOG_WARN, "report timer: %s", shoal_strerror(rc));
-    return rc;
+    }
 }
 
 static void report(shoal_ctx_t *ctx, sink_t *s, uint64_t now)
@@ -73,30 +76,22 @@ static int sink_init(shoal_ctx_t *ctx, void *state, const void *args)
     if (rc != SHOAL_OK || s->report_ms == 0)
         return rc;
     s->last_ns = now_ns();
-    s->gen = 1;
-    return arm(ctx, s);
+    arm(ctx, s);
+    return SHOAL_OK;
 }
 
-static int is_tick(shoal_ctx_t *ctx, const shoal_msg_t *msg)
+static bool is_tick(shoal_ctx_t *ctx, const shoal_msg_t *msg)
 {
-    return msg->type == SINK_TICK && msg->from == shoal_self(ctx) && msg->size == sizeof(uint64_t);
+    return msg->type == SINK_TICK && msg->from == shoal_self(ctx) &&
+           (msg->flags & SHOAL_MSG_PRIORITY) && msg->size == 0;
 }
 
 static void count(shoal_ctx_t *ctx, sink_t *s, const shoal_msg_t *msg)
 {
     s->st.messages++;
     s->st.bytes += msg->size;
-    if (s->report_ms == 0)
-        return;
-    uint64_t now = now_ns();
-    if ((now - s->last_ns) / 2000000u >= s->report_ms) {
-        /* The tick is lost or stuck behind the queue: report now and
-         * start a new chain; the old one's tick, if any, is ignored. */
-        s->late++;
-        s->gen++;
-        report(ctx, s, now);
-        arm(ctx, s);
-    }
+    if (s->report_ms != 0 && s->timer == 0)
+        arm(ctx, s); /* the last tick could not be armed */
 }
 
 static int sink_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
@@ -105,12 +100,9 @@ static int sink_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
     if (msg->kind != SHOAL_MSG_CAST)
         return 0;
     if (is_tick(ctx, msg)) {
-        uint64_t gen;
-        memcpy(&gen, msg->data, sizeof gen);
-        if (gen == s->gen) {
-            report(ctx, s, now_ns());
-            arm(ctx, s);
-        }
+        s->timer = 0;
+        report(ctx, s, now_ns());
+        arm(ctx, s);
         return 0;
     }
     count(ctx, s, msg);
@@ -132,12 +124,22 @@ static int sink_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg, shoa
     return 0;
 }
 
+static int sink_inspect(shoal_ctx_t *ctx, void *state, shoal_inspect_t *out)
+{
+    (void)ctx;
+    sink_t *s = state;
+    shoal_inspect_uint(out, "messages", s->st.messages);
+    shoal_inspect_uint(out, "bytes", s->st.bytes);
+    return 0;
+}
+
 static void sink_terminate(shoal_ctx_t *ctx, void *state, int reason)
 {
     sink_t *s = state;
-    shoal_log(ctx, SHOAL_LOG_DEBUG,
-              "sink ends (%s): %" PRIu64 " messages, %" PRIu64 " bytes, %" PRIu64 " late ticks",
-              shoal_errname(reason), s->st.messages, s->st.bytes, s->late);
+    if (s->timer != 0)
+        shoal_cancel_timer(ctx, s->timer); /* no tick for a sink that is gone */
+    shoal_log(ctx, SHOAL_LOG_DEBUG, "sink ends (%s): %" PRIu64 " messages, %" PRIu64 " bytes",
+              shoal_errname(reason), s->st.messages, s->st.bytes);
 }
 
 static const shoal_behaviour_t sink = {
@@ -147,6 +149,7 @@ static const shoal_behaviour_t sink = {
     .handle_message = sink_message,
     .handle_call = sink_call,
     .terminate = sink_terminate,
+    .inspect = sink_inspect,
 };
 
 SHOAL_PLUGIN(.name = "sink", .version = "1.0.0", .behaviours = SHOAL_BEHAVIOURS(&sink));

@@ -4,7 +4,8 @@
  *   latency  duration, default 1ms: sleep per message or call
  *   jitter   duration, default 0: plus a uniform extra of 0 .. jitter
  *            (per-actor xorshift32 PRNG, microsecond steps)
- * Both keep microseconds ("250us") and are at most an hour.
+ * Both keep microseconds ("250us") and are at most an hour. inspect reports
+ * what the stats call answers: messages, calls, slept_us.
  *
  * It really blocks: nanosleep runs on the dispatcher thread that runs this
  * actor, and that thread does nothing else meanwhile. That is the point -
@@ -17,13 +18,12 @@
 #endif
 #include <errno.h>
 #include <inttypes.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include <shoal/args.h>
 #include <shoal/ctx.h>
 #include <shoal/error.h>
+#include <shoal/inspect.h>
 #include <shoal/plugin.h>
 
 #include "sleep.h"
@@ -37,34 +37,13 @@ typedef struct sleep_s {
     sleep_stats_t st;
 } sleep_t;
 
-/* An optional duration in microseconds, at most max_us. The SDK's getter
- * keeps milliseconds (us rounds up), so "<digits>us" is read here; any
- * other value goes to the getter, which checks it and reports errors with
- * the value's file:line:col. *out is untouched when the key is absent. */
-static int arg_duration_us(shoal_ctx_t *ctx, const shoal_args_t *args, const char *key,
-                           uint64_t max_us, uint64_t *out)
+/* Reports a value of key outside `range`, as the SDK's getters do. */
+static int out_of_range(shoal_ctx_t *ctx, const shoal_args_t *args, const char *key,
+                        const char *range)
 {
-    const char *text = NULL;
-    uint64_t us;
+    const char *text = "?";
     (void)shoal_arg_string(NULL, args, key, SHOAL_ARG_OPTIONAL, &text);
-    size_t n = text != NULL ? strlen(text) : 0;
-    if (n > 2 && n <= 2 + 15 && strcmp(text + n - 2, "us") == 0 &&
-        strspn(text, "0123456789") == n - 2) {
-        us = strtoull(text, NULL, 10);
-    } else {
-        uint64_t ms = UINT64_MAX;
-        int rc = shoal_arg_duration_ms(ctx, args, key, SHOAL_ARG_OPTIONAL, &ms);
-        if (rc != SHOAL_OK || ms == UINT64_MAX)
-            return rc; /* an error (logged), or absent */
-        us = ms > max_us / 1000 ? max_us + 1 : ms * 1000;
-    }
-    if (us > max_us) {
-        shoal_log(ctx, SHOAL_LOG_ERROR, "args '%s': '%s' is too long: at most %" PRIu64 "s", key,
-                  text != NULL ? text : "?", max_us / 1000000);
-        return SHOAL_EINVAL;
-    }
-    *out = us;
-    return SHOAL_OK;
+    return shoal_arg_error(ctx, args, key, "%s is out of range: expected %s", text, range);
 }
 
 static int sleep_init(shoal_ctx_t *ctx, void *state, const void *args)
@@ -72,9 +51,13 @@ static int sleep_init(shoal_ctx_t *ctx, void *state, const void *args)
     sleep_t *s = state;
     int rc;
     s->latency_us = 1000;
-    if ((rc = arg_duration_us(ctx, args, "latency", MAX_US, &s->latency_us)) ||
-        (rc = arg_duration_us(ctx, args, "jitter", MAX_US, &s->jitter_us)))
+    if ((rc = shoal_arg_duration_us(ctx, args, "latency", SHOAL_ARG_OPTIONAL, &s->latency_us)) ||
+        (rc = shoal_arg_duration_us(ctx, args, "jitter", SHOAL_ARG_OPTIONAL, &s->jitter_us)))
         return rc;
+    if (s->latency_us > MAX_US)
+        return out_of_range(ctx, args, "latency", "0 to 1h");
+    if (s->jitter_us > MAX_US)
+        return out_of_range(ctx, args, "jitter", "0 to 1h");
     /* Seed from the PID, so the workers of a pool do not march in step. */
     uint64_t pid = shoal_self(ctx);
     uint32_t seed = (uint32_t)(pid ^ pid >> 32) * 2654435761u;
@@ -131,6 +114,16 @@ static int sleep_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg, sho
     return 0;
 }
 
+static int sleep_inspect(shoal_ctx_t *ctx, void *state, shoal_inspect_t *out)
+{
+    (void)ctx;
+    sleep_t *s = state;
+    shoal_inspect_uint(out, "messages", s->st.messages);
+    shoal_inspect_uint(out, "calls", s->st.calls);
+    shoal_inspect_uint(out, "slept_us", s->st.slept_us);
+    return 0;
+}
+
 static void sleep_terminate(shoal_ctx_t *ctx, void *state, int reason)
 {
     sleep_t *s = state;
@@ -146,6 +139,7 @@ static const shoal_behaviour_t sleep_behaviour = {
     .handle_message = sleep_message,
     .handle_call = sleep_call,
     .terminate = sleep_terminate,
+    .inspect = sleep_inspect,
 };
 
 SHOAL_PLUGIN(.name = "sleep", .version = "1.0.0", .behaviours = SHOAL_BEHAVIOURS(&sleep_behaviour));

@@ -3,7 +3,8 @@
  * shoal__arg_* (whose diag is compared whole, "pool.yaml:line:col: ..."),
  * the walking helpers, the public shoal_arg_* with ctx NULL, and inside an
  * actor, where a failing getter in init ends the actor with its code and
- * leaves its message in shoal_ctx_error. */
+ * leaves its message in shoal_ctx_error; shoal_arg_error (a plugin's own
+ * check) reports the same way, at the value of its key. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -285,6 +286,63 @@ static void test_duration(void)
 
 #define SIZE_EXPECT "expected a size like 512, 64KiB or 1MiB"
 
+#define DUR_US_EXPECT "expected a duration like 50us, 250ms, 2s or 1m"
+
+static void test_duration_us(void)
+{
+    static const unit_case_t cases[] = {
+        /* microseconds are kept, not rounded */
+        {"50us", SHOAL_OK, 50, NULL},
+        {"1us", SHOAL_OK, 1, NULL},
+        {"1001us", SHOAL_OK, 1001, NULL},
+        {"0us", SHOAL_OK, 0, NULL},
+        {"2ms", SHOAL_OK, 2000, NULL},
+        {"250ms", SHOAL_OK, 250000, NULL},
+        {"1s", SHOAL_OK, 1000000, NULL},
+        {"1m", SHOAL_OK, 60000000, NULL},
+        {"1h", SHOAL_OK, UINT64_C(3600000000), NULL},
+        {"0", SHOAL_OK, 0, NULL},
+        {"0h", SHOAL_OK, 0, NULL},
+        {"9223372036854775807us", SHOAL_OK, INT64_MAX, NULL},
+        {"5124095576h", SHOAL_OK, UINT64_C(5124095576) * UINT64_C(3600000000), NULL},
+        /* no unit (only 0 may go without) */
+        {"50", SHOAL_EINVAL, 0, "pool.yaml:1:8: args 'every': '50' has no unit: " DUR_US_EXPECT},
+        {"1", SHOAL_EINVAL, 0, "pool.yaml:1:8: args 'every': '1' has no unit: " DUR_US_EXPECT},
+        /* unknown units */
+        {"5d", SHOAL_EINVAL, 0,
+         "pool.yaml:1:8: args 'every': unknown unit in '5d': " DUR_US_EXPECT},
+        {"5US", SHOAL_EINVAL, 0,
+         "pool.yaml:1:8: args 'every': unknown unit in '5US': " DUR_US_EXPECT},
+        {"5ns", SHOAL_EINVAL, 0,
+         "pool.yaml:1:8: args 'every': unknown unit in '5ns': " DUR_US_EXPECT},
+        {"1.5ms", SHOAL_EINVAL, 0,
+         "pool.yaml:1:8: args 'every': unknown unit in '1.5ms': " DUR_US_EXPECT},
+        /* negative, hex, quoted, not a number */
+        {"-50us", SHOAL_EINVAL, 0, "pool.yaml:1:8: args 'every': " DUR_US_EXPECT ", got '-50us'"},
+        {"0x10us", SHOAL_EINVAL, 0, "pool.yaml:1:8: args 'every': " DUR_US_EXPECT ", got '0x10us'"},
+        {"'50us'", SHOAL_EINVAL, 0, "pool.yaml:1:8: args 'every': " DUR_US_EXPECT ", got '50us'"},
+        {"us", SHOAL_EINVAL, 0, "pool.yaml:1:8: args 'every': " DUR_US_EXPECT ", got 'us'"},
+        /* too large */
+        {"5124095577h", SHOAL_EINVAL, 0, "pool.yaml:1:8: args 'every': 5124095577h is too large"},
+        {"9223372036854775808us", SHOAL_EINVAL, 0,
+         "pool.yaml:1:8: args 'every': 9223372036854775808us is too large"},
+        /* not scalars */
+        {"[50us]", SHOAL_EINVAL, 0, "pool.yaml:1:8: args 'every': expected a duration, got a list"},
+    };
+    run_unit_cases(shoal__arg_duration_us, "every", cases, sizeof cases / sizeof cases[0]);
+
+    /* Absent: required is ENOKEY at the mapping, optional leaves out alone. */
+    const shoal_node_t *args = yaml("other: 1\n");
+    uint64_t out = 7;
+    shoal_diag_t err;
+    CU_ASSERT_EQUAL(shoal__arg_duration_us(args, "every", 0, &out, &err), SHOAL_ENOKEY);
+    same(fmt(&err), "pool.yaml:1:1: args: missing required key 'every'", "every absent");
+    CU_ASSERT_EQUAL(shoal__arg_duration_us(args, "every", SHOAL_ARG_OPTIONAL, &out, &err),
+                    SHOAL_OK);
+    CU_ASSERT_EQUAL(out, 7);
+    drop();
+}
+
 static void test_size(void)
 {
     static const unit_case_t cases[] = {
@@ -326,6 +384,62 @@ static void test_size(void)
         {"[1]", SHOAL_EINVAL, 0, "pool.yaml:1:7: args 'size': expected a size, got a list"},
     };
     run_unit_cases(shoal__arg_size, "size", cases, sizeof cases / sizeof cases[0]);
+}
+
+/* ---- enumerations ------------------------------------------------------------ */
+
+static void test_enum(void)
+{
+    static const char *const modes[] = {"panic", "fail", "exit", NULL};
+    static const struct {
+        const char *text;
+        unsigned want;
+    } ok[] = {
+        {"panic", 0}, {"fail", 1}, {"exit", 2}, {"'exit'", 2}, {"\"fail\"", 1},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        char text[200];
+        snprintf(text, sizeof text, "mode: %s\n", ok[i].text);
+        const shoal_node_t *args = yaml(text);
+        unsigned index = 99;
+        shoal_diag_t err;
+        CU_ASSERT_EQUAL(shoal__arg_enum(args, "mode", 0, modes, &index, &err), SHOAL_OK);
+        CU_ASSERT_EQUAL(index, ok[i].want);
+    }
+    static const struct {
+        const char *text, *error;
+    } bad[] = {
+        {"boom", "pool.yaml:1:7: args 'mode': expected one of panic, fail, exit, got 'boom'"},
+        {"Panic", "pool.yaml:1:7: args 'mode': expected one of panic, fail, exit, got 'Panic'"},
+        {"pani", "pool.yaml:1:7: args 'mode': expected one of panic, fail, exit, got 'pani'"},
+        {"''", "pool.yaml:1:7: args 'mode': expected one of panic, fail, exit, got ''"},
+        {"0", "pool.yaml:1:7: args 'mode': expected one of panic, fail, exit, got '0'"},
+        {"[panic]", "pool.yaml:1:7: args 'mode': expected a string, got a list"},
+        {"{panic: 1}", "pool.yaml:1:7: args 'mode': expected a string, got a mapping"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[200];
+        snprintf(text, sizeof text, "mode: %s\n", bad[i].text);
+        const shoal_node_t *args = yaml(text);
+        unsigned index = 99;
+        shoal_diag_t err;
+        CU_ASSERT_EQUAL(shoal__arg_enum(args, "mode", 0, modes, &index, &err), SHOAL_EINVAL);
+        CU_ASSERT_EQUAL(index, 99); /* untouched on error */
+        same(fmt(&err), bad[i].error, text);
+    }
+    /* One choice; absent keys. */
+    static const char *const only[] = {"only", NULL};
+    const shoal_node_t *args = yaml("mode: x\n");
+    unsigned index = 99;
+    shoal_diag_t err;
+    CU_ASSERT_EQUAL(shoal__arg_enum(args, "mode", 0, only, &index, &err), SHOAL_EINVAL);
+    same(fmt(&err), "pool.yaml:1:7: args 'mode': expected one of only, got 'x'", "one choice");
+    CU_ASSERT_EQUAL(shoal__arg_enum(args, "kind", 0, modes, &index, &err), SHOAL_ENOKEY);
+    same(fmt(&err), "pool.yaml:1:1: args: missing required key 'kind'", "kind absent");
+    CU_ASSERT_EQUAL(shoal__arg_enum(args, "kind", SHOAL_ARG_OPTIONAL, modes, &index, &err),
+                    SHOAL_OK);
+    CU_ASSERT_EQUAL(index, 99);
+    drop();
 }
 
 /* ---- strings, lists, maps ------------------------------------------------------ */
@@ -599,6 +713,30 @@ static void test_public_ctx_null(void)
     drop();
 }
 
+/* The three added later: duration_us, enum and error, with ctx NULL. */
+static void test_public_ctx_null_new(void)
+{
+    static const char *const modes[] = {"panic", "fail", "exit", NULL};
+    const shoal_args_t *args = yaml("spin: 50us\nmode: exit\nbad: 50\nboom: boom\n");
+    uint64_t u = 0;
+    unsigned x = 99;
+    CU_ASSERT_EQUAL(shoal_arg_duration_us(NULL, args, "spin", 0, &u), SHOAL_OK);
+    CU_ASSERT_EQUAL(u, 50);
+    CU_ASSERT_EQUAL(shoal_arg_enum(NULL, args, "mode", 0, modes, &x), SHOAL_OK);
+    CU_ASSERT_EQUAL(x, 2);
+    CU_ASSERT_EQUAL(shoal_arg_duration_us(NULL, args, "bad", 0, &u), SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(shoal_arg_enum(NULL, args, "boom", 0, modes, &x), SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(shoal_arg_duration_us(NULL, args, "nope", 0, &u), SHOAL_ENOKEY);
+    CU_ASSERT_EQUAL(shoal_arg_enum(NULL, args, "nope", 0, modes, &x), SHOAL_ENOKEY);
+    CU_ASSERT_EQUAL(shoal_arg_duration_us(NULL, args, "nope", SHOAL_ARG_OPTIONAL, &u), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_arg_enum(NULL, args, "nope", SHOAL_ARG_OPTIONAL, modes, &x), SHOAL_OK);
+    CU_ASSERT_EQUAL(u, 50);
+    CU_ASSERT_EQUAL(x, 2);
+    CU_ASSERT_EQUAL(shoal_arg_error(NULL, args, "spin", "%s", "no"), SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(shoal_arg_error(NULL, NULL, NULL, "%s", "no"), SHOAL_EINVAL);
+    drop();
+}
+
 /* ---- inside an actor ------------------------------------------------------------ */
 
 /* What the actors below saw, written by them, read by the test thread after
@@ -801,13 +939,122 @@ static void test_ctx_error_per_callback(void)
     drop();
 }
 
+/* shoal_arg_error and the two new getters as a plugin uses them: each
+ * message kept in shoal_ctx_error and logged as the actor. */
+#define NCHECKS 8
+static char check_error[NCHECKS][600];
+static _Atomic int check_rc[NCHECKS];
+
+static void keep(shoal_ctx_t *ctx, int i, int rc)
+{
+    snprintf(check_error[i], sizeof check_error[i], "%s", shoal_ctx_error(ctx));
+    atomic_store(&check_rc[i], rc);
+}
+
+static int checker_init(shoal_ctx_t *ctx, void *state, const void *args)
+{
+    (void)state;
+    static const char *const modes[] = {"panic", "fail", "exit", NULL};
+    unsigned mode = 99;
+    uint64_t us = 0;
+    int64_t rate = 0;
+    keep(ctx, 0, shoal_arg_error(ctx, args, "rate", "%d is odd", 5));
+    keep(ctx, 1, shoal_arg_error(ctx, args, "speed", "needed with '%s'", "rate"));
+    keep(ctx, 2, shoal_arg_error(ctx, args, NULL, "rate and mode do not mix"));
+    keep(ctx, 3,
+         shoal_arg_error(ctx, args, "list", "has %zu items",
+                         shoal_args_len(shoal_args_item(args, 3))));
+    keep(ctx, 4, shoal_arg_enum(ctx, args, "mode", 0, modes, &mode));
+    keep(ctx, 5, shoal_arg_duration_us(ctx, args, "spin", 0, &us));
+    keep(ctx, 6, shoal_arg_error(ctx, NULL, "x", "no args at all"));
+    keep(ctx, 7, shoal_arg_int(ctx, args, "rate", 0, 0, 10, &rate)); /* clears it */
+    return mode == 99 && us == 0 && rate == 5 ? SHOAL_OK : SHOAL_EFAILED;
+}
+
+/* A plugin's own range check failing init. */
+static int odd_init(shoal_ctx_t *ctx, void *state, const void *args)
+{
+    (void)state;
+    int64_t rate = 0;
+    int rc = shoal_arg_int(ctx, args, "rate", 0, 0, 100, &rate);
+    if (rc == SHOAL_OK && rate % 2 != 0)
+        rc = shoal_arg_error(ctx, args, "rate", "%" PRId64 " is odd: expected an even rate", rate);
+    snprintf(seen_error, sizeof seen_error, "%s", shoal_ctx_error(ctx));
+    atomic_store(&seen_rc, rc);
+    return rc;
+}
+
+static const shoal_behaviour_t checker = {
+    .name = "args-checker", .init = checker_init, .handle_message = ignore};
+static const shoal_behaviour_t odd = {
+    .name = "args-odd", .init = odd_init, .handle_message = ignore};
+
+static void test_arg_error_in_actor(void)
+{
+    shoal_runtime_t *rt = runtime(2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    shoal_pid_t child;
+    const shoal_args_t *args = yaml("rate: 5\nmode: boom\nspin: 50\nlist: [1, 2]\n");
+    for (int i = 0; i < NCHECKS; i++)
+        atomic_store(&check_rc[i], 12345);
+    run_child(rt, &checker, args, false, &child); /* init succeeded: the actor lives */
+    CU_ASSERT_EQUAL(atomic_load(&exited), 0);
+    static const char *const want[NCHECKS] = {
+        /* at the value of a present key */
+        "pool.yaml:1:7: args 'rate': 5 is odd",
+        /* an absent key: at the args mapping */
+        "pool.yaml:1:1: args 'speed': needed with 'rate'",
+        /* key NULL: at the args mapping, no key named */
+        "pool.yaml:1:1: args: rate and mode do not mix",
+        /* a list value: at the list */
+        "pool.yaml:4:7: args 'list': has 2 items",
+        /* the enum getter lists the choices */
+        "pool.yaml:2:7: args 'mode': expected one of panic, fail, exit, got 'boom'",
+        /* duration_us: a number needs its unit */
+        ("pool.yaml:3:7: args 'spin': '50' has no unit: expected a duration like 50us, 250ms, "
+         "2s or 1m"),
+        /* no args at all: no place to point at */
+        "args 'x': no args at all",
+        /* a good getter call clears it */
+        "",
+    };
+    static const int want_rc[NCHECKS] = {SHOAL_EINVAL, SHOAL_EINVAL, SHOAL_EINVAL, SHOAL_EINVAL,
+                                         SHOAL_EINVAL, SHOAL_EINVAL, SHOAL_EINVAL, SHOAL_OK};
+    for (int i = 0; i < NCHECKS; i++) {
+        CU_ASSERT_EQUAL(atomic_load(&check_rc[i]), want_rc[i]);
+        same(check_error[i], want[i], "checker");
+    }
+    CU_ASSERT(log_has("args-checker: pool.yaml:1:7: args 'rate': 5 is odd\n"));
+    CU_ASSERT(log_has("args-checker: pool.yaml:1:1: args: rate and mode do not mix\n"));
+    CU_ASSERT(log_has("args-checker: args 'x': no args at all\n"));
+    CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, child), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_test_wait_flag(&exited, 10.0), 1);
+
+    /* Returned from init, it ends the actor with SHOAL_EINVAL. */
+    args = yaml("rate: 7\n");
+    CU_ASSERT_EQUAL(run_child(rt, &odd, args, true, &child), SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(atomic_load(&seen_rc), SHOAL_EINVAL);
+    same(seen_error, "pool.yaml:1:7: args 'rate': 7 is odd: expected an even rate", "odd");
+    CU_ASSERT(log_has("args-odd: pool.yaml:1:7: args 'rate': 7 is odd: expected an even rate"));
+    args = yaml("rate: 8\n");
+    run_child(rt, &odd, args, false, &child);
+    CU_ASSERT_EQUAL(atomic_load(&seen_rc), SHOAL_OK);
+    CU_ASSERT_STRING_EQUAL(seen_error, "");
+    CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, child), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_test_wait_flag(&exited, 10.0), 1);
+    shoal_runtime_destroy(rt);
+    drop();
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
         {"int", test_int},
         {"bool", test_bool},
         {"duration", test_duration},
+        {"duration in microseconds", test_duration_us},
         {"size", test_size},
+        {"enum", test_enum},
         {"string", test_string},
         {"list and map", test_list_and_map},
         {"missing required key", test_missing_required_key},
@@ -815,8 +1062,10 @@ int main(void)
         {"key NULL reads the node", test_key_null_reads_the_node},
         {"walking lists and maps", test_walking},
         {"public getters with ctx NULL", test_public_ctx_null},
+        {"duration_us, enum and arg_error with ctx NULL", test_public_ctx_null_new},
         {"getter in actor init", test_in_actor_init},
         {"ctx error is per callback", test_ctx_error_per_callback},
+        {"arg_error and the new getters in an actor", test_arg_error_in_actor},
         {NULL, NULL},
     };
     return shoal_test_run("args", cases);

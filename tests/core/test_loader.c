@@ -592,8 +592,14 @@ static void test_good_loads(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(beta);
     CU_ASSERT_STRING_EQUAL(alpha->name, "alpha");
     CU_ASSERT_STRING_EQUAL(beta->name, "beta");
-    CU_ASSERT_PTR_EQUAL(alpha, d->behaviours[0]);
-    CU_ASSERT_PTR_EQUAL(beta, d->behaviours[1]);
+    /* The host's copies (loader.c), carrying the plugin's callbacks. */
+    CU_ASSERT_PTR_NOT_EQUAL(alpha, d->behaviours[0]);
+    CU_ASSERT_PTR_EQUAL(alpha->handle_message, d->behaviours[0]->handle_message);
+    CU_ASSERT_PTR_EQUAL(beta->handle_message, d->behaviours[1]->handle_message);
+    CU_ASSERT_EQUAL(shoal__module_behaviour_count(m), 2);
+    CU_ASSERT_PTR_EQUAL(shoal__module_behaviour_at(m, 0), alpha);
+    CU_ASSERT_PTR_EQUAL(shoal__module_behaviour_at(m, 1), beta);
+    CU_ASSERT_PTR_NULL(shoal__module_behaviour_at(m, 2));
     CU_ASSERT_PTR_NULL(d->behaviours[2]);
     CU_ASSERT_PTR_NOT_NULL(alpha->handle_call);
     CU_ASSERT_PTR_NULL(beta->handle_call);
@@ -1016,6 +1022,39 @@ static void test_plugin_check(void)
     CU_ASSERT_EQUAL(plugin_check("does_not_exist.so", 2), 2);
 }
 
+/* A plugin built by an ABI 1.0 SDK has no inspect: the host's copy of its
+ * behaviour has inspect NULL, whatever follows the plugin's struct, and
+ * inspecting its actor answers with an empty "info". */
+static void abi_1_0_plugin_has_no_inspect(void)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/abi_1_0.so", SHOAL_FIXTURE_DIR);
+    shoal_loader_t *L;
+    CU_ASSERT_EQUAL_FATAL(shoal__loader_create(&L), SHOAL_OK);
+    shoal_module_t *m = NULL;
+    shoal_diag_t err;
+    CU_ASSERT_EQUAL_FATAL(shoal__module_load(L, path, &m, &err), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal__module_plugin(m)->abi_minor, 0);
+    const shoal_behaviour_t *b = shoal__module_behaviour(m, "old");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_PTR_NULL(b->inspect);
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    shoal_pid_t pid;
+    CU_ASSERT_EQUAL_FATAL(shoal__module_spawn(rt, m, SHOAL_PID_NONE, b, NULL, 0, &pid), SHOAL_OK);
+    shoal_answer_t a;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_inspect(rt, pid, 5000, &a), SHOAL_OK);
+    CU_ASSERT_EQUAL(a.status, SHOAL_OK);
+    if (a.status == SHOAL_OK)
+        CU_ASSERT_PTR_NOT_NULL(strstr((const char *)a.data, "\"behaviour\":\"old\""));
+    if (a.status == SHOAL_OK)
+        CU_ASSERT_PTR_NOT_NULL(strstr((const char *)a.data, "\"info\":{}}"));
+    shoal_answer_release(&a);
+    shoal_runtime_destroy(rt);
+    shoal__module_release(m);
+    shoal__loader_destroy(L);
+}
+
 int main(void)
 {
     snprintf(good_log, sizeof good_log, "/tmp/shoal-test-good-%d.log", (int)getpid());
@@ -1040,6 +1079,7 @@ int main(void)
         {"constructor not run before the ABI check", test_constructor_not_run_before_abi_check},
         {"no note loads", test_no_note_loads},
         {"good loads", test_good_loads},
+        {"an ABI 1.0 plugin has no inspect", abi_1_0_plugin_has_no_inspect},
         {"load twice: one module", test_load_twice_one_module},
         {"actors keep the module mapped", test_actors_keep_module_mapped},
         {"loader destroyed before its module", test_loader_destroyed_before_module},

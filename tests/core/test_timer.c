@@ -1,7 +1,8 @@
-/* test_timer.c - send_after and cancel through the timer thread
- * (actor/timer.c). shoal_send_after and shoal_cancel_timer need a ctx, so a
- * "driver" actor runs them when the test thread tells it to, and records the
- * timer messages it receives (they are sent to itself). */
+/* test_timer.c - send_after, send_after_priority and cancel through the
+ * timer thread (actor/timer.c). shoal_send_after and shoal_cancel_timer need
+ * a ctx, so a "driver" actor runs them when the test thread tells it to, and
+ * records the timer messages it receives (they are sent to itself). A
+ * "gated" target holds its mailbox full for the priority timer's case. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -24,6 +25,7 @@ typedef struct cmd_s {
     shoal_pid_t to;        /* SHOAL_PID_NONE: the driver itself */
     uint32_t slot;         /* OP_CANCEL: which started timer; OP_START: first slot to fill */
     uint32_t payload_size; /* OP_START: send this many pattern bytes (0: none) */
+    uint32_t priority;     /* OP_START: bit i set: timer i with shoal_send_after_priority */
 } cmd_t;
 
 #define PAYLOAD_MAX 256
@@ -44,6 +46,8 @@ static _Atomic uint32_t arrival_type[MAX_ARRIVALS];
 static _Atomic double arrival_time[MAX_ARRIVALS];
 static _Atomic size_t arrival_size[MAX_ARRIVALS];
 static _Atomic int arrival_payload_ok[MAX_ARRIVALS];
+static _Atomic uint32_t arrival_flags[MAX_ARRIVALS];
+static _Atomic shoal_pid_t arrival_from[MAX_ARRIVALS];
 
 static void reset(void)
 {
@@ -59,25 +63,32 @@ static void reset(void)
         atomic_store(&cancel_rc[i], 1);
 }
 
+/* One actor records arrivals, one at a time: fill the slot, then publish
+ * the count, so the test thread never reads a slot early. */
+static void record_arrival(const shoal_msg_t *msg)
+{
+    unsigned i = atomic_load(&narrivals);
+    if (i < MAX_ARRIVALS) {
+        atomic_store(&arrival_time[i], shoal_test_now());
+        atomic_store(&arrival_type[i], msg->type);
+        atomic_store(&arrival_size[i], msg->size);
+        atomic_store(&arrival_flags[i], msg->flags);
+        atomic_store(&arrival_from[i], msg->from);
+        int ok = msg->size == 0 ? msg->data == NULL : msg->data != NULL;
+        for (size_t k = 0; ok && k < msg->size; k++)
+            ok = ((const unsigned char *)msg->data)[k] == pattern(k);
+        atomic_store(&arrival_payload_ok[i], ok);
+    }
+    atomic_store(&narrivals, i + 1);
+}
+
 static int driver_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
 {
     (void)state;
     if (msg->kind != SHOAL_MSG_CAST)
         return 0;
     if (msg->type != CMD_TYPE) {
-        /* One actor records arrivals, one at a time: fill the slot, then
-         * publish the count, so the test thread never reads a slot early. */
-        unsigned i = atomic_load(&narrivals);
-        if (i < MAX_ARRIVALS) {
-            atomic_store(&arrival_time[i], shoal_test_now());
-            atomic_store(&arrival_type[i], msg->type);
-            atomic_store(&arrival_size[i], msg->size);
-            int ok = msg->size == 0 ? msg->data == NULL : msg->data != NULL;
-            for (size_t k = 0; ok && k < msg->size; k++)
-                ok = ((const unsigned char *)msg->data)[k] == pattern(k);
-            atomic_store(&arrival_payload_ok[i], ok);
-        }
-        atomic_store(&narrivals, i + 1);
+        record_arrival(msg);
         return 0;
     }
     cmd_t c;
@@ -93,8 +104,11 @@ static int driver_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
         for (uint32_t i = 0; i < c.n && c.slot + i < MAX_TIMERS; i++) {
             shoal_timer_t id = 0;
             atomic_store(&started_at[c.slot + i], shoal_test_now());
-            int rc = shoal_send_after(ctx, to, c.delay_ms[i], c.type[i], psize ? payload : NULL,
-                                      psize, &id);
+            int rc = (c.priority >> i & 1u)
+                         ? shoal_send_after_priority(ctx, to, c.delay_ms[i], c.type[i],
+                                                     psize ? payload : NULL, psize, &id)
+                         : shoal_send_after(ctx, to, c.delay_ms[i], c.type[i],
+                                            psize ? payload : NULL, psize, &id);
             atomic_store(&timer_ids[c.slot + i], id);
             atomic_store(&start_rc[c.slot + i], rc);
         }
@@ -109,6 +123,30 @@ static int driver_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
 }
 
 static const shoal_behaviour_t driver = {.name = "timer-driver", .handle_message = driver_message};
+
+/* A target that a GATE_TYPE message holds inside its handler until the gate
+ * opens, so its mailbox stays as the test filled it; it records the rest. */
+#define GATE_TYPE 2
+static atomic_int gate_open;
+static atomic_int gate_blocked;
+
+static int gated_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    if (msg->kind != SHOAL_MSG_CAST)
+        return 0;
+    if (msg->type == GATE_TYPE) {
+        atomic_store(&gate_blocked, 1);
+        while (!atomic_load(&gate_open))
+            shoal_test_nap();
+        return 0;
+    }
+    record_arrival(msg);
+    return 0;
+}
+
+static const shoal_behaviour_t gated = {.name = "timer-gated", .handle_message = gated_message};
 
 static void sleep_ms(unsigned ms)
 {
@@ -428,6 +466,82 @@ static void destroy_with_pending_timers_frees_them(void)
     CU_ASSERT_EQUAL(atomic_load(&narrivals), 0);
 }
 
+/* A priority timer goes to the system mailbox: a full user mailbox does
+ * not refuse it, where an ordinary timer's delivery is refused and counted. */
+static void priority_timer_is_not_refused_by_a_full_mailbox(void)
+{
+    shoal_pid_t drv;
+    shoal_runtime_t *rt = setup(&drv);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    atomic_store(&gate_open, 0);
+    atomic_store(&gate_blocked, 0);
+    shoal_pid_t target;
+    shoal_spawn_opts_t opts = {.mailbox_limit = 1};
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &gated, NULL, &opts, &target), SHOAL_OK);
+    /* Hold it, then fill its one place. */
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_send(rt, target, GATE_TYPE, NULL, 0), SHOAL_OK);
+    CU_ASSERT_EQUAL_FATAL(shoal_test_wait_flag(&gate_blocked, 10), 1);
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_send(rt, target, FIRST_TIMER_TYPE, NULL, 0), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, target, FIRST_TIMER_TYPE, NULL, 0), SHOAL_EFULL);
+    uint64_t sent0 = shoal_test_stats(rt).msgs_sent;
+    /* Timer 0: priority, fires first; timer 1: ordinary, fires after it. */
+    cmd_t c = {.op = OP_START, .n = 2, .slot = 0, .to = target, .priority = 1u << 0};
+    c.delay_ms[0] = 20;
+    c.type[0] = FIRST_TIMER_TYPE + 1;
+    c.delay_ms[1] = 60;
+    c.type[1] = FIRST_TIMER_TYPE + 2;
+    CU_ASSERT_EQUAL_FATAL(command(rt, drv, &c), SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&start_rc[0]), SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&start_rc[1]), SHOAL_OK);
+    CU_ASSERT_NOT_EQUAL(atomic_load(&timer_ids[0]), 0);
+    /* The timer thread fires them in order: once the second was refused,
+     * the first was delivered. */
+    SHOAL_TEST_WAIT_UNTIL(shoal_test_stats(rt).timer_refused == 1, 10);
+    shoal_runtime_stats_t st = shoal_test_stats(rt);
+    CU_ASSERT_EQUAL(st.timer_refused, 1);
+    CU_ASSERT_EQUAL(st.msgs_sent - sent0, 1 + 1); /* the command and the priority timer */
+    CU_ASSERT_EQUAL(atomic_load(&narrivals), 0);  /* still held */
+    atomic_store(&gate_open, 1);
+    CU_ASSERT_TRUE_FATAL(wait_until(&narrivals, 2, 10));
+    /* The priority one first (the system mailbox goes first), with the flag,
+     * from the actor that started it; then the message that filled the box. */
+    CU_ASSERT_EQUAL(atomic_load(&arrival_type[0]), FIRST_TIMER_TYPE + 1);
+    CU_ASSERT_EQUAL(atomic_load(&arrival_flags[0]), SHOAL_MSG_PRIORITY);
+    CU_ASSERT_EQUAL(atomic_load(&arrival_from[0]), drv);
+    CU_ASSERT_EQUAL(atomic_load(&arrival_type[1]), FIRST_TIMER_TYPE);
+    CU_ASSERT_EQUAL(atomic_load(&arrival_flags[1]), 0);
+    sleep_ms(100);
+    CU_ASSERT_EQUAL(atomic_load(&narrivals), 2); /* the refused one never comes */
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).timer_refused, 1);
+    shoal_runtime_destroy(rt);
+}
+
+/* A priority timer can be cancelled like any other, and still carries its
+ * payload. */
+static void priority_timer_cancel_and_payload(void)
+{
+    shoal_pid_t drv;
+    shoal_runtime_t *rt = setup(&drv);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    cmd_t c = {.op = OP_START, .n = 2, .slot = 0, .payload_size = 100, .priority = 3u};
+    c.delay_ms[0] = 400;
+    c.type[0] = FIRST_TIMER_TYPE;
+    c.delay_ms[1] = 30;
+    c.type[1] = FIRST_TIMER_TYPE + 1;
+    CU_ASSERT_EQUAL_FATAL(command(rt, drv, &c), SHOAL_OK);
+    CU_ASSERT_EQUAL_FATAL(cancel(rt, drv, 0), SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&cancel_rc[0]), SHOAL_OK);
+    CU_ASSERT_TRUE_FATAL(wait_until(&narrivals, 1, 10));
+    CU_ASSERT_EQUAL(atomic_load(&arrival_type[0]), FIRST_TIMER_TYPE + 1);
+    CU_ASSERT_EQUAL(atomic_load(&arrival_flags[0]), SHOAL_MSG_PRIORITY);
+    CU_ASSERT_EQUAL(atomic_load(&arrival_size[0]), 100);
+    CU_ASSERT_TRUE(atomic_load(&arrival_payload_ok[0]));
+    sleep_ms(500); /* past the cancelled one */
+    CU_ASSERT_EQUAL(atomic_load(&narrivals), 1);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).timer_refused, 0);
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -443,6 +557,9 @@ int main(void)
         {"bogus timer ids are ENOPROC", bogus_timer_ids_are_enoproc},
         {"delivery to a dead actor is counted", delivery_to_a_dead_actor_is_counted},
         {"destroy with pending timers frees them", destroy_with_pending_timers_frees_them},
+        {"a priority timer is not refused by a full mailbox",
+         priority_timer_is_not_refused_by_a_full_mailbox},
+        {"a priority timer cancels and carries its payload", priority_timer_cancel_and_payload},
         {NULL, NULL},
     };
     return shoal_test_run("timer", cases);

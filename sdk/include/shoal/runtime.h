@@ -84,17 +84,23 @@ typedef struct shoal_answer_s {
 
 /* Calls `to` and blocks the calling thread until the reply arrives or
  * timeout_ms passes. Not from a worker thread (SHOAL_EINVAL): actors use the
- * asynchronous shoal_call. SHOAL_OK with *answer filled (release it), or
- * SHOAL_ETIMEDOUT, or a send error. A reply that arrives after the timeout is
- * dropped and counted. */
+ * asynchronous shoal_call. Returns SHOAL_ETIMEDOUT, or a send error
+ * (SHOAL_ENOPROC, SHOAL_EFULL, ...), or SHOAL_OK with *answer filled: then
+ * check answer->status too, which carries the callee's side: 0, or an
+ * error (SHOAL_ENOTSUP without handle_call, SHOAL_EPANIC, SHOAL_ENOPROC if
+ * it ended with the call still queued, what shoal_reply_error gave), in which
+ * case data is NULL. Release the answer either way. A reply that arrives
+ * after the timeout is dropped and counted. */
 SHOAL_API int shoal_runtime_call(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
                                  const void *data, size_t size, uint64_t timeout_ms,
                                  shoal_answer_t *answer);
 
-/* Inspects a live actor (shoal/inspect.h), blocking like shoal_runtime_call:
- * SHOAL_OK with answer->data the JSON object (NUL-terminated, answer->size
- * bytes with the NUL), SHOAL_ENOPROC, SHOAL_ETIMEDOUT. Not from a worker
- * thread. */
+/* Inspects a live actor (shoal/inspect.h), blocking like shoal_runtime_call,
+ * with the same two levels of result: SHOAL_OK and answer->status 0 means
+ * answer->data is the JSON object (NUL-terminated, answer->size bytes with
+ * the NUL); answer->status carries SHOAL_ENOPROC (it ended first),
+ * SHOAL_EPANIC or the inspect callback's error, with data NULL. Not from a
+ * worker thread. */
 SHOAL_API int shoal_runtime_inspect(shoal_runtime_t *rt, shoal_pid_t pid, uint64_t timeout_ms,
                                     shoal_answer_t *answer);
 
