@@ -94,6 +94,15 @@ int bench_spawn_collector(bench_t *b, uint64_t expected, shoal_pid_t *pid);
  * and gets MSG_CONT back in a later one. */
 int bench_yield(shoal_ctx_t *ctx);
 
+/* A producer's end of work: MSG_DONE to workers[*sent .. n), in order;
+ * SHOAL_OK once all are sent, else the refusal (retry next turn). */
+int bench_send_done(shoal_ctx_t *ctx, const shoal_pid_t *workers, uint64_t n, uint64_t *sent);
+
+/* Ends a producer's turn after its last send returned rc: on SHOAL_EFULL it
+ * counts the turn in *full and yields; on SHOAL_OK it continues with a
+ * self-sent MSG_CONT; anything else is a bug (panic). */
+void bench_next_turn(shoal_ctx_t *ctx, int rc, uint64_t *full);
+
 /* Takes t0 and the counters' starting values. */
 void bench_begin(bench_t *b);
 

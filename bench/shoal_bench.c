@@ -154,6 +154,28 @@ int bench_spawn_collector(bench_t *b, uint64_t expected, shoal_pid_t *pid)
 
 /* ---- yielding ----------------------------------------------------------- */
 
+int bench_send_done(shoal_ctx_t *ctx, const shoal_pid_t *workers, uint64_t n, uint64_t *sent)
+{
+    int rc = SHOAL_OK;
+    while (*sent < n && (rc = shoal_send(ctx, workers[*sent], MSG_DONE, NULL, 0)) == SHOAL_OK)
+        (*sent)++;
+    return rc;
+}
+
+void bench_next_turn(shoal_ctx_t *ctx, int rc, uint64_t *full)
+{
+    if (rc == SHOAL_EFULL) {
+        (*full)++;
+        rc = bench_yield(ctx);
+    } else if (rc != SHOAL_OK) {
+        shoal_panic(ctx, "send: %s", shoal_strerror(rc));
+    } else {
+        rc = shoal_send(ctx, shoal_self(ctx), MSG_CONT, NULL, 0);
+    }
+    if (rc != SHOAL_OK)
+        shoal_panic(ctx, "continue: %s", shoal_strerror(rc));
+}
+
 int bench_yield(shoal_ctx_t *ctx)
 {
     /* MSG_CONT to ourselves, and shoal_yield so it is not handled in this

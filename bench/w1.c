@@ -33,7 +33,7 @@ typedef struct w1_producer_s {
     const w1_cfg_t *cfg;
     uint64_t i;         /* next message */
     unsigned next_w;    /* i mod W */
-    unsigned done_sent; /* MSG_DONEs sent so far */
+    uint64_t done_sent; /* MSG_DONEs sent so far */
     uint64_t full;      /* SHOAL_EFULL seen (each ends a turn) */
 } w1_producer_t;
 
@@ -97,10 +97,7 @@ static int producer_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg
     s->i = i;
     s->next_w = wi;
     if (i == cfg->n) {
-        while (s->done_sent < cfg->w &&
-               (rc = shoal_send(ctx, cfg->workers[s->done_sent], MSG_DONE, NULL, 0)) ==
-                   SHOAL_OK)
-            s->done_sent++;
+        rc = bench_send_done(ctx, cfg->workers, cfg->w, &s->done_sent);
         if (s->done_sent == cfg->w) {
             fprintf(stderr, "shoal-bench: W1 producer: %llu turns ended by a full mailbox\n",
                     (unsigned long long)s->full);
@@ -108,16 +105,7 @@ static int producer_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg
             return 0;
         }
     }
-    if (rc == SHOAL_EFULL) {
-        s->full++;
-        rc = bench_yield(ctx);
-    } else if (rc != SHOAL_OK) {
-        shoal_panic(ctx, "send: %s", shoal_strerror(rc));
-    } else {
-        rc = shoal_send(ctx, shoal_self(ctx), MSG_CONT, NULL, 0);
-    }
-    if (rc != SHOAL_OK)
-        shoal_panic(ctx, "continue: %s", shoal_strerror(rc));
+    bench_next_turn(ctx, rc, &s->full);
     return 0;
 }
 

@@ -44,7 +44,7 @@ typedef struct w4_producer_s {
     uint64_t k, cnt, base;
     uint64_t dropped;
     uint64_t full; /* block: turns ended by SHOAL_EFULL */
-    unsigned done_sent;
+    uint64_t done_sent;
 } w4_producer_t;
 
 typedef struct w4_worker_s {
@@ -123,10 +123,7 @@ static int producer_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg
     }
     s->k = k;
     if (k == s->cnt) {
-        while (s->done_sent < W4_WORKERS &&
-               (rc = shoal_send(ctx, cfg->workers[s->done_sent], MSG_DONE, NULL, 0)) ==
-                   SHOAL_OK)
-            s->done_sent++;
+        rc = bench_send_done(ctx, cfg->workers, W4_WORKERS, &s->done_sent);
         if (s->done_sent == W4_WORKERS) {
             bench_report_t r = {.count = 0, .acc = 0, .dropped = s->dropped};
             rc = shoal_send(ctx, cfg->collector, MSG_REPORT, &r, sizeof r);
@@ -139,16 +136,7 @@ static int producer_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg
             return 0;
         }
     }
-    if (rc == SHOAL_EFULL) {
-        s->full++;
-        rc = bench_yield(ctx);
-    } else if (rc != SHOAL_OK) {
-        shoal_panic(ctx, "send: %s", shoal_strerror(rc));
-    } else {
-        rc = shoal_send(ctx, shoal_self(ctx), MSG_CONT, NULL, 0);
-    }
-    if (rc != SHOAL_OK)
-        shoal_panic(ctx, "continue: %s", shoal_strerror(rc));
+    bench_next_turn(ctx, rc, &s->full);
     return 0;
 }
 

@@ -747,26 +747,6 @@ static _Atomic int seen_rc;
 static _Atomic int exited;
 static _Atomic int exit_status;
 
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static char log_text[8192];
-
-static void log_line(void *user, int level, const char *line)
-{
-    (void)user;
-    (void)level;
-    pthread_mutex_lock(&log_lock);
-    size_t len = strlen(log_text);
-    snprintf(log_text + len, sizeof log_text - len, "%s\n", line);
-    pthread_mutex_unlock(&log_lock);
-}
-
-static bool log_has(const char *what)
-{
-    pthread_mutex_lock(&log_lock);
-    bool yes = strstr(log_text, what) != NULL;
-    pthread_mutex_unlock(&log_lock);
-    return yes;
-}
 
 static int parent_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
 {
@@ -832,14 +812,8 @@ static const shoal_behaviour_t quiet = {
 
 static shoal_runtime_t *runtime(unsigned threads)
 {
-    shoal_runtime_opts_t o;
-    shoal_runtime_opts_init(&o);
-    o.threads = threads;
-    o.debug_checks = 1;
-    o.log_level = SHOAL_LOG_ERROR;
-    o.log_fn = log_line;
-    shoal_runtime_t *rt = NULL;
-    CU_ASSERT_EQUAL(shoal_runtime_create(&rt, &o), SHOAL_OK);
+    shoal_runtime_t *rt = shoal_test_runtime_logged(threads, SHOAL_LOG_ERROR);
+    CU_ASSERT_PTR_NOT_NULL(rt);
     return rt;
 }
 
@@ -882,7 +856,7 @@ static void test_in_actor_init(void)
     CU_ASSERT_EQUAL(run_child(rt, &reader, args, true, &child), SHOAL_EINVAL);
     CU_ASSERT_EQUAL(atomic_load(&seen_rc), SHOAL_EINVAL);
     same(seen_error, "pool.yaml:1:7: args 'rate': expected an integer, got 'fast'", "actor");
-    CU_ASSERT(log_has("args-reader: pool.yaml:1:7: args 'rate': expected an integer, got 'fast'"));
+    CU_ASSERT(shoal_test_log_has("args-reader: pool.yaml:1:7: args 'rate': expected an integer, got 'fast'"));
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, child, 1, NULL, 0), SHOAL_ENOPROC);
 
     /* Out of range. */
@@ -1024,9 +998,9 @@ static void test_arg_error_in_actor(void)
         CU_ASSERT_EQUAL(atomic_load(&check_rc[i]), want_rc[i]);
         same(check_error[i], want[i], "checker");
     }
-    CU_ASSERT(log_has("args-checker: pool.yaml:1:7: args 'rate': 5 is odd\n"));
-    CU_ASSERT(log_has("args-checker: pool.yaml:1:1: args: rate and mode do not mix\n"));
-    CU_ASSERT(log_has("args-checker: args 'x': no args at all\n"));
+    CU_ASSERT(shoal_test_log_has("args-checker: pool.yaml:1:7: args 'rate': 5 is odd\n"));
+    CU_ASSERT(shoal_test_log_has("args-checker: pool.yaml:1:1: args: rate and mode do not mix\n"));
+    CU_ASSERT(shoal_test_log_has("args-checker: args 'x': no args at all\n"));
     CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, child), SHOAL_OK);
     CU_ASSERT_EQUAL(shoal_test_wait_flag(&exited, 10.0), 1);
 
@@ -1035,7 +1009,7 @@ static void test_arg_error_in_actor(void)
     CU_ASSERT_EQUAL(run_child(rt, &odd, args, true, &child), SHOAL_EINVAL);
     CU_ASSERT_EQUAL(atomic_load(&seen_rc), SHOAL_EINVAL);
     same(seen_error, "pool.yaml:1:7: args 'rate': 7 is odd: expected an even rate", "odd");
-    CU_ASSERT(log_has("args-odd: pool.yaml:1:7: args 'rate': 7 is odd: expected an even rate"));
+    CU_ASSERT(shoal_test_log_has("args-odd: pool.yaml:1:7: args 'rate': 7 is odd: expected an even rate"));
     args = yaml("rate: 8\n");
     run_child(rt, &odd, args, false, &child);
     CU_ASSERT_EQUAL(atomic_load(&seen_rc), SHOAL_OK);

@@ -22,42 +22,12 @@
 
 /* ---- a runtime that keeps its log ---------------------------------------------- */
 
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static char log_text[16384];
-
-static void log_line(void *user, int level, const char *line)
-{
-    (void)user;
-    (void)level;
-    pthread_mutex_lock(&log_lock);
-    size_t len = strlen(log_text);
-    if (len + strlen(line) + 2 < sizeof log_text)
-        snprintf(log_text + len, sizeof log_text - len, "%s\n", line);
-    pthread_mutex_unlock(&log_lock);
-}
-
-static bool log_has(const char *what)
-{
-    pthread_mutex_lock(&log_lock);
-    bool yes = strstr(log_text, what) != NULL;
-    pthread_mutex_unlock(&log_lock);
-    return yes;
-}
 
 /* Three workers: a gated actor holds one, the others keep running. */
 static shoal_runtime_t *runtime(void)
 {
-    pthread_mutex_lock(&log_lock);
-    log_text[0] = '\0';
-    pthread_mutex_unlock(&log_lock);
-    shoal_runtime_opts_t o;
-    shoal_runtime_opts_init(&o);
-    o.threads = 3;
-    o.debug_checks = 1;
-    o.log_level = SHOAL_LOG_WARN;
-    o.log_fn = log_line;
-    shoal_runtime_t *rt = NULL;
-    CU_ASSERT_EQUAL(shoal_runtime_create(&rt, &o), SHOAL_OK);
+    shoal_runtime_t *rt = shoal_test_runtime_logged(3, SHOAL_LOG_WARN);
+    CU_ASSERT_PTR_NOT_NULL(rt);
     return rt;
 }
 
@@ -634,7 +604,7 @@ static void inspect_callback_error_ends_the_actor(void)
     CU_ASSERT_EQUAL(status, SHOAL_EFAILED);
     CU_ASSERT_EQUAL(shoal_test_wait_flag(&exited, 10.0), 1);
     CU_ASSERT_EQUAL(atomic_load(&exit_status), 77);
-    CU_ASSERT(log_has("failing: ended: unknown error (77)"));
+    CU_ASSERT(shoal_test_log_has("failing: ended: unknown error (77)"));
     shoal_runtime_destroy(rt);
 }
 
@@ -650,7 +620,7 @@ static void inspect_callback_panic_is_epanic(void)
     CU_ASSERT_STRING_EQUAL(json, "");
     CU_ASSERT_EQUAL(shoal_test_wait_flag(&exited, 10.0), 1);
     CU_ASSERT_EQUAL(atomic_load(&exit_status), SHOAL_EPANIC);
-    CU_ASSERT(log_has("panicking: panic: inspect panics"));
+    CU_ASSERT(shoal_test_log_has("panicking: panic: inspect panics"));
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, pid, 1, NULL, 0), SHOAL_ENOPROC);
     shoal_runtime_destroy(rt);
 }

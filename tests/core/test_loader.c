@@ -222,41 +222,11 @@ done:
 
 /* ---- helpers: a runtime that keeps its log, and a parent that records ----- */
 
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static char log_text[16384];
-
-static void log_line(void *user, int level, const char *line)
-{
-    (void)user;
-    (void)level;
-    pthread_mutex_lock(&log_lock);
-    size_t len = strlen(log_text);
-    if (len + strlen(line) + 2 < sizeof log_text)
-        snprintf(log_text + len, sizeof log_text - len, "%s\n", line);
-    pthread_mutex_unlock(&log_lock);
-}
-
-static bool log_has(const char *what)
-{
-    pthread_mutex_lock(&log_lock);
-    bool yes = strstr(log_text, what) != NULL;
-    pthread_mutex_unlock(&log_lock);
-    return yes;
-}
 
 static shoal_runtime_t *runtime(void)
 {
-    pthread_mutex_lock(&log_lock);
-    log_text[0] = '\0';
-    pthread_mutex_unlock(&log_lock);
-    shoal_runtime_opts_t o;
-    shoal_runtime_opts_init(&o);
-    o.threads = 2;
-    o.debug_checks = 1;
-    o.log_level = SHOAL_LOG_WARN;
-    o.log_fn = log_line;
-    shoal_runtime_t *rt = NULL;
-    CU_ASSERT_EQUAL(shoal_runtime_create(&rt, &o), SHOAL_OK);
+    shoal_runtime_t *rt = shoal_test_runtime_logged(2, SHOAL_LOG_WARN);
+    CU_ASSERT_PTR_NOT_NULL(rt);
     return rt;
 }
 
@@ -903,7 +873,7 @@ static void test_handler_error(void)
     CU_ASSERT_EQUAL(atomic_load(&exit_from[0]), pid);
     CU_ASSERT_EQUAL(atomic_load(&exit_status[0]), 77);
     CU_ASSERT(wait_unmapped(path, 10.0));
-    CU_ASSERT(log_has("fail: ended: unknown error (77)"));
+    CU_ASSERT(shoal_test_log_has("fail: ended: unknown error (77)"));
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, pid, 5, NULL, 0), SHOAL_ENOPROC);
     CU_ASSERT_EQUAL(atomic_load(&nexits), 1);
     CU_ASSERT_EQUAL(shoal__loader_count(L), 0);
@@ -931,7 +901,7 @@ static void test_handler_panic(void)
     CU_ASSERT_FATAL(wait_exits(1, 10.0));
     CU_ASSERT_EQUAL(atomic_load(&exit_from[0]), a);
     CU_ASSERT_EQUAL(atomic_load(&exit_status[0]), SHOAL_EPANIC);
-    CU_ASSERT(log_has("panic: panic: fixture panic on message type 9"));
+    CU_ASSERT(shoal_test_log_has("panic: panic: fixture panic on message type 9"));
 
     /* A call: handle_call panics; the caller gets SHOAL_EPANIC as status. */
     CU_ASSERT_EQUAL_FATAL(shoal__module_spawn(rt, m, parent, beh, NULL, 0, &b), SHOAL_OK);
@@ -944,7 +914,7 @@ static void test_handler_panic(void)
     CU_ASSERT_FATAL(wait_exits(2, 10.0));
     CU_ASSERT_EQUAL(atomic_load(&exit_from[1]), b);
     CU_ASSERT_EQUAL(atomic_load(&exit_status[1]), SHOAL_EPANIC);
-    CU_ASSERT(log_has("panic: panic: fixture panic on call type 3"));
+    CU_ASSERT(shoal_test_log_has("panic: panic: fixture panic on call type 3"));
     CU_ASSERT(wait_unmapped(path, 10.0));
     CU_ASSERT_EQUAL(shoal__loader_count(L), 0);
     shoal_runtime_destroy(rt);

@@ -101,38 +101,6 @@ static shoal_module_t *module(const char *name)
 
 /* ---- a runtime that keeps its log ------------------------------------------------- */
 
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static char log_text[65536];
-
-static void log_line(void *user, int level, const char *line)
-{
-    (void)user;
-    (void)level;
-    pthread_mutex_lock(&log_lock);
-    size_t len = strlen(log_text);
-    if (len + strlen(line) + 2 < sizeof log_text)
-        snprintf(log_text + len, sizeof log_text - len, "%s\n", line);
-    pthread_mutex_unlock(&log_lock);
-}
-
-static bool log_has(const char *what)
-{
-    pthread_mutex_lock(&log_lock);
-    bool yes = strstr(log_text, what) != NULL;
-    pthread_mutex_unlock(&log_lock);
-    return yes;
-}
-
-static void assert_logged(const char *what)
-{
-    bool yes = log_has(what);
-    CU_ASSERT(yes);
-    if (!yes) {
-        pthread_mutex_lock(&log_lock);
-        fprintf(stderr, "\n    not in the log: %s\n    the log:\n%s", what, log_text);
-        pthread_mutex_unlock(&log_lock);
-    }
-}
 
 /* The args trees of the running test, freed with it. */
 #define MAX_TREES 32
@@ -204,18 +172,9 @@ static int wait_exit(shoal_pid_t pid)
 
 static shoal_runtime_t *runtime(void)
 {
-    pthread_mutex_lock(&log_lock);
-    log_text[0] = '\0';
-    pthread_mutex_unlock(&log_lock);
     atomic_store(&nexits, 0);
-    shoal_runtime_opts_t o;
-    shoal_runtime_opts_init(&o);
-    o.threads = 2;
-    o.debug_checks = 1;
-    o.log_level = SHOAL_LOG_INFO;
-    o.log_fn = log_line;
-    shoal_runtime_t *rt = NULL;
-    CU_ASSERT_EQUAL(shoal_runtime_create(&rt, &o), SHOAL_OK);
+    shoal_runtime_t *rt = shoal_test_runtime_logged(2, SHOAL_LOG_INFO);
+    CU_ASSERT_PTR_NOT_NULL(rt);
     if (rt != NULL)
         CU_ASSERT_EQUAL(shoal_runtime_spawn(rt, &parent, NULL, NULL, &parent_pid), SHOAL_OK);
     return rt;
@@ -300,7 +259,7 @@ static void bad_args(shoal_runtime_t *rt, const char *plugin, const char *args, 
     CU_ASSERT_EQUAL(wait_exit(pid), reason);
     char line[700];
     snprintf(line, sizeof line, "> %s: %s\n", plugin, message);
-    assert_logged(line);
+    shoal_test_assert_logged(line);
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, pid, 1, NULL, 0), SHOAL_ENOPROC);
 }
 
@@ -570,7 +529,7 @@ static void crash_on_the_kth(void)
     CU_ASSERT_EQUAL(find_exit(c), 12345);
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, c, 5, NULL, 0), SHOAL_OK);
     CU_ASSERT_EQUAL(wait_exit(c), SHOAL_EPANIC);
-    assert_logged("> crash: panic: crash: message 3 (every 3)\n");
+    shoal_test_assert_logged("> crash: panic: crash: message 3 (every 3)\n");
 
     /* fail, every 2, with calls: the first answered, the second fails. */
     c = spawn(rt, "crash", "every: 2\nmode: fail\n", 64);
@@ -644,10 +603,10 @@ static void sink_reports_on_priority_ticks(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     shoal_pid_t s = spawn(rt, "sink", "report: 20ms\n", 1);
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, s, 1, "abc", 3), SHOAL_OK);
-    SHOAL_TEST_WAIT_UNTIL(log_has("> sink: 1 messages, 3 bytes (+1 in"), 10.0);
-    assert_logged("> sink: 1 messages, 3 bytes (+1 in");
-    SHOAL_TEST_WAIT_UNTIL(log_has("> sink: 1 messages, 3 bytes (+0 in"), 10.0);
-    assert_logged("> sink: 1 messages, 3 bytes (+0 in");
+    SHOAL_TEST_WAIT_UNTIL(shoal_test_log_has("> sink: 1 messages, 3 bytes (+1 in"), 10.0);
+    shoal_test_assert_logged("> sink: 1 messages, 3 bytes (+1 in");
+    SHOAL_TEST_WAIT_UNTIL(shoal_test_log_has("> sink: 1 messages, 3 bytes (+0 in"), 10.0);
+    shoal_test_assert_logged("> sink: 1 messages, 3 bytes (+0 in");
     sink_stats_t st;
     stats(rt, s, &st, sizeof st);
     CU_ASSERT_EQUAL(st.messages, 1); /* the ticks are not */
@@ -696,7 +655,7 @@ static void loadgen_delivers_exactly(void)
                "{\"sent\":500,\"refused_full\":0,\"refused_busy\":0,\"noproc\":0,"
                "\"send_errors\":0,\"replies\":0,\"reply_errors\":0,\"timeouts\":0,"
                "\"in_flight\":0,\"throttled\":0,\"behind\":0,\"done\":1}");
-    assert_logged("> loadgen: done: 500 sent, 0 full, 0 busy, 0 noproc, 0 replies, 0 timeouts\n");
+    shoal_test_assert_logged("> loadgen: done: 500 sent, 0 full, 0 busy, 0 noproc, 0 replies, 0 timeouts\n");
     CU_ASSERT_EQUAL(find_exit(g), 12345); /* done: idle stays */
 
     /* At a rate, on its priority ticks, then done: exit ends it normally. */

@@ -1,6 +1,7 @@
 /* support.c - see support.h. */
 #include "support.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,4 +98,54 @@ double shoal_test_stress_scale(double sanitized)
     const char *s = getenv("SHOAL_STRESS_SCALE");
     double f = s ? atof(s) : (SANITIZED ? sanitized : 1.0);
     return f > 0 ? f : 1.0;
+}
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char log_text[65536];
+
+static void log_keep(void *user, int level, const char *line)
+{
+    (void)user;
+    (void)level;
+    pthread_mutex_lock(&log_lock);
+    size_t len = strlen(log_text);
+    if (len + strlen(line) + 2 < sizeof log_text)
+        snprintf(log_text + len, sizeof log_text - len, "%s\n", line);
+    pthread_mutex_unlock(&log_lock);
+}
+
+shoal_runtime_t *shoal_test_runtime_logged(unsigned threads, int log_level)
+{
+    pthread_mutex_lock(&log_lock);
+    log_text[0] = '\0';
+    pthread_mutex_unlock(&log_lock);
+    shoal_runtime_opts_t o;
+    shoal_runtime_opts_init(&o);
+    o.threads = threads;
+    o.debug_checks = 1;
+    o.log_level = log_level;
+    o.log_fn = log_keep;
+    shoal_runtime_t *rt = NULL;
+    if (shoal_runtime_create(&rt, &o) != SHOAL_OK)
+        return NULL;
+    return rt;
+}
+
+bool shoal_test_log_has(const char *what)
+{
+    pthread_mutex_lock(&log_lock);
+    bool yes = strstr(log_text, what) != NULL;
+    pthread_mutex_unlock(&log_lock);
+    return yes;
+}
+
+void shoal_test_assert_logged(const char *what)
+{
+    bool yes = shoal_test_log_has(what);
+    CU_ASSERT(yes);
+    if (!yes) {
+        pthread_mutex_lock(&log_lock);
+        fprintf(stderr, "\n    not in the log: %s\n    the log:\n%s", what, log_text);
+        pthread_mutex_unlock(&log_lock);
+    }
 }

@@ -5,6 +5,7 @@
 
 #include <CUnit/Basic.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "shoal/shoal.h"
@@ -23,6 +24,17 @@ double shoal_test_now(void);
 
 /* A runtime with debug checks on and `threads` workers (0 = default). */
 shoal_runtime_t *shoal_test_runtime(unsigned threads);
+
+/* As shoal_test_runtime, keeping every log line at log_level or more severe
+ * for shoal_test_log_has (the kept log is cleared by each call; one such
+ * runtime at a time). NULL on failure. */
+shoal_runtime_t *shoal_test_runtime_logged(unsigned threads, int log_level);
+
+/* Whether a kept log line contains `what`. */
+bool shoal_test_log_has(const char *what);
+
+/* CU_ASSERT that the kept log contains `what`; prints the log if not. */
+void shoal_test_assert_logged(const char *what);
 
 /* Number of threads of this process (from /proc/self/status). */
 int shoal_test_thread_count(void);
