@@ -116,8 +116,8 @@ void bench_end(bench_t *b);
 /* Prints the RESULT line: the seven fixed fields, then the extras given by
  * the workload (a printf format, may be ""), then threads, mallocs,
  * heap_payloads and env_slabs of the timed interval. Counters go to stderr. */
-void bench_result(bench_t *b, const char *params, uint64_t msgs, double secs, const char *fmt,
-                  ...) __attribute__((format(printf, 5, 6)));
+void bench_result(bench_t *b, const char *params, uint64_t msgs, double secs, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 /* Leaves the program with status rc: _Exit at once, or, when
  * SHOAL_BENCH_DESTROY=1, after shoal_runtime_destroy. */

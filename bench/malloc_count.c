@@ -46,7 +46,10 @@ static inline void count_alloc(void)
     atomic_fetch_add_explicit(&alloc_calls, 1, memory_order_relaxed);
 }
 
-uint64_t bench_malloc_calls(void) { return atomic_load_explicit(&alloc_calls, memory_order_relaxed); }
+uint64_t bench_malloc_calls(void)
+{
+    return atomic_load_explicit(&alloc_calls, memory_order_relaxed);
+}
 uint64_t bench_free_calls(void) { return atomic_load_explicit(&free_calls, memory_order_relaxed); }
 
 void *malloc(size_t size)

@@ -221,16 +221,15 @@ static void print_stats(const bench_t *b, const char *when)
             "sent=%llu handled=%llu refused=%llu dropped=%llu spawned=%llu ended=%llu "
             "live=%llu env_slabs=%llu heap_payloads=%llu mallocs=%llu\n",
             b->workload, when, (unsigned long long)(s->turns - z->turns),
-            (unsigned long long)(s->steals - z->steals),
-            (unsigned long long)(s->parks - z->parks), (unsigned long long)(s->wakes - z->wakes),
+            (unsigned long long)(s->steals - z->steals), (unsigned long long)(s->parks - z->parks),
+            (unsigned long long)(s->wakes - z->wakes),
             (unsigned long long)(s->msgs_sent - z->msgs_sent),
             (unsigned long long)(s->msgs_handled - z->msgs_handled),
             (unsigned long long)(s->msgs_refused - z->msgs_refused),
             (unsigned long long)(s->msgs_dropped - z->msgs_dropped),
             (unsigned long long)(s->actors_spawned - z->actors_spawned),
             (unsigned long long)(s->actors_ended - z->actors_ended),
-            (unsigned long long)s->actors_live,
-            (unsigned long long)(s->env_slabs - z->env_slabs),
+            (unsigned long long)s->actors_live, (unsigned long long)(s->env_slabs - z->env_slabs),
             (unsigned long long)(s->heap_payloads - z->heap_payloads),
             (unsigned long long)(b->mallocs1 - b->mallocs0));
 }
@@ -262,8 +261,7 @@ void bench_end(bench_t *b)
     shoal_runtime_stats(b->rt, &b->st1);
 }
 
-void bench_result(bench_t *b, const char *params, uint64_t msgs, double secs, const char *fmt,
-                  ...)
+void bench_result(bench_t *b, const char *params, uint64_t msgs, double secs, const char *fmt, ...)
 {
     char extra[512];
     va_list ap;
@@ -274,8 +272,7 @@ void bench_result(bench_t *b, const char *params, uint64_t msgs, double secs, co
     printf("RESULT workload=%s impl=shoal params=%s msgs=%llu secs=%.6f rate=%.0f rss_kb=%ld%s%s"
            " threads=%u mallocs=%llu heap_payloads=%llu env_slabs=%llu\n",
            b->workload, params, (unsigned long long)msgs, secs, rate, bench_status_kb("VmHWM"),
-           extra[0] ? " " : "", extra, b->threads,
-           (unsigned long long)(b->mallocs1 - b->mallocs0),
+           extra[0] ? " " : "", extra, b->threads, (unsigned long long)(b->mallocs1 - b->mallocs0),
            (unsigned long long)(b->st1.heap_payloads - b->st0.heap_payloads),
            (unsigned long long)(b->st1.env_slabs - b->st0.env_slabs));
     fflush(stdout);

@@ -119,8 +119,8 @@ static const shoal_behaviour_t producer_behaviour = {
 int bench_w1(int argc, char **argv)
 {
     uint64_t n, w;
-    if (argc != 2 || bench_parse_u64(argv[0], 1, &n) != 0 ||
-        bench_parse_u64(argv[1], 1, &w) != 0 || w > 1u << 20)
+    if (argc != 2 || bench_parse_u64(argv[0], 1, &n) != 0 || bench_parse_u64(argv[1], 1, &w) != 0 ||
+        w > 1u << 20)
         return BENCH_USAGE;
     bench_t b;
     if (bench_init(&b, "W1") != SHOAL_OK)
@@ -157,8 +157,7 @@ int bench_w1(int argc, char **argv)
 
     uint32_t want = bench_expected_check(n);
     char params[64], mbox[24];
-    snprintf(params, sizeof params, "N=%llu,W=%llu", (unsigned long long)n,
-             (unsigned long long)w);
+    snprintf(params, sizeof params, "N=%llu,W=%llu", (unsigned long long)n, (unsigned long long)w);
     if (limit == 0)
         snprintf(mbox, sizeof mbox, "unbounded");
     else
@@ -168,8 +167,9 @@ int bench_w1(int argc, char **argv)
                  (unsigned long long)b.acc, mbox, cfg.chunk);
     int status = BENCH_OK;
     if (b.count != n || b.acc != want) {
-        fprintf(stderr, "shoal-bench: W1 verification failed: count %llu (want %llu), "
-                        "check %llu (want %u)\n",
+        fprintf(stderr,
+                "shoal-bench: W1 verification failed: count %llu (want %llu), "
+                "check %llu (want %u)\n",
                 (unsigned long long)b.count, (unsigned long long)n, (unsigned long long)b.acc,
                 want);
         status = BENCH_VERIFY;

@@ -86,8 +86,8 @@ static const shoal_behaviour_t pong_behaviour = {
 int bench_w2(int argc, char **argv)
 {
     uint64_t p, m;
-    if (argc != 2 || bench_parse_u64(argv[0], 1, &p) != 0 ||
-        bench_parse_u64(argv[1], 1, &m) != 0 || p > 1u << 22)
+    if (argc != 2 || bench_parse_u64(argv[0], 1, &p) != 0 || bench_parse_u64(argv[1], 1, &m) != 0 ||
+        p > 1u << 22)
         return BENCH_USAGE;
     bench_t b;
     if (bench_init(&b, "W2") != SHOAL_OK)
@@ -96,8 +96,8 @@ int bench_w2(int argc, char **argv)
     shoal_pid_t collector;
     shoal_pid_t *pings = malloc(p * sizeof *pings);
     w2_start_t *starts = malloc(p * sizeof *starts);
-    int rc = pings == NULL || starts == NULL ? SHOAL_ENOMEM
-                                             : bench_spawn_collector(&b, p, &collector);
+    int rc =
+        pings == NULL || starts == NULL ? SHOAL_ENOMEM : bench_spawn_collector(&b, p, &collector);
     for (uint64_t j = 0; j < p && rc == SHOAL_OK; j++) {
         starts[j].collector = collector;
         starts[j].m = m;
@@ -122,8 +122,7 @@ int bench_w2(int argc, char **argv)
 
     double secs = b.t1 - b.t0;
     char params[64];
-    snprintf(params, sizeof params, "P=%llu,M=%llu", (unsigned long long)p,
-             (unsigned long long)m);
+    snprintf(params, sizeof params, "P=%llu,M=%llu", (unsigned long long)p, (unsigned long long)m);
     bench_result(&b, params, 2 * p * m, secs, "rtt_ns=%.1f driver=main", secs * 1e9 / (double)m);
     int status = BENCH_OK;
     if (b.count != p * m) {

@@ -115,8 +115,9 @@ int bench_w3(int argc, char **argv)
                  (unsigned long long)mallocs_spawn, proc_threads);
     int status = BENCH_OK;
     if (b.count != a || b.acc != xor_upto(a)) {
-        fprintf(stderr, "shoal-bench: W3 verification failed: %llu reports (want %llu), "
-                        "xor %llu (want %llu)\n",
+        fprintf(stderr,
+                "shoal-bench: W3 verification failed: %llu reports (want %llu), "
+                "xor %llu (want %llu)\n",
                 (unsigned long long)b.count, (unsigned long long)a, (unsigned long long)b.acc,
                 (unsigned long long)xor_upto(a));
         status = BENCH_VERIFY;

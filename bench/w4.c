@@ -129,8 +129,9 @@ static int producer_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg
             rc = shoal_send(ctx, cfg->collector, MSG_REPORT, &r, sizeof r);
             if (rc != SHOAL_OK)
                 shoal_panic(ctx, "report: %s", shoal_strerror(rc));
-            fprintf(stderr, "shoal-bench: W4 producer %u: dropped %llu, %llu turns ended by a "
-                            "full mailbox\n",
+            fprintf(stderr,
+                    "shoal-bench: W4 producer %u: dropped %llu, %llu turns ended by a "
+                    "full mailbox\n",
                     s->p, (unsigned long long)s->dropped, (unsigned long long)s->full);
             shoal_exit(ctx, 0);
             return 0;
@@ -205,16 +206,17 @@ int bench_w4(int argc, char **argv)
                  (unsigned long long)b.acc, W4_CAP, cfg.chunk);
     int status = BENCH_OK;
     if (b.count + b.dropped != n) {
-        fprintf(stderr, "shoal-bench: W4 verification failed: delivered %llu + dropped %llu "
-                        "!= N %llu\n",
-                (unsigned long long)b.count, (unsigned long long)b.dropped,
-                (unsigned long long)n);
+        fprintf(stderr,
+                "shoal-bench: W4 verification failed: delivered %llu + dropped %llu "
+                "!= N %llu\n",
+                (unsigned long long)b.count, (unsigned long long)b.dropped, (unsigned long long)n);
         status = BENCH_VERIFY;
     } else if (!drop) {
         uint32_t want = bench_expected_check(n);
         if (b.dropped != 0 || b.acc != want) {
-            fprintf(stderr, "shoal-bench: W4 block verification failed: dropped %llu, check "
-                            "%llu (want %u)\n",
+            fprintf(stderr,
+                    "shoal-bench: W4 block verification failed: dropped %llu, check "
+                    "%llu (want %u)\n",
                     (unsigned long long)b.dropped, (unsigned long long)b.acc, want);
             status = BENCH_VERIFY;
         }

@@ -56,8 +56,7 @@ shoal_env_t *shoal__actor_pop(shoal_tcache_t *tc, shoal_actor_t *a, bool sys)
     } else {
         uint32_t d = atomic_load_explicit(&b->user_deq, memory_order_relaxed);
         /* release: read by senders for the limit (mailbox.h). */
-        atomic_store_explicit(&b->user_deq, (d + 1) & SHOAL_RSV_COUNT_MASK,
-                              memory_order_release);
+        atomic_store_explicit(&b->user_deq, (d + 1) & SHOAL_RSV_COUNT_MASK, memory_order_release);
     }
     return shoal__env_of(n);
 }
@@ -162,8 +161,7 @@ void shoal__actor_release(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t
     uint32_t gen = shoal__rsv_gen(uw) + 1;
     if (gen == 0)
         gen = 1;
-    atomic_store_explicit(&a->user_rsv,
-                          (uint64_t)gen << SHOAL_RSV_GEN_SHIFT | shoal__rsv_count(uw),
+    atomic_store_explicit(&a->user_rsv, (uint64_t)gen << SHOAL_RSV_GEN_SHIFT | shoal__rsv_count(uw),
                           memory_order_release);
     atomic_store_explicit(&a->sys_rsv, (uint64_t)gen << SHOAL_RSV_GEN_SHIFT | shoal__rsv_count(sw),
                           memory_order_release);
@@ -245,7 +243,7 @@ static void handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
     case SHOAL_MSG_REPLY:
     case SHOAL_MSG_TIMEOUT:
         if (shoal__call_settle(ctx, shoal__env_ref(e), kind == SHOAL_MSG_TIMEOUT)) {
-            int status = kind == SHOAL_MSG_TIMEOUT ? SHOAL_ETIMEDOUT
+            int status = kind == SHOAL_MSG_TIMEOUT                  ? SHOAL_ETIMEDOUT
                          : (shoal__env_flags(e) & SHOAL_ENV_STATUS) ? (int)e->type
                                                                     : 0;
             rc = call_handler(ctx, e, kind, status);
@@ -371,8 +369,7 @@ static void end_turn(shoal_worker_t *w, shoal_actor_t *a, shoal_actor_back_t *b)
     if (pending(a, udeq, sdeq, memory_order_seq_cst)) {
         uint32_t idle = SHOAL_SCHED_IDLE;
         if (atomic_compare_exchange_strong_explicit(&a->sched, &idle, SHOAL_SCHED_SCHEDULED,
-                                                    memory_order_seq_cst,
-                                                    memory_order_relaxed))
+                                                    memory_order_seq_cst, memory_order_relaxed))
             shoal__sched_push(w->rt, &w->tc, a);
     }
 }

@@ -39,8 +39,12 @@
 #include "actor/mailbox.h"
 #include "shoal/behaviour.h"
 
-enum { SHOAL_SCHED_IDLE = 0, SHOAL_SCHED_SCHEDULED = 1, SHOAL_SCHED_PROCESSING = 2,
-       SHOAL_SCHED_FREE = 3 };
+enum {
+    SHOAL_SCHED_IDLE = 0,
+    SHOAL_SCHED_SCHEDULED = 1,
+    SHOAL_SCHED_PROCESSING = 2,
+    SHOAL_SCHED_FREE = 3
+};
 
 enum { SHOAL_ACTOR_PLAIN = 0, SHOAL_ACTOR_WAITER = 1 /* a thread blocked in a call */ };
 

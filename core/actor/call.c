@@ -114,9 +114,8 @@ void shoal__reply_send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from
 
 /* A request that expects one reply: a CALL into the user mailbox, or an
  * INSPECT into the system mailbox. */
-static int request_async(shoal_ctx_t *ctx, shoal_pid_t to, unsigned kind, bool sys,
-                         uint32_t type, const void *data, size_t size, uint64_t timeout_ms,
-                         shoal_ref_t *ref)
+static int request_async(shoal_ctx_t *ctx, shoal_pid_t to, unsigned kind, bool sys, uint32_t type,
+                         const void *data, size_t size, uint64_t timeout_ms, shoal_ref_t *ref)
 {
     if ((size != 0 && data == NULL) || size > UINT32_MAX || ref == NULL)
         return SHOAL_EINVAL;
@@ -209,8 +208,7 @@ static void waiter_end(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a
     uint32_t ufin = shoal__rsv_close(&a->user_rsv);
     uint32_t sfin = shoal__rsv_close(&a->sys_rsv);
     unsigned spins = 0;
-    while (b->sys_deq != sfin ||
-           atomic_load_explicit(&b->user_deq, memory_order_relaxed) != ufin) {
+    while (b->sys_deq != sfin || atomic_load_explicit(&b->user_deq, memory_order_relaxed) != ufin) {
         shoal_env_t *e = shoal__actor_pop(tc, a, b->sys_deq != sfin);
         if (e == NULL) {
             if (++spins > 64)
@@ -251,8 +249,8 @@ static int request_blocking(shoal_runtime_t *rt, shoal_pid_t to, unsigned kind, 
         return SHOAL_EINVAL;
     memset(answer, 0, sizeof *answer);
     shoal_pid_t self;
-    int rc = shoal__actor_spawn(rt, tc, SHOAL_PID_NONE, NULL, NULL, 0, SHOAL_ACTOR_WAITER, NULL,
-                                &self);
+    int rc =
+        shoal__actor_spawn(rt, tc, SHOAL_PID_NONE, NULL, NULL, 0, SHOAL_ACTOR_WAITER, NULL, &self);
     if (rc != SHOAL_OK)
         return rc;
     shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(self));
@@ -316,8 +314,7 @@ static int request_blocking(shoal_runtime_t *rt, shoal_pid_t to, unsigned kind, 
         uint64_t left = deadline - now;
         struct timespec ts = {.tv_sec = (time_t)(left / 1000000000u),
                               .tv_nsec = (long)(left % 1000000000u)};
-        shoal__futex_wait(&a->sched, SHOAL_SCHED_IDLE,
-                          deadline == UINT64_MAX ? NULL : &ts);
+        shoal__futex_wait(&a->sched, SHOAL_SCHED_IDLE, deadline == UINT64_MAX ? NULL : &ts);
         atomic_store_explicit(&a->sched, SHOAL_SCHED_PROCESSING, memory_order_relaxed);
     }
 done:

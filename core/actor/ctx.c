@@ -44,8 +44,7 @@ void shoal__children_remove(struct shoal_ctx_s *ctx, shoal_pid_t child)
 
 static uint32_t opts_limit(const shoal_spawn_opts_t *opts)
 {
-    return opts == NULL || opts->mailbox_limit == 0 ? SHOAL_MAILBOX_UNBOUNDED
-                                                    : opts->mailbox_limit;
+    return opts == NULL || opts->mailbox_limit == 0 ? SHOAL_MAILBOX_UNBOUNDED : opts->mailbox_limit;
 }
 
 SHOAL_API int shoal_spawn(shoal_ctx_t *ctx, const shoal_behaviour_t *behaviour, const void *args,

@@ -14,8 +14,8 @@
 
 /* Envelope kinds: the public shoal_msg_kind_t values, plus system ones. */
 enum {
-    SHOAL_ENV_INIT = 16, /* run init; payload: the args pointer */
-    SHOAL_ENV_STOP = 17, /* end with the reason in `type` */
+    SHOAL_ENV_INIT = 16,    /* run init; payload: the args pointer */
+    SHOAL_ENV_STOP = 17,    /* end with the reason in `type` */
     SHOAL_ENV_INSPECT = 18, /* answer with the actor's inspection (JSON), like a call */
 };
 
@@ -46,7 +46,10 @@ _Static_assert(sizeof(shoal_env_t) == 64, "an envelope is one cache line");
 #define SHOAL_REF_MAX ((UINT64_C(1) << 48) - 1)
 
 static inline shoal_env_t *shoal__env_of(shoal_mq_node_t *n) { return (shoal_env_t *)n; }
-static inline unsigned shoal__env_kind(const shoal_env_t *e) { return (unsigned)(e->meta >> 8) & 0xff; }
+static inline unsigned shoal__env_kind(const shoal_env_t *e)
+{
+    return (unsigned)(e->meta >> 8) & 0xff;
+}
 static inline unsigned shoal__env_flags(const shoal_env_t *e) { return (unsigned)e->meta & 0xff; }
 static inline shoal_ref_t shoal__env_ref(const shoal_env_t *e) { return e->meta >> 16; }
 static inline void shoal__env_set_meta(shoal_env_t *e, shoal_ref_t ref, unsigned kind,

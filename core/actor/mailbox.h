@@ -73,8 +73,8 @@ static inline int shoal__rsv_reserve(_Atomic uint64_t *word, uint32_t gen, uint3
         if (limit != 0 &&
             shoal__rsv_depth(old, atomic_load_explicit(deq, memory_order_relaxed)) >= limit)
             return SHOAL_EFULL;
-        uint64_t next = (old & ~(uint64_t)SHOAL_RSV_COUNT_MASK) |
-                        ((old + 1) & SHOAL_RSV_COUNT_MASK);
+        uint64_t next =
+            (old & ~(uint64_t)SHOAL_RSV_COUNT_MASK) | ((old + 1) & SHOAL_RSV_COUNT_MASK);
         /* seq_cst: the sender's store in the Dekker pair with end_turn (actor.c). */
         if (atomic_compare_exchange_weak_explicit(word, &old, next, memory_order_seq_cst,
                                                   memory_order_relaxed))

@@ -127,8 +127,8 @@ SHOAL_API int shoal_send_owned(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, 
     return shoal__send(ctx->rt, ctx->tc, ctx->self, to, type, NULL, size, false, data, free_fn);
 }
 
-SHOAL_API int shoal_send_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type,
-                                  const void *data, size_t size)
+SHOAL_API int shoal_send_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const void *data,
+                                  size_t size)
 {
     return shoal__send(ctx->rt, ctx->tc, ctx->self, to, type, data, size, true, NULL, NULL);
 }
@@ -136,8 +136,8 @@ SHOAL_API int shoal_send_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t typ
 SHOAL_API int shoal_runtime_send(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
                                  const void *data, size_t size)
 {
-    return shoal__send(rt, shoal__tcache_get(rt), SHOAL_PID_NONE, to, type, data, size, false,
-                       NULL, NULL);
+    return shoal__send(rt, shoal__tcache_get(rt), SHOAL_PID_NONE, to, type, data, size, false, NULL,
+                       NULL);
 }
 
 SHOAL_API int shoal_runtime_send_owned(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
@@ -145,13 +145,13 @@ SHOAL_API int shoal_runtime_send_owned(shoal_runtime_t *rt, shoal_pid_t to, uint
 {
     if (data == NULL)
         return SHOAL_EINVAL;
-    return shoal__send(rt, shoal__tcache_get(rt), SHOAL_PID_NONE, to, type, NULL, size, false,
-                       data, free_fn);
+    return shoal__send(rt, shoal__tcache_get(rt), SHOAL_PID_NONE, to, type, NULL, size, false, data,
+                       free_fn);
 }
 
 SHOAL_API int shoal_runtime_send_priority(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
                                           const void *data, size_t size)
 {
-    return shoal__send(rt, shoal__tcache_get(rt), SHOAL_PID_NONE, to, type, data, size, true,
-                       NULL, NULL);
+    return shoal__send(rt, shoal__tcache_get(rt), SHOAL_PID_NONE, to, type, data, size, true, NULL,
+                       NULL);
 }

@@ -204,8 +204,8 @@ int shoal__timer_start(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, 
     (void)tc;
     struct shoal_timers_s *t = rt->timers;
     uint64_t now = shoal__now_ns();
-    uint64_t deadline = delay_ms > (UINT64_MAX - now) / 1000000u ? UINT64_MAX
-                                                                  : now + delay_ms * 1000000u;
+    uint64_t deadline =
+        delay_ms > (UINT64_MAX - now) / 1000000u ? UINT64_MAX : now + delay_ms * 1000000u;
     pthread_mutex_lock(&t->lock);
     if (t->nfree == 0 && grow(t) != SHOAL_OK) {
         pthread_mutex_unlock(&t->lock);
@@ -245,9 +245,8 @@ int shoal__timer_cancel(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_timer_t i
     return SHOAL_OK;
 }
 
-SHOAL_API int shoal_send_after(shoal_ctx_t *ctx, shoal_pid_t to, uint64_t delay_ms,
-                               uint32_t type, const void *data, size_t size,
-                               shoal_timer_t *timer)
+SHOAL_API int shoal_send_after(shoal_ctx_t *ctx, shoal_pid_t to, uint64_t delay_ms, uint32_t type,
+                               const void *data, size_t size, shoal_timer_t *timer)
 {
     if ((size != 0 && data == NULL) || size > UINT32_MAX)
         return SHOAL_EINVAL;
@@ -266,8 +265,8 @@ SHOAL_API int shoal_send_after_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint64
 {
     if ((size != 0 && data == NULL) || size > UINT32_MAX)
         return SHOAL_EINVAL;
-    shoal_env_t *e = shoal__env_new(ctx->tc, SHOAL_MSG_CAST, SHOAL_ENV_PRIORITY, ctx->self, 0,
-                                    type, data, size);
+    shoal_env_t *e =
+        shoal__env_new(ctx->tc, SHOAL_MSG_CAST, SHOAL_ENV_PRIORITY, ctx->self, 0, type, data, size);
     if (e == NULL)
         return SHOAL_ENOMEM;
     int rc = shoal__timer_start(ctx->rt, ctx->tc, to, delay_ms, e, true, timer);

@@ -27,8 +27,8 @@ static int fail(shoal_diag_t *err, const shoal_node_t *at, const char *key, cons
         shoal__diag_set(err, at ? at->file : NULL, at ? at->line : 0, at ? at->col : 0,
                         "args '%s': %s", key, what);
     else
-        shoal__diag_set(err, at ? at->file : NULL, at ? at->line : 0, at ? at->col : 0,
-                        "args: %s", what);
+        shoal__diag_set(err, at ? at->file : NULL, at ? at->line : 0, at ? at->col : 0, "args: %s",
+                        what);
     return SHOAL_EINVAL;
 }
 
@@ -65,8 +65,8 @@ static int lookup(const shoal_node_t *args, const char *key, unsigned flags,
 
 /* The scalar for key: SHOAL_OK with *v set, or SHOAL_OK with *v NULL when
  * it is absent and optional, or the error. `what` names the expected type. */
-static int find_scalar(const shoal_node_t *args, const char *key, unsigned flags,
-                       const char *what, const shoal_node_t **v, shoal_diag_t *err)
+static int find_scalar(const shoal_node_t *args, const char *key, unsigned flags, const char *what,
+                       const shoal_node_t **v, shoal_diag_t *err)
 {
     int rc = lookup(args, key, flags, v, err);
     if (rc == SHOAL_ENOKEY && (flags & SHOAL_ARG_OPTIONAL))
@@ -125,8 +125,8 @@ int shoal__arg_int(const shoal_node_t *args, const char *key, unsigned flags, in
     return SHOAL_OK;
 }
 
-int shoal__arg_string(const shoal_node_t *args, const char *key, unsigned flags,
-                      const char **out, shoal_diag_t *err)
+int shoal__arg_string(const shoal_node_t *args, const char *key, unsigned flags, const char **out,
+                      shoal_diag_t *err)
 {
     const shoal_node_t *v;
     int rc = find_scalar(args, key, flags, "a string", &v, err);
@@ -157,8 +157,8 @@ typedef struct unit_s {
     uint64_t num, den; /* value = n * num / den, rounded up */
 } unit_t;
 
-static int with_unit(const shoal_node_t *v, const char *key, const unit_t *units,
-                     bool bare_ok, const char *what, uint64_t *out, shoal_diag_t *err)
+static int with_unit(const shoal_node_t *v, const char *key, const unit_t *units, bool bare_ok,
+                     const char *what, uint64_t *out, shoal_diag_t *err)
 {
     int64_t x;
     bool overflow;
@@ -187,8 +187,8 @@ static int with_unit(const shoal_node_t *v, const char *key, const unit_t *units
     return fail(err, v, key, "unknown unit in '%s': expected %s", v->text, what);
 }
 
-int shoal__arg_duration_us(const shoal_node_t *args, const char *key, unsigned flags,
-                           uint64_t *out, shoal_diag_t *err)
+int shoal__arg_duration_us(const shoal_node_t *args, const char *key, unsigned flags, uint64_t *out,
+                           shoal_diag_t *err)
 {
     static const unit_t units[] = {{"us", 1, 1},
                                    {"ms", 1000, 1},
@@ -222,10 +222,10 @@ int shoal__arg_enum(const shoal_node_t *args, const char *key, unsigned flags,
     return fail(err, v, key, "expected one of %s, got '%s'", list, v->text);
 }
 
-int shoal__arg_duration_ms(const shoal_node_t *args, const char *key, unsigned flags,
-                           uint64_t *out, shoal_diag_t *err)
+int shoal__arg_duration_ms(const shoal_node_t *args, const char *key, unsigned flags, uint64_t *out,
+                           shoal_diag_t *err)
 {
-    static const unit_t units[] = {{"us", 1, 1000}, {"ms", 1, 1},       {"s", 1000, 1},
+    static const unit_t units[] = {{"us", 1, 1000}, {"ms", 1, 1},      {"s", 1000, 1},
                                    {"m", 60000, 1}, {"h", 3600000, 1}, {NULL, 0, 0}};
     const shoal_node_t *v;
     int rc = find_scalar(args, key, flags, "a duration", &v, err);
@@ -379,8 +379,7 @@ SHOAL_API const shoal_args_t *shoal_args_item(const shoal_args_t *node, size_t i
 
 SHOAL_API const char *shoal_args_key(const shoal_args_t *node, size_t i)
 {
-    return node != NULL && node->kind == SHOAL_NODE_MAP && i < node->n ? node->keys[i]->text
-                                                                       : NULL;
+    return node != NULL && node->kind == SHOAL_NODE_MAP && i < node->n ? node->keys[i]->text : NULL;
 }
 
 SHOAL_API const char *shoal_ctx_error(const shoal_ctx_t *ctx) { return ctx->error; }

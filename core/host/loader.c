@@ -165,9 +165,8 @@ static int check_abi(const char *path, unsigned major, unsigned minor, size_t si
                       "against this host's SDK, or upgrade the host",
                       major, minor, SHOAL_ABI_MAJOR, SHOAL_ABI_MINOR);
     if (size < DESC_MIN_SIZE)
-        return refuse(err, path,
-                      "descriptor is %zu bytes, smaller than the %zu bytes of ABI %u.0", size,
-                      (size_t)DESC_MIN_SIZE, SHOAL_ABI_MAJOR);
+        return refuse(err, path, "descriptor is %zu bytes, smaller than the %zu bytes of ABI %u.0",
+                      size, (size_t)DESC_MIN_SIZE, SHOAL_ABI_MAJOR);
     return SHOAL_OK;
 }
 
@@ -197,8 +196,10 @@ static int check_descriptor(const char *path, const shoal_plugin_t *d, shoal_dia
     for (size_t i = 0; d->behaviours[i] != NULL; i++) {
         const shoal_behaviour_t *b = d->behaviours[i];
         if (!good_name(b->name))
-            return refuse(err, path, "behaviour %zu of plugin '%s': name '%s' must be 1-64 of "
-                          "[a-z0-9_-]", i, d->name, b->name ? b->name : "(null)");
+            return refuse(err, path,
+                          "behaviour %zu of plugin '%s': name '%s' must be 1-64 of "
+                          "[a-z0-9_-]",
+                          i, d->name, b->name ? b->name : "(null)");
         if (b->handle_message == NULL)
             return refuse(err, path, "behaviour '%s.%s' has no handle_message", d->name, b->name);
         for (size_t j = 0; j < i; j++)
@@ -218,8 +219,7 @@ static shoal_module_t *find(shoal_loader_t *L, const struct stat *st)
         /* Take a reference unless it is already on its way out. */
         uint32_t r = atomic_load_explicit(&m->refs, memory_order_relaxed);
         while (r != 0)
-            if (atomic_compare_exchange_weak_explicit(&m->refs, &r, r + 1,
-                                                      memory_order_acquire,
+            if (atomic_compare_exchange_weak_explicit(&m->refs, &r, r + 1, memory_order_acquire,
                                                       memory_order_relaxed))
                 return m;
     }
@@ -228,8 +228,7 @@ static shoal_module_t *find(shoal_loader_t *L, const struct stat *st)
 
 static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal_diag_t *err);
 
-int shoal__module_load(shoal_loader_t *L, const char *path, shoal_module_t **out,
-                       shoal_diag_t *err)
+int shoal__module_load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal_diag_t *err)
 {
     pthread_mutex_lock(&L->load_lock);
     int rc = load(L, path, out, err);
@@ -263,8 +262,8 @@ static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal
     close(fd);
     if (rc != SHOAL_OK)
         return rc;
-    if (has_note &&
-        (rc = check_abi(path, note.abi_major, note.abi_minor, note.descriptor_size, err)) != SHOAL_OK)
+    if (has_note && (rc = check_abi(path, note.abi_major, note.abi_minor, note.descriptor_size,
+                                    err)) != SHOAL_OK)
         return rc;
 
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);

@@ -189,8 +189,8 @@ static int parse_collection(parser_t *p, yaml_event_t *start, int depth, shoal_n
 {
     bool map = start->type == YAML_MAPPING_START_EVENT;
     yaml_event_type_t end = map ? YAML_MAPPING_END_EVENT : YAML_SEQUENCE_END_EVENT;
-    const yaml_char_t *anchor = map ? start->data.mapping_start.anchor
-                                    : start->data.sequence_start.anchor;
+    const yaml_char_t *anchor =
+        map ? start->data.mapping_start.anchor : start->data.sequence_start.anchor;
     int rc = no_tag(p, start, map ? start->data.mapping_start.tag : start->data.sequence_start.tag);
     if (rc != SHOAL_OK)
         return rc;
@@ -226,8 +226,7 @@ static int parse_collection(parser_t *p, yaml_event_t *start, int depth, shoal_n
                 goto fail;
             if (key->kind != SHOAL_NODE_SCALAR) {
                 shoal__diag_set(p->err, p->file, line_of(key_at), col_of(key_at),
-                                "a key must be a plain string, not %s",
-                                shoal__node_kind_name(key));
+                                "a key must be a plain string, not %s", shoal__node_kind_name(key));
                 node_free(key);
                 rc = SHOAL_EINVAL;
                 goto fail;
@@ -235,8 +234,8 @@ static int parse_collection(parser_t *p, yaml_event_t *start, int depth, shoal_n
             for (size_t i = 0; i < n->n; i++) {
                 if (strcmp(n->keys[i]->text, key->text) == 0) {
                     shoal__diag_set(p->err, p->file, key->line, key->col,
-                                    "duplicate key '%s' (first at line %u, column %u)",
-                                    key->text, n->keys[i]->line, n->keys[i]->col);
+                                    "duplicate key '%s' (first at line %u, column %u)", key->text,
+                                    n->keys[i]->line, n->keys[i]->col);
                     node_free(key);
                     rc = SHOAL_EINVAL;
                     goto fail;

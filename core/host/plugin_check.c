@@ -151,8 +151,7 @@ static void run_behaviour(shoal_runtime_t *rt, shoal_module_t *m, const shoal_be
         printf("      inspect: %s\n", (const char *)ans.data);
         check(((const char *)ans.data)[0] == '{', "inspect", "");
     } else {
-        snprintf(detail, sizeof detail, "%s",
-                 shoal_errname(rc != SHOAL_OK ? rc : ans.status));
+        snprintf(detail, sizeof detail, "%s", shoal_errname(rc != SHOAL_OK ? rc : ans.status));
         check(0, "inspect", detail);
     }
     if (rc == SHOAL_OK)

@@ -7,8 +7,8 @@
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
 
-void shoal__vlog(shoal_runtime_t *rt, int level, shoal_pid_t pid, const char *name,
-                 const char *fmt, va_list ap)
+void shoal__vlog(shoal_runtime_t *rt, int level, shoal_pid_t pid, const char *name, const char *fmt,
+                 va_list ap)
 {
     if (level > rt->log_level)
         return;
@@ -16,8 +16,10 @@ void shoal__vlog(shoal_runtime_t *rt, int level, shoal_pid_t pid, const char *na
     int n;
     if (pid != SHOAL_PID_NONE)
         n = snprintf(line, sizeof line, "%s <%" PRIu32 ".%" PRIu32 ">%s%s: ",
-                     level_names[level < 0 ? 0 : level > 3 ? 3 : level], shoal__pid_slot(pid),
-                     shoal__pid_gen(pid), name ? " " : "", name ? name : "");
+                     level_names[level < 0   ? 0
+                                 : level > 3 ? 3
+                                             : level],
+                     shoal__pid_slot(pid), shoal__pid_gen(pid), name ? " " : "", name ? name : "");
     else
         n = snprintf(line, sizeof line, "%s: ", level_names[level < 0 ? 0 : level > 3 ? 3 : level]);
     if (n < 0 || (size_t)n >= sizeof line)
@@ -29,8 +31,8 @@ void shoal__vlog(shoal_runtime_t *rt, int level, shoal_pid_t pid, const char *na
         fprintf(stderr, "shoal %s\n", line);
 }
 
-void shoal__log(shoal_runtime_t *rt, int level, shoal_pid_t pid, const char *name,
-                const char *fmt, ...)
+void shoal__log(shoal_runtime_t *rt, int level, shoal_pid_t pid, const char *name, const char *fmt,
+                ...)
 {
     va_list ap;
     va_start(ap, fmt);

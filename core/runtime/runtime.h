@@ -36,7 +36,8 @@ struct shoal_runtime_s {
 
     /* free slots beyond the thread caches */
     pthread_mutex_t slots_lock;
-    _Atomic uint32_t next_fresh; /* slots below this have been used once; written under slots_lock */
+    _Atomic uint32_t
+        next_fresh; /* slots below this have been used once; written under slots_lock */
     uint32_t *free_slots;
     uint32_t nfree, free_cap;
 
@@ -99,10 +100,10 @@ static inline shoal_pid_t shoal__actor_pid(shoal_runtime_t *rt, shoal_actor_t *a
 shoal_ref_t shoal__ref_next(shoal_runtime_t *rt);
 
 /* Logging (log.c). pid may be SHOAL_PID_NONE, name NULL. */
-void shoal__log(shoal_runtime_t *rt, int level, shoal_pid_t pid, const char *name,
-                const char *fmt, ...) SHOAL_PRINTF(5, 6);
-void shoal__vlog(shoal_runtime_t *rt, int level, shoal_pid_t pid, const char *name,
-                 const char *fmt, va_list ap);
+void shoal__log(shoal_runtime_t *rt, int level, shoal_pid_t pid, const char *name, const char *fmt,
+                ...) SHOAL_PRINTF(5, 6);
+void shoal__vlog(shoal_runtime_t *rt, int level, shoal_pid_t pid, const char *name, const char *fmt,
+                 va_list ap);
 
 /* Slots (registry.c). */
 int shoal__slots_init(shoal_runtime_t *rt);

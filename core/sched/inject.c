@@ -42,8 +42,7 @@ static bool ring_push(shoal_inject_t *q, struct shoal_actor_s *a)
         intptr_t dif = (intptr_t)seq - (intptr_t)pos;
         if (dif == 0) {
             if (atomic_compare_exchange_weak_explicit(&q->enq_pos, &pos, pos + 1,
-                                                      memory_order_relaxed,
-                                                      memory_order_relaxed)) {
+                                                      memory_order_relaxed, memory_order_relaxed)) {
                 c->actor = a;
                 /* release: pairs with the consumer's seq load [acquire]. */
                 atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
@@ -67,8 +66,7 @@ static struct shoal_actor_s *ring_pop(shoal_inject_t *q)
         intptr_t dif = (intptr_t)seq - (intptr_t)(pos + 1);
         if (dif == 0) {
             if (atomic_compare_exchange_weak_explicit(&q->deq_pos, &pos, pos + 1,
-                                                      memory_order_relaxed,
-                                                      memory_order_relaxed)) {
+                                                      memory_order_relaxed, memory_order_relaxed)) {
                 struct shoal_actor_s *a = c->actor;
                 /* release: pairs with the producer's seq load [acquire]. */
                 atomic_store_explicit(&c->seq, pos + q->mask + 1, memory_order_release);

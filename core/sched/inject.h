@@ -42,7 +42,7 @@ typedef struct shoal_inject_s {
     _Atomic size_t overflow_len;
     size_t mask;
     shoal_inject_cell_t *cells;
-    pthread_mutex_t lock; /* overflow */
+    pthread_mutex_t lock;      /* overflow */
     struct shoal_actor_s **ov; /* circular buffer */
     size_t ov_head, ov_len, ov_cap;
 } shoal_inject_t;

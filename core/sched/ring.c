@@ -19,8 +19,8 @@ uint32_t shoal__ring_take(shoal_ring_t *r, struct shoal_actor_s **out, uint32_t 
         if (k == 0)
             return 0;
         for (uint32_t i = 0; i < k; i++)
-            out[i] = atomic_load_explicit(&r->slot[(h + i) % SHOAL_RING_SIZE],
-                                          memory_order_relaxed);
+            out[i] =
+                atomic_load_explicit(&r->slot[(h + i) % SHOAL_RING_SIZE], memory_order_relaxed);
         /* acq_rel: as pop (ring.h). */
         if (atomic_compare_exchange_weak_explicit(&r->head, &h, h + k, memory_order_acq_rel,
                                                   memory_order_acquire))
@@ -28,8 +28,8 @@ uint32_t shoal__ring_take(shoal_ring_t *r, struct shoal_actor_s **out, uint32_t 
     }
 }
 
-struct shoal_actor_s *shoal__ring_steal(shoal_ring_t *victim, shoal_ring_t *into,
-                                        bool allow_single, uint32_t *stolen)
+struct shoal_actor_s *shoal__ring_steal(shoal_ring_t *victim, shoal_ring_t *into, bool allow_single,
+                                        uint32_t *stolen)
 {
     uint32_t mytail = atomic_load_explicit(&into->tail, memory_order_relaxed);
     for (;;) {
@@ -49,15 +49,15 @@ struct shoal_actor_s *shoal__ring_steal(shoal_ring_t *victim, shoal_ring_t *into
         struct shoal_actor_s *run =
             atomic_load_explicit(&victim->slot[h % SHOAL_RING_SIZE], memory_order_relaxed);
         for (uint32_t i = 1; i < n; i++) {
-            struct shoal_actor_s *a = atomic_load_explicit(
-                &victim->slot[(h + i) % SHOAL_RING_SIZE], memory_order_relaxed);
+            struct shoal_actor_s *a = atomic_load_explicit(&victim->slot[(h + i) % SHOAL_RING_SIZE],
+                                                           memory_order_relaxed);
             atomic_store_explicit(&into->slot[(mytail + i - 1) % SHOAL_RING_SIZE], a,
                                   memory_order_relaxed);
         }
         /* acq_rel: release lets the victim's owner reuse the slots we read
          * (pairs with its head load [acquire] in push). */
-        if (atomic_compare_exchange_weak_explicit(&victim->head, &h, h + n,
-                                                  memory_order_acq_rel, memory_order_acquire)) {
+        if (atomic_compare_exchange_weak_explicit(&victim->head, &h, h + n, memory_order_acq_rel,
+                                                  memory_order_acquire)) {
             /* release: pairs with thieves' tail load [acquire] in grab. */
             atomic_store_explicit(&into->tail, mytail + n - 1, memory_order_release);
             *stolen = n;

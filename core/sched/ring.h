@@ -94,7 +94,7 @@ uint32_t shoal__ring_take(shoal_ring_t *r, struct shoal_actor_s **out, uint32_t 
 /* Thief: move half (rounded up) of victim's actors into `into` (the
  * thief's own ring, which must be empty) and return one of them to run, or
  * NULL. A single actor is taken only if allow_single. */
-struct shoal_actor_s *shoal__ring_steal(shoal_ring_t *victim, shoal_ring_t *into,
-                                        bool allow_single, uint32_t *stolen);
+struct shoal_actor_s *shoal__ring_steal(shoal_ring_t *victim, shoal_ring_t *into, bool allow_single,
+                                        uint32_t *stolen);
 
 #endif

@@ -38,10 +38,7 @@
 
 #define GLOBAL_BATCH 32u
 
-shoal_tcache_t *shoal__worker_tcache(shoal_runtime_t *rt, unsigned i)
-{
-    return &rt->workers[i].tc;
-}
+shoal_tcache_t *shoal__worker_tcache(shoal_runtime_t *rt, unsigned i) { return &rt->workers[i].tc; }
 
 static void wake_one(shoal_runtime_t *rt, shoal_tcache_t *tc)
 {

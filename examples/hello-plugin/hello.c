@@ -75,8 +75,7 @@ static int hello_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
 
 /* A call: answer now. shoal_reply_set copies the bytes, so pointing it at
  * our state is fine. */
-static int hello_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg,
-                      shoal_reply_t *reply)
+static int hello_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg, shoal_reply_t *reply)
 {
     (void)ctx;
     (void)msg;
@@ -100,8 +99,8 @@ static int hello_inspect(shoal_ctx_t *ctx, void *state, shoal_inspect_t *out)
 static void hello_terminate(shoal_ctx_t *ctx, void *state, int reason)
 {
     hello_state_t *st = state;
-    shoal_log(ctx, SHOAL_LOG_INFO, "%" PRIu64 " calls, %" PRIu64 " messages, ended: %s",
-              st->calls, st->messages, reason ? shoal_errname(reason) : "normal");
+    shoal_log(ctx, SHOAL_LOG_INFO, "%" PRIu64 " calls, %" PRIu64 " messages, ended: %s", st->calls,
+              st->messages, reason ? shoal_errname(reason) : "normal");
 }
 
 static const shoal_behaviour_t hello = {

@@ -747,7 +747,6 @@ static _Atomic int seen_rc;
 static _Atomic int exited;
 static _Atomic int exit_status;
 
-
 static int parent_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
 {
     (void)ctx;
@@ -856,7 +855,8 @@ static void test_in_actor_init(void)
     CU_ASSERT_EQUAL(run_child(rt, &reader, args, true, &child), SHOAL_EINVAL);
     CU_ASSERT_EQUAL(atomic_load(&seen_rc), SHOAL_EINVAL);
     same(seen_error, "pool.yaml:1:7: args 'rate': expected an integer, got 'fast'", "actor");
-    CU_ASSERT(shoal_test_log_has("args-reader: pool.yaml:1:7: args 'rate': expected an integer, got 'fast'"));
+    CU_ASSERT(shoal_test_log_has(
+        "args-reader: pool.yaml:1:7: args 'rate': expected an integer, got 'fast'"));
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, child, 1, NULL, 0), SHOAL_ENOPROC);
 
     /* Out of range. */
@@ -1009,7 +1009,8 @@ static void test_arg_error_in_actor(void)
     CU_ASSERT_EQUAL(run_child(rt, &odd, args, true, &child), SHOAL_EINVAL);
     CU_ASSERT_EQUAL(atomic_load(&seen_rc), SHOAL_EINVAL);
     same(seen_error, "pool.yaml:1:7: args 'rate': 7 is odd: expected an even rate", "odd");
-    CU_ASSERT(shoal_test_log_has("args-odd: pool.yaml:1:7: args 'rate': 7 is odd: expected an even rate"));
+    CU_ASSERT(shoal_test_log_has(
+        "args-odd: pool.yaml:1:7: args 'rate': 7 is odd: expected an even rate"));
     args = yaml("rate: 8\n");
     run_child(rt, &odd, args, false, &child);
     CU_ASSERT_EQUAL(atomic_load(&seen_rc), SHOAL_OK);

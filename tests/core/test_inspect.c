@@ -22,7 +22,6 @@
 
 /* ---- a runtime that keeps its log ---------------------------------------------- */
 
-
 /* Three workers: a gated actor holds one, the others keep running. */
 static shoal_runtime_t *runtime(void)
 {

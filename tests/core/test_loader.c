@@ -222,7 +222,6 @@ done:
 
 /* ---- helpers: a runtime that keeps its log, and a parent that records ----- */
 
-
 static shoal_runtime_t *runtime(void)
 {
     shoal_runtime_t *rt = shoal_test_runtime_logged(2, SHOAL_LOG_WARN);

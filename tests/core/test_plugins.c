@@ -101,7 +101,6 @@ static shoal_module_t *module(const char *name)
 
 /* ---- a runtime that keeps its log ------------------------------------------------- */
 
-
 /* The args trees of the running test, freed with it. */
 #define MAX_TREES 32
 static shoal_node_t *trees[MAX_TREES];
@@ -655,7 +654,8 @@ static void loadgen_delivers_exactly(void)
                "{\"sent\":500,\"refused_full\":0,\"refused_busy\":0,\"noproc\":0,"
                "\"send_errors\":0,\"replies\":0,\"reply_errors\":0,\"timeouts\":0,"
                "\"in_flight\":0,\"throttled\":0,\"behind\":0,\"done\":1}");
-    shoal_test_assert_logged("> loadgen: done: 500 sent, 0 full, 0 busy, 0 noproc, 0 replies, 0 timeouts\n");
+    shoal_test_assert_logged(
+        "> loadgen: done: 500 sent, 0 full, 0 busy, 0 noproc, 0 replies, 0 timeouts\n");
     CU_ASSERT_EQUAL(find_exit(g), 12345); /* done: idle stays */
 
     /* At a rate, on its priority ticks, then done: exit ends it normally. */

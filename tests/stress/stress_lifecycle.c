@@ -19,7 +19,6 @@
 
 #include "support.h"
 
-
 enum { M_TICK = 1, M_BALL = 2, M_CALL = 3, M_WORK = 4 };
 
 static atomic_int terms, bad_reason, inits, errors;

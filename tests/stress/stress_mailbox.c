@@ -17,7 +17,6 @@
 
 #include "support.h"
 
-
 #define PRODUCERS 8
 #define RECEIVERS 4
 #define LIMIT 64

@@ -13,7 +13,6 @@
 
 #include "support.h"
 
-
 #define STALL_S 10.0
 
 static uint64_t rounds;

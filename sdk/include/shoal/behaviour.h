@@ -23,7 +23,7 @@ extern "C" {
 #define SHOAL_DEFER 1
 
 typedef struct shoal_behaviour_s {
-    const char *name; /* for logs and inspection */
+    const char *name;  /* for logs and inspection */
     size_t state_size; /* bytes of per-actor state, zeroed; 0 = none (state is NULL) */
 
     /* Runs first, before any message, with the args given at spawn (the
@@ -38,8 +38,7 @@ typedef struct shoal_behaviour_s {
      * 0 to answer now; return SHOAL_DEFER to answer later with shoal_reply();
      * any other value ends the actor. Without handle_call, every call is
      * answered with status SHOAL_ENOTSUP. */
-    int (*handle_call)(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg,
-                       shoal_reply_t *reply);
+    int (*handle_call)(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg, shoal_reply_t *reply);
 
     /* Runs last, with the exit reason (0 normal, SHOAL_ESHUTDOWN when
      * stopped, SHOAL_EPANIC after a panic, or what a callback returned).

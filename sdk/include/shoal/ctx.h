@@ -42,8 +42,8 @@ SHOAL_API int shoal_send_owned(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, 
 /* As shoal_send, into the receiver's system mailbox: handled before any
  * ordinary message, never refused as full (no limit), seen with
  * SHOAL_MSG_PRIORITY. For control traffic. */
-SHOAL_API int shoal_send_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type,
-                                  const void *data, size_t size);
+SHOAL_API int shoal_send_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const void *data,
+                                  size_t size);
 
 /* Calls `to` asynchronously: sends a CALL and returns at once with *ref set.
  * Exactly one of these arrives later as a message carrying that ref: a
@@ -60,8 +60,7 @@ SHOAL_API int shoal_inspect(shoal_ctx_t *ctx, shoal_pid_t pid, uint64_t timeout_
                             shoal_ref_t *ref);
 
 /* Builds the immediate answer inside handle_call: copies `size` bytes. */
-SHOAL_API int shoal_reply_set(shoal_reply_t *reply, uint32_t type, const void *data,
-                              size_t size);
+SHOAL_API int shoal_reply_set(shoal_reply_t *reply, uint32_t type, const void *data, size_t size);
 
 /* Inside handle_call: answer with an error status instead (the caller sees a
  * REPLY with status = err). */
@@ -76,9 +75,8 @@ SHOAL_API int shoal_reply(shoal_ctx_t *ctx, shoal_pid_t to, shoal_ref_t ref, uin
 /* Sends a copy of the message to `to` after delay_ms, through the runtime's
  * timer. *timer (may be NULL) identifies it for shoal_cancel_timer. A
  * delivery refused at expiry (full, gone) is counted, not retried. */
-SHOAL_API int shoal_send_after(shoal_ctx_t *ctx, shoal_pid_t to, uint64_t delay_ms,
-                               uint32_t type, const void *data, size_t size,
-                               shoal_timer_t *timer);
+SHOAL_API int shoal_send_after(shoal_ctx_t *ctx, shoal_pid_t to, uint64_t delay_ms, uint32_t type,
+                               const void *data, size_t size, shoal_timer_t *timer);
 
 /* As shoal_send_after, into the receiver's system mailbox: never refused
  * as full, seen with SHOAL_MSG_PRIORITY. For periodic ticks that must not be

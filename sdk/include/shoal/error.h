@@ -18,7 +18,7 @@ extern "C" {
     X(EINVAL, 1, "invalid argument")                                                               \
     X(ENOMEM, 2, "out of memory")                                                                  \
     X(EFULL, 3, "mailbox full")                                                                    \
-    X(EBUSY, 4, "every worker of the pool is busy")                                               \
+    X(EBUSY, 4, "every worker of the pool is busy")                                                \
     X(ENOPROC, 5, "no such actor")                                                                 \
     X(ETIMEDOUT, 6, "timed out")                                                                   \
     X(ESTOPPED, 7, "runtime is stopping")                                                          \

@@ -38,15 +38,15 @@ typedef enum shoal_msg_kind_e {
  * belong to the runtime and are valid only until the handler returns; copy
  * what you need to keep. New fields are only ever appended. */
 typedef struct shoal_msg_s {
-    uint32_t type;         /* application type id (REPLY: the reply's type) */
-    uint32_t kind;         /* shoal_msg_kind_t */
-    const void *data;      /* payload, NULL when size == 0; 8-byte aligned */
-    size_t size;           /* payload bytes */
-    shoal_pid_t from;      /* sender, SHOAL_PID_NONE from outside any actor */
-    shoal_ref_t ref;       /* CALL: reply to this; REPLY/TIMEOUT: your call's ref */
-    int status;            /* REPLY: 0 or the callee's error; TIMEOUT: SHOAL_ETIMEDOUT;
-                              EXIT: the child's exit reason (0 = normal) */
-    uint32_t flags;        /* SHOAL_MSG_PRIORITY */
+    uint32_t type;    /* application type id (REPLY: the reply's type) */
+    uint32_t kind;    /* shoal_msg_kind_t */
+    const void *data; /* payload, NULL when size == 0; 8-byte aligned */
+    size_t size;      /* payload bytes */
+    shoal_pid_t from; /* sender, SHOAL_PID_NONE from outside any actor */
+    shoal_ref_t ref;  /* CALL: reply to this; REPLY/TIMEOUT: your call's ref */
+    int status;       /* REPLY: 0 or the callee's error; TIMEOUT: SHOAL_ETIMEDOUT;
+                         EXIT: the child's exit reason (0 = normal) */
+    uint32_t flags;   /* SHOAL_MSG_PRIORITY */
 } shoal_msg_t;
 
 /* Releases a heap payload handed over with shoal_send_owned(). */

@@ -41,9 +41,9 @@ extern "C" {
 #define SHOAL_NOTE_TYPE 0x53484f41u /* "SHOA" */
 
 typedef struct shoal_plugin_s {
-    uint16_t abi_major; /* SHOAL_ABI_MAJOR the plugin was built with */
-    uint16_t abi_minor; /* SHOAL_ABI_MINOR the plugin was built with */
-    uint32_t size;      /* sizeof(shoal_plugin_t) the plugin was built with */
+    uint16_t abi_major;  /* SHOAL_ABI_MAJOR the plugin was built with */
+    uint16_t abi_minor;  /* SHOAL_ABI_MINOR the plugin was built with */
+    uint32_t size;       /* sizeof(shoal_plugin_t) the plugin was built with */
     const char *name;    /* the plugin's name: [a-z0-9_-]+ */
     const char *version; /* free-form, e.g. "1.2.0" */
     /* NULL-terminated list of behaviours; names unique within the plugin */
@@ -74,8 +74,10 @@ typedef struct shoal_plugin_note_s {
         uint32_t namesz, descsz, type;                                                             \
         char name[8];                                                                              \
         shoal_plugin_note_t desc;                                                                  \
-    } shoal__plugin_note = {sizeof(SHOAL_NOTE_NAME), sizeof(shoal_plugin_note_t),                   \
-                            SHOAL_NOTE_TYPE, SHOAL_NOTE_NAME,                                      \
+    } shoal__plugin_note = {sizeof(SHOAL_NOTE_NAME),                                               \
+                            sizeof(shoal_plugin_note_t),                                           \
+                            SHOAL_NOTE_TYPE,                                                       \
+                            SHOAL_NOTE_NAME,                                                       \
                             {SHOAL_ABI_MAJOR, SHOAL_ABI_MINOR, sizeof(shoal_plugin_t)}};           \
     SHOAL_API const shoal_plugin_t shoal_plugin = {.abi_major = SHOAL_ABI_MAJOR,                   \
                                                    .abi_minor = SHOAL_ABI_MINOR,                   \
