@@ -22,11 +22,24 @@ struct shoal_worker_s;
 #define SHOAL_SLOT_CACHE 64u /* free actor slots kept per thread */
 
 /* One counter per shoal_runtime_stats_t field that threads produce. */
-#define SHOAL_TSTATS_MAP(X)                                                                        \
-    X(actors_spawned)                                                                              \
-    X(actors_ended) X(msgs_sent) X(msgs_refused) X(msgs_noproc) X(msgs_handled) X(msgs_dropped)    \
-        X(timer_refused) X(replies_late) X(turns) X(steals) X(parks) X(wakes) X(env_slabs)         \
-            X(heap_payloads)
+/* clang-format off: one counter per line */
+#define SHOAL_TSTATS_MAP(X) \
+    X(actors_spawned) \
+    X(actors_ended) \
+    X(msgs_sent) \
+    X(msgs_refused) \
+    X(msgs_noproc) \
+    X(msgs_handled) \
+    X(msgs_dropped) \
+    X(timer_refused) \
+    X(replies_late) \
+    X(turns) \
+    X(steals) \
+    X(parks) \
+    X(wakes) \
+    X(env_slabs) \
+    X(heap_payloads)
+/* clang-format on */
 
 typedef struct shoal_tstats_s {
 #define SHOAL__TSTAT_FIELD(name) _Atomic uint64_t name;
