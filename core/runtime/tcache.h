@@ -22,7 +22,8 @@ struct shoal_worker_s;
 #define SHOAL_SLOT_CACHE 64u /* free actor slots kept per thread */
 
 /* One counter per shoal_runtime_stats_t field that threads produce. */
-/* clang-format off: one counter per line */
+/* One counter per line. */
+/* clang-format off */
 #define SHOAL_TSTATS_MAP(X) \
     X(actors_spawned) \
     X(actors_ended) \
