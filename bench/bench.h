@@ -90,6 +90,16 @@ int bench_init(bench_t *b, const char *workload);
  * b->count / acc / dropped and then posts b->done. */
 int bench_spawn_collector(bench_t *b, uint64_t expected, shoal_pid_t *pid);
 
+/* A worker (W1, W4): processes MSG_WORK and reports to `collector` after
+ * `dones` MSG_DONE markers. args must outlive the worker's init. */
+typedef struct bench_worker_args_s {
+    shoal_pid_t collector;
+    unsigned dones;
+} bench_worker_args_t;
+
+int bench_spawn_worker(bench_t *b, const bench_worker_args_t *args, uint32_t mailbox_limit,
+                       shoal_pid_t *pid);
+
 /* From a producer whose send met SHOAL_EFULL: ends its turn (shoal_yield)
  * and gets MSG_CONT back in a later one. */
 int bench_yield(shoal_ctx_t *ctx);

@@ -152,6 +152,56 @@ int bench_spawn_collector(bench_t *b, uint64_t expected, shoal_pid_t *pid)
     return shoal_runtime_spawn(b->rt, &collector_behaviour, &args, NULL, pid);
 }
 
+/* ---- the worker (W1, W4) ------------------------------------------------ */
+
+typedef struct worker_s {
+    uint64_t count;
+    uint32_t acc;
+    unsigned dones; /* MSG_DONEs heard */
+    const bench_worker_args_t *args;
+} worker_t;
+
+static int worker_init(shoal_ctx_t *ctx, void *state, const void *args)
+{
+    (void)ctx;
+    ((worker_t *)state)->args = args;
+    return 0;
+}
+
+/* MSG_WORK: process (xs50, count, acc). After args->dones MSG_DONEs: report
+ * (count, acc) to the collector and exit. */
+static int worker_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    worker_t *s = state;
+    if (msg->type == MSG_WORK) {
+        uint64_t v;
+        memcpy(&v, msg->data, sizeof v);
+        s->count++;
+        s->acc ^= xs50(v);
+    } else if (msg->type == MSG_DONE && ++s->dones == s->args->dones) {
+        bench_report_t r = {.count = s->count, .acc = s->acc, .dropped = 0};
+        int rc = shoal_send(ctx, s->args->collector, MSG_REPORT, &r, sizeof r);
+        if (rc != SHOAL_OK)
+            shoal_panic(ctx, "report: %s", shoal_strerror(rc));
+        shoal_exit(ctx, 0);
+    }
+    return 0;
+}
+
+static const shoal_behaviour_t worker_behaviour = {
+    .name = "bench.worker",
+    .state_size = sizeof(worker_t),
+    .init = worker_init,
+    .handle_message = worker_handle,
+};
+
+int bench_spawn_worker(bench_t *b, const bench_worker_args_t *args, uint32_t mailbox_limit,
+                       shoal_pid_t *pid)
+{
+    shoal_spawn_opts_t o = {.mailbox_limit = mailbox_limit};
+    return shoal_runtime_spawn(b->rt, &worker_behaviour, args, &o, pid);
+}
+
 /* ---- yielding ----------------------------------------------------------- */
 
 int bench_send_done(shoal_ctx_t *ctx, const shoal_pid_t *workers, uint64_t n, uint64_t *sent)

@@ -19,15 +19,9 @@ typedef struct w1_cfg_s {
     uint64_t n;
     unsigned w;
     unsigned chunk;
-    shoal_pid_t collector;
+    bench_worker_args_t worker; /* collector, dones */
     shoal_pid_t *workers;
 } w1_cfg_t;
-
-typedef struct w1_worker_s {
-    uint64_t count;
-    uint32_t acc;
-    shoal_pid_t collector;
-} w1_worker_t;
 
 typedef struct w1_producer_s {
     const w1_cfg_t *cfg;
@@ -36,37 +30,6 @@ typedef struct w1_producer_s {
     uint64_t done_sent; /* MSG_DONEs sent so far */
     uint64_t full;      /* SHOAL_EFULL seen (each ends a turn) */
 } w1_producer_t;
-
-static int worker_init(shoal_ctx_t *ctx, void *state, const void *args)
-{
-    (void)ctx;
-    ((w1_worker_t *)state)->collector = ((const w1_cfg_t *)args)->collector;
-    return 0;
-}
-
-static int worker_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
-{
-    w1_worker_t *s = state;
-    if (msg->type == MSG_WORK) {
-        uint64_t v = *(const uint64_t *)msg->data;
-        s->count++;
-        s->acc ^= xs50(v);
-    } else if (msg->type == MSG_DONE) {
-        bench_report_t r = {.count = s->count, .acc = s->acc, .dropped = 0};
-        int rc = shoal_send(ctx, s->collector, MSG_REPORT, &r, sizeof r);
-        if (rc != SHOAL_OK)
-            shoal_panic(ctx, "report: %s", shoal_strerror(rc));
-        shoal_exit(ctx, 0);
-    }
-    return 0;
-}
-
-static const shoal_behaviour_t worker_behaviour = {
-    .name = "w1.worker",
-    .state_size = sizeof(w1_worker_t),
-    .init = worker_init,
-    .handle_message = worker_handle,
-};
 
 static int producer_init(shoal_ctx_t *ctx, void *state, const void *args)
 {
@@ -134,11 +97,12 @@ int bench_w1(int argc, char **argv)
         cfg.chunk = 1;
     cfg.workers = malloc(w * sizeof *cfg.workers);
     uint32_t limit = (uint32_t)bench_env_ulong("SHOAL_BENCH_W1_MAILBOX", 1024);
-    shoal_spawn_opts_t wopts = {.mailbox_limit = limit};
+    cfg.worker.dones = 1; /* one producer */
     shoal_pid_t producer;
-    int rc = cfg.workers == NULL ? SHOAL_ENOMEM : bench_spawn_collector(&b, w, &cfg.collector);
+    int rc =
+        cfg.workers == NULL ? SHOAL_ENOMEM : bench_spawn_collector(&b, w, &cfg.worker.collector);
     for (uint64_t j = 0; j < w && rc == SHOAL_OK; j++)
-        rc = shoal_runtime_spawn(b.rt, &worker_behaviour, &cfg, &wopts, &cfg.workers[j]);
+        rc = bench_spawn_worker(&b, &cfg.worker, limit, &cfg.workers[j]);
     if (rc == SHOAL_OK)
         rc = shoal_runtime_spawn(b.rt, &producer_behaviour, &cfg, NULL, &producer);
     if (rc != SHOAL_OK) {

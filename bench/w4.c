@@ -29,7 +29,7 @@ typedef struct w4_cfg_s {
     uint64_t n;
     int drop;
     unsigned chunk;
-    shoal_pid_t collector;
+    bench_worker_args_t worker; /* collector, dones */
     shoal_pid_t workers[W4_WORKERS];
 } w4_cfg_t;
 
@@ -46,44 +46,6 @@ typedef struct w4_producer_s {
     uint64_t full; /* block: turns ended by SHOAL_EFULL */
     uint64_t done_sent;
 } w4_producer_t;
-
-typedef struct w4_worker_s {
-    uint64_t count;
-    uint32_t acc;
-    unsigned dones;
-    shoal_pid_t collector;
-} w4_worker_t;
-
-static int worker_init(shoal_ctx_t *ctx, void *state, const void *args)
-{
-    (void)ctx;
-    ((w4_worker_t *)state)->collector = ((const w4_cfg_t *)args)->collector;
-    return 0;
-}
-
-static int worker_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
-{
-    w4_worker_t *s = state;
-    if (msg->type == MSG_WORK) {
-        uint64_t v = *(const uint64_t *)msg->data;
-        s->count++;
-        s->acc ^= xs50(v);
-    } else if (msg->type == MSG_DONE && ++s->dones == W4_PRODUCERS) {
-        bench_report_t r = {.count = s->count, .acc = s->acc, .dropped = 0};
-        int rc = shoal_send(ctx, s->collector, MSG_REPORT, &r, sizeof r);
-        if (rc != SHOAL_OK)
-            shoal_panic(ctx, "report: %s", shoal_strerror(rc));
-        shoal_exit(ctx, 0);
-    }
-    return 0;
-}
-
-static const shoal_behaviour_t worker_behaviour = {
-    .name = "w4.worker",
-    .state_size = sizeof(w4_worker_t),
-    .init = worker_init,
-    .handle_message = worker_handle,
-};
 
 static int producer_init(shoal_ctx_t *ctx, void *state, const void *args)
 {
@@ -126,7 +88,7 @@ static int producer_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg
         rc = bench_send_done(ctx, cfg->workers, W4_WORKERS, &s->done_sent);
         if (s->done_sent == W4_WORKERS) {
             bench_report_t r = {.count = 0, .acc = 0, .dropped = s->dropped};
-            rc = shoal_send(ctx, cfg->collector, MSG_REPORT, &r, sizeof r);
+            rc = shoal_send(ctx, cfg->worker.collector, MSG_REPORT, &r, sizeof r);
             if (rc != SHOAL_OK)
                 shoal_panic(ctx, "report: %s", shoal_strerror(rc));
             fprintf(stderr,
@@ -171,11 +133,11 @@ int bench_w4(int argc, char **argv)
     cfg.chunk = (unsigned)bench_env_ulong("SHOAL_BENCH_CHUNK", 64);
     if (cfg.chunk == 0)
         cfg.chunk = 1;
-    shoal_spawn_opts_t wopts = {.mailbox_limit = W4_CAP};
+    cfg.worker.dones = W4_PRODUCERS; /* a MSG_DONE from each producer */
     shoal_pid_t producers[W4_PRODUCERS];
-    int rc = bench_spawn_collector(&b, W4_WORKERS + W4_PRODUCERS, &cfg.collector);
+    int rc = bench_spawn_collector(&b, W4_WORKERS + W4_PRODUCERS, &cfg.worker.collector);
     for (unsigned j = 0; j < W4_WORKERS && rc == SHOAL_OK; j++)
-        rc = shoal_runtime_spawn(b.rt, &worker_behaviour, &cfg, &wopts, &cfg.workers[j]);
+        rc = bench_spawn_worker(&b, &cfg.worker, W4_CAP, &cfg.workers[j]);
     for (unsigned p = 0; p < W4_PRODUCERS && rc == SHOAL_OK; p++) {
         pargs[p].cfg = &cfg;
         pargs[p].p = p;

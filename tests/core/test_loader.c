@@ -229,47 +229,6 @@ static shoal_runtime_t *runtime(void)
     return rt;
 }
 
-/* The EXIT notices the recorder heard, in order. */
-#define MAX_EXITS 16
-static _Atomic unsigned nexits;
-static _Atomic shoal_pid_t exit_from[MAX_EXITS];
-static _Atomic int exit_status[MAX_EXITS];
-
-static int recorder_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
-{
-    (void)ctx;
-    (void)state;
-    if (msg->kind == SHOAL_MSG_EXIT) {
-        unsigned i = atomic_load(&nexits);
-        if (i < MAX_EXITS) {
-            atomic_store(&exit_from[i], msg->from);
-            atomic_store(&exit_status[i], msg->status);
-        }
-        atomic_store(&nexits, i + 1); /* published after the slot */
-    }
-    return 0;
-}
-
-static const shoal_behaviour_t recorder = {.name = "recorder", .handle_message = recorder_message};
-
-static shoal_pid_t recorder_spawn(shoal_runtime_t *rt)
-{
-    atomic_store(&nexits, 0);
-    shoal_pid_t p = SHOAL_PID_NONE;
-    CU_ASSERT_EQUAL(shoal_runtime_spawn(rt, &recorder, NULL, NULL, &p), SHOAL_OK);
-    return p;
-}
-
-static bool wait_exits(unsigned n, double timeout_s)
-{
-    double end = shoal_test_now() + timeout_s;
-    while (atomic_load(&nexits) < n && shoal_test_now() < end) {
-        struct timespec ts = {0, 500000};
-        nanosleep(&ts, NULL);
-    }
-    return atomic_load(&nexits) >= n;
-}
-
 static uint64_t live_actors(shoal_runtime_t *rt)
 {
     shoal_runtime_stats_t st;
@@ -664,7 +623,7 @@ static void test_actors_keep_module_mapped(void)
     CU_ASSERT_EQUAL_FATAL(shoal__module_load(L, path, &m, &err), SHOAL_OK);
     shoal_runtime_t *rt = runtime();
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-    shoal_pid_t parent = recorder_spawn(rt);
+    shoal_pid_t parent = shoal_test_recorder_spawn(rt);
     shoal_node_t *args = NULL;
     CU_ASSERT_EQUAL_FATAL(shoal__node_parse("pool.yaml", "start: 5\n", 9, &args, &err), SHOAL_OK);
 
@@ -696,9 +655,9 @@ static void test_actors_keep_module_mapped(void)
     CU_ASSERT(mapped(path));
 
     CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, a), SHOAL_OK);
-    CU_ASSERT_FATAL(wait_exits(1, 10.0));
-    CU_ASSERT_EQUAL(atomic_load(&exit_from[0]), a);
-    CU_ASSERT_EQUAL(atomic_load(&exit_status[0]), SHOAL_ESHUTDOWN);
+    CU_ASSERT_FATAL(shoal_test_wait_exits(1, 10.0));
+    CU_ASSERT_EQUAL(shoal_test_exit_from(0), a);
+    CU_ASSERT_EQUAL(shoal_test_exit_status(0), SHOAL_ESHUTDOWN);
     /* One actor left: still mapped, however long we wait. */
     struct timespec ts = {0, 50000000};
     nanosleep(&ts, NULL);
@@ -711,9 +670,9 @@ static void test_actors_keep_module_mapped(void)
     shoal_answer_release(&ans);
 
     CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, b), SHOAL_OK);
-    CU_ASSERT_FATAL(wait_exits(2, 10.0));
-    CU_ASSERT_EQUAL(atomic_load(&exit_from[1]), b);
-    CU_ASSERT_EQUAL(atomic_load(&exit_status[1]), SHOAL_ESHUTDOWN);
+    CU_ASSERT_FATAL(shoal_test_wait_exits(2, 10.0));
+    CU_ASSERT_EQUAL(shoal_test_exit_from(1), b);
+    CU_ASSERT_EQUAL(shoal_test_exit_status(1), SHOAL_ESHUTDOWN);
     CU_ASSERT(wait_unmapped(path, 10.0));
     CU_ASSERT_EQUAL(shoal__loader_count(L), 0);
     CU_ASSERT_EQUAL(good_log_count("init"), 1);
@@ -855,7 +814,7 @@ static void test_handler_error(void)
     CU_ASSERT_EQUAL_FATAL(shoal__module_load(L, path, &m, &err), SHOAL_OK);
     shoal_runtime_t *rt = runtime();
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-    shoal_pid_t parent = recorder_spawn(rt), pid = SHOAL_PID_NONE;
+    shoal_pid_t parent = shoal_test_recorder_spawn(rt), pid = SHOAL_PID_NONE;
     CU_ASSERT_EQUAL_FATAL(
         shoal__module_spawn(rt, m, parent, shoal__module_behaviour(m, "fail"), NULL, 0, &pid),
         SHOAL_OK);
@@ -868,13 +827,13 @@ static void test_handler_error(void)
     shoal__module_release(m); /* only the actor holds it now */
     /* ...a message makes handle_message return 77: the actor ends with it. */
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, pid, 5, NULL, 0), SHOAL_OK);
-    CU_ASSERT_FATAL(wait_exits(1, 10.0));
-    CU_ASSERT_EQUAL(atomic_load(&exit_from[0]), pid);
-    CU_ASSERT_EQUAL(atomic_load(&exit_status[0]), 77);
+    CU_ASSERT_FATAL(shoal_test_wait_exits(1, 10.0));
+    CU_ASSERT_EQUAL(shoal_test_exit_from(0), pid);
+    CU_ASSERT_EQUAL(shoal_test_exit_status(0), 77);
     CU_ASSERT(wait_unmapped(path, 10.0));
     CU_ASSERT(shoal_test_log_has("fail: ended: unknown error (77)"));
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, pid, 5, NULL, 0), SHOAL_ENOPROC);
-    CU_ASSERT_EQUAL(atomic_load(&nexits), 1);
+    CU_ASSERT_EQUAL(shoal_test_exits(), 1);
     CU_ASSERT_EQUAL(shoal__loader_count(L), 0);
     shoal_runtime_destroy(rt);
     shoal__loader_destroy(L);
@@ -892,14 +851,14 @@ static void test_handler_panic(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(beh);
     shoal_runtime_t *rt = runtime();
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-    shoal_pid_t parent = recorder_spawn(rt), a = SHOAL_PID_NONE, b = SHOAL_PID_NONE;
+    shoal_pid_t parent = shoal_test_recorder_spawn(rt), a = SHOAL_PID_NONE, b = SHOAL_PID_NONE;
 
     /* A message: handle_message panics, the actor ends with SHOAL_EPANIC. */
     CU_ASSERT_EQUAL_FATAL(shoal__module_spawn(rt, m, parent, beh, NULL, 0, &a), SHOAL_OK);
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, a, 9, NULL, 0), SHOAL_OK);
-    CU_ASSERT_FATAL(wait_exits(1, 10.0));
-    CU_ASSERT_EQUAL(atomic_load(&exit_from[0]), a);
-    CU_ASSERT_EQUAL(atomic_load(&exit_status[0]), SHOAL_EPANIC);
+    CU_ASSERT_FATAL(shoal_test_wait_exits(1, 10.0));
+    CU_ASSERT_EQUAL(shoal_test_exit_from(0), a);
+    CU_ASSERT_EQUAL(shoal_test_exit_status(0), SHOAL_EPANIC);
     CU_ASSERT(shoal_test_log_has("panic: panic: fixture panic on message type 9"));
 
     /* A call: handle_call panics; the caller gets SHOAL_EPANIC as status. */
@@ -910,9 +869,9 @@ static void test_handler_panic(void)
     CU_ASSERT_EQUAL(shoal_runtime_call(rt, b, 3, NULL, 0, 10000, &ans), SHOAL_OK);
     CU_ASSERT_EQUAL(ans.status, SHOAL_EPANIC);
     shoal_answer_release(&ans);
-    CU_ASSERT_FATAL(wait_exits(2, 10.0));
-    CU_ASSERT_EQUAL(atomic_load(&exit_from[1]), b);
-    CU_ASSERT_EQUAL(atomic_load(&exit_status[1]), SHOAL_EPANIC);
+    CU_ASSERT_FATAL(shoal_test_wait_exits(2, 10.0));
+    CU_ASSERT_EQUAL(shoal_test_exit_from(1), b);
+    CU_ASSERT_EQUAL(shoal_test_exit_status(1), SHOAL_EPANIC);
     CU_ASSERT(shoal_test_log_has("panic: panic: fixture panic on call type 3"));
     CU_ASSERT(wait_unmapped(path, 10.0));
     CU_ASSERT_EQUAL(shoal__loader_count(L), 0);

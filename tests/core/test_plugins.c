@@ -131,51 +131,12 @@ static void done(shoal_runtime_t *rt)
 
 /* ---- the parent: records how its children end --------------------------------------- */
 
-#define MAX_EXITS 64
-static _Atomic unsigned nexits;
-static _Atomic shoal_pid_t exit_from[MAX_EXITS];
-static _Atomic int exit_status[MAX_EXITS];
-
-static int parent_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
-{
-    (void)ctx;
-    (void)state;
-    if (msg->kind == SHOAL_MSG_EXIT) {
-        unsigned i = atomic_load(&nexits);
-        if (i < MAX_EXITS) {
-            atomic_store(&exit_from[i], msg->from);
-            atomic_store(&exit_status[i], msg->status);
-        }
-        atomic_store(&nexits, i + 1); /* published after the slot */
-    }
-    return 0;
-}
-
-static const shoal_behaviour_t parent = {.name = "parent", .handle_message = parent_message};
-
-static int find_exit(shoal_pid_t pid)
-{
-    unsigned n = atomic_load(&nexits);
-    for (unsigned i = 0; i < n && i < MAX_EXITS; i++)
-        if (atomic_load(&exit_from[i]) == pid)
-            return atomic_load(&exit_status[i]);
-    return 12345;
-}
-
-/* The reason pid ended with, once its parent heard; 12345 if it did not. */
-static int wait_exit(shoal_pid_t pid)
-{
-    SHOAL_TEST_WAIT_UNTIL(find_exit(pid) != 12345, 10.0);
-    return find_exit(pid);
-}
-
 static shoal_runtime_t *runtime(void)
 {
-    atomic_store(&nexits, 0);
     shoal_runtime_t *rt = shoal_test_runtime_logged(2, SHOAL_LOG_INFO);
     CU_ASSERT_PTR_NOT_NULL(rt);
     if (rt != NULL)
-        CU_ASSERT_EQUAL(shoal_runtime_spawn(rt, &parent, NULL, NULL, &parent_pid), SHOAL_OK);
+        parent_pid = shoal_test_recorder_spawn(rt);
     return rt;
 }
 
@@ -255,7 +216,7 @@ static void bad_args(shoal_runtime_t *rt, const char *plugin, const char *args, 
                      const char *message)
 {
     shoal_pid_t pid = spawn(rt, plugin, args, 64);
-    CU_ASSERT_EQUAL(wait_exit(pid), reason);
+    CU_ASSERT_EQUAL(shoal_test_wait_exit(pid, 10.0), reason);
     char line[700];
     snprintf(line, sizeof line, "> %s: %s\n", plugin, message);
     shoal_test_assert_logged(line);
@@ -425,15 +386,15 @@ static void burn_checksum(void)
     CU_ASSERT_EQUAL(st.rounds, 50);
 
     /* A call: the 4-byte result under the request's type, and counted. */
-    uint64_t v = 12345;
+    uint64_t v = SHOAL_TEST_NO_EXIT;
     uint32_t r = 0, type = 0;
     int status = 0;
     CU_ASSERT_EQUAL(call(rt, burn, 77, &v, sizeof v, &r, sizeof r, &type, &status), 4);
     CU_ASSERT_EQUAL(type, 77);
-    CU_ASSERT_EQUAL(r, xs(12345, 50));
+    CU_ASSERT_EQUAL(r, xs(SHOAL_TEST_NO_EXIT, 50));
     char info[128];
     snprintf(info, sizeof info, "{\"count\":%llu,\"acc\":%u,\"rounds\":50}",
-             (unsigned long long)n + 1, (unsigned)(xs50_checksum(n) ^ xs(12345, 50)));
+             (unsigned long long)n + 1, (unsigned)(xs50_checksum(n) ^ xs(SHOAL_TEST_NO_EXIT, 50)));
     inspect_is(rt, burn, "burn", "null", info);
 
     /* A short payload: v is the count so far. rounds: 0 leaves v + 1. */
@@ -525,9 +486,9 @@ static void crash_on_the_kth(void)
     inspect_is(rt, c, "crash", "64", "{\"messages\":2,\"calls\":0,\"every\":3,\"until_crash\":1}");
     inspect_is(rt, c, "crash", "64", /* nor is inspect */
                "{\"messages\":2,\"calls\":0,\"every\":3,\"until_crash\":1}");
-    CU_ASSERT_EQUAL(find_exit(c), 12345);
+    CU_ASSERT_EQUAL(shoal_test_exit_of(c), SHOAL_TEST_NO_EXIT);
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, c, 5, NULL, 0), SHOAL_OK);
-    CU_ASSERT_EQUAL(wait_exit(c), SHOAL_EPANIC);
+    CU_ASSERT_EQUAL(shoal_test_wait_exit(c, 10.0), SHOAL_EPANIC);
     shoal_test_assert_logged("> crash: panic: crash: message 3 (every 3)\n");
 
     /* fail, every 2, with calls: the first answered, the second fails. */
@@ -539,12 +500,12 @@ static void crash_on_the_kth(void)
     CU_ASSERT_EQUAL(type, 11);
     CU_ASSERT_EQUAL(call(rt, c, 11, NULL, 0, NULL, 0, NULL, &status), -1);
     CU_ASSERT_EQUAL(status, SHOAL_EFAILED);
-    CU_ASSERT_EQUAL(wait_exit(c), SHOAL_EFAILED);
+    CU_ASSERT_EQUAL(shoal_test_wait_exit(c, 10.0), SHOAL_EFAILED);
 
     /* exit, every 1 (quoted mode): the first message ends it. */
     c = spawn(rt, "crash", "every: 1\nmode: \"exit\"\n", 64);
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, c, 5, NULL, 0), SHOAL_OK);
-    CU_ASSERT_EQUAL(wait_exit(c), SHOAL_EFAILED);
+    CU_ASSERT_EQUAL(shoal_test_wait_exit(c, 10.0), SHOAL_EFAILED);
 
     /* The default: every 10, panic. */
     c = spawn(rt, "crash", NULL, 64);
@@ -618,7 +579,7 @@ static void sink_reports_on_priority_ticks(void)
     inspect_is(rt, q, "sink", "1", "{\"messages\":0,\"bytes\":0}"); /* init has run */
     uint64_t refused0 = shoal_test_stats(rt).timer_refused;
     CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, q), SHOAL_OK);
-    CU_ASSERT_EQUAL(wait_exit(q), SHOAL_ESHUTDOWN);
+    CU_ASSERT_EQUAL(shoal_test_wait_exit(q, 10.0), SHOAL_ESHUTDOWN);
     struct timespec ts = {0, 250 * 1000000L};
     nanosleep(&ts, NULL);
     CU_ASSERT_EQUAL(shoal_test_stats(rt).timer_refused, refused0);
@@ -656,12 +617,12 @@ static void loadgen_delivers_exactly(void)
                "\"in_flight\":0,\"throttled\":0,\"behind\":0,\"done\":1}");
     shoal_test_assert_logged(
         "> loadgen: done: 500 sent, 0 full, 0 busy, 0 noproc, 0 replies, 0 timeouts\n");
-    CU_ASSERT_EQUAL(find_exit(g), 12345); /* done: idle stays */
+    CU_ASSERT_EQUAL(shoal_test_exit_of(g), SHOAL_TEST_NO_EXIT); /* done: idle stays */
 
     /* At a rate, on its priority ticks, then done: exit ends it normally. */
     g = spawn(rt, "loadgen",
               "target: plugins-sink\nrate: 5000\ncount: 100\ntick: 5ms\ndone: exit\n", 4);
-    CU_ASSERT_EQUAL(wait_exit(g), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_test_wait_exit(g, 10.0), SHOAL_OK);
     SHOAL_TEST_WAIT_UNTIL((stats(rt, s, &st, sizeof st), st.messages >= 600), 10.0);
     CU_ASSERT_EQUAL(st.messages, 600);
 

@@ -500,19 +500,8 @@ static void concurrent_foreign_wakers(void)
     shoal_runtime_destroy(rt);
 }
 
-/* Sanitizer runtimes start a helper thread of their own on the first
- * pthread_create; start it now, so thread-count baselines include it. */
-static void *noop_thread(void *arg) { return arg; }
-static void warm_up_threads(void)
-{
-    pthread_t t;
-    if (pthread_create(&t, NULL, noop_thread, NULL) == 0)
-        pthread_join(t, NULL);
-}
-
 int main(void)
 {
-    warm_up_threads();
     static const shoal_test_case_t cases[] = {
         {"owner check detects a second owner", owner_check_detects_a_second_owner},
         {"no actor runs on two threads", no_actor_runs_on_two_threads},

@@ -259,19 +259,8 @@ static void create_destroy_under_load(void)
     CU_ASSERT_EQUAL(shoal_test_thread_count(), base);
 }
 
-/* Sanitizer runtimes start a helper thread of their own on the first
- * pthread_create; start it now, so thread-count baselines include it. */
-static void *noop_thread(void *arg) { return arg; }
-static void warm_up_threads(void)
-{
-    pthread_t t;
-    if (pthread_create(&t, NULL, noop_thread, NULL) == 0)
-        pthread_join(t, NULL);
-}
-
 int main(void)
 {
-    warm_up_threads();
     static const shoal_test_case_t cases[] = {
         {"create and destroy 1,000 runtimes under load", create_destroy_under_load},
         {NULL, NULL},

@@ -8,8 +8,13 @@
 #include <string.h>
 #include <time.h>
 
+static void *noop_thread(void *arg) { return arg; }
+
 int shoal_test_run(const char *suite, const shoal_test_case_t *cases)
 {
+    pthread_t t; /* see support.h: the sanitizer's helper thread */
+    if (pthread_create(&t, NULL, noop_thread, NULL) == 0)
+        pthread_join(t, NULL);
     if (CU_initialize_registry() != CUE_SUCCESS)
         return 2;
     CU_pSuite s = CU_add_suite(suite, NULL, NULL);
@@ -148,4 +153,67 @@ void shoal_test_assert_logged(const char *what)
         fprintf(stderr, "\n    not in the log: %s\n    the log:\n%s", what, log_text);
         pthread_mutex_unlock(&log_lock);
     }
+}
+
+#define MAX_EXITS 64
+static _Atomic unsigned nexits;
+static _Atomic shoal_pid_t exit_from[MAX_EXITS];
+static _Atomic int exit_status[MAX_EXITS];
+
+static int recorder_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    if (msg->kind == SHOAL_MSG_EXIT) {
+        unsigned i = atomic_load(&nexits);
+        if (i < MAX_EXITS) {
+            atomic_store(&exit_from[i], msg->from);
+            atomic_store(&exit_status[i], msg->status);
+        }
+        atomic_store(&nexits, i + 1); /* published after the slot */
+    }
+    return 0;
+}
+
+static const shoal_behaviour_t recorder = {.name = "recorder", .handle_message = recorder_message};
+
+shoal_pid_t shoal_test_recorder_spawn(shoal_runtime_t *rt)
+{
+    atomic_store(&nexits, 0);
+    shoal_pid_t p = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL(shoal_runtime_spawn(rt, &recorder, NULL, NULL, &p), SHOAL_OK);
+    return p;
+}
+
+unsigned shoal_test_exits(void) { return atomic_load(&nexits); }
+
+shoal_pid_t shoal_test_exit_from(unsigned i)
+{
+    return i < MAX_EXITS ? atomic_load(&exit_from[i]) : SHOAL_PID_NONE;
+}
+
+int shoal_test_exit_status(unsigned i)
+{
+    return i < MAX_EXITS ? atomic_load(&exit_status[i]) : SHOAL_TEST_NO_EXIT;
+}
+
+int shoal_test_exit_of(shoal_pid_t pid)
+{
+    unsigned n = atomic_load(&nexits);
+    for (unsigned i = 0; i < n && i < MAX_EXITS; i++)
+        if (atomic_load(&exit_from[i]) == pid)
+            return atomic_load(&exit_status[i]);
+    return SHOAL_TEST_NO_EXIT;
+}
+
+int shoal_test_wait_exit(shoal_pid_t pid, double seconds)
+{
+    SHOAL_TEST_WAIT_UNTIL(shoal_test_exit_of(pid) != SHOAL_TEST_NO_EXIT, seconds);
+    return shoal_test_exit_of(pid);
+}
+
+bool shoal_test_wait_exits(unsigned n, double seconds)
+{
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&nexits) >= n, seconds);
+    return atomic_load(&nexits) >= n;
 }

@@ -16,7 +16,9 @@ typedef struct shoal_test_case_s {
 } shoal_test_case_t;
 
 /* Runs one suite of cases (terminated by {NULL, NULL}); returns the process
- * exit status: 0 when every assertion passed. */
+ * exit status: 0 when every assertion passed. It first starts and joins one
+ * thread: a sanitizer runtime starts a helper thread of its own on the first
+ * pthread_create, and thread-count baselines must include it. */
 int shoal_test_run(const char *suite, const shoal_test_case_t *cases);
 
 /* Seconds on the monotonic clock. */
@@ -35,6 +37,20 @@ bool shoal_test_log_has(const char *what);
 
 /* CU_ASSERT that the kept log contains `what`; prints the log if not. */
 void shoal_test_assert_logged(const char *what);
+
+/* A parent that records the SHOAL_MSG_EXIT notices it hears, in order. One
+ * recorder at a time: spawning one clears the record. */
+shoal_pid_t shoal_test_recorder_spawn(shoal_runtime_t *rt);
+unsigned shoal_test_exits(void);              /* notices heard so far */
+shoal_pid_t shoal_test_exit_from(unsigned i); /* the child of notice i */
+int shoal_test_exit_status(unsigned i);       /* its exit reason */
+/* The reason pid ended with, as heard; SHOAL_TEST_NO_EXIT if not (yet). */
+#define SHOAL_TEST_NO_EXIT 12345
+int shoal_test_exit_of(shoal_pid_t pid);
+/* The same, waiting up to `seconds` for the notice. */
+int shoal_test_wait_exit(shoal_pid_t pid, double seconds);
+/* Waits until n notices were heard; whether they were. */
+bool shoal_test_wait_exits(unsigned n, double seconds);
 
 /* Number of threads of this process (from /proc/self/status). */
 int shoal_test_thread_count(void);
