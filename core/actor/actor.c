@@ -22,6 +22,8 @@
 #include "actor/call.h"
 #include "actor/ctx.h"
 #include "actor/send.h"
+#include "pool/pool.h"
+#include "runtime/qsbr.h"
 #include "runtime/runtime.h"
 #include "sched/futex.h"
 #include "sched/worker.h"
@@ -65,15 +67,28 @@ int shoal__actor_spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t pare
                        const shoal_behaviour_t *beh, const void *args, uint32_t limit,
                        uint32_t kind, const shoal_actor_hold_t *hold, shoal_pid_t *pid)
 {
+    shoal_spawn_t s = {
+        .parent = parent, .beh = beh, .args = args, .limit = limit, .kind = kind, .hold = hold};
+    return shoal__actor_spawn_as(rt, tc, &s, pid);
+}
+
+int shoal__actor_spawn_as(shoal_runtime_t *rt, shoal_tcache_t *tc, const shoal_spawn_t *s,
+                          shoal_pid_t *pid)
+{
+    shoal_pid_t parent = s->parent;
+    const shoal_behaviour_t *beh = s->beh;
+    const void *args = s->args;
+    uint32_t limit = s->limit, kind = s->kind;
+    const shoal_actor_hold_t *hold = s->hold;
     if (tc == NULL)
         return SHOAL_ENOMEM;
-    if (kind == SHOAL_ACTOR_PLAIN && (beh == NULL || beh->handle_message == NULL))
+    if (kind != SHOAL_ACTOR_WAITER && (beh == NULL || beh->handle_message == NULL))
         return SHOAL_EINVAL;
     if (limit == SHOAL_MAILBOX_UNBOUNDED)
         limit = 0;
     else if (limit > SHOAL_MAILBOX_MAX)
         return SHOAL_EINVAL;
-    if (atomic_load_explicit(&rt->stopping, memory_order_acquire) && kind == SHOAL_ACTOR_PLAIN)
+    if (atomic_load_explicit(&rt->stopping, memory_order_acquire) && kind != SHOAL_ACTOR_WAITER)
         return SHOAL_ESTOPPED;
 
     uint32_t slot;
@@ -87,10 +102,11 @@ int shoal__actor_spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t pare
     shoal_env_t *init = NULL;
     if (beh != NULL && beh->state_size != 0 && (state = calloc(1, beh->state_size)) == NULL)
         goto fail;
-    if (parent != SHOAL_PID_NONE || hold != NULL) {
+    if (parent != SHOAL_PID_NONE || hold != NULL || s->member_of != NULL) {
         if ((ext = calloc(1, sizeof *ext)) == NULL)
             goto fail;
         ext->parent = parent;
+        ext->member_of = s->member_of;
         if (hold != NULL)
             ext->hold = *hold;
     }
@@ -114,6 +130,11 @@ int shoal__actor_spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t pare
     atomic_store_explicit(&a->kind, kind, memory_order_relaxed);
     atomic_store_explicit(&a->owner, 0, memory_order_relaxed);
     atomic_store_explicit(&a->sched, SHOAL_SCHED_IDLE, memory_order_relaxed);
+    if (s->pool != NULL)
+        s->pool->pid = shoal__pid_make(gen, slot);
+    /* release: pairs with the acquire load in shoal__pool_forward (whose
+     * check of pool->pid needs the store above). */
+    atomic_store_explicit(&a->pool, s->pool, memory_order_release);
     /* release: a sender whose reservation succeeds sees the record set up. */
     uint64_t base = (uint64_t)gen << SHOAL_RSV_GEN_SHIFT | SHOAL_RSV_ALIVE;
     atomic_store_explicit(&a->sys_rsv, base | shoal__rsv_count(sw), memory_order_release);
@@ -196,7 +217,7 @@ static int call_handler(struct shoal_ctx_s *ctx, shoal_env_t *e, unsigned kind, 
     return ctx->b->beh->handle_message(ctx, ctx->b->state, &msg);
 }
 
-static void handle_call(struct shoal_ctx_s *ctx, shoal_env_t *e)
+static bool handle_call(struct shoal_ctx_s *ctx, shoal_env_t *e)
 {
     struct shoal_reply_s reply = {.tc = ctx->tc, .env = NULL, .status = 0};
     const shoal_behaviour_t *beh = ctx->b->beh;
@@ -217,7 +238,7 @@ static void handle_call(struct shoal_ctx_s *ctx, shoal_env_t *e)
     }
     if (rc == SHOAL_DEFER) {
         shoal__reply_discard(&reply);
-        return;
+        return true;
     }
     if (rc != SHOAL_OK) {
         shoal__reply_discard(&reply);
@@ -225,12 +246,29 @@ static void handle_call(struct shoal_ctx_s *ctx, shoal_env_t *e)
         shoal__ctx_fail(ctx, rc);
     }
     shoal__reply_send(ctx->rt, ctx->tc, ctx->self, e->from, shoal__env_ref(e), &reply);
+    return rc == SHOAL_OK;
 }
 
-static void handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
+/* True for a message from the user mailbox (not sent with priority). */
+static bool is_user(const shoal_env_t *e)
+{
+    unsigned kind = shoal__env_kind(e);
+    return (kind == SHOAL_MSG_CAST || kind == SHOAL_MSG_CALL) &&
+           !(shoal__env_flags(e) & SHOAL_ENV_PRIORITY);
+}
+
+/* Handles one envelope; false if a callback failed on it. */
+static bool handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
 {
     unsigned kind = shoal__env_kind(e);
     int rc = SHOAL_OK;
+    bool failed = false;
+    if (ctx->is_pool && is_user(e)) {
+        /* A worker's hand-back, or a send that raced a spawn (send.c):
+         * the pool places it on a worker. */
+        shoal__pool_take_hand_back(ctx, e);
+        return true;
+    }
     ctx->cur = e;
     ctx->error[0] = '\0'; /* shoal_ctx_error is per callback */
     switch (kind) {
@@ -238,7 +276,7 @@ static void handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
         rc = call_handler(ctx, e, kind, 0);
         break;
     case SHOAL_MSG_CALL:
-        handle_call(ctx, e);
+        failed = !handle_call(ctx, e);
         break;
     case SHOAL_MSG_REPLY:
     case SHOAL_MSG_TIMEOUT:
@@ -269,14 +307,26 @@ static void handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
     case SHOAL_ENV_INSPECT:
         rc = shoal__inspect_answer(ctx, e);
         break;
+    case SHOAL_ENV_RETIRE:
+        if (ctx->is_pool)
+            shoal__pool_retire(ctx);
+        else if (ctx->b->ext != NULL)
+            ctx->b->ext->retiring = true;
+        break;
+    case SHOAL_ENV_LIMIT:
+        atomic_store_explicit(&ctx->a->limit, e->type, memory_order_relaxed);
+        break;
     default:
         break;
     }
-    if (rc != SHOAL_OK)
+    if (rc != SHOAL_OK) {
         shoal__ctx_fail(ctx, rc);
+        failed = true;
+    }
     SHOAL_STAT_ADD(ctx->tc, msgs_handled, 1);
     shoal__env_drop_payload(e);
     ctx->cur = NULL;
+    return !failed;
 }
 
 /* Pops the next user message inside a turn. The pop count that senders
@@ -313,6 +363,25 @@ static void publish_deq(struct shoal_ctx_s *ctx)
     }
 }
 
+/* A pool worker's message: counted for its pool, and one in 16 timed (the
+ * sender stamped it, forward.c). */
+static void handle_for_pool(struct shoal_ctx_s *ctx, shoal_env_t *e)
+{
+    bool sampled = (shoal__env_flags(e) & SHOAL_ENV_STAMP) != 0;
+    uint64_t start = 0, sent = 0;
+    if (sampled) {
+        sent = *shoal__env_stamp(e);
+        start = shoal__now_ns();
+    }
+    bool user = is_user(e);
+    bool ok = handle(ctx, e);
+    if (!user)
+        return;
+    uint64_t end = sampled ? shoal__now_ns() : 0;
+    shoal__pool_count(ctx->tc, ctx->pool, !ok, start > sent ? start - sent : 0, end - start,
+                      sampled);
+}
+
 /* The body of a turn. Locals here are not used after a panic unwinds. */
 static void run_messages(struct shoal_ctx_s *ctx)
 {
@@ -332,12 +401,23 @@ static void run_messages(struct shoal_ctx_s *ctx)
         if (budget == 0)
             return;
         e = pop_user(ctx);
-        if (e == NULL)
+        if (e == NULL) {
+            /* A retiring pool worker ends once it has popped the final
+             * count of its closed mailbox (pool.c retires it). */
+            shoal_actor_ext_t *x = ctx->b->ext;
+            if (x != NULL && x->retiring &&
+                shoal__rsv_count(atomic_load_explicit(&a->user_rsv, memory_order_relaxed)) ==
+                    ctx->deq)
+                shoal__ctx_fail(ctx, SHOAL_OK);
             return;
+        }
         if (budget != ctx->rt->throughput) /* a second message in this turn */
             shoal__sched_share(ctx->w);
         budget--;
-        handle(ctx, e);
+        if (ctx->pool != NULL)
+            handle_for_pool(ctx, e);
+        else
+            handle(ctx, e);
         if (ctx->exiting || ctx->yield)
             return;
     }
@@ -374,8 +454,7 @@ static void end_turn(shoal_worker_t *w, shoal_actor_t *a, shoal_actor_back_t *b)
     }
 }
 
-/* An envelope left in a mailbox of an actor that ended. */
-static void dead_letter(struct shoal_ctx_s *ctx, shoal_env_t *e)
+void shoal__dead_letter(struct shoal_ctx_s *ctx, shoal_env_t *e)
 {
     switch (shoal__env_kind(e)) {
     case SHOAL_MSG_CALL:
@@ -413,7 +492,10 @@ static void drain(struct shoal_ctx_s *ctx, bool sys, uint32_t fin)
                 sched_yield();
             continue;
         }
-        dead_letter(ctx, e);
+        /* A pool worker's queued work goes back to its pool. */
+        if (ctx->pool != NULL && !sys && is_user(e) && shoal__pool_hand_back(ctx, e))
+            continue;
+        shoal__dead_letter(ctx, e);
     }
 }
 
@@ -427,6 +509,8 @@ static void actor_end(struct shoal_ctx_s *ctx)
         b->beh->terminate(ctx, b->state, reason);
     }
     ctx->in_terminate = true;
+    if (ctx->is_pool)
+        shoal__pool_ended(ctx);
     uint32_t ufin = shoal__rsv_close(&ctx->a->user_rsv);
     uint32_t sfin = shoal__rsv_close(&ctx->a->sys_rsv);
     drain(ctx, true, sfin);
@@ -442,10 +526,14 @@ static void actor_end(struct shoal_ctx_s *ctx)
                                (uint32_t)reason);
     }
     if (reason != SHOAL_OK && reason != SHOAL_ESHUTDOWN)
-        shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, b->beh->name, "ended: %s (%d)",
+        shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, ctx->name, "ended: %s (%d)",
                    shoal_strerror(reason), reason);
     SHOAL_STAT_ADD(ctx->tc, actors_ended, 1);
+    shoal_pool_t *member_of = ext != NULL ? ext->member_of : NULL;
     shoal__actor_release(ctx->rt, ctx->tc, ctx->a);
+    /* After the release: its pool may end with this reference. */
+    if (member_of != NULL)
+        shoal__pool_unref(ctx->rt, member_of);
 }
 
 /* After shoal_panic unwound to shoal__actor_run. */
@@ -461,6 +549,8 @@ static void after_panic(struct shoal_ctx_s *ctx)
         }
         if (shoal__env_kind(e) == SHOAL_ENV_INIT)
             ctx->init_failed = true;
+        if (ctx->pool != NULL && is_user(e))
+            shoal__pool_count(ctx->tc, ctx->pool, true, 0, 0, false);
         shoal__env_drop_payload(e);
         ctx->cur = NULL;
     }
@@ -481,6 +571,15 @@ void shoal__actor_run(shoal_worker_t *w, shoal_actor_t *a)
     ctx->init_failed = false;
     ctx->in_terminate = false;
     ctx->yield = false;
+    /* A nested pool's own actor is a member of its parent pool, but it
+     * handles no work: only leaf workers count for their pools. */
+    ctx->is_pool = atomic_load_explicit(&a->kind, memory_order_relaxed) == SHOAL_ACTOR_POOL;
+    ctx->pool = ctx->b->ext != NULL && !ctx->is_pool ? ctx->b->ext->member_of : NULL;
+    ctx->name = ctx->b->beh->name;
+    if (ctx->pool != NULL)
+        ctx->name = ctx->pool->label;
+    else if (ctx->is_pool)
+        ctx->name = atomic_load_explicit(&a->pool, memory_order_relaxed)->name;
     ctx->deq = atomic_load_explicit(&ctx->b->user_deq, memory_order_relaxed);
     ctx->unpublished = 0;
     uint32_t limit = atomic_load_explicit(&a->limit, memory_order_relaxed);
@@ -501,4 +600,5 @@ void shoal__actor_run(shoal_worker_t *w, shoal_actor_t *a)
         actor_end(ctx);
     else
         end_turn(w, a, ctx->b);
+    shoal__qsbr_exit(&w->tc); /* if a forward opened a region (qsbr.h) */
 }

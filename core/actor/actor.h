@@ -46,7 +46,13 @@ enum {
     SHOAL_SCHED_FREE = 3
 };
 
-enum { SHOAL_ACTOR_PLAIN = 0, SHOAL_ACTOR_WAITER = 1 /* a thread blocked in a call */ };
+enum {
+    SHOAL_ACTOR_PLAIN = 0,
+    SHOAL_ACTOR_WAITER = 1, /* a thread blocked in a call */
+    SHOAL_ACTOR_POOL = 2,   /* user sends are forwarded to a worker (pool/forward.c) */
+};
+
+struct shoal_pool_s;
 
 typedef struct shoal_actor_s {
     _Atomic uint64_t user_rsv; /* gen | ALIVE | count (mailbox.h) */
@@ -58,7 +64,9 @@ typedef struct shoal_actor_s {
     _Atomic uint32_t limit; /* 0 = unbounded */
     _Atomic uint32_t owner; /* debug checks: running worker id + 1, else 0 */
     _Atomic uint32_t kind;  /* SHOAL_ACTOR_*; set at spawn */
-    uint64_t reserved_;
+    /* kind POOL: its record, for senders (pool/forward.c); set [release]
+     * at spawn before the actor is published, cleared when it ends. */
+    _Atomic(struct shoal_pool_s *) pool;
 } shoal_actor_t;
 
 _Static_assert(sizeof(shoal_actor_t) == 64, "the sender-side record is one cache line");
@@ -84,6 +92,8 @@ typedef struct shoal_actor_ext_s {
     uint32_t nchildren, children_cap;
     shoal_pending_call_t *calls;
     uint32_t ncalls, calls_cap;
+    struct shoal_pool_s *member_of; /* a pool's worker: that pool (holds a reference) */
+    bool retiring;                  /* removed from its pool: end when the mailbox is empty */
 } shoal_actor_ext_t;
 
 typedef struct shoal_actor_back_s {
@@ -112,9 +122,24 @@ static inline uint32_t shoal__pid_gen(shoal_pid_t pid) { return (uint32_t)(pid >
 struct shoal_tcache_s;
 struct shoal_worker_s;
 
-/* Spawns; parent may be SHOAL_PID_NONE, hold NULL. See shoal_runtime_spawn.
- * On success the actor owns the hold (released when it ends); on error the
- * caller still does. */
+/* What to spawn. parent may be SHOAL_PID_NONE, hold NULL. */
+typedef struct shoal_spawn_s {
+    shoal_pid_t parent;
+    const shoal_behaviour_t *beh;
+    const void *args;
+    uint32_t limit; /* SHOAL_MAILBOX_UNBOUNDED or 1 .. SHOAL_MAILBOX_MAX */
+    uint32_t kind;
+    const shoal_actor_hold_t *hold;
+    struct shoal_pool_s *pool;      /* kind POOL: the record it runs */
+    struct shoal_pool_s *member_of; /* a pool worker: its pool (the reference passes to it) */
+} shoal_spawn_t;
+
+/* Spawns. See shoal_runtime_spawn. On success the actor owns the hold
+ * (released when it ends) and the member_of reference; on error the caller
+ * still does. */
+int shoal__actor_spawn_as(shoal_runtime_t *rt, struct shoal_tcache_s *tc, const shoal_spawn_t *s,
+                          shoal_pid_t *pid);
+/* The same, for the common case. */
 int shoal__actor_spawn(shoal_runtime_t *rt, struct shoal_tcache_s *tc, shoal_pid_t parent,
                        const shoal_behaviour_t *beh, const void *args, uint32_t limit,
                        uint32_t kind, const shoal_actor_hold_t *hold, shoal_pid_t *pid);

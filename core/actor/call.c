@@ -117,11 +117,13 @@ void shoal__reply_send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from
 static int request_async(shoal_ctx_t *ctx, shoal_pid_t to, unsigned kind, bool sys, uint32_t type,
                          const void *data, size_t size, uint64_t timeout_ms, shoal_ref_t *ref)
 {
+    /* A CALL in the system mailbox was sent with priority. */
+    unsigned flags = sys && kind == SHOAL_MSG_CALL ? SHOAL_ENV_PRIORITY : 0;
     if ((size != 0 && data == NULL) || size > UINT32_MAX || ref == NULL)
         return SHOAL_EINVAL;
     shoal_ref_t r = shoal__ref_next(ctx->rt);
     shoal_timer_t timer = 0;
-    shoal_env_t *e = shoal__env_new(ctx->tc, kind, 0, ctx->self, r, type, data, size);
+    shoal_env_t *e = shoal__env_new(ctx->tc, kind, flags, ctx->self, r, type, data, size);
     if (e == NULL)
         return SHOAL_ENOMEM;
     int rc = pending_add(ctx, r, 0);
@@ -142,7 +144,7 @@ static int request_async(shoal_ctx_t *ctx, shoal_pid_t to, unsigned kind, bool s
     }
     rc = shoal__deliver(ctx->rt, ctx->tc, to, e, sys);
     if (rc != SHOAL_OK) {
-        SHOAL_STAT_ADD(ctx->tc, msgs_refused, rc == SHOAL_EFULL);
+        SHOAL_STAT_ADD(ctx->tc, msgs_refused, rc == SHOAL_EFULL || rc == SHOAL_EBUSY);
         SHOAL_STAT_ADD(ctx->tc, msgs_noproc, rc == SHOAL_ENOPROC);
         shoal__call_settle(ctx, r, false); /* also cancels the timer */
         goto fail;
@@ -161,6 +163,12 @@ SHOAL_API int shoal_call(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const 
                          size_t size, uint64_t timeout_ms, shoal_ref_t *ref)
 {
     return request_async(ctx, to, SHOAL_MSG_CALL, false, type, data, size, timeout_ms, ref);
+}
+
+SHOAL_API int shoal_call_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const void *data,
+                                  size_t size, uint64_t timeout_ms, shoal_ref_t *ref)
+{
+    return request_async(ctx, to, SHOAL_MSG_CALL, true, type, data, size, timeout_ms, ref);
 }
 
 SHOAL_API int shoal_inspect(shoal_ctx_t *ctx, shoal_pid_t pid, uint64_t timeout_ms,
@@ -232,6 +240,13 @@ SHOAL_API int shoal_runtime_call(shoal_runtime_t *rt, shoal_pid_t to, uint32_t t
     return request_blocking(rt, to, SHOAL_MSG_CALL, false, type, data, size, timeout_ms, answer);
 }
 
+SHOAL_API int shoal_runtime_call_priority(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
+                                          const void *data, size_t size, uint64_t timeout_ms,
+                                          shoal_answer_t *answer)
+{
+    return request_blocking(rt, to, SHOAL_MSG_CALL, true, type, data, size, timeout_ms, answer);
+}
+
 SHOAL_API int shoal_runtime_inspect(shoal_runtime_t *rt, shoal_pid_t pid, uint64_t timeout_ms,
                                     shoal_answer_t *answer)
 {
@@ -256,7 +271,8 @@ static int request_blocking(shoal_runtime_t *rt, shoal_pid_t to, unsigned kind, 
     shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(self));
     shoal_actor_back_t *b = shoal__actor_back(rt, a);
     shoal_ref_t ref = shoal__ref_next(rt);
-    shoal_env_t *e = shoal__env_new(tc, kind, 0, self, ref, type, data, size);
+    unsigned flags = sys && kind == SHOAL_MSG_CALL ? SHOAL_ENV_PRIORITY : 0;
+    shoal_env_t *e = shoal__env_new(tc, kind, flags, self, ref, type, data, size);
     if (e == NULL) {
         waiter_end(rt, tc, a);
         return SHOAL_ENOMEM;
@@ -265,7 +281,7 @@ static int request_blocking(shoal_runtime_t *rt, shoal_pid_t to, unsigned kind, 
     rc = shoal__deliver(rt, tc, to, e, sys);
     if (rc != SHOAL_OK) {
         shoal__env_free(tc, e);
-        SHOAL_STAT_ADD(tc, msgs_refused, rc == SHOAL_EFULL);
+        SHOAL_STAT_ADD(tc, msgs_refused, rc == SHOAL_EFULL || rc == SHOAL_EBUSY);
         SHOAL_STAT_ADD(tc, msgs_noproc, rc == SHOAL_ENOPROC);
         waiter_end(rt, tc, a);
         return rc;
@@ -279,15 +295,12 @@ static int request_blocking(shoal_runtime_t *rt, shoal_pid_t to, unsigned kind, 
         while ((r = shoal__actor_pop(tc, a, true)) != NULL) {
             if (shoal__env_kind(r) == SHOAL_MSG_REPLY && shoal__env_ref(r) == ref) {
                 /* Move it out of the mailbox: the queue keeps its node. */
-                shoal_env_t *keep = shoal__env_alloc(tc);
+                shoal_env_t *keep = shoal__env_move(tc, r);
                 if (keep == NULL) {
                     shoal__env_drop_payload(r);
                     rc = SHOAL_ENOMEM;
                     goto done;
                 }
-                memcpy(keep, r, sizeof *keep);
-                r->meta &= ~(uint64_t)SHOAL_ENV_HEAP;
-                r->size = 0;
                 bool err = (shoal__env_flags(keep) & SHOAL_ENV_STATUS) != 0;
                 answer->type = err ? 0 : keep->type;
                 answer->status = err ? (int)keep->type : SHOAL_OK;

@@ -25,6 +25,11 @@ void shoal__reply_discard(struct shoal_reply_s *reply);
 int shoal__inspect_answer(struct shoal_ctx_s *ctx, shoal_env_t *req);
 
 /* Children bookkeeping (ctx.c). */
+int shoal__children_add(struct shoal_ctx_s *ctx, shoal_pid_t child);
 void shoal__children_remove(struct shoal_ctx_s *ctx, shoal_pid_t child);
+/* An envelope that can no longer be handled (its receiver ends): a call is
+ * answered with SHOAL_ENOPROC, a message counted as dropped; the payload is
+ * released, the envelope itself is the caller's (actor.c). */
+void shoal__dead_letter(struct shoal_ctx_s *ctx, shoal_env_t *e);
 
 #endif

@@ -14,7 +14,7 @@ SHOAL_API shoal_pid_t shoal_self(const shoal_ctx_t *ctx) { return ctx->self; }
 
 SHOAL_API shoal_runtime_t *shoal_ctx_runtime(const shoal_ctx_t *ctx) { return ctx->rt; }
 
-static int children_add(struct shoal_ctx_s *ctx, shoal_pid_t child)
+int shoal__children_add(struct shoal_ctx_s *ctx, shoal_pid_t child)
 {
     shoal_actor_ext_t *x = ctx->b->ext;
     if (x == NULL && (x = ctx->b->ext = calloc(1, sizeof *x)) == NULL)
@@ -56,7 +56,7 @@ SHOAL_API int shoal_spawn(shoal_ctx_t *ctx, const shoal_behaviour_t *behaviour, 
                                 SHOAL_ACTOR_PLAIN, NULL, pid);
     if (rc != SHOAL_OK)
         return rc;
-    if (children_add(ctx, *pid) != SHOAL_OK) {
+    if (shoal__children_add(ctx, *pid) != SHOAL_OK) {
         /* Cannot track it, so it must not outlive us untracked. */
         shoal__send_system(ctx->rt, ctx->tc, *pid, SHOAL_ENV_STOP, ctx->self,
                            (uint32_t)SHOAL_ESHUTDOWN);
@@ -99,8 +99,7 @@ SHOAL_API void shoal_panic(shoal_ctx_t *ctx, const char *fmt, ...)
     char what[512];
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    shoal__log(ctx->rt, SHOAL_LOG_ERROR, ctx->self, ctx->b->beh ? ctx->b->beh->name : NULL,
-               "panic: %s", what);
+    shoal__log(ctx->rt, SHOAL_LOG_ERROR, ctx->self, ctx->name, "panic: %s", what);
     longjmp(ctx->panic, 1);
 }
 
@@ -108,6 +107,6 @@ SHOAL_API void shoal_log(shoal_ctx_t *ctx, int level, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    shoal__vlog(ctx->rt, level, ctx->self, ctx->b->beh ? ctx->b->beh->name : NULL, fmt, ap);
+    shoal__vlog(ctx->rt, level, ctx->self, ctx->name, fmt, ap);
     va_end(ap);
 }

@@ -97,6 +97,17 @@ void shoal__env_drop_payload(shoal_env_t *e)
     }
 }
 
+shoal_env_t *shoal__env_move(shoal_tcache_t *tc, shoal_env_t *e)
+{
+    shoal_env_t *m = shoal__env_alloc(tc);
+    if (m == NULL)
+        return NULL;
+    memcpy(m, e, sizeof *m);
+    e->meta &= ~(uint64_t)SHOAL_ENV_HEAP;
+    e->size = 0;
+    return m;
+}
+
 void shoal__env_free(shoal_tcache_t *tc, shoal_env_t *e)
 {
     shoal__env_drop_payload(e);

@@ -17,6 +17,8 @@ enum {
     SHOAL_ENV_INIT = 16,    /* run init; payload: the args pointer */
     SHOAL_ENV_STOP = 17,    /* end with the reason in `type` */
     SHOAL_ENV_INSPECT = 18, /* answer with the actor's inspection (JSON), like a call */
+    SHOAL_ENV_RETIRE = 19,  /* from its pool: handle what is queued, then end */
+    SHOAL_ENV_LIMIT = 20,   /* from its pool: the user mailbox limit is now `type` */
 };
 
 /* Envelope flags. */
@@ -24,6 +26,8 @@ enum {
     SHOAL_ENV_HEAP = 0x1,     /* payload.heap owns a buffer */
     SHOAL_ENV_PRIORITY = 0x2, /* sent to the system mailbox by a user */
     SHOAL_ENV_STATUS = 0x4,   /* REPLY carrying an error: `type` holds the status */
+    SHOAL_ENV_HANDBACK = 0x8, /* a pool worker's queued message, back to its pool */
+    SHOAL_ENV_STAMP = 0x10,   /* carries its forward time (shoal__env_stamp) */
 };
 
 typedef struct shoal_env_s {
@@ -64,12 +68,26 @@ static inline const void *shoal__env_data(const shoal_env_t *e)
     return (shoal__env_flags(e) & SHOAL_ENV_HEAP) ? e->payload.heap.ptr : e->payload.bytes;
 }
 
+/* Where a forwarded message keeps its send time for the pool's latency
+ * histograms: the last 8 payload bytes, free when the payload is on the heap
+ * or at most 24 bytes. NULL when there is no room. */
+static inline uint64_t *shoal__env_stamp(shoal_env_t *e)
+{
+    if ((shoal__env_flags(e) & SHOAL_ENV_HEAP) || e->size <= SHOAL_INLINE_MAX - 8)
+        return (uint64_t *)(void *)(e->payload.bytes + SHOAL_INLINE_MAX - 8);
+    return NULL;
+}
+
 struct shoal_tcache_s;
 
 /* Allocates an envelope from the calling thread's cache; NULL on ENOMEM. */
 shoal_env_t *shoal__env_alloc(struct shoal_tcache_s *tc);
 /* Releases the payload (if on the heap) and the envelope. */
 void shoal__env_free(struct shoal_tcache_s *tc, shoal_env_t *e);
+/* A copy of e in a fresh envelope that takes over e's heap payload (e no
+ * longer owns it): for moving a message out of a mailbox, whose queue keeps
+ * the popped node. NULL on ENOMEM (e unchanged). */
+shoal_env_t *shoal__env_move(struct shoal_tcache_s *tc, shoal_env_t *e);
 /* Releases only the heap payload, if any (after the handler ran). */
 void shoal__env_drop_payload(shoal_env_t *e);
 

@@ -2,6 +2,7 @@
  * mailbox.h, the schedule word's in actor.h. */
 #include "actor/send.h"
 
+#include "pool/pool.h"
 #include "runtime/runtime.h"
 #include "sched/futex.h"
 #include "sched/worker.h"
@@ -32,6 +33,14 @@ int shoal__deliver(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoa
         return SHOAL_ENOPROC;
     shoal_actor_t *a = shoal__actor_at(rt, slot);
     int rc;
+    /* A pool forwards (the kind is checked again there, with the generation;
+     * a PLAIN read that is stale lands in a pool's own mailbox, and the pool
+     * places it like a handed-back message). */
+    if (!sys && atomic_load_explicit(&a->kind, memory_order_relaxed) == SHOAL_ACTOR_POOL) {
+        rc = shoal__pool_forward(rt, tc, a, to, e);
+        if (rc != SHOAL__NOT_POOL)
+            return rc;
+    }
     if (sys) {
         rc = shoal__rsv_reserve(&a->sys_rsv, shoal__pid_gen(to), 0, NULL);
     } else {
@@ -42,6 +51,20 @@ int shoal__deliver(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoa
     if (rc != SHOAL_OK)
         return rc;
     shoal__mq_push(sys ? &a->sys_tail : &a->user_tail, &e->node);
+    shoal__schedule(rt, tc, a);
+    return SHOAL_OK;
+}
+
+int shoal__deliver_over(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoal_env_t *e)
+{
+    uint32_t slot = shoal__pid_slot(to);
+    if (to == SHOAL_PID_NONE || slot >= rt->max_actors)
+        return SHOAL_ENOPROC;
+    shoal_actor_t *a = shoal__actor_at(rt, slot);
+    int rc = shoal__rsv_reserve(&a->user_rsv, shoal__pid_gen(to), 0, NULL);
+    if (rc != SHOAL_OK)
+        return rc;
+    shoal__mq_push(&a->user_tail, &e->node);
     shoal__schedule(rt, tc, a);
     return SHOAL_OK;
 }
@@ -88,7 +111,7 @@ int shoal__send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal
     if (data_owned != NULL) /* ownership stays with the caller */
         e->meta &= ~(uint64_t)SHOAL_ENV_HEAP;
     shoal__env_free(tc, e);
-    if (rc == SHOAL_EFULL)
+    if (rc == SHOAL_EFULL || rc == SHOAL_EBUSY)
         SHOAL_STAT_ADD(tc, msgs_refused, 1);
     else if (rc == SHOAL_ENOPROC)
         SHOAL_STAT_ADD(tc, msgs_noproc, 1);

@@ -13,6 +13,9 @@
 int shoal__deliver(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoal_env_t *e,
                    bool sys);
 
+/* As shoal__deliver into the user mailbox, ignoring its limit: a pool
+ * placing messages a dead worker handed back (pool/pool.c). */
+int shoal__deliver_over(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoal_env_t *e);
 /* Moves a from IDLE to SCHEDULED if it is idle, and pushes it (or wakes the
  * thread waiting on it). */
 void shoal__schedule(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a);

@@ -14,6 +14,7 @@
 
 #include "actor/send.h"
 #include "actor/timer.h"
+#include "pool/pool.h"
 #include "sched/futex.h"
 #include "sched/worker.h"
 
@@ -57,6 +58,7 @@ SHOAL_API int shoal_runtime_create(shoal_runtime_t **out, const shoal_runtime_op
     rt->log_fn = opts->log_fn;
     rt->log_user = opts->log_user;
     pthread_mutex_init(&rt->env_lock, NULL);
+    pthread_mutex_init(&rt->pool_lock, NULL);
     shoal__names_init(rt);
 
     int rc = shoal__slots_init(rt);
@@ -84,6 +86,7 @@ fail_inject:
 fail_slots:
     shoal__names_fini(rt);
     shoal__envs_fini(rt);
+    pthread_mutex_destroy(&rt->pool_lock);
     pthread_mutex_destroy(&rt->env_lock);
     free(rt);
     return rc;
@@ -102,8 +105,11 @@ static void stop_all(shoal_runtime_t *rt)
     for (uint32_t slot = 0; slot < used && tc != NULL; slot++) {
         shoal_actor_t *a = shoal__actor_at(rt, slot);
         uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_acquire);
-        if (!shoal__rsv_alive(w) ||
-            atomic_load_explicit(&a->kind, memory_order_relaxed) != SHOAL_ACTOR_PLAIN)
+        /* The system mailbox: a retiring pool worker or a draining pool has
+         * closed its user mailbox and still lives. */
+        uint64_t sw = atomic_load_explicit(&a->sys_rsv, memory_order_acquire);
+        if (!shoal__rsv_alive(sw) || shoal__rsv_gen(sw) != shoal__rsv_gen(w) ||
+            atomic_load_explicit(&a->kind, memory_order_relaxed) == SHOAL_ACTOR_WAITER)
             continue;
         shoal__send_system(rt, tc, shoal__pid_make(shoal__rsv_gen(w), slot), SHOAL_ENV_STOP,
                            SHOAL_PID_NONE, (uint32_t)SHOAL_ESHUTDOWN);
@@ -122,12 +128,14 @@ SHOAL_API void shoal_runtime_destroy(shoal_runtime_t *rt)
     stop_all(rt);
     shoal__timers_stop(rt);
     shoal__workers_join(rt);
+    shoal__pool_limbo_collect(rt, true); /* no thread reads records now */
     shoal__workers_free(rt);
     shoal__tcache_key_fini(rt);
     shoal__inject_fini(&rt->global);
     shoal__slots_fini(rt);
     shoal__envs_fini(rt);
     shoal__names_fini(rt);
+    pthread_mutex_destroy(&rt->pool_lock);
     pthread_mutex_destroy(&rt->env_lock);
     pthread_mutex_destroy(&rt->slots_lock);
     free(rt);

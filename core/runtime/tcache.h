@@ -11,6 +11,7 @@
 #define SHOAL_RUNTIME_TCACHE_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "shoal/types.h"
@@ -54,6 +55,14 @@ typedef struct shoal_tstats_s {
                           atomic_load_explicit(&(tc)->stats.field, memory_order_relaxed) + (n),    \
                           memory_order_relaxed)
 
+/* Where this thread sends next in a pool it forwards to (pool/forward.c):
+ * a small direct-mapped cache keyed by the pool record. */
+#define SHOAL_POOL_CURSORS 8u
+typedef struct shoal_pool_cursor_s {
+    const struct shoal_pool_s *pool;
+    uint32_t next;
+} shoal_pool_cursor_t;
+
 typedef struct shoal_tcache_s {
     shoal_runtime_t *rt;
     struct shoal_worker_s *worker; /* NULL: not a dispatcher thread */
@@ -62,6 +71,11 @@ typedef struct shoal_tcache_s {
     uint32_t nslots;
     uint32_t slots[SHOAL_SLOT_CACHE];
     shoal_tstats_t stats;
+    /* pool forwarding (runtime/qsbr.h, pool/forward.c) */
+    _Atomic uint64_t qs; /* odd while inside a read-side region */
+    bool in_region;
+    uint32_t pool_sample; /* counts forwards; every 16th is timed */
+    shoal_pool_cursor_t cursors[SHOAL_POOL_CURSORS];
     struct shoal_tcache_s *next, *prev; /* the runtime's list of foreign caches */
 } shoal_tcache_t;
 

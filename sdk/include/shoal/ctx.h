@@ -52,6 +52,13 @@ SHOAL_API int shoal_send_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t typ
 SHOAL_API int shoal_call(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const void *data,
                          size_t size, uint64_t timeout_ms, shoal_ref_t *ref);
 
+/* As shoal_call, with high priority: the CALL goes to the receiver's
+ * system mailbox, is never refused as full and is handled before queued
+ * work. To a pool, it goes to the pool itself, never to a worker: this is
+ * how pool commands (shoal/pool.h) are sent. */
+SHOAL_API int shoal_call_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const void *data,
+                                  size_t size, uint64_t timeout_ms, shoal_ref_t *ref);
+
 /* Inspects another actor asynchronously (shoal/inspect.h): exactly one
  * SHOAL_MSG_REPLY (data: the JSON object, NUL-terminated) or
  * SHOAL_MSG_TIMEOUT arrives later with *ref. The request goes through the

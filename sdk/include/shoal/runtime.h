@@ -95,6 +95,11 @@ SHOAL_API int shoal_runtime_call(shoal_runtime_t *rt, shoal_pid_t to, uint32_t t
                                  const void *data, size_t size, uint64_t timeout_ms,
                                  shoal_answer_t *answer);
 
+/* As shoal_runtime_call, with high priority (see shoal_call_priority). */
+SHOAL_API int shoal_runtime_call_priority(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
+                                          const void *data, size_t size, uint64_t timeout_ms,
+                                          shoal_answer_t *answer);
+
 /* Inspects a live actor (shoal/inspect.h), blocking like shoal_runtime_call,
  * with the same two levels of result: SHOAL_OK and answer->status 0 means
  * answer->data is the JSON object (NUL-terminated, answer->size bytes with

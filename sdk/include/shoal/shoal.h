@@ -7,6 +7,7 @@
 #include "shoal/error.h"
 #include "shoal/inspect.h"
 #include "shoal/message.h"
+#include "shoal/pool.h"
 #include "shoal/runtime.h"
 #include "shoal/types.h"
 

@@ -1,0 +1,149 @@
+/* forward.c - the sender's side of a pool: choosing a worker on the
+ * sender's own thread, and the counts a worker makes for its pool.
+ *
+ * A send to a pool never waits for the pool's actor. The sender reads the
+ * pool's record (pool.h) inside a read-side region (runtime/qsbr.h), starts
+ * at its own cursor in the worker FIFO and offers the envelope to each
+ * worker once: the first that accepts it keeps it, and the cursor moves past
+ * it. A full mailbox (SHOAL_EFULL, or SHOAL_EBUSY from a nested pool) and a
+ * worker that is gone or retiring (SHOAL_ENOPROC) both mean "the next one".
+ * Each sender thread keeps its own cursor per pool, so senders share no
+ * written cache line with each other or with the pool: the only writes are
+ * to the chosen worker's mailbox and to the sender's own counter stripe.
+ */
+#include "pool/pool.h"
+
+#include "actor/send.h"
+#include "runtime/runtime.h"
+#include "sched/futex.h"
+
+/* One forward in 16 carries its send time (shoal__env_stamp). */
+#define SAMPLE_MASK 15u
+
+static shoal_pool_cursor_t *cursor_of(shoal_tcache_t *tc, const shoal_pool_t *p)
+{
+    shoal_pool_cursor_t *c = &tc->cursors[((uintptr_t)p >> 6) & (SHOAL_POOL_CURSORS - 1)];
+    if (c->pool != p) {
+        c->pool = p;
+        c->next = 0;
+    }
+    return c;
+}
+
+int shoal__pool_forward(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *pa, shoal_pid_t to,
+                        shoal_env_t *e)
+{
+    bool opened = !tc->in_region;
+    shoal__qsbr_enter(tc);
+    int rc = SHOAL_ENOPROC;
+    /* acquire: pairs with the release stores of spawn (actor.c): the record
+     * a live generation points at is set up. */
+    uint64_t w = atomic_load_explicit(&pa->user_rsv, memory_order_acquire);
+    /* acquire: the record is initialised before it is published. It may be
+     * a later pool's on this slot (then its pid differs) or one that ended
+     * (in limbo, still readable inside our region). */
+    shoal_pool_t *p = atomic_load_explicit(&pa->pool, memory_order_acquire);
+    if (shoal__rsv_gen(w) != shoal__pid_gen(to) || !shoal__rsv_alive(w))
+        goto out;
+    /* The caller read the kind before it knew the generation: check it now
+     * that the acquire above has shown us that generation's spawn. */
+    if (atomic_load_explicit(&pa->kind, memory_order_relaxed) != SHOAL_ACTOR_POOL) {
+        rc = SHOAL__NOT_POOL;
+        goto out;
+    }
+    if (p == NULL || p->pid != to)
+        goto out;
+    bool shared;
+    shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
+    /* acquire: pairs with the pool actor's release stores of slots then n. */
+    uint32_t n = atomic_load_explicit(&p->nworkers, memory_order_acquire);
+    if (n != 0) {
+        if ((++tc->pool_sample & SAMPLE_MASK) == 0 && !(shoal__env_flags(e) & SHOAL_ENV_STAMP)) {
+            uint64_t *stamp = shoal__env_stamp(e);
+            if (stamp != NULL) {
+                *stamp = shoal__now_ns();
+                e->meta |= SHOAL_ENV_STAMP;
+            }
+        }
+        shoal_pool_cursor_t *c = cursor_of(tc, p);
+        uint32_t i = c->next < n ? c->next : c->next % n;
+        for (uint32_t k = 0; k < n; k++) {
+            /* acquire: see nworkers. */
+            shoal_pid_t wp = atomic_load_explicit(&p->slots[i], memory_order_acquire);
+            if (++i == n)
+                i = 0;
+            if (shoal__deliver(rt, tc, wp, e, false) == SHOAL_OK) {
+                c->next = i;
+                shoal__stripe_add(&st->forwarded, 1, shared);
+                rc = SHOAL_OK;
+                goto out;
+            }
+        }
+    }
+    shoal__stripe_add(&st->unhandled, 1, shared);
+    rc = SHOAL_EBUSY;
+out:
+    /* A worker thread stays in its region until the end of its turn. */
+    if (opened && tc->worker == NULL)
+        shoal__qsbr_exit(tc);
+    return rc;
+}
+
+void shoal__pool_count(shoal_tcache_t *tc, shoal_pool_t *p, bool failed, uint64_t wait_ns,
+                       uint64_t service_ns, bool sampled)
+{
+    unsigned wb = sampled ? shoal__hist_bucket(wait_ns) : 0;
+    unsigned sb = sampled ? shoal__hist_bucket(service_ns) : 0;
+    /* The worker holds a reference on its pool, its pool on its parent. */
+    for (; p != NULL; p = p->parent) {
+        bool shared;
+        shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
+        shoal__stripe_add(failed ? &st->failed : &st->handled, 1, shared);
+        if (!sampled)
+            continue;
+        shoal__stripe_add(&st->samples, 1, shared);
+        if (shared) {
+            atomic_fetch_add_explicit(&st->wait[wb], 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&st->service[sb], 1, memory_order_relaxed);
+        } else {
+            atomic_store_explicit(&st->wait[wb],
+                                  atomic_load_explicit(&st->wait[wb], memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
+            atomic_store_explicit(&st->service[sb],
+                                  atomic_load_explicit(&st->service[sb], memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
+        }
+    }
+}
+
+static void count_dropped(shoal_tcache_t *tc, shoal_pool_t *p)
+{
+    for (; p != NULL; p = p->parent) {
+        bool shared;
+        shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
+        shoal__stripe_add(&st->dropped, 1, shared);
+    }
+}
+
+bool shoal__pool_hand_back(struct shoal_ctx_s *ctx, shoal_env_t *e)
+{
+    shoal_pid_t pool = ctx->b->ext->parent;
+    if (!atomic_load_explicit(&ctx->rt->stopping, memory_order_relaxed)) {
+        shoal_env_t *m = shoal__env_move(ctx->tc, e);
+        if (m != NULL) {
+            m->meta |= SHOAL_ENV_HANDBACK;
+            if (shoal__deliver(ctx->rt, ctx->tc, pool, m, true) == SHOAL_OK)
+                return true;
+            /* The pool is gone: the message stays ours to dead-letter. */
+            e->from = m->from;
+            e->meta = m->meta & ~(uint64_t)SHOAL_ENV_HANDBACK;
+            e->type = m->type;
+            e->size = m->size;
+            e->payload = m->payload;
+            m->meta &= ~(uint64_t)SHOAL_ENV_HEAP;
+            shoal__env_free(ctx->tc, m);
+        }
+    }
+    count_dropped(ctx->tc, ctx->pool);
+    return false;
+}

@@ -1,0 +1,153 @@
+/* record.c - pool records: allocation, the limbo where an ended pool's
+ * record waits out its grace period (runtime/qsbr.h), and summing a
+ * record's counter stripes.
+ */
+#include "pool/pool.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/runtime.h"
+
+shoal_pool_t *shoal__pool_record_new(shoal_runtime_t *rt, uint32_t cap)
+{
+    shoal_pool_t *p = aligned_alloc(64, sizeof *p);
+    if (p == NULL)
+        return NULL;
+    memset(p, 0, sizeof *p);
+    p->nstripes = rt->nthreads + 1;
+    p->cap = cap;
+    p->slots = calloc(cap, sizeof *p->slots);
+    p->stripes = aligned_alloc(64, p->nstripes * sizeof *p->stripes);
+    if (p->slots == NULL || p->stripes == NULL) {
+        free(p->slots);
+        free(p->stripes);
+        free(p);
+        return NULL;
+    }
+    memset(p->stripes, 0, p->nstripes * sizeof *p->stripes);
+    p->rt = rt;
+    return p;
+}
+
+static void record_free(shoal_pool_t *p)
+{
+    shoal__qsbr_snap_free(&p->snap);
+    free(p->nested);
+    free(p->restart_at);
+    free(p->retiring_pids);
+    free(p->waiters);
+    free(p->slots);
+    free(p->stripes);
+    free(p);
+}
+
+void shoal__pool_record_retire(shoal_runtime_t *rt, shoal_pool_t *p)
+{
+    /* The pool's actor cleared its front's pointer and its generation moved
+     * on before its reference went (acq_rel on refs): no new region finds
+     * p. Without memory for a snapshot, wait for every region instead. */
+    if (shoal__qsbr_snapshot(rt, &p->snap) != SHOAL_OK) {
+        shoal_qsbr_snap_t s;
+        while (shoal__qsbr_snapshot(rt, &s) != SHOAL_OK || !shoal__qsbr_passed(rt, &s))
+            shoal__qsbr_snap_free(&s);
+        shoal__qsbr_snap_free(&s);
+        record_free(p);
+        return;
+    }
+    pthread_mutex_lock(&rt->pool_lock);
+    p->limbo_next = rt->pool_limbo;
+    rt->pool_limbo = p;
+    pthread_mutex_unlock(&rt->pool_lock);
+    shoal__pool_limbo_collect(rt, false);
+}
+
+void shoal__pool_limbo_collect(shoal_runtime_t *rt, bool all)
+{
+    shoal_pool_t *done = NULL;
+    pthread_mutex_lock(&rt->pool_lock);
+    for (shoal_pool_t **pp = &rt->pool_limbo; *pp != NULL;) {
+        shoal_pool_t *p = *pp;
+        if (all || shoal__qsbr_passed(rt, &p->snap)) {
+            *pp = p->limbo_next;
+            p->limbo_next = done;
+            done = p;
+        } else {
+            pp = &p->limbo_next;
+        }
+    }
+    pthread_mutex_unlock(&rt->pool_lock);
+    while (done != NULL) {
+        shoal_pool_t *next = done->limbo_next;
+        record_free(done);
+        done = next;
+    }
+}
+
+void shoal__pool_unref(shoal_runtime_t *rt, shoal_pool_t *p)
+{
+    /* acq_rel: the last one out sees every other holder's use of p. */
+    if (atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) == 1)
+        shoal__pool_record_retire(rt, p);
+}
+
+/* ---- counters ----------------------------------------------------------- */
+
+unsigned shoal__hist_bucket(uint64_t ns)
+{
+    if (ns < 4)
+        return (unsigned)ns;
+    unsigned b = 63u - (unsigned)__builtin_clzll(ns); /* >= 2 */
+    unsigned i = (b - 1) * 4 + (unsigned)((ns >> (b - 2)) & 3);
+    return i < SHOAL_HIST_BUCKETS ? i : SHOAL_HIST_BUCKETS - 1;
+}
+
+/* The largest latency bucket i holds. */
+static uint64_t bucket_top(unsigned i)
+{
+    if (i < 4)
+        return i;
+    unsigned b = i / 4 + 1;
+    return ((UINT64_C(5) + i % 4) << (b - 2)) - 1;
+}
+
+static void percentiles(const uint64_t *h, uint64_t out[3])
+{
+    static const unsigned per_mille[3] = {500, 900, 990};
+    uint64_t total = 0;
+    for (unsigned i = 0; i < SHOAL_HIST_BUCKETS; i++)
+        total += h[i];
+    for (unsigned q = 0; q < 3; q++) {
+        out[q] = 0;
+        if (total == 0)
+            continue;
+        uint64_t rank = (total * per_mille[q] + 999) / 1000, seen = 0;
+        for (unsigned i = 0; i < SHOAL_HIST_BUCKETS; i++) {
+            seen += h[i];
+            if (seen >= rank) {
+                out[q] = bucket_top(i);
+                break;
+            }
+        }
+    }
+}
+
+void shoal__pool_sum(const shoal_pool_t *p, shoal_pool_stats_t *st)
+{
+    uint64_t wait[SHOAL_HIST_BUCKETS] = {0}, service[SHOAL_HIST_BUCKETS] = {0};
+    for (uint32_t s = 0; s < p->nstripes; s++) {
+        const shoal_pool_stripe_t *x = &p->stripes[s];
+        st->messages_forwarded += atomic_load_explicit(&x->forwarded, memory_order_relaxed);
+        st->messages_unhandled += atomic_load_explicit(&x->unhandled, memory_order_relaxed);
+        st->messages_handled += atomic_load_explicit(&x->handled, memory_order_relaxed);
+        st->messages_failed += atomic_load_explicit(&x->failed, memory_order_relaxed);
+        st->messages_dropped += atomic_load_explicit(&x->dropped, memory_order_relaxed);
+        st->latency_samples += atomic_load_explicit(&x->samples, memory_order_relaxed);
+        for (unsigned i = 0; i < SHOAL_HIST_BUCKETS; i++) {
+            wait[i] += atomic_load_explicit(&x->wait[i], memory_order_relaxed);
+            service[i] += atomic_load_explicit(&x->service[i], memory_order_relaxed);
+        }
+    }
+    percentiles(wait, st->queue_wait_ns);
+    percentiles(service, st->service_ns);
+}

@@ -1,0 +1,97 @@
+/* qsbr.c - grace periods for records read without a lock; see qsbr.h. */
+#include "runtime/qsbr.h"
+
+#include <stdlib.h>
+
+#include "runtime/runtime.h"
+
+/* Calls fn for every thread cache of rt: workers, then other threads (under
+ * tc_lock: a thread that exits frees its cache). */
+static void each_tcache(shoal_runtime_t *rt, void (*fn)(shoal_tcache_t *, void *), void *arg)
+{
+    for (unsigned i = 0; i < rt->nthreads; i++)
+        fn(shoal__worker_tcache(rt, i), arg);
+    pthread_mutex_lock(&rt->tc_lock);
+    for (shoal_tcache_t *tc = rt->foreign; tc != NULL; tc = tc->next)
+        fn(tc, arg);
+    pthread_mutex_unlock(&rt->tc_lock);
+}
+
+struct take {
+    shoal_qsbr_snap_t *snap;
+    size_t cap;
+    bool oom;
+};
+
+static void take_one(shoal_tcache_t *tc, void *arg)
+{
+    struct take *t = arg;
+    /* acquire: pairs with qsbr_exit's release of an earlier region. */
+    uint64_t qs = atomic_load_explicit(&tc->qs, memory_order_acquire);
+    if ((qs & 1) == 0 || t->oom)
+        return;
+    if (t->snap->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 8;
+        shoal_tcache_t **tcs = realloc(t->snap->tcs, cap * sizeof *tcs);
+        if (tcs != NULL)
+            t->snap->tcs = tcs;
+        uint64_t *v = tcs ? realloc(t->snap->qs, cap * sizeof *v) : NULL;
+        if (v == NULL) {
+            t->oom = true;
+            return;
+        }
+        t->snap->qs = v;
+        t->cap = cap;
+    }
+    t->snap->tcs[t->snap->n] = tc;
+    t->snap->qs[t->snap->n++] = qs;
+}
+
+int shoal__qsbr_snapshot(shoal_runtime_t *rt, shoal_qsbr_snap_t *snap)
+{
+    *snap = (shoal_qsbr_snap_t){0};
+    /* seq_cst: the reclaimer's fence (qsbr.h). */
+    atomic_thread_fence(memory_order_seq_cst);
+    struct take t = {.snap = snap};
+    each_tcache(rt, take_one, &t);
+    if (t.oom) {
+        shoal__qsbr_snap_free(snap);
+        return SHOAL_ENOMEM;
+    }
+    return SHOAL_OK;
+}
+
+struct check {
+    const shoal_qsbr_snap_t *snap;
+    bool waiting;
+};
+
+static void check_one(shoal_tcache_t *tc, void *arg)
+{
+    struct check *c = arg;
+    for (size_t i = 0; i < c->snap->n; i++) {
+        /* acquire: pairs with qsbr_exit's release: the reads are done. A
+         * cache freed since the snapshot is not found here (its thread
+         * exited, outside any region); one allocated at the same address
+         * only makes us wait longer. */
+        if (c->snap->tcs[i] == tc &&
+            atomic_load_explicit(&tc->qs, memory_order_acquire) == c->snap->qs[i])
+            c->waiting = true;
+    }
+}
+
+bool shoal__qsbr_passed(shoal_runtime_t *rt, const shoal_qsbr_snap_t *snap)
+{
+    if (snap->n == 0)
+        return true;
+    struct check c = {.snap = snap, .waiting = false};
+    each_tcache(rt, check_one, &c);
+    return !c.waiting;
+}
+
+void shoal__qsbr_snap_free(shoal_qsbr_snap_t *snap)
+{
+    free(snap->tcs);
+    free(snap->qs);
+    *snap = (shoal_qsbr_snap_t){0};
+}

@@ -1,0 +1,151 @@
+/* shoal/pool.h - pools of identical workers behind one PID (after Ergo's
+ * act.Pool).
+ *
+ * A pool is an actor with a PID like any other. A normal-priority send or
+ * call to it is forwarded, on the sender's own thread, to one of its
+ * workers; the worker sees the original sender and ref, and replies go
+ * straight to the caller. Worker choice is a FIFO: take the next worker; if
+ * its mailbox is full, the one after; a dead worker is skipped and
+ * replaced. When every worker is full the sender gets SHOAL_EBUSY and the
+ * pool counts the message as unhandled. There is no buffer beyond the
+ * workers' mailboxes: a pool holds at most size x mailbox messages. A pool
+ * does not order messages.
+ *
+ * High-priority sends and calls (shoal_send_priority, shoal_call_priority)
+ * go to the pool itself: the management commands below, and whatever a
+ * pool's optional manager behaviour adds.
+ *
+ * Workers are children of the pool. A worker that ends (a handler failed or
+ * panicked, or it exited) loses at most the message it was handling
+ * (counted in messages_failed); what was still queued in its mailbox goes
+ * back to the pool and on to other workers, and a replacement starts. More
+ * than restart.max restarts within restart.within_ms put the pool in the
+ * degraded state: it serves with the workers it has, logs once, and tries
+ * again after restart.backoff_ms (doubling, up to 64 times that).
+ *
+ * Removing workers (SHOAL_POOL_REMOVE_WORKERS, a smaller SET_SIZE) takes
+ * them out of the FIFO at once; each finishes what is already queued in its
+ * mailbox and then ends. Draining a pool (SHOAL_POOL_DRAIN) does that to
+ * every worker: senders get SHOAL_ENOPROC from then on, and the pool ends
+ * normally when the last worker has.
+ *
+ * Type ids 0xFFFE0000 .. 0xFFFEFFFF are reserved for these commands.
+ */
+#ifndef SHOAL_POOL_H
+#define SHOAL_POOL_H
+
+#include "shoal/behaviour.h"
+#include "shoal/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The most workers a pool can have, and the deepest nesting. */
+#define SHOAL_POOL_MAX_SIZE 65536u
+#define SHOAL_POOL_MAX_DEPTH 8u
+
+typedef struct shoal_pool_restart_s {
+    uint32_t max;        /* restarts allowed within within_ms; default 5 */
+    uint64_t within_ms;  /* default 5000 */
+    uint64_t backoff_ms; /* first retry once degraded; default 100 */
+} shoal_pool_restart_t;
+
+/* What a pool is made of. Fill with shoal_pool_spec_init, then set fields.
+ * The pool copies the spec (names and nested specs included); worker_args
+ * and manager_args are passed by pointer and must stay valid while the pool
+ * lives (replacements are started with them). */
+typedef struct shoal_pool_spec_s {
+    const char *name;                /* for logs and inspect; NULL = "pool" */
+    const shoal_behaviour_t *worker; /* every worker runs this ... */
+    const void *worker_args;
+    const struct shoal_pool_spec_s *worker_pool; /* ... or is a pool of this spec (nested) */
+    uint32_t size;                               /* workers at start; default 4 */
+    uint32_t min_size;                           /* bounds for resizing; default 1 */
+    uint32_t max_size;                           /* default max(size, 1024) */
+    uint32_t
+        mailbox; /* per worker: 1 .. SHOAL_MAILBOX_MAX or SHOAL_MAILBOX_UNBOUNDED; default 64 */
+    shoal_pool_restart_t restart;
+    /* Optional: the pool's own behaviour for priority messages and calls
+     * it does not know itself (and extra inspect fields). Its state is
+     * allocated like an actor's; its init gets manager_args. */
+    const shoal_behaviour_t *manager;
+    const void *manager_args;
+} shoal_pool_spec_t;
+
+/* Fills spec with the defaults (no behaviour: set worker or worker_pool). */
+SHOAL_API void shoal_pool_spec_init(shoal_pool_spec_t *spec);
+
+/* Spawns a pool as a root actor. Returns when its first workers have been
+ * spawned: SHOAL_OK, SHOAL_EINVAL for a bad spec, SHOAL_ELIMIT or
+ * SHOAL_ENOMEM when the workers could not all be spawned (then nothing is
+ * left running), SHOAL_ESTOPPED. Called from a worker thread it does not
+ * wait: then failures to start workers end the pool instead. */
+SHOAL_API int shoal_runtime_spawn_pool(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
+                                       shoal_pid_t *pid);
+
+/* Spawns a pool as a child of the running actor (linked, like shoal_spawn).
+ * Does not wait: if its workers cannot be started, the pool ends and the
+ * parent gets SHOAL_MSG_EXIT with the reason. */
+SHOAL_API int shoal_spawn_pool(shoal_ctx_t *ctx, const shoal_pool_spec_t *spec, shoal_pid_t *pid);
+
+/* Management commands: high-priority calls (shoal_call_priority) or sends
+ * to the pool. Payloads and replies are uint32_t unless said otherwise.
+ * Sizes are clamped to [min_size, max_size]; the reply is the new size. */
+#define SHOAL_POOL_ADD_WORKERS 0xFFFE0001u    /* payload: how many */
+#define SHOAL_POOL_REMOVE_WORKERS 0xFFFE0002u /* payload: how many */
+#define SHOAL_POOL_SET_SIZE 0xFFFE0003u       /* payload: the size wanted */
+#define SHOAL_POOL_SET_MAILBOX 0xFFFE0004u    /* payload: a limit; applied to live workers */
+#define SHOAL_POOL_STATS 0xFFFE0005u          /* no payload; reply: shoal_pool_stats_t */
+#define SHOAL_POOL_DRAIN 0xFFFE0006u          /* no payload; a call is answered when it has ended */
+
+enum { SHOAL_POOL_RUNNING = 0, SHOAL_POOL_DEGRADED = 1, SHOAL_POOL_DRAINING = 2 };
+
+/* A pool's counters. The message counters always satisfy
+ *   forwarded = handled + failed + dropped + in flight
+ * where in flight is what is queued in worker mailboxes, being handled, or
+ * held by the pool between a dead worker and a live one. Latencies are
+ * sampled (one message in 16 with a payload of at most 24 bytes) and given
+ * as the upper bound of a histogram bucket (within 25%). New fields are only
+ * appended; `size_` says how many bytes the sender filled. */
+typedef struct shoal_pool_stats_s {
+    uint32_t size_;
+    uint32_t state;       /* SHOAL_POOL_* */
+    uint32_t pool_size;   /* live workers */
+    uint32_t target_size; /* workers wanted */
+    uint32_t min_size, max_size;
+    uint32_t mailbox;  /* per worker limit, SHOAL_MAILBOX_UNBOUNDED for none */
+    uint32_t retiring; /* removed workers still finishing their mailboxes */
+    uint64_t worker_restarts;
+    uint64_t messages_forwarded; /* accepted by a worker (the sender saw SHOAL_OK) */
+    uint64_t messages_unhandled; /* refused: every worker was full (SHOAL_EBUSY) */
+    uint64_t messages_handled;   /* a handler returned normally */
+    uint64_t messages_failed;    /* the handler failed or panicked on it */
+    uint64_t messages_dropped;   /* lost because the pool or the runtime stopped */
+    uint64_t messages_requeued;  /* handed back by a worker that ended, and placed again */
+    uint64_t queue_depth;        /* in worker mailboxes now, plus held by the pool */
+    uint64_t latency_samples;
+    uint64_t queue_wait_ns[3]; /* p50, p90, p99 */
+    uint64_t service_ns[3];    /* p50, p90, p99 */
+} shoal_pool_stats_t;
+
+/* From a thread that is not a dispatcher worker: the commands above as
+ * blocking calls (see shoal_runtime_call for timeouts and errors). The
+ * resizing ones return the new size (>= 0) or a negative SHOAL_E*. */
+SHOAL_API int shoal_pool_add_workers(shoal_runtime_t *rt, shoal_pid_t pool, uint32_t n,
+                                     uint64_t timeout_ms);
+SHOAL_API int shoal_pool_remove_workers(shoal_runtime_t *rt, shoal_pid_t pool, uint32_t n,
+                                        uint64_t timeout_ms);
+SHOAL_API int shoal_pool_set_size(shoal_runtime_t *rt, shoal_pid_t pool, uint32_t size,
+                                  uint64_t timeout_ms);
+SHOAL_API int shoal_pool_set_mailbox(shoal_runtime_t *rt, shoal_pid_t pool, uint32_t limit,
+                                     uint64_t timeout_ms);
+SHOAL_API int shoal_pool_stats(shoal_runtime_t *rt, shoal_pid_t pool, shoal_pool_stats_t *stats,
+                               uint64_t timeout_ms);
+/* Drains the pool and waits until it has ended (SHOAL_OK). */
+SHOAL_API int shoal_pool_drain(shoal_runtime_t *rt, shoal_pid_t pool, uint64_t timeout_ms);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
