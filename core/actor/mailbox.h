@@ -82,7 +82,9 @@ static inline int shoal__rsv_reserve(_Atomic uint64_t *word, uint32_t gen, uint3
     }
 }
 
-/* Clears ALIVE; returns the final count. Only the owner closes. */
+/* Clears ALIVE; returns the final count. The owner closes; so may a pool
+ * retiring its worker (pool.c, a CAS that checks the generation first):
+ * the owner's later close then finds ALIVE clear and the same count. */
 static inline uint32_t shoal__rsv_close(_Atomic uint64_t *word)
 {
     /* acq_rel: the final count is ordered after every successful reserve

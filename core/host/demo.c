@@ -1,35 +1,32 @@
-/* demo.c - shoal-demo: a small actor topology on the runtime, run for a few
- * seconds, one table row per second.
+/* demo.c - shoal-demo: two pools under load for a few seconds, one table
+ * row per second.
  *
  * The topology, all spawned from code through the public SDK:
  *
- *   supervisor (root)
- *     +-- source   ticks every millisecond (shoal_send_after to itself) and
- *     |            sends WORK at --rate messages/s, round-robin to the
- *     |            workers and the flaky one; every send's result is counted
- *     +-- worker x N   bounded mailboxes (--mailbox); each WORK costs a
- *     |                little CPU, then a RESULT goes to the sink
- *     +-- flaky    a worker that calls shoal_panic() on every k-th message
- *     |            (--panic-every); the supervisor hears SHOAL_MSG_EXIT,
- *     |            spawns a replacement and tells the source its new PID
- *     +-- sink     counts RESULTs; answers a blocking call with its count
+ *   source   ticks every millisecond (shoal_send_after to itself) and offers
+ *   |        WORK at --rate messages/s: one message in FLAKY_SHARE to the
+ *   |        flaky pool, the rest to the api pool; every result is counted
+ *   +-> api pool     --workers workers, mailbox --mailbox each; each WORK
+ *   |                costs a little CPU, then a RESULT goes to the sink
+ *   +-> flaky pool   2 workers that panic on every --panic-every-th message;
+ *                    the pool replaces them and hands what was queued behind
+ *                    the panic to the other worker
+ *   sink     counts RESULTs; answers a blocking call with its count
  *
- * A send is never retried: SHOAL_EFULL (that mailbox is at its limit) and
- * SHOAL_ENOPROC (the flaky one has just died) are counted as refused. A
- * panic loses the message being handled; what is still queued in the dead
- * flaky's mailbox is dropped by the runtime and counted there.
+ * A send is never retried: SHOAL_EBUSY (every worker of that pool is full)
+ * is counted as refused. During the surge second main adds --workers more
+ * workers to the api pool, and takes them away after it (they finish what
+ * they hold first).
  *
  * At the end the source stops, main waits until every accepted message is
- * accounted for, checks the ledger against the runtime's own counters,
- * and stops everything with shoal_runtime_destroy. Exit status 0 only when
- * the ledger balances.
- *
- * Counters the actors keep are atomics in one struct that main reads once a
- * second; everything else comes from shoal_runtime_stats.
+ * accounted for, checks the ledger of both pools against the source's and
+ * the runtime's counters, and stops everything with shoal_runtime_destroy.
+ * Exit status 0 only when the ledger balances.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -41,14 +38,14 @@
 
 #define MAX_WORKERS 64
 #define TICK_MS 1
+#define FLAKY_SHARE 10 /* one message in this many goes to the flaky pool */
 
 /* Message types. */
 enum {
     MSG_TICK = 1,   /* source -> itself, through the timer */
     MSG_WORK = 2,   /* source -> worker / flaky */
     MSG_RESULT = 3, /* worker / flaky -> sink */
-    MSG_FLAKY = 4,  /* supervisor -> source: the flaky one's new PID */
-    MSG_STOP = 5,   /* main -> supervisor -> source: stop sending */
+    MSG_STOP = 5,   /* main -> source: stop sending */
     MSG_COUNT = 6,  /* main -> sink (a blocking call): how many results? */
 };
 
@@ -73,17 +70,13 @@ typedef struct demo_s {
     unsigned surge;  /* the rate multiplier during the surge second */
     double surge_at; /* the surge second starts this long after the source */
 
-    _Atomic uint64_t offered;    /* source: sends tried */
-    _Atomic uint64_t accepted;   /* source: SHOAL_OK */
-    _Atomic uint64_t full;       /* source: SHOAL_EFULL */
-    _Atomic uint64_t noproc;     /* source: SHOAL_ENOPROC */
-    _Atomic uint64_t handled;    /* workers and flaky: WORK done, RESULT sent */
-    _Atomic uint64_t lost;       /* flaky: the WORK being handled when it panicked */
-    _Atomic uint64_t restarts;   /* supervisor: flaky replacements */
-    _Atomic uint64_t unexpected; /* supervisor: other children that ended */
-    _Atomic uint64_t sunk;       /* sink: RESULTs received */
+    _Atomic uint64_t offered;  /* source: sends tried */
+    _Atomic uint64_t accepted; /* source: SHOAL_OK */
+    _Atomic uint64_t busy;     /* source: SHOAL_EBUSY */
+    _Atomic uint64_t handled;  /* workers: WORK done, RESULT sent */
+    _Atomic uint64_t lost;     /* flaky: the WORK being handled when it panicked */
+    _Atomic uint64_t sunk;     /* sink: RESULTs received */
     _Atomic int source_stopped;
-    _Atomic shoal_pid_t sink; /* supervisor init: the sink's PID, for main's call */
 
     /* Log lines the runtime produced (log_fn), by level. */
     _Atomic uint64_t log_lines[4];
@@ -239,15 +232,12 @@ static const shoal_behaviour_t sink_behaviour = {
 
 typedef struct source_args_s {
     demo_t *demo;
-    unsigned ntargets; /* workers, then the flaky one last */
-    shoal_pid_t targets[MAX_WORKERS + 1];
+    shoal_pid_t api, flaky;
 } source_args_t;
 
 typedef struct source_s {
     demo_t *demo;
-    unsigned ntargets;
-    shoal_pid_t targets[MAX_WORKERS + 1];
-    unsigned next;
+    shoal_pid_t api, flaky;
     double start;
     uint64_t offered;
     int stopped;
@@ -258,8 +248,8 @@ static int source_init(shoal_ctx_t *ctx, void *state, const void *args)
     source_t *s = state;
     const source_args_t *a = args;
     s->demo = a->demo;
-    s->ntargets = a->ntargets;
-    memcpy(s->targets, a->targets, sizeof s->targets);
+    s->api = a->api;
+    s->flaky = a->flaky;
     s->start = now_s();
     return shoal_send_after(ctx, shoal_self(ctx), TICK_MS, MSG_TICK, NULL, 0, NULL);
 }
@@ -273,7 +263,8 @@ static uint64_t due_at(const demo_t *d, double t)
 }
 
 /* Sends what the rate asks for since the start, at most 20 ms worth (of the
- * surge rate) at once: a source that fell behind does not flood to catch up. */
+ * surge rate) at once: a source that fell behind does not flood to catch up.
+ * One message in FLAKY_SHARE goes to the flaky pool. */
 static void source_tick(shoal_ctx_t *ctx, source_t *s)
 {
     demo_t *d = s->demo;
@@ -283,16 +274,14 @@ static void source_tick(shoal_ctx_t *ctx, source_t *s)
         due = s->offered + cap;
     while (s->offered < due) {
         work_t job = {.seq = s->offered, .cost = d->cost};
-        int rc = shoal_send(ctx, s->targets[s->next], MSG_WORK, &job, sizeof job);
-        s->next = (s->next + 1) % s->ntargets;
+        shoal_pid_t to = s->offered % FLAKY_SHARE == FLAKY_SHARE - 1 ? s->flaky : s->api;
+        int rc = shoal_send(ctx, to, MSG_WORK, &job, sizeof job);
         s->offered++;
         bump(&d->offered);
         if (rc == SHOAL_OK)
             bump(&d->accepted);
-        else if (rc == SHOAL_EFULL)
-            bump(&d->full);
-        else if (rc == SHOAL_ENOPROC)
-            bump(&d->noproc);
+        else if (rc == SHOAL_EBUSY)
+            bump(&d->busy);
         else
             shoal_panic(ctx, "send: %s", shoal_strerror(rc));
     }
@@ -309,10 +298,6 @@ static int source_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
             return 0;
         source_tick(ctx, s);
         return shoal_send_after(ctx, shoal_self(ctx), TICK_MS, MSG_TICK, NULL, 0, NULL);
-    case MSG_FLAKY:
-        if (msg->size == sizeof(shoal_pid_t))
-            memcpy(&s->targets[s->ntargets - 1], msg->data, sizeof(shoal_pid_t));
-        return 0;
     case MSG_STOP:
         s->stopped = 1;
         /* release: main reads the source's counters after seeing this. */
@@ -328,77 +313,6 @@ static const shoal_behaviour_t source_behaviour = {
     .state_size = sizeof(source_t),
     .init = source_init,
     .handle_message = source_handle,
-};
-
-/* ---- supervisor -------------------------------------------------------------- */
-
-typedef struct supervisor_s {
-    demo_t *demo;
-    shoal_pid_t sink, source, flaky;
-    /* Args of the children: they must live until each child's init has
-     * run, and a replacement flaky reuses worker_args. */
-    worker_args_t worker_args;
-    source_args_t source_args;
-} supervisor_t;
-
-static int supervisor_init(shoal_ctx_t *ctx, void *state, const void *args)
-{
-    supervisor_t *sv = state;
-    demo_t *d = (demo_t *)args;
-    shoal_spawn_opts_t bounded = {.mailbox_limit = d->mailbox};
-    shoal_spawn_opts_t unbounded = {.mailbox_limit = SHOAL_MAILBOX_UNBOUNDED};
-    sv->demo = d;
-    int rc = shoal_spawn(ctx, &sink_behaviour, d, &unbounded, &sv->sink);
-    if (rc != SHOAL_OK)
-        return rc;
-    /* release: main loads it (acquire) to call the sink. */
-    atomic_store_explicit(&d->sink, sv->sink, memory_order_release);
-    sv->worker_args = (worker_args_t){.demo = d, .sink = sv->sink};
-    sv->source_args.demo = d;
-    for (unsigned i = 0; i < d->workers; i++) {
-        rc = shoal_spawn(ctx, &worker_behaviour, &sv->worker_args, &bounded,
-                         &sv->source_args.targets[i]);
-        if (rc != SHOAL_OK)
-            return rc;
-    }
-    if ((rc = shoal_spawn(ctx, &flaky_behaviour, &sv->worker_args, &bounded, &sv->flaky)) != 0)
-        return rc;
-    sv->source_args.targets[d->workers] = sv->flaky;
-    sv->source_args.ntargets = d->workers + 1;
-    return shoal_spawn(ctx, &source_behaviour, &sv->source_args, &unbounded, &sv->source);
-}
-
-static int supervisor_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
-{
-    supervisor_t *sv = state;
-    demo_t *d = sv->demo;
-    if (msg->kind == SHOAL_MSG_CAST && msg->type == MSG_STOP)
-        return shoal_send_priority(ctx, sv->source, MSG_STOP, NULL, 0);
-    if (msg->kind != SHOAL_MSG_EXIT)
-        return 0;
-    if (msg->status == SHOAL_ESHUTDOWN)
-        return 0; /* stopped: shoal_runtime_destroy is under way */
-    if (msg->from != sv->flaky) {
-        bump(&d->unexpected);
-        shoal_log(ctx, SHOAL_LOG_ERROR, "child %#" PRIx64 " ended: %s", msg->from,
-                  shoal_strerror(msg->status));
-        return 0;
-    }
-    /* The flaky one died: replace it and point the source at the new one.
-     * Until the source hears of it, its sends there return SHOAL_ENOPROC. */
-    shoal_spawn_opts_t bounded = {.mailbox_limit = d->mailbox};
-    int rc = shoal_spawn(ctx, &flaky_behaviour, &sv->worker_args, &bounded, &sv->flaky);
-    if (rc != SHOAL_OK)
-        return rc;
-    bump(&d->restarts);
-    return shoal_send_priority(ctx, sv->source, MSG_FLAKY, &sv->flaky, sizeof sv->flaky);
-}
-
-static const shoal_behaviour_t supervisor_behaviour = {
-    .name = "supervisor",
-    .state_size = sizeof(supervisor_t),
-    .init = supervisor_init,
-    .handle_message = supervisor_handle,
 };
 
 /* ---- main ------------------------------------------------------------------ */
@@ -426,9 +340,9 @@ static void usage(FILE *to)
             "  --threads N      dispatcher threads (default 0 = max(CPUs, 2))\n"
             "  --rate N         messages per second the source offers (default 200000)\n"
             "  --surge N        ... times that during the middle second (default 4; 1 = none)\n"
-            "  --workers N      workers besides the flaky one, 1..%d (default 4)\n"
+            "  --workers N      workers of the api pool, 1..%d (default 4)\n"
             "  --mailbox N      mailbox limit of each worker (default 64)\n"
-            "  --panic-every N  the flaky worker panics on its N-th message (default 5000)\n"
+            "  --panic-every N  a flaky worker panics on its N-th message (default 5000)\n"
             "  --cost N         rounds of busy work per message (default 200)\n",
             MAX_WORKERS);
 }
@@ -449,19 +363,24 @@ static int parse_num(const char *flag, const char *s, unsigned long min, unsigne
 }
 
 typedef struct snap_s {
-    uint64_t offered, accepted, full, noproc, handled, lost, restarts;
+    uint64_t offered, accepted, busy, handled, lost;
+    shoal_pool_stats_t api, flaky;
     shoal_runtime_stats_t rt;
 } snap_t;
 
-static void snap_take(demo_t *d, shoal_runtime_t *rt, snap_t *s)
+static void snap_take(demo_t *d, shoal_runtime_t *rt, shoal_pid_t api, shoal_pid_t flaky, snap_t *s)
 {
     s->offered = counter(&d->offered);
     s->accepted = counter(&d->accepted);
-    s->full = counter(&d->full);
-    s->noproc = counter(&d->noproc);
+    s->busy = counter(&d->busy);
     s->handled = counter(&d->handled);
     s->lost = counter(&d->lost);
-    s->restarts = counter(&d->restarts);
+    /* Priority calls to the pools: answered in their next turn, while the
+     * workers go on (forwarding never waits for a pool's own actor). */
+    if (shoal_pool_stats(rt, api, &s->api, 1000) != SHOAL_OK)
+        memset(&s->api, 0, sizeof s->api);
+    if (shoal_pool_stats(rt, flaky, &s->flaky, 1000) != SHOAL_OK)
+        memset(&s->flaky, 0, sizeof s->flaky);
     shoal_runtime_stats(rt, &s->rt);
 }
 
@@ -475,6 +394,28 @@ static void sleep_until(double t)
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
 }
+
+/* A latency for the table: ns, us or ms, at most 6 characters. */
+static const char *fmt_ns(char buf[24], uint64_t ns)
+{
+    if (ns < 10000)
+        snprintf(buf, 24, "%" PRIu64 "ns", ns);
+    else if (ns < 10000000)
+        snprintf(buf, 24, "%" PRIu64 "us", ns / 1000);
+    else
+        snprintf(buf, 24, "%" PRIu64 "ms", ns / 1000000);
+    return buf;
+}
+
+/* Both pools' counters added up. */
+static uint64_t both(const snap_t *s, size_t offset)
+{
+    uint64_t a, f;
+    memcpy(&a, (const char *)&s->api + offset, sizeof a);
+    memcpy(&f, (const char *)&s->flaky + offset, sizeof f);
+    return a + f;
+}
+#define BOTH(s, field) both(s, offsetof(shoal_pool_stats_t, field))
 
 int main(int argc, char **argv)
 {
@@ -537,111 +478,159 @@ int main(int argc, char **argv)
     }
     printf("shoal-demo: %u dispatcher threads, %lu s. A source actor offers %lu msg/s "
            "(x%lu in second %lu)\n"
-           "round-robin to %lu workers and 1 flaky worker that panics on its %lu-th message\n"
-           "(its supervisor replaces it). Mailbox limit %lu per worker; a full mailbox refuses,\n"
-           "nobody retries.\n\n",
-           shoal_runtime_threads(rt), seconds, rate, surge, seconds / 2 + 1, workers, panic_every,
-           mailbox);
+           "to the api pool (%lu workers) and 1 in %d to the flaky pool (2 workers that panic on\n"
+           "their %lu-th message). Mailbox limit %lu per worker; when every worker of a pool is\n"
+           "full the pool refuses, and nobody retries.\n\n",
+           shoal_runtime_threads(rt), seconds, rate, surge, seconds / 2 + 1, workers, FLAKY_SHARE,
+           panic_every, mailbox);
 
-    shoal_pid_t supervisor;
-    rc = shoal_runtime_spawn(rt, &supervisor_behaviour, d, NULL, &supervisor);
-    if (rc != SHOAL_OK) {
+    /* The sink first (the workers need its PID), then the pools, then the
+     * source that feeds them. All root actors: main owns them. */
+    shoal_pid_t sink, api, flaky, source;
+    shoal_spawn_opts_t unbounded = {.mailbox_limit = SHOAL_MAILBOX_UNBOUNDED};
+    worker_args_t wargs = {.demo = d};
+    shoal_pool_spec_t api_spec, flaky_spec;
+    shoal_pool_spec_init(&api_spec);
+    api_spec.name = "api";
+    api_spec.worker = &worker_behaviour;
+    api_spec.worker_args = &wargs;
+    api_spec.size = d->workers;
+    api_spec.max_size = 2 * d->workers;
+    api_spec.mailbox = d->mailbox;
+    shoal_pool_spec_init(&flaky_spec);
+    flaky_spec.name = "flaky";
+    flaky_spec.worker = &flaky_behaviour;
+    flaky_spec.worker_args = &wargs;
+    flaky_spec.size = 2;
+    flaky_spec.mailbox = d->mailbox;
+    flaky_spec.restart.max = 100; /* per second: a crash now and then is business as usual */
+    flaky_spec.restart.within_ms = 1000;
+    source_args_t sargs = {.demo = d};
+    if ((rc = shoal_runtime_spawn(rt, &sink_behaviour, d, &unbounded, &sink)) != SHOAL_OK ||
+        (wargs.sink = sink, rc = shoal_runtime_spawn_pool(rt, &api_spec, &api)) != SHOAL_OK ||
+        (rc = shoal_runtime_spawn_pool(rt, &flaky_spec, &flaky)) != SHOAL_OK ||
+        (sargs.api = api, sargs.flaky = flaky,
+         rc = shoal_runtime_spawn(rt, &source_behaviour, &sargs, &unbounded, &source)) !=
+            SHOAL_OK) {
         fprintf(stderr, "shoal-demo: spawn: %s\n", shoal_strerror(rc));
         shoal_runtime_destroy(rt);
         return 1;
     }
 
-    printf("%4s %10s %10s %9s %7s %10s %6s %8s %8s %5s %9s\n", "t/s", "offered/s", "accepted/s",
-           "refused", "noproc", "handled/s", "lost", "dropped", "restarts", "live", "turns/s");
+    printf("%4s %10s %10s %8s %10s %5s %6s %8s %9s %8s %8s %8s\n", "t/s", "offered/s", "accepted/s",
+           "busy", "handled/s", "api", "depth", "failed", "requeued", "restarts", "wait_p99",
+           "svc_p99");
     snap_t prev, cur;
     memset(&prev, 0, sizeof prev);
     double start = now_s();
     for (unsigned long t = 1; t <= seconds; t++) {
         sleep_until(start + (double)t);
-        snap_take(d, rt, &cur);
-        printf("%4lu %10" PRIu64 " %10" PRIu64 " %9" PRIu64 " %7" PRIu64 " %10" PRIu64 " %6" PRIu64
-               " %8" PRIu64 " %8" PRIu64 " %5" PRIu64 " %9" PRIu64 "\n",
-               t, cur.offered - prev.offered, cur.accepted - prev.accepted,
-               cur.rt.msgs_refused - prev.rt.msgs_refused, cur.rt.msgs_noproc - prev.rt.msgs_noproc,
-               cur.handled - prev.handled, cur.lost - prev.lost,
-               cur.rt.msgs_dropped - prev.rt.msgs_dropped, cur.restarts - prev.restarts,
-               cur.rt.actors_live, cur.rt.turns - prev.rt.turns);
+        snap_take(d, rt, api, flaky, &cur);
+        char w99[24], s99[24];
+        printf("%4lu %10" PRIu64 " %10" PRIu64 " %8" PRIu64 " %10" PRIu64 " %5" PRIu32 " %6" PRIu64
+               " %8" PRIu64 " %9" PRIu64 " %8" PRIu64 " %8s %8s\n",
+               t, cur.offered - prev.offered, cur.accepted - prev.accepted, cur.busy - prev.busy,
+               cur.handled - prev.handled, cur.api.pool_size, BOTH(&cur, queue_depth),
+               BOTH(&cur, messages_failed) - BOTH(&prev, messages_failed),
+               BOTH(&cur, messages_requeued) - BOTH(&prev, messages_requeued),
+               BOTH(&cur, worker_restarts) - BOTH(&prev, worker_restarts),
+               fmt_ns(w99, cur.api.queue_wait_ns[2]), fmt_ns(s99, cur.api.service_ns[2]));
         fflush(stdout);
         prev = cur;
+        /* The surge second: twice the api workers, then back. */
+        if (t == seconds / 2 && shoal_pool_add_workers(rt, api, d->workers, 1000) < 0)
+            fprintf(stderr, "shoal-demo: add_workers failed\n");
+        if (t == seconds / 2 + 1 && shoal_pool_remove_workers(rt, api, d->workers, 1000) < 0)
+            fprintf(stderr, "shoal-demo: remove_workers failed\n");
     }
 
-    printf(
-        "refused: SHOAL_EFULL; noproc: SHOAL_ENOPROC (the flaky one had died); lost: being\n"
-        "handled when it panicked; dropped: still queued in its mailbox then. From the\n"
-        "runtime's counters: refused, noproc, dropped, live, turns; the rest from the actors.\n");
+    printf("busy: SHOAL_EBUSY (every worker of the pool was full); api: its live workers\n"
+           "(doubled during second %lu); depth: queued in both pools; failed: being handled\n"
+           "when a worker panicked; requeued: queued behind a panic and handed to another\n"
+           "worker; p99 of queue wait and service time in the api pool (sampled, since start).\n",
+           seconds / 2 + 1);
 
-    /* Stop the source, then wait until every accepted message is either
-     * handled, lost in a panic, or dropped with a dead flaky mailbox. */
+    /* Stop the source, then wait until both pools have handled (or lost in
+     * a panic) every message they accepted. */
     double t_stop = now_s();
-    rc = shoal_runtime_send_priority(rt, supervisor, MSG_STOP, NULL, 0);
+    rc = shoal_runtime_send_priority(rt, source, MSG_STOP, NULL, 0);
     if (rc != SHOAL_OK)
         fprintf(stderr, "shoal-demo: stop: %s\n", shoal_strerror(rc));
     int drained = 0;
     while (now_s() - t_stop < 10.0) {
-        snap_take(d, rt, &cur);
+        snap_take(d, rt, api, flaky, &cur);
         if (atomic_load_explicit(&d->source_stopped, memory_order_acquire) &&
-            counter(&d->accepted) == cur.handled + cur.lost + cur.rt.msgs_dropped &&
-            counter(&d->sunk) == cur.handled) {
+            BOTH(&cur, messages_forwarded) ==
+                BOTH(&cur, messages_handled) + BOTH(&cur, messages_failed) &&
+            BOTH(&cur, queue_depth) == 0 && counter(&d->sunk) == cur.handled) {
             drained = 1;
             break;
         }
         sleep_until(now_s() + 0.005);
     }
     double t_drained = now_s();
-    snap_take(d, rt, &cur);
+    snap_take(d, rt, api, flaky, &cur);
 
     /* A blocking call from this (non-actor) thread: the sink's own count.
      * It queues behind any RESULT still in the sink's mailbox. */
-    sink_count_t sink = {0, 0};
+    sink_count_t count = {0, 0};
     shoal_answer_t answer;
-    int call_rc = shoal_runtime_call(rt, atomic_load_explicit(&d->sink, memory_order_acquire),
-                                     MSG_COUNT, NULL, 0, 5000, &answer);
-    if (call_rc == SHOAL_OK && answer.status == SHOAL_OK && answer.size == sizeof sink)
-        memcpy(&sink, answer.data, sizeof sink);
+    int call_rc = shoal_runtime_call(rt, sink, MSG_COUNT, NULL, 0, 5000, &answer);
+    if (call_rc == SHOAL_OK && answer.status == SHOAL_OK && answer.size == sizeof count)
+        memcpy(&count, answer.data, sizeof count);
     else if (call_rc == SHOAL_OK)
         call_rc = answer.status != SHOAL_OK ? answer.status : SHOAL_EINVAL;
     shoal_answer_release(&answer);
 
-    uint64_t unexpected = counter(&d->unexpected);
+    /* Drain the api pool the way a host removes one: it refuses from now
+     * on, and ends when its workers have. */
+    int drain_rc = shoal_pool_drain(rt, api, 5000);
+    int after_drain = shoal_runtime_send(rt, api, MSG_WORK, NULL, 0);
+
     double t_destroy = now_s();
     shoal_runtime_destroy(rt);
     double destroy_ms = (now_s() - t_destroy) * 1e3;
 
-    /* The ledger: every offer was accepted or refused; every accepted
-     * message was handled, lost in a panic or dropped with a dead mailbox;
-     * the runtime counted the same refusals; the sink got every result. */
+    /* The ledger: every offer was accepted or refused; the pools forwarded
+     * every accepted message and counted every refusal; each was handled or
+     * lost in a panic; the runtime saw the same refusals; the sink got every
+     * result. */
     const char *why = NULL;
     if (!drained)
         why = "accepted messages unaccounted for after 10 s";
-    else if (cur.offered != cur.accepted + cur.full + cur.noproc)
-        why = "offered != accepted + refused";
-    else if (cur.full != cur.rt.msgs_refused || cur.noproc != cur.rt.msgs_noproc)
+    else if (cur.offered != cur.accepted + cur.busy)
+        why = "offered != accepted + busy";
+    else if (BOTH(&cur, messages_forwarded) != cur.accepted ||
+             BOTH(&cur, messages_unhandled) != cur.busy)
+        why = "the pools counted other sends than the source saw";
+    else if (cur.busy != cur.rt.msgs_refused)
         why = "the runtime counted other refusals than the source saw";
-    else if (call_rc != SHOAL_OK || sink.received != cur.handled)
+    else if (BOTH(&cur, messages_handled) != cur.handled || cur.flaky.messages_failed != cur.lost ||
+             BOTH(&cur, messages_dropped) != 0)
+        why = "handled + failed differs from what the workers counted";
+    else if (call_rc != SHOAL_OK || count.received != cur.handled)
         why = "the sink's count differs from handled";
-    else if (unexpected != 0)
-        why = "an actor other than the flaky one ended";
+    else if (drain_rc != SHOAL_OK || after_drain != SHOAL_ENOPROC)
+        why = "the drained api pool did not end";
     printf("\nstopped the source; %s in %.0f ms; shoal_runtime_destroy took %.1f ms\n",
            drained ? "every accepted message accounted for" : "NOT DRAINED",
            (t_drained - t_stop) * 1e3, destroy_ms);
-    printf("offered  %" PRIu64 " = accepted %" PRIu64 " + refused %" PRIu64 " (full) + %" PRIu64
-           " (no such actor)\n",
-           cur.offered, cur.accepted, cur.full, cur.noproc);
-    printf("accepted %" PRIu64 " = handled %" PRIu64 " + lost in panics %" PRIu64
-           " + dropped with dead mailboxes %" PRIu64 "\n",
-           cur.accepted, cur.handled, cur.lost, cur.rt.msgs_dropped);
+    printf("offered  %" PRIu64 " = accepted %" PRIu64 " + busy %" PRIu64 "\n", cur.offered,
+           cur.accepted, cur.busy);
+    printf("accepted %" PRIu64 " = forwarded by api %" PRIu64 " + by flaky %" PRIu64 "\n",
+           cur.accepted, cur.api.messages_forwarded, cur.flaky.messages_forwarded);
+    printf("forwarded = handled %" PRIu64 " + failed %" PRIu64 " (panics); requeued %" PRIu64
+           ", flaky restarts %" PRIu64 "\n",
+           BOTH(&cur, messages_handled), BOTH(&cur, messages_failed), BOTH(&cur, messages_requeued),
+           cur.flaky.worker_restarts);
     if (call_rc != SHOAL_OK)
         printf("call to the sink failed: %s\n", shoal_strerror(call_rc));
-    printf("sink, asked by a blocking call: received %" PRIu64
-           " (= handled); flaky restarts %" PRIu64 "\nruntime: %" PRIu64 " actors spawned, %" PRIu64
-           " turns, %" PRIu64 " steals, %" PRIu64 " parks\n",
-           sink.received, cur.restarts, cur.rt.actors_spawned, cur.rt.turns, cur.rt.steals,
-           cur.rt.parks);
+    printf("sink, asked by a blocking call: received %" PRIu64 " (= handled)\n", count.received);
+    printf("api pool drained: %s; a send after it: %s\n", shoal_strerror(drain_rc),
+           shoal_errname(after_drain));
+    printf("runtime: %" PRIu64 " actors spawned, %" PRIu64 " turns, %" PRIu64 " steals, %" PRIu64
+           " parks\n",
+           cur.rt.actors_spawned, cur.rt.turns, cur.rt.steals, cur.rt.parks);
     printf("log lines (counted, not shown): %" PRIu64 " error, %" PRIu64 " warn\n",
            counter(&d->log_lines[SHOAL_LOG_ERROR]), counter(&d->log_lines[SHOAL_LOG_WARN]));
     if (d->first_log[SHOAL_LOG_ERROR][0])

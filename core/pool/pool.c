@@ -148,7 +148,7 @@ int shoal__pool_spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t paren
     if (rc == SHOAL_OK && (p->restart_at = calloc(ring, sizeof *p->restart_at)) == NULL)
         rc = SHOAL_ENOMEM;
     if (rc != SHOAL_OK) {
-        shoal__pool_record_retire(rt, p); /* never published: freed at once */
+        shoal__pool_record_retire(rt, p); /* never published: limbo frees it */
         return rc;
     }
     p->depth = depth;
@@ -347,6 +347,15 @@ static void orphans_push(shoal_orphans_t *o, shoal_env_t *e)
     o->n++;
 }
 
+static void orphans_push_front(shoal_orphans_t *o, shoal_env_t *e)
+{
+    atomic_store_explicit(&e->node.next, o->head ? &o->head->node : NULL, memory_order_relaxed);
+    o->head = e;
+    if (o->tail == NULL)
+        o->tail = e;
+    o->n++;
+}
+
 static shoal_env_t *orphans_pop(shoal_orphans_t *o)
 {
     shoal_env_t *e = o->head;
@@ -359,6 +368,8 @@ static shoal_env_t *orphans_pop(shoal_orphans_t *o)
     return e;
 }
 
+static void place_orphans(struct shoal_ctx_s *ctx, shoal_pool_t *p);
+
 void shoal__pool_take_hand_back(struct shoal_ctx_s *ctx, shoal_env_t *e)
 {
     shoal_pool_t *p = pool_of(ctx->b->state);
@@ -367,8 +378,13 @@ void shoal__pool_take_hand_back(struct shoal_ctx_s *ctx, shoal_env_t *e)
         shoal__dead_letter(ctx, e);
         return;
     }
+    bool from_worker = (shoal__env_flags(m) & SHOAL_ENV_HANDBACK) != 0;
     m->meta &= ~(uint64_t)SHOAL_ENV_HANDBACK;
     orphans_push(&p->orphans, m);
+    /* A dying worker's queue is placed when its EXIT comes (it follows its
+     * hand-backs), after its replacement has started; anything else now. */
+    if (!from_worker)
+        place_orphans(ctx, p);
 }
 
 /* Puts e on worker `to` even when its mailbox is full. */
@@ -415,10 +431,14 @@ static void orphans_drop(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 
 static void place_orphans(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
-    while (p->orphans.head != NULL) {
-        if (place(ctx, p, p->orphans.head) != SHOAL_OK)
+    /* Off the list before it is placed: a mailbox links it through the same
+     * node. */
+    shoal_env_t *e;
+    while ((e = orphans_pop(&p->orphans)) != NULL) {
+        if (place(ctx, p, e) != SHOAL_OK) {
+            orphans_push_front(&p->orphans, e);
             break;
-        orphans_pop(&p->orphans);
+        }
         p->requeued++;
     }
     if (p->orphans.head == NULL || p->state != SHOAL_POOL_DRAINING)
@@ -435,14 +455,13 @@ static void place_orphans(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     }
     restart_note(p, now);
     p->restarts++;
-    shoal_env_t *e;
     while ((e = orphans_pop(&p->orphans)) != NULL) {
-        if (deliver_over(ctx, sweeper, e) != SHOAL_OK) {
-            shoal__dead_letter(ctx, e);
-            shoal__env_free(ctx->tc, e);
-            continue;
+        if (deliver_over(ctx, sweeper, e) == SHOAL_OK) {
+            p->requeued++;
+        } else { /* it died at once: the rest go with the next one */
+            orphans_push_front(&p->orphans, e);
+            break;
         }
-        p->requeued++;
     }
     retire(ctx, p, sweeper);
 }

@@ -86,6 +86,7 @@ typedef struct shoal_pool_s {
     int init_rc;
     struct shoal_pool_s *limbo_next;
     shoal_qsbr_snap_t snap;
+    bool snap_pending; /* in limbo without a snapshot yet (ENOMEM) */
 
     /* owned by the pool actor */
     alignas(64) shoal_runtime_t *rt;

@@ -46,15 +46,9 @@ void shoal__pool_record_retire(shoal_runtime_t *rt, shoal_pool_t *p)
 {
     /* The pool's actor cleared its front's pointer and its generation moved
      * on before its reference went (acq_rel on refs): no new region finds
-     * p. Without memory for a snapshot, wait for every region instead. */
-    if (shoal__qsbr_snapshot(rt, &p->snap) != SHOAL_OK) {
-        shoal_qsbr_snap_t s;
-        while (shoal__qsbr_snapshot(rt, &s) != SHOAL_OK || !shoal__qsbr_passed(rt, &s))
-            shoal__qsbr_snap_free(&s);
-        shoal__qsbr_snap_free(&s);
-        record_free(p);
-        return;
-    }
+     * p. Without memory for the snapshot now, it is taken by a later
+     * collect: a later snapshot only waits for more. */
+    p->snap_pending = shoal__qsbr_snapshot(rt, &p->snap) != SHOAL_OK;
     pthread_mutex_lock(&rt->pool_lock);
     p->limbo_next = rt->pool_limbo;
     rt->pool_limbo = p;
@@ -68,7 +62,9 @@ void shoal__pool_limbo_collect(shoal_runtime_t *rt, bool all)
     pthread_mutex_lock(&rt->pool_lock);
     for (shoal_pool_t **pp = &rt->pool_limbo; *pp != NULL;) {
         shoal_pool_t *p = *pp;
-        if (all || shoal__qsbr_passed(rt, &p->snap)) {
+        if (!all && p->snap_pending)
+            p->snap_pending = shoal__qsbr_snapshot(rt, &p->snap) != SHOAL_OK;
+        if (all || (!p->snap_pending && shoal__qsbr_passed(rt, &p->snap))) {
             *pp = p->limbo_next;
             p->limbo_next = done;
             done = p;
