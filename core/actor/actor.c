@@ -135,16 +135,24 @@ int shoal__actor_spawn_as(shoal_runtime_t *rt, shoal_tcache_t *tc, const shoal_s
     /* release: pairs with the acquire load in shoal__pool_forward (whose
      * check of pool->pid needs the store above). */
     atomic_store_explicit(&a->pool, s->pool, memory_order_release);
+    /* INIT goes in before the actor is published, so it is always the first
+     * message (nothing, not even a STOP, can come ahead of it): the queue is
+     * still ours alone, and its reservation is counted in the word below. */
+    uint32_t sys_count = shoal__rsv_count(sw);
+    if (init != NULL) {
+        shoal__mq_push(&a->sys_tail, &init->node);
+        sys_count = (sys_count + 1) & SHOAL_RSV_COUNT_MASK;
+    }
     /* release: a sender whose reservation succeeds sees the record set up. */
     uint64_t base = (uint64_t)gen << SHOAL_RSV_GEN_SHIFT | SHOAL_RSV_ALIVE;
-    atomic_store_explicit(&a->sys_rsv, base | shoal__rsv_count(sw), memory_order_release);
+    atomic_store_explicit(&a->sys_rsv, base | sys_count, memory_order_release);
     atomic_store_explicit(&a->user_rsv, base | shoal__rsv_count(uw), memory_order_release);
     atomic_fetch_add_explicit(&rt->live, 1, memory_order_relaxed);
     if (kind == SHOAL_ACTOR_PLAIN)
         SHOAL_STAT_ADD(tc, actors_spawned, 1);
     *pid = shoal__pid_make(gen, slot);
-    if (init != NULL && shoal__deliver(rt, tc, *pid, init, true) != SHOAL_OK)
-        shoal__env_free(tc, init); /* cannot happen: the actor is alive */
+    if (init != NULL)
+        shoal__schedule(rt, tc, a);
     return SHOAL_OK;
 fail:
     free(state);
@@ -401,16 +409,8 @@ static void run_messages(struct shoal_ctx_s *ctx)
         if (budget == 0)
             return;
         e = pop_user(ctx);
-        if (e == NULL) {
-            /* A retiring pool worker ends once it has popped the final
-             * count of its closed mailbox (pool.c retires it). */
-            shoal_actor_ext_t *x = ctx->b->ext;
-            if (x != NULL && x->retiring &&
-                shoal__rsv_count(atomic_load_explicit(&a->user_rsv, memory_order_relaxed)) ==
-                    ctx->deq)
-                shoal__ctx_fail(ctx, SHOAL_OK);
+        if (e == NULL)
             return;
-        }
         if (budget != ctx->rt->throughput) /* a second message in this turn */
             shoal__sched_share(ctx->w);
         budget--;
@@ -421,6 +421,20 @@ static void run_messages(struct shoal_ctx_s *ctx)
         if (ctx->exiting || ctx->yield)
             return;
     }
+}
+
+/* A retiring pool worker ends once it has popped the final count of its
+ * closed mailbox (pool.c closes it, then sends RETIRE). Checked after every
+ * turn, however it ended (budget, yield, empty): a retiring worker with an
+ * empty mailbox is never scheduled again. The relaxed load is enough: the
+ * pop of RETIRE (acquire) ordered it after the close, so it reads the final
+ * word. */
+static void retire_if_done(struct shoal_ctx_s *ctx)
+{
+    shoal_actor_ext_t *x = ctx->b->ext;
+    if (x != NULL && x->retiring &&
+        shoal__rsv_count(atomic_load_explicit(&ctx->a->user_rsv, memory_order_relaxed)) == ctx->deq)
+        shoal__ctx_fail(ctx, SHOAL_OK);
 }
 
 /* Messages reserved but not yet popped, given the worker's pop counts. */
@@ -476,8 +490,14 @@ void shoal__dead_letter(struct shoal_ctx_s *ctx, shoal_env_t *e)
 /* Pops until `fin` messages have been popped in all: after that no producer
  * can touch the queue (mailbox.h). A producer between its reservation and
  * its link is waited for; that window is a few instructions. */
-static void drain(struct shoal_ctx_s *ctx, bool sys, uint32_t fin)
+static void drain(struct shoal_ctx_s *ctx, bool sys, uint32_t fin, shoal_pool_t *own)
 {
+    /* Work queued in a pool worker goes back to its pool; a nested pool
+     * hands what it holds up to its parent pool (pool/forward.c). */
+    shoal_pid_t back_to = SHOAL_PID_NONE;
+    shoal_pool_t *counted = ctx->pool != NULL ? ctx->pool : own;
+    if (ctx->pool != NULL || (own != NULL && own->parent != NULL))
+        back_to = ctx->b->ext->parent;
     shoal_actor_back_t *b = ctx->b;
     unsigned spins = 0;
     for (;;) {
@@ -492,8 +512,7 @@ static void drain(struct shoal_ctx_s *ctx, bool sys, uint32_t fin)
                 sched_yield();
             continue;
         }
-        /* A pool worker's queued work goes back to its pool. */
-        if (ctx->pool != NULL && !sys && is_user(e) && shoal__pool_hand_back(ctx, e))
+        if (counted != NULL && is_user(e) && shoal__pool_hand_back(ctx, counted, back_to, e))
             continue;
         shoal__dead_letter(ctx, e);
     }
@@ -509,12 +528,11 @@ static void actor_end(struct shoal_ctx_s *ctx)
         b->beh->terminate(ctx, b->state, reason);
     }
     ctx->in_terminate = true;
-    if (ctx->is_pool)
-        shoal__pool_ended(ctx);
+    shoal_pool_t *own = ctx->is_pool ? shoal__pool_ended(ctx) : NULL;
     uint32_t ufin = shoal__rsv_close(&ctx->a->user_rsv);
     uint32_t sfin = shoal__rsv_close(&ctx->a->sys_rsv);
-    drain(ctx, true, sfin);
-    drain(ctx, false, ufin);
+    drain(ctx, true, sfin, own);
+    drain(ctx, false, ufin, own);
     shoal_actor_ext_t *ext = b->ext;
     if (ext != NULL) {
         for (uint32_t i = 0; i < ext->nchildren; i++)
@@ -531,9 +549,12 @@ static void actor_end(struct shoal_ctx_s *ctx)
     SHOAL_STAT_ADD(ctx->tc, actors_ended, 1);
     shoal_pool_t *member_of = ext != NULL ? ext->member_of : NULL;
     shoal__actor_release(ctx->rt, ctx->tc, ctx->a);
-    /* After the release: its pool may end with this reference. */
+    /* Last (ctx->name may point into a record): a worker's reference on its
+     * pool, a pool's actor's on its own record; either may free it. */
     if (member_of != NULL)
         shoal__pool_unref(ctx->rt, member_of);
+    if (own != NULL)
+        shoal__pool_unref(ctx->rt, own);
 }
 
 /* After shoal_panic unwound to shoal__actor_run. */
@@ -595,6 +616,8 @@ void shoal__actor_run(shoal_worker_t *w, shoal_actor_t *a)
         run_messages(ctx);
     else
         after_panic(ctx);
+    if (!ctx->exiting)
+        retire_if_done(ctx);
     publish_deq(ctx);
     if (ctx->exiting)
         actor_end(ctx);

@@ -39,10 +39,11 @@ int shoal__pool_forward(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *
     /* acquire: pairs with the release stores of spawn (actor.c): the record
      * a live generation points at is set up. */
     uint64_t w = atomic_load_explicit(&pa->user_rsv, memory_order_acquire);
-    /* acquire: the record is initialised before it is published. It may be
-     * a later pool's on this slot (then its pid differs) or one that ended
-     * (in limbo, still readable inside our region). */
-    shoal_pool_t *p = atomic_load_explicit(&pa->pool, memory_order_acquire);
+    /* seq_cst: the reader's load of the Dekker pair in qsbr.h (it also
+     * acquires: the record is initialised before it is published). It may
+     * be a later pool's on this slot (then its pid differs) or one that
+     * ended (in limbo, still readable inside our region). */
+    shoal_pool_t *p = atomic_load_explicit(&pa->pool, memory_order_seq_cst);
     if (shoal__rsv_gen(w) != shoal__pid_gen(to) || !shoal__rsv_alive(w))
         goto out;
     /* The caller read the kind before it knew the generation: check it now
@@ -94,7 +95,8 @@ void shoal__pool_count(shoal_tcache_t *tc, shoal_pool_t *p, bool failed, uint64_
 {
     unsigned wb = sampled ? shoal__hist_bucket(wait_ns) : 0;
     unsigned sb = sampled ? shoal__hist_bucket(service_ns) : 0;
-    /* The worker holds a reference on its pool, its pool on its parent. */
+    /* The worker holds a reference on its pool's record, each record one on
+     * its parent's (pool.c). */
     for (; p != NULL; p = p->parent) {
         bool shared;
         shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
@@ -116,7 +118,7 @@ void shoal__pool_count(shoal_tcache_t *tc, shoal_pool_t *p, bool failed, uint64_
     }
 }
 
-static void count_dropped(shoal_tcache_t *tc, shoal_pool_t *p)
+void shoal__pool_count_dropped(shoal_tcache_t *tc, shoal_pool_t *p)
 {
     for (; p != NULL; p = p->parent) {
         bool shared;
@@ -125,14 +127,14 @@ static void count_dropped(shoal_tcache_t *tc, shoal_pool_t *p)
     }
 }
 
-bool shoal__pool_hand_back(struct shoal_ctx_s *ctx, shoal_env_t *e)
+bool shoal__pool_hand_back(struct shoal_ctx_s *ctx, shoal_pool_t *counted, shoal_pid_t to,
+                           shoal_env_t *e)
 {
-    shoal_pid_t pool = ctx->b->ext->parent;
-    if (!atomic_load_explicit(&ctx->rt->stopping, memory_order_relaxed)) {
+    if (to != SHOAL_PID_NONE && !atomic_load_explicit(&ctx->rt->stopping, memory_order_relaxed)) {
         shoal_env_t *m = shoal__env_move(ctx->tc, e);
         if (m != NULL) {
             m->meta |= SHOAL_ENV_HANDBACK;
-            if (shoal__deliver(ctx->rt, ctx->tc, pool, m, true) == SHOAL_OK)
+            if (shoal__deliver(ctx->rt, ctx->tc, to, m, true) == SHOAL_OK)
                 return true;
             /* The pool is gone: the message stays ours to dead-letter. */
             e->from = m->from;
@@ -144,6 +146,6 @@ bool shoal__pool_hand_back(struct shoal_ctx_s *ctx, shoal_env_t *e)
             shoal__env_free(ctx->tc, m);
         }
     }
-    count_dropped(ctx->tc, ctx->pool);
+    shoal__pool_count_dropped(ctx->tc, counted);
     return false;
 }

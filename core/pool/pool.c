@@ -154,6 +154,9 @@ int shoal__pool_spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t paren
     p->depth = depth;
     p->target = spec->size;
     p->backoff_ms = spec->restart.backoff_ms;
+    /* The record, not the actor, holds the reference on the parent pool:
+     * this pool's workers count into the parent (forward.c) for as long as
+     * the record lives, which may be after this pool's actor has ended. */
     p->parent = member_of;
     if (hold != NULL)
         p->hold = *hold;
@@ -175,13 +178,12 @@ int shoal__pool_spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t paren
         .kind = SHOAL_ACTOR_POOL,
         .hold = hold ? &ah : NULL,
         .pool = p,
-        .member_of = member_of,
     };
     rc = shoal__actor_spawn_as(rt, tc, &s, pid);
     if (rc != SHOAL_OK) {
         if (hold != NULL)
             hold->release(hold->what);
-        shoal__pool_record_retire(rt, p);
+        shoal__pool_record_retire(rt, p); /* the caller keeps its reference on member_of */
         return rc;
     }
     if (!wait)
@@ -264,6 +266,8 @@ static void table_remove_at(shoal_pool_t *p, uint32_t i)
 {
     uint32_t n = live_count(p);
     slot_set(p, i, slot_get(p, n - 1));
+    /* release: as in table_append (a sender that still sees n reads the
+     * last PID twice, harmlessly). */
     atomic_store_explicit(&p->nworkers, n - 1, memory_order_release);
 }
 
@@ -373,12 +377,20 @@ static void place_orphans(struct shoal_ctx_s *ctx, shoal_pool_t *p);
 void shoal__pool_take_hand_back(struct shoal_ctx_s *ctx, shoal_env_t *e)
 {
     shoal_pool_t *p = pool_of(ctx->b->state);
+    bool from_worker = (shoal__env_flags(e) & SHOAL_ENV_HANDBACK) != 0;
+    if (!from_worker) {
+        /* Placed here by a parent pool, or a send that raced a spawn
+         * (send.c): this pool accepts it now. */
+        bool shared;
+        shoal_pool_stripe_t *st = shoal__pool_stripe(p, ctx->tc, &shared);
+        shoal__stripe_add(&st->forwarded, 1, shared);
+    }
     shoal_env_t *m = shoal__env_move(ctx->tc, e);
     if (m == NULL) {
+        shoal__pool_count_dropped(ctx->tc, p);
         shoal__dead_letter(ctx, e);
         return;
     }
-    bool from_worker = (shoal__env_flags(m) & SHOAL_ENV_HANDBACK) != 0;
     m->meta &= ~(uint64_t)SHOAL_ENV_HANDBACK;
     orphans_push(&p->orphans, m);
     /* A dying worker's queue is placed when its EXIT comes (it follows its
@@ -393,12 +405,9 @@ static int deliver_over(struct shoal_ctx_s *ctx, shoal_pid_t to, shoal_env_t *e)
     shoal_actor_t *a = shoal__actor_at(ctx->rt, shoal__pid_slot(to));
     if (atomic_load_explicit(&a->kind, memory_order_relaxed) != SHOAL_ACTOR_POOL)
         return shoal__deliver_over(ctx->rt, ctx->tc, to, e);
-    /* A nested pool takes it as a hand-back, and places it the same way. */
-    e->meta |= SHOAL_ENV_HANDBACK;
-    int rc = shoal__deliver(ctx->rt, ctx->tc, to, e, true);
-    if (rc != SHOAL_OK)
-        e->meta &= ~(uint64_t)SHOAL_ENV_HANDBACK;
-    return rc;
+    /* A nested pool takes it through its system mailbox and places it the
+     * same way (shoal__pool_take_hand_back). */
+    return shoal__deliver(ctx->rt, ctx->tc, to, e, true);
 }
 
 /* Places e on a live worker: one with room first, else any open one. */
@@ -416,15 +425,18 @@ static int place(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *e)
 
 static bool restart_allowed(shoal_pool_t *p, uint64_t now);
 static void restart_note(shoal_pool_t *p, uint64_t now);
+static void schedule(struct shoal_ctx_s *ctx, uint64_t ms, uint32_t tick, bool *pending);
+static void drain_finish_if_done(struct shoal_ctx_s *ctx, shoal_pool_t *p);
 
-static void orphans_drop(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+/* The pool ends with messages it still holds: up to the parent pool if
+ * it is a nested one, else dropped (counted, calls answered). */
+static void orphans_give_up(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
+    shoal_pid_t up = p->parent != NULL ? ctx->b->ext->parent : SHOAL_PID_NONE;
     shoal_env_t *e;
     while ((e = orphans_pop(&p->orphans)) != NULL) {
-        bool shared;
-        shoal_pool_stripe_t *st = shoal__pool_stripe(p, ctx->tc, &shared);
-        shoal__stripe_add(&st->dropped, 1, shared);
-        shoal__dead_letter(ctx, e);
+        if (!shoal__pool_hand_back(ctx, p, up, e))
+            shoal__dead_letter(ctx, e);
         shoal__env_free(ctx->tc, e);
     }
 }
@@ -443,14 +455,12 @@ static void place_orphans(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     }
     if (p->orphans.head == NULL || p->state != SHOAL_POOL_DRAINING)
         return;
-    /* Draining, and no worker is open: a sweeper handles them and ends. */
+    /* Draining, and no worker is open: a sweeper handles them and ends.
+     * Within the restart budget; past it, the retry timer tries again. */
     uint64_t now = shoal__now_ns();
     shoal_pid_t sweeper;
     if (!restart_allowed(p, now) || spawn_worker(ctx, p, &sweeper) != SHOAL_OK) {
-        shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, p->name,
-                   "draining: %" PRIu64 " handed-back messages dropped (no worker can start)",
-                   p->orphans.n);
-        orphans_drop(ctx, p);
+        schedule(ctx, p->backoff_ms, TICK_RETRY, &p->retry_pending);
         return;
     }
     restart_note(p, now);
@@ -535,6 +545,11 @@ static void fill(struct shoal_ctx_s *ctx, shoal_pool_t *p, bool count_restarts)
 static void on_retry(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
     p->retry_pending = false;
+    if (p->state == SHOAL_POOL_DRAINING) { /* orphans waiting for a sweeper */
+        place_orphans(ctx, p);
+        drain_finish_if_done(ctx, p);
+        return;
+    }
     if (p->state != SHOAL_POOL_DEGRADED)
         return;
     uint64_t max = p->spec.restart.backoff_ms * BACKOFF_GROWTH;
@@ -577,6 +592,7 @@ static void drain(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
     if (p->state == SHOAL_POOL_DRAINING)
         return;
+    place_orphans(ctx, p); /* while workers are still open */
     p->state = SHOAL_POOL_DRAINING;
     shoal__rsv_close(&ctx->a->user_rsv); /* senders now get SHOAL_ENOPROC */
     uint32_t n = live_count(p);
@@ -649,6 +665,10 @@ static bool on_worker_exit(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t
         drain_finish_if_done(ctx, p);
         return true;
     }
+    if (atomic_load_explicit(&ctx->rt->stopping, memory_order_relaxed)) {
+        table_remove_at(p, i); /* the runtime stops: no replacement, no alarm */
+        return true;
+    }
     uint64_t now = shoal__now_ns();
     p->last_death_ns = now;
     shoal_pid_t fresh;
@@ -674,15 +694,16 @@ static uint64_t depth_of(shoal_runtime_t *rt, shoal_pid_t pid, unsigned level);
 static uint64_t pool_depth(shoal_runtime_t *rt, shoal_pool_t *p, unsigned level)
 {
     uint64_t d = p->orphans.n;
-    uint32_t n = atomic_load_explicit(&p->nworkers, memory_order_acquire);
+    uint32_t n = live_count(p); /* our own table */
     for (uint32_t i = 0; i < n; i++)
-        d += depth_of(rt, atomic_load_explicit(&p->slots[i], memory_order_acquire), level + 1);
+        d += depth_of(rt, slot_get(p, i), level + 1);
     return d;
 }
 
 static uint64_t depth_of(shoal_runtime_t *rt, shoal_pid_t pid, unsigned level)
 {
     shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(pid));
+    /* acquire: pairs with spawn's release store (actor.c) of this word. */
     uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_acquire);
     if (shoal__rsv_gen(w) != shoal__pid_gen(pid))
         return 0;
@@ -691,12 +712,13 @@ static uint64_t depth_of(shoal_runtime_t *rt, shoal_pid_t pid, unsigned level)
             atomic_load_explicit(&shoal__actor_back(rt, a)->user_deq, memory_order_relaxed);
         return shoal__rsv_depth(w, deq);
     }
-    /* A nested pool: read inside our turn's region (qsbr.h). The orphans
-     * it holds are its actor's to count; we count its workers. */
-    shoal_pool_t *q = atomic_load_explicit(&a->pool, memory_order_acquire);
+    /* A nested pool: read inside our turn's region (qsbr.h: seq_cst, the
+     * reader's load). We count its workers' mailboxes. */
+    shoal_pool_t *q = atomic_load_explicit(&a->pool, memory_order_seq_cst);
     if (q == NULL || q->pid != pid || level >= SHOAL_POOL_MAX_DEPTH)
         return 0;
     uint64_t d = 0;
+    /* acquire: pair with that pool's release stores, as a sender's do. */
     uint32_t n = atomic_load_explicit(&q->nworkers, memory_order_acquire);
     for (uint32_t i = 0; i < n; i++)
         d += depth_of(rt, atomic_load_explicit(&q->slots[i], memory_order_acquire), level + 1);
@@ -907,6 +929,8 @@ static int pool_inspect(shoal_ctx_t *ctx, void *state, shoal_inspect_t *out)
 static void pool_terminate(shoal_ctx_t *ctx, void *state, int reason)
 {
     shoal_pool_t *p = pool_of(state);
+    if (p == NULL)
+        return;
     const shoal_behaviour_t *m = p->spec.manager;
     if (m != NULL && m->terminate != NULL)
         m->terminate(ctx, p->manager_state, reason);
@@ -922,24 +946,29 @@ static const shoal_behaviour_t pool_behaviour = {
     .inspect = pool_inspect,
 };
 
-void shoal__pool_ended(struct shoal_ctx_s *ctx)
+shoal_pool_t *shoal__pool_ended(struct shoal_ctx_s *ctx)
 {
     shoal_pool_t *p = atomic_load_explicit(&ctx->a->pool, memory_order_relaxed);
-    /* Unpublish (qsbr.h): no sender finds the record from now on. */
-    atomic_store_explicit(&ctx->a->pool, NULL, memory_order_relaxed);
-    if (atomic_load_explicit(&p->started, memory_order_relaxed) == 0) { /* stopped before init */
+    /* seq_cst: the reclaimer's store in the Dekker pair of qsbr.h: a sender
+     * that has not found the record by now never will. */
+    atomic_store_explicit(&ctx->a->pool, NULL, memory_order_seq_cst);
+    if (atomic_load_explicit(&p->started, memory_order_relaxed) == 0) { /* init failed early */
         p->init_rc = SHOAL_ESHUTDOWN;
         atomic_store_explicit(&p->started, 1, memory_order_release);
         shoal__futex_wake(&p->started, 1);
     }
-    orphans_drop(ctx, p);
+    orphans_give_up(ctx, p);
+    /* DRAIN callers: OK when the drain completed, else why it ended. */
+    int status = p->state == SHOAL_POOL_DRAINING && ctx->reason == SHOAL_OK ? SHOAL_OK
+                 : ctx->reason != SHOAL_OK                                  ? ctx->reason
+                                                                            : SHOAL_ESHUTDOWN;
     for (uint32_t i = 0; i < p->nwaiters; i++) {
-        struct shoal_reply_s reply = {.tc = ctx->tc, .env = NULL, .status = ctx->reason};
+        struct shoal_reply_s reply = {.tc = ctx->tc, .env = NULL, .status = status};
         shoal__reply_send(ctx->rt, ctx->tc, ctx->self, p->waiters[i].from, p->waiters[i].ref,
                           &reply);
     }
     p->nwaiters = 0;
     free(p->manager_state);
     p->manager_state = NULL;
-    shoal__pool_unref(ctx->rt, p);
+    return p;
 }

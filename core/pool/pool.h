@@ -7,9 +7,10 @@
  *     slots[n] and then n + 1 [both release]; removed by storing the smaller
  *     count first [release], then closing the worker's mailbox; a dead one is
  *     replaced in place [release]. A sender loads nworkers [acquire], then
- *     slots [acquire], and tries each PID at most once: a stale PID (dead,
+ *     slots [acquire], and tries each slot at most once: a stale PID (dead,
  *     closed, removed) answers SHOAL_ENOPROC and the sender goes on to the
- *     next, so no table state a sender can see loses a message.
+ *     next, so no table state a sender can see loses a message. (While a
+ *     slot is closed up, a sender may see one PID in two slots: harmless.)
  *   - Counters are striped: one stripe per dispatcher thread, written by that
  *     thread only (relaxed load + store), and one shared stripe for every
  *     other thread (relaxed fetch_add). Readers sum them (relaxed loads): a
@@ -17,8 +18,10 @@
  *   - Everything below `owned by the pool actor` is touched by its turns only.
  *
  * LIFETIME
- *   The record is counted: one reference for the pool's actor and one for
- *   each live worker (ext->member_of), dropped when it ends. Senders hold no
+ *   The record is counted: one reference for the pool's actor, one for each
+ *   live worker (ext->member_of; for a nested pool, its record's `parent`),
+ *   dropped when it ends; the last one drops the record's reference on its
+ *   parent pool's record. Senders hold no
  *   reference: they find the record through the pool actor's front (its
  *   `pool` pointer), check that it is this pool's (rec->pid), and read it
  *   inside a read-side region (runtime/qsbr.h). When the last reference
@@ -132,11 +135,17 @@ int shoal__pool_forward(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *
 /* A worker's side (called by actor.c with ctx->pool set). */
 void shoal__pool_count(shoal_tcache_t *tc, shoal_pool_t *p, bool failed, uint64_t wait_ns,
                        uint64_t service_ns, bool sampled);
-/* A worker that ends gives a queued user message back to its pool (parent).
- * True if the pool took it; false: the caller dead-letters it (and the pool
- * counts it as dropped). */
-bool shoal__pool_hand_back(struct shoal_ctx_s *ctx, shoal_env_t *e);
-/* A worker ended: drop its reference on p. */
+/* An actor that ends gives a queued user message back to the pool `to`: a
+ * worker to its pool, a nested pool to its parent pool (SHOAL_PID_NONE: no
+ * one to give it to). True if that pool took it; false: the caller
+ * dead-letters it, and it is counted as dropped in `counted` and the pools
+ * above it. */
+bool shoal__pool_hand_back(struct shoal_ctx_s *ctx, shoal_pool_t *counted, shoal_pid_t to,
+                           shoal_env_t *e);
+/* Counts one message dropped in p and every pool above it. */
+void shoal__pool_count_dropped(shoal_tcache_t *tc, shoal_pool_t *p);
+/* Drops a reference on p; the last one retires p and drops p's reference on
+ * its parent pool's record. */
 void shoal__pool_unref(shoal_runtime_t *rt, shoal_pool_t *p);
 
 /* The pool's actor (pool.c): a hand-back arrived in its system mailbox; it
@@ -144,9 +153,9 @@ void shoal__pool_unref(shoal_runtime_t *rt, shoal_pool_t *p);
 void shoal__pool_take_hand_back(struct shoal_ctx_s *ctx, shoal_env_t *e);
 void shoal__pool_retire(struct shoal_ctx_s *ctx);
 /* The pool's actor ends (actor_end, whatever the reason, init failed or
- * not): unpublish the record, drop what it holds, answer DRAIN callers,
- * drop the actor's reference. */
-void shoal__pool_ended(struct shoal_ctx_s *ctx);
+ * not): unpublish the record, give up what it holds, answer DRAIN callers.
+ * Returns the record: actor_end drops the actor's reference on it last. */
+shoal_pool_t *shoal__pool_ended(struct shoal_ctx_s *ctx);
 
 /* Records (record.c). */
 shoal_pool_t *shoal__pool_record_new(shoal_runtime_t *rt, uint32_t cap);

@@ -11,6 +11,7 @@
 
 shoal_pool_t *shoal__pool_record_new(shoal_runtime_t *rt, uint32_t cap)
 {
+    shoal__pool_limbo_collect(rt, false); /* records of pools that ended since */
     shoal_pool_t *p = aligned_alloc(64, sizeof *p);
     if (p == NULL)
         return NULL;
@@ -44,10 +45,11 @@ static void record_free(shoal_pool_t *p)
 
 void shoal__pool_record_retire(shoal_runtime_t *rt, shoal_pool_t *p)
 {
-    /* The pool's actor cleared its front's pointer and its generation moved
-     * on before its reference went (acq_rel on refs): no new region finds
-     * p. Without memory for the snapshot now, it is taken by a later
-     * collect: a later snapshot only waits for more. */
+    /* The pool's actor cleared its front's pointer [seq_cst] before its
+     * reference went, and the acq_rel on refs orders that before this
+     * snapshot's loads: a region that could have found p is in it (qsbr.h).
+     * Without memory for the snapshot now, a later collect takes it: a later
+     * snapshot only waits for more. */
     p->snap_pending = shoal__qsbr_snapshot(rt, &p->snap) != SHOAL_OK;
     pthread_mutex_lock(&rt->pool_lock);
     p->limbo_next = rt->pool_limbo;
@@ -83,8 +85,11 @@ void shoal__pool_limbo_collect(shoal_runtime_t *rt, bool all)
 void shoal__pool_unref(shoal_runtime_t *rt, shoal_pool_t *p)
 {
     /* acq_rel: the last one out sees every other holder's use of p. */
-    if (atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) == 1)
+    while (p != NULL && atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) == 1) {
+        shoal_pool_t *up = p->parent; /* p's reference on its parent goes with it */
         shoal__pool_record_retire(rt, p);
+        p = up;
+    }
 }
 
 /* ---- counters ----------------------------------------------------------- */

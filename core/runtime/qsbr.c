@@ -26,8 +26,8 @@ struct take {
 static void take_one(shoal_tcache_t *tc, void *arg)
 {
     struct take *t = arg;
-    /* acquire: pairs with qsbr_exit's release of an earlier region. */
-    uint64_t qs = atomic_load_explicit(&tc->qs, memory_order_acquire);
+    /* seq_cst: the reclaimer's load of the Dekker pair (qsbr.h). */
+    uint64_t qs = atomic_load_explicit(&tc->qs, memory_order_seq_cst);
     if ((qs & 1) == 0 || t->oom)
         return;
     if (t->snap->n == t->cap) {
@@ -50,8 +50,6 @@ static void take_one(shoal_tcache_t *tc, void *arg)
 int shoal__qsbr_snapshot(shoal_runtime_t *rt, shoal_qsbr_snap_t *snap)
 {
     *snap = (shoal_qsbr_snap_t){0};
-    /* seq_cst: the reclaimer's fence (qsbr.h). */
-    atomic_thread_fence(memory_order_seq_cst);
     struct take t = {.snap = snap};
     each_tcache(rt, take_one, &t);
     if (t.oom) {

@@ -5,22 +5,26 @@
  * PROTOCOL
  * A reader brackets its reads in a region: its thread's counter `qs` is odd
  * inside one, even outside.
- *   enter: qs += 1 [relaxed store]; then a seq_cst fence; then the reads.
+ *   enter: qs += 1 [seq_cst store]; then it finds the record through the
+ *          published pointer [seq_cst load] and reads it.
  *   exit:  qs += 1 [release store]: the reads are done.
  * A dispatcher worker enters on its first forward of a turn and exits at
- * the end of the turn (one fence per turn, not per message); any other
- * thread enters and exits around each forward.
- * A reclaimer first makes the record unreachable (for a pool: the actor
- * front's pointer is cleared and its generation moved on), then:
- *   snapshot: a seq_cst fence; record every thread whose qs is odd, with
- *             its value [acquire loads];
+ * the end of the turn (one seq_cst store per turn, not per message); any
+ * other thread enters and exits around each forward.
+ * A reclaimer first unpublishes the record (for a pool: clears the actor
+ * front's pointer [seq_cst store], pool.c), then, in any thread that the
+ * unpublishing happens before:
+ *   snapshot: record every thread whose qs is odd, with its value
+ *             [seq_cst loads];
  *   passed:   every recorded thread's qs has changed [acquire loads].
- * Once passed, the record may be freed. Why: the two seq_cst fences are
- * ordered. If the reader's fence comes first, its odd qs is visible to the
- * snapshot, which then waits for the exit, whose release store carries the
- * reads. If the reclaimer's fence comes first, the reader's reads come after
- * the unpublishing and cannot find the record. Threads that are outside a
- * region at the snapshot are not waited for.
+ * Once passed, the record may be freed. Why: the reader's (store qs, load
+ * pointer) and the reclaimer's (store pointer, load qs) are a Dekker pair in
+ * the single order of seq_cst operations. If the reader's load found the
+ * record, its odd store comes before the reclaimer's load of qs, which sees
+ * it (or a later value); the snapshot then waits for the exit, whose release
+ * store carries the reads. Otherwise the reader found NULL (or a later
+ * record) and never touches this one. Threads outside a region at the
+ * snapshot are not waited for.
  */
 #ifndef SHOAL_RUNTIME_QSBR_H
 #define SHOAL_RUNTIME_QSBR_H
@@ -35,10 +39,9 @@ static inline void shoal__qsbr_enter(shoal_tcache_t *tc)
     if (tc->in_region)
         return;
     tc->in_region = true;
+    /* seq_cst: the reader's store of the Dekker pair (above). */
     atomic_store_explicit(&tc->qs, atomic_load_explicit(&tc->qs, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
-    /* seq_cst: orders the odd qs before our reads (see above). */
-    atomic_thread_fence(memory_order_seq_cst);
+                          memory_order_seq_cst);
 }
 
 static inline void shoal__qsbr_exit(shoal_tcache_t *tc)
@@ -59,7 +62,7 @@ typedef struct shoal_qsbr_snap_s {
     size_t n;
 } shoal_qsbr_snap_t;
 
-/* Takes a snapshot (after the caller unpublished). SHOAL_ENOMEM. */
+/* Takes a snapshot (after the unpublishing). SHOAL_ENOMEM. */
 int shoal__qsbr_snapshot(shoal_runtime_t *rt, shoal_qsbr_snap_t *snap);
 /* True when every thread of the snapshot has left that region. */
 bool shoal__qsbr_passed(shoal_runtime_t *rt, const shoal_qsbr_snap_t *snap);
