@@ -375,19 +375,22 @@ static void publish_deq(struct shoal_ctx_s *ctx)
  * sender stamped it, forward.c). */
 static void handle_for_pool(struct shoal_ctx_s *ctx, shoal_env_t *e)
 {
-    bool sampled = (shoal__env_flags(e) & SHOAL_ENV_STAMP) != 0;
-    uint64_t start = 0, sent = 0;
-    if (sampled) {
-        sent = *shoal__env_stamp(e);
-        start = shoal__now_ns();
-    }
     bool user = is_user(e);
-    bool ok = handle(ctx, e);
-    if (!user)
+    if (!(shoal__env_flags(e) & SHOAL_ENV_STAMP)) {
+        bool ok = handle(ctx, e);
+        if (ok && user)
+            ctx->pool_handled++; /* counted once per turn (actor_run) */
+        else if (user)
+            shoal__pool_count(ctx->tc, ctx->pool, true, 0, 0, false);
         return;
-    uint64_t end = sampled ? shoal__now_ns() : 0;
-    shoal__pool_count(ctx->tc, ctx->pool, !ok, start > sent ? start - sent : 0, end - start,
-                      sampled);
+    }
+    uint64_t sent = *shoal__env_stamp(e);
+    uint64_t start = shoal__now_ns();
+    bool ok = handle(ctx, e);
+    uint64_t end = shoal__now_ns();
+    if (user)
+        shoal__pool_count(ctx->tc, ctx->pool, !ok, start > sent ? start - sent : 0, end - start,
+                          ok);
 }
 
 /* The body of a turn. Locals here are not used after a panic unwinds. */
@@ -616,6 +619,10 @@ void shoal__actor_run(shoal_worker_t *w, shoal_actor_t *a)
         run_messages(ctx);
     else
         after_panic(ctx);
+    if (ctx->pool_handled != 0) {
+        shoal__pool_count_handled(&w->tc, ctx->pool, ctx->pool_handled);
+        ctx->pool_handled = 0;
+    }
     if (!ctx->exiting)
         retire_if_done(ctx);
     publish_deq(ctx);

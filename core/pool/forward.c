@@ -30,6 +30,38 @@ static shoal_pool_cursor_t *cursor_of(shoal_tcache_t *tc, const shoal_pool_t *p)
     return c;
 }
 
+/* Offers e to one worker: into a plain actor's user mailbox (within its
+ * limit), or on through a nested pool. A sampled message gets its send time
+ * only once a mailbox has room for it (before the push makes it visible). */
+static int offer(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoal_env_t *e,
+                 bool sample)
+{
+    uint32_t slot = shoal__pid_slot(to);
+    if (slot >= rt->max_actors)
+        return SHOAL_ENOPROC;
+    shoal_actor_t *a = shoal__actor_at(rt, slot);
+    if (atomic_load_explicit(&a->kind, memory_order_relaxed) == SHOAL_ACTOR_POOL)
+        return shoal__deliver(rt, tc, to, e, false);
+    /* A stale PLAIN (the slot is a pool now) is harmless: the reservation
+     * checks the generation, and a pool places what lands in its own
+     * mailbox (actor.c). */
+    uint32_t limit = atomic_load_explicit(&a->limit, memory_order_relaxed);
+    int rc = shoal__rsv_reserve(&a->user_rsv, shoal__pid_gen(to), limit,
+                                &shoal__actor_back(rt, a)->user_deq);
+    if (rc != SHOAL_OK)
+        return rc;
+    if (sample && !(shoal__env_flags(e) & SHOAL_ENV_STAMP)) {
+        uint64_t *stamp = shoal__env_stamp(e);
+        if (stamp != NULL) {
+            *stamp = shoal__now_ns();
+            e->meta |= SHOAL_ENV_STAMP;
+        }
+    }
+    shoal__mq_push(&a->user_tail, &e->node);
+    shoal__schedule(rt, tc, a);
+    return SHOAL_OK;
+}
+
 int shoal__pool_forward(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *pa, shoal_pid_t to,
                         shoal_env_t *e)
 {
@@ -59,13 +91,7 @@ int shoal__pool_forward(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *
     /* acquire: pairs with the pool actor's release stores of slots then n. */
     uint32_t n = atomic_load_explicit(&p->nworkers, memory_order_acquire);
     if (n != 0) {
-        if ((++tc->pool_sample & SAMPLE_MASK) == 0 && !(shoal__env_flags(e) & SHOAL_ENV_STAMP)) {
-            uint64_t *stamp = shoal__env_stamp(e);
-            if (stamp != NULL) {
-                *stamp = shoal__now_ns();
-                e->meta |= SHOAL_ENV_STAMP;
-            }
-        }
+        bool sample = (++tc->pool_sample & SAMPLE_MASK) == 0;
         shoal_pool_cursor_t *c = cursor_of(tc, p);
         uint32_t i = c->next < n ? c->next : c->next % n;
         for (uint32_t k = 0; k < n; k++) {
@@ -73,7 +99,7 @@ int shoal__pool_forward(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *
             shoal_pid_t wp = atomic_load_explicit(&p->slots[i], memory_order_acquire);
             if (++i == n)
                 i = 0;
-            if (shoal__deliver(rt, tc, wp, e, false) == SHOAL_OK) {
+            if (offer(rt, tc, wp, e, sample) == SHOAL_OK) {
                 c->next = i;
                 shoal__stripe_add(&st->forwarded, 1, shared);
                 rc = SHOAL_OK;
@@ -115,6 +141,15 @@ void shoal__pool_count(shoal_tcache_t *tc, shoal_pool_t *p, bool failed, uint64_
                                   atomic_load_explicit(&st->service[sb], memory_order_relaxed) + 1,
                                   memory_order_relaxed);
         }
+    }
+}
+
+void shoal__pool_count_handled(shoal_tcache_t *tc, shoal_pool_t *p, uint64_t n)
+{
+    for (; p != NULL; p = p->parent) {
+        bool shared;
+        shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
+        shoal__stripe_add(&st->handled, n, shared);
     }
 }
 

@@ -132,9 +132,12 @@ int shoal__pool_spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t paren
 int shoal__pool_forward(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *pa, shoal_pid_t to,
                         shoal_env_t *e);
 
-/* A worker's side (called by actor.c with ctx->pool set). */
+/* A worker's side (called by actor.c with ctx->pool set): one message
+ * failed, or one timed message handled (with its latencies); n untimed
+ * messages handled (summed over a turn). Into p and every pool above. */
 void shoal__pool_count(shoal_tcache_t *tc, shoal_pool_t *p, bool failed, uint64_t wait_ns,
                        uint64_t service_ns, bool sampled);
+void shoal__pool_count_handled(shoal_tcache_t *tc, shoal_pool_t *p, uint64_t n);
 /* An actor that ends gives a queued user message back to the pool `to`: a
  * worker to its pool, a nested pool to its parent pool (SHOAL_PID_NONE: no
  * one to give it to). True if that pool took it; false: the caller

@@ -13,6 +13,10 @@
  * wake one. The woken worker spins and steals. A ring's single actor is
  * stolen only from a worker that has not popped since the thief's last look
  * (ring.h), so a ping-pong pair is not torn across cores.
+ * A worker that finds work while it was the last spinner wakes one more if
+ * work is still queued (the baton); a worker woken from park counts as a
+ * spinner, so the baton passes along until every queued actor has a thread
+ * or no thread is parked.
  * Work pushed to the global ring by a thread that is not a worker must
  * wake someone if every worker sleeps. The pair:
  *   pusher: count += 1 [seq_cst] (inject.c); then nspinning, nparked
@@ -216,6 +220,14 @@ static shoal_actor_t *find_work(shoal_worker_t *w)
         } else if (shoal__now_ns() - spin_start > rt->spin_ns) {
             stop_spinning(w);
             park(w);
+            /* Woken (or not asleep after all): look as a spinner, so that
+             * finding work passes the baton on to a parked sibling when
+             * more is queued. A woken worker that did not count as a
+             * spinner took one actor and woke nobody, and the rest waited
+             * for a busy thread's turn to end while threads slept. */
+            w->spinning = 1;
+            atomic_fetch_add_explicit(&rt->nspinning, 1, memory_order_seq_cst);
+            spin_start = shoal__now_ns();
             continue;
         }
         for (int i = 0; i < 16; i++)
