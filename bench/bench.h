@@ -8,12 +8,14 @@
  * bench_result() and leaves through bench_finish().
  *
  * The main thread never runs actors: it drives (W2-W4 start messages, W3
- * spawns) and then sleeps on a semaphore that the collector actor posts.
+ * spawns) and then sleeps on a semaphore that the collector actor posts
+ * (W1 and W4 through a pool: waking every 50 ms to inspect the pool).
  */
 #ifndef SHOAL_BENCH_H
 #define SHOAL_BENCH_H
 
 #include <semaphore.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "shoal/error.h"
@@ -90,15 +92,33 @@ int bench_init(bench_t *b, const char *workload);
  * b->count / acc / dropped and then posts b->done. */
 int bench_spawn_collector(bench_t *b, uint64_t expected, shoal_pid_t *pid);
 
-/* A worker (W1, W4): processes MSG_WORK and reports to `collector` after
- * `dones` MSG_DONE markers. args must outlive the worker's init. */
+/* A worker (W1, W4): processes MSG_WORK and reports (count, acc) to
+ * `collector`
+ *   - direct (pooled = 0): after `dones` MSG_DONE markers, then exits;
+ *   - pooled (pooled = 1, a pool's worker): from its terminate callback when
+ *     it ends normally (reason 0), i.e. when its pool drains it
+ *     (SHOAL_POOL_DRAIN: it finishes its queued messages, then ends).
+ * args must outlive the worker's init (pooled: the pool, which starts
+ * replacements with them). */
 typedef struct bench_worker_args_s {
     shoal_pid_t collector;
     unsigned dones;
+    int pooled;
 } bench_worker_args_t;
 
 int bench_spawn_worker(bench_t *b, const bench_worker_args_t *args, uint32_t mailbox_limit,
                        shoal_pid_t *pid);
+
+/* A pool of `size` workers running the worker behaviour above with args
+ * (args->pooled must be 1), `mailbox` per worker (SHOAL_MAILBOX_UNBOUNDED
+ * for none), as a root actor (shoal_runtime_spawn_pool). */
+int bench_spawn_worker_pool(bench_t *b, const char *name, const bench_worker_args_t *args,
+                            uint32_t size, uint32_t mailbox, shoal_pid_t *pid);
+
+/* SHOAL_BENCH_DIRECT=1: W1 and W4 send to plain worker actors as before
+ * pools existed (pool=rr-actors, bounded=native(mailbox=100)) instead of
+ * through a pool. */
+int bench_direct(void);
 
 /* From a producer whose send met SHOAL_EFULL: ends its turn (shoal_yield)
  * and gets MSG_CONT back in a later one. */
@@ -108,9 +128,10 @@ int bench_yield(shoal_ctx_t *ctx);
  * SHOAL_OK once all are sent, else the refusal (retry next turn). */
 int bench_send_done(shoal_ctx_t *ctx, const shoal_pid_t *workers, uint64_t n, uint64_t *sent);
 
-/* Ends a producer's turn after its last send returned rc: on SHOAL_EFULL it
- * counts the turn in *full and yields; on SHOAL_OK it continues with a
- * self-sent MSG_CONT; anything else is a bug (panic). */
+/* Ends a producer's turn after its last send returned rc: on SHOAL_EFULL (a
+ * full mailbox) or SHOAL_EBUSY (a pool whose workers are all full) it counts
+ * the turn in *full and yields; on SHOAL_OK it continues with a self-sent
+ * MSG_CONT; anything else is a bug (panic). */
 void bench_next_turn(shoal_ctx_t *ctx, int rc, uint64_t *full);
 
 /* Takes t0 and the counters' starting values. */
@@ -119,6 +140,26 @@ void bench_begin(bench_t *b);
 /* Sleeps until the collector posts. 0, or -1 after SHOAL_BENCH_TIMEOUT
  * seconds (default 300): then the counters go to stderr. */
 int bench_wait(bench_t *b);
+
+/* What the main thread measured by inspecting a pool while it waited. */
+typedef struct bench_inspect_s {
+    unsigned every_ms; /* 0: not inspected */
+    uint64_t n;        /* answered inspections (status 0) */
+    uint64_t fail;     /* calls that failed or answered an error (the pool ended) */
+    double p50_ms, max_ms;
+} bench_inspect_t;
+
+/* As bench_wait, and while waiting, every SHOAL_BENCH_INSPECT_MS
+ * milliseconds (default 50; 0 = never, then plain bench_wait) the main thread
+ * calls shoal_runtime_inspect(pid) and times the call. The last answer goes
+ * to stderr. */
+int bench_wait_inspect(bench_t *b, shoal_pid_t pid, bench_inspect_t *out);
+
+/* " inspect_every_ms=.. inspect_n=.. inspect_p50_ms=.. inspect_max_ms=..
+ * inspect_fail=.." for the RESULT line (with its leading space; the
+ * latencies are "na" when no inspection was answered), or "" when not
+ * inspected. */
+const char *bench_inspect_extras(const bench_inspect_t *in, char *buf, size_t size);
 
 /* Takes t1 and the counters' final values. */
 void bench_end(bench_t *b);

@@ -8,8 +8,23 @@
  *   SHOAL_BENCH_TIMEOUT    seconds to wait for the collector (default 300)
  *   SHOAL_BENCH_W1_MAILBOX W1 worker mailbox limit (default 1024; 0 = unbounded)
  *   SHOAL_BENCH_CHUNK      sends per producer turn (W1 default 256, W4 64)
+ *   SHOAL_BENCH_DIRECT=1   W1 and W4 without a pool: producers send straight
+ *                          to plain worker actors (W1 round-robin,
+ *                          pool=rr-actors; W4 worker (k+p) mod 4,
+ *                          bounded=native(mailbox=100)), done markers by
+ *                          per-sender FIFO. Default: through a shoal pool
+ *                          (pool=shoal-pool), done by SHOAL_POOL_DRAIN.
+ *   SHOAL_BENCH_PRODUCERS  W1 only, for comparing pool and direct: this many
+ *                          producer actors (default 1, as the spec's W1),
+ *                          producer p sends messages [p*N/P, (p+1)*N/P)
+ *                          (RESULT extra producers=P)
+ *   SHOAL_BENCH_INSPECT_MS pool mode (W1, W4): the main thread inspects the
+ *                          pool this often while it waits (default 50;
+ *                          0 = never); RESULT extras inspect_*
  */
 #include "bench.h"
+
+#include "shoal/pool.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -161,6 +176,14 @@ typedef struct worker_s {
     const bench_worker_args_t *args;
 } worker_t;
 
+static void worker_report(shoal_ctx_t *ctx, const worker_t *s)
+{
+    bench_report_t r = {.count = s->count, .acc = s->acc, .dropped = 0};
+    int rc = shoal_send(ctx, s->args->collector, MSG_REPORT, &r, sizeof r);
+    if (rc != SHOAL_OK)
+        shoal_panic(ctx, "report: %s", shoal_strerror(rc));
+}
+
 static int worker_init(shoal_ctx_t *ctx, void *state, const void *args)
 {
     (void)ctx;
@@ -168,8 +191,9 @@ static int worker_init(shoal_ctx_t *ctx, void *state, const void *args)
     return 0;
 }
 
-/* MSG_WORK: process (xs50, count, acc). After args->dones MSG_DONEs: report
- * (count, acc) to the collector and exit. */
+/* MSG_WORK: process (xs50, count, acc). Direct: after args->dones
+ * MSG_DONEs, report (count, acc) to the collector and exit. Pooled: no
+ * MSG_DONE comes; worker_terminate reports. */
 static int worker_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
 {
     worker_t *s = state;
@@ -178,14 +202,27 @@ static int worker_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
         memcpy(&v, msg->data, sizeof v);
         s->count++;
         s->acc ^= xs50(v);
-    } else if (msg->type == MSG_DONE && ++s->dones == s->args->dones) {
-        bench_report_t r = {.count = s->count, .acc = s->acc, .dropped = 0};
-        int rc = shoal_send(ctx, s->args->collector, MSG_REPORT, &r, sizeof r);
-        if (rc != SHOAL_OK)
-            shoal_panic(ctx, "report: %s", shoal_strerror(rc));
+    } else if (msg->type == MSG_DONE && !s->args->pooled && ++s->dones == s->args->dones) {
+        worker_report(ctx, s);
         shoal_exit(ctx, 0);
     }
     return 0;
+}
+
+/* A pool's worker ends with reason 0 when the drained pool retired it and it
+ * has handled everything queued for it: that is its report. Any other end
+ * (it failed, the runtime stopped) reports nothing, so the collector never
+ * completes and the run fails by timeout. */
+static void worker_terminate(shoal_ctx_t *ctx, void *state, int reason)
+{
+    worker_t *s = state;
+    if (!s->args->pooled)
+        return;
+    if (reason == 0)
+        worker_report(ctx, s);
+    else
+        fprintf(stderr, "shoal-bench: pool worker ended with %s after %llu messages\n",
+                shoal_strerror(reason), (unsigned long long)s->count);
 }
 
 static const shoal_behaviour_t worker_behaviour = {
@@ -193,6 +230,7 @@ static const shoal_behaviour_t worker_behaviour = {
     .state_size = sizeof(worker_t),
     .init = worker_init,
     .handle_message = worker_handle,
+    .terminate = worker_terminate,
 };
 
 int bench_spawn_worker(bench_t *b, const bench_worker_args_t *args, uint32_t mailbox_limit,
@@ -201,6 +239,23 @@ int bench_spawn_worker(bench_t *b, const bench_worker_args_t *args, uint32_t mai
     shoal_spawn_opts_t o = {.mailbox_limit = mailbox_limit};
     return shoal_runtime_spawn(b->rt, &worker_behaviour, args, &o, pid);
 }
+
+int bench_spawn_worker_pool(bench_t *b, const char *name, const bench_worker_args_t *args,
+                            uint32_t size, uint32_t mailbox, shoal_pid_t *pid)
+{
+    shoal_pool_spec_t spec;
+    shoal_pool_spec_init(&spec);
+    spec.name = name;
+    spec.worker = &worker_behaviour;
+    spec.worker_args = args;
+    spec.size = size;
+    spec.min_size = 1;
+    spec.max_size = size > 1024 ? size : 1024;
+    spec.mailbox = mailbox;
+    return shoal_runtime_spawn_pool(b->rt, &spec, pid);
+}
+
+int bench_direct(void) { return bench_env_ulong("SHOAL_BENCH_DIRECT", 0) != 0; }
 
 /* ---- yielding ----------------------------------------------------------- */
 
@@ -214,7 +269,7 @@ int bench_send_done(shoal_ctx_t *ctx, const shoal_pid_t *workers, uint64_t n, ui
 
 void bench_next_turn(shoal_ctx_t *ctx, int rc, uint64_t *full)
 {
-    if (rc == SHOAL_EFULL) {
+    if (rc == SHOAL_EFULL || rc == SHOAL_EBUSY) {
         (*full)++;
         rc = bench_yield(ctx);
     } else if (rc != SHOAL_OK) {
@@ -304,6 +359,107 @@ int bench_wait(bench_t *b)
     return 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int bench_wait_inspect(bench_t *b, shoal_pid_t pid, bench_inspect_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->every_ms = (unsigned)bench_env_ulong("SHOAL_BENCH_INSPECT_MS", 50);
+    if (out->every_ms == 0)
+        return bench_wait(b);
+    double limit = (double)bench_env_ulong("SHOAL_BENCH_TIMEOUT", 300);
+    double deadline = bench_now() + limit;
+    size_t cap = 256;
+    double *lat = malloc(cap * sizeof *lat);
+    char last[2048] = "";
+    int rc = 0;
+    for (;;) {
+        /* sem_timedwait takes a CLOCK_REALTIME instant: now + the period. */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        long ns = ts.tv_nsec + (long)(out->every_ms % 1000) * 1000000L;
+        ts.tv_sec += (time_t)(out->every_ms / 1000) + ns / 1000000000L;
+        ts.tv_nsec = ns % 1000000000L;
+        if (sem_timedwait(&b->done, &ts) == 0)
+            break;
+        if (errno == EINTR)
+            continue;
+        if (bench_now() > deadline) {
+            b->t1 = bench_now();
+            b->mallocs1 = bench_malloc_calls();
+            shoal_runtime_stats(b->rt, &b->st1);
+            fprintf(stderr, "shoal-bench: %s: no completion after %.0f s (hang?)\n", b->workload,
+                    limit);
+            print_stats(b, "at timeout");
+            rc = -1;
+            break;
+        }
+        shoal_answer_t a;
+        memset(&a, 0, sizeof a);
+        double t = bench_now();
+        int irc = shoal_runtime_inspect(b->rt, pid, 1000, &a);
+        double ms = (bench_now() - t) * 1e3;
+        if (irc == SHOAL_OK && a.status == SHOAL_OK && a.data != NULL) {
+            if (out->n == cap) {
+                double *n = realloc(lat, 2 * cap * sizeof *lat);
+                if (n != NULL) {
+                    lat = n;
+                    cap *= 2;
+                }
+            }
+            if (lat != NULL && out->n < cap)
+                lat[out->n] = ms;
+            out->n++;
+            if (ms > out->max_ms)
+                out->max_ms = ms;
+            snprintf(last, sizeof last, "%s", (const char *)a.data);
+        } else {
+            out->fail++; /* typically: the drained pool has just ended */
+        }
+        shoal_answer_release(&a);
+    }
+    if (lat != NULL && out->n != 0) {
+        size_t n = out->n < cap ? (size_t)out->n : cap;
+        qsort(lat, n, sizeof *lat, cmp_double);
+        out->p50_ms = n % 2 ? lat[n / 2] : (lat[n / 2 - 1] + lat[n / 2]) / 2;
+    }
+    free(lat);
+    if (last[0] != '\0')
+        fprintf(stderr, "shoal-bench: %s: last inspect answer: %s\n", b->workload, last);
+    fprintf(stderr,
+            "shoal-bench: %s: inspected the pool every %u ms: %llu answers, p50 %.3f ms, "
+            "max %.3f ms, %llu failed\n",
+            b->workload, out->every_ms, (unsigned long long)out->n, out->p50_ms, out->max_ms,
+            (unsigned long long)out->fail);
+    return rc;
+}
+
+const char *bench_inspect_extras(const bench_inspect_t *in, char *buf, size_t size)
+{
+    if (in->every_ms == 0) {
+        if (size != 0)
+            buf[0] = '\0';
+        return buf;
+    }
+    if (in->n == 0) { /* the run was shorter than one period */
+        snprintf(buf, size,
+                 " inspect_every_ms=%u inspect_n=0 inspect_p50_ms=na inspect_max_ms=na "
+                 "inspect_fail=%llu",
+                 in->every_ms, (unsigned long long)in->fail);
+        return buf;
+    }
+    snprintf(buf, size,
+             " inspect_every_ms=%u inspect_n=%llu inspect_p50_ms=%.3f inspect_max_ms=%.3f "
+             "inspect_fail=%llu",
+             in->every_ms, (unsigned long long)in->n, in->p50_ms, in->max_ms,
+             (unsigned long long)in->fail);
+    return buf;
+}
+
 void bench_end(bench_t *b)
 {
     b->t1 = bench_now();
@@ -313,7 +469,7 @@ void bench_end(bench_t *b)
 
 void bench_result(bench_t *b, const char *params, uint64_t msgs, double secs, const char *fmt, ...)
 {
-    char extra[512];
+    char extra[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(extra, sizeof extra, fmt, ap);
