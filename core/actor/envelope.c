@@ -102,7 +102,14 @@ shoal_env_t *shoal__env_move(shoal_tcache_t *tc, shoal_env_t *e)
     shoal_env_t *m = shoal__env_alloc(tc);
     if (m == NULL)
         return NULL;
-    memcpy(m, e, sizeof *m);
+    /* Not the node: e is still its mailbox's dummy, whose link a producer
+     * may be writing right now (mailbox.h). */
+    atomic_store_explicit(&m->node.next, NULL, memory_order_relaxed);
+    m->from = e->from;
+    m->meta = e->meta;
+    m->type = e->type;
+    m->size = e->size;
+    m->payload = e->payload;
     e->meta &= ~(uint64_t)SHOAL_ENV_HEAP;
     e->size = 0;
     return m;

@@ -123,7 +123,8 @@ typedef struct shoal_pool_stats_s {
     uint64_t messages_failed;    /* the handler failed or panicked on it */
     uint64_t messages_dropped;   /* lost because the pool or the runtime stopped */
     uint64_t messages_requeued;  /* handed back by a worker that ended, and placed again */
-    uint64_t queue_depth;        /* in worker mailboxes now, plus held by the pool */
+    uint64_t queue_depth;        /* in worker mailboxes now (retiring ones and those of a
+                                    nested pool's current workers too), plus held by the pool */
     uint64_t latency_samples;
     uint64_t queue_wait_ns[3]; /* p50, p90, p99 */
     uint64_t service_ns[3];    /* p50, p90, p99 */
