@@ -148,7 +148,7 @@ int shoal__actor_spawn_as(shoal_runtime_t *rt, shoal_tcache_t *tc, const shoal_s
     atomic_store_explicit(&a->sys_rsv, base | sys_count, memory_order_release);
     atomic_store_explicit(&a->user_rsv, base | shoal__rsv_count(uw), memory_order_release);
     atomic_fetch_add_explicit(&rt->live, 1, memory_order_relaxed);
-    if (kind == SHOAL_ACTOR_PLAIN)
+    if (kind != SHOAL_ACTOR_WAITER) /* as actors_ended (actor_end) */
         SHOAL_STAT_ADD(tc, actors_spawned, 1);
     *pid = shoal__pid_make(gen, slot);
     if (init != NULL)

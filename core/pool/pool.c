@@ -22,6 +22,7 @@
 #include "pool/pool.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +165,9 @@ int shoal__pool_spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t paren
     snprintf(p->label, sizeof p->label, "%s/%s", p->name, wname ? wname : "?");
     /* One reference for the actor, one for us while we wait for init. */
     atomic_store_explicit(&p->refs, wait ? 2 : 1, memory_order_relaxed);
+    /* A root pool waits for its own init and every nested one (start_done). */
+    p->root = member_of != NULL ? member_of->root : p;
+    atomic_fetch_add_explicit(&p->root->starting, 1, memory_order_relaxed);
 
     shoal_actor_hold_t ah;
     if (hold != NULL) {
@@ -183,17 +187,39 @@ int shoal__pool_spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t paren
     if (rc != SHOAL_OK) {
         if (hold != NULL)
             hold->release(hold->what);
+        if (p->root != p) /* the parent's init sees rc and fails the tree */
+            atomic_fetch_sub_explicit(&p->root->starting, 1, memory_order_relaxed);
         shoal__pool_record_retire(rt, p); /* the caller keeps its reference on member_of */
         return rc;
     }
     if (!wait)
         return SHOAL_OK;
-    /* acquire: pairs with the release store in pool_init. */
-    while (atomic_load_explicit(&p->started, memory_order_acquire) == 0)
-        shoal__futex_wait(&p->started, 0, NULL);
-    rc = p->init_rc;
+    /* acquire: pairs with start_done's acq_rel: every init's result. */
+    uint32_t left;
+    while ((left = atomic_load_explicit(&p->starting, memory_order_acquire)) != 0)
+        shoal__futex_wait(&p->starting, left, NULL);
+    rc = atomic_load_explicit(&p->init_rc, memory_order_relaxed);
     shoal__pool_unref(rt, p);
     return rc;
+}
+
+/* This pool's init has run (or never will): count it out of its tree's
+ * start, keeping the first failure. The root's waiter holds the root's
+ * record; a nested record's reference chain holds its root. */
+static void start_done(shoal_pool_t *p, int rc)
+{
+    if (p->start_done)
+        return;
+    p->start_done = true;
+    shoal_pool_t *root = p->root;
+    int ok = SHOAL_OK;
+    if (rc != SHOAL_OK)
+        atomic_compare_exchange_strong_explicit(&root->init_rc, &ok, rc, memory_order_relaxed,
+                                                memory_order_relaxed);
+    /* acq_rel: releases init_rc to the waiter (acquire load of 0); the last
+     * one out also sees every other init's release. */
+    if (atomic_fetch_sub_explicit(&root->starting, 1, memory_order_acq_rel) == 1)
+        shoal__futex_wake(&root->starting, INT_MAX);
 }
 
 /* Spawns one worker for p (a child of the pool actor): a plain actor
@@ -769,10 +795,7 @@ static int pool_init(shoal_ctx_t *ctx, void *state, const void *args)
         if ((rc = spawn_worker(ctx, p, &pid)) == SHOAL_OK)
             table_append(p, pid);
     }
-    p->init_rc = rc;
-    /* release: pairs with the acquire in shoal__pool_spawn: init_rc. */
-    atomic_store_explicit(&p->started, 1, memory_order_release);
-    shoal__futex_wake(&p->started, 1);
+    start_done(p, rc);
     return rc;
 }
 
@@ -952,11 +975,9 @@ shoal_pool_t *shoal__pool_ended(struct shoal_ctx_s *ctx)
     /* seq_cst: the reclaimer's store in the Dekker pair of qsbr.h: a sender
      * that has not found the record by now never will. */
     atomic_store_explicit(&ctx->a->pool, NULL, memory_order_seq_cst);
-    if (atomic_load_explicit(&p->started, memory_order_relaxed) == 0) { /* init failed early */
-        p->init_rc = SHOAL_ESHUTDOWN;
-        atomic_store_explicit(&p->started, 1, memory_order_release);
-        shoal__futex_wake(&p->started, 1);
-    }
+    /* If init never ran to its end (stopped first, or the manager's init
+     * panicked), the spawner hears why. */
+    start_done(p, ctx->reason != SHOAL_OK ? ctx->reason : SHOAL_ESHUTDOWN);
     orphans_give_up(ctx, p);
     /* DRAIN callers: OK when the drain completed, else why it ended. */
     int status = p->state == SHOAL_POOL_DRAINING && ctx->reason == SHOAL_OK ? SHOAL_OK

@@ -85,8 +85,14 @@ typedef struct shoal_pool_s {
 
     /* lifetime (see above) */
     alignas(64) _Atomic uint32_t refs;
-    _Atomic uint32_t started; /* futex: 1 once init has run (init_rc is its result) */
-    int init_rc;
+    /* Starting (pool.c, start_done): the root pool of a tree counts the
+     * inits not yet run in the tree (its own, and every nested pool's);
+     * shoal_runtime_spawn_pool waits for 0 on this futex. init_rc keeps the
+     * first failure. */
+    struct shoal_pool_s *root;
+    _Atomic uint32_t starting;
+    _Atomic int init_rc;
+    bool start_done; /* this pool's init has been counted (pool actor only) */
     struct shoal_pool_s *limbo_next;
     shoal_qsbr_snap_t snap;
     bool snap_pending; /* in limbo without a snapshot yet (ENOMEM) */

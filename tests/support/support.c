@@ -144,6 +144,22 @@ bool shoal_test_log_has(const char *what)
     return yes;
 }
 
+unsigned shoal_test_log_count(const char *what)
+{
+    unsigned n = 0;
+    pthread_mutex_lock(&log_lock);
+    for (const char *line = log_text; *line != '\0';) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        const char *hit = strstr(line, what);
+        if (hit != NULL && hit + strlen(what) <= line + len)
+            n++;
+        line += len + (end ? 1 : 0);
+    }
+    pthread_mutex_unlock(&log_lock);
+    return n;
+}
+
 void shoal_test_assert_logged(const char *what)
 {
     bool yes = shoal_test_log_has(what);

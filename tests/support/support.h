@@ -35,6 +35,9 @@ shoal_runtime_t *shoal_test_runtime_logged(unsigned threads, int log_level);
 /* Whether a kept log line contains `what`. */
 bool shoal_test_log_has(const char *what);
 
+/* How many kept log lines contain `what`. */
+unsigned shoal_test_log_count(const char *what);
+
 /* CU_ASSERT that the kept log contains `what`; prints the log if not. */
 void shoal_test_assert_logged(const char *what);
 
