@@ -95,8 +95,10 @@ fail_slots:
 /* Asks every live actor to stop, then sleeps until the last has ended. */
 static void stop_all(shoal_runtime_t *rt)
 {
-    /* seq_cst: after this no spawn succeeds, so the scan below sees every
-     * actor that will ever need stopping. */
+    /* seq_cst: after this no spawn starts. One already past its check
+     * finishes: then it is a child of a running actor (which stops its
+     * children when it ends), since no other thread may use rt now. So the
+     * scan below, plus the children's links, reaches every actor. */
     atomic_store_explicit(&rt->stopping, 1, memory_order_seq_cst);
     shoal_tcache_t *tc = shoal__tcache_get(rt);
     pthread_mutex_lock(&rt->slots_lock);

@@ -118,7 +118,8 @@ typedef struct shoal_pool_stats_s {
     uint32_t retiring; /* removed workers still finishing their mailboxes */
     uint64_t worker_restarts;
     uint64_t messages_forwarded; /* accepted by a worker (the sender saw SHOAL_OK) */
-    uint64_t messages_unhandled; /* refused: every worker was full (SHOAL_EBUSY) */
+    uint64_t messages_unhandled; /* refused: every worker was full (SHOAL_EBUSY); for a
+                                    nested pool, also what its parent offered it in vain */
     uint64_t messages_handled;   /* a handler returned normally */
     uint64_t messages_failed;    /* the handler failed or panicked on it */
     uint64_t messages_dropped;   /* lost because the pool or the runtime stopped */
