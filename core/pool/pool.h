@@ -166,6 +166,65 @@ void shoal__pool_retire(struct shoal_ctx_s *ctx);
  * Returns the record: actor_end drops the actor's reference on it last. */
 shoal_pool_t *shoal__pool_ended(struct shoal_ctx_s *ctx);
 
+/* ---- the pool's own actor: pool.c, workers.c, orphans.c, stats.c --------
+ * Called only in that actor's turns. */
+
+/* Private timer messages (in the range shoal/pool.h reserves). */
+#define SHOAL__POOL_TICK_RETRY 0xFFFE0100u
+#define SHOAL__POOL_TICK_CHECK 0xFFFE0101u
+/* Backoff doubles up to this many times restart.backoff_ms. */
+#define SHOAL__POOL_BACKOFF_GROWTH 64u
+
+/* A DRAIN call answered when the pool has ended. */
+struct shoal_drain_waiter_s {
+    shoal_pid_t from;
+    shoal_ref_t ref;
+};
+
+static inline shoal_pool_t *shoal__pool_of(void *state) { return *(shoal_pool_t **)state; }
+
+static inline uint64_t shoal__ms_to_ns(uint64_t ms)
+{
+    return ms > UINT64_MAX / 1000000u ? UINT64_MAX : ms * 1000000u;
+}
+
+/* The FIFO as the pool's actor reads it (it is the only writer). */
+static inline uint32_t shoal__pool_live(shoal_pool_t *p)
+{
+    return atomic_load_explicit(&p->nworkers, memory_order_relaxed);
+}
+static inline shoal_pid_t shoal__pool_slot(shoal_pool_t *p, uint32_t i)
+{
+    return atomic_load_explicit(&p->slots[i], memory_order_relaxed);
+}
+
+/* workers.c */
+int shoal__pool_spawn_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t *pid);
+void shoal__pool_table_append(shoal_pool_t *p, shoal_pid_t pid);
+void shoal__pool_retire_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid);
+bool shoal__pool_restart_allowed(shoal_pool_t *p, uint64_t now);
+void shoal__pool_restart_note(shoal_pool_t *p, uint64_t now);
+/* Sends itself `tick` after ms, unless one is pending (*pending). */
+void shoal__pool_schedule(struct shoal_ctx_s *ctx, uint64_t ms, uint32_t tick, bool *pending);
+void shoal__pool_on_retry(struct shoal_ctx_s *ctx, shoal_pool_t *p);
+void shoal__pool_on_check(struct shoal_ctx_s *ctx, shoal_pool_t *p);
+void shoal__pool_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p);
+/* Clamps to [min_size, max_size]; returns the new target size. */
+uint32_t shoal__pool_resize(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t want);
+int shoal__pool_set_mailbox(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t limit);
+/* A child ended; false if it was not a worker (the manager's child). */
+bool shoal__pool_on_exit(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid, int reason);
+
+/* orphans.c */
+void shoal__pool_place_orphans(struct shoal_ctx_s *ctx, shoal_pool_t *p);
+/* The pool ends: up to the parent pool, else dropped and counted. */
+void shoal__pool_give_up_orphans(struct shoal_ctx_s *ctx, shoal_pool_t *p);
+
+/* stats.c */
+void shoal__pool_fill_stats(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pool_stats_t *st);
+/* The pool's fields of its inspection (the manager adds its own after). */
+void shoal__pool_inspect(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_inspect_t *out);
+
 /* Records (record.c). */
 shoal_pool_t *shoal__pool_record_new(shoal_runtime_t *rt, uint32_t cap);
 /* The last reference is gone: to limbo, freed after a grace period. */

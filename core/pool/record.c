@@ -1,6 +1,5 @@
-/* record.c - pool records: allocation, the limbo where an ended pool's
- * record waits out its grace period (runtime/qsbr.h), and summing a
- * record's counter stripes.
+/* record.c - pool records: allocation, references, and the limbo where an
+ * ended pool's record waits out its grace period (runtime/qsbr.h).
  */
 #include "pool/pool.h"
 
@@ -90,65 +89,4 @@ void shoal__pool_unref(shoal_runtime_t *rt, shoal_pool_t *p)
         shoal__pool_record_retire(rt, p);
         p = up;
     }
-}
-
-/* ---- counters ----------------------------------------------------------- */
-
-unsigned shoal__hist_bucket(uint64_t ns)
-{
-    if (ns < 4)
-        return (unsigned)ns;
-    unsigned b = 63u - (unsigned)__builtin_clzll(ns); /* >= 2 */
-    unsigned i = (b - 1) * 4 + (unsigned)((ns >> (b - 2)) & 3);
-    return i < SHOAL_HIST_BUCKETS ? i : SHOAL_HIST_BUCKETS - 1;
-}
-
-/* The largest latency bucket i holds. */
-static uint64_t bucket_top(unsigned i)
-{
-    if (i < 4)
-        return i;
-    unsigned b = i / 4 + 1;
-    return ((UINT64_C(5) + i % 4) << (b - 2)) - 1;
-}
-
-static void percentiles(const uint64_t *h, uint64_t out[3])
-{
-    static const unsigned per_mille[3] = {500, 900, 990};
-    uint64_t total = 0;
-    for (unsigned i = 0; i < SHOAL_HIST_BUCKETS; i++)
-        total += h[i];
-    for (unsigned q = 0; q < 3; q++) {
-        out[q] = 0;
-        if (total == 0)
-            continue;
-        uint64_t rank = (total * per_mille[q] + 999) / 1000, seen = 0;
-        for (unsigned i = 0; i < SHOAL_HIST_BUCKETS; i++) {
-            seen += h[i];
-            if (seen >= rank) {
-                out[q] = bucket_top(i);
-                break;
-            }
-        }
-    }
-}
-
-void shoal__pool_sum(const shoal_pool_t *p, shoal_pool_stats_t *st)
-{
-    uint64_t wait[SHOAL_HIST_BUCKETS] = {0}, service[SHOAL_HIST_BUCKETS] = {0};
-    for (uint32_t s = 0; s < p->nstripes; s++) {
-        const shoal_pool_stripe_t *x = &p->stripes[s];
-        st->messages_forwarded += atomic_load_explicit(&x->forwarded, memory_order_relaxed);
-        st->messages_unhandled += atomic_load_explicit(&x->unhandled, memory_order_relaxed);
-        st->messages_handled += atomic_load_explicit(&x->handled, memory_order_relaxed);
-        st->messages_failed += atomic_load_explicit(&x->failed, memory_order_relaxed);
-        st->messages_dropped += atomic_load_explicit(&x->dropped, memory_order_relaxed);
-        st->latency_samples += atomic_load_explicit(&x->samples, memory_order_relaxed);
-        for (unsigned i = 0; i < SHOAL_HIST_BUCKETS; i++) {
-            wait[i] += atomic_load_explicit(&x->wait[i], memory_order_relaxed);
-            service[i] += atomic_load_explicit(&x->service[i], memory_order_relaxed);
-        }
-    }
-    percentiles(wait, st->queue_wait_ns);
-    percentiles(service, st->service_ns);
 }

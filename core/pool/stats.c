@@ -1,0 +1,177 @@
+/* stats.c - what a pool tells about itself: its counters (SHOAL_POOL_STATS)
+ * summed over their stripes, the latency histograms' percentiles, the queue
+ * depth read from its workers' mailboxes, and its inspection. Runs in the
+ * pool actor's turns. */
+#include "pool/pool.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/runtime.h"
+#include "shoal/inspect.h"
+
+/* ---- queue depth and stats ----------------------------------------------- */
+
+static uint64_t depth_of(shoal_runtime_t *rt, shoal_pid_t pid, unsigned level);
+
+/* Messages held by the pool at front `a` (its workers' and its own). */
+static uint64_t pool_depth(shoal_runtime_t *rt, shoal_pool_t *p, unsigned level)
+{
+    uint64_t d = p->orphans.n;
+    uint32_t n = shoal__pool_live(p); /* our own table */
+    for (uint32_t i = 0; i < n; i++)
+        d += depth_of(rt, shoal__pool_slot(p, i), level + 1);
+    return d;
+}
+
+static uint64_t depth_of(shoal_runtime_t *rt, shoal_pid_t pid, unsigned level)
+{
+    shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(pid));
+    /* acquire: pairs with spawn's release store (actor.c) of this word. */
+    uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_acquire);
+    if (shoal__rsv_gen(w) != shoal__pid_gen(pid))
+        return 0;
+    if (atomic_load_explicit(&a->kind, memory_order_relaxed) != SHOAL_ACTOR_POOL) {
+        uint32_t deq =
+            atomic_load_explicit(&shoal__actor_back(rt, a)->user_deq, memory_order_relaxed);
+        return shoal__rsv_depth(w, deq);
+    }
+    /* A nested pool: read inside our turn's region (qsbr.h: seq_cst, the
+     * reader's load). We count its workers' mailboxes. */
+    shoal_pool_t *q = atomic_load_explicit(&a->pool, memory_order_seq_cst);
+    if (q == NULL || q->pid != pid || level >= SHOAL_POOL_MAX_DEPTH)
+        return 0;
+    uint64_t d = 0;
+    /* acquire: pair with that pool's release stores, as a sender's do. */
+    uint32_t n = atomic_load_explicit(&q->nworkers, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++)
+        d += depth_of(rt, atomic_load_explicit(&q->slots[i], memory_order_acquire), level + 1);
+    return d;
+}
+
+void shoal__pool_fill_stats(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pool_stats_t *st)
+{
+    memset(st, 0, sizeof *st);
+    st->size_ = (uint32_t)sizeof *st;
+    st->state = p->state;
+    st->pool_size = shoal__pool_live(p);
+    st->target_size = p->target;
+    st->min_size = p->spec.min_size;
+    st->max_size = p->spec.max_size;
+    st->mailbox = p->spec.mailbox;
+    st->retiring = p->nretiring;
+    st->worker_restarts = p->restarts;
+    st->messages_requeued = p->requeued;
+    shoal__qsbr_enter(ctx->tc);
+    st->queue_depth = pool_depth(ctx->rt, p, 0);
+    for (uint32_t i = 0; i < p->nretiring; i++)
+        st->queue_depth += depth_of(ctx->rt, p->retiring_pids[i], 1);
+    shoal__pool_sum(p, st);
+}
+
+static const char *state_name(uint32_t s)
+{
+    return s == SHOAL_POOL_DEGRADED   ? "degraded"
+           : s == SHOAL_POOL_DRAINING ? "draining"
+                                      : "running";
+}
+
+void shoal__pool_inspect(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_inspect_t *out)
+{
+    shoal_pool_stats_t st;
+    shoal__pool_fill_stats(ctx, p, &st);
+    shoal_inspect_str(out, "pool", p->name);
+    shoal_inspect_str(out, "state", state_name(st.state));
+    shoal_inspect_uint(out, "pool_size", st.pool_size);
+    shoal_inspect_uint(out, "target_size", st.target_size);
+    shoal_inspect_uint(out, "min_size", st.min_size);
+    shoal_inspect_uint(out, "max_size", st.max_size);
+    shoal_inspect_str(out, "worker_behaviour",
+                      p->spec.worker ? p->spec.worker->name : p->spec.worker_pool->name);
+    shoal_inspect_bool(out, "worker_is_pool", p->spec.worker_pool != NULL);
+    if (st.mailbox == SHOAL_MAILBOX_UNBOUNDED)
+        shoal_inspect_str(out, "worker_mailbox_size", "unbounded");
+    else
+        shoal_inspect_uint(out, "worker_mailbox_size", st.mailbox);
+    shoal_inspect_uint(out, "retiring", st.retiring);
+    shoal_inspect_uint(out, "worker_restarts", st.worker_restarts);
+    shoal_inspect_uint(out, "messages_forwarded", st.messages_forwarded);
+    shoal_inspect_uint(out, "messages_unhandled", st.messages_unhandled);
+    shoal_inspect_uint(out, "messages_handled", st.messages_handled);
+    shoal_inspect_uint(out, "messages_failed", st.messages_failed);
+    shoal_inspect_uint(out, "messages_dropped", st.messages_dropped);
+    shoal_inspect_uint(out, "messages_requeued", st.messages_requeued);
+    shoal_inspect_uint(out, "queue_depth", st.queue_depth);
+    shoal_inspect_uint(out, "latency_samples", st.latency_samples);
+    static const char *const q[3] = {"p50", "p90", "p99"};
+    char key[32];
+    for (int i = 0; i < 3; i++) {
+        snprintf(key, sizeof key, "queue_wait_%s_ns", q[i]);
+        shoal_inspect_uint(out, key, st.queue_wait_ns[i]);
+    }
+    for (int i = 0; i < 3; i++) {
+        snprintf(key, sizeof key, "service_%s_ns", q[i]);
+        shoal_inspect_uint(out, key, st.service_ns[i]);
+    }
+}
+
+/* ---- counters ----------------------------------------------------------- */
+
+unsigned shoal__hist_bucket(uint64_t ns)
+{
+    if (ns < 4)
+        return (unsigned)ns;
+    unsigned b = 63u - (unsigned)__builtin_clzll(ns); /* >= 2 */
+    unsigned i = (b - 1) * 4 + (unsigned)((ns >> (b - 2)) & 3);
+    return i < SHOAL_HIST_BUCKETS ? i : SHOAL_HIST_BUCKETS - 1;
+}
+
+/* The largest latency bucket i holds. */
+static uint64_t bucket_top(unsigned i)
+{
+    if (i < 4)
+        return i;
+    unsigned b = i / 4 + 1;
+    return ((UINT64_C(5) + i % 4) << (b - 2)) - 1;
+}
+
+static void percentiles(const uint64_t *h, uint64_t out[3])
+{
+    static const unsigned per_mille[3] = {500, 900, 990};
+    uint64_t total = 0;
+    for (unsigned i = 0; i < SHOAL_HIST_BUCKETS; i++)
+        total += h[i];
+    for (unsigned q = 0; q < 3; q++) {
+        out[q] = 0;
+        if (total == 0)
+            continue;
+        uint64_t rank = (total * per_mille[q] + 999) / 1000, seen = 0;
+        for (unsigned i = 0; i < SHOAL_HIST_BUCKETS; i++) {
+            seen += h[i];
+            if (seen >= rank) {
+                out[q] = bucket_top(i);
+                break;
+            }
+        }
+    }
+}
+
+void shoal__pool_sum(const shoal_pool_t *p, shoal_pool_stats_t *st)
+{
+    uint64_t wait[SHOAL_HIST_BUCKETS] = {0}, service[SHOAL_HIST_BUCKETS] = {0};
+    for (uint32_t s = 0; s < p->nstripes; s++) {
+        const shoal_pool_stripe_t *x = &p->stripes[s];
+        st->messages_forwarded += atomic_load_explicit(&x->forwarded, memory_order_relaxed);
+        st->messages_unhandled += atomic_load_explicit(&x->unhandled, memory_order_relaxed);
+        st->messages_handled += atomic_load_explicit(&x->handled, memory_order_relaxed);
+        st->messages_failed += atomic_load_explicit(&x->failed, memory_order_relaxed);
+        st->messages_dropped += atomic_load_explicit(&x->dropped, memory_order_relaxed);
+        st->latency_samples += atomic_load_explicit(&x->samples, memory_order_relaxed);
+        for (unsigned i = 0; i < SHOAL_HIST_BUCKETS; i++) {
+            wait[i] += atomic_load_explicit(&x->wait[i], memory_order_relaxed);
+            service[i] += atomic_load_explicit(&x->service[i], memory_order_relaxed);
+        }
+    }
+    percentiles(wait, st->queue_wait_ns);
+    percentiles(service, st->service_ns);
+}

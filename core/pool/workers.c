@@ -1,0 +1,371 @@
+/* workers.c - a pool's FIFO of workers, kept by the pool's own actor:
+ * starting workers, the table senders read (pool.h: publication order),
+ * retiring removed ones, restarts with their budget and the degraded state,
+ * resizing, draining, and what a worker's end means.
+ *
+ * Workers are the pool's children. A worker's end arrives as
+ * SHOAL_MSG_EXIT:
+ *   - a worker still in the FIFO died: it is replaced in its slot, unless
+ *     the restart budget is spent; then the slot is closed up and the pool
+ *     is degraded until a retry (timer, with backoff) fills it again;
+ *   - a retiring worker finished its mailbox: it is forgotten;
+ *   - anything else is a child of the manager behaviour: passed on.
+ * Everything here runs in the pool actor's turns.
+ */
+#include "pool/pool.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "actor/call.h"
+#include "actor/send.h"
+#include "runtime/runtime.h"
+#include "sched/futex.h"
+
+static void drain_finish_if_done(struct shoal_ctx_s *ctx, shoal_pool_t *p);
+
+/* Spawns one worker for p (a child of the pool actor): a plain actor
+ * running the worker behaviour, or a nested pool. */
+int shoal__pool_spawn_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t *pid)
+{
+    /* The new worker's reference on p (it passes to the worker). */
+    atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
+    int rc;
+    if (p->spec.worker_pool != NULL) {
+        rc = shoal__pool_spawn(ctx->rt, ctx->tc, ctx->self, p, p->spec.worker_pool,
+                               p->hold.acquire ? &p->hold : NULL, p->depth + 1, pid);
+    } else {
+        shoal_actor_hold_t ah = {p->hold.release, p->hold.what};
+        if (p->hold.acquire != NULL)
+            p->hold.acquire(p->hold.what);
+        shoal_spawn_t s = {
+            .parent = ctx->self,
+            .beh = p->spec.worker,
+            .args = p->spec.worker_args,
+            .limit = p->spec.mailbox,
+            .kind = SHOAL_ACTOR_PLAIN,
+            .hold = p->hold.acquire ? &ah : NULL,
+            .member_of = p,
+        };
+        rc = shoal__actor_spawn_as(ctx->rt, ctx->tc, &s, pid);
+        if (rc != SHOAL_OK && p->hold.release != NULL)
+            p->hold.release(p->hold.what);
+    }
+    if (rc != SHOAL_OK) {
+        atomic_fetch_sub_explicit(&p->refs, 1, memory_order_relaxed); /* ours is still held */
+        return rc;
+    }
+    if (shoal__children_add(ctx, *pid) != SHOAL_OK) {
+        /* Untracked it must not live: it ends, and its EXIT is not ours. */
+        shoal__send_system(ctx->rt, ctx->tc, *pid, SHOAL_ENV_STOP, ctx->self,
+                           (uint32_t)SHOAL_ESHUTDOWN);
+        return SHOAL_ENOMEM;
+    }
+    return SHOAL_OK;
+}
+
+/* ---- the worker table (pool.h: publication order) ------------------------ */
+
+static void slot_set(shoal_pool_t *p, uint32_t i, shoal_pid_t pid)
+{
+    /* release: a sender that reads this PID sees the worker spawned. */
+    atomic_store_explicit(&p->slots[i], pid, memory_order_release);
+}
+
+void shoal__pool_table_append(shoal_pool_t *p, shoal_pid_t pid)
+{
+    uint32_t n = shoal__pool_live(p);
+    slot_set(p, n, pid);
+    /* release: pairs with the sender's acquire of nworkers: slots[n] is set. */
+    atomic_store_explicit(&p->nworkers, n + 1, memory_order_release);
+}
+
+static void table_remove_at(shoal_pool_t *p, uint32_t i)
+{
+    uint32_t n = shoal__pool_live(p);
+    slot_set(p, i, shoal__pool_slot(p, n - 1));
+    /* release: as in table_append (a sender that still sees n reads the
+     * last PID twice, harmlessly). */
+    atomic_store_explicit(&p->nworkers, n - 1, memory_order_release);
+}
+
+static bool table_find(shoal_pool_t *p, shoal_pid_t pid, uint32_t *at)
+{
+    uint32_t n = shoal__pool_live(p);
+    for (uint32_t i = 0; i < n; i++) {
+        if (shoal__pool_slot(p, i) == pid) {
+            *at = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---- retiring ------------------------------------------------------------ */
+
+/* Closes a worker's user mailbox (with the generation checked, so a stale
+ * PID touches nothing): from now on sends to it answer SHOAL_ENOPROC, and
+ * its final count is fixed (mailbox.h). */
+static void close_mailbox(shoal_runtime_t *rt, shoal_pid_t pid)
+{
+    shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(pid));
+    uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_relaxed);
+    while (shoal__rsv_gen(w) == shoal__pid_gen(pid) && shoal__rsv_alive(w)) {
+        /* acq_rel: as shoal__rsv_close. */
+        if (atomic_compare_exchange_weak_explicit(&a->user_rsv, &w, w & ~SHOAL_RSV_ALIVE,
+                                                  memory_order_acq_rel, memory_order_relaxed))
+            break;
+    }
+}
+
+static int retiring_add(shoal_pool_t *p, shoal_pid_t pid)
+{
+    if (p->nretiring == p->retiring_cap) {
+        uint32_t cap = p->retiring_cap ? p->retiring_cap * 2 : 8;
+        shoal_pid_t *n = realloc(p->retiring_pids, cap * sizeof *n);
+        if (n == NULL)
+            return SHOAL_ENOMEM;
+        p->retiring_pids = n;
+        p->retiring_cap = cap;
+    }
+    p->retiring_pids[p->nretiring++] = pid;
+    return SHOAL_OK;
+}
+
+static bool retiring_remove(shoal_pool_t *p, shoal_pid_t pid)
+{
+    for (uint32_t i = 0; i < p->nretiring; i++) {
+        if (p->retiring_pids[i] == pid) {
+            p->retiring_pids[i] = p->retiring_pids[--p->nretiring];
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The worker (already out of the FIFO) gets nothing new, finishes its
+ * mailbox and ends; its EXIT then finds it in retiring_pids. */
+void shoal__pool_retire_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid)
+{
+    if (retiring_add(p, pid) != SHOAL_OK) {
+        /* Cannot track it: stop it instead; its queue comes back to us. */
+        shoal__send_system(ctx->rt, ctx->tc, pid, SHOAL_ENV_STOP, ctx->self, (uint32_t)SHOAL_OK);
+        return;
+    }
+    close_mailbox(ctx->rt, pid);
+    shoal__send_system(ctx->rt, ctx->tc, pid, SHOAL_ENV_RETIRE, ctx->self, 0);
+}
+
+/* ---- restarts ------------------------------------------------------------ */
+
+bool shoal__pool_restart_allowed(shoal_pool_t *p, uint64_t now)
+{
+    uint64_t within = shoal__ms_to_ns(p->spec.restart.within_ms);
+    uint32_t recent = 0;
+    for (uint32_t i = 0; i < p->restart_n; i++)
+        if (now - p->restart_at[i] < within)
+            recent++;
+    return recent < p->spec.restart.max;
+}
+
+void shoal__pool_restart_note(shoal_pool_t *p, uint64_t now)
+{
+    uint32_t ring = p->spec.restart.max ? p->spec.restart.max : 1;
+    p->restart_at[p->restart_head] = now;
+    p->restart_head = (p->restart_head + 1) % ring;
+    if (p->restart_n < ring)
+        p->restart_n++;
+}
+
+void shoal__pool_schedule(struct shoal_ctx_s *ctx, uint64_t ms, uint32_t tick, bool *pending)
+{
+    if (*pending)
+        return;
+    shoal_timer_t t;
+    if (shoal_send_after_priority(ctx, ctx->self, ms, tick, NULL, 0, &t) == SHOAL_OK)
+        *pending = true;
+}
+
+static void degrade(struct shoal_ctx_s *ctx, shoal_pool_t *p, int reason)
+{
+    if (p->state == SHOAL_POOL_RUNNING) {
+        p->state = SHOAL_POOL_DEGRADED;
+        shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, p->name,
+                   "degraded: more than %" PRIu32 " restarts within %" PRIu64
+                   " ms (last: %s); serving with %" PRIu32 " of %" PRIu32
+                   " workers, retrying in %" PRIu64 " ms",
+                   p->spec.restart.max, p->spec.restart.within_ms, shoal_strerror(reason),
+                   shoal__pool_live(p), p->target, p->backoff_ms);
+    }
+    shoal__pool_schedule(ctx, p->backoff_ms, SHOAL__POOL_TICK_RETRY, &p->retry_pending);
+}
+
+/* Starts workers until the FIFO holds target of them (or one fails). */
+static void fill(struct shoal_ctx_s *ctx, shoal_pool_t *p, bool count_restarts)
+{
+    uint64_t now = shoal__now_ns();
+    while (shoal__pool_live(p) < p->target) {
+        shoal_pid_t pid;
+        int rc = shoal__pool_spawn_worker(ctx, p, &pid);
+        if (rc != SHOAL_OK) {
+            shoal__log(ctx->rt, SHOAL_LOG_ERROR, ctx->self, p->name, "cannot start a worker: %s",
+                       shoal_strerror(rc));
+            degrade(ctx, p, rc);
+            break;
+        }
+        shoal__pool_table_append(p, pid);
+        if (count_restarts) {
+            shoal__pool_restart_note(p, now);
+            p->restarts++;
+        }
+    }
+    shoal__pool_place_orphans(ctx, p);
+}
+
+void shoal__pool_on_retry(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    p->retry_pending = false;
+    if (p->state == SHOAL_POOL_DRAINING) { /* orphans waiting for a sweeper */
+        shoal__pool_place_orphans(ctx, p);
+        drain_finish_if_done(ctx, p);
+        return;
+    }
+    if (p->state != SHOAL_POOL_DEGRADED)
+        return;
+    uint64_t max = p->spec.restart.backoff_ms * SHOAL__POOL_BACKOFF_GROWTH;
+    p->backoff_ms = p->backoff_ms * 2 < max ? p->backoff_ms * 2 : max;
+    fill(ctx, p, true);
+    shoal__pool_schedule(ctx, p->spec.restart.within_ms, SHOAL__POOL_TICK_CHECK, &p->check_pending);
+}
+
+void shoal__pool_on_check(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    p->check_pending = false;
+    if (p->state != SHOAL_POOL_DEGRADED)
+        return;
+    uint64_t within = shoal__ms_to_ns(p->spec.restart.within_ms);
+    if (shoal__now_ns() - p->last_death_ns < within || shoal__pool_live(p) < p->target) {
+        shoal__pool_schedule(ctx, p->spec.restart.within_ms, SHOAL__POOL_TICK_CHECK,
+                             &p->check_pending);
+        return;
+    }
+    p->state = SHOAL_POOL_RUNNING;
+    p->backoff_ms = p->spec.restart.backoff_ms;
+    shoal__log(ctx->rt, SHOAL_LOG_INFO, ctx->self, p->name,
+               "recovered: %" PRIu32 " workers, no restart for %" PRIu64 " ms", shoal__pool_live(p),
+               p->spec.restart.within_ms);
+}
+
+/* ---- draining ------------------------------------------------------------ */
+
+static void drain_finish_if_done(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    if (p->state != SHOAL_POOL_DRAINING || p->nretiring != 0 || shoal__pool_live(p) != 0 ||
+        p->orphans.head != NULL)
+        return;
+    for (uint32_t i = 0; i < p->nwaiters; i++)
+        shoal_reply(ctx, p->waiters[i].from, p->waiters[i].ref, 0, NULL, 0);
+    p->nwaiters = 0;
+    shoal_exit(ctx, SHOAL_OK);
+}
+
+void shoal__pool_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    if (p->state == SHOAL_POOL_DRAINING)
+        return;
+    shoal__pool_place_orphans(ctx, p); /* while workers are still open */
+    p->state = SHOAL_POOL_DRAINING;
+    shoal__rsv_close(&ctx->a->user_rsv); /* senders now get SHOAL_ENOPROC */
+    uint32_t n = shoal__pool_live(p);
+    atomic_store_explicit(&p->nworkers, 0, memory_order_release);
+    for (uint32_t i = 0; i < n; i++)
+        shoal__pool_retire_worker(ctx, p, shoal__pool_slot(p, i));
+    p->target = 0;
+    shoal__pool_place_orphans(ctx, p);
+    drain_finish_if_done(ctx, p);
+}
+
+void shoal__pool_retire(struct shoal_ctx_s *ctx)
+{
+    shoal__pool_drain(ctx, shoal__pool_of(ctx->b->state));
+}
+
+/* ---- resizing ------------------------------------------------------------ */
+
+static uint32_t clamp_size(const shoal_pool_t *p, uint64_t want)
+{
+    if (want < p->spec.min_size)
+        return p->spec.min_size;
+    return want > p->spec.max_size ? p->spec.max_size : (uint32_t)want;
+}
+
+uint32_t shoal__pool_resize(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t want)
+{
+    if (p->state == SHOAL_POOL_DRAINING)
+        return 0;
+    uint32_t size = clamp_size(p, want);
+    if (size > p->target) {
+        p->target = size;
+        fill(ctx, p, false);
+    } else {
+        p->target = size;
+        while (shoal__pool_live(p) > size) {
+            uint32_t n = shoal__pool_live(p);
+            shoal_pid_t pid = shoal__pool_slot(p, n - 1);
+            /* release: out of the FIFO before its mailbox closes. */
+            atomic_store_explicit(&p->nworkers, n - 1, memory_order_release);
+            shoal__pool_retire_worker(ctx, p, pid);
+        }
+    }
+    return p->target;
+}
+
+int shoal__pool_set_mailbox(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t limit)
+{
+    if (limit == 0 || (limit > SHOAL_MAILBOX_MAX && limit != SHOAL_MAILBOX_UNBOUNDED))
+        return SHOAL_EINVAL;
+    p->spec.mailbox = limit;
+    if (p->spec.worker_pool != NULL)
+        return SHOAL_OK; /* nested pools keep their own limits */
+    uint32_t n = shoal__pool_live(p);
+    /* Each worker sets its own limit (it cannot end meanwhile, unlike a
+     * store from here to a record whose PID may be stale). */
+    for (uint32_t i = 0; i < n; i++)
+        shoal__send_system(ctx->rt, ctx->tc, shoal__pool_slot(p, i), SHOAL_ENV_LIMIT, ctx->self,
+                           limit == SHOAL_MAILBOX_UNBOUNDED ? 0 : limit);
+    return SHOAL_OK;
+}
+
+/* ---- a worker ended ------------------------------------------------------ */
+
+/* Returns false if pid was not one of ours (the manager's child). */
+bool shoal__pool_on_exit(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid, int reason)
+{
+    uint32_t i;
+    if (!table_find(p, pid, &i)) {
+        if (!retiring_remove(p, pid))
+            return false;
+        shoal__pool_place_orphans(ctx, p);
+        drain_finish_if_done(ctx, p);
+        return true;
+    }
+    if (atomic_load_explicit(&ctx->rt->stopping, memory_order_relaxed)) {
+        table_remove_at(p, i); /* the runtime stops: no replacement, no alarm */
+        return true;
+    }
+    uint64_t now = shoal__now_ns();
+    p->last_death_ns = now;
+    shoal_pid_t fresh;
+    int rc = SHOAL_EFAILED;
+    if (p->state == SHOAL_POOL_RUNNING && shoal__pool_restart_allowed(p, now) &&
+        (rc = shoal__pool_spawn_worker(ctx, p, &fresh)) == SHOAL_OK) {
+        slot_set(p, i, fresh); /* the replacement takes the dead one's place */
+        shoal__pool_restart_note(p, now);
+        p->restarts++;
+    } else {
+        table_remove_at(p, i);
+        degrade(ctx, p, rc == SHOAL_EFAILED ? reason : rc);
+    }
+    shoal__pool_place_orphans(ctx, p);
+    return true;
+}
