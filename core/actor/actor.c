@@ -619,13 +619,15 @@ void shoal__actor_run(shoal_worker_t *w, shoal_actor_t *a)
         run_messages(ctx);
     else
         after_panic(ctx);
+    if (!ctx->exiting)
+        retire_if_done(ctx);
+    /* The pop count first, then the handled count: who reads both in the
+     * other order (stats.c) never sees a message as handled and queued. */
+    publish_deq(ctx);
     if (ctx->pool_handled != 0) {
         shoal__pool_count_handled(&w->tc, ctx->pool, ctx->pool_handled);
         ctx->pool_handled = 0;
     }
-    if (!ctx->exiting)
-        retire_if_done(ctx);
-    publish_deq(ctx);
     if (ctx->exiting)
         actor_end(ctx);
     else

@@ -147,9 +147,13 @@ void shoal__pool_count(shoal_tcache_t *tc, shoal_pool_t *p, bool failed, uint64_
 void shoal__pool_count_handled(shoal_tcache_t *tc, shoal_pool_t *p, uint64_t n)
 {
     for (; p != NULL; p = p->parent) {
-        bool shared;
-        shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
-        shoal__stripe_add(&st->handled, n, shared);
+        /* release: after the worker's pop count (published first, actor.c):
+         * a reader that acquires this sees those messages off the queue. A
+         * worker thread writes only its own stripe. */
+        shoal_pool_stripe_t *st = &p->stripes[tc->worker->id];
+        atomic_store_explicit(&st->handled,
+                              atomic_load_explicit(&st->handled, memory_order_relaxed) + n,
+                              memory_order_release);
     }
 }
 

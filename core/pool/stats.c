@@ -62,11 +62,13 @@ void shoal__pool_fill_stats(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pool
     st->retiring = p->nretiring;
     st->worker_restarts = p->restarts;
     st->messages_requeued = p->requeued;
+    /* The counters first, then the depth: a message counted as handled is
+     * no longer seen queued (see shoal__pool_count_handled). */
+    shoal__pool_sum(p, st);
     shoal__qsbr_enter(ctx->tc);
     st->queue_depth = pool_depth(ctx->rt, p, 0);
     for (uint32_t i = 0; i < p->nretiring; i++)
         st->queue_depth += depth_of(ctx->rt, p->retiring_pids[i], 1);
-    shoal__pool_sum(p, st);
 }
 
 static const char *state_name(uint32_t s)
@@ -163,7 +165,8 @@ void shoal__pool_sum(const shoal_pool_t *p, shoal_pool_stats_t *st)
         const shoal_pool_stripe_t *x = &p->stripes[s];
         st->messages_forwarded += atomic_load_explicit(&x->forwarded, memory_order_relaxed);
         st->messages_unhandled += atomic_load_explicit(&x->unhandled, memory_order_relaxed);
-        st->messages_handled += atomic_load_explicit(&x->handled, memory_order_relaxed);
+        /* acquire: pairs with shoal__pool_count_handled's release. */
+        st->messages_handled += atomic_load_explicit(&x->handled, memory_order_acquire);
         st->messages_failed += atomic_load_explicit(&x->failed, memory_order_relaxed);
         st->messages_dropped += atomic_load_explicit(&x->dropped, memory_order_relaxed);
         st->latency_samples += atomic_load_explicit(&x->samples, memory_order_relaxed);

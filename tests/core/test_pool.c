@@ -610,7 +610,8 @@ static void crash_case(uint32_t act, const char *logged)
     shoal_pool_stats_t ps;
     WAIT_STATS(ps, rt, pool,
                ps.messages_handled == 1 + 2 * K && ps.messages_failed == 1 &&
-                   ps.worker_restarts == 1 && ps.pool_size == 2 && ps.messages_requeued == K);
+                   ps.worker_restarts == 1 && ps.pool_size == 2 && ps.messages_requeued == K &&
+                   ps.queue_depth == 0);
     COUNTS(ps, 2 + 2 * K, 1 + 2 * K, 1, 0);
     CU_ASSERT_EQUAL(ps.messages_requeued, K);
     SHAPE(ps, SHOAL_POOL_RUNNING, 2, 2, 1);
