@@ -1,0 +1,692 @@
+/* config.c - validating the config tree against a declarative schema
+ * (after nginx's ngx_command_t): one table per section gives each key's
+ * type, bounds, default, where it is stored and a one-line doc. The same
+ * tables check the YAML and print `shoald --help-config`.
+ */
+#include "host/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/args.h"
+#include "shoal/ctx.h"
+
+typedef enum {
+    K_U32,      /* integer in [min, max] */
+    K_THREADS,  /* `auto` (0) or integer in [min, max] */
+    K_DURATION, /* duration, stored in ms (uint64) */
+    K_SPIN,     /* duration, stored in us (uint32), at most max us */
+    K_ENUM,     /* one of choices, stored as its index (unsigned) */
+    K_PATH,     /* string, resolved against the config's directory */
+    K_MAILBOX,  /* integer >= 1 or `unbounded` */
+    K_SECTION,  /* a mapping checked against sub */
+    K_PLUGINS,  /* NAME: path, ... */
+    K_POOLS,    /* NAME: pool, ... */
+    K_WORKER,   /* PLUGIN.BEHAVIOUR, or a pool mapping (nested) */
+    K_ARGS,     /* any mapping, handed to the worker's init */
+} key_type_t;
+
+typedef struct schema_s schema_t;
+
+typedef struct schema_key_s {
+    const char *key;
+    key_type_t type;
+    size_t offset; /* into the struct the section fills */
+    int64_t min, max;
+    const char *const *choices;
+    const schema_t *sub;
+    const char *def; /* for --help-config; the code sets the same default */
+    const char *doc;
+} schema_key_t;
+
+struct schema_s {
+    const char *name;
+    const schema_key_t *keys;
+    size_t nkeys;
+};
+
+#define NKEYS(a) (sizeof(a) / sizeof(a)[0])
+
+static const char *const log_formats[] = {"text", "json", NULL};
+static const char *const log_levels[] = {"error", "warn", "info", "debug", NULL};
+
+#define RT(f) offsetof(shoal_config_t, runtime.f)
+static const schema_key_t runtime_keys[] = {
+    {"threads", K_THREADS, RT(threads), 1, 1024, NULL, NULL, "auto",
+     "dispatcher threads; auto = max(online CPUs, 2)"},
+    {"throughput", K_U32, RT(throughput), 1, 1 << 20, NULL, NULL, "32",
+     "messages an actor handles per turn before others run"},
+    {"spin", K_SPIN, RT(spin_us), 0, 1000000, NULL, NULL, "50us",
+     "how long an idle thread looks for work before it sleeps"},
+    {"max_actors", K_U32, RT(max_actors), 16, 1 << 30, NULL, NULL, "16777216",
+     "live actors at most"},
+    {"control", K_PATH, RT(control), 0, 0, NULL, NULL, "none",
+     "control socket (mode 0600), relative to this file"},
+};
+static const schema_t runtime_schema = {"runtime", runtime_keys, NKEYS(runtime_keys)};
+
+static const schema_key_t log_keys[] = {
+    {"format", K_ENUM, offsetof(shoal_config_t, log.format), 0, 0, log_formats, NULL, "text",
+     "text or json (one object per line)"},
+    {"level", K_ENUM, offsetof(shoal_config_t, log.level), 0, 0, log_levels, NULL, "info",
+     "error, warn, info or debug"},
+};
+static const schema_t log_schema = {"log", log_keys, NKEYS(log_keys)};
+
+static const schema_key_t shutdown_keys[] = {
+    {"drain", K_DURATION, offsetof(shoal_config_t, shutdown.drain_ms), 0, 0, NULL, NULL, "10s",
+     "on SIGTERM/SIGINT, how long pools may drain before shoald stops them"},
+};
+static const schema_t shutdown_schema = {"shutdown", shutdown_keys, NKEYS(shutdown_keys)};
+
+#define RS(f) offsetof(shoal_config_pool_t, restart.f)
+static const schema_key_t restart_keys[] = {
+    {"max", K_U32, RS(max), 0, 1000000, NULL, NULL, "5",
+     "restarts allowed within `within`; past it the pool is degraded"},
+    {"within", K_DURATION, RS(within_ms), 1, 0, NULL, NULL, "5s", "the restart window"},
+    {"backoff", K_DURATION, RS(backoff_ms), 1, 0, NULL, NULL, "100ms",
+     "first retry once degraded; doubles up to 64x"},
+};
+static const schema_t restart_schema = {"restart", restart_keys, NKEYS(restart_keys)};
+
+#define PL(f) offsetof(shoal_config_pool_t, f)
+static const schema_key_t pool_keys[] = {
+    {"worker", K_WORKER, 0, 0, 0, NULL, NULL, "(required)",
+     "PLUGIN.BEHAVIOUR, or a pool mapping (each worker is then a pool)"},
+    {"size", K_U32, PL(size), 0, SHOAL_POOL_MAX_SIZE, NULL, NULL, "4", "workers at start"},
+    {"min", K_U32, PL(min_size), 0, SHOAL_POOL_MAX_SIZE, NULL, NULL, "1",
+     "fewest workers resizing may leave"},
+    {"max", K_U32, PL(max_size), 1, SHOAL_POOL_MAX_SIZE, NULL, NULL, "max(size, 1024)",
+     "most workers resizing may add"},
+    {"mailbox", K_MAILBOX, PL(mailbox), 1, SHOAL_MAILBOX_MAX, NULL, NULL, "64",
+     "per worker: a number >= 1, or unbounded"},
+    {"args", K_ARGS, 0, 0, 0, NULL, NULL, "{}", "given to every worker's init"},
+    {"restart", K_SECTION, 0, 0, 0, NULL, &restart_schema, "", "restart policy"},
+};
+static const schema_t pool_schema = {"POOL", pool_keys, NKEYS(pool_keys)};
+
+static const schema_key_t top_keys[] = {
+    {"runtime", K_SECTION, 0, 0, 0, NULL, &runtime_schema, "", "the dispatcher"},
+    {"log", K_SECTION, 0, 0, 0, NULL, &log_schema, "", "log lines"},
+    {"shutdown", K_SECTION, 0, 0, 0, NULL, &shutdown_schema, "", "stopping"},
+    {"plugins", K_PLUGINS, 0, 0, 0, NULL, NULL, "{}",
+     "NAME: path of a plugin .so, relative to this file"},
+    {"pools", K_POOLS, 0, 0, 0, NULL, &pool_schema, "{}", "NAME: POOL"},
+};
+static const schema_t top_schema = {"", top_keys, NKEYS(top_keys)};
+
+/* ---- errors -------------------------------------------------------------- */
+
+static int fail(shoal_diag_t *err, const shoal_node_t *at, const char *fmt, ...) SHOAL_PRINTF(3, 4);
+
+static int fail(shoal_diag_t *err, const shoal_node_t *at, const char *fmt, ...)
+{
+    char msg[sizeof err->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    shoal__diag_set(err, at ? at->file : NULL, at ? at->line : 0, at ? at->col : 0, "%s", msg);
+    return SHOAL_EINVAL;
+}
+
+/* The args getters say "args 'key': ..."; here the key has a full path. */
+static int relabel(shoal_diag_t *err, const char *path, const char *key, int rc)
+{
+    const char *m = err->msg;
+    const char *p = strncmp(m, "args '", 6) == 0 ? strstr(m, "': ") : NULL;
+    char rest[340];
+    size_t n = strlen(p ? p + 3 : m);
+    if (n >= sizeof rest)
+        n = sizeof rest - 1;
+    memcpy(rest, p ? p + 3 : m, n);
+    rest[n] = '\0';
+    snprintf(err->msg, sizeof err->msg, "%.100s%s%.60s: %s", path, *path ? "." : "", key, rest);
+    return rc == SHOAL_ENOKEY ? SHOAL_EINVAL : rc;
+}
+
+/* "a, b, c" of a schema's keys. */
+static void key_list(const schema_t *s, char *buf, size_t size)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < s->nkeys && n < size; i++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? ", " : "", s->keys[i].key);
+}
+
+/* ---- building ------------------------------------------------------------ */
+
+static char *dup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    return d ? memcpy(d, s, n) : NULL;
+}
+
+static char *join_path(const char *dir, const char *p)
+{
+    if (p[0] == '/' || dir[0] == '\0')
+        return dup(p);
+    size_t n = strlen(dir) + strlen(p) + 2;
+    char *d = malloc(n);
+    if (d != NULL)
+        snprintf(d, n, "%s/%s", dir, p);
+    return d;
+}
+
+static void pool_defaults(shoal_config_pool_t *p)
+{
+    p->size = 4;
+    p->min_size = 1;
+    p->max_size = 0; /* max(size, 1024) once size is known */
+    p->mailbox = 64;
+    p->restart = (shoal_pool_restart_t){.max = 5, .within_ms = 5000, .backoff_ms = 100};
+}
+
+typedef struct ctx_s {
+    shoal_config_t *c;
+    shoal_diag_t *err;
+} vctx_t;
+
+static int check_map(vctx_t *v, const schema_t *s, const shoal_node_t *map, const char *path,
+                     void *base, unsigned depth);
+
+/* PLUGIN.BEHAVIOUR: both parts identifiers ([A-Za-z0-9_-]), one dot. */
+static bool split_worker(const char *text, char **plugin, char **beh)
+{
+    const char *dot = strchr(text, '.');
+    if (dot == NULL || dot == text || dot[1] == '\0' || strchr(dot + 1, '.') != NULL)
+        return false;
+    for (const char *q = text; *q; q++)
+        if (q != dot && !isalnum((unsigned char)*q) && *q != '_' && *q != '-')
+            return false;
+    *plugin = strndup(text, (size_t)(dot - text));
+    *beh = dup(dot + 1);
+    return *plugin != NULL && *beh != NULL;
+}
+
+static const shoal_config_plugin_t *plugin_named(const shoal_config_t *c, const char *name)
+{
+    for (size_t i = 0; i < c->nplugins; i++)
+        if (strcmp(c->plugins[i].name, name) == 0)
+            return &c->plugins[i];
+    return NULL;
+}
+
+static int check_pool(vctx_t *v, const shoal_node_t *map, const char *name, shoal_config_pool_t *p,
+                      unsigned depth);
+
+static int set_worker(vctx_t *v, const shoal_node_t *w, const char *path, shoal_config_pool_t *p,
+                      unsigned depth)
+{
+    p->worker_at = w;
+    if (w->kind == SHOAL_NODE_MAP) {
+        if (depth + 1 >= SHOAL_POOL_MAX_DEPTH)
+            return fail(v->err, w, "%s.worker: pools nest at most %u deep", path,
+                        SHOAL_POOL_MAX_DEPTH);
+        if ((p->nested = calloc(1, sizeof *p->nested)) == NULL)
+            return SHOAL_ENOMEM;
+        char sub[256];
+        snprintf(sub, sizeof sub, "%s/worker", p->name);
+        return check_pool(v, w, sub, p->nested, depth + 1);
+    }
+    if (w->kind != SHOAL_NODE_SCALAR || w->quoted ||
+        !split_worker(w->text, &p->plugin, &p->behaviour))
+        return fail(v->err, w,
+                    "%s.worker: expected PLUGIN.BEHAVIOUR (e.g. echo.echo) or a pool mapping, got "
+                    "%s%s%s",
+                    path, w->kind == SHOAL_NODE_SCALAR ? "'" : "",
+                    w->kind == SHOAL_NODE_SCALAR ? w->text : shoal__node_kind_name(w),
+                    w->kind == SHOAL_NODE_SCALAR ? "'" : "");
+    if (plugin_named(v->c, p->plugin) == NULL)
+        return fail(v->err, w, "%s.worker: no plugin '%s' under plugins:", path, p->plugin);
+    return SHOAL_OK;
+}
+
+static int set_key(vctx_t *v, const schema_key_t *k, const shoal_node_t *map,
+                   const shoal_node_t *val, const char *path, void *base, unsigned depth)
+{
+    char *at = (char *)base + k->offset;
+    shoal_diag_t *err = v->err;
+    int rc = SHOAL_OK;
+    switch (k->type) {
+    case K_U32: {
+        int64_t x;
+        if ((rc = shoal__arg_int(map, k->key, 0, k->min, k->max, &x, err)) != SHOAL_OK)
+            return relabel(err, path, k->key, rc);
+        *(uint32_t *)(void *)at = (uint32_t)x;
+        return SHOAL_OK;
+    }
+    case K_THREADS: {
+        if (val->kind == SHOAL_NODE_SCALAR && !val->quoted && strcmp(val->text, "auto") == 0) {
+            *(uint32_t *)(void *)at = 0;
+            return SHOAL_OK;
+        }
+        int64_t x;
+        if ((rc = shoal__arg_int(map, k->key, 0, k->min, k->max, &x, err)) != SHOAL_OK) {
+            relabel(err, path, k->key, rc);
+            return fail(err, val,
+                        "%s.%s: expected auto or an integer in %" PRId64 "..%" PRId64 ", got '%s'",
+                        path, k->key, k->min, k->max,
+                        val->kind == SHOAL_NODE_SCALAR ? val->text : shoal__node_kind_name(val));
+        }
+        *(uint32_t *)(void *)at = (uint32_t)x;
+        return SHOAL_OK;
+    }
+    case K_DURATION: {
+        uint64_t ms;
+        if ((rc = shoal__arg_duration_ms(map, k->key, 0, &ms, err)) != SHOAL_OK)
+            return relabel(err, path, k->key, rc);
+        if (k->min > 0 && ms < (uint64_t)k->min)
+            return fail(err, val, "%s.%s: must be at least %" PRId64 "ms, got '%s'", path, k->key,
+                        k->min, val->text);
+        *(uint64_t *)(void *)at = ms;
+        return SHOAL_OK;
+    }
+    case K_SPIN: {
+        uint64_t us;
+        if ((rc = shoal__arg_duration_us(map, k->key, 0, &us, err)) != SHOAL_OK)
+            return relabel(err, path, k->key, rc);
+        if (us > (uint64_t)k->max)
+            return fail(err, val, "%s.%s: at most 1s, got '%s'", path, k->key, val->text);
+        *(uint32_t *)(void *)at = (uint32_t)us;
+        return SHOAL_OK;
+    }
+    case K_ENUM: {
+        unsigned i;
+        if ((rc = shoal__arg_enum(map, k->key, 0, k->choices, &i, err)) != SHOAL_OK)
+            return relabel(err, path, k->key, rc);
+        if (k->choices == log_levels)
+            *(int *)(void *)at = (int)i;
+        else
+            *(unsigned *)(void *)at = i;
+        return SHOAL_OK;
+    }
+    case K_PATH: {
+        const char *s;
+        if ((rc = shoal__arg_string(map, k->key, 0, &s, err)) != SHOAL_OK)
+            return relabel(err, path, k->key, rc);
+        if (s[0] == '\0')
+            return fail(err, val, "%s.%s: expected a path, got an empty string", path, k->key);
+        char **dst = (char **)(void *)at;
+        free(*dst);
+        return (*dst = join_path(v->c->dir, s)) ? SHOAL_OK : SHOAL_ENOMEM;
+    }
+    case K_MAILBOX: {
+        if (val->kind == SHOAL_NODE_SCALAR && !val->quoted && strcmp(val->text, "unbounded") == 0) {
+            *(uint32_t *)(void *)at = SHOAL_MAILBOX_UNBOUNDED;
+            return SHOAL_OK;
+        }
+        if (val->kind == SHOAL_NODE_SCALAR && !val->quoted && strcmp(val->text, "0") == 0)
+            return fail(err, val,
+                        "%s.mailbox: 0 would refuse every message: write a number >= 1, or "
+                        "unbounded",
+                        path);
+        int64_t x;
+        if ((rc = shoal__arg_int(map, k->key, 0, k->min, k->max, &x, err)) != SHOAL_OK) {
+            relabel(err, path, k->key, rc);
+            return fail(err, val, "%s.mailbox: expected a number in 1..%u or unbounded, got '%s'",
+                        path, SHOAL_MAILBOX_MAX,
+                        val->kind == SHOAL_NODE_SCALAR ? val->text : shoal__node_kind_name(val));
+        }
+        *(uint32_t *)(void *)at = (uint32_t)x;
+        return SHOAL_OK;
+    }
+    case K_SECTION: {
+        char sub[256];
+        snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", k->key);
+        void *into = k->sub == &restart_schema ? base : v->c;
+        return check_map(v, k->sub, val, sub, into, depth);
+    }
+    case K_ARGS:
+        if (val->kind != SHOAL_NODE_MAP)
+            return fail(err, val, "%s.args: expected a mapping, got %s", path,
+                        shoal__node_kind_name(val));
+        ((shoal_config_pool_t *)base)->args = val;
+        return SHOAL_OK;
+    case K_WORKER:
+        return set_worker(v, val, path, base, depth);
+    case K_PLUGINS:
+    case K_POOLS:
+        break; /* top level only: see check_top */
+    }
+    return SHOAL_OK;
+}
+
+static int check_map(vctx_t *v, const schema_t *s, const shoal_node_t *map, const char *path,
+                     void *base, unsigned depth)
+{
+    if (map->kind != SHOAL_NODE_MAP)
+        return fail(v->err, map, "%s: expected a mapping, got %s", path,
+                    shoal__node_kind_name(map));
+    for (size_t i = 0; i < map->n; i++) {
+        const shoal_node_t *key = map->keys[i];
+        const schema_key_t *k = NULL;
+        for (size_t j = 0; j < s->nkeys && k == NULL; j++)
+            if (strcmp(s->keys[j].key, key->text) == 0)
+                k = &s->keys[j];
+        if (k == NULL) {
+            char keys[256];
+            key_list(s, keys, sizeof keys);
+            return fail(v->err, key, "unknown key '%s' in %s (expected one of: %s)", key->text,
+                        *path ? path : "the top level", keys);
+        }
+        if (k->type == K_PLUGINS || k->type == K_POOLS)
+            continue; /* check_top, in order: plugins before pools */
+        int rc = set_key(v, k, map, map->items[i], path, base, depth);
+        if (rc != SHOAL_OK)
+            return rc;
+    }
+    return SHOAL_OK;
+}
+
+static int check_pool(vctx_t *v, const shoal_node_t *map, const char *name, shoal_config_pool_t *p,
+                      unsigned depth)
+{
+    pool_defaults(p);
+    p->at = map;
+    if ((p->name = dup(name)) == NULL)
+        return SHOAL_ENOMEM;
+    char path[300];
+    snprintf(path, sizeof path, "pools.%s", name);
+    int rc = check_map(v, &pool_schema, map, path, p, depth);
+    if (rc != SHOAL_OK)
+        return rc;
+    if (p->worker_at == NULL)
+        return fail(v->err, map, "%s: missing key 'worker' (PLUGIN.BEHAVIOUR or a pool mapping)",
+                    path);
+    const shoal_node_t *size_at = shoal__node_get(map, "size");
+    if (p->max_size == 0)
+        p->max_size = p->size > 1024 ? p->size : 1024;
+    if (p->size > p->max_size)
+        return fail(v->err, size_at ? size_at : map, "%s.size: %u is above max %u", path, p->size,
+                    p->max_size);
+    if (p->size < p->min_size)
+        return fail(v->err, size_at ? size_at : map, "%s.size: %u is below min %u", path, p->size,
+                    p->min_size);
+    return SHOAL_OK;
+}
+
+static int check_top(vctx_t *v, const shoal_node_t *root)
+{
+    shoal_config_t *c = v->c;
+    int rc = check_map(v, &top_schema, root, "", c, 0);
+    if (rc != SHOAL_OK)
+        return rc;
+    const shoal_node_t *plugins = shoal__node_get(root, "plugins");
+    if (plugins != NULL) {
+        if (plugins->kind != SHOAL_NODE_MAP)
+            return fail(v->err, plugins, "plugins: expected a mapping of NAME: path, got %s",
+                        shoal__node_kind_name(plugins));
+        if ((c->plugins = calloc(plugins->n ? plugins->n : 1, sizeof *c->plugins)) == NULL)
+            return SHOAL_ENOMEM;
+        for (size_t i = 0; i < plugins->n; i++) {
+            const shoal_node_t *val = plugins->items[i];
+            shoal_config_plugin_t *pl = &c->plugins[c->nplugins++];
+            pl->at = val;
+            if ((pl->name = dup(plugins->keys[i]->text)) == NULL)
+                return SHOAL_ENOMEM;
+            if (val->kind != SHOAL_NODE_SCALAR || val->text[0] == '\0')
+                return fail(v->err, val, "plugins.%s: expected the path of a .so, got %s", pl->name,
+                            val->kind == SHOAL_NODE_SCALAR ? "an empty string"
+                                                           : shoal__node_kind_name(val));
+            if ((pl->path = join_path(c->dir, val->text)) == NULL)
+                return SHOAL_ENOMEM;
+        }
+    }
+    const shoal_node_t *pools = shoal__node_get(root, "pools");
+    if (pools != NULL) {
+        if (pools->kind != SHOAL_NODE_MAP)
+            return fail(v->err, pools, "pools: expected a mapping of NAME: POOL, got %s",
+                        shoal__node_kind_name(pools));
+        if ((c->pools = calloc(pools->n ? pools->n : 1, sizeof *c->pools)) == NULL)
+            return SHOAL_ENOMEM;
+        for (size_t i = 0; i < pools->n; i++) {
+            const char *name = pools->keys[i]->text;
+            if (name[0] == '\0' || strlen(name) >= 64 || strchr(name, '/') != NULL)
+                return fail(v->err, pools->keys[i],
+                            "pools: '%s' is not a pool name (1 to 63 characters, no '/')", name);
+            c->npools++;
+            if ((rc = check_pool(v, pools->items[i], name, &c->pools[i], 0)) != SHOAL_OK)
+                return rc;
+        }
+    }
+    return SHOAL_OK;
+}
+
+/* ---- public -------------------------------------------------------------- */
+
+static void defaults(shoal_config_t *c)
+{
+    c->runtime.threads = 0;
+    c->runtime.throughput = 32;
+    c->runtime.spin_us = 50;
+    c->runtime.max_actors = 0;
+    c->log.format = SHOAL_LOG_FORMAT_TEXT;
+    c->log.level = SHOAL_LOG_INFO;
+    c->shutdown.drain_ms = 10000;
+}
+
+int shoal__config_parse(const char *file, const char *text, size_t len, shoal_config_t **out,
+                        shoal_diag_t *err)
+{
+    *out = NULL;
+    shoal_config_t *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return SHOAL_ENOMEM;
+    defaults(c);
+    int rc = SHOAL_ENOMEM;
+    if ((c->file = dup(file)) == NULL || (c->dir = dup(file)) == NULL)
+        goto fail;
+    char *slash = strrchr(c->dir, '/');
+    if (slash != NULL)
+        slash[slash == c->dir ? 1 : 0] = '\0';
+    else
+        c->dir[0] = '\0';
+    if ((rc = shoal__node_parse(file, text, len, &c->root, err)) != SHOAL_OK)
+        goto fail;
+    vctx_t v = {c, err};
+    if (c->root->kind == SHOAL_NODE_SCALAR && c->root->text[0] == '\0')
+        ; /* an empty file: every default, no pools */
+    else if ((rc = check_top(&v, c->root)) != SHOAL_OK)
+        goto fail;
+    *out = c;
+    return SHOAL_OK;
+fail:
+    shoal__config_free(c);
+    return rc;
+}
+
+int shoal__config_load(const char *path, shoal_config_t **out, shoal_diag_t *err)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        shoal__diag_set(err, path, 0, 0, "cannot read: %s", strerror(errno));
+        return SHOAL_ELOAD;
+    }
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    int rc = SHOAL_OK;
+    for (;;) {
+        if (len == cap) {
+            cap = cap ? cap * 2 : 4096;
+            char *n = cap > (64u << 20) ? NULL : realloc(buf, cap);
+            if (n == NULL) {
+                rc = cap > (64u << 20) ? SHOAL_ELIMIT : SHOAL_ENOMEM;
+                shoal__diag_set(err, path, 0, 0, "too large (at most 64 MiB)");
+                break;
+            }
+            buf = n;
+        }
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    fclose(f);
+    if (rc == SHOAL_OK)
+        rc = shoal__config_parse(path, buf ? buf : "", len, out, err);
+    free(buf);
+    return rc;
+}
+
+static int resolve_pool(shoal_config_t *c, shoal_config_pool_t *p, shoal_diag_t *err)
+{
+    if (p->nested != NULL)
+        return resolve_pool(c, p->nested, err);
+    const shoal_config_plugin_t *pl = plugin_named(c, p->plugin);
+    const shoal_behaviour_t *b =
+        pl && pl->module ? shoal__module_behaviour(pl->module, p->behaviour) : NULL;
+    if (b == NULL) {
+        char list[256];
+        size_t n = 0, count = pl && pl->module ? shoal__module_behaviour_count(pl->module) : 0;
+        list[0] = '\0';
+        for (size_t i = 0; i < count && n < sizeof list; i++)
+            n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "",
+                                  shoal__module_behaviour_at(pl->module, i)->name);
+        return fail(err, p->worker_at,
+                    "pools.%s.worker: plugin '%s' has no behaviour '%s' (it has: %s)", p->name,
+                    p->plugin, p->behaviour, list);
+    }
+    shoal__module_ref(pl->module);
+    p->module = pl->module;
+    p->beh = b;
+    return SHOAL_OK;
+}
+
+int shoal__config_resolve(shoal_config_t *c, shoal_loader_t *loader, shoal_diag_t *err)
+{
+    for (size_t i = 0; i < c->nplugins; i++) {
+        shoal_config_plugin_t *pl = &c->plugins[i];
+        shoal_diag_t why;
+        if (pl->module != NULL)
+            continue;
+        int rc = shoal__module_load(loader, pl->path, &pl->module, &why);
+        if (rc != SHOAL_OK) {
+            pl->module = NULL;
+            return fail(err, pl->at, "plugins.%s: %s: %s", pl->name, pl->path, why.msg);
+        }
+    }
+    for (size_t i = 0; i < c->npools; i++) {
+        int rc = resolve_pool(c, &c->pools[i], err);
+        if (rc != SHOAL_OK)
+            return rc;
+    }
+    return SHOAL_OK;
+}
+
+static void pool_free(shoal_config_pool_t *p)
+{
+    if (p->nested != NULL) {
+        pool_free(p->nested);
+        free(p->nested);
+    }
+    if (p->module != NULL)
+        shoal__module_release(p->module);
+    free(p->name);
+    free(p->plugin);
+    free(p->behaviour);
+}
+
+void shoal__config_free(shoal_config_t *c)
+{
+    if (c == NULL)
+        return;
+    for (size_t i = 0; i < c->npools; i++)
+        pool_free(&c->pools[i]);
+    free(c->pools);
+    for (size_t i = 0; i < c->nplugins; i++) {
+        if (c->plugins[i].module != NULL)
+            shoal__module_release(c->plugins[i].module);
+        free(c->plugins[i].name);
+        free(c->plugins[i].path);
+    }
+    free(c->plugins);
+    free(c->runtime.control);
+    shoal__node_free(c->root);
+    free(c->file);
+    free(c->dir);
+    free(c);
+}
+
+const shoal_config_pool_t *shoal__config_pool(const shoal_config_t *c, const char *name)
+{
+    for (size_t i = 0; i < c->npools; i++)
+        if (strcmp(c->pools[i].name, name) == 0)
+            return &c->pools[i];
+    return NULL;
+}
+
+/* ---- --help-config ------------------------------------------------------- */
+
+static const char *type_name(const schema_key_t *k, char *buf, size_t size)
+{
+    switch (k->type) {
+    case K_U32:
+        snprintf(buf, size, "integer %" PRId64 "..%" PRId64, k->min, k->max);
+        return buf;
+    case K_THREADS:
+        snprintf(buf, size, "auto | %" PRId64 "..%" PRId64, k->min, k->max);
+        return buf;
+    case K_DURATION:
+        return "duration (250ms, 2s, 1m)";
+    case K_SPIN:
+        return "duration (us, ms, s), <= 1s";
+    case K_ENUM: {
+        size_t n = 0;
+        buf[0] = '\0';
+        for (size_t i = 0; k->choices[i] && n < size; i++)
+            n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? " | " : "", k->choices[i]);
+        return buf;
+    }
+    case K_PATH:
+        return "path";
+    case K_MAILBOX:
+        return "1.. | unbounded";
+    case K_SECTION:
+        return "mapping";
+    case K_PLUGINS:
+        return "mapping NAME: path";
+    case K_POOLS:
+        return "mapping NAME: POOL";
+    case K_WORKER:
+        return "PLUGIN.BEHAVIOUR | POOL";
+    case K_ARGS:
+        return "mapping";
+    }
+    return "?";
+}
+
+static void help_schema(FILE *out, const schema_t *s, const char *prefix)
+{
+    char type[128], path[128];
+    for (size_t i = 0; i < s->nkeys; i++) {
+        const schema_key_t *k = &s->keys[i];
+        snprintf(path, sizeof path, "%s%s", prefix, k->key);
+        fprintf(out, "  %-24s %-30s %-16s %s\n", path, type_name(k, type, sizeof type), k->def,
+                k->doc);
+        if (k->type == K_SECTION && k->sub != &restart_schema) {
+            char sub[160];
+            snprintf(sub, sizeof sub, "%s.", path);
+            help_schema(out, k->sub, sub);
+        }
+    }
+}
+
+void shoal__config_help(FILE *out)
+{
+    fprintf(out, "shoald config (YAML). Paths are relative to the config file.\n\n");
+    fprintf(out, "  %-24s %-30s %-16s %s\n", "key", "type", "default", "what");
+    help_schema(out, &top_schema, "");
+    fprintf(out, "\nPOOL (each entry under pools:):\n");
+    help_schema(out, &pool_schema, "");
+    help_schema(out, &restart_schema, "restart.");
+}

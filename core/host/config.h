@@ -1,0 +1,99 @@
+/* config.h - shoald's config file: parse (node.c), then validate against
+ * the schema table (config.c) into a shoal_config_t, then resolve (load the
+ * plugins, find the behaviours). Three steps; each error names
+ * file:line:column and what was expected.
+ *
+ *   runtime:  { threads: auto | 1..1024, throughput: 1..1048576,
+ *               spin: duration, max_actors: 16..2^30, control: path }
+ *   log:      { format: text | json, level: error | warn | info | debug }
+ *   shutdown: { drain: duration }
+ *   plugins:  { NAME: path, ... }              paths relative to the file
+ *   pools:    { NAME: POOL, ... }
+ *   POOL:     { worker: PLUGIN.BEHAVIOUR | POOL (nested), size, min, max,
+ *               mailbox: 1.. | unbounded, args: {...}, restart: {max,
+ *               within, backoff} }
+ *
+ * `shoald --help-config` prints the table (shoal__config_help).
+ */
+#ifndef SHOAL_HOST_CONFIG_H
+#define SHOAL_HOST_CONFIG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "host/diag.h"
+#include "host/loader.h"
+#include "host/node.h"
+#include "shoal/pool.h"
+
+enum { SHOAL_LOG_FORMAT_TEXT = 0, SHOAL_LOG_FORMAT_JSON = 1 };
+
+typedef struct shoal_config_pool_s {
+    char *name;             /* "api"; a nested pool: "api/worker" */
+    const shoal_node_t *at; /* the pool's mapping */
+    const shoal_node_t *worker_at;
+    char *plugin, *behaviour;                   /* worker: PLUGIN.BEHAVIOUR, or both NULL ... */
+    struct shoal_config_pool_s *nested;         /* ... and this: a pool of pools */
+    uint32_t size, min_size, max_size, mailbox; /* mailbox: SHOAL_MAILBOX_UNBOUNDED or 1.. */
+    shoal_pool_restart_t restart;
+    const shoal_node_t *args; /* the `args:` mapping, or NULL */
+    /* resolve */
+    shoal_module_t *module; /* a reference, dropped by shoal__config_free */
+    const shoal_behaviour_t *beh;
+} shoal_config_pool_t;
+
+typedef struct shoal_config_plugin_s {
+    char *name;
+    char *path; /* resolved against the config's directory */
+    const shoal_node_t *at;
+    shoal_module_t *module; /* resolve: a reference */
+} shoal_config_plugin_t;
+
+typedef struct shoal_config_s {
+    char *file; /* as given */
+    char *dir;  /* its directory: relative paths resolve here */
+    shoal_node_t *root;
+    struct {
+        uint32_t threads; /* 0 = auto */
+        uint32_t throughput;
+        uint32_t spin_us;
+        uint32_t max_actors; /* 0 = the runtime's default */
+        char *control;       /* resolved path, or NULL */
+    } runtime;
+    struct {
+        unsigned format; /* SHOAL_LOG_FORMAT_* */
+        int level;       /* SHOAL_LOG_* */
+    } log;
+    struct {
+        uint64_t drain_ms;
+    } shutdown;
+    shoal_config_plugin_t *plugins;
+    size_t nplugins;
+    shoal_config_pool_t *pools;
+    size_t npools;
+} shoal_config_t;
+
+/* Parses and validates the file at path (no plugin is loaded). On error:
+ * SHOAL_EINVAL (or SHOAL_ENOMEM, SHOAL_ELOAD for an unreadable file) and err
+ * says where and why; *out is NULL. */
+int shoal__config_load(const char *path, shoal_config_t **out, shoal_diag_t *err);
+/* The same from text in memory; `file` names it in messages and is what
+ * relative paths resolve against. */
+int shoal__config_parse(const char *file, const char *text, size_t len, shoal_config_t **out,
+                        shoal_diag_t *err);
+
+/* Loads every plugin the config names and finds every pool's behaviour:
+ * SHOAL_ELOAD with err at the plugin's path (missing, refused: the loader's
+ * reason) or at the worker (unknown plugin or behaviour). */
+int shoal__config_resolve(shoal_config_t *c, shoal_loader_t *loader, shoal_diag_t *err);
+
+/* Frees c and drops its module references. NULL is fine. */
+void shoal__config_free(shoal_config_t *c);
+
+/* The pool called name (top level), or NULL. */
+const shoal_config_pool_t *shoal__config_pool(const shoal_config_t *c, const char *name);
+
+/* Prints the schema: every key with its type, default, bounds and doc. */
+void shoal__config_help(FILE *out);
+
+#endif
