@@ -1,54 +1,159 @@
-/* shoald.c - the host's command line. This step: checking a config file
- * (parse, validate, load every plugin, find every behaviour) and printing
- * the config schema. Running the pools of a config, reload and the control
- * socket come next (issue 5).
+/* shoald.c - the host's command line.
  *
+ *   shoald [--run-for DURATION] [--no-table] FILE
+ *                           run the pools FILE declares, in the foreground;
+ *                           a table row per pool every second on stdout,
+ *                           log lines on stderr; SIGTERM or SIGINT (or the
+ *                           end of --run-for) drains the pools within
+ *                           shutdown.drain, reports what was still busy,
+ *                           joins every thread and exits 0
  *   shoald --check FILE     exit 0: valid; 2: an error, printed as
  *                           file:line:col: what was expected
  *   shoald --help-config    the schema: every key, type, default, doc
+ *
+ * Signals are blocked in every thread and taken by the main thread with
+ * sigtimedwait: no handler runs; the host thread does the work. Reload on
+ * SIGHUP is not built yet (issue 5 continues): it is logged and ignored.
  */
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "host/args.h"
 #include "host/config.h"
+#include "host/host.h"
 #include "host/loader.h"
 
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: shoald --check FILE\n"
+    fprintf(to, "usage: shoald [--run-for DURATION] [--no-table] FILE\n"
+                "       shoald --check FILE\n"
                 "       shoald --help-config\n"
+                "  FILE            run the pools FILE declares until SIGTERM or SIGINT\n"
+                "  --run-for D     stop by itself after D (e.g. 10s), as on SIGTERM\n"
+                "  --no-table      no per-second table on stdout\n"
                 "  --check FILE    validate FILE (YAML), load its plugins, resolve its\n"
                 "                  workers; exit 0 if it is valid, 2 if not\n"
                 "  --help-config   print every config key with its type, default and meaning\n");
 }
 
-/* Parse, validate, resolve. Prints the outcome; returns the exit status. */
-static int check(const char *path)
+/* Load, validate, resolve. On error prints it and returns 2. */
+static int load(const char *path, shoal_config_t **c, shoal_loader_t **loader)
 {
-    shoal_config_t *c = NULL;
-    shoal_loader_t *loader = NULL;
     shoal_diag_t err = {0};
     char buf[1200];
-    int rc = shoal__config_load(path, &c, &err);
-    if (rc == SHOAL_OK && (rc = shoal__loader_create(&loader)) != SHOAL_OK)
+    *c = NULL;
+    *loader = NULL;
+    int rc = shoal__config_load(path, c, &err);
+    if (rc == SHOAL_OK && (rc = shoal__loader_create(loader)) != SHOAL_OK)
         shoal__diag_set(&err, NULL, 0, 0, "cannot create the plugin loader: %s",
                         shoal_strerror(rc));
     if (rc == SHOAL_OK)
-        rc = shoal__config_resolve(c, loader, &err);
-    if (rc == SHOAL_OK) {
-        size_t nested = 0;
-        for (size_t i = 0; i < c->npools; i++)
-            for (const shoal_config_pool_t *p = c->pools[i].nested; p != NULL; p = p->nested)
-                nested++;
-        printf("%s: ok: %zu plugin%s, %zu pool%s (%zu nested)\n", path, c->nplugins,
-               c->nplugins == 1 ? "" : "s", c->npools, c->npools == 1 ? "" : "s", nested);
-    } else {
-        fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
-    }
+        rc = shoal__config_resolve(*c, *loader, &err);
+    if (rc == SHOAL_OK)
+        return 0;
+    fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
+    shoal__config_free(*c);
+    if (*loader != NULL)
+        shoal__loader_destroy(*loader);
+    *c = NULL;
+    *loader = NULL;
+    return 2;
+}
+
+static int check(const char *path)
+{
+    shoal_config_t *c;
+    shoal_loader_t *loader;
+    if (load(path, &c, &loader) != 0)
+        return 2;
+    size_t nested = 0;
+    for (size_t i = 0; i < c->npools; i++)
+        for (const shoal_config_pool_t *p = c->pools[i].nested; p != NULL; p = p->nested)
+            nested++;
+    printf("%s: ok: %zu plugin%s, %zu pool%s (%zu nested)\n", path, c->nplugins,
+           c->nplugins == 1 ? "" : "s", c->npools, c->npools == 1 ? "" : "s", nested);
     shoal__config_free(c);
-    if (loader != NULL)
+    shoal__loader_destroy(loader);
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int run(const char *path, uint64_t run_for_ms, bool table)
+{
+    /* Before any thread exists: every thread inherits the mask. */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+
+    shoal_config_t *c;
+    shoal_loader_t *loader;
+    if (load(path, &c, &loader) != 0)
+        return 2;
+    uint64_t drain_ms = c->shutdown.drain_ms;
+    shoal_host_t *h;
+    shoal_diag_t err = {0};
+    if (shoal__host_start(c, loader, stderr, &h, &err) != SHOAL_OK) {
+        char buf[1200];
+        fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
         shoal__loader_destroy(loader);
-    return rc == SHOAL_OK ? 0 : 2;
+        return 2;
+    }
+    shoal__host_log(h, SHOAL_LOG_INFO, "running %s: %zu pools on %u threads", path, h->npools,
+                    shoal_runtime_threads(h->rt));
+    double start = now_s(), last = start, next = start + 1;
+    bool header = true;
+    int why = 0;
+    while (why == 0) {
+        double t = now_s();
+        if (run_for_ms != 0 && (t - start) * 1e3 >= (double)run_for_ms)
+            break;
+        double wait = next - t;
+        if (run_for_ms != 0 && start + (double)run_for_ms / 1e3 - t < wait)
+            wait = start + (double)run_for_ms / 1e3 - t;
+        if (wait < 0)
+            wait = 0;
+        struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
+        int sig = sigtimedwait(&sigs, NULL, &ts);
+        if (sig == SIGINT || sig == SIGTERM)
+            why = sig;
+        else if (sig == SIGHUP)
+            shoal__host_log(h, SHOAL_LOG_WARN,
+                            "SIGHUP: reload is not built yet; the running config is unchanged");
+        if (now_s() >= next) {
+            double now = now_s();
+            if (table)
+                shoal__host_table(h, stdout, now - last, header);
+            header = false;
+            last = now;
+            next += 1;
+        }
+    }
+    shoal__host_log(h, SHOAL_LOG_INFO, "%s: draining every pool (at most %llu ms)",
+                    why == SIGINT    ? "SIGINT"
+                    : why == SIGTERM ? "SIGTERM"
+                                     : "--run-for",
+                    (unsigned long long)drain_ms);
+    double t0 = now_s();
+    unsigned busy = shoal__host_drain(h, drain_ms);
+    shoal__host_log(h, SHOAL_LOG_INFO, "drained in %.0f ms; %u pool%s still busy, stopped",
+                    (now_s() - t0) * 1e3, busy, busy == 1 ? "" : "s");
+    shoal__host_destroy(h);
+    shoal__loader_destroy(loader);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -63,6 +168,30 @@ int main(int argc, char **argv)
     }
     if (argc == 3 && strcmp(argv[1], "--check") == 0)
         return check(argv[2]);
-    usage(stderr);
-    return 2;
+    uint64_t run_for_ms = 0;
+    bool table = true;
+    const char *file = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--run-for") == 0 && i + 1 < argc) {
+            shoal_node_t n = {.kind = SHOAL_NODE_SCALAR, .text = argv[++i], .file = "--run-for"};
+            shoal_diag_t err = {0};
+            char buf[600];
+            if (shoal__arg_duration_ms(&n, NULL, 0, &run_for_ms, &err) != SHOAL_OK) {
+                fprintf(stderr, "shoald: %s\n", shoal__diag_format(&err, buf, sizeof buf));
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--no-table") == 0) {
+            table = false;
+        } else if (argv[i][0] != '-' && file == NULL) {
+            file = argv[i];
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (file == NULL) {
+        usage(stderr);
+        return 2;
+    }
+    return run(file, run_for_ms, table);
 }

@@ -1,0 +1,299 @@
+/* host.c - a runtime built from a config: pools started from their specs
+ * (plugin behaviours held by their modules), names registered, logs in the
+ * config's format, a drain with a deadline. See host.h.
+ */
+#include "host/host.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "pool/pool.h"
+#include "runtime/runtime.h"
+
+/* ---- logging ------------------------------------------------------------- */
+
+static const char *const level_names[] = {"error", "warn", "info", "debug"};
+
+static void json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(out, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(out, "\\u%04x", ch);
+        else
+            fputc(ch, out);
+    }
+    fputc('"', out);
+}
+
+/* line: as the runtime formats it, "level <slot.gen> name: text" or
+ * "level: text". */
+static void emit(shoal_host_t *h, int level, const char *line)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    char when[48];
+    size_t w = strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(when + w, sizeof when - w, ".%03dZ", (int)(ts.tv_nsec / 1000000));
+    const char *lv = level_names[level < 0 ? 0 : level > 3 ? 3 : level];
+    /* Skip the level word the runtime put first. */
+    const char *rest = line;
+    size_t n = strlen(lv);
+    if (strncmp(rest, lv, n) == 0 && (rest[n] == ' ' || rest[n] == ':'))
+        rest += n + (rest[n] == ':' ? 2 : 1);
+    pthread_mutex_lock(&h->log_lock);
+    if (h->log_format == SHOAL_LOG_FORMAT_JSON) {
+        fprintf(h->log_out, "{\"ts\":\"%s\",\"gen\":%" PRIu64 ",\"level\":\"%s\"", when,
+                h->generation, lv);
+        const char *msg = rest;
+        if (rest[0] == '<') { /* "<slot.gen> name: text" */
+            const char *sp = strchr(rest, ' '), *colon = strstr(rest, ": ");
+            if (sp != NULL && colon != NULL && colon > sp) {
+                fprintf(h->log_out, ",\"pid\":\"%.*s\",\"actor\":", (int)(sp - rest - 2), rest + 1);
+                char actor[160];
+                snprintf(actor, sizeof actor, "%.*s", (int)(colon - sp - 1), sp + 1);
+                json_string(h->log_out, actor);
+                msg = colon + 2;
+            }
+        }
+        fputs(",\"msg\":", h->log_out);
+        json_string(h->log_out, msg);
+        fputs("}\n", h->log_out);
+    } else {
+        fprintf(h->log_out, "%s gen=%" PRIu64 " %s %s\n", when, h->generation, lv, rest);
+    }
+    fflush(h->log_out);
+    pthread_mutex_unlock(&h->log_lock);
+}
+
+static void runtime_log(void *user, int level, const char *line) { emit(user, level, line); }
+
+void shoal__host_log(shoal_host_t *h, int level, const char *fmt, ...)
+{
+    if (level > h->config->log.level)
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    emit(h, level, line);
+}
+
+/* ---- starting ------------------------------------------------------------ */
+
+static void module_acquire(void *m) { shoal__module_ref(m); }
+static void module_release(void *m) { shoal__module_release(m); }
+
+/* The spec chain of a configured pool: specs[0] is the pool itself, each
+ * nested level the next; the leaf runs the plugin behaviour. */
+static void spec_chain(const shoal_config_pool_t *cp, shoal_pool_spec_t *specs,
+                       const shoal_config_pool_t **leaf)
+{
+    size_t i = 0;
+    for (const shoal_config_pool_t *p = cp; p != NULL; p = p->nested, i++) {
+        shoal_pool_spec_t *s = &specs[i];
+        shoal_pool_spec_init(s);
+        s->name = p->name;
+        s->size = p->size;
+        s->min_size = p->min_size;
+        s->max_size = p->max_size;
+        s->mailbox = p->mailbox;
+        s->restart = p->restart;
+        if (p->nested != NULL) {
+            s->worker_pool = &specs[i + 1];
+        } else {
+            s->worker = p->beh;
+            s->worker_args = p->args; /* the node tree lives as long as the config */
+            *leaf = p;
+        }
+    }
+}
+
+static int start_pool(shoal_host_t *h, const shoal_config_pool_t *cp, shoal_pid_t *pid)
+{
+    shoal_pool_spec_t specs[SHOAL_POOL_MAX_DEPTH];
+    const shoal_config_pool_t *leaf = NULL;
+    spec_chain(cp, specs, &leaf);
+    shoal_pool_hold_t hold = {module_acquire, module_release, leaf->module};
+    return shoal__pool_spawn(h->rt, shoal__tcache_get(h->rt), SHOAL_PID_NONE, NULL, &specs[0],
+                             &hold, 0, pid);
+}
+
+int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, shoal_host_t **out,
+                      shoal_diag_t *err)
+{
+    *out = NULL;
+    shoal_host_t *h = calloc(1, sizeof *h);
+    if (h == NULL) {
+        shoal__config_free(c);
+        return SHOAL_ENOMEM;
+    }
+    h->config = c;
+    h->loader = loader;
+    h->generation = 1;
+    h->log_out = log_out;
+    h->log_format = c->log.format;
+    pthread_mutex_init(&h->log_lock, NULL);
+    int rc = SHOAL_ENOMEM;
+    if ((h->pools = calloc(c->npools ? c->npools : 1, sizeof *h->pools)) == NULL)
+        goto fail;
+    shoal_runtime_opts_t opts;
+    shoal_runtime_opts_init(&opts);
+    opts.threads = c->runtime.threads;
+    opts.throughput = c->runtime.throughput;
+    opts.spin_us = c->runtime.spin_us;
+    opts.max_actors = c->runtime.max_actors;
+    opts.log_level = c->log.level;
+    opts.log_fn = runtime_log;
+    opts.log_user = h;
+    if ((rc = shoal_runtime_create(&h->rt, &opts)) != SHOAL_OK) {
+        shoal__diag_set(err, c->file, 0, 0, "cannot create the runtime: %s", shoal_strerror(rc));
+        goto fail;
+    }
+    for (size_t i = 0; i < c->npools; i++) {
+        const shoal_config_pool_t *cp = &c->pools[i];
+        shoal_host_pool_t *hp = &h->pools[h->npools];
+        if ((hp->name = strdup(cp->name)) == NULL) {
+            rc = SHOAL_ENOMEM;
+            goto fail;
+        }
+        h->npools++;
+        if ((rc = start_pool(h, cp, &hp->pid)) != SHOAL_OK) {
+            shoal__diag_set(err, cp->at->file, cp->at->line, cp->at->col,
+                            "pools.%s: cannot start: %s", cp->name, shoal_strerror(rc));
+            goto fail;
+        }
+        if ((rc = shoal_runtime_register(h->rt, cp->name, hp->pid)) != SHOAL_OK) {
+            shoal__diag_set(err, cp->at->file, cp->at->line, cp->at->col,
+                            "pools.%s: cannot register the name: %s", cp->name, shoal_strerror(rc));
+            goto fail;
+        }
+        char mailbox[24];
+        if (cp->mailbox == SHOAL_MAILBOX_UNBOUNDED)
+            snprintf(mailbox, sizeof mailbox, "unbounded");
+        else
+            snprintf(mailbox, sizeof mailbox, "%u", cp->mailbox);
+        shoal__host_log(h, SHOAL_LOG_INFO, "pool %s started: %u workers%s, mailbox %s", cp->name,
+                        cp->size, cp->nested ? " (pools)" : "", mailbox);
+    }
+    *out = h;
+    return SHOAL_OK;
+fail:
+    shoal__host_destroy(h);
+    return rc;
+}
+
+/* ---- draining and stopping ----------------------------------------------- */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+unsigned shoal__host_drain(shoal_host_t *h, uint64_t deadline_ms)
+{
+    for (size_t i = 0; i < h->npools; i++)
+        if (!h->pools[i].ended &&
+            shoal_runtime_send_priority(h->rt, h->pools[i].pid, SHOAL_POOL_DRAIN, NULL, 0) ==
+                SHOAL_ENOPROC)
+            h->pools[i].ended = true;
+    double end = now_s() + (double)deadline_ms / 1e3;
+    unsigned busy;
+    for (;;) {
+        busy = 0;
+        for (size_t i = 0; i < h->npools; i++) {
+            shoal_host_pool_t *hp = &h->pools[i];
+            if (hp->ended)
+                continue;
+            shoal_pool_stats_t st;
+            if (shoal_pool_stats(h->rt, hp->pid, &st, 100) == SHOAL_ENOPROC)
+                hp->ended = true;
+            else
+                busy++, hp->last = st;
+        }
+        if (busy == 0 || now_s() >= end)
+            break;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    for (size_t i = 0; i < h->npools; i++) {
+        const shoal_host_pool_t *hp = &h->pools[i];
+        if (!hp->ended)
+            shoal__host_log(h, SHOAL_LOG_WARN,
+                            "shutdown: pool %s still busy after %" PRIu64 " ms: %" PRIu64
+                            " queued, %u workers, %u retiring",
+                            hp->name, deadline_ms, hp->last.queue_depth, hp->last.pool_size,
+                            hp->last.retiring);
+    }
+    return busy;
+}
+
+void shoal__host_destroy(shoal_host_t *h)
+{
+    if (h == NULL)
+        return;
+    if (h->rt != NULL)
+        shoal_runtime_destroy(h->rt); /* stops what is left, joins every thread */
+    for (size_t i = 0; i < h->npools; i++)
+        free(h->pools[i].name);
+    free(h->pools);
+    shoal__config_free(h->config); /* after the actors: their args live in it */
+    pthread_mutex_destroy(&h->log_lock);
+    free(h);
+}
+
+/* ---- the table ----------------------------------------------------------- */
+
+static const char *fmt_ns(char buf[24], uint64_t ns)
+{
+    if (ns < 10000)
+        snprintf(buf, 24, "%" PRIu64 "ns", ns);
+    else if (ns < 10000000)
+        snprintf(buf, 24, "%" PRIu64 "us", ns / 1000);
+    else
+        snprintf(buf, 24, "%" PRIu64 "ms", ns / 1000000);
+    return buf;
+}
+
+void shoal__host_table(shoal_host_t *h, FILE *out, double seconds, bool header)
+{
+    if (!header)
+        fputc('\n', out);
+    if (header)
+        fprintf(out, "%-16s %5s %10s %8s %9s %8s %8s %8s %8s %s\n", "pool", "size", "rate/s",
+                "depth", "refused", "failed", "restarts", "wait_p50", "wait_p99", "state");
+    for (size_t i = 0; i < h->npools; i++) {
+        shoal_host_pool_t *hp = &h->pools[i];
+        shoal_pool_stats_t st;
+        if (hp->ended || shoal_pool_stats(h->rt, hp->pid, &st, 1000) != SHOAL_OK) {
+            fprintf(out, "%-16s %5s\n", hp->name, "ended");
+            continue;
+        }
+        double dt = seconds > 0 ? seconds : 1;
+        char p50[24], p99[24];
+        fprintf(out,
+                "%-16s %5u %10.0f %8" PRIu64 " %9" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8s %8s %s\n",
+                hp->name, st.pool_size,
+                (double)(st.messages_forwarded - hp->last.messages_forwarded) / dt, st.queue_depth,
+                st.messages_unhandled - hp->last.messages_unhandled,
+                st.messages_failed - hp->last.messages_failed, st.worker_restarts,
+                fmt_ns(p50, st.queue_wait_ns[0]), fmt_ns(p99, st.queue_wait_ns[2]),
+                st.state == SHOAL_POOL_DEGRADED   ? "degraded"
+                : st.state == SHOAL_POOL_DRAINING ? "draining"
+                                                  : "running");
+        hp->last = st;
+    }
+    fflush(out);
+}

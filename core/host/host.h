@@ -1,0 +1,57 @@
+/* host.h - what shoald runs: a runtime built from a config, its pools
+ * started and registered under their names, log lines in the config's
+ * format, and the drain at the end.
+ *
+ * Every log line carries the config generation (1 for the file shoald
+ * started with).
+ */
+#ifndef SHOAL_HOST_HOST_H
+#define SHOAL_HOST_HOST_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "host/config.h"
+
+typedef struct shoal_host_pool_s {
+    char *name;
+    shoal_pid_t pid;
+    shoal_pool_stats_t last; /* for rates in the table */
+    bool ended;
+} shoal_host_pool_t;
+
+typedef struct shoal_host_s {
+    shoal_runtime_t *rt;
+    shoal_loader_t *loader;
+    shoal_config_t *config; /* owned */
+    uint64_t generation;
+    shoal_host_pool_t *pools;
+    size_t npools;
+    /* log sink: stderr, text or JSON lines */
+    FILE *log_out;
+    unsigned log_format;
+    pthread_mutex_t log_lock;
+} shoal_host_t;
+
+/* Builds the runtime from c (taking c, resolved against loader), spawns
+ * every pool and registers it under its name. On error nothing is left
+ * running, c is freed, and err says why. */
+int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, shoal_host_t **out,
+                      shoal_diag_t *err);
+
+/* Asks every pool to drain and waits until all have ended or deadline_ms
+ * passed; logs each pool still busy then. Returns how many were. */
+unsigned shoal__host_drain(shoal_host_t *h, uint64_t deadline_ms);
+
+/* Stops what is left, joins every thread, frees everything. */
+void shoal__host_destroy(shoal_host_t *h);
+
+/* A log line from the host itself (pid none). */
+void shoal__host_log(shoal_host_t *h, int level, const char *fmt, ...) SHOAL_PRINTF(3, 4);
+
+/* One table row per pool (rate since the previous call, queue depth,
+ * refused, restarts, queue-wait p50/p99); a header first if asked. */
+void shoal__host_table(shoal_host_t *h, FILE *out, double seconds, bool header);
+
+#endif
