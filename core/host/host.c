@@ -129,6 +129,65 @@ static int start_pool(shoal_host_t *h, const shoal_config_pool_t *cp, shoal_pid_
                              &hold, 0, pid);
 }
 
+static shoal_host_gen_t *gen_new(shoal_host_t *h, shoal_config_t *c)
+{
+    shoal_host_gen_t *g = calloc(1, sizeof *g);
+    if (g == NULL)
+        return NULL;
+    g->config = c;
+    g->generation = h->generation;
+    g->refs = 1; /* current */
+    g->next = h->gens;
+    h->gens = g;
+    return g;
+}
+
+static void gen_unref(shoal_host_t *h, shoal_host_gen_t *g)
+{
+    if (--g->refs != 0)
+        return;
+    for (shoal_host_gen_t **pp = &h->gens; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == g) {
+            *pp = g->next;
+            break;
+        }
+    }
+    shoal__config_free(g->config);
+    free(g);
+}
+
+static shoal_host_pool_t *pool_add(shoal_host_t *h, const shoal_config_pool_t *cp,
+                                   shoal_host_gen_t *from, shoal_pid_t pid)
+{
+    if (h->npools == h->pools_cap) {
+        size_t cap = h->pools_cap ? h->pools_cap * 2 : 8;
+        shoal_host_pool_t *n = realloc(h->pools, cap * sizeof *n);
+        if (n == NULL)
+            return NULL;
+        h->pools = n;
+        h->pools_cap = cap;
+    }
+    char *name = strdup(cp->name);
+    if (name == NULL)
+        return NULL;
+    shoal_host_pool_t *hp = &h->pools[h->npools++];
+    memset(hp, 0, sizeof *hp);
+    hp->name = name;
+    hp->pid = pid;
+    hp->from = from;
+    hp->cp = cp;
+    from->refs++;
+    return hp;
+}
+
+static void mailbox_text(uint32_t mailbox, char buf[24])
+{
+    if (mailbox == SHOAL_MAILBOX_UNBOUNDED)
+        snprintf(buf, 24, "unbounded");
+    else
+        snprintf(buf, 24, "%u", mailbox);
+}
+
 int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, shoal_host_t **out,
                       shoal_diag_t *err)
 {
@@ -145,8 +204,12 @@ int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, 
     h->log_format = c->log.format;
     pthread_mutex_init(&h->log_lock, NULL);
     int rc = SHOAL_ENOMEM;
-    if ((h->pools = calloc(c->npools ? c->npools : 1, sizeof *h->pools)) == NULL)
+    shoal_host_gen_t *g = gen_new(h, c);
+    if (g == NULL) {
+        shoal__config_free(c);
+        h->config = NULL;
         goto fail;
+    }
     shoal_runtime_opts_t opts;
     shoal_runtime_opts_init(&opts);
     opts.threads = c->runtime.threads;
@@ -162,27 +225,23 @@ int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, 
     }
     for (size_t i = 0; i < c->npools; i++) {
         const shoal_config_pool_t *cp = &c->pools[i];
-        shoal_host_pool_t *hp = &h->pools[h->npools];
-        if ((hp->name = strdup(cp->name)) == NULL) {
-            rc = SHOAL_ENOMEM;
-            goto fail;
-        }
-        h->npools++;
-        if ((rc = start_pool(h, cp, &hp->pid)) != SHOAL_OK) {
+        shoal_pid_t pid;
+        if ((rc = start_pool(h, cp, &pid)) != SHOAL_OK) {
             shoal__diag_set(err, cp->at->file, cp->at->line, cp->at->col,
                             "pools.%s: cannot start: %s", cp->name, shoal_strerror(rc));
             goto fail;
         }
-        if ((rc = shoal_runtime_register(h->rt, cp->name, hp->pid)) != SHOAL_OK) {
+        if (pool_add(h, cp, g, pid) == NULL) {
+            rc = SHOAL_ENOMEM;
+            goto fail;
+        }
+        if ((rc = shoal_runtime_register(h->rt, cp->name, pid)) != SHOAL_OK) {
             shoal__diag_set(err, cp->at->file, cp->at->line, cp->at->col,
                             "pools.%s: cannot register the name: %s", cp->name, shoal_strerror(rc));
             goto fail;
         }
         char mailbox[24];
-        if (cp->mailbox == SHOAL_MAILBOX_UNBOUNDED)
-            snprintf(mailbox, sizeof mailbox, "unbounded");
-        else
-            snprintf(mailbox, sizeof mailbox, "%u", cp->mailbox);
+        mailbox_text(cp->mailbox, mailbox);
         shoal__host_log(h, SHOAL_LOG_INFO, "pool %s started: %u workers%s, mailbox %s", cp->name,
                         cp->size, cp->nested ? " (pools)" : "", mailbox);
     }
@@ -191,6 +250,231 @@ int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, 
 fail:
     shoal__host_destroy(h);
     return rc;
+}
+
+/* ---- reload ------------------------------------------------------------- */
+
+static bool node_equal(const shoal_node_t *a, const shoal_node_t *b)
+{
+    if (a == NULL || b == NULL)
+        return a == b;
+    if (a->kind != b->kind || a->n != b->n)
+        return false;
+    if (a->kind == SHOAL_NODE_SCALAR)
+        return a->quoted == b->quoted && strcmp(a->text, b->text) == 0;
+    for (size_t i = 0; i < a->n; i++) {
+        if (a->kind == SHOAL_NODE_MAP && strcmp(a->keys[i]->text, b->keys[i]->text) != 0)
+            return false;
+        if (!node_equal(a->items[i], b->items[i]))
+            return false;
+    }
+    return true;
+}
+
+static const shoal_config_plugin_t *plugin_of(const shoal_config_t *c, const char *name)
+{
+    for (size_t i = 0; i < c->nplugins; i++)
+        if (strcmp(c->plugins[i].name, name) == 0)
+            return &c->plugins[i];
+    return NULL;
+}
+
+/* Whether a running pool can become `b` without new workers: the same
+ * code (plugin file, behaviour), args, bounds and restart policy at every
+ * level, and the same shape below the top; the top's size and mailbox may
+ * differ (applied live). */
+static bool same_workers(const shoal_config_t *ca, const shoal_config_pool_t *a,
+                         const shoal_config_t *cb, const shoal_config_pool_t *b, bool top)
+{
+    if ((a->nested == NULL) != (b->nested == NULL))
+        return false;
+    if (!top && (a->size != b->size || a->mailbox != b->mailbox))
+        return false;
+    if (a->min_size != b->min_size || a->max_size != b->max_size ||
+        a->restart.max != b->restart.max || a->restart.within_ms != b->restart.within_ms ||
+        a->restart.backoff_ms != b->restart.backoff_ms)
+        return false;
+    if (a->nested != NULL)
+        return same_workers(ca, a->nested, cb, b->nested, false);
+    const shoal_config_plugin_t *pa = plugin_of(ca, a->plugin), *pb = plugin_of(cb, b->plugin);
+    return pa != NULL && pb != NULL && pa->module == pb->module &&
+           strcmp(a->behaviour, b->behaviour) == 0 && node_equal(a->args, b->args);
+}
+
+static shoal_host_pool_t *live_pool(shoal_host_t *h, const char *name)
+{
+    for (size_t i = 0; i < h->npools; i++)
+        if (!h->pools[i].draining && strcmp(h->pools[i].name, name) == 0)
+            return &h->pools[i];
+    return NULL;
+}
+
+static void drain_async(shoal_host_t *h, shoal_host_pool_t *hp)
+{
+    hp->draining = true;
+    if (shoal_runtime_send_priority(h->rt, hp->pid, SHOAL_POOL_DRAIN, NULL, 0) == SHOAL_ENOPROC)
+        hp->ended = true;
+}
+
+/* What a reload changes, for its log line. */
+typedef struct change_log_s {
+    char text[900];
+    size_t len;
+    unsigned n;
+} change_log_t;
+
+static void note(change_log_t *l, const char *fmt, ...) SHOAL_PRINTF(2, 3);
+static void note(change_log_t *l, const char *fmt, ...)
+{
+    if (l->len >= sizeof l->text - 1)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(l->text + l->len, sizeof l->text - l->len, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        l->len += (size_t)n < sizeof l->text - l->len ? (size_t)n : sizeof l->text - l->len - 1;
+    l->n++;
+}
+
+int shoal__host_reload(shoal_host_t *h, const char *path)
+{
+    shoal_diag_t err = {0};
+    char buf[1200];
+    shoal_config_t *c = NULL;
+    int rc = shoal__config_load(path, &c, &err);
+    if (rc == SHOAL_OK)
+        rc = shoal__config_resolve(c, h->loader, &err);
+    if (rc != SHOAL_OK) {
+        h->reloads_failed++;
+        shoal__host_log(
+            h, SHOAL_LOG_ERROR,
+            "reload failed (%" PRIu64 " so far), generation %" PRIu64 " keeps running: %s",
+            h->reloads_failed, h->generation, shoal__diag_format(&err, buf, sizeof buf));
+        shoal__config_free(c);
+        return rc;
+    }
+    /* Start what is new or changed first: a failure stops those and leaves
+     * everything else as it was. */
+    size_t first_new = h->npools;
+    shoal_host_gen_t *g = NULL;
+    h->generation++;
+    if ((g = gen_new(h, c)) == NULL) {
+        rc = SHOAL_ENOMEM;
+        shoal__config_free(c);
+        goto undo;
+    }
+    for (size_t i = 0; i < c->npools; i++) {
+        const shoal_config_pool_t *cp = &c->pools[i];
+        shoal_host_pool_t *old = live_pool(h, cp->name);
+        if (old != NULL && same_workers(old->from->config, old->cp, c, cp, true))
+            continue;
+        shoal_pid_t pid;
+        if ((rc = start_pool(h, cp, &pid)) != SHOAL_OK) {
+            shoal__diag_set(&err, cp->at->file, cp->at->line, cp->at->col,
+                            "pools.%s: cannot start: %s", cp->name, shoal_strerror(rc));
+            goto undo;
+        }
+        if (pool_add(h, cp, g, pid) == NULL) {
+            shoal_runtime_stop_actor(h->rt, pid);
+            rc = SHOAL_ENOMEM;
+            goto undo;
+        }
+    }
+    /* Committed: change the running pools. */
+    change_log_t log = {.len = 0, .n = 0};
+    for (size_t i = 0; i < first_new; i++) {
+        shoal_host_pool_t *hp = &h->pools[i];
+        if (hp->draining)
+            continue;
+        const shoal_config_pool_t *cp = shoal__config_pool(c, hp->name);
+        bool replaced = false;
+        for (size_t j = first_new; j < h->npools; j++)
+            replaced |= strcmp(h->pools[j].name, hp->name) == 0;
+        if (cp == NULL || replaced) {
+            if (cp == NULL)
+                shoal_runtime_unregister(h->rt, hp->name);
+            drain_async(h, hp);
+            note(&log, "%s%s %s", log.n ? "; " : "", cp == NULL ? "removed" : "replaced", hp->name);
+            continue;
+        }
+        /* The same workers: sizes and limits live; the pool now belongs
+         * to the new generation's entry (its args stay in the old tree,
+         * which it keeps alive). */
+        if (cp->size != hp->cp->size) {
+            int r = shoal_pool_set_size(h->rt, hp->pid, cp->size, 5000);
+            note(&log, "%s%s size %u -> %u%s", log.n ? "; " : "", hp->name, hp->cp->size, cp->size,
+                 r < 0 ? " (failed)" : "");
+        }
+        if (cp->mailbox != hp->cp->mailbox) {
+            char a[24], b2[24];
+            mailbox_text(hp->cp->mailbox, a);
+            mailbox_text(cp->mailbox, b2);
+            int r = shoal_pool_set_mailbox(h->rt, hp->pid, cp->mailbox, 5000);
+            note(&log, "%s%s mailbox %s -> %s%s", log.n ? "; " : "", hp->name, a, b2,
+                 r < 0 ? " (failed)" : "");
+        }
+        /* Compare later reloads against what runs now: the sizes. */
+        ((shoal_config_pool_t *)hp->cp)->size = cp->size;
+        ((shoal_config_pool_t *)hp->cp)->mailbox = cp->mailbox;
+    }
+    for (size_t j = first_new; j < h->npools; j++) {
+        shoal_host_pool_t *hp = &h->pools[j];
+        shoal_runtime_register(h->rt, hp->name, hp->pid); /* a replaced one: to the new PID */
+        bool replaced = false;
+        for (size_t i = 0; i < first_new; i++)
+            replaced |= h->pools[i].draining && strcmp(h->pools[i].name, hp->name) == 0;
+        if (!replaced)
+            note(&log, "%sstarted %s", log.n ? "; " : "", hp->name);
+    }
+    shoal_host_gen_t *prev = NULL;
+    for (shoal_host_gen_t *x = h->gens; x != NULL; x = x->next)
+        if (x != g && x->config == h->config)
+            prev = x;
+    h->config = c;
+    h->log_format = c->log.format; /* the level of the runtime's own lines stays */
+    h->reloads++;
+    if (prev != NULL)
+        gen_unref(h, prev); /* no longer the current one */
+    shoal__host_log(h, SHOAL_LOG_INFO, "reload: generation %" PRIu64 " from %s: %s", h->generation,
+                    path, log.n ? log.text : "no change");
+    return SHOAL_OK;
+undo:
+    for (size_t j = first_new; j < h->npools; j++) {
+        shoal_runtime_stop_actor(h->rt, h->pools[j].pid);
+        h->pools[j].from->refs--;
+        free(h->pools[j].name);
+    }
+    h->npools = first_new;
+    h->generation--;
+    h->reloads_failed++;
+    if (g != NULL)
+        gen_unref(h, g);
+    shoal__host_log(h, SHOAL_LOG_ERROR,
+                    "reload failed (%" PRIu64 " so far), generation %" PRIu64 " keeps running: %s",
+                    h->reloads_failed, h->generation, shoal__diag_format(&err, buf, sizeof buf));
+    return rc;
+}
+
+void shoal__host_tidy(shoal_host_t *h)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < h->npools; i++) {
+        shoal_host_pool_t *hp = &h->pools[i];
+        if (hp->draining && !hp->ended) {
+            shoal_pool_stats_t st;
+            if (shoal_pool_stats(h->rt, hp->pid, &st, 1000) == SHOAL_ENOPROC)
+                hp->ended = true;
+        }
+        if (hp->draining && hp->ended) {
+            shoal_host_gen_t *from = hp->from;
+            free(hp->name);
+            gen_unref(h, from);
+            continue;
+        }
+        h->pools[k++] = *hp;
+    }
+    h->npools = k;
 }
 
 /* ---- draining and stopping ----------------------------------------------- */
@@ -249,7 +533,13 @@ void shoal__host_destroy(shoal_host_t *h)
     for (size_t i = 0; i < h->npools; i++)
         free(h->pools[i].name);
     free(h->pools);
-    shoal__config_free(h->config); /* after the actors: their args live in it */
+    /* After the actors: their args live in these trees. */
+    while (h->gens != NULL) {
+        shoal_host_gen_t *g = h->gens;
+        h->gens = g->next;
+        shoal__config_free(g->config);
+        free(g);
+    }
     pthread_mutex_destroy(&h->log_lock);
     free(h);
 }

@@ -14,20 +14,34 @@
 
 #include "host/config.h"
 
+/* A config generation, kept while a pool started from it lives: the pool's
+ * workers read their args from its node tree. */
+typedef struct shoal_host_gen_s {
+    shoal_config_t *config;
+    uint64_t generation;
+    unsigned refs; /* pools started from it, plus one while it is the current one */
+    struct shoal_host_gen_s *next;
+} shoal_host_gen_t;
+
 typedef struct shoal_host_pool_s {
     char *name;
     shoal_pid_t pid;
-    shoal_pool_stats_t last; /* for rates in the table */
+    shoal_host_gen_t *from;        /* the generation it was started from */
+    const shoal_config_pool_t *cp; /* its entry there */
+    shoal_pool_stats_t last;       /* for rates in the table */
+    bool draining;                 /* removed or replaced: draining, then forgotten */
     bool ended;
 } shoal_host_pool_t;
 
 typedef struct shoal_host_s {
     shoal_runtime_t *rt;
     shoal_loader_t *loader;
-    shoal_config_t *config; /* owned */
+    shoal_config_t *config; /* the current generation's */
+    shoal_host_gen_t *gens;
     uint64_t generation;
+    uint64_t reloads, reloads_failed;
     shoal_host_pool_t *pools;
-    size_t npools;
+    size_t npools, pools_cap;
     /* log sink: stderr, text or JSON lines */
     FILE *log_out;
     unsigned log_format;
@@ -39,6 +53,19 @@ typedef struct shoal_host_s {
  * running, c is freed, and err says why. */
 int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, shoal_host_t **out,
                       shoal_diag_t *err);
+
+/* Reloads from path (SIGHUP): parse, validate and resolve the whole file,
+ * start every new or changed pool, and only then change the running ones:
+ * sizes and mailbox limits applied live, removed pools unregistered and
+ * drained, a pool whose worker, args or bounds changed replaced by a new
+ * one under its name (the old one drains). Any failure before that point
+ * changes nothing: it is logged with its location and counted. One log
+ * line says what changed. Returns SHOAL_OK or the failure. */
+int shoal__host_reload(shoal_host_t *h, const char *path);
+
+/* Forgets pools that have finished draining (and generations no pool uses
+ * any more). Called once a second by shoald. */
+void shoal__host_tidy(shoal_host_t *h);
 
 /* Asks every pool to drain and waits until all have ended or deadline_ms
  * passed; logs each pool still busy then. Returns how many were. */

@@ -11,9 +11,11 @@
  *                           file:line:col: what was expected
  *   shoald --help-config    the schema: every key, type, default, doc
  *
+ *   SIGHUP                  reload FILE (host.c: all or nothing)
+ *
  * Signals are blocked in every thread and taken by the main thread with
- * sigtimedwait: no handler runs; the host thread does the work. Reload on
- * SIGHUP is not built yet (issue 5 continues): it is logged and ignored.
+ * sigtimedwait: no handler runs; the host thread does the work, and the
+ * SIGHUPs that come during a reload stay pending as one more.
  */
 #include <errno.h>
 #include <signal.h>
@@ -131,9 +133,9 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
         if (sig == SIGINT || sig == SIGTERM)
             why = sig;
         else if (sig == SIGHUP)
-            shoal__host_log(h, SHOAL_LOG_WARN,
-                            "SIGHUP: reload is not built yet; the running config is unchanged");
+            shoal__host_reload(h, path); /* SIGHUPs meanwhile: one more, after it */
         if (now_s() >= next) {
+            shoal__host_tidy(h);
             double now = now_s();
             if (table)
                 shoal__host_table(h, stdout, now - last, header);
