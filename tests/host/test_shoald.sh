@@ -1,0 +1,141 @@
+#!/bin/bash
+# test_shoald.sh BUILD_DIR - shoald as a real process: --check, start, reload
+# on SIGHUP (a size change, a new pool, a removed pool, a replaced pool),
+# 100 malformed reloads that change nothing, a storm of 10,000 SIGHUPs that
+# coalesces, and SIGTERM under load that drains and exits 0.
+set -u
+build=$(cd "$1" && pwd)
+shoald=$build/bin/shoald
+plugins=$build/plugins
+tmp=$(mktemp -d)
+pid=
+cleanup() {
+    [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+log=$tmp/log
+fail() {
+    echo "FAIL: $*"
+    echo "---- shoald's log (last 40 lines)"
+    tail -40 "$log" 2>/dev/null
+    exit 1
+}
+# count PATTERN: lines of the log matching it
+count() { grep -c -- "$1" "$log" 2>/dev/null || true; }
+# wait_for PATTERN [N]: until the log has N (default 1) such lines, 10 s at most
+wait_for() {
+    local n=${2:-1}
+    for _ in $(seq 1 1000); do
+        [ "$(count "$1")" -ge "$n" ] && return 0
+        sleep 0.01
+    done
+    fail "no ${n}x '$1' in the log"
+}
+
+# config SIZE [EXTRA_POOLS]: the test config with api of SIZE workers
+config() {
+    cat > "$tmp/s.yaml.new" <<YAML
+log: { level: info }
+shutdown: { drain: 3s }
+plugins:
+  echo: $plugins/echo/echo.so
+  loadgen: $plugins/loadgen/loadgen.so
+  sink: $plugins/sink/sink.so
+pools:
+  api:
+    worker: echo.echo
+    size: $1
+    mailbox: 50
+  load:
+    worker: loadgen.loadgen
+    size: 1
+    args: { target: api, rate: 20000 }
+${2:-}
+YAML
+    mv "$tmp/s.yaml.new" "$tmp/s.yaml"
+}
+
+# ---- --check ------------------------------------------------------------
+config 2
+out=$("$shoald" --check "$tmp/s.yaml") || fail "--check of a valid file: exit $?"
+[ "$out" = "$tmp/s.yaml: ok: 3 plugins, 2 pools (0 nested)" ] || fail "--check said: $out"
+printf 'pools:\n  api: { worker: echo.echo, mailbox: 0 }\nplugins: { echo: x.so }\n' > "$tmp/bad.yaml"
+out=$("$shoald" --check "$tmp/bad.yaml" 2>&1)
+[ $? -eq 2 ] || fail "--check of a bad file: exit not 2"
+want="$tmp/bad.yaml:2:38: pools.api.mailbox: 0 would refuse every message: write a number >= 1, or unbounded"
+[ "$out" = "$want" ] || fail "--check said: $out"
+"$shoald" --help-config | grep -q '^  runtime.threads  *auto | 1..1024' || fail "--help-config"
+
+# ---- start and reload -----------------------------------------------------
+"$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+pid=$!
+wait_for "gen=1 info running $tmp/s.yaml: 2 pools"
+
+config 6
+kill -HUP $pid
+wait_for "reload: generation 2 from $tmp/s.yaml: api size 2 -> 6"
+
+config 6 "  side:
+    worker: sink.sink
+    size: 2"
+kill -HUP $pid
+wait_for "reload: generation 3 from $tmp/s.yaml: started side"
+
+config 6 "  side:
+    worker: echo.echo
+    size: 2"
+kill -HUP $pid
+wait_for "reload: generation 4 from $tmp/s.yaml: replaced side"
+
+config 6
+kill -HUP $pid
+wait_for "reload: generation 5 from $tmp/s.yaml: removed side"
+
+# ---- 100 malformed reloads change nothing ---------------------------------
+bad=(
+    "pools: { api: { worker: echo.echo, size: -1 } }"
+    "pools: { api: { worker: nosuch.echo } }"
+    "runtime: { treads: 2 }"
+    "pools: [ 1, 2 ]"
+    "plugins: { echo: $tmp/missing.so }"
+    "pools: { api: { worker: echo.echo, mailbox: 0 } }"
+    "a: [ unclosed"
+    "--- {}
+--- {}"
+    "pools: !!map { api: { worker: echo.echo } }"
+    "plugins: { echo: $plugins/echo/echo.so }
+pools: { api: { worker: echo.nosuch } }"
+)
+for i in $(seq 1 100); do
+    printf '%s\n' "${bad[$(( (i - 1) % ${#bad[@]} ))]}" > "$tmp/s.yaml"
+    kill -HUP $pid
+    wait_for "reload failed ($i so far), generation 5 keeps running"
+done
+kill -0 $pid || fail "shoald died during malformed reloads"
+config 3
+kill -HUP $pid
+wait_for "reload: generation 6 from $tmp/s.yaml: api size 6 -> 3"
+
+# ---- a SIGHUP storm coalesces ----------------------------------------------
+before=$(count "reload: generation")
+for _ in $(seq 1 10000); do kill -HUP $pid 2>/dev/null || break; done
+sleep 1
+kill -0 $pid || fail "shoald died in the SIGHUP storm"
+after=$(count "reload: generation")
+n=$((after - before))
+[ $n -ge 1 ] && [ $n -lt 10000 ] || fail "storm: $n reloads for 10000 SIGHUPs"
+echo "SIGHUP storm: 10000 signals, $n reloads"
+
+# ---- SIGTERM under load -----------------------------------------------------
+start=$(date +%s%N)
+kill -TERM $pid
+wait $pid
+rc=$?
+pid=
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+[ $rc -eq 0 ] || fail "SIGTERM: exit $rc"
+[ $ms -lt 5000 ] || fail "SIGTERM: took $ms ms (drain deadline 3 s)"
+grep -q "SIGTERM: draining every pool (at most 3000 ms)" "$log" || fail "no drain line"
+grep -q "drained in .* ms; 0 pools still busy, stopped" "$log" || fail "not drained"
+echo "ok: test_shoald ($ms ms to stop)"
