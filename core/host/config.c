@@ -53,6 +53,7 @@ struct schema_s {
 };
 
 #define NKEYS(a) (sizeof(a) / sizeof(a)[0])
+#define YEAR_MS INT64_C(31536000000) /* the longest duration a key takes */
 
 static const char *const log_formats[] = {"text", "json", NULL};
 static const char *const log_levels[] = {"error", "warn", "info", "debug", NULL};
@@ -81,8 +82,8 @@ static const schema_key_t log_keys[] = {
 static const schema_t log_schema = {"log", log_keys, NKEYS(log_keys)};
 
 static const schema_key_t shutdown_keys[] = {
-    {"drain", K_DURATION, offsetof(shoal_config_t, shutdown.drain_ms), 0, 0, NULL, NULL, "10s",
-     "on SIGTERM/SIGINT, how long pools may drain before shoald stops them"},
+    {"drain", K_DURATION, offsetof(shoal_config_t, shutdown.drain_ms), 0, YEAR_MS, NULL, NULL,
+     "10s", "on SIGTERM/SIGINT, how long pools may drain before shoald stops them"},
 };
 static const schema_t shutdown_schema = {"shutdown", shutdown_keys, NKEYS(shutdown_keys)};
 
@@ -90,8 +91,8 @@ static const schema_t shutdown_schema = {"shutdown", shutdown_keys, NKEYS(shutdo
 static const schema_key_t restart_keys[] = {
     {"max", K_U32, RS(max), 0, 1000000, NULL, NULL, "5",
      "restarts allowed within `within`; past it the pool is degraded"},
-    {"within", K_DURATION, RS(within_ms), 1, 0, NULL, NULL, "5s", "the restart window"},
-    {"backoff", K_DURATION, RS(backoff_ms), 1, 0, NULL, NULL, "100ms",
+    {"within", K_DURATION, RS(within_ms), 1, YEAR_MS, NULL, NULL, "5s", "the restart window"},
+    {"backoff", K_DURATION, RS(backoff_ms), 1, YEAR_MS, NULL, NULL, "100ms",
      "first retry once degraded; doubles up to 64x"},
 };
 static const schema_t restart_schema = {"restart", restart_keys, NKEYS(restart_keys)};
@@ -177,7 +178,7 @@ static char *join_path(const char *dir, const char *p)
     size_t n = strlen(dir) + strlen(p) + 2;
     char *d = malloc(n);
     if (d != NULL)
-        snprintf(d, n, "%s/%s", dir, p);
+        snprintf(d, n, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", p);
     return d;
 }
 
@@ -220,8 +221,8 @@ static const shoal_config_plugin_t *plugin_named(const shoal_config_t *c, const 
     return NULL;
 }
 
-static int check_pool(vctx_t *v, const shoal_node_t *map, const char *name, shoal_config_pool_t *p,
-                      unsigned depth);
+static int check_pool(vctx_t *v, const shoal_node_t *map, const char *name, const char *path,
+                      shoal_config_pool_t *p, unsigned depth);
 
 static int set_worker(vctx_t *v, const shoal_node_t *w, const char *path, shoal_config_pool_t *p,
                       unsigned depth)
@@ -233,12 +234,17 @@ static int set_worker(vctx_t *v, const shoal_node_t *w, const char *path, shoal_
                         SHOAL_POOL_MAX_DEPTH);
         if ((p->nested = calloc(1, sizeof *p->nested)) == NULL)
             return SHOAL_ENOMEM;
-        char sub[256];
+        char sub[256], subpath[320];
         snprintf(sub, sizeof sub, "%s/worker", p->name);
-        return check_pool(v, w, sub, p->nested, depth + 1);
+        snprintf(subpath, sizeof subpath, "%s.worker", path);
+        if (strlen(sub) >= 64)
+            return fail(v->err, w,
+                        "%s.worker: the nested pool would be named '%s': 63 characters at most "
+                        "(shorten the pool's name)",
+                        path, sub);
+        return check_pool(v, w, sub, subpath, p->nested, depth + 1);
     }
-    if (w->kind != SHOAL_NODE_SCALAR || w->quoted ||
-        !split_worker(w->text, &p->plugin, &p->behaviour))
+    if (w->kind != SHOAL_NODE_SCALAR || !split_worker(w->text, &p->plugin, &p->behaviour))
         return fail(v->err, w,
                     "%s.worker: expected PLUGIN.BEHAVIOUR (e.g. echo.echo) or a pool mapping, got "
                     "%s%s%s",
@@ -250,6 +256,24 @@ static int set_worker(vctx_t *v, const shoal_node_t *w, const char *path, shoal_
     return SHOAL_OK;
 }
 
+/* How a value is named in a message: 'text' for a scalar, "a list" else. */
+static void shown(const shoal_node_t *n, char *buf, size_t size)
+{
+    if (n->kind == SHOAL_NODE_SCALAR)
+        snprintf(buf, size, "'%.200s'", n->text);
+    else
+        snprintf(buf, size, "%s", shoal__node_kind_name(n));
+}
+
+/* A number written in quotes is a string: say so. */
+static int quoted_number(vctx_t *v, const shoal_node_t *val, const char *path, const char *key)
+{
+    return fail(v->err, val,
+                "%s.%s: expected an integer, got the string \"%.200s\" (write numbers without "
+                "quotes)",
+                path, key, val->text);
+}
+
 static int set_key(vctx_t *v, const schema_key_t *k, const shoal_node_t *map,
                    const shoal_node_t *val, const char *path, void *base, unsigned depth)
 {
@@ -259,6 +283,8 @@ static int set_key(vctx_t *v, const schema_key_t *k, const shoal_node_t *map,
     switch (k->type) {
     case K_U32: {
         int64_t x;
+        if (val->kind == SHOAL_NODE_SCALAR && val->quoted)
+            return quoted_number(v, val, path, k->key);
         if ((rc = shoal__arg_int(map, k->key, 0, k->min, k->max, &x, err)) != SHOAL_OK)
             return relabel(err, path, k->key, rc);
         *(uint32_t *)(void *)at = (uint32_t)x;
@@ -271,11 +297,11 @@ static int set_key(vctx_t *v, const schema_key_t *k, const shoal_node_t *map,
         }
         int64_t x;
         if ((rc = shoal__arg_int(map, k->key, 0, k->min, k->max, &x, err)) != SHOAL_OK) {
-            relabel(err, path, k->key, rc);
+            char what[256];
+            shown(val, what, sizeof what);
             return fail(err, val,
-                        "%s.%s: expected auto or an integer in %" PRId64 "..%" PRId64 ", got '%s'",
-                        path, k->key, k->min, k->max,
-                        val->kind == SHOAL_NODE_SCALAR ? val->text : shoal__node_kind_name(val));
+                        "%s.%s: expected auto or an integer in %" PRId64 "..%" PRId64 ", got %s",
+                        path, k->key, k->min, k->max, what);
         }
         *(uint32_t *)(void *)at = (uint32_t)x;
         return SHOAL_OK;
@@ -287,6 +313,8 @@ static int set_key(vctx_t *v, const schema_key_t *k, const shoal_node_t *map,
         if (k->min > 0 && ms < (uint64_t)k->min)
             return fail(err, val, "%s.%s: must be at least %" PRId64 "ms, got '%s'", path, k->key,
                         k->min, val->text);
+        if (k->max > 0 && ms > (uint64_t)k->max)
+            return fail(err, val, "%s.%s: at most 365 days, got '%s'", path, k->key, val->text);
         *(uint64_t *)(void *)at = ms;
         return SHOAL_OK;
     }
@@ -330,11 +358,13 @@ static int set_key(vctx_t *v, const schema_key_t *k, const shoal_node_t *map,
                         "unbounded",
                         path);
         int64_t x;
+        if (val->kind == SHOAL_NODE_SCALAR && val->quoted)
+            return quoted_number(v, val, path, k->key);
         if ((rc = shoal__arg_int(map, k->key, 0, k->min, k->max, &x, err)) != SHOAL_OK) {
-            relabel(err, path, k->key, rc);
-            return fail(err, val, "%s.mailbox: expected a number in 1..%u or unbounded, got '%s'",
-                        path, SHOAL_MAILBOX_MAX,
-                        val->kind == SHOAL_NODE_SCALAR ? val->text : shoal__node_kind_name(val));
+            char what[256];
+            shown(val, what, sizeof what);
+            return fail(err, val, "%s.mailbox: expected a number in 1..%u or unbounded, got %s",
+                        path, SHOAL_MAILBOX_MAX, what);
         }
         *(uint32_t *)(void *)at = (uint32_t)x;
         return SHOAL_OK;
@@ -363,6 +393,9 @@ static int set_key(vctx_t *v, const schema_key_t *k, const shoal_node_t *map,
 static int check_map(vctx_t *v, const schema_t *s, const shoal_node_t *map, const char *path,
                      void *base, unsigned depth)
 {
+    if (map->kind != SHOAL_NODE_MAP && *path == '\0')
+        return fail(v->err, map, "expected a mapping at the top level, got %s",
+                    shoal__node_kind_name(map));
     if (map->kind != SHOAL_NODE_MAP)
         return fail(v->err, map, "%s: expected a mapping, got %s", path,
                     shoal__node_kind_name(map));
@@ -375,8 +408,11 @@ static int check_map(vctx_t *v, const schema_t *s, const shoal_node_t *map, cons
         if (k == NULL) {
             char keys[256];
             key_list(s, keys, sizeof keys);
+            if (*path == '\0')
+                return fail(v->err, key, "unknown key '%s' at the top level (expected one of: %s)",
+                            key->text, keys);
             return fail(v->err, key, "unknown key '%s' in %s (expected one of: %s)", key->text,
-                        *path ? path : "the top level", keys);
+                        path, keys);
         }
         if (k->type == K_PLUGINS || k->type == K_POOLS)
             continue; /* check_top, in order: plugins before pools */
@@ -387,15 +423,13 @@ static int check_map(vctx_t *v, const schema_t *s, const shoal_node_t *map, cons
     return SHOAL_OK;
 }
 
-static int check_pool(vctx_t *v, const shoal_node_t *map, const char *name, shoal_config_pool_t *p,
-                      unsigned depth)
+static int check_pool(vctx_t *v, const shoal_node_t *map, const char *name, const char *path,
+                      shoal_config_pool_t *p, unsigned depth)
 {
     pool_defaults(p);
     p->at = map;
-    if ((p->name = dup(name)) == NULL)
+    if ((p->name = dup(name)) == NULL || (p->path = dup(path)) == NULL)
         return SHOAL_ENOMEM;
-    char path[300];
-    snprintf(path, sizeof path, "pools.%s", name);
     int rc = check_map(v, &pool_schema, map, path, p, depth);
     if (rc != SHOAL_OK)
         return rc;
@@ -403,14 +437,19 @@ static int check_pool(vctx_t *v, const shoal_node_t *map, const char *name, shoa
         return fail(v->err, map, "%s: missing key 'worker' (PLUGIN.BEHAVIOUR or a pool mapping)",
                     path);
     const shoal_node_t *size_at = shoal__node_get(map, "size");
+    const shoal_node_t *min_at = shoal__node_get(map, "min"), *max_at = shoal__node_get(map, "max");
     if (p->max_size == 0)
         p->max_size = p->size > 1024 ? p->size : 1024;
+    if (size_at == NULL && p->size > p->max_size)
+        return fail(v->err, max_at, "%s.max: %u is below the default size %u", path, p->max_size,
+                    p->size);
+    if (size_at == NULL && p->size < p->min_size)
+        return fail(v->err, min_at, "%s.min: %u is above the default size %u", path, p->min_size,
+                    p->size);
     if (p->size > p->max_size)
-        return fail(v->err, size_at ? size_at : map, "%s.size: %u is above max %u", path, p->size,
-                    p->max_size);
+        return fail(v->err, size_at, "%s.size: %u is above max %u", path, p->size, p->max_size);
     if (p->size < p->min_size)
-        return fail(v->err, size_at ? size_at : map, "%s.size: %u is below min %u", path, p->size,
-                    p->min_size);
+        return fail(v->err, size_at, "%s.size: %u is below min %u", path, p->size, p->min_size);
     return SHOAL_OK;
 }
 
@@ -454,7 +493,9 @@ static int check_top(vctx_t *v, const shoal_node_t *root)
                 return fail(v->err, pools->keys[i],
                             "pools: '%s' is not a pool name (1 to 63 characters, no '/')", name);
             c->npools++;
-            if ((rc = check_pool(v, pools->items[i], name, &c->pools[i], 0)) != SHOAL_OK)
+            char path[80];
+            snprintf(path, sizeof path, "pools.%s", name);
+            if ((rc = check_pool(v, pools->items[i], name, path, &c->pools[i], 0)) != SHOAL_OK)
                 return rc;
         }
     }
@@ -528,8 +569,13 @@ int shoal__config_load(const char *path, shoal_config_t **out, shoal_diag_t *err
         }
         size_t got = fread(buf + len, 1, cap - len, f);
         len += got;
-        if (got == 0)
+        if (got == 0) {
+            if (ferror(f)) {
+                rc = SHOAL_ELOAD;
+                shoal__diag_set(err, path, 0, 0, "cannot read: %s", strerror(errno));
+            }
             break;
+        }
     }
     fclose(f);
     if (rc == SHOAL_OK)
@@ -542,6 +588,8 @@ static int resolve_pool(shoal_config_t *c, shoal_config_pool_t *p, shoal_diag_t 
 {
     if (p->nested != NULL)
         return resolve_pool(c, p->nested, err);
+    if (p->module != NULL)
+        return SHOAL_OK; /* resolved before */
     const shoal_config_plugin_t *pl = plugin_named(c, p->plugin);
     const shoal_behaviour_t *b =
         pl && pl->module ? shoal__module_behaviour(pl->module, p->behaviour) : NULL;
@@ -552,9 +600,9 @@ static int resolve_pool(shoal_config_t *c, shoal_config_pool_t *p, shoal_diag_t 
         for (size_t i = 0; i < count && n < sizeof list; i++)
             n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "",
                                   shoal__module_behaviour_at(pl->module, i)->name);
-        return fail(err, p->worker_at,
-                    "pools.%s.worker: plugin '%s' has no behaviour '%s' (it has: %s)", p->name,
-                    p->plugin, p->behaviour, list);
+        fail(err, p->worker_at, "%s.worker: plugin '%s' has no behaviour '%s' (it has: %s)",
+             p->path, p->plugin, p->behaviour, list);
+        return SHOAL_ELOAD;
     }
     shoal__module_ref(pl->module);
     p->module = pl->module;
@@ -566,13 +614,15 @@ int shoal__config_resolve(shoal_config_t *c, shoal_loader_t *loader, shoal_diag_
 {
     for (size_t i = 0; i < c->nplugins; i++) {
         shoal_config_plugin_t *pl = &c->plugins[i];
-        shoal_diag_t why;
+        shoal_diag_t why = {0};
         if (pl->module != NULL)
             continue;
         int rc = shoal__module_load(loader, pl->path, &pl->module, &why);
         if (rc != SHOAL_OK) {
             pl->module = NULL;
-            return fail(err, pl->at, "plugins.%s: %s: %s", pl->name, pl->path, why.msg);
+            fail(err, pl->at, "plugins.%s: %s: %s", pl->name, pl->path,
+                 why.msg[0] ? why.msg : shoal_strerror(rc));
+            return rc == SHOAL_ENOMEM ? rc : SHOAL_ELOAD;
         }
     }
     for (size_t i = 0; i < c->npools; i++) {
@@ -592,6 +642,7 @@ static void pool_free(shoal_config_pool_t *p)
     if (p->module != NULL)
         shoal__module_release(p->module);
     free(p->name);
+    free(p->path);
     free(p->plugin);
     free(p->behaviour);
 }

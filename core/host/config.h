@@ -30,6 +30,7 @@ enum { SHOAL_LOG_FORMAT_TEXT = 0, SHOAL_LOG_FORMAT_JSON = 1 };
 
 typedef struct shoal_config_pool_s {
     char *name;             /* "api"; a nested pool: "api/worker" */
+    char *path;             /* where it is in the file, for messages: "pools.api.worker" */
     const shoal_node_t *at; /* the pool's mapping */
     const shoal_node_t *worker_at;
     char *plugin, *behaviour;                   /* worker: PLUGIN.BEHAVIOUR, or both NULL ... */
