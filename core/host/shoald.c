@@ -13,20 +13,25 @@
  *
  *   SIGHUP                  reload FILE (host.c: all or nothing)
  *
- * Signals are blocked in every thread and taken by the main thread with
- * sigtimedwait: no handler runs; the host thread does the work, and the
- * SIGHUPs that come during a reload stay pending as one more.
+ * Signals are blocked in every thread and read from a signalfd by the host
+ * thread, which also serves the control socket (runtime.control, see
+ * control.h): no handler runs, the host thread does the work, and the
+ * SIGHUPs that come during a reload are read as one more.
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "host/args.h"
 #include "host/config.h"
+#include "host/control.h"
 #include "host/host.h"
 #include "host/loader.h"
 
@@ -93,50 +98,87 @@ static double now_s(void)
 
 static int run(const char *path, uint64_t run_for_ms, bool table)
 {
-    /* Before any thread exists: every thread inherits the mask. */
+    /* Before any thread exists: every thread inherits the mask, and the
+     * signals reach only the signalfd read below. */
     sigset_t sigs;
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    int sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sfd < 0) {
+        fprintf(stderr, "shoald: signalfd: %s\n", strerror(errno));
+        return 2;
+    }
 
     shoal_config_t *c;
     shoal_loader_t *loader;
-    if (load(path, &c, &loader) != 0)
-        return 2;
-    uint64_t drain_ms = c->shutdown.drain_ms;
-    shoal_host_t *h;
-    shoal_diag_t err = {0};
-    if (shoal__host_start(c, loader, stderr, &h, &err) != SHOAL_OK) {
-        char buf[1200];
-        fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
-        shoal__loader_destroy(loader);
+    if (load(path, &c, &loader) != 0) {
+        close(sfd);
         return 2;
     }
-    shoal__host_log(h, SHOAL_LOG_INFO, "running %s: %zu pools on %u threads", path, h->npools,
-                    shoal_runtime_threads(h->rt));
+    uint64_t drain_ms = c->shutdown.drain_ms;
+    shoal_control_t *control = NULL;
+    shoal_diag_t err = {0};
+    char buf[1200];
+    if (c->runtime.control != NULL &&
+        shoal__control_open(c->runtime.control, &control, &err) != SHOAL_OK) {
+        fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
+        shoal__config_free(c);
+        shoal__loader_destroy(loader);
+        close(sfd);
+        return 2;
+    }
+    shoal_host_t *h;
+    if (shoal__host_start(c, loader, stderr, &h, &err) != SHOAL_OK) {
+        fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
+        shoal__control_close(control);
+        shoal__loader_destroy(loader);
+        close(sfd);
+        return 2;
+    }
+    shoal__host_log(h, SHOAL_LOG_INFO, "running %s: %zu pools on %u threads%s%s", path, h->npools,
+                    shoal_runtime_threads(h->rt), control ? ", control socket " : "",
+                    control ? h->config->runtime.control : "");
     double start = now_s(), last = start, next = start + 1;
-    bool header = true;
-    int why = 0;
-    while (why == 0) {
+    bool header = true, stop = false;
+    const char *why = "--run-for";
+    while (!stop) {
         double t = now_s();
         if (run_for_ms != 0 && (t - start) * 1e3 >= (double)run_for_ms)
             break;
         double wait = next - t;
         if (run_for_ms != 0 && start + (double)run_for_ms / 1e3 - t < wait)
             wait = start + (double)run_for_ms / 1e3 - t;
-        if (wait < 0)
-            wait = 0;
-        struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
-        int sig = sigtimedwait(&sigs, NULL, &ts);
-        if (sig == SIGINT || sig == SIGTERM)
-            why = sig;
-        else if (sig == SIGHUP)
-            shoal__host_reload(h, path); /* SIGHUPs meanwhile: one more, after it */
+        struct pollfd fds[2] = {
+            {.fd = sfd, .events = POLLIN},
+            {.fd = control ? shoal__control_fd(control) : -1, .events = POLLIN}};
+        int ms = wait <= 0 ? 0 : (int)(wait * 1e3) + 1;
+        if (poll(fds, 2, ms) > 0) {
+            struct signalfd_siginfo si;
+            bool hup = false;
+            /* Drain every pending signal: SIGHUPs that came during a reload
+             * are one more reload, not many. */
+            while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+                if (si.ssi_signo == SIGHUP)
+                    hup = true;
+                else {
+                    stop = true;
+                    why = si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM";
+                }
+            }
+            if (hup && !stop)
+                shoal__host_reload(h, path);
+            if (!stop && control != NULL && (fds[1].revents & POLLIN)) {
+                shoal__control_serve(control, h, path, &stop);
+                if (stop)
+                    why = "shoalctl stop";
+            }
+        }
         if (now_s() >= next) {
-            shoal__host_tidy(h);
             double now = now_s();
+            shoal__host_tidy(h);
             if (table)
                 shoal__host_table(h, stdout, now - last, header);
             header = false;
@@ -144,17 +186,16 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
             next += 1;
         }
     }
-    shoal__host_log(h, SHOAL_LOG_INFO, "%s: draining every pool (at most %llu ms)",
-                    why == SIGINT    ? "SIGINT"
-                    : why == SIGTERM ? "SIGTERM"
-                                     : "--run-for",
+    shoal__host_log(h, SHOAL_LOG_INFO, "%s: draining every pool (at most %llu ms)", why,
                     (unsigned long long)drain_ms);
     double t0 = now_s();
     unsigned busy = shoal__host_drain(h, drain_ms);
     shoal__host_log(h, SHOAL_LOG_INFO, "drained in %.0f ms; %u pool%s still busy, stopped",
                     (now_s() - t0) * 1e3, busy, busy == 1 ? "" : "s");
+    shoal__control_close(control);
     shoal__host_destroy(h);
     shoal__loader_destroy(loader);
+    close(sfd);
     return 0;
 }
 

@@ -6,6 +6,7 @@
 set -u
 build=$(cd "$1" && pwd)
 shoald=$build/bin/shoald
+shoalctl=$build/bin/shoalctl
 plugins=$build/plugins
 tmp=$(mktemp -d)
 pid=
@@ -36,6 +37,7 @@ wait_for() {
 # config SIZE [EXTRA_POOLS]: the test config with api of SIZE workers
 config() {
     cat > "$tmp/s.yaml.new" <<YAML
+runtime: { control: ctl.sock }
 log: { level: info }
 shutdown: { drain: 3s }
 plugins:
@@ -46,6 +48,7 @@ pools:
   api:
     worker: echo.echo
     size: $1
+    max: 16
     mailbox: 50
   load:
     worker: loadgen.loadgen
@@ -92,6 +95,29 @@ config 6
 kill -HUP $pid
 wait_for "reload: generation 5 from $tmp/s.yaml: removed side"
 
+# ---- the control socket ----------------------------------------------------
+export SHOAL_SOCKET=$tmp/ctl.sock
+[ "$(stat -c %a "$SHOAL_SOCKET")" = 600 ] || fail "control socket mode $(stat -c %a "$SHOAL_SOCKET")"
+out=$("$shoalctl" status) || fail "shoalctl status: exit $?"
+echo "$out" | grep -q '^generation 5$' || fail "status: $out"
+echo "$out" | grep -q '^pool api size 6 target 6 ' || fail "status: $out"
+[ "$("$shoalctl" scale api 4)" = 4 ] || fail "scale api 4"
+[ "$("$shoalctl" scale api 100)" = 16 ] || fail "scale api 100 (clamped to max 16)"
+"$shoalctl" inspect api | grep -q '"pool":"api","state":"running","pool_size":16,"target_size":16' ||
+    fail "inspect api: $("$shoalctl" inspect api)"
+[ "$("$shoalctl" call api hello --timeout 2000)" = hello ] || fail "call api"
+"$shoalctl" send api hi || fail "send api: exit $?"
+"$shoalctl" send nosuch hi 2> "$tmp/err"; rc=$?
+[ $rc -eq 1 ] && grep -q "unknown pool 'nosuch'" "$tmp/err" || fail "send nosuch: exit $rc"
+"$shoalctl" --socket "$tmp/none.sock" status 2> /dev/null; rc=$?
+[ $rc -eq 2 ] || fail "no connection: exit $rc"
+"$shoalctl" scale api 2> /dev/null; rc=$?
+[ $rc -eq 2 ] || fail "usage: exit $rc"
+# A reload puts the file's size back over a scale.
+out=$("$shoalctl" reload) || fail "shoalctl reload: exit $?"
+[ "$out" = "generation 6 (was 5)" ] || fail "reload said: $out"
+wait_for "reload: generation 6 from $tmp/s.yaml: api size 16 -> 6"
+
 # ---- 100 malformed reloads change nothing ---------------------------------
 bad=(
     "pools: { api: { worker: echo.echo, size: -1 } }"
@@ -110,12 +136,12 @@ pools: { api: { worker: echo.nosuch } }"
 for i in $(seq 1 100); do
     printf '%s\n' "${bad[$(( (i - 1) % ${#bad[@]} ))]}" > "$tmp/s.yaml"
     kill -HUP $pid
-    wait_for "reload failed ($i so far), generation 5 keeps running"
+    wait_for "reload failed ($i so far), generation 6 keeps running"
 done
 kill -0 $pid || fail "shoald died during malformed reloads"
 config 3
 kill -HUP $pid
-wait_for "reload: generation 6 from $tmp/s.yaml: api size 6 -> 3"
+wait_for "reload: generation 7 from $tmp/s.yaml: api size 6 -> 3"
 
 # ---- a SIGHUP storm coalesces ----------------------------------------------
 before=$(count "reload: generation")
@@ -126,6 +152,14 @@ after=$(count "reload: generation")
 n=$((after - before))
 [ $n -ge 1 ] && [ $n -lt 10000 ] || fail "storm: $n reloads for 10000 SIGHUPs"
 echo "SIGHUP storm: 10000 signals, $n reloads"
+
+# ---- malformed and failing requests over the socket ---------------------------
+"$shoalctl" reload > /dev/null || fail "reload before stop"
+printf 'pools: [' > "$tmp/s.yaml"
+"$shoalctl" reload 2> "$tmp/err"; rc=$?
+[ $rc -eq 1 ] && grep -q "reload failed: generation [0-9]* keeps running" "$tmp/err" ||
+    fail "failed reload over the socket: exit $rc, $(cat "$tmp/err")"
+config 3
 
 # ---- SIGTERM under load -----------------------------------------------------
 start=$(date +%s%N)
@@ -138,4 +172,5 @@ ms=$(( ($(date +%s%N) - start) / 1000000 ))
 [ $ms -lt 5000 ] || fail "SIGTERM: took $ms ms (drain deadline 3 s)"
 grep -q "SIGTERM: draining every pool (at most 3000 ms)" "$log" || fail "no drain line"
 grep -q "drained in .* ms; 0 pools still busy, stopped" "$log" || fail "not drained"
+[ ! -e "$tmp/ctl.sock" ] || fail "the control socket was left behind"
 echo "ok: test_shoald ($ms ms to stop)"
