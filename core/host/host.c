@@ -559,8 +559,7 @@ static const char *fmt_ns(char buf[24], uint64_t ns)
 
 void shoal__host_table(shoal_host_t *h, FILE *out, double seconds, bool header)
 {
-    if (!header)
-        fputc('\n', out);
+        fprintf(out, "%s-- generation %" PRIu64 " --\n", header ? "" : "\n", h->generation);
     if (header)
         fprintf(out, "%-16s %5s %10s %8s %9s %8s %8s %8s %8s %s\n", "pool", "size", "rate/s",
                 "depth", "refused", "failed", "restarts", "wait_p50", "wait_p99", "state");
