@@ -283,6 +283,21 @@ static const shoal_config_plugin_t *plugin_of(const shoal_config_t *c, const cha
  * code (plugin file, behaviour), args, bounds and restart policy at every
  * level, and the same shape below the top; the top's size and mailbox may
  * differ (applied live). */
+/* Whether b differs from a only in its leaf workers' code or args: then the
+ * pool keeps its PID and its workers are replaced one by one (swap). */
+static bool same_shape(const shoal_config_pool_t *a, const shoal_config_pool_t *b, bool top)
+{
+    if ((a->nested == NULL) != (b->nested == NULL))
+        return false;
+    if (!top && (a->size != b->size || a->mailbox != b->mailbox))
+        return false;
+    if (a->min_size != b->min_size || a->max_size != b->max_size ||
+        a->restart.max != b->restart.max || a->restart.within_ms != b->restart.within_ms ||
+        a->restart.backoff_ms != b->restart.backoff_ms)
+        return false;
+    return a->nested == NULL || same_shape(a->nested, b->nested, false);
+}
+
 static bool same_workers(const shoal_config_t *ca, const shoal_config_pool_t *a,
                          const shoal_config_t *cb, const shoal_config_pool_t *b, bool top)
 {
@@ -299,6 +314,51 @@ static bool same_workers(const shoal_config_t *ca, const shoal_config_pool_t *a,
     const shoal_config_plugin_t *pa = plugin_of(ca, a->plugin), *pb = plugin_of(cb, b->plugin);
     return pa != NULL && pb != NULL && pa->module == pb->module &&
            strcmp(a->behaviour, b->behaviour) == 0 && node_equal(a->args, b->args);
+}
+
+static const char *leaf_name(const shoal_config_pool_t *cp)
+{
+    static _Thread_local char buf[160];
+    while (cp->nested != NULL)
+        cp = cp->nested;
+    snprintf(buf, sizeof buf, "%s.%s", cp->plugin, cp->behaviour);
+    return buf;
+}
+
+/* Sends the pool its new spec chain (SHOAL__POOL_SWAP, pool/workers.c).
+ * The pool then belongs to generation g; the generation its retiring
+ * workers came from is kept until they have all ended (tidy). */
+static int swap_workers(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config_pool_t *cp,
+                        shoal_host_gen_t *g)
+{
+    shoal_pool_swap_t *sw = calloc(1, sizeof *sw);
+    if (sw == NULL)
+        return SHOAL_ENOMEM;
+    const shoal_config_pool_t *leaf = NULL;
+    spec_chain(cp, sw->chain, &leaf);
+    sw->hold = (shoal_pool_hold_t){module_acquire, module_release, leaf->module};
+    shoal_answer_t a;
+    int rc =
+        shoal_runtime_call_priority(h->rt, hp->pid, SHOAL__POOL_SWAP, &sw, sizeof sw, 10000, &a);
+    if (rc != SHOAL_OK) {
+        free(sw); /* never delivered: still ours */
+        return rc;
+    }
+    uint32_t n = 0;
+    if (a.status != SHOAL_OK)
+        rc = a.status;
+    else if (a.size == sizeof n)
+        memcpy(&n, a.data, sizeof n);
+    shoal_answer_release(&a);
+    if (rc != SHOAL_OK)
+        return rc;
+    if (hp->prev != NULL) /* a swap before the last one's workers ended */
+        gen_unref(h, hp->prev);
+    hp->prev = hp->from;
+    hp->from = g;
+    g->refs++;
+    hp->cp = cp;
+    return (int)n;
 }
 
 static shoal_host_pool_t *live_pool(shoal_host_t *h, const char *name)
@@ -367,8 +427,9 @@ int shoal__host_reload(shoal_host_t *h, const char *path)
     for (size_t i = 0; i < c->npools; i++) {
         const shoal_config_pool_t *cp = &c->pools[i];
         shoal_host_pool_t *old = live_pool(h, cp->name);
-        if (old != NULL && same_workers(old->from->config, old->cp, c, cp, true))
-            continue;
+        if (old != NULL && (same_workers(old->from->config, old->cp, c, cp, true) ||
+                            same_shape(old->cp, cp, true)))
+            continue; /* kept: resized, or its workers swapped, below */
         shoal_pid_t pid;
         if ((rc = start_pool(h, cp, &pid)) != SHOAL_OK) {
             shoal__diag_set(&err, cp->at->file, cp->at->line, cp->at->col,
@@ -398,17 +459,29 @@ int shoal__host_reload(shoal_host_t *h, const char *path)
             note(&log, "%s%s %s", log.n ? "; " : "", cp == NULL ? "removed" : "replaced", hp->name);
             continue;
         }
+        /* What runs now (a scale may have changed the size since). */
+        uint32_t run_size = hp->cp->size, run_mailbox = hp->cp->mailbox;
+        if (!same_workers(hp->from->config, hp->cp, c, cp, true)) {
+            /* New code or args: the workers are replaced one by one. */
+            int n = swap_workers(h, hp, cp, g);
+            if (n < 0)
+                note(&log, "%s%s: swap failed (%s)", log.n ? "; " : "", hp->name,
+                     shoal_strerror(n));
+            else
+                note(&log, "%s%s: %d workers replaced (%s)", log.n ? "; " : "", hp->name, n,
+                     leaf_name(cp));
+        }
         /* The same workers: sizes and limits live; the pool now belongs
          * to the new generation's entry (its args stay in the old tree,
          * which it keeps alive). */
-        if (cp->size != hp->cp->size) {
+        if (cp->size != run_size) {
             int r = shoal_pool_set_size(h->rt, hp->pid, cp->size, 5000);
-            note(&log, "%s%s size %u -> %u%s", log.n ? "; " : "", hp->name, hp->cp->size, cp->size,
+            note(&log, "%s%s size %u -> %u%s", log.n ? "; " : "", hp->name, run_size, cp->size,
                  r < 0 ? " (failed)" : "");
         }
-        if (cp->mailbox != hp->cp->mailbox) {
+        if (cp->mailbox != run_mailbox) {
             char a[24], b2[24];
-            mailbox_text(hp->cp->mailbox, a);
+            mailbox_text(run_mailbox, a);
             mailbox_text(cp->mailbox, b2);
             int r = shoal_pool_set_mailbox(h->rt, hp->pid, cp->mailbox, 5000);
             note(&log, "%s%s mailbox %s -> %s%s", log.n ? "; " : "", hp->name, a, b2,
@@ -466,10 +539,22 @@ void shoal__host_tidy(shoal_host_t *h)
             if (shoal_pool_stats(h->rt, hp->pid, &st, 1000) == SHOAL_ENOPROC)
                 hp->ended = true;
         }
+        if (hp->prev != NULL && !hp->draining) {
+            /* Swapped: once its old workers have all ended (each ran its
+             * init, with args from that generation, long before), the
+             * generation may go. */
+            shoal_pool_stats_t st;
+            int rc = shoal_pool_stats(h->rt, hp->pid, &st, 1000);
+            if (rc == SHOAL_ENOPROC || (rc == SHOAL_OK && st.retiring == 0)) {
+                gen_unref(h, hp->prev);
+                hp->prev = NULL;
+            }
+        }
         if (hp->draining && hp->ended) {
-            shoal_host_gen_t *from = hp->from;
             free(hp->name);
-            gen_unref(h, from);
+            if (hp->prev != NULL)
+                gen_unref(h, hp->prev);
+            gen_unref(h, hp->from);
             continue;
         }
         h->pools[k++] = *hp;
@@ -559,7 +644,7 @@ static const char *fmt_ns(char buf[24], uint64_t ns)
 
 void shoal__host_table(shoal_host_t *h, FILE *out, double seconds, bool header)
 {
-        fprintf(out, "%s-- generation %" PRIu64 " --\n", header ? "" : "\n", h->generation);
+    fprintf(out, "%s-- generation %" PRIu64 " --\n", header ? "" : "\n", h->generation);
     if (header)
         fprintf(out, "%-16s %5s %10s %8s %9s %8s %8s %8s %8s %s\n", "pool", "size", "rate/s",
                 "depth", "refused", "failed", "restarts", "wait_p50", "wait_p99", "state");

@@ -26,7 +26,8 @@ typedef struct shoal_host_gen_s {
 typedef struct shoal_host_pool_s {
     char *name;
     shoal_pid_t pid;
-    shoal_host_gen_t *from;        /* the generation it was started from */
+    shoal_host_gen_t *from;        /* the generation its workers' args come from */
+    shoal_host_gen_t *prev;        /* after a swap: the one its retiring workers used */
     const shoal_config_pool_t *cp; /* its entry there */
     shoal_pool_stats_t last;       /* for rates in the table */
     bool draining;                 /* removed or replaced: draining, then forgotten */

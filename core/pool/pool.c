@@ -75,11 +75,18 @@ static int spec_copy(shoal_pool_t *p, const shoal_pool_spec_t *spec)
     p->spec.max_size = max_of(spec);
     snprintf(p->name, sizeof p->name, "%s", spec->name ? spec->name : "pool");
     p->spec.name = p->name;
+    return shoal__pool_copy_nested(p, spec);
+}
+
+int shoal__pool_copy_nested(shoal_pool_t *p, const shoal_pool_spec_t *spec)
+{
     size_t depth = 0;
     for (const shoal_pool_spec_t *s = spec->worker_pool; s != NULL; s = s->worker_pool)
         depth++;
     if (depth == 0)
         return SHOAL_OK;
+    free(p->nested); /* a swap's new chain replaces the old (spawns copy it) */
+    p->nested = NULL;
     nested_spec_t *n = calloc(depth, sizeof *n);
     if (n == NULL)
         return SHOAL_ENOMEM;
@@ -277,6 +284,18 @@ static int pool_handle_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t 
     return SHOAL_OK;
 }
 
+/* Whether a call came from a thread that is not an actor (its reply goes to
+ * a WAITER record, call.c): actors, and so plugins, never are one. */
+static bool from_thread(shoal_runtime_t *rt, shoal_pid_t from)
+{
+    if (from == SHOAL_PID_NONE || shoal__pid_slot(from) >= rt->max_actors)
+        return false;
+    shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(from));
+    uint64_t w = atomic_load_explicit(&a->sys_rsv, memory_order_acquire);
+    return shoal__rsv_gen(w) == shoal__pid_gen(from) &&
+           atomic_load_explicit(&a->kind, memory_order_relaxed) == SHOAL_ACTOR_WAITER;
+}
+
 static int pool_handle_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg,
                             shoal_reply_t *reply)
 {
@@ -300,6 +319,23 @@ static int pool_handle_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *ms
         p->waiters[p->nwaiters++] = (struct shoal_drain_waiter_s){msg->from, msg->ref};
         shoal__pool_drain(ctx, p); /* may answer at once */
         return SHOAL_DEFER;
+    }
+        if (msg->type == SHOAL__POOL_SWAP && from_thread(ctx->rt, msg->from)) {
+        /* Only the host (a thread, not an actor) sends a pointer here. */
+        shoal_pool_swap_t *sw;
+        if (msg->size != sizeof sw) {
+            shoal_reply_error(reply, SHOAL_EINVAL);
+            return SHOAL_OK;
+        }
+        memcpy(&sw, msg->data, sizeof sw);
+        int n = shoal__pool_swap(ctx, p, sw);
+        free(sw);
+        if (n < 0) {
+            shoal_reply_error(reply, n);
+            return SHOAL_OK;
+        }
+        uint32_t replaced = (uint32_t)n;
+        return shoal_reply_set(reply, SHOAL__POOL_SWAP, &replaced, sizeof replaced);
     }
     uint32_t out;
     int rc = command(ctx, p, msg, &out);

@@ -172,6 +172,17 @@ shoal_pool_t *shoal__pool_ended(struct shoal_ctx_s *ctx);
 /* Private timer messages (in the range shoal/pool.h reserves). */
 #define SHOAL__POOL_TICK_RETRY 0xFFFE0100u
 #define SHOAL__POOL_TICK_CHECK 0xFFFE0101u
+/* The host's rolling replacement (shoal__pool_swap): a priority call from a
+ * thread that is not an actor, payload a shoal_pool_swap_t * the pool takes
+ * over (and frees). Answered with the number of workers replaced. */
+#define SHOAL__POOL_SWAP 0xFFFE0102u
+
+/* New code for a pool's workers: the spec chain (chain[0] is the pool's own
+ * level; nested levels follow, linked to each other) and what holds it. */
+typedef struct shoal_pool_swap_s {
+    shoal_pool_spec_t chain[SHOAL_POOL_MAX_DEPTH];
+    shoal_pool_hold_t hold;
+} shoal_pool_swap_t;
 /* Backoff doubles up to this many times restart.backoff_ms. */
 #define SHOAL__POOL_BACKOFF_GROWTH 64u
 
@@ -209,6 +220,13 @@ void shoal__pool_schedule(struct shoal_ctx_s *ctx, uint64_t ms, uint32_t tick, b
 void shoal__pool_on_retry(struct shoal_ctx_s *ctx, shoal_pool_t *p);
 void shoal__pool_on_check(struct shoal_ctx_s *ctx, shoal_pool_t *p);
 void shoal__pool_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p);
+/* Rolling replacement: from now on workers start from sw's spec and hold;
+ * each current worker gets a new one in its slot and retires (finishes its
+ * mailbox, then ends: its plugin is closed with its last actor). Returns how
+ * many were replaced, or SHOAL_EINVAL if the shape differs. */
+int shoal__pool_swap(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_pool_swap_t *sw);
+/* Copies the nested spec chain below spec into p (pool.c). */
+int shoal__pool_copy_nested(shoal_pool_t *p, const shoal_pool_spec_t *spec);
 /* Clamps to [min_size, max_size]; returns the new target size. */
 uint32_t shoal__pool_resize(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t want);
 int shoal__pool_set_mailbox(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t limit);

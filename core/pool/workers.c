@@ -369,3 +369,41 @@ bool shoal__pool_on_exit(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t p
     shoal__pool_place_orphans(ctx, p);
     return true;
 }
+
+/* ---- rolling replacement (a reload that changes the code) ----------------- */
+
+int shoal__pool_swap(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_pool_swap_t *sw)
+{
+    const shoal_pool_spec_t *top = &sw->chain[0];
+    if ((top->worker_pool == NULL) != (p->spec.worker_pool == NULL) ||
+        p->state == SHOAL_POOL_DRAINING)
+        return SHOAL_EINVAL;
+    if (top->worker_pool != NULL) {
+        int rc = shoal__pool_copy_nested(p, top);
+        if (rc != SHOAL_OK)
+            return rc;
+    } else {
+        p->spec.worker = top->worker;
+    }
+    p->spec.worker_args = top->worker_args;
+    p->hold = sw->hold;
+        /* (p->label keeps the first behaviour's name: workers read it while
+     * they run, so it is never rewritten.) */
+    /* New beside old: each slot gets its new worker before the old one
+     * leaves the FIFO, so the pool never has fewer workers. */
+    uint32_t n = shoal__pool_live(p), replaced = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        shoal_pid_t old = shoal__pool_slot(p, i), fresh;
+        int rc = shoal__pool_spawn_worker(ctx, p, &fresh);
+        if (rc != SHOAL_OK) {
+            shoal__log(ctx->rt, SHOAL_LOG_ERROR, ctx->self, p->name,
+                       "swap: cannot start a new worker (%s); %u of %u replaced",
+                       shoal_strerror(rc), replaced, n);
+            break;
+        }
+        slot_set(p, i, fresh);
+        shoal__pool_retire_worker(ctx, p, old);
+        replaced++;
+    }
+    return (int)replaced;
+}

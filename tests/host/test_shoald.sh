@@ -85,21 +85,33 @@ config 6 "  side:
 kill -HUP $pid
 wait_for "reload: generation 3 from $tmp/s.yaml: started side"
 
+side_pid=$(SHOAL_SOCKET=$tmp/ctl.sock "$shoalctl" inspect side | grep -o '"pid":"[0-9.]*"')
 config 6 "  side:
     worker: echo.echo
     size: 2"
 kill -HUP $pid
-wait_for "reload: generation 4 from $tmp/s.yaml: replaced side"
+wait_for "reload: generation 4 from $tmp/s.yaml: side: 2 workers replaced (echo.echo)"
+# Swapped in place: the same pool (PID), now answering as echo.
+[ "$(SHOAL_SOCKET=$tmp/ctl.sock "$shoalctl" inspect side | grep -o '"pid":"[0-9.]*"')" = "$side_pid" ] ||
+    fail "the swapped pool changed its PID"
+[ "$(SHOAL_SOCKET=$tmp/ctl.sock "$shoalctl" call side swapped)" = swapped ] || fail "call side after the swap"
+
+config 6 "  side:
+    worker: echo.echo
+    size: 2
+    max: 4"
+kill -HUP $pid
+wait_for "reload: generation 5 from $tmp/s.yaml: replaced side"
 
 config 6
 kill -HUP $pid
-wait_for "reload: generation 5 from $tmp/s.yaml: removed side"
+wait_for "reload: generation 6 from $tmp/s.yaml: removed side"
 
 # ---- the control socket ----------------------------------------------------
 export SHOAL_SOCKET=$tmp/ctl.sock
 [ "$(stat -c %a "$SHOAL_SOCKET")" = 600 ] || fail "control socket mode $(stat -c %a "$SHOAL_SOCKET")"
 out=$("$shoalctl" status) || fail "shoalctl status: exit $?"
-echo "$out" | grep -q '^generation 5$' || fail "status: $out"
+echo "$out" | grep -q '^generation 6$' || fail "status: $out"
 echo "$out" | grep -q '^pool api size 6 target 6 ' || fail "status: $out"
 [ "$("$shoalctl" scale api 4)" = 4 ] || fail "scale api 4"
 [ "$("$shoalctl" scale api 100)" = 16 ] || fail "scale api 100 (clamped to max 16)"
@@ -115,8 +127,8 @@ echo "$out" | grep -q '^pool api size 6 target 6 ' || fail "status: $out"
 [ $rc -eq 2 ] || fail "usage: exit $rc"
 # A reload puts the file's size back over a scale.
 out=$("$shoalctl" reload) || fail "shoalctl reload: exit $?"
-[ "$out" = "generation 6 (was 5)" ] || fail "reload said: $out"
-wait_for "reload: generation 6 from $tmp/s.yaml: api size 16 -> 6"
+[ "$out" = "generation 7 (was 6)" ] || fail "reload said: $out"
+wait_for "reload: generation 7 from $tmp/s.yaml: api size 16 -> 6"
 
 # ---- 100 malformed reloads change nothing ---------------------------------
 bad=(
@@ -136,12 +148,12 @@ pools: { api: { worker: echo.nosuch } }"
 for i in $(seq 1 100); do
     printf '%s\n' "${bad[$(( (i - 1) % ${#bad[@]} ))]}" > "$tmp/s.yaml"
     kill -HUP $pid
-    wait_for "reload failed ($i so far), generation 6 keeps running"
+    wait_for "reload failed ($i so far), generation 7 keeps running"
 done
 kill -0 $pid || fail "shoald died during malformed reloads"
 config 3
 kill -HUP $pid
-wait_for "reload: generation 7 from $tmp/s.yaml: api size 6 -> 3"
+wait_for "reload: generation 8 from $tmp/s.yaml: api size 6 -> 3"
 
 # ---- a SIGHUP storm coalesces ----------------------------------------------
 before=$(count "reload: generation")
