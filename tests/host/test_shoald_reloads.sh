@@ -1,0 +1,121 @@
+#!/bin/bash
+# test_shoald_reloads.sh BUILD_DIR [SANITIZER] - 1,000 reloads alternating a pool's size
+# while a loadgen sends 300,000 messages into it: every message sent is
+# handled or refused (handled + refused == attempts, forwarded == handled:
+# nothing lost, nothing twice), and the process's RSS, descriptors, threads
+# and mapped plugins are back to their baseline. Under a sanitizer (second
+# argument) RSS is not compared: ASan keeps freed memory in quarantine and
+# TSan grows its shadow; LeakSanitizer checks for leaks instead.
+set -u
+build=$(cd "$1" && pwd)
+sanitizer=${2:-}
+shoald=$build/bin/shoald
+shoalctl=$build/bin/shoalctl
+plugins=$build/plugins
+reloads=${SHOAL_TEST_RELOADS:-1000}
+total=100000
+tmp=$(mktemp -d)
+pid=
+cleanup() {
+    [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+log=$tmp/log
+fail() {
+    echo "FAIL: $*"
+    echo "---- shoald's log (last 20 lines)"
+    tail -20 "$log" 2>/dev/null
+    exit 1
+}
+export SHOAL_SOCKET=$tmp/ctl.sock
+
+config() {
+    cat > "$tmp/s.yaml.new" <<YAML
+runtime: { control: ctl.sock }
+log: { level: warn }
+shutdown: { drain: 5s }
+plugins:
+  echo: $plugins/echo/echo.so
+  loadgen: $plugins/loadgen/loadgen.so
+pools:
+  api:
+    worker: echo.echo
+    size: $1
+    max: 8
+    mailbox: 100
+  load:
+    worker: loadgen.loadgen
+    size: 1
+    mailbox: unbounded
+    args: { target: api, rate: 20000, count: $total }
+YAML
+    mv "$tmp/s.yaml.new" "$tmp/s.yaml"
+}
+
+# json FIELD: the value of "FIELD": in `shoalctl inspect api`
+json() { "$shoalctl" inspect api | grep -o "\"$1\":[0-9]*" | head -1 | cut -d: -f2; }
+# loadgen N: the N-th uint64 of the loadgen's stats (1 sent, 3 refused_busy, 12 done)
+loadgen() { "$shoalctl" call load stats | od -An -tu8 -w8 -v | sed -n "${1}p" | tr -d ' '; }
+# (the loadgen answers any call with its loadgen_stats_t, plugins/loadgen/loadgen.h)
+measure() {
+    rss=$(awk '/^VmRSS/ {print $2}' /proc/$pid/status)
+    fds=$(ls /proc/$pid/fd | wc -l)
+    threads=$(ls /proc/$pid/task | wc -l)
+    maps=$(grep -c "$plugins/" /proc/$pid/maps)
+}
+
+config 2
+"$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+pid=$!
+for _ in $(seq 1 500); do [ -S "$SHOAL_SOCKET" ] && break; sleep 0.01; done
+"$shoalctl" status > /dev/null || fail "shoald did not start"
+# A first round of reloads before the baseline: allocator pools, caches.
+for i in 1 2 3 4; do
+    config $((i % 2 ? 6 : 2))
+    "$shoalctl" reload > /dev/null || fail "warm-up reload $i"
+done
+measure
+base_rss=$rss base_fds=$fds base_threads=$threads base_maps=$maps
+
+t0=$(date +%s)
+for i in $(seq 1 "$reloads"); do
+    size=$((i % 2 ? 6 : 2))
+    config $size
+    out=$("$shoalctl" reload) || fail "reload $i: $out"
+done
+echo "$reloads reloads in $(( $(date +%s) - t0 )) s"
+kill -0 $pid || fail "shoald died"
+[ "$(json target_size)" = 2 ] || fail "api target size $(json target_size) after the last reload"
+
+# Let the load finish and the pool empty.
+for _ in $(seq 1 3000); do
+    [ "$(loadgen 12)" = 1 ] && [ "$(json queue_depth)" = 0 ] && break
+    sleep 0.01
+done
+sent=$(loadgen 1) busy=$(loadgen 3) full=$(loadgen 2) noproc=$(loadgen 4)
+fwd=$(json messages_forwarded) handled=$(json messages_handled) unhandled=$(json messages_unhandled)
+failed=$(json messages_failed) dropped=$(json messages_dropped)
+echo "load: sent $sent, refused busy $busy; api: forwarded $fwd, handled $handled," \
+    "unhandled $unhandled, failed $failed, dropped $dropped"
+[ "$sent" = $total ] || fail "the loadgen sent $sent of $total"
+[ "$full" = 0 ] && [ "$noproc" = 0 ] || fail "full $full, noproc $noproc"
+[ "$fwd" = "$sent" ] || fail "forwarded $fwd != sent $sent"
+[ "$handled" = "$sent" ] || fail "handled $handled != sent $sent (lost or twice)"
+[ "$unhandled" = "$busy" ] || fail "the pool refused $unhandled, the loadgen saw $busy"
+[ "$failed" = 0 ] && [ "$dropped" = 0 ] || fail "failed $failed, dropped $dropped"
+
+measure
+echo "baseline: rss ${base_rss} kB, $base_fds fds, $base_threads threads, $base_maps plugin maps;" \
+    "after $reloads reloads: rss ${rss} kB, $fds fds, $threads threads, $maps plugin maps"
+[ "$fds" = "$base_fds" ] || fail "descriptors $base_fds -> $fds"
+[ "$threads" = "$base_threads" ] || fail "threads $base_threads -> $threads"
+[ "$maps" = "$base_maps" ] || fail "plugin mappings $base_maps -> $maps"
+[ -n "$sanitizer" ] || [ "$rss" -le $((base_rss + 4096)) ] || fail "RSS ${base_rss} kB -> ${rss} kB"
+
+"$shoalctl" stop > /dev/null || fail "stop"
+wait $pid
+rc=$?
+pid=
+[ $rc -eq 0 ] || fail "exit $rc"
+echo "ok: test_shoald_reloads ($reloads reloads)"
