@@ -265,6 +265,13 @@ static bool is_user(const shoal_env_t *e)
            !(shoal__env_flags(e) & SHOAL_ENV_PRIORITY);
 }
 
+/* True for a message a pool forwarded: only those count for the pool (a
+ * worker may also get messages sent to its own PID, e.g. to itself). */
+static bool is_pooled(const shoal_env_t *e)
+{
+    return is_user(e) && (shoal__env_flags(e) & SHOAL_ENV_POOLED) != 0;
+}
+
 /* Handles one envelope; false if a callback failed on it. */
 static bool handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
 {
@@ -375,7 +382,7 @@ static void publish_deq(struct shoal_ctx_s *ctx)
  * sender stamped it, forward.c). */
 static void handle_for_pool(struct shoal_ctx_s *ctx, shoal_env_t *e)
 {
-    bool user = is_user(e);
+    bool user = is_pooled(e);
     if (!(shoal__env_flags(e) & SHOAL_ENV_STAMP)) {
         bool ok = handle(ctx, e);
         if (ok && user)
@@ -515,7 +522,8 @@ static void drain(struct shoal_ctx_s *ctx, bool sys, uint32_t fin, shoal_pool_t 
                 sched_yield();
             continue;
         }
-        if (counted != NULL && is_user(e) && shoal__pool_hand_back(ctx, counted, back_to, e))
+        if (counted != NULL && (ctx->is_pool ? is_user(e) : is_pooled(e)) &&
+            shoal__pool_hand_back(ctx, counted, back_to, e))
             continue;
         shoal__dead_letter(ctx, e);
     }
@@ -573,7 +581,7 @@ static void after_panic(struct shoal_ctx_s *ctx)
         }
         if (shoal__env_kind(e) == SHOAL_ENV_INIT)
             ctx->init_failed = true;
-        if (ctx->pool != NULL && is_user(e))
+        if (ctx->pool != NULL && is_pooled(e))
             shoal__pool_count(ctx->tc, ctx->pool, true, 0, 0, false);
         shoal__env_drop_payload(e);
         ctx->cur = NULL;

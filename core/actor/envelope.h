@@ -28,6 +28,7 @@ enum {
     SHOAL_ENV_STATUS = 0x4,   /* REPLY carrying an error: `type` holds the status */
     SHOAL_ENV_HANDBACK = 0x8, /* a pool worker's queued message, back to its pool */
     SHOAL_ENV_STAMP = 0x10,   /* carries its forward time (shoal__env_stamp) */
+    SHOAL_ENV_POOLED = 0x20,  /* came through a pool: its worker counts it for the pool */
 };
 
 typedef struct shoal_env_s {

@@ -202,9 +202,12 @@ static void serve(shoal_host_t *h, reply_t *r, char *line, const char *config, b
         return;
     }
     if (strcmp(cmd, "status") == 0) {
+        char ledger[320];
+        shoal__host_ledger(h, ledger, sizeof ledger);
         say(r, "0 ok\n");
-        say(r, "generation %" PRIu64 "\nreloads %" PRIu64 " ok, %" PRIu64 " failed\nthreads %u\n",
-            h->generation, h->reloads, h->reloads_failed, shoal_runtime_threads(h->rt));
+        say(r,
+            "generation %" PRIu64 "\nreloads %" PRIu64 " ok, %" PRIu64 " failed\nthreads %u\n%s\n",
+            h->generation, h->reloads, h->reloads_failed, shoal_runtime_threads(h->rt), ledger);
         for (size_t i = 0; i < h->npools; i++) {
             shoal_pool_stats_t st;
             if (shoal_pool_stats(h->rt, h->pools[i].pid, &st, CALL_TIMEOUT_MS) != SHOAL_OK)
@@ -303,10 +306,10 @@ static void serve(shoal_host_t *h, reply_t *r, char *line, const char *config, b
             refused(r, size);
             return;
         }
-                /* What runs now, for the next reload to compare with the file. */
+        /* What runs now, for the next reload to compare with the file. */
         ((shoal_config_pool_t *)hp->cp)->size = (uint32_t)size;
-        shoal__host_log(h, SHOAL_LOG_INFO, "control: scale %s to %" PRIu64 ": size now %d", name,
-                        n, size);
+        shoal__host_log(h, SHOAL_LOG_INFO, "control: scale %s to %" PRIu64 ": size now %d", name, n,
+                        size);
         say(r, "0 ok\n%d\n", size);
         return;
     }

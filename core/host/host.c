@@ -252,6 +252,34 @@ fail:
     return rc;
 }
 
+/* ---- the ledger ----------------------------------------------------------- */
+
+void shoal__host_ledger(shoal_host_t *h, char *buf, size_t size)
+{
+    /* Every pool, the draining ones included: a message accepted before a
+     * reload is still counted until it is handled. */
+    uint64_t fwd = 0, handled = 0, failed = 0, dropped = 0, refused = 0, queued = 0;
+    for (size_t i = 0; i < h->npools; i++) {
+        shoal_pool_stats_t st;
+        if (h->pools[i].ended || shoal_pool_stats(h->rt, h->pools[i].pid, &st, 1000) != SHOAL_OK)
+            st = h->pools[i].last; /* ended: its final counts */
+        else
+            h->pools[i].last = st;
+        fwd += st.messages_forwarded;
+        handled += st.messages_handled;
+        failed += st.messages_failed;
+        dropped += st.messages_dropped;
+        refused += st.messages_unhandled;
+        queued += st.queue_depth;
+    }
+    uint64_t settled = handled + failed + dropped;
+    snprintf(buf, size,
+             "ledger: accepted %" PRIu64 " = handled %" PRIu64 " + failed %" PRIu64
+             " + dropped %" PRIu64 " + in flight %" PRIu64 " (queued %" PRIu64
+             "); refused %" PRIu64,
+             fwd, handled, failed, dropped, fwd > settled ? fwd - settled : 0, queued, refused);
+}
+
 /* ---- reload ------------------------------------------------------------- */
 
 static bool node_equal(const shoal_node_t *a, const shoal_node_t *b)
@@ -509,8 +537,10 @@ int shoal__host_reload(shoal_host_t *h, const char *path)
     h->reloads++;
     if (prev != NULL)
         gen_unref(h, prev); /* no longer the current one */
-    shoal__host_log(h, SHOAL_LOG_INFO, "reload: generation %" PRIu64 " from %s: %s", h->generation,
-                    path, log.n ? log.text : "no change");
+    char ledger[320];
+    shoal__host_ledger(h, ledger, sizeof ledger);
+    shoal__host_log(h, SHOAL_LOG_INFO, "reload: generation %" PRIu64 " from %s: %s; %s",
+                    h->generation, path, log.n ? log.text : "no change", ledger);
     return SHOAL_OK;
 undo:
     for (size_t j = first_new; j < h->npools; j++) {

@@ -64,6 +64,11 @@ int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, 
  * line says what changed. Returns SHOAL_OK or the failure. */
 int shoal__host_reload(shoal_host_t *h, const char *path);
 
+/* The ledger over every pool the host runs or drains, in one line:
+ * accepted = handled + failed + dropped + in flight (and what is queued),
+ * and how many were refused. In the reload log line and shoalctl status. */
+void shoal__host_ledger(shoal_host_t *h, char *buf, size_t size);
+
 /* Forgets pools that have finished draining (and generations no pool uses
  * any more). Called once a second by shoald. */
 void shoal__host_tidy(shoal_host_t *h);

@@ -57,6 +57,7 @@ static int offer(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoal_
             e->meta |= SHOAL_ENV_STAMP;
         }
     }
+    e->meta |= SHOAL_ENV_POOLED;
     shoal__mq_push(&a->user_tail, &e->node);
     shoal__schedule(rt, tc, a);
     return SHOAL_OK;

@@ -68,6 +68,7 @@ void shoal__pool_take_hand_back(struct shoal_ctx_s *ctx, shoal_env_t *e)
         return;
     }
     m->meta &= ~(uint64_t)SHOAL_ENV_HANDBACK;
+    m->meta |= SHOAL_ENV_POOLED; /* counted by the worker that gets it */
     orphans_push(&p->orphans, m);
     /* A dying worker's queue is placed when its EXIT comes (it follows its
      * hand-backs), after its replacement has started; anything else now. */

@@ -320,7 +320,7 @@ static int pool_handle_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *ms
         shoal__pool_drain(ctx, p); /* may answer at once */
         return SHOAL_DEFER;
     }
-        if (msg->type == SHOAL__POOL_SWAP && from_thread(ctx->rt, msg->from)) {
+    if (msg->type == SHOAL__POOL_SWAP && from_thread(ctx->rt, msg->from)) {
         /* Only the host (a thread, not an actor) sends a pointer here. */
         shoal_pool_swap_t *sw;
         if (msg->size != sizeof sw) {

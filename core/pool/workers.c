@@ -387,7 +387,7 @@ int shoal__pool_swap(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_pool_
     }
     p->spec.worker_args = top->worker_args;
     p->hold = sw->hold;
-        /* (p->label keeps the first behaviour's name: workers read it while
+    /* (p->label keeps the first behaviour's name: workers read it while
      * they run, so it is never rewritten.) */
     /* New beside old: each slot gets its new worker before the old one
      * leaves the FIFO, so the pool never has fewer workers. */

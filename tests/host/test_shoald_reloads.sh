@@ -105,6 +105,12 @@ echo "load: sent $sent, refused busy $busy; api: forwarded $fwd, handled $handle
 [ "$unhandled" = "$busy" ] || fail "the pool refused $unhandled, the loadgen saw $busy"
 [ "$failed" = 0 ] && [ "$dropped" = 0 ] || fail "failed $failed, dropped $dropped"
 
+# The host's own ledger over every pool agrees: nothing in flight.
+line=$("$shoalctl" status | grep '^ledger: ')
+echo "$line"
+acc=$(echo "$line" | sed -n 's/^ledger: accepted \([0-9]*\) = handled \([0-9]*\) + failed 0 + dropped 0 + in flight 0 (queued 0); refused [0-9]*$/\1 \2/p')
+[ -n "$acc" ] && [ "${acc% *}" = "${acc#* }" ] || fail "ledger: $line"
+
 measure
 echo "baseline: rss ${base_rss} kB, $base_fds fds, $base_threads threads, $base_maps plugin maps;" \
     "after $reloads reloads: rss ${rss} kB, $fds fds, $threads threads, $maps plugin maps"
