@@ -226,6 +226,55 @@ static shoal_module_t *find(shoal_loader_t *L, const struct stat *st)
     return NULL;
 }
 
+/* Whether a live module was loaded from this path. */
+static bool path_loaded(shoal_loader_t *L, const char *path)
+{
+    bool found = false;
+    pthread_mutex_lock(&L->lock);
+    for (shoal_module_t *m = L->modules; m != NULL && !found; m = m->next)
+        found = strcmp(m->path, path) == 0;
+    pthread_mutex_unlock(&L->lock);
+    return found;
+}
+
+/* Copies the open file fd to a fresh file of our own (0500, in $TMPDIR or
+ * /tmp) and returns its path in buf: dlopen of a path it already has open
+ * returns the mapping it has, even when the file there has changed since
+ * (rebuilt in place, or replaced). The copy is unlinked once dlopen has
+ * mapped it. */
+static int fresh_copy(const char *path, int fd, char *buf, size_t size, shoal_diag_t *err)
+{
+    const char *dir = getenv("TMPDIR");
+    snprintf(buf, size, "%s/shoal-plugin-XXXXXX.so", dir && dir[0] ? dir : "/tmp");
+    int out = mkstemps(buf, 3);
+    if (out < 0)
+        return refuse(err, path, "cannot make a fresh copy to load: %s", strerror(errno));
+    char chunk[65536];
+    ssize_t got;
+    off_t off = 0;
+    int rc = SHOAL_OK;
+    while ((got = pread(fd, chunk, sizeof chunk, off)) > 0) {
+        for (ssize_t done = 0; done < got;) {
+            ssize_t w = write(out, chunk + done, (size_t)(got - done));
+            if (w <= 0) {
+                rc = refuse(err, path, "cannot make a fresh copy to load: %s", strerror(errno));
+                goto out;
+            }
+            done += w;
+        }
+        off += got;
+    }
+    if (got < 0)
+        rc = refuse(err, path, "cannot read: %s", strerror(errno));
+    else if (fchmod(out, 0500) != 0)
+        rc = refuse(err, path, "cannot make a fresh copy to load: %s", strerror(errno));
+out:
+    close(out);
+    if (rc != SHOAL_OK)
+        unlink(buf);
+    return rc;
+}
+
 static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal_diag_t *err);
 
 int shoal__module_load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal_diag_t *err)
@@ -259,14 +308,20 @@ static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal
     shoal_plugin_note_t note;
     bool has_note;
     int rc = read_note(path, fd, &note, &has_note, err);
+    if (rc == SHOAL_OK && has_note)
+        rc = check_abi(path, note.abi_major, note.abi_minor, note.descriptor_size, err);
+    /* Another file was loaded from this path (the one there has changed
+     * since): load this one from a fresh copy, beside the old. */
+    char copy[4096] = "";
+    if (rc == SHOAL_OK && path_loaded(L, path))
+        rc = fresh_copy(path, fd, copy, sizeof copy, err);
     close(fd);
     if (rc != SHOAL_OK)
         return rc;
-    if (has_note && (rc = check_abi(path, note.abi_major, note.abi_minor, note.descriptor_size,
-                                    err)) != SHOAL_OK)
-        return rc;
 
-    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void *dl = dlopen(copy[0] ? copy : path, RTLD_NOW | RTLD_LOCAL);
+    if (copy[0])
+        unlink(copy); /* mapped (or refused): the name is no longer needed */
     if (dl == NULL)
         return refuse(err, path, "dlopen: %s", dlerror());
     const shoal_plugin_t *d = dlsym(dl, SHOAL_PLUGIN_SYMBOL);

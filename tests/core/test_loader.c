@@ -983,6 +983,65 @@ static void abi_1_0_plugin_has_no_inspect(void)
     shoal__loader_destroy(L);
 }
 
+/* Writes src's bytes to a new file dst. */
+static int copy_file(const char *src, const char *dst)
+{
+    int in = open(src, O_RDONLY), out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+    char buf[65536];
+    ssize_t n;
+    int rc = in < 0 || out < 0 ? -1 : 0;
+    while (rc == 0 && (n = read(in, buf, sizeof buf)) > 0)
+        if (write(out, buf, (size_t)n) != n)
+            rc = -1;
+    if (in >= 0)
+        close(in);
+    if (out >= 0)
+        close(out);
+    return rc;
+}
+
+/* A plugin rebuilt (the same path, a new file there) while the old one is
+ * loaded: the new load is the new code, from a fresh copy; the old module
+ * keeps its own. dlopen of a path it has loaded returns the old mapping,
+ * whatever the file there is now. (Writing into a loaded file instead would
+ * change the old module's pages under it: replace plugin files, as builds
+ * and `install` do, never overwrite them in place.) */
+static void test_changed_file_loads_fresh(void)
+{
+    char dir[] = "/tmp/shoal-test-XXXXXX";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/p.so", dir);
+    CU_ASSERT_EQUAL_FATAL(copy_file(fixture("good.so"), path), 0);
+    shoal_loader_t *L;
+    CU_ASSERT_EQUAL_FATAL(shoal__loader_create(&L), SHOAL_OK);
+    shoal_module_t *a, *b;
+    shoal_diag_t err = {0};
+    CU_ASSERT_EQUAL_FATAL(shoal__module_load(L, path, &a, &err), SHOAL_OK);
+    CU_ASSERT_STRING_EQUAL(shoal__module_plugin(a)->name, "good");
+    struct stat before, after;
+    CU_ASSERT_EQUAL(stat(path, &before), 0);
+    /* Rebuilt: a new file renamed over the old name. */
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s/p.so.new", dir);
+    CU_ASSERT_EQUAL_FATAL(copy_file(fixture("no_note.so"), tmp), 0);
+    CU_ASSERT_EQUAL_FATAL(rename(tmp, path), 0);
+    CU_ASSERT_EQUAL(stat(path, &after), 0);
+    CU_ASSERT_NOT_EQUAL(before.st_ino, after.st_ino);
+    CU_ASSERT_EQUAL_FATAL(shoal__module_load(L, path, &b, &err), SHOAL_OK);
+    CU_ASSERT_PTR_NOT_EQUAL(a, b);
+    CU_ASSERT_STRING_EQUAL(shoal__module_plugin(b)->name, "nonote");
+    CU_ASSERT_STRING_EQUAL(shoal__module_plugin(a)->name, "good"); /* old code still mapped */
+    CU_ASSERT_STRING_EQUAL(shoal__module_path(b), path);           /* named by the real path */
+    CU_ASSERT_EQUAL(shoal__loader_count(L), 2);
+    shoal__module_release(a);
+    shoal__module_release(b);
+    CU_ASSERT_EQUAL(shoal__loader_count(L), 0);
+    shoal__loader_destroy(L);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     snprintf(good_log, sizeof good_log, "/tmp/shoal-test-good-%d.log", (int)getpid());
@@ -1016,6 +1075,7 @@ int main(void)
         {"handler panics", test_handler_panic},
         {"SDK exported from the executable", test_sdk_exported_from_executable},
         {"shoal-plugin-check", test_plugin_check},
+        {"a rebuilt file at a loaded path loads fresh", test_changed_file_loads_fresh},
         {NULL, NULL},
     };
     int rc = shoal_test_run("loader", cases);
