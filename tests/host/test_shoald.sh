@@ -34,7 +34,8 @@ wait_for() {
     fail "no ${n}x '$1' in the log"
 }
 
-# config SIZE [EXTRA_POOLS]: the test config with api of SIZE workers
+# config SIZE [EXTRA_POOLS [MAILBOX]]: the test config with api of SIZE
+# workers (mailbox 80 unless given)
 config() {
     cat > "$tmp/s.yaml.new" <<YAML
 runtime: { control: ctl.sock }
@@ -49,7 +50,7 @@ pools:
     worker: echo.echo
     size: $1
     max: 16
-    mailbox: 50
+    mailbox: ${3:-80}
   load:
     worker: loadgen.loadgen
     size: 1
@@ -60,7 +61,7 @@ YAML
 }
 
 # ---- --check ------------------------------------------------------------
-config 2
+config 2 "" 50
 out=$("$shoald" --check "$tmp/s.yaml") || fail "--check of a valid file: exit $?"
 [ "$out" = "$tmp/s.yaml: ok: 3 plugins, 2 pools (0 nested)" ] || fail "--check said: $out"
 printf 'pools:\n  api: { worker: echo.echo, mailbox: 0 }\nplugins: { echo: x.so }\n' > "$tmp/bad.yaml"
@@ -77,7 +78,7 @@ wait_for "gen=1 info running $tmp/s.yaml: 2 pools"
 
 config 6
 kill -HUP $pid
-wait_for "reload: generation 2 from $tmp/s.yaml: api size 2 -> 6"
+wait_for "reload: generation 2 from $tmp/s.yaml: api size 2 -> 6; api mailbox 50 -> 80"
 
 config 6 "  side:
     worker: sink.sink
@@ -118,6 +119,7 @@ echo "$out" | grep -q '^pool api size 6 target 6 ' || fail "status: $out"
 "$shoalctl" inspect api | grep -q '"pool":"api","state":"running","pool_size":16,"target_size":16' ||
     fail "inspect api: $("$shoalctl" inspect api)"
 [ "$("$shoalctl" call api hello --timeout 2000)" = hello ] || fail "call api"
+"$shoalctl" inspect api | grep -q '"worker_mailbox_size":80,' || fail "the mailbox limit was not applied"
 "$shoalctl" send api hi || fail "send api: exit $?"
 "$shoalctl" send nosuch hi 2> "$tmp/err"; rc=$?
 [ $rc -eq 1 ] && grep -q "unknown pool 'nosuch'" "$tmp/err" || fail "send nosuch: exit $rc"
