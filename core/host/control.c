@@ -323,6 +323,30 @@ static void serve(shoal_host_t *h, reply_t *r, char *line, const char *config, b
             say(r, "0 ok\ngeneration %" PRIu64 " (was %" PRIu64 ")\n", h->generation, before);
         return;
     }
+    if (strcmp(cmd, "diff") == 0) {
+        /* What a reload from PATH would do (shoald --check --diff). */
+        while (*rest == ' ')
+            rest++;
+        if (*rest == '\0') {
+            say(r, "2 usage: diff PATH\n");
+            return;
+        }
+        shoal_config_t *c = NULL;
+        shoal_diag_t err = {0};
+        char buf[1200];
+        int rc = shoal__config_load(rest, &c, &err);
+        if (rc == SHOAL_OK)
+            rc = shoal__config_resolve(c, h->loader, &err);
+        if (rc != SHOAL_OK) {
+            say(r, "1 %s\n", shoal__diag_format(&err, buf, sizeof buf));
+        } else {
+            shoal__host_plan(h, c, buf, sizeof buf);
+            say(r, "0 ok\ngeneration %" PRIu64 " -> %" PRIu64 ": %s\n", h->generation,
+                h->generation + 1, buf);
+        }
+        shoal__config_free(c);
+        return;
+    }
     if (strcmp(cmd, "stop") == 0) {
         *stop = true;
         say(r, "0 ok\nstopping: draining every pool\n");

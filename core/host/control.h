@@ -8,7 +8,7 @@
  *               "1 <reason>\n"     refused (busy, unknown pool, failed reload)
  *               "2 <reason>\n"     a malformed request
  *   commands: status | inspect [POOL] | send POOL DATA | call POOL DATA [TIMEOUT_MS]
- *             | scale POOL N | reload | stop
+ *             | scale POOL N | reload | diff PATH | stop
  * DATA is the rest of the line after POOL (and before TIMEOUT_MS for
  * call: the last word, if it is a number, is the timeout).
  */

@@ -425,6 +425,42 @@ static void note(change_log_t *l, const char *fmt, ...)
     l->n++;
 }
 
+void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_t size)
+{
+    change_log_t log = {.len = 0, .n = 0};
+    for (size_t i = 0; i < h->npools; i++) {
+        shoal_host_pool_t *hp = &h->pools[i];
+        if (hp->draining)
+            continue;
+        const shoal_config_pool_t *cp = shoal__config_pool(c, hp->name);
+        if (cp == NULL) {
+            note(&log, "%sremove %s (it drains)", log.n ? "; " : "", hp->name);
+            continue;
+        }
+        if (!same_workers(hp->from->config, hp->cp, c, cp, true)) {
+            if (!same_shape(hp->cp, cp, true)) {
+                note(&log, "%sreplace %s (a new pool under its name; the old one drains)",
+                     log.n ? "; " : "", hp->name);
+                continue;
+            }
+            note(&log, "%s%s: replace its workers one by one (%s)", log.n ? "; " : "", hp->name,
+                 leaf_name(cp));
+        }
+        if (cp->size != hp->cp->size)
+            note(&log, "%s%s size %u -> %u", log.n ? "; " : "", hp->name, hp->cp->size, cp->size);
+        if (cp->mailbox != hp->cp->mailbox) {
+            char a[24], b[24];
+            mailbox_text(hp->cp->mailbox, a);
+            mailbox_text(cp->mailbox, b);
+            note(&log, "%s%s mailbox %s -> %s", log.n ? "; " : "", hp->name, a, b);
+        }
+    }
+    for (size_t i = 0; i < c->npools; i++)
+        if (live_pool(h, c->pools[i].name) == NULL)
+            note(&log, "%sstart %s", log.n ? "; " : "", c->pools[i].name);
+    snprintf(buf, size, "%s", log.n ? log.text : "no change");
+}
+
 int shoal__host_reload(shoal_host_t *h, const char *path)
 {
     shoal_diag_t err = {0};

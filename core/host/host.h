@@ -69,6 +69,10 @@ int shoal__host_reload(shoal_host_t *h, const char *path);
  * and how many were refused. In the reload log line and shoalctl status. */
 void shoal__host_ledger(shoal_host_t *h, char *buf, size_t size);
 
+/* What a reload to c (loaded and resolved) would change, without changing
+ * anything: one line (shoald --check --diff). */
+void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_t size);
+
 /* Forgets pools that have finished draining (and generations no pool uses
  * any more). Called once a second by shoald. */
 void shoal__host_tidy(shoal_host_t *h);

@@ -9,6 +9,9 @@
  *                           joins every thread and exits 0
  *   shoald --check FILE     exit 0: valid; 2: an error, printed as
  *                           file:line:col: what was expected
+ *   shoald --check --diff FILE --control SOCKET
+ *                           also asks the shoald listening at SOCKET what a
+ *                           reload from FILE would change (nothing changes)
  *   shoald --help-config    the schema: every key, type, default, doc
  *
  *   SIGHUP                  reload FILE (host.c: all or nothing)
@@ -25,7 +28,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,12 +45,16 @@ static void usage(FILE *to)
 {
     fprintf(to, "usage: shoald [--run-for DURATION] [--no-table] FILE\n"
                 "       shoald --check FILE\n"
+                "       shoald --check --diff FILE --control SOCKET\n"
                 "       shoald --help-config\n"
                 "  FILE            run the pools FILE declares until SIGTERM or SIGINT\n"
                 "  --run-for D     stop by itself after D (e.g. 10s), as on SIGTERM\n"
                 "  --no-table      no per-second table on stdout\n"
                 "  --check FILE    validate FILE (YAML), load its plugins, resolve its\n"
                 "                  workers; exit 0 if it is valid, 2 if not\n"
+                "  --diff ... --control SOCKET\n"
+                "                  also print what a reload of the shoald at SOCKET from FILE\n"
+                "                  would change, without changing it\n"
                 "  --help-config   print every config key with its type, default and meaning\n");
 }
 
@@ -199,6 +209,55 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
     return 0;
 }
 
+/* Asks the shoald at socket for the plan of a reload from path. */
+static int diff(const char *path, const char *socket_path)
+{
+    char abs[PATH_MAX];
+    if (realpath(path, abs) == NULL) {
+        fprintf(stderr, "shoald: %s: %s\n", path, strerror(errno));
+        return 2;
+    }
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(socket_path) >= sizeof sa.sun_path) {
+        fprintf(stderr, "shoald: socket path too long: %s\n", socket_path);
+        return 2;
+    }
+    memcpy(sa.sun_path, socket_path, strlen(socket_path) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        fprintf(stderr, "shoald: cannot reach shoald at %s: %s\n", socket_path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return 2;
+    }
+    char req[PATH_MAX + 16];
+    int n = snprintf(req, sizeof req, "diff %s\n", abs);
+    if (write(fd, req, (size_t)n) != n) {
+        close(fd);
+        return 2;
+    }
+    shutdown(fd, SHUT_WR);
+    char buf[4096];
+    size_t len = 0;
+    ssize_t got;
+    while (len < sizeof buf - 1 && (got = read(fd, buf + len, sizeof buf - 1 - len)) > 0)
+        len += (size_t)got;
+    close(fd);
+    buf[len] = '\0';
+    char *body = strchr(buf, '\n');
+    if (len == 0 || body == NULL) {
+        fprintf(stderr, "shoald: no answer from %s\n", socket_path);
+        return 2;
+    }
+    *body++ = '\0';
+    if (buf[0] != '0') {
+        fprintf(stderr, "%s\n", buf + 2);
+        return buf[0] == '1' ? 1 : 2;
+    }
+    fputs(body, stdout);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "--help-config") == 0) {
@@ -211,6 +270,11 @@ int main(int argc, char **argv)
     }
     if (argc == 3 && strcmp(argv[1], "--check") == 0)
         return check(argv[2]);
+    if (argc == 6 && strcmp(argv[1], "--check") == 0 && strcmp(argv[2], "--diff") == 0 &&
+        strcmp(argv[4], "--control") == 0) {
+        int rc = check(argv[3]);
+        return rc != 0 ? rc : diff(argv[3], argv[5]);
+    }
     uint64_t run_for_ms = 0;
     bool table = true;
     const char *file = NULL;

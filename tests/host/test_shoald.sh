@@ -127,6 +127,14 @@ echo "$out" | grep -q '^pool api size 6 target 6 ' || fail "status: $out"
 [ $rc -eq 2 ] || fail "no connection: exit $rc"
 "$shoalctl" scale api 2> /dev/null; rc=$?
 [ $rc -eq 2 ] || fail "usage: exit $rc"
+# --check --diff: what a reload would do, and nothing done.
+config 6 "  extra:
+    worker: echo.echo
+    size: 1"
+out=$("$shoald" --check --diff "$tmp/s.yaml" --control "$SHOAL_SOCKET") || fail "--diff: exit $?"
+echo "$out" | grep -q "^generation 6 -> 7: api size 16 -> 6; start extra$" || fail "--diff said: $out"
+"$shoalctl" status | grep -q '^generation 6$' || fail "--diff changed the generation"
+config 6
 # A reload puts the file's size back over a scale.
 out=$("$shoalctl" reload) || fail "shoalctl reload: exit $?"
 [ "$out" = "generation 7 (was 6)" ] || fail "reload said: $out"
