@@ -564,6 +564,16 @@ int shoal__host_reload(shoal_host_t *h, const char *path)
         if (!replaced)
             note(&log, "%sstarted %s", log.n ? "; " : "", hp->name);
     }
+    /* The runtime's settings and the control socket are fixed at start. */
+    const shoal_config_t *was = h->config;
+    if (c->runtime.threads != was->runtime.threads ||
+        c->runtime.throughput != was->runtime.throughput ||
+        c->runtime.spin_us != was->runtime.spin_us ||
+        c->runtime.max_actors != was->runtime.max_actors || c->log.level != was->log.level ||
+        (c->runtime.control == NULL) != (was->runtime.control == NULL) ||
+        (c->runtime.control != NULL && strcmp(c->runtime.control, was->runtime.control) != 0))
+        note(&log, "%sruntime: and log.level: changes take effect at the next start",
+             log.n ? "; " : "");
     shoal_host_gen_t *prev = NULL;
     for (shoal_host_gen_t *x = h->gens; x != NULL; x = x->next)
         if (x != g && x->config == h->config)

@@ -161,6 +161,7 @@ for i in $(seq 1 100); do
     wait_for "reload failed ($i so far), generation 7 keeps running"
 done
 kill -0 $pid || fail "shoald died during malformed reloads"
+"$shoalctl" status | grep -q '^pool api size 6 target 6 ' || fail "malformed reloads changed api"
 config 3
 kill -HUP $pid
 wait_for "reload: generation 8 from $tmp/s.yaml: api size 6 -> 3"
