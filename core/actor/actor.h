@@ -89,9 +89,11 @@ typedef struct shoal_actor_ext_s {
     shoal_pid_t parent;
     shoal_actor_hold_t hold;
     shoal_pid_t *children;
-    uint32_t nchildren, children_cap;
+    uint32_t nchildren;
+    size_t children_cap;
     shoal_pending_call_t *calls;
-    uint32_t ncalls, calls_cap;
+    uint32_t ncalls;
+    size_t calls_cap;
     struct shoal_pool_s *member_of; /* a pool's worker: that pool (holds a reference) */
     bool retiring;                  /* removed from its pool: end when the mailbox is empty */
 } shoal_actor_ext_t;

@@ -21,6 +21,7 @@
 
 #include "actor/send.h"
 #include "actor/timer.h"
+#include "runtime/grow.h"
 #include "runtime/runtime.h"
 #include "sched/futex.h"
 
@@ -41,14 +42,10 @@ static int pending_add(struct shoal_ctx_s *ctx, shoal_ref_t ref, shoal_timer_t t
     shoal_actor_ext_t *x = ext_of(ctx);
     if (x == NULL)
         return SHOAL_ENOMEM;
-    if (x->ncalls == x->calls_cap) {
-        uint32_t cap = x->calls_cap ? x->calls_cap * 2 : 4;
-        shoal_pending_call_t *nc = realloc(x->calls, cap * sizeof *nc);
-        if (nc == NULL)
-            return SHOAL_ENOMEM;
-        x->calls = nc;
-        x->calls_cap = cap;
-    }
+    shoal_pending_call_t *nc = shoal__grow(x->calls, x->ncalls, &x->calls_cap, sizeof *nc, 4);
+    if (nc == NULL)
+        return SHOAL_ENOMEM;
+    x->calls = nc;
     x->calls[x->ncalls++] = (shoal_pending_call_t){.ref = ref, .timer = timer};
     return SHOAL_OK;
 }

@@ -8,6 +8,7 @@
 
 #include "actor/call.h"
 #include "actor/send.h"
+#include "runtime/grow.h"
 #include "runtime/runtime.h"
 
 SHOAL_API shoal_pid_t shoal_self(const shoal_ctx_t *ctx) { return ctx->self; }
@@ -19,14 +20,10 @@ int shoal__children_add(struct shoal_ctx_s *ctx, shoal_pid_t child)
     shoal_actor_ext_t *x = ctx->b->ext;
     if (x == NULL && (x = ctx->b->ext = calloc(1, sizeof *x)) == NULL)
         return SHOAL_ENOMEM;
-    if (x->nchildren == x->children_cap) {
-        uint32_t cap = x->children_cap ? x->children_cap * 2 : 4;
-        shoal_pid_t *nc = realloc(x->children, cap * sizeof *nc);
-        if (nc == NULL)
-            return SHOAL_ENOMEM;
-        x->children = nc;
-        x->children_cap = cap;
-    }
+    shoal_pid_t *nc = shoal__grow(x->children, x->nchildren, &x->children_cap, sizeof *nc, 4);
+    if (nc == NULL)
+        return SHOAL_ENOMEM;
+    x->children = nc;
     x->children[x->nchildren++] = child;
     return SHOAL_OK;
 }

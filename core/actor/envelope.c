@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/grow.h"
 #include "runtime/runtime.h"
 
 #define SLAB_ENVS 1024u /* 64 KiB */
@@ -24,16 +25,13 @@ static int depot_put(shoal_runtime_t *rt, shoal_env_t *chain, uint32_t n)
 {
     chain->size = n;
     pthread_mutex_lock(&rt->env_lock);
-    if (rt->env_nbatches == rt->env_batches_cap) {
-        size_t cap = rt->env_batches_cap ? rt->env_batches_cap * 2 : 64;
-        shoal_env_t **nb = realloc(rt->env_batches, cap * sizeof *nb);
-        if (nb == NULL) {
-            pthread_mutex_unlock(&rt->env_lock);
-            return SHOAL_ENOMEM;
-        }
-        rt->env_batches = nb;
-        rt->env_batches_cap = cap;
+    shoal_env_t **nb =
+        shoal__grow(rt->env_batches, rt->env_nbatches, &rt->env_batches_cap, sizeof *nb, 64);
+    if (nb == NULL) {
+        pthread_mutex_unlock(&rt->env_lock);
+        return SHOAL_ENOMEM;
     }
+    rt->env_batches = nb;
     rt->env_batches[rt->env_nbatches++] = chain;
     pthread_mutex_unlock(&rt->env_lock);
     return SHOAL_OK;
@@ -50,14 +48,10 @@ static int refill(shoal_tcache_t *tc)
         tc->env_free = chain;
         return SHOAL_OK;
     }
-    if (rt->env_nslabs == rt->env_slabs_cap) {
-        size_t cap = rt->env_slabs_cap ? rt->env_slabs_cap * 2 : 64;
-        void **ns = realloc(rt->env_slabs, cap * sizeof *ns);
-        if (ns == NULL)
-            goto fail;
-        rt->env_slabs = ns;
-        rt->env_slabs_cap = cap;
-    }
+    void **ns = shoal__grow(rt->env_slabs, rt->env_nslabs, &rt->env_slabs_cap, sizeof *ns, 64);
+    if (ns == NULL)
+        goto fail;
+    rt->env_slabs = ns;
     shoal_env_t *slab = aligned_alloc(64, SLAB_ENVS * sizeof *slab);
     if (slab == NULL)
         goto fail;

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "pool/pool.h"
+#include "runtime/grow.h"
 #include "runtime/runtime.h"
 
 /* ---- logging ------------------------------------------------------------- */
@@ -159,14 +160,10 @@ static void gen_unref(shoal_host_t *h, shoal_host_gen_t *g)
 static shoal_host_pool_t *pool_add(shoal_host_t *h, const shoal_config_pool_t *cp,
                                    shoal_host_gen_t *from, shoal_pid_t pid)
 {
-    if (h->npools == h->pools_cap) {
-        size_t cap = h->pools_cap ? h->pools_cap * 2 : 8;
-        shoal_host_pool_t *n = realloc(h->pools, cap * sizeof *n);
-        if (n == NULL)
-            return NULL;
-        h->pools = n;
-        h->pools_cap = cap;
-    }
+    shoal_host_pool_t *n = shoal__grow(h->pools, h->npools, &h->pools_cap, sizeof *n, 8);
+    if (n == NULL)
+        return NULL;
+    h->pools = n;
     char *name = strdup(cp->name);
     if (name == NULL)
         return NULL;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "runtime/grow.h"
 #include "shoal/error.h"
 
 typedef struct anchor_s {
@@ -159,14 +160,10 @@ static int remember(parser_t *p, const char *name, shoal_node_t *node)
 {
     if (name == NULL)
         return SHOAL_OK;
-    if (p->nanchors == p->anchors_cap) {
-        size_t cap = p->anchors_cap ? p->anchors_cap * 2 : 8;
-        anchor_t *na = realloc(p->anchors, cap * sizeof *na);
-        if (na == NULL)
-            return SHOAL_ENOMEM;
-        p->anchors = na;
-        p->anchors_cap = cap;
-    }
+    anchor_t *na = shoal__grow(p->anchors, p->nanchors, &p->anchors_cap, sizeof *na, 8);
+    if (na == NULL)
+        return SHOAL_ENOMEM;
+    p->anchors = na;
     char *dup = strdup(name);
     if (dup == NULL)
         return SHOAL_ENOMEM;

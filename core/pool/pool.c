@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "actor/call.h"
+#include "runtime/grow.h"
 #include "runtime/runtime.h"
 #include "sched/futex.h"
 
@@ -306,16 +307,13 @@ static int pool_handle_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *ms
         return shoal_reply_set(reply, SHOAL_POOL_STATS, &st, sizeof st);
     }
     if (msg->type == SHOAL_POOL_DRAIN) {
-        if (p->nwaiters == p->waiters_cap) {
-            uint32_t cap = p->waiters_cap ? p->waiters_cap * 2 : 4;
-            struct shoal_drain_waiter_s *w = realloc(p->waiters, cap * sizeof *w);
-            if (w == NULL) {
-                shoal_reply_error(reply, SHOAL_ENOMEM);
-                return SHOAL_OK;
-            }
-            p->waiters = w;
-            p->waiters_cap = cap;
+        struct shoal_drain_waiter_s *w =
+            shoal__grow(p->waiters, p->nwaiters, &p->waiters_cap, sizeof *w, 4);
+        if (w == NULL) {
+            shoal_reply_error(reply, SHOAL_ENOMEM);
+            return SHOAL_OK;
         }
+        p->waiters = w;
         p->waiters[p->nwaiters++] = (struct shoal_drain_waiter_s){msg->from, msg->ref};
         shoal__pool_drain(ctx, p); /* may answer at once */
         return SHOAL_DEFER;

@@ -105,7 +105,8 @@ typedef struct shoal_pool_s {
     uint32_t depth;             /* 0 for a root pool */
     uint32_t target;            /* workers wanted */
     shoal_pid_t *retiring_pids; /* removed from the FIFO, finishing their mailboxes */
-    uint32_t nretiring, retiring_cap;
+    uint32_t nretiring;
+    size_t retiring_cap;
     uint32_t state; /* SHOAL_POOL_* */
     bool retry_pending;
     bool check_pending;
@@ -118,7 +119,8 @@ typedef struct shoal_pool_s {
     shoal_orphans_t orphans;
     void *manager_state;
     struct shoal_drain_waiter_s *waiters; /* DRAIN calls answered at the end */
-    uint32_t nwaiters, waiters_cap;
+    uint32_t nwaiters;
+    size_t waiters_cap;
 } shoal_pool_t;
 
 /* Spawns a pool (pool.c). parent: SHOAL_PID_NONE for a root pool, or the

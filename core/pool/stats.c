@@ -103,7 +103,7 @@ void shoal__pool_inspect(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_inspect
     shoal_inspect_uint(out, "messages_failed", st.messages_failed);
     shoal_inspect_uint(out, "messages_dropped", st.messages_dropped);
     shoal_inspect_uint(out, "messages_requeued", st.messages_requeued);
-        /* The ledger: forwarded = handled + failed + dropped + in flight. */
+    /* The ledger: forwarded = handled + failed + dropped + in flight. */
     uint64_t settled = st.messages_handled + st.messages_failed + st.messages_dropped;
     shoal_inspect_uint(out, "messages_in_flight",
                        st.messages_forwarded > settled ? st.messages_forwarded - settled : 0);

@@ -19,6 +19,7 @@
 
 #include "actor/call.h"
 #include "actor/send.h"
+#include "runtime/grow.h"
 #include "runtime/runtime.h"
 #include "sched/futex.h"
 
@@ -120,14 +121,10 @@ static void close_mailbox(shoal_runtime_t *rt, shoal_pid_t pid)
 
 static int retiring_add(shoal_pool_t *p, shoal_pid_t pid)
 {
-    if (p->nretiring == p->retiring_cap) {
-        uint32_t cap = p->retiring_cap ? p->retiring_cap * 2 : 8;
-        shoal_pid_t *n = realloc(p->retiring_pids, cap * sizeof *n);
-        if (n == NULL)
-            return SHOAL_ENOMEM;
-        p->retiring_pids = n;
-        p->retiring_cap = cap;
-    }
+    shoal_pid_t *n = shoal__grow(p->retiring_pids, p->nretiring, &p->retiring_cap, sizeof *n, 8);
+    if (n == NULL)
+        return SHOAL_ENOMEM;
+    p->retiring_pids = n;
     p->retiring_pids[p->nretiring++] = pid;
     return SHOAL_OK;
 }

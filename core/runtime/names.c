@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "actor/ctx.h"
+#include "runtime/grow.h"
 #include "runtime/runtime.h"
 
 typedef struct name_s {
@@ -51,16 +52,12 @@ SHOAL_API int shoal_runtime_register(shoal_runtime_t *rt, const char *name, shoa
             goto out;
         }
     }
-    if (rt->nnames == rt->names_cap) {
-        size_t cap = rt->names_cap ? rt->names_cap * 2 : 16;
-        name_t *nv = realloc(v, cap * sizeof *nv);
-        if (nv == NULL) {
-            rc = SHOAL_ENOMEM;
-            goto out;
-        }
-        rt->names = v = nv;
-        rt->names_cap = cap;
+    name_t *nv = shoal__grow(v, rt->nnames, &rt->names_cap, sizeof *nv, 16);
+    if (nv == NULL) {
+        rc = SHOAL_ENOMEM;
+        goto out;
     }
+    rt->names = v = nv;
     if ((v[rt->nnames].name = strdup(name)) == NULL) {
         rc = SHOAL_ENOMEM;
         goto out;
