@@ -331,10 +331,7 @@ static int set_key(vctx_t *v, const schema_key_t *k, const shoal_node_t *map,
         unsigned i;
         if ((rc = shoal__arg_enum(map, k->key, 0, k->choices, &i, err)) != SHOAL_OK)
             return relabel(err, path, k->key, rc);
-        if (k->choices == log_levels)
-            *(int *)(void *)at = (int)i;
-        else
-            *(unsigned *)(void *)at = i;
+        *(int *)(void *)at = (int)i; /* an enum key is an int field: its choice's index */
         return SHOAL_OK;
     }
     case K_PATH: {
@@ -372,8 +369,9 @@ static int set_key(vctx_t *v, const schema_key_t *k, const shoal_node_t *map,
     case K_SECTION: {
         char sub[256];
         snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", k->key);
-        void *into = k->sub == &restart_schema ? base : v->c;
-        return check_map(v, k->sub, val, sub, into, depth);
+        /* A section's offsets are relative to what its parent fills: the
+         * config at the top, a pool for its restart policy. */
+        return check_map(v, k->sub, val, sub, base, depth);
     }
     case K_ARGS:
         if (val->kind != SHOAL_NODE_MAP)

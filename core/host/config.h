@@ -62,8 +62,8 @@ typedef struct shoal_config_s {
         char *control;       /* resolved path, or NULL */
     } runtime;
     struct {
-        unsigned format; /* SHOAL_LOG_FORMAT_* */
-        int level;       /* SHOAL_LOG_* */
+        int format; /* SHOAL_LOG_FORMAT_* */
+        int level;  /* SHOAL_LOG_* */
     } log;
     struct {
         uint64_t drain_ms;

@@ -45,7 +45,7 @@ typedef struct shoal_host_s {
     size_t npools, pools_cap;
     /* log sink: stderr, text or JSON lines */
     FILE *log_out;
-    unsigned log_format;
+    int log_format;
     pthread_mutex_t log_lock;
 } shoal_host_t;
 
