@@ -306,8 +306,7 @@ static void serve(shoal_host_t *h, reply_t *r, char *line, const char *config, b
             refused(r, size);
             return;
         }
-        /* What runs now, for the next reload to compare with the file. */
-        ((shoal_config_pool_t *)hp->cp)->size = (uint32_t)size;
+
         shoal__host_log(h, SHOAL_LOG_INFO, "control: scale %s to %" PRIu64 ": size now %d", name, n,
                         size);
         say(r, "0 ok\n%d\n", size);

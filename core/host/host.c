@@ -304,12 +304,9 @@ static const shoal_config_plugin_t *plugin_of(const shoal_config_t *c, const cha
     return NULL;
 }
 
-/* Whether a running pool can become `b` without new workers: the same
- * code (plugin file, behaviour), args, bounds and restart policy at every
- * level, and the same shape below the top; the top's size and mailbox may
- * differ (applied live). */
-/* Whether b differs from a only in its leaf workers' code or args: then the
- * pool keeps its PID and its workers are replaced one by one (swap). */
+/* Whether b differs from a only in its leaf workers' code or args (and the
+ * top's size and mailbox): then the pool keeps its PID, and its workers are
+ * swapped one by one if the code or args differ. */
 static bool same_shape(const shoal_config_pool_t *a, const shoal_config_pool_t *b, bool top)
 {
     if ((a->nested == NULL) != (b->nested == NULL))
@@ -323,22 +320,28 @@ static bool same_shape(const shoal_config_pool_t *a, const shoal_config_pool_t *
     return a->nested == NULL || same_shape(a->nested, b->nested, false);
 }
 
+/* Whether a running pool can become b without new workers: the same shape,
+ * and at its leaf the same code (plugin module, behaviour) and args. */
 static bool same_workers(const shoal_config_t *ca, const shoal_config_pool_t *a,
-                         const shoal_config_t *cb, const shoal_config_pool_t *b, bool top)
+                         const shoal_config_t *cb, const shoal_config_pool_t *b)
 {
-    if ((a->nested == NULL) != (b->nested == NULL))
+    if (!same_shape(a, b, true))
         return false;
-    if (!top && (a->size != b->size || a->mailbox != b->mailbox))
-        return false;
-    if (a->min_size != b->min_size || a->max_size != b->max_size ||
-        a->restart.max != b->restart.max || a->restart.within_ms != b->restart.within_ms ||
-        a->restart.backoff_ms != b->restart.backoff_ms)
-        return false;
-    if (a->nested != NULL)
-        return same_workers(ca, a->nested, cb, b->nested, false);
+    while (a->nested != NULL)
+        a = a->nested, b = b->nested;
     const shoal_config_plugin_t *pa = plugin_of(ca, a->plugin), *pb = plugin_of(cb, b->plugin);
     return pa != NULL && pb != NULL && pa->module == pb->module &&
            strcmp(a->behaviour, b->behaviour) == 0 && node_equal(a->args, b->args);
+}
+
+/* What the pool runs with now (a scale may have changed its size since its
+ * config), as the pool itself says; its config's if it cannot. */
+static void running(shoal_host_t *h, const shoal_host_pool_t *hp, uint32_t *size, uint32_t *mailbox)
+{
+    shoal_pool_stats_t st;
+    bool ok = shoal_pool_stats(h->rt, hp->pid, &st, 1000) == SHOAL_OK;
+    *size = ok ? st.target_size : hp->cp->size;
+    *mailbox = ok ? st.mailbox : hp->cp->mailbox;
 }
 
 static const char *leaf_name(const shoal_config_pool_t *cp)
@@ -434,7 +437,7 @@ void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_
             note(&log, "%sremove %s (it drains)", log.n ? "; " : "", hp->name);
             continue;
         }
-        if (!same_workers(hp->from->config, hp->cp, c, cp, true)) {
+        if (!same_workers(hp->from->config, hp->cp, c, cp)) {
             if (!same_shape(hp->cp, cp, true)) {
                 note(&log, "%sreplace %s (a new pool under its name; the old one drains)",
                      log.n ? "; " : "", hp->name);
@@ -443,11 +446,13 @@ void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_
             note(&log, "%s%s: replace its workers one by one (%s)", log.n ? "; " : "", hp->name,
                  leaf_name(cp));
         }
-        if (cp->size != hp->cp->size)
-            note(&log, "%s%s size %u -> %u", log.n ? "; " : "", hp->name, hp->cp->size, cp->size);
-        if (cp->mailbox != hp->cp->mailbox) {
+        uint32_t run_size, run_mailbox;
+        running(h, hp, &run_size, &run_mailbox);
+        if (cp->size != run_size)
+            note(&log, "%s%s size %u -> %u", log.n ? "; " : "", hp->name, run_size, cp->size);
+        if (cp->mailbox != run_mailbox) {
             char a[24], b[24];
-            mailbox_text(hp->cp->mailbox, a);
+            mailbox_text(run_mailbox, a);
             mailbox_text(cp->mailbox, b);
             note(&log, "%s%s mailbox %s -> %s", log.n ? "; " : "", hp->name, a, b);
         }
@@ -488,8 +493,7 @@ int shoal__host_reload(shoal_host_t *h, const char *path)
     for (size_t i = 0; i < c->npools; i++) {
         const shoal_config_pool_t *cp = &c->pools[i];
         shoal_host_pool_t *old = live_pool(h, cp->name);
-        if (old != NULL && (same_workers(old->from->config, old->cp, c, cp, true) ||
-                            same_shape(old->cp, cp, true)))
+        if (old != NULL && same_shape(old->cp, cp, true))
             continue; /* kept: resized, or its workers swapped, below */
         shoal_pid_t pid;
         if ((rc = start_pool(h, cp, &pid)) != SHOAL_OK) {
@@ -521,8 +525,9 @@ int shoal__host_reload(shoal_host_t *h, const char *path)
             continue;
         }
         /* What runs now (a scale may have changed the size since). */
-        uint32_t run_size = hp->cp->size, run_mailbox = hp->cp->mailbox;
-        if (!same_workers(hp->from->config, hp->cp, c, cp, true)) {
+        uint32_t run_size, run_mailbox;
+        running(h, hp, &run_size, &run_mailbox);
+        if (!same_workers(hp->from->config, hp->cp, c, cp)) {
             /* New code or args: the workers are replaced one by one. */
             int n = swap_workers(h, hp, cp, g);
             if (n < 0)
@@ -548,9 +553,6 @@ int shoal__host_reload(shoal_host_t *h, const char *path)
             note(&log, "%s%s mailbox %s -> %s%s", log.n ? "; " : "", hp->name, a, b2,
                  r < 0 ? " (failed)" : "");
         }
-        /* Compare later reloads against what runs now: the sizes. */
-        ((shoal_config_pool_t *)hp->cp)->size = cp->size;
-        ((shoal_config_pool_t *)hp->cp)->mailbox = cp->mailbox;
     }
     for (size_t j = first_new; j < h->npools; j++) {
         shoal_host_pool_t *hp = &h->pools[j];
