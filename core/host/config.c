@@ -213,7 +213,7 @@ static bool split_worker(const char *text, char **plugin, char **beh)
     return *plugin != NULL && *beh != NULL;
 }
 
-static const shoal_config_plugin_t *plugin_named(const shoal_config_t *c, const char *name)
+const shoal_config_plugin_t *shoal__config_plugin(const shoal_config_t *c, const char *name)
 {
     for (size_t i = 0; i < c->nplugins; i++)
         if (strcmp(c->plugins[i].name, name) == 0)
@@ -251,7 +251,7 @@ static int set_worker(vctx_t *v, const shoal_node_t *w, const char *path, shoal_
                     path, w->kind == SHOAL_NODE_SCALAR ? "'" : "",
                     w->kind == SHOAL_NODE_SCALAR ? w->text : shoal__node_kind_name(w),
                     w->kind == SHOAL_NODE_SCALAR ? "'" : "");
-    if (plugin_named(v->c, p->plugin) == NULL)
+    if (shoal__config_plugin(v->c, p->plugin) == NULL)
         return fail(v->err, w, "%s.worker: no plugin '%s' under plugins:", path, p->plugin);
     return SHOAL_OK;
 }
@@ -588,7 +588,7 @@ static int resolve_pool(shoal_config_t *c, shoal_config_pool_t *p, shoal_diag_t 
         return resolve_pool(c, p->nested, err);
     if (p->module != NULL)
         return SHOAL_OK; /* resolved before */
-    const shoal_config_plugin_t *pl = plugin_named(c, p->plugin);
+    const shoal_config_plugin_t *pl = shoal__config_plugin(c, p->plugin);
     const shoal_behaviour_t *b =
         pl && pl->module ? shoal__module_behaviour(pl->module, p->behaviour) : NULL;
     if (b == NULL) {

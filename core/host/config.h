@@ -91,6 +91,9 @@ int shoal__config_resolve(shoal_config_t *c, shoal_loader_t *loader, shoal_diag_
 /* Frees c and drops its module references. NULL is fine. */
 void shoal__config_free(shoal_config_t *c);
 
+/* The plugin called name, or NULL. */
+const shoal_config_plugin_t *shoal__config_plugin(const shoal_config_t *c, const char *name);
+
 /* The pool called name (top level), or NULL. */
 const shoal_config_pool_t *shoal__config_pool(const shoal_config_t *c, const char *name);
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "host/config.h"
+#include "pool/pool.h"
 
 /* A config generation, kept while a pool started from it lives: the pool's
  * workers read their args from its node tree. */
@@ -90,5 +91,26 @@ void shoal__host_log(shoal_host_t *h, int level, const char *fmt, ...) SHOAL_PRI
 /* One table row per pool (rate since the previous call, queue depth,
  * refused, restarts, queue-wait p50/p99); a header first if asked. */
 void shoal__host_table(shoal_host_t *h, FILE *out, double seconds, bool header);
+
+/* ---- between host.c and reload.c ---- */
+
+/* Spawns the pool cp describes (its nested chain, its plugin held by each
+ * worker); waits until every level has started. */
+int shoal__host_start_pool(shoal_host_t *h, const shoal_config_pool_t *cp, shoal_pid_t *pid);
+/* The spec chain of cp: specs[0] the pool, each nested level the next;
+ * *leaf: the level whose workers run the plugin behaviour. */
+void shoal__host_spec_chain(const shoal_config_pool_t *cp, shoal_pool_spec_t *specs,
+                            const shoal_config_pool_t **leaf);
+/* What keeps module m mapped while a worker runs its code. */
+shoal_pool_hold_t shoal__host_hold(shoal_module_t *m);
+/* A new current generation for c (one reference: being current). */
+shoal_host_gen_t *shoal__host_gen_new(shoal_host_t *h, shoal_config_t *c);
+/* Drops a reference; the last frees the generation and its config. */
+void shoal__host_gen_unref(shoal_host_t *h, shoal_host_gen_t *g);
+/* Tracks a pool started from cp (generation `from` gains a reference). */
+shoal_host_pool_t *shoal__host_pool_add(shoal_host_t *h, const shoal_config_pool_t *cp,
+                                        shoal_host_gen_t *from, shoal_pid_t pid);
+/* "unbounded" or the number. */
+void shoal__host_mailbox_text(uint32_t mailbox, char buf[24]);
 
 #endif
