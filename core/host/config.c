@@ -1,7 +1,6 @@
-/* config.c - validating the config tree against a declarative schema
- * (after nginx's ngx_command_t): one table per section gives each key's
- * type, bounds, default, where it is stored and a one-line doc. The same
- * tables check the YAML and print `shoald --help-config`.
+/* config.c - the config tree checked against the schema tables (schema.h)
+ * into a shoal_config_t, loading from a file, resolving its plugins, and
+ * freeing it.
  */
 #include "host/config.h"
 
@@ -16,112 +15,8 @@
 #include <string.h>
 
 #include "host/args.h"
+#include "host/schema.h"
 #include "shoal/ctx.h"
-
-typedef enum {
-    K_U32,      /* integer in [min, max] */
-    K_THREADS,  /* `auto` (0) or integer in [min, max] */
-    K_DURATION, /* duration, stored in ms (uint64) */
-    K_SPIN,     /* duration, stored in us (uint32), at most max us */
-    K_ENUM,     /* one of choices, stored as its index (unsigned) */
-    K_PATH,     /* string, resolved against the config's directory */
-    K_MAILBOX,  /* integer >= 1 or `unbounded` */
-    K_SECTION,  /* a mapping checked against sub */
-    K_PLUGINS,  /* NAME: path, ... */
-    K_POOLS,    /* NAME: pool, ... */
-    K_WORKER,   /* PLUGIN.BEHAVIOUR, or a pool mapping (nested) */
-    K_ARGS,     /* any mapping, handed to the worker's init */
-} key_type_t;
-
-typedef struct schema_s schema_t;
-
-typedef struct schema_key_s {
-    const char *key;
-    key_type_t type;
-    size_t offset; /* into the struct the section fills */
-    int64_t min, max;
-    const char *const *choices;
-    const schema_t *sub;
-    const char *def; /* for --help-config; the code sets the same default */
-    const char *doc;
-} schema_key_t;
-
-struct schema_s {
-    const char *name;
-    const schema_key_t *keys;
-    size_t nkeys;
-};
-
-#define NKEYS(a) (sizeof(a) / sizeof(a)[0])
-#define YEAR_MS INT64_C(31536000000) /* the longest duration a key takes */
-
-static const char *const log_formats[] = {"text", "json", NULL};
-static const char *const log_levels[] = {"error", "warn", "info", "debug", NULL};
-
-#define RT(f) offsetof(shoal_config_t, runtime.f)
-static const schema_key_t runtime_keys[] = {
-    {"threads", K_THREADS, RT(threads), 1, 1024, NULL, NULL, "auto",
-     "dispatcher threads; auto = max(online CPUs, 2)"},
-    {"throughput", K_U32, RT(throughput), 1, 1 << 20, NULL, NULL, "32",
-     "messages an actor handles per turn before others run"},
-    {"spin", K_SPIN, RT(spin_us), 0, 1000000, NULL, NULL, "50us",
-     "how long an idle thread looks for work before it sleeps"},
-    {"max_actors", K_U32, RT(max_actors), 16, 1 << 30, NULL, NULL, "16777216",
-     "live actors at most"},
-    {"control", K_PATH, RT(control), 0, 0, NULL, NULL, "none",
-     "control socket (mode 0600), relative to this file"},
-};
-static const schema_t runtime_schema = {"runtime", runtime_keys, NKEYS(runtime_keys)};
-
-static const schema_key_t log_keys[] = {
-    {"format", K_ENUM, offsetof(shoal_config_t, log.format), 0, 0, log_formats, NULL, "text",
-     "text or json (one object per line)"},
-    {"level", K_ENUM, offsetof(shoal_config_t, log.level), 0, 0, log_levels, NULL, "info",
-     "error, warn, info or debug"},
-};
-static const schema_t log_schema = {"log", log_keys, NKEYS(log_keys)};
-
-static const schema_key_t shutdown_keys[] = {
-    {"drain", K_DURATION, offsetof(shoal_config_t, shutdown.drain_ms), 0, YEAR_MS, NULL, NULL,
-     "10s", "on SIGTERM/SIGINT, how long pools may drain before shoald stops them"},
-};
-static const schema_t shutdown_schema = {"shutdown", shutdown_keys, NKEYS(shutdown_keys)};
-
-#define RS(f) offsetof(shoal_config_pool_t, restart.f)
-static const schema_key_t restart_keys[] = {
-    {"max", K_U32, RS(max), 0, 1000000, NULL, NULL, "5",
-     "restarts allowed within `within`; past it the pool is degraded"},
-    {"within", K_DURATION, RS(within_ms), 1, YEAR_MS, NULL, NULL, "5s", "the restart window"},
-    {"backoff", K_DURATION, RS(backoff_ms), 1, YEAR_MS, NULL, NULL, "100ms",
-     "first retry once degraded; doubles up to 64x"},
-};
-static const schema_t restart_schema = {"restart", restart_keys, NKEYS(restart_keys)};
-
-#define PL(f) offsetof(shoal_config_pool_t, f)
-static const schema_key_t pool_keys[] = {
-    {"worker", K_WORKER, 0, 0, 0, NULL, NULL, "(required)",
-     "PLUGIN.BEHAVIOUR, or a pool mapping (each worker is then a pool)"},
-    {"size", K_U32, PL(size), 0, SHOAL_POOL_MAX_SIZE, NULL, NULL, "4", "workers at start"},
-    {"min", K_U32, PL(min_size), 0, SHOAL_POOL_MAX_SIZE, NULL, NULL, "1",
-     "fewest workers resizing may leave"},
-    {"max", K_U32, PL(max_size), 1, SHOAL_POOL_MAX_SIZE, NULL, NULL, "max(size, 1024)",
-     "most workers resizing may add"},
-    {"mailbox", K_MAILBOX, PL(mailbox), 1, SHOAL_MAILBOX_MAX, NULL, NULL, "64",
-     "per worker: a number >= 1, or unbounded"},
-    {"args", K_ARGS, 0, 0, 0, NULL, NULL, "{}", "given to every worker's init"},
-    {"restart", K_SECTION, 0, 0, 0, NULL, &restart_schema, "", "restart policy"},
-};
-static const schema_t pool_schema = {"POOL", pool_keys, NKEYS(pool_keys)};
-
-static const schema_key_t top_keys[] = {
-    {"runtime", K_SECTION, 0, 0, 0, NULL, &runtime_schema, "", "the dispatcher"},
-    {"log", K_SECTION, 0, 0, 0, NULL, &log_schema, "", "log lines"},
-    {"shutdown", K_SECTION, 0, 0, 0, NULL, &shutdown_schema, "", "stopping"},
-    {"plugins", K_PLUGINS, 0, 0, 0, NULL, NULL, "{}",
-     "NAME: path of a plugin .so, relative to this file"},
-    {"pools", K_POOLS, 0, 0, 0, NULL, &pool_schema, "{}", "NAME: POOL"},
-};
-static const schema_t top_schema = {"", top_keys, NKEYS(top_keys)};
 
 /* ---- errors -------------------------------------------------------------- */
 
@@ -154,7 +49,7 @@ static int relabel(shoal_diag_t *err, const char *path, const char *key, int rc)
 }
 
 /* "a, b, c" of a schema's keys. */
-static void key_list(const schema_t *s, char *buf, size_t size)
+static void key_list(const shoal_schema_t *s, char *buf, size_t size)
 {
     size_t n = 0;
     buf[0] = '\0';
@@ -196,7 +91,7 @@ typedef struct ctx_s {
     shoal_diag_t *err;
 } vctx_t;
 
-static int check_map(vctx_t *v, const schema_t *s, const shoal_node_t *map, const char *path,
+static int check_map(vctx_t *v, const shoal_schema_t *s, const shoal_node_t *map, const char *path,
                      void *base, unsigned depth);
 
 /* PLUGIN.BEHAVIOUR: both parts identifiers ([A-Za-z0-9_-]), one dot. */
@@ -274,14 +169,14 @@ static int quoted_number(vctx_t *v, const shoal_node_t *val, const char *path, c
                 path, key, val->text);
 }
 
-static int set_key(vctx_t *v, const schema_key_t *k, const shoal_node_t *map,
+static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *map,
                    const shoal_node_t *val, const char *path, void *base, unsigned depth)
 {
     char *at = (char *)base + k->offset;
     shoal_diag_t *err = v->err;
     int rc = SHOAL_OK;
     switch (k->type) {
-    case K_U32: {
+    case SHOAL_KEY_U32: {
         int64_t x;
         if (val->kind == SHOAL_NODE_SCALAR && val->quoted)
             return quoted_number(v, val, path, k->key);
@@ -290,7 +185,7 @@ static int set_key(vctx_t *v, const schema_key_t *k, const shoal_node_t *map,
         *(uint32_t *)(void *)at = (uint32_t)x;
         return SHOAL_OK;
     }
-    case K_THREADS: {
+    case SHOAL_KEY_THREADS: {
         if (val->kind == SHOAL_NODE_SCALAR && !val->quoted && strcmp(val->text, "auto") == 0) {
             *(uint32_t *)(void *)at = 0;
             return SHOAL_OK;
@@ -306,7 +201,7 @@ static int set_key(vctx_t *v, const schema_key_t *k, const shoal_node_t *map,
         *(uint32_t *)(void *)at = (uint32_t)x;
         return SHOAL_OK;
     }
-    case K_DURATION: {
+    case SHOAL_KEY_DURATION: {
         uint64_t ms;
         if ((rc = shoal__arg_duration_ms(map, k->key, 0, &ms, err)) != SHOAL_OK)
             return relabel(err, path, k->key, rc);
@@ -318,7 +213,7 @@ static int set_key(vctx_t *v, const schema_key_t *k, const shoal_node_t *map,
         *(uint64_t *)(void *)at = ms;
         return SHOAL_OK;
     }
-    case K_SPIN: {
+    case SHOAL_KEY_SPIN: {
         uint64_t us;
         if ((rc = shoal__arg_duration_us(map, k->key, 0, &us, err)) != SHOAL_OK)
             return relabel(err, path, k->key, rc);
@@ -327,14 +222,14 @@ static int set_key(vctx_t *v, const schema_key_t *k, const shoal_node_t *map,
         *(uint32_t *)(void *)at = (uint32_t)us;
         return SHOAL_OK;
     }
-    case K_ENUM: {
+    case SHOAL_KEY_ENUM: {
         unsigned i;
         if ((rc = shoal__arg_enum(map, k->key, 0, k->choices, &i, err)) != SHOAL_OK)
             return relabel(err, path, k->key, rc);
         *(int *)(void *)at = (int)i; /* an enum key is an int field: its choice's index */
         return SHOAL_OK;
     }
-    case K_PATH: {
+    case SHOAL_KEY_PATH: {
         const char *s;
         if ((rc = shoal__arg_string(map, k->key, 0, &s, err)) != SHOAL_OK)
             return relabel(err, path, k->key, rc);
@@ -344,7 +239,7 @@ static int set_key(vctx_t *v, const schema_key_t *k, const shoal_node_t *map,
         free(*dst);
         return (*dst = join_path(v->c->dir, s)) ? SHOAL_OK : SHOAL_ENOMEM;
     }
-    case K_MAILBOX: {
+    case SHOAL_KEY_MAILBOX: {
         if (val->kind == SHOAL_NODE_SCALAR && !val->quoted && strcmp(val->text, "unbounded") == 0) {
             *(uint32_t *)(void *)at = SHOAL_MAILBOX_UNBOUNDED;
             return SHOAL_OK;
@@ -366,29 +261,29 @@ static int set_key(vctx_t *v, const schema_key_t *k, const shoal_node_t *map,
         *(uint32_t *)(void *)at = (uint32_t)x;
         return SHOAL_OK;
     }
-    case K_SECTION: {
+    case SHOAL_KEY_SECTION: {
         char sub[256];
         snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", k->key);
         /* A section's offsets are relative to what its parent fills: the
          * config at the top, a pool for its restart policy. */
         return check_map(v, k->sub, val, sub, base, depth);
     }
-    case K_ARGS:
+    case SHOAL_KEY_ARGS:
         if (val->kind != SHOAL_NODE_MAP)
             return fail(err, val, "%s.args: expected a mapping, got %s", path,
                         shoal__node_kind_name(val));
         ((shoal_config_pool_t *)base)->args = val;
         return SHOAL_OK;
-    case K_WORKER:
+    case SHOAL_KEY_WORKER:
         return set_worker(v, val, path, base, depth);
-    case K_PLUGINS:
-    case K_POOLS:
+    case SHOAL_KEY_PLUGINS:
+    case SHOAL_KEY_POOLS:
         break; /* top level only: see check_top */
     }
     return SHOAL_OK;
 }
 
-static int check_map(vctx_t *v, const schema_t *s, const shoal_node_t *map, const char *path,
+static int check_map(vctx_t *v, const shoal_schema_t *s, const shoal_node_t *map, const char *path,
                      void *base, unsigned depth)
 {
     if (map->kind != SHOAL_NODE_MAP && *path == '\0')
@@ -399,7 +294,7 @@ static int check_map(vctx_t *v, const schema_t *s, const shoal_node_t *map, cons
                     shoal__node_kind_name(map));
     for (size_t i = 0; i < map->n; i++) {
         const shoal_node_t *key = map->keys[i];
-        const schema_key_t *k = NULL;
+        const shoal_schema_key_t *k = NULL;
         for (size_t j = 0; j < s->nkeys && k == NULL; j++)
             if (strcmp(s->keys[j].key, key->text) == 0)
                 k = &s->keys[j];
@@ -412,7 +307,7 @@ static int check_map(vctx_t *v, const schema_t *s, const shoal_node_t *map, cons
             return fail(v->err, key, "unknown key '%s' in %s (expected one of: %s)", key->text,
                         path, keys);
         }
-        if (k->type == K_PLUGINS || k->type == K_POOLS)
+        if (k->type == SHOAL_KEY_PLUGINS || k->type == SHOAL_KEY_POOLS)
             continue; /* check_top, in order: plugins before pools */
         int rc = set_key(v, k, map, map->items[i], path, base, depth);
         if (rc != SHOAL_OK)
@@ -428,7 +323,7 @@ static int check_pool(vctx_t *v, const shoal_node_t *map, const char *name, cons
     p->at = map;
     if ((p->name = dup(name)) == NULL || (p->path = dup(path)) == NULL)
         return SHOAL_ENOMEM;
-    int rc = check_map(v, &pool_schema, map, path, p, depth);
+    int rc = check_map(v, &shoal__schema_pool, map, path, p, depth);
     if (rc != SHOAL_OK)
         return rc;
     if (p->worker_at == NULL)
@@ -454,7 +349,7 @@ static int check_pool(vctx_t *v, const shoal_node_t *map, const char *name, cons
 static int check_top(vctx_t *v, const shoal_node_t *root)
 {
     shoal_config_t *c = v->c;
-    int rc = check_map(v, &top_schema, root, "", c, 0);
+    int rc = check_map(v, &shoal__schema_top, root, "", c, 0);
     if (rc != SHOAL_OK)
         return rc;
     const shoal_node_t *plugins = shoal__node_get(root, "plugins");
@@ -672,70 +567,4 @@ const shoal_config_pool_t *shoal__config_pool(const shoal_config_t *c, const cha
         if (strcmp(c->pools[i].name, name) == 0)
             return &c->pools[i];
     return NULL;
-}
-
-/* ---- --help-config ------------------------------------------------------- */
-
-static const char *type_name(const schema_key_t *k, char *buf, size_t size)
-{
-    switch (k->type) {
-    case K_U32:
-        snprintf(buf, size, "integer %" PRId64 "..%" PRId64, k->min, k->max);
-        return buf;
-    case K_THREADS:
-        snprintf(buf, size, "auto | %" PRId64 "..%" PRId64, k->min, k->max);
-        return buf;
-    case K_DURATION:
-        return "duration (250ms, 2s, 1m)";
-    case K_SPIN:
-        return "duration (us, ms, s), <= 1s";
-    case K_ENUM: {
-        size_t n = 0;
-        buf[0] = '\0';
-        for (size_t i = 0; k->choices[i] && n < size; i++)
-            n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? " | " : "", k->choices[i]);
-        return buf;
-    }
-    case K_PATH:
-        return "path";
-    case K_MAILBOX:
-        return "1.. | unbounded";
-    case K_SECTION:
-        return "mapping";
-    case K_PLUGINS:
-        return "mapping NAME: path";
-    case K_POOLS:
-        return "mapping NAME: POOL";
-    case K_WORKER:
-        return "PLUGIN.BEHAVIOUR | POOL";
-    case K_ARGS:
-        return "mapping";
-    }
-    return "?";
-}
-
-static void help_schema(FILE *out, const schema_t *s, const char *prefix)
-{
-    char type[128], path[128];
-    for (size_t i = 0; i < s->nkeys; i++) {
-        const schema_key_t *k = &s->keys[i];
-        snprintf(path, sizeof path, "%s%s", prefix, k->key);
-        fprintf(out, "  %-24s %-30s %-16s %s\n", path, type_name(k, type, sizeof type), k->def,
-                k->doc);
-        if (k->type == K_SECTION && k->sub != &restart_schema) {
-            char sub[160];
-            snprintf(sub, sizeof sub, "%s.", path);
-            help_schema(out, k->sub, sub);
-        }
-    }
-}
-
-void shoal__config_help(FILE *out)
-{
-    fprintf(out, "shoald config (YAML). Paths are relative to the config file.\n\n");
-    fprintf(out, "  %-24s %-30s %-16s %s\n", "key", "type", "default", "what");
-    help_schema(out, &top_schema, "");
-    fprintf(out, "\nPOOL (each entry under pools:):\n");
-    help_schema(out, &pool_schema, "");
-    help_schema(out, &restart_schema, "restart.");
 }

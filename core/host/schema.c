@@ -1,0 +1,146 @@
+/* schema.c - the tables of the config schema (schema.h), and printing them
+ * (shoald --help-config).
+ */
+#include "host/schema.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "host/config.h"
+
+#define NKEYS(a) (sizeof(a) / sizeof(a)[0])
+#define YEAR_MS INT64_C(31536000000) /* the longest duration a key takes */
+
+static const char *const log_formats[] = {"text", "json", NULL};
+static const char *const log_levels[] = {"error", "warn", "info", "debug", NULL};
+
+#define RT(f) offsetof(shoal_config_t, runtime.f)
+static const shoal_schema_key_t runtime_keys[] = {
+    {"threads", SHOAL_KEY_THREADS, RT(threads), 1, 1024, NULL, NULL, "auto",
+     "dispatcher threads; auto = max(online CPUs, 2)"},
+    {"throughput", SHOAL_KEY_U32, RT(throughput), 1, 1 << 20, NULL, NULL, "32",
+     "messages an actor handles per turn before others run"},
+    {"spin", SHOAL_KEY_SPIN, RT(spin_us), 0, 1000000, NULL, NULL, "50us",
+     "how long an idle thread looks for work before it sleeps"},
+    {"max_actors", SHOAL_KEY_U32, RT(max_actors), 16, 1 << 30, NULL, NULL, "16777216",
+     "live actors at most"},
+    {"control", SHOAL_KEY_PATH, RT(control), 0, 0, NULL, NULL, "none",
+     "control socket (mode 0600), relative to this file"},
+};
+static const shoal_schema_t runtime_schema = {"runtime", runtime_keys, NKEYS(runtime_keys)};
+
+static const shoal_schema_key_t log_keys[] = {
+    {"format", SHOAL_KEY_ENUM, offsetof(shoal_config_t, log.format), 0, 0, log_formats, NULL,
+     "text", "text or json (one object per line)"},
+    {"level", SHOAL_KEY_ENUM, offsetof(shoal_config_t, log.level), 0, 0, log_levels, NULL, "info",
+     "error, warn, info or debug"},
+};
+static const shoal_schema_t log_schema = {"log", log_keys, NKEYS(log_keys)};
+
+static const shoal_schema_key_t shutdown_keys[] = {
+    {"drain", SHOAL_KEY_DURATION, offsetof(shoal_config_t, shutdown.drain_ms), 0, YEAR_MS, NULL,
+     NULL, "10s", "on SIGTERM/SIGINT, how long pools may drain before shoald stops them"},
+};
+static const shoal_schema_t shutdown_schema = {"shutdown", shutdown_keys, NKEYS(shutdown_keys)};
+
+#define RS(f) offsetof(shoal_config_pool_t, restart.f)
+static const shoal_schema_key_t restart_keys[] = {
+    {"max", SHOAL_KEY_U32, RS(max), 0, 1000000, NULL, NULL, "5",
+     "restarts allowed within `within`; past it the pool is degraded"},
+    {"within", SHOAL_KEY_DURATION, RS(within_ms), 1, YEAR_MS, NULL, NULL, "5s",
+     "the restart window"},
+    {"backoff", SHOAL_KEY_DURATION, RS(backoff_ms), 1, YEAR_MS, NULL, NULL, "100ms",
+     "first retry once degraded; doubles up to 64x"},
+};
+static const shoal_schema_t restart_schema = {"restart", restart_keys, NKEYS(restart_keys)};
+
+#define PL(f) offsetof(shoal_config_pool_t, f)
+static const shoal_schema_key_t pool_keys[] = {
+    {"worker", SHOAL_KEY_WORKER, 0, 0, 0, NULL, NULL, "(required)",
+     "PLUGIN.BEHAVIOUR, or a pool mapping (each worker is then a pool)"},
+    {"size", SHOAL_KEY_U32, PL(size), 0, SHOAL_POOL_MAX_SIZE, NULL, NULL, "4", "workers at start"},
+    {"min", SHOAL_KEY_U32, PL(min_size), 0, SHOAL_POOL_MAX_SIZE, NULL, NULL, "1",
+     "fewest workers resizing may leave"},
+    {"max", SHOAL_KEY_U32, PL(max_size), 1, SHOAL_POOL_MAX_SIZE, NULL, NULL, "max(size, 1024)",
+     "most workers resizing may add"},
+    {"mailbox", SHOAL_KEY_MAILBOX, PL(mailbox), 1, SHOAL_MAILBOX_MAX, NULL, NULL, "64",
+     "per worker: a number >= 1, or unbounded"},
+    {"args", SHOAL_KEY_ARGS, 0, 0, 0, NULL, NULL, "{}", "given to every worker's init"},
+    {"restart", SHOAL_KEY_SECTION, 0, 0, 0, NULL, &restart_schema, "", "restart policy"},
+};
+const shoal_schema_t shoal__schema_pool = {"POOL", pool_keys, NKEYS(pool_keys)};
+
+static const shoal_schema_key_t top_keys[] = {
+    {"runtime", SHOAL_KEY_SECTION, 0, 0, 0, NULL, &runtime_schema, "", "the dispatcher"},
+    {"log", SHOAL_KEY_SECTION, 0, 0, 0, NULL, &log_schema, "", "log lines"},
+    {"shutdown", SHOAL_KEY_SECTION, 0, 0, 0, NULL, &shutdown_schema, "", "stopping"},
+    {"plugins", SHOAL_KEY_PLUGINS, 0, 0, 0, NULL, NULL, "{}",
+     "NAME: path of a plugin .so, relative to this file"},
+    {"pools", SHOAL_KEY_POOLS, 0, 0, 0, NULL, &shoal__schema_pool, "{}", "NAME: POOL"},
+};
+const shoal_schema_t shoal__schema_top = {"", top_keys, NKEYS(top_keys)};
+
+/* ---- --help-config ------------------------------------------------------- */
+
+static const char *type_name(const shoal_schema_key_t *k, char *buf, size_t size)
+{
+    switch (k->type) {
+    case SHOAL_KEY_U32:
+        snprintf(buf, size, "integer %" PRId64 "..%" PRId64, k->min, k->max);
+        return buf;
+    case SHOAL_KEY_THREADS:
+        snprintf(buf, size, "auto | %" PRId64 "..%" PRId64, k->min, k->max);
+        return buf;
+    case SHOAL_KEY_DURATION:
+        return "duration (250ms, 2s, 1m)";
+    case SHOAL_KEY_SPIN:
+        return "duration (us, ms, s), <= 1s";
+    case SHOAL_KEY_ENUM: {
+        size_t n = 0;
+        buf[0] = '\0';
+        for (size_t i = 0; k->choices[i] && n < size; i++)
+            n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? " | " : "", k->choices[i]);
+        return buf;
+    }
+    case SHOAL_KEY_PATH:
+        return "path";
+    case SHOAL_KEY_MAILBOX:
+        return "1.. | unbounded";
+    case SHOAL_KEY_SECTION:
+        return "mapping";
+    case SHOAL_KEY_PLUGINS:
+        return "mapping NAME: path";
+    case SHOAL_KEY_POOLS:
+        return "mapping NAME: POOL";
+    case SHOAL_KEY_WORKER:
+        return "PLUGIN.BEHAVIOUR | POOL";
+    case SHOAL_KEY_ARGS:
+        return "mapping";
+    }
+    return "?";
+}
+
+static void help_schema(FILE *out, const shoal_schema_t *s, const char *prefix)
+{
+    char type[128], path[128];
+    for (size_t i = 0; i < s->nkeys; i++) {
+        const shoal_schema_key_t *k = &s->keys[i];
+        snprintf(path, sizeof path, "%s%s", prefix, k->key);
+        fprintf(out, "  %-24s %-30s %-16s %s\n", path, type_name(k, type, sizeof type), k->def,
+                k->doc);
+        if (k->type == SHOAL_KEY_SECTION) {
+            char sub[160];
+            snprintf(sub, sizeof sub, "%s.", path);
+            help_schema(out, k->sub, sub);
+        }
+    }
+}
+
+void shoal__config_help(FILE *out)
+{
+    fprintf(out, "shoald config (YAML). Paths are relative to the config file.\n\n");
+    fprintf(out, "  %-24s %-30s %-16s %s\n", "key", "type", "default", "what");
+    help_schema(out, &shoal__schema_top, "");
+    fprintf(out, "\nPOOL (each entry under pools:):\n");
+    help_schema(out, &shoal__schema_pool, "");
+}
