@@ -3,36 +3,7 @@
 # on SIGHUP (a size change, a new pool, a removed pool, a replaced pool),
 # 100 malformed reloads that change nothing, a storm of 10,000 SIGHUPs that
 # coalesces, and SIGTERM under load that drains and exits 0.
-set -u
-build=$(cd "$1" && pwd)
-shoald=$build/bin/shoald
-shoalctl=$build/bin/shoalctl
-plugins=$build/plugins
-tmp=$(mktemp -d)
-pid=
-cleanup() {
-    [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-log=$tmp/log
-fail() {
-    echo "FAIL: $*"
-    echo "---- shoald's log (last 40 lines)"
-    tail -40 "$log" 2>/dev/null
-    exit 1
-}
-# count PATTERN: lines of the log matching it
-count() { grep -c -- "$1" "$log" 2>/dev/null || true; }
-# wait_for PATTERN [N]: until the log has N (default 1) such lines, 10 s at most
-wait_for() {
-    local n=${2:-1}
-    for _ in $(seq 1 1000); do
-        [ "$(count "$1")" -ge "$n" ] && return 0
-        sleep 0.01
-    done
-    fail "no ${n}x '$1' in the log"
-}
+. "$(dirname "$0")/lib.sh" "$1"
 
 # config SIZE [EXTRA_POOLS [MAILBOX]]: the test config with api of SIZE
 # workers (mailbox 80 unless given)

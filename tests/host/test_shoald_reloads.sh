@@ -1,33 +1,15 @@
 #!/bin/bash
 # test_shoald_reloads.sh BUILD_DIR [SANITIZER] - 1,000 reloads alternating a pool's size
-# while a loadgen sends 300,000 messages into it: every message sent is
+# while a loadgen sends 100,000 messages into it: every message sent is
 # handled or refused (handled + refused == attempts, forwarded == handled:
 # nothing lost, nothing twice), and the process's RSS, descriptors, threads
 # and mapped plugins are back to their baseline. Under a sanitizer (second
 # argument) RSS is not compared: ASan keeps freed memory in quarantine and
 # TSan grows its shadow; LeakSanitizer checks for leaks instead.
-set -u
-build=$(cd "$1" && pwd)
+. "$(dirname "$0")/lib.sh" "$1"
 sanitizer=${2:-}
-shoald=$build/bin/shoald
-shoalctl=$build/bin/shoalctl
-plugins=$build/plugins
 reloads=${SHOAL_TEST_RELOADS:-1000}
 total=100000
-tmp=$(mktemp -d)
-pid=
-cleanup() {
-    [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-log=$tmp/log
-fail() {
-    echo "FAIL: $*"
-    echo "---- shoald's log (last 20 lines)"
-    tail -20 "$log" 2>/dev/null
-    exit 1
-}
 export SHOAL_SOCKET=$tmp/ctl.sock
 
 config() {
