@@ -339,6 +339,17 @@ static void print_stats(const bench_t *b, const char *when)
             (unsigned long long)(b->mallocs1 - b->mallocs0));
 }
 
+/* The run did not complete within limit seconds: record the end as it is
+ * and say so. */
+static void timed_out(bench_t *b, double limit)
+{
+    b->t1 = bench_now();
+    b->mallocs1 = bench_malloc_calls();
+    shoal_runtime_stats(b->rt, &b->st1);
+    fprintf(stderr, "shoal-bench: %s: no completion after %.0f s (hang?)\n", b->workload, limit);
+    print_stats(b, "at timeout");
+}
+
 int bench_wait(bench_t *b)
 {
     double limit = (double)bench_env_ulong("SHOAL_BENCH_TIMEOUT", 300);
@@ -348,12 +359,7 @@ int bench_wait(bench_t *b)
     while (sem_timedwait(&b->done, &ts) != 0) {
         if (errno == EINTR)
             continue;
-        b->t1 = bench_now();
-        b->mallocs1 = bench_malloc_calls();
-        shoal_runtime_stats(b->rt, &b->st1);
-        fprintf(stderr, "shoal-bench: %s: no completion after %.0f s (hang?)\n", b->workload,
-                limit);
-        print_stats(b, "at timeout");
+        timed_out(b, limit);
         return -1;
     }
     return 0;
@@ -389,12 +395,7 @@ int bench_wait_inspect(bench_t *b, shoal_pid_t pid, bench_inspect_t *out)
         if (errno == EINTR)
             continue;
         if (bench_now() > deadline) {
-            b->t1 = bench_now();
-            b->mallocs1 = bench_malloc_calls();
-            shoal_runtime_stats(b->rt, &b->st1);
-            fprintf(stderr, "shoal-bench: %s: no completion after %.0f s (hang?)\n", b->workload,
-                    limit);
-            print_stats(b, "at timeout");
+            timed_out(b, limit);
             rc = -1;
             break;
         }
