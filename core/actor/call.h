@@ -25,6 +25,8 @@ void shoal__reply_discard(struct shoal_reply_s *reply);
 int shoal__inspect_answer(struct shoal_ctx_s *ctx, shoal_env_t *req);
 
 /* Children bookkeeping (ctx.c). */
+/* Records a child of the running actor (linked: stopped when it ends). On
+ * SHOAL_ENOMEM the child cannot be tracked, so it is stopped at once. */
 int shoal__children_add(struct shoal_ctx_s *ctx, shoal_pid_t child);
 void shoal__children_remove(struct shoal_ctx_s *ctx, shoal_pid_t child);
 /* An envelope that can no longer be handled (its receiver ends): a call is

@@ -18,11 +18,16 @@ SHOAL_API shoal_runtime_t *shoal_ctx_runtime(const shoal_ctx_t *ctx) { return ct
 int shoal__children_add(struct shoal_ctx_s *ctx, shoal_pid_t child)
 {
     shoal_actor_ext_t *x = ctx->b->ext;
-    if (x == NULL && (x = ctx->b->ext = calloc(1, sizeof *x)) == NULL)
+    if (x == NULL)
+        x = ctx->b->ext = calloc(1, sizeof *x);
+    shoal_pid_t *nc =
+        x ? shoal__grow(x->children, x->nchildren, &x->children_cap, sizeof *nc, 4) : NULL;
+    if (nc == NULL) {
+        /* Untracked, it would outlive us: it ends now. */
+        shoal__send_system(ctx->rt, ctx->tc, child, SHOAL_ENV_STOP, ctx->self,
+                           (uint32_t)SHOAL_ESHUTDOWN);
         return SHOAL_ENOMEM;
-    shoal_pid_t *nc = shoal__grow(x->children, x->nchildren, &x->children_cap, sizeof *nc, 4);
-    if (nc == NULL)
-        return SHOAL_ENOMEM;
+    }
     x->children = nc;
     x->children[x->nchildren++] = child;
     return SHOAL_OK;
@@ -53,14 +58,9 @@ SHOAL_API int shoal_spawn(shoal_ctx_t *ctx, const shoal_behaviour_t *behaviour, 
                                 SHOAL_ACTOR_PLAIN, NULL, pid);
     if (rc != SHOAL_OK)
         return rc;
-    if (shoal__children_add(ctx, *pid) != SHOAL_OK) {
-        /* Cannot track it, so it must not outlive us untracked. */
-        shoal__send_system(ctx->rt, ctx->tc, *pid, SHOAL_ENV_STOP, ctx->self,
-                           (uint32_t)SHOAL_ESHUTDOWN);
+    if ((rc = shoal__children_add(ctx, *pid)) != SHOAL_OK)
         *pid = SHOAL_PID_NONE;
-        return SHOAL_ENOMEM;
-    }
-    return SHOAL_OK;
+    return rc;
 }
 
 SHOAL_API int shoal_runtime_spawn(shoal_runtime_t *rt, const shoal_behaviour_t *behaviour,

@@ -17,12 +17,9 @@ SHOAL_API int shoal_spawn_pool(shoal_ctx_t *ctx, const shoal_pool_spec_t *spec, 
     int rc = shoal__pool_spawn(ctx->rt, ctx->tc, ctx->self, NULL, spec, NULL, 0, pid);
     if (rc != SHOAL_OK)
         return rc;
-    if (shoal__children_add(ctx, *pid) != SHOAL_OK) {
-        shoal_stop(ctx, *pid); /* it must not outlive us untracked */
-        *pid = SHOAL_PID_NONE;
-        return SHOAL_ENOMEM;
-    }
-    return SHOAL_OK;
+    if ((rc = shoal__children_add(ctx, *pid)) != SHOAL_OK)
+        *pid = SHOAL_PID_NONE; /* stopped: it must not outlive us untracked */
+    return rc;
 }
 
 /* A command whose payload and answer are one uint32_t. */

@@ -56,13 +56,9 @@ int shoal__pool_spawn_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid
         atomic_fetch_sub_explicit(&p->refs, 1, memory_order_relaxed); /* ours is still held */
         return rc;
     }
-    if (shoal__children_add(ctx, *pid) != SHOAL_OK) {
-        /* Untracked it must not live: it ends, and its EXIT is not ours. */
-        shoal__send_system(ctx->rt, ctx->tc, *pid, SHOAL_ENV_STOP, ctx->self,
-                           (uint32_t)SHOAL_ESHUTDOWN);
-        return SHOAL_ENOMEM;
-    }
-    return SHOAL_OK;
+    /* Untracked it must not live: then it is stopped, and its EXIT is not
+     * one of ours. */
+    return shoal__children_add(ctx, *pid);
 }
 
 /* ---- the worker table (pool.h: publication order) ------------------------ */
