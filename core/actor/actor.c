@@ -107,10 +107,13 @@ int shoal__actor_spawn_as(shoal_runtime_t *rt, shoal_tcache_t *tc, const shoal_s
             goto fail;
         ext->parent = parent;
         ext->member_of = s->member_of;
+        ext->notify_start = s->notify_start && parent != SHOAL_PID_NONE;
         if (hold != NULL)
             ext->hold = *hold;
     }
-    if (beh != NULL && beh->init != NULL &&
+    /* INIT runs init; without one it is still the turn that tells a
+     * parent that asked (notify_start) the actor has started. */
+    if (beh != NULL && (beh->init != NULL || (ext != NULL && ext->notify_start)) &&
         (init = shoal__env_new(tc, SHOAL_ENV_INIT, 0, parent, 0, 0, &args, sizeof args)) == NULL)
         goto fail;
 
@@ -308,12 +311,17 @@ static bool handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
         shoal__children_remove(ctx, e->from);
         rc = call_handler(ctx, e, kind, (int)e->type);
         break;
+    case SHOAL_ENV_STARTED: /* only a parent that asked gets these: the pools */
+        rc = call_handler(ctx, e, kind, (int)e->type);
+        break;
     case SHOAL_ENV_INIT: {
         const void *args;
         memcpy(&args, e->payload.bytes, sizeof args);
-        rc = ctx->b->beh->init(ctx, ctx->b->state, args);
+        rc = ctx->b->beh->init != NULL ? ctx->b->beh->init(ctx, ctx->b->state, args) : SHOAL_OK;
         if (rc != SHOAL_OK)
             ctx->init_failed = true;
+        else if (!ctx->is_pool) /* a pool tells when its workers have started */
+            shoal__actor_started(ctx, SHOAL_OK, NULL);
         break;
     }
     case SHOAL_ENV_STOP:
@@ -529,10 +537,28 @@ static void drain(struct shoal_ctx_s *ctx, bool sys, uint32_t fin, shoal_pool_t 
     }
 }
 
+void shoal__actor_started(struct shoal_ctx_s *ctx, int status, const char *why)
+{
+    shoal_actor_ext_t *x = ctx->b->ext;
+    if (x == NULL || !x->notify_start)
+        return;
+    x->notify_start = false;
+    size_t n = why != NULL ? strlen(why) : 0;
+    shoal_env_t *e =
+        shoal__env_new(ctx->tc, SHOAL_ENV_STARTED, 0, ctx->self, 0, (uint32_t)status, why, n);
+    if (e != NULL && shoal__deliver(ctx->rt, ctx->tc, x->parent, e, true) != SHOAL_OK)
+        shoal__env_free(ctx->tc, e); /* the parent is gone: nobody waits */
+}
+
 static void actor_end(struct shoal_ctx_s *ctx)
 {
     shoal_actor_back_t *b = ctx->b;
     int reason = ctx->reason;
+    /* Ended before its start was told: the parent hears why (the args
+     * getter's message, the panic's, or the reason's name). */
+    if (b->ext != NULL && b->ext->notify_start)
+        shoal__actor_started(ctx, reason != SHOAL_OK ? reason : SHOAL_ESHUTDOWN,
+                             ctx->error[0] ? ctx->error : ctx->panic_text);
     if (!ctx->init_failed && !ctx->in_terminate && b->beh->terminate != NULL) {
         ctx->in_terminate = true;
         ctx->error[0] = '\0';
@@ -600,6 +626,7 @@ void shoal__actor_run(shoal_worker_t *w, shoal_actor_t *a)
     ctx->cur = NULL;
     ctx->exiting = 0;
     ctx->reason = SHOAL_OK;
+    ctx->panic_text[0] = '\0';
     ctx->init_failed = false;
     ctx->in_terminate = false;
     ctx->yield = false;

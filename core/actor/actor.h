@@ -96,6 +96,7 @@ typedef struct shoal_actor_ext_s {
     size_t calls_cap;
     struct shoal_pool_s *member_of; /* a pool's worker: that pool (holds a reference) */
     bool retiring;                  /* removed from its pool: end when the mailbox is empty */
+    bool notify_start;              /* the parent waits for SHOAL_ENV_STARTED (not sent yet) */
 } shoal_actor_ext_t;
 
 typedef struct shoal_actor_back_s {
@@ -134,6 +135,12 @@ typedef struct shoal_spawn_s {
     const shoal_actor_hold_t *hold;
     struct shoal_pool_s *pool;      /* kind POOL: the record it runs */
     struct shoal_pool_s *member_of; /* a pool worker: its pool (the reference passes to it) */
+    /* Tell the parent how the start went: one SHOAL_ENV_STARTED to it, with
+     * status 0 once init has succeeded, or the reason the actor ended
+     * before (its init failed or panicked, or it was stopped first) and the
+     * error text. A pool's own actor sends it itself when its workers have
+     * started (shoal__actor_started). */
+    bool notify_start;
 } shoal_spawn_t;
 
 /* Spawns. See shoal_runtime_spawn. On success the actor owns the hold
@@ -145,6 +152,12 @@ int shoal__actor_spawn_as(shoal_runtime_t *rt, struct shoal_tcache_s *tc, const 
 int shoal__actor_spawn(shoal_runtime_t *rt, struct shoal_tcache_s *tc, shoal_pid_t parent,
                        const shoal_behaviour_t *beh, const void *args, uint32_t limit,
                        uint32_t kind, const shoal_actor_hold_t *hold, shoal_pid_t *pid);
+
+struct shoal_ctx_s;
+/* The running actor tells its parent how its start went, if the parent
+ * asked for it (shoal_spawn_t.notify_start) and was not told yet: status 0,
+ * or why it failed with `why` (NULL or "" for none) as the text. */
+void shoal__actor_started(struct shoal_ctx_s *ctx, int status, const char *why);
 
 /* Runs one turn of `a` on worker w (the worker popped it from a ring). */
 void shoal__actor_run(struct shoal_worker_s *w, shoal_actor_t *a);

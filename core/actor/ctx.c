@@ -97,6 +97,7 @@ SHOAL_API void shoal_panic(shoal_ctx_t *ctx, const char *fmt, ...)
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     shoal__log(ctx->rt, SHOAL_LOG_ERROR, ctx->self, ctx->name, "panic: %s", what);
+    snprintf(ctx->panic_text, sizeof ctx->panic_text, "panic: %.240s", what);
     longjmp(ctx->panic, 1);
 }
 

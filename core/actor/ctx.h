@@ -38,7 +38,8 @@ struct shoal_ctx_s {
     uint32_t unpublished;
     uint32_t publish_every;
     jmp_buf panic;
-    char error[512]; /* the last args getter error (shoal_ctx_error) */
+    char error[512];      /* the last args getter error (shoal_ctx_error) */
+    char panic_text[256]; /* what the last shoal_panic said (for a start notice) */
     struct shoal_inspect_s inspect;
 };
 

@@ -19,6 +19,9 @@ enum {
     SHOAL_ENV_INSPECT = 18, /* answer with the actor's inspection (JSON), like a call */
     SHOAL_ENV_RETIRE = 19,  /* from its pool: handle what is queued, then end */
     SHOAL_ENV_LIMIT = 20,   /* from its pool: the user mailbox limit is now `type` */
+    SHOAL_ENV_STARTED = 21, /* to the parent that asked (notify_start): the child's start
+                               ended with status `type` (0: init succeeded); payload: why
+                               not, as text (shoal__actor_started) */
 };
 
 /* Envelope flags. */

@@ -66,10 +66,15 @@ static char *dup(const char *s)
     return d ? memcpy(d, s, n) : NULL;
 }
 
+/* p resolved against dir (the config file's directory, "" for the current
+ * one). A relative result always has a slash ("./x.so", never "x.so"):
+ * dlopen searches the library path for a name without one. */
 static char *join_path(const char *dir, const char *p)
 {
-    if (p[0] == '/' || dir[0] == '\0')
+    if (p[0] == '/')
         return dup(p);
+    if (dir[0] == '\0')
+        dir = ".";
     size_t n = strlen(dir) + strlen(p) + 2;
     char *d = malloc(n);
     if (d != NULL)
@@ -374,7 +379,10 @@ static int check_top(vctx_t *v, const shoal_node_t *root)
         }
     }
     const shoal_node_t *pools = shoal__node_get(root, "pools");
-    if (pools != NULL) {
+    if (pools == NULL)
+        return fail(v->err, root,
+                    "missing key 'pools' at the top level (write `pools: {}` for none)");
+    {
         if (pools->kind != SHOAL_NODE_MAP)
             return fail(v->err, pools, "pools: expected a mapping of NAME: POOL, got %s",
                         shoal__node_kind_name(pools));
@@ -408,6 +416,22 @@ static void defaults(shoal_config_t *c)
     c->shutdown.drain_ms = 10000;
 }
 
+/* Whether text holds no YAML at all: blank lines and comments only. */
+static bool blank(const char *text, size_t len)
+{
+    bool comment = false;
+    for (size_t i = 0; i < len; i++) {
+        char ch = text[i];
+        if (ch == '\n')
+            comment = false;
+        else if (ch == '#' && !comment)
+            comment = true;
+        else if (!comment && ch != ' ' && ch != '\t' && ch != '\r')
+            return false;
+    }
+    return true;
+}
+
 int shoal__config_parse(const char *file, const char *text, size_t len, shoal_config_t **out,
                         shoal_diag_t *err)
 {
@@ -427,9 +451,18 @@ int shoal__config_parse(const char *file, const char *text, size_t len, shoal_co
     if ((rc = shoal__node_parse(file, text, len, &c->root, err)) != SHOAL_OK)
         goto fail;
     vctx_t v = {c, err};
-    if (c->root->kind == SHOAL_NODE_SCALAR && c->root->text[0] == '\0')
-        ; /* an empty file: every default, no pools */
-    else if ((rc = check_top(&v, c->root)) != SHOAL_OK)
+    /* An empty file (truncated to nothing, only comments, an empty
+     * document) is a mistake, not "no pools": reloading it would drain
+     * every pool. */
+    if (blank(text, len) ||
+        (c->root->kind == SHOAL_NODE_SCALAR && c->root->text[0] == '\0' && !c->root->quoted)) {
+        shoal__diag_set(err, c->file, 1, 1,
+                        "the file is empty: a config declares its pools (write `pools: {}` for "
+                        "none)");
+        rc = SHOAL_EINVAL;
+        goto fail;
+    }
+    if ((rc = check_top(&v, c->root)) != SHOAL_OK)
         goto fail;
     *out = c;
     return SHOAL_OK;

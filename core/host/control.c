@@ -202,19 +202,22 @@ static void serve(shoal_host_t *h, reply_t *r, char *line, const char *config, b
         return;
     }
     if (strcmp(cmd, "status") == 0) {
-        char ledger[320];
-        shoal__host_ledger(h, ledger, sizeof ledger);
+        /* Read from the pools' records: answers whatever the pools do. */
+        static char ledgers[16384];
+        shoal__host_ledgers(h, ledgers, sizeof ledgers);
         say(r, "0 ok\n");
-        say(r,
-            "generation %" PRIu64 "\nreloads %" PRIu64 " ok, %" PRIu64 " failed\nthreads %u\n%s\n",
-            h->generation, h->reloads, h->reloads_failed, shoal_runtime_threads(h->rt), ledger);
+        say(r, "generation %" PRIu64 "\nreloads %" PRIu64 " ok, %" PRIu64 " failed\nthreads %u\n",
+            h->generation, h->reloads, h->reloads_failed, shoal_runtime_threads(h->rt));
+        put(r, ledgers, strlen(ledgers));
         for (size_t i = 0; i < h->npools; i++) {
             shoal_pool_stats_t st;
-            if (shoal_pool_stats(h->rt, h->pools[i].pid, &st, CALL_TIMEOUT_MS) != SHOAL_OK)
-                continue;
-            say(r, "pool %s size %u target %u queue %" PRIu64 " forwarded %" PRIu64 "%s\n",
+            shoal__host_peek(&h->pools[i], &st);
+            say(r, "pool %s size %u target %u in_flight %" PRIu64 " forwarded %" PRIu64 "%s\n",
                 h->pools[i].name, st.pool_size, st.target_size, st.queue_depth,
-                st.messages_forwarded, h->pools[i].draining ? " draining" : "");
+                st.messages_forwarded,
+                shoal__pool_is_ended(h->pools[i].rec) ? " ended"
+                : h->pools[i].draining                ? " draining"
+                                                      : "");
         }
         return;
     }
@@ -314,9 +317,10 @@ static void serve(shoal_host_t *h, reply_t *r, char *line, const char *config, b
     }
     if (strcmp(cmd, "reload") == 0) {
         uint64_t before = h->generation;
-        int rc = shoal__host_reload(h, config);
+        char why[1200];
+        int rc = shoal__host_reload(h, config, why, sizeof why);
         if (rc != SHOAL_OK)
-            say(r, "1 reload failed: generation %" PRIu64 " keeps running (see the log)\n",
+            say(r, "1 reload failed: %s; generation %" PRIu64 " keeps running\n", why,
                 h->generation);
         else
             say(r, "0 ok\ngeneration %" PRIu64 " (was %" PRIu64 ")\n", h->generation, before);

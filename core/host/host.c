@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "host/code.h"
 #include "pool/pool.h"
 #include "runtime/grow.h"
 #include "runtime/runtime.h"
@@ -54,8 +55,8 @@ static void emit(shoal_host_t *h, int level, const char *line)
         rest += n + (rest[n] == ':' ? 2 : 1);
     pthread_mutex_lock(&h->log_lock);
     if (h->log_format == SHOAL_LOG_FORMAT_JSON) {
-        fprintf(h->log_out, "{\"ts\":\"%s\",\"gen\":%" PRIu64 ",\"level\":\"%s\"", when,
-                h->generation, lv);
+        fprintf(h->log_out, "{\"ts\":\"%s\",\"gen\":%" PRIu64 ",\"level\":\"%s\"", when, h->log_gen,
+                lv);
         const char *msg = rest;
         if (rest[0] == '<') { /* "<slot.gen> name: text" */
             const char *sp = strchr(rest, ' '), *colon = strstr(rest, ": ");
@@ -71,7 +72,7 @@ static void emit(shoal_host_t *h, int level, const char *line)
         json_string(h->log_out, msg);
         fputs("}\n", h->log_out);
     } else {
-        fprintf(h->log_out, "%s gen=%" PRIu64 " %s %s\n", when, h->generation, lv, rest);
+        fprintf(h->log_out, "%s gen=%" PRIu64 " %s %s\n", when, h->log_gen, lv, rest);
     }
     fflush(h->log_out);
     pthread_mutex_unlock(&h->log_lock);
@@ -79,9 +80,18 @@ static void emit(shoal_host_t *h, int level, const char *line)
 
 static void runtime_log(void *user, int level, const char *line) { emit(user, level, line); }
 
+void shoal__host_set_generation(shoal_host_t *h, uint64_t gen, int log_format)
+{
+    pthread_mutex_lock(&h->log_lock);
+    h->log_gen = gen;
+    h->log_format = log_format;
+    pthread_mutex_unlock(&h->log_lock);
+}
+
 void shoal__host_log(shoal_host_t *h, int level, const char *fmt, ...)
 {
-    if (level > h->config->log.level)
+    /* The runtime's level: fixed at start, like its own lines' (any thread). */
+    if (level > h->rt_log_level)
         return;
     char line[1024];
     va_list ap;
@@ -93,16 +103,6 @@ void shoal__host_log(shoal_host_t *h, int level, const char *fmt, ...)
 
 /* ---- starting ------------------------------------------------------------ */
 
-static void module_acquire(void *m) { shoal__module_ref(m); }
-static void module_release(void *m) { shoal__module_release(m); }
-
-shoal_pool_hold_t shoal__host_hold(shoal_module_t *m)
-{
-    return (shoal_pool_hold_t){module_acquire, module_release, m};
-}
-
-/* The spec chain of a configured pool: specs[0] is the pool itself, each
- * nested level the next; the leaf runs the plugin behaviour. */
 void shoal__host_spec_chain(const shoal_config_pool_t *cp, shoal_pool_spec_t *specs,
                             const shoal_config_pool_t **leaf)
 {
@@ -120,67 +120,107 @@ void shoal__host_spec_chain(const shoal_config_pool_t *cp, shoal_pool_spec_t *sp
             s->worker_pool = &specs[i + 1];
         } else {
             s->worker = p->beh;
-            s->worker_args = p->args; /* the node tree lives as long as the config */
             *leaf = p;
         }
     }
 }
 
-int shoal__host_start_pool(shoal_host_t *h, const shoal_config_pool_t *cp, shoal_pid_t *pid)
+int shoal__host_start_pool(shoal_host_t *h, const shoal_config_pool_t *cp, shoal_pid_t *pid,
+                           char *why, size_t why_size)
 {
     shoal_pool_spec_t specs[SHOAL_POOL_MAX_DEPTH];
     const shoal_config_pool_t *leaf = NULL;
     shoal__host_spec_chain(cp, specs, &leaf);
-    shoal_pool_hold_t hold = shoal__host_hold(leaf->module);
-    return shoal__pool_spawn(h->rt, shoal__tcache_get(h->rt), SHOAL_PID_NONE, NULL, &specs[0],
-                             &hold, 0, pid);
-}
-
-shoal_host_gen_t *shoal__host_gen_new(shoal_host_t *h, shoal_config_t *c)
-{
-    shoal_host_gen_t *g = calloc(1, sizeof *g);
-    if (g == NULL)
-        return NULL;
-    g->config = c;
-    g->generation = h->generation;
-    g->refs = 1; /* current */
-    g->next = h->gens;
-    h->gens = g;
-    return g;
-}
-
-void shoal__host_gen_unref(shoal_host_t *h, shoal_host_gen_t *g)
-{
-    if (--g->refs != 0)
-        return;
-    for (shoal_host_gen_t **pp = &h->gens; *pp != NULL; pp = &(*pp)->next) {
-        if (*pp == g) {
-            *pp = g->next;
+    shoal_code_t *code = shoal__code_new(leaf->module, leaf->args);
+    if (code == NULL) {
+        snprintf(why, why_size, "out of memory");
+        return SHOAL_ENOMEM;
+    }
+    for (size_t i = 0; i < SHOAL_POOL_MAX_DEPTH; i++) {
+        if (specs[i].worker != NULL) {
+            specs[i].worker_args = shoal__code_args(code);
             break;
         }
     }
-    shoal__config_free(g->config);
-    free(g);
+    shoal_pool_hold_t hold = shoal__code_hold(code);
+    int rc =
+        shoal__pool_start(h->rt, &specs[0], &hold, SHOAL_HOST_START_TIMEOUT_MS, pid, why, why_size);
+    shoal__code_release(code); /* the pool holds its own */
+    return rc;
 }
 
 shoal_host_pool_t *shoal__host_pool_add(shoal_host_t *h, const shoal_config_pool_t *cp,
-                                        shoal_host_gen_t *from, shoal_pid_t pid)
+                                        shoal_pid_t pid, uint64_t gen)
 {
     shoal_host_pool_t *n = shoal__grow(h->pools, h->npools, &h->pools_cap, sizeof *n, 8);
     if (n == NULL)
         return NULL;
     h->pools = n;
     char *name = strdup(cp->name);
-    if (name == NULL)
+    shoal_pool_t *rec = name != NULL ? shoal__pool_find(h->rt, pid) : NULL;
+    if (rec == NULL) { /* out of memory, or it has ended already */
+        free(name);
         return NULL;
+    }
     shoal_host_pool_t *hp = &h->pools[h->npools++];
     memset(hp, 0, sizeof *hp);
     hp->name = name;
     hp->pid = pid;
-    hp->from = from;
+    hp->rec = rec;
+    hp->gen = gen;
     hp->cp = cp;
-    from->refs++;
     return hp;
+}
+
+void shoal__host_peek(const shoal_host_pool_t *hp, shoal_pool_stats_t *st)
+{
+    shoal__pool_peek(hp->rec, st);
+}
+
+/* The counts of one entry of gone[] for gen, added if missing. */
+static shoal_host_counts_t *gone_of(shoal_host_t *h, uint64_t gen)
+{
+    for (size_t i = 0; i < h->ngone; i++)
+        if (h->gone[i].gen == gen)
+            return &h->gone[i];
+    shoal_host_counts_t *n = shoal__grow(h->gone, h->ngone, &h->gone_cap, sizeof *n, 8);
+    if (n == NULL)
+        return NULL;
+    h->gone = n;
+    size_t at = h->ngone++;
+    while (at > 0 && h->gone[at - 1].gen > gen) { /* oldest first */
+        h->gone[at] = h->gone[at - 1];
+        at--;
+    }
+    h->gone[at] = (shoal_host_counts_t){.gen = gen};
+    return &h->gone[at];
+}
+
+static void counts_add(shoal_host_counts_t *c, const shoal_pool_stats_t *st)
+{
+    c->accepted += st->messages_forwarded;
+    c->handled += st->messages_handled;
+    c->failed += st->messages_failed;
+    c->dropped += st->messages_dropped;
+    c->refused += st->messages_unhandled;
+}
+
+void shoal__host_pool_forget(shoal_host_t *h, size_t i)
+{
+    shoal_host_pool_t *hp = &h->pools[i];
+    shoal_pool_stats_t st;
+    shoal__host_peek(hp, &st);
+    bool counted = st.messages_forwarded != 0 || st.messages_unhandled != 0;
+    shoal_host_counts_t *c = counted ? gone_of(h, hp->gen) : NULL;
+    if (c != NULL)
+        counts_add(c, &st);
+    else if (counted)
+        shoal__host_log(h, SHOAL_LOG_ERROR, "out of memory: the ledger loses pool %s's counts",
+                        hp->name);
+    shoal__pool_unref(h->rt, hp->rec);
+    free(hp->name);
+    memmove(hp, hp + 1, (h->npools - i - 1) * sizeof *hp);
+    h->npools--;
 }
 
 void shoal__host_mailbox_text(uint32_t mailbox, char buf[24])
@@ -205,14 +245,9 @@ int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, 
     h->generation = 1;
     h->log_out = log_out;
     h->log_format = c->log.format;
+    h->log_gen = 1;
+    h->rt_log_level = c->log.level;
     pthread_mutex_init(&h->log_lock, NULL);
-    int rc = SHOAL_ENOMEM;
-    shoal_host_gen_t *g = shoal__host_gen_new(h, c);
-    if (g == NULL) {
-        shoal__config_free(c);
-        h->config = NULL;
-        goto fail;
-    }
     shoal_runtime_opts_t opts;
     shoal_runtime_opts_init(&opts);
     opts.threads = c->runtime.threads;
@@ -222,19 +257,22 @@ int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, 
     opts.log_level = c->log.level;
     opts.log_fn = runtime_log;
     opts.log_user = h;
-    if ((rc = shoal_runtime_create(&h->rt, &opts)) != SHOAL_OK) {
+    int rc = shoal_runtime_create(&h->rt, &opts);
+    if (rc != SHOAL_OK) {
         shoal__diag_set(err, c->file, 0, 0, "cannot create the runtime: %s", shoal_strerror(rc));
         goto fail;
     }
     for (size_t i = 0; i < c->npools; i++) {
         const shoal_config_pool_t *cp = &c->pools[i];
         shoal_pid_t pid;
-        if ((rc = shoal__host_start_pool(h, cp, &pid)) != SHOAL_OK) {
+        char why[300];
+        if ((rc = shoal__host_start_pool(h, cp, &pid, why, sizeof why)) != SHOAL_OK) {
             shoal__diag_set(err, cp->at->file, cp->at->line, cp->at->col,
-                            "pools.%s: cannot start: %s", cp->name, shoal_strerror(rc));
+                            "pools.%s: cannot start: %s", cp->name, why);
             goto fail;
         }
-        if (shoal__host_pool_add(h, cp, g, pid) == NULL) {
+        if (shoal__host_pool_add(h, cp, pid, h->generation) == NULL) {
+            shoal_runtime_stop_actor(h->rt, pid);
             rc = SHOAL_ENOMEM;
             goto fail;
         }
@@ -257,30 +295,73 @@ fail:
 
 /* ---- the ledger ----------------------------------------------------------- */
 
+/* What gen's pools (every generation's when gen is 0) have counted: the
+ * forgotten ones' final counts, and the others' read from their records. */
+static shoal_host_counts_t ledger_of(shoal_host_t *h, uint64_t gen)
+{
+    shoal_host_counts_t c = {.gen = gen};
+    for (size_t i = 0; i < h->ngone; i++) {
+        const shoal_host_counts_t *g = &h->gone[i];
+        if (gen == 0 || g->gen == gen) {
+            c.accepted += g->accepted;
+            c.handled += g->handled;
+            c.failed += g->failed;
+            c.dropped += g->dropped;
+            c.refused += g->refused;
+        }
+    }
+    for (size_t i = 0; i < h->npools; i++) {
+        if (gen != 0 && h->pools[i].gen != gen)
+            continue;
+        shoal_pool_stats_t st;
+        shoal__host_peek(&h->pools[i], &st);
+        counts_add(&c, &st);
+    }
+    return c;
+}
+
+static void ledger_text(const shoal_host_counts_t *c, char *buf, size_t size)
+{
+    uint64_t settled = c->handled + c->failed + c->dropped;
+    snprintf(buf, size,
+             "accepted %" PRIu64 " = handled %" PRIu64 " + failed %" PRIu64 " + dropped %" PRIu64
+             " + in flight %" PRIu64 "; refused %" PRIu64,
+             c->accepted, c->handled, c->failed, c->dropped,
+             c->accepted > settled ? c->accepted - settled : 0, c->refused);
+}
+
 void shoal__host_ledger(shoal_host_t *h, char *buf, size_t size)
 {
-    /* Every pool, the draining ones included: a message accepted before a
-     * reload is still counted until it is handled. */
-    uint64_t fwd = 0, handled = 0, failed = 0, dropped = 0, refused = 0, queued = 0;
-    for (size_t i = 0; i < h->npools; i++) {
-        shoal_pool_stats_t st;
-        if (h->pools[i].ended || shoal_pool_stats(h->rt, h->pools[i].pid, &st, 1000) != SHOAL_OK)
-            st = h->pools[i].last; /* ended: its final counts */
-        else
-            h->pools[i].last = st;
-        fwd += st.messages_forwarded;
-        handled += st.messages_handled;
-        failed += st.messages_failed;
-        dropped += st.messages_dropped;
-        refused += st.messages_unhandled;
-        queued += st.queue_depth;
+    shoal_host_counts_t c = ledger_of(h, 0);
+    char text[256];
+    ledger_text(&c, text, sizeof text);
+    snprintf(buf, size, "ledger: %s", text);
+}
+
+void shoal__host_ledgers(shoal_host_t *h, char *buf, size_t size)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    /* Every generation that started pools, oldest first. */
+    for (uint64_t g = 1; g <= h->generation && n < size; g++) {
+        bool any = false;
+        for (size_t i = 0; i < h->ngone && !any; i++)
+            any = h->gone[i].gen == g;
+        for (size_t i = 0; i < h->npools && !any; i++)
+            any = h->pools[i].gen == g;
+        if (!any)
+            continue;
+        shoal_host_counts_t c = ledger_of(h, g);
+        char text[256];
+        ledger_text(&c, text, sizeof text);
+        n += (size_t)snprintf(buf + n, size - n, "ledger gen %" PRIu64 ": %s\n", g, text);
     }
-    uint64_t settled = handled + failed + dropped;
-    snprintf(buf, size,
-             "ledger: accepted %" PRIu64 " = handled %" PRIu64 " + failed %" PRIu64
-             " + dropped %" PRIu64 " + in flight %" PRIu64 " (queued %" PRIu64
-             "); refused %" PRIu64,
-             fwd, handled, failed, dropped, fwd > settled ? fwd - settled : 0, queued, refused);
+    if (n < size) {
+        shoal_host_counts_t c = ledger_of(h, 0);
+        char text[256];
+        ledger_text(&c, text, sizeof text);
+        snprintf(buf + n, size - n, "ledger total: %s\n", text);
+    }
 }
 
 /* ---- draining and stopping ----------------------------------------------- */
@@ -295,24 +376,14 @@ static double now_s(void)
 unsigned shoal__host_drain(shoal_host_t *h, uint64_t deadline_ms)
 {
     for (size_t i = 0; i < h->npools; i++)
-        if (!h->pools[i].ended &&
-            shoal_runtime_send_priority(h->rt, h->pools[i].pid, SHOAL_POOL_DRAIN, NULL, 0) ==
-                SHOAL_ENOPROC)
-            h->pools[i].ended = true;
+        if (!shoal__pool_is_ended(h->pools[i].rec))
+            shoal_runtime_send_priority(h->rt, h->pools[i].pid, SHOAL_POOL_DRAIN, NULL, 0);
     double end = now_s() + (double)deadline_ms / 1e3;
     unsigned busy;
     for (;;) {
         busy = 0;
-        for (size_t i = 0; i < h->npools; i++) {
-            shoal_host_pool_t *hp = &h->pools[i];
-            if (hp->ended)
-                continue;
-            shoal_pool_stats_t st;
-            if (shoal_pool_stats(h->rt, hp->pid, &st, 100) == SHOAL_ENOPROC)
-                hp->ended = true;
-            else
-                busy++, hp->last = st;
-        }
+        for (size_t i = 0; i < h->npools; i++)
+            busy += !shoal__pool_is_ended(h->pools[i].rec);
         if (busy == 0 || now_s() >= end)
             break;
         struct timespec ts = {0, 10 * 1000 * 1000};
@@ -320,12 +391,14 @@ unsigned shoal__host_drain(shoal_host_t *h, uint64_t deadline_ms)
     }
     for (size_t i = 0; i < h->npools; i++) {
         const shoal_host_pool_t *hp = &h->pools[i];
-        if (!hp->ended)
-            shoal__host_log(h, SHOAL_LOG_WARN,
-                            "shutdown: pool %s still busy after %" PRIu64 " ms: %" PRIu64
-                            " queued, %u workers, %u retiring",
-                            hp->name, deadline_ms, hp->last.queue_depth, hp->last.pool_size,
-                            hp->last.retiring);
+        if (shoal__pool_is_ended(hp->rec))
+            continue;
+        shoal_pool_stats_t st;
+        shoal__host_peek(hp, &st);
+        shoal__host_log(h, SHOAL_LOG_WARN,
+                        "shutdown: pool %s still busy after %" PRIu64 " ms: %" PRIu64
+                        " in flight, %u workers, %u retiring",
+                        hp->name, deadline_ms, st.queue_depth, st.pool_size, st.retiring);
     }
     return busy;
 }
@@ -334,18 +407,18 @@ void shoal__host_destroy(shoal_host_t *h)
 {
     if (h == NULL)
         return;
+    /* The host's references on the records first: the runtime frees every
+     * record it still has when it is destroyed. */
+    for (size_t i = 0; i < h->npools; i++) {
+        shoal__pool_unref(h->rt, h->pools[i].rec);
+        free(h->pools[i].name);
+    }
+    free(h->pools);
     if (h->rt != NULL)
         shoal_runtime_destroy(h->rt); /* stops what is left, joins every thread */
-    for (size_t i = 0; i < h->npools; i++)
-        free(h->pools[i].name);
-    free(h->pools);
-    /* After the actors: their args live in these trees. */
-    while (h->gens != NULL) {
-        shoal_host_gen_t *g = h->gens;
-        h->gens = g->next;
-        shoal__config_free(g->config);
-        free(g);
-    }
+    /* After the actors: the modules they held are released with them. */
+    shoal__config_free(h->config);
+    free(h->gone);
     pthread_mutex_destroy(&h->log_lock);
     free(h);
 }
@@ -372,12 +445,10 @@ void shoal__host_table(shoal_host_t *h, FILE *out, double seconds, bool header)
     for (size_t i = 0; i < h->npools; i++) {
         shoal_host_pool_t *hp = &h->pools[i];
         shoal_pool_stats_t st;
-        if (hp->ended || shoal_pool_stats(h->rt, hp->pid, &st, 1000) != SHOAL_OK) {
-            fprintf(out, "%-16s %5s\n", hp->name, "ended");
-            continue;
-        }
+        shoal__host_peek(hp, &st);
         double dt = seconds > 0 ? seconds : 1;
         char p50[24], p99[24];
+        bool ended = shoal__pool_is_ended(hp->rec);
         fprintf(out,
                 "%-16s %5u %10.0f %8" PRIu64 " %9" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8s %8s %s\n",
                 hp->name, st.pool_size,
@@ -385,7 +456,8 @@ void shoal__host_table(shoal_host_t *h, FILE *out, double seconds, bool header)
                 st.messages_unhandled - hp->last.messages_unhandled,
                 st.messages_failed - hp->last.messages_failed, st.worker_restarts,
                 fmt_ns(p50, st.queue_wait_ns[0]), fmt_ns(p99, st.queue_wait_ns[2]),
-                st.state == SHOAL_POOL_DEGRADED   ? "degraded"
+                ended                             ? "ended"
+                : st.state == SHOAL_POOL_DEGRADED ? "degraded"
                 : st.state == SHOAL_POOL_DRAINING ? "draining"
                                                   : "running");
         hp->last = st;

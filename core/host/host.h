@@ -15,39 +15,44 @@
 #include "host/config.h"
 #include "pool/pool.h"
 
-/* A config generation, kept while a pool started from it lives: the pool's
- * workers read their args from its node tree. */
-typedef struct shoal_host_gen_s {
-    shoal_config_t *config;
-    uint64_t generation;
-    unsigned refs; /* pools started from it, plus one while it is the current one */
-    struct shoal_host_gen_s *next;
-} shoal_host_gen_t;
-
+/* A pool the host started, until it has ended and been forgotten. */
 typedef struct shoal_host_pool_s {
     char *name;
     shoal_pid_t pid;
-    shoal_host_gen_t *from;        /* the generation its workers' args come from */
-    shoal_host_gen_t *prev;        /* after a swap: the one its retiring workers used */
-    const shoal_config_pool_t *cp; /* its entry there */
+    shoal_pool_t *rec;             /* a reference on its record: read without asking it */
+    uint64_t gen;                  /* the generation that started it (its ledger's) */
+    const shoal_config_pool_t *cp; /* its entry in the current config; NULL once draining */
     shoal_pool_stats_t last;       /* for rates in the table */
     bool draining;                 /* removed or replaced: draining, then forgotten */
-    bool ended;
 } shoal_host_pool_t;
+
+/* The message counts of a set of pools (a ledger): accepted = handled +
+ * failed + dropped + in flight; refused beside. */
+typedef struct shoal_host_counts_s {
+    uint64_t gen;
+    uint64_t accepted, handled, failed, dropped, refused;
+} shoal_host_counts_t;
 
 typedef struct shoal_host_s {
     shoal_runtime_t *rt;
     shoal_loader_t *loader;
     shoal_config_t *config; /* the current generation's */
-    shoal_host_gen_t *gens;
     uint64_t generation;
     uint64_t reloads, reloads_failed;
     shoal_host_pool_t *pools;
     size_t npools, pools_cap;
-    /* log sink: stderr, text or JSON lines */
+    /* The final counts of pools that have ended and been forgotten, one
+     * entry per generation that started any (oldest first): with the live
+     * pools' they make the ledger, which so never forgets a message. */
+    shoal_host_counts_t *gone;
+    size_t ngone, gone_cap;
+    /* log sink: stderr, text or JSON lines; generation and format are read
+     * by every thread that logs, and written under log_lock */
     FILE *log_out;
     int log_format;
+    uint64_t log_gen;
     pthread_mutex_t log_lock;
+    int rt_log_level; /* fixed at start, as the runtime's */
 } shoal_host_t;
 
 /* Builds the runtime from c (taking c, resolved against loader), spawns
@@ -56,26 +61,35 @@ typedef struct shoal_host_s {
 int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, shoal_host_t **out,
                       shoal_diag_t *err);
 
-/* Reloads from path (SIGHUP): parse, validate and resolve the whole file,
- * start every new or changed pool, and only then change the running ones:
- * sizes and mailbox limits applied live, removed pools unregistered and
- * drained, a pool whose worker, args or bounds changed replaced by a new
- * one under its name (the old one drains). Any failure before that point
- * changes nothing: it is logged with its location and counted. One log
- * line says what changed. Returns SHOAL_OK or the failure. */
-int shoal__host_reload(shoal_host_t *h, const char *path);
+/* Reloads from path (SIGHUP), all or nothing: parse, validate and resolve
+ * the whole file; start every new pool and every replaced one (a changed
+ * shape or bounds) and wait until each of their workers has run init;
+ * start the new workers of every pool whose code or args changed beside
+ * the old ones and wait for their init (shoal__pool_swap_*). Any failure
+ * up to there stops what was started and changes nothing else: it is
+ * logged with its location (the init's own message when an init failed),
+ * counted, and returned in why. Then: the swaps are committed, sizes and
+ * mailbox limits applied live, removed pools unregistered and drained,
+ * replaced ones drained. One log line says what changed. Returns SHOAL_OK
+ * or the failure; why (may be NULL) gets the failure's text. */
+int shoal__host_reload(shoal_host_t *h, const char *path, char *why, size_t why_size);
 
-/* The ledger over every pool the host runs or drains, in one line:
- * accepted = handled + failed + dropped + in flight (and what is queued),
- * and how many were refused. In the reload log line and shoalctl status. */
+/* The ledger over every pool the host started (running, draining, or
+ * ended and forgotten), in one line: accepted = handled + failed + dropped
+ * + in flight, and how many were refused. Read from the pools' records,
+ * never waiting on a pool. In the reload log line and shoalctl status. */
 void shoal__host_ledger(shoal_host_t *h, char *buf, size_t size);
+/* The same, one line per generation that started pools ("ledger gen 3:
+ * ..."), then the total ("ledger total: ..."), each ending in a newline. */
+void shoal__host_ledgers(shoal_host_t *h, char *buf, size_t size);
 
 /* What a reload to c (loaded and resolved) would change, without changing
  * anything: one line (shoald --check --diff). */
 void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_t size);
 
-/* Forgets pools that have finished draining (and generations no pool uses
- * any more). Called once a second by shoald. */
+/* Forgets pools that have finished draining and whose every worker has
+ * ended, keeping their final counts in the ledger. Called once a second by
+ * shoald. */
 void shoal__host_tidy(shoal_host_t *h);
 
 /* Asks every pool to drain and waits until all have ended or deadline_ms
@@ -94,22 +108,29 @@ void shoal__host_table(shoal_host_t *h, FILE *out, double seconds, bool header);
 
 /* ---- between host.c and reload.c ---- */
 
-/* Spawns the pool cp describes (its nested chain, its plugin held by each
- * worker); waits until every level has started. */
-int shoal__host_start_pool(shoal_host_t *h, const shoal_config_pool_t *cp, shoal_pid_t *pid);
+/* How long a pool's first workers (or a swap's new ones) may take to run
+ * init before the start counts as failed. */
+#define SHOAL_HOST_START_TIMEOUT_MS 10000u
+
+/* Spawns the pool cp describes (its nested chain, its code held by every
+ * worker) and waits until every level has started. why: the failure. */
+int shoal__host_start_pool(shoal_host_t *h, const shoal_config_pool_t *cp, shoal_pid_t *pid,
+                           char *why, size_t why_size);
 /* The spec chain of cp: specs[0] the pool, each nested level the next;
- * *leaf: the level whose workers run the plugin behaviour. */
+ * *leaf: the level whose workers run the plugin behaviour. The leaf's
+ * worker_args are left NULL: they come with the code (code.h). */
 void shoal__host_spec_chain(const shoal_config_pool_t *cp, shoal_pool_spec_t *specs,
                             const shoal_config_pool_t **leaf);
-/* What keeps module m mapped while a worker runs its code. */
-shoal_pool_hold_t shoal__host_hold(shoal_module_t *m);
-/* A new current generation for c (one reference: being current). */
-shoal_host_gen_t *shoal__host_gen_new(shoal_host_t *h, shoal_config_t *c);
-/* Drops a reference; the last frees the generation and its config. */
-void shoal__host_gen_unref(shoal_host_t *h, shoal_host_gen_t *g);
-/* Tracks a pool started from cp (generation `from` gains a reference). */
+/* Tracks a pool started from cp in generation gen (takes a reference on
+ * its record). NULL on ENOMEM. */
 shoal_host_pool_t *shoal__host_pool_add(shoal_host_t *h, const shoal_config_pool_t *cp,
-                                        shoal_host_gen_t *from, shoal_pid_t pid);
+                                        shoal_pid_t pid, uint64_t gen);
+/* Forgets pool i (the caller has stopped it or it has ended). */
+void shoal__host_pool_forget(shoal_host_t *h, size_t i);
+/* A pool's counters from its record (shoal__pool_peek). */
+void shoal__host_peek(const shoal_host_pool_t *hp, shoal_pool_stats_t *st);
+/* The generation and log format every log line carries (under log_lock). */
+void shoal__host_set_generation(shoal_host_t *h, uint64_t gen, int log_format);
 /* "unbounded" or the number. */
 void shoal__host_mailbox_text(uint32_t mailbox, char buf[24]);
 

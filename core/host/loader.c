@@ -1,10 +1,20 @@
 /* loader.c - see loader.h.
  *
+ * The host never maps the file at the configured path: an operator may
+ * `cp` a new build over it while its code runs, and a mapping of a file
+ * rewritten in place changes under the running code (SIGSEGV, SIGBUS). Every
+ * load first copies the file into a private, sealed memfd ("shoal:NAME" in
+ * /proc/PID/maps) and checks and maps that copy: what was checked is what
+ * runs, and nothing outside can change it. The copy lives (and its fd stays
+ * open, for a child process that must load the same code) until the
+ * module's last reference goes, when it is unmapped and gone.
+ *
  * Order of checks, each refused with a message naming the file: the file
- * exists; it is an ELF shared object; its .note.shoal (written by
- * SHOAL_PLUGIN) has our ABI major, a minor no newer than ours and a
- * descriptor no smaller than ABI 1.0's -- all read from the file, before
- * dlopen runs any of the plugin's code; dlopen (RTLD_NOW | RTLD_LOCAL); the
+ * exists and is a regular file; it is an ELF shared object; its .note.shoal
+ * (written by SHOAL_PLUGIN) has our ABI major, a minor no newer than ours
+ * and a descriptor no smaller than ABI 1.0's -- all read from the copy,
+ * before dlopen runs any of the plugin's code; dlopen (RTLD_NOW |
+ * RTLD_LOCAL); the
  * exported descriptor exists and agrees with the note; its name and
  * behaviours are well formed and unique; its init succeeds. The behaviours
  * are then copied into host-side structs of today's size, holding only the
@@ -25,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,10 +56,13 @@ struct shoal_module_s {
     shoal_behaviour_t *behaviours;
     size_t nbehaviours;
     char *path;
+    int copy_fd; /* the sealed memfd the code was mapped from */
+    /* the configured file's identity when it was copied: a reload of an
+     * unchanged file finds this module again */
     dev_t dev;
     ino_t ino;
     off_t size;
-    struct timespec mtime;
+    struct timespec mtime, ctime;
 };
 
 struct shoal_loader_s {
@@ -213,8 +227,11 @@ static int check_descriptor(const char *path, const shoal_plugin_t *d, shoal_dia
 static shoal_module_t *find(shoal_loader_t *L, const struct stat *st)
 {
     for (shoal_module_t *m = L->modules; m != NULL; m = m->next) {
+        /* ctime too: a copy that keeps the mtime (cp -p, install -p) still
+         * moves it. */
         if (m->dev != st->st_dev || m->ino != st->st_ino || m->size != st->st_size ||
-            m->mtime.tv_sec != st->st_mtim.tv_sec || m->mtime.tv_nsec != st->st_mtim.tv_nsec)
+            m->mtime.tv_sec != st->st_mtim.tv_sec || m->mtime.tv_nsec != st->st_mtim.tv_nsec ||
+            m->ctime.tv_sec != st->st_ctim.tv_sec || m->ctime.tv_nsec != st->st_ctim.tv_nsec)
             continue;
         /* Take a reference unless it is already on its way out. */
         uint32_t r = atomic_load_explicit(&m->refs, memory_order_relaxed);
@@ -226,53 +243,52 @@ static shoal_module_t *find(shoal_loader_t *L, const struct stat *st)
     return NULL;
 }
 
-/* Whether a live module was loaded from this path. */
-static bool path_loaded(shoal_loader_t *L, const char *path)
+/* Copies the open file fd (size bytes) into a fresh memfd named after
+ * the file, sealed against any change, and returns it (or -1 with err set).
+ * The copy is read with pread, never mapped: a file rewritten while we read
+ * gives a copy the checks then refuse, never a fault. */
+static int private_copy(const char *path, int fd, off_t size, shoal_diag_t *err)
 {
-    bool found = false;
-    pthread_mutex_lock(&L->lock);
-    for (shoal_module_t *m = L->modules; m != NULL && !found; m = m->next)
-        found = strcmp(m->path, path) == 0;
-    pthread_mutex_unlock(&L->lock);
-    return found;
-}
-
-/* Copies the open file fd to a fresh file of our own (0500, in $TMPDIR or
- * /tmp) and returns its path in buf: dlopen of a path it already has open
- * returns the mapping it has, even when the file there has changed since
- * (rebuilt in place, or replaced). The copy is unlinked once dlopen has
- * mapped it. */
-static int fresh_copy(const char *path, int fd, char *buf, size_t size, shoal_diag_t *err)
-{
-    const char *dir = getenv("TMPDIR");
-    snprintf(buf, size, "%s/shoal-plugin-XXXXXX.so", dir && dir[0] ? dir : "/tmp");
-    int out = mkstemps(buf, 3);
-    if (out < 0)
-        return refuse(err, path, "cannot make a fresh copy to load: %s", strerror(errno));
+    const char *base = strrchr(path, '/');
+    char name[80];
+    snprintf(name, sizeof name, "shoal:%s", base ? base + 1 : path);
+    int out = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (out < 0) {
+        refuse(err, path, "cannot make a private copy to load: memfd_create: %s", strerror(errno));
+        return -1;
+    }
     char chunk[65536];
-    ssize_t got;
     off_t off = 0;
-    int rc = SHOAL_OK;
-    while ((got = pread(fd, chunk, sizeof chunk, off)) > 0) {
+    while (off < size) {
+        size_t want = (size_t)(size - off) < sizeof chunk ? (size_t)(size - off) : sizeof chunk;
+        ssize_t got = pread(fd, chunk, want, off);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            refuse(err, path, got < 0 ? "cannot read: %s" : "changed while being read%s",
+                   got < 0 ? strerror(errno) : " (shorter than it was)");
+            goto fail;
+        }
         for (ssize_t done = 0; done < got;) {
             ssize_t w = write(out, chunk + done, (size_t)(got - done));
+            if (w < 0 && errno == EINTR)
+                continue;
             if (w <= 0) {
-                rc = refuse(err, path, "cannot make a fresh copy to load: %s", strerror(errno));
-                goto out;
+                refuse(err, path, "cannot make a private copy to load: %s", strerror(errno));
+                goto fail;
             }
             done += w;
         }
         off += got;
     }
-    if (got < 0)
-        rc = refuse(err, path, "cannot read: %s", strerror(errno));
-    else if (fchmod(out, 0500) != 0)
-        rc = refuse(err, path, "cannot make a fresh copy to load: %s", strerror(errno));
-out:
+    if (fcntl(out, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) != 0) {
+        refuse(err, path, "cannot seal the private copy: %s", strerror(errno));
+        goto fail;
+    }
+    return out;
+fail:
     close(out);
-    if (rc != SHOAL_OK)
-        unlink(buf);
-    return rc;
+    return -1;
 }
 
 static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal_diag_t *err);
@@ -288,7 +304,8 @@ int shoal__module_load(shoal_loader_t *L, const char *path, shoal_module_t **out
 static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal_diag_t *err)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO at the path must not hang the host in open(). */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return refuse(err, path, errno == ENOENT ? "no such file" : "cannot open: %s",
                       strerror(errno));
@@ -305,28 +322,31 @@ static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal
         *out = m;
         return SHOAL_OK;
     }
+    int copy = private_copy(path, fd, st.st_size, err);
+    close(fd);
+    if (copy < 0)
+        return SHOAL_ELOAD;
+    /* From here on only the copy is read: what is checked is what runs. */
     shoal_plugin_note_t note;
     bool has_note;
-    int rc = read_note(path, fd, &note, &has_note, err);
+    int rc = read_note(path, copy, &note, &has_note, err);
     if (rc == SHOAL_OK && has_note)
         rc = check_abi(path, note.abi_major, note.abi_minor, note.descriptor_size, err);
-    /* Another file was loaded from this path (the one there has changed
-     * since): load this one from a fresh copy, beside the old. */
-    char copy[4096] = "";
-    if (rc == SHOAL_OK && path_loaded(L, path))
-        rc = fresh_copy(path, fd, copy, sizeof copy, err);
-    close(fd);
-    if (rc != SHOAL_OK)
+    if (rc != SHOAL_OK) {
+        close(copy);
         return rc;
-
-    void *dl = dlopen(copy[0] ? copy : path, RTLD_NOW | RTLD_LOCAL);
-    if (copy[0])
-        unlink(copy); /* mapped (or refused): the name is no longer needed */
-    if (dl == NULL)
+    }
+    char at[64];
+    snprintf(at, sizeof at, "/proc/self/fd/%d", copy);
+    void *dl = dlopen(at, RTLD_NOW | RTLD_LOCAL);
+    if (dl == NULL) {
+        close(copy);
         return refuse(err, path, "dlopen: %s", dlerror());
+    }
     const shoal_plugin_t *d = dlsym(dl, SHOAL_PLUGIN_SYMBOL);
     if (d == NULL) {
         dlclose(dl);
+        close(copy);
         return refuse(err, path,
                       "no '" SHOAL_PLUGIN_SYMBOL "' symbol: export a descriptor with "
                       "SHOAL_PLUGIN() from <shoal/plugin.h>");
@@ -334,11 +354,13 @@ static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal
     if ((rc = check_abi(path, d->abi_major, d->abi_minor, d->size, err)) != SHOAL_OK ||
         (rc = check_descriptor(path, d, err)) != SHOAL_OK) {
         dlclose(dl);
+        close(copy);
         return rc;
     }
     if (has_note && (note.abi_major != d->abi_major || note.abi_minor != d->abi_minor ||
                      note.descriptor_size != d->size)) {
         dlclose(dl);
+        close(copy);
         return refuse(err, path, "the ABI note and the descriptor disagree");
     }
     bool has_init = d->size >= offsetof(shoal_plugin_t, init) + sizeof d->init;
@@ -350,6 +372,7 @@ static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal
             char name[65];
             snprintf(name, sizeof name, "%s", d->name);
             dlclose(dl);
+            close(copy);
             why[sizeof why - 1] = '\0';
             return refuse(err, path, "init of plugin '%s' failed (%d)%s%s", name, r,
                           why[0] ? ": " : "", why);
@@ -367,6 +390,7 @@ static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal
         if (d->size >= offsetof(shoal_plugin_t, fini) + sizeof d->fini && d->fini != NULL)
             d->fini(); /* its init ran: undo it */
         dlclose(dl);
+        close(copy);
         return SHOAL_ENOMEM;
     }
     for (size_t i = 0; i < nb; i++)
@@ -378,6 +402,8 @@ static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal
     m->ino = st.st_ino;
     m->size = st.st_size;
     m->mtime = st.st_mtim;
+    m->ctime = st.st_ctim;
+    m->copy_fd = copy;
     atomic_init(&m->refs, 1);
     pthread_mutex_lock(&L->lock);
     m->loader = L;
@@ -412,6 +438,7 @@ void shoal__module_release(shoal_module_t *m)
     if (d->size >= offsetof(shoal_plugin_t, fini) + sizeof d->fini && d->fini != NULL)
         d->fini();
     dlclose(m->dl);
+    close(m->copy_fd); /* the private copy goes with its last mapping */
     free(m->behaviours);
     free(m->path);
     free(m);
@@ -419,6 +446,7 @@ void shoal__module_release(shoal_module_t *m)
 
 const shoal_plugin_t *shoal__module_plugin(const shoal_module_t *m) { return m->desc; }
 const char *shoal__module_path(const shoal_module_t *m) { return m->path; }
+int shoal__module_fd(const shoal_module_t *m) { return m->copy_fd; }
 
 const shoal_behaviour_t *shoal__module_behaviour(const shoal_module_t *m, const char *name)
 {

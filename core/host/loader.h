@@ -5,8 +5,13 @@
  * (the config generation that named it, a caller of shoal__module_load) and
  * one for each live actor spawned from one of its behaviours, dropped when
  * that actor ends. When the last goes, fini runs and the .so is closed.
- * Loading a file that is already loaded (same device, inode, size and
- * modification time) returns the same module.
+ * Loading a file that is already loaded (same device, inode, size,
+ * modification and change times) returns the same module.
+ *
+ * The code that runs is never the configured file itself but a private,
+ * sealed copy taken and checked at load (loader.c): overwriting the file
+ * (`cp new.so plugins/x.so`) cannot touch running code, and is picked up by
+ * the next load of that path.
  */
 #ifndef SHOAL_HOST_LOADER_H
 #define SHOAL_HOST_LOADER_H
@@ -33,6 +38,10 @@ void shoal__module_release(shoal_module_t *m);
 
 const shoal_plugin_t *shoal__module_plugin(const shoal_module_t *m);
 const char *shoal__module_path(const shoal_module_t *m);
+/* The private copy's descriptor (a sealed memfd, close-on-exec), valid
+ * while the module is: what a child process is given to load the same
+ * code. */
+int shoal__module_fd(const shoal_module_t *m);
 /* The behaviour named `name`, or NULL: the host's copy (loader.c), valid
  * while the module is. Spawn from these, not from the plugin's own structs. */
 const shoal_behaviour_t *shoal__module_behaviour(const shoal_module_t *m, const char *name);

@@ -103,6 +103,52 @@ void shoal__node_free(shoal_node_t *root)
     free(file);
 }
 
+/* A copy of n and everything below it, every node naming `file`. */
+static shoal_node_t *copy_of(const shoal_node_t *n, const char *file)
+{
+    shoal_node_t *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return NULL;
+    c->kind = n->kind;
+    c->quoted = n->quoted;
+    c->line = n->line;
+    c->col = n->col;
+    c->file = file;
+    if (n->text != NULL && (c->text = strdup(n->text)) == NULL)
+        goto fail;
+    if (n->n == 0)
+        return c;
+    if ((c->items = calloc(n->n, sizeof *c->items)) == NULL ||
+        (n->keys != NULL && (c->keys = calloc(n->n, sizeof *c->keys)) == NULL))
+        goto fail;
+    c->cap = n->n;
+    for (; c->n < n->n; c->n++) {
+        c->items[c->n] = copy_of(n->items[c->n], file);
+        if (c->keys != NULL && c->items[c->n] != NULL &&
+            (c->keys[c->n] = copy_of(n->keys[c->n], file)) == NULL) {
+            node_free(c->items[c->n]);
+            goto fail;
+        }
+        if (c->items[c->n] == NULL)
+            goto fail;
+    }
+    return c;
+fail:
+    node_free(c);
+    return NULL;
+}
+
+shoal_node_t *shoal__node_copy(const shoal_node_t *n)
+{
+    if (n == NULL)
+        return NULL;
+    char *file = strdup(n->file ? n->file : "<args>");
+    shoal_node_t *c = file ? copy_of(n, file) : NULL;
+    if (c == NULL)
+        free(file);
+    return c;
+}
+
 static int append(shoal_node_t *parent, shoal_node_t *key, shoal_node_t *value)
 {
     if (parent->n == parent->cap) {

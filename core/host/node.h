@@ -43,6 +43,10 @@ int shoal__node_parse(const char *file, const char *text, size_t len, shoal_node
 /* Reads and parses a file. */
 int shoal__node_parse_file(const char *path, shoal_node_t **root, shoal_diag_t *err);
 void shoal__node_free(shoal_node_t *root);
+/* A deep copy of n and everything below it, owning its own strings (the
+ * file name included): free it with shoal__node_free. NULL for NULL, or on
+ * ENOMEM. Positions (file:line:col) are those of the original. */
+shoal_node_t *shoal__node_copy(const shoal_node_t *n);
 
 /* The value for `key` in a map, or NULL. */
 const shoal_node_t *shoal__node_get(const shoal_node_t *map, const char *key);

@@ -1,9 +1,11 @@
 /* reload.c - a running host becomes a new config generation (SIGHUP,
- * shoalctl reload): what changed is worked out pool by pool (same workers:
- * sizes and limits live; same shape: workers swapped one by one; else a new
- * pool under the name), started first, then applied; all or nothing. Also
- * the dry run (shoald --check --diff) and forgetting drained pools. See
- * host.h.
+ * shoalctl reload), all or nothing: what changed is worked out pool by pool
+ * (same workers: sizes and limits live; same shape, new code or args: the
+ * workers swapped; else a new pool under the name). Everything that can
+ * fail -- the file, its plugins, every new pool's and every new worker's
+ * init -- happens first, beside the running pools; only when all of it has
+ * succeeded does anything running change. Also the dry run (shoald --check
+ * --diff) and forgetting pools that have ended. See host.h.
  */
 #include "host/host.h"
 
@@ -12,10 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/code.h"
 #include "pool/pool.h"
 #include "runtime/runtime.h"
 
-/* ---- reload ------------------------------------------------------------- */
+/* ---- what changed ---------------------------------------------------------- */
 
 static bool node_equal(const shoal_node_t *a, const shoal_node_t *b)
 {
@@ -36,7 +39,7 @@ static bool node_equal(const shoal_node_t *a, const shoal_node_t *b)
 
 /* Whether b differs from a only in its leaf workers' code or args (and the
  * top's size and mailbox): then the pool keeps its PID, and its workers are
- * swapped one by one if the code or args differ. */
+ * swapped if the code or args differ. */
 static bool same_shape(const shoal_config_pool_t *a, const shoal_config_pool_t *b, bool top)
 {
     if ((a->nested == NULL) != (b->nested == NULL))
@@ -52,72 +55,31 @@ static bool same_shape(const shoal_config_pool_t *a, const shoal_config_pool_t *
 
 /* Whether a running pool can become b without new workers: the same shape,
  * and at its leaf the same code (plugin module, behaviour) and args. */
-static bool same_workers(const shoal_config_t *ca, const shoal_config_pool_t *a,
-                         const shoal_config_t *cb, const shoal_config_pool_t *b)
+static bool same_workers(const shoal_config_pool_t *a, const shoal_config_pool_t *b)
 {
     if (!same_shape(a, b, true))
         return false;
     while (a->nested != NULL)
         a = a->nested, b = b->nested;
-    const shoal_config_plugin_t *pa = shoal__config_plugin(ca, a->plugin),
-                                *pb = shoal__config_plugin(cb, b->plugin);
-    return pa != NULL && pb != NULL && pa->module == pb->module &&
-           strcmp(a->behaviour, b->behaviour) == 0 && node_equal(a->args, b->args);
+    return a->module == b->module && strcmp(a->behaviour, b->behaviour) == 0 &&
+           node_equal(a->args, b->args);
 }
 
 /* What the pool runs with now (a scale may have changed its size since its
- * config), as the pool itself says; its config's if it cannot. */
-static void running(shoal_host_t *h, const shoal_host_pool_t *hp, uint32_t *size, uint32_t *mailbox)
+ * config), as its record says. */
+static void running(const shoal_host_pool_t *hp, uint32_t *size, uint32_t *mailbox)
 {
     shoal_pool_stats_t st;
-    bool ok = shoal_pool_stats(h->rt, hp->pid, &st, 1000) == SHOAL_OK;
-    *size = ok ? st.target_size : hp->cp->size;
-    *mailbox = ok ? st.mailbox : hp->cp->mailbox;
+    shoal__host_peek(hp, &st);
+    *size = st.target_size;
+    *mailbox = st.mailbox;
 }
 
-static const char *leaf_name(const shoal_config_pool_t *cp)
+static void leaf_name(const shoal_config_pool_t *cp, char *buf, size_t size)
 {
-    static _Thread_local char buf[160];
     while (cp->nested != NULL)
         cp = cp->nested;
-    snprintf(buf, sizeof buf, "%s.%s", cp->plugin, cp->behaviour);
-    return buf;
-}
-
-/* Sends the pool its new spec chain (SHOAL__POOL_SWAP, pool/workers.c).
- * The pool then belongs to generation g; the generation its retiring
- * workers came from is kept until they have all ended (tidy). */
-static int swap_workers(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config_pool_t *cp,
-                        shoal_host_gen_t *g)
-{
-    shoal_pool_swap_t *sw = calloc(1, sizeof *sw);
-    if (sw == NULL)
-        return SHOAL_ENOMEM;
-    const shoal_config_pool_t *leaf = NULL;
-    shoal__host_spec_chain(cp, sw->chain, &leaf);
-    sw->hold = shoal__host_hold(leaf->module);
-    shoal_answer_t a;
-    int rc =
-        shoal_runtime_call_priority(h->rt, hp->pid, SHOAL__POOL_SWAP, &sw, sizeof sw, 10000, &a);
-    if (rc != SHOAL_OK) {
-        free(sw); /* never delivered: still ours */
-        return rc;
-    }
-    uint32_t n = 0;
-    if (a.status != SHOAL_OK)
-        rc = a.status;
-    else if (a.size == sizeof n)
-        memcpy(&n, a.data, sizeof n);
-    shoal_answer_release(&a);
-    if (rc != SHOAL_OK)
-        return rc;
-    if (hp->prev != NULL) /* a swap before the last one's workers ended */
-        shoal__host_gen_unref(h, hp->prev);
-    hp->prev = hp->from;
-    hp->from = g;
-    g->refs++;
-    hp->cp = cp;
-    return (int)n;
+    snprintf(buf, size, "%s.%s", cp->plugin, cp->behaviour);
 }
 
 static shoal_host_pool_t *live_pool(shoal_host_t *h, const char *name)
@@ -126,13 +88,6 @@ static shoal_host_pool_t *live_pool(shoal_host_t *h, const char *name)
         if (!h->pools[i].draining && strcmp(h->pools[i].name, name) == 0)
             return &h->pools[i];
     return NULL;
-}
-
-static void drain_async(shoal_host_t *h, shoal_host_pool_t *hp)
-{
-    hp->draining = true;
-    if (shoal_runtime_send_priority(h->rt, hp->pid, SHOAL_POOL_DRAIN, NULL, 0) == SHOAL_ENOPROC)
-        hp->ended = true;
 }
 
 /* What a reload changes, for its log line. */
@@ -147,6 +102,10 @@ static void note(change_log_t *l, const char *fmt, ...)
 {
     if (l->len >= sizeof l->text - 1)
         return;
+    if (l->n != 0 && l->len + 2 < sizeof l->text) {
+        memcpy(l->text + l->len, "; ", 3);
+        l->len += 2;
+    }
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(l->text + l->len, sizeof l->text - l->len, fmt, ap);
@@ -165,36 +124,127 @@ void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_
             continue;
         const shoal_config_pool_t *cp = shoal__config_pool(c, hp->name);
         if (cp == NULL) {
-            note(&log, "%sremove %s (it drains)", log.n ? "; " : "", hp->name);
+            note(&log, "remove %s (it drains)", hp->name);
             continue;
         }
-        if (!same_workers(hp->from->config, hp->cp, c, cp)) {
+        if (!same_workers(hp->cp, cp)) {
             if (!same_shape(hp->cp, cp, true)) {
-                note(&log, "%sreplace %s (a new pool under its name; the old one drains)",
-                     log.n ? "; " : "", hp->name);
+                note(&log, "replace %s (a new pool under its name; the old one drains)", hp->name);
                 continue;
             }
-            note(&log, "%s%s: replace its workers one by one (%s)", log.n ? "; " : "", hp->name,
-                 leaf_name(cp));
+            char leaf[160];
+            leaf_name(cp, leaf, sizeof leaf);
+            note(&log, "%s: replace its workers (%s)", hp->name, leaf);
         }
         uint32_t run_size, run_mailbox;
-        running(h, hp, &run_size, &run_mailbox);
+        running(hp, &run_size, &run_mailbox);
         if (cp->size != run_size)
-            note(&log, "%s%s size %u -> %u", log.n ? "; " : "", hp->name, run_size, cp->size);
+            note(&log, "%s size %u -> %u", hp->name, run_size, cp->size);
         if (cp->mailbox != run_mailbox) {
             char a[24], b[24];
             shoal__host_mailbox_text(run_mailbox, a);
             shoal__host_mailbox_text(cp->mailbox, b);
-            note(&log, "%s%s mailbox %s -> %s", log.n ? "; " : "", hp->name, a, b);
+            note(&log, "%s mailbox %s -> %s", hp->name, a, b);
         }
     }
     for (size_t i = 0; i < c->npools; i++)
         if (live_pool(h, c->pools[i].name) == NULL)
-            note(&log, "%sstart %s", log.n ? "; " : "", c->pools[i].name);
+            note(&log, "start %s", c->pools[i].name);
     snprintf(buf, size, "%s", log.n ? log.text : "no change");
 }
 
-int shoal__host_reload(shoal_host_t *h, const char *path)
+/* ---- the worker swap ------------------------------------------------------- */
+
+/* A priority call to a pool carrying a swap step (COMMIT, ABORT): the call's
+ * error, else its answer's status; the answer's data is copied into out. */
+static int swap_call(shoal_host_t *h, shoal_pid_t pid, uint32_t type, const void *data, size_t size,
+                     void *out, size_t out_size)
+{
+    shoal_answer_t a;
+    int rc = shoal_runtime_call_priority(h->rt, pid, type, data, size,
+                                         SHOAL_HOST_START_TIMEOUT_MS + 5000, &a);
+    if (rc != SHOAL_OK)
+        return rc;
+    rc = a.status;
+    if (rc == SHOAL_OK && out != NULL && a.size == out_size)
+        memcpy(out, a.data, out_size);
+    else if (rc == SHOAL_OK && out != NULL)
+        rc = SHOAL_ENOTSUP; /* not our pool's answer */
+    shoal_answer_release(&a);
+    return rc;
+}
+
+/* Starts the new workers of hp (from cp's code, as many as cp's size)
+ * beside the old ones and waits for their init. why: the failure. */
+static int swap_prepare(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config_pool_t *cp,
+                        char *why, size_t why_size)
+{
+    shoal_pool_swap_t *sw = calloc(1, sizeof *sw);
+    const shoal_config_pool_t *leaf = NULL;
+    if (sw != NULL)
+        shoal__host_spec_chain(cp, sw->chain, &leaf);
+    shoal_code_t *code = sw != NULL ? shoal__code_new(leaf->module, leaf->args) : NULL;
+    if (code == NULL) {
+        free(sw);
+        snprintf(why, why_size, "out of memory");
+        return SHOAL_ENOMEM;
+    }
+    for (size_t i = 0; i < SHOAL_POOL_MAX_DEPTH; i++) {
+        if (sw->chain[i].worker != NULL) {
+            sw->chain[i].worker_args = shoal__code_args(code);
+            break;
+        }
+    }
+    sw->hold = shoal__code_hold(code);
+    sw->size = cp->size;
+    shoal_pool_swap_result_t r = {0};
+    shoal_answer_t a;
+    int rc = shoal_runtime_call_priority(h->rt, hp->pid, SHOAL__POOL_SWAP, &sw, sizeof sw,
+                                         SHOAL_HOST_START_TIMEOUT_MS + 5000, &a);
+    if (rc != SHOAL_OK && rc != SHOAL_ETIMEDOUT)
+        free(sw);              /* never delivered: still ours (delivered, the pool frees it) */
+    shoal__code_release(code); /* the pool holds its own while it needs it */
+    if (rc == SHOAL_OK) {
+        rc = a.status;
+        if (rc == SHOAL_OK && a.size == sizeof r)
+            memcpy(&r, a.data, sizeof r);
+        else if (rc == SHOAL_OK)
+            rc = SHOAL_ENOTSUP; /* not a pool's answer */
+        shoal_answer_release(&a);
+        if (rc == SHOAL_OK)
+            rc = r.status;
+    }
+    if (rc != SHOAL_OK) {
+        snprintf(why, why_size, "%s",
+                 r.why[0]                ? r.why
+                 : rc == SHOAL_ETIMEDOUT ? "its new workers did not start in time"
+                                         : shoal_strerror(rc));
+        /* Whatever the pool did, it keeps its old workers. */
+        swap_call(h, hp->pid, SHOAL__POOL_SWAP_ABORT, NULL, 0, NULL, 0);
+    }
+    return rc;
+}
+
+/* ---- reload ------------------------------------------------------------- */
+
+static void drain_async(shoal_host_t *h, shoal_host_pool_t *hp)
+{
+    hp->draining = true;
+    hp->cp = NULL; /* its config goes with this generation */
+    shoal_runtime_send_priority(h->rt, hp->pid, SHOAL_POOL_DRAIN, NULL, 0);
+}
+
+static void fail_log(shoal_host_t *h, const char *what, char *why, size_t why_size)
+{
+    h->reloads_failed++;
+    shoal__host_log(h, SHOAL_LOG_ERROR,
+                    "reload failed (%" PRIu64 " so far), generation %" PRIu64 " keeps running: %s",
+                    h->reloads_failed, h->generation, what);
+    if (why != NULL)
+        snprintf(why, why_size, "%s", what);
+}
+
+int shoal__host_reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
 {
     shoal_diag_t err = {0};
     char buf[1200];
@@ -203,43 +253,73 @@ int shoal__host_reload(shoal_host_t *h, const char *path)
     if (rc == SHOAL_OK)
         rc = shoal__config_resolve(c, h->loader, &err);
     if (rc != SHOAL_OK) {
-        h->reloads_failed++;
-        shoal__host_log(
-            h, SHOAL_LOG_ERROR,
-            "reload failed (%" PRIu64 " so far), generation %" PRIu64 " keeps running: %s",
-            h->reloads_failed, h->generation, shoal__diag_format(&err, buf, sizeof buf));
+        fail_log(h, shoal__diag_format(&err, buf, sizeof buf), why, why_size);
         shoal__config_free(c);
         return rc;
     }
-    /* Start what is new or changed first: a failure stops those and leaves
-     * everything else as it was. */
+    uint64_t gen = h->generation + 1;
     size_t first_new = h->npools;
-    shoal_host_gen_t *g = NULL;
-    h->generation++;
-    if ((g = shoal__host_gen_new(h, c)) == NULL) {
+    /* Pools whose workers were swapped, prepared: committed below, or
+     * aborted on a failure. */
+    size_t *swapped = calloc(h->npools ? h->npools : 1, sizeof *swapped), nswapped = 0;
+    if (swapped == NULL) {
         rc = SHOAL_ENOMEM;
-        shoal__config_free(c);
+        shoal__diag_set(&err, path, 0, 0, "out of memory");
         goto undo;
     }
+    /* 1. New pools, and new ones for those whose shape changed: started
+     * beside the running ones, each waited for until its workers have run
+     * init. */
     for (size_t i = 0; i < c->npools; i++) {
         const shoal_config_pool_t *cp = &c->pools[i];
         shoal_host_pool_t *old = live_pool(h, cp->name);
         if (old != NULL && same_shape(old->cp, cp, true))
             continue; /* kept: resized, or its workers swapped, below */
         shoal_pid_t pid;
-        if ((rc = shoal__host_start_pool(h, cp, &pid)) != SHOAL_OK) {
+        char what[300];
+        if ((rc = shoal__host_start_pool(h, cp, &pid, what, sizeof what)) != SHOAL_OK) {
             shoal__diag_set(&err, cp->at->file, cp->at->line, cp->at->col,
-                            "pools.%s: cannot start: %s", cp->name, shoal_strerror(rc));
+                            "pools.%s: cannot start: %s", cp->name, what);
             goto undo;
         }
-        if (shoal__host_pool_add(h, cp, g, pid) == NULL) {
+        if (shoal__host_pool_add(h, cp, pid, gen) == NULL) {
             shoal_runtime_stop_actor(h->rt, pid);
             rc = SHOAL_ENOMEM;
+            shoal__diag_set(&err, cp->at->file, cp->at->line, cp->at->col,
+                            "pools.%s: out of memory", cp->name);
             goto undo;
         }
     }
-    /* Committed: change the running pools. */
+    /* 2. New code or args for a kept pool: its new workers start beside the
+     * old ones and wait. */
+    for (size_t i = 0; i < first_new; i++) {
+        shoal_host_pool_t *hp = &h->pools[i];
+        const shoal_config_pool_t *cp = hp->draining ? NULL : shoal__config_pool(c, hp->name);
+        if (cp == NULL || !same_shape(hp->cp, cp, true) || same_workers(hp->cp, cp))
+            continue;
+        char what[300];
+        if ((rc = swap_prepare(h, hp, cp, what, sizeof what)) != SHOAL_OK) {
+            shoal__diag_set(&err, cp->at->file, cp->at->line, cp->at->col,
+                            "pools.%s: a new worker did not start: %s", cp->name, what);
+            goto undo;
+        }
+        swapped[nswapped++] = i;
+    }
+
+    /* Committed: nothing below can make the reload fail. */
     change_log_t log = {.len = 0, .n = 0};
+    for (size_t k = 0; k < nswapped; k++) {
+        shoal_host_pool_t *hp = &h->pools[swapped[k]];
+        const shoal_config_pool_t *cp = shoal__config_pool(c, hp->name);
+        uint32_t n = 0;
+        int r = swap_call(h, hp->pid, SHOAL__POOL_SWAP_COMMIT, NULL, 0, &n, sizeof n);
+        char leaf[160];
+        leaf_name(cp, leaf, sizeof leaf);
+        if (r != SHOAL_OK)
+            note(&log, "%s: swap failed at its commit (%s)", hp->name, shoal_strerror(r));
+        else
+            note(&log, "%s: %u workers replaced (%s)", hp->name, n, leaf);
+    }
     for (size_t i = 0; i < first_new; i++) {
         shoal_host_pool_t *hp = &h->pools[i];
         if (hp->draining)
@@ -251,29 +331,16 @@ int shoal__host_reload(shoal_host_t *h, const char *path)
         if (cp == NULL || replaced) {
             if (cp == NULL)
                 shoal_runtime_unregister(h->rt, hp->name);
+            note(&log, "%s %s", cp == NULL ? "removed" : "replaced", hp->name);
             drain_async(h, hp);
-            note(&log, "%s%s %s", log.n ? "; " : "", cp == NULL ? "removed" : "replaced", hp->name);
             continue;
         }
         /* What runs now (a scale may have changed the size since). */
         uint32_t run_size, run_mailbox;
-        running(h, hp, &run_size, &run_mailbox);
-        if (!same_workers(hp->from->config, hp->cp, c, cp)) {
-            /* New code or args: the workers are replaced one by one. */
-            int n = swap_workers(h, hp, cp, g);
-            if (n < 0)
-                note(&log, "%s%s: swap failed (%s)", log.n ? "; " : "", hp->name,
-                     shoal_strerror(n));
-            else
-                note(&log, "%s%s: %d workers replaced (%s)", log.n ? "; " : "", hp->name, n,
-                     leaf_name(cp));
-        }
-        /* The same workers: sizes and limits live; the pool now belongs
-         * to the new generation's entry (its args stay in the old tree,
-         * which it keeps alive). */
+        running(hp, &run_size, &run_mailbox);
         if (cp->size != run_size) {
             int r = shoal_pool_set_size(h->rt, hp->pid, cp->size, 5000);
-            note(&log, "%s%s size %u -> %u%s", log.n ? "; " : "", hp->name, run_size, cp->size,
+            note(&log, "%s size %u -> %u%s", hp->name, run_size, cp->size,
                  r < 0 ? " (failed)" : "");
         }
         if (cp->mailbox != run_mailbox) {
@@ -281,9 +348,9 @@ int shoal__host_reload(shoal_host_t *h, const char *path)
             shoal__host_mailbox_text(run_mailbox, a);
             shoal__host_mailbox_text(cp->mailbox, b2);
             int r = shoal_pool_set_mailbox(h->rt, hp->pid, cp->mailbox, 5000);
-            note(&log, "%s%s mailbox %s -> %s%s", log.n ? "; " : "", hp->name, a, b2,
-                 r < 0 ? " (failed)" : "");
+            note(&log, "%s mailbox %s -> %s%s", hp->name, a, b2, r < 0 ? " (failed)" : "");
         }
+        hp->cp = cp; /* the new generation's entry from now on */
     }
     for (size_t j = first_new; j < h->npools; j++) {
         shoal_host_pool_t *hp = &h->pools[j];
@@ -292,7 +359,7 @@ int shoal__host_reload(shoal_host_t *h, const char *path)
         for (size_t i = 0; i < first_new; i++)
             replaced |= h->pools[i].draining && strcmp(h->pools[i].name, hp->name) == 0;
         if (!replaced)
-            note(&log, "%sstarted %s", log.n ? "; " : "", hp->name);
+            note(&log, "started %s", hp->name);
     }
     /* The runtime's settings and the control socket are fixed at start. */
     const shoal_config_t *was = h->config;
@@ -302,68 +369,44 @@ int shoal__host_reload(shoal_host_t *h, const char *path)
         c->runtime.max_actors != was->runtime.max_actors || c->log.level != was->log.level ||
         (c->runtime.control == NULL) != (was->runtime.control == NULL) ||
         (c->runtime.control != NULL && strcmp(c->runtime.control, was->runtime.control) != 0))
-        note(&log, "%sruntime: and log.level: changes take effect at the next start",
-             log.n ? "; " : "");
-    shoal_host_gen_t *prev = NULL;
-    for (shoal_host_gen_t *x = h->gens; x != NULL; x = x->next)
-        if (x != g && x->config == h->config)
-            prev = x;
+        note(&log, "runtime: and log.level: changes take effect at the next start");
+    /* Nothing refers to the old config any more: the pools' code and args
+     * are held by the pools themselves (code.h). */
+    shoal__config_free(h->config);
     h->config = c;
-    h->log_format = c->log.format; /* the level of the runtime's own lines stays */
+    h->generation = gen;
     h->reloads++;
-    if (prev != NULL)
-        shoal__host_gen_unref(h, prev); /* no longer the current one */
+    shoal__host_set_generation(h, gen, c->log.format);
+    free(swapped);
     char ledger[320];
     shoal__host_ledger(h, ledger, sizeof ledger);
-    shoal__host_log(h, SHOAL_LOG_INFO, "reload: generation %" PRIu64 " from %s: %s; %s",
-                    h->generation, path, log.n ? log.text : "no change", ledger);
+    shoal__host_log(h, SHOAL_LOG_INFO, "reload: generation %" PRIu64 " from %s: %s; %s", gen, path,
+                    log.n ? log.text : "no change", ledger);
     return SHOAL_OK;
 undo:
-    for (size_t j = first_new; j < h->npools; j++) {
-        shoal_runtime_stop_actor(h->rt, h->pools[j].pid);
-        h->pools[j].from->refs--;
-        free(h->pools[j].name);
+    for (size_t k = 0; k < nswapped; k++)
+        swap_call(h, h->pools[swapped[k]].pid, SHOAL__POOL_SWAP_ABORT, NULL, 0, NULL, 0);
+    free(swapped);
+    /* The pools started for this reload: stopped and forgotten (their
+     * counts, if any, stay in the ledger of the generation that failed). */
+    while (h->npools > first_new) {
+        shoal_runtime_stop_actor(h->rt, h->pools[h->npools - 1].pid);
+        shoal__host_pool_forget(h, h->npools - 1);
     }
-    h->npools = first_new;
-    h->generation--;
-    h->reloads_failed++;
-    if (g != NULL)
-        shoal__host_gen_unref(h, g);
-    shoal__host_log(h, SHOAL_LOG_ERROR,
-                    "reload failed (%" PRIu64 " so far), generation %" PRIu64 " keeps running: %s",
-                    h->reloads_failed, h->generation, shoal__diag_format(&err, buf, sizeof buf));
+    fail_log(h, shoal__diag_format(&err, buf, sizeof buf), why, why_size);
+    shoal__config_free(c);
     return rc;
 }
 
 void shoal__host_tidy(shoal_host_t *h)
 {
-    size_t k = 0;
-    for (size_t i = 0; i < h->npools; i++) {
+    for (size_t i = 0; i < h->npools;) {
         shoal_host_pool_t *hp = &h->pools[i];
-        if (hp->draining && !hp->ended) {
-            shoal_pool_stats_t st;
-            if (shoal_pool_stats(h->rt, hp->pid, &st, 1000) == SHOAL_ENOPROC)
-                hp->ended = true;
-        }
-        if (hp->prev != NULL && !hp->draining) {
-            /* Swapped: once its old workers have all ended (each ran its
-             * init, with args from that generation, long before), the
-             * generation may go. */
-            shoal_pool_stats_t st;
-            int rc = shoal_pool_stats(h->rt, hp->pid, &st, 1000);
-            if (rc == SHOAL_ENOPROC || (rc == SHOAL_OK && st.retiring == 0)) {
-                shoal__host_gen_unref(h, hp->prev);
-                hp->prev = NULL;
-            }
-        }
-        if (hp->draining && hp->ended) {
-            free(hp->name);
-            if (hp->prev != NULL)
-                shoal__host_gen_unref(h, hp->prev);
-            shoal__host_gen_unref(h, hp->from);
-            continue;
-        }
-        h->pools[k++] = *hp;
+        /* Quiet: its actor and every worker have ended; its counts are
+         * final and move into the ledger. */
+        if (hp->draining && shoal__pool_is_quiet(hp->rec))
+            shoal__host_pool_forget(h, i);
+        else
+            i++;
     }
-    h->npools = k;
 }

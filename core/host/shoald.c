@@ -179,7 +179,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
                 }
             }
             if (hup && !stop)
-                shoal__host_reload(h, path);
+                shoal__host_reload(h, path, NULL, 0);
             if (!stop && control != NULL && (fds[1].revents & POLLIN)) {
                 shoal__control_serve(control, h, path, &stop);
                 if (stop)

@@ -9,12 +9,15 @@
 SHOAL_API int shoal_runtime_spawn_pool(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
                                        shoal_pid_t *pid)
 {
-    return shoal__pool_spawn(rt, shoal__tcache_get(rt), SHOAL_PID_NONE, NULL, spec, NULL, 0, pid);
+    shoal_tcache_t *tc = shoal__tcache_get(rt);
+    if (tc != NULL && tc->worker != NULL) /* a dispatcher thread never waits */
+        return shoal__pool_spawn(rt, tc, SHOAL_PID_NONE, NULL, spec, NULL, 0, false, pid);
+    return shoal__pool_start(rt, spec, NULL, 0, pid, NULL, 0);
 }
 
 SHOAL_API int shoal_spawn_pool(shoal_ctx_t *ctx, const shoal_pool_spec_t *spec, shoal_pid_t *pid)
 {
-    int rc = shoal__pool_spawn(ctx->rt, ctx->tc, ctx->self, NULL, spec, NULL, 0, pid);
+    int rc = shoal__pool_spawn(ctx->rt, ctx->tc, ctx->self, NULL, spec, NULL, 0, false, pid);
     if (rc != SHOAL_OK)
         return rc;
     if ((rc = shoal__children_add(ctx, *pid)) != SHOAL_OK)

@@ -74,6 +74,7 @@ void shoal__pool_take_hand_back(struct shoal_ctx_s *ctx, shoal_env_t *e)
      * hand-backs), after its replacement has started; anything else now. */
     if (!from_worker)
         shoal__pool_place_orphans(ctx, p);
+    shoal__pool_publish(p);
 }
 
 /* Puts e on worker `to` even when its mailbox is full. */
@@ -132,7 +133,7 @@ void shoal__pool_place_orphans(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     uint64_t now = shoal__now_ns();
     shoal_pid_t sweeper;
     if (!shoal__pool_restart_allowed(p, now) ||
-        shoal__pool_spawn_worker(ctx, p, &sweeper) != SHOAL_OK) {
+        shoal__pool_spawn_worker(ctx, p, &p->spec, &p->hold, false, &sweeper) != SHOAL_OK) {
         shoal__pool_schedule(ctx, p->backoff_ms, SHOAL__POOL_TICK_RETRY, &p->retry_pending);
         return;
     }

@@ -26,6 +26,10 @@ typedef struct nested_spec_s {
 } nested_spec_t;
 
 static const shoal_behaviour_t pool_behaviour;
+static int spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t parent,
+                 shoal_pool_t *member_of, const shoal_pool_spec_t *spec,
+                 const shoal_pool_hold_t *hold, uint32_t depth, bool notify, bool wait,
+                 shoal_pid_t *pid, shoal_pool_t **out);
 
 /* ---- spec ---------------------------------------------------------------- */
 
@@ -107,7 +111,17 @@ int shoal__pool_copy_nested(shoal_pool_t *p, const shoal_pool_spec_t *spec)
 
 int shoal__pool_spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t parent,
                       shoal_pool_t *member_of, const shoal_pool_spec_t *spec,
-                      const shoal_pool_hold_t *hold, uint32_t depth, shoal_pid_t *pid)
+                      const shoal_pool_hold_t *hold, uint32_t depth, bool notify, shoal_pid_t *pid)
+{
+    return spawn(rt, tc, parent, member_of, spec, hold, depth, notify, false, pid, NULL);
+}
+
+/* Spawns the pool; with `wait` (a root pool started by a thread), *out gets
+ * the record with a second reference, for the waiter. */
+static int spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t parent,
+                 shoal_pool_t *member_of, const shoal_pool_spec_t *spec,
+                 const shoal_pool_hold_t *hold, uint32_t depth, bool notify, bool wait,
+                 shoal_pid_t *pid, shoal_pool_t **out)
 {
     if (tc == NULL)
         return SHOAL_ENOMEM;
@@ -119,7 +133,6 @@ int shoal__pool_spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t paren
     shoal_pool_t *p = shoal__pool_record_new(rt, max_of(spec));
     if (p == NULL)
         return SHOAL_ENOMEM;
-    bool wait = tc->worker == NULL;
     rc = spec_copy(p, spec);
     uint32_t ring = spec->restart.max ? spec->restart.max : 1;
     if (rc == SHOAL_OK && (p->restart_at = calloc(ring, sizeof *p->restart_at)) == NULL)
@@ -135,67 +148,127 @@ int shoal__pool_spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t paren
      * this pool's workers count into the parent (forward.c) for as long as
      * the record lives, which may be after this pool's actor has ended. */
     p->parent = member_of;
-    if (hold != NULL)
+    if (hold != NULL) {
+        hold->acquire(hold->what); /* the record's (released when the actor ends) */
         p->hold = *hold;
+    }
     const char *wname = spec->worker ? spec->worker->name : p->spec.worker_pool->name;
     snprintf(p->label, sizeof p->label, "%s/%s", p->name, wname ? wname : "?");
-    /* One reference for the actor, one for us while we wait for init. */
+    /* One reference for the actor, one for the waiter. */
     atomic_store_explicit(&p->refs, wait ? 2 : 1, memory_order_relaxed);
-    /* A root pool waits for its own init and every nested one (start_done). */
-    p->root = member_of != NULL ? member_of->root : p;
-    atomic_fetch_add_explicit(&p->root->starting, 1, memory_order_relaxed);
+    p->wait_start = wait;
+    atomic_store_explicit(&p->starting, wait ? 1 : 0, memory_order_relaxed);
+    shoal__pool_publish(p);
 
-    shoal_actor_hold_t ah;
-    if (hold != NULL) {
-        hold->acquire(hold->what);
-        ah = (shoal_actor_hold_t){hold->release, hold->what};
-    }
     shoal_spawn_t s = {
         .parent = parent,
         .beh = &pool_behaviour,
         .args = p,
         .limit = SHOAL_MAILBOX_UNBOUNDED,
         .kind = SHOAL_ACTOR_POOL,
-        .hold = hold ? &ah : NULL,
         .pool = p,
+        .notify_start = notify,
     };
     rc = shoal__actor_spawn_as(rt, tc, &s, pid);
     if (rc != SHOAL_OK) {
         if (hold != NULL)
             hold->release(hold->what);
-        if (p->root != p) /* the parent's init sees rc and fails the tree */
-            atomic_fetch_sub_explicit(&p->root->starting, 1, memory_order_relaxed);
         shoal__pool_record_retire(rt, p); /* the caller keeps its reference on member_of */
         return rc;
     }
-    if (!wait)
-        return SHOAL_OK;
-    /* acquire: pairs with start_done's acq_rel: every init's result. */
-    uint32_t left;
-    while ((left = atomic_load_explicit(&p->starting, memory_order_acquire)) != 0)
-        shoal__futex_wait(&p->starting, left, NULL);
-    rc = atomic_load_explicit(&p->init_rc, memory_order_relaxed);
+    if (out != NULL)
+        *out = p;
+    return SHOAL_OK;
+}
+
+int shoal__pool_start(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
+                      const shoal_pool_hold_t *hold, uint64_t timeout_ms, shoal_pid_t *pid,
+                      char *why, size_t why_size)
+{
+    shoal_pool_t *p = NULL;
+    if (why != NULL && why_size != 0)
+        why[0] = '\0';
+    int rc =
+        spawn(rt, shoal__tcache_get(rt), SHOAL_PID_NONE, NULL, spec, hold, 0, false, true, pid, &p);
+    if (rc != SHOAL_OK)
+        return rc;
+    uint64_t end = timeout_ms ? shoal__now_ns() + shoal__ms_to_ns(timeout_ms) : UINT64_MAX;
+    /* acquire: pairs with start_done's release store of 0 (init_rc and
+     * init_text are written before it). */
+    while (atomic_load_explicit(&p->starting, memory_order_acquire) != 0) {
+        uint64_t now = shoal__now_ns();
+        if (now >= end)
+            break;
+        uint64_t left = end - now > 100000000u ? 100000000u : end - now;
+        struct timespec ts = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
+        shoal__futex_wait(&p->starting, 1, timeout_ms ? &ts : NULL);
+    }
+    if (atomic_load_explicit(&p->starting, memory_order_acquire) != 0) {
+        /* Still starting: stop it (its workers go with it). */
+        shoal_runtime_stop_actor(rt, *pid);
+        rc = SHOAL_ETIMEDOUT;
+        if (why != NULL)
+            snprintf(why, why_size, "its workers did not start within %llu ms",
+                     (unsigned long long)timeout_ms);
+    } else if ((rc = atomic_load_explicit(&p->init_rc, memory_order_relaxed)) != SHOAL_OK &&
+               why != NULL) {
+        snprintf(why, why_size, "%s", p->init_text[0] ? p->init_text : shoal_strerror(rc));
+    }
     shoal__pool_unref(rt, p);
+    if (rc != SHOAL_OK)
+        *pid = SHOAL_PID_NONE;
     return rc;
 }
 
-/* This pool's init has run (or never will): count it out of its tree's
- * start, keeping the first failure. The root's waiter holds the root's
- * record; a nested record's reference chain holds its root. */
-static void start_done(shoal_pool_t *p, int rc)
+/* A root pool's start has ended (all first workers started, or one failed,
+ * or the pool ended first): its waiter hears how. Once. */
+static void start_done(shoal_pool_t *p, int rc, const char *why)
 {
-    if (p->start_done)
+    if (!p->wait_start)
         return;
-    p->start_done = true;
-    shoal_pool_t *root = p->root;
-    int ok = SHOAL_OK;
-    if (rc != SHOAL_OK)
-        atomic_compare_exchange_strong_explicit(&root->init_rc, &ok, rc, memory_order_relaxed,
-                                                memory_order_relaxed);
-    /* acq_rel: releases init_rc to the waiter (acquire load of 0); the last
-     * one out also sees every other init's release. */
-    if (atomic_fetch_sub_explicit(&root->starting, 1, memory_order_acq_rel) == 1)
-        shoal__futex_wake(&root->starting, INT_MAX);
+    p->wait_start = false;
+    atomic_store_explicit(&p->init_rc, rc, memory_order_relaxed);
+    snprintf(p->init_text, sizeof p->init_text, "%s", why ? why : "");
+    /* release: pairs with the waiter's acquire load (shoal__pool_start). */
+    atomic_store_explicit(&p->starting, 0, memory_order_release);
+    shoal__futex_wake(&p->starting, INT_MAX);
+}
+
+/* Every first worker has started (rc 0), or one has not: whoever waits for
+ * this pool hears it -- the thread that spawned a root pool, or the parent
+ * pool that spawned this one as a worker. A failed start that someone
+ * waited for ends the pool (its workers with it); one nobody waits for
+ * (a nested pool restarted later) is left to the restart policy. */
+static void start_finish(struct shoal_ctx_s *ctx, shoal_pool_t *p, int rc, const char *why)
+{
+    if (!p->start_pending)
+        return;
+    p->start_pending = false;
+    bool waited = p->wait_start || (ctx->b->ext != NULL && ctx->b->ext->notify_start);
+    start_done(p, rc, why);
+    shoal__actor_started(ctx, rc, why);
+    if (rc != SHOAL_OK && waited)
+        shoal_exit(ctx, rc);
+}
+
+/* A worker's start notice (SHOAL_ENV_STARTED). */
+static void on_started(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
+{
+    char why[256];
+    size_t n = msg->size < sizeof why - 1 ? msg->size : sizeof why - 1;
+    if (shoal__pool_swap_on_started(ctx, p, msg->from, msg->status, msg->data, msg->size))
+        return;
+    if (!p->start_pending)
+        return;
+    if (msg->status == SHOAL_OK) {
+        if (--p->start_awaiting == 0)
+            start_finish(ctx, p, SHOAL_OK, NULL);
+        return;
+    }
+    if (n != 0)
+        memcpy(why, msg->data, n);
+    why[n] = '\0';
+    start_finish(ctx, p, msg->status, n != 0 ? why : shoal_strerror(msg->status));
 }
 
 /* ---- the behaviour ------------------------------------------------------- */
@@ -210,13 +283,20 @@ static int pool_init(shoal_ctx_t *ctx, void *state, const void *args)
         rc = SHOAL_ENOMEM;
     if (rc == SHOAL_OK && m != NULL && m->init != NULL)
         rc = m->init(ctx, p->manager_state, p->spec.manager_args);
+    /* The first workers tell when they have started: the pool has started
+     * when all have (on_started). */
+    p->start_pending = true;
     while (rc == SHOAL_OK && shoal__pool_live(p) < p->target) {
         shoal_pid_t pid;
-        if ((rc = shoal__pool_spawn_worker(ctx, p, &pid)) == SHOAL_OK)
+        if ((rc = shoal__pool_spawn_worker(ctx, p, &p->spec, &p->hold, true, &pid)) == SHOAL_OK) {
             shoal__pool_table_append(p, pid);
+            p->start_awaiting++;
+        }
     }
-    start_done(p, rc);
-    return rc;
+    if (rc == SHOAL_OK && p->start_awaiting == 0)
+        start_finish(ctx, p, SHOAL_OK, NULL);
+    shoal__pool_publish(p);
+    return rc; /* a failure ends the actor: pool_ended tells the waiter */
 }
 
 static int manager_message(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
@@ -263,9 +343,12 @@ static int command(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *
     }
 }
 
-static int pool_handle_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+static int message(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
 {
-    shoal_pool_t *p = shoal__pool_of(state);
+    if (msg->kind == SHOAL_ENV_STARTED) {
+        on_started(ctx, p, msg);
+        return SHOAL_OK;
+    }
     if (msg->kind == SHOAL_MSG_EXIT) {
         if (shoal__pool_on_exit(ctx, p, msg->from, msg->status))
             return SHOAL_OK;
@@ -285,6 +368,14 @@ static int pool_handle_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t 
     return SHOAL_OK;
 }
 
+static int pool_handle_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    shoal_pool_t *p = shoal__pool_of(state);
+    int rc = message(ctx, p, msg);
+    shoal__pool_publish(p);
+    return rc;
+}
+
 /* Whether a call came from a thread that is not an actor (its reply goes to
  * a WAITER record, call.c): actors, and so plugins, never are one. */
 static bool from_thread(shoal_runtime_t *rt, shoal_pid_t from)
@@ -297,10 +388,43 @@ static bool from_thread(shoal_runtime_t *rt, shoal_pid_t from)
            atomic_load_explicit(&a->kind, memory_order_relaxed) == SHOAL_ACTOR_WAITER;
 }
 
-static int pool_handle_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg,
-                            shoal_reply_t *reply)
+/* The host's swap steps (SHOAL__POOL_SWAP...): only from a thread. */
+static int swap_call(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg,
+                     shoal_reply_t *reply)
 {
-    shoal_pool_t *p = shoal__pool_of(state);
+    if (!from_thread(ctx->rt, msg->from)) {
+        shoal_reply_error(reply, SHOAL_ENOTSUP);
+        return SHOAL_OK;
+    }
+    if (msg->type == SHOAL__POOL_SWAP_ABORT) {
+        shoal__pool_swap_abort(ctx, p);
+        return shoal_reply_set(reply, msg->type, NULL, 0);
+    }
+    if (msg->type == SHOAL__POOL_SWAP_COMMIT) {
+        int n = shoal__pool_swap_commit(ctx, p);
+        if (n < 0) {
+            shoal_reply_error(reply, n);
+            return SHOAL_OK;
+        }
+        uint32_t replaced = (uint32_t)n;
+        return shoal_reply_set(reply, msg->type, &replaced, sizeof replaced);
+    }
+    /* Only the host (a thread, not an actor) sends a pointer here. */
+    shoal_pool_swap_t *sw;
+    if (msg->size != sizeof sw) {
+        shoal_reply_error(reply, SHOAL_EINVAL);
+        return SHOAL_OK;
+    }
+    memcpy(&sw, msg->data, sizeof sw);
+    int rc = shoal__pool_swap_prepare(ctx, p, sw, msg->from, msg->ref);
+    if (rc == SHOAL_DEFER)
+        return SHOAL_DEFER;
+    shoal_reply_error(reply, rc);
+    return SHOAL_OK;
+}
+
+static int call(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg, shoal_reply_t *reply)
+{
     if (msg->type == SHOAL_POOL_STATS) {
         shoal_pool_stats_t st;
         shoal__pool_fill_stats(ctx, p, &st);
@@ -318,23 +442,9 @@ static int pool_handle_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *ms
         shoal__pool_drain(ctx, p); /* may answer at once */
         return SHOAL_DEFER;
     }
-    if (msg->type == SHOAL__POOL_SWAP && from_thread(ctx->rt, msg->from)) {
-        /* Only the host (a thread, not an actor) sends a pointer here. */
-        shoal_pool_swap_t *sw;
-        if (msg->size != sizeof sw) {
-            shoal_reply_error(reply, SHOAL_EINVAL);
-            return SHOAL_OK;
-        }
-        memcpy(&sw, msg->data, sizeof sw);
-        int n = shoal__pool_swap(ctx, p, sw);
-        free(sw);
-        if (n < 0) {
-            shoal_reply_error(reply, n);
-            return SHOAL_OK;
-        }
-        uint32_t replaced = (uint32_t)n;
-        return shoal_reply_set(reply, SHOAL__POOL_SWAP, &replaced, sizeof replaced);
-    }
+    if (msg->type == SHOAL__POOL_SWAP || msg->type == SHOAL__POOL_SWAP_COMMIT ||
+        msg->type == SHOAL__POOL_SWAP_ABORT)
+        return swap_call(ctx, p, msg, reply);
     uint32_t out;
     int rc = command(ctx, p, msg, &out);
     if (rc == SHOAL_ENOTSUP) {
@@ -349,6 +459,15 @@ static int pool_handle_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *ms
         return SHOAL_OK;
     }
     return shoal_reply_set(reply, msg->type, &out, sizeof out);
+}
+
+static int pool_handle_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg,
+                            shoal_reply_t *reply)
+{
+    shoal_pool_t *p = shoal__pool_of(state);
+    int rc = call(ctx, p, msg, reply);
+    shoal__pool_publish(p);
+    return rc;
 }
 
 static int pool_inspect(shoal_ctx_t *ctx, void *state, shoal_inspect_t *out)
@@ -387,9 +506,12 @@ shoal_pool_t *shoal__pool_ended(struct shoal_ctx_s *ctx)
     /* seq_cst: the reclaimer's store in the Dekker pair of qsbr.h: a sender
      * that has not found the record by now never will. */
     atomic_store_explicit(&ctx->a->pool, NULL, memory_order_seq_cst);
-    /* If init never ran to its end (stopped first, or the manager's init
-     * panicked), the spawner hears why. */
-    start_done(p, ctx->reason != SHOAL_OK ? ctx->reason : SHOAL_ESHUTDOWN);
+    /* If the start never ended (stopped first, a worker could not be
+     * spawned, the manager's init failed), whoever waits hears why. */
+    int why = ctx->reason != SHOAL_OK ? ctx->reason : SHOAL_ESHUTDOWN;
+    start_done(p, why, ctx->error[0] ? ctx->error : ctx->panic_text[0] ? ctx->panic_text : NULL);
+    if (p->stage != NULL)
+        shoal__pool_swap_abort(ctx, p);
     shoal__pool_give_up_orphans(ctx, p);
     /* DRAIN callers: OK when the drain completed, else why it ended. */
     int status = p->state == SHOAL_POOL_DRAINING && ctx->reason == SHOAL_OK ? SHOAL_OK
@@ -403,5 +525,13 @@ shoal_pool_t *shoal__pool_ended(struct shoal_ctx_s *ctx)
     p->nwaiters = 0;
     free(p->manager_state);
     p->manager_state = NULL;
+    /* The record's own hold on the workers' code: each live worker keeps
+     * its own, and nothing starts workers from here any more. */
+    if (p->hold.release != NULL)
+        p->hold.release(p->hold.what);
+    p->hold = (shoal_pool_hold_t){0};
+    shoal__pool_publish(p);
+    /* release: pairs with shoal__pool_is_ended's acquire. */
+    atomic_store_explicit(&p->pub_ended, 1, memory_order_release);
     return p;
 }

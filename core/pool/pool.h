@@ -85,26 +85,39 @@ typedef struct shoal_pool_s {
 
     /* lifetime (see above) */
     alignas(64) _Atomic uint32_t refs;
-    /* Starting (pool.c, start_done): the root pool of a tree counts the
-     * inits not yet run in the tree (its own, and every nested pool's);
-     * shoal_runtime_spawn_pool waits for 0 on this futex. init_rc keeps the
-     * first failure. */
-    struct shoal_pool_s *root;
+    /* A thread waiting for this root pool to start (shoal__pool_start):
+     * `starting` is 1 until the start has ended (the futex it sleeps on);
+     * the pool's actor writes init_rc and init_text, then stores 0
+     * [release], which the waiter's acquire load pairs with. */
     _Atomic uint32_t starting;
     _Atomic int init_rc;
-    bool start_done; /* this pool's init has been counted (pool actor only) */
+    char init_text[256];
     struct shoal_pool_s *limbo_next;
     shoal_qsbr_snap_t snap;
     bool snap_pending; /* in limbo without a snapshot yet (ENOMEM) */
+
+    /* Published by the pool's actor at the end of each of its callbacks,
+     * for threads that read a pool without asking it (shoal__pool_peek):
+     * relaxed, each a value on its own. */
+    alignas(64) _Atomic uint32_t pub_state, pub_target, pub_retiring, pub_mailbox;
+    _Atomic uint64_t pub_restarts, pub_requeued, pub_orphans;
+    _Atomic uint32_t pub_ended; /* set [release] when the pool's actor has ended */
 
     /* owned by the pool actor */
     alignas(64) shoal_runtime_t *rt;
     shoal_pool_spec_t spec; /* a copy; spec.worker_pool points at `nested` */
     shoal_pool_spec_t *nested;
+    /* What the workers' code lives in: the record holds it (acquired at
+     * spawn or swap) until the pool's actor ends, and each worker holds
+     * it while it lives (pool.c, workers.c, swap.c). */
     shoal_pool_hold_t hold;
-    uint32_t depth;             /* 0 for a root pool */
-    uint32_t target;            /* workers wanted */
-    shoal_pid_t *retiring_pids; /* removed from the FIFO, finishing their mailboxes */
+    bool wait_start;                  /* a thread waits for the start (root pools: `starting`) */
+    bool start_pending;               /* the first workers have not all started yet */
+    uint32_t start_awaiting;          /* ... how many have not */
+    struct shoal_pool_stage_s *stage; /* a swap being prepared (swap.c), or NULL */
+    uint32_t depth;                   /* 0 for a root pool */
+    uint32_t target;                  /* workers wanted */
+    shoal_pid_t *retiring_pids;       /* removed from the FIFO, finishing their mailboxes */
     uint32_t nretiring;
     size_t retiring_cap;
     uint32_t state; /* SHOAL_POOL_* */
@@ -123,12 +136,44 @@ typedef struct shoal_pool_s {
     size_t waiters_cap;
 } shoal_pool_t;
 
-/* Spawns a pool (pool.c). parent: SHOAL_PID_NONE for a root pool, or the
- * actor the pool is linked to; member_of: the pool it is a worker of (its
- * reference passes to the new pool), or NULL. hold may be NULL. */
+/* Spawns a pool (pool.c) without waiting for it. parent: SHOAL_PID_NONE
+ * for a root pool, or the actor the pool is linked to; member_of: the pool
+ * it is a worker of (its reference passes to the new pool), or NULL. hold
+ * may be NULL (else the record acquires its own). notify: the parent gets
+ * one SHOAL_ENV_STARTED when every first worker of the new pool (and of
+ * the pools below it) has run its init, or when one has failed. */
 int shoal__pool_spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t parent,
                       shoal_pool_t *member_of, const shoal_pool_spec_t *spec,
-                      const shoal_pool_hold_t *hold, uint32_t depth, shoal_pid_t *pid);
+                      const shoal_pool_hold_t *hold, uint32_t depth, bool notify, shoal_pid_t *pid);
+
+/* From a thread that is not a dispatcher worker: spawns a root pool and
+ * waits until it has started -- every first worker's init has run, nested
+ * pools' included -- or timeout_ms has passed (0: no limit). SHOAL_OK, or
+ * the first failure (an init's error, SHOAL_ETIMEDOUT, what spawning
+ * returned) with nothing left running and, in why (may be NULL), the text
+ * of the failure (the args getter's message, the panic's). */
+int shoal__pool_start(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
+                      const shoal_pool_hold_t *hold, uint64_t timeout_ms, shoal_pid_t *pid,
+                      char *why, size_t why_size);
+
+/* The record of the live pool pid, with a reference the caller drops with
+ * shoal__pool_unref; NULL if pid is not a live pool. Any thread. */
+shoal_pool_t *shoal__pool_find(shoal_runtime_t *rt, shoal_pid_t pid);
+/* A pool's counters read from its record without asking its actor (so it
+ * answers even when no dispatcher thread is free): the message counters
+ * summed over their stripes, what the pool's actor last published (state,
+ * target, retiring, restarts, requeued), pool_size, and as queue_depth the
+ * messages in flight (forwarded - handled - failed - dropped), never a
+ * worker's messages to itself. Any thread holding a reference; after the
+ * pool has ended, its final counts. */
+void shoal__pool_peek(shoal_pool_t *p, shoal_pool_stats_t *st);
+/* The pool's actor publishes what peek reads (end of each of its callbacks). */
+void shoal__pool_publish(shoal_pool_t *p);
+/* Whether the pool's actor has ended (its workers may still be ending). */
+bool shoal__pool_is_ended(shoal_pool_t *p);
+/* Whether it has ended and no worker holds its record any more: only the
+ * caller's reference is left, and its counts are final. */
+bool shoal__pool_is_quiet(shoal_pool_t *p);
 
 /* Forwards a user-mailbox envelope sent to the pool whose front is `pa`
  * (forward.c). On SHOAL_OK a worker's mailbox owns e. SHOAL_EBUSY: every
@@ -174,17 +219,35 @@ shoal_pool_t *shoal__pool_ended(struct shoal_ctx_s *ctx);
 /* Private timer messages (in the range shoal/pool.h reserves). */
 #define SHOAL__POOL_TICK_RETRY 0xFFFE0100u
 #define SHOAL__POOL_TICK_CHECK 0xFFFE0101u
-/* The host's rolling replacement (shoal__pool_swap): a priority call from a
- * thread that is not an actor, payload a shoal_pool_swap_t * the pool takes
- * over (and frees). Answered with the number of workers replaced. */
+/* The host's worker swap (swap.c), in two steps so a reload can swap many
+ * pools all or nothing: priority calls from a thread that is not an actor.
+ *   PREPARE  payload: a shoal_pool_swap_t * the pool takes over (and
+ *            frees). The pool starts `size` new workers from the new code
+ *            beside the old ones (not yet given work) and answers when all
+ *            have run init, or at the first failure (then it has stopped
+ *            them): a shoal_pool_swap_result_t.
+ *   COMMIT   the new workers take the old ones' places in the FIFO; the
+ *            old ones retire (finish their mailboxes, then end). Answered
+ *            with the number replaced (uint32_t).
+ *   ABORT    the new workers are stopped; the old ones never noticed. */
 #define SHOAL__POOL_SWAP 0xFFFE0102u
+#define SHOAL__POOL_SWAP_COMMIT 0xFFFE0103u
+#define SHOAL__POOL_SWAP_ABORT 0xFFFE0104u
 
 /* New code for a pool's workers: the spec chain (chain[0] is the pool's own
- * level; nested levels follow, linked to each other) and what holds it. */
+ * level; nested levels follow, linked to each other), what holds it (the
+ * pool acquires its own reference), and how many workers to start. */
 typedef struct shoal_pool_swap_s {
     shoal_pool_spec_t chain[SHOAL_POOL_MAX_DEPTH];
     shoal_pool_hold_t hold;
+    uint32_t size;
 } shoal_pool_swap_t;
+
+typedef struct shoal_pool_swap_result_s {
+    int32_t status; /* SHOAL_OK, or why a new worker did not start */
+    uint32_t started;
+    char why[256]; /* the failure's text */
+} shoal_pool_swap_result_t;
 /* Backoff doubles up to this many times restart.backoff_ms. */
 #define SHOAL__POOL_BACKOFF_GROWTH 64u
 
@@ -212,7 +275,12 @@ static inline shoal_pid_t shoal__pool_slot(shoal_pool_t *p, uint32_t i)
 }
 
 /* workers.c */
-int shoal__pool_spawn_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t *pid);
+/* Spawns one worker of p from spec and hold (p's own, or a swap's new
+ * ones), a child of the pool actor; notify: it tells when it has started
+ * (SHOAL_ENV_STARTED). */
+int shoal__pool_spawn_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p,
+                             const shoal_pool_spec_t *spec, const shoal_pool_hold_t *hold,
+                             bool notify, shoal_pid_t *pid);
 void shoal__pool_table_append(shoal_pool_t *p, shoal_pid_t pid);
 void shoal__pool_retire_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid);
 bool shoal__pool_restart_allowed(shoal_pool_t *p, uint64_t now);
@@ -222,11 +290,24 @@ void shoal__pool_schedule(struct shoal_ctx_s *ctx, uint64_t ms, uint32_t tick, b
 void shoal__pool_on_retry(struct shoal_ctx_s *ctx, shoal_pool_t *p);
 void shoal__pool_on_check(struct shoal_ctx_s *ctx, shoal_pool_t *p);
 void shoal__pool_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p);
-/* Rolling replacement: from now on workers start from sw's spec and hold;
- * each current worker gets a new one in its slot and retires (finishes its
- * mailbox, then ends: its plugin is closed with its last actor). Returns how
- * many were replaced, or SHOAL_EINVAL if the shape differs. */
-int shoal__pool_swap(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_pool_swap_t *sw);
+/* Closes up slot i of the FIFO (the last worker moves into it). */
+void shoal__pool_table_remove_at(shoal_pool_t *p, uint32_t i);
+/* Puts pid into slot i of the FIFO [release]. */
+void shoal__pool_slot_set(shoal_pool_t *p, uint32_t i, shoal_pid_t pid);
+/* Starts workers until the FIFO holds target of them (or one fails). */
+void shoal__pool_fill(struct shoal_ctx_s *ctx, shoal_pool_t *p, bool count_restarts);
+
+/* swap.c: the worker swap's steps (see SHOAL__POOL_SWAP). prepare returns
+ * SHOAL_DEFER when the answer comes later, or an error now. */
+int shoal__pool_swap_prepare(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pool_swap_t *sw,
+                             shoal_pid_t from, shoal_ref_t ref);
+int shoal__pool_swap_commit(struct shoal_ctx_s *ctx, shoal_pool_t *p);
+void shoal__pool_swap_abort(struct shoal_ctx_s *ctx, shoal_pool_t *p);
+/* A start notice or an end from a worker of the swap being prepared: true
+ * if pid was one (then it is dealt with). */
+bool shoal__pool_swap_on_started(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid,
+                                 int status, const char *why, size_t why_len);
+bool shoal__pool_swap_on_exit(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid);
 /* Copies the nested spec chain below spec into p (pool.c). */
 int shoal__pool_copy_nested(shoal_pool_t *p, const shoal_pool_spec_t *spec);
 /* Clamps to [min_size, max_size]; returns the new target size. */

@@ -81,6 +81,33 @@ void shoal__pool_limbo_collect(shoal_runtime_t *rt, bool all)
     }
 }
 
+shoal_pool_t *shoal__pool_find(shoal_runtime_t *rt, shoal_pid_t pid)
+{
+    shoal_tcache_t *tc = shoal__tcache_get(rt);
+    if (tc == NULL || pid == SHOAL_PID_NONE || shoal__pid_slot(pid) >= rt->max_actors)
+        return NULL;
+    bool opened = !tc->in_region;
+    shoal__qsbr_enter(tc);
+    shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(pid));
+    /* seq_cst: the reader's load of the Dekker pair in qsbr.h. A record
+     * found here is readable until we leave the region. */
+    shoal_pool_t *p = atomic_load_explicit(&a->pool, memory_order_seq_cst);
+    if (p != NULL && p->pid != pid)
+        p = NULL;
+    if (p != NULL) {
+        /* A reference, unless the last one has gone (then it is in limbo). */
+        uint32_t r = atomic_load_explicit(&p->refs, memory_order_relaxed);
+        while (r != 0 && !atomic_compare_exchange_weak_explicit(
+                             &p->refs, &r, r + 1, memory_order_relaxed, memory_order_relaxed))
+            ;
+        if (r == 0)
+            p = NULL;
+    }
+    if (opened && tc->worker == NULL)
+        shoal__qsbr_exit(tc);
+    return p;
+}
+
 void shoal__pool_unref(shoal_runtime_t *rt, shoal_pool_t *p)
 {
     /* acq_rel: the last one out sees every other holder's use of p. */

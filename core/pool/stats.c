@@ -71,6 +71,52 @@ void shoal__pool_fill_stats(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pool
         st->queue_depth += depth_of(ctx->rt, p->retiring_pids[i], 1);
 }
 
+/* ---- read from other threads -------------------------------------------- */
+
+void shoal__pool_publish(shoal_pool_t *p)
+{
+    atomic_store_explicit(&p->pub_state, p->state, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_target, p->target, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_retiring, p->nretiring, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_mailbox, p->spec.mailbox, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_restarts, p->restarts, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_requeued, p->requeued, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_orphans, p->orphans.n, memory_order_relaxed);
+}
+
+void shoal__pool_peek(shoal_pool_t *p, shoal_pool_stats_t *st)
+{
+    memset(st, 0, sizeof *st);
+    st->size_ = (uint32_t)sizeof *st;
+    st->state = atomic_load_explicit(&p->pub_state, memory_order_relaxed);
+    st->pool_size = atomic_load_explicit(&p->nworkers, memory_order_relaxed);
+    st->target_size = atomic_load_explicit(&p->pub_target, memory_order_relaxed);
+    st->min_size = p->spec.min_size; /* fixed at spawn */
+    st->max_size = p->spec.max_size;
+    st->mailbox = atomic_load_explicit(&p->pub_mailbox, memory_order_relaxed);
+    st->retiring = atomic_load_explicit(&p->pub_retiring, memory_order_relaxed);
+    st->worker_restarts = atomic_load_explicit(&p->pub_restarts, memory_order_relaxed);
+    st->messages_requeued = atomic_load_explicit(&p->pub_requeued, memory_order_relaxed);
+    shoal__pool_sum(p, st);
+    /* Summed while traffic flows, a message may show as handled before its
+     * forward does: in flight never goes below 0. */
+    uint64_t settled = st->messages_handled + st->messages_failed + st->messages_dropped;
+    st->queue_depth = st->messages_forwarded > settled ? st->messages_forwarded - settled : 0;
+}
+
+bool shoal__pool_is_ended(shoal_pool_t *p)
+{
+    /* acquire: pairs with the release store in shoal__pool_ended. */
+    return atomic_load_explicit(&p->pub_ended, memory_order_acquire) != 0;
+}
+
+bool shoal__pool_is_quiet(shoal_pool_t *p)
+{
+    /* acquire: pairs with the acq_rel decrements of the workers' references
+     * (shoal__pool_unref): their last counts are seen. */
+    return shoal__pool_is_ended(p) && atomic_load_explicit(&p->refs, memory_order_acquire) == 1;
+}
+
 static const char *state_name(uint32_t s)
 {
     return s == SHOAL_POOL_DEGRADED   ? "degraded"

@@ -25,32 +25,34 @@
 
 static void drain_finish_if_done(struct shoal_ctx_s *ctx, shoal_pool_t *p);
 
-/* Spawns one worker for p (a child of the pool actor): a plain actor
- * running the worker behaviour, or a nested pool. */
-int shoal__pool_spawn_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t *pid)
+int shoal__pool_spawn_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p,
+                             const shoal_pool_spec_t *spec, const shoal_pool_hold_t *hold,
+                             bool notify, shoal_pid_t *pid)
 {
+    bool held = hold != NULL && hold->acquire != NULL;
     /* The new worker's reference on p (it passes to the worker). */
     atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
     int rc;
-    if (p->spec.worker_pool != NULL) {
-        rc = shoal__pool_spawn(ctx->rt, ctx->tc, ctx->self, p, p->spec.worker_pool,
-                               p->hold.acquire ? &p->hold : NULL, p->depth + 1, pid);
+    if (spec->worker_pool != NULL) {
+        rc = shoal__pool_spawn(ctx->rt, ctx->tc, ctx->self, p, spec->worker_pool,
+                               held ? hold : NULL, p->depth + 1, notify, pid);
     } else {
-        shoal_actor_hold_t ah = {p->hold.release, p->hold.what};
-        if (p->hold.acquire != NULL)
-            p->hold.acquire(p->hold.what);
+        shoal_actor_hold_t ah = {held ? hold->release : NULL, held ? hold->what : NULL};
+        if (held)
+            hold->acquire(hold->what);
         shoal_spawn_t s = {
             .parent = ctx->self,
-            .beh = p->spec.worker,
-            .args = p->spec.worker_args,
-            .limit = p->spec.mailbox,
+            .beh = spec->worker,
+            .args = spec->worker_args,
+            .limit = p->spec.mailbox, /* the pool's current limit, not the spec's at start */
             .kind = SHOAL_ACTOR_PLAIN,
-            .hold = p->hold.acquire ? &ah : NULL,
+            .hold = held ? &ah : NULL,
             .member_of = p,
+            .notify_start = notify,
         };
         rc = shoal__actor_spawn_as(ctx->rt, ctx->tc, &s, pid);
-        if (rc != SHOAL_OK && p->hold.release != NULL)
-            p->hold.release(p->hold.what);
+        if (rc != SHOAL_OK && held)
+            hold->release(hold->what);
     }
     if (rc != SHOAL_OK) {
         atomic_fetch_sub_explicit(&p->refs, 1, memory_order_relaxed); /* ours is still held */
@@ -63,7 +65,7 @@ int shoal__pool_spawn_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid
 
 /* ---- the worker table (pool.h: publication order) ------------------------ */
 
-static void slot_set(shoal_pool_t *p, uint32_t i, shoal_pid_t pid)
+void shoal__pool_slot_set(shoal_pool_t *p, uint32_t i, shoal_pid_t pid)
 {
     /* release: a sender that reads this PID sees the worker spawned. */
     atomic_store_explicit(&p->slots[i], pid, memory_order_release);
@@ -72,15 +74,15 @@ static void slot_set(shoal_pool_t *p, uint32_t i, shoal_pid_t pid)
 void shoal__pool_table_append(shoal_pool_t *p, shoal_pid_t pid)
 {
     uint32_t n = shoal__pool_live(p);
-    slot_set(p, n, pid);
+    shoal__pool_slot_set(p, n, pid);
     /* release: pairs with the sender's acquire of nworkers: slots[n] is set. */
     atomic_store_explicit(&p->nworkers, n + 1, memory_order_release);
 }
 
-static void table_remove_at(shoal_pool_t *p, uint32_t i)
+void shoal__pool_table_remove_at(shoal_pool_t *p, uint32_t i)
 {
     uint32_t n = shoal__pool_live(p);
-    slot_set(p, i, shoal__pool_slot(p, n - 1));
+    shoal__pool_slot_set(p, i, shoal__pool_slot(p, n - 1));
     /* release: as in table_append (a sender that still sees n reads the
      * last PID twice, harmlessly). */
     atomic_store_explicit(&p->nworkers, n - 1, memory_order_release);
@@ -193,13 +195,12 @@ static void degrade(struct shoal_ctx_s *ctx, shoal_pool_t *p, int reason)
     shoal__pool_schedule(ctx, p->backoff_ms, SHOAL__POOL_TICK_RETRY, &p->retry_pending);
 }
 
-/* Starts workers until the FIFO holds target of them (or one fails). */
-static void fill(struct shoal_ctx_s *ctx, shoal_pool_t *p, bool count_restarts)
+void shoal__pool_fill(struct shoal_ctx_s *ctx, shoal_pool_t *p, bool count_restarts)
 {
     uint64_t now = shoal__now_ns();
     while (shoal__pool_live(p) < p->target) {
         shoal_pid_t pid;
-        int rc = shoal__pool_spawn_worker(ctx, p, &pid);
+        int rc = shoal__pool_spawn_worker(ctx, p, &p->spec, &p->hold, false, &pid);
         if (rc != SHOAL_OK) {
             shoal__log(ctx->rt, SHOAL_LOG_ERROR, ctx->self, p->name, "cannot start a worker: %s",
                        shoal_strerror(rc));
@@ -227,7 +228,7 @@ void shoal__pool_on_retry(struct shoal_ctx_s *ctx, shoal_pool_t *p)
         return;
     uint64_t max = p->spec.restart.backoff_ms * SHOAL__POOL_BACKOFF_GROWTH;
     p->backoff_ms = p->backoff_ms * 2 < max ? p->backoff_ms * 2 : max;
-    fill(ctx, p, true);
+    shoal__pool_fill(ctx, p, true);
     shoal__pool_schedule(ctx, p->spec.restart.within_ms, SHOAL__POOL_TICK_CHECK, &p->check_pending);
 }
 
@@ -266,6 +267,7 @@ void shoal__pool_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
     if (p->state == SHOAL_POOL_DRAINING)
         return;
+    shoal__pool_swap_abort(ctx, p);    /* a swap being prepared is off */
     shoal__pool_place_orphans(ctx, p); /* while workers are still open */
     p->state = SHOAL_POOL_DRAINING;
     shoal__rsv_close(&ctx->a->user_rsv); /* senders now get SHOAL_ENOPROC */
@@ -280,7 +282,9 @@ void shoal__pool_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 
 void shoal__pool_retire(struct shoal_ctx_s *ctx)
 {
-    shoal__pool_drain(ctx, shoal__pool_of(ctx->b->state));
+    shoal_pool_t *p = shoal__pool_of(ctx->b->state);
+    shoal__pool_drain(ctx, p);
+    shoal__pool_publish(p);
 }
 
 /* ---- resizing ------------------------------------------------------------ */
@@ -299,7 +303,7 @@ uint32_t shoal__pool_resize(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t w
     uint32_t size = clamp_size(p, want);
     if (size > p->target) {
         p->target = size;
-        fill(ctx, p, false);
+        shoal__pool_fill(ctx, p, false);
     } else {
         p->target = size;
         while (shoal__pool_live(p) > size) {
@@ -335,6 +339,8 @@ int shoal__pool_set_mailbox(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t l
 bool shoal__pool_on_exit(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid, int reason)
 {
     uint32_t i;
+    if (shoal__pool_swap_on_exit(ctx, p, pid))
+        return true;
     if (!table_find(p, pid, &i)) {
         if (!retiring_remove(p, pid))
             return false;
@@ -343,7 +349,7 @@ bool shoal__pool_on_exit(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t p
         return true;
     }
     if (atomic_load_explicit(&ctx->rt->stopping, memory_order_relaxed)) {
-        table_remove_at(p, i); /* the runtime stops: no replacement, no alarm */
+        shoal__pool_table_remove_at(p, i); /* the runtime stops: no replacement, no alarm */
         return true;
     }
     uint64_t now = shoal__now_ns();
@@ -351,52 +357,14 @@ bool shoal__pool_on_exit(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t p
     shoal_pid_t fresh;
     int rc = SHOAL_EFAILED;
     if (p->state == SHOAL_POOL_RUNNING && shoal__pool_restart_allowed(p, now) &&
-        (rc = shoal__pool_spawn_worker(ctx, p, &fresh)) == SHOAL_OK) {
-        slot_set(p, i, fresh); /* the replacement takes the dead one's place */
+        (rc = shoal__pool_spawn_worker(ctx, p, &p->spec, &p->hold, false, &fresh)) == SHOAL_OK) {
+        shoal__pool_slot_set(p, i, fresh); /* the replacement takes the dead one's place */
         shoal__pool_restart_note(p, now);
         p->restarts++;
     } else {
-        table_remove_at(p, i);
+        shoal__pool_table_remove_at(p, i);
         degrade(ctx, p, rc == SHOAL_EFAILED ? reason : rc);
     }
     shoal__pool_place_orphans(ctx, p);
     return true;
-}
-
-/* ---- rolling replacement (a reload that changes the code) ----------------- */
-
-int shoal__pool_swap(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_pool_swap_t *sw)
-{
-    const shoal_pool_spec_t *top = &sw->chain[0];
-    if ((top->worker_pool == NULL) != (p->spec.worker_pool == NULL) ||
-        p->state == SHOAL_POOL_DRAINING)
-        return SHOAL_EINVAL;
-    if (top->worker_pool != NULL) {
-        int rc = shoal__pool_copy_nested(p, top);
-        if (rc != SHOAL_OK)
-            return rc;
-    } else {
-        p->spec.worker = top->worker;
-    }
-    p->spec.worker_args = top->worker_args;
-    p->hold = sw->hold;
-    /* (p->label keeps the first behaviour's name: workers read it while
-     * they run, so it is never rewritten.) */
-    /* New beside old: each slot gets its new worker before the old one
-     * leaves the FIFO, so the pool never has fewer workers. */
-    uint32_t n = shoal__pool_live(p), replaced = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        shoal_pid_t old = shoal__pool_slot(p, i), fresh;
-        int rc = shoal__pool_spawn_worker(ctx, p, &fresh);
-        if (rc != SHOAL_OK) {
-            shoal__log(ctx->rt, SHOAL_LOG_ERROR, ctx->self, p->name,
-                       "swap: cannot start a new worker (%s); %u of %u replaced",
-                       shoal_strerror(rc), replaced, n);
-            break;
-        }
-        slot_set(p, i, fresh);
-        shoal__pool_retire_worker(ctx, p, old);
-        replaced++;
-    }
-    return (int)replaced;
 }

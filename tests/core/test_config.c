@@ -340,10 +340,33 @@ static void test_full(void)
 
 static void test_defaults_and_edges(void)
 {
-    /* Empty, comments only, an empty document: every default, no pools. */
-    static const char *const empties[] = {"", "# nothing here\n", "---\n"};
-    for (size_t i = 0; i < 3; i++) {
-        shoal_config_t *c = parse(empties[i]);
+    /* Empty, comments only, an empty document: an error (a reload of a file
+     * truncated to nothing must not drain every pool). `pools: {}` says "no
+     * pools": every default. */
+    static const char *const empties[] = {"", "# nothing here\n", "---\n", "\n  \n# x\n"};
+    for (size_t i = 0; i < 4; i++) {
+        char buf[1200];
+        shoal_config_t *e = NULL;
+        shoal_diag_t err = {0};
+        CU_ASSERT_EQUAL(shoal__config_parse(FILE_NAME, empties[i], strlen(empties[i]), &e, &err),
+                        SHOAL_EINVAL);
+        CU_ASSERT_PTR_NULL(e);
+        same(shoal__diag_format(&err, buf, sizeof buf),
+             F "1:1: the file is empty: a config declares its pools (write `pools: {}` for none)",
+             empties[i]);
+    }
+    {
+        char buf[1200];
+        shoal_config_t *e = NULL;
+        shoal_diag_t err = {0};
+        const char *text = "runtime: {threads: 2}\n";
+        CU_ASSERT_EQUAL(shoal__config_parse(FILE_NAME, text, strlen(text), &e, &err),
+                        SHOAL_EINVAL);
+        same(shoal__diag_format(&err, buf, sizeof buf),
+             F "1:1: missing key 'pools' at the top level (write `pools: {}` for none)", text);
+    }
+    {
+        shoal_config_t *c = parse("pools: {}\n");
         CU_ASSERT_PTR_NOT_NULL_FATAL(c);
         CU_ASSERT_EQUAL(c->runtime.threads, 0);
         CU_ASSERT_EQUAL(c->runtime.throughput, 32);
@@ -403,15 +426,17 @@ static void test_paths(void)
         {"/etc/shoal/t.yaml", "../lib/e.so", "/etc/shoal/../lib/e.so"},
         {"/etc/shoal/t.yaml", "/opt/e.so", "/opt/e.so"},
         {"conf/t.yaml", "e.so", "conf/e.so"},
-        {"t.yaml", "e.so", "e.so"}, /* relative to the cwd, as the file is */
+        /* Relative to the cwd, as the file is; never a bare name, which
+         * dlopen would look for on the library path. */
+        {"t.yaml", "e.so", "./e.so"},
         {"t.yaml", "/opt/e.so", "/opt/e.so"},
         /* BUG: config.c gives "//e.so" */
         {"/t.yaml", "e.so", "/e.so"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[200];
-        snprintf(text, sizeof text, "plugins: {e: %s}\nruntime: {control: %s}\n", cases[i].path,
-                 cases[i].path);
+        snprintf(text, sizeof text, "plugins: {e: %s}\nruntime: {control: %s}\npools: {}\n",
+                 cases[i].path, cases[i].path);
         shoal_config_t *c = parse_as(cases[i].file, text);
         CU_ASSERT_PTR_NOT_NULL_FATAL(c);
         CU_ASSERT_EQUAL_FATAL(c->nplugins, 1);
@@ -494,12 +519,12 @@ static void test_resolve_errors(void)
     static const struct {
         const char *text, *error; /* both formats: %1$s plugin dir, %2$s fixture dir */
     } cases[] = {
-        {"plugins:\n  echo: nowhere/echo.so\n",
+        {"plugins:\n  echo: nowhere/echo.so\npools: {}\n",
          F "2:9: plugins.echo: /etc/shoal/nowhere/echo.so: plugin refused: no such file"},
-        {"plugins:\n  bad: %2$s/not_elf.so\n",
+        {"plugins:\n  bad: %2$s/not_elf.so\npools: {}\n",
          F "2:8: plugins.bad: %2$s/not_elf.so: plugin refused: not a shared object (not an ELF "
            "file)"},
-        {"plugins:\n  echo: %1$s/echo/echo.so\n  bad: %2$s/no_behaviours.so\n",
+        {"plugins:\n  echo: %1$s/echo/echo.so\n  bad: %2$s/no_behaviours.so\npools: {}\n",
          F "3:8: plugins.bad: %2$s/no_behaviours.so: plugin refused: plugin 'empty' declares no "
            "behaviours"},
         {"plugins:\n  echo: %1$s/echo/echo.so\npools:\n  a:\n    worker: echo.nope\n",

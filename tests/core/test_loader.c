@@ -8,6 +8,7 @@
  *
  * good.so's plugin init and fini append "init"/"fini" lines to the file named
  * by SHOAL_FIXTURE_GOOD_LOG, set once in main before any thread starts. */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -100,14 +101,68 @@ static bool mapped(const char *path)
     return found;
 }
 
-static bool wait_unmapped(const char *path, double timeout_s)
+/* The inode of a module's private copy (the memfd its code is mapped from). */
+static ino_t copy_ino(const shoal_module_t *m)
+{
+    struct stat st;
+    return fstat(shoal__module_fd(m), &st) == 0 ? st.st_ino : 0;
+}
+
+/* Whether the private copy with this inode is mapped: a "/memfd:shoal:..."
+ * line of /proc/self/maps with that inode. */
+static bool copy_mapped(ino_t ino)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (f == NULL)
+        return false;
+    char line[PATH_MAX + 256];
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f)) {
+        unsigned long long i;
+        char name[PATH_MAX];
+        found = sscanf(line, "%*s %*s %*s %*s %llu %4095s", &i, name) == 2 && i == ino &&
+                strncmp(name, "/memfd:shoal:", 13) == 0;
+    }
+    fclose(f);
+    return found;
+}
+
+/* Whether any private copy of a file with this base name is mapped. */
+static bool any_copy_mapped(const char *base)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (f == NULL)
+        return false;
+    char line[PATH_MAX + 256], want[PATH_MAX];
+    snprintf(want, sizeof want, "/memfd:shoal:%s ", base);
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f))
+        found = strstr(line, want) != NULL;
+    fclose(f);
+    return found;
+}
+
+/* Open file descriptors of this process. */
+static unsigned open_fds(void)
+{
+    unsigned n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (d == NULL)
+        return 0;
+    while (readdir(d) != NULL)
+        n++;
+    closedir(d);
+    return n;
+}
+
+static bool wait_unmapped(ino_t ino, double timeout_s)
 {
     double end = shoal_test_now() + timeout_s;
-    while (mapped(path) && shoal_test_now() < end) {
+    while (copy_mapped(ino) && shoal_test_now() < end) {
         struct timespec ts = {0, 200000};
         nanosleep(&ts, NULL);
     }
-    return !mapped(path);
+    return !copy_mapped(ino);
 }
 
 /* What the maps hold: the number of lines, and the sorted distinct paths of
@@ -502,7 +557,10 @@ static void test_good_loads(void)
     CU_ASSERT_EQUAL_FATAL(shoal__module_load(L, path, &m, &err), SHOAL_OK);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     CU_ASSERT_EQUAL(shoal__loader_count(L), 1);
-    CU_ASSERT(mapped(path));
+    /* The code runs from a private copy, never from the file at the path. */
+    CU_ASSERT(!mapped(path));
+    ino_t ino = copy_ino(m);
+    CU_ASSERT(copy_mapped(ino));
     CU_ASSERT_EQUAL(good_log_count("init"), 1);
     CU_ASSERT_EQUAL(good_log_count("fini"), 0);
 
@@ -539,7 +597,7 @@ static void test_good_loads(void)
     shoal__module_release(m);
     CU_ASSERT_EQUAL(shoal__loader_count(L), 0);
     CU_ASSERT_EQUAL(good_log_count("fini"), 1);
-    CU_ASSERT(!mapped(path));
+    CU_ASSERT(!copy_mapped(ino));
     shoal__loader_destroy(L);
 }
 
@@ -554,6 +612,7 @@ static void test_load_twice_one_module(void)
     CU_ASSERT_EQUAL_FATAL(shoal__module_load(L, path, &m1, &err), SHOAL_OK);
     CU_ASSERT_EQUAL_FATAL(shoal__module_load(L, path, &m2, &err), SHOAL_OK);
     CU_ASSERT_PTR_EQUAL(m1, m2);
+    ino_t ino = copy_ino(m1);
     CU_ASSERT_EQUAL(shoal__loader_count(L), 1);
     /* The same file by another name (a symlink) is the same module too. */
     char link[64];
@@ -570,11 +629,11 @@ static void test_load_twice_one_module(void)
     shoal__module_release(m3);
     shoal__module_release(m2);
     CU_ASSERT_EQUAL(shoal__loader_count(L), 1);
-    CU_ASSERT(mapped(path));
+    CU_ASSERT(copy_mapped(ino));
     CU_ASSERT_EQUAL(good_log_count("fini"), 0);
     shoal__module_release(m1);
     CU_ASSERT_EQUAL(shoal__loader_count(L), 0);
-    CU_ASSERT(!mapped(path));
+    CU_ASSERT(!copy_mapped(ino));
     CU_ASSERT_EQUAL(good_log_count("fini"), 1);
 
     /* Loaded again after closing: a new module, init runs again. */
@@ -621,6 +680,7 @@ static void test_actors_keep_module_mapped(void)
     shoal_module_t *m = NULL;
     shoal_diag_t err;
     CU_ASSERT_EQUAL_FATAL(shoal__module_load(L, path, &m, &err), SHOAL_OK);
+    ino_t ino = copy_ino(m);
     shoal_runtime_t *rt = runtime();
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     shoal_pid_t parent = shoal_test_recorder_spawn(rt);
@@ -652,7 +712,7 @@ static void test_actors_keep_module_mapped(void)
     /* The holder lets go: two actors still run the code. */
     shoal__module_release(m);
     CU_ASSERT_EQUAL(shoal__loader_count(L), 1);
-    CU_ASSERT(mapped(path));
+    CU_ASSERT(copy_mapped(ino));
 
     CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, a), SHOAL_OK);
     CU_ASSERT_FATAL(shoal_test_wait_exits(1, 10.0));
@@ -661,7 +721,7 @@ static void test_actors_keep_module_mapped(void)
     /* One actor left: still mapped, however long we wait. */
     struct timespec ts = {0, 50000000};
     nanosleep(&ts, NULL);
-    CU_ASSERT(mapped(path));
+    CU_ASSERT(copy_mapped(ino));
     CU_ASSERT_EQUAL(shoal__loader_count(L), 1);
     CU_ASSERT_EQUAL(good_log_count("fini"), 0);
     /* beta still answers. */
@@ -673,7 +733,7 @@ static void test_actors_keep_module_mapped(void)
     CU_ASSERT_FATAL(shoal_test_wait_exits(2, 10.0));
     CU_ASSERT_EQUAL(shoal_test_exit_from(1), b);
     CU_ASSERT_EQUAL(shoal_test_exit_status(1), SHOAL_ESHUTDOWN);
-    CU_ASSERT(wait_unmapped(path, 10.0));
+    CU_ASSERT(wait_unmapped(ino, 10.0));
     CU_ASSERT_EQUAL(shoal__loader_count(L), 0);
     CU_ASSERT_EQUAL(good_log_count("init"), 1);
     CU_ASSERT_EQUAL(good_log_count("fini"), 1);
@@ -691,11 +751,12 @@ static void test_loader_destroyed_before_module(void)
     shoal_module_t *m = NULL;
     shoal_diag_t err;
     CU_ASSERT_EQUAL_FATAL(shoal__module_load(L, path, &m, &err), SHOAL_OK);
+    ino_t ino = copy_ino(m);
     shoal__loader_destroy(L);
-    CU_ASSERT(mapped(path));
+    CU_ASSERT(copy_mapped(ino));
     CU_ASSERT_STRING_EQUAL(shoal__module_plugin(m)->name, "good");
     shoal__module_release(m);
-    CU_ASSERT(!mapped(path));
+    CU_ASSERT(!copy_mapped(ino));
     CU_ASSERT_EQUAL(good_log_count("fini"), 1);
 }
 
@@ -765,7 +826,8 @@ static void test_load_unload_cycles(void)
     uint64_t live0 = live_actors(rt);
 
     CU_ASSERT_EQUAL(one_cycle(rt, L, path, live0), 0); /* warm-up */
-    CU_ASSERT(wait_unmapped(path, 10.0));
+    CU_ASSERT(!any_copy_mapped("good.so"));
+    unsigned fds = open_fds();   /* each private copy's fd closes with its module */
     static maps_t before, after; /* large: not on the stack */
     maps_read(&before);
 
@@ -773,7 +835,8 @@ static void test_load_unload_cycles(void)
     for (unsigned i = 0; i < cycles; i++)
         bad += one_cycle(rt, L, path, live0);
     CU_ASSERT_EQUAL(bad, 0);
-    CU_ASSERT(wait_unmapped(path, 10.0));
+    CU_ASSERT(!any_copy_mapped("good.so"));
+    CU_ASSERT_EQUAL(open_fds(), fds);
     maps_read(&after);
 
     CU_ASSERT_EQUAL(after.npaths, before.npaths);
@@ -812,6 +875,7 @@ static void test_handler_error(void)
     shoal_module_t *m = NULL;
     shoal_diag_t err;
     CU_ASSERT_EQUAL_FATAL(shoal__module_load(L, path, &m, &err), SHOAL_OK);
+    ino_t ino = copy_ino(m);
     shoal_runtime_t *rt = runtime();
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     shoal_pid_t parent = shoal_test_recorder_spawn(rt), pid = SHOAL_PID_NONE;
@@ -830,7 +894,7 @@ static void test_handler_error(void)
     CU_ASSERT_FATAL(shoal_test_wait_exits(1, 10.0));
     CU_ASSERT_EQUAL(shoal_test_exit_from(0), pid);
     CU_ASSERT_EQUAL(shoal_test_exit_status(0), 77);
-    CU_ASSERT(wait_unmapped(path, 10.0));
+    CU_ASSERT(wait_unmapped(ino, 10.0));
     CU_ASSERT(shoal_test_log_has("fail: ended: unknown error (77)"));
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, pid, 5, NULL, 0), SHOAL_ENOPROC);
     CU_ASSERT_EQUAL(shoal_test_exits(), 1);
@@ -847,6 +911,7 @@ static void test_handler_panic(void)
     shoal_module_t *m = NULL;
     shoal_diag_t err;
     CU_ASSERT_EQUAL_FATAL(shoal__module_load(L, path, &m, &err), SHOAL_OK);
+    ino_t ino = copy_ino(m);
     const shoal_behaviour_t *beh = shoal__module_behaviour(m, "panic");
     CU_ASSERT_PTR_NOT_NULL_FATAL(beh);
     shoal_runtime_t *rt = runtime();
@@ -864,7 +929,7 @@ static void test_handler_panic(void)
     /* A call: handle_call panics; the caller gets SHOAL_EPANIC as status. */
     CU_ASSERT_EQUAL_FATAL(shoal__module_spawn(rt, m, parent, beh, NULL, 0, &b), SHOAL_OK);
     shoal__module_release(m);
-    CU_ASSERT(mapped(path));
+    CU_ASSERT(copy_mapped(ino));
     shoal_answer_t ans;
     CU_ASSERT_EQUAL(shoal_runtime_call(rt, b, 3, NULL, 0, 10000, &ans), SHOAL_OK);
     CU_ASSERT_EQUAL(ans.status, SHOAL_EPANIC);
@@ -873,7 +938,7 @@ static void test_handler_panic(void)
     CU_ASSERT_EQUAL(shoal_test_exit_from(1), b);
     CU_ASSERT_EQUAL(shoal_test_exit_status(1), SHOAL_EPANIC);
     CU_ASSERT(shoal_test_log_has("panic: panic: fixture panic on call type 3"));
-    CU_ASSERT(wait_unmapped(path, 10.0));
+    CU_ASSERT(wait_unmapped(ino, 10.0));
     CU_ASSERT_EQUAL(shoal__loader_count(L), 0);
     shoal_runtime_destroy(rt);
     shoal__loader_destroy(L);
@@ -1001,11 +1066,8 @@ static int copy_file(const char *src, const char *dst)
 }
 
 /* A plugin rebuilt (the same path, a new file there) while the old one is
- * loaded: the new load is the new code, from a fresh copy; the old module
- * keeps its own. dlopen of a path it has loaded returns the old mapping,
- * whatever the file there is now. (Writing into a loaded file instead would
- * change the old module's pages under it: replace plugin files, as builds
- * and `install` do, never overwrite them in place.) */
+ * loaded: the new load is the new code, from its own private copy; the old
+ * module keeps its own. */
 static void test_changed_file_loads_fresh(void)
 {
     char dir[] = "/tmp/shoal-test-XXXXXX";
@@ -1036,6 +1098,77 @@ static void test_changed_file_loads_fresh(void)
     CU_ASSERT_EQUAL(shoal__loader_count(L), 2);
     shoal__module_release(a);
     shoal__module_release(b);
+    CU_ASSERT_EQUAL(shoal__loader_count(L), 0);
+    shoal__loader_destroy(L);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* Writes the contents of src into dst in place, as `cp src dst` does over
+ * an existing file (open with O_TRUNC, same inode). */
+static int overwrite(const char *src, const char *dst)
+{
+    int in = open(src, O_RDONLY), out = open(dst, O_WRONLY | O_TRUNC);
+    char buf[65536];
+    ssize_t n;
+    int rc = in < 0 || out < 0 ? -1 : 0;
+    while (rc == 0 && (n = read(in, buf, sizeof buf)) > 0)
+        if (write(out, buf, (size_t)n) != n)
+            rc = -1;
+    if (in >= 0)
+        close(in);
+    if (out >= 0)
+        close(out);
+    return rc;
+}
+
+/* `cp new.so plugins/x.so` over a loaded plugin, in place, while an actor
+ * runs its code: the running code is the private copy, so the actor goes on
+ * answering; a truncated file (cp caught half way) is refused by the next
+ * load, never mapped; the next load of the finished file is the new code. */
+static void test_overwritten_in_place(void)
+{
+    char dir[] = "/tmp/shoal-test-XXXXXX";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/p.so", dir);
+    CU_ASSERT_EQUAL_FATAL(copy_file(fixture("good.so"), path), 0);
+    shoal_loader_t *L;
+    CU_ASSERT_EQUAL_FATAL(shoal__loader_create(&L), SHOAL_OK);
+    shoal_module_t *a, *b;
+    shoal_diag_t err = {0};
+    CU_ASSERT_EQUAL_FATAL(shoal__module_load(L, path, &a, &err), SHOAL_OK);
+    shoal_runtime_t *rt = runtime();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    shoal_pid_t pid;
+    CU_ASSERT_EQUAL_FATAL(shoal__module_spawn(rt, a, SHOAL_PID_NONE,
+                                              shoal__module_behaviour(a, "alpha"), NULL, 16, &pid),
+                          SHOAL_OK);
+    CU_ASSERT_EQUAL(call_alpha(rt, pid).calls, 1);
+    struct stat before, after;
+    CU_ASSERT_EQUAL(stat(path, &before), 0);
+
+    /* Caught half way: the first 200 bytes only. */
+    CU_ASSERT_EQUAL_FATAL(truncate(path, 200), 0);
+    CU_ASSERT_EQUAL(call_alpha(rt, pid).calls, 2);
+    CU_ASSERT_EQUAL(shoal__module_load(L, path, &b, &err), SHOAL_ELOAD);
+    CU_ASSERT_EQUAL(shoal__loader_count(L), 1);
+
+    /* Finished: another plugin's bytes in the same inode. */
+    CU_ASSERT_EQUAL_FATAL(overwrite(fixture("no_note.so"), path), 0);
+    CU_ASSERT_EQUAL(stat(path, &after), 0);
+    CU_ASSERT_EQUAL(before.st_ino, after.st_ino);
+    CU_ASSERT_EQUAL(call_alpha(rt, pid).calls, 3); /* the old code, untouched */
+    CU_ASSERT_EQUAL_FATAL(shoal__module_load(L, path, &b, &err), SHOAL_OK);
+    CU_ASSERT_PTR_NOT_EQUAL(a, b);
+    CU_ASSERT_STRING_EQUAL(shoal__module_plugin(b)->name, "nonote");
+    CU_ASSERT_STRING_EQUAL(shoal__module_plugin(a)->name, "good");
+    CU_ASSERT(!mapped(path));
+    shoal__module_release(b);
+    shoal__module_release(a); /* the actor still holds a */
+    CU_ASSERT_EQUAL(call_alpha(rt, pid).calls, 4);
+    CU_ASSERT_EQUAL(shoal__loader_count(L), 1);
+    shoal_runtime_destroy(rt);
     CU_ASSERT_EQUAL(shoal__loader_count(L), 0);
     shoal__loader_destroy(L);
     unlink(path);
@@ -1076,6 +1209,7 @@ int main(void)
         {"SDK exported from the executable", test_sdk_exported_from_executable},
         {"shoal-plugin-check", test_plugin_check},
         {"a rebuilt file at a loaded path loads fresh", test_changed_file_loads_fresh},
+        {"a file overwritten in place under running code", test_overwritten_in_place},
         {NULL, NULL},
     };
     int rc = shoal_test_run("loader", cases);

@@ -448,6 +448,50 @@ static void test_parse_file(void)
     unlink(path);
 }
 
+/* Two trees are the same: kinds, texts, quoted flags, positions, keys. */
+static bool same_tree(const shoal_node_t *a, const shoal_node_t *b)
+{
+    if (a->kind != b->kind || a->quoted != b->quoted || a->line != b->line || a->col != b->col ||
+        a->n != b->n || strcmp(a->file, b->file) != 0 || (a->text == NULL) != (b->text == NULL) ||
+        (a->text != NULL && strcmp(a->text, b->text) != 0))
+        return false;
+    for (size_t i = 0; i < a->n; i++)
+        if (!same_tree(a->items[i], b->items[i]) ||
+            (a->keys != NULL && !same_tree(a->keys[i], b->keys[i])))
+            return false;
+    return true;
+}
+
+/* A copy of a subtree (a pool's args) is the same tree, owns all its
+ * memory, and outlives the document it came from (ASan checks the last). */
+static void test_copy(void)
+{
+    shoal_node_t *root;
+    shoal_diag_t err;
+    CU_ASSERT_EQUAL_FATAL(parse("pools:\n  a:\n    args: { rate: 5, 'q': \"x\", l: [1, {k: v}],"
+                                " e: {} }\n",
+                                &root, &err),
+                          SHOAL_OK);
+    const shoal_node_t *args =
+        shoal__node_get(shoal__node_get(shoal__node_get(root, "pools"), "a"), "args");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(args);
+    shoal_node_t *c = shoal__node_copy(args);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT(same_tree(args, c));
+    CU_ASSERT_PTR_NOT_EQUAL(c->file, args->file);
+    shoal__node_free(root); /* the copy stands alone */
+    CU_ASSERT_STRING_EQUAL(c->file, "t.yaml");
+    CU_ASSERT_EQUAL(c->n, 4);
+    CU_ASSERT_STRING_EQUAL(shoal__node_get(c, "rate")->text, "5");
+    CU_ASSERT(shoal__node_get(c, "q")->quoted);
+    const shoal_node_t *l = shoal__node_get(c, "l");
+    CU_ASSERT_EQUAL_FATAL(l->n, 2);
+    assert_scalar(shoal__node_get(l->items[1], "k"), "v", false, 3, 43);
+    CU_ASSERT_EQUAL(shoal__node_get(c, "e")->n, 0);
+    shoal__node_free(c);
+    CU_ASSERT_PTR_NULL(shoal__node_copy(NULL));
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -467,6 +511,7 @@ int main(void)
         {"reader error position", test_reader_error_position},
         {"NUL in a value refused", test_nul_in_value_refused},
         {"parse file", test_parse_file},
+        {"copy", test_copy},
         {NULL, NULL},
     };
     return shoal_test_run("node", cases);

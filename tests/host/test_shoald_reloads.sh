@@ -44,7 +44,7 @@ measure() {
     rss=$(awk '/^VmRSS/ {print $2}' /proc/$pid/status)
     fds=$(ls /proc/$pid/fd | wc -l)
     threads=$(ls /proc/$pid/task | wc -l)
-    maps=$(grep -c "$plugins/" /proc/$pid/maps)
+    maps=$(grep -c "/memfd:shoal:" /proc/$pid/maps) # the plugins' private copies
 }
 
 config 2
@@ -88,9 +88,9 @@ echo "load: sent $sent, refused busy $busy; api: forwarded $fwd, handled $handle
 [ "$failed" = 0 ] && [ "$dropped" = 0 ] || fail "failed $failed, dropped $dropped"
 
 # The host's own ledger over every pool agrees: nothing in flight.
-line=$("$shoalctl" status | grep '^ledger: ')
+line=$("$shoalctl" status | grep '^ledger total: ')
 echo "$line"
-acc=$(echo "$line" | sed -n 's/^ledger: accepted \([0-9]*\) = handled \([0-9]*\) + failed 0 + dropped 0 + in flight 0 (queued 0); refused [0-9]*$/\1 \2/p')
+acc=$(echo "$line" | sed -n 's/^ledger total: accepted \([0-9]*\) = handled \([0-9]*\) + failed 0 + dropped 0 + in flight 0; refused [0-9]*$/\1 \2/p')
 [ -n "$acc" ] && [ "${acc% *}" = "${acc#* }" ] || fail "ledger: $line"
 
 measure

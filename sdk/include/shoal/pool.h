@@ -76,11 +76,13 @@ typedef struct shoal_pool_spec_s {
 /* Fills spec with the defaults (no behaviour: set worker or worker_pool). */
 SHOAL_API void shoal_pool_spec_init(shoal_pool_spec_t *spec);
 
-/* Spawns a pool as a root actor. Returns when its first workers have been
- * spawned: SHOAL_OK, SHOAL_EINVAL for a bad spec, SHOAL_ELIMIT or
- * SHOAL_ENOMEM when the workers could not all be spawned (then nothing is
- * left running), SHOAL_ESTOPPED. Called from a worker thread it does not
- * wait: then failures to start workers end the pool instead. */
+/* Spawns a pool as a root actor. Returns when it has started: every first
+ * worker (nested pools' included) has run its init. SHOAL_OK; SHOAL_EINVAL
+ * for a bad spec; SHOAL_ELIMIT or SHOAL_ENOMEM when the workers could not
+ * all be spawned; the first error a worker's init returned (SHOAL_EPANIC if
+ * it panicked) -- in each failure case nothing is left running;
+ * SHOAL_ESTOPPED. Called from a worker thread it does not wait: then a
+ * failure to start ends the pool instead. */
 SHOAL_API int shoal_runtime_spawn_pool(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
                                        shoal_pid_t *pid);
 

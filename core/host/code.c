@@ -1,0 +1,52 @@
+/* code.c - a module and its workers' args, counted together (code.h). */
+#include "host/code.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+
+struct shoal_code_s {
+    _Atomic uint32_t refs;
+    shoal_module_t *module; /* a reference */
+    shoal_node_t *args;     /* owned copy, or NULL */
+};
+
+shoal_code_t *shoal__code_new(shoal_module_t *m, const shoal_node_t *args)
+{
+    shoal_code_t *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return NULL;
+    if (args != NULL && (c->args = shoal__node_copy(args)) == NULL) {
+        free(c);
+        return NULL;
+    }
+    shoal__module_ref(m);
+    c->module = m;
+    atomic_init(&c->refs, 1);
+    return c;
+}
+
+const shoal_node_t *shoal__code_args(const shoal_code_t *c) { return c->args; }
+
+static void acquire(void *what)
+{
+    shoal_code_t *c = what;
+    atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
+}
+
+void shoal__code_release(shoal_code_t *c)
+{
+    /* acq_rel: the last one out sees every other holder's reads of the
+     * args and use of the code before it frees them. */
+    if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    shoal__node_free(c->args);
+    shoal__module_release(c->module);
+    free(c);
+}
+
+static void release(void *what) { shoal__code_release(what); }
+
+shoal_pool_hold_t shoal__code_hold(shoal_code_t *c)
+{
+    return (shoal_pool_hold_t){acquire, release, c};
+}

@@ -1,0 +1,227 @@
+/* swap.c - new code for a running pool's workers, in two steps (the
+ * SHOAL__POOL_SWAP protocol in pool.h), so that a reload can change many
+ * pools all or nothing.
+ *
+ * PREPARE starts the new workers beside the old ones -- children and members
+ * of the pool like any worker, but not in the FIFO, so no sender reaches
+ * them -- and waits for each to say it has started (SHOAL_ENV_STARTED,
+ * actor.h). The first failure stops the others and answers with its text;
+ * when all have started it answers OK and the new workers wait. COMMIT puts
+ * them in the old ones' slots and retires the old (they finish what they
+ * have queued, then end: their code is released with the last of them).
+ * ABORT stops the new ones; the old ones never noticed.
+ *
+ * While a swap is prepared the pool goes on as before: a worker that dies
+ * is replaced from the old code, a resize uses the old code. COMMIT takes
+ * whatever the FIFO holds then. A new worker that ends while it waits is
+ * simply one fewer to put in; COMMIT fills up to the target from the new
+ * code. Everything here runs in the pool actor's turns.
+ */
+#include "pool/pool.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actor/call.h"
+#include "actor/send.h"
+#include "runtime/runtime.h"
+
+typedef struct shoal_pool_stage_s {
+    shoal_pool_swap_t *sw; /* the new code (the stage holds sw->hold) */
+    shoal_pid_t *pids;     /* the new workers, in the order they take slots */
+    uint32_t n, awaiting;
+    shoal_pid_t from; /* the PREPARE call, answered once */
+    shoal_ref_t ref;
+    bool answered;
+} shoal_pool_stage_t;
+
+static void answer(struct shoal_ctx_s *ctx, shoal_pool_stage_t *st, int status, const char *why)
+{
+    if (st->answered)
+        return;
+    st->answered = true;
+    shoal_pool_swap_result_t r = {.status = status, .started = st->n - st->awaiting};
+    snprintf(r.why, sizeof r.why, "%s", why ? why : "");
+    shoal_reply(ctx, st->from, st->ref, SHOAL__POOL_SWAP, &r, sizeof r);
+}
+
+static void stage_free(shoal_pool_stage_t *st)
+{
+    if (st->sw->hold.release != NULL)
+        st->sw->hold.release(st->sw->hold.what);
+    free(st->sw);
+    free(st->pids);
+    free(st);
+}
+
+/* Stops the new workers still in the stage: they become retiring ones, so
+ * their EXIT is expected (and a drain waits for them). */
+static void stop_all(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pool_stage_t *st)
+{
+    for (uint32_t i = 0; i < st->n; i++) {
+        shoal_pid_t pid = st->pids[i];
+        shoal__send_system(ctx->rt, ctx->tc, pid, SHOAL_ENV_STOP, ctx->self,
+                           (uint32_t)SHOAL_ESHUTDOWN);
+        shoal__pool_retire_worker(ctx, p, pid); /* tracked till it ends */
+    }
+    st->n = 0;
+}
+
+int shoal__pool_swap_prepare(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pool_swap_t *sw,
+                             shoal_pid_t from, shoal_ref_t ref)
+{
+    const shoal_pool_spec_t *top = &sw->chain[0];
+    int rc = SHOAL_OK;
+    if (p->stage != NULL)
+        rc = SHOAL_EBUSY; /* one swap at a time */
+    else if ((top->worker_pool == NULL) != (p->spec.worker_pool == NULL) ||
+             p->state == SHOAL_POOL_DRAINING)
+        rc = SHOAL_EINVAL;
+    uint32_t want = sw->size < p->spec.min_size   ? p->spec.min_size
+                    : sw->size > p->spec.max_size ? p->spec.max_size
+                                                  : sw->size;
+    shoal_pool_stage_t *st = rc == SHOAL_OK ? calloc(1, sizeof *st) : NULL;
+    if (rc == SHOAL_OK &&
+        (st == NULL || (st->pids = calloc(want ? want : 1, sizeof *st->pids)) == NULL)) {
+        free(st);
+        rc = SHOAL_ENOMEM;
+    }
+    if (rc != SHOAL_OK) {
+        free(sw); /* ours now, whatever the answer */
+        return rc;
+    }
+    if (sw->hold.acquire != NULL)
+        sw->hold.acquire(sw->hold.what); /* the stage's, until commit or abort */
+    st->sw = sw;
+    st->from = from;
+    st->ref = ref;
+    p->stage = st;
+    /* The nested chain in sw links its levels to each other: spawning a
+     * nested pool copies what it needs. */
+    for (uint32_t i = 0; i < want; i++) {
+        shoal_pid_t pid;
+        if ((rc = shoal__pool_spawn_worker(ctx, p, top, &sw->hold, true, &pid)) != SHOAL_OK) {
+            stop_all(ctx, p, st);
+            answer(ctx, st, rc, "cannot spawn a new worker");
+            p->stage = NULL;
+            stage_free(st);
+            return SHOAL_DEFER; /* answered */
+        }
+        st->pids[st->n++] = pid;
+        st->awaiting++;
+    }
+    if (st->awaiting == 0)
+        answer(ctx, st, SHOAL_OK, NULL);
+    return SHOAL_DEFER;
+}
+
+static bool stage_index(shoal_pool_stage_t *st, shoal_pid_t pid, uint32_t *at)
+{
+    for (uint32_t i = 0; st != NULL && i < st->n; i++) {
+        if (st->pids[i] == pid) {
+            *at = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool shoal__pool_swap_on_started(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid,
+                                 int status, const char *why, size_t why_len)
+{
+    shoal_pool_stage_t *st = p->stage;
+    uint32_t i;
+    if (!stage_index(st, pid, &i))
+        return false;
+    if (status == SHOAL_OK) {
+        if (--st->awaiting == 0)
+            answer(ctx, st, SHOAL_OK, NULL);
+        return true;
+    }
+    /* One did not start: the swap is off. The old workers never noticed;
+     * the others are stopped; the host hears why (and then aborts). */
+    char text[256];
+    size_t n = why_len < sizeof text - 1 ? why_len : sizeof text - 1;
+    if (n != 0)
+        memcpy(text, why, n);
+    text[n] = '\0';
+    answer(ctx, st, status, n != 0 ? text : shoal_strerror(status));
+    stop_all(ctx, p, st);
+    return true;
+}
+
+bool shoal__pool_swap_on_exit(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid)
+{
+    (void)ctx;
+    shoal_pool_stage_t *st = p->stage;
+    uint32_t i;
+    if (!stage_index(st, pid, &i))
+        return false;
+    /* A new worker that started and then ended while it waited (its start
+     * notice came first: a failed start has already stopped the stage). */
+    memmove(&st->pids[i], &st->pids[i + 1], (st->n - i - 1) * sizeof *st->pids);
+    st->n--;
+    return true;
+}
+
+int shoal__pool_swap_commit(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    shoal_pool_stage_t *st = p->stage;
+    if (st == NULL || !st->answered || st->awaiting != 0)
+        return SHOAL_EINVAL; /* nothing prepared, or not (all) started */
+    shoal_pool_swap_t *sw = st->sw;
+    const shoal_pool_spec_t *top = &sw->chain[0];
+    if (top->worker_pool != NULL) {
+        int rc = shoal__pool_copy_nested(p, top);
+        if (rc != SHOAL_OK)
+            return rc; /* still prepared: the host aborts */
+    } else {
+        p->spec.worker = top->worker;
+    }
+    p->spec.worker_args = top->worker_args;
+    /* The stage's hold becomes the record's; the old code is released by
+     * the record now and by each old worker as it ends. */
+    if (p->hold.release != NULL)
+        p->hold.release(p->hold.what);
+    p->hold = sw->hold;
+    sw->hold = (shoal_pool_hold_t){0};
+    /* (p->label keeps the first behaviour's name: workers read it while
+     * they run, so it is never rewritten.) */
+    uint32_t live = shoal__pool_live(p);
+    uint32_t k = st->n < live ? st->n : live; /* replaced in place */
+    for (uint32_t i = 0; i < k; i++) {
+        shoal_pid_t old = shoal__pool_slot(p, i);
+        shoal__pool_slot_set(p, i, st->pids[i]); /* the new one first: never fewer */
+        shoal__pool_retire_worker(ctx, p, old);
+    }
+    for (uint32_t i = k; i < st->n; i++) /* more new than old */
+        shoal__pool_table_append(p, st->pids[i]);
+    while (shoal__pool_live(p) > st->n) { /* more old than new: the rest retire */
+        uint32_t n = shoal__pool_live(p);
+        shoal_pid_t old = shoal__pool_slot(p, n - 1);
+        /* release: out of the FIFO before its mailbox closes. */
+        atomic_store_explicit(&p->nworkers, n - 1, memory_order_release);
+        shoal__pool_retire_worker(ctx, p, old);
+    }
+    uint32_t want = sw->size < p->spec.min_size   ? p->spec.min_size
+                    : sw->size > p->spec.max_size ? p->spec.max_size
+                                                  : sw->size;
+    p->target = want;
+    st->n = 0;
+    p->stage = NULL;
+    stage_free(st);
+    shoal__pool_fill(ctx, p, false); /* new ones that ended while they waited */
+    return (int)k;
+}
+
+void shoal__pool_swap_abort(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    shoal_pool_stage_t *st = p->stage;
+    if (st == NULL)
+        return;
+    answer(ctx, st, SHOAL_ESHUTDOWN, "the swap was aborted");
+    stop_all(ctx, p, st);
+    p->stage = NULL;
+    stage_free(st);
+}
