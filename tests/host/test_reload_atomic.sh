@@ -1,0 +1,217 @@
+#!/bin/bash
+# test_reload_atomic.sh BUILD_DIR - a reload is all or nothing, plugin code
+# included, and the ledger proves nothing is lost across reloads.
+#
+#   1. A reload whose new workers' init fails (args the plugin rejects) is
+#      refused: shoalctl reload exits 1 and prints the init's own message
+#      with its file:line:col, the generation stays, the pool keeps its
+#      size and its old code, and traffic into it goes on.
+#   2. A reload that starts a new pool whose every worker fails init is
+#      refused the same way: the pool never appears.
+#   3. Two worker swaps 10 ms apart under load: every message handled by
+#      old or new code, none lost (run under ASan by .ci/run: the second
+#      swap frees nothing the first one's retiring workers still read).
+#   4. Pools replaced, removed, started again and swapped under load, a new
+#      source per step: after each step the host's ledger balances exactly
+#      against what the sources sent (accepted == their sends + our calls,
+#      refused == their EBUSYs, handled == accepted, nothing in flight),
+#      and accepted never goes down.
+. "$(dirname "$0")/lib.sh" "$1"
+fixtures=$build/fixtures
+export SHOAL_SOCKET=$tmp/ctl.sock
+
+# header: the part of every config before pools:
+header() {
+    cat <<YAML
+runtime: { control: ctl.sock }
+log: { level: info }
+shutdown: { drain: 5s }
+plugins:
+  echo: $plugins/echo/echo.so
+  loadgen: $plugins/loadgen/loadgen.so
+  fault: $fixtures/fault.so
+pools:
+YAML
+}
+# write TEXT: the config is header + TEXT (replaced atomically)
+write() {
+    { header; printf '%s\n' "$1"; } > "$tmp/s.yaml.new"
+    mv "$tmp/s.yaml.new" "$tmp/s.yaml"
+}
+gen() { "$shoalctl" status | sed -n 's/^generation //p'; }
+# loadgen POOL N: the N-th uint64 of a loadgen's stats (1 sent, 3 refused_busy,
+# 12 done). The call goes through the source's pool and is counted there.
+loadgen() { "$shoalctl" call "$1" stats | od -An -tu8 -w8 -v | sed -n "${2}p" | tr -d ' '; }
+
+# ---- 1. an init that fails makes the reload fail ---------------------------
+write "  work:
+    worker: fault.fault
+    size: 3
+    mailbox: 1000
+    args: { mode: ok }
+  feed:
+    worker: loadgen.loadgen
+    size: 1
+    args: { target: work, rate: 5000 }"
+"$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+pid=$!
+wait_for "running $tmp/s.yaml: 2 pools"
+[ "$(gen)" = 1 ] || fail "generation $(gen) at start"
+# The pool is at 10:5, the bad value (init: fail) at 13:29.
+write "  work:
+    worker: fault.fault
+    size: 3
+    mailbox: 1000
+    args: { mode: ok, init: fail }
+  feed:
+    worker: loadgen.loadgen
+    size: 1
+    args: { target: work, rate: 5000 }"
+out=$("$shoalctl" reload 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "a reload whose init fails: exit $rc ($out)"
+want="shoalctl: reload failed: $tmp/s.yaml:10:5: pools.work: a new worker did not start: $tmp/s.yaml:13:29: args 'init': init fails on purpose (init: fail); generation 1 keeps running"
+[ "$out" = "$want" ] || fail "reload said: $out
+want: $want"
+wait_for "reload failed (1 so far), generation 1 keeps running: $tmp/s.yaml:10:5: pools.work: a new worker did not start"
+[ "$(gen)" = 1 ] || fail "the generation moved to $(gen)"
+"$shoalctl" status | grep -q '^pool work size 3 target 3 ' || fail "work changed: $("$shoalctl" status)"
+before=$(loadgen feed 1)
+[ "$("$shoalctl" call work still-here)" = still-here ] || fail "work no longer answers"
+for _ in $(seq 1 500); do [ "$(loadgen feed 1)" -gt "$((before + 100))" ] && break; sleep 0.01; done
+[ "$(loadgen feed 1)" -gt "$((before + 100))" ] || fail "traffic into work stopped"
+
+# ---- 2. a new pool whose every worker fails init ---------------------------
+write "  work:
+    worker: fault.fault
+    size: 3
+    mailbox: 1000
+    args: { mode: ok }
+  feed:
+    worker: loadgen.loadgen
+    size: 1
+    args: { target: work, rate: 5000 }
+  doomed:
+    worker: fault.fault
+    size: 4
+    args: { init: fail }"
+out=$("$shoalctl" reload 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "a new pool that cannot start: exit $rc ($out)"
+echo "$out" | grep -q "reload failed: $tmp/s.yaml:19:5: pools.doomed: cannot start: $tmp/s.yaml:21:19: args 'init': init fails on purpose" ||
+    fail "reload said: $out"
+[ "$(gen)" = 1 ] || fail "the generation moved to $(gen)"
+"$shoalctl" inspect doomed > /dev/null 2>&1 && fail "the pool that failed to start is there"
+[ "$("$shoalctl" call work still-here)" = still-here ] || fail "work no longer answers"
+
+# ---- 3. two swaps 10 ms apart under load -----------------------------------
+swap() { # swap TAG: work's workers become fault.fault with a new tag (an ignored arg)
+    write "  work:
+    worker: fault.fault
+    size: 3
+    mailbox: 1000
+    args: { mode: ok, ms: $1ms }
+  feed:
+    worker: loadgen.loadgen
+    size: 1
+    args: { target: work, rate: 5000 }"
+}
+swap 1
+"$shoalctl" reload > /dev/null || fail "the first swap"
+sleep 0.01
+swap 2
+"$shoalctl" reload > /dev/null || fail "the second swap"
+wait_for "work: 3 workers replaced (fault.fault)" 2
+sleep 0.2
+n=$("$shoalctl" status | grep -c '^ledger gen')
+[ "$n" -ge 1 ] || fail "no ledger lines"
+
+# ---- 4. the ledger across replace, remove, start again, swap ---------------
+# Each step adds a source sending 20,000 messages into x as fast as x takes
+# them; the sources stay, so their counts can be read at the end.
+sources=""
+step_config() { # step_config X_POOL_YAML: work and feed stop, x as given, every source so far
+    local text="$1"
+    for s in $sources; do
+        text="$text
+  $s:
+    worker: loadgen.loadgen
+    size: 1
+    args: { target: x, rate: 0, count: 20000 }"
+    done
+    write "$text"
+}
+x_pool() { # x_pool MAX [REPLY]
+    printf '  x:\n    worker: echo.echo\n    size: 2\n    max: %s\n    mailbox: 50\n    args: { reply: %s }' "$1" "${2:-r}"
+}
+# balanced SOURCES...: every source is done, nothing in flight, and the
+# total ledger is exactly the sources' sends, plus the calls we made to the
+# sources (each went through a source's pool: its `forwarded`)
+balanced() {
+    local sent=0 busy=0 calls=0 s
+    for _ in $(seq 1 2000); do
+        local all=1
+        for s in "$@"; do [ "$(loadgen "$s" 12)" = 1 ] || all=0; done
+        [ $all = 1 ] && "$shoalctl" status | grep -q '^ledger total: .* + in flight 0;' && break
+        sleep 0.01
+    done
+    for s in "$@"; do
+        [ "$(loadgen "$s" 12)" = 1 ] || fail "source $s did not finish"
+        sent=$((sent + $(loadgen "$s" 1)))
+        busy=$((busy + $(loadgen "$s" 3)))
+    done
+    local status line
+    status=$("$shoalctl" status)
+    line=$(echo "$status" | grep '^ledger total: ')
+    for s in "$@"; do
+        calls=$((calls + $(echo "$status" | sed -n "s/^pool $s .* forwarded \([0-9]*\)$/\1/p")))
+    done
+    local acc=$((base_accepted + sent + calls))
+    local want="ledger total: accepted $acc = handled $acc + failed 0 + dropped 0 + in flight 0; refused $((base_refused + busy))"
+    [ "$line" = "$want" ] || fail "ledger after step $step: $line
+want: $want"
+    [ "$acc" -ge "$last" ] || fail "accepted went down: $last -> $acc"
+    last=$acc
+    # The per-generation lines add up to the total.
+    local sum
+    sum=$(echo "$status" | sed -n 's/^ledger gen [0-9]*: accepted \([0-9]*\) .*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
+    [ "$sum" = "$acc" ] || fail "generations sum to $sum, the total is $acc"
+    echo "step $step: $line"
+}
+# Stop the first part's pools, then take the baseline: what they counted.
+step_config "$(x_pool 8)"
+"$shoalctl" reload > /dev/null || fail "reload to x"
+wait_for "removed work"
+for _ in $(seq 1 500); do
+    "$shoalctl" status | grep -q '^ledger total: .* + in flight 0;' && break
+    sleep 0.01
+done
+line=$("$shoalctl" status | grep '^ledger total: ')
+base_accepted=$(echo "$line" | sed -n 's/^ledger total: accepted \([0-9]*\) .*/\1/p')
+base_refused=$(echo "$line" | sed -n 's/.*; refused \([0-9]*\)$/\1/p')
+last=0
+
+step=1 sources="s1" # x as it is
+step_config "$(x_pool 8)"
+"$shoalctl" reload > /dev/null || fail "step 1"
+balanced s1
+step=2 sources="s1 s2" # x replaced (its bounds changed): a new pool, the old one drains
+step_config "$(x_pool 9)"
+"$shoalctl" reload > /dev/null || fail "step 2"
+balanced s1 s2
+step=3 sources="s1 s2 s3" # x removed: s3 waits for it
+step_config ""
+"$shoalctl" reload > /dev/null || fail "step 3"
+step=4 sources="s1 s2 s3 s4" # x back: s3 and s4 send into the new x
+step_config "$(x_pool 9)"
+"$shoalctl" reload > /dev/null || fail "step 4"
+balanced s1 s2 s3 s4
+step=5 sources="s1 s2 s3 s4 s5" # x's workers swapped (new args)
+step_config "$(x_pool 9 q)"
+"$shoalctl" reload > /dev/null || fail "step 5"
+balanced s1 s2 s3 s4 s5
+[ "$("$shoalctl" call x hi)" = q ] || fail "x did not swap"
+"$shoalctl" stop > /dev/null || fail "stop"
+wait $pid
+rc=$?
+pid=
+[ $rc -eq 0 ] || fail "exit $rc"
+echo "ok: test_reload_atomic"
