@@ -56,6 +56,7 @@ shoal_env_t *shoal__actor_pop(shoal_tcache_t *tc, shoal_actor_t *a, bool sys)
     if (sys) {
         b->sys_deq = (b->sys_deq + 1) & SHOAL_RSV_COUNT_MASK;
     } else {
+        shoal__queued_out(tc, shoal__env_of(n));
         uint32_t d = atomic_load_explicit(&b->user_deq, memory_order_relaxed);
         /* release: read by senders for the limit (mailbox.h). */
         atomic_store_explicit(&b->user_deq, (d + 1) & SHOAL_RSV_COUNT_MASK, memory_order_release);
@@ -370,6 +371,7 @@ static shoal_env_t *pop_user(struct shoal_ctx_s *ctx)
     if (retired != &ctx->a->user_stub)
         shoal__env_free(ctx->tc, shoal__env_of(retired));
     ctx->deq = (ctx->deq + 1) & SHOAL_RSV_COUNT_MASK;
+    shoal__queued_out(ctx->tc, shoal__env_of(n));
     if (after == NULL || ++ctx->unpublished >= ctx->publish_every) {
         /* release: see shoal__actor_pop. */
         atomic_store_explicit(&b->user_deq, ctx->deq, memory_order_release);

@@ -32,6 +32,7 @@ enum {
     SHOAL_ENV_HANDBACK = 0x8, /* a pool worker's queued message, back to its pool */
     SHOAL_ENV_STAMP = 0x10,   /* carries its forward time (shoal__env_stamp) */
     SHOAL_ENV_POOLED = 0x20,  /* came through a pool: its worker counts it for the pool */
+    SHOAL_ENV_UNBOUNDED = 0x40, /* in an unbounded user mailbox: counted out when popped */
 };
 
 typedef struct shoal_env_s {

@@ -45,8 +45,12 @@ int shoal__deliver(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoa
         rc = shoal__rsv_reserve(&a->sys_rsv, shoal__pid_gen(to), 0, NULL);
     } else {
         uint32_t limit = atomic_load_explicit(&a->limit, memory_order_relaxed);
+        if (limit == 0 && (rc = shoal__queued_admit(rt, tc)) != SHOAL_OK)
+            return rc;
         rc = shoal__rsv_reserve(&a->user_rsv, shoal__pid_gen(to), limit,
                                 &shoal__actor_back(rt, a)->user_deq);
+        if (rc == SHOAL_OK && limit == 0)
+            shoal__queued_in(tc, e);
     }
     if (rc != SHOAL_OK)
         return rc;
@@ -64,6 +68,8 @@ int shoal__deliver_over(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to,
     int rc = shoal__rsv_reserve(&a->user_rsv, shoal__pid_gen(to), 0, NULL);
     if (rc != SHOAL_OK)
         return rc;
+    if (atomic_load_explicit(&a->limit, memory_order_relaxed) == 0)
+        shoal__queued_in(tc, e); /* placed over any limit: never refused, still counted */
     shoal__mq_push(&a->user_tail, &e->node);
     shoal__schedule(rt, tc, a);
     return SHOAL_OK;

@@ -11,6 +11,8 @@
 #include "runtime/runtime.h"
 #include "sched/futex.h"
 
+#define QUEUED_CHECK_NS (10 * 1000 * 1000u)
+
 typedef struct entry_s {
     uint64_t deadline;
     shoal_pid_t to;
@@ -94,18 +96,33 @@ static void *timer_main(void *arg)
     shoal_tcache_t *tc = shoal__tcache_get(rt);
     pthread_mutex_lock(&t->lock);
     while (!t->stop) {
-        if (t->nheap == 0) {
-            pthread_cond_wait(&t->cond, &t->lock);
+        uint64_t now = shoal__now_ns();
+        /* While max_queued is set, the timer thread also sums what unbounded
+         * mailboxes hold, every QUEUED_CHECK_NS (queued.c). */
+        uint64_t check = UINT64_MAX;
+        if (rt->max_queued != 0) {
+            if (now - rt->queued_checked_ns >= QUEUED_CHECK_NS) {
+                rt->queued_checked_ns = now;
+                pthread_mutex_unlock(&t->lock);
+                shoal__queued_check(rt);
+                pthread_mutex_lock(&t->lock);
+                continue;
+            }
+            check = rt->queued_checked_ns + QUEUED_CHECK_NS;
+        }
+        uint64_t deadline = t->nheap != 0 ? t->entries[t->heap[0]].deadline : UINT64_MAX;
+        if (deadline > now) {
+            uint64_t wake = deadline < check ? deadline : check;
+            if (wake == UINT64_MAX) {
+                pthread_cond_wait(&t->cond, &t->lock);
+            } else {
+                struct timespec ts = {.tv_sec = (time_t)(wake / 1000000000u),
+                                      .tv_nsec = (long)(wake % 1000000000u)};
+                pthread_cond_timedwait(&t->cond, &t->lock, &ts);
+            }
             continue;
         }
         entry_t *top = &t->entries[t->heap[0]];
-        uint64_t now = shoal__now_ns();
-        if (top->deadline > now) {
-            struct timespec ts = {.tv_sec = (time_t)(top->deadline / 1000000000u),
-                                  .tv_nsec = (long)(top->deadline % 1000000000u)};
-            pthread_cond_timedwait(&t->cond, &t->lock, &ts);
-            continue;
-        }
         uint32_t id = t->heap[0];
         shoal_env_t *e = top->env;
         shoal_pid_t to = top->to;

@@ -89,6 +89,7 @@ static void pool_defaults(shoal_config_pool_t *p)
     p->max_size = 0; /* max(size, 1024) once size is known */
     p->mailbox = 64;
     p->restart = (shoal_pool_restart_t){.max = 5, .within_ms = 5000, .backoff_ms = 100};
+    p->warn_queue = 100000;
 }
 
 typedef struct ctx_s {
@@ -264,6 +265,24 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
                         path, SHOAL_MAILBOX_MAX, what);
         }
         *(uint32_t *)(void *)at = (uint32_t)x;
+        return SHOAL_OK;
+    }
+    case SHOAL_KEY_LIMIT: {
+        if (val->kind == SHOAL_NODE_SCALAR && !val->quoted && strcmp(val->text, "off") == 0) {
+            *(uint64_t *)(void *)at = 0;
+            return SHOAL_OK;
+        }
+        int64_t x;
+        if (val->kind == SHOAL_NODE_SCALAR && val->quoted)
+            return quoted_number(v, val, path, k->key);
+        if ((rc = shoal__arg_int(map, k->key, 0, k->min, k->max, &x, err)) != SHOAL_OK) {
+            char what[256];
+            shown(val, what, sizeof what);
+            return fail(err, val,
+                        "%s.%s: expected off or an integer in %" PRId64 "..%" PRId64 ", got %s",
+                        path, k->key, k->min, k->max, what);
+        }
+        *(uint64_t *)(void *)at = (uint64_t)x;
         return SHOAL_OK;
     }
     case SHOAL_KEY_SECTION: {

@@ -37,6 +37,7 @@ typedef struct shoal_config_pool_s {
     struct shoal_config_pool_s *nested;         /* ... and this: a pool of pools */
     uint32_t size, min_size, max_size, mailbox; /* mailbox: SHOAL_MAILBOX_UNBOUNDED or 1.. */
     shoal_pool_restart_t restart;
+    uint64_t warn_queue;      /* log when more are in flight; 0 = never */
     const shoal_node_t *args; /* the `args:` mapping, or NULL */
     /* resolve */
     shoal_module_t *module; /* a reference, dropped by shoal__config_free */
@@ -60,6 +61,7 @@ typedef struct shoal_config_s {
         uint32_t spin_us;
         uint32_t max_actors; /* 0 = the runtime's default */
         char *control;       /* resolved path, or NULL */
+        uint64_t max_queued; /* in unbounded mailboxes together; 0 = no limit */
     } runtime;
     struct {
         int format; /* SHOAL_LOG_FORMAT_* */

@@ -254,14 +254,25 @@ int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, 
     opts.throughput = c->runtime.throughput;
     opts.spin_us = c->runtime.spin_us;
     opts.max_actors = c->runtime.max_actors;
+    opts.max_queued = c->runtime.max_queued;
     opts.log_level = c->log.level;
     opts.log_fn = runtime_log;
     opts.log_user = h;
     int rc = shoal_runtime_create(&h->rt, &opts);
     if (rc != SHOAL_OK) {
-        shoal__diag_set(err, c->file, 0, 0, "cannot create the runtime: %s", shoal_strerror(rc));
+        shoal__diag_set(err, c->file, 0, 0,
+                        "cannot create the runtime: %s (it reserves %zu bytes of address space per "
+                        "actor: lower runtime.max_actors under a `ulimit -v`)",
+                        shoal_strerror(rc), sizeof(shoal_actor_t) + sizeof(shoal_actor_back_t));
         goto fail;
     }
+    /* The actor records are address space reserved at once and touched as
+     * actors are spawned: say how much, it is what `ulimit -v` counts. */
+    shoal__host_log(h, SHOAL_LOG_INFO,
+                    "address space: %.1f MiB reserved for %" PRIu32
+                    " actors (runtime.max_actors, %zu bytes each)",
+                    (double)(h->rt->fronts_bytes + h->rt->backs_bytes) / (1024.0 * 1024.0),
+                    h->rt->max_actors, sizeof(shoal_actor_t) + sizeof(shoal_actor_back_t));
     for (size_t i = 0; i < c->npools; i++) {
         const shoal_config_pool_t *cp = &c->pools[i];
         shoal_pid_t pid;
@@ -361,6 +372,34 @@ void shoal__host_ledgers(shoal_host_t *h, char *buf, size_t size)
         char text[256];
         ledger_text(&c, text, sizeof text);
         snprintf(buf + n, size - n, "ledger total: %s\n", text);
+    }
+}
+
+/* ---- memory ---------------------------------------------------------------- */
+
+void shoal__host_watch(shoal_host_t *h)
+{
+    for (size_t i = 0; i < h->npools; i++) {
+        shoal_host_pool_t *hp = &h->pools[i];
+        if (hp->cp == NULL || hp->cp->warn_queue == 0)
+            continue;
+        shoal_pool_stats_t st;
+        shoal__host_peek(hp, &st);
+        uint64_t warn = hp->cp->warn_queue;
+        if (!hp->over_warn && st.queue_depth > warn) {
+            hp->over_warn = true;
+            shoal__host_log(h, SHOAL_LOG_WARN,
+                            "pool %s: %" PRIu64 " messages queued, past its warn_queue %" PRIu64
+                            " (each holds memory until handled: more workers, bounded mailboxes "
+                            "or runtime.max_queued bound it)",
+                            hp->name, st.queue_depth, warn);
+        } else if (hp->over_warn && st.queue_depth <= warn - warn / 10) {
+            hp->over_warn = false;
+            shoal__host_log(h, SHOAL_LOG_INFO,
+                            "pool %s: %" PRIu64
+                            " messages queued, back below its warn_queue %" PRIu64,
+                            hp->name, st.queue_depth, warn);
+        }
     }
 }
 

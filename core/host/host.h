@@ -24,6 +24,7 @@ typedef struct shoal_host_pool_s {
     const shoal_config_pool_t *cp; /* its entry in the current config; NULL once draining */
     shoal_pool_stats_t last;       /* for rates in the table */
     bool draining;                 /* removed or replaced: draining, then forgotten */
+    bool over_warn;                /* in flight past its warn_queue (logged once) */
 } shoal_host_pool_t;
 
 /* The message counts of a set of pools (a ledger): accepted = handled +
@@ -91,6 +92,11 @@ void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_
  * ended, keeping their final counts in the ledger. Called once a second by
  * shoald. */
 void shoal__host_tidy(shoal_host_t *h);
+
+/* Logs a pool whose messages in flight pass its warn_queue, once per
+ * crossing: once above it, once when back at 9/10 of it or below. Called
+ * once a second by shoald. */
+void shoal__host_watch(shoal_host_t *h);
 
 /* Asks every pool to drain and waits until all have ended or deadline_ms
  * passed; logs each pool still busy then. Returns how many were. */

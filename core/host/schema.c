@@ -26,6 +26,8 @@ static const shoal_schema_key_t runtime_keys[] = {
      "live actors at most"},
     {"control", SHOAL_KEY_PATH, RT(control), 0, 0, NULL, NULL, "none",
      "control socket (mode 0600), relative to this file"},
+    {"max_queued", SHOAL_KEY_LIMIT, RT(max_queued), 1, INT64_C(1) << 40, NULL, NULL, "off",
+     "messages all unbounded mailboxes may hold; past it sends into them get SHOAL_EBUSY"},
 };
 static const shoal_schema_t runtime_schema = {"runtime", runtime_keys, NKEYS(runtime_keys)};
 
@@ -67,6 +69,8 @@ static const shoal_schema_key_t pool_keys[] = {
      "per worker: a number >= 1, or unbounded"},
     {"args", SHOAL_KEY_ARGS, 0, 0, 0, NULL, NULL, "{}", "given to every worker's init"},
     {"restart", SHOAL_KEY_SECTION, 0, 0, 0, NULL, &restart_schema, "", "restart policy"},
+    {"warn_queue", SHOAL_KEY_LIMIT, PL(warn_queue), 1, INT64_C(1) << 40, NULL, NULL, "100000",
+     "log once when more messages than this are queued in the pool (and once below)"},
 };
 const shoal_schema_t shoal__schema_pool = {"POOL", pool_keys, NKEYS(pool_keys)};
 
@@ -116,6 +120,9 @@ static const char *type_name(const shoal_schema_key_t *k, char *buf, size_t size
         return "PLUGIN.BEHAVIOUR | POOL";
     case SHOAL_KEY_ARGS:
         return "mapping";
+    case SHOAL_KEY_LIMIT:
+        snprintf(buf, size, "off | %" PRId64 "..%" PRId64, k->min, k->max);
+        return buf;
     }
     return "?";
 }

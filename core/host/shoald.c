@@ -189,6 +189,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
         if (now_s() >= next) {
             double now = now_s();
             shoal__host_tidy(h);
+            shoal__host_watch(h);
             if (table)
                 shoal__host_table(h, stdout, now - last, header);
             header = false;

@@ -46,10 +46,14 @@ static int offer(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoal_
      * checks the generation, and a pool places what lands in its own
      * mailbox (actor.c). */
     uint32_t limit = atomic_load_explicit(&a->limit, memory_order_relaxed);
-    int rc = shoal__rsv_reserve(&a->user_rsv, shoal__pid_gen(to), limit,
+    int rc = limit == 0 ? shoal__queued_admit(rt, tc) : SHOAL_OK;
+    if (rc == SHOAL_OK)
+        rc = shoal__rsv_reserve(&a->user_rsv, shoal__pid_gen(to), limit,
                                 &shoal__actor_back(rt, a)->user_deq);
     if (rc != SHOAL_OK)
         return rc;
+    if (limit == 0)
+        shoal__queued_in(tc, e);
     if (sample && !(shoal__env_flags(e) & SHOAL_ENV_STAMP)) {
         uint64_t *stamp = shoal__env_stamp(e);
         if (stamp != NULL) {

@@ -57,6 +57,7 @@ SHOAL_API int shoal_runtime_create(shoal_runtime_t **out, const shoal_runtime_op
     rt->log_level = opts->log_level;
     rt->log_fn = opts->log_fn;
     rt->log_user = opts->log_user;
+    rt->max_queued = opts->max_queued;
     pthread_mutex_init(&rt->env_lock, NULL);
     pthread_mutex_init(&rt->pool_lock, NULL);
     shoal__names_init(rt);

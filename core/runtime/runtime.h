@@ -28,6 +28,7 @@ struct shoal_runtime_s {
     int log_level;
     void (*log_fn)(void *user, int level, const char *line);
     void *log_user;
+    uint64_t max_queued; /* 0: no limit (queued.c) */
 
     /* actor records: fronts[slot], backs[slot] (actor.h) */
     shoal_actor_t *fronts;
@@ -63,6 +64,11 @@ struct shoal_runtime_s {
 
     /* timers */
     struct shoal_timers_s *timers;
+
+    /* unbounded mailboxes over max_queued (queued.c): written by the timer
+     * thread, read by senders [relaxed: a flag, nothing rides on it] */
+    alignas(64) _Atomic uint32_t queued_over;
+    uint64_t queued_checked_ns; /* timer thread only */
 
     /* registered names (names.c) */
     pthread_rwlock_t names_lock;
@@ -120,6 +126,43 @@ void shoal__slots_flush(shoal_tcache_t *tc);
 /* Registered names (names.c). */
 int shoal__names_init(shoal_runtime_t *rt);
 void shoal__names_fini(shoal_runtime_t *rt);
+
+/* Sums what unbounded mailboxes hold and sets or clears queued_over (the
+ * timer thread every 10 ms while max_queued is set, and senders every
+ * SHOAL_QUEUED_BATCH pushes); logs each crossing. Any thread. */
+void shoal__queued_check(shoal_runtime_t *rt);
+
+/* Unbounded mailboxes (queued.c). A send into one: SHOAL_OK to go on, or
+ * SHOAL_EBUSY (counted) while they hold max_queued messages. */
+static inline int shoal__queued_admit(shoal_runtime_t *rt, shoal_tcache_t *tc)
+{
+    if (rt->max_queued != 0 && atomic_load_explicit(&rt->queued_over, memory_order_relaxed)) {
+        SHOAL_STAT_ADD(tc, refused_queued, 1);
+        return SHOAL_EBUSY;
+    }
+    return SHOAL_OK;
+}
+/* e goes into an unbounded user mailbox: marked and counted in. With a
+ * bound set, every QUEUED_BATCH of this thread's pushes also sums them all
+ * (a fast sender must not outrun the timer thread's 10 ms checks). */
+#define SHOAL_QUEUED_BATCH 1024u
+static inline void shoal__queued_in(shoal_tcache_t *tc, shoal_env_t *e)
+{
+    e->meta |= SHOAL_ENV_UNBOUNDED;
+    SHOAL_STAT_ADD(tc, unbounded_pushed, 1);
+    if (tc->rt->max_queued != 0 &&
+        (atomic_load_explicit(&tc->stats.unbounded_pushed, memory_order_relaxed) &
+         (SHOAL_QUEUED_BATCH - 1)) == 0)
+        shoal__queued_check(tc->rt);
+}
+/* e was popped from a user mailbox: counted out if it was marked. */
+static inline void shoal__queued_out(shoal_tcache_t *tc, shoal_env_t *e)
+{
+    if (e->meta & SHOAL_ENV_UNBOUNDED) {
+        e->meta &= ~(uint64_t)SHOAL_ENV_UNBOUNDED;
+        SHOAL_STAT_ADD(tc, unbounded_popped, 1);
+    }
+}
 
 /* Envelope depot (envelope.c). */
 void shoal__envs_fini(shoal_runtime_t *rt);

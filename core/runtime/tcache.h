@@ -40,7 +40,10 @@ struct shoal_worker_s;
     X(parks) \
     X(wakes) \
     X(env_slabs) \
-    X(heap_payloads)
+    X(heap_payloads) \
+    X(unbounded_pushed) \
+    X(unbounded_popped) \
+    X(refused_queued)
 /* clang-format on */
 
 typedef struct shoal_tstats_s {

@@ -287,6 +287,62 @@ static void efull_counts_are_exact_at_the_limit(void)
     shoal_runtime_destroy(rt);
 }
 
+/* max_queued bounds what unbounded mailboxes hold together: past it a send
+ * into one is refused with SHOAL_EBUSY (counted), within 10 ms; bounded
+ * mailboxes and priority sends are not affected; once drained, accepted. */
+static void max_queued_bounds_unbounded_mailboxes(void)
+{
+    enum { MAXQ = 100 };
+    shoal_runtime_opts_t o;
+    shoal_runtime_opts_init(&o);
+    o.threads = 2;
+    o.max_queued = MAXQ;
+    o.log_level = SHOAL_LOG_ERROR;
+    shoal_runtime_t *rt;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_create(&rt, &o), SHOAL_OK);
+    blk_reset();
+    shoal_pid_t u = blk_spawn_blocked(rt, 0); /* unbounded */
+    shoal_pid_t b = SHOAL_PID_NONE;
+    shoal_spawn_opts_t so = {.mailbox_limit = 1000};
+    CU_ASSERT_EQUAL(shoal_runtime_spawn(rt, &blk_beh, NULL, &so, &b), SHOAL_OK);
+    for (int i = 0; i < MAXQ; i++)
+        CU_ASSERT_EQUAL(shoal_runtime_send(rt, u, T_DATA, NULL, 0), SHOAL_OK);
+    /* Refused once the timer thread has summed them (10 ms). */
+    int rc = SHOAL_OK, sent = 0;
+    double end = shoal_test_now() + WAIT_S;
+    while (rc == SHOAL_OK && shoal_test_now() < end) {
+        rc = shoal_runtime_send(rt, u, T_DATA, NULL, 0);
+        sent += rc == SHOAL_OK;
+        if (rc == SHOAL_OK)
+            shoal_test_nap();
+    }
+    CU_ASSERT_EQUAL(rc, SHOAL_EBUSY);
+    shoal_runtime_stats_t st = shoal_test_stats(rt);
+    CU_ASSERT_EQUAL(st.refused_queued, 1);
+    /* (the T_BLOCK it sits in went in and out first) */
+    CU_ASSERT_EQUAL(st.unbounded_pushed, (uint64_t)(1 + MAXQ + sent));
+    CU_ASSERT_EQUAL(st.unbounded_popped, 1);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, b, T_DATA, NULL, 0), SHOAL_OK); /* bounded: fine */
+    CU_ASSERT_EQUAL(shoal_runtime_send_priority(rt, u, T_CTRL, NULL, 0), SHOAL_OK);
+    /* Drained: accepted again. */
+    atomic_store(&blk_release, 1);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&blk_data) == MAXQ + sent + 1, WAIT_S);
+    CU_ASSERT_EQUAL(atomic_load(&blk_data), MAXQ + sent + 1);
+    rc = SHOAL_EBUSY;
+    end = shoal_test_now() + WAIT_S;
+    while (rc == SHOAL_EBUSY && shoal_test_now() < end)
+        if ((rc = shoal_runtime_send(rt, u, T_DATA, NULL, 0)) == SHOAL_EBUSY)
+            shoal_test_nap();
+    CU_ASSERT_EQUAL(rc, SHOAL_OK);
+    end = shoal_test_now() + WAIT_S;
+    do
+        st = shoal_test_stats(rt);
+    while (st.unbounded_popped != st.unbounded_pushed && shoal_test_now() < end);
+    CU_ASSERT_EQUAL(st.unbounded_popped, st.unbounded_pushed);
+    CU_ASSERT_EQUAL(atomic_load(&blk_bad), 0);
+    shoal_runtime_destroy(rt);
+}
+
 static void limit_one_accepts_exactly_one(void)
 {
     shoal_runtime_t *rt = shoal_test_runtime(2);
@@ -641,6 +697,7 @@ int main(void)
         {"per-sender FIFO from threads and actors", per_sender_fifo_from_threads_and_actors},
         {"EFULL counts are exact at the limit", efull_counts_are_exact_at_the_limit},
         {"limit 1 accepts exactly one", limit_one_accepts_exactly_one},
+        {"max_queued bounds unbounded mailboxes", max_queued_bounds_unbounded_mailboxes},
         {"ENOPROC after shoal_exit", enoproc_after_shoal_exit},
         {"ENOPROC after an error return", enoproc_after_error_return},
         {"ENOPROC after shoal_stop", enoproc_after_shoal_stop},

@@ -126,7 +126,8 @@ n=$("$shoalctl" status | grep -c '^ledger gen')
 
 # ---- 4. the ledger across replace, remove, start again, swap ---------------
 # Each step adds a source sending 20,000 messages into x as fast as x takes
-# them; the sources stay, so their counts can be read at the end.
+# them; the sources stay, so their counts can be read at the end. Their
+# mailboxes are unbounded: our stats calls to them are never refused.
 sources=""
 step_config() { # step_config X_POOL_YAML: work and feed stop, x as given, every source so far
     local text="$1"
@@ -135,6 +136,7 @@ step_config() { # step_config X_POOL_YAML: work and feed stop, x as given, every
   $s:
     worker: loadgen.loadgen
     size: 1
+    mailbox: unbounded
     args: { target: x, rate: 0, count: 20000 }"
     done
     write "$text"

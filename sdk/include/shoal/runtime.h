@@ -27,6 +27,11 @@ typedef struct shoal_runtime_opts_s {
     /* Where log lines go; NULL = stderr. Called from any thread. */
     void (*log_fn)(void *user, int level, const char *line);
     void *log_user;
+    /* Messages all unbounded user mailboxes together may hold; 0 = no
+     * limit. Past it a send into one is refused with SHOAL_EBUSY (counted in
+     * refused_queued) until they drain below it. Checked every 10 ms, so the
+     * total may pass it by what senders manage in that time. */
+    uint64_t max_queued;
 } shoal_runtime_opts_t;
 
 /* Fills opts with the defaults. */
@@ -131,6 +136,11 @@ typedef struct shoal_runtime_stats_s {
     uint64_t wakes;         /* times a worker was woken */
     uint64_t env_slabs;     /* envelope slabs allocated from the heap */
     uint64_t heap_payloads; /* payloads too large for the envelope (heap copies) */
+    /* Messages put into and taken out of unbounded user mailboxes: the
+     * difference is what they hold now (what runtime opts max_queued bounds). */
+    uint64_t unbounded_pushed;
+    uint64_t unbounded_popped;
+    uint64_t refused_queued; /* SHOAL_EBUSY: unbounded mailboxes held max_queued messages */
 } shoal_runtime_stats_t;
 
 SHOAL_API void shoal_runtime_stats(shoal_runtime_t *rt, shoal_runtime_stats_t *stats);
