@@ -60,6 +60,7 @@ SHOAL_API int shoal_runtime_create(shoal_runtime_t **out, const shoal_runtime_op
     rt->max_queued = opts->max_queued;
     pthread_mutex_init(&rt->env_lock, NULL);
     pthread_mutex_init(&rt->pool_lock, NULL);
+    pthread_mutex_init(&rt->queued_lock, NULL);
     shoal__names_init(rt);
 
     int rc = shoal__slots_init(rt);
@@ -73,6 +74,8 @@ SHOAL_API int shoal_runtime_create(shoal_runtime_t **out, const shoal_runtime_op
         goto fail_timers;
     if ((rc = shoal__workers_start(rt)) != SHOAL_OK)
         goto fail_workers;
+    /* release: pairs with shoal__queued_check's acquire (rt->workers set). */
+    atomic_store_explicit(&rt->started, 1, memory_order_release);
     *out = rt;
     return SHOAL_OK;
 
@@ -87,6 +90,7 @@ fail_inject:
 fail_slots:
     shoal__names_fini(rt);
     shoal__envs_fini(rt);
+    pthread_mutex_destroy(&rt->queued_lock);
     pthread_mutex_destroy(&rt->pool_lock);
     pthread_mutex_destroy(&rt->env_lock);
     free(rt);
@@ -138,6 +142,7 @@ SHOAL_API void shoal_runtime_destroy(shoal_runtime_t *rt)
     shoal__slots_fini(rt);
     shoal__envs_fini(rt);
     shoal__names_fini(rt);
+    pthread_mutex_destroy(&rt->queued_lock);
     pthread_mutex_destroy(&rt->pool_lock);
     pthread_mutex_destroy(&rt->env_lock);
     pthread_mutex_destroy(&rt->slots_lock);

@@ -68,7 +68,12 @@ struct shoal_runtime_s {
     /* unbounded mailboxes over max_queued (queued.c): written by the timer
      * thread, read by senders [relaxed: a flag, nothing rides on it] */
     alignas(64) _Atomic uint32_t queued_over;
-    uint64_t queued_checked_ns; /* timer thread only */
+    uint64_t queued_checked_ns;  /* timer thread only */
+    pthread_mutex_t queued_lock; /* the crossing lines' rate limit */
+    uint64_t queued_logged_ns, queued_skipped;
+    /* Set [release] once create has started every thread: the timer thread
+     * (started before the workers) sums their counters only after it. */
+    _Atomic uint32_t started;
 
     /* registered names (names.c) */
     pthread_rwlock_t names_lock;
