@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "pool/pool.h"
+#include "runtime/fault.h"
 #include "runtime/grow.h"
 #include "runtime/runtime.h"
 
@@ -98,7 +99,7 @@ static void module_release(void *m) { shoal__module_release(m); }
 
 shoal_pool_hold_t shoal__host_hold(shoal_module_t *m)
 {
-    return (shoal_pool_hold_t){module_acquire, module_release, m};
+    return (shoal_pool_hold_t){module_acquire, module_release, m, shoal__module_origin(m)};
 }
 
 /* The spec chain of a configured pool: specs[0] is the pool itself, each
@@ -203,6 +204,7 @@ int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, 
     h->config = c;
     h->loader = loader;
     h->generation = 1;
+    shoal__fault_set_generation(h->generation); /* what a crash report says */
     h->log_out = log_out;
     h->log_format = c->log.format;
     pthread_mutex_init(&h->log_lock, NULL);

@@ -45,6 +45,7 @@ struct shoal_module_s {
     shoal_behaviour_t *behaviours;
     size_t nbehaviours;
     char *path;
+    char *origin; /* "plugin NAME VERSION (PATH)", for crash reports */
     dev_t dev;
     ino_t ino;
     off_t size;
@@ -277,6 +278,18 @@ out:
 
 static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal_diag_t *err);
 
+/* "plugin NAME VERSION (PATH)" (malloc'ed): what an actor running its code
+ * is said to run in a crash report. */
+static char *origin_of(const shoal_plugin_t *d, const char *path)
+{
+    const char *version = d->version != NULL ? d->version : "(no version)";
+    size_t n = strlen(d->name) + strlen(version) + strlen(path) + sizeof "plugin   ()";
+    char *s = malloc(n);
+    if (s != NULL)
+        snprintf(s, n, "plugin %s %s (%s)", d->name, version, path);
+    return s;
+}
+
 int shoal__module_load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal_diag_t *err)
 {
     pthread_mutex_lock(&L->load_lock);
@@ -359,10 +372,12 @@ static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal
     size_t nb = 0;
     while (d->behaviours[nb] != NULL)
         nb++;
-    if (m == NULL || (m->path = strdup(path)) == NULL ||
+    if (m == NULL || (m->path = strdup(path)) == NULL || (m->origin = origin_of(d, path)) == NULL ||
         (m->behaviours = calloc(nb, sizeof *m->behaviours)) == NULL) {
-        if (m != NULL)
+        if (m != NULL) {
             free(m->path);
+            free(m->origin);
+        }
         free(m);
         if (d->size >= offsetof(shoal_plugin_t, fini) + sizeof d->fini && d->fini != NULL)
             d->fini(); /* its init ran: undo it */
@@ -414,11 +429,13 @@ void shoal__module_release(shoal_module_t *m)
     dlclose(m->dl);
     free(m->behaviours);
     free(m->path);
+    free(m->origin);
     free(m);
 }
 
 const shoal_plugin_t *shoal__module_plugin(const shoal_module_t *m) { return m->desc; }
 const char *shoal__module_path(const shoal_module_t *m) { return m->path; }
+const char *shoal__module_origin(const shoal_module_t *m) { return m->origin; }
 
 const shoal_behaviour_t *shoal__module_behaviour(const shoal_module_t *m, const char *name)
 {
@@ -443,7 +460,8 @@ int shoal__module_spawn(shoal_runtime_t *rt, shoal_module_t *m, shoal_pid_t pare
 {
     shoal__module_ref(m);
     int rc = shoal__actor_spawn(rt, shoal__tcache_get(rt), parent, beh, args, mailbox_limit,
-                                SHOAL_ACTOR_PLAIN, &(shoal_actor_hold_t){release_hook, m}, pid);
+                                SHOAL_ACTOR_PLAIN,
+                                &(shoal_actor_hold_t){release_hook, m, m->origin}, pid);
     if (rc != SHOAL_OK)
         shoal__module_release(m);
     return rc;

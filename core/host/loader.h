@@ -33,6 +33,10 @@ void shoal__module_release(shoal_module_t *m);
 
 const shoal_plugin_t *shoal__module_plugin(const shoal_module_t *m);
 const char *shoal__module_path(const shoal_module_t *m);
+/* "plugin NAME VERSION (PATH)", PATH as it was loaded: how a crash report
+ * names the code an actor runs (actor.h: shoal_actor_hold_t.origin). Lives
+ * as long as m. */
+const char *shoal__module_origin(const shoal_module_t *m);
 /* The behaviour named `name`, or NULL: the host's copy (loader.c), valid
  * while the module is. Spawn from these, not from the plugin's own structs. */
 const shoal_behaviour_t *shoal__module_behaviour(const shoal_module_t *m, const char *name);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "pool/pool.h"
+#include "runtime/fault.h"
 #include "runtime/runtime.h"
 
 /* ---- reload ------------------------------------------------------------- */
@@ -311,6 +312,10 @@ int shoal__host_reload(shoal_host_t *h, const char *path)
     h->config = c;
     h->log_format = c->log.format; /* the level of the runtime's own lines stays */
     h->reloads++;
+    /* A crash report from now on names this generation, in its format. */
+    shoal__fault_set_generation(h->generation);
+    shoal__fault_set_format(c->log.format == SHOAL_LOG_FORMAT_JSON ? SHOAL_FAULT_JSON
+                                                                   : SHOAL_FAULT_TEXT);
     if (prev != NULL)
         shoal__host_gen_unref(h, prev); /* no longer the current one */
     char ledger[320];

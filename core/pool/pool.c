@@ -148,7 +148,8 @@ int shoal__pool_spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t paren
     shoal_actor_hold_t ah;
     if (hold != NULL) {
         hold->acquire(hold->what);
-        ah = (shoal_actor_hold_t){hold->release, hold->what};
+        /* The pool's own actor runs the runtime's code: no origin. */
+        ah = (shoal_actor_hold_t){.release = hold->release, .what = hold->what};
     }
     shoal_spawn_t s = {
         .parent = parent,

@@ -36,7 +36,7 @@ int shoal__pool_spawn_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid
         rc = shoal__pool_spawn(ctx->rt, ctx->tc, ctx->self, p, p->spec.worker_pool,
                                p->hold.acquire ? &p->hold : NULL, p->depth + 1, pid);
     } else {
-        shoal_actor_hold_t ah = {p->hold.release, p->hold.what};
+        shoal_actor_hold_t ah = {p->hold.release, p->hold.what, p->hold.origin};
         if (p->hold.acquire != NULL)
             p->hold.acquire(p->hold.what);
         shoal_spawn_t s = {
