@@ -80,6 +80,18 @@ static void emit(shoal_host_t *h, int level, const char *line)
 
 static void runtime_log(void *user, int level, const char *line) { emit(user, level, line); }
 
+void shoal__host_set_generation(shoal_host_t *h, uint64_t generation, int log_format)
+{
+    pthread_mutex_lock(&h->log_lock); /* emit() reads both under it, on any thread */
+    h->generation = generation;
+    h->log_format = log_format;
+    pthread_mutex_unlock(&h->log_lock);
+    /* A crash report says what the log lines say. */
+    shoal__fault_set_generation(generation);
+    shoal__fault_set_format(log_format == SHOAL_LOG_FORMAT_JSON ? SHOAL_FAULT_JSON
+                                                                : SHOAL_FAULT_TEXT);
+}
+
 void shoal__host_log(shoal_host_t *h, int level, const char *fmt, ...)
 {
     if (level > h->config->log.level)
@@ -203,11 +215,9 @@ int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, 
     }
     h->config = c;
     h->loader = loader;
-    h->generation = 1;
-    shoal__fault_set_generation(h->generation); /* what a crash report says */
     h->log_out = log_out;
-    h->log_format = c->log.format;
     pthread_mutex_init(&h->log_lock, NULL);
+    shoal__host_set_generation(h, 1, c->log.format);
     int rc = SHOAL_ENOMEM;
     shoal_host_gen_t *g = shoal__host_gen_new(h, c);
     if (g == NULL) {

@@ -94,6 +94,11 @@ void shoal__host_table(shoal_host_t *h, FILE *out, double seconds, bool header);
 
 /* ---- between host.c and reload.c ---- */
 
+/* Sets the generation and the log format that every line from now on
+ * carries (under log_lock: log lines come from every thread) and that a
+ * crash report names (runtime/fault.h). Host thread. */
+void shoal__host_set_generation(shoal_host_t *h, uint64_t generation, int log_format);
+
 /* Spawns the pool cp describes (its nested chain, its plugin held by each
  * worker); waits until every level has started. */
 int shoal__host_start_pool(shoal_host_t *h, const shoal_config_pool_t *cp, shoal_pid_t *pid);

@@ -198,7 +198,9 @@ int main(int argc, char **argv)
     }
     if (path == NULL)
         return usage();
-    /* Before the plugin is loaded: its init runs then. */
+    /* Before the plugin is loaded: its init runs then. Each step's line is
+     * out before a crash report follows it, into a pipe too. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     shoal__fault_thread_start(NULL, "the checker's main thread");
     int frc = shoal__fault_install(STDERR_FILENO, SHOAL_FAULT_TEXT);
     if (frc != 0)

@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "pool/pool.h"
-#include "runtime/fault.h"
 #include "runtime/runtime.h"
 
 /* ---- reload ------------------------------------------------------------- */
@@ -216,7 +215,7 @@ int shoal__host_reload(shoal_host_t *h, const char *path)
      * everything else as it was. */
     size_t first_new = h->npools;
     shoal_host_gen_t *g = NULL;
-    h->generation++;
+    shoal__host_set_generation(h, h->generation + 1, h->log_format);
     if ((g = shoal__host_gen_new(h, c)) == NULL) {
         rc = SHOAL_ENOMEM;
         shoal__config_free(c);
@@ -310,12 +309,9 @@ int shoal__host_reload(shoal_host_t *h, const char *path)
         if (x != g && x->config == h->config)
             prev = x;
     h->config = c;
-    h->log_format = c->log.format; /* the level of the runtime's own lines stays */
+    /* The new log format (the level of the runtime's own lines stays). */
+    shoal__host_set_generation(h, h->generation, c->log.format);
     h->reloads++;
-    /* A crash report from now on names this generation, in its format. */
-    shoal__fault_set_generation(h->generation);
-    shoal__fault_set_format(c->log.format == SHOAL_LOG_FORMAT_JSON ? SHOAL_FAULT_JSON
-                                                                   : SHOAL_FAULT_TEXT);
     if (prev != NULL)
         shoal__host_gen_unref(h, prev); /* no longer the current one */
     char ledger[320];
@@ -330,7 +326,7 @@ undo:
         free(h->pools[j].name);
     }
     h->npools = first_new;
-    h->generation--;
+    shoal__host_set_generation(h, h->generation - 1, h->log_format);
     h->reloads_failed++;
     if (g != NULL)
         shoal__host_gen_unref(h, g);

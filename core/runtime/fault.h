@@ -20,6 +20,10 @@
  *         object with the same ts, gen, level, pid and actor, msg
  *         "backtrace", and backtrace: ["FILE(+0x1139)[0x7f...]", ...].
  *
+ * A frame is what backtrace_symbols_fd writes: FILE(SYMBOL+OFF)[ADDR] for
+ * an exported symbol, else FILE(+OFF)[ADDR], OFF the offset into FILE
+ * (addr2line -f -e FILE OFF).
+ *
  * The line is written before the backtrace is taken: unwinding a smashed
  * stack may fault, and then the line is already out. Outside a callback
  * (a dispatcher thread between actors, the host thread, the timer thread,
@@ -58,8 +62,12 @@ int shoal__fault_install(int log_fd, int format);
  * descriptors. For tests and programs that stop reporting. */
 void shoal__fault_uninstall(void);
 
-/* The config generation a report names (gen=N): the host sets it at start
- * and after every successful reload. 0 until set. Any thread. */
+/* The config generation a report names (gen=N), the one the host's log
+ * lines carry: the host sets it at start and whenever its generation
+ * changes (a reload counts up before it starts new pools, so that their
+ * init's lines say the new one, and back if the reload fails). 0 until
+ * set: a crash while shoald loads its first config, or in
+ * shoal-plugin-check, says gen=0. Any thread. */
 void shoal__fault_set_generation(uint64_t generation);
 
 /* The log format a report is written in (SHOAL_FAULT_*): at install, and

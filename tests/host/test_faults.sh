@@ -11,7 +11,8 @@
 #     handler runs on the thread's alternate stack);
 #   - segv with log.format json: the line and the backtrace parse as JSON
 #     with those fields, and every other line of the log still does;
-#   - kill -SEGV from outside: reported without an actor, with its sender.
+#   - kill -SEGV from outside: reported without an actor, with its sender;
+#   - shoal-plugin-check on the same plugin: the same report, on stderr.
 . "$(dirname "$0")/lib.sh" "$1"
 sanitizer=${2:-}
 fault=$build/fixtures/fault.so
@@ -183,5 +184,18 @@ rest=${line#* }
 [[ $rest =~ ^"gen=2 error fatal signal SIGSEGV (sent by process $BASHPID)"( in runtime code, not in any actor,)?" on "(the host thread|the timer thread|dispatcher thread [01])"; the process ends"$ ]] ||
     fail "kill -SEGV: the fatal line: $line"
 [ ! -e "$SHOAL_SOCKET" ] || fail "kill -SEGV: the control socket was left behind"
+
+# ---- shoal-plugin-check gives a plugin's author the same report -----------------
+env "${san_env[@]}" "$build/bin/shoal-plugin-check" --args '{mode: segv, every: 2}' "$fault" \
+    > "$tmp/check.out" 2> "$log"
+status=$?
+[ "$status" -eq 139 ] || fail "shoal-plugin-check: exit status $status, not 139"
+no_sanitizer_report
+grep -q '^    ok   messages: 9 accepted' "$tmp/check.out" || fail "shoal-plugin-check: $(cat "$tmp/check.out")"
+[ "$(count 'fatal signal')" -eq 1 ] || fail "shoal-plugin-check: $(count 'fatal signal') fatal lines"
+line=$(grep 'fatal signal' "$log")
+[[ ${line#* } =~ ^"gen=0 error <"[0-9]+\.[0-9]+"> fault: fatal signal SIGSEGV (address 0x0, not mapped) in behaviour fault (not a pool's worker), plugin fault 1.0.0 ($fault), on dispatcher thread "[0-9]+"; the process ends"$ ]] ||
+    fail "shoal-plugin-check: the fatal line: $line"
+grep -q "^    #0 $fault(+0x" "$log" || fail "shoal-plugin-check: frame #0 is not in fault.so"
 
 echo "test_faults: ok"
