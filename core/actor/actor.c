@@ -175,7 +175,7 @@ void shoal__actor_release(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t
     shoal__mq_init(&a->user_tail, &b->user_head, &a->user_stub);
     shoal__mq_init(&a->sys_tail, &b->sys_head, &b->sys_stub);
     free(b->state);
-    shoal_actor_hold_t hold = {NULL, NULL};
+    shoal_actor_hold_t hold = {NULL, NULL, NULL};
     if (b->ext != NULL) {
         hold = b->ext->hold;
         free(b->ext->children);

@@ -78,10 +78,13 @@ typedef struct shoal_pending_call_s {
 } shoal_pending_call_t;
 
 /* Something an actor keeps alive while it lives (its plugin's code): release
- * runs once, after the actor has ended and its record is free. */
+ * runs once, after the actor has ended and its record is free. origin says
+ * what it is, for a crash report (runtime/fault.h): "plugin NAME VERSION
+ * (FILE)", a string that lives as long as `what` does; NULL: built in. */
 typedef struct shoal_actor_hold_s {
     void (*release)(void *what);
     void *what;
+    const char *origin;
 } shoal_actor_hold_t;
 
 /* What only some actors need: allocated on demand. */

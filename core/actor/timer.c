@@ -8,6 +8,7 @@
 
 #include "actor/ctx.h"
 #include "actor/send.h"
+#include "runtime/fault.h"
 #include "runtime/runtime.h"
 #include "sched/futex.h"
 
@@ -93,6 +94,7 @@ static void *timer_main(void *arg)
 {
     shoal_runtime_t *rt = arg;
     struct shoal_timers_s *t = rt->timers;
+    shoal__fault_thread_start(NULL, "the timer thread");
     shoal_tcache_t *tc = shoal__tcache_get(rt);
     pthread_mutex_lock(&t->lock);
     while (!t->stop) {
@@ -144,6 +146,7 @@ static void *timer_main(void *arg)
         pthread_mutex_lock(&t->lock);
     }
     pthread_mutex_unlock(&t->lock);
+    shoal__fault_thread_end();
     return NULL;
 }
 

@@ -48,5 +48,7 @@ static void release(void *what) { shoal__code_release(what); }
 
 shoal_pool_hold_t shoal__code_hold(shoal_code_t *c)
 {
-    return (shoal_pool_hold_t){acquire, release, c};
+    /* The origin names the plugin in a crash report: it lives as long as
+     * the module, which outlives every holder. */
+    return (shoal_pool_hold_t){acquire, release, c, shoal__module_origin(c->module)};
 }

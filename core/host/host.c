@@ -14,6 +14,7 @@
 
 #include "host/code.h"
 #include "pool/pool.h"
+#include "runtime/fault.h"
 #include "runtime/grow.h"
 #include "runtime/runtime.h"
 
@@ -82,10 +83,14 @@ static void runtime_log(void *user, int level, const char *line) { emit(user, le
 
 void shoal__host_set_generation(shoal_host_t *h, uint64_t gen, int log_format)
 {
-    pthread_mutex_lock(&h->log_lock);
+    pthread_mutex_lock(&h->log_lock); /* emit() reads both under it, on any thread */
     h->log_gen = gen;
     h->log_format = log_format;
     pthread_mutex_unlock(&h->log_lock);
+    /* A crash report says what the log lines say. */
+    shoal__fault_set_generation(gen);
+    shoal__fault_set_format(log_format == SHOAL_LOG_FORMAT_JSON ? SHOAL_FAULT_JSON
+                                                                : SHOAL_FAULT_TEXT);
 }
 
 void shoal__host_log(shoal_host_t *h, int level, const char *fmt, ...)
@@ -244,10 +249,9 @@ int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, 
     h->loader = loader;
     h->generation = 1;
     h->log_out = log_out;
-    h->log_format = c->log.format;
-    h->log_gen = 1;
     h->rt_log_level = c->log.level;
     pthread_mutex_init(&h->log_lock, NULL);
+    shoal__host_set_generation(h, 1, c->log.format);
     shoal_runtime_opts_t opts;
     shoal_runtime_opts_init(&opts);
     opts.threads = c->runtime.threads;

@@ -114,6 +114,11 @@ void shoal__host_table(shoal_host_t *h, FILE *out, double seconds, bool header);
 
 /* ---- between host.c and reload.c ---- */
 
+/* Sets the generation and the log format that every line from now on
+ * carries (under log_lock: log lines come from every thread) and that a
+ * crash report names (runtime/fault.h). Host thread. */
+void shoal__host_set_generation(shoal_host_t *h, uint64_t generation, int log_format);
+
 /* How long a pool's first workers (or a swap's new ones) may take to run
  * init before the start counts as failed. */
 #define SHOAL_HOST_START_TIMEOUT_MS 10000u
@@ -135,8 +140,6 @@ shoal_host_pool_t *shoal__host_pool_add(shoal_host_t *h, const shoal_config_pool
 void shoal__host_pool_forget(shoal_host_t *h, size_t i);
 /* A pool's counters from its record (shoal__pool_peek). */
 void shoal__host_peek(const shoal_host_pool_t *hp, shoal_pool_stats_t *st);
-/* The generation and log format every log line carries (under log_lock). */
-void shoal__host_set_generation(shoal_host_t *h, uint64_t gen, int log_format);
 /* "unbounded" or the number. */
 void shoal__host_mailbox_text(uint32_t mailbox, char buf[24]);
 

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "actor/actor.h"
+#include "runtime/fault.h"
 #include "runtime/runtime.h"
 
 /* The part of the descriptor every ABI 1.x plugin has. */
@@ -56,7 +57,8 @@ struct shoal_module_s {
     shoal_behaviour_t *behaviours;
     size_t nbehaviours;
     char *path;
-    int copy_fd; /* the sealed memfd the code was mapped from */
+    char *origin; /* "plugin NAME VERSION (PATH)", for crash reports */
+    int copy_fd;  /* the sealed memfd the code was mapped from */
     /* the configured file's identity when it was copied: a reload of an
      * unchanged file finds this module again */
     dev_t dev;
@@ -293,6 +295,18 @@ fail:
 
 static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal_diag_t *err);
 
+/* "plugin NAME VERSION (PATH)" (malloc'ed): what an actor running its code
+ * is said to run in a crash report. */
+static char *origin_of(const shoal_plugin_t *d, const char *path)
+{
+    const char *version = d->version != NULL ? d->version : "(no version)";
+    size_t n = strlen(d->name) + strlen(version) + strlen(path) + sizeof "plugin   ()";
+    char *s = malloc(n);
+    if (s != NULL)
+        snprintf(s, n, "plugin %s %s (%s)", d->name, version, path);
+    return s;
+}
+
 int shoal__module_load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal_diag_t *err)
 {
     pthread_mutex_lock(&L->load_lock);
@@ -382,10 +396,12 @@ static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal
     size_t nb = 0;
     while (d->behaviours[nb] != NULL)
         nb++;
-    if (m == NULL || (m->path = strdup(path)) == NULL ||
+    if (m == NULL || (m->path = strdup(path)) == NULL || (m->origin = origin_of(d, path)) == NULL ||
         (m->behaviours = calloc(nb, sizeof *m->behaviours)) == NULL) {
-        if (m != NULL)
+        if (m != NULL) {
             free(m->path);
+            free(m->origin);
+        }
         free(m);
         if (d->size >= offsetof(shoal_plugin_t, fini) + sizeof d->fini && d->fini != NULL)
             d->fini(); /* its init ran: undo it */
@@ -404,6 +420,7 @@ static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal
     m->mtime = st.st_mtim;
     m->ctime = st.st_ctim;
     m->copy_fd = copy;
+    shoal__fault_name_fd(copy, m->path); /* a crash's frames name the file */
     atomic_init(&m->refs, 1);
     pthread_mutex_lock(&L->lock);
     m->loader = L;
@@ -438,15 +455,18 @@ void shoal__module_release(shoal_module_t *m)
     if (d->size >= offsetof(shoal_plugin_t, fini) + sizeof d->fini && d->fini != NULL)
         d->fini();
     dlclose(m->dl);
+    shoal__fault_unname_fd(m->copy_fd);
     close(m->copy_fd); /* the private copy goes with its last mapping */
     free(m->behaviours);
     free(m->path);
+    free(m->origin);
     free(m);
 }
 
 const shoal_plugin_t *shoal__module_plugin(const shoal_module_t *m) { return m->desc; }
 const char *shoal__module_path(const shoal_module_t *m) { return m->path; }
 int shoal__module_fd(const shoal_module_t *m) { return m->copy_fd; }
+const char *shoal__module_origin(const shoal_module_t *m) { return m->origin; }
 
 const shoal_behaviour_t *shoal__module_behaviour(const shoal_module_t *m, const char *name)
 {
@@ -471,7 +491,8 @@ int shoal__module_spawn(shoal_runtime_t *rt, shoal_module_t *m, shoal_pid_t pare
 {
     shoal__module_ref(m);
     int rc = shoal__actor_spawn(rt, shoal__tcache_get(rt), parent, beh, args, mailbox_limit,
-                                SHOAL_ACTOR_PLAIN, &(shoal_actor_hold_t){release_hook, m}, pid);
+                                SHOAL_ACTOR_PLAIN,
+                                &(shoal_actor_hold_t){release_hook, m, m->origin}, pid);
     if (rc != SHOAL_OK)
         shoal__module_release(m);
     return rc;

@@ -42,6 +42,10 @@ const char *shoal__module_path(const shoal_module_t *m);
  * while the module is: what a child process is given to load the same
  * code. */
 int shoal__module_fd(const shoal_module_t *m);
+/* "plugin NAME VERSION (PATH)", PATH as it was loaded: how a crash report
+ * names the code an actor runs (actor.h: shoal_actor_hold_t.origin). Lives
+ * as long as m. */
+const char *shoal__module_origin(const shoal_module_t *m);
 /* The behaviour named `name`, or NULL: the host's copy (loader.c), valid
  * while the module is. Spawn from these, not from the plugin's own structs. */
 const shoal_behaviour_t *shoal__module_behaviour(const shoal_module_t *m, const char *name);

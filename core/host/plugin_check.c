@@ -5,7 +5,9 @@
  *   shoal-plugin-check [--args YAML] [--messages N] [--timeout MS] FILE.so
  *
  * Exit status: 0 every behaviour passed, 1 a check failed, 2 usage or the
- * plugin was refused.
+ * plugin was refused. A plugin that crashes the checker (SIGSEGV, abort())
+ * gets the report shoald would write (runtime/fault.h) on stderr, and the
+ * checker dies of that signal.
  */
 #include <inttypes.h>
 #include <semaphore.h>
@@ -14,9 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "host/loader.h"
 #include "host/node.h"
+#include "runtime/fault.h"
 #include "shoal/shoal.h"
 
 #define MSG_TYPE_BASE 0x7100u
@@ -194,6 +198,13 @@ int main(int argc, char **argv)
     }
     if (path == NULL)
         return usage();
+    /* Before the plugin is loaded: its init runs then. Each step's line is
+     * out before a crash report follows it, into a pipe too. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    shoal__fault_thread_start(NULL, "the checker's main thread");
+    int frc = shoal__fault_install(STDERR_FILENO, SHOAL_FAULT_TEXT);
+    if (frc != 0)
+        fprintf(stderr, "shoal-plugin-check: warning: no crash reports: %s\n", strerror(-frc));
 
     char buf[1200];
     shoal_diag_t err;

@@ -20,6 +20,11 @@
  * thread, which also serves the control socket (runtime.control, see
  * control.h): no handler runs, the host thread does the work, and the
  * SIGHUPs that come during a reload are read as one more.
+ *
+ * The fatal signals (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) are the
+ * exception: the crash reporter (runtime/fault.h), installed first, writes
+ * one log line and a backtrace to stderr, removes the control socket and
+ * lets the signal end the process (exit status 128 + signal).
  */
 #include <errno.h>
 #include <poll.h>
@@ -40,6 +45,7 @@
 #include "host/control.h"
 #include "host/host.h"
 #include "host/loader.h"
+#include "runtime/fault.h"
 
 static void usage(FILE *to)
 {
@@ -121,6 +127,12 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
         fprintf(stderr, "shoald: signalfd: %s\n", strerror(errno));
         return 2;
     }
+    /* Before the first plugin is loaded (its init runs then). Text until the
+     * config says otherwise. This thread's alternate stack lives until exit. */
+    shoal__fault_thread_start(NULL, "the host thread");
+    int frc = shoal__fault_install(STDERR_FILENO, SHOAL_FAULT_TEXT);
+    if (frc != 0)
+        fprintf(stderr, "shoald: warning: no crash reports: %s\n", strerror(-frc));
 
     shoal_config_t *c;
     shoal_loader_t *loader;
@@ -128,6 +140,8 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
         close(sfd);
         return 2;
     }
+    shoal__fault_set_format(c->log.format == SHOAL_LOG_FORMAT_JSON ? SHOAL_FAULT_JSON
+                                                                   : SHOAL_FAULT_TEXT);
     uint64_t drain_ms = c->shutdown.drain_ms;
     shoal_control_t *control = NULL;
     shoal_diag_t err = {0};
@@ -140,9 +154,12 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
         close(sfd);
         return 2;
     }
+    if (control != NULL)
+        shoal__fault_set_unlink(c->runtime.control); /* a crash removes it too */
     shoal_host_t *h;
     if (shoal__host_start(c, loader, stderr, &h, &err) != SHOAL_OK) {
         fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
+        shoal__fault_set_unlink(NULL);
         shoal__control_close(control);
         shoal__loader_destroy(loader);
         close(sfd);
@@ -203,6 +220,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
     unsigned busy = shoal__host_drain(h, drain_ms);
     shoal__host_log(h, SHOAL_LOG_INFO, "drained in %.0f ms; %u pool%s still busy, stopped",
                     (now_s() - t0) * 1e3, busy, busy == 1 ? "" : "s");
+    shoal__fault_set_unlink(NULL); /* from here on the path may be another shoald's */
     shoal__control_close(control);
     shoal__host_destroy(h);
     shoal__loader_destroy(loader);

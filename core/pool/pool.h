@@ -58,11 +58,13 @@ typedef struct shoal_pool_stripe_s {
 } shoal_pool_stripe_t;
 
 /* Holding what the workers' code lives in (a plugin module): acquire runs
- * once per worker spawned, and its release when that worker ends. */
+ * once per worker spawned, and its release when that worker ends. origin:
+ * what it is, passed to each leaf worker's actor hold (actor.h). */
 typedef struct shoal_pool_hold_s {
     void (*acquire)(void *what);
     void (*release)(void *what);
     void *what;
+    const char *origin;
 } shoal_pool_hold_t;
 
 /* A message the pool holds between a worker that ended and a live one. */

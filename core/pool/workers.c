@@ -37,7 +37,8 @@ int shoal__pool_spawn_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p,
         rc = shoal__pool_spawn(ctx->rt, ctx->tc, ctx->self, p, spec->worker_pool,
                                held ? hold : NULL, p->depth + 1, notify, pid);
     } else {
-        shoal_actor_hold_t ah = {held ? hold->release : NULL, held ? hold->what : NULL};
+        shoal_actor_hold_t ah = {held ? hold->release : NULL, held ? hold->what : NULL,
+                                 held ? hold->origin : NULL};
         if (held)
             hold->acquire(hold->what);
         shoal_spawn_t s = {

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "actor/actor.h"
+#include "runtime/fault.h"
 #include "runtime/runtime.h"
 #include "sched/futex.h"
 
@@ -243,6 +244,7 @@ static void *worker_main(void *arg)
 {
     shoal_worker_t *w = arg;
     shoal_runtime_t *rt = w->rt;
+    shoal__fault_thread_start(w, NULL); /* a crash report names this worker's actor */
     pthread_setspecific(rt->tc_key, &w->tc);
     for (;;) {
         shoal_actor_t *a = find_work(w);
@@ -252,6 +254,7 @@ static void *worker_main(void *arg)
     }
     shoal__tcache_flush(&w->tc);
     pthread_setspecific(rt->tc_key, NULL);
+    shoal__fault_thread_end();
     return NULL;
 }
 

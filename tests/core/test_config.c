@@ -69,12 +69,12 @@ static const bad_case_t bad_cases[] = {
     {"bogus: 1\n", F "1:1: unknown key 'bogus' at the top level (expected one of: runtime, log, "
                      "shutdown, plugins, pools)"},
     {"runtime:\n  thread: 4\n", F "2:3: unknown key 'thread' in runtime (expected one of: "
-                                  "threads, throughput, spin, max_actors, control)"},
+                                  "threads, throughput, spin, max_actors, control, max_queued)"},
     {"log:\n  colour: yes\n",
      F "2:3: unknown key 'colour' in log (expected one of: format, level)"},
     {"shutdown: {grace: 1s}\n", F "1:12: unknown key 'grace' in shutdown (expected one of: drain)"},
     {P "    sise: 2\n", F "5:5: unknown key 'sise' in pools.api (expected one of: worker, size, "
-                          "min, max, mailbox, args, restart)"},
+                          "min, max, mailbox, args, restart, warn_queue)"},
     {P "    restart: {max: 3, every: 1s}\n",
      F "5:23: unknown key 'every' in pools.api.restart (expected one of: max, within, backoff)"},
     /* wrong types */

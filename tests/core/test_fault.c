@@ -1,0 +1,554 @@
+/* test_fault.c - the crash reporter (runtime/fault.h): the hand-written
+ * formatting checked against libc's (snprintf, gmtime_r + strftime), the
+ * exact report lines in both formats, and the handler itself in forked
+ * children that die of the signal: what they write, which signal ends them,
+ * and that a fault inside the handler ends the child instead of looping.
+ * tests/host/test_faults.sh does the same through shoald and a plugin.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "actor/ctx.h"
+#include "pool/pool.h"
+#include "runtime/fault.h"
+#include "sched/worker.h"
+#include "support.h"
+
+/* ---- numbers, time, JSON strings --------------------------------------- */
+
+static void numbers_match_snprintf(void)
+{
+    const uint64_t vs[] = {
+        0, 1, 9, 10, 99, 100, 4294967295u, 4294967296u, 1234567890123456789u, UINT64_MAX};
+    for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
+        char got[32], hex[32], want[32];
+        shoal_fault_buf_t b = {got, 0, sizeof got, false};
+        shoal__fault_put_u64(&b, vs[i]);
+        snprintf(want, sizeof want, "%" PRIu64, vs[i]);
+        CU_ASSERT_STRING_EQUAL(got, want);
+        shoal_fault_buf_t h = {hex, 0, sizeof hex, false};
+        shoal__fault_put_hex(&h, vs[i]);
+        snprintf(want, sizeof want, "0x%" PRIx64, vs[i]);
+        CU_ASSERT_STRING_EQUAL(hex, want);
+        CU_ASSERT(!b.cut && !h.cut);
+    }
+}
+
+/* What host.c's emit() writes for the same instant. */
+static void libc_time(int64_t sec, long nsec, char *out, size_t size)
+{
+    time_t t = (time_t)sec;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    size_t w = strftime(out, size, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out + w, size - w, ".%03dZ", (int)(nsec / 1000000));
+}
+
+static void check_time(int64_t sec, long nsec)
+{
+    char got[48], want[48];
+    shoal_fault_buf_t b = {got, 0, sizeof got, false};
+    shoal__fault_put_time(&b, sec, nsec);
+    libc_time(sec, nsec, want, sizeof want);
+    if (strcmp(got, want) != 0)
+        printf("\n  time %" PRId64 ".%09ld: %s, libc %s\n", sec, nsec, got, want);
+    CU_ASSERT_STRING_EQUAL(got, want);
+}
+
+static void timestamps_match_gmtime(void)
+{
+    check_time(0, 0);                    /* 1970-01-01T00:00:00.000Z */
+    check_time(-1, 999999999);           /* 1969-12-31T23:59:59.999Z */
+    check_time(951782400, 123456789);    /* 2000-02-29 */
+    check_time(951868799, 0);            /* 2000-02-29T23:59:59 */
+    check_time(4107542400, 0);           /* 2100-03-01 (2100 is no leap year) */
+    check_time(1795344092, 390000000);   /* 2026-11-22T10:41:32.390Z */
+    check_time(253402300799, 999999999); /* 9999-12-31T23:59:59.999Z */
+    check_time(-30610224000, 0);         /* 1000-01-01 */
+    /* Every day from 1900 to 2400, at a different second of each. */
+    for (int64_t s = -2208988800; s < 13569465600; s += 86400 + 7)
+        check_time(s, (long)((s & 1023) * 976562));
+}
+
+static void json_strings_are_escaped(void)
+{
+    char out[64];
+    shoal_fault_buf_t b = {out, 0, sizeof out, false};
+    const char in[] = "a\"b\\c\n\x01\x1f caf\xc3\xa9";
+    shoal__fault_put_json(&b, in, sizeof in - 1);
+    CU_ASSERT_STRING_EQUAL(out, "\"a\\\"b\\\\c\\u000a\\u0001\\u001f caf\xc3\xa9\"");
+}
+
+static void a_full_buffer_cuts_and_stays_terminated(void)
+{
+    char out[12];
+    memset(out, '#', sizeof out);
+    shoal_fault_buf_t b = {out, 0, 8, false};
+    shoal__fault_put(&b, "hello world");
+    CU_ASSERT_STRING_EQUAL(out, "hello w");
+    CU_ASSERT(b.cut);
+    CU_ASSERT_EQUAL(b.len, 7);
+    shoal__fault_put_json(&b, "x", 1);
+    shoal__fault_put_u64(&b, 12345);
+    shoal__fault_put_time(&b, 0, 0);
+    CU_ASSERT_STRING_EQUAL(out, "hello w");
+    CU_ASSERT_EQUAL(out[8], '#'); /* nothing written past cap */
+    shoal_fault_buf_t none = {out, 0, 0, false};
+    shoal__fault_put(&none, "x"); /* no room even for the NUL: nothing */
+    CU_ASSERT_EQUAL(out[0], 'h');
+}
+
+static void signal_names(void)
+{
+    CU_ASSERT_STRING_EQUAL(shoal__fault_signame(SIGSEGV), "SIGSEGV");
+    CU_ASSERT_STRING_EQUAL(shoal__fault_signame(SIGBUS), "SIGBUS");
+    CU_ASSERT_STRING_EQUAL(shoal__fault_signame(SIGFPE), "SIGFPE");
+    CU_ASSERT_STRING_EQUAL(shoal__fault_signame(SIGILL), "SIGILL");
+    CU_ASSERT_STRING_EQUAL(shoal__fault_signame(SIGABRT), "SIGABRT");
+    CU_ASSERT_PTR_NULL(shoal__fault_signame(SIGTERM));
+}
+
+/* ---- report lines ---------------------------------------------------------- */
+
+/* 2026-11-22T10:41:32.390Z, gen 2, a SIGSEGV at 0 in <42.3> of pool api. */
+static shoal_fault_report_t in_actor(void)
+{
+    return (shoal_fault_report_t){
+        .sec = 1795344092,
+        .nsec = 390000000,
+        .generation = 2,
+        .sig = SIGSEGV,
+        .code = SEGV_MAPERR,
+        .addr = 0,
+        .pid = (shoal_pid_t)3 << 32 | 42,
+        .label = "api/echo",
+        .pool = "api",
+        .behaviour = "echo",
+        .origin = "plugin echo 1.0.0 (/p/echo.so)",
+        .thread = "dispatcher thread 1",
+    };
+}
+
+static void line(const shoal_fault_report_t *r, int format, const char *want)
+{
+    char out[2048];
+    shoal_fault_buf_t b = {out, 0, sizeof out, false};
+    shoal__fault_format_line(&b, r, format);
+    if (strcmp(out, want) != 0)
+        printf("\n  got:  %s  want: %s", out, want);
+    CU_ASSERT_STRING_EQUAL(out, want);
+}
+
+static void text_lines_look_like_the_hosts(void)
+{
+    shoal_fault_report_t r = in_actor();
+    line(&r, SHOAL_FAULT_TEXT,
+         "2026-11-22T10:41:32.390Z gen=2 error <42.3> api/echo: fatal signal SIGSEGV (address 0x0, "
+         "not mapped) in pool api, behaviour echo, plugin echo 1.0.0 (/p/echo.so), on dispatcher "
+         "thread 1; the process ends\n");
+    /* A built-in behaviour outside any pool; an instruction fault. */
+    r.pool = NULL;
+    r.origin = NULL;
+    r.label = "echo";
+    r.sig = SIGILL;
+    r.code = ILL_ILLOPN;
+    r.addr = 0x7f001234;
+    line(&r, SHOAL_FAULT_TEXT,
+         "2026-11-22T10:41:32.390Z gen=2 error <42.3> echo: fatal signal SIGILL (instruction at "
+         "0x7f001234) in behaviour echo (not a pool's worker), built in (no plugin), on dispatcher "
+         "thread 1; the process ends\n");
+    /* A dispatcher thread between callbacks. */
+    r = in_actor();
+    r.pid = SHOAL_PID_NONE;
+    r.in_runtime = true;
+    r.code = SEGV_ACCERR;
+    r.addr = 0x10;
+    line(&r, SHOAL_FAULT_TEXT,
+         "2026-11-22T10:41:32.390Z gen=2 error fatal signal SIGSEGV (address 0x10, no access) in "
+         "runtime code, not in any actor, on dispatcher thread 1; the process ends\n");
+    /* The host thread, a signal sent from outside; abort() in this one. */
+    r = in_actor();
+    r.pid = SHOAL_PID_NONE;
+    r.thread = "the host thread";
+    r.code = SI_USER;
+    r.sender = 4242;
+    line(&r, SHOAL_FAULT_TEXT,
+         "2026-11-22T10:41:32.390Z gen=2 error fatal signal SIGSEGV (sent by process 4242) on the "
+         "host thread; the process ends\n");
+    r.sig = SIGABRT;
+    r.code = SI_TKILL;
+    r.sender_is_self = true;
+    line(&r, SHOAL_FAULT_TEXT,
+         "2026-11-22T10:41:32.390Z gen=2 error fatal signal SIGABRT (raised by this process) on "
+         "the host thread; the process ends\n");
+}
+
+static void json_lines_have_the_hosts_fields(void)
+{
+    shoal_fault_report_t r = in_actor();
+    line(&r, SHOAL_FAULT_JSON,
+         "{\"ts\":\"2026-11-22T10:41:32.390Z\",\"gen\":2,\"level\":\"error\",\"pid\":\"42.3\","
+         "\"actor\":\"api/echo\",\"msg\":\"fatal signal SIGSEGV (address 0x0, not mapped) in pool "
+         "api, behaviour echo, plugin echo 1.0.0 (/p/echo.so), on dispatcher thread 1; the "
+         "process ends\",\"signal\":\"SIGSEGV\",\"pool\":\"api\",\"behaviour\":\"echo\","
+         "\"origin\":\"plugin echo 1.0.0 (/p/echo.so)\",\"thread\":\"dispatcher thread 1\"}\n");
+    /* Not a pool's worker, built in, a quote in a path. */
+    r.pool = NULL;
+    r.origin = "plugin q 1 (/a\"b.so)";
+    line(&r, SHOAL_FAULT_JSON,
+         "{\"ts\":\"2026-11-22T10:41:32.390Z\",\"gen\":2,\"level\":\"error\",\"pid\":\"42.3\","
+         "\"actor\":\"api/echo\",\"msg\":\"fatal signal SIGSEGV (address 0x0, not mapped) in "
+         "behaviour echo (not a pool's worker), plugin q 1 (/a\\\"b.so), on dispatcher thread 1; "
+         "the process ends\",\"signal\":\"SIGSEGV\",\"pool\":null,\"behaviour\":\"echo\","
+         "\"origin\":\"plugin q 1 (/a\\\"b.so)\",\"thread\":\"dispatcher thread 1\"}\n");
+    /* No actor: no pid, actor, pool, behaviour or origin. */
+    r = in_actor();
+    r.pid = SHOAL_PID_NONE;
+    r.thread = "the timer thread";
+    r.sig = SIGBUS;
+    r.code = BUS_ADRERR;
+    r.addr = 0xff;
+    line(&r, SHOAL_FAULT_JSON,
+         "{\"ts\":\"2026-11-22T10:41:32.390Z\",\"gen\":2,\"level\":\"error\",\"msg\":\"fatal "
+         "signal SIGBUS (address 0xff) on the timer thread; the process ends\",\"signal\":"
+         "\"SIGBUS\",\"thread\":\"the timer thread\"}\n");
+}
+
+static void backtrace(const shoal_fault_report_t *r, int format, const char *const *frames,
+                      size_t n, bool deeper, size_t cap, const char *want)
+{
+    char out[4096];
+    shoal_fault_buf_t b = {out, 0, cap, false};
+    shoal__fault_format_backtrace(&b, r, format, frames, n, deeper);
+    if (strcmp(out, want) != 0)
+        printf("\n  got:  %s  want: %s", out, want);
+    CU_ASSERT_STRING_EQUAL(out, want);
+}
+
+static void backtraces_list_frames_and_fold_recursion(void)
+{
+    shoal_fault_report_t r = in_actor();
+    const char *f[] = {"/p/echo.so(+0x10)[0x7f10]", "/p/echo.so(+0x20)[0x7f20]",
+                       "/p/echo.so(+0x20)[0x7f20]", "/p/echo.so(+0x20)[0x7f20]",
+                       "/bin/shoald(+0x30)[0x5530]"};
+    backtrace(&r, SHOAL_FAULT_TEXT, f, 5, false, 4096,
+              "  backtrace:\n"
+              "    #0 /p/echo.so(+0x10)[0x7f10]\n"
+              "    #1 /p/echo.so(+0x20)[0x7f20]\n"
+              "    #2-#3: the frame above, 2 more times\n"
+              "    #4 /bin/shoald(+0x30)[0x5530]\n");
+    backtrace(&r, SHOAL_FAULT_TEXT, f, 2, true, 4096,
+              "  backtrace:\n"
+              "    #0 /p/echo.so(+0x10)[0x7f10]\n"
+              "    #1 /p/echo.so(+0x20)[0x7f20]\n"
+              "    (deeper frames not taken)\n");
+    backtrace(&r, SHOAL_FAULT_TEXT, f, 0, false, 4096, "  backtrace: no frames found\n");
+    backtrace(&r, SHOAL_FAULT_JSON, f, 3, false, 4096,
+              "{\"ts\":\"2026-11-22T10:41:32.390Z\",\"gen\":2,\"level\":\"error\",\"pid\":\"42.3\","
+              "\"actor\":\"api/echo\",\"msg\":\"backtrace\",\"backtrace\":[\"/p/echo.so(+0x10)"
+              "[0x7f10]\",\"/p/echo.so(+0x20)[0x7f20]\",\"/p/echo.so(+0x20)[0x7f20]\"]}\n");
+}
+
+static void a_full_report_leaves_frames_out_and_says_so(void)
+{
+    shoal_fault_report_t r = in_actor();
+    const char *f[] = {"/p/a.so(+0x10)[0x7f10]", "/p/b.so(+0x20)[0x7f20]",
+                       "/p/c.so(+0x30)[0x7f30]"};
+    /* Room for the heading, one frame and the tail (128), not two frames. */
+    size_t cap = strlen("  backtrace:\n    #0 /p/a.so(+0x10)[0x7f10]\n") + 128 + 10;
+    backtrace(&r, SHOAL_FAULT_TEXT, f, 3, false, cap,
+              "  backtrace:\n"
+              "    #0 /p/a.so(+0x10)[0x7f10]\n"
+              "    (2 more frames left out: the report is full)\n");
+    /* JSON: the object is closed, whatever was left out. */
+    char out[512];
+    size_t head = strlen("{\"ts\":\"2026-11-22T10:41:32.390Z\",\"gen\":2,\"level\":\"error\","
+                         "\"pid\":\"42.3\",\"actor\":\"api/echo\",\"msg\":\"backtrace\","
+                         "\"backtrace\":[");
+    shoal_fault_buf_t b = {out, 0, head + strlen("\"/p/a.so(+0x10)[0x7f10]\"") + 10 + 128, false};
+    shoal__fault_format_backtrace(&b, &r, SHOAL_FAULT_JSON, f, 3, true);
+    CU_ASSERT(!b.cut);
+    CU_ASSERT_STRING_EQUAL(out + head, "\"/p/a.so(+0x10)[0x7f10]\"],\"frames_left_out\":2,"
+                                       "\"deeper_frames_not_taken\":true}\n");
+}
+
+/* ---- the handler, in forked children ------------------------------------- */
+
+/* A child's end: how it died and what it wrote. */
+typedef struct child_s {
+    int status; /* waitpid's, or -1: still alive after 20 s (killed) */
+    char out[16384];
+} child_t;
+
+/* Runs body in a child whose crash reports go to a pipe; waits for it. */
+static void run_child(void (*body)(int fd), child_t *c)
+{
+    int p[2];
+    CU_ASSERT_FATAL(pipe(p) == 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        close(p[0]);
+        body(p[1]);
+        _exit(0); /* body did not die: the parent sees exit 0 */
+    }
+    close(p[1]);
+    fcntl(p[0], F_SETFL, O_NONBLOCK);
+    size_t len = 0;
+    c->status = -1;
+    double end = shoal_test_now() + 20;
+    bool eof = false;
+    while (shoal_test_now() < end) {
+        ssize_t n = eof ? -1 : read(p[0], c->out + len, sizeof c->out - 1 - len);
+        if (n > 0) {
+            len += (size_t)n;
+            continue;
+        }
+        eof |= n == 0 || len == sizeof c->out - 1;
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            c->status = st;
+            while ((n = read(p[0], c->out + len, sizeof c->out - 1 - len)) > 0)
+                len += (size_t)n; /* what it wrote last */
+            break;
+        }
+        shoal_test_nap();
+    }
+    if (c->status == -1) { /* a hang: the test fails, the child goes */
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+    }
+    c->out[len] = '\0';
+    close(p[0]);
+}
+
+static bool died_of(const child_t *c, int sig)
+{
+    if (c->status == -1 || !WIFSIGNALED(c->status) || WTERMSIG(c->status) != sig) {
+        printf("\n  child status %d (wanted signal %d); it wrote:\n%s", c->status, sig, c->out);
+        return false;
+    }
+    return true;
+}
+
+static char unlink_me[PATH_MAX];
+static int raised;
+
+static void raise_on_main_thread(int fd)
+{
+    shoal__fault_thread_start(NULL, "the test's main thread");
+    if (shoal__fault_install(fd, SHOAL_FAULT_TEXT) != 0)
+        return;
+    shoal__fault_set_generation(7);
+    shoal__fault_set_unlink(unlink_me);
+    raise(raised);
+}
+
+static void each_fatal_signal_is_reported_then_kills(void)
+{
+    const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        snprintf(unlink_me, sizeof unlink_me, "/tmp/test_fault.%d.sock", (int)getpid());
+        int fd = open(unlink_me, O_CREAT | O_WRONLY, 0600);
+        CU_ASSERT_FATAL(fd >= 0);
+        close(fd);
+        raised = sigs[i];
+        child_t c;
+        run_child(raise_on_main_thread, &c);
+        CU_ASSERT(died_of(&c, sigs[i]));
+        char want[160];
+        snprintf(want, sizeof want,
+                 " gen=7 error fatal signal %s (raised by this process) on the test's main "
+                 "thread; the process ends\n  backtrace:\n    #0 ",
+                 shoal__fault_signame(sigs[i]));
+        /* A timestamp (checked above), then the rest. */
+        const char *at = strchr(c.out, ' ');
+        CU_ASSERT(at == c.out + 24 && c.out[23] == 'Z');
+        CU_ASSERT(at != NULL && strncmp(at, want, strlen(want)) == 0);
+        struct stat st;
+        CU_ASSERT(stat(unlink_me, &st) != 0 && errno == ENOENT); /* removed on the way out */
+        unlink(unlink_me);
+    }
+}
+
+/* A dispatcher worker in a callback, made by hand: what a report reads. */
+static shoal_worker_t fake_worker;
+static shoal_actor_back_t fake_back;
+static shoal_actor_ext_t fake_ext;
+static shoal_pool_t fake_pool;
+static const shoal_behaviour_t fake_beh = {.name = "fault"};
+static void fake_callback(const char *origin)
+{
+    fake_worker.id = 1;
+    fake_worker.ctx.cur = (shoal_env_t *)&fake_ext; /* not NULL: in a callback */
+    fake_worker.ctx.self = (shoal_pid_t)5 << 32 | 17;
+    fake_worker.ctx.name = "bad/fault";
+    fake_worker.ctx.b = &fake_back;
+    fake_worker.ctx.pool = &fake_pool;
+    snprintf(fake_pool.name, sizeof fake_pool.name, "bad");
+    fake_back.beh = &fake_beh;
+    fake_back.ext = &fake_ext;
+    fake_ext.hold.origin = origin;
+    shoal__fault_thread_start(&fake_worker, NULL);
+}
+
+static int *volatile nowhere;
+
+/* A real SIGSEGV at 0: neither UBSan's null check nor TSan's shadow lookup
+ * may get there first. */
+__attribute__((no_sanitize("null", "thread"))) static void store_to_null(void) { *nowhere = 1; }
+
+static void segv_in_callback(int fd)
+{
+    if (shoal__fault_install(fd, SHOAL_FAULT_JSON) != 0)
+        return;
+    shoal__fault_set_generation(3);
+    fake_callback("plugin fault 1.0.0 (/x/fault.so)");
+    store_to_null();
+}
+
+static void a_callback_names_its_actor_pool_and_plugin(void)
+{
+    child_t c;
+    run_child(segv_in_callback, &c);
+    CU_ASSERT(died_of(&c, SIGSEGV));
+    const char *want =
+        ",\"gen\":3,\"level\":\"error\",\"pid\":\"17.5\",\"actor\":\"bad/fault\",\"msg\":\"fatal "
+        "signal SIGSEGV (address 0x0, not mapped) in pool bad, behaviour fault, plugin fault 1.0.0 "
+        "(/x/fault.so), on dispatcher thread 1; the process ends\",\"signal\":\"SIGSEGV\","
+        "\"pool\":\"bad\",\"behaviour\":\"fault\",\"origin\":\"plugin fault 1.0.0 (/x/fault.so)\","
+        "\"thread\":\"dispatcher thread 1\"}\n{";
+    const char *at = strstr(c.out, "\",\"gen\"");
+    CU_ASSERT(strncmp(c.out, "{\"ts\":\"", 7) == 0);
+    CU_ASSERT(at != NULL && strncmp(at + 1, want, strlen(want)) == 0);
+    CU_ASSERT(strstr(c.out, ",\"msg\":\"backtrace\",\"backtrace\":[\"") != NULL);
+    if (at == NULL || strncmp(at + 1, want, strlen(want)) != 0)
+        printf("\n  child wrote:\n%s", c.out);
+}
+
+static void segv_with_bad_origin(int fd)
+{
+    if (shoal__fault_install(fd, SHOAL_FAULT_TEXT) != 0)
+        return;
+    fake_callback((const char *)16); /* reading it faults inside the handler */
+    raise(SIGBUS);
+}
+
+static void a_fault_in_the_handler_ends_the_process(void)
+{
+    child_t c;
+    run_child(segv_with_bad_origin, &c);
+    /* The second fault (SIGSEGV, blocked in the handler) ends the child at
+     * once: no loop, no hang, and no line (it was being formatted). */
+    CU_ASSERT(died_of(&c, SIGSEGV));
+    CU_ASSERT_STRING_EQUAL(c.out, "");
+}
+
+/* ---- installing, threads ------------------------------------------------------ */
+
+static void install_is_once_and_uninstall_puts_back(void)
+{
+    struct sigaction before[5], now;
+    const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    for (int i = 0; i < 5; i++)
+        sigaction(sigs[i], NULL, &before[i]);
+    int fd = open("/dev/null", O_WRONLY);
+    CU_ASSERT_EQUAL(shoal__fault_install(fd, SHOAL_FAULT_TEXT), 0);
+    CU_ASSERT_EQUAL(shoal__fault_install(fd, SHOAL_FAULT_TEXT), -EALREADY);
+    for (int i = 0; i < 5; i++) {
+        sigaction(sigs[i], NULL, &now);
+        CU_ASSERT((now.sa_flags & (SA_SIGINFO | SA_ONSTACK)) == (SA_SIGINFO | SA_ONSTACK));
+    }
+    shoal__fault_uninstall();
+    for (int i = 0; i < 5; i++) {
+        sigaction(sigs[i], NULL, &now);
+        CU_ASSERT(now.sa_handler == before[i].sa_handler);
+        int ours = SA_SIGINFO | SA_ONSTACK;
+        CU_ASSERT((now.sa_flags & ours) == (before[i].sa_flags & ours));
+    }
+    /* Installed again after that. */
+    CU_ASSERT_EQUAL(shoal__fault_install(fd, SHOAL_FAULT_TEXT), 0);
+    shoal__fault_uninstall();
+    close(fd);
+    char longer[PATH_MAX + 8];
+    memset(longer, 'x', sizeof longer - 1);
+    longer[sizeof longer - 1] = '\0';
+    CU_ASSERT_EQUAL(shoal__fault_set_unlink(longer), -ENAMETOOLONG);
+    CU_ASSERT_EQUAL(shoal__fault_set_unlink(NULL), 0);
+}
+
+/* The permissions of the mapping holding addr (/proc/self/maps), or "". */
+static const char *perms_at(uintptr_t addr)
+{
+    static char perms[8];
+    perms[0] = '\0';
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (f == NULL)
+        return perms;
+    char row[512];
+    while (fgets(row, sizeof row, f) != NULL) {
+        uintptr_t lo, hi;
+        char p[8];
+        if (sscanf(row, "%" SCNxPTR "-%" SCNxPTR " %7s", &lo, &hi, p) == 3 && lo <= addr &&
+            addr < hi) {
+            snprintf(perms, sizeof perms, "%s", p);
+            break;
+        }
+    }
+    fclose(f);
+    return perms;
+}
+
+static void a_thread_gets_an_alternate_stack_and_gives_it_back(void)
+{
+    stack_t before, mine, after;
+    CU_ASSERT_EQUAL(sigaltstack(NULL, &before), 0);
+    shoal__fault_thread_start(NULL, "the test's main thread");
+    CU_ASSERT_EQUAL(sigaltstack(NULL, &mine), 0);
+    CU_ASSERT(!(mine.ss_flags & SS_DISABLE));
+    CU_ASSERT(mine.ss_size >= 64 * 1024);
+    CU_ASSERT(mine.ss_sp != before.ss_sp);
+    /* The page below it is the guard: mapped, no access. */
+    CU_ASSERT_STRING_EQUAL(perms_at((uintptr_t)mine.ss_sp - 1), "---p");
+    CU_ASSERT_STRING_EQUAL(perms_at((uintptr_t)mine.ss_sp), "rw-p");
+    shoal__fault_thread_end();
+    CU_ASSERT_EQUAL(sigaltstack(NULL, &after), 0);
+    CU_ASSERT_EQUAL(after.ss_flags & SS_DISABLE, before.ss_flags & SS_DISABLE);
+    if (!(before.ss_flags & SS_DISABLE))
+        CU_ASSERT(after.ss_sp == before.ss_sp && after.ss_size == before.ss_size);
+}
+
+int main(void)
+{
+    static const shoal_test_case_t cases[] = {
+        {"numbers match snprintf", numbers_match_snprintf},
+        {"timestamps match gmtime", timestamps_match_gmtime},
+        {"JSON strings are escaped", json_strings_are_escaped},
+        {"a full buffer cuts and stays terminated", a_full_buffer_cuts_and_stays_terminated},
+        {"signal names", signal_names},
+        {"text lines look like the host's", text_lines_look_like_the_hosts},
+        {"JSON lines have the host's fields", json_lines_have_the_hosts_fields},
+        {"backtraces list frames and fold recursion", backtraces_list_frames_and_fold_recursion},
+        {"a full report leaves frames out and says so",
+         a_full_report_leaves_frames_out_and_says_so},
+        {"each fatal signal is reported, then kills", each_fatal_signal_is_reported_then_kills},
+        {"a callback names its actor, pool and plugin", a_callback_names_its_actor_pool_and_plugin},
+        {"a fault in the handler ends the process", a_fault_in_the_handler_ends_the_process},
+        {"install is once, uninstall puts back", install_is_once_and_uninstall_puts_back},
+        {"a thread gets an alternate stack and gives it back",
+         a_thread_gets_an_alternate_stack_and_gives_it_back},
+        {NULL, NULL},
+    };
+    return shoal_test_run("fault", cases);
+}
