@@ -133,6 +133,25 @@ static void burn_terminate(shoal_ctx_t *ctx, void *state, int reason)
               shoal_errname(reason), s->count, s->acc);
 }
 
+/* What init reads, for the host to check before init runs (shoal/args.h).
+ * spin's range is in ms here; init reads microseconds and applies the same
+ * bound (an hour). */
+static const shoal_arg_spec_t burn_args[] = {
+    {.key = "rounds",
+     .type = SHOAL_ARG_INT,
+     .min = 0,
+     .max = MAX_ROUNDS,
+     .def = "50",
+     .doc = "xorshift32 rounds per message"},
+    {.key = "spin",
+     .type = SHOAL_ARG_DURATION,
+     .min = 0,
+     .max = MAX_SPIN_US / 1000,
+     .def = "0",
+     .doc = "also busy-wait this long per message (us kept: 50us is 50 microseconds)"},
+    {.key = NULL},
+};
+
 static const shoal_behaviour_t burn = {
     .name = "burn",
     .state_size = sizeof(burn_t),
@@ -141,6 +160,7 @@ static const shoal_behaviour_t burn = {
     .handle_call = burn_call,
     .terminate = burn_terminate,
     .inspect = burn_inspect,
+    .args = burn_args,
 };
 
 SHOAL_PLUGIN(.name = "burn", .version = "1.0.0", .behaviours = SHOAL_BEHAVIOURS(&burn));
