@@ -28,6 +28,7 @@ static const char *type_name(uint32_t type)
     case SHOAL_ARG_BOOL:
         return "bool";
     case SHOAL_ARG_DURATION:
+    case SHOAL_ARG_DURATION_US:
         return "duration";
     case SHOAL_ARG_SIZE:
         return "size";
@@ -46,20 +47,22 @@ static bool ranged(const shoal_arg_spec_t *s) { return s->min != 0 || s->max != 
 
 static bool takes_range(uint32_t type)
 {
-    return type == SHOAL_ARG_INT || type == SHOAL_ARG_DURATION || type == SHOAL_ARG_SIZE;
+    return type == SHOAL_ARG_INT || type == SHOAL_ARG_DURATION || type == SHOAL_ARG_DURATION_US ||
+           type == SHOAL_ARG_SIZE;
 }
 
-/* ms as it would be written: the largest unit that divides it ("1h",
- * "250ms"); 0 as "0". */
-static const char *duration_text(uint64_t ms, char *buf, size_t size)
+/* us as it would be written: the largest unit that divides it ("1h",
+ * "250ms", "50us"); 0 as "0". */
+static const char *duration_text(uint64_t us, char *buf, size_t size)
 {
     static const struct {
         const char *unit;
-        uint64_t ms;
-    } units[] = {{"h", 3600000}, {"m", 60000}, {"s", 1000}, {"ms", 1}};
-    for (size_t i = 0; ms != 0 && i < sizeof units / sizeof units[0]; i++)
-        if (ms % units[i].ms == 0) {
-            snprintf(buf, size, "%" PRIu64 "%s", ms / units[i].ms, units[i].unit);
+        uint64_t us;
+    } units[] = {
+        {"h", UINT64_C(3600000000)}, {"m", 60000000}, {"s", 1000000}, {"ms", 1000}, {"us", 1}};
+    for (size_t i = 0; us != 0 && i < sizeof units / sizeof units[0]; i++)
+        if (us % units[i].us == 0) {
+            snprintf(buf, size, "%" PRIu64 "%s", us / units[i].us, units[i].unit);
             return buf;
         }
     snprintf(buf, size, "0");
@@ -97,8 +100,15 @@ static const char *size_text(uint64_t bytes, char *buf, size_t size)
 /* One end of a duration or size range, as written. */
 static const char *bound_text(uint32_t type, int64_t v, char *buf, size_t size)
 {
-    return type == SHOAL_ARG_DURATION ? duration_text((uint64_t)v, buf, size)
-                                      : size_text((uint64_t)v, buf, size);
+    if (type == SHOAL_ARG_DURATION && (uint64_t)v > UINT64_MAX / 1000)
+        snprintf(buf, size, "%" PRIu64 "ms", (uint64_t)v);
+    else if (type == SHOAL_ARG_DURATION)
+        duration_text((uint64_t)v * 1000, buf, size);
+    else if (type == SHOAL_ARG_DURATION_US)
+        duration_text((uint64_t)v, buf, size);
+    else
+        size_text((uint64_t)v, buf, size);
+    return buf;
 }
 
 /* ---- one value --------------------------------------------------------------- */
@@ -126,9 +136,11 @@ static int check_value(const shoal_arg_spec_t *s, const shoal_node_t *holder, co
     case SHOAL_ARG_BOOL:
         return shoal__arg_bool(holder, key, 0, &b, err);
     case SHOAL_ARG_DURATION:
+    case SHOAL_ARG_DURATION_US:
     case SHOAL_ARG_SIZE:
-        rc = s->type == SHOAL_ARG_DURATION ? shoal__arg_duration_ms(holder, key, 0, &u, err)
-                                           : shoal__arg_size(holder, key, 0, &u, err);
+        rc = s->type == SHOAL_ARG_DURATION      ? shoal__arg_duration_ms(holder, key, 0, &u, err)
+             : s->type == SHOAL_ARG_DURATION_US ? shoal__arg_duration_us(holder, key, 0, &u, err)
+                                                : shoal__arg_size(holder, key, 0, &u, err);
         if (rc != SHOAL_OK || !ranged(s) || (u >= (uint64_t)s->min && u <= (uint64_t)s->max))
             return rc;
         char lo[32], hi[32];
@@ -309,8 +321,8 @@ int shoal__argcheck_args(const shoal_arg_spec_t *specs, const shoal_node_t *args
             char keys[256];
             key_list(specs, keys, sizeof keys);
             shoal__diag_set(err, key->file, key->line, key->col,
-                            "%s: unknown key '%.64s' for %.80s (it takes %s%s)", at, key->text,
-                            worker, keys[0] ? ": " : "no args", keys);
+                            "%s: unknown key '%.64s' for %.80s (it takes%s%s)", at, key->text,
+                            worker, keys[0] ? ": " : " no args", keys);
             return SHOAL_EINVAL;
         }
         int rc = check_value(s, args, s->key, err);

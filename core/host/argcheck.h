@@ -22,7 +22,7 @@
 /* Checks the schema `specs` of the behaviour named `owner` ("plugin.beh"):
  * every key an identifier and unique, a known type and flags, choices for
  * an enum only (non-empty, unique), a range for int, duration and size only
- * (min <= max, min >= 0 for duration and size), no default on a required
+ * (min <= max, min >= 0 for durations and sizes), no default on a required
  * key, a default valid for its type and range, a doc of one line. Returns
  * SHOAL_OK, or SHOAL_EINVAL with the reason in why ("behaviour 'p.b' arg
  * 'rate': ..."), NUL-terminated. specs NULL is fine (no schema). Any

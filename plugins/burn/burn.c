@@ -133,9 +133,7 @@ static void burn_terminate(shoal_ctx_t *ctx, void *state, int reason)
               shoal_errname(reason), s->count, s->acc);
 }
 
-/* What init reads, for the host to check before init runs (shoal/args.h).
- * spin's range is in ms here; init reads microseconds and applies the same
- * bound (an hour). */
+/* What init reads, for the host to check before init runs (shoal/args.h). */
 static const shoal_arg_spec_t burn_args[] = {
     {.key = "rounds",
      .type = SHOAL_ARG_INT,
@@ -144,9 +142,9 @@ static const shoal_arg_spec_t burn_args[] = {
      .def = "50",
      .doc = "xorshift32 rounds per message"},
     {.key = "spin",
-     .type = SHOAL_ARG_DURATION,
+     .type = SHOAL_ARG_DURATION_US,
      .min = 0,
-     .max = MAX_SPIN_US / 1000,
+     .max = (int64_t)MAX_SPIN_US,
      .def = "0",
      .doc = "also busy-wait this long per message (us kept: 50us is 50 microseconds)"},
     {.key = NULL},

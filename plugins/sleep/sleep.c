@@ -132,20 +132,18 @@ static void sleep_terminate(shoal_ctx_t *ctx, void *state, int reason)
               shoal_errname(reason), s->st.messages, s->st.calls, s->st.slept_us);
 }
 
-/* What init reads, for the host to check before init runs (shoal/args.h).
- * The ranges are in ms here; init reads microseconds and applies the same
- * bound (an hour). */
+/* What init reads, for the host to check before init runs (shoal/args.h). */
 static const shoal_arg_spec_t sleep_args[] = {
     {.key = "latency",
-     .type = SHOAL_ARG_DURATION,
+     .type = SHOAL_ARG_DURATION_US,
      .min = 0,
-     .max = MAX_US / 1000,
+     .max = (int64_t)MAX_US,
      .def = "1ms",
      .doc = "sleep per message or call (us kept: 250us is 250 microseconds)"},
     {.key = "jitter",
-     .type = SHOAL_ARG_DURATION,
+     .type = SHOAL_ARG_DURATION_US,
      .min = 0,
-     .max = MAX_US / 1000,
+     .max = (int64_t)MAX_US,
      .def = "0",
      .doc = "plus a uniform extra of 0 .. jitter (microsecond steps)"},
     {.key = NULL},

@@ -118,14 +118,15 @@ SHOAL_API const char *shoal_ctx_error(const shoal_ctx_t *ctx);
 /* What a value must be. Each type is checked exactly as its getter checks
  * it, so the config error reads as init's would have. */
 typedef enum {
-    SHOAL_ARG_STRING = 1,   /* any scalar: shoal_arg_string */
-    SHOAL_ARG_INT = 2,      /* shoal_arg_int, within the range if there is one */
-    SHOAL_ARG_BOOL = 3,     /* true or false: shoal_arg_bool */
-    SHOAL_ARG_DURATION = 4, /* shoal_arg_duration_ms; a range is in milliseconds */
-    SHOAL_ARG_SIZE = 5,     /* shoal_arg_size; a range is in bytes */
-    SHOAL_ARG_ENUM = 6,     /* one of `choices`: shoal_arg_enum */
-    SHOAL_ARG_LIST = 7,     /* any list: shoal_arg_list (items are not checked) */
-    SHOAL_ARG_MAP = 8,      /* any mapping: shoal_arg_map (keys are not checked) */
+    SHOAL_ARG_STRING = 1,      /* any scalar: shoal_arg_string */
+    SHOAL_ARG_INT = 2,         /* shoal_arg_int, within the range if there is one */
+    SHOAL_ARG_BOOL = 3,        /* true or false: shoal_arg_bool */
+    SHOAL_ARG_DURATION = 4,    /* shoal_arg_duration_ms; a range is in milliseconds */
+    SHOAL_ARG_SIZE = 5,        /* shoal_arg_size; a range is in bytes */
+    SHOAL_ARG_ENUM = 6,        /* one of `choices`: shoal_arg_enum */
+    SHOAL_ARG_LIST = 7,        /* any list: shoal_arg_list (items are not checked) */
+    SHOAL_ARG_MAP = 8,         /* any mapping: shoal_arg_map (keys are not checked) */
+    SHOAL_ARG_DURATION_US = 9, /* shoal_arg_duration_us; a range is in microseconds */
 } shoal_arg_type_t;
 
 /* Spec flag: the key must be present (a required key has no `def`). A
@@ -138,12 +139,13 @@ typedef enum {
  *            most 64), unique in the schema; NULL ends the array
  *   type     a shoal_arg_type_t
  *   flags    0 or SHOAL_ARG_REQUIRED
- *   min,max  the range, inclusive, for INT, DURATION (ms) and SIZE (bytes):
- *            checked unless both are 0 (0, 0 = any value the type takes).
- *            Needs min <= max, and min >= 0 for DURATION and SIZE; other
- *            types must leave both 0. A duration is compared after it is
- *            rounded up to whole ms (so "1500us" is 2ms), which keeps a max
- *            exact for a plugin that reads microseconds.
+ *   min,max  the range, inclusive, for INT, DURATION (ms), DURATION_US (us)
+ *            and SIZE (bytes): checked unless both are 0 (0, 0 = any value
+ *            the type takes). Needs min <= max, and min >= 0 for the
+ *            durations and SIZE; other types must leave both 0. A DURATION
+ *            is compared as its getter returns it, rounded up to whole ms
+ *            ("1500us" is 2ms): declare DURATION_US for a key init reads
+ *            with shoal_arg_duration_us.
  *   choices  ENUM only, and required there: the NULL-terminated list of
  *            allowed strings, each non-empty and unique
  *   def      the default as written in YAML ("10", "250ms", "8B", "[]"), or
