@@ -82,7 +82,7 @@ static const schema_case_t schema_cases[] = {
      "behaviour 'p.b' has two args named 'ok'"},
     /* types and flags */
     {{OK_SPEC, {.key = "x"}, END}, "behaviour 'p.b' arg 'x': unknown type 0"},
-    {{OK_SPEC, {.key = "x", .type = 9}, END}, "behaviour 'p.b' arg 'x': unknown type 9"},
+    {{OK_SPEC, {.key = "x", .type = 10}, END}, "behaviour 'p.b' arg 'x': unknown type 10"},
     {{OK_SPEC, {.key = "x", .type = SHOAL_ARG_INT, .flags = SHOAL_ARG_OPTIONAL}, END},
      "behaviour 'p.b' arg 'x': unknown flags 0x1"},
     /* choices */
@@ -133,6 +133,13 @@ static const schema_case_t schema_cases[] = {
     {{OK_SPEC, {.key = "tick", .type = SHOAL_ARG_DURATION, .max = 3600000, .def = "2h"}, END},
      "behaviour 'p.b' arg 'tick': default '2h' is not valid: 2h is out of range: expected 0 to 1h"},
     {{OK_SPEC,
+      {.key = "spin", .type = SHOAL_ARG_DURATION_US, .min = 100, .max = 1000000, .def = "50us"},
+      END},
+     "behaviour 'p.b' arg 'spin': default '50us' is not valid: 50us is out of range: expected "
+     "100us to 1s"},
+    {{OK_SPEC, {.key = "spin", .type = SHOAL_ARG_DURATION_US, .min = -1, .max = 10}, END},
+     "behaviour 'p.b' arg 'spin': a duration range cannot start below 0"},
+    {{OK_SPEC,
       {.key = "buf", .type = SHOAL_ARG_SIZE, .min = 1, .max = 16 << 20, .def = "17MiB"},
       END},
      "behaviour 'p.b' arg 'buf': default '17MiB' is not valid: 17MiB is out of range: expected "
@@ -165,6 +172,11 @@ static const schema_case_t schema_cases[] = {
       END},
      NULL},
     {{OK_SPEC, {.key = "buf", .type = SHOAL_ARG_SIZE, .max = 16 << 20, .def = "16MiB"}, END}, NULL},
+    /* microseconds kept: 1500us is inside 1ms..1500us */
+    {{OK_SPEC,
+      {.key = "spin", .type = SHOAL_ARG_DURATION_US, .min = 1000, .max = 1500, .def = "1500us"},
+      END},
+     NULL},
     {{OK_SPEC, {.key = "n", .type = SHOAL_ARG_INT, .min = INT64_MIN, .max = -1, .def = "-7"}, END},
      NULL},
 };
@@ -434,6 +446,18 @@ static void test_describe(void)
              "most; 0 = no limit\n",
              SHOAL_ABI_MAJOR, SHOAL_ABI_MINOR, path);
     same(got, want, "loadgen");
+
+    /* A range in microseconds, shown in the largest unit that divides it. */
+    snprintf(path, sizeof path, "%s/burn/burn.so", SHOAL_PLUGIN_DIR);
+    describe(path, NULL, got, sizeof got);
+    snprintf(want, sizeof want,
+             "plugin burn 1.0.0 (ABI %d.%d) from %s\n"
+             "  burn.burn\n"
+             "    rounds  integer   default 50  0..1000000000  xorshift32 rounds per message\n"
+             "    spin    duration  default 0   0..1h          also busy-wait this long per "
+             "message (us kept: 50us is 50 microseconds)\n",
+             SHOAL_ABI_MAJOR, SHOAL_ABI_MINOR, path);
+    same(got, want, "burn");
 
     snprintf(path, sizeof path, "%s/sink/sink.so", SHOAL_PLUGIN_DIR);
     describe(path, NULL, got, sizeof got);

@@ -1029,7 +1029,7 @@ static void test_malformed_schemas(void)
                    "behaviour 'bad.args' arg 1: key 'max-size' is not an identifier "
                    "([A-Za-z_][A-Za-z0-9_]*, at most 64)");
     assert_refused(fixture("schema_dup.so"), "behaviour 'bad.args' has two args named 'ok'");
-    assert_refused(fixture("schema_type.so"), "behaviour 'bad.args' arg 'rate': unknown type 9");
+    assert_refused(fixture("schema_type.so"), "behaviour 'bad.args' arg 'rate': unknown type 99");
     assert_refused(fixture("schema_enum.so"),
                    "behaviour 'bad.args' arg 'mode': an enum needs choices (a NULL-terminated "
                    "list)");
