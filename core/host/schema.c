@@ -65,7 +65,8 @@ static const shoal_schema_key_t pool_keys[] = {
      "most workers resizing may add"},
     {"mailbox", SHOAL_KEY_MAILBOX, PL(mailbox), 1, SHOAL_MAILBOX_MAX, NULL, NULL, "64",
      "per worker: a number >= 1, or unbounded"},
-    {"args", SHOAL_KEY_ARGS, 0, 0, 0, NULL, NULL, "{}", "given to every worker's init"},
+    {"args", SHOAL_KEY_ARGS, 0, 0, 0, NULL, NULL, "{}",
+     "checked against the behaviour's args schema, given to each worker's init"},
     {"restart", SHOAL_KEY_SECTION, 0, 0, 0, NULL, &restart_schema, "", "restart policy"},
 };
 const shoal_schema_t shoal__schema_pool = {"POOL", pool_keys, NKEYS(pool_keys)};
