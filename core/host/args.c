@@ -272,6 +272,34 @@ int shoal__arg_node(const shoal_node_t *args, const char *key, unsigned flags,
     return SHOAL_OK;
 }
 
+int shoal__arg_error(shoal_diag_t *err, const shoal_node_t *args, const char *key, const char *fmt,
+                     ...)
+{
+    char what[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    const shoal_node_t *at = key != NULL ? shoal__node_get(args, key) : NULL;
+    return fail(err, at != NULL ? at : args, key, "%s", what);
+}
+
+const char *shoal__arg_reason(const char *msg)
+{
+    if (strncmp(msg, "args: ", 6) == 0)
+        return msg + 6;
+    const char *p = strncmp(msg, "args '", 6) == 0 ? strstr(msg, "': ") : NULL;
+    return p != NULL ? p + 3 : msg;
+}
+
+int shoal__arg_relabel(shoal_diag_t *err, const char *path, const char *key, int rc)
+{
+    char rest[340];
+    snprintf(rest, sizeof rest, "%s", shoal__arg_reason(err->msg));
+    snprintf(err->msg, sizeof err->msg, "%.100s%s%.60s: %s", path, *path ? "." : "", key, rest);
+    return rc == SHOAL_ENOKEY ? SHOAL_EINVAL : rc;
+}
+
 /* ---- public: the same, reported through the running actor ---------------- */
 
 static int report(shoal_ctx_t *ctx, int rc, const shoal_diag_t *err)
@@ -338,12 +366,8 @@ SHOAL_API int shoal_arg_error(shoal_ctx_t *ctx, const shoal_args_t *args, const 
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    const shoal_node_t *at = key != NULL ? shoal__node_get(args, key) : NULL;
-    if (at == NULL)
-        at = args;
     shoal_diag_t err;
-    fail(&err, at, key, "%s", what);
-    return report(ctx, SHOAL_EINVAL, &err);
+    return report(ctx, shoal__arg_error(&err, args, key, "%s", what), &err);
 }
 
 SHOAL_API int shoal_arg_size(shoal_ctx_t *ctx, const shoal_args_t *args, const char *key,

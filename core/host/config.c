@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/argcheck.h"
 #include "host/args.h"
 #include "host/schema.h"
 #include "shoal/ctx.h"
@@ -31,21 +32,6 @@ static int fail(shoal_diag_t *err, const shoal_node_t *at, const char *fmt, ...)
     va_end(ap);
     shoal__diag_set(err, at ? at->file : NULL, at ? at->line : 0, at ? at->col : 0, "%s", msg);
     return SHOAL_EINVAL;
-}
-
-/* The args getters say "args 'key': ..."; here the key has a full path. */
-static int relabel(shoal_diag_t *err, const char *path, const char *key, int rc)
-{
-    const char *m = err->msg;
-    const char *p = strncmp(m, "args '", 6) == 0 ? strstr(m, "': ") : NULL;
-    char rest[340];
-    size_t n = strlen(p ? p + 3 : m);
-    if (n >= sizeof rest)
-        n = sizeof rest - 1;
-    memcpy(rest, p ? p + 3 : m, n);
-    rest[n] = '\0';
-    snprintf(err->msg, sizeof err->msg, "%.100s%s%.60s: %s", path, *path ? "." : "", key, rest);
-    return rc == SHOAL_ENOKEY ? SHOAL_EINVAL : rc;
 }
 
 /* "a, b, c" of a schema's keys. */
@@ -187,7 +173,7 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
         if (val->kind == SHOAL_NODE_SCALAR && val->quoted)
             return quoted_number(v, val, path, k->key);
         if ((rc = shoal__arg_int(map, k->key, 0, k->min, k->max, &x, err)) != SHOAL_OK)
-            return relabel(err, path, k->key, rc);
+            return shoal__arg_relabel(err, path, k->key, rc);
         *(uint32_t *)(void *)at = (uint32_t)x;
         return SHOAL_OK;
     }
@@ -210,7 +196,7 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
     case SHOAL_KEY_DURATION: {
         uint64_t ms;
         if ((rc = shoal__arg_duration_ms(map, k->key, 0, &ms, err)) != SHOAL_OK)
-            return relabel(err, path, k->key, rc);
+            return shoal__arg_relabel(err, path, k->key, rc);
         if (k->min > 0 && ms < (uint64_t)k->min)
             return fail(err, val, "%s.%s: must be at least %" PRId64 "ms, got '%s'", path, k->key,
                         k->min, val->text);
@@ -222,7 +208,7 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
     case SHOAL_KEY_SPIN: {
         uint64_t us;
         if ((rc = shoal__arg_duration_us(map, k->key, 0, &us, err)) != SHOAL_OK)
-            return relabel(err, path, k->key, rc);
+            return shoal__arg_relabel(err, path, k->key, rc);
         if (us > (uint64_t)k->max)
             return fail(err, val, "%s.%s: at most 1s, got '%s'", path, k->key, val->text);
         *(uint32_t *)(void *)at = (uint32_t)us;
@@ -231,14 +217,14 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
     case SHOAL_KEY_ENUM: {
         unsigned i;
         if ((rc = shoal__arg_enum(map, k->key, 0, k->choices, &i, err)) != SHOAL_OK)
-            return relabel(err, path, k->key, rc);
+            return shoal__arg_relabel(err, path, k->key, rc);
         *(int *)(void *)at = (int)i; /* an enum key is an int field: its choice's index */
         return SHOAL_OK;
     }
     case SHOAL_KEY_PATH: {
         const char *s;
         if ((rc = shoal__arg_string(map, k->key, 0, &s, err)) != SHOAL_OK)
-            return relabel(err, path, k->key, rc);
+            return shoal__arg_relabel(err, path, k->key, rc);
         if (s[0] == '\0')
             return fail(err, val, "%s.%s: expected a path, got an empty string", path, k->key);
         char **dst = (char **)(void *)at;
@@ -549,6 +535,12 @@ static int resolve_pool(shoal_config_t *c, shoal_config_pool_t *p, shoal_diag_t 
              p->path, p->plugin, p->behaviour, list);
         return SHOAL_ELOAD;
     }
+    /* The leaf's args against its behaviour's schema, if it declares one. */
+    char worker[160];
+    snprintf(worker, sizeof worker, "%s.%s", p->plugin, p->behaviour);
+    int rc = shoal__argcheck_args(b->args, p->args, p->at, p->path, worker, err);
+    if (rc != SHOAL_OK)
+        return rc;
     shoal__module_ref(pl->module);
     p->module = pl->module;
     p->beh = b;

@@ -85,9 +85,12 @@ int shoal__config_load(const char *path, shoal_config_t **out, shoal_diag_t *err
 int shoal__config_parse(const char *file, const char *text, size_t len, shoal_config_t **out,
                         shoal_diag_t *err);
 
-/* Loads every plugin the config names and finds every pool's behaviour:
- * SHOAL_ELOAD with err at the plugin's path (missing, refused: the loader's
- * reason) or at the worker (unknown plugin or behaviour). */
+/* Loads every plugin the config names, finds every pool's behaviour and
+ * checks each leaf pool's args against that behaviour's schema, if it has
+ * one (argcheck.h): SHOAL_ELOAD with err at the plugin's path (missing,
+ * refused: the loader's reason) or at the worker (unknown plugin or
+ * behaviour); SHOAL_EINVAL with err at the arg (unknown key, bad value,
+ * missing required key). */
 int shoal__config_resolve(shoal_config_t *c, shoal_loader_t *loader, shoal_diag_t *err);
 
 /* Frees c and drops its module references. NULL is fine. */

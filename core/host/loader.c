@@ -16,7 +16,8 @@
  * before dlopen runs any of the plugin's code; dlopen (RTLD_NOW |
  * RTLD_LOCAL); the
  * exported descriptor exists and agrees with the note; its name and
- * behaviours are well formed and unique; its init succeeds. The behaviours
+ * behaviours are well formed and unique, and so is each behaviour's args
+ * schema (ABI 1.3, argcheck.c); its init succeeds. The behaviours
  * are then copied into host-side structs of today's size, holding only the
  * fields the plugin's ABI minor has, so the runtime never reads past what the
  * plugin defined.
@@ -40,6 +41,7 @@
 #include <unistd.h>
 
 #include "actor/actor.h"
+#include "host/argcheck.h"
 #include "runtime/fault.h"
 #include "runtime/runtime.h"
 
@@ -189,7 +191,15 @@ static int check_abi(const char *path, unsigned major, unsigned minor, size_t si
 /* Bytes of shoal_behaviour_t a plugin of ABI 1.<minor> has (plugin.h). */
 static size_t behaviour_size(unsigned minor)
 {
-    return minor >= 1 ? sizeof(shoal_behaviour_t) : offsetof(shoal_behaviour_t, inspect);
+    if (minor >= 3)
+        return sizeof(shoal_behaviour_t);
+    return minor >= 1 ? offsetof(shoal_behaviour_t, args) : offsetof(shoal_behaviour_t, inspect);
+}
+
+/* Whether a plugin of ABI 1.<minor> has the args schema field (1.3). */
+static bool has_args(unsigned minor)
+{
+    return behaviour_size(minor) >= offsetof(shoal_behaviour_t, args) + sizeof(void *);
 }
 
 static bool good_name(const char *s)
@@ -222,6 +232,14 @@ static int check_descriptor(const char *path, const shoal_plugin_t *d, shoal_dia
             if (strcmp(d->behaviours[j]->name, b->name) == 0)
                 return refuse(err, path, "plugin '%s' has two behaviours named '%s'", d->name,
                               b->name);
+        char owner[140], why[400];
+        snprintf(owner, sizeof owner, "%s.%s", d->name, b->name);
+        int rc = has_args(d->abi_minor) ? shoal__argcheck_schema(owner, b->args, why, sizeof why)
+                                        : SHOAL_OK;
+        if (rc == SHOAL_ENOMEM)
+            return rc;
+        if (rc != SHOAL_OK)
+            return refuse(err, path, "%s", why);
     }
     return SHOAL_OK;
 }

@@ -3,11 +3,15 @@
  * under a real runtime (debug checks on), reporting what fails.
  *
  *   shoal-plugin-check [--args YAML] [--messages N] [--timeout MS] FILE.so
+ *   shoal-plugin-check --describe FILE.so
  *
- * Exit status: 0 every behaviour passed, 1 a check failed, 2 usage or the
- * plugin was refused. A plugin that crashes the checker (SIGSEGV, abort())
- * gets the report shoald would write (runtime/fault.h) on stderr, and the
- * checker dies of that signal.
+ * --describe loads the plugin (the loader's checks, its schemas' included)
+ * and prints each behaviour's args schema instead of running anything.
+ *
+ * Exit status: 0 every behaviour passed (or described), 1 a check failed,
+ * 2 usage or the plugin was refused. A plugin that crashes the checker
+ * (SIGSEGV, abort()) gets the report shoald would write (runtime/fault.h) on
+ * stderr, and the checker dies of that signal.
  */
 #include <inttypes.h>
 #include <semaphore.h>
@@ -18,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host/argcheck.h"
 #include "host/loader.h"
 #include "host/node.h"
 #include "runtime/fault.h"
@@ -175,8 +180,29 @@ static void run_behaviour(shoal_runtime_t *rt, shoal_module_t *m, const shoal_be
 static int usage(void)
 {
     fprintf(stderr, "usage: shoal-plugin-check [--args YAML] [--messages N] [--timeout MS] "
-                    "FILE.so\n");
+                    "FILE.so\n"
+                    "       shoal-plugin-check --describe FILE.so\n");
     return 2;
+}
+
+/* --describe: load, print the schemas, unload. */
+static int describe(const char *path)
+{
+    char buf[1200];
+    shoal_diag_t err;
+    shoal_loader_t *loader;
+    shoal_module_t *m;
+    if (shoal__loader_create(&loader) != SHOAL_OK)
+        return 2;
+    int rc = shoal__module_load(loader, path, &m, &err);
+    if (rc == SHOAL_OK) {
+        shoal__argcheck_describe(stdout, m, NULL);
+        shoal__module_release(m);
+    } else {
+        fprintf(stderr, "shoal-plugin-check: %s\n", shoal__diag_format(&err, buf, sizeof buf));
+    }
+    shoal__loader_destroy(loader);
+    return rc == SHOAL_OK ? 0 : 2;
 }
 
 int main(int argc, char **argv)
@@ -184,6 +210,8 @@ int main(int argc, char **argv)
     const char *yaml = "{}", *path = NULL;
     unsigned nmsg = 9;
     uint64_t timeout_ms = 2000;
+    if (argc == 3 && strcmp(argv[1], "--describe") == 0)
+        return describe(argv[2]);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--args") == 0 && i + 1 < argc)
             yaml = argv[++i];

@@ -12,7 +12,10 @@
  *   shoald --check --diff FILE --control SOCKET
  *                           also asks the shoald listening at SOCKET what a
  *                           reload from FILE would change (nothing changes)
- *   shoald --help-config    the schema: every key, type, default, doc
+ *   shoald --help-config [FILE]
+ *                           the schema: every key, type, default, doc; with
+ *                           FILE, also the args each behaviour of FILE's
+ *                           plugins takes (argcheck.h)
  *
  *   SIGHUP                  reload FILE (host.c: all or nothing)
  *
@@ -40,6 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host/argcheck.h"
 #include "host/args.h"
 #include "host/config.h"
 #include "host/control.h"
@@ -52,7 +56,7 @@ static void usage(FILE *to)
     fprintf(to, "usage: shoald [--run-for DURATION] [--no-table] FILE\n"
                 "       shoald --check FILE\n"
                 "       shoald --check --diff FILE --control SOCKET\n"
-                "       shoald --help-config\n"
+                "       shoald --help-config [FILE]\n"
                 "  FILE            run the pools FILE declares until SIGTERM or SIGINT\n"
                 "  --run-for D     stop by itself after D (e.g. 10s), as on SIGTERM\n"
                 "  --no-table      no per-second table on stdout\n"
@@ -61,7 +65,51 @@ static void usage(FILE *to)
                 "  --diff ... --control SOCKET\n"
                 "                  also print what a reload of the shoald at SOCKET from FILE\n"
                 "                  would change, without changing it\n"
-                "  --help-config   print every config key with its type, default and meaning\n");
+                "  --help-config   print every config key with its type, default and meaning\n"
+                "  --help-config FILE\n"
+                "                  also load FILE's plugins and print the args each of their\n"
+                "                  behaviours takes (key, type, default, range, meaning)\n");
+}
+
+/* --help-config FILE: the schema, then the args of every behaviour of
+ * FILE's plugins. Only the plugins are loaded: the pools need not be valid.
+ * 2 when FILE or a plugin cannot be read. */
+static int help_config(const char *path)
+{
+    shoal_diag_t err = {0};
+    char buf[1200];
+    shoal_config_t *c = NULL;
+    shoal_loader_t *loader = NULL;
+    int rc = shoal__config_load(path, &c, &err);
+    if (rc == SHOAL_OK && (rc = shoal__loader_create(&loader)) != SHOAL_OK)
+        shoal__diag_set(&err, NULL, 0, 0, "cannot create the plugin loader: %s",
+                        shoal_strerror(rc));
+    if (rc != SHOAL_OK)
+        goto fail;
+    shoal__config_help(stdout);
+    printf("\nARGS (what each behaviour of %s's plugins takes under a pool's args:):\n", path);
+    for (size_t i = 0; i < c->nplugins; i++) {
+        shoal_config_plugin_t *pl = &c->plugins[i];
+        shoal_module_t *m;
+        shoal_diag_t why = {0};
+        if ((rc = shoal__module_load(loader, pl->path, &m, &why)) != SHOAL_OK) {
+            shoal__diag_set(&err, pl->at->file, pl->at->line, pl->at->col, "plugins.%s: %s: %s",
+                            pl->name, pl->path, why.msg[0] ? why.msg : shoal_strerror(rc));
+            goto fail;
+        }
+        printf("\n");
+        shoal__argcheck_describe(stdout, m, pl->name);
+        shoal__module_release(m);
+    }
+    shoal__config_free(c);
+    shoal__loader_destroy(loader);
+    return 0;
+fail:
+    fflush(stdout);
+    fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
+    shoal__config_free(c);
+    shoal__loader_destroy(loader);
+    return 2;
 }
 
 /* Load, validate, resolve. On error prints it and returns 2. */
@@ -283,6 +331,8 @@ int main(int argc, char **argv)
         shoal__config_help(stdout);
         return 0;
     }
+    if (argc == 3 && strcmp(argv[1], "--help-config") == 0)
+        return help_config(argv[2]);
     if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         usage(stdout);
         return 0;

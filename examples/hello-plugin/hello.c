@@ -8,6 +8,12 @@
  *         worker: hello.hello        # <plugin>.<behaviour>
  *         args: { name: shoal }      # optional; the default is "world"
  *
+ * The behaviour declares the args it takes (hello_args below): the host
+ * checks a pool's args against that schema before any worker starts, so a
+ * typo (`nmae: shoal`) or a list where a string belongs is an error with
+ * file:line:column at `shoald --check` and at reload, not a surprise at run
+ * time; `shoal-plugin-check --describe hello.so` prints it.
+ *
  * Every other message (casts, and the notices an actor gets) is only
  * counted; the counts are logged when the actor ends, and an inspection
  * (shoal_runtime_inspect, shoal_inspect) reports them while it runs.
@@ -103,6 +109,18 @@ static void hello_terminate(shoal_ctx_t *ctx, void *state, int reason)
               st->messages, reason ? shoal_errname(reason) : "normal");
 }
 
+/* The args init reads: key, type, default (as written in YAML) and a line
+ * of doc, ended by a NULL key. The schema only checks; init above still
+ * applies the default itself, and checks the length (no schema field for
+ * that). */
+static const shoal_arg_spec_t hello_args[] = {
+    {.key = "name",
+     .type = SHOAL_ARG_STRING,
+     .def = "world",
+     .doc = "who to greet, at most 64 bytes: calls are answered \"hello, <name>\""},
+    {.key = NULL},
+};
+
 static const shoal_behaviour_t hello = {
     .name = "hello",
     .state_size = sizeof(hello_state_t),
@@ -111,6 +129,7 @@ static const shoal_behaviour_t hello = {
     .handle_call = hello_call,
     .terminate = hello_terminate,
     .inspect = hello_inspect,
+    .args = hello_args, /* optional: without it, args go unchecked to init */
 };
 
 /* The plugin's one export: name, version and behaviours. The macro also

@@ -133,6 +133,23 @@ static void burn_terminate(shoal_ctx_t *ctx, void *state, int reason)
               shoal_errname(reason), s->count, s->acc);
 }
 
+/* What init reads, for the host to check before init runs (shoal/args.h). */
+static const shoal_arg_spec_t burn_args[] = {
+    {.key = "rounds",
+     .type = SHOAL_ARG_INT,
+     .min = 0,
+     .max = MAX_ROUNDS,
+     .def = "50",
+     .doc = "xorshift32 rounds per message"},
+    {.key = "spin",
+     .type = SHOAL_ARG_DURATION_US,
+     .min = 0,
+     .max = (int64_t)MAX_SPIN_US,
+     .def = "0",
+     .doc = "also busy-wait this long per message (us kept: 50us is 50 microseconds)"},
+    {.key = NULL},
+};
+
 static const shoal_behaviour_t burn = {
     .name = "burn",
     .state_size = sizeof(burn_t),
@@ -141,6 +158,7 @@ static const shoal_behaviour_t burn = {
     .handle_call = burn_call,
     .terminate = burn_terminate,
     .inspect = burn_inspect,
+    .args = burn_args,
 };
 
 SHOAL_PLUGIN(.name = "burn", .version = "1.0.0", .behaviours = SHOAL_BEHAVIOURS(&burn));

@@ -25,6 +25,8 @@
 #include "crash.h"
 
 enum { MODE_PANIC, MODE_FAIL, MODE_EXIT };
+static const char *const modes[] = {
+    [MODE_PANIC] = "panic", [MODE_FAIL] = "fail", [MODE_EXIT] = "exit", NULL};
 
 typedef struct crash_s {
     uint64_t every;
@@ -35,8 +37,6 @@ typedef struct crash_s {
 
 static int crash_init(shoal_ctx_t *ctx, void *state, const void *args)
 {
-    static const char *const modes[] = {
-        [MODE_PANIC] = "panic", [MODE_FAIL] = "fail", [MODE_EXIT] = "exit", NULL};
     crash_t *s = state;
     int64_t every = 10;
     int rc;
@@ -126,6 +126,22 @@ static void crash_terminate(shoal_ctx_t *ctx, void *state, int reason)
               shoal_errname(reason), s->st.messages, s->st.calls);
 }
 
+/* What init reads, for the host to check before init runs (shoal/args.h). */
+static const shoal_arg_spec_t crash_args[] = {
+    {.key = "every",
+     .type = SHOAL_ARG_INT,
+     .min = 1,
+     .max = INT64_MAX,
+     .def = "10",
+     .doc = "fail on every k-th message or call (stats calls excepted)"},
+    {.key = "mode",
+     .type = SHOAL_ARG_ENUM,
+     .choices = modes,
+     .def = "panic",
+     .doc = "how it fails: shoal_panic, return SHOAL_EFAILED, or shoal_exit"},
+    {.key = NULL},
+};
+
 static const shoal_behaviour_t crash = {
     .name = "crash",
     .state_size = sizeof(crash_t),
@@ -134,6 +150,7 @@ static const shoal_behaviour_t crash = {
     .handle_call = crash_call,
     .terminate = crash_terminate,
     .inspect = crash_inspect,
+    .args = crash_args,
 };
 
 SHOAL_PLUGIN(.name = "crash", .version = "1.0.0", .behaviours = SHOAL_BEHAVIOURS(&crash));

@@ -90,6 +90,14 @@ static void echo_terminate(shoal_ctx_t *ctx, void *state, int reason)
               shoal_errname(reason), s->st.calls, s->st.messages, s->st.echoed, s->st.echo_refused);
 }
 
+/* What init reads, for the host to check before init runs (shoal/args.h). */
+static const shoal_arg_spec_t echo_args[] = {
+    {.key = "reply",
+     .type = SHOAL_ARG_STRING,
+     .doc = "answer every call with these bytes (no NUL) instead of the request's payload"},
+    {.key = NULL},
+};
+
 static const shoal_behaviour_t echo = {
     .name = "echo",
     .state_size = sizeof(echo_t),
@@ -98,6 +106,7 @@ static const shoal_behaviour_t echo = {
     .handle_call = echo_call,
     .terminate = echo_terminate,
     .inspect = echo_inspect,
+    .args = echo_args,
 };
 
 SHOAL_PLUGIN(.name = "echo", .version = "1.0.0", .behaviours = SHOAL_BEHAVIOURS(&echo));

@@ -71,6 +71,8 @@ enum { TURN_TIMER = 1, TURN_NOW = 2 };
 #define MAX_TICK_MS 60000
 #define CATCH_UP_TICKS 10
 
+static const char *const dones[] = {"idle", "exit", NULL};
+
 typedef struct loadgen_s {
     /* args */
     const char *target; /* points into the args tree */
@@ -246,7 +248,6 @@ static int out_of_range(shoal_ctx_t *ctx, const shoal_args_t *args, const char *
 
 static int loadgen_init(shoal_ctx_t *ctx, void *state, const void *args)
 {
-    static const char *const dones[] = {"idle", "exit", NULL};
     loadgen_t *s = state;
     int64_t rate = 1000, type = 1, count = 0, window = 1024;
     unsigned done = 0;
@@ -371,6 +372,64 @@ static void loadgen_terminate(shoal_ctx_t *ctx, void *state, int reason)
               s->st.noproc, s->st.replies, s->st.timeouts);
 }
 
+/* What init reads, for the host to check before init runs (shoal/args.h). */
+static const shoal_arg_spec_t loadgen_args[] = {
+    {.key = "target",
+     .type = SHOAL_ARG_STRING,
+     .flags = SHOAL_ARG_REQUIRED,
+     .doc = "the registered name (a pool's) to send to, looked up on every tick"},
+    {.key = "rate",
+     .type = SHOAL_ARG_INT,
+     .min = 0,
+     .max = 1000000000,
+     .def = "1000",
+     .doc = "messages per second; 0 = as fast as the target accepts"},
+    {.key = "size",
+     .type = SHOAL_ARG_SIZE,
+     .min = 0,
+     .max = (int64_t)MAX_SIZE,
+     .def = "8B",
+     .doc = "payload bytes; the first 8 carry the sequence number"},
+    {.key = "type",
+     .type = SHOAL_ARG_INT,
+     .min = 0,
+     .max = UINT32_MAX,
+     .def = "1",
+     .doc = "the messages' type id"},
+    {.key = "count",
+     .type = SHOAL_ARG_INT,
+     .min = 0,
+     .max = INT64_MAX,
+     .def = "0",
+     .doc = "stop after this many accepted; 0 = no end"},
+    {.key = "done",
+     .type = SHOAL_ARG_ENUM,
+     .choices = dones,
+     .def = "idle",
+     .doc = "once count is reached and every call settled: stay, or end normally"},
+    {.key = "tick",
+     .type = SHOAL_ARG_DURATION,
+     .min = 1,
+     .max = MAX_TICK_MS,
+     .def = "10ms",
+     .doc = "the rate mode's period, and the wait before retrying an unknown target"},
+    {.key = "call",
+     .type = SHOAL_ARG_BOOL,
+     .def = "false",
+     .doc = "send calls instead of messages"},
+    {.key = "timeout",
+     .type = SHOAL_ARG_DURATION,
+     .def = "1s",
+     .doc = "calls only: the per-call timeout; 0 = none"},
+    {.key = "window",
+     .type = SHOAL_ARG_INT,
+     .min = 0,
+     .max = 1 << 30,
+     .def = "1024",
+     .doc = "calls only: calls in flight at most; 0 = no limit"},
+    {.key = NULL},
+};
+
 static const shoal_behaviour_t loadgen = {
     .name = "loadgen",
     .state_size = sizeof(loadgen_t),
@@ -379,6 +438,7 @@ static const shoal_behaviour_t loadgen = {
     .handle_call = loadgen_call,
     .terminate = loadgen_terminate,
     .inspect = loadgen_inspect,
+    .args = loadgen_args,
 };
 
 SHOAL_PLUGIN(.name = "loadgen", .version = "1.0.0", .behaviours = SHOAL_BEHAVIOURS(&loadgen));

@@ -142,6 +142,15 @@ static void sink_terminate(shoal_ctx_t *ctx, void *state, int reason)
               shoal_errname(reason), s->st.messages, s->st.bytes);
 }
 
+/* What init reads, for the host to check before init runs (shoal/args.h). */
+static const shoal_arg_spec_t sink_args[] = {
+    {.key = "report",
+     .type = SHOAL_ARG_DURATION,
+     .def = "0",
+     .doc = "log a line with the counts and the rate every this long; 0 = never"},
+    {.key = NULL},
+};
+
 static const shoal_behaviour_t sink = {
     .name = "sink",
     .state_size = sizeof(sink_t),
@@ -150,6 +159,7 @@ static const shoal_behaviour_t sink = {
     .handle_call = sink_call,
     .terminate = sink_terminate,
     .inspect = sink_inspect,
+    .args = sink_args,
 };
 
 SHOAL_PLUGIN(.name = "sink", .version = "1.0.0", .behaviours = SHOAL_BEHAVIOURS(&sink));

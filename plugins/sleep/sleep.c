@@ -132,6 +132,23 @@ static void sleep_terminate(shoal_ctx_t *ctx, void *state, int reason)
               shoal_errname(reason), s->st.messages, s->st.calls, s->st.slept_us);
 }
 
+/* What init reads, for the host to check before init runs (shoal/args.h). */
+static const shoal_arg_spec_t sleep_args[] = {
+    {.key = "latency",
+     .type = SHOAL_ARG_DURATION_US,
+     .min = 0,
+     .max = (int64_t)MAX_US,
+     .def = "1ms",
+     .doc = "sleep per message or call (us kept: 250us is 250 microseconds)"},
+    {.key = "jitter",
+     .type = SHOAL_ARG_DURATION_US,
+     .min = 0,
+     .max = (int64_t)MAX_US,
+     .def = "0",
+     .doc = "plus a uniform extra of 0 .. jitter (microsecond steps)"},
+    {.key = NULL},
+};
+
 static const shoal_behaviour_t sleep_behaviour = {
     .name = "sleep",
     .state_size = sizeof(sleep_t),
@@ -140,6 +157,7 @@ static const shoal_behaviour_t sleep_behaviour = {
     .handle_call = sleep_call,
     .terminate = sleep_terminate,
     .inspect = sleep_inspect,
+    .args = sleep_args,
 };
 
 SHOAL_PLUGIN(.name = "sleep", .version = "1.0.0", .behaviours = SHOAL_BEHAVIOURS(&sleep_behaviour));

@@ -3,8 +3,9 @@
  * the loader checks; good.so's descriptor and behaviours; one module per
  * file; a module kept mapped while any actor spawned from it lives and closed
  * when the last one ends (seen in /proc/self/maps); 1,000 load/unload cycles
- * leaving the maps at their baseline; handlers that fail or panic; and
- * shoal-plugin-check's exit status.
+ * leaving the maps at their baseline; handlers that fail or panic; malformed
+ * args schemas refused and an ABI 1.2 plugin read without one; and
+ * shoal-plugin-check's exit status and --describe output.
  *
  * good.so's plugin init and fini append "init"/"fini" lines to the file named
  * by SHOAL_FIXTURE_GOOD_LOG, set once in main before any thread starts. */
@@ -972,9 +973,11 @@ static void test_sdk_exported_from_executable(void)
 
 /* ---- shoal-plugin-check ----------------------------------------------------- */
 
-/* Runs shoal-plugin-check on a fixture; returns its exit status (-1 when it
- * did not exit). Its output goes to a file, shown when want is not met. */
-static int plugin_check(const char *name, int want)
+/* Runs shoal-plugin-check on a fixture, after `option` if not NULL; returns
+ * its exit status (-1 when it did not exit). Its output (stdout and stderr)
+ * goes to a file, shown when want is not met, and into got when not NULL. */
+static int plugin_check_output(const char *option, const char *name, int want, char *got,
+                               size_t got_size)
 {
     char out[] = "/tmp/shoal-test-check-XXXXXX";
     int fd = mkstemp(out);
@@ -983,7 +986,8 @@ static int plugin_check(const char *name, int want)
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, fd, 1);
     posix_spawn_file_actions_adddup2(&fa, fd, 2);
-    char *argv[] = {(char *)SHOAL_PLUGIN_CHECK, (char *)fixture(name), NULL};
+    char *argv[] = {(char *)SHOAL_PLUGIN_CHECK, (char *)(option ? option : fixture(name)),
+                    option ? (char *)fixture(name) : NULL, NULL};
     pid_t pid;
     int rc = posix_spawn(&pid, SHOAL_PLUGIN_CHECK, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
@@ -1002,8 +1006,20 @@ static int plugin_check(const char *name, int want)
         if (f != NULL)
             fclose(f);
     }
+    if (got != NULL) {
+        FILE *f = fopen(out, "r");
+        size_t n = f != NULL ? fread(got, 1, got_size - 1, f) : 0;
+        got[n] = '\0';
+        if (f != NULL)
+            fclose(f);
+    }
     unlink(out);
     return code;
+}
+
+static int plugin_check(const char *name, int want)
+{
+    return plugin_check_output(NULL, name, want, NULL, 0);
 }
 
 static void test_plugin_check(void)
@@ -1013,6 +1029,113 @@ static void test_plugin_check(void)
     CU_ASSERT_EQUAL(plugin_check("handler_error.so", 1), 1);
     CU_ASSERT_EQUAL(plugin_check("abi_major.so", 2), 2);
     CU_ASSERT_EQUAL(plugin_check("does_not_exist.so", 2), 2);
+}
+
+/* --describe prints the plugin and each behaviour's args schema, one
+ * aligned row per key; exit 0, or 2 when the plugin is refused (a malformed
+ * schema included), with the loader's reason. */
+static void test_plugin_check_describe(void)
+{
+    char got[4096], want[4096];
+    CU_ASSERT_EQUAL(plugin_check_output("--describe", "fault.so", 0, got, sizeof got), 0);
+    snprintf(
+        want, sizeof want,
+        "plugin fault 1.0.0 (ABI %d.%d) from %s\n"
+        "  fault.fault\n"
+        "    mode      enum      default ok     ok | segv | abort | loop | sleep | leak | fail | "
+        "panic | overflow  what a faulty message does\n"
+        "    every     integer   default 1      >= 1                                               "
+        "                fault on every N-th message this worker handles\n"
+        "    ms        duration  default 0                                                         "
+        "                for loop and sleep; 0 = for ever\n"
+        "    bytes     size      default 1MiB                                                      "
+        "                for leak\n"
+        "    record    string    optional                                                          "
+        "                a file each normally handled message appends its sequence number to\n"
+        "    init      enum      default ok     ok | fail                                          "
+        "                fail: init returns SHOAL_EINVAL\n"
+        "    announce  bool      default false                                                     "
+        "                true: init logs \"fault: ready\" (a test learns the worker's PID)\n",
+        SHOAL_ABI_MAJOR, SHOAL_ABI_MINOR, fixture("fault.so"));
+    CU_ASSERT_STRING_EQUAL(got, want);
+    if (strcmp(got, want) != 0)
+        fprintf(stderr, "\n    got:\n%s    want:\n%s", got, want);
+
+    /* No schema: an ABI 1.2 plugin (junk where 1.3 has args), and a 1.3 one
+     * that declares none. */
+    CU_ASSERT_EQUAL(plugin_check_output("--describe", "abi_1_2.so", 0, got, sizeof got), 0);
+    snprintf(want, sizeof want,
+             "plugin abi12 1.2 (ABI %d.2) from %s\n"
+             "  abi12.old  (args not declared: not checked)\n",
+             SHOAL_ABI_MAJOR, fixture("abi_1_2.so"));
+    CU_ASSERT_STRING_EQUAL(got, want);
+    CU_ASSERT_EQUAL(plugin_check_output("--describe", "good.so", 0, got, sizeof got), 0);
+    snprintf(want, sizeof want,
+             "plugin good 1.2.3 (ABI %d.%d) from %s\n"
+             "  good.alpha  (args not declared: not checked)\n"
+             "  good.beta  (args not declared: not checked)\n",
+             SHOAL_ABI_MAJOR, SHOAL_ABI_MINOR, fixture("good.so"));
+    CU_ASSERT_STRING_EQUAL(got, want);
+    if (strcmp(got, want) != 0)
+        fprintf(stderr, "\n    got:\n%s    want:\n%s", got, want);
+
+    /* Refused: exit 2, the reason on stderr. */
+    CU_ASSERT_EQUAL(plugin_check_output("--describe", "schema_range.so", 2, got, sizeof got), 2);
+    snprintf(want, sizeof want,
+             "shoal-plugin-check: %s: plugin refused: behaviour 'bad.args' arg 'rate': range "
+             "10..1 has min above max\n",
+             fixture("schema_range.so"));
+    CU_ASSERT_STRING_EQUAL(got, want);
+    CU_ASSERT_EQUAL(plugin_check_output("--describe", "abi_major.so", 2, NULL, 0), 2);
+}
+
+/* A malformed args schema refuses the plugin, naming the behaviour and the
+ * key (the checks themselves are test_argcheck's). */
+static void test_malformed_schemas(void)
+{
+    assert_refused(fixture("schema_key.so"),
+                   "behaviour 'bad.args' arg 1: key 'max-size' is not an identifier "
+                   "([A-Za-z_][A-Za-z0-9_]*, at most 64)");
+    assert_refused(fixture("schema_dup.so"), "behaviour 'bad.args' has two args named 'ok'");
+    assert_refused(fixture("schema_type.so"), "behaviour 'bad.args' arg 'rate': unknown type 99");
+    assert_refused(fixture("schema_enum.so"),
+                   "behaviour 'bad.args' arg 'mode': an enum needs choices (a NULL-terminated "
+                   "list)");
+    assert_refused(fixture("schema_range.so"),
+                   "behaviour 'bad.args' arg 'rate': range 10..1 has min above max");
+    assert_refused(fixture("schema_default.so"),
+                   "behaviour 'bad.args' arg 'rate': default 'fast' is not valid: expected an "
+                   "integer, got 'fast'");
+}
+
+/* A plugin built by an ABI 1.2 SDK has no args schema: the host's copy of
+ * its behaviour has args NULL, whatever follows the plugin's struct. A 1.3
+ * plugin's schema is the plugin's own array. */
+static void abi_1_2_plugin_has_no_schema(void)
+{
+    shoal_loader_t *L;
+    CU_ASSERT_EQUAL_FATAL(shoal__loader_create(&L), SHOAL_OK);
+    shoal_module_t *m = NULL;
+    shoal_diag_t err;
+    CU_ASSERT_EQUAL_FATAL(shoal__module_load(L, fixture("abi_1_2.so"), &m, &err), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal__module_plugin(m)->abi_minor, 2);
+    const shoal_behaviour_t *b = shoal__module_behaviour(m, "old");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_PTR_NULL(b->args);
+    /* What a host reading past the 1.2 size would have taken for a schema. */
+    CU_ASSERT_PTR_EQUAL(shoal__module_plugin(m)->behaviours[0]->args, (void *)0x10);
+    shoal__module_release(m);
+
+    CU_ASSERT_EQUAL_FATAL(shoal__module_load(L, fixture("fault.so"), &m, &err), SHOAL_OK);
+    b = shoal__module_behaviour(m, "fault");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_PTR_EQUAL(b->args, shoal__module_plugin(m)->behaviours[0]->args);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b->args);
+    CU_ASSERT_STRING_EQUAL(b->args[0].key, "mode");
+    CU_ASSERT_STRING_EQUAL(b->args[6].key, "announce");
+    CU_ASSERT_PTR_NULL(b->args[7].key);
+    shoal__module_release(m);
+    shoal__loader_destroy(L);
 }
 
 /* A plugin built by an ABI 1.0 SDK has no inspect: the host's copy of its
@@ -1208,6 +1331,9 @@ int main(void)
         {"handler panics", test_handler_panic},
         {"SDK exported from the executable", test_sdk_exported_from_executable},
         {"shoal-plugin-check", test_plugin_check},
+        {"shoal-plugin-check --describe", test_plugin_check_describe},
+        {"malformed args schemas are refused", test_malformed_schemas},
+        {"an ABI 1.2 plugin has no args schema", abi_1_2_plugin_has_no_schema},
         {"a rebuilt file at a loaded path loads fresh", test_changed_file_loads_fresh},
         {"a file overwritten in place under running code", test_overwritten_in_place},
         {NULL, NULL},

@@ -1,12 +1,15 @@
 #!/bin/bash
-# test_shoald.sh BUILD_DIR - shoald as a real process: --check, start, reload
-# on SIGHUP (a size change, a new pool, a removed pool, a replaced pool),
-# 100 malformed reloads that change nothing, a storm of 10,000 SIGHUPs that
-# coalesces, and SIGTERM under load that drains and exits 0.
+# test_shoald.sh BUILD_DIR - shoald as a real process: --check (args checked
+# against the behaviours' schemas too), --help-config FILE, start, reload on
+# SIGHUP (a size change, a new pool, a removed pool, a replaced pool), 100
+# malformed reloads that change nothing, a reload with bad args refused
+# while traffic goes on, a storm of 10,000 SIGHUPs that coalesces, and
+# SIGTERM under load that drains and exits 0.
 . "$(dirname "$0")/lib.sh" "$1"
 
-# config SIZE [EXTRA_POOLS [MAILBOX]]: the test config with api of SIZE
-# workers (mailbox 80 unless given)
+# config SIZE [EXTRA_POOLS [MAILBOX [LOAD_ARGS]]]: the test config with api of
+# SIZE workers (mailbox 80 unless given), fed by loadgen with LOAD_ARGS
+# (target: api, rate: 20000 unless given)
 config() {
     cat > "$tmp/s.yaml.new" <<YAML
 runtime: { control: ctl.sock }
@@ -25,7 +28,7 @@ pools:
   load:
     worker: loadgen.loadgen
     size: 1
-    args: { target: api, rate: 20000 }
+    args: { ${4:-target: api, rate: 20000} }
 ${2:-}
 YAML
     mv "$tmp/s.yaml.new" "$tmp/s.yaml"
@@ -41,6 +44,38 @@ out=$("$shoald" --check "$tmp/bad.yaml" 2>&1)
 want="$tmp/bad.yaml:2:38: pools.api.mailbox: 0 would refuse every message: write a number >= 1, or unbounded"
 [ "$out" = "$want" ] || fail "--check said: $out"
 "$shoald" --help-config | grep -q '^  runtime.threads  *auto | 1..1024' || fail "--help-config"
+# Args are checked against the behaviour's schema: an unknown key, at the key.
+cat > "$tmp/badargs.yaml" <<YAML
+plugins:
+  echo: $plugins/echo/echo.so
+pools:
+  api:
+    worker: echo.echo
+    args: { rpely: pong }
+YAML
+out=$("$shoald" --check "$tmp/badargs.yaml" 2>&1)
+[ $? -eq 2 ] || fail "--check of an unknown args key: exit not 2"
+want="$tmp/badargs.yaml:6:13: pools.api.args: unknown key 'rpely' for echo.echo (it takes: reply)"
+[ "$out" = "$want" ] || fail "--check said: $out"
+# A required key that is absent: at the pool's mapping (it has no args:).
+printf 'plugins: { loadgen: %s }\npools:\n  load: { worker: loadgen.loadgen }\n' \
+    "$plugins/loadgen/loadgen.so" > "$tmp/badargs.yaml"
+out=$("$shoald" --check "$tmp/badargs.yaml" 2>&1)
+[ $? -eq 2 ] || fail "--check of a missing required arg: exit not 2"
+want="$tmp/badargs.yaml:3:9: pools.load.args: missing required key 'target' for loadgen.loadgen"
+[ "$out" = "$want" ] || fail "--check said: $out"
+# --help-config FILE: the config schema, then what each behaviour takes.
+out=$("$shoald" --help-config "$tmp/s.yaml") || fail "--help-config FILE: exit $?"
+echo "$out" | grep -q '^  runtime.threads  *auto | 1..1024' || fail "--help-config FILE: no schema"
+echo "$out" | grep -qx "plugin loadgen 1.0.0 (ABI 1.3) from $plugins/loadgen/loadgen.so" ||
+    fail "--help-config FILE: no loadgen line: $out"
+echo "$out" | grep -qx '  loadgen.loadgen' || fail "--help-config FILE: no loadgen.loadgen"
+echo "$out" | grep -qx '    target   string    required                      the registered name (a pool.s) to send to, looked up on every tick' ||
+    fail "--help-config FILE: no target row: $out"
+echo "$out" | grep -qx '    reply  string  optional  answer every call with these bytes (no NUL) instead of the request.s payload' ||
+    fail "--help-config FILE: no reply row: $out"
+"$shoald" --help-config "$tmp/missing.yaml" > /dev/null 2>&1
+[ $? -eq 2 ] || fail "--help-config of a missing file: exit not 2"
 
 # ---- start and reload -----------------------------------------------------
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
@@ -136,6 +171,35 @@ kill -0 $pid || fail "shoald died during malformed reloads"
 config 3
 kill -HUP $pid
 wait_for "reload: generation 8 from $tmp/s.yaml: api size 6 -> 3"
+
+# ---- a reload with bad args is refused before anything starts ---------------
+load_pid=$("$shoalctl" inspect load | grep -o '"pid":"[0-9.]*"')
+forwarded() { "$shoalctl" status | sed -n 's/^pool api size 3 target 3 in_flight [0-9]* forwarded \([0-9]*\)$/\1/p'; }
+before=$(forwarded)
+[ -n "$before" ] || fail "status before the bad-args reload: $("$shoalctl" status)"
+config 3 "" "" "target: api, rate: 20000, rat: 5"
+kill -HUP $pid
+wait_for "reload failed (101 so far), generation 8 keeps running: $tmp/s.yaml:17:39: pools.load.args: unknown key 'rat' for loadgen.loadgen (it takes: target, rate, size, type, count, done, tick, call, timeout, window)"
+config 3 "" "" "target: api, rate: fast"
+"$shoalctl" reload 2> "$tmp/err"; rc=$?
+[ $rc -eq 1 ] && grep -q "^shoalctl: reload failed: $tmp/s.yaml:17:32: pools.load.args.rate: expected an integer, got 'fast'; generation 8 keeps running$" "$tmp/err" ||
+    fail "bad-args reload over the socket: exit $rc, $(cat "$tmp/err")"
+wait_for "reload failed (102 so far), generation 8 keeps running: $tmp/s.yaml:17:32: pools.load.args.rate: expected an integer, got 'fast'"
+out=$("$shoalctl" status)
+echo "$out" | grep -q '^generation 8$' || fail "a bad-args reload changed the generation: $out"
+echo "$out" | grep -q '^reloads [0-9]* ok, 102 failed$' || fail "failed reloads not counted: $out"
+echo "$out" | grep -q '^pool api size 3 target 3 ' || fail "a bad-args reload changed api: $out"
+[ "$("$shoalctl" inspect load | grep -o '"pid":"[0-9.]*"')" = "$load_pid" ] ||
+    fail "a bad-args reload replaced the load pool"
+# Traffic goes on: loadgen (20000/s) keeps feeding api.
+for _ in $(seq 1 500); do
+    [ "$(forwarded)" -gt "$before" ] 2>/dev/null && break
+    sleep 0.01
+done
+after=$(forwarded)
+[ "$after" -gt "$before" ] || fail "traffic stopped after a bad-args reload: $before -> $after"
+[ "$("$shoalctl" call api still-here)" = still-here ] || fail "call api after a bad-args reload"
+config 3
 
 # ---- a SIGHUP storm coalesces ----------------------------------------------
 before=$(count "reload: generation")

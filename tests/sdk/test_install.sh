@@ -8,8 +8,9 @@
 # and checks each hello.so: it exists, exports only the descriptor
 # `shoal_plugin`, carries the .note.shoal ABI note, and leaves no symbol
 # undefined but libc's and shoal_* ones that libshoal defines. When
-# shoal-plugin-check is installed, it then loads each hello.so and runs its
-# behaviour (init with args, messages, a call, stop). Finally the prefix is
+# shoal-plugin-check is installed, it then loads each hello.so, runs its
+# behaviour (init with args, messages, a call, stop) and prints its args
+# schema (--describe). Finally the prefix is
 # moved elsewhere and the CMake build is done again (the package must be
 # relocatable), plus a pkg-config build with --define-prefix.
 #
@@ -173,6 +174,14 @@ check_plugin() {
             ok "$what: shoal-plugin-check passed (reply 'hello, installed')"
         else
             fail "$what: shoal-plugin-check failed:"
+            sed 's/^/        /' "$out" >&2
+        fi
+        # Its args schema, built from the installed headers (ABI 1.3).
+        if LD_LIBRARY_PATH=$libdir "$checker" --describe "$so" >"$out" 2>&1 &&
+            grep -qx '    name  string  default world  who to greet, at most 64 bytes: calls are answered "hello, <name>"' "$out"; then
+            ok "$what: shoal-plugin-check --describe shows its args schema"
+        else
+            fail "$what: shoal-plugin-check --describe:"
             sed 's/^/        /' "$out" >&2
         fi
     fi

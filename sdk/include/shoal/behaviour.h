@@ -49,6 +49,13 @@ typedef struct shoal_behaviour_s {
      * fields with shoal_inspect_*. 0 = go on; any other value ends the
      * actor, as for the other callbacks. */
     int (*inspect)(shoal_ctx_t *ctx, void *state, shoal_inspect_t *out);
+
+    /* ABI 1.3. The args this behaviour takes (shoal/args.h): an array of
+     * specs ended by one whose key is NULL, living as long as the plugin.
+     * The host checks a pool's `args:` against it before any worker starts;
+     * an array holding only the terminator means "takes no args". NULL:
+     * args are not checked (as for plugins built for ABI 1.0-1.2). */
+    const shoal_arg_spec_t *args;
 } shoal_behaviour_t;
 
 #ifdef __cplusplus

@@ -36,10 +36,11 @@ typedef uint64_t shoal_ref_t;
 /* A timer started by shoal_send_after(); 0 is never a timer. */
 typedef uint64_t shoal_timer_t;
 
-typedef struct shoal_runtime_s shoal_runtime_t; /* one per process */
-typedef struct shoal_ctx_s shoal_ctx_t;         /* what a handler is given */
-typedef struct shoal_reply_s shoal_reply_t;     /* a reply being built */
-typedef struct shoal_inspect_s shoal_inspect_t; /* an inspection being built */
+typedef struct shoal_runtime_s shoal_runtime_t;   /* one per process */
+typedef struct shoal_ctx_s shoal_ctx_t;           /* what a handler is given */
+typedef struct shoal_reply_s shoal_reply_t;       /* a reply being built */
+typedef struct shoal_inspect_s shoal_inspect_t;   /* an inspection being built */
+typedef struct shoal_arg_spec_s shoal_arg_spec_t; /* one key of an args schema (args.h) */
 
 /* Mailbox limit meaning "no limit". A bounded limit is 1 .. SHOAL_MAILBOX_MAX. */
 #define SHOAL_MAILBOX_UNBOUNDED UINT32_MAX
