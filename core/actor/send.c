@@ -29,8 +29,12 @@ int shoal__deliver(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoa
                    bool sys)
 {
     uint32_t slot = shoal__pid_slot(to);
-    if (to == SHOAL_PID_NONE || slot >= rt->max_actors)
+    if (to == SHOAL_PID_NONE)
         return SHOAL_ENOPROC;
+    if (slot >= rt->max_actors)
+        return (slot & SHOAL__PID_REMOTE) && rt->gateway != NULL
+                   ? rt->gateway(rt->gateway_user, tc, to, e, sys)
+                   : SHOAL_ENOPROC;
     shoal_actor_t *a = shoal__actor_at(rt, slot);
     int rc;
     /* A pool forwards (the kind is checked again there, with the generation;

@@ -161,6 +161,28 @@ static int quoted_number(vctx_t *v, const shoal_node_t *val, const char *path, c
                 path, key, val->text);
 }
 
+/* A key that takes a word (auto, off) for 0, or an integer in its range. */
+static int word_or_int(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *map,
+                       const shoal_node_t *val, const char *path, const char *word, uint64_t *out)
+{
+    if (val->kind == SHOAL_NODE_SCALAR && !val->quoted && strcmp(val->text, word) == 0) {
+        *out = 0;
+        return SHOAL_OK;
+    }
+    if (val->kind == SHOAL_NODE_SCALAR && val->quoted)
+        return quoted_number(v, val, path, k->key);
+    int64_t x;
+    if (shoal__arg_int(map, k->key, 0, k->min, k->max, &x, v->err) != SHOAL_OK) {
+        char what[256];
+        shown(val, what, sizeof what);
+        return fail(v->err, val,
+                    "%s.%s: expected %s or an integer in %" PRId64 "..%" PRId64 ", got %s", path,
+                    k->key, word, k->min, k->max, what);
+    }
+    *out = (uint64_t)x;
+    return SHOAL_OK;
+}
+
 static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *map,
                    const shoal_node_t *val, const char *path, void *base, unsigned depth)
 {
@@ -178,20 +200,10 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
         return SHOAL_OK;
     }
     case SHOAL_KEY_THREADS: {
-        if (val->kind == SHOAL_NODE_SCALAR && !val->quoted && strcmp(val->text, "auto") == 0) {
-            *(uint32_t *)(void *)at = 0;
-            return SHOAL_OK;
-        }
-        int64_t x;
-        if ((rc = shoal__arg_int(map, k->key, 0, k->min, k->max, &x, err)) != SHOAL_OK) {
-            char what[256];
-            shown(val, what, sizeof what);
-            return fail(err, val,
-                        "%s.%s: expected auto or an integer in %" PRId64 "..%" PRId64 ", got %s",
-                        path, k->key, k->min, k->max, what);
-        }
-        *(uint32_t *)(void *)at = (uint32_t)x;
-        return SHOAL_OK;
+        uint64_t x;
+        if ((rc = word_or_int(v, k, map, val, path, "auto", &x)) == SHOAL_OK)
+            *(uint32_t *)(void *)at = (uint32_t)x;
+        return rc;
     }
     case SHOAL_KEY_DURATION: {
         uint64_t ms;
@@ -254,22 +266,10 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
         return SHOAL_OK;
     }
     case SHOAL_KEY_LIMIT: {
-        if (val->kind == SHOAL_NODE_SCALAR && !val->quoted && strcmp(val->text, "off") == 0) {
-            *(uint64_t *)(void *)at = 0;
-            return SHOAL_OK;
-        }
-        int64_t x;
-        if (val->kind == SHOAL_NODE_SCALAR && val->quoted)
-            return quoted_number(v, val, path, k->key);
-        if ((rc = shoal__arg_int(map, k->key, 0, k->min, k->max, &x, err)) != SHOAL_OK) {
-            char what[256];
-            shown(val, what, sizeof what);
-            return fail(err, val,
-                        "%s.%s: expected off or an integer in %" PRId64 "..%" PRId64 ", got %s",
-                        path, k->key, k->min, k->max, what);
-        }
-        *(uint64_t *)(void *)at = (uint64_t)x;
-        return SHOAL_OK;
+        uint64_t x;
+        if ((rc = word_or_int(v, k, map, val, path, "off", &x)) == SHOAL_OK)
+            *(uint64_t *)(void *)at = x;
+        return rc;
     }
     case SHOAL_KEY_SECTION: {
         char sub[256];

@@ -18,6 +18,16 @@
 struct shoal_worker_s;
 struct shoal_timers_s;
 
+/* A PID of an actor in another process: its slot has this bit (a slot is
+ * always below max_actors <= 2^30 otherwise). The child process of an
+ * isolated pool sees its parent's PIDs so (pool/remote.c). */
+#define SHOAL__PID_REMOTE (UINT32_C(1) << 31)
+/* Where envelopes to remote PIDs go: on SHOAL_OK the gateway has taken e
+ * (sent on and freed it); on an error the caller still owns it. Called on
+ * the sender's thread; must not block. */
+typedef int (*shoal_gateway_fn)(void *user, shoal_tcache_t *tc, shoal_pid_t to,
+                                struct shoal_env_s *e, bool sys);
+
 struct shoal_runtime_s {
     /* settings, fixed at create */
     unsigned nthreads;
@@ -61,6 +71,11 @@ struct shoal_runtime_s {
     alignas(64) _Atomic uint64_t live;
     _Atomic uint32_t stopping;  /* no new spawns */
     _Atomic uint32_t all_ended; /* futex: set when live reaches 0 while stopping */
+
+    /* remote PIDs (SHOAL__PID_REMOTE): set before any actor runs, then read
+     * only */
+    shoal_gateway_fn gateway;
+    void *gateway_user;
 
     /* timers */
     struct shoal_timers_s *timers;

@@ -1171,8 +1171,9 @@ static void abi_1_0_plugin_has_no_inspect(void)
     shoal__loader_destroy(L);
 }
 
-/* Writes src's bytes to a new file dst. */
-static int copy_file(const char *src, const char *dst)
+/* Writes src's bytes into dst: a new file, or over an existing one in place
+ * (the same inode, as `cp src dst` does). */
+static int write_file(const char *src, const char *dst)
 {
     int in = open(src, O_RDONLY), out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0755);
     char buf[65536];
@@ -1197,7 +1198,7 @@ static void test_changed_file_loads_fresh(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/p.so", dir);
-    CU_ASSERT_EQUAL_FATAL(copy_file(fixture("good.so"), path), 0);
+    CU_ASSERT_EQUAL_FATAL(write_file(fixture("good.so"), path), 0);
     shoal_loader_t *L;
     CU_ASSERT_EQUAL_FATAL(shoal__loader_create(&L), SHOAL_OK);
     shoal_module_t *a, *b;
@@ -1209,7 +1210,7 @@ static void test_changed_file_loads_fresh(void)
     /* Rebuilt: a new file renamed over the old name. */
     char tmp[PATH_MAX];
     snprintf(tmp, sizeof tmp, "%s/p.so.new", dir);
-    CU_ASSERT_EQUAL_FATAL(copy_file(fixture("no_note.so"), tmp), 0);
+    CU_ASSERT_EQUAL_FATAL(write_file(fixture("no_note.so"), tmp), 0);
     CU_ASSERT_EQUAL_FATAL(rename(tmp, path), 0);
     CU_ASSERT_EQUAL(stat(path, &after), 0);
     CU_ASSERT_NOT_EQUAL(before.st_ino, after.st_ino);
@@ -1227,24 +1228,6 @@ static void test_changed_file_loads_fresh(void)
     rmdir(dir);
 }
 
-/* Writes the contents of src into dst in place, as `cp src dst` does over
- * an existing file (open with O_TRUNC, same inode). */
-static int overwrite(const char *src, const char *dst)
-{
-    int in = open(src, O_RDONLY), out = open(dst, O_WRONLY | O_TRUNC);
-    char buf[65536];
-    ssize_t n;
-    int rc = in < 0 || out < 0 ? -1 : 0;
-    while (rc == 0 && (n = read(in, buf, sizeof buf)) > 0)
-        if (write(out, buf, (size_t)n) != n)
-            rc = -1;
-    if (in >= 0)
-        close(in);
-    if (out >= 0)
-        close(out);
-    return rc;
-}
-
 /* `cp new.so plugins/x.so` over a loaded plugin, in place, while an actor
  * runs its code: the running code is the private copy, so the actor goes on
  * answering; a truncated file (cp caught half way) is refused by the next
@@ -1255,7 +1238,7 @@ static void test_overwritten_in_place(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/p.so", dir);
-    CU_ASSERT_EQUAL_FATAL(copy_file(fixture("good.so"), path), 0);
+    CU_ASSERT_EQUAL_FATAL(write_file(fixture("good.so"), path), 0);
     shoal_loader_t *L;
     CU_ASSERT_EQUAL_FATAL(shoal__loader_create(&L), SHOAL_OK);
     shoal_module_t *a, *b;
@@ -1278,7 +1261,7 @@ static void test_overwritten_in_place(void)
     CU_ASSERT_EQUAL(shoal__loader_count(L), 1);
 
     /* Finished: another plugin's bytes in the same inode. */
-    CU_ASSERT_EQUAL_FATAL(overwrite(fixture("no_note.so"), path), 0);
+    CU_ASSERT_EQUAL_FATAL(write_file(fixture("no_note.so"), path), 0);
     CU_ASSERT_EQUAL(stat(path, &after), 0);
     CU_ASSERT_EQUAL(before.st_ino, after.st_ino);
     CU_ASSERT_EQUAL(call_alpha(rt, pid).calls, 3); /* the old code, untouched */
