@@ -1,0 +1,418 @@
+/* chan.c - the channel of chan.h.
+ *
+ * LAYOUT (one memfd, both processes map all of it)
+ *   page 0       header: magic, version, sizes, offsets; then one control
+ *                block per ring, each field on its own cache line
+ *   ring 0       parent -> child, S bytes (a power of two)
+ *   ring 1       child -> parent, S bytes
+ *   user area    what the user lays out (pool/remote.c: counters, status)
+ * Each ring's S bytes are mapped twice, back to back (a "mirror"): a record
+ * that runs past the end continues at the start, contiguously, so nothing
+ * is ever split or padded.
+ *
+ * A RING. Positions are byte counts since the start, never wrapped (64 bits
+ * do not run out); position p lives at p mod S. A record at p is
+ *   stamp (8 bytes) | len (4) | tag (4) | len bytes, rounded up to 8
+ * and its stamp is p + 1 once it is complete, 0 before. Bytes the consumer
+ * is done with are zeroed by it before it gives them back, so a position
+ * the producers have not written since holds 0: a stamp is never stale.
+ *
+ *   producer (any thread of one process):
+ *     t = tail; h = head [acquire]; room if t + need - h <= S;
+ *     reserve by CAS tail t -> t + need [relaxed: producers only order
+ *     among themselves through it]; write len, tag, bytes;
+ *     stamp = t + 1 [release]; to ring: fence [seq_cst], then sleeping
+ *     [relaxed]: if set, write the eventfd.
+ *   consumer (one thread of the other process), at its head h:
+ *     stamp [acquire] == h + 1: a record (pairs with the producer's
+ *     release: len, tag and bytes are written); 0: none yet (empty, or a
+ *     producer between its reservation and its stamp); anything else: the
+ *     ring is broken. Done with it: zero its bytes, head = h + size
+ *     [release] (pairs with the producer's acquire of head: the zeroes are
+ *     there before a producer writes over them).
+ *   sleeping: the consumer stores sleeping = 1 [seq_cst], then loads the
+ *     stamp at its head [seq_cst]; only if none is there does it sleep on
+ *     the eventfd. A producer stores the stamp, fences [seq_cst], loads
+ *     sleeping. In the single order of seq_cst operations (the fence
+ *     included) one of them comes first: the consumer sees the stamp, or
+ *     the producer sees sleeping and writes the eventfd. No lost wake-up.
+ *
+ * THE OTHER SIDE IS NOT TRUSTED. It may write anything anywhere in the
+ * region. Every value read from it is checked before use: head against
+ * tail and S (a producer that finds them impossible calls the ring broken
+ * and sends nothing more), a stamp against the position, a length against
+ * SHOAL_CHAN_RECORD_MAX and S; the length is read once and that copy used,
+ * and positions are taken mod S within our own mapping, so no access can
+ * leave it. What the peer can do is garble what it is sent, or stall (a
+ * full ring: SHOAL_EBUSY), never more.
+ */
+#include "ipc/chan.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shoal/error.h"
+
+#define MAGIC UINT64_C(0x6e6168636c616f68) /* "hoalchan" */
+#define VERSION 1u
+#define PAGE 4096u
+#define HDR_BYTES 16u
+#define RING_MIN (64u * 1024u)
+#define RING_MAX (256u * 1024u * 1024u)
+
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "cross-process atomics need lock-free 64-bit words");
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "cross-process atomics need lock-free 32-bit words");
+
+typedef struct ring_ctl_s {
+    alignas(64) _Atomic uint64_t tail; /* producers */
+    alignas(64) _Atomic uint64_t head; /* the consumer */
+    _Atomic uint32_t sleeping;         /* the consumer sleeps on its eventfd */
+} ring_ctl_t;
+
+typedef struct region_s {
+    uint64_t magic;
+    uint32_t version, pad;
+    uint64_t ring_bytes, user_bytes;
+    uint64_t off_ring[2], off_user, total;
+    ring_ctl_t ctl[2];
+} region_t;
+
+_Static_assert(sizeof(region_t) <= PAGE, "the header fits its page");
+
+typedef struct record_s {
+    _Atomic uint64_t stamp;
+    uint32_t len;
+    uint32_t tag;
+} record_t;
+
+_Static_assert(sizeof(record_t) == HDR_BYTES, "a record's header is 16 bytes");
+
+struct shoal_chan_s {
+    int fd, efd[2];
+    bool parent;
+    region_t *r; /* the whole region, mapped once */
+    size_t total;
+    unsigned char *data[2]; /* each ring's mirror: 2 * S bytes of address space */
+    uint64_t size;          /* S */
+    /* the consumer's own (inbound ring) */
+    uint64_t head;
+    uint32_t peeked; /* size of the record peek gave, 0 if none */
+    bool broken;
+    /* the producers' (outbound ring) */
+    _Atomic bool out_broken;
+};
+
+static uint64_t rec_size(uint64_t len) { return HDR_BYTES + ((len + 7) & ~UINT64_C(7)); }
+
+static inline int out_ring(const shoal_chan_t *c) { return c->parent ? 0 : 1; }
+static inline int in_ring(const shoal_chan_t *c) { return c->parent ? 1 : 0; }
+
+/* ---- mapping ------------------------------------------------------------- */
+
+/* Maps the S bytes at off twice, back to back. */
+static unsigned char *mirror(int fd, uint64_t off, uint64_t size)
+{
+    unsigned char *base = mmap(NULL, 2 * size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED)
+        return NULL;
+    for (int i = 0; i < 2; i++) {
+        void *at = mmap(base + i * size, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+                        (off_t)off);
+        if (at == MAP_FAILED) {
+            munmap(base, 2 * size);
+            return NULL;
+        }
+    }
+    return base;
+}
+
+static int map_all(shoal_chan_t *c)
+{
+    c->r = mmap(NULL, c->total, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd, 0);
+    if (c->r == MAP_FAILED) {
+        c->r = NULL;
+        return SHOAL_ENOMEM;
+    }
+    return SHOAL_OK;
+}
+
+static int map_rings(shoal_chan_t *c, const uint64_t off[2])
+{
+    for (int i = 0; i < 2; i++)
+        if ((c->data[i] = mirror(c->fd, off[i], c->size)) == NULL)
+            return SHOAL_ENOMEM;
+    return SHOAL_OK;
+}
+
+static uint64_t page_up(uint64_t n) { return (n + PAGE - 1) & ~(uint64_t)(PAGE - 1); }
+
+int shoal__chan_create(size_t ring_bytes, size_t user_bytes, shoal_chan_t **out)
+{
+    *out = NULL;
+    if (ring_bytes < RING_MIN || ring_bytes > RING_MAX || (ring_bytes & (ring_bytes - 1)) != 0 ||
+        user_bytes > RING_MAX)
+        return SHOAL_EINVAL;
+    shoal_chan_t *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return SHOAL_ENOMEM;
+    c->parent = true;
+    c->size = ring_bytes;
+    c->efd[0] = c->efd[1] = -1;
+    uint64_t off[2] = {PAGE, PAGE + ring_bytes};
+    uint64_t off_user = PAGE + 2 * (uint64_t)ring_bytes;
+    c->total = off_user + page_up(user_bytes ? user_bytes : 1);
+    int rc = SHOAL_ENOMEM;
+    c->fd = memfd_create("shoal:chan", MFD_CLOEXEC);
+    if (c->fd < 0 || ftruncate(c->fd, (off_t)c->total) != 0)
+        goto fail;
+    if ((c->efd[0] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0 ||
+        (c->efd[1] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+        goto fail;
+    if ((rc = map_all(c)) != SHOAL_OK || (rc = map_rings(c, off)) != SHOAL_OK)
+        goto fail;
+    region_t *r = c->r; /* a fresh memfd reads as zeroes: every stamp is 0 */
+    r->magic = MAGIC;
+    r->version = VERSION;
+    r->ring_bytes = ring_bytes;
+    r->user_bytes = user_bytes;
+    r->off_ring[0] = off[0];
+    r->off_ring[1] = off[1];
+    r->off_user = off_user;
+    r->total = c->total;
+    *out = c;
+    return SHOAL_OK;
+fail:
+    shoal__chan_destroy(c);
+    return rc;
+}
+
+void shoal__chan_fds(const shoal_chan_t *c, int fds[3])
+{
+    fds[0] = c->fd;
+    fds[1] = c->efd[0];
+    fds[2] = c->efd[1];
+}
+
+int shoal__chan_attach(const int fds[3], shoal_chan_t **out)
+{
+    *out = NULL;
+    shoal_chan_t *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return SHOAL_ENOMEM;
+    c->fd = fds[0];
+    c->efd[0] = fds[1];
+    c->efd[1] = fds[2];
+    struct stat st;
+    int rc = SHOAL_EINVAL;
+    if (fstat(c->fd, &st) != 0 || (uint64_t)st.st_size < PAGE)
+        goto fail;
+    /* The header, read once into our own copy and checked against the
+     * file: what we map is what we checked. */
+    region_t h;
+    if (pread(c->fd, &h, sizeof h, 0) != (ssize_t)sizeof h)
+        goto fail;
+    uint64_t s = h.ring_bytes;
+    if (h.magic != MAGIC || h.version != VERSION || s < RING_MIN || s > RING_MAX ||
+        (s & (s - 1)) != 0 || h.off_ring[0] != PAGE || h.off_ring[1] != PAGE + s ||
+        h.off_user != PAGE + 2 * s || h.user_bytes > RING_MAX ||
+        h.total != h.off_user + page_up(h.user_bytes ? h.user_bytes : 1) ||
+        (uint64_t)st.st_size != h.total)
+        goto fail;
+    c->size = s;
+    c->total = h.total;
+    uint64_t off[2] = {PAGE, PAGE + s};
+    if ((rc = map_all(c)) != SHOAL_OK || (rc = map_rings(c, off)) != SHOAL_OK)
+        goto fail;
+    c->head = atomic_load_explicit(&c->r->ctl[0].head, memory_order_relaxed);
+    *out = c;
+    return SHOAL_OK;
+fail:
+    shoal__chan_destroy(c);
+    return rc;
+}
+
+void shoal__chan_destroy(shoal_chan_t *c)
+{
+    if (c == NULL)
+        return;
+    for (int i = 0; i < 2; i++) {
+        if (c->data[i] != NULL)
+            munmap(c->data[i], 2 * c->size);
+        if (c->efd[i] >= 0)
+            close(c->efd[i]);
+    }
+    if (c->r != NULL)
+        munmap(c->r, c->total);
+    if (c->fd >= 0)
+        close(c->fd);
+    free(c);
+}
+
+void *shoal__chan_user(const shoal_chan_t *c, size_t *size)
+{
+    /* Our own copy of the offset and size (the shared header is the
+     * peer's to scribble on). */
+    uint64_t off_user = PAGE + 2 * c->size;
+    if (size != NULL)
+        *size = c->total - off_user;
+    return (unsigned char *)c->r + off_user;
+}
+
+/* ---- producing ------------------------------------------------------------ */
+
+void shoal__chan_ring(shoal_chan_t *c)
+{
+    ring_ctl_t *ctl = &c->r->ctl[out_ring(c)];
+    /* seq_cst fence: the producer's half of the sleeping pair (top). */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&ctl->sleeping, memory_order_relaxed) != 0) {
+        uint64_t one = 1;
+        ssize_t w = write(c->efd[out_ring(c)], &one, sizeof one);
+        (void)w; /* full counter (EAGAIN): it is awake anyway */
+    }
+}
+
+int shoal__chan_send(shoal_chan_t *c, uint32_t tag, const void *a, size_t alen, const void *b,
+                     size_t blen, bool ring)
+{
+    int o = out_ring(c);
+    ring_ctl_t *ctl = &c->r->ctl[o];
+    size_t len = alen + blen;
+    if (len > SHOAL_CHAN_RECORD_MAX || len < alen || rec_size(len) > c->size / 2 ||
+        atomic_load_explicit(&c->out_broken, memory_order_relaxed))
+        return SHOAL_EINVAL;
+    uint64_t need = rec_size(len), t;
+    for (;;) {
+        /* acquire: pairs with the consumer's release of head: the bytes it
+         * gave back are zeroes before we write over them. Head first: a
+         * head read after the tail could pass it legitimately. */
+        uint64_t h = atomic_load_explicit(&ctl->head, memory_order_acquire);
+        t = atomic_load_explicit(&ctl->tail, memory_order_relaxed);
+        if (h > t || t - h > c->size) {
+            /* Impossible unless the consumer's side wrote nonsense: send
+             * nothing more on this ring. */
+            atomic_store_explicit(&c->out_broken, true, memory_order_relaxed);
+            return SHOAL_EINVAL;
+        }
+        if (t + need - h > c->size)
+            return SHOAL_EBUSY;
+        /* relaxed: the reservation only orders producers among themselves;
+         * what the consumer needs rides on the stamp. */
+        if (atomic_compare_exchange_weak_explicit(&ctl->tail, &t, t + need, memory_order_relaxed,
+                                                  memory_order_relaxed))
+            break; /* else another producer got there first: look again */
+    }
+    unsigned char *at = c->data[o] + (t & (c->size - 1));
+    record_t *rec = (record_t *)(void *)at;
+    rec->len = (uint32_t)len;
+    rec->tag = tag;
+    if (alen != 0)
+        memcpy(at + HDR_BYTES, a, alen);
+    if (blen != 0)
+        memcpy(at + HDR_BYTES + alen, b, blen);
+    /* release: pairs with the consumer's acquire of the stamp. */
+    atomic_store_explicit(&rec->stamp, t + 1, memory_order_release);
+    if (ring)
+        shoal__chan_ring(c);
+    return SHOAL_OK;
+}
+
+/* ---- consuming ----------------------------------------------------------- */
+
+static record_t *at_head(shoal_chan_t *c)
+{
+    return (record_t *)(void *)(c->data[in_ring(c)] + (c->head & (c->size - 1)));
+}
+
+int shoal__chan_peek(shoal_chan_t *c, uint32_t *tag, const void **data, size_t *len)
+{
+    if (c->broken)
+        return SHOAL_EINVAL;
+    record_t *rec = at_head(c);
+    /* acquire: pairs with the producer's release of the stamp. */
+    uint64_t stamp = atomic_load_explicit(&rec->stamp, memory_order_acquire);
+    if (stamp == 0)
+        return SHOAL_EBUSY;
+    uint32_t n = rec->len; /* read once: the copy is what we check and use */
+    if (stamp != c->head + 1 || n > SHOAL_CHAN_RECORD_MAX || rec_size(n) > c->size / 2) {
+        c->broken = true;
+        return SHOAL_EINVAL;
+    }
+    c->peeked = (uint32_t)rec_size(n);
+    *tag = rec->tag;
+    *data = (const unsigned char *)rec + HDR_BYTES;
+    *len = n;
+    return SHOAL_OK;
+}
+
+void shoal__chan_consume(shoal_chan_t *c)
+{
+    if (c->peeked == 0)
+        return;
+    ring_ctl_t *ctl = &c->r->ctl[in_ring(c)];
+    memset(at_head(c), 0, c->peeked); /* the mirror: contiguous across the end */
+    c->head += c->peeked;
+    c->peeked = 0;
+    /* release: pairs with the producers' acquire of head. */
+    atomic_store_explicit(&ctl->head, c->head, memory_order_release);
+}
+
+int shoal__chan_wake_fd(const shoal_chan_t *c) { return c->efd[in_ring(c)]; }
+
+bool shoal__chan_broken(const shoal_chan_t *c) { return c->broken; }
+
+static bool ready(shoal_chan_t *c, memory_order mo)
+{
+    return c->broken || atomic_load_explicit(&at_head(c)->stamp, mo) != 0;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void clear_doorbell(shoal_chan_t *c)
+{
+    uint64_t v;
+    ssize_t r = read(c->efd[in_ring(c)], &v, sizeof v);
+    (void)r; /* EAGAIN: nobody rang */
+}
+
+bool shoal__chan_wait(shoal_chan_t *c, int timeout_ms, unsigned spin_us)
+{
+    if (ready(c, memory_order_relaxed))
+        return true;
+    if (spin_us != 0) {
+        uint64_t end = now_ns() + (uint64_t)spin_us * 1000u;
+        do {
+            for (int i = 0; i < 32; i++)
+                if (ready(c, memory_order_relaxed))
+                    return true;
+        } while (now_ns() < end);
+    }
+    ring_ctl_t *ctl = &c->r->ctl[in_ring(c)];
+    /* seq_cst store, then seq_cst load: the consumer's half of the
+     * sleeping pair (top). */
+    atomic_store_explicit(&ctl->sleeping, 1, memory_order_seq_cst);
+    bool got = ready(c, memory_order_seq_cst);
+    if (!got && timeout_ms != 0) {
+        struct pollfd p = {.fd = c->efd[in_ring(c)], .events = POLLIN};
+        poll(&p, 1, timeout_ms);
+        got = ready(c, memory_order_relaxed);
+    }
+    atomic_store_explicit(&ctl->sleeping, 0, memory_order_relaxed);
+    clear_doorbell(c);
+    return got || ready(c, memory_order_acquire);
+}
