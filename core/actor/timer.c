@@ -10,6 +10,7 @@
 #include "actor/send.h"
 #include "runtime/runtime.h"
 #include "sched/futex.h"
+#include "sched/monitor.h"
 
 typedef struct entry_s {
     uint64_t deadline;
@@ -25,6 +26,7 @@ struct shoal_timers_s {
     pthread_cond_t cond;
     pthread_t thread;
     bool stop;
+    bool watch; /* run the monitor too */
     entry_t *entries;
     uint32_t nentries, cap;
     uint32_t *free_ids; /* free entry indices */
@@ -87,44 +89,65 @@ static void entry_free(struct shoal_timers_s *t, uint32_t id)
     t->free_ids[t->nfree++] = id;
 }
 
+/* Fires the earliest timer; called with t->lock held, which it drops
+ * while delivering. */
+static void fire(shoal_runtime_t *rt, struct shoal_timers_s *t, shoal_tcache_t *tc)
+{
+    entry_t *top = &t->entries[t->heap[0]];
+    uint32_t id = t->heap[0];
+    shoal_env_t *e = top->env;
+    shoal_pid_t to = top->to;
+    bool sys = top->sys;
+    heap_remove(t, 0);
+    entry_free(t, id);
+    pthread_mutex_unlock(&t->lock);
+    /* Read what we need first: once delivered, e belongs to the
+     * receiver, which may already have handled and freed it. */
+    bool cast = shoal__env_kind(e) == SHOAL_MSG_CAST;
+    if (tc == NULL) {
+        shoal__env_drop_payload(e); /* the envelope itself goes with the slabs */
+    } else if (shoal__deliver(rt, tc, to, e, sys) != SHOAL_OK) {
+        SHOAL_STAT_ADD(tc, timer_refused, 1);
+        shoal__env_free(tc, e);
+    } else if (cast) {
+        SHOAL_STAT_ADD(tc, msgs_sent, 1);
+    }
+    pthread_mutex_lock(&t->lock);
+}
+
 static void *timer_main(void *arg)
 {
     shoal_runtime_t *rt = arg;
     struct shoal_timers_s *t = rt->timers;
     shoal_tcache_t *tc = shoal__tcache_get(rt);
+    uint64_t tick = 0; /* the monitor's next look; 0: idle, until kicked */
     pthread_mutex_lock(&t->lock);
     while (!t->stop) {
-        if (t->nheap == 0) {
-            pthread_cond_wait(&t->cond, &t->lock);
-            continue;
-        }
-        entry_t *top = &t->entries[t->heap[0]];
         uint64_t now = shoal__now_ns();
-        if (top->deadline > now) {
-            struct timespec ts = {.tv_sec = (time_t)(top->deadline / 1000000000u),
-                                  .tv_nsec = (long)(top->deadline % 1000000000u)};
-            pthread_cond_timedwait(&t->cond, &t->lock, &ts);
+        /* relaxed: written under t->lock (kick) or by this thread. */
+        if (t->watch && (tick != 0 ? now >= tick
+                                   : !atomic_load_explicit(&rt->mon_idle, memory_order_relaxed))) {
+            pthread_mutex_unlock(&t->lock);
+            tick = shoal__monitor_tick(rt, now);
+            pthread_mutex_lock(&t->lock);
             continue;
         }
-        uint32_t id = t->heap[0];
-        shoal_env_t *e = top->env;
-        shoal_pid_t to = top->to;
-        bool sys = top->sys;
-        heap_remove(t, 0);
-        entry_free(t, id);
-        pthread_mutex_unlock(&t->lock);
-        /* Read what we need first: once delivered, e belongs to the
-         * receiver, which may already have handled and freed it. */
-        bool cast = shoal__env_kind(e) == SHOAL_MSG_CAST;
-        if (tc == NULL) {
-            shoal__env_drop_payload(e); /* the envelope itself goes with the slabs */
-        } else if (shoal__deliver(rt, tc, to, e, sys) != SHOAL_OK) {
-            SHOAL_STAT_ADD(tc, timer_refused, 1);
-            shoal__env_free(tc, e);
-        } else if (cast) {
-            SHOAL_STAT_ADD(tc, msgs_sent, 1);
+        uint64_t until = t->watch ? tick : 0; /* 0: no deadline */
+        if (t->nheap != 0) {
+            uint64_t d = t->entries[t->heap[0]].deadline;
+            if (d <= now) {
+                fire(rt, t, tc);
+                continue;
+            }
+            until = until == 0 || d < until ? d : until;
         }
-        pthread_mutex_lock(&t->lock);
+        if (until == 0) {
+            pthread_cond_wait(&t->cond, &t->lock);
+        } else {
+            struct timespec ts = {.tv_sec = (time_t)(until / 1000000000u),
+                                  .tv_nsec = (long)(until % 1000000000u)};
+            pthread_cond_timedwait(&t->cond, &t->lock, &ts);
+        }
     }
     pthread_mutex_unlock(&t->lock);
     return NULL;
@@ -152,6 +175,25 @@ int shoal__timers_start(shoal_runtime_t *rt)
     return SHOAL_OK;
 }
 
+void shoal__timers_watch(shoal_runtime_t *rt)
+{
+    struct shoal_timers_s *t = rt->timers;
+    pthread_mutex_lock(&t->lock);
+    t->watch = true;
+    pthread_cond_signal(&t->cond);
+    pthread_mutex_unlock(&t->lock);
+}
+
+void shoal__timers_kick(shoal_runtime_t *rt)
+{
+    struct shoal_timers_s *t = rt->timers;
+    pthread_mutex_lock(&t->lock);
+    /* Under the lock: the timer thread checks it there before it sleeps. */
+    atomic_store_explicit(&rt->mon_idle, 0, memory_order_relaxed);
+    pthread_cond_signal(&t->cond);
+    pthread_mutex_unlock(&t->lock);
+}
+
 void shoal__timers_stop(shoal_runtime_t *rt)
 {
     struct shoal_timers_s *t = rt->timers;
@@ -162,6 +204,13 @@ void shoal__timers_stop(shoal_runtime_t *rt)
     pthread_cond_signal(&t->cond);
     pthread_mutex_unlock(&t->lock);
     pthread_join(t->thread, NULL);
+}
+
+void shoal__timers_free(shoal_runtime_t *rt)
+{
+    struct shoal_timers_s *t = rt->timers;
+    if (t == NULL)
+        return;
     /* Pending envelopes live in the runtime's slabs; only heap payloads
      * need releasing. */
     for (uint32_t i = 0; i < t->nheap; i++)

@@ -27,7 +27,20 @@ typedef struct shoal_runtime_opts_s {
     /* Where log lines go; NULL = stderr. Called from any thread. */
     void (*log_fn)(void *user, int level, const char *line);
     void *log_user;
+    /* A handler (any callback) still running after this many ms is logged
+     * once (pool, behaviour, actor, elapsed) and listed while it lasts, and
+     * its end is logged once; 0 = 1000; at most SHOAL_STALL_WARN_MAX_MS. A
+     * dispatcher thread stuck in one callback for min(stall_warn, 100 ms)
+     * gets a compensating thread, so other actors keep running. */
+    unsigned stall_warn_ms;
+    /* Compensating threads at most at once: 0 = threads;
+     * SHOAL_EXTRA_THREADS_NONE = none (a stuck thread is only reported);
+     * at most 1024. They retire when the stalls end. */
+    int max_extra_threads;
 } shoal_runtime_opts_t;
+
+#define SHOAL_STALL_WARN_MAX_MS 86400000u /* one day */
+#define SHOAL_EXTRA_THREADS_NONE (-1)
 
 /* Fills opts with the defaults. */
 SHOAL_API void shoal_runtime_opts_init(shoal_runtime_opts_t *opts);
@@ -42,7 +55,8 @@ SHOAL_API int shoal_runtime_create(shoal_runtime_t **rt, const shoal_runtime_opt
  * from a worker thread. */
 SHOAL_API void shoal_runtime_destroy(shoal_runtime_t *rt);
 
-/* The number of dispatcher threads. */
+/* The number of dispatcher threads (without the compensating ones running
+ * for stuck handlers: see shoal_runtime_stats_t.extra_threads_live). */
 SHOAL_API unsigned shoal_runtime_threads(const shoal_runtime_t *rt);
 
 /* Spawns a root actor (no parent). Init runs on a worker thread; `args` must
@@ -118,19 +132,22 @@ typedef struct shoal_runtime_stats_s {
     uint64_t actors_live;
     uint64_t actors_spawned;
     uint64_t actors_ended;
-    uint64_t msgs_sent;     /* accepted by a mailbox */
-    uint64_t msgs_refused;  /* SHOAL_EFULL returned to a sender */
-    uint64_t msgs_noproc;   /* SHOAL_ENOPROC returned to a sender */
-    uint64_t msgs_handled;  /* passed to a callback */
-    uint64_t msgs_dropped;  /* accepted, then dropped because the receiver ended */
-    uint64_t timer_refused; /* send_after deliveries refused at expiry */
-    uint64_t replies_late;  /* replies that found their caller gone or timed out */
-    uint64_t turns;         /* actor turns run */
-    uint64_t steals;        /* actors taken from a sibling's ring */
-    uint64_t parks;         /* times a worker went to sleep */
-    uint64_t wakes;         /* times a worker was woken */
-    uint64_t env_slabs;     /* envelope slabs allocated from the heap */
-    uint64_t heap_payloads; /* payloads too large for the envelope (heap copies) */
+    uint64_t msgs_sent;             /* accepted by a mailbox */
+    uint64_t msgs_refused;          /* SHOAL_EFULL returned to a sender */
+    uint64_t msgs_noproc;           /* SHOAL_ENOPROC returned to a sender */
+    uint64_t msgs_handled;          /* passed to a callback */
+    uint64_t msgs_dropped;          /* accepted, then dropped because the receiver ended */
+    uint64_t timer_refused;         /* send_after deliveries refused at expiry */
+    uint64_t replies_late;          /* replies that found their caller gone or timed out */
+    uint64_t turns;                 /* actor turns run */
+    uint64_t steals;                /* actors taken from a sibling's ring */
+    uint64_t parks;                 /* times a worker went to sleep */
+    uint64_t wakes;                 /* times a worker was woken */
+    uint64_t env_slabs;             /* envelope slabs allocated from the heap */
+    uint64_t heap_payloads;         /* payloads too large for the envelope (heap copies) */
+    uint64_t stalls;                /* callbacks that ran past stall_warn (each logged) */
+    uint64_t extra_threads_started; /* compensating threads started for stuck ones */
+    uint64_t extra_threads_live;    /* compensating threads alive now (0 once stalls end) */
 } shoal_runtime_stats_t;
 
 SHOAL_API void shoal_runtime_stats(shoal_runtime_t *rt, shoal_runtime_stats_t *stats);
