@@ -78,8 +78,7 @@ typedef struct shoal_pool_s {
     _Atomic uint32_t nworkers;   /* slots[0 .. nworkers) are the FIFO */
     uint32_t cap;                /* max_size */
     _Atomic shoal_pid_t *slots;
-    shoal_pool_stripe_t
-        *stripes; /* nstripes: one per worker id (rt->nslots), then the shared one */
+    shoal_pool_stripe_t *stripes; /* nstripes: one per worker id, then the shared one */
     uint32_t nstripes;
     struct shoal_pool_s *parent; /* the pool this one is a worker of (counts go up too) */
     char name[64];

@@ -132,22 +132,25 @@ typedef struct shoal_runtime_stats_s {
     uint64_t actors_live;
     uint64_t actors_spawned;
     uint64_t actors_ended;
-    uint64_t msgs_sent;             /* accepted by a mailbox */
-    uint64_t msgs_refused;          /* SHOAL_EFULL returned to a sender */
-    uint64_t msgs_noproc;           /* SHOAL_ENOPROC returned to a sender */
-    uint64_t msgs_handled;          /* passed to a callback */
-    uint64_t msgs_dropped;          /* accepted, then dropped because the receiver ended */
-    uint64_t timer_refused;         /* send_after deliveries refused at expiry */
-    uint64_t replies_late;          /* replies that found their caller gone or timed out */
-    uint64_t turns;                 /* actor turns run */
-    uint64_t steals;                /* actors taken from a sibling's ring */
-    uint64_t parks;                 /* times a worker went to sleep */
-    uint64_t wakes;                 /* times a worker was woken */
-    uint64_t env_slabs;             /* envelope slabs allocated from the heap */
-    uint64_t heap_payloads;         /* payloads too large for the envelope (heap copies) */
-    uint64_t stalls;                /* callbacks that ran past stall_warn (each logged) */
-    uint64_t extra_threads_started; /* compensating threads started for stuck ones */
-    uint64_t extra_threads_live;    /* compensating threads alive now (0 once stalls end) */
+    uint64_t msgs_sent;     /* accepted by a mailbox */
+    uint64_t msgs_refused;  /* SHOAL_EFULL returned to a sender */
+    uint64_t msgs_noproc;   /* SHOAL_ENOPROC returned to a sender */
+    uint64_t msgs_handled;  /* passed to a callback */
+    uint64_t msgs_dropped;  /* accepted, then dropped because the receiver ended */
+    uint64_t timer_refused; /* send_after deliveries refused at expiry */
+    uint64_t replies_late;  /* replies that found their caller gone or timed out */
+    uint64_t turns;         /* actor turns run */
+    uint64_t steals;        /* actors taken from a sibling's ring */
+    uint64_t parks;         /* times a worker went to sleep */
+    uint64_t wakes;         /* times a worker was woken */
+    uint64_t env_slabs;     /* envelope slabs allocated from the heap */
+    uint64_t heap_payloads; /* payloads too large for the envelope (heap copies) */
+    /* callbacks that ran past stall_warn (each logged) */
+    uint64_t stalls;
+    /* compensating threads started for stuck ones, and alive now (0 once
+     * the stalls have ended) */
+    uint64_t extra_threads_started;
+    uint64_t extra_threads_live;
 } shoal_runtime_stats_t;
 
 SHOAL_API void shoal_runtime_stats(shoal_runtime_t *rt, shoal_runtime_stats_t *stats);
