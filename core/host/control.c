@@ -216,6 +216,7 @@ static void serve(shoal_host_t *h, reply_t *r, char *line, const char *config, b
                 h->pools[i].name, st.pool_size, st.target_size, st.queue_depth,
                 st.messages_forwarded, h->pools[i].draining ? " draining" : "");
         }
+        say(r, "%s", shoal__host_stall_lines(h));
         return;
     }
     if (strcmp(cmd, "inspect") == 0) {

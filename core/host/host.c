@@ -15,6 +15,7 @@
 #include "pool/pool.h"
 #include "runtime/grow.h"
 #include "runtime/runtime.h"
+#include "sched/monitor.h"
 
 /* ---- logging ------------------------------------------------------------- */
 
@@ -219,6 +220,11 @@ int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, 
     opts.throughput = c->runtime.throughput;
     opts.spin_us = c->runtime.spin_us;
     opts.max_actors = c->runtime.max_actors;
+    opts.stall_warn_ms = (unsigned)c->runtime.stall_warn_ms; /* at most a day (schema.c) */
+    opts.max_extra_threads = c->runtime.max_extra_threads == SHOAL_CONFIG_AUTO ? 0
+                             : c->runtime.max_extra_threads == 0
+                                 ? SHOAL_EXTRA_THREADS_NONE
+                                 : (int)c->runtime.max_extra_threads;
     opts.log_level = c->log.level;
     opts.log_fn = runtime_log;
     opts.log_user = h;
@@ -257,30 +263,106 @@ fail:
 
 /* ---- the ledger ----------------------------------------------------------- */
 
+typedef struct sums_s {
+    uint64_t fwd, handled, failed, dropped, refused, queued;
+} sums_t;
+
+static void add_stats(sums_t *s, const shoal_pool_stats_t *st)
+{
+    s->fwd += st->messages_forwarded;
+    s->handled += st->messages_handled;
+    s->failed += st->messages_failed;
+    s->dropped += st->messages_dropped;
+    s->refused += st->messages_unhandled;
+    s->queued += st->queue_depth;
+}
+
+static void ledger_text(const sums_t *s, char *buf, size_t size)
+{
+    uint64_t settled = s->handled + s->failed + s->dropped;
+    snprintf(buf, size,
+             "ledger: accepted %" PRIu64 " = handled %" PRIu64 " + failed %" PRIu64
+             " + dropped %" PRIu64 " + in flight %" PRIu64 " (queued %" PRIu64
+             "); refused %" PRIu64,
+             s->fwd, s->handled, s->failed, s->dropped, s->fwd > settled ? s->fwd - settled : 0,
+             s->queued, s->refused);
+}
+
 void shoal__host_ledger(shoal_host_t *h, char *buf, size_t size)
 {
     /* Every pool, the draining ones included: a message accepted before a
      * reload is still counted until it is handled. */
-    uint64_t fwd = 0, handled = 0, failed = 0, dropped = 0, refused = 0, queued = 0;
+    sums_t s = {0};
     for (size_t i = 0; i < h->npools; i++) {
         shoal_pool_stats_t st;
         if (h->pools[i].ended || shoal_pool_stats(h->rt, h->pools[i].pid, &st, 1000) != SHOAL_OK)
             st = h->pools[i].last; /* ended: its final counts */
         else
             h->pools[i].last = st;
-        fwd += st.messages_forwarded;
-        handled += st.messages_handled;
-        failed += st.messages_failed;
-        dropped += st.messages_dropped;
-        refused += st.messages_unhandled;
-        queued += st.queue_depth;
+        add_stats(&s, &st);
     }
-    uint64_t settled = handled + failed + dropped;
-    snprintf(buf, size,
-             "ledger: accepted %" PRIu64 " = handled %" PRIu64 " + failed %" PRIu64
-             " + dropped %" PRIu64 " + in flight %" PRIu64 " (queued %" PRIu64
-             "); refused %" PRIu64,
-             fwd, handled, failed, dropped, fwd > settled ? fwd - settled : 0, queued, refused);
+    ledger_text(&s, buf, size);
+}
+
+/* ---- stalls ------------------------------------------------------------------ */
+
+/* The current stalls (all: past the hand-off mark; else past stall_warn),
+ * malloc'd; *n how many. NULL with *n = 0 when there are none. */
+static shoal_stall_t *stalls_now(shoal_host_t *h, bool all, size_t *n)
+{
+    size_t want = shoal__stalls(h->rt, NULL, 0, all);
+    shoal_stall_t *s = want != 0 ? calloc(want, sizeof *s) : NULL;
+    *n = s != NULL ? shoal__stalls(h->rt, s, want, all) : 0;
+    if (*n > want)
+        *n = want; /* more came meanwhile: the ones copied */
+    return s;
+}
+
+/* "pool api, behaviour echo, thread 1", as the monitor's lines say it. */
+static void stall_where(const shoal_stall_t *s, char *buf, size_t size)
+{
+    if (s->pool[0] != '\0')
+        snprintf(buf, size, "pool %s, behaviour %s, thread %u", s->pool, s->behaviour, s->thread);
+    else
+        snprintf(buf, size, "behaviour %s, thread %u", s->behaviour, s->thread);
+}
+
+#define STALL_LINES_MAX 16
+
+const char *shoal__host_stall_lines(shoal_host_t *h)
+{
+    size_t n;
+    shoal_stall_t *s = stalls_now(h, false, &n);
+    size_t need = 64 + (n < STALL_LINES_MAX ? n : STALL_LINES_MAX) * 400;
+    if (need > h->stall_cap) {
+        char *t = realloc(h->stall_text, need);
+        if (t == NULL) {
+            free(s);
+            return "";
+        }
+        h->stall_text = t;
+        h->stall_cap = need;
+    }
+    size_t len = 0;
+    h->stall_text[0] = '\0';
+    for (size_t i = 0; i < n && i < STALL_LINES_MAX; i++) {
+        char where[224];
+        stall_where(&s[i], where, sizeof where);
+        len += (size_t)snprintf(h->stall_text + len, h->stall_cap - len,
+                                "stalled <%" PRIu32 ".%" PRIu32 "> %s for %" PRIu64 " ms (%s)\n",
+                                shoal__pid_slot(s[i].pid), shoal__pid_gen(s[i].pid), s[i].name,
+                                s[i].elapsed_ns / 1000000u, where);
+    }
+    if (n > STALL_LINES_MAX)
+        len += (size_t)snprintf(h->stall_text + len, h->stall_cap - len, "stalled: %zu more\n",
+                                n - STALL_LINES_MAX);
+    uint64_t stalls, started, extra;
+    shoal__monitor_counts(h->rt, &stalls, &started, &extra);
+    if (extra != 0)
+        snprintf(h->stall_text + len, h->stall_cap - len,
+                 "compensating threads %" PRIu64 " (for handlers that do not return)\n", extra);
+    free(s);
+    return h->stall_text;
 }
 
 /* ---- draining and stopping ----------------------------------------------- */
@@ -292,26 +374,36 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-unsigned shoal__host_drain(shoal_host_t *h, uint64_t deadline_ms)
+int shoal__host_drain(shoal_host_t *h, uint64_t deadline_ms, bool (*interrupted)(void *), void *arg)
 {
-    for (size_t i = 0; i < h->npools; i++)
+    for (size_t i = 0; i < h->npools; i++) {
+        h->pools[i].answered = false;
         if (!h->pools[i].ended &&
             shoal_runtime_send_priority(h->rt, h->pools[i].pid, SHOAL_POOL_DRAIN, NULL, 0) ==
                 SHOAL_ENOPROC)
             h->pools[i].ended = true;
+    }
     double end = now_s() + (double)deadline_ms / 1e3;
     unsigned busy;
     for (;;) {
         busy = 0;
         for (size_t i = 0; i < h->npools; i++) {
             shoal_host_pool_t *hp = &h->pools[i];
+            if (interrupted != NULL && interrupted(arg))
+                return -1;
             if (hp->ended)
                 continue;
             shoal_pool_stats_t st;
-            if (shoal_pool_stats(h->rt, hp->pid, &st, 100) == SHOAL_ENOPROC)
+            int rc = shoal_pool_stats(h->rt, hp->pid, &st, 100);
+            if (rc == SHOAL_ENOPROC) {
                 hp->ended = true;
-            else
-                busy++, hp->last = st;
+                continue;
+            }
+            busy++;
+            if (rc == SHOAL_OK) { /* else (timed out) st holds nothing: keep the last */
+                hp->last = st;
+                hp->answered = true;
+            }
         }
         if (busy == 0 || now_s() >= end)
             break;
@@ -320,14 +412,52 @@ unsigned shoal__host_drain(shoal_host_t *h, uint64_t deadline_ms)
     }
     for (size_t i = 0; i < h->npools; i++) {
         const shoal_host_pool_t *hp = &h->pools[i];
-        if (!hp->ended)
+        if (hp->ended)
+            continue;
+        if (hp->answered)
             shoal__host_log(h, SHOAL_LOG_WARN,
                             "shutdown: pool %s still busy after %" PRIu64 " ms: %" PRIu64
                             " queued, %u workers, %u retiring",
                             hp->name, deadline_ms, hp->last.queue_depth, hp->last.pool_size,
                             hp->last.retiring);
+        else
+            shoal__host_log(h, SHOAL_LOG_WARN,
+                            "shutdown: pool %s still busy after %" PRIu64
+                            " ms: its counts are unknown (it did not answer while draining)",
+                            hp->name, deadline_ms);
     }
-    return busy;
+    return (int)busy;
+}
+
+void shoal__host_report_lost(shoal_host_t *h)
+{
+    size_t n;
+    shoal_stall_t *s = stalls_now(h, true, &n);
+    for (size_t i = 0; i < n; i++) {
+        char where[224];
+        stall_where(&s[i], where, sizeof where);
+        shoal__host_log(h, SHOAL_LOG_WARN,
+                        "<%" PRIu32 ".%" PRIu32
+                        "> %s: shutdown: still in its handler after %.1f s (%s)",
+                        shoal__pid_slot(s[i].pid), shoal__pid_gen(s[i].pid), s[i].name,
+                        (double)s[i].elapsed_ns / 1e9, where);
+    }
+    free(s);
+    /* The counts as last known (drain): whatever is not settled now never
+     * will be, and counts as dropped. */
+    sums_t sum = {0};
+    for (size_t i = 0; i < h->npools; i++)
+        add_stats(&sum, &h->pools[i].last);
+    uint64_t settled = sum.handled + sum.failed + sum.dropped;
+    uint64_t lost = sum.fwd > settled ? sum.fwd - settled : 0, queued = sum.queued;
+    sum.dropped += lost;
+    sum.queued = 0;
+    char ledger[320];
+    ledger_text(&sum, ledger, sizeof ledger);
+    shoal__host_log(h, SHOAL_LOG_WARN,
+                    "shutdown: %" PRIu64 " message%s lost (%" PRIu64
+                    " queued, the rest in handlers that did not return), counted as dropped; %s",
+                    lost, lost == 1 ? "" : "s", queued < lost ? queued : lost, ledger);
 }
 
 void shoal__host_destroy(shoal_host_t *h)
@@ -347,6 +477,7 @@ void shoal__host_destroy(shoal_host_t *h)
         free(g);
     }
     pthread_mutex_destroy(&h->log_lock);
+    free(h->stall_text);
     free(h);
 }
 
