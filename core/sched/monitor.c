@@ -300,14 +300,17 @@ static void warn(shoal_runtime_t *rt, shoal_monitor_t *m, uint64_t now)
     }
 }
 
-/* As many compensating workers as stuck ones, up to max_extra. */
-static void balance(shoal_runtime_t *rt, shoal_monitor_t *m, unsigned stuck)
+/* Compensating workers: one more when workers are stuck, work is queued
+ * and no worker is free to take it (none spins, none is parked), as Go's
+ * handoffp starts an M only for a P with work; at most one per stuck worker
+ * and max_extra in all. One retires for each stuck worker that returned. */
+static void balance(shoal_runtime_t *rt, shoal_monitor_t *m, unsigned stuck, bool needed)
 {
     unsigned want = stuck < m->max_extra ? stuck : m->max_extra, on = 0;
     for (unsigned i = rt->nthreads; i < rt->nslots; i++)
         on += xstate(rt, i, memory_order_relaxed) == SHOAL_EXTRA_ON &&
               !atomic_load_explicit(&rt->workers[i].retire, memory_order_relaxed);
-    for (unsigned i = rt->nthreads; i < rt->nslots && on < want; i++) {
+    for (unsigned i = rt->nthreads; i < rt->nslots && needed && on < want; i++) {
         if (xstate(rt, i, memory_order_relaxed) != SHOAL_EXTRA_OFF)
             continue;
         if (shoal__extra_start(rt, i) != SHOAL_OK) {
@@ -326,9 +329,10 @@ static void balance(shoal_runtime_t *rt, shoal_monitor_t *m, unsigned stuck)
                    "dispatcher: compensating thread %u started: %u stuck in a handler (%" PRIu64
                    " of at most %u running)",
                    i, stuck, n, m->max_extra);
+        break; /* one a tick: the next look says whether more are needed */
     }
     /* The last ones first, and never one that is itself stuck. */
-    for (unsigned i = rt->nslots; i-- > rt->nthreads && on > want;) {
+    for (unsigned i = rt->nslots; i-- > rt->nthreads && on > stuck;) {
         shoal_worker_t *w = &rt->workers[i];
         look_t *x = &m->looks[i];
         bool stuck_here = x->since != 0 && x->listed;
@@ -364,13 +368,18 @@ uint64_t shoal__monitor_tick(shoal_runtime_t *rt, uint64_t now)
     shoal_monitor_t *m = rt->monitor;
     join_retired(rt, m);
     unsigned stuck = 0;
+    bool queued = shoal__inject_count(&rt->global, memory_order_relaxed) != 0;
     for (unsigned i = 0; i < rt->nslots; i++) {
-        if (live(rt, i))
+        if (live(rt, i)) {
             stuck += look(rt, m, i, now);
-        else
+            queued |= shoal__ring_len(&rt->workers[i].ring) != 0;
+        } else {
             m->looks[i] = (look_t){0};
+        }
     }
-    balance(rt, m, stuck);
+    bool idle_worker = atomic_load_explicit(&rt->nspinning, memory_order_relaxed) != 0 ||
+                       atomic_load_explicit(&rt->nparked, memory_order_relaxed) != 0;
+    balance(rt, m, stuck, stuck != 0 && queued && !idle_worker);
     warn(rt, m, now);
     return all_parked(rt) ? 0 : now + m->tick_ns;
 }

@@ -9,17 +9,22 @@
  *
  * Settings, from stall_warn:
  *   handoff = min(stall_warn, 100 ms): a worker inside one callback that
- *             long (as first seen by the monitor) is stuck: the monitor
- *             starts a compensating worker for it, up to max_extra at once,
- *             and lists it (shoal__stalls with all).
+ *             long (as first seen by the monitor) is stuck, and is listed
+ *             (shoal__stalls with all). While workers are stuck, work is
+ *             queued (global ring, any ring) and no worker is free to take
+ *             it (none spins, none is parked), the monitor starts one
+ *             compensating worker a tick, at most one per stuck worker and
+ *             max_extra at once (Go's sysmon hands a P stuck in a syscall to
+ *             a new M the same way, when it has work).
  *   warn    = stall_warn: the stall is logged once, and listed for status
  *             and inspect; its end is logged once.
  *   tick    = handoff / 5, within 10..100 ms. Elapsed times are measured
  *             from the monitor's first sight, so they are at most one tick
  *             short.
  * A compensating worker retires at its next safe point once fewer workers
- * are stuck than compensating ones run; the thread count returns to
- * `threads` when every stall has ended.
+ * are stuck than compensating ones run (the one retired is never itself
+ * stuck); the thread count returns to `threads` when every stall has
+ * ended.
  */
 #ifndef SHOAL_SCHED_MONITOR_H
 #define SHOAL_SCHED_MONITOR_H

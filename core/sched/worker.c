@@ -41,6 +41,8 @@
  * A worker stuck in a handler runs nothing else. The monitor, on each tick,
  * for a worker seen inside the same callback for a whole tick whose ring is
  * not empty, wakes one as above (shoal__sched_wake); the woken worker steals.
+ * When no worker is left to wake (none spins, none is parked) while work is
+ * queued, it starts a compensating worker, which spins and steals at once.
  * The monitor sleeps when every live worker is parked. Its pair with a
  * worker that leaves park:
  *   monitor: mon_idle = 1 [seq_cst]; then parked of every live slot and the

@@ -72,9 +72,13 @@ inspect=$("$shoalctl" inspect slow) || fail "inspect slow: exit $?"
 echo "$inspect" | grep -q '"stalled":\[{"pid":"[0-9.]*","ms":[0-9]*,"thread":[0-3]},{"pid":"[0-9.]*","ms":[0-9]*,"thread":[0-3]}\]' ||
     fail "inspect slow: $inspect"
 "$shoalctl" inspect api | grep -q '"stalled":\[\]' || fail "inspect api: $("$shoalctl" inspect api)"
-[ "$(count 'dispatcher: compensating thread [23] started')" = 2 ] || fail "not 2 compensating threads"
-[ "$(threads_of)" = $((base + 2)) ] || fail "threads $(threads_of) while stuck, $base before"
-echo "$out" | grep -q '^compensating threads 2 ' || fail "status does not show the compensating threads: $out"
+# One compensating thread per stuck one at most, started while work waits.
+extra=$(echo "$out" | sed -n 's/^compensating threads \([12]\) (for handlers that do not return)$/\1/p')
+[ -n "$extra" ] || fail "status does not show 1 or 2 compensating threads: $out"
+started=$(count 'dispatcher: compensating thread [23] started: [12] stuck in a handler')
+[ "$started" -ge 1 ] && [ "$started" -le 2 ] || fail "$started compensating threads started"
+now=$(threads_of)
+[ "$now" -gt "$base" ] && [ "$now" -le $((base + 2)) ] || fail "threads $now while stuck, $base before"
 # The loops end (3 s each): one line each, and back to 2 threads.
 wait_for "$RETURNED" 2
 [ "$(count "$STALLED")" = 2 ] || fail "stall lines: $(count "$STALLED")"
@@ -83,7 +87,7 @@ for _ in $(seq 1 1000); do
     sleep 0.01
 done
 [ "$(threads_of)" = "$base" ] || fail "threads $(threads_of) after the stalls, $base before"
-wait_for "dispatcher: compensating thread [23] retired" 2
+wait_for "dispatcher: compensating thread [23] retired (0 left)"
 "$shoalctl" status | grep -q '^stalled' && fail "status still lists a stall: $("$shoalctl" status)"
 api_answers
 kill -TERM $pid
