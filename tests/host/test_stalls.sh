@@ -11,6 +11,9 @@
 fault=$build/fixtures/fault.so
 [ -f "$fault" ] || fail "no $fault"
 export SHOAL_SOCKET=$tmp/ctl.sock
+# Under ThreadSanitizer a process sleeps 1 s on its way out (atexit_sleep_ms);
+# the exit times measured here are shoald's own.
+export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}atexit_sleep_ms=0"
 
 # config LOOP DRAIN: the slow pool loops LOOP (a duration) per message (0s: for ever)
 config() {
