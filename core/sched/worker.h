@@ -93,26 +93,29 @@ void shoal__watch_flagged(shoal_worker_t *w);
  * value. On leaving, the flag is read after the even store: the compiler
  * keeps that order (signal fence) and the monitor's membarrier supplies the
  * processor's (monitor.c, CAPTURE). */
-static inline void shoal__watch_enter(shoal_worker_t *w)
+static inline uint64_t shoal__watch_enter(shoal_worker_t *w)
 {
-    uint64_t s = atomic_load_explicit(&w->watch_seq, memory_order_relaxed);
+    uint64_t s = atomic_load_explicit(&w->watch_seq, memory_order_relaxed) + 1;
     /* release: pairs with the monitor's acquire load of watch_seq. */
-    atomic_store_explicit(&w->watch_seq, s + 1, memory_order_release);
+    atomic_store_explicit(&w->watch_seq, s, memory_order_release);
+    return s;
 }
 
-static inline void shoal__watch_leave(shoal_worker_t *w)
+/* s: what shoal__watch_enter returned. */
+static inline void shoal__watch_leave(shoal_worker_t *w, uint64_t s)
 {
-    uint64_t s = atomic_load_explicit(&w->watch_seq, memory_order_relaxed);
     atomic_store_explicit(&w->watch_seq, s + 1, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst);
     if (__builtin_expect(atomic_load_explicit(&w->watch_flag, memory_order_relaxed) != 0, 0))
         shoal__watch_flagged(w);
 }
 
-/* Inside a callback (a panic unwound past shoal__watch_leave)? */
-static inline int shoal__watch_inside(shoal_worker_t *w)
+/* After a panic unwound past shoal__watch_leave: leave that callback. */
+static inline void shoal__watch_unwound(shoal_worker_t *w)
 {
-    return (int)(atomic_load_explicit(&w->watch_seq, memory_order_relaxed) & 1);
+    uint64_t s = atomic_load_explicit(&w->watch_seq, memory_order_relaxed);
+    if (s & 1)
+        shoal__watch_leave(w, s);
 }
 
 #endif
