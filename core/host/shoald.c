@@ -118,11 +118,13 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* While draining: a second SIGTERM or SIGINT (a SIGHUP is ignored). */
+/* While draining: a second SIGTERM or SIGINT (a SIGHUP is ignored, and
+ * said so once). */
 typedef struct second_s {
     shoal_host_t *h;
     int fd;
     const char *name;
+    bool told_hup;
 } second_t;
 
 static bool second_signal(void *arg)
@@ -131,7 +133,9 @@ static bool second_signal(void *arg)
     struct signalfd_siginfo si;
     while (read(s->fd, &si, sizeof si) == (ssize_t)sizeof si) {
         if (si.ssi_signo == SIGHUP) {
-            shoal__host_log(s->h, SHOAL_LOG_INFO, "SIGHUP while draining: no reload");
+            if (!s->told_hup)
+                shoal__host_log(s->h, SHOAL_LOG_INFO, "SIGHUP while draining: no reload");
+            s->told_hup = true;
             continue;
         }
         s->name = si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM";
@@ -247,8 +251,8 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
     second_t again = {.h = h, .fd = sfd};
     int busy = shoal__host_drain(h, drain_ms, second_signal, &again);
     if (busy < 0) {
-        shoal__host_log(h, SHOAL_LOG_WARN, "%s again while draining: exiting now (status %d)",
-                        again.name, EXIT_LOST);
+        shoal__host_log(h, SHOAL_LOG_WARN, "%s while draining: exiting now (status %d)", again.name,
+                        EXIT_LOST);
         abandon(control);
     }
     if (busy > 0) {

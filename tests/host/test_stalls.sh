@@ -137,6 +137,6 @@ ms=$(($(ms_now) - t0))
 pid=
 [ $rc -eq 3 ] || fail "second SIGTERM: exit $rc"
 [ $ms -lt 1000 ] || fail "second SIGTERM took $ms ms"
-grep -q "SIGTERM again while draining: exiting now (status 3)" "$log" || fail "no line for it"
+[ "$(count "SIGTERM while draining: exiting now (status 3)")" = 1 ] || fail "no line for it"
 [ -e "$tmp/ctl.sock" ] && fail "the control socket is left behind"
 echo "ok"
