@@ -393,8 +393,12 @@ int shoal__host_drain(shoal_host_t *h, uint64_t deadline_ms, bool (*interrupted)
                 return -1;
             if (hp->ended)
                 continue;
+            /* At most 100 ms, and never much past the deadline: a pool
+             * whose actor gets no thread must not stretch it. */
+            double left_ms = (end - now_s()) * 1e3;
+            uint64_t wait_ms = left_ms >= 100 ? 100 : left_ms > 1 ? (uint64_t)left_ms : 1;
             shoal_pool_stats_t st;
-            int rc = shoal_pool_stats(h->rt, hp->pid, &st, 100);
+            int rc = shoal_pool_stats(h->rt, hp->pid, &st, wait_ms);
             if (rc == SHOAL_ENOPROC) {
                 hp->ended = true;
                 continue;
@@ -411,20 +415,25 @@ int shoal__host_drain(shoal_host_t *h, uint64_t deadline_ms, bool (*interrupted)
         nanosleep(&ts, NULL);
     }
     for (size_t i = 0; i < h->npools; i++) {
-        const shoal_host_pool_t *hp = &h->pools[i];
+        shoal_host_pool_t *hp = &h->pools[i];
         if (hp->ended)
             continue;
-        if (hp->answered)
+        if (hp->answered) {
             shoal__host_log(h, SHOAL_LOG_WARN,
                             "shutdown: pool %s still busy after %" PRIu64 " ms: %" PRIu64
                             " queued, %u workers, %u retiring",
                             hp->name, deadline_ms, hp->last.queue_depth, hp->last.pool_size,
                             hp->last.retiring);
-        else
+        } else if (shoal__pool_peek(h->rt, hp->pid, &hp->last) == SHOAL_OK) {
+            /* Its actor got no thread: its counters, read without it. */
             shoal__host_log(h, SHOAL_LOG_WARN,
-                            "shutdown: pool %s still busy after %" PRIu64
-                            " ms: its counts are unknown (it did not answer while draining)",
-                            hp->name, deadline_ms);
+                            "shutdown: pool %s still busy after %" PRIu64 " ms: %" PRIu64
+                            " queued in its %u workers (its actor did not answer)",
+                            hp->name, deadline_ms, hp->last.queue_depth, hp->last.pool_size);
+        } else {
+            hp->ended = true; /* it ended after all: its last counts stand */
+            busy--;
+        }
     }
     return (int)busy;
 }

@@ -253,6 +253,13 @@ void shoal__pool_record_retire(shoal_runtime_t *rt, shoal_pool_t *p);
 /* Frees what in limbo has passed its grace period (all of it if `all`:
  * only when no thread can read records any more, at runtime destroy). */
 void shoal__pool_limbo_collect(shoal_runtime_t *rt, bool all);
+/* A pool's counters and the queue depth of the workers in its FIFO, read
+ * from a thread that is not a worker without asking the pool's actor (it
+ * may get no thread: shutdown with every thread stuck). What retiring
+ * workers and the pool itself hold is not in the depth; the other fields
+ * of *st are 0. SHOAL_OK, SHOAL_ENOPROC (ended), SHOAL_EINVAL (called
+ * from a worker), SHOAL_ENOMEM. */
+int shoal__pool_peek(shoal_runtime_t *rt, shoal_pid_t pid, shoal_pool_stats_t *st);
 /* Sums the stripes into the message counters and percentiles of *st. */
 void shoal__pool_sum(const shoal_pool_t *p, shoal_pool_stats_t *st);
 /* The histogram bucket of a latency. */

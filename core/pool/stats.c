@@ -75,6 +75,36 @@ void shoal__pool_fill_stats(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pool
         st->queue_depth += depth_of(ctx->rt, p->retiring_pids[i], 1);
 }
 
+int shoal__pool_peek(shoal_runtime_t *rt, shoal_pid_t pid, shoal_pool_stats_t *st)
+{
+    memset(st, 0, sizeof *st);
+    st->size_ = (uint32_t)sizeof *st;
+    shoal_tcache_t *tc = shoal__tcache_get(rt);
+    if (tc == NULL || tc->worker != NULL || shoal__pid_slot(pid) >= rt->max_actors)
+        return tc == NULL ? SHOAL_ENOMEM : SHOAL_EINVAL;
+    shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(pid));
+    int rc = SHOAL_ENOPROC;
+    /* As a sender finds a record (forward.c): inside a read-side region. */
+    shoal__qsbr_enter(tc);
+    /* acquire: pairs with spawn's release stores (actor.c). */
+    uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_acquire);
+    /* seq_cst: the reader's load of the Dekker pair in qsbr.h. */
+    shoal_pool_t *p = atomic_load_explicit(&a->pool, memory_order_seq_cst);
+    if (shoal__rsv_gen(w) == shoal__pid_gen(pid) && p != NULL && p->pid == pid) {
+        shoal__pool_sum(p, st);
+        /* acquire: pairs with the pool actor's release stores, as a
+         * sender's load does. */
+        uint32_t n = atomic_load_explicit(&p->nworkers, memory_order_acquire);
+        st->pool_size = n;
+        for (uint32_t i = 0; i < n; i++)
+            st->queue_depth +=
+                depth_of(rt, atomic_load_explicit(&p->slots[i], memory_order_acquire), 1);
+        rc = SHOAL_OK;
+    }
+    shoal__qsbr_exit(tc);
+    return rc;
+}
+
 static const char *state_name(uint32_t s)
 {
     return s == SHOAL_POOL_DEGRADED   ? "degraded"

@@ -6,7 +6,8 @@
 # log has one line when each passes stall_warn and one when it returns, and
 # the thread count goes back to normal. Then loops that never end: SIGTERM
 # exits 3 within shutdown.drain + 1 s, naming each stuck handler and what
-# was queued; and a second SIGTERM while draining exits at once.
+# was queued (also when no thread is left to run the pools' actors); and a
+# second SIGTERM while draining exits at once.
 . "$(dirname "$0")/lib.sh" "$1"
 fault=$build/fixtures/fault.so
 [ -f "$fault" ] || fail "no $fault"
@@ -15,10 +16,11 @@ export SHOAL_SOCKET=$tmp/ctl.sock
 # the exit times measured here are shoald's own.
 export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}atexit_sleep_ms=0"
 
-# config LOOP DRAIN: the slow pool loops LOOP (a duration) per message (0s: for ever)
+# config LOOP DRAIN [EXTRA]: the slow pool loops LOOP (a duration) per
+# message (0s: for ever); EXTRA: runtime.max_extra_threads (auto)
 config() {
     cat > "$tmp/s.yaml" <<YAML
-runtime: { threads: 2, stall_warn: 300ms, control: ctl.sock }
+runtime: { threads: 2, stall_warn: 300ms, control: ctl.sock, max_extra_threads: ${3:-auto} }
 log: { level: info }
 shutdown: { drain: $2 }
 plugins:
@@ -121,6 +123,30 @@ grep -q "shutdown: 5 messages lost (3 queued, the rest in handlers that did not 
     fail "no loss in the ledger"
 grep -q "1 pool still busy: exiting without waiting for them (status 3)" "$log" || fail "no last line"
 [ -e "$tmp/ctl.sock" ] && fail "the control socket is left behind"
+
+# ---- ... even with no thread left to run the pools' actors ---------------------
+# max_extra_threads 0: both threads stuck, nothing else runs; the counts are
+# read without the pools' actors (never uninitialised numbers).
+config 0s 1s 0
+start
+send_slow 5
+wait_for "$STALLED" 2
+"$shoalctl" send api hi || fail "send api: exit $?" # queued: no thread for it
+t0=$(ms_now)
+kill -TERM $pid
+wait $pid
+rc=$?
+ms=$(($(ms_now) - t0))
+pid=
+[ $rc -eq 3 ] || fail "SIGTERM with no thread free: exit $rc"
+[ $ms -lt 2000 ] || fail "SIGTERM with no thread free took $ms ms (drain 1 s)"
+grep -q "shutdown: pool slow still busy after 1000 ms: 3 queued in its 2 workers (its actor did not answer)" "$log" ||
+    fail "no counts for slow"
+grep -q "shutdown: pool api still busy after 1000 ms: 1 queued in its 2 workers (its actor did not answer)" "$log" ||
+    fail "no counts for api"
+grep -q "shutdown: 6 messages lost (4 queued, the rest in handlers that did not return), counted as dropped; ledger: accepted 6 = handled 0 + failed 0 + dropped 6 + in flight 0 (queued 0)" "$log" ||
+    fail "no loss in the ledger"
+[ "$(count 'compensating thread')" = 0 ] || fail "a compensating thread started with max_extra_threads 0"
 
 # ---- a second SIGTERM ends a stuck drain at once -------------------------------
 config 0s 30s
