@@ -52,7 +52,18 @@ static int count_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
     return 0;
 }
 
+/* Sends one message to `target` (onto this worker's own ring), then spins
+ * until released. */
+static _Atomic shoal_pid_t target;
+static int send_then_spin(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    if (shoal_send(ctx, atomic_load(&target), 1, NULL, 0) != SHOAL_OK)
+        return SHOAL_EFAILED;
+    return spin_handle(ctx, state, msg);
+}
+
 static const shoal_behaviour_t spinner = {.name = "spin", .handle_message = spin_handle};
+static const shoal_behaviour_t sender = {.name = "send-spin", .handle_message = send_then_spin};
 static const shoal_behaviour_t counter = {.name = "count", .handle_message = count_handle};
 
 static void reset(void)
@@ -158,6 +169,31 @@ static void stall_is_logged_listed_and_compensated(void)
     CU_ASSERT_EQUAL(shoal_test_stats(rt).extra_threads_started, 1);
     shoal_runtime_destroy(rt);
     CU_ASSERT_EQUAL(shoal_test_thread_count(), base);
+}
+
+/* ---- the stuck worker's own ring ------------------------------------------------- */
+
+/* A message sent from the stuck handler waits on the stuck worker's own
+ * ring, its only actor: the compensating thread steals it (a ring whose
+ * owner does not pop gives up its single actor, ring.h). */
+static void lone_actor_on_a_stuck_ring_is_taken(void)
+{
+    reset();
+    shoal_runtime_t *rt = make_rt(1, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    shoal_pid_t s, c;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &counter, NULL, NULL, &c), SHOAL_OK);
+    atomic_store(&target, c);
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &sender, NULL, NULL, &s), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, s, 1, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&counted) == 1);
+    CU_ASSERT_EQUAL(atomic_load(&counted), 1);
+    CU_ASSERT_EQUAL(atomic_load(&spinning), 1); /* handled while the sender spins */
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).extra_threads_started, 1);
+    atomic_store(&release, 1);
+    WAIT_UNTIL(shoal_test_stats(rt).extra_threads_live == 0);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).extra_threads_live, 0);
+    shoal_runtime_destroy(rt);
 }
 
 /* ---- no compensating thread when asked for none ------------------------------------ */
@@ -282,6 +318,7 @@ int main(void)
 {
     static const shoal_test_case_t cases[] = {
         {"a stall is logged, listed and compensated", stall_is_logged_listed_and_compensated},
+        {"a lone actor on a stuck worker's ring is taken", lone_actor_on_a_stuck_ring_is_taken},
         {"max_extra_threads none starts no thread", none_means_none},
         {"a pool worker's stall shows in inspect", pool_worker_stall_in_inspect},
         {"a stall that ends in a panic ends once", panic_ends_the_stall},
