@@ -290,6 +290,8 @@ static bool handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
     }
     ctx->cur = e;
     ctx->error[0] = '\0'; /* shoal_ctx_error is per callback */
+    shoal_worker_t *w = ctx->w;
+    uint64_t watch = shoal__watch_enter(w); /* the monitor's view (sched/monitor.c) */
     switch (kind) {
     case SHOAL_MSG_CAST:
         rc = call_handler(ctx, e, kind, 0);
@@ -343,6 +345,7 @@ static bool handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
     default:
         break;
     }
+    shoal__watch_leave(w, watch);
     if (rc != SHOAL_OK) {
         shoal__ctx_fail(ctx, rc);
         failed = true;
@@ -564,7 +567,9 @@ static void actor_end(struct shoal_ctx_s *ctx)
     if (!ctx->init_failed && !ctx->in_terminate && b->beh->terminate != NULL) {
         ctx->in_terminate = true;
         ctx->error[0] = '\0';
+        uint64_t watch = shoal__watch_enter(ctx->w);
         b->beh->terminate(ctx, b->state, reason);
+        shoal__watch_leave(ctx->w, watch);
     }
     ctx->in_terminate = true;
     shoal_pool_t *own = ctx->is_pool ? shoal__pool_ended(ctx) : NULL;
@@ -599,6 +604,7 @@ static void actor_end(struct shoal_ctx_s *ctx)
 /* After shoal_panic unwound to shoal__actor_run. */
 static void after_panic(struct shoal_ctx_s *ctx)
 {
+    shoal__watch_unwound(ctx->w);
     free(ctx->inspect.buf); /* a panic in an inspect callback */
     ctx->inspect = (struct shoal_inspect_s){0};
     shoal_env_t *e = ctx->cur;

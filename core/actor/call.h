@@ -23,6 +23,8 @@ void shoal__reply_discard(struct shoal_reply_s *reply);
 /* Answers an INSPECT request (inspect.c); returns the behaviour's inspect
  * callback's result. */
 int shoal__inspect_answer(struct shoal_ctx_s *ctx, shoal_env_t *req);
+/* Adds a field whose value is JSON the caller has formed (an array). */
+void shoal__inspect_raw(shoal_inspect_t *out, const char *key, const char *json);
 
 /* Children bookkeeping (ctx.c). */
 /* Records a child of the running actor (linked: stopped when it ends). On

@@ -104,6 +104,12 @@ SHOAL_API void shoal_inspect_str(shoal_inspect_t *o, const char *k, const char *
         put_string(o, v);
 }
 
+void shoal__inspect_raw(shoal_inspect_t *o, const char *k, const char *json)
+{
+    key(o, k);
+    puts_(o, json);
+}
+
 int shoal__inspect_answer(struct shoal_ctx_s *ctx, shoal_env_t *req)
 {
     /* In the ctx, not on the stack: after_panic (actor.c) frees it. */

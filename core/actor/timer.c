@@ -11,6 +11,7 @@
 #include "runtime/fault.h"
 #include "runtime/runtime.h"
 #include "sched/futex.h"
+#include "sched/monitor.h"
 
 #define QUEUED_CHECK_NS (10 * 1000 * 1000u)
 
@@ -28,6 +29,7 @@ struct shoal_timers_s {
     pthread_cond_t cond;
     pthread_t thread;
     bool stop;
+    bool watch; /* run the monitor too */
     entry_t *entries;
     uint32_t nentries, cap;
     uint32_t *free_ids; /* free entry indices */
@@ -90,60 +92,79 @@ static void entry_free(struct shoal_timers_s *t, uint32_t id)
     t->free_ids[t->nfree++] = id;
 }
 
+/* Fires the earliest timer; called with t->lock held, which it drops
+ * while delivering. */
+static void fire(shoal_runtime_t *rt, struct shoal_timers_s *t, shoal_tcache_t *tc)
+{
+    entry_t *top = &t->entries[t->heap[0]];
+    uint32_t id = t->heap[0];
+    shoal_env_t *e = top->env;
+    shoal_pid_t to = top->to;
+    bool sys = top->sys;
+    heap_remove(t, 0);
+    entry_free(t, id);
+    pthread_mutex_unlock(&t->lock);
+    /* Read what we need first: once delivered, e belongs to the
+     * receiver, which may already have handled and freed it. */
+    bool cast = shoal__env_kind(e) == SHOAL_MSG_CAST;
+    if (tc == NULL) {
+        shoal__env_drop_payload(e); /* the envelope itself goes with the slabs */
+    } else if (shoal__deliver(rt, tc, to, e, sys) != SHOAL_OK) {
+        SHOAL_STAT_ADD(tc, timer_refused, 1);
+        shoal__env_free(tc, e);
+    } else if (cast) {
+        SHOAL_STAT_ADD(tc, msgs_sent, 1);
+    }
+    pthread_mutex_lock(&t->lock);
+}
+
 static void *timer_main(void *arg)
 {
     shoal_runtime_t *rt = arg;
     struct shoal_timers_s *t = rt->timers;
     shoal__fault_thread_start(NULL, "the timer thread");
     shoal_tcache_t *tc = shoal__tcache_get(rt);
+    uint64_t tick = 0; /* the monitor's next look; 0: idle, until kicked */
     pthread_mutex_lock(&t->lock);
     while (!t->stop) {
         uint64_t now = shoal__now_ns();
-        /* While max_queued is set, the timer thread also sums what unbounded
-         * mailboxes hold, every QUEUED_CHECK_NS (queued.c). */
-        uint64_t check = UINT64_MAX;
-        if (rt->max_queued != 0) {
-            if (now - rt->queued_checked_ns >= QUEUED_CHECK_NS) {
-                rt->queued_checked_ns = now;
-                pthread_mutex_unlock(&t->lock);
-                shoal__queued_check(rt);
-                pthread_mutex_lock(&t->lock);
-                continue;
-            }
-            check = rt->queued_checked_ns + QUEUED_CHECK_NS;
-        }
-        uint64_t deadline = t->nheap != 0 ? t->entries[t->heap[0]].deadline : UINT64_MAX;
-        if (deadline > now) {
-            uint64_t wake = deadline < check ? deadline : check;
-            if (wake == UINT64_MAX) {
-                pthread_cond_wait(&t->cond, &t->lock);
-            } else {
-                struct timespec ts = {.tv_sec = (time_t)(wake / 1000000000u),
-                                      .tv_nsec = (long)(wake % 1000000000u)};
-                pthread_cond_timedwait(&t->cond, &t->lock, &ts);
-            }
+        /* relaxed: written under t->lock (kick) or by this thread. */
+        if (t->watch && (tick != 0 ? now >= tick
+                                   : !atomic_load_explicit(&rt->mon_idle, memory_order_relaxed))) {
+            pthread_mutex_unlock(&t->lock);
+            tick = shoal__monitor_tick(rt, now);
+            pthread_mutex_lock(&t->lock);
             continue;
         }
-        entry_t *top = &t->entries[t->heap[0]];
-        uint32_t id = t->heap[0];
-        shoal_env_t *e = top->env;
-        shoal_pid_t to = top->to;
-        bool sys = top->sys;
-        heap_remove(t, 0);
-        entry_free(t, id);
-        pthread_mutex_unlock(&t->lock);
-        /* Read what we need first: once delivered, e belongs to the
-         * receiver, which may already have handled and freed it. */
-        bool cast = shoal__env_kind(e) == SHOAL_MSG_CAST;
-        if (tc == NULL) {
-            shoal__env_drop_payload(e); /* the envelope itself goes with the slabs */
-        } else if (shoal__deliver(rt, tc, to, e, sys) != SHOAL_OK) {
-            SHOAL_STAT_ADD(tc, timer_refused, 1);
-            shoal__env_free(tc, e);
-        } else if (cast) {
-            SHOAL_STAT_ADD(tc, msgs_sent, 1);
+        /* While max_queued is set, the timer thread also sums what
+         * unbounded mailboxes hold, every QUEUED_CHECK_NS (queued.c). */
+        if (rt->max_queued != 0 && now - rt->queued_checked_ns >= QUEUED_CHECK_NS) {
+            rt->queued_checked_ns = now;
+            pthread_mutex_unlock(&t->lock);
+            shoal__queued_check(rt);
+            pthread_mutex_lock(&t->lock);
+            continue;
         }
-        pthread_mutex_lock(&t->lock);
+        uint64_t until = t->watch ? tick : 0; /* 0: no deadline */
+        if (rt->max_queued != 0) {
+            uint64_t q = rt->queued_checked_ns + QUEUED_CHECK_NS;
+            until = until == 0 || q < until ? q : until;
+        }
+        if (t->nheap != 0) {
+            uint64_t d = t->entries[t->heap[0]].deadline;
+            if (d <= now) {
+                fire(rt, t, tc);
+                continue;
+            }
+            until = until == 0 || d < until ? d : until;
+        }
+        if (until == 0) {
+            pthread_cond_wait(&t->cond, &t->lock);
+        } else {
+            struct timespec ts = {.tv_sec = (time_t)(until / 1000000000u),
+                                  .tv_nsec = (long)(until % 1000000000u)};
+            pthread_cond_timedwait(&t->cond, &t->lock, &ts);
+        }
     }
     pthread_mutex_unlock(&t->lock);
     shoal__fault_thread_end();
@@ -172,6 +193,25 @@ int shoal__timers_start(shoal_runtime_t *rt)
     return SHOAL_OK;
 }
 
+void shoal__timers_watch(shoal_runtime_t *rt)
+{
+    struct shoal_timers_s *t = rt->timers;
+    pthread_mutex_lock(&t->lock);
+    t->watch = true;
+    pthread_cond_signal(&t->cond);
+    pthread_mutex_unlock(&t->lock);
+}
+
+void shoal__timers_kick(shoal_runtime_t *rt)
+{
+    struct shoal_timers_s *t = rt->timers;
+    pthread_mutex_lock(&t->lock);
+    /* Under the lock: the timer thread checks it there before it sleeps. */
+    atomic_store_explicit(&rt->mon_idle, 0, memory_order_relaxed);
+    pthread_cond_signal(&t->cond);
+    pthread_mutex_unlock(&t->lock);
+}
+
 void shoal__timers_stop(shoal_runtime_t *rt)
 {
     struct shoal_timers_s *t = rt->timers;
@@ -182,6 +222,13 @@ void shoal__timers_stop(shoal_runtime_t *rt)
     pthread_cond_signal(&t->cond);
     pthread_mutex_unlock(&t->lock);
     pthread_join(t->thread, NULL);
+}
+
+void shoal__timers_free(shoal_runtime_t *rt)
+{
+    struct shoal_timers_s *t = rt->timers;
+    if (t == NULL)
+        return;
     /* Pending envelopes live in the runtime's slabs; only heap payloads
      * need releasing. */
     for (uint32_t i = 0; i < t->nheap; i++)

@@ -183,6 +183,18 @@ static int word_or_int(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_
     return SHOAL_OK;
 }
 
+/* A bound in ms as it is written: "365 days", "1 day", "10s", "250ms". */
+static const char *ms_text(uint64_t ms, char *buf, size_t size)
+{
+    if (ms % 86400000u == 0)
+        snprintf(buf, size, "%" PRIu64 " day%s", ms / 86400000u, ms == 86400000u ? "" : "s");
+    else if (ms % 1000u == 0)
+        snprintf(buf, size, "%" PRIu64 "s", ms / 1000u);
+    else
+        snprintf(buf, size, "%" PRIu64 "ms", ms);
+    return buf;
+}
+
 static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *map,
                    const shoal_node_t *val, const char *path, void *base, unsigned depth)
 {
@@ -199,11 +211,16 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
         *(uint32_t *)(void *)at = (uint32_t)x;
         return SHOAL_OK;
     }
-    case SHOAL_KEY_THREADS: {
+    case SHOAL_KEY_THREADS:
+    case SHOAL_KEY_AUTO_U32: {
         uint64_t x;
-        if ((rc = word_or_int(v, k, map, val, path, "auto", &x)) == SHOAL_OK)
-            *(uint32_t *)(void *)at = (uint32_t)x;
-        return rc;
+        if ((rc = word_or_int(v, k, map, val, path, "auto", &x)) != SHOAL_OK)
+            return rc;
+        /* auto: 0 for threads, SHOAL_CONFIG_AUTO where 0 means none */
+        bool is_auto = val->kind == SHOAL_NODE_SCALAR && strcmp(val->text, "auto") == 0;
+        *(uint32_t *)(void *)at = is_auto && k->type == SHOAL_KEY_AUTO_U32 ? SHOAL_CONFIG_AUTO
+                                                                           : (uint32_t)x;
+        return SHOAL_OK;
     }
     case SHOAL_KEY_DURATION: {
         uint64_t ms;
@@ -212,8 +229,11 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
         if (k->min > 0 && ms < (uint64_t)k->min)
             return fail(err, val, "%s.%s: must be at least %" PRId64 "ms, got '%s'", path, k->key,
                         k->min, val->text);
-        if (k->max > 0 && ms > (uint64_t)k->max)
-            return fail(err, val, "%s.%s: at most 365 days, got '%s'", path, k->key, val->text);
+        if (k->max > 0 && ms > (uint64_t)k->max) {
+            char most[32];
+            return fail(err, val, "%s.%s: at most %s, got '%s'", path, k->key,
+                        ms_text((uint64_t)k->max, most, sizeof most), val->text);
+        }
         *(uint64_t *)(void *)at = ms;
         return SHOAL_OK;
     }
@@ -416,6 +436,8 @@ static void defaults(shoal_config_t *c)
     c->runtime.throughput = 32;
     c->runtime.spin_us = 50;
     c->runtime.max_actors = 0;
+    c->runtime.stall_warn_ms = 1000;
+    c->runtime.max_extra_threads = SHOAL_CONFIG_AUTO;
     c->log.format = SHOAL_LOG_FORMAT_TEXT;
     c->log.level = SHOAL_LOG_INFO;
     c->shutdown.drain_ms = 10000;

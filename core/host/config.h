@@ -4,7 +4,8 @@
  * file:line:column and what was expected.
  *
  *   runtime:  { threads: auto | 1..1024, throughput: 1..1048576,
- *               spin: duration, max_actors: 16..2^30, control: path }
+ *               spin: duration, max_actors: 16..2^30, control: path,
+ *               stall_warn: duration, max_extra_threads: auto | 0..1024 }
  *   log:      { format: text | json, level: error | warn | info | debug }
  *   shutdown: { drain: duration }
  *   plugins:  { NAME: path, ... }              paths relative to the file
@@ -27,6 +28,9 @@
 #include "shoal/pool.h"
 
 enum { SHOAL_LOG_FORMAT_TEXT = 0, SHOAL_LOG_FORMAT_JSON = 1 };
+
+/* An `auto` count (SHOAL_KEY_AUTO_U32). */
+#define SHOAL_CONFIG_AUTO UINT32_MAX
 
 typedef struct shoal_config_pool_s {
     char *name;             /* "api"; a nested pool: "api/worker" */
@@ -62,6 +66,8 @@ typedef struct shoal_config_s {
         uint32_t max_actors; /* 0 = the runtime's default */
         char *control;       /* resolved path, or NULL */
         uint64_t max_queued; /* in unbounded mailboxes together; 0 = no limit */
+        uint64_t stall_warn_ms;
+        uint32_t max_extra_threads; /* SHOAL_CONFIG_AUTO: as many as threads; 0: none */
     } runtime;
     struct {
         int format; /* SHOAL_LOG_FORMAT_* */

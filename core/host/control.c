@@ -219,6 +219,7 @@ static void serve(shoal_host_t *h, reply_t *r, char *line, const char *config, b
                 : h->pools[i].draining                ? " draining"
                                                       : "");
         }
+        say(r, "%s", shoal__host_stall_lines(h));
         return;
     }
     if (strcmp(cmd, "inspect") == 0) {

@@ -17,6 +17,7 @@
 #include "runtime/fault.h"
 #include "runtime/grow.h"
 #include "runtime/runtime.h"
+#include "sched/monitor.h"
 
 /* ---- logging ------------------------------------------------------------- */
 
@@ -259,6 +260,11 @@ int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, 
     opts.spin_us = c->runtime.spin_us;
     opts.max_actors = c->runtime.max_actors;
     opts.max_queued = c->runtime.max_queued;
+    opts.stall_warn_ms = (unsigned)c->runtime.stall_warn_ms; /* at most a day (schema.c) */
+    opts.max_extra_threads = c->runtime.max_extra_threads == SHOAL_CONFIG_AUTO ? 0
+                             : c->runtime.max_extra_threads == 0
+                                 ? SHOAL_EXTRA_THREADS_NONE
+                                 : (int)c->runtime.max_extra_threads;
     opts.log_level = c->log.level;
     opts.log_fn = runtime_log;
     opts.log_user = h;
@@ -407,6 +413,67 @@ void shoal__host_watch(shoal_host_t *h)
     }
 }
 
+/* ---- stalls ------------------------------------------------------------------ */
+
+/* The current stalls (all: past the hand-off mark; else past stall_warn),
+ * malloc'd; *n how many. NULL with *n = 0 when there are none. */
+static shoal_stall_t *stalls_now(shoal_host_t *h, bool all, size_t *n)
+{
+    size_t want = shoal__stalls(h->rt, NULL, 0, all);
+    shoal_stall_t *s = want != 0 ? calloc(want, sizeof *s) : NULL;
+    *n = s != NULL ? shoal__stalls(h->rt, s, want, all) : 0;
+    if (*n > want)
+        *n = want; /* more came meanwhile: the ones copied */
+    return s;
+}
+
+/* "pool api, behaviour echo, thread 1", as the monitor's lines say it. */
+static void stall_where(const shoal_stall_t *s, char *buf, size_t size)
+{
+    if (s->pool[0] != '\0')
+        snprintf(buf, size, "pool %s, behaviour %s, thread %u", s->pool, s->behaviour, s->thread);
+    else
+        snprintf(buf, size, "behaviour %s, thread %u", s->behaviour, s->thread);
+}
+
+#define STALL_LINES_MAX 16
+
+const char *shoal__host_stall_lines(shoal_host_t *h)
+{
+    size_t n;
+    shoal_stall_t *s = stalls_now(h, false, &n);
+    size_t need = 64 + (n < STALL_LINES_MAX ? n : STALL_LINES_MAX) * 400;
+    if (need > h->stall_cap) {
+        char *t = realloc(h->stall_text, need);
+        if (t == NULL) {
+            free(s);
+            return "";
+        }
+        h->stall_text = t;
+        h->stall_cap = need;
+    }
+    size_t len = 0;
+    h->stall_text[0] = '\0';
+    for (size_t i = 0; i < n && i < STALL_LINES_MAX; i++) {
+        char where[224];
+        stall_where(&s[i], where, sizeof where);
+        len += (size_t)snprintf(h->stall_text + len, h->stall_cap - len,
+                                "stalled <%" PRIu32 ".%" PRIu32 "> %s for %" PRIu64 " ms (%s)\n",
+                                shoal__pid_slot(s[i].pid), shoal__pid_gen(s[i].pid), s[i].name,
+                                s[i].elapsed_ns / 1000000u, where);
+    }
+    if (n > STALL_LINES_MAX)
+        len += (size_t)snprintf(h->stall_text + len, h->stall_cap - len, "stalled: %zu more\n",
+                                n - STALL_LINES_MAX);
+    uint64_t stalls, started, extra;
+    shoal__monitor_counts(h->rt, &stalls, &started, &extra);
+    if (extra != 0)
+        snprintf(h->stall_text + len, h->stall_cap - len,
+                 "compensating threads %" PRIu64 " (for handlers that do not return)\n", extra);
+    free(s);
+    return h->stall_text;
+}
+
 /* ---- draining and stopping ----------------------------------------------- */
 
 static double now_s(void)
@@ -416,14 +483,19 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-unsigned shoal__host_drain(shoal_host_t *h, uint64_t deadline_ms)
+int shoal__host_drain(shoal_host_t *h, uint64_t deadline_ms, bool (*interrupted)(void *), void *arg)
 {
     for (size_t i = 0; i < h->npools; i++)
         if (!shoal__pool_is_ended(h->pools[i].rec))
             shoal_runtime_send_priority(h->rt, h->pools[i].pid, SHOAL_POOL_DRAIN, NULL, 0);
+    /* Each pool is read from its record: a pool whose actor gets no thread
+     * (every dispatcher thread stuck) neither stretches the deadline nor
+     * hides its counts. */
     double end = now_s() + (double)deadline_ms / 1e3;
-    unsigned busy;
+    int busy;
     for (;;) {
+        if (interrupted != NULL && interrupted(arg))
+            return -1;
         busy = 0;
         for (size_t i = 0; i < h->npools; i++)
             busy += !shoal__pool_is_ended(h->pools[i].rec);
@@ -446,6 +518,32 @@ unsigned shoal__host_drain(shoal_host_t *h, uint64_t deadline_ms)
     return busy;
 }
 
+void shoal__host_report_lost(shoal_host_t *h)
+{
+    size_t n;
+    shoal_stall_t *s = stalls_now(h, true, &n);
+    for (size_t i = 0; i < n; i++) {
+        char where[224];
+        stall_where(&s[i], where, sizeof where);
+        shoal__host_log(h, SHOAL_LOG_WARN,
+                        "<%" PRIu32 ".%" PRIu32 "> %s: shutdown: still in its handler after %.1f s (%s)",
+                        shoal__pid_slot(s[i].pid), shoal__pid_gen(s[i].pid), s[i].name,
+                        (double)s[i].elapsed_ns / 1e9, where);
+    }
+    free(s);
+    /* Whatever is not settled now never will be: counted as dropped. */
+    shoal_host_counts_t c = ledger_of(h, 0);
+    uint64_t settled = c.handled + c.failed + c.dropped;
+    uint64_t lost = c.accepted > settled ? c.accepted - settled : 0;
+    c.dropped += lost;
+    char ledger[256];
+    ledger_text(&c, ledger, sizeof ledger);
+    shoal__host_log(h, SHOAL_LOG_WARN,
+                    "shutdown: %" PRIu64 " message%s lost (queued, or in handlers that did not "
+                    "return), counted as dropped; ledger: %s",
+                    lost, lost == 1 ? "" : "s", ledger);
+}
+
 void shoal__host_destroy(shoal_host_t *h)
 {
     if (h == NULL)
@@ -463,6 +561,7 @@ void shoal__host_destroy(shoal_host_t *h)
     shoal__config_free(h->config);
     free(h->gone);
     pthread_mutex_destroy(&h->log_lock);
+    free(h->stall_text);
     free(h);
 }
 

@@ -54,6 +54,8 @@ typedef struct shoal_host_s {
     uint64_t log_gen;
     pthread_mutex_t log_lock;
     int rt_log_level; /* fixed at start, as the runtime's */
+    char *stall_text; /* shoal__host_stall_lines */
+    size_t stall_cap;
 } shoal_host_t;
 
 /* Builds the runtime from c (taking c, resolved against loader), spawns
@@ -99,8 +101,26 @@ void shoal__host_tidy(shoal_host_t *h);
 void shoal__host_watch(shoal_host_t *h);
 
 /* Asks every pool to drain and waits until all have ended or deadline_ms
- * passed; logs each pool still busy then. Returns how many were. */
-unsigned shoal__host_drain(shoal_host_t *h, uint64_t deadline_ms);
+ * passed; logs each pool still busy then, with its last counts (or says
+ * they are unknown). Between polls (every 10 ms, and before each pool's
+ * stats call) asks interrupted(arg) (NULL: never): when it says true, stops
+ * waiting at once and returns -1. Else returns how many pools were busy. */
+int shoal__host_drain(shoal_host_t *h, uint64_t deadline_ms, bool (*interrupted)(void *),
+                      void *arg);
+
+/* After a drain that left pools busy: logs each handler still stuck (pool,
+ * behaviour, actor, elapsed) and the final ledger, in which every message
+ * not settled (queued, or in a handler that did not return) counts as
+ * dropped. The runtime is left running: the caller exits without
+ * destroying it (a thread inside plugin code cannot be stopped). */
+void shoal__host_report_lost(shoal_host_t *h);
+
+/* The handlers stalled past runtime.stall_warn, one status line each:
+ * "stalled <3.1> api/echo for 1234 ms (pool api, behaviour echo, thread 1)",
+ * at most 16 and then "stalled: N more"; then "compensating threads N (...)"
+ * while any runs; "" when none. The text lives in h until the next call
+ * (the host thread only). */
+const char *shoal__host_stall_lines(shoal_host_t *h);
 
 /* Stops what is left, joins every thread, frees everything. */
 void shoal__host_destroy(shoal_host_t *h);

@@ -366,7 +366,10 @@ int shoal__host_reload(shoal_host_t *h, const char *path, char *why, size_t why_
     if (c->runtime.threads != was->runtime.threads ||
         c->runtime.throughput != was->runtime.throughput ||
         c->runtime.spin_us != was->runtime.spin_us ||
-        c->runtime.max_actors != was->runtime.max_actors || c->log.level != was->log.level ||
+        c->runtime.max_actors != was->runtime.max_actors ||
+        c->runtime.stall_warn_ms != was->runtime.stall_warn_ms ||
+        c->runtime.max_extra_threads != was->runtime.max_extra_threads ||
+        c->log.level != was->log.level ||
         (c->runtime.control == NULL) != (was->runtime.control == NULL) ||
         (c->runtime.control != NULL && strcmp(c->runtime.control, was->runtime.control) != 0))
         note(&log, "runtime: and log.level: changes take effect at the next start");

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "host/config.h"
+#include "shoal/runtime.h"
 
 #define NKEYS(a) (sizeof(a) / sizeof(a)[0])
 #define YEAR_MS INT64_C(31536000000) /* the longest duration a key takes */
@@ -28,6 +29,10 @@ static const shoal_schema_key_t runtime_keys[] = {
      "control socket (mode 0600), relative to this file"},
     {"max_queued", SHOAL_KEY_LIMIT, RT(max_queued), 1, INT64_C(1) << 40, NULL, NULL, "off",
      "messages all unbounded mailboxes may hold; past it sends into them get SHOAL_EBUSY"},
+    {"stall_warn", SHOAL_KEY_DURATION, RT(stall_warn_ms), 1, SHOAL_STALL_WARN_MAX_MS, NULL, NULL,
+     "1s", "a handler running longer is logged and shown in status and inspect"},
+    {"max_extra_threads", SHOAL_KEY_AUTO_U32, RT(max_extra_threads), 0, 1024, NULL, NULL, "auto",
+     "threads started while handlers are stuck; auto = threads, 0 = none"},
 };
 static const shoal_schema_t runtime_schema = {"runtime", runtime_keys, NKEYS(runtime_keys)};
 
@@ -41,7 +46,7 @@ static const shoal_schema_t log_schema = {"log", log_keys, NKEYS(log_keys)};
 
 static const shoal_schema_key_t shutdown_keys[] = {
     {"drain", SHOAL_KEY_DURATION, offsetof(shoal_config_t, shutdown.drain_ms), 0, YEAR_MS, NULL,
-     NULL, "10s", "on SIGTERM/SIGINT, how long pools may drain before shoald stops them"},
+     NULL, "10s", "on SIGTERM/SIGINT, how long pools may drain; still busy then: shoald exits 3"},
 };
 static const shoal_schema_t shutdown_schema = {"shutdown", shutdown_keys, NKEYS(shutdown_keys)};
 
@@ -94,6 +99,7 @@ static const char *type_name(const shoal_schema_key_t *k, char *buf, size_t size
         snprintf(buf, size, "integer %" PRId64 "..%" PRId64, k->min, k->max);
         return buf;
     case SHOAL_KEY_THREADS:
+    case SHOAL_KEY_AUTO_U32:
         snprintf(buf, size, "auto | %" PRId64 "..%" PRId64, k->min, k->max);
         return buf;
     case SHOAL_KEY_DURATION:
@@ -134,7 +140,7 @@ static void help_schema(FILE *out, const shoal_schema_t *s, const char *prefix)
     for (size_t i = 0; i < s->nkeys; i++) {
         const shoal_schema_key_t *k = &s->keys[i];
         snprintf(path, sizeof path, "%s%s", prefix, k->key);
-        fprintf(out, "  %-24s %-30s %-16s %s\n", path, type_name(k, type, sizeof type), k->def,
+        fprintf(out, "  %-26s %-30s %-16s %s\n", path, type_name(k, type, sizeof type), k->def,
                 k->doc);
         if (k->type == SHOAL_KEY_SECTION) {
             char sub[160];
@@ -147,7 +153,7 @@ static void help_schema(FILE *out, const shoal_schema_t *s, const char *prefix)
 void shoal__config_help(FILE *out)
 {
     fprintf(out, "shoald config (YAML). Paths are relative to the config file.\n\n");
-    fprintf(out, "  %-24s %-30s %-16s %s\n", "key", "type", "default", "what");
+    fprintf(out, "  %-26s %-30s %-16s %s\n", "key", "type", "default", "what");
     help_schema(out, &shoal__schema_top, "");
     fprintf(out, "\nPOOL (each entry under pools:):\n");
     help_schema(out, &shoal__schema_pool, "");

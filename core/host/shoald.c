@@ -4,9 +4,15 @@
  *                           run the pools FILE declares, in the foreground;
  *                           a table row per pool every second on stdout,
  *                           log lines on stderr; SIGTERM or SIGINT (or the
- *                           end of --run-for) drains the pools within
- *                           shutdown.drain, reports what was still busy,
- *                           joins every thread and exits 0
+ *                           end of --run-for, or shoalctl stop) drains the
+ *                           pools within shutdown.drain: when all have
+ *                           drained, joins every thread and exits 0; when
+ *                           some are still busy at the deadline, logs each
+ *                           handler still stuck and what is lost (counted
+ *                           as dropped in the ledger) and exits 3 at once,
+ *                           without waiting for threads stuck in plugin
+ *                           code. A second SIGTERM or SIGINT while draining
+ *                           exits 3 at once.
  *   shoald --check FILE     exit 0: valid; 2: an error, printed as
  *                           file:line:col: what was expected
  *   shoald --check --diff FILE --control SOCKET
@@ -68,7 +74,10 @@ static void usage(FILE *to)
                 "  --help-config   print every config key with its type, default and meaning\n"
                 "  --help-config FILE\n"
                 "                  also load FILE's plugins and print the args each of their\n"
-                "                  behaviours takes (key, type, default, range, meaning)\n");
+                "                  behaviours takes (key, type, default, range, meaning)\n"
+                "exit status: 0 stopped after draining every pool; 2 usage or config error;\n"
+                "  3 stopped with pools still busy after shutdown.drain, or on a second\n"
+                "  SIGTERM/SIGINT while draining (the log says what was lost)\n");
 }
 
 /* --help-config FILE: the schema, then the args of every behaviour of
@@ -111,6 +120,9 @@ fail:
     shoal__loader_destroy(loader);
     return 2;
 }
+
+/* The exit status when shutdown gave up on pools still busy. */
+#define EXIT_LOST 3
 
 /* Load, validate, resolve. On error prints it and returns 2. */
 static int load(const char *path, shoal_config_t **c, shoal_loader_t **loader)
@@ -158,6 +170,44 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* While draining: a second SIGTERM or SIGINT (a SIGHUP is ignored, and
+ * said so once). */
+typedef struct second_s {
+    shoal_host_t *h;
+    int fd;
+    const char *name;
+    bool told_hup;
+} second_t;
+
+static bool second_signal(void *arg)
+{
+    second_t *s = arg;
+    struct signalfd_siginfo si;
+    while (read(s->fd, &si, sizeof si) == (ssize_t)sizeof si) {
+        if (si.ssi_signo == SIGHUP) {
+            if (!s->told_hup)
+                shoal__host_log(s->h, SHOAL_LOG_INFO, "SIGHUP while draining: no reload");
+            s->told_hup = true;
+            continue;
+        }
+        s->name = si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM";
+        return true;
+    }
+    return false;
+}
+
+/* Ends the process now, with pools still busy: the runtime cannot be
+ * destroyed while a thread runs plugin code, so nothing is joined; the
+ * control socket goes, and what was written is flushed. */
+static _Noreturn void abandon(shoal_control_t *control)
+{
+    shoal__fault_set_unlink(NULL);
+    shoal__control_close(control);
+    fflush(stdout);
+    fflush(stderr);
+    _exit(EXIT_LOST);
 }
 
 static int run(const char *path, uint64_t run_for_ms, bool table)
@@ -265,9 +315,23 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
     shoal__host_log(h, SHOAL_LOG_INFO, "%s: draining every pool (at most %llu ms)", why,
                     (unsigned long long)drain_ms);
     double t0 = now_s();
-    unsigned busy = shoal__host_drain(h, drain_ms);
-    shoal__host_log(h, SHOAL_LOG_INFO, "drained in %.0f ms; %u pool%s still busy, stopped",
-                    (now_s() - t0) * 1e3, busy, busy == 1 ? "" : "s");
+    second_t again = {.h = h, .fd = sfd};
+    int busy = shoal__host_drain(h, drain_ms, second_signal, &again);
+    if (busy < 0) {
+        shoal__host_log(h, SHOAL_LOG_WARN, "%s while draining: exiting now (status %d)", again.name,
+                        EXIT_LOST);
+        abandon(control);
+    }
+    if (busy > 0) {
+        shoal__host_report_lost(h);
+        shoal__host_log(h, SHOAL_LOG_WARN,
+                        "drained for %.0f ms; %d pool%s still busy: exiting without waiting for "
+                        "them (status %d)",
+                        (now_s() - t0) * 1e3, busy, busy == 1 ? "" : "s", EXIT_LOST);
+        abandon(control);
+    }
+    shoal__host_log(h, SHOAL_LOG_INFO, "drained in %.0f ms; 0 pools still busy, stopped",
+                    (now_s() - t0) * 1e3);
     shoal__fault_set_unlink(NULL); /* from here on the path may be another shoald's */
     shoal__control_close(control);
     shoal__host_destroy(h);

@@ -11,7 +11,8 @@
  *     closed, removed) answers SHOAL_ENOPROC and the sender goes on to the
  *     next, so no table state a sender can see loses a message. (While a
  *     slot is closed up, a sender may see one PID in two slots: harmless.)
- *   - Counters are striped: one stripe per dispatcher thread, written by that
+ *   - Counters are striped: one stripe per worker id (compensating slots
+ *     included: a slot's threads come one after another), written by that
  *     thread only (relaxed load + store), and one shared stripe for every
  *     other thread (relaxed fetch_add). Readers sum them (relaxed loads): a
  *     recent picture, exact once traffic stops.
@@ -79,7 +80,7 @@ typedef struct shoal_pool_s {
     _Atomic uint32_t nworkers;   /* slots[0 .. nworkers) are the FIFO */
     uint32_t cap;                /* max_size */
     _Atomic shoal_pid_t *slots;
-    shoal_pool_stripe_t *stripes; /* nstripes: one per worker thread, then the shared one */
+    shoal_pool_stripe_t *stripes; /* nstripes: one per worker id, then the shared one */
     uint32_t nstripes;
     struct shoal_pool_s *parent; /* the pool this one is a worker of (counts go up too) */
     char name[64];

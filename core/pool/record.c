@@ -15,7 +15,7 @@ shoal_pool_t *shoal__pool_record_new(shoal_runtime_t *rt, uint32_t cap)
     if (p == NULL)
         return NULL;
     memset(p, 0, sizeof *p);
-    p->nstripes = rt->nthreads + 1;
+    p->nstripes = rt->nslots + 1; /* every worker id, compensating ones too */
     p->cap = cap;
     p->slots = calloc(cap, sizeof *p->slots);
     p->stripes = aligned_alloc(64, p->nstripes * sizeof *p->stripes);

@@ -4,10 +4,14 @@
  * pool actor's turns. */
 #include "pool/pool.h"
 
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "actor/call.h"
 #include "runtime/runtime.h"
+#include "sched/monitor.h"
 #include "shoal/inspect.h"
 
 /* ---- queue depth and stats ----------------------------------------------- */
@@ -124,6 +128,45 @@ static const char *state_name(uint32_t s)
                                       : "running";
 }
 
+/* Whether stall s counts for pool p (one of its workers, at any depth). */
+static bool stall_of(const shoal_stall_t *s, const shoal_pool_t *p)
+{
+    for (unsigned k = 0; k < SHOAL_POOL_MAX_DEPTH && s->pools[k] != NULL; k++)
+        if (s->pools[k] == p)
+            return true;
+    return false;
+}
+
+/* "stalled": the pool's workers (and nested pools') in a handler past
+ * stall_warn: [{"pid":"3.1","ms":1200,"thread":1}, ...]. */
+static void inspect_stalled(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_inspect_t *out)
+{
+    size_t n = shoal__stalls(ctx->rt, NULL, 0, false);
+    shoal_stall_t *s = n != 0 ? calloc(n, sizeof *s) : NULL;
+    n = s != NULL ? shoal__stalls(ctx->rt, s, n, false) : 0; /* as many or fewer by now */
+    size_t cap = 3 + n * 100, len = 1; /* "[]" and NUL; an object is at most 79 bytes */
+    char *json = malloc(cap);
+    if (json == NULL) {
+        free(s);
+        shoal__inspect_raw(out, "stalled", "[]");
+        return;
+    }
+    json[0] = '[';
+    for (size_t i = 0; i < n && len < cap; i++) {
+        if (!stall_of(&s[i], p))
+            continue;
+        len += (size_t)snprintf(json + len, cap - len,
+                                "%s{\"pid\":\"%" PRIu32 ".%" PRIu32 "\",\"ms\":%" PRIu64
+                                ",\"thread\":%u}",
+                                len > 1 ? "," : "", shoal__pid_slot(s[i].pid),
+                                shoal__pid_gen(s[i].pid), s[i].elapsed_ns / 1000000u, s[i].thread);
+    }
+    snprintf(json + len, cap - len, "]");
+    shoal__inspect_raw(out, "stalled", json);
+    free(json);
+    free(s);
+}
+
 void shoal__pool_inspect(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_inspect_t *out)
 {
     shoal_pool_stats_t st;
@@ -165,6 +208,7 @@ void shoal__pool_inspect(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_inspect
         snprintf(key, sizeof key, "service_%s_ns", q[i]);
         shoal_inspect_uint(out, key, st.service_ns[i]);
     }
+    inspect_stalled(ctx, p, out);
 }
 
 /* ---- counters ----------------------------------------------------------- */

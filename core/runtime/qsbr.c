@@ -9,7 +9,7 @@
  * tc_lock: a thread that exits frees its cache). */
 static void each_tcache(shoal_runtime_t *rt, void (*fn)(shoal_tcache_t *, void *), void *arg)
 {
-    for (unsigned i = 0; i < rt->nthreads; i++)
+    for (unsigned i = 0; i < rt->nslots; i++) /* compensating slots too */
         fn(shoal__worker_tcache(rt, i), arg);
     pthread_mutex_lock(&rt->tc_lock);
     for (shoal_tcache_t *tc = rt->foreign; tc != NULL; tc = tc->next)

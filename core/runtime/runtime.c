@@ -16,6 +16,7 @@
 #include "actor/timer.h"
 #include "pool/pool.h"
 #include "sched/futex.h"
+#include "sched/monitor.h"
 #include "sched/worker.h"
 
 #define GLOBAL_RING_SIZE (1u << 14)
@@ -43,13 +44,19 @@ SHOAL_API int shoal_runtime_create(shoal_runtime_t **out, const shoal_runtime_op
         opts = &defaults;
     }
     if (opts->threads > 1024 || opts->throughput > 1u << 20 || opts->spin_us > 1000000 ||
-        (opts->max_actors != 0 && opts->max_actors < 16) || opts->max_actors > 1u << 30)
+        (opts->max_actors != 0 && opts->max_actors < 16) || opts->max_actors > 1u << 30 ||
+        opts->stall_warn_ms > SHOAL_STALL_WARN_MAX_MS ||
+        opts->max_extra_threads < SHOAL_EXTRA_THREADS_NONE || opts->max_extra_threads > 1024)
         return SHOAL_EINVAL;
     shoal_runtime_t *rt = aligned_alloc(64, sizeof *rt);
     if (rt == NULL)
         return SHOAL_ENOMEM;
     memset(rt, 0, sizeof *rt);
     rt->nthreads = opts->threads ? opts->threads : default_threads();
+    unsigned max_extra = opts->max_extra_threads == 0  ? rt->nthreads
+                         : opts->max_extra_threads < 0 ? 0
+                                                       : (unsigned)opts->max_extra_threads;
+    rt->nslots = rt->nthreads + max_extra;
     rt->throughput = opts->throughput ? opts->throughput : 32;
     rt->spin_ns = (uint64_t)(opts->spin_us ? opts->spin_us : 50) * 1000u;
     rt->max_actors = opts->max_actors ? opts->max_actors : 1u << 24;
@@ -74,13 +81,24 @@ SHOAL_API int shoal_runtime_create(shoal_runtime_t **out, const shoal_runtime_op
         goto fail_timers;
     if ((rc = shoal__workers_start(rt)) != SHOAL_OK)
         goto fail_workers;
+    if ((rc = shoal__monitor_create(rt, opts->stall_warn_ms ? opts->stall_warn_ms : 1000,
+                                    max_extra)) != SHOAL_OK)
+        goto fail_monitor;
+    shoal__timers_watch(rt);
     /* release: pairs with shoal__queued_check's acquire (rt->workers set). */
     atomic_store_explicit(&rt->started, 1, memory_order_release);
     *out = rt;
     return SHOAL_OK;
 
+fail_monitor:
+    shoal__timers_stop(rt);
+    shoal__workers_join(rt);
+    shoal__workers_free(rt);
+    shoal__timers_free(rt);
+    goto fail_timers;
 fail_workers:
     shoal__timers_stop(rt);
+    shoal__timers_free(rt);
 fail_timers:
     shoal__tcache_key_fini(rt);
 fail_key:
@@ -133,8 +151,10 @@ SHOAL_API void shoal_runtime_destroy(shoal_runtime_t *rt)
     if (rt == NULL)
         return;
     stop_all(rt);
-    shoal__timers_stop(rt);
+    shoal__timers_stop(rt); /* and the monitor: no compensating worker starts now */
     shoal__workers_join(rt);
+    shoal__timers_free(rt); /* workers may kick the monitor until they stop */
+    shoal__monitor_destroy(rt);
     shoal__pool_limbo_collect(rt, true); /* no thread reads records now */
     shoal__workers_free(rt);
     shoal__tcache_key_fini(rt);
@@ -160,4 +180,6 @@ SHOAL_API void shoal_runtime_stats(shoal_runtime_t *rt, shoal_runtime_stats_t *s
     SHOAL_TSTATS_MAP(SHOAL__TSTAT_COPY)
 #undef SHOAL__TSTAT_COPY
     stats->actors_live = atomic_load_explicit(&rt->live, memory_order_relaxed);
+    shoal__monitor_counts(rt, &stats->stalls, &stats->extra_threads_started,
+                          &stats->extra_threads_live);
 }

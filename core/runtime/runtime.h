@@ -17,6 +17,7 @@
 
 struct shoal_worker_s;
 struct shoal_timers_s;
+struct shoal_monitor_s;
 
 /* A PID of an actor in another process: its slot has this bit (a slot is
  * always below max_actors <= 2^30 otherwise). The child process of an
@@ -30,7 +31,8 @@ typedef int (*shoal_gateway_fn)(void *user, shoal_tcache_t *tc, shoal_pid_t to,
 
 struct shoal_runtime_s {
     /* settings, fixed at create */
-    unsigned nthreads;
+    unsigned nthreads; /* dispatcher threads that run from create to destroy */
+    unsigned nslots;   /* nthreads + compensating slots (sched/monitor.h) */
     unsigned throughput;
     uint64_t spin_ns;
     uint32_t max_actors;
@@ -60,12 +62,22 @@ struct shoal_runtime_s {
     size_t env_nslabs, env_slabs_cap;
 
     /* dispatcher */
-    struct shoal_worker_s *workers;
+    struct shoal_worker_s *workers; /* nslots */
     shoal_inject_t global;
     alignas(64) _Atomic uint32_t nparked;
     _Atomic uint32_t nspinning;
     _Atomic uint32_t shutdown; /* workers exit */
     _Atomic uint32_t wake_rr;
+    /* 1 while the monitor sleeps with nothing to watch: a worker leaving
+     * park wakes it (worker.c, monitor.c). Next to nspinning, which that
+     * worker has just written. */
+    _Atomic uint32_t mon_idle;
+    /* Slots that stealing and waking look at: nthreads, raised by the
+     * monitor past every compensating slot it starts (never lowered). */
+    _Atomic uint32_t nscan;
+
+    /* the monitor (sched/monitor.c), run by the timer thread */
+    struct shoal_monitor_s *monitor;
 
     /* lifecycle */
     alignas(64) _Atomic uint64_t live;

@@ -102,6 +102,6 @@ void shoal__tcache_sum(shoal_runtime_t *rt, shoal_tstats_t *out)
     for (shoal_tcache_t *tc = rt->foreign; tc != NULL; tc = tc->next)
         add_stats(out, &tc->stats);
     pthread_mutex_unlock(&rt->tc_lock);
-    for (unsigned i = 0; i < rt->nthreads; i++)
+    for (unsigned i = 0; i < rt->nslots; i++) /* compensating slots too */
         add_stats(out, &shoal__worker_tcache(rt, i)->stats);
 }

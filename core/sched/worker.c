@@ -3,16 +3,20 @@
  * Each worker takes work in this order: its own ring, the global ring
  * (first, on every other pick, whenever it is not empty, so an actor pushed
  * there waits at most one turn per worker), half of a sibling's ring, and
- * then spins for spin_us before it parks.
+ * then spins for spin_us before it parks. Compensating workers (started by
+ * the monitor while workers are stuck in a handler, monitor.h) are workers
+ * like the others: they take, steal, park and are woken the same way.
  *
  * WAKING (no lost wake-up)
  * Work pushed onto a worker's own ring is never stranded: that worker runs
- * it. Waking a sibling there is only for parallelism, so it is cheap and
- * best-effort: when the ring holds two or more actors (or, between two
+ * it, or, while it is stuck in a handler, the monitor wakes a sibling for
+ * it (below). Waking a sibling there is only for parallelism, so it is cheap
+ * and best-effort: when the ring holds two or more actors (or, between two
  * messages of a turn, any actor), no worker is spinning and one is parked,
  * wake one. The woken worker spins and steals. A ring's single actor is
  * stolen only from a worker that has not popped since the thief's last look
- * (ring.h), so a ping-pong pair is not torn across cores.
+ * (ring.h), so a ping-pong pair is not torn across cores; a stuck worker
+ * does not pop, so its single actor is taken at a thief's second look.
  * A worker that finds work while it was the last spinner wakes one more if
  * work is still queued (the baton); a worker woken from park counts as a
  * spinner, so the baton passes along until every queued actor has a thread
@@ -26,9 +30,41 @@
  * In the single order of seq_cst operations either the pusher's loads come
  * after the parker's announcements (it sees nparked > 0 and wakes it) or the
  * parker's load of count comes after the push (it does not sleep).
- * A waker claims a sleeper by CAS parked 1 -> 0 [acq_rel] and then futex-
+ * A waker claims a sleeper by CAS parked 1 -> 0 [seq_cst] and then futex-
  * wakes it; the sleeper sleeps only while parked == 1 (futex value check),
- * so a wake between its check and its sleep is not lost.
+ * so a wake between its check and its sleep is not lost. Wakers look at the
+ * slots below nscan [relaxed]: a compensating slot is below it before its
+ * thread starts, and a pusher that counts that thread in nparked has read
+ * its increment (an acquiring RMW chain), so it sees nscan past it too.
+ *
+ * STUCK WORKERS (monitor.c)
+ * A worker stuck in a handler runs nothing else. The monitor, on each tick,
+ * for a worker seen inside the same callback for a whole tick whose ring is
+ * not empty, wakes one as above (shoal__sched_wake); the woken worker steals.
+ * When no worker is left to wake (none spins, none is parked) while work is
+ * queued, it starts a compensating worker, which spins and steals at once.
+ * The monitor sleeps when every live worker is parked. Its pair with a
+ * worker that leaves park:
+ *   monitor: mon_idle = 1 [seq_cst]; then parked of every live slot and the
+ *            state of every compensating slot [seq_cst loads]; sleep only if
+ *            all are parked and none is DONE, and only while mon_idle is
+ *            still 1 under the timer lock.
+ *   worker:  parked 1 -> 0 by CAS [seq_cst] (its own, or a waker's that it
+ *            reads with a seq_cst load); then mon_idle [seq_cst load]; if 1,
+ *            kick the monitor (clears mon_idle and signals, under the lock).
+ * Either the monitor's load sees the 0 or the worker's load sees the 1.
+ *
+ * RETIRING (compensating workers)
+ * The monitor asks one to leave: retire = 1 [seq_cst], then claims it if it
+ * is parked (CAS parked 1 -> 0 [seq_cst], then wakes it), as shutdown does.
+ * The worker leaves at a safe point: between turns, or instead of sleeping
+ * (after announcing itself parked it reads retire [seq_cst], as it reads
+ * shutdown). It gives what its ring holds to the global ring (each push
+ * counts [seq_cst], then it wakes one as any other pusher), flushes its
+ * caches and sets xstate DONE [seq_cst], kicking the monitor if it sleeps
+ * (the monitor reads xstate after mon_idle = 1: the same pair). Nothing
+ * pushes to a ring but its owner, so the ring stays empty until the slot's
+ * next thread.
  */
 #include "sched/worker.h"
 
@@ -40,20 +76,29 @@
 #include "runtime/fault.h"
 #include "runtime/runtime.h"
 #include "sched/futex.h"
+#include "sched/monitor.h"
 
 #define GLOBAL_BATCH 32u
 
 shoal_tcache_t *shoal__worker_tcache(shoal_runtime_t *rt, unsigned i) { return &rt->workers[i].tc; }
 
+/* The slots wakers and thieves look at (header). */
+static inline unsigned nscan(shoal_runtime_t *rt)
+{
+    return atomic_load_explicit(&rt->nscan, memory_order_relaxed);
+}
+
 static void wake_one(shoal_runtime_t *rt, shoal_tcache_t *tc)
 {
-    unsigned n = rt->nthreads;
+    unsigned n = nscan(rt);
     unsigned start = atomic_fetch_add_explicit(&rt->wake_rr, 1, memory_order_relaxed);
     for (unsigned i = 0; i < n; i++) {
         shoal_worker_t *w = &rt->workers[(start + i) % n];
         uint32_t one = 1;
+        /* seq_cst: claims the sleeper (pairs with its futex check) and is
+         * the worker's half of the monitor's idle pair (header). */
         if (atomic_load_explicit(&w->parked, memory_order_relaxed) == 1 &&
-            atomic_compare_exchange_strong_explicit(&w->parked, &one, 0, memory_order_acq_rel,
+            atomic_compare_exchange_strong_explicit(&w->parked, &one, 0, memory_order_seq_cst,
                                                     memory_order_relaxed)) {
             atomic_fetch_sub_explicit(&rt->nparked, 1, memory_order_seq_cst);
             shoal__futex_wake(&w->parked, 1);
@@ -107,6 +152,8 @@ void shoal__sched_share(shoal_worker_t *w)
         maybe_wake(w->rt, &w->tc);
 }
 
+void shoal__sched_wake(shoal_runtime_t *rt) { maybe_wake(rt, NULL); }
+
 static shoal_actor_t *take_global(shoal_worker_t *w)
 {
     shoal_runtime_t *rt = w->rt;
@@ -128,7 +175,7 @@ static shoal_actor_t *take_global(shoal_worker_t *w)
 static shoal_actor_t *steal(shoal_worker_t *w)
 {
     shoal_runtime_t *rt = w->rt;
-    unsigned n = rt->nthreads;
+    unsigned n = nscan(rt);
     w->rng = w->rng * 6364136223846793005u + 1442695040888963407u;
     unsigned start = (unsigned)(w->rng >> 33) % n;
     for (unsigned i = 0; i < n; i++) {
@@ -149,11 +196,19 @@ static shoal_actor_t *steal(shoal_worker_t *w)
     return NULL;
 }
 
+/* A compensating worker asked to leave (header: RETIRING). */
+static inline bool retiring(shoal_worker_t *w, memory_order mo)
+{
+    return w->extra && atomic_load_explicit(&w->retire, mo);
+}
+
 static void unpark_self(shoal_worker_t *w)
 {
     uint32_t one = 1;
-    if (atomic_compare_exchange_strong_explicit(&w->parked, &one, 0, memory_order_acq_rel,
-                                                memory_order_relaxed))
+    /* seq_cst, both ways: the worker's half of the monitor's idle pair; a
+     * failure reads the waker's CAS (header). */
+    if (atomic_compare_exchange_strong_explicit(&w->parked, &one, 0, memory_order_seq_cst,
+                                                memory_order_seq_cst))
         atomic_fetch_sub_explicit(&w->rt->nparked, 1, memory_order_seq_cst);
     /* else a waker claimed us and did the accounting */
 }
@@ -165,13 +220,14 @@ static void park(shoal_worker_t *w)
     atomic_store_explicit(&w->parked, 1, memory_order_seq_cst);
     atomic_fetch_add_explicit(&rt->nparked, 1, memory_order_seq_cst);
     if (shoal__inject_count(&rt->global, memory_order_seq_cst) != 0 ||
-        atomic_load_explicit(&rt->shutdown, memory_order_seq_cst)) {
+        atomic_load_explicit(&rt->shutdown, memory_order_seq_cst) ||
+        retiring(w, memory_order_seq_cst)) {
         unpark_self(w);
         return;
     }
     SHOAL_STAT_ADD(&w->tc, parks, 1);
-    /* acquire: pairs with the waker's CAS [acq_rel]. */
-    while (atomic_load_explicit(&w->parked, memory_order_acquire) == 1)
+    /* seq_cst: reads the waker's CAS [seq_cst] (header: the idle pair). */
+    while (atomic_load_explicit(&w->parked, memory_order_seq_cst) == 1)
         shoal__futex_wait(&w->parked, 1, NULL);
 }
 
@@ -210,7 +266,8 @@ static shoal_actor_t *find_work(shoal_worker_t *w)
             }
             return a;
         }
-        if (atomic_load_explicit(&rt->shutdown, memory_order_acquire)) {
+        if (atomic_load_explicit(&rt->shutdown, memory_order_acquire) ||
+            retiring(w, memory_order_relaxed)) {
             stop_spinning(w);
             return NULL;
         }
@@ -228,6 +285,9 @@ static shoal_actor_t *find_work(shoal_worker_t *w)
              * for a busy thread's turn to end while threads slept. */
             w->spinning = 1;
             atomic_fetch_add_explicit(&rt->nspinning, 1, memory_order_seq_cst);
+            /* seq_cst: the worker's load of the idle pair (header). */
+            if (atomic_load_explicit(&rt->mon_idle, memory_order_seq_cst))
+                shoal__monitor_kick(rt);
             spin_start = shoal__now_ns();
             continue;
         }
@@ -238,6 +298,30 @@ static shoal_actor_t *find_work(shoal_worker_t *w)
         if (shoal__now_ns() - spin_start > 5000)
             sched_yield();
     }
+}
+
+/* ---- compensating workers (header: RETIRING) ------------------------------ */
+
+/* Leaving: what the ring holds goes to the global ring. */
+static void extra_hand_back(shoal_worker_t *w)
+{
+    shoal_actor_t *batch[256];
+    uint32_t k, moved = 0;
+    while ((k = shoal__ring_take(&w->ring, batch, 256)) != 0) {
+        for (uint32_t i = 0; i < k; i++)
+            shoal__inject_push(&w->rt->global, batch[i]);
+        moved += k;
+    }
+    if (moved != 0)
+        maybe_wake(w->rt, &w->tc);
+}
+
+static void extra_done(shoal_worker_t *w)
+{
+    /* seq_cst: the retiree's store of the idle pair (header). */
+    atomic_store_explicit(&w->xstate, SHOAL_EXTRA_DONE, memory_order_seq_cst);
+    if (atomic_load_explicit(&w->rt->mon_idle, memory_order_seq_cst))
+        shoal__monitor_kick(w->rt);
 }
 
 static void *worker_main(void *arg)
@@ -251,28 +335,82 @@ static void *worker_main(void *arg)
         if (a == NULL)
             break;
         shoal__actor_run(w, a);
+        if (retiring(w, memory_order_relaxed)) /* between turns: a safe point */
+            break;
     }
+    if (w->extra)
+        extra_hand_back(w);
     shoal__tcache_flush(&w->tc);
     pthread_setspecific(rt->tc_key, NULL);
+    if (w->extra)
+        extra_done(w);
     shoal__fault_thread_end();
     return NULL;
 }
 
+int shoal__extra_start(shoal_runtime_t *rt, unsigned i)
+{
+    shoal_worker_t *w = &rt->workers[i];
+    /* OFF: the slot's last thread (if any) was joined, so what it wrote is
+     * ours to see, and its ring is empty. pthread_create passes all of it
+     * on to the new thread. */
+    w->spinning = 0;
+    w->took_global = 0;
+    atomic_store_explicit(&w->retire, 0, memory_order_relaxed);
+    atomic_store_explicit(&w->xstate, SHOAL_EXTRA_ON, memory_order_relaxed);
+    if (nscan(rt) < i + 1)
+        atomic_store_explicit(&rt->nscan, i + 1, memory_order_relaxed); /* only we raise it */
+    if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+        atomic_store_explicit(&w->xstate, SHOAL_EXTRA_OFF, memory_order_relaxed);
+        return SHOAL_ENOMEM;
+    }
+    return SHOAL_OK;
+}
+
+/* Claims w if it is parked and wakes it (shutdown, retire). */
+static void unpark_other(shoal_runtime_t *rt, shoal_worker_t *w)
+{
+    uint32_t one = 1;
+    /* seq_cst: after the store the parker reads (shutdown, retire), as a
+     * waker's claim (header). */
+    if (atomic_compare_exchange_strong_explicit(&w->parked, &one, 0, memory_order_seq_cst,
+                                                memory_order_relaxed)) {
+        atomic_fetch_sub_explicit(&rt->nparked, 1, memory_order_seq_cst);
+        shoal__futex_wake(&w->parked, 1);
+    }
+}
+
+void shoal__extra_retire(shoal_runtime_t *rt, unsigned i)
+{
+    shoal_worker_t *w = &rt->workers[i];
+    /* seq_cst: pairs with the parker's load of retire (header). */
+    atomic_store_explicit(&w->retire, 1, memory_order_seq_cst);
+    unpark_other(rt, w);
+}
+
+/* ---- all of them ----------------------------------------------------------- */
+
 int shoal__workers_start(shoal_runtime_t *rt)
 {
-    unsigned n = rt->nthreads;
+    unsigned n = rt->nslots;
     rt->workers = aligned_alloc(64, n * sizeof *rt->workers);
     if (rt->workers == NULL)
         return SHOAL_ENOMEM;
     memset(rt->workers, 0, n * sizeof *rt->workers);
+    atomic_init(&rt->nscan, rt->nthreads);
     for (unsigned i = 0; i < n; i++) {
         shoal_worker_t *w = &rt->workers[i];
         shoal__ring_init(&w->ring);
         w->rt = rt;
         w->id = i;
+        w->extra = i >= rt->nthreads;
         w->rng = 0x9e3779b97f4a7c15u * (i + 1);
         w->seen_progress = calloc(n, sizeof *w->seen_progress);
         atomic_init(&w->parked, 0);
+        atomic_init(&w->retire, 0);
+        atomic_init(&w->xstate, SHOAL_EXTRA_OFF);
+        atomic_init(&w->watch_seq, 0);
+        atomic_init(&w->watch_flag, SHOAL_WATCH_NONE);
         shoal__tcache_init(&w->tc, rt, w);
         w->ctx.rt = rt;
         w->ctx.w = w;
@@ -280,11 +418,12 @@ int shoal__workers_start(shoal_runtime_t *rt)
         if (w->seen_progress == NULL)
             goto fail;
     }
-    for (unsigned i = 0; i < n; i++) {
+    for (unsigned i = 0; i < rt->nthreads; i++) {
         if (pthread_create(&rt->workers[i].thread, NULL, worker_main, &rt->workers[i]) != 0) {
+            unsigned nthreads = rt->nthreads;
             rt->nthreads = i; /* join what started */
             shoal__workers_join(rt);
-            rt->nthreads = n;
+            rt->nthreads = nthreads;
             goto fail;
         }
     }
@@ -297,26 +436,38 @@ fail:
     return SHOAL_ENOMEM;
 }
 
+/* Whether slot i has a thread to join. */
+static bool has_thread(shoal_runtime_t *rt, unsigned i)
+{
+    /* acquire: a compensating slot's state, set by the monitor, which has
+     * stopped (its join happens before ours), or DONE by the thread. */
+    return i < rt->nthreads ||
+           atomic_load_explicit(&rt->workers[i].xstate, memory_order_acquire) != SHOAL_EXTRA_OFF;
+}
+
 void shoal__workers_join(shoal_runtime_t *rt)
 {
     atomic_store_explicit(&rt->shutdown, 1, memory_order_seq_cst);
-    for (unsigned i = 0; i < rt->nthreads; i++) {
-        shoal_worker_t *w = &rt->workers[i];
-        uint32_t one = 1;
-        if (atomic_compare_exchange_strong_explicit(&w->parked, &one, 0, memory_order_acq_rel,
-                                                    memory_order_relaxed))
-            atomic_fetch_sub_explicit(&rt->nparked, 1, memory_order_seq_cst);
-        shoal__futex_wake(&w->parked, 1);
+    for (unsigned i = 0; i < rt->nslots; i++)
+        if (has_thread(rt, i)) {
+            unpark_other(rt, &rt->workers[i]);
+            shoal__futex_wake(&rt->workers[i].parked, 1);
+        }
+    for (unsigned i = 0; i < rt->nslots; i++) {
+        if (has_thread(rt, i)) {
+            pthread_join(rt->workers[i].thread, NULL);
+            if (i >= rt->nthreads)
+                atomic_store_explicit(&rt->workers[i].xstate, SHOAL_EXTRA_OFF,
+                                      memory_order_relaxed);
+        }
     }
-    for (unsigned i = 0; i < rt->nthreads; i++)
-        pthread_join(rt->workers[i].thread, NULL);
 }
 
 void shoal__workers_free(shoal_runtime_t *rt)
 {
     if (rt->workers == NULL)
         return;
-    for (unsigned i = 0; i < rt->nthreads; i++)
+    for (unsigned i = 0; i < rt->nslots; i++)
         free(rt->workers[i].seen_progress);
     free(rt->workers);
     rt->workers = NULL;

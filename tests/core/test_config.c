@@ -69,7 +69,8 @@ static const bad_case_t bad_cases[] = {
     {"bogus: 1\n", F "1:1: unknown key 'bogus' at the top level (expected one of: runtime, log, "
                      "shutdown, plugins, pools)"},
     {"runtime:\n  thread: 4\n", F "2:3: unknown key 'thread' in runtime (expected one of: "
-                                  "threads, throughput, spin, max_actors, control, max_queued)"},
+                                  "threads, throughput, spin, max_actors, control, max_queued, "
+                                  "stall_warn, max_extra_threads)"},
     {"log:\n  colour: yes\n",
      F "2:3: unknown key 'colour' in log (expected one of: format, level)"},
     {"shutdown: {grace: 1s}\n", F "1:12: unknown key 'grace' in shutdown (expected one of: drain)"},
@@ -105,6 +106,12 @@ static const bad_case_t bad_cases[] = {
     {"runtime:\n  max_actors: 8\n",
      F "2:15: runtime.max_actors: 8 is out of range: expected 16 to 1073741824"},
     {"runtime:\n  control: ''\n", F "2:12: runtime.control: expected a path, got an empty string"},
+    {"runtime:\n  stall_warn: 25h\n", F "2:15: runtime.stall_warn: at most 1 day, got '25h'"},
+    {"runtime:\n  stall_warn: 0s\n", F "2:15: runtime.stall_warn: must be at least 1ms, got '0s'"},
+    {"runtime:\n  max_extra_threads: 1025\n",
+     F "2:22: runtime.max_extra_threads: expected auto or an integer in 0..1024, got '1025'"},
+    {"runtime:\n  max_extra_threads: some\n",
+     F "2:22: runtime.max_extra_threads: expected auto or an integer in 0..1024, got 'some'"},
     /* log, shutdown: enums and durations */
     {"log:\n  format: xml\n", F "2:11: log.format: expected one of text, json, got 'xml'"},
     {"log:\n  level: verbose\n",
@@ -373,6 +380,8 @@ static void test_defaults_and_edges(void)
         CU_ASSERT_EQUAL(c->runtime.spin_us, 50);
         CU_ASSERT_EQUAL(c->runtime.max_actors, 0);
         CU_ASSERT_PTR_NULL(c->runtime.control);
+        CU_ASSERT_EQUAL(c->runtime.stall_warn_ms, 1000);
+        CU_ASSERT_EQUAL(c->runtime.max_extra_threads, SHOAL_CONFIG_AUTO);
         CU_ASSERT_EQUAL(c->log.format, SHOAL_LOG_FORMAT_TEXT);
         CU_ASSERT_EQUAL(c->log.level, SHOAL_LOG_INFO);
         CU_ASSERT_EQUAL(c->shutdown.drain_ms, 10000);
@@ -381,6 +390,24 @@ static void test_defaults_and_edges(void)
         shoal__config_free(c);
     }
     shoal__config_free(NULL);
+
+    /* The monitor's keys: max_extra_threads 0 is none, auto as many as threads. */
+    static const struct {
+        const char *text;
+        uint64_t warn_ms;
+        uint32_t extra;
+    } stalls[] = {
+        {"runtime: {stall_warn: 250ms, max_extra_threads: 0}\npools: {}\n", 250, 0},
+        {"runtime: {stall_warn: 24h, max_extra_threads: 3}\npools: {}\n", 86400000, 3},
+        {"runtime: {max_extra_threads: auto}\npools: {}\n", 1000, SHOAL_CONFIG_AUTO},
+    };
+    for (size_t i = 0; i < sizeof stalls / sizeof stalls[0]; i++) {
+        shoal_config_t *c = parse(stalls[i].text);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+        CU_ASSERT_EQUAL(c->runtime.stall_warn_ms, stalls[i].warn_ms);
+        CU_ASSERT_EQUAL(c->runtime.max_extra_threads, stalls[i].extra);
+        shoal__config_free(c);
+    }
     /* threads: auto; spin: 1s is the most; pools before plugins; a size above
      * 1024 raises the default max; 8 pool levels are allowed. */
     shoal_config_t *c = parse("runtime: {threads: auto, spin: 1s}\n"
@@ -614,19 +641,23 @@ static void test_help(void)
     fclose(f);
     static const char *const lines[] = {
         "shoald config (YAML). Paths are relative to the config file.\n",
-        "  key                      type                           default          what\n",
-        "  runtime.threads          auto | 1..1024                 auto             dispatcher "
+        "  key                        type                           default          what\n",
+        "  runtime.threads            auto | 1..1024                 auto             dispatcher "
         "threads; auto = max(online CPUs, 2)\n",
-        "  runtime.spin             duration (us, ms, s), <= 1s    50us             how long an "
+        "  runtime.spin               duration (us, ms, s), <= 1s    50us             how long an "
         "idle thread looks for work before it sleeps\n",
-        "  log.level                error | warn | info | debug    info             error, warn, "
+        "  runtime.stall_warn         duration (250ms, 2s, 1m)       1s               a handler "
+        "running longer is logged and shown in status and inspect\n",
+        "  runtime.max_extra_threads  auto | 0..1024                 auto             threads "
+        "started while handlers are stuck; auto = threads, 0 = none\n",
+        "  log.level                  error | warn | info | debug    info             error, warn, "
         "info or debug\n",
-        "  shutdown.drain           duration (250ms, 2s, 1m)       10s              on "
-        "SIGTERM/SIGINT, how long pools may drain before shoald stops them\n",
+        "  shutdown.drain             duration (250ms, 2s, 1m)       10s              on "
+        "SIGTERM/SIGINT, how long pools may drain; still busy then: shoald exits 3\n",
         "\nPOOL (each entry under pools:):\n",
-        "  mailbox                  1.. | unbounded                64               per worker: "
+        "  mailbox                    1.. | unbounded                64               per worker: "
         "a number >= 1, or unbounded\n",
-        "  restart.within           duration (250ms, 2s, 1m)       5s               the restart "
+        "  restart.within             duration (250ms, 2s, 1m)       5s               the restart "
         "window\n",
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {

@@ -121,17 +121,23 @@ static void log_keep(void *user, int level, const char *line)
 
 shoal_runtime_t *shoal_test_runtime_logged(unsigned threads, int log_level)
 {
-    pthread_mutex_lock(&log_lock);
-    log_text[0] = '\0';
-    pthread_mutex_unlock(&log_lock);
     shoal_runtime_opts_t o;
     shoal_runtime_opts_init(&o);
     o.threads = threads;
     o.debug_checks = 1;
     o.log_level = log_level;
-    o.log_fn = log_keep;
+    return shoal_test_runtime_logged_opts(&o);
+}
+
+shoal_runtime_t *shoal_test_runtime_logged_opts(shoal_runtime_opts_t *o)
+{
+    pthread_mutex_lock(&log_lock);
+    log_text[0] = '\0';
+    pthread_mutex_unlock(&log_lock);
+    o->log_fn = log_keep;
+    o->log_user = NULL;
     shoal_runtime_t *rt = NULL;
-    if (shoal_runtime_create(&rt, &o) != SHOAL_OK)
+    if (shoal_runtime_create(&rt, o) != SHOAL_OK)
         return NULL;
     return rt;
 }

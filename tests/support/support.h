@@ -32,6 +32,9 @@ shoal_runtime_t *shoal_test_runtime(unsigned threads);
  * runtime at a time). NULL on failure. */
 shoal_runtime_t *shoal_test_runtime_logged(unsigned threads, int log_level);
 
+/* The same with the caller's options (their log_fn is replaced). */
+shoal_runtime_t *shoal_test_runtime_logged_opts(shoal_runtime_opts_t *o);
+
 /* Whether a kept log line contains `what`. */
 bool shoal_test_log_has(const char *what);
 

@@ -32,7 +32,20 @@ typedef struct shoal_runtime_opts_s {
      * refused_queued) until they drain below it. Checked every 10 ms, so the
      * total may pass it by what senders manage in that time. */
     uint64_t max_queued;
+    /* A handler (any callback) still running after this many ms is logged
+     * once (pool, behaviour, actor, elapsed) and listed while it lasts, and
+     * its end is logged once; 0 = 1000; at most SHOAL_STALL_WARN_MAX_MS. A
+     * dispatcher thread stuck in one callback for min(stall_warn, 100 ms)
+     * gets a compensating thread, so other actors keep running. */
+    unsigned stall_warn_ms;
+    /* Compensating threads at most at once: 0 = threads;
+     * SHOAL_EXTRA_THREADS_NONE = none (a stuck thread is only reported);
+     * at most 1024. They retire when the stalls end. */
+    int max_extra_threads;
 } shoal_runtime_opts_t;
+
+#define SHOAL_STALL_WARN_MAX_MS 86400000u /* one day */
+#define SHOAL_EXTRA_THREADS_NONE (-1)
 
 /* Fills opts with the defaults. */
 SHOAL_API void shoal_runtime_opts_init(shoal_runtime_opts_t *opts);
@@ -47,7 +60,8 @@ SHOAL_API int shoal_runtime_create(shoal_runtime_t **rt, const shoal_runtime_opt
  * from a worker thread. */
 SHOAL_API void shoal_runtime_destroy(shoal_runtime_t *rt);
 
-/* The number of dispatcher threads. */
+/* The number of dispatcher threads (without the compensating ones running
+ * for stuck handlers: see shoal_runtime_stats_t.extra_threads_live). */
 SHOAL_API unsigned shoal_runtime_threads(const shoal_runtime_t *rt);
 
 /* Spawns a root actor (no parent). Init runs on a worker thread; `args` must
@@ -141,6 +155,12 @@ typedef struct shoal_runtime_stats_s {
     uint64_t unbounded_pushed;
     uint64_t unbounded_popped;
     uint64_t refused_queued; /* SHOAL_EBUSY: unbounded mailboxes held max_queued messages */
+    /* callbacks that ran past stall_warn (each logged) */
+    uint64_t stalls;
+    /* compensating threads started for stuck ones, and alive now (0 once
+     * the stalls have ended) */
+    uint64_t extra_threads_started;
+    uint64_t extra_threads_live;
 } shoal_runtime_stats_t;
 
 SHOAL_API void shoal_runtime_stats(shoal_runtime_t *rt, shoal_runtime_stats_t *stats);

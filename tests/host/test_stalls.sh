@@ -1,0 +1,169 @@
+#!/bin/bash
+# test_stalls.sh BUILD_DIR - handlers that do not return, on a shoald of 2
+# dispatcher threads: a pool of 2 workers that loop in their handler
+# (fault.fault, mode loop), each sent one message. Another pool keeps
+# answering, `shoalctl status` answers within 1 s and lists both stalls, the
+# log has one line when each passes stall_warn and one when it returns, and
+# the thread count goes back to normal. Then loops that never end: SIGTERM
+# exits 3 within shutdown.drain + 1 s, naming each stuck handler and what
+# was queued (also when no thread is left to run the pools' actors); and a
+# second SIGTERM while draining exits at once.
+. "$(dirname "$0")/lib.sh" "$1"
+fault=$build/fixtures/fault.so
+[ -f "$fault" ] || fail "no $fault"
+export SHOAL_SOCKET=$tmp/ctl.sock
+# Under ThreadSanitizer a process sleeps 1 s on its way out (atexit_sleep_ms);
+# the exit times measured here are shoald's own.
+export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}atexit_sleep_ms=0"
+
+# config LOOP DRAIN [EXTRA]: the slow pool loops LOOP (a duration) per
+# message (0s: for ever); EXTRA: runtime.max_extra_threads (auto)
+config() {
+    cat > "$tmp/s.yaml" <<YAML
+runtime: { threads: 2, stall_warn: 300ms, control: ctl.sock, max_extra_threads: ${3:-auto} }
+log: { level: info }
+shutdown: { drain: $2 }
+plugins:
+  fault: $fault
+  echo: $plugins/echo/echo.so
+pools:
+  slow:
+    worker: fault.fault
+    size: 2
+    mailbox: 10
+    args: { mode: loop, ms: $1 }
+  api:
+    worker: echo.echo
+    size: 2
+YAML
+}
+start() {
+    : > "$log"
+    "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+    pid=$!
+    wait_for "gen=1 info running $tmp/s.yaml: 2 pools on 2 threads"
+}
+threads_of() { awk '/^Threads:/ { print $2 }' "/proc/$pid/status"; }
+ms_now() { echo $(($(date +%s%N) / 1000000)); }
+# send_slow N: N messages to the slow pool (its FIFO alternates workers)
+send_slow() {
+    for i in $(seq 1 "$1"); do
+        "$shoalctl" send slow "m$i" || fail "send slow m$i: exit $?"
+    done
+}
+# api_answers: the echo pool answers calls while the slow pool is stuck
+api_answers() {
+    for i in 1 2 3 4 5; do
+        out=$("$shoalctl" call api "hello$i" --timeout 2000) || fail "call api: exit $?"
+        [ "$out" = "hello$i" ] || fail "call api said '$out'"
+    done
+}
+STALLED='warn <[0-9.]*> slow/fault: stall: in its handler for [0-9.]* s (pool slow, behaviour fault, thread [0-3])$'
+RETURNED='warn <[0-9.]*> slow/fault: stall: returned after [0-9.]* s (pool slow, behaviour fault, thread [0-3])$'
+
+# ---- stalls seen and survived ------------------------------------------------
+config 3s 5s
+start
+base=$(threads_of)
+send_slow 2
+wait_for "$STALLED" 2
+api_answers
+t0=$(ms_now)
+out=$(timeout 1 "$shoalctl" status) || fail "status did not answer within 1 s (exit $?)"
+[ $(($(ms_now) - t0)) -lt 1000 ] || fail "status took $(($(ms_now) - t0)) ms"
+[ "$(echo "$out" | grep -c '^stalled <[0-9.]*> slow/fault for [0-9]* ms (pool slow, behaviour fault, thread [0-3])$')" = 2 ] ||
+    fail "status does not list both stalls: $out"
+inspect=$("$shoalctl" inspect slow) || fail "inspect slow: exit $?"
+echo "$inspect" | grep -q '"stalled":\[{"pid":"[0-9.]*","ms":[0-9]*,"thread":[0-3]},{"pid":"[0-9.]*","ms":[0-9]*,"thread":[0-3]}\]' ||
+    fail "inspect slow: $inspect"
+"$shoalctl" inspect api | grep -q '"stalled":\[\]' || fail "inspect api: $("$shoalctl" inspect api)"
+# One compensating thread per stuck one at most, started while work waits.
+extra=$(echo "$out" | sed -n 's/^compensating threads \([12]\) (for handlers that do not return)$/\1/p')
+[ -n "$extra" ] || fail "status does not show 1 or 2 compensating threads: $out"
+started=$(count 'dispatcher: compensating thread [23] started: [12] stuck in a handler')
+[ "$started" -ge 1 ] && [ "$started" -le 2 ] || fail "$started compensating threads started"
+now=$(threads_of)
+[ "$now" -gt "$base" ] && [ "$now" -le $((base + 2)) ] || fail "threads $now while stuck, $base before"
+# The loops end (3 s each): one line each, and back to 2 threads.
+wait_for "$RETURNED" 2
+[ "$(count "$STALLED")" = 2 ] || fail "stall lines: $(count "$STALLED")"
+for _ in $(seq 1 1000); do
+    [ "$(threads_of)" = "$base" ] && break
+    sleep 0.01
+done
+[ "$(threads_of)" = "$base" ] || fail "threads $(threads_of) after the stalls, $base before"
+wait_for "dispatcher: compensating thread [23] retired (0 left)"
+"$shoalctl" status | grep -q '^stalled' && fail "status still lists a stall: $("$shoalctl" status)"
+api_answers
+kill -TERM $pid
+wait $pid
+rc=$?
+pid=
+[ $rc -eq 0 ] || fail "SIGTERM after the stalls: exit $rc"
+grep -q "drained in .* ms; 0 pools still busy, stopped" "$log" || fail "not drained"
+
+# ---- shutdown ends whatever is stuck -----------------------------------------
+config 0s 1s
+start
+send_slow 5 # 2 in the loops, 3 queued behind them
+wait_for "$STALLED" 2
+api_answers
+t0=$(ms_now)
+kill -TERM $pid
+wait $pid
+rc=$?
+ms=$(($(ms_now) - t0))
+pid=
+[ $rc -eq 3 ] || fail "SIGTERM with stuck handlers: exit $rc"
+[ $ms -lt 2000 ] || fail "SIGTERM with stuck handlers took $ms ms (drain 1 s)"
+# 5 in flight: 2 in the handlers that loop, 3 queued behind them.
+grep -q "shutdown: pool slow still busy after 1000 ms: 5 in flight, " "$log" || fail "no queued count"
+[ "$(count 'warn <[0-9.]*> slow/fault: shutdown: still in its handler after [0-9.]* s (pool slow, behaviour fault, thread [0-3])$')" = 2 ] ||
+    fail "the stuck handlers are not named"
+grep -q "shutdown: 5 messages lost (queued, or in handlers that did not return), counted as dropped; ledger: accepted [0-9]* = handled [0-9]* + failed 0 + dropped 5 + in flight 0; refused 0" "$log" ||
+    fail "no loss in the ledger"
+grep -q "1 pool still busy: exiting without waiting for them (status 3)" "$log" || fail "no last line"
+[ -e "$tmp/ctl.sock" ] && fail "the control socket is left behind"
+
+# ---- ... even with no thread left to run the pools' actors ---------------------
+# max_extra_threads 0: both threads stuck, nothing else runs; the counts are
+# read without the pools' actors (never uninitialised numbers).
+config 0s 1s 0
+start
+send_slow 5
+wait_for "$STALLED" 2
+"$shoalctl" send api hi || fail "send api: exit $?" # queued: no thread for it
+t0=$(ms_now)
+kill -TERM $pid
+wait $pid
+rc=$?
+ms=$(($(ms_now) - t0))
+pid=
+[ $rc -eq 3 ] || fail "SIGTERM with no thread free: exit $rc"
+[ $ms -lt 2000 ] || fail "SIGTERM with no thread free took $ms ms (drain 1 s)"
+grep -q "shutdown: pool slow still busy after 1000 ms: 5 in flight, 2 workers, 0 retiring" "$log" ||
+    fail "no counts for slow"
+grep -q "shutdown: pool api still busy after 1000 ms: 1 in flight, 2 workers, 0 retiring" "$log" ||
+    fail "no counts for api"
+grep -q "shutdown: 6 messages lost (queued, or in handlers that did not return), counted as dropped; ledger: accepted 6 = handled 0 + failed 0 + dropped 6 + in flight 0; refused 0" "$log" ||
+    fail "no loss in the ledger"
+[ "$(count 'compensating thread')" = 0 ] || fail "a compensating thread started with max_extra_threads 0"
+
+# ---- a second SIGTERM ends a stuck drain at once -------------------------------
+config 0s 30s
+start
+send_slow 2
+wait_for "$STALLED" 2
+kill -TERM $pid
+wait_for "SIGTERM: draining every pool (at most 30000 ms)"
+t0=$(ms_now)
+kill -TERM $pid
+wait $pid
+rc=$?
+ms=$(($(ms_now) - t0))
+pid=
+[ $rc -eq 3 ] || fail "second SIGTERM: exit $rc"
+[ $ms -lt 1000 ] || fail "second SIGTERM took $ms ms"
+[ "$(count "SIGTERM while draining: exiting now (status 3)")" = 1 ] || fail "no line for it"
+[ -e "$tmp/ctl.sock" ] && fail "the control socket is left behind"
+echo "ok"
