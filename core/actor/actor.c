@@ -398,7 +398,9 @@ static void handle_for_pool(struct shoal_ctx_s *ctx, shoal_env_t *e)
     bool user = is_pooled(e);
     if (!(shoal__env_flags(e) & SHOAL_ENV_STAMP)) {
         bool ok = handle(ctx, e);
-        if (ok && user)
+        if (ok && user && ctx->pool_exact) /* a process that may die: counted now */
+            shoal__pool_count_handled(ctx->tc, ctx->pool, 1);
+        else if (ok && user)
             ctx->pool_handled++; /* counted once per turn (actor_run) */
         else if (user)
             shoal__pool_count(ctx->tc, ctx->pool, true, 0, 0, false);
@@ -642,6 +644,7 @@ void shoal__actor_run(shoal_worker_t *w, shoal_actor_t *a)
      * handles no work: only leaf workers count for their pools. */
     ctx->is_pool = atomic_load_explicit(&a->kind, memory_order_relaxed) == SHOAL_ACTOR_POOL;
     ctx->pool = ctx->b->ext != NULL && !ctx->is_pool ? ctx->b->ext->member_of : NULL;
+    ctx->pool_exact = ctx->pool != NULL && ctx->pool->exact;
     ctx->name = ctx->b->beh->name;
     if (ctx->pool != NULL)
         ctx->name = ctx->pool->label;

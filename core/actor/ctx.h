@@ -28,6 +28,7 @@ struct shoal_ctx_s {
     struct shoal_pool_s *pool; /* the pool this actor works for, or NULL */
     bool is_pool;              /* the actor is a pool's own actor */
     uint64_t pool_handled;     /* messages handled this turn, not yet counted for the pool */
+    bool pool_exact;           /* the pool counts every message at once (pool.h) */
     const char *name;          /* for log lines: "pool/behaviour" for a pool's worker */
     int exiting;               /* shoal_exit called or a callback failed */
     int reason;

@@ -26,12 +26,12 @@ enum {
 
 /* Envelope flags. */
 enum {
-    SHOAL_ENV_HEAP = 0x1,     /* payload.heap owns a buffer */
-    SHOAL_ENV_PRIORITY = 0x2, /* sent to the system mailbox by a user */
-    SHOAL_ENV_STATUS = 0x4,   /* REPLY carrying an error: `type` holds the status */
-    SHOAL_ENV_HANDBACK = 0x8, /* a pool worker's queued message, back to its pool */
-    SHOAL_ENV_STAMP = 0x10,   /* carries its forward time (shoal__env_stamp) */
-    SHOAL_ENV_POOLED = 0x20,  /* came through a pool: its worker counts it for the pool */
+    SHOAL_ENV_HEAP = 0x1,       /* payload.heap owns a buffer */
+    SHOAL_ENV_PRIORITY = 0x2,   /* sent to the system mailbox by a user */
+    SHOAL_ENV_STATUS = 0x4,     /* REPLY carrying an error: `type` holds the status */
+    SHOAL_ENV_HANDBACK = 0x8,   /* a pool worker's queued message, back to its pool */
+    SHOAL_ENV_STAMP = 0x10,     /* carries its forward time (shoal__env_stamp) */
+    SHOAL_ENV_POOLED = 0x20,    /* came through a pool: its worker counts it for the pool */
     SHOAL_ENV_UNBOUNDED = 0x40, /* in an unbounded user mailbox: counted out when popped */
 };
 

@@ -218,8 +218,8 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
             return rc;
         /* auto: 0 for threads, SHOAL_CONFIG_AUTO where 0 means none */
         bool is_auto = val->kind == SHOAL_NODE_SCALAR && strcmp(val->text, "auto") == 0;
-        *(uint32_t *)(void *)at = is_auto && k->type == SHOAL_KEY_AUTO_U32 ? SHOAL_CONFIG_AUTO
-                                                                           : (uint32_t)x;
+        *(uint32_t *)(void *)at =
+            is_auto && k->type == SHOAL_KEY_AUTO_U32 ? SHOAL_CONFIG_AUTO : (uint32_t)x;
         return SHOAL_OK;
     }
     case SHOAL_KEY_DURATION: {
@@ -359,6 +359,11 @@ static int check_pool(vctx_t *v, const shoal_node_t *map, const char *name, cons
     if (p->worker_at == NULL)
         return fail(v->err, map, "%s: missing key 'worker' (PLUGIN.BEHAVIOUR or a pool mapping)",
                     path);
+    if (depth > 0 && p->isolation != SHOAL_ISOLATION_NONE)
+        return fail(v->err, shoal__node_get(map, "isolation"),
+                    "%s.isolation: only a pool under pools: can be isolated (the pools nested in "
+                    "it run in its process)",
+                    path);
     const shoal_node_t *size_at = shoal__node_get(map, "size");
     const shoal_node_t *min_at = shoal__node_get(map, "min"), *max_at = shoal__node_get(map, "max");
     if (p->max_size == 0)
@@ -468,8 +473,12 @@ int shoal__config_parse(const char *file, const char *text, size_t len, shoal_co
         return SHOAL_ENOMEM;
     defaults(c);
     int rc = SHOAL_ENOMEM;
-    if ((c->file = dup(file)) == NULL || (c->dir = dup(file)) == NULL)
+    if ((c->file = dup(file)) == NULL || (c->dir = dup(file)) == NULL ||
+        (c->text = malloc(len + 1)) == NULL)
         goto fail;
+    memcpy(c->text, text, len);
+    c->text[len] = '\0';
+    c->text_len = len;
     char *slash = strrchr(c->dir, '/');
     if (slash != NULL)
         slash[slash == c->dir ? 1 : 0] = '\0';
@@ -624,7 +633,56 @@ void shoal__config_free(shoal_config_t *c)
     shoal__node_free(c->root);
     free(c->file);
     free(c->dir);
+    free(c->text);
     free(c);
+}
+
+int shoal__config_isolate(shoal_config_t *c, const char *name, const char *plugin_path,
+                          shoal_diag_t *err)
+{
+    size_t keep = c->npools;
+    for (size_t i = 0; i < c->npools; i++)
+        if (strcmp(c->pools[i].name, name) == 0)
+            keep = i;
+    if (keep == c->npools) {
+        shoal__diag_set(err, c->file, 0, 0, "no pool '%s' in the file", name);
+        return SHOAL_EINVAL;
+    }
+    for (size_t i = 0; i < c->npools; i++)
+        if (i != keep)
+            pool_free(&c->pools[i]);
+    if (keep != 0)
+        c->pools[0] = c->pools[keep];
+    c->npools = 1;
+    shoal_config_pool_t *p = &c->pools[0];
+    p->isolation = SHOAL_ISOLATION_NONE; /* here, it is the process's own */
+    const shoal_config_pool_t *leaf = p;
+    while (leaf->nested != NULL)
+        leaf = leaf->nested;
+    size_t used = c->nplugins;
+    for (size_t i = 0; i < c->nplugins; i++) {
+        if (strcmp(c->plugins[i].name, leaf->plugin) == 0) {
+            used = i;
+            continue;
+        }
+        free(c->plugins[i].name);
+        free(c->plugins[i].path);
+    }
+    if (used == c->nplugins) { /* (validation saw it there) */
+        shoal__diag_set(err, c->file, 0, 0, "no plugin '%s' in the file", leaf->plugin);
+        c->nplugins = 0;
+        return SHOAL_EINVAL;
+    }
+    c->plugins[0] = c->plugins[used];
+    c->nplugins = 1;
+    char *at = dup(plugin_path);
+    if (at == NULL)
+        return SHOAL_ENOMEM;
+    free(c->plugins[0].path);
+    c->plugins[0].path = at;
+    free(c->runtime.control);
+    c->runtime.control = NULL;
+    return SHOAL_OK;
 }
 
 const shoal_config_pool_t *shoal__config_pool(const shoal_config_t *c, const char *name)

@@ -28,6 +28,9 @@
 #include "shoal/pool.h"
 
 enum { SHOAL_LOG_FORMAT_TEXT = 0, SHOAL_LOG_FORMAT_JSON = 1 };
+/* A pool's workers run in shoald's process, or in a child process of its
+ * own (host/isolated.c). */
+enum { SHOAL_ISOLATION_NONE = 0, SHOAL_ISOLATION_PROCESS = 1 };
 
 /* An `auto` count (SHOAL_KEY_AUTO_U32). */
 #define SHOAL_CONFIG_AUTO UINT32_MAX
@@ -42,6 +45,7 @@ typedef struct shoal_config_pool_s {
     uint32_t size, min_size, max_size, mailbox; /* mailbox: SHOAL_MAILBOX_UNBOUNDED or 1.. */
     shoal_pool_restart_t restart;
     uint64_t warn_queue;      /* log when more are in flight; 0 = never */
+    int isolation;            /* SHOAL_ISOLATION_*: top-level pools only */
     const shoal_node_t *args; /* the `args:` mapping, or NULL */
     /* resolve */
     shoal_module_t *module; /* a reference, dropped by shoal__config_free */
@@ -57,7 +61,9 @@ typedef struct shoal_config_plugin_s {
 
 typedef struct shoal_config_s {
     char *file; /* as given */
-    char *dir;  /* its directory: relative paths resolve here */
+    char *text; /* the file's text, as parsed (an isolated pool's child parses it again) */
+    size_t text_len;
+    char *dir; /* its directory: relative paths resolve here */
     shoal_node_t *root;
     struct {
         uint32_t threads; /* 0 = auto */
@@ -104,6 +110,13 @@ void shoal__config_free(shoal_config_t *c);
 
 /* The plugin called name, or NULL. */
 const shoal_config_plugin_t *shoal__config_plugin(const shoal_config_t *c, const char *name);
+
+/* In an isolated pool's child process: keeps only the pool called name
+ * (no longer isolated: it is the child's own), only the plugin it uses, at
+ * plugin_path instead, and no control socket. SHOAL_OK, or SHOAL_EINVAL
+ * with err when there is no such pool. Before resolve. */
+int shoal__config_isolate(shoal_config_t *c, const char *name, const char *plugin_path,
+                          shoal_diag_t *err);
 
 /* The pool called name (top level), or NULL. */
 const shoal_config_pool_t *shoal__config_pool(const shoal_config_t *c, const char *name);

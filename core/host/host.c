@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "host/code.h"
+#include "host/isolated.h"
 #include "pool/pool.h"
 #include "runtime/fault.h"
 #include "runtime/grow.h"
@@ -70,11 +71,16 @@ static void emit(shoal_host_t *h, int level, const char *line)
                 msg = colon + 2;
             }
         }
+        if (h->log_tag[0] != '\0') {
+            fputs(",\"process\":", h->log_out);
+            json_string(h->log_out, h->log_tag);
+        }
         fputs(",\"msg\":", h->log_out);
         json_string(h->log_out, msg);
         fputs("}\n", h->log_out);
     } else {
-        fprintf(h->log_out, "%s gen=%" PRIu64 " %s %s\n", when, h->log_gen, lv, rest);
+        fprintf(h->log_out, "%s gen=%" PRIu64 " %s %s%s%s%s\n", when, h->log_gen, lv,
+                h->log_tag[0] ? "[" : "", h->log_tag, h->log_tag[0] ? "] " : "", rest);
     }
     fflush(h->log_out);
     pthread_mutex_unlock(&h->log_lock);
@@ -131,15 +137,40 @@ void shoal__host_spec_chain(const shoal_config_pool_t *cp, shoal_pool_spec_t *sp
     }
 }
 
-int shoal__host_start_pool(shoal_host_t *h, const shoal_config_pool_t *cp, shoal_pid_t *pid,
-                           char *why, size_t why_size)
+int shoal__host_isolated_spec(const shoal_config_t *c, const shoal_config_pool_t *cp, uint64_t gen,
+                              shoal_pool_spec_t *specs, shoal_remote_launch_t *launch, char *why,
+                              size_t why_size)
+{
+    const shoal_config_pool_t *leaf = NULL;
+    shoal__host_spec_chain(cp, specs, &leaf);
+    specs[0].worker_pool = NULL; /* the nesting is the child's */
+    specs[0].worker = leaf->beh;
+    return shoal__isolated_launch(c, cp, gen, launch, why, why_size);
+}
+
+int shoal__host_start_pool(shoal_host_t *h, const shoal_config_t *c, const shoal_config_pool_t *cp,
+                           uint64_t gen, const shoal_pool_opts_t *opts, shoal_pid_t *pid, char *why,
+                           size_t why_size)
 {
     shoal_pool_spec_t specs[SHOAL_POOL_MAX_DEPTH];
     const shoal_config_pool_t *leaf = NULL;
     shoal__host_spec_chain(cp, specs, &leaf);
+    shoal_pool_opts_t iso = {0};
+    shoal_remote_launch_t launch;
+    if (cp->isolation == SHOAL_ISOLATION_PROCESS) {
+        int rc = shoal__host_isolated_spec(c, cp, gen, specs, &launch, why, why_size);
+        if (rc != SHOAL_OK)
+            return rc;
+        iso.remote = &launch;
+        opts = &iso;
+    }
+    /* The parent of an isolated pool holds the code too: its spec names
+     * the behaviour, and a restart hands the same copy to the new child. */
     shoal_code_t *code = shoal__code_new(leaf->module, leaf->args);
     if (code == NULL) {
         snprintf(why, why_size, "out of memory");
+        if (iso.remote != NULL)
+            launch.release(launch.user);
         return SHOAL_ENOMEM;
     }
     for (size_t i = 0; i < SHOAL_POOL_MAX_DEPTH; i++) {
@@ -149,8 +180,8 @@ int shoal__host_start_pool(shoal_host_t *h, const shoal_config_pool_t *cp, shoal
         }
     }
     shoal_pool_hold_t hold = shoal__code_hold(code);
-    int rc =
-        shoal__pool_start(h->rt, &specs[0], &hold, SHOAL_HOST_START_TIMEOUT_MS, pid, why, why_size);
+    int rc = shoal__pool_start_ex(h->rt, &specs[0], &hold, opts, SHOAL_HOST_START_TIMEOUT_MS, pid,
+                                  why, why_size);
     shoal__code_release(code); /* the pool holds its own */
     return rc;
 }
@@ -229,6 +260,17 @@ void shoal__host_pool_forget(shoal_host_t *h, size_t i)
     h->npools--;
 }
 
+void shoal__host_log_reserved(shoal_host_t *h)
+{
+    /* The actor records are address space reserved at once and touched as
+     * actors are spawned: say how much, it is what `ulimit -v` counts. */
+    shoal__host_log(h, SHOAL_LOG_INFO,
+                    "address space: %.1f MiB reserved for %" PRIu32
+                    " actors (runtime.max_actors, %zu bytes each)",
+                    (double)(h->rt->fronts_bytes + h->rt->backs_bytes) / (1024.0 * 1024.0),
+                    h->rt->max_actors, sizeof(shoal_actor_t) + sizeof(shoal_actor_back_t));
+}
+
 void shoal__host_mailbox_text(uint32_t mailbox, char buf[24])
 {
     if (mailbox == SHOAL_MAILBOX_UNBOUNDED)
@@ -276,18 +318,12 @@ int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, 
                         shoal_strerror(rc), sizeof(shoal_actor_t) + sizeof(shoal_actor_back_t));
         goto fail;
     }
-    /* The actor records are address space reserved at once and touched as
-     * actors are spawned: say how much, it is what `ulimit -v` counts. */
-    shoal__host_log(h, SHOAL_LOG_INFO,
-                    "address space: %.1f MiB reserved for %" PRIu32
-                    " actors (runtime.max_actors, %zu bytes each)",
-                    (double)(h->rt->fronts_bytes + h->rt->backs_bytes) / (1024.0 * 1024.0),
-                    h->rt->max_actors, sizeof(shoal_actor_t) + sizeof(shoal_actor_back_t));
     for (size_t i = 0; i < c->npools; i++) {
         const shoal_config_pool_t *cp = &c->pools[i];
         shoal_pid_t pid;
         char why[300];
-        if ((rc = shoal__host_start_pool(h, cp, &pid, why, sizeof why)) != SHOAL_OK) {
+        if ((rc = shoal__host_start_pool(h, c, cp, h->generation, NULL, &pid, why, sizeof why)) !=
+            SHOAL_OK) {
             shoal__diag_set(err, cp->at->file, cp->at->line, cp->at->col,
                             "pools.%s: cannot start: %s", cp->name, why);
             goto fail;
@@ -526,7 +562,8 @@ void shoal__host_report_lost(shoal_host_t *h)
         char where[224];
         stall_where(&s[i], where, sizeof where);
         shoal__host_log(h, SHOAL_LOG_WARN,
-                        "<%" PRIu32 ".%" PRIu32 "> %s: shutdown: still in its handler after %.1f s (%s)",
+                        "<%" PRIu32 ".%" PRIu32
+                        "> %s: shutdown: still in its handler after %.1f s (%s)",
                         shoal__pid_slot(s[i].pid), shoal__pid_gen(s[i].pid), s[i].name,
                         (double)s[i].elapsed_ns / 1e9, where);
     }

@@ -52,6 +52,7 @@ typedef struct shoal_host_s {
     FILE *log_out;
     int log_format;
     uint64_t log_gen;
+    char log_tag[80]; /* an isolated pool's child: "NAME:PID", on each line */
     pthread_mutex_t log_lock;
     int rt_log_level; /* fixed at start, as the runtime's */
     char *stall_text; /* shoal__host_stall_lines */
@@ -145,8 +146,16 @@ void shoal__host_set_generation(shoal_host_t *h, uint64_t generation, int log_fo
 
 /* Spawns the pool cp describes (its nested chain, its code held by every
  * worker) and waits until every level has started. why: the failure. */
-int shoal__host_start_pool(shoal_host_t *h, const shoal_config_pool_t *cp, shoal_pid_t *pid,
-                           char *why, size_t why_size);
+int shoal__host_start_pool(shoal_host_t *h, const shoal_config_t *c, const shoal_config_pool_t *cp,
+                           uint64_t gen, const shoal_pool_opts_t *opts, shoal_pid_t *pid, char *why,
+                           size_t why_size);
+/* The spec and launch of a pool with `isolation: process` (its parent's
+ * side): specs[0] a pool of cp's size, mailbox and restart policy whose
+ * worker names the leaf behaviour (its workers are the child's);
+ * *launch for its children. */
+int shoal__host_isolated_spec(const shoal_config_t *c, const shoal_config_pool_t *cp, uint64_t gen,
+                              shoal_pool_spec_t *specs, shoal_remote_launch_t *launch, char *why,
+                              size_t why_size);
 /* The spec chain of cp: specs[0] the pool, each nested level the next;
  * *leaf: the level whose workers run the plugin behaviour. The leaf's
  * worker_args are left NULL: they come with the code (code.h). */
@@ -160,6 +169,9 @@ shoal_host_pool_t *shoal__host_pool_add(shoal_host_t *h, const shoal_config_pool
 void shoal__host_pool_forget(shoal_host_t *h, size_t i);
 /* A pool's counters from its record (shoal__pool_peek). */
 void shoal__host_peek(const shoal_host_pool_t *hp, shoal_pool_stats_t *st);
+/* Logs the address space the runtime reserved for its actor records (what
+ * `ulimit -v` counts; runtime.max_actors scales it). */
+void shoal__host_log_reserved(shoal_host_t *h);
 /* "unbounded" or the number. */
 void shoal__host_mailbox_text(uint32_t mailbox, char buf[24]);
 

@@ -42,7 +42,7 @@ static bool node_equal(const shoal_node_t *a, const shoal_node_t *b)
  * swapped if the code or args differ. */
 static bool same_shape(const shoal_config_pool_t *a, const shoal_config_pool_t *b, bool top)
 {
-    if ((a->nested == NULL) != (b->nested == NULL))
+    if ((a->nested == NULL) != (b->nested == NULL) || a->isolation != b->isolation)
         return false;
     if (!top && (a->size != b->size || a->mailbox != b->mailbox))
         return false;
@@ -176,15 +176,27 @@ static int swap_call(shoal_host_t *h, shoal_pid_t pid, uint32_t type, const void
 
 /* Starts the new workers of hp (from cp's code, as many as cp's size)
  * beside the old ones and waits for their init. why: the failure. */
-static int swap_prepare(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config_pool_t *cp,
-                        char *why, size_t why_size)
+static int swap_prepare(shoal_host_t *h, const shoal_config_t *c, uint64_t gen,
+                        shoal_host_pool_t *hp, const shoal_config_pool_t *cp, char *why,
+                        size_t why_size)
 {
     shoal_pool_swap_t *sw = calloc(1, sizeof *sw);
     const shoal_config_pool_t *leaf = NULL;
     if (sw != NULL)
         shoal__host_spec_chain(cp, sw->chain, &leaf);
+    if (sw != NULL && cp->isolation == SHOAL_ISOLATION_PROCESS) {
+        /* A new child process from the new code (the pool's own spec
+         * names the leaf behaviour, as at its start). */
+        int rc = shoal__host_isolated_spec(c, cp, gen, sw->chain, &sw->remote, why, why_size);
+        if (rc != SHOAL_OK) {
+            free(sw);
+            return rc;
+        }
+    }
     shoal_code_t *code = sw != NULL ? shoal__code_new(leaf->module, leaf->args) : NULL;
     if (code == NULL) {
+        if (sw != NULL && sw->remote.release != NULL)
+            sw->remote.release(sw->remote.user);
         free(sw);
         snprintf(why, why_size, "out of memory");
         return SHOAL_ENOMEM;
@@ -201,8 +213,11 @@ static int swap_prepare(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_conf
     shoal_answer_t a;
     int rc = shoal_runtime_call_priority(h->rt, hp->pid, SHOAL__POOL_SWAP, &sw, sizeof sw,
                                          SHOAL_HOST_START_TIMEOUT_MS + 5000, &a);
-    if (rc != SHOAL_OK && rc != SHOAL_ETIMEDOUT)
-        free(sw);              /* never delivered: still ours (delivered, the pool frees it) */
+    if (rc != SHOAL_OK && rc != SHOAL_ETIMEDOUT) { /* never delivered: still ours */
+        if (sw->remote.release != NULL)
+            sw->remote.release(sw->remote.user);
+        free(sw);
+    }
     shoal__code_release(code); /* the pool holds its own while it needs it */
     if (rc == SHOAL_OK) {
         rc = a.status;
@@ -277,7 +292,8 @@ int shoal__host_reload(shoal_host_t *h, const char *path, char *why, size_t why_
             continue; /* kept: resized, or its workers swapped, below */
         shoal_pid_t pid;
         char what[300];
-        if ((rc = shoal__host_start_pool(h, cp, &pid, what, sizeof what)) != SHOAL_OK) {
+        if ((rc = shoal__host_start_pool(h, c, cp, gen, NULL, &pid, what, sizeof what)) !=
+            SHOAL_OK) {
             shoal__diag_set(&err, cp->at->file, cp->at->line, cp->at->col,
                             "pools.%s: cannot start: %s", cp->name, what);
             goto undo;
@@ -298,7 +314,7 @@ int shoal__host_reload(shoal_host_t *h, const char *path, char *why, size_t why_
         if (cp == NULL || !same_shape(hp->cp, cp, true) || same_workers(hp->cp, cp))
             continue;
         char what[300];
-        if ((rc = swap_prepare(h, hp, cp, what, sizeof what)) != SHOAL_OK) {
+        if ((rc = swap_prepare(h, c, gen, hp, cp, what, sizeof what)) != SHOAL_OK) {
             shoal__diag_set(&err, cp->at->file, cp->at->line, cp->at->col,
                             "pools.%s: a new worker did not start: %s", cp->name, what);
             goto undo;

@@ -14,6 +14,7 @@
 
 static const char *const log_formats[] = {"text", "json", NULL};
 static const char *const log_levels[] = {"error", "warn", "info", "debug", NULL};
+static const char *const isolations[] = {"none", "process", NULL};
 
 #define RT(f) offsetof(shoal_config_t, runtime.f)
 static const shoal_schema_key_t runtime_keys[] = {
@@ -77,6 +78,8 @@ static const shoal_schema_key_t pool_keys[] = {
     {"restart", SHOAL_KEY_SECTION, 0, 0, 0, NULL, &restart_schema, "", "restart policy"},
     {"warn_queue", SHOAL_KEY_LIMIT, PL(warn_queue), 1, INT64_C(1) << 40, NULL, NULL, "100000",
      "log once when more messages than this are queued in the pool (and once below)"},
+    {"isolation", SHOAL_KEY_ENUM, PL(isolation), 0, 0, isolations, NULL, "none",
+     "process: the workers run in a child process; a crash there ends only it"},
 };
 const shoal_schema_t shoal__schema_pool = {"POOL", pool_keys, NKEYS(pool_keys)};
 

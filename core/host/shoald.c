@@ -54,6 +54,7 @@
 #include "host/config.h"
 #include "host/control.h"
 #include "host/host.h"
+#include "host/isolated.h"
 #include "host/loader.h"
 #include "runtime/fault.h"
 
@@ -263,6 +264,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
         close(sfd);
         return 2;
     }
+    shoal__host_log_reserved(h);
     shoal__host_log(h, SHOAL_LOG_INFO, "running %s: %zu pools on %u threads%s%s", path, h->npools,
                     shoal_runtime_threads(h->rt), control ? ", control socket " : "",
                     control ? h->config->runtime.control : "");
@@ -391,6 +393,10 @@ static int diff(const char *path, const char *socket_path)
 
 int main(int argc, char **argv)
 {
+    /* The child process of an isolated pool (host/isolated.h): started by
+     * a shoald, with its descriptors, never by hand. */
+    if (argc == 2 && strcmp(argv[1], "--isolated-worker") == 0)
+        return shoal__isolated_main();
     if (argc == 2 && strcmp(argv[1], "--help-config") == 0) {
         shoal__config_help(stdout);
         return 0;

@@ -390,6 +390,21 @@ static void clear_doorbell(shoal_chan_t *c)
     (void)r; /* EAGAIN: nobody rang */
 }
 
+bool shoal__chan_arm(shoal_chan_t *c)
+{
+    ring_ctl_t *ctl = &c->r->ctl[in_ring(c)];
+    /* seq_cst store, then seq_cst load: the consumer's half of the
+     * sleeping pair (top). */
+    atomic_store_explicit(&ctl->sleeping, 1, memory_order_seq_cst);
+    return ready(c, memory_order_seq_cst);
+}
+
+void shoal__chan_disarm(shoal_chan_t *c)
+{
+    atomic_store_explicit(&c->r->ctl[in_ring(c)].sleeping, 0, memory_order_relaxed);
+    clear_doorbell(c);
+}
+
 bool shoal__chan_wait(shoal_chan_t *c, int timeout_ms, unsigned spin_us)
 {
     if (ready(c, memory_order_relaxed))
@@ -402,17 +417,12 @@ bool shoal__chan_wait(shoal_chan_t *c, int timeout_ms, unsigned spin_us)
                     return true;
         } while (now_ns() < end);
     }
-    ring_ctl_t *ctl = &c->r->ctl[in_ring(c)];
-    /* seq_cst store, then seq_cst load: the consumer's half of the
-     * sleeping pair (top). */
-    atomic_store_explicit(&ctl->sleeping, 1, memory_order_seq_cst);
-    bool got = ready(c, memory_order_seq_cst);
+    bool got = shoal__chan_arm(c);
     if (!got && timeout_ms != 0) {
         struct pollfd p = {.fd = c->efd[in_ring(c)], .events = POLLIN};
         poll(&p, 1, timeout_ms);
         got = ready(c, memory_order_relaxed);
     }
-    atomic_store_explicit(&ctl->sleeping, 0, memory_order_relaxed);
-    clear_doorbell(c);
+    shoal__chan_disarm(c);
     return got || ready(c, memory_order_acquire);
 }

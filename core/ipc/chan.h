@@ -72,10 +72,13 @@ void shoal__chan_consume(shoal_chan_t *c);
  * rang, or timeout_ms passed (-1: no limit). Spins spin_us first. Returns
  * true if a record is there. The consumer thread only. */
 bool shoal__chan_wait(shoal_chan_t *c, int timeout_ms, unsigned spin_us);
-/* The inbound doorbell, for poll(): readable when the producer rang. Who
- * polls it calls shoal__chan_wait(c, 0, 0) (or peek) after, which also
- * clears it. */
+/* The inbound doorbell, for poll(): readable when the producer rang. A
+ * thread that polls it among other descriptors arms it first -- arm
+ * returns true when a record is there already (then do not sleep) -- and
+ * disarms it after the poll (which also clears it). */
 int shoal__chan_wake_fd(const shoal_chan_t *c);
+bool shoal__chan_arm(shoal_chan_t *c);
+void shoal__chan_disarm(shoal_chan_t *c);
 /* Whether the channel was found broken (this side's inbound ring). */
 bool shoal__chan_broken(const shoal_chan_t *c);
 

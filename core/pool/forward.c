@@ -93,6 +93,11 @@ int shoal__pool_forward(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *
         goto out;
     bool shared;
     shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
+    if (p->remote != NULL) { /* into its child process's ring (remote.c) */
+        rc = shoal__remote_forward(p->remote, tc, e);
+        shoal__stripe_add(rc == SHOAL_OK ? &st->forwarded : &st->unhandled, 1, shared);
+        goto out;
+    }
     /* acquire: pairs with the pool actor's release stores of slots then n. */
     uint32_t n = atomic_load_explicit(&p->nworkers, memory_order_acquire);
     if (n != 0) {

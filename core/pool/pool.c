@@ -29,7 +29,7 @@ static const shoal_behaviour_t pool_behaviour;
 static int spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t parent,
                  shoal_pool_t *member_of, const shoal_pool_spec_t *spec,
                  const shoal_pool_hold_t *hold, uint32_t depth, bool notify, bool wait,
-                 shoal_pid_t *pid, shoal_pool_t **out);
+                 const shoal_pool_opts_t *opts, shoal_pid_t *pid, shoal_pool_t **out);
 
 /* ---- spec ---------------------------------------------------------------- */
 
@@ -113,7 +113,7 @@ int shoal__pool_spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t paren
                       shoal_pool_t *member_of, const shoal_pool_spec_t *spec,
                       const shoal_pool_hold_t *hold, uint32_t depth, bool notify, shoal_pid_t *pid)
 {
-    return spawn(rt, tc, parent, member_of, spec, hold, depth, notify, false, pid, NULL);
+    return spawn(rt, tc, parent, member_of, spec, hold, depth, notify, false, NULL, pid, NULL);
 }
 
 /* Spawns the pool; with `wait` (a root pool started by a thread), *out gets
@@ -121,22 +121,35 @@ int shoal__pool_spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t paren
 static int spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t parent,
                  shoal_pool_t *member_of, const shoal_pool_spec_t *spec,
                  const shoal_pool_hold_t *hold, uint32_t depth, bool notify, bool wait,
-                 shoal_pid_t *pid, shoal_pool_t **out)
+                 const shoal_pool_opts_t *opts, shoal_pid_t *pid, shoal_pool_t **out)
 {
+    const shoal_remote_launch_t *launch = opts != NULL ? opts->remote : NULL;
+    int rc = SHOAL_OK;
     if (tc == NULL)
-        return SHOAL_ENOMEM;
-    if (spec == NULL || pid == NULL)
-        return SHOAL_EINVAL;
-    int rc = spec_check(spec, depth);
-    if (rc != SHOAL_OK)
+        rc = SHOAL_ENOMEM;
+    else if (spec == NULL || pid == NULL || (launch != NULL && spec->worker_pool != NULL))
+        rc = SHOAL_EINVAL; /* (a remote pool's nesting is the child's) */
+    else
+        rc = spec_check(spec, depth);
+    shoal_pool_t *p = NULL;
+    if (rc == SHOAL_OK && (p = shoal__pool_record_new(rt, max_of(spec), opts ? opts->stripes : NULL,
+                                                      opts ? opts->nstripes : 0)) == NULL)
+        rc = SHOAL_ENOMEM;
+    if (rc != SHOAL_OK) {
+        if (launch != NULL && launch->release != NULL)
+            launch->release(launch->user); /* taken over, even when refused */
         return rc;
-    shoal_pool_t *p = shoal__pool_record_new(rt, max_of(spec));
-    if (p == NULL)
-        return SHOAL_ENOMEM;
+    }
+    p->exact = opts != NULL && opts->exact;
     rc = spec_copy(p, spec);
     uint32_t ring = spec->restart.max ? spec->restart.max : 1;
     if (rc == SHOAL_OK && (p->restart_at = calloc(ring, sizeof *p->restart_at)) == NULL)
         rc = SHOAL_ENOMEM;
+    p->rt = rt;
+    if (rc == SHOAL_OK && launch != NULL && (p->remote = shoal__remote_new(p, launch)) == NULL)
+        rc = SHOAL_ENOMEM;
+    else if (launch != NULL && p->remote == NULL && launch->release != NULL)
+        launch->release(launch->user);
     if (rc != SHOAL_OK) {
         shoal__pool_record_retire(rt, p); /* never published: limbo frees it */
         return rc;
@@ -185,11 +198,18 @@ int shoal__pool_start(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
                       const shoal_pool_hold_t *hold, uint64_t timeout_ms, shoal_pid_t *pid,
                       char *why, size_t why_size)
 {
+    return shoal__pool_start_ex(rt, spec, hold, NULL, timeout_ms, pid, why, why_size);
+}
+
+int shoal__pool_start_ex(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
+                         const shoal_pool_hold_t *hold, const shoal_pool_opts_t *opts,
+                         uint64_t timeout_ms, shoal_pid_t *pid, char *why, size_t why_size)
+{
     shoal_pool_t *p = NULL;
     if (why != NULL && why_size != 0)
         why[0] = '\0';
-    int rc =
-        spawn(rt, shoal__tcache_get(rt), SHOAL_PID_NONE, NULL, spec, hold, 0, false, true, pid, &p);
+    int rc = spawn(rt, shoal__tcache_get(rt), SHOAL_PID_NONE, NULL, spec, hold, 0, false, true,
+                   opts, pid, &p);
     if (rc != SHOAL_OK)
         return rc;
     uint64_t end = timeout_ms ? shoal__now_ns() + shoal__ms_to_ns(timeout_ms) : UINT64_MAX;
@@ -284,9 +304,15 @@ static int pool_init(shoal_ctx_t *ctx, void *state, const void *args)
     if (rc == SHOAL_OK && m != NULL && m->init != NULL)
         rc = m->init(ctx, p->manager_state, p->spec.manager_args);
     /* The first workers tell when they have started: the pool has started
-     * when all have (on_started). */
+     * when all have (on_started); a remote pool when its child says its
+     * pool has (on_remote). */
     p->start_pending = true;
-    while (rc == SHOAL_OK && shoal__pool_live(p) < p->target) {
+    if (rc == SHOAL_OK && p->remote != NULL) {
+        shoal__remote_control(p->remote, p->target, p->spec.mailbox);
+        if ((rc = shoal__remote_start(ctx, p->remote)) == SHOAL_OK)
+            p->start_awaiting = 1;
+    }
+    while (rc == SHOAL_OK && p->remote == NULL && shoal__pool_live(p) < p->target) {
         shoal_pid_t pid;
         if ((rc = shoal__pool_spawn_worker(ctx, p, &p->spec, &p->hold, true, &pid)) == SHOAL_OK) {
             shoal__pool_table_append(p, pid);
@@ -343,8 +369,53 @@ static int command(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *
     }
 }
 
+/* The supervisor of a remote pool says what happened (remote.h). */
+static void on_remote(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
+{
+    shoal_remote_ev_t ev;
+    if (p->remote == NULL || msg->size != sizeof ev)
+        return;
+    memcpy(&ev, msg->data, sizeof ev);
+    ev.why[sizeof ev.why - 1] = '\0';
+    switch (ev.ev) {
+    case SHOAL_REMOTE_EV_UP:
+        p->remote_up = true;
+        if (p->start_pending)
+            start_finish(ctx, p, SHOAL_OK, NULL);
+        break;
+    case SHOAL_REMOTE_EV_START_FAILED:
+        if (p->start_pending) {
+            start_finish(ctx, p, ev.status, ev.why);
+            break;
+        }
+        shoal__pool_remote_down(ctx, p, ev.status);
+        break;
+    case SHOAL_REMOTE_EV_DOWN:
+        p->remote_up = false;
+        shoal__pool_remote_down(ctx, p, ev.status);
+        break;
+    case SHOAL_REMOTE_EV_DRAINED:
+        p->remote_up = false;
+        p->remote_done = true;
+        shoal__pool_drain_finish(ctx, p);
+        break;
+    case SHOAL_REMOTE_EV_PREPARED:
+    case SHOAL_REMOTE_EV_PREPARE_FAILED:
+        shoal__pool_swap_on_remote(ctx, p, ev.ev == SHOAL_REMOTE_EV_PREPARED ? SHOAL_OK : ev.status,
+                                   ev.why);
+        break;
+    default:
+        break;
+    }
+}
+
 static int message(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
 {
+    if (msg->kind == SHOAL_MSG_CAST && msg->type == SHOAL__POOL_REMOTE &&
+        msg->from == SHOAL_PID_NONE && (msg->flags & SHOAL_MSG_PRIORITY)) {
+        on_remote(ctx, p, msg);
+        return SHOAL_OK;
+    }
     if (msg->kind == SHOAL_ENV_STARTED) {
         on_started(ctx, p, msg);
         return SHOAL_OK;
@@ -512,6 +583,9 @@ shoal_pool_t *shoal__pool_ended(struct shoal_ctx_s *ctx)
     start_done(p, why, ctx->error[0] ? ctx->error : ctx->panic_text[0] ? ctx->panic_text : NULL);
     if (p->stage != NULL)
         shoal__pool_swap_abort(ctx, p);
+    /* A remote pool's children are stopped (killed if still running) and
+     * its supervisor joined; the rest of it goes with the record. */
+    shoal__remote_stop(p->remote);
     shoal__pool_give_up_orphans(ctx, p);
     /* DRAIN callers: OK when the drain completed, else why it ended. */
     int status = p->state == SHOAL_POOL_DRAINING && ctx->reason == SHOAL_OK ? SHOAL_OK

@@ -39,6 +39,7 @@
 
 #include "actor/actor.h"
 #include "actor/ctx.h"
+#include "pool/remote.h"
 #include "runtime/qsbr.h"
 #include "sched/worker.h"
 #include "shoal/pool.h"
@@ -47,7 +48,7 @@
  * (about 69 s); the last bucket takes everything above. */
 #define SHOAL_HIST_BUCKETS 144u
 
-typedef struct shoal_pool_stripe_s {
+struct shoal_pool_stripe_s {
     alignas(64) _Atomic uint64_t forwarded;
     _Atomic uint64_t unhandled;
     _Atomic uint64_t handled;
@@ -56,7 +57,8 @@ typedef struct shoal_pool_stripe_s {
     _Atomic uint64_t samples;
     _Atomic uint32_t wait[SHOAL_HIST_BUCKETS];
     _Atomic uint32_t service[SHOAL_HIST_BUCKETS];
-} shoal_pool_stripe_t;
+};
+typedef struct shoal_pool_stripe_s shoal_pool_stripe_t;
 
 /* Holding what the workers' code lives in (a plugin module): acquire runs
  * once per worker spawned, and its release when that worker ends. origin:
@@ -83,6 +85,11 @@ typedef struct shoal_pool_s {
     shoal_pool_stripe_t *stripes; /* nstripes: one per worker id, then the shared one */
     uint32_t nstripes;
     struct shoal_pool_s *parent; /* the pool this one is a worker of (counts go up too) */
+    /* isolation: process (remote.h): the workers are in a child process;
+     * set before publication, freed with the record */
+    struct shoal_remote_s *remote;
+    bool exact;            /* workers count every message at once (remote.h: the child's) */
+    bool stripes_external; /* stripes are not ours to free (a child's shared counters) */
     char name[64];
     char label[128]; /* "name/behaviour": how its workers are named in logs */
 
@@ -118,6 +125,8 @@ typedef struct shoal_pool_s {
     bool start_pending;               /* the first workers have not all started yet */
     uint32_t start_awaiting;          /* ... how many have not */
     struct shoal_pool_stage_s *stage; /* a swap being prepared (swap.c), or NULL */
+    bool remote_up;                   /* remote: its child process takes messages */
+    bool remote_done;                 /* remote: drained, its children have ended */
     uint32_t depth;                   /* 0 for a root pool */
     uint32_t target;                  /* workers wanted */
     shoal_pid_t *retiring_pids;       /* removed from the FIFO, finishing their mailboxes */
@@ -158,6 +167,23 @@ int shoal__pool_spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t paren
 int shoal__pool_start(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
                       const shoal_pool_hold_t *hold, uint64_t timeout_ms, shoal_pid_t *pid,
                       char *why, size_t why_size);
+
+/* What only some root pools are (shoal__pool_start_ex):
+ *   remote    its workers run in a child process started by this launch
+ *             (remote.h; taken over, success or not)
+ *   stripes   its counters live here, nstripes of them (a child's, in the
+ *             shared memory its parent reads), and ...
+ *   exact     ... its workers count every message as it is settled, not
+ *             once a turn: a process that dies leaves exact counts. */
+typedef struct shoal_pool_opts_s {
+    const shoal_remote_launch_t *remote;
+    struct shoal_pool_stripe_s *stripes;
+    uint32_t nstripes;
+    bool exact;
+} shoal_pool_opts_t;
+int shoal__pool_start_ex(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
+                         const shoal_pool_hold_t *hold, const shoal_pool_opts_t *opts,
+                         uint64_t timeout_ms, shoal_pid_t *pid, char *why, size_t why_size);
 
 /* The record of the live pool pid, with a reference the caller drops with
  * shoal__pool_unref; NULL if pid is not a live pool. Any thread. */
@@ -236,6 +262,8 @@ shoal_pool_t *shoal__pool_ended(struct shoal_ctx_s *ctx);
 #define SHOAL__POOL_SWAP 0xFFFE0102u
 #define SHOAL__POOL_SWAP_COMMIT 0xFFFE0103u
 #define SHOAL__POOL_SWAP_ABORT 0xFFFE0104u
+/* From a remote pool's supervisor thread (remote.h): a shoal_remote_ev_t. */
+#define SHOAL__POOL_REMOTE 0xFFFE0105u
 
 /* New code for a pool's workers: the spec chain (chain[0] is the pool's own
  * level; nested levels follow, linked to each other), what holds it (the
@@ -244,6 +272,7 @@ typedef struct shoal_pool_swap_s {
     shoal_pool_spec_t chain[SHOAL_POOL_MAX_DEPTH];
     shoal_pool_hold_t hold;
     uint32_t size;
+    shoal_remote_launch_t remote; /* a remote pool's: how to start the new child */
 } shoal_pool_swap_t;
 
 typedef struct shoal_pool_swap_result_s {
@@ -293,6 +322,13 @@ void shoal__pool_schedule(struct shoal_ctx_s *ctx, uint64_t ms, uint32_t tick, b
 void shoal__pool_on_retry(struct shoal_ctx_s *ctx, shoal_pool_t *p);
 void shoal__pool_on_check(struct shoal_ctx_s *ctx, shoal_pool_t *p);
 void shoal__pool_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p);
+/* A remote pool's child process is gone (remote.h): started again under
+ * the restart budget, or the pool is degraded and retries later. */
+void shoal__pool_remote_down(struct shoal_ctx_s *ctx, shoal_pool_t *p, int reason);
+/* Ends a draining pool if nothing is left in it (answers the DRAIN calls). */
+void shoal__pool_drain_finish(struct shoal_ctx_s *ctx, shoal_pool_t *p);
+/* The workers it has: its FIFO's, or a remote pool's child's when up. */
+uint32_t shoal__pool_running(const shoal_pool_t *p);
 /* Closes up slot i of the FIFO (the last worker moves into it). */
 void shoal__pool_table_remove_at(shoal_pool_t *p, uint32_t i);
 /* Puts pid into slot i of the FIFO [release]. */
@@ -311,6 +347,9 @@ void shoal__pool_swap_abort(struct shoal_ctx_s *ctx, shoal_pool_t *p);
 bool shoal__pool_swap_on_started(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid,
                                  int status, const char *why, size_t why_len);
 bool shoal__pool_swap_on_exit(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid);
+/* A remote pool's new child for the swap started (status 0), or not. */
+void shoal__pool_swap_on_remote(struct shoal_ctx_s *ctx, shoal_pool_t *p, int status,
+                                const char *why);
 /* Copies the nested spec chain below spec into p (pool.c). */
 int shoal__pool_copy_nested(shoal_pool_t *p, const shoal_pool_spec_t *spec);
 /* Clamps to [min_size, max_size]; returns the new target size. */
@@ -329,8 +368,10 @@ void shoal__pool_fill_stats(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pool
 /* The pool's fields of its inspection (the manager adds its own after). */
 void shoal__pool_inspect(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_inspect_t *out);
 
-/* Records (record.c). */
-shoal_pool_t *shoal__pool_record_new(shoal_runtime_t *rt, uint32_t cap);
+/* Records (record.c). stripes: external counters (nstripes of them), or
+ * NULL for the record's own, one per worker id and a shared one. */
+shoal_pool_t *shoal__pool_record_new(shoal_runtime_t *rt, uint32_t cap,
+                                     struct shoal_pool_stripe_s *stripes, uint32_t nstripes);
 /* The last reference is gone: to limbo, freed after a grace period. */
 void shoal__pool_record_retire(shoal_runtime_t *rt, shoal_pool_t *p);
 /* Frees what in limbo has passed its grace period (all of it if `all`:

@@ -8,7 +8,8 @@
 
 #include "runtime/runtime.h"
 
-shoal_pool_t *shoal__pool_record_new(shoal_runtime_t *rt, uint32_t cap)
+shoal_pool_t *shoal__pool_record_new(shoal_runtime_t *rt, uint32_t cap,
+                                     shoal_pool_stripe_t *stripes, uint32_t nstripes)
 {
     shoal__pool_limbo_collect(rt, false); /* records of pools that ended since */
     shoal_pool_t *p = aligned_alloc(64, sizeof *p);
@@ -16,16 +17,23 @@ shoal_pool_t *shoal__pool_record_new(shoal_runtime_t *rt, uint32_t cap)
         return NULL;
     memset(p, 0, sizeof *p);
     p->nstripes = rt->nslots + 1; /* every worker id, compensating ones too */
+    if (stripes != NULL && nstripes < p->nstripes) {
+        free(p); /* not enough for every thread of this runtime */
+        return NULL;
+    }
     p->cap = cap;
     p->slots = calloc(cap, sizeof *p->slots);
-    p->stripes = aligned_alloc(64, p->nstripes * sizeof *p->stripes);
+    p->stripes_external = stripes != NULL;
+    p->stripes = stripes != NULL ? stripes : aligned_alloc(64, p->nstripes * sizeof *p->stripes);
     if (p->slots == NULL || p->stripes == NULL) {
         free(p->slots);
-        free(p->stripes);
+        if (!p->stripes_external)
+            free(p->stripes);
         free(p);
         return NULL;
     }
-    memset(p->stripes, 0, p->nstripes * sizeof *p->stripes);
+    if (!p->stripes_external)
+        memset(p->stripes, 0, p->nstripes * sizeof *p->stripes);
     p->rt = rt;
     return p;
 }
@@ -38,7 +46,9 @@ static void record_free(shoal_pool_t *p)
     free(p->retiring_pids);
     free(p->waiters);
     free(p->slots);
-    free(p->stripes);
+    if (!p->stripes_external)
+        free(p->stripes);
+    shoal__remote_free(p->remote); /* its supervisor has stopped (pool.c) */
     free(p);
 }
 

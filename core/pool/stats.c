@@ -69,6 +69,11 @@ void shoal__pool_fill_stats(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pool
     /* The counters first, then the depth: a message counted as handled is
      * no longer seen queued (see shoal__pool_count_handled). */
     shoal__pool_sum(p, st);
+    if (p->remote != NULL) { /* in the child: what was sent and not yet settled */
+        uint64_t settled = st->messages_handled + st->messages_failed + st->messages_dropped;
+        st->queue_depth = st->messages_forwarded > settled ? st->messages_forwarded - settled : 0;
+        return;
+    }
     shoal__qsbr_enter(ctx->tc);
     st->queue_depth = pool_depth(ctx->rt, p, 0);
     for (uint32_t i = 0; i < p->nretiring; i++)
@@ -269,6 +274,8 @@ void shoal__pool_sum(const shoal_pool_t *p, shoal_pool_stats_t *st)
             service[i] += atomic_load_explicit(&x->service[i], memory_order_relaxed);
         }
     }
+    if (p->remote != NULL) /* the children's: handled, failed, dropped, latencies, size */
+        shoal__remote_sum(p->remote, st, wait, service);
     percentiles(wait, st->queue_wait_ns);
     percentiles(service, st->service_ns);
 }

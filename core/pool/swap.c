@@ -11,6 +11,10 @@
  * have queued, then end: their code is released with the last of them).
  * ABORT stops the new ones; the old ones never noticed.
  *
+ * A remote pool (remote.h) swaps its whole child: PREPARE starts a second
+ * child process from the new code beside the first, COMMIT sends new work
+ * to it while the first drains and exits, ABORT stops it.
+ *
  * While a swap is prepared the pool goes on as before: a worker that dies
  * is replaced from the old code, a resize uses the old code. COMMIT takes
  * whatever the FIFO holds then. A new worker that ends while it waits is
@@ -50,6 +54,8 @@ static void stage_free(shoal_pool_stage_t *st)
 {
     if (st->sw->hold.release != NULL)
         st->sw->hold.release(st->sw->hold.what);
+    if (st->sw->remote.release != NULL) /* not given to a remote pool */
+        st->sw->remote.release(st->sw->remote.user);
     free(st->sw);
     free(st->pids);
     free(st);
@@ -88,6 +94,8 @@ int shoal__pool_swap_prepare(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_poo
         rc = SHOAL_ENOMEM;
     }
     if (rc != SHOAL_OK) {
+        if (sw->remote.release != NULL)
+            sw->remote.release(sw->remote.user);
         free(sw); /* ours now, whatever the answer */
         return rc;
     }
@@ -97,6 +105,13 @@ int shoal__pool_swap_prepare(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_poo
     st->from = from;
     st->ref = ref;
     p->stage = st;
+    if (p->remote != NULL) {
+        /* One new child: the supervisor says when it is up (on_remote). */
+        st->awaiting = 1;
+        shoal__remote_prepare(p->remote, &sw->remote); /* it takes the launch over */
+        sw->remote = (shoal_remote_launch_t){0};
+        return SHOAL_DEFER;
+    }
     /* The nested chain in sw links its levels to each other: spawning a
      * nested pool copies what it needs. */
     for (uint32_t i = 0; i < want; i++) {
@@ -151,6 +166,17 @@ bool shoal__pool_swap_on_started(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal
     return true;
 }
 
+void shoal__pool_swap_on_remote(struct shoal_ctx_s *ctx, shoal_pool_t *p, int status,
+                                const char *why)
+{
+    shoal_pool_stage_t *st = p->stage;
+    if (st == NULL || st->answered)
+        return; /* a child of an aborted swap */
+    if (status == SHOAL_OK)
+        st->awaiting = 0;
+    answer(ctx, st, status, status == SHOAL_OK ? NULL : why[0] ? why : shoal_strerror(status));
+}
+
 bool shoal__pool_swap_on_exit(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid)
 {
     (void)ctx;
@@ -188,6 +214,17 @@ int shoal__pool_swap_commit(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     sw->hold = (shoal_pool_hold_t){0};
     /* (p->label keeps the first behaviour's name: workers read it while
      * they run, so it is never rewritten.) */
+    uint32_t want = sw->size < p->spec.min_size   ? p->spec.min_size
+                    : sw->size > p->spec.max_size ? p->spec.max_size
+                                                  : sw->size;
+    if (p->remote != NULL) { /* new work to the new child; the old one drains */
+        p->target = want;
+        shoal__remote_control(p->remote, want, p->spec.mailbox);
+        shoal__remote_commit(p->remote);
+        p->stage = NULL;
+        stage_free(st);
+        return (int)want;
+    }
     uint32_t live = shoal__pool_live(p);
     uint32_t k = st->n < live ? st->n : live; /* replaced in place */
     for (uint32_t i = 0; i < k; i++) {
@@ -204,9 +241,6 @@ int shoal__pool_swap_commit(struct shoal_ctx_s *ctx, shoal_pool_t *p)
         atomic_store_explicit(&p->nworkers, n - 1, memory_order_release);
         shoal__pool_retire_worker(ctx, p, old);
     }
-    uint32_t want = sw->size < p->spec.min_size   ? p->spec.min_size
-                    : sw->size > p->spec.max_size ? p->spec.max_size
-                                                  : sw->size;
     p->target = want;
     st->n = 0;
     p->stage = NULL;
@@ -221,6 +255,8 @@ void shoal__pool_swap_abort(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     if (st == NULL)
         return;
     answer(ctx, st, SHOAL_ESHUTDOWN, "the swap was aborted");
+    if (p->remote != NULL)
+        shoal__remote_abort(p->remote);
     stop_all(ctx, p, st);
     p->stage = NULL;
     stage_free(st);

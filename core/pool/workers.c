@@ -196,9 +196,42 @@ static void degrade(struct shoal_ctx_s *ctx, shoal_pool_t *p, int reason)
     shoal__pool_schedule(ctx, p->backoff_ms, SHOAL__POOL_TICK_RETRY, &p->retry_pending);
 }
 
+uint32_t shoal__pool_running(const shoal_pool_t *p)
+{
+    if (p->remote != NULL)
+        return p->remote_up ? p->target : 0;
+    return shoal__pool_live((shoal_pool_t *)p);
+}
+
+void shoal__pool_remote_down(struct shoal_ctx_s *ctx, shoal_pool_t *p, int reason)
+{
+    if (atomic_load_explicit(&ctx->rt->stopping, memory_order_relaxed) ||
+        p->state == SHOAL_POOL_DRAINING)
+        return;
+    uint64_t now = shoal__now_ns();
+    p->last_death_ns = now;
+    if (p->state == SHOAL_POOL_RUNNING && shoal__pool_restart_allowed(p, now)) {
+        shoal__pool_restart_note(p, now);
+        p->restarts++;
+        shoal__remote_restart(p->remote);
+        return;
+    }
+    degrade(ctx, p, reason); /* on_retry starts it again, with backoff */
+}
+
 void shoal__pool_fill(struct shoal_ctx_s *ctx, shoal_pool_t *p, bool count_restarts)
 {
     uint64_t now = shoal__now_ns();
+    if (p->remote != NULL) { /* its child's pool has the workers */
+        if (!p->remote_up) {
+            if (count_restarts) {
+                shoal__pool_restart_note(p, now);
+                p->restarts++;
+            }
+            shoal__remote_restart(p->remote);
+        }
+        return;
+    }
     while (shoal__pool_live(p) < p->target) {
         shoal_pid_t pid;
         int rc = shoal__pool_spawn_worker(ctx, p, &p->spec, &p->hold, false, &pid);
@@ -239,7 +272,7 @@ void shoal__pool_on_check(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     if (p->state != SHOAL_POOL_DEGRADED)
         return;
     uint64_t within = shoal__ms_to_ns(p->spec.restart.within_ms);
-    if (shoal__now_ns() - p->last_death_ns < within || shoal__pool_live(p) < p->target) {
+    if (shoal__now_ns() - p->last_death_ns < within || shoal__pool_running(p) < p->target) {
         shoal__pool_schedule(ctx, p->spec.restart.within_ms, SHOAL__POOL_TICK_CHECK,
                              &p->check_pending);
         return;
@@ -247,16 +280,21 @@ void shoal__pool_on_check(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     p->state = SHOAL_POOL_RUNNING;
     p->backoff_ms = p->spec.restart.backoff_ms;
     shoal__log(ctx->rt, SHOAL_LOG_INFO, ctx->self, p->name,
-               "recovered: %" PRIu32 " workers, no restart for %" PRIu64 " ms", shoal__pool_live(p),
-               p->spec.restart.within_ms);
+               "recovered: %" PRIu32 " workers, no restart for %" PRIu64 " ms",
+               shoal__pool_running(p), p->spec.restart.within_ms);
 }
 
 /* ---- draining ------------------------------------------------------------ */
 
+void shoal__pool_drain_finish(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    drain_finish_if_done(ctx, p);
+}
+
 static void drain_finish_if_done(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
     if (p->state != SHOAL_POOL_DRAINING || p->nretiring != 0 || shoal__pool_live(p) != 0 ||
-        p->orphans.head != NULL)
+        p->orphans.head != NULL || (p->remote != NULL && !p->remote_done))
         return;
     for (uint32_t i = 0; i < p->nwaiters; i++)
         shoal_reply(ctx, p->waiters[i].from, p->waiters[i].ref, 0, NULL, 0);
@@ -277,6 +315,8 @@ void shoal__pool_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     for (uint32_t i = 0; i < n; i++)
         shoal__pool_retire_worker(ctx, p, shoal__pool_slot(p, i));
     p->target = 0;
+    if (p->remote != NULL)
+        shoal__remote_drain(p->remote); /* its child drains, then says so */
     shoal__pool_place_orphans(ctx, p);
     drain_finish_if_done(ctx, p);
 }
@@ -302,6 +342,11 @@ uint32_t shoal__pool_resize(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t w
     if (p->state == SHOAL_POOL_DRAINING)
         return 0;
     uint32_t size = clamp_size(p, want);
+    if (p->remote != NULL) { /* the child's pool resizes itself */
+        p->target = size;
+        shoal__remote_control(p->remote, size, p->spec.mailbox);
+        return size;
+    }
     if (size > p->target) {
         p->target = size;
         shoal__pool_fill(ctx, p, false);
@@ -323,6 +368,10 @@ int shoal__pool_set_mailbox(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t l
     if (limit == 0 || (limit > SHOAL_MAILBOX_MAX && limit != SHOAL_MAILBOX_UNBOUNDED))
         return SHOAL_EINVAL;
     p->spec.mailbox = limit;
+    if (p->remote != NULL) {
+        shoal__remote_control(p->remote, p->target, limit);
+        return SHOAL_OK;
+    }
     if (p->spec.worker_pool != NULL)
         return SHOAL_OK; /* nested pools keep their own limits */
     uint32_t n = shoal__pool_live(p);

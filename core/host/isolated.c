@@ -1,0 +1,441 @@
+/* isolated.c - the host's part of `isolation: process` (isolated.h): how
+ * the parent starts a child, and the child's main: its pool, and the bridge
+ * that feeds it from the channel and sends its replies back.
+ */
+#include "host/isolated.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "actor/send.h"
+#include "host/host.h"
+#include "runtime/fault.h"
+#include "runtime/runtime.h"
+#include "sched/futex.h"
+
+/* The descriptors a child finds at fixed numbers. */
+enum { FD_CHAN = 3, FD_PLUGIN = 6, FD_BOOT = 7, FD_FIRST_FREE = 8 };
+
+#define BOOT_MAGIC UINT64_C(0x6f6f626c616f6873) /* "shoalboo" */
+#define BOOT_VERSION 1u
+
+/* The boot record: this header, then the pool's name, the config file's
+ * name and its text, one after the other. */
+typedef struct boot_s {
+    uint64_t magic;
+    uint32_t version;
+    uint32_t log_format;
+    uint32_t log_level;
+    uint32_t name_len, file_len;
+    uint32_t pad;
+    uint64_t generation;
+    uint64_t text_len;
+} boot_t;
+
+typedef struct launch_s {
+    int boot_fd;   /* a sealed memfd holding the boot record */
+    int plugin_fd; /* the plugin's private copy (the parent's module's) */
+    char exe[PATH_MAX];
+} launch_t;
+
+/* ---- the parent --------------------------------------------------------------- */
+
+static void launch_release(void *user)
+{
+    launch_t *l = user;
+    close(l->boot_fd);
+    close(l->plugin_fd);
+    free(l);
+}
+
+/* Moves fd to at least `from`: a descriptor the dup2s below cannot clobber. */
+static int lift(int fd, int from) { return fcntl(fd, F_DUPFD, from); }
+
+static int launch(void *user, const int chan_fds[3], pid_t *pid, int *pidfd, char *why,
+                  size_t why_size)
+{
+    launch_t *l = user;
+    char *const argv[] = {"shoald", "--isolated-worker", NULL};
+    pid_t parent = getpid();
+    pid_t child = fork();
+    if (child < 0) {
+        snprintf(why, why_size, "cannot start its process: fork: %s", strerror(errno));
+        return SHOAL_ENOMEM;
+    }
+    if (child == 0) {
+        /* Only async-signal-safe calls from here to exec. */
+        int src[5] = {chan_fds[0], chan_fds[1], chan_fds[2], l->plugin_fd, l->boot_fd};
+        int high[5];
+        for (int i = 0; i < 5; i++)
+            if ((high[i] = lift(src[i], 100)) < 0)
+                _exit(126);
+        for (int i = 0; i < 5; i++)
+            if (dup2(high[i], FD_CHAN + i) < 0) /* 3..7, without close-on-exec */
+                _exit(126);
+        syscall(SYS_close_range, FD_FIRST_FREE, ~0u, 0);
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+            _exit(125); /* never outlive shoald, even if it died just now */
+        /* A group of its own: a Ctrl-C or a signal to shoald's group is
+         * shoald's to handle (it drains the child), not the child's. */
+        setpgid(0, 0);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL); /* shoald blocks its signals for its signalfd */
+        execv(l->exe, argv);
+        _exit(127);
+    }
+    int fd = (int)syscall(SYS_pidfd_open, child, 0);
+    if (fd < 0) {
+        snprintf(why, why_size, "cannot watch its process: pidfd_open: %s", strerror(errno));
+        kill(child, SIGKILL);
+        return SHOAL_EFAILED; /* its end is reaped by init: it is our child, but we drop it */
+    }
+    *pid = child;
+    *pidfd = fd;
+    return SHOAL_OK;
+}
+
+/* Threads a child's runtime has, every compensating one counted: one
+ * counter stripe each, and one shared. */
+static uint32_t stripes_for(const shoal_config_t *c)
+{
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    uint32_t threads = c->runtime.threads != 0 ? c->runtime.threads
+                       : online < 2            ? 2
+                       : online > 1024         ? 1024
+                                               : (uint32_t)online;
+    uint32_t extra =
+        c->runtime.max_extra_threads == SHOAL_CONFIG_AUTO ? threads : c->runtime.max_extra_threads;
+    return threads + extra + 1;
+}
+
+int shoal__isolated_launch(const shoal_config_t *c, const shoal_config_pool_t *cp,
+                           uint64_t generation, shoal_remote_launch_t *out, char *why,
+                           size_t why_size)
+{
+    const shoal_config_pool_t *leaf = cp;
+    while (leaf->nested != NULL)
+        leaf = leaf->nested;
+    launch_t *l = calloc(1, sizeof *l);
+    if (l == NULL) {
+        snprintf(why, why_size, "out of memory");
+        return SHOAL_ENOMEM;
+    }
+    l->boot_fd = l->plugin_fd = -1;
+    ssize_t n = readlink("/proc/self/exe", l->exe, sizeof l->exe - 1);
+    if (n <= 0 || (size_t)n >= sizeof l->exe - 1) {
+        snprintf(why, why_size, "cannot find its own executable: %s", strerror(errno));
+        goto fail;
+    }
+    l->exe[n] = '\0';
+    if ((l->plugin_fd = fcntl(shoal__module_fd(leaf->module), F_DUPFD_CLOEXEC, 0)) < 0) {
+        snprintf(why, why_size, "cannot keep the plugin's copy: %s", strerror(errno));
+        goto fail;
+    }
+    boot_t b = {
+        .magic = BOOT_MAGIC,
+        .version = BOOT_VERSION,
+        .log_format = (uint32_t)c->log.format,
+        .log_level = (uint32_t)c->log.level,
+        .name_len = (uint32_t)strlen(cp->name),
+        .file_len = (uint32_t)strlen(c->file),
+        .generation = generation,
+        .text_len = c->text_len,
+    };
+    l->boot_fd = memfd_create("shoal:boot", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (l->boot_fd < 0 || write(l->boot_fd, &b, sizeof b) != (ssize_t)sizeof b ||
+        write(l->boot_fd, cp->name, b.name_len) != (ssize_t)b.name_len ||
+        write(l->boot_fd, c->file, b.file_len) != (ssize_t)b.file_len ||
+        write(l->boot_fd, c->text, c->text_len) != (ssize_t)c->text_len ||
+        fcntl(l->boot_fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) !=
+            0) {
+        snprintf(why, why_size, "cannot write its boot record: %s", strerror(errno));
+        goto fail;
+    }
+    *out = (shoal_remote_launch_t){
+        .launch = launch, .release = launch_release, .user = l, .nstripes = stripes_for(c)};
+    return SHOAL_OK;
+fail:
+    if (l->plugin_fd >= 0)
+        close(l->plugin_fd);
+    if (l->boot_fd >= 0)
+        close(l->boot_fd);
+    free(l);
+    return SHOAL_EFAILED;
+}
+
+/* ---- the child ------------------------------------------------------------------- */
+
+typedef struct child_s {
+    shoal_chan_t *chan;
+    shoal_remote_area_t *area;
+    shoal_runtime_t *rt;
+    shoal_pid_t pool;
+} child_t;
+
+/* What the child's workers send to a PID of the parent (SHOAL__PID_REMOTE):
+ * into the channel (runtime.h: the gateway). A reply to a call the parent
+ * made, or a message. Never blocks: a full ring refuses. */
+static int gateway(void *user, shoal_tcache_t *tc, shoal_pid_t to, shoal_env_t *e, bool sys)
+{
+    child_t *ch = user;
+    unsigned kind = shoal__env_kind(e);
+    unsigned flags = shoal__env_flags(e);
+    shoal_remote_msg_t m = {
+        .to = shoal__pid_make(shoal__pid_gen(to), shoal__pid_slot(to) & ~SHOAL__PID_REMOTE),
+        .ref = shoal__env_ref(e),
+        .type = e->type,
+    };
+    uint32_t tag;
+    if (kind == SHOAL_MSG_REPLY) {
+        tag = SHOAL_REMOTE_REPLY;
+        m.flags = (flags & SHOAL_ENV_STATUS) ? SHOAL_REMOTE_MSG_STATUS : 0;
+    } else if (kind == SHOAL_MSG_CAST) {
+        tag = SHOAL_REMOTE_SEND;
+        m.flags = sys ? SHOAL_REMOTE_MSG_PRIORITY : 0;
+    } else {
+        return SHOAL_ENOPROC; /* a call, an exit, ...: no actor here answers for them */
+    }
+    bool status = (m.flags & SHOAL_REMOTE_MSG_STATUS) != 0;
+    int rc = shoal__chan_send(ch->chan, tag, &m, sizeof m, status ? NULL : shoal__env_data(e),
+                              status ? 0 : e->size, true);
+    if (rc != SHOAL_OK)
+        return rc == SHOAL_EBUSY ? SHOAL_EFULL : SHOAL_ENOPROC;
+    shoal__env_free(tc, e);
+    return SHOAL_OK;
+}
+
+/* The parent's PID as this runtime names it: remote. */
+static shoal_pid_t remote_pid(uint64_t pid)
+{
+    if (pid == SHOAL_PID_NONE)
+        return SHOAL_PID_NONE;
+    return shoal__pid_make(shoal__pid_gen(pid), shoal__pid_slot(pid) | SHOAL__PID_REMOTE);
+}
+
+/* One record from the parent into the pool: SHOAL_OK (taken), SHOAL_EBUSY
+ * (no room now: try again), anything else (dropped). */
+static int bridge_one(child_t *ch, shoal_tcache_t *tc, uint32_t tag, const void *data, size_t len)
+{
+    shoal_remote_msg_t m;
+    if ((tag != SHOAL_REMOTE_CAST && tag != SHOAL_REMOTE_CALL) || len < sizeof m)
+        return SHOAL_EINVAL;
+    memcpy(&m, data, sizeof m);
+    shoal_env_t *e = shoal__env_new(tc, tag == SHOAL_REMOTE_CALL ? SHOAL_MSG_CALL : SHOAL_MSG_CAST,
+                                    0, remote_pid(m.from), m.ref, m.type,
+                                    (const unsigned char *)data + sizeof m, len - sizeof m);
+    if (e == NULL)
+        return SHOAL_EBUSY;
+    int rc = shoal__deliver(ch->rt, tc, ch->pool, e, false);
+    if (rc != SHOAL_OK)
+        shoal__env_free(tc, e);
+    return rc == SHOAL_EFULL ? SHOAL_EBUSY : rc;
+}
+
+static void set_state(child_t *ch, uint32_t state, int rc, const char *why)
+{
+    if (why != NULL)
+        snprintf(ch->area->why, sizeof ch->area->why, "%s", why);
+    atomic_store_explicit(&ch->area->start_rc, rc, memory_order_relaxed);
+    /* release: pairs with the parent's acquire of state (why is written). */
+    atomic_store_explicit(&ch->area->state, state, memory_order_release);
+    shoal__chan_send(ch->chan, SHOAL_REMOTE_STATUS, NULL, 0, NULL, 0, true);
+}
+
+static void publish_status(child_t *ch, shoal_host_t *h)
+{
+    shoal_pool_stats_t st;
+    shoal__host_peek(&h->pools[0], &st);
+    atomic_store_explicit(&ch->area->pool_size, st.pool_size, memory_order_relaxed);
+    atomic_store_explicit(&ch->area->pool_state, st.state, memory_order_relaxed);
+    atomic_store_explicit(&ch->area->restarts, st.worker_restarts, memory_order_relaxed);
+}
+
+/* Feeds the pool from the ring until told to drain (then drains it) or
+ * the channel breaks. Returns the exit status. */
+static int bridge(child_t *ch, shoal_host_t *h)
+{
+    shoal_tcache_t *tc = shoal__tcache_get(ch->rt);
+    uint32_t seen = 0;
+    uint64_t next_status = 0;
+    bool drain = false;
+    for (;;) {
+        /* acquire: pairs with the parent's release of want_seq. */
+        uint32_t seq = atomic_load_explicit(&ch->area->want_seq, memory_order_acquire);
+        if (seq != seen) {
+            seen = seq;
+            uint32_t size = atomic_load_explicit(&ch->area->want_size, memory_order_relaxed);
+            uint32_t mailbox = atomic_load_explicit(&ch->area->want_mailbox, memory_order_relaxed);
+            shoal_pool_stats_t st;
+            shoal__host_peek(&h->pools[0], &st);
+            if (size != st.target_size)
+                shoal_pool_set_size(ch->rt, ch->pool, size, 5000);
+            if (mailbox != st.mailbox)
+                shoal_pool_set_mailbox(ch->rt, ch->pool, mailbox, 5000);
+            drain = atomic_load_explicit(&ch->area->want_drain, memory_order_relaxed) != 0;
+        }
+        uint32_t tag;
+        const void *data;
+        size_t len;
+        int rc;
+        unsigned n = 0;
+        while (n < 4096 && (rc = shoal__chan_peek(ch->chan, &tag, &data, &len)) == SHOAL_OK) {
+            if (bridge_one(ch, tc, tag, data, len) == SHOAL_EBUSY)
+                break; /* its workers are full: leave it in the ring, try again soon */
+            shoal__chan_consume(ch->chan);
+            n++;
+        }
+        if (shoal__chan_broken(ch->chan))
+            return 4; /* the parent's side made no sense: nothing more can come */
+        uint64_t now = shoal__now_ns();
+        if (now >= next_status) {
+            publish_status(ch, h);
+            next_status = now + 100000000u;
+        }
+        if (drain && rc == SHOAL_EBUSY && n == 0) {
+            /* Told to drain, and the parent sends nothing more (it waited
+             * for its senders before it asked): finish what the pool has. */
+            shoal_pool_drain(ch->rt, ch->pool, 24u * 3600u * 1000u);
+            set_state(ch, SHOAL_REMOTE_DRAINED, SHOAL_OK, NULL);
+            return 0;
+        }
+        if (n == 0 && rc == SHOAL_EBUSY)
+            shoal__chan_wait(ch->chan, 100, 50);
+        else if (n == 0) {
+            struct timespec ts = {0, 100000}; /* the pool is full: let it work */
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+/* Reads the boot record: fills b, and returns the three strings (one
+ * malloc'd block) or NULL. */
+static char *read_boot(boot_t *b, char **name, char **file, char **text)
+{
+    if (pread(FD_BOOT, b, sizeof *b, 0) != (ssize_t)sizeof *b || b->magic != BOOT_MAGIC ||
+        b->version != BOOT_VERSION || b->name_len > 255 || b->file_len > PATH_MAX ||
+        b->text_len > (64u << 20))
+        return NULL;
+    size_t total = (size_t)b->name_len + b->file_len + b->text_len + 3;
+    char *all = malloc(total);
+    if (all == NULL)
+        return NULL;
+    char *p = all;
+    off_t off = sizeof *b;
+    uint64_t lens[3] = {b->name_len, b->file_len, b->text_len};
+    char **outs[3] = {name, file, text};
+    for (int i = 0; i < 3; i++) {
+        if (pread(FD_BOOT, p, lens[i], off) != (ssize_t)lens[i]) {
+            free(all);
+            return NULL;
+        }
+        p[lens[i]] = '\0';
+        *outs[i] = p;
+        off += (off_t)lens[i];
+        p += lens[i] + 1;
+    }
+    return all;
+}
+
+int shoal__isolated_main(void)
+{
+    boot_t b;
+    char *name, *file, *text;
+    char *all = read_boot(&b, &name, &file, &text);
+    if (all == NULL) {
+        fprintf(stderr, "shoald --isolated-worker: no boot record (started by hand?)\n");
+        return 2;
+    }
+    shoal__fault_install(STDERR_FILENO, b.log_format == SHOAL_LOG_FORMAT_JSON ? SHOAL_FAULT_JSON
+                                                                              : SHOAL_FAULT_TEXT);
+    shoal__fault_set_generation(b.generation);
+    child_t ch = {0};
+    int fds[3] = {FD_CHAN, FD_CHAN + 1, FD_CHAN + 2};
+    if (shoal__chan_attach(fds, &ch.chan) != SHOAL_OK) {
+        fprintf(stderr, "shoald --isolated-worker: no channel from the parent\n");
+        free(all);
+        return 2;
+    }
+    size_t area_size;
+    ch.area = shoal__chan_user(ch.chan, &area_size);
+    uint32_t cap = ch.area->stripes_cap;
+    int rc = SHOAL_EINVAL, exit_status = 3;
+    char why[1200] = "";
+    shoal_diag_t err = {0};
+    shoal_config_t *c = NULL;
+    shoal_loader_t *loader = NULL;
+    shoal_host_t *h = NULL;
+    if (area_size < shoal__remote_area_bytes(cap)) {
+        snprintf(why, sizeof why, "the parent's shared area is too small");
+        goto fail;
+    }
+    /* The parent's config, under its name: errors name its file:line:col. */
+    char plugin[64];
+    snprintf(plugin, sizeof plugin, "/proc/self/fd/%d", FD_PLUGIN);
+    if ((rc = shoal__config_parse(file, text, b.text_len, &c, &err)) != SHOAL_OK ||
+        (rc = shoal__config_isolate(c, name, plugin, &err)) != SHOAL_OK ||
+        (rc = shoal__loader_create(&loader)) != SHOAL_OK ||
+        (rc = shoal__config_resolve(c, loader, &err)) != SHOAL_OK) {
+        shoal__diag_format(&err, why, sizeof why);
+        goto fail;
+    }
+    /* The host without its pool, then the pool with our options. */
+    const shoal_config_pool_t *cp = &c->pools[0];
+    c->npools = 0;
+    rc = shoal__host_start(c, loader, stderr, &h, &err);
+    c->npools = 1;
+    if (rc != SHOAL_OK) {
+        c = NULL; /* the host freed it */
+        shoal__diag_format(&err, why, sizeof why);
+        goto fail;
+    }
+    snprintf(h->log_tag, sizeof h->log_tag, "%s:%d", name, (int)getpid());
+    shoal__host_set_generation(h, b.generation, (int)b.log_format);
+    ch.rt = h->rt;
+    if (h->rt->nslots + 1 > cap) {
+        rc = SHOAL_ELIMIT;
+        snprintf(why, sizeof why,
+                 "the parent made room for %u thread counters, this runtime has %u", cap,
+                 h->rt->nslots + 1);
+        goto fail;
+    }
+    /* Replies and messages to the parent's PIDs go into the channel. No
+     * actor has run yet: set once, read only from here on. */
+    h->rt->gateway = gateway;
+    h->rt->gateway_user = &ch;
+    shoal_pool_opts_t opts = {
+        .stripes = shoal__remote_area_stripes(ch.area), .nstripes = cap, .exact = true};
+    if ((rc = shoal__host_start_pool(h, h->config, cp, b.generation, &opts, &ch.pool, why,
+                                     sizeof why)) != SHOAL_OK ||
+        shoal__host_pool_add(h, cp, ch.pool, b.generation) == NULL) {
+        char inner[1200];
+        snprintf(inner, sizeof inner, "%s", why[0] ? why : shoal_strerror(rc));
+        snprintf(why, sizeof why, "%s", inner);
+        rc = rc != SHOAL_OK ? rc : SHOAL_ENOMEM;
+        goto fail;
+    }
+    atomic_store_explicit(&ch.area->nstripes, h->rt->nslots + 1, memory_order_relaxed);
+    atomic_store_explicit(&ch.area->threads, h->rt->nthreads, memory_order_relaxed);
+    publish_status(&ch, h);
+    set_state(&ch, SHOAL_REMOTE_UP, SHOAL_OK, NULL);
+    exit_status = bridge(&ch, h);
+    /* Drained (or broken): the pool is done; leave without tearing down a
+     * runtime a plugin may have left stuck. */
+    fflush(stderr);
+    _exit(exit_status);
+fail:
+    set_state(&ch, SHOAL_REMOTE_FAILED, rc < 0 ? rc : SHOAL_EFAILED, why);
+    fflush(stderr);
+    _exit(exit_status);
+}

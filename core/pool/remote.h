@@ -1,0 +1,183 @@
+/* remote.h - a pool whose workers run in a child process (`isolation:
+ * process`, after nginx's master and workers).
+ *
+ * In the parent the pool is a pool like any other -- a PID, a record, its
+ * own actor for priority traffic -- but it has no workers of its own: a
+ * normal send or call to it is copied, on the sender's thread, into the
+ * parent-to-child ring of a channel (ipc/chan.h) and the child process
+ * runs an ordinary pool of the workers (host/isolated.c) behind a bridge
+ * that feeds it from the ring. What the child's workers send back -- a
+ * reply, or a message to a PID of the parent (SHOAL__PID_REMOTE in the
+ * child) -- comes back in the other ring and is delivered here.
+ *
+ * Senders see what they would see in-process: SHOAL_OK, or SHOAL_EBUSY at
+ * once when the child holds size x mailbox messages (counted as the pool's
+ * unhandled), calls answered with the original ref, the sender kept.
+ *
+ * One supervisor thread per such pool (remote.c) starts the child (the
+ * host's launch function), delivers what comes back, and watches the
+ * child's pidfd. The child counts every message its workers settle, one by
+ * one, in counters that live in the channel's shared area; when the child
+ * dies, the messages it held -- pushed into its ring and not settled -- are
+ * counted as failed, exactly, and the pool's actor restarts it under the
+ * pool's restart budget. A reload that changes the code starts a second
+ * child beside the first (PREPARE), and COMMIT sends new work to it while
+ * the first drains and exits.
+ *
+ * The child is not trusted: whatever it writes into the shared memory, the
+ * parent reads it only through checks (chan.h), and counts it reports are
+ * clamped to what was sent to it.
+ */
+#ifndef SHOAL_POOL_REMOTE_H
+#define SHOAL_POOL_REMOTE_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ipc/chan.h"
+
+struct shoal_pool_s;
+struct shoal_pool_stripe_s;
+struct shoal_tcache_s;
+struct shoal_env_s;
+struct shoal_ctx_s;
+struct shoal_pool_stats_s;
+
+/* ---- the channel's contents (both processes) ------------------------------ */
+
+/* Record tags. Parent to child: a message for the pool. Child to parent: a
+ * reply to a call, or a message to a parent's PID, or a status change. */
+enum {
+    SHOAL_REMOTE_CAST = 1, /* shoal_remote_msg_t + payload */
+    SHOAL_REMOTE_CALL = 2,
+    SHOAL_REMOTE_REPLY = 3, /* shoal_remote_msg_t (ref, status in flags) + payload */
+    SHOAL_REMOTE_SEND = 4,  /* shoal_remote_msg_t (to) + payload */
+    SHOAL_REMOTE_STATUS = 5 /* nothing: the child's status changed (wakes the parent) */
+};
+
+#define SHOAL_REMOTE_MSG_PRIORITY 0x1u /* SEND: to the system mailbox */
+#define SHOAL_REMOTE_MSG_STATUS 0x2u   /* REPLY: type is an error status, no payload */
+
+typedef struct shoal_remote_msg_s {
+    uint64_t from; /* CAST, CALL: the sender in the parent (SHOAL_PID_NONE: a thread) */
+    uint64_t to;   /* REPLY, SEND: the receiver in the parent */
+    uint64_t ref;  /* CALL, REPLY */
+    uint32_t type;
+    uint32_t flags; /* SHOAL_REMOTE_MSG_* */
+} shoal_remote_msg_t;
+
+/* The child's state (shoal_remote_area_t.state). */
+enum {
+    SHOAL_REMOTE_STARTING = 0,
+    SHOAL_REMOTE_UP = 1,      /* its pool has started: it takes messages */
+    SHOAL_REMOTE_FAILED = 2,  /* its pool could not start: why says why */
+    SHOAL_REMOTE_DRAINED = 3, /* drained on request: it exits */
+};
+
+/* The channel's user area. The parent writes `control`; the child writes
+ * the rest. Each is a value on its own [relaxed], but for state: the
+ * child writes start_rc and why, then state [release]; the parent reads
+ * state [acquire], then them. */
+typedef struct shoal_remote_area_s {
+    /* parent -> child */
+    alignas(64) _Atomic uint32_t want_size;
+    _Atomic uint32_t want_mailbox;
+    _Atomic uint32_t want_drain;
+    _Atomic uint32_t want_seq; /* bumped after each change: the child applies on a new value */
+    /* child -> parent */
+    alignas(64) _Atomic uint32_t state;
+    _Atomic int32_t start_rc;
+    char why[256];
+    _Atomic uint32_t pool_size, pool_state, threads;
+    _Atomic uint64_t restarts;
+    _Atomic uint32_t nstripes; /* how many of stripes[] the child counts into */
+    uint32_t stripes_cap;      /* written by the parent before the child starts */
+    /* followed by stripes_cap shoal_pool_stripe_t, 64-byte aligned */
+} shoal_remote_area_t;
+
+/* Bytes of user area for a pool whose child counts into nstripes stripes. */
+size_t shoal__remote_area_bytes(uint32_t nstripes);
+/* The stripes after the area's header. */
+struct shoal_pool_stripe_s *shoal__remote_area_stripes(shoal_remote_area_t *a);
+
+/* ---- the parent's side -------------------------------------------------------- */
+
+/* How the host starts a child for the pool: launch runs on the supervisor
+ * thread with the channel's three descriptors (close-on-exec: it hands them
+ * to the child itself) and returns SHOAL_OK with the child's pid and a
+ * pidfd for it, or an error with why. The pool keeps what it is given
+ * until release(user). nstripes: what the child's runtime counts into. */
+typedef struct shoal_remote_launch_s {
+    int (*launch)(void *user, const int chan_fds[3], pid_t *pid, int *pidfd, char *why,
+                  size_t why_size);
+    void (*release)(void *user);
+    void *user;
+    uint32_t nstripes;
+} shoal_remote_launch_t;
+
+typedef struct shoal_remote_s shoal_remote_t;
+
+/* A pool record's remote part, from the pool's spawn (launch is taken
+ * over: released with the remote). Nothing runs until start. */
+shoal_remote_t *shoal__remote_new(struct shoal_pool_s *p, const shoal_remote_launch_t *launch);
+/* The pool's actor, in its init: start the supervisor thread and the
+ * first child. The pool hears how it went (a notice, pool.c). */
+int shoal__remote_start(struct shoal_ctx_s *ctx, shoal_remote_t *r);
+/* Stops every child (killed if still running: what it held is counted as
+ * dropped) and joins the supervisor. The pool's actor, when it ends. NULL
+ * is fine. */
+void shoal__remote_stop(shoal_remote_t *r);
+/* Frees it (stopping it first if need be): with the record, once no
+ * sender can read it. NULL is fine. */
+void shoal__remote_free(shoal_remote_t *r);
+
+/* The sender's side (forward.c): copies e into the child's ring.
+ * SHOAL_OK (e is freed), SHOAL_EBUSY (no child up, or it holds its
+ * capacity, or its ring is full: counted by the caller), e still the
+ * caller's then. Inside the pool's read-side region. */
+int shoal__remote_forward(shoal_remote_t *r, struct shoal_tcache_s *tc, struct shoal_env_s *e);
+
+/* The counts the children settled (ended ones and the live ones'), each
+ * clamped to what was pushed to it: into st's handled, failed, dropped and
+ * latency samples, their latency histograms into wait and service
+ * (SHOAL_HIST_BUCKETS each), and the child's pool_size. Any thread. */
+void shoal__remote_sum(shoal_remote_t *r, struct shoal_pool_stats_s *st, uint64_t *wait,
+                       uint64_t *service);
+
+/* The pool's actor: a new size and mailbox for the child's pool (and the
+ * capacity senders are held to). */
+void shoal__remote_control(shoal_remote_t *r, uint32_t size, uint32_t mailbox);
+/* The pool's actor: drain (the child drains its pool and exits; the pool
+ * hears SHOAL_REMOTE_EV_DRAINED). */
+void shoal__remote_drain(shoal_remote_t *r);
+/* The pool's actor: start a child again (after it died, or to retry). */
+void shoal__remote_restart(shoal_remote_t *r);
+/* The pool's actor, for a worker swap: start a second child from launch
+ * (taken over) beside the first (PREPARED or PREPARE_FAILED follows);
+ * commit: new work goes to it, the first drains and exits; abort: it is
+ * stopped. */
+void shoal__remote_prepare(shoal_remote_t *r, const shoal_remote_launch_t *launch);
+void shoal__remote_commit(shoal_remote_t *r);
+void shoal__remote_abort(shoal_remote_t *r);
+
+/* What the supervisor tells the pool's actor: a priority message of type
+ * SHOAL__POOL_REMOTE from SHOAL_PID_NONE carrying this. */
+enum {
+    SHOAL_REMOTE_EV_UP = 1,             /* the child's pool started */
+    SHOAL_REMOTE_EV_START_FAILED = 2,   /* ... did not (status, why) */
+    SHOAL_REMOTE_EV_DOWN = 3,           /* the child ended unexpectedly (status: how, held) */
+    SHOAL_REMOTE_EV_DRAINED = 4,        /* it ended after a drain */
+    SHOAL_REMOTE_EV_PREPARED = 5,       /* the swap's child started */
+    SHOAL_REMOTE_EV_PREPARE_FAILED = 6, /* ... did not */
+};
+typedef struct shoal_remote_ev_s {
+    uint32_t ev;
+    int32_t status;
+    uint64_t held; /* DOWN: messages it held, counted as failed */
+    char why[256];
+} shoal_remote_ev_t;
+
+#endif
