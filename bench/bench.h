@@ -60,17 +60,7 @@ typedef struct bench_s {
     shoal_runtime_stats_t st0, st1;
 } bench_t;
 
-/* 50 rounds of xorshift32 (13, 17, 5): the per-message work of the spec. */
-static inline uint32_t xs50(uint64_t v)
-{
-    uint32_t s = (uint32_t)(v + 1);
-    for (int i = 0; i < 50; i++) {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-    }
-    return s;
-}
+#include "xs50.h"
 
 /* Monotonic seconds. */
 double bench_now(void);
@@ -181,10 +171,22 @@ int bench_parse_u64(const char *s, uint64_t min, uint64_t *out);
 uint64_t bench_malloc_calls(void);
 uint64_t bench_free_calls(void);
 
+/* W2's ping: MSG_START(w2_start_t) starts it; it sends MSG_PING(k) for k =
+ * m .. 1 to its pong, each after MSG_PONG(k+1) came back (to whoever sent
+ * the pong: a pool's PID when the pong is a pool's worker), then reports
+ * (count = m) to the collector and exits. */
+typedef struct w2_start_s {
+    shoal_pid_t pong;
+    shoal_pid_t collector;
+    uint64_t m;
+} w2_start_t;
+extern const shoal_behaviour_t bench_w2_ping;
+
 /* The workloads: argc/argv start after the workload name. */
 int bench_w1(int argc, char **argv);
 int bench_w2(int argc, char **argv);
 int bench_w3(int argc, char **argv);
 int bench_w4(int argc, char **argv);
+int bench_iso(int argc, char **argv);
 
 #endif

@@ -23,6 +23,7 @@
  *                          0 = never); RESULT extras inspect_*
  */
 #include "bench.h"
+#include "host/isolated.h"
 
 #include "shoal/pool.h"
 
@@ -504,11 +505,18 @@ _Noreturn void bench_finish(bench_t *b, int rc)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: shoal-bench W1 N W | W2 P M | W3 A | W4 N [block|drop]\n");
+    fprintf(stderr,
+            "usage: shoal-bench W1 N W | W2 P M | W3 A | W4 N [block|drop]\n"
+            "       shoal-bench ISO W1 N W | ISO W2 M | ISO CALL K\n"
+            "         (a pool with isolation: process; SHOAL_BENCH_ISOLATION=none: the same\n"
+            "          pool in this process)\n");
 }
 
 int main(int argc, char **argv)
 {
+    /* An isolated pool's child process (ISO): this program again. */
+    if (argc == 2 && strcmp(argv[1], "--isolated-worker") == 0)
+        return shoal__isolated_main();
     if (argc < 2) {
         usage();
         return BENCH_USAGE;
@@ -523,6 +531,8 @@ int main(int argc, char **argv)
         rc = bench_w3(argc - 2, argv + 2);
     else if (strcmp(w, "W4") == 0)
         rc = bench_w4(argc - 2, argv + 2);
+    else if (strcmp(w, "ISO") == 0)
+        rc = bench_iso(argc - 2, argv + 2);
     else
         rc = BENCH_USAGE;
     if (rc == BENCH_USAGE)

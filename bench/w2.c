@@ -13,12 +13,6 @@
 
 #include "bench.h"
 
-typedef struct w2_start_s {
-    shoal_pid_t pong;
-    shoal_pid_t collector;
-    uint64_t m;
-} w2_start_t;
-
 typedef struct w2_ping_s {
     shoal_pid_t collector;
     uint64_t m;
@@ -71,7 +65,7 @@ static int pong_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
     return 0;
 }
 
-static const shoal_behaviour_t ping_behaviour = {
+const shoal_behaviour_t bench_w2_ping = {
     .name = "w2.ping",
     .state_size = sizeof(w2_ping_t),
     .handle_message = ping_handle,
@@ -103,7 +97,7 @@ int bench_w2(int argc, char **argv)
         starts[j].m = m;
         rc = shoal_runtime_spawn(b.rt, &pong_behaviour, NULL, NULL, &starts[j].pong);
         if (rc == SHOAL_OK)
-            rc = shoal_runtime_spawn(b.rt, &ping_behaviour, NULL, NULL, &pings[j]);
+            rc = shoal_runtime_spawn(b.rt, &bench_w2_ping, NULL, NULL, &pings[j]);
     }
     if (rc != SHOAL_OK) {
         fprintf(stderr, "shoal-bench: W2 set-up: %s\n", shoal_strerror(rc));
