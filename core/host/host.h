@@ -62,8 +62,10 @@ int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, 
  * drained, a pool whose worker, args or bounds changed replaced by a new
  * one under its name (the old one drains). Any failure before that point
  * changes nothing: it is logged with its location and counted. One log
- * line says what changed. Returns SHOAL_OK or the failure. */
-int shoal__host_reload(shoal_host_t *h, const char *path);
+ * line says what changed. Returns SHOAL_OK or the failure; then *why (if
+ * not NULL) says what failed, with its file:line:col when known (the
+ * control socket's reply). */
+int shoal__host_reload(shoal_host_t *h, const char *path, shoal_diag_t *why);
 
 /* The ledger over every pool the host runs or drains, in one line:
  * accepted = handled + failed + dropped + in flight (and what is queued),

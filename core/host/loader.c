@@ -288,7 +288,7 @@ int shoal__module_load(shoal_loader_t *L, const char *path, shoal_module_t **out
 static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal_diag_t *err)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO must not hold us */
     if (fd < 0)
         return refuse(err, path, errno == ENOENT ? "no such file" : "cannot open: %s",
                       strerror(errno));

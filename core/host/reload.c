@@ -194,7 +194,7 @@ void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_
     snprintf(buf, size, "%s", log.n ? log.text : "no change");
 }
 
-int shoal__host_reload(shoal_host_t *h, const char *path)
+int shoal__host_reload(shoal_host_t *h, const char *path, shoal_diag_t *why)
 {
     shoal_diag_t err = {0};
     char buf[1200];
@@ -209,6 +209,8 @@ int shoal__host_reload(shoal_host_t *h, const char *path)
             "reload failed (%" PRIu64 " so far), generation %" PRIu64 " keeps running: %s",
             h->reloads_failed, h->generation, shoal__diag_format(&err, buf, sizeof buf));
         shoal__config_free(c);
+        if (why != NULL)
+            *why = err;
         return rc;
     }
     /* Start what is new or changed first: a failure stops those and leaves
@@ -332,6 +334,8 @@ undo:
     shoal__host_log(h, SHOAL_LOG_ERROR,
                     "reload failed (%" PRIu64 " so far), generation %" PRIu64 " keeps running: %s",
                     h->reloads_failed, h->generation, shoal__diag_format(&err, buf, sizeof buf));
+    if (why != NULL)
+        *why = err;
     return rc;
 }
 
