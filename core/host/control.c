@@ -188,12 +188,11 @@ static void conn_write(shoal_control_t *c, shoal_control_conn_t *k)
 /* The reply is whole: write it from now on, under its deadline. */
 static void reply_ready(shoal_control_t *c, shoal_control_conn_t *k, uint64_t now)
 {
-    if (k->too_large) {
-        size_t was = k->out_len;
+    if (k->too_large) { /* refused whole, never cut short */
         k->out_len = 0;
         k->too_large = false;
-        shoal__control_say(k, "1 reply too large (over %d bytes; %zu kept): ask for less\n",
-                           SHOAL_CONTROL_REPLY_MAX, was);
+        shoal__control_say(k, "1 reply too large (over %d bytes): ask for less (inspect POOL)\n",
+                           SHOAL_CONTROL_REPLY_MAX);
     }
     k->state = SHOAL_CONTROL_WRITING;
     k->deadline_ms = now + SHOAL_CONTROL_REPLY_MS;
