@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "host/control_conn.h"
-#include "runtime/runtime.h"
 
 #define ACTOR_TIMEOUT_MS 5000 /* inspect, scale, and call without its own timeout */
 #define STATS_TIMEOUT_MS 1000 /* status's pool lines, all of them */

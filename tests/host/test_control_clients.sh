@@ -9,7 +9,7 @@
 # asks `inspect` of them all and never reads is dropped at its reply
 # deadline while SIGHUP and status go on. And shoalctl's side: against a
 # server that never answers it gives up after --timeout, against one that
-# closes at once it says so, and SIGPIPE never kills it.
+# closes at once it says so (and is not killed).
 . "$(dirname "$0")/lib.sh" "$1"
 export SHOAL_SOCKET=$tmp/ctl.sock
 command -v python3 > /dev/null || fail "python3 is needed for the raw socket clients"
@@ -195,7 +195,10 @@ closer=$listener_pid
 [ $rc -eq 2 ] || fail "shoalctl against a closing server: exit $rc"
 [ "$(cat "$tmp/err")" = "shoalctl: shoald at $tmp/close.sock closed the connection without an answer" ] ||
     fail "shoalctl against a closing server said: $(cat "$tmp/err")"
-# 60 KB to a server that has closed: EPIPE, never SIGPIPE (exit 141).
+# 60 KB to a server that closes at once: a clear message and exit 2, never
+# killed (exit 141). shoalctl writes with MSG_NOSIGNAL and ignores SIGPIPE;
+# whether its write comes after the close (EPIPE) is a race this script
+# cannot force, so this shows the outcome, not that the race was hit.
 big=$(head -c 60000 /dev/zero | tr '\0' x)
 for _ in 1 2 3; do
     "$shoalctl" --socket "$tmp/close.sock" --timeout 2000 send api "$big" 2> "$tmp/err"; rc=$?
