@@ -16,6 +16,7 @@
 
 #include "host/argcheck.h"
 #include "host/args.h"
+#include "host/file.h"
 #include "host/schema.h"
 #include "shoal/ctx.h"
 
@@ -510,11 +511,9 @@ fail:
 int shoal__config_load(const char *path, shoal_config_t **out, shoal_diag_t *err)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        shoal__diag_set(err, path, 0, 0, "cannot read: %s", strerror(errno));
+    FILE *f = shoal__file_open(path, err); /* a regular file, never blocking */
+    if (f == NULL)
         return SHOAL_ELOAD;
-    }
     char *buf = NULL;
     size_t len = 0, cap = 0;
     int rc = SHOAL_OK;

@@ -1,31 +1,32 @@
-/* control.c - the control socket: one request per connection, answered by
- * the host thread (protocol in control.h). A request is read with a short
- * timeout and a size limit, so a slow or malformed client costs at most
- * that and gets an error line, never a crash.
+/* control.c - the control socket's connections, served by the host thread
+ * without blocking it (protocol, deadlines and limits in control.h; what
+ * each request does is control_cmd.c).
+ *
+ * The listening socket, every connection and the agent's eventfd are
+ * non-blocking and in the host thread's poll set. A connection reads its
+ * request line as bytes come, under one deadline for the whole request;
+ * a request that waits on an actor becomes a job for the agent (agent.h)
+ * under the job's deadline; the reply is written as the socket takes it,
+ * under one deadline for the whole reply. A connection past its deadline is
+ * closed, counted and logged at debug; nothing a client does makes the host
+ * thread wait.
  */
 #include "host/control.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "runtime/runtime.h"
+#include "host/control_conn.h"
 
-#define REQUEST_MAX (64 * 1024)
-#define READ_TIMEOUT_MS 2000
-#define CALL_TIMEOUT_MS 5000
-
-struct shoal_control_s {
-    int fd;
-    char *path;
-};
+#define ACCEPT_BATCH 256 /* connections accepted per call, at most */
 
 int shoal__control_open(const char *path, shoal_control_t **out, shoal_diag_t *err)
 {
@@ -71,39 +72,50 @@ int shoal__control_open(const char *path, shoal_control_t **out, shoal_diag_t *e
     return SHOAL_OK;
 }
 
-void shoal__control_close(shoal_control_t *c)
+int shoal__control_start(shoal_control_t *c, shoal_host_t *h, const char *config)
 {
-    if (c == NULL)
+    int rc = shoal__agent_start(h->rt, &c->agent);
+    if (rc != SHOAL_OK)
+        return rc;
+    c->h = h;
+    c->config = config;
+    return SHOAL_OK;
+}
+
+/* ---- one connection ---------------------------------------------------------- */
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void shoal__control_put(shoal_control_conn_t *k, const void *s, size_t n)
+{
+    if (k->too_large || n == 0)
         return;
-    close(c->fd);
-    unlink(c->path);
-    free(c->path);
-    free(c);
-}
-
-int shoal__control_fd(const shoal_control_t *c) { return c->fd; }
-
-/* ---- answering ------------------------------------------------------------ */
-
-typedef struct reply_s {
-    int fd;
-} reply_t;
-
-static void put(reply_t *r, const char *s, size_t n)
-{
-    while (n != 0) {
-        ssize_t w = send(r->fd, s, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return; /* the client went away */
-        s += w;
-        n -= (size_t)w;
+    if (n > SHOAL_CONTROL_REPLY_MAX - k->out_len) {
+        k->too_large = true;
+        return;
     }
+    if (k->out_len + n > k->out_cap) {
+        size_t cap = k->out_cap ? k->out_cap : 256;
+        while (cap < k->out_len + n)
+            cap *= 2;
+        char *o = realloc(k->out, cap);
+        if (o == NULL) {
+            k->too_large = true; /* refused as too large for this host now */
+            return;
+        }
+        k->out = o;
+        k->out_cap = cap;
+    }
+    memcpy(k->out + k->out_len, s, n);
+    k->out_len += n;
 }
 
-static void say(reply_t *r, const char *fmt, ...) SHOAL_PRINTF(2, 3);
-static void say(reply_t *r, const char *fmt, ...)
+void shoal__control_say(shoal_control_conn_t *k, const char *fmt, ...)
 {
     char buf[2048];
     va_list ap;
@@ -111,268 +123,310 @@ static void say(reply_t *r, const char *fmt, ...)
     int n = vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     if (n > 0)
-        put(r, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+        shoal__control_put(k, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }
 
-/* Reads one line (without the newline) into buf; false on timeout, EOF
- * before a newline, or a line longer than REQUEST_MAX. */
-static bool read_line(int fd, char *buf, size_t *len)
+/* Closes k (its slot is freed by sweep). Unread input is discarded first,
+ * so the client reads the reply and then an end of file, not a reset. */
+static void conn_end(shoal_control_conn_t *k)
 {
-    *len = 0;
-    for (;;) {
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (poll(&p, 1, READ_TIMEOUT_MS) <= 0)
-            return false;
-        ssize_t got = recv(fd, buf + *len, REQUEST_MAX - *len, 0);
-        if (got < 0 && errno == EINTR)
+    if (k->fd < 0)
+        return;
+    char scratch[4096];
+    for (int i = 0; i < 16 && recv(k->fd, scratch, sizeof scratch, MSG_DONTWAIT) > 0; i++)
+        continue;
+    close(k->fd);
+    k->fd = -1;
+}
+
+static void conn_free(shoal_control_conn_t *k)
+{
+    conn_end(k);
+    for (size_t i = 0; i < k->ntargets; i++)
+        free(k->targets[i].name);
+    free(k->targets);
+    free(k->in);
+    free(k->out);
+    free(k);
+}
+
+/* Closes k before its reply was done: counted and logged at debug. */
+static void drop(shoal_control_t *c, shoal_control_conn_t *k, const char *fmt, ...)
+    SHOAL_PRINTF(3, 4);
+static void drop(shoal_control_t *c, shoal_control_conn_t *k, const char *fmt, ...)
+{
+    char why[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    c->dropped++;
+    shoal__host_log(c->h, SHOAL_LOG_DEBUG, "control: dropped a client (fd %d): %s", k->fd, why);
+    conn_end(k);
+}
+
+/* Writes what the socket takes now; closes k once its reply is out. */
+static void conn_write(shoal_control_t *c, shoal_control_conn_t *k)
+{
+    while (k->fd >= 0 && k->out_sent < k->out_len) {
+        ssize_t w = send(k->fd, k->out + k->out_sent, k->out_len - k->out_sent,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0 && errno == EINTR)
             continue;
-        if (got <= 0)
-            return false;
-        char *nl = memchr(buf + *len, '\n', (size_t)got);
-        *len += (size_t)got;
-        if (nl != NULL) {
-            *len = (size_t)(nl - buf);
-            buf[*len] = '\0';
-            return true;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (w <= 0) {
+            drop(c, k, "it went away before its reply (%s)", strerror(errno));
+            return;
         }
-        if (*len >= REQUEST_MAX)
-            return false;
+        k->out_sent += (size_t)w;
     }
+    if (k->fd >= 0 && k->state == SHOAL_CONTROL_WRITING)
+        conn_end(k);
 }
 
-static shoal_host_pool_t *pool_named(shoal_host_t *h, const char *name)
+/* The reply is whole: write it from now on, under its deadline. */
+static void reply_ready(shoal_control_t *c, shoal_control_conn_t *k, uint64_t now)
 {
-    for (size_t i = 0; i < h->npools; i++)
-        if (!h->pools[i].draining && strcmp(h->pools[i].name, name) == 0)
-            return &h->pools[i];
-    return NULL;
+    if (k->too_large) { /* refused whole, never cut short */
+        k->out_len = 0;
+        k->too_large = false;
+        shoal__control_say(k, "1 reply too large (over %d bytes): ask for less (inspect POOL)\n",
+                           SHOAL_CONTROL_REPLY_MAX);
+    }
+    k->state = SHOAL_CONTROL_WRITING;
+    k->deadline_ms = now + SHOAL_CONTROL_REPLY_MS;
+    conn_write(c, k);
 }
 
-/* Next space-separated word of *s (NUL-terminated in place), or NULL. */
-static char *word(char **s)
+/* The request is in: do it, then write the reply or wait for its job. */
+static void request(shoal_control_t *c, shoal_control_conn_t *k, bool *stop)
 {
-    char *p = *s;
-    while (*p == ' ' || *p == '\t')
-        p++;
-    if (*p == '\0')
-        return NULL;
-    char *w = p;
-    while (*p != '\0' && *p != ' ' && *p != '\t')
-        p++;
-    if (*p != '\0')
-        *p++ = '\0';
-    *s = p;
-    return w;
-}
-
-static bool number(const char *s, uint64_t max, uint64_t *out)
-{
-    char *end;
-    if (s == NULL || *s < '0' || *s > '9')
-        return false;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*end != '\0' || errno != 0 || v > max)
-        return false;
-    *out = v;
-    return true;
-}
-
-static void refused(reply_t *r, int rc) { say(r, "1 %s\n", shoal_strerror(rc)); }
-
-static void inspect_one(shoal_host_t *h, reply_t *r, shoal_host_pool_t *hp, bool *ok)
-{
-    shoal_answer_t a;
-    int rc = shoal_runtime_inspect(h->rt, hp->pid, CALL_TIMEOUT_MS, &a);
-    if (rc == SHOAL_OK && a.status == SHOAL_OK && a.size > 0) {
-        put(r, a.data, a.size - 1); /* without the NUL */
+    shoal__control_request(c, k, k->in, stop);
+    uint64_t now = now_ms();
+    if (k->job != 0) {
+        k->state = SHOAL_CONTROL_WAITING;
+        k->deadline_ms = now + k->job_timeout_ms + SHOAL_CONTROL_GRACE_MS;
     } else {
-        say(r, "{\"error\":\"%s\"}", shoal_strerror(rc != SHOAL_OK ? rc : a.status));
-        *ok = false;
+        reply_ready(c, k, now);
     }
-    shoal_answer_release(&a);
 }
 
-static void serve(shoal_host_t *h, reply_t *r, char *line, const char *config, bool *stop)
+/* Reads what has come of the request; does it once its line is whole. */
+static void conn_read(shoal_control_t *c, shoal_control_conn_t *k, bool *stop)
 {
-    char *rest = line;
-    char *cmd = word(&rest);
-    if (cmd == NULL) {
-        say(r, "2 empty request\n");
-        return;
-    }
-    if (strcmp(cmd, "status") == 0) {
-        /* Read from the pools' records: answers whatever the pools do. */
-        static char ledgers[16384];
-        shoal__host_ledgers(h, ledgers, sizeof ledgers);
-        say(r, "0 ok\n");
-        say(r, "generation %" PRIu64 "\nreloads %" PRIu64 " ok, %" PRIu64 " failed\nthreads %u\n",
-            h->generation, h->reloads, h->reloads_failed, shoal_runtime_threads(h->rt));
-        put(r, ledgers, strlen(ledgers));
-        for (size_t i = 0; i < h->npools; i++) {
-            shoal_pool_stats_t st;
-            shoal__host_peek(&h->pools[i], &st);
-            say(r, "pool %s size %u target %u in_flight %" PRIu64 " forwarded %" PRIu64 "%s\n",
-                h->pools[i].name, st.pool_size, st.target_size, st.queue_depth,
-                st.messages_forwarded,
-                shoal__pool_is_ended(h->pools[i].rec) ? " ended"
-                : h->pools[i].draining                ? " draining"
-                                                      : "");
-        }
-        say(r, "%s", shoal__host_stall_lines(h));
-        return;
-    }
-    if (strcmp(cmd, "inspect") == 0) {
-        char *name = word(&rest);
-        if (name != NULL) {
-            shoal_host_pool_t *hp = pool_named(h, name);
-            if (hp == NULL) {
-                say(r, "1 unknown pool '%s'\n", name);
+    while (k->fd >= 0 && k->state == SHOAL_CONTROL_READING) {
+        if (k->in_len == k->in_cap) {
+            if (k->in_len >= SHOAL_CONTROL_REQUEST_MAX)
+                goto malformed;
+            size_t cap = k->in_cap ? k->in_cap * 2 : 512;
+            if (cap > SHOAL_CONTROL_REQUEST_MAX)
+                cap = SHOAL_CONTROL_REQUEST_MAX;
+            char *in = realloc(k->in, cap + 1); /* + the NUL */
+            if (in == NULL) {
+                drop(c, k, "out of memory for its request");
                 return;
             }
-            bool ok = true;
-            say(r, "0 ok\n");
-            inspect_one(h, r, hp, &ok);
-            say(r, "\n");
+            k->in = in;
+            k->in_cap = cap;
+        }
+        ssize_t got = recv(k->fd, k->in + k->in_len, k->in_cap - k->in_len, MSG_DONTWAIT);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (got < 0) {
+            drop(c, k, "reading its request: %s", strerror(errno));
             return;
         }
-        say(r, "0 ok\n{");
-        bool ok = true, first = true;
-        for (size_t i = 0; i < h->npools; i++) {
-            if (h->pools[i].draining)
-                continue;
-            say(r, "%s\"%s\":", first ? "" : ",", h->pools[i].name);
-            inspect_one(h, r, &h->pools[i], &ok);
-            first = false;
+        if (got == 0)
+            goto malformed; /* the end before a newline */
+        char *nl = memchr(k->in + k->in_len, '\n', (size_t)got);
+        k->in_len += (size_t)got;
+        if (nl != NULL) {
+            *nl = '\0';
+            request(c, k, stop);
+            return;
         }
-        say(r, "}\n");
-        return;
     }
-    if (strcmp(cmd, "send") == 0 || strcmp(cmd, "call") == 0) {
-        char *name = word(&rest);
-        shoal_host_pool_t *hp = name ? pool_named(h, name) : NULL;
-        if (name == NULL) {
-            say(r, "2 usage: %s POOL DATA\n", cmd);
-            return;
-        }
-        if (hp == NULL) {
-            say(r, "1 unknown pool '%s'\n", name);
-            return;
-        }
-        while (*rest == ' ')
-            rest++;
-        uint64_t timeout = CALL_TIMEOUT_MS;
-        if (cmd[0] == 'c') { /* a last word that is a number is the timeout */
-            char *sp = strrchr(rest, ' ');
-            uint64_t t;
-            if (sp != NULL && number(sp + 1, 3600000, &t)) {
-                timeout = t;
-                *sp = '\0';
-            }
-        }
-        size_t n = strlen(rest);
-        if (cmd[0] == 's') {
-            int rc = shoal_runtime_send(h->rt, hp->pid, 1, rest, n);
-            if (rc != SHOAL_OK)
-                refused(r, rc);
-            else
-                say(r, "0 ok\n");
-            return;
-        }
-        shoal_answer_t a;
-        int rc = shoal_runtime_call(h->rt, hp->pid, 1, rest, n, timeout, &a);
-        if (rc == SHOAL_OK && a.status != SHOAL_OK)
-            rc = a.status;
-        if (rc != SHOAL_OK) {
-            refused(r, rc);
-        } else {
-            say(r, "0 ok\n");
-            put(r, a.data, a.size);
-            say(r, "\n");
-        }
-        shoal_answer_release(&a);
-        return;
-    }
-    if (strcmp(cmd, "scale") == 0) {
-        char *name = word(&rest), *num = word(&rest);
-        uint64_t n;
-        if (name == NULL || !number(num, SHOAL_POOL_MAX_SIZE, &n) || word(&rest) != NULL) {
-            say(r, "2 usage: scale POOL N (N a number of workers)\n");
-            return;
-        }
-        shoal_host_pool_t *hp = pool_named(h, name);
-        if (hp == NULL) {
-            say(r, "1 unknown pool '%s'\n", name);
-            return;
-        }
-        int size = shoal_pool_set_size(h->rt, hp->pid, (uint32_t)n, CALL_TIMEOUT_MS);
-        if (size < 0) {
-            refused(r, size);
-            return;
-        }
-
-        shoal__host_log(h, SHOAL_LOG_INFO, "control: scale %s to %" PRIu64 ": size now %d", name, n,
-                        size);
-        say(r, "0 ok\n%d\n", size);
-        return;
-    }
-    if (strcmp(cmd, "reload") == 0) {
-        uint64_t before = h->generation;
-        char why[1200];
-        int rc = shoal__host_reload(h, config, why, sizeof why);
-        if (rc != SHOAL_OK)
-            say(r, "1 reload failed: %s; generation %" PRIu64 " keeps running\n", why,
-                h->generation);
-        else
-            say(r, "0 ok\ngeneration %" PRIu64 " (was %" PRIu64 ")\n", h->generation, before);
-        return;
-    }
-    if (strcmp(cmd, "diff") == 0) {
-        /* What a reload from PATH would do (shoald --check --diff). */
-        while (*rest == ' ')
-            rest++;
-        if (*rest == '\0') {
-            say(r, "2 usage: diff PATH\n");
-            return;
-        }
-        shoal_config_t *c = NULL;
-        shoal_diag_t err = {0};
-        char buf[1200];
-        int rc = shoal__config_load(rest, &c, &err);
-        if (rc == SHOAL_OK)
-            rc = shoal__config_resolve(c, h->loader, &err);
-        if (rc != SHOAL_OK) {
-            say(r, "1 %s\n", shoal__diag_format(&err, buf, sizeof buf));
-        } else {
-            shoal__host_plan(h, c, buf, sizeof buf);
-            say(r, "0 ok\ngeneration %" PRIu64 " -> %" PRIu64 ": %s\n", h->generation,
-                h->generation + 1, buf);
-        }
-        shoal__config_free(c);
-        return;
-    }
-    if (strcmp(cmd, "stop") == 0) {
-        *stop = true;
-        say(r, "0 ok\nstopping: draining every pool\n");
-        return;
-    }
-    say(r, "2 unknown command '%.64s' (status, inspect, send, call, scale, reload, stop)\n", cmd);
+    return;
+malformed:
+    shoal__control_say(k, "2 expected one line of at most %d bytes, ended by a newline\n",
+                       SHOAL_CONTROL_REQUEST_MAX);
+    reply_ready(c, k, now_ms());
 }
 
-void shoal__control_serve(shoal_control_t *c, shoal_host_t *h, const char *config, bool *stop)
+/* Frees the slots of closed connections, keeping the others' order. */
+static void sweep(shoal_control_t *c)
 {
-    int fd = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC);
-    if (fd < 0)
+    size_t j = 0;
+    for (size_t i = 0; i < c->nconns; i++) {
+        if (c->conns[i]->fd < 0)
+            conn_free(c->conns[i]);
+        else
+            c->conns[j++] = c->conns[i];
+    }
+    c->nconns = j;
+}
+
+/* A new connection: served, or refused at once past the cap. */
+static void conn_accept(shoal_control_t *c, int fd, bool *stop)
+{
+    shoal_control_conn_t *k = NULL;
+    if (c->nconns == SHOAL_CONTROL_CONNS_MAX)
+        sweep(c); /* one answered in this batch (status is) is closed, not open */
+    if (c->nconns == SHOAL_CONTROL_CONNS_MAX || (k = calloc(1, sizeof *k)) == NULL) {
+        static const char busy[] = "1 busy: too many control connections open (at most 64)\n";
+        ssize_t w = send(fd, busy, sizeof busy - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        (void)w; /* best effort: it is closed either way */
+        shoal_control_conn_t gone = {.fd = fd};
+        conn_end(&gone);
+        c->refused++;
+        shoal__host_log(c->h, SHOAL_LOG_DEBUG,
+                        "control: refused a client: %zu connections open (at most %d)", c->nconns,
+                        SHOAL_CONTROL_CONNS_MAX);
         return;
-    char *buf = malloc(REQUEST_MAX + 1);
-    reply_t r = {fd};
-    size_t len;
-    if (buf == NULL)
-        say(&r, "1 out of memory\n");
-    else if (!read_line(fd, buf, &len))
-        say(&r, "2 expected one line of at most %d bytes, ended by a newline\n", REQUEST_MAX);
-    else
-        serve(h, &r, buf, config, stop);
-    free(buf);
-    close(fd);
+    }
+    k->fd = fd;
+    k->state = SHOAL_CONTROL_READING;
+    k->deadline_ms = now_ms() + SHOAL_CONTROL_REQUEST_MS;
+    c->conns[c->nconns++] = k;
+    c->accepted++;
+    conn_read(c, k, stop); /* the request often came with the connection */
+}
+
+/* ---- the host thread's loop --------------------------------------------------- */
+
+size_t shoal__control_pollfds(shoal_control_t *c, struct pollfd *fds)
+{
+    c->npolled = 0;
+    if (c->h == NULL)
+        return 0; /* not started */
+    size_t n = 0;
+    fds[n++] = (struct pollfd){.fd = c->fd, .events = POLLIN};
+    fds[n++] = (struct pollfd){.fd = shoal__agent_fd(c->agent), .events = POLLIN};
+    for (size_t i = 0; i < c->nconns; i++) {
+        const shoal_control_conn_t *k = c->conns[i];
+        short ev = k->state == SHOAL_CONTROL_READING                               ? POLLIN
+                   : k->state == SHOAL_CONTROL_WRITING && k->out_sent < k->out_len ? POLLOUT
+                                                                                   : 0;
+        fds[n++] = (struct pollfd){.fd = k->fd, .events = ev};
+    }
+    c->npolled = c->nconns;
+    return n;
+}
+
+int shoal__control_timeout(const shoal_control_t *c)
+{
+    if (c->nconns == 0)
+        return -1;
+    uint64_t now = now_ms(), first = UINT64_MAX;
+    for (size_t i = 0; i < c->nconns; i++)
+        if (c->conns[i]->deadline_ms < first)
+            first = c->conns[i]->deadline_ms;
+    if (first <= now)
+        return 0;
+    return first - now > INT32_MAX ? INT32_MAX : (int)(first - now);
+}
+
+/* Results the agent posted: each completes its connection's reply (a
+ * result whose connection is gone, or answered at its deadline, is
+ * dropped). */
+static void take_results(shoal_control_t *c)
+{
+    shoal_agent_done_t *d = shoal__agent_take(c->agent);
+    while (d != NULL) {
+        shoal_agent_done_t *next = d->next;
+        for (size_t i = 0; i < c->nconns; i++) {
+            shoal_control_conn_t *k = c->conns[i];
+            if (k->fd >= 0 && k->state == SHOAL_CONTROL_WAITING && k->job == d->id) {
+                shoal__control_answer(c, k, d);
+                reply_ready(c, k, now_ms());
+                break;
+            }
+        }
+        shoal__agent_done_free(d);
+        d = next;
+    }
+}
+
+static void deadlines(shoal_control_t *c)
+{
+    uint64_t now = now_ms();
+    for (size_t i = 0; i < c->nconns; i++) {
+        shoal_control_conn_t *k = c->conns[i];
+        if (k->fd < 0 || k->deadline_ms > now)
+            continue;
+        switch (k->state) {
+        case SHOAL_CONTROL_READING: {
+            static const char late[] = "2 no whole request line within 2000 ms\n";
+            ssize_t w = send(k->fd, late, sizeof late - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+            (void)w; /* best effort */
+            drop(c, k, "no whole request within %d ms (%zu bytes came)", SHOAL_CONTROL_REQUEST_MS,
+                 k->in_len);
+            break;
+        }
+        case SHOAL_CONTROL_WAITING: /* the agent did not answer: answer without it */
+            shoal__control_answer(c, k, NULL);
+            reply_ready(c, k, now);
+            break;
+        case SHOAL_CONTROL_WRITING:
+            drop(c, k, "its reply was not taken within %d ms (%zu of %zu bytes)",
+                 SHOAL_CONTROL_REPLY_MS, k->out_sent, k->out_len);
+            break;
+        }
+    }
+}
+
+void shoal__control_handle(shoal_control_t *c, const struct pollfd *fds, size_t n, bool *stop)
+{
+    if (c->h == NULL || n < 2)
+        return;
+    for (size_t i = 0; i < c->npolled && 2 + i < n; i++) {
+        shoal_control_conn_t *k = c->conns[i];
+        short re = fds[2 + i].revents;
+        if (re == 0 || k->fd != fds[2 + i].fd)
+            continue;
+        if (k->state == SHOAL_CONTROL_READING)
+            conn_read(c, k, stop);
+        else if (k->state == SHOAL_CONTROL_WRITING)
+            conn_write(c, k);
+        else if (re & (POLLHUP | POLLERR))
+            drop(c, k, "it went away while its request ran");
+    }
+    c->npolled = 0;
+    if (fds[1].revents & POLLIN)
+        take_results(c);
+    deadlines(c);
+    sweep(c);
+    for (int i = 0; i < ACCEPT_BATCH && (fds[0].revents & POLLIN); i++) {
+        int fd = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0)
+            break; /* EAGAIN: none left (or a transient error: next time) */
+        conn_accept(c, fd, stop);
+    }
+    sweep(c);
+}
+
+void shoal__control_close(shoal_control_t *c)
+{
+    if (c == NULL)
+        return;
+    for (size_t i = 0; i < c->nconns; i++) {
+        shoal_control_conn_t *k = c->conns[i];
+        if (k->state == SHOAL_CONTROL_WAITING) {
+            k->out_len = 0;
+            shoal__control_say(k, "1 shoald is stopping\n");
+            k->state = SHOAL_CONTROL_WRITING;
+        }
+        if (k->state == SHOAL_CONTROL_WRITING)
+            conn_write(c, k); /* one last try, without waiting */
+        conn_free(k);
+    }
+    c->nconns = 0;
+    close(c->fd);
+    unlink(c->path);
+    shoal__agent_stop(c->agent);
+    free(c->path);
+    free(c);
 }

@@ -1,36 +1,87 @@
 /* control.h - shoald's control socket: a Unix stream socket (mode 0600) at
- * runtime.control, served by the host thread between other work.
+ * runtime.control, served by the host thread between other work, without
+ * ever blocking it.
  *
  * PROTOCOL (one request per connection; text, so `nc -U` works too)
  *   request:  one line, at most 64 KiB: COMMAND [ARGS...] '\n'
  *   response: a status line, then a body, then the server closes:
  *               "0 ok\n"           done; the body is the answer
- *               "1 <reason>\n"     refused (busy, unknown pool, failed reload)
+ *               "1 <reason>\n"     refused (busy, unknown pool, failed reload,
+ *                                  timed out, too many connections)
  *               "2 <reason>\n"     a malformed request
  *   commands: status | inspect [POOL] | send POOL DATA | call POOL DATA [TIMEOUT_MS]
  *             | scale POOL N | reload | diff PATH | stop
  * DATA is the rest of the line after POOL (and before TIMEOUT_MS for
  * call: the last word, if it is a number, is the timeout).
+ *
+ * DEADLINES AND LIMITS (what one client can cost the host)
+ *   - the whole request line must arrive within 2 s of the connection being
+ *     accepted (however it trickles in), else the connection is closed;
+ *   - the whole reply must be taken by the client within 5 s of being ready,
+ *     and may be at most 4 MiB (a bigger one is refused with a status 1
+ *     line), else the connection is closed;
+ *   - at most 64 connections are open at once; beyond that a new one gets
+ *     "1 busy: ..." and is closed at once;
+ *   - every connection is non-blocking and in the host thread's poll set,
+ *     so a silent, slow or non-reading client never delays another one,
+ *     nor a signal, a reload or the table. Closed connections are counted
+ *     (status: `control ...` line) and logged at debug.
+ *   - status reads the pools' records (host.h), never their actors: it
+ *     answers at once whatever the pools do. What waits on an actor (call,
+ *     inspect, scale) runs in an agent actor (agent.h), never on the host
+ *     thread: call waits TIMEOUT_MS (default 5 s, at most an hour), inspect
+ *     and scale 5 s. The host thread keeps its own deadline (those plus
+ *     500 ms), so a request is answered even when every dispatcher thread
+ *     is stuck: a pool that did not answer is shown as
+ *     {"error":"unresponsive"} (inspect), and call and scale answer
+ *     "1 timed out: ...".
+ *   - diff and reload read only a regular file (never a FIFO, a device or a
+ *     directory), opened without blocking.
  */
 #ifndef SHOAL_HOST_CONTROL_H
 #define SHOAL_HOST_CONTROL_H
 
+#include <poll.h>
 #include <stdbool.h>
 
 #include "host/host.h"
 
 typedef struct shoal_control_s shoal_control_t;
 
-/* Listens at path (an existing socket file nobody answers on is replaced).
- * SHOAL_EBUSY if a live server answers there; SHOAL_EFAILED with err. */
-int shoal__control_open(const char *path, shoal_control_t **out, shoal_diag_t *err);
-void shoal__control_close(shoal_control_t *c);
-/* The listening descriptor, for poll(). */
-int shoal__control_fd(const shoal_control_t *c);
+/* The most descriptors shoal__control_pollfds fills: the listening socket,
+ * the agent's eventfd and one per open connection. */
+#define SHOAL_CONTROL_CONNS_MAX 64
+#define SHOAL_CONTROL_POLLFDS (2 + SHOAL_CONTROL_CONNS_MAX)
 
-/* Accepts one pending connection and answers it (reading its request with a
- * short timeout). *stop is set when the request was `stop`; `config` names
- * the file a `reload` reads. */
-void shoal__control_serve(shoal_control_t *c, shoal_host_t *h, const char *config, bool *stop);
+/* Listens at path (an existing socket file nobody answers on is replaced).
+ * SHOAL_EBUSY if a live server answers there; SHOAL_EFAILED with err. No
+ * connection is accepted before shoal__control_start. */
+int shoal__control_open(const char *path, shoal_control_t **out, shoal_diag_t *err);
+
+/* Serves h from now on: spawns the agent actor in h's runtime; `config`
+ * names the file a `reload` reads (kept by reference). SHOAL_OK or what
+ * shoal__agent_start returned. */
+int shoal__control_start(shoal_control_t *c, shoal_host_t *h, const char *config);
+
+/* Answers every request still waiting ("1 shoald is stopping"), gives each
+ * open connection one last non-blocking write, closes them and the socket
+ * (its file removed), and stops the agent. Call before the runtime is
+ * destroyed. NULL is a no-op. */
+void shoal__control_close(shoal_control_t *c);
+
+/* Fills fds (room for SHOAL_CONTROL_POLLFDS) with what the control socket
+ * waits on now; returns how many. Pass the same fds, after poll(), to
+ * shoal__control_handle. */
+size_t shoal__control_pollfds(shoal_control_t *c, struct pollfd *fds);
+
+/* ms (>= 0) until the next deadline of a connection or a job, or -1 when
+ * none: poll() no longer than that. */
+int shoal__control_timeout(const shoal_control_t *c);
+
+/* Does what the events in fds[0..n) (from shoal__control_pollfds, after
+ * poll()) and the deadlines passed call for: accepts, reads, answers,
+ * writes, closes. Never blocks on a client or an actor. Sets *stop when it
+ * answered a `stop` request. Call after every poll(), timed out or not. */
+void shoal__control_handle(shoal_control_t *c, const struct pollfd *fds, size_t n, bool *stop);
 
 #endif

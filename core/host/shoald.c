@@ -44,13 +44,12 @@
 #include <string.h>
 #include <limits.h>
 #include <sys/signalfd.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "host/argcheck.h"
 #include "host/args.h"
+#include "host/client.h"
 #include "host/config.h"
 #include "host/control.h"
 #include "host/host.h"
@@ -265,6 +264,15 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
         return 2;
     }
     shoal__host_log_reserved(h);
+    int rc;
+    if (control != NULL && (rc = shoal__control_start(control, h, path)) != SHOAL_OK) {
+        fprintf(stderr, "shoald: cannot serve the control socket: %s\n", shoal_strerror(rc));
+        shoal__control_close(control);
+        shoal__host_destroy(h);
+        shoal__loader_destroy(loader);
+        close(sfd);
+        return 2;
+    }
     shoal__host_log(h, SHOAL_LOG_INFO, "running %s: %zu pools on %u threads%s%s", path, h->npools,
                     shoal_runtime_threads(h->rt), control ? ", control socket " : "",
                     control ? h->config->runtime.control : "");
@@ -278,11 +286,15 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
         double wait = next - t;
         if (run_for_ms != 0 && start + (double)run_for_ms / 1e3 - t < wait)
             wait = start + (double)run_for_ms / 1e3 - t;
-        struct pollfd fds[2] = {
-            {.fd = sfd, .events = POLLIN},
-            {.fd = control ? shoal__control_fd(control) : -1, .events = POLLIN}};
+        /* The signalfd, then what the control socket waits on (never
+         * longer than its next deadline). */
+        struct pollfd fds[1 + SHOAL_CONTROL_POLLFDS] = {{.fd = sfd, .events = POLLIN}};
+        size_t nctl = control ? shoal__control_pollfds(control, fds + 1) : 0;
         int ms = wait <= 0 ? 0 : (int)(wait * 1e3) + 1;
-        if (poll(fds, 2, ms) > 0) {
+        int cms = control ? shoal__control_timeout(control) : -1;
+        if (cms >= 0 && cms < ms)
+            ms = cms;
+        if (poll(fds, 1 + nctl, ms) > 0 && (fds[0].revents & POLLIN)) {
             struct signalfd_siginfo si;
             bool hup = false;
             /* Drain every pending signal: SIGHUPs that came during a reload
@@ -297,11 +309,11 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
             }
             if (hup && !stop)
                 shoal__host_reload(h, path, NULL, 0);
-            if (!stop && control != NULL && (fds[1].revents & POLLIN)) {
-                shoal__control_serve(control, h, path, &stop);
-                if (stop)
-                    why = "shoalctl stop";
-            }
+        }
+        if (!stop && control != NULL) {
+            shoal__control_handle(control, fds + 1, nctl, &stop); /* deadlines too */
+            if (stop)
+                why = "shoalctl stop";
         }
         if (now_s() >= next) {
             double now = now_s();
@@ -350,45 +362,9 @@ static int diff(const char *path, const char *socket_path)
         fprintf(stderr, "shoald: %s: %s\n", path, strerror(errno));
         return 2;
     }
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    if (strlen(socket_path) >= sizeof sa.sun_path) {
-        fprintf(stderr, "shoald: socket path too long: %s\n", socket_path);
-        return 2;
-    }
-    memcpy(sa.sun_path, socket_path, strlen(socket_path) + 1);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-        fprintf(stderr, "shoald: cannot reach shoald at %s: %s\n", socket_path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return 2;
-    }
     char req[PATH_MAX + 16];
     int n = snprintf(req, sizeof req, "diff %s\n", abs);
-    if (write(fd, req, (size_t)n) != n) {
-        close(fd);
-        return 2;
-    }
-    shutdown(fd, SHUT_WR);
-    char buf[4096];
-    size_t len = 0;
-    ssize_t got;
-    while (len < sizeof buf - 1 && (got = read(fd, buf + len, sizeof buf - 1 - len)) > 0)
-        len += (size_t)got;
-    close(fd);
-    buf[len] = '\0';
-    char *body = strchr(buf, '\n');
-    if (len == 0 || body == NULL) {
-        fprintf(stderr, "shoald: no answer from %s\n", socket_path);
-        return 2;
-    }
-    *body++ = '\0';
-    if (buf[0] != '0') {
-        fprintf(stderr, "%s\n", buf + 2);
-        return buf[0] == '1' ? 1 : 2;
-    }
-    fputs(body, stdout);
-    return 0;
+    return shoal__client_ask(socket_path, req, (size_t)n, 5000, "shoald", stdout, stderr);
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,152 @@
+/* client.c - one exchange with shoald's control socket (see client.h). The
+ * socket is non-blocking and every wait is a poll() bounded by what is left
+ * of the one deadline, so a server that accepts and never answers, answers
+ * slowly, or closes at once costs at most the timeout.
+ */
+#include "host/client.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Waits until fd is ready for `events` or the deadline: false on timeout. */
+static bool wait_for(int fd, short events, uint64_t end)
+{
+    for (;;) {
+        uint64_t now = now_ms();
+        if (now >= end)
+            return false;
+        struct pollfd p = {.fd = fd, .events = events};
+        int rc = poll(&p, 1, end - now > 60000 ? 60000 : (int)(end - now));
+        if (rc > 0)
+            return true;
+        if (rc < 0 && errno != EINTR)
+            return true; /* let the next call report the error */
+    }
+}
+
+/* Connects within the deadline: 0, ETIMEDOUT, or the errno of the failure.
+ * A Unix socket whose backlog is full answers EAGAIN: tried again. */
+static int connect_by(int fd, const struct sockaddr_un *sa, uint64_t end)
+{
+    for (;;) {
+        if (connect(fd, (const struct sockaddr *)sa, sizeof *sa) == 0)
+            return 0;
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN) {
+            if (now_ms() >= end)
+                return ETIMEDOUT;
+            struct timespec nap = {0, 10 * 1000000};
+            nanosleep(&nap, NULL);
+            continue;
+        }
+        if (errno != EINPROGRESS)
+            return errno;
+        if (!wait_for(fd, POLLOUT, end))
+            return ETIMEDOUT;
+        int e = 0;
+        socklen_t len = sizeof e;
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) != 0)
+            return errno;
+        return e;
+    }
+}
+
+int shoal__client_ask(const char *path, const char *req, size_t len, uint64_t timeout_ms,
+                      const char *prog, FILE *out, FILE *err)
+{
+    signal(SIGPIPE, SIG_IGN); /* a server gone mid-write is an error, not a death */
+    uint64_t end = now_ms() + timeout_ms;
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof sa.sun_path) {
+        fprintf(err, "%s: socket path too long: %s\n", prog, path);
+        return 2;
+    }
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int e = fd < 0 ? errno : connect_by(fd, &sa, end);
+    if (e == ETIMEDOUT)
+        goto timed_out;
+    if (e != 0) {
+        fprintf(err, "%s: cannot reach shoald at %s: %s\n", prog, path, strerror(e));
+        if (fd >= 0)
+            close(fd);
+        return 2;
+    }
+    /* The request. If the server closes before taking it all (a refusal),
+     * what it said is still read below. */
+    for (size_t off = 0; off < len;) {
+        ssize_t w = send(fd, req + off, len - off, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && errno == EAGAIN) {
+            if (!wait_for(fd, POLLOUT, end))
+                goto timed_out;
+            continue;
+        }
+        if (w <= 0)
+            break;
+        off += (size_t)w;
+    }
+    shutdown(fd, SHUT_WR);
+    /* The status line, then the body as it comes. */
+    char line[2048];
+    size_t ln = 0;
+    int status = -1;
+    char buf[8192];
+    for (;;) {
+        ssize_t got = recv(fd, buf, sizeof buf, 0);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0 && errno == EAGAIN) {
+            if (!wait_for(fd, POLLIN, end))
+                goto timed_out;
+            continue;
+        }
+        if (got <= 0)
+            break; /* the end (a reset after the answer is an end too) */
+        size_t off = 0;
+        if (status < 0) {
+            while (off < (size_t)got && buf[off] != '\n') {
+                if (ln + 1 < sizeof line)
+                    line[ln++] = buf[off];
+                off++;
+            }
+            if (off == (size_t)got)
+                continue;
+            off++; /* the newline */
+            line[ln] = '\0';
+            status = line[0] == '0' ? 0 : line[0] == '1' ? 1 : 2;
+            if (status != 0)
+                fprintf(err, "%s: %s\n", prog, ln > 2 ? line + 2 : line);
+        }
+        fwrite(buf + off, 1, (size_t)got - off, status == 0 ? out : err);
+    }
+    close(fd);
+    if (status < 0) {
+        fprintf(err, "%s: shoald at %s closed the connection without an answer\n", prog, path);
+        return 2;
+    }
+    return status;
+timed_out:
+    fflush(out);
+    fprintf(err, "%s: no answer from shoald at %s within %llu ms\n", prog, path,
+            (unsigned long long)timeout_ms);
+    if (fd >= 0)
+        close(fd);
+    return 1;
+}

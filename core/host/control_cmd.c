@@ -1,0 +1,338 @@
+/* control_cmd.c - what each control request does (protocol in control.h).
+ *
+ * On the host thread, nothing here waits on an actor: send only queues,
+ * reload and diff are the host's own work (reading a regular file, never
+ * blocking), status reads the pools' records, and call, inspect and scale
+ * become a job for the agent (agent.h), answered by shoal__control_answer when its
+ * results come back, or when the host's deadline on the job passes first.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/control_conn.h"
+
+#define ACTOR_TIMEOUT_MS 5000 /* inspect, scale, and call without its own timeout */
+#define CALL_TIMEOUT_MAX_MS 3600000
+
+static shoal_host_pool_t *pool_named(shoal_host_t *h, const char *name)
+{
+    for (size_t i = 0; i < h->npools; i++)
+        if (!h->pools[i].draining && strcmp(h->pools[i].name, name) == 0)
+            return &h->pools[i];
+    return NULL;
+}
+
+/* Next space-separated word of *s (NUL-terminated in place), or NULL. */
+static char *word(char **s)
+{
+    char *p = *s;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p == '\0')
+        return NULL;
+    char *w = p;
+    while (*p != '\0' && *p != ' ' && *p != '\t')
+        p++;
+    if (*p != '\0')
+        *p++ = '\0';
+    *s = p;
+    return w;
+}
+
+static bool number(const char *s, uint64_t max, uint64_t *out)
+{
+    char *end;
+    if (s == NULL || *s < '0' || *s > '9')
+        return false;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end != '\0' || errno != 0 || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* ---- jobs ------------------------------------------------------------------- */
+
+/* Hands the agent op for the one pool hp, or for every pool (but the
+ * draining ones if live_only); k waits for it. On failure k's reply is the
+ * refusal. */
+static void job(shoal_control_t *c, shoal_control_conn_t *k, shoal_control_op_t op,
+                shoal_host_pool_t *hp, bool live_only, shoal_agent_op_t aop, uint32_t type,
+                const void *data, size_t size, uint64_t timeout_ms)
+{
+    shoal_host_t *h = c->h;
+    size_t n = 0, cap = hp != NULL ? 1 : h->npools;
+    shoal_pid_t *pids = calloc(cap ? cap : 1, sizeof *pids);
+    k->targets = calloc(cap ? cap : 1, sizeof *k->targets);
+    if (pids == NULL || k->targets == NULL)
+        goto fail;
+    for (size_t i = 0; i < cap; i++) {
+        shoal_host_pool_t *p = hp != NULL ? hp : &h->pools[i];
+        if (hp == NULL && live_only && p->draining)
+            continue;
+        if ((k->targets[n].name = strdup(p->name)) == NULL)
+            goto fail;
+        k->targets[n].draining = p->draining;
+        pids[n] = p->pid;
+        k->ntargets = ++n;
+    }
+    uint64_t id = ++c->next_job;
+    int rc = shoal__agent_submit(c->agent, id, aop, type, data, size, pids, n, timeout_ms);
+    free(pids);
+    if (rc != SHOAL_OK) {
+        shoal__control_say(k, "1 %s\n", shoal_strerror(rc));
+        return;
+    }
+    k->job = id;
+    k->op = op;
+    k->job_timeout_ms = timeout_ms;
+    return;
+fail:
+    free(pids);
+    shoal__control_say(k, "1 %s\n", shoal_strerror(SHOAL_ENOMEM));
+}
+
+/* A pool's answer, SHOAL_ETIMEDOUT when none came (d NULL: the agent did
+ * not run in time). */
+static const shoal_agent_result_t *result(const shoal_agent_done_t *d, size_t i)
+{
+    static const shoal_agent_result_t none = {.rc = SHOAL_ETIMEDOUT};
+    static const shoal_agent_result_t lost = {.rc = SHOAL_ENOMEM};
+    if (d == NULL)
+        return &none;
+    return i < d->n ? &d->results[i] : &lost;
+}
+
+static void inspect_json(shoal_control_conn_t *k, const shoal_agent_result_t *r)
+{
+    if (r->rc == SHOAL_OK && r->size > 0)
+        shoal__control_put(k, r->data, r->size - 1); /* without the NUL */
+    else if (r->rc == SHOAL_ETIMEDOUT)
+        shoal__control_say(k, "{\"error\":\"unresponsive\"}");
+    else if (r->rc == SHOAL_OK)
+        shoal__control_say(k, "{\"error\":\"empty answer\"}");
+    else
+        shoal__control_say(k, "{\"error\":\"%s\"}", shoal_strerror(r->rc));
+}
+
+static void json_name(shoal_control_conn_t *k, const char *s)
+{
+    shoal__control_put(k, "\"", 1);
+    for (; *s != '\0'; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            shoal__control_say(k, "\\%c", ch);
+        else if (ch < 0x20)
+            shoal__control_say(k, "\\u%04x", ch);
+        else
+            shoal__control_put(k, s, 1);
+    }
+    shoal__control_put(k, "\"", 1);
+}
+
+void shoal__control_answer(shoal_control_t *c, shoal_control_conn_t *k, const shoal_agent_done_t *d)
+{
+    const shoal_agent_result_t *r = result(d, 0);
+    switch (k->op) {
+    case SHOAL_CONTROL_OP_INSPECT_ONE:
+        shoal__control_say(k, "0 ok\n");
+        inspect_json(k, r);
+        shoal__control_say(k, "\n");
+        break;
+    case SHOAL_CONTROL_OP_INSPECT_ALL:
+        shoal__control_say(k, "0 ok\n{");
+        for (size_t i = 0; i < k->ntargets; i++) {
+            if (i != 0)
+                shoal__control_put(k, ",", 1);
+            json_name(k, k->targets[i].name);
+            shoal__control_put(k, ":", 1);
+            inspect_json(k, result(d, i));
+        }
+        shoal__control_say(k, "}\n");
+        break;
+    case SHOAL_CONTROL_OP_CALL:
+    case SHOAL_CONTROL_OP_SCALE: {
+        const char *name = k->ntargets ? k->targets[0].name : "?";
+        static const shoal_agent_result_t odd = {.rc = SHOAL_ENOTSUP};
+        uint32_t size = 0;
+        if (r->rc == SHOAL_OK && k->op == SHOAL_CONTROL_OP_SCALE) {
+            if (r->size == sizeof size)
+                memcpy(&size, r->data, sizeof size);
+            else
+                r = &odd; /* not a size */
+        }
+        if (d == NULL)
+            shoal__control_say(k,
+                               "1 timed out: no answer within %" PRIu64
+                               " ms (the runtime did not run the control agent: are all its "
+                               "threads busy?)\n",
+                               k->job_timeout_ms + SHOAL_CONTROL_GRACE_MS);
+        else if (r->rc == SHOAL_ETIMEDOUT)
+            shoal__control_say(k, "1 timed out: no reply from pool %s within %" PRIu64 " ms\n",
+                               name, k->job_timeout_ms);
+        else if (r->rc != SHOAL_OK)
+            shoal__control_say(k, "1 %s\n", shoal_strerror(r->rc));
+        else if (k->op == SHOAL_CONTROL_OP_CALL) {
+            shoal__control_say(k, "0 ok\n");
+            shoal__control_put(k, r->data, r->size);
+            shoal__control_say(k, "\n");
+        } else {
+            shoal__host_log(c->h, SHOAL_LOG_INFO, "control: scale %s to %" PRIu32 ": size now %u",
+                            name, k->arg, size);
+            shoal__control_say(k, "0 ok\n%u\n", size);
+        }
+        break;
+    }
+    }
+    k->job = 0;
+}
+
+/* ---- requests -------------------------------------------------------------- */
+
+/* Read from the pools' records, never from their actors: answers at once
+ * whatever the pools and the dispatcher's threads are doing. */
+static void status(shoal_control_t *c, shoal_control_conn_t *k)
+{
+    shoal_host_t *h = c->h;
+    static char ledgers[16384]; /* the host thread's */
+    shoal__host_ledgers(h, ledgers, sizeof ledgers);
+    shoal__control_say(k,
+                       "0 ok\ngeneration %" PRIu64 "\nreloads %" PRIu64 " ok, %" PRIu64
+                       " failed\nthreads %u\n",
+                       h->generation, h->reloads, h->reloads_failed, shoal_runtime_threads(h->rt));
+    shoal__control_put(k, ledgers, strlen(ledgers));
+    shoal__control_say(
+        k, "control %zu open, %" PRIu64 " accepted, %" PRIu64 " dropped, %" PRIu64 " refused\n",
+        c->nconns, c->accepted, c->dropped, c->refused);
+    for (size_t i = 0; i < h->npools; i++) {
+        shoal_pool_stats_t st;
+        shoal__host_peek(&h->pools[i], &st);
+        shoal__control_say(k,
+                           "pool %s size %u target %u in_flight %" PRIu64 " forwarded %" PRIu64
+                           "%s\n",
+                           h->pools[i].name, st.pool_size, st.target_size, st.queue_depth,
+                           st.messages_forwarded,
+                           shoal__pool_is_ended(h->pools[i].rec) ? " ended"
+                           : h->pools[i].draining                ? " draining"
+                                                                 : "");
+    }
+    shoal__control_say(k, "%s", shoal__host_stall_lines(h));
+}
+
+/* send POOL DATA | call POOL DATA [TIMEOUT_MS] */
+static void send_or_call(shoal_control_t *c, shoal_control_conn_t *k, const char *cmd, char *rest)
+{
+    char *name = word(&rest);
+    shoal_host_pool_t *hp = name ? pool_named(c->h, name) : NULL;
+    if (name == NULL) {
+        shoal__control_say(k, "2 usage: %s POOL DATA\n", cmd);
+        return;
+    }
+    if (hp == NULL) {
+        shoal__control_say(k, "1 unknown pool '%s'\n", name);
+        return;
+    }
+    while (*rest == ' ')
+        rest++;
+    if (cmd[0] == 's') {
+        int rc = shoal_runtime_send(c->h->rt, hp->pid, 1, rest, strlen(rest));
+        shoal__control_say(k, rc == SHOAL_OK ? "0 ok\n" : "1 %s\n", shoal_strerror(rc));
+        return;
+    }
+    uint64_t timeout = ACTOR_TIMEOUT_MS, t;
+    char *sp = strrchr(rest, ' '); /* a last word that is a number is the timeout */
+    if (sp != NULL && number(sp + 1, CALL_TIMEOUT_MAX_MS, &t)) {
+        timeout = t;
+        *sp = '\0';
+    }
+    job(c, k, SHOAL_CONTROL_OP_CALL, hp, true, SHOAL_AGENT_CALL, 1, rest, strlen(rest), timeout);
+}
+
+static void reload(shoal_control_t *c, shoal_control_conn_t *k)
+{
+    shoal_host_t *h = c->h;
+    uint64_t before = h->generation;
+    char why[1200];
+    int rc = shoal__host_reload(h, c->config, why, sizeof why);
+    if (rc == SHOAL_OK)
+        shoal__control_say(k, "0 ok\ngeneration %" PRIu64 " (was %" PRIu64 ")\n", h->generation,
+                           before);
+    else
+        shoal__control_say(k, "1 reload failed: %s; generation %" PRIu64 " keeps running\n",
+                           why[0] ? why : shoal_strerror(rc), h->generation);
+}
+
+/* What a reload from PATH would do (shoald --check --diff). */
+static void diff(shoal_control_t *c, shoal_control_conn_t *k, char *rest)
+{
+    while (*rest == ' ')
+        rest++;
+    if (*rest == '\0') {
+        shoal__control_say(k, "2 usage: diff PATH\n");
+        return;
+    }
+    shoal_config_t *cfg = NULL;
+    shoal_diag_t err = {0};
+    char buf[1200];
+    int rc = shoal__config_load(rest, &cfg, &err); /* a regular file only, never blocking */
+    if (rc == SHOAL_OK)
+        rc = shoal__config_resolve(cfg, c->h->loader, &err);
+    if (rc != SHOAL_OK) {
+        shoal__control_say(k, "1 %s\n", shoal__diag_format(&err, buf, sizeof buf));
+    } else {
+        shoal__host_plan(c->h, cfg, buf, sizeof buf);
+        shoal__control_say(k, "0 ok\ngeneration %" PRIu64 " -> %" PRIu64 ": %s\n", c->h->generation,
+                           c->h->generation + 1, buf);
+    }
+    shoal__config_free(cfg);
+}
+
+void shoal__control_request(shoal_control_t *c, shoal_control_conn_t *k, char *line, bool *stop)
+{
+    char *rest = line;
+    char *cmd = word(&rest);
+    if (cmd == NULL) {
+        shoal__control_say(k, "2 empty request\n");
+    } else if (strcmp(cmd, "status") == 0) {
+        status(c, k);
+    } else if (strcmp(cmd, "inspect") == 0) {
+        char *name = word(&rest);
+        shoal_host_pool_t *hp = name != NULL ? pool_named(c->h, name) : NULL;
+        if (name != NULL && hp == NULL)
+            shoal__control_say(k, "1 unknown pool '%s'\n", name);
+        else
+            job(c, k, hp ? SHOAL_CONTROL_OP_INSPECT_ONE : SHOAL_CONTROL_OP_INSPECT_ALL, hp, true,
+                SHOAL_AGENT_INSPECT, 0, NULL, 0, ACTOR_TIMEOUT_MS);
+    } else if (strcmp(cmd, "send") == 0 || strcmp(cmd, "call") == 0) {
+        send_or_call(c, k, cmd, rest);
+    } else if (strcmp(cmd, "scale") == 0) {
+        char *name = word(&rest), *num = word(&rest);
+        uint64_t n;
+        shoal_host_pool_t *hp;
+        if (name == NULL || !number(num, SHOAL_POOL_MAX_SIZE, &n) || word(&rest) != NULL) {
+            shoal__control_say(k, "2 usage: scale POOL N (N a number of workers)\n");
+        } else if ((hp = pool_named(c->h, name)) == NULL) {
+            shoal__control_say(k, "1 unknown pool '%s'\n", name);
+        } else {
+            uint32_t size = (uint32_t)n;
+            k->arg = size;
+            job(c, k, SHOAL_CONTROL_OP_SCALE, hp, true, SHOAL_AGENT_CALL_PRIORITY,
+                SHOAL_POOL_SET_SIZE, &size, sizeof size, ACTOR_TIMEOUT_MS);
+        }
+    } else if (strcmp(cmd, "reload") == 0) {
+        reload(c, k);
+    } else if (strcmp(cmd, "diff") == 0) {
+        diff(c, k, rest);
+    } else if (strcmp(cmd, "stop") == 0) {
+        *stop = true;
+        shoal__control_say(k, "0 ok\nstopping: draining every pool\n");
+    } else {
+        shoal__control_say(
+            k,
+            "2 unknown command '%.64s' (status, inspect, send, call, scale, reload, diff, stop)\n",
+            cmd);
+    }
+}

@@ -1,0 +1,92 @@
+/* control_conn.h - between control.c (the socket, its connections, their
+ * buffers and deadlines) and control_cmd.c (what each request does). Not
+ * for other modules: they use control.h.
+ *
+ * A connection goes READING (its request line arrives) -> WAITING (for a
+ * job the agent runs; only some requests) -> WRITING (the reply, whole,
+ * leaves as the socket takes it) -> closed. All on the host thread.
+ */
+#ifndef SHOAL_HOST_CONTROL_CONN_H
+#define SHOAL_HOST_CONTROL_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "host/agent.h"
+#include "host/control.h"
+
+#define SHOAL_CONTROL_REQUEST_MAX (64 * 1024)     /* bytes of a request line, newline included */
+#define SHOAL_CONTROL_REQUEST_MS 2000             /* for the whole request, from accept */
+#define SHOAL_CONTROL_REPLY_MAX (4 * 1024 * 1024) /* bytes of a reply */
+#define SHOAL_CONTROL_REPLY_MS 5000               /* for the whole reply, from when it is ready */
+#define SHOAL_CONTROL_GRACE_MS 500 /* the host's deadline on a job: its timeout plus this */
+
+typedef enum shoal_control_state_e {
+    SHOAL_CONTROL_READING = 0,
+    SHOAL_CONTROL_WAITING = 1,
+    SHOAL_CONTROL_WRITING = 2,
+} shoal_control_state_t;
+
+/* What a job's answer is made into (control_cmd.c). */
+typedef enum shoal_control_op_e {
+    SHOAL_CONTROL_OP_INSPECT_ONE = 2,
+    SHOAL_CONTROL_OP_INSPECT_ALL = 3,
+    SHOAL_CONTROL_OP_CALL = 4,
+    SHOAL_CONTROL_OP_SCALE = 5,
+} shoal_control_op_t;
+
+/* A pool a job asked, by the name and state it had then. */
+typedef struct shoal_control_target_s {
+    char *name;
+    bool draining;
+} shoal_control_target_t;
+
+typedef struct shoal_control_conn_s {
+    int fd; /* -1 once closed */
+    shoal_control_state_t state;
+    uint64_t deadline_ms; /* of the current state, on the monotonic clock */
+    char *in;             /* the request so far */
+    size_t in_len, in_cap;
+    char *out; /* the reply */
+    size_t out_len, out_cap, out_sent;
+    bool too_large; /* something was not added to out: over SHOAL_CONTROL_REPLY_MAX */
+    /* WAITING: the job (set by control_cmd.c) */
+    uint64_t job;
+    shoal_control_op_t op;
+    uint64_t job_timeout_ms;
+    shoal_control_target_t *targets;
+    size_t ntargets;
+    uint32_t arg; /* scale: the size asked */
+} shoal_control_conn_t;
+
+struct shoal_control_s {
+    int fd;
+    char *path;
+    shoal_host_t *h;
+    const char *config;
+    shoal_agent_t *agent;
+    shoal_control_conn_t *conns[SHOAL_CONTROL_CONNS_MAX];
+    size_t nconns;
+    size_t npolled; /* conns[0..npolled) were in the last pollfds, in order */
+    uint64_t next_job;
+    uint64_t accepted, dropped, refused; /* connections, since start */
+};
+
+/* Appends to k's reply; past SHOAL_CONTROL_REPLY_MAX, nothing more is
+ * added and k->too_large is set (the reply is then refused whole). */
+void shoal__control_put(shoal_control_conn_t *k, const void *s, size_t n);
+void shoal__control_say(shoal_control_conn_t *k, const char *fmt, ...) SHOAL_PRINTF(2, 3);
+
+/* Does the request `line` (NUL-terminated, without its newline) of k. Either
+ * the whole reply is in k->out when it returns, or k->job is set (with op,
+ * job_timeout_ms, targets) and the job was handed to the agent. Sets *stop
+ * for `stop`. */
+void shoal__control_request(shoal_control_t *c, shoal_control_conn_t *k, char *line, bool *stop);
+
+/* Completes k's reply from its job's answer d, or from nothing (d NULL:
+ * the host's deadline passed first: each pool is unresponsive). */
+void shoal__control_answer(shoal_control_t *c, shoal_control_conn_t *k,
+                           const shoal_agent_done_t *d);
+
+#endif
