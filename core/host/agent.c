@@ -273,7 +273,8 @@ int shoal__agent_start(shoal_runtime_t *rt, shoal_agent_t **out)
     pthread_mutex_init(&l->lock, NULL);
     atomic_init(&l->refs, 2); /* the host's and the agent's */
     l->rt = rt;
-    int rc = shoal_runtime_spawn(rt, &agent_behaviour, l, NULL, &l->pid); /* unbounded mailbox */
+    shoal_spawn_opts_t opts = {.mailbox_limit = SHOAL_AGENT_QUEUE_MAX};
+    int rc = shoal_runtime_spawn(rt, &agent_behaviour, l, &opts, &l->pid);
     if (rc != SHOAL_OK) {
         close(l->efd);
         atomic_store_explicit(&l->refs, 1, memory_order_relaxed); /* no agent */

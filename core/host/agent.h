@@ -58,6 +58,11 @@ typedef struct shoal_agent_done_s {
     shoal_agent_result_t results[];
 } shoal_agent_done_t;
 
+/* Jobs the agent's mailbox holds: bounded, so requests that pile up while
+ * every dispatcher thread is stuck cost bounded memory, and never subject
+ * to runtime.max_queued (which refuses only sends into unbounded ones). */
+#define SHOAL_AGENT_QUEUE_MAX 256
+
 /* Spawns the agent in rt and opens its eventfd. SHOAL_OK, SHOAL_ENOMEM,
  * SHOAL_EFAILED (no eventfd), or what shoal_runtime_spawn returned. */
 int shoal__agent_start(shoal_runtime_t *rt, shoal_agent_t **out);
@@ -76,7 +81,8 @@ int shoal__agent_fd(const shoal_agent_t *a);
  * its results are all SHOAL_ETIMEDOUT). Returns
  * at once: SHOAL_OK (one shoal_agent_done_t with that id will be posted,
  * unless the agent is stopped first), or SHOAL_ENOMEM, or the error of the
- * send to the agent (then nothing will be posted). */
+ * send to the agent: SHOAL_EFULL when SHOAL_AGENT_QUEUE_MAX jobs wait
+ * (then nothing will be posted). */
 int shoal__agent_submit(shoal_agent_t *a, uint64_t id, shoal_agent_op_t op, uint32_t type,
                         const void *data, size_t size, const shoal_pid_t *pids, size_t n,
                         uint64_t timeout_ms);

@@ -82,6 +82,13 @@ static void job(shoal_control_t *c, shoal_control_conn_t *k, shoal_control_op_t 
     uint64_t id = ++c->next_job;
     int rc = shoal__agent_submit(c->agent, id, aop, type, data, size, pids, n, timeout_ms);
     free(pids);
+    if (rc == SHOAL_EFULL) {
+        shoal__control_say(k,
+                           "1 busy: %d requests already wait for the control agent (are the "
+                           "dispatcher threads stuck?)\n",
+                           SHOAL_AGENT_QUEUE_MAX);
+        return;
+    }
     if (rc != SHOAL_OK) {
         shoal__control_say(k, "1 %s\n", shoal_strerror(rc));
         return;
@@ -204,9 +211,12 @@ static void status(shoal_control_t *c, shoal_control_conn_t *k)
                        " failed\nthreads %u\n",
                        h->generation, h->reloads, h->reloads_failed, shoal_runtime_threads(h->rt));
     shoal__control_put(k, ledgers, strlen(ledgers));
+    size_t open = 0; /* closed ones keep their slot until the sweep */
+    for (size_t i = 0; i < c->nconns; i++)
+        open += c->conns[i]->fd >= 0;
     shoal__control_say(
         k, "control %zu open, %" PRIu64 " accepted, %" PRIu64 " dropped, %" PRIu64 " refused\n",
-        c->nconns, c->accepted, c->dropped, c->refused);
+        open, c->accepted, c->dropped, c->refused);
     for (size_t i = 0; i < h->npools; i++) {
         shoal_pool_stats_t st;
         shoal__host_peek(&h->pools[i], &st);

@@ -6,8 +6,10 @@
  * cost others nothing; past 64 connections a new one is refused at once;
  * diff refuses a FIFO and a directory at once; a failed reload says
  * file:line:col; with every dispatcher thread stuck, status and inspect
- * still answer (inspect: pools unresponsive; status reads records) and a call times out; closing answers
- * the clients still waiting. */
+ * still answer (status from the pools' records, inspect: each pool
+ * unresponsive), a call times out, and past SHOAL_AGENT_QUEUE_MAX waiting
+ * jobs a request is refused at once; closing answers the clients still
+ * waiting. */
 #include <CUnit/Basic.h>
 #include <errno.h>
 #include <poll.h>
@@ -22,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host/agent.h"
 #include "host/control.h"
 #include "host/host.h"
 #include "support.h"
@@ -435,8 +438,41 @@ static void every_thread_stuck_status_and_inspect_answer(void)
                            "1 timed out: no answer within 600 ms (the runtime did not run the "
                            "control agent: are all its threads busy?)\n");
     CU_ASSERT_STRING_EQUAL(ask_line("send api x\n"), "0 ok\n"); /* send never waits */
+    /* The 3 jobs above still wait in the agent's mailbox; it holds
+     * SHOAL_AGENT_QUEUE_MAX: of 300 more calls (60 at a time), 253 are
+     * taken (and time out), 47 are refused at once. */
+    int taken = 0, busy = 0;
+    for (int round = 0; round < 5; round++) {
+        int fds[60];
+        for (int i = 0; i < 60; i++) {
+            CU_ASSERT_FATAL((fds[i] = connect_to_server()) >= 0);
+            CU_ASSERT_EQUAL(send(fds[i], "call api ping 1\n", 16, MSG_NOSIGNAL), 16);
+        }
+        for (int i = 0; i < 60; i++) {
+            char buf[256];
+            read_all(fds[i], buf, sizeof buf);
+            close(fds[i]);
+            if (strncmp(buf, "1 timed out: no answer within 501 ms", 36) == 0)
+                taken++;
+            else if (strcmp(buf, "1 busy: 256 requests already wait for the control agent (are "
+                                 "the dispatcher threads stuck?)\n") == 0)
+                busy++;
+            else
+                CU_FAIL(buf);
+        }
+    }
+    CU_ASSERT_EQUAL(taken, SHOAL_AGENT_QUEUE_MAX - 3);
+    CU_ASSERT_EQUAL(busy, 300 - (SHOAL_AGENT_QUEUE_MAX - 3));
     release_blockers();
-    starts_with(ask_line("call api ping\n"), "0 ok\nping\n");
+    /* The agent runs again and throws the stale jobs away (past their
+     * timeout, none is sent): its mailbox takes requests again. */
+    const char *answer = ask_line("call api ping\n");
+    for (int i = 0; i < 500 && strncmp(answer, "1 busy: ", 8) == 0; i++) {
+        struct timespec ms10 = {0, 10 * 1000 * 1000};
+        nanosleep(&ms10, NULL);
+        answer = ask_line("call api ping\n");
+    }
+    starts_with(answer, "0 ok\nping\n");
     CU_ASSERT_PTR_NOT_NULL(strstr(ask_line("status\n"), "\npool api size 3 target 3 in_flight "));
 }
 

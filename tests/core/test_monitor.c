@@ -98,10 +98,10 @@ static void stall_is_logged_listed_and_compensated(void)
 {
     enum { N = 1000 };
     reset();
-    int base = shoal_test_thread_count();
+    int base = shoal_test_thread_base();
     shoal_runtime_t *rt = make_rt(1, 0); /* max_extra 0: as many as threads, 1 */
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-    CU_ASSERT_EQUAL(shoal_test_thread_count(), base + 2); /* the worker, the timer */
+    CU_ASSERT_EQUAL(shoal_test_threads(base + 2), base + 2); /* the worker, the timer */
     shoal_pid_t s, c;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &spinner, NULL, NULL, &s), SHOAL_OK);
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &counter, NULL, NULL, &c), SHOAL_OK);
@@ -140,7 +140,7 @@ static void stall_is_logged_listed_and_compensated(void)
     CU_ASSERT_EQUAL(rs.extra_threads_started, 1);
     CU_ASSERT_EQUAL(rs.extra_threads_live, 1);
     CU_ASSERT_EQUAL(rs.stalls, 1);
-    CU_ASSERT_EQUAL(shoal_test_thread_count(), base + 3);
+    CU_ASSERT_EQUAL(shoal_test_threads(base + 3), base + 3);
     shoal_test_assert_logged("dispatcher: compensating thread 1 started: 1 stuck in a handler");
 
     /* It returns: one line, and the list is empty. */
@@ -157,7 +157,7 @@ static void stall_is_logged_listed_and_compensated(void)
     WAIT_UNTIL(shoal_test_stats(rt).extra_threads_live == 0 &&
                shoal_test_thread_count() == base + 2);
     CU_ASSERT_EQUAL(shoal_test_stats(rt).extra_threads_live, 0);
-    CU_ASSERT_EQUAL(shoal_test_thread_count(), base + 2);
+    CU_ASSERT_EQUAL(shoal_test_threads(base + 2), base + 2);
     shoal_test_assert_logged("dispatcher: compensating thread 1 retired (0 left)");
 
     /* Still one line each, and the runtime works on its one thread. */
@@ -168,7 +168,7 @@ static void stall_is_logged_listed_and_compensated(void)
     CU_ASSERT_EQUAL(shoal_test_log_count(RETURNED), 1);
     CU_ASSERT_EQUAL(shoal_test_stats(rt).extra_threads_started, 1);
     shoal_runtime_destroy(rt);
-    CU_ASSERT_EQUAL(shoal_test_thread_count(), base);
+    CU_ASSERT_EQUAL(shoal_test_threads(base), base);
 }
 
 /* ---- the stuck worker's own ring ------------------------------------------------- */

@@ -31,7 +31,7 @@ static shoal_runtime_opts_t quiet_opts(void)
 
 static void create_destroy_with_defaults(void)
 {
-    int base = shoal_test_thread_count();
+    int base = shoal_test_thread_base();
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned expect = cpus < 2 ? 2 : (unsigned)cpus;
 
@@ -48,14 +48,14 @@ static void create_destroy_with_defaults(void)
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_create(&rt, NULL), SHOAL_OK);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     CU_ASSERT_EQUAL(shoal_runtime_threads(rt), expect);
-    CU_ASSERT_EQUAL(shoal_test_thread_count(), base + (int)expect + 1); /* + timer */
+    CU_ASSERT_EQUAL(shoal_test_threads(base + (int)expect + 1), base + (int)expect + 1); /* + timer */
     shoal_runtime_stats_t s = shoal_test_stats(rt);
     shoal_runtime_stats_t zero;
     memset(&zero, 0, sizeof zero);
     s.parks = s.wakes = 0; /* idle workers may already have parked */
     CU_ASSERT_EQUAL(memcmp(&s, &zero, sizeof s), 0);
     shoal_runtime_destroy(rt);
-    CU_ASSERT_EQUAL(shoal_test_thread_count(), base);
+    CU_ASSERT_EQUAL(shoal_test_threads(base), base);
 
     /* The same with explicit default options, several times. */
     for (int i = 0; i < 20; i++) {
@@ -64,13 +64,13 @@ static void create_destroy_with_defaults(void)
         CU_ASSERT_EQUAL(shoal_runtime_threads(rt), expect);
         shoal_runtime_destroy(rt);
     }
-    CU_ASSERT_EQUAL(shoal_test_thread_count(), base);
+    CU_ASSERT_EQUAL(shoal_test_threads(base), base);
     shoal_runtime_destroy(NULL); /* a no-op */
 }
 
 static void create_with_explicit_options(void)
 {
-    int base = shoal_test_thread_count();
+    int base = shoal_test_thread_base();
     for (unsigned t = 1; t <= 5; t++) {
         shoal_runtime_opts_t o = quiet_opts();
         o.threads = t;
@@ -80,9 +80,9 @@ static void create_with_explicit_options(void)
         shoal_runtime_t *rt = NULL;
         CU_ASSERT_EQUAL_FATAL(shoal_runtime_create(&rt, &o), SHOAL_OK);
         CU_ASSERT_EQUAL(shoal_runtime_threads(rt), t);
-        CU_ASSERT_EQUAL(shoal_test_thread_count(), base + (int)t + 1);
+        CU_ASSERT_EQUAL(shoal_test_threads(base + (int)t + 1), base + (int)t + 1);
         shoal_runtime_destroy(rt);
-        CU_ASSERT_EQUAL(shoal_test_thread_count(), base);
+        CU_ASSERT_EQUAL(shoal_test_threads(base), base);
     }
 }
 
@@ -97,14 +97,14 @@ static void invalid_options_are_einval(void)
     bad[3].max_actors = 15;
     bad[4].max_actors = (1u << 30) + 1;
     bad[5].max_actors = 1;
-    int base = shoal_test_thread_count();
+    int base = shoal_test_thread_base();
     for (int i = 0; i < 6; i++) {
         shoal_runtime_t *rt = (shoal_runtime_t *)&bad[i];
         CU_ASSERT_EQUAL(shoal_runtime_create(&rt, &bad[i]), SHOAL_EINVAL);
         CU_ASSERT_PTR_NULL(rt);
     }
     CU_ASSERT_EQUAL(shoal_runtime_create(NULL, NULL), SHOAL_EINVAL);
-    CU_ASSERT_EQUAL(shoal_test_thread_count(), base);
+    CU_ASSERT_EQUAL(shoal_test_threads(base), base);
     /* The limits themselves are fine. */
     shoal_runtime_opts_t ok = quiet_opts();
     ok.threads = 2;
@@ -286,7 +286,7 @@ static void destroy_while_busy_stops_everyone(void)
     atomic_store(&busy_inits, 0);
     atomic_store(&busy_frees, 0);
     atomic_store(&busy_allocs, 0);
-    int base = shoal_test_thread_count();
+    int base = shoal_test_thread_base();
     shoal_runtime_t *rt = shoal_test_runtime(2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &busy_beh, NULL, NULL, &busy_callee), SHOAL_OK);
@@ -327,7 +327,7 @@ static void destroy_while_busy_stops_everyone(void)
     CU_ASSERT_EQUAL(atomic_load(&busy_bad_reason), 0);
     /* Every handed-over payload was freed exactly once: handled or dropped. */
     CU_ASSERT_EQUAL(atomic_load(&busy_frees), atomic_load(&busy_allocs));
-    CU_ASSERT_EQUAL(shoal_test_thread_count(), base);
+    CU_ASSERT_EQUAL(shoal_test_threads(base), base);
 }
 
 /* ---- two runtimes at once ---------------------------------------------------------------- */
@@ -408,11 +408,11 @@ static void cross_play(shoal_runtime_t *a, shoal_runtime_t *b, int rounds)
 
 static void two_runtimes_at_once(void)
 {
-    int base = shoal_test_thread_count();
+    int base = shoal_test_thread_base();
     shoal_runtime_t *a = shoal_test_runtime(2), *b = shoal_test_runtime(3);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
-    CU_ASSERT_EQUAL(shoal_test_thread_count(), base + 2 + 1 + 3 + 1);
+    CU_ASSERT_EQUAL(shoal_test_threads(base + 2 + 1 + 3 + 1), base + 2 + 1 + 3 + 1);
     cross_play(a, b, 10000);
     shoal_runtime_stats_t sa = xr_sa, sb = xr_sb;
     CU_ASSERT_EQUAL(sa.actors_spawned, 1);
@@ -429,7 +429,7 @@ static void two_runtimes_at_once(void)
      * third runtime (its key may reuse b's) and play again from a's
      * workers. */
     shoal_runtime_destroy(b);
-    CU_ASSERT_EQUAL(shoal_test_thread_count(), base + 2 + 1);
+    CU_ASSERT_EQUAL(shoal_test_threads(base + 2 + 1), base + 2 + 1);
     shoal_runtime_t *c = shoal_test_runtime(2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     cross_play(a, c, 10000);
@@ -437,7 +437,7 @@ static void two_runtimes_at_once(void)
     shoal_runtime_destroy(a); /* now the other order */
     cross_play(c, c, 100);    /* c alone is unaffected */
     shoal_runtime_destroy(c);
-    CU_ASSERT_EQUAL(shoal_test_thread_count(), base);
+    CU_ASSERT_EQUAL(shoal_test_threads(base), base);
 }
 
 int main(void)

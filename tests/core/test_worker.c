@@ -384,13 +384,13 @@ static void idle_actors_add_no_threads(void)
     static const shoal_behaviour_t beh = {.name = "idle", .handle_message = idle_handle};
     enum { N = 100000, T = 3 };
     atomic_store(&idle_handled, 0);
-    int base = shoal_test_thread_count();
+    int base = shoal_test_thread_base();
     CU_ASSERT_FATAL(base > 0);
     shoal_runtime_t *rt = make_rt(T, 0, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     CU_ASSERT_EQUAL(shoal_runtime_threads(rt), T);
     /* workers + the timer thread */
-    CU_ASSERT_EQUAL(shoal_test_thread_count(), base + T + 1);
+    CU_ASSERT_EQUAL(shoal_test_threads(base + T + 1), base + T + 1);
     shoal_pid_t pid;
     for (int i = 0; i < N; i++) {
         if (shoal_runtime_spawn(rt, &beh, NULL, NULL, &pid) != SHOAL_OK ||
@@ -402,9 +402,9 @@ static void idle_actors_add_no_threads(void)
     WAIT_UNTIL(atomic_load(&idle_handled) == N);
     CU_ASSERT_EQUAL(atomic_load(&idle_handled), N);
     CU_ASSERT_EQUAL(shoal_test_stats(rt).actors_live, N);
-    CU_ASSERT_EQUAL(shoal_test_thread_count(), base + T + 1);
+    CU_ASSERT_EQUAL(shoal_test_threads(base + T + 1), base + T + 1);
     shoal_runtime_destroy(rt);
-    CU_ASSERT_EQUAL(shoal_test_thread_count(), base);
+    CU_ASSERT_EQUAL(shoal_test_threads(base), base);
 }
 
 /* ---- parking and waking ------------------------------------------------------------------ */

@@ -188,7 +188,7 @@ static void create_destroy_under_load(void)
     int iterations = (int)(1000 * shoal_test_stress_scale(0.3));
     if (iterations < 20)
         iterations = 20;
-    int base = shoal_test_thread_count();
+    int base = shoal_test_thread_base();
     CU_ASSERT_FATAL(base > 0);
     double t0 = shoal_test_now();
     int failed = 0;
@@ -251,12 +251,12 @@ static void create_destroy_under_load(void)
             failed = 1;
         }
         if (it % 100 == 0)
-            CU_ASSERT_EQUAL(shoal_test_thread_count(), base);
+            CU_ASSERT_EQUAL(shoal_test_threads(base), base);
     }
     fprintf(stderr, "  [%d runtimes in %.2f s; %ld ticks, %ld replies, %ld timeouts] ", iterations,
             shoal_test_now() - t0, atomic_load(&ticks), atomic_load(&replies),
             atomic_load(&timeouts));
-    CU_ASSERT_EQUAL(shoal_test_thread_count(), base);
+    CU_ASSERT_EQUAL(shoal_test_threads(base), base);
 }
 
 int main(void)

@@ -100,7 +100,7 @@ static void stalls_under_load(void)
 {
     unsigned rounds = (unsigned)(20 * shoal_test_stress_scale(0.1));
     rounds = rounds < 2 ? 2 : rounds;
-    int base = shoal_test_thread_count();
+    int base = shoal_test_thread_base();
     shoal_runtime_opts_t o;
     shoal_runtime_opts_init(&o);
     o.threads = 2;
@@ -147,7 +147,7 @@ static void stalls_under_load(void)
             rounds, sent, HOPS + 1, (unsigned long long)s.extra_threads_started,
             (unsigned long long)s.stalls);
     shoal_runtime_destroy(rt);
-    CU_ASSERT_EQUAL(shoal_test_thread_count(), base);
+    CU_ASSERT_EQUAL(shoal_test_threads(base), base);
 }
 
 int main(void)

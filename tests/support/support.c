@@ -64,6 +64,33 @@ int shoal_test_thread_count(void)
     return n;
 }
 
+/* A joined thread leaves /proc a moment after pthread_join returns (the
+ * kernel clears the joiner's tid word before it reaps the task), so a count
+ * taken at once can still include it. */
+int shoal_test_threads(int expect)
+{
+    double end = shoal_test_now() + 2.0;
+    int n = shoal_test_thread_count();
+    while (n != expect && shoal_test_now() < end) {
+        shoal_test_nap();
+        n = shoal_test_thread_count();
+    }
+    return n;
+}
+
+int shoal_test_thread_base(void)
+{
+    double end = shoal_test_now() + 2.0, still = shoal_test_now();
+    int n = shoal_test_thread_count();
+    while (shoal_test_now() - still < 0.02 && shoal_test_now() < end) {
+        shoal_test_nap();
+        int m = shoal_test_thread_count();
+        if (m != n)
+            n = m, still = shoal_test_now();
+    }
+    return n;
+}
+
 int shoal_test_wait_flag(atomic_int *flag, double timeout_s)
 {
     double end = shoal_test_now() + timeout_s;

@@ -60,6 +60,11 @@ bool shoal_test_wait_exits(unsigned n, double seconds);
 
 /* Number of threads of this process (from /proc/self/status). */
 int shoal_test_thread_count(void);
+/* The count once it is `expect`, or whatever it is after 2 s: joined threads
+ * leave /proc a moment after pthread_join returns. */
+int shoal_test_threads(int expect);
+/* The count once it held still for 20 ms: the base a test compares with. */
+int shoal_test_thread_base(void);
 
 /* Sleeps 200 us: the step of every polling wait. */
 void shoal_test_nap(void);
