@@ -587,10 +587,12 @@ int shoal__config_resolve(shoal_config_t *c, shoal_loader_t *loader, shoal_diag_
         int rc = shoal__module_load(loader, pl->path, &pl->module, &why);
         if (rc != SHOAL_OK) {
             pl->module = NULL;
-            fail(err, pl->at, "plugins.%s: %s: %s", pl->name, pl->path,
+            fail(err, pl->at, "plugins.%s: %s: %s", pl->name, pl->shown ? pl->shown : pl->path,
                  why.msg[0] ? why.msg : shoal_strerror(rc));
             return rc == SHOAL_ENOMEM ? rc : SHOAL_ELOAD;
         }
+        if (pl->shown != NULL && (rc = shoal__module_show_as(pl->module, pl->shown)) != SHOAL_OK)
+            return rc;
     }
     for (size_t i = 0; i < c->npools; i++) {
         int rc = resolve_pool(c, &c->pools[i], err);
@@ -626,6 +628,7 @@ void shoal__config_free(shoal_config_t *c)
             shoal__module_release(c->plugins[i].module);
         free(c->plugins[i].name);
         free(c->plugins[i].path);
+        free(c->plugins[i].shown);
     }
     free(c->plugins);
     free(c->runtime.control);
@@ -666,6 +669,7 @@ int shoal__config_isolate(shoal_config_t *c, const char *name, const char *plugi
         }
         free(c->plugins[i].name);
         free(c->plugins[i].path);
+        free(c->plugins[i].shown);
     }
     if (used == c->nplugins) { /* (validation saw it there) */
         shoal__diag_set(err, c->file, 0, 0, "no plugin '%s' in the file", leaf->plugin);
@@ -677,7 +681,8 @@ int shoal__config_isolate(shoal_config_t *c, const char *name, const char *plugi
     char *at = dup(plugin_path);
     if (at == NULL)
         return SHOAL_ENOMEM;
-    free(c->plugins[0].path);
+    free(c->plugins[0].shown);
+    c->plugins[0].shown = c->plugins[0].path; /* a crash names the configured file */
     c->plugins[0].path = at;
     free(c->runtime.control);
     c->runtime.control = NULL;

@@ -55,6 +55,7 @@ typedef struct shoal_config_pool_s {
 typedef struct shoal_config_plugin_s {
     char *name;
     char *path; /* resolved against the config's directory */
+    char *shown; /* NULL, or the name path is shown as (shoal__config_isolate) */
     const shoal_node_t *at;
     shoal_module_t *module; /* resolve: a reference */
 } shoal_config_plugin_t;

@@ -483,6 +483,23 @@ void shoal__module_release(shoal_module_t *m)
 
 const shoal_plugin_t *shoal__module_plugin(const shoal_module_t *m) { return m->desc; }
 const char *shoal__module_path(const shoal_module_t *m) { return m->path; }
+
+int shoal__module_show_as(shoal_module_t *m, const char *path)
+{
+    char *p = strdup(path), *o = origin_of(m->desc, path);
+    if (p == NULL || o == NULL) {
+        free(p);
+        free(o);
+        return SHOAL_ENOMEM;
+    }
+    free(m->path);
+    free(m->origin);
+    m->path = p;
+    m->origin = o;
+    shoal__fault_unname_fd(m->copy_fd);
+    shoal__fault_name_fd(m->copy_fd, p);
+    return SHOAL_OK;
+}
 int shoal__module_fd(const shoal_module_t *m) { return m->copy_fd; }
 const char *shoal__module_origin(const shoal_module_t *m) { return m->origin; }
 

@@ -38,6 +38,11 @@ void shoal__module_release(shoal_module_t *m);
 
 const shoal_plugin_t *shoal__module_plugin(const shoal_module_t *m);
 const char *shoal__module_path(const shoal_module_t *m);
+/* Names the module by path from now on (its origin, a crash's frames):
+ * what an isolated pool's child does with the copy it was handed as a
+ * descriptor, so its reports name the configured file. Before anything
+ * else reads the module's names. */
+int shoal__module_show_as(shoal_module_t *m, const char *path);
 /* The private copy's descriptor (a sealed memfd, close-on-exec), valid
  * while the module is: what a child process is given to load the same
  * code. */

@@ -81,6 +81,7 @@ struct shoal_remote_s {
     /* the ended children's counts */
     alignas(64) _Atomic uint64_t done_handled, done_failed, done_dropped;
     _Atomic uint32_t live_size; /* the current child's pool size, as it says */
+    _Atomic uint64_t started_n, died_n; /* shoal__remote_info */
     /* commands from the pool's actor */
     alignas(64) pthread_mutex_t lock;
     uint32_t cmds;
@@ -203,6 +204,20 @@ void shoal__remote_sum(shoal_remote_t *r, shoal_pool_stats_t *st, uint64_t *wait
     pthread_mutex_unlock(&r->lock);
 }
 
+void shoal__remote_info(shoal_remote_t *r, shoal_remote_info_t *info)
+{
+    info->started = atomic_load_explicit(&r->started_n, memory_order_relaxed);
+    info->died = atomic_load_explicit(&r->died_n, memory_order_relaxed);
+    info->pid = 0;
+    pthread_mutex_lock(&r->lock); /* the list, as in shoal__remote_sum */
+    /* relaxed: cur is only compared with the live children, not read through. */
+    child_t *cur = atomic_load_explicit(&r->cur, memory_order_relaxed);
+    for (child_t *c = r->children; c != NULL; c = c->next)
+        if (c == cur)
+            info->pid = (int)c->pid;
+    pthread_mutex_unlock(&r->lock);
+}
+
 /* ---- commands from the pool's actor ------------------------------------------- */
 
 static void command(shoal_remote_t *r, uint32_t cmd)
@@ -307,6 +322,7 @@ static int child_start(shoal_remote_t *r, const shoal_remote_launch_t *launch, r
         return rc;
     }
     c->started_ns = shoal__now_ns();
+    atomic_fetch_add_explicit(&r->started_n, 1, memory_order_relaxed);
     pthread_mutex_lock(&r->lock);
     c->next = r->children;
     r->children = c;
@@ -408,6 +424,8 @@ static void child_ended(shoal_remote_t *r, child_t *c, bool stopping)
     if (stopping)
         atomic_fetch_add_explicit(&r->done_dropped, d, memory_order_relaxed);
     pthread_mutex_unlock(&r->lock);
+    if (!(clean && drained) && !stopping)
+        atomic_fetch_add_explicit(&r->died_n, 1, memory_order_relaxed);
     if (!(clean && drained) && !stopping)
         shoal__log(r->rt, SHOAL_LOG_ERROR, r->p->pid, r->p->name,
                    "isolated worker process %d %s; %" PRIu64

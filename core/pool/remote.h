@@ -147,6 +147,15 @@ int shoal__remote_forward(shoal_remote_t *r, struct shoal_tcache_s *tc, struct s
 void shoal__remote_sum(shoal_remote_t *r, struct shoal_pool_stats_s *st, uint64_t *wait,
                        uint64_t *service);
 
+/* What inspect shows of the processes: the child taking new work (0 when
+ * none is up), how many were started and how many ended unasked (killed
+ * by a signal, or exited when nobody told them to). Any thread. */
+typedef struct shoal_remote_info_s {
+    int pid;
+    uint64_t started, died;
+} shoal_remote_info_t;
+void shoal__remote_info(shoal_remote_t *r, shoal_remote_info_t *info);
+
 /* The pool's actor: a new size and mailbox for the child's pool (and the
  * capacity senders are held to). */
 void shoal__remote_control(shoal_remote_t *r, uint32_t size, uint32_t mailbox);

@@ -191,6 +191,14 @@ void shoal__pool_inspect(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_inspect
         shoal_inspect_uint(out, "worker_mailbox_size", st.mailbox);
     shoal_inspect_uint(out, "retiring", st.retiring);
     shoal_inspect_uint(out, "worker_restarts", st.worker_restarts);
+    if (p->remote != NULL) { /* isolation: process */
+        shoal_remote_info_t ri;
+        shoal__remote_info(p->remote, &ri);
+        shoal_inspect_str(out, "isolation", "process");
+        shoal_inspect_int(out, "process_pid", ri.pid);
+        shoal_inspect_uint(out, "processes_started", ri.started);
+        shoal_inspect_uint(out, "processes_died", ri.died);
+    }
     shoal_inspect_uint(out, "messages_forwarded", st.messages_forwarded);
     shoal_inspect_uint(out, "messages_unhandled", st.messages_unhandled);
     shoal_inspect_uint(out, "messages_handled", st.messages_handled);

@@ -1,0 +1,213 @@
+#!/bin/bash
+# test_isolated.sh BUILD_DIR [SANITIZER] - a pool with `isolation: process`:
+# its plugin's crashes kill only its child process, are counted exactly and
+# reported, and the pool is managed like any other.
+#   1. Crashes. `bad` (one fault.fault worker in a child, SIGSEGV on every
+#      1000th message, every finished message recorded in a file) is fed
+#      20,000 messages beside a healthy in-process pool fed as many: shoald
+#      lives; each death is one fatal line naming pool, behaviour and the
+#      configured plugin file, then one "isolated worker process N was
+#      killed by SIGSEGV; K messages it held are counted as failed" line;
+#      inspect's processes_died and worker_restarts equal the deaths; the
+#      pool's handled equals the records (no message finished twice) and its
+#      failed is exactly 20,000 - handled, which is the sum of the K's; the
+#      healthy pool handled all 20,000. (One worker: with two, the other
+#      one's handler may have done its work and not yet returned when the
+#      process dies; that message counts as failed, as it should, but the
+#      record file would have it.)
+#   2. A reload that changes size and mailbox only: applied by the child,
+#      no new process.
+#   3. A reload whose args fail init in the new child: refused (exit 1, the
+#      init's message and file:line:col), generation and process unchanged.
+#   4. A reload that changes args, then one that swaps the plugin: a new
+#      child each time, the old one drains and exits (no death counted), the
+#      new code answers calls.
+#   5. kill -9 of the child from outside: logged, restarted, serving again.
+#   6. shoalctl stop: drained, exit 0, no child left. kill -9 of shoald:
+#      its child follows (PR_SET_PDEATHSIG).
+. "$(dirname "$0")/lib.sh" "$1"
+sanitizer=${2:-}
+fixtures=$build/fixtures
+export SHOAL_SOCKET=$tmp/ctl.sock
+# The child's fatal report is ours under the sanitizers too (test_faults.sh).
+case $sanitizer in
+address) export ASAN_OPTIONS="${ASAN_OPTIONS:-}:handle_segv=1:allow_user_segv_handler=1" ;;
+thread) export TSAN_OPTIONS="${TSAN_OPTIONS:-} handle_segv=1 allow_user_segv_handler=1" ;;
+esac
+
+header() {
+    cat <<YAML
+runtime: { control: ctl.sock }
+log: { level: info }
+shutdown: { drain: 10s }
+plugins:
+  echo: $plugins/echo/echo.so
+  loadgen: $plugins/loadgen/loadgen.so
+  fault: $fixtures/fault.so
+pools:
+YAML
+}
+write() {
+    { header; printf '%s\n' "$1"; } > "$tmp/s.yaml.new"
+    mv "$tmp/s.yaml.new" "$tmp/s.yaml"
+}
+gen() { "$shoalctl" status | sed -n 's/^generation //p'; }
+# field POOL KEY: a number from the pool's inspect
+field() { "$shoalctl" inspect "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
+# loadgen POOL N: the N-th uint64 of a source's stats (1 sent, 12 done)
+loadgen() { "$shoalctl" call "$1" stats | od -An -tu8 -w8 -v | sed -n "${2}p" | tr -d ' '; }
+# settle POOL N: until the pool's handled + failed is N (30 s at most)
+settle() {
+    for _ in $(seq 1 3000); do
+        [ "$(($(field "$1" messages_handled) + $(field "$1" messages_failed)))" = "$2" ] && return 0
+        sleep 0.01
+    done
+    fail "pool $1 settled $(($(field "$1" messages_handled) + $(field "$1" messages_failed))) of $2"
+}
+# wait_field POOL KEY VALUE: until inspect says so (10 s at most)
+wait_field() {
+    for _ in $(seq 1 1000); do
+        [ "$(field "$1" "$2")" = "$3" ] && return 0
+        sleep 0.01
+    done
+    fail "pool $1: $2 is $(field "$1" "$2"), not $3"
+}
+alive() { kill -0 "$pid" 2> /dev/null || fail "shoald died"; }
+# clean: no sanitizer spoke, in shoald or in a child (they share the log)
+clean() { [ "$(count 'Sanitizer')" = 0 ] || fail "a sanitizer report in the log"; }
+
+bad_pool() { # bad_pool SIZE MAILBOX ARGS [WORKER]
+    printf '  bad:\n    worker: %s\n    size: %s\n    mailbox: %s\n    isolation: process\n    restart: { max: 1000, within: 10s }\n    args: %s\n' \
+        "${4:-fault.fault}" "$1" "$2" "$3"
+}
+sources="  good:
+    worker: echo.echo
+    size: 2
+  feed:
+    worker: loadgen.loadgen
+    size: 1
+    mailbox: unbounded
+    args: { target: bad, rate: 0, count: 20000 }
+  feed2:
+    worker: loadgen.loadgen
+    size: 1
+    mailbox: unbounded
+    args: { target: good, rate: 0, count: 20000 }"
+
+# ---- 1. crashes --------------------------------------------------------------
+write "$(bad_pool 1 100 "{ mode: segv, every: 1000, record: $tmp/rec }")
+$sources"
+"$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+pid=$!
+wait_for "running $tmp/s.yaml: 4 pools"
+for _ in $(seq 1 3000); do
+    [ "$(loadgen feed 12)" = 1 ] && [ "$(loadgen feed2 12)" = 1 ] && break
+    sleep 0.01
+done
+[ "$(loadgen feed 1)" = 20000 ] || fail "feed sent $(loadgen feed 1)"
+[ "$(loadgen feed2 1)" = 20000 ] || fail "feed2 sent $(loadgen feed2 1)"
+settle bad 20000
+alive
+recorded=$(($(stat -c %s "$tmp/rec") / 8))
+handled=$(field bad messages_handled)
+failed=$(field bad messages_failed)
+died=$(field bad processes_died)
+[ "$handled" = "$recorded" ] || fail "bad handled $handled, its workers recorded $recorded"
+[ "$failed" = $((20000 - recorded)) ] || fail "bad failed $failed, 20000 - $recorded recorded"
+[ "$(od -An -tu8 -w8 -v "$tmp/rec" | sort | uniq -d | wc -l)" = 0 ] || fail "a message finished twice"
+# Each child takes at most 999 handled + 1 fatal + 100 held: 18 at least.
+[ "$died" -ge 18 ] || fail "only $died deaths"
+[ "$(field bad worker_restarts)" = "$died" ] || fail "$(field bad worker_restarts) restarts for $died deaths"
+[ "$(field bad processes_started)" = $((died + 1)) ] || fail "$(field bad processes_started) started"
+[ "$(count "fatal signal SIGSEGV (address 0x0, not mapped) in pool bad, behaviour fault, plugin fault 1.0.0 ($fixtures/fault.so)")" = "$died" ] ||
+    fail "$(count 'fatal signal SIGSEGV') fatal lines for $died deaths"
+[ "$(count "bad: isolated worker process [0-9]* was killed by SIGSEGV; [0-9]* messages it held are counted as failed")" = "$died" ] ||
+    fail "not one death line per death"
+held=$(sed -n 's/.*was killed by SIGSEGV; \([0-9]*\) messages it held.*/\1/p' "$log" | awk '{ s += $1 } END { print s + 0 }')
+[ "$held" = "$failed" ] || fail "the death lines count $held failed, the pool $failed"
+[ "$(field good messages_handled)" = 20000 ] || fail "good handled $(field good messages_handled)"
+[ "$(field good messages_failed)" = 0 ] || fail "good failed"
+echo "ok: $died crashes, $handled handled, $failed failed, exactly"
+
+# ---- 2. size and mailbox: applied by the same child --------------------------
+child=$(field bad process_pid)
+started=$(field bad processes_started)
+write "$(bad_pool 3 50 "{ mode: segv, every: 1000, record: $tmp/rec }")
+$sources"
+"$shoalctl" reload > /dev/null || fail "reload of size and mailbox"
+wait_field bad pool_size 3
+wait_field bad worker_mailbox_size 50
+[ "$(field bad process_pid)" = "$child" ] || fail "a new process for a resize"
+[ "$(field bad processes_started)" = "$started" ] || fail "a process started for a resize"
+
+# ---- 3. args that fail init: refused, nothing changes -------------------------
+g=$(gen)
+write "$(bad_pool 3 50 "{ mode: ok, init: fail }")
+$sources"
+out=$("$shoalctl" reload 2>&1) && fail "a reload whose init fails succeeded: $out"
+echo "$out" | grep -q "init fails on purpose (init: fail)" || fail "reload said: $out"
+echo "$out" | grep -q "s.yaml:[0-9]*:[0-9]*" || fail "no file:line:col in: $out"
+[ "$(gen)" = "$g" ] || fail "the generation moved"
+echo "ok: refused: $(echo "$out" | head -1)"
+[ "$(field bad process_pid)" = "$child" ] || fail "the process changed"
+[ "$(field bad pool_size)" = 3 ] || fail "the size changed"
+
+# ---- 4. new args, then another plugin: a new child each, none died ------------
+died=$(field bad processes_died)
+write "$(bad_pool 3 50 "{ mode: ok }")
+$sources"
+"$shoalctl" reload > /dev/null || fail "reload of args"
+
+for _ in $(seq 1 1000); do
+    c=$(field bad process_pid)
+    [ -n "$c" ] && [ "$c" != 0 ] && [ "$c" != "$child" ] && break
+    sleep 0.01
+done
+[ "$c" != "$child" ] || fail "no new child for new args"
+for _ in $(seq 1 1000); do kill -0 "$child" 2> /dev/null || break; sleep 0.01; done
+kill -0 "$child" 2> /dev/null && fail "the old child $child is still there"
+[ "$("$shoalctl" call bad hello)" = hello ] || fail "fault (mode ok) did not echo"
+write "$(bad_pool 3 50 "{ reply: pong }" echo.echo)
+$sources"
+"$shoalctl" reload > /dev/null || fail "reload to echo"
+for _ in $(seq 1 1000); do
+    [ "$("$shoalctl" call bad hello 2> /dev/null)" = pong ] && break
+    sleep 0.01
+done
+[ "$("$shoalctl" call bad hello)" = pong ] || fail "the new plugin does not answer"
+[ "$(field bad processes_died)" = "$died" ] || fail "a swap counted a death"
+"$shoalctl" inspect bad | grep -q '"worker_behaviour":"echo"' || fail "inspect names $("$shoalctl" inspect bad)"
+
+# ---- 5. kill -9 of the child ------------------------------------------------------
+child=$(field bad process_pid)
+kill -9 "$child"
+wait_for "bad: isolated worker process $child was killed by SIGKILL"
+for _ in $(seq 1 1000); do
+    [ "$("$shoalctl" call bad x 2> /dev/null)" = pong ] && break
+    sleep 0.01
+done
+[ "$("$shoalctl" call bad x)" = pong ] || fail "not serving after its child was killed"
+[ "$(field bad processes_died)" = $((died + 1)) ] || fail "the kill was not counted"
+alive
+
+# ---- 6. stop drains and leaves no child; a killed shoald leaves none ----------
+child=$(field bad process_pid)
+"$shoalctl" stop > /dev/null || fail "stop"
+wait "$pid"
+rc=$?
+pid=
+[ "$rc" = 0 ] || fail "shoald exited $rc after stop"
+clean
+kill -0 "$child" 2> /dev/null && fail "child $child outlived shoald"
+"$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+pid=$!
+wait_for "running $tmp/s.yaml: 4 pools"
+wait_field bad pool_size 3
+child=$(field bad process_pid)
+kill -9 "$pid"
+wait "$pid" 2> /dev/null
+pid=
+for _ in $(seq 1 500); do kill -0 "$child" 2> /dev/null || break; sleep 0.01; done
+kill -0 "$child" 2> /dev/null && fail "child $child outlived a killed shoald"
+clean
+echo "ok: test_isolated"
