@@ -24,6 +24,9 @@ int shoal_test_run(const char *suite, const shoal_test_case_t *cases)
         if (CU_add_test(s, c->name, c->fn) == NULL)
             return 2;
     CU_basic_set_mode(CU_BRM_VERBOSE);
+    /* Unbuffered: a test that hangs until CTest kills it shows which case
+     * it was in (a pipe's buffer would die with the process). */
+    setvbuf(stdout, NULL, _IONBF, 0);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
     CU_cleanup_registry();
