@@ -232,4 +232,15 @@ ms=$(( ($(date +%s%N) - start) / 1000000 ))
 grep -q "SIGTERM: draining every pool (at most 3000 ms)" "$log" || fail "no drain line"
 grep -q "drained in .* ms; 0 pools still busy, stopped" "$log" || fail "not drained"
 [ ! -e "$tmp/ctl.sock" ] || fail "the control socket was left behind"
+
+# ---- names without a slash ------------------------------------------------------
+# `shoald s.yaml` naming `e.so`, and `shoal-plugin-check e.so`, from the
+# directory that holds them: files there, not a dlopen library search.
+mkdir "$tmp/here"
+cp "$plugins/echo/echo.so" "$tmp/here/e.so"
+printf 'plugins: { e: e.so }\npools:\n  a: { worker: e.echo }\n' > "$tmp/here/s.yaml"
+out=$(cd "$tmp/here" && "$shoald" --check s.yaml 2>&1) || fail "--check s.yaml: $out"
+[ "$out" = "s.yaml: ok: 1 plugin, 1 pool (0 nested)" ] || fail "--check s.yaml said: $out"
+out=$(cd "$tmp/here" && "$build/bin/shoal-plugin-check" e.so 2>&1) || fail "plugin-check e.so: $out"
+echo "$out" | grep -q "^plugin echo 1.0.0 .* from e.so$" || fail "plugin-check e.so said: $out"
 echo "ok: test_shoald ($ms ms to stop)"
