@@ -500,6 +500,7 @@ int shoal__module_show_as(shoal_module_t *m, const char *path)
     shoal__fault_name_fd(m->copy_fd, p);
     return SHOAL_OK;
 }
+
 int shoal__module_fd(const shoal_module_t *m) { return m->copy_fd; }
 const char *shoal__module_origin(const shoal_module_t *m) { return m->origin; }
 

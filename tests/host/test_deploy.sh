@@ -74,6 +74,9 @@ for i in $(seq 1 100); do
     cur=$next
     kill -0 "$pid" 2> /dev/null || fail "shoald died at deploy $i"
 done
+# Each deploy's two new workers said so from their threads, in the log's
+# format, while the host moved to the new generation.
+[ "$(count ' w/v: version v[12]: ready$')" -ge 202 ] || fail "$(count 'version v[12]: ready') ready lines"
 echo "ok: 100 deploys, $half caught half way"
 out=$("$shoalctl" reload 2>&1) # one more: a no-op, for the count below
 [ "$(sed -n 's/^reloads \([0-9]*\) ok, \([0-9]*\) failed$/\1 \2/p' <<< "$("$shoalctl" status)")" = "101 10" ] ||
