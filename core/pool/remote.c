@@ -429,9 +429,9 @@ static void child_ended(shoal_remote_t *r, child_t *c, bool stopping)
     if (!(clean && drained) && !stopping)
         shoal__log(r->rt, SHOAL_LOG_ERROR, r->p->pid, r->p->name,
                    "isolated worker process %d %s; %" PRIu64
-                   " messages it held are counted as failed (%" PRIu64 " handled, %" PRIu64
+                   " message%s it held %s counted as failed (%" PRIu64 " handled, %" PRIu64
                    " failed before)",
-                   (int)c->pid, how, held, h, f);
+                   (int)c->pid, how, held, held == 1 ? "" : "s", held == 1 ? "is" : "are", h, f);
     role_t role = c->role;
     bool was_up = c->up;
     child_free(c);

@@ -23,7 +23,10 @@
 #      child each time, the old one drains and exits (no death counted), the
 #      new code answers calls.
 #   5. kill -9 of the child from outside: logged, restarted, serving again.
-#   6. shoalctl stop: drained, exit 0, no child left. kill -9 of shoald:
+#   6. A pool whose child dies on every message, past its restart budget:
+#      degraded (logged once), started again after its backoff; the other
+#      pools serve on.
+#   7. shoalctl stop: drained, exit 0, no child left. kill -9 of shoald:
 #      its child follows (PR_SET_PDEATHSIG).
 . "$(dirname "$0")/lib.sh" "$1"
 sanitizer=${2:-}
@@ -121,9 +124,9 @@ died=$(field bad processes_died)
 [ "$(field bad processes_started)" = $((died + 1)) ] || fail "$(field bad processes_started) started"
 [ "$(count "fatal signal SIGSEGV (address 0x0, not mapped) in pool bad, behaviour fault, plugin fault 1.0.0 ($fixtures/fault.so)")" = "$died" ] ||
     fail "$(count 'fatal signal SIGSEGV') fatal lines for $died deaths"
-[ "$(count "bad: isolated worker process [0-9]* was killed by SIGSEGV; [0-9]* messages it held are counted as failed")" = "$died" ] ||
+[ "$(count "bad: isolated worker process [0-9]* was killed by SIGSEGV; [0-9]* messages\? it held \(is\|are\) counted as failed")" = "$died" ] ||
     fail "not one death line per death"
-held=$(sed -n 's/.*was killed by SIGSEGV; \([0-9]*\) messages it held.*/\1/p' "$log" | awk '{ s += $1 } END { print s + 0 }')
+held=$(sed -n 's/.* bad: .*was killed by SIGSEGV; \([0-9]*\) messages\? it held.*/\1/p' "$log" | awk '{ s += $1 } END { print s + 0 }')
 [ "$held" = "$failed" ] || fail "the death lines count $held failed, the pool $failed"
 [ "$(field good messages_handled)" = 20000 ] || fail "good handled $(field good messages_handled)"
 [ "$(field good messages_failed)" = 0 ] || fail "good failed"
@@ -190,7 +193,30 @@ done
 [ "$(field bad processes_died)" = $((died + 1)) ] || fail "the kill was not counted"
 alive
 
-# ---- 6. stop drains and leaves no child; a killed shoald leaves none ----------
+# ---- 6. past the restart budget: degraded, retried with backoff ---------------
+# `worse` crashes on every message, 2 restarts allowed within 10 s: the
+# third death degrades it (logged once), it is started again after its
+# backoff, and nothing else notices.
+write "$(bad_pool 3 50 "{ reply: pong }" echo.echo)
+  worse:
+    worker: fault.fault
+    size: 1
+    isolation: process
+    restart: { max: 2, within: 10s, backoff: 200ms }
+    args: { mode: segv }
+$sources"
+"$shoalctl" reload > /dev/null || fail "reload adding worse"
+wait_field worse pool_size 1
+for i in 1 2 3 4; do
+    for _ in $(seq 1 500); do "$shoalctl" send worse x > /dev/null 2>&1 && break; sleep 0.01; done
+    wait_for "worse: isolated worker process [0-9]* was killed by SIGSEGV" "$i"
+done
+wait_for "worse: degraded: more than 2 restarts within 10000 ms"
+[ "$(count 'worse: degraded:')" = 1 ] || fail "degraded logged $(count 'worse: degraded:') times"
+[ "$("$shoalctl" call bad x)" = pong ] || fail "bad stopped serving while worse crashed"
+alive
+
+# ---- 7. stop drains and leaves no child; a killed shoald leaves none ----------
 child=$(field bad process_pid)
 "$shoalctl" stop > /dev/null || fail "stop"
 wait "$pid"
@@ -201,7 +227,7 @@ clean
 kill -0 "$child" 2> /dev/null && fail "child $child outlived shoald"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
-wait_for "running $tmp/s.yaml: 4 pools"
+wait_for "running $tmp/s.yaml: 5 pools"
 wait_field bad pool_size 3
 child=$(field bad process_pid)
 kill -9 "$pid"
