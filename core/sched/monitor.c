@@ -313,7 +313,14 @@ static void balance(shoal_runtime_t *rt, shoal_monitor_t *m, unsigned stuck, boo
     for (unsigned i = rt->nthreads; i < rt->nslots && needed && on < want; i++) {
         if (xstate(rt, i, memory_order_relaxed) != SHOAL_EXTRA_OFF)
             continue;
+        /* Counted before it starts: whoever sees its work done (stats,
+         * a test) sees it counted. Undone if it cannot start. */
+        uint64_t n = atomic_load_explicit(&m->live, memory_order_relaxed) + 1;
+        atomic_fetch_add_explicit(&m->started, 1, memory_order_relaxed);
+        atomic_store_explicit(&m->live, n, memory_order_relaxed);
         if (shoal__extra_start(rt, i) != SHOAL_OK) {
+            atomic_fetch_sub_explicit(&m->started, 1, memory_order_relaxed);
+            atomic_store_explicit(&m->live, n - 1, memory_order_relaxed);
             if (!m->told_no_thread)
                 shoal__log(rt, SHOAL_LOG_ERROR, SHOAL_PID_NONE, NULL,
                            "dispatcher: cannot start a compensating thread");
@@ -321,9 +328,6 @@ static void balance(shoal_runtime_t *rt, shoal_monitor_t *m, unsigned stuck, boo
             break;
         }
         on++;
-        atomic_fetch_add_explicit(&m->started, 1, memory_order_relaxed);
-        uint64_t n = atomic_load_explicit(&m->live, memory_order_relaxed) + 1;
-        atomic_store_explicit(&m->live, n, memory_order_relaxed);
         m->looks[i] = (look_t){0};
         shoal__log(rt, SHOAL_LOG_INFO, SHOAL_PID_NONE, NULL,
                    "dispatcher: compensating thread %u started: %u stuck in a handler (%" PRIu64

@@ -141,6 +141,8 @@ static void stall_is_logged_listed_and_compensated(void)
     CU_ASSERT_EQUAL(rs.extra_threads_live, 1);
     CU_ASSERT_EQUAL(rs.stalls, 1);
     CU_ASSERT_EQUAL(shoal_test_threads(base + 3), base + 3);
+    /* Logged once it started (it may have done all the work by then). */
+    WAIT_UNTIL(shoal_test_log_count("dispatcher: compensating thread 1 started") == 1);
     shoal_test_assert_logged("dispatcher: compensating thread 1 started: 1 stuck in a handler");
 
     /* It returns: one line, and the list is empty. */
