@@ -296,7 +296,7 @@ static int bridge(child_t *ch, shoal_host_t *h)
             shoal__chan_consume(ch->chan);
             n++;
         }
-        if (shoal__chan_broken(ch->chan))
+        if (shoal__chan_broken(ch->chan) || shoal__chan_out_broken(ch->chan))
             return 4; /* the parent's side made no sense: nothing more can come */
         uint64_t now = shoal__now_ns();
         if (now >= next_status) {

@@ -18,7 +18,9 @@
  * the producers have not written since holds 0: a stamp is never stale.
  *
  *   producer (any thread of one process):
- *     t = tail; h = head [acquire]; room if t + need - h <= S;
+ *     h = head [acquire], then t = tail; room if t + need - h <= S (h may
+ *     be older than t: then t - h can exceed S for a moment, and we look
+ *     again -- it is not the consumer's fault);
  *     reserve by CAS tail t -> t + need [relaxed: producers only order
  *     among themselves through it]; write len, tag, bytes;
  *     stamp = t + 1 [release]; to ring: fence [seq_cst], then sleeping
@@ -52,8 +54,9 @@
  *
  * THE OTHER SIDE IS NOT TRUSTED. It may write anything anywhere in the
  * region. Every value read from it is checked before use: head against
- * tail and S (a producer that finds them impossible calls the ring broken
- * and sends nothing more), a stamp against the position, a length against
+ * tail (a head past the tail is impossible: the producer calls the ring
+ * broken and sends nothing more; one more than S behind, looked at again,
+ * is a full ring), a stamp against the position, a length against
  * SHOAL_CHAN_RECORD_MAX and S; the length is read once and that copy used,
  * and positions are taken mod S within our own mapping, so no access can
  * leave it. What the peer can do is garble what it is sent, or stall (a
@@ -333,17 +336,27 @@ static int send_one(shoal_chan_t *c, uint32_t tag, const void *a, size_t alen, c
         atomic_load_explicit(&c->out_broken, memory_order_relaxed))
         return SHOAL_EINVAL;
     uint64_t need = rec_size(len), t;
-    for (;;) {
+    for (unsigned looks = 1;; looks++) {
         /* acquire: pairs with the consumer's release of head: the bytes it
-         * gave back are zeroes before we write over them. Head first: a
-         * head read after the tail could pass it legitimately. */
+         * gave back are zeroes before we write over them. Head first: the
+         * head only passes records whose reservation moved the tail first,
+         * so the tail read after it is never behind it. */
         uint64_t h = atomic_load_explicit(&ctl->head, memory_order_acquire);
         t = atomic_load_explicit(&ctl->tail, memory_order_relaxed);
-        if (h > t || t - h > c->size) {
+        if (h > t) {
             /* Impossible unless the consumer's side wrote nonsense: send
              * nothing more on this ring. */
             atomic_store_explicit(&c->out_broken, true, memory_order_relaxed);
             return SHOAL_EINVAL;
+        }
+        if (t - h > c->size) {
+            /* The head we read is older than the tail: between the two
+             * loads the consumer gave room back and producers filled it.
+             * Look again. A head that stays that far behind (a consumer
+             * writing nonsense) only keeps the ring full for us. */
+            if (looks < 16)
+                continue;
+            return SHOAL_EBUSY;
         }
         if (t + need - h > c->size)
             return SHOAL_EBUSY;
@@ -424,6 +437,11 @@ void shoal__chan_consume(shoal_chan_t *c)
 int shoal__chan_wake_fd(const shoal_chan_t *c) { return c->efd[in_ring(c)]; }
 
 bool shoal__chan_broken(const shoal_chan_t *c) { return c->broken; }
+
+bool shoal__chan_out_broken(const shoal_chan_t *c)
+{
+    return atomic_load_explicit(&c->out_broken, memory_order_relaxed);
+}
 
 static bool ready(shoal_chan_t *c, memory_order mo)
 {

@@ -81,5 +81,8 @@ bool shoal__chan_arm(shoal_chan_t *c);
 void shoal__chan_disarm(shoal_chan_t *c);
 /* Whether the channel was found broken (this side's inbound ring). */
 bool shoal__chan_broken(const shoal_chan_t *c);
+/* Whether this side's outbound ring was found broken (the consumer's head
+ * made no sense): shoal__chan_send answers SHOAL_EINVAL from then on. */
+bool shoal__chan_out_broken(const shoal_chan_t *c);
 
 #endif

@@ -519,7 +519,8 @@ static void deliver(shoal_remote_t *r, child_t *c, shoal_tcache_t *tc)
         }
         shoal__chan_consume(c->chan);
     }
-    if (shoal__chan_broken(c->chan) && c->role != ROLE_RETIRING) {
+    if ((shoal__chan_broken(c->chan) || shoal__chan_out_broken(c->chan)) &&
+        c->role != ROLE_RETIRING) {
         shoal__log(r->rt, SHOAL_LOG_ERROR, r->p->pid, r->p->name,
                    "isolated worker process %d wrote nonsense into its channel: stopped",
                    (int)c->pid);

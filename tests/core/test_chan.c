@@ -14,6 +14,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,18 +130,25 @@ typedef struct {
     uint32_t id;
 } prod_t;
 
+static atomic_int consumer_gone; /* the consumer gave up: stop sending */
+
 static void *producer(void *arg)
 {
     prod_t *pr = arg;
-    for (uint32_t i = 0; i < PER_PRODUCER;) {
+    for (uint32_t i = 0; i < PER_PRODUCER && !atomic_load(&consumer_gone);) {
         uint32_t v[2] = {pr->id, i};
         size_t len = 8 + (i % 5) * 8; /* records of different sizes */
         unsigned char buf[48] = {0};
         memcpy(buf, v, sizeof v);
-        if (shoal__chan_send(pr->c, pr->id, buf, len, NULL, 0, true) == SHOAL_OK)
+        if (shoal__chan_send(pr->c, pr->id, buf, len, NULL, 0, true) == SHOAL_OK) {
             i++;
-        else
-            sched_yield(); /* full: the consumer catches up */
+        } else {
+            /* Full: let the consumer catch up. A nap, not sched_yield:
+             * four producers yielding to each other on two cores can keep
+             * the consumer off the CPU for seconds (a sanitizer build). */
+            struct timespec nap = {0, 50 * 1000};
+            nanosleep(&nap, NULL);
+        }
     }
     return NULL;
 }
@@ -173,13 +181,28 @@ static void many_producers_exact_and_in_order(void)
         total++;
         shoal__chan_consume(c);
     }
+    atomic_store(&consumer_gone, 1); /* (they are done, unless we timed out) */
     for (int i = 0; i < PRODUCERS; i++)
         pthread_join(t[i], NULL);
     CU_ASSERT_EQUAL(total, PRODUCERS * PER_PRODUCER);
     CU_ASSERT_EQUAL(bad, 0);
     CU_ASSERT(!shoal__chan_broken(c));
+    /* A producer whose head is older than the tail it read next (the
+     * consumer moved on between its two loads) looks again; it once called
+     * the ring broken and refused everything from then on. */
+    CU_ASSERT(!shoal__chan_out_broken(p));
     shoal__chan_destroy(c);
     shoal__chan_destroy(p);
+}
+
+/* The same several times: the stale-head case needs a producer caught
+ * between its two loads. */
+static void many_producers_rounds(void)
+{
+    for (int round = 0; round < 8; round++) {
+        atomic_store(&consumer_gone, 0);
+        many_producers_exact_and_in_order();
+    }
 }
 
 /* ---- across a fork ------------------------------------------------------------ */
@@ -415,7 +438,7 @@ int main(void)
     static const shoal_test_case_t cases[] = {
         {"records of every size, across the end", records_of_every_size_across_the_end},
         {"a full ring is busy at once", full_ring_is_busy_at_once},
-        {"many producers: exact and in order", many_producers_exact_and_in_order},
+        {"many producers: exact and in order (8 rounds)", many_producers_rounds},
         {"echo across a fork, sleeping between bursts", echo_across_a_fork},
         {"a dead consumer never blocks the producer", dead_consumer_never_blocks},
         {"a hostile peer is contained", hostile_peer_is_contained},
