@@ -1,0 +1,81 @@
+/* remote_child.h - what remote.c (the senders' side, the counts, the
+ * commands) and remote_supervisor.c (the thread that starts, feeds and
+ * buries the children) share about a pool whose workers run in a child
+ * process: the records and who touches what (remote.c's header). Private
+ * to core/pool/.
+ */
+#ifndef SHOAL_POOL_REMOTE_CHILD_H
+#define SHOAL_POOL_REMOTE_CHILD_H
+
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pool/pool.h"
+#include "pool/remote.h"
+
+enum {
+    CMD_RESTART = 1u << 0,
+    CMD_DRAIN = 1u << 1,
+    CMD_PREPARE = 1u << 2,
+    CMD_COMMIT = 1u << 3,
+    CMD_ABORT = 1u << 4,
+    CMD_CONTROL = 1u << 5,
+    CMD_STOP = 1u << 6,
+};
+
+typedef enum { ROLE_CURRENT, ROLE_NEXT, ROLE_RETIRING } role_t;
+
+typedef struct child_s {
+    shoal_chan_t *chan;
+    shoal_remote_area_t *area;
+    shoal_pool_stripe_t *stripes;
+    uint32_t stripes_cap;
+    pid_t pid;
+    int pidfd;
+    role_t role;
+    bool up;
+    bool drain_asked;
+    uint64_t started_ns;
+    /* written by senders */
+    alignas(64) _Atomic uint64_t pushed;
+    _Atomic uint64_t settled_seen; /* a recent sum of its settled counts */
+    struct child_s *next;
+} child_t;
+
+struct shoal_remote_s {
+    shoal_runtime_t *rt;
+    shoal_pool_t *p;
+    /* read by senders */
+    alignas(64) _Atomic(child_t *) cur;
+    _Atomic uint64_t cap; /* size x mailbox; 0: no limit */
+    /* the ended children's counts */
+    alignas(64) _Atomic uint64_t done_handled, done_failed, done_dropped;
+    _Atomic uint32_t live_size; /* the current child's pool size, as it says */
+    _Atomic uint64_t started_n, died_n; /* shoal__remote_info */
+    /* commands from the pool's actor */
+    alignas(64) pthread_mutex_t lock;
+    uint32_t cmds;
+    uint32_t want_size, want_mailbox;
+    shoal_remote_launch_t launch, next_launch;
+    int cmd_efd;
+    pthread_t thread;
+    bool started, stopped;
+    /* the supervisor's */
+    child_t *children;
+    bool draining; /* a drain was asked: DRAINED when the last child is gone */
+};
+
+/* What child c has settled, from its stripes, each count clamped so that
+ * they never add up to more than the `pushed` it was sent. */
+void shoal__remote_settled(child_t *c, uint64_t pushed, uint64_t *handled, uint64_t *failed,
+                           uint64_t *dropped);
+/* Sets command bits for the supervisor and wakes it (remote.c). */
+void shoal__remote_command(shoal_remote_t *r, uint32_t cmd);
+/* The supervisor thread's body (remote_supervisor.c). */
+void *shoal__remote_supervise(void *arg);
+
+#endif
