@@ -1,7 +1,8 @@
 # lib.sh - what the shoald integration tests share. Source it with the build
 # directory as $1; it sets shoald, shoalctl, plugins, tmp (removed at exit),
 # log (shoald's stderr), pid (set it to shoald's; it is killed at exit), and
-# defines fail, count and wait_for.
+# defines fail, count, wait_for, write (with the test's `header`), gen,
+# settled_ledger and loadgen.
 set -u
 build=$(cd "$1" && pwd)
 shoald=$build/bin/shoald
@@ -33,3 +34,24 @@ wait_for() {
     done
     fail "no ${n}x '$1' in the log"
 }
+# write TEXT: the config $tmp/s.yaml is the test's `header` + TEXT,
+# replaced atomically (a rename), as an operator's editor would
+write() {
+    { header; printf '%s\n' "$1"; } > "$tmp/s.yaml.new"
+    mv "$tmp/s.yaml.new" "$tmp/s.yaml"
+}
+# gen: the running config generation
+gen() { "$shoalctl" status | sed -n 's/^generation //p'; }
+# settled_ledger: until the total ledger has nothing in flight (5 s at
+# most); prints its line
+settled_ledger() {
+    for _ in $(seq 1 500); do
+        "$shoalctl" status | grep -q '^ledger total: .* + in flight 0;' && break
+        sleep 0.01
+    done
+    "$shoalctl" status | grep '^ledger total: '
+}
+# loadgen POOL N: the N-th uint64 of a loadgen source's stats (1 sent,
+# 2 refused_full, 3 refused_busy, 4 noproc, 12 done: plugins/loadgen/
+# loadgen.h). The call goes through the source's pool and is counted there.
+loadgen() { "$shoalctl" call "$1" stats | od -An -tu8 -w8 -v | sed -n "${2}p" | tr -d ' '; }

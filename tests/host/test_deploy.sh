@@ -95,11 +95,7 @@ done
 sed -i '/^  feed:/,$d' "$tmp/s.yaml"
 "$shoalctl" reload > /dev/null || fail "reload without the source"
 wait_for "removed feed"
-for _ in $(seq 1 500); do
-    "$shoalctl" status | grep -q '^ledger total: .* + in flight 0;' && break
-    sleep 0.01
-done
-line=$("$shoalctl" status | grep '^ledger total: ')
+line=$(settled_ledger)
 echo "$line" | grep -q 'failed 0 + dropped 0 + in flight 0;' || fail "$line"
 kill -0 "$pid" 2> /dev/null || fail "shoald died"
 [ "$(count Sanitizer)" = 0 ] || fail "a sanitizer report in the log"

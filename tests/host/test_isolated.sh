@@ -50,15 +50,8 @@ plugins:
 pools:
 YAML
 }
-write() {
-    { header; printf '%s\n' "$1"; } > "$tmp/s.yaml.new"
-    mv "$tmp/s.yaml.new" "$tmp/s.yaml"
-}
-gen() { "$shoalctl" status | sed -n 's/^generation //p'; }
 # field POOL KEY: a number from the pool's inspect
 field() { "$shoalctl" inspect "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
-# loadgen POOL N: the N-th uint64 of a source's stats (1 sent, 12 done)
-loadgen() { "$shoalctl" call "$1" stats | od -An -tu8 -w8 -v | sed -n "${2}p" | tr -d ' '; }
 # settle POOL N: until the pool's handled + failed is N (30 s at most)
 settle() {
     for _ in $(seq 1 3000); do

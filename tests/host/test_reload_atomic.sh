@@ -33,15 +33,6 @@ plugins:
 pools:
 YAML
 }
-# write TEXT: the config is header + TEXT (replaced atomically)
-write() {
-    { header; printf '%s\n' "$1"; } > "$tmp/s.yaml.new"
-    mv "$tmp/s.yaml.new" "$tmp/s.yaml"
-}
-gen() { "$shoalctl" status | sed -n 's/^generation //p'; }
-# loadgen POOL N: the N-th uint64 of a loadgen's stats (1 sent, 3 refused_busy,
-# 12 done). The call goes through the source's pool and is counted there.
-loadgen() { "$shoalctl" call "$1" stats | od -An -tu8 -w8 -v | sed -n "${2}p" | tr -d ' '; }
 
 # ---- 1. an init that fails makes the reload fail ---------------------------
 write "  work:
@@ -182,11 +173,7 @@ want: $want"
 step_config "$(x_pool 8)"
 "$shoalctl" reload > /dev/null || fail "reload to x"
 wait_for "removed work"
-for _ in $(seq 1 500); do
-    "$shoalctl" status | grep -q '^ledger total: .* + in flight 0;' && break
-    sleep 0.01
-done
-line=$("$shoalctl" status | grep '^ledger total: ')
+line=$(settled_ledger)
 base_accepted=$(echo "$line" | sed -n 's/^ledger total: accepted \([0-9]*\) .*/\1/p')
 base_refused=$(echo "$line" | sed -n 's/.*; refused \([0-9]*\)$/\1/p')
 last=0

@@ -37,9 +37,6 @@ YAML
 
 # json FIELD: the value of "FIELD": in `shoalctl inspect api`
 json() { "$shoalctl" inspect api | grep -o "\"$1\":[0-9]*" | head -1 | cut -d: -f2; }
-# loadgen N: the N-th uint64 of the loadgen's stats (1 sent, 3 refused_busy, 12 done)
-loadgen() { "$shoalctl" call load stats | od -An -tu8 -w8 -v | sed -n "${1}p" | tr -d ' '; }
-# (the loadgen answers any call with its loadgen_stats_t, plugins/loadgen/loadgen.h)
 measure() {
     rss=$(awk '/^VmRSS/ {print $2}' /proc/$pid/status)
     fds=$(ls /proc/$pid/fd | wc -l)
@@ -72,10 +69,10 @@ kill -0 $pid || fail "shoald died"
 
 # Let the load finish and the pool empty.
 for _ in $(seq 1 3000); do
-    [ "$(loadgen 12)" = 1 ] && [ "$(json queue_depth)" = 0 ] && break
+    [ "$(loadgen load 12)" = 1 ] && [ "$(json queue_depth)" = 0 ] && break
     sleep 0.01
 done
-sent=$(loadgen 1) busy=$(loadgen 3) full=$(loadgen 2) noproc=$(loadgen 4)
+sent=$(loadgen load 1) busy=$(loadgen load 3) full=$(loadgen load 2) noproc=$(loadgen load 4)
 fwd=$(json messages_forwarded) handled=$(json messages_handled) unhandled=$(json messages_unhandled)
 failed=$(json messages_failed) dropped=$(json messages_dropped)
 echo "load: sent $sent, refused busy $busy; api: forwarded $fwd, handled $handled," \
