@@ -127,7 +127,7 @@ static const char *type_name(const shoal_schema_key_t *k, char *buf, size_t size
     case SHOAL_KEY_SECTION:
         return "mapping";
     case SHOAL_KEY_PLUGINS:
-        return "mapping NAME: path|name, or list";
+        return "NAME: path | name; or [name]";
     case SHOAL_KEY_DIRS:
         return "list of paths";
     case SHOAL_KEY_POOLS:
