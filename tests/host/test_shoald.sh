@@ -269,6 +269,20 @@ printf 'runtime: { plugin_path: [mine] }\nplugins: { e: echo }\npools:\n  a: { w
 out=$(SHOAL_PLUGIN_PATH=$plugins/echo "$shoald" --check "$tmp/here/p.yaml" 2>&1) || fail "--check p.yaml: $out"
 [ "$out" = "$tmp/here/p.yaml: ok: 1 plugin, 1 pool (0 nested)
 plugin e: $tmp/here/mine/echo.so (runtime.plugin_path)" ] || fail "--check p.yaml said: $out"
+# config/shoal.yaml names its plugins, so it works with any build: here a
+# copy of shoald with the plugins in its own lib/shoal/plugins, elsewhere.
+src=$(cd "$(dirname "$0")/../.." && pwd)
+mkdir -p "$tmp/other/bin" "$tmp/other/lib/shoal/plugins"
+cp "$shoald" "$tmp/other/bin/"
+for p in echo burn crash loadgen; do cp "$plugins/$p/$p.so" "$tmp/other/lib/shoal/plugins/"; done
+out=$(cd "$tmp" && env -u SHOAL_PLUGIN_PATH "$tmp/other/bin/shoald" --check "$src/config/shoal.yaml" 2>&1) ||
+    fail "another build's --check config/shoal.yaml: $out"
+want="$src/config/shoal.yaml: ok: 4 plugins, 6 pools (1 nested)"
+for p in echo burn crash loadgen; do
+    want="$want
+plugin $p: $tmp/other/lib/shoal/plugins/$p.so (the install's plugin directory)"
+done
+[ "$out" = "$want" ] || fail "another build's --check config/shoal.yaml said: $out"
 out=$(cd "$tmp/here" && "$build/bin/shoal-plugin-check" e.so 2>&1) || fail "plugin-check e.so: $out"
 echo "$out" | grep -q "^plugin echo 1.0.0 .* from e.so$" || fail "plugin-check e.so said: $out"
 echo "ok: test_shoald ($ms ms to stop)"
