@@ -692,6 +692,7 @@ static void test_help(void)
                                        "runtime.spin",
                                        "runtime.max_actors",
                                        "runtime.control",
+                                       "runtime.plugin_path",
                                        "log",
                                        "log.format",
                                        "log.level",

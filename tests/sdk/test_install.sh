@@ -151,11 +151,11 @@ for page in man8/shoald.8 man8/shoalctl.8 man1/shoal-plugin-check.1 man5/shoal.y
         continue
     fi
     if command -v groff >/dev/null; then
-        out=$(groff -man -ww -z "$mandir/$page" 2>&1)
+        out=$(LC_ALL=C groff -man -ww -z "$mandir/$page" 2>&1)
         [ -z "$out" ] && ok "man page $page: groff -man -ww clean" || fail "groff -ww on $page: $out"
     fi
     if command -v man >/dev/null; then
-        out=$(MANWIDTH=80 man -l "$mandir/$page" 2>&1 >"$tmp/page.txt")
+        out=$(LC_ALL=C MANWIDTH=80 man -l "$mandir/$page" 2>&1 >"$tmp/page.txt")
         if [ -z "$out" ] && grep -q '^NAME' "$tmp/page.txt"; then
             ok "man page $page: man -l renders it"
         else
