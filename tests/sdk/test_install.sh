@@ -385,6 +385,15 @@ run_host() {
     }
 }
 
+# shoal-demo links libshoal.so: found through its $ORIGIN RUNPATH, moved.
+if [ -x "$moved/bin/shoal-demo" ]; then
+    out=$(env -u LD_LIBRARY_PATH ldd "$moved/bin/shoal-demo" | grep 'libshoal\.so')
+    case $out in
+    *"=> $moved/bin/../lib/libshoal.so.0 "* | *"=> $libdir/libshoal.so.0 "*) ok "bin/shoal-demo finds ${libdir#"$tmp"/}/libshoal.so.0" ;;
+    *) fail "bin/shoal-demo: ldd says: $out" ;;
+    esac
+fi
+
 # The installed config, its control socket here (the real one is in /run).
 # TODO(control): shoald --control PATH, once it lands, instead of the copy.
 etc=$moved/etc/shoal/shoal.yaml
