@@ -1,4 +1,4 @@
-# cmake/Install.cmake - what `cmake --install` puts where: the plugin SDK.
+# cmake/Install.cmake - what `cmake --install` puts where: the plugin SDK and the host.
 #
 # Included once, at the end of the top-level CMakeLists.txt (after plugins/,
 # so the bundled plugins exist). Layout, under the prefix (GNUInstallDirs):
