@@ -1,4 +1,4 @@
-# cmake/Install.cmake - what `cmake --install` puts where: the plugin SDK.
+# cmake/Install.cmake - what `cmake --install` puts where: the plugin SDK and the host.
 #
 # Included once, at the end of the top-level CMakeLists.txt (after plugins/,
 # so the bundled plugins exist). Layout, under the prefix (GNUInstallDirs):
@@ -159,4 +159,103 @@ if(SHOAL_BUNDLED_PLUGINS)
   install(TARGETS ${SHOAL_BUNDLED_PLUGINS}
     LIBRARY DESTINATION ${SHOAL_INSTALL_PLUGINDIR}
     COMPONENT Plugins)
+endif()
+
+# ---- the host: programs, plugin directory, config, unit, man pages ------------
+# Layout (same prefix, GNUInstallDirs):
+#
+#   bin/shoald, bin/shoalctl, bin/shoal-demo     (Runtime)
+#   <sysconfdir>/shoal/shoal.yaml                the example config (config/service.yaml)
+#   lib/systemd/system/shoald.service            the unit (config/shoald.service.in)
+#   <mandir>/man1, man5, man8                    docs/man/*.[158]
+#
+# Nothing installed needs LD_LIBRARY_PATH, and the prefix may be moved:
+#
+# - shoald and shoal-plugin-check link the whole static libshoal and export
+#   it (ENABLE_EXPORTS, top level). A plugin has DT_NEEDED libshoal.so.0, and
+#   glibc satisfies a DT_NEEDED by the SONAME of any object already loaded,
+#   the main executable included: so both programs carry the SONAME
+#   libshoal.so.<major> themselves. Every plugin then binds to the program's
+#   own copy of the runtime (one copy, one set of globals), whatever its
+#   RUNPATH says and whether or not libshoal.so is installed at all.
+# - The bundled plugins also get an $ORIGIN-relative RUNPATH to <libdir>
+#   (for other hosts that dlopen them, e.g. a program linking libshoal.so).
+# - shoal-demo links libshoal.so: RUNPATH $ORIGIN/<bindir -> libdir>.
+# CMake replaces the build-tree RUNPATHs (absolute) by these at install.
+#
+# The build tree has the install's shape for plugins: build/bin/shoald finds
+# build/<libdir>/shoal/plugins/<name>.so (symlinks to
+# build/plugins/<name>/<name>.so, which stays where it was).
+file(RELATIVE_PATH SHOAL_PLUGINDIR_FROM_BINDIR ${CMAKE_INSTALL_FULL_BINDIR}
+     ${CMAKE_INSTALL_FULL_LIBDIR}/shoal/plugins)
+file(RELATIVE_PATH _shoal_lib_from_bin ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_LIBDIR})
+file(RELATIVE_PATH _shoal_lib_from_plugins ${CMAKE_INSTALL_FULL_LIBDIR}/shoal/plugins
+     ${CMAKE_INSTALL_FULL_LIBDIR})
+string(REGEX REPLACE "/$" "" _shoal_lib_from_plugins "${_shoal_lib_from_plugins}")
+set_property(SOURCE ${PROJECT_SOURCE_DIR}/core/host/plugin_path.c APPEND PROPERTY
+             COMPILE_DEFINITIONS SHOAL_PLUGINDIR_FROM_BINDIR="${SHOAL_PLUGINDIR_FROM_BINDIR}")
+
+foreach(_prog shoald shoal-plugin-check)
+  if(TARGET ${_prog})
+    target_link_options(${_prog} PRIVATE
+                        "-Wl,-soname,libshoal.so.${PROJECT_VERSION_MAJOR}")
+  endif()
+endforeach()
+if(TARGET shoal-demo)
+  set_target_properties(shoal-demo PROPERTIES INSTALL_RPATH "$ORIGIN/${_shoal_lib_from_bin}")
+endif()
+install(TARGETS shoald shoalctl shoal-demo
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  COMPONENT Runtime)
+
+if(SHOAL_BUNDLED_PLUGINS)
+  set_target_properties(${SHOAL_BUNDLED_PLUGINS} PROPERTIES
+                        INSTALL_RPATH "$ORIGIN/${_shoal_lib_from_plugins}")
+  get_filename_component(_shoal_build_plugindir
+                         ${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/${SHOAL_PLUGINDIR_FROM_BINDIR} ABSOLUTE)
+  set(_links "")
+  foreach(_p ${SHOAL_BUNDLED_PLUGINS})
+    list(APPEND _links COMMAND ${CMAKE_COMMAND} -E create_symlink $<TARGET_FILE:${_p}>
+         ${_shoal_build_plugindir}/$<TARGET_FILE_NAME:${_p}>)
+  endforeach()
+  add_custom_target(shoal_plugin_dir ALL
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${_shoal_build_plugindir} ${_links}
+    COMMENT "Linking the bundled plugins into ${_shoal_build_plugindir}"
+    VERBATIM)
+  add_dependencies(shoal_plugin_dir ${SHOAL_BUNDLED_PLUGINS})
+  unset(_links)
+endif()
+
+# The example config, the unit (its paths are the install's: configured at
+# install time, as shoal.pc is, since --prefix may change them) and the
+# man pages.
+install(FILES ${PROJECT_SOURCE_DIR}/config/service.yaml
+  DESTINATION ${CMAKE_INSTALL_SYSCONFDIR}/shoal
+  RENAME shoal.yaml
+  COMPONENT Runtime)
+foreach(_d BINDIR SYSCONFDIR)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${_d}}")
+    set(_shoal_unit_${_d} "${CMAKE_INSTALL_${_d}}")
+  else()
+    set(_shoal_unit_${_d} "\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_${_d}}")
+  endif()
+endforeach()
+install(CODE "
+  set(SHOAL_UNIT_BINDIR \"${_shoal_unit_BINDIR}\")
+  set(SHOAL_UNIT_SYSCONFDIR \"${_shoal_unit_SYSCONFDIR}\")
+  configure_file(\"${PROJECT_SOURCE_DIR}/config/shoald.service.in\"
+                 \"${PROJECT_BINARY_DIR}/config/shoald.service\" @ONLY)"
+  COMPONENT Runtime)
+install(FILES ${PROJECT_BINARY_DIR}/config/shoald.service
+  DESTINATION lib/systemd/system
+  COMPONENT Runtime)
+foreach(_sec 1 5 8)
+  file(GLOB _pages ${PROJECT_SOURCE_DIR}/docs/man/*.${_sec})
+  install(FILES ${_pages} DESTINATION ${CMAKE_INSTALL_MANDIR}/man${_sec} COMPONENT Runtime)
+endforeach()
+unset(_sec)
+unset(_pages)
+# test_plugin_path finds the bundled plugins in build/<libdir>/shoal/plugins.
+if(TARGET test_plugin_path AND TARGET shoal_plugin_dir)
+  add_dependencies(test_plugin_path shoal_plugin_dir)
 endif()

@@ -17,6 +17,7 @@
 #include "host/argcheck.h"
 #include "host/args.h"
 #include "host/file.h"
+#include "host/plugin_path.h"
 #include "host/schema.h"
 #include "shoal/ctx.h"
 
@@ -53,12 +54,10 @@ static char *dup(const char *s)
     return d ? memcpy(d, s, n) : NULL;
 }
 
-/* p resolved against dir (the config file's directory, "" for the current
- * one). A relative result always has a slash ("./x.so", never "x.so"):
- * dlopen searches the library path for a name without one. */
-static char *join_path(const char *dir, const char *p)
+/* config.h */
+char *shoal__config_path(const char *dir, const char *p)
 {
-    if (p[0] == '/')
+    if (p[0] == '/' || (dir[0] == '\0' && (strncmp(p, "./", 2) == 0 || strncmp(p, "../", 3) == 0)))
         return dup(p);
     if (dir[0] == '\0')
         dir = ".";
@@ -262,7 +261,7 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
             return fail(err, val, "%s.%s: expected a path, got an empty string", path, k->key);
         char **dst = (char **)(void *)at;
         free(*dst);
-        return (*dst = join_path(v->c->dir, s)) ? SHOAL_OK : SHOAL_ENOMEM;
+        return (*dst = shoal__config_path(v->c->dir, s)) ? SHOAL_OK : SHOAL_ENOMEM;
     }
     case SHOAL_KEY_MAILBOX: {
         if (val->kind == SHOAL_NODE_SCALAR && !val->quoted && strcmp(val->text, "unbounded") == 0) {
@@ -284,6 +283,22 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
                         path, SHOAL_MAILBOX_MAX, what);
         }
         *(uint32_t *)(void *)at = (uint32_t)x;
+        return SHOAL_OK;
+    }
+    case SHOAL_KEY_DIRS: {
+        if (val->kind == SHOAL_NODE_SCALAR)
+            return fail(err, val, "%s.%s: expected a list of directories: write [%s]", path, k->key,
+                        val->text);
+        if (val->kind != SHOAL_NODE_LIST)
+            return fail(err, val, "%s.%s: expected a list of directories, got %s", path, k->key,
+                        shoal__node_kind_name(val));
+        for (size_t i = 0; i < val->n; i++)
+            if (val->items[i]->kind != SHOAL_NODE_SCALAR || val->items[i]->text[0] == '\0')
+                return fail(err, val->items[i], "%s.%s: expected a directory, got %s", path, k->key,
+                            val->items[i]->kind == SHOAL_NODE_SCALAR
+                                ? "an empty string"
+                                : shoal__node_kind_name(val->items[i]));
+        *(const shoal_node_t **)(void *)at = val;
         return SHOAL_OK;
     }
     case SHOAL_KEY_LIMIT: {
@@ -389,26 +404,8 @@ static int check_top(vctx_t *v, const shoal_node_t *root)
     if (rc != SHOAL_OK)
         return rc;
     const shoal_node_t *plugins = shoal__node_get(root, "plugins");
-    if (plugins != NULL) {
-        if (plugins->kind != SHOAL_NODE_MAP)
-            return fail(v->err, plugins, "plugins: expected a mapping of NAME: path, got %s",
-                        shoal__node_kind_name(plugins));
-        if ((c->plugins = calloc(plugins->n ? plugins->n : 1, sizeof *c->plugins)) == NULL)
-            return SHOAL_ENOMEM;
-        for (size_t i = 0; i < plugins->n; i++) {
-            const shoal_node_t *val = plugins->items[i];
-            shoal_config_plugin_t *pl = &c->plugins[c->nplugins++];
-            pl->at = val;
-            if ((pl->name = dup(plugins->keys[i]->text)) == NULL)
-                return SHOAL_ENOMEM;
-            if (val->kind != SHOAL_NODE_SCALAR || val->text[0] == '\0')
-                return fail(v->err, val, "plugins.%s: expected the path of a .so, got %s", pl->name,
-                            val->kind == SHOAL_NODE_SCALAR ? "an empty string"
-                                                           : shoal__node_kind_name(val));
-            if ((pl->path = join_path(c->dir, val->text)) == NULL)
-                return SHOAL_ENOMEM;
-        }
-    }
+    if (plugins != NULL && (rc = shoal__config_plugins(c, plugins, v->err)) != SHOAL_OK)
+        return rc;
     const shoal_node_t *pools = shoal__node_get(root, "pools");
     if (pools == NULL)
         return fail(v->err, root,
@@ -579,6 +576,9 @@ static int resolve_pool(shoal_config_t *c, shoal_config_pool_t *p, shoal_diag_t 
 
 int shoal__config_resolve(shoal_config_t *c, shoal_loader_t *loader, shoal_diag_t *err)
 {
+    int found = shoal__config_find_plugins(c, err);
+    if (found != SHOAL_OK)
+        return found;
     for (size_t i = 0; i < c->nplugins; i++) {
         shoal_config_plugin_t *pl = &c->plugins[i];
         shoal_diag_t why = {0};
@@ -628,6 +628,7 @@ void shoal__config_free(shoal_config_t *c)
             shoal__module_release(c->plugins[i].module);
         free(c->plugins[i].name);
         free(c->plugins[i].path);
+        free(c->plugins[i].file);
         free(c->plugins[i].shown);
     }
     free(c->plugins);
@@ -669,6 +670,7 @@ int shoal__config_isolate(shoal_config_t *c, const char *name, const char *plugi
         }
         free(c->plugins[i].name);
         free(c->plugins[i].path);
+        free(c->plugins[i].file);
         free(c->plugins[i].shown);
     }
     if (used == c->nplugins) { /* (validation saw it there) */
@@ -682,8 +684,11 @@ int shoal__config_isolate(shoal_config_t *c, const char *name, const char *plugi
     if (at == NULL)
         return SHOAL_ENOMEM;
     free(c->plugins[0].shown);
-    c->plugins[0].shown = c->plugins[0].path; /* a crash names the configured file */
+    /* A crash names the configured file (a name is not searched again). */
+    c->plugins[0].shown = c->plugins[0].path ? c->plugins[0].path : dup(c->plugins[0].file);
     c->plugins[0].path = at;
+    if (c->plugins[0].shown == NULL)
+        return SHOAL_ENOMEM;
     free(c->runtime.control);
     c->runtime.control = NULL;
     return SHOAL_OK;

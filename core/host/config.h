@@ -8,7 +8,8 @@
  *               stall_warn: duration, max_extra_threads: auto | 0..1024 }
  *   log:      { format: text | json, level: error | warn | info | debug }
  *   shutdown: { drain: duration }
- *   plugins:  { NAME: path, ... }              paths relative to the file
+ *   plugins:  { NAME: path | name, ... }       paths relative to the file; a
+ *             | [name, ...]                    name (no '/') is searched (plugin_path.h)
  *   pools:    { NAME: POOL, ... }
  *   POOL:     { worker: PLUGIN.BEHAVIOUR | POOL (nested), size, min, max,
  *               mailbox: 1.. | unbounded, args: {...}, restart: {max,
@@ -54,8 +55,10 @@ typedef struct shoal_config_pool_s {
 
 typedef struct shoal_config_plugin_s {
     char *name;
-    char *path; /* resolved against the config's directory */
-    char *shown; /* NULL, or the name path is shown as (shoal__config_isolate) */
+    char *path;        /* resolved against the config's directory; NULL for a name until resolve */
+    char *file;        /* a name's file ("echo.so"), searched on the plugin path (plugin_path.h) */
+    const char *found; /* where path came from (SHOAL_FOUND_*), once resolved */
+    char *shown;       /* NULL, or the name path is shown as (shoal__config_isolate) */
     const shoal_node_t *at;
     shoal_module_t *module; /* resolve: a reference */
 } shoal_config_plugin_t;
@@ -74,7 +77,8 @@ typedef struct shoal_config_s {
         char *control;       /* resolved path, or NULL */
         uint64_t max_queued; /* in unbounded mailboxes together; 0 = no limit */
         uint64_t stall_warn_ms;
-        uint32_t max_extra_threads; /* SHOAL_CONFIG_AUTO: as many as threads; 0: none */
+        uint32_t max_extra_threads;      /* SHOAL_CONFIG_AUTO: as many as threads; 0: none */
+        const shoal_node_t *plugin_path; /* a list of directories (plugin_path.h), or NULL */
     } runtime;
     struct {
         int format; /* SHOAL_LOG_FORMAT_* */
@@ -118,6 +122,11 @@ const shoal_config_plugin_t *shoal__config_plugin(const shoal_config_t *c, const
  * with err when there is no such pool. Before resolve. */
 int shoal__config_isolate(shoal_config_t *c, const char *name, const char *plugin_path,
                           shoal_diag_t *err);
+
+/* p resolved against dir (the config file's directory, "" for the current
+ * one), malloc'd, or NULL. A relative result always has a slash ("./x.so",
+ * never "x.so"): dlopen searches the library path for a name without one. */
+char *shoal__config_path(const char *dir, const char *p);
 
 /* The pool called name (top level), or NULL. */
 const shoal_config_pool_t *shoal__config_pool(const shoal_config_t *c, const char *name);

@@ -34,6 +34,9 @@ static const shoal_schema_key_t runtime_keys[] = {
      "1s", "a handler running longer is logged and shown in status and inspect"},
     {"max_extra_threads", SHOAL_KEY_AUTO_U32, RT(max_extra_threads), 0, 1024, NULL, NULL, "auto",
      "threads started while handlers are stuck; auto = threads, 0 = none"},
+    {"plugin_path", SHOAL_KEY_DIRS, RT(plugin_path), 0, 0, NULL, NULL, "[]",
+     "directories searched first for a plugin NAME.so, relative to this file; then "
+     "$SHOAL_PLUGIN_PATH, then the install's lib/shoal/plugins"},
 };
 static const shoal_schema_t runtime_schema = {"runtime", runtime_keys, NKEYS(runtime_keys)};
 
@@ -88,7 +91,8 @@ static const shoal_schema_key_t top_keys[] = {
     {"log", SHOAL_KEY_SECTION, 0, 0, 0, NULL, &log_schema, "", "log lines"},
     {"shutdown", SHOAL_KEY_SECTION, 0, 0, 0, NULL, &shutdown_schema, "", "stopping"},
     {"plugins", SHOAL_KEY_PLUGINS, 0, 0, 0, NULL, NULL, "{}",
-     "NAME: path of a plugin .so, relative to this file"},
+     "NAME: path of a .so (relative to this file) or a plugin name (no '/': NAME.so on the "
+     "plugin path); or a list of names"},
     {"pools", SHOAL_KEY_POOLS, 0, 0, 0, NULL, &shoal__schema_pool, "{}", "NAME: POOL"},
 };
 const shoal_schema_t shoal__schema_top = {"", top_keys, NKEYS(top_keys)};
@@ -123,7 +127,9 @@ static const char *type_name(const shoal_schema_key_t *k, char *buf, size_t size
     case SHOAL_KEY_SECTION:
         return "mapping";
     case SHOAL_KEY_PLUGINS:
-        return "mapping NAME: path";
+        return "NAME: path | name; or [name]";
+    case SHOAL_KEY_DIRS:
+        return "list of paths";
     case SHOAL_KEY_POOLS:
         return "mapping NAME: POOL";
     case SHOAL_KEY_WORKER:

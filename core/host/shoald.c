@@ -55,6 +55,7 @@
 #include "host/host.h"
 #include "host/isolated.h"
 #include "host/loader.h"
+#include "host/plugin_path.h"
 #include "runtime/fault.h"
 
 static void usage(FILE *to)
@@ -93,6 +94,8 @@ static int help_config(const char *path)
     if (rc == SHOAL_OK && (rc = shoal__loader_create(&loader)) != SHOAL_OK)
         shoal__diag_set(&err, NULL, 0, 0, "cannot create the plugin loader: %s",
                         shoal_strerror(rc));
+    if (rc == SHOAL_OK)
+        rc = shoal__config_find_plugins(c, &err); /* names on the plugin path */
     if (rc != SHOAL_OK)
         goto fail;
     shoal__config_help(stdout);
@@ -160,6 +163,8 @@ static int check(const char *path)
             nested++;
     printf("%s: ok: %zu plugin%s, %zu pool%s (%zu nested)\n", path, c->nplugins,
            c->nplugins == 1 ? "" : "s", c->npools, c->npools == 1 ? "" : "s", nested);
+    for (size_t i = 0; i < c->nplugins; i++) /* where each was found */
+        printf("plugin %s: %s (%s)\n", c->plugins[i].name, c->plugins[i].path, c->plugins[i].found);
     shoal__config_free(c);
     shoal__loader_destroy(loader);
     return 0;

@@ -70,7 +70,7 @@ static const bad_case_t bad_cases[] = {
                      "shutdown, plugins, pools)"},
     {"runtime:\n  thread: 4\n", F "2:3: unknown key 'thread' in runtime (expected one of: "
                                   "threads, throughput, spin, max_actors, control, max_queued, "
-                                  "stall_warn, max_extra_threads)"},
+                                  "stall_warn, max_extra_threads, plugin_path)"},
     {"log:\n  colour: yes\n",
      F "2:3: unknown key 'colour' in log (expected one of: format, level)"},
     {"shutdown: {grace: 1s}\n", F "1:12: unknown key 'grace' in shutdown (expected one of: drain)"},
@@ -177,9 +177,21 @@ static const bad_case_t bad_cases[] = {
      F "3:3: pools: 'a/b' is not a pool name (1 to 63 characters, no '/')"},
     {PL "pools:\n  '': {worker: e.echo}\n",
      F "3:3: pools: '' is not a pool name (1 to 63 characters, no '/')"},
-    {"plugins:\n  e: [a.so]\n", F "2:6: plugins.e: expected the path of a .so, got a list"},
-    {"plugins:\n  e: ''\n", F "2:6: plugins.e: expected the path of a .so, got an empty string"},
-    {"plugins: [a.so]\n", F "1:10: plugins: expected a mapping of NAME: path, got a list"},
+    {"plugins:\n  e: [a.so]\n",
+     F "2:6: plugins.e: expected the path of a .so or a plugin name, got a list"},
+    {"plugins:\n  e: ''\n",
+     F "2:6: plugins.e: expected the path of a .so or a plugin name, got an empty string"},
+    {"plugins: a.so\n",
+     F "1:10: plugins: expected a mapping of NAME: path or a list of names, got a value"},
+    {"plugins: [echo, a/b.so]\n",
+     F "1:17: plugins[1]: expected a plugin name (write NAME: path for a file), got a/b.so"},
+    {"plugins: [echo, [x]]\n",
+     F "1:17: plugins[1]: expected a plugin name (write NAME: path for a file), got a list"},
+    {"plugins: [echo, echo.so]\n", F "1:17: plugins[1]: 'echo' is listed twice"},
+    {"runtime: {plugin_path: lib}\n",
+     F "1:24: runtime.plugin_path: expected a list of directories: write [lib]"},
+    {"runtime: {plugin_path: [lib, '']}\n",
+     F "1:30: runtime.plugin_path: expected a directory, got an empty string"},
     {P "    args: [1]\n", F "5:11: pools.api.args: expected a mapping, got a list"},
     {P "    restart: {within: 0ms}\n",
      F "5:23: pools.api.restart.within: must be at least 1ms, got '0ms'"},
@@ -367,8 +379,7 @@ static void test_defaults_and_edges(void)
         shoal_config_t *e = NULL;
         shoal_diag_t err = {0};
         const char *text = "runtime: {threads: 2}\n";
-        CU_ASSERT_EQUAL(shoal__config_parse(FILE_NAME, text, strlen(text), &e, &err),
-                        SHOAL_EINVAL);
+        CU_ASSERT_EQUAL(shoal__config_parse(FILE_NAME, text, strlen(text), &e, &err), SHOAL_EINVAL);
         same(shoal__diag_format(&err, buf, sizeof buf),
              F "1:1: missing key 'pools' at the top level (write `pools: {}` for none)", text);
     }
@@ -433,10 +444,10 @@ static void test_defaults_and_edges(void)
     /* Quoted strings are strings: a quoted worker, path or plugin path is
      * what it says. BUG: config.c refuses worker: 'e.echo' ("expected
      * PLUGIN.BEHAVIOUR (e.g. echo.echo) or a pool mapping, got 'e.echo'"). */
-    c = parse("plugins: {e: \"e.so\"}\nruntime: {control: 'c.sock'}\n"
+    c = parse("plugins: {e: \"./e.so\"}\nruntime: {control: 'c.sock'}\n"
               "pools: {api: {worker: 'e.echo'}}\n");
     if (c != NULL) {
-        CU_ASSERT_STRING_EQUAL(c->plugins[0].path, "/etc/shoal/e.so");
+        CU_ASSERT_STRING_EQUAL(c->plugins[0].path, "/etc/shoal/./e.so");
         CU_ASSERT_STRING_EQUAL(c->runtime.control, "/etc/shoal/c.sock");
         CU_ASSERT_STRING_EQUAL(c->pools[0].behaviour, "echo");
         shoal__config_free(c);
@@ -467,7 +478,12 @@ static void test_paths(void)
         shoal_config_t *c = parse_as(cases[i].file, text);
         CU_ASSERT_PTR_NOT_NULL_FATAL(c);
         CU_ASSERT_EQUAL_FATAL(c->nplugins, 1);
-        same(c->plugins[0].path, cases[i].want, text);
+        if (strchr(cases[i].path, '/') != NULL) {
+            same(c->plugins[0].path, cases[i].want, text);
+        } else { /* a name, searched at resolve (test_plugin_path) */
+            CU_ASSERT_PTR_NULL(c->plugins[0].path);
+            CU_ASSERT_STRING_EQUAL(c->plugins[0].file, "e.so");
+        }
         same(c->runtime.control, cases[i].want, text);
         shoal__config_free(c);
     }
@@ -676,6 +692,7 @@ static void test_help(void)
                                        "runtime.spin",
                                        "runtime.max_actors",
                                        "runtime.control",
+                                       "runtime.plugin_path",
                                        "log",
                                        "log.format",
                                        "log.level",

@@ -37,7 +37,11 @@ YAML
 # ---- --check ------------------------------------------------------------
 config 2 "" 50
 out=$("$shoald" --check "$tmp/s.yaml") || fail "--check of a valid file: exit $?"
-[ "$out" = "$tmp/s.yaml: ok: 3 plugins, 2 pools (0 nested)" ] || fail "--check said: $out"
+want="$tmp/s.yaml: ok: 3 plugins, 2 pools (0 nested)
+plugin echo: $plugins/echo/echo.so (a path in the config)
+plugin loadgen: $plugins/loadgen/loadgen.so (a path in the config)
+plugin sink: $plugins/sink/sink.so (a path in the config)"
+[ "$out" = "$want" ] || fail "--check said: $out"
 printf 'pools:\n  api: { worker: echo.echo, mailbox: 0 }\nplugins: { echo: x.so }\n' > "$tmp/bad.yaml"
 out=$("$shoald" --check "$tmp/bad.yaml" 2>&1)
 [ $? -eq 2 ] || fail "--check of a bad file: exit not 2"
@@ -233,14 +237,52 @@ grep -q "SIGTERM: draining every pool (at most 3000 ms)" "$log" || fail "no drai
 grep -q "drained in .* ms; 0 pools still busy, stopped" "$log" || fail "not drained"
 [ ! -e "$tmp/ctl.sock" ] || fail "the control socket was left behind"
 
-# ---- names without a slash ------------------------------------------------------
-# `shoald s.yaml` naming `e.so`, and `shoal-plugin-check e.so`, from the
-# directory that holds them: files there, not a dlopen library search.
+# ---- names without a slash -------------------------------------------------------
+# A value with no '/' is a plugin NAME, searched on the plugin path (here the
+# build's own lib/shoal/plugins beside bin/shoald): never a file beside the
+# config, which must be written ./e.so; the error says so when one is there.
+# shoal-plugin-check takes a file, so `e.so` there is still the file.
 mkdir "$tmp/here"
 cp "$plugins/echo/echo.so" "$tmp/here/e.so"
 printf 'plugins: { e: e.so }\npools:\n  a: { worker: e.echo }\n' > "$tmp/here/s.yaml"
-out=$(cd "$tmp/here" && "$shoald" --check s.yaml 2>&1) || fail "--check s.yaml: $out"
-[ "$out" = "s.yaml: ok: 1 plugin, 1 pool (0 nested)" ] || fail "--check s.yaml said: $out"
+out=$(cd "$tmp/here" && "$shoald" --check s.yaml 2>&1)
+[ $? -eq 2 ] || fail "--check s.yaml naming e.so: exit not 2: $out"
+bindir=$(cd "$(dirname "$shoald")" && pwd -P)
+instdir=$(cd "$bindir/../lib/shoal/plugins" && pwd -P)
+want="s.yaml:1:15: plugins.e: e.so not found in $instdir (the install's plugin directory); write ./e.so for the file beside this config"
+[ "$out" = "$want" ] || fail "--check s.yaml said: $out (want: $want)"
+printf 'plugins: { e: ./e.so }\npools:\n  a: { worker: e.echo }\n' > "$tmp/here/s.yaml"
+out=$(cd "$tmp/here" && "$shoald" --check s.yaml 2>&1) || fail "--check s.yaml with ./e.so: $out"
+[ "$out" = "s.yaml: ok: 1 plugin, 1 pool (0 nested)
+plugin e: ./e.so (a path in the config)" ] || fail "--check s.yaml said: $out"
+# Names: a list, and a mapping naming echo (found in the build's plugin
+# directory) or e (found through runtime.plugin_path, relative to the file,
+# before SHOAL_PLUGIN_PATH and the build's directory).
+mkdir "$tmp/here/mine"
+cp "$plugins/echo/echo.so" "$tmp/here/mine/echo.so"
+printf 'plugins: [echo, loadgen.so]\npools:\n  a: { worker: echo.echo }\n' > "$tmp/here/l.yaml"
+out=$(cd "$tmp/here" && SHOAL_PLUGIN_PATH= "$shoald" --check l.yaml 2>&1) || fail "--check l.yaml: $out"
+[ "$out" = "l.yaml: ok: 2 plugins, 1 pool (0 nested)
+plugin echo: $instdir/echo.so (the install's plugin directory)
+plugin loadgen: $instdir/loadgen.so (the install's plugin directory)" ] || fail "--check l.yaml said: $out"
+printf 'runtime: { plugin_path: [mine] }\nplugins: { e: echo }\npools:\n  a: { worker: e.echo }\n' > "$tmp/here/p.yaml"
+out=$(SHOAL_PLUGIN_PATH=$plugins/echo "$shoald" --check "$tmp/here/p.yaml" 2>&1) || fail "--check p.yaml: $out"
+[ "$out" = "$tmp/here/p.yaml: ok: 1 plugin, 1 pool (0 nested)
+plugin e: $tmp/here/mine/echo.so (runtime.plugin_path)" ] || fail "--check p.yaml said: $out"
+# config/shoal.yaml names its plugins, so it works with any build: here a
+# copy of shoald with the plugins in its own lib/shoal/plugins, elsewhere.
+src=$(cd "$(dirname "$0")/../.." && pwd)
+mkdir -p "$tmp/other/bin" "$tmp/other/lib/shoal/plugins"
+cp "$shoald" "$tmp/other/bin/"
+for p in echo burn crash loadgen; do cp "$plugins/$p/$p.so" "$tmp/other/lib/shoal/plugins/"; done
+out=$(cd "$tmp" && env -u SHOAL_PLUGIN_PATH "$tmp/other/bin/shoald" --check "$src/config/shoal.yaml" 2>&1) ||
+    fail "another build's --check config/shoal.yaml: $out"
+want="$src/config/shoal.yaml: ok: 4 plugins, 6 pools (1 nested)"
+for p in echo burn crash loadgen; do
+    want="$want
+plugin $p: $tmp/other/lib/shoal/plugins/$p.so (the install's plugin directory)"
+done
+[ "$out" = "$want" ] || fail "another build's --check config/shoal.yaml said: $out"
 out=$(cd "$tmp/here" && "$build/bin/shoal-plugin-check" e.so 2>&1) || fail "plugin-check e.so: $out"
 echo "$out" | grep -q "^plugin echo 1.0.0 .* from e.so$" || fail "plugin-check e.so said: $out"
 echo "ok: test_shoald ($ms ms to stop)"
