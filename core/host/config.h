@@ -8,6 +8,7 @@
  *               stall_warn: duration, max_extra_threads: auto | 0..1024 }
  *   log:      { format: text | json, level: error | warn | info | debug }
  *   shutdown: { drain: duration }
+ *   metrics:  { listen: HOST:PORT }            Prometheus GET /metrics
  *   plugins:  { NAME: path, ... }              paths relative to the file
  *   pools:    { NAME: POOL, ... }
  *   POOL:     { worker: PLUGIN.BEHAVIOUR | POOL (nested), size, min, max,
@@ -54,7 +55,7 @@ typedef struct shoal_config_pool_s {
 
 typedef struct shoal_config_plugin_s {
     char *name;
-    char *path; /* resolved against the config's directory */
+    char *path;  /* resolved against the config's directory */
     char *shown; /* NULL, or the name path is shown as (shoal__config_isolate) */
     const shoal_node_t *at;
     shoal_module_t *module; /* resolve: a reference */
@@ -83,6 +84,10 @@ typedef struct shoal_config_s {
     struct {
         uint64_t drain_ms;
     } shutdown;
+    struct {
+        struct shoal_listen_s *listen; /* GET /metrics served here; NULL: no HTTP server */
+        const shoal_node_t *listen_at;
+    } metrics;
     shoal_config_plugin_t *plugins;
     size_t nplugins;
     shoal_config_pool_t *pools;
