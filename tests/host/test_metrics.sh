@@ -19,7 +19,7 @@
 #   5. Scrapes in a loop while 40 reloads add and remove a pool under load
 #      (TSan runs this): every scrape answers 200.
 #   6. The port in use: a second shoald exits 2 naming file:line:col and
-#      the address.
+#      the address. An IPv6 address ([::1]:0) serves too, where ::1 exists.
 #   7. A real Prometheus server (when `prometheus` is on PATH) scrapes
 #      shoald every second and answers a query for
 #      shoal_pool_messages_forwarded_total{pool="api"} with a value > 0.
@@ -281,6 +281,21 @@ out=$("$shoald" --no-table --run-for 5s "$tmp/two.yaml" 2>&1); rc=$?
 want="$tmp/two.yaml:2:20: metrics.listen: cannot listen on 127.0.0.1:$port: Address already in use (another process has that port: pick another, or 0 for any free one)"
 [ $rc -eq 2 ] && [ "$out" = "$want" ] || fail "a second shoald on port $port: exit $rc: $out
 want: $want"
+
+# An IPv6 address, where this machine has ::1.
+if python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2> /dev/null; then
+    printf 'runtime: { threads: 1 }\nmetrics: { listen: "[::1]:0" }\npools: {}\n' > "$tmp/six.yaml"
+    "$shoald" --no-table --run-for 10s "$tmp/six.yaml" 2> "$tmp/six.log" &
+    six=$!
+    for _ in $(seq 1 500); do grep -q 'metrics: serving' "$tmp/six.log" && break; sleep 0.01; done
+    sport=$(sed -n 's|.*metrics: serving GET /metrics on http://\[::1\]:\([0-9]*\)/metrics$|\1|p' "$tmp/six.log")
+    got=$(python3 -c 'import sys, urllib.request; print(urllib.request.urlopen("http://[::1]:%s/metrics" % sys.argv[1], timeout=2).status)' "$sport" 2>&1)
+    kill "$six"
+    wait "$six"
+    [ "$got" = 200 ] || fail "GET over IPv6 (port '$sport'): $got; $(cat "$tmp/six.log")"
+else
+    echo "SKIP: no IPv6 loopback here: [::1] not tried"
+fi
 
 # ---- 7. a real Prometheus server ------------------------------------------
 if ! command -v prometheus > /dev/null; then
