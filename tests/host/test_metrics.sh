@@ -7,9 +7,8 @@
 #      passes `promtool check metrics` (when promtool is on PATH);
 #      forwarded and handled are 20,000 (+ 3 after three `shoalctl send`),
 #      refused equals the loadgen's EBUSY count, the ledger equals the
-#      pools' sums; each histogram's
-#      buckets are cumulative, +Inf == _count, _count <= handled; 404 for
-#      another path, 405 for POST.
+#      pools' sums; each histogram's buckets are cumulative, +Inf ==
+#      _count, _count <= handled; 404 for another path, 405 for POST.
 #   3. Reloads: a new pool's series appear, a removed pool's go while the
 #      ledger keeps its counts; generation and reload counts follow, a failed
 #      reload is counted; a changed listen is logged as taking effect at the
