@@ -24,14 +24,20 @@
 #define METRICS_TIMEOUT_S 10u
 #define METRICS_CONN_MEMORY (32u * 1024u)
 
+/* One address served: its own daemon (and thread) on its own socket. */
+typedef struct server_s {
+    struct MHD_Daemon *daemon; /* NULL: not serving */
+    char listen[64];           /* as configured ("none" when not serving) */
+    char shown[80];            /* host:port as bound (the kernel's port for 0) */
+} server_t;
+
 struct shoal_metrics_s {
-    struct MHD_Daemon *daemon;
-    int fd;
-    uint16_t port;
-    char listen[64];      /* as configured */
-    char shown[80];       /* host:port actually bound */
-    bool told;            /* the address was logged */
-    uint64_t told_change; /* the generation whose changed listen was logged */
+    /* host thread only */
+    server_t now;
+    server_t next;      /* a reload's, between prepare and commit */
+    bool next_pending;  /* prepared: commit makes next the one */
+    shoal_host_t *host; /* for its log, once attached */
+    /* shared with the servers' threads */
     pthread_mutex_t lock; /* cur, retired, and each snapshot's users */
     shoal_metrics_snap_t *cur;
     shoal_metrics_snap_t *retired;
@@ -111,19 +117,6 @@ void shoal__metrics_sync(shoal_metrics_t *m, shoal_host_t *h)
 {
     if (m == NULL)
         return;
-    if (!m->told) {
-        m->told = true;
-        shoal__host_log(h, SHOAL_LOG_INFO, "metrics: serving GET /metrics on http://%s/metrics",
-                        m->shown);
-    }
-    const char *want = h->config->metrics.listen ? h->config->metrics.listen->text : "none";
-    if (strcmp(want, m->listen) != 0 && m->told_change != h->generation) {
-        m->told_change = h->generation;
-        shoal__host_log(h, SHOAL_LOG_WARN,
-                        "metrics.listen: %s -> %s takes effect at the next start (still serving "
-                        "%s)",
-                        m->listen, want, m->shown);
-    }
     shoal_metrics_snap_t *next = NULL;
     if (!snap_same(m->cur, h) && (next = snap_new(h)) == NULL)
         shoal__host_log(h, SHOAL_LOG_ERROR, "metrics: out of memory: /metrics shows older pools");
@@ -211,21 +204,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 /* ---- start and stop --------------------------------------------------------- */
 
-int shoal__metrics_open(const shoal_config_t *c, shoal_metrics_t **out, shoal_diag_t *err)
+/* Binds l and starts a daemon on it into *sv; err at `at` when it cannot. */
+static int serve(shoal_metrics_t *m, const shoal_listen_t *l, const shoal_node_t *at, server_t *sv,
+                 shoal_diag_t *err)
 {
-    *out = NULL;
-    const shoal_listen_t *l = c->metrics.listen;
-    if (l == NULL)
-        return SHOAL_OK;
-    const shoal_node_t *at = c->metrics.listen_at;
-    shoal_metrics_t *m = calloc(1, sizeof *m);
-    if (m == NULL)
-        return SHOAL_ENOMEM;
-    pthread_mutex_init(&m->lock, NULL);
-    snprintf(m->listen, sizeof m->listen, "%s", l->text);
-    int rc = SHOAL_ELOAD;
-    m->fd = shoal__listen_open(l, 128, &m->port);
-    if (m->fd < 0) {
+    memset(sv, 0, sizeof *sv);
+    snprintf(sv->listen, sizeof sv->listen, "%s", l->text);
+    uint16_t port;
+    int fd = shoal__listen_open(l, 128, &port);
+    if (fd < 0) {
         int e = errno;
         shoal__diag_set(err, at->file, at->line, at->col,
                         "metrics.listen: cannot listen on %s: %s%s", l->text, strerror(e),
@@ -233,35 +220,117 @@ int shoal__metrics_open(const shoal_config_t *c, shoal_metrics_t **out, shoal_di
                                           "for any free one)"
                         : e == EACCES   ? " (ports below 1024 need privileges)"
                                         : "");
-        goto fail;
+        return SHOAL_ELOAD;
     }
     /* host:port as bound: the configured host, the port the kernel gave. */
     size_t hl = (size_t)(strrchr(l->text, ':') - l->text);
-    snprintf(m->shown, sizeof m->shown, "%.*s:%u", (int)hl, l->text, (unsigned)m->port);
-    m->daemon = MHD_start_daemon(
+    snprintf(sv->shown, sizeof sv->shown, "%.*s:%u", (int)hl, l->text, (unsigned)port);
+    /* One thread polls every connection (epoll); none of them can block it. */
+    sv->daemon = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, on_request, m,
-        MHD_OPTION_LISTEN_SOCKET, m->fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)METRICS_CONNECTIONS,
+        MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)METRICS_CONNECTIONS,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)METRICS_TIMEOUT_S,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)METRICS_CONN_MEMORY, MHD_OPTION_END);
-    if (m->daemon == NULL) {
+    if (sv->daemon == NULL) {
+        close(fd);
         shoal__diag_set(err, at->file, at->line, at->col,
                         "metrics.listen: cannot serve %s: the HTTP server did not start", l->text);
-        close(m->fd);
-        goto fail;
+        return SHOAL_ELOAD;
+    }
+    return SHOAL_OK;
+}
+
+static void unserve(server_t *sv)
+{
+    if (sv->daemon != NULL)
+        MHD_stop_daemon(sv->daemon); /* joins its thread, closes its socket */
+    memset(sv, 0, sizeof *sv);
+    snprintf(sv->listen, sizeof sv->listen, "none");
+}
+
+int shoal__metrics_open(const shoal_config_t *c, shoal_metrics_t **out, shoal_diag_t *err)
+{
+    *out = NULL;
+    shoal_metrics_t *m = calloc(1, sizeof *m);
+    if (m == NULL)
+        return SHOAL_ENOMEM;
+    pthread_mutex_init(&m->lock, NULL);
+    unserve(&m->now);
+    unserve(&m->next);
+    int rc;
+    if (c->metrics.listen != NULL &&
+        (rc = serve(m, c->metrics.listen, c->metrics.listen_at, &m->now, err)) != SHOAL_OK) {
+        pthread_mutex_destroy(&m->lock);
+        free(m);
+        return rc;
     }
     *out = m;
     return SHOAL_OK;
-fail:
-    pthread_mutex_destroy(&m->lock);
-    free(m);
+}
+
+/* ---- reloads (shoal_host_reload_hook_t) --------------------------------------- */
+
+/* A changed metrics.listen: the new address bound and served beside the old
+ * one, or the reload refused. */
+static int reload_prepare(void *user, const shoal_config_t *next, shoal_diag_t *err)
+{
+    shoal_metrics_t *m = user;
+    const char *want = next->metrics.listen ? next->metrics.listen->text : "none";
+    m->next_pending = strcmp(want, m->now.listen) != 0;
+    if (!m->next_pending || next->metrics.listen == NULL)
+        return SHOAL_OK;
+    int rc = serve(m, next->metrics.listen, next->metrics.listen_at, &m->next, err);
+    m->next_pending = rc == SHOAL_OK;
     return rc;
+}
+
+static void reload_commit(void *user)
+{
+    shoal_metrics_t *m = user;
+    if (!m->next_pending)
+        return;
+    m->next_pending = false;
+    server_t was = m->now;
+    m->now = m->next; /* next's daemon is now's: cleared, not stopped */
+    memset(&m->next, 0, sizeof m->next);
+    snprintf(m->next.listen, sizeof m->next.listen, "none");
+    if (m->now.daemon != NULL)
+        shoal__host_log(m->host, SHOAL_LOG_INFO,
+                        "metrics: serving GET /metrics on http://%s/metrics%s%s%s", m->now.shown,
+                        was.daemon ? " (no longer on " : "", was.daemon ? was.shown : "",
+                        was.daemon ? ")" : "");
+    else
+        shoal__host_log(m->host, SHOAL_LOG_INFO,
+                        "metrics: no longer serving %s (metrics.listen removed)", was.shown);
+    unserve(&was);
+}
+
+static void reload_abort(void *user)
+{
+    shoal_metrics_t *m = user;
+    m->next_pending = false;
+    unserve(&m->next);
+}
+
+void shoal__metrics_attach(shoal_metrics_t *m, shoal_host_t *h)
+{
+    m->host = h;
+    h->reload_hook = (shoal_host_reload_hook_t){
+        .prepare = reload_prepare, .commit = reload_commit, .abort = reload_abort, .user = m};
+    if (m->now.daemon != NULL)
+        shoal__host_log(h, SHOAL_LOG_INFO, "metrics: serving GET /metrics on http://%s/metrics",
+                        m->now.shown);
+    shoal__metrics_sync(m, h);
 }
 
 void shoal__metrics_close(shoal_metrics_t *m)
 {
     if (m == NULL)
         return;
-    MHD_stop_daemon(m->daemon); /* joins its thread, closes the listening socket */
+    if (m->host != NULL)
+        m->host->reload_hook = (shoal_host_reload_hook_t){0};
+    unserve(&m->now); /* no scrape runs after this */
+    unserve(&m->next);
     snap_free(m->cur);
     while (m->retired != NULL) {
         shoal_metrics_snap_t *n = m->retired->next;

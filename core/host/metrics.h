@@ -3,8 +3,8 @@
  * only (with libmicrohttpd); libshoal knows nothing of it.
  *
  * THREADS
- *   libmicrohttpd's own thread (one, polling every connection with epoll)
- *   accepts, reads and answers; it renders a reply from a snapshot and never
+ *   libmicrohttpd's own thread (one per address served, polling every
+ *   connection with epoll) accepts, reads and answers; it renders a reply from a snapshot and never
  *   waits on a pool, the dispatcher or the host thread. A client that sends
  *   nothing, trickles, or never reads costs one of at most 256 connections
  *   for at most 10 s.
@@ -37,21 +37,28 @@
 
 typedef struct shoal_metrics_s shoal_metrics_t;
 
-/* Binds c's metrics.listen and starts serving (503 until the first sync).
- * *out is NULL when c has no metrics section. Fails (err at the listen
- * key's file:line:col, naming the address and why: in use, not permitted)
- * when the address cannot be bound. Host thread, before the host starts. */
+/* Binds c's metrics.listen and starts serving it (503 until attached);
+ * with no metrics.listen, serves nothing (a reload may add one). Fails
+ * (err at the listen key's file:line:col, naming the address and why: in
+ * use, not permitted) when the address cannot be bound. Host thread,
+ * before the host starts. */
 int shoal__metrics_open(const shoal_config_t *c, shoal_metrics_t **out, shoal_diag_t *err);
 
-/* Publishes what h runs now if it changed since the last call (see above),
- * frees the replaced snapshots no scrape uses any more, logs the address
- * served the first time and, once per generation, a changed
- * metrics.listen (it takes effect at the next start). NULL m: nothing.
- * Host thread. */
+/* Once h runs: logs the address served, publishes the first snapshot, and
+ * hooks h's reloads (shoal_host_reload_hook_t): a changed metrics.listen
+ * is bound and served before the reload commits (if it cannot be, the
+ * reload fails and nothing changes), the old address stops once it has
+ * committed; a removed one stops. Host thread. */
+void shoal__metrics_attach(shoal_metrics_t *m, shoal_host_t *h);
+
+/* Publishes what h runs now if it changed since the last call (see above)
+ * and frees the replaced snapshots no scrape uses any more. NULL m:
+ * nothing. Host thread, each turn of its loop. */
 void shoal__metrics_sync(shoal_metrics_t *m, shoal_host_t *h);
 
-/* Stops serving (joins its thread), drops every reference. NULL is fine.
- * Host thread, before the host is destroyed. */
+/* Stops serving (joins the servers' threads), unhooks the host's reloads,
+ * drops every reference. NULL is fine. Host thread, before the host is
+ * destroyed. */
 void shoal__metrics_close(shoal_metrics_t *m);
 
 /* ---- between metrics.c and metrics_text.c ---- */

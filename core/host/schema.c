@@ -85,8 +85,7 @@ const shoal_schema_t shoal__schema_pool = {"POOL", pool_keys, NKEYS(pool_keys)};
 
 static const shoal_schema_key_t metrics_keys[] = {
     {"listen", SHOAL_KEY_LISTEN, offsetof(shoal_config_t, metrics.listen), 0, 0, NULL, NULL, "none",
-     "serve Prometheus GET /metrics on this address (port 0: any free port, logged); read at "
-     "start"},
+     "serve Prometheus GET /metrics here (port 0: any free port, logged); a reload rebinds it"},
 };
 static const shoal_schema_t metrics_schema = {"metrics", metrics_keys, NKEYS(metrics_keys)};
 

@@ -289,7 +289,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
     shoal__host_log(h, SHOAL_LOG_INFO, "running %s: %zu pools on %u threads%s%s", path, h->npools,
                     shoal_runtime_threads(h->rt), control ? ", control socket " : "",
                     control ? h->config->runtime.control : "");
-    shoal__metrics_sync(metrics, h);
+    shoal__metrics_attach(metrics, h);
     double start = now_s(), last = start, next = start + 1;
     bool header = true, stop = false;
     const char *why = "--run-for";

@@ -11,8 +11,9 @@
 #      _count, _count <= handled; 404 for another path, 405 for POST.
 #   3. Reloads: a new pool's series appear, a removed pool's go while the
 #      ledger keeps its counts; generation and reload counts follow, a failed
-#      reload is counted; a changed listen is logged as taking effect at the
-#      next start.
+#      reload is counted; a new metrics.listen is served and the old one
+#      closed; one in use fails the reload (file:line:col, the address) and
+#      the old one keeps serving.
 #   4. 100 clients that send half a request and never read, and 20 that
 #      send a whole one and never read: another scrape answers within 2 s,
 #      a reload and a send go through.
@@ -23,6 +24,7 @@
 #   7. A real Prometheus server (when `prometheus` is on PATH) scrapes
 #      shoald every second and answers a query for
 #      shoal_pool_messages_forwarded_total{pool="api"} with a value > 0.
+#   8. A reload without metrics: stops serving; one with it serves again.
 . "$(dirname "$0")/lib.sh" "$1"
 export SHOAL_SOCKET=$tmp/ctl.sock
 command -v python3 > /dev/null || fail "python3 is needed for the HTTP clients"
@@ -52,10 +54,11 @@ metric() {
     [ "$got" = "$2" ] || fail "$1 is '$got', want $2"
 }
 
+listen_port=0 # what header() writes: 0 until step 3 moves it
 header() {
     cat <<YAML
 runtime: { control: ctl.sock, threads: 2 }
-metrics: { listen: 127.0.0.1:0 }
+metrics: { listen: 127.0.0.1:$listen_port }
 log: { level: info }
 shutdown: { drain: 5s }
 plugins:
@@ -201,10 +204,39 @@ metric 'shoal_reloads_total{result="failed"}' 1
 ! grep -q 'pool="extra"' "$tmp/m" || fail "a removed pool still has series: $(grep 'pool="extra"' "$tmp/m" | head -3)"
 got=$(val 'shoal_ledger_messages_total{outcome="accepted"}')
 [ "$got" -ge "$accepted" ] || fail "the ledger went down: $accepted -> $got"
-sed -i 's/listen: 127.0.0.1:0/listen: 127.0.0.1:1/' "$tmp/s.yaml"
-"$shoalctl" reload > /dev/null || fail "reload 4"
-wait_for "metrics.listen: 127.0.0.1:0 -> 127.0.0.1:1 takes effect at the next start (still serving 127.0.0.1:$port)"
-scrape > /dev/null || fail "no longer serving after a changed listen"
+# A new address: served before the reload commits, the old one closed after.
+listen_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+sed -i "s/listen: 127.0.0.1:0/listen: 127.0.0.1:$listen_port/" "$tmp/s.yaml"
+"$shoalctl" reload > /dev/null || fail "reload 4 (metrics.listen 127.0.0.1:$listen_port)"
+wait_for "metrics: serving GET /metrics on http://127.0.0.1:$listen_port/metrics (no longer on 127.0.0.1:$port)"
+out=$(scrape) && fail "the old port $port still answers"
+[[ "$out" == ERROR*"Connection refused"* ]] || fail "the old port $port: $out"
+port=$listen_port
+scrape > "$tmp/m" || fail "the new port $port does not answer: $(cat "$tmp/m")"
+metric 'shoal_generation' 4
+# An address in use: the reload fails, nothing changes.
+python3 - "$tmp/busy" <<'PY' &
+import socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen()
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+time.sleep(30)
+PY
+squatter=$!
+for _ in $(seq 1 500); do [ -s "$tmp/busy" ] && break; sleep 0.01; done
+busy_port=$(cat "$tmp/busy")
+sed -i "s/listen: 127.0.0.1:$port/listen: 127.0.0.1:$busy_port/" "$tmp/s.yaml"
+out=$("$shoalctl" reload 2>&1) && fail "a reload onto port $busy_port in use succeeded"
+want="shoalctl: reload failed: $tmp/s.yaml:2:20: metrics.listen: cannot listen on 127.0.0.1:$busy_port: Address already in use (another process has that port: pick another, or 0 for any free one); generation 4 keeps running"
+[ "$out" = "$want" ] || fail "reload onto a port in use said: $out
+want: $want"
+kill "$squatter"
+wait "$squatter" 2> /dev/null
+scrape > "$tmp/m" || fail "port $port no longer answers after a failed reload"
+metric 'shoal_generation' 4
+metric 'shoal_reloads_total{result="failed"}' 2
+sed -i "s/listen: 127.0.0.1:$busy_port/listen: 127.0.0.1:$port/" "$tmp/s.yaml"
 
 # ---- 4. clients that hold connections -------------------------------------
 python3 - "$port" "$tmp/held" <<'PY' &
@@ -337,6 +369,17 @@ PY
         fail "prometheus never answered with a value > 0 (got '$got'): $(tail -5 "$tmp/prom.log")"
     echo "prometheus: shoal_pool_messages_forwarded_total{pool=\"api\"} = $got"
 fi
+
+# ---- 8. metrics.listen removed by a reload, then added back ---------------
+sed -i '/^metrics:/d' "$tmp/s.yaml"
+"$shoalctl" reload > /dev/null || fail "reload without metrics:"
+wait_for "metrics: no longer serving 127.0.0.1:$port (metrics.listen removed)"
+out=$(scrape) && fail "port $port still answers without metrics:"
+[[ "$out" == ERROR*"Connection refused"* ]] || fail "port $port without metrics: $out"
+sed -i "1a metrics: { listen: 127.0.0.1:$port }" "$tmp/s.yaml"
+"$shoalctl" reload > /dev/null || fail "reload with metrics: again"
+wait_for "metrics: serving GET /metrics on http://127.0.0.1:$port/metrics$"
+scrape > "$tmp/m" || fail "port $port does not answer once metrics: is back: $(cat "$tmp/m")"
 
 kill -TERM "$pid"
 wait "$pid"
