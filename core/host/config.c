@@ -18,6 +18,7 @@
 #include "host/args.h"
 #include "host/file.h"
 #include "host/plugin_path.h"
+#include "host/listen.h"
 #include "host/schema.h"
 #include "shoal/ctx.h"
 
@@ -195,6 +196,25 @@ static const char *ms_text(uint64_t ms, char *buf, size_t size)
     return buf;
 }
 
+/* metrics.listen: HOST:PORT (listen.h). */
+static int set_listen(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *map,
+                      const shoal_node_t *val, const char *path, char *at)
+{
+    const char *s;
+    int rc = shoal__arg_string(map, k->key, 0, &s, v->err);
+    if (rc != SHOAL_OK)
+        return shoal__arg_relabel(v->err, path, k->key, rc);
+    shoal_listen_t **dst = (shoal_listen_t **)(void *)at;
+    free(*dst);
+    if ((*dst = malloc(sizeof **dst)) == NULL)
+        return SHOAL_ENOMEM;
+    char why[256];
+    if (shoal__listen_parse(s, *dst, why, sizeof why) != 0)
+        return fail(v->err, val, "%s.%s: %s, got '%.100s'", path, k->key, why, s);
+    v->c->metrics.listen_at = val;
+    return SHOAL_OK;
+}
+
 static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *map,
                    const shoal_node_t *val, const char *path, void *base, unsigned depth)
 {
@@ -307,6 +327,8 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
             *(uint64_t *)(void *)at = x;
         return rc;
     }
+    case SHOAL_KEY_LISTEN:
+        return set_listen(v, k, map, val, path, at);
     case SHOAL_KEY_SECTION: {
         char sub[256];
         snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", k->key);
@@ -633,6 +655,7 @@ void shoal__config_free(shoal_config_t *c)
     }
     free(c->plugins);
     free(c->runtime.control);
+    free(c->metrics.listen);
     shoal__node_free(c->root);
     free(c->file);
     free(c->dir);

@@ -8,6 +8,7 @@
  *               stall_warn: duration, max_extra_threads: auto | 0..1024 }
  *   log:      { format: text | json, level: error | warn | info | debug }
  *   shutdown: { drain: duration }
+ *   metrics:  { listen: HOST:PORT }            Prometheus GET /metrics
  *   plugins:  { NAME: path | name, ... }       paths relative to the file; a
  *             | [name, ...]                    name (no '/') is searched (plugin_path.h)
  *   pools:    { NAME: POOL, ... }
@@ -87,6 +88,10 @@ typedef struct shoal_config_s {
     struct {
         uint64_t drain_ms;
     } shutdown;
+    struct {
+        struct shoal_listen_s *listen; /* GET /metrics served here; NULL: no HTTP server */
+        const shoal_node_t *listen_at;
+    } metrics;
     shoal_config_plugin_t *plugins;
     size_t nplugins;
     shoal_config_pool_t *pools;

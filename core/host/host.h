@@ -34,6 +34,18 @@ typedef struct shoal_host_counts_s {
     uint64_t accepted, handled, failed, dropped, refused;
 } shoal_host_counts_t;
 
+/* Something outside the host that a reload changes too (shoald's /metrics
+ * address): prepare may refuse the reload (err says why, at its
+ * file:line:col), and then nothing has changed; every prepare that
+ * succeeded is followed by commit (the reload is done) or abort (it failed
+ * later). Host thread. prepare NULL: none. */
+typedef struct shoal_host_reload_hook_s {
+    int (*prepare)(void *user, const shoal_config_t *next, shoal_diag_t *err);
+    void (*commit)(void *user);
+    void (*abort)(void *user);
+    void *user;
+} shoal_host_reload_hook_t;
+
 typedef struct shoal_host_s {
     shoal_runtime_t *rt;
     shoal_loader_t *loader;
@@ -57,6 +69,7 @@ typedef struct shoal_host_s {
     int rt_log_level; /* fixed at start, as the runtime's */
     char *stall_text; /* shoal__host_stall_lines */
     size_t stall_cap;
+    shoal_host_reload_hook_t reload_hook; /* set by shoald (metrics.h) */
 } shoal_host_t;
 
 /* Builds the runtime from c (taking c, resolved against loader), spawns

@@ -272,6 +272,13 @@ int shoal__host_reload(shoal_host_t *h, const char *path, char *why, size_t why_
         shoal__config_free(c);
         return rc;
     }
+    /* What lives outside the host first (metrics.listen): it may refuse. */
+    shoal_host_reload_hook_t *hook = &h->reload_hook;
+    if (hook->prepare != NULL && (rc = hook->prepare(hook->user, c, &err)) != SHOAL_OK) {
+        fail_log(h, shoal__diag_format(&err, buf, sizeof buf), why, why_size);
+        shoal__config_free(c);
+        return rc;
+    }
     uint64_t gen = h->generation + 1;
     size_t first_new = h->npools;
     /* Pools whose workers were swapped, prepared: committed below, or
@@ -396,6 +403,8 @@ int shoal__host_reload(shoal_host_t *h, const char *path, char *why, size_t why_
     h->generation = gen;
     h->reloads++;
     shoal__host_set_generation(h, gen, c->log.format);
+    if (hook->prepare != NULL)
+        hook->commit(hook->user);
     free(swapped);
     char ledger[320];
     shoal__host_ledger(h, ledger, sizeof ledger);
@@ -403,6 +412,8 @@ int shoal__host_reload(shoal_host_t *h, const char *path, char *why, size_t why_
                     log.n ? log.text : "no change", ledger);
     return SHOAL_OK;
 undo:
+    if (hook->prepare != NULL)
+        hook->abort(hook->user);
     for (size_t k = 0; k < nswapped; k++)
         swap_call(h, h->pools[swapped[k]].pid, SHOAL__POOL_SWAP_ABORT, NULL, 0, NULL, 0);
     free(swapped);

@@ -86,10 +86,17 @@ static const shoal_schema_key_t pool_keys[] = {
 };
 const shoal_schema_t shoal__schema_pool = {"POOL", pool_keys, NKEYS(pool_keys)};
 
+static const shoal_schema_key_t metrics_keys[] = {
+    {"listen", SHOAL_KEY_LISTEN, offsetof(shoal_config_t, metrics.listen), 0, 0, NULL, NULL, "none",
+     "serve Prometheus GET /metrics here (port 0: any free port, logged); a reload rebinds it"},
+};
+static const shoal_schema_t metrics_schema = {"metrics", metrics_keys, NKEYS(metrics_keys)};
+
 static const shoal_schema_key_t top_keys[] = {
     {"runtime", SHOAL_KEY_SECTION, 0, 0, 0, NULL, &runtime_schema, "", "the dispatcher"},
     {"log", SHOAL_KEY_SECTION, 0, 0, 0, NULL, &log_schema, "", "log lines"},
     {"shutdown", SHOAL_KEY_SECTION, 0, 0, 0, NULL, &shutdown_schema, "", "stopping"},
+    {"metrics", SHOAL_KEY_SECTION, 0, 0, 0, NULL, &metrics_schema, "", "the Prometheus endpoint"},
     {"plugins", SHOAL_KEY_PLUGINS, 0, 0, 0, NULL, NULL, "{}",
      "NAME: path of a .so (relative to this file) or a plugin name (no '/': NAME.so on the "
      "plugin path); or a list of names"},
@@ -139,6 +146,8 @@ static const char *type_name(const shoal_schema_key_t *k, char *buf, size_t size
     case SHOAL_KEY_LIMIT:
         snprintf(buf, size, "off | %" PRId64 "..%" PRId64, k->min, k->max);
         return buf;
+    case SHOAL_KEY_LISTEN:
+        return "IPv4:PORT | [IPv6]:PORT";
     }
     return "?";
 }

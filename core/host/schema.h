@@ -25,6 +25,7 @@ typedef enum {
     SHOAL_KEY_ARGS,     /* any mapping, handed to the worker's init */
     SHOAL_KEY_LIMIT,    /* `off` (0) or integer in [min, max], stored as uint64 */
     SHOAL_KEY_DIRS,     /* a list of directories (or one): the node, kept as is */
+    SHOAL_KEY_LISTEN,   /* HOST:PORT (listen.h), stored as a shoal_listen_t * (NULL: absent) */
 } shoal_key_type_t;
 
 typedef struct shoal_schema_s shoal_schema_t;

@@ -56,6 +56,7 @@
 #include "host/isolated.h"
 #include "host/loader.h"
 #include "host/plugin_path.h"
+#include "host/metrics.h"
 #include "runtime/fault.h"
 
 static void usage(FILE *to)
@@ -259,8 +260,19 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
     }
     if (control != NULL)
         shoal__fault_set_unlink(c->runtime.control); /* a crash removes it too */
+    shoal_metrics_t *metrics = NULL;                 /* metrics.h: bound before any pool starts */
+    if (shoal__metrics_open(c, &metrics, &err) != SHOAL_OK) {
+        fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
+        shoal__fault_set_unlink(NULL);
+        shoal__control_close(control);
+        shoal__config_free(c);
+        shoal__loader_destroy(loader);
+        close(sfd);
+        return 2;
+    }
     shoal_host_t *h;
     if (shoal__host_start(c, loader, stderr, &h, &err) != SHOAL_OK) {
+        shoal__metrics_close(metrics);
         fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
         shoal__fault_set_unlink(NULL);
         shoal__control_close(control);
@@ -272,6 +284,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
     int rc;
     if (control != NULL && (rc = shoal__control_start(control, h, path)) != SHOAL_OK) {
         fprintf(stderr, "shoald: cannot serve the control socket: %s\n", shoal_strerror(rc));
+        shoal__metrics_close(metrics);
         shoal__control_close(control);
         shoal__host_destroy(h);
         shoal__loader_destroy(loader);
@@ -281,6 +294,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
     shoal__host_log(h, SHOAL_LOG_INFO, "running %s: %zu pools on %u threads%s%s", path, h->npools,
                     shoal_runtime_threads(h->rt), control ? ", control socket " : "",
                     control ? h->config->runtime.control : "");
+    shoal__metrics_attach(metrics, h);
     double start = now_s(), last = start, next = start + 1;
     bool header = true, stop = false;
     const char *why = "--run-for";
@@ -330,6 +344,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
             last = now;
             next += 1;
         }
+        shoal__metrics_sync(metrics, h); /* what /metrics reads: pools, generation */
     }
     shoal__host_log(h, SHOAL_LOG_INFO, "%s: draining every pool (at most %llu ms)", why,
                     (unsigned long long)drain_ms);
@@ -353,6 +368,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
                     (now_s() - t0) * 1e3);
     shoal__fault_set_unlink(NULL); /* from here on the path may be another shoald's */
     shoal__control_close(control);
+    shoal__metrics_close(metrics); /* before the records it holds go */
     shoal__host_destroy(h);
     shoal__loader_destroy(loader);
     close(sfd);

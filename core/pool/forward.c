@@ -140,6 +140,8 @@ void shoal__pool_count(shoal_tcache_t *tc, shoal_pool_t *p, bool failed, uint64_
         if (!sampled)
             continue;
         shoal__stripe_add(&st->samples, 1, shared);
+        shoal__stripe_add(&st->wait_sum, wait_ns, shared);
+        shoal__stripe_add(&st->service_sum, service_ns, shared);
         if (shared) {
             atomic_fetch_add_explicit(&st->wait[wb], 1, memory_order_relaxed);
             atomic_fetch_add_explicit(&st->service[sb], 1, memory_order_relaxed);

@@ -55,6 +55,8 @@ struct shoal_pool_stripe_s {
     _Atomic uint64_t failed;
     _Atomic uint64_t dropped;
     _Atomic uint64_t samples;
+    /* The sampled latencies added up (ns), beside their buckets. */
+    _Atomic uint64_t wait_sum, service_sum;
     _Atomic uint32_t wait[SHOAL_HIST_BUCKETS];
     _Atomic uint32_t service[SHOAL_HIST_BUCKETS];
 };
@@ -379,6 +381,17 @@ void shoal__pool_record_retire(shoal_runtime_t *rt, shoal_pool_t *p);
 void shoal__pool_limbo_collect(shoal_runtime_t *rt, bool all);
 /* Sums the stripes into the message counters and percentiles of *st. */
 void shoal__pool_sum(const shoal_pool_t *p, shoal_pool_stats_t *st);
+/* A pool's latency histograms as they stand: the buckets summed over its
+ * stripes (and a remote pool's live children's), and the sampled latencies
+ * added up (ns). Any thread holding a reference on p; relaxed reads, so a
+ * recent picture while messages flow. */
+typedef struct shoal_pool_hist_s {
+    uint64_t wait[SHOAL_HIST_BUCKETS], service[SHOAL_HIST_BUCKETS];
+    uint64_t wait_sum_ns, service_sum_ns;
+} shoal_pool_hist_t;
+void shoal__pool_hist(shoal_pool_t *p, shoal_pool_hist_t *out);
+/* Takes one more reference on a record the caller holds one on. */
+void shoal__pool_ref(shoal_pool_t *p);
 /* The histogram bucket of a latency. */
 unsigned shoal__hist_bucket(uint64_t ns);
 /* The stripe the calling thread counts into; *shared when it is the one

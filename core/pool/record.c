@@ -118,6 +118,12 @@ shoal_pool_t *shoal__pool_find(shoal_runtime_t *rt, shoal_pid_t pid)
     return p;
 }
 
+void shoal__pool_ref(shoal_pool_t *p)
+{
+    /* relaxed: the caller's own reference keeps p alive (as find's CAS). */
+    atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
+}
+
 void shoal__pool_unref(shoal_runtime_t *rt, shoal_pool_t *p)
 {
     /* acq_rel: the last one out sees every other holder's use of p. */

@@ -53,7 +53,7 @@ shoal_pool_stripe_t *shoal__remote_area_stripes(shoal_remote_area_t *a)
 /* What a child has settled, from its stripes (it writes them: each count
  * is clamped so that they never add up to more than it was sent). */
 void shoal__remote_settled(child_t *c, uint64_t pushed, uint64_t *handled, uint64_t *failed,
-                       uint64_t *dropped)
+                           uint64_t *dropped)
 {
     uint64_t h = 0, f = 0, d = 0;
     uint32_t n = atomic_load_explicit(&c->area->nstripes, memory_order_relaxed);
@@ -127,7 +127,8 @@ void shoal__remote_sum(shoal_remote_t *r, shoal_pool_stats_t *st, uint64_t *wait
     pthread_mutex_lock(&r->lock);
     for (child_t *c = r->children; c != NULL; c = c->next) {
         uint64_t h, f, d;
-        shoal__remote_settled(c, atomic_load_explicit(&c->pushed, memory_order_relaxed), &h, &f, &d);
+        shoal__remote_settled(c, atomic_load_explicit(&c->pushed, memory_order_relaxed), &h, &f,
+                              &d);
         st->messages_handled += h;
         st->messages_failed += f;
         st->messages_dropped += d;
@@ -136,6 +137,25 @@ void shoal__remote_sum(shoal_remote_t *r, shoal_pool_stats_t *st, uint64_t *wait
         for (uint32_t s = 0; s < n && s < c->stripes_cap; s++) {
             const shoal_pool_stripe_t *x = &c->stripes[s];
             st->latency_samples += atomic_load_explicit(&x->samples, memory_order_relaxed);
+            for (unsigned i = 0; i < SHOAL_HIST_BUCKETS; i++) {
+                wait[i] += atomic_load_explicit(&x->wait[i], memory_order_relaxed);
+                service[i] += atomic_load_explicit(&x->service[i], memory_order_relaxed);
+            }
+        }
+    }
+    pthread_mutex_unlock(&r->lock);
+}
+
+void shoal__remote_hist(shoal_remote_t *r, uint64_t *wait, uint64_t *service, uint64_t *wait_sum,
+                        uint64_t *service_sum)
+{
+    pthread_mutex_lock(&r->lock); /* the live children, as in shoal__remote_sum */
+    for (child_t *c = r->children; c != NULL; c = c->next) {
+        uint32_t n = atomic_load_explicit(&c->area->nstripes, memory_order_relaxed);
+        for (uint32_t s = 0; s < n && s < c->stripes_cap; s++) {
+            const shoal_pool_stripe_t *x = &c->stripes[s];
+            *wait_sum += atomic_load_explicit(&x->wait_sum, memory_order_relaxed);
+            *service_sum += atomic_load_explicit(&x->service_sum, memory_order_relaxed);
             for (unsigned i = 0; i < SHOAL_HIST_BUCKETS; i++) {
                 wait[i] += atomic_load_explicit(&x->wait[i], memory_order_relaxed);
                 service[i] += atomic_load_explicit(&x->service[i], memory_order_relaxed);
@@ -254,4 +274,3 @@ void shoal__remote_free(shoal_remote_t *r)
     pthread_mutex_destroy(&r->lock);
     free(r);
 }
-

@@ -146,6 +146,11 @@ int shoal__remote_forward(shoal_remote_t *r, struct shoal_tcache_s *tc, struct s
  * (SHOAL_HIST_BUCKETS each), and the child's pool_size. Any thread. */
 void shoal__remote_sum(shoal_remote_t *r, struct shoal_pool_stats_s *st, uint64_t *wait,
                        uint64_t *service);
+/* The live children's latency histograms added into wait and service
+ * (SHOAL_HIST_BUCKETS each) and their sums (ns) into *wait_sum and
+ * *service_sum (an ended child's go with it). Any thread. */
+void shoal__remote_hist(shoal_remote_t *r, uint64_t *wait, uint64_t *service, uint64_t *wait_sum,
+                        uint64_t *service_sum);
 
 /* What inspect shows of the processes: the child taking new work (0 when
  * none is up), how many were started and how many ended unasked (killed

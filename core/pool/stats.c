@@ -287,3 +287,20 @@ void shoal__pool_sum(const shoal_pool_t *p, shoal_pool_stats_t *st)
     percentiles(wait, st->queue_wait_ns);
     percentiles(service, st->service_ns);
 }
+
+void shoal__pool_hist(shoal_pool_t *p, shoal_pool_hist_t *out)
+{
+    memset(out, 0, sizeof *out);
+    for (uint32_t s = 0; s < p->nstripes; s++) {
+        const shoal_pool_stripe_t *x = &p->stripes[s];
+        out->wait_sum_ns += atomic_load_explicit(&x->wait_sum, memory_order_relaxed);
+        out->service_sum_ns += atomic_load_explicit(&x->service_sum, memory_order_relaxed);
+        for (unsigned i = 0; i < SHOAL_HIST_BUCKETS; i++) {
+            out->wait[i] += atomic_load_explicit(&x->wait[i], memory_order_relaxed);
+            out->service[i] += atomic_load_explicit(&x->service[i], memory_order_relaxed);
+        }
+    }
+    if (p->remote != NULL)
+        shoal__remote_hist(p->remote, out->wait, out->service, &out->wait_sum_ns,
+                           &out->service_sum_ns);
+}

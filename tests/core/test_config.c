@@ -67,7 +67,16 @@ typedef struct bad_case_s {
 static const bad_case_t bad_cases[] = {
     /* unknown keys, each section listing what it takes */
     {"bogus: 1\n", F "1:1: unknown key 'bogus' at the top level (expected one of: runtime, log, "
-                     "shutdown, plugins, pools)"},
+                     "shutdown, metrics, plugins, pools)"},
+    /* metrics.listen: HOST:PORT, numeric */
+    {"metrics: { port: 1 }\npools: {}\n",
+     F "1:12: unknown key 'port' in metrics (expected one of: listen)"},
+    {"metrics:\n  listen: host:1\npools: {}\n",
+     F "2:11: metrics.listen: 'host' is not a numeric IPv4 address (names are not looked up: write "
+       "e.g. 127.0.0.1, 0.0.0.0 or [::1]), got 'host:1'"},
+    {"metrics: { listen: '[::1]:99999' }\npools: {}\n",
+     F "1:20: metrics.listen: the port '99999' is not a number in 0..65535 (0: any free port), got "
+       "'[::1]:99999'"},
     {"runtime:\n  thread: 4\n", F "2:3: unknown key 'thread' in runtime (expected one of: "
                                   "threads, throughput, spin, max_actors, control, max_queued, "
                                   "stall_warn, max_extra_threads, plugin_path)"},

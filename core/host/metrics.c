@@ -1,0 +1,342 @@
+/* metrics.c - shoald's /metrics endpoint: the listening socket, the
+ * libmicrohttpd daemon that serves it, and the snapshots the host thread
+ * publishes for it (the protocol is in metrics.h). Rendering is
+ * metrics_text.c. Built into shoald only.
+ */
+#include "host/metrics.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host/listen.h"
+#include "pool/pool.h"
+
+/* What one client may hold: connections at once (past it, a new one is
+ * closed at once), seconds of silence before a connection is closed
+ * (a request trickled or a reply not read), and the memory a connection's
+ * request may take. */
+#define METRICS_CONNECTIONS 256u
+#define METRICS_TIMEOUT_S 10u
+#define METRICS_CONN_MEMORY (32u * 1024u)
+
+/* One address served: its own daemon (and thread) on its own socket. */
+typedef struct server_s {
+    struct MHD_Daemon *daemon; /* NULL: not serving */
+    char listen[64];           /* as configured ("none" when not serving) */
+    char shown[80];            /* host:port as bound (the kernel's port for 0) */
+} server_t;
+
+struct shoal_metrics_s {
+    /* host thread only */
+    server_t now;
+    server_t next;      /* a reload's, between prepare and commit */
+    bool next_pending;  /* prepared: commit makes next the one */
+    shoal_host_t *host; /* for its log, once attached */
+    /* shared with the servers' threads */
+    pthread_mutex_t lock; /* cur, retired, and each snapshot's users */
+    shoal_metrics_snap_t *cur;
+    shoal_metrics_snap_t *retired;
+};
+
+/* ---- snapshots (host thread, but for take/give) --------------------------- */
+
+static void snap_free(shoal_metrics_snap_t *s)
+{
+    if (s == NULL)
+        return;
+    for (size_t i = 0; i < s->npools; i++)
+        shoal__pool_unref(s->rt, s->pools[i].rec);
+    free(s->pools);
+    free(s);
+}
+
+static shoal_metrics_snap_t *snap_new(shoal_host_t *h)
+{
+    shoal_metrics_snap_t *s = calloc(1, sizeof *s);
+    if (s == NULL || (h->npools && (s->pools = calloc(h->npools, sizeof *s->pools)) == NULL)) {
+        free(s);
+        return NULL;
+    }
+    s->rt = h->rt;
+    s->generation = h->generation;
+    s->reloads = h->reloads;
+    s->reloads_failed = h->reloads_failed;
+    for (size_t i = 0; i < h->ngone; i++) {
+        s->gone.accepted += h->gone[i].accepted;
+        s->gone.handled += h->gone[i].handled;
+        s->gone.failed += h->gone[i].failed;
+        s->gone.dropped += h->gone[i].dropped;
+        s->gone.refused += h->gone[i].refused;
+    }
+    for (size_t i = 0; i < h->npools; i++) {
+        shoal_metrics_pool_t *mp = &s->pools[s->npools++];
+        snprintf(mp->name, sizeof mp->name, "%s", h->pools[i].name);
+        shoal__pool_ref(h->pools[i].rec);
+        mp->rec = h->pools[i].rec;
+        mp->current = !h->pools[i].draining;
+    }
+    return s;
+}
+
+/* Whether s still says what h runs. */
+static bool snap_same(const shoal_metrics_snap_t *s, const shoal_host_t *h)
+{
+    if (s == NULL || s->rt != h->rt || s->generation != h->generation || s->reloads != h->reloads ||
+        s->reloads_failed != h->reloads_failed || s->npools != h->npools)
+        return false;
+    for (size_t i = 0; i < h->npools; i++)
+        if (s->pools[i].rec != h->pools[i].rec || s->pools[i].current == h->pools[i].draining)
+            return false;
+    return true;
+}
+
+/* The scrape's side: the current snapshot, counted as used, or NULL. */
+static shoal_metrics_snap_t *snap_take(shoal_metrics_t *m)
+{
+    pthread_mutex_lock(&m->lock);
+    shoal_metrics_snap_t *s = m->cur;
+    if (s != NULL)
+        s->users++;
+    pthread_mutex_unlock(&m->lock);
+    return s;
+}
+
+static void snap_give(shoal_metrics_t *m, shoal_metrics_snap_t *s)
+{
+    pthread_mutex_lock(&m->lock);
+    s->users--;
+    pthread_mutex_unlock(&m->lock);
+}
+
+void shoal__metrics_sync(shoal_metrics_t *m, shoal_host_t *h)
+{
+    if (m == NULL)
+        return;
+    shoal_metrics_snap_t *next = NULL;
+    if (!snap_same(m->cur, h) && (next = snap_new(h)) == NULL)
+        shoal__host_log(h, SHOAL_LOG_ERROR, "metrics: out of memory: /metrics shows older pools");
+    shoal_metrics_snap_t *done = NULL;
+    pthread_mutex_lock(&m->lock);
+    if (next != NULL) {
+        if (m->cur != NULL) {
+            m->cur->next = m->retired;
+            m->retired = m->cur;
+        }
+        m->cur = next;
+    }
+    for (shoal_metrics_snap_t **pp = &m->retired; *pp != NULL;) {
+        shoal_metrics_snap_t *s = *pp;
+        if (s->users == 0) {
+            *pp = s->next;
+            s->next = done;
+            done = s;
+        } else {
+            pp = &s->next;
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+    while (done != NULL) { /* the record references go on this thread, outside the lock */
+        shoal_metrics_snap_t *n = done->next;
+        snap_free(done);
+        done = n;
+    }
+}
+
+/* ---- HTTP (libmicrohttpd's thread) ------------------------------------------ */
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *text,
+                             bool allow)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+    if (r == NULL)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+    if (allow)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    enum MHD_Result rc = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload,
+                                  size_t *upload_size, void **state)
+{
+    (void)version;
+    (void)upload;
+    (void)upload_size;
+    (void)state;
+    shoal_metrics_t *m = cls;
+    if (strcmp(url, "/metrics") != 0)
+        return reply(conn, MHD_HTTP_NOT_FOUND, "not found: shoald serves GET /metrics\n", false);
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+        return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed: GET /metrics\n", true);
+    shoal_metrics_snap_t *s = snap_take(m);
+    if (s == NULL)
+        return reply(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "shoald is starting\n", false);
+    shoal_metrics_buf_t b = {.cap = 16384};
+    b.text = malloc(b.cap);
+    b.failed = b.text == NULL;
+    if (!b.failed)
+        shoal__metrics_render(s, &b);
+    snap_give(m, s);
+    if (b.failed) {
+        free(b.text);
+        return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n", false);
+    }
+    struct MHD_Response *r = MHD_create_response_from_buffer(b.len, b.text, MHD_RESPMEM_MUST_FREE);
+    if (r == NULL) {
+        free(b.text);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                            "text/plain; version=0.0.4; charset=utf-8");
+    enum MHD_Result rc = MHD_queue_response(conn, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+/* ---- start and stop --------------------------------------------------------- */
+
+/* Binds l and starts a daemon on it into *sv; err at `at` when it cannot. */
+static int serve(shoal_metrics_t *m, const shoal_listen_t *l, const shoal_node_t *at, server_t *sv,
+                 shoal_diag_t *err)
+{
+    memset(sv, 0, sizeof *sv);
+    snprintf(sv->listen, sizeof sv->listen, "%s", l->text);
+    uint16_t port;
+    int fd = shoal__listen_open(l, 128, &port);
+    if (fd < 0) {
+        int e = errno;
+        shoal__diag_set(err, at->file, at->line, at->col,
+                        "metrics.listen: cannot listen on %s: %s%s", l->text, strerror(e),
+                        e == EADDRINUSE ? " (another process has that port: pick another, or 0 "
+                                          "for any free one)"
+                        : e == EACCES   ? " (ports below 1024 need privileges)"
+                                        : "");
+        return SHOAL_ELOAD;
+    }
+    /* host:port as bound: the configured host, the port the kernel gave. */
+    size_t hl = (size_t)(strrchr(l->text, ':') - l->text);
+    snprintf(sv->shown, sizeof sv->shown, "%.*s:%u", (int)hl, l->text, (unsigned)port);
+    /* One thread polls every connection (epoll); none of them can block it. */
+    sv->daemon = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, on_request, m,
+        MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)METRICS_CONNECTIONS,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)METRICS_TIMEOUT_S,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)METRICS_CONN_MEMORY, MHD_OPTION_END);
+    if (sv->daemon == NULL) {
+        close(fd);
+        shoal__diag_set(err, at->file, at->line, at->col,
+                        "metrics.listen: cannot serve %s: the HTTP server did not start", l->text);
+        return SHOAL_ELOAD;
+    }
+    return SHOAL_OK;
+}
+
+static void unserve(server_t *sv)
+{
+    if (sv->daemon != NULL)
+        MHD_stop_daemon(sv->daemon); /* joins its thread, closes its socket */
+    memset(sv, 0, sizeof *sv);
+    snprintf(sv->listen, sizeof sv->listen, "none");
+}
+
+int shoal__metrics_open(const shoal_config_t *c, shoal_metrics_t **out, shoal_diag_t *err)
+{
+    *out = NULL;
+    shoal_metrics_t *m = calloc(1, sizeof *m);
+    if (m == NULL)
+        return SHOAL_ENOMEM;
+    pthread_mutex_init(&m->lock, NULL);
+    unserve(&m->now);
+    unserve(&m->next);
+    int rc;
+    if (c->metrics.listen != NULL &&
+        (rc = serve(m, c->metrics.listen, c->metrics.listen_at, &m->now, err)) != SHOAL_OK) {
+        pthread_mutex_destroy(&m->lock);
+        free(m);
+        return rc;
+    }
+    *out = m;
+    return SHOAL_OK;
+}
+
+/* ---- reloads (shoal_host_reload_hook_t) --------------------------------------- */
+
+/* A changed metrics.listen: the new address bound and served beside the old
+ * one, or the reload refused. */
+static int reload_prepare(void *user, const shoal_config_t *next, shoal_diag_t *err)
+{
+    shoal_metrics_t *m = user;
+    const char *want = next->metrics.listen ? next->metrics.listen->text : "none";
+    m->next_pending = strcmp(want, m->now.listen) != 0;
+    if (!m->next_pending || next->metrics.listen == NULL)
+        return SHOAL_OK;
+    int rc = serve(m, next->metrics.listen, next->metrics.listen_at, &m->next, err);
+    m->next_pending = rc == SHOAL_OK;
+    return rc;
+}
+
+static void reload_commit(void *user)
+{
+    shoal_metrics_t *m = user;
+    if (!m->next_pending)
+        return;
+    m->next_pending = false;
+    server_t was = m->now;
+    m->now = m->next; /* next's daemon is now's: cleared, not stopped */
+    memset(&m->next, 0, sizeof m->next);
+    snprintf(m->next.listen, sizeof m->next.listen, "none");
+    if (m->now.daemon != NULL)
+        shoal__host_log(m->host, SHOAL_LOG_INFO,
+                        "metrics: serving GET /metrics on http://%s/metrics%s%s%s", m->now.shown,
+                        was.daemon ? " (no longer on " : "", was.daemon ? was.shown : "",
+                        was.daemon ? ")" : "");
+    else
+        shoal__host_log(m->host, SHOAL_LOG_INFO,
+                        "metrics: no longer serving %s (metrics.listen removed)", was.shown);
+    unserve(&was);
+}
+
+static void reload_abort(void *user)
+{
+    shoal_metrics_t *m = user;
+    m->next_pending = false;
+    unserve(&m->next);
+}
+
+void shoal__metrics_attach(shoal_metrics_t *m, shoal_host_t *h)
+{
+    m->host = h;
+    h->reload_hook = (shoal_host_reload_hook_t){
+        .prepare = reload_prepare, .commit = reload_commit, .abort = reload_abort, .user = m};
+    if (m->now.daemon != NULL)
+        shoal__host_log(h, SHOAL_LOG_INFO, "metrics: serving GET /metrics on http://%s/metrics",
+                        m->now.shown);
+    shoal__metrics_sync(m, h);
+}
+
+void shoal__metrics_close(shoal_metrics_t *m)
+{
+    if (m == NULL)
+        return;
+    if (m->host != NULL)
+        m->host->reload_hook = (shoal_host_reload_hook_t){0};
+    unserve(&m->now); /* no scrape runs after this */
+    unserve(&m->next);
+    snap_free(m->cur);
+    while (m->retired != NULL) {
+        shoal_metrics_snap_t *n = m->retired->next;
+        snap_free(m->retired);
+        m->retired = n;
+    }
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}

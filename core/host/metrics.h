@@ -1,0 +1,92 @@
+/* metrics.h - shoald's Prometheus endpoint: GET /metrics on the address of
+ * `metrics.listen`, in the text exposition format 0.0.4. Built into shoald
+ * only (with libmicrohttpd); libshoal knows nothing of it.
+ *
+ * THREADS
+ *   libmicrohttpd's own thread (one per address served, polling every
+ *   connection with epoll) accepts, reads and answers; it renders a reply from a snapshot and never
+ *   waits on a pool, the dispatcher or the host thread. A client that sends
+ *   nothing, trickles, or never reads costs one of at most 256 connections
+ *   for at most 10 s.
+ *
+ * WHAT THE RENDERER READS (and how it stays safe while the host reloads)
+ *   The host thread alone changes shoal_host_t.pools (start, reload, tidy).
+ *   After each change it publishes a snapshot (shoal__metrics_sync, called
+ *   in every turn of its loop, compares and rebuilds when the pools,
+ *   generation or reload counts differ): each pool's name, whether it is in
+ *   the current config, and a reference of its own on the pool's record;
+ *   the forgotten pools' final counts; generation and reloads. The swap is
+ *   a pointer under `lock`, held for a few stores by either side. The
+ *   renderer counts itself a user of the snapshot while it reads it; a
+ *   snapshot replaced while in use is freed (its record references dropped)
+ *   by the host thread at a later sync, once unused. The counters
+ *   themselves are read live from the records at each scrape
+ *   (shoal__pool_peek, shoal__pool_hist: lock-free), so a scrape is never
+ *   staler than the last host-thread turn for which pools exist, and not at
+ *   all for counts.
+ */
+#ifndef SHOAL_HOST_METRICS_H
+#define SHOAL_HOST_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "host/diag.h"
+#include "host/host.h"
+
+typedef struct shoal_metrics_s shoal_metrics_t;
+
+/* Binds c's metrics.listen and starts serving it (503 until attached);
+ * with no metrics.listen, serves nothing (a reload may add one). Fails
+ * (err at the listen key's file:line:col, naming the address and why: in
+ * use, not permitted) when the address cannot be bound. Host thread,
+ * before the host starts. */
+int shoal__metrics_open(const shoal_config_t *c, shoal_metrics_t **out, shoal_diag_t *err);
+
+/* Once h runs: logs the address served, publishes the first snapshot, and
+ * hooks h's reloads (shoal_host_reload_hook_t): a changed metrics.listen
+ * is bound and served before the reload commits (if it cannot be, the
+ * reload fails and nothing changes), the old address stops once it has
+ * committed; a removed one stops. Host thread. */
+void shoal__metrics_attach(shoal_metrics_t *m, shoal_host_t *h);
+
+/* Publishes what h runs now if it changed since the last call (see above)
+ * and frees the replaced snapshots no scrape uses any more. NULL m:
+ * nothing. Host thread, each turn of its loop. */
+void shoal__metrics_sync(shoal_metrics_t *m, shoal_host_t *h);
+
+/* Stops serving (joins the servers' threads), unhooks the host's reloads,
+ * drops every reference. NULL is fine. Host thread, before the host is
+ * destroyed. */
+void shoal__metrics_close(shoal_metrics_t *m);
+
+/* ---- between metrics.c and metrics_text.c ---- */
+
+typedef struct shoal_metrics_pool_s {
+    char name[64];
+    shoal_pool_t *rec; /* a reference of the snapshot's own */
+    bool current;      /* in the current config (not draining) */
+} shoal_metrics_pool_t;
+
+typedef struct shoal_metrics_snap_s {
+    shoal_runtime_t *rt;
+    uint64_t generation, reloads, reloads_failed;
+    shoal_host_counts_t gone; /* the forgotten pools' final counts, summed */
+    shoal_metrics_pool_t *pools;
+    size_t npools;
+    uint32_t users;                    /* scrapes reading it (under the owner's lock) */
+    struct shoal_metrics_snap_s *next; /* in the retired list */
+} shoal_metrics_snap_t;
+
+/* A growing text buffer; on ENOMEM it stops growing and `failed` is set. */
+typedef struct shoal_metrics_buf_s {
+    char *text;
+    size_t len, cap;
+    bool failed;
+} shoal_metrics_buf_t;
+
+/* Renders every series from s into b (any thread holding s). */
+void shoal__metrics_render(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b);
+
+#endif

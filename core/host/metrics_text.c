@@ -1,0 +1,315 @@
+/* metrics_text.c - every series of GET /metrics, rendered from a snapshot
+ * (metrics.h) in the Prometheus text exposition format 0.0.4: a # HELP and
+ * a # TYPE line before each family, label values escaped, the latency
+ * histograms as cumulative _bucket{le=...}, _sum and _count series.
+ * Built into shoald only.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/metrics.h"
+#include "pool/pool.h"
+#include "runtime/runtime.h"
+#include "shoal/plugin.h"
+
+#ifndef SHOAL_METRICS_VERSION
+#define SHOAL_METRICS_VERSION "unknown"
+#endif
+
+static void put(shoal_metrics_buf_t *b, const char *fmt, ...) SHOAL_PRINTF(2, 3);
+
+static void put(shoal_metrics_buf_t *b, const char *fmt, ...)
+{
+    for (int tries = 0; tries < 2 && !b->failed; tries++) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->text + b->len, b->cap - b->len, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->failed = true;
+            return;
+        }
+        if ((size_t)n < b->cap - b->len) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = b->cap * 2 > b->len + (size_t)n + 1 ? b->cap * 2 : b->len + (size_t)n + 1;
+        char *t = realloc(b->text, cap);
+        if (t == NULL) {
+            b->failed = true;
+            return;
+        }
+        b->text = t;
+        b->cap = cap;
+    }
+}
+
+static void family(shoal_metrics_buf_t *b, const char *name, const char *type, const char *help)
+{
+    put(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A label value escaped as the format wants: \\, \" and \n. */
+static const char *esc(const char *s, char *out, size_t size)
+{
+    size_t n = 0;
+    for (; *s && n + 3 < size; s++) {
+        if (*s == '\\' || *s == '"') {
+            out[n++] = '\\';
+            out[n++] = *s;
+        } else if (*s == '\n') {
+            out[n++] = '\\';
+            out[n++] = 'n';
+        } else {
+            out[n++] = *s;
+        }
+    }
+    out[n] = '\0';
+    return out;
+}
+
+/* ns as seconds, exactly ("0.000001024", "17.179869184", "0"). */
+static const char *seconds(uint64_t ns, char out[40])
+{
+    int n = snprintf(out, 40, "%" PRIu64 ".%09" PRIu64, ns / 1000000000u, ns % 1000000000u);
+    while (n > 0 && out[n - 1] == '0')
+        out[--n] = '\0';
+    if (n > 0 && out[n - 1] == '.')
+        out[--n] = '\0';
+    return out;
+}
+
+/* ---- per pool ------------------------------------------------------------ */
+
+typedef struct pool_view_s {
+    const shoal_metrics_pool_t *mp;
+    shoal_pool_stats_t st;
+    shoal_pool_hist_t *hist;
+    char label[160]; /* the pool's name, escaped */
+} pool_view_t;
+
+typedef uint64_t (*stat_fn)(const shoal_pool_stats_t *);
+
+#define STAT(f)                                                                                    \
+    static uint64_t get_##f(const shoal_pool_stats_t *st) { return st->f; }
+STAT(messages_forwarded)
+STAT(messages_unhandled)
+STAT(messages_handled)
+STAT(messages_failed)
+STAT(messages_dropped)
+STAT(messages_requeued)
+STAT(worker_restarts)
+STAT(pool_size)
+STAT(target_size)
+STAT(queue_depth)
+STAT(retiring)
+#undef STAT
+
+static const struct {
+    const char *name, *type, *help;
+    stat_fn get;
+} pool_series[] = {
+    {"shoal_pool_messages_forwarded_total", "counter",
+     "Messages the pool accepted and forwarded to a worker.", get_messages_forwarded},
+    {"shoal_pool_messages_refused_total", "counter",
+     "Messages refused because every worker was full (SHOAL_EBUSY).", get_messages_unhandled},
+    {"shoal_pool_messages_handled_total", "counter", "Messages its workers handled.",
+     get_messages_handled},
+    {"shoal_pool_messages_failed_total", "counter",
+     "Messages whose handler failed or whose process died with them.", get_messages_failed},
+    {"shoal_pool_messages_dropped_total", "counter",
+     "Messages accepted and then dropped (a shutdown past its drain deadline).",
+     get_messages_dropped},
+    {"shoal_pool_messages_requeued_total", "counter",
+     "Messages a dead worker held, handed to the others.", get_messages_requeued},
+    {"shoal_pool_worker_restarts_total", "counter", "Workers restarted after they ended.",
+     get_worker_restarts},
+    {"shoal_pool_size", "gauge", "Workers in the pool now.", get_pool_size},
+    {"shoal_pool_target_size", "gauge", "Workers the pool wants.", get_target_size},
+    {"shoal_pool_queue_depth", "gauge",
+     "Messages in flight: accepted and not yet handled, failed or dropped.", get_queue_depth},
+    {"shoal_pool_retiring", "gauge", "Workers removed from the pool, finishing their mailboxes.",
+     get_retiring},
+};
+
+static const char *const state_names[] = {"running", "degraded", "draining"};
+
+/* Powers of 4 ns, 2^8 (256 ns) to 2^34 (about 17 s): le = 2^b ns counts the
+ * samples below 2^b ns, i.e. the log2 sub-buckets before index (b-1)*4
+ * (pool.h: 4 buckets per power of two). */
+#define LE_FIRST 8u
+#define LE_LAST 34u
+
+static void histogram(shoal_metrics_buf_t *b, const pool_view_t *v, size_t n, const char *name,
+                      const char *help, bool wait)
+{
+    char full[96];
+    family(b, name, "histogram", help);
+    for (size_t k = 0; k < n; k++) {
+        const uint64_t *h = wait ? v[k].hist->wait : v[k].hist->service;
+        uint64_t cum = 0, total = 0;
+        unsigned next = 0;
+        for (unsigned i = 0; i < SHOAL_HIST_BUCKETS; i++)
+            total += h[i];
+        for (unsigned e = LE_FIRST; e <= LE_LAST; e += 2) {
+            unsigned upto = (e - 1) * 4;
+            for (; next < upto; next++)
+                cum += h[next];
+            char le[40];
+            put(b, "%s_bucket{pool=\"%s\",le=\"%s\"} %" PRIu64 "\n", name, v[k].label,
+                seconds(UINT64_C(1) << e, le), cum);
+        }
+        put(b, "%s_bucket{pool=\"%s\",le=\"+Inf\"} %" PRIu64 "\n", name, v[k].label, total);
+        char sum[40];
+        snprintf(full, sizeof full, "%s_sum", name);
+        put(b, "%s{pool=\"%s\"} %s\n", full, v[k].label,
+            seconds(wait ? v[k].hist->wait_sum_ns : v[k].hist->service_sum_ns, sum));
+        put(b, "%s_count{pool=\"%s\"} %" PRIu64 "\n", name, v[k].label, total);
+    }
+}
+
+static void render_pools(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->npools; i++)
+        n += s->pools[i].current;
+    pool_view_t *v = n ? calloc(n, sizeof *v) : NULL;
+    shoal_pool_hist_t *hist = n ? calloc(n, sizeof *hist) : NULL;
+    if (n != 0 && (v == NULL || hist == NULL)) {
+        b->failed = true;
+        goto done;
+    }
+    /* Each pool read once, so every family shows the same moment of it. */
+    for (size_t i = 0, k = 0; i < s->npools; i++) {
+        if (!s->pools[i].current)
+            continue;
+        v[k].mp = &s->pools[i];
+        v[k].hist = &hist[k];
+        shoal__pool_peek(s->pools[i].rec, &v[k].st);
+        shoal__pool_hist(s->pools[i].rec, &hist[k]);
+        esc(s->pools[i].name, v[k].label, sizeof v[k].label);
+        k++;
+    }
+    for (size_t f = 0; f < sizeof pool_series / sizeof pool_series[0]; f++) {
+        family(b, pool_series[f].name, pool_series[f].type, pool_series[f].help);
+        for (size_t k = 0; k < n; k++)
+            put(b, "%s{pool=\"%s\"} %" PRIu64 "\n", pool_series[f].name, v[k].label,
+                pool_series[f].get(&v[k].st));
+    }
+    family(b, "shoal_pool_state", "gauge",
+           "1 for the state the pool is in (running, degraded, draining), 0 for the others.");
+    for (size_t k = 0; k < n; k++)
+        for (uint32_t st = 0; st < 3; st++)
+            put(b, "shoal_pool_state{pool=\"%s\",state=\"%s\"} %d\n", v[k].label, state_names[st],
+                v[k].st.state == st);
+    histogram(b, v, n, "shoal_pool_queue_wait_seconds",
+              "Time a message waited in a worker's mailbox, over the sampled messages (one in 16 "
+              "is timed; failed ones are not).",
+              true);
+    histogram(b, v, n, "shoal_pool_service_seconds",
+              "Time a handler took, over the sampled messages (one in 16 is timed; failed ones "
+              "are not).",
+              false);
+done:
+    free(v);
+    free(hist);
+}
+
+/* ---- runtime and host ----------------------------------------------------- */
+
+static void counter(shoal_metrics_buf_t *b, const char *name, const char *help, uint64_t x)
+{
+    family(b, name, "counter", help);
+    put(b, "%s %" PRIu64 "\n", name, x);
+}
+
+static void gauge(shoal_metrics_buf_t *b, const char *name, const char *help, uint64_t x)
+{
+    family(b, name, "gauge", help);
+    put(b, "%s %" PRIu64 "\n", name, x);
+}
+
+static void render_runtime(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b)
+{
+    shoal_runtime_stats_t rs;
+    shoal_runtime_stats(s->rt, &rs);
+    gauge(b, "shoal_runtime_threads", "Dispatcher threads (compensating ones not counted).",
+          shoal_runtime_threads(s->rt));
+    gauge(b, "shoal_runtime_extra_threads",
+          "Compensating threads running now, for handlers that do not return.",
+          rs.extra_threads_live);
+    gauge(b, "shoal_runtime_actors", "Live actors.", rs.actors_live);
+    counter(b, "shoal_runtime_actors_spawned_total", "Actors spawned.", rs.actors_spawned);
+    family(b, "shoal_runtime_sends_total", "counter",
+           "Sends to a mailbox: accepted, refused (mailbox full, SHOAL_EFULL), noproc (no such "
+           "actor), queue_limit (runtime.max_queued reached, SHOAL_EBUSY).");
+    put(b,
+        "shoal_runtime_sends_total{result=\"accepted\"} %" PRIu64 "\n"
+        "shoal_runtime_sends_total{result=\"refused\"} %" PRIu64 "\n"
+        "shoal_runtime_sends_total{result=\"noproc\"} %" PRIu64 "\n"
+        "shoal_runtime_sends_total{result=\"queue_limit\"} %" PRIu64 "\n",
+        rs.msgs_sent, rs.msgs_refused, rs.msgs_noproc, rs.refused_queued);
+    counter(b, "shoal_runtime_messages_handled_total", "Messages passed to a callback.",
+            rs.msgs_handled);
+    counter(b, "shoal_runtime_messages_dropped_total",
+            "Messages accepted, then dropped because the receiver ended.", rs.msgs_dropped);
+    counter(b, "shoal_runtime_turns_total", "Actor turns run.", rs.turns);
+    counter(b, "shoal_runtime_steals_total", "Actors taken from another thread's ring.", rs.steals);
+    counter(b, "shoal_runtime_parks_total", "Times a dispatcher thread went to sleep.", rs.parks);
+    counter(b, "shoal_runtime_stalls_total", "Handlers that ran past runtime.stall_warn.",
+            rs.stalls);
+    counter(b, "shoal_runtime_extra_threads_started_total",
+            "Compensating threads started for handlers that do not return.",
+            rs.extra_threads_started);
+    gauge(b, "shoal_runtime_unbounded_queued",
+          "Messages held by unbounded mailboxes now (what runtime.max_queued bounds).",
+          rs.unbounded_pushed > rs.unbounded_popped ? rs.unbounded_pushed - rs.unbounded_popped
+                                                    : 0);
+}
+
+static void render_host(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b)
+{
+    family(b, "shoal_build_info", "gauge", "Always 1: the version and plugin ABI of this shoald.");
+    put(b, "shoal_build_info{version=\"%s\",abi=\"%d.%d\"} 1\n", SHOAL_METRICS_VERSION,
+        SHOAL_ABI_MAJOR, SHOAL_ABI_MINOR);
+    gauge(b, "shoal_generation",
+          "The config generation running (1 for the file shoald started "
+          "with, one more for each successful reload).",
+          s->generation);
+    family(b, "shoal_reloads_total", "counter",
+           "Reloads, by result (a failed one changed nothing).");
+    put(b, "shoal_reloads_total{result=\"ok\"} %" PRIu64 "\n", s->reloads);
+    put(b, "shoal_reloads_total{result=\"failed\"} %" PRIu64 "\n", s->reloads_failed);
+    /* The ledger: the forgotten pools' final counts and every other pool's
+     * (draining ones too) read now. */
+    shoal_host_counts_t c = s->gone;
+    for (size_t i = 0; i < s->npools; i++) {
+        shoal_pool_stats_t st;
+        shoal__pool_peek(s->pools[i].rec, &st);
+        c.accepted += st.messages_forwarded;
+        c.handled += st.messages_handled;
+        c.failed += st.messages_failed;
+        c.dropped += st.messages_dropped;
+        c.refused += st.messages_unhandled;
+    }
+    family(b, "shoal_ledger_messages_total", "counter",
+           "Every pool shoald started, removed and replaced ones included: accepted = handled + "
+           "failed + dropped + in flight; refused beside.");
+    put(b,
+        "shoal_ledger_messages_total{outcome=\"accepted\"} %" PRIu64 "\n"
+        "shoal_ledger_messages_total{outcome=\"handled\"} %" PRIu64 "\n"
+        "shoal_ledger_messages_total{outcome=\"failed\"} %" PRIu64 "\n"
+        "shoal_ledger_messages_total{outcome=\"dropped\"} %" PRIu64 "\n"
+        "shoal_ledger_messages_total{outcome=\"refused\"} %" PRIu64 "\n",
+        c.accepted, c.handled, c.failed, c.dropped, c.refused);
+}
+
+void shoal__metrics_render(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b)
+{
+    render_pools(s, b);
+    render_runtime(s, b);
+    render_host(s, b);
+}
