@@ -55,6 +55,7 @@
 #include "host/host.h"
 #include "host/isolated.h"
 #include "host/loader.h"
+#include "host/notify.h"
 #include "runtime/fault.h"
 
 static void usage(FILE *to)
@@ -220,9 +221,11 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    shoal_notify_t *notify = shoal__notify_open(); /* changes the environment: no thread yet */
     int sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sfd < 0) {
         fprintf(stderr, "shoald: signalfd: %s\n", strerror(errno));
+        shoal__notify_close(notify);
         return 2;
     }
     /* Before the first plugin is loaded (its init runs then). Text until the
@@ -236,6 +239,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
     shoal_loader_t *loader;
     if (load(path, &c, &loader) != 0) {
         close(sfd);
+        shoal__notify_close(notify);
         return 2;
     }
     shoal__fault_set_format(c->log.format == SHOAL_LOG_FORMAT_JSON ? SHOAL_FAULT_JSON
@@ -250,6 +254,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
         shoal__config_free(c);
         shoal__loader_destroy(loader);
         close(sfd);
+        shoal__notify_close(notify);
         return 2;
     }
     if (control != NULL)
@@ -261,6 +266,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
         shoal__control_close(control);
         shoal__loader_destroy(loader);
         close(sfd);
+        shoal__notify_close(notify);
         return 2;
     }
     shoal__host_log_reserved(h);
@@ -271,11 +277,13 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
         shoal__host_destroy(h);
         shoal__loader_destroy(loader);
         close(sfd);
+        shoal__notify_close(notify);
         return 2;
     }
     shoal__host_log(h, SHOAL_LOG_INFO, "running %s: %zu pools on %u threads%s%s", path, h->npools,
                     shoal_runtime_threads(h->rt), control ? ", control socket " : "",
                     control ? h->config->runtime.control : "");
+    shoal__notify_ready(notify, h); /* systemd: READY=1; reloads tell it too */
     double start = now_s(), last = start, next = start + 1;
     bool header = true, stop = false;
     const char *why = "--run-for";
@@ -294,6 +302,9 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
         int cms = control ? shoal__control_timeout(control) : -1;
         if (cms >= 0 && cms < ms)
             ms = cms;
+        int nms = shoal__notify_timeout(notify); /* the watchdog's next turn */
+        if (nms >= 0 && nms < ms)
+            ms = nms;
         if (poll(fds, 1 + nctl, ms) > 0 && (fds[0].revents & POLLIN)) {
             struct signalfd_siginfo si;
             bool hup = false;
@@ -315,10 +326,12 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
             if (stop)
                 why = "shoalctl stop";
         }
+        shoal__notify_tick(notify, h);
         if (now_s() >= next) {
             double now = now_s();
             shoal__host_tidy(h);
             shoal__host_watch(h);
+            shoal__notify_status(notify, h);
             if (table)
                 shoal__host_table(h, stdout, now - last, header);
             header = false;
@@ -328,6 +341,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
     }
     shoal__host_log(h, SHOAL_LOG_INFO, "%s: draining every pool (at most %llu ms)", why,
                     (unsigned long long)drain_ms);
+    shoal__notify_stopping(notify, h, why, drain_ms);
     double t0 = now_s();
     second_t again = {.h = h, .fd = sfd};
     int busy = shoal__host_drain(h, drain_ms, second_signal, &again);
@@ -351,6 +365,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
     shoal__host_destroy(h);
     shoal__loader_destroy(loader);
     close(sfd);
+    shoal__notify_close(notify); /* after the heartbeat actor, gone with the host */
     return 0;
 }
 
