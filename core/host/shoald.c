@@ -25,6 +25,9 @@
  *
  *   SIGHUP                  reload FILE (host.c: all or nothing)
  *
+ * Under systemd (NOTIFY_SOCKET set; Type=notify, WatchdogSec=): READY=1,
+ * RELOADING=1, STOPPING=1, STATUS= and WATCHDOG=1, see notify.h.
+ *
  * Signals are blocked in every thread and read from a signalfd by the host
  * thread, which also serves the control socket (runtime.control, see
  * control.h): no handler runs, the host thread does the work, and the

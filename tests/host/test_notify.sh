@@ -233,4 +233,5 @@ $want"
 [ "$(pets)" = 0 ] || fail "$(pets) WATCHDOG=1 for a watchdog that is not shoald's"
 others=$(awk -v p="$spid" '$2 != p' "$tmp/notify")
 [ -z "$others" ] || fail "datagrams not from shoald ($spid): $others"
+[ "$(count 'Sanitizer')" = 0 ] || fail "a sanitizer report in the log"
 echo "ok: abstract socket, no watchdog"
