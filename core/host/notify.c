@@ -1,11 +1,20 @@
 /* notify.c - shoald's side of systemd's notify protocol and watchdog (see
- * notify.h). Everything but the heartbeat actor's handler runs on the host
- * thread.
+ * notify.h). Everything but the heartbeat actor's handler and the sender
+ * thread runs on the host thread.
+ *
+ * sd_notify blocks while the receiver's queue is full (a service manager
+ * that does not read): so the host thread only queues each message, and a
+ * thread of its own sends them, in order. When SENDQ_CAP are waiting, a new
+ * one is dropped, counted and logged once.
  */
 #include "host/notify.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +24,8 @@
 #include "shoal/shoal.h"
 
 #define HEARTBEAT_MSG 1u
+#define SENDQ_CAP 64u
+#define CLOSE_WAIT_MS 1000 /* at exit, for a sender stuck in sd_notify */
 
 struct shoal_notify_s {
     bool on;                  /* NOTIFY_SOCKET was set */
@@ -27,7 +38,20 @@ struct shoal_notify_s {
     _Atomic uint64_t handled; /* the last one the actor handled (release/acquire) */
     bool stuck;               /* not petting since the last warning */
     char status[160];         /* the last STATUS= of shoal__notify_status */
+    /* The sender: a FIFO of messages (heap strings) under lock. */
+    pthread_t sender;
+    bool sender_started;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;    /* something queued, stop, or done */
+    char *queue[SENDQ_CAP]; /* under lock */
+    size_t head, len;       /* under lock */
+    bool stop, done;        /* under lock */
+    uint64_t dropped;       /* host thread */
 };
+
+/* A notifier whose sender did not finish at close (stuck in sd_notify):
+ * kept reachable, never freed, as the process ends. */
+static shoal_notify_t *abandoned;
 
 static uint64_t mono_us(void)
 {
@@ -50,6 +74,62 @@ static void status_text(const shoal_host_t *h, char *buf, size_t size)
                        running, running == 1 ? "" : "s");
     if (draining > 0 && len >= 0 && (size_t)len < size)
         snprintf(buf + len, size - (size_t)len, ", %zu draining", draining);
+}
+
+/* ---- the sender thread --------------------------------------------------- */
+
+static void *sender_main(void *arg)
+{
+    shoal_notify_t *n = arg;
+    pthread_mutex_lock(&n->lock);
+    for (;;) {
+        while (n->len == 0 && !n->stop)
+            pthread_cond_wait(&n->cond, &n->lock);
+        if (n->len == 0)
+            break; /* stopped, everything sent */
+        char *text = n->queue[n->head];
+        n->head = (n->head + 1) % SENDQ_CAP;
+        n->len--;
+        pthread_mutex_unlock(&n->lock);
+        sd_notify(0, text); /* may block: the receiver's queue is full */
+        free(text);
+        pthread_mutex_lock(&n->lock);
+    }
+    n->done = true;
+    pthread_cond_broadcast(&n->cond);
+    pthread_mutex_unlock(&n->lock);
+    return NULL;
+}
+
+/* Queues one message (printf-style) for the sender; never blocks but for
+ * the lock. A full queue drops it (logged the first time). */
+static void say(shoal_notify_t *n, shoal_host_t *h, const char *fmt, ...) SHOAL_PRINTF(3, 4);
+static void say(shoal_notify_t *n, shoal_host_t *h, const char *fmt, ...)
+{
+    char *text = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vasprintf(&text, fmt, ap);
+    va_end(ap);
+    bool queued = false;
+    if (len >= 0) {
+        pthread_mutex_lock(&n->lock);
+        if (n->len < SENDQ_CAP) {
+            n->queue[(n->head + n->len) % SENDQ_CAP] = text;
+            n->len++;
+            queued = true;
+            pthread_cond_signal(&n->cond);
+        }
+        pthread_mutex_unlock(&n->lock);
+    }
+    if (queued)
+        return;
+    free(len >= 0 ? text : NULL);
+    if (n->dropped++ == 0)
+        shoal__host_log(h, SHOAL_LOG_WARN,
+                        "systemd: the notify socket is not read (%u messages waiting): dropping "
+                        "messages to it",
+                        SENDQ_CAP);
 }
 
 /* ---- the heartbeat actor (a dispatcher thread) -------------------------- */
@@ -98,22 +178,22 @@ static void on_reload(shoal_host_t *h, void *user, shoal_host_event_t ev, int rc
         return;
     if (ev == SHOAL_HOST_RELOAD_BEGIN) {
         /* systemd >= 253 (Type=notify-reload) wants both in one datagram. */
-        sd_notifyf(0,
-                   "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\nSTATUS=reloading (generation %" PRIu64
-                   " running)",
-                   mono_us(), h->generation);
+        say(n, h,
+            "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\nSTATUS=reloading (generation %" PRIu64
+            " running)",
+            mono_us(), h->generation);
         return;
     }
     status_text(h, n->status, sizeof n->status);
     if (rc == SHOAL_OK) {
-        sd_notifyf(0, "READY=1\nSTATUS=%s (reloaded)", n->status);
+        say(n, h, "READY=1\nSTATUS=%s (reloaded)", n->status);
         return;
     }
     char text[1200];
     snprintf(text, sizeof text, "%s", why[0] ? why : shoal_strerror(rc));
     one_line(text);
-    sd_notifyf(0, "READY=1\nSTATUS=reload failed: %s; generation %" PRIu64 " keeps running", text,
-               h->generation);
+    say(n, h, "READY=1\nSTATUS=reload failed: %s; generation %" PRIu64 " keeps running", text,
+        h->generation);
 }
 
 shoal_notify_t *shoal__notify_open(void)
@@ -124,6 +204,8 @@ shoal_notify_t *shoal__notify_open(void)
     const char *sock = getenv("NOTIFY_SOCKET");
     n->on = sock != NULL && sock[0] != '\0';
     n->beat = SHOAL_PID_NONE;
+    pthread_mutex_init(&n->lock, NULL);
+    pthread_cond_init(&n->cond, NULL);
     uint64_t usec = 0;
     /* 1: unsets WATCHDOG_USEC and WATCHDOG_PID (they are ours, not a
      * child's); > 0 only when WATCHDOG_PID is this process (or unset). */
@@ -131,6 +213,13 @@ shoal_notify_t *shoal__notify_open(void)
         n->watchdog_us = usec;
         n->period_us = usec / 4 > 0 ? usec / 4 : 1;
     }
+    if (n->on && pthread_create(&n->sender, NULL, sender_main, n) != 0) {
+        fprintf(stderr, "shoald: warning: cannot start the systemd notify thread: %s\n",
+                strerror(errno));
+        n->on = false;
+        n->watchdog_us = 0;
+    }
+    n->sender_started = n->on;
     return n;
 }
 
@@ -161,7 +250,7 @@ int shoal__notify_ready(shoal_notify_t *n, shoal_host_t *h)
         shoal__host_log(h, SHOAL_LOG_INFO, "systemd: notify socket %s; no watchdog",
                         getenv("NOTIFY_SOCKET"));
     status_text(h, n->status, sizeof n->status);
-    sd_notifyf(0, "READY=1\nSTATUS=%s", n->status);
+    say(n, h, "READY=1\nSTATUS=%s", n->status);
     return rc;
 }
 
@@ -193,7 +282,7 @@ void shoal__notify_tick(shoal_notify_t *n, shoal_host_t *h)
                         (now - n->sent_us) / 1000);
     n->stuck = false;
     if (n->sent != 0)
-        sd_notify(0, "WATCHDOG=1");
+        say(n, h, "WATCHDOG=1");
     /* The next heartbeat: handled by the next turn, or no pet then. A send
      * that fails leaves it unhandled: the pets stop. */
     n->sent++;
@@ -218,7 +307,7 @@ void shoal__notify_status(shoal_notify_t *n, shoal_host_t *h)
     if (strcmp(now, n->status) == 0)
         return;
     memcpy(n->status, now, sizeof now);
-    sd_notifyf(0, "STATUS=%s", n->status);
+    say(n, h, "STATUS=%s", n->status);
 }
 
 void shoal__notify_stopping(shoal_notify_t *n, shoal_host_t *h, const char *why, uint64_t drain_ms)
@@ -228,8 +317,38 @@ void shoal__notify_stopping(shoal_notify_t *n, shoal_host_t *h, const char *why,
     size_t running = 0;
     for (size_t i = 0; i < h->npools; i++)
         running += !h->pools[i].draining;
-    sd_notifyf(0, "STOPPING=1\nSTATUS=stopping (%s): draining %zu pool%s within %" PRIu64 " ms",
-               why, running, running == 1 ? "" : "s", drain_ms);
+    say(n, h, "STOPPING=1\nSTATUS=stopping (%s): draining %zu pool%s within %" PRIu64 " ms", why,
+        running, running == 1 ? "" : "s", drain_ms);
 }
 
-void shoal__notify_close(shoal_notify_t *n) { free(n); }
+void shoal__notify_close(shoal_notify_t *n)
+{
+    if (n == NULL)
+        return;
+    if (n->sender_started) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += CLOSE_WAIT_MS / 1000;
+        pthread_mutex_lock(&n->lock);
+        n->stop = true;
+        pthread_cond_broadcast(&n->cond);
+        int rc = 0;
+        while (!n->done && rc != ETIMEDOUT)
+            rc = pthread_cond_timedwait(&n->cond, &n->lock, &until);
+        bool done = n->done;
+        pthread_mutex_unlock(&n->lock);
+        if (!done) {
+            abandoned = n; /* its sender may still use it */
+            return;
+        }
+        pthread_join(n->sender, NULL);
+    }
+    while (n->len > 0) {
+        free(n->queue[n->head]);
+        n->head = (n->head + 1) % SENDQ_CAP;
+        n->len--;
+    }
+    pthread_mutex_destroy(&n->lock);
+    pthread_cond_destroy(&n->cond);
+    free(n);
+}

@@ -18,10 +18,13 @@
  *                 thread is stuck, the pets stop (logged once) and systemd
  *                 restarts shoald; they resume (logged) when it moves again.
  *
- * All of it runs on the host thread and never blocks it (a datagram send
- * and a mailbox push). WATCHDOG_USEC and WATCHDOG_PID are taken out of the
- * environment at open; an isolated pool's child gets no NOTIFY_SOCKET
- * either (isolated.c).
+ * All of it runs on the host thread and never blocks it: a message is
+ * queued for a thread of notify.c's own that calls sd_notify (which blocks
+ * while the receiver does not read; past 64 queued, messages are dropped
+ * and that is logged once), and the heartbeat is a mailbox push. At close,
+ * a sender still stuck after 1 s is left behind. WATCHDOG_USEC and
+ * WATCHDOG_PID are taken out of the environment at open; an isolated
+ * pool's child gets no NOTIFY_SOCKET either (isolated.c).
  */
 #ifndef SHOAL_HOST_NOTIFY_H
 #define SHOAL_HOST_NOTIFY_H
@@ -31,7 +34,8 @@
 typedef struct shoal_notify_s shoal_notify_t;
 
 /* Reads NOTIFY_SOCKET and the watchdog's variables (unsetting the
- * latter). Call before any thread starts (it changes the environment).
+ * latter) and, with NOTIFY_SOCKET, starts the sender thread. Call before
+ * any other thread starts (it changes the environment).
  * NULL when out of memory: then every call below is a no-op too. */
 shoal_notify_t *shoal__notify_open(void);
 
@@ -55,7 +59,9 @@ void shoal__notify_status(shoal_notify_t *n, shoal_host_t *h);
 /* STOPPING=1: the drain starts, because of why (e.g. "SIGTERM"). */
 void shoal__notify_stopping(shoal_notify_t *n, shoal_host_t *h, const char *why, uint64_t drain_ms);
 
-/* Frees n, after the host (and so the heartbeat actor) is gone. */
+/* Sends what is queued (waiting 1 s at most for the sender), stops the
+ * sender and frees n, after the host (and so the heartbeat actor) is
+ * gone. */
 void shoal__notify_close(shoal_notify_t *n);
 
 #endif

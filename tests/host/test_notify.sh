@@ -16,6 +16,8 @@
 #      child has no NOTIFY_SOCKET or WATCHDOG_* in its environment.
 #   2. An abstract socket ('@name'), a WATCHDOG_PID that is not shoald's:
 #      READY=1 and STOPPING=1 (shoalctl stop), no watchdog, exit 0.
+#   3. A socket nobody reads (sd_notify would block): shoald answers,
+#      reloads and stops (exit 0); one warning that messages are dropped.
 # (Without NOTIFY_SOCKET: every other integration test.)
 . "$(dirname "$0")/lib.sh" "$1"
 fault=$build/fixtures/fault.so
@@ -235,3 +237,35 @@ others=$(awk -v p="$spid" '$2 != p' "$tmp/notify")
 [ -z "$others" ] || fail "datagrams not from shoald ($spid): $others"
 [ "$(count 'Sanitizer')" = 0 ] || fail "a sanitizer report in the log"
 echo "ok: abstract socket, no watchdog"
+
+# ---- 3. a receiver that never reads -----------------------------------------
+# Its queue fills (net.unix.max_dgram_qlen), sd_notify blocks: only the
+# sender thread waits; past 64 queued, messages are dropped (one warning).
+# The host thread goes on: status, a reload, SIGTERM and exit 0.
+python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+open(sys.argv[1] + ".ready", "w").close()
+time.sleep(600)' "$tmp/deaf.sock" &
+lpid=$!
+for _ in $(seq 1 500); do [ -f "$tmp/deaf.sock.ready" ] && break; sleep 0.01; done
+[ -f "$tmp/deaf.sock.ready" ] || fail "the deaf listener did not start"
+(
+    export NOTIFY_SOCKET=$tmp/deaf.sock WATCHDOG_USEC=200000 WATCHDOG_PID=$BASHPID
+    exec "$shoald" --no-table "$tmp/s.yaml" 2> "$log"
+) &
+pid=$!
+wait_for "info systemd: notify socket $tmp/deaf.sock; watchdog 200 ms, petted every 50 ms"
+wait_for "warn systemd: the notify socket is not read (64 messages waiting): dropping messages to it$"
+timeout 2 "$shoalctl" status > /dev/null || fail "status did not answer (exit $?)"
+kill -HUP "$pid"
+wait_for "info reload: generation 2 from $tmp/s.yaml: no change"
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+pid=
+[ "$rc" = 0 ] || fail "shoald exited $rc with a deaf notify socket"
+[ "$(count 'dropping messages')" = 1 ] || fail "$(count 'dropping messages') drop warnings"
+[ "$(count 'Sanitizer')" = 0 ] || fail "a sanitizer report in the log"
+stop_listener
+echo "ok: a notify socket that is not read does not hold shoald"
