@@ -14,8 +14,8 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-daemon.h>
@@ -28,25 +28,30 @@
 #define CLOSE_WAIT_MS 1000 /* at exit, for a sender stuck in sd_notify */
 
 struct shoal_notify_s {
-    bool on;                  /* NOTIFY_SOCKET was set */
-    uint64_t watchdog_us;     /* WATCHDOG_USEC for this process; 0: no watchdog */
-    uint64_t period_us;       /* a pet (or none) every watchdog_us / 4 */
-    uint64_t next_us;         /* the next turn, on the monotonic clock */
-    shoal_pid_t beat;         /* the heartbeat actor; SHOAL_PID_NONE: none */
-    uint64_t sent;            /* the last heartbeat's number (host thread) */
-    uint64_t sent_us;         /* when it was sent */
-    _Atomic uint64_t handled; /* the last one the actor handled (release/acquire) */
-    bool stuck;               /* not petting since the last warning */
-    char status[160];         /* the last STATUS= of shoal__notify_status */
-    /* The sender: a FIFO of messages (heap strings) under lock. */
+    /* The host thread's (set at open and ready, read by it after). */
+    bool on;              /* NOTIFY_SOCKET was set */
+    uint64_t watchdog_us; /* WATCHDOG_USEC for this process; 0: no watchdog */
+    uint64_t period_us;   /* a pet (or none) every watchdog_us / 4 */
+    uint64_t next_us;     /* the next turn, on the monotonic clock */
+    shoal_pid_t beat;     /* the heartbeat actor; SHOAL_PID_NONE: none */
+    uint64_t sent;        /* the last heartbeat's number */
+    uint64_t sent_us;     /* when it was sent */
+    bool stuck;           /* not petting since the last warning */
+    char status[160];     /* the last STATUS= sent */
+    uint64_t dropped;     /* messages the full queue refused */
     pthread_t sender;
     bool sender_started;
+    /* The heartbeat actor's (a dispatcher thread), read by the host
+     * thread: the last heartbeat handled. Once per turn: no cache line of
+     * its own. */
+    _Atomic uint64_t handled;
+    /* The sender's FIFO of messages (heap strings): under lock, between
+     * the host thread (say, close) and the sender thread. */
     pthread_mutex_t lock;
-    pthread_cond_t cond;    /* something queued, stop, or done */
-    char *queue[SENDQ_CAP]; /* under lock */
-    size_t head, len;       /* under lock */
-    bool stop, done;        /* under lock */
-    uint64_t dropped;       /* host thread */
+    pthread_cond_t cond; /* something queued, stop, or done */
+    char *queue[SENDQ_CAP];
+    size_t head, len;
+    bool stop, done;
 };
 
 /* A notifier whose sender did not finish at close (stuck in sd_notify):
@@ -239,7 +244,7 @@ int shoal__notify_ready(shoal_notify_t *n, shoal_host_t *h)
                             "not be petted",
                             shoal_strerror(rc));
         }
-        n->next_us = mono_us(); /* the first turn sends the first heartbeat and pets */
+        n->next_us = mono_us(); /* the first turn sends the first heartbeat */
     }
     if (n->watchdog_us > 0)
         shoal__host_log(h, SHOAL_LOG_INFO,
