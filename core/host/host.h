@@ -45,6 +45,15 @@ typedef struct shoal_host_reload_hook_s {
     void (*abort)(void *user);
     void *user;
 } shoal_host_reload_hook_t;
+struct shoal_host_s;
+
+/* What a reload tells the host's owner (shoald: systemd's notify
+ * protocol): called on the host thread, at the start of every reload
+ * (SIGHUP or shoalctl reload; rc 0, why "") and at its end (rc: its result;
+ * why: the failure's text, "" on success). */
+typedef enum { SHOAL_HOST_RELOAD_BEGIN, SHOAL_HOST_RELOAD_END } shoal_host_event_t;
+typedef void (*shoal_host_hook_fn)(struct shoal_host_s *h, void *user, shoal_host_event_t ev,
+                                   int rc, const char *why);
 
 typedef struct shoal_host_s {
     shoal_runtime_t *rt;
@@ -70,6 +79,8 @@ typedef struct shoal_host_s {
     char *stall_text; /* shoal__host_stall_lines */
     size_t stall_cap;
     shoal_host_reload_hook_t reload_hook; /* set by shoald (metrics.h) */
+    shoal_host_hook_fn on_reload; /* NULL: none; set by the owner after start */
+    void *on_reload_user;
 } shoal_host_t;
 
 /* Builds the runtime from c (taking c, resolved against loader), spawns
@@ -88,7 +99,8 @@ int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, 
  * counted, and returned in why. Then: the swaps are committed, sizes and
  * mailbox limits applied live, removed pools unregistered and drained,
  * replaced ones drained. One log line says what changed. Returns SHOAL_OK
- * or the failure; why (may be NULL) gets the failure's text. */
+ * or the failure; why (may be NULL) gets the failure's text. Calls
+ * h->on_reload (if set) before and after. */
 int shoal__host_reload(shoal_host_t *h, const char *path, char *why, size_t why_size);
 
 /* The ledger over every pool the host started (running, draining, or

@@ -46,8 +46,49 @@ typedef struct boot_s {
 typedef struct launch_s {
     int boot_fd;   /* a sealed memfd holding the boot record */
     int plugin_fd; /* the plugin's private copy (the parent's module's) */
+    char **envp;   /* the child's environment (child_env), NULL-ended */
     char exe[PATH_MAX];
 } launch_t;
+
+extern char **environ;
+
+/* What a child must not inherit: the service manager talks to shoald, not
+ * to its children (a plugin calling sd_notify there would speak for
+ * shoald). */
+static bool not_for_child(const char *var)
+{
+    static const char *const names[] = {"NOTIFY_SOCKET=", "WATCHDOG_USEC=", "WATCHDOG_PID=", NULL};
+    for (size_t i = 0; names[i] != NULL; i++)
+        if (strncmp(var, names[i], strlen(names[i])) == 0)
+            return true;
+    return false;
+}
+
+static void env_free(char **envp)
+{
+    for (size_t i = 0; envp != NULL && envp[i] != NULL; i++)
+        free(envp[i]);
+    free(envp);
+}
+
+/* A copy of this process's environment without what not_for_child names;
+ * NULL when out of memory. */
+static char **child_env(void)
+{
+    size_t n = 0, k = 0;
+    while (environ[n] != NULL)
+        n++;
+    char **envp = calloc(n + 1, sizeof *envp);
+    for (size_t i = 0; envp != NULL && i < n; i++) {
+        if (not_for_child(environ[i]))
+            continue;
+        if ((envp[k++] = strdup(environ[i])) == NULL) {
+            env_free(envp);
+            return NULL;
+        }
+    }
+    return envp;
+}
 
 /* ---- the parent --------------------------------------------------------------- */
 
@@ -56,6 +97,7 @@ static void launch_release(void *user)
     launch_t *l = user;
     close(l->boot_fd);
     close(l->plugin_fd);
+    env_free(l->envp);
     free(l);
 }
 
@@ -92,7 +134,7 @@ static int launch(void *user, const int chan_fds[3], pid_t *pid, int *pidfd, cha
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL); /* shoald blocks its signals for its signalfd */
-        execv(l->exe, argv);
+        execve(l->exe, argv, l->envp);
         _exit(127);
     }
     int fd = (int)syscall(SYS_pidfd_open, child, 0);
@@ -139,6 +181,10 @@ int shoal__isolated_launch(const shoal_config_t *c, const shoal_config_pool_t *c
         goto fail;
     }
     l->exe[n] = '\0';
+    if ((l->envp = child_env()) == NULL) {
+        snprintf(why, why_size, "out of memory");
+        goto fail;
+    }
     if ((l->plugin_fd = fcntl(shoal__module_fd(leaf->module), F_DUPFD_CLOEXEC, 0)) < 0) {
         snprintf(why, why_size, "cannot keep the plugin's copy: %s", strerror(errno));
         goto fail;
@@ -171,6 +217,7 @@ fail:
         close(l->plugin_fd);
     if (l->boot_fd >= 0)
         close(l->boot_fd);
+    env_free(l->envp);
     free(l);
     return SHOAL_EFAILED;
 }

@@ -55,6 +55,23 @@ static void snap_free(shoal_metrics_snap_t *s)
     free(s);
 }
 
+/* The draining pools' counts, summed (read from their records). */
+static void draining_counts(shoal_host_t *h, shoal_host_counts_t *c)
+{
+    memset(c, 0, sizeof *c);
+    for (size_t i = 0; i < h->npools; i++) {
+        if (!h->pools[i].draining)
+            continue;
+        shoal_pool_stats_t st;
+        shoal__host_peek(&h->pools[i], &st);
+        c->accepted += st.messages_forwarded;
+        c->handled += st.messages_handled;
+        c->failed += st.messages_failed;
+        c->dropped += st.messages_dropped;
+        c->refused += st.messages_unhandled;
+    }
+}
+
 static shoal_metrics_snap_t *snap_new(shoal_host_t *h)
 {
     shoal_metrics_snap_t *s = calloc(1, sizeof *s);
@@ -73,26 +90,43 @@ static shoal_metrics_snap_t *snap_new(shoal_host_t *h)
         s->gone.dropped += h->gone[i].dropped;
         s->gone.refused += h->gone[i].refused;
     }
+    /* A reference only on the pools of the current config: one held on a
+     * draining pool would keep it from ever being quiet enough to forget
+     * (shoal__pool_is_quiet). A draining pool has no series; its counts
+     * go into the ledger from the copy taken here (snap_same takes a new
+     * snapshot when they move), and from gone[] once it is forgotten. */
+    draining_counts(h, &s->draining);
     for (size_t i = 0; i < h->npools; i++) {
+        if (h->pools[i].draining)
+            continue;
         shoal_metrics_pool_t *mp = &s->pools[s->npools++];
         snprintf(mp->name, sizeof mp->name, "%s", h->pools[i].name);
         shoal__pool_ref(h->pools[i].rec);
         mp->rec = h->pools[i].rec;
-        mp->current = !h->pools[i].draining;
+        mp->current = true;
     }
     return s;
 }
 
 /* Whether s still says what h runs. */
-static bool snap_same(const shoal_metrics_snap_t *s, const shoal_host_t *h)
+static bool snap_same(const shoal_metrics_snap_t *s, shoal_host_t *h)
 {
     if (s == NULL || s->rt != h->rt || s->generation != h->generation || s->reloads != h->reloads ||
-        s->reloads_failed != h->reloads_failed || s->npools != h->npools)
+        s->reloads_failed != h->reloads_failed)
         return false;
-    for (size_t i = 0; i < h->npools; i++)
-        if (s->pools[i].rec != h->pools[i].rec || s->pools[i].current == h->pools[i].draining)
+    size_t n = 0; /* s holds the pools that are not draining, in h's order */
+    for (size_t i = 0; i < h->npools; i++) {
+        if (h->pools[i].draining)
+            continue;
+        if (n >= s->npools || s->pools[n].rec != h->pools[i].rec)
             return false;
-    return true;
+        n++;
+    }
+    if (n != s->npools)
+        return false;
+    shoal_host_counts_t d;
+    draining_counts(h, &d);
+    return memcmp(&d, &s->draining, sizeof d) == 0;
 }
 
 /* The scrape's side: the current snapshot, counted as used, or NULL. */

@@ -72,7 +72,8 @@ typedef struct shoal_metrics_pool_s {
 typedef struct shoal_metrics_snap_s {
     shoal_runtime_t *rt;
     uint64_t generation, reloads, reloads_failed;
-    shoal_host_counts_t gone; /* the forgotten pools' final counts, summed */
+    shoal_host_counts_t gone;     /* the forgotten pools' final counts, summed */
+    shoal_host_counts_t draining; /* the draining pools' counts when it was taken */
     shoal_metrics_pool_t *pools;
     size_t npools;
     uint32_t users;                    /* scrapes reading it (under the owner's lock) */

@@ -283,9 +283,14 @@ static void render_host(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b)
            "Reloads, by result (a failed one changed nothing).");
     put(b, "shoal_reloads_total{result=\"ok\"} %" PRIu64 "\n", s->reloads);
     put(b, "shoal_reloads_total{result=\"failed\"} %" PRIu64 "\n", s->reloads_failed);
-    /* The ledger: the forgotten pools' final counts and every other pool's
-     * (draining ones too) read now. */
+    /* The ledger: the forgotten pools' final counts, the draining ones' as
+     * the snapshot copied them, and the current ones' read now. */
     shoal_host_counts_t c = s->gone;
+    c.accepted += s->draining.accepted;
+    c.handled += s->draining.handled;
+    c.failed += s->draining.failed;
+    c.dropped += s->draining.dropped;
+    c.refused += s->draining.refused;
     for (size_t i = 0; i < s->npools; i++) {
         shoal_pool_stats_t st;
         shoal__pool_peek(s->pools[i].rec, &st);

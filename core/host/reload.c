@@ -259,7 +259,7 @@ static void fail_log(shoal_host_t *h, const char *what, char *why, size_t why_si
         snprintf(why, why_size, "%s", what);
 }
 
-int shoal__host_reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
+static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
 {
     shoal_diag_t err = {0};
     char buf[1200];
@@ -425,6 +425,19 @@ undo:
     }
     fail_log(h, shoal__diag_format(&err, buf, sizeof buf), why, why_size);
     shoal__config_free(c);
+    return rc;
+}
+
+int shoal__host_reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
+{
+    if (h->on_reload == NULL)
+        return reload(h, path, why, why_size);
+    char text[1200] = "";
+    h->on_reload(h, h->on_reload_user, SHOAL_HOST_RELOAD_BEGIN, SHOAL_OK, "");
+    int rc = reload(h, path, text, sizeof text);
+    h->on_reload(h, h->on_reload_user, SHOAL_HOST_RELOAD_END, rc, text);
+    if (why != NULL)
+        snprintf(why, why_size, "%s", text);
     return rc;
 }
 

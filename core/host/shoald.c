@@ -25,6 +25,9 @@
  *
  *   SIGHUP                  reload FILE (host.c: all or nothing)
  *
+ * Under systemd (NOTIFY_SOCKET set; Type=notify, WatchdogSec=): READY=1,
+ * RELOADING=1, STOPPING=1, STATUS= and WATCHDOG=1, see notify.h.
+ *
  * Signals are blocked in every thread and read from a signalfd by the host
  * thread, which also serves the control socket (runtime.control, see
  * control.h): no handler runs, the host thread does the work, and the
@@ -57,6 +60,7 @@
 #include "host/loader.h"
 #include "host/plugin_path.h"
 #include "host/metrics.h"
+#include "host/notify.h"
 #include "runtime/fault.h"
 
 static void usage(FILE *to)
@@ -226,9 +230,11 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    shoal_notify_t *notify = shoal__notify_open(); /* changes the environment: no thread yet */
     int sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sfd < 0) {
         fprintf(stderr, "shoald: signalfd: %s\n", strerror(errno));
+        shoal__notify_close(notify);
         return 2;
     }
     /* Before the first plugin is loaded (its init runs then). Text until the
@@ -242,6 +248,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
     shoal_loader_t *loader;
     if (load(path, &c, &loader) != 0) {
         close(sfd);
+        shoal__notify_close(notify);
         return 2;
     }
     shoal__fault_set_format(c->log.format == SHOAL_LOG_FORMAT_JSON ? SHOAL_FAULT_JSON
@@ -256,6 +263,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
         shoal__config_free(c);
         shoal__loader_destroy(loader);
         close(sfd);
+        shoal__notify_close(notify);
         return 2;
     }
     if (control != NULL)
@@ -268,6 +276,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
         shoal__config_free(c);
         shoal__loader_destroy(loader);
         close(sfd);
+        shoal__notify_close(notify);
         return 2;
     }
     shoal_host_t *h;
@@ -278,6 +287,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
         shoal__control_close(control);
         shoal__loader_destroy(loader);
         close(sfd);
+        shoal__notify_close(notify);
         return 2;
     }
     shoal__host_log_reserved(h);
@@ -289,12 +299,14 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
         shoal__host_destroy(h);
         shoal__loader_destroy(loader);
         close(sfd);
+        shoal__notify_close(notify);
         return 2;
     }
     shoal__host_log(h, SHOAL_LOG_INFO, "running %s: %zu pools on %u threads%s%s", path, h->npools,
                     shoal_runtime_threads(h->rt), control ? ", control socket " : "",
                     control ? h->config->runtime.control : "");
     shoal__metrics_attach(metrics, h);
+    shoal__notify_ready(notify, h); /* systemd: READY=1; reloads tell it too */
     double start = now_s(), last = start, next = start + 1;
     bool header = true, stop = false;
     const char *why = "--run-for";
@@ -313,6 +325,9 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
         int cms = control ? shoal__control_timeout(control) : -1;
         if (cms >= 0 && cms < ms)
             ms = cms;
+        int nms = shoal__notify_timeout(notify); /* the watchdog's next turn */
+        if (nms >= 0 && nms < ms)
+            ms = nms;
         if (poll(fds, 1 + nctl, ms) > 0 && (fds[0].revents & POLLIN)) {
             struct signalfd_siginfo si;
             bool hup = false;
@@ -334,10 +349,12 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
             if (stop)
                 why = "shoalctl stop";
         }
+        shoal__notify_tick(notify, h);
         if (now_s() >= next) {
             double now = now_s();
             shoal__host_tidy(h);
             shoal__host_watch(h);
+            shoal__notify_status(notify, h);
             if (table)
                 shoal__host_table(h, stdout, now - last, header);
             header = false;
@@ -348,6 +365,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
     }
     shoal__host_log(h, SHOAL_LOG_INFO, "%s: draining every pool (at most %llu ms)", why,
                     (unsigned long long)drain_ms);
+    shoal__notify_stopping(notify, h, why, drain_ms);
     double t0 = now_s();
     second_t again = {.h = h, .fd = sfd};
     int busy = shoal__host_drain(h, drain_ms, second_signal, &again);
@@ -372,6 +390,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
     shoal__host_destroy(h);
     shoal__loader_destroy(loader);
     close(sfd);
+    shoal__notify_close(notify); /* after the heartbeat actor, gone with the host */
     return 0;
 }
 

@@ -1,0 +1,271 @@
+#!/bin/bash
+# test_notify.sh BUILD_DIR - shoald under systemd's notify protocol
+# (core/host/notify.h), heard by a python3 listener on a datagram
+# NOTIFY_SOCKET that records every datagram with its sender's pid
+# (SO_PASSCRED) and the time it came (CLOCK_MONOTONIC).
+#   1. A socket path, WATCHDOG_USEC=2s and WATCHDOG_PID=shoald's, 1
+#      dispatcher thread and no compensating one, an isolated pool: the
+#      exact sequence of datagrams across start (READY=1), a SIGHUP reload,
+#      a `shoalctl reload`, a failed reload (its STATUS is shoalctl's error),
+#      a reload that removes a pool (STATUS once it has drained) and SIGTERM
+#      (STOPPING=1, exit 0); MONOTONIC_USEC is the monotonic clock.
+#      WATCHDOG=1 at least twice per interval while healthy; none while the
+#      only dispatcher thread is stuck in a handler (fault.fault, loop 5 s),
+#      one warning when they stop and one when they resume, and they do
+#      resume. No datagram from any pid but shoald's; the isolated pool's
+#      child has no NOTIFY_SOCKET or WATCHDOG_* in its environment.
+#   2. An abstract socket ('@name'), a WATCHDOG_PID that is not shoald's:
+#      READY=1 and STOPPING=1 (shoalctl stop), no watchdog, exit 0.
+#   3. A socket nobody reads (sd_notify would block): shoald answers,
+#      reloads and stops (exit 0); one warning that messages are dropped.
+# (Without NOTIFY_SOCKET: every other integration test.)
+. "$(dirname "$0")/lib.sh" "$1"
+fault=$build/fixtures/fault.so
+[ -f "$fault" ] || fail "no $fault"
+export SHOAL_SOCKET=$tmp/ctl.sock
+export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}atexit_sleep_ms=0"
+lpid=
+stop_listener() { [ -n "$lpid" ] && kill "$lpid" 2> /dev/null; lpid=; }
+trap 'stop_listener; cleanup' EXIT
+
+cat > "$tmp/listen.py" <<'PY'
+import os, socket, struct, sys, time
+where, out = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+s.bind("\0" + where[1:] if where.startswith("@") else where)
+f = open(out, "w", buffering=1)
+open(out + ".ready", "w").close()
+while True:
+    data, anc, _, _ = s.recvmsg(65536, socket.CMSG_SPACE(12))
+    t = time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000
+    pid = -1
+    for level, kind, d in anc:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
+            pid = struct.unpack("iII", d[:12])[0]
+    f.write("%d %d %s\n" % (t, pid, data.decode().replace("\n", "|")))
+PY
+# listen WHERE: records into $tmp/notify (time pid payload, '|' for newlines)
+listen() {
+    rm -f "$tmp/notify" "$tmp/notify.ready"
+    python3 "$tmp/listen.py" "$1" "$tmp/notify" &
+    lpid=$!
+    for _ in $(seq 1 500); do [ -f "$tmp/notify.ready" ] && return 0; sleep 0.01; done
+    fail "the listener did not start"
+}
+# events: the payloads but the watchdog's, MONOTONIC_USEC's number as N
+events() { grep -v ' WATCHDOG=1$' "$tmp/notify" | cut -d' ' -f3- | sed 's/MONOTONIC_USEC=[0-9]*|/MONOTONIC_USEC=N|/'; }
+# wait_event N: until N datagrams other than WATCHDOG=1 came (10 s at most)
+wait_event() {
+    for _ in $(seq 1 1000); do
+        [ "$(events | wc -l)" -ge "$1" ] && return 0
+        sleep 0.01
+    done
+    fail "not $1 notify datagrams: $(events)"
+}
+pets() { grep -c ' WATCHDOG=1$' "$tmp/notify"; }
+# max_gap FROM_LINE: the longest time (us) between two WATCHDOG=1 from the
+# FROM_LINE-th one on
+max_gap() { grep ' WATCHDOG=1$' "$tmp/notify" | tail -n +"$1" | awk 'NR > 1 && $1 - p > m { m = $1 - p } { p = $1 } END { print m + 0 }'; }
+field() { "$shoalctl" inspect "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
+
+header() {
+    cat <<YAML
+runtime: { threads: 1, max_extra_threads: 0, stall_warn: 300ms, control: ctl.sock }
+log: { level: info }
+shutdown: { drain: 5s }
+plugins:
+  echo: $plugins/echo/echo.so
+  fault: $fault
+pools:
+  slow:
+    worker: fault.fault
+    size: 1
+    args: { mode: loop, ms: 5s }
+  iso:
+    worker: echo.echo
+    size: 1
+    isolation: process
+YAML
+}
+
+# ---- 1. a socket path, the watchdog, start to stop ---------------------------
+listen "$tmp/notify.sock"
+write "  api: { worker: echo.echo, size: 2 }"
+(
+    export NOTIFY_SOCKET=$tmp/notify.sock WATCHDOG_USEC=2000000 WATCHDOG_PID=$BASHPID
+    exec "$shoald" --no-table "$tmp/s.yaml" 2> "$log"
+) &
+pid=$!
+wait_for "running $tmp/s.yaml: 3 pools on 1 threads"
+wait_for "info systemd: notify socket $tmp/notify.sock; watchdog 2000 ms, petted every 500 ms while the dispatcher handles heartbeats$"
+wait_event 1
+
+# The isolated pool's child: nothing of systemd's in its environment.
+child=
+for _ in $(seq 1 500); do
+    child=$(field iso process_pid)
+    [ -n "$child" ] && [ "$child" != 0 ] && break
+    sleep 0.01
+done
+[ -n "$child" ] && [ -r "/proc/$child/environ" ] || fail "no isolated child ($child)"
+tr '\0' '\n' < "/proc/$child/environ" | grep -q '^SHOAL_SOCKET=' ||
+    fail "the child's environment is not shoald's"
+[ "$(tr '\0' '\n' < "/proc/$child/environ" | grep -c '^\(NOTIFY_SOCKET\|WATCHDOG_USEC\|WATCHDOG_PID\)=')" = 0 ] ||
+    fail "the child inherited: $(tr '\0' '\n' < "/proc/$child/environ" | grep '^\(NOTIFY\|WATCHDOG\)')"
+"$shoalctl" call iso hello > /dev/null || fail "the isolated pool does not answer"
+
+# Healthy: at least twice per interval (2 s), never 2 s without one.
+sleep 4
+n=$(pets)
+[ "$n" -ge 4 ] || fail "$n WATCHDOG=1 in 4 s while healthy"
+gap=$(max_gap 1)
+[ "$gap" -lt 2000000 ] || fail "$gap us without WATCHDOG=1 while healthy"
+# The only dispatcher thread loops for 5 s: the pets stop, then resume.
+before=$(pets)
+"$shoalctl" send slow x > /dev/null || fail "send slow"
+wait_for "warn systemd: watchdog: the dispatcher has not handled a heartbeat for [0-9]* ms: not petting the watchdog (systemd restarts shoald after 2000 ms)$"
+wait_for "warn systemd: watchdog: the dispatcher handled the heartbeat after [0-9]* ms: petting the watchdog again$"
+wait_for "slow/fault: stall: returned after"
+during=$(pets)
+sleep 2.5
+after=$(pets)
+[ "$((after - during))" -ge 2 ] || fail "$((after - during)) WATCHDOG=1 in 2.5 s after the stall"
+[ "$(count 'not petting the watchdog')" = 1 ] || fail "$(count 'not petting the watchdog') warnings"
+[ "$(count 'petting the watchdog again')" = 1 ] || fail "$(count 'petting the watchdog again') resumptions"
+gap=$(max_gap "$before")
+[ "$gap" -ge 3500000 ] || fail "the longest gap in WATCHDOG=1 around a 5 s stall is $gap us"
+# And healthy again: no gap of 2 s since it resumed.
+gap=$(max_gap "$((during + 1))")
+[ "$gap" -lt 2000000 ] || fail "$gap us without WATCHDOG=1 after the stall"
+
+# A reload on SIGHUP (api 2 -> 3 workers).
+write "  api: { worker: echo.echo, size: 3 }"
+kill -HUP "$pid"
+wait_event 3
+# shoalctl reload (a new pool).
+write "  api: { worker: echo.echo, size: 3 }
+  api2: { worker: echo.echo, size: 1 }"
+"$shoalctl" reload > /dev/null || fail "shoalctl reload: exit $?"
+wait_event 5
+# A broken file: refused; READY=1 again, STATUS says why (as shoalctl does).
+write "  api: { worker: echo.echo, size: 3, nope: 1 }"
+err=$("$shoalctl" reload 2>&1) && fail "a broken reload: exit 0"
+case "$err" in "shoalctl: reload failed: $tmp/s.yaml:"*"; generation 3 keeps running") ;;
+*) fail "shoalctl said: $err" ;; esac
+wait_event 7
+# A removed pool: draining at the reload's end, gone a little later.
+write "  api: { worker: echo.echo, size: 3 }"
+"$shoalctl" reload > /dev/null || fail "reload removing api2: exit $?"
+wait_event 10
+spid=$pid
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+pid=
+[ "$rc" = 0 ] || fail "shoald exited $rc"
+wait_event 11
+sleep 0.2
+stop_listener
+want="READY=1|STATUS=generation 1: 3 pools running
+RELOADING=1|MONOTONIC_USEC=N|STATUS=reloading (generation 1 running)
+READY=1|STATUS=generation 2: 3 pools running (reloaded)
+RELOADING=1|MONOTONIC_USEC=N|STATUS=reloading (generation 2 running)
+READY=1|STATUS=generation 3: 4 pools running (reloaded)
+RELOADING=1|MONOTONIC_USEC=N|STATUS=reloading (generation 3 running)
+READY=1|STATUS=${err#shoalctl: }
+RELOADING=1|MONOTONIC_USEC=N|STATUS=reloading (generation 3 running)
+READY=1|STATUS=generation 4: 3 pools running, 1 draining (reloaded)
+STATUS=generation 4: 3 pools running
+STOPPING=1|STATUS=stopping (SIGTERM): draining 3 pools within 5000 ms"
+got=$(events)
+[ "$got" = "$want" ] || fail "the datagrams were:
+$got
+---- wanted:
+$want"
+# MONOTONIC_USEC: this machine's monotonic clock, at most 1 s before the
+# datagram came.
+bad=$(awk '{ if (match($3, /MONOTONIC_USEC=[0-9]+/)) { v = substr($3, RSTART + 15, RLENGTH - 15) + 0;
+      n++; if (v > $1 || $1 - v > 1000000) print } } END { if (n != 4) print "count " n }' "$tmp/notify")
+[ -z "$bad" ] || fail "MONOTONIC_USEC: $bad"
+# Every datagram from shoald itself, none from the isolated child.
+others=$(awk -v p="$spid" '$2 != p' "$tmp/notify")
+[ -z "$others" ] || fail "datagrams not from shoald ($spid): $others"
+[ "$(count 'Sanitizer')" = 0 ] || fail "a sanitizer report in the log"
+echo "ok: path socket: $(wc -l < "$tmp/notify") datagrams, $(pets) WATCHDOG=1, the sequence exact"
+
+# ---- 2. an abstract socket, a watchdog for another process -------------------
+abstract="@shoal-test-notify-$$-$RANDOM"
+listen "$abstract"
+header() {
+    cat <<YAML
+runtime: { control: ctl.sock }
+log: { level: info }
+shutdown: { drain: 5s }
+plugins:
+  echo: $plugins/echo/echo.so
+pools:
+YAML
+}
+write "  api: { worker: echo.echo, size: 2 }"
+(
+    export NOTIFY_SOCKET=$abstract WATCHDOG_USEC=200000 WATCHDOG_PID=1
+    exec "$shoald" --no-table "$tmp/s.yaml" 2> "$log"
+) &
+pid=$!
+wait_for "info systemd: notify socket $abstract; no watchdog$"
+wait_event 1
+sleep 0.5
+"$shoalctl" stop > /dev/null || fail "shoalctl stop: exit $?"
+wait "$pid"
+rc=$?
+spid=$pid
+pid=
+[ "$rc" = 0 ] || fail "shoald exited $rc"
+wait_event 2
+sleep 0.2
+stop_listener
+want="READY=1|STATUS=generation 1: 1 pool running
+STOPPING=1|STATUS=stopping (shoalctl stop): draining 1 pool within 5000 ms"
+got=$(events)
+[ "$got" = "$want" ] || fail "the datagrams were:
+$got
+---- wanted:
+$want"
+[ "$(pets)" = 0 ] || fail "$(pets) WATCHDOG=1 for a watchdog that is not shoald's"
+others=$(awk -v p="$spid" '$2 != p' "$tmp/notify")
+[ -z "$others" ] || fail "datagrams not from shoald ($spid): $others"
+[ "$(count 'Sanitizer')" = 0 ] || fail "a sanitizer report in the log"
+echo "ok: abstract socket, no watchdog"
+
+# ---- 3. a receiver that never reads -----------------------------------------
+# Its queue fills (net.unix.max_dgram_qlen), sd_notify blocks: only the
+# sender thread waits; past 64 queued, messages are dropped (one warning).
+# The host thread goes on: status, a reload, SIGTERM and exit 0.
+python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+open(sys.argv[1] + ".ready", "w").close()
+time.sleep(600)' "$tmp/deaf.sock" &
+lpid=$!
+for _ in $(seq 1 500); do [ -f "$tmp/deaf.sock.ready" ] && break; sleep 0.01; done
+[ -f "$tmp/deaf.sock.ready" ] || fail "the deaf listener did not start"
+(
+    export NOTIFY_SOCKET=$tmp/deaf.sock WATCHDOG_USEC=200000 WATCHDOG_PID=$BASHPID
+    exec "$shoald" --no-table "$tmp/s.yaml" 2> "$log"
+) &
+pid=$!
+wait_for "info systemd: notify socket $tmp/deaf.sock; watchdog 200 ms, petted every 50 ms"
+wait_for "warn systemd: the notify socket is not read (64 messages waiting): dropping messages to it$"
+timeout 2 "$shoalctl" status > /dev/null || fail "status did not answer (exit $?)"
+kill -HUP "$pid"
+wait_for "info reload: generation 2 from $tmp/s.yaml: no change"
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+pid=
+[ "$rc" = 0 ] || fail "shoald exited $rc with a deaf notify socket"
+[ "$(count 'dropping messages')" = 1 ] || fail "$(count 'dropping messages') drop warnings"
+[ "$(count 'Sanitizer')" = 0 ] || fail "a sanitizer report in the log"
+stop_listener
+echo "ok: a notify socket that is not read does not hold shoald"
