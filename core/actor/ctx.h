@@ -24,13 +24,14 @@ struct shoal_ctx_s {
     shoal_actor_t *a;
     shoal_actor_back_t *b;
     shoal_pid_t self;
-    shoal_env_t *cur;          /* the envelope being handled, for panic clean-up */
-    struct shoal_pool_s *pool; /* the pool this actor works for, or NULL */
-    bool is_pool;              /* the actor is a pool's own actor */
-    uint64_t pool_handled;     /* messages handled this turn, not yet counted for the pool */
-    bool pool_exact;           /* the pool counts every message at once (pool.h) */
-    const char *name;          /* for log lines: "pool/behaviour" for a pool's worker */
-    int exiting;               /* shoal_exit called or a callback failed */
+    shoal_env_t *cur;           /* the envelope being handled, for panic clean-up */
+    struct shoal_pool_s *pool;  /* the pool this actor works for, or NULL */
+    bool is_pool;               /* the actor is a pool's own actor */
+    uint64_t pool_handled;      /* messages handled this turn, not yet counted for the pool */
+    bool pool_exact;            /* the pool counts every message at once (pool.h) */
+    shoal_send_counts_t *sends; /* a source's: where its sends are counted (actor.h), or NULL */
+    const char *name;           /* for log lines: "pool/behaviour" for a pool's worker */
+    int exiting;                /* shoal_exit called or a callback failed */
     int reason;
     bool init_failed;  /* do not run terminate */
     bool in_terminate; /* a panic here must not run terminate again */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/source.h"
 #include "host/control_conn.h"
 
 #define ACTOR_TIMEOUT_MS 5000 /* inspect, scale, and call without its own timeout */
@@ -206,10 +207,9 @@ static void status(shoal_control_t *c, shoal_control_conn_t *k)
     shoal_host_t *h = c->h;
     static char ledgers[16384]; /* the host thread's */
     shoal__host_ledgers(h, ledgers, sizeof ledgers);
-    shoal__control_say(k,
-                       "0 ok\ngeneration %" PRIu64 "\nreloads %" PRIu64 " ok, %" PRIu64
-                       " failed\nthreads %u\n",
-                       h->generation, h->reloads, h->reloads_failed, shoal_runtime_threads(h->rt));
+    shoal__control_say(
+        k, "0 ok\ngeneration %" PRIu64 "\nreloads %" PRIu64 " ok, %" PRIu64 " failed\nthreads %u\n",
+        h->generation, h->reloads, h->reloads_failed, shoal_runtime_threads(h->rt));
     shoal__control_put(k, ledgers, strlen(ledgers));
     size_t open = 0; /* closed ones keep their slot until the sweep */
     for (size_t i = 0; i < c->nconns; i++)
@@ -220,15 +220,16 @@ static void status(shoal_control_t *c, shoal_control_conn_t *k)
     for (size_t i = 0; i < h->npools; i++) {
         shoal_pool_stats_t st;
         shoal__host_peek(&h->pools[i], &st);
-        shoal__control_say(k,
-                           "pool %s size %u target %u in_flight %" PRIu64 " forwarded %" PRIu64
-                           "%s\n",
-                           h->pools[i].name, st.pool_size, st.target_size, st.queue_depth,
-                           st.messages_forwarded,
-                           shoal__pool_is_ended(h->pools[i].rec) ? " ended"
-                           : h->pools[i].draining                ? " draining"
-                                                                 : "");
+        shoal__control_say(
+            k, "pool %s size %u target %u in_flight %" PRIu64 " forwarded %" PRIu64 "%s\n",
+            h->pools[i].name, st.pool_size, st.target_size, st.queue_depth, st.messages_forwarded,
+            shoal__pool_is_ended(h->pools[i].rec) ? " ended"
+            : h->pools[i].draining                ? " draining"
+                                                  : "");
     }
+    static char sources[8192]; /* the host thread's */
+    shoal__host_sources_status(h, sources, sizeof sources);
+    shoal__control_put(k, sources, strlen(sources));
     shoal__control_say(k, "%s", shoal__host_stall_lines(h));
 }
 

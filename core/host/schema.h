@@ -24,6 +24,8 @@ typedef enum {
     SHOAL_KEY_WORKER,   /* PLUGIN.BEHAVIOUR, or a pool mapping (nested) */
     SHOAL_KEY_ARGS,     /* any mapping, handed to the worker's init */
     SHOAL_KEY_LIMIT,    /* `off` (0) or integer in [min, max], stored as uint64 */
+    SHOAL_KEY_SOURCES,  /* NAME: source, ... */
+    SHOAL_KEY_ACTOR,    /* PLUGIN.BEHAVIOUR (a source's) */
 } shoal_key_type_t;
 
 typedef struct shoal_schema_s shoal_schema_t;
@@ -48,5 +50,7 @@ struct shoal_schema_s {
 /* The top level, and the mapping of one pool (under pools:). */
 extern const shoal_schema_t shoal__schema_top;
 extern const shoal_schema_t shoal__schema_pool;
+/* The mapping of one source (under sources:). */
+extern const shoal_schema_t shoal__schema_source;
 
 #endif

@@ -158,8 +158,9 @@ static int check(const char *path)
     for (size_t i = 0; i < c->npools; i++)
         for (const shoal_config_pool_t *p = c->pools[i].nested; p != NULL; p = p->nested)
             nested++;
-    printf("%s: ok: %zu plugin%s, %zu pool%s (%zu nested)\n", path, c->nplugins,
-           c->nplugins == 1 ? "" : "s", c->npools, c->npools == 1 ? "" : "s", nested);
+    printf("%s: ok: %zu plugin%s, %zu pool%s (%zu nested), %zu source%s\n", path, c->nplugins,
+           c->nplugins == 1 ? "" : "s", c->npools, c->npools == 1 ? "" : "s", nested, c->nsources,
+           c->nsources == 1 ? "" : "s");
     shoal__config_free(c);
     shoal__loader_destroy(loader);
     return 0;
@@ -273,11 +274,13 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
         close(sfd);
         return 2;
     }
-    shoal__host_log(h, SHOAL_LOG_INFO, "running %s: %zu pools on %u threads%s%s", path, h->npools,
-                    shoal_runtime_threads(h->rt), control ? ", control socket " : "",
-                    control ? h->config->runtime.control : "");
+    unsigned nthreads = shoal_runtime_threads(h->rt);
+    shoal__host_log(h, SHOAL_LOG_INFO, "running %s: %zu pool%s, %zu source%s on %u thread%s%s%s",
+                    path, h->npools, h->npools == 1 ? "" : "s", h->nsources,
+                    h->nsources == 1 ? "" : "s", nthreads, nthreads == 1 ? "" : "s",
+                    control ? ", control socket " : "", control ? h->config->runtime.control : "");
     double start = now_s(), last = start, next = start + 1;
-    bool header = true, stop = false;
+    bool tty = isatty(STDOUT_FILENO), stop = false;
     const char *why = "--run-for";
     while (!stop) {
         double t = now_s();
@@ -320,8 +323,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
             shoal__host_tidy(h);
             shoal__host_watch(h);
             if (table)
-                shoal__host_table(h, stdout, now - last, header);
-            header = false;
+                shoal__host_table(h, stdout, now - last, tty);
             last = now;
             next += 1;
         }

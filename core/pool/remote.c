@@ -28,6 +28,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -53,7 +54,7 @@ shoal_pool_stripe_t *shoal__remote_area_stripes(shoal_remote_area_t *a)
 /* What a child has settled, from its stripes (it writes them: each count
  * is clamped so that they never add up to more than it was sent). */
 void shoal__remote_settled(child_t *c, uint64_t pushed, uint64_t *handled, uint64_t *failed,
-                       uint64_t *dropped)
+                           uint64_t *dropped)
 {
     uint64_t h = 0, f = 0, d = 0;
     uint32_t n = atomic_load_explicit(&c->area->nstripes, memory_order_relaxed);
@@ -116,7 +117,24 @@ int shoal__remote_forward(shoal_remote_t *r, shoal_tcache_t *tc, shoal_env_t *e)
     return SHOAL_OK;
 }
 
-void shoal__remote_sum(shoal_remote_t *r, shoal_pool_stats_t *st, uint64_t *wait, uint64_t *service)
+/* Takes r->lock; with patience (ms), gives up after that long (false). */
+static bool lock_within(shoal_remote_t *r, unsigned patience)
+{
+    if (patience == 0) {
+        pthread_mutex_lock(&r->lock);
+        return true;
+    }
+    for (unsigned i = 0; i < patience * 10; i++) {
+        if (pthread_mutex_trylock(&r->lock) == 0)
+            return true;
+        struct timespec ts = {0, 100 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return false;
+}
+
+static bool remote_sum(shoal_remote_t *r, shoal_pool_stats_t *st, uint64_t *wait, uint64_t *service,
+                       unsigned patience)
 {
     st->messages_handled += atomic_load_explicit(&r->done_handled, memory_order_relaxed);
     st->messages_failed += atomic_load_explicit(&r->done_failed, memory_order_relaxed);
@@ -124,10 +142,12 @@ void shoal__remote_sum(shoal_remote_t *r, shoal_pool_stats_t *st, uint64_t *wait
     st->pool_size = atomic_load_explicit(&r->live_size, memory_order_relaxed);
     /* The live children: the supervisor frees them only after taking the
      * lock, so they stay while we read. */
-    pthread_mutex_lock(&r->lock);
+    if (!lock_within(r, patience))
+        return false;
     for (child_t *c = r->children; c != NULL; c = c->next) {
         uint64_t h, f, d;
-        shoal__remote_settled(c, atomic_load_explicit(&c->pushed, memory_order_relaxed), &h, &f, &d);
+        shoal__remote_settled(c, atomic_load_explicit(&c->pushed, memory_order_relaxed), &h, &f,
+                              &d);
         st->messages_handled += h;
         st->messages_failed += f;
         st->messages_dropped += d;
@@ -143,6 +163,18 @@ void shoal__remote_sum(shoal_remote_t *r, shoal_pool_stats_t *st, uint64_t *wait
         }
     }
     pthread_mutex_unlock(&r->lock);
+    return true;
+}
+
+void shoal__remote_sum(shoal_remote_t *r, shoal_pool_stats_t *st, uint64_t *wait, uint64_t *service)
+{
+    remote_sum(r, st, wait, service, 0);
+}
+
+bool shoal__remote_sum_within(shoal_remote_t *r, shoal_pool_stats_t *st, uint64_t *wait,
+                              uint64_t *service, unsigned patience_ms)
+{
+    return remote_sum(r, st, wait, service, patience_ms ? patience_ms : 1);
 }
 
 void shoal__remote_info(shoal_remote_t *r, shoal_remote_info_t *info)
@@ -254,4 +286,3 @@ void shoal__remote_free(shoal_remote_t *r)
     pthread_mutex_destroy(&r->lock);
     free(r);
 }
-

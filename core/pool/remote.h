@@ -146,6 +146,11 @@ int shoal__remote_forward(shoal_remote_t *r, struct shoal_tcache_s *tc, struct s
  * (SHOAL_HIST_BUCKETS each), and the child's pool_size. Any thread. */
 void shoal__remote_sum(shoal_remote_t *r, struct shoal_pool_stats_s *st, uint64_t *wait,
                        uint64_t *service);
+/* The same, but gives up (false, st partly filled) when the children's
+ * lock stays taken for patience_ms (the supervisor is busy with a child):
+ * for the table, which must not wait. */
+bool shoal__remote_sum_within(shoal_remote_t *r, struct shoal_pool_stats_s *st, uint64_t *wait,
+                              uint64_t *service, unsigned patience_ms);
 
 /* What inspect shows of the processes: the child taking new work (0 when
  * none is up), how many were started and how many ended unasked (killed

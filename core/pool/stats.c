@@ -113,6 +113,28 @@ void shoal__pool_peek(shoal_pool_t *p, shoal_pool_stats_t *st)
     st->queue_depth = st->messages_forwarded > settled ? st->messages_forwarded - settled : 0;
 }
 
+static bool sum(const shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms);
+
+bool shoal__pool_peek_within(shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms)
+{
+    memset(st, 0, sizeof *st);
+    st->size_ = (uint32_t)sizeof *st;
+    st->state = atomic_load_explicit(&p->pub_state, memory_order_relaxed);
+    st->pool_size = atomic_load_explicit(&p->nworkers, memory_order_relaxed);
+    st->target_size = atomic_load_explicit(&p->pub_target, memory_order_relaxed);
+    st->min_size = p->spec.min_size;
+    st->max_size = p->spec.max_size;
+    st->mailbox = atomic_load_explicit(&p->pub_mailbox, memory_order_relaxed);
+    st->retiring = atomic_load_explicit(&p->pub_retiring, memory_order_relaxed);
+    st->worker_restarts = atomic_load_explicit(&p->pub_restarts, memory_order_relaxed);
+    st->messages_requeued = atomic_load_explicit(&p->pub_requeued, memory_order_relaxed);
+    if (!sum(p, st, patience_ms ? patience_ms : 1))
+        return false;
+    uint64_t settled = st->messages_handled + st->messages_failed + st->messages_dropped;
+    st->queue_depth = st->messages_forwarded > settled ? st->messages_forwarded - settled : 0;
+    return true;
+}
+
 bool shoal__pool_is_ended(shoal_pool_t *p)
 {
     /* acquire: pairs with the release store in shoal__pool_ended. */
@@ -265,7 +287,11 @@ static void percentiles(const uint64_t *h, uint64_t out[3])
     }
 }
 
-void shoal__pool_sum(const shoal_pool_t *p, shoal_pool_stats_t *st)
+void shoal__pool_sum(const shoal_pool_t *p, shoal_pool_stats_t *st) { sum(p, st, 0); }
+
+/* patience_ms 0: waits for a remote pool's children's lock; else gives up
+ * after that long (false). */
+static bool sum(const shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms)
 {
     uint64_t wait[SHOAL_HIST_BUCKETS] = {0}, service[SHOAL_HIST_BUCKETS] = {0};
     for (uint32_t s = 0; s < p->nstripes; s++) {
@@ -282,8 +308,12 @@ void shoal__pool_sum(const shoal_pool_t *p, shoal_pool_stats_t *st)
             service[i] += atomic_load_explicit(&x->service[i], memory_order_relaxed);
         }
     }
-    if (p->remote != NULL) /* the children's: handled, failed, dropped, latencies, size */
+    if (p->remote != NULL && patience_ms == 0) /* the children's: handled, failed, ... size */
         shoal__remote_sum(p->remote, st, wait, service);
+    else if (p->remote != NULL &&
+             !shoal__remote_sum_within(p->remote, st, wait, service, patience_ms))
+        return false;
     percentiles(wait, st->queue_wait_ns);
     percentiles(service, st->service_ns);
+    return true;
 }
