@@ -583,8 +583,8 @@ static int resolve_pool(shoal_config_t *c, shoal_config_pool_t *p, shoal_diag_t 
         for (size_t i = 0; i < count && n < sizeof list; i++)
             n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "",
                                   shoal__module_behaviour_at(pl->module, i)->name);
-        fail(err, p->worker_at, "%s.worker: plugin '%s' has no behaviour '%s' (it has: %s)",
-             p->path, p->plugin, p->behaviour, list);
+        fail(err, p->worker_at, "%s.%s: plugin '%s' has no behaviour '%s' (it has: %s)", p->path,
+             p->source ? "actor" : "worker", p->plugin, p->behaviour, list);
         return SHOAL_ELOAD;
     }
     /* The leaf's args against its behaviour's schema, if it declares one. */

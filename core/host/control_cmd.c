@@ -25,6 +25,17 @@ static shoal_host_pool_t *pool_named(shoal_host_t *h, const char *name)
     return NULL;
 }
 
+/* The live pool or source called name (send and call reach either: both
+ * are registered under their names), or NULL. */
+static shoal_host_pool_t *actor_named(shoal_host_t *h, const char *name)
+{
+    shoal_host_pool_t *hp = pool_named(h, name);
+    for (size_t i = 0; hp == NULL && i < h->nsources; i++)
+        if (!h->sources[i].draining && strcmp(h->sources[i].name, name) == 0)
+            hp = &h->sources[i];
+    return hp;
+}
+
 /* Next space-separated word of *s (NUL-terminated in place), or NULL. */
 static char *word(char **s)
 {
@@ -237,7 +248,7 @@ static void status(shoal_control_t *c, shoal_control_conn_t *k)
 static void send_or_call(shoal_control_t *c, shoal_control_conn_t *k, const char *cmd, char *rest)
 {
     char *name = word(&rest);
-    shoal_host_pool_t *hp = name ? pool_named(c->h, name) : NULL;
+    shoal_host_pool_t *hp = name ? actor_named(c->h, name) : NULL;
     if (name == NULL) {
         shoal__control_say(k, "2 usage: %s POOL DATA\n", cmd);
         return;
