@@ -663,8 +663,8 @@ static void test_help(void)
         "  restart.within             duration (250ms, 2s, 1m)       5s               the restart "
         "window\n",
         "\nSOURCE (each entry under sources:):\n"
-        "  actor                      PLUGIN.BEHAVIOUR               (required)       one actor, "
-        "spawned after every pool, stopped before they drain\n",
+        "  actor                      PLUGIN.BEHAVIOUR               (required)       "
+        "PLUGIN.BEHAVIOUR: one actor, spawned after every pool, stopped before they drain\n",
         "  sources                    mapping NAME: SOURCE           {}               NAME: SOURCE "
         "(singleton actors that feed pools; names distinct from pools')\n",
     };
