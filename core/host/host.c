@@ -529,8 +529,13 @@ static double now_s(void)
 int shoal__host_drain(shoal_host_t *h, uint64_t deadline_ms, bool (*interrupted)(void *), void *arg)
 {
     /* Producers first: the sources stop before the pools drain. */
-    if (shoal__host_sources_stop(h, deadline_ms) != 0)
-        shoal__host_log(h, SHOAL_LOG_WARN, "shutdown: a source has not stopped yet");
+    if (h->nsources != 0) {
+        size_t n = h->nsources;
+        int left = shoal__host_sources_stop(h, deadline_ms);
+        shoal__host_log(h, left ? SHOAL_LOG_WARN : SHOAL_LOG_INFO,
+                        "shutdown: %zu source%s stopped%s, the pools drain", n - (size_t)left,
+                        n - (size_t)left == 1 ? "" : "s", left ? " (some did not)" : "");
+    }
     for (size_t i = 0; i < h->npools; i++)
         if (!shoal__pool_is_ended(h->pools[i].rec))
             shoal_runtime_send_priority(h->rt, h->pools[i].pid, SHOAL_POOL_DRAIN, NULL, 0);

@@ -275,10 +275,14 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
         return 2;
     }
     unsigned nthreads = shoal_runtime_threads(h->rt);
-    shoal__host_log(h, SHOAL_LOG_INFO, "running %s: %zu pool%s, %zu source%s on %u thread%s%s%s",
-                    path, h->npools, h->npools == 1 ? "" : "s", h->nsources,
-                    h->nsources == 1 ? "" : "s", nthreads, nthreads == 1 ? "" : "s",
-                    control ? ", control socket " : "", control ? h->config->runtime.control : "");
+    char sources[48] = "";
+    if (h->nsources != 0)
+        snprintf(sources, sizeof sources, ", %zu source%s", h->nsources,
+                 h->nsources == 1 ? "" : "s");
+    shoal__host_log(h, SHOAL_LOG_INFO, "running %s: %zu pool%s%s on %u thread%s%s%s", path,
+                    h->npools, h->npools == 1 ? "" : "s", sources, nthreads,
+                    nthreads == 1 ? "" : "s", control ? ", control socket " : "",
+                    control ? h->config->runtime.control : "");
     double start = now_s(), last = start, next = start + 1;
     bool tty = isatty(STDOUT_FILENO), stop = false;
     const char *why = "--run-for";
