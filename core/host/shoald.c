@@ -158,9 +158,12 @@ static int check(const char *path)
     for (size_t i = 0; i < c->npools; i++)
         for (const shoal_config_pool_t *p = c->pools[i].nested; p != NULL; p = p->nested)
             nested++;
-    printf("%s: ok: %zu plugin%s, %zu pool%s (%zu nested), %zu source%s\n", path, c->nplugins,
-           c->nplugins == 1 ? "" : "s", c->npools, c->npools == 1 ? "" : "s", nested, c->nsources,
-           c->nsources == 1 ? "" : "s");
+    char sources[48] = ""; /* said when there are any */
+    if (c->nsources != 0)
+        snprintf(sources, sizeof sources, ", %zu source%s", c->nsources,
+                 c->nsources == 1 ? "" : "s");
+    printf("%s: ok: %zu plugin%s, %zu pool%s (%zu nested)%s\n", path, c->nplugins,
+           c->nplugins == 1 ? "" : "s", c->npools, c->npools == 1 ? "" : "s", nested, sources);
     shoal__config_free(c);
     shoal__loader_destroy(loader);
     return 0;
