@@ -7,6 +7,7 @@
 
 #include "actor/actor.h"
 #include "runtime/tcache.h"
+#include "shoal/error.h"
 
 /* An inspection being built (inspect.c). It lives in the ctx so that a
  * panic inside the behaviour's inspect callback can free it. */
@@ -59,6 +60,19 @@ static inline void shoal__ctx_fail(struct shoal_ctx_s *ctx, int reason)
         ctx->exiting = 1;
         ctx->reason = reason;
     }
+}
+
+/* A source's send or call, counted (actor.h, shoal_send_counts_t: relaxed
+ * adds by the thread running the actor); sends to itself are not. The
+ * callers test ctx->sends first: other actors pay that one branch. */
+static inline void shoal__ctx_count_send(const struct shoal_ctx_s *ctx, shoal_pid_t to, int rc)
+{
+    if (to == ctx->self)
+        return;
+    if (rc == SHOAL_OK)
+        atomic_fetch_add_explicit(&ctx->sends->sent, 1, memory_order_relaxed);
+    else if (rc == SHOAL_EFULL || rc == SHOAL_EBUSY)
+        atomic_fetch_add_explicit(&ctx->sends->refused, 1, memory_order_relaxed);
 }
 
 #endif

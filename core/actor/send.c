@@ -146,25 +146,12 @@ int shoal__send_system(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, 
 
 #include "actor/ctx.h"
 
-/* A source's send, counted (actor.h, shoal_send_counts_t: relaxed adds
- * by the thread running the actor). Other actors pay the one branch on
- * ctx->sends, which is NULL for them. */
-static void count_send(const shoal_ctx_t *ctx, shoal_pid_t to, int rc)
-{
-    if (to == ctx->self)
-        return;
-    if (rc == SHOAL_OK)
-        atomic_fetch_add_explicit(&ctx->sends->sent, 1, memory_order_relaxed);
-    else if (rc == SHOAL_EFULL || rc == SHOAL_EBUSY)
-        atomic_fetch_add_explicit(&ctx->sends->refused, 1, memory_order_relaxed);
-}
-
 SHOAL_API int shoal_send(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const void *data,
                          size_t size)
 {
     int rc = shoal__send(ctx->rt, ctx->tc, ctx->self, to, type, data, size, false, NULL, NULL);
     if (__builtin_expect(ctx->sends != NULL, 0))
-        count_send(ctx, to, rc);
+        shoal__ctx_count_send(ctx, to, rc);
     return rc;
 }
 
@@ -175,7 +162,7 @@ SHOAL_API int shoal_send_owned(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, 
         return SHOAL_EINVAL;
     int rc = shoal__send(ctx->rt, ctx->tc, ctx->self, to, type, NULL, size, false, data, free_fn);
     if (__builtin_expect(ctx->sends != NULL, 0))
-        count_send(ctx, to, rc);
+        shoal__ctx_count_send(ctx, to, rc);
     return rc;
 }
 

@@ -19,6 +19,7 @@
 #   5. SIGTERM: the sources stop before the pools drain; exit 0.
 #   6. On a terminal (script(1)) the table redraws in place: ANSI home and
 #      clear before each block.
+#   7. A source's calls count as its sends.
 . "$(dirname "$0")/lib.sh" "$1"
 fixtures=$build/fixtures
 export SHOAL_SOCKET=$tmp/ctl.sock
@@ -219,4 +220,27 @@ redraws=$(grep -c $'\e\\[H\e\\[2Jshoald: generation 1, up 0m0[0-9]s, 1 pool, 1 s
 grep -q '^source ' "$tmp/tty.out" || fail "no sources header on the tty"
 # Piped output has no escape sequences at all.
 grep -q $'\e' "$tmp/table" && fail "escape sequences in piped output"
+
+# ---- 7. calls count as sends ----------------------------------------------------
+cat > "$tmp/call.yaml" <<YAML
+runtime: { threads: 2, control: ctl.sock }
+plugins:
+  echo: $plugins/echo/echo.so
+  loadgen: $plugins/loadgen/loadgen.so
+pools:
+  big: { worker: echo.echo, size: 2, mailbox: 1000 }
+sources:
+  asker: { actor: loadgen.loadgen, args: { target: big, rate: 0, call: true, count: 300 } }
+YAML
+"$shoald" --no-table "$tmp/call.yaml" 2> "$log" &
+pid=$!
+wait_for "running $tmp/call.yaml: 1 pool, 1 source on 2 threads"
+for _ in $(seq 1 1000); do [ "$(loadgen asker 12)" = 1 ] && break; sleep 0.01; done
+[ "$(loadgen asker 12)" = 1 ] || fail "asker never finished"
+"$shoalctl" status | grep -qx "source asker running: sent 300, refused $(($(loadgen asker 2) + $(loadgen asker 3))), restarts 0" ||
+    fail "asker's calls: $("$shoalctl" status | grep asker)"
+"$shoalctl" stop > /dev/null
+wait "$pid"; rc=$?
+pid=
+[ $rc -eq 0 ] || fail "shoald exited $rc after stop"
 echo "PASS: test_table"
