@@ -93,7 +93,11 @@ void shoal__pool_publish(shoal_pool_t *p)
     atomic_store_explicit(&p->pub_orphans, p->orphans.n, memory_order_relaxed);
 }
 
-void shoal__pool_peek(shoal_pool_t *p, shoal_pool_stats_t *st)
+static bool sum(const shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms);
+
+/* shoal__pool_peek (patience_ms 0: waits for an isolated pool's children's
+ * counts) and shoal__pool_peek_within (gives up after patience_ms: false). */
+static bool peek(shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms)
 {
     memset(st, 0, sizeof *st);
     st->size_ = (uint32_t)sizeof *st;
@@ -106,33 +110,20 @@ void shoal__pool_peek(shoal_pool_t *p, shoal_pool_stats_t *st)
     st->retiring = atomic_load_explicit(&p->pub_retiring, memory_order_relaxed);
     st->worker_restarts = atomic_load_explicit(&p->pub_restarts, memory_order_relaxed);
     st->messages_requeued = atomic_load_explicit(&p->pub_requeued, memory_order_relaxed);
-    shoal__pool_sum(p, st);
+    if (!sum(p, st, patience_ms))
+        return false;
     /* Summed while traffic flows, a message may show as handled before its
      * forward does: in flight never goes below 0. */
     uint64_t settled = st->messages_handled + st->messages_failed + st->messages_dropped;
     st->queue_depth = st->messages_forwarded > settled ? st->messages_forwarded - settled : 0;
+    return true;
 }
 
-static bool sum(const shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms);
+void shoal__pool_peek(shoal_pool_t *p, shoal_pool_stats_t *st) { peek(p, st, 0); }
 
 bool shoal__pool_peek_within(shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms)
 {
-    memset(st, 0, sizeof *st);
-    st->size_ = (uint32_t)sizeof *st;
-    st->state = atomic_load_explicit(&p->pub_state, memory_order_relaxed);
-    st->pool_size = atomic_load_explicit(&p->nworkers, memory_order_relaxed);
-    st->target_size = atomic_load_explicit(&p->pub_target, memory_order_relaxed);
-    st->min_size = p->spec.min_size;
-    st->max_size = p->spec.max_size;
-    st->mailbox = atomic_load_explicit(&p->pub_mailbox, memory_order_relaxed);
-    st->retiring = atomic_load_explicit(&p->pub_retiring, memory_order_relaxed);
-    st->worker_restarts = atomic_load_explicit(&p->pub_restarts, memory_order_relaxed);
-    st->messages_requeued = atomic_load_explicit(&p->pub_requeued, memory_order_relaxed);
-    if (!sum(p, st, patience_ms ? patience_ms : 1))
-        return false;
-    uint64_t settled = st->messages_handled + st->messages_failed + st->messages_dropped;
-    st->queue_depth = st->messages_forwarded > settled ? st->messages_forwarded - settled : 0;
-    return true;
+    return peek(p, st, patience_ms ? patience_ms : 1);
 }
 
 bool shoal__pool_is_ended(shoal_pool_t *p)
