@@ -109,8 +109,9 @@ void shoal__host_tidy(shoal_host_t *h);
  * once a second by shoald. */
 void shoal__host_watch(shoal_host_t *h);
 
-/* Asks every pool to drain and waits until all have ended or deadline_ms
- * passed; logs each pool still busy then, with its last counts (or says
+/* Stops every source first (source.h: producers before the pools they
+ * feed), then asks every pool to drain and waits until all have ended or
+ * deadline_ms passed; logs each pool still busy then, with its last counts (or says
  * they are unknown). Between polls (every 10 ms, and before each pool's
  * stats call) asks interrupted(arg) (NULL: never): when it says true, stops
  * waiting at once and returns -1. Else returns how many pools were busy. */
