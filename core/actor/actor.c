@@ -103,11 +103,12 @@ int shoal__actor_spawn_as(shoal_runtime_t *rt, shoal_tcache_t *tc, const shoal_s
     shoal_env_t *init = NULL;
     if (beh != NULL && beh->state_size != 0 && (state = calloc(1, beh->state_size)) == NULL)
         goto fail;
-    if (parent != SHOAL_PID_NONE || hold != NULL || s->member_of != NULL) {
+    if (parent != SHOAL_PID_NONE || hold != NULL || s->member_of != NULL || s->sends != NULL) {
         if ((ext = calloc(1, sizeof *ext)) == NULL)
             goto fail;
         ext->parent = parent;
         ext->member_of = s->member_of;
+        ext->sends = s->sends;
         ext->notify_start = s->notify_start && parent != SHOAL_PID_NONE;
         if (hold != NULL)
             ext->hold = *hold;
@@ -644,6 +645,7 @@ void shoal__actor_run(shoal_worker_t *w, shoal_actor_t *a)
      * handles no work: only leaf workers count for their pools. */
     ctx->is_pool = atomic_load_explicit(&a->kind, memory_order_relaxed) == SHOAL_ACTOR_POOL;
     ctx->pool = ctx->b->ext != NULL && !ctx->is_pool ? ctx->b->ext->member_of : NULL;
+    ctx->sends = ctx->b->ext != NULL ? ctx->b->ext->sends : NULL;
     ctx->pool_exact = ctx->pool != NULL && ctx->pool->exact;
     ctx->name = ctx->b->beh->name;
     if (ctx->pool != NULL)

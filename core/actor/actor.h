@@ -87,6 +87,18 @@ typedef struct shoal_actor_hold_s {
     const char *origin;
 } shoal_actor_hold_t;
 
+/* What a source's actor sent (host/source.h), kept for it by the public
+ * send entry points (send.c) when its ext->sends points here: `sent` the
+ * messages accepted (SHOAL_OK), `refused` those refused with SHOAL_EFULL or
+ * SHOAL_EBUSY; sends to itself are not counted. Protocol: written with
+ * relaxed fetch_adds by the thread running the actor (one thread at a
+ * time), read with relaxed loads by the host (any thread): each is a
+ * monotonic count on its own, no other memory is published through them.
+ * The record that holds them (a pool record, pool.h) outlives the actor. */
+typedef struct shoal_send_counts_s {
+    _Atomic uint64_t sent, refused;
+} shoal_send_counts_t;
+
 /* What only some actors need: allocated on demand. */
 typedef struct shoal_actor_ext_s {
     shoal_pid_t parent;
@@ -100,6 +112,7 @@ typedef struct shoal_actor_ext_s {
     struct shoal_pool_s *member_of; /* a pool's worker: that pool (holds a reference) */
     bool retiring;                  /* removed from its pool: end when the mailbox is empty */
     bool notify_start;              /* the parent waits for SHOAL_ENV_STARTED (not sent yet) */
+    shoal_send_counts_t *sends;     /* a source's: its sends are counted there (NULL: not) */
 } shoal_actor_ext_t;
 
 typedef struct shoal_actor_back_s {
@@ -144,6 +157,7 @@ typedef struct shoal_spawn_s {
      * error text. A pool's own actor sends it itself when its workers have
      * started (shoal__actor_started). */
     bool notify_start;
+    shoal_send_counts_t *sends; /* count this actor's sends there (ext->sends), or NULL */
 } shoal_spawn_t;
 
 /* Spawns. See shoal_runtime_spawn. On success the actor owns the hold

@@ -159,7 +159,10 @@ fail:
 SHOAL_API int shoal_call(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const void *data,
                          size_t size, uint64_t timeout_ms, shoal_ref_t *ref)
 {
-    return request_async(ctx, to, SHOAL_MSG_CALL, false, type, data, size, timeout_ms, ref);
+    int rc = request_async(ctx, to, SHOAL_MSG_CALL, false, type, data, size, timeout_ms, ref);
+    if (__builtin_expect(ctx->sends != NULL, 0))
+        shoal__ctx_count_send(ctx, to, rc);
+    return rc;
 }
 
 SHOAL_API int shoal_call_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const void *data,

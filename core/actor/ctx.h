@@ -7,6 +7,7 @@
 
 #include "actor/actor.h"
 #include "runtime/tcache.h"
+#include "shoal/error.h"
 
 /* An inspection being built (inspect.c). It lives in the ctx so that a
  * panic inside the behaviour's inspect callback can free it. */
@@ -24,13 +25,14 @@ struct shoal_ctx_s {
     shoal_actor_t *a;
     shoal_actor_back_t *b;
     shoal_pid_t self;
-    shoal_env_t *cur;          /* the envelope being handled, for panic clean-up */
-    struct shoal_pool_s *pool; /* the pool this actor works for, or NULL */
-    bool is_pool;              /* the actor is a pool's own actor */
-    uint64_t pool_handled;     /* messages handled this turn, not yet counted for the pool */
-    bool pool_exact;           /* the pool counts every message at once (pool.h) */
-    const char *name;          /* for log lines: "pool/behaviour" for a pool's worker */
-    int exiting;               /* shoal_exit called or a callback failed */
+    shoal_env_t *cur;           /* the envelope being handled, for panic clean-up */
+    struct shoal_pool_s *pool;  /* the pool this actor works for, or NULL */
+    bool is_pool;               /* the actor is a pool's own actor */
+    uint64_t pool_handled;      /* messages handled this turn, not yet counted for the pool */
+    bool pool_exact;            /* the pool counts every message at once (pool.h) */
+    shoal_send_counts_t *sends; /* a source's: where its sends are counted (actor.h), or NULL */
+    const char *name;           /* for log lines: "pool/behaviour" for a pool's worker */
+    int exiting;                /* shoal_exit called or a callback failed */
     int reason;
     bool init_failed;  /* do not run terminate */
     bool in_terminate; /* a panic here must not run terminate again */
@@ -58,6 +60,19 @@ static inline void shoal__ctx_fail(struct shoal_ctx_s *ctx, int reason)
         ctx->exiting = 1;
         ctx->reason = reason;
     }
+}
+
+/* A source's send or call, counted (actor.h, shoal_send_counts_t: relaxed
+ * adds by the thread running the actor); sends to itself are not. The
+ * callers test ctx->sends first: other actors pay that one branch. */
+static inline void shoal__ctx_count_send(const struct shoal_ctx_s *ctx, shoal_pid_t to, int rc)
+{
+    if (to == ctx->self)
+        return;
+    if (rc == SHOAL_OK)
+        atomic_fetch_add_explicit(&ctx->sends->sent, 1, memory_order_relaxed);
+    else if (rc == SHOAL_EFULL || rc == SHOAL_EBUSY)
+        atomic_fetch_add_explicit(&ctx->sends->refused, 1, memory_order_relaxed);
 }
 
 #endif

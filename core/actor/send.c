@@ -149,7 +149,10 @@ int shoal__send_system(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, 
 SHOAL_API int shoal_send(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const void *data,
                          size_t size)
 {
-    return shoal__send(ctx->rt, ctx->tc, ctx->self, to, type, data, size, false, NULL, NULL);
+    int rc = shoal__send(ctx->rt, ctx->tc, ctx->self, to, type, data, size, false, NULL, NULL);
+    if (__builtin_expect(ctx->sends != NULL, 0))
+        shoal__ctx_count_send(ctx, to, rc);
+    return rc;
 }
 
 SHOAL_API int shoal_send_owned(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, void *data,
@@ -157,7 +160,10 @@ SHOAL_API int shoal_send_owned(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, 
 {
     if (data == NULL)
         return SHOAL_EINVAL;
-    return shoal__send(ctx->rt, ctx->tc, ctx->self, to, type, NULL, size, false, data, free_fn);
+    int rc = shoal__send(ctx->rt, ctx->tc, ctx->self, to, type, NULL, size, false, data, free_fn);
+    if (__builtin_expect(ctx->sends != NULL, 0))
+        shoal__ctx_count_send(ctx, to, rc);
+    return rc;
 }
 
 SHOAL_API int shoal_send_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const void *data,

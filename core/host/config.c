@@ -344,8 +344,22 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
         return SHOAL_OK;
     case SHOAL_KEY_WORKER:
         return set_worker(v, val, path, base, depth);
+    case SHOAL_KEY_ACTOR: { /* a source's: a behaviour, never a pool */
+        shoal_config_pool_t *p = base;
+        p->worker_at = val;
+        if (val->kind != SHOAL_NODE_SCALAR || !split_worker(val->text, &p->plugin, &p->behaviour))
+            return fail(err, val,
+                        "%s.actor: expected PLUGIN.BEHAVIOUR (e.g. loadgen.loadgen), got %s%s%s",
+                        path, val->kind == SHOAL_NODE_SCALAR ? "'" : "",
+                        val->kind == SHOAL_NODE_SCALAR ? val->text : shoal__node_kind_name(val),
+                        val->kind == SHOAL_NODE_SCALAR ? "'" : "");
+        if (shoal__config_plugin(v->c, p->plugin) == NULL)
+            return fail(err, val, "%s.actor: no plugin '%s' under plugins:", path, p->plugin);
+        return SHOAL_OK;
+    }
     case SHOAL_KEY_PLUGINS:
     case SHOAL_KEY_POOLS:
+    case SHOAL_KEY_SOURCES:
         break; /* top level only: see check_top */
     }
     return SHOAL_OK;
@@ -375,8 +389,9 @@ static int check_map(vctx_t *v, const shoal_schema_t *s, const shoal_node_t *map
             return fail(v->err, key, "unknown key '%s' in %s (expected one of: %s)", key->text,
                         path, keys);
         }
-        if (k->type == SHOAL_KEY_PLUGINS || k->type == SHOAL_KEY_POOLS)
-            continue; /* check_top, in order: plugins before pools */
+        if (k->type == SHOAL_KEY_PLUGINS || k->type == SHOAL_KEY_POOLS ||
+            k->type == SHOAL_KEY_SOURCES)
+            continue; /* check_top, in order: plugins, pools, sources */
         int rc = set_key(v, k, map, map->items[i], path, base, depth);
         if (rc != SHOAL_OK)
             return rc;
@@ -450,7 +465,14 @@ static int check_top(vctx_t *v, const shoal_node_t *root)
                 return rc;
         }
     }
-    return SHOAL_OK;
+    return shoal__config_check_sources(c, root, v->err);
+}
+
+int shoal__config_check_map(shoal_config_t *c, shoal_diag_t *err, const shoal_schema_t *s,
+                            const shoal_node_t *map, const char *path, void *base)
+{
+    vctx_t v = {c, err};
+    return check_map(&v, s, map, path, base, 0);
 }
 
 /* ---- public -------------------------------------------------------------- */
@@ -580,8 +602,8 @@ static int resolve_pool(shoal_config_t *c, shoal_config_pool_t *p, shoal_diag_t 
         for (size_t i = 0; i < count && n < sizeof list; i++)
             n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "",
                                   shoal__module_behaviour_at(pl->module, i)->name);
-        fail(err, p->worker_at, "%s.worker: plugin '%s' has no behaviour '%s' (it has: %s)",
-             p->path, p->plugin, p->behaviour, list);
+        fail(err, p->worker_at, "%s.%s: plugin '%s' has no behaviour '%s' (it has: %s)", p->path,
+             p->source ? "actor" : "worker", p->plugin, p->behaviour, list);
         return SHOAL_ELOAD;
     }
     /* The leaf's args against its behaviour's schema, if it declares one. */
@@ -616,8 +638,8 @@ int shoal__config_resolve(shoal_config_t *c, shoal_loader_t *loader, shoal_diag_
         if (pl->shown != NULL && (rc = shoal__module_show_as(pl->module, pl->shown)) != SHOAL_OK)
             return rc;
     }
-    for (size_t i = 0; i < c->npools; i++) {
-        int rc = resolve_pool(c, &c->pools[i], err);
+    for (size_t i = 0; i < c->npools + c->nsources; i++) {
+        int rc = resolve_pool(c, i < c->npools ? &c->pools[i] : &c->sources[i - c->npools], err);
         if (rc != SHOAL_OK)
             return rc;
     }
@@ -645,6 +667,9 @@ void shoal__config_free(shoal_config_t *c)
     for (size_t i = 0; i < c->npools; i++)
         pool_free(&c->pools[i]);
     free(c->pools);
+    for (size_t i = 0; i < c->nsources; i++)
+        pool_free(&c->sources[i]);
+    free(c->sources);
     for (size_t i = 0; i < c->nplugins; i++) {
         if (c->plugins[i].module != NULL)
             shoal__module_release(c->plugins[i].module);
@@ -680,6 +705,9 @@ int shoal__config_isolate(shoal_config_t *c, const char *name, const char *plugi
     if (keep != 0)
         c->pools[0] = c->pools[keep];
     c->npools = 1;
+    for (size_t i = 0; i < c->nsources; i++) /* the parent runs them */
+        pool_free(&c->sources[i]);
+    c->nsources = 0;
     shoal_config_pool_t *p = &c->pools[0];
     p->isolation = SHOAL_ISOLATION_NONE; /* here, it is the process's own */
     const shoal_config_pool_t *leaf = p;

@@ -15,18 +15,22 @@
  *   POOL:     { worker: PLUGIN.BEHAVIOUR | POOL (nested), size, min, max,
  *               mailbox: 1.. | unbounded, args: {...}, restart: {max,
  *               within, backoff} }
+ *   sources:  { NAME: SOURCE, ... }             names distinct from pools'
+ *   SOURCE:   { actor: PLUGIN.BEHAVIOUR, args: {...}, restart: {...} }
  *
  * `shoald --help-config` prints the table (shoal__config_help).
  */
 #ifndef SHOAL_HOST_CONFIG_H
 #define SHOAL_HOST_CONFIG_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "host/diag.h"
 #include "host/loader.h"
 #include "host/node.h"
+#include "host/schema.h"
 #include "shoal/pool.h"
 
 enum { SHOAL_LOG_FORMAT_TEXT = 0, SHOAL_LOG_FORMAT_JSON = 1 };
@@ -48,6 +52,7 @@ typedef struct shoal_config_pool_s {
     shoal_pool_restart_t restart;
     uint64_t warn_queue;      /* log when more are in flight; 0 = never */
     int isolation;            /* SHOAL_ISOLATION_*: top-level pools only */
+    bool source;              /* under sources: (a singleton actor, not a pool; source.h) */
     const shoal_node_t *args; /* the `args:` mapping, or NULL */
     /* resolve */
     shoal_module_t *module; /* a reference, dropped by shoal__config_free */
@@ -96,6 +101,10 @@ typedef struct shoal_config_s {
     size_t nplugins;
     shoal_config_pool_t *pools;
     size_t npools;
+    /* sources: singleton actors (host/source.h), each kept in a record like a
+     * pool's of one worker: size 1, mailbox 64, source set, no nesting */
+    shoal_config_pool_t *sources;
+    size_t nsources;
 } shoal_config_t;
 
 /* Parses and validates the file at path (no plugin is loaded). On error:
@@ -132,6 +141,18 @@ int shoal__config_isolate(shoal_config_t *c, const char *name, const char *plugi
  * one), malloc'd, or NULL. A relative result always has a slash ("./x.so",
  * never "x.so"): dlopen searches the library path for a name without one. */
 char *shoal__config_path(const char *dir, const char *p);
+
+/* The source called name, or NULL. */
+const shoal_config_pool_t *shoal__config_source(const shoal_config_t *c, const char *name);
+
+/* ---- between config.c and config_source.c ---- */
+
+/* Checks map against schema s, filling base (as for a pool): its keys'
+ * errors in err. */
+int shoal__config_check_map(shoal_config_t *c, shoal_diag_t *err, const shoal_schema_t *s,
+                            const shoal_node_t *map, const char *path, void *base);
+/* Checks the `sources:` section of root (after pools:) into c->sources. */
+int shoal__config_check_sources(shoal_config_t *c, const shoal_node_t *root, shoal_diag_t *err);
 
 /* The pool called name (top level), or NULL. */
 const shoal_config_pool_t *shoal__config_pool(const shoal_config_t *c, const char *name);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/source.h"
 #include "host/control_conn.h"
 
 #define ACTOR_TIMEOUT_MS 5000 /* inspect, scale, and call without its own timeout */
@@ -22,6 +23,17 @@ static shoal_host_pool_t *pool_named(shoal_host_t *h, const char *name)
         if (!h->pools[i].draining && strcmp(h->pools[i].name, name) == 0)
             return &h->pools[i];
     return NULL;
+}
+
+/* The live pool or source called name (send and call reach either: both
+ * are registered under their names), or NULL. */
+static shoal_host_pool_t *actor_named(shoal_host_t *h, const char *name)
+{
+    shoal_host_pool_t *hp = pool_named(h, name);
+    for (size_t i = 0; hp == NULL && i < h->nsources; i++)
+        if (!h->sources[i].draining && strcmp(h->sources[i].name, name) == 0)
+            hp = &h->sources[i];
+    return hp;
 }
 
 /* Next space-separated word of *s (NUL-terminated in place), or NULL. */
@@ -206,10 +218,9 @@ static void status(shoal_control_t *c, shoal_control_conn_t *k)
     shoal_host_t *h = c->h;
     static char ledgers[16384]; /* the host thread's */
     shoal__host_ledgers(h, ledgers, sizeof ledgers);
-    shoal__control_say(k,
-                       "0 ok\ngeneration %" PRIu64 "\nreloads %" PRIu64 " ok, %" PRIu64
-                       " failed\nthreads %u\n",
-                       h->generation, h->reloads, h->reloads_failed, shoal_runtime_threads(h->rt));
+    shoal__control_say(
+        k, "0 ok\ngeneration %" PRIu64 "\nreloads %" PRIu64 " ok, %" PRIu64 " failed\nthreads %u\n",
+        h->generation, h->reloads, h->reloads_failed, shoal_runtime_threads(h->rt));
     shoal__control_put(k, ledgers, strlen(ledgers));
     size_t open = 0; /* closed ones keep their slot until the sweep */
     for (size_t i = 0; i < c->nconns; i++)
@@ -220,15 +231,16 @@ static void status(shoal_control_t *c, shoal_control_conn_t *k)
     for (size_t i = 0; i < h->npools; i++) {
         shoal_pool_stats_t st;
         shoal__host_peek(&h->pools[i], &st);
-        shoal__control_say(k,
-                           "pool %s size %u target %u in_flight %" PRIu64 " forwarded %" PRIu64
-                           "%s\n",
-                           h->pools[i].name, st.pool_size, st.target_size, st.queue_depth,
-                           st.messages_forwarded,
-                           shoal__pool_is_ended(h->pools[i].rec) ? " ended"
-                           : h->pools[i].draining                ? " draining"
-                                                                 : "");
+        shoal__control_say(
+            k, "pool %s size %u target %u in_flight %" PRIu64 " forwarded %" PRIu64 "%s\n",
+            h->pools[i].name, st.pool_size, st.target_size, st.queue_depth, st.messages_forwarded,
+            shoal__pool_is_ended(h->pools[i].rec) ? " ended"
+            : h->pools[i].draining                ? " draining"
+                                                  : "");
     }
+    static char sources[8192]; /* the host thread's */
+    shoal__host_sources_status(h, sources, sizeof sources);
+    shoal__control_put(k, sources, strlen(sources));
     shoal__control_say(k, "%s", shoal__host_stall_lines(h));
 }
 
@@ -236,7 +248,7 @@ static void status(shoal_control_t *c, shoal_control_conn_t *k)
 static void send_or_call(shoal_control_t *c, shoal_control_conn_t *k, const char *cmd, char *rest)
 {
     char *name = word(&rest);
-    shoal_host_pool_t *hp = name ? pool_named(c->h, name) : NULL;
+    shoal_host_pool_t *hp = name ? actor_named(c->h, name) : NULL;
     if (name == NULL) {
         shoal__control_say(k, "2 usage: %s POOL DATA\n", cmd);
         return;

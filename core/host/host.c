@@ -14,6 +14,7 @@
 
 #include "host/code.h"
 #include "host/isolated.h"
+#include "host/source.h"
 #include "pool/pool.h"
 #include "runtime/fault.h"
 #include "runtime/grow.h"
@@ -340,9 +341,14 @@ int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, 
         }
         char mailbox[24];
         shoal__host_mailbox_text(cp->mailbox, mailbox);
-        shoal__host_log(h, SHOAL_LOG_INFO, "pool %s started: %u workers%s, mailbox %s", cp->name,
-                        cp->size, cp->nested ? " (pools)" : "", mailbox);
+        shoal__host_log(h, SHOAL_LOG_INFO, "pool %s started: %u worker%s%s, mailbox %s", cp->name,
+                        cp->size, cp->size == 1 ? "" : "s", cp->nested ? " (pools)" : "", mailbox);
     }
+    if ((rc = shoal__host_sources_start(h, err)) != SHOAL_OK) /* after every pool: targets exist */
+        goto fail;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    h->started_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
     *out = h;
     return SHOAL_OK;
 fail:
@@ -425,6 +431,7 @@ void shoal__host_ledgers(shoal_host_t *h, char *buf, size_t size)
 
 void shoal__host_watch(shoal_host_t *h)
 {
+    shoal__host_sources_watch(h);
     for (size_t i = 0; i < h->npools; i++) {
         shoal_host_pool_t *hp = &h->pools[i];
         if (hp->cp == NULL || hp->cp->warn_queue == 0)
@@ -521,6 +528,14 @@ static double now_s(void)
 
 int shoal__host_drain(shoal_host_t *h, uint64_t deadline_ms, bool (*interrupted)(void *), void *arg)
 {
+    /* Producers first: the sources stop before the pools drain. */
+    if (h->nsources != 0) {
+        size_t n = h->nsources;
+        int left = shoal__host_sources_stop(h, deadline_ms);
+        shoal__host_log(h, left ? SHOAL_LOG_WARN : SHOAL_LOG_INFO,
+                        "shutdown: %zu source%s stopped%s, the pools drain", n - (size_t)left,
+                        n - (size_t)left == 1 ? "" : "s", left ? " (some did not)" : "");
+    }
     for (size_t i = 0; i < h->npools; i++)
         if (!shoal__pool_is_ended(h->pools[i].rec))
             shoal_runtime_send_priority(h->rt, h->pools[i].pid, SHOAL_POOL_DRAIN, NULL, 0);
@@ -548,8 +563,9 @@ int shoal__host_drain(shoal_host_t *h, uint64_t deadline_ms, bool (*interrupted)
         shoal__host_peek(hp, &st);
         shoal__host_log(h, SHOAL_LOG_WARN,
                         "shutdown: pool %s still busy after %" PRIu64 " ms: %" PRIu64
-                        " in flight, %u workers, %u retiring",
-                        hp->name, deadline_ms, st.queue_depth, st.pool_size, st.retiring);
+                        " in flight, %u worker%s, %u retiring",
+                        hp->name, deadline_ms, st.queue_depth, st.pool_size,
+                        st.pool_size == 1 ? "" : "s", st.retiring);
     }
     return busy;
 }
@@ -592,6 +608,7 @@ void shoal__host_destroy(shoal_host_t *h)
         free(h->pools[i].name);
     }
     free(h->pools);
+    shoal__host_sources_free(h);
     if (h->rt != NULL)
         shoal_runtime_destroy(h->rt); /* stops what is left, joins every thread */
     /* After the actors: the modules they held are released with them. */
@@ -600,46 +617,4 @@ void shoal__host_destroy(shoal_host_t *h)
     pthread_mutex_destroy(&h->log_lock);
     free(h->stall_text);
     free(h);
-}
-
-/* ---- the table ----------------------------------------------------------- */
-
-static const char *fmt_ns(char buf[24], uint64_t ns)
-{
-    if (ns < 10000)
-        snprintf(buf, 24, "%" PRIu64 "ns", ns);
-    else if (ns < 10000000)
-        snprintf(buf, 24, "%" PRIu64 "us", ns / 1000);
-    else
-        snprintf(buf, 24, "%" PRIu64 "ms", ns / 1000000);
-    return buf;
-}
-
-void shoal__host_table(shoal_host_t *h, FILE *out, double seconds, bool header)
-{
-    fprintf(out, "%s-- generation %" PRIu64 " --\n", header ? "" : "\n", h->generation);
-    if (header)
-        fprintf(out, "%-16s %5s %10s %8s %9s %8s %8s %8s %8s %s\n", "pool", "size", "rate/s",
-                "depth", "refused", "failed", "restarts", "wait_p50", "wait_p99", "state");
-    for (size_t i = 0; i < h->npools; i++) {
-        shoal_host_pool_t *hp = &h->pools[i];
-        shoal_pool_stats_t st;
-        shoal__host_peek(hp, &st);
-        double dt = seconds > 0 ? seconds : 1;
-        char p50[24], p99[24];
-        bool ended = shoal__pool_is_ended(hp->rec);
-        fprintf(out,
-                "%-16s %5u %10.0f %8" PRIu64 " %9" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8s %8s %s\n",
-                hp->name, st.pool_size,
-                (double)(st.messages_forwarded - hp->last.messages_forwarded) / dt, st.queue_depth,
-                st.messages_unhandled - hp->last.messages_unhandled,
-                st.messages_failed - hp->last.messages_failed, st.worker_restarts,
-                fmt_ns(p50, st.queue_wait_ns[0]), fmt_ns(p99, st.queue_wait_ns[2]),
-                ended                             ? "ended"
-                : st.state == SHOAL_POOL_DEGRADED ? "degraded"
-                : st.state == SHOAL_POOL_DRAINING ? "draining"
-                                                  : "running");
-        hp->last = st;
-    }
-    fflush(out);
 }

@@ -25,6 +25,10 @@ typedef struct shoal_host_pool_s {
     shoal_pool_stats_t last;       /* for rates in the table */
     bool draining;                 /* removed or replaced: draining, then forgotten */
     bool over_warn;                /* in flight past its warn_queue (logged once) */
+    /* a source's (source.h): its sends at the last table row; restarts and
+     * state at the last watch */
+    uint64_t last_sent, last_refused, seen_restarts;
+    bool down;
 } shoal_host_pool_t;
 
 /* The message counts of a set of pools (a ledger): accepted = handled +
@@ -63,6 +67,10 @@ typedef struct shoal_host_s {
     uint64_t reloads, reloads_failed;
     shoal_host_pool_t *pools;
     size_t npools, pools_cap;
+    /* sources (source.h): singleton actors, each in a record of one worker */
+    shoal_host_pool_t *sources;
+    size_t nsources, sources_cap;
+    double started_s; /* CLOCK_MONOTONIC at start, for the table's uptime */
     /* The final counts of pools that have ended and been forgotten, one
      * entry per generation that started any (oldest first): with the live
      * pools' they make the ledger, which so never forgets a message. */
@@ -126,8 +134,9 @@ void shoal__host_tidy(shoal_host_t *h);
  * once a second by shoald. */
 void shoal__host_watch(shoal_host_t *h);
 
-/* Asks every pool to drain and waits until all have ended or deadline_ms
- * passed; logs each pool still busy then, with its last counts (or says
+/* Stops every source first (source.h: producers before the pools they
+ * feed), then asks every pool to drain and waits until all have ended or
+ * deadline_ms passed; logs each pool still busy then, with its last counts (or says
  * they are unknown). Between polls (every 10 ms, and before each pool's
  * stats call) asks interrupted(arg) (NULL: never): when it says true, stops
  * waiting at once and returns -1. Else returns how many pools were busy. */
@@ -154,9 +163,15 @@ void shoal__host_destroy(shoal_host_t *h);
 /* A log line from the host itself (pid none). */
 void shoal__host_log(shoal_host_t *h, int level, const char *fmt, ...) SHOAL_PRINTF(3, 4);
 
-/* One table row per pool (rate since the previous call, queue depth,
- * refused, restarts, queue-wait p50/p99); a header first if asked. */
-void shoal__host_table(shoal_host_t *h, FILE *out, double seconds, bool header);
+/* The table (table.c), every second: a top line (generation, uptime,
+ * pools, sources, threads), the pools' header and a row per pool (rates
+ * per second since the previous call over `seconds`, totals, queue-wait
+ * p50/p99 in microseconds, state: running, degraded, draining, ended, or
+ * `no answer` when an isolated pool's counts could not be read at once),
+ * then the sources' header and rows (source.h). tty: redrawn in place
+ * (ANSI home and clear first); else plain blocks, each ending in an empty
+ * line. */
+void shoal__host_table(shoal_host_t *h, FILE *out, double seconds, bool tty);
 
 /* ---- between host.c and reload.c ---- */
 

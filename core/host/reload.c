@@ -8,6 +8,7 @@
  * --diff) and forgetting pools that have ended. See host.h.
  */
 #include "host/host.h"
+#include "host/source.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -63,6 +64,11 @@ static bool same_workers(const shoal_config_pool_t *a, const shoal_config_pool_t
         a = a->nested, b = b->nested;
     return a->module == b->module && strcmp(a->behaviour, b->behaviour) == 0 &&
            node_equal(a->args, b->args);
+}
+
+bool shoal__host_same_actor(const shoal_config_pool_t *a, const shoal_config_pool_t *b)
+{
+    return same_workers(a, b);
 }
 
 /* What the pool runs with now (a scale may have changed its size since its
@@ -150,6 +156,10 @@ void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_
     for (size_t i = 0; i < c->npools; i++)
         if (live_pool(h, c->pools[i].name) == NULL)
             note(&log, "start %s", c->pools[i].name);
+    char notes[600];
+    shoal__host_sources_plan(h, c, notes, sizeof notes);
+    if (notes[0] != '\0')
+        note(&log, "%s", notes);
     snprintf(buf, size, "%s", log.n ? log.text : "no change");
 }
 
@@ -280,7 +290,7 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
         return rc;
     }
     uint64_t gen = h->generation + 1;
-    size_t first_new = h->npools;
+    size_t first_new = h->npools, first_src = h->nsources;
     /* Pools whose workers were swapped, prepared: committed below, or
      * aborted on a failure. */
     size_t *swapped = calloc(h->npools ? h->npools : 1, sizeof *swapped), nswapped = 0;
@@ -328,6 +338,9 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
         }
         swapped[nswapped++] = i;
     }
+    /* 3. New sources, and new ones for changed sources: their init runs. */
+    if ((rc = shoal__host_sources_prepare(h, c, gen, &first_src, &err)) != SHOAL_OK)
+        goto undo;
 
     /* Committed: nothing below can make the reload fail. */
     change_log_t log = {.len = 0, .n = 0};
@@ -384,6 +397,10 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
         if (!replaced)
             note(&log, "started %s", hp->name);
     }
+    char notes[600];
+    shoal__host_sources_commit(h, c, first_src, notes, sizeof notes);
+    if (notes[0] != '\0')
+        note(&log, "%s", notes);
     /* The runtime's settings and the control socket are fixed at start. */
     const shoal_config_t *was = h->config;
     if (c->runtime.threads != was->runtime.threads ||
@@ -417,6 +434,7 @@ undo:
     for (size_t k = 0; k < nswapped; k++)
         swap_call(h, h->pools[swapped[k]].pid, SHOAL__POOL_SWAP_ABORT, NULL, 0, NULL, 0);
     free(swapped);
+    shoal__host_sources_undo(h, first_src);
     /* The pools started for this reload: stopped and forgotten (their
      * counts, if any, stay in the ledger of the generation that failed). */
     while (h->npools > first_new) {

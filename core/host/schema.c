@@ -92,6 +92,16 @@ static const shoal_schema_key_t metrics_keys[] = {
 };
 static const shoal_schema_t metrics_schema = {"metrics", metrics_keys, NKEYS(metrics_keys)};
 
+static const shoal_schema_key_t source_keys[] = {
+    {"actor", SHOAL_KEY_ACTOR, 0, 0, 0, NULL, NULL, "(required)",
+     "PLUGIN.BEHAVIOUR: one actor, spawned after every pool, stopped before they drain"},
+    {"args", SHOAL_KEY_ARGS, 0, 0, 0, NULL, NULL, "{}",
+     "checked against the behaviour's args schema, given to its init"},
+    {"restart", SHOAL_KEY_SECTION, 0, 0, 0, NULL, &restart_schema, "",
+     "restart policy: past max within `within` it stays down, retried after backoff"},
+};
+const shoal_schema_t shoal__schema_source = {"SOURCE", source_keys, NKEYS(source_keys)};
+
 static const shoal_schema_key_t top_keys[] = {
     {"runtime", SHOAL_KEY_SECTION, 0, 0, 0, NULL, &runtime_schema, "", "the dispatcher"},
     {"log", SHOAL_KEY_SECTION, 0, 0, 0, NULL, &log_schema, "", "log lines"},
@@ -101,6 +111,8 @@ static const shoal_schema_key_t top_keys[] = {
      "NAME: path of a .so (relative to this file) or a plugin name (no '/': NAME.so on the "
      "plugin path); or a list of names"},
     {"pools", SHOAL_KEY_POOLS, 0, 0, 0, NULL, &shoal__schema_pool, "{}", "NAME: POOL"},
+    {"sources", SHOAL_KEY_SOURCES, 0, 0, 0, NULL, &shoal__schema_source, "{}",
+     "NAME: SOURCE (singleton actors that feed pools; names distinct from pools')"},
 };
 const shoal_schema_t shoal__schema_top = {"", top_keys, NKEYS(top_keys)};
 
@@ -141,6 +153,10 @@ static const char *type_name(const shoal_schema_key_t *k, char *buf, size_t size
         return "mapping NAME: POOL";
     case SHOAL_KEY_WORKER:
         return "PLUGIN.BEHAVIOUR | POOL";
+    case SHOAL_KEY_SOURCES:
+        return "mapping NAME: SOURCE";
+    case SHOAL_KEY_ACTOR:
+        return "PLUGIN.BEHAVIOUR";
     case SHOAL_KEY_ARGS:
         return "mapping";
     case SHOAL_KEY_LIMIT:
@@ -175,4 +191,6 @@ void shoal__config_help(FILE *out)
     help_schema(out, &shoal__schema_top, "");
     fprintf(out, "\nPOOL (each entry under pools:):\n");
     help_schema(out, &shoal__schema_pool, "");
+    fprintf(out, "\nSOURCE (each entry under sources:):\n");
+    help_schema(out, &shoal__schema_source, "");
 }

@@ -26,6 +26,8 @@ typedef enum {
     SHOAL_KEY_LIMIT,    /* `off` (0) or integer in [min, max], stored as uint64 */
     SHOAL_KEY_DIRS,     /* a list of directories (or one): the node, kept as is */
     SHOAL_KEY_LISTEN,   /* HOST:PORT (listen.h), stored as a shoal_listen_t * (NULL: absent) */
+    SHOAL_KEY_SOURCES,  /* NAME: source, ... */
+    SHOAL_KEY_ACTOR,    /* PLUGIN.BEHAVIOUR (a source's) */
 } shoal_key_type_t;
 
 typedef struct shoal_schema_s shoal_schema_t;
@@ -50,5 +52,7 @@ struct shoal_schema_s {
 /* The top level, and the mapping of one pool (under pools:). */
 extern const shoal_schema_t shoal__schema_top;
 extern const shoal_schema_t shoal__schema_pool;
+/* The mapping of one source (under sources:). */
+extern const shoal_schema_t shoal__schema_source;
 
 #endif

@@ -166,8 +166,12 @@ static int check(const char *path)
     for (size_t i = 0; i < c->npools; i++)
         for (const shoal_config_pool_t *p = c->pools[i].nested; p != NULL; p = p->nested)
             nested++;
-    printf("%s: ok: %zu plugin%s, %zu pool%s (%zu nested)\n", path, c->nplugins,
-           c->nplugins == 1 ? "" : "s", c->npools, c->npools == 1 ? "" : "s", nested);
+    char sources[48] = ""; /* said when there are any */
+    if (c->nsources != 0)
+        snprintf(sources, sizeof sources, ", %zu source%s", c->nsources,
+                 c->nsources == 1 ? "" : "s");
+    printf("%s: ok: %zu plugin%s, %zu pool%s (%zu nested)%s\n", path, c->nplugins,
+           c->nplugins == 1 ? "" : "s", c->npools, c->npools == 1 ? "" : "s", nested, sources);
     for (size_t i = 0; i < c->nplugins; i++) /* where each was found */
         printf("plugin %s: %s (%s)\n", c->plugins[i].name, c->plugins[i].path, c->plugins[i].found);
     shoal__config_free(c);
@@ -302,13 +306,19 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
         shoal__notify_close(notify);
         return 2;
     }
-    shoal__host_log(h, SHOAL_LOG_INFO, "running %s: %zu pools on %u threads%s%s", path, h->npools,
-                    shoal_runtime_threads(h->rt), control ? ", control socket " : "",
+    unsigned nthreads = shoal_runtime_threads(h->rt);
+    char sources[48] = "";
+    if (h->nsources != 0)
+        snprintf(sources, sizeof sources, ", %zu source%s", h->nsources,
+                 h->nsources == 1 ? "" : "s");
+    shoal__host_log(h, SHOAL_LOG_INFO, "running %s: %zu pool%s%s on %u thread%s%s%s", path,
+                    h->npools, h->npools == 1 ? "" : "s", sources, nthreads,
+                    nthreads == 1 ? "" : "s", control ? ", control socket " : "",
                     control ? h->config->runtime.control : "");
     shoal__metrics_attach(metrics, h);
     shoal__notify_ready(notify, h); /* systemd: READY=1; reloads tell it too */
     double start = now_s(), last = start, next = start + 1;
-    bool header = true, stop = false;
+    bool tty = isatty(STDOUT_FILENO), stop = false;
     const char *why = "--run-for";
     while (!stop) {
         double t = now_s();
@@ -356,8 +366,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
             shoal__host_watch(h);
             shoal__notify_status(notify, h);
             if (table)
-                shoal__host_table(h, stdout, now - last, header);
-            header = false;
+                shoal__host_table(h, stdout, now - last, tty);
             last = now;
             next += 1;
         }

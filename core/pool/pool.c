@@ -141,6 +141,7 @@ static int spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t parent,
         return rc;
     }
     p->exact = opts != NULL && opts->exact;
+    p->count_sends = opts != NULL && opts->count_sends;
     rc = spec_copy(p, spec);
     uint32_t ring = spec->restart.max ? spec->restart.max : 1;
     if (rc == SHOAL_OK && (p->restart_at = calloc(ring, sizeof *p->restart_at)) == NULL)

@@ -114,6 +114,10 @@ typedef struct shoal_pool_s {
     alignas(64) _Atomic uint32_t pub_state, pub_target, pub_retiring, pub_mailbox;
     _Atomic uint64_t pub_restarts, pub_requeued, pub_orphans;
     _Atomic uint32_t pub_ended; /* set [release] when the pool's actor has ended */
+    /* A source's record (opts count_sends, set before publication): its
+     * workers are spawned with ext->sends = &sends (actor.h protocol). */
+    bool count_sends;
+    shoal_send_counts_t sends;
 
     /* owned by the pool actor */
     alignas(64) shoal_runtime_t *rt;
@@ -176,12 +180,15 @@ int shoal__pool_start(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
  *   stripes   its counters live here, nstripes of them (a child's, in the
  *             shared memory its parent reads), and ...
  *   exact     ... its workers count every message as it is settled, not
- *             once a turn: a process that dies leaves exact counts. */
+ *             once a turn: a process that dies leaves exact counts.
+ *   count_sends  its workers' sends are counted in the record's `sends`
+ *             (a source's, host/source.h). */
 typedef struct shoal_pool_opts_s {
     const shoal_remote_launch_t *remote;
     struct shoal_pool_stripe_s *stripes;
     uint32_t nstripes;
     bool exact;
+    bool count_sends; /* a source's: its workers' sends are counted in the record */
 } shoal_pool_opts_t;
 int shoal__pool_start_ex(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
                          const shoal_pool_hold_t *hold, const shoal_pool_opts_t *opts,
@@ -198,6 +205,10 @@ shoal_pool_t *shoal__pool_find(shoal_runtime_t *rt, shoal_pid_t pid);
  * worker's messages to itself. Any thread holding a reference; after the
  * pool has ended, its final counts. */
 void shoal__pool_peek(shoal_pool_t *p, shoal_pool_stats_t *st);
+/* The same, but for an isolated pool gives up (false) when its children's
+ * counts cannot be read within patience_ms (its supervisor holds them):
+ * the table says `no answer` then. */
+bool shoal__pool_peek_within(shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms);
 /* The pool's actor publishes what peek reads (end of each of its callbacks). */
 void shoal__pool_publish(shoal_pool_t *p);
 /* Whether the pool's actor has ended (its workers may still be ending). */

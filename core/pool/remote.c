@@ -28,6 +28,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -116,7 +117,24 @@ int shoal__remote_forward(shoal_remote_t *r, shoal_tcache_t *tc, shoal_env_t *e)
     return SHOAL_OK;
 }
 
-void shoal__remote_sum(shoal_remote_t *r, shoal_pool_stats_t *st, uint64_t *wait, uint64_t *service)
+/* Takes r->lock; with patience (ms), gives up after that long (false). */
+static bool lock_within(shoal_remote_t *r, unsigned patience)
+{
+    if (patience == 0) {
+        pthread_mutex_lock(&r->lock);
+        return true;
+    }
+    for (unsigned i = 0; i < patience * 10; i++) {
+        if (pthread_mutex_trylock(&r->lock) == 0)
+            return true;
+        struct timespec ts = {0, 100 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return false;
+}
+
+static bool remote_sum(shoal_remote_t *r, shoal_pool_stats_t *st, uint64_t *wait, uint64_t *service,
+                       unsigned patience)
 {
     st->messages_handled += atomic_load_explicit(&r->done_handled, memory_order_relaxed);
     st->messages_failed += atomic_load_explicit(&r->done_failed, memory_order_relaxed);
@@ -124,7 +142,8 @@ void shoal__remote_sum(shoal_remote_t *r, shoal_pool_stats_t *st, uint64_t *wait
     st->pool_size = atomic_load_explicit(&r->live_size, memory_order_relaxed);
     /* The live children: the supervisor frees them only after taking the
      * lock, so they stay while we read. */
-    pthread_mutex_lock(&r->lock);
+    if (!lock_within(r, patience))
+        return false;
     for (child_t *c = r->children; c != NULL; c = c->next) {
         uint64_t h, f, d;
         shoal__remote_settled(c, atomic_load_explicit(&c->pushed, memory_order_relaxed), &h, &f,
@@ -144,6 +163,18 @@ void shoal__remote_sum(shoal_remote_t *r, shoal_pool_stats_t *st, uint64_t *wait
         }
     }
     pthread_mutex_unlock(&r->lock);
+    return true;
+}
+
+void shoal__remote_sum(shoal_remote_t *r, shoal_pool_stats_t *st, uint64_t *wait, uint64_t *service)
+{
+    remote_sum(r, st, wait, service, 0);
+}
+
+bool shoal__remote_sum_within(shoal_remote_t *r, shoal_pool_stats_t *st, uint64_t *wait,
+                              uint64_t *service, unsigned patience_ms)
+{
+    return remote_sum(r, st, wait, service, patience_ms ? patience_ms : 1);
 }
 
 void shoal__remote_hist(shoal_remote_t *r, uint64_t *wait, uint64_t *service, uint64_t *wait_sum,

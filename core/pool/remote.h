@@ -151,6 +151,11 @@ void shoal__remote_sum(shoal_remote_t *r, struct shoal_pool_stats_s *st, uint64_
  * *service_sum (an ended child's go with it). Any thread. */
 void shoal__remote_hist(shoal_remote_t *r, uint64_t *wait, uint64_t *service, uint64_t *wait_sum,
                         uint64_t *service_sum);
+/* The same, but gives up (false, st partly filled) when the children's
+ * lock stays taken for patience_ms (the supervisor is busy with a child):
+ * for the table, which must not wait. */
+bool shoal__remote_sum_within(shoal_remote_t *r, struct shoal_pool_stats_s *st, uint64_t *wait,
+                              uint64_t *service, unsigned patience_ms);
 
 /* What inspect shows of the processes: the child taking new work (0 when
  * none is up), how many were started and how many ended unasked (killed

@@ -93,7 +93,11 @@ void shoal__pool_publish(shoal_pool_t *p)
     atomic_store_explicit(&p->pub_orphans, p->orphans.n, memory_order_relaxed);
 }
 
-void shoal__pool_peek(shoal_pool_t *p, shoal_pool_stats_t *st)
+static bool sum(const shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms);
+
+/* shoal__pool_peek (patience_ms 0: waits for an isolated pool's children's
+ * counts) and shoal__pool_peek_within (gives up after patience_ms: false). */
+static bool peek(shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms)
 {
     memset(st, 0, sizeof *st);
     st->size_ = (uint32_t)sizeof *st;
@@ -106,11 +110,20 @@ void shoal__pool_peek(shoal_pool_t *p, shoal_pool_stats_t *st)
     st->retiring = atomic_load_explicit(&p->pub_retiring, memory_order_relaxed);
     st->worker_restarts = atomic_load_explicit(&p->pub_restarts, memory_order_relaxed);
     st->messages_requeued = atomic_load_explicit(&p->pub_requeued, memory_order_relaxed);
-    shoal__pool_sum(p, st);
+    if (!sum(p, st, patience_ms))
+        return false;
     /* Summed while traffic flows, a message may show as handled before its
      * forward does: in flight never goes below 0. */
     uint64_t settled = st->messages_handled + st->messages_failed + st->messages_dropped;
     st->queue_depth = st->messages_forwarded > settled ? st->messages_forwarded - settled : 0;
+    return true;
+}
+
+void shoal__pool_peek(shoal_pool_t *p, shoal_pool_stats_t *st) { peek(p, st, 0); }
+
+bool shoal__pool_peek_within(shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms)
+{
+    return peek(p, st, patience_ms ? patience_ms : 1);
 }
 
 bool shoal__pool_is_ended(shoal_pool_t *p)
@@ -265,7 +278,11 @@ static void percentiles(const uint64_t *h, uint64_t out[3])
     }
 }
 
-void shoal__pool_sum(const shoal_pool_t *p, shoal_pool_stats_t *st)
+void shoal__pool_sum(const shoal_pool_t *p, shoal_pool_stats_t *st) { sum(p, st, 0); }
+
+/* patience_ms 0: waits for a remote pool's children's lock; else gives up
+ * after that long (false). */
+static bool sum(const shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms)
 {
     uint64_t wait[SHOAL_HIST_BUCKETS] = {0}, service[SHOAL_HIST_BUCKETS] = {0};
     for (uint32_t s = 0; s < p->nstripes; s++) {
@@ -282,10 +299,14 @@ void shoal__pool_sum(const shoal_pool_t *p, shoal_pool_stats_t *st)
             service[i] += atomic_load_explicit(&x->service[i], memory_order_relaxed);
         }
     }
-    if (p->remote != NULL) /* the children's: handled, failed, dropped, latencies, size */
+    if (p->remote != NULL && patience_ms == 0) /* the children's: handled, failed, ... size */
         shoal__remote_sum(p->remote, st, wait, service);
+    else if (p->remote != NULL &&
+             !shoal__remote_sum_within(p->remote, st, wait, service, patience_ms))
+        return false;
     percentiles(wait, st->queue_wait_ns);
     percentiles(service, st->service_ns);
+    return true;
 }
 
 void shoal__pool_hist(shoal_pool_t *p, shoal_pool_hist_t *out)

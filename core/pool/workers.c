@@ -50,6 +50,7 @@ int shoal__pool_spawn_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p,
             .hold = held ? &ah : NULL,
             .member_of = p,
             .notify_start = notify,
+            .sends = p->count_sends ? &p->sends : NULL,
         };
         rc = shoal__actor_spawn_as(ctx->rt, ctx->tc, &s, pid);
         if (rc != SHOAL_OK && held)

@@ -67,7 +67,7 @@ typedef struct bad_case_s {
 static const bad_case_t bad_cases[] = {
     /* unknown keys, each section listing what it takes */
     {"bogus: 1\n", F "1:1: unknown key 'bogus' at the top level (expected one of: runtime, log, "
-                     "shutdown, metrics, plugins, pools)"},
+                     "shutdown, metrics, plugins, pools, sources)"},
     /* metrics.listen: HOST:PORT, numeric */
     {"metrics: { port: 1 }\npools: {}\n",
      F "1:12: unknown key 'port' in metrics (expected one of: listen)"},
@@ -688,6 +688,11 @@ static void test_help(void)
         "a number >= 1, or unbounded\n",
         "  restart.within             duration (250ms, 2s, 1m)       5s               the restart "
         "window\n",
+        "\nSOURCE (each entry under sources:):\n"
+        "  actor                      PLUGIN.BEHAVIOUR               (required)       "
+        "PLUGIN.BEHAVIOUR: one actor, spawned after every pool, stopped before they drain\n",
+        "  sources                    mapping NAME: SOURCE           {}               NAME: SOURCE "
+        "(singleton actors that feed pools; names distinct from pools')\n",
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
         CU_ASSERT_PTR_NOT_NULL(strstr(out, lines[i]));
@@ -729,6 +734,138 @@ static void test_help(void)
     free(out);
 }
 
+/* ---- sources ----------------------------------------------------------------- */
+
+#define SRC PL "pools:\n  api:\n    worker: e.echo\nsources:\n"
+
+static void test_sources(void)
+{
+    shoal_config_t *c = parse(SRC "  load:\n    actor: e.gen\n    args: {target: api, rate: 5}\n"
+                                  "    restart: {max: 3, within: 2s, backoff: 50ms}\n"
+                                  "  quiet: {actor: e.idle}\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(c->npools, 1);
+    CU_ASSERT_EQUAL_FATAL(c->nsources, 2);
+    const shoal_config_pool_t *s = shoal__config_source(c, "load");
+    CU_ASSERT_PTR_EQUAL_FATAL(s, &c->sources[0]);
+    CU_ASSERT_STRING_EQUAL(s->name, "load");
+    CU_ASSERT_STRING_EQUAL(s->path, "sources.load");
+    CU_ASSERT_STRING_EQUAL(s->plugin, "e");
+    CU_ASSERT_STRING_EQUAL(s->behaviour, "gen");
+    CU_ASSERT(s->source);
+    CU_ASSERT_EQUAL(s->size, 1);
+    CU_ASSERT_EQUAL(s->min_size, 1);
+    CU_ASSERT_EQUAL(s->max_size, 1);
+    CU_ASSERT_EQUAL(s->mailbox, 64);
+    CU_ASSERT_PTR_NULL(s->nested);
+    CU_ASSERT_EQUAL(s->restart.max, 3);
+    CU_ASSERT_EQUAL(s->restart.within_ms, 2000);
+    CU_ASSERT_EQUAL(s->restart.backoff_ms, 50);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s->args);
+    CU_ASSERT_EQUAL(s->args->n, 2);
+    CU_ASSERT_EQUAL(s->at->line, 7); /* the mapping under `load:` */
+    const shoal_config_pool_t *q = shoal__config_source(c, "quiet");
+    CU_ASSERT_PTR_EQUAL_FATAL(q, &c->sources[1]);
+    CU_ASSERT_STRING_EQUAL(q->behaviour, "idle");
+    CU_ASSERT_EQUAL(q->restart.max, 5); /* a pool's defaults */
+    CU_ASSERT_EQUAL(q->restart.within_ms, 5000);
+    CU_ASSERT_EQUAL(q->restart.backoff_ms, 100);
+    CU_ASSERT_PTR_NULL(q->args);
+    CU_ASSERT_PTR_NULL(shoal__config_source(c, "api")); /* a pool, not a source */
+    CU_ASSERT_PTR_NULL(shoal__config_pool(c, "load"));  /* and the other way round */
+    shoal__config_free(c);
+    /* none, or an empty section */
+    c = parse(P);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(c->nsources, 0);
+    shoal__config_free(c);
+    c = parse(P "sources: {}\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(c->nsources, 0);
+    shoal__config_free(c);
+
+    static const bad_case_t bad[] = {
+        {SRC "  api: {actor: e.gen}\n",
+         F "6:3: sources.api: the name is taken by pools.api (line 4): a name is one actor, a "
+           "pool or a source"},
+        {SRC "  load: {worker: e.gen}\n",
+         F "6:10: unknown key 'worker' in sources.load (expected one of: actor, args, restart)"},
+        {SRC "  load: {args: {rate: 1}}\n",
+         F "6:9: sources.load: missing key 'actor' (PLUGIN.BEHAVIOUR)"},
+        {SRC "  load: {actor: {worker: e.echo}}\n",
+         F "6:17: sources.load.actor: expected PLUGIN.BEHAVIOUR (e.g. loadgen.loadgen), got a "
+           "mapping"},
+        {SRC "  load: {actor: gen}\n",
+         F "6:17: sources.load.actor: expected PLUGIN.BEHAVIOUR (e.g. loadgen.loadgen), got "
+           "'gen'"},
+        {SRC "  load: {actor: x.gen}\n",
+         F "6:17: sources.load.actor: no plugin 'x' under plugins:"},
+        {SRC "  load: {actor: e.gen, args: [1]}\n",
+         F "6:30: sources.load.args: expected a mapping, got a list"},
+        {SRC "  load: {actor: e.gen, restart: {max: -1}}\n",
+         F "6:39: sources.load.restart.max: -1 is out of range: expected 0 to 1000000"},
+        {SRC "  a/b: {actor: e.gen}\n",
+         F "6:3: sources: 'a/b' is not a source name (1 to 63 characters, no '/')"},
+        {P "sources: [a, b]\n", F "5:10: sources: expected a mapping of NAME: SOURCE, got a list"},
+        {P "sources:\n  load: 1\n", F "6:9: sources.load: expected a mapping, got a value"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *text = bad[i].text;
+        shoal_config_t *b = (shoal_config_t *)1;
+        shoal_diag_t err;
+        memset(&err, 0, sizeof err);
+        int rc = shoal__config_parse(FILE_NAME, text, strlen(text), &b, &err);
+        CU_ASSERT_EQUAL(rc, SHOAL_EINVAL);
+        CU_ASSERT_PTR_NULL(b);
+        if (rc == SHOAL_OK) {
+            fprintf(stderr, "\n    accepted: %s\n", text);
+            shoal__config_free(b);
+            continue;
+        }
+        char buf[1200];
+        same(shoal__diag_format(&err, buf, sizeof buf), bad[i].error, text);
+    }
+}
+
+/* A source's behaviour is resolved, and its args checked against the
+ * behaviour's schema, like a pool's. */
+static void check_source_resolved(shoal_config_t *c, shoal_loader_t *L)
+{
+    (void)L;
+    CU_ASSERT_EQUAL_FATAL(c->nsources, 1);
+    CU_ASSERT_PTR_EQUAL(c->sources[0].module, c->plugins[1].module);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c->sources[0].beh);
+    CU_ASSERT_STRING_EQUAL(c->sources[0].beh->name, "loadgen");
+}
+
+#define SRC_GOOD                                                                                   \
+    "plugins:\n  echo: %1$s/echo/echo.so\n  loadgen: %1$s/loadgen/loadgen.so\n"                    \
+    "pools:\n  a:\n    worker: echo.echo\nsources:\n  load:\n    actor: loadgen.loadgen\n"
+
+static void test_sources_resolve(void)
+{
+    char err[1200];
+    CU_ASSERT_EQUAL(resolve(SRC_GOOD "    args: {target: a, rate: 10}\n", err, sizeof err,
+                            check_source_resolved),
+                    SHOAL_OK);
+    CU_ASSERT_EQUAL(resolve(SRC_GOOD "    args: {target: a, rat: 10}\n", err, sizeof err, NULL),
+                    SHOAL_EINVAL);
+    same(err,
+         F "10:23: sources.load.args: unknown key 'rat' for loadgen.loadgen (it takes: "
+           "target, rate, size, type, count, done, tick, call, timeout, window)",
+         "rat");
+    CU_ASSERT_EQUAL(resolve(SRC_GOOD "    args: {rate: 10}\n", err, sizeof err, NULL),
+                    SHOAL_EINVAL);
+    same(err, F "10:11: sources.load.args: missing required key 'target' for loadgen.loadgen",
+         "no target");
+    CU_ASSERT_EQUAL(resolve("plugins:\n  echo: %1$s/echo/echo.so\npools: {}\nsources:\n  l:\n"
+                            "    actor: echo.gen\n",
+                            err, sizeof err, NULL),
+                    SHOAL_ELOAD);
+    same(err, F "6:12: sources.l.actor: plugin 'echo' has no behaviour 'gen' (it has: echo)",
+         "no behaviour");
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -740,6 +877,8 @@ int main(void)
         {"resolve errors", test_resolve_errors},
         {"load from a file", test_load},
         {"help", test_help},
+        {"sources", test_sources},
+        {"sources resolve", test_sources_resolve},
         {NULL, NULL},
     };
     return shoal_test_run("config", cases);

@@ -56,7 +56,7 @@ out=$(timeout 5 "$shoald" "$tmp/fifo.yaml" 2>&1); rc=$?
 config
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
-wait_for "gen=1 info running $tmp/s.yaml: 1 pools"
+wait_for "gen=1 info running $tmp/s.yaml: 1 pool "
 
 # ---- a trickling client: dropped at 2 s; SIGHUPs every 200 ms go on -------------
 python3 - "$SHOAL_SOCKET" > "$tmp/trickle.out" <<'PY' &

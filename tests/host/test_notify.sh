@@ -97,7 +97,7 @@ write "  api: { worker: echo.echo, size: 2 }"
     exec "$shoald" --no-table "$tmp/s.yaml" 2> "$log"
 ) &
 pid=$!
-wait_for "running $tmp/s.yaml: 3 pools on 1 threads"
+wait_for "running $tmp/s.yaml: 3 pools on 1 thread,"
 wait_for "info systemd: notify socket $tmp/notify.sock; watchdog 2000 ms, petted every 500 ms while the dispatcher handles heartbeats$"
 wait_event 1
 

@@ -277,7 +277,7 @@ cp "$shoald" "$tmp/other/bin/"
 for p in echo burn crash loadgen; do cp "$plugins/$p/$p.so" "$tmp/other/lib/shoal/plugins/"; done
 out=$(cd "$tmp" && env -u SHOAL_PLUGIN_PATH "$tmp/other/bin/shoald" --check "$src/config/shoal.yaml" 2>&1) ||
     fail "another build's --check config/shoal.yaml: $out"
-want="$src/config/shoal.yaml: ok: 4 plugins, 6 pools (1 nested)"
+want="$src/config/shoal.yaml: ok: 4 plugins, 3 pools (1 nested), 3 sources"
 for p in echo burn crash loadgen; do
     want="$want
 plugin $p: $tmp/other/lib/shoal/plugins/$p.so (the install's plugin directory)"

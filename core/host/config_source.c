@@ -1,0 +1,79 @@
+/* config_source.c - the `sources:` section (config.h): singleton actors,
+ * each checked against shoal__schema_source into a shoal_config_pool_t
+ * marked `source` (size 1: the host keeps it in a record like a pool's of
+ * one worker, host/source.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/config.h"
+#include "host/schema.h"
+
+/* A source's defaults: one actor, a mailbox for what it sends itself. */
+static void source_defaults(shoal_config_pool_t *p)
+{
+    p->size = 1;
+    p->min_size = 1;
+    p->max_size = 1;
+    p->mailbox = 64;
+    p->restart = (shoal_pool_restart_t){.max = 5, .within_ms = 5000, .backoff_ms = 100};
+    p->warn_queue = 0;
+    p->source = true;
+}
+
+const shoal_config_pool_t *shoal__config_source(const shoal_config_t *c, const char *name)
+{
+    for (size_t i = 0; i < c->nsources; i++)
+        if (strcmp(c->sources[i].name, name) == 0)
+            return &c->sources[i];
+    return NULL;
+}
+
+int shoal__config_check_sources(shoal_config_t *c, const shoal_node_t *root, shoal_diag_t *err)
+{
+    const shoal_node_t *sources = shoal__node_get(root, "sources");
+    if (sources == NULL)
+        return SHOAL_OK;
+    if (sources->kind != SHOAL_NODE_MAP) {
+        shoal__diag_set(err, sources->file, sources->line, sources->col,
+                        "sources: expected a mapping of NAME: SOURCE, got %s",
+                        shoal__node_kind_name(sources));
+        return SHOAL_EINVAL;
+    }
+    if ((c->sources = calloc(sources->n ? sources->n : 1, sizeof *c->sources)) == NULL)
+        return SHOAL_ENOMEM;
+    for (size_t i = 0; i < sources->n; i++) {
+        const shoal_node_t *key = sources->keys[i], *map = sources->items[i];
+        const char *name = key->text;
+        if (name[0] == '\0' || strlen(name) >= 64 || strchr(name, '/') != NULL) {
+            shoal__diag_set(err, key->file, key->line, key->col,
+                            "sources: '%s' is not a source name (1 to 63 characters, no '/')",
+                            name);
+            return SHOAL_EINVAL;
+        }
+        const shoal_config_pool_t *pool = shoal__config_pool(c, name);
+        if (pool != NULL) {
+            shoal__diag_set(err, key->file, key->line, key->col,
+                            "sources.%s: the name is taken by pools.%s (line %u): a name is one "
+                            "actor, a pool or a source",
+                            name, name, pool->at->line);
+            return SHOAL_EINVAL;
+        }
+        shoal_config_pool_t *p = &c->sources[c->nsources++];
+        source_defaults(p);
+        p->at = map;
+        char path[80];
+        snprintf(path, sizeof path, "sources.%s", name);
+        if ((p->name = strdup(name)) == NULL || (p->path = strdup(path)) == NULL)
+            return SHOAL_ENOMEM;
+        int rc = shoal__config_check_map(c, err, &shoal__schema_source, map, path, p);
+        if (rc != SHOAL_OK)
+            return rc;
+        if (p->worker_at == NULL) {
+            shoal__diag_set(err, map->file, map->line, map->col,
+                            "%s: missing key 'actor' (PLUGIN.BEHAVIOUR)", path);
+            return SHOAL_EINVAL;
+        }
+    }
+    return SHOAL_OK;
+}

@@ -1,0 +1,97 @@
+/* table.c - the table shoald prints every second (host.h,
+ * shoal__host_table): a top line, then the pools' block and the sources'
+ * block, each under its header. Rates are per second since the previous
+ * call (marked /s), totals are marked (total), latencies are in
+ * microseconds in every row.
+ */
+#include <inttypes.h>
+#include <string.h>
+#include <time.h>
+
+#include "host/host.h"
+#include "host/source.h"
+#include "pool/pool.h"
+#include "runtime/runtime.h"
+
+/* How long the table waits for an isolated pool's counts before it says
+ * `no answer` (its supervisor holds them while it starts or buries a
+ * child). */
+#define TABLE_PATIENCE_MS 20u
+
+static const char *plural(uint64_t n) { return n == 1 ? "" : "s"; }
+
+/* "1m05s", "3h02m", "2d04h" */
+static void uptime_text(double s, char *buf, size_t size)
+{
+    uint64_t t = s > 0 ? (uint64_t)s : 0;
+    if (t < 3600)
+        snprintf(buf, size, "%" PRIu64 "m%02" PRIu64 "s", t / 60, t % 60);
+    else if (t < 86400)
+        snprintf(buf, size, "%" PRIu64 "h%02" PRIu64 "m", t / 3600, t / 60 % 60);
+    else
+        snprintf(buf, size, "%" PRIu64 "d%02" PRIu64 "h", t / 86400, t / 3600 % 24);
+}
+
+static const char *pool_state(const shoal_host_pool_t *hp, const shoal_pool_stats_t *st,
+                              bool answered)
+{
+    if (shoal__pool_is_ended(hp->rec))
+        return "ended";
+    if (!answered)
+        return "no answer";
+    if (hp->draining || st->state == SHOAL_POOL_DRAINING)
+        return "draining";
+    return st->state == SHOAL_POOL_DEGRADED ? "degraded" : "running";
+}
+
+static void pool_rows(shoal_host_t *h, FILE *out, double dt)
+{
+    for (size_t i = 0; i < h->npools; i++) {
+        shoal_host_pool_t *hp = &h->pools[i];
+        shoal_pool_stats_t st;
+        bool answered = shoal__pool_peek_within(hp->rec, &st, TABLE_PATIENCE_MS);
+        const char *state = pool_state(hp, &st, answered);
+        if (!answered) { /* numbers we could not read are not shown as zeros */
+            fprintf(out, "%-16s %7s %10s %10s %9s %8s %15s %11s %11s %s\n", hp->name, "-", "-", "-",
+                    "-", "-", "-", "-", "-", state);
+            continue;
+        }
+        fprintf(out, "%-16s %7u %10.0f %10.0f %9.0f %8" PRIu64 " %15" PRIu64 " %11.1f %11.1f %s\n",
+                hp->name, st.pool_size,
+                (double)(st.messages_forwarded - hp->last.messages_forwarded) / dt,
+                (double)(st.messages_unhandled - hp->last.messages_unhandled) / dt,
+                (double)(st.messages_failed - hp->last.messages_failed) / dt, st.queue_depth,
+                st.worker_restarts, (double)st.queue_wait_ns[0] / 1e3,
+                (double)st.queue_wait_ns[2] / 1e3, state);
+        hp->last = st;
+    }
+}
+
+void shoal__host_table(shoal_host_t *h, FILE *out, double seconds, bool tty)
+{
+    double dt = seconds > 0 ? seconds : 1;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    char up[32];
+    uptime_text((double)ts.tv_sec + (double)ts.tv_nsec / 1e9 - h->started_s, up, sizeof up);
+    size_t npools = 0, nsources = shoal__host_sources_running(h);
+    for (size_t i = 0; i < h->npools; i++)
+        npools += !h->pools[i].draining;
+    if (tty) /* home, clear: redrawn in place */
+        fputs("\033[H\033[2J", out);
+    fprintf(out, "shoald: generation %" PRIu64 ", up %s, %zu pool%s, %zu source%s, %u thread%s\n",
+            h->generation, up, npools, plural(npools), nsources, plural(nsources), h->rt->nthreads,
+            plural(h->rt->nthreads));
+    fprintf(out, "%-16s %7s %10s %10s %9s %8s %15s %11s %11s %s\n", "pool", "workers", "in/s",
+            "refused/s", "failed/s", "queued", "restarts(total)", "wait_p50_us", "wait_p99_us",
+            "state");
+    pool_rows(h, out, dt);
+    if (h->nsources != 0) {
+        fprintf(out, "%-16s %-9s %10s %10s %16s\n", "source", "state", "sent/s", "refused/s",
+                "restarts(total)");
+        shoal__host_sources_table(h, out, seconds);
+    }
+    if (!tty)
+        fputc('\n', out);
+    fflush(out);
+}
