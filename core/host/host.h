@@ -57,6 +57,7 @@ typedef struct shoal_host_s {
     int rt_log_level; /* fixed at start, as the runtime's */
     char *stall_text; /* shoal__host_stall_lines */
     size_t stall_cap;
+    bool control_fixed; /* shoald --control: a reload ignores runtime.control */
 } shoal_host_t;
 
 /* Builds the runtime from c (taking c, resolved against loader), spawns
