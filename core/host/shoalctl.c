@@ -38,19 +38,20 @@ typedef struct cmd_s {
     const char *name;
     const char *args;  /* the synopsis after the name */
     unsigned min, max; /* positional words (DATA counts as one, however many) */
+    const char *what;  /* one line, for --help */
     const char *help;  /* what it does, its arguments, its options */
 } cmd_t;
 
 static const cmd_t cmds[] = {
-    {"status", "", 0, 0,
+    {"status", "", 0, 0, "generation, reloads, ledger, a line per pool",
      "  The generation, the reload counts, the threads, the ledger (accepted =\n"
      "  handled + failed + dropped + in flight, per generation and in total), the\n"
      "  control connections, a line per pool, and the handlers stalled now.\n"
      "  Takes no arguments.\n"},
-    {"inspect", "[POOL]", 0, 1,
+    {"inspect", "[POOL]", 0, 1, "a pool's inspection (JSON), or every pool's",
      "  POOL's inspection as one JSON object; without POOL, an object of every\n"
      "  pool's, by name.\n"},
-    {"send", "[--type N] POOL DATA", 2, 2,
+    {"send", "[--type N] POOL DATA", 2, 2, "send DATA to the pool (type 1 unless --type)",
      "  Sends DATA (the words after POOL, joined by spaces) to POOL as one message,\n"
      "  without waiting for it to be handled. Exit 1 when the pool refused it.\n"
      "  --type N   the message type (decimal, or hex after 0x); default 1, the\n"
@@ -58,6 +59,7 @@ static const cmd_t cmds[] = {
      "             sink, crash); a plugin's own types, e.g. echo's and\n"
      "             loadgen's stats request 0xFFFF0001, are chosen with it\n"},
     {"call", "[--type N] [--timeout MS] [--raw] POOL DATA", 2, 2,
+     "call the pool, print its reply (escaped unless text)",
      "  Calls POOL with DATA (the words after POOL, joined by spaces) and prints\n"
      "  the reply: as it is when it is printable text (a newline added if it has\n"
      "  none), else escaped (\\n, \\t, \\0, \\\\, \\xNN), so a terminal never gets raw\n"
@@ -68,18 +70,20 @@ static const cmd_t cmds[] = {
      "  --timeout MS how long the pool may take (default 5000); shoalctl waits\n"
      "               that plus 2 s\n"
      "  --raw        write the reply's bytes exactly, nothing added\n"},
-    {"scale", "POOL N", 2, 2,
+    {"scale", "POOL N", 2, 2, "resize the pool (within its min and max)",
      "  Resizes POOL to N workers, within the pool's min and max (its config's\n"
      "  min: and max:), and prints the size it has now, e.g. `api: 8 workers`,\n"
      "  or `api: 1024 workers (asked 5000; clamped to max 1024)`.\n"},
-    {"reload", "", 0, 0,
+    {"reload", "", 0, 0, "re-read shoald's config file (as SIGHUP)",
      "  Re-reads shoald's config file, as SIGHUP: all or nothing. Prints the new\n"
      "  generation; a failed reload prints FILE:LINE:COL: what was wrong, exit 1.\n"},
-    {"diff", "[FILE]", 0, 1,
+    {"diff", "[FILE]", 0, 1, "what a reload from FILE (or shoald's own) would do",
      "  What a reload from FILE would change, without changing anything; without\n"
      "  FILE, from shoald's own config file (what `reload` would read).\n"},
-    {"stop", "", 0, 0, "  Drains every pool and stops shoald (as SIGTERM).\n"},
-    {"help", "[COMMAND]", 0, 1, "  This help, or COMMAND's, without connecting to shoald.\n"},
+    {"stop", "", 0, 0, "drain every pool and stop shoald",
+     "  Drains every pool and stops shoald (as SIGTERM).\n"},
+    {"help", "[COMMAND]", 0, 1, "a command's usage (no connection)",
+     "  This help, or COMMAND's, without connecting to shoald.\n"},
 };
 #define NCMDS (sizeof cmds / sizeof cmds[0])
 #define COMMAND_LIST "status, inspect, send, call, scale, reload, diff, stop, help"
@@ -89,8 +93,14 @@ static void usage(FILE *to)
     fprintf(to, "usage: shoalctl [--socket PATH] [--timeout MS] COMMAND [ARGS...]\n"
                 "       shoalctl help [COMMAND] | COMMAND --help | --help | --version\n"
                 "commands:\n");
-    for (size_t i = 0; i < NCMDS; i++)
-        fprintf(to, "  %-8s %s\n", cmds[i].name, cmds[i].args);
+    for (size_t i = 0; i < NCMDS; i++) {
+        char syn[64];
+        snprintf(syn, sizeof syn, "%s%s%s", cmds[i].name, cmds[i].args[0] ? " " : "", cmds[i].args);
+        if (strlen(syn) > 28)
+            fprintf(to, "  %s\n  %-28s %s\n", syn, "", cmds[i].what);
+        else
+            fprintf(to, "  %-28s %s\n", syn, cmds[i].what);
+    }
     fprintf(to, "options:\n"
                 "  --socket PATH  shoald's control socket; else $SHOAL_SOCKET, else\n"
                 "                 ./shoal.sock if it exists, else " SERVICE_SOCKET "\n"
