@@ -22,9 +22,9 @@
  *               word type=N (decimal, or hex after 0x; 0 to 4294967295),
  *               SHOAL_CONTROL_TYPE_DEFAULT (1) without it, the type the
  *               bundled plugins take as their ordinary message (a plugin's
- *               own types, e.g. a stats request, need type=N). Added in
- *               0.1.0 without breaking older clients: a request without
- *               type= is what it was (a pool named "type=..." cannot be
+ *               own types, e.g. a stats request, need type=N). Older
+ *               clients are not broken: a request without type= means
+ *               what it did (but a pool named "type=..." cannot be
  *               addressed by send and call). call's body is the reply's
  *               payload, as it is (any bytes), then one '\n'.
  *   scale       the body is "SIZE asked N min MIN max MAX\n": SIZE the

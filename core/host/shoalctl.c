@@ -26,6 +26,7 @@
 
 #include "host/client.h"
 #include "host/version.h"
+#include "shoal/pool.h"
 #include "shoal/types.h"
 
 #define DEFAULT_TIMEOUT_MS 5000
@@ -57,7 +58,8 @@ static const cmd_t cmds[] = {
      "  --type N   the message type (decimal, or hex after 0x); default 1, the\n"
      "             ordinary message of the bundled plugins (echo, burn, sleep,\n"
      "             sink, crash); a plugin's own types, e.g. echo's and\n"
-     "             loadgen's stats request 0xFFFF0001, are chosen with it\n"},
+     "             loadgen's stats request 0xFFFF0001, are chosen with it\n"
+     "  --         the end of the options: DATA may then start with -- or be -h\n"},
     {"call", "[--type N] [--timeout MS] [--raw] POOL DATA", 2, 2,
      "call the pool, print its reply (escaped unless text)",
      "  Calls POOL with DATA (the words after POOL, joined by spaces) and prints\n"
@@ -69,7 +71,8 @@ static const cmd_t cmds[] = {
      "               echo and loadgen for their stats\n"
      "  --timeout MS how long the pool may take (default 5000); shoalctl waits\n"
      "               that plus 2 s\n"
-     "  --raw        write the reply's bytes exactly, nothing added\n"},
+     "  --raw        write the reply's bytes exactly, nothing added\n"
+     "  --           the end of the options: DATA may then start with -- or be -h\n"},
     {"scale", "POOL N", 2, 2, "resize the pool (within its min and max)",
      "  Resizes POOL to N workers, within the pool's min and max (its config's\n"
      "  min: and max:), and prints the size it has now, e.g. `api: 8 workers`,\n"
@@ -330,8 +333,10 @@ int main(int argc, char **argv)
         char *end;
         errno = 0;
         unsigned long long n = strtoull(pos[1], &end, 10);
-        if (pos[1][0] < '0' || pos[1][0] > '9' || *end != '\0' || errno != 0 || n > 65536)
-            return bad(cmd, "scale: N must be a number of workers (0 to 65536), not '%s'", pos[1]);
+        if (pos[1][0] < '0' || pos[1][0] > '9' || *end != '\0' || errno != 0 ||
+            n > SHOAL_POOL_MAX_SIZE)
+            return bad(cmd, "scale: N must be a number of workers (0 to %u), not '%s'",
+                       SHOAL_POOL_MAX_SIZE, pos[1]);
     }
     /* The socket. */
     if (path == NULL && (path = getenv("SHOAL_SOCKET")) != NULL && path[0] != '\0') {

@@ -232,6 +232,9 @@ run "$shoalctl" call --raw api "$data"
 printf 'a\001\002\377b\tc\\d' > "$tmp/want"
 cmp "$tmp/out" "$tmp/want" || fail "$what: $(od -c "$tmp/out")"
 [ "$rc" = 0 ] && [ ! -s "$tmp/err" ] || fail "$what: exit $rc: $(cat "$tmp/err")"
+what="call api -- --raw -h"
+run "$shoalctl" call api -- --raw -h
+expect 0 "--raw -h" ""
 # --type: echo answers type 0xFFFF0001 with its counters (calls, messages,
 # echoed, echo_refused: 4 x uint64), any other type with the payload. One
 # message and one call to the one worker first.
