@@ -30,8 +30,9 @@
 #include "shoal/types.h"
 
 #define DEFAULT_TIMEOUT_MS 5000
-#define CALL_MARGIN_MS 2000  /* beyond a call's own timeout */
-#define CALL_DEFAULT_MS 5000 /* shoald's, for a call without --timeout */
+#define CALL_MARGIN_MS 2000         /* beyond a call's own timeout */
+#define CALL_DEFAULT_MS 5000        /* shoald's, for a call without --timeout */
+#define CALL_TIMEOUT_MAX_MS 3600000 /* shoald's bound on a call's timeout */
 #define SERVICE_SOCKET "/run/shoal/shoal.sock"
 #define REQ_MAX 65536
 
@@ -260,8 +261,7 @@ int main(int argc, char **argv)
             path = v;
             origin = "from --socket";
         } else if (!millis(v, &timeout)) {
-            fprintf(stderr, "shoalctl: --timeout %s: expected milliseconds (1 to 86400000)\n", v);
-            return 2;
+            return bad(NULL, "--timeout %s: expected milliseconds (1 to 86400000)", v);
         } else {
             timeout_given = true;
         }
@@ -297,7 +297,11 @@ int main(int argc, char **argv)
                 if (!msg_type(type, &type_n))
                     return bad(cmd, "--type %s: expected a message type (0 to 4294967295)", type);
             } else if (is_call && strcmp(a, "--timeout") == 0 && i + 1 < argc) {
+                uint64_t t;
                 call_timeout = argv[++i];
+                if (!millis(call_timeout, &t) || t > CALL_TIMEOUT_MAX_MS)
+                    return bad(cmd, "--timeout %s: expected milliseconds (1 to %d)", call_timeout,
+                               CALL_TIMEOUT_MAX_MS);
             } else if (is_call && strcmp(a, "--raw") == 0) {
                 raw = true;
             } else if (valued && (is_call || (is_send && strcmp(a, "--type") == 0))) {

@@ -165,6 +165,14 @@ what="shoalctl call --type nope"
 run "$shoalctl" call --type nope api x
 expect 2 "" "shoalctl: --type nope: expected a message type (0 to 4294967295)
 usage: shoalctl call [--type N] [--timeout MS] [--raw] POOL DATA (see shoalctl help call)"
+what="shoalctl call --timeout soon"
+run "$shoalctl" call api x --timeout soon
+expect 2 "" "shoalctl: --timeout soon: expected milliseconds (1 to 3600000)
+usage: shoalctl call [--type N] [--timeout MS] [--raw] POOL DATA (see shoalctl help call)"
+what="shoalctl --timeout soon"
+run "$shoalctl" --timeout soon status
+expect 2 "" "shoalctl: --timeout soon: expected milliseconds (1 to 86400000)
+Try 'shoalctl --help'."
 what="shoalctl send --raw"
 run "$shoalctl" send --raw api x
 expect 2 "" "shoalctl: send: unknown option '--raw'
