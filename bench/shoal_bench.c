@@ -24,6 +24,7 @@
  */
 #include "bench.h"
 #include "host/isolated.h"
+#include "host/version.h"
 
 #include "shoal/pool.h"
 
@@ -503,13 +504,23 @@ _Noreturn void bench_finish(bench_t *b, int rc)
 
 /* ---- main --------------------------------------------------------------- */
 
-static void usage(void)
+static void usage(FILE *to)
 {
-    fprintf(stderr,
-            "usage: shoal-bench W1 N W | W2 P M | W3 A | W4 N [block|drop]\n"
-            "       shoal-bench ISO W1 N W | ISO W2 M | ISO CALL K\n"
-            "         (a pool with isolation: process; SHOAL_BENCH_ISOLATION=none: the same\n"
-            "          pool in this process)\n");
+    fprintf(to, "usage: shoal-bench W1 N W | W2 P M | W3 A | W4 N [block|drop]\n"
+                "       shoal-bench ISO W1 N W | ISO W2 M | ISO CALL K\n"
+                "         (a pool with isolation: process; SHOAL_BENCH_ISOLATION=none: the same\n"
+                "          pool in this process)\n"
+                "       shoal-bench --version | --help\n"
+                "The workloads, their arguments and output: bench/README.md.\n");
+}
+
+/* A usage error: what is wrong, a hint; BENCH_USAGE. */
+static int bad(const char *fmt, const char *what)
+{
+    fputs("shoal-bench: ", stderr);
+    fprintf(stderr, fmt, what);
+    fputs("\nTry 'shoal-bench --help'.\n", stderr);
+    return BENCH_USAGE;
 }
 
 int main(int argc, char **argv)
@@ -517,11 +528,19 @@ int main(int argc, char **argv)
     /* An isolated pool's child process (ISO): this program again. */
     if (argc == 2 && strcmp(argv[1], "--isolated-worker") == 0)
         return shoal__isolated_main();
-    if (argc < 2) {
-        usage();
-        return BENCH_USAGE;
-    }
+    if (argc < 2)
+        return bad("%s", "no workload (W1, W2, W3, W4, ISO)");
     const char *w = argv[1];
+    if (strcmp(w, "--help") == 0 || strcmp(w, "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(w, "--version") == 0) {
+        shoal__version_print(stdout, "shoal-bench");
+        return 0;
+    }
+    if (w[0] == '-')
+        return bad("unknown option '%s'", w);
     int rc;
     if (strcmp(w, "W1") == 0)
         rc = bench_w1(argc - 2, argv + 2);
@@ -534,8 +553,8 @@ int main(int argc, char **argv)
     else if (strcmp(w, "ISO") == 0)
         rc = bench_iso(argc - 2, argv + 2);
     else
-        rc = BENCH_USAGE;
+        return bad("unknown workload '%s' (W1, W2, W3, W4, ISO)", w);
     if (rc == BENCH_USAGE)
-        usage();
+        usage(stderr);
     return rc;
 }

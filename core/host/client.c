@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -69,6 +70,48 @@ static int connect_by(int fd, const struct sockaddr_un *sa, uint64_t end)
 int shoal__client_ask(const char *path, const char *req, size_t len, uint64_t timeout_ms,
                       const char *prog, FILE *out, FILE *err)
 {
+    shoal_client_t cl = {
+        .path = path, .prog = prog, .timeout_ms = timeout_ms, .out = out, .err = err};
+    return shoal__client_exchange(&cl, req, len);
+}
+
+/* The collected body of a "0" answer (for a body callback). */
+typedef struct body_s {
+    char *data;
+    size_t len, cap;
+    bool too_big;
+} body_t;
+
+static void collect(body_t *b, const char *s, size_t n)
+{
+    if (b->too_big || n == 0)
+        return;
+    if (b->len + n > SHOAL_CLIENT_BODY_MAX) {
+        b->too_big = true;
+        return;
+    }
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 8192;
+        while (cap < b->len + n)
+            cap *= 2;
+        char *d = realloc(b->data, cap);
+        if (d == NULL) {
+            b->too_big = true;
+            return;
+        }
+        b->data = d;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+}
+
+int shoal__client_exchange(const shoal_client_t *cl, const char *req, size_t len)
+{
+    const char *path = cl->path, *prog = cl->prog;
+    uint64_t timeout_ms = cl->timeout_ms;
+    FILE *out = cl->out, *err = cl->err;
+    body_t body = {0};
     signal(SIGPIPE, SIG_IGN); /* a server gone mid-write is an error, not a death */
     uint64_t end = now_ms() + timeout_ms;
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -82,7 +125,9 @@ int shoal__client_ask(const char *path, const char *req, size_t len, uint64_t ti
     if (e == ETIMEDOUT)
         goto timed_out;
     if (e != 0) {
-        fprintf(err, "%s: cannot reach shoald at %s: %s\n", prog, path, strerror(e));
+        fprintf(err, "%s: cannot reach shoald at %s%s%s%s: %s\n", prog, path,
+                cl->origin ? " (" : "", cl->origin ? cl->origin : "", cl->origin ? ")" : "",
+                strerror(e));
         if (fd >= 0)
             close(fd);
         return 2;
@@ -134,19 +179,107 @@ int shoal__client_ask(const char *path, const char *req, size_t len, uint64_t ti
             if (status != 0)
                 fprintf(err, "%s: %s\n", prog, ln > 2 ? line + 2 : line);
         }
-        fwrite(buf + off, 1, (size_t)got - off, status == 0 ? out : err);
+        if (status == 0 && cl->body != NULL)
+            collect(&body, buf + off, (size_t)got - off);
+        else
+            fwrite(buf + off, 1, (size_t)got - off, status == 0 ? out : err);
     }
     close(fd);
     if (status < 0) {
         fprintf(err, "%s: shoald at %s closed the connection without an answer\n", prog, path);
+        free(body.data);
         return 2;
     }
+    if (status == 0 && cl->body != NULL) {
+        if (body.too_big)
+            fprintf(err, "%s: the answer is too large (over %d bytes)\n", prog,
+                    SHOAL_CLIENT_BODY_MAX);
+        else
+            status = cl->body(cl->arg, body.data ? body.data : "", body.len, out, err);
+        if (body.too_big)
+            status = 2;
+    }
+    free(body.data);
     return status;
 timed_out:
+    free(body.data);
     fflush(out);
     fprintf(err, "%s: no answer from shoald at %s within %llu ms\n", prog, path,
             (unsigned long long)timeout_ms);
     if (fd >= 0)
         close(fd);
     return 1;
+}
+
+/* ---- text for a terminal ----------------------------------------------------- */
+
+/* The length of the valid UTF-8 sequence at s (at most n bytes) encoding
+ * a printable character, or 0: no overlong forms, no surrogates, nothing
+ * past U+10FFFF, no C1 controls (U+0080..U+009F). */
+static size_t utf8_printable(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    size_t len;
+    uint32_t cp, min;
+    if (c < 0x80)
+        return (c >= 0x20 && c != 0x7f) || c == '\n' || c == '\t' ? 1 : 0;
+    if ((c & 0xe0) == 0xc0)
+        len = 2, cp = c & 0x1f, min = 0x80;
+    else if ((c & 0xf0) == 0xe0)
+        len = 3, cp = c & 0x0f, min = 0x800;
+    else if ((c & 0xf8) == 0xf0)
+        len = 4, cp = c & 0x07, min = 0x10000;
+    else
+        return 0;
+    if (len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || cp < 0xa0)
+        return 0;
+    return len;
+}
+
+bool shoal__client_write_text(FILE *out, const char *data, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)data;
+    bool text = true;
+    for (size_t i = 0, n; text && i < len; i += n)
+        text = (n = utf8_printable(s + i, len - i)) != 0;
+    if (text) {
+        fwrite(data, 1, len, out);
+        if (len == 0 || data[len - 1] != '\n')
+            fputc('\n', out);
+        return false;
+    }
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = s[i];
+        switch (ch) {
+        case '\n':
+            fputs("\\n", out);
+            break;
+        case '\t':
+            fputs("\\t", out);
+            break;
+        case '\r':
+            fputs("\\r", out);
+            break;
+        case '\0':
+            fputs("\\0", out);
+            break;
+        case '\\':
+            fputs("\\\\", out);
+            break;
+        default:
+            if (ch >= 0x20 && ch < 0x7f)
+                fputc(ch, out);
+            else
+                fprintf(out, "\\x%02x", ch);
+        }
+    }
+    fputc('\n', out);
+    return true;
 }

@@ -5,6 +5,7 @@
 #ifndef SHOAL_HOST_CLIENT_H
 #define SHOAL_HOST_CLIENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,5 +21,33 @@
  * before a whole status line came. Every failure is one line on err. */
 int shoal__client_ask(const char *path, const char *req, size_t len, uint64_t timeout_ms,
                       const char *prog, FILE *out, FILE *err);
+
+/* The most of a "0" answer's body shoal__client_exchange collects for a
+ * body callback: the server's own limit on a reply. */
+#define SHOAL_CLIENT_BODY_MAX (4 * 1024 * 1024)
+
+/* One exchange, as shoal__client_ask, with more said:
+ *   origin  where path came from ("from --socket", ...), added to the
+ *           "cannot reach" line as "(ORIGIN)"; NULL: nothing added
+ *   body    NULL: a "0" answer's body is copied to out as it comes; else
+ *           it is collected whole (more than SHOAL_CLIENT_BODY_MAX is an
+ *           error, exit 2) and handed to body(arg, data, len, out, err),
+ *           whose return is the exit status */
+typedef int (*shoal_client_body_fn)(void *arg, const char *data, size_t len, FILE *out, FILE *err);
+typedef struct shoal_client_s {
+    const char *path, *origin, *prog;
+    uint64_t timeout_ms;
+    FILE *out, *err;
+    shoal_client_body_fn body;
+    void *arg;
+} shoal_client_t;
+int shoal__client_exchange(const shoal_client_t *cl, const char *req, size_t len);
+
+/* Writes data[0..len) for a terminal: as it is when it is printable text
+ * (valid UTF-8 without control characters but tab and newline), followed
+ * by a newline if it does not end with one; else escaped, as C writes a
+ * string (\n, \t, \r, \0, \\, \xNN for every other byte that is not printable
+ * ASCII), followed by a newline. Returns true when it was escaped. */
+bool shoal__client_write_text(FILE *out, const char *data, size_t len);
 
 #endif

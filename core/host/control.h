@@ -9,10 +9,31 @@
  *               "1 <reason>\n"     refused (busy, unknown pool, failed reload,
  *                                  timed out, too many connections)
  *               "2 <reason>\n"     a malformed request
- *   commands: status | inspect [POOL] | send POOL DATA | call POOL DATA [TIMEOUT_MS]
- *             | scale POOL N | reload | diff PATH | stop
+ *   commands: status | inspect [POOL] | send [type=N] POOL DATA
+ *             | call [type=N] POOL DATA [TIMEOUT_MS] | scale POOL N | reload
+ *             | diff [PATH] | stop
  * DATA is the rest of the line after POOL (and before TIMEOUT_MS for
  * call: the last word, if it is a number, is the timeout).
+ *
+ *   status      takes no argument ("2 usage: status" otherwise); the body is
+ *               a line per fact (generation, reloads, threads, ledger,
+ *               control, one "pool NAME size ..." line per pool, stalls)
+ *   send, call  the message goes to the pool with type N: an optional first
+ *               word type=N (decimal, or hex after 0x; 0 to 4294967295),
+ *               SHOAL_CONTROL_TYPE_DEFAULT (1) without it, the type the
+ *               bundled plugins take as their ordinary message (a plugin's
+ *               own types, e.g. a stats request, need type=N). Older
+ *               clients are not broken: a request without type= means
+ *               what it did (but a pool named "type=..." cannot be
+ *               addressed by send and call). call's body is the reply's
+ *               payload, as it is (any bytes), then one '\n'.
+ *   scale       the body is "SIZE asked N min MIN max MAX\n": SIZE the
+ *               pool's size now, N what was asked, MIN and MAX the pool's
+ *               bounds, which N was clamped to. Older servers answered
+ *               "SIZE\n": a client reads the first word as the size.
+ *   diff        what a reload from PATH would change, nothing done; without
+ *               PATH, from the file the host reloads from (its own config)
+ *   reload      re-reads the host's own config file (as SIGHUP)
  *
  * DEADLINES AND LIMITS (what one client can cost the host)
  *   - the whole request line must arrive within 2 s of the connection being
@@ -47,6 +68,9 @@
 #include "host/host.h"
 
 typedef struct shoal_control_s shoal_control_t;
+
+/* The message type of a send or call without type=N. */
+#define SHOAL_CONTROL_TYPE_DEFAULT 1u
 
 /* The most descriptors shoal__control_pollfds fills: the listening socket,
  * the agent's eventfd and one per open connection. */

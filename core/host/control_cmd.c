@@ -201,7 +201,8 @@ void shoal__control_answer(shoal_control_t *c, shoal_control_conn_t *k, const sh
         } else {
             shoal__host_log(c->h, SHOAL_LOG_INFO, "control: scale %s to %" PRIu32 ": size now %u",
                             name, k->arg, size);
-            shoal__control_say(k, "0 ok\n%u\n", size);
+            shoal__control_say(k, "0 ok\n%u asked %" PRIu32 " min %" PRIu32 " max %" PRIu32 "\n",
+                               size, k->arg, k->arg_min, k->arg_max);
         }
         break;
     }
@@ -244,13 +245,37 @@ static void status(shoal_control_t *c, shoal_control_conn_t *k)
     shoal__control_say(k, "%s", shoal__host_stall_lines(h));
 }
 
-/* send POOL DATA | call POOL DATA [TIMEOUT_MS] */
+/* A message type: decimal, or hex after 0x; at most UINT32_MAX. */
+static bool msg_type(const char *s, uint32_t *out)
+{
+    char *end;
+    if (s == NULL || *s < '0' || *s > '9')
+        return false;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (*end != '\0' || errno != 0 || v > UINT32_MAX)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+/* send [type=N] POOL DATA | call [type=N] POOL DATA [TIMEOUT_MS] */
 static void send_or_call(shoal_control_t *c, shoal_control_conn_t *k, const char *cmd, char *rest)
 {
+    uint32_t type = SHOAL_CONTROL_TYPE_DEFAULT;
     char *name = word(&rest);
+    if (name != NULL && strncmp(name, "type=", 5) == 0) {
+        if (!msg_type(name + 5, &type)) {
+            shoal__control_say(
+                k, "2 usage: %s [type=N] POOL DATA (N a message type, 0 to %" PRIu32 ")\n", cmd,
+                UINT32_MAX);
+            return;
+        }
+        name = word(&rest);
+    }
     shoal_host_pool_t *hp = name ? actor_named(c->h, name) : NULL;
     if (name == NULL) {
-        shoal__control_say(k, "2 usage: %s POOL DATA\n", cmd);
+        shoal__control_say(k, "2 usage: %s [type=N] POOL DATA\n", cmd);
         return;
     }
     if (hp == NULL) {
@@ -260,7 +285,7 @@ static void send_or_call(shoal_control_t *c, shoal_control_conn_t *k, const char
     while (*rest == ' ')
         rest++;
     if (cmd[0] == 's') {
-        int rc = shoal_runtime_send(c->h->rt, hp->pid, 1, rest, strlen(rest));
+        int rc = shoal_runtime_send(c->h->rt, hp->pid, type, rest, strlen(rest));
         shoal__control_say(k, rc == SHOAL_OK ? "0 ok\n" : "1 %s\n", shoal_strerror(rc));
         return;
     }
@@ -270,7 +295,7 @@ static void send_or_call(shoal_control_t *c, shoal_control_conn_t *k, const char
         timeout = t;
         *sp = '\0';
     }
-    job(c, k, SHOAL_CONTROL_OP_CALL, hp, true, SHOAL_AGENT_CALL, 1, rest, strlen(rest), timeout);
+    job(c, k, SHOAL_CONTROL_OP_CALL, hp, true, SHOAL_AGENT_CALL, type, rest, strlen(rest), timeout);
 }
 
 static void reload(shoal_control_t *c, shoal_control_conn_t *k)
@@ -287,19 +312,17 @@ static void reload(shoal_control_t *c, shoal_control_conn_t *k)
                            why[0] ? why : shoal_strerror(rc), h->generation);
 }
 
-/* What a reload from PATH would do (shoald --check --diff). */
+/* What a reload from PATH, or from the host's own config file, would do
+ * (shoalctl diff, shoald --check --diff). */
 static void diff(shoal_control_t *c, shoal_control_conn_t *k, char *rest)
 {
     while (*rest == ' ')
         rest++;
-    if (*rest == '\0') {
-        shoal__control_say(k, "2 usage: diff PATH\n");
-        return;
-    }
+    const char *path = *rest != '\0' ? rest : c->config;
     shoal_config_t *cfg = NULL;
     shoal_diag_t err = {0};
     char buf[1200];
-    int rc = shoal__config_load(rest, &cfg, &err); /* a regular file only, never blocking */
+    int rc = shoal__config_load(path, &cfg, &err); /* a regular file only, never blocking */
     if (rc == SHOAL_OK)
         rc = shoal__config_resolve(cfg, c->h->loader, &err);
     if (rc != SHOAL_OK) {
@@ -319,7 +342,10 @@ void shoal__control_request(shoal_control_t *c, shoal_control_conn_t *k, char *l
     if (cmd == NULL) {
         shoal__control_say(k, "2 empty request\n");
     } else if (strcmp(cmd, "status") == 0) {
-        status(c, k);
+        if (word(&rest) != NULL)
+            shoal__control_say(k, "2 usage: status\n");
+        else
+            status(c, k);
     } else if (strcmp(cmd, "inspect") == 0) {
         char *name = word(&rest);
         shoal_host_pool_t *hp = name != NULL ? pool_named(c->h, name) : NULL;
@@ -340,7 +366,11 @@ void shoal__control_request(shoal_control_t *c, shoal_control_conn_t *k, char *l
             shoal__control_say(k, "1 unknown pool '%s'\n", name);
         } else {
             uint32_t size = (uint32_t)n;
+            shoal_pool_stats_t st;
+            shoal__host_peek(hp, &st); /* the bounds, fixed at spawn */
             k->arg = size;
+            k->arg_min = st.min_size;
+            k->arg_max = st.max_size;
             job(c, k, SHOAL_CONTROL_OP_SCALE, hp, true, SHOAL_AGENT_CALL_PRIORITY,
                 SHOAL_POOL_SET_SIZE, &size, sizeof size, ACTOR_TIMEOUT_MS);
         }

@@ -57,7 +57,8 @@ typedef struct shoal_control_conn_s {
     uint64_t job_timeout_ms;
     shoal_control_target_t *targets;
     size_t ntargets;
-    uint32_t arg; /* scale: the size asked */
+    uint32_t arg;              /* scale: the size asked */
+    uint32_t arg_min, arg_max; /* scale: the pool's bounds, which the size is clamped to */
 } shoal_control_conn_t;
 
 struct shoal_control_s {

@@ -89,6 +89,7 @@ typedef struct shoal_host_s {
     shoal_host_reload_hook_t reload_hook; /* set by shoald (metrics.h) */
     shoal_host_hook_fn on_reload; /* NULL: none; set by the owner after start */
     void *on_reload_user;
+    bool control_fixed; /* shoald --control: a reload ignores runtime.control */
 } shoal_host_t;
 
 /* Builds the runtime from c (taking c, resolved against loader), spawns

@@ -4,6 +4,7 @@
  *
  *   shoal-plugin-check [--args YAML] [--messages N] [--timeout MS] FILE.so
  *   shoal-plugin-check --describe FILE.so
+ *   shoal-plugin-check --version | --help
  *
  * --describe loads the plugin (the loader's checks, its schemas' included)
  * and prints each behaviour's args schema instead of running anything.
@@ -13,7 +14,9 @@
  * (SIGSEGV, abort()) gets the report shoald would write (runtime/fault.h) on
  * stderr, and the checker dies of that signal.
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -24,6 +27,7 @@
 
 #include "host/argcheck.h"
 #include "host/loader.h"
+#include "host/version.h"
 #include "host/node.h"
 #include "runtime/fault.h"
 #include "shoal/shoal.h"
@@ -177,12 +181,43 @@ static void run_behaviour(shoal_runtime_t *rt, shoal_module_t *m, const shoal_be
     shoal_runtime_stop_actor(rt, parent);
 }
 
-static int usage(void)
+static void usage(FILE *to)
 {
-    fprintf(stderr, "usage: shoal-plugin-check [--args YAML] [--messages N] [--timeout MS] "
-                    "FILE.so\n"
-                    "       shoal-plugin-check --describe FILE.so\n");
+    fprintf(to, "usage: shoal-plugin-check [--args YAML] [--messages N] [--timeout MS] FILE.so\n"
+                "       shoal-plugin-check --describe FILE.so\n"
+                "       shoal-plugin-check --version | --help\n"
+                "  FILE.so         load the plugin as shoald does and run each behaviour\n"
+                "                  through init, N messages, a call and stop\n"
+                "  --args YAML     the args every behaviour gets (a YAML flow map; default {})\n"
+                "  --messages N    messages sent to each behaviour (default 9)\n"
+                "  --timeout MS    how long each step may take (default 2000)\n"
+                "  --describe      print each behaviour's args schema, run nothing\n"
+                "  --version       print the version and exit\n"
+                "exit status: 0 every behaviour passed, 1 a check failed, 2 usage or the plugin\n"
+                "  was refused\n");
+}
+
+/* A usage error: what is wrong, a hint; the exit status 2. */
+static int bad(const char *fmt, const char *what)
+{
+    fputs("shoal-plugin-check: ", stderr);
+    fprintf(stderr, fmt, what);
+    fputs("\nTry 'shoal-plugin-check --help'.\n", stderr);
     return 2;
+}
+
+/* A whole decimal number in [1, max]. */
+static bool number(const char *s, unsigned long long max, unsigned long long *out)
+{
+    char *end;
+    if (s == NULL || *s < '0' || *s > '9')
+        return false;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end != '\0' || errno != 0 || v == 0 || v > max)
+        return false;
+    *out = v;
+    return true;
 }
 
 /* --describe: load, print the schemas, unload. */
@@ -210,22 +245,44 @@ int main(int argc, char **argv)
     const char *yaml = "{}", *path = NULL;
     unsigned nmsg = 9;
     uint64_t timeout_ms = 2000;
-    if (argc == 3 && strcmp(argv[1], "--describe") == 0)
-        return describe(argv[2]);
+    bool describe_only = false;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--args") == 0 && i + 1 < argc)
+        const char *a = argv[i];
+        bool valued =
+            strcmp(a, "--args") == 0 || strcmp(a, "--messages") == 0 || strcmp(a, "--timeout") == 0;
+        unsigned long long v;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(a, "--version") == 0) {
+            shoal__version_print(stdout, "shoal-plugin-check");
+            return 0;
+        } else if (valued && i + 1 >= argc) {
+            return bad("%s needs a value", a);
+        } else if (strcmp(a, "--args") == 0) {
             yaml = argv[++i];
-        else if (strcmp(argv[i], "--messages") == 0 && i + 1 < argc)
-            nmsg = (unsigned)strtoul(argv[++i], NULL, 10);
-        else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
-            timeout_ms = strtoull(argv[++i], NULL, 10);
-        else if (argv[i][0] == '-' || path != NULL)
-            return usage();
-        else
-            path = argv[i];
+        } else if (strcmp(a, "--messages") == 0) {
+            if (!number(argv[++i], 1000000, &v))
+                return bad("--messages %s: expected a number of messages (1 to 1000000)", argv[i]);
+            nmsg = (unsigned)v;
+        } else if (strcmp(a, "--timeout") == 0) {
+            if (!number(argv[++i], 3600000, &v))
+                return bad("--timeout %s: expected milliseconds (1 to 3600000)", argv[i]);
+            timeout_ms = v;
+        } else if (strcmp(a, "--describe") == 0) {
+            describe_only = true;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return bad("unknown option '%s'", a);
+        } else if (path != NULL) {
+            return bad("unexpected argument '%s' (one FILE.so only)", a);
+        } else {
+            path = a;
+        }
     }
     if (path == NULL)
-        return usage();
+        return bad("%s", "no FILE.so: name the plugin to check");
+    if (describe_only)
+        return describe(path);
     /* Before the plugin is loaded: its init runs then. Each step's line is
      * out before a crash report follows it, into a pipe too. */
     setvbuf(stdout, NULL, _IOLBF, 0);

@@ -410,8 +410,9 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
         c->runtime.stall_warn_ms != was->runtime.stall_warn_ms ||
         c->runtime.max_extra_threads != was->runtime.max_extra_threads ||
         c->log.level != was->log.level ||
-        (c->runtime.control == NULL) != (was->runtime.control == NULL) ||
-        (c->runtime.control != NULL && strcmp(c->runtime.control, was->runtime.control) != 0))
+        (!h->control_fixed &&
+         ((c->runtime.control == NULL) != (was->runtime.control == NULL) ||
+          (c->runtime.control != NULL && strcmp(c->runtime.control, was->runtime.control) != 0))))
         note(&log, "runtime: and log.level: changes take effect at the next start");
     /* Nothing refers to the old config any more: the pools' code and args
      * are held by the pools themselves (code.h). */

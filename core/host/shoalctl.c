@@ -1,10 +1,14 @@
 /* shoalctl.c - talks to shoald's control socket (protocol: control.h).
  *
- *   shoalctl [--socket PATH] [--timeout MS] status | inspect [POOL]
- *            | send POOL DATA | call POOL DATA [--timeout MS] | scale POOL N
- *            | reload | diff FILE | stop
+ *   shoalctl [--socket PATH] [--timeout MS] COMMAND [ARGS...]
+ *   shoalctl help [COMMAND] | COMMAND --help | --help | --version
  *
- * The socket: --socket PATH, else $SHOAL_SOCKET, else ./shoal.sock.
+ * The commands and their arguments are the table below (each one's usage
+ * is what `shoalctl help COMMAND` prints, without connecting).
+ *
+ * The socket: --socket PATH, else $SHOAL_SOCKET, else ./shoal.sock if it
+ * exists, else /run/shoal/shoal.sock (the installed service's); a "cannot
+ * reach" error says which one was tried and why.
  * --timeout before the command bounds the whole exchange (connect, write,
  * read; default 5000 ms); after `call`, it is the call's own timeout, and
  * shoalctl then waits that plus 2 s unless --timeout was also given before.
@@ -13,32 +17,133 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "host/client.h"
+#include "host/version.h"
+#include "shoal/pool.h"
+#include "shoal/types.h"
 
 #define DEFAULT_TIMEOUT_MS 5000
-#define CALL_MARGIN_MS 2000  /* beyond a call's own timeout */
-#define CALL_DEFAULT_MS 5000 /* shoald's, for a call without --timeout */
+#define CALL_MARGIN_MS 2000         /* beyond a call's own timeout */
+#define CALL_DEFAULT_MS 5000        /* shoald's, for a call without --timeout */
+#define CALL_TIMEOUT_MAX_MS 3600000 /* shoald's bound on a call's timeout */
+#define SERVICE_SOCKET "/run/shoal/shoal.sock"
+#define REQ_MAX 65536
 
-static int usage(void)
+typedef struct cmd_s {
+    const char *name;
+    const char *args;  /* the synopsis after the name */
+    unsigned min, max; /* positional words (DATA counts as one, however many) */
+    const char *what;  /* one line, for --help */
+    const char *help;  /* what it does, its arguments, its options */
+} cmd_t;
+
+static const cmd_t cmds[] = {
+    {"status", "", 0, 0, "generation, reloads, ledger, a line per pool",
+     "  The generation, the reload counts, the threads, the ledger (accepted =\n"
+     "  handled + failed + dropped + in flight, per generation and in total), the\n"
+     "  control connections, a line per pool, and the handlers stalled now.\n"
+     "  Takes no arguments.\n"},
+    {"inspect", "[POOL]", 0, 1, "a pool's inspection (JSON), or every pool's",
+     "  POOL's inspection as one JSON object; without POOL, an object of every\n"
+     "  pool's, by name.\n"},
+    {"send", "[--type N] POOL DATA", 2, 2, "send DATA to the pool (type 1 unless --type)",
+     "  Sends DATA (the words after POOL, joined by spaces) to POOL as one message,\n"
+     "  without waiting for it to be handled. Exit 1 when the pool refused it.\n"
+     "  --type N   the message type (decimal, or hex after 0x); default 1, the\n"
+     "             ordinary message of the bundled plugins (echo, burn, sleep,\n"
+     "             sink, crash); a plugin's own types, e.g. echo's and\n"
+     "             loadgen's stats request 0xFFFF0001, are chosen with it\n"
+     "  --         the end of the options: DATA may then start with -- or be -h\n"},
+    {"call", "[--type N] [--timeout MS] [--raw] POOL DATA", 2, 2,
+     "call the pool, print its reply (escaped unless text)",
+     "  Calls POOL with DATA (the words after POOL, joined by spaces) and prints\n"
+     "  the reply: as it is when it is printable text (a newline added if it has\n"
+     "  none), else escaped (\\n, \\t, \\0, \\\\, \\xNN), so a terminal never gets raw\n"
+     "  bytes.\n"
+     "  --type N     the message type (decimal, or hex after 0x); default 1, the\n"
+     "               ordinary message of the bundled plugins; e.g. 0xFFFF0001 asks\n"
+     "               echo and loadgen for their stats\n"
+     "  --timeout MS how long the pool may take (default 5000); shoalctl waits\n"
+     "               that plus 2 s\n"
+     "  --raw        write the reply's bytes exactly, nothing added\n"
+     "  --           the end of the options: DATA may then start with -- or be -h\n"},
+    {"scale", "POOL N", 2, 2, "resize the pool (within its min and max)",
+     "  Resizes POOL to N workers, within the pool's min and max (its config's\n"
+     "  min: and max:), and prints the size it has now, e.g. `api: 8 workers`,\n"
+     "  or `api: 1024 workers (asked 5000; clamped to max 1024)`.\n"},
+    {"reload", "", 0, 0, "re-read shoald's config file (as SIGHUP)",
+     "  Re-reads shoald's config file, as SIGHUP: all or nothing. Prints the new\n"
+     "  generation; a failed reload prints FILE:LINE:COL: what was wrong, exit 1.\n"},
+    {"diff", "[FILE]", 0, 1, "what a reload from FILE (or shoald's own) would do",
+     "  What a reload from FILE would change, without changing anything; without\n"
+     "  FILE, from shoald's own config file (what `reload` would read).\n"},
+    {"stop", "", 0, 0, "drain every pool and stop shoald",
+     "  Drains every pool and stops shoald (as SIGTERM).\n"},
+    {"help", "[COMMAND]", 0, 1, "a command's usage (no connection)",
+     "  This help, or COMMAND's, without connecting to shoald.\n"},
+};
+#define NCMDS (sizeof cmds / sizeof cmds[0])
+#define COMMAND_LIST "status, inspect, send, call, scale, reload, diff, stop, help"
+
+static void usage(FILE *to)
 {
-    fprintf(stderr, "usage: shoalctl [--socket PATH] [--timeout MS] COMMAND\n"
-                    "  status                      generation, reloads, pools\n"
-                    "  inspect [POOL]              a pool's inspection (JSON), or every pool's\n"
-                    "  send POOL DATA              send DATA to the pool\n"
-                    "  call POOL DATA [--timeout MS]  call the pool, print the reply\n"
-                    "  scale POOL N                resize the pool; prints the new size\n"
-                    "  reload                      re-read the config (as SIGHUP)\n"
-                    "  diff FILE                   what a reload from FILE would change\n"
-                    "  stop                        drain every pool and exit\n"
-                    "The socket: --socket PATH, else $SHOAL_SOCKET, else ./shoal.sock.\n"
-                    "--timeout MS: for the whole exchange (default 5000); after call, the call's.\n"
-                    "Exit: 0 done, 1 refused or no answer in time, 2 usage or no connection.\n");
+    fprintf(to, "usage: shoalctl [--socket PATH] [--timeout MS] COMMAND [ARGS...]\n"
+                "       shoalctl help [COMMAND] | COMMAND --help | --help | --version\n"
+                "commands:\n");
+    for (size_t i = 0; i < NCMDS; i++) {
+        char syn[64];
+        snprintf(syn, sizeof syn, "%s%s%s", cmds[i].name, cmds[i].args[0] ? " " : "", cmds[i].args);
+        if (strlen(syn) > 28)
+            fprintf(to, "  %s\n  %-28s %s\n", syn, "", cmds[i].what);
+        else
+            fprintf(to, "  %-28s %s\n", syn, cmds[i].what);
+    }
+    fprintf(to, "options:\n"
+                "  --socket PATH  shoald's control socket; else $SHOAL_SOCKET, else\n"
+                "                 ./shoal.sock if it exists, else " SERVICE_SOCKET "\n"
+                "  --timeout MS   for the whole exchange (default 5000)\n"
+                "  --version      print the version and exit\n"
+                "`shoalctl help COMMAND` says what COMMAND does and takes.\n"
+                "Exit: 0 done, 1 refused or no answer in time, 2 usage or no connection.\n");
+}
+
+static void cmd_usage(FILE *to, const cmd_t *c)
+{
+    fprintf(to, "usage: shoalctl [--socket PATH] [--timeout MS] %s%s%s\n%s", c->name,
+            c->args[0] ? " " : "", c->args, c->help);
+}
+
+/* A usage error: one line naming what is wrong, then a hint (c's usage,
+ * or --help); returns the exit status 2. */
+static int bad(const cmd_t *c, const char *fmt, ...) SHOAL_PRINTF(2, 3);
+static int bad(const cmd_t *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("shoalctl: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    if (c != NULL)
+        fprintf(stderr, "\nusage: shoalctl %s%s%s (see shoalctl help %s)\n", c->name,
+                c->args[0] ? " " : "", c->args, c->name);
+    else
+        fputs("\nTry 'shoalctl --help'.\n", stderr);
     return 2;
+}
+
+static const cmd_t *find(const char *name)
+{
+    for (size_t i = 0; i < NCMDS; i++)
+        if (strcmp(cmds[i].name, name) == 0)
+            return &cmds[i];
+    return NULL;
 }
 
 static bool millis(const char *s, uint64_t *out)
@@ -54,87 +159,243 @@ static bool millis(const char *s, uint64_t *out)
     return true;
 }
 
+static bool msg_type(const char *s, unsigned long *out)
+{
+    char *end;
+    if (s == NULL || *s < '0' || *s > '9')
+        return false;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (*end != '\0' || errno != 0 || v > 0xFFFFFFFFull)
+        return false;
+    *out = (unsigned long)v;
+    return true;
+}
+
+/* The request being built: words joined by spaces. */
+typedef struct req_s {
+    char buf[REQ_MAX];
+    size_t n;
+    bool overflow;
+} req_t;
+
+static void add(req_t *r, const char *word)
+{
+    int w = snprintf(r->buf + r->n, sizeof r->buf - r->n, "%s%s", r->n ? " " : "", word);
+    if (w < 0 || (size_t)w >= sizeof r->buf - r->n)
+        r->overflow = true;
+    else
+        r->n += (size_t)w;
+}
+
+/* ---- answers ----------------------------------------------------------------- */
+
+typedef struct answer_s {
+    const char *pool;
+    bool raw;
+} answer_t;
+
+/* call: the server adds one '\n' after the payload. */
+static int call_body(void *arg, const char *data, size_t len, FILE *out, FILE *err)
+{
+    const answer_t *a = arg;
+    (void)err;
+    if (len > 0 && data[len - 1] == '\n')
+        len--;
+    if (a->raw)
+        fwrite(data, 1, len, out);
+    else
+        shoal__client_write_text(out, data, len);
+    return 0;
+}
+
+/* scale: "SIZE asked N min MIN max MAX" (an older shoald: "SIZE"). */
+static int scale_body(void *arg, const char *data, size_t len, FILE *out, FILE *err)
+{
+    const answer_t *a = arg;
+    char text[256];
+    unsigned size, asked, min, max;
+    (void)err;
+    snprintf(text, sizeof text, "%.*s", (int)(len < sizeof text ? len : sizeof text - 1), data);
+    int got = sscanf(text, "%u asked %u min %u max %u", &size, &asked, &min, &max);
+    if (got < 1) {
+        fwrite(data, 1, len, out);
+        return 0;
+    }
+    fprintf(out, "%s: %u worker%s", a->pool, size, size == 1 ? "" : "s");
+    if (got == 4 && asked > max && size == max)
+        fprintf(out, " (asked %u; clamped to max %u)", asked, max);
+    else if (got == 4 && asked < min && size == min)
+        fprintf(out, " (asked %u; clamped to min %u)", asked, min);
+    else if (got == 4 && asked != size)
+        fprintf(out, " (asked %u)", asked);
+    fputc('\n', out);
+    return 0;
+}
+
+/* ---- main -------------------------------------------------------------------- */
+
 int main(int argc, char **argv)
 {
-    const char *path = getenv("SHOAL_SOCKET");
+    const char *path = NULL, *origin = NULL;
     uint64_t timeout = DEFAULT_TIMEOUT_MS;
     bool timeout_given = false;
     int i = 1;
-    while (i + 1 < argc && argv[i][0] == '-') {
-        if (strcmp(argv[i], "--socket") == 0) {
-            path = argv[i + 1];
-        } else if (strcmp(argv[i], "--timeout") == 0) {
-            if (!millis(argv[i + 1], &timeout)) {
-                fprintf(stderr, "shoalctl: --timeout %s: expected milliseconds (1 to 86400000)\n",
-                        argv[i + 1]);
-                return 2;
-            }
-            timeout_given = true;
-        } else {
-            return usage();
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        const char *o = argv[i];
+        if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
+            usage(stdout);
+            return 0;
         }
-        i += 2;
+        if (strcmp(o, "--version") == 0) {
+            shoal__version_print(stdout, "shoalctl");
+            return 0;
+        }
+        if (strcmp(o, "--socket") != 0 && strcmp(o, "--timeout") != 0)
+            return bad(NULL, "unknown option '%s'", o);
+        if (i + 1 >= argc)
+            return bad(NULL, "%s needs %s", o,
+                       strcmp(o, "--socket") == 0 ? "a socket path" : "milliseconds");
+        const char *v = argv[++i];
+        if (strcmp(o, "--socket") == 0) {
+            path = v;
+            origin = "from --socket";
+        } else if (!millis(v, &timeout)) {
+            return bad(NULL, "--timeout %s: expected milliseconds (1 to 86400000)", v);
+        } else {
+            timeout_given = true;
+        }
     }
-    if (path == NULL || path[0] == '\0')
-        path = "shoal.sock";
     if (i >= argc)
-        return usage();
-    const char *cmd = argv[i];
-    static const char *const known[] = {"status", "inspect", "send", "call", "scale",
-                                        "reload", "diff",    "stop", NULL};
-    int k = 0;
-    while (known[k] != NULL && strcmp(known[k], cmd) != 0)
-        k++;
-    if (known[k] == NULL)
-        return usage();
-    bool is_call = strcmp(cmd, "call") == 0, is_diff = strcmp(cmd, "diff") == 0;
-    /* The request: the words, a timeout moved to the end for call. */
-    char req[65536];
-    size_t n = 0;
-    const char *call_timeout = NULL;
-    int words = 0;
+        return bad(NULL, "no command (commands: %s)", COMMAND_LIST);
+    const cmd_t *cmd = find(argv[i]);
+    if (cmd == NULL)
+        return bad(NULL, "unknown command '%s' (commands: %s)", argv[i], COMMAND_LIST);
+    i++;
+    bool is_call = strcmp(cmd->name, "call") == 0, is_send = strcmp(cmd->name, "send") == 0;
+    /* The command's own words: options (anywhere, until "--"), then the
+     * positional ones. */
+    char **pos = argv + i; /* the positional words, moved down in place */
+    unsigned npos = 0;
+    const char *call_timeout = NULL, *type = NULL;
+    unsigned long type_n = 1;
+    bool raw = false, options = true;
     for (; i < argc; i++) {
-        const char *arg = argv[i];
-        if (is_call && strcmp(arg, "--timeout") == 0 && i + 1 < argc) {
-            call_timeout = argv[++i];
+        const char *a = argv[i];
+        if (options && strcmp(a, "--") == 0) {
+            options = false;
             continue;
         }
+        if (options && (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)) {
+            cmd_usage(stdout, cmd);
+            return 0;
+        }
+        if (options && strncmp(a, "--", 2) == 0 && a[2] != '\0') {
+            bool valued = strcmp(a, "--type") == 0 || strcmp(a, "--timeout") == 0;
+            if ((is_call || is_send) && strcmp(a, "--type") == 0 && i + 1 < argc) {
+                type = argv[++i];
+                if (!msg_type(type, &type_n))
+                    return bad(cmd, "--type %s: expected a message type (0 to 4294967295)", type);
+            } else if (is_call && strcmp(a, "--timeout") == 0 && i + 1 < argc) {
+                uint64_t t;
+                call_timeout = argv[++i];
+                if (!millis(call_timeout, &t) || t > CALL_TIMEOUT_MAX_MS)
+                    return bad(cmd, "--timeout %s: expected milliseconds (1 to %d)", call_timeout,
+                               CALL_TIMEOUT_MAX_MS);
+            } else if (is_call && strcmp(a, "--raw") == 0) {
+                raw = true;
+            } else if (valued && (is_call || (is_send && strcmp(a, "--type") == 0))) {
+                return bad(cmd, "%s needs %s", a,
+                           strcmp(a, "--type") == 0 ? "a message type" : "milliseconds");
+            } else {
+                return bad(cmd, "%s: unknown option '%s'", cmd->name, a);
+            }
+            continue;
+        }
+        pos[npos++] = argv[i];
+    }
+    /* DATA: every word after POOL. */
+    unsigned words = (is_call || is_send) && npos > 2 ? 2 : npos;
+    if (words < cmd->min)
+        return bad(cmd, "%s: missing %s", cmd->name,
+                   npos == 0                         ? "POOL"
+                   : strcmp(cmd->name, "scale") == 0 ? "N"
+                                                     : "DATA");
+    if (words > cmd->max)
+        return bad(cmd, "%s: unexpected argument '%s'", cmd->name, pos[cmd->max]);
+    if (strcmp(cmd->name, "help") == 0) {
+        const cmd_t *about = npos ? find(pos[0]) : NULL;
+        if (npos && about == NULL)
+            return bad(NULL, "unknown command '%s' (commands: %s)", pos[0], COMMAND_LIST);
+        if (about != NULL)
+            cmd_usage(stdout, about);
+        else
+            usage(stdout);
+        return 0;
+    }
+    if (strcmp(cmd->name, "scale") == 0) {
+        char *end;
+        errno = 0;
+        unsigned long long n = strtoull(pos[1], &end, 10);
+        if (pos[1][0] < '0' || pos[1][0] > '9' || *end != '\0' || errno != 0 ||
+            n > SHOAL_POOL_MAX_SIZE)
+            return bad(cmd, "scale: N must be a number of workers (0 to %u), not '%s'",
+                       SHOAL_POOL_MAX_SIZE, pos[1]);
+    }
+    /* The socket. */
+    if (path == NULL && (path = getenv("SHOAL_SOCKET")) != NULL && path[0] != '\0') {
+        origin = "from $SHOAL_SOCKET";
+    } else if (path == NULL || path[0] == '\0') {
+        if (access("shoal.sock", F_OK) == 0) {
+            path = "./shoal.sock";
+            origin = "found in this directory";
+        } else {
+            path = SERVICE_SOCKET;
+            origin = "the default: no --socket, no $SHOAL_SOCKET, no ./shoal.sock";
+        }
+    }
+    /* The request. */
+    static req_t r;
+    add(&r, cmd->name);
+    if (type != NULL) {
+        char t[32];
+        snprintf(t, sizeof t, "type=%lu", type_n);
+        add(&r, t);
+    }
+    for (unsigned k = 0; k < npos; k++) {
+        const char *arg = pos[k];
         char abs[PATH_MAX];
-        if (is_diff && words == 1 && realpath(arg, abs) != NULL)
+        if (strcmp(cmd->name, "diff") == 0 && realpath(arg, abs) != NULL)
             arg = abs; /* shoald may run elsewhere */
         if (strchr(arg, '\n') != NULL) {
             fprintf(stderr, "shoalctl: arguments cannot contain a newline\n");
             return 2;
         }
-        int w = snprintf(req + n, sizeof req - n, "%s%s", words ? " " : "", arg);
-        if (w < 0 || (size_t)w >= sizeof req - n) {
-            fprintf(stderr, "shoalctl: request too long\n");
-            return 2;
-        }
-        n += (size_t)w;
-        words++;
+        add(&r, arg);
     }
-    if (((is_call || strcmp(cmd, "send") == 0 || strcmp(cmd, "scale") == 0) && words < 3) ||
-        (is_diff && words != 2))
-        return usage();
-    if (call_timeout != NULL) {
-        int w = snprintf(req + n, sizeof req - n, " %s", call_timeout);
-        if (w < 0 || (size_t)w >= sizeof req - n) {
-            fprintf(stderr, "shoalctl: request too long\n");
-            return 2;
-        }
-        n += (size_t)w;
-    }
-    if (n + 1 >= sizeof req) {
+    if (call_timeout != NULL)
+        add(&r, call_timeout);
+    if (r.overflow || r.n + 1 >= sizeof r.buf) {
         fprintf(stderr, "shoalctl: request too long\n");
         return 2;
     }
-    req[n++] = '\n';
+    r.buf[r.n++] = '\n';
     if (is_call && !timeout_given) {
         uint64_t t = CALL_DEFAULT_MS;
         if (call_timeout != NULL && !millis(call_timeout, &t))
             t = CALL_DEFAULT_MS;
         timeout = t + CALL_MARGIN_MS;
     }
-    return shoal__client_ask(path, req, n, timeout, "shoalctl", stdout, stderr);
+    answer_t ans = {.pool = npos ? pos[0] : "", .raw = raw};
+    shoal_client_t cl = {.path = path,
+                         .origin = origin,
+                         .prog = "shoalctl",
+                         .timeout_ms = timeout,
+                         .out = stdout,
+                         .err = stderr,
+                         .body = is_call                           ? call_body
+                                 : strcmp(cmd->name, "scale") == 0 ? scale_body
+                                                                   : NULL,
+                         .arg = &ans};
+    return shoal__client_exchange(&cl, r.buf, r.n);
 }

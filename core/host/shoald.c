@@ -13,11 +13,20 @@
  *                           without waiting for threads stuck in plugin
  *                           code. A second SIGTERM or SIGINT while draining
  *                           exits 3 at once.
+ *   shoald --control SOCKET ... FILE
+ *                           serve the control socket at SOCKET instead of
+ *                           FILE's runtime.control (several instances of one
+ *                           file, tests, the packaged unit)
  *   shoald --check FILE     exit 0: valid; 2: an error, printed as
  *                           file:line:col: what was expected
- *   shoald --check --diff FILE --control SOCKET
- *                           also asks the shoald listening at SOCKET what a
- *                           reload from FILE would change (nothing changes)
+ *   shoald --check --diff [--control SOCKET] FILE
+ *                           also asks the shoald listening at SOCKET (else
+ *                           at FILE's runtime.control) what a reload from
+ *                           FILE would change (nothing changes)
+ *   shoald --version | --help
+ *
+ * Options come in any order (before or after FILE); a usage error names
+ * the option and exits 2.
  *   shoald --help-config [FILE]
  *                           the schema: every key, type, default, doc; with
  *                           FILE, also the args each behaviour of FILE's
@@ -61,29 +70,44 @@
 #include "host/plugin_path.h"
 #include "host/metrics.h"
 #include "host/notify.h"
+#include "host/version.h"
 #include "runtime/fault.h"
 
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: shoald [--run-for DURATION] [--no-table] FILE\n"
-                "       shoald --check FILE\n"
-                "       shoald --check --diff FILE --control SOCKET\n"
+    fprintf(to, "usage: shoald [--run-for DURATION] [--no-table] [--control SOCKET] FILE\n"
+                "       shoald --check [--diff] [--control SOCKET] FILE\n"
                 "       shoald --help-config [FILE]\n"
+                "       shoald --version | --help\n"
                 "  FILE            run the pools FILE declares until SIGTERM or SIGINT\n"
                 "  --run-for D     stop by itself after D (e.g. 10s), as on SIGTERM\n"
                 "  --no-table      no per-second table on stdout\n"
+                "  --control SOCKET\n"
+                "                  serve the control socket at SOCKET instead of FILE's\n"
+                "                  runtime.control\n"
                 "  --check FILE    validate FILE (YAML), load its plugins, resolve its\n"
                 "                  workers; exit 0 if it is valid, 2 if not\n"
-                "  --diff ... --control SOCKET\n"
-                "                  also print what a reload of the shoald at SOCKET from FILE\n"
-                "                  would change, without changing it\n"
+                "  --check --diff FILE\n"
+                "                  also print what a reload of the running shoald from FILE\n"
+                "                  would change, without changing it; that shoald is the one\n"
+                "                  at --control SOCKET, else at FILE's runtime.control\n"
                 "  --help-config   print every config key with its type, default and meaning\n"
                 "  --help-config FILE\n"
                 "                  also load FILE's plugins and print the args each of their\n"
                 "                  behaviours takes (key, type, default, range, meaning)\n"
+                "  --version       print the version and exit\n"
                 "exit status: 0 stopped after draining every pool; 2 usage or config error;\n"
                 "  3 stopped with pools still busy after shutdown.drain, or on a second\n"
                 "  SIGTERM/SIGINT while draining (the log says what was lost)\n");
+}
+
+/* A usage error: what is wrong, a hint; the exit status 2. */
+static int bad(const char *fmt, const char *what)
+{
+    fputs("shoald: ", stderr);
+    fprintf(stderr, fmt, what);
+    fputs("\nTry 'shoald --help'.\n", stderr);
+    return 2;
 }
 
 /* --help-config FILE: the schema, then the args of every behaviour of
@@ -156,12 +180,21 @@ static int load(const char *path, shoal_config_t **c, shoal_loader_t **loader)
     return 2;
 }
 
-static int check(const char *path)
+/* --check: 0 valid (and *control, when control is not NULL, a copy of
+ * FILE's runtime.control or NULL), else 2. */
+static int check(const char *path, char **control)
 {
     shoal_config_t *c;
     shoal_loader_t *loader;
     if (load(path, &c, &loader) != 0)
         return 2;
+    if (control != NULL && c->runtime.control != NULL &&
+        (*control = strdup(c->runtime.control)) == NULL) {
+        fprintf(stderr, "shoald: %s\n", shoal_strerror(SHOAL_ENOMEM));
+        shoal__config_free(c);
+        shoal__loader_destroy(loader);
+        return 2;
+    }
     size_t nested = 0;
     for (size_t i = 0; i < c->npools; i++)
         for (const shoal_config_pool_t *p = c->pools[i].nested; p != NULL; p = p->nested)
@@ -224,7 +257,9 @@ static _Noreturn void abandon(shoal_control_t *control)
     _exit(EXIT_LOST);
 }
 
-static int run(const char *path, uint64_t run_for_ms, bool table)
+/* run_for_ms 0: until a signal or a stop; control (NULL: none) replaces
+ * the config's runtime.control. */
+static int run(const char *path, uint64_t run_for_ms, bool table, const char *control_path)
 {
     /* Before any thread exists: every thread inherits the mask, and the
      * signals reach only the signalfd read below. */
@@ -257,6 +292,18 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
     }
     shoal__fault_set_format(c->log.format == SHOAL_LOG_FORMAT_JSON ? SHOAL_FAULT_JSON
                                                                    : SHOAL_FAULT_TEXT);
+    char *control_copy = control_path != NULL ? strdup(control_path) : NULL;
+    if (control_path != NULL && control_copy == NULL) {
+        fprintf(stderr, "shoald: %s\n", shoal_strerror(SHOAL_ENOMEM));
+        shoal__config_free(c);
+        shoal__loader_destroy(loader);
+        close(sfd);
+        return 2;
+    }
+    if (control_copy != NULL) { /* --control: for this run, whatever the file says */
+        free(c->runtime.control);
+        c->runtime.control = control_copy;
+    }
     uint64_t drain_ms = c->shutdown.drain_ms;
     shoal_control_t *control = NULL;
     shoal_diag_t err = {0};
@@ -294,6 +341,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
         shoal__notify_close(notify);
         return 2;
     }
+    h->control_fixed = control_path != NULL; /* a reload does not compare it */
     shoal__host_log_reserved(h);
     int rc;
     if (control != NULL && (rc = shoal__control_start(control, h, path)) != SHOAL_OK) {
@@ -403,8 +451,9 @@ static int run(const char *path, uint64_t run_for_ms, bool table)
     return 0;
 }
 
-/* Asks the shoald at socket for the plan of a reload from path. */
-static int diff(const char *path, const char *socket_path)
+/* Asks the shoald at socket (named by origin) for the plan of a reload
+ * from path. */
+static int diff(const char *path, const char *socket_path, const char *origin)
 {
     char abs[PATH_MAX];
     if (realpath(path, abs) == NULL) {
@@ -413,7 +462,13 @@ static int diff(const char *path, const char *socket_path)
     }
     char req[PATH_MAX + 16];
     int n = snprintf(req, sizeof req, "diff %s\n", abs);
-    return shoal__client_ask(socket_path, req, (size_t)n, 5000, "shoald", stdout, stderr);
+    shoal_client_t cl = {.path = socket_path,
+                         .origin = origin,
+                         .prog = "shoald",
+                         .timeout_ms = 5000,
+                         .out = stdout,
+                         .err = stderr};
+    return shoal__client_exchange(&cl, req, (size_t)n);
 }
 
 int main(int argc, char **argv)
@@ -422,28 +477,20 @@ int main(int argc, char **argv)
      * a shoald, with its descriptors, never by hand. */
     if (argc == 2 && strcmp(argv[1], "--isolated-worker") == 0)
         return shoal__isolated_main();
-    if (argc == 2 && strcmp(argv[1], "--help-config") == 0) {
-        shoal__config_help(stdout);
-        return 0;
-    }
-    if (argc == 3 && strcmp(argv[1], "--help-config") == 0)
-        return help_config(argv[2]);
-    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        usage(stdout);
-        return 0;
-    }
-    if (argc == 3 && strcmp(argv[1], "--check") == 0)
-        return check(argv[2]);
-    if (argc == 6 && strcmp(argv[1], "--check") == 0 && strcmp(argv[2], "--diff") == 0 &&
-        strcmp(argv[4], "--control") == 0) {
-        int rc = check(argv[3]);
-        return rc != 0 ? rc : diff(argv[3], argv[5]);
-    }
     uint64_t run_for_ms = 0;
-    bool table = true;
-    const char *file = NULL;
+    bool table = true, check_only = false, with_diff = false, help_cfg = false;
+    const char *file = NULL, *control = NULL;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--run-for") == 0 && i + 1 < argc) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(a, "--version") == 0) {
+            shoal__version_print(stdout, "shoald");
+            return 0;
+        } else if (strcmp(a, "--run-for") == 0) {
+            if (i + 1 >= argc)
+                return bad("%s needs a duration (e.g. 10s)", a);
             shoal_node_t n = {.kind = SHOAL_NODE_SCALAR, .text = argv[++i], .file = "--run-for"};
             shoal_diag_t err = {0};
             char buf[600];
@@ -451,18 +498,53 @@ int main(int argc, char **argv)
                 fprintf(stderr, "shoald: %s\n", shoal__diag_format(&err, buf, sizeof buf));
                 return 2;
             }
-        } else if (strcmp(argv[i], "--no-table") == 0) {
+        } else if (strcmp(a, "--control") == 0) {
+            if (i + 1 >= argc || argv[i + 1][0] == '\0')
+                return bad("%s needs a socket path", a);
+            control = argv[++i];
+        } else if (strcmp(a, "--no-table") == 0) {
             table = false;
-        } else if (argv[i][0] != '-' && file == NULL) {
-            file = argv[i];
+        } else if (strcmp(a, "--check") == 0) {
+            check_only = true;
+        } else if (strcmp(a, "--diff") == 0) {
+            with_diff = true;
+        } else if (strcmp(a, "--help-config") == 0) {
+            help_cfg = true;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return bad("unknown option '%s'", a);
+        } else if (file != NULL) {
+            return bad("unexpected argument '%s' (one FILE only)", a);
         } else {
-            usage(stderr);
-            return 2;
+            file = a;
         }
     }
-    if (file == NULL) {
-        usage(stderr);
-        return 2;
+    if (help_cfg && (check_only || with_diff || control || run_for_ms || !table))
+        return bad("%s takes only a FILE", "--help-config");
+    if (help_cfg && file == NULL) {
+        shoal__config_help(stdout);
+        return 0;
     }
-    return run(file, run_for_ms, table);
+    if (help_cfg)
+        return help_config(file);
+    if (with_diff && !check_only)
+        return bad("%s goes with --check (shoald --check --diff FILE)", "--diff");
+    if (check_only && (run_for_ms || !table))
+        return bad("%s does not run the pools: no --run-for, no --no-table", "--check");
+    if (file == NULL)
+        return bad("%s", "no FILE: name the config to run (shoald FILE)");
+    if (check_only && !with_diff)
+        return check(file, NULL);
+    if (check_only) {
+        char *own = NULL;
+        int rc = check(file, control == NULL ? &own : NULL);
+        if (rc == 0 && control == NULL && own == NULL)
+            rc = bad("--diff: %s sets no runtime.control: name the socket with --control SOCKET",
+                     file);
+        if (rc == 0)
+            rc = diff(file, control != NULL ? control : own,
+                      control != NULL ? "from --control" : "the config's runtime.control");
+        free(own);
+        return rc;
+    }
+    return run(file, run_for_ms, table, control);
 }

@@ -240,8 +240,13 @@ static void malformed_requests_get_status_2(void)
     starts_with(ask_line("scale api many\n"), "2 usage: scale POOL N");
     starts_with(ask_line("scale api 3 4\n"), "2 usage: scale POOL N");
     starts_with(ask_line("scale api 99999999999999999999\n"), "2 usage: scale POOL N");
-    starts_with(ask_line("send\n"), "2 usage: send POOL DATA");
-    starts_with(ask_line("diff\n"), "2 usage: diff PATH");
+    starts_with(ask_line("send\n"), "2 usage: send [type=N] POOL DATA");
+    CU_ASSERT_STRING_EQUAL(ask_line("send type=x api d\n"),
+                           "2 usage: send [type=N] POOL DATA (N a message type, 0 to "
+                           "4294967295)\n");
+    starts_with(ask_line("call type=4294967296 api d\n"), "2 usage: call [type=N] POOL DATA");
+    starts_with(ask_line("call type=1\n"), "2 usage: call [type=N] POOL DATA");
+    CU_ASSERT_STRING_EQUAL(ask_line("status now\n"), "2 usage: status\n");
     /* No newline before the client closes: not a request. */
     starts_with(ask("status", 6, true), "2 expected one line");
     /* Binary junk with a newline: an unknown command, nothing worse. */
@@ -287,8 +292,15 @@ static void diff_refuses_what_is_not_a_file(void)
 static void good_requests_still_work(void)
 {
     starts_with(ask_line("status\n"), "0 ok\ngeneration 1\n");
-    starts_with(ask_line("scale api 3\n"), "0 ok\n3\n");
-    starts_with(ask_line("call api ping\n"), "0 ok\nping\n");
+    /* scale: the size, what was asked and the bounds (api: 1 to 1024) */
+    CU_ASSERT_STRING_EQUAL(ask_line("scale api 3\n"), "0 ok\n3 asked 3 min 1 max 1024\n");
+    CU_ASSERT_STRING_EQUAL(ask_line("call api ping\n"), "0 ok\nping\n");
+    /* type=N: echo answers its stats type with 32 bytes of counters */
+    char *stats = ask_line("call type=0xFFFF0001 api ping\n");
+    CU_ASSERT_EQUAL(memcmp(stats, "0 ok\n", 5), 0);
+    CU_ASSERT_STRING_NOT_EQUAL(stats, "0 ok\nping\n");
+    CU_ASSERT_STRING_EQUAL(ask_line("call type=7 api ping\n"), "0 ok\nping\n");
+    CU_ASSERT_STRING_EQUAL(ask_line("send type=7 api x\n"), "0 ok\n");
     starts_with(ask_line("call api ping 1000\n"), "0 ok\nping\n");
     starts_with(ask_line("send api x\n"), "0 ok\n");
     starts_with(ask_line("inspect api\n"), "0 ok\n{\"pid\":");
@@ -297,6 +309,8 @@ static void good_requests_still_work(void)
     char req[256];
     snprintf(req, sizeof req, "diff %s\n", cfg);
     starts_with(ask_line(req), "0 ok\ngeneration 1 -> 2: api size 3 -> 2\n");
+    /* Without PATH: the host's own config file, the same one here. */
+    CU_ASSERT_STRING_EQUAL(ask_line("diff\n"), "0 ok\ngeneration 1 -> 2: api size 3 -> 2\n");
 }
 
 /* A failed reload over the socket says what failed, where. */

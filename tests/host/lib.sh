@@ -54,4 +54,4 @@ settled_ledger() {
 # loadgen POOL N: the N-th uint64 of a loadgen source's stats (1 sent,
 # 2 refused_full, 3 refused_busy, 4 noproc, 12 done: plugins/loadgen/
 # loadgen.h). The call goes through the source's pool and is counted there.
-loadgen() { "$shoalctl" call "$1" stats | od -An -tu8 -w8 -v | sed -n "${2}p" | tr -d ' '; }
+loadgen() { "$shoalctl" call --raw "$1" stats | od -An -tu8 -w8 -v | sed -n "${2}p" | tr -d ' '; }

@@ -43,7 +43,7 @@ wait_for "pool slow: [0-9]* messages queued, past its warn_queue 1000"
 wait_for "max_queued: unbounded mailboxes hold [0-9]* messages (the limit is 5000): sends into them are refused with SHOAL_EBUSY until they drain"
 busy=0
 for _ in $(seq 1 500); do
-    busy=$("$shoalctl" call feed stats 2>> "$tmp/calls" | od -An -tu8 -w8 -v | sed -n 3p | tr -d ' ')
+    busy=$("$shoalctl" call --raw feed stats 2>> "$tmp/calls" | od -An -tu8 -w8 -v | sed -n 3p | tr -d ' ')
     case $busy in '' | *[!0-9]*) busy=0 ;; esac # a refused call: the last error is kept
     [ "$busy" -gt 100 ] && break
     sleep 0.01

@@ -124,8 +124,9 @@ export SHOAL_SOCKET=$tmp/ctl.sock
 out=$("$shoalctl" status) || fail "shoalctl status: exit $?"
 echo "$out" | grep -q '^generation 6$' || fail "status: $out"
 echo "$out" | grep -q '^pool api size 6 target 6 ' || fail "status: $out"
-[ "$("$shoalctl" scale api 4)" = 4 ] || fail "scale api 4"
-[ "$("$shoalctl" scale api 100)" = 16 ] || fail "scale api 100 (clamped to max 16)"
+[ "$("$shoalctl" scale api 4)" = "api: 4 workers" ] || fail "scale api 4"
+[ "$("$shoalctl" scale api 100)" = "api: 16 workers (asked 100; clamped to max 16)" ] ||
+    fail "scale api 100 (clamped to max 16)"
 "$shoalctl" inspect api | grep -q '"pool":"api","state":"running","pool_size":16,"target_size":16' ||
     fail "inspect api: $("$shoalctl" inspect api)"
 [ "$("$shoalctl" call api hello --timeout 2000)" = hello ] || fail "call api"
