@@ -343,10 +343,16 @@ run_host() {
     local what=$1 cfg=$2 pool=$3 data=$4 want=$5
     shift 5
     local sock log pid out rc i p
-    sock=$(sed -n 's/^  control: *\([^ #]*\).*/\1/p' "$cfg")
+    local ctl=()
+    if [ -n "${control:-}" ]; then # shoald --control: the socket here, not the file's
+        sock=$control
+        ctl=(--control "$control")
+    else
+        sock=$(sed -n 's/^  control: *\([^ #]*\).*/\1/p' "$cfg")
+    fi
     log=$tmp/shoald-$RANDOM.log
     step "$what: installed shoald on ${cfg#"$tmp"/}"
-    env -u LD_LIBRARY_PATH "$@" "$moved/bin/shoald" --no-table "$cfg" >"$log" 2>&1 &
+    env -u LD_LIBRARY_PATH "$@" "$moved/bin/shoald" --no-table "${ctl[@]}" "$cfg" >"$log" 2>&1 &
     pid=$!
     for i in $(seq 100); do
         [ -S "$sock" ] && break
@@ -361,19 +367,26 @@ run_host() {
         return
     fi
     out=$(env -u LD_LIBRARY_PATH "$moved/bin/shoalctl" --socket "$sock" status 2>&1)
-    for p in $(sed -n '/^pools:/,$ s/^  \([a-z-]*\):.*/\1/p' "$cfg"); do
+    for p in $(sed -n '/^pools:/,/^[a-z]/ s/^  \([a-z-]*\):.*/\1/p' "$cfg"); do
         echo "$out" | grep -q "^pool $p size [1-9]" && ok "$what: pool $p started" ||
             fail "$what: no started pool $p in status: $out"
     done
-    # MERGE: shoalctl call may print a NUL as an escape once the CLI work lands.
-    out=$(env -u LD_LIBRARY_PATH "$moved/bin/shoalctl" --socket "$sock" call "$pool" "$data" |
-        tr -d '\0' | sed 's/\\x00$//; s/\\0$//')
+    # --raw: the reply's bytes (hello's is a NUL-padded buffer), NULs dropped.
+    out=$(env -u LD_LIBRARY_PATH "$moved/bin/shoalctl" --socket "$sock" call --raw "$pool" "$data" |
+        tr -d '\0')
     [ "$out" = "$want" ] && ok "$what: call $pool $data: $out" ||
         fail "$what: call $pool $data answered '$out', not '$want'"
     if [ -n "${echo_too:-}" ]; then
         out=$(env -u LD_LIBRARY_PATH "$moved/bin/shoalctl" --socket "$sock" call "$echo_too" "$data")
         [ "$out" = "$data" ] && ok "$what: call $echo_too $data: $out" ||
             fail "$what: call $echo_too $data answered '$out'"
+    fi
+    if [ -n "${scrape:-}" ]; then # GET /metrics of this host: its pool's counter
+        out=$(python3 -c 'import sys, urllib.request
+print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "$scrape" 2>&1)
+        echo "$out" | grep -q "^shoal_pool_messages_forwarded_total{pool=\"$pool\"} [1-9]" &&
+            ok "$what: $scrape has shoal_pool_messages_forwarded_total{pool=\"$pool\"} > 0" ||
+            fail "$what: $scrape: no forwarded count for $pool: $(echo "$out" | head -5)"
     fi
     env -u LD_LIBRARY_PATH "$moved/bin/shoalctl" --socket "$sock" stop >/dev/null 2>&1 ||
         fail "$what: shoalctl stop failed"
@@ -394,18 +407,26 @@ if [ -x "$moved/bin/shoal-demo" ]; then
     esac
 fi
 
-# The installed config, its control socket here (the real one is in /run).
-# TODO(control): shoald --control PATH, once it lands, instead of the copy.
+# The installed config as it is, its control socket here (shoald --control:
+# the real one is in /run), its /metrics scraped on 127.0.0.1:9464 - unless
+# that port is taken on this machine: then a copy listening on a free port,
+# not scraped (said so).
 etc=$moved/etc/shoal/shoal.yaml
-sed "s|^  control: .*|  control: $tmp/ctl.sock|" "$etc" >"$tmp/installed.yaml"
+run_cfg=$etc scrape=http://127.0.0.1:9464/metrics
+if ! python3 -c "import socket; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind((\"127.0.0.1\", 9464)); s.listen()" 2>/dev/null; then
+    echo "   skip 127.0.0.1:9464 is taken here: the installed config runs from a copy on port 0, not scraped"
+    sed 's|listen: 127.0.0.1:9464|listen: 127.0.0.1:0|' "$etc" >"$tmp/installed.yaml"
+    run_cfg=$tmp/installed.yaml scrape=
+fi
 out=$(env -u LD_LIBRARY_PATH "$moved/bin/shoald" --check "$etc" 2>&1)
-want="$etc: ok: 3 plugins, 4 pools (1 nested)
+want="$etc: ok: 3 plugins, 2 pools (1 nested), 2 sources
 plugin echo: $libdir/shoal/plugins/echo.so (the install's plugin directory)
 plugin burn: $libdir/shoal/plugins/burn.so (the install's plugin directory)
 plugin loadgen: $libdir/shoal/plugins/loadgen.so (the install's plugin directory)"
 [ "$out" = "$want" ] && ok "shoald --check on the installed config: plugins found in the moved prefix" ||
     fail "shoald --check $etc said: $out"
-run_host "installed config" "$tmp/installed.yaml" api hello hello
+control=$tmp/ctl.sock run_host "installed config" "$run_cfg" api hello hello
+scrape=
 
 # hello.so built against the moved prefix with the README's pkg-config line.
 readme=$tmp/build-readme-moved
