@@ -51,7 +51,10 @@ static void snap_free(shoal_metrics_snap_t *s)
         return;
     for (size_t i = 0; i < s->npools; i++)
         shoal__pool_unref(s->rt, s->pools[i].rec);
+    for (size_t i = 0; i < s->nsources; i++)
+        shoal__pool_unref(s->rt, s->sources[i].rec);
     free(s->pools);
+    free(s->sources);
     free(s);
 }
 
@@ -75,7 +78,10 @@ static void draining_counts(shoal_host_t *h, shoal_host_counts_t *c)
 static shoal_metrics_snap_t *snap_new(shoal_host_t *h)
 {
     shoal_metrics_snap_t *s = calloc(1, sizeof *s);
-    if (s == NULL || (h->npools && (s->pools = calloc(h->npools, sizeof *s->pools)) == NULL)) {
+    if (s == NULL || (h->npools && (s->pools = calloc(h->npools, sizeof *s->pools)) == NULL) ||
+        (h->nsources && (s->sources = calloc(h->nsources, sizeof *s->sources)) == NULL)) {
+        if (s != NULL)
+            free(s->pools);
         free(s);
         return NULL;
     }
@@ -105,6 +111,16 @@ static shoal_metrics_snap_t *snap_new(shoal_host_t *h)
         mp->rec = h->pools[i].rec;
         mp->current = true;
     }
+    /* The running sources alike (a stopping one is forgotten once ended). */
+    for (size_t i = 0; i < h->nsources; i++) {
+        if (h->sources[i].draining)
+            continue;
+        shoal_metrics_pool_t *ms = &s->sources[s->nsources++];
+        snprintf(ms->name, sizeof ms->name, "%s", h->sources[i].name);
+        shoal__pool_ref(h->sources[i].rec);
+        ms->rec = h->sources[i].rec;
+        ms->current = true;
+    }
     return s;
 }
 
@@ -123,6 +139,16 @@ static bool snap_same(const shoal_metrics_snap_t *s, shoal_host_t *h)
         n++;
     }
     if (n != s->npools)
+        return false;
+    n = 0;
+    for (size_t i = 0; i < h->nsources; i++) {
+        if (h->sources[i].draining)
+            continue;
+        if (n >= s->nsources || s->sources[n].rec != h->sources[i].rec)
+            return false;
+        n++;
+    }
+    if (n != s->nsources)
         return false;
     shoal_host_counts_t d;
     draining_counts(h, &d);

@@ -76,6 +76,8 @@ typedef struct shoal_metrics_snap_s {
     shoal_host_counts_t draining; /* the draining pools' counts when it was taken */
     shoal_metrics_pool_t *pools;
     size_t npools;
+    shoal_metrics_pool_t *sources; /* the running sources (source.h), their records */
+    size_t nsources;
     uint32_t users;                    /* scrapes reading it (under the owner's lock) */
     struct shoal_metrics_snap_s *next; /* in the retired list */
 } shoal_metrics_snap_t;

@@ -312,9 +312,49 @@ static void render_host(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b)
         c.accepted, c.handled, c.failed, c.dropped, c.refused);
 }
 
+/* The sources (source.h): what each actor sent, its restarts, up or down. */
+static void render_sources(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b)
+{
+    static const struct {
+        const char *name, *type, *help;
+    } families[] = {
+        {"shoal_source_messages_sent_total", "counter",
+         "Messages a source's actor sent that were accepted (sends to itself not counted)."},
+        {"shoal_source_messages_refused_total", "counter",
+         "Messages a source's actor sent that were refused as full (SHOAL_EFULL, SHOAL_EBUSY)."},
+        {"shoal_source_restarts_total", "counter",
+         "Times a source's actor was restarted after it ended."},
+        {"shoal_source_up", "gauge",
+         "1 while a source runs, 0 while it is down (past its restart budget, waiting for its "
+         "backoff)."},
+    };
+    if (s->nsources == 0)
+        return;
+    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
+        family(b, families[f].name, families[f].type, families[f].help);
+        for (size_t i = 0; i < s->nsources; i++) {
+            const shoal_metrics_pool_t *ms = &s->sources[i];
+            char label[160];
+            esc(ms->name, label, sizeof label);
+            uint64_t v;
+            if (f == 0) { /* relaxed: monotonic counts on their own (actor.h) */
+                v = atomic_load_explicit(&ms->rec->sends.sent, memory_order_relaxed);
+            } else if (f == 1) {
+                v = atomic_load_explicit(&ms->rec->sends.refused, memory_order_relaxed);
+            } else {
+                shoal_pool_stats_t st;
+                shoal__pool_peek(ms->rec, &st);
+                v = f == 2 ? st.worker_restarts : st.state != SHOAL_POOL_DEGRADED;
+            }
+            put(b, "%s{source=\"%s\"} %" PRIu64 "\n", families[f].name, label, v);
+        }
+    }
+}
+
 void shoal__metrics_render(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b)
 {
     render_pools(s, b);
+    render_sources(s, b);
     render_runtime(s, b);
     render_host(s, b);
 }

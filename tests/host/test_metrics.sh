@@ -381,6 +381,41 @@ sed -i "1a metrics: { listen: 127.0.0.1:$port }" "$tmp/s.yaml"
 wait_for "metrics: serving GET /metrics on http://127.0.0.1:$port/metrics$"
 scrape > "$tmp/m" || fail "port $port does not answer once metrics: is back: $(cat "$tmp/m")"
 
+# ---- 9. sources: what each sent, exactly; up; gone with a reload --------------
+# A source sends 5000 accepted messages as fast as a small pool takes them:
+# its sent series is exactly 5000, its refused series exactly what the
+# pool refused (nobody else sends to it).
+cat >> "$tmp/s.yaml" <<YAML
+  small: { worker: echo.echo, size: 1, mailbox: 4 }
+sources:
+  burst:
+    actor: loadgen.loadgen
+    args: { target: small, rate: 0, count: 5000, done: idle }
+YAML
+"$shoalctl" reload > /dev/null || fail "reload adding the source burst"
+for _ in $(seq 1 1000); do
+    scrape > "$tmp/m"
+    [ "$(val 'shoal_source_messages_sent_total{source="burst"}')" = 5000 ] && break
+    sleep 0.01
+done
+metric 'shoal_source_messages_sent_total{source="burst"}' 5000
+metric 'shoal_source_messages_refused_total{source="burst"}' \
+    "$(val 'shoal_pool_messages_refused_total{pool="small"}')"
+metric 'shoal_pool_messages_forwarded_total{pool="small"}' 5000
+metric 'shoal_source_restarts_total{source="burst"}' 0
+metric 'shoal_source_up{source="burst"}' 1
+if command -v promtool > /dev/null; then
+    promtool check metrics < "$tmp/m" > "$tmp/promtool" 2>&1 || fail "promtool: $(cat "$tmp/promtool")"
+fi
+sed -i '/^sources:/,$d' "$tmp/s.yaml"
+"$shoalctl" reload > /dev/null || fail "reload removing the source burst"
+for _ in $(seq 1 500); do
+    scrape > "$tmp/m"
+    grep -q '^shoal_source_' "$tmp/m" || break
+    sleep 0.01
+done
+grep -q '^shoal_source_' "$tmp/m" && fail "the removed source's series stayed: $(grep '^shoal_source_' "$tmp/m")"
+
 kill -TERM "$pid"
 wait "$pid"
 rc=$?
