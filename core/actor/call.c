@@ -156,13 +156,24 @@ fail:
     return rc;
 }
 
+/* A source's call (ctx->sends set): made, then counted. Out of line, so
+ * that every other actor's call pays one load and one branch for it. */
+static __attribute__((noinline, cold)) int call_counted(shoal_ctx_t *ctx, shoal_pid_t to,
+                                                        uint32_t type, const void *data,
+                                                        size_t size, uint64_t timeout_ms,
+                                                        shoal_ref_t *ref)
+{
+    int rc = request_async(ctx, to, SHOAL_MSG_CALL, false, type, data, size, timeout_ms, ref);
+    shoal__ctx_count_send(ctx, to, rc);
+    return rc;
+}
+
 SHOAL_API int shoal_call(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const void *data,
                          size_t size, uint64_t timeout_ms, shoal_ref_t *ref)
 {
-    int rc = request_async(ctx, to, SHOAL_MSG_CALL, false, type, data, size, timeout_ms, ref);
     if (__builtin_expect(ctx->sends != NULL, 0))
-        shoal__ctx_count_send(ctx, to, rc);
-    return rc;
+        return call_counted(ctx, to, type, data, size, timeout_ms, ref);
+    return request_async(ctx, to, SHOAL_MSG_CALL, false, type, data, size, timeout_ms, ref);
 }
 
 SHOAL_API int shoal_call_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const void *data,
