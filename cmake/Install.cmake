@@ -229,17 +229,31 @@ endif()
 # The example config, the unit (its paths are the install's: configured at
 # install time, as shoal.pc is, since --prefix may change them) and the
 # man pages.
+# A system install (configured with CMAKE_INSTALL_PREFIX=/usr) puts the
+# config in /etc, as GNUInstallDirs says for that prefix; any other prefix
+# keeps it under the prefix (relative: `cmake --install --prefix` moves it).
+if(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
+  set(SHOAL_INSTALL_SYSCONFDIR ${CMAKE_INSTALL_FULL_SYSCONFDIR})
+else()
+  set(SHOAL_INSTALL_SYSCONFDIR ${CMAKE_INSTALL_SYSCONFDIR})
+endif()
 install(FILES ${PROJECT_SOURCE_DIR}/config/service.yaml
-  DESTINATION ${CMAKE_INSTALL_SYSCONFDIR}/shoal
+  DESTINATION ${SHOAL_INSTALL_SYSCONFDIR}/shoal
   RENAME shoal.yaml
   COMPONENT Runtime)
 foreach(_d BINDIR SYSCONFDIR)
-  if(IS_ABSOLUTE "${CMAKE_INSTALL_${_d}}")
-    set(_shoal_unit_${_d} "${CMAKE_INSTALL_${_d}}")
+  if(_d STREQUAL "SYSCONFDIR")
+    set(_dir ${SHOAL_INSTALL_SYSCONFDIR})
   else()
-    set(_shoal_unit_${_d} "\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_${_d}}")
+    set(_dir ${CMAKE_INSTALL_${_d}})
+  endif()
+  if(IS_ABSOLUTE "${_dir}")
+    set(_shoal_unit_${_d} "${_dir}")
+  else()
+    set(_shoal_unit_${_d} "\${CMAKE_INSTALL_PREFIX}/${_dir}")
   endif()
 endforeach()
+unset(_dir)
 install(CODE "
   set(SHOAL_UNIT_BINDIR \"${_shoal_unit_BINDIR}\")
   set(SHOAL_UNIT_SYSCONFDIR \"${_shoal_unit_SYSCONFDIR}\")

@@ -313,7 +313,10 @@ int shoal__argcheck_args(const shoal_arg_spec_t *specs, const shoal_node_t *args
     if (specs == NULL)
         return SHOAL_OK;
     char at[200];
-    snprintf(at, sizeof at, "%.150s.args", path);
+    if (path != NULL)
+        snprintf(at, sizeof at, "%.150s.args", path);
+    else
+        snprintf(at, sizeof at, "args");
     for (size_t i = 0; args != NULL && i < args->n; i++) {
         const shoal_node_t *key = args->keys[i];
         const shoal_arg_spec_t *s = find(specs, key->text);

@@ -32,7 +32,8 @@ int shoal__argcheck_schema(const char *owner, const shoal_arg_spec_t *specs, cha
 
 /* Checks a leaf pool's args against its behaviour's schema: every key must
  * be in the schema, every value of its type, range and choices, every
- * required key present. path names the pool in messages ("pools.api"),
+ * required key present. path names the pool in messages ("pools.api";
+ * NULL: the args stand alone, named "args", as shoal-plugin-check's),
  * worker its behaviour as the config wrote it ("echo.echo"); args is the
  * pool's `args:` mapping or NULL when it has none, pool_at the pool's
  * mapping (where a missing key is reported when there is no args:).

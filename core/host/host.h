@@ -23,6 +23,7 @@ typedef struct shoal_host_pool_s {
     uint64_t gen;                  /* the generation that started it (its ledger's) */
     const shoal_config_pool_t *cp; /* its entry in the current config; NULL once draining */
     shoal_pool_stats_t last;       /* for rates in the table */
+    double unread_s;               /* seconds since `last` the table could not read it */
     bool draining;                 /* removed or replaced: draining, then forgotten */
     bool over_warn;                /* in flight past its warn_queue (logged once) */
     /* a source's (source.h): its sends at the last table row; restarts and

@@ -326,22 +326,36 @@ void shoal__notify_stopping(shoal_notify_t *n, shoal_host_t *h, const char *why,
         running, running == 1 ? "" : "s", drain_ms);
 }
 
+/* Stops the sender once everything queued is sent; waits CLOSE_WAIT_MS at
+ * most for that. Whether it finished. */
+static bool stop_sender(shoal_notify_t *n)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += CLOSE_WAIT_MS / 1000;
+    pthread_mutex_lock(&n->lock);
+    n->stop = true;
+    pthread_cond_broadcast(&n->cond);
+    int rc = 0;
+    while (!n->done && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&n->cond, &n->lock, &until);
+    bool done = n->done;
+    pthread_mutex_unlock(&n->lock);
+    return done;
+}
+
+void shoal__notify_flush(shoal_notify_t *n)
+{
+    if (n != NULL && n->sender_started)
+        stop_sender(n);
+}
+
 void shoal__notify_close(shoal_notify_t *n)
 {
     if (n == NULL)
         return;
     if (n->sender_started) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += CLOSE_WAIT_MS / 1000;
-        pthread_mutex_lock(&n->lock);
-        n->stop = true;
-        pthread_cond_broadcast(&n->cond);
-        int rc = 0;
-        while (!n->done && rc != ETIMEDOUT)
-            rc = pthread_cond_timedwait(&n->cond, &n->lock, &until);
-        bool done = n->done;
-        pthread_mutex_unlock(&n->lock);
+        bool done = stop_sender(n);
         if (!done) {
             abandoned = n; /* its sender may still use it */
             return;

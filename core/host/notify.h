@@ -59,6 +59,11 @@ void shoal__notify_status(shoal_notify_t *n, shoal_host_t *h);
 /* STOPPING=1: the drain starts, because of why (e.g. "SIGTERM"). */
 void shoal__notify_stopping(shoal_notify_t *n, shoal_host_t *h, const char *why, uint64_t drain_ms);
 
+/* Before an exit that skips the clean-up (shoald's status 3): sends what is
+ * queued (STOPPING=1 among it), waiting 1 s at most, and stops the sender;
+ * frees nothing (the heartbeat actor may still run). */
+void shoal__notify_flush(shoal_notify_t *n);
+
 /* Sends what is queued (waiting 1 s at most for the sender), stops the
  * sender and frees n, after the host (and so the heartbeat actor) is
  * gone. */

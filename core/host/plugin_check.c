@@ -8,6 +8,8 @@
  *
  * --describe loads the plugin (the loader's checks, its schemas' included)
  * and prints each behaviour's args schema instead of running anything.
+ * Without it, --args is first checked against each behaviour's schema, as
+ * shoald --check checks a pool's args: a mistake is a failed check.
  *
  * Exit status: 0 every behaviour passed (or described), 1 a check failed,
  * 2 usage or the plugin was refused. A plugin that crashes the checker
@@ -94,6 +96,18 @@ static void run_behaviour(shoal_runtime_t *rt, shoal_module_t *m, const shoal_be
 {
     char detail[256];
     printf("  behaviour %s.%s\n", shoal__module_plugin(m)->name, b->name);
+    /* --args against the behaviour's schema, as shoald --check would: a
+     * mistake there is a failed check (init then runs all the same). */
+    char worker[160];
+    snprintf(worker, sizeof worker, "%s.%s", shoal__module_plugin(m)->name, b->name);
+    shoal_diag_t argerr = {0};
+    char text[1200];
+    if (b->args == NULL)
+        check(1, "args", "no schema: unchecked");
+    else if (shoal__argcheck_args(b->args, args, args, NULL, worker, &argerr) == SHOAL_OK)
+        check(1, "args", "as the schema says");
+    else
+        check(0, "args", shoal__diag_format(&argerr, text, sizeof text));
     atomic_store(&H.exited, 0);
     shoal_pid_t parent, pid;
     int rc = shoal_runtime_spawn(rt, &harness, NULL, NULL, &parent);

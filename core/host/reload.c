@@ -407,6 +407,7 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
         c->runtime.throughput != was->runtime.throughput ||
         c->runtime.spin_us != was->runtime.spin_us ||
         c->runtime.max_actors != was->runtime.max_actors ||
+        c->runtime.max_queued != was->runtime.max_queued ||
         c->runtime.stall_warn_ms != was->runtime.stall_warn_ms ||
         c->runtime.max_extra_threads != was->runtime.max_extra_threads ||
         c->log.level != was->log.level ||

@@ -65,6 +65,18 @@ static const shoal_schema_key_t restart_keys[] = {
 };
 static const shoal_schema_t restart_schema = {"restart", restart_keys, NKEYS(restart_keys)};
 
+/* A source's: the same keys, in a source's words (down, not degraded). */
+static const shoal_schema_key_t source_restart_keys[] = {
+    {"max", SHOAL_KEY_U32, RS(max), 0, 1000000, NULL, NULL, "5",
+     "restarts allowed within `within`; past it the source is down"},
+    {"within", SHOAL_KEY_DURATION, RS(within_ms), 1, YEAR_MS, NULL, NULL, "5s",
+     "the restart window"},
+    {"backoff", SHOAL_KEY_DURATION, RS(backoff_ms), 1, YEAR_MS, NULL, NULL, "100ms",
+     "first retry once down; doubles up to 64x"},
+};
+static const shoal_schema_t source_restart_schema = {"restart", source_restart_keys,
+                                                     NKEYS(source_restart_keys)};
+
 #define PL(f) offsetof(shoal_config_pool_t, f)
 static const shoal_schema_key_t pool_keys[] = {
     {"worker", SHOAL_KEY_WORKER, 0, 0, 0, NULL, NULL, "(required)",
@@ -97,7 +109,7 @@ static const shoal_schema_key_t source_keys[] = {
      "PLUGIN.BEHAVIOUR: one actor, spawned after every pool, stopped before they drain"},
     {"args", SHOAL_KEY_ARGS, 0, 0, 0, NULL, NULL, "{}",
      "checked against the behaviour's args schema, given to its init"},
-    {"restart", SHOAL_KEY_SECTION, 0, 0, 0, NULL, &restart_schema, "",
+    {"restart", SHOAL_KEY_SECTION, 0, 0, 0, NULL, &source_restart_schema, "",
      "restart policy: past max within `within` it stays down, retried after backoff"},
 };
 const shoal_schema_t shoal__schema_source = {"SOURCE", source_keys, NKEYS(source_keys)};
@@ -110,7 +122,8 @@ static const shoal_schema_key_t top_keys[] = {
     {"plugins", SHOAL_KEY_PLUGINS, 0, 0, 0, NULL, NULL, "{}",
      "NAME: path of a .so (relative to this file) or a plugin name (no '/': NAME.so on the "
      "plugin path); or a list of names"},
-    {"pools", SHOAL_KEY_POOLS, 0, 0, 0, NULL, &shoal__schema_pool, "{}", "NAME: POOL"},
+    {"pools", SHOAL_KEY_POOLS, 0, 0, 0, NULL, &shoal__schema_pool, "(required)",
+     "NAME: POOL (write `pools: {}` for none)"},
     {"sources", SHOAL_KEY_SOURCES, 0, 0, 0, NULL, &shoal__schema_source, "{}",
      "NAME: SOURCE (singleton actors that feed pools; names distinct from pools')"},
 };

@@ -32,6 +32,7 @@
 #define DEFAULT_TIMEOUT_MS 5000
 #define CALL_MARGIN_MS 2000         /* beyond a call's own timeout */
 #define CALL_DEFAULT_MS 5000        /* shoald's, for a call without --timeout */
+#define CALL_DEFAULT_TEXT "5000"    /* the same, as sent */
 #define CALL_TIMEOUT_MAX_MS 3600000 /* shoald's bound on a call's timeout */
 #define SERVICE_SOCKET "/run/shoal/shoal.sock"
 #define REQ_MAX 65536
@@ -373,8 +374,10 @@ int main(int argc, char **argv)
         }
         add(&r, arg);
     }
-    if (call_timeout != NULL)
-        add(&r, call_timeout);
+    /* A call always says its timeout: shoald takes a last word that is a
+     * number for one, so DATA that ends in a number must not be last. */
+    if (is_call)
+        add(&r, call_timeout != NULL ? call_timeout : CALL_DEFAULT_TEXT);
     if (r.overflow || r.n + 1 >= sizeof r.buf) {
         fprintf(stderr, "shoalctl: request too long\n");
         return 2;

@@ -247,11 +247,13 @@ static bool second_signal(void *arg)
 
 /* Ends the process now, with pools still busy: the runtime cannot be
  * destroyed while a thread runs plugin code, so nothing is joined; the
- * control socket goes, and what was written is flushed. */
-static _Noreturn void abandon(shoal_control_t *control)
+ * control socket goes, and what was written is flushed (systemd's
+ * STOPPING=1 too). */
+static _Noreturn void abandon(shoal_control_t *control, shoal_notify_t *notify)
 {
     shoal__fault_set_unlink(NULL);
     shoal__control_close(control);
+    shoal__notify_flush(notify);
     fflush(stdout);
     fflush(stderr);
     _exit(EXIT_LOST);
@@ -429,7 +431,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
     if (busy < 0) {
         shoal__host_log(h, SHOAL_LOG_WARN, "%s while draining: exiting now (status %d)", again.name,
                         EXIT_LOST);
-        abandon(control);
+        abandon(control, notify);
     }
     if (busy > 0) {
         shoal__host_report_lost(h);
@@ -437,7 +439,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
                         "drained for %.0f ms; %d pool%s still busy: exiting without waiting for "
                         "them (status %d)",
                         (now_s() - t0) * 1e3, busy, busy == 1 ? "" : "s", EXIT_LOST);
-        abandon(control);
+        abandon(control, notify);
     }
     shoal__host_log(h, SHOAL_LOG_INFO, "drained in %.0f ms; 0 pools still busy, stopped",
                     (now_s() - t0) * 1e3);
@@ -530,6 +532,8 @@ int main(int argc, char **argv)
         return bad("%s goes with --check (shoald --check --diff FILE)", "--diff");
     if (check_only && (run_for_ms || !table))
         return bad("%s does not run the pools: no --run-for, no --no-table", "--check");
+    if (check_only && !with_diff && control != NULL)
+        return bad("%s asks a running shoald: it goes with --check --diff", "--control");
     if (file == NULL)
         return bad("%s", "no FILE: name the config to run (shoald FILE)");
     if (check_only && !with_diff)

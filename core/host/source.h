@@ -51,7 +51,7 @@ void shoal__host_sources_watch(shoal_host_t *h);
 void shoal__host_sources_table(shoal_host_t *h, FILE *out, double seconds);
 
 /* `shoalctl status` lines, one per source: "source load-api running: sent
- * 120000, refused 30, restarts 0 (loadgen.loadgen)". */
+ * 120000, refused 30, restarts 0". */
 void shoal__host_sources_status(shoal_host_t *h, char *buf, size_t size);
 
 /* How many sources run (not stopping). */

@@ -54,16 +54,19 @@ static void pool_rows(shoal_host_t *h, FILE *out, double dt)
         if (!answered) { /* numbers we could not read are not shown as zeros */
             fprintf(out, "%-16s %7s %10s %10s %9s %8s %15s %11s %11s %s\n", hp->name, "-", "-", "-",
                     "-", "-", "-", "-", "-", state);
+            hp->unread_s += dt; /* the next rates are over this time too */
             continue;
         }
+        double span = dt + hp->unread_s;
         fprintf(out, "%-16s %7u %10.0f %10.0f %9.0f %8" PRIu64 " %15" PRIu64 " %11.1f %11.1f %s\n",
                 hp->name, st.pool_size,
-                (double)(st.messages_forwarded - hp->last.messages_forwarded) / dt,
-                (double)(st.messages_unhandled - hp->last.messages_unhandled) / dt,
-                (double)(st.messages_failed - hp->last.messages_failed) / dt, st.queue_depth,
+                (double)(st.messages_forwarded - hp->last.messages_forwarded) / span,
+                (double)(st.messages_unhandled - hp->last.messages_unhandled) / span,
+                (double)(st.messages_failed - hp->last.messages_failed) / span, st.queue_depth,
                 st.worker_restarts, (double)st.queue_wait_ns[0] / 1e3,
                 (double)st.queue_wait_ns[2] / 1e3, state);
         hp->last = st;
+        hp->unread_s = 0;
     }
 }
 

@@ -91,6 +91,15 @@ what="shoal-plugin-check --messages without a number"
 run "$check" x.so --messages
 expect 2 "" "shoal-plugin-check: --messages needs a value
 Try 'shoal-plugin-check --help'."
+# --args is checked against the behaviour's schema, as shoald --check does.
+what="shoal-plugin-check --args with an unknown key"
+run "$check" --args '{target: api, rat: 5}' "$plugins/loadgen/loadgen.so"
+[ "$rc" = 1 ] || fail "$what: exit $rc (want 1)"
+grep -qxF "    FAIL args: --args:1:15: args: unknown key 'rat' for loadgen.loadgen (it takes: target, rate, size, type, count, done, tick, call, timeout, window)" "$tmp/out" ||
+    fail "$what: $(cat "$tmp/out")"
+what="shoal-plugin-check --args as the schema says"
+run "$check" --args '{reply: pong}' "$plugins/echo/echo.so"
+[ "$rc" = 0 ] && grep -qx '    ok   args: as the schema says' "$tmp/out" || fail "$what: exit $rc: $(cat "$tmp/out")"
 what="shoal-plugin-check --messages many"
 run "$check" --messages many x.so
 expect 2 "" "shoal-plugin-check: --messages many: expected a number of messages (1 to 1000000)
@@ -227,6 +236,14 @@ run "$shoalctl" call api hello
 expect 0 "hello" ""
 printf 'hello\n' > "$tmp/want"
 cmp "$tmp/out" "$tmp/want" || fail "call api hello: not one line: $(od -c "$tmp/out")"
+# DATA that ends in a number is DATA (shoalctl always sends the call's
+# timeout, so shoald never takes DATA's last word for one).
+what="call api hello 42"
+run "$shoalctl" call api hello 42
+expect 0 "hello 42" ""
+what="call api 7"
+run "$shoalctl" call api 7
+expect 0 "7" ""
 what="call with UTF-8 text"
 run "$shoalctl" call api 'héllo wörld'
 expect 0 "héllo wörld" ""
@@ -295,6 +312,10 @@ what="shoald --check --diff FILE (its runtime.control)"
 run "$shoald" --check --diff "$tmp/t.yaml"
 expect 2 "$tmp/t.yaml: ok: 1 plugin, 2 pools (0 nested)
 plugin echo: $plugins/echo/echo.so (a path in the config)" "shoald: cannot reach shoald at $tmp/ctl.sock (the config's runtime.control): No such file or directory"
+what="shoald --check --control without --diff"
+run "$shoald" --check --control "$tmp/other.sock" "$tmp/t.yaml"
+expect 2 "" "shoald: --control asks a running shoald: it goes with --check --diff
+Try 'shoald --help'."
 what="shoald --diff without --check"
 run "$shoald" --diff "$tmp/t.yaml"
 expect 2 "" "shoald: --diff goes with --check (shoald --check --diff FILE)

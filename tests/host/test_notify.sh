@@ -269,3 +269,47 @@ pid=
 [ "$(count 'Sanitizer')" = 0 ] || fail "a sanitizer report in the log"
 stop_listener
 echo "ok: a notify socket that is not read does not hold shoald"
+
+# ---- 4. exit 3: STOPPING=1 still reaches systemd --------------------------------
+# A handler that loops for a minute on the only thread; SIGTERM, then a
+# second SIGTERM while draining: shoald exits 3 at once, without its
+# clean-up, and systemd was told STOPPING=1 (the exit-3 path flushes the
+# sender's queue first, so this holds however soon the exit follows).
+listen "$tmp/notify3.sock"
+header() {
+    cat <<YAML
+runtime: { threads: 1, max_extra_threads: 0, control: ctl.sock }
+shutdown: { drain: 30s }
+plugins:
+  fault: $fault
+pools:
+  stuck:
+    worker: fault.fault
+    size: 1
+    args: { mode: loop, ms: 60s }
+YAML
+}
+write ""
+(
+    export NOTIFY_SOCKET=$tmp/notify3.sock
+    exec "$shoald" --no-table "$tmp/s.yaml" 2> "$log"
+) &
+pid=$!
+wait_for "running $tmp/s.yaml: 1 pool on 1 thread,"
+wait_event 1
+"$shoalctl" send stuck go > /dev/null || fail "send to stuck"
+wait_for "stall: in its handler"
+kill -TERM "$pid"
+wait_for "SIGTERM: draining every pool"
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+pid=
+[ "$rc" = 3 ] || fail "shoald exited $rc, not 3, on a second SIGTERM while stuck"
+wait_event 2
+sleep 0.2
+stop_listener
+want="READY=1|STATUS=generation 1: 1 pool running
+STOPPING=1|STATUS=stopping (SIGTERM): draining 1 pool within 30000 ms"
+[ "$(events)" = "$want" ] || fail "exit 3: the datagrams were: $(events)"
+echo "ok: exit 3 still says STOPPING=1"

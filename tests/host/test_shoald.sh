@@ -286,4 +286,17 @@ done
 [ "$out" = "$want" ] || fail "another build's --check config/shoal.yaml said: $out"
 out=$(cd "$tmp/here" && "$build/bin/shoal-plugin-check" e.so 2>&1) || fail "plugin-check e.so: $out"
 echo "$out" | grep -q "^plugin echo 1.0.0 .* from e.so$" || fail "plugin-check e.so said: $out"
+# Settings fixed at start (runtime:, log.level) are said to wait for the
+# next start when a reload changes them; runtime.max_queued among them.
+printf 'runtime: { control: %s }\nplugins: [echo]\npools:\n  a: { worker: echo.echo }\n' \
+    "$tmp/q.sock" > "$tmp/q.yaml"
+"$shoald" --no-table "$tmp/q.yaml" 2> "$log" &
+pid=$!
+wait_for "running $tmp/q.yaml"
+sed -i 's|control: |max_queued: 1000, control: |' "$tmp/q.yaml"
+"$shoalctl" --socket "$tmp/q.sock" reload > /dev/null || fail "reload changing max_queued"
+wait_for "reload: generation 2 from $tmp/q.yaml: runtime: and log.level: changes take effect at the next start"
+kill -TERM "$pid"
+wait "$pid" || fail "shoald on q.yaml: exit $?"
+pid=
 echo "ok: test_shoald ($ms ms to stop)"
