@@ -24,19 +24,6 @@
 
 /* ---- errors -------------------------------------------------------------- */
 
-static int fail(shoal_diag_t *err, const shoal_node_t *at, const char *fmt, ...) SHOAL_PRINTF(3, 4);
-
-static int fail(shoal_diag_t *err, const shoal_node_t *at, const char *fmt, ...)
-{
-    char msg[sizeof err->msg];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    shoal__diag_set(err, at ? at->file : NULL, at ? at->line : 0, at ? at->col : 0, "%s", msg);
-    return SHOAL_EINVAL;
-}
-
 /* "a, b, c" of a schema's keys. */
 static void key_list(const shoal_schema_t *s, char *buf, size_t size)
 {
@@ -118,29 +105,32 @@ static int set_worker(vctx_t *v, const shoal_node_t *w, const char *path, shoal_
     p->worker_at = w;
     if (w->kind == SHOAL_NODE_MAP) {
         if (depth + 1 >= SHOAL_POOL_MAX_DEPTH)
-            return fail(v->err, w, "%s.worker: pools nest at most %u deep", path,
-                        SHOAL_POOL_MAX_DEPTH);
+            return shoal__node_fail(v->err, w, "%s.worker: pools nest at most %u deep", path,
+                                    SHOAL_POOL_MAX_DEPTH);
         if ((p->nested = calloc(1, sizeof *p->nested)) == NULL)
             return SHOAL_ENOMEM;
         char sub[256], subpath[320];
         snprintf(sub, sizeof sub, "%s/worker", p->name);
         snprintf(subpath, sizeof subpath, "%s.worker", path);
         if (strlen(sub) >= 64)
-            return fail(v->err, w,
-                        "%s.worker: the nested pool would be named '%s': 63 characters at most "
-                        "(shorten the pool's name)",
-                        path, sub);
+            return shoal__node_fail(
+                v->err, w,
+                "%s.worker: the nested pool would be named '%s': 63 characters at most "
+                "(shorten the pool's name)",
+                path, sub);
         return check_pool(v, w, sub, subpath, p->nested, depth + 1);
     }
     if (w->kind != SHOAL_NODE_SCALAR || !split_worker(w->text, &p->plugin, &p->behaviour))
-        return fail(v->err, w,
-                    "%s.worker: expected PLUGIN.BEHAVIOUR (e.g. echo.echo) or a pool mapping, got "
-                    "%s%s%s",
-                    path, w->kind == SHOAL_NODE_SCALAR ? "'" : "",
-                    w->kind == SHOAL_NODE_SCALAR ? w->text : shoal__node_kind_name(w),
-                    w->kind == SHOAL_NODE_SCALAR ? "'" : "");
+        return shoal__node_fail(
+            v->err, w,
+            "%s.worker: expected PLUGIN.BEHAVIOUR (e.g. echo.echo) or a pool mapping, got "
+            "%s%s%s",
+            path, w->kind == SHOAL_NODE_SCALAR ? "'" : "",
+            w->kind == SHOAL_NODE_SCALAR ? w->text : shoal__node_kind_name(w),
+            w->kind == SHOAL_NODE_SCALAR ? "'" : "");
     if (shoal__config_plugin(v->c, p->plugin) == NULL)
-        return fail(v->err, w, "%s.worker: no plugin '%s' under plugins:", path, p->plugin);
+        return shoal__node_fail(v->err, w, "%s.worker: no plugin '%s' under plugins:", path,
+                                p->plugin);
     return SHOAL_OK;
 }
 
@@ -156,10 +146,11 @@ static void shown(const shoal_node_t *n, char *buf, size_t size)
 /* A number written in quotes is a string: say so. */
 static int quoted_number(vctx_t *v, const shoal_node_t *val, const char *path, const char *key)
 {
-    return fail(v->err, val,
-                "%s.%s: expected an integer, got the string \"%.200s\" (write numbers without "
-                "quotes)",
-                path, key, val->text);
+    return shoal__node_fail(
+        v->err, val,
+        "%s.%s: expected an integer, got the string \"%.200s\" (write numbers without "
+        "quotes)",
+        path, key, val->text);
 }
 
 /* A key that takes a word (auto, off) for 0, or an integer in its range. */
@@ -176,9 +167,9 @@ static int word_or_int(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_
     if (shoal__arg_int(map, k->key, 0, k->min, k->max, &x, v->err) != SHOAL_OK) {
         char what[256];
         shown(val, what, sizeof what);
-        return fail(v->err, val,
-                    "%s.%s: expected %s or an integer in %" PRId64 "..%" PRId64 ", got %s", path,
-                    k->key, word, k->min, k->max, what);
+        return shoal__node_fail(
+            v->err, val, "%s.%s: expected %s or an integer in %" PRId64 "..%" PRId64 ", got %s",
+            path, k->key, word, k->min, k->max, what);
     }
     *out = (uint64_t)x;
     return SHOAL_OK;
@@ -210,7 +201,7 @@ static int set_listen(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t
         return SHOAL_ENOMEM;
     char why[256];
     if (shoal__listen_parse(s, *dst, why, sizeof why) != 0)
-        return fail(v->err, val, "%s.%s: %s, got '%.100s'", path, k->key, why, s);
+        return shoal__node_fail(v->err, val, "%s.%s: %s, got '%.100s'", path, k->key, why, s);
     v->c->metrics.listen_at = val;
     return SHOAL_OK;
 }
@@ -247,12 +238,12 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
         if ((rc = shoal__arg_duration_ms(map, k->key, 0, &ms, err)) != SHOAL_OK)
             return shoal__arg_relabel(err, path, k->key, rc);
         if (k->min > 0 && ms < (uint64_t)k->min)
-            return fail(err, val, "%s.%s: must be at least %" PRId64 "ms, got '%s'", path, k->key,
-                        k->min, val->text);
+            return shoal__node_fail(err, val, "%s.%s: must be at least %" PRId64 "ms, got '%s'",
+                                    path, k->key, k->min, val->text);
         if (k->max > 0 && ms > (uint64_t)k->max) {
             char most[32];
-            return fail(err, val, "%s.%s: at most %s, got '%s'", path, k->key,
-                        ms_text((uint64_t)k->max, most, sizeof most), val->text);
+            return shoal__node_fail(err, val, "%s.%s: at most %s, got '%s'", path, k->key,
+                                    ms_text((uint64_t)k->max, most, sizeof most), val->text);
         }
         *(uint64_t *)(void *)at = ms;
         return SHOAL_OK;
@@ -262,7 +253,8 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
         if ((rc = shoal__arg_duration_us(map, k->key, 0, &us, err)) != SHOAL_OK)
             return shoal__arg_relabel(err, path, k->key, rc);
         if (us > (uint64_t)k->max)
-            return fail(err, val, "%s.%s: at most 1s, got '%s'", path, k->key, val->text);
+            return shoal__node_fail(err, val, "%s.%s: at most 1s, got '%s'", path, k->key,
+                                    val->text);
         *(uint32_t *)(void *)at = (uint32_t)us;
         return SHOAL_OK;
     }
@@ -278,7 +270,8 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
         if ((rc = shoal__arg_string(map, k->key, 0, &s, err)) != SHOAL_OK)
             return shoal__arg_relabel(err, path, k->key, rc);
         if (s[0] == '\0')
-            return fail(err, val, "%s.%s: expected a path, got an empty string", path, k->key);
+            return shoal__node_fail(err, val, "%s.%s: expected a path, got an empty string", path,
+                                    k->key);
         char **dst = (char **)(void *)at;
         free(*dst);
         return (*dst = shoal__config_path(v->c->dir, s)) ? SHOAL_OK : SHOAL_ENOMEM;
@@ -289,35 +282,38 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
             return SHOAL_OK;
         }
         if (val->kind == SHOAL_NODE_SCALAR && !val->quoted && strcmp(val->text, "0") == 0)
-            return fail(err, val,
-                        "%s.mailbox: 0 would refuse every message: write a number >= 1, or "
-                        "unbounded",
-                        path);
+            return shoal__node_fail(
+                err, val,
+                "%s.mailbox: 0 would refuse every message: write a number >= 1, or "
+                "unbounded",
+                path);
         int64_t x;
         if (val->kind == SHOAL_NODE_SCALAR && val->quoted)
             return quoted_number(v, val, path, k->key);
         if ((rc = shoal__arg_int(map, k->key, 0, k->min, k->max, &x, err)) != SHOAL_OK) {
             char what[256];
             shown(val, what, sizeof what);
-            return fail(err, val, "%s.mailbox: expected a number in 1..%u or unbounded, got %s",
-                        path, SHOAL_MAILBOX_MAX, what);
+            return shoal__node_fail(err, val,
+                                    "%s.mailbox: expected a number in 1..%u or unbounded, got %s",
+                                    path, SHOAL_MAILBOX_MAX, what);
         }
         *(uint32_t *)(void *)at = (uint32_t)x;
         return SHOAL_OK;
     }
     case SHOAL_KEY_DIRS: {
         if (val->kind == SHOAL_NODE_SCALAR)
-            return fail(err, val, "%s.%s: expected a list of directories: write [%s]", path, k->key,
-                        val->text);
+            return shoal__node_fail(err, val, "%s.%s: expected a list of directories: write [%s]",
+                                    path, k->key, val->text);
         if (val->kind != SHOAL_NODE_LIST)
-            return fail(err, val, "%s.%s: expected a list of directories, got %s", path, k->key,
-                        shoal__node_kind_name(val));
+            return shoal__node_fail(err, val, "%s.%s: expected a list of directories, got %s", path,
+                                    k->key, shoal__node_kind_name(val));
         for (size_t i = 0; i < val->n; i++)
             if (val->items[i]->kind != SHOAL_NODE_SCALAR || val->items[i]->text[0] == '\0')
-                return fail(err, val->items[i], "%s.%s: expected a directory, got %s", path, k->key,
-                            val->items[i]->kind == SHOAL_NODE_SCALAR
-                                ? "an empty string"
-                                : shoal__node_kind_name(val->items[i]));
+                return shoal__node_fail(err, val->items[i], "%s.%s: expected a directory, got %s",
+                                        path, k->key,
+                                        val->items[i]->kind == SHOAL_NODE_SCALAR
+                                            ? "an empty string"
+                                            : shoal__node_kind_name(val->items[i]));
         *(const shoal_node_t **)(void *)at = val;
         return SHOAL_OK;
     }
@@ -338,8 +334,8 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
     }
     case SHOAL_KEY_ARGS:
         if (val->kind != SHOAL_NODE_MAP)
-            return fail(err, val, "%s.args: expected a mapping, got %s", path,
-                        shoal__node_kind_name(val));
+            return shoal__node_fail(err, val, "%s.args: expected a mapping, got %s", path,
+                                    shoal__node_kind_name(val));
         ((shoal_config_pool_t *)base)->args = val;
         return SHOAL_OK;
     case SHOAL_KEY_WORKER:
@@ -348,13 +344,14 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
         shoal_config_pool_t *p = base;
         p->worker_at = val;
         if (val->kind != SHOAL_NODE_SCALAR || !split_worker(val->text, &p->plugin, &p->behaviour))
-            return fail(err, val,
-                        "%s.actor: expected PLUGIN.BEHAVIOUR (e.g. loadgen.loadgen), got %s%s%s",
-                        path, val->kind == SHOAL_NODE_SCALAR ? "'" : "",
-                        val->kind == SHOAL_NODE_SCALAR ? val->text : shoal__node_kind_name(val),
-                        val->kind == SHOAL_NODE_SCALAR ? "'" : "");
+            return shoal__node_fail(
+                err, val, "%s.actor: expected PLUGIN.BEHAVIOUR (e.g. loadgen.loadgen), got %s%s%s",
+                path, val->kind == SHOAL_NODE_SCALAR ? "'" : "",
+                val->kind == SHOAL_NODE_SCALAR ? val->text : shoal__node_kind_name(val),
+                val->kind == SHOAL_NODE_SCALAR ? "'" : "");
         if (shoal__config_plugin(v->c, p->plugin) == NULL)
-            return fail(err, val, "%s.actor: no plugin '%s' under plugins:", path, p->plugin);
+            return shoal__node_fail(err, val, "%s.actor: no plugin '%s' under plugins:", path,
+                                    p->plugin);
         return SHOAL_OK;
     }
     case SHOAL_KEY_PLUGINS:
@@ -369,11 +366,11 @@ static int check_map(vctx_t *v, const shoal_schema_t *s, const shoal_node_t *map
                      void *base, unsigned depth)
 {
     if (map->kind != SHOAL_NODE_MAP && *path == '\0')
-        return fail(v->err, map, "expected a mapping at the top level, got %s",
-                    shoal__node_kind_name(map));
+        return shoal__node_fail(v->err, map, "expected a mapping at the top level, got %s",
+                                shoal__node_kind_name(map));
     if (map->kind != SHOAL_NODE_MAP)
-        return fail(v->err, map, "%s: expected a mapping, got %s", path,
-                    shoal__node_kind_name(map));
+        return shoal__node_fail(v->err, map, "%s: expected a mapping, got %s", path,
+                                shoal__node_kind_name(map));
     for (size_t i = 0; i < map->n; i++) {
         const shoal_node_t *key = map->keys[i];
         const shoal_schema_key_t *k = NULL;
@@ -384,10 +381,11 @@ static int check_map(vctx_t *v, const shoal_schema_t *s, const shoal_node_t *map
             char keys[256];
             key_list(s, keys, sizeof keys);
             if (*path == '\0')
-                return fail(v->err, key, "unknown key '%s' at the top level (expected one of: %s)",
-                            key->text, keys);
-            return fail(v->err, key, "unknown key '%s' in %s (expected one of: %s)", key->text,
-                        path, keys);
+                return shoal__node_fail(v->err, key,
+                                        "unknown key '%s' at the top level (expected one of: %s)",
+                                        key->text, keys);
+            return shoal__node_fail(v->err, key, "unknown key '%s' in %s (expected one of: %s)",
+                                    key->text, path, keys);
         }
         if (k->type == SHOAL_KEY_PLUGINS || k->type == SHOAL_KEY_POOLS ||
             k->type == SHOAL_KEY_SOURCES)
@@ -410,27 +408,30 @@ static int check_pool(vctx_t *v, const shoal_node_t *map, const char *name, cons
     if (rc != SHOAL_OK)
         return rc;
     if (p->worker_at == NULL)
-        return fail(v->err, map, "%s: missing key 'worker' (PLUGIN.BEHAVIOUR or a pool mapping)",
-                    path);
+        return shoal__node_fail(
+            v->err, map, "%s: missing key 'worker' (PLUGIN.BEHAVIOUR or a pool mapping)", path);
     if (depth > 0 && p->isolation != SHOAL_ISOLATION_NONE)
-        return fail(v->err, shoal__node_get(map, "isolation"),
-                    "%s.isolation: only a pool under pools: can be isolated (the pools nested in "
-                    "it run in its process)",
-                    path);
+        return shoal__node_fail(
+            v->err, shoal__node_get(map, "isolation"),
+            "%s.isolation: only a pool under pools: can be isolated (the pools nested in "
+            "it run in its process)",
+            path);
     const shoal_node_t *size_at = shoal__node_get(map, "size");
     const shoal_node_t *min_at = shoal__node_get(map, "min"), *max_at = shoal__node_get(map, "max");
     if (p->max_size == 0)
         p->max_size = p->size > 1024 ? p->size : 1024;
     if (size_at == NULL && p->size > p->max_size)
-        return fail(v->err, max_at, "%s.max: %u is below the default size %u", path, p->max_size,
-                    p->size);
+        return shoal__node_fail(v->err, max_at, "%s.max: %u is below the default size %u", path,
+                                p->max_size, p->size);
     if (size_at == NULL && p->size < p->min_size)
-        return fail(v->err, min_at, "%s.min: %u is above the default size %u", path, p->min_size,
-                    p->size);
+        return shoal__node_fail(v->err, min_at, "%s.min: %u is above the default size %u", path,
+                                p->min_size, p->size);
     if (p->size > p->max_size)
-        return fail(v->err, size_at, "%s.size: %u is above max %u", path, p->size, p->max_size);
+        return shoal__node_fail(v->err, size_at, "%s.size: %u is above max %u", path, p->size,
+                                p->max_size);
     if (p->size < p->min_size)
-        return fail(v->err, size_at, "%s.size: %u is below min %u", path, p->size, p->min_size);
+        return shoal__node_fail(v->err, size_at, "%s.size: %u is below min %u", path, p->size,
+                                p->min_size);
     return SHOAL_OK;
 }
 
@@ -445,19 +446,21 @@ static int check_top(vctx_t *v, const shoal_node_t *root)
         return rc;
     const shoal_node_t *pools = shoal__node_get(root, "pools");
     if (pools == NULL)
-        return fail(v->err, root,
-                    "missing key 'pools' at the top level (write `pools: {}` for none)");
+        return shoal__node_fail(
+            v->err, root, "missing key 'pools' at the top level (write `pools: {}` for none)");
     {
         if (pools->kind != SHOAL_NODE_MAP)
-            return fail(v->err, pools, "pools: expected a mapping of NAME: POOL, got %s",
-                        shoal__node_kind_name(pools));
+            return shoal__node_fail(v->err, pools,
+                                    "pools: expected a mapping of NAME: POOL, got %s",
+                                    shoal__node_kind_name(pools));
         if ((c->pools = calloc(pools->n ? pools->n : 1, sizeof *c->pools)) == NULL)
             return SHOAL_ENOMEM;
         for (size_t i = 0; i < pools->n; i++) {
             const char *name = pools->keys[i]->text;
             if (name[0] == '\0' || strlen(name) >= 64 || strchr(name, '/') != NULL)
-                return fail(v->err, pools->keys[i],
-                            "pools: '%s' is not a pool name (1 to 63 characters, no '/')", name);
+                return shoal__node_fail(
+                    v->err, pools->keys[i],
+                    "pools: '%s' is not a pool name (1 to 63 characters, no '/')", name);
             c->npools++;
             char path[80];
             snprintf(path, sizeof path, "pools.%s", name);
@@ -602,8 +605,8 @@ static int resolve_pool(shoal_config_t *c, shoal_config_pool_t *p, shoal_diag_t 
         for (size_t i = 0; i < count && n < sizeof list; i++)
             n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "",
                                   shoal__module_behaviour_at(pl->module, i)->name);
-        fail(err, p->worker_at, "%s.%s: plugin '%s' has no behaviour '%s' (it has: %s)", p->path,
-             p->source ? "actor" : "worker", p->plugin, p->behaviour, list);
+        shoal__node_fail(err, p->worker_at, "%s.%s: plugin '%s' has no behaviour '%s' (it has: %s)",
+                         p->path, p->source ? "actor" : "worker", p->plugin, p->behaviour, list);
         return SHOAL_ELOAD;
     }
     /* The leaf's args against its behaviour's schema, if it declares one. */
@@ -631,8 +634,9 @@ int shoal__config_resolve(shoal_config_t *c, shoal_loader_t *loader, shoal_diag_
         int rc = shoal__module_load(loader, pl->path, &pl->module, &why);
         if (rc != SHOAL_OK) {
             pl->module = NULL;
-            fail(err, pl->at, "plugins.%s: %s: %s", pl->name, pl->shown ? pl->shown : pl->path,
-                 why.msg[0] ? why.msg : shoal_strerror(rc));
+            shoal__node_fail(err, pl->at, "plugins.%s: %s: %s", pl->name,
+                             pl->shown ? pl->shown : pl->path,
+                             why.msg[0] ? why.msg : shoal_strerror(rc));
             return rc == SHOAL_ENOMEM ? rc : SHOAL_ELOAD;
         }
         if (pl->shown != NULL && (rc = shoal__module_show_as(pl->module, pl->shown)) != SHOAL_OK)

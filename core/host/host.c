@@ -187,20 +187,21 @@ int shoal__host_start_pool(shoal_host_t *h, const shoal_config_t *c, const shoal
     return rc;
 }
 
-shoal_host_pool_t *shoal__host_pool_add(shoal_host_t *h, const shoal_config_pool_t *cp,
-                                        shoal_pid_t pid, uint64_t gen)
+shoal_host_pool_t *shoal__host_track(shoal_host_t *h, shoal_host_pool_t **list, size_t *n,
+                                     size_t *cap, const shoal_config_pool_t *cp, shoal_pid_t pid,
+                                     uint64_t gen)
 {
-    shoal_host_pool_t *n = shoal__grow(h->pools, h->npools, &h->pools_cap, sizeof *n, 8);
-    if (n == NULL)
+    shoal_host_pool_t *grown = shoal__grow(*list, *n, cap, sizeof *grown, 8);
+    if (grown == NULL)
         return NULL;
-    h->pools = n;
+    *list = grown;
     char *name = strdup(cp->name);
     shoal_pool_t *rec = name != NULL ? shoal__pool_find(h->rt, pid) : NULL;
     if (rec == NULL) { /* out of memory, or it has ended already */
         free(name);
         return NULL;
     }
-    shoal_host_pool_t *hp = &h->pools[h->npools++];
+    shoal_host_pool_t *hp = &(*list)[(*n)++];
     memset(hp, 0, sizeof *hp);
     hp->name = name;
     hp->pid = pid;
@@ -208,6 +209,12 @@ shoal_host_pool_t *shoal__host_pool_add(shoal_host_t *h, const shoal_config_pool
     hp->gen = gen;
     hp->cp = cp;
     return hp;
+}
+
+shoal_host_pool_t *shoal__host_pool_add(shoal_host_t *h, const shoal_config_pool_t *cp,
+                                        shoal_pid_t pid, uint64_t gen)
+{
+    return shoal__host_track(h, &h->pools, &h->npools, &h->pools_cap, cp, pid, gen);
 }
 
 void shoal__host_peek(const shoal_host_pool_t *hp, shoal_pool_stats_t *st)

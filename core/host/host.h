@@ -88,7 +88,7 @@ typedef struct shoal_host_s {
     char *stall_text; /* shoal__host_stall_lines */
     size_t stall_cap;
     shoal_host_reload_hook_t reload_hook; /* set by shoald (metrics.h) */
-    shoal_host_hook_fn on_reload; /* NULL: none; set by the owner after start */
+    shoal_host_hook_fn on_reload;         /* NULL: none; set by the owner after start */
     void *on_reload_user;
     bool control_fixed; /* shoald --control: a reload ignores runtime.control */
 } shoal_host_t;
@@ -203,6 +203,12 @@ int shoal__host_isolated_spec(const shoal_config_t *c, const shoal_config_pool_t
  * worker_args are left NULL: they come with the code (code.h). */
 void shoal__host_spec_chain(const shoal_config_pool_t *cp, shoal_pool_spec_t *specs,
                             const shoal_config_pool_t **leaf);
+/* Appends to list (n entries, cap allocated) what tracks the actor pid
+ * started from cp in generation gen: its name and a reference on its
+ * record. NULL on ENOMEM, or when it has ended already. */
+shoal_host_pool_t *shoal__host_track(shoal_host_t *h, shoal_host_pool_t **list, size_t *n,
+                                     size_t *cap, const shoal_config_pool_t *cp, shoal_pid_t pid,
+                                     uint64_t gen);
 /* Tracks a pool started from cp in generation gen (takes a reference on
  * its record). NULL on ENOMEM. */
 shoal_host_pool_t *shoal__host_pool_add(shoal_host_t *h, const shoal_config_pool_t *cp,

@@ -2,6 +2,7 @@
 #include "host/node.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -507,4 +508,15 @@ const char *shoal__node_kind_name(const shoal_node_t *n)
     default:
         return n->quoted ? "a quoted string" : "a value";
     }
+}
+
+int shoal__node_fail(shoal_diag_t *err, const shoal_node_t *at, const char *fmt, ...)
+{
+    char msg[sizeof err->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    shoal__diag_set(err, at ? at->file : NULL, at ? at->line : 0, at ? at->col : 0, "%s", msg);
+    return SHOAL_EINVAL;
 }

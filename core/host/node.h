@@ -54,4 +54,9 @@ const shoal_node_t *shoal__node_get(const shoal_node_t *map, const char *key);
 /* "a mapping", "a list", "a string" for messages. */
 const char *shoal__node_kind_name(const shoal_node_t *n);
 
+/* Sets err to fmt at node at (its file:line:col; at NULL: no place) and
+ * returns SHOAL_EINVAL: the one way a config check reports a mistake. */
+int shoal__node_fail(shoal_diag_t *err, const shoal_node_t *at, const char *fmt, ...)
+    SHOAL_PRINTF(3, 4);
+
 #endif

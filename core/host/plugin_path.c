@@ -21,19 +21,6 @@
 #define SHOAL_PLUGINDIR_FROM_BINDIR "../lib/shoal/plugins"
 #endif
 
-static int fail(shoal_diag_t *err, const shoal_node_t *at, const char *fmt, ...) SHOAL_PRINTF(3, 4);
-
-static int fail(shoal_diag_t *err, const shoal_node_t *at, const char *fmt, ...)
-{
-    char msg[sizeof err->msg];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    shoal__diag_set(err, at->file, at->line, at->col, "%s", msg);
-    return SHOAL_EINVAL;
-}
-
 /* One plugins: entry: text with a '/' is a path relative to the config; one
  * without is a name ("echo" or "echo.so"), searched at resolve. */
 static int set_plugin(const shoal_config_t *c, shoal_config_plugin_t *pl, const char *text)
@@ -52,9 +39,9 @@ static int set_plugin(const shoal_config_t *c, shoal_config_plugin_t *pl, const 
 int shoal__config_plugins(shoal_config_t *c, const shoal_node_t *plugins, shoal_diag_t *err)
 {
     if (plugins->kind == SHOAL_NODE_SCALAR)
-        return fail(err, plugins,
-                    "plugins: expected a mapping of NAME: path or a list of names, got %s",
-                    shoal__node_kind_name(plugins));
+        return shoal__node_fail(
+            err, plugins, "plugins: expected a mapping of NAME: path or a list of names, got %s",
+            shoal__node_kind_name(plugins));
     if ((c->plugins = calloc(plugins->n ? plugins->n : 1, sizeof *c->plugins)) == NULL)
         return SHOAL_ENOMEM;
     bool list = plugins->kind == SHOAL_NODE_LIST;
@@ -65,12 +52,13 @@ int shoal__config_plugins(shoal_config_t *c, const shoal_node_t *plugins, shoal_
         if (list) {
             if (val->kind != SHOAL_NODE_SCALAR || val->text[0] == '\0' ||
                 strchr(val->text, '/') != NULL || strcmp(val->text, ".so") == 0)
-                return fail(err, val,
-                            "plugins[%zu]: expected a plugin name (write NAME: path for a file), "
-                            "got %s",
-                            i,
-                            val->kind == SHOAL_NODE_SCALAR ? val->text[0] ? val->text : "''"
-                                                           : shoal__node_kind_name(val));
+                return shoal__node_fail(
+                    err, val,
+                    "plugins[%zu]: expected a plugin name (write NAME: path for a file), "
+                    "got %s",
+                    i,
+                    val->kind == SHOAL_NODE_SCALAR ? val->text[0] ? val->text : "''"
+                                                   : shoal__node_kind_name(val));
             size_t n = strlen(val->text);
             if (n > 3 && strcmp(val->text + n - 3, ".so") == 0)
                 n -= 3;
@@ -78,15 +66,16 @@ int shoal__config_plugins(shoal_config_t *c, const shoal_node_t *plugins, shoal_
                 return SHOAL_ENOMEM;
             for (size_t j = 0; j + 1 < c->nplugins; j++)
                 if (strcmp(c->plugins[j].name, pl->name) == 0)
-                    return fail(err, val, "plugins[%zu]: '%s' is listed twice", i, pl->name);
+                    return shoal__node_fail(err, val, "plugins[%zu]: '%s' is listed twice", i,
+                                            pl->name);
         } else if ((pl->name = strdup(plugins->keys[i]->text)) == NULL) {
             return SHOAL_ENOMEM;
         }
         if (!list && (val->kind != SHOAL_NODE_SCALAR || val->text[0] == '\0'))
-            return fail(err, val, "plugins.%s: expected the path of a .so or a plugin name, got %s",
-                        pl->name,
-                        val->kind == SHOAL_NODE_SCALAR ? "an empty string"
-                                                       : shoal__node_kind_name(val));
+            return shoal__node_fail(
+                err, val, "plugins.%s: expected the path of a .so or a plugin name, got %s",
+                pl->name,
+                val->kind == SHOAL_NODE_SCALAR ? "an empty string" : shoal__node_kind_name(val));
         int rc = set_plugin(c, pl, val->text);
         if (rc != SHOAL_OK)
             return rc;

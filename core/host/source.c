@@ -9,7 +9,6 @@
 #include <time.h>
 
 #include "pool/pool.h"
-#include "runtime/grow.h"
 #include "runtime/runtime.h"
 
 /* Tracks a source started from cp in generation gen. NULL on ENOMEM or
@@ -17,24 +16,7 @@
 static shoal_host_pool_t *source_add(shoal_host_t *h, const shoal_config_pool_t *cp,
                                      shoal_pid_t pid, uint64_t gen)
 {
-    shoal_host_pool_t *n = shoal__grow(h->sources, h->nsources, &h->sources_cap, sizeof *n, 4);
-    if (n == NULL)
-        return NULL;
-    h->sources = n;
-    char *name = strdup(cp->name);
-    shoal_pool_t *rec = name != NULL ? shoal__pool_find(h->rt, pid) : NULL;
-    if (rec == NULL) {
-        free(name);
-        return NULL;
-    }
-    shoal_host_pool_t *hs = &h->sources[h->nsources++];
-    memset(hs, 0, sizeof *hs);
-    hs->name = name;
-    hs->pid = pid;
-    hs->rec = rec;
-    hs->gen = gen;
-    hs->cp = cp;
-    return hs;
+    return shoal__host_track(h, &h->sources, &h->nsources, &h->sources_cap, cp, pid, gen);
 }
 
 static void source_forget(shoal_host_t *h, size_t i)
