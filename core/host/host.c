@@ -84,6 +84,8 @@ static void emit(shoal_host_t *h, int level, const char *line)
                 h->log_tag[0] ? "[" : "", h->log_tag, h->log_tag[0] ? "] " : "", rest);
     }
     fflush(h->log_out);
+    /* relaxed: a count the table compares with what it saw (table.c) */
+    atomic_fetch_add_explicit(&h->log_lines, 1, memory_order_relaxed);
     pthread_mutex_unlock(&h->log_lock);
 }
 

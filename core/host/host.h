@@ -9,6 +9,7 @@
 #define SHOAL_HOST_HOST_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -72,6 +73,12 @@ typedef struct shoal_host_s {
     shoal_host_pool_t *sources;
     size_t nsources, sources_cap;
     double started_s; /* CLOCK_MONOTONIC at start, for the table's uptime */
+    /* Log lines written so far (any thread, relaxed), and the table's own
+     * (host thread): on a terminal a block is redrawn over the previous
+     * one only when no log line came between them (table.c). */
+    _Atomic uint64_t log_lines;
+    uint64_t table_log_seen;
+    size_t table_lines;
     /* The final counts of pools that have ended and been forgotten, one
      * entry per generation that started any (oldest first): with the live
      * pools' they make the ledger, which so never forgets a message. */
@@ -170,9 +177,11 @@ void shoal__host_log(shoal_host_t *h, int level, const char *fmt, ...) SHOAL_PRI
  * per second since the previous call over `seconds`, totals, queue-wait
  * p50/p99 in microseconds, state: running, degraded, draining, ended, or
  * `no answer` when an isolated pool's counts could not be read at once),
- * then the sources' header and rows (source.h). tty: redrawn in place
- * (ANSI home and clear first); else plain blocks, each ending in an empty
- * line. */
+ * then the sources' header and rows (source.h). tty: redrawn in place over
+ * the previous block (ANSI cursor up and clear to the end of the screen),
+ * unless a log line was written since it (then below it: a log line on the
+ * same terminal is never wiped); else plain blocks, each ending in an
+ * empty line. */
 void shoal__host_table(shoal_host_t *h, FILE *out, double seconds, bool tty);
 
 /* ---- between host.c and reload.c ---- */

@@ -5,6 +5,8 @@
  * microseconds in every row.
  */
 #include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -70,7 +72,8 @@ static void pool_rows(shoal_host_t *h, FILE *out, double dt)
     }
 }
 
-void shoal__host_table(shoal_host_t *h, FILE *out, double seconds, bool tty)
+/* One block: the top line, the pools' header and rows, the sources'. */
+static void block(shoal_host_t *h, FILE *out, double seconds)
 {
     double dt = seconds > 0 ? seconds : 1;
     struct timespec ts;
@@ -80,8 +83,6 @@ void shoal__host_table(shoal_host_t *h, FILE *out, double seconds, bool tty)
     size_t npools = 0, nsources = shoal__host_sources_running(h);
     for (size_t i = 0; i < h->npools; i++)
         npools += !h->pools[i].draining;
-    if (tty) /* home, clear: redrawn in place */
-        fputs("\033[H\033[2J", out);
     fprintf(out, "shoald: generation %" PRIu64 ", up %s, %zu pool%s, %zu source%s, %u thread%s\n",
             h->generation, up, npools, plural(npools), nsources, plural(nsources), h->rt->nthreads,
             plural(h->rt->nthreads));
@@ -94,7 +95,35 @@ void shoal__host_table(shoal_host_t *h, FILE *out, double seconds, bool tty)
                 "restarts(total)");
         shoal__host_sources_table(h, out, seconds);
     }
+}
+
+void shoal__host_table(shoal_host_t *h, FILE *out, double seconds, bool tty)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (mem == NULL)
+        return;
+    block(h, mem, seconds);
+    if (fclose(mem) != 0) {
+        free(text);
+        return;
+    }
+    size_t lines = 0;
+    for (size_t i = 0; i < len; i++)
+        lines += text[i] == '\n';
+    /* relaxed: only a count (host.h) */
+    uint64_t logged = atomic_load_explicit(&h->log_lines, memory_order_relaxed);
+    /* On a terminal: over the previous block (up that many lines, clear to
+     * the end of the screen), unless a log line came since it: then below,
+     * so that no log line is ever wiped. Piped: plain blocks. */
+    if (tty && h->table_lines != 0 && logged == h->table_log_seen)
+        fprintf(out, "\033[%zuA\033[J", h->table_lines);
+    fwrite(text, 1, len, out);
     if (!tty)
         fputc('\n', out);
     fflush(out);
+    free(text);
+    h->table_lines = lines;
+    h->table_log_seen = atomic_load_explicit(&h->log_lines, memory_order_relaxed);
 }

@@ -216,9 +216,45 @@ sources:
 YAML
 script -qec "$shoald --run-for 2500ms $tmp/tty.yaml 2> $tmp/tty.log" /dev/null > "$tmp/tty.out" ||
     fail "shoald under script: $(cat "$tmp/tty.log")"
-redraws=$(grep -c $'\e\\[H\e\\[2Jshoald: generation 1, up 0m0[0-9]s, 1 pool, 1 source, 2 threads' "$tmp/tty.out")
-[ "$redraws" -ge 2 ] || fail "$redraws redraws on a tty: $(od -c "$tmp/tty.out" | head -20)"
+# A block is 5 lines (top, the pools' header, big, the sources' header,
+# calm): each one after the first goes up 5 lines and clears to the end.
+redraws=$(grep -c $'\e\\[5A\e\\[Jshoald: generation 1, up 0m0[0-9]s, 1 pool, 1 source, 2 threads' "$tmp/tty.out")
+[ "$redraws" -ge 1 ] || fail "$redraws redraws on a tty: $(od -c "$tmp/tty.out" | head -20)"
 grep -q '^source ' "$tmp/tty.out" || fail "no sources header on the tty"
+# Log lines on the same terminal are never wiped: a worker that panics on
+# every 700th of 1000 messages a second logs between the blocks; the block
+# after a log line is written below it, never over it (no cursor-up
+# between a log line and the next block).
+cat > "$tmp/tty2.yaml" <<YAML
+runtime: { threads: 2 }
+plugins:
+  crash: $plugins/crash/crash.so
+  loadgen: $plugins/loadgen/loadgen.so
+pools:
+  flaky:
+    worker: crash.crash
+    size: 1
+    args: { every: 700 }
+    restart: { max: 1000, within: 1s }
+sources:
+  calm: { actor: loadgen.loadgen, args: { target: flaky, rate: 1000 } }
+YAML
+script -qec "$shoald --run-for 3500ms $tmp/tty2.yaml" /dev/null > "$tmp/tty2.out" ||
+    fail "shoald under script, logging to the terminal"
+python3 - "$tmp/tty2.out" <<'PY' || fail "a log line was wiped on the terminal: see above"
+import re, sys
+out = open(sys.argv[1], "rb").read().decode(errors="replace")
+logs = [m.end() for m in re.finditer(r"Z gen=1 (info|warn|error) [^\r\n]*", out)]
+first = out.find("shoald: generation")
+if first < 0 or not [e for e in logs if e > first and "panic" in out[out.rfind("\n", 0, e):e]]:
+    print("no panic logged between the blocks"); sys.exit(1)
+bad = 0
+for end in logs:
+    nxt = out.find("shoald: generation", end)
+    if nxt >= 0 and re.search(r"\x1b\[(\d+A|\d*J|H)", out[end:nxt]):
+        print("cursor-up or clear after a log line at byte %d" % end); bad += 1
+sys.exit(1 if bad else 0)
+PY
 # Piped output has no escape sequences at all.
 grep -q $'\e' "$tmp/table" && fail "escape sequences in piped output"
 
