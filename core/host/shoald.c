@@ -415,8 +415,15 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
             shoal__host_tidy(h);
             shoal__host_watch(h);
             shoal__notify_status(notify, h);
-            if (table)
+            if (table) {
                 shoal__host_table(h, stdout, now - last, tty);
+                if (ferror(stdout)) { /* its reader is gone: the pools go on */
+                    table = false;
+                    shoal__host_log(h, SHOAL_LOG_WARN,
+                                    "table: stdout cannot be written (its reader is gone?): no "
+                                    "more table; shoald goes on");
+                }
+            }
             last = now;
             next += 1;
         }
@@ -475,6 +482,11 @@ static int diff(const char *path, const char *socket_path, const char *origin)
 
 int main(int argc, char **argv)
 {
+    /* A reader of stdout or stderr that goes away (`shoald x.yaml | head`, a
+     * log shipper restarting) must not kill the host: writes to it fail
+     * with EPIPE instead, and the table stops (below). An isolated pool's
+     * child inherits this. */
+    signal(SIGPIPE, SIG_IGN);
     /* The child process of an isolated pool (host/isolated.h): started by
      * a shoald, with its descriptors, never by hand. */
     if (argc == 2 && strcmp(argv[1], "--isolated-worker") == 0)

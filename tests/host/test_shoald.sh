@@ -299,4 +299,29 @@ wait_for "reload: generation 2 from $tmp/q.yaml: runtime: and log.level: changes
 kill -TERM "$pid"
 wait "$pid" || fail "shoald on q.yaml: exit $?"
 pid=
+# A reader of stdout or stderr that goes away does not kill shoald: the
+# table stops (said once), log lines to a closed stderr are lost, the
+# pools, reloads and control go on, and SIGTERM exits 0.
+mkfifo "$tmp/out.fifo" "$tmp/err.fifo"
+"$shoald" "$tmp/q.yaml" > "$tmp/out.fifo" 2> "$log" &
+pid=$!
+head -3 < "$tmp/out.fifo" > /dev/null # then the fifo has no reader
+wait_for "table: stdout cannot be written (its reader is gone?): no more table; shoald goes on"
+"$shoalctl" --socket "$tmp/q.sock" status > /dev/null || fail "status after stdout went away"
+kill -TERM "$pid"
+wait "$pid" || fail "shoald with stdout gone: exit $? (141 is SIGPIPE)"
+"$shoald" --no-table "$tmp/q.yaml" 2> "$tmp/err.fifo" &
+pid=$!
+head -1 < "$tmp/err.fifo" > /dev/null # its first log line, then no reader
+"$shoalctl" --socket "$tmp/q.sock" reload > /dev/null || fail "reload with stderr gone"
+kill -HUP "$pid" # a reload's log line, written to no one
+for _ in $(seq 1 500); do
+    "$shoalctl" --socket "$tmp/q.sock" status | grep -q '^generation 3$' && break
+    sleep 0.01
+done
+"$shoalctl" --socket "$tmp/q.sock" status | grep -q '^generation 3$' ||
+    fail "status after two reloads with stderr gone"
+kill -TERM "$pid"
+wait "$pid" || fail "shoald with stderr gone: exit $? (141 is SIGPIPE)"
+pid=
 echo "ok: test_shoald ($ms ms to stop)"
