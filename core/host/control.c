@@ -49,8 +49,19 @@ int shoal__control_open(const char *path, shoal_control_t **out, shoal_diag_t *e
     if (probe >= 0)
         close(probe);
     struct stat st;
-    if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+    if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
         unlink(path);
+    } else if (lstat(path, &st) == 0) {
+        shoal__diag_set(err, NULL, 0, 0,
+                        "control socket %s: a %s is there, not a socket: left as it is (name "
+                        "another path)",
+                        path,
+                        S_ISDIR(st.st_mode)    ? "directory"
+                        : S_ISFIFO(st.st_mode) ? "FIFO"
+                        : S_ISREG(st.st_mode)  ? "regular file"
+                                               : "file");
+        return SHOAL_EINVAL;
+    }
     shoal_control_t *c = calloc(1, sizeof *c);
     if (c == NULL || (c->path = strdup(path)) == NULL) {
         free(c);
@@ -61,7 +72,12 @@ int shoal__control_open(const char *path, shoal_control_t **out, shoal_diag_t *e
     int rc = c->fd < 0 ? -1 : bind(c->fd, (struct sockaddr *)&sa, sizeof sa);
     umask(old);
     if (rc != 0 || listen(c->fd, 64) != 0) {
-        shoal__diag_set(err, NULL, 0, 0, "control socket %s: %s", path, strerror(errno));
+        int e = errno;
+        shoal__diag_set(err, NULL, 0, 0, "control socket %s: %s%s", path, strerror(e),
+                        e == ENOENT   ? " (its directory does not exist: create it; under systemd, "
+                                        "RuntimeDirectory=shoal makes /run/shoal)"
+                        : e == EACCES ? " (this user may not create a file there)"
+                                      : "");
         if (c->fd >= 0)
             close(c->fd);
         free(c->path);

@@ -312,6 +312,15 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
     char buf[1200];
     if (c->runtime.control != NULL &&
         shoal__control_open(c->runtime.control, &control, &err) != SHOAL_OK) {
+        /* From the file: said at its runtime.control, with the way out. */
+        const shoal_node_t *rt_at = shoal__node_get(c->root, "runtime");
+        const shoal_node_t *at = rt_at != NULL ? shoal__node_get(rt_at, "control") : NULL;
+        if (control_copy == NULL && at != NULL) {
+            char msg[sizeof err.msg];
+            snprintf(msg, sizeof msg, "%s", err.msg);
+            shoal__diag_set(&err, at->file, at->line, at->col,
+                            "runtime.control: %s; or run shoald with --control PATH", msg);
+        }
         fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
         shoal__config_free(c);
         shoal__loader_destroy(loader);

@@ -299,6 +299,18 @@ wait_for "reload: generation 2 from $tmp/q.yaml: runtime: and log.level: changes
 kill -TERM "$pid"
 wait "$pid" || fail "shoald on q.yaml: exit $?"
 pid=
+# A control socket that cannot be made: said at runtime.control, with the
+# way out; a file that is not a socket is left alone.
+printf 'runtime: { control: %s/nodir/s.sock }\nplugins: [echo]\npools:\n  a: { worker: echo.echo }\n' \
+    "$tmp" > "$tmp/c1.yaml"
+out=$("$shoald" "$tmp/c1.yaml" 2>&1) && fail "a control socket in a missing directory: exit 0"
+[ "$out" = "$tmp/c1.yaml:1:21: runtime.control: control socket $tmp/nodir/s.sock: No such file or directory (its directory does not exist: create it; under systemd, RuntimeDirectory=shoal makes /run/shoal); or run shoald with --control PATH" ] ||
+    fail "a control socket in a missing directory: $out"
+echo keep > "$tmp/plain"
+out=$("$shoald" --control "$tmp/plain" "$tmp/c1.yaml" 2>&1) && fail "--control naming a file: exit 0"
+[ "$out" = "control socket $tmp/plain: a regular file is there, not a socket: left as it is (name another path)" ] ||
+    fail "--control naming a regular file: $out"
+[ "$(cat "$tmp/plain")" = keep ] || fail "the file --control named was touched"
 # A reader of stdout or stderr that goes away does not kill shoald: the
 # table stops (said once), log lines to a closed stderr are lost, the
 # pools, reloads and control go on, and SIGTERM exits 0.
