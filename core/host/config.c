@@ -457,10 +457,11 @@ static int check_top(vctx_t *v, const shoal_node_t *root)
             return SHOAL_ENOMEM;
         for (size_t i = 0; i < pools->n; i++) {
             const char *name = pools->keys[i]->text;
-            if (name[0] == '\0' || strlen(name) >= 64 || strchr(name, '/') != NULL)
-                return shoal__node_fail(
-                    v->err, pools->keys[i],
-                    "pools: '%s' is not a pool name (1 to 63 characters, no '/')", name);
+            char bad[80];
+            if (!shoal__config_name_ok(name, bad, sizeof bad))
+                return shoal__node_fail(v->err, pools->keys[i],
+                                        "pools: '%s' is not a pool name (%s)", bad,
+                                        SHOAL_CONFIG_NAME_RULE);
             c->npools++;
             char path[80];
             snprintf(path, sizeof path, "pools.%s", name);
@@ -479,6 +480,22 @@ int shoal__config_check_map(shoal_config_t *c, shoal_diag_t *err, const shoal_sc
 }
 
 /* ---- public -------------------------------------------------------------- */
+
+bool shoal__config_name_ok(const char *name, char *shown, size_t size)
+{
+    size_t n = strlen(name), o = 0;
+    bool ok = n >= 1 && n <= 63;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)name[i];
+        bool good = isalnum(ch) || ch == '_' || ch == '-' || ch == '.';
+        ok = ok && good;
+        if (o + 1 < size) /* as it can be shown: anything unprintable is a '?' */
+            shown[o++] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
+    }
+    if (size != 0)
+        shown[o < size ? o : size - 1] = '\0';
+    return ok;
+}
 
 static void defaults(shoal_config_t *c)
 {

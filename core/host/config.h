@@ -154,6 +154,13 @@ int shoal__config_check_map(shoal_config_t *c, shoal_diag_t *err, const shoal_sc
 /* Checks the `sources:` section of root (after pools:) into c->sources. */
 int shoal__config_check_sources(shoal_config_t *c, const shoal_node_t *root, shoal_diag_t *err);
 
+/* A pool's or a source's name: 1 to 63 letters, digits, '_', '-', '.'
+ * (what a log line, a table row, a shoalctl word and a metrics label carry
+ * as they are). Whether name is one; shown gets it as it can be printed
+ * (anything unprintable as '?'). */
+#define SHOAL_CONFIG_NAME_RULE "1 to 63 letters, digits, '_', '-' or '.'"
+bool shoal__config_name_ok(const char *name, char *shown, size_t size);
+
 /* The pool called name (top level), or NULL. */
 const shoal_config_pool_t *shoal__config_pool(const shoal_config_t *c, const char *name);
 

@@ -45,12 +45,10 @@ int shoal__config_check_sources(shoal_config_t *c, const shoal_node_t *root, sho
     for (size_t i = 0; i < sources->n; i++) {
         const shoal_node_t *key = sources->keys[i], *map = sources->items[i];
         const char *name = key->text;
-        if (name[0] == '\0' || strlen(name) >= 64 || strchr(name, '/') != NULL) {
-            shoal__diag_set(err, key->file, key->line, key->col,
-                            "sources: '%s' is not a source name (1 to 63 characters, no '/')",
-                            name);
-            return SHOAL_EINVAL;
-        }
+        char bad[80];
+        if (!shoal__config_name_ok(name, bad, sizeof bad))
+            return shoal__node_fail(err, key, "sources: '%s' is not a source name (%s)", bad,
+                                    SHOAL_CONFIG_NAME_RULE);
         const shoal_config_pool_t *pool = shoal__config_pool(c, name);
         if (pool != NULL) {
             shoal__diag_set(err, key->file, key->line, key->col,

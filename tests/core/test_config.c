@@ -183,9 +183,19 @@ static const bad_case_t bad_cases[] = {
        "unbounded"},
     /* names, plugins, args, restart */
     {PL "pools:\n  a/b: {worker: e.echo}\n",
-     F "3:3: pools: 'a/b' is not a pool name (1 to 63 characters, no '/')"},
+     F "3:3: pools: 'a/b' is not a pool name (1 to 63 letters, digits, '_', '-' or '.')"},
     {PL "pools:\n  '': {worker: e.echo}\n",
-     F "3:3: pools: '' is not a pool name (1 to 63 characters, no '/')"},
+     F "3:3: pools: '' is not a pool name (1 to 63 letters, digits, '_', '-' or '.')"},
+    /* a newline or a space in a name would forge log lines and split table
+     * rows and shoalctl words: refused, shown with '?' for the unprintable */
+    {PL "pools:\n  \"x\\ny\": {worker: e.echo}\n",
+     F "3:3: pools: 'x?y' is not a pool name (1 to 63 letters, digits, '_', '-' or '.')"},
+    {PL "pools:\n  'a b': {worker: e.echo}\n",
+     F "3:3: pools: 'a b' is not a pool name (1 to 63 letters, digits, '_', '-' or '.')"},
+    {PL "pools:\n  a012345678901234567890123456789012345678901234567890123456789012: {worker: "
+        "e.echo}\n",
+     F "3:3: pools: 'a012345678901234567890123456789012345678901234567890123456789012' is not a "
+       "pool name (1 to 63 letters, digits, '_', '-' or '.')"},
     {"plugins:\n  e: [a.so]\n",
      F "2:6: plugins.e: expected the path of a .so or a plugin name, got a list"},
     {"plugins:\n  e: ''\n",
@@ -805,7 +815,7 @@ static void test_sources(void)
         {SRC "  load: {actor: e.gen, restart: {max: -1}}\n",
          F "6:39: sources.load.restart.max: -1 is out of range: expected 0 to 1000000"},
         {SRC "  a/b: {actor: e.gen}\n",
-         F "6:3: sources: 'a/b' is not a source name (1 to 63 characters, no '/')"},
+         F "6:3: sources: 'a/b' is not a source name (1 to 63 letters, digits, '_', '-' or '.')"},
         {P "sources: [a, b]\n", F "5:10: sources: expected a mapping of NAME: SOURCE, got a list"},
         {P "sources:\n  load: 1\n", F "6:9: sources.load: expected a mapping, got a value"},
     };
