@@ -96,11 +96,13 @@ install(FILES
   COMPONENT Development)
 
 # ---- pkg-config ---------------------------------------------------------------
-# shoal.pc names the prefix the tree is installed to, which is only known at
-# install time (`cmake --install --prefix` may override the configured one):
-# the file is configured now with every other value, and once more at install
-# time with the prefix. (A moved tree still works with `pkg-config
-# --define-prefix`; find_package(shoal) needs nothing.)
+# shoal.pc finds the prefix from where it sits (${pcfiledir}, pkg-config's
+# own variable: the directory of the .pc file), so a moved tree needs
+# nothing, as find_package(shoal) does not. Only with an absolute libdir
+# does it name the prefix the tree is installed to, which is known only at
+# install time (`cmake --install --prefix` may override the configured
+# one): then the file is configured now with every other value, and once
+# more at install time with the prefix.
 foreach(_dir LIBDIR INCLUDEDIR)
   if(IS_ABSOLUTE "${CMAKE_INSTALL_${_dir}}")
     set(SHOAL_PC_${_dir} "${CMAKE_INSTALL_${_dir}}")
@@ -116,11 +118,20 @@ foreach(_lib ${CMAKE_DL_LIBS})
 endforeach()
 unset(_lib)
 string(APPEND SHOAL_PC_LIBS_PRIVATE " -pthread")
-set(SHOAL_PC_PREFIX "@SHOAL_PC_PREFIX@") # kept for the install-time pass
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(SHOAL_PC_PREFIX "@SHOAL_PC_PREFIX@") # kept for the install-time pass
+  set(_pc_prefix "\${CMAKE_INSTALL_PREFIX}")
+else()
+  file(RELATIVE_PATH _pc_up "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
+  string(REGEX REPLACE "/$" "" _pc_up "${_pc_up}")
+  set(SHOAL_PC_PREFIX "\${pcfiledir}/${_pc_up}")
+  set(_pc_prefix "${SHOAL_PC_PREFIX}")
+  unset(_pc_up)
+endif()
 configure_file(${PROJECT_SOURCE_DIR}/sdk/shoal.pc.in ${PROJECT_BINARY_DIR}/sdk/shoal.pc.in @ONLY)
 unset(SHOAL_PC_PREFIX)
 install(CODE "
-  set(SHOAL_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+  set(SHOAL_PC_PREFIX \"${_pc_prefix}\")
   configure_file(\"${PROJECT_BINARY_DIR}/sdk/shoal.pc.in\"
                  \"${PROJECT_BINARY_DIR}/sdk/shoal.pc\" @ONLY)"
   COMPONENT Development)
