@@ -267,9 +267,6 @@ bool shoal__client_write_text(FILE *out, const char *data, size_t len)
         case '\r':
             fputs("\\r", out);
             break;
-        case '\0':
-            fputs("\\0", out);
-            break;
         case '\\':
             fputs("\\\\", out);
             break;

@@ -46,8 +46,10 @@ int shoal__client_exchange(const shoal_client_t *cl, const char *req, size_t len
 /* Writes data[0..len) for a terminal: as it is when it is printable text
  * (valid UTF-8 without control characters but tab and newline), followed
  * by a newline if it does not end with one; else escaped, as C writes a
- * string (\n, \t, \r, \0, \\, \xNN for every other byte that is not printable
- * ASCII), followed by a newline. Returns true when it was escaped. */
+ * string (\n, \t, \r, \\, and \xNN, always two hex digits, for every other
+ * byte that is not printable ASCII, NUL included: \x00, never \0, which a
+ * digit after it would make octal), followed by a newline. Returns true
+ * when it was escaped. */
 bool shoal__client_write_text(FILE *out, const char *data, size_t len);
 
 #endif

@@ -271,7 +271,7 @@ run "$shoalctl" call --type 7 one hi
 expect 0 "hi" ""
 what="call --type 0xFFFF0001"
 run "$shoalctl" call one --type 0xFFFF0001 q
-expect 0 '\x01\0\0\0\0\0\0\0\x01\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0' ""
+expect 0 '\x01\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' ""
 what="call --type 4294901761 --raw"
 run "$shoalctl" call --raw --type 4294901761 one q
 [ "$(od -An -tu8 -w8 -v "$tmp/out" | tr -d ' ' | paste -sd,)" = "1,1,0,0" ] ||
