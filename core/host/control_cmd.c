@@ -36,6 +36,24 @@ static shoal_host_pool_t *actor_named(shoal_host_t *h, const char *name)
     return hp;
 }
 
+/* "1 unknown pool" for a name that is no pool, or, for a source's, what a
+ * source is not (inspect and scale are about pools). */
+static void not_a_pool(shoal_control_t *c, shoal_control_conn_t *k, const char *name,
+                       const char *cmd)
+{
+    shoal_host_t *h = c->h;
+    for (size_t i = 0; i < h->nsources; i++) {
+        if (!h->sources[i].draining && strcmp(h->sources[i].name, name) == 0) {
+            shoal__control_say(k,
+                               "1 '%s' is a source (one actor), not a pool: %s is about pools; "
+                               "`status` shows what a source sent\n",
+                               name, cmd);
+            return;
+        }
+    }
+    shoal__control_say(k, "1 unknown pool '%s'\n", name);
+}
+
 /* Next space-separated word of *s (NUL-terminated in place), or NULL. */
 static char *word(char **s)
 {
@@ -350,7 +368,7 @@ void shoal__control_request(shoal_control_t *c, shoal_control_conn_t *k, char *l
         char *name = word(&rest);
         shoal_host_pool_t *hp = name != NULL ? pool_named(c->h, name) : NULL;
         if (name != NULL && hp == NULL)
-            shoal__control_say(k, "1 unknown pool '%s'\n", name);
+            not_a_pool(c, k, name, "inspect");
         else
             job(c, k, hp ? SHOAL_CONTROL_OP_INSPECT_ONE : SHOAL_CONTROL_OP_INSPECT_ALL, hp, true,
                 SHOAL_AGENT_INSPECT, 0, NULL, 0, ACTOR_TIMEOUT_MS);
@@ -363,7 +381,7 @@ void shoal__control_request(shoal_control_t *c, shoal_control_conn_t *k, char *l
         if (name == NULL || !number(num, SHOAL_POOL_MAX_SIZE, &n) || word(&rest) != NULL) {
             shoal__control_say(k, "2 usage: scale POOL N (N a number of workers)\n");
         } else if ((hp = pool_named(c->h, name)) == NULL) {
-            shoal__control_say(k, "1 unknown pool '%s'\n", name);
+            not_a_pool(c, k, name, "scale");
         } else {
             uint32_t size = (uint32_t)n;
             shoal_pool_stats_t st;

@@ -91,6 +91,13 @@ echo "$status" | grep -q '^source calm running: sent [1-9][0-9]*, refused 0, res
 echo "$status" | grep -qx 'source boom running: sent 0, refused 0, restarts 0' ||
     fail "status has no boom line: $status"
 echo "$status" | grep -q '^pool \(feed\|calm\|boom\) ' && fail "a source among the pools: $status"
+# inspect and scale are about pools: a source's name says what it is.
+out=$("$shoalctl" scale calm 3 2>&1) && fail "scale of a source: exit 0"
+[ "$out" = "shoalctl: 'calm' is a source (one actor), not a pool: scale is about pools; \`status\` shows what a source sent" ] ||
+    fail "scale of a source said: $out"
+out=$("$shoalctl" inspect calm 2>&1) && fail "inspect of a source: exit 0"
+[ "$out" = "shoalctl: 'calm' is a source (one actor), not a pool: inspect is about pools; \`status\` shows what a source sent" ] ||
+    fail "inspect of a source said: $out"
 echo "$status" | grep -q "^ledger total: .*; refused $refused\$" ||
     fail "the ledger's refusals are not feed's $refused: $status"
 # Three blocks at least, each whole.
