@@ -88,6 +88,7 @@ typedef struct loadgen_s {
     uint64_t owed_max; /* rate mode: 10 ticks' worth */
     bool turn_pending; /* a TURN_NOW is on its way */
     bool finished;
+    bool lost;         /* the target was not found: said once, until it is again */
     loadgen_stats_t st;
 } loadgen_t;
 
@@ -145,6 +146,18 @@ static int attempt(shoal_ctx_t *ctx, loadgen_t *s)
         } else {
             rc = shoal_send(ctx, s->to, s->type, s->buf, s->size);
         }
+    }
+    /* A target that names nothing (a typo, or gone) is said once, and
+     * when it is found again: never a silent source that sends nothing. */
+    if (rc == SHOAL_ENOPROC && !s->lost) {
+        s->lost = true;
+        shoal_log(ctx, SHOAL_LOG_WARN,
+                  "target '%s': no pool or actor is registered under that name (or it is "
+                  "gone): nothing is sent; looked up again every %" PRIu64 " ms",
+                  s->target, s->tick_ms);
+    } else if (rc != SHOAL_ENOPROC && s->lost) {
+        s->lost = false;
+        shoal_log(ctx, SHOAL_LOG_INFO, "target '%s' found: sending again", s->target);
     }
     switch (rc) {
     case SHOAL_OK:

@@ -287,4 +287,28 @@ for _ in $(seq 1 1000); do [ "$(loadgen asker 12)" = 1 ] && break; sleep 0.01; d
 wait "$pid"; rc=$?
 pid=
 [ $rc -eq 0 ] || fail "shoald exited $rc after stop"
+# ---- 8. a source whose target names nothing says so, once ---------------------
+cat > "$tmp/typo.yaml" <<YAML
+runtime: { threads: 2, control: ctl.sock }
+plugins:
+  echo: $plugins/echo/echo.so
+  loadgen: $plugins/loadgen/loadgen.so
+pools:
+  big: { worker: echo.echo, size: 2 }
+sources:
+  lost: { actor: loadgen.loadgen, args: { target: bgi, rate: 1000 } }
+YAML
+"$shoald" --no-table "$tmp/typo.yaml" 2> "$log" &
+pid=$!
+wait_for "warn <[0-9.]*> lost/loadgen: target 'bgi': no pool or actor is registered under that name (or it is gone): nothing is sent; looked up again every 10 ms"
+sleep 0.3 # 30 more ticks, none said again
+[ "$(count "target 'bgi'")" = 1 ] || fail "the lost target was said $(count "target 'bgi'") times"
+# A reload that adds the name: found, said once, sent to.
+sed -i 's/^  big: /  bgi: /' "$tmp/typo.yaml"
+"$shoalctl" reload > /dev/null || fail "reload adding bgi"
+wait_for "info <[0-9.]*> lost/loadgen: target 'bgi' found: sending again"
+"$shoalctl" stop > /dev/null
+wait "$pid"; rc=$?
+pid=
+[ $rc -eq 0 ] || fail "shoald exited $rc after stop"
 echo "PASS: test_table"
