@@ -52,6 +52,9 @@ struct shoal_notify_s {
     char *queue[SENDQ_CAP];
     size_t head, len;
     bool stop, done;
+    int send_error;   /* the sender's last sd_notify failure (-errno), 0: none */
+    bool told_error;  /* the host thread said it (once) */
+    char socket[108]; /* NOTIFY_SOCKET, for that line */
 };
 
 /* A notifier whose sender did not finish at close (stuck in sd_notify):
@@ -96,9 +99,11 @@ static void *sender_main(void *arg)
         n->head = (n->head + 1) % SENDQ_CAP;
         n->len--;
         pthread_mutex_unlock(&n->lock);
-        sd_notify(0, text); /* may block: the receiver's queue is full */
+        int rc = sd_notify(0, text); /* may block: the receiver's queue is full */
         free(text);
         pthread_mutex_lock(&n->lock);
+        if (rc < 0)
+            n->send_error = rc;
     }
     n->done = true;
     pthread_cond_broadcast(&n->cond);
@@ -208,6 +213,8 @@ shoal_notify_t *shoal__notify_open(void)
         return NULL;
     const char *sock = getenv("NOTIFY_SOCKET");
     n->on = sock != NULL && sock[0] != '\0';
+    if (n->on)
+        snprintf(n->socket, sizeof n->socket, "%s", sock);
     n->beat = SHOAL_PID_NONE;
     pthread_mutex_init(&n->lock, NULL);
     pthread_cond_init(&n->cond, NULL);
@@ -307,6 +314,18 @@ void shoal__notify_status(shoal_notify_t *n, shoal_host_t *h)
 {
     if (n == NULL || !n->on)
         return;
+    /* A socket that cannot be sent to (missing, not a socket, refused):
+     * said once, as systemd will then time out waiting for us. */
+    pthread_mutex_lock(&n->lock);
+    int e = n->send_error;
+    pthread_mutex_unlock(&n->lock);
+    if (e != 0 && !n->told_error) {
+        n->told_error = true;
+        shoal__host_log(h, SHOAL_LOG_ERROR,
+                        "systemd: cannot send to the notify socket %s: %s (systemd does not hear "
+                        "READY=1, reloads or the watchdog)",
+                        n->socket, strerror(-e));
+    }
     char now[sizeof n->status];
     status_text(h, now, sizeof now);
     if (strcmp(now, n->status) == 0)

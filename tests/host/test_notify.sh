@@ -313,3 +313,31 @@ want="READY=1|STATUS=generation 1: 1 pool running
 STOPPING=1|STATUS=stopping (SIGTERM): draining 1 pool within 30000 ms"
 [ "$(events)" = "$want" ] || fail "exit 3: the datagrams were: $(events)"
 echo "ok: exit 3 still says STOPPING=1"
+
+# ---- 5. a notify socket that is not there: said once, shoald runs on -----------
+header() {
+    cat <<YAML
+runtime: { threads: 1, control: ctl.sock }
+plugins:
+  echo: $plugins/echo/echo.so
+pools:
+YAML
+}
+write "  api: { worker: echo.echo, size: 1 }"
+(
+    export NOTIFY_SOCKET=$tmp/nobody.sock
+    exec "$shoald" --no-table "$tmp/s.yaml" 2> "$log"
+) &
+pid=$!
+wait_for "error systemd: cannot send to the notify socket $tmp/nobody.sock: No such file or directory (systemd does not hear READY=1, reloads or the watchdog)"
+kill -HUP "$pid" # more messages to send, no more lines
+wait_for "reload: generation 2"
+sleep 1.2
+[ "$(count 'cannot send to the notify socket')" = 1 ] ||
+    fail "$(count 'cannot send to the notify socket') lines about the missing socket"
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+pid=
+[ "$rc" = 0 ] || fail "shoald exited $rc with a missing notify socket"
+echo "ok: a notify socket that is not there is said once"
