@@ -8,6 +8,7 @@
  * --diff) and forgetting pools that have ended. See host.h.
  */
 #include "host/host.h"
+#include "host/listen.h"
 #include "host/source.h"
 
 #include <inttypes.h>
@@ -121,6 +122,20 @@ static void note(change_log_t *l, const char *fmt, ...)
     l->n++;
 }
 
+/* What a reload does to metrics.listen (applied by shoald's reload hook,
+ * metrics.h): a note, or nothing when it stays. */
+static void metrics_note(change_log_t *log, const shoal_config_t *was, const shoal_config_t *c,
+                         bool done)
+{
+    const shoal_listen_t *a = was->metrics.listen, *b = c->metrics.listen;
+    if (a == NULL && b == NULL)
+        return;
+    if (a != NULL && b != NULL && strcmp(a->text, b->text) == 0)
+        return;
+    note(log, "metrics.listen %s -> %s", a != NULL ? a->text : "none",
+         b != NULL ? b->text : (done ? "none (no longer served)" : "none (stop serving)"));
+}
+
 void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_t size)
 {
     change_log_t log = {.len = 0, .n = 0};
@@ -160,6 +175,7 @@ void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_
     shoal__host_sources_plan(h, c, notes, sizeof notes);
     if (notes[0] != '\0')
         note(&log, "%s", notes);
+    metrics_note(&log, h->config, c, false);
     snprintf(buf, size, "%s", log.n ? log.text : "no change");
 }
 
@@ -403,6 +419,7 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
         note(&log, "%s", notes);
     /* The runtime's settings and the control socket are fixed at start. */
     const shoal_config_t *was = h->config;
+    metrics_note(&log, was, c, true);
     if (c->runtime.threads != was->runtime.threads ||
         c->runtime.throughput != was->runtime.throughput ||
         c->runtime.spin_us != was->runtime.spin_us ||

@@ -207,7 +207,11 @@ got=$(val 'shoal_ledger_messages_total{outcome="accepted"}')
 # A new address: served before the reload commits, the old one closed after.
 listen_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 sed -i "s/listen: 127.0.0.1:0/listen: 127.0.0.1:$listen_port/" "$tmp/s.yaml"
+# diff and the reload line say it (the rest is unchanged).
+[ "$("$shoalctl" diff)" = "generation 3 -> 4: metrics.listen 127.0.0.1:0 -> 127.0.0.1:$listen_port" ] ||
+    fail "diff of a new metrics.listen: $("$shoalctl" diff)"
 "$shoalctl" reload > /dev/null || fail "reload 4 (metrics.listen 127.0.0.1:$listen_port)"
+wait_for "reload: generation 4 from $tmp/s.yaml: metrics.listen 127.0.0.1:0 -> 127.0.0.1:$listen_port; ledger"
 wait_for "metrics: serving GET /metrics on http://127.0.0.1:$listen_port/metrics (no longer on 127.0.0.1:$port)"
 out=$(scrape) && fail "the old port $port still answers"
 [[ "$out" == ERROR*"Connection refused"* ]] || fail "the old port $port: $out"
@@ -372,7 +376,10 @@ fi
 
 # ---- 8. metrics.listen removed by a reload, then added back ---------------
 sed -i '/^metrics:/d' "$tmp/s.yaml"
+"$shoalctl" diff | grep -q "metrics.listen 127.0.0.1:$port -> none (stop serving)$" ||
+    fail "diff without metrics: $("$shoalctl" diff)"
 "$shoalctl" reload > /dev/null || fail "reload without metrics:"
+wait_for ": metrics.listen 127.0.0.1:$port -> none (no longer served); ledger"
 wait_for "metrics: no longer serving 127.0.0.1:$port (metrics.listen removed)"
 out=$(scrape) && fail "port $port still answers without metrics:"
 [[ "$out" == ERROR*"Connection refused"* ]] || fail "port $port without metrics: $out"
