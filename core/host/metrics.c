@@ -264,9 +264,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 /* ---- start and stop --------------------------------------------------------- */
 
-/* Binds l and starts a daemon on it into *sv; err at `at` when it cannot. */
+/* Whether l names the port the server now serves on (its text's port). */
+static bool same_port(const server_t *now, const shoal_listen_t *l)
+{
+    const char *a = now != NULL && now->daemon != NULL ? strrchr(now->shown, ':') : NULL;
+    const char *b = strrchr(l->text, ':');
+    return a != NULL && b != NULL && strcmp(a, b) == 0;
+}
+
+/* Binds l and starts a daemon on it into *sv; err at `at` when it cannot.
+ * now: what serves until then (a reload), or NULL. */
 static int serve(shoal_metrics_t *m, const shoal_listen_t *l, const shoal_node_t *at, server_t *sv,
-                 shoal_diag_t *err)
+                 const server_t *now, shoal_diag_t *err)
 {
     memset(sv, 0, sizeof *sv);
     snprintf(sv->listen, sizeof sv->listen, "%s", l->text);
@@ -274,12 +283,16 @@ static int serve(shoal_metrics_t *m, const shoal_listen_t *l, const shoal_node_t
     int fd = shoal__listen_open(l, 128, &port);
     if (fd < 0) {
         int e = errno;
+        bool ours = e == EADDRINUSE && same_port(now, l);
         shoal__diag_set(err, at->file, at->line, at->col,
                         "metrics.listen: cannot listen on %s: %s%s", l->text, strerror(e),
-                        e == EADDRINUSE ? " (another process has that port: pick another, or 0 "
-                                          "for any free one)"
-                        : e == EACCES   ? " (ports below 1024 need privileges)"
-                                        : "");
+                        ours ? " (shoald itself serves that port, and the new address is bound "
+                               "before the old one is closed: move to another port first, or "
+                               "restart shoald)"
+                        : e == EADDRINUSE ? " (another process has that port: pick another, or 0 "
+                                            "for any free one)"
+                        : e == EACCES     ? " (ports below 1024 need privileges)"
+                                          : "");
         return SHOAL_ELOAD;
     }
     /* host:port as bound: the configured host, the port the kernel gave. */
@@ -319,7 +332,7 @@ int shoal__metrics_open(const shoal_config_t *c, shoal_metrics_t **out, shoal_di
     unserve(&m->next);
     int rc;
     if (c->metrics.listen != NULL &&
-        (rc = serve(m, c->metrics.listen, c->metrics.listen_at, &m->now, err)) != SHOAL_OK) {
+        (rc = serve(m, c->metrics.listen, c->metrics.listen_at, &m->now, NULL, err)) != SHOAL_OK) {
         pthread_mutex_destroy(&m->lock);
         free(m);
         return rc;
@@ -339,7 +352,7 @@ static int reload_prepare(void *user, const shoal_config_t *next, shoal_diag_t *
     m->next_pending = strcmp(want, m->now.listen) != 0;
     if (!m->next_pending || next->metrics.listen == NULL)
         return SHOAL_OK;
-    int rc = serve(m, next->metrics.listen, next->metrics.listen_at, &m->next, err);
+    int rc = serve(m, next->metrics.listen, next->metrics.listen_at, &m->next, &m->now, err);
     m->next_pending = rc == SHOAL_OK;
     return rc;
 }

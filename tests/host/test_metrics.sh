@@ -387,6 +387,16 @@ sed -i "1a metrics: { listen: 127.0.0.1:$port }" "$tmp/s.yaml"
 "$shoalctl" reload > /dev/null || fail "reload with metrics: again"
 wait_for "metrics: serving GET /metrics on http://127.0.0.1:$port/metrics$"
 scrape > "$tmp/m" || fail "port $port does not answer once metrics: is back: $(cat "$tmp/m")"
+# Another address on the same port: shoald holds it itself (the new one is
+# bound before the old one closes): refused, and it says so.
+sed -i "s/listen: 127.0.0.1:$port/listen: 0.0.0.0:$port/" "$tmp/s.yaml"
+out=$("$shoalctl" reload 2>&1) && fail "a reload to 0.0.0.0:$port: exit 0"
+case "$out" in
+*"metrics.listen: cannot listen on 0.0.0.0:$port: Address already in use (shoald itself serves that port, and the new address is bound before the old one is closed: move to another port first, or restart shoald)"*) ;;
+*) fail "a reload to 0.0.0.0:$port said: $out" ;;
+esac
+sed -i "s/listen: 0.0.0.0:$port/listen: 127.0.0.1:$port/" "$tmp/s.yaml"
+scrape > "$tmp/m" || fail "port $port stopped answering after the refused reload"
 
 # ---- 9. sources: what each sent, exactly; up; gone with a reload --------------
 # A source sends 5000 accepted messages as fast as a small pool takes them:
