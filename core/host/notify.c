@@ -365,8 +365,12 @@ static bool stop_sender(shoal_notify_t *n)
 
 void shoal__notify_flush(shoal_notify_t *n)
 {
-    if (n != NULL && n->sender_started)
-        stop_sender(n);
+    /* A sender that finished is joined: an exit with a finished thread not
+     * joined is a leak to ThreadSanitizer. */
+    if (n != NULL && n->sender_started && stop_sender(n)) {
+        pthread_join(n->sender, NULL);
+        n->sender_started = false;
+    }
 }
 
 void shoal__notify_close(shoal_notify_t *n)
