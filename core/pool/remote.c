@@ -140,6 +140,9 @@ static bool remote_sum(shoal_remote_t *r, shoal_pool_stats_t *st, uint64_t *wait
     st->messages_failed += atomic_load_explicit(&r->done_failed, memory_order_relaxed);
     st->messages_dropped += atomic_load_explicit(&r->done_dropped, memory_order_relaxed);
     st->pool_size = atomic_load_explicit(&r->live_size, memory_order_relaxed);
+    /* Restarts: the processes' (counted by the pool's actor) and their
+     * workers' inside them, the ended children's kept. */
+    st->worker_restarts += atomic_load_explicit(&r->done_restarts, memory_order_relaxed);
     /* The live children: the supervisor frees them only after taking the
      * lock, so they stay while we read. */
     if (!lock_within(r, patience))
@@ -151,6 +154,13 @@ static bool remote_sum(shoal_remote_t *r, shoal_pool_stats_t *st, uint64_t *wait
         st->messages_handled += h;
         st->messages_failed += f;
         st->messages_dropped += d;
+        /* A child whose own pool is degraded (its workers past their
+         * restart budget) makes this one degraded: the state says so. */
+        st->worker_restarts += atomic_load_explicit(&c->area->restarts, memory_order_relaxed);
+        if (atomic_load_explicit(&c->area->pool_state, memory_order_relaxed) ==
+                SHOAL_POOL_DEGRADED &&
+            st->state == SHOAL_POOL_RUNNING)
+            st->state = SHOAL_POOL_DEGRADED;
         /* Latencies are only informative: the child's, as it writes them. */
         uint32_t n = atomic_load_explicit(&c->area->nstripes, memory_order_relaxed);
         for (uint32_t s = 0; s < n && s < c->stripes_cap; s++) {

@@ -54,7 +54,8 @@ struct shoal_remote_s {
     _Atomic uint64_t cap; /* size x mailbox; 0: no limit */
     /* the ended children's counts */
     alignas(64) _Atomic uint64_t done_handled, done_failed, done_dropped;
-    _Atomic uint32_t live_size; /* the current child's pool size, as it says */
+    _Atomic uint64_t done_restarts;     /* their workers' restarts inside them */
+    _Atomic uint32_t live_size;         /* the current child's pool size, as it says */
     _Atomic uint64_t started_n, died_n; /* shoal__remote_info */
     /* commands from the pool's actor */
     alignas(64) pthread_mutex_t lock;

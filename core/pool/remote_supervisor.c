@@ -188,6 +188,9 @@ static void child_ended(shoal_remote_t *r, child_t *c, bool stopping)
             break;
         }
     atomic_fetch_add_explicit(&r->done_handled, h, memory_order_relaxed);
+    atomic_fetch_add_explicit(&r->done_restarts,
+                              atomic_load_explicit(&c->area->restarts, memory_order_relaxed),
+                              memory_order_relaxed);
     atomic_fetch_add_explicit(stopping ? &r->done_dropped : &r->done_failed,
                               (stopping ? 0 : f) + held, memory_order_relaxed);
     atomic_fetch_add_explicit(stopping ? &r->done_failed : &r->done_dropped, stopping ? f : d,

@@ -229,4 +229,39 @@ pid=
 for _ in $(seq 1 500); do kill -0 "$child" 2> /dev/null || break; sleep 0.01; done
 kill -0 "$child" 2> /dev/null && fail "child $child outlived a killed shoald"
 clean
+
+# A child whose own workers pass their restart budget (a handler error on
+# every 2nd message, 2 restarts allowed) is degraded in there: the pool in
+# shoald says degraded too, and counts the child's worker restarts.
+cat > "$tmp/deg.yaml" <<YAML
+runtime: { control: ctl.sock }
+plugins:
+  echo: $plugins/echo/echo.so
+  crash: $plugins/crash/crash.so
+  loadgen: $plugins/loadgen/loadgen.so
+pools:
+  ci:
+    worker: crash.crash
+    size: 1
+    isolation: process
+    args: { every: 2, mode: fail }
+    restart: { max: 2, within: 1m, backoff: 1m }
+sources:
+  feed: { actor: loadgen.loadgen, args: { target: ci, rate: 50 } }
+YAML
+"$shoald" --no-table "$tmp/deg.yaml" 2> "$log" &
+pid=$!
+wait_for "running $tmp/deg.yaml: 1 pool, 1 source"
+wait_for "ci: degraded: "
+for _ in $(seq 1 500); do
+    "$shoalctl" inspect ci | grep -q '"state":"degraded"' && break
+    sleep 0.01
+done
+"$shoalctl" inspect ci | grep -q '"state":"degraded"' ||
+    fail "a degraded child, its pool in shoald: $("$shoalctl" inspect ci)"
+[ "$(field ci worker_restarts)" -ge 2 ] || fail "the child's restarts: $(field ci worker_restarts)"
+"$shoalctl" stop > /dev/null
+wait "$pid"
+pid=
+clean
 echo "ok: test_isolated"
