@@ -110,6 +110,7 @@ typedef struct search_s {
     const char *found;
     char tried[400]; /* "/a, /b (SHOAL_PLUGIN_PATH), ..." */
     size_t ntried;
+    char bad[400]; /* an entry that is there but is no plugin file: why */
 } search_t;
 
 /* Looks for s->file in dir (whose length is len: a part of a list). True
@@ -131,9 +132,22 @@ static bool look(search_t *s, const char *base, const char *dir, size_t len, con
     else
         snprintf(p, n, "%.*s/%s", (int)len, dir, s->file);
     struct stat st;
-    if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+    int rc = stat(p, &st);
+    if (rc == 0 && S_ISREG(st.st_mode)) {
         s->path = p;
         s->found = from;
+        return true;
+    }
+    /* There, but no file to load (a directory, a device, a symlink loop,
+     * no permission): the search stops here, as a junk file would, and
+     * says why; only a name that is not there at all goes on. */
+    if ((rc == 0 && !S_ISREG(st.st_mode)) || (rc != 0 && errno != ENOENT && errno != ENOTDIR)) {
+        snprintf(s->bad, sizeof s->bad, "%s (%s) %s%s", p, from,
+                 rc == 0 ? (S_ISDIR(st.st_mode) ? "is a directory, not a plugin file"
+                                                : "is not a regular file")
+                         : "cannot be read: ",
+                 rc == 0 ? "" : strerror(errno));
+        free(p);
         return true;
     }
     size_t shown = blen > 0 ? blen + 1 + len : len; /* the directory: p without "/file" */
@@ -184,6 +198,11 @@ int shoal__config_find_plugins(shoal_config_t *c, shoal_diag_t *err)
         if (search(c, &s, &nomem)) {
             if (nomem)
                 return SHOAL_ENOMEM;
+            if (s.path == NULL) { /* an entry there that is not a plugin file */
+                shoal__diag_set(err, pl->at->file, pl->at->line, pl->at->col, "plugins.%s: %s",
+                                pl->name, s.bad);
+                return SHOAL_ELOAD;
+            }
             pl->path = s.path;
             pl->found = s.found;
             continue;

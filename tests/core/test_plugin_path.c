@@ -165,16 +165,32 @@ static void test_order(void)
     same(c->plugins[2].found, SHOAL_FOUND_ENV);
     shoal__config_free(c);
 
-    /* A directory named x.so is not a plugin. */
+    /* A directory named x.so is not a plugin: the search stops there and
+     * says so, as it would for a junk file (never a silent skip to a later
+     * directory's x.so). */
     rm("a/x.so");
     char p[PATH_MAX];
     snprintf(p, sizeof p, "%s/a/x.so", tmp);
     CU_ASSERT_EQUAL_FATAL(mkdir(p, 0700), 0);
-    CU_ASSERT_EQUAL(find(text, &c, err, sizeof err), SHOAL_OK);
-    snprintf(want, sizeof want, "%s/conf/../b/x.so", tmp);
-    same(c->plugins[0].path, want);
+    CU_ASSERT_EQUAL(find(text, &c, err, sizeof err), SHOAL_ELOAD);
+    snprintf(want, sizeof want,
+             "%s/conf/t.yaml:2:14: plugins.x: %s/conf/../a/x.so (runtime.plugin_path) is a "
+             "directory, not a plugin file",
+             tmp, tmp);
+    same(err, want);
     shoal__config_free(c);
     CU_ASSERT_EQUAL(rmdir(p), 0);
+    /* A symlink loop: its own reason. */
+    snprintf(p, sizeof p, "%s/a/x.so", tmp);
+    CU_ASSERT_EQUAL_FATAL(symlink(p, p), 0);
+    CU_ASSERT_EQUAL(find(text, &c, err, sizeof err), SHOAL_ELOAD);
+    snprintf(want, sizeof want,
+             "%s/conf/t.yaml:2:14: plugins.x: %s/conf/../a/x.so (runtime.plugin_path) cannot be "
+             "read: Too many levels of symbolic links",
+             tmp, tmp);
+    same(err, want);
+    shoal__config_free(c);
+    CU_ASSERT_EQUAL(unlink(p), 0);
     rm("b/x.so");
     rm("env1/x.so");
     rm("env2/x.so");
