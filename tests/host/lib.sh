@@ -2,7 +2,7 @@
 # directory as $1; it sets shoald, shoalctl, plugins, tmp (removed at exit),
 # log (shoald's stderr), pid (set it to shoald's; it is killed at exit), and
 # defines fail, count, wait_for, write (with the test's `header`), gen,
-# settled_ledger and loadgen.
+# settled_ledger, stop_host and loadgen.
 set -u
 build=$(cd "$1" && pwd)
 shoald=$build/bin/shoald
@@ -50,6 +50,16 @@ settled_ledger() {
         sleep 0.01
     done
     "$shoalctl" status | grep '^ledger total: '
+}
+# stop_host [RC [SIGNAL]]: SIGNAL (default TERM) to shoald ($pid), waits
+# for it; fails unless it exits RC (default 0)
+stop_host() {
+    local want=${1:-0} sig=${2:-TERM} rc
+    kill -"$sig" "$pid"
+    wait "$pid"
+    rc=$?
+    pid=
+    [ "$rc" = "$want" ] || fail "shoald exited $rc, not $want, on SIG$sig"
 }
 # loadgen POOL N: the N-th uint64 of a loadgen source's stats (1 sent,
 # 2 refused_full, 3 refused_busy, 4 noproc, 12 done: plugins/loadgen/

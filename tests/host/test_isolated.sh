@@ -235,6 +235,7 @@ clean
 # shoald says degraded too, and counts the child's worker restarts.
 cat > "$tmp/deg.yaml" <<YAML
 runtime: { control: ctl.sock }
+shutdown: { drain: 1s }
 plugins:
   echo: $plugins/echo/echo.so
   crash: $plugins/crash/crash.so
@@ -260,8 +261,9 @@ done
 "$shoalctl" inspect ci | grep -q '"state":"degraded"' ||
     fail "a degraded child, its pool in shoald: $("$shoalctl" inspect ci)"
 [ "$(field ci worker_restarts)" -ge 2 ] || fail "the child's restarts: $(field ci worker_restarts)"
-"$shoalctl" stop > /dev/null
-wait "$pid"
-pid=
+# Its child has no worker left (the backoff is a minute): what it holds
+# cannot drain, and shoald says so and exits 3.
+stop_host 3
+wait_for "shutdown: [0-9]* messages\? lost (queued, or in handlers that did not return), counted as dropped"
 clean
 echo "ok: test_isolated"

@@ -307,8 +307,5 @@ sleep 0.3 # 30 more ticks, none said again
 sed -i 's/^  big: /  bgi: /' "$tmp/typo.yaml"
 "$shoalctl" reload > /dev/null || fail "reload adding bgi"
 wait_for "info <[0-9.]*> lost/loadgen: target 'bgi' found: sending again"
-"$shoalctl" stop > /dev/null
-wait "$pid"; rc=$?
-pid=
-[ $rc -eq 0 ] || fail "shoald exited $rc after stop"
+stop_host 0
 echo "PASS: test_table"
