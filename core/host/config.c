@@ -1,6 +1,7 @@
 /* config.c - the config tree checked against the schema tables (schema.h)
- * into a shoal_config_t, loading from a file, resolving its plugins, and
- * freeing it.
+ * into a shoal_config_t, and loading one from a file. What is then done
+ * with it (its plugins loaded, freeing it, a child's view) is
+ * config_resolve.c.
  */
 #include "host/config.h"
 
@@ -14,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host/argcheck.h"
 #include "host/args.h"
 #include "host/file.h"
 #include "host/plugin_path.h"
@@ -604,172 +604,4 @@ int shoal__config_load(const char *path, shoal_config_t **out, shoal_diag_t *err
         rc = shoal__config_parse(path, buf ? buf : "", len, out, err);
     free(buf);
     return rc;
-}
-
-static int resolve_pool(shoal_config_t *c, shoal_config_pool_t *p, shoal_diag_t *err)
-{
-    if (p->nested != NULL)
-        return resolve_pool(c, p->nested, err);
-    if (p->module != NULL)
-        return SHOAL_OK; /* resolved before */
-    const shoal_config_plugin_t *pl = shoal__config_plugin(c, p->plugin);
-    const shoal_behaviour_t *b =
-        pl && pl->module ? shoal__module_behaviour(pl->module, p->behaviour) : NULL;
-    if (b == NULL) {
-        char list[256];
-        size_t n = 0, count = pl && pl->module ? shoal__module_behaviour_count(pl->module) : 0;
-        list[0] = '\0';
-        for (size_t i = 0; i < count && n < sizeof list; i++)
-            n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "",
-                                  shoal__module_behaviour_at(pl->module, i)->name);
-        shoal__node_fail(err, p->worker_at, "%s.%s: plugin '%s' has no behaviour '%s' (it has: %s)",
-                         p->path, p->source ? "actor" : "worker", p->plugin, p->behaviour, list);
-        return SHOAL_ELOAD;
-    }
-    /* The leaf's args against its behaviour's schema, if it declares one. */
-    char worker[160];
-    snprintf(worker, sizeof worker, "%s.%s", p->plugin, p->behaviour);
-    int rc = shoal__argcheck_args(b->args, p->args, p->at, p->path, worker, err);
-    if (rc != SHOAL_OK)
-        return rc;
-    shoal__module_ref(pl->module);
-    p->module = pl->module;
-    p->beh = b;
-    return SHOAL_OK;
-}
-
-int shoal__config_resolve(shoal_config_t *c, shoal_loader_t *loader, shoal_diag_t *err)
-{
-    int found = shoal__config_find_plugins(c, err);
-    if (found != SHOAL_OK)
-        return found;
-    for (size_t i = 0; i < c->nplugins; i++) {
-        shoal_config_plugin_t *pl = &c->plugins[i];
-        shoal_diag_t why = {0};
-        if (pl->module != NULL)
-            continue;
-        int rc = shoal__module_load(loader, pl->path, &pl->module, &why);
-        if (rc != SHOAL_OK) {
-            pl->module = NULL;
-            shoal__node_fail(err, pl->at, "plugins.%s: %s: %s", pl->name,
-                             pl->shown ? pl->shown : pl->path,
-                             why.msg[0] ? why.msg : shoal_strerror(rc));
-            return rc == SHOAL_ENOMEM ? rc : SHOAL_ELOAD;
-        }
-        if (pl->shown != NULL && (rc = shoal__module_show_as(pl->module, pl->shown)) != SHOAL_OK)
-            return rc;
-    }
-    for (size_t i = 0; i < c->npools + c->nsources; i++) {
-        int rc = resolve_pool(c, i < c->npools ? &c->pools[i] : &c->sources[i - c->npools], err);
-        if (rc != SHOAL_OK)
-            return rc;
-    }
-    return SHOAL_OK;
-}
-
-static void pool_free(shoal_config_pool_t *p)
-{
-    if (p->nested != NULL) {
-        pool_free(p->nested);
-        free(p->nested);
-    }
-    if (p->module != NULL)
-        shoal__module_release(p->module);
-    free(p->name);
-    free(p->path);
-    free(p->plugin);
-    free(p->behaviour);
-}
-
-void shoal__config_free(shoal_config_t *c)
-{
-    if (c == NULL)
-        return;
-    for (size_t i = 0; i < c->npools; i++)
-        pool_free(&c->pools[i]);
-    free(c->pools);
-    for (size_t i = 0; i < c->nsources; i++)
-        pool_free(&c->sources[i]);
-    free(c->sources);
-    for (size_t i = 0; i < c->nplugins; i++) {
-        if (c->plugins[i].module != NULL)
-            shoal__module_release(c->plugins[i].module);
-        free(c->plugins[i].name);
-        free(c->plugins[i].path);
-        free(c->plugins[i].file);
-        free(c->plugins[i].shown);
-    }
-    free(c->plugins);
-    free(c->runtime.control);
-    free(c->metrics.listen);
-    shoal__node_free(c->root);
-    free(c->file);
-    free(c->dir);
-    free(c->text);
-    free(c);
-}
-
-int shoal__config_isolate(shoal_config_t *c, const char *name, const char *plugin_path,
-                          shoal_diag_t *err)
-{
-    size_t keep = c->npools;
-    for (size_t i = 0; i < c->npools; i++)
-        if (strcmp(c->pools[i].name, name) == 0)
-            keep = i;
-    if (keep == c->npools) {
-        shoal__diag_set(err, c->file, 0, 0, "no pool '%s' in the file", name);
-        return SHOAL_EINVAL;
-    }
-    for (size_t i = 0; i < c->npools; i++)
-        if (i != keep)
-            pool_free(&c->pools[i]);
-    if (keep != 0)
-        c->pools[0] = c->pools[keep];
-    c->npools = 1;
-    for (size_t i = 0; i < c->nsources; i++) /* the parent runs them */
-        pool_free(&c->sources[i]);
-    c->nsources = 0;
-    shoal_config_pool_t *p = &c->pools[0];
-    p->isolation = SHOAL_ISOLATION_NONE; /* here, it is the process's own */
-    const shoal_config_pool_t *leaf = p;
-    while (leaf->nested != NULL)
-        leaf = leaf->nested;
-    size_t used = c->nplugins;
-    for (size_t i = 0; i < c->nplugins; i++) {
-        if (strcmp(c->plugins[i].name, leaf->plugin) == 0) {
-            used = i;
-            continue;
-        }
-        free(c->plugins[i].name);
-        free(c->plugins[i].path);
-        free(c->plugins[i].file);
-        free(c->plugins[i].shown);
-    }
-    if (used == c->nplugins) { /* (validation saw it there) */
-        shoal__diag_set(err, c->file, 0, 0, "no plugin '%s' in the file", leaf->plugin);
-        c->nplugins = 0;
-        return SHOAL_EINVAL;
-    }
-    c->plugins[0] = c->plugins[used];
-    c->nplugins = 1;
-    char *at = dup(plugin_path);
-    if (at == NULL)
-        return SHOAL_ENOMEM;
-    free(c->plugins[0].shown);
-    /* A crash names the configured file (a name is not searched again). */
-    c->plugins[0].shown = c->plugins[0].path ? c->plugins[0].path : dup(c->plugins[0].file);
-    c->plugins[0].path = at;
-    if (c->plugins[0].shown == NULL)
-        return SHOAL_ENOMEM;
-    free(c->runtime.control);
-    c->runtime.control = NULL;
-    return SHOAL_OK;
-}
-
-const shoal_config_pool_t *shoal__config_pool(const shoal_config_t *c, const char *name)
-{
-    for (size_t i = 0; i < c->npools; i++)
-        if (strcmp(c->pools[i].name, name) == 0)
-            return &c->pools[i];
-    return NULL;
 }
