@@ -392,14 +392,18 @@ void shoal__pool_record_retire(shoal_runtime_t *rt, shoal_pool_t *p);
 void shoal__pool_limbo_collect(shoal_runtime_t *rt, bool all);
 /* Sums the stripes into the message counters and percentiles of *st. */
 void shoal__pool_sum(const shoal_pool_t *p, shoal_pool_stats_t *st);
-/* A pool's latency histograms as they stand: the buckets summed over its
- * stripes (and a remote pool's live children's), and the sampled latencies
- * added up (ns). Any thread holding a reference on p; relaxed reads, so a
- * recent picture while messages flow. */
+/* Latency histograms: buckets summed over stripes, and the sampled
+ * latencies added up (ns). */
 typedef struct shoal_pool_hist_s {
     uint64_t wait[SHOAL_HIST_BUCKETS], service[SHOAL_HIST_BUCKETS];
     uint64_t wait_sum_ns, service_sum_ns;
 } shoal_pool_hist_t;
+/* Adds the histograms of stripes x[0..n) into *h (relaxed reads: a recent
+ * picture while messages flow). The one walk over stripes' buckets, for
+ * the pool's own stripes and a remote pool's children's alike. */
+void shoal__pool_hist_add(const shoal_pool_stripe_t *x, uint32_t n, shoal_pool_hist_t *h);
+/* A pool's histograms as they stand: its stripes' and a remote pool's live
+ * children's. Any thread holding a reference on p. */
 void shoal__pool_hist(shoal_pool_t *p, shoal_pool_hist_t *out);
 /* Takes one more reference on a record the caller holds one on. */
 void shoal__pool_ref(shoal_pool_t *p);

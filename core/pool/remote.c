@@ -133,7 +133,15 @@ static bool lock_within(shoal_remote_t *r, unsigned patience)
     return false;
 }
 
-static bool remote_sum(shoal_remote_t *r, shoal_pool_stats_t *st, uint64_t *wait, uint64_t *service,
+/* The stripes child c counts into (as many as it says, within what the
+ * parent mapped). */
+static uint32_t child_stripes(const child_t *c)
+{
+    uint32_t n = atomic_load_explicit(&c->area->nstripes, memory_order_relaxed);
+    return n < c->stripes_cap ? n : c->stripes_cap;
+}
+
+static bool remote_sum(shoal_remote_t *r, shoal_pool_stats_t *st, shoal_pool_hist_t *h,
                        unsigned patience)
 {
     st->messages_handled += atomic_load_explicit(&r->done_handled, memory_order_relaxed);
@@ -148,12 +156,12 @@ static bool remote_sum(shoal_remote_t *r, shoal_pool_stats_t *st, uint64_t *wait
     if (!lock_within(r, patience))
         return false;
     for (child_t *c = r->children; c != NULL; c = c->next) {
-        uint64_t h, f, d;
-        shoal__remote_settled(c, atomic_load_explicit(&c->pushed, memory_order_relaxed), &h, &f,
-                              &d);
-        st->messages_handled += h;
-        st->messages_failed += f;
-        st->messages_dropped += d;
+        uint64_t handled, failed, dropped;
+        shoal__remote_settled(c, atomic_load_explicit(&c->pushed, memory_order_relaxed), &handled,
+                              &failed, &dropped);
+        st->messages_handled += handled;
+        st->messages_failed += failed;
+        st->messages_dropped += dropped;
         /* A child whose own pool is degraded (its workers past their
          * restart budget) makes this one degraded: the state says so. */
         st->worker_restarts += atomic_load_explicit(&c->area->restarts, memory_order_relaxed);
@@ -162,47 +170,32 @@ static bool remote_sum(shoal_remote_t *r, shoal_pool_stats_t *st, uint64_t *wait
             st->state == SHOAL_POOL_RUNNING)
             st->state = SHOAL_POOL_DEGRADED;
         /* Latencies are only informative: the child's, as it writes them. */
-        uint32_t n = atomic_load_explicit(&c->area->nstripes, memory_order_relaxed);
-        for (uint32_t s = 0; s < n && s < c->stripes_cap; s++) {
-            const shoal_pool_stripe_t *x = &c->stripes[s];
-            st->latency_samples += atomic_load_explicit(&x->samples, memory_order_relaxed);
-            for (unsigned i = 0; i < SHOAL_HIST_BUCKETS; i++) {
-                wait[i] += atomic_load_explicit(&x->wait[i], memory_order_relaxed);
-                service[i] += atomic_load_explicit(&x->service[i], memory_order_relaxed);
-            }
-        }
+        uint32_t n = child_stripes(c);
+        for (uint32_t s = 0; s < n; s++)
+            st->latency_samples +=
+                atomic_load_explicit(&c->stripes[s].samples, memory_order_relaxed);
+        shoal__pool_hist_add(c->stripes, n, h);
     }
     pthread_mutex_unlock(&r->lock);
     return true;
 }
 
-void shoal__remote_sum(shoal_remote_t *r, shoal_pool_stats_t *st, uint64_t *wait, uint64_t *service)
+void shoal__remote_sum(shoal_remote_t *r, shoal_pool_stats_t *st, shoal_pool_hist_t *h)
 {
-    remote_sum(r, st, wait, service, 0);
+    remote_sum(r, st, h, 0);
 }
 
-bool shoal__remote_sum_within(shoal_remote_t *r, shoal_pool_stats_t *st, uint64_t *wait,
-                              uint64_t *service, unsigned patience_ms)
+bool shoal__remote_sum_within(shoal_remote_t *r, shoal_pool_stats_t *st, shoal_pool_hist_t *h,
+                              unsigned patience_ms)
 {
-    return remote_sum(r, st, wait, service, patience_ms ? patience_ms : 1);
+    return remote_sum(r, st, h, patience_ms ? patience_ms : 1);
 }
 
-void shoal__remote_hist(shoal_remote_t *r, uint64_t *wait, uint64_t *service, uint64_t *wait_sum,
-                        uint64_t *service_sum)
+void shoal__remote_hist(shoal_remote_t *r, shoal_pool_hist_t *h)
 {
     pthread_mutex_lock(&r->lock); /* the live children, as in shoal__remote_sum */
-    for (child_t *c = r->children; c != NULL; c = c->next) {
-        uint32_t n = atomic_load_explicit(&c->area->nstripes, memory_order_relaxed);
-        for (uint32_t s = 0; s < n && s < c->stripes_cap; s++) {
-            const shoal_pool_stripe_t *x = &c->stripes[s];
-            *wait_sum += atomic_load_explicit(&x->wait_sum, memory_order_relaxed);
-            *service_sum += atomic_load_explicit(&x->service_sum, memory_order_relaxed);
-            for (unsigned i = 0; i < SHOAL_HIST_BUCKETS; i++) {
-                wait[i] += atomic_load_explicit(&x->wait[i], memory_order_relaxed);
-                service[i] += atomic_load_explicit(&x->service[i], memory_order_relaxed);
-            }
-        }
-    }
+    for (child_t *c = r->children; c != NULL; c = c->next)
+        shoal__pool_hist_add(c->stripes, child_stripes(c), h);
     pthread_mutex_unlock(&r->lock);
 }
 

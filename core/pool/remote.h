@@ -45,6 +45,7 @@ struct shoal_tcache_s;
 struct shoal_env_s;
 struct shoal_ctx_s;
 struct shoal_pool_stats_s;
+struct shoal_pool_hist_s;
 
 /* ---- the channel's contents (both processes) ------------------------------ */
 
@@ -142,20 +143,19 @@ int shoal__remote_forward(shoal_remote_t *r, struct shoal_tcache_s *tc, struct s
 
 /* The counts the children settled (ended ones and the live ones'), each
  * clamped to what was pushed to it: into st's handled, failed, dropped and
- * latency samples, their latency histograms into wait and service
- * (SHOAL_HIST_BUCKETS each), and the child's pool_size. Any thread. */
-void shoal__remote_sum(shoal_remote_t *r, struct shoal_pool_stats_s *st, uint64_t *wait,
-                       uint64_t *service);
-/* The live children's latency histograms added into wait and service
- * (SHOAL_HIST_BUCKETS each) and their sums (ns) into *wait_sum and
- * *service_sum (an ended child's go with it). Any thread. */
-void shoal__remote_hist(shoal_remote_t *r, uint64_t *wait, uint64_t *service, uint64_t *wait_sum,
-                        uint64_t *service_sum);
-/* The same, but gives up (false, st partly filled) when the children's
- * lock stays taken for patience_ms (the supervisor is busy with a child):
- * for the table, which must not wait. */
-bool shoal__remote_sum_within(shoal_remote_t *r, struct shoal_pool_stats_s *st, uint64_t *wait,
-                              uint64_t *service, unsigned patience_ms);
+ * latency samples, their latency histograms into *h, their workers'
+ * restarts into worker_restarts (a degraded child makes st degraded), and
+ * the child's pool_size. Any thread. */
+void shoal__remote_sum(shoal_remote_t *r, struct shoal_pool_stats_s *st,
+                       struct shoal_pool_hist_s *h);
+/* The live children's latency histograms added into *h (an ended child's
+ * go with it). Any thread. */
+void shoal__remote_hist(shoal_remote_t *r, struct shoal_pool_hist_s *h);
+/* As shoal__remote_sum, but gives up (false, st partly filled) when the
+ * children's lock stays taken for patience_ms (the supervisor is busy with a
+ * child): for the table, which must not wait. */
+bool shoal__remote_sum_within(shoal_remote_t *r, struct shoal_pool_stats_s *st,
+                              struct shoal_pool_hist_s *h, unsigned patience_ms);
 
 /* What inspect shows of the processes: the child taking new work (0 when
  * none is up), how many were started and how many ended unasked (killed

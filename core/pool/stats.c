@@ -284,7 +284,6 @@ void shoal__pool_sum(const shoal_pool_t *p, shoal_pool_stats_t *st) { sum(p, st,
  * after that long (false). */
 static bool sum(const shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms)
 {
-    uint64_t wait[SHOAL_HIST_BUCKETS] = {0}, service[SHOAL_HIST_BUCKETS] = {0};
     for (uint32_t s = 0; s < p->nstripes; s++) {
         const shoal_pool_stripe_t *x = &p->stripes[s];
         st->messages_forwarded += atomic_load_explicit(&x->forwarded, memory_order_relaxed);
@@ -294,34 +293,35 @@ static bool sum(const shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience
         st->messages_failed += atomic_load_explicit(&x->failed, memory_order_relaxed);
         st->messages_dropped += atomic_load_explicit(&x->dropped, memory_order_relaxed);
         st->latency_samples += atomic_load_explicit(&x->samples, memory_order_relaxed);
+    }
+    shoal_pool_hist_t h;
+    memset(&h, 0, sizeof h);
+    shoal__pool_hist_add(p->stripes, p->nstripes, &h);
+    if (p->remote != NULL && patience_ms == 0) /* the children's: handled, failed, ... size */
+        shoal__remote_sum(p->remote, st, &h);
+    else if (p->remote != NULL && !shoal__remote_sum_within(p->remote, st, &h, patience_ms))
+        return false;
+    percentiles(h.wait, st->queue_wait_ns);
+    percentiles(h.service, st->service_ns);
+    return true;
+}
+
+void shoal__pool_hist_add(const shoal_pool_stripe_t *x, uint32_t n, shoal_pool_hist_t *h)
+{
+    for (uint32_t s = 0; s < n; s++) {
+        h->wait_sum_ns += atomic_load_explicit(&x[s].wait_sum, memory_order_relaxed);
+        h->service_sum_ns += atomic_load_explicit(&x[s].service_sum, memory_order_relaxed);
         for (unsigned i = 0; i < SHOAL_HIST_BUCKETS; i++) {
-            wait[i] += atomic_load_explicit(&x->wait[i], memory_order_relaxed);
-            service[i] += atomic_load_explicit(&x->service[i], memory_order_relaxed);
+            h->wait[i] += atomic_load_explicit(&x[s].wait[i], memory_order_relaxed);
+            h->service[i] += atomic_load_explicit(&x[s].service[i], memory_order_relaxed);
         }
     }
-    if (p->remote != NULL && patience_ms == 0) /* the children's: handled, failed, ... size */
-        shoal__remote_sum(p->remote, st, wait, service);
-    else if (p->remote != NULL &&
-             !shoal__remote_sum_within(p->remote, st, wait, service, patience_ms))
-        return false;
-    percentiles(wait, st->queue_wait_ns);
-    percentiles(service, st->service_ns);
-    return true;
 }
 
 void shoal__pool_hist(shoal_pool_t *p, shoal_pool_hist_t *out)
 {
     memset(out, 0, sizeof *out);
-    for (uint32_t s = 0; s < p->nstripes; s++) {
-        const shoal_pool_stripe_t *x = &p->stripes[s];
-        out->wait_sum_ns += atomic_load_explicit(&x->wait_sum, memory_order_relaxed);
-        out->service_sum_ns += atomic_load_explicit(&x->service_sum, memory_order_relaxed);
-        for (unsigned i = 0; i < SHOAL_HIST_BUCKETS; i++) {
-            out->wait[i] += atomic_load_explicit(&x->wait[i], memory_order_relaxed);
-            out->service[i] += atomic_load_explicit(&x->service[i], memory_order_relaxed);
-        }
-    }
+    shoal__pool_hist_add(p->stripes, p->nstripes, out);
     if (p->remote != NULL)
-        shoal__remote_hist(p->remote, out->wait, out->service, &out->wait_sum_ns,
-                           &out->service_sum_ns);
+        shoal__remote_hist(p->remote, out);
 }

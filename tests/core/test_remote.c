@@ -57,11 +57,12 @@ static void test_sum_within(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     memset(p, 0, sizeof *p);
     p->remote = r;
-    uint64_t wait[SHOAL_HIST_BUCKETS] = {0}, service[SHOAL_HIST_BUCKETS] = {0};
+    shoal_pool_hist_t hist;
+    memset(&hist, 0, sizeof hist);
     shoal_pool_stats_t st;
     memset(&st, 0, sizeof st);
     /* Free: read at once. */
-    CU_ASSERT_TRUE(shoal__remote_sum_within(r, &st, wait, service, 5));
+    CU_ASSERT_TRUE(shoal__remote_sum_within(r, &st, &hist, 5));
     CU_ASSERT_EQUAL(st.messages_handled, 7);
     CU_ASSERT_EQUAL(st.messages_failed, 2);
     CU_ASSERT_EQUAL(st.messages_dropped, 1);
@@ -80,7 +81,7 @@ static void test_sum_within(void)
         pthread_cond_wait(&h.cond, &h.gate);
     pthread_mutex_unlock(&h.gate);
     memset(&st, 0, sizeof st);
-    CU_ASSERT_FALSE(shoal__remote_sum_within(r, &st, wait, service, 5));
+    CU_ASSERT_FALSE(shoal__remote_sum_within(r, &st, &hist, 5));
     CU_ASSERT_FALSE(shoal__pool_peek_within(p, &st, 5));
     pthread_mutex_lock(&h.gate);
     h.stage = 2;
