@@ -40,26 +40,26 @@ typedef struct shoal_host_counts_s {
     uint64_t accepted, handled, failed, dropped, refused;
 } shoal_host_counts_t;
 
-/* Something outside the host that a reload changes too (shoald's /metrics
- * address): prepare may refuse the reload (err says why, at its
- * file:line:col), and then nothing has changed; every prepare that
- * succeeded is followed by commit (the reload is done) or abort (it failed
- * later). Host thread. prepare NULL: none. */
-typedef struct shoal_host_reload_hook_s {
+struct shoal_host_s;
+
+/* Something outside the host that follows its reloads (SIGHUP or shoalctl
+ * reload), as shoald's /metrics address and systemd's notify protocol do.
+ * Each callback may be NULL; all run on the host thread, in this order:
+ * begin; prepare, with the next config loaded and resolved (it may refuse
+ * the reload: err says why, at its file:line:col, and nothing has
+ * changed); then commit (the reload is done) or abort (it failed after a
+ * prepare that succeeded); end, with the result (rc) and, on failure, its
+ * text (why, "" on success). */
+typedef struct shoal_host_hook_s {
+    void (*begin)(struct shoal_host_s *h, void *user);
     int (*prepare)(void *user, const shoal_config_t *next, shoal_diag_t *err);
     void (*commit)(void *user);
     void (*abort)(void *user);
+    void (*end)(struct shoal_host_s *h, void *user, int rc, const char *why);
     void *user;
-} shoal_host_reload_hook_t;
-struct shoal_host_s;
+} shoal_host_hook_t;
 
-/* What a reload tells the host's owner (shoald: systemd's notify
- * protocol): called on the host thread, at the start of every reload
- * (SIGHUP or shoalctl reload; rc 0, why "") and at its end (rc: its result;
- * why: the failure's text, "" on success). */
-typedef enum { SHOAL_HOST_RELOAD_BEGIN, SHOAL_HOST_RELOAD_END } shoal_host_event_t;
-typedef void (*shoal_host_hook_fn)(struct shoal_host_s *h, void *user, shoal_host_event_t ev,
-                                   int rc, const char *why);
+#define SHOAL_HOST_HOOKS_MAX 4
 
 typedef struct shoal_host_s {
     shoal_runtime_t *rt;
@@ -94,11 +94,15 @@ typedef struct shoal_host_s {
     int rt_log_level; /* fixed at start, as the runtime's */
     char *stall_text; /* shoal__host_stall_lines */
     size_t stall_cap;
-    shoal_host_reload_hook_t reload_hook; /* set by shoald (metrics.h) */
-    shoal_host_hook_fn on_reload;         /* NULL: none; set by the owner after start */
-    void *on_reload_user;
+    shoal_host_hook_t hooks[SHOAL_HOST_HOOKS_MAX]; /* shoal__host_hook: shoald's */
+    size_t nhooks;
     bool control_fixed; /* shoald --control: a reload ignores runtime.control */
 } shoal_host_t;
+
+/* Adds hook to those h's reloads call (host thread). SHOAL_ELIMIT past
+ * SHOAL_HOST_HOOKS_MAX. shoal__host_unhook removes the one with that user. */
+int shoal__host_hook(shoal_host_t *h, const shoal_host_hook_t *hook);
+void shoal__host_unhook(shoal_host_t *h, const void *user);
 
 /* Builds the runtime from c (taking c, resolved against loader), spawns
  * every pool and registers it under its name. On error nothing is left
@@ -116,8 +120,8 @@ int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, 
  * counted, and returned in why. Then: the swaps are committed, sizes and
  * mailbox limits applied live, removed pools unregistered and drained,
  * replaced ones drained. One log line says what changed. Returns SHOAL_OK
- * or the failure; why (may be NULL) gets the failure's text. Calls
- * h->on_reload (if set) before and after. */
+ * or the failure; why (may be NULL) gets the failure's text. Every hook
+ * (shoal__host_hook) is called along the way, as shoal_host_hook_t says. */
 int shoal__host_reload(shoal_host_t *h, const char *path, char *why, size_t why_size);
 
 /* The ledger over every pool the host started (running, draining, or

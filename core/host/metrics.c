@@ -341,7 +341,7 @@ int shoal__metrics_open(const shoal_config_t *c, shoal_metrics_t **out, shoal_di
     return SHOAL_OK;
 }
 
-/* ---- reloads (shoal_host_reload_hook_t) --------------------------------------- */
+/* ---- reloads (shoal_host_hook_t) --------------------------------------- */
 
 /* A changed metrics.listen: the new address bound and served beside the old
  * one, or the reload refused. */
@@ -388,8 +388,13 @@ static void reload_abort(void *user)
 void shoal__metrics_attach(shoal_metrics_t *m, shoal_host_t *h)
 {
     m->host = h;
-    h->reload_hook = (shoal_host_reload_hook_t){
-        .prepare = reload_prepare, .commit = reload_commit, .abort = reload_abort, .user = m};
+    if (shoal__host_hook(h, &(shoal_host_hook_t){.prepare = reload_prepare,
+                                                 .commit = reload_commit,
+                                                 .abort = reload_abort,
+                                                 .user = m}) != SHOAL_OK)
+        shoal__host_log(h, SHOAL_LOG_ERROR,
+                        "metrics: cannot follow reloads (too many hooks): metrics.listen changes "
+                        "take effect at the next start");
     if (m->now.daemon != NULL)
         shoal__host_log(h, SHOAL_LOG_INFO, "metrics: serving GET /metrics on http://%s/metrics",
                         m->now.shown);
@@ -401,7 +406,7 @@ void shoal__metrics_close(shoal_metrics_t *m)
     if (m == NULL)
         return;
     if (m->host != NULL)
-        m->host->reload_hook = (shoal_host_reload_hook_t){0};
+        shoal__host_unhook(m->host, m);
     unserve(&m->now); /* no scrape runs after this */
     unserve(&m->next);
     snap_free(m->cur);

@@ -45,7 +45,7 @@ typedef struct shoal_metrics_s shoal_metrics_t;
 int shoal__metrics_open(const shoal_config_t *c, shoal_metrics_t **out, shoal_diag_t *err);
 
 /* Once h runs: logs the address served, publishes the first snapshot, and
- * hooks h's reloads (shoal_host_reload_hook_t): a changed metrics.listen
+ * hooks h's reloads (shoal__host_hook): a changed metrics.listen
  * is bound and served before the reload commits (if it cannot be, the
  * reload fails and nothing changes), the old address stops once it has
  * committed; a removed one stops. Host thread. */

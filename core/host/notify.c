@@ -181,19 +181,23 @@ static void one_line(char *s)
             *s = ' ';
 }
 
-static void on_reload(shoal_host_t *h, void *user, shoal_host_event_t ev, int rc, const char *why)
+static void reload_begin(shoal_host_t *h, void *user)
 {
     shoal_notify_t *n = user;
     if (!n->on)
         return;
-    if (ev == SHOAL_HOST_RELOAD_BEGIN) {
-        /* systemd >= 253 (Type=notify-reload) wants both in one datagram. */
-        say(n, h,
-            "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\nSTATUS=reloading (generation %" PRIu64
-            " running)",
-            mono_us(), h->generation);
+    /* systemd >= 253 (Type=notify-reload) wants both in one datagram. */
+    say(n, h,
+        "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\nSTATUS=reloading (generation %" PRIu64
+        " running)",
+        mono_us(), h->generation);
+}
+
+static void reload_end(shoal_host_t *h, void *user, int rc, const char *why)
+{
+    shoal_notify_t *n = user;
+    if (!n->on)
         return;
-    }
     status_text(h, n->status, sizeof n->status);
     if (rc == SHOAL_OK) {
         say(n, h, "READY=1\nSTATUS=%s (reloaded)", n->status);
@@ -239,8 +243,10 @@ int shoal__notify_ready(shoal_notify_t *n, shoal_host_t *h)
 {
     if (n == NULL || !n->on)
         return SHOAL_OK;
-    h->on_reload = on_reload;
-    h->on_reload_user = n;
+    if (shoal__host_hook(h, &(shoal_host_hook_t){
+                                .begin = reload_begin, .end = reload_end, .user = n}) != SHOAL_OK)
+        shoal__host_log(h, SHOAL_LOG_ERROR,
+                        "systemd: cannot follow reloads (too many hooks): no RELOADING=1");
     int rc = SHOAL_OK;
     if (n->watchdog_us > 0) {
         rc = shoal_runtime_spawn(h->rt, &beat_behaviour, n, NULL, &n->beat);

@@ -1,7 +1,7 @@
 /* notify.h - shoald under systemd (Type=notify, WatchdogSec=): the
  * service manager's notify protocol, through libsystemd's sd_notify.
  * Compiled into shoald only: libshoal never links libsystemd, and hears of
- * none of this but through the host's reload hook (host.h, on_reload).
+ * none of this but through the host's reload hooks (host.h, shoal__host_hook).
  *
  * What is sent (each a datagram to $NOTIFY_SOCKET; without it, nothing):
  *   start         READY=1, STATUS=generation 1: 6 pools running

@@ -123,7 +123,7 @@ static void note(change_log_t *l, const char *fmt, ...)
 }
 
 /* What a reload does to metrics.listen (applied by shoald's reload hook,
- * metrics.h): a note, or nothing when it stays. */
+ * shoal__host_hook, metrics.h): a note, or nothing when it stays. */
 static void metrics_note(change_log_t *log, const shoal_config_t *was, const shoal_config_t *c,
                          bool done)
 {
@@ -285,6 +285,14 @@ static void fail_log(shoal_host_t *h, const char *what, char *why, size_t why_si
         snprintf(why, why_size, "%s", what);
 }
 
+/* The reload failed after hooks[0..n) prepared: each of them aborts. */
+static void hooks_abort(shoal_host_t *h, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (h->hooks[k].abort != NULL)
+            h->hooks[k].abort(h->hooks[k].user);
+}
+
 static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
 {
     shoal_diag_t err = {0};
@@ -298,12 +306,17 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
         shoal__config_free(c);
         return rc;
     }
-    /* What lives outside the host first (metrics.listen): it may refuse. */
-    shoal_host_reload_hook_t *hook = &h->reload_hook;
-    if (hook->prepare != NULL && (rc = hook->prepare(hook->user, c, &err)) != SHOAL_OK) {
-        fail_log(h, shoal__diag_format(&err, buf, sizeof buf), why, why_size);
-        shoal__config_free(c);
-        return rc;
+    /* What lives outside the host first (metrics.listen): it may refuse;
+     * the hooks prepared before it are aborted. */
+    size_t prepared = 0;
+    for (; prepared < h->nhooks; prepared++) {
+        const shoal_host_hook_t *k = &h->hooks[prepared];
+        if (k->prepare != NULL && (rc = k->prepare(k->user, c, &err)) != SHOAL_OK) {
+            hooks_abort(h, prepared);
+            fail_log(h, shoal__diag_format(&err, buf, sizeof buf), why, why_size);
+            shoal__config_free(c);
+            return rc;
+        }
     }
     uint64_t gen = h->generation + 1;
     size_t first_new = h->npools, first_src = h->nsources;
@@ -439,8 +452,9 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
     h->generation = gen;
     h->reloads++;
     shoal__host_set_generation(h, gen, c->log.format);
-    if (hook->prepare != NULL)
-        hook->commit(hook->user);
+    for (size_t k = 0; k < h->nhooks; k++)
+        if (h->hooks[k].commit != NULL)
+            h->hooks[k].commit(h->hooks[k].user);
     free(swapped);
     char ledger[320];
     shoal__host_ledger(h, ledger, sizeof ledger);
@@ -448,8 +462,7 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
                     log.n ? log.text : "no change", ledger);
     return SHOAL_OK;
 undo:
-    if (hook->prepare != NULL)
-        hook->abort(hook->user);
+    hooks_abort(h, prepared);
     for (size_t k = 0; k < nswapped; k++)
         swap_call(h, h->pools[swapped[k]].pid, SHOAL__POOL_SWAP_ABORT, NULL, 0, NULL, 0);
     free(swapped);
@@ -467,15 +480,36 @@ undo:
 
 int shoal__host_reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
 {
-    if (h->on_reload == NULL)
-        return reload(h, path, why, why_size);
     char text[1200] = "";
-    h->on_reload(h, h->on_reload_user, SHOAL_HOST_RELOAD_BEGIN, SHOAL_OK, "");
+    for (size_t k = 0; k < h->nhooks; k++)
+        if (h->hooks[k].begin != NULL)
+            h->hooks[k].begin(h, h->hooks[k].user);
     int rc = reload(h, path, text, sizeof text);
-    h->on_reload(h, h->on_reload_user, SHOAL_HOST_RELOAD_END, rc, text);
+    for (size_t k = 0; k < h->nhooks; k++)
+        if (h->hooks[k].end != NULL)
+            h->hooks[k].end(h, h->hooks[k].user, rc, text);
     if (why != NULL)
         snprintf(why, why_size, "%s", text);
     return rc;
+}
+
+int shoal__host_hook(shoal_host_t *h, const shoal_host_hook_t *hook)
+{
+    if (h->nhooks == SHOAL_HOST_HOOKS_MAX)
+        return SHOAL_ELIMIT;
+    h->hooks[h->nhooks++] = *hook;
+    return SHOAL_OK;
+}
+
+void shoal__host_unhook(shoal_host_t *h, const void *user)
+{
+    for (size_t k = 0; k < h->nhooks; k++) {
+        if (h->hooks[k].user == user) {
+            memmove(&h->hooks[k], &h->hooks[k + 1], (h->nhooks - k - 1) * sizeof h->hooks[0]);
+            h->nhooks--;
+            return;
+        }
+    }
 }
 
 void shoal__host_tidy(shoal_host_t *h)
