@@ -514,13 +514,10 @@ static void usage(FILE *to)
                 "The workloads, their arguments and output: bench/README.md.\n");
 }
 
-/* A usage error: what is wrong, a hint; BENCH_USAGE. */
+/* A usage error (version.h): what is wrong, a hint; exit status 2. */
 static int bad(const char *fmt, const char *what)
 {
-    fputs("shoal-bench: ", stderr);
-    fprintf(stderr, fmt, what);
-    fputs("\nTry 'shoal-bench --help'.\n", stderr);
-    return BENCH_USAGE;
+    return shoal__usage_error("shoal-bench", fmt, what);
 }
 
 int main(int argc, char **argv)

@@ -211,13 +211,10 @@ static void usage(FILE *to)
                 "  was refused\n");
 }
 
-/* A usage error: what is wrong, a hint; the exit status 2. */
+/* A usage error (version.h): what is wrong, a hint; exit status 2. */
 static int bad(const char *fmt, const char *what)
 {
-    fputs("shoal-plugin-check: ", stderr);
-    fprintf(stderr, fmt, what);
-    fputs("\nTry 'shoal-plugin-check --help'.\n", stderr);
-    return 2;
+    return shoal__usage_error("shoal-plugin-check", fmt, what);
 }
 
 /* A whole decimal number in [1, max]. */

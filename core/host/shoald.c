@@ -101,13 +101,10 @@ static void usage(FILE *to)
                 "  SIGTERM/SIGINT while draining (the log says what was lost)\n");
 }
 
-/* A usage error: what is wrong, a hint; the exit status 2. */
+/* A usage error (version.h): what is wrong, a hint; exit status 2. */
 static int bad(const char *fmt, const char *what)
 {
-    fputs("shoald: ", stderr);
-    fprintf(stderr, fmt, what);
-    fputs("\nTry 'shoald --help'.\n", stderr);
-    return 2;
+    return shoal__usage_error("shoald", fmt, what);
 }
 
 /* --help-config FILE: the schema, then the args of every behaviour of

@@ -1,4 +1,5 @@
-/* version.h - what `--version` prints, the same line for every program:
+/* version.h - what every program's command line says alike: its
+ * `--version` line, and a usage error. The version line:
  *
  *   NAME VERSION (ABI MAJOR.MINOR, commit GITSHA[-dirty])
  *   e.g. "shoald 0.1.0 (ABI 1.3, commit 22d812d)"
@@ -15,5 +16,10 @@
 
 /* Writes prog's version line (with its newline) to out. Any thread. */
 void shoal__version_print(FILE *out, const char *prog);
+
+/* A usage error on stderr: "PROG: " what fmt says, then "Try 'PROG
+ * --help'."; returns 2, the exit status of a usage error. */
+int shoal__usage_error(const char *prog, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 #endif
