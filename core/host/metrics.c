@@ -109,7 +109,6 @@ static shoal_metrics_snap_t *snap_new(shoal_host_t *h)
         snprintf(mp->name, sizeof mp->name, "%s", h->pools[i].name);
         shoal__pool_ref(h->pools[i].rec);
         mp->rec = h->pools[i].rec;
-        mp->current = true;
     }
     /* The running sources alike (a stopping one is forgotten once ended). */
     for (size_t i = 0; i < h->nsources; i++) {
@@ -119,7 +118,6 @@ static shoal_metrics_snap_t *snap_new(shoal_host_t *h)
         snprintf(ms->name, sizeof ms->name, "%s", h->sources[i].name);
         shoal__pool_ref(h->sources[i].rec);
         ms->rec = h->sources[i].rec;
-        ms->current = true;
     }
     return s;
 }

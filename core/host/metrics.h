@@ -13,9 +13,11 @@
  *   The host thread alone changes shoal_host_t.pools (start, reload, tidy).
  *   After each change it publishes a snapshot (shoal__metrics_sync, called
  *   in every turn of its loop, compares and rebuilds when the pools,
- *   generation or reload counts differ): each pool's name, whether it is in
- *   the current config, and a reference of its own on the pool's record;
- *   the forgotten pools' final counts; generation and reloads. The swap is
+ *   generation or reload counts differ): the name of each pool and source
+ *   of the current config and a reference of its own on its record (none
+ *   on a draining pool: that would keep it from ever being forgotten); the
+ *   draining pools' counts, copied; the forgotten pools' final counts;
+ *   generation and reloads. The swap is
  *   a pointer under `lock`, held for a few stores by either side. The
  *   renderer counts itself a user of the snapshot while it reads it; a
  *   snapshot replaced while in use is freed (its record references dropped)
@@ -66,7 +68,6 @@ void shoal__metrics_close(shoal_metrics_t *m);
 typedef struct shoal_metrics_pool_s {
     char name[64];
     shoal_pool_t *rec; /* a reference of the snapshot's own */
-    bool current;      /* in the current config (not draining) */
 } shoal_metrics_pool_t;
 
 typedef struct shoal_metrics_snap_s {

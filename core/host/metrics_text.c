@@ -85,7 +85,6 @@ static const char *seconds(uint64_t ns, char out[40])
 /* ---- per pool ------------------------------------------------------------ */
 
 typedef struct pool_view_s {
-    const shoal_metrics_pool_t *mp;
     shoal_pool_stats_t st;
     shoal_pool_hist_t *hist;
     char label[160]; /* the pool's name, escaped */
@@ -173,9 +172,7 @@ static void histogram(shoal_metrics_buf_t *b, const pool_view_t *v, size_t n, co
 
 static void render_pools(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < s->npools; i++)
-        n += s->pools[i].current;
+    size_t n = s->npools;
     pool_view_t *v = n ? calloc(n, sizeof *v) : NULL;
     shoal_pool_hist_t *hist = n ? calloc(n, sizeof *hist) : NULL;
     if (n != 0 && (v == NULL || hist == NULL)) {
@@ -183,15 +180,11 @@ static void render_pools(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b)
         goto done;
     }
     /* Each pool read once, so every family shows the same moment of it. */
-    for (size_t i = 0, k = 0; i < s->npools; i++) {
-        if (!s->pools[i].current)
-            continue;
-        v[k].mp = &s->pools[i];
+    for (size_t k = 0; k < n; k++) {
         v[k].hist = &hist[k];
-        shoal__pool_peek(s->pools[i].rec, &v[k].st);
-        shoal__pool_hist(s->pools[i].rec, &hist[k]);
-        esc(s->pools[i].name, v[k].label, sizeof v[k].label);
-        k++;
+        shoal__pool_peek(s->pools[k].rec, &v[k].st);
+        shoal__pool_hist(s->pools[k].rec, &hist[k]);
+        esc(s->pools[k].name, v[k].label, sizeof v[k].label);
     }
     for (size_t f = 0; f < sizeof pool_series / sizeof pool_series[0]; f++) {
         family(b, pool_series[f].name, pool_series[f].type, pool_series[f].help);
@@ -328,27 +321,36 @@ static void render_sources(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b
          "1 while a source runs, 0 while it is down (past its restart budget, waiting for its "
          "backoff)."},
     };
-    if (s->nsources == 0)
+    size_t n = s->nsources;
+    if (n == 0)
         return;
+    /* Each source read once, so every family shows the same moment of it. */
+    struct {
+        char label[160];
+        uint64_t v[4];
+    } *view = calloc(n, sizeof *view);
+    if (view == NULL) {
+        b->failed = true;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const shoal_metrics_pool_t *ms = &s->sources[i];
+        shoal_pool_stats_t st;
+        shoal__pool_peek(ms->rec, &st);
+        esc(ms->name, view[i].label, sizeof view[i].label);
+        /* relaxed: monotonic counts on their own (actor.h) */
+        view[i].v[0] = atomic_load_explicit(&ms->rec->sends.sent, memory_order_relaxed);
+        view[i].v[1] = atomic_load_explicit(&ms->rec->sends.refused, memory_order_relaxed);
+        view[i].v[2] = st.worker_restarts;
+        view[i].v[3] = st.state != SHOAL_POOL_DEGRADED;
+    }
     for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
         family(b, families[f].name, families[f].type, families[f].help);
-        for (size_t i = 0; i < s->nsources; i++) {
-            const shoal_metrics_pool_t *ms = &s->sources[i];
-            char label[160];
-            esc(ms->name, label, sizeof label);
-            uint64_t v;
-            if (f == 0) { /* relaxed: monotonic counts on their own (actor.h) */
-                v = atomic_load_explicit(&ms->rec->sends.sent, memory_order_relaxed);
-            } else if (f == 1) {
-                v = atomic_load_explicit(&ms->rec->sends.refused, memory_order_relaxed);
-            } else {
-                shoal_pool_stats_t st;
-                shoal__pool_peek(ms->rec, &st);
-                v = f == 2 ? st.worker_restarts : st.state != SHOAL_POOL_DEGRADED;
-            }
-            put(b, "%s{source=\"%s\"} %" PRIu64 "\n", families[f].name, label, v);
-        }
+        for (size_t i = 0; i < n; i++)
+            put(b, "%s{source=\"%s\"} %" PRIu64 "\n", families[f].name, view[i].label,
+                view[i].v[f]);
     }
+    free(view);
 }
 
 void shoal__metrics_render(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b)
