@@ -19,6 +19,7 @@
 #include "runtime/fault.h"
 #include "runtime/grow.h"
 #include "runtime/runtime.h"
+#include "sched/futex.h"
 #include "sched/monitor.h"
 
 /* ---- logging ------------------------------------------------------------- */
@@ -355,9 +356,7 @@ int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, 
     }
     if ((rc = shoal__host_sources_start(h, err)) != SHOAL_OK) /* after every pool: targets exist */
         goto fail;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    h->started_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    h->started_ns = shoal__now_ns();
     *out = h;
     return SHOAL_OK;
 fail:
@@ -528,19 +527,35 @@ const char *shoal__host_stall_lines(shoal_host_t *h)
 
 /* ---- draining and stopping ----------------------------------------------- */
 
-static double now_s(void)
+int shoal__host_wait_ended(const shoal_host_pool_t *list, size_t n, uint64_t end_ns,
+                           bool (*interrupted)(void *), void *arg)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    /* Each is read from its record: one whose actor gets no thread (every
+     * dispatcher thread stuck) neither stretches the deadline nor hides
+     * its counts. */
+    for (;;) {
+        if (interrupted != NULL && interrupted(arg))
+            return -1;
+        int busy = 0;
+        for (size_t i = 0; i < n; i++)
+            busy += !shoal__pool_is_ended(list[i].rec);
+        if (busy == 0 || shoal__now_ns() >= end_ns)
+            return busy;
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
 }
 
 int shoal__host_drain(shoal_host_t *h, uint64_t deadline_ms, bool (*interrupted)(void *), void *arg)
 {
-    /* Producers first: the sources stop before the pools drain. */
+    /* One deadline for all: the sources stop first (producers before the
+     * pools drain), within it, and the pools drain in what is left. */
+    uint64_t end_ns = shoal__now_ns() + deadline_ms * 1000000u;
     if (h->nsources != 0) {
         size_t n = h->nsources;
-        int left = shoal__host_sources_stop(h, deadline_ms);
+        int left = shoal__host_sources_stop(h, end_ns, interrupted, arg);
+        if (left < 0)
+            return -1;
         shoal__host_log(h, left ? SHOAL_LOG_WARN : SHOAL_LOG_INFO,
                         "shutdown: %zu source%s stopped%s, the pools drain", n - (size_t)left,
                         n - (size_t)left == 1 ? "" : "s", left ? " (some did not)" : "");
@@ -548,22 +563,9 @@ int shoal__host_drain(shoal_host_t *h, uint64_t deadline_ms, bool (*interrupted)
     for (size_t i = 0; i < h->npools; i++)
         if (!shoal__pool_is_ended(h->pools[i].rec))
             shoal_runtime_send_priority(h->rt, h->pools[i].pid, SHOAL_POOL_DRAIN, NULL, 0);
-    /* Each pool is read from its record: a pool whose actor gets no thread
-     * (every dispatcher thread stuck) neither stretches the deadline nor
-     * hides its counts. */
-    double end = now_s() + (double)deadline_ms / 1e3;
-    int busy;
-    for (;;) {
-        if (interrupted != NULL && interrupted(arg))
-            return -1;
-        busy = 0;
-        for (size_t i = 0; i < h->npools; i++)
-            busy += !shoal__pool_is_ended(h->pools[i].rec);
-        if (busy == 0 || now_s() >= end)
-            break;
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
+    int busy = shoal__host_wait_ended(h->pools, h->npools, end_ns, interrupted, arg);
+    if (busy < 0)
+        return -1;
     for (size_t i = 0; i < h->npools; i++) {
         const shoal_host_pool_t *hp = &h->pools[i];
         if (shoal__pool_is_ended(hp->rec))

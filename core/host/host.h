@@ -72,7 +72,7 @@ typedef struct shoal_host_s {
     /* sources (source.h): singleton actors, each in a record of one worker */
     shoal_host_pool_t *sources;
     size_t nsources, sources_cap;
-    double started_s; /* CLOCK_MONOTONIC at start, for the table's uptime */
+    uint64_t started_ns; /* shoal__now_ns() at start, for the table's uptime */
     /* Log lines written so far (any thread, relaxed), and the table's own
      * (host thread): on a terminal a block is redrawn over the previous
      * one only when no log line came between them (table.c). */
@@ -226,6 +226,12 @@ shoal_host_pool_t *shoal__host_track(shoal_host_t *h, shoal_host_pool_t **list, 
  * its record). NULL on ENOMEM. */
 shoal_host_pool_t *shoal__host_pool_add(shoal_host_t *h, const shoal_config_pool_t *cp,
                                         shoal_pid_t pid, uint64_t gen);
+/* Waits until every actor of list[0..n) has ended or the monotonic clock
+ * (shoal__now_ns) passes end_ns, asking interrupted(arg) (NULL: never)
+ * between looks every 5 ms: -1 when it said true, else how many had not
+ * ended. */
+int shoal__host_wait_ended(const shoal_host_pool_t *list, size_t n, uint64_t end_ns,
+                           bool (*interrupted)(void *), void *arg);
 /* Forgets pool i (the caller has stopped it or it has ended). */
 void shoal__host_pool_forget(shoal_host_t *h, size_t i);
 /* A pool's counters from its record (shoal__pool_peek). */

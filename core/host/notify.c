@@ -21,6 +21,7 @@
 #include <systemd/sd-daemon.h>
 #include <time.h>
 
+#include "sched/futex.h"
 #include "shoal/shoal.h"
 
 #define HEARTBEAT_MSG 1u
@@ -61,12 +62,7 @@ struct shoal_notify_s {
  * kept reachable, never freed, as the process ends. */
 static shoal_notify_t *abandoned;
 
-static uint64_t mono_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
+static uint64_t mono_us(void) { return shoal__now_ns() / 1000u; }
 
 /* "generation 2: 6 pools running, 1 draining". */
 static void status_text(const shoal_host_t *h, char *buf, size_t size)

@@ -6,7 +6,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "pool/pool.h"
 #include "runtime/runtime.h"
@@ -71,13 +70,6 @@ int shoal__host_sources_start(shoal_host_t *h, shoal_diag_t *err)
     return SHOAL_OK;
 }
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* A source is stopped, not drained: what its mailbox holds is its own
  * (ticks it sent itself). */
 static void source_stop(shoal_host_t *h, shoal_host_pool_t *hs)
@@ -87,23 +79,15 @@ static void source_stop(shoal_host_t *h, shoal_host_pool_t *hs)
     shoal_runtime_stop_actor(h->rt, hs->pid);
 }
 
-int shoal__host_sources_stop(shoal_host_t *h, uint64_t deadline_ms)
+int shoal__host_sources_stop(shoal_host_t *h, uint64_t end_ns, bool (*interrupted)(void *),
+                             void *arg)
 {
     for (size_t i = 0; i < h->nsources; i++) {
         if (!h->sources[i].draining)
             shoal_runtime_unregister(h->rt, h->sources[i].name);
         source_stop(h, &h->sources[i]);
     }
-    double end = mono_s() + (double)deadline_ms / 1e3;
-    for (;;) {
-        int busy = 0;
-        for (size_t i = 0; i < h->nsources; i++)
-            busy += !shoal__pool_is_ended(h->sources[i].rec);
-        if (busy == 0 || mono_s() >= end)
-            return busy;
-        struct timespec ts = {0, 5 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
+    return shoal__host_wait_ended(h->sources, h->nsources, end_ns, interrupted, arg);
 }
 
 /* The live (not stopping) source called name, or NULL. */

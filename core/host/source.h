@@ -24,8 +24,10 @@
 int shoal__host_sources_start(shoal_host_t *h, shoal_diag_t *err);
 
 /* Stops every source (producers first, before the pools drain) and waits
- * until each has ended or deadline_ms passed. Returns how many had not. */
-int shoal__host_sources_stop(shoal_host_t *h, uint64_t deadline_ms);
+ * until each has ended or end_ns (shoal__now_ns) passed, as
+ * shoal__host_wait_ended: how many had not, or -1 when interrupted. */
+int shoal__host_sources_stop(shoal_host_t *h, uint64_t end_ns, bool (*interrupted)(void *),
+                             void *arg);
 
 /* Reload, all or nothing. prepare: starts each source of c that is new or
  * whose plugin, behaviour, args or restart policy changed (its init must

@@ -14,6 +14,7 @@
 #include "host/source.h"
 #include "pool/pool.h"
 #include "runtime/runtime.h"
+#include "sched/futex.h"
 
 /* How long the table waits for an isolated pool's counts before it says
  * `no answer` (its supervisor holds them while it starts or buries a
@@ -76,10 +77,8 @@ static void pool_rows(shoal_host_t *h, FILE *out, double dt)
 static void block(shoal_host_t *h, FILE *out, double seconds)
 {
     double dt = seconds > 0 ? seconds : 1;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
     char up[32];
-    uptime_text((double)ts.tv_sec + (double)ts.tv_nsec / 1e9 - h->started_s, up, sizeof up);
+    uptime_text((double)(shoal__now_ns() - h->started_ns) / 1e9, up, sizeof up);
     size_t npools = 0, nsources = shoal__host_sources_running(h);
     for (size_t i = 0; i < h->npools; i++)
         npools += !h->pools[i].draining;

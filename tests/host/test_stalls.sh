@@ -166,4 +166,31 @@ pid=
 [ $ms -lt 1000 ] || fail "second SIGTERM took $ms ms"
 [ "$(count "SIGTERM while draining: exiting now (status 3)")" = 1 ] || fail "no line for it"
 [ -e "$tmp/ctl.sock" ] && fail "the control socket is left behind"
+
+# ---- a stuck source and a stuck pool share one shutdown.drain -------------------
+# The sources stop first, within the deadline, and the pools drain in what
+# is left of it (host.c: one end for both): with a handler stuck in each,
+# shoald exits 3 within drain (1 s) + 1 s, the source's handler reported.
+config 0s 1s
+cat >> "$tmp/s.yaml" <<YAML
+sources:
+  stuck: { actor: fault.fault, args: { mode: loop, ms: 0s } }
+YAML
+: > "$log"
+"$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+pid=$!
+wait_for "gen=1 info running $tmp/s.yaml: 2 pools, 1 source on 2 threads"
+"$shoalctl" send stuck go > /dev/null || fail "send to the source"
+send_slow 1
+wait_for 'stall: in its handler' 2
+t0=$(ms_now)
+kill -TERM $pid
+wait $pid
+rc=$?
+ms=$(($(ms_now) - t0))
+pid=
+[ $rc -eq 3 ] || fail "a stuck source and pool: exit $rc"
+[ $ms -lt 2000 ] || fail "a stuck source and pool: stopped after $ms ms (drain 1 s)"
+[ "$(count 'stuck/fault: shutdown: still in its handler after')" = 1 ] ||
+    fail "the source's stuck handler is not reported"
 echo "ok"
