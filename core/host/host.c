@@ -265,10 +265,15 @@ void shoal__host_pool_forget(shoal_host_t *h, size_t i)
     else if (counted)
         shoal__host_log(h, SHOAL_LOG_ERROR, "out of memory: the ledger loses pool %s's counts",
                         hp->name);
-    shoal__pool_unref(h->rt, hp->rec);
-    free(hp->name);
-    memmove(hp, hp + 1, (h->npools - i - 1) * sizeof *hp);
-    h->npools--;
+    shoal__host_untrack(h, h->pools, &h->npools, i);
+}
+
+void shoal__host_untrack(shoal_host_t *h, shoal_host_pool_t *list, size_t *n, size_t i)
+{
+    shoal__pool_unref(h->rt, list[i].rec);
+    free(list[i].name);
+    memmove(&list[i], &list[i + 1], (*n - i - 1) * sizeof *list);
+    (*n)--;
 }
 
 void shoal__host_log_reserved(shoal_host_t *h)

@@ -222,6 +222,8 @@ void shoal__host_spec_chain(const shoal_config_pool_t *cp, shoal_pool_spec_t *sp
 shoal_host_pool_t *shoal__host_track(shoal_host_t *h, shoal_host_pool_t **list, size_t *n,
                                      size_t *cap, const shoal_config_pool_t *cp, shoal_pid_t pid,
                                      uint64_t gen);
+/* Removes entry i of list (n entries): its reference and name dropped. */
+void shoal__host_untrack(shoal_host_t *h, shoal_host_pool_t *list, size_t *n, size_t i);
 /* Tracks a pool started from cp in generation gen (takes a reference on
  * its record). NULL on ENOMEM. */
 shoal_host_pool_t *shoal__host_pool_add(shoal_host_t *h, const shoal_config_pool_t *cp,

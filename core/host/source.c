@@ -20,11 +20,7 @@ static shoal_host_pool_t *source_add(shoal_host_t *h, const shoal_config_pool_t 
 
 static void source_forget(shoal_host_t *h, size_t i)
 {
-    shoal_host_pool_t *hs = &h->sources[i];
-    shoal__pool_unref(h->rt, hs->rec);
-    free(hs->name);
-    memmove(hs, hs + 1, (h->nsources - i - 1) * sizeof *hs);
-    h->nsources--;
+    shoal__host_untrack(h, h->sources, &h->nsources, i);
 }
 
 /* Spawns the source cp describes and waits for its init. */
