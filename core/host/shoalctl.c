@@ -66,8 +66,8 @@ static const cmd_t cmds[] = {
      "call the pool, print its reply (escaped unless text)",
      "  Calls POOL with DATA (the words after POOL, joined by spaces) and prints\n"
      "  the reply: as it is when it is printable text (a newline added if it has\n"
-     "  none), else escaped (\\n, \\t, \\0, \\\\, \\xNN), so a terminal never gets raw\n"
-     "  bytes.\n"
+     "  none), else escaped (\\n, \\t, \\r, \\\\, and \\xNN, two hex digits, for any\n"
+     "  other byte, NUL included), so a terminal never gets raw bytes.\n"
      "  --type N     the message type (decimal, or hex after 0x); default 1, the\n"
      "               ordinary message of the bundled plugins; e.g. 0xFFFF0001 asks\n"
      "               echo and loadgen for their stats\n"
@@ -91,7 +91,15 @@ static const cmd_t cmds[] = {
      "  This help, or COMMAND's, without connecting to shoald.\n"},
 };
 #define NCMDS (sizeof cmds / sizeof cmds[0])
-#define COMMAND_LIST "status, inspect, send, call, scale, reload, diff, stop, help"
+/* "status, inspect, ...": the commands' names, from the table. */
+static const char *command_list(void)
+{
+    static char list[160];
+    if (list[0] == '\0')
+        for (size_t i = 0, n = 0; i < NCMDS && n < sizeof list; i++)
+            n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", cmds[i].name);
+    return list;
+}
 
 static void usage(FILE *to)
 {
@@ -268,10 +276,10 @@ int main(int argc, char **argv)
         }
     }
     if (i >= argc)
-        return bad(NULL, "no command (commands: %s)", COMMAND_LIST);
+        return bad(NULL, "no command (commands: %s)", command_list());
     const cmd_t *cmd = find(argv[i]);
     if (cmd == NULL)
-        return bad(NULL, "unknown command '%s' (commands: %s)", argv[i], COMMAND_LIST);
+        return bad(NULL, "unknown command '%s' (commands: %s)", argv[i], command_list());
     i++;
     bool is_call = strcmp(cmd->name, "call") == 0, is_send = strcmp(cmd->name, "send") == 0;
     /* The command's own words: options (anywhere, until "--"), then the
@@ -327,7 +335,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd->name, "help") == 0) {
         const cmd_t *about = npos ? find(pos[0]) : NULL;
         if (npos && about == NULL)
-            return bad(NULL, "unknown command '%s' (commands: %s)", pos[0], COMMAND_LIST);
+            return bad(NULL, "unknown command '%s' (commands: %s)", pos[0], command_list());
         if (about != NULL)
             cmd_usage(stdout, about);
         else
