@@ -13,6 +13,7 @@
 
 #include "host/source.h"
 #include "host/control_conn.h"
+#include "host/num.h"
 
 #define ACTOR_TIMEOUT_MS 5000 /* inspect, scale, and call without its own timeout */
 #define CALL_TIMEOUT_MAX_MS 3600000
@@ -73,15 +74,7 @@ static char *word(char **s)
 
 static bool number(const char *s, uint64_t max, uint64_t *out)
 {
-    char *end;
-    if (s == NULL || *s < '0' || *s > '9')
-        return false;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*end != '\0' || errno != 0 || v > max)
-        return false;
-    *out = v;
-    return true;
+    return shoal__num_parse(s, 10, max, out);
 }
 
 /* ---- jobs ------------------------------------------------------------------- */
@@ -266,12 +259,8 @@ static void status(shoal_control_t *c, shoal_control_conn_t *k)
 /* A message type: decimal, or hex after 0x; at most UINT32_MAX. */
 static bool msg_type(const char *s, uint32_t *out)
 {
-    char *end;
-    if (s == NULL || *s < '0' || *s > '9')
-        return false;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (*end != '\0' || errno != 0 || v > UINT32_MAX)
+    uint64_t v;
+    if (!shoal__num_parse(s, 0, UINT32_MAX, &v))
         return false;
     *out = (uint32_t)v;
     return true;

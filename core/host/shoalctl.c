@@ -15,7 +15,6 @@
  * Exit: 0 done, 1 refused (busy, unknown pool, failed reload) or no answer
  * in time, 2 usage or no connection.
  */
-#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -25,6 +24,7 @@
 #include <unistd.h>
 
 #include "host/client.h"
+#include "host/num.h"
 #include "host/version.h"
 #include "shoal/pool.h"
 #include "shoal/types.h"
@@ -157,25 +157,14 @@ static const cmd_t *find(const char *name)
 
 static bool millis(const char *s, uint64_t *out)
 {
-    char *end;
-    if (s == NULL || *s < '0' || *s > '9')
-        return false;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*end != '\0' || errno != 0 || v == 0 || v > 24ULL * 3600 * 1000)
-        return false;
-    *out = v;
-    return true;
+    return shoal__num_parse(s, 10, 24ULL * 3600 * 1000, out) && *out != 0;
 }
 
+/* A message type: decimal, or hex after 0x; at most UINT32_MAX. */
 static bool msg_type(const char *s, unsigned long *out)
 {
-    char *end;
-    if (s == NULL || *s < '0' || *s > '9')
-        return false;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (*end != '\0' || errno != 0 || v > 0xFFFFFFFFull)
+    uint64_t v;
+    if (!shoal__num_parse(s, 0, UINT32_MAX, &v))
         return false;
     *out = (unsigned long)v;
     return true;
@@ -342,15 +331,11 @@ int main(int argc, char **argv)
             usage(stdout);
         return 0;
     }
-    if (strcmp(cmd->name, "scale") == 0) {
-        char *end;
-        errno = 0;
-        unsigned long long n = strtoull(pos[1], &end, 10);
-        if (pos[1][0] < '0' || pos[1][0] > '9' || *end != '\0' || errno != 0 ||
-            n > SHOAL_POOL_MAX_SIZE)
-            return bad(cmd, "scale: N must be a number of workers (0 to %u), not '%s'",
-                       SHOAL_POOL_MAX_SIZE, pos[1]);
-    }
+    uint64_t workers;
+    if (strcmp(cmd->name, "scale") == 0 &&
+        !shoal__num_parse(pos[1], 10, SHOAL_POOL_MAX_SIZE, &workers))
+        return bad(cmd, "scale: N must be a number of workers (0 to %u), not '%s'",
+                   SHOAL_POOL_MAX_SIZE, pos[1]);
     /* The socket. */
     if (path == NULL && (path = getenv("SHOAL_SOCKET")) != NULL && path[0] != '\0') {
         origin = "from $SHOAL_SOCKET";
