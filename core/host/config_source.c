@@ -34,12 +34,9 @@ int shoal__config_check_sources(shoal_config_t *c, const shoal_node_t *root, sho
     const shoal_node_t *sources = shoal__node_get(root, "sources");
     if (sources == NULL)
         return SHOAL_OK;
-    if (sources->kind != SHOAL_NODE_MAP) {
-        shoal__diag_set(err, sources->file, sources->line, sources->col,
-                        "sources: expected a mapping of NAME: SOURCE, got %s",
-                        shoal__node_kind_name(sources));
-        return SHOAL_EINVAL;
-    }
+    if (sources->kind != SHOAL_NODE_MAP)
+        return shoal__node_fail(err, sources, "sources: expected a mapping of NAME: SOURCE, got %s",
+                                shoal__node_kind_name(sources));
     if ((c->sources = calloc(sources->n ? sources->n : 1, sizeof *c->sources)) == NULL)
         return SHOAL_ENOMEM;
     for (size_t i = 0; i < sources->n; i++) {
@@ -50,13 +47,11 @@ int shoal__config_check_sources(shoal_config_t *c, const shoal_node_t *root, sho
             return shoal__node_fail(err, key, "sources: '%s' is not a source name (%s)", bad,
                                     SHOAL_CONFIG_NAME_RULE);
         const shoal_config_pool_t *pool = shoal__config_pool(c, name);
-        if (pool != NULL) {
-            shoal__diag_set(err, key->file, key->line, key->col,
-                            "sources.%s: the name is taken by pools.%s (line %u): a name is one "
-                            "actor, a pool or a source",
-                            name, name, pool->at->line);
-            return SHOAL_EINVAL;
-        }
+        if (pool != NULL)
+            return shoal__node_fail(err, key,
+                                    "sources.%s: the name is taken by pools.%s (line %u): a name "
+                                    "is one actor, a pool or a source",
+                                    name, name, pool->at->line);
         shoal_config_pool_t *p = &c->sources[c->nsources++];
         source_defaults(p);
         p->at = map;
@@ -67,11 +62,8 @@ int shoal__config_check_sources(shoal_config_t *c, const shoal_node_t *root, sho
         int rc = shoal__config_check_map(c, err, &shoal__schema_source, map, path, p);
         if (rc != SHOAL_OK)
             return rc;
-        if (p->worker_at == NULL) {
-            shoal__diag_set(err, map->file, map->line, map->col,
-                            "%s: missing key 'actor' (PLUGIN.BEHAVIOUR)", path);
-            return SHOAL_EINVAL;
-        }
+        if (p->worker_at == NULL)
+            return shoal__node_fail(err, map, "%s: missing key 'actor' (PLUGIN.BEHAVIOUR)", path);
     }
     return SHOAL_OK;
 }
