@@ -87,7 +87,8 @@ printf 'metrics: { listen: "[::1]:0" }\npools: {}\n' > "$tmp/ok.yaml"
 out=$("$shoald" --check "$tmp/ok.yaml" 2>&1) || fail "--check of [::1]:0: $out"
 
 # ---- 2. exact counts ------------------------------------------------------
-write "  api:
+# api, fed 20,000 messages by feed as fast as it takes them: sections 2 and 3
+POOLS="  api:
     worker: echo.echo
     size: 2
     mailbox: 16
@@ -95,6 +96,7 @@ write "  api:
     worker: loadgen.loadgen
     size: 1
     args: { target: api, rate: 0, count: 20000, done: idle }"
+write "$POOLS"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "metrics: serving GET /metrics on http://127.0.0.1:"
@@ -167,14 +169,7 @@ PY
 [ "$(scrape /metrics POST)" = "HTTP 405 GET, HEAD" ] || fail "POST /metrics: $(scrape /metrics POST)"
 
 # ---- 3. reloads -----------------------------------------------------------
-write "  api:
-    worker: echo.echo
-    size: 2
-    mailbox: 16
-  feed:
-    worker: loadgen.loadgen
-    size: 1
-    args: { target: api, rate: 0, count: 20000, done: idle }
+write "$POOLS
   extra:
     worker: echo.echo
     size: 3"
@@ -191,14 +186,7 @@ printf 'pools: [\n' > "$tmp/s.yaml.bad" && cp "$tmp/s.yaml" "$tmp/s.yaml.good" &
     mv "$tmp/s.yaml.bad" "$tmp/s.yaml"
 "$shoalctl" reload > /dev/null 2>&1 && fail "a broken file reloaded"
 mv "$tmp/s.yaml.good" "$tmp/s.yaml"
-write "  api:
-    worker: echo.echo
-    size: 2
-    mailbox: 16
-  feed:
-    worker: loadgen.loadgen
-    size: 1
-    args: { target: api, rate: 0, count: 20000, done: idle }"
+write "$POOLS"
 "$shoalctl" reload > /dev/null || fail "reload 3"
 scrape > "$tmp/m"
 metric 'shoal_generation' 3

@@ -68,6 +68,20 @@ pets() { grep -c ' WATCHDOG=1$' "$tmp/notify"; }
 # FROM_LINE-th one on
 max_gap() { grep ' WATCHDOG=1$' "$tmp/notify" | tail -n +"$1" | awk 'NR > 1 && $1 - p > m { m = $1 - p } { p = $1 } END { print m + 0 }'; }
 field() { "$shoalctl" inspect "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
+# notified SOCKET [WATCHDOG_USEC [WATCHDOG_PID]]: shoald on $tmp/s.yaml in the
+# background ($pid) with NOTIFY_SOCKET, and the watchdog's variables when
+# given (WATCHDOG_PID self, the default: shoald's own pid, as systemd sets it)
+notified() {
+    (
+        export NOTIFY_SOCKET=$1
+        if [ -n "${2:-}" ]; then
+            export WATCHDOG_USEC=$2
+            if [ "${3:-self}" = self ]; then export WATCHDOG_PID=$BASHPID; else export WATCHDOG_PID=$3; fi
+        fi
+        exec "$shoald" --no-table "$tmp/s.yaml" 2> "$log"
+    ) &
+    pid=$!
+}
 
 header() {
     cat <<YAML
@@ -92,11 +106,7 @@ YAML
 # ---- 1. a socket path, the watchdog, start to stop ---------------------------
 listen "$tmp/notify.sock"
 write "  api: { worker: echo.echo, size: 2 }"
-(
-    export NOTIFY_SOCKET=$tmp/notify.sock WATCHDOG_USEC=2000000 WATCHDOG_PID=$BASHPID
-    exec "$shoald" --no-table "$tmp/s.yaml" 2> "$log"
-) &
-pid=$!
+notified "$tmp/notify.sock" 2000000
 wait_for "running $tmp/s.yaml: 3 pools on 1 thread,"
 wait_for "info systemd: notify socket $tmp/notify.sock; watchdog 2000 ms, petted every 500 ms while the dispatcher handles heartbeats$"
 wait_event 1
@@ -208,11 +218,7 @@ pools:
 YAML
 }
 write "  api: { worker: echo.echo, size: 2 }"
-(
-    export NOTIFY_SOCKET=$abstract WATCHDOG_USEC=200000 WATCHDOG_PID=1
-    exec "$shoald" --no-table "$tmp/s.yaml" 2> "$log"
-) &
-pid=$!
+notified "$abstract" 200000 1
 wait_for "info systemd: notify socket $abstract; no watchdog$"
 wait_event 1
 sleep 0.5
@@ -250,11 +256,7 @@ time.sleep(600)' "$tmp/deaf.sock" &
 lpid=$!
 for _ in $(seq 1 500); do [ -f "$tmp/deaf.sock.ready" ] && break; sleep 0.01; done
 [ -f "$tmp/deaf.sock.ready" ] || fail "the deaf listener did not start"
-(
-    export NOTIFY_SOCKET=$tmp/deaf.sock WATCHDOG_USEC=200000 WATCHDOG_PID=$BASHPID
-    exec "$shoald" --no-table "$tmp/s.yaml" 2> "$log"
-) &
-pid=$!
+notified "$tmp/deaf.sock" 200000
 wait_for "info systemd: notify socket $tmp/deaf.sock; watchdog 200 ms, petted every 50 ms"
 wait_for "warn systemd: the notify socket is not read (64 messages waiting): dropping messages to it$"
 timeout 2 "$shoalctl" status > /dev/null || fail "status did not answer (exit $?)"
@@ -290,11 +292,7 @@ pools:
 YAML
 }
 write ""
-(
-    export NOTIFY_SOCKET=$tmp/notify3.sock
-    exec "$shoald" --no-table "$tmp/s.yaml" 2> "$log"
-) &
-pid=$!
+notified "$tmp/notify3.sock"
 wait_for "running $tmp/s.yaml: 1 pool on 1 thread,"
 wait_event 1
 "$shoalctl" send stuck go > /dev/null || fail "send to stuck"
@@ -324,11 +322,7 @@ pools:
 YAML
 }
 write "  api: { worker: echo.echo, size: 1 }"
-(
-    export NOTIFY_SOCKET=$tmp/nobody.sock
-    exec "$shoald" --no-table "$tmp/s.yaml" 2> "$log"
-) &
-pid=$!
+notified "$tmp/nobody.sock"
 wait_for "error systemd: cannot send to the notify socket $tmp/nobody.sock: No such file or directory (systemd does not hear READY=1, reloads or the watchdog)"
 kill -HUP "$pid" # more messages to send, no more lines
 wait_for "reload: generation 2"

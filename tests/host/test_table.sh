@@ -201,10 +201,7 @@ grep -q '^shoald: generation 4, up 0m[0-9][0-9]s, 2 pools, 3 sources, 2 threads$
     fail "no generation 4 top line: $(grep '^shoald' "$tmp/table" | tail -2)"
 
 # ---- 5. SIGTERM: sources first -------------------------------------------------
-kill -TERM "$pid"
-wait "$pid"; rc=$?
-pid=
-[ $rc -eq 0 ] || fail "shoald exited $rc after SIGTERM"
+stop_host 0
 stopped=$(grep -n 'info shutdown: 3 sources stopped, the pools drain$' "$log" | cut -d: -f1)
 drained=$(grep -n 'info drained in ' "$log" | cut -d: -f1)
 [ -n "$stopped" ] && [ -n "$drained" ] && [ "$stopped" -lt "$drained" ] ||
@@ -283,10 +280,7 @@ for _ in $(seq 1 1000); do [ "$(loadgen asker 12)" = 1 ] && break; sleep 0.01; d
 [ "$(loadgen asker 12)" = 1 ] || fail "asker never finished"
 "$shoalctl" status | grep -qx "source asker running: sent 300, refused $(($(loadgen asker 2) + $(loadgen asker 3))), restarts 0" ||
     fail "asker's calls: $("$shoalctl" status | grep asker)"
-"$shoalctl" stop > /dev/null
-wait "$pid"; rc=$?
-pid=
-[ $rc -eq 0 ] || fail "shoald exited $rc after stop"
+stop_host 0
 # ---- 8. a source whose target names nothing says so, once ---------------------
 cat > "$tmp/typo.yaml" <<YAML
 runtime: { threads: 2, control: ctl.sock }
