@@ -116,6 +116,20 @@ static void test_list(void)
     shoal__config_free(c);
 }
 
+/* touch(file), then plugins[i] of text is found at tmp/rel, from where. */
+static void found_at(const char *text, const char *file, size_t i, const char *rel,
+                     const char *where)
+{
+    shoal_config_t *c;
+    char err[1200], want[PATH_MAX];
+    touch(file);
+    CU_ASSERT_EQUAL(find(text, &c, err, sizeof err), SHOAL_OK);
+    snprintf(want, sizeof want, "%s/%s", tmp, rel);
+    same(c->plugins[i].path, want);
+    same(c->plugins[i].found, where);
+    shoal__config_free(c);
+}
+
 /* runtime.plugin_path in its order, then $SHOAL_PLUGIN_PATH in its order
  * (empty parts skipped), then the install; a path is never searched. */
 static void test_order(void)
@@ -137,33 +151,12 @@ static void test_order(void)
     same(c->plugins[2].found, SHOAL_FOUND_INSTALL); /* echo: only there */
     shoal__config_free(c);
 
-    touch("env1/x.so");
-    CU_ASSERT_EQUAL(find(text, &c, err, sizeof err), SHOAL_OK);
-    snprintf(want, sizeof want, "%s/env1/x.so", tmp);
-    same(c->plugins[0].path, want);
-    shoal__config_free(c);
-
-    touch("b/x.so");
-    CU_ASSERT_EQUAL(find(text, &c, err, sizeof err), SHOAL_OK);
-    snprintf(want, sizeof want, "%s/conf/../b/x.so", tmp);
-    same(c->plugins[0].path, want);
-    same(c->plugins[0].found, SHOAL_FOUND_CONFIG);
-    shoal__config_free(c);
-
-    touch("a/x.so");
-    CU_ASSERT_EQUAL(find(text, &c, err, sizeof err), SHOAL_OK);
-    snprintf(want, sizeof want, "%s/conf/../a/x.so", tmp);
-    same(c->plugins[0].path, want);
-    same(c->plugins[0].found, SHOAL_FOUND_CONFIG);
-    shoal__config_free(c);
-
+    /* Each file put earlier on the path wins over the ones after it. */
+    found_at(text, "env1/x.so", 0, "env1/x.so", SHOAL_FOUND_ENV);
+    found_at(text, "b/x.so", 0, "conf/../b/x.so", SHOAL_FOUND_CONFIG);
+    found_at(text, "a/x.so", 0, "conf/../a/x.so", SHOAL_FOUND_CONFIG);
     /* The install's directory comes last: an echo.so earlier wins. */
-    touch("env2/echo.so");
-    CU_ASSERT_EQUAL(find(text, &c, err, sizeof err), SHOAL_OK);
-    snprintf(want, sizeof want, "%s/env2/echo.so", tmp);
-    same(c->plugins[2].path, want);
-    same(c->plugins[2].found, SHOAL_FOUND_ENV);
-    shoal__config_free(c);
+    found_at(text, "env2/echo.so", 2, "env2/echo.so", SHOAL_FOUND_ENV);
 
     /* A directory named x.so is not a plugin: the search stops there and
      * says so, as it would for a junk file (never a silent skip to a later
