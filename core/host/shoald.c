@@ -269,11 +269,18 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
     sigaddset(&sigs, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     shoal_notify_t *notify = shoal__notify_open(); /* changes the environment: no thread yet */
+    shoal_config_t *c = NULL;
+    shoal_loader_t *loader = NULL;
+    shoal_control_t *control = NULL;
+    shoal_metrics_t *metrics = NULL;
+    shoal_host_t *h = NULL;
+    shoal_diag_t err = {0};
+    char buf[1200];
+    int rc;
     int sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sfd < 0) {
         fprintf(stderr, "shoald: signalfd: %s\n", strerror(errno));
-        shoal__notify_close(notify);
-        return 2;
+        goto fail;
     }
     /* Before the first plugin is loaded (its init runs then). Text until the
      * config says otherwise. This thread's alternate stack lives until exit. */
@@ -282,85 +289,52 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
     if (frc != 0)
         fprintf(stderr, "shoald: warning: no crash reports: %s\n", strerror(-frc));
 
-    shoal_config_t *c;
-    shoal_loader_t *loader;
-    if (load(path, &c, &loader) != 0) {
-        close(sfd);
-        shoal__notify_close(notify);
-        return 2;
-    }
+    if (load(path, &c, &loader) != 0)
+        goto fail;
     shoal__fault_set_format(c->log.format == SHOAL_LOG_FORMAT_JSON ? SHOAL_FAULT_JSON
                                                                    : SHOAL_FAULT_TEXT);
-    char *control_copy = control_path != NULL ? strdup(control_path) : NULL;
-    if (control_path != NULL && control_copy == NULL) {
-        fprintf(stderr, "shoald: %s\n", shoal_strerror(SHOAL_ENOMEM));
-        shoal__config_free(c);
-        shoal__loader_destroy(loader);
-        close(sfd);
-        return 2;
-    }
-    if (control_copy != NULL) { /* --control: for this run, whatever the file says */
+    if (control_path != NULL) { /* --control: for this run, whatever the file says */
+        char *copy = strdup(control_path);
+        if (copy == NULL) {
+            fprintf(stderr, "shoald: %s\n", shoal_strerror(SHOAL_ENOMEM));
+            goto fail;
+        }
         free(c->runtime.control);
-        c->runtime.control = control_copy;
+        c->runtime.control = copy;
     }
     uint64_t drain_ms = c->shutdown.drain_ms;
-    shoal_control_t *control = NULL;
-    shoal_diag_t err = {0};
-    char buf[1200];
     if (c->runtime.control != NULL &&
         shoal__control_open(c->runtime.control, &control, &err) != SHOAL_OK) {
         /* From the file: said at its runtime.control, with the way out. */
         const shoal_node_t *rt_at = shoal__node_get(c->root, "runtime");
         const shoal_node_t *at = rt_at != NULL ? shoal__node_get(rt_at, "control") : NULL;
-        if (control_copy == NULL && at != NULL) {
+        if (control_path == NULL && at != NULL) {
             char msg[sizeof err.msg];
             snprintf(msg, sizeof msg, "%s", err.msg);
             shoal__diag_set(&err, at->file, at->line, at->col,
                             "runtime.control: %s; or run shoald with --control PATH", msg);
         }
         fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
-        shoal__config_free(c);
-        shoal__loader_destroy(loader);
-        close(sfd);
-        shoal__notify_close(notify);
-        return 2;
+        goto fail;
     }
     if (control != NULL)
         shoal__fault_set_unlink(c->runtime.control); /* a crash removes it too */
-    shoal_metrics_t *metrics = NULL;                 /* metrics.h: bound before any pool starts */
+    /* metrics.h: bound before any pool starts */
     if (shoal__metrics_open(c, &metrics, &err) != SHOAL_OK) {
         fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
-        shoal__fault_set_unlink(NULL);
-        shoal__control_close(control);
-        shoal__config_free(c);
-        shoal__loader_destroy(loader);
-        close(sfd);
-        shoal__notify_close(notify);
-        return 2;
+        goto fail;
     }
-    shoal_host_t *h;
-    if (shoal__host_start(c, loader, stderr, &h, &err) != SHOAL_OK) {
-        shoal__metrics_close(metrics);
+    rc = shoal__host_start(c, loader, stderr, &h, &err);
+    c = NULL; /* the host's now, or freed by it */
+    if (rc != SHOAL_OK) {
         fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
-        shoal__fault_set_unlink(NULL);
-        shoal__control_close(control);
-        shoal__loader_destroy(loader);
-        close(sfd);
-        shoal__notify_close(notify);
-        return 2;
+        goto fail;
     }
     h->control_fixed = control_path != NULL; /* a reload does not compare it */
     shoal__host_log_reserved(h);
-    int rc;
     if (control != NULL && (rc = shoal__control_start(control, h, path)) != SHOAL_OK) {
         fprintf(stderr, "shoald: cannot serve the control socket: %s\n", shoal_strerror(rc));
-        shoal__metrics_close(metrics);
-        shoal__control_close(control);
-        shoal__host_destroy(h);
-        shoal__loader_destroy(loader);
-        close(sfd);
-        shoal__notify_close(notify);
-        return 2;
+        goto fail;
     }
     unsigned nthreads = shoal_runtime_threads(h->rt);
     char sources[48] = "";
@@ -464,6 +438,18 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
     close(sfd);
     shoal__notify_close(notify); /* after the heartbeat actor, gone with the host */
     return 0;
+fail:                              /* before anything ran: undone in reverse */
+    shoal__metrics_close(metrics); /* before the records it holds go */
+    shoal__fault_set_unlink(NULL);
+    shoal__control_close(control); /* before the runtime goes */
+    shoal__host_destroy(h);
+    shoal__config_free(c);
+    if (loader != NULL)
+        shoal__loader_destroy(loader);
+    if (sfd >= 0)
+        close(sfd);
+    shoal__notify_close(notify);
+    return 2;
 }
 
 /* Asks the shoald at socket (named by origin) for the plan of a reload
