@@ -37,11 +37,23 @@ pools:
     size: 2
 YAML
 }
+# start [WHAT]: shoald on the config, until it runs WHAT (2 pools)
 start() {
     : > "$log"
     "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
     pid=$!
-    wait_for "gen=1 info running $tmp/s.yaml: 2 pools on 2 threads"
+    wait_for "gen=1 info running $tmp/s.yaml: ${1:-2 pools} on 2 threads"
+}
+# sigterm_ms: SIGTERM to shoald, waits for it; sets rc (its exit status)
+# and ms (how long it took)
+sigterm_ms() {
+    local t0
+    t0=$(ms_now)
+    kill -TERM $pid
+    wait $pid
+    rc=$?
+    ms=$(($(ms_now) - t0))
+    pid=
 }
 threads_of() { awk '/^Threads:/ { print $2 }' "/proc/$pid/status"; }
 ms_now() { echo $(($(date +%s%N) / 1000000)); }
@@ -108,12 +120,7 @@ start
 send_slow 5 # 2 in the loops, 3 queued behind them
 wait_for "$STALLED" 2
 api_answers
-t0=$(ms_now)
-kill -TERM $pid
-wait $pid
-rc=$?
-ms=$(($(ms_now) - t0))
-pid=
+sigterm_ms
 [ $rc -eq 3 ] || fail "SIGTERM with stuck handlers: exit $rc"
 [ $ms -lt 2000 ] || fail "SIGTERM with stuck handlers took $ms ms (drain 1 s)"
 # 5 in flight: 2 in the handlers that loop, 3 queued behind them.
@@ -133,12 +140,7 @@ start
 send_slow 5
 wait_for "$STALLED" 2
 "$shoalctl" send api hi || fail "send api: exit $?" # queued: no thread for it
-t0=$(ms_now)
-kill -TERM $pid
-wait $pid
-rc=$?
-ms=$(($(ms_now) - t0))
-pid=
+sigterm_ms
 [ $rc -eq 3 ] || fail "SIGTERM with no thread free: exit $rc"
 [ $ms -lt 2000 ] || fail "SIGTERM with no thread free took $ms ms (drain 1 s)"
 grep -q "shutdown: pool slow still busy after 1000 ms: 5 in flight, 2 workers, 0 retiring" "$log" ||
@@ -176,19 +178,11 @@ cat >> "$tmp/s.yaml" <<YAML
 sources:
   stuck: { actor: fault.fault, args: { mode: loop, ms: 0s } }
 YAML
-: > "$log"
-"$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
-pid=$!
-wait_for "gen=1 info running $tmp/s.yaml: 2 pools, 1 source on 2 threads"
+start "2 pools, 1 source"
 "$shoalctl" send stuck go > /dev/null || fail "send to the source"
 send_slow 1
 wait_for 'stall: in its handler' 2
-t0=$(ms_now)
-kill -TERM $pid
-wait $pid
-rc=$?
-ms=$(($(ms_now) - t0))
-pid=
+sigterm_ms
 [ $rc -eq 3 ] || fail "a stuck source and pool: exit $rc"
 [ $ms -lt 2000 ] || fail "a stuck source and pool: stopped after $ms ms (drain 1 s)"
 [ "$(count 'stuck/fault: shutdown: still in its handler after')" = 1 ] ||
