@@ -1,28 +1,102 @@
 /* api.c - the public pool functions (shoal/pool.h): spawning, and the
  * management commands as blocking priority calls from a thread. */
+#include <stddef.h>
 #include <string.h>
 
 #include "actor/call.h"
 #include "pool/pool.h"
 #include "runtime/runtime.h"
 
-SHOAL_API int shoal_runtime_spawn_pool(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
-                                       shoal_pid_t *pid)
+/* ---- the spec, at the size its user was built with ------------------------ */
+
+/* What a spec built against ABI 1.2 or 1.3 holds. */
+#define SPEC_SIZE_1_3 offsetof(shoal_pool_spec_t, kind)
+
+static void spec_defaults(shoal_pool_spec_t *spec)
 {
-    shoal_tcache_t *tc = shoal__tcache_get(rt);
-    if (tc != NULL && tc->worker != NULL) /* a dispatcher thread never waits */
-        return shoal__pool_spawn(rt, tc, SHOAL_PID_NONE, NULL, spec, NULL, 0, false, pid);
-    return shoal__pool_start(rt, spec, NULL, 0, pid, NULL, 0);
+    memset(spec, 0, sizeof *spec);
+    spec->size = 4;
+    spec->min_size = 1;
+    spec->mailbox = 64;
+    spec->restart.max = 5;
+    spec->restart.within_ms = 5000;
+    spec->restart.backoff_ms = 100;
+    spec->kind = SHOAL_POOL_KIND_FORWARD;
+    spec->prefetch = 1;
+    spec->buffer = 1024;
+    spec->dead_letter = SHOAL_PID_NONE;
 }
 
-SHOAL_API int shoal_spawn_pool(shoal_ctx_t *ctx, const shoal_pool_spec_t *spec, shoal_pid_t *pid)
+SHOAL_API void shoal_pool_spec_init_sized(shoal_pool_spec_t *spec, size_t size)
 {
-    int rc = shoal__pool_spawn(ctx->rt, ctx->tc, ctx->self, NULL, spec, NULL, 0, false, pid);
+    shoal_pool_spec_t d;
+    spec_defaults(&d);
+    memcpy(spec, &d, size < sizeof d ? size : sizeof d);
+}
+
+SHOAL_API void(shoal_pool_spec_init)(shoal_pool_spec_t *spec)
+{
+    shoal_pool_spec_init_sized(spec, SPEC_SIZE_1_3);
+}
+
+/* A caller's spec chain (each of `size` bytes) as whole specs in chain[],
+ * linked to each other: the fields past size get their defaults. */
+static int spec_widen(const shoal_pool_spec_t *in, size_t size,
+                      shoal_pool_spec_t chain[SHOAL_POOL_MAX_DEPTH])
+{
+    if (in == NULL || size < SPEC_SIZE_1_3)
+        return SHOAL_EINVAL;
+    if (size > sizeof *in)
+        size = sizeof *in; /* a newer caller's fields we do not know are ignored */
+    uint32_t i = 0;
+    for (const shoal_pool_spec_t *s = in; s != NULL; s = s->worker_pool, i++) {
+        if (i == SHOAL_POOL_MAX_DEPTH)
+            return SHOAL_EINVAL;
+        spec_defaults(&chain[i]);
+        memcpy(&chain[i], s, size);
+        if (i > 0)
+            chain[i - 1].worker_pool = &chain[i];
+    }
+    return SHOAL_OK;
+}
+
+SHOAL_API int shoal_runtime_spawn_pool_sized(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
+                                             size_t size, shoal_pid_t *pid)
+{
+    shoal_pool_spec_t chain[SHOAL_POOL_MAX_DEPTH];
+    int rc = spec_widen(spec, size, chain);
+    if (rc != SHOAL_OK)
+        return rc;
+    shoal_tcache_t *tc = shoal__tcache_get(rt);
+    if (tc != NULL && tc->worker != NULL) /* a dispatcher thread never waits */
+        return shoal__pool_spawn(rt, tc, SHOAL_PID_NONE, NULL, chain, NULL, 0, false, pid);
+    return shoal__pool_start(rt, chain, NULL, 0, pid, NULL, 0);
+}
+
+SHOAL_API int shoal_spawn_pool_sized(shoal_ctx_t *ctx, const shoal_pool_spec_t *spec, size_t size,
+                                     shoal_pid_t *pid)
+{
+    shoal_pool_spec_t chain[SHOAL_POOL_MAX_DEPTH];
+    int rc = spec_widen(spec, size, chain);
+    if (rc != SHOAL_OK)
+        return rc;
+    rc = shoal__pool_spawn(ctx->rt, ctx->tc, ctx->self, NULL, chain, NULL, 0, false, pid);
     if (rc != SHOAL_OK)
         return rc;
     if ((rc = shoal__children_add(ctx, *pid)) != SHOAL_OK)
         *pid = SHOAL_PID_NONE; /* stopped: it must not outlive us untracked */
     return rc;
+}
+
+SHOAL_API int(shoal_runtime_spawn_pool)(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
+                                        shoal_pid_t *pid)
+{
+    return shoal_runtime_spawn_pool_sized(rt, spec, SPEC_SIZE_1_3, pid);
+}
+
+SHOAL_API int(shoal_spawn_pool)(shoal_ctx_t *ctx, const shoal_pool_spec_t *spec, shoal_pid_t *pid)
+{
+    return shoal_spawn_pool_sized(ctx, spec, SPEC_SIZE_1_3, pid);
 }
 
 /* A command whose payload and answer are one uint32_t. */

@@ -33,17 +33,6 @@ static int spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t parent,
 
 /* ---- spec ---------------------------------------------------------------- */
 
-SHOAL_API void shoal_pool_spec_init(shoal_pool_spec_t *spec)
-{
-    memset(spec, 0, sizeof *spec);
-    spec->size = 4;
-    spec->min_size = 1;
-    spec->mailbox = 64;
-    spec->restart.max = 5;
-    spec->restart.within_ms = 5000;
-    spec->restart.backoff_ms = 100;
-}
-
 static uint32_t max_of(const shoal_pool_spec_t *s)
 {
     if (s->max_size != 0)

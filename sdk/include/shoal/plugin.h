@@ -33,9 +33,10 @@ extern "C" {
  *   1.1  shoal_behaviour_t.inspect
  *   1.2  pools (shoal/pool.h), shoal_call_priority, shoal_runtime_call_priority
  *   1.3  shoal_behaviour_t.args: the behaviour's args schema (shoal/args.h)
+ *   1.4  pull pools: pool kinds, the source protocol (shoal/pull.h)
  * The host reads a behaviour field only if the plugin's minor has it. */
 #define SHOAL_ABI_MAJOR 1
-#define SHOAL_ABI_MINOR 3
+#define SHOAL_ABI_MINOR 4
 
 /* The exported symbol's name, and the ELF note's owner. */
 #define SHOAL_PLUGIN_SYMBOL "shoal_plugin"

@@ -71,10 +71,50 @@ typedef struct shoal_pool_spec_s {
      * allocated like an actor's; its init gets manager_args. */
     const shoal_behaviour_t *manager;
     const void *manager_args;
+    /* Appended in ABI 1.4 (the spec only grows at the end). */
+    uint32_t kind; /* SHOAL_POOL_KIND_FORWARD (the default) or SHOAL_POOL_KIND_PULL */
+    /* Pull pools (shoal/pull.h); ignored by forward pools. */
+    uint32_t prefetch;   /* items one worker holds at most: 1 .. SHOAL_POOL_MAX_PREFETCH; default 1 */
+    uint32_t buffer;     /* items the pool holds for its workers: 0 .. SHOAL_POOL_MAX_BUFFER;
+                            default 1024 */
+    uint32_t redeliver;  /* times an item whose worker failed goes to another one; default 0 */
+    shoal_pid_t dead_letter;         /* where an item goes after that; SHOAL_PID_NONE: dropped */
+    const shoal_behaviour_t *source; /* the epic: asked for items (shoal/pull.h), or NULL */
+    const void *source_args;         /* its init's args; must stay valid while the pool lives */
 } shoal_pool_spec_t;
 
-/* Fills spec with the defaults (no behaviour: set worker or worker_pool). */
-SHOAL_API void shoal_pool_spec_init(shoal_pool_spec_t *spec);
+/* Pool kinds. A forward pool hands each send to a worker's mailbox on the
+ * sender's thread (above). A pull pool holds sends in one bounded buffer
+ * and each worker takes the next item on its own thread when it has
+ * demand -- it holds fewer than `prefetch` -- so a slow item never has
+ * others queued behind it while another worker idles (shoal/pull.h). */
+#define SHOAL_POOL_KIND_FORWARD 0u
+#define SHOAL_POOL_KIND_PULL 1u
+#define SHOAL_POOL_MAX_PREFETCH 1024u
+#define SHOAL_POOL_MAX_BUFFER (1u << 24)
+
+/* Fills spec with the defaults (no behaviour: set worker or worker_pool).
+ *
+ * The spec only grows at the end, so its users say how big theirs is: the
+ * macros below pass the size of the spec the caller was compiled with to the _sized functions, and
+ * a field past that size takes its default (nested specs are read at the
+ * same size). The unsuffixed symbols stay for plugins built against ABI
+ * 1.2 and 1.3: they read a spec up to manager_args. */
+SHOAL_API void shoal_pool_spec_init_sized(shoal_pool_spec_t *spec, size_t size);
+SHOAL_API int shoal_runtime_spawn_pool_sized(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
+                                             size_t size, shoal_pid_t *pid);
+SHOAL_API int shoal_spawn_pool_sized(shoal_ctx_t *ctx, const shoal_pool_spec_t *spec, size_t size,
+                                     shoal_pid_t *pid);
+SHOAL_API void(shoal_pool_spec_init)(shoal_pool_spec_t *spec);
+SHOAL_API int(shoal_runtime_spawn_pool)(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
+                                        shoal_pid_t *pid);
+SHOAL_API int(shoal_spawn_pool)(shoal_ctx_t *ctx, const shoal_pool_spec_t *spec,
+                                shoal_pid_t *pid);
+#define shoal_pool_spec_init(spec) shoal_pool_spec_init_sized((spec), sizeof(shoal_pool_spec_t))
+#define shoal_runtime_spawn_pool(rt, spec, pid)                                                    \
+    shoal_runtime_spawn_pool_sized((rt), (spec), sizeof(shoal_pool_spec_t), (pid))
+#define shoal_spawn_pool(ctx, spec, pid)                                                           \
+    shoal_spawn_pool_sized((ctx), (spec), sizeof(shoal_pool_spec_t), (pid))
 
 /* Spawns a pool as a root actor. Returns when it has started: every first
  * worker (nested pools' included) has run its init. SHOAL_OK; SHOAL_EINVAL
@@ -83,13 +123,12 @@ SHOAL_API void shoal_pool_spec_init(shoal_pool_spec_t *spec);
  * it panicked) -- in each failure case nothing is left running;
  * SHOAL_ESTOPPED. Called from a worker thread it does not wait: then a
  * failure to start ends the pool instead. */
-SHOAL_API int shoal_runtime_spawn_pool(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
-                                       shoal_pid_t *pid);
+/* shoal_runtime_spawn_pool(rt, spec, pid) */
 
 /* Spawns a pool as a child of the running actor (linked, like shoal_spawn).
  * Does not wait: if its workers cannot be started, the pool ends and the
  * parent gets SHOAL_MSG_EXIT with the reason. */
-SHOAL_API int shoal_spawn_pool(shoal_ctx_t *ctx, const shoal_pool_spec_t *spec, shoal_pid_t *pid);
+/* shoal_spawn_pool(ctx, spec, pid) */
 
 /* Management commands: high-priority calls (shoal_call_priority) or sends
  * to the pool. Payloads and replies are uint32_t unless said otherwise.
@@ -100,6 +139,11 @@ SHOAL_API int shoal_spawn_pool(shoal_ctx_t *ctx, const shoal_pool_spec_t *spec, 
 #define SHOAL_POOL_SET_MAILBOX 0xFFFE0004u    /* payload: a limit; applied to live workers */
 #define SHOAL_POOL_STATS 0xFFFE0005u          /* no payload; reply: shoal_pool_stats_t */
 #define SHOAL_POOL_DRAIN 0xFFFE0006u          /* no payload; a call is answered when it has ended */
+/* Pull pools only (others answer SHOAL_ENOTSUP). */
+#define SHOAL_POOL_SET_PREFETCH 0xFFFE0007u /* payload: items per worker; reply: the new value */
+#define SHOAL_POOL_SET_BUFFER 0xFFFE0008u   /* payload: buffer items; reply: the new value */
+#define SHOAL_POOL_EPIC 0xFFFE0009u /* no payload: starts the source again (a new epic) on a
+                                       pool whose last one has ended; SHOAL_EBUSY while one runs */
 
 enum { SHOAL_POOL_RUNNING = 0, SHOAL_POOL_DEGRADED = 1, SHOAL_POOL_DRAINING = 2 };
 
@@ -131,6 +175,23 @@ typedef struct shoal_pool_stats_s {
     uint64_t latency_samples;
     uint64_t queue_wait_ns[3]; /* p50, p90, p99 */
     uint64_t service_ns[3];    /* p50, p90, p99 */
+    /* Appended in ABI 1.4. For a pull pool the counters above read:
+     * forwarded = items accepted into the buffer (received), unhandled =
+     * sends refused because it was full, handled/failed = items completed or
+     * failed by a worker, queue_depth = in the buffer + held by workers; and
+     *   received = handled + failed + dead_lettered + dropped + queue_depth
+     * (an item redelivered counts once, when it is settled for good). */
+    uint32_t kind;           /* SHOAL_POOL_KIND_* */
+    uint32_t prefetch;       /* pull: items per worker */
+    uint64_t buffer;         /* pull: its capacity ... */
+    uint64_t buffer_depth;   /* ... and the items in it now */
+    uint64_t demand;         /* pull: items the workers could take now (size x prefetch - held) */
+    uint64_t delivered;      /* pull: items taken by a worker (redeliveries included) */
+    uint64_t redelivered;    /* pull: items given to another worker after a failure */
+    uint64_t dead_lettered;  /* pull: items sent on to dead_letter after the last redelivery */
+    uint32_t source_state;   /* pull: SHOAL_SOURCE_* (shoal/pull.h) */
+    uint32_t source_restarts;
+    uint64_t source_items;   /* pull: items the source has sent in this epic */
 } shoal_pool_stats_t;
 
 /* From a thread that is not a dispatcher worker: the commands above as

@@ -8,6 +8,7 @@
 #include "shoal/inspect.h"
 #include "shoal/message.h"
 #include "shoal/pool.h"
+#include "shoal/pull.h"
 #include "shoal/runtime.h"
 #include "shoal/types.h"
 
