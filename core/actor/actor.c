@@ -21,8 +21,8 @@
 
 #include "actor/call.h"
 #include "actor/ctx.h"
+#include "actor/group.h"
 #include "actor/send.h"
-#include "pool/pool.h"
 #include "runtime/qsbr.h"
 #include "runtime/runtime.h"
 #include "sched/futex.h"
@@ -108,6 +108,7 @@ int shoal__actor_spawn_as(shoal_runtime_t *rt, shoal_tcache_t *tc, const shoal_s
             goto fail;
         ext->parent = parent;
         ext->member_of = s->member_of;
+        ext->member = s->member;
         ext->sends = s->sends;
         ext->notify_start = s->notify_start && parent != SHOAL_PID_NONE;
         if (hold != NULL)
@@ -135,11 +136,11 @@ int shoal__actor_spawn_as(shoal_runtime_t *rt, shoal_tcache_t *tc, const shoal_s
     atomic_store_explicit(&a->kind, kind, memory_order_relaxed);
     atomic_store_explicit(&a->owner, 0, memory_order_relaxed);
     atomic_store_explicit(&a->sched, SHOAL_SCHED_IDLE, memory_order_relaxed);
-    if (s->pool != NULL)
-        s->pool->pid = shoal__pid_make(gen, slot);
-    /* release: pairs with the acquire load in shoal__pool_forward (whose
-     * check of pool->pid needs the store above). */
-    atomic_store_explicit(&a->pool, s->pool, memory_order_release);
+    if (s->group != NULL)
+        s->group->pid = shoal__pid_make(gen, slot);
+    /* release: pairs with the acquire load in route_to_group (send.c), whose
+     * check of group->pid needs the store above. */
+    atomic_store_explicit(&a->group, s->group, memory_order_release);
     /* INIT goes in before the actor is published, so it is always the first
      * message (nothing, not even a STOP, can come ahead of it): the queue is
      * still ours alone, and its reservation is counted in the word below. */
@@ -270,8 +271,8 @@ static bool is_user(const shoal_env_t *e)
            !(shoal__env_flags(e) & SHOAL_ENV_PRIORITY);
 }
 
-/* True for a message a pool forwarded: only those count for the pool (a
- * worker may also get messages sent to its own PID, e.g. to itself). */
+/* True for a message that came through a group: only those count for it (a
+ * member may also get messages sent to its own PID, e.g. to itself). */
 static bool is_pooled(const shoal_env_t *e)
 {
     return is_user(e) && (shoal__env_flags(e) & SHOAL_ENV_POOLED) != 0;
@@ -283,10 +284,10 @@ static bool handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
     unsigned kind = shoal__env_kind(e);
     int rc = SHOAL_OK;
     bool failed = false;
-    if (ctx->is_pool && is_user(e)) {
-        /* A worker's hand-back, or a send that raced a spawn (send.c):
-         * the pool places it on a worker. */
-        shoal__pool_take_hand_back(ctx, e);
+    if (ctx->own != NULL && is_user(e)) {
+        /* A member's hand-back, or a send that raced a spawn (send.c):
+         * the group places it. */
+        ctx->own->ops->own_message(ctx, e);
         return true;
     }
     ctx->cur = e;
@@ -315,7 +316,7 @@ static bool handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
         shoal__children_remove(ctx, e->from);
         rc = call_handler(ctx, e, kind, (int)e->type);
         break;
-    case SHOAL_ENV_STARTED: /* only a parent that asked gets these: the pools */
+    case SHOAL_ENV_STARTED: /* only a parent that asked gets these: the groups */
         rc = call_handler(ctx, e, kind, (int)e->type);
         break;
     case SHOAL_ENV_INIT: {
@@ -324,7 +325,7 @@ static bool handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
         rc = ctx->b->beh->init != NULL ? ctx->b->beh->init(ctx, ctx->b->state, args) : SHOAL_OK;
         if (rc != SHOAL_OK)
             ctx->init_failed = true;
-        else if (!ctx->is_pool) /* a pool tells when its workers have started */
+        else if (ctx->own == NULL) /* a group tells when its members have started */
             shoal__actor_started(ctx, SHOAL_OK, NULL);
         break;
     }
@@ -335,8 +336,8 @@ static bool handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
         rc = shoal__inspect_answer(ctx, e);
         break;
     case SHOAL_ENV_RETIRE:
-        if (ctx->is_pool)
-            shoal__pool_retire(ctx);
+        if (ctx->own != NULL)
+            ctx->own->ops->own_retire(ctx);
         else if (ctx->b->ext != NULL)
             ctx->b->ext->retiring = true;
         break;
@@ -392,28 +393,37 @@ static void publish_deq(struct shoal_ctx_s *ctx)
     }
 }
 
-/* A pool worker's message: counted for its pool, and one in 16 timed (the
- * sender stamped it, forward.c). */
-static void handle_for_pool(struct shoal_ctx_s *ctx, shoal_env_t *e)
+/* A member's message: counted for its group, and timed when the sender
+ * stamped it. handle() drops the payload, not the envelope: settled still
+ * sees its flags, type and sender. */
+static void handle_for_group(struct shoal_ctx_s *ctx, shoal_env_t *e)
 {
+    const shoal_group_ops_t *ops = ctx->group->ops;
     bool user = is_pooled(e);
     if (!(shoal__env_flags(e) & SHOAL_ENV_STAMP)) {
         bool ok = handle(ctx, e);
-        if (ok && user && ctx->pool_exact) /* a process that may die: counted now */
-            shoal__pool_count_handled(ctx->tc, ctx->pool, 1);
+        if (ok && user && ctx->group_exact) /* a process that may die: counted now */
+            ops->turn_end(ctx, 1);
         else if (ok && user)
-            ctx->pool_handled++; /* counted once per turn (actor_run) */
+            ctx->group_handled++; /* counted once per turn (actor_run) */
         else if (user)
-            shoal__pool_count(ctx->tc, ctx->pool, true, 0, 0, false);
+            ops->settled(ctx, e, false, NULL);
         return;
     }
     uint64_t sent = *shoal__env_stamp(e);
     uint64_t start = shoal__now_ns();
     bool ok = handle(ctx, e);
     uint64_t end = shoal__now_ns();
+    shoal_group_timing_t t = {start > sent ? start - sent : 0, end - start};
     if (user)
-        shoal__pool_count(ctx->tc, ctx->pool, !ok, start > sent ? start - sent : 0, end - start,
-                          ok);
+        ops->settled(ctx, e, ok, ok ? &t : NULL);
+}
+
+/* What a member's group holds for it once its mailbox is empty. */
+static shoal_env_t *take_item(struct shoal_ctx_s *ctx)
+{
+    shoal_env_t *(*take)(struct shoal_ctx_s *) = ctx->group->ops->take;
+    return take != NULL ? take(ctx) : NULL;
 }
 
 /* The body of a turn. Locals here are not used after a panic unwinds. */
@@ -435,13 +445,13 @@ static void run_messages(struct shoal_ctx_s *ctx)
         if (budget == 0)
             return;
         e = pop_user(ctx);
-        if (e == NULL)
+        if (e == NULL && (ctx->group == NULL || (e = take_item(ctx)) == NULL))
             return;
         if (budget != ctx->rt->throughput) /* a second message in this turn */
             shoal__sched_share(ctx->w);
         budget--;
-        if (ctx->pool != NULL)
-            handle_for_pool(ctx, e);
+        if (ctx->group != NULL)
+            handle_for_group(ctx, e);
         else
             handle(ctx, e);
         if (ctx->exiting || ctx->yield)
@@ -449,8 +459,8 @@ static void run_messages(struct shoal_ctx_s *ctx)
     }
 }
 
-/* A retiring pool worker ends once it has popped the final count of its
- * closed mailbox (pool.c closes it, then sends RETIRE). Checked after every
+/* A retiring member ends once it has popped the final count of its closed
+ * mailbox (its group closes it, then sends RETIRE). Checked after every
  * turn, however it ended (budget, yield, empty): a retiring worker with an
  * empty mailbox is never scheduled again. The relaxed load is enough: the
  * pop of RETIRE (acquire) ordered it after the close, so it reads the final
@@ -470,23 +480,34 @@ static bool pending(shoal_actor_t *a, uint32_t udeq, uint32_t sdeq, memory_order
            shoal__rsv_count(atomic_load_explicit(&a->sys_rsv, mo)) != sdeq;
 }
 
-static void end_turn(shoal_worker_t *w, shoal_actor_t *a, shoal_actor_back_t *b)
+/* Whether a member's group has work for it beyond its mailbox (group.h). */
+static bool group_more(struct shoal_ctx_s *ctx, bool idle)
 {
+    bool (*more)(struct shoal_ctx_s *, bool) = ctx->group != NULL ? ctx->group->ops->more : NULL;
+    return more != NULL && more(ctx, idle);
+}
+
+static void end_turn(struct shoal_ctx_s *ctx)
+{
+    shoal_worker_t *w = ctx->w;
+    shoal_actor_t *a = ctx->a;
+    shoal_actor_back_t *b = ctx->b;
     if (w->rt->debug_checks)
         shoal__owner_leave(a);
     /* Read the pop counts while we still own the actor: once it is IDLE,
      * another worker may run it and move them. */
     uint32_t udeq = atomic_load_explicit(&b->user_deq, memory_order_relaxed);
     uint32_t sdeq = b->sys_deq;
-    if (pending(a, udeq, sdeq, memory_order_relaxed)) {
+    if (pending(a, udeq, sdeq, memory_order_relaxed) || group_more(ctx, false)) {
         atomic_store_explicit(&a->sched, SHOAL_SCHED_SCHEDULED, memory_order_relaxed);
         shoal__sched_push(w->rt, &w->tc, a);
         return;
     }
     /* seq_cst store, then seq_cst reloads: the worker's half of the Dekker
-     * pair with shoal__rsv_reserve + shoal__schedule (actor.h). */
+     * pair with shoal__rsv_reserve + shoal__schedule (actor.h), and with a
+     * group's senders that wake idle members (group_more). */
     atomic_store_explicit(&a->sched, SHOAL_SCHED_IDLE, memory_order_seq_cst);
-    if (pending(a, udeq, sdeq, memory_order_seq_cst)) {
+    if (pending(a, udeq, sdeq, memory_order_seq_cst) || group_more(ctx, true)) {
         uint32_t idle = SHOAL_SCHED_IDLE;
         if (atomic_compare_exchange_strong_explicit(&a->sched, &idle, SHOAL_SCHED_SCHEDULED,
                                                     memory_order_seq_cst, memory_order_relaxed))
@@ -516,13 +537,13 @@ void shoal__dead_letter(struct shoal_ctx_s *ctx, shoal_env_t *e)
 /* Pops until `fin` messages have been popped in all: after that no producer
  * can touch the queue (mailbox.h). A producer between its reservation and
  * its link is waited for; that window is a few instructions. */
-static void drain(struct shoal_ctx_s *ctx, bool sys, uint32_t fin, shoal_pool_t *own)
+static void drain(struct shoal_ctx_s *ctx, bool sys, uint32_t fin)
 {
-    /* Work queued in a pool worker goes back to its pool; a nested pool
-     * hands what it holds up to its parent pool (pool/forward.c). */
+    /* Work queued in a member goes back to its group; a nested group hands
+     * what it holds up to the group it is a member of. */
     shoal_pid_t back_to = SHOAL_PID_NONE;
-    shoal_pool_t *counted = ctx->pool != NULL ? ctx->pool : own;
-    if (ctx->pool != NULL || (own != NULL && own->parent != NULL))
+    shoal_group_t *g = ctx->group != NULL ? ctx->group : ctx->own;
+    if (ctx->group != NULL || (ctx->own != NULL && ctx->own->parent != NULL))
         back_to = ctx->b->ext->parent;
     shoal_actor_back_t *b = ctx->b;
     unsigned spins = 0;
@@ -538,8 +559,8 @@ static void drain(struct shoal_ctx_s *ctx, bool sys, uint32_t fin, shoal_pool_t 
                 sched_yield();
             continue;
         }
-        if (counted != NULL && (ctx->is_pool ? is_user(e) : is_pooled(e)) &&
-            shoal__pool_hand_back(ctx, counted, back_to, e))
+        if (g != NULL && (ctx->own != NULL ? is_user(e) : is_pooled(e)) &&
+            g->ops->hand_back(ctx, g, back_to, e))
             continue;
         shoal__dead_letter(ctx, e);
     }
@@ -575,11 +596,13 @@ static void actor_end(struct shoal_ctx_s *ctx)
         shoal__watch_leave(ctx->w, watch);
     }
     ctx->in_terminate = true;
-    shoal_pool_t *own = ctx->is_pool ? shoal__pool_ended(ctx) : NULL;
+    shoal_group_t *own = ctx->own;
+    if (own != NULL)
+        own->ops->own_end(ctx);
     uint32_t ufin = shoal__rsv_close(&ctx->a->user_rsv);
     uint32_t sfin = shoal__rsv_close(&ctx->a->sys_rsv);
-    drain(ctx, true, sfin, own);
-    drain(ctx, false, ufin, own);
+    drain(ctx, true, sfin);
+    drain(ctx, false, ufin);
     shoal_actor_ext_t *ext = b->ext;
     if (ext != NULL) {
         for (uint32_t i = 0; i < ext->nchildren; i++)
@@ -594,14 +617,14 @@ static void actor_end(struct shoal_ctx_s *ctx)
         shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, ctx->name, "ended: %s (%d)",
                    shoal_strerror(reason), reason);
     SHOAL_STAT_ADD(ctx->tc, actors_ended, 1);
-    shoal_pool_t *member_of = ext != NULL ? ext->member_of : NULL;
+    shoal_group_t *member_of = ext != NULL ? ext->member_of : NULL;
     shoal__actor_release(ctx->rt, ctx->tc, ctx->a);
-    /* Last (ctx->name may point into a record): a worker's reference on its
-     * pool, a pool's actor's on its own record; either may free it. */
+    /* Last (ctx->name may point into a record): a member's reference on its
+     * group, a group's actor's on its own record; either may free it. */
     if (member_of != NULL)
-        shoal__pool_unref(ctx->rt, member_of);
+        member_of->ops->unref(ctx->rt, member_of);
     if (own != NULL)
-        shoal__pool_unref(ctx->rt, own);
+        own->ops->unref(ctx->rt, own);
 }
 
 /* After shoal_panic unwound to shoal__actor_run. */
@@ -618,8 +641,8 @@ static void after_panic(struct shoal_ctx_s *ctx)
         }
         if (shoal__env_kind(e) == SHOAL_ENV_INIT)
             ctx->init_failed = true;
-        if (ctx->pool != NULL && is_pooled(e))
-            shoal__pool_count(ctx->tc, ctx->pool, true, 0, 0, false);
+        if (ctx->group != NULL && is_pooled(e))
+            ctx->group->ops->settled(ctx, e, false, NULL);
         shoal__env_drop_payload(e);
         ctx->cur = NULL;
     }
@@ -641,17 +664,21 @@ void shoal__actor_run(shoal_worker_t *w, shoal_actor_t *a)
     ctx->init_failed = false;
     ctx->in_terminate = false;
     ctx->yield = false;
-    /* A nested pool's own actor is a member of its parent pool, but it
-     * handles no work: only leaf workers count for their pools. */
-    ctx->is_pool = atomic_load_explicit(&a->kind, memory_order_relaxed) == SHOAL_ACTOR_POOL;
-    ctx->pool = ctx->b->ext != NULL && !ctx->is_pool ? ctx->b->ext->member_of : NULL;
-    ctx->sends = ctx->b->ext != NULL ? ctx->b->ext->sends : NULL;
-    ctx->pool_exact = ctx->pool != NULL && ctx->pool->exact;
+    /* A nested group's own actor is a member of the group above, but it
+     * handles no work: only leaf members count for their groups. */
+    shoal_actor_ext_t *x = ctx->b->ext;
+    ctx->own = atomic_load_explicit(&a->kind, memory_order_relaxed) == SHOAL_ACTOR_GROUP
+                   ? atomic_load_explicit(&a->group, memory_order_relaxed)
+                   : NULL;
+    ctx->group = x != NULL && ctx->own == NULL ? x->member_of : NULL;
+    ctx->member = ctx->group != NULL ? x->member : NULL;
+    ctx->sends = x != NULL ? x->sends : NULL;
+    ctx->group_exact = ctx->group != NULL && ctx->group->exact;
     ctx->name = ctx->b->beh->name;
-    if (ctx->pool != NULL)
-        ctx->name = ctx->pool->label;
-    else if (ctx->is_pool)
-        ctx->name = atomic_load_explicit(&a->pool, memory_order_relaxed)->name;
+    if (ctx->group != NULL)
+        ctx->name = ctx->group->label;
+    else if (ctx->own != NULL)
+        ctx->name = ctx->own->name;
     ctx->deq = atomic_load_explicit(&ctx->b->user_deq, memory_order_relaxed);
     ctx->unpublished = 0;
     uint32_t limit = atomic_load_explicit(&a->limit, memory_order_relaxed);
@@ -672,13 +699,13 @@ void shoal__actor_run(shoal_worker_t *w, shoal_actor_t *a)
     /* The pop count first, then the handled count: who reads both in the
      * other order (stats.c) never sees a message as handled and queued. */
     publish_deq(ctx);
-    if (ctx->pool_handled != 0) {
-        shoal__pool_count_handled(&w->tc, ctx->pool, ctx->pool_handled);
-        ctx->pool_handled = 0;
+    if (ctx->group_handled != 0) {
+        ctx->group->ops->turn_end(ctx, ctx->group_handled);
+        ctx->group_handled = 0;
     }
     if (ctx->exiting)
         actor_end(ctx);
     else
-        end_turn(w, a, ctx->b);
+        end_turn(ctx);
     shoal__qsbr_exit(&w->tc); /* if a forward opened a region (qsbr.h) */
 }

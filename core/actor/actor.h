@@ -49,10 +49,10 @@ enum {
 enum {
     SHOAL_ACTOR_PLAIN = 0,
     SHOAL_ACTOR_WAITER = 1, /* a thread blocked in a call */
-    SHOAL_ACTOR_POOL = 2,   /* user sends are forwarded to a worker (pool/forward.c) */
+    SHOAL_ACTOR_GROUP = 2,  /* user sends are routed by its kind (group.h) */
 };
 
-struct shoal_pool_s;
+struct shoal_group_s;
 
 typedef struct shoal_actor_s {
     _Atomic uint64_t user_rsv; /* gen | ALIVE | count (mailbox.h) */
@@ -64,9 +64,9 @@ typedef struct shoal_actor_s {
     _Atomic uint32_t limit; /* 0 = unbounded */
     _Atomic uint32_t owner; /* debug checks: running worker id + 1, else 0 */
     _Atomic uint32_t kind;  /* SHOAL_ACTOR_*; set at spawn */
-    /* kind POOL: its record, for senders (pool/forward.c); set [release]
-     * at spawn before the actor is published, cleared when it ends. */
-    _Atomic(struct shoal_pool_s *) pool;
+    /* kind GROUP: its record, for senders (send.c); set [release] at spawn
+     * before the actor is published, cleared when it ends. */
+    _Atomic(struct shoal_group_s *) group;
 } shoal_actor_t;
 
 _Static_assert(sizeof(shoal_actor_t) == 64, "the sender-side record is one cache line");
@@ -94,7 +94,7 @@ typedef struct shoal_actor_hold_s {
  * relaxed fetch_adds by the thread running the actor (one thread at a
  * time), read with relaxed loads by the host (any thread): each is a
  * monotonic count on its own, no other memory is published through them.
- * The record that holds them (a pool record, pool.h) outlives the actor. */
+ * The record that holds them (a group's record, group.h) outlives the actor. */
 typedef struct shoal_send_counts_s {
     _Atomic uint64_t sent, refused;
 } shoal_send_counts_t;
@@ -109,8 +109,9 @@ typedef struct shoal_actor_ext_s {
     shoal_pending_call_t *calls;
     uint32_t ncalls;
     size_t calls_cap;
-    struct shoal_pool_s *member_of; /* a pool's worker: that pool (holds a reference) */
-    bool retiring;                  /* removed from its pool: end when the mailbox is empty */
+    struct shoal_group_s *member_of; /* a member: its group (holds a reference) */
+    void *member;                    /* ... and what its group's kind keeps for it */
+    bool retiring;                   /* removed from its group: end when the mailbox is empty */
     bool notify_start;              /* the parent waits for SHOAL_ENV_STARTED (not sent yet) */
     shoal_send_counts_t *sends;     /* a source's: its sends are counted there (NULL: not) */
 } shoal_actor_ext_t;
@@ -149,12 +150,13 @@ typedef struct shoal_spawn_s {
     uint32_t limit; /* SHOAL_MAILBOX_UNBOUNDED or 1 .. SHOAL_MAILBOX_MAX */
     uint32_t kind;
     const shoal_actor_hold_t *hold;
-    struct shoal_pool_s *pool;      /* kind POOL: the record it runs */
-    struct shoal_pool_s *member_of; /* a pool worker: its pool (the reference passes to it) */
+    struct shoal_group_s *group;     /* kind GROUP: the record it runs */
+    struct shoal_group_s *member_of; /* a member: its group (the reference passes to it) */
+    void *member;                    /* ... and what its group's kind keeps for it */
     /* Tell the parent how the start went: one SHOAL_ENV_STARTED to it, with
      * status 0 once init has succeeded, or the reason the actor ended
      * before (its init failed or panicked, or it was stopped first) and the
-     * error text. A pool's own actor sends it itself when its workers have
+     * error text. A group's own actor sends it itself when its members have
      * started (shoal__actor_started). */
     bool notify_start;
     shoal_send_counts_t *sends; /* count this actor's sends there (ext->sends), or NULL */

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "actor/actor.h"
+#include "actor/group.h"
 #include "runtime/tcache.h"
 #include "shoal/error.h"
 
@@ -26,10 +27,11 @@ struct shoal_ctx_s {
     shoal_actor_back_t *b;
     shoal_pid_t self;
     shoal_env_t *cur;           /* the envelope being handled, for panic clean-up */
-    struct shoal_pool_s *pool;  /* the pool this actor works for, or NULL */
-    bool is_pool;               /* the actor is a pool's own actor */
-    uint64_t pool_handled;      /* messages handled this turn, not yet counted for the pool */
-    bool pool_exact;            /* the pool counts every message at once (pool.h) */
+    shoal_group_t *group;       /* the group this actor is a member of, or NULL (group.h) */
+    void *member;               /* ... and what the group's kind keeps for it */
+    shoal_group_t *own;         /* the actor is this group's own actor, or NULL */
+    uint64_t group_handled;     /* messages handled this turn, not yet counted for the group */
+    bool group_exact;           /* the group counts every message at once */
     shoal_send_counts_t *sends; /* a source's: where its sends are counted (actor.h), or NULL */
     const char *name;           /* for log lines: "pool/behaviour" for a pool's worker */
     int exiting;                /* shoal_exit called or a callback failed */

@@ -2,7 +2,8 @@
  * mailbox.h, the schedule word's in actor.h. */
 #include "actor/send.h"
 
-#include "pool/pool.h"
+#include "actor/group.h"
+#include "runtime/qsbr.h"
 #include "runtime/runtime.h"
 #include "sched/futex.h"
 #include "sched/worker.h"
@@ -25,6 +26,45 @@ void shoal__schedule(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a)
         shoal__sched_push(rt, tc, a);
 }
 
+/* `to` is a live actor that is not a group after all (the caller's early
+ * read of the kind was stale): deliver as to any actor. */
+#define NOT_GROUP 1
+
+/* Hands a user-mailbox envelope sent to the group `to` (front a) to its
+ * kind (group.h), inside a read-side region: the record may be unpublished
+ * and retired meanwhile, but is not freed before the region ends. SHOAL_OK:
+ * taken; NOT_GROUP; else an error, and the caller keeps e. */
+static int route_to_group(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a,
+                          shoal_pid_t to, shoal_env_t *e)
+{
+    bool opened = !tc->in_region;
+    shoal__qsbr_enter(tc);
+    int rc = SHOAL_ENOPROC;
+    /* acquire: pairs with the release stores of spawn (actor.c): the record
+     * a live generation points at is set up. */
+    uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_acquire);
+    /* seq_cst: the reader's load of the Dekker pair in qsbr.h (it also
+     * acquires: the record is initialised before it is published). It may
+     * be a later group's on this slot (then its pid differs) or one that
+     * ended (in limbo, still readable inside our region). */
+    shoal_group_t *g = atomic_load_explicit(&a->group, memory_order_seq_cst);
+    if (shoal__rsv_gen(w) != shoal__pid_gen(to) || !shoal__rsv_alive(w))
+        goto out;
+    /* The caller read the kind before it knew the generation: check it now
+     * that the acquire above has shown us that generation's spawn. */
+    if (atomic_load_explicit(&a->kind, memory_order_relaxed) != SHOAL_ACTOR_GROUP) {
+        rc = NOT_GROUP;
+        goto out;
+    }
+    if (g != NULL && g->pid == to)
+        rc = g->ops->route(rt, tc, g, e);
+out:
+    /* A worker thread stays in its region until the end of its turn. */
+    if (opened && tc->worker == NULL)
+        shoal__qsbr_exit(tc);
+    return rc;
+}
+
 int shoal__deliver(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoal_env_t *e,
                    bool sys)
 {
@@ -37,12 +77,12 @@ int shoal__deliver(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoa
                    : SHOAL_ENOPROC;
     shoal_actor_t *a = shoal__actor_at(rt, slot);
     int rc;
-    /* A pool forwards (the kind is checked again there, with the generation;
-     * a PLAIN read that is stale lands in a pool's own mailbox, and the pool
-     * places it like a handed-back message). */
-    if (!sys && atomic_load_explicit(&a->kind, memory_order_relaxed) == SHOAL_ACTOR_POOL) {
-        rc = shoal__pool_forward(rt, tc, a, to, e);
-        if (rc != SHOAL__NOT_POOL)
+    /* A group routes (the kind is checked again there, with the generation;
+     * a PLAIN read that is stale lands in a group's own mailbox, and the
+     * group places it like a handed-back message). */
+    if (!sys && atomic_load_explicit(&a->kind, memory_order_relaxed) == SHOAL_ACTOR_GROUP) {
+        rc = route_to_group(rt, tc, a, to, e);
+        if (rc != NOT_GROUP)
             return rc;
     }
     if (sys) {

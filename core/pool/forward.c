@@ -1,8 +1,10 @@
-/* forward.c - the sender's side of a pool: choosing a worker on the
- * sender's own thread, and the counts a worker makes for its pool.
+/* forward.c - the forward kind (Ergo's act.Pool): choosing a worker on the
+ * sender's own thread, the counts a worker makes for its pool, and the
+ * kind's ops for the actor layer (actor/group.h).
  *
  * A send to a pool never waits for the pool's actor. The sender reads the
- * pool's record (pool.h) inside a read-side region (runtime/qsbr.h), starts
+ * pool's record (pool.h) inside a read-side region (runtime/qsbr.h, entered
+ * by the actor layer before it routes), starts
  * at its own cursor in the worker FIFO and offers the envelope to each
  * worker once: the first that accepts it keeps it, and the cursor moves past
  * it. A full mailbox (SHOAL_EFULL, or SHOAL_EBUSY from a nested pool) and a
@@ -40,7 +42,7 @@ static int offer(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoal_
     if (slot >= rt->max_actors)
         return SHOAL_ENOPROC;
     shoal_actor_t *a = shoal__actor_at(rt, slot);
-    if (atomic_load_explicit(&a->kind, memory_order_relaxed) == SHOAL_ACTOR_POOL)
+    if (atomic_load_explicit(&a->kind, memory_order_relaxed) == SHOAL_ACTOR_GROUP)
         return shoal__deliver(rt, tc, to, e, false);
     /* A stale PLAIN (the slot is a pool now) is harmless: the reservation
      * checks the generation, and a pool places what lands in its own
@@ -67,36 +69,15 @@ static int offer(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoal_
     return SHOAL_OK;
 }
 
-int shoal__pool_forward(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *pa, shoal_pid_t to,
-                        shoal_env_t *e)
+static int forward_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g, shoal_env_t *e)
 {
-    bool opened = !tc->in_region;
-    shoal__qsbr_enter(tc);
-    int rc = SHOAL_ENOPROC;
-    /* acquire: pairs with the release stores of spawn (actor.c): the record
-     * a live generation points at is set up. */
-    uint64_t w = atomic_load_explicit(&pa->user_rsv, memory_order_acquire);
-    /* seq_cst: the reader's load of the Dekker pair in qsbr.h (it also
-     * acquires: the record is initialised before it is published). It may
-     * be a later pool's on this slot (then its pid differs) or one that
-     * ended (in limbo, still readable inside our region). */
-    shoal_pool_t *p = atomic_load_explicit(&pa->pool, memory_order_seq_cst);
-    if (shoal__rsv_gen(w) != shoal__pid_gen(to) || !shoal__rsv_alive(w))
-        goto out;
-    /* The caller read the kind before it knew the generation: check it now
-     * that the acquire above has shown us that generation's spawn. */
-    if (atomic_load_explicit(&pa->kind, memory_order_relaxed) != SHOAL_ACTOR_POOL) {
-        rc = SHOAL__NOT_POOL;
-        goto out;
-    }
-    if (p == NULL || p->pid != to)
-        goto out;
+    shoal_pool_t *p = shoal__pool_of_group(g);
     bool shared;
     shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
     if (p->remote != NULL) { /* into its child process's ring (remote.c) */
-        rc = shoal__remote_forward(p->remote, tc, e);
+        int rc = shoal__remote_forward(p->remote, tc, e);
         shoal__stripe_add(rc == SHOAL_OK ? &st->forwarded : &st->unhandled, 1, shared);
-        goto out;
+        return rc;
     }
     /* acquire: pairs with the pool actor's release stores of slots then n. */
     uint32_t n = atomic_load_explicit(&p->nworkers, memory_order_acquire);
@@ -112,18 +93,12 @@ int shoal__pool_forward(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *
             if (offer(rt, tc, wp, e, sample) == SHOAL_OK) {
                 c->next = i;
                 shoal__stripe_add(&st->forwarded, 1, shared);
-                rc = SHOAL_OK;
-                goto out;
+                return SHOAL_OK;
             }
         }
     }
     shoal__stripe_add(&st->unhandled, 1, shared);
-    rc = SHOAL_EBUSY;
-out:
-    /* A worker thread stays in its region until the end of its turn. */
-    if (opened && tc->worker == NULL)
-        shoal__qsbr_exit(tc);
-    return rc;
+    return SHOAL_EBUSY;
 }
 
 void shoal__pool_count(shoal_tcache_t *tc, shoal_pool_t *p, bool failed, uint64_t wait_ns,
@@ -133,7 +108,7 @@ void shoal__pool_count(shoal_tcache_t *tc, shoal_pool_t *p, bool failed, uint64_
     unsigned sb = sampled ? shoal__hist_bucket(service_ns) : 0;
     /* The worker holds a reference on its pool's record, each record one on
      * its parent's (pool.c). */
-    for (; p != NULL; p = p->parent) {
+    for (; p != NULL; p = shoal__pool_parent(p)) {
         bool shared;
         shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
         shoal__stripe_add(failed ? &st->failed : &st->handled, 1, shared);
@@ -158,7 +133,7 @@ void shoal__pool_count(shoal_tcache_t *tc, shoal_pool_t *p, bool failed, uint64_
 
 void shoal__pool_count_handled(shoal_tcache_t *tc, shoal_pool_t *p, uint64_t n)
 {
-    for (; p != NULL; p = p->parent) {
+    for (; p != NULL; p = shoal__pool_parent(p)) {
         /* release: after the worker's pop count (published first, actor.c):
          * a reader that acquires this sees those messages off the queue. A
          * worker thread writes only its own stripe. */
@@ -171,7 +146,7 @@ void shoal__pool_count_handled(shoal_tcache_t *tc, shoal_pool_t *p, uint64_t n)
 
 void shoal__pool_count_dropped(shoal_tcache_t *tc, shoal_pool_t *p)
 {
-    for (; p != NULL; p = p->parent) {
+    for (; p != NULL; p = shoal__pool_parent(p)) {
         bool shared;
         shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
         shoal__stripe_add(&st->dropped, 1, shared);
@@ -200,3 +175,44 @@ bool shoal__pool_hand_back(struct shoal_ctx_s *ctx, shoal_pool_t *counted, shoal
     shoal__pool_count_dropped(ctx->tc, counted);
     return false;
 }
+
+/* ---- the kind's ops (actor/group.h) --------------------------------------- */
+
+static void forward_settled(struct shoal_ctx_s *ctx, shoal_env_t *e, bool ok,
+                            const shoal_group_timing_t *t)
+{
+    (void)e;
+    shoal__pool_count(ctx->tc, shoal__pool_of_group(ctx->group), !ok, t ? t->wait_ns : 0,
+                      t ? t->service_ns : 0, t != NULL);
+}
+
+static void forward_turn_end(struct shoal_ctx_s *ctx, uint64_t handled)
+{
+    shoal__pool_count_handled(ctx->tc, shoal__pool_of_group(ctx->group), handled);
+}
+
+static bool forward_hand_back(struct shoal_ctx_s *ctx, shoal_group_t *g, shoal_pid_t to,
+                              shoal_env_t *e)
+{
+    return shoal__pool_hand_back(ctx, shoal__pool_of_group(g), to, e);
+}
+
+static void forward_own_end(struct shoal_ctx_s *ctx) { shoal__pool_ended(ctx); }
+
+static void forward_unref(shoal_runtime_t *rt, shoal_group_t *g)
+{
+    shoal__pool_unref(rt, shoal__pool_of_group(g));
+}
+
+const shoal_group_ops_t shoal__forward_ops = {
+    .route = forward_route,
+    .own_message = shoal__pool_take_hand_back,
+    .own_retire = shoal__pool_retire,
+    .own_end = forward_own_end,
+    .settled = forward_settled,
+    .turn_end = forward_turn_end,
+    .take = NULL, /* it holds nothing: every message is in a worker's mailbox */
+    .more = NULL,
+    .hand_back = forward_hand_back,
+    .unref = forward_unref,
+};

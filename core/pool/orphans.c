@@ -81,7 +81,7 @@ void shoal__pool_take_hand_back(struct shoal_ctx_s *ctx, shoal_env_t *e)
 static int deliver_over(struct shoal_ctx_s *ctx, shoal_pid_t to, shoal_env_t *e)
 {
     shoal_actor_t *a = shoal__actor_at(ctx->rt, shoal__pid_slot(to));
-    if (atomic_load_explicit(&a->kind, memory_order_relaxed) != SHOAL_ACTOR_POOL)
+    if (atomic_load_explicit(&a->kind, memory_order_relaxed) != SHOAL_ACTOR_GROUP)
         return shoal__deliver_over(ctx->rt, ctx->tc, to, e);
     /* A nested pool takes it through its system mailbox and places it the
      * same way (shoal__pool_take_hand_back). */
@@ -105,7 +105,7 @@ static int place(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *e)
  * it is a nested one, else dropped (counted, calls answered). */
 void shoal__pool_give_up_orphans(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
-    shoal_pid_t up = p->parent != NULL ? ctx->b->ext->parent : SHOAL_PID_NONE;
+    shoal_pid_t up = p->g.parent != NULL ? ctx->b->ext->parent : SHOAL_PID_NONE;
     shoal_env_t *e;
     while ((e = orphans_pop(&p->orphans)) != NULL) {
         if (!shoal__pool_hand_back(ctx, p, up, e))

@@ -129,7 +129,8 @@ static int spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t parent,
             launch->release(launch->user); /* taken over, even when refused */
         return rc;
     }
-    p->exact = opts != NULL && opts->exact;
+    p->g.ops = &shoal__forward_ops;
+    p->g.exact = opts != NULL && opts->exact;
     p->count_sends = opts != NULL && opts->count_sends;
     rc = spec_copy(p, spec);
     uint32_t ring = spec->restart.max ? spec->restart.max : 1;
@@ -150,7 +151,7 @@ static int spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t parent,
     /* The record, not the actor, holds the reference on the parent pool:
      * this pool's workers count into the parent (forward.c) for as long as
      * the record lives, which may be after this pool's actor has ended. */
-    p->parent = member_of;
+    p->g.parent = member_of != NULL ? &member_of->g : NULL;
     if (hold != NULL) {
         hold->acquire(hold->what); /* the record's (released when the actor ends) */
         p->hold = *hold;
@@ -168,8 +169,8 @@ static int spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t parent,
         .beh = &pool_behaviour,
         .args = p,
         .limit = SHOAL_MAILBOX_UNBOUNDED,
-        .kind = SHOAL_ACTOR_POOL,
-        .pool = p,
+        .kind = SHOAL_ACTOR_GROUP,
+        .group = &p->g,
         .notify_start = notify,
     };
     rc = shoal__actor_spawn_as(rt, tc, &s, pid);
@@ -563,10 +564,10 @@ static const shoal_behaviour_t pool_behaviour = {
 
 shoal_pool_t *shoal__pool_ended(struct shoal_ctx_s *ctx)
 {
-    shoal_pool_t *p = atomic_load_explicit(&ctx->a->pool, memory_order_relaxed);
+    shoal_pool_t *p = shoal__pool_of_group(ctx->own);
     /* seq_cst: the reclaimer's store in the Dekker pair of qsbr.h: a sender
      * that has not found the record by now never will. */
-    atomic_store_explicit(&ctx->a->pool, NULL, memory_order_seq_cst);
+    atomic_store_explicit(&ctx->a->group, NULL, memory_order_seq_cst);
     /* If the start never ended (stopped first, a worker could not be
      * spawned, the manager's init failed), whoever waits hears why. */
     int why = ctx->reason != SHOAL_OK ? ctx->reason : SHOAL_ESHUTDOWN;

@@ -39,6 +39,7 @@
 
 #include "actor/actor.h"
 #include "actor/ctx.h"
+#include "actor/group.h"
 #include "pool/remote.h"
 #include "runtime/qsbr.h"
 #include "sched/worker.h"
@@ -79,18 +80,19 @@ typedef struct shoal_orphans_s {
 } shoal_orphans_t;
 
 typedef struct shoal_pool_s {
+    /* What the actor layer reads (actor/group.h): the kind's ops, the pid,
+     * the record above (the pool this one is a worker of: counts go up
+     * too), name, label, exact. Set before publication. */
+    shoal_group_t g;
     /* read by senders */
-    alignas(64) shoal_pid_t pid; /* set before publication */
-    _Atomic uint32_t nworkers;   /* slots[0 .. nworkers) are the FIFO */
+    alignas(64) _Atomic uint32_t nworkers; /* slots[0 .. nworkers) are the FIFO */
     uint32_t cap;                /* max_size */
     _Atomic shoal_pid_t *slots;
     shoal_pool_stripe_t *stripes; /* nstripes: one per worker id, then the shared one */
     uint32_t nstripes;
-    struct shoal_pool_s *parent; /* the pool this one is a worker of (counts go up too) */
     /* isolation: process (remote.h): the workers are in a child process;
      * set before publication, freed with the record */
     struct shoal_remote_s *remote;
-    bool exact;            /* workers count every message at once (remote.h: the child's) */
     bool stripes_external; /* stripes are not ours to free (a child's shared counters) */
     char name[64];
     char label[128]; /* "name/behaviour": how its workers are named in logs */
@@ -104,9 +106,7 @@ typedef struct shoal_pool_s {
     _Atomic uint32_t starting;
     _Atomic int init_rc;
     char init_text[256];
-    struct shoal_pool_s *limbo_next;
-    shoal_qsbr_snap_t snap;
-    bool snap_pending; /* in limbo without a snapshot yet (ENOMEM) */
+    shoal_qsbr_retired_t retired; /* in the runtime's limbo (runtime/qsbr.h) */
 
     /* Published by the pool's actor at the end of each of its callbacks,
      * for threads that read a pool without asking it (shoal__pool_peek):
@@ -217,19 +217,25 @@ bool shoal__pool_is_ended(shoal_pool_t *p);
  * caller's reference is left, and its counts are final. */
 bool shoal__pool_is_quiet(shoal_pool_t *p);
 
-/* Forwards a user-mailbox envelope sent to the pool whose front is `pa`
- * (forward.c). On SHOAL_OK a worker's mailbox owns e. SHOAL_EBUSY: every
- * worker was full (counted); SHOAL_ENOPROC: no such pool; SHOAL__NOT_POOL:
- * the live actor `to` is not a pool after all (the caller's early read of
- * its kind was stale): deliver it as to any actor. The caller still owns e
- * on error. */
-#define SHOAL__NOT_POOL 1
-int shoal__pool_forward(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *pa, shoal_pid_t to,
-                        shoal_env_t *e);
+/* The forward kind (forward.c): its ops (actor/group.h). Its route offers
+ * e to each worker once, from the sender's cursor: on SHOAL_OK a worker's
+ * mailbox owns e; SHOAL_EBUSY: every worker was full (counted). */
+extern const shoal_group_ops_t shoal__forward_ops;
 
-/* A worker's side (called by actor.c with ctx->pool set): one message
- * failed, or one timed message handled (with its latencies); n untimed
- * messages handled (summed over a turn). Into p and every pool above. */
+/* The record of a group (g is its first member). */
+static inline shoal_pool_t *shoal__pool_of_group(shoal_group_t *g)
+{
+    return (shoal_pool_t *)(void *)g;
+}
+/* The pool p is a worker of, or NULL. */
+static inline shoal_pool_t *shoal__pool_parent(const shoal_pool_t *p)
+{
+    return p->g.parent != NULL ? shoal__pool_of_group(p->g.parent) : NULL;
+}
+
+/* A worker's side: one message failed, or one timed message handled (with
+ * its latencies); n untimed messages handled (summed over a turn). Into p
+ * and every pool above. */
 void shoal__pool_count(shoal_tcache_t *tc, shoal_pool_t *p, bool failed, uint64_t wait_ns,
                        uint64_t service_ns, bool sampled);
 void shoal__pool_count_handled(shoal_tcache_t *tc, shoal_pool_t *p, uint64_t n);
@@ -387,9 +393,6 @@ shoal_pool_t *shoal__pool_record_new(shoal_runtime_t *rt, uint32_t cap,
                                      struct shoal_pool_stripe_s *stripes, uint32_t nstripes);
 /* The last reference is gone: to limbo, freed after a grace period. */
 void shoal__pool_record_retire(shoal_runtime_t *rt, shoal_pool_t *p);
-/* Frees what in limbo has passed its grace period (all of it if `all`:
- * only when no thread can read records any more, at runtime destroy). */
-void shoal__pool_limbo_collect(shoal_runtime_t *rt, bool all);
 /* Sums the stripes into the message counters and percentiles of *st. */
 void shoal__pool_sum(const shoal_pool_t *p, shoal_pool_stats_t *st);
 /* Latency histograms: buckets summed over stripes, and the sampled

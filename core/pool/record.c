@@ -3,6 +3,7 @@
  */
 #include "pool/pool.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,7 +12,7 @@
 shoal_pool_t *shoal__pool_record_new(shoal_runtime_t *rt, uint32_t cap,
                                      shoal_pool_stripe_t *stripes, uint32_t nstripes)
 {
-    shoal__pool_limbo_collect(rt, false); /* records of pools that ended since */
+    shoal__qsbr_collect(rt, false); /* records of pools that ended since */
     shoal_pool_t *p = aligned_alloc(64, sizeof *p);
     if (p == NULL)
         return NULL;
@@ -35,12 +36,15 @@ shoal_pool_t *shoal__pool_record_new(shoal_runtime_t *rt, uint32_t cap,
     if (!p->stripes_external)
         memset(p->stripes, 0, p->nstripes * sizeof *p->stripes);
     p->rt = rt;
+    p->g.ops = &shoal__forward_ops; /* until its kind says otherwise */
+    p->g.name = p->name;
+    p->g.label = p->label;
     return p;
 }
 
-static void record_free(shoal_pool_t *p)
+static void record_free(shoal_qsbr_retired_t *r)
 {
-    shoal__qsbr_snap_free(&p->snap);
+    shoal_pool_t *p = (shoal_pool_t *)(void *)((char *)r - offsetof(shoal_pool_t, retired));
     free(p->nested);
     free(p->restart_at);
     free(p->retiring_pids);
@@ -55,40 +59,10 @@ static void record_free(shoal_pool_t *p)
 void shoal__pool_record_retire(shoal_runtime_t *rt, shoal_pool_t *p)
 {
     /* The pool's actor cleared its front's pointer [seq_cst] before its
-     * reference went, and the acq_rel on refs orders that before this
-     * snapshot's loads: a region that could have found p is in it (qsbr.h).
-     * Without memory for the snapshot now, a later collect takes it: a later
-     * snapshot only waits for more. */
-    p->snap_pending = shoal__qsbr_snapshot(rt, &p->snap) != SHOAL_OK;
-    pthread_mutex_lock(&rt->pool_lock);
-    p->limbo_next = rt->pool_limbo;
-    rt->pool_limbo = p;
-    pthread_mutex_unlock(&rt->pool_lock);
-    shoal__pool_limbo_collect(rt, false);
-}
-
-void shoal__pool_limbo_collect(shoal_runtime_t *rt, bool all)
-{
-    shoal_pool_t *done = NULL;
-    pthread_mutex_lock(&rt->pool_lock);
-    for (shoal_pool_t **pp = &rt->pool_limbo; *pp != NULL;) {
-        shoal_pool_t *p = *pp;
-        if (!all && p->snap_pending)
-            p->snap_pending = shoal__qsbr_snapshot(rt, &p->snap) != SHOAL_OK;
-        if (all || (!p->snap_pending && shoal__qsbr_passed(rt, &p->snap))) {
-            *pp = p->limbo_next;
-            p->limbo_next = done;
-            done = p;
-        } else {
-            pp = &p->limbo_next;
-        }
-    }
-    pthread_mutex_unlock(&rt->pool_lock);
-    while (done != NULL) {
-        shoal_pool_t *next = done->limbo_next;
-        record_free(done);
-        done = next;
-    }
+     * reference went, and the acq_rel on refs orders that before the
+     * snapshot's loads: a region that could have found p is in it (qsbr.h). */
+    p->retired.free = record_free;
+    shoal__qsbr_retire(rt, &p->retired);
 }
 
 shoal_pool_t *shoal__pool_find(shoal_runtime_t *rt, shoal_pid_t pid)
@@ -101,9 +75,8 @@ shoal_pool_t *shoal__pool_find(shoal_runtime_t *rt, shoal_pid_t pid)
     shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(pid));
     /* seq_cst: the reader's load of the Dekker pair in qsbr.h. A record
      * found here is readable until we leave the region. */
-    shoal_pool_t *p = atomic_load_explicit(&a->pool, memory_order_seq_cst);
-    if (p != NULL && p->pid != pid)
-        p = NULL;
+    shoal_group_t *g = atomic_load_explicit(&a->group, memory_order_seq_cst);
+    shoal_pool_t *p = g != NULL && g->pid == pid ? shoal__pool_of_group(g) : NULL;
     if (p != NULL) {
         /* A reference, unless the last one has gone (then it is in limbo). */
         uint32_t r = atomic_load_explicit(&p->refs, memory_order_relaxed);
@@ -128,7 +101,7 @@ void shoal__pool_unref(shoal_runtime_t *rt, shoal_pool_t *p)
 {
     /* acq_rel: the last one out sees every other holder's use of p. */
     while (p != NULL && atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) == 1) {
-        shoal_pool_t *up = p->parent; /* p's reference on its parent goes with it */
+        shoal_pool_t *up = shoal__pool_parent(p); /* p's reference on its parent goes with it */
         shoal__pool_record_retire(rt, p);
         p = up;
     }

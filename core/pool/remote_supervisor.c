@@ -35,7 +35,7 @@ static void notify(shoal_remote_t *r, uint32_t ev, int status, uint64_t held, co
     snprintf(e.why, sizeof e.why, "%s", why ? why : "");
     /* A priority message from no actor: the pool's actor ends only after
      * it has stopped us, so it is there to take it. */
-    shoal_runtime_send_priority(r->rt, r->p->pid, SHOAL__POOL_REMOTE, &e, sizeof e);
+    shoal_runtime_send_priority(r->rt, r->p->g.pid, SHOAL__POOL_REMOTE, &e, sizeof e);
 }
 
 /* A ring big enough for the messages the child may hold, and their
@@ -201,7 +201,7 @@ static void child_ended(shoal_remote_t *r, child_t *c, bool stopping)
     if (!(clean && drained) && !stopping)
         atomic_fetch_add_explicit(&r->died_n, 1, memory_order_relaxed);
     if (!(clean && drained) && !stopping)
-        shoal__log(r->rt, SHOAL_LOG_ERROR, r->p->pid, r->p->name,
+        shoal__log(r->rt, SHOAL_LOG_ERROR, r->p->g.pid, r->p->name,
                    "isolated worker process %d %s; %" PRIu64
                    " message%s it held %s counted as failed (%" PRIu64 " handled, %" PRIu64
                    " failed before)",
@@ -281,21 +281,21 @@ static void deliver(shoal_remote_t *r, child_t *c, shoal_tcache_t *tc)
         if (tag == SHOAL_REMOTE_REPLY) {
             bool status = (m.flags & SHOAL_REMOTE_MSG_STATUS) != 0;
             shoal_env_t *e =
-                shoal__env_new(tc, SHOAL_MSG_REPLY, status ? SHOAL_ENV_STATUS : 0, r->p->pid, m.ref,
+                shoal__env_new(tc, SHOAL_MSG_REPLY, status ? SHOAL_ENV_STATUS : 0, r->p->g.pid, m.ref,
                                m.type, status ? NULL : payload, status ? 0 : size);
             if (e != NULL && shoal__deliver(r->rt, tc, m.to, e, true) != SHOAL_OK) {
                 shoal__env_free(tc, e);
                 SHOAL_STAT_ADD(tc, replies_late, 1);
             }
         } else if (tag == SHOAL_REMOTE_SEND) {
-            shoal__send(r->rt, tc, r->p->pid, m.to, m.type, payload, size,
+            shoal__send(r->rt, tc, r->p->g.pid, m.to, m.type, payload, size,
                         (m.flags & SHOAL_REMOTE_MSG_PRIORITY) != 0, NULL, NULL);
         }
         shoal__chan_consume(c->chan);
     }
     if ((shoal__chan_broken(c->chan) || shoal__chan_out_broken(c->chan)) &&
         c->role != ROLE_RETIRING) {
-        shoal__log(r->rt, SHOAL_LOG_ERROR, r->p->pid, r->p->name,
+        shoal__log(r->rt, SHOAL_LOG_ERROR, r->p->g.pid, r->p->name,
                    "isolated worker process %d wrote nonsense into its channel: stopped",
                    (int)c->pid);
         kill(c->pid, SIGKILL);

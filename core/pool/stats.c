@@ -35,15 +35,16 @@ static uint64_t depth_of(shoal_runtime_t *rt, shoal_pid_t pid, unsigned level)
     uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_acquire);
     if (shoal__rsv_gen(w) != shoal__pid_gen(pid))
         return 0;
-    if (atomic_load_explicit(&a->kind, memory_order_relaxed) != SHOAL_ACTOR_POOL) {
+    if (atomic_load_explicit(&a->kind, memory_order_relaxed) != SHOAL_ACTOR_GROUP) {
         uint32_t deq =
             atomic_load_explicit(&shoal__actor_back(rt, a)->user_deq, memory_order_relaxed);
         return shoal__rsv_depth(w, deq);
     }
     /* A nested pool: read inside our turn's region (qsbr.h: seq_cst, the
      * reader's load). We count its workers' mailboxes. */
-    shoal_pool_t *q = atomic_load_explicit(&a->pool, memory_order_seq_cst);
-    if (q == NULL || q->pid != pid || level >= SHOAL_POOL_MAX_DEPTH)
+    shoal_group_t *g = atomic_load_explicit(&a->group, memory_order_seq_cst);
+    shoal_pool_t *q = g != NULL ? shoal__pool_of_group(g) : NULL;
+    if (q == NULL || q->g.pid != pid || level >= SHOAL_POOL_MAX_DEPTH)
         return 0;
     uint64_t d = 0;
     /* acquire: pair with that pool's release stores, as a sender's do. */

@@ -48,7 +48,7 @@ int shoal__pool_spawn_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p,
             .limit = p->spec.mailbox, /* the pool's current limit, not the spec's at start */
             .kind = SHOAL_ACTOR_PLAIN,
             .hold = held ? &ah : NULL,
-            .member_of = p,
+            .member_of = &p->g,
             .notify_start = notify,
             .sends = p->count_sends ? &p->sends : NULL,
         };

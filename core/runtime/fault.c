@@ -54,7 +54,7 @@
 #include <unistd.h>
 
 #include "actor/ctx.h"
-#include "pool/pool.h"
+#include "actor/group.h"
 #include "sched/worker.h"
 
 #define MAX_FRAMES 64
@@ -223,7 +223,7 @@ static void describe_thread(shoal_fault_report_t *r, char *thread, size_t size)
             r->pid = ctx->self;
             r->label = ctx->name;
             r->behaviour = ctx->b->beh->name;
-            r->pool = ctx->pool != NULL ? ctx->pool->name : NULL;
+            r->pool = ctx->group != NULL ? ctx->group->name : NULL;
             r->origin = ctx->b->ext != NULL ? ctx->b->ext->hold.origin : NULL;
         }
     } else if (tls_role != NULL) {

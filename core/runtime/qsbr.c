@@ -1,6 +1,7 @@
 /* qsbr.c - grace periods for records read without a lock; see qsbr.h. */
 #include "runtime/qsbr.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "runtime/runtime.h"
@@ -92,4 +93,41 @@ void shoal__qsbr_snap_free(shoal_qsbr_snap_t *snap)
     free(snap->tcs);
     free(snap->qs);
     *snap = (shoal_qsbr_snap_t){0};
+}
+
+void shoal__qsbr_retire(shoal_runtime_t *rt, shoal_qsbr_retired_t *r)
+{
+    /* Without memory for the snapshot now, a later collect takes it: a
+     * later snapshot only waits for more. */
+    r->snap_pending = shoal__qsbr_snapshot(rt, &r->snap) != SHOAL_OK;
+    pthread_mutex_lock(&rt->limbo_lock);
+    r->next = rt->limbo;
+    rt->limbo = r;
+    pthread_mutex_unlock(&rt->limbo_lock);
+    shoal__qsbr_collect(rt, false);
+}
+
+void shoal__qsbr_collect(shoal_runtime_t *rt, bool all)
+{
+    shoal_qsbr_retired_t *done = NULL;
+    pthread_mutex_lock(&rt->limbo_lock);
+    for (shoal_qsbr_retired_t **pp = &rt->limbo; *pp != NULL;) {
+        shoal_qsbr_retired_t *r = *pp;
+        if (!all && r->snap_pending)
+            r->snap_pending = shoal__qsbr_snapshot(rt, &r->snap) != SHOAL_OK;
+        if (all || (!r->snap_pending && shoal__qsbr_passed(rt, &r->snap))) {
+            *pp = r->next;
+            r->next = done;
+            done = r;
+        } else {
+            pp = &r->next;
+        }
+    }
+    pthread_mutex_unlock(&rt->limbo_lock);
+    while (done != NULL) {
+        shoal_qsbr_retired_t *next = done->next;
+        shoal__qsbr_snap_free(&done->snap);
+        done->free(done);
+        done = next;
+    }
 }

@@ -1,6 +1,6 @@
 /* qsbr.h - knowing when no thread can still be reading a record that was
- * unpublished (quiescent-state reclamation), for pool records that senders
- * read without a lock.
+ * unpublished (quiescent-state reclamation), for records that senders read
+ * without a lock (a group's, actor/group.h).
  *
  * PROTOCOL
  * A reader brackets its reads in a region: its thread's counter `qs` is odd
@@ -61,6 +61,23 @@ typedef struct shoal_qsbr_snap_s {
     uint64_t *qs;
     size_t n;
 } shoal_qsbr_snap_t;
+
+/* A record unpublished and waiting in the runtime's limbo until every
+ * region that could have seen it has ended; then `free` frees it. Embed
+ * one in the record. */
+typedef struct shoal_qsbr_retired_s {
+    struct shoal_qsbr_retired_s *next;
+    shoal_qsbr_snap_t snap;
+    bool snap_pending; /* without a snapshot yet (ENOMEM): a later collect takes it */
+    void (*free)(struct shoal_qsbr_retired_s *r);
+} shoal_qsbr_retired_t;
+
+/* Puts r in limbo, after its record was unpublished [seq_cst] in a way
+ * that happens before this call; then frees whatever has passed. */
+void shoal__qsbr_retire(shoal_runtime_t *rt, shoal_qsbr_retired_t *r);
+/* Frees what in limbo has passed its grace period (all of it if `all`:
+ * only when no thread can read records any more, at runtime destroy). */
+void shoal__qsbr_collect(shoal_runtime_t *rt, bool all);
 
 /* Takes a snapshot (after the unpublishing). SHOAL_ENOMEM. */
 int shoal__qsbr_snapshot(shoal_runtime_t *rt, shoal_qsbr_snap_t *snap);

@@ -5,6 +5,7 @@
  * for the last one to end, stops the timer and the workers, and frees the
  * same things in reverse.
  */
+#include "runtime/qsbr.h"
 #include "runtime/runtime.h"
 
 #include <limits.h>
@@ -14,7 +15,6 @@
 
 #include "actor/send.h"
 #include "actor/timer.h"
-#include "pool/pool.h"
 #include "sched/futex.h"
 #include "sched/monitor.h"
 #include "sched/worker.h"
@@ -66,7 +66,7 @@ SHOAL_API int shoal_runtime_create(shoal_runtime_t **out, const shoal_runtime_op
     rt->log_user = opts->log_user;
     rt->max_queued = opts->max_queued;
     pthread_mutex_init(&rt->env_lock, NULL);
-    pthread_mutex_init(&rt->pool_lock, NULL);
+    pthread_mutex_init(&rt->limbo_lock, NULL);
     pthread_mutex_init(&rt->queued_lock, NULL);
     shoal__names_init(rt);
 
@@ -109,7 +109,7 @@ fail_slots:
     shoal__names_fini(rt);
     shoal__envs_fini(rt);
     pthread_mutex_destroy(&rt->queued_lock);
-    pthread_mutex_destroy(&rt->pool_lock);
+    pthread_mutex_destroy(&rt->limbo_lock);
     pthread_mutex_destroy(&rt->env_lock);
     free(rt);
     return rc;
@@ -155,7 +155,7 @@ SHOAL_API void shoal_runtime_destroy(shoal_runtime_t *rt)
     shoal__workers_join(rt);
     shoal__timers_free(rt); /* workers may kick the monitor until they stop */
     shoal__monitor_destroy(rt);
-    shoal__pool_limbo_collect(rt, true); /* no thread reads records now */
+    shoal__qsbr_collect(rt, true); /* no thread reads records now */
     shoal__workers_free(rt);
     shoal__tcache_key_fini(rt);
     shoal__inject_fini(&rt->global);
@@ -163,7 +163,7 @@ SHOAL_API void shoal_runtime_destroy(shoal_runtime_t *rt)
     shoal__envs_fini(rt);
     shoal__names_fini(rt);
     pthread_mutex_destroy(&rt->queued_lock);
-    pthread_mutex_destroy(&rt->pool_lock);
+    pthread_mutex_destroy(&rt->limbo_lock);
     pthread_mutex_destroy(&rt->env_lock);
     pthread_mutex_destroy(&rt->slots_lock);
     free(rt);

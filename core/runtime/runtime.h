@@ -107,9 +107,9 @@ struct shoal_runtime_s {
     void *names;
     size_t nnames, names_cap;
 
-    /* ended pools' records waiting out their grace period (pool/record.c) */
-    pthread_mutex_t pool_lock;
-    struct shoal_pool_s *pool_limbo;
+    /* unpublished records waiting out their grace period (qsbr.h) */
+    pthread_mutex_t limbo_lock;
+    struct shoal_qsbr_retired_s *limbo;
 
     /* threads that are not workers */
     pthread_key_t tc_key;

@@ -47,7 +47,7 @@
 #include <unistd.h>
 
 #include "actor/timer.h"
-#include "pool/pool.h"
+#include "actor/group.h"
 #include "runtime/runtime.h"
 #include "sched/futex.h"
 #include "sched/worker.h"
@@ -150,9 +150,7 @@ static void read_names(shoal_worker_t *w, entry_t *e)
 {
     const struct shoal_ctx_s *c = &w->ctx;
     shoal_stall_t *s = &e->info;
-    const shoal_pool_t *p = c->pool;
-    if (p == NULL && c->is_pool)
-        p = atomic_load_explicit(&c->a->pool, memory_order_relaxed); /* the pool's own actor */
+    const shoal_group_t *p = c->group != NULL ? c->group : c->own; /* a worker, a pool's actor */
     s->pid = c->self;
     copy(s->name, sizeof s->name, c->name);
     copy(s->behaviour, sizeof s->behaviour, c->b->beh->name);

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "actor/ctx.h"
-#include "pool/pool.h"
+#include "actor/group.h"
 #include "runtime/fault.h"
 #include "sched/worker.h"
 #include "support.h"
@@ -386,7 +386,7 @@ static void each_fatal_signal_is_reported_then_kills(void)
 static shoal_worker_t fake_worker;
 static shoal_actor_back_t fake_back;
 static shoal_actor_ext_t fake_ext;
-static shoal_pool_t fake_pool;
+static shoal_group_t fake_pool = {.name = "bad"};
 static const shoal_behaviour_t fake_beh = {.name = "fault"};
 static void fake_callback(const char *origin)
 {
@@ -395,8 +395,7 @@ static void fake_callback(const char *origin)
     fake_worker.ctx.self = (shoal_pid_t)5 << 32 | 17;
     fake_worker.ctx.name = "bad/fault";
     fake_worker.ctx.b = &fake_back;
-    fake_worker.ctx.pool = &fake_pool;
-    snprintf(fake_pool.name, sizeof fake_pool.name, "bad");
+    fake_worker.ctx.group = &fake_pool;
     fake_back.beh = &fake_beh;
     fake_back.ext = &fake_ext;
     fake_ext.hold.origin = origin;

@@ -262,7 +262,7 @@ check_plugin() {
             fail "$what: shoal-plugin-check failed:"
             sed 's/^/        /' "$out" >&2
         fi
-        # Its args schema, built from the installed headers (ABI 1.3).
+        # Its args schema (ABI 1.3 and later), built from the installed headers.
         if env -u LD_LIBRARY_PATH "$checker" --describe "$so" >"$out" 2>&1 &&
             grep -qx '    name  string  default world  who to greet, at most 64 bytes: calls are answered "hello, <name>"' "$out"; then
             ok "$what: shoal-plugin-check --describe shows its args schema"

@@ -1,0 +1,89 @@
+/* group.h - what the actor layer knows of pools: a GROUP is an actor whose
+ * user sends are routed by its kind, and whose MEMBERS (its workers) work
+ * for it. Which kinds exist, and what they do, is core/pool/'s business:
+ * each kind fills in one shoal_group_ops_t, and the actor layer calls
+ * nothing else of it.
+ *
+ *   sender side   a user send to a group's PID is handed to ops->route on
+ *                 the sender's thread, once this file has checked that the
+ *                 PID's generation is a live group and entered a read-side
+ *                 region for its record (runtime/qsbr.h).
+ *   the group     its own actor's turns: a user message that lands in its
+ *                 own mailbox (a member's hand-back, a send that raced the
+ *                 spawn) goes to ops->own_message; RETIRE to ops->own_retire;
+ *                 its end to ops->own_end (after terminate, before its
+ *                 mailboxes are drained).
+ *   a member      a message that came through the group (SHOAL_ENV_POOLED)
+ *                 is settled with ops->settled (failed, or timed) or counted
+ *                 and given to ops->turn_end once a turn (handled); when
+ *                 its mailbox is empty it asks ops->take for the next item
+ *                 (kinds that hold work for their members); at the end of a
+ *                 turn ops->more says whether it has work beyond its
+ *                 mailbox; when it ends, what is queued for the group goes
+ *                 to ops->hand_back.
+ *   lifetime      members and the group's own actor each hold a reference
+ *                 on the record, dropped with ops->unref after the actor's
+ *                 record is freed.
+ *
+ * The record of every kind starts with a shoal_group_t. Its fields are set
+ * before the group's actor is published and never change after (the
+ * strings live as long as the record).
+ */
+#ifndef SHOAL_ACTOR_GROUP_H
+#define SHOAL_ACTOR_GROUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "actor/envelope.h"
+#include "shoal/types.h"
+
+struct shoal_actor_s;
+struct shoal_ctx_s;
+struct shoal_tcache_s;
+typedef struct shoal_group_s shoal_group_t;
+
+/* A timed message's latencies (the sender stamped it). */
+typedef struct shoal_group_timing_s {
+    uint64_t wait_ns, service_ns;
+} shoal_group_timing_t;
+
+typedef struct shoal_group_ops_s {
+    /* Any thread, inside a read-side region, g live in `to`'s generation:
+     * takes e (SHOAL_OK) or refuses it (an error; the caller keeps e). */
+    int (*route)(shoal_runtime_t *rt, struct shoal_tcache_s *tc, shoal_group_t *g,
+                 shoal_env_t *e);
+    /* The group's own actor. */
+    void (*own_message)(struct shoal_ctx_s *ctx, shoal_env_t *e);
+    void (*own_retire)(struct shoal_ctx_s *ctx);
+    void (*own_end)(struct shoal_ctx_s *ctx);
+    /* A member (ctx->group is its group). settled: one message failed
+     * (ok false), or was handled and timed (t). turn_end: `handled` untimed
+     * messages handled since the last call. take: the next item, or NULL
+     * (may be NULL for kinds that hold none). more: work beyond the
+     * mailbox; with `idle` the member is about to go IDLE and calls it
+     * again after its seq_cst IDLE store (actor.h) -- a kind that wakes
+     * members pairs its senders with that second call. hand_back: e was
+     * queued for the group when the member (or, for a nested group, the
+     * group's actor, g its own record) ended; true if taken, else the
+     * caller dead-letters it. */
+    void (*settled)(struct shoal_ctx_s *ctx, shoal_env_t *e, bool ok,
+                    const shoal_group_timing_t *t);
+    void (*turn_end)(struct shoal_ctx_s *ctx, uint64_t handled);
+    shoal_env_t *(*take)(struct shoal_ctx_s *ctx);
+    bool (*more)(struct shoal_ctx_s *ctx, bool idle);
+    bool (*hand_back)(struct shoal_ctx_s *ctx, shoal_group_t *g, shoal_pid_t to, shoal_env_t *e);
+    /* Drops a reference on g (a member's, or its own actor's). */
+    void (*unref)(shoal_runtime_t *rt, shoal_group_t *g);
+} shoal_group_ops_t;
+
+struct shoal_group_s {
+    const shoal_group_ops_t *ops;
+    shoal_pid_t pid;              /* its actor's */
+    struct shoal_group_s *parent; /* the group this one is a member of, or NULL */
+    const char *name;             /* for log lines and stall reports */
+    const char *label;            /* how its members are named in logs: "name/behaviour" */
+    bool exact;                   /* members settle every message at once (not per turn) */
+};
+
+#endif
