@@ -108,7 +108,6 @@ int shoal__actor_spawn_as(shoal_runtime_t *rt, shoal_tcache_t *tc, const shoal_s
             goto fail;
         ext->parent = parent;
         ext->member_of = s->member_of;
-        ext->member = s->member;
         ext->sends = s->sends;
         ext->notify_start = s->notify_start && parent != SHOAL_PID_NONE;
         if (hold != NULL)
@@ -445,7 +444,9 @@ static void run_messages(struct shoal_ctx_s *ctx)
         if (budget == 0)
             return;
         e = pop_user(ctx);
-        if (e == NULL && (ctx->group == NULL || (e = take_item(ctx)) == NULL))
+        if (e == NULL && ctx->group != NULL)
+            e = ctx->taken = take_item(ctx);
+        if (e == NULL)
             return;
         if (budget != ctx->rt->throughput) /* a second message in this turn */
             shoal__sched_share(ctx->w);
@@ -454,6 +455,10 @@ static void run_messages(struct shoal_ctx_s *ctx)
             handle_for_group(ctx, e);
         else
             handle(ctx, e);
+        if (ctx->taken != NULL) { /* not a mailbox's node: ours to free */
+            shoal__env_free(tc, ctx->taken);
+            ctx->taken = NULL;
+        }
         if (ctx->exiting || ctx->yield)
             return;
     }
@@ -646,6 +651,10 @@ static void after_panic(struct shoal_ctx_s *ctx)
         shoal__env_drop_payload(e);
         ctx->cur = NULL;
     }
+    if (ctx->taken != NULL) {
+        shoal__env_free(ctx->tc, ctx->taken);
+        ctx->taken = NULL;
+    }
     ctx->exiting = 0;
     shoal__ctx_fail(ctx, SHOAL_EPANIC);
 }
@@ -672,6 +681,7 @@ void shoal__actor_run(shoal_worker_t *w, shoal_actor_t *a)
                    : NULL;
     ctx->group = x != NULL && ctx->own == NULL ? x->member_of : NULL;
     ctx->member = ctx->group != NULL ? x->member : NULL;
+    ctx->taken = NULL;
     ctx->sends = x != NULL ? x->sends : NULL;
     ctx->group_exact = ctx->group != NULL && ctx->group->exact;
     ctx->name = ctx->b->beh->name;

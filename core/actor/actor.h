@@ -110,7 +110,9 @@ typedef struct shoal_actor_ext_s {
     uint32_t ncalls;
     size_t calls_cap;
     struct shoal_group_s *member_of; /* a member: its group (holds a reference) */
-    void *member;                    /* ... and what its group's kind keeps for it */
+    /* What its group's kind keeps for it (zeroed at spawn, written only in
+     * its turns): the member's own words, for as long as it lives. */
+    uint64_t member[4];
     bool retiring;                   /* removed from its group: end when the mailbox is empty */
     bool notify_start;              /* the parent waits for SHOAL_ENV_STARTED (not sent yet) */
     shoal_send_counts_t *sends;     /* a source's: its sends are counted there (NULL: not) */
@@ -152,7 +154,6 @@ typedef struct shoal_spawn_s {
     const shoal_actor_hold_t *hold;
     struct shoal_group_s *group;     /* kind GROUP: the record it runs */
     struct shoal_group_s *member_of; /* a member: its group (the reference passes to it) */
-    void *member;                    /* ... and what its group's kind keeps for it */
     /* Tell the parent how the start went: one SHOAL_ENV_STARTED to it, with
      * status 0 once init has succeeded, or the reason the actor ended
      * before (its init failed or panicked, or it was stopped first) and the

@@ -28,7 +28,8 @@ struct shoal_ctx_s {
     shoal_pid_t self;
     shoal_env_t *cur;           /* the envelope being handled, for panic clean-up */
     shoal_group_t *group;       /* the group this actor is a member of, or NULL (group.h) */
-    void *member;               /* ... and what the group's kind keeps for it */
+    uint64_t *member;           /* ... and what the group's kind keeps for it (ext->member) */
+    shoal_env_t *taken;         /* the item being handled that came from the group (take) */
     shoal_group_t *own;         /* the actor is this group's own actor, or NULL */
     uint64_t group_handled;     /* messages handled this turn, not yet counted for the group */
     bool group_exact;           /* the group counts every message at once */

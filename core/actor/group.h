@@ -17,7 +17,10 @@
  *                 is settled with ops->settled (failed, or timed) or counted
  *                 and given to ops->turn_end once a turn (handled); when
  *                 its mailbox is empty it asks ops->take for the next item
- *                 (kinds that hold work for their members); at the end of a
+ *                 (kinds that hold work for their members: the item is the
+ *                 member's until handled, then the actor layer frees it;
+ *                 one taken with others may place those in the member's own
+ *                 mailbox, flagged SHOAL_ENV_POOLED); at the end of a
  *                 turn ops->more says whether it has work beyond its
  *                 mailbox; when it ends, what is queued for the group goes
  *                 to ops->hand_back.

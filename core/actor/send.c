@@ -8,22 +8,23 @@
 #include "sched/futex.h"
 #include "sched/worker.h"
 
-void shoal__schedule(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a)
+bool shoal__schedule(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a)
 {
     /* seq_cst: the sender's load in the Dekker pair with end_turn
      * (actor.c), after the seq_cst reservation CAS. */
     uint32_t s = atomic_load_explicit(&a->sched, memory_order_seq_cst);
     if (s != SHOAL_SCHED_IDLE)
-        return;
+        return false;
     /* seq_cst: acquires the last worker's writes (released by its IDLE
      * store) and is part of the same Dekker pair. */
     if (!atomic_compare_exchange_strong_explicit(&a->sched, &s, SHOAL_SCHED_SCHEDULED,
                                                  memory_order_seq_cst, memory_order_relaxed))
-        return;
+        return false;
     if (atomic_load_explicit(&a->kind, memory_order_relaxed) == SHOAL_ACTOR_WAITER)
         shoal__futex_wake(&a->sched, 1);
     else
         shoal__sched_push(rt, tc, a);
+    return true;
 }
 
 /* `to` is a live actor that is not a group after all (the caller's early

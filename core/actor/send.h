@@ -17,8 +17,9 @@ int shoal__deliver(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoa
  * placing messages a dead worker handed back (pool/pool.c). */
 int shoal__deliver_over(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoal_env_t *e);
 /* Moves a from IDLE to SCHEDULED if it is idle, and pushes it (or wakes the
- * thread waiting on it). */
-void shoal__schedule(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a);
+ * thread waiting on it): true if this call did. Its load of the schedule
+ * word is seq_cst (actor.h): a sender's half of a Dekker pair. */
+bool shoal__schedule(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a);
 
 /* The common body of every public send: copy (or take) the payload, deliver,
  * count the outcome. data_owned/free_fn: hand-over instead of copy. */

@@ -19,8 +19,6 @@
 #include "runtime/runtime.h"
 #include "sched/futex.h"
 
-/* One forward in 16 carries its send time (shoal__env_stamp). */
-#define SAMPLE_MASK 15u
 
 static shoal_pool_cursor_t *cursor_of(shoal_tcache_t *tc, const shoal_pool_t *p)
 {
@@ -56,13 +54,8 @@ static int offer(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoal_
         return rc;
     if (limit == 0)
         shoal__queued_in(tc, e);
-    if (sample && !(shoal__env_flags(e) & SHOAL_ENV_STAMP)) {
-        uint64_t *stamp = shoal__env_stamp(e);
-        if (stamp != NULL) {
-            *stamp = shoal__now_ns();
-            e->meta |= SHOAL_ENV_STAMP;
-        }
-    }
+    if (sample)
+        shoal__pool_stamp(e);
     e->meta |= SHOAL_ENV_POOLED;
     shoal__mq_push(&a->user_tail, &e->node);
     shoal__schedule(rt, tc, a);
@@ -82,7 +75,7 @@ static int forward_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t 
     /* acquire: pairs with the pool actor's release stores of slots then n. */
     uint32_t n = atomic_load_explicit(&p->nworkers, memory_order_acquire);
     if (n != 0) {
-        bool sample = (++tc->pool_sample & SAMPLE_MASK) == 0;
+        bool sample = shoal__pool_sampled(tc);
         shoal_pool_cursor_t *c = cursor_of(tc, p);
         uint32_t i = c->next < n ? c->next : c->next % n;
         for (uint32_t k = 0; k < n; k++) {

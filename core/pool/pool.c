@@ -59,6 +59,17 @@ static int spec_check(const shoal_pool_spec_t *s, uint32_t depth)
         return SHOAL_EINVAL;
     if (s->name != NULL && strlen(s->name) >= sizeof((nested_spec_t *)0)->name)
         return SHOAL_EINVAL;
+    if (s->kind == SHOAL_POOL_KIND_PULL) {
+        /* A member takes on its own thread: it is an actor, not a pool. */
+        if (s->worker_pool != NULL || s->prefetch == 0 || s->prefetch > SHOAL_POOL_MAX_PREFETCH ||
+            s->buffer > SHOAL_POOL_MAX_BUFFER)
+            return SHOAL_EINVAL;
+        /* Not built yet: say so rather than ignore them. */
+        if (s->redeliver != 0 || s->dead_letter != SHOAL_PID_NONE || s->source != NULL)
+            return SHOAL_ENOTSUP;
+    } else if (s->kind != SHOAL_POOL_KIND_FORWARD) {
+        return SHOAL_EINVAL;
+    }
     return s->worker_pool ? spec_check(s->worker_pool, depth + 1) : SHOAL_OK;
 }
 
@@ -116,8 +127,9 @@ static int spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t parent,
     int rc = SHOAL_OK;
     if (tc == NULL)
         rc = SHOAL_ENOMEM;
-    else if (spec == NULL || pid == NULL || (launch != NULL && spec->worker_pool != NULL))
-        rc = SHOAL_EINVAL; /* (a remote pool's nesting is the child's) */
+    else if (spec == NULL || pid == NULL ||
+             (launch != NULL && (spec->worker_pool != NULL || spec->kind != SHOAL_POOL_KIND_FORWARD)))
+        rc = SHOAL_EINVAL; /* (a remote pool's nesting is the child's; it forwards) */
     else
         rc = spec_check(spec, depth);
     shoal_pool_t *p = NULL;
@@ -147,6 +159,10 @@ static int spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t parent,
     }
     p->depth = depth;
     p->target = spec->size;
+    if (spec->kind == SHOAL_POOL_KIND_PULL && (rc = shoal__pull_new(p, spec)) != SHOAL_OK) {
+        shoal__pool_record_retire(rt, p);
+        return rc;
+    }
     p->backoff_ms = spec->restart.backoff_ms;
     /* The record, not the actor, holds the reference on the parent pool:
      * this pool's workers count into the parent (forward.c) for as long as
@@ -355,6 +371,16 @@ static int command(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *
         shoal__pool_drain(ctx, p);
         *out = 0;
         return SHOAL_OK;
+    case SHOAL_POOL_SET_PREFETCH: {
+        int rc = ok ? SHOAL_OK : SHOAL_EINVAL;
+        *out = ok ? shoal__pull_set_prefetch(p, v, &rc) : 0;
+        return rc;
+    }
+    case SHOAL_POOL_SET_BUFFER: {
+        int rc = ok ? SHOAL_OK : SHOAL_EINVAL;
+        *out = ok ? shoal__pull_set_buffer(p, v, &rc) : 0;
+        return rc;
+    }
     default:
         return SHOAL_ENOTSUP;
     }
@@ -417,13 +443,16 @@ static int message(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
         return manager_message(ctx, p, msg);
     }
     if (msg->kind != SHOAL_MSG_CAST || msg->from != ctx->self ||
-        (msg->type != SHOAL__POOL_TICK_RETRY && msg->type != SHOAL__POOL_TICK_CHECK)) {
+        (msg->type != SHOAL__POOL_TICK_RETRY && msg->type != SHOAL__POOL_TICK_CHECK &&
+         msg->type != SHOAL__POOL_TICK_DRAIN)) {
         uint32_t out;
         if (msg->kind == SHOAL_MSG_CAST && command(ctx, p, msg, &out) != SHOAL_ENOTSUP)
             return SHOAL_OK;
         return manager_message(ctx, p, msg);
     }
-    if (msg->type == SHOAL__POOL_TICK_RETRY)
+    if (msg->type == SHOAL__POOL_TICK_DRAIN)
+        shoal__pool_drain_workers(ctx, p);
+    else if (msg->type == SHOAL__POOL_TICK_RETRY)
         shoal__pool_on_retry(ctx, p);
     else
         shoal__pool_on_check(ctx, p);

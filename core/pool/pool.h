@@ -40,8 +40,10 @@
 #include "actor/actor.h"
 #include "actor/ctx.h"
 #include "actor/group.h"
+#include "pool/pull.h"
 #include "pool/remote.h"
 #include "runtime/qsbr.h"
+#include "sched/futex.h"
 #include "sched/worker.h"
 #include "shoal/pool.h"
 
@@ -50,8 +52,9 @@
 #define SHOAL_HIST_BUCKETS 144u
 
 struct shoal_pool_stripe_s {
-    alignas(64) _Atomic uint64_t forwarded;
+    alignas(64) _Atomic uint64_t forwarded; /* a pull pool: accepted into its buffer */
     _Atomic uint64_t unhandled;
+    _Atomic uint64_t delivered; /* a pull pool: taken by a member */
     _Atomic uint64_t handled;
     _Atomic uint64_t failed;
     _Atomic uint64_t dropped;
@@ -90,6 +93,10 @@ typedef struct shoal_pool_s {
     _Atomic shoal_pid_t *slots;
     shoal_pool_stripe_t *stripes; /* nstripes: one per worker id, then the shared one */
     uint32_t nstripes;
+    /* kind pull: its buffer (pull.h); set before publication, freed with
+     * the record. pull_ended: set [seq_cst] when the pool's actor ends. */
+    struct shoal_pull_s *pull;
+    _Atomic uint32_t pull_ended;
     /* isolation: process (remote.h): the workers are in a child process;
      * set before publication, freed with the record */
     struct shoal_remote_s *remote;
@@ -141,6 +148,7 @@ typedef struct shoal_pool_s {
     uint32_t state; /* SHOAL_POOL_* */
     bool retry_pending;
     bool check_pending;
+    bool drain_pending; /* a pull pool's TICK_DRAIN */
     uint64_t restarts;
     uint64_t requeued;
     uint64_t *restart_at; /* ring of the last spec.restart.max restart times (ns) */
@@ -217,6 +225,22 @@ bool shoal__pool_is_ended(shoal_pool_t *p);
  * caller's reference is left, and its counts are final. */
 bool shoal__pool_is_quiet(shoal_pool_t *p);
 
+/* One message in 16 a thread sends to pools carries its send time, for the
+ * queue-wait and service-time histograms: whether this one does. */
+static inline bool shoal__pool_sampled(shoal_tcache_t *tc) { return (++tc->pool_sample & 15u) == 0; }
+/* Stamps e with the time now, once (and only if its payload leaves room:
+ * shoal__env_stamp). */
+static inline void shoal__pool_stamp(shoal_env_t *e)
+{
+    if (shoal__env_flags(e) & SHOAL_ENV_STAMP)
+        return;
+    uint64_t *stamp = shoal__env_stamp(e);
+    if (stamp != NULL) {
+        *stamp = shoal__now_ns();
+        e->meta |= SHOAL_ENV_STAMP;
+    }
+}
+
 /* The forward kind (forward.c): its ops (actor/group.h). Its route offers
  * e to each worker once, from the sender's cursor: on SHOAL_OK a worker's
  * mailbox owns e; SHOAL_EBUSY: every worker was full (counted). */
@@ -267,6 +291,7 @@ shoal_pool_t *shoal__pool_ended(struct shoal_ctx_s *ctx);
 /* Private timer messages (in the range shoal/pool.h reserves). */
 #define SHOAL__POOL_TICK_RETRY 0xFFFE0100u
 #define SHOAL__POOL_TICK_CHECK 0xFFFE0101u
+#define SHOAL__POOL_TICK_DRAIN 0xFFFE0106u /* a pull pool's buffer may be empty now */
 /* The host's worker swap (swap.c), in two steps so a reload can swap many
  * pools all or nothing: priority calls from a thread that is not an actor.
  *   PREPARE  payload: a shoal_pool_swap_t * the pool takes over (and
@@ -341,6 +366,9 @@ void shoal__pool_schedule(struct shoal_ctx_s *ctx, uint64_t ms, uint32_t tick, b
 void shoal__pool_on_retry(struct shoal_ctx_s *ctx, shoal_pool_t *p);
 void shoal__pool_on_check(struct shoal_ctx_s *ctx, shoal_pool_t *p);
 void shoal__pool_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p);
+/* Draining, once nothing is left for the workers but their mailboxes (a
+ * pull pool's buffer is empty): every worker retires. */
+void shoal__pool_drain_workers(struct shoal_ctx_s *ctx, shoal_pool_t *p);
 /* A remote pool's child process is gone (remote.h): started again under
  * the restart budget, or the pool is degraded and retries later. */
 void shoal__pool_remote_down(struct shoal_ctx_s *ctx, shoal_pool_t *p, int reason);

@@ -53,6 +53,7 @@ static void record_free(shoal_qsbr_retired_t *r)
     if (!p->stripes_external)
         free(p->stripes);
     shoal__remote_free(p->remote); /* its supervisor has stopped (pool.c) */
+    shoal__pull_free(p->rt, p->pull);
     free(p);
 }
 

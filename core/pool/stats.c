@@ -70,7 +70,10 @@ void shoal__pool_fill_stats(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pool
     /* The counters first, then the depth: a message counted as handled is
      * no longer seen queued (see shoal__pool_count_handled). */
     shoal__pool_sum(p, st);
-    if (p->remote != NULL) { /* in the child: what was sent and not yet settled */
+    shoal__pull_stats(p, st);
+    /* In a remote pool's child, or in a pull pool's buffer and members:
+     * what was accepted and not yet settled. */
+    if (p->remote != NULL || p->pull != NULL) {
         uint64_t settled = st->messages_handled + st->messages_failed + st->messages_dropped;
         st->queue_depth = st->messages_forwarded > settled ? st->messages_forwarded - settled : 0;
         return;
@@ -92,6 +95,8 @@ void shoal__pool_publish(shoal_pool_t *p)
     atomic_store_explicit(&p->pub_restarts, p->restarts, memory_order_relaxed);
     atomic_store_explicit(&p->pub_requeued, p->requeued, memory_order_relaxed);
     atomic_store_explicit(&p->pub_orphans, p->orphans.n, memory_order_relaxed);
+    if (p->pull != NULL) /* its capacity follows target (pull.h) */
+        shoal__pull_update(p);
 }
 
 static bool sum(const shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms);
@@ -113,6 +118,7 @@ static bool peek(shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms)
     st->messages_requeued = atomic_load_explicit(&p->pub_requeued, memory_order_relaxed);
     if (!sum(p, st, patience_ms))
         return false;
+    shoal__pull_stats(p, st);
     /* Summed while traffic flows, a message may show as handled before its
      * forward does: in flight never goes below 0. */
     uint64_t settled = st->messages_handled + st->messages_failed + st->messages_dropped;
@@ -289,6 +295,7 @@ static bool sum(const shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience
         const shoal_pool_stripe_t *x = &p->stripes[s];
         st->messages_forwarded += atomic_load_explicit(&x->forwarded, memory_order_relaxed);
         st->messages_unhandled += atomic_load_explicit(&x->unhandled, memory_order_relaxed);
+        st->delivered += atomic_load_explicit(&x->delivered, memory_order_relaxed);
         /* acquire: pairs with shoal__pool_count_handled's release. */
         st->messages_handled += atomic_load_explicit(&x->handled, memory_order_acquire);
         st->messages_failed += atomic_load_explicit(&x->failed, memory_order_relaxed);

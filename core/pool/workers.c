@@ -311,6 +311,17 @@ void shoal__pool_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     shoal__pool_place_orphans(ctx, p); /* while workers are still open */
     p->state = SHOAL_POOL_DRAINING;
     shoal__rsv_close(&ctx->a->user_rsv); /* senders now get SHOAL_ENOPROC */
+    shoal__pool_drain_workers(ctx, p);
+}
+
+void shoal__pool_drain_workers(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    /* A pull pool's workers take what its buffer holds first. */
+    p->drain_pending = false;
+    if (p->pull != NULL && shoal__pull_draining(ctx, p)) {
+        shoal__pool_schedule(ctx, 5, SHOAL__POOL_TICK_DRAIN, &p->drain_pending);
+        return;
+    }
     uint32_t n = shoal__pool_live(p);
     atomic_store_explicit(&p->nworkers, 0, memory_order_release);
     for (uint32_t i = 0; i < n; i++)

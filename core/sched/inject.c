@@ -1,4 +1,4 @@
-/* inject.c - the global ring; the protocol is in inject.h. */
+/* inject.c - a never-refusing MPMC FIFO; the protocol is in inject.h. */
 #include "sched/inject.h"
 
 #include <sched.h>
@@ -32,7 +32,7 @@ void shoal__inject_fini(shoal_inject_t *q)
     pthread_mutex_destroy(&q->lock);
 }
 
-static bool ring_push(shoal_inject_t *q, struct shoal_actor_s *a)
+static bool ring_push(shoal_inject_t *q, void *a)
 {
     size_t pos = atomic_load_explicit(&q->enq_pos, memory_order_relaxed);
     for (;;) {
@@ -43,7 +43,7 @@ static bool ring_push(shoal_inject_t *q, struct shoal_actor_s *a)
         if (dif == 0) {
             if (atomic_compare_exchange_weak_explicit(&q->enq_pos, &pos, pos + 1,
                                                       memory_order_relaxed, memory_order_relaxed)) {
-                c->actor = a;
+                c->item = a;
                 /* release: pairs with the consumer's seq load [acquire]. */
                 atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
                 return true;
@@ -56,7 +56,7 @@ static bool ring_push(shoal_inject_t *q, struct shoal_actor_s *a)
     }
 }
 
-static struct shoal_actor_s *ring_pop(shoal_inject_t *q)
+static void *ring_pop(shoal_inject_t *q)
 {
     size_t pos = atomic_load_explicit(&q->deq_pos, memory_order_relaxed);
     for (;;) {
@@ -67,7 +67,7 @@ static struct shoal_actor_s *ring_pop(shoal_inject_t *q)
         if (dif == 0) {
             if (atomic_compare_exchange_weak_explicit(&q->deq_pos, &pos, pos + 1,
                                                       memory_order_relaxed, memory_order_relaxed)) {
-                struct shoal_actor_s *a = c->actor;
+                void *a = c->item;
                 /* release: pairs with the producer's seq load [acquire]. */
                 atomic_store_explicit(&c->seq, pos + q->mask + 1, memory_order_release);
                 return a;
@@ -80,11 +80,11 @@ static struct shoal_actor_s *ring_pop(shoal_inject_t *q)
     }
 }
 
-static int overflow_push(shoal_inject_t *q, struct shoal_actor_s *a)
+static int overflow_push(shoal_inject_t *q, void *a)
 {
     if (q->ov_len == q->ov_cap) {
         size_t cap = q->ov_cap ? q->ov_cap * 2 : 1024;
-        struct shoal_actor_s **nv = malloc(cap * sizeof *nv);
+        void **nv = malloc(cap * sizeof *nv);
         if (nv == NULL)
             return SHOAL_ENOMEM;
         for (size_t i = 0; i < q->ov_len; i++)
@@ -100,11 +100,11 @@ static int overflow_push(shoal_inject_t *q, struct shoal_actor_s *a)
     return SHOAL_OK;
 }
 
-void shoal__inject_push(shoal_inject_t *q, struct shoal_actor_s *a)
+void shoal__inject_push(shoal_inject_t *q, void *a)
 {
     /* seq_cst: the producer's half of the no-lost-wake-up pair (inject.h).
      * Counted before it is visible, so consumers never drive count below
-     * the number of actors they can still find. */
+     * the number of items they can still find. */
     atomic_fetch_add_explicit(&q->count, 1, memory_order_seq_cst);
     if (atomic_load_explicit(&q->overflow_len, memory_order_relaxed) == 0 && ring_push(q, a))
         return;
@@ -116,7 +116,7 @@ void shoal__inject_push(shoal_inject_t *q, struct shoal_actor_s *a)
         return;
     }
     while (overflow_push(q, a) != SHOAL_OK) {
-        /* No memory for a bigger overflow buffer: the actor must not be
+        /* No memory for a bigger overflow buffer: the item must not be
          * lost, so wait for consumers to make room in the ring. */
         pthread_mutex_unlock(&q->lock);
         if (ring_push(q, a))
@@ -127,16 +127,16 @@ void shoal__inject_push(shoal_inject_t *q, struct shoal_actor_s *a)
     pthread_mutex_unlock(&q->lock);
 }
 
-size_t shoal__inject_take(shoal_inject_t *q, struct shoal_actor_s **out, size_t n)
+size_t shoal__inject_take(shoal_inject_t *q, void **out, size_t n)
 {
     size_t k = 0;
     while (k < n) {
-        struct shoal_actor_s *a = ring_pop(q);
+        void *a = ring_pop(q);
         if (a == NULL)
             break;
         out[k++] = a;
     }
-    /* The overflow holds younger actors than any still in the ring: go to
+    /* The overflow holds younger items than any still in the ring: go to
      * it only when the ring is really empty, not merely waiting for a
      * producer to publish a cell it has claimed. */
     if (k < n && atomic_load_explicit(&q->overflow_len, memory_order_relaxed) != 0 &&

@@ -1,5 +1,8 @@
-/* inject.h - the global ring: runnable actors pushed by threads that are not
- * workers, and the overflow of full worker rings.
+/* inject.h - a multi-producer, multi-consumer FIFO of pointers that never
+ * refuses a push. The dispatcher's global ring is one (runnable actors
+ * pushed by threads that are not workers, and the overflow of full worker
+ * rings); a pull pool's buffer is another (pool/pull.c), bounded by its own
+ * admission count.
  *
  * PROTOCOL
  *
@@ -7,17 +10,20 @@
  * plus an unbounded overflow list under a mutex for when the ring is full,
  * because an actor whose message was accepted must never be refused a place.
  * Cell i carries seq; a producer claims position p when cell[p].seq == p (CAS
- * on enq_pos), writes the actor and stores seq = p + 1 [release]; a consumer
- * claims p when cell[p].seq == p + 1 (CAS on deq_pos), reads the actor and
+ * on enq_pos), writes the item and stores seq = p + 1 [release]; a consumer
+ * claims p when cell[p].seq == p + 1 (CAS on deq_pos), reads the item and
  * stores seq = p + size [release].
  * Pairings: a cell's seq store [release] pairs with the other side's seq
- * load [acquire], which orders the plain `actor` field between them.
+ * load [acquire], which orders the plain `item` field between them.
  * FIFO across the two parts: while the overflow list is non-empty, pushes
  * go to it too, and consumers take from the ring first, then the list.
  * `count` (ring + overflow) is advanced with seq_cst by producers before they
- * push: it is the producer's half of the no-lost-wake-up pair with a
- * parking worker, which announces itself parked [seq_cst] and then reads
- * count [seq_cst] (worker.c). Consumers decrement it [relaxed].
+ * push: it is the producer's half of a no-lost-wake-up pair with a consumer
+ * that announces it is going to sleep [seq_cst] and then reads count
+ * [seq_cst] (a parking worker, worker.c; an idle pull-pool member,
+ * pool/pull.c). Consumers decrement it [relaxed]. A consumer that sees count
+ * != 0 may still find nothing for a moment: a producer between its count
+ * and its push.
  */
 #ifndef SHOAL_SCHED_INJECT_H
 #define SHOAL_SCHED_INJECT_H
@@ -28,11 +34,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct shoal_actor_s;
-
 typedef struct shoal_inject_cell_s {
     _Atomic size_t seq;
-    struct shoal_actor_s *actor;
+    void *item;
 } shoal_inject_cell_t;
 
 typedef struct shoal_inject_s {
@@ -43,15 +47,15 @@ typedef struct shoal_inject_s {
     size_t mask;
     shoal_inject_cell_t *cells;
     pthread_mutex_t lock;      /* overflow */
-    struct shoal_actor_s **ov; /* circular buffer */
+    void **ov; /* circular buffer */
     size_t ov_head, ov_len, ov_cap;
 } shoal_inject_t;
 
 int shoal__inject_init(shoal_inject_t *q, size_t size_pow2);
 void shoal__inject_fini(shoal_inject_t *q);
-void shoal__inject_push(shoal_inject_t *q, struct shoal_actor_s *a);
-/* Takes up to n actors; returns how many. */
-size_t shoal__inject_take(shoal_inject_t *q, struct shoal_actor_s **out, size_t n);
+void shoal__inject_push(shoal_inject_t *q, void *item);
+/* Takes up to n items, oldest first; returns how many. */
+size_t shoal__inject_take(shoal_inject_t *q, void **out, size_t n);
 
 static inline size_t shoal__inject_count(shoal_inject_t *q, memory_order mo)
 {

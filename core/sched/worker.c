@@ -157,7 +157,7 @@ void shoal__sched_wake(shoal_runtime_t *rt) { maybe_wake(rt, NULL); }
 static shoal_actor_t *take_global(shoal_worker_t *w)
 {
     shoal_runtime_t *rt = w->rt;
-    shoal_actor_t *batch[GLOBAL_BATCH];
+    void *batch[GLOBAL_BATCH];
     size_t want = 1;
     if (shoal__ring_len(&w->ring) == 0) {
         size_t n = shoal__inject_count(&rt->global, memory_order_relaxed) / rt->nthreads + 1;

@@ -8,10 +8,10 @@
 #include "shoal/error.h"
 #include "support.h"
 
-typedef struct shoal_actor_s actor_t;
+typedef struct item_s item_t; /* items are opaque pointers */
 
-static actor_t *fake(uint32_t i) { return (actor_t *)(uintptr_t)((uintptr_t)(i + 1) * 8); }
-static uint32_t unfake(actor_t *a) { return (uint32_t)((uintptr_t)a / 8 - 1); }
+static item_t *fake(uint32_t i) { return (item_t *)(uintptr_t)((uintptr_t)(i + 1) * 8); }
+static uint32_t unfake(void *a) { return (uint32_t)((uintptr_t)a / 8 - 1); }
 
 #define SMALL 8u
 
@@ -21,7 +21,7 @@ static void empty_takes_nothing(void)
 {
     shoal_inject_t q;
     CU_ASSERT_EQUAL_FATAL(shoal__inject_init(&q, SMALL), SHOAL_OK);
-    actor_t *out[4];
+    void *out[4];
     CU_ASSERT_EQUAL(shoal__inject_take(&q, out, 4), 0);
     CU_ASSERT_EQUAL(count(&q), 0);
     shoal__inject_push(&q, fake(0));
@@ -42,7 +42,7 @@ static void fifo_across_ring_and_overflow(void)
         CU_ASSERT_EQUAL(count(&q), i + 1);
     }
     CU_ASSERT_EQUAL(atomic_load(&q.overflow_len), 20 - SMALL);
-    actor_t *out[64];
+    void *out[64];
     /* One take that spans both parts. */
     CU_ASSERT_EQUAL(shoal__inject_take(&q, out, 11), 11);
     for (uint32_t i = 0; i < 11; i++)
@@ -62,7 +62,7 @@ static void pushes_go_behind_the_overflow_while_it_is_not_empty(void)
     CU_ASSERT_EQUAL_FATAL(shoal__inject_init(&q, SMALL), SHOAL_OK);
     for (uint32_t i = 0; i < SMALL + 2; i++) /* ring full, overflow: 8, 9 */
         shoal__inject_push(&q, fake(i));
-    actor_t *out[64];
+    void *out[64];
     /* Empty the ring only: the overflow still holds 8 and 9. */
     CU_ASSERT_EQUAL(shoal__inject_take(&q, out, SMALL), SMALL);
     for (uint32_t i = 0; i < SMALL; i++)
@@ -89,7 +89,7 @@ static void overflow_grows_while_wrapped(void)
     shoal_inject_t q;
     CU_ASSERT_EQUAL_FATAL(shoal__inject_init(&q, SMALL), SHOAL_OK);
     uint32_t in = 0, outn = 0, errors = 0;
-    actor_t *out[256];
+    void *out[256];
     /* Fill ring + 1024 overflow entries (its first capacity). */
     while (in < SMALL + 1024)
         shoal__inject_push(&q, fake(in++));
@@ -121,7 +121,7 @@ static void interleaved_pushes_and_takes_stay_fifo(void)
     shoal_inject_t q;
     CU_ASSERT_EQUAL_FATAL(shoal__inject_init(&q, SMALL), SHOAL_OK);
     uint32_t in = 0, outn = 0, errors = 0, count_errors = 0;
-    actor_t *out[32];
+    void *out[32];
     for (uint32_t round = 0; round < 20000; round++) {
         uint32_t np = (round * 2654435761u >> 7) % 13;
         uint32_t nt = (round * 40503u >> 3) % 12 + 1;
@@ -177,7 +177,7 @@ static void *producer(void *p)
 static void *consumer(void *p)
 {
     mpmc_t *m = p;
-    actor_t *out[7];
+    void *out[7];
     for (;;) {
         int done = atomic_load(&m->producers_done) == PRODUCERS;
         size_t k = shoal__inject_take(&m->q, out, 1 + atomic_load(&m->taken) % 7);
@@ -259,7 +259,7 @@ static void stalled_producer_does_not_let_the_overflow_overtake_the_ring(void)
     for (uint32_t i = 0; i < SMALL; i++)
         shoal__inject_push(&q, fake(i));
     CU_ASSERT_EQUAL(atomic_load(&q.overflow_len), 1);
-    actor_t *out[16];
+    void *out[16];
     size_t k = shoal__inject_take(&q, out, 16);
     /* B's 7 must not come out before B's 0..6. Allowed: nothing yet (the
      * head cell is not published), never 7 alone. */
@@ -269,7 +269,7 @@ static void stalled_producer_does_not_let_the_overflow_overtake_the_ring(void)
             overtaken = 1;
     CU_ASSERT_FALSE(overtaken);
     /* A publishes; everything still comes out exactly once. */
-    q.cells[0].actor = fake(100);
+    q.cells[0].item = fake(100);
     atomic_store(&q.cells[0].seq, 1);
     size_t total = k;
     while ((k = shoal__inject_take(&q, out, 16)) != 0)

@@ -1,0 +1,374 @@
+/* pull.c - the pull kind: its ops for the actor layer (actor/group.h), the
+ * buffer's admission and wake-up, and what the pool's actor changes live.
+ * The protocol is in pull.h; the rest of a pull pool (its worker table,
+ * restarts, resizing, swaps) is the pool record's, shared with the forward
+ * kind (pool.c, workers.c, swap.c).
+ */
+#include "pool/pull.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "actor/call.h"
+#include "actor/send.h"
+#include "pool/pool.h"
+#include "runtime/runtime.h"
+
+/* The most items one take moves (the rest of a member's demand waits for
+ * its next take). */
+#define TAKE_MAX 64u
+
+/* A member's own words (actor.h, ext->member). */
+typedef struct member_s {
+    uint32_t held;   /* taken, not settled */
+    uint32_t asleep; /* counted in sleepers */
+    uint64_t completed;
+} member_t;
+_Static_assert(sizeof(member_t) <= sizeof(((shoal_actor_ext_t *)0)->member),
+               "a member's words fit in ext->member");
+
+static member_t *member_of(struct shoal_ctx_s *ctx) { return (member_t *)(void *)ctx->member; }
+
+static shoal_pool_t *pool_of_ctx(struct shoal_ctx_s *ctx)
+{
+    return shoal__pool_of_group(ctx->group);
+}
+
+/* ---- the record's part ----------------------------------------------------- */
+
+/* The buffer's ring: its capacity at the start, as a power of two between
+ * 64 and 65536; beyond that its overflow list takes what comes. */
+static size_t ring_size(uint64_t cap)
+{
+    size_t n = 64;
+    while (n < cap && n < 65536)
+        n *= 2;
+    return n;
+}
+
+int shoal__pull_new(shoal_pool_t *p, const shoal_pool_spec_t *spec)
+{
+    shoal_pull_t *q = aligned_alloc(64, sizeof *q);
+    if (q == NULL)
+        return SHOAL_ENOMEM;
+    memset(q, 0, sizeof *q);
+    if (shoal__inject_init(&q->queue, ring_size(spec->buffer + (uint64_t)spec->size *
+                                                                     spec->prefetch)) != SHOAL_OK) {
+        free(q);
+        return SHOAL_ENOMEM;
+    }
+    q->buffer = spec->buffer;
+    atomic_store_explicit(&q->prefetch, spec->prefetch, memory_order_relaxed);
+    p->pull = q;
+    p->g.ops = &shoal__pull_ops;
+    shoal__pull_update(p);
+    return SHOAL_OK;
+}
+
+void shoal__pull_free(shoal_runtime_t *rt, shoal_pull_t *q)
+{
+    if (q == NULL)
+        return;
+    shoal_tcache_t *tc = shoal__tcache_get(rt);
+    void *item;
+    while (shoal__inject_take(&q->queue, &item, 1) == 1) {
+        if (tc != NULL)
+            shoal__env_free(tc, item);
+    }
+    shoal__inject_fini(&q->queue);
+    free(q);
+}
+
+void shoal__pull_update(shoal_pool_t *p)
+{
+    shoal_pull_t *q = p->pull;
+    uint64_t cap = q->buffer + (uint64_t)p->target *
+                                   atomic_load_explicit(&q->prefetch, memory_order_relaxed);
+    atomic_store_explicit(&q->capacity, cap, memory_order_relaxed);
+}
+
+uint32_t shoal__pull_set_prefetch(shoal_pool_t *p, uint32_t v, int *rc)
+{
+    if (p->pull == NULL || v == 0 || v > SHOAL_POOL_MAX_PREFETCH) {
+        *rc = p->pull == NULL ? SHOAL_ENOTSUP : SHOAL_EINVAL;
+        return 0;
+    }
+    atomic_store_explicit(&p->pull->prefetch, v, memory_order_relaxed);
+    p->spec.prefetch = v;
+    shoal__pull_update(p);
+    *rc = SHOAL_OK;
+    return v;
+}
+
+uint32_t shoal__pull_set_buffer(shoal_pool_t *p, uint32_t v, int *rc)
+{
+    if (p->pull == NULL || v > SHOAL_POOL_MAX_BUFFER) {
+        *rc = p->pull == NULL ? SHOAL_ENOTSUP : SHOAL_EINVAL;
+        return 0;
+    }
+    p->pull->buffer = v;
+    p->spec.buffer = v;
+    shoal__pull_update(p);
+    *rc = SHOAL_OK;
+    return v;
+}
+
+bool shoal__pull_draining(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    (void)ctx;
+    return shoal__inject_count(&p->pull->queue, memory_order_relaxed) != 0;
+}
+
+void shoal__pull_stats(const shoal_pool_t *p, shoal_pool_stats_t *st)
+{
+    st->kind = p->pull != NULL ? SHOAL_POOL_KIND_PULL : SHOAL_POOL_KIND_FORWARD;
+    if (p->pull == NULL)
+        return;
+    shoal_pull_t *q = p->pull;
+    uint32_t pf = atomic_load_explicit(&q->prefetch, memory_order_relaxed);
+    uint64_t cap = atomic_load_explicit(&q->capacity, memory_order_relaxed);
+    uint64_t admitted = atomic_load_explicit(&q->admitted, memory_order_relaxed);
+    uint64_t buffered = shoal__inject_count(&q->queue, memory_order_relaxed);
+    uint64_t held = admitted > buffered ? admitted - buffered : 0;
+    uint64_t can_hold = (uint64_t)st->pool_size * pf;
+    st->prefetch = pf;
+    st->buffer = cap > (uint64_t)st->target_size * pf ? cap - (uint64_t)st->target_size * pf : 0;
+    st->buffer_depth = buffered;
+    st->demand = can_hold > held ? can_hold - held : 0;
+    st->source_state = SHOAL_SOURCE_NONE;
+}
+
+/* ---- senders ----------------------------------------------------------------- */
+
+/* Drops what a pool that has ended still finds in its buffer: a call is
+ * answered with SHOAL_ENOPROC, everything is counted as dropped. */
+static void sweep(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
+{
+    void *item;
+    while (shoal__inject_take(&p->pull->queue, &item, 1) == 1) {
+        shoal_env_t *e = item;
+        if (shoal__env_kind(e) == SHOAL_MSG_CALL) {
+            struct shoal_reply_s reply = {.tc = tc, .env = NULL, .status = SHOAL_ENOPROC};
+            shoal__reply_send(rt, tc, p->g.pid, e->from, shoal__env_ref(e), &reply);
+        }
+        SHOAL_STAT_ADD(tc, msgs_dropped, 1);
+        shoal__pool_count_dropped(tc, p);
+        atomic_fetch_sub_explicit(&p->pull->admitted, 1, memory_order_relaxed);
+        shoal__env_free(tc, e);
+    }
+}
+
+/* Schedules one IDLE member (pull.h: wake-up). */
+static void wake(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
+{
+    /* acquire: pairs with the pool actor's release stores of slots then n. */
+    uint32_t n = atomic_load_explicit(&p->nworkers, memory_order_acquire);
+    uint32_t i = n != 0 ? tc->pool_sample % n : 0; /* senders start apart */
+    for (uint32_t k = 0; k < n; k++, i = i + 1 == n ? 0 : i + 1) {
+        /* acquire: see nworkers. */
+        shoal_pid_t pid = atomic_load_explicit(&p->slots[i], memory_order_acquire);
+        if (shoal__pid_slot(pid) >= rt->max_actors)
+            continue;
+        shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(pid));
+        /* acquire: the generation's spawn is visible (actor.c). A member
+         * that ends right after: a turn for its slot's next actor, which
+         * finds what it finds; never a lost item (the next one wakes). */
+        uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_acquire);
+        if (shoal__rsv_gen(w) == shoal__pid_gen(pid) && shoal__rsv_alive(w) &&
+            shoal__schedule(rt, tc, a))
+            return;
+    }
+}
+
+/* Puts an admitted item into the buffer and wakes a member if one sleeps;
+ * if the pool has ended meanwhile, sweeps (pull.h: its end). */
+static void put(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, shoal_env_t *e)
+{
+    shoal_pull_t *q = p->pull;
+    shoal__inject_push(&q->queue, e); /* count [seq_cst] first (inject.h) */
+    /* seq_cst: the sender's read of the wake-up pair (pull.h). */
+    if (atomic_load_explicit(&q->sleepers, memory_order_seq_cst) != 0)
+        wake(rt, tc, p);
+    /* seq_cst: pairs with own_end's store of ended: it sweeps after it, or
+     * we see it and sweep ourselves. */
+    if (atomic_load_explicit(&p->pull_ended, memory_order_seq_cst))
+        sweep(rt, tc, p);
+}
+
+static int pull_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g, shoal_env_t *e)
+{
+    shoal_pool_t *p = shoal__pool_of_group(g);
+    shoal_pull_t *q = p->pull;
+    bool shared;
+    shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
+    uint64_t n = atomic_load_explicit(&q->admitted, memory_order_relaxed);
+    do {
+        if (n >= atomic_load_explicit(&q->capacity, memory_order_relaxed)) {
+            shoal__stripe_add(&st->unhandled, 1, shared);
+            return SHOAL_EBUSY;
+        }
+        /* relaxed: the count publishes nothing (pull.h: admission). */
+    } while (!atomic_compare_exchange_weak_explicit(&q->admitted, &n, n + 1, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    if (shoal__pool_sampled(tc))
+        shoal__pool_stamp(e);
+    e->meta |= SHOAL_ENV_POOLED;
+    /* Counted before it can be taken: no reader sees it settled first. */
+    shoal__stripe_add(&st->forwarded, 1, shared);
+    put(rt, tc, p, e);
+    return SHOAL_OK;
+}
+
+/* ---- members ----------------------------------------------------------------- */
+
+static bool has_work(struct shoal_ctx_s *ctx, memory_order mo)
+{
+    shoal_pull_t *q = pool_of_ctx(ctx)->pull;
+    if (ctx->b->ext->retiring)
+        return false;
+    if (member_of(ctx)->held >= atomic_load_explicit(&q->prefetch, memory_order_relaxed))
+        return false;
+    return shoal__inject_count(&q->queue, mo) != 0;
+}
+
+static shoal_env_t *pull_take(struct shoal_ctx_s *ctx)
+{
+    shoal_pool_t *p = pool_of_ctx(ctx);
+    shoal_pull_t *q = p->pull;
+    member_t *m = member_of(ctx);
+    if (m->asleep) {
+        m->asleep = 0;
+        atomic_fetch_sub_explicit(&q->sleepers, 1, memory_order_relaxed);
+    }
+    if (ctx->b->ext->retiring)
+        return NULL; /* removed from the pool: it finishes what it holds */
+    /* The successes of this turn are not settled yet (turn_end). */
+    uint32_t held = m->held - (uint32_t)ctx->group_handled;
+    uint32_t pf = atomic_load_explicit(&q->prefetch, memory_order_relaxed);
+    if (held >= pf)
+        return NULL;
+    uint32_t want = pf - held < TAKE_MAX ? pf - held : TAKE_MAX;
+    void *batch[TAKE_MAX];
+    size_t k = shoal__inject_take(&q->queue, batch, want);
+    if (k == 0)
+        return NULL;
+    m->held += (uint32_t)k;
+    bool shared;
+    shoal_pool_stripe_t *st = shoal__pool_stripe(p, ctx->tc, &shared);
+    shoal__stripe_add(&st->delivered, k, shared);
+    /* The rest of a batch waits in the member's own mailbox: it holds it. */
+    for (size_t i = 1; i < k; i++) {
+        if (shoal__deliver_over(ctx->rt, ctx->tc, ctx->self, batch[i]) != SHOAL_OK) {
+            m->held--;
+            put(ctx->rt, ctx->tc, p, batch[i]);
+        }
+    }
+    return batch[0];
+}
+
+static bool pull_more(struct shoal_ctx_s *ctx, bool idle)
+{
+    if (idle) /* seq_cst: the member's second read of the wake-up pair */
+        return has_work(ctx, memory_order_seq_cst);
+    if (has_work(ctx, memory_order_relaxed))
+        return true;
+    member_t *m = member_of(ctx);
+    if (!m->asleep && !ctx->b->ext->retiring) {
+        m->asleep = 1;
+        /* seq_cst: the member's announcement (pull.h: wake-up). */
+        atomic_fetch_add_explicit(&pool_of_ctx(ctx)->pull->sleepers, 1, memory_order_seq_cst);
+    }
+    return false;
+}
+
+/* One item settled: it leaves the member and the buffer's admission. */
+static void release(struct shoal_ctx_s *ctx, uint64_t n, bool ok)
+{
+    member_t *m = member_of(ctx);
+    m->held -= (uint32_t)n;
+    if (ok)
+        m->completed += n;
+    atomic_fetch_sub_explicit(&pool_of_ctx(ctx)->pull->admitted, n, memory_order_relaxed);
+}
+
+static void pull_settled(struct shoal_ctx_s *ctx, shoal_env_t *e, bool ok,
+                         const shoal_group_timing_t *t)
+{
+    (void)e;
+    shoal__pool_count(ctx->tc, pool_of_ctx(ctx), !ok, t ? t->wait_ns : 0, t ? t->service_ns : 0,
+                      t != NULL);
+    release(ctx, 1, ok);
+}
+
+static void pull_turn_end(struct shoal_ctx_s *ctx, uint64_t handled)
+{
+    shoal__pool_count_handled(ctx->tc, pool_of_ctx(ctx), handled);
+    release(ctx, handled, true);
+}
+
+/* A member that ends gives back what it held, for the others to take. */
+static bool pull_hand_back(struct shoal_ctx_s *ctx, shoal_group_t *g, shoal_pid_t to,
+                           shoal_env_t *e)
+{
+    (void)to;
+    shoal_pool_t *p = shoal__pool_of_group(g);
+    member_of(ctx)->held--;
+    shoal_env_t *m = NULL;
+    if (!atomic_load_explicit(&ctx->rt->stopping, memory_order_relaxed))
+        m = shoal__env_move(ctx->tc, e); /* e is its mailbox's node */
+    if (m != NULL) {
+        put(ctx->rt, ctx->tc, p, m);
+        return true;
+    }
+    shoal__pool_count_dropped(ctx->tc, p);
+    atomic_fetch_sub_explicit(&p->pull->admitted, 1, memory_order_relaxed);
+    return false;
+}
+
+/* ---- the pool's own actor ------------------------------------------------------- */
+
+/* A send that found the pool's own mailbox (its kind read stale): placed
+ * in the buffer like any, over the capacity (the sender was told OK). */
+static void pull_own_message(struct shoal_ctx_s *ctx, shoal_env_t *e)
+{
+    shoal_pool_t *p = shoal__pool_of(ctx->b->state);
+    shoal_env_t *m = shoal__env_move(ctx->tc, e);
+    if (m == NULL) {
+        shoal__dead_letter(ctx, e);
+        shoal__pool_count_dropped(ctx->tc, p);
+        return;
+    }
+    atomic_fetch_add_explicit(&p->pull->admitted, 1, memory_order_relaxed);
+    m->meta |= SHOAL_ENV_POOLED;
+    bool shared;
+    shoal_pool_stripe_t *st = shoal__pool_stripe(p, ctx->tc, &shared);
+    shoal__stripe_add(&st->forwarded, 1, shared);
+    put(ctx->rt, ctx->tc, p, m);
+}
+
+static void pull_own_end(struct shoal_ctx_s *ctx)
+{
+    shoal_pool_t *p = shoal__pool_ended(ctx);
+    /* seq_cst: pairs with put's load (a sender or member that pushes after
+     * our sweep sees it and sweeps). */
+    atomic_store_explicit(&p->pull_ended, 1, memory_order_seq_cst);
+    sweep(ctx->rt, ctx->tc, p);
+}
+
+static void pull_unref(shoal_runtime_t *rt, shoal_group_t *g)
+{
+    shoal__pool_unref(rt, shoal__pool_of_group(g));
+}
+
+const shoal_group_ops_t shoal__pull_ops = {
+    .route = pull_route,
+    .own_message = pull_own_message,
+    .own_retire = shoal__pool_retire,
+    .own_end = pull_own_end,
+    .settled = pull_settled,
+    .turn_end = pull_turn_end,
+    .take = pull_take,
+    .more = pull_more,
+    .hand_back = pull_hand_back,
+    .unref = pull_unref,
+};

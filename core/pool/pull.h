@@ -1,0 +1,81 @@
+/* pull.h - the pull kind (after Akka's work pulling): one bounded buffer
+ * that senders put items into and members take from on their own threads,
+ * each only while it holds fewer than `prefetch`.
+ *
+ * PROTOCOL
+ *   admission   `admitted` counts the items accepted and not yet settled
+ *               (in the buffer, or held by a member). A sender claims one
+ *               with a CAS that keeps admitted <= capacity [relaxed: it
+ *               publishes nothing; the item itself goes through the
+ *               queue]; refused: SHOAL_EBUSY. A member gives it back when
+ *               the item is settled (handled, failed, dropped) [relaxed].
+ *               capacity = buffer + target x prefetch, written by the
+ *               pool's actor [relaxed: a value on its own].
+ *   the buffer  a never-refusing MPMC FIFO (sched/inject.h): the item is
+ *               pushed after it is admitted, so the FIFO never holds more
+ *               than capacity. Its `count` is raised [seq_cst] before the
+ *               push.
+ *   wake-up     a member that finds nothing to take announces it is going
+ *               to sleep -- sleepers += 1 [seq_cst], once until it takes
+ *               again -- then goes IDLE [seq_cst store, actor.h] and reads
+ *               count once more [seq_cst] (group.h: ops->more). A sender,
+ *               after its push (count [seq_cst]), reads sleepers [seq_cst]
+ *               and, when any, schedules an IDLE member [seq_cst load and
+ *               CAS of its schedule word, send.c]. In the single order of
+ *               seq_cst operations either the member's second read sees
+ *               the item (it schedules itself) or the sender's reads come
+ *               after the member's announcement and IDLE store (it finds
+ *               an IDLE member: that one, or another that will take it).
+ *               sleepers may count a member that is already running again
+ *               (it is taken off at its next take): a sender then looks
+ *               for an IDLE member in vain, never the other way round.
+ *   members     each member's own words (actor.h, ext->member): held, the
+ *               items taken and not settled; asleep; completed. Written
+ *               only in its turns.
+ */
+#ifndef SHOAL_POOL_PULL_H
+#define SHOAL_POOL_PULL_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "actor/group.h"
+#include "sched/inject.h"
+#include "shoal/pool.h"
+#include "shoal/pull.h"
+
+struct shoal_pool_s;
+struct shoal_ctx_s;
+
+typedef struct shoal_pull_s {
+    shoal_inject_t queue; /* the buffer */
+    alignas(64) _Atomic uint64_t admitted;
+    _Atomic uint64_t capacity;
+    _Atomic uint32_t prefetch;
+    alignas(64) _Atomic uint32_t sleepers;
+    /* owned by the pool's actor */
+    alignas(64) uint32_t buffer;
+} shoal_pull_t;
+
+extern const shoal_group_ops_t shoal__pull_ops;
+
+/* A pull pool's part of its record, for spec (checked): SHOAL_ENOMEM. */
+int shoal__pull_new(struct shoal_pool_s *p, const shoal_pool_spec_t *spec);
+/* Frees it; what the buffer still holds is dropped (the record is going:
+ * no thread can add to it any more). */
+void shoal__pull_free(shoal_runtime_t *rt, shoal_pull_t *q);
+/* The pool's actor: capacity after target, prefetch or buffer changed. */
+void shoal__pull_update(struct shoal_pool_s *p);
+/* SHOAL_POOL_SET_PREFETCH / SET_BUFFER: the value now (clamped), or 0 with
+ * *rc = SHOAL_EINVAL. */
+uint32_t shoal__pull_set_prefetch(struct shoal_pool_s *p, uint32_t v, int *rc);
+uint32_t shoal__pull_set_buffer(struct shoal_pool_s *p, uint32_t v, int *rc);
+/* Draining: true while the buffer still holds items (the members keep
+ * taking them; a tick asks again), false once it is empty. */
+bool shoal__pull_draining(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
+/* Its fields of shoal_pool_stats_t (any thread). */
+void shoal__pull_stats(const struct shoal_pool_s *p, shoal_pool_stats_t *st);
+
+#endif
