@@ -221,6 +221,25 @@ static int pull_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g,
 
 /* ---- members ----------------------------------------------------------------- */
 
+void shoal__pull_listed(shoal_pool_t *p, shoal_pid_t pid)
+{
+    /* seq_cst fence: the listing (release stores) before the read of count
+     * in the single order (pull.h: wake-up). */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (shoal__inject_count(&p->pull->queue, memory_order_seq_cst) == 0)
+        return;
+    shoal_actor_t *a = shoal__actor_at(p->rt, shoal__pid_slot(pid));
+    /* acquire: the member's spawn (its generation) is visible. */
+    uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_acquire);
+    if (shoal__rsv_gen(w) == shoal__pid_gen(pid))
+        shoal__schedule(p->rt, shoal__tcache_get(p->rt), a);
+}
+
+uint32_t shoal__pull_held(struct shoal_ctx_s *ctx)
+{
+    return member_of(ctx)->held - (uint32_t)ctx->group_handled;
+}
+
 static bool has_work(struct shoal_ctx_s *ctx, memory_order mo)
 {
     shoal_pull_t *q = pool_of_ctx(ctx)->pull;

@@ -29,6 +29,13 @@
  *               sleepers may count a member that is already running again
  *               (it is taken off at its next take): a sender then looks
  *               for an IDLE member in vain, never the other way round.
+ *               A sender finds members through the worker table, and a new
+ *               member may go to sleep before the pool's actor lists it:
+ *               so the pool's actor, after listing one [release stores,
+ *               then a seq_cst fence], reads count [seq_cst] and schedules
+ *               the member if the buffer holds anything. Either that read
+ *               sees a sender's item, or the sender's scan (after its
+ *               seq_cst count) sees the listing.
  *   members     each member's own words (actor.h, ext->member): held, the
  *               items taken and not settled; asleep; completed. Written
  *               only in its turns.
@@ -75,6 +82,11 @@ uint32_t shoal__pull_set_buffer(struct shoal_pool_s *p, uint32_t v, int *rc);
 /* Draining: true while the buffer still holds items (the members keep
  * taking them; a tick asks again), false once it is empty. */
 bool shoal__pull_draining(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
+/* The pool's actor has just listed member pid in the worker table (pull.h:
+ * a member may have gone to sleep before senders could find it). */
+void shoal__pull_listed(struct shoal_pool_s *p, shoal_pid_t pid);
+/* In a member's turn: the items it holds now (taken, not settled). */
+uint32_t shoal__pull_held(struct shoal_ctx_s *ctx);
 /* Its fields of shoal_pool_stats_t (any thread). */
 void shoal__pull_stats(const struct shoal_pool_s *p, shoal_pool_stats_t *st);
 

@@ -71,6 +71,8 @@ void shoal__pool_slot_set(shoal_pool_t *p, uint32_t i, shoal_pid_t pid)
 {
     /* release: a sender that reads this PID sees the worker spawned. */
     atomic_store_explicit(&p->slots[i], pid, memory_order_release);
+    if (p->pull != NULL && i < shoal__pool_live(p)) /* replaced in place */
+        shoal__pull_listed(p, pid);
 }
 
 void shoal__pool_table_append(shoal_pool_t *p, shoal_pid_t pid)
@@ -79,6 +81,8 @@ void shoal__pool_table_append(shoal_pool_t *p, shoal_pid_t pid)
     shoal__pool_slot_set(p, n, pid);
     /* release: pairs with the sender's acquire of nworkers: slots[n] is set. */
     atomic_store_explicit(&p->nworkers, n + 1, memory_order_release);
+    if (p->pull != NULL)
+        shoal__pull_listed(p, pid);
 }
 
 void shoal__pool_table_remove_at(shoal_pool_t *p, uint32_t i)
