@@ -61,6 +61,9 @@ int shoal__pull_new(shoal_pool_t *p, const shoal_pool_spec_t *spec)
     atomic_store_explicit(&q->prefetch, spec->prefetch, memory_order_relaxed);
     p->pull = q;
     p->g.ops = &shoal__pull_ops;
+    /* Every item settled at once, not once a turn: a member's long turn
+     * must not keep room from senders for items it has finished. */
+    p->g.exact = true;
     shoal__pull_update(p);
     return SHOAL_OK;
 }

@@ -8,7 +8,8 @@
  *               with a CAS that keeps admitted <= capacity [relaxed: it
  *               publishes nothing; the item itself goes through the
  *               queue]; refused: SHOAL_EBUSY. A member gives it back when
- *               the item is settled (handled, failed, dropped) [relaxed].
+ *               the item is settled (handled, failed, dropped) [relaxed],
+ *               each one at once (the group is `exact`, actor/group.h).
  *               capacity = buffer + target x prefetch, written by the
  *               pool's actor [relaxed: a value on its own].
  *   the buffer  a never-refusing MPMC FIFO (sched/inject.h): the item is
