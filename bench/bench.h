@@ -2,7 +2,7 @@
  *
  * shoal-bench implements the peer harness of /work/shared/bench (README.md
  * there is the spec): one workload per run, exactly one RESULT line on
- * stdout, diagnostics on stderr. Each workload file (w1.c .. w4.c) sets up
+ * stdout, diagnostics on stderr. Each workload file (w1.c .. w5.c) sets up
  * its actors, calls bench_begin() right before the timed interval starts,
  * bench_wait() for the collector's signal, bench_end(), then prints with
  * bench_result() and leaves through bench_finish().
@@ -187,6 +187,7 @@ int bench_w1(int argc, char **argv);
 int bench_w2(int argc, char **argv);
 int bench_w3(int argc, char **argv);
 int bench_w4(int argc, char **argv);
+int bench_w5(int argc, char **argv);
 int bench_iso(int argc, char **argv);
 
 #endif

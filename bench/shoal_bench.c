@@ -1,6 +1,6 @@
 /* shoal_bench.c - shoal-bench: the command line and what the workloads share.
  *
- *   shoal-bench W1 N W | W2 P M | W3 A | W4 N [block|drop]
+ *   shoal-bench W1 N W | W2 P M | W3 A | W4 N [block|drop] | W5 N W [RATE]
  *
  * The spec is /work/shared/bench/README.md. Environment:
  *   SHOAL_THREADS          dispatcher threads (default: the runtime's, max(CPUs, 2))
@@ -21,6 +21,9 @@
  *   SHOAL_BENCH_INSPECT_MS pool mode (W1, W4): the main thread inspects the
  *                          pool this often while it waits (default 50;
  *                          0 = never); RESULT extras inspect_*
+ *   SHOAL_BENCH_POOL       W5: pull (default, a pull pool) or forward (a
+ *                          forward pool); SHOAL_BENCH_DIRECT=1 overrides
+ *   SHOAL_BENCH_W5_BUFFER  W5 pull pool buffer (default W x 100)
  */
 #include "bench.h"
 #include "host/isolated.h"
@@ -506,7 +509,7 @@ _Noreturn void bench_finish(bench_t *b, int rc)
 
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: shoal-bench W1 N W | W2 P M | W3 A | W4 N [block|drop]\n"
+    fprintf(to, "usage: shoal-bench W1 N W | W2 P M | W3 A | W4 N [block|drop] | W5 N W [RATE]\n"
                 "       shoal-bench ISO W1 N W | ISO W2 M | ISO CALL K\n"
                 "         (a pool with isolation: process; SHOAL_BENCH_ISOLATION=none: the same\n"
                 "          pool in this process)\n"
@@ -526,7 +529,7 @@ int main(int argc, char **argv)
     if (argc == 2 && strcmp(argv[1], "--isolated-worker") == 0)
         return shoal__isolated_main();
     if (argc < 2)
-        return bad("%s", "no workload (W1, W2, W3, W4, ISO)");
+        return bad("%s", "no workload (W1, W2, W3, W4, W5, ISO)");
     const char *w = argv[1];
     if (strcmp(w, "--help") == 0 || strcmp(w, "-h") == 0) {
         usage(stdout);
@@ -547,10 +550,12 @@ int main(int argc, char **argv)
         rc = bench_w3(argc - 2, argv + 2);
     else if (strcmp(w, "W4") == 0)
         rc = bench_w4(argc - 2, argv + 2);
+    else if (strcmp(w, "W5") == 0)
+        rc = bench_w5(argc - 2, argv + 2);
     else if (strcmp(w, "ISO") == 0)
         rc = bench_iso(argc - 2, argv + 2);
     else
-        return bad("unknown workload '%s' (W1, W2, W3, W4, ISO)", w);
+        return bad("unknown workload '%s' (W1, W2, W3, W4, W5, ISO)", w);
     if (rc == BENCH_USAGE)
         usage(stderr);
     return rc;

@@ -48,7 +48,7 @@ firsts=("usage: shoald [--run-for DURATION] [--no-table] [--control SOCKET] FILE
     "usage: shoal-plugin-check [--args YAML] [--messages N] [--timeout MS] FILE.so")
 if [ -x "$bench" ]; then
     progs+=("$bench")
-    firsts+=("usage: shoal-bench W1 N W | W2 P M | W3 A | W4 N [block|drop]")
+    firsts+=("usage: shoal-bench W1 N W | W2 P M | W3 A | W4 N [block|drop] | W5 N W [RATE]")
 else
     echo "shoal-bench not built (SHOAL_BUILD_BENCH=OFF): its checks are skipped"
 fi
@@ -107,7 +107,7 @@ Try 'shoal-plugin-check --help'."
 if [ -x "$bench" ]; then
     what="shoal-bench W9"
     run "$bench" W9
-    expect 2 "" "shoal-bench: unknown workload 'W9' (W1, W2, W3, W4, ISO)
+    expect 2 "" "shoal-bench: unknown workload 'W9' (W1, W2, W3, W4, W5, ISO)
 Try 'shoal-bench --help'."
 fi
 
