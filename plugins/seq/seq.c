@@ -77,7 +77,7 @@ static bool between(const seq_t *s, int64_t a, int64_t v, int64_t b, uint64_t *g
 /* After st.next went out: the integer after it, or the end. */
 static void advance(seq_t *s)
 {
-    uint64_t left;
+    uint64_t left = 0;
     (void)between(s, s->st.next, s->to, s->to, &left); /* next is never past `to` */
     if (left < magnitude(s->step))
         s->exhausted = true;

@@ -56,7 +56,8 @@ static void keep(fp_msg_t *to, const shoal_msg_t *msg)
     to->flags = msg->flags;
     to->from = msg->from;
     to->size = msg->size;
-    memcpy(to->data, msg->data, msg->size < sizeof to->data ? msg->size : sizeof to->data);
+    if (msg->size != 0) /* data is NULL then */
+        memcpy(to->data, msg->data, msg->size < sizeof to->data ? msg->size : sizeof to->data);
 }
 
 static void request(shoal_ctx_t *ctx, uint32_t n)
