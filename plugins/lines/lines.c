@@ -9,13 +9,14 @@
  *               without its end
  *   long_lines  fail, truncate or skip, default fail: what a longer line does
  *
- * The file is opened in init (a file that cannot be opened, or a directory,
- * fails init with the reason at the value of `path`) and read lazily, a
- * line per item, through stdio into one buffer that grows to max_line + 1
- * bytes at most: memory stays bounded however large the file. The open file
- * is kept: a file replaced (renamed over) or deleted while the source runs
- * is read to its end as it was opened. Only a source started again (after
- * a failure) opens the path anew; its RESUME is checked against that file.
+ * The file is opened in init (a file that cannot be opened, or is not a
+ * regular file, fails init with the reason at the value of `path`) and
+ * read lazily, a line per item, through stdio into one buffer that grows to
+ * max_line + 1 bytes at most: memory stays bounded however large the file.
+ * The open file is kept: a file replaced (renamed over) or deleted while
+ * the source runs is read to its end as it was opened. Only a source
+ * started again (after a failure) opens the path anew; its RESUME is
+ * checked against that file.
  *
  * The protocol (shoal/pull.h, lines.h). A SHOAL_PULL_REQUEST(n) sends the
  * pool up to n lines with shoal_send to the request's sender, then answers
@@ -309,27 +310,37 @@ static int resume(shoal_ctx_t *ctx, lines_t *s, const shoal_msg_t *msg)
 }
 
 /* Opens the file for init; on failure the reason goes where the args'
- * errors go, at the value of `path`. */
+ * errors go, at the value of `path`. Only a regular file: a FIFO or a
+ * device would block a dispatcher thread while it waits for bytes (opening
+ * one is not waited on: O_NONBLOCK), and could not be resumed. */
 static int open_file(shoal_ctx_t *ctx, const shoal_args_t *args, lines_t *s)
 {
     char text[128];
     struct stat st;
-    int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+    int rc, fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return shoal_arg_error(ctx, args, "path", "cannot open %s: %s", s->path,
                                error_text(errno, text, sizeof text));
-    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-        close(fd);
-        return shoal_arg_error(ctx, args, "path", "%s is a directory: expected a file", s->path);
+    if (fstat(fd, &st) != 0) {
+        rc = shoal_arg_error(ctx, args, "path", "cannot stat %s: %s", s->path,
+                             error_text(errno, text, sizeof text));
+        goto fail;
     }
-    if ((s->f = fdopen(fd, "r")) == NULL) {
-        int err = errno;
-        close(fd);
-        return err == ENOMEM ? SHOAL_ENOMEM
+    if (!S_ISREG(st.st_mode)) {
+        rc = shoal_arg_error(ctx, args, "path", "%s is %s: expected a regular file", s->path,
+                             S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
+        goto fail;
+    }
+    if (fcntl(fd, F_SETFL, O_RDONLY) != 0 || (s->f = fdopen(fd, "r")) == NULL) {
+        rc = errno == ENOMEM ? SHOAL_ENOMEM
                              : shoal_arg_error(ctx, args, "path", "cannot read %s: %s", s->path,
-                                               error_text(err, text, sizeof text));
+                                               error_text(errno, text, sizeof text));
+        goto fail;
     }
     return SHOAL_OK;
+fail:
+    close(fd);
+    return rc;
 }
 
 static int lines_init(shoal_ctx_t *ctx, void *state, const void *args)

@@ -293,18 +293,28 @@ static void cannot_open_fails_init(void)
              "pool.yaml:1:7: args 'path': cannot open /nonexistent/shoal-lines: No such file or "
              "directory");
     bad_args("path: /tmp\n", SHOAL_EINVAL,
-             "pool.yaml:1:7: args 'path': /tmp is a directory: expected a file");
+             "pool.yaml:1:7: args 'path': /tmp is a directory: expected a regular file");
+    bad_args("path: /dev/null\n", SHOAL_EINVAL,
+             "pool.yaml:1:7: args 'path': /dev/null is not a regular file: expected a regular "
+             "file");
+    /* A FIFO with no writer: refused at once, not waited on. */
+    char fifo[64], args[256], msg[600];
+    snprintf(fifo, sizeof fifo, "/tmp/shoal-lines-fifo-%d", (int)getpid());
+    CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
+    snprintf(args, sizeof args, "path: %s\n", fifo);
+    snprintf(msg, sizeof msg,
+             "pool.yaml:1:7: args 'path': %s is not a regular file: expected a regular file", fifo);
+    bad_args(args, SHOAL_EINVAL, msg);
+    unlink(fifo);
     const char *path = FILE_WITH("x\n");
     if (geteuid() != 0) { /* root reads it anyway */
         chmod(path, 0);
-        char args[256], msg[600];
         snprintf(args, sizeof args, "path: %s\n", path);
         snprintf(msg, sizeof msg, "pool.yaml:1:7: args 'path': cannot open %s: Permission denied",
                  path);
         bad_args(args, SHOAL_EINVAL, msg);
     }
     bad_args("max_line: 8\n", SHOAL_ENOKEY, "pool.yaml:1:1: args: missing required key 'path'");
-    char args[256];
     snprintf(args, sizeof args, "path: %s\nmax_line: 0\n", path);
     bad_args(args, SHOAL_EINVAL,
              "pool.yaml:2:11: args 'max_line': 0 is out of range: expected 1B to 16MiB");
