@@ -367,14 +367,9 @@ int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, 
                             "pools.%s: cannot register the name: %s", cp->name, shoal_strerror(rc));
             goto fail;
         }
-        char mailbox[24], pull[400] = "";
+        char mailbox[24], pull[400];
         shoal__host_mailbox_text(cp->mailbox, mailbox);
-        if (cp->kind == SHOAL_POOL_KIND_PULL)
-            snprintf(pull, sizeof pull, ", pull: prefetch %u, buffer %u, redeliver %u%s%s%s%s",
-                     cp->prefetch, cp->buffer, cp->redeliver,
-                     cp->dead_letter ? ", dead_letter " : "",
-                     cp->dead_letter ? cp->dead_letter : "", cp->src_plugin ? ", source " : "",
-                     cp->src_plugin ? cp->src_plugin : "");
+        shoal__host_pull_text(cp, pull, sizeof pull);
         shoal__host_log(h, SHOAL_LOG_INFO, "pool %s started: %u worker%s%s, mailbox %s%s", cp->name,
                         cp->size, cp->size == 1 ? "" : "s", cp->nested ? " (pools)" : "", mailbox,
                         pull);
@@ -585,25 +580,8 @@ int shoal__host_drain(shoal_host_t *h, uint64_t deadline_ms, bool (*interrupted)
                         "shutdown: %zu source%s stopped%s, the pools drain", n - (size_t)left,
                         n - (size_t)left == 1 ? "" : "s", left ? " (some did not)" : "");
     }
-    /* A pool a pull pool sends dead letters to drains once that one has
-     * ended: what it failed for good on its way out still has a taker. */
-    for (size_t i = 0; i < h->npools; i++) {
-        shoal_host_pool_t *hp = &h->pools[i];
-        if (shoal__pool_is_ended(hp->rec))
-            continue;
-        if ((hp->drain_held = shoal__host_pull_holds(h, hp->pid)))
-            continue;
-        shoal_runtime_send_priority(h->rt, hp->pid, SHOAL_POOL_DRAIN, NULL, 0);
-    }
-    int busy;
-    for (;;) { /* in slices: the held ones are told as their senders end */
-        uint64_t slice = shoal__now_ns() + 10 * 1000000u;
-        busy = shoal__host_wait_ended(h->pools, h->npools, slice < end_ns ? slice : end_ns,
-                                      interrupted, arg);
-        if (busy <= 0 || shoal__now_ns() >= end_ns)
-            break;
-        shoal__host_pull_release(h);
-    }
+    /* dead-letter targets after the pools that send to them (host_pull.c) */
+    int busy = shoal__host_pull_drain_all(h, end_ns, interrupted, arg);
     if (busy < 0)
         return -1;
     for (size_t i = 0; i < h->npools; i++) {

@@ -246,6 +246,15 @@ void shoal__host_pull_release(shoal_host_t *h);
  * sent now, or held while a pool that has not ended sends it dead letters
  * (a replaced pull pool working off its buffer). */
 void shoal__host_drain_one(shoal_host_t *h, shoal_host_pool_t *hp);
+/* Shutdown's drain: tells every pool that has not ended to drain (one a
+ * pull pool sends dead letters to once that one has ended) and waits until
+ * all have ended or the monotonic clock passes end_ns, as
+ * shoal__host_wait_ended does (-1: interrupted; else how many had not). */
+int shoal__host_pull_drain_all(shoal_host_t *h, uint64_t end_ns, bool (*interrupted)(void *),
+                               void *arg);
+/* ", pull: prefetch 2, buffer 100, redeliver 0, dead_letter failed, source
+ * burn" for a pull pool's start line; "" for a forward pool. */
+void shoal__host_pull_text(const shoal_config_pool_t *cp, char *buf, size_t size);
 
 /* Whether a running pool configured as a must become a new pool to be b
  * for its pull keys: a new kind, source (behaviour or module), source_args,

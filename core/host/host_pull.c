@@ -31,6 +31,7 @@
 #include "host/code.h"
 #include "host/host.h"
 #include "runtime/runtime.h"
+#include "sched/futex.h"
 
 /* ---- the spec ---------------------------------------------------------------- */
 
@@ -89,6 +90,37 @@ void shoal__host_pull_release(shoal_host_t *h)
         hp->drain_held = false;
         shoal_runtime_send_priority(h->rt, hp->pid, SHOAL_POOL_DRAIN, NULL, 0);
     }
+}
+
+int shoal__host_pull_drain_all(shoal_host_t *h, uint64_t end_ns, bool (*interrupted)(void *),
+                               void *arg)
+{
+    for (size_t i = 0; i < h->npools; i++) {
+        shoal_host_pool_t *hp = &h->pools[i];
+        if (shoal__pool_is_ended(hp->rec))
+            continue;
+        if ((hp->drain_held = shoal__host_pull_holds(h, hp->pid)))
+            continue;
+        shoal_runtime_send_priority(h->rt, hp->pid, SHOAL_POOL_DRAIN, NULL, 0);
+    }
+    for (;;) { /* in slices: the held ones are told as their senders end */
+        uint64_t slice = shoal__now_ns() + 10 * 1000000u;
+        int busy = shoal__host_wait_ended(h->pools, h->npools, slice < end_ns ? slice : end_ns,
+                                          interrupted, arg);
+        if (busy <= 0 || shoal__now_ns() >= end_ns)
+            return busy;
+        shoal__host_pull_release(h);
+    }
+}
+
+void shoal__host_pull_text(const shoal_config_pool_t *cp, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (cp->kind == SHOAL_POOL_KIND_PULL)
+        snprintf(buf, size, ", pull: prefetch %u, buffer %u, redeliver %u%s%s%s%s", cp->prefetch,
+                 cp->buffer, cp->redeliver, cp->dead_letter ? ", dead_letter " : "",
+                 cp->dead_letter ? cp->dead_letter : "", cp->src_plugin ? ", source " : "",
+                 cp->src_plugin ? cp->src_plugin : "");
 }
 
 void shoal__host_drain_one(shoal_host_t *h, shoal_host_pool_t *hp)
