@@ -310,13 +310,20 @@ int shoal__argcheck_args(const shoal_arg_spec_t *specs, const shoal_node_t *args
                          const shoal_node_t *pool_at, const char *path, const char *worker,
                          shoal_diag_t *err)
 {
-    if (specs == NULL)
-        return SHOAL_OK;
     char at[200];
     if (path != NULL)
         snprintf(at, sizeof at, "%.150s.args", path);
     else
         snprintf(at, sizeof at, "args");
+    return shoal__argcheck_args_at(specs, args, pool_at, at, worker, err);
+}
+
+int shoal__argcheck_args_at(const shoal_arg_spec_t *specs, const shoal_node_t *args,
+                            const shoal_node_t *pool_at, const char *at, const char *worker,
+                            shoal_diag_t *err)
+{
+    if (specs == NULL)
+        return SHOAL_OK;
     for (size_t i = 0; args != NULL && i < args->n; i++) {
         const shoal_node_t *key = args->keys[i];
         const shoal_arg_spec_t *s = find(specs, key->text);

@@ -48,6 +48,12 @@ int shoal__argcheck_args(const shoal_arg_spec_t *specs, const shoal_node_t *args
                          const shoal_node_t *pool_at, const char *path, const char *worker,
                          shoal_diag_t *err);
 
+/* The same, the args named `at` in messages as they are ("pools.jobs.
+ * source_args" for a pull pool's source's). */
+int shoal__argcheck_args_at(const shoal_arg_spec_t *specs, const shoal_node_t *args,
+                            const shoal_node_t *pool_at, const char *at, const char *worker,
+                            shoal_diag_t *err);
+
 /* Prints what module m is and what args each of its behaviours takes, one
  * aligned row per key (key, type, required or default, range or choices,
  * doc):

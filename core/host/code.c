@@ -8,6 +8,9 @@ struct shoal_code_s {
     _Atomic uint32_t refs;
     shoal_module_t *module; /* a reference */
     shoal_node_t *args;     /* owned copy, or NULL */
+    /* a pull pool's source: its module (a reference) and args, or NULL */
+    shoal_module_t *src_module;
+    shoal_node_t *src_args;
 };
 
 shoal_code_t *shoal__code_new(shoal_module_t *m, const shoal_node_t *args)
@@ -27,6 +30,19 @@ shoal_code_t *shoal__code_new(shoal_module_t *m, const shoal_node_t *args)
 
 const shoal_node_t *shoal__code_args(const shoal_code_t *c) { return c->args; }
 
+int shoal__code_set_source(shoal_code_t *c, shoal_module_t *m, const shoal_node_t *args)
+{
+    shoal_node_t *copy = NULL;
+    if (args != NULL && (copy = shoal__node_copy(args)) == NULL)
+        return SHOAL_ENOMEM;
+    shoal__module_ref(m);
+    c->src_module = m;
+    c->src_args = copy;
+    return SHOAL_OK;
+}
+
+const shoal_node_t *shoal__code_source_args(const shoal_code_t *c) { return c->src_args; }
+
 static void acquire(void *what)
 {
     shoal_code_t *c = what;
@@ -41,6 +57,10 @@ void shoal__code_release(shoal_code_t *c)
         return;
     shoal__node_free(c->args);
     shoal__module_release(c->module);
+    if (c->src_module != NULL) {
+        shoal__node_free(c->src_args);
+        shoal__module_release(c->src_module);
+    }
     free(c);
 }
 

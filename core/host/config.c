@@ -64,6 +64,9 @@ static void pool_defaults(shoal_config_pool_t *p)
     p->mailbox = 64;
     p->restart = (shoal_pool_restart_t){.max = 5, .within_ms = 5000, .backoff_ms = 100};
     p->warn_queue = 100000;
+    p->kind = SHOAL_POOL_KIND_FORWARD;
+    p->prefetch = 1;
+    p->buffer = 1024;
 }
 
 typedef struct ctx_s {
@@ -74,8 +77,8 @@ typedef struct ctx_s {
 static int check_map(vctx_t *v, const shoal_schema_t *s, const shoal_node_t *map, const char *path,
                      void *base, unsigned depth);
 
-/* PLUGIN.BEHAVIOUR: both parts identifiers ([A-Za-z0-9_-]), one dot. */
-static bool split_worker(const char *text, char **plugin, char **beh)
+/* config.h */
+bool shoal__config_split_behaviour(const char *text, char **plugin, char **beh)
 {
     const char *dot = strchr(text, '.');
     if (dot == NULL || dot == text || dot[1] == '\0' || strchr(dot + 1, '.') != NULL)
@@ -120,7 +123,8 @@ static int set_worker(vctx_t *v, const shoal_node_t *w, const char *path, shoal_
                 path, sub);
         return check_pool(v, w, sub, subpath, p->nested, depth + 1);
     }
-    if (w->kind != SHOAL_NODE_SCALAR || !split_worker(w->text, &p->plugin, &p->behaviour))
+    if (w->kind != SHOAL_NODE_SCALAR ||
+        !shoal__config_split_behaviour(w->text, &p->plugin, &p->behaviour))
         return shoal__node_fail(
             v->err, w,
             "%s.worker: expected PLUGIN.BEHAVIOUR (e.g. echo.echo) or a pool mapping, got "
@@ -343,7 +347,8 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
     case SHOAL_KEY_ACTOR: { /* a source's: a behaviour, never a pool */
         shoal_config_pool_t *p = base;
         p->worker_at = val;
-        if (val->kind != SHOAL_NODE_SCALAR || !split_worker(val->text, &p->plugin, &p->behaviour))
+        if (val->kind != SHOAL_NODE_SCALAR ||
+            !shoal__config_split_behaviour(val->text, &p->plugin, &p->behaviour))
             return shoal__node_fail(
                 err, val, "%s.actor: expected PLUGIN.BEHAVIOUR (e.g. loadgen.loadgen), got %s%s%s",
                 path, val->kind == SHOAL_NODE_SCALAR ? "'" : "",
@@ -354,6 +359,10 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
                                     p->plugin);
         return SHOAL_OK;
     }
+    case SHOAL_KEY_SOURCE:
+    case SHOAL_KEY_SOURCE_ARGS:
+    case SHOAL_KEY_POOL_REF:
+        return shoal__config_pull_key(v->c, err, k, val, path, base);
     case SHOAL_KEY_PLUGINS:
     case SHOAL_KEY_POOLS:
     case SHOAL_KEY_SOURCES:
@@ -416,6 +425,8 @@ static int check_pool(vctx_t *v, const shoal_node_t *map, const char *name, cons
             "%s.isolation: only a pool under pools: can be isolated (the pools nested in "
             "it run in its process)",
             path);
+    if ((rc = shoal__config_pull_check(v->c, v->err, map, path, p, depth)) != SHOAL_OK)
+        return rc;
     const shoal_node_t *size_at = shoal__node_get(map, "size");
     const shoal_node_t *min_at = shoal__node_get(map, "min"), *max_at = shoal__node_get(map, "max");
     if (p->max_size == 0)
@@ -469,7 +480,9 @@ static int check_top(vctx_t *v, const shoal_node_t *root)
                 return rc;
         }
     }
-    return shoal__config_check_sources(c, root, v->err);
+    if ((rc = shoal__config_check_sources(c, root, v->err)) != SHOAL_OK)
+        return rc;
+    return shoal__config_pull_links(c, v->err); /* names pools and sources apart */
 }
 
 int shoal__config_check_map(shoal_config_t *c, shoal_diag_t *err, const shoal_schema_t *s,

@@ -14,7 +14,10 @@
  *   pools:    { NAME: POOL, ... }
  *   POOL:     { worker: PLUGIN.BEHAVIOUR | POOL (nested), size, min, max,
  *               mailbox: 1.. | unbounded, args: {...}, restart: {max,
- *               within, backoff} }
+ *               within, backoff}, kind: forward | pull }
+ *             a pull pool also: { prefetch, buffer, redeliver,
+ *               dead_letter: POOL NAME, source: PLUGIN.BEHAVIOUR,
+ *               source_args: {...} }          (config_pull.c)
  *   sources:  { NAME: SOURCE, ... }             names distinct from pools'
  *   SOURCE:   { actor: PLUGIN.BEHAVIOUR, args: {...}, restart: {...} }
  *
@@ -38,6 +41,10 @@ enum { SHOAL_LOG_FORMAT_TEXT = 0, SHOAL_LOG_FORMAT_JSON = 1 };
  * own (host/isolated.c). */
 enum { SHOAL_ISOLATION_NONE = 0, SHOAL_ISOLATION_PROCESS = 1 };
 
+/* The most redeliveries a pull pool's config may ask for (the SDK sets no
+ * bound: past this a config is more likely a typo than a policy). */
+#define SHOAL_CONFIG_MAX_REDELIVER 1000u
+
 /* An `auto` count (SHOAL_KEY_AUTO_U32). */
 #define SHOAL_CONFIG_AUTO UINT32_MAX
 
@@ -57,6 +64,18 @@ typedef struct shoal_config_pool_s {
     /* resolve */
     shoal_module_t *module; /* a reference, dropped by shoal__config_free */
     const shoal_behaviour_t *beh;
+    /* kind: pull (config_pull.c): top-level pools only, never nested,
+     * never isolated; a forward pool refuses every key below */
+    int kind;                  /* SHOAL_POOL_KIND_* (the enum key's index) */
+    uint32_t prefetch, buffer; /* live on reload (SHOAL_POOL_SET_PREFETCH, _BUFFER) */
+    uint32_t redeliver;        /* a change replaces the pool */
+    char *dead_letter;         /* another top-level pool's name, or NULL */
+    const shoal_node_t *dead_letter_at;
+    char *src_plugin, *src_behaviour; /* source: PLUGIN.BEHAVIOUR, or both NULL */
+    const shoal_node_t *src_at;       /* the source: value */
+    const shoal_node_t *src_args;     /* the `source_args:` mapping, or NULL */
+    shoal_module_t *src_module;       /* resolve: a reference */
+    const shoal_behaviour_t *src_beh;
 } shoal_config_pool_t;
 
 typedef struct shoal_config_plugin_s {
@@ -101,6 +120,9 @@ typedef struct shoal_config_s {
     size_t nplugins;
     shoal_config_pool_t *pools;
     size_t npools;
+    /* the pools' indexes in the order they start: every dead_letter target
+     * before the pools that name it (config_pull.c) */
+    size_t *order;
     /* sources: singleton actors (host/source.h), each kept in a record like a
      * pool's of one worker: size 1, mailbox 64, source set, no nesting */
     shoal_config_pool_t *sources;
@@ -163,6 +185,29 @@ bool shoal__config_name_ok(const char *name, char *shown, size_t size);
 
 /* The pool called name (top level), or NULL. */
 const shoal_config_pool_t *shoal__config_pool(const shoal_config_t *c, const char *name);
+
+/* ---- between config.c and config_pull.c ---- */
+
+/* PLUGIN.BEHAVIOUR: both parts [A-Za-z0-9_-]+, one dot. Whether text is
+ * one; *plugin and *beh get malloc'd copies of the parts (both NULL on
+ * ENOMEM: check them). */
+bool shoal__config_split_behaviour(const char *text, char **plugin, char **beh);
+/* The pull keys' values (schema types SHOAL_KEY_SOURCE, _SOURCE_ARGS,
+ * _POOL_REF) into p, at path ("pools.jobs"). */
+int shoal__config_pull_key(shoal_config_t *c, shoal_diag_t *err, const shoal_schema_key_t *k,
+                           const shoal_node_t *val, const char *path, shoal_config_pool_t *p);
+/* After a pool's keys: the keys of one kind refused on the other, each at
+ * its own position; a pull pool nested, nesting, or isolated refused.
+ * depth 0: under pools:. */
+int shoal__config_pull_check(shoal_config_t *c, shoal_diag_t *err, const shoal_node_t *map,
+                             const char *path, shoal_config_pool_t *p, unsigned depth);
+/* After every pool and source: each dead_letter names another top-level
+ * pool (not a source, not itself, no cycle), and c->order is filled. */
+int shoal__config_pull_links(shoal_config_t *c, shoal_diag_t *err);
+/* One line saying what a pull pool is (shoald --check):
+ * "pool jobs: pull, 4 workers, prefetch 2, buffer 1024, redeliver 3,
+ *  dead_letter failed, source burn.burn". */
+void shoal__config_pull_describe(const shoal_config_pool_t *p, char *buf, size_t size);
 
 /* Prints the schema: every key with its type, default, bounds and doc. */
 void shoal__config_help(FILE *out);

@@ -12,15 +12,18 @@
 #include "host/argcheck.h"
 #include "host/plugin_path.h"
 
-static int resolve_pool(shoal_config_t *c, shoal_config_pool_t *p, shoal_diag_t *err)
+/* The behaviour PLUGIN.BEHAVIOUR names (its plugin loaded), with args
+ * (named `label` in messages) checked against its schema: *module gets a
+ * reference. SHOAL_ELOAD at `at` (the key's value, named `key`) when the
+ * plugin has no such behaviour. */
+static int resolve_behaviour(shoal_config_t *c, const char *plugin, const char *beh,
+                             const shoal_node_t *at, const char *path, const char *key,
+                             const shoal_node_t *args, const shoal_node_t *pool_at,
+                             const char *label, shoal_module_t **module,
+                             const shoal_behaviour_t **out, shoal_diag_t *err)
 {
-    if (p->nested != NULL)
-        return resolve_pool(c, p->nested, err);
-    if (p->module != NULL)
-        return SHOAL_OK; /* resolved before */
-    const shoal_config_plugin_t *pl = shoal__config_plugin(c, p->plugin);
-    const shoal_behaviour_t *b =
-        pl && pl->module ? shoal__module_behaviour(pl->module, p->behaviour) : NULL;
+    const shoal_config_plugin_t *pl = shoal__config_plugin(c, plugin);
+    const shoal_behaviour_t *b = pl && pl->module ? shoal__module_behaviour(pl->module, beh) : NULL;
     if (b == NULL) {
         char list[256];
         size_t n = 0, count = pl && pl->module ? shoal__module_behaviour_count(pl->module) : 0;
@@ -28,20 +31,41 @@ static int resolve_pool(shoal_config_t *c, shoal_config_pool_t *p, shoal_diag_t 
         for (size_t i = 0; i < count && n < sizeof list; i++)
             n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "",
                                   shoal__module_behaviour_at(pl->module, i)->name);
-        shoal__node_fail(err, p->worker_at, "%s.%s: plugin '%s' has no behaviour '%s' (it has: %s)",
-                         p->path, p->source ? "actor" : "worker", p->plugin, p->behaviour, list);
+        shoal__node_fail(err, at, "%s.%s: plugin '%s' has no behaviour '%s' (it has: %s)", path,
+                         key, plugin, beh, list);
         return SHOAL_ELOAD;
     }
-    /* The leaf's args against its behaviour's schema, if it declares one. */
-    char worker[160];
-    snprintf(worker, sizeof worker, "%s.%s", p->plugin, p->behaviour);
-    int rc = shoal__argcheck_args(b->args, p->args, p->at, p->path, worker, err);
+    /* The args against the behaviour's schema, if it declares one. */
+    char name[160];
+    snprintf(name, sizeof name, "%s.%s", plugin, beh);
+    int rc = shoal__argcheck_args_at(b->args, args, pool_at, label, name, err);
     if (rc != SHOAL_OK)
         return rc;
     shoal__module_ref(pl->module);
-    p->module = pl->module;
-    p->beh = b;
+    *module = pl->module;
+    *out = b;
     return SHOAL_OK;
+}
+
+static int resolve_pool(shoal_config_t *c, shoal_config_pool_t *p, shoal_diag_t *err)
+{
+    if (p->nested != NULL)
+        return resolve_pool(c, p->nested, err);
+    char label[200];
+    int rc = SHOAL_OK;
+    if (p->module == NULL) { /* else resolved before */
+        snprintf(label, sizeof label, "%.150s.args", p->path);
+        rc = resolve_behaviour(c, p->plugin, p->behaviour, p->worker_at, p->path,
+                               p->source ? "actor" : "worker", p->args, p->at, label, &p->module,
+                               &p->beh, err);
+    }
+    /* A pull pool's source: its args are `source_args:`. */
+    if (rc == SHOAL_OK && p->src_plugin != NULL && p->src_module == NULL) {
+        snprintf(label, sizeof label, "%.150s.source_args", p->path);
+        rc = resolve_behaviour(c, p->src_plugin, p->src_behaviour, p->src_at, p->path, "source",
+                               p->src_args, p->at, label, &p->src_module, &p->src_beh, err);
+    }
+    return rc;
 }
 
 int shoal__config_resolve(shoal_config_t *c, shoal_loader_t *loader, shoal_diag_t *err)
@@ -81,6 +105,11 @@ static void pool_free(shoal_config_pool_t *p)
     }
     if (p->module != NULL)
         shoal__module_release(p->module);
+    if (p->src_module != NULL)
+        shoal__module_release(p->src_module);
+    free(p->dead_letter);
+    free(p->src_plugin);
+    free(p->src_behaviour);
     free(p->name);
     free(p->path);
     free(p->plugin);
@@ -94,6 +123,7 @@ void shoal__config_free(shoal_config_t *c)
     for (size_t i = 0; i < c->npools; i++)
         pool_free(&c->pools[i]);
     free(c->pools);
+    free(c->order);
     for (size_t i = 0; i < c->nsources; i++)
         pool_free(&c->sources[i]);
     free(c->sources);
@@ -132,6 +162,8 @@ int shoal__config_isolate(shoal_config_t *c, const char *name, const char *plugi
     if (keep != 0)
         c->pools[0] = c->pools[keep];
     c->npools = 1;
+    if (c->order != NULL)
+        c->order[0] = 0;
     for (size_t i = 0; i < c->nsources; i++) /* the parent runs them */
         pool_free(&c->sources[i]);
     c->nsources = 0;

@@ -132,6 +132,11 @@ void shoal__host_spec_chain(const shoal_config_pool_t *cp, shoal_pool_spec_t *sp
         s->max_size = p->max_size;
         s->mailbox = p->mailbox;
         s->restart = p->restart;
+        s->kind = (uint32_t)p->kind;
+        s->prefetch = p->prefetch;
+        s->buffer = p->buffer;
+        s->redeliver = p->redeliver;
+        s->source = p->src_beh; /* its args come with the code, as the workers' do */
         if (p->nested != NULL) {
             s->worker_pool = &specs[i + 1];
         } else {
@@ -170,12 +175,12 @@ int shoal__host_start_pool(shoal_host_t *h, const shoal_config_t *c, const shoal
     }
     /* The parent of an isolated pool holds the code too: its spec names
      * the behaviour, and a restart hands the same copy to the new child. */
-    shoal_code_t *code = shoal__code_new(leaf->module, leaf->args);
-    if (code == NULL) {
-        snprintf(why, why_size, "out of memory");
+    shoal_code_t *code = NULL;
+    int rc = shoal__host_pull_spec(h, cp, &specs[0], &code, why, why_size);
+    if (rc != SHOAL_OK) {
         if (iso.remote != NULL)
             launch.release(launch.user);
-        return SHOAL_ENOMEM;
+        return rc;
     }
     for (size_t i = 0; i < SHOAL_POOL_MAX_DEPTH; i++) {
         if (specs[i].worker != NULL) {
@@ -184,8 +189,8 @@ int shoal__host_start_pool(shoal_host_t *h, const shoal_config_t *c, const shoal
         }
     }
     shoal_pool_hold_t hold = shoal__code_hold(code);
-    int rc = shoal__pool_start_ex(h->rt, &specs[0], &hold, opts, SHOAL_HOST_START_TIMEOUT_MS, pid,
-                                  why, why_size);
+    rc = shoal__pool_start_ex(h->rt, &specs[0], &hold, opts, SHOAL_HOST_START_TIMEOUT_MS, pid, why,
+                              why_size);
     shoal__code_release(code); /* the pool holds its own */
     return rc;
 }
@@ -217,7 +222,13 @@ shoal_host_pool_t *shoal__host_track(shoal_host_t *h, shoal_host_pool_t **list, 
 shoal_host_pool_t *shoal__host_pool_add(shoal_host_t *h, const shoal_config_pool_t *cp,
                                         shoal_pid_t pid, uint64_t gen)
 {
-    return shoal__host_track(h, &h->pools, &h->npools, &h->pools_cap, cp, pid, gen);
+    /* (its dead_letter started before it: the newest of that name) */
+    shoal_pid_t dl = cp->dead_letter ? shoal__host_pool_pid(h, cp->dead_letter) : SHOAL_PID_NONE;
+    shoal_host_pool_t *hp =
+        shoal__host_track(h, &h->pools, &h->npools, &h->pools_cap, cp, pid, gen);
+    if (hp != NULL)
+        hp->dead_letter = dl;
+    return hp;
 }
 
 void shoal__host_peek(const shoal_host_pool_t *hp, shoal_pool_stats_t *st)
@@ -335,7 +346,9 @@ int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, 
         goto fail;
     }
     for (size_t i = 0; i < c->npools; i++) {
-        const shoal_config_pool_t *cp = &c->pools[i];
+        /* dead_letter targets first (config_pull.c), so each pull pool's
+         * spec names a running pool */
+        const shoal_config_pool_t *cp = &c->pools[c->order[i]];
         shoal_pid_t pid;
         char why[300];
         if ((rc = shoal__host_start_pool(h, c, cp, h->generation, NULL, &pid, why, sizeof why)) !=
@@ -354,10 +367,12 @@ int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, 
                             "pools.%s: cannot register the name: %s", cp->name, shoal_strerror(rc));
             goto fail;
         }
-        char mailbox[24];
+        char mailbox[24], pull[400];
         shoal__host_mailbox_text(cp->mailbox, mailbox);
-        shoal__host_log(h, SHOAL_LOG_INFO, "pool %s started: %u worker%s%s, mailbox %s", cp->name,
-                        cp->size, cp->size == 1 ? "" : "s", cp->nested ? " (pools)" : "", mailbox);
+        shoal__host_pull_text(cp, pull, sizeof pull);
+        shoal__host_log(h, SHOAL_LOG_INFO, "pool %s started: %u worker%s%s, mailbox %s%s", cp->name,
+                        cp->size, cp->size == 1 ? "" : "s", cp->nested ? " (pools)" : "", mailbox,
+                        pull);
     }
     if ((rc = shoal__host_sources_start(h, err)) != SHOAL_OK) /* after every pool: targets exist */
         goto fail;
@@ -565,10 +580,8 @@ int shoal__host_drain(shoal_host_t *h, uint64_t deadline_ms, bool (*interrupted)
                         "shutdown: %zu source%s stopped%s, the pools drain", n - (size_t)left,
                         n - (size_t)left == 1 ? "" : "s", left ? " (some did not)" : "");
     }
-    for (size_t i = 0; i < h->npools; i++)
-        if (!shoal__pool_is_ended(h->pools[i].rec))
-            shoal_runtime_send_priority(h->rt, h->pools[i].pid, SHOAL_POOL_DRAIN, NULL, 0);
-    int busy = shoal__host_wait_ended(h->pools, h->npools, end_ns, interrupted, arg);
+    /* dead-letter targets after the pools that send to them (host_pull.c) */
+    int busy = shoal__host_pull_drain_all(h, end_ns, interrupted, arg);
     if (busy < 0)
         return -1;
     for (size_t i = 0; i < h->npools; i++) {

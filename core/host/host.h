@@ -31,6 +31,11 @@ typedef struct shoal_host_pool_s {
      * state at the last watch */
     uint64_t last_sent, last_refused, seen_restarts;
     bool down;
+    /* a pull pool's dead_letter as its spec has it (SHOAL_PID_NONE: none);
+     * a pool some pool still running sends dead letters to is told to
+     * drain only once they have ended (drain_held until then: host_pull.c) */
+    shoal_pid_t dead_letter;
+    bool drain_held;
 } shoal_host_pool_t;
 
 /* The message counts of a set of pools (a ledger): accepted = handled +
@@ -148,7 +153,8 @@ void shoal__host_tidy(shoal_host_t *h);
 void shoal__host_watch(shoal_host_t *h);
 
 /* Stops every source first (source.h: producers before the pools they
- * feed), then asks every pool to drain and waits until all have ended or
+ * feed), then asks every pool to drain (a pool a pull pool sends dead
+ * letters to once that one has ended) and waits until all have ended or
  * deadline_ms passed; logs each pool still busy then, with its last counts (or says
  * they are unknown). Between polls (every 10 ms, and before each pool's
  * stats call) asks interrupted(arg) (NULL: never): when it says true, stops
@@ -216,6 +222,54 @@ int shoal__host_isolated_spec(const shoal_config_t *c, const shoal_config_pool_t
  * worker_args are left NULL: they come with the code (code.h). */
 void shoal__host_spec_chain(const shoal_config_pool_t *cp, shoal_pool_spec_t *specs,
                             const shoal_config_pool_t **leaf);
+/* The PID of the newest pool called name that is not draining (one a
+ * reload started beside the one it replaces comes first), or
+ * SHOAL_PID_NONE. */
+shoal_pid_t shoal__host_pool_pid(const shoal_host_t *h, const char *name);
+/* What a pool's spec takes from the host beyond its chain: a pull pool's
+ * dead_letter resolved to a PID (shoal__host_pool_pid), and *code made for
+ * the leaf's workers, with the source's module and args (code.h) whose
+ * copy spec->source_args points at. The caller sets the workers' args
+ * from *code and releases it. why: the failure. */
+struct shoal_code_s;
+int shoal__host_pull_spec(const shoal_host_t *h, const shoal_config_pool_t *cp,
+                          shoal_pool_spec_t *spec, struct shoal_code_s **code, char *why,
+                          size_t why_size);
+/* ---- between host.c, reload.c and host_pull.c ---- */
+
+/* Whether a pool that has not ended sends its dead letters to pid. */
+bool shoal__host_pull_holds(const shoal_host_t *h, shoal_pid_t pid);
+/* Tells to drain each pool held (drain_held) that no pool sends dead
+ * letters to any more. Host thread: shoal__host_tidy, shoal__host_drain. */
+void shoal__host_pull_release(shoal_host_t *h);
+/* Drains pool hp (draining from now on, its config forgotten): DRAIN is
+ * sent now, or held while a pool that has not ended sends it dead letters
+ * (a replaced pull pool working off its buffer). */
+void shoal__host_drain_one(shoal_host_t *h, shoal_host_pool_t *hp);
+/* Shutdown's drain: tells every pool that has not ended to drain (one a
+ * pull pool sends dead letters to once that one has ended) and waits until
+ * all have ended or the monotonic clock passes end_ns, as
+ * shoal__host_wait_ended does (-1: interrupted; else how many had not). */
+int shoal__host_pull_drain_all(shoal_host_t *h, uint64_t end_ns, bool (*interrupted)(void *),
+                               void *arg);
+/* ", pull: prefetch 2, buffer 100, redeliver 0, dead_letter failed, source
+ * burn" for a pull pool's start line; "" for a forward pool. */
+void shoal__host_pull_text(const shoal_config_pool_t *cp, char *buf, size_t size);
+
+/* Whether a running pool configured as a must become a new pool to be b
+ * for its pull keys: a new kind, source (behaviour or module), source_args,
+ * redeliver or dead_letter. why gets what changed ("kind forward -> pull",
+ * "source burn.burn -> loadgen.loadgen", "source_args changed",
+ * "redeliver 0 -> 3", "dead_letter none -> failed"), "" when nothing. */
+bool shoal__host_pull_replace(const shoal_config_pool_t *a, const shoal_config_pool_t *b, char *why,
+                              size_t size);
+/* A kept pull pool's live changes to become cp: prefetch and buffer
+ * against what it runs with ("jobs prefetch 1 -> 4; jobs buffer 1024 ->
+ * 64", "" when none), sent to it (SHOAL_POOL_SET_PREFETCH, _SET_BUFFER)
+ * when apply is set, each failure said in the text. Host thread. */
+void shoal__host_pull_live(shoal_host_t *h, const shoal_host_pool_t *hp,
+                           const shoal_config_pool_t *cp, bool apply, char *buf, size_t size);
+
 /* Appends to list (n entries, cap allocated) what tracks the actor pid
  * started from cp in generation gen: its name and a reference on its
  * record. NULL on ENOMEM, or when it has ended already. */

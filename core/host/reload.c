@@ -97,6 +97,43 @@ static shoal_host_pool_t *live_pool(shoal_host_t *h, const char *name)
     return NULL;
 }
 
+/* What a reload does to one pool of the new config: start a new one under
+ * its name (none runs, its shape changed, a pull pool's kind, source,
+ * source_args, redeliver or dead_letter changed: host_pull.c), or keep
+ * the running one. why: the pull reason ("" for a new pool or shape). */
+typedef struct verdict_s {
+    bool fresh;
+    char why[200];
+} verdict_t;
+
+/* The verdict for cp of c, before anything changes. A pull pool whose
+ * dead_letter target gets a new pool gets one too: its spec holds the
+ * target's PID (no cycles: config_pull.c; depth bounds it anyway). */
+static void judge(shoal_host_t *h, const shoal_config_t *c, const shoal_config_pool_t *cp,
+                  verdict_t *v, size_t depth)
+{
+    v->why[0] = '\0';
+    const shoal_host_pool_t *old = live_pool(h, cp->name);
+    v->fresh = old == NULL || !same_shape(old->cp, cp, true) ||
+               shoal__host_pull_replace(old->cp, cp, v->why, sizeof v->why);
+    const shoal_config_pool_t *t = cp->dead_letter ? shoal__config_pool(c, cp->dead_letter) : NULL;
+    if (v->fresh || t == NULL || depth >= c->npools)
+        return;
+    verdict_t tv;
+    judge(h, c, t, &tv, depth + 1);
+    if ((v->fresh = tv.fresh))
+        snprintf(v->why, sizeof v->why, "its dead_letter %s gets a new pool", t->name);
+}
+
+/* Every pool's verdict, indexed as c->pools; NULL on ENOMEM. */
+static verdict_t *judge_all(shoal_host_t *h, const shoal_config_t *c)
+{
+    verdict_t *v = calloc(c->npools ? c->npools : 1, sizeof *v);
+    for (size_t i = 0; v != NULL && i < c->npools; i++)
+        judge(h, c, &c->pools[i], &v[i], 0);
+    return v;
+}
+
 /* What a reload changes, for its log line. */
 typedef struct change_log_s {
     char text[900];
@@ -139,6 +176,11 @@ static void metrics_note(change_log_t *log, const shoal_config_t *was, const sho
 void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_t size)
 {
     change_log_t log = {.len = 0, .n = 0};
+    verdict_t *verdicts = judge_all(h, c);
+    if (verdicts == NULL) {
+        snprintf(buf, size, "out of memory");
+        return;
+    }
     for (size_t i = 0; i < h->npools; i++) {
         shoal_host_pool_t *hp = &h->pools[i];
         if (hp->draining)
@@ -148,11 +190,13 @@ void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_
             note(&log, "remove %s (it drains)", hp->name);
             continue;
         }
+        const verdict_t *v = &verdicts[cp - c->pools];
+        if (v->fresh) {
+            note(&log, "replace %s (%s%sa new pool under its name; the old one drains)", hp->name,
+                 v->why, v->why[0] ? ": " : "");
+            continue;
+        }
         if (!same_workers(hp->cp, cp)) {
-            if (!same_shape(hp->cp, cp, true)) {
-                note(&log, "replace %s (a new pool under its name; the old one drains)", hp->name);
-                continue;
-            }
             char leaf[160];
             leaf_name(cp, leaf, sizeof leaf);
             note(&log, "%s: replace its workers (%s)", hp->name, leaf);
@@ -167,7 +211,12 @@ void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_
             shoal__host_mailbox_text(cp->mailbox, b);
             note(&log, "%s mailbox %s -> %s", hp->name, a, b);
         }
+        char pull[300];
+        shoal__host_pull_live(h, hp, cp, false, pull, sizeof pull);
+        if (pull[0] != '\0')
+            note(&log, "%s", pull);
     }
+    free(verdicts);
     for (size_t i = 0; i < c->npools; i++)
         if (live_pool(h, c->pools[i].name) == NULL)
             note(&log, "start %s", c->pools[i].name);
@@ -219,13 +268,17 @@ static int swap_prepare(shoal_host_t *h, const shoal_config_t *c, uint64_t gen,
             return rc;
         }
     }
-    shoal_code_t *code = sw != NULL ? shoal__code_new(leaf->module, leaf->args) : NULL;
-    if (code == NULL) {
+    shoal_code_t *code = NULL;
+    int rc = SHOAL_ENOMEM;
+    if (sw == NULL)
+        snprintf(why, why_size, "out of memory");
+    else /* the leaf's code, and a pull pool's source and dead_letter as at its start */
+        rc = shoal__host_pull_spec(h, cp, &sw->chain[0], &code, why, why_size);
+    if (rc != SHOAL_OK) {
         if (sw != NULL && sw->remote.release != NULL)
             sw->remote.release(sw->remote.user);
         free(sw);
-        snprintf(why, why_size, "out of memory");
-        return SHOAL_ENOMEM;
+        return rc;
     }
     for (size_t i = 0; i < SHOAL_POOL_MAX_DEPTH; i++) {
         if (sw->chain[i].worker != NULL) {
@@ -237,8 +290,8 @@ static int swap_prepare(shoal_host_t *h, const shoal_config_t *c, uint64_t gen,
     sw->size = cp->size;
     shoal_pool_swap_result_t r = {0};
     shoal_answer_t a;
-    int rc = shoal_runtime_call_priority(h->rt, hp->pid, SHOAL__POOL_SWAP, &sw, sizeof sw,
-                                         SHOAL_HOST_START_TIMEOUT_MS + 5000, &a);
+    rc = shoal_runtime_call_priority(h->rt, hp->pid, SHOAL__POOL_SWAP, &sw, sizeof sw,
+                                     SHOAL_HOST_START_TIMEOUT_MS + 5000, &a);
     if (rc != SHOAL_OK && rc != SHOAL_ETIMEDOUT) { /* never delivered: still ours */
         if (sw->remote.release != NULL)
             sw->remote.release(sw->remote.user);
@@ -267,13 +320,6 @@ static int swap_prepare(shoal_host_t *h, const shoal_config_t *c, uint64_t gen,
 }
 
 /* ---- reload ------------------------------------------------------------- */
-
-static void drain_async(shoal_host_t *h, shoal_host_pool_t *hp)
-{
-    hp->draining = true;
-    hp->cp = NULL; /* its config goes with this generation */
-    shoal_runtime_send_priority(h->rt, hp->pid, SHOAL_POOL_DRAIN, NULL, 0);
-}
 
 static void fail_log(shoal_host_t *h, const char *what, char *why, size_t why_size)
 {
@@ -323,7 +369,8 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
     /* Pools whose workers were swapped, prepared: committed below, or
      * aborted on a failure. */
     size_t *swapped = calloc(h->npools ? h->npools : 1, sizeof *swapped), nswapped = 0;
-    if (swapped == NULL) {
+    verdict_t *verdicts = judge_all(h, c); /* before anything starts */
+    if (swapped == NULL || verdicts == NULL) {
         rc = SHOAL_ENOMEM;
         shoal__diag_set(&err, path, 0, 0, "out of memory");
         goto undo;
@@ -332,9 +379,9 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
      * beside the running ones, each waited for until its workers have run
      * init. */
     for (size_t i = 0; i < c->npools; i++) {
-        const shoal_config_pool_t *cp = &c->pools[i];
-        shoal_host_pool_t *old = live_pool(h, cp->name);
-        if (old != NULL && same_shape(old->cp, cp, true))
+        /* dead_letter targets first: a pull pool's spec holds the PID */
+        const shoal_config_pool_t *cp = &c->pools[c->order[i]];
+        if (!verdicts[c->order[i]].fresh)
             continue; /* kept: resized, or its workers swapped, below */
         shoal_pid_t pid;
         char what[300];
@@ -357,7 +404,7 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
     for (size_t i = 0; i < first_new; i++) {
         shoal_host_pool_t *hp = &h->pools[i];
         const shoal_config_pool_t *cp = hp->draining ? NULL : shoal__config_pool(c, hp->name);
-        if (cp == NULL || !same_shape(hp->cp, cp, true) || same_workers(hp->cp, cp))
+        if (cp == NULL || verdicts[cp - c->pools].fresh || same_workers(hp->cp, cp))
             continue;
         char what[300];
         if ((rc = swap_prepare(h, c, gen, hp, cp, what, sizeof what)) != SHOAL_OK) {
@@ -394,10 +441,12 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
         for (size_t j = first_new; j < h->npools; j++)
             replaced |= strcmp(h->pools[j].name, hp->name) == 0;
         if (cp == NULL || replaced) {
+            const char *reason = cp != NULL ? verdicts[cp - c->pools].why : "";
             if (cp == NULL)
                 shoal_runtime_unregister(h->rt, hp->name);
-            note(&log, "%s %s", cp == NULL ? "removed" : "replaced", hp->name);
-            drain_async(h, hp);
+            note(&log, "%s %s%s%s%s", cp == NULL ? "removed" : "replaced", hp->name,
+                 reason[0] ? " (" : "", reason, reason[0] ? ")" : "");
+            shoal__host_drain_one(h, hp);
             continue;
         }
         /* What runs now (a scale may have changed the size since). */
@@ -415,6 +464,10 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
             int r = shoal_pool_set_mailbox(h->rt, hp->pid, cp->mailbox, 5000);
             note(&log, "%s mailbox %s -> %s%s", hp->name, a, b2, r < 0 ? " (failed)" : "");
         }
+        char pull[300]; /* prefetch, buffer: live too */
+        shoal__host_pull_live(h, hp, cp, true, pull, sizeof pull);
+        if (pull[0] != '\0')
+            note(&log, "%s", pull);
         hp->cp = cp; /* the new generation's entry from now on */
     }
     for (size_t j = first_new; j < h->npools; j++) {
@@ -456,6 +509,7 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
         if (h->hooks[k].commit != NULL)
             h->hooks[k].commit(h->hooks[k].user);
     free(swapped);
+    free(verdicts);
     char ledger[320];
     shoal__host_ledger(h, ledger, sizeof ledger);
     shoal__host_log(h, SHOAL_LOG_INFO, "reload: generation %" PRIu64 " from %s: %s; %s", gen, path,
@@ -466,6 +520,7 @@ undo:
     for (size_t k = 0; k < nswapped; k++)
         swap_call(h, h->pools[swapped[k]].pid, SHOAL__POOL_SWAP_ABORT, NULL, 0, NULL, 0);
     free(swapped);
+    free(verdicts);
     shoal__host_sources_undo(h, first_src);
     /* The pools started for this reload: stopped and forgotten (their
      * counts, if any, stay in the ledger of the generation that failed). */
@@ -514,6 +569,7 @@ void shoal__host_unhook(shoal_host_t *h, const void *user)
 
 void shoal__host_tidy(shoal_host_t *h)
 {
+    shoal__host_pull_release(h); /* dead-letter targets whose senders have ended */
     for (size_t i = 0; i < h->npools;) {
         shoal_host_pool_t *hp = &h->pools[i];
         /* Quiet: its actor and every worker have ended; its counts are

@@ -15,6 +15,8 @@
 static const char *const log_formats[] = {"text", "json", NULL};
 static const char *const log_levels[] = {"error", "warn", "info", "debug", NULL};
 static const char *const isolations[] = {"none", "process", NULL};
+/* Indexes are SHOAL_POOL_KIND_FORWARD and SHOAL_POOL_KIND_PULL. */
+static const char *const kinds[] = {"forward", "pull", NULL};
 
 #define RT(f) offsetof(shoal_config_t, runtime.f)
 static const shoal_schema_key_t runtime_keys[] = {
@@ -95,6 +97,23 @@ static const shoal_schema_key_t pool_keys[] = {
      "log once when more messages than this are queued in the pool (and once below)"},
     {"isolation", SHOAL_KEY_ENUM, PL(isolation), 0, 0, isolations, NULL, "none",
      "process: the workers run in a child process; a crash there ends only it"},
+    {"kind", SHOAL_KEY_ENUM, PL(kind), 0, 0, kinds, NULL, "forward",
+     "forward: a send goes to a worker's mailbox; pull: into the pool's buffer, and workers "
+     "take items when they have room (see PULL POOLS below)"},
+    {"prefetch", SHOAL_KEY_U32, PL(prefetch), 1, SHOAL_POOL_MAX_PREFETCH, NULL, NULL, "1",
+     "pull only: items one worker holds at most; a reload applies it live"},
+    {"buffer", SHOAL_KEY_U32, PL(buffer), 0, SHOAL_POOL_MAX_BUFFER, NULL, NULL, "1024",
+     "pull only: items the pool holds for its workers; a send past it gets SHOAL_EBUSY; a "
+     "reload applies it live"},
+    {"redeliver", SHOAL_KEY_U32, PL(redeliver), 0, SHOAL_CONFIG_MAX_REDELIVER, NULL, NULL, "0",
+     "pull only: times an item whose worker failed goes to another worker (0: at most once)"},
+    {"dead_letter", SHOAL_KEY_POOL_REF, 0, 0, 0, NULL, NULL, "none",
+     "pull only: NAME of another pool under pools: that gets an item after its last "
+     "redelivery (none: it is dropped, counted); no cycles"},
+    {"source", SHOAL_KEY_SOURCE, 0, 0, 0, NULL, NULL, "none",
+     "pull only: PLUGIN.BEHAVIOUR asked for items when the buffer has room (shoal/pull.h)"},
+    {"source_args", SHOAL_KEY_SOURCE_ARGS, 0, 0, 0, NULL, NULL, "{}",
+     "pull only: checked against the source behaviour's args schema, given to its init"},
 };
 const shoal_schema_t shoal__schema_pool = {"POOL", pool_keys, NKEYS(pool_keys)};
 
@@ -171,7 +190,12 @@ static const char *type_name(const shoal_schema_key_t *k, char *buf, size_t size
     case SHOAL_KEY_ACTOR:
         return "PLUGIN.BEHAVIOUR";
     case SHOAL_KEY_ARGS:
+    case SHOAL_KEY_SOURCE_ARGS:
         return "mapping";
+    case SHOAL_KEY_SOURCE:
+        return "PLUGIN.BEHAVIOUR";
+    case SHOAL_KEY_POOL_REF:
+        return "NAME (a pool)";
     case SHOAL_KEY_LIMIT:
         snprintf(buf, size, "off | %" PRId64 "..%" PRId64, k->min, k->max);
         return buf;
@@ -204,6 +228,17 @@ void shoal__config_help(FILE *out)
     help_schema(out, &shoal__schema_top, "");
     fprintf(out, "\nPOOL (each entry under pools:):\n");
     help_schema(out, &shoal__schema_pool, "");
+    fprintf(out,
+            "\nPULL POOLS (kind: pull):\n"
+            "  Only a pull pool takes prefetch, buffer, redeliver, dead_letter, source and\n"
+            "  source_args; a forward pool refuses them. Its mailbox stays: each worker's own,\n"
+            "  for messages sent to that worker directly (work comes from the buffer).\n"
+            "  A pull pool is a pool under pools: with worker: PLUGIN.BEHAVIOUR: nested pools\n"
+            "  (either way) and isolation: process are not supported for pull pools.\n"
+            "  Reload: size, prefetch and buffer are applied live; a new worker or args swaps\n"
+            "  the workers; a new kind, source, source_args, redeliver or dead_letter (or a\n"
+            "  dead_letter pool that is itself replaced) replaces the pool: a new one starts\n"
+            "  under the name and the old one drains what it holds, so nothing is lost.\n");
     fprintf(out, "\nSOURCE (each entry under sources:):\n");
     help_schema(out, &shoal__schema_source, "");
 }

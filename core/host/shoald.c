@@ -125,7 +125,9 @@ static int help_config(const char *path)
     if (rc != SHOAL_OK)
         goto fail;
     shoal__config_help(stdout);
-    printf("\nARGS (what each behaviour of %s's plugins takes under a pool's args:):\n", path);
+    printf("\nARGS (what each behaviour of %s's plugins takes under a pool's args:, or a pull "
+           "pool's source_args: for its source):\n",
+           path);
     for (size_t i = 0; i < c->nplugins; i++) {
         shoal_config_plugin_t *pl = &c->plugins[i];
         shoal_module_t *m;
@@ -204,6 +206,13 @@ static int check(const char *path, char **control)
            c->nplugins == 1 ? "" : "s", c->npools, c->npools == 1 ? "" : "s", nested, sources);
     for (size_t i = 0; i < c->nplugins; i++) /* where each was found */
         printf("plugin %s: %s (%s)\n", c->plugins[i].name, c->plugins[i].path, c->plugins[i].found);
+    for (size_t i = 0; i < c->npools; i++) { /* what a pull pool is made of */
+        if (c->pools[i].kind != SHOAL_POOL_KIND_PULL)
+            continue;
+        char line[600];
+        shoal__config_pull_describe(&c->pools[i], line, sizeof line);
+        printf("%s\n", line);
+    }
     shoal__config_free(c);
     shoal__loader_destroy(loader);
     return 0;

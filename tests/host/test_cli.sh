@@ -301,6 +301,11 @@ sed 's/size: 2/size: 4/' "$tmp/s.yaml" > "$tmp/t.yaml"
 what="diff t.yaml"
 run env -C "$tmp" "$shoalctl" diff t.yaml
 expect 0 "generation 1 -> 2: api size 1 -> 4" ""
+# A pool that becomes a pull pool is replaced, and the diff says why.
+sed 's/size: 2/size: 1\n    kind: pull\n    prefetch: 3/' "$tmp/s.yaml" > "$tmp/p.yaml"
+what="diff p.yaml (a pull pool)"
+run env -C "$tmp" "$shoalctl" diff p.yaml
+expect 0 "generation 1 -> 2: replace api (kind forward -> pull: a new pool under its name; the old one drains)" ""
 # shoald --check --diff: at --control, options in any order.
 what="shoald --control S --diff --check FILE"
 run "$shoald" --control "$tmp/other.sock" --diff --check "$tmp/t.yaml"

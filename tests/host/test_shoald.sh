@@ -68,6 +68,38 @@ out=$("$shoald" --check "$tmp/badargs.yaml" 2>&1)
 [ $? -eq 2 ] || fail "--check of a missing required arg: exit not 2"
 want="$tmp/badargs.yaml:3:9: pools.load.args: missing required key 'target' for loadgen.loadgen"
 [ "$out" = "$want" ] || fail "--check said: $out"
+# A pull pool: --check prints what it is made of; its source_args are
+# checked against the source's schema, at the key.
+cat > "$tmp/pull.yaml" <<YAML
+plugins:
+  echo: $plugins/echo/echo.so
+  loadgen: $plugins/loadgen/loadgen.so
+pools:
+  failed: { worker: echo.echo }
+  jobs:
+    kind: pull
+    worker: echo.echo
+    size: 2
+    prefetch: 4
+    buffer: 500
+    redeliver: 2
+    dead_letter: failed
+    source: loadgen.loadgen
+    source_args: { target: failed }
+YAML
+out=$("$shoald" --check "$tmp/pull.yaml") || fail "--check of a pull pool: exit $?"
+want="$tmp/pull.yaml: ok: 2 plugins, 2 pools (0 nested)
+plugin echo: $plugins/echo/echo.so (a path in the config)
+plugin loadgen: $plugins/loadgen/loadgen.so (a path in the config)
+pool jobs: pull, 2 workers (echo.echo), mailbox 64, prefetch 4, buffer 500, redeliver 2, dead_letter failed, source loadgen.loadgen (with source_args)"
+[ "$out" = "$want" ] || fail "--check of a pull pool said: $out"
+sed -i 's/source_args: { target: failed }/source_args: { taget: failed }/' "$tmp/pull.yaml"
+out=$("$shoald" --check "$tmp/pull.yaml" 2>&1)
+[ $? -eq 2 ] || fail "--check of a bad source_args key: exit not 2"
+want="$tmp/pull.yaml:15:20: pools.jobs.source_args: unknown key 'taget' for loadgen.loadgen (it takes: target, rate, size, type, count, done, tick, call, timeout, window)"
+[ "$out" = "$want" ] || fail "--check said: $out"
+"$shoald" --help-config | grep -q '^  prefetch  *integer 1..1024  *1  *pull only' ||
+    fail "--help-config: no prefetch row"
 # --help-config FILE: the config schema, then what each behaviour takes.
 out=$("$shoald" --help-config "$tmp/s.yaml") || fail "--help-config FILE: exit $?"
 echo "$out" | grep -q '^  runtime.threads  *auto | 1..1024' || fail "--help-config FILE: no schema"
