@@ -217,8 +217,11 @@ int shoal__pool_start_ex(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
         why[0] = '\0';
     int rc = spawn(rt, shoal__tcache_get(rt), SHOAL_PID_NONE, NULL, spec, hold, 0, false, true,
                    opts, pid, &p);
-    if (rc != SHOAL_OK)
+    if (rc != SHOAL_OK) {
+        if (why != NULL && why_size != 0)
+            snprintf(why, why_size, "%s", shoal_strerror(rc));
         return rc;
+    }
     uint64_t end = timeout_ms ? shoal__now_ns() + shoal__ms_to_ns(timeout_ms) : UINT64_MAX;
     /* acquire: pairs with start_done's release store of 0 (init_rc and
      * init_text are written before it). */
