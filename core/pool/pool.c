@@ -64,8 +64,11 @@ static int spec_check(const shoal_pool_spec_t *s, uint32_t depth)
         if (s->worker_pool != NULL || s->prefetch == 0 || s->prefetch > SHOAL_POOL_MAX_PREFETCH ||
             s->buffer > SHOAL_POOL_MAX_BUFFER)
             return SHOAL_EINVAL;
-        /* Not built yet: say so rather than ignore them. */
-        if (s->redeliver != 0 || s->dead_letter != SHOAL_PID_NONE || s->source != NULL)
+        if (s->source != NULL && s->source->handle_message == NULL)
+            return SHOAL_EINVAL;
+        /* Not built yet: say so rather than ignore it. (dead_letter is
+         * where items go after their last redelivery: with none, none go.) */
+        if (s->redeliver != 0)
             return SHOAL_ENOTSUP;
     } else if (s->kind != SHOAL_POOL_KIND_FORWARD) {
         return SHOAL_EINVAL;
@@ -329,9 +332,13 @@ static int pool_init(shoal_ctx_t *ctx, void *state, const void *args)
             p->start_awaiting++;
         }
     }
+    if (rc == SHOAL_OK)
+        rc = shoal__pull_source_start(ctx, p);
     if (rc == SHOAL_OK && p->start_awaiting == 0)
         start_finish(ctx, p, SHOAL_OK, NULL);
     shoal__pool_publish(p);
+    if (rc == SHOAL_OK && p->pull != NULL)
+        shoal__pull_source_ask(ctx, p);
     return rc; /* a failure ends the actor: pool_ended tells the waiter */
 }
 
@@ -384,6 +391,9 @@ static int command(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *
         *out = ok ? shoal__pull_set_buffer(p, v, &rc) : 0;
         return rc;
     }
+    case SHOAL_POOL_EPIC:
+        *out = 0;
+        return shoal__pull_epic(ctx, p);
     default:
         return SHOAL_ENOTSUP;
     }
@@ -441,10 +451,13 @@ static int message(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
         return SHOAL_OK;
     }
     if (msg->kind == SHOAL_MSG_EXIT) {
-        if (shoal__pool_on_exit(ctx, p, msg->from, msg->status))
+        if (shoal__pull_source_exit(ctx, p, msg->from, msg->status) ||
+            shoal__pool_on_exit(ctx, p, msg->from, msg->status))
             return SHOAL_OK;
         return manager_message(ctx, p, msg);
     }
+    if ((msg->flags & SHOAL_MSG_PRIORITY) && shoal__pull_source_message(ctx, p, msg))
+        return SHOAL_OK;
     if (msg->kind != SHOAL_MSG_CAST || msg->from != ctx->self ||
         (msg->type != SHOAL__POOL_TICK_RETRY && msg->type != SHOAL__POOL_TICK_CHECK &&
          msg->type != SHOAL__POOL_TICK_DRAIN)) {
@@ -467,6 +480,7 @@ static int pool_handle_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t 
     shoal_pool_t *p = shoal__pool_of(state);
     int rc = message(ctx, p, msg);
     shoal__pool_publish(p);
+    shoal__pull_source_ask(ctx, p); /* room may have come (resize, prefetch, buffer) */
     return rc;
 }
 
@@ -561,6 +575,7 @@ static int pool_handle_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *ms
     shoal_pool_t *p = shoal__pool_of(state);
     int rc = call(ctx, p, msg, reply);
     shoal__pool_publish(p);
+    shoal__pull_source_ask(ctx, p);
     return rc;
 }
 

@@ -292,6 +292,7 @@ shoal_pool_t *shoal__pool_ended(struct shoal_ctx_s *ctx);
 #define SHOAL__POOL_TICK_RETRY 0xFFFE0100u
 #define SHOAL__POOL_TICK_CHECK 0xFFFE0101u
 #define SHOAL__POOL_TICK_DRAIN 0xFFFE0106u /* a pull pool's buffer may be empty now */
+#define SHOAL__POOL_TICK_ROOM 0xFFFE0107u  /* from a member: the pull pool has room again */
 /* The host's worker swap (swap.c), in two steps so a reload can swap many
  * pools all or nothing: priority calls from a thread that is not an actor.
  *   PREPARE  payload: a shoal_pool_swap_t * the pool takes over (and

@@ -59,6 +59,7 @@ int shoal__pull_new(shoal_pool_t *p, const shoal_pool_spec_t *spec)
     }
     q->buffer = spec->buffer;
     atomic_store_explicit(&q->prefetch, spec->prefetch, memory_order_relaxed);
+    atomic_store_explicit(&q->source_pid, SHOAL_PID_NONE, memory_order_relaxed);
     p->pull = q;
     p->g.ops = &shoal__pull_ops;
     /* Every item settled at once, not once a turn: a member's long turn
@@ -138,7 +139,11 @@ void shoal__pull_stats(const shoal_pool_t *p, shoal_pool_stats_t *st)
     st->buffer = cap > (uint64_t)st->target_size * pf ? cap - (uint64_t)st->target_size * pf : 0;
     st->buffer_depth = buffered;
     st->demand = can_hold > held ? can_hold - held : 0;
-    st->source_state = SHOAL_SOURCE_NONE;
+    st->source_state = p->spec.source == NULL
+                           ? SHOAL_SOURCE_NONE
+                           : atomic_load_explicit(&q->source_state, memory_order_relaxed);
+    st->source_restarts = atomic_load_explicit(&q->source_restarts, memory_order_relaxed);
+    st->source_items = atomic_load_explicit(&q->source_items, memory_order_relaxed);
 }
 
 /* ---- senders ----------------------------------------------------------------- */
@@ -204,15 +209,26 @@ static int pull_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g,
     shoal_pull_t *q = p->pull;
     bool shared;
     shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
-    uint64_t n = atomic_load_explicit(&q->admitted, memory_order_relaxed);
-    do {
-        if (n >= atomic_load_explicit(&q->capacity, memory_order_relaxed)) {
-            shoal__stripe_add(&st->unhandled, 1, shared);
-            return SHOAL_EBUSY;
-        }
-        /* relaxed: the count publishes nothing (pull.h: admission). */
-    } while (!atomic_compare_exchange_weak_explicit(&q->admitted, &n, n + 1, memory_order_relaxed,
-                                                    memory_order_relaxed));
+    shoal_pid_t src = atomic_load_explicit(&q->source_pid, memory_order_relaxed);
+    if (src != SHOAL_PID_NONE && e->from == src &&
+        atomic_load_explicit(&q->reserved, memory_order_relaxed) != 0) {
+        /* The source's item, in the room set aside for it: only the
+         * source's thread lowers `reserved` (pull_source.c). */
+        atomic_fetch_sub_explicit(&q->reserved, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&q->admitted, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&q->source_items, 1, memory_order_relaxed);
+    } else {
+        uint64_t n = atomic_load_explicit(&q->admitted, memory_order_relaxed);
+        do {
+            if (n + atomic_load_explicit(&q->reserved, memory_order_relaxed) >=
+                atomic_load_explicit(&q->capacity, memory_order_relaxed)) {
+                shoal__stripe_add(&st->unhandled, 1, shared);
+                return SHOAL_EBUSY;
+            }
+            /* relaxed: the count publishes nothing (pull.h: admission). */
+        } while (!atomic_compare_exchange_weak_explicit(&q->admitted, &n, n + 1,
+                                                        memory_order_relaxed, memory_order_relaxed));
+    }
     if (shoal__pool_sampled(tc))
         shoal__pool_stamp(e);
     e->meta |= SHOAL_ENV_POOLED;
@@ -310,7 +326,10 @@ static void release(struct shoal_ctx_s *ctx, uint64_t n, bool ok)
     m->held -= (uint32_t)n;
     if (ok)
         m->completed += n;
-    atomic_fetch_sub_explicit(&pool_of_ctx(ctx)->pull->admitted, n, memory_order_relaxed);
+    shoal_pool_t *p = pool_of_ctx(ctx);
+    /* seq_cst: the member's half of the room pair (pull_source.c). */
+    uint64_t left = atomic_fetch_sub_explicit(&p->pull->admitted, n, memory_order_seq_cst) - n;
+    shoal__pull_room(ctx, p, left);
 }
 
 static void pull_settled(struct shoal_ctx_s *ctx, shoal_env_t *e, bool ok,

@@ -61,10 +61,21 @@ typedef struct shoal_pull_s {
     shoal_inject_t queue; /* the buffer */
     alignas(64) _Atomic uint64_t admitted;
     _Atomic uint64_t capacity;
+    _Atomic uint64_t reserved; /* room set aside for the source's request (pull_source.c) */
     _Atomic uint32_t prefetch;
+    _Atomic shoal_pid_t source_pid; /* its items are admitted against `reserved` */
     alignas(64) _Atomic uint32_t sleepers;
+    _Atomic uint32_t want_room;  /* the pool's actor waits for room (pull_source.c) */
+    _Atomic uint64_t room_below; /* ... until admitted is below this */
+    /* the source, for stats (relaxed: each a value on its own) */
+    _Atomic uint64_t source_items; /* sent this epic (route, on the source's thread) */
+    _Atomic uint32_t source_state, source_restarts;
     /* owned by the pool's actor */
     alignas(64) uint32_t buffer;
+    bool asked; /* a request is out */
+    uint32_t cursor_len;
+    uint64_t epic_start_ns;
+    unsigned char cursor[SHOAL_PULL_CURSOR_MAX];
 } shoal_pull_t;
 
 extern const shoal_group_ops_t shoal__pull_ops;
@@ -88,6 +99,22 @@ bool shoal__pull_draining(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
 void shoal__pull_listed(struct shoal_pool_s *p, shoal_pid_t pid);
 /* In a member's turn: the items it holds now (taken, not settled). */
 uint32_t shoal__pull_held(struct shoal_ctx_s *ctx);
+/* The source (pull_source.c), in the pool actor's turns: start it with
+ * the pool; a new epic (SHOAL_POOL_EPIC: SHOAL_EBUSY while one runs); stop
+ * it (drain); ask it for items if there is room and no request is out
+ * (after every callback of the pool's actor); its answers and the pool's
+ * room tick (true if msg was one); its end (true if pid was it). */
+int shoal__pull_source_start(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
+int shoal__pull_epic(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
+void shoal__pull_source_stop(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
+void shoal__pull_source_ask(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
+bool shoal__pull_source_message(struct shoal_ctx_s *ctx, struct shoal_pool_s *p,
+                                const shoal_msg_t *msg);
+bool shoal__pull_source_exit(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, shoal_pid_t pid,
+                             int reason);
+/* A member, after admitted went down to `left`: tells the pool's actor if
+ * it waits for room. */
+void shoal__pull_room(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint64_t left);
 /* Its fields of shoal_pool_stats_t (any thread). */
 void shoal__pull_stats(const struct shoal_pool_s *p, shoal_pool_stats_t *st);
 

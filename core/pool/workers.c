@@ -315,6 +315,7 @@ void shoal__pool_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     shoal__pool_place_orphans(ctx, p); /* while workers are still open */
     p->state = SHOAL_POOL_DRAINING;
     shoal__rsv_close(&ctx->a->user_rsv); /* senders now get SHOAL_ENOPROC */
+    shoal__pull_source_stop(ctx, p);     /* no new items from a source either */
     shoal__pool_drain_workers(ctx, p);
 }
 

@@ -479,9 +479,10 @@ static void bad_pull_specs(void)
     pull_spec(&s, 2, 1, 8);
     s.redeliver = 1;
     CU_ASSERT_EQUAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_ENOTSUP);
+    static const shoal_behaviour_t mute = {.name = "mute"}; /* no handle_message */
     pull_spec(&s, 2, 1, 8);
-    s.source = &wk;
-    CU_ASSERT_EQUAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_ENOTSUP);
+    s.source = &mute;
+    CU_ASSERT_EQUAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_EINVAL);
     /* A pull pool may be a forward pool's worker. */
     pull_spec(&inner, 2, 1, 8);
     shoal_pool_spec_init(&s);

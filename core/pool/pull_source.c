@@ -1,0 +1,272 @@
+/* pull_source.c - a pull pool's source (the seed's Epic): the pool's actor
+ * spawns it as a child, asks it for at most as many items as there is room
+ * for, and follows its answers (shoal/pull.h). Runs in the pool actor's
+ * turns, except where said.
+ *
+ * Room. Before a request the pool's actor sets `reserved` to n: the
+ * source's items (route, on the source's thread) are admitted against it
+ * and never refused; every other sender is admitted only while admitted +
+ * reserved < capacity. The answer (SENT, DONE) clears what is left. With
+ * less room than a batch (an eighth of the capacity) the pool's actor waits:
+ * it sets room_below and want_room [seq_cst], then reads admitted again
+ * [seq_cst]; a member that settles an item lowers admitted [seq_cst], reads
+ * want_room [seq_cst] and, below room_below, takes the flag (exchange) and
+ * sends the pool SHOAL__POOL_TICK_ROOM. One of the two sees the other.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "actor/call.h"
+#include "actor/send.h"
+#include "pool/pool.h"
+#include "runtime/runtime.h"
+#include "shoal/pull.h"
+
+/* The most items one request asks for. */
+#define REQUEST_MAX 1024u
+
+static void say(struct shoal_ctx_s *ctx, shoal_pool_t *p, int level, const char *fmt, ...)
+    SHOAL_PRINTF(4, 5);
+static void say(struct shoal_ctx_s *ctx, shoal_pool_t *p, int level, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    shoal__log(ctx->rt, level, ctx->self, p->name, "%s", line);
+}
+
+static const char *source_name(const shoal_pool_t *p)
+{
+    const char *n = p->spec.source != NULL ? p->spec.source->name : NULL;
+    return n != NULL ? n : "?";
+}
+
+static int spawn_source(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    const shoal_pool_hold_t *hold = &p->hold;
+    bool held = hold->acquire != NULL;
+    shoal_actor_hold_t ah = {held ? hold->release : NULL, held ? hold->what : NULL,
+                             held ? hold->origin : NULL};
+    if (held)
+        hold->acquire(hold->what);
+    shoal_spawn_t s = {
+        .parent = ctx->self,
+        .beh = p->spec.source,
+        .args = p->spec.source_args,
+        .limit = 64,
+        .kind = SHOAL_ACTOR_PLAIN,
+        .hold = held ? &ah : NULL,
+    };
+    shoal_pid_t pid;
+    int rc = shoal__actor_spawn_as(ctx->rt, ctx->tc, &s, &pid);
+    if (rc != SHOAL_OK) {
+        if (held)
+            hold->release(hold->what);
+        return rc;
+    }
+    if ((rc = shoal__children_add(ctx, pid)) != SHOAL_OK)
+        return rc; /* it was stopped */
+    shoal_pull_t *q = p->pull;
+    q->asked = false;
+    atomic_store_explicit(&q->reserved, 0, memory_order_relaxed);
+    /* relaxed: route compares senders with it; the source's items come
+     * after its spawn, which the send to it orders. */
+    atomic_store_explicit(&q->source_pid, pid, memory_order_relaxed);
+    if (q->cursor_len != 0) /* a restart: go on from the last cursor */
+        shoal_send_priority(ctx, pid, SHOAL_PULL_RESUME, q->cursor, q->cursor_len);
+    return SHOAL_OK;
+}
+
+/* A new epic: its source from the start. */
+static int epic_start(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    shoal_pull_t *q = p->pull;
+    q->cursor_len = 0;
+    q->epic_start_ns = shoal__now_ns();
+    atomic_store_explicit(&q->source_items, 0, memory_order_relaxed);
+    atomic_store_explicit(&q->source_restarts, 0, memory_order_relaxed);
+    int rc = spawn_source(ctx, p);
+    if (rc != SHOAL_OK) {
+        atomic_store_explicit(&q->source_state, SHOAL_SOURCE_FAILED, memory_order_relaxed);
+        say(ctx, p, SHOAL_LOG_ERROR, "epic not started: source %s: %s", source_name(p),
+            shoal_strerror(rc));
+        return rc;
+    }
+    atomic_store_explicit(&q->source_state, SHOAL_SOURCE_RUNNING, memory_order_relaxed);
+    say(ctx, p, SHOAL_LOG_INFO, "epic started: source %s", source_name(p));
+    return SHOAL_OK;
+}
+
+static void epic_end(struct shoal_ctx_s *ctx, shoal_pool_t *p, int state, const char *how)
+{
+    shoal_pull_t *q = p->pull;
+    atomic_store_explicit(&q->source_state, (uint32_t)state, memory_order_relaxed);
+    atomic_store_explicit(&q->reserved, 0, memory_order_relaxed);
+    q->asked = false;
+    uint64_t items = atomic_load_explicit(&q->source_items, memory_order_relaxed);
+    double s = (double)(shoal__now_ns() - q->epic_start_ns) / 1e9;
+    say(ctx, p, state == SHOAL_SOURCE_FAILED ? SHOAL_LOG_ERROR : SHOAL_LOG_INFO,
+        "epic %s: %" PRIu64 " items in %.3f s (%.0f items/s), source %s", how, items, s,
+        s > 0 ? (double)items / s : 0.0, source_name(p));
+}
+
+int shoal__pull_source_start(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    if (p->pull == NULL || p->spec.source == NULL)
+        return SHOAL_OK;
+    return epic_start(ctx, p);
+}
+
+int shoal__pull_epic(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    if (p->pull == NULL || p->spec.source == NULL)
+        return SHOAL_ENOTSUP;
+    if (atomic_load_explicit(&p->pull->source_state, memory_order_relaxed) ==
+            SHOAL_SOURCE_RUNNING ||
+        p->state == SHOAL_POOL_DRAINING)
+        return SHOAL_EBUSY; /* the seed's CurrentlyBusy */
+    return epic_start(ctx, p);
+}
+
+void shoal__pull_source_stop(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    shoal_pull_t *q = p->pull;
+    if (q == NULL ||
+        atomic_load_explicit(&q->source_state, memory_order_relaxed) != SHOAL_SOURCE_RUNNING)
+        return;
+    shoal_pid_t pid = atomic_load_explicit(&q->source_pid, memory_order_relaxed);
+    atomic_store_explicit(&q->source_pid, SHOAL_PID_NONE, memory_order_relaxed);
+    shoal_stop(ctx, pid);
+    epic_end(ctx, p, SHOAL_SOURCE_DONE, "stopped (the pool drains)");
+}
+
+void shoal__pull_source_ask(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    shoal_pull_t *q = p->pull;
+    if (q == NULL || q->asked ||
+        atomic_load_explicit(&q->source_state, memory_order_relaxed) != SHOAL_SOURCE_RUNNING ||
+        p->state == SHOAL_POOL_DRAINING)
+        return;
+    uint64_t cap = atomic_load_explicit(&q->capacity, memory_order_relaxed);
+    uint64_t batch = cap / 8 != 0 ? cap / 8 : 1;
+    /* seq_cst: the pool's read of the room pair (above). */
+    uint64_t adm = atomic_load_explicit(&q->admitted, memory_order_seq_cst);
+    if (cap < adm + batch) {
+        if (cap < batch)
+            return; /* no room at all (no workers, no buffer): a resize asks again */
+        atomic_store_explicit(&q->room_below, cap - batch + 1, memory_order_relaxed);
+        /* seq_cst: the pool's store of the room pair, then its read again. */
+        atomic_store_explicit(&q->want_room, 1, memory_order_seq_cst);
+        adm = atomic_load_explicit(&q->admitted, memory_order_seq_cst);
+        if (cap < adm + batch)
+            return; /* a member will tell (SHOAL__POOL_TICK_ROOM) */
+        atomic_store_explicit(&q->want_room, 0, memory_order_relaxed);
+    }
+    uint64_t n64 = cap - adm < REQUEST_MAX ? cap - adm : REQUEST_MAX;
+    uint32_t n = (uint32_t)n64;
+    atomic_store_explicit(&q->reserved, n, memory_order_relaxed);
+    shoal_pid_t src = atomic_load_explicit(&q->source_pid, memory_order_relaxed);
+    if (shoal_send_priority(ctx, src, SHOAL_PULL_REQUEST, &n, sizeof n) == SHOAL_OK)
+        q->asked = true;
+    else
+        atomic_store_explicit(&q->reserved, 0, memory_order_relaxed); /* it is ending: EXIT comes */
+}
+
+/* Members (any thread): after admitted went down to `left`. */
+void shoal__pull_room(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t left)
+{
+    shoal_pull_t *q = p->pull;
+    /* seq_cst: the member's read of the room pair. */
+    if (atomic_load_explicit(&q->want_room, memory_order_seq_cst) == 0 ||
+        left >= atomic_load_explicit(&q->room_below, memory_order_relaxed) ||
+        atomic_exchange_explicit(&q->want_room, 0, memory_order_relaxed) == 0)
+        return;
+    shoal_send_priority(ctx, p->g.pid, SHOAL__POOL_TICK_ROOM, NULL, 0);
+}
+
+/* The cursor an answer carries (SENT, DONE), if any. */
+static bool take_cursor(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
+{
+    shoal_pull_t *q = p->pull;
+    if (msg->size > sizeof q->cursor) {
+        say(ctx, p, SHOAL_LOG_ERROR,
+            "source %s: a cursor of %zu bytes (at most %u): the source is stopped",
+            source_name(p), msg->size, (unsigned)sizeof q->cursor);
+        return false;
+    }
+    if (msg->size != 0) {
+        memcpy(q->cursor, msg->data, msg->size);
+        q->cursor_len = (uint32_t)msg->size;
+    }
+    return true;
+}
+
+bool shoal__pull_source_message(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
+{
+    shoal_pull_t *q = p->pull;
+    if (q == NULL || msg->kind != SHOAL_MSG_CAST)
+        return false;
+    if (msg->type == SHOAL__POOL_TICK_ROOM) {
+        shoal__pull_source_ask(ctx, p);
+        return true;
+    }
+    if (msg->type != SHOAL_PULL_SENT && msg->type != SHOAL_PULL_DONE)
+        return false;
+    shoal_pid_t src = atomic_load_explicit(&q->source_pid, memory_order_relaxed);
+    if (msg->from != src || src == SHOAL_PID_NONE ||
+        atomic_load_explicit(&q->source_state, memory_order_relaxed) != SHOAL_SOURCE_RUNNING)
+        return true; /* a source of an earlier epic, or one stopped: ignored */
+    q->asked = false;
+    atomic_store_explicit(&q->reserved, 0, memory_order_relaxed);
+    if (!take_cursor(ctx, p, msg)) {
+        atomic_store_explicit(&q->source_pid, SHOAL_PID_NONE, memory_order_relaxed);
+        shoal_stop(ctx, src);
+        epic_end(ctx, p, SHOAL_SOURCE_FAILED, "failed");
+        return true;
+    }
+    if (msg->type == SHOAL_PULL_DONE) {
+        atomic_store_explicit(&q->source_pid, SHOAL_PID_NONE, memory_order_relaxed);
+        shoal_stop(ctx, src); /* its work is over */
+        epic_end(ctx, p, SHOAL_SOURCE_DONE, "done");
+        return true;
+    }
+    shoal__pull_source_ask(ctx, p);
+    return true;
+}
+
+bool shoal__pull_source_exit(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid,
+                             int reason)
+{
+    shoal_pull_t *q = p->pull;
+    if (q == NULL || pid != atomic_load_explicit(&q->source_pid, memory_order_relaxed) ||
+        pid == SHOAL_PID_NONE)
+        return false;
+    atomic_store_explicit(&q->source_pid, SHOAL_PID_NONE, memory_order_relaxed);
+    if (reason == SHOAL_OK) { /* ended before DONE: the epic is over all the same */
+        epic_end(ctx, p, SHOAL_SOURCE_DONE, "done (the source ended)");
+        return true;
+    }
+    uint64_t now = shoal__now_ns();
+    if (p->state != SHOAL_POOL_DRAINING && !atomic_load(&ctx->rt->stopping) &&
+        shoal__pool_restart_allowed(p, now)) {
+        shoal__pool_restart_note(p, now);
+        atomic_fetch_add_explicit(&q->source_restarts, 1, memory_order_relaxed);
+        int rc = spawn_source(ctx, p);
+        if (rc == SHOAL_OK) {
+            say(ctx, p, SHOAL_LOG_WARN, "source %s failed: %s (%d); started again, %s",
+                source_name(p), shoal_strerror(reason), reason,
+                q->cursor_len != 0 ? "resuming at its last cursor" : "from the start");
+            shoal__pull_source_ask(ctx, p);
+            return true;
+        }
+        reason = rc;
+    }
+    say(ctx, p, SHOAL_LOG_ERROR, "source %s failed: %s (%d); not started again",
+        source_name(p), shoal_strerror(reason), reason);
+    epic_end(ctx, p, SHOAL_SOURCE_FAILED, "failed");
+    return true;
+}

@@ -1,0 +1,278 @@
+/* test_pull_source.c - a pull pool's source (core/pool/pull_source.c): an
+ * epic fed in requests no larger than the room, every item handled once,
+ * memory bounded by the capacity however long the epic, a failing source
+ * started again and resuming at its cursor, a new epic refused while one
+ * runs, a source that fails beyond the restart budget, and the log lines
+ * of an epic's start and end.
+ *
+ * The source here is the test's own (counting from a cursor, as the bundled
+ * seq does): handlers record into atomics; the test thread asserts.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "support.h"
+
+#define WAIT_S 30.0
+#define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, WAIT_S)
+#define TMO 10000u
+#define T_ITEM 7u
+
+/* ---- the source: items next .. total-1, cursor = next ------------------------- */
+
+static _Atomic uint64_t total;       /* items in the epic */
+static _Atomic uint64_t panic_at;    /* panic when asked with next >= this ... */
+static atomic_int panics_left;       /* ... this many times */
+static atomic_int requests, resumes; /* heard */
+static _Atomic uint32_t max_n;       /* the largest request */
+
+typedef struct {
+    uint64_t next;
+} counter_t;
+
+static int counter_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    counter_t *c = state;
+    if (msg->type == SHOAL_PULL_RESUME && msg->size == sizeof c->next) {
+        memcpy(&c->next, msg->data, sizeof c->next);
+        atomic_fetch_add(&resumes, 1);
+        return 0;
+    }
+    if (msg->type != SHOAL_PULL_REQUEST || msg->size != sizeof(uint32_t))
+        return 0;
+    uint32_t n;
+    memcpy(&n, msg->data, sizeof n);
+    atomic_fetch_add(&requests, 1);
+    uint32_t m = atomic_load(&max_n);
+    while (n > m && !atomic_compare_exchange_weak(&max_n, &m, n))
+        ;
+    if (c->next >= atomic_load(&panic_at) && atomic_fetch_sub(&panics_left, 1) > 0)
+        shoal_panic(ctx, "source panics at %llu", (unsigned long long)c->next);
+    uint64_t end = atomic_load(&total);
+    for (uint32_t i = 0; i < n && c->next < end; i++, c->next++)
+        if (shoal_send(ctx, msg->from, T_ITEM, &c->next, sizeof c->next) != SHOAL_OK)
+            return SHOAL_EFAILED; /* never: the room was set aside */
+    if (c->next == end)
+        return shoal_send_priority(ctx, msg->from, SHOAL_PULL_DONE, NULL, 0);
+    return shoal_send_priority(ctx, msg->from, SHOAL_PULL_SENT, &c->next, sizeof c->next);
+}
+
+static const shoal_behaviour_t counter = {
+    .name = "counter", .state_size = sizeof(counter_t), .handle_message = counter_message};
+
+/* ---- the workers -------------------------------------------------------------- */
+
+#define MAXITEMS (1u << 20)
+static unsigned char seen[MAXITEMS];
+static _Atomic uint64_t handled, dup;
+static atomic_int gate = 1; /* 0: item 0 waits until it opens */
+
+static int wk_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    uint64_t i;
+    if (msg->type != T_ITEM || msg->size != sizeof i)
+        return 0;
+    memcpy(&i, msg->data, sizeof i);
+    double end = shoal_test_now() + WAIT_S;
+    while (i == 0 && atomic_load(&gate) == 0 && shoal_test_now() < end)
+        shoal_test_nap();
+    if (i < MAXITEMS && __atomic_fetch_add(&seen[i], 1, __ATOMIC_RELAXED) != 0)
+        atomic_fetch_add(&dup, 1);
+    atomic_fetch_add(&handled, 1);
+    return 0;
+}
+
+static const shoal_behaviour_t wk = {.name = "wk", .handle_message = wk_message};
+
+static void reset(uint64_t n)
+{
+    memset(seen, 0, sizeof seen);
+    atomic_store(&handled, 0);
+    atomic_store(&dup, 0);
+    atomic_store(&total, n);
+    atomic_store(&panic_at, 0);
+    atomic_store(&panics_left, 0);
+    atomic_store(&requests, 0);
+    atomic_store(&resumes, 0);
+    atomic_store(&max_n, 0);
+}
+
+static shoal_pid_t spawn(shoal_runtime_t *rt, uint32_t size, uint32_t buffer)
+{
+    shoal_pool_spec_t s;
+    shoal_pool_spec_init(&s);
+    s.name = "epic";
+    s.worker = &wk;
+    s.kind = SHOAL_POOL_KIND_PULL;
+    s.size = size;
+    s.buffer = buffer;
+    s.source = &counter;
+    shoal_pid_t p = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
+    return p;
+}
+
+static shoal_pool_stats_t stats(shoal_runtime_t *rt, shoal_pid_t p)
+{
+    shoal_pool_stats_t st;
+    memset(&st, 0, sizeof st);
+    CU_ASSERT_EQUAL(shoal_pool_stats(rt, p, &st, TMO), SHOAL_OK);
+    return st;
+}
+
+static bool all_once(uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        if (seen[i] != 1)
+            return false;
+    return true;
+}
+
+/* ---- cases ---------------------------------------------------------------------- */
+
+/* 200000 items through 4 workers and a buffer of 64: each handled once; no
+ * request larger than the room (capacity 68); the pool never held more
+ * than its capacity; the epic's end logged with its count. */
+static void an_epic_is_fed_within_the_room(void)
+{
+    reset(200000);
+    shoal_runtime_t *rt = shoal_test_runtime_logged(4, SHOAL_LOG_INFO);
+    shoal_pid_t p = spawn(rt, 4, 64);
+    uint64_t most = 0;
+    double end = shoal_test_now() + WAIT_S;
+    while (atomic_load(&handled) < 200000 && shoal_test_now() < end) {
+        shoal_pool_stats_t st = stats(rt, p);
+        if (st.queue_depth > most)
+            most = st.queue_depth;
+    }
+    CU_ASSERT_EQUAL(atomic_load(&handled), 200000);
+    CU_ASSERT_EQUAL(atomic_load(&dup), 0);
+    CU_ASSERT(all_once(200000));
+    CU_ASSERT(most <= 68);
+    CU_ASSERT(atomic_load(&max_n) <= 68);
+    WAIT_UNTIL(stats(rt, p).source_state == SHOAL_SOURCE_DONE);
+    shoal_pool_stats_t st = stats(rt, p);
+    CU_ASSERT_EQUAL(st.source_state, SHOAL_SOURCE_DONE);
+    CU_ASSERT_EQUAL(st.source_items, 200000);
+    CU_ASSERT_EQUAL(st.source_restarts, 0);
+    CU_ASSERT_EQUAL(st.messages_forwarded, 200000);
+    CU_ASSERT_EQUAL(st.messages_unhandled, 0);
+    WAIT_UNTIL(stats(rt, p).messages_handled == 200000);
+    CU_ASSERT_EQUAL(stats(rt, p).messages_handled, 200000);
+    shoal_test_assert_logged("epic started: source counter");
+    shoal_test_assert_logged("epic done: 200000 items in ");
+    shoal_runtime_destroy(rt);
+}
+
+/* The source panics twice when asked at item 5000 or later: it is started again,
+ * told to resume at its last cursor, and the epic completes with every item
+ * handled exactly once (it panicked before sending anything of that
+ * request). */
+static void a_failing_source_resumes_at_its_cursor(void)
+{
+    reset(20000);
+    atomic_store(&panic_at, 5000);
+    atomic_store(&panics_left, 2);
+    shoal_runtime_t *rt = shoal_test_runtime_logged(4, SHOAL_LOG_INFO);
+    shoal_pid_t p = spawn(rt, 2, 1000);
+    WAIT_UNTIL(atomic_load(&handled) == 20000);
+    CU_ASSERT_EQUAL(atomic_load(&handled), 20000);
+    CU_ASSERT_EQUAL(atomic_load(&dup), 0);
+    CU_ASSERT(all_once(20000));
+    WAIT_UNTIL(stats(rt, p).source_state == SHOAL_SOURCE_DONE);
+    shoal_pool_stats_t st = stats(rt, p);
+    CU_ASSERT_EQUAL(st.source_restarts, 2);
+    CU_ASSERT_EQUAL(atomic_load(&resumes), 2);
+    CU_ASSERT_EQUAL(shoal_test_log_count("started again, resuming at its last cursor"), 2);
+    shoal_runtime_destroy(rt);
+}
+
+/* A new epic while one runs: SHOAL_EBUSY; after it is done: a new one runs
+ * from the start (every item handled twice in all). */
+static void a_new_epic_waits_for_the_last(void)
+{
+    reset(50000);
+    atomic_store(&gate, 0); /* the epic cannot end before the gate opens */
+    shoal_runtime_t *rt = shoal_test_runtime_logged(4, SHOAL_LOG_INFO);
+    shoal_pid_t p = spawn(rt, 2, 16);
+    shoal_answer_t a;
+    CU_ASSERT_EQUAL(shoal_runtime_call_priority(rt, p, SHOAL_POOL_EPIC, NULL, 0, TMO, &a),
+                    SHOAL_OK);
+    CU_ASSERT_EQUAL(a.status, SHOAL_EBUSY);
+    shoal_answer_release(&a);
+    atomic_store(&gate, 1);
+    WAIT_UNTIL(stats(rt, p).source_state == SHOAL_SOURCE_DONE);
+    WAIT_UNTIL(atomic_load(&handled) == 50000);
+    CU_ASSERT_EQUAL(atomic_load(&handled), 50000);
+    CU_ASSERT_EQUAL(shoal_runtime_call_priority(rt, p, SHOAL_POOL_EPIC, NULL, 0, TMO, &a),
+                    SHOAL_OK);
+    CU_ASSERT_EQUAL(a.status, SHOAL_OK);
+    shoal_answer_release(&a);
+    WAIT_UNTIL(atomic_load(&handled) == 100000);
+    CU_ASSERT_EQUAL(atomic_load(&handled), 100000);
+    CU_ASSERT_EQUAL(atomic_load(&dup), 50000); /* the second epic: each item again */
+    WAIT_UNTIL(stats(rt, p).source_state == SHOAL_SOURCE_DONE);
+    CU_ASSERT_EQUAL(stats(rt, p).source_items, 50000);
+    CU_ASSERT_EQUAL(shoal_test_log_count("epic done: 50000 items"), 2);
+    /* A pool without a source has no epic to start. */
+    shoal_pool_spec_t s;
+    shoal_pool_spec_init(&s);
+    s.worker = &wk;
+    s.kind = SHOAL_POOL_KIND_PULL;
+    shoal_pid_t q;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &q), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_call_priority(rt, q, SHOAL_POOL_EPIC, NULL, 0, TMO, &a),
+                    SHOAL_OK);
+    CU_ASSERT_EQUAL(a.status, SHOAL_ENOTSUP);
+    shoal_answer_release(&a);
+    CU_ASSERT_EQUAL(stats(rt, q).source_state, SHOAL_SOURCE_NONE);
+    shoal_runtime_destroy(rt);
+}
+
+/* A source that panics at every request: started again up to the budget
+ * (restart.max 3), then the epic has failed, logged, and the pool serves on. */
+static void a_source_past_its_budget_fails_the_epic(void)
+{
+    reset(1000);
+    atomic_store(&panic_at, 0);
+    atomic_store(&panics_left, 1000);
+    atomic_store(&total, 1000);
+    shoal_runtime_t *rt = shoal_test_runtime_logged(4, SHOAL_LOG_INFO);
+    shoal_pool_spec_t s;
+    shoal_pool_spec_init(&s);
+    s.name = "epic";
+    s.worker = &wk;
+    s.kind = SHOAL_POOL_KIND_PULL;
+    s.size = 2;
+    s.source = &counter;
+    s.restart.max = 3;
+    s.restart.within_ms = 60000;
+    shoal_pid_t p;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
+    WAIT_UNTIL(stats(rt, p).source_state == SHOAL_SOURCE_FAILED);
+    shoal_pool_stats_t st = stats(rt, p);
+    CU_ASSERT_EQUAL(st.source_state, SHOAL_SOURCE_FAILED);
+    CU_ASSERT_EQUAL(st.source_restarts, 3);
+    CU_ASSERT_EQUAL(st.source_items, 0);
+    CU_ASSERT_EQUAL(atomic_load(&requests), 4);
+    shoal_test_assert_logged("source counter failed: handler panicked (-8); not started again");
+    shoal_test_assert_logged("epic failed: 0 items");
+    uint64_t i = 0;
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, p, T_ITEM, &i, sizeof i), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&handled) == 1);
+    CU_ASSERT_EQUAL(atomic_load(&handled), 1);
+    shoal_runtime_destroy(rt);
+}
+
+int main(void)
+{
+    static const shoal_test_case_t cases[] = {
+        {"an epic is fed within the room", an_epic_is_fed_within_the_room},
+        {"a failing source resumes at its cursor", a_failing_source_resumes_at_its_cursor},
+        {"a new epic waits for the last", a_new_epic_waits_for_the_last},
+        {"a source past its budget fails the epic", a_source_past_its_budget_fails_the_epic},
+        {NULL, NULL}};
+    return shoal_test_run("pull_source", cases);
+}
