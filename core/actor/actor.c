@@ -315,6 +315,9 @@ static bool handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
         shoal__children_remove(ctx, e->from);
         rc = call_handler(ctx, e, kind, (int)e->type);
         break;
+    case SHOAL_MSG_ROOM:
+        rc = call_handler(ctx, e, kind, 0);
+        break;
     case SHOAL_ENV_STARTED: /* only a parent that asked gets these: the groups */
         rc = call_handler(ctx, e, kind, (int)e->type);
         break;

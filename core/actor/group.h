@@ -5,9 +5,10 @@
  * nothing else of it.
  *
  *   sender side   a user send to a group's PID is handed to ops->route on
- *                 the sender's thread, once this file has checked that the
+ *                 the sender's thread, once send.c has checked that the
  *                 PID's generation is a live group and entered a read-side
- *                 region for its record (runtime/qsbr.h).
+ *                 region for its record (runtime/qsbr.h); a refused sender
+ *                 that asks to be told of room goes to ops->room so.
  *   the group     its own actor's turns: a user message that lands in its
  *                 own mailbox (a member's hand-back, a send that raced the
  *                 spawn) goes to ops->own_message; RETIRE to ops->own_retire;
@@ -76,6 +77,11 @@ typedef struct shoal_group_ops_s {
     shoal_env_t *(*take)(struct shoal_ctx_s *ctx);
     bool (*more)(struct shoal_ctx_s *ctx, bool idle);
     bool (*hand_back)(struct shoal_ctx_s *ctx, shoal_group_t *g, shoal_pid_t to, shoal_env_t *e);
+    /* Any thread, as route: `waiter` wants one SHOAL_MSG_ROOM when the
+     * group has room again (shoal_notify_room); NULL: the kind cannot tell
+     * (SHOAL_ENOTSUP). */
+    int (*room)(shoal_runtime_t *rt, struct shoal_tcache_s *tc, shoal_group_t *g,
+                shoal_pid_t waiter);
     /* Drops a reference on g (a member's, or its own actor's). */
     void (*unref)(shoal_runtime_t *rt, shoal_group_t *g);
 } shoal_group_ops_t;

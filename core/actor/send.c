@@ -31,16 +31,16 @@ bool shoal__schedule(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a)
  * read of the kind was stale): deliver as to any actor. */
 #define NOT_GROUP 1
 
-/* Hands a user-mailbox envelope sent to the group `to` (front a) to its
- * kind (group.h), inside a read-side region: the record may be unpublished
- * and retired meanwhile, but is not freed before the region ends. SHOAL_OK:
- * taken; NOT_GROUP; else an error, and the caller keeps e. */
-static int route_to_group(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a,
-                          shoal_pid_t to, shoal_env_t *e)
+/* The group `to` (front a), for a send or a room request, found inside a
+ * read-side region: the record may be unpublished and retired meanwhile,
+ * but is not freed before the region ends (leave_group). NULL with *rc:
+ * SHOAL_ENOPROC, or NOT_GROUP. */
+static shoal_group_t *enter_group(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a,
+                                  shoal_pid_t to, int *rc)
 {
-    bool opened = !tc->in_region;
+    (void)rt;
     shoal__qsbr_enter(tc);
-    int rc = SHOAL_ENOPROC;
+    *rc = SHOAL_ENOPROC;
     /* acquire: pairs with the release stores of spawn (actor.c): the record
      * a live generation points at is set up. */
     uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_acquire);
@@ -50,21 +50,37 @@ static int route_to_group(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t
      * ended (in limbo, still readable inside our region). */
     shoal_group_t *g = atomic_load_explicit(&a->group, memory_order_seq_cst);
     if (shoal__rsv_gen(w) != shoal__pid_gen(to) || !shoal__rsv_alive(w))
-        goto out;
+        return NULL;
     /* The caller read the kind before it knew the generation: check it now
      * that the acquire above has shown us that generation's spawn. */
     if (atomic_load_explicit(&a->kind, memory_order_relaxed) != SHOAL_ACTOR_GROUP) {
-        rc = NOT_GROUP;
-        goto out;
+        *rc = NOT_GROUP;
+        return NULL;
     }
-    if (g != NULL && g->pid == to)
-        rc = g->ops->route(rt, tc, g, e);
-out:
+    return g != NULL && g->pid == to ? g : NULL;
+}
+
+static void leave_group(shoal_tcache_t *tc, bool opened)
+{
     /* A worker thread stays in its region until the end of its turn. */
     if (opened && tc->worker == NULL)
         shoal__qsbr_exit(tc);
+}
+
+/* Hands a user-mailbox envelope sent to the group `to` to its kind.
+ * SHOAL_OK: taken; NOT_GROUP; else an error, and the caller keeps e. */
+static int route_to_group(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a,
+                          shoal_pid_t to, shoal_env_t *e)
+{
+    bool opened = !tc->in_region;
+    int rc;
+    shoal_group_t *g = enter_group(rt, tc, a, to, &rc);
+    if (g != NULL)
+        rc = g->ops->route(rt, tc, g, e);
+    leave_group(tc, opened);
     return rc;
 }
+
 
 int shoal__deliver(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoal_env_t *e,
                    bool sys)
@@ -244,4 +260,22 @@ SHOAL_API int shoal_runtime_send_priority(shoal_runtime_t *rt, shoal_pid_t to, u
 {
     return shoal__send(rt, shoal__tcache_get(rt), SHOAL_PID_NONE, to, type, data, size, true, NULL,
                        NULL);
+}
+
+SHOAL_API int shoal_notify_room(shoal_ctx_t *ctx, shoal_pid_t to)
+{
+    shoal_runtime_t *rt = ctx->rt;
+    uint32_t slot = shoal__pid_slot(to);
+    if (to == SHOAL_PID_NONE || slot >= rt->max_actors)
+        return SHOAL_ENOPROC;
+    shoal_actor_t *a = shoal__actor_at(rt, slot);
+    if (atomic_load_explicit(&a->kind, memory_order_relaxed) != SHOAL_ACTOR_GROUP)
+        return SHOAL_ENOTSUP; /* a bounded actor cannot tell yet */
+    bool opened = !ctx->tc->in_region;
+    int rc;
+    shoal_group_t *g = enter_group(rt, ctx->tc, a, to, &rc);
+    if (g != NULL)
+        rc = g->ops->room != NULL ? g->ops->room(rt, ctx->tc, g, ctx->self) : SHOAL_ENOTSUP;
+    leave_group(ctx->tc, opened);
+    return rc == NOT_GROUP ? SHOAL_ENOTSUP : rc;
 }

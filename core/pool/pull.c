@@ -36,6 +36,9 @@ static shoal_pool_t *pool_of_ctx(struct shoal_ctx_s *ctx)
 
 /* ---- the record's part ----------------------------------------------------- */
 
+static bool has_room(const shoal_pull_t *q, uint64_t admitted);
+static void tell_waiters(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p);
+
 /* The buffer's ring: its capacity at the start, as a power of two between
  * 64 and 65536; beyond that its overflow list takes what comes. */
 static size_t ring_size(uint64_t cap)
@@ -57,6 +60,7 @@ int shoal__pull_new(shoal_pool_t *p, const shoal_pool_spec_t *spec)
         free(q);
         return SHOAL_ENOMEM;
     }
+    pthread_mutex_init(&q->room_lock, NULL);
     q->buffer = spec->buffer;
     atomic_store_explicit(&q->prefetch, spec->prefetch, memory_order_relaxed);
     atomic_store_explicit(&q->source_pid, SHOAL_PID_NONE, memory_order_relaxed);
@@ -80,6 +84,8 @@ void shoal__pull_free(shoal_runtime_t *rt, shoal_pull_t *q)
             shoal__env_free(tc, item);
     }
     shoal__inject_fini(&q->queue);
+    pthread_mutex_destroy(&q->room_lock);
+    free(q->waiting);
     free(q);
 }
 
@@ -89,6 +95,10 @@ void shoal__pull_update(shoal_pool_t *p)
     uint64_t cap = q->buffer + (uint64_t)p->target *
                                    atomic_load_explicit(&q->prefetch, memory_order_relaxed);
     atomic_store_explicit(&q->capacity, cap, memory_order_relaxed);
+    /* More room (a resize, a bigger buffer): producers waiting for it hear. */
+    if (atomic_load_explicit(&q->nwaiting, memory_order_seq_cst) != 0 &&
+        has_room(q, atomic_load_explicit(&q->admitted, memory_order_seq_cst)))
+        tell_waiters(p->rt, shoal__tcache_get(p->rt), p);
 }
 
 uint32_t shoal__pull_set_prefetch(shoal_pool_t *p, uint32_t v, int *rc)
@@ -147,6 +157,67 @@ void shoal__pull_stats(const shoal_pool_t *p, shoal_pool_stats_t *st)
 }
 
 /* ---- senders ----------------------------------------------------------------- */
+
+/* ---- room for refused producers (pull.h: room) ------------------------------- */
+
+/* The low-water mark: a quarter of the capacity free (at least one). */
+static bool has_room(const shoal_pull_t *q, uint64_t admitted)
+{
+    uint64_t cap = atomic_load_explicit(&q->capacity, memory_order_relaxed);
+    uint64_t free_min = cap / 4 != 0 ? cap / 4 : 1;
+    return admitted + atomic_load_explicit(&q->reserved, memory_order_relaxed) + free_min <= cap;
+}
+
+/* Tells every waiter there is room: one SHOAL_MSG_ROOM each, from the pool. */
+static void tell_waiters(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
+{
+    shoal_pull_t *q = p->pull;
+    pthread_mutex_lock(&q->room_lock);
+    shoal_pid_t *w = q->waiting;
+    size_t n = q->waiting_n;
+    q->waiting = NULL;
+    q->waiting_n = q->waiting_cap = 0;
+    atomic_store_explicit(&q->nwaiting, 0, memory_order_relaxed);
+    pthread_mutex_unlock(&q->room_lock);
+    for (size_t i = 0; i < n; i++)
+        shoal__send_system(rt, tc, w[i], SHOAL_MSG_ROOM, p->g.pid, 0);
+    free(w);
+}
+
+/* A member settled items and admitted went down to `left`. */
+static void room_after_settle(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t left)
+{
+    /* seq_cst: the member's read of the room pair (pull.h). */
+    if (atomic_load_explicit(&p->pull->nwaiting, memory_order_seq_cst) != 0 &&
+        has_room(p->pull, left))
+        tell_waiters(ctx->rt, ctx->tc, p);
+    shoal__pull_room(ctx, p, left); /* the source's (pull_source.c) */
+}
+
+static int pull_room(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g,
+                     shoal_pid_t waiter)
+{
+    shoal_pool_t *p = shoal__pool_of_group(g);
+    shoal_pull_t *q = p->pull;
+    pthread_mutex_lock(&q->room_lock);
+    if (q->waiting_n == q->waiting_cap) {
+        size_t cap = q->waiting_cap ? q->waiting_cap * 2 : 8;
+        shoal_pid_t *w = cap <= (1u << 20) ? realloc(q->waiting, cap * sizeof *w) : NULL;
+        if (w == NULL) {
+            pthread_mutex_unlock(&q->room_lock);
+            return SHOAL_ENOMEM;
+        }
+        q->waiting = w;
+        q->waiting_cap = cap;
+    }
+    q->waiting[q->waiting_n++] = waiter;
+    /* seq_cst: the waiter's store of the room pair, then its read. */
+    atomic_store_explicit(&q->nwaiting, (uint32_t)q->waiting_n, memory_order_seq_cst);
+    pthread_mutex_unlock(&q->room_lock);
+    if (has_room(q, atomic_load_explicit(&q->admitted, memory_order_seq_cst)))
+        tell_waiters(rt, tc, p);
+    return SHOAL_OK;
+}
 
 /* Drops what a pool that has ended still finds in its buffer: a call is
  * answered with SHOAL_ENOPROC, everything is counted as dropped. */
@@ -327,9 +398,9 @@ static void release(struct shoal_ctx_s *ctx, uint64_t n, bool ok)
     if (ok)
         m->completed += n;
     shoal_pool_t *p = pool_of_ctx(ctx);
-    /* seq_cst: the member's half of the room pair (pull_source.c). */
+    /* seq_cst: the member's half of the room pairs (pull.h, pull_source.c). */
     uint64_t left = atomic_fetch_sub_explicit(&p->pull->admitted, n, memory_order_seq_cst) - n;
-    shoal__pull_room(ctx, p, left);
+    room_after_settle(ctx, p, left);
 }
 
 static void pull_settled(struct shoal_ctx_s *ctx, shoal_env_t *e, bool ok,
@@ -394,6 +465,7 @@ static void pull_own_end(struct shoal_ctx_s *ctx)
      * our sweep sees it and sweeps). */
     atomic_store_explicit(&p->pull_ended, 1, memory_order_seq_cst);
     sweep(ctx->rt, ctx->tc, p);
+    tell_waiters(ctx->rt, ctx->tc, p); /* they find it gone when they try */
 }
 
 static void pull_unref(shoal_runtime_t *rt, shoal_group_t *g)
@@ -411,5 +483,6 @@ const shoal_group_ops_t shoal__pull_ops = {
     .take = pull_take,
     .more = pull_more,
     .hand_back = pull_hand_back,
+    .room = pull_room,
     .unref = pull_unref,
 };

@@ -37,6 +37,14 @@
  *               the member if the buffer holds anything. Either that read
  *               sees a sender's item, or the sender's scan (after its
  *               seq_cst count) sees the listing.
+ *   room        a producer refused with SHOAL_EBUSY may ask for one
+ *               SHOAL_MSG_ROOM (shoal_notify_room): it is added to `waiting`
+ *               under room_lock, nwaiting is stored [seq_cst], then admitted
+ *               is read [seq_cst] and, below the low-water mark (a quarter
+ *               free), every waiter is told at once. A member that settles
+ *               lowers admitted [seq_cst] and reads nwaiting [seq_cst]: below
+ *               the mark with waiters, it tells them all. One of the two
+ *               sees the other; a waiter may be told twice, never not.
  *   members     each member's own words (actor.h, ext->member): held, the
  *               items taken and not settled; asleep; completed. Written
  *               only in its turns.
@@ -47,6 +55,7 @@
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "actor/group.h"
@@ -67,6 +76,12 @@ typedef struct shoal_pull_s {
     alignas(64) _Atomic uint32_t sleepers;
     _Atomic uint32_t want_room;  /* the pool's actor waits for room (pull_source.c) */
     _Atomic uint64_t room_below; /* ... until admitted is below this */
+    /* producers waiting for room (shoal_notify_room): under room_lock;
+     * nwaiting mirrors how many (the room pair, below) */
+    _Atomic uint32_t nwaiting;
+    pthread_mutex_t room_lock;
+    shoal_pid_t *waiting;
+    size_t waiting_n, waiting_cap;
     /* the source, for stats (relaxed: each a value on its own) */
     _Atomic uint64_t source_items; /* sent this epic (route, on the source's thread) */
     _Atomic uint32_t source_state, source_restarts;

@@ -453,6 +453,111 @@ static void no_lost_wake_up(void)
     shoal_runtime_destroy(rt);
 }
 
+/* ---- room ----------------------------------------------------------------------------- */
+
+/* A producer actor sends 4000 jobs as fast as the pool takes them; after
+ * each SHOAL_EBUSY it asks for SHOAL_MSG_ROOM and sends nothing until it
+ * comes. No retry without a ROOM in between: every refusal is answered by
+ * exactly one ROOM, every job is accepted once, and a forward pool says
+ * it cannot tell. */
+typedef struct {
+    shoal_pid_t to;
+    uint32_t next, total;
+    bool waiting;
+} producer_t;
+
+static atomic_int refusals, rooms, early, prod_done, notify_rc;
+
+static void produce(shoal_ctx_t *ctx, producer_t *pr)
+{
+    while (pr->next < pr->total) {
+        job_t j = {pr->next, A_SLEEP, 0, 0};
+        j.sleep_ms = pr->next % 500 == 0 ? 1 : 0;
+        int rc = shoal_send(ctx, pr->to, T_JOB, &j, sizeof j);
+        if (rc == SHOAL_EBUSY) {
+            atomic_fetch_add(&refusals, 1);
+            int nr = shoal_notify_room(ctx, pr->to);
+            atomic_store(&notify_rc, nr);
+            pr->waiting = nr == SHOAL_OK;
+            return;
+        }
+        if (rc != SHOAL_OK)
+            return;
+        pr->next++;
+    }
+    atomic_store(&prod_done, 1);
+}
+
+static int prod_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    producer_t *pr = state;
+    if (msg->kind == SHOAL_MSG_ROOM) {
+        atomic_fetch_add(&rooms, 1);
+        if (!pr->waiting || msg->from != pr->to)
+            atomic_fetch_add(&early, 1);
+        pr->waiting = false;
+        produce(ctx, pr);
+        return 0;
+    }
+    if (msg->kind == SHOAL_MSG_CAST && msg->size == sizeof(shoal_pid_t)) {
+        memcpy(&pr->to, msg->data, sizeof pr->to);
+        pr->total = 4000;
+        produce(ctx, pr);
+    }
+    return 0;
+}
+
+static const shoal_behaviour_t producer = {
+    .name = "producer", .state_size = sizeof(producer_t), .handle_message = prod_message};
+
+static void a_refused_producer_waits_for_room(void)
+{
+    reset();
+    atomic_store(&refusals, 0);
+    atomic_store(&rooms, 0);
+    atomic_store(&early, 0);
+    atomic_store(&prod_done, 0);
+    shoal_runtime_t *rt = shoal_test_runtime(THREADS);
+    shoal_pool_spec_t s;
+    pull_spec(&s, 2, 1, 32);
+    shoal_pid_t p = spawn(rt, &s);
+    shoal_pid_t pr;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &producer, NULL, NULL, &pr), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, pr, 0, &p, sizeof p), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&prod_done) == 1 && atomic_load(&done) == 4000);
+    CU_ASSERT_EQUAL(atomic_load(&prod_done), 1);
+    CU_ASSERT_EQUAL(atomic_load(&done), 4000);
+    CU_ASSERT(atomic_load(&refusals) > 0); /* the pool was full at times */
+    CU_ASSERT_EQUAL(atomic_load(&rooms), atomic_load(&refusals));
+    CU_ASSERT_EQUAL(atomic_load(&early), 0);
+    shoal_pool_stats_t st = stats(rt, p);
+    CU_ASSERT_EQUAL(st.messages_unhandled, (uint64_t)atomic_load(&refusals));
+    int once = 0;
+    for (uint32_t i = 0; i < 4000; i++)
+        once += atomic_load(&seen[i]) == 1;
+    CU_ASSERT_EQUAL(once, 4000);
+    /* A forward pool cannot tell (yet): the producer hears ENOTSUP. */
+    shoal_pool_spec_t f;
+    shoal_pool_spec_init(&f);
+    f.worker = &wk;
+    f.size = 1;
+    f.mailbox = 1;
+    shoal_pid_t fp = spawn(rt, &f);
+    reset();
+    atomic_store(&notify_rc, 0);
+    atomic_store(&prod_done, 0);
+    CU_ASSERT_EQUAL(job(rt, fp, 0, A_BLOCK, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&entered) == 1);
+    CU_ASSERT_EQUAL(job(rt, fp, 1, A_OK, 0), SHOAL_OK); /* its mailbox: now full */
+    shoal_pid_t pr2;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &producer, NULL, NULL, &pr2), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, pr2, 0, &fp, sizeof fp), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&notify_rc) != 0);
+    CU_ASSERT_EQUAL(atomic_load(&notify_rc), SHOAL_ENOTSUP);
+    atomic_store(&gate, 1);
+    shoal_runtime_destroy(rt);
+}
+
 /* ---- specs -------------------------------------------------------------------------- */
 
 static void bad_pull_specs(void)
@@ -533,6 +638,7 @@ int main(void)
         {"drain empties the buffer first", drain_empties_the_buffer_first},
         {"a dying member loses only what it held", a_dying_member_loses_only_what_it_held},
         {"no lost wake-up", no_lost_wake_up},
+        {"a refused producer waits for room", a_refused_producer_waits_for_room},
         {"bad pull specs", bad_pull_specs},
         {"a 1.3 spec is read to its end only", a_1_3_spec_is_read_to_its_end_only},
         {NULL, NULL}};

@@ -45,6 +45,14 @@ SHOAL_API int shoal_send_owned(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, 
 SHOAL_API int shoal_send_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const void *data,
                                   size_t size);
 
+/* After a send to `to` was refused with SHOAL_EBUSY: asks for one
+ * SHOAL_MSG_ROOM from it when it has drained below its low-water mark (a
+ * quarter of it free), so a producer waits instead of retrying. SHOAL_OK:
+ * it will come (at once if there is room already); SHOAL_ENOTSUP: `to`
+ * cannot tell -- today only pull pools can (shoal/pull.h) -- so retry
+ * later; SHOAL_ENOPROC: no such actor; SHOAL_ENOMEM. ABI 1.4. */
+SHOAL_API int shoal_notify_room(shoal_ctx_t *ctx, shoal_pid_t to);
+
 /* Calls `to` asynchronously: sends a CALL and returns at once with *ref set.
  * Exactly one of these arrives later as a message carrying that ref: a
  * SHOAL_MSG_REPLY, or a SHOAL_MSG_TIMEOUT after timeout_ms. An error return
