@@ -29,7 +29,10 @@
  *
  * As-fast mode (rate = 0). A turn sends until the first refusal or 256
  * accepted, then queues the next turn as a message to itself: one handler
- * never spins, and other actors on the thread get their turns. A call
+ * never spins, and other actors on the thread get their turns. After
+ * SHOAL_EBUSY it asks the target for SHOAL_MSG_ROOM (shoal_notify_room)
+ * and sends nothing until that comes (counted as room_waits); a target that
+ * cannot tell gets the next turn at once (counted as retries). A call
  * window that is full pauses it until a reply or timeout comes. A target
  * that is not registered or gone (SHOAL_ENOPROC), or any other error,
  * waits a tick before the next try.
@@ -87,6 +90,7 @@ typedef struct loadgen_s {
     uint64_t owed;     /* rate mode: attempts due and not made yet */
     uint64_t owed_max; /* rate mode: 10 ticks' worth */
     bool turn_pending; /* a TURN_NOW is on its way */
+    bool room_wait;    /* as-fast mode: waiting for SHOAL_MSG_ROOM from the target */
     bool finished;
     bool lost;         /* the target was not found: said once, until it is again */
     loadgen_stats_t st;
@@ -244,6 +248,13 @@ static void fast_turn(shoal_ctx_t *ctx, loadgen_t *s)
             break;
     if (sending_done(s) || window_full(s))
         return; /* finished, or a reply will start the next turn */
+    if (rc == SHOAL_EBUSY && shoal_notify_room(ctx, s->to) == SHOAL_OK) {
+        s->st.room_waits++;
+        s->room_wait = true; /* SHOAL_MSG_ROOM brings the next turn */
+        return;
+    }
+    if (rc == SHOAL_EFULL || rc == SHOAL_EBUSY)
+        s->st.retries++;
     if (rc == SHOAL_OK || rc == SHOAL_EFULL || rc == SHOAL_EBUSY)
         turn_soon(ctx, s, 0);
     else
@@ -333,8 +344,15 @@ static int loadgen_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg
             s->st.reply_errors++;
         else
             s->st.replies++;
-        if (s->rate == 0 && !sending_done(s))
+        if (s->rate == 0 && !sending_done(s) && !s->room_wait)
             turn_soon(ctx, s, 0); /* the window has room again */
+        break;
+    case SHOAL_MSG_ROOM:
+        if (!s->room_wait)
+            return 0;
+        s->room_wait = false;
+        if (!sending_done(s))
+            turn_soon(ctx, s, 0);
         break;
     default:
         return 0;
@@ -370,6 +388,8 @@ static int loadgen_inspect(shoal_ctx_t *ctx, void *state, shoal_inspect_t *out)
     shoal_inspect_uint(out, "throttled", st->throttled);
     shoal_inspect_uint(out, "behind", st->behind);
     shoal_inspect_uint(out, "done", st->done);
+    shoal_inspect_uint(out, "room_waits", st->room_waits);
+    shoal_inspect_uint(out, "retries", st->retries);
     return 0;
 }
 

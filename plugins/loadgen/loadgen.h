@@ -30,6 +30,10 @@ typedef struct loadgen_stats_s {
     uint64_t throttled;    /* rate mode: sends skipped, as `window` calls were in flight */
     uint64_t behind;       /* rate mode: sends skipped, as the generator fell behind its rate */
     uint64_t done;         /* 1 once `count` sends were accepted and every call settled */
+    /* Appended (SDK 1.4): as-fast mode, after SHOAL_EBUSY from a target that
+     * can say when it has room (a pull pool): waits for SHOAL_MSG_ROOM. */
+    uint64_t room_waits; /* times it waited so */
+    uint64_t retries;    /* turns after a refusal without such a wait (the target cannot tell) */
 } loadgen_stats_t;
 
 #endif

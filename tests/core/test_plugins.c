@@ -619,7 +619,7 @@ static void loadgen_delivers_exactly(void)
     inspect_is(rt, g, "loadgen", "null",
                "{\"sent\":500,\"refused_full\":0,\"refused_busy\":0,\"noproc\":0,"
                "\"send_errors\":0,\"replies\":0,\"reply_errors\":0,\"timeouts\":0,"
-               "\"in_flight\":0,\"throttled\":0,\"behind\":0,\"done\":1}");
+               "\"in_flight\":0,\"throttled\":0,\"behind\":0,\"done\":1,\"room_waits\":0,\"retries\":0}");
     shoal_test_assert_logged(
         "> loadgen: done: 500 sent, 0 full, 0 busy, 0 noproc, 0 replies, 0 timeouts\n");
     CU_ASSERT_EQUAL(shoal_test_exit_of(g), SHOAL_TEST_NO_EXIT); /* done: idle stays */
@@ -649,6 +649,46 @@ static void loadgen_delivers_exactly(void)
 
 /* The target's name is registered late: loadgen retries on its ticks, then
  * follows the name. Into burn, the sequence numbers give the checksum. */
+/* As fast as accepted into a pull pool of one burn worker with a buffer of
+ * 16: every refusal (SHOAL_EBUSY) is followed by a wait for SHOAL_MSG_ROOM,
+ * never by a retry, and all 3000 arrive. */
+static void loadgen_waits_for_room(void)
+{
+    shoal_runtime_t *rt = runtime();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    shoal_pool_spec_t ps;
+    shoal_pool_spec_init(&ps);
+    ps.name = "pulled";
+    ps.kind = SHOAL_POOL_KIND_PULL;
+    ps.worker = shoal__module_behaviour(module("burn"), "burn");
+    ps.worker_args = yaml("rounds: 2000\n");
+    ps.size = 1;
+    ps.buffer = 16;
+    shoal_pid_t pool;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &ps, &pool), SHOAL_OK);
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_register(rt, "plugins-pulled", pool), SHOAL_OK);
+    shoal_pid_t g = spawn(rt, "loadgen", "target: plugins-pulled\nrate: 0\ncount: 3000\n",
+                          SHOAL_MAILBOX_UNBOUNDED);
+    loadgen_stats_t lst;
+    double end = shoal_test_now() + 20;
+    do {
+        shoal_test_nap();
+        stats(rt, g, &lst, sizeof lst);
+    } while (lst.done != 1 && shoal_test_now() < end);
+    CU_ASSERT_EQUAL(lst.done, 1);
+    CU_ASSERT_EQUAL(lst.sent, 3000);
+    CU_ASSERT(lst.refused_busy > 0); /* one worker cannot keep up */
+    CU_ASSERT_EQUAL(lst.room_waits, lst.refused_busy);
+    CU_ASSERT_EQUAL(lst.retries, 0);
+    shoal_pool_stats_t st;
+    SHOAL_TEST_WAIT_UNTIL(shoal_pool_stats(rt, pool, &st, 10000) == SHOAL_OK &&
+                              st.messages_handled == 3000,
+                          20.0);
+    CU_ASSERT_EQUAL(st.messages_handled, 3000);
+    CU_ASSERT_EQUAL(st.messages_unhandled, lst.refused_busy);
+    done(rt);
+}
+
 static void loadgen_follows_a_late_name(void)
 {
     shoal_runtime_t *rt = runtime();
@@ -928,6 +968,7 @@ int main(void)
         {"sink reports on priority ticks", sink_reports_on_priority_ticks},
         {"loadgen delivers exactly", loadgen_delivers_exactly},
         {"loadgen follows a name registered late", loadgen_follows_a_late_name},
+        {"loadgen waits for room", loadgen_waits_for_room},
         {"loadgen bad args", loadgen_bad_args},
         {"each schema says what its init reads", schemas_match_init},
         {NULL, NULL},
