@@ -4,11 +4,16 @@
  *   rounds  integer 0 .. 1000000000, default 50: xorshift32 rounds per message
  *   spin    duration 0 .. 1h, default 0: also busy-wait this long per
  *           message (clock_gettime loop); microseconds are kept ("50us")
+ *   skew    integer 0 .. 1000000000, default 0: one message in `skew` (those
+ *           whose v below is a multiple of it) costs `factor` times as much;
+ *           0 = none. Uneven jobs, as the benchmarks' W5 (skew 1000)
+ *   factor  integer 1 .. 1000000, default 1000: how much more those cost
  *
  * The work for one message (burn.h): v = the payload's first 8 bytes, or
  * the count so far when the payload is shorter; s = (uint32_t)(v + 1);
- * `rounds` times: s ^= s << 13; s ^= s >> 17; s ^= s << 5. Then count += 1
- * and acc ^= s. rounds = 50 is the benchmark spec's xs50.
+ * `rounds` times (x factor for a skewed one): s ^= s << 13; s ^= s >> 17;
+ * s ^= s << 5, and the spin likewise. Then count += 1 and acc ^= s.
+ * rounds = 50 is the benchmark spec's xs50.
  *
  * inspect reports what the stats call answers: count, acc, rounds.
  */
@@ -29,10 +34,12 @@
 
 #define MAX_ROUNDS 1000000000
 #define MAX_SPIN_US (UINT64_C(3600) * 1000000) /* an hour */
+#define MAX_FACTOR 1000000
 
 typedef struct burn_s {
     uint32_t rounds;
     uint64_t spin_ns;
+    uint64_t skew, factor;
     uint64_t count;
     uint32_t acc;
 } burn_t;
@@ -56,12 +63,16 @@ static int out_of_range(shoal_ctx_t *ctx, const shoal_args_t *args, const char *
 static int burn_init(shoal_ctx_t *ctx, void *state, const void *args)
 {
     burn_t *s = state;
-    int64_t rounds = 50;
+    int64_t rounds = 50, skew = 0, factor = 1000;
     uint64_t spin_us = 0;
     int rc;
     if ((rc = shoal_arg_int(ctx, args, "rounds", SHOAL_ARG_OPTIONAL, 0, MAX_ROUNDS, &rounds)) ||
-        (rc = shoal_arg_duration_us(ctx, args, "spin", SHOAL_ARG_OPTIONAL, &spin_us)))
+        (rc = shoal_arg_duration_us(ctx, args, "spin", SHOAL_ARG_OPTIONAL, &spin_us)) ||
+        (rc = shoal_arg_int(ctx, args, "skew", SHOAL_ARG_OPTIONAL, 0, MAX_ROUNDS, &skew)) ||
+        (rc = shoal_arg_int(ctx, args, "factor", SHOAL_ARG_OPTIONAL, 1, MAX_FACTOR, &factor)))
         return rc;
+    s->skew = (uint64_t)skew;
+    s->factor = (uint64_t)factor;
     if (spin_us > MAX_SPIN_US)
         return out_of_range(ctx, args, "spin", "0 to 1h");
     s->rounds = (uint32_t)rounds;
@@ -75,14 +86,15 @@ static uint32_t work(burn_t *s, const shoal_msg_t *msg)
     uint64_t v = s->count;
     if (msg->size >= sizeof v)
         memcpy(&v, msg->data, sizeof v);
+    uint64_t times = s->skew != 0 && v % s->skew == 0 ? s->factor : 1;
     uint32_t x = (uint32_t)(v + 1);
-    for (uint32_t i = 0; i < s->rounds; i++) {
+    for (uint64_t i = 0, n = (uint64_t)s->rounds * times; i < n; i++) {
         x ^= x << 13;
         x ^= x >> 17;
         x ^= x << 5;
     }
     if (s->spin_ns != 0) {
-        uint64_t end = now_ns() + s->spin_ns;
+        uint64_t end = now_ns() + s->spin_ns * times;
         while (now_ns() < end) {
         }
     }
@@ -147,6 +159,19 @@ static const shoal_arg_spec_t burn_args[] = {
      .max = (int64_t)MAX_SPIN_US,
      .def = "0",
      .doc = "also busy-wait this long per message (us kept: 50us is 50 microseconds)"},
+    {.key = "skew",
+     .type = SHOAL_ARG_INT,
+     .min = 0,
+     .max = MAX_ROUNDS,
+     .def = "0",
+     .doc = "one message in this many (its payload's number a multiple) costs `factor` times "
+            "as much; 0 = none"},
+    {.key = "factor",
+     .type = SHOAL_ARG_INT,
+     .min = 1,
+     .max = MAX_FACTOR,
+     .def = "1000",
+     .doc = "how many times as much a skewed message costs"},
     {.key = NULL},
 };
 
