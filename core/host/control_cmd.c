@@ -163,6 +163,32 @@ static void json_name(shoal_control_conn_t *k, const char *s)
     shoal__control_put(k, "\"", 1);
 }
 
+/* epic: started, or why not (the seed's CurrentlyBusy: an epic runs). */
+static void epic_answer(shoal_control_t *c, shoal_control_conn_t *k, const shoal_agent_done_t *d,
+                        const shoal_agent_result_t *r)
+{
+    const char *name = k->ntargets ? k->targets[0].name : "?";
+    shoal_host_pool_t *hp = pool_named(c->h, name);
+    shoal_pool_stats_t st = {0};
+    if (hp != NULL)
+        shoal__host_peek(hp, &st);
+    if (d == NULL || r->rc == SHOAL_ETIMEDOUT) {
+        shoal__control_say(k, "1 timed out: no answer from pool %s\n", name);
+    } else if (r->rc == SHOAL_OK) {
+        shoal__host_log(c->h, SHOAL_LOG_INFO, "control: epic %s: started", name);
+        shoal__control_say(k, "0 ok\n%s: epic started\n", name);
+    } else if (r->rc == SHOAL_EBUSY) {
+        shoal__control_say(k, "1 busy: %s is working through an epic (%" PRIu64
+                              " items so far); a new one starts when it is done\n",
+                           name, st.source_items);
+    } else if (r->rc == SHOAL_ENOTSUP) {
+        shoal__control_say(k, "1 %s has no source (an epic needs a pull pool with source:)\n",
+                           name);
+    } else {
+        shoal__control_say(k, "1 %s\n", shoal_strerror(r->rc));
+    }
+}
+
 void shoal__control_answer(shoal_control_t *c, shoal_control_conn_t *k, const shoal_agent_done_t *d)
 {
     const shoal_agent_result_t *r = result(d, 0);
@@ -217,6 +243,9 @@ void shoal__control_answer(shoal_control_t *c, shoal_control_conn_t *k, const sh
         }
         break;
     }
+    case SHOAL_CONTROL_OP_EPIC:
+        epic_answer(c, k, d, r);
+        break;
     }
     k->job = 0;
 }
@@ -381,6 +410,16 @@ void shoal__control_request(shoal_control_t *c, shoal_control_conn_t *k, char *l
             job(c, k, SHOAL_CONTROL_OP_SCALE, hp, true, SHOAL_AGENT_CALL_PRIORITY,
                 SHOAL_POOL_SET_SIZE, &size, sizeof size, ACTOR_TIMEOUT_MS);
         }
+    } else if (strcmp(cmd, "epic") == 0) {
+        char *name = word(&rest);
+        shoal_host_pool_t *hp = name != NULL ? pool_named(c->h, name) : NULL;
+        if (name == NULL || word(&rest) != NULL)
+            shoal__control_say(k, "2 usage: epic POOL\n");
+        else if (hp == NULL)
+            not_a_pool(c, k, name, "epic");
+        else
+            job(c, k, SHOAL_CONTROL_OP_EPIC, hp, true, SHOAL_AGENT_CALL_PRIORITY, SHOAL_POOL_EPIC,
+                NULL, 0, ACTOR_TIMEOUT_MS);
     } else if (strcmp(cmd, "reload") == 0) {
         reload(c, k);
     } else if (strcmp(cmd, "diff") == 0) {
@@ -391,7 +430,8 @@ void shoal__control_request(shoal_control_t *c, shoal_control_conn_t *k, char *l
     } else {
         shoal__control_say(
             k,
-            "2 unknown command '%.64s' (status, inspect, send, call, scale, reload, diff, stop)\n",
+            "2 unknown command '%.64s' (status, inspect, send, call, scale, epic, reload, diff, "
+            "stop)\n",
             cmd);
     }
 }

@@ -34,6 +34,7 @@ typedef enum shoal_control_op_e {
     SHOAL_CONTROL_OP_INSPECT_ALL = 3,
     SHOAL_CONTROL_OP_CALL = 4,
     SHOAL_CONTROL_OP_SCALE = 5,
+    SHOAL_CONTROL_OP_EPIC = 6,
 } shoal_control_op_t;
 
 /* A pool a job asked, by the name and state it had then. */

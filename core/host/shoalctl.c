@@ -79,6 +79,10 @@ static const cmd_t cmds[] = {
      "  Resizes POOL to N workers, within the pool's min and max (its config's\n"
      "  min: and max:), and prints the size it has now, e.g. `api: 8 workers`,\n"
      "  or `api: 1024 workers (asked 5000; clamped to max 1024)`.\n"},
+    {"epic", "POOL", 1, 1, "start a pull pool's source again (a new epic)",
+     "  Starts POOL's source from the beginning: a new epic, with the config's\n"
+     "  source_args. Only when the last one is over: while one runs it prints\n"
+     "  `busy: POOL is working through an epic (N items so far)`, exit 1.\n"},
     {"reload", "", 0, 0, "re-read shoald's config file (as SIGHUP)",
      "  Re-reads shoald's config file, as SIGHUP: all or nothing. Prints the new\n"
      "  generation; a failed reload prints FILE:LINE:COL: what was wrong, exit 1.\n"},

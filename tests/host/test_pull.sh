@@ -1,0 +1,101 @@
+#!/bin/bash
+# test_pull.sh BUILD_DIR - a pull pool in shoald, fed by the bundled seq
+# source.
+#
+#   1. An epic of 10^7 numbers (times $SHOAL_STRESS_SCALE) through 4 burn
+#      workers: logged when it starts and ends, with its count; every item
+#      accepted once and handled (the ledger: accepted = handled, nothing
+#      refused, nothing in flight); shoald's memory stays flat (its peak at
+#      most 8 MiB over its size early in the epic: the buffer holds 1024
+#      items however long the epic), measured at full scale only (the
+#      sanitizers' own memory grows).
+#   2. `shoalctl epic` while it runs: exit 1, busy, with the items so far;
+#      on a pool without a source: exit 1, says so; when it is over: a new
+#      epic starts (exit 0) and completes.
+#   3. Reload while an epic runs: size 4 -> 2, prefetch 1 -> 4, buffer 1024
+#      -> 64 applied live (logged), and the ledger still balances at the end.
+#   4. SIGTERM drains: exit 0.
+. "$(dirname "$0")/lib.sh" "$1"
+export SHOAL_SOCKET=$tmp/ctl.sock
+scale=${SHOAL_STRESS_SCALE:-1}
+n=$(awk -v s="$scale" 'BEGIN { printf "%d", 10000000 * s }')
+
+header() {
+    cat <<YAML
+runtime: { control: ctl.sock, threads: 2 }
+log: { level: info }
+shutdown: { drain: 10s }
+plugins:
+  burn: $plugins/burn/burn.so
+  echo: $plugins/echo/echo.so
+  seq: $plugins/seq/seq.so
+YAML
+}
+pools() { # SIZE PREFETCH BUFFER
+    cat <<YAML
+pools:
+  epic:
+    kind: pull
+    worker: burn.burn
+    args: { rounds: 0 }
+    size: $1
+    prefetch: $2
+    buffer: $3
+    source: seq.seq
+    source_args: { from: 1, to: $n }
+  api: { worker: echo.echo, size: 1 }
+YAML
+}
+write "$(pools 4 1 1024)"
+"$shoald" "$tmp/s.yaml" >/dev/null 2>"$log" &
+pid=$!
+wait_for 'epic: epic started: source seq'
+
+# 1 + 2: busy while it runs, its memory early in the epic.
+sleep 0.3
+rss0=$(awk '/^VmRSS/ { print $2 }' /proc/$pid/status)
+out=$("$shoalctl" epic epic 2>&1)
+rc=$?
+[ $rc = 1 ] || fail "epic while one runs: exit $rc, not 1 ($out)"
+echo "$out" | grep -Eq '^shoalctl: busy: epic is working through an epic \([0-9]+ items so far\)' ||
+    fail "epic while one runs: '$out'"
+out=$("$shoalctl" epic api 2>&1)
+[ $? = 1 ] && [ "$out" = "shoalctl: api has no source (an epic needs a pull pool with source:)" ] ||
+    fail "epic on a forward pool: '$out'"
+for _ in $(seq 1 6000); do
+    [ "$(count "epic: epic done: $n items in ")" -ge 1 ] && break
+    sleep 0.01
+done
+wait_for "epic: epic done: $n items in "
+hwm=$(awk '/^VmHWM/ { print $2 }' /proc/$pid/status)
+if [ "$scale" = 1 ] && [ $((hwm - rss0)) -gt 8192 ]; then
+    fail "memory grew with the epic: VmRSS ${rss0} kB early, peak ${hwm} kB at the end"
+fi
+line=$(settled_ledger)
+echo "$line" | grep -q "^ledger total: accepted $n = handled $n + failed 0 + dropped 0 + in flight 0; refused 0$" ||
+    fail "after the epic: '$line'"
+echo "ok: an epic of $n items: every one handled once; memory ${rss0} -> peak ${hwm} kB"
+
+# 2: a new epic once it is over.
+out=$("$shoalctl" epic epic 2>&1) || fail "epic after the last: '$out'"
+[ "$out" = "epic: epic started" ] || fail "epic after the last: '$out'"
+wait_for "epic: epic done: $n items in " 2
+
+# 3: reload while the next epic runs.
+"$shoalctl" epic epic >/dev/null || fail "third epic"
+wait_for 'epic: epic started: source seq' 3
+write "$(pools 2 4 64)"
+out=$("$shoalctl" reload 2>&1) || fail "reload: '$out'"
+wait_for 'reload: generation 2 from .*: epic size 4 -> 2; epic prefetch 1 -> 4; epic buffer 1024 -> 64; ledger: '
+[ "$(count 'failed:')" = 0 ] || fail "a live change failed: $(grep 'failed:' "$log")"
+wait_for "epic: epic done: $n items in " 3
+line=$(settled_ledger)
+want=$((3 * n))
+echo "$line" | grep -q "^ledger total: accepted $want = handled $want + failed 0 + dropped 0 + in flight 0; refused 0$" ||
+    fail "after a reload under an epic: '$line'"
+st=$("$shoalctl" status)
+echo "$st" | grep -q '^pool epic size 2 target 2 ' || fail "size not applied: $st"
+echo "ok: reload under an epic: size, prefetch and buffer live; ledger balanced"
+
+stop_host 0
+echo "ok: drained and stopped"
