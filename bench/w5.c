@@ -25,8 +25,11 @@
  * 64), then sends itself MSG_CONT:
  *   saturating (RATE 0): sent_i is read right before the first attempt to
  *     send job i. A refused send (SHOAL_EBUSY / SHOAL_EFULL: the pool or the
- *     mailbox is full) ends the turn with shoal_yield, and the same job, with
- *     the same sent_i, is offered again next turn (counted in retries=);
+ *     mailbox is full) ends the turn; the same job, with the same sent_i, is
+ *     offered again when the pull pool says it has room (SHOAL_MSG_ROOM,
+ *     counted in room_waits=), or, from a receiver that cannot say so (a
+ *     forward pool, a worker's mailbox), next turn after shoal_yield
+ *     (counted in retries=);
  *   paced (RATE > 0): job i is due at t0 + i/RATE and sent_i is that due
  *     time, so a producer held up (a full pool, a late turn) is charged to
  *     the latency. Each turn sends the jobs that are due; when the next one
@@ -168,7 +171,7 @@ typedef struct w5_cfg_s {
     w5_hist_t merged; /* the collector's; read by main after b->done */
     /* The producer's counters, written before its last sends (so the
      * collector's post publishes them to main). */
-    uint64_t retries, ahead_yields, sleeps;
+    uint64_t retries, room_waits, ahead_yields, sleeps;
     int64_t max_lag;
 } w5_cfg_t;
 
@@ -300,7 +303,7 @@ typedef struct w5_producer_s {
     int64_t held_sent;  /* saturating: sent_i of job i, refused last turn ... */
     int held;           /* ... if set */
     uint64_t done_sent; /* direct: MSG_DONEs sent so far */
-    uint64_t retries, ahead_yields, sleeps;
+    uint64_t retries, ahead_yields, sleeps, room_waits;
     int64_t max_lag;
 } w5_producer_t;
 
@@ -333,6 +336,7 @@ static int finish(shoal_ctx_t *ctx, w5_producer_t *s, int *rc)
 {
     w5_cfg_t *cfg = s->cfg;
     cfg->retries = s->retries;
+    cfg->room_waits = s->room_waits;
     cfg->ahead_yields = s->ahead_yields;
     cfg->sleeps = s->sleeps;
     cfg->max_lag = s->max_lag;
@@ -404,7 +408,7 @@ static int produce_paced(shoal_ctx_t *ctx, w5_producer_t *s, int *rc)
 static int producer_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
 {
     w5_producer_t *s = state;
-    if (msg->type != MSG_START && msg->type != MSG_CONT)
+    if (msg->kind != SHOAL_MSG_ROOM && msg->type != MSG_START && msg->type != MSG_CONT)
         return 0;
     int rc;
     if (s->cfg->rate == 0)
@@ -418,6 +422,10 @@ static int producer_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg
                 (unsigned long long)s->retries, (unsigned long long)s->ahead_yields,
                 (unsigned long long)s->sleeps, (double)s->max_lag / 1e3);
         shoal_exit(ctx, 0);
+        return 0;
+    }
+    if (rc == SHOAL_EBUSY && shoal_notify_room(ctx, s->cfg->pool) == SHOAL_OK) {
+        s->room_waits++; /* SHOAL_MSG_ROOM brings the next turn */
         return 0;
     }
     bench_next_turn(ctx, rc, &s->retries);
@@ -573,11 +581,13 @@ int bench_w5(int argc, char **argv)
     const w5_hist_t *h = &cfg.merged;
     bench_result(&b, params, b.count, b.t1 - b.t0,
                  "check=%llu p50_us=%.1f p99_us=%.1f max_us=%.1f pool=%s bound=%s "
-                 "producer=actor chunk=%u retries=%llu ahead_yields=%llu sleeps=%llu "
+                 "producer=actor chunk=%u retries=%llu room_waits=%llu ahead_yields=%llu "
+                 "sleeps=%llu "
                  "max_lag_us=%.1f latency=hist(log2/%u)%s",
                  (unsigned long long)b.acc, (double)hist_percentile(h, 50) / 1e3,
                  (double)hist_percentile(h, 99) / 1e3, (double)h->max / 1e3, pool, bound, cfg.chunk,
-                 (unsigned long long)cfg.retries, (unsigned long long)cfg.ahead_yields,
+                 (unsigned long long)cfg.retries, (unsigned long long)cfg.room_waits,
+                 (unsigned long long)cfg.ahead_yields,
                  (unsigned long long)cfg.sleeps, (double)cfg.max_lag / 1e3, 1u << W5_SUB_BITS,
                  bench_inspect_extras(&insp, ins, sizeof ins));
     uint32_t want = w5_expected_check(n);
