@@ -104,6 +104,12 @@ int bench_spawn_worker(bench_t *b, const bench_worker_args_t *args, uint32_t mai
  * for none), as a root actor (shoal_runtime_spawn_pool). */
 int bench_spawn_worker_pool(bench_t *b, const char *name, const bench_worker_args_t *args,
                             uint32_t size, uint32_t mailbox, shoal_pid_t *pid);
+/* SHOAL_BENCH_POOL=pull: bench_spawn_worker_pool makes a pull pool with
+ * the same capacity (buffer size x mailbox, prefetch 1). */
+int bench_pull(void);
+/* After SHOAL_EBUSY from `to`: asks for SHOAL_MSG_ROOM (1, *waits counted:
+ * the caller sends nothing until it comes) or 0 when `to` cannot tell. */
+int bench_wait_room(shoal_ctx_t *ctx, shoal_pid_t to, uint64_t *waits);
 
 /* SHOAL_BENCH_DIRECT=1: W1 and W4 send to plain worker actors as before
  * pools existed (pool=rr-actors, bounded=native(mailbox=100)) instead of

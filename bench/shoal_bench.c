@@ -257,7 +257,29 @@ int bench_spawn_worker_pool(bench_t *b, const char *name, const bench_worker_arg
     spec.min_size = 1;
     spec.max_size = size > 1024 ? size : 1024;
     spec.mailbox = mailbox;
+    if (bench_pull()) { /* the same capacity, in one buffer */
+        spec.kind = SHOAL_POOL_KIND_PULL;
+        spec.prefetch = 1;
+        spec.buffer = mailbox == SHOAL_MAILBOX_UNBOUNDED ? SHOAL_POOL_MAX_BUFFER
+                      : (uint64_t)size * mailbox > SHOAL_POOL_MAX_BUFFER
+                          ? SHOAL_POOL_MAX_BUFFER
+                          : size * mailbox;
+    }
     return shoal_runtime_spawn_pool(b->rt, &spec, pid);
+}
+
+int bench_pull(void)
+{
+    const char *k = getenv("SHOAL_BENCH_POOL");
+    return k != NULL && strcmp(k, "pull") == 0;
+}
+
+int bench_wait_room(shoal_ctx_t *ctx, shoal_pid_t to, uint64_t *waits)
+{
+    if (shoal_notify_room(ctx, to) != SHOAL_OK)
+        return 0;
+    (*waits)++;
+    return 1;
 }
 
 int bench_direct(void) { return bench_env_ulong("SHOAL_BENCH_DIRECT", 0) != 0; }

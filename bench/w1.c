@@ -58,7 +58,8 @@ typedef struct w1_producer_s {
     uint64_t end;       /* one past this producer's last message */
     unsigned next_w;    /* direct: i mod W */
     uint64_t done_sent; /* direct: MSG_DONEs sent so far */
-    uint64_t full;      /* SHOAL_EFULL / SHOAL_EBUSY seen (each ends a turn) */
+    uint64_t full;       /* SHOAL_EFULL / SHOAL_EBUSY seen (each ends a turn) */
+    uint64_t room_waits; /* ... of them, waits for SHOAL_MSG_ROOM (a pull pool) */
 } w1_producer_t;
 
 static int producer_init(shoal_ctx_t *ctx, void *state, const void *args)
@@ -108,6 +109,10 @@ static void produce_pooled(shoal_ctx_t *ctx, w1_producer_t *s)
         producer_finished(ctx, s);
         return;
     }
+    if (rc == SHOAL_EBUSY && bench_wait_room(ctx, pool, &s->room_waits)) {
+        s->full++;
+        return; /* SHOAL_MSG_ROOM brings the next turn */
+    }
     bench_next_turn(ctx, rc, &s->full);
 }
 
@@ -143,7 +148,7 @@ static void produce_direct(shoal_ctx_t *ctx, w1_producer_t *s)
 static int producer_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
 {
     w1_producer_t *s = state;
-    if (msg->type != MSG_START && msg->type != MSG_CONT)
+    if (msg->kind != SHOAL_MSG_ROOM && msg->type != MSG_START && msg->type != MSG_CONT)
         return 0;
     if (s->cfg->pooled)
         produce_pooled(ctx, s);
@@ -245,7 +250,7 @@ int bench_w1(int argc, char **argv)
     bench_result(&b, params, b.count, b.t1 - b.t0,
                  "check=%llu pool=%s producer=actor producers=%u mailbox=%s chunk=%u "
                  "yield=shoal_yield done=%s%s",
-                 (unsigned long long)b.acc, pooled ? "shoal-pool" : "rr-actors", cfg.producers,
+                 (unsigned long long)b.acc, !pooled ? "rr-actors" : bench_pull() ? "shoal-pull" : "shoal-pool", cfg.producers,
                  mbox, cfg.chunk, pooled ? "drain" : "fifo-marker",
                  bench_inspect_extras(&insp, ins, sizeof ins));
     int status = BENCH_OK;

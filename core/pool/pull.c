@@ -168,20 +168,24 @@ static bool has_room(const shoal_pull_t *q, uint64_t admitted)
     return admitted + atomic_load_explicit(&q->reserved, memory_order_relaxed) + free_min <= cap;
 }
 
-/* Tells every waiter there is room: one SHOAL_MSG_ROOM each, from the pool. */
+/* Tells every waiter there is room: one SHOAL_MSG_ROOM each, from the pool
+ * (sent outside the lock, a batch at a time; the list keeps its memory). */
 static void tell_waiters(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
 {
     shoal_pull_t *q = p->pull;
-    pthread_mutex_lock(&q->room_lock);
-    shoal_pid_t *w = q->waiting;
-    size_t n = q->waiting_n;
-    q->waiting = NULL;
-    q->waiting_n = q->waiting_cap = 0;
-    atomic_store_explicit(&q->nwaiting, 0, memory_order_relaxed);
-    pthread_mutex_unlock(&q->room_lock);
-    for (size_t i = 0; i < n; i++)
-        shoal__send_system(rt, tc, w[i], SHOAL_MSG_ROOM, p->g.pid, 0);
-    free(w);
+    shoal_pid_t batch[64];
+    for (;;) {
+        pthread_mutex_lock(&q->room_lock);
+        size_t n = q->waiting_n < 64 ? q->waiting_n : 64;
+        q->waiting_n -= n;
+        memcpy(batch, q->waiting + q->waiting_n, n * sizeof *batch);
+        atomic_store_explicit(&q->nwaiting, (uint32_t)q->waiting_n, memory_order_relaxed);
+        pthread_mutex_unlock(&q->room_lock);
+        for (size_t i = 0; i < n; i++)
+            shoal__send_system(rt, tc, batch[i], SHOAL_MSG_ROOM, p->g.pid, 0);
+        if (n < 64)
+            return;
+    }
 }
 
 /* A member settled items and admitted went down to `left`. */
