@@ -134,23 +134,6 @@ void shoal__host_drain_one(shoal_host_t *h, shoal_host_pool_t *hp)
 
 /* ---- reload -------------------------------------------------------------------- */
 
-static bool node_same(const shoal_node_t *a, const shoal_node_t *b)
-{
-    if (a == NULL || b == NULL)
-        return a == b;
-    if (a->kind != b->kind || a->n != b->n)
-        return false;
-    if (a->kind == SHOAL_NODE_SCALAR)
-        return a->quoted == b->quoted && strcmp(a->text, b->text) == 0;
-    for (size_t i = 0; i < a->n; i++) {
-        if (a->kind == SHOAL_NODE_MAP && strcmp(a->keys[i]->text, b->keys[i]->text) != 0)
-            return false;
-        if (!node_same(a->items[i], b->items[i]))
-            return false;
-    }
-    return true;
-}
-
 static bool str_same(const char *a, const char *b)
 {
     return a == NULL || b == NULL ? a == b : strcmp(a, b) == 0;
@@ -184,7 +167,7 @@ bool shoal__host_pull_replace(const shoal_config_pool_t *a, const shoal_config_p
                  strcmp(x, y) == 0 ? " (a new plugin file)" : "");
         return true;
     }
-    if (!node_same(a->src_args, b->src_args)) {
+    if (!shoal__node_equal(a->src_args, b->src_args)) {
         snprintf(why, size, "source_args changed");
         return true;
     }

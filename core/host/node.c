@@ -520,3 +520,20 @@ int shoal__node_fail(shoal_diag_t *err, const shoal_node_t *at, const char *fmt,
     shoal__diag_set(err, at ? at->file : NULL, at ? at->line : 0, at ? at->col : 0, "%s", msg);
     return SHOAL_EINVAL;
 }
+
+bool shoal__node_equal(const shoal_node_t *a, const shoal_node_t *b)
+{
+    if (a == NULL || b == NULL)
+        return a == b;
+    if (a->kind != b->kind || a->n != b->n)
+        return false;
+    if (a->kind == SHOAL_NODE_SCALAR)
+        return a->quoted == b->quoted && strcmp(a->text, b->text) == 0;
+    for (size_t i = 0; i < a->n; i++) {
+        if (a->kind == SHOAL_NODE_MAP && strcmp(a->keys[i]->text, b->keys[i]->text) != 0)
+            return false;
+        if (!shoal__node_equal(a->items[i], b->items[i]))
+            return false;
+    }
+    return true;
+}

@@ -47,6 +47,9 @@ void shoal__node_free(shoal_node_t *root);
  * file name included): free it with shoal__node_free. NULL for NULL, or on
  * ENOMEM. Positions (file:line:col) are those of the original. */
 shoal_node_t *shoal__node_copy(const shoal_node_t *n);
+/* Whether two trees say the same (kinds, keys in order, scalars and their
+ * quoting); NULL equals only NULL. */
+bool shoal__node_equal(const shoal_node_t *a, const shoal_node_t *b);
 
 /* The value for `key` in a map, or NULL. */
 const shoal_node_t *shoal__node_get(const shoal_node_t *map, const char *key);

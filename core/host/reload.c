@@ -22,23 +22,6 @@
 
 /* ---- what changed ---------------------------------------------------------- */
 
-static bool node_equal(const shoal_node_t *a, const shoal_node_t *b)
-{
-    if (a == NULL || b == NULL)
-        return a == b;
-    if (a->kind != b->kind || a->n != b->n)
-        return false;
-    if (a->kind == SHOAL_NODE_SCALAR)
-        return a->quoted == b->quoted && strcmp(a->text, b->text) == 0;
-    for (size_t i = 0; i < a->n; i++) {
-        if (a->kind == SHOAL_NODE_MAP && strcmp(a->keys[i]->text, b->keys[i]->text) != 0)
-            return false;
-        if (!node_equal(a->items[i], b->items[i]))
-            return false;
-    }
-    return true;
-}
-
 /* Whether b differs from a only in its leaf workers' code or args (and the
  * top's size and mailbox): then the pool keeps its PID, and its workers are
  * swapped if the code or args differ. */
@@ -64,7 +47,7 @@ static bool same_workers(const shoal_config_pool_t *a, const shoal_config_pool_t
     while (a->nested != NULL)
         a = a->nested, b = b->nested;
     return a->module == b->module && strcmp(a->behaviour, b->behaviour) == 0 &&
-           node_equal(a->args, b->args);
+           shoal__node_equal(a->args, b->args);
 }
 
 bool shoal__host_same_actor(const shoal_config_pool_t *a, const shoal_config_pool_t *b)
