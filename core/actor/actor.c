@@ -489,10 +489,10 @@ static bool pending(shoal_actor_t *a, uint32_t udeq, uint32_t sdeq, memory_order
 }
 
 /* Whether a member's group has work for it beyond its mailbox (group.h). */
-static bool group_more(struct shoal_ctx_s *ctx, bool idle)
+static int group_more(struct shoal_ctx_s *ctx)
 {
-    bool (*more)(struct shoal_ctx_s *, bool) = ctx->group != NULL ? ctx->group->ops->more : NULL;
-    return more != NULL && more(ctx, idle);
+    int (*more)(struct shoal_ctx_s *) = ctx->group != NULL ? ctx->group->ops->more : NULL;
+    return more != NULL ? more(ctx) : SHOAL_GROUP_NONE;
 }
 
 static void end_turn(struct shoal_ctx_s *ctx)
@@ -506,16 +506,21 @@ static void end_turn(struct shoal_ctx_s *ctx)
      * another worker may run it and move them. */
     uint32_t udeq = atomic_load_explicit(&b->user_deq, memory_order_relaxed);
     uint32_t sdeq = b->sys_deq;
-    if (pending(a, udeq, sdeq, memory_order_relaxed) || group_more(ctx, false)) {
+    int more = SHOAL_GROUP_NONE;
+    if (pending(a, udeq, sdeq, memory_order_relaxed) ||
+        (more = group_more(ctx)) == SHOAL_GROUP_MORE) {
         atomic_store_explicit(&a->sched, SHOAL_SCHED_SCHEDULED, memory_order_relaxed);
         shoal__sched_push(w->rt, &w->tc, a);
         return;
     }
+    /* From the IDLE store on, another worker may run the actor: only what
+     * was read above, and shared words, are ours to read. */
+    shoal_group_t *g = more == SHOAL_GROUP_WATCH ? ctx->group : NULL;
     /* seq_cst store, then seq_cst reloads: the worker's half of the Dekker
      * pair with shoal__rsv_reserve + shoal__schedule (actor.h), and with a
-     * group's senders that wake idle members (group_more). */
+     * group's senders that wake idle members (recheck, group.h). */
     atomic_store_explicit(&a->sched, SHOAL_SCHED_IDLE, memory_order_seq_cst);
-    if (pending(a, udeq, sdeq, memory_order_seq_cst) || group_more(ctx, true)) {
+    if (pending(a, udeq, sdeq, memory_order_seq_cst) || (g != NULL && g->ops->recheck(g))) {
         uint32_t idle = SHOAL_SCHED_IDLE;
         if (atomic_compare_exchange_strong_explicit(&a->sched, &idle, SHOAL_SCHED_SCHEDULED,
                                                     memory_order_seq_cst, memory_order_relaxed))

@@ -23,8 +23,9 @@
  *                 one taken with others may place those in the member's own
  *                 mailbox, flagged SHOAL_ENV_POOLED); at the end of a
  *                 turn ops->more says whether it has work beyond its
- *                 mailbox; when it ends, what is queued for the group goes
- *                 to ops->hand_back.
+ *                 mailbox, and if not whether to ask ops->recheck once more
+ *                 after the member has gone IDLE; when it ends, what is
+ *                 queued for the group goes to ops->hand_back.
  *   lifetime      members and the group's own actor each hold a reference
  *                 on the record, dropped with ops->unref after the actor's
  *                 record is freed.
@@ -47,6 +48,9 @@ struct shoal_ctx_s;
 struct shoal_tcache_s;
 typedef struct shoal_group_s shoal_group_t;
 
+/* What ops->more says. */
+enum { SHOAL_GROUP_NONE = 0, SHOAL_GROUP_MORE = 1, SHOAL_GROUP_WATCH = 2 };
+
 /* A timed message's latencies (the sender stamped it). */
 typedef struct shoal_group_timing_s {
     uint64_t wait_ns, service_ns;
@@ -64,10 +68,13 @@ typedef struct shoal_group_ops_s {
     /* A member (ctx->group is its group). settled: one message failed
      * (ok false), or was handled and timed (t). turn_end: `handled` untimed
      * messages handled since the last call. take: the next item, or NULL
-     * (may be NULL for kinds that hold none). more: work beyond the
-     * mailbox; with `idle` the member is about to go IDLE and calls it
-     * again after its seq_cst IDLE store (actor.h) -- a kind that wakes
-     * members pairs its senders with that second call. hand_back: e was
+     * (may be NULL for kinds that hold none). more, at the end of a turn
+     * that leaves the mailbox empty: SHOAL_GROUP_MORE, work now (the member
+     * runs again); SHOAL_GROUP_WATCH, none now but the kind wakes members:
+     * the member goes IDLE [seq_cst store, actor.h] and then asks recheck,
+     * which must read only g's shared state [seq_cst] -- the member may
+     * already run on another thread -- and pairs with the kind's senders;
+     * SHOAL_GROUP_NONE, nothing to wait for. May be NULL. hand_back: e was
      * queued for the group when the member (or, for a nested group, the
      * group's actor, g its own record) ended; true if taken, else the
      * caller dead-letters it. */
@@ -75,7 +82,8 @@ typedef struct shoal_group_ops_s {
                     const shoal_group_timing_t *t);
     void (*turn_end)(struct shoal_ctx_s *ctx, uint64_t handled);
     shoal_env_t *(*take)(struct shoal_ctx_s *ctx);
-    bool (*more)(struct shoal_ctx_s *ctx, bool idle);
+    int (*more)(struct shoal_ctx_s *ctx);
+    bool (*recheck)(shoal_group_t *g);
     bool (*hand_back)(struct shoal_ctx_s *ctx, shoal_group_t *g, shoal_pid_t to, shoal_env_t *e);
     /* Any thread, as route: `waiter` wants one SHOAL_MSG_ROOM when the
      * group has room again (shoal_notify_room); NULL: the kind cannot tell

@@ -206,6 +206,7 @@ const shoal_group_ops_t shoal__forward_ops = {
     .turn_end = forward_turn_end,
     .take = NULL, /* it holds nothing: every message is in a worker's mailbox */
     .more = NULL,
+    .recheck = NULL,
     .hand_back = forward_hand_back,
     .unref = forward_unref,
 };

@@ -379,19 +379,28 @@ static shoal_env_t *pull_take(struct shoal_ctx_s *ctx)
     return batch[0];
 }
 
-static bool pull_more(struct shoal_ctx_s *ctx, bool idle)
+static int pull_more(struct shoal_ctx_s *ctx)
 {
-    if (idle) /* seq_cst: the member's second read of the wake-up pair */
-        return has_work(ctx, memory_order_seq_cst);
     if (has_work(ctx, memory_order_relaxed))
-        return true;
+        return SHOAL_GROUP_MORE;
     member_t *m = member_of(ctx);
-    if (!m->asleep && !ctx->b->ext->retiring) {
+    if (ctx->b->ext->retiring ||
+        m->held >= atomic_load_explicit(&pool_of_ctx(ctx)->pull->prefetch, memory_order_relaxed))
+        return SHOAL_GROUP_NONE; /* it takes nothing more now: nothing to wait for */
+    if (!m->asleep) {
         m->asleep = 1;
         /* seq_cst: the member's announcement (pull.h: wake-up). */
         atomic_fetch_add_explicit(&pool_of_ctx(ctx)->pull->sleepers, 1, memory_order_seq_cst);
     }
-    return false;
+    return SHOAL_GROUP_WATCH;
+}
+
+/* After the member's IDLE store: the buffer only (the member may already
+ * run elsewhere). */
+static bool pull_recheck(shoal_group_t *g)
+{
+    /* seq_cst: the member's second read of the wake-up pair (pull.h). */
+    return shoal__inject_count(&shoal__pool_of_group(g)->pull->queue, memory_order_seq_cst) != 0;
 }
 
 /* One item settled: it leaves the member and the buffer's admission. */
@@ -486,6 +495,7 @@ const shoal_group_ops_t shoal__pull_ops = {
     .turn_end = pull_turn_end,
     .take = pull_take,
     .more = pull_more,
+    .recheck = pull_recheck,
     .hand_back = pull_hand_back,
     .room = pull_room,
     .unref = pull_unref,

@@ -19,7 +19,8 @@
  *   wake-up     a member that finds nothing to take announces it is going
  *               to sleep -- sleepers += 1 [seq_cst], once until it takes
  *               again -- then goes IDLE [seq_cst store, actor.h] and reads
- *               count once more [seq_cst] (group.h: ops->more). A sender,
+ *               count once more [seq_cst] (group.h: ops->more, then
+ *               ops->recheck, which reads only the buffer). A sender,
  *               after its push (count [seq_cst]), reads sleepers [seq_cst]
  *               and, when any, schedules an IDLE member [seq_cst load and
  *               CAS of its schedule word, send.c]. In the single order of

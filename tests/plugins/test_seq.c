@@ -219,8 +219,8 @@ static void refused_items_come_next_time(void)
         fp_ask_held(10);
         seq_stats_t st;
         fp_stats(&st, sizeof st); /* after the request: it is handled */
-        CU_ASSERT_EQUAL(st.items, 3 * (round + 1));
-        CU_ASSERT_EQUAL(st.refused, round + 1);
+        CU_ASSERT_EQUAL(st.items, 3u * (unsigned)(round + 1));
+        CU_ASSERT_EQUAL(st.refused, (unsigned)(round + 1));
         fp_release();
         SHOAL_TEST_WAIT_UNTIL(fp_answers() > answers, 10.0);
         const fp_msg_t *a = fp_answer(answers);
