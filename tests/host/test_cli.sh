@@ -114,7 +114,7 @@ fi
 # ---- 2. shoalctl without a server -----------------------------------------------
 # A socket nobody listens at: anything that tried to connect would fail.
 export SHOAL_SOCKET=$tmp/nobody.sock
-cmds="status, inspect, send, call, scale, reload, diff, stop, help"
+cmds="status, inspect, send, call, scale, epic, reload, diff, stop, help"
 what="shoalctl stauts"
 run "$shoalctl" stauts
 expect 2 "" "shoalctl: unknown command 'stauts' (commands: $cmds)
