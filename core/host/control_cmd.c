@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -272,9 +273,18 @@ static void status(shoal_control_t *c, shoal_control_conn_t *k)
     for (size_t i = 0; i < h->npools; i++) {
         shoal_pool_stats_t st;
         shoal__host_peek(&h->pools[i], &st);
+        char pull[160] = ""; /* a pull pool's buffer, what its workers hold, its refusals */
+        if (st.kind == SHOAL_POOL_KIND_PULL)
+            snprintf(pull, sizeof pull,
+                     " pull buffer %" PRIu64 "/%" PRIu64 " held %" PRIu64 "/%" PRIu64
+                     " refused %" PRIu64,
+                     st.buffer_depth, st.buffer,
+                     st.queue_depth > st.buffer_depth ? st.queue_depth - st.buffer_depth : 0,
+                     (uint64_t)st.pool_size * st.prefetch, st.messages_unhandled);
         shoal__control_say(
-            k, "pool %s size %u target %u in_flight %" PRIu64 " forwarded %" PRIu64 "%s\n",
+            k, "pool %s size %u target %u in_flight %" PRIu64 " forwarded %" PRIu64 "%s%s\n",
             h->pools[i].name, st.pool_size, st.target_size, st.queue_depth, st.messages_forwarded,
+            pull,
             shoal__pool_is_ended(h->pools[i].rec) ? " ended"
             : h->pools[i].draining                ? " draining"
                                                   : "");

@@ -105,6 +105,15 @@ STAT(pool_size)
 STAT(target_size)
 STAT(queue_depth)
 STAT(retiring)
+STAT(prefetch)
+STAT(buffer)
+STAT(buffer_depth)
+STAT(demand)
+STAT(delivered)
+STAT(redelivered)
+STAT(dead_lettered)
+STAT(source_items)
+STAT(source_restarts)
 #undef STAT
 
 static const struct {
@@ -112,9 +121,12 @@ static const struct {
     stat_fn get;
 } pool_series[] = {
     {"shoal_pool_messages_forwarded_total", "counter",
-     "Messages the pool accepted and forwarded to a worker.", get_messages_forwarded},
+     "Messages the pool accepted: forwarded to a worker, or, in a pull pool, taken into its "
+     "buffer.",
+     get_messages_forwarded},
     {"shoal_pool_messages_refused_total", "counter",
-     "Messages refused because every worker was full (SHOAL_EBUSY).", get_messages_unhandled},
+     "Messages refused because every worker was full, or a pull pool's buffer was (SHOAL_EBUSY).",
+     get_messages_unhandled},
     {"shoal_pool_messages_handled_total", "counter", "Messages its workers handled.",
      get_messages_handled},
     {"shoal_pool_messages_failed_total", "counter",
@@ -134,7 +146,42 @@ static const struct {
      get_retiring},
 };
 
+/* A pull pool's own (shoal/pull.h), written for pull pools only: a forward
+ * pool has no buffer, rather than an empty one of size 0, and a 0 there
+ * would turn ratios such as items/capacity into NaN and set off alerts on
+ * demand for every forward pool. */
+static const struct {
+    const char *name, *type, *help;
+    stat_fn get;
+} pull_series[] = {
+    {"shoal_pool_prefetch", "gauge", "Items one worker of a pull pool takes and holds at most.",
+     get_prefetch},
+    {"shoal_pool_buffer_capacity", "gauge",
+     "Items a pull pool's buffer holds at most (sends past it are refused with SHOAL_EBUSY).",
+     get_buffer},
+    {"shoal_pool_buffer_items", "gauge", "Items in a pull pool's buffer now, taken by no worker.",
+     get_buffer_depth},
+    {"shoal_pool_demand_items", "gauge",
+     "Items a pull pool's workers could take now: size x prefetch minus what they hold.",
+     get_demand},
+    {"shoal_pool_items_delivered_total", "counter",
+     "Items a pull pool's workers took from its buffer (redeliveries included).", get_delivered},
+    {"shoal_pool_items_redelivered_total", "counter",
+     "Items a pull pool gave to another worker after the one holding them failed.",
+     get_redelivered},
+    {"shoal_pool_items_dead_lettered_total", "counter",
+     "Items a pull pool sent on to its dead_letter pool after their last redelivery.",
+     get_dead_lettered},
+    {"shoal_pool_source_epic_items", "gauge",
+     "Items a pull pool's source has sent in its current epic (0 without a source).",
+     get_source_items},
+    {"shoal_pool_source_restarts_total", "counter",
+     "Times a pull pool's source was started again after it failed.", get_source_restarts},
+};
+
 static const char *const state_names[] = {"running", "degraded", "draining"};
+/* By SHOAL_SOURCE_* (shoal/pull.h). */
+static const char *const source_state_names[] = {"none", "running", "done", "failed"};
 
 /* Powers of 4 ns, 2^8 (256 ns) to 2^34 (about 17 s): le = 2^b ns counts the
  * samples below 2^b ns, i.e. the log2 sub-buckets before index (b-1)*4
@@ -170,6 +217,31 @@ static void histogram(shoal_metrics_buf_t *b, const pool_view_t *v, size_t n, co
     }
 }
 
+/* The pull pools' families (pull_series, then their sources' state), none
+ * at all when no pool is a pull pool. */
+static void render_pull(shoal_metrics_buf_t *b, const pool_view_t *v, size_t n)
+{
+    size_t npull = 0;
+    for (size_t k = 0; k < n; k++)
+        npull += v[k].st.kind == SHOAL_POOL_KIND_PULL;
+    if (npull == 0)
+        return;
+    for (size_t f = 0; f < sizeof pull_series / sizeof pull_series[0]; f++) {
+        family(b, pull_series[f].name, pull_series[f].type, pull_series[f].help);
+        for (size_t k = 0; k < n; k++)
+            if (v[k].st.kind == SHOAL_POOL_KIND_PULL)
+                put(b, "%s{pool=\"%s\"} %" PRIu64 "\n", pull_series[f].name, v[k].label,
+                    pull_series[f].get(&v[k].st));
+    }
+    family(b, "shoal_pool_source_state", "gauge",
+           "1 for the state of a pull pool's source (none, running, done, failed), 0 for the "
+           "others.");
+    for (size_t k = 0; k < n; k++)
+        for (uint32_t st = 0; st < 4 && v[k].st.kind == SHOAL_POOL_KIND_PULL; st++)
+            put(b, "shoal_pool_source_state{pool=\"%s\",state=\"%s\"} %d\n", v[k].label,
+                source_state_names[st], v[k].st.source_state == st);
+}
+
 static void render_pools(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b)
 {
     size_t n = s->npools;
@@ -198,6 +270,7 @@ static void render_pools(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b)
         for (uint32_t st = 0; st < 3; st++)
             put(b, "shoal_pool_state{pool=\"%s\",state=\"%s\"} %d\n", v[k].label, state_names[st],
                 v[k].st.state == st);
+    render_pull(b, v, n);
     histogram(b, v, n, "shoal_pool_queue_wait_seconds",
               "Time a message waited in a worker's mailbox, over the sampled messages (one in 16 "
               "is timed; failed ones are not).",

@@ -53,7 +53,9 @@ static const cmd_t cmds[] = {
      "  Takes no arguments.\n"},
     {"inspect", "[POOL]", 0, 1, "a pool's inspection (JSON), or every pool's",
      "  POOL's inspection as one JSON object; without POOL, an object of every\n"
-     "  pool's, by name.\n"},
+     "  pool's, by name. Each names its kind (forward or pull); a pull pool's has\n"
+     "  a \"pull\" object: its buffer, what its workers hold and could take,\n"
+     "  received/completed/refused, and its source.\n"},
     {"send", "[--type N] POOL DATA", 2, 2, "send DATA to the pool (type 1 unless --type)",
      "  Sends DATA (the words after POOL, joined by spaces) to POOL as one message,\n"
      "  without waiting for it to be handled. Exit 1 when the pool refused it.\n"

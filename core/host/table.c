@@ -2,7 +2,8 @@
  * shoal__host_table): a top line, then the pools' block and the sources'
  * block, each under its header. Rates are per second since the previous
  * call (marked /s), totals are marked (total), latencies are in
- * microseconds in every row.
+ * microseconds in every row. A pull pool's row reads its buffer where a
+ * forward pool's reads its queue (queued_text).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -47,6 +48,24 @@ static const char *pool_state(const shoal_host_pool_t *hp, const shoal_pool_stat
     return st->state == SHOAL_POOL_DEGRADED ? "degraded" : "running";
 }
 
+/* The queued column and what follows the state. A forward pool: the
+ * messages in flight, nothing after. A pull pool: its buffer as depth/
+ * capacity, and after the state what its workers hold of what they may:
+ * "10/10" ... "running (pull, held 2/2)". Its in/s is what the buffer
+ * accepted, its refused/s the sends refused because it was full. */
+static void queued_text(const shoal_pool_stats_t *st, char *queued, size_t qsize, char *kind,
+                        size_t ksize)
+{
+    if (st->kind != SHOAL_POOL_KIND_PULL) {
+        snprintf(queued, qsize, "%" PRIu64, st->queue_depth);
+        return;
+    }
+    uint64_t held = st->queue_depth > st->buffer_depth ? st->queue_depth - st->buffer_depth : 0;
+    snprintf(queued, qsize, "%" PRIu64 "/%" PRIu64, st->buffer_depth, st->buffer);
+    snprintf(kind, ksize, " (pull, held %" PRIu64 "/%" PRIu64 ")", held,
+             (uint64_t)st->pool_size * st->prefetch);
+}
+
 static void pool_rows(shoal_host_t *h, FILE *out, double dt)
 {
     for (size_t i = 0; i < h->npools; i++) {
@@ -61,13 +80,15 @@ static void pool_rows(shoal_host_t *h, FILE *out, double dt)
             continue;
         }
         double span = dt + hp->unread_s;
-        fprintf(out, "%-16s %7u %10.0f %10.0f %9.0f %8" PRIu64 " %15" PRIu64 " %11.1f %11.1f %s\n",
+        char queued[48], kind[64] = "";
+        queued_text(&st, queued, sizeof queued, kind, sizeof kind);
+        fprintf(out, "%-16s %7u %10.0f %10.0f %9.0f %8s %15" PRIu64 " %11.1f %11.1f %s%s\n",
                 hp->name, st.pool_size,
                 (double)(st.messages_forwarded - hp->last.messages_forwarded) / span,
                 (double)(st.messages_unhandled - hp->last.messages_unhandled) / span,
-                (double)(st.messages_failed - hp->last.messages_failed) / span, st.queue_depth,
+                (double)(st.messages_failed - hp->last.messages_failed) / span, queued,
                 st.worker_restarts, (double)st.queue_wait_ns[0] / 1e3,
-                (double)st.queue_wait_ns[2] / 1e3, state);
+                (double)st.queue_wait_ns[2] / 1e3, state, kind);
         hp->last = st;
         hp->unread_s = 0;
     }

@@ -192,6 +192,37 @@ static void inspect_stalled(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_insp
     free(s);
 }
 
+static const char *source_state_name(uint32_t s)
+{
+    return s == SHOAL_SOURCE_RUNNING  ? "running"
+           : s == SHOAL_SOURCE_DONE   ? "done"
+           : s == SHOAL_SOURCE_FAILED ? "failed"
+                                      : "none";
+}
+
+/* "pull": a pull pool's view of itself under its own names (shoal/pool.h:
+ * received = messages_forwarded, completed = messages_handled, refused =
+ * messages_unhandled), the buffer, the demand, and its source:
+ * {"prefetch":1,...,"source":{"state":"none","items":0,"restarts":0}}. */
+static void inspect_pull(const shoal_pool_stats_t *st, shoal_inspect_t *out)
+{
+    char json[640];
+    snprintf(json, sizeof json,
+             "{\"prefetch\":%" PRIu32 ",\"buffer\":%" PRIu64 ",\"buffer_depth\":%" PRIu64
+             ",\"held\":%" PRIu64 ",\"demand\":%" PRIu64 ",\"received\":%" PRIu64
+             ",\"delivered\":%" PRIu64 ",\"completed\":%" PRIu64 ",\"failed\":%" PRIu64
+             ",\"refused\":%" PRIu64 ",\"redelivered\":%" PRIu64 ",\"dead_lettered\":%" PRIu64
+             ",\"dropped\":%" PRIu64 ",\"source\":{\"state\":\"%s\",\"items\":%" PRIu64
+             ",\"restarts\":%" PRIu32 "}}",
+             st->prefetch, st->buffer, st->buffer_depth,
+             st->queue_depth > st->buffer_depth ? st->queue_depth - st->buffer_depth : 0,
+             st->demand, st->messages_forwarded, st->delivered, st->messages_handled,
+             st->messages_failed, st->messages_unhandled, st->redelivered, st->dead_lettered,
+             st->messages_dropped, source_state_name(st->source_state), st->source_items,
+             st->source_restarts);
+    shoal__inspect_raw(out, "pull", json);
+}
+
 void shoal__pool_inspect(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_inspect_t *out)
 {
     shoal_pool_stats_t st;
@@ -204,6 +235,7 @@ void shoal__pool_inspect(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_inspect
     shoal_inspect_uint(out, "max_size", st.max_size);
     shoal_inspect_str(out, "worker_behaviour",
                       p->spec.worker ? p->spec.worker->name : p->spec.worker_pool->name);
+    shoal_inspect_str(out, "kind", st.kind == SHOAL_POOL_KIND_PULL ? "pull" : "forward");
     shoal_inspect_bool(out, "worker_is_pool", p->spec.worker_pool != NULL);
     if (st.mailbox == SHOAL_MAILBOX_UNBOUNDED)
         shoal_inspect_str(out, "worker_mailbox_size", "unbounded");
@@ -230,6 +262,8 @@ void shoal__pool_inspect(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_inspect
     shoal_inspect_uint(out, "messages_in_flight",
                        st.messages_forwarded > settled ? st.messages_forwarded - settled : 0);
     shoal_inspect_uint(out, "queue_depth", st.queue_depth);
+    if (st.kind == SHOAL_POOL_KIND_PULL)
+        inspect_pull(&st, out);
     shoal_inspect_uint(out, "latency_samples", st.latency_samples);
     static const char *const q[3] = {"p50", "p90", "p99"};
     char key[32];
