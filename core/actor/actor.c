@@ -223,7 +223,7 @@ static int call_handler(struct shoal_ctx_s *ctx, shoal_env_t *e, unsigned kind, 
         .data = shoal__env_data(e),
         .size = e->size,
         .from = e->from,
-        .ref = shoal__env_ref(e),
+        .ref = (shoal__env_flags(e) & SHOAL_ENV_KEEP) ? 0 : shoal__env_ref(e),
         .status = status,
         .flags = (shoal__env_flags(e) & SHOAL_ENV_PRIORITY) ? SHOAL_MSG_PRIORITY : 0,
     };
@@ -355,7 +355,8 @@ static bool handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
         failed = true;
     }
     SHOAL_STAT_ADD(ctx->tc, msgs_handled, 1);
-    shoal__env_drop_payload(e);
+    if (!(shoal__env_flags(e) & SHOAL_ENV_KEEP)) /* else its group may give it again */
+        shoal__env_drop_payload(e);
     ctx->cur = NULL;
     return !failed;
 }

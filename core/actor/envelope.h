@@ -33,6 +33,9 @@ enum {
     SHOAL_ENV_STAMP = 0x10,     /* carries its forward time (shoal__env_stamp) */
     SHOAL_ENV_POOLED = 0x20,    /* came through a pool: its worker counts it for the pool */
     SHOAL_ENV_UNBOUNDED = 0x40, /* in an unbounded user mailbox: counted out when popped */
+    SHOAL_ENV_KEEP = 0x80,      /* a group may give it again if its handler fails: the
+                                   payload outlives the handler (freed with the envelope),
+                                   and a cast's ref field counts the times it was given again */
 };
 
 typedef struct shoal_env_s {

@@ -262,6 +262,7 @@ static void counts_add(shoal_host_counts_t *c, const shoal_pool_stats_t *st)
     c->failed += st->messages_failed;
     c->dropped += st->messages_dropped;
     c->refused += st->messages_unhandled;
+    c->dead_lettered += st->dead_lettered;
 }
 
 void shoal__host_pool_forget(shoal_host_t *h, size_t i)
@@ -413,11 +414,14 @@ static shoal_host_counts_t ledger_of(shoal_host_t *h, uint64_t gen)
 
 static void ledger_text(const shoal_host_counts_t *c, char *buf, size_t size)
 {
-    uint64_t settled = c->handled + c->failed + c->dropped;
+    uint64_t settled = c->handled + c->failed + c->dropped + c->dead_lettered;
+    char dl[48] = ""; /* only where a pull pool passed items on */
+    if (c->dead_lettered != 0)
+        snprintf(dl, sizeof dl, " + dead-lettered %" PRIu64, c->dead_lettered);
     snprintf(buf, size,
              "accepted %" PRIu64 " = handled %" PRIu64 " + failed %" PRIu64 " + dropped %" PRIu64
-             " + in flight %" PRIu64 "; refused %" PRIu64,
-             c->accepted, c->handled, c->failed, c->dropped,
+             "%s + in flight %" PRIu64 "; refused %" PRIu64,
+             c->accepted, c->handled, c->failed, c->dropped, dl,
              c->accepted > settled ? c->accepted - settled : 0, c->refused);
 }
 

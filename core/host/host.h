@@ -43,6 +43,7 @@ typedef struct shoal_host_pool_s {
 typedef struct shoal_host_counts_s {
     uint64_t gen;
     uint64_t accepted, handled, failed, dropped, refused;
+    uint64_t dead_lettered; /* pull pools: passed on to their dead_letter pool */
 } shoal_host_counts_t;
 
 struct shoal_host_s;

@@ -66,10 +66,8 @@ static int spec_check(const shoal_pool_spec_t *s, uint32_t depth)
             return SHOAL_EINVAL;
         if (s->source != NULL && s->source->handle_message == NULL)
             return SHOAL_EINVAL;
-        /* Not built yet: say so rather than ignore it. (dead_letter is
-         * where items go after their last redelivery: with none, none go.) */
-        if (s->redeliver != 0)
-            return SHOAL_ENOTSUP;
+        if (s->redeliver > SHOAL_POOL_MAX_REDELIVER)
+            return SHOAL_EINVAL;
     } else if (s->kind != SHOAL_POOL_KIND_FORWARD) {
         return SHOAL_EINVAL;
     }

@@ -55,6 +55,7 @@ struct shoal_pool_stripe_s {
     alignas(64) _Atomic uint64_t forwarded; /* a pull pool: accepted into its buffer */
     _Atomic uint64_t unhandled;
     _Atomic uint64_t delivered; /* a pull pool: taken by a member */
+    _Atomic uint64_t redelivered, dead_lettered; /* a pull pool: after a failure */
     _Atomic uint64_t handled;
     _Atomic uint64_t failed;
     _Atomic uint64_t dropped;

@@ -307,6 +307,8 @@ static int pull_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g,
     if (shoal__pool_sampled(tc))
         shoal__pool_stamp(e);
     e->meta |= SHOAL_ENV_POOLED;
+    if (p->spec.redeliver != 0 && shoal__env_kind(e) == SHOAL_MSG_CAST)
+        e->meta |= SHOAL_ENV_KEEP; /* its payload kept for another worker */
     /* Counted before it can be taken: no reader sees it settled first. */
     shoal__stripe_add(&st->forwarded, 1, shared);
     put(rt, tc, p, e);
@@ -416,12 +418,48 @@ static void release(struct shoal_ctx_s *ctx, uint64_t n, bool ok)
     room_after_settle(ctx, p, left);
 }
 
+/* A cast whose handler failed or panicked, kept for another try (route
+ * flagged it SHOAL_ENV_KEEP): into the buffer again while it has tries
+ * left, the attempt counted in its ref field (a cast has none); then to
+ * dead_letter, as an ordinary send from its first sender. True if it went
+ * either way (counted), false: it failed for good. */
+static bool give_again(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *e)
+{
+    bool shared;
+    shoal_pool_stripe_t *st = shoal__pool_stripe(p, ctx->tc, &shared);
+    uint64_t tries = shoal__env_ref(e);
+    shoal_pid_t dl = p->spec.dead_letter;
+    if (tries >= p->spec.redeliver && dl == SHOAL_PID_NONE)
+        return false;
+    shoal_env_t *m = shoal__env_move(ctx->tc, e); /* e may be its mailbox's node */
+    if (m == NULL)
+        return false;
+    m->meta &= ~(uint64_t)SHOAL_ENV_STAMP; /* its wait starts again */
+    if (tries < p->spec.redeliver) {
+        shoal__env_set_meta(m, tries + 1, SHOAL_MSG_CAST, shoal__env_flags(m));
+        member_of(ctx)->held--; /* still admitted: it is the buffer's again */
+        shoal__stripe_add(&st->redelivered, 1, shared);
+        put(ctx->rt, ctx->tc, p, m);
+        return true;
+    }
+    shoal__env_set_meta(m, 0, SHOAL_MSG_CAST,
+                        shoal__env_flags(m) & ~(SHOAL_ENV_KEEP | SHOAL_ENV_POOLED));
+    if (shoal__deliver(ctx->rt, ctx->tc, dl, m, false) != SHOAL_OK) {
+        shoal__env_free(ctx->tc, m); /* the dead letter refused it: failed after all */
+        return false;
+    }
+    shoal__stripe_add(&st->dead_lettered, 1, shared);
+    release(ctx, 1, false);
+    return true;
+}
+
 static void pull_settled(struct shoal_ctx_s *ctx, shoal_env_t *e, bool ok,
                          const shoal_group_timing_t *t)
 {
-    (void)e;
-    shoal__pool_count(ctx->tc, pool_of_ctx(ctx), !ok, t ? t->wait_ns : 0, t ? t->service_ns : 0,
-                      t != NULL);
+    shoal_pool_t *p = pool_of_ctx(ctx);
+    if (!ok && (shoal__env_flags(e) & SHOAL_ENV_KEEP) && give_again(ctx, p, e))
+        return;
+    shoal__pool_count(ctx->tc, p, !ok, t ? t->wait_ns : 0, t ? t->service_ns : 0, t != NULL);
     release(ctx, 1, ok);
 }
 

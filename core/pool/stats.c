@@ -74,7 +74,8 @@ void shoal__pool_fill_stats(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pool
     /* In a remote pool's child, or in a pull pool's buffer and members:
      * what was accepted and not yet settled. */
     if (p->remote != NULL || p->pull != NULL) {
-        uint64_t settled = st->messages_handled + st->messages_failed + st->messages_dropped;
+        uint64_t settled = st->messages_handled + st->messages_failed + st->messages_dropped +
+                           st->dead_lettered;
         st->queue_depth = st->messages_forwarded > settled ? st->messages_forwarded - settled : 0;
         return;
     }
@@ -121,7 +122,8 @@ static bool peek(shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms)
     shoal__pull_stats(p, st);
     /* Summed while traffic flows, a message may show as handled before its
      * forward does: in flight never goes below 0. */
-    uint64_t settled = st->messages_handled + st->messages_failed + st->messages_dropped;
+    uint64_t settled = st->messages_handled + st->messages_failed + st->messages_dropped +
+                       st->dead_lettered;
     st->queue_depth = st->messages_forwarded > settled ? st->messages_forwarded - settled : 0;
     return true;
 }
@@ -330,6 +332,8 @@ static bool sum(const shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience
         st->messages_forwarded += atomic_load_explicit(&x->forwarded, memory_order_relaxed);
         st->messages_unhandled += atomic_load_explicit(&x->unhandled, memory_order_relaxed);
         st->delivered += atomic_load_explicit(&x->delivered, memory_order_relaxed);
+        st->redelivered += atomic_load_explicit(&x->redelivered, memory_order_relaxed);
+        st->dead_lettered += atomic_load_explicit(&x->dead_lettered, memory_order_relaxed);
         /* acquire: pairs with shoal__pool_count_handled's release. */
         st->messages_handled += atomic_load_explicit(&x->handled, memory_order_acquire);
         st->messages_failed += atomic_load_explicit(&x->failed, memory_order_relaxed);

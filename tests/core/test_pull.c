@@ -25,7 +25,8 @@
 #define THREADS 6u
 
 enum { T_JOB = 1, T_WHO = 2 };
-enum { A_OK = 0, A_BLOCK = 1, A_PANIC = 2, A_SLEEP = 4 };
+enum { A_OK = 0, A_BLOCK = 1, A_PANIC = 2, A_SLEEP = 4, A_FAIL = 8, A_FIRST = 16 };
+/* A_PANIC and A_FAIL: on every attempt, or with A_FIRST only on the first. */
 
 typedef struct {
     uint32_t seq, act;
@@ -76,11 +77,13 @@ static int wk_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
         ;
     if ((uint32_t)held > atomic_load(&prefetch_now) || held < 1)
         atomic_fetch_add(&over_held, 1);
+    int attempt = 1;
     if (j.seq < MAXSEQ) {
         atomic_store(&owner[j.seq], shoal_self(ctx));
         atomic_store(&started_at[j.seq], shoal_test_now());
-        atomic_fetch_add(&seen[j.seq], 1);
+        attempt = atomic_fetch_add(&seen[j.seq], 1) + 1;
     }
+    bool now = !(j.act & A_FIRST) || attempt == 1;
     if (j.act & A_BLOCK) {
         atomic_fetch_add(&entered, 1);
         double end = shoal_test_now() + WAIT_S;
@@ -89,8 +92,10 @@ static int wk_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
     }
     if (j.act & A_SLEEP)
         sleep_ms(j.sleep_ms);
-    if (j.act & A_PANIC)
+    if ((j.act & A_PANIC) && now)
         shoal_panic(ctx, "test panic on job %u", (unsigned)j.seq);
+    if ((j.act & A_FAIL) && now)
+        return 7;
     if (j.seq < MAXSEQ)
         atomic_store(&ended_at[j.seq], shoal_test_now());
     atomic_fetch_add(&done, 1);
@@ -419,6 +424,97 @@ static void a_dying_member_loses_only_what_it_held(void)
     shoal_runtime_destroy(rt);
 }
 
+/* redeliver 2: jobs that fail or panic on their first attempt are handled
+ * successfully on the second, each exactly once; jobs that always fail go
+ * to the dead letter after 1 + 2 attempts, with their sender, type and
+ * payload. The counts are exact and the ledger balances:
+ * received = handled + failed + dead-lettered. */
+static _Atomic uint64_t dl_seen;
+static atomic_int dl_bad;
+static int dl_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    job_t j;
+    if (msg->kind != SHOAL_MSG_CAST || msg->type != T_JOB || msg->size != sizeof j ||
+        msg->from != SHOAL_PID_NONE || msg->ref != 0) {
+        atomic_fetch_add(&dl_bad, 1);
+        return 0;
+    }
+    memcpy(&j, msg->data, sizeof j);
+    if (!(j.act & A_FAIL) || (j.act & A_FIRST))
+        atomic_fetch_add(&dl_bad, 1);
+    atomic_fetch_add(&dl_seen, 1);
+    return 0;
+}
+static const shoal_behaviour_t dead_letters = {.name = "dl", .handle_message = dl_message};
+
+static void failed_items_are_given_again(void)
+{
+    reset();
+    atomic_store(&dl_seen, 0);
+    atomic_store(&dl_bad, 0);
+    shoal_runtime_t *rt = shoal_test_runtime(THREADS);
+    shoal_pid_t dl;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &dead_letters, NULL, NULL, &dl), SHOAL_OK);
+    shoal_pool_spec_t s;
+    pull_spec(&s, 3, 2, 64);
+    s.redeliver = 2;
+    s.dead_letter = dl;
+    s.restart.max = 1000; /* every failure ends its worker (a handler's error is its end) */
+    s.restart.within_ms = 60000;
+    shoal_pid_t p = spawn(rt, &s);
+    uint32_t fail_once = 0, panic_once = 0, always = 0;
+    for (uint32_t i = 0; i < 600; i++) {
+        uint32_t act = A_OK;
+        if (i % 10 == 1)
+            act = A_FAIL | A_FIRST, fail_once++;
+        else if (i % 50 == 3)
+            act = A_PANIC | A_FIRST, panic_once++;
+        else if (i % 100 == 7)
+            act = A_FAIL, always++;
+        int rc;
+        double end = shoal_test_now() + WAIT_S;
+        while ((rc = job(rt, p, i, act, 0)) == SHOAL_EBUSY && shoal_test_now() < end)
+            shoal_test_nap();
+        CU_ASSERT_EQUAL_FATAL(rc, SHOAL_OK);
+    }
+    WAIT_UNTIL(atomic_load(&dl_seen) == always &&
+               stats(rt, p).messages_handled == 600 - always);
+    shoal_pool_stats_t st = stats(rt, p);
+    CU_ASSERT_EQUAL(st.messages_forwarded, 600);
+    CU_ASSERT_EQUAL(st.messages_handled, 600 - always);
+    CU_ASSERT_EQUAL(st.messages_failed, 0);
+    CU_ASSERT_EQUAL(st.dead_lettered, always);
+    CU_ASSERT_EQUAL(st.redelivered, fail_once + panic_once + 2 * always);
+    CU_ASSERT_EQUAL(st.queue_depth, 0);
+    CU_ASSERT_EQUAL(atomic_load(&dl_seen), always);
+    CU_ASSERT_EQUAL(atomic_load(&dl_bad), 0);
+    CU_ASSERT_EQUAL(st.worker_restarts, fail_once + panic_once + 3 * always);
+    int once = 0, twice = 0, thrice = 0;
+    for (uint32_t i = 0; i < 600; i++) {
+        int n = atomic_load(&seen[i]);
+        once += n == 1;
+        twice += n == 2;
+        thrice += n == 3;
+    }
+    CU_ASSERT_EQUAL(once, 600 - fail_once - panic_once - always);
+    CU_ASSERT_EQUAL(twice, fail_once + panic_once); /* never again after a success */
+    CU_ASSERT_EQUAL(thrice, always);
+    /* Without redeliver: a failure is final (at most once). */
+    reset();
+    pull_spec(&s, 2, 1, 64);
+    shoal_pid_t q = spawn(rt, &s);
+    for (uint32_t i = 0; i < 20; i++)
+        CU_ASSERT_EQUAL(job(rt, q, i, i % 4 == 0 ? A_FAIL : A_OK, 0), SHOAL_OK);
+    WAIT_UNTIL(stats(rt, q).messages_failed == 5 && stats(rt, q).messages_handled == 15);
+    st = stats(rt, q);
+    CU_ASSERT_EQUAL(st.messages_failed, 5);
+    CU_ASSERT_EQUAL(st.redelivered, 0);
+    CU_ASSERT_EQUAL(st.dead_lettered, 0);
+    shoal_runtime_destroy(rt);
+}
+
 /* ---- wake-up ------------------------------------------------------------------------ */
 
 /* 3000 calls one at a time with idle members between them (each call finds
@@ -580,10 +676,9 @@ static void bad_pull_specs(void)
     s.worker = NULL;
     s.worker_pool = &inner; /* a member takes on its own thread: not a pool */
     CU_ASSERT_EQUAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_EINVAL);
-    /* Not built yet: refused, not ignored. */
     pull_spec(&s, 2, 1, 8);
-    s.redeliver = 1;
-    CU_ASSERT_EQUAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_ENOTSUP);
+    s.redeliver = SHOAL_POOL_MAX_REDELIVER + 1;
+    CU_ASSERT_EQUAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_EINVAL);
     static const shoal_behaviour_t mute = {.name = "mute"}; /* no handle_message */
     pull_spec(&s, 2, 1, 8);
     s.source = &mute;
@@ -638,6 +733,7 @@ int main(void)
         {"drain empties the buffer first", drain_empties_the_buffer_first},
         {"a dying member loses only what it held", a_dying_member_loses_only_what_it_held},
         {"no lost wake-up", no_lost_wake_up},
+        {"failed items are given again", failed_items_are_given_again},
         {"a refused producer waits for room", a_refused_producer_waits_for_room},
         {"bad pull specs", bad_pull_specs},
         {"a 1.3 spec is read to its end only", a_1_3_spec_is_read_to_its_end_only},

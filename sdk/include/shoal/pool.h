@@ -77,8 +77,10 @@ typedef struct shoal_pool_spec_s {
     uint32_t prefetch;   /* items one worker holds at most: 1 .. SHOAL_POOL_MAX_PREFETCH; default 1 */
     uint32_t buffer;     /* items the pool holds for its workers: 0 .. SHOAL_POOL_MAX_BUFFER;
                             default 1024 */
-    uint32_t redeliver;  /* times an item whose worker failed goes to another one; default 0 */
-    shoal_pid_t dead_letter;         /* where an item goes after that; SHOAL_PID_NONE: dropped */
+    uint32_t redeliver;  /* times an item (a cast) whose worker failed or died on it goes to
+                            another: 0 .. SHOAL_POOL_MAX_REDELIVER; default 0 (at most once) */
+    shoal_pid_t dead_letter;         /* where it goes after that (as an ordinary send from its
+                                        first sender); SHOAL_PID_NONE: counted failed */
     const shoal_behaviour_t *source; /* the epic: asked for items (shoal/pull.h), or NULL */
     const void *source_args;         /* its init's args; must stay valid while the pool lives */
 } shoal_pool_spec_t;
@@ -91,6 +93,7 @@ typedef struct shoal_pool_spec_s {
 #define SHOAL_POOL_KIND_FORWARD 0u
 #define SHOAL_POOL_KIND_PULL 1u
 #define SHOAL_POOL_MAX_PREFETCH 1024u
+#define SHOAL_POOL_MAX_REDELIVER 1000u
 #define SHOAL_POOL_MAX_BUFFER (1u << 24)
 
 /* Fills spec with the defaults (no behaviour: set worker or worker_pool).
