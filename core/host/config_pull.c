@@ -226,5 +226,5 @@ void shoal__config_pull_describe(const shoal_config_pool_t *p, char *buf, size_t
              "%u, dead_letter %s, source %s",
              p->name, p->size, p->size == 1 ? "" : "s", p->plugin, p->behaviour, mailbox,
              p->prefetch, p->buffer, p->redeliver,
-             p->dead_letter ? p->dead_letter : "none (dropped)", source);
+             p->dead_letter ? p->dead_letter : "none (counted failed)", source);
 }

@@ -453,9 +453,13 @@ static void test_describe(void)
     snprintf(want, sizeof want,
              "plugin burn 1.0.0 (ABI %d.%d) from %s\n"
              "  burn.burn\n"
-             "    rounds  integer   default 50  0..1000000000  xorshift32 rounds per message\n"
-             "    spin    duration  default 0   0..1h          also busy-wait this long per "
-             "message (us kept: 50us is 50 microseconds)\n",
+             "    rounds  integer   default 50    0..1000000000  xorshift32 rounds per message\n"
+             "    spin    duration  default 0     0..1h          also busy-wait this long per "
+             "message (us kept: 50us is 50 microseconds)\n"
+             "    skew    integer   default 0     0..1000000000  one message in this many (its "
+             "payload's number a multiple) costs `factor` times as much; 0 = none\n"
+             "    factor  integer   default 1000  1..1000000     how many times as much a skewed "
+             "message costs\n",
              SHOAL_ABI_MAJOR, SHOAL_ABI_MINOR, path);
     same(got, want, "burn");
 

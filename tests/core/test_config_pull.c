@@ -335,7 +335,7 @@ static void test_resolve_bad(void)
          F "9:27: pools.jobs.source_args.rounds: expected an integer, got 'many'", SHOAL_EINVAL},
         /* the workers' args are checked as before, and named args */
         {RPULL "    args: {rate: 1}\n    source: burn.burn\n",
-         F "8:12: pools.jobs.args: unknown key 'rate' for burn.burn (it takes: rounds, spin)",
+         F "8:12: pools.jobs.args: unknown key 'rate' for burn.burn (it takes: rounds, spin, skew, factor)",
          SHOAL_EINVAL},
     };
     shoal_loader_t *L = NULL;
@@ -397,7 +397,7 @@ static void test_describe(void)
     shoal__config_pull_describe(&c->pools[0], line, sizeof line);
     same(line,
          "pool jobs: pull, 1 worker (e.echo), mailbox unbounded, prefetch 1, buffer 1024, "
-         "redeliver 0, dead_letter none (dropped), source b.burn",
+         "redeliver 0, dead_letter none (counted failed), source b.burn",
          "jobs");
     shoal__config_pull_describe(&c->pools[1], line, sizeof line);
     same(line,

@@ -307,14 +307,16 @@ plugin e: $tmp/here/mine/echo.so (runtime.plugin_path)" ] || fail "--check p.yam
 src=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$tmp/other/bin" "$tmp/other/lib/shoal/plugins"
 cp "$shoald" "$tmp/other/bin/"
-for p in echo burn crash loadgen; do cp "$plugins/$p/$p.so" "$tmp/other/lib/shoal/plugins/"; done
+for p in echo burn crash loadgen seq; do cp "$plugins/$p/$p.so" "$tmp/other/lib/shoal/plugins/"; done
 out=$(cd "$tmp" && env -u SHOAL_PLUGIN_PATH "$tmp/other/bin/shoald" --check "$src/config/shoal.yaml" 2>&1) ||
     fail "another build's --check config/shoal.yaml: $out"
-want="$src/config/shoal.yaml: ok: 4 plugins, 3 pools (1 nested), 3 sources"
-for p in echo burn crash loadgen; do
+want="$src/config/shoal.yaml: ok: 5 plugins, 4 pools (1 nested), 3 sources"
+for p in echo burn crash loadgen seq; do
     want="$want
 plugin $p: $tmp/other/lib/shoal/plugins/$p.so (the install's plugin directory)"
 done
+want="$want
+pool jobs: pull, 2 workers (burn.burn), mailbox 64, prefetch 1, buffer 256, redeliver 0, dead_letter none (counted failed), source seq.seq (with source_args)"
 [ "$out" = "$want" ] || fail "another build's --check config/shoal.yaml said: $out"
 out=$(cd "$tmp/here" && "$build/bin/shoal-plugin-check" e.so 2>&1) || fail "plugin-check e.so: $out"
 echo "$out" | grep -q "^plugin echo 1.0.0 .* from e.so$" || fail "plugin-check e.so said: $out"
