@@ -515,8 +515,12 @@ static void end_turn(struct shoal_ctx_s *ctx)
         return;
     }
     /* From the IDLE store on, another worker may run the actor: only what
-     * was read above, and shared words, are ours to read. */
+     * was read above, and shared words, are ours to read. The group's
+     * record may lose the member's reference then: a read-side region
+     * (qsbr.h, left at the end of the turn) keeps it for recheck. */
     shoal_group_t *g = more == SHOAL_GROUP_WATCH ? ctx->group : NULL;
+    if (g != NULL)
+        shoal__qsbr_enter(&w->tc);
     /* seq_cst store, then seq_cst reloads: the worker's half of the Dekker
      * pair with shoal__rsv_reserve + shoal__schedule (actor.h), and with a
      * group's senders that wake idle members (recheck, group.h). */
@@ -540,7 +544,10 @@ void shoal__dead_letter(struct shoal_ctx_s *ctx, shoal_env_t *e)
         break;
     }
     case SHOAL_MSG_CAST:
-        SHOAL_STAT_ADD(ctx->tc, msgs_dropped, 1);
+        /* A cast the actor sent itself (a pool's tick still queued when it
+         * ends) is nobody's lost message. */
+        if (e->from != ctx->self)
+            SHOAL_STAT_ADD(ctx->tc, msgs_dropped, 1);
         break;
     default:
         break;
@@ -613,6 +620,8 @@ static void actor_end(struct shoal_ctx_s *ctx)
     shoal_group_t *own = ctx->own;
     if (own != NULL)
         own->ops->own_end(ctx);
+    if (ctx->group != NULL && ctx->group->ops->member_end != NULL)
+        ctx->group->ops->member_end(ctx);
     uint32_t ufin = shoal__rsv_close(&ctx->a->user_rsv);
     uint32_t sfin = shoal__rsv_close(&ctx->a->sys_rsv);
     drain(ctx, true, sfin);

@@ -25,7 +25,8 @@
  *                 turn ops->more says whether it has work beyond its
  *                 mailbox, and if not whether to ask ops->recheck once more
  *                 after the member has gone IDLE; when it ends, what is
- *                 queued for the group goes to ops->hand_back.
+ *                 queued for the group goes to ops->hand_back
+ *                 (ops->member_end first: what the kind keeps for it goes).
  *   lifetime      members and the group's own actor each hold a reference
  *                 on the record, dropped with ops->unref after the actor's
  *                 record is freed.
@@ -85,6 +86,9 @@ typedef struct shoal_group_ops_s {
     int (*more)(struct shoal_ctx_s *ctx);
     bool (*recheck)(shoal_group_t *g);
     bool (*hand_back)(struct shoal_ctx_s *ctx, shoal_group_t *g, shoal_pid_t to, shoal_env_t *e);
+    /* A member ends (after terminate, before its mailboxes are drained
+     * into hand_back). May be NULL. */
+    void (*member_end)(struct shoal_ctx_s *ctx);
     /* Any thread, as route: `waiter` wants one SHOAL_MSG_ROOM when the
      * group has room again (shoal_notify_room); NULL: the kind cannot tell
      * (SHOAL_ENOTSUP). */

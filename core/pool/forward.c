@@ -208,5 +208,6 @@ const shoal_group_ops_t shoal__forward_ops = {
     .more = NULL,
     .recheck = NULL,
     .hand_back = forward_hand_back,
+    .member_end = NULL,
     .unref = forward_unref,
 };

@@ -127,10 +127,15 @@ uint32_t shoal__pull_set_buffer(shoal_pool_t *p, uint32_t v, int *rc)
     return v;
 }
 
+void shoal__pull_close(shoal_pool_t *p)
+{
+    atomic_fetch_or_explicit(&p->pull->admitted, PULL_CLOSED, memory_order_relaxed);
+}
+
 bool shoal__pull_draining(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
     (void)ctx;
-    return shoal__inject_count(&p->pull->queue, memory_order_relaxed) != 0;
+    return (atomic_load_explicit(&p->pull->admitted, memory_order_relaxed) & ~PULL_CLOSED) != 0;
 }
 
 void shoal__pull_stats(const shoal_pool_t *p, shoal_pool_stats_t *st)
@@ -141,7 +146,7 @@ void shoal__pull_stats(const shoal_pool_t *p, shoal_pool_stats_t *st)
     shoal_pull_t *q = p->pull;
     uint32_t pf = atomic_load_explicit(&q->prefetch, memory_order_relaxed);
     uint64_t cap = atomic_load_explicit(&q->capacity, memory_order_relaxed);
-    uint64_t admitted = atomic_load_explicit(&q->admitted, memory_order_relaxed);
+    uint64_t admitted = atomic_load_explicit(&q->admitted, memory_order_relaxed) & ~PULL_CLOSED;
     uint64_t buffered = shoal__inject_count(&q->queue, memory_order_relaxed);
     uint64_t held = admitted > buffered ? admitted - buffered : 0;
     uint64_t can_hold = (uint64_t)st->pool_size * pf;
@@ -165,6 +170,7 @@ static bool has_room(const shoal_pull_t *q, uint64_t admitted)
 {
     uint64_t cap = atomic_load_explicit(&q->capacity, memory_order_relaxed);
     uint64_t free_min = cap / 4 != 0 ? cap / 4 : 1;
+    admitted &= ~PULL_CLOSED;
     return admitted + atomic_load_explicit(&q->reserved, memory_order_relaxed) + free_min <= cap;
 }
 
@@ -244,12 +250,14 @@ static void sweep(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
 /* Schedules one IDLE member (pull.h: wake-up). */
 static void wake(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
 {
-    /* acquire: pairs with the pool actor's release stores of slots then n. */
-    uint32_t n = atomic_load_explicit(&p->nworkers, memory_order_acquire);
+    /* seq_cst: pairs with the pool actor's listing (release stores, then
+     * a seq_cst fence, shoal__pull_listed): a member listed before it
+     * tried to schedule it is seen here. */
+    uint32_t n = atomic_load_explicit(&p->nworkers, memory_order_seq_cst);
     uint32_t i = n != 0 ? tc->pool_sample % n : 0; /* senders start apart */
     for (uint32_t k = 0; k < n; k++, i = i + 1 == n ? 0 : i + 1) {
-        /* acquire: see nworkers. */
-        shoal_pid_t pid = atomic_load_explicit(&p->slots[i], memory_order_acquire);
+        /* seq_cst: see nworkers. */
+        shoal_pid_t pid = atomic_load_explicit(&p->slots[i], memory_order_seq_cst);
         if (shoal__pid_slot(pid) >= rt->max_actors)
             continue;
         shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(pid));
@@ -285,24 +293,25 @@ static int pull_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g,
     bool shared;
     shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
     shoal_pid_t src = atomic_load_explicit(&q->source_pid, memory_order_relaxed);
-    if (src != SHOAL_PID_NONE && e->from == src &&
-        atomic_load_explicit(&q->reserved, memory_order_relaxed) != 0) {
-        /* The source's item, in the room set aside for it: only the
-         * source's thread lowers `reserved` (pull_source.c). */
+    /* The source's item, in the room set aside for it: only the source's
+     * thread lowers `reserved` (pull_source.c). */
+    bool reserved = src != SHOAL_PID_NONE && e->from == src &&
+                    atomic_load_explicit(&q->reserved, memory_order_relaxed) != 0;
+    uint64_t n = atomic_load_explicit(&q->admitted, memory_order_relaxed);
+    do {
+        if (n & PULL_CLOSED)
+            return SHOAL_ENOPROC; /* draining or ended (pull.h: admission) */
+        if (!reserved && n + atomic_load_explicit(&q->reserved, memory_order_relaxed) >=
+                             atomic_load_explicit(&q->capacity, memory_order_relaxed)) {
+            shoal__stripe_add(&st->unhandled, 1, shared);
+            return SHOAL_EBUSY;
+        }
+        /* relaxed: the count publishes nothing (pull.h: admission). */
+    } while (!atomic_compare_exchange_weak_explicit(&q->admitted, &n, n + 1, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    if (reserved) {
         atomic_fetch_sub_explicit(&q->reserved, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&q->admitted, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&q->source_items, 1, memory_order_relaxed);
-    } else {
-        uint64_t n = atomic_load_explicit(&q->admitted, memory_order_relaxed);
-        do {
-            if (n + atomic_load_explicit(&q->reserved, memory_order_relaxed) >=
-                atomic_load_explicit(&q->capacity, memory_order_relaxed)) {
-                shoal__stripe_add(&st->unhandled, 1, shared);
-                return SHOAL_EBUSY;
-            }
-            /* relaxed: the count publishes nothing (pull.h: admission). */
-        } while (!atomic_compare_exchange_weak_explicit(&q->admitted, &n, n + 1,
-                                                        memory_order_relaxed, memory_order_relaxed));
     }
     if (shoal__pool_sampled(tc))
         shoal__pool_stamp(e);
@@ -319,11 +328,12 @@ static int pull_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g,
 
 void shoal__pull_listed(shoal_pool_t *p, shoal_pid_t pid)
 {
-    /* seq_cst fence: the listing (release stores) before the read of count
-     * in the single order (pull.h: wake-up). */
+    /* A member that has never run a turn has not announced itself as a
+     * sleeper yet (a replacement without init runs none): it runs one now,
+     * takes what there is, or announces itself (pull.h: wake-up). The
+     * seq_cst fence orders the listing before our read of its schedule
+     * word, for senders whose scan follows (wake). */
     atomic_thread_fence(memory_order_seq_cst);
-    if (shoal__inject_count(&p->pull->queue, memory_order_seq_cst) == 0)
-        return;
     shoal_actor_t *a = shoal__actor_at(p->rt, shoal__pid_slot(pid));
     /* acquire: the member's spawn (its generation) is visible. */
     uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_acquire);
@@ -414,7 +424,8 @@ static void release(struct shoal_ctx_s *ctx, uint64_t n, bool ok)
         m->completed += n;
     shoal_pool_t *p = pool_of_ctx(ctx);
     /* seq_cst: the member's half of the room pairs (pull.h, pull_source.c). */
-    uint64_t left = atomic_fetch_sub_explicit(&p->pull->admitted, n, memory_order_seq_cst) - n;
+    uint64_t left =
+        (atomic_fetch_sub_explicit(&p->pull->admitted, n, memory_order_seq_cst) - n) & ~PULL_CLOSED;
     room_after_settle(ctx, p, left);
 }
 
@@ -469,12 +480,37 @@ static void pull_turn_end(struct shoal_ctx_s *ctx, uint64_t handled)
     release(ctx, handled, true);
 }
 
-/* A member that ends gives back what it held, for the others to take. */
+/* A member that ends is no sleeper any more (it may be counted as one: a
+ * STOP while it was idle). */
+static void pull_member_end(struct shoal_ctx_s *ctx)
+{
+    member_t *m = member_of(ctx);
+    if (m->asleep) {
+        m->asleep = 0;
+        atomic_fetch_sub_explicit(&pool_of_ctx(ctx)->pull->sleepers, 1, memory_order_relaxed);
+    }
+}
+
+/* A member that ends gives back what it held, for the others to take. The
+ * pool's own actor, ending with sends in its own mailbox (a sender read the
+ * slot's kind stale, or the pool above placed them there), has no member
+ * words: those were never admitted here; as a forward pool's, they go up to
+ * the pool this one is a worker of (`to`), else they are counted received
+ * and dropped here, and the caller dead-letters them. */
 static bool pull_hand_back(struct shoal_ctx_s *ctx, shoal_group_t *g, shoal_pid_t to,
                            shoal_env_t *e)
 {
-    (void)to;
     shoal_pool_t *p = shoal__pool_of_group(g);
+    if (ctx->member == NULL) {
+        if (to != SHOAL_PID_NONE && shoal__pool_hand_back(ctx, p, to, e))
+            return true;
+        bool shared;
+        shoal_pool_stripe_t *st = shoal__pool_stripe(p, ctx->tc, &shared);
+        shoal__stripe_add(&st->forwarded, 1, shared);
+        if (to == SHOAL_PID_NONE)
+            shoal__pool_count_dropped(ctx->tc, p); /* (else hand_back counted it) */
+        return false;
+    }
     member_of(ctx)->held--;
     shoal_env_t *m = NULL;
     if (!atomic_load_explicit(&ctx->rt->stopping, memory_order_relaxed))
@@ -512,6 +548,7 @@ static void pull_own_message(struct shoal_ctx_s *ctx, shoal_env_t *e)
 static void pull_own_end(struct shoal_ctx_s *ctx)
 {
     shoal_pool_t *p = shoal__pool_ended(ctx);
+    shoal__pull_close(p);
     /* seq_cst: pairs with put's load (a sender or member that pushes after
      * our sweep sees it and sweeps). */
     atomic_store_explicit(&p->pull_ended, 1, memory_order_seq_cst);
@@ -535,6 +572,7 @@ const shoal_group_ops_t shoal__pull_ops = {
     .more = pull_more,
     .recheck = pull_recheck,
     .hand_back = pull_hand_back,
+    .member_end = pull_member_end,
     .room = pull_room,
     .unref = pull_unref,
 };

@@ -11,7 +11,11 @@
  *               the item is settled (handled, failed, dropped) [relaxed],
  *               each one at once (the group is `exact`, actor/group.h).
  *               capacity = buffer + target x prefetch, written by the
- *               pool's actor [relaxed: a value on its own].
+ *               pool's actor [relaxed: a value on its own]. Draining or
+ *               ending, the pool's actor sets PULL_CLOSED in admitted
+ *               [fetch_or]: every admission after it fails (its CAS sees
+ *               the bit) with SHOAL_ENOPROC, so once admitted is 0 again
+ *               nothing is left and nothing can come: the members retire.
  *   the buffer  a never-refusing MPMC FIFO (sched/inject.h): the item is
  *               pushed after it is admitted, so the FIFO never holds more
  *               than capacity. Its `count` is raised [seq_cst] before the
@@ -31,13 +35,17 @@
  *               sleepers may count a member that is already running again
  *               (it is taken off at its next take): a sender then looks
  *               for an IDLE member in vain, never the other way round.
- *               A sender finds members through the worker table, and a new
- *               member may go to sleep before the pool's actor lists it:
- *               so the pool's actor, after listing one [release stores,
- *               then a seq_cst fence], reads count [seq_cst] and schedules
- *               the member if the buffer holds anything. Either that read
- *               sees a sender's item, or the sender's scan (after its
- *               seq_cst count) sees the listing.
+ *               A sender finds members through the worker table [seq_cst
+ *               loads], and a new member may go to sleep before the pool's
+ *               actor lists it, or never run at all (no init, no turn, no
+ *               announcement): so the pool's actor, after listing one
+ *               [release stores, then a seq_cst fence], schedules it [the
+ *               seq_cst load and CAS of shoal__schedule]. If that finds it
+ *               IDLE, it runs a turn; if not, it is running, and its own
+ *               announcement and recheck come after the fence: a sender whose
+ *               item the recheck misses reads the announcement, and its scan
+ *               (after the fence in the single order) sees the listing.
+ *               A member that ends takes itself off `sleepers`.
  *   room        a producer refused with SHOAL_EBUSY may ask for one
  *               SHOAL_MSG_ROOM (shoal_notify_room): it is added to `waiting`
  *               under room_lock, nwaiting is stored [seq_cst], then admitted
@@ -96,6 +104,11 @@ typedef struct shoal_pull_s {
 
 extern const shoal_group_ops_t shoal__pull_ops;
 
+/* The top bit of admitted: no more admissions (draining, ended). */
+#define PULL_CLOSED (UINT64_C(1) << 63)
+/* The pool's actor closes the buffer to new items (drain, end). */
+void shoal__pull_close(struct shoal_pool_s *p);
+
 /* A pull pool's part of its record, for spec (checked): SHOAL_ENOMEM. */
 int shoal__pull_new(struct shoal_pool_s *p, const shoal_pool_spec_t *spec);
 /* Frees it; what the buffer still holds is dropped (the record is going:
@@ -107,8 +120,8 @@ void shoal__pull_update(struct shoal_pool_s *p);
  * *rc = SHOAL_EINVAL. */
 uint32_t shoal__pull_set_prefetch(struct shoal_pool_s *p, uint32_t v, int *rc);
 uint32_t shoal__pull_set_buffer(struct shoal_pool_s *p, uint32_t v, int *rc);
-/* Draining: true while the buffer still holds items (the members keep
- * taking them; a tick asks again), false once it is empty. */
+/* Draining (closed): true while items are admitted (in the buffer or held
+ * by members, who keep taking them; a tick asks again), false once none. */
 bool shoal__pull_draining(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
 /* The pool's actor has just listed member pid in the worker table (pull.h:
  * a member may have gone to sleep before senders could find it). */

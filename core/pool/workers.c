@@ -316,6 +316,8 @@ void shoal__pool_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     p->state = SHOAL_POOL_DRAINING;
     shoal__rsv_close(&ctx->a->user_rsv); /* senders now get SHOAL_ENOPROC */
     shoal__pull_source_stop(ctx, p);     /* no new items from a source either */
+    if (p->pull != NULL)
+        shoal__pull_close(p); /* nor from a sender that found it open */
     shoal__pool_drain_workers(ctx, p);
 }
 
@@ -412,6 +414,17 @@ bool shoal__pool_on_exit(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t p
         if (!retiring_remove(p, pid))
             return false;
         shoal__pool_place_orphans(ctx, p);
+        /* A pull pool's retired member that died gave what it held back to
+         * the buffer: while draining, a member takes it, then retires. */
+        shoal_pid_t fresh;
+        if (p->pull != NULL && p->state == SHOAL_POOL_DRAINING && !p->drain_pending &&
+            shoal__pull_draining(ctx, p) && shoal__pool_live(p) == 0 &&
+            !atomic_load_explicit(&ctx->rt->stopping, memory_order_relaxed) &&
+            shoal__pool_spawn_worker(ctx, p, &p->spec, &p->hold, false, &fresh) == SHOAL_OK) {
+            shoal__pool_table_append(p, fresh);
+            shoal__pool_schedule(ctx, 5, SHOAL__POOL_TICK_DRAIN, &p->drain_pending);
+            return true;
+        }
         drain_finish_if_done(ctx, p);
         return true;
     }
@@ -423,7 +436,9 @@ bool shoal__pool_on_exit(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t p
     p->last_death_ns = now;
     shoal_pid_t fresh;
     int rc = SHOAL_EFAILED;
-    if (p->state == SHOAL_POOL_RUNNING && shoal__pool_restart_allowed(p, now) &&
+    /* A pull pool draining its buffer still needs members to take it. */
+    bool wanted = p->state == SHOAL_POOL_RUNNING || (p->pull != NULL && p->drain_pending);
+    if (wanted && shoal__pool_restart_allowed(p, now) &&
         (rc = shoal__pool_spawn_worker(ctx, p, &p->spec, &p->hold, false, &fresh)) == SHOAL_OK) {
         shoal__pool_slot_set(p, i, fresh); /* the replacement takes the dead one's place */
         shoal__pool_restart_note(p, now);
