@@ -8,14 +8,16 @@
  *               with a CAS that keeps admitted <= capacity [relaxed: it
  *               publishes nothing; the item itself goes through the
  *               queue]; refused: SHOAL_EBUSY. A member gives it back when
- *               the item is settled (handled, failed, dropped) [relaxed],
- *               each one at once (the group is `exact`, actor/group.h).
+ *               the item is settled (handled, failed, dropped) [seq_cst:
+ *               its half of the room pairs below], each one at once (the
+ *               group is `exact`, actor/group.h).
  *               capacity = buffer + target x prefetch, written by the
  *               pool's actor [relaxed: a value on its own]. Draining or
  *               ending, the pool's actor sets PULL_CLOSED in admitted
  *               [fetch_or]: every admission after it fails (its CAS sees
- *               the bit) with SHOAL_ENOPROC, so once admitted is 0 again
- *               nothing is left and nothing can come: the members retire.
+ *               the bit: one word, one modification order) with
+ *               SHOAL_ENOPROC, so once admitted is 0 again nothing is left
+ *               and nothing can come: the members retire (workers.c).
  *   the buffer  a never-refusing MPMC FIFO (sched/inject.h): the item is
  *               pushed after it is admitted, so the FIFO never holds more
  *               than capacity. Its `count` is raised [seq_cst] before the
