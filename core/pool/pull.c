@@ -62,6 +62,9 @@ int shoal__pull_new(shoal_pool_t *p, const shoal_pool_spec_t *spec)
     }
     pthread_mutex_init(&q->room_lock, NULL);
     q->buffer = spec->buffer;
+    q->redeliver = spec->redeliver;
+    q->dead_letter = spec->dead_letter;
+    q->has_source = spec->source != NULL;
     atomic_store_explicit(&q->prefetch, spec->prefetch, memory_order_relaxed);
     atomic_store_explicit(&q->source_pid, SHOAL_PID_NONE, memory_order_relaxed);
     p->pull = q;
@@ -154,7 +157,7 @@ void shoal__pull_stats(const shoal_pool_t *p, shoal_pool_stats_t *st)
     st->buffer = cap > (uint64_t)st->target_size * pf ? cap - (uint64_t)st->target_size * pf : 0;
     st->buffer_depth = buffered;
     st->demand = can_hold > held ? can_hold - held : 0;
-    st->source_state = p->spec.source == NULL
+    st->source_state = !q->has_source
                            ? SHOAL_SOURCE_NONE
                            : atomic_load_explicit(&q->source_state, memory_order_relaxed);
     st->source_restarts = atomic_load_explicit(&q->source_restarts, memory_order_relaxed);
@@ -316,7 +319,7 @@ static int pull_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g,
     if (shoal__pool_sampled(tc))
         shoal__pool_stamp(e);
     e->meta |= SHOAL_ENV_POOLED;
-    if (p->spec.redeliver != 0 && shoal__env_kind(e) == SHOAL_MSG_CAST)
+    if (q->redeliver != 0 && shoal__env_kind(e) == SHOAL_MSG_CAST)
         e->meta |= SHOAL_ENV_KEEP; /* its payload kept for another worker */
     /* Counted before it can be taken: no reader sees it settled first. */
     shoal__stripe_add(&st->forwarded, 1, shared);
@@ -439,14 +442,14 @@ static bool give_again(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *e)
     bool shared;
     shoal_pool_stripe_t *st = shoal__pool_stripe(p, ctx->tc, &shared);
     uint64_t tries = shoal__env_ref(e);
-    shoal_pid_t dl = p->spec.dead_letter;
-    if (tries >= p->spec.redeliver && dl == SHOAL_PID_NONE)
+    shoal_pid_t dl = p->pull->dead_letter;
+    if (tries >= p->pull->redeliver && dl == SHOAL_PID_NONE)
         return false;
     shoal_env_t *m = shoal__env_move(ctx->tc, e); /* e may be its mailbox's node */
     if (m == NULL)
         return false;
     m->meta &= ~(uint64_t)SHOAL_ENV_STAMP; /* its wait starts again */
-    if (tries < p->spec.redeliver) {
+    if (tries < p->pull->redeliver) {
         shoal__env_set_meta(m, tries + 1, SHOAL_MSG_CAST, shoal__env_flags(m));
         member_of(ctx)->held--; /* still admitted: it is the buffer's again */
         shoal__stripe_add(&st->redelivered, 1, shared);

@@ -84,6 +84,11 @@ typedef struct shoal_pull_s {
     _Atomic uint64_t reserved; /* room set aside for the source's request (pull_source.c) */
     _Atomic uint32_t prefetch;
     _Atomic shoal_pid_t source_pid; /* its items are admitted against `reserved` */
+    /* Set at creation, never changed (a reload replaces the pool): read by
+     * senders and members without the pool's actor's spec. */
+    uint32_t redeliver;
+    shoal_pid_t dead_letter;
+    bool has_source;
     alignas(64) _Atomic uint32_t sleepers;
     _Atomic uint32_t want_room;  /* the pool's actor waits for room (pull_source.c) */
     _Atomic uint64_t room_below; /* ... until admitted is below this */
