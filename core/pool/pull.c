@@ -187,7 +187,8 @@ static void tell_waiters(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *
         pthread_mutex_lock(&q->room_lock);
         size_t n = q->waiting_n < 64 ? q->waiting_n : 64;
         q->waiting_n -= n;
-        memcpy(batch, q->waiting + q->waiting_n, n * sizeof *batch);
+        if (n != 0)
+            memcpy(batch, q->waiting + q->waiting_n, n * sizeof *batch);
         atomic_store_explicit(&q->nwaiting, (uint32_t)q->waiting_n, memory_order_relaxed);
         pthread_mutex_unlock(&q->room_lock);
         for (size_t i = 0; i < n; i++)
