@@ -1,4 +1,4 @@
-/* actor.c - an actor's life: spawn, turns, the end.
+/* actor.c - an actor's life: spawn, turns, its record freed.
  *
  * A turn (shoal__actor_run) drains the system mailbox, then handles up to
  * `throughput` user messages, re-checking the system mailbox before each
@@ -6,16 +6,13 @@
  * the actor goes to the back of its worker's ring if work remains, or
  * becomes IDLE (the protocol is in actor.h).
  *
- * The end (actor_end): terminate runs; both mailboxes are closed (their
- * final counts fixed) and drained: a CALL still queued is answered with
- * SHOAL_ENOPROC, anything else is dropped and counted; children are stopped;
- * the parent gets SHOAL_MSG_EXIT with the reason; the record's generation
- * moves on and the slot is freed.
+ * The end of a turn that ended the actor is end.c's (shoal__actor_end); it
+ * frees the record here (shoal__actor_release): the generation moves on and
+ * the slot is freed.
  */
 #include "actor/actor.h"
 
 #include <limits.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -262,28 +259,13 @@ static bool handle_call(struct shoal_ctx_s *ctx, shoal_env_t *e)
     return rc == SHOAL_OK;
 }
 
-/* True for a message from the user mailbox (not sent with priority). */
-static bool is_user(const shoal_env_t *e)
-{
-    unsigned kind = shoal__env_kind(e);
-    return (kind == SHOAL_MSG_CAST || kind == SHOAL_MSG_CALL) &&
-           !(shoal__env_flags(e) & SHOAL_ENV_PRIORITY);
-}
-
-/* True for a message that came through a group: only those count for it (a
- * member may also get messages sent to its own PID, e.g. to itself). */
-static bool is_pooled(const shoal_env_t *e)
-{
-    return is_user(e) && (shoal__env_flags(e) & SHOAL_ENV_POOLED) != 0;
-}
-
 /* Handles one envelope; false if a callback failed on it. */
 static bool handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
 {
     unsigned kind = shoal__env_kind(e);
     int rc = SHOAL_OK;
     bool failed = false;
-    if (ctx->own != NULL && is_user(e)) {
+    if (ctx->own != NULL && shoal__env_is_user(e)) {
         /* A member's hand-back, or a send that raced a spawn (send.c):
          * the group places it. */
         ctx->own->ops->own_message(ctx, e);
@@ -402,7 +384,7 @@ static void publish_deq(struct shoal_ctx_s *ctx)
 static void handle_for_group(struct shoal_ctx_s *ctx, shoal_env_t *e)
 {
     const shoal_group_ops_t *ops = ctx->group->ops;
-    bool user = is_pooled(e);
+    bool user = shoal__env_is_pooled(e);
     if (!(shoal__env_flags(e) & SHOAL_ENV_STAMP)) {
         bool ok = handle(ctx, e);
         if (ok && user && ctx->group_exact) /* a process that may die: counted now */
@@ -533,60 +515,6 @@ static void end_turn(struct shoal_ctx_s *ctx)
     }
 }
 
-void shoal__dead_letter(struct shoal_ctx_s *ctx, shoal_env_t *e)
-{
-    switch (shoal__env_kind(e)) {
-    case SHOAL_MSG_CALL:
-    case SHOAL_ENV_INSPECT: {
-        struct shoal_reply_s reply = {.tc = ctx->tc, .env = NULL, .status = SHOAL_ENOPROC};
-        shoal__reply_send(ctx->rt, ctx->tc, ctx->self, e->from, shoal__env_ref(e), &reply);
-        SHOAL_STAT_ADD(ctx->tc, msgs_dropped, 1);
-        break;
-    }
-    case SHOAL_MSG_CAST:
-        /* A cast the actor sent itself (a pool's tick still queued when it
-         * ends) is nobody's lost message. */
-        if (e->from != ctx->self)
-            SHOAL_STAT_ADD(ctx->tc, msgs_dropped, 1);
-        break;
-    default:
-        break;
-    }
-    shoal__env_drop_payload(e);
-}
-
-/* Pops until `fin` messages have been popped in all: after that no producer
- * can touch the queue (mailbox.h). A producer between its reservation and
- * its link is waited for; that window is a few instructions. */
-static void drain(struct shoal_ctx_s *ctx, bool sys, uint32_t fin)
-{
-    /* Work queued in a member goes back to its group; a nested group hands
-     * what it holds up to the group it is a member of. */
-    shoal_pid_t back_to = SHOAL_PID_NONE;
-    shoal_group_t *g = ctx->group != NULL ? ctx->group : ctx->own;
-    if (ctx->group != NULL || (ctx->own != NULL && ctx->own->parent != NULL))
-        back_to = ctx->b->ext->parent;
-    shoal_actor_back_t *b = ctx->b;
-    unsigned spins = 0;
-    for (;;) {
-        uint32_t deq = sys ? b->sys_deq : atomic_load_explicit(&b->user_deq, memory_order_relaxed);
-        if (deq == fin)
-            return;
-        shoal_env_t *e = shoal__actor_pop(ctx->tc, ctx->a, sys);
-        if (e == NULL) {
-            if (++spins < 64)
-                shoal__cpu_relax();
-            else
-                sched_yield();
-            continue;
-        }
-        if (g != NULL && (ctx->own != NULL ? is_user(e) : is_pooled(e)) &&
-            g->ops->hand_back(ctx, g, back_to, e))
-            continue;
-        shoal__dead_letter(ctx, e);
-    }
-}
-
 void shoal__actor_started(struct shoal_ctx_s *ctx, int status, const char *why)
 {
     shoal_actor_ext_t *x = ctx->b->ext;
@@ -598,56 +526,6 @@ void shoal__actor_started(struct shoal_ctx_s *ctx, int status, const char *why)
         shoal__env_new(ctx->tc, SHOAL_ENV_STARTED, 0, ctx->self, 0, (uint32_t)status, why, n);
     if (e != NULL && shoal__deliver(ctx->rt, ctx->tc, x->parent, e, true) != SHOAL_OK)
         shoal__env_free(ctx->tc, e); /* the parent is gone: nobody waits */
-}
-
-static void actor_end(struct shoal_ctx_s *ctx)
-{
-    shoal_actor_back_t *b = ctx->b;
-    int reason = ctx->reason;
-    /* Ended before its start was told: the parent hears why (the args
-     * getter's message, the panic's, or the reason's name). */
-    if (b->ext != NULL && b->ext->notify_start)
-        shoal__actor_started(ctx, reason != SHOAL_OK ? reason : SHOAL_ESHUTDOWN,
-                             ctx->error[0] ? ctx->error : ctx->panic_text);
-    if (!ctx->init_failed && !ctx->in_terminate && b->beh->terminate != NULL) {
-        ctx->in_terminate = true;
-        ctx->error[0] = '\0';
-        uint64_t watch = shoal__watch_enter(ctx->w);
-        b->beh->terminate(ctx, b->state, reason);
-        shoal__watch_leave(ctx->w, watch);
-    }
-    ctx->in_terminate = true;
-    shoal_group_t *own = ctx->own;
-    if (own != NULL)
-        own->ops->own_end(ctx);
-    if (ctx->group != NULL && ctx->group->ops->member_end != NULL)
-        ctx->group->ops->member_end(ctx);
-    uint32_t ufin = shoal__rsv_close(&ctx->a->user_rsv);
-    uint32_t sfin = shoal__rsv_close(&ctx->a->sys_rsv);
-    drain(ctx, true, sfin);
-    drain(ctx, false, ufin);
-    shoal_actor_ext_t *ext = b->ext;
-    if (ext != NULL) {
-        for (uint32_t i = 0; i < ext->nchildren; i++)
-            shoal__send_system(ctx->rt, ctx->tc, ext->children[i], SHOAL_ENV_STOP, ctx->self,
-                               (uint32_t)SHOAL_ESHUTDOWN);
-        shoal__calls_cancel_all(ctx);
-        if (ext->parent != SHOAL_PID_NONE)
-            shoal__send_system(ctx->rt, ctx->tc, ext->parent, SHOAL_MSG_EXIT, ctx->self,
-                               (uint32_t)reason);
-    }
-    if (reason != SHOAL_OK && reason != SHOAL_ESHUTDOWN)
-        shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, ctx->name, "ended: %s (%d)",
-                   shoal_strerror(reason), reason);
-    SHOAL_STAT_ADD(ctx->tc, actors_ended, 1);
-    shoal_group_t *member_of = ext != NULL ? ext->member_of : NULL;
-    shoal__actor_release(ctx->rt, ctx->tc, ctx->a);
-    /* Last (ctx->name may point into a record): a member's reference on its
-     * group, a group's actor's on its own record; either may free it. */
-    if (member_of != NULL)
-        member_of->ops->unref(ctx->rt, member_of);
-    if (own != NULL)
-        own->ops->unref(ctx->rt, own);
 }
 
 /* After shoal_panic unwound to shoal__actor_run. */
@@ -664,7 +542,7 @@ static void after_panic(struct shoal_ctx_s *ctx)
         }
         if (shoal__env_kind(e) == SHOAL_ENV_INIT)
             ctx->init_failed = true;
-        if (ctx->group != NULL && is_pooled(e))
+        if (ctx->group != NULL && shoal__env_is_pooled(e))
             ctx->group->ops->settled(ctx, e, false, NULL);
         shoal__env_drop_payload(e);
         ctx->cur = NULL;
@@ -732,7 +610,7 @@ void shoal__actor_run(shoal_worker_t *w, shoal_actor_t *a)
         ctx->group_handled = 0;
     }
     if (ctx->exiting)
-        actor_end(ctx);
+        shoal__actor_end(ctx);
     else
         end_turn(ctx);
     shoal__qsbr_exit(&w->tc); /* if a forward opened a region (qsbr.h) */

@@ -179,6 +179,9 @@ struct shoal_ctx_s;
  * or why it failed with `why` (NULL or "" for none) as the text. */
 void shoal__actor_started(struct shoal_ctx_s *ctx, int status, const char *why);
 
+/* The running actor ends (end.c): after its last callback of a turn. */
+void shoal__actor_end(struct shoal_ctx_s *ctx);
+
 /* Runs one turn of `a` on worker w (the worker popped it from a ring). */
 void shoal__actor_run(struct shoal_worker_s *w, shoal_actor_t *a);
 

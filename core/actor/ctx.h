@@ -34,7 +34,7 @@ struct shoal_ctx_s {
     uint64_t group_handled;     /* messages handled this turn, not yet counted for the group */
     bool group_exact;           /* the group counts every message at once */
     shoal_send_counts_t *sends; /* a source's: where its sends are counted (actor.h), or NULL */
-    const char *name;           /* for log lines: "pool/behaviour" for a pool's worker */
+    const char *name;           /* for log lines: a member's is its group's label */
     int exiting;                /* shoal_exit called or a callback failed */
     int reason;
     bool init_failed;  /* do not run terminate */

@@ -7,6 +7,7 @@
 #ifndef SHOAL_ACTOR_ENVELOPE_H
 #define SHOAL_ACTOR_ENVELOPE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "actor/mailbox.h"
@@ -74,6 +75,21 @@ static inline const void *shoal__env_data(const shoal_env_t *e)
     if (e->size == 0)
         return NULL;
     return (shoal__env_flags(e) & SHOAL_ENV_HEAP) ? e->payload.heap.ptr : e->payload.bytes;
+}
+
+/* True for a message from the user mailbox (not sent with priority). */
+static inline bool shoal__env_is_user(const shoal_env_t *e)
+{
+    unsigned kind = shoal__env_kind(e);
+    return (kind == SHOAL_MSG_CAST || kind == SHOAL_MSG_CALL) &&
+           !(shoal__env_flags(e) & SHOAL_ENV_PRIORITY);
+}
+
+/* True for a message that came through a group: only those count for it (a
+ * member may also get messages sent to its own PID, e.g. to itself). */
+static inline bool shoal__env_is_pooled(const shoal_env_t *e)
+{
+    return shoal__env_is_user(e) && (shoal__env_flags(e) & SHOAL_ENV_POOLED) != 0;
 }
 
 /* Where a forwarded message keeps its send time for the pool's latency

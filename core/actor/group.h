@@ -1,6 +1,6 @@
-/* group.h - what the actor layer knows of pools: a GROUP is an actor whose
- * user sends are routed by its kind, and whose MEMBERS (its workers) work
- * for it. Which kinds exist, and what they do, is core/pool/'s business:
+/* group.h - the interface a kind of group implements: a GROUP is an actor
+ * whose user sends are routed by its kind, and whose MEMBERS (its workers)
+ * work for it. Which kinds exist, and what they do, is the layer above's:
  * each kind fills in one shoal_group_ops_t, and the actor layer calls
  * nothing else of it.
  *

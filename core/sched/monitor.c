@@ -155,7 +155,7 @@ static void read_names(shoal_worker_t *w, entry_t *e)
     copy(s->name, sizeof s->name, c->name);
     copy(s->behaviour, sizeof s->behaviour, c->b->beh->name);
     copy(s->pool, sizeof s->pool, p != NULL ? p->name : "");
-    for (unsigned k = 0; p != NULL && k < SHOAL_POOL_MAX_DEPTH; p = p->parent)
+    for (unsigned k = 0; p != NULL && k < SHOAL_STALL_GROUPS_MAX; p = p->parent)
         s->pools[k++] = p;
     if (s->pool[0] != '\0')
         snprintf(e->where, sizeof e->where, "pool %s, behaviour %s, thread %u", s->pool,

@@ -33,11 +33,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "shoal/pool.h"
 #include "shoal/types.h"
 
 struct shoal_worker_s;
 typedef struct shoal_monitor_s shoal_monitor_t;
+
+/* The most groups a stalled actor is listed under (its own, the one that
+ * one is a member of, ...): at least the deepest nesting of pools (the
+ * pool layer checks it). */
+#define SHOAL_STALL_GROUPS_MAX 8u
 
 /* A handler that has not returned. */
 typedef struct shoal_stall_s {
@@ -50,7 +54,7 @@ typedef struct shoal_stall_s {
     char behaviour[64];
     /* The pool records it counts for (its own pool, then each pool above),
      * for comparison only; NULL-terminated. */
-    const void *pools[SHOAL_POOL_MAX_DEPTH + 1];
+    const void *pools[SHOAL_STALL_GROUPS_MAX + 1];
 } shoal_stall_t;
 
 /* Sets rt->monitor up (after the workers exist). warn_ms >= 1, max_extra:
