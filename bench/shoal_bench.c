@@ -260,10 +260,9 @@ int bench_spawn_worker_pool(bench_t *b, const char *name, const bench_worker_arg
     if (bench_pull()) { /* the same capacity, in one buffer */
         spec.kind = SHOAL_POOL_KIND_PULL;
         spec.prefetch = 1;
-        spec.buffer = mailbox == SHOAL_MAILBOX_UNBOUNDED ? SHOAL_POOL_MAX_BUFFER
-                      : (uint64_t)size * mailbox > SHOAL_POOL_MAX_BUFFER
-                          ? SHOAL_POOL_MAX_BUFFER
-                          : size * mailbox;
+        spec.buffer = mailbox == SHOAL_MAILBOX_UNBOUNDED                 ? SHOAL_POOL_MAX_BUFFER
+                      : (uint64_t)size * mailbox > SHOAL_POOL_MAX_BUFFER ? SHOAL_POOL_MAX_BUFFER
+                                                                         : size * mailbox;
     }
     return shoal_runtime_spawn_pool(b->rt, &spec, pid);
 }

@@ -54,10 +54,10 @@ typedef struct w1_producer_args_s {
 typedef struct w1_producer_s {
     w1_cfg_t *cfg;
     unsigned p;
-    uint64_t i;         /* next message */
-    uint64_t end;       /* one past this producer's last message */
-    unsigned next_w;    /* direct: i mod W */
-    uint64_t done_sent; /* direct: MSG_DONEs sent so far */
+    uint64_t i;          /* next message */
+    uint64_t end;        /* one past this producer's last message */
+    unsigned next_w;     /* direct: i mod W */
+    uint64_t done_sent;  /* direct: MSG_DONEs sent so far */
     uint64_t full;       /* SHOAL_EFULL / SHOAL_EBUSY seen (each ends a turn) */
     uint64_t room_waits; /* ... of them, waits for SHOAL_MSG_ROOM (a pull pool) */
 } w1_producer_t;
@@ -250,8 +250,11 @@ int bench_w1(int argc, char **argv)
     bench_result(&b, params, b.count, b.t1 - b.t0,
                  "check=%llu pool=%s producer=actor producers=%u mailbox=%s chunk=%u "
                  "yield=shoal_yield done=%s%s",
-                 (unsigned long long)b.acc, !pooled ? "rr-actors" : bench_pull() ? "shoal-pull" : "shoal-pool", cfg.producers,
-                 mbox, cfg.chunk, pooled ? "drain" : "fifo-marker",
+                 (unsigned long long)b.acc,
+                 !pooled        ? "rr-actors"
+                 : bench_pull() ? "shoal-pull"
+                                : "shoal-pool",
+                 cfg.producers, mbox, cfg.chunk, pooled ? "drain" : "fifo-marker",
                  bench_inspect_extras(&insp, ins, sizeof ins));
     int status = BENCH_OK;
     if (b.count != n || b.acc != want) {

@@ -587,8 +587,8 @@ int bench_w5(int argc, char **argv)
                  (unsigned long long)b.acc, (double)hist_percentile(h, 50) / 1e3,
                  (double)hist_percentile(h, 99) / 1e3, (double)h->max / 1e3, pool, bound, cfg.chunk,
                  (unsigned long long)cfg.retries, (unsigned long long)cfg.room_waits,
-                 (unsigned long long)cfg.ahead_yields,
-                 (unsigned long long)cfg.sleeps, (double)cfg.max_lag / 1e3, 1u << W5_SUB_BITS,
+                 (unsigned long long)cfg.ahead_yields, (unsigned long long)cfg.sleeps,
+                 (double)cfg.max_lag / 1e3, 1u << W5_SUB_BITS,
                  bench_inspect_extras(&insp, ins, sizeof ins));
     uint32_t want = w5_expected_check(n);
     int status = BENCH_OK;

@@ -113,9 +113,9 @@ typedef struct shoal_actor_ext_s {
     /* What its group's kind keeps for it (zeroed at spawn, written only in
      * its turns): the member's own words, for as long as it lives. */
     uint64_t member[4];
-    bool retiring;                   /* removed from its group: end when the mailbox is empty */
-    bool notify_start;              /* the parent waits for SHOAL_ENV_STARTED (not sent yet) */
-    shoal_send_counts_t *sends;     /* a source's: its sends are counted there (NULL: not) */
+    bool retiring;              /* removed from its group: end when the mailbox is empty */
+    bool notify_start;          /* the parent waits for SHOAL_ENV_STARTED (not sent yet) */
+    shoal_send_counts_t *sends; /* a source's: its sends are counted there (NULL: not) */
 } shoal_actor_ext_t;
 
 typedef struct shoal_actor_back_s {

@@ -60,8 +60,7 @@ typedef struct shoal_group_timing_s {
 typedef struct shoal_group_ops_s {
     /* Any thread, inside a read-side region, g live in `to`'s generation:
      * takes e (SHOAL_OK) or refuses it (an error; the caller keeps e). */
-    int (*route)(shoal_runtime_t *rt, struct shoal_tcache_s *tc, shoal_group_t *g,
-                 shoal_env_t *e);
+    int (*route)(shoal_runtime_t *rt, struct shoal_tcache_s *tc, shoal_group_t *g, shoal_env_t *e);
     /* The group's own actor. */
     void (*own_message)(struct shoal_ctx_s *ctx, shoal_env_t *e);
     void (*own_retire)(struct shoal_ctx_s *ctx);

@@ -69,8 +69,8 @@ static void leave_group(shoal_tcache_t *tc, bool opened)
 
 /* Hands a user-mailbox envelope sent to the group `to` to its kind.
  * SHOAL_OK: taken; NOT_GROUP; else an error, and the caller keeps e. */
-static int route_to_group(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a,
-                          shoal_pid_t to, shoal_env_t *e)
+static int route_to_group(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a, shoal_pid_t to,
+                          shoal_env_t *e)
 {
     bool opened = !tc->in_region;
     int rc;
@@ -80,7 +80,6 @@ static int route_to_group(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t
     leave_group(tc, opened);
     return rc;
 }
-
 
 int shoal__deliver(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoal_env_t *e,
                    bool sys)

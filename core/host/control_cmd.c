@@ -179,8 +179,9 @@ static void epic_answer(shoal_control_t *c, shoal_control_conn_t *k, const shoal
         shoal__host_log(c->h, SHOAL_LOG_INFO, "control: epic %s: started", name);
         shoal__control_say(k, "0 ok\n%s: epic started\n", name);
     } else if (r->rc == SHOAL_EBUSY) {
-        shoal__control_say(k, "1 busy: %s is working through an epic (%" PRIu64
-                              " items so far); a new one starts when it is done\n",
+        shoal__control_say(k,
+                           "1 busy: %s is working through an epic (%" PRIu64
+                           " items so far); a new one starts when it is done\n",
                            name, st.source_items);
     } else if (r->rc == SHOAL_ENOTSUP) {
         shoal__control_say(k, "1 %s has no source (an epic needs a pull pool with source:)\n",

@@ -19,7 +19,6 @@
 #include "runtime/runtime.h"
 #include "sched/futex.h"
 
-
 static shoal_pool_cursor_t *cursor_of(shoal_tcache_t *tc, const shoal_pool_t *p)
 {
     shoal_pool_cursor_t *c = &tc->cursors[((uintptr_t)p >> 6) & (SHOAL_POOL_CURSORS - 1)];

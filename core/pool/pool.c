@@ -129,7 +129,8 @@ static int spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t parent,
     if (tc == NULL)
         rc = SHOAL_ENOMEM;
     else if (spec == NULL || pid == NULL ||
-             (launch != NULL && (spec->worker_pool != NULL || spec->kind != SHOAL_POOL_KIND_FORWARD)))
+             (launch != NULL &&
+              (spec->worker_pool != NULL || spec->kind != SHOAL_POOL_KIND_FORWARD)))
         rc = SHOAL_EINVAL; /* (a remote pool's nesting is the child's; it forwards) */
     else
         rc = spec_check(spec, depth);

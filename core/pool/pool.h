@@ -54,7 +54,7 @@
 struct shoal_pool_stripe_s {
     alignas(64) _Atomic uint64_t forwarded; /* a pull pool: accepted into its buffer */
     _Atomic uint64_t unhandled;
-    _Atomic uint64_t delivered; /* a pull pool: taken by a member */
+    _Atomic uint64_t delivered;                  /* a pull pool: taken by a member */
     _Atomic uint64_t redelivered, dead_lettered; /* a pull pool: after a failure */
     _Atomic uint64_t handled;
     _Atomic uint64_t failed;
@@ -90,7 +90,7 @@ typedef struct shoal_pool_s {
     shoal_group_t g;
     /* read by senders */
     alignas(64) _Atomic uint32_t nworkers; /* slots[0 .. nworkers) are the FIFO */
-    uint32_t cap;                /* max_size */
+    uint32_t cap;                          /* max_size */
     _Atomic shoal_pid_t *slots;
     shoal_pool_stripe_t *stripes; /* nstripes: one per worker id, then the shared one */
     uint32_t nstripes;
@@ -228,7 +228,10 @@ bool shoal__pool_is_quiet(shoal_pool_t *p);
 
 /* One message in 16 a thread sends to pools carries its send time, for the
  * queue-wait and service-time histograms: whether this one does. */
-static inline bool shoal__pool_sampled(shoal_tcache_t *tc) { return (++tc->pool_sample & 15u) == 0; }
+static inline bool shoal__pool_sampled(shoal_tcache_t *tc)
+{
+    return (++tc->pool_sample & 15u) == 0;
+}
 /* Stamps e with the time now, once (and only if its payload leaves room:
  * shoal__env_stamp). */
 static inline void shoal__pool_stamp(shoal_env_t *e)

@@ -56,7 +56,7 @@ int shoal__pull_new(shoal_pool_t *p, const shoal_pool_spec_t *spec)
         return SHOAL_ENOMEM;
     memset(q, 0, sizeof *q);
     if (shoal__inject_init(&q->queue, ring_size(spec->buffer + (uint64_t)spec->size *
-                                                                     spec->prefetch)) != SHOAL_OK) {
+                                                                   spec->prefetch)) != SHOAL_OK) {
         free(q);
         return SHOAL_ENOMEM;
     }
@@ -95,8 +95,8 @@ void shoal__pull_free(shoal_runtime_t *rt, shoal_pull_t *q)
 void shoal__pull_update(shoal_pool_t *p)
 {
     shoal_pull_t *q = p->pull;
-    uint64_t cap = q->buffer + (uint64_t)p->target *
-                                   atomic_load_explicit(&q->prefetch, memory_order_relaxed);
+    uint64_t cap =
+        q->buffer + (uint64_t)p->target * atomic_load_explicit(&q->prefetch, memory_order_relaxed);
     atomic_store_explicit(&q->capacity, cap, memory_order_relaxed);
     /* More room (a resize, a bigger buffer): producers waiting for it hear. */
     if (atomic_load_explicit(&q->nwaiting, memory_order_seq_cst) != 0 &&
@@ -208,8 +208,7 @@ static void room_after_settle(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t
     shoal__pull_room(ctx, p, left); /* the source's (pull_source.c) */
 }
 
-static int pull_room(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g,
-                     shoal_pid_t waiter)
+static int pull_room(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g, shoal_pid_t waiter)
 {
     shoal_pool_t *p = shoal__pool_of_group(g);
     shoal_pull_t *q = p->pull;

@@ -194,8 +194,8 @@ static bool take_cursor(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_ms
     shoal_pull_t *q = p->pull;
     if (msg->size > sizeof q->cursor) {
         say(ctx, p, SHOAL_LOG_ERROR,
-            "source %s: a cursor of %zu bytes (at most %u): the source is stopped",
-            source_name(p), msg->size, (unsigned)sizeof q->cursor);
+            "source %s: a cursor of %zu bytes (at most %u): the source is stopped", source_name(p),
+            msg->size, (unsigned)sizeof q->cursor);
         return false;
     }
     if (msg->size != 0) {
@@ -238,8 +238,7 @@ bool shoal__pull_source_message(struct shoal_ctx_s *ctx, shoal_pool_t *p, const 
     return true;
 }
 
-bool shoal__pull_source_exit(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid,
-                             int reason)
+bool shoal__pull_source_exit(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid, int reason)
 {
     shoal_pull_t *q = p->pull;
     if (q == NULL || pid != atomic_load_explicit(&q->source_pid, memory_order_relaxed) ||
@@ -265,8 +264,8 @@ bool shoal__pull_source_exit(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid
         }
         reason = rc;
     }
-    say(ctx, p, SHOAL_LOG_ERROR, "source %s failed: %s (%d); not started again",
-        source_name(p), shoal_strerror(reason), reason);
+    say(ctx, p, SHOAL_LOG_ERROR, "source %s failed: %s (%d); not started again", source_name(p),
+        shoal_strerror(reason), reason);
     epic_end(ctx, p, SHOAL_SOURCE_FAILED, "failed");
     return true;
 }

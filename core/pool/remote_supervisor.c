@@ -281,8 +281,8 @@ static void deliver(shoal_remote_t *r, child_t *c, shoal_tcache_t *tc)
         if (tag == SHOAL_REMOTE_REPLY) {
             bool status = (m.flags & SHOAL_REMOTE_MSG_STATUS) != 0;
             shoal_env_t *e =
-                shoal__env_new(tc, SHOAL_MSG_REPLY, status ? SHOAL_ENV_STATUS : 0, r->p->g.pid, m.ref,
-                               m.type, status ? NULL : payload, status ? 0 : size);
+                shoal__env_new(tc, SHOAL_MSG_REPLY, status ? SHOAL_ENV_STATUS : 0, r->p->g.pid,
+                               m.ref, m.type, status ? NULL : payload, status ? 0 : size);
             if (e != NULL && shoal__deliver(r->rt, tc, m.to, e, true) != SHOAL_OK) {
                 shoal__env_free(tc, e);
                 SHOAL_STAT_ADD(tc, replies_late, 1);

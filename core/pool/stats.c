@@ -76,8 +76,8 @@ void shoal__pool_fill_stats(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pool
     /* In a remote pool's child, or in a pull pool's buffer and members:
      * what was accepted and not yet settled. */
     if (p->remote != NULL || p->pull != NULL) {
-        uint64_t settled = st->messages_handled + st->messages_failed + st->messages_dropped +
-                           st->dead_lettered;
+        uint64_t settled =
+            st->messages_handled + st->messages_failed + st->messages_dropped + st->dead_lettered;
         st->queue_depth = st->messages_forwarded > settled ? st->messages_forwarded - settled : 0;
         return;
     }
@@ -124,8 +124,8 @@ static bool peek(shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms)
     shoal__pull_stats(p, st);
     /* Summed while traffic flows, a message may show as handled before its
      * forward does: in flight never goes below 0. */
-    uint64_t settled = st->messages_handled + st->messages_failed + st->messages_dropped +
-                       st->dead_lettered;
+    uint64_t settled =
+        st->messages_handled + st->messages_failed + st->messages_dropped + st->dead_lettered;
     st->queue_depth = st->messages_forwarded > settled ? st->messages_forwarded - settled : 0;
     return true;
 }

@@ -46,8 +46,8 @@ typedef struct shoal_inject_s {
     _Atomic size_t overflow_len;
     size_t mask;
     shoal_inject_cell_t *cells;
-    pthread_mutex_t lock;      /* overflow */
-    void **ov; /* circular buffer */
+    pthread_mutex_t lock; /* overflow */
+    void **ov;            /* circular buffer */
     size_t ov_head, ov_len, ov_cap;
 } shoal_inject_t;
 

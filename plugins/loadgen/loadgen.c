@@ -92,7 +92,7 @@ typedef struct loadgen_s {
     bool turn_pending; /* a TURN_NOW is on its way */
     bool room_wait;    /* as-fast mode: waiting for SHOAL_MSG_ROOM from the target */
     bool finished;
-    bool lost;         /* the target was not found: said once, until it is again */
+    bool lost; /* the target was not found: said once, until it is again */
     loadgen_stats_t st;
 } loadgen_t;
 

@@ -53,7 +53,9 @@ static void anything_else_is_escaped_whole(void)
             "b\tc\\d",
             "a\\x01\\x02\\xffb\\tc\\\\d\n");
     ESCAPED("x\0y", "x\\x00y\n"); /* never \0: "\01" would read as octal */
-    ESCAPED("\0" "1", "\\x001\n");
+    ESCAPED("\0"
+            "1",
+            "\\x001\n");
     ESCAPED("cr\r\n", "cr\\r\\n\n");
     ESCAPED("\x1b[31mred", "\\x1b[31mred\n"); /* a terminal escape never reaches it */
     ESCAPED("del\x7f", "del\\x7f\n");

@@ -335,7 +335,8 @@ static void test_resolve_bad(void)
          F "9:27: pools.jobs.source_args.rounds: expected an integer, got 'many'", SHOAL_EINVAL},
         /* the workers' args are checked as before, and named args */
         {RPULL "    args: {rate: 1}\n    source: burn.burn\n",
-         F "8:12: pools.jobs.args: unknown key 'rate' for burn.burn (it takes: rounds, spin, skew, factor)",
+         F "8:12: pools.jobs.args: unknown key 'rate' for burn.burn (it takes: rounds, spin, skew, "
+           "factor)",
          SHOAL_EINVAL},
     };
     shoal_loader_t *L = NULL;

@@ -616,10 +616,11 @@ static void loadgen_delivers_exactly(void)
     stats(rt, s, &st, sizeof st);
     CU_ASSERT_EQUAL(st.messages, 500);
     CU_ASSERT_EQUAL(st.bytes, 500 * 8);
-    inspect_is(rt, g, "loadgen", "null",
-               "{\"sent\":500,\"refused_full\":0,\"refused_busy\":0,\"noproc\":0,"
-               "\"send_errors\":0,\"replies\":0,\"reply_errors\":0,\"timeouts\":0,"
-               "\"in_flight\":0,\"throttled\":0,\"behind\":0,\"done\":1,\"room_waits\":0,\"retries\":0}");
+    inspect_is(
+        rt, g, "loadgen", "null",
+        "{\"sent\":500,\"refused_full\":0,\"refused_busy\":0,\"noproc\":0,"
+        "\"send_errors\":0,\"replies\":0,\"reply_errors\":0,\"timeouts\":0,"
+        "\"in_flight\":0,\"throttled\":0,\"behind\":0,\"done\":1,\"room_waits\":0,\"retries\":0}");
     shoal_test_assert_logged(
         "> loadgen: done: 500 sent, 0 full, 0 busy, 0 noproc, 0 replies, 0 timeouts\n");
     CU_ASSERT_EQUAL(shoal_test_exit_of(g), SHOAL_TEST_NO_EXIT); /* done: idle stays */
@@ -681,9 +682,8 @@ static void loadgen_waits_for_room(void)
     CU_ASSERT_EQUAL(lst.room_waits, lst.refused_busy);
     CU_ASSERT_EQUAL(lst.retries, 0);
     shoal_pool_stats_t st;
-    SHOAL_TEST_WAIT_UNTIL(shoal_pool_stats(rt, pool, &st, 10000) == SHOAL_OK &&
-                              st.messages_handled == 3000,
-                          20.0);
+    SHOAL_TEST_WAIT_UNTIL(
+        shoal_pool_stats(rt, pool, &st, 10000) == SHOAL_OK && st.messages_handled == 3000, 20.0);
     CU_ASSERT_EQUAL(st.messages_handled, 3000);
     CU_ASSERT_EQUAL(st.messages_unhandled, lst.refused_busy);
     done(rt);

@@ -210,19 +210,21 @@ static void prefetch_and_buffer_change_live(void)
     shoal_pid_t p = spawn(rt, &s);
     uint32_t v = 2;
     shoal_answer_t a;
-    CU_ASSERT_EQUAL(shoal_runtime_call_priority(rt, p, SHOAL_POOL_SET_PREFETCH, &v, sizeof v, TMO, &a),
-                    SHOAL_OK);
+    CU_ASSERT_EQUAL(
+        shoal_runtime_call_priority(rt, p, SHOAL_POOL_SET_PREFETCH, &v, sizeof v, TMO, &a),
+        SHOAL_OK);
     CU_ASSERT_EQUAL(a.status, SHOAL_OK);
     shoal_answer_release(&a);
     atomic_store(&prefetch_now, 2);
     v = 5;
-    CU_ASSERT_EQUAL(shoal_runtime_call_priority(rt, p, SHOAL_POOL_SET_BUFFER, &v, sizeof v, TMO, &a),
-                    SHOAL_OK);
+    CU_ASSERT_EQUAL(
+        shoal_runtime_call_priority(rt, p, SHOAL_POOL_SET_BUFFER, &v, sizeof v, TMO, &a), SHOAL_OK);
     CU_ASSERT_EQUAL(a.status, SHOAL_OK);
     shoal_answer_release(&a);
     v = 0; /* prefetch 0 is refused */
-    CU_ASSERT_EQUAL(shoal_runtime_call_priority(rt, p, SHOAL_POOL_SET_PREFETCH, &v, sizeof v, TMO, &a),
-                    SHOAL_OK);
+    CU_ASSERT_EQUAL(
+        shoal_runtime_call_priority(rt, p, SHOAL_POOL_SET_PREFETCH, &v, sizeof v, TMO, &a),
+        SHOAL_OK);
     CU_ASSERT_EQUAL(a.status, SHOAL_EINVAL);
     shoal_answer_release(&a);
     int ok = 0;
@@ -242,8 +244,9 @@ static void prefetch_and_buffer_change_live(void)
     shoal_pool_spec_init(&f);
     f.worker = &wk;
     shoal_pid_t fp = spawn(rt, &f);
-    CU_ASSERT_EQUAL(shoal_runtime_call_priority(rt, fp, SHOAL_POOL_SET_BUFFER, &v, sizeof v, TMO, &a),
-                    SHOAL_OK);
+    CU_ASSERT_EQUAL(
+        shoal_runtime_call_priority(rt, fp, SHOAL_POOL_SET_BUFFER, &v, sizeof v, TMO, &a),
+        SHOAL_OK);
     CU_ASSERT_EQUAL(a.status, SHOAL_ENOTSUP);
     shoal_answer_release(&a);
     CU_ASSERT_EQUAL(stats(rt, fp).kind, SHOAL_POOL_KIND_FORWARD);
@@ -479,8 +482,7 @@ static void failed_items_are_given_again(void)
             shoal_test_nap();
         CU_ASSERT_EQUAL_FATAL(rc, SHOAL_OK);
     }
-    WAIT_UNTIL(atomic_load(&dl_seen) == always &&
-               stats(rt, p).messages_handled == 600 - always);
+    WAIT_UNTIL(atomic_load(&dl_seen) == always && stats(rt, p).messages_handled == 600 - always);
     shoal_pool_stats_t st = stats(rt, p);
     CU_ASSERT_EQUAL(st.messages_forwarded, 600);
     CU_ASSERT_EQUAL(st.messages_handled, 600 - always);
@@ -537,8 +539,8 @@ static void no_lost_wake_up(void)
         }
     }
     CU_ASSERT_EQUAL(answered, 3000);
-    feeder_t f[4] = {{rt, p, 0, 800, 0}, {rt, p, 800, 800, 0}, {rt, p, 1600, 800, 0},
-                     {rt, p, 2400, 800, 0}};
+    feeder_t f[4] = {
+        {rt, p, 0, 800, 0}, {rt, p, 800, 800, 0}, {rt, p, 1600, 800, 0}, {rt, p, 2400, 800, 0}};
     pthread_t t[4];
     for (int i = 0; i < 4; i++)
         pthread_create(&t[i], NULL, feed, &f[i]);

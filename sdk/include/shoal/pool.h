@@ -74,13 +74,13 @@ typedef struct shoal_pool_spec_s {
     /* Appended in ABI 1.4 (the spec only grows at the end). */
     uint32_t kind; /* SHOAL_POOL_KIND_FORWARD (the default) or SHOAL_POOL_KIND_PULL */
     /* Pull pools (shoal/pull.h); ignored by forward pools. */
-    uint32_t prefetch;   /* items one worker holds at most: 1 .. SHOAL_POOL_MAX_PREFETCH; default 1 */
-    uint32_t buffer;     /* items the pool holds for its workers: 0 .. SHOAL_POOL_MAX_BUFFER;
-                            default 1024 */
-    uint32_t redeliver;  /* times an item (a cast) whose worker failed or died on it goes to
-                            another: 0 .. SHOAL_POOL_MAX_REDELIVER; default 0 (at most once) */
-    shoal_pid_t dead_letter;         /* where it goes after that (as an ordinary send from its
-                                        first sender); SHOAL_PID_NONE: counted failed */
+    uint32_t prefetch; /* items one worker holds at most: 1 .. SHOAL_POOL_MAX_PREFETCH; default 1 */
+    uint32_t buffer;   /* items the pool holds for its workers: 0 .. SHOAL_POOL_MAX_BUFFER;
+                          default 1024 */
+    uint32_t redeliver;      /* times an item (a cast) whose worker failed or died on it goes to
+                                another: 0 .. SHOAL_POOL_MAX_REDELIVER; default 0 (at most once) */
+    shoal_pid_t dead_letter; /* where it goes after that (as an ordinary send from its
+                                first sender); SHOAL_PID_NONE: counted failed */
     const shoal_behaviour_t *source; /* the epic: asked for items (shoal/pull.h), or NULL */
     const void *source_args;         /* its init's args; must stay valid while the pool lives */
 } shoal_pool_spec_t;
@@ -111,8 +111,7 @@ SHOAL_API int shoal_spawn_pool_sized(shoal_ctx_t *ctx, const shoal_pool_spec_t *
 SHOAL_API void(shoal_pool_spec_init)(shoal_pool_spec_t *spec);
 SHOAL_API int(shoal_runtime_spawn_pool)(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
                                         shoal_pid_t *pid);
-SHOAL_API int(shoal_spawn_pool)(shoal_ctx_t *ctx, const shoal_pool_spec_t *spec,
-                                shoal_pid_t *pid);
+SHOAL_API int(shoal_spawn_pool)(shoal_ctx_t *ctx, const shoal_pool_spec_t *spec, shoal_pid_t *pid);
 #define shoal_pool_spec_init(spec) shoal_pool_spec_init_sized((spec), sizeof(shoal_pool_spec_t))
 #define shoal_runtime_spawn_pool(rt, spec, pid)                                                    \
     shoal_runtime_spawn_pool_sized((rt), (spec), sizeof(shoal_pool_spec_t), (pid))
@@ -145,8 +144,9 @@ SHOAL_API int(shoal_spawn_pool)(shoal_ctx_t *ctx, const shoal_pool_spec_t *spec,
 /* Pull pools only (others answer SHOAL_ENOTSUP). */
 #define SHOAL_POOL_SET_PREFETCH 0xFFFE0007u /* payload: items per worker; reply: the new value */
 #define SHOAL_POOL_SET_BUFFER 0xFFFE0008u   /* payload: buffer items; reply: the new value */
-#define SHOAL_POOL_EPIC 0xFFFE0009u /* no payload: starts the source again (a new epic) on a
-                                       pool whose last one has ended; SHOAL_EBUSY while one runs */
+#define SHOAL_POOL_EPIC                                                                            \
+    0xFFFE0009u /* no payload: starts the source again (a new epic) on a                           \
+                   pool whose last one has ended; SHOAL_EBUSY while one runs */
 
 enum { SHOAL_POOL_RUNNING = 0, SHOAL_POOL_DEGRADED = 1, SHOAL_POOL_DRAINING = 2 };
 
@@ -184,17 +184,17 @@ typedef struct shoal_pool_stats_s {
      * failed by a worker, queue_depth = in the buffer + held by workers; and
      *   received = handled + failed + dead_lettered + dropped + queue_depth
      * (an item redelivered counts once, when it is settled for good). */
-    uint32_t kind;           /* SHOAL_POOL_KIND_* */
-    uint32_t prefetch;       /* pull: items per worker */
-    uint64_t buffer;         /* pull: its capacity ... */
-    uint64_t buffer_depth;   /* ... and the items in it now */
-    uint64_t demand;         /* pull: items the workers could take now (size x prefetch - held) */
-    uint64_t delivered;      /* pull: items taken by a worker (redeliveries included) */
-    uint64_t redelivered;    /* pull: items given to another worker after a failure */
-    uint64_t dead_lettered;  /* pull: items sent on to dead_letter after the last redelivery */
-    uint32_t source_state;   /* pull: SHOAL_SOURCE_* (shoal/pull.h) */
+    uint32_t kind;          /* SHOAL_POOL_KIND_* */
+    uint32_t prefetch;      /* pull: items per worker */
+    uint64_t buffer;        /* pull: its capacity ... */
+    uint64_t buffer_depth;  /* ... and the items in it now */
+    uint64_t demand;        /* pull: items the workers could take now (size x prefetch - held) */
+    uint64_t delivered;     /* pull: items taken by a worker (redeliveries included) */
+    uint64_t redelivered;   /* pull: items given to another worker after a failure */
+    uint64_t dead_lettered; /* pull: items sent on to dead_letter after the last redelivery */
+    uint32_t source_state;  /* pull: SHOAL_SOURCE_* (shoal/pull.h) */
     uint32_t source_restarts;
-    uint64_t source_items;   /* pull: items the source has sent in this epic */
+    uint64_t source_items; /* pull: items the source has sent in this epic */
 } shoal_pool_stats_t;
 
 /* From a thread that is not a dispatcher worker: the commands above as
