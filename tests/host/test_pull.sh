@@ -18,7 +18,8 @@
 . "$(dirname "$0")/lib.sh" "$1"
 export SHOAL_SOCKET=$tmp/ctl.sock
 scale=${SHOAL_STRESS_SCALE:-1}
-n=$(awk -v s="$scale" 'BEGIN { printf "%d", 10000000 * s }')
+# At least 4 * 10^6: the busy check below needs an epic still running.
+n=$(awk -v s="$scale" 'BEGIN { n = 10000000 * s; printf "%d", n < 4000000 ? 4000000 : n }')
 
 header() {
     cat <<YAML
@@ -52,13 +53,13 @@ pid=$!
 wait_for 'epic: epic started: source seq'
 
 # 1 + 2: busy while it runs, its memory early in the epic.
-sleep 0.3
-rss0=$(awk '/^VmRSS/ { print $2 }' /proc/$pid/status)
 out=$("$shoalctl" epic epic 2>&1)
 rc=$?
 [ $rc = 1 ] || fail "epic while one runs: exit $rc, not 1 ($out)"
 echo "$out" | grep -Eq '^shoalctl: busy: epic is working through an epic \([0-9]+ items so far\)' ||
     fail "epic while one runs: '$out'"
+sleep 0.3
+rss0=$(awk '/^VmRSS/ { print $2 }' /proc/$pid/status)
 out=$("$shoalctl" epic api 2>&1)
 [ $? = 1 ] && [ "$out" = "shoalctl: api has no source (an epic needs a pull pool with source:)" ] ||
     fail "epic on a forward pool: '$out'"
