@@ -105,6 +105,8 @@ int shoal__actor_spawn_as(shoal_runtime_t *rt, shoal_tcache_t *tc, const shoal_s
             goto fail;
         ext->parent = parent;
         ext->member_of = s->member_of;
+        if (s->member_words != NULL)
+            memcpy(ext->member, s->member_words, sizeof ext->member);
         ext->sends = s->sends;
         ext->notify_start = s->notify_start && parent != SHOAL_PID_NONE;
         if (hold != NULL)

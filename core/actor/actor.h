@@ -154,6 +154,7 @@ typedef struct shoal_spawn_s {
     const shoal_actor_hold_t *hold;
     struct shoal_group_s *group;     /* kind GROUP: the record it runs */
     struct shoal_group_s *member_of; /* a member: its group (the reference passes to it) */
+    const uint64_t *member_words;    /* ... and its first words (ext->member), or NULL: 0 */
     /* Tell the parent how the start went: one SHOAL_ENV_STARTED to it, with
      * status 0 once init has succeeded, or the reason the actor ended
      * before (its init failed or panicked, or it was stopped first) and the

@@ -278,10 +278,11 @@ static void status(shoal_control_t *c, shoal_control_conn_t *k)
         if (st.kind == SHOAL_POOL_KIND_PULL)
             snprintf(pull, sizeof pull,
                      " pull buffer %" PRIu64 "/%" PRIu64 " held %" PRIu64 "/%" PRIu64
-                     " refused %" PRIu64,
+                     " idle %" PRIu32 " refused %" PRIu64,
                      st.buffer_depth, st.buffer,
                      st.queue_depth > st.buffer_depth ? st.queue_depth - st.buffer_depth : 0,
-                     (uint64_t)st.pool_size * st.prefetch, st.messages_unhandled);
+                     (uint64_t)st.pool_size * st.prefetch, shoal__pull_idle(h->pools[i].rec),
+                     st.messages_unhandled);
         shoal__control_say(
             k, "pool %s size %u target %u in_flight %" PRIu64 " forwarded %" PRIu64 "%s%s\n",
             h->pools[i].name, st.pool_size, st.target_size, st.queue_depth, st.messages_forwarded,

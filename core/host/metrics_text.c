@@ -87,6 +87,8 @@ static const char *seconds(uint64_t ns, char out[40])
 typedef struct pool_view_s {
     shoal_pool_stats_t st;
     shoal_pool_hist_t *hist;
+    shoal_pull_worker_stats_t *workers; /* a pull pool's, by seat (the first ones) */
+    size_t nworkers;
     char label[160]; /* the pool's name, escaped */
 } pool_view_t;
 
@@ -217,8 +219,45 @@ static void histogram(shoal_metrics_buf_t *b, const pool_view_t *v, size_t n, co
     }
 }
 
-/* The pull pools' families (pull_series, then their sources' state), none
- * at all when no pool is a pull pool. */
+/* A pull pool's workers, one series per seat (the first
+ * SHOAL__PULL_WORKERS_SHOWN): a replacement takes its seat, and its
+ * counters start again from 0 (a counter reset). */
+enum { W_COMPLETED, W_IN_PROGRESS, W_IDLE };
+static const struct {
+    const char *name, *type, *help;
+    unsigned what;
+} worker_series[] = {
+    {"shoal_pull_worker_completed_total", "counter",
+     "Items the worker in this seat of a pull pool handled (since it started).", W_COMPLETED},
+    {"shoal_pull_worker_in_progress", "gauge",
+     "Items the worker in this seat of a pull pool holds: taken, not settled.", W_IN_PROGRESS},
+    {"shoal_pull_worker_idle_seconds_total", "counter",
+     "Time the worker in this seat of a pull pool waited for work (since it started).", W_IDLE},
+};
+
+static void render_workers(shoal_metrics_buf_t *b, const pool_view_t *v, size_t n)
+{
+    for (size_t f = 0; f < sizeof worker_series / sizeof worker_series[0]; f++) {
+        family(b, worker_series[f].name, worker_series[f].type, worker_series[f].help);
+        for (size_t k = 0; k < n; k++) {
+            for (size_t i = 0; i < v[k].nworkers; i++) {
+                const shoal_pull_worker_stats_t *w = &v[k].workers[i];
+                if (worker_series[f].what == W_IDLE) {
+                    char sec[40];
+                    put(b, "%s{pool=\"%s\",worker=\"%" PRIu32 "\"} %s\n", worker_series[f].name,
+                        v[k].label, w->seat, seconds(w->idle_ns, sec));
+                    continue;
+                }
+                uint64_t x = worker_series[f].what == W_COMPLETED ? w->completed : w->in_progress;
+                put(b, "%s{pool=\"%s\",worker=\"%" PRIu32 "\"} %" PRIu64 "\n",
+                    worker_series[f].name, v[k].label, w->seat, x);
+            }
+        }
+    }
+}
+
+/* The pull pools' families (pull_series, then their sources' state, then
+ * their workers'), none at all when no pool is a pull pool. */
 static void render_pull(shoal_metrics_buf_t *b, const pool_view_t *v, size_t n)
 {
     size_t npull = 0;
@@ -240,6 +279,7 @@ static void render_pull(shoal_metrics_buf_t *b, const pool_view_t *v, size_t n)
         for (uint32_t st = 0; st < 4 && v[k].st.kind == SHOAL_POOL_KIND_PULL; st++)
             put(b, "shoal_pool_source_state{pool=\"%s\",state=\"%s\"} %d\n", v[k].label,
                 source_state_names[st], v[k].st.source_state == st);
+    render_workers(b, v, n);
 }
 
 static void render_pools(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b)
@@ -257,6 +297,14 @@ static void render_pools(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b)
         shoal__pool_peek(s->pools[k].rec, &v[k].st);
         shoal__pool_hist(s->pools[k].rec, &hist[k]);
         esc(s->pools[k].name, v[k].label, sizeof v[k].label);
+        if (v[k].st.kind == SHOAL_POOL_KIND_PULL) {
+            if ((v[k].workers = calloc(SHOAL__PULL_WORKERS_SHOWN, sizeof *v[k].workers)) == NULL) {
+                b->failed = true;
+                goto done;
+            }
+            size_t w = shoal__pull_workers(s->pools[k].rec, v[k].workers, SHOAL__PULL_WORKERS_SHOWN);
+            v[k].nworkers = w < SHOAL__PULL_WORKERS_SHOWN ? w : SHOAL__PULL_WORKERS_SHOWN;
+        }
     }
     for (size_t f = 0; f < sizeof pool_series / sizeof pool_series[0]; f++) {
         family(b, pool_series[f].name, pool_series[f].type, pool_series[f].help);
@@ -280,6 +328,8 @@ static void render_pools(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b)
               "are not).",
               false);
 done:
+    for (size_t k = 0; v != NULL && k < n; k++)
+        free(v[k].workers);
     free(v);
     free(hist);
 }

@@ -50,11 +50,11 @@ static const char *pool_state(const shoal_host_pool_t *hp, const shoal_pool_stat
 
 /* The queued column and what follows the state. A forward pool: the
  * messages in flight, nothing after. A pull pool: its buffer as depth/
- * capacity, and after the state what its workers hold of what they may:
- * "10/10" ... "running (pull, held 2/2)". Its in/s is what the buffer
+ * capacity, and after the state what its workers hold of what they may
+ * and how many wait for work: "10/10" ... "running (pull, held 2/2, idle 0)". Its in/s is what the buffer
  * accepted, its refused/s the sends refused because it was full. */
-static void queued_text(const shoal_pool_stats_t *st, char *queued, size_t qsize, char *kind,
-                        size_t ksize)
+static void queued_text(shoal_pool_t *rec, const shoal_pool_stats_t *st, char *queued,
+                        size_t qsize, char *kind, size_t ksize)
 {
     if (st->kind != SHOAL_POOL_KIND_PULL) {
         snprintf(queued, qsize, "%" PRIu64, st->queue_depth);
@@ -62,8 +62,8 @@ static void queued_text(const shoal_pool_stats_t *st, char *queued, size_t qsize
     }
     uint64_t held = st->queue_depth > st->buffer_depth ? st->queue_depth - st->buffer_depth : 0;
     snprintf(queued, qsize, "%" PRIu64 "/%" PRIu64, st->buffer_depth, st->buffer);
-    snprintf(kind, ksize, " (pull, held %" PRIu64 "/%" PRIu64 ")", held,
-             (uint64_t)st->pool_size * st->prefetch);
+    snprintf(kind, ksize, " (pull, held %" PRIu64 "/%" PRIu64 ", idle %" PRIu32 ")", held,
+             (uint64_t)st->pool_size * st->prefetch, shoal__pull_idle(rec));
 }
 
 static void pool_rows(shoal_host_t *h, FILE *out, double dt)
@@ -81,7 +81,7 @@ static void pool_rows(shoal_host_t *h, FILE *out, double dt)
         }
         double span = dt + hp->unread_s;
         char queued[48], kind[64] = "";
-        queued_text(&st, queued, sizeof queued, kind, sizeof kind);
+        queued_text(hp->rec, &st, queued, sizeof queued, kind, sizeof kind);
         fprintf(out, "%-16s %7u %10.0f %10.0f %9.0f %8s %15" PRIu64 " %11.1f %11.1f %s%s\n",
                 hp->name, st.pool_size,
                 (double)(st.messages_forwarded - hp->last.messages_forwarded) / span,

@@ -175,3 +175,36 @@ SHOAL_API int shoal_pool_drain(shoal_runtime_t *rt, shoal_pid_t pool, uint64_t t
     shoal_answer_release(&a);
     return rc;
 }
+
+SHOAL_API int shoal_pool_worker_stats(shoal_runtime_t *rt, shoal_pid_t pool,
+                                      shoal_pull_worker_stats_t *out, size_t cap,
+                                      uint64_t timeout_ms)
+{
+    if (out == NULL && cap != 0)
+        return SHOAL_EINVAL;
+    shoal_answer_t a;
+    int rc = shoal_runtime_call_priority(rt, pool, SHOAL_POOL_WORKER_STATS, NULL, 0, timeout_ms,
+                                         &a);
+    if (rc != SHOAL_OK)
+        return rc;
+    uint32_t head[2] = {0, 0};
+    if (a.status != SHOAL_OK)
+        rc = a.status;
+    else if (a.size < sizeof head)
+        rc = SHOAL_ENOTSUP;
+    else
+        memcpy(head, a.data, sizeof head);
+    /* Each record as long as ours or theirs, whichever is shorter. */
+    if (rc == SHOAL_OK && (head[0] == 0 || (a.size - sizeof head) / head[0] < head[1]))
+        rc = SHOAL_ENOTSUP;
+    if (rc == SHOAL_OK) {
+        size_t each = head[0] < sizeof *out ? head[0] : sizeof *out;
+        for (size_t i = 0; i < head[1] && i < cap; i++) {
+            memset(&out[i], 0, sizeof out[i]);
+            memcpy(&out[i], (const char *)a.data + sizeof head + i * head[0], each);
+        }
+        rc = head[1] > INT32_MAX ? SHOAL_ENOTSUP : (int)head[1];
+    }
+    shoal_answer_release(&a);
+    return rc;
+}

@@ -450,6 +450,8 @@ static int message(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
         return SHOAL_OK;
     }
     if (msg->kind == SHOAL_MSG_EXIT) {
+        if (p->pull != NULL)
+            shoal__pull_seat_drop(p, msg->from);
         if (shoal__pull_source_exit(ctx, p, msg->from, msg->status) ||
             shoal__pool_on_exit(ctx, p, msg->from, msg->status))
             return SHOAL_OK;
@@ -530,6 +532,33 @@ static int swap_call(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg,
     return SHOAL_OK;
 }
 
+/* SHOAL_POOL_WORKER_STATS (shoal/pull.h): element size, count, records. */
+static int worker_stats(shoal_pool_t *p, shoal_reply_t *reply)
+{
+    if (p->pull == NULL) {
+        shoal_reply_error(reply, SHOAL_ENOTSUP);
+        return SHOAL_OK;
+    }
+    size_t cap = 0, n = shoal__pull_workers(p, NULL, 0);
+    uint32_t *buf = NULL;
+    do { /* members come and go meanwhile: until they fit */
+        cap = n + 8;
+        free(buf);
+        buf = malloc(2 * sizeof *buf + cap * sizeof(shoal_pull_worker_stats_t));
+        if (buf == NULL) {
+            shoal_reply_error(reply, SHOAL_ENOMEM);
+            return SHOAL_OK;
+        }
+        n = shoal__pull_workers(p, (shoal_pull_worker_stats_t *)(void *)(buf + 2), cap);
+    } while (n > cap);
+    buf[0] = (uint32_t)sizeof(shoal_pull_worker_stats_t);
+    buf[1] = (uint32_t)n;
+    int rc = shoal_reply_set(reply, SHOAL_POOL_WORKER_STATS, buf,
+                             2 * sizeof *buf + n * sizeof(shoal_pull_worker_stats_t));
+    free(buf);
+    return rc;
+}
+
 static int call(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg, shoal_reply_t *reply)
 {
     if (msg->type == SHOAL_POOL_STATS) {
@@ -537,6 +566,8 @@ static int call(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg, shoal
         shoal__pool_fill_stats(ctx, p, &st);
         return shoal_reply_set(reply, SHOAL_POOL_STATS, &st, sizeof st);
     }
+    if (msg->type == SHOAL_POOL_WORKER_STATS)
+        return worker_stats(p, reply);
     if (msg->type == SHOAL_POOL_DRAIN) {
         struct shoal_drain_waiter_s *w =
             shoal__grow(p->waiters, p->nwaiters, &p->waiters_cap, sizeof *w, 4);

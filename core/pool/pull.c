@@ -22,7 +22,7 @@
 typedef struct member_s {
     uint32_t held;   /* taken, not settled */
     uint32_t asleep; /* counted in sleepers */
-    uint64_t completed;
+    shoal_pull_seat_t *seat;
 } member_t;
 _Static_assert(sizeof(member_t) <= sizeof(((shoal_actor_ext_t *)0)->member),
                "a member's words fit in ext->member");
@@ -61,6 +61,7 @@ int shoal__pull_new(shoal_pool_t *p, const shoal_pool_spec_t *spec)
         return SHOAL_ENOMEM;
     }
     pthread_mutex_init(&q->room_lock, NULL);
+    pthread_mutex_init(&q->seats_lock, NULL);
     q->buffer = spec->buffer;
     q->redeliver = spec->redeliver;
     q->dead_letter = spec->dead_letter;
@@ -88,6 +89,10 @@ void shoal__pull_free(shoal_runtime_t *rt, shoal_pull_t *q)
     }
     shoal__inject_fini(&q->queue);
     pthread_mutex_destroy(&q->room_lock);
+    pthread_mutex_destroy(&q->seats_lock);
+    for (uint32_t i = 0; i < q->nseats; i++)
+        free(q->seats[i]);
+    free(q->seats);
     free(q->waiting);
     free(q);
 }
@@ -162,6 +167,140 @@ void shoal__pull_stats(const shoal_pool_t *p, shoal_pool_stats_t *st)
                            : atomic_load_explicit(&q->source_state, memory_order_relaxed);
     st->source_restarts = atomic_load_explicit(&q->source_restarts, memory_order_relaxed);
     st->source_items = atomic_load_explicit(&q->source_items, memory_order_relaxed);
+}
+
+/* ---- seats (pull.h: seats) ------------------------------------------------------- */
+
+/* A member's counter: it is the only writer. */
+static inline void seat_add(_Atomic uint64_t *c, uint64_t n)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
+
+shoal_pull_seat_t *shoal__pull_seat_new(shoal_pool_t *p, uint64_t words[4])
+{
+    shoal_pull_t *q = p->pull;
+    shoal_pull_seat_t *seat = aligned_alloc(64, sizeof *seat);
+    if (seat == NULL)
+        return NULL;
+    memset(seat, 0, sizeof *seat);
+    seat->pid = SHOAL_PID_NONE;
+    pthread_mutex_lock(&q->seats_lock);
+    uint32_t i = 0;
+    while (i < q->nseats && q->seats[i] != NULL)
+        i++;
+    if (i == q->nseats) {
+        shoal_pull_seat_t **t = realloc(q->seats, (size_t)(q->nseats + 1) * sizeof *t);
+        if (t == NULL) {
+            pthread_mutex_unlock(&q->seats_lock);
+            free(seat);
+            return NULL;
+        }
+        q->seats = t;
+        q->nseats++;
+    }
+    seat->index = i;
+    q->seats[i] = seat;
+    pthread_mutex_unlock(&q->seats_lock);
+    member_t m = {.seat = seat};
+    _Static_assert(sizeof m <= 4 * sizeof words[0], "a member's words");
+    memcpy(words, &m, sizeof m);
+    return seat;
+}
+
+void shoal__pull_seat_bind(shoal_pool_t *p, shoal_pull_seat_t *seat, shoal_pid_t pid)
+{
+    shoal_pull_t *q = p->pull;
+    pthread_mutex_lock(&q->seats_lock);
+    seat->pid = pid;
+    if (pid == SHOAL_PID_NONE)
+        q->seats[seat->index] = NULL;
+    pthread_mutex_unlock(&q->seats_lock);
+    if (pid == SHOAL_PID_NONE)
+        free(seat);
+}
+
+void shoal__pull_seat_drop(shoal_pool_t *p, shoal_pid_t pid)
+{
+    shoal_pull_t *q = p->pull;
+    shoal_pull_seat_t *seat = NULL;
+    pthread_mutex_lock(&q->seats_lock);
+    for (uint32_t i = 0; i < q->nseats; i++) {
+        if (q->seats[i] != NULL && q->seats[i]->pid == pid) {
+            seat = q->seats[i];
+            q->seats[i] = NULL;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&q->seats_lock);
+    free(seat);
+}
+
+size_t shoal__pull_workers(shoal_pool_t *p, shoal_pull_worker_stats_t *out, size_t cap)
+{
+    shoal_pull_t *q = p->pull;
+    if (q == NULL)
+        return 0;
+    uint64_t now = shoal__now_ns();
+    size_t n = 0;
+    pthread_mutex_lock(&q->seats_lock);
+    for (uint32_t i = 0; i < q->nseats; i++) {
+        const shoal_pull_seat_t *s = q->seats[i];
+        if (s == NULL || s->pid == SHOAL_PID_NONE)
+            continue;
+        if (n < cap) {
+            uint64_t since = atomic_load_explicit(&s->idle_since, memory_order_relaxed);
+            out[n] = (shoal_pull_worker_stats_t){
+                .pid = s->pid,
+                .seat = s->index,
+                .in_progress = atomic_load_explicit(&s->held, memory_order_relaxed),
+                .taken = atomic_load_explicit(&s->taken, memory_order_relaxed),
+                .completed = atomic_load_explicit(&s->completed, memory_order_relaxed),
+                .idle_ns = atomic_load_explicit(&s->idle_ns, memory_order_relaxed) +
+                           (since != 0 && now > since ? now - since : 0),
+                .idle = since != 0,
+            };
+        }
+        n++;
+    }
+    pthread_mutex_unlock(&q->seats_lock);
+    return n;
+}
+
+uint32_t shoal__pull_idle(shoal_pool_t *p)
+{
+    shoal_pull_t *q = p->pull;
+    uint32_t n = 0;
+    if (q == NULL)
+        return 0;
+    pthread_mutex_lock(&q->seats_lock);
+    for (uint32_t i = 0; i < q->nseats; i++)
+        n += q->seats[i] != NULL && q->seats[i]->pid != SHOAL_PID_NONE &&
+             atomic_load_explicit(&q->seats[i]->idle_since, memory_order_relaxed) != 0;
+    pthread_mutex_unlock(&q->seats_lock);
+    return n;
+}
+
+/* The member starts waiting for work, or stops. */
+static void idle_begin(member_t *m)
+{
+    if (m->seat != NULL)
+        atomic_store_explicit(&m->seat->idle_since, shoal__now_ns(), memory_order_relaxed);
+}
+static void idle_end(member_t *m)
+{
+    if (m->seat == NULL)
+        return;
+    uint64_t since = atomic_load_explicit(&m->seat->idle_since, memory_order_relaxed);
+    uint64_t now = shoal__now_ns();
+    seat_add(&m->seat->idle_ns, now > since ? now - since : 0);
+    atomic_store_explicit(&m->seat->idle_since, 0, memory_order_relaxed);
+}
+static void held_now(member_t *m)
+{
+    if (m->seat != NULL)
+        atomic_store_explicit(&m->seat->held, m->held, memory_order_relaxed);
 }
 
 /* ---- senders ----------------------------------------------------------------- */
@@ -367,6 +506,7 @@ static shoal_env_t *pull_take(struct shoal_ctx_s *ctx)
     if (m->asleep) {
         m->asleep = 0;
         atomic_fetch_sub_explicit(&q->sleepers, 1, memory_order_relaxed);
+        idle_end(m);
     }
     if (ctx->b->ext->retiring)
         return NULL; /* removed from the pool: it finishes what it holds */
@@ -381,6 +521,8 @@ static shoal_env_t *pull_take(struct shoal_ctx_s *ctx)
     if (k == 0)
         return NULL;
     m->held += (uint32_t)k;
+    if (m->seat != NULL)
+        seat_add(&m->seat->taken, k);
     bool shared;
     shoal_pool_stripe_t *st = shoal__pool_stripe(p, ctx->tc, &shared);
     shoal__stripe_add(&st->delivered, k, shared);
@@ -391,6 +533,7 @@ static shoal_env_t *pull_take(struct shoal_ctx_s *ctx)
             put(ctx->rt, ctx->tc, p, batch[i]);
         }
     }
+    held_now(m);
     return batch[0];
 }
 
@@ -404,6 +547,7 @@ static int pull_more(struct shoal_ctx_s *ctx)
         return SHOAL_GROUP_NONE; /* it takes nothing more now: nothing to wait for */
     if (!m->asleep) {
         m->asleep = 1;
+        idle_begin(m);
         /* seq_cst: the member's announcement (pull.h: wake-up). */
         atomic_fetch_add_explicit(&pool_of_ctx(ctx)->pull->sleepers, 1, memory_order_seq_cst);
     }
@@ -423,8 +567,11 @@ static void release(struct shoal_ctx_s *ctx, uint64_t n, bool ok)
 {
     member_t *m = member_of(ctx);
     m->held -= (uint32_t)n;
-    if (ok)
-        m->completed += n;
+    if (m->seat != NULL) {
+        if (ok)
+            seat_add(&m->seat->completed, n);
+        held_now(m);
+    }
     shoal_pool_t *p = pool_of_ctx(ctx);
     /* seq_cst: the member's half of the room pairs (pull.h, pull_source.c). */
     uint64_t left =
@@ -452,6 +599,7 @@ static bool give_again(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *e)
     if (tries < p->pull->redeliver) {
         shoal__env_set_meta(m, tries + 1, SHOAL_MSG_CAST, shoal__env_flags(m));
         member_of(ctx)->held--; /* still admitted: it is the buffer's again */
+        held_now(member_of(ctx));
         shoal__stripe_add(&st->redelivered, 1, shared);
         put(ctx->rt, ctx->tc, p, m);
         return true;
@@ -491,6 +639,7 @@ static void pull_member_end(struct shoal_ctx_s *ctx)
     if (m->asleep) {
         m->asleep = 0;
         atomic_fetch_sub_explicit(&pool_of_ctx(ctx)->pull->sleepers, 1, memory_order_relaxed);
+        idle_end(m);
     }
 }
 
@@ -515,6 +664,7 @@ static bool pull_hand_back(struct shoal_ctx_s *ctx, shoal_group_t *g, shoal_pid_
         return false;
     }
     member_of(ctx)->held--;
+    held_now(member_of(ctx));
     shoal_env_t *m = NULL;
     if (!atomic_load_explicit(&ctx->rt->stopping, memory_order_relaxed))
         m = shoal__env_move(ctx->tc, e); /* e is its mailbox's node */

@@ -57,8 +57,17 @@
  *               the mark with waiters, it tells them all. One of the two
  *               sees the other; a waiter may be told twice, never not.
  *   members     each member's own words (actor.h, ext->member): held, the
- *               items taken and not settled; asleep; completed. Written
- *               only in its turns.
+ *               items taken and not settled; asleep. Written only in its
+ *               turns.
+ *   seats       each member's counters for readers (shoal_pull_worker_stats_t):
+ *               a seat the pool's actor allocates before the member is
+ *               spawned (its pointer is in the member's words) and frees
+ *               when the member's EXIT comes, or with the record. The
+ *               member alone writes it [relaxed: each a value on its own];
+ *               readers (any thread holding a reference on the record) walk
+ *               the seat table under seats_lock, which the pool's actor
+ *               holds to add or remove a seat. The member never touches its
+ *               seat after its EXIT is sent (actor/end.c: the EXIT is last).
  */
 #ifndef SHOAL_POOL_PULL_H
 #define SHOAL_POOL_PULL_H
@@ -76,6 +85,15 @@
 
 struct shoal_pool_s;
 struct shoal_ctx_s;
+
+typedef struct shoal_pull_seat_s {
+    alignas(64) _Atomic uint64_t taken, completed;
+    _Atomic uint64_t idle_ns;    /* waits that have ended */
+    _Atomic uint64_t idle_since; /* the wait under way began (ns), or 0 */
+    _Atomic uint32_t held;
+    uint32_t index;  /* set before the member runs */
+    shoal_pid_t pid; /* ... and once it is spawned, under seats_lock */
+} shoal_pull_seat_t;
 
 typedef struct shoal_pull_s {
     shoal_inject_t queue; /* the buffer */
@@ -101,6 +119,10 @@ typedef struct shoal_pull_s {
     /* the source, for stats (relaxed: each a value on its own) */
     _Atomic uint64_t source_items; /* sent this epic (route, on the source's thread) */
     _Atomic uint32_t source_state, source_restarts;
+    /* the seat table (seats, above): seats[i] is seat i, or NULL */
+    pthread_mutex_t seats_lock;
+    shoal_pull_seat_t **seats;
+    uint32_t nseats; /* seats[0 .. nseats) allocated */
     /* owned by the pool's actor */
     alignas(64) uint32_t buffer;
     bool asked; /* a request is out */
@@ -151,6 +173,21 @@ bool shoal__pull_source_exit(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, sh
 /* A member, after admitted went down to `left`: tells the pool's actor if
  * it waits for room. */
 void shoal__pull_room(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint64_t left);
+/* The pool's actor, about to spawn a member: a seat for it (NULL: no
+ * memory), and the member's first words (ext->member) to spawn it with. Then
+ * the member's pid once it is spawned (pid SHOAL_PID_NONE: it was not, the
+ * seat is freed). */
+shoal_pull_seat_t *shoal__pull_seat_new(struct shoal_pool_s *p, uint64_t words[4]);
+void shoal__pull_seat_bind(struct shoal_pool_s *p, shoal_pull_seat_t *s, shoal_pid_t pid);
+/* A child's EXIT reached the pool's actor: its seat, if it had one, goes. */
+void shoal__pull_seat_drop(struct shoal_pool_s *p, shoal_pid_t pid);
+/* How many workers an inspection and /metrics list one by one, at most. */
+#define SHOAL__PULL_WORKERS_SHOWN 256u
+/* Per worker, by seat: fills out[0 .. min(n, cap)) and returns n, the live
+ * members that have a pid. Any thread holding a reference on the record. */
+size_t shoal__pull_workers(struct shoal_pool_s *p, shoal_pull_worker_stats_t *out, size_t cap);
+/* How many of its workers wait for work now (any thread, as above). */
+uint32_t shoal__pull_idle(struct shoal_pool_s *p);
 /* Its fields of shoal_pool_stats_t (any thread). */
 void shoal__pull_stats(const struct shoal_pool_s *p, shoal_pool_stats_t *st);
 

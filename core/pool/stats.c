@@ -230,6 +230,40 @@ static void inspect_pull(const shoal_pool_stats_t *st, shoal_inspect_t *out)
     shoal__inspect_raw(out, "pull", json);
 }
 
+/* "workers": a pull pool's workers by seat (Akka's GetWorkerStats), the
+ * first SHOAL__PULL_WORKERS_SHOWN of them, and "workers_unlisted": how many
+ * more there are:
+ * [{"pid":"7.1","seat":0,"in_progress":1,"taken":9,"completed":8,"idle_ms":12,
+ *   "idle":false},...]. */
+static void inspect_pull_workers(shoal_pool_t *p, shoal_inspect_t *out)
+{
+    enum { EACH = 200 }; /* bytes an object takes at most */
+    shoal_pull_worker_stats_t *w = calloc(SHOAL__PULL_WORKERS_SHOWN, sizeof *w);
+    char *json = malloc(3 + (size_t)SHOAL__PULL_WORKERS_SHOWN * EACH);
+    size_t n = w != NULL && json != NULL ? shoal__pull_workers(p, w, SHOAL__PULL_WORKERS_SHOWN) : 0;
+    size_t shown = n < SHOAL__PULL_WORKERS_SHOWN ? n : SHOAL__PULL_WORKERS_SHOWN;
+    if (json == NULL) {
+        shoal__inspect_raw(out, "workers", "[]");
+    } else {
+        size_t len = 1, cap = 3 + (size_t)SHOAL__PULL_WORKERS_SHOWN * EACH;
+        json[0] = '[';
+        for (size_t i = 0; i < shown; i++)
+            len += (size_t)snprintf(
+                json + len, cap - len,
+                "%s{\"pid\":\"%" PRIu32 ".%" PRIu32 "\",\"seat\":%" PRIu32
+                ",\"in_progress\":%" PRIu32 ",\"taken\":%" PRIu64 ",\"completed\":%" PRIu64
+                ",\"idle_ms\":%" PRIu64 ",\"idle\":%s}",
+                i != 0 ? "," : "", shoal__pid_slot(w[i].pid), shoal__pid_gen(w[i].pid), w[i].seat,
+                w[i].in_progress, w[i].taken, w[i].completed, w[i].idle_ns / 1000000u,
+                w[i].idle ? "true" : "false");
+        snprintf(json + len, cap - len, "]");
+        shoal__inspect_raw(out, "workers", json);
+    }
+    shoal_inspect_uint(out, "workers_unlisted", n - shown);
+    free(json);
+    free(w);
+}
+
 void shoal__pool_inspect(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_inspect_t *out)
 {
     shoal_pool_stats_t st;
@@ -269,8 +303,10 @@ void shoal__pool_inspect(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_inspect
     shoal_inspect_uint(out, "messages_in_flight",
                        st.messages_forwarded > settled ? st.messages_forwarded - settled : 0);
     shoal_inspect_uint(out, "queue_depth", st.queue_depth);
-    if (st.kind == SHOAL_POOL_KIND_PULL)
+    if (st.kind == SHOAL_POOL_KIND_PULL) {
         inspect_pull(&st, out);
+        inspect_pull_workers(p, out);
+    }
     shoal_inspect_uint(out, "latency_samples", st.latency_samples);
     static const char *const q[3] = {"p50", "p90", "p99"};
     char key[32];

@@ -37,6 +37,13 @@ int shoal__pool_spawn_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p,
         rc = shoal__pool_spawn(ctx->rt, ctx->tc, ctx->self, p, spec->worker_pool,
                                held ? hold : NULL, p->depth + 1, notify, pid);
     } else {
+        /* A pull pool's member counts into a seat of its own (pull.h). */
+        uint64_t words[4] = {0};
+        shoal_pull_seat_t *seat = NULL;
+        if (p->pull != NULL && (seat = shoal__pull_seat_new(p, words)) == NULL) {
+            atomic_fetch_sub_explicit(&p->refs, 1, memory_order_relaxed);
+            return SHOAL_ENOMEM;
+        }
         shoal_actor_hold_t ah = {held ? hold->release : NULL, held ? hold->what : NULL,
                                  held ? hold->origin : NULL};
         if (held)
@@ -49,12 +56,15 @@ int shoal__pool_spawn_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p,
             .kind = SHOAL_ACTOR_PLAIN,
             .hold = held ? &ah : NULL,
             .member_of = &p->g,
+            .member_words = seat != NULL ? words : NULL,
             .notify_start = notify,
             .sends = p->count_sends ? &p->sends : NULL,
         };
         rc = shoal__actor_spawn_as(ctx->rt, ctx->tc, &s, pid);
         if (rc != SHOAL_OK && held)
             hold->release(hold->what);
+        if (seat != NULL)
+            shoal__pull_seat_bind(p, seat, rc == SHOAL_OK ? *pid : SHOAL_PID_NONE);
     }
     if (rc != SHOAL_OK) {
         atomic_fetch_sub_explicit(&p->refs, 1, memory_order_relaxed); /* ours is still held */

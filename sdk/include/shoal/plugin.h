@@ -34,7 +34,7 @@ extern "C" {
  *   1.2  pools (shoal/pool.h), shoal_call_priority, shoal_runtime_call_priority
  *   1.3  shoal_behaviour_t.args: the behaviour's args schema (shoal/args.h)
  *   1.4  pull pools: pool kinds, the source protocol (shoal/pull.h),
- *        shoal_notify_room and SHOAL_MSG_ROOM
+ *        shoal_notify_room and SHOAL_MSG_ROOM, a pull pool's worker stats
  * The host reads a behaviour field only if the plugin's minor has it. */
 #define SHOAL_ABI_MAJOR 1
 #define SHOAL_ABI_MINOR 4

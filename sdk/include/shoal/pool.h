@@ -147,6 +147,7 @@ SHOAL_API int(shoal_spawn_pool)(shoal_ctx_t *ctx, const shoal_pool_spec_t *spec,
 #define SHOAL_POOL_EPIC                                                                            \
     0xFFFE0009u /* no payload: starts the source again (a new epic) on a                           \
                    pool whose last one has ended; SHOAL_EBUSY while one runs */
+/* SHOAL_POOL_WORKER_STATS 0xFFFE000Au: per worker (shoal/pull.h) */
 
 enum { SHOAL_POOL_RUNNING = 0, SHOAL_POOL_DEGRADED = 1, SHOAL_POOL_DRAINING = 2 };
 

@@ -62,6 +62,35 @@ enum {
     SHOAL_SOURCE_FAILED = 3   /* it failed beyond the restart budget; a new epic may start it */
 };
 
+/* One worker of a pull pool (Akka's GetWorkerStats). Its counters start
+ * at 0 when the worker starts (a replacement starts again); the pool's own
+ * counters (shoal_pool_stats_t) keep what ended workers did. */
+typedef struct shoal_pull_worker_stats_s {
+    shoal_pid_t pid;
+    uint32_t seat;        /* 0 .. : the lowest free when it started (a
+                             replacement takes the seat of the one it replaces) */
+    uint32_t in_progress; /* items it holds: taken, not settled */
+    uint64_t taken;       /* items it took from the buffer */
+    uint64_t completed;   /* items it handled (one it fails on ends it) */
+    uint64_t idle_ns;     /* time it waited for work, up to now */
+    uint32_t idle;        /* 1: it is waiting for work now */
+    uint32_t pad_;
+} shoal_pull_worker_stats_t;
+
+/* SHOAL_POOL_WORKER_STATS (no payload), a priority call to a pull pool
+ * (others: SHOAL_ENOTSUP): the reply is a uint32_t element size, a
+ * uint32_t count, then that many records, one per live worker (those
+ * finishing their last items after a resize or a reload included), by
+ * seat. The element size lets the record grow at its end. */
+#define SHOAL_POOL_WORKER_STATS 0xFFFE000Au
+
+/* From a thread that is not a dispatcher worker: SHOAL_POOL_WORKER_STATS
+ * as a blocking call. Fills out[0 .. min(n, cap)) and returns n, the
+ * number of live workers (>= 0), or a negative SHOAL_E*. */
+SHOAL_API int shoal_pool_worker_stats(shoal_runtime_t *rt, shoal_pid_t pool,
+                                      shoal_pull_worker_stats_t *out, size_t cap,
+                                      uint64_t timeout_ms);
+
 #ifdef __cplusplus
 }
 #endif
