@@ -10,8 +10,8 @@
  *                                  timed out, too many connections)
  *               "2 <reason>\n"     a malformed request
  *   commands: status | inspect [POOL] | send [type=N] POOL DATA
- *             | call [type=N] POOL DATA [TIMEOUT_MS] | scale POOL N | reload
- *             | diff [PATH] | stop
+ *             | call [type=N] POOL DATA [TIMEOUT_MS] | scale POOL N
+ *             | epic POOL [ARGS] | reload | diff [PATH] | stop
  * DATA is the rest of the line after POOL (and before TIMEOUT_MS for
  * call: the last word, if it is a number, is the timeout).
  *
@@ -31,6 +31,14 @@
  *               pool's size now, N what was asked, MIN and MAX the pool's
  *               bounds, which N was clamped to. Older servers answered
  *               "SIZE\n": a client reads the first word as the size.
+ *   epic        a pull pool's source from the start (a new epic): with
+ *               the config's source_args, or with ARGS, the rest of the line:
+ *               a YAML mapping checked against the source's args schema
+ *               ("2 epic args:LINE:COL: ..." when it does not fit). The body
+ *               is "POOL: epic started[ with its own args]\n"; "1 busy: ..."
+ *               while an epic runs. The args go to the pool, which frees
+ *               them when no source of theirs lives; after a timeout they
+ *               are left to it (it may still take them).
  *   diff        what a reload from PATH would change, nothing done; without
  *               PATH, from the file the host reloads from (its own config)
  *   reload      re-reads the host's own config file (as SIGHUP)

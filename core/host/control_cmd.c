@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/argcheck.h"
+#include "host/config.h"
+#include "host/node.h"
 #include "host/source.h"
 #include "host/control_conn.h"
 #include "host/num.h"
@@ -173,21 +176,97 @@ static void epic_answer(shoal_control_t *c, shoal_control_conn_t *k, const shoal
     shoal_pool_stats_t st = {0};
     if (hp != NULL)
         shoal__host_peek(hp, &st);
-    if (d == NULL || r->rc == SHOAL_ETIMEDOUT) {
+    int rc = d != NULL ? r->rc : SHOAL_ETIMEDOUT;
+    bool with_args = k->epic_args != NULL;
+    if (with_args) {
+        /* The pool's own answer carries the status: it took the args. Any
+         * other but a timeout: it never did, they are ours to free. After
+         * a timeout it may still take them: they are left to it. */
+        int32_t status;
+        if (rc == SHOAL_OK && r->type == SHOAL__POOL_EPIC_ARGS && r->size == sizeof status) {
+            memcpy(&status, r->data, sizeof status);
+            rc = status;
+        } else if (rc != SHOAL_ETIMEDOUT) {
+            shoal__node_free(k->epic_args);
+            rc = rc == SHOAL_OK ? SHOAL_ENOTSUP : rc;
+        }
+        k->epic_args = NULL;
+    }
+    if (rc == SHOAL_ETIMEDOUT) {
         shoal__control_say(k, "1 timed out: no answer from pool %s\n", name);
-    } else if (r->rc == SHOAL_OK) {
-        shoal__host_log(c->h, SHOAL_LOG_INFO, "control: epic %s: started", name);
-        shoal__control_say(k, "0 ok\n%s: epic started\n", name);
-    } else if (r->rc == SHOAL_EBUSY) {
+    } else if (rc == SHOAL_OK) {
+        shoal__host_log(c->h, SHOAL_LOG_INFO, "control: epic %s: started%s", name,
+                        with_args ? " with its own args" : "");
+        shoal__control_say(k, "0 ok\n%s: epic started%s\n", name,
+                           with_args ? " with its own args" : "");
+    } else if (rc == SHOAL_EBUSY) {
         shoal__control_say(k,
                            "1 busy: %s is working through an epic (%" PRIu64
                            " items so far); a new one starts when it is done\n",
                            name, st.source_items);
-    } else if (r->rc == SHOAL_ENOTSUP) {
+    } else if (rc == SHOAL_ENOTSUP) {
         shoal__control_say(k, "1 %s has no source (an epic needs a pull pool with source:)\n",
                            name);
     } else {
-        shoal__control_say(k, "1 %s\n", shoal_strerror(r->rc));
+        shoal__control_say(k, "1 %s\n", shoal_strerror(rc));
+    }
+}
+
+static void free_node(void *n) { shoal__node_free(n); }
+
+/* epic POOL [ARGS]: a new epic, with the source's args from the config, or
+ * from ARGS -- a YAML mapping, checked against the source's args schema as
+ * the config's source_args are ("epic args:1:8: ..."). */
+static void epic(shoal_control_t *c, shoal_control_conn_t *k, char *rest)
+{
+    char *name = word(&rest);
+    shoal_host_pool_t *hp = name != NULL ? pool_named(c->h, name) : NULL;
+    if (name == NULL) {
+        shoal__control_say(k, "2 usage: epic POOL [ARGS] (ARGS: the source's args as a YAML "
+                              "mapping, e.g. '{from: 1, to: 1000}')\n");
+        return;
+    }
+    if (hp == NULL) {
+        not_a_pool(c, k, name, "epic");
+        return;
+    }
+    while (*rest == ' ' || *rest == '\t')
+        rest++;
+    if (*rest == '\0') {
+        job(c, k, SHOAL_CONTROL_OP_EPIC, hp, true, SHOAL_AGENT_CALL_PRIORITY, SHOAL_POOL_EPIC,
+            NULL, 0, ACTOR_TIMEOUT_MS);
+        return;
+    }
+    const shoal_config_pool_t *cp = hp->cp;
+    if (cp == NULL || cp->src_beh == NULL) {
+        shoal__control_say(k, "1 %s has no source (an epic needs a pull pool with source:)\n",
+                           name);
+        return;
+    }
+    shoal_node_t *args = NULL;
+    shoal_diag_t err = {0};
+    char why[512], label[160];
+    snprintf(label, sizeof label, "%s.%s", cp->src_plugin, cp->src_behaviour);
+    int rc = shoal__node_parse("epic args", rest, strlen(rest), &args, &err);
+    if (rc == SHOAL_OK && args->kind != SHOAL_NODE_MAP)
+        rc = shoal__node_fail(&err, args,
+                              "epic args: expected a mapping of %s's args, like '{from: 1, to: "
+                              "1000}', got %s",
+                              label, shoal__node_kind_name(args));
+    if (rc == SHOAL_OK)
+        rc = shoal__argcheck_args_at(cp->src_beh->args, args, args, "epic args", label, &err);
+    if (rc != SHOAL_OK) {
+        shoal__node_free(args);
+        shoal__control_say(k, "2 %s\n", shoal__diag_format(&err, why, sizeof why));
+        return;
+    }
+    shoal_pull_epic_args_t ea = {args, free_node};
+    k->epic_args = args;
+    job(c, k, SHOAL_CONTROL_OP_EPIC, hp, true, SHOAL_AGENT_CALL_PRIORITY, SHOAL__POOL_EPIC_ARGS,
+        &ea, sizeof ea, ACTOR_TIMEOUT_MS);
+    if (k->job == 0) { /* not handed to the agent (it answered why) */
+        shoal__node_free(args);
+        k->epic_args = NULL;
     }
 }
 
@@ -423,15 +502,7 @@ void shoal__control_request(shoal_control_t *c, shoal_control_conn_t *k, char *l
                 SHOAL_POOL_SET_SIZE, &size, sizeof size, ACTOR_TIMEOUT_MS);
         }
     } else if (strcmp(cmd, "epic") == 0) {
-        char *name = word(&rest);
-        shoal_host_pool_t *hp = name != NULL ? pool_named(c->h, name) : NULL;
-        if (name == NULL || word(&rest) != NULL)
-            shoal__control_say(k, "2 usage: epic POOL\n");
-        else if (hp == NULL)
-            not_a_pool(c, k, name, "epic");
-        else
-            job(c, k, SHOAL_CONTROL_OP_EPIC, hp, true, SHOAL_AGENT_CALL_PRIORITY, SHOAL_POOL_EPIC,
-                NULL, 0, ACTOR_TIMEOUT_MS);
+        epic(c, k, rest);
     } else if (strcmp(cmd, "reload") == 0) {
         reload(c, k);
     } else if (strcmp(cmd, "diff") == 0) {

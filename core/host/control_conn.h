@@ -60,6 +60,9 @@ typedef struct shoal_control_conn_s {
     size_t ntargets;
     uint32_t arg;              /* scale: the size asked */
     uint32_t arg_min, arg_max; /* scale: the pool's bounds, which the size is clamped to */
+    /* epic with ARGS: the args sent (a shoal_node_t *), ours again unless
+     * the pool's answer says it took them (control_cmd.c) */
+    void *epic_args;
 } shoal_control_conn_t;
 
 struct shoal_control_s {

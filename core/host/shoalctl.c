@@ -81,10 +81,15 @@ static const cmd_t cmds[] = {
      "  Resizes POOL to N workers, within the pool's min and max (its config's\n"
      "  min: and max:), and prints the size it has now, e.g. `api: 8 workers`,\n"
      "  or `api: 1024 workers (asked 5000; clamped to max 1024)`.\n"},
-    {"epic", "POOL", 1, 1, "start a pull pool's source again (a new epic)",
+    {"epic", "POOL [ARGS]", 1, 2, "start a pull pool's source again (a new epic)",
      "  Starts POOL's source from the beginning: a new epic, with the config's\n"
-     "  source_args. Only when the last one is over: while one runs it prints\n"
-     "  `busy: POOL is working through an epic (N items so far)`, exit 1.\n"},
+     "  source_args, or with ARGS (the words after POOL, joined by spaces): the\n"
+     "  source's args for this epic as a YAML mapping, checked as the config's\n"
+     "  are, e.g.  shoalctl epic jobs '{from: 1, to: 5000, step: 2}'  (a bad\n"
+     "  one: `epic args:1:10: ...`, exit 2). A source started again after it\n"
+     "  failed keeps its epic's args. Only when the last epic is over: while one\n"
+     "  runs it prints `busy: POOL is working through an epic (N items so far)`,\n"
+     "  exit 1.\n"},
     {"reload", "", 0, 0, "re-read shoald's config file (as SIGHUP)",
      "  Re-reads shoald's config file, as SIGHUP: all or nothing. Prints the new\n"
      "  generation; a failed reload prints FILE:LINE:COL: what was wrong, exit 1.\n"},
@@ -319,7 +324,8 @@ int main(int argc, char **argv)
         pos[npos++] = argv[i];
     }
     /* DATA: every word after POOL. */
-    unsigned words = (is_call || is_send) && npos > 2 ? 2 : npos;
+    bool joined = is_call || is_send || strcmp(cmd->name, "epic") == 0;
+    unsigned words = joined && npos > 2 ? 2 : npos;
     if (words < cmd->min)
         return bad(cmd, "%s: missing %s", cmd->name,
                    npos == 0                         ? "POOL"

@@ -568,6 +568,18 @@ static int call(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg, shoal
     }
     if (msg->type == SHOAL_POOL_WORKER_STATS)
         return worker_stats(p, reply);
+    if (msg->type == SHOAL__POOL_EPIC_ARGS) {
+        shoal_pull_epic_args_t ea;
+        if (msg->size != sizeof ea) { /* not the host's: nothing to take over */
+            shoal_reply_error(reply, SHOAL_EINVAL);
+            return SHOAL_OK;
+        }
+        memcpy(&ea, msg->data, sizeof ea);
+        int32_t status = p->pull != NULL ? shoal__pull_epic_with(ctx, p, &ea) : SHOAL_ENOTSUP;
+        if (p->pull == NULL)
+            ea.free_args(ea.args);
+        return shoal_reply_set(reply, SHOAL__POOL_EPIC_ARGS, &status, sizeof status);
+    }
     if (msg->type == SHOAL_POOL_DRAIN) {
         struct shoal_drain_waiter_s *w =
             shoal__grow(p->waiters, p->nwaiters, &p->waiters_cap, sizeof *w, 4);

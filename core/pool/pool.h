@@ -297,6 +297,14 @@ shoal_pool_t *shoal__pool_ended(struct shoal_ctx_s *ctx);
 #define SHOAL__POOL_TICK_CHECK 0xFFFE0101u
 #define SHOAL__POOL_TICK_DRAIN 0xFFFE0106u /* a pull pool's buffer may be empty now */
 #define SHOAL__POOL_TICK_ROOM 0xFFFE0107u  /* from a member: the pull pool has room again */
+/* From the host (its control agent): a priority call starting a new epic
+ * with other args for the source than the spec's (shoalctl epic POOL ARGS).
+ * Payload: a shoal_pull_epic_args_t; the pool takes its args over (it
+ * frees them, whatever it answers, once no source of it lives). Answered
+ * with a reply of this type carrying the int32_t status (SHOAL_OK,
+ * SHOAL_EBUSY, SHOAL_ENOTSUP): any other answer means the pool never took
+ * the args (a call it could not read, or one it ended before reading). */
+#define SHOAL__POOL_EPIC_ARGS 0xFFFE0108u
 /* The host's worker swap (swap.c), in two steps so a reload can swap many
  * pools all or nothing: priority calls from a thread that is not an actor.
  *   PREPARE  payload: a shoal_pool_swap_t * the pool takes over (and

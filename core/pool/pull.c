@@ -90,6 +90,7 @@ void shoal__pull_free(shoal_runtime_t *rt, shoal_pull_t *q)
     shoal__inject_fini(&q->queue);
     pthread_mutex_destroy(&q->room_lock);
     pthread_mutex_destroy(&q->seats_lock);
+    shoal__pull_epic_drop(q->epic);
     for (uint32_t i = 0; i < q->nseats; i++)
         free(q->seats[i]);
     free(q->seats);

@@ -128,6 +128,7 @@ typedef struct shoal_pull_s {
     bool asked; /* a request is out */
     uint32_t cursor_len;
     uint64_t epic_start_ns;
+    struct shoal_pull_epic_s *epic; /* this epic's own args, or NULL: the spec's */
     unsigned char cursor[SHOAL_PULL_CURSOR_MAX];
 } shoal_pull_t;
 
@@ -164,6 +165,16 @@ uint32_t shoal__pull_held(struct shoal_ctx_s *ctx);
  * room tick (true if msg was one); its end (true if pid was it). */
 int shoal__pull_source_start(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
 int shoal__pull_epic(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
+/* SHOAL__POOL_EPIC_ARGS (pool.h): a new epic with these args for the
+ * source, taken over in every case (freed at once if refused). */
+typedef struct shoal_pull_epic_args_s {
+    void *args;                  /* what the source's init gets */
+    void (*free_args)(void *args); /* how to free it */
+} shoal_pull_epic_args_t;
+int shoal__pull_epic_with(struct shoal_ctx_s *ctx, struct shoal_pool_s *p,
+                          const shoal_pull_epic_args_t *ea);
+/* Drops the record's hold on its epic's args (shoal__pull_free). */
+void shoal__pull_epic_drop(struct shoal_pull_epic_s *e);
 void shoal__pull_source_stop(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
 void shoal__pull_source_ask(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
 bool shoal__pull_source_message(struct shoal_ctx_s *ctx, struct shoal_pool_s *p,

@@ -12,10 +12,17 @@
  * [seq_cst]; a member that settles an item lowers admitted [seq_cst], reads
  * want_room [seq_cst] and, below room_below, takes the flag (exchange) and
  * sends the pool SHOAL__POOL_TICK_ROOM. One of the two sees the other.
+ *
+ * An epic's own args (shoalctl epic POOL ARGS: SHOAL__POOL_EPIC_ARGS) are
+ * counted: the record holds them until the next epic replaces them or it
+ * is freed, and each source spawned with them holds them as its actor hold
+ * (released when it ends), together with the record's code (its plugin
+ * module), which they hold once. Whoever lets go last frees them.
  */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "actor/call.h"
@@ -45,9 +52,44 @@ static const char *source_name(const shoal_pool_t *p)
     return n != NULL ? n : "?";
 }
 
+struct shoal_pull_epic_s {
+    _Atomic uint32_t refs;
+    shoal_pool_hold_t code; /* held once (the record's, when the epic began) */
+    void *args;
+    void (*free_args)(void *args);
+};
+
+static void epic_acquire(void *what)
+{
+    struct shoal_pull_epic_s *e = what;
+    atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
+}
+
+static void epic_release(void *what)
+{
+    struct shoal_pull_epic_s *e = what;
+    /* acq_rel: the last one out sees every other holder's reads of the
+     * args before it frees them. */
+    if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    e->free_args(e->args);
+    if (e->code.release != NULL)
+        e->code.release(e->code.what);
+    free(e);
+}
+
+void shoal__pull_epic_drop(struct shoal_pull_epic_s *e)
+{
+    if (e != NULL)
+        epic_release(e);
+}
+
 static int spawn_source(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
-    const shoal_pool_hold_t *hold = &p->hold;
+    /* The source holds its code, and this epic's own args if it has some. */
+    struct shoal_pull_epic_s *e = p->pull->epic;
+    shoal_pool_hold_t eh = {epic_acquire, epic_release, e, p->hold.origin};
+    const shoal_pool_hold_t *hold = e != NULL ? &eh : &p->hold;
     bool held = hold->acquire != NULL;
     shoal_actor_hold_t ah = {held ? hold->release : NULL, held ? hold->what : NULL,
                              held ? hold->origin : NULL};
@@ -56,7 +98,7 @@ static int spawn_source(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     shoal_spawn_t s = {
         .parent = ctx->self,
         .beh = p->spec.source,
-        .args = p->spec.source_args,
+        .args = e != NULL ? e->args : p->spec.source_args,
         .limit = 64,
         .kind = SHOAL_ACTOR_PLAIN,
         .hold = held ? &ah : NULL,
@@ -97,7 +139,8 @@ static int epic_start(struct shoal_ctx_s *ctx, shoal_pool_t *p)
         return rc;
     }
     atomic_store_explicit(&q->source_state, SHOAL_SOURCE_RUNNING, memory_order_relaxed);
-    say(ctx, p, SHOAL_LOG_INFO, "epic started: source %s", source_name(p));
+    say(ctx, p, SHOAL_LOG_INFO, "epic started: source %s%s", source_name(p),
+        q->epic != NULL ? " (with its own args)" : "");
     return SHOAL_OK;
 }
 
@@ -121,7 +164,8 @@ int shoal__pull_source_start(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     return epic_start(ctx, p);
 }
 
-int shoal__pull_epic(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+/* Whether a new epic may start: SHOAL_OK, or why not. */
+static int epic_allowed(shoal_pool_t *p)
 {
     if (p->pull == NULL || p->spec.source == NULL)
         return SHOAL_ENOTSUP;
@@ -129,6 +173,36 @@ int shoal__pull_epic(struct shoal_ctx_s *ctx, shoal_pool_t *p)
             SHOAL_SOURCE_RUNNING ||
         p->state == SHOAL_POOL_DRAINING)
         return SHOAL_EBUSY; /* the seed's CurrentlyBusy */
+    return SHOAL_OK;
+}
+
+int shoal__pull_epic(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    int rc = epic_allowed(p);
+    if (rc != SHOAL_OK)
+        return rc;
+    shoal__pull_epic_drop(p->pull->epic); /* the spec's args again */
+    p->pull->epic = NULL;
+    return epic_start(ctx, p);
+}
+
+int shoal__pull_epic_with(struct shoal_ctx_s *ctx, shoal_pool_t *p,
+                          const shoal_pull_epic_args_t *ea)
+{
+    int rc = epic_allowed(p);
+    struct shoal_pull_epic_s *e = rc == SHOAL_OK ? malloc(sizeof *e) : NULL;
+    if (e == NULL) {
+        ea->free_args(ea->args);
+        return rc != SHOAL_OK ? rc : SHOAL_ENOMEM;
+    }
+    atomic_init(&e->refs, 1);
+    e->code = p->hold;
+    if (e->code.acquire != NULL)
+        e->code.acquire(e->code.what);
+    e->args = ea->args;
+    e->free_args = ea->free_args;
+    shoal__pull_epic_drop(p->pull->epic);
+    p->pull->epic = e;
     return epic_start(ctx, p);
 }
 

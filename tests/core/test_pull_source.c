@@ -2,15 +2,20 @@
  * epic fed in requests no larger than the room, every item handled once,
  * memory bounded by the capacity however long the epic, a failing source
  * started again and resuming at its cursor, a new epic refused while one
- * runs, a source that fails beyond the restart budget, and the log lines
- * of an epic's start and end.
+ * runs, a source that fails beyond the restart budget, the log lines
+ * of an epic's start and end, and an epic with its own args (the host's
+ * SHOAL__POOL_EPIC_ARGS, shoalctl epic POOL ARGS): the source gets them,
+ * a restarted one too, and they are freed exactly once, when nothing can
+ * read them any more.
  *
  * The source here is the test's own (counting from a cursor, as the bundled
  * seq does): handlers record into atomics; the test thread asserts.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "pool/pool.h"
 #include "support.h"
 
 #define WAIT_S 30.0
@@ -28,7 +33,22 @@ static _Atomic uint32_t max_n;       /* the largest request */
 
 typedef struct {
     uint64_t next;
+    uint64_t end; /* from its args (a uint64_t *), else 0: `total` */
 } counter_t;
+
+static _Atomic uintptr_t last_args; /* what the last init got */
+static atomic_int inits;
+
+static int counter_init(shoal_ctx_t *ctx, void *state, const void *args)
+{
+    (void)ctx;
+    counter_t *c = state;
+    if (args != NULL)
+        memcpy(&c->end, args, sizeof c->end);
+    atomic_store(&last_args, (uintptr_t)args);
+    atomic_fetch_add(&inits, 1);
+    return 0;
+}
 
 static int counter_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
 {
@@ -48,7 +68,7 @@ static int counter_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg
         ;
     if (c->next >= atomic_load(&panic_at) && atomic_fetch_sub(&panics_left, 1) > 0)
         shoal_panic(ctx, "source panics at %llu", (unsigned long long)c->next);
-    uint64_t end = atomic_load(&total);
+    uint64_t end = c->end != 0 ? c->end : atomic_load(&total);
     for (uint32_t i = 0; i < n && c->next < end; i++, c->next++)
         if (shoal_send(ctx, msg->from, T_ITEM, &c->next, sizeof c->next) != SHOAL_OK)
             return SHOAL_EFAILED; /* never: the room was set aside */
@@ -57,14 +77,16 @@ static int counter_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg
     return shoal_send_priority(ctx, msg->from, SHOAL_PULL_SENT, &c->next, sizeof c->next);
 }
 
-static const shoal_behaviour_t counter = {
-    .name = "counter", .state_size = sizeof(counter_t), .handle_message = counter_message};
+static const shoal_behaviour_t counter = {.name = "counter",
+                                          .state_size = sizeof(counter_t),
+                                          .init = counter_init,
+                                          .handle_message = counter_message};
 
 /* ---- the workers -------------------------------------------------------------- */
 
 #define MAXITEMS (1u << 20)
 static unsigned char seen[MAXITEMS];
-static _Atomic uint64_t handled, dup;
+static _Atomic uint64_t handled, dups;
 static atomic_int gate = 1; /* 0: item 0 waits until it opens */
 
 static int wk_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
@@ -79,7 +101,7 @@ static int wk_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
     while (i == 0 && atomic_load(&gate) == 0 && shoal_test_now() < end)
         shoal_test_nap();
     if (i < MAXITEMS && __atomic_fetch_add(&seen[i], 1, __ATOMIC_RELAXED) != 0)
-        atomic_fetch_add(&dup, 1);
+        atomic_fetch_add(&dups, 1);
     atomic_fetch_add(&handled, 1);
     return 0;
 }
@@ -90,13 +112,15 @@ static void reset(uint64_t n)
 {
     memset(seen, 0, sizeof seen);
     atomic_store(&handled, 0);
-    atomic_store(&dup, 0);
+    atomic_store(&dups, 0);
     atomic_store(&total, n);
     atomic_store(&panic_at, 0);
     atomic_store(&panics_left, 0);
     atomic_store(&requests, 0);
     atomic_store(&resumes, 0);
     atomic_store(&max_n, 0);
+    atomic_store(&last_args, 0);
+    atomic_store(&inits, 0);
 }
 
 static shoal_pid_t spawn(shoal_runtime_t *rt, uint32_t size, uint32_t buffer)
@@ -148,7 +172,7 @@ static void an_epic_is_fed_within_the_room(void)
             most = st.queue_depth;
     }
     CU_ASSERT_EQUAL(atomic_load(&handled), 200000);
-    CU_ASSERT_EQUAL(atomic_load(&dup), 0);
+    CU_ASSERT_EQUAL(atomic_load(&dups), 0);
     CU_ASSERT(all_once(200000));
     CU_ASSERT(most <= 68);
     CU_ASSERT(atomic_load(&max_n) <= 68);
@@ -179,7 +203,7 @@ static void a_failing_source_resumes_at_its_cursor(void)
     shoal_pid_t p = spawn(rt, 2, 1000);
     WAIT_UNTIL(atomic_load(&handled) == 20000);
     CU_ASSERT_EQUAL(atomic_load(&handled), 20000);
-    CU_ASSERT_EQUAL(atomic_load(&dup), 0);
+    CU_ASSERT_EQUAL(atomic_load(&dups), 0);
     CU_ASSERT(all_once(20000));
     WAIT_UNTIL(stats(rt, p).source_state == SHOAL_SOURCE_DONE);
     shoal_pool_stats_t st = stats(rt, p);
@@ -212,7 +236,7 @@ static void a_new_epic_waits_for_the_last(void)
     shoal_answer_release(&a);
     WAIT_UNTIL(atomic_load(&handled) == 100000);
     CU_ASSERT_EQUAL(atomic_load(&handled), 100000);
-    CU_ASSERT_EQUAL(atomic_load(&dup), 50000); /* the second epic: each item again */
+    CU_ASSERT_EQUAL(atomic_load(&dups), 50000); /* the second epic: each item again */
     WAIT_UNTIL(stats(rt, p).source_state == SHOAL_SOURCE_DONE);
     CU_ASSERT_EQUAL(stats(rt, p).source_items, 50000);
     CU_ASSERT_EQUAL(shoal_test_log_count("epic done: 50000 items"), 2);
@@ -266,6 +290,110 @@ static void a_source_past_its_budget_fails_the_epic(void)
     shoal_runtime_destroy(rt);
 }
 
+/* ---- an epic with its own args ---------------------------------------------------- */
+
+static atomic_int args_freed;
+static void free_to(void *a)
+{
+    atomic_fetch_add(&args_freed, 1);
+    free(a);
+}
+
+/* SHOAL__POOL_EPIC_ARGS with args {to}: the pool's status (its answer
+ * carries it), and the args sent in *sent. */
+static int epic_to(shoal_runtime_t *rt, shoal_pid_t p, uint64_t to, void **sent)
+{
+    uint64_t *a = malloc(sizeof *a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    *a = to;
+    *sent = a;
+    shoal_pull_epic_args_t ea = {a, free_to};
+    shoal_answer_t ans;
+    int rc = shoal_runtime_call_priority(rt, p, SHOAL__POOL_EPIC_ARGS, &ea, sizeof ea, TMO, &ans);
+    CU_ASSERT_EQUAL_FATAL(rc, SHOAL_OK);
+    int32_t status = SHOAL_EFAILED;
+    CU_ASSERT_EQUAL(ans.status, SHOAL_OK);
+    CU_ASSERT_EQUAL(ans.type, SHOAL__POOL_EPIC_ARGS);
+    CU_ASSERT_EQUAL(ans.size, sizeof status);
+    if (ans.size == sizeof status)
+        memcpy(&status, ans.data, sizeof status);
+    shoal_answer_release(&ans);
+    return status;
+}
+
+/* The spec's args give 500 items. An epic with {to: 3000}: its source gets
+ * those args, and so does the one started again after it panics at 1000;
+ * one more with args while it runs is refused (EBUSY) and its args freed
+ * at once. A plain epic then runs on the spec's args again, and the
+ * earlier epic's args are freed once its sources have ended: once. A
+ * forward pool refuses (ENOTSUP) and frees them; a pool that ends with an
+ * epic's args frees them with its record. */
+static void an_epic_with_its_own_args(void)
+{
+    reset(1000);
+    atomic_store(&args_freed, 0);
+    static const uint64_t spec_to = 500;
+    shoal_runtime_t *rt = shoal_test_runtime_logged(4, SHOAL_LOG_INFO);
+    shoal_pool_spec_t s;
+    shoal_pool_spec_init(&s);
+    s.name = "epic";
+    s.worker = &wk;
+    s.kind = SHOAL_POOL_KIND_PULL;
+    s.size = 1;
+    s.buffer = 64;
+    s.source = &counter;
+    s.source_args = &spec_to;
+    shoal_pid_t p;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&handled) == 500 && stats(rt, p).source_state == SHOAL_SOURCE_DONE);
+    CU_ASSERT_EQUAL(atomic_load(&handled), 500);
+    CU_ASSERT_EQUAL(atomic_load(&last_args), (uintptr_t)&spec_to);
+
+    atomic_store(&gate, 0); /* item 0 holds the one worker: the epic runs on */
+    atomic_store(&panic_at, 1000);
+    atomic_store(&panics_left, 1);
+    void *mine, *other;
+    CU_ASSERT_EQUAL(epic_to(rt, p, 3000, &mine), SHOAL_OK);
+    CU_ASSERT_EQUAL(epic_to(rt, p, 7, &other), SHOAL_EBUSY);
+    CU_ASSERT_EQUAL(atomic_load(&args_freed), 1); /* the refused one's */
+    atomic_store(&gate, 1);
+    WAIT_UNTIL(atomic_load(&handled) == 3500 && stats(rt, p).source_state == SHOAL_SOURCE_DONE);
+    CU_ASSERT_EQUAL(atomic_load(&handled), 3500);
+    CU_ASSERT_EQUAL(stats(rt, p).source_items, 3000);
+    CU_ASSERT_EQUAL(atomic_load(&resumes), 1);
+    CU_ASSERT_EQUAL(atomic_load(&inits), 3); /* the spec's, the epic's, its restart */
+    CU_ASSERT_EQUAL(atomic_load(&last_args), (uintptr_t)mine);
+    CU_ASSERT_EQUAL(atomic_load(&args_freed), 1); /* the record holds the epic's */
+    shoal_test_assert_logged("epic started: source counter (with its own args)");
+    shoal_test_assert_logged("epic done: 3000 items");
+
+    shoal_answer_t a;
+    CU_ASSERT_EQUAL(shoal_runtime_call_priority(rt, p, SHOAL_POOL_EPIC, NULL, 0, TMO, &a),
+                    SHOAL_OK);
+    CU_ASSERT_EQUAL(a.status, SHOAL_OK);
+    shoal_answer_release(&a);
+    WAIT_UNTIL(atomic_load(&handled) == 4000 && atomic_load(&args_freed) == 2);
+    CU_ASSERT_EQUAL(atomic_load(&handled), 4000);
+    CU_ASSERT_EQUAL(atomic_load(&last_args), (uintptr_t)&spec_to);
+    CU_ASSERT_EQUAL(atomic_load(&args_freed), 2);
+
+    shoal_pool_spec_t f;
+    shoal_pool_spec_init(&f);
+    f.worker = &wk;
+    f.size = 1;
+    shoal_pid_t fp;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &f, &fp), SHOAL_OK);
+    CU_ASSERT_EQUAL(epic_to(rt, fp, 10, &other), SHOAL_ENOTSUP);
+    CU_ASSERT_EQUAL(atomic_load(&args_freed), 3);
+
+    WAIT_UNTIL(stats(rt, p).source_state == SHOAL_SOURCE_DONE);
+    CU_ASSERT_EQUAL(epic_to(rt, p, 10, &other), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&handled) == 4010);
+    CU_ASSERT_EQUAL(atomic_load(&args_freed), 3);
+    shoal_runtime_destroy(rt);
+    CU_ASSERT_EQUAL(atomic_load(&args_freed), 4);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -273,6 +401,7 @@ int main(void)
         {"a failing source resumes at its cursor", a_failing_source_resumes_at_its_cursor},
         {"a new epic waits for the last", a_new_epic_waits_for_the_last},
         {"a source past its budget fails the epic", a_source_past_its_budget_fails_the_epic},
+        {"an epic with its own args", an_epic_with_its_own_args},
         {NULL, NULL}};
     return shoal_test_run("pull_source", cases);
 }

@@ -14,7 +14,13 @@
 #      epic starts (exit 0) and completes.
 #   3. Reload while an epic runs: size 4 -> 2, prefetch 1 -> 4, buffer 1024
 #      -> 64 applied live (logged), and the ledger still balances at the end.
-#   4. SIGTERM drains: exit 0.
+#   4. `shoalctl epic POOL ARGS`: bad ARGS (an unknown key, a bad value, not
+#      a mapping) exit 2 naming the place in ARGS, and start nothing; on a
+#      pool without a source: exit 1; good ones start an epic of exactly
+#      what they say ({from: 1, to: 5000, step: 2}: 2500 items, logged "with
+#      its own args"); another with ARGS while one runs: busy, exit 1; the
+#      ledger balances over all of it.
+#   5. SIGTERM drains: exit 0.
 . "$(dirname "$0")/lib.sh" "$1"
 export SHOAL_SOCKET=$tmp/ctl.sock
 scale=${SHOAL_STRESS_SCALE:-1}
@@ -97,6 +103,39 @@ echo "$line" | grep -q "^ledger total: accepted $want = handled $want + failed 0
 st=$("$shoalctl" status)
 echo "$st" | grep -q '^pool epic size 2 target 2 ' || fail "size not applied: $st"
 echo "ok: reload under an epic: size, prefetch and buffer live; ledger balanced"
+
+# 4: epics with their own args.
+started=$(count 'epic: epic started')
+bad() { # ARGS WANT: exit 2 and exactly WANT
+    local out rc
+    out=$("$shoalctl" epic epic "$1" 2>&1)
+    rc=$?
+    [ $rc = 2 ] && [ "$out" = "$2" ] || fail "epic epic '$1': exit $rc, '$out'; want exit 2, '$2'"
+}
+bad '{from: 1, tto: 5}' \
+    "shoalctl: epic args:1:11: epic args: unknown key 'tto' for seq.seq (it takes: from, to, step, type)"
+bad '{from: x}' "shoalctl: epic args:1:8: epic args.from: expected an integer, got 'x'"
+bad '[1, 2]' \
+    "shoalctl: epic args:1:1: epic args: expected a mapping of seq.seq's args, like '{from: 1, to: 1000}', got a list"
+out=$("$shoalctl" epic api '{from: 1}' 2>&1)
+[ $? = 1 ] && [ "$out" = "shoalctl: api has no source (an epic needs a pull pool with source:)" ] ||
+    fail "epic with args on a forward pool: '$out'"
+[ "$(count 'epic: epic started')" = "$started" ] || fail "a refused epic started one: $(grep 'epic started' "$log")"
+out=$("$shoalctl" epic epic '{from: 1, to: 5000, step: 2}' 2>&1) || fail "epic with args: '$out'"
+[ "$out" = "epic: epic started with its own args" ] || fail "epic with args: '$out'"
+wait_for 'epic: epic done: 2500 items in '
+[ "$(count 'epic: epic started: source seq (with its own args)')" = 1 ] || fail "not logged with its own args"
+out=$("$shoalctl" epic epic '{from: 1, to: 2000000}' 2>&1) || fail "epic with args: '$out'"
+out=$("$shoalctl" epic epic '{from: 1, to: 3}' 2>&1)
+[ $? = 1 ] || fail "epic with args while one runs: '$out'"
+echo "$out" | grep -Eq '^shoalctl: busy: epic is working through an epic \([0-9]+ items so far\)' ||
+    fail "epic with args while one runs: '$out'"
+wait_for 'epic: epic done: 2000000 items in '
+line=$(settled_ledger)
+want=$((3 * n + 2500 + 2000000))
+echo "$line" | grep -q "^ledger total: accepted $want = handled $want + failed 0 + dropped 0 + in flight 0; refused 0$" ||
+    fail "after epics with their own args: '$line'"
+echo "ok: epics with their own args: exact counts; bad ARGS refused with their place"
 
 stop_host 0
 echo "ok: drained and stopped"
