@@ -27,6 +27,17 @@ scale=${SHOAL_STRESS_SCALE:-1}
 # At least 4 * 10^6: the busy check below needs an epic still running.
 n=$(awk -v s="$scale" 'BEGIN { n = 10000000 * s; printf "%d", n < 4000000 ? 4000000 : n }')
 
+# wait_done PATTERN [N]: as wait_for, for an epic's end: up to a minute
+# (an epic of 4 * 10^6 takes 20 s under TSan on a busy machine)
+wait_done() {
+    local n=${2:-1}
+    for _ in $(seq 1 6000); do
+        [ "$(count "$1")" -ge "$n" ] && return 0
+        sleep 0.01
+    done
+    fail "no ${n}x '$1' in the log"
+}
+
 header() {
     cat <<YAML
 runtime: { control: ctl.sock, threads: 2 }
@@ -69,11 +80,7 @@ rss0=$(awk '/^VmRSS/ { print $2 }' /proc/$pid/status)
 out=$("$shoalctl" epic api 2>&1)
 [ $? = 1 ] && [ "$out" = "shoalctl: api has no source (an epic needs a pull pool with source:)" ] ||
     fail "epic on a forward pool: '$out'"
-for _ in $(seq 1 6000); do
-    [ "$(count "epic: epic done: $n items in ")" -ge 1 ] && break
-    sleep 0.01
-done
-wait_for "epic: epic done: $n items in "
+wait_done "epic: epic done: $n items in "
 hwm=$(awk '/^VmHWM/ { print $2 }' /proc/$pid/status)
 if [ "$scale" = 1 ] && [ $((hwm - rss0)) -gt 8192 ]; then
     fail "memory grew with the epic: VmRSS ${rss0} kB early, peak ${hwm} kB at the end"
@@ -86,7 +93,7 @@ echo "ok: an epic of $n items: every one handled once; memory ${rss0} -> peak ${
 # 2: a new epic once it is over.
 out=$("$shoalctl" epic epic 2>&1) || fail "epic after the last: '$out'"
 [ "$out" = "epic: epic started" ] || fail "epic after the last: '$out'"
-wait_for "epic: epic done: $n items in " 2
+wait_done "epic: epic done: $n items in " 2
 
 # 3: reload while the next epic runs.
 "$shoalctl" epic epic >/dev/null || fail "third epic"
@@ -95,7 +102,7 @@ write "$(pools 2 4 64)"
 out=$("$shoalctl" reload 2>&1) || fail "reload: '$out'"
 wait_for 'reload: generation 2 from .*: epic size 4 -> 2; epic prefetch 1 -> 4; epic buffer 1024 -> 64; ledger: '
 [ "$(count 'failed:')" = 0 ] || fail "a live change failed: $(grep 'failed:' "$log")"
-wait_for "epic: epic done: $n items in " 3
+wait_done "epic: epic done: $n items in " 3
 line=$(settled_ledger)
 want=$((3 * n))
 echo "$line" | grep -q "^ledger total: accepted $want = handled $want + failed 0 + dropped 0 + in flight 0; refused 0$" ||
@@ -123,14 +130,14 @@ out=$("$shoalctl" epic api '{from: 1}' 2>&1)
 [ "$(count 'epic: epic started')" = "$started" ] || fail "a refused epic started one: $(grep 'epic started' "$log")"
 out=$("$shoalctl" epic epic '{from: 1, to: 5000, step: 2}' 2>&1) || fail "epic with args: '$out'"
 [ "$out" = "epic: epic started with its own args" ] || fail "epic with args: '$out'"
-wait_for 'epic: epic done: 2500 items in '
+wait_done 'epic: epic done: 2500 items in '
 [ "$(count 'epic: epic started: source seq (with its own args)')" = 1 ] || fail "not logged with its own args"
 out=$("$shoalctl" epic epic '{from: 1, to: 2000000}' 2>&1) || fail "epic with args: '$out'"
 out=$("$shoalctl" epic epic '{from: 1, to: 3}' 2>&1)
 [ $? = 1 ] || fail "epic with args while one runs: '$out'"
 echo "$out" | grep -Eq '^shoalctl: busy: epic is working through an epic \([0-9]+ items so far\)' ||
     fail "epic with args while one runs: '$out'"
-wait_for 'epic: epic done: 2000000 items in '
+wait_done 'epic: epic done: 2000000 items in '
 line=$(settled_ledger)
 want=$((3 * n + 2500 + 2000000))
 echo "$line" | grep -q "^ledger total: accepted $want = handled $want + failed 0 + dropped 0 + in flight 0; refused 0$" ||
