@@ -252,12 +252,16 @@ size_t shoal__pull_workers(shoal_pool_t *p, shoal_pull_worker_stats_t *out, size
             continue;
         if (n < cap) {
             uint64_t since = atomic_load_explicit(&s->idle_since, memory_order_relaxed);
+            uint64_t done = atomic_load_explicit(&s->completed, memory_order_relaxed);
+            uint64_t taken = atomic_load_explicit(&s->taken, memory_order_relaxed);
             out[n] = (shoal_pull_worker_stats_t){
                 .pid = s->pid,
                 .seat = s->index,
-                .in_progress = atomic_load_explicit(&s->held, memory_order_relaxed),
-                .taken = atomic_load_explicit(&s->taken, memory_order_relaxed),
-                .completed = atomic_load_explicit(&s->completed, memory_order_relaxed),
+                .taken = taken,
+                .completed = done,
+                /* A live member's items are settled by success only (a
+                 * failure ends it): what it took and has not completed. */
+                .in_progress = taken > done ? (uint32_t)(taken - done) : 0,
                 .idle_ns = atomic_load_explicit(&s->idle_ns, memory_order_relaxed) +
                            (since != 0 && now > since ? now - since : 0),
                 .idle = since != 0,
@@ -297,11 +301,6 @@ static void idle_end(member_t *m)
     uint64_t now = shoal__now_ns();
     seat_add(&m->seat->idle_ns, now > since ? now - since : 0);
     atomic_store_explicit(&m->seat->idle_since, 0, memory_order_relaxed);
-}
-static void held_now(member_t *m)
-{
-    if (m->seat != NULL)
-        atomic_store_explicit(&m->seat->held, m->held, memory_order_relaxed);
 }
 
 /* ---- senders ----------------------------------------------------------------- */
@@ -522,8 +521,7 @@ static shoal_env_t *pull_take(struct shoal_ctx_s *ctx)
     if (k == 0)
         return NULL;
     m->held += (uint32_t)k;
-    if (m->seat != NULL)
-        seat_add(&m->seat->taken, k);
+    size_t kept = k;
     bool shared;
     shoal_pool_stripe_t *st = shoal__pool_stripe(p, ctx->tc, &shared);
     shoal__stripe_add(&st->delivered, k, shared);
@@ -531,10 +529,12 @@ static shoal_env_t *pull_take(struct shoal_ctx_s *ctx)
     for (size_t i = 1; i < k; i++) {
         if (shoal__deliver_over(ctx->rt, ctx->tc, ctx->self, batch[i]) != SHOAL_OK) {
             m->held--;
+            kept--;
             put(ctx->rt, ctx->tc, p, batch[i]);
         }
     }
-    held_now(m);
+    if (m->seat != NULL)
+        seat_add(&m->seat->taken, kept);
     return batch[0];
 }
 
@@ -571,7 +571,6 @@ static void release(struct shoal_ctx_s *ctx, uint64_t n, bool ok)
     if (m->seat != NULL) {
         if (ok)
             seat_add(&m->seat->completed, n);
-        held_now(m);
     }
     shoal_pool_t *p = pool_of_ctx(ctx);
     /* seq_cst: the member's half of the room pairs (pull.h, pull_source.c). */
@@ -600,7 +599,6 @@ static bool give_again(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *e)
     if (tries < p->pull->redeliver) {
         shoal__env_set_meta(m, tries + 1, SHOAL_MSG_CAST, shoal__env_flags(m));
         member_of(ctx)->held--; /* still admitted: it is the buffer's again */
-        held_now(member_of(ctx));
         shoal__stripe_add(&st->redelivered, 1, shared);
         put(ctx->rt, ctx->tc, p, m);
         return true;
@@ -665,7 +663,6 @@ static bool pull_hand_back(struct shoal_ctx_s *ctx, shoal_group_t *g, shoal_pid_
         return false;
     }
     member_of(ctx)->held--;
-    held_now(member_of(ctx));
     shoal_env_t *m = NULL;
     if (!atomic_load_explicit(&ctx->rt->stopping, memory_order_relaxed))
         m = shoal__env_move(ctx->tc, e); /* e is its mailbox's node */

@@ -90,7 +90,6 @@ typedef struct shoal_pull_seat_s {
     alignas(64) _Atomic uint64_t taken, completed;
     _Atomic uint64_t idle_ns;    /* waits that have ended */
     _Atomic uint64_t idle_since; /* the wait under way began (ns), or 0 */
-    _Atomic uint32_t held;
     uint32_t index;  /* set before the member runs */
     shoal_pid_t pid; /* ... and once it is spawned, under seats_lock */
 } shoal_pull_seat_t;
