@@ -505,8 +505,8 @@ static shoal_stall_t *stalls_now(shoal_host_t *h, bool all, size_t *n)
 /* "pool api, behaviour echo, thread 1", as the monitor's lines say it. */
 static void stall_where(const shoal_stall_t *s, char *buf, size_t size)
 {
-    if (s->pool[0] != '\0')
-        snprintf(buf, size, "pool %s, behaviour %s, thread %u", s->pool, s->behaviour, s->thread);
+    if (s->group[0] != '\0')
+        snprintf(buf, size, "pool %s, behaviour %s, thread %u", s->group, s->behaviour, s->thread);
     else
         snprintf(buf, size, "behaviour %s, thread %u", s->behaviour, s->thread);
 }

@@ -163,8 +163,8 @@ _Static_assert(SHOAL_STALL_GROUPS_MAX >= SHOAL_POOL_MAX_DEPTH,
 /* Whether stall s counts for pool p (one of its workers, at any depth). */
 static bool stall_of(const shoal_stall_t *s, const shoal_pool_t *p)
 {
-    for (unsigned k = 0; k < SHOAL_POOL_MAX_DEPTH && s->pools[k] != NULL; k++)
-        if (s->pools[k] == p)
+    for (unsigned k = 0; k < SHOAL_POOL_MAX_DEPTH && s->groups[k] != NULL; k++)
+        if (s->groups[k] == p)
             return true;
     return false;
 }

@@ -150,15 +150,15 @@ static void read_names(shoal_worker_t *w, entry_t *e)
 {
     const struct shoal_ctx_s *c = &w->ctx;
     shoal_stall_t *s = &e->info;
-    const shoal_group_t *p = c->group != NULL ? c->group : c->own; /* a worker, a pool's actor */
+    const shoal_group_t *g = c->group != NULL ? c->group : c->own; /* a member, a group's actor */
     s->pid = c->self;
     copy(s->name, sizeof s->name, c->name);
     copy(s->behaviour, sizeof s->behaviour, c->b->beh->name);
-    copy(s->pool, sizeof s->pool, p != NULL ? p->name : "");
-    for (unsigned k = 0; p != NULL && k < SHOAL_STALL_GROUPS_MAX; p = p->parent)
-        s->pools[k++] = p;
-    if (s->pool[0] != '\0')
-        snprintf(e->where, sizeof e->where, "pool %s, behaviour %s, thread %u", s->pool,
+    copy(s->group, sizeof s->group, g != NULL ? g->name : "");
+    for (unsigned k = 0; g != NULL && k < SHOAL_STALL_GROUPS_MAX; g = g->parent)
+        s->groups[k++] = g;
+    if (s->group[0] != '\0')
+        snprintf(e->where, sizeof e->where, "pool %s, behaviour %s, thread %u", s->group,
                  s->behaviour, s->thread);
     else
         snprintf(e->where, sizeof e->where, "behaviour %s, thread %u", s->behaviour, s->thread);

@@ -50,11 +50,11 @@ typedef struct shoal_stall_s {
     uint64_t elapsed_ns; /* in that callback, at least */
     bool warned;         /* past stall_warn (it was logged) */
     char name[128];      /* as the actor's log lines name it ("pool/behaviour") */
-    char pool[64];       /* its pool, "" for an actor outside pools */
+    char group[64];      /* its group's (pool's) name, "" for an actor in none */
     char behaviour[64];
-    /* The pool records it counts for (its own pool, then each pool above),
+    /* The group records it counts for (its own group, then each one above),
      * for comparison only; NULL-terminated. */
-    const void *pools[SHOAL_STALL_GROUPS_MAX + 1];
+    const void *groups[SHOAL_STALL_GROUPS_MAX + 1];
 } shoal_stall_t;
 
 /* Sets rt->monitor up (after the workers exist). warn_ms >= 1, max_extra:

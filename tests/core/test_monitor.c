@@ -125,7 +125,7 @@ static void stall_is_logged_listed_and_compensated(void)
     CU_ASSERT_EQUAL(st[0].thread, 0);
     CU_ASSERT_STRING_EQUAL(st[0].name, "spin");
     CU_ASSERT_STRING_EQUAL(st[0].behaviour, "spin");
-    CU_ASSERT_STRING_EQUAL(st[0].pool, "");
+    CU_ASSERT_STRING_EQUAL(st[0].group, "");
     CU_ASSERT(st[0].warned);
     CU_ASSERT(st[0].elapsed_ns >= 100u * 1000000u);
 
@@ -253,7 +253,7 @@ static void pool_worker_stall_in_inspect(void)
     shoal_stall_t st[2];
     CU_ASSERT_EQUAL_FATAL(stalls(rt, st, 2), 1);
     CU_ASSERT_STRING_EQUAL(st[0].name, "slow/spin");
-    CU_ASSERT_STRING_EQUAL(st[0].pool, "slow");
+    CU_ASSERT_STRING_EQUAL(st[0].group, "slow");
     char want[96];
     snprintf(want, sizeof want,
              "\"stalled\":[{\"pid\":\"%u.%u\",\"ms\":", shoal__pid_slot(st[0].pid),
