@@ -142,14 +142,6 @@ static int job(shoal_runtime_t *rt, shoal_pid_t to, uint32_t seq, uint32_t act, 
     return shoal_runtime_send(rt, to, T_JOB, &j, sizeof j);
 }
 
-static shoal_pool_stats_t stats(shoal_runtime_t *rt, shoal_pid_t p)
-{
-    shoal_pool_stats_t st;
-    memset(&st, 0, sizeof st);
-    CU_ASSERT_EQUAL(shoal_pool_stats(rt, p, &st, TMO), SHOAL_OK);
-    return st;
-}
-
 /* ---- capacity ---------------------------------------------------------------- */
 
 /* Two members block on their first item; the buffer then takes exactly 10
@@ -174,7 +166,7 @@ static void capacity_is_buffer_plus_size_times_prefetch(void)
     }
     CU_ASSERT_EQUAL(ok, 12);
     CU_ASSERT_EQUAL(busy, 28);
-    shoal_pool_stats_t st = stats(rt, p);
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
     CU_ASSERT_EQUAL(st.kind, SHOAL_POOL_KIND_PULL);
     CU_ASSERT_EQUAL(st.prefetch, 1);
     CU_ASSERT_EQUAL(st.buffer, 10);
@@ -189,8 +181,8 @@ static void capacity_is_buffer_plus_size_times_prefetch(void)
     CU_ASSERT_EQUAL(atomic_load(&done), 12);
     for (uint32_t i = 0; i < 12; i++)
         CU_ASSERT_EQUAL(atomic_load(&seen[i]), 1);
-    WAIT_UNTIL(stats(rt, p).messages_handled == 12);
-    st = stats(rt, p);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, p).messages_handled == 12);
+    st = shoal_test_pool_stats(rt, p);
     CU_ASSERT_EQUAL(st.messages_handled, 12);
     CU_ASSERT_EQUAL(st.delivered, 12);
     CU_ASSERT_EQUAL(st.queue_depth, 0);
@@ -231,7 +223,7 @@ static void prefetch_and_buffer_change_live(void)
     for (uint32_t i = 0; i < 30; i++)
         ok += job(rt, p, i, A_BLOCK, 0) == SHOAL_OK;
     CU_ASSERT_EQUAL(ok, 11);
-    shoal_pool_stats_t st = stats(rt, p);
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
     CU_ASSERT_EQUAL(st.prefetch, 2);
     CU_ASSERT_EQUAL(st.buffer, 5);
     CU_ASSERT_EQUAL(st.messages_unhandled, 19);
@@ -249,7 +241,7 @@ static void prefetch_and_buffer_change_live(void)
         SHOAL_OK);
     CU_ASSERT_EQUAL(a.status, SHOAL_ENOTSUP);
     shoal_answer_release(&a);
-    CU_ASSERT_EQUAL(stats(rt, fp).kind, SHOAL_POOL_KIND_FORWARD);
+    CU_ASSERT_EQUAL(shoal_test_pool_stats(rt, fp).kind, SHOAL_POOL_KIND_FORWARD);
     shoal_runtime_destroy(rt);
 }
 
@@ -301,8 +293,8 @@ static void demand_never_exceeds_prefetch(void)
     CU_ASSERT_EQUAL(once, 3000);
     CU_ASSERT_EQUAL(atomic_load(&over_held), 0);
     CU_ASSERT(atomic_load(&max_held) >= 1 && atomic_load(&max_held) <= 3);
-    WAIT_UNTIL(stats(rt, p).messages_handled == 3000);
-    shoal_pool_stats_t st = stats(rt, p);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, p).messages_handled == 3000);
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
     CU_ASSERT_EQUAL(st.messages_forwarded, 3000);
     CU_ASSERT_EQUAL(st.messages_handled, 3000);
     CU_ASSERT_EQUAL(st.messages_unhandled, (uint64_t)(f[0].refused + f[1].refused));
@@ -414,8 +406,8 @@ static void a_dying_member_loses_only_what_it_held(void)
         CU_ASSERT_EQUAL(job(rt, p, i, i % 50 == 7 ? A_PANIC : A_OK, 0), SHOAL_OK);
     WAIT_UNTIL(atomic_load(&done) == 196);
     CU_ASSERT_EQUAL(atomic_load(&done), 196);
-    WAIT_UNTIL(stats(rt, p).messages_failed == 4 && stats(rt, p).messages_handled == 196);
-    shoal_pool_stats_t st = stats(rt, p);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, p).messages_failed == 4 && shoal_test_pool_stats(rt, p).messages_handled == 196);
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
     CU_ASSERT_EQUAL(st.messages_forwarded, 200);
     CU_ASSERT_EQUAL(st.messages_handled, 196);
     CU_ASSERT_EQUAL(st.messages_failed, 4);
@@ -482,8 +474,8 @@ static void failed_items_are_given_again(void)
             shoal_test_nap();
         CU_ASSERT_EQUAL_FATAL(rc, SHOAL_OK);
     }
-    WAIT_UNTIL(atomic_load(&dl_seen) == always && stats(rt, p).messages_handled == 600 - always);
-    shoal_pool_stats_t st = stats(rt, p);
+    WAIT_UNTIL(atomic_load(&dl_seen) == always && shoal_test_pool_stats(rt, p).messages_handled == 600 - always);
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
     CU_ASSERT_EQUAL(st.messages_forwarded, 600);
     CU_ASSERT_EQUAL(st.messages_handled, 600 - always);
     CU_ASSERT_EQUAL(st.messages_failed, 0);
@@ -509,8 +501,8 @@ static void failed_items_are_given_again(void)
     shoal_pid_t q = spawn(rt, &s);
     for (uint32_t i = 0; i < 20; i++)
         CU_ASSERT_EQUAL(job(rt, q, i, i % 4 == 0 ? A_FAIL : A_OK, 0), SHOAL_OK);
-    WAIT_UNTIL(stats(rt, q).messages_failed == 5 && stats(rt, q).messages_handled == 15);
-    st = stats(rt, q);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, q).messages_failed == 5 && shoal_test_pool_stats(rt, q).messages_handled == 15);
+    st = shoal_test_pool_stats(rt, q);
     CU_ASSERT_EQUAL(st.messages_failed, 5);
     CU_ASSERT_EQUAL(st.redelivered, 0);
     CU_ASSERT_EQUAL(st.dead_lettered, 0);
@@ -628,7 +620,7 @@ static void a_refused_producer_waits_for_room(void)
     CU_ASSERT(atomic_load(&refusals) > 0); /* the pool was full at times */
     CU_ASSERT_EQUAL(atomic_load(&rooms), atomic_load(&refusals));
     CU_ASSERT_EQUAL(atomic_load(&early), 0);
-    shoal_pool_stats_t st = stats(rt, p);
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
     CU_ASSERT_EQUAL(st.messages_unhandled, (uint64_t)atomic_load(&refusals));
     int once = 0;
     for (uint32_t i = 0; i < 4000; i++)
@@ -717,7 +709,7 @@ static void a_1_3_spec_is_read_to_its_end_only(void)
     old.spec.size = 2;
     shoal_pid_t p;
     CU_ASSERT_EQUAL((shoal_runtime_spawn_pool)(rt, &old.spec, &p), SHOAL_OK);
-    shoal_pool_stats_t st = stats(rt, p);
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
     CU_ASSERT_EQUAL(st.kind, SHOAL_POOL_KIND_FORWARD);
     CU_ASSERT_EQUAL(st.pool_size, 2);
     CU_ASSERT_EQUAL(st.mailbox, 64);

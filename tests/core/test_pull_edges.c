@@ -104,14 +104,6 @@ static int job(shoal_runtime_t *rt, shoal_pid_t to, uint32_t seq, uint32_t act)
     return shoal_runtime_send(rt, to, T_JOB, &j, sizeof j);
 }
 
-static shoal_pool_stats_t stats(shoal_runtime_t *rt, shoal_pid_t p)
-{
-    shoal_pool_stats_t st;
-    memset(&st, 0, sizeof st);
-    CU_ASSERT_EQUAL(shoal_pool_stats(rt, p, &st, TMO), SHOAL_OK);
-    return st;
-}
-
 /* A pool's record from its PID (the test holds the runtime: it is live). */
 static shoal_pool_t *record_of(shoal_runtime_t *rt, shoal_pid_t pid)
 {
@@ -209,7 +201,7 @@ static void a_drain_whose_retired_member_dies_still_handles_what_it_held(void)
     pull_spec(&s, 1, 4, 50);
     shoal_pid_t p, h[2];
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
-    CU_ASSERT_EQUAL(stats(rt, p).pool_size, 1); /* started */
+    CU_ASSERT_EQUAL(shoal_test_pool_stats(rt, p).pool_size, 1); /* started */
     for (uint32_t i = 0; i < 2; i++) {
         atomic_store(&held_in[i], 0);
         CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &holder, NULL, NULL, &h[i]), SHOAL_OK);
@@ -225,12 +217,12 @@ static void a_drain_whose_retired_member_dies_still_handles_what_it_held(void)
     atomic_store(&held_in[1], 2);
     WAIT_UNTIL(atomic_load(&entered) == 1);
     CU_ASSERT_EQUAL_FATAL(atomic_load(&entered), 1);
-    shoal_pool_stats_t st = stats(rt, p);
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
     CU_ASSERT_EQUAL(st.buffer_depth, 0); /* the member took all four */
     CU_ASSERT_EQUAL(shoal_runtime_send_priority(rt, p, SHOAL_POOL_DRAIN, NULL, 0), SHOAL_OK);
     /* Draining: the member keeps what it holds until all is settled. */
-    WAIT_UNTIL(stats(rt, p).state == SHOAL_POOL_DRAINING);
-    CU_ASSERT_EQUAL(stats(rt, p).state, SHOAL_POOL_DRAINING);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, p).state == SHOAL_POOL_DRAINING);
+    CU_ASSERT_EQUAL(shoal_test_pool_stats(rt, p).state, SHOAL_POOL_DRAINING);
     atomic_store(&gate, 1);
     WAIT_UNTIL(pool_gone(rt, p)); /* (a probe by message would be dropped at its end) */
     CU_ASSERT(pool_gone(rt, p));
@@ -260,14 +252,14 @@ static void a_replacement_that_never_ran_is_woken(void)
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
     for (uint32_t round = 0; round < 20; round++) {
         CU_ASSERT_EQUAL(job(rt, p, 2 * round, A_PANIC), SHOAL_OK);
-        WAIT_UNTIL(stats(rt, p).worker_restarts == round + 1);
-        CU_ASSERT_EQUAL_FATAL(stats(rt, p).worker_restarts, round + 1);
+        WAIT_UNTIL(shoal_test_pool_stats(rt, p).worker_restarts == round + 1);
+        CU_ASSERT_EQUAL_FATAL(shoal_test_pool_stats(rt, p).worker_restarts, round + 1);
         shoal_test_nap(); /* the replacement is listed (restarts counts it) */
         CU_ASSERT_EQUAL(job(rt, p, 2 * round + 1, A_OK), SHOAL_OK);
         WAIT_UNTIL(atomic_load(&done) == (int)round + 1);
         CU_ASSERT_EQUAL(atomic_load(&done), (int)round + 1);
         if (atomic_load(&done) != (int)round + 1) {
-            shoal_pool_stats_t st = stats(rt, p);
+            shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
             fprintf(stderr, "\n  round %u: job not handled; buffer_depth %llu, members %u ", round,
                     (unsigned long long)st.buffer_depth, st.pool_size);
             break;
@@ -299,7 +291,7 @@ static void a_forward_pool_of_pull_pools_counts_their_buffers(void)
         CU_ASSERT_EQUAL(job(rt, p, i, A_BLOCK), SHOAL_OK);
     WAIT_UNTIL(atomic_load(&entered) == 2);
     CU_ASSERT_EQUAL_FATAL(atomic_load(&entered), 2);
-    shoal_pool_stats_t st = stats(rt, p);
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
     CU_ASSERT_EQUAL(st.messages_forwarded, 6);
     CU_ASSERT_EQUAL(st.messages_handled + st.messages_failed + st.messages_dropped, 0);
     CU_ASSERT_EQUAL(st.queue_depth, 6);
@@ -309,8 +301,8 @@ static void a_forward_pool_of_pull_pools_counts_their_buffers(void)
     atomic_store(&gate, 1);
     WAIT_UNTIL(atomic_load(&done) == 6);
     CU_ASSERT_EQUAL(atomic_load(&done), 6);
-    WAIT_UNTIL(stats(rt, p).messages_handled == 6);
-    st = stats(rt, p);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, p).messages_handled == 6);
+    st = shoal_test_pool_stats(rt, p);
     CU_ASSERT_EQUAL(st.messages_handled, 6);
     CU_ASSERT_EQUAL(st.queue_depth, 0);
     shoal_runtime_destroy(rt);
@@ -431,8 +423,8 @@ static void a_member_stopped_while_asleep_leaves_sleepers(void)
     CU_ASSERT_EQUAL(atomic_load(&rec->pull->sleepers), 2);
     for (int i = 0; i < 2; i++)
         CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, who[i]), SHOAL_OK);
-    WAIT_UNTIL(stats(rt, p).worker_restarts == 2 && stats(rt, p).pool_size == 2);
-    CU_ASSERT_EQUAL(stats(rt, p).pool_size, 2);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, p).worker_restarts == 2 && shoal_test_pool_stats(rt, p).pool_size == 2);
+    CU_ASSERT_EQUAL(shoal_test_pool_stats(rt, p).pool_size, 2);
     /* Replacements idle: one job each way makes sure they have run. */
     for (uint32_t i = 0; i < 4; i++)
         CU_ASSERT_EQUAL(job(rt, p, i, A_OK), SHOAL_OK);

@@ -138,14 +138,6 @@ static shoal_pid_t spawn(shoal_runtime_t *rt, uint32_t size, uint32_t buffer)
     return p;
 }
 
-static shoal_pool_stats_t stats(shoal_runtime_t *rt, shoal_pid_t p)
-{
-    shoal_pool_stats_t st;
-    memset(&st, 0, sizeof st);
-    CU_ASSERT_EQUAL(shoal_pool_stats(rt, p, &st, TMO), SHOAL_OK);
-    return st;
-}
-
 static bool all_once(uint64_t n)
 {
     for (uint64_t i = 0; i < n; i++)
@@ -167,7 +159,7 @@ static void an_epic_is_fed_within_the_room(void)
     uint64_t most = 0;
     double end = shoal_test_now() + WAIT_S;
     while (atomic_load(&handled) < 200000 && shoal_test_now() < end) {
-        shoal_pool_stats_t st = stats(rt, p);
+        shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
         if (st.queue_depth > most)
             most = st.queue_depth;
     }
@@ -176,15 +168,15 @@ static void an_epic_is_fed_within_the_room(void)
     CU_ASSERT(all_once(200000));
     CU_ASSERT(most <= 68);
     CU_ASSERT(atomic_load(&max_n) <= 68);
-    WAIT_UNTIL(stats(rt, p).source_state == SHOAL_SOURCE_DONE);
-    shoal_pool_stats_t st = stats(rt, p);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, p).source_state == SHOAL_SOURCE_DONE);
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
     CU_ASSERT_EQUAL(st.source_state, SHOAL_SOURCE_DONE);
     CU_ASSERT_EQUAL(st.source_items, 200000);
     CU_ASSERT_EQUAL(st.source_restarts, 0);
     CU_ASSERT_EQUAL(st.messages_forwarded, 200000);
     CU_ASSERT_EQUAL(st.messages_unhandled, 0);
-    WAIT_UNTIL(stats(rt, p).messages_handled == 200000);
-    CU_ASSERT_EQUAL(stats(rt, p).messages_handled, 200000);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, p).messages_handled == 200000);
+    CU_ASSERT_EQUAL(shoal_test_pool_stats(rt, p).messages_handled, 200000);
     shoal_test_assert_logged("epic started: source counter");
     shoal_test_assert_logged("epic done: 200000 items in ");
     shoal_runtime_destroy(rt);
@@ -205,8 +197,8 @@ static void a_failing_source_resumes_at_its_cursor(void)
     CU_ASSERT_EQUAL(atomic_load(&handled), 20000);
     CU_ASSERT_EQUAL(atomic_load(&dups), 0);
     CU_ASSERT(all_once(20000));
-    WAIT_UNTIL(stats(rt, p).source_state == SHOAL_SOURCE_DONE);
-    shoal_pool_stats_t st = stats(rt, p);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, p).source_state == SHOAL_SOURCE_DONE);
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
     CU_ASSERT_EQUAL(st.source_restarts, 2);
     CU_ASSERT_EQUAL(atomic_load(&resumes), 2);
     CU_ASSERT_EQUAL(shoal_test_log_count("started again, resuming at its last cursor"), 2);
@@ -227,7 +219,7 @@ static void a_new_epic_waits_for_the_last(void)
     CU_ASSERT_EQUAL(a.status, SHOAL_EBUSY);
     shoal_answer_release(&a);
     atomic_store(&gate, 1);
-    WAIT_UNTIL(stats(rt, p).source_state == SHOAL_SOURCE_DONE);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, p).source_state == SHOAL_SOURCE_DONE);
     WAIT_UNTIL(atomic_load(&handled) == 50000);
     CU_ASSERT_EQUAL(atomic_load(&handled), 50000);
     CU_ASSERT_EQUAL(shoal_runtime_call_priority(rt, p, SHOAL_POOL_EPIC, NULL, 0, TMO, &a),
@@ -237,8 +229,8 @@ static void a_new_epic_waits_for_the_last(void)
     WAIT_UNTIL(atomic_load(&handled) == 100000);
     CU_ASSERT_EQUAL(atomic_load(&handled), 100000);
     CU_ASSERT_EQUAL(atomic_load(&dups), 50000); /* the second epic: each item again */
-    WAIT_UNTIL(stats(rt, p).source_state == SHOAL_SOURCE_DONE);
-    CU_ASSERT_EQUAL(stats(rt, p).source_items, 50000);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, p).source_state == SHOAL_SOURCE_DONE);
+    CU_ASSERT_EQUAL(shoal_test_pool_stats(rt, p).source_items, 50000);
     CU_ASSERT_EQUAL(shoal_test_log_count("epic done: 50000 items"), 2);
     /* A pool without a source has no epic to start. */
     shoal_pool_spec_t s;
@@ -251,7 +243,7 @@ static void a_new_epic_waits_for_the_last(void)
                     SHOAL_OK);
     CU_ASSERT_EQUAL(a.status, SHOAL_ENOTSUP);
     shoal_answer_release(&a);
-    CU_ASSERT_EQUAL(stats(rt, q).source_state, SHOAL_SOURCE_NONE);
+    CU_ASSERT_EQUAL(shoal_test_pool_stats(rt, q).source_state, SHOAL_SOURCE_NONE);
     shoal_runtime_destroy(rt);
 }
 
@@ -275,8 +267,8 @@ static void a_source_past_its_budget_fails_the_epic(void)
     s.restart.within_ms = 60000;
     shoal_pid_t p;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
-    WAIT_UNTIL(stats(rt, p).source_state == SHOAL_SOURCE_FAILED);
-    shoal_pool_stats_t st = stats(rt, p);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, p).source_state == SHOAL_SOURCE_FAILED);
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
     CU_ASSERT_EQUAL(st.source_state, SHOAL_SOURCE_FAILED);
     CU_ASSERT_EQUAL(st.source_restarts, 3);
     CU_ASSERT_EQUAL(st.source_items, 0);
@@ -345,7 +337,7 @@ static void an_epic_with_its_own_args(void)
     s.source_args = &spec_to;
     shoal_pid_t p;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
-    WAIT_UNTIL(atomic_load(&handled) == 500 && stats(rt, p).source_state == SHOAL_SOURCE_DONE);
+    WAIT_UNTIL(atomic_load(&handled) == 500 && shoal_test_pool_stats(rt, p).source_state == SHOAL_SOURCE_DONE);
     CU_ASSERT_EQUAL(atomic_load(&handled), 500);
     CU_ASSERT_EQUAL(atomic_load(&last_args), (uintptr_t)&spec_to);
 
@@ -357,9 +349,9 @@ static void an_epic_with_its_own_args(void)
     CU_ASSERT_EQUAL(epic_to(rt, p, 7, &other), SHOAL_EBUSY);
     CU_ASSERT_EQUAL(atomic_load(&args_freed), 1); /* the refused one's */
     atomic_store(&gate, 1);
-    WAIT_UNTIL(atomic_load(&handled) == 3500 && stats(rt, p).source_state == SHOAL_SOURCE_DONE);
+    WAIT_UNTIL(atomic_load(&handled) == 3500 && shoal_test_pool_stats(rt, p).source_state == SHOAL_SOURCE_DONE);
     CU_ASSERT_EQUAL(atomic_load(&handled), 3500);
-    CU_ASSERT_EQUAL(stats(rt, p).source_items, 3000);
+    CU_ASSERT_EQUAL(shoal_test_pool_stats(rt, p).source_items, 3000);
     CU_ASSERT_EQUAL(atomic_load(&resumes), 1);
     CU_ASSERT_EQUAL(atomic_load(&inits), 3); /* the spec's, the epic's, its restart */
     CU_ASSERT_EQUAL(atomic_load(&last_args), (uintptr_t)mine);
@@ -386,7 +378,7 @@ static void an_epic_with_its_own_args(void)
     CU_ASSERT_EQUAL(epic_to(rt, fp, 10, &other), SHOAL_ENOTSUP);
     CU_ASSERT_EQUAL(atomic_load(&args_freed), 3);
 
-    WAIT_UNTIL(stats(rt, p).source_state == SHOAL_SOURCE_DONE);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, p).source_state == SHOAL_SOURCE_DONE);
     CU_ASSERT_EQUAL(epic_to(rt, p, 10, &other), SHOAL_OK);
     WAIT_UNTIL(atomic_load(&handled) == 4010);
     CU_ASSERT_EQUAL(atomic_load(&args_freed), 3);

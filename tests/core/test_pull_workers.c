@@ -99,14 +99,6 @@ static int idle_count(shoal_runtime_t *rt, shoal_pid_t p)
     return k;
 }
 
-static shoal_pool_stats_t stats(shoal_runtime_t *rt, shoal_pid_t p)
-{
-    shoal_pool_stats_t st;
-    memset(&st, 0, sizeof st);
-    CU_ASSERT_EQUAL(shoal_pool_stats(rt, p, &st, TMO), SHOAL_OK);
-    return st;
-}
-
 /* 3 workers, prefetch 2, 3000 items: per worker taken == completed, and
  * they sum to 3000; seats 0, 1, 2 with three distinct pids; nothing in
  * progress; every worker idle once all is done. */
@@ -140,7 +132,7 @@ static void each_workers_counts_add_up_to_the_pools(void)
     }
     CU_ASSERT_EQUAL(taken, 3000);
     CU_ASSERT_EQUAL(completed, 3000);
-    CU_ASSERT_EQUAL(stats(rt, p).delivered, 3000);
+    CU_ASSERT_EQUAL(shoal_test_pool_stats(rt, p).delivered, 3000);
     shoal_runtime_destroy(rt);
 }
 
@@ -194,7 +186,7 @@ static void a_replacement_takes_the_seat_it_replaces(void)
     shoal_pull_worker_stats_t a[MAXW], b[MAXW];
     CU_ASSERT_EQUAL_FATAL(workers(rt, p, a), 3);
     CU_ASSERT_EQUAL(job(rt, p, A_PANIC), SHOAL_OK);
-    WAIT_UNTIL(stats(rt, p).worker_restarts == 1 && stats(rt, p).pool_size == 3 &&
+    WAIT_UNTIL(shoal_test_pool_stats(rt, p).worker_restarts == 1 && shoal_test_pool_stats(rt, p).pool_size == 3 &&
                idle_count(rt, p) == 3);
     CU_ASSERT_EQUAL_FATAL(workers(rt, p, b), 3);
     int replaced = 0;

@@ -175,24 +175,16 @@ static void valid(const char *json)
         fprintf(stderr, "\n    not JSON: %s\n", json);
 }
 
-static shoal_pool_stats_t stats(shoal_runtime_t *rt, shoal_pid_t p)
-{
-    shoal_pool_stats_t st;
-    memset(&st, 0, sizeof st);
-    CU_ASSERT_EQUAL(shoal_pool_stats(rt, p, &st, TMO), SHOAL_OK);
-    return st;
-}
-
 static uint64_t handled(shoal_runtime_t *rt, shoal_pid_t p)
 {
-    shoal_pool_stats_t st = stats(rt, p);
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
     return st.messages_handled + st.messages_failed;
 }
 
 /* The worker that panicked is replaced (its demand counts again). */
 static bool replaced(shoal_runtime_t *rt, shoal_pid_t p)
 {
-    shoal_pool_stats_t st = stats(rt, p);
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
     return st.worker_restarts == 1 && st.pool_size == 2;
 }
 

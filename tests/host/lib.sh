@@ -25,10 +25,11 @@ fail() {
 }
 # count PATTERN: lines of the log matching it
 count() { grep -c -- "$1" "$log" 2>/dev/null || true; }
-# wait_for PATTERN [N]: until the log has N (default 1) such lines, 10 s at most
+# wait_for PATTERN [N [TRIES]]: until the log has N (default 1) such lines,
+# looking TRIES times (default 1000: about 10 s)
 wait_for() {
     local n=${2:-1}
-    for _ in $(seq 1 1000); do
+    for _ in $(seq 1 "${3:-1000}"); do
         [ "$(count "$1")" -ge "$n" ] && return 0
         sleep 0.01
     done

@@ -29,14 +29,7 @@ n=$(awk -v s="$scale" 'BEGIN { n = 10000000 * s; printf "%d", n < 4000000 ? 4000
 
 # wait_done PATTERN [N]: as wait_for, for an epic's end: up to a minute
 # (an epic of 4 * 10^6 takes 20 s under TSan on a busy machine)
-wait_done() {
-    local n=${2:-1}
-    for _ in $(seq 1 6000); do
-        [ "$(count "$1")" -ge "$n" ] && return 0
-        sleep 0.01
-    done
-    fail "no ${n}x '$1' in the log"
-}
+wait_done() { wait_for "$1" "${2:-1}" 6000; }
 
 header() {
     cat <<YAML

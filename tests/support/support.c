@@ -117,6 +117,14 @@ shoal_runtime_stats_t shoal_test_stats(shoal_runtime_t *rt)
     return s;
 }
 
+shoal_pool_stats_t shoal_test_pool_stats(shoal_runtime_t *rt, shoal_pid_t pool)
+{
+    shoal_pool_stats_t st;
+    memset(&st, 0, sizeof st);
+    CU_ASSERT_EQUAL(shoal_pool_stats(rt, pool, &st, 10000), SHOAL_OK);
+    return st;
+}
+
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define SANITIZED 1
 #elif defined(__has_feature)

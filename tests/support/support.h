@@ -80,6 +80,9 @@ void shoal_test_nap(void);
 
 /* The runtime's counters, by value. */
 shoal_runtime_stats_t shoal_test_stats(shoal_runtime_t *rt);
+/* A pool's counters, by value (asserted to be read within 10 s; zeros if
+ * not). */
+shoal_pool_stats_t shoal_test_pool_stats(shoal_runtime_t *rt, shoal_pid_t pool);
 
 /* How much of its full size a stress test does: SHOAL_STRESS_SCALE if set,
  * else `sanitized` in a sanitizer build and 1.0 otherwise. */
