@@ -233,8 +233,8 @@ static void epic(shoal_control_t *c, shoal_control_conn_t *k, char *rest)
     while (*rest == ' ' || *rest == '\t')
         rest++;
     if (*rest == '\0') {
-        job(c, k, SHOAL_CONTROL_OP_EPIC, hp, true, SHOAL_AGENT_CALL_PRIORITY, SHOAL_POOL_EPIC,
-            NULL, 0, ACTOR_TIMEOUT_MS);
+        job(c, k, SHOAL_CONTROL_OP_EPIC, hp, true, SHOAL_AGENT_CALL_PRIORITY, SHOAL_POOL_EPIC, NULL,
+            0, ACTOR_TIMEOUT_MS);
         return;
     }
     const shoal_config_pool_t *cp = hp->cp;

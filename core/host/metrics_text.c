@@ -302,7 +302,8 @@ static void render_pools(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b)
                 b->failed = true;
                 goto done;
             }
-            size_t w = shoal__pull_workers(s->pools[k].rec, v[k].workers, SHOAL__PULL_WORKERS_SHOWN);
+            size_t w =
+                shoal__pull_workers(s->pools[k].rec, v[k].workers, SHOAL__PULL_WORKERS_SHOWN);
             v[k].nworkers = w < SHOAL__PULL_WORKERS_SHOWN ? w : SHOAL__PULL_WORKERS_SHOWN;
         }
     }

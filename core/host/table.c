@@ -51,10 +51,10 @@ static const char *pool_state(const shoal_host_pool_t *hp, const shoal_pool_stat
 /* The queued column and what follows the state. A forward pool: the
  * messages in flight, nothing after. A pull pool: its buffer as depth/
  * capacity, and after the state what its workers hold of what they may
- * and how many wait for work: "10/10" ... "running (pull, held 2/2, idle 0)". Its in/s is what the buffer
- * accepted, its refused/s the sends refused because it was full. */
-static void queued_text(shoal_pool_t *rec, const shoal_pool_stats_t *st, char *queued,
-                        size_t qsize, char *kind, size_t ksize)
+ * and how many wait for work: "10/10" ... "running (pull, held 2/2, idle 0)". Its in/s is what the
+ * buffer accepted, its refused/s the sends refused because it was full. */
+static void queued_text(shoal_pool_t *rec, const shoal_pool_stats_t *st, char *queued, size_t qsize,
+                        char *kind, size_t ksize)
 {
     if (st->kind != SHOAL_POOL_KIND_PULL) {
         snprintf(queued, qsize, "%" PRIu64, st->queue_depth);

@@ -183,8 +183,8 @@ SHOAL_API int shoal_pool_worker_stats(shoal_runtime_t *rt, shoal_pid_t pool,
     if (out == NULL && cap != 0)
         return SHOAL_EINVAL;
     shoal_answer_t a;
-    int rc = shoal_runtime_call_priority(rt, pool, SHOAL_POOL_WORKER_STATS, NULL, 0, timeout_ms,
-                                         &a);
+    int rc =
+        shoal_runtime_call_priority(rt, pool, SHOAL_POOL_WORKER_STATS, NULL, 0, timeout_ms, &a);
     if (rc != SHOAL_OK)
         return rc;
     uint32_t head[2] = {0, 0};

@@ -90,8 +90,8 @@ typedef struct shoal_pull_seat_s {
     alignas(64) _Atomic uint64_t taken, completed;
     _Atomic uint64_t idle_ns;    /* waits that have ended */
     _Atomic uint64_t idle_since; /* the wait under way began (ns), or 0 */
-    uint32_t index;  /* set before the member runs */
-    shoal_pid_t pid; /* ... and once it is spawned, under seats_lock */
+    uint32_t index;              /* set before the member runs */
+    shoal_pid_t pid;             /* ... and once it is spawned, under seats_lock */
 } shoal_pull_seat_t;
 
 typedef struct shoal_pull_s {
@@ -167,7 +167,7 @@ int shoal__pull_epic(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
 /* SHOAL__POOL_EPIC_ARGS (pool.h): a new epic with these args for the
  * source, taken over in every case (freed at once if refused). */
 typedef struct shoal_pull_epic_args_s {
-    void *args;                  /* what the source's init gets */
+    void *args;                    /* what the source's init gets */
     void (*free_args)(void *args); /* how to free it */
 } shoal_pull_epic_args_t;
 int shoal__pull_epic_with(struct shoal_ctx_s *ctx, struct shoal_pool_s *p,

@@ -406,7 +406,8 @@ static void a_dying_member_loses_only_what_it_held(void)
         CU_ASSERT_EQUAL(job(rt, p, i, i % 50 == 7 ? A_PANIC : A_OK, 0), SHOAL_OK);
     WAIT_UNTIL(atomic_load(&done) == 196);
     CU_ASSERT_EQUAL(atomic_load(&done), 196);
-    WAIT_UNTIL(shoal_test_pool_stats(rt, p).messages_failed == 4 && shoal_test_pool_stats(rt, p).messages_handled == 196);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, p).messages_failed == 4 &&
+               shoal_test_pool_stats(rt, p).messages_handled == 196);
     shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
     CU_ASSERT_EQUAL(st.messages_forwarded, 200);
     CU_ASSERT_EQUAL(st.messages_handled, 196);
@@ -474,7 +475,8 @@ static void failed_items_are_given_again(void)
             shoal_test_nap();
         CU_ASSERT_EQUAL_FATAL(rc, SHOAL_OK);
     }
-    WAIT_UNTIL(atomic_load(&dl_seen) == always && shoal_test_pool_stats(rt, p).messages_handled == 600 - always);
+    WAIT_UNTIL(atomic_load(&dl_seen) == always &&
+               shoal_test_pool_stats(rt, p).messages_handled == 600 - always);
     shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
     CU_ASSERT_EQUAL(st.messages_forwarded, 600);
     CU_ASSERT_EQUAL(st.messages_handled, 600 - always);
@@ -501,7 +503,8 @@ static void failed_items_are_given_again(void)
     shoal_pid_t q = spawn(rt, &s);
     for (uint32_t i = 0; i < 20; i++)
         CU_ASSERT_EQUAL(job(rt, q, i, i % 4 == 0 ? A_FAIL : A_OK, 0), SHOAL_OK);
-    WAIT_UNTIL(shoal_test_pool_stats(rt, q).messages_failed == 5 && shoal_test_pool_stats(rt, q).messages_handled == 15);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, q).messages_failed == 5 &&
+               shoal_test_pool_stats(rt, q).messages_handled == 15);
     st = shoal_test_pool_stats(rt, q);
     CU_ASSERT_EQUAL(st.messages_failed, 5);
     CU_ASSERT_EQUAL(st.redelivered, 0);

@@ -423,7 +423,8 @@ static void a_member_stopped_while_asleep_leaves_sleepers(void)
     CU_ASSERT_EQUAL(atomic_load(&rec->pull->sleepers), 2);
     for (int i = 0; i < 2; i++)
         CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, who[i]), SHOAL_OK);
-    WAIT_UNTIL(shoal_test_pool_stats(rt, p).worker_restarts == 2 && shoal_test_pool_stats(rt, p).pool_size == 2);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, p).worker_restarts == 2 &&
+               shoal_test_pool_stats(rt, p).pool_size == 2);
     CU_ASSERT_EQUAL(shoal_test_pool_stats(rt, p).pool_size, 2);
     /* Replacements idle: one job each way makes sure they have run. */
     for (uint32_t i = 0; i < 4; i++)

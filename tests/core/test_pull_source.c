@@ -123,16 +123,22 @@ static void reset(uint64_t n)
     atomic_store(&inits, 0);
 }
 
+/* A pull pool "epic" of size wk workers fed by the counter source. */
+static void epic_spec(shoal_pool_spec_t *s, uint32_t size, uint32_t buffer)
+{
+    shoal_pool_spec_init(s);
+    s->name = "epic";
+    s->worker = &wk;
+    s->kind = SHOAL_POOL_KIND_PULL;
+    s->size = size;
+    s->buffer = buffer;
+    s->source = &counter;
+}
+
 static shoal_pid_t spawn(shoal_runtime_t *rt, uint32_t size, uint32_t buffer)
 {
     shoal_pool_spec_t s;
-    shoal_pool_spec_init(&s);
-    s.name = "epic";
-    s.worker = &wk;
-    s.kind = SHOAL_POOL_KIND_PULL;
-    s.size = size;
-    s.buffer = buffer;
-    s.source = &counter;
+    epic_spec(&s, size, buffer);
     shoal_pid_t p = SHOAL_PID_NONE;
     CU_ASSERT_EQUAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
     return p;
@@ -257,12 +263,7 @@ static void a_source_past_its_budget_fails_the_epic(void)
     atomic_store(&total, 1000);
     shoal_runtime_t *rt = shoal_test_runtime_logged(4, SHOAL_LOG_INFO);
     shoal_pool_spec_t s;
-    shoal_pool_spec_init(&s);
-    s.name = "epic";
-    s.worker = &wk;
-    s.kind = SHOAL_POOL_KIND_PULL;
-    s.size = 2;
-    s.source = &counter;
+    epic_spec(&s, 2, 1024); /* the default buffer */
     s.restart.max = 3;
     s.restart.within_ms = 60000;
     shoal_pid_t p;
@@ -327,17 +328,12 @@ static void an_epic_with_its_own_args(void)
     static const uint64_t spec_to = 500;
     shoal_runtime_t *rt = shoal_test_runtime_logged(4, SHOAL_LOG_INFO);
     shoal_pool_spec_t s;
-    shoal_pool_spec_init(&s);
-    s.name = "epic";
-    s.worker = &wk;
-    s.kind = SHOAL_POOL_KIND_PULL;
-    s.size = 1;
-    s.buffer = 64;
-    s.source = &counter;
+    epic_spec(&s, 1, 64);
     s.source_args = &spec_to;
     shoal_pid_t p;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
-    WAIT_UNTIL(atomic_load(&handled) == 500 && shoal_test_pool_stats(rt, p).source_state == SHOAL_SOURCE_DONE);
+    WAIT_UNTIL(atomic_load(&handled) == 500 &&
+               shoal_test_pool_stats(rt, p).source_state == SHOAL_SOURCE_DONE);
     CU_ASSERT_EQUAL(atomic_load(&handled), 500);
     CU_ASSERT_EQUAL(atomic_load(&last_args), (uintptr_t)&spec_to);
 
@@ -349,7 +345,8 @@ static void an_epic_with_its_own_args(void)
     CU_ASSERT_EQUAL(epic_to(rt, p, 7, &other), SHOAL_EBUSY);
     CU_ASSERT_EQUAL(atomic_load(&args_freed), 1); /* the refused one's */
     atomic_store(&gate, 1);
-    WAIT_UNTIL(atomic_load(&handled) == 3500 && shoal_test_pool_stats(rt, p).source_state == SHOAL_SOURCE_DONE);
+    WAIT_UNTIL(atomic_load(&handled) == 3500 &&
+               shoal_test_pool_stats(rt, p).source_state == SHOAL_SOURCE_DONE);
     CU_ASSERT_EQUAL(atomic_load(&handled), 3500);
     CU_ASSERT_EQUAL(shoal_test_pool_stats(rt, p).source_items, 3000);
     CU_ASSERT_EQUAL(atomic_load(&resumes), 1);

@@ -186,8 +186,8 @@ static void a_replacement_takes_the_seat_it_replaces(void)
     shoal_pull_worker_stats_t a[MAXW], b[MAXW];
     CU_ASSERT_EQUAL_FATAL(workers(rt, p, a), 3);
     CU_ASSERT_EQUAL(job(rt, p, A_PANIC), SHOAL_OK);
-    WAIT_UNTIL(shoal_test_pool_stats(rt, p).worker_restarts == 1 && shoal_test_pool_stats(rt, p).pool_size == 3 &&
-               idle_count(rt, p) == 3);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, p).worker_restarts == 1 &&
+               shoal_test_pool_stats(rt, p).pool_size == 3 && idle_count(rt, p) == 3);
     CU_ASSERT_EQUAL_FATAL(workers(rt, p, b), 3);
     int replaced = 0;
     for (uint32_t i = 0; i < 3; i++) {
@@ -253,8 +253,7 @@ int main(void)
         {"each worker's counts add up to the pool's", each_workers_counts_add_up_to_the_pools},
         {"in progress and idle are each worker's now", in_progress_and_idle_are_each_workers_now},
         {"a replacement takes the seat it replaces", a_replacement_takes_the_seat_it_replaces},
-        {"fewer records than workers, and other kinds",
-         fewer_records_than_workers_and_other_kinds},
+        {"fewer records than workers, and other kinds", fewer_records_than_workers_and_other_kinds},
         {NULL, NULL}};
     return shoal_test_run("pull_workers", cases);
 }
