@@ -1,0 +1,453 @@
+/* test_resize.c - the Resize contract (the elastic-pool seed's, after ants
+ * and pond), proven for each pool kind that resizes (forward, pull) on the
+ * pool's resize (core/pool/workers.c: shoal__pool_resize, fill, retire):
+ *   1. in-flight work never exceeds the capacity: handlers running at once
+ *      are never more than max_size, and once a shrink has settled, never
+ *      more than the new size;
+ *   2. a message runs to completion exactly once, or is refused at once
+ *      (SHOAL_EBUSY) and never runs -- through resizes and crashes;
+ *   3. resize is idempotent: a second set_size(5) changes nothing (no
+ *      worker started or ended);
+ *   4. resizes are linearizable: threads resizing at once each get the size
+ *      their own call produced, and the pool ends at the size of one of the
+ *      last calls; a later call wins;
+ *   5. after drain returns, nothing new runs, and every send is refused;
+ * and live size and target are reported apart (a crash: one worker fewer
+ * live, the target kept, until the replacement), and a shrink never
+ * abandons queued or held work.
+ *
+ * Handlers never call CUnit: they record into atomics; the test thread
+ * asserts after synchronising on them.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "support.h"
+
+#define WAIT_S 30.0
+#define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, WAIT_S)
+#define TMO 10000u
+#define MAXW 6u /* max_size of every pool here */
+#define NJOBS 20000u
+
+enum { T_JOB = 1 };
+enum { A_OK = 0, A_BLOCK = 1, A_PANIC = 2, A_SPIN = 4 };
+
+typedef struct {
+    uint32_t id, act;
+} job_t;
+
+static unsigned char runs[NJOBS];     /* completions per id */
+static unsigned char accepted[NJOBS]; /* the send returned SHOAL_OK */
+static atomic_int running, max_running, done, entered, gate, after_drain, drained;
+
+static void reset(void)
+{
+    memset(runs, 0, sizeof runs);
+    memset(accepted, 0, sizeof accepted);
+    atomic_store(&running, 0);
+    atomic_store(&max_running, 0);
+    atomic_store(&done, 0);
+    atomic_store(&entered, 0);
+    atomic_store(&gate, 0);
+    atomic_store(&after_drain, 0);
+    atomic_store(&drained, 0);
+}
+
+static void spin_us(unsigned us)
+{
+    double end = shoal_test_now() + us / 1e6;
+    while (shoal_test_now() < end)
+        ;
+}
+
+static int wk_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)state;
+    job_t j;
+    if (msg->type != T_JOB || msg->size != sizeof j)
+        return 0;
+    memcpy(&j, msg->data, sizeof j);
+    if (atomic_load(&drained))
+        atomic_fetch_add(&after_drain, 1);
+    int now = atomic_fetch_add(&running, 1) + 1;
+    int m = atomic_load(&max_running);
+    while (now > m && !atomic_compare_exchange_weak(&max_running, &m, now))
+        ;
+    if (j.act & A_BLOCK) {
+        atomic_fetch_add(&entered, 1);
+        double end = shoal_test_now() + WAIT_S;
+        while (atomic_load(&gate) == 0 && shoal_test_now() < end)
+            shoal_test_nap();
+    }
+    if (j.act & A_SPIN)
+        spin_us(20);
+    atomic_fetch_sub(&running, 1);
+    if (j.act & A_PANIC)
+        shoal_panic(ctx, "test panic on job %u", (unsigned)j.id);
+    if (j.id < NJOBS)
+        __atomic_fetch_add(&runs[j.id], 1, __ATOMIC_RELAXED);
+    atomic_fetch_add(&done, 1);
+    return 0;
+}
+
+static const shoal_behaviour_t wk = {.name = "wk", .handle_message = wk_message};
+
+static shoal_pid_t spawn(shoal_runtime_t *rt, uint32_t kind, uint32_t size, uint32_t mailbox)
+{
+    shoal_pool_spec_t s;
+    shoal_pool_spec_init(&s);
+    s.name = kind == SHOAL_POOL_KIND_PULL ? "pull" : "forward";
+    s.worker = &wk;
+    s.kind = kind;
+    s.size = size;
+    s.min_size = 1;
+    s.max_size = MAXW;
+    s.mailbox = mailbox;
+    s.buffer = mailbox; /* a pull pool's */
+    s.restart.max = 1000000;
+    s.restart.within_ms = 1000;
+    shoal_pid_t p = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
+    return p;
+}
+
+static int job(shoal_runtime_t *rt, shoal_pid_t to, uint32_t id, uint32_t act)
+{
+    job_t j = {id, act};
+    return shoal_runtime_send(rt, to, T_JOB, &j, sizeof j);
+}
+
+/* Until the pool has settled at `size`: live = target = size, none retiring. */
+static bool settled_at(shoal_runtime_t *rt, shoal_pid_t p, uint32_t size)
+{
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
+    return st.pool_size == size && st.target_size == size && st.retiring == 0;
+}
+
+/* ---- 1 + 2: capacity, and each message once, through resizes and crashes ---- */
+
+typedef struct {
+    shoal_runtime_t *rt;
+    shoal_pid_t pool;
+    uint32_t from, to; /* ids */
+    atomic_int *stop;
+} load_t;
+
+static void *load_main(void *arg)
+{
+    load_t *l = arg;
+    for (uint32_t id = l->from; id < l->to; id++) {
+        uint32_t act = id % 997 == 3 ? A_PANIC : A_SPIN;
+        int rc = job(l->rt, l->pool, id, act);
+        if (rc == SHOAL_OK)
+            accepted[id] = 1;
+        else if (rc != SHOAL_EBUSY)
+            accepted[id] = 2; /* never: asserted below */
+        if (id % 8 == 0)
+            shoal_test_nap(); /* most are accepted, some refused */
+    }
+    return NULL;
+}
+
+static void *resizer_main(void *arg)
+{
+    load_t *l = arg;
+    uint32_t k = 0;
+    while (!atomic_load(l->stop)) {
+        int rc = shoal_pool_set_size(l->rt, l->pool, 1 + (k++ * 7) % MAXW, TMO);
+        if (rc < 1 || rc > (int)MAXW)
+            atomic_store(&entered, -1000); /* asserted below */
+        struct timespec ts = {0, 500000};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+static void capacity_and_once_case(uint32_t kind)
+{
+    reset();
+    shoal_runtime_t *rt = shoal_test_runtime(4);
+    shoal_pid_t p = spawn(rt, kind, 3, 32);
+    atomic_int stop = 0;
+    load_t a = {rt, p, 0, NJOBS / 2, &stop}, b = {rt, p, NJOBS / 2, NJOBS, &stop};
+    load_t r = {rt, p, 0, 0, &stop};
+    pthread_t ta, tb, tr;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&tr, NULL, resizer_main, &r), 0);
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&ta, NULL, load_main, &a), 0);
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&tb, NULL, load_main, &b), 0);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    atomic_store(&stop, 1);
+    pthread_join(tr, NULL);
+    CU_ASSERT(atomic_load(&entered) >= 0); /* every resize answered 1 .. MAXW */
+    uint32_t n_ok = 0, n_panic = 0, bad = 0;
+    for (uint32_t id = 0; id < NJOBS; id++) {
+        n_ok += accepted[id] == 1;
+        n_panic += accepted[id] == 1 && id % 997 == 3;
+        bad += accepted[id] == 2;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, p).queue_depth == 0 &&
+               (uint32_t)atomic_load(&done) == n_ok - n_panic);
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
+    CU_ASSERT_EQUAL(st.messages_forwarded, n_ok);
+    CU_ASSERT_EQUAL(st.messages_handled, n_ok - n_panic);
+    CU_ASSERT_EQUAL(st.messages_failed, n_panic);
+    CU_ASSERT_EQUAL(st.messages_dropped, 0);
+    CU_ASSERT_EQUAL(st.messages_unhandled, NJOBS - n_ok);
+    CU_ASSERT(n_ok > NJOBS / 2); /* most got in: the check above means something */
+    if (n_ok <= NJOBS / 2)
+        printf("\n    accepted %u of %u\n", n_ok, NJOBS);
+    /* Exactly once each accepted one that did not panic; never a refused one. */
+    uint32_t wrong = 0;
+    for (uint32_t id = 0; id < NJOBS; id++)
+        wrong += runs[id] != (accepted[id] == 1 && id % 997 != 3 ? 1 : 0);
+    CU_ASSERT_EQUAL(wrong, 0);
+    CU_ASSERT(atomic_load(&max_running) <= (int)MAXW);
+    CU_ASSERT(atomic_load(&max_running) >= 2); /* handlers did run side by side */
+
+    /* Shrunk to 2 and settled: no more than 2 handlers at once from now on. */
+    CU_ASSERT_EQUAL(shoal_pool_set_size(rt, p, 2, TMO), 2);
+    WAIT_UNTIL(settled_at(rt, p, 2));
+    CU_ASSERT(settled_at(rt, p, 2));
+    atomic_store(&max_running, 0);
+    for (uint32_t id = 0; id < 2000; id++) {
+        while (job(rt, p, NJOBS, A_SPIN) == SHOAL_EBUSY)
+            shoal_test_nap();
+    }
+    WAIT_UNTIL(shoal_test_pool_stats(rt, p).queue_depth == 0);
+    CU_ASSERT(atomic_load(&max_running) <= 2);
+    shoal_runtime_destroy(rt);
+}
+
+static void forward_capacity_and_once(void) { capacity_and_once_case(SHOAL_POOL_KIND_FORWARD); }
+static void pull_capacity_and_once(void) { capacity_and_once_case(SHOAL_POOL_KIND_PULL); }
+
+/* ---- 3: idempotent --------------------------------------------------------------- */
+
+static void idempotent_case(uint32_t kind)
+{
+    reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pid_t p = spawn(rt, kind, 3, 16);
+    CU_ASSERT_EQUAL(shoal_pool_set_size(rt, p, 5, TMO), 5);
+    WAIT_UNTIL(settled_at(rt, p, 5));
+    shoal_runtime_stats_t a = shoal_test_stats(rt);
+    CU_ASSERT_EQUAL(shoal_pool_set_size(rt, p, 5, TMO), 5);
+    CU_ASSERT_EQUAL(shoal_pool_set_size(rt, p, 5, TMO), 5);
+    shoal_runtime_stats_t b = shoal_test_stats(rt);
+    CU_ASSERT(settled_at(rt, p, 5));
+    CU_ASSERT_EQUAL(b.actors_spawned, a.actors_spawned);
+    CU_ASSERT_EQUAL(b.actors_ended, a.actors_ended);
+    /* The same going down: a second set_size(2) retires no one more. */
+    CU_ASSERT_EQUAL(shoal_pool_set_size(rt, p, 2, TMO), 2);
+    WAIT_UNTIL(settled_at(rt, p, 2) && shoal_test_stats(rt).actors_ended == a.actors_ended + 3);
+    a = shoal_test_stats(rt);
+    CU_ASSERT_EQUAL(shoal_pool_set_size(rt, p, 2, TMO), 2);
+    b = shoal_test_stats(rt);
+    CU_ASSERT_EQUAL(b.actors_spawned, a.actors_spawned);
+    CU_ASSERT_EQUAL(b.actors_ended, a.actors_ended);
+    CU_ASSERT(settled_at(rt, p, 2));
+    shoal_runtime_destroy(rt);
+}
+
+static void forward_idempotent(void) { idempotent_case(SHOAL_POOL_KIND_FORWARD); }
+static void pull_idempotent(void) { idempotent_case(SHOAL_POOL_KIND_PULL); }
+
+/* ---- 4: linearizable --------------------------------------------------------------- */
+
+#define RESIZERS 8
+#define ROUNDS 40
+
+typedef struct {
+    shoal_runtime_t *rt;
+    shoal_pid_t pool;
+    unsigned seed;
+    int wrong; /* calls whose answer was not their own size */
+    uint32_t last;
+} resizer_t;
+
+static void *resizing_main(void *arg)
+{
+    resizer_t *r = arg;
+    for (unsigned i = 0; i < ROUNDS; i++) {
+        uint32_t want = 1 + (r->seed * 31u + i * 17u) % MAXW;
+        int got = shoal_pool_set_size(r->rt, r->pool, want, TMO);
+        r->wrong += got != (int)want;
+        r->last = want;
+    }
+    return NULL;
+}
+
+static void linearizable_case(uint32_t kind)
+{
+    reset();
+    shoal_runtime_t *rt = shoal_test_runtime(4);
+    shoal_pid_t p = spawn(rt, kind, 3, 16);
+    resizer_t r[RESIZERS];
+    pthread_t t[RESIZERS];
+    for (unsigned i = 0; i < RESIZERS; i++) {
+        r[i] = (resizer_t){rt, p, i + 1, 0, 0};
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&t[i], NULL, resizing_main, &r[i]), 0);
+    }
+    for (unsigned i = 0; i < RESIZERS; i++)
+        pthread_join(t[i], NULL);
+    int wrong = 0;
+    bool one_of_the_last = false;
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
+    for (unsigned i = 0; i < RESIZERS; i++) {
+        wrong += r[i].wrong;
+        one_of_the_last |= st.target_size == r[i].last;
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+    CU_ASSERT(one_of_the_last);
+    uint32_t target = st.target_size;
+    WAIT_UNTIL(settled_at(rt, p, target));
+    CU_ASSERT(settled_at(rt, p, target));
+    /* A later call wins, whatever came before. */
+    uint32_t last = target == 4 ? 2 : 4;
+    CU_ASSERT_EQUAL(shoal_pool_set_size(rt, p, last, TMO), (int)last);
+    WAIT_UNTIL(settled_at(rt, p, last));
+    CU_ASSERT(settled_at(rt, p, last));
+    shoal_runtime_destroy(rt);
+}
+
+static void forward_linearizable(void) { linearizable_case(SHOAL_POOL_KIND_FORWARD); }
+static void pull_linearizable(void) { linearizable_case(SHOAL_POOL_KIND_PULL); }
+
+/* ---- 5: nothing runs after drain returns ----------------------------------------------- */
+
+static void *sending_main(void *arg)
+{
+    load_t *l = arg;
+    for (uint32_t id = 0; !atomic_load(l->stop); id = (id + 1) % NJOBS) {
+        if (job(l->rt, l->pool, NJOBS, A_SPIN) == SHOAL_ENOPROC)
+            atomic_fetch_add(&entered, 1); /* refused once draining or ended */
+        if (id % 16 == 0)
+            shoal_test_nap();
+    }
+    return NULL;
+}
+
+static void drain_case(uint32_t kind)
+{
+    reset();
+    shoal_runtime_t *rt = shoal_test_runtime(4);
+    shoal_pid_t p = spawn(rt, kind, 3, 32);
+    atomic_int stop = 0;
+    load_t l = {rt, p, 0, 0, &stop};
+    pthread_t t;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, sending_main, &l), 0);
+    WAIT_UNTIL(atomic_load(&done) >= 500);
+    CU_ASSERT_EQUAL(shoal_pool_drain(rt, p, TMO), SHOAL_OK);
+    atomic_store(&drained, 1);
+    int done_at_drain = atomic_load(&done);
+    struct timespec ts = {0, 50 * 1000000L};
+    nanosleep(&ts, NULL); /* the sender goes on meanwhile */
+    int refused_before = atomic_load(&entered);
+    nanosleep(&ts, NULL);
+    atomic_store(&stop, 1);
+    pthread_join(t, NULL);
+    CU_ASSERT_EQUAL(atomic_load(&after_drain), 0);
+    CU_ASSERT_EQUAL(atomic_load(&done), done_at_drain);
+    CU_ASSERT(atomic_load(&entered) > refused_before); /* still refused, every one */
+    CU_ASSERT_EQUAL(job(rt, p, 0, A_OK), SHOAL_ENOPROC);
+    CU_ASSERT_EQUAL(shoal_pool_set_size(rt, p, 3, TMO), SHOAL_ENOPROC);
+    shoal_runtime_destroy(rt);
+}
+
+static void forward_nothing_after_drain(void) { drain_case(SHOAL_POOL_KIND_FORWARD); }
+static void pull_nothing_after_drain(void) { drain_case(SHOAL_POOL_KIND_PULL); }
+
+/* ---- live size and target apart; shrink keeps the work ------------------------------- */
+
+/* restart.max 0: the first crash degrades the pool, which refills after the
+ * backoff (300 ms): meanwhile 2 live of a target of 3. */
+static void live_and_target_case(uint32_t kind)
+{
+    reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s;
+    shoal_pool_spec_init(&s);
+    s.worker = &wk;
+    s.kind = kind;
+    s.size = 3;
+    s.max_size = MAXW;
+    s.restart.max = 0;
+    s.restart.within_ms = 60000;
+    s.restart.backoff_ms = 300;
+    shoal_pid_t p;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
+    CU_ASSERT_EQUAL(job(rt, p, 0, A_PANIC), SHOAL_OK);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, p).pool_size == 2);
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
+    CU_ASSERT_EQUAL(st.pool_size, 2);
+    CU_ASSERT_EQUAL(st.target_size, 3);
+    CU_ASSERT_EQUAL(st.state, SHOAL_POOL_DEGRADED);
+    /* A resize while degraded moves the target; live follows at the refill. */
+    CU_ASSERT_EQUAL(shoal_pool_set_size(rt, p, 4, TMO), 4);
+    st = shoal_test_pool_stats(rt, p);
+    CU_ASSERT_EQUAL(st.target_size, 4);
+    WAIT_UNTIL(settled_at(rt, p, 4) && shoal_test_pool_stats(rt, p).state == SHOAL_POOL_RUNNING);
+    CU_ASSERT(settled_at(rt, p, 4));
+    shoal_runtime_destroy(rt);
+}
+
+static void forward_live_and_target(void) { live_and_target_case(SHOAL_POOL_KIND_FORWARD); }
+static void pull_live_and_target(void) { live_and_target_case(SHOAL_POOL_KIND_PULL); }
+
+/* 4 workers block on one job each; 40 more wait (in mailboxes, or in the
+ * buffer). Shrunk to 1: 3 retire, and every job is still handled once. */
+static void shrink_keeps_work_case(uint32_t kind)
+{
+    reset();
+    shoal_runtime_t *rt = shoal_test_runtime(6);
+    shoal_pid_t p = spawn(rt, kind, 4, 64);
+    for (uint32_t id = 0; id < 4; id++)
+        CU_ASSERT_EQUAL(job(rt, p, id, A_BLOCK), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&entered) == 4);
+    CU_ASSERT_EQUAL_FATAL(atomic_load(&entered), 4);
+    for (uint32_t id = 4; id < 44; id++)
+        CU_ASSERT_EQUAL(job(rt, p, id, A_OK), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_pool_set_size(rt, p, 1, TMO), 1);
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
+    CU_ASSERT_EQUAL(st.target_size, 1);
+    CU_ASSERT_EQUAL(st.pool_size, 1);
+    CU_ASSERT_EQUAL(st.retiring, 3);
+    atomic_store(&gate, 1);
+    WAIT_UNTIL(atomic_load(&done) == 44 && settled_at(rt, p, 1));
+    CU_ASSERT_EQUAL(atomic_load(&done), 44);
+    for (uint32_t id = 0; id < 44; id++)
+        CU_ASSERT_EQUAL(runs[id], 1);
+    st = shoal_test_pool_stats(rt, p);
+    CU_ASSERT_EQUAL(st.messages_forwarded, 44);
+    CU_ASSERT_EQUAL(st.messages_handled, 44);
+    CU_ASSERT_EQUAL(st.messages_dropped, 0);
+    CU_ASSERT_EQUAL(st.queue_depth, 0);
+    shoal_runtime_destroy(rt);
+}
+
+static void forward_shrink_keeps_work(void) { shrink_keeps_work_case(SHOAL_POOL_KIND_FORWARD); }
+static void pull_shrink_keeps_work(void) { shrink_keeps_work_case(SHOAL_POOL_KIND_PULL); }
+
+int main(void)
+{
+    static const shoal_test_case_t cases[] = {
+        {"forward: capacity, and each message once", forward_capacity_and_once},
+        {"pull: capacity, and each message once", pull_capacity_and_once},
+        {"forward: resize is idempotent", forward_idempotent},
+        {"pull: resize is idempotent", pull_idempotent},
+        {"forward: resizes are linearizable", forward_linearizable},
+        {"pull: resizes are linearizable", pull_linearizable},
+        {"forward: nothing runs after drain returns", forward_nothing_after_drain},
+        {"pull: nothing runs after drain returns", pull_nothing_after_drain},
+        {"forward: live size and target apart", forward_live_and_target},
+        {"pull: live size and target apart", pull_live_and_target},
+        {"forward: a shrink keeps queued work", forward_shrink_keeps_work},
+        {"pull: a shrink keeps held and buffered work", pull_shrink_keeps_work},
+        {NULL, NULL}};
+    return shoal_test_run("resize", cases);
+}
