@@ -67,6 +67,7 @@ typedef struct shoal_config_pool_s {
     /* kind: pull (config_pull.c): top-level pools only, never nested,
      * never isolated; a forward pool refuses every key below */
     int kind;                  /* SHOAL_POOL_KIND_* (the enum key's index) */
+    int strategy;              /* SHOAL_POOL_STRATEGY_* (the enum key's index): forward only */
     uint32_t prefetch, buffer; /* live on reload (SHOAL_POOL_SET_PREFETCH, _BUFFER) */
     uint32_t redeliver;        /* a change replaces the pool */
     char *dead_letter;         /* another top-level pool's name, or NULL */

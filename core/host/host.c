@@ -133,6 +133,7 @@ void shoal__host_spec_chain(const shoal_config_pool_t *cp, shoal_pool_spec_t *sp
         s->mailbox = p->mailbox;
         s->restart = p->restart;
         s->kind = (uint32_t)p->kind;
+        s->strategy = (uint32_t)p->strategy;
         s->prefetch = p->prefetch;
         s->buffer = p->buffer;
         s->redeliver = p->redeliver;

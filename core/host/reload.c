@@ -23,14 +23,16 @@
 /* ---- what changed ---------------------------------------------------------- */
 
 /* Whether b differs from a only in its leaf workers' code or args (and the
- * top's size and mailbox): then the pool keeps its PID, and its workers are
- * swapped if the code or args differ. */
+ * top's size, mailbox and strategy): then the pool keeps its PID, and its
+ * workers are swapped if the code or args differ. */
 static bool same_shape(const shoal_config_pool_t *a, const shoal_config_pool_t *b, bool top)
 {
     if ((a->nested == NULL) != (b->nested == NULL) || a->isolation != b->isolation)
         return false;
-    if (!top && (a->size != b->size || a->mailbox != b->mailbox))
+    if (!top && (a->size != b->size || a->mailbox != b->mailbox || a->strategy != b->strategy))
         return false;
+    if (a->isolation != SHOAL_ISOLATION_NONE && a->strategy != b->strategy)
+        return false; /* its child process's pool picks the workers: a new child */
     if (a->min_size != b->min_size || a->max_size != b->max_size ||
         a->restart.max != b->restart.max || a->restart.within_ms != b->restart.within_ms ||
         a->restart.backoff_ms != b->restart.backoff_ms)
@@ -63,6 +65,14 @@ static void running(const shoal_host_pool_t *hp, uint32_t *size, uint32_t *mailb
     shoal__host_peek(hp, &st);
     *size = st.target_size;
     *mailbox = st.mailbox;
+}
+
+/* The strategy it runs with now. */
+static uint32_t running_strategy(const shoal_host_pool_t *hp)
+{
+    shoal_pool_stats_t st;
+    shoal__host_peek(hp, &st);
+    return st.strategy;
 }
 
 static void leaf_name(const shoal_config_pool_t *cp, char *buf, size_t size)
@@ -194,6 +204,10 @@ void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_
             shoal__host_mailbox_text(cp->mailbox, b);
             note(&log, "%s mailbox %s -> %s", hp->name, a, b);
         }
+        uint32_t run_strategy = running_strategy(hp);
+        if ((uint32_t)cp->strategy != run_strategy)
+            note(&log, "%s strategy %s -> %s", hp->name, shoal__pool_strategy_name(run_strategy),
+                 shoal__pool_strategy_name((uint32_t)cp->strategy));
         char pull[300];
         shoal__host_pull_live(h, hp, cp, false, pull, sizeof pull);
         if (pull[0] != '\0')
@@ -446,6 +460,12 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
             shoal__host_mailbox_text(cp->mailbox, b2);
             int r = shoal_pool_set_mailbox(h->rt, hp->pid, cp->mailbox, 5000);
             note(&log, "%s mailbox %s -> %s%s", hp->name, a, b2, r < 0 ? " (failed)" : "");
+        }
+        uint32_t run_strategy = running_strategy(hp);
+        if ((uint32_t)cp->strategy != run_strategy) {
+            int r = shoal_pool_set_strategy(h->rt, hp->pid, (uint32_t)cp->strategy, 5000);
+            note(&log, "%s strategy %s -> %s%s", hp->name, shoal__pool_strategy_name(run_strategy),
+                 shoal__pool_strategy_name((uint32_t)cp->strategy), r < 0 ? " (failed)" : "");
         }
         char pull[300]; /* prefetch, buffer: live too */
         shoal__host_pull_live(h, hp, cp, true, pull, sizeof pull);

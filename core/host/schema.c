@@ -17,6 +17,8 @@ static const char *const log_levels[] = {"error", "warn", "info", "debug", NULL}
 static const char *const isolations[] = {"none", "process", NULL};
 /* Indexes are SHOAL_POOL_KIND_FORWARD and SHOAL_POOL_KIND_PULL. */
 static const char *const kinds[] = {"forward", "pull", NULL};
+/* By SHOAL_POOL_STRATEGY_* (shoal/pool.h). */
+static const char *const strategies[] = {"fifo", "least_loaded", "round_robin", NULL};
 
 #define RT(f) offsetof(shoal_config_t, runtime.f)
 static const shoal_schema_key_t runtime_keys[] = {
@@ -100,6 +102,10 @@ static const shoal_schema_key_t pool_keys[] = {
     {"kind", SHOAL_KEY_ENUM, PL(kind), 0, 0, kinds, NULL, "forward",
      "forward: a send goes to a worker's mailbox; pull: into the pool's buffer, and workers "
      "take items when they have room (see PULL POOLS below)"},
+    {"strategy", SHOAL_KEY_ENUM, PL(strategy), 0, 0, strategies, NULL, "fifo",
+     "forward only: how a send picks its worker -- fifo: each sender rotates on its own; "
+     "least_loaded: the fewest queued, idle first; round_robin: one rotation for all senders; "
+     "a reload applies it live"},
     {"prefetch", SHOAL_KEY_U32, PL(prefetch), 1, SHOAL_POOL_MAX_PREFETCH, NULL, NULL, "1",
      "pull only: items one worker holds at most; a reload applies it live"},
     {"buffer", SHOAL_KEY_U32, PL(buffer), 0, SHOAL_POOL_MAX_BUFFER, NULL, NULL, "1024",

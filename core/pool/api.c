@@ -145,6 +145,13 @@ SHOAL_API int shoal_pool_set_mailbox(shoal_runtime_t *rt, shoal_pid_t pool, uint
     return rc < 0 ? rc : SHOAL_OK;
 }
 
+SHOAL_API int shoal_pool_set_strategy(shoal_runtime_t *rt, shoal_pid_t pool, uint32_t strategy,
+                                      uint64_t timeout_ms)
+{
+    int rc = command(rt, pool, SHOAL_POOL_SET_STRATEGY, strategy, timeout_ms);
+    return rc < 0 ? rc : SHOAL_OK;
+}
+
 SHOAL_API int shoal_pool_stats(shoal_runtime_t *rt, shoal_pid_t pool, shoal_pool_stats_t *stats,
                                uint64_t timeout_ms)
 {

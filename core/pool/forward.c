@@ -12,6 +12,15 @@
  * Each sender thread keeps its own cursor per pool, so senders share no
  * written cache line with each other or with the pool: the only writes are
  * to the chosen worker's mailbox and to the sender's own counter stripe.
+ *
+ * That is the FIFO strategy (shoal/pool.h). The others only choose where
+ * the walk starts: LEAST_LOADED at the worker whose mailbox holds the
+ * fewest messages, an idle one before a busy one (it reads each worker's
+ * reservation word, mailbox dequeue count and schedule state, relaxed: a
+ * recent picture is all a choice needs; it writes nothing shared), ties to
+ * the first from the cursor; ROUND_ROBIN at the next value of the pool's
+ * shared counter (pool.h: rr). A worker that refuses is passed over for
+ * the next in the FIFO, as ever.
  */
 #include "pool/pool.h"
 
@@ -61,6 +70,44 @@ static int offer(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoal_
     return SHOAL_OK;
 }
 
+/* How loaded worker pid looks now, for LEAST_LOADED: its queued messages
+ * twice, plus one if it is scheduled or running (so an idle worker comes
+ * before a busy one with as many queued). A nested pool, or a PID that is
+ * gone, reads as loaded as can be: it is tried only in FIFO order. */
+static uint64_t load_of(shoal_runtime_t *rt, shoal_pid_t pid)
+{
+    uint32_t slot = shoal__pid_slot(pid);
+    if (slot >= rt->max_actors)
+        return UINT64_MAX;
+    shoal_actor_t *a = shoal__actor_at(rt, slot);
+    uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_relaxed);
+    if (shoal__rsv_gen(w) != shoal__pid_gen(pid) ||
+        atomic_load_explicit(&a->kind, memory_order_relaxed) == SHOAL_ACTOR_GROUP)
+        return UINT64_MAX;
+    uint32_t deq = atomic_load_explicit(&shoal__actor_back(rt, a)->user_deq, memory_order_relaxed);
+    bool busy = atomic_load_explicit(&a->sched, memory_order_relaxed) != SHOAL_SCHED_IDLE;
+    return (uint64_t)shoal__rsv_depth(w, deq) * 2 + busy;
+}
+
+/* Where LEAST_LOADED starts: the least loaded of slots[0 .. n), the first
+ * from `from` on a tie. */
+static uint32_t least_loaded(shoal_runtime_t *rt, shoal_pool_t *p, uint32_t n, uint32_t from)
+{
+    uint32_t best = from;
+    uint64_t best_load = UINT64_MAX;
+    for (uint32_t k = 0, i = from; k < n; k++, i = i + 1 == n ? 0 : i + 1) {
+        /* acquire: see forward_route's nworkers. */
+        uint64_t l = load_of(rt, atomic_load_explicit(&p->slots[i], memory_order_acquire));
+        if (l < best_load) {
+            best_load = l;
+            best = i;
+            if (l == 0)
+                break; /* idle and empty: none is less loaded */
+        }
+    }
+    return best;
+}
+
 static int forward_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g, shoal_env_t *e)
 {
     shoal_pool_t *p = shoal__pool_of_group(g);
@@ -77,6 +124,11 @@ static int forward_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t 
         bool sample = shoal__pool_sampled(tc);
         shoal_pool_cursor_t *c = cursor_of(tc, p);
         uint32_t i = c->next < n ? c->next : c->next % n;
+        uint32_t strategy = atomic_load_explicit(&p->strategy, memory_order_relaxed);
+        if (strategy == SHOAL_POOL_STRATEGY_LEAST_LOADED)
+            i = least_loaded(rt, p, n, i);
+        else if (strategy == SHOAL_POOL_STRATEGY_ROUND_ROBIN)
+            i = atomic_fetch_add_explicit(&p->rr, 1, memory_order_relaxed) % n;
         for (uint32_t k = 0; k < n; k++) {
             /* acquire: see nworkers. */
             shoal_pid_t wp = atomic_load_explicit(&p->slots[i], memory_order_acquire);

@@ -66,9 +66,10 @@ static int spec_check(const shoal_pool_spec_t *s, uint32_t depth)
             return SHOAL_EINVAL;
         if (s->source != NULL && s->source->handle_message == NULL)
             return SHOAL_EINVAL;
-        if (s->redeliver > SHOAL_POOL_MAX_REDELIVER)
+        if (s->redeliver > SHOAL_POOL_MAX_REDELIVER || s->strategy != SHOAL_POOL_STRATEGY_FIFO)
             return SHOAL_EINVAL;
-    } else if (s->kind != SHOAL_POOL_KIND_FORWARD) {
+    } else if (s->kind != SHOAL_POOL_KIND_FORWARD ||
+               s->strategy > SHOAL_POOL_STRATEGY_ROUND_ROBIN) {
         return SHOAL_EINVAL;
     }
     return s->worker_pool ? spec_check(s->worker_pool, depth + 1) : SHOAL_OK;
@@ -161,6 +162,7 @@ static int spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t parent,
     }
     p->depth = depth;
     p->target = spec->size;
+    atomic_store_explicit(&p->strategy, spec->strategy, memory_order_relaxed);
     if (spec->kind == SHOAL_POOL_KIND_PULL && (rc = shoal__pull_new(p, spec)) != SHOAL_OK) {
         shoal__pool_record_retire(rt, p);
         return rc;
@@ -393,6 +395,17 @@ static int command(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *
     case SHOAL_POOL_EPIC:
         *out = 0;
         return shoal__pull_epic(ctx, p);
+    case SHOAL_POOL_SET_STRATEGY:
+        *out = 0;
+        if (p->pull != NULL || p->remote != NULL) /* a remote pool's child picks */
+            return SHOAL_ENOTSUP;
+        if (!ok || v > SHOAL_POOL_STRATEGY_ROUND_ROBIN)
+            return SHOAL_EINVAL;
+        /* relaxed: senders read it as a value on its own (forward.c). */
+        atomic_store_explicit(&p->strategy, v, memory_order_relaxed);
+        p->spec.strategy = v;
+        *out = v;
+        return SHOAL_OK;
     default:
         return SHOAL_ENOTSUP;
     }

@@ -94,6 +94,11 @@ typedef struct shoal_pool_s {
     _Atomic shoal_pid_t *slots;
     shoal_pool_stripe_t *stripes; /* nstripes: one per worker id, then the shared one */
     uint32_t nstripes;
+    /* SHOAL_POOL_STRATEGY_*, written by the pool's actor [relaxed: a value
+     * on its own]; rr: ROUND_ROBIN's shared rotation [relaxed fetch_add:
+     * it only spreads sends, it publishes nothing] (forward.c) */
+    _Atomic uint32_t strategy;
+    alignas(64) _Atomic uint32_t rr;
     /* kind pull: its buffer (pull.h); set before publication, freed with
      * the record. pull_ended: set [seq_cst] when the pool's actor ends. */
     struct shoal_pull_s *pull;
@@ -243,6 +248,14 @@ static inline void shoal__pool_stamp(shoal_env_t *e)
         *stamp = shoal__now_ns();
         e->meta |= SHOAL_ENV_STAMP;
     }
+}
+
+/* A strategy's name, as a config writes it (shoal/pool.h). */
+static inline const char *shoal__pool_strategy_name(uint32_t s)
+{
+    return s == SHOAL_POOL_STRATEGY_LEAST_LOADED  ? "least_loaded"
+           : s == SHOAL_POOL_STRATEGY_ROUND_ROBIN ? "round_robin"
+                                                  : "fifo";
 }
 
 /* The forward kind (forward.c): its ops (actor/group.h). Its route offers

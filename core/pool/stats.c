@@ -73,6 +73,7 @@ void shoal__pool_fill_stats(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pool
      * no longer seen queued (see shoal__pool_count_handled). */
     shoal__pool_sum(p, st);
     shoal__pull_stats(p, st);
+    st->strategy = atomic_load_explicit(&p->strategy, memory_order_relaxed);
     /* In a remote pool's child, or in a pull pool's buffer and members:
      * what was accepted and not yet settled. */
     if (p->remote != NULL || p->pull != NULL) {
@@ -122,6 +123,7 @@ static bool peek(shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms)
     if (!sum(p, st, patience_ms))
         return false;
     shoal__pull_stats(p, st);
+    st->strategy = atomic_load_explicit(&p->strategy, memory_order_relaxed);
     /* Summed while traffic flows, a message may show as handled before its
      * forward does: in flight never goes below 0. */
     uint64_t settled =
@@ -277,6 +279,8 @@ void shoal__pool_inspect(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_inspect
     shoal_inspect_str(out, "worker_behaviour",
                       p->spec.worker ? p->spec.worker->name : p->spec.worker_pool->name);
     shoal_inspect_str(out, "kind", st.kind == SHOAL_POOL_KIND_PULL ? "pull" : "forward");
+    if (st.kind == SHOAL_POOL_KIND_FORWARD)
+        shoal_inspect_str(out, "strategy", shoal__pool_strategy_name(st.strategy));
     shoal_inspect_bool(out, "worker_is_pool", p->spec.worker_pool != NULL);
     if (st.mailbox == SHOAL_MAILBOX_UNBOUNDED)
         shoal_inspect_str(out, "worker_mailbox_size", "unbounded");

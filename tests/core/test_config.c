@@ -85,7 +85,7 @@ static const bad_case_t bad_cases[] = {
     {"shutdown: {grace: 1s}\n", F "1:12: unknown key 'grace' in shutdown (expected one of: drain)"},
     {P "    sise: 2\n",
      F "5:5: unknown key 'sise' in pools.api (expected one of: worker, size, "
-       "min, max, mailbox, args, restart, warn_queue, isolation, kind, prefetch, buffer, "
+       "min, max, mailbox, args, restart, warn_queue, isolation, kind, strategy, prefetch, buffer, "
        "redeliver, dead_letter, source, source_args)"},
     {P "    restart: {max: 3, every: 1s}\n",
      F "5:23: unknown key 'every' in pools.api.restart (expected one of: max, within, backoff)"},

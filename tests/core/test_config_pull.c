@@ -283,6 +283,13 @@ static void test_bad(void)
         {PULL "    isolation: process\n",
          F "6:5: pools.jobs.isolation: process is not supported for pull pools (write "
            "isolation: none, or leave it out)"},
+        /* strategy: forward pools' */
+        {PULL "    strategy: least_loaded\n",
+         F "6:5: pools.jobs.strategy: only a forward pool takes strategy (a pull pool's workers "
+           "take the next item when they are free)"},
+        {FWD "    strategy: shortest\n",
+         F "5:15: pools.api.strategy: expected one of fifo, least_loaded, round_robin, got "
+           "'shortest'"},
         /* source, source_args */
         {PULL "    source: burn\n",
          F "6:13: pools.jobs.source: expected PLUGIN.BEHAVIOUR (e.g. burn.burn), got 'burn'"},
@@ -295,7 +302,8 @@ static void test_bad(void)
         /* the key list names them */
         {FWD "    prefech: 2\n",
          F "5:5: unknown key 'prefech' in pools.api (expected one of: worker, size, min, max, "
-           "mailbox, args, restart, warn_queue, isolation, kind, prefetch, buffer, redeliver, "
+           "mailbox, args, restart, warn_queue, isolation, kind, strategy, prefetch, buffer, "
+           "redeliver, "
            "dead_letter, source, source_args)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

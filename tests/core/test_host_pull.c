@@ -185,6 +185,9 @@ static void test_plan(void)
         /* ... but not when only its size or workers change */
         {HOST_CFG(JOBS_NOW, ", size: 2, args: { reply: x }"),
          "failed: replace its workers (echo.echo); failed size 1 -> 2"},
+        /* a forward pool's strategy: live */
+        {HOST_CFG(JOBS_NOW, FAILED_NOW ", strategy: least_loaded"),
+         "failed strategy fifo -> least_loaded"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         shoal_config_t *next;
@@ -302,13 +305,23 @@ static void test_reload(void)
     same(plan, "no change", "after the live reload");
     shoal__config_free(next);
 
+    /* 1b. failed's strategy: live, the same pool, its stats say so */
+    write_config(
+        path, HOST_CFG(", size: 2, prefetch: 4, buffer: 50", FAILED_NOW ", strategy: round_robin"));
+    CU_ASSERT_EQUAL(shoal__host_reload(h, path, why, sizeof why), SHOAL_OK);
+    CU_ASSERT_PTR_NOT_NULL(entry(h, "failed", failed));
+    CU_ASSERT_TRUE(logged(log, logpath, "failed strategy fifo -> round_robin"));
+    shoal_pool_stats_t fst;
+    CU_ASSERT_EQUAL(shoal_pool_stats(h->rt, failed, &fst, 5000), SHOAL_OK);
+    CU_ASSERT_EQUAL(fst.strategy, SHOAL_POOL_STRATEGY_ROUND_ROBIN);
+
     /* 2. failed gets a new pool, so jobs does; the old failed drains only
      * once the old jobs (which may still send it dead letters) has ended */
-    write_config(path,
-                 HOST_CFG(", size: 2, prefetch: 4, buffer: 50", FAILED_NOW ", restart: {max: 9}"));
+    write_config(path, HOST_CFG(", size: 2, prefetch: 4, buffer: 50",
+                                FAILED_NOW ", strategy: round_robin, restart: {max: 9}"));
     CU_ASSERT_EQUAL(shoal__host_reload(h, path, why, sizeof why), SHOAL_OK);
     snprintf(want, sizeof want,
-             "reload: generation 3 from %s: replaced failed; replaced jobs (its dead_letter failed "
+             "reload: generation 4 from %s: replaced failed; replaced jobs (its dead_letter failed "
              "gets a new pool); ",
              path);
     CU_ASSERT_TRUE(logged(log, logpath, want));

@@ -273,8 +273,8 @@ static void a_forward_pool_says_its_kind(void)
     char json[4096];
     CU_ASSERT_EQUAL(inspect(rt, p, json, sizeof json), SHOAL_OK);
     valid(json);
-    has(json, "\"max_size\":4,\"worker_behaviour\":\"wk\",\"kind\":\"forward\",\"worker_is_pool\":"
-              "false,\"worker_mailbox_size\":64,");
+    has(json, "\"max_size\":4,\"worker_behaviour\":\"wk\",\"kind\":\"forward\",\"strategy\":"
+              "\"fifo\",\"worker_is_pool\":false,\"worker_mailbox_size\":64,");
     CU_ASSERT_PTR_NULL(strstr(json, "\"pull\""));
     CU_ASSERT_PTR_NULL(strstr(json, "buffer"));
     shoal_runtime_destroy(rt);

@@ -35,9 +35,11 @@ extern "C" {
  *   1.3  shoal_behaviour_t.args: the behaviour's args schema (shoal/args.h)
  *   1.4  pull pools: pool kinds, the source protocol (shoal/pull.h),
  *        shoal_notify_room and SHOAL_MSG_ROOM, a pull pool's worker stats
+ *   1.5  forward pools' strategy (shoal_pool_spec_t, shoal_pool_stats_t,
+ *        SHOAL_POOL_SET_STRATEGY)
  * The host reads a behaviour field only if the plugin's minor has it. */
 #define SHOAL_ABI_MAJOR 1
-#define SHOAL_ABI_MINOR 4
+#define SHOAL_ABI_MINOR 5
 
 /* The exported symbol's name, and the ELF note's owner. */
 #define SHOAL_PLUGIN_SYMBOL "shoal_plugin"

@@ -83,6 +83,8 @@ typedef struct shoal_pool_spec_s {
                                 first sender); SHOAL_PID_NONE: counted failed */
     const shoal_behaviour_t *source; /* the epic: asked for items (shoal/pull.h), or NULL */
     const void *source_args;         /* its init's args; must stay valid while the pool lives */
+    /* Appended in ABI 1.5. */
+    uint32_t strategy; /* forward pools: SHOAL_POOL_STRATEGY_*; default FIFO (pull: FIFO only) */
 } shoal_pool_spec_t;
 
 /* Pool kinds. A forward pool hands each send to a worker's mailbox on the
@@ -95,6 +97,21 @@ typedef struct shoal_pool_spec_s {
 #define SHOAL_POOL_MAX_PREFETCH 1024u
 #define SHOAL_POOL_MAX_REDELIVER 1000u
 #define SHOAL_POOL_MAX_BUFFER (1u << 24)
+
+/* How a forward pool picks the worker for a send, on the sender's thread:
+ *   FIFO          Ergo's rotating FIFO: each sender thread goes on from the
+ *                 worker after the one it used last (no shared write);
+ *   LEAST_LOADED  the worker with the fewest queued messages, an idle one
+ *                 before a busy one with the same count, ties to the next
+ *                 in FIFO order (Akka's SmallestMailbox, ants' LeastTasks;
+ *                 it reads every worker's mailbox, writes none);
+ *   ROUND_ROBIN   one rotation shared by every sender (one shared counter
+ *                 bumped per send).
+ * A worker that is full is passed over for the next, whatever the
+ * strategy; every worker full: SHOAL_EBUSY. */
+#define SHOAL_POOL_STRATEGY_FIFO 0u
+#define SHOAL_POOL_STRATEGY_LEAST_LOADED 1u
+#define SHOAL_POOL_STRATEGY_ROUND_ROBIN 2u
 
 /* Fills spec with the defaults (no behaviour: set worker or worker_pool).
  *
@@ -148,6 +165,8 @@ SHOAL_API int(shoal_spawn_pool)(shoal_ctx_t *ctx, const shoal_pool_spec_t *spec,
     0xFFFE0009u /* no payload: starts the source again (a new epic) on a                           \
                    pool whose last one has ended; SHOAL_EBUSY while one runs */
 /* SHOAL_POOL_WORKER_STATS 0xFFFE000Au: per worker (shoal/pull.h) */
+/* Forward pools only (others answer SHOAL_ENOTSUP). */
+#define SHOAL_POOL_SET_STRATEGY 0xFFFE000Bu /* payload: SHOAL_POOL_STRATEGY_*; reply: it */
 
 enum { SHOAL_POOL_RUNNING = 0, SHOAL_POOL_DEGRADED = 1, SHOAL_POOL_DRAINING = 2 };
 
@@ -196,6 +215,8 @@ typedef struct shoal_pool_stats_s {
     uint32_t source_state;  /* pull: SHOAL_SOURCE_* (shoal/pull.h) */
     uint32_t source_restarts;
     uint64_t source_items; /* pull: items the source has sent in this epic */
+    /* Appended in ABI 1.5. */
+    uint32_t strategy; /* SHOAL_POOL_STRATEGY_* */
 } shoal_pool_stats_t;
 
 /* From a thread that is not a dispatcher worker: the commands above as
@@ -211,6 +232,9 @@ SHOAL_API int shoal_pool_set_mailbox(shoal_runtime_t *rt, shoal_pid_t pool, uint
                                      uint64_t timeout_ms);
 SHOAL_API int shoal_pool_stats(shoal_runtime_t *rt, shoal_pid_t pool, shoal_pool_stats_t *stats,
                                uint64_t timeout_ms);
+/* SHOAL_OK, SHOAL_EINVAL (not a strategy), SHOAL_ENOTSUP (not a forward pool). */
+SHOAL_API int shoal_pool_set_strategy(shoal_runtime_t *rt, shoal_pid_t pool, uint32_t strategy,
+                                      uint64_t timeout_ms);
 /* Drains the pool and waits until it has ended (SHOAL_OK). */
 SHOAL_API int shoal_pool_drain(shoal_runtime_t *rt, shoal_pid_t pool, uint64_t timeout_ms);
 
