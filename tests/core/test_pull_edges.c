@@ -64,9 +64,7 @@ static int wk_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
     memcpy(&j, msg->data, sizeof j);
     if (j.act & A_BLOCK) {
         atomic_fetch_add(&entered, 1);
-        double end = shoal_test_now() + WAIT_S;
-        while (atomic_load(&gate) == 0 && shoal_test_now() < end)
-            shoal_test_nap();
+        shoal_test_wait_flag(&gate, WAIT_S);
     }
     if (j.act & A_PANIC) {
         atomic_fetch_add(&panicked, 1);

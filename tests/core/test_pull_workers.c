@@ -45,9 +45,7 @@ static int wk_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
     memcpy(&act, msg->data, sizeof act);
     if (act & A_BLOCK) {
         atomic_fetch_add(&entered, 1);
-        double end = shoal_test_now() + WAIT_S;
-        while (atomic_load(&gate) == 0 && shoal_test_now() < end)
-            shoal_test_nap();
+        shoal_test_wait_flag(&gate, WAIT_S);
     }
     if (act & A_PANIC)
         shoal_panic(ctx, "test panic");
