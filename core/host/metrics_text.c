@@ -107,6 +107,9 @@ STAT(pool_size)
 STAT(target_size)
 STAT(queue_depth)
 STAT(retiring)
+STAT(running)
+STAT(idle)
+STAT(resizes)
 STAT(prefetch)
 STAT(buffer)
 STAT(buffer_depth)
@@ -146,6 +149,13 @@ static const struct {
      "Messages in flight: accepted and not yet handled, failed or dropped.", get_queue_depth},
     {"shoal_pool_retiring", "gauge", "Workers removed from the pool, finishing their mailboxes.",
      get_retiring},
+    {"shoal_pool_workers_running", "gauge",
+     "Workers handling a message or with one queued (0 for a pool of pools or an isolated pool).",
+     get_running},
+    {"shoal_pool_workers_idle", "gauge",
+     "Workers waiting for work (0 for a pool of pools or an isolated pool).", get_idle},
+    {"shoal_pool_resizes_total", "counter",
+     "Resizes that changed the pool's target size (commands and reloads).", get_resizes},
 };
 
 /* A pull pool's own (shoal/pull.h), written for pull pools only: a forward

@@ -125,7 +125,7 @@ typedef struct shoal_pool_s {
      * for threads that read a pool without asking it (shoal__pool_peek):
      * relaxed, each a value on its own. */
     alignas(64) _Atomic uint32_t pub_state, pub_target, pub_retiring, pub_mailbox;
-    _Atomic uint64_t pub_restarts, pub_requeued, pub_orphans;
+    _Atomic uint64_t pub_restarts, pub_requeued, pub_orphans, pub_resizes;
     _Atomic uint32_t pub_ended; /* set [release] when the pool's actor has ended */
     /* A source's record (opts count_sends, set before publication): its
      * workers are spawned with ext->sends = &sends (actor.h protocol). */
@@ -157,6 +157,7 @@ typedef struct shoal_pool_s {
     bool drain_pending; /* a pull pool's TICK_DRAIN */
     uint64_t restarts;
     uint64_t requeued;
+    uint64_t resizes;     /* resizes that changed target */
     uint64_t *restart_at; /* ring of the last spec.restart.max restart times (ns) */
     uint32_t restart_head, restart_n;
     uint64_t backoff_ms;

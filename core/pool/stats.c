@@ -16,6 +16,40 @@
 
 /* ---- queue depth and stats ----------------------------------------------- */
 
+/* Its workers, running and idle (shoal/pool.h). A pull pool's from its
+ * seats (pull.h); a forward pool's from each worker's schedule word,
+ * read as senders read the table (pool.h) -- any thread: the actor table
+ * is never freed, and a slot whose generation moved on is not counted. */
+static void running_idle(shoal_pool_t *p, shoal_pool_stats_t *st)
+{
+    if (p->remote != NULL)
+        return;
+    /* acquire: pairs with the pool actor's release stores of slots then n. */
+    uint32_t n = atomic_load_explicit(&p->nworkers, memory_order_acquire);
+    if (p->pull != NULL) {
+        uint32_t idle = shoal__pull_idle(p);
+        st->idle = idle < n ? idle : n;
+        st->running = n - st->idle;
+        return;
+    }
+    shoal_runtime_t *rt = p->rt;
+    for (uint32_t i = 0; i < n; i++) {
+        /* acquire: see nworkers. */
+        shoal_pid_t pid = atomic_load_explicit(&p->slots[i], memory_order_acquire);
+        if (shoal__pid_slot(pid) >= rt->max_actors)
+            continue;
+        shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(pid));
+        uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_relaxed);
+        if (shoal__rsv_gen(w) != shoal__pid_gen(pid) ||
+            atomic_load_explicit(&a->kind, memory_order_relaxed) != SHOAL_ACTOR_PLAIN)
+            continue;
+        if (atomic_load_explicit(&a->sched, memory_order_relaxed) == SHOAL_SCHED_IDLE)
+            st->idle++;
+        else
+            st->running++;
+    }
+}
+
 static uint64_t depth_of(shoal_runtime_t *rt, shoal_pid_t pid, unsigned level);
 
 /* Messages held by the pool at front `a` (its workers' and its own). */
@@ -69,6 +103,8 @@ void shoal__pool_fill_stats(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pool
     st->retiring = p->nretiring;
     st->worker_restarts = p->restarts;
     st->messages_requeued = p->requeued;
+    st->resizes = p->resizes;
+    running_idle(p, st);
     /* The counters first, then the depth: a message counted as handled is
      * no longer seen queued (see shoal__pool_count_handled). */
     shoal__pool_sum(p, st);
@@ -97,6 +133,7 @@ void shoal__pool_publish(shoal_pool_t *p)
     atomic_store_explicit(&p->pub_retiring, p->nretiring, memory_order_relaxed);
     atomic_store_explicit(&p->pub_mailbox, p->spec.mailbox, memory_order_relaxed);
     atomic_store_explicit(&p->pub_restarts, p->restarts, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_resizes, p->resizes, memory_order_relaxed);
     atomic_store_explicit(&p->pub_requeued, p->requeued, memory_order_relaxed);
     atomic_store_explicit(&p->pub_orphans, p->orphans.n, memory_order_relaxed);
     if (p->pull != NULL) /* its capacity follows target (pull.h) */
@@ -120,8 +157,10 @@ static bool peek(shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms)
     st->retiring = atomic_load_explicit(&p->pub_retiring, memory_order_relaxed);
     st->worker_restarts = atomic_load_explicit(&p->pub_restarts, memory_order_relaxed);
     st->messages_requeued = atomic_load_explicit(&p->pub_requeued, memory_order_relaxed);
+    st->resizes = atomic_load_explicit(&p->pub_resizes, memory_order_relaxed);
     if (!sum(p, st, patience_ms))
         return false;
+    running_idle(p, st);
     shoal__pull_stats(p, st);
     st->strategy = atomic_load_explicit(&p->strategy, memory_order_relaxed);
     /* Summed while traffic flows, a message may show as handled before its
@@ -307,6 +346,14 @@ void shoal__pool_inspect(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_inspect
     shoal_inspect_uint(out, "messages_in_flight",
                        st.messages_forwarded > settled ? st.messages_forwarded - settled : 0);
     shoal_inspect_uint(out, "queue_depth", st.queue_depth);
+    /* pond's names for the same (and the workers now) */
+    shoal_inspect_uint(out, "running", st.running);
+    shoal_inspect_uint(out, "idle", st.idle);
+    shoal_inspect_uint(out, "submitted", st.messages_forwarded);
+    shoal_inspect_uint(out, "completed", st.messages_handled);
+    shoal_inspect_uint(out, "failed", st.messages_failed);
+    shoal_inspect_uint(out, "dropped", st.messages_dropped);
+    shoal_inspect_uint(out, "resizes", st.resizes);
     if (st.kind == SHOAL_POOL_KIND_PULL) {
         inspect_pull(&st, out);
         inspect_pull_workers(p, out);

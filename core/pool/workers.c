@@ -371,6 +371,8 @@ uint32_t shoal__pool_resize(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t w
     if (p->state == SHOAL_POOL_DRAINING)
         return 0;
     uint32_t size = clamp_size(p, want);
+    if (size != p->target)
+        p->resizes++;
     if (p->remote != NULL) { /* the child's pool resizes itself */
         p->target = size;
         shoal__remote_control(p->remote, size, p->spec.mailbox);

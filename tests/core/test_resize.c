@@ -249,6 +249,7 @@ static void idempotent_case(uint32_t kind)
     CU_ASSERT_EQUAL(b.actors_spawned, a.actors_spawned);
     CU_ASSERT_EQUAL(b.actors_ended, a.actors_ended);
     CU_ASSERT(settled_at(rt, p, 2));
+    CU_ASSERT_EQUAL(shoal_test_pool_stats(rt, p).resizes, 2); /* 3 -> 5, 5 -> 2 */
     shoal_runtime_destroy(rt);
 }
 

@@ -278,12 +278,61 @@ static void a_forward_pool_says_its_kind(void)
     shoal_runtime_destroy(rt);
 }
 
+/* Its workers now, with pond's names: 3 workers, 2 blocked on a gate --
+ * running 2, idle 1, in stats and inspect alike; the gate opens: running
+ * 0, idle 3. Resizes count only those that changed the target: 3 -> 5,
+ * 5 again (none), 5 -> 2: 2. For each kind. */
+static void running_idle_case(uint32_t kind)
+{
+    atomic_store(&done, 0);
+    atomic_store(&entered, 0);
+    atomic_store(&gate, 0);
+    shoal_runtime_t *rt = shoal_test_runtime(4);
+    shoal_pool_spec_t s;
+    shoal_pool_spec_init(&s);
+    s.name = "now";
+    s.worker = &wk;
+    s.kind = kind;
+    s.size = 3;
+    s.max_size = 6;
+    shoal_pid_t p = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, p).idle == 3);
+    CU_ASSERT_EQUAL(job(rt, p, A_BLOCK), SHOAL_OK);
+    CU_ASSERT_EQUAL(job(rt, p, A_BLOCK), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&entered) == 2);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, p).idle == 1);
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
+    CU_ASSERT_EQUAL(st.running, 2);
+    CU_ASSERT_EQUAL(st.idle, 1);
+    char json[4096];
+    CU_ASSERT_EQUAL(inspect(rt, p, json, sizeof json), SHOAL_OK);
+    valid(json);
+    has(json, "\"running\":2,\"idle\":1,\"submitted\":2,\"completed\":0,\"failed\":0,"
+              "\"dropped\":0,\"resizes\":0");
+    atomic_store(&gate, 1);
+    WAIT_UNTIL(atomic_load(&done) == 2 && shoal_test_pool_stats(rt, p).idle == 3);
+    st = shoal_test_pool_stats(rt, p);
+    CU_ASSERT_EQUAL(st.running, 0);
+    CU_ASSERT_EQUAL(st.idle, 3);
+    CU_ASSERT_EQUAL(shoal_pool_set_size(rt, p, 5, TMO), 5);
+    CU_ASSERT_EQUAL(shoal_pool_set_size(rt, p, 5, TMO), 5);
+    CU_ASSERT_EQUAL(shoal_pool_set_size(rt, p, 2, TMO), 2);
+    CU_ASSERT_EQUAL(shoal_test_pool_stats(rt, p).resizes, 2);
+    shoal_runtime_destroy(rt);
+}
+
+static void forward_running_and_idle(void) { running_idle_case(SHOAL_POOL_KIND_FORWARD); }
+static void pull_running_and_idle(void) { running_idle_case(SHOAL_POOL_KIND_PULL); }
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
         {"the checker refuses bad JSON", the_checker_refuses_bad_json},
         {"a pull pool's inspection", a_pull_pools_inspection},
         {"a forward pool says its kind", a_forward_pool_says_its_kind},
+        {"forward: running and idle, resizes", forward_running_and_idle},
+        {"pull: running and idle, resizes", pull_running_and_idle},
         {NULL, NULL}};
     return shoal_test_run("stats", cases);
 }

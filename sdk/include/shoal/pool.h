@@ -217,6 +217,12 @@ typedef struct shoal_pool_stats_s {
     uint64_t source_items; /* pull: items the source has sent in this epic */
     /* Appended in ABI 1.5. */
     uint32_t strategy; /* SHOAL_POOL_STRATEGY_* */
+    /* Its workers now (pond's names): running -- handling or about to (a
+     * message is queued for them), idle -- waiting for work. Workers that
+     * are actors only: a pool of pools, and an isolated pool, report 0 and
+     * 0. A recent picture, like the counters. */
+    uint32_t running, idle;
+    uint64_t resizes; /* resizes that changed the target size (commands, reloads) */
 } shoal_pool_stats_t;
 
 /* From a thread that is not a dispatcher worker: the commands above as
