@@ -11,8 +11,11 @@
  * picks the worker (the next in its FIFO with room), so a message is
  * refused (SHOAL_EBUSY) only when all four workers are full, not when "its"
  * worker (k + p) mod 4 is.
- *   block: on SHOAL_EBUSY the turn ends there (shoal_yield) and the same
- *          message is offered again in the next turn (nothing is dropped);
+ *   block: on SHOAL_EBUSY the producer asks for SHOAL_MSG_ROOM
+ *          (shoal_notify_room) and offers the same message again when it
+ *          comes (nothing is dropped, nothing polls: room_waits=); a
+ *          receiver that cannot tell is yielded to and retried (retries=,
+ *          0 when ROOM works);
  *   drop:  on SHOAL_EBUSY the message is counted as dropped and the producer
  *          goes on with the next one.
  * After its last message a producer reports its dropped count to the
@@ -24,7 +27,8 @@
  * actors with NATIVE bounded mailboxes of 100 (shoal_spawn_opts_t.
  * mailbox_limit; the limit check is part of the reservation CAS, so the
  * bound is exact); message k of producer p goes to worker (k + p) mod 4, and
- * the same block/drop rules apply to SHOAL_EFULL. After its last message a
+ * the same block/drop rules apply to SHOAL_EFULL (a bounded actor tells of
+ * room too). After its last message a
  * producer sends MSG_DONE to all four workers (in both modes retried on
  * SHOAL_EFULL: a marker is never dropped), reports its dropped count to the
  * collector and exits. A worker reports (count, acc) after MSG_DONE from
@@ -47,10 +51,11 @@ typedef struct w4_cfg_s {
     int drop;
     unsigned chunk;
     int pooled;
-    bench_worker_args_t worker;      /* collector, dones, pooled */
-    shoal_pid_t workers[W4_WORKERS]; /* direct */
-    shoal_pid_t pool;                /* pooled */
-    _Atomic unsigned running;        /* producers not finished yet (pooled) */
+    bench_worker_args_t worker;           /* collector, dones, pooled */
+    shoal_pid_t workers[W4_WORKERS];      /* direct */
+    shoal_pid_t pool;                     /* pooled */
+    _Atomic unsigned running;             /* producers not finished yet (pooled) */
+    _Atomic uint64_t retries, room_waits; /* summed over the producers */
 } w4_cfg_t;
 
 typedef struct w4_producer_args_s {
@@ -63,7 +68,8 @@ typedef struct w4_producer_s {
     unsigned p;
     uint64_t k, cnt, base;
     uint64_t dropped;
-    uint64_t full; /* block: turns ended by SHOAL_EFULL / SHOAL_EBUSY */
+    uint64_t full;       /* block: yields after SHOAL_EFULL / SHOAL_EBUSY (retries) */
+    uint64_t room_waits; /* block: waits for SHOAL_MSG_ROOM after one */
     uint64_t done_sent;
 } w4_producer_t;
 
@@ -84,7 +90,9 @@ static int producer_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg
 {
     w4_producer_t *s = state;
     w4_cfg_t *cfg = s->cfg;
-    if (msg->type != MSG_START && msg->type != MSG_CONT)
+    if (msg->kind == SHOAL_MSG_ROOM && msg->status != SHOAL_OK)
+        shoal_panic(ctx, "room: %s", shoal_strerror(msg->status));
+    if (msg->kind != SHOAL_MSG_ROOM && msg->type != MSG_START && msg->type != MSG_CONT)
         return 0;
     unsigned budget = cfg->chunk;
     uint64_t k = s->k;
@@ -102,6 +110,10 @@ static int producer_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg
             s->dropped++;
             k++;
             rc = SHOAL_OK;
+        } else if (rc == refused && shoal_notify_room(ctx, to) == SHOAL_OK) {
+            s->k = k;
+            s->room_waits++; /* the same message again when ROOM comes */
+            return 0;
         } else {
             break;
         }
@@ -121,11 +133,13 @@ static int producer_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg
                 if (rc != SHOAL_OK)
                     shoal_panic(ctx, "drain: %s", shoal_strerror(rc));
             }
+            atomic_fetch_add_explicit(&cfg->retries, s->full, memory_order_relaxed);
+            atomic_fetch_add_explicit(&cfg->room_waits, s->room_waits, memory_order_relaxed);
             fprintf(stderr,
-                    "shoal-bench: W4 producer %u: dropped %llu, %llu turns ended by a "
-                    "%s\n",
-                    s->p, (unsigned long long)s->dropped, (unsigned long long)s->full,
-                    cfg->pooled ? "busy pool" : "full mailbox");
+                    "shoal-bench: W4 producer %u: dropped %llu, %llu waits for room, %llu "
+                    "retries after a %s\n",
+                    s->p, (unsigned long long)s->dropped, (unsigned long long)s->room_waits,
+                    (unsigned long long)s->full, cfg->pooled ? "busy pool" : "full mailbox");
             shoal_exit(ctx, 0);
             return 0;
         }
@@ -207,10 +221,12 @@ int bench_w4(int argc, char **argv)
         snprintf(bounded, sizeof bounded, "native(mailbox=%u)", W4_CAP);
     bench_result(&b, params, b.count, b.t1 - b.t0,
                  "delivered=%llu dropped=%llu check=%llu bounded=%s pool=%s producer=actor "
-                 "chunk=%u yield=shoal_yield%s",
+                 "chunk=%u wait=room retries=%llu room_waits=%llu%s",
                  (unsigned long long)b.count, (unsigned long long)b.dropped,
                  (unsigned long long)b.acc, bounded, cfg.pooled ? "shoal-pool" : "direct-actors",
-                 cfg.chunk, bench_inspect_extras(&insp, ins, sizeof ins));
+                 cfg.chunk, (unsigned long long)atomic_load(&cfg.retries),
+                 (unsigned long long)atomic_load(&cfg.room_waits),
+                 bench_inspect_extras(&insp, ins, sizeof ins));
     int status = BENCH_OK;
     if (b.count + b.dropped != n) {
         fprintf(stderr,

@@ -19,6 +19,7 @@
 #include "actor/call.h"
 #include "actor/ctx.h"
 #include "actor/group.h"
+#include "actor/room.h"
 #include "actor/send.h"
 #include "runtime/qsbr.h"
 #include "runtime/runtime.h"
@@ -217,7 +218,7 @@ void shoal__actor_release(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t
 static int call_handler(struct shoal_ctx_s *ctx, shoal_env_t *e, unsigned kind, int status)
 {
     shoal_msg_t msg = {
-        .type = kind == SHOAL_MSG_EXIT ? 0 : e->type,
+        .type = kind == SHOAL_MSG_EXIT || kind == SHOAL_MSG_ROOM ? 0 : e->type,
         .kind = kind,
         .data = shoal__env_data(e),
         .size = e->size,
@@ -299,8 +300,8 @@ static bool handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
         shoal__children_remove(ctx, e->from);
         rc = call_handler(ctx, e, kind, (int)e->type);
         break;
-    case SHOAL_MSG_ROOM:
-        rc = call_handler(ctx, e, kind, 0);
+    case SHOAL_MSG_ROOM: /* status: SHOAL_ENOPROC when the receiver has ended */
+        rc = call_handler(ctx, e, kind, (int)e->type);
         break;
     case SHOAL_ENV_STARTED: /* only a parent that asked gets these: the groups */
         rc = call_handler(ctx, e, kind, (int)e->type);
@@ -327,9 +328,14 @@ static bool handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
         else if (ctx->b->ext != NULL)
             ctx->b->ext->retiring = true;
         break;
-    case SHOAL_ENV_LIMIT:
-        atomic_store_explicit(&ctx->a->limit, e->type, memory_order_relaxed);
+    case SHOAL_ENV_LIMIT: { /* the room flag (room.h) stays as it is */
+        uint32_t old = atomic_load_explicit(&ctx->a->limit, memory_order_relaxed);
+        while (!atomic_compare_exchange_weak_explicit(&ctx->a->limit, &old,
+                                                      (old & SHOAL_LIMIT_ROOM) | e->type,
+                                                      memory_order_relaxed, memory_order_relaxed))
+            ;
         break;
+    }
     default:
         break;
     }
@@ -491,9 +497,21 @@ static void end_turn(struct shoal_ctx_s *ctx)
      * another worker may run it and move them. */
     uint32_t udeq = atomic_load_explicit(&b->user_deq, memory_order_relaxed);
     uint32_t sdeq = b->sys_deq;
+    /* Who may wait for room in it (room.h), read while it is ours: a
+     * member, itself and its groups; an actor in no group, itself (its own
+     * flag is read in place); a group's own actor, nobody. */
+    shoal_pid_t rooms[SHOAL_ROOM_RECEIVERS];
+    unsigned nrooms = ctx->group != NULL ? shoal__room_receivers(ctx, rooms) : 0;
+    bool alone = ctx->group == NULL && ctx->own == NULL;
+    shoal_pid_t self = ctx->self;
     int more = SHOAL_GROUP_NONE;
     if (pending(a, udeq, sdeq, memory_order_relaxed) ||
         (more = group_more(ctx)) == SHOAL_GROUP_MORE) {
+        if (nrooms != 0)
+            shoal__room_drain(w->rt, &w->tc, rooms, nrooms, memory_order_relaxed);
+        else if (alone &&
+                 (atomic_load_explicit(&a->limit, memory_order_relaxed) & SHOAL_LIMIT_ROOM))
+            shoal__room_drain_flagged(w->rt, &w->tc, &self, 1, memory_order_relaxed);
         atomic_store_explicit(&a->sched, SHOAL_SCHED_SCHEDULED, memory_order_relaxed);
         shoal__sched_push(w->rt, &w->tc, a);
         return;
@@ -509,6 +527,11 @@ static void end_turn(struct shoal_ctx_s *ctx)
      * pair with shoal__rsv_reserve + shoal__schedule (actor.h), and with a
      * group's senders that wake idle members (recheck, group.h). */
     atomic_store_explicit(&a->sched, SHOAL_SCHED_IDLE, memory_order_seq_cst);
+    /* seq_cst: the drainer's load after its IDLE store (room.h). */
+    if (nrooms != 0)
+        shoal__room_drain(w->rt, &w->tc, rooms, nrooms, memory_order_seq_cst);
+    else if (alone && (atomic_load_explicit(&a->limit, memory_order_seq_cst) & SHOAL_LIMIT_ROOM))
+        shoal__room_drain_flagged(w->rt, &w->tc, &self, 1, memory_order_seq_cst);
     if (pending(a, udeq, sdeq, memory_order_seq_cst) || (g != NULL && g->ops->recheck(g))) {
         uint32_t idle = SHOAL_SCHED_IDLE;
         if (atomic_compare_exchange_strong_explicit(&a->sched, &idle, SHOAL_SCHED_SCHEDULED,
@@ -589,7 +612,7 @@ void shoal__actor_run(shoal_worker_t *w, shoal_actor_t *a)
         ctx->name = ctx->own->name;
     ctx->deq = atomic_load_explicit(&ctx->b->user_deq, memory_order_relaxed);
     ctx->unpublished = 0;
-    uint32_t limit = atomic_load_explicit(&a->limit, memory_order_relaxed);
+    uint32_t limit = shoal__actor_limit(a);
     ctx->publish_every = limit == 0 ? 64 : limit < 8 ? 1 : limit / 8 < 16 ? limit / 8 : 16;
     if (rt->debug_checks && !shoal__owner_enter(a, w->id)) {
         shoal__log(rt, SHOAL_LOG_ERROR, ctx->self, NULL,

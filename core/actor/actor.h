@@ -71,6 +71,14 @@ typedef struct shoal_actor_s {
 
 _Static_assert(sizeof(shoal_actor_t) == 64, "the sender-side record is one cache line");
 
+/* The top bit of `limit`: someone waits for room in this actor (room.h).
+ * Read the limit itself with shoal__actor_limit. */
+#define SHOAL_LIMIT_ROOM 0x80000000u
+static inline uint32_t shoal__actor_limit(const shoal_actor_t *a)
+{
+    return atomic_load_explicit(&a->limit, memory_order_relaxed) & ~SHOAL_LIMIT_ROOM;
+}
+
 /* A call made by this actor that is waiting for its reply or timeout. */
 typedef struct shoal_pending_call_s {
     shoal_ref_t ref;

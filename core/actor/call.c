@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "actor/room.h"
 #include "actor/send.h"
 #include "actor/timer.h"
 #include "runtime/grow.h"
@@ -234,7 +235,8 @@ static void waiter_end(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a
                 sched_yield();
             continue;
         }
-        SHOAL_STAT_ADD(tc, replies_late, 1);
+        if (shoal__env_kind(e) != SHOAL_MSG_ROOM) /* a second ROOM is no late reply */
+            SHOAL_STAT_ADD(tc, replies_late, 1);
         shoal__env_drop_payload(e);
     }
     shoal__actor_release(rt, tc, a);
@@ -344,6 +346,76 @@ static int request_blocking(shoal_runtime_t *rt, shoal_pid_t to, unsigned kind, 
 done:
     waiter_end(rt, tc, a);
     return rc;
+}
+
+/* ---- send_wait: a thread waits for room (room.h) ------------------------------ */
+
+/* Sleeps on waiter a until a ROOM arrives (its status, SHOAL_OK or
+ * SHOAL_ENOPROC) or deadline passes (SHOAL_ETIMEDOUT). */
+static int wait_room(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a, uint64_t deadline)
+{
+    shoal_actor_back_t *b = shoal__actor_back(rt, a);
+    for (;;) {
+        shoal_env_t *r;
+        while ((r = shoal__actor_pop(tc, a, true)) != NULL) {
+            bool room = shoal__env_kind(r) == SHOAL_MSG_ROOM;
+            int status = room ? (int)r->type : SHOAL_OK;
+            shoal__env_drop_payload(r);
+            if (room)
+                return status;
+        }
+        /* seq_cst store then reload: as end_turn (actor.c). */
+        atomic_store_explicit(&a->sched, SHOAL_SCHED_IDLE, memory_order_seq_cst);
+        if (shoal__rsv_count(atomic_load_explicit(&a->sys_rsv, memory_order_seq_cst)) !=
+            b->sys_deq) {
+            atomic_store_explicit(&a->sched, SHOAL_SCHED_PROCESSING, memory_order_relaxed);
+            continue;
+        }
+        uint64_t now = shoal__now_ns();
+        if (now >= deadline)
+            return SHOAL_ETIMEDOUT;
+        uint64_t left = deadline - now;
+        struct timespec ts = {.tv_sec = (time_t)(left / 1000000000u),
+                              .tv_nsec = (long)(left % 1000000000u)};
+        shoal__futex_wait(&a->sched, SHOAL_SCHED_IDLE, deadline == UINT64_MAX ? NULL : &ts);
+        atomic_store_explicit(&a->sched, SHOAL_SCHED_PROCESSING, memory_order_relaxed);
+    }
+}
+
+SHOAL_API int shoal_runtime_send_wait(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
+                                      const void *data, size_t size, uint64_t timeout_ms)
+{
+    shoal_tcache_t *tc = shoal__tcache_get(rt);
+    if (tc == NULL)
+        return SHOAL_ENOMEM;
+    if (tc->worker != NULL)
+        return SHOAL_EINVAL;
+    uint64_t deadline =
+        timeout_ms >= UINT64_MAX / 1000000u ? UINT64_MAX : shoal__now_ns() + timeout_ms * 1000000u;
+    for (;;) {
+        int rc = shoal_runtime_send(rt, to, type, data, size);
+        if (rc != SHOAL_EFULL && rc != SHOAL_EBUSY)
+            return rc;
+        if (shoal__now_ns() >= deadline)
+            return SHOAL_ETIMEDOUT;
+        shoal_pid_t self;
+        int r = shoal__actor_spawn(rt, tc, SHOAL_PID_NONE, NULL, NULL, 0, SHOAL_ACTOR_WAITER, NULL,
+                                   &self);
+        if (r != SHOAL_OK)
+            return r;
+        shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(self));
+        atomic_store_explicit(&a->sched, SHOAL_SCHED_PROCESSING, memory_order_relaxed);
+        r = shoal__room_request(rt, tc, to, self);
+        if (r == SHOAL_OK)
+            r = wait_room(rt, tc, a, deadline);
+        else if (r == SHOAL_ENOTSUP)
+            r = rc; /* it cannot tell: its refusal, at once */
+        if (r == SHOAL_ETIMEDOUT)
+            shoal__room_cancel(rt, to, self); /* (a pull pool's list drops it when it tells) */
+        waiter_end(rt, tc, a);
+        if (r != SHOAL_OK)
+            return r;
+    }
 }
 
 SHOAL_API void shoal_answer_release(shoal_answer_t *answer)

@@ -8,6 +8,7 @@
 #include "actor/call.h"
 #include "actor/ctx.h"
 #include "actor/group.h"
+#include "actor/room.h"
 #include "actor/send.h"
 #include "runtime/runtime.h"
 #include "sched/futex.h"
@@ -91,6 +92,12 @@ void shoal__actor_end(struct shoal_ctx_s *ctx)
         ctx->group->ops->member_end(ctx);
     uint32_t ufin = shoal__rsv_close(&ctx->a->user_rsv);
     uint32_t sfin = shoal__rsv_close(&ctx->a->sys_rsv);
+    /* Its room waiters are told it is gone (room.h: the end). seq_cst
+     * fence: after the close, against an asker's fetch_or and its read of
+     * the closed word -- one of the two tells. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&ctx->a->limit, memory_order_relaxed) & SHOAL_LIMIT_ROOM)
+        shoal__room_tell(ctx->rt, ctx->tc, ctx->self, SHOAL_ENOPROC);
     drain(ctx, true, sfin);
     drain(ctx, false, ufin);
     shoal_actor_ext_t *ext = b->ext;

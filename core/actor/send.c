@@ -2,6 +2,8 @@
  * mailbox.h, the schedule word's in actor.h. */
 #include "actor/send.h"
 
+#include "actor/room.h"
+
 #include "actor/group.h"
 #include "runtime/qsbr.h"
 #include "runtime/runtime.h"
@@ -104,7 +106,7 @@ int shoal__deliver(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoa
     if (sys) {
         rc = shoal__rsv_reserve(&a->sys_rsv, shoal__pid_gen(to), 0, NULL);
     } else {
-        uint32_t limit = atomic_load_explicit(&a->limit, memory_order_relaxed);
+        uint32_t limit = shoal__actor_limit(a);
         if (limit == 0 && (rc = shoal__queued_admit(rt, tc)) != SHOAL_OK)
             return rc;
         rc = shoal__rsv_reserve(&a->user_rsv, shoal__pid_gen(to), limit,
@@ -128,7 +130,7 @@ int shoal__deliver_over(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to,
     int rc = shoal__rsv_reserve(&a->user_rsv, shoal__pid_gen(to), 0, NULL);
     if (rc != SHOAL_OK)
         return rc;
-    if (atomic_load_explicit(&a->limit, memory_order_relaxed) == 0)
+    if (shoal__actor_limit(a) == 0)
         shoal__queued_in(tc, e); /* placed over any limit: never refused, still counted */
     shoal__mq_push(&a->user_tail, &e->node);
     shoal__schedule(rt, tc, a);
@@ -148,7 +150,7 @@ int shoal__send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal
          * depth here is a valid moment for the refusal; a mailbox that
          * looks open is checked again, exactly, by the reservation. */
         shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(to));
-        uint32_t limit = atomic_load_explicit(&a->limit, memory_order_relaxed);
+        uint32_t limit = shoal__actor_limit(a);
         if (limit != 0) {
             uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_relaxed);
             uint32_t deq =
@@ -261,20 +263,29 @@ SHOAL_API int shoal_runtime_send_priority(shoal_runtime_t *rt, shoal_pid_t to, u
                        NULL);
 }
 
-SHOAL_API int shoal_notify_room(shoal_ctx_t *ctx, shoal_pid_t to)
+int shoal__room_request(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoal_pid_t waiter)
 {
-    shoal_runtime_t *rt = ctx->rt;
     uint32_t slot = shoal__pid_slot(to);
     if (to == SHOAL_PID_NONE || slot >= rt->max_actors)
         return SHOAL_ENOPROC;
     shoal_actor_t *a = shoal__actor_at(rt, slot);
-    if (atomic_load_explicit(&a->kind, memory_order_relaxed) != SHOAL_ACTOR_GROUP)
-        return SHOAL_ENOTSUP; /* a bounded actor cannot tell yet */
-    bool opened = !ctx->tc->in_region;
-    int rc;
-    shoal_group_t *g = enter_group(rt, ctx->tc, a, to, &rc);
-    if (g != NULL)
-        rc = g->ops->room != NULL ? g->ops->room(rt, ctx->tc, g, ctx->self) : SHOAL_ENOTSUP;
-    leave_group(ctx->tc, opened);
-    return rc == NOT_GROUP ? SHOAL_ENOTSUP : rc;
+    uint32_t kind = atomic_load_explicit(&a->kind, memory_order_relaxed);
+    if (kind == SHOAL_ACTOR_WAITER)
+        return SHOAL_ENOPROC; /* a thread's waiter: not a receiver */
+    if (kind == SHOAL_ACTOR_GROUP) {
+        bool opened = !tc->in_region;
+        int rc;
+        shoal_group_t *g = enter_group(rt, tc, a, to, &rc);
+        if (g != NULL)
+            rc = g->ops->room != NULL ? g->ops->room(rt, tc, g, waiter) : SHOAL_ENOTSUP;
+        leave_group(tc, opened);
+        if (rc != NOT_GROUP)
+            return rc;
+    }
+    return shoal__room_ask(rt, tc, to, waiter); /* a plain actor (room.h) */
+}
+
+SHOAL_API int shoal_notify_room(shoal_ctx_t *ctx, shoal_pid_t to)
+{
+    return shoal__room_request(ctx->rt, ctx->tc, to, ctx->self);
 }

@@ -27,6 +27,12 @@ int shoal__send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal
                 uint32_t type, const void *data, size_t size, bool priority, void *data_owned,
                 shoal_free_fn free_fn);
 
+/* Asks `to` (any receiver) for one SHOAL_MSG_ROOM to waiter when it has
+ * room (room.h; a group's kind answers for a group: group.h ops->room).
+ * SHOAL_OK, SHOAL_ENOTSUP (it cannot tell), SHOAL_ENOPROC, SHOAL_ENOMEM. */
+int shoal__room_request(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to,
+                        shoal_pid_t waiter);
+
 /* Sends a system message of kind SHOAL_ENV_STOP / SHOAL_MSG_EXIT etc. with no
  * payload; returns the delivery result (the envelope is freed on error). */
 int shoal__send_system(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, unsigned kind,

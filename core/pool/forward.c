@@ -24,6 +24,7 @@
  */
 #include "pool/pool.h"
 
+#include "actor/room.h"
 #include "actor/send.h"
 #include "runtime/runtime.h"
 #include "sched/futex.h"
@@ -53,7 +54,7 @@ static int offer(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoal_
     /* A stale PLAIN (the slot is a pool now) is harmless: the reservation
      * checks the generation, and a pool places what lands in its own
      * mailbox (actor.c). */
-    uint32_t limit = atomic_load_explicit(&a->limit, memory_order_relaxed);
+    uint32_t limit = shoal__actor_limit(a);
     int rc = limit == 0 ? shoal__queued_admit(rt, tc) : SHOAL_OK;
     if (rc == SHOAL_OK)
         rc = shoal__rsv_reserve(&a->user_rsv, shoal__pid_gen(to), limit,
@@ -248,6 +249,39 @@ static void forward_unref(shoal_runtime_t *rt, shoal_group_t *g)
     shoal__pool_unref(rt, shoal__pool_of_group(g));
 }
 
+/* A producer refused with SHOAL_EBUSY asks for room (actor/room.h: the
+ * ask, for a group): waiters on the pool's PID; any worker with room below
+ * its low-water mark means a send would be taken. Each worker tells them
+ * when it drains (actor.c, end_turn). */
+static int forward_room(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g,
+                        shoal_pid_t waiter)
+{
+    shoal_pool_t *p = shoal__pool_of_group(g);
+    if (p->remote != NULL)
+        return SHOAL_ENOTSUP; /* its workers are in another process */
+    int rc = shoal__room_add(rt, g->pid, waiter);
+    if (rc != SHOAL_OK)
+        return rc;
+    bool gone;
+    /* seq_cst (each load in shoal__room_in): after the flag's fetch_or. */
+    shoal__room_in(rt, g->pid, memory_order_seq_cst, &gone); /* the pool's actor ended? */
+    if (gone) {
+        shoal__room_tell(rt, tc, g->pid, SHOAL_ENOPROC);
+        return SHOAL_OK;
+    }
+    /* acquire: see forward_route's nworkers. */
+    uint32_t n = atomic_load_explicit(&p->nworkers, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++) {
+        shoal_pid_t wp = atomic_load_explicit(&p->slots[i], memory_order_acquire);
+        bool w_gone;
+        if (shoal__room_in(rt, wp, memory_order_seq_cst, &w_gone)) {
+            shoal__room_tell(rt, tc, g->pid, SHOAL_OK);
+            break;
+        }
+    }
+    return SHOAL_OK;
+}
+
 const shoal_group_ops_t shoal__forward_ops = {
     .route = forward_route,
     .own_message = shoal__pool_take_hand_back,
@@ -260,5 +294,6 @@ const shoal_group_ops_t shoal__forward_ops = {
     .recheck = NULL,
     .hand_back = forward_hand_back,
     .member_end = NULL,
+    .room = forward_room,
     .unref = forward_unref,
 };

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "actor/room.h"
 #include "actor/send.h"
 #include "actor/timer.h"
 #include "sched/futex.h"
@@ -70,8 +71,10 @@ SHOAL_API int shoal_runtime_create(shoal_runtime_t **out, const shoal_runtime_op
     pthread_mutex_init(&rt->queued_lock, NULL);
     shoal__names_init(rt);
 
-    int rc = shoal__slots_init(rt);
+    int rc = shoal__rooms_init(rt);
     if (rc != SHOAL_OK)
+        goto fail_slots;
+    if ((rc = shoal__slots_init(rt)) != SHOAL_OK)
         goto fail_slots;
     if ((rc = shoal__inject_init(&rt->global, GLOBAL_RING_SIZE)) != SHOAL_OK)
         goto fail_inject;
@@ -106,6 +109,7 @@ fail_key:
 fail_inject:
     shoal__slots_fini(rt);
 fail_slots:
+    shoal__rooms_fini(rt);
     shoal__names_fini(rt);
     shoal__envs_fini(rt);
     pthread_mutex_destroy(&rt->queued_lock);
@@ -162,6 +166,7 @@ SHOAL_API void shoal_runtime_destroy(shoal_runtime_t *rt)
     shoal__slots_fini(rt);
     shoal__envs_fini(rt);
     shoal__names_fini(rt);
+    shoal__rooms_fini(rt);
     pthread_mutex_destroy(&rt->queued_lock);
     pthread_mutex_destroy(&rt->limbo_lock);
     pthread_mutex_destroy(&rt->env_lock);

@@ -102,6 +102,9 @@ struct shoal_runtime_s {
      * (started before the workers) sums their counters only after it. */
     _Atomic uint32_t started;
 
+    /* room waiters (actor/room.h): SHOAL_ROOM_STRIPES stripes */
+    struct shoal_room_stripe_s *rooms;
+
     /* registered names (names.c) */
     pthread_rwlock_t names_lock;
     void *names;

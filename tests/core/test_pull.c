@@ -627,7 +627,8 @@ static void a_refused_producer_waits_for_room(void)
     for (uint32_t i = 0; i < 4000; i++)
         once += atomic_load(&seen[i]) == 1;
     CU_ASSERT_EQUAL(once, 4000);
-    /* A forward pool cannot tell (yet): the producer hears ENOTSUP. */
+    /* A forward pool tells too (ABI 1.5): the producer waits for its ROOM
+     * while the one worker is blocked, and finishes once the gate opens. */
     shoal_pool_spec_t f;
     shoal_pool_spec_init(&f);
     f.worker = &wk;
@@ -635,17 +636,27 @@ static void a_refused_producer_waits_for_room(void)
     f.mailbox = 1;
     shoal_pid_t fp = spawn(rt, &f);
     reset();
-    atomic_store(&notify_rc, 0);
+    atomic_store(&notify_rc, 1);
     atomic_store(&prod_done, 0);
+    atomic_store(&refusals, 0);
+    atomic_store(&rooms, 0);
+    atomic_store(&early, 0);
     CU_ASSERT_EQUAL(job(rt, fp, 0, A_BLOCK, 0), SHOAL_OK);
     WAIT_UNTIL(atomic_load(&entered) == 1);
     CU_ASSERT_EQUAL(job(rt, fp, 1, A_OK, 0), SHOAL_OK); /* its mailbox: now full */
     shoal_pid_t pr2;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &producer, NULL, NULL, &pr2), SHOAL_OK);
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, pr2, 0, &fp, sizeof fp), SHOAL_OK);
-    WAIT_UNTIL(atomic_load(&notify_rc) != 0);
-    CU_ASSERT_EQUAL(atomic_load(&notify_rc), SHOAL_ENOTSUP);
+    WAIT_UNTIL(atomic_load(&notify_rc) != 1);
+    CU_ASSERT_EQUAL(atomic_load(&notify_rc), SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&rooms), 0); /* not while the worker is stuck */
     atomic_store(&gate, 1);
+    WAIT_UNTIL(atomic_load(&prod_done) == 1);
+    CU_ASSERT_EQUAL(atomic_load(&prod_done), 1);
+    CU_ASSERT_EQUAL(atomic_load(&rooms), atomic_load(&refusals));
+    CU_ASSERT_EQUAL(atomic_load(&early), 0);
+    CU_ASSERT_EQUAL(shoal_test_pool_stats(rt, fp).messages_unhandled,
+                    (uint64_t)atomic_load(&refusals));
     shoal_runtime_destroy(rt);
 }
 

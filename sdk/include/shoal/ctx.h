@@ -48,9 +48,11 @@ SHOAL_API int shoal_send_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t typ
 /* After a send to `to` was refused with SHOAL_EBUSY: asks for one
  * SHOAL_MSG_ROOM from it when it has drained below its low-water mark (a
  * quarter of it free), so a producer waits instead of retrying. SHOAL_OK:
- * it will come (at once if there is room already); SHOAL_ENOTSUP: `to`
- * cannot tell -- today only pull pools can (shoal/pull.h) -- so retry
- * later; SHOAL_ENOPROC: no such actor; SHOAL_ENOMEM. ABI 1.4. */
+ * it will come (at once if there is room already; with status
+ * SHOAL_ENOPROC if `to` ends first); SHOAL_ENOTSUP: `to` cannot tell (an
+ * isolated pool), so retry later; SHOAL_ENOPROC: no such actor;
+ * SHOAL_ENOMEM. ABI 1.4 (pull pools); 1.5: bounded actors and forward
+ * pools too. */
 SHOAL_API int shoal_notify_room(shoal_ctx_t *ctx, shoal_pid_t to);
 
 /* Calls `to` asynchronously: sends a CALL and returns at once with *ref set.

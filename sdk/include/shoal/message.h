@@ -30,7 +30,7 @@ typedef enum shoal_msg_kind_e {
     SHOAL_MSG_TIMEOUT = 3, /* one of your calls got no reply in time; status = SHOAL_ETIMEDOUT */
     SHOAL_MSG_EXIT = 4,    /* a child of yours ended: from = the child, status = its reason */
     SHOAL_MSG_ROOM = 5,    /* the receiver you asked about (shoal_notify_room) has room again:
-                              from = it (ABI 1.4) */
+                              from = it; status SHOAL_ENOPROC: it has ended (ABI 1.4) */
 } shoal_msg_kind_t;
 
 /* Flags of a message. */

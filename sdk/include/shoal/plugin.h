@@ -36,7 +36,9 @@ extern "C" {
  *   1.4  pull pools: pool kinds, the source protocol (shoal/pull.h),
  *        shoal_notify_room and SHOAL_MSG_ROOM, a pull pool's worker stats
  *   1.5  forward pools' strategy (shoal_pool_spec_t, shoal_pool_stats_t,
- *        SHOAL_POOL_SET_STRATEGY)
+ *        SHOAL_POOL_SET_STRATEGY), running/idle/resizes in the stats,
+ *        room for every receiver (shoal_notify_room on bounded actors and
+ *        forward pools, shoal_runtime_send_wait)
  * The host reads a behaviour field only if the plugin's minor has it. */
 #define SHOAL_ABI_MAJOR 1
 #define SHOAL_ABI_MINOR 5

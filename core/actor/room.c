@@ -1,0 +1,200 @@
+/* room.c - the registry of room waiters (protocol: room.h). */
+#include "actor/room.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actor/ctx.h"
+#include "actor/group.h"
+#include "actor/send.h"
+#include "runtime/runtime.h"
+
+typedef struct waiter_s {
+    shoal_pid_t receiver, waiter;
+} waiter_t;
+
+struct shoal_room_stripe_s {
+    pthread_mutex_t lock;
+    waiter_t *w;
+    size_t n, cap;
+};
+
+int shoal__rooms_init(shoal_runtime_t *rt)
+{
+    rt->rooms = calloc(SHOAL_ROOM_STRIPES, sizeof *rt->rooms);
+    if (rt->rooms == NULL)
+        return SHOAL_ENOMEM;
+    for (unsigned i = 0; i < SHOAL_ROOM_STRIPES; i++)
+        pthread_mutex_init(&rt->rooms[i].lock, NULL);
+    return SHOAL_OK;
+}
+
+void shoal__rooms_fini(shoal_runtime_t *rt)
+{
+    if (rt->rooms == NULL)
+        return;
+    for (unsigned i = 0; i < SHOAL_ROOM_STRIPES; i++) {
+        pthread_mutex_destroy(&rt->rooms[i].lock);
+        free(rt->rooms[i].w);
+    }
+    free(rt->rooms);
+    rt->rooms = NULL;
+}
+
+static struct shoal_room_stripe_s *stripe_of(shoal_runtime_t *rt, shoal_pid_t receiver)
+{
+    return &rt->rooms[shoal__pid_slot(receiver) % SHOAL_ROOM_STRIPES];
+}
+
+static shoal_actor_t *front_of(shoal_runtime_t *rt, shoal_pid_t pid)
+{
+    uint32_t slot = shoal__pid_slot(pid);
+    return slot < rt->max_actors ? shoal__actor_at(rt, slot) : NULL;
+}
+
+int shoal__room_add(shoal_runtime_t *rt, shoal_pid_t receiver, shoal_pid_t waiter)
+{
+    shoal_actor_t *a = front_of(rt, receiver);
+    if (a == NULL)
+        return SHOAL_ENOPROC;
+    struct shoal_room_stripe_s *s = stripe_of(rt, receiver);
+    pthread_mutex_lock(&s->lock);
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 8;
+        waiter_t *w = cap <= (1u << 20) ? realloc(s->w, cap * sizeof *w) : NULL;
+        if (w == NULL) {
+            pthread_mutex_unlock(&s->lock);
+            return SHOAL_ENOMEM;
+        }
+        s->w = w;
+        s->cap = cap;
+    }
+    s->w[s->n++] = (waiter_t){receiver, waiter};
+    /* seq_cst: the asker's half of the Dekker pair (room.h: the ask). */
+    atomic_fetch_or_explicit(&a->limit, SHOAL_LIMIT_ROOM, memory_order_seq_cst);
+    pthread_mutex_unlock(&s->lock);
+    return SHOAL_OK;
+}
+
+void shoal__room_tell(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t receiver, int status)
+{
+    shoal_actor_t *a = front_of(rt, receiver);
+    if (a == NULL)
+        return;
+    struct shoal_room_stripe_s *s = stripe_of(rt, receiver);
+    shoal_pid_t batch[64];
+    for (;;) {
+        size_t k = 0;
+        bool more = false;
+        pthread_mutex_lock(&s->lock);
+        for (size_t i = 0; i < s->n;) {
+            if (s->w[i].receiver != receiver) {
+                i++;
+                continue;
+            }
+            if (k == 64) {
+                more = true;
+                break;
+            }
+            batch[k++] = s->w[i].waiter;
+            s->w[i] = s->w[--s->n]; /* order does not matter: all are told */
+        }
+        /* None of its waiters left: the flag goes (under the lock) -- unless
+         * a waiter of another PID of the same slot (a later actor, asked
+         * about while an earlier one's waiters were told) still counts on
+         * it. */
+        bool slot_waits = more;
+        for (size_t i = 0; i < s->n && !slot_waits; i++)
+            slot_waits = shoal__pid_slot(s->w[i].receiver) == shoal__pid_slot(receiver);
+        if (!slot_waits)
+            atomic_fetch_and_explicit(&a->limit, ~SHOAL_LIMIT_ROOM, memory_order_relaxed);
+        pthread_mutex_unlock(&s->lock);
+        /* Outside the lock: a waiter that is gone refuses it, and nothing
+         * is lost (it no longer waits). */
+        for (size_t i = 0; i < k; i++)
+            shoal__send_system(rt, tc, batch[i], SHOAL_MSG_ROOM, receiver, (uint32_t)status);
+        if (!more)
+            return;
+    }
+}
+
+size_t shoal__room_count(shoal_runtime_t *rt, shoal_pid_t receiver)
+{
+    struct shoal_room_stripe_s *s = stripe_of(rt, receiver);
+    size_t n = 0;
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->n; i++)
+        n += s->w[i].receiver == receiver;
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
+void shoal__room_cancel(shoal_runtime_t *rt, shoal_pid_t receiver, shoal_pid_t waiter)
+{
+    struct shoal_room_stripe_s *s = stripe_of(rt, receiver);
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->w[i].receiver == receiver && s->w[i].waiter == waiter) {
+            s->w[i] = s->w[--s->n];
+            break;
+        }
+    }
+    /* The flag may stay set with no waiter left: the receiver's next check
+     * tells nobody and clears it. */
+    pthread_mutex_unlock(&s->lock);
+}
+
+bool shoal__room_in(shoal_runtime_t *rt, shoal_pid_t pid, memory_order mo, bool *gone)
+{
+    *gone = false;
+    shoal_actor_t *a = front_of(rt, pid);
+    if (a == NULL) {
+        *gone = true;
+        return false;
+    }
+    /* seq_cst (an asker): a worker's IDLE store read here carries the
+     * dequeue count it published before (room.h: the drain). */
+    (void)atomic_load_explicit(&a->sched, mo);
+    uint64_t w = atomic_load_explicit(&a->user_rsv, mo);
+    if (shoal__rsv_gen(w) != shoal__pid_gen(pid) || !shoal__rsv_alive(w)) {
+        *gone = true;
+        return false;
+    }
+    uint32_t limit = atomic_load_explicit(&a->limit, mo) & ~SHOAL_LIMIT_ROOM; /* actor.h */
+    if (limit == 0)
+        return true;
+    uint32_t deq = atomic_load_explicit(&shoal__actor_back(rt, a)->user_deq, mo);
+    uint32_t free_min = limit / 4 != 0 ? limit / 4 : 1;
+    return (uint64_t)shoal__rsv_depth(w, deq) + free_min <= limit;
+}
+
+void shoal__room_drain_flagged(shoal_runtime_t *rt, shoal_tcache_t *tc, const shoal_pid_t *pids,
+                               unsigned n, memory_order mo)
+{
+    bool room = false, known = false, gone;
+    for (unsigned i = 0; i < n; i++) {
+        shoal_actor_t *ra = front_of(rt, pids[i]);
+        if (ra == NULL || !(atomic_load_explicit(&ra->limit, mo) & SHOAL_LIMIT_ROOM))
+            continue;
+        if (!known) { /* room in the actor itself: so has each group above */
+            room = shoal__room_in(rt, pids[0], mo, &gone);
+            known = true;
+        }
+        if (room)
+            shoal__room_tell(rt, tc, pids[i], SHOAL_OK);
+    }
+}
+
+int shoal__room_ask(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t receiver,
+                    shoal_pid_t waiter)
+{
+    int rc = shoal__room_add(rt, receiver, waiter);
+    if (rc != SHOAL_OK)
+        return rc;
+    bool gone;
+    /* seq_cst: after the flag's fetch_or (room.h: the ask). */
+    if (shoal__room_in(rt, receiver, memory_order_seq_cst, &gone) || gone)
+        shoal__room_tell(rt, tc, receiver, gone ? SHOAL_ENOPROC : SHOAL_OK);
+    return SHOAL_OK;
+}
