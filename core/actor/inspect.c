@@ -120,7 +120,7 @@ int shoal__inspect_answer(struct shoal_ctx_s *ctx, shoal_env_t *req)
     snprintf(pid, sizeof pid, "%" PRIu32 ".%" PRIu32, shoal__pid_slot(ctx->self),
              shoal__pid_gen(ctx->self));
     const shoal_behaviour_t *b = ctx->b->beh;
-    uint32_t limit = atomic_load_explicit(&ctx->a->limit, memory_order_relaxed);
+    uint32_t limit = shoal__actor_limit(ctx->a); /* without the room flag (room.h) */
     uint64_t rsv = atomic_load_explicit(&ctx->a->user_rsv, memory_order_relaxed);
     puts_(&o, "{");
     shoal_inspect_str(&o, "pid", pid);

@@ -7,7 +7,9 @@
  *   - shoal_runtime_send_wait from a thread: times out after its timeout
  *     (and leaves no waiter behind), returns once a stuck receiver drains,
  *     returns SHOAL_ENOPROC when the receiver ends; into a full forward
- *     pool and a full pull pool alike; refused on a worker thread.
+ *     pool and a full pull pool alike; refused on a worker thread;
+ *   - the room flag, in the limit's word, is never read as part of the
+ *     limit (inspect, refusals).
  *
  * Handlers never call CUnit: they record into atomics; the test thread
  * asserts after synchronising on them.
@@ -342,6 +344,33 @@ static void send_wait_is_for_threads(void)
     shoal_runtime_destroy(rt);
 }
 
+/* The room flag shares the limit's word (room.h): with a waiter
+ * registered, the actor's limit reads as it is -- in inspect, and in the
+ * refusals (a mailbox of 3 still takes exactly 3). */
+static void the_limit_reads_without_the_flag(void)
+{
+    reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pid_t s = spawn_sink(rt, 3);
+    CU_ASSERT_EQUAL_FATAL(shoal__room_add(rt, s, SHOAL_PID_NONE), SHOAL_OK);
+    CU_ASSERT_EQUAL(waiters_of(rt, s), 1);
+    shoal_answer_t in;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_inspect(rt, s, TMO, &in), SHOAL_OK);
+    CU_ASSERT_EQUAL(in.status, SHOAL_OK);
+    CU_ASSERT_PTR_NOT_NULL(in.data != NULL ? strstr(in.data, "\"mailbox_limit\":3") : NULL);
+    shoal_answer_release(&in);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, s, T_BLOCK, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&entered) == 1);
+    uint32_t i = 1;
+    for (int k = 0; k < 3; k++)
+        CU_ASSERT_EQUAL(shoal_runtime_send(rt, s, T_ITEM, &i, sizeof i), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, s, T_ITEM, &i, sizeof i), SHOAL_EFULL);
+    atomic_store(&gate, 1);
+    WAIT_UNTIL(atomic_load(&got) == 3 && waiters_of(rt, s) == 0); /* its drain told */
+    CU_ASSERT_EQUAL(waiters_of(rt, s), 0);
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -351,6 +380,7 @@ int main(void)
         {"send_wait hears the receiver end", send_wait_hears_the_receiver_end},
         {"send_wait into full pools", send_wait_into_full_pools},
         {"send_wait is for threads", send_wait_is_for_threads},
+        {"the limit reads without the flag", the_limit_reads_without_the_flag},
         {NULL, NULL}};
     return shoal_test_run("room", cases);
 }
