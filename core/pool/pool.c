@@ -351,66 +351,6 @@ static int manager_message(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t 
     return m->handle_message(ctx, p->manager_state, msg);
 }
 
-static uint32_t payload_u32(const shoal_msg_t *msg, bool *ok)
-{
-    uint32_t v = 0;
-    *ok = msg->size == sizeof v;
-    if (*ok)
-        memcpy(&v, msg->data, sizeof v);
-    return v;
-}
-
-/* A command, from a priority send or call. *out: the reply's uint32. */
-static int command(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg, uint32_t *out)
-{
-    bool ok;
-    uint32_t v = payload_u32(msg, &ok);
-    switch (msg->type) {
-    case SHOAL_POOL_ADD_WORKERS:
-        *out = ok ? shoal__pool_resize(ctx, p, (uint64_t)p->target + v) : 0;
-        return ok ? SHOAL_OK : SHOAL_EINVAL;
-    case SHOAL_POOL_REMOVE_WORKERS:
-        *out = ok ? shoal__pool_resize(ctx, p, v > p->target ? 0 : p->target - v) : 0;
-        return ok ? SHOAL_OK : SHOAL_EINVAL;
-    case SHOAL_POOL_SET_SIZE:
-        *out = ok ? shoal__pool_resize(ctx, p, v) : 0;
-        return ok ? SHOAL_OK : SHOAL_EINVAL;
-    case SHOAL_POOL_SET_MAILBOX:
-        *out = v;
-        return ok ? shoal__pool_set_mailbox(ctx, p, v) : SHOAL_EINVAL;
-    case SHOAL_POOL_DRAIN:
-        shoal__pool_drain(ctx, p);
-        *out = 0;
-        return SHOAL_OK;
-    case SHOAL_POOL_SET_PREFETCH: {
-        int rc = ok ? SHOAL_OK : SHOAL_EINVAL;
-        *out = ok ? shoal__pull_set_prefetch(p, v, &rc) : 0;
-        return rc;
-    }
-    case SHOAL_POOL_SET_BUFFER: {
-        int rc = ok ? SHOAL_OK : SHOAL_EINVAL;
-        *out = ok ? shoal__pull_set_buffer(p, v, &rc) : 0;
-        return rc;
-    }
-    case SHOAL_POOL_EPIC:
-        *out = 0;
-        return shoal__pull_epic(ctx, p);
-    case SHOAL_POOL_SET_STRATEGY:
-        *out = 0;
-        if (p->pull != NULL || p->remote != NULL) /* a remote pool's child picks */
-            return SHOAL_ENOTSUP;
-        if (!ok || v > SHOAL_POOL_STRATEGY_ROUND_ROBIN)
-            return SHOAL_EINVAL;
-        /* relaxed: senders read it as a value on its own (forward.c). */
-        atomic_store_explicit(&p->strategy, v, memory_order_relaxed);
-        p->spec.strategy = v;
-        *out = v;
-        return SHOAL_OK;
-    default:
-        return SHOAL_ENOTSUP;
-    }
-}
-
 /* The supervisor of a remote pool says what happened (remote.h). */
 static void on_remote(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
 {
@@ -476,7 +416,7 @@ static int message(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
         (msg->type != SHOAL__POOL_TICK_RETRY && msg->type != SHOAL__POOL_TICK_CHECK &&
          msg->type != SHOAL__POOL_TICK_DRAIN)) {
         uint32_t out;
-        if (msg->kind == SHOAL_MSG_CAST && command(ctx, p, msg, &out) != SHOAL_ENOTSUP)
+        if (msg->kind == SHOAL_MSG_CAST && shoal__pool_command(ctx, p, msg, &out) != SHOAL_ENOTSUP)
             return SHOAL_OK;
         return manager_message(ctx, p, msg);
     }
@@ -498,137 +438,11 @@ static int pool_handle_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t 
     return rc;
 }
 
-/* Whether a call came from a thread that is not an actor (its reply goes to
- * a WAITER record, call.c): actors, and so plugins, never are one. */
-static bool from_thread(shoal_runtime_t *rt, shoal_pid_t from)
-{
-    if (from == SHOAL_PID_NONE || shoal__pid_slot(from) >= rt->max_actors)
-        return false;
-    shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(from));
-    uint64_t w = atomic_load_explicit(&a->sys_rsv, memory_order_acquire);
-    return shoal__rsv_gen(w) == shoal__pid_gen(from) &&
-           atomic_load_explicit(&a->kind, memory_order_relaxed) == SHOAL_ACTOR_WAITER;
-}
-
-/* The host's swap steps (SHOAL__POOL_SWAP...): only from a thread. */
-static int swap_call(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg,
-                     shoal_reply_t *reply)
-{
-    if (!from_thread(ctx->rt, msg->from)) {
-        shoal_reply_error(reply, SHOAL_ENOTSUP);
-        return SHOAL_OK;
-    }
-    if (msg->type == SHOAL__POOL_SWAP_ABORT) {
-        shoal__pool_swap_abort(ctx, p);
-        return shoal_reply_set(reply, msg->type, NULL, 0);
-    }
-    if (msg->type == SHOAL__POOL_SWAP_COMMIT) {
-        int n = shoal__pool_swap_commit(ctx, p);
-        if (n < 0) {
-            shoal_reply_error(reply, n);
-            return SHOAL_OK;
-        }
-        uint32_t replaced = (uint32_t)n;
-        return shoal_reply_set(reply, msg->type, &replaced, sizeof replaced);
-    }
-    /* Only the host (a thread, not an actor) sends a pointer here. */
-    shoal_pool_swap_t *sw;
-    if (msg->size != sizeof sw) {
-        shoal_reply_error(reply, SHOAL_EINVAL);
-        return SHOAL_OK;
-    }
-    memcpy(&sw, msg->data, sizeof sw);
-    int rc = shoal__pool_swap_prepare(ctx, p, sw, msg->from, msg->ref);
-    if (rc == SHOAL_DEFER)
-        return SHOAL_DEFER;
-    shoal_reply_error(reply, rc);
-    return SHOAL_OK;
-}
-
-/* SHOAL_POOL_WORKER_STATS (shoal/pull.h): element size, count, records. */
-static int worker_stats(shoal_pool_t *p, shoal_reply_t *reply)
-{
-    if (p->pull == NULL) {
-        shoal_reply_error(reply, SHOAL_ENOTSUP);
-        return SHOAL_OK;
-    }
-    size_t cap = 0, n = shoal__pull_workers(p, NULL, 0);
-    uint32_t *buf = NULL;
-    do { /* members come and go meanwhile: until they fit */
-        cap = n + 8;
-        free(buf);
-        buf = malloc(2 * sizeof *buf + cap * sizeof(shoal_pull_worker_stats_t));
-        if (buf == NULL) {
-            shoal_reply_error(reply, SHOAL_ENOMEM);
-            return SHOAL_OK;
-        }
-        n = shoal__pull_workers(p, (shoal_pull_worker_stats_t *)(void *)(buf + 2), cap);
-    } while (n > cap);
-    buf[0] = (uint32_t)sizeof(shoal_pull_worker_stats_t);
-    buf[1] = (uint32_t)n;
-    int rc = shoal_reply_set(reply, SHOAL_POOL_WORKER_STATS, buf,
-                             2 * sizeof *buf + n * sizeof(shoal_pull_worker_stats_t));
-    free(buf);
-    return rc;
-}
-
-static int call(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg, shoal_reply_t *reply)
-{
-    if (msg->type == SHOAL_POOL_STATS) {
-        shoal_pool_stats_t st;
-        shoal__pool_fill_stats(ctx, p, &st);
-        return shoal_reply_set(reply, SHOAL_POOL_STATS, &st, sizeof st);
-    }
-    if (msg->type == SHOAL_POOL_WORKER_STATS)
-        return worker_stats(p, reply);
-    if (msg->type == SHOAL__POOL_EPIC_ARGS) {
-        shoal_pull_epic_args_t ea;
-        if (msg->size != sizeof ea) { /* not the host's: nothing to take over */
-            shoal_reply_error(reply, SHOAL_EINVAL);
-            return SHOAL_OK;
-        }
-        memcpy(&ea, msg->data, sizeof ea);
-        int32_t status = p->pull != NULL ? shoal__pull_epic_with(ctx, p, &ea) : SHOAL_ENOTSUP;
-        if (p->pull == NULL)
-            ea.free_args(ea.args);
-        return shoal_reply_set(reply, SHOAL__POOL_EPIC_ARGS, &status, sizeof status);
-    }
-    if (msg->type == SHOAL_POOL_DRAIN) {
-        struct shoal_drain_waiter_s *w =
-            shoal__grow(p->waiters, p->nwaiters, &p->waiters_cap, sizeof *w, 4);
-        if (w == NULL) {
-            shoal_reply_error(reply, SHOAL_ENOMEM);
-            return SHOAL_OK;
-        }
-        p->waiters = w;
-        p->waiters[p->nwaiters++] = (struct shoal_drain_waiter_s){msg->from, msg->ref};
-        shoal__pool_drain(ctx, p); /* may answer at once */
-        return SHOAL_DEFER;
-    }
-    if (msg->type == SHOAL__POOL_SWAP || msg->type == SHOAL__POOL_SWAP_COMMIT ||
-        msg->type == SHOAL__POOL_SWAP_ABORT)
-        return swap_call(ctx, p, msg, reply);
-    uint32_t out;
-    int rc = command(ctx, p, msg, &out);
-    if (rc == SHOAL_ENOTSUP) {
-        const shoal_behaviour_t *m = p->spec.manager;
-        if (m != NULL && m->handle_call != NULL)
-            return m->handle_call(ctx, p->manager_state, msg, reply);
-        shoal_reply_error(reply, SHOAL_ENOTSUP);
-        return SHOAL_OK;
-    }
-    if (rc != SHOAL_OK) {
-        shoal_reply_error(reply, rc);
-        return SHOAL_OK;
-    }
-    return shoal_reply_set(reply, msg->type, &out, sizeof out);
-}
-
 static int pool_handle_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg,
                             shoal_reply_t *reply)
 {
     shoal_pool_t *p = shoal__pool_of(state);
-    int rc = call(ctx, p, msg, reply);
+    int rc = shoal__pool_call(ctx, p, msg, reply);
     shoal__pool_publish(p);
     shoal__pull_source_ask(ctx, p);
     return rc;

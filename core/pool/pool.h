@@ -437,6 +437,14 @@ void shoal__pool_place_orphans(struct shoal_ctx_s *ctx, shoal_pool_t *p);
 /* The pool ends: up to the parent pool, else dropped and counted. */
 void shoal__pool_give_up_orphans(struct shoal_ctx_s *ctx, shoal_pool_t *p);
 
+/* commands.c: a command (a priority send or call; *out: the reply's
+ * uint32; SHOAL_ENOTSUP: not one), and a call to the pool's own actor
+ * (the manager's, if any, for what is not the pool's). */
+int shoal__pool_command(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg,
+                        uint32_t *out);
+int shoal__pool_call(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg,
+                     shoal_reply_t *reply);
+
 /* stats.c */
 void shoal__pool_fill_stats(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pool_stats_t *st);
 /* The pool's fields of its inspection (the manager adds its own after). */

@@ -59,7 +59,8 @@
  *   members     each member's own words (actor.h, ext->member): held, the
  *               items taken and not settled; asleep. Written only in its
  *               turns.
- *   seats       each member's counters for readers (shoal_pull_worker_stats_t):
+ *   seats       (pull_seats.c) each member's counters for readers
+ *               (shoal_pull_worker_stats_t):
  *               a seat the pool's actor allocates before the member is
  *               spawned (its pointer is in the member's words) and frees
  *               when the member's EXIT comes, or with the record. The
@@ -93,6 +94,15 @@ typedef struct shoal_pull_seat_s {
     uint32_t index;              /* set before the member runs */
     shoal_pid_t pid;             /* ... and once it is spawned, under seats_lock */
 } shoal_pull_seat_t;
+
+/* A member's own words (actor.h, ext->member): written only in its turns. */
+typedef struct shoal_pull_member_s {
+    uint32_t held;   /* taken, not settled */
+    uint32_t asleep; /* counted in sleepers */
+    shoal_pull_seat_t *seat;
+} shoal_pull_member_t;
+_Static_assert(sizeof(shoal_pull_member_t) <= 4 * sizeof(uint64_t),
+               "a member's words fit in ext->member");
 
 typedef struct shoal_pull_s {
     shoal_inject_t queue; /* the buffer */
