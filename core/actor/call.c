@@ -246,6 +246,30 @@ static int request_blocking(shoal_runtime_t *rt, shoal_pid_t to, unsigned kind, 
                             uint32_t type, const void *data, size_t size, uint64_t timeout_ms,
                             shoal_answer_t *answer);
 
+/* A waiter whose system mailbox looks empty: sleeps until something comes
+ * (true: pop again) or deadline passes (false). */
+static bool waiter_sleep(shoal_runtime_t *rt, shoal_actor_t *a, uint64_t deadline)
+{
+    shoal_actor_back_t *b = shoal__actor_back(rt, a);
+    /* seq_cst store then reload: as end_turn (actor.c). */
+    atomic_store_explicit(&a->sched, SHOAL_SCHED_IDLE, memory_order_seq_cst);
+    if (shoal__rsv_count(atomic_load_explicit(&a->sys_rsv, memory_order_seq_cst)) != b->sys_deq) {
+        atomic_store_explicit(&a->sched, SHOAL_SCHED_PROCESSING, memory_order_relaxed);
+        return true;
+    }
+    uint64_t now = shoal__now_ns();
+    if (now >= deadline) {
+        atomic_store_explicit(&a->sched, SHOAL_SCHED_PROCESSING, memory_order_relaxed);
+        return false;
+    }
+    uint64_t left = deadline - now;
+    struct timespec ts = {.tv_sec = (time_t)(left / 1000000000u),
+                          .tv_nsec = (long)(left % 1000000000u)};
+    shoal__futex_wait(&a->sched, SHOAL_SCHED_IDLE, deadline == UINT64_MAX ? NULL : &ts);
+    atomic_store_explicit(&a->sched, SHOAL_SCHED_PROCESSING, memory_order_relaxed);
+    return true;
+}
+
 SHOAL_API int shoal_runtime_call(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
                                  const void *data, size_t size, uint64_t timeout_ms,
                                  shoal_answer_t *answer)
@@ -282,7 +306,6 @@ static int request_blocking(shoal_runtime_t *rt, shoal_pid_t to, unsigned kind, 
     if (rc != SHOAL_OK)
         return rc;
     shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(self));
-    shoal_actor_back_t *b = shoal__actor_back(rt, a);
     shoal_ref_t ref = shoal__ref_next(rt);
     unsigned flags = sys && kind == SHOAL_MSG_CALL ? SHOAL_ENV_PRIORITY : 0;
     shoal_env_t *e = shoal__env_new(tc, kind, flags, self, ref, type, data, size);
@@ -327,21 +350,8 @@ static int request_blocking(shoal_runtime_t *rt, shoal_pid_t to, unsigned kind, 
             SHOAL_STAT_ADD(tc, replies_late, 1);
             shoal__env_drop_payload(r);
         }
-        /* seq_cst store then reload: as end_turn (actor.c). */
-        atomic_store_explicit(&a->sched, SHOAL_SCHED_IDLE, memory_order_seq_cst);
-        if (shoal__rsv_count(atomic_load_explicit(&a->sys_rsv, memory_order_seq_cst)) !=
-            b->sys_deq) {
-            atomic_store_explicit(&a->sched, SHOAL_SCHED_PROCESSING, memory_order_relaxed);
-            continue;
-        }
-        uint64_t now = shoal__now_ns();
-        if (now >= deadline)
+        if (!waiter_sleep(rt, a, deadline))
             break;
-        uint64_t left = deadline - now;
-        struct timespec ts = {.tv_sec = (time_t)(left / 1000000000u),
-                              .tv_nsec = (long)(left % 1000000000u)};
-        shoal__futex_wait(&a->sched, SHOAL_SCHED_IDLE, deadline == UINT64_MAX ? NULL : &ts);
-        atomic_store_explicit(&a->sched, SHOAL_SCHED_PROCESSING, memory_order_relaxed);
     }
 done:
     waiter_end(rt, tc, a);
@@ -354,7 +364,6 @@ done:
  * SHOAL_ENOPROC) or deadline passes (SHOAL_ETIMEDOUT). */
 static int wait_room(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a, uint64_t deadline)
 {
-    shoal_actor_back_t *b = shoal__actor_back(rt, a);
     for (;;) {
         shoal_env_t *r;
         while ((r = shoal__actor_pop(tc, a, true)) != NULL) {
@@ -364,21 +373,8 @@ static int wait_room(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a, 
             if (room)
                 return status;
         }
-        /* seq_cst store then reload: as end_turn (actor.c). */
-        atomic_store_explicit(&a->sched, SHOAL_SCHED_IDLE, memory_order_seq_cst);
-        if (shoal__rsv_count(atomic_load_explicit(&a->sys_rsv, memory_order_seq_cst)) !=
-            b->sys_deq) {
-            atomic_store_explicit(&a->sched, SHOAL_SCHED_PROCESSING, memory_order_relaxed);
-            continue;
-        }
-        uint64_t now = shoal__now_ns();
-        if (now >= deadline)
+        if (!waiter_sleep(rt, a, deadline))
             return SHOAL_ETIMEDOUT;
-        uint64_t left = deadline - now;
-        struct timespec ts = {.tv_sec = (time_t)(left / 1000000000u),
-                              .tv_nsec = (long)(left % 1000000000u)};
-        shoal__futex_wait(&a->sched, SHOAL_SCHED_IDLE, deadline == UINT64_MAX ? NULL : &ts);
-        atomic_store_explicit(&a->sched, SHOAL_SCHED_PROCESSING, memory_order_relaxed);
     }
 }
 
