@@ -32,7 +32,12 @@
  *               is a release, the load an acquire]: the asker sees the
  *               room. Set, and with room below the low-water mark (a
  *               quarter of the limit free, at least one), it tells. For a
- *               forward pool the asker reads each member so (forward.c).
+ *               forward pool the asker reads each member so (forward.c);
+ *               room that comes with a change of its workers (a resize, a
+ *               swap, a worker that ended without a drain) the pool's own
+ *               actor tells after each of its callbacks [a seq_cst fence
+ *               after its table stores, then the flag; the asker's fence
+ *               after its fetch_or, then the table].
  *   the end     an actor that ends with the flag set tells its waiters
  *               SHOAL_ENOPROC (the ROOM message's status): nobody waits on
  *               a receiver that is gone.

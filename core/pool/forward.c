@@ -262,6 +262,10 @@ static int forward_room(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *
     int rc = shoal__room_add(rt, g->pid, waiter);
     if (rc != SHOAL_OK)
         return rc;
+    /* seq_cst fence: the table is read after the flag is set, against the
+     * pool's actor, which changes the table and then reads the flag
+     * (shoal__forward_room_recheck): one of the two sees the other. */
+    atomic_thread_fence(memory_order_seq_cst);
     bool gone;
     /* seq_cst (each load in shoal__room_in): after the flag's fetch_or. */
     shoal__room_in(rt, g->pid, memory_order_seq_cst, &gone); /* the pool's actor ended? */
@@ -280,6 +284,30 @@ static int forward_room(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *
         }
     }
     return SHOAL_OK;
+}
+
+/* Room that comes without a member's drain: a worker added (a resize, a
+ * swap's new workers, a restart) or one that ended (a retired worker's last
+ * turn ends the actor, not the turn: it drains no waiter). After each of
+ * its callbacks the pool's actor looks (seq_cst fence, after its table
+ * stores, then its flag) and, with someone waiting and any worker with
+ * room, tells them. */
+void shoal__forward_room_recheck(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    if (p->pull != NULL || p->remote != NULL)
+        return;
+    atomic_thread_fence(memory_order_seq_cst);
+    shoal_actor_t *a = ctx->a;
+    if (!(atomic_load_explicit(&a->limit, memory_order_relaxed) & SHOAL_LIMIT_ROOM))
+        return;
+    uint32_t n = shoal__pool_live(p); /* our own table */
+    for (uint32_t i = 0; i < n; i++) {
+        bool gone;
+        if (shoal__room_in(ctx->rt, shoal__pool_slot(p, i), memory_order_seq_cst, &gone)) {
+            shoal__room_tell(ctx->rt, ctx->tc, p->g.pid, SHOAL_OK);
+            return;
+        }
+    }
 }
 
 const shoal_group_ops_t shoal__forward_ops = {

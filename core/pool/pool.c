@@ -435,6 +435,7 @@ static int pool_handle_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t 
     int rc = message(ctx, p, msg);
     shoal__pool_publish(p);
     shoal__pull_source_ask(ctx, p); /* room may have come (resize, prefetch, buffer) */
+    shoal__forward_room_recheck(ctx, p);
     return rc;
 }
 
@@ -445,6 +446,7 @@ static int pool_handle_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *ms
     int rc = shoal__pool_call(ctx, p, msg, reply);
     shoal__pool_publish(p);
     shoal__pull_source_ask(ctx, p);
+    shoal__forward_room_recheck(ctx, p);
     return rc;
 }
 

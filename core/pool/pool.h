@@ -263,6 +263,9 @@ static inline const char *shoal__pool_strategy_name(uint32_t s)
  * e to each worker once, from the sender's cursor: on SHOAL_OK a worker's
  * mailbox owns e; SHOAL_EBUSY: every worker was full (counted). */
 extern const shoal_group_ops_t shoal__forward_ops;
+/* The pool's own actor, after each of its callbacks: room that came with a
+ * change of its workers is told to whoever waits (forward.c). */
+void shoal__forward_room_recheck(struct shoal_ctx_s *ctx, shoal_pool_t *p);
 
 /* The record of a group (g is its first member). */
 static inline shoal_pool_t *shoal__pool_of_group(shoal_group_t *g)

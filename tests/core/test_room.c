@@ -344,6 +344,38 @@ static void send_wait_is_for_threads(void)
     shoal_runtime_destroy(rt);
 }
 
+/* A forward pool of one worker (mailbox 1), stuck and full: the producer
+ * waits. The pool grows to 2: the new worker is room that no drain
+ * announces -- the pool's actor tells, and the producer finishes its items
+ * through the new worker while the old one is still stuck. */
+static void a_new_worker_is_room(void)
+{
+    reset();
+    shoal_runtime_t *rt = shoal_test_runtime(4);
+    shoal_pool_spec_t sp;
+    shoal_pool_spec_init(&sp);
+    sp.worker = &sink;
+    sp.size = 1;
+    sp.mailbox = 1;
+    shoal_pid_t p;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &sp, &p), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, p, T_BLOCK, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&entered) == 1);
+    start_producer(rt, p);
+    WAIT_UNTIL(atomic_load(&refusals) == 1 && waiters_of(rt, p) == 1);
+    CU_ASSERT_EQUAL(atomic_load(&rooms), 0);
+    CU_ASSERT_EQUAL(shoal_pool_set_size(rt, p, 2, TMO), 2);
+    WAIT_UNTIL(atomic_load(&prod_done) == 1);
+    CU_ASSERT_EQUAL(atomic_load(&prod_done), 1); /* the old worker is still stuck */
+    CU_ASSERT_EQUAL(atomic_load(&entered), 1);
+    CU_ASSERT_EQUAL(atomic_load(&rooms), atomic_load(&refusals));
+    CU_ASSERT_EQUAL(atomic_load(&early), 0);
+    atomic_store(&gate, 1);
+    WAIT_UNTIL(atomic_load(&got) == (int)NITEMS);
+    CU_ASSERT_EQUAL(atomic_load(&got), (int)NITEMS);
+    shoal_runtime_destroy(rt);
+}
+
 /* The room flag shares the limit's word (room.h): with a waiter
  * registered, the actor's limit reads as it is -- in inspect, and in the
  * refusals (a mailbox of 3 still takes exactly 3). */
@@ -381,6 +413,7 @@ int main(void)
         {"send_wait into full pools", send_wait_into_full_pools},
         {"send_wait is for threads", send_wait_is_for_threads},
         {"the limit reads without the flag", the_limit_reads_without_the_flag},
+        {"a new worker is room", a_new_worker_is_room},
         {NULL, NULL}};
     return shoal_test_run("room", cases);
 }
