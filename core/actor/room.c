@@ -161,6 +161,10 @@ bool shoal__room_in(shoal_runtime_t *rt, shoal_pid_t pid, memory_order mo, bool 
         *gone = true;
         return false;
     }
+    /* A group's own actor (a nested pool): its mailbox is no room; its
+     * members tell for it, each up its chain of groups. */
+    if (atomic_load_explicit(&a->kind, memory_order_relaxed) == SHOAL_ACTOR_GROUP)
+        return false;
     uint32_t limit = atomic_load_explicit(&a->limit, mo) & ~SHOAL_LIMIT_ROOM; /* actor.h */
     if (limit == 0)
         return true;

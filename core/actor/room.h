@@ -78,7 +78,8 @@ size_t shoal__room_count(struct shoal_runtime_s *rt, shoal_pid_t receiver);
 void shoal__room_cancel(struct shoal_runtime_s *rt, shoal_pid_t receiver, shoal_pid_t waiter);
 
 /* Whether the plain actor pid has room below its low-water mark (true for
- * an unbounded one), with *gone set when pid is no longer that actor.
+ * an unbounded one; false for a group's own actor: its members tell), with
+ * *gone set when pid is no longer that actor.
  * mo: the loads' order (seq_cst for the ask and after an IDLE store). */
 bool shoal__room_in(struct shoal_runtime_s *rt, shoal_pid_t pid, memory_order mo, bool *gone);
 

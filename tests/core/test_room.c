@@ -376,6 +376,40 @@ static void a_new_worker_is_room(void)
     shoal_runtime_destroy(rt);
 }
 
+/* A forward pool whose one worker is a pool of one worker (mailbox 1),
+ * stuck and full: the producer waits -- no ROOM while the leaf is stuck
+ * (a nested pool's own mailbox is no room), then one per refusal once it
+ * drains. */
+static void a_pool_of_pools_tells_from_its_leaves(void)
+{
+    reset();
+    shoal_runtime_t *rt = shoal_test_runtime(4);
+    shoal_pool_spec_t outer, inner;
+    shoal_pool_spec_init(&inner);
+    inner.worker = &sink;
+    inner.size = 1;
+    inner.mailbox = 1;
+    shoal_pool_spec_init(&outer);
+    outer.worker_pool = &inner;
+    outer.size = 1;
+    shoal_pid_t p;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &outer, &p), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, p, T_BLOCK, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&entered) == 1);
+    start_producer(rt, p);
+    WAIT_UNTIL(atomic_load(&refusals) >= 1);
+    struct timespec ts = {0, 50 * 1000000L};
+    nanosleep(&ts, NULL);
+    CU_ASSERT_EQUAL(atomic_load(&refusals), 1); /* it waits: no ROOM, no retry */
+    CU_ASSERT_EQUAL(atomic_load(&rooms), 0);
+    atomic_store(&gate, 1);
+    WAIT_UNTIL(atomic_load(&prod_done) == 1 && atomic_load(&got) == (int)NITEMS);
+    CU_ASSERT_EQUAL(atomic_load(&got), (int)NITEMS);
+    CU_ASSERT_EQUAL(atomic_load(&rooms), atomic_load(&refusals));
+    CU_ASSERT_EQUAL(atomic_load(&early), 0);
+    shoal_runtime_destroy(rt);
+}
+
 /* The room flag shares the limit's word (room.h): with a waiter
  * registered, the actor's limit reads as it is -- in inspect, and in the
  * refusals (a mailbox of 3 still takes exactly 3). */
@@ -414,6 +448,7 @@ int main(void)
         {"send_wait is for threads", send_wait_is_for_threads},
         {"the limit reads without the flag", the_limit_reads_without_the_flag},
         {"a new worker is room", a_new_worker_is_room},
+        {"a pool of pools tells from its leaves", a_pool_of_pools_tells_from_its_leaves},
         {NULL, NULL}};
     return shoal_test_run("room", cases);
 }
