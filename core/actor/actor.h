@@ -108,6 +108,9 @@ typedef struct shoal_send_counts_s {
 } shoal_send_counts_t;
 
 /* What only some actors need: allocated on demand. */
+/* A member's own words (ext->member): what its group's kind keeps for it. */
+#define SHOAL_MEMBER_WORDS 4u
+
 typedef struct shoal_actor_ext_s {
     shoal_pid_t parent;
     shoal_actor_hold_t hold;
@@ -120,7 +123,7 @@ typedef struct shoal_actor_ext_s {
     struct shoal_group_s *member_of; /* a member: its group (holds a reference) */
     /* What its group's kind keeps for it (zeroed at spawn, written only in
      * its turns): the member's own words, for as long as it lives. */
-    uint64_t member[4];
+    uint64_t member[SHOAL_MEMBER_WORDS];
     bool retiring;              /* removed from its group: end when the mailbox is empty */
     bool notify_start;          /* the parent waits for SHOAL_ENV_STARTED (not sent yet) */
     shoal_send_counts_t *sends; /* a source's: its sends are counted there (NULL: not) */

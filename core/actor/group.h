@@ -44,6 +44,12 @@
 #include "actor/envelope.h"
 #include "shoal/types.h"
 
+/* The longest chain of groups a member counts for (its group, the one that
+ * group is a member of, ...). A pool kind nests no deeper (pool.h checks);
+ * what walks the chain (a stall's record, room's receivers) holds this
+ * many. */
+#define SHOAL_GROUP_MAX_NESTING 8u
+
 struct shoal_actor_s;
 struct shoal_ctx_s;
 struct shoal_tcache_s;

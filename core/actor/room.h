@@ -92,7 +92,7 @@ struct shoal_ctx_s;
  * a turn that goes on, seq_cst after the IDLE store (it reads only the
  * actor table, never a group's record: the actor may run elsewhere by
  * then). */
-#define SHOAL_ROOM_RECEIVERS 9u
+#define SHOAL_ROOM_RECEIVERS (1u + SHOAL_GROUP_MAX_NESTING) /* itself, its groups */
 static inline unsigned shoal__room_receivers(const struct shoal_ctx_s *ctx, shoal_pid_t *pids)
 {
     /* Not a group's own actor: room in its mailbox is not room in the

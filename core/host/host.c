@@ -503,15 +503,6 @@ static shoal_stall_t *stalls_now(shoal_host_t *h, bool all, size_t *n)
     return s;
 }
 
-/* "pool api, behaviour echo, thread 1", as the monitor's lines say it. */
-static void stall_where(const shoal_stall_t *s, char *buf, size_t size)
-{
-    if (s->group[0] != '\0')
-        snprintf(buf, size, "pool %s, behaviour %s, thread %u", s->group, s->behaviour, s->thread);
-    else
-        snprintf(buf, size, "behaviour %s, thread %u", s->behaviour, s->thread);
-}
-
 #define STALL_LINES_MAX 16
 
 const char *shoal__host_stall_lines(shoal_host_t *h)
@@ -532,7 +523,7 @@ const char *shoal__host_stall_lines(shoal_host_t *h)
     h->stall_text[0] = '\0';
     for (size_t i = 0; i < n && i < STALL_LINES_MAX; i++) {
         char where[224];
-        stall_where(&s[i], where, sizeof where);
+        shoal__stall_where(&s[i], where, sizeof where);
         len += (size_t)snprintf(h->stall_text + len, h->stall_cap - len,
                                 "stalled <%" PRIu32 ".%" PRIu32 "> %s for %" PRIu64 " ms (%s)\n",
                                 shoal__pid_slot(s[i].pid), shoal__pid_gen(s[i].pid), s[i].name,
@@ -610,7 +601,7 @@ void shoal__host_report_lost(shoal_host_t *h)
     shoal_stall_t *s = stalls_now(h, true, &n);
     for (size_t i = 0; i < n; i++) {
         char where[224];
-        stall_where(&s[i], where, sizeof where);
+        shoal__stall_where(&s[i], where, sizeof where);
         shoal__host_log(h, SHOAL_LOG_WARN,
                         "<%" PRIu32 ".%" PRIu32
                         "> %s: shutdown: still in its handler after %.1f s (%s)",

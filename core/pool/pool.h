@@ -47,6 +47,9 @@
 #include "sched/worker.h"
 #include "shoal/pool.h"
 
+_Static_assert(SHOAL_POOL_MAX_DEPTH <= SHOAL_GROUP_MAX_NESTING,
+               "a pool nests no deeper than a group may (actor/group.h)");
+
 /* Latency histogram: 4 buckets per power of two of nanoseconds, up to 2^36
  * (about 69 s); the last bucket takes everything above. */
 #define SHOAL_HIST_BUCKETS 144u

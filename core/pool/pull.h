@@ -79,6 +79,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "actor/actor.h"
 #include "actor/group.h"
 #include "sched/inject.h"
 #include "shoal/pool.h"
@@ -101,7 +102,7 @@ typedef struct shoal_pull_member_s {
     uint32_t asleep; /* counted in sleepers */
     shoal_pull_seat_t *seat;
 } shoal_pull_member_t;
-_Static_assert(sizeof(shoal_pull_member_t) <= 4 * sizeof(uint64_t),
+_Static_assert(sizeof(shoal_pull_member_t) <= SHOAL_MEMBER_WORDS * sizeof(uint64_t),
                "a member's words fit in ext->member");
 
 typedef struct shoal_pull_s {
@@ -197,7 +198,7 @@ void shoal__pull_room(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint64_t 
  * memory), and the member's first words (ext->member) to spawn it with. Then
  * the member's pid once it is spawned (pid SHOAL_PID_NONE: it was not, the
  * seat is freed). */
-shoal_pull_seat_t *shoal__pull_seat_new(struct shoal_pool_s *p, uint64_t words[4]);
+shoal_pull_seat_t *shoal__pull_seat_new(struct shoal_pool_s *p, uint64_t words[SHOAL_MEMBER_WORDS]);
 void shoal__pull_seat_bind(struct shoal_pool_s *p, shoal_pull_seat_t *s, shoal_pid_t pid);
 /* A child's EXIT reached the pool's actor: its seat, if it had one, goes. */
 void shoal__pull_seat_drop(struct shoal_pool_s *p, shoal_pid_t pid);

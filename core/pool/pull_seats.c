@@ -10,7 +10,7 @@
 #include "pool/pool.h"
 #include "runtime/runtime.h"
 
-shoal_pull_seat_t *shoal__pull_seat_new(shoal_pool_t *p, uint64_t words[4])
+shoal_pull_seat_t *shoal__pull_seat_new(shoal_pool_t *p, uint64_t words[SHOAL_MEMBER_WORDS])
 {
     shoal_pull_t *q = p->pull;
     shoal_pull_seat_t *seat = aligned_alloc(64, sizeof *seat);
@@ -36,7 +36,6 @@ shoal_pull_seat_t *shoal__pull_seat_new(shoal_pool_t *p, uint64_t words[4])
     q->seats[i] = seat;
     pthread_mutex_unlock(&q->seats_lock);
     shoal_pull_member_t m = {.seat = seat};
-    _Static_assert(sizeof m <= 4 * sizeof words[0], "a member's words");
     memcpy(words, &m, sizeof m);
     return seat;
 }

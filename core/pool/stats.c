@@ -198,9 +198,6 @@ static const char *state_name(uint32_t s)
                                       : "running";
 }
 
-_Static_assert(SHOAL_STALL_GROUPS_MAX >= SHOAL_POOL_MAX_DEPTH,
-               "a stall lists every pool above its actor (sched/monitor.h)");
-
 /* Whether stall s counts for pool p (one of its workers, at any depth). */
 static bool stall_of(const shoal_stall_t *s, const shoal_pool_t *p)
 {

@@ -38,7 +38,7 @@ int shoal__pool_spawn_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p,
                                held ? hold : NULL, p->depth + 1, notify, pid);
     } else {
         /* A pull pool's member counts into a seat of its own (pull.h). */
-        uint64_t words[4] = {0};
+        uint64_t words[SHOAL_MEMBER_WORDS] = {0};
         shoal_pull_seat_t *seat = NULL;
         if (p->pull != NULL && (seat = shoal__pull_seat_new(p, words)) == NULL) {
             atomic_fetch_sub_explicit(&p->refs, 1, memory_order_relaxed);

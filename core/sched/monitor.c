@@ -157,11 +157,15 @@ static void read_names(shoal_worker_t *w, entry_t *e)
     copy(s->group, sizeof s->group, g != NULL ? g->name : "");
     for (unsigned k = 0; g != NULL && k < SHOAL_STALL_GROUPS_MAX; g = g->parent)
         s->groups[k++] = g;
-    if (s->group[0] != '\0')
-        snprintf(e->where, sizeof e->where, "pool %s, behaviour %s, thread %u", s->group,
-                 s->behaviour, s->thread);
+    shoal__stall_where(s, e->where, sizeof e->where);
+}
+
+void shoal__stall_where(const shoal_stall_t *s, char *buf, size_t size)
+{
+    if (s->group[0] != '\0') /* a group is a pool, to whoever reads the log */
+        snprintf(buf, size, "pool %s, behaviour %s, thread %u", s->group, s->behaviour, s->thread);
     else
-        snprintf(e->where, sizeof e->where, "behaviour %s, thread %u", s->behaviour, s->thread);
+        snprintf(buf, size, "behaviour %s, thread %u", s->behaviour, s->thread);
 }
 
 /* Worker i has been inside callback `seq` since `since`: list it. False if

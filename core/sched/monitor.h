@@ -33,15 +33,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "actor/group.h"
 #include "shoal/types.h"
 
 struct shoal_worker_s;
 typedef struct shoal_monitor_s shoal_monitor_t;
 
 /* The most groups a stalled actor is listed under (its own, the one that
- * one is a member of, ...): at least the deepest nesting of pools (the
- * pool layer checks it). */
-#define SHOAL_STALL_GROUPS_MAX 8u
+ * one is a member of, ...: actor/group.h). */
+#define SHOAL_STALL_GROUPS_MAX SHOAL_GROUP_MAX_NESTING
 
 /* A handler that has not returned. */
 typedef struct shoal_stall_s {
@@ -49,13 +49,17 @@ typedef struct shoal_stall_s {
     unsigned thread;     /* worker id; >= threads: a compensating worker */
     uint64_t elapsed_ns; /* in that callback, at least */
     bool warned;         /* past stall_warn (it was logged) */
-    char name[128];      /* as the actor's log lines name it ("pool/behaviour") */
-    char group[64];      /* its group's (pool's) name, "" for an actor in none */
+    char name[128];      /* as the actor's log lines name it ("group/behaviour") */
+    char group[64];      /* its group's name, "" for an actor in none */
     char behaviour[64];
     /* The group records it counts for (its own group, then each one above),
      * for comparison only; NULL-terminated. */
     const void *groups[SHOAL_STALL_GROUPS_MAX + 1];
 } shoal_stall_t;
+
+/* Where a stall is, as the monitor's log lines say it: "pool api,
+ * behaviour echo, thread 1" (or without the pool), into buf. */
+void shoal__stall_where(const shoal_stall_t *s, char *buf, size_t size);
 
 /* Sets rt->monitor up (after the workers exist). warn_ms >= 1, max_extra:
  * compensating workers at most (rt->nslots - rt->nthreads). SHOAL_ENOMEM. */
