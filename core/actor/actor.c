@@ -386,6 +386,16 @@ static void publish_deq(struct shoal_ctx_s *ctx)
     }
 }
 
+/* A timed group's member (group.h: timed): the time since the last mark
+ * goes to its group as busy time. Once per message, so a long turn shows
+ * as it goes, not all at its end. */
+static void busy_mark(struct shoal_ctx_s *ctx)
+{
+    uint64_t now = shoal__now_ns();
+    ctx->group->ops->busy(ctx, now - ctx->turn_start);
+    ctx->turn_start = now;
+}
+
 /* A member's message: counted for its group, and timed when the sender
  * stamped it. handle() drops the payload, not the envelope: settled still
  * sees its flags, type and sender. */
@@ -395,6 +405,8 @@ static void handle_for_group(struct shoal_ctx_s *ctx, shoal_env_t *e)
     bool user = shoal__env_is_pooled(e);
     if (!(shoal__env_flags(e) & SHOAL_ENV_STAMP)) {
         bool ok = handle(ctx, e);
+        if (ctx->turn_start != 0)
+            busy_mark(ctx);
         if (ok && user && ctx->group_exact) /* a process that may die: counted now */
             ops->turn_end(ctx, 1);
         else if (ok && user)
@@ -407,6 +419,10 @@ static void handle_for_group(struct shoal_ctx_s *ctx, shoal_env_t *e)
     uint64_t start = shoal__now_ns();
     bool ok = handle(ctx, e);
     uint64_t end = shoal__now_ns();
+    if (ctx->turn_start != 0) {
+        ops->busy(ctx, end - ctx->turn_start);
+        ctx->turn_start = end;
+    }
     shoal_group_timing_t t = {start > sent ? start - sent : 0, end - start};
     if (user)
         ops->settled(ctx, e, ok, ok ? &t : NULL);
@@ -621,10 +637,18 @@ void shoal__actor_run(shoal_worker_t *w, shoal_actor_t *a)
     }
     atomic_store_explicit(&a->sched, SHOAL_SCHED_PROCESSING, memory_order_relaxed);
     SHOAL_STAT_ADD(&w->tc, turns, 1);
+    /* A timed group's member (group.h): the turn's time is its busy time,
+     * marked after each message (handle_for_group) and at the end. */
+    ctx->turn_start =
+        ctx->group != NULL && atomic_load_explicit(&ctx->group->timed, memory_order_relaxed)
+            ? shoal__now_ns()
+            : 0;
     if (setjmp(ctx->panic) == 0)
         run_messages(ctx);
     else
         after_panic(ctx);
+    if (ctx->turn_start != 0)
+        ctx->group->ops->busy(ctx, shoal__now_ns() - ctx->turn_start);
     if (!ctx->exiting)
         retire_if_done(ctx);
     /* The pop count first, then the handled count: who reads both in the

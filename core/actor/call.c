@@ -407,7 +407,7 @@ SHOAL_API int shoal_runtime_send_wait(shoal_runtime_t *rt, shoal_pid_t to, uint3
         else if (r == SHOAL_ENOTSUP)
             r = rc; /* it cannot tell: its refusal, at once */
         if (r == SHOAL_ETIMEDOUT)
-            shoal__room_cancel(rt, to, self); /* (a pull pool's list drops it when it tells) */
+            shoal__room_withdraw(rt, tc, to, self);
         waiter_end(rt, tc, a);
         if (r != SHOAL_OK)
             return r;

@@ -33,6 +33,7 @@ struct shoal_ctx_s {
     shoal_group_t *own;         /* the actor is this group's own actor, or NULL */
     uint64_t group_handled;     /* messages handled this turn, not yet counted for the group */
     bool group_exact;           /* the group counts every message at once */
+    uint64_t turn_start;        /* a timed group's member: when this turn began (ns), else 0 */
     shoal_send_counts_t *sends; /* a source's: where its sends are counted (actor.h), or NULL */
     const char *name;           /* for log lines: a member's is its group's label */
     int exiting;                /* shoal_exit called or a callback failed */

@@ -33,11 +33,12 @@
  *
  * The record of every kind starts with a shoal_group_t. Its fields are set
  * before the group's actor is published and never change after (the
- * strings live as long as the record).
+ * strings live as long as the record) -- but `timed`, below.
  */
 #ifndef SHOAL_ACTOR_GROUP_H
 #define SHOAL_ACTOR_GROUP_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -99,6 +100,11 @@ typedef struct shoal_group_ops_s {
      * (SHOAL_ENOTSUP). */
     int (*room)(shoal_runtime_t *rt, struct shoal_tcache_s *tc, shoal_group_t *g,
                 shoal_pid_t waiter);
+    /* Any thread, as route: `waiter` (a thread's, that gave up) no longer
+     * waits for room. May be NULL (nothing to take off). */
+    void (*room_cancel)(shoal_runtime_t *rt, shoal_group_t *g, shoal_pid_t waiter);
+    /* A member, at the end of a turn of a `timed` group: the turn took ns. */
+    void (*busy)(struct shoal_ctx_s *ctx, uint64_t ns);
     /* Drops a reference on g (a member's, or its own actor's). */
     void (*unref)(shoal_runtime_t *rt, shoal_group_t *g);
 } shoal_group_ops_t;
@@ -110,6 +116,11 @@ struct shoal_group_s {
     const char *name;             /* for log lines and stall reports */
     const char *label;            /* how its members are named in logs: "name/behaviour" */
     bool exact;                   /* members settle every message at once (not per turn) */
+    /* The one field that changes: non-zero, its members time their turns
+     * (ops->busy). Written by the group's own actor, read by members at
+     * the start of a turn [relaxed: a turn timed or not is a picture of
+     * the load, not a count anyone balances]. */
+    _Atomic uint32_t timed;
 };
 
 #endif

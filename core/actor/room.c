@@ -53,13 +53,22 @@ static shoal_actor_t *front_of(shoal_runtime_t *rt, shoal_pid_t pid)
     return slot < rt->max_actors ? shoal__actor_at(rt, slot) : NULL;
 }
 
-int shoal__room_add(shoal_runtime_t *rt, shoal_pid_t receiver, shoal_pid_t waiter)
+int shoal__room_add(shoal_runtime_t *rt, shoal_pid_t receiver, shoal_pid_t waiter, uint32_t max)
 {
     shoal_actor_t *a = front_of(rt, receiver);
     if (a == NULL)
         return SHOAL_ENOPROC;
     struct shoal_room_stripe_s *s = stripe_of(rt, receiver);
     pthread_mutex_lock(&s->lock);
+    if (max != 0) { /* the receiver's waiters so far: at most max of them */
+        size_t n = 0;
+        for (size_t i = 0; i < s->n && n < max; i++)
+            n += s->w[i].receiver == receiver;
+        if (n >= max) {
+            pthread_mutex_unlock(&s->lock);
+            return SHOAL_EOVERLOAD;
+        }
+    }
     if (s->n == s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 8;
         waiter_t *w = cap <= (1u << 20) ? realloc(s->w, cap * sizeof *w) : NULL;
@@ -193,7 +202,7 @@ void shoal__room_drain_flagged(shoal_runtime_t *rt, shoal_tcache_t *tc, const sh
 int shoal__room_ask(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t receiver,
                     shoal_pid_t waiter)
 {
-    int rc = shoal__room_add(rt, receiver, waiter);
+    int rc = shoal__room_add(rt, receiver, waiter, 0);
     if (rc != SHOAL_OK)
         return rc;
     bool gone;

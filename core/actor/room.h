@@ -65,9 +65,11 @@ struct shoal_actor_s;
 int shoal__rooms_init(struct shoal_runtime_s *rt);
 void shoal__rooms_fini(struct shoal_runtime_s *rt);
 
-/* Adds waiter to receiver's waiters and sets its flag. SHOAL_OK or
- * SHOAL_ENOMEM. The caller then checks for room (the ask, above). */
-int shoal__room_add(struct shoal_runtime_s *rt, shoal_pid_t receiver, shoal_pid_t waiter);
+/* Adds waiter to receiver's waiters and sets its flag. SHOAL_OK,
+ * SHOAL_ENOMEM, or SHOAL_EOVERLOAD when max (0: no bound) wait for it
+ * already. The caller then checks for room (the ask, above). */
+int shoal__room_add(struct shoal_runtime_s *rt, shoal_pid_t receiver, shoal_pid_t waiter,
+                    uint32_t max);
 /* Tells every waiter of receiver (one SHOAL_MSG_ROOM each, from receiver,
  * with status) and clears its flag. */
 void shoal__room_tell(struct shoal_runtime_s *rt, struct shoal_tcache_s *tc, shoal_pid_t receiver,

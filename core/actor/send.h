@@ -29,9 +29,14 @@ int shoal__send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal
 
 /* Asks `to` (any receiver) for one SHOAL_MSG_ROOM to waiter when it has
  * room (room.h; a group's kind answers for a group: group.h ops->room).
- * SHOAL_OK, SHOAL_ENOTSUP (it cannot tell), SHOAL_ENOPROC, SHOAL_ENOMEM. */
+ * SHOAL_OK, SHOAL_ENOTSUP (it cannot tell), SHOAL_ENOPROC, SHOAL_ENOMEM,
+ * SHOAL_EOVERLOAD (a pool's max_waiting wait already). */
 int shoal__room_request(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to,
                         shoal_pid_t waiter);
+/* Takes waiter (a thread's, that gave up) off to's waiters, wherever they
+ * are kept (a group's kind, or the registry of room.h). */
+void shoal__room_withdraw(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to,
+                          shoal_pid_t waiter);
 
 /* Sends a system message of kind SHOAL_ENV_STOP / SHOAL_MSG_EXIT etc. with no
  * payload; returns the delivery result (the envelope is freed on error). */

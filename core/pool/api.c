@@ -25,6 +25,17 @@ static void spec_defaults(shoal_pool_spec_t *spec)
     spec->prefetch = 1;
     spec->buffer = 1024;
     spec->dead_letter = SHOAL_PID_NONE;
+    spec->autoscale = (shoal_pool_autoscale_t){
+        .up_step = 1,
+        .up_for_ms = 1000,
+        .up_busy = 800,
+        .down_busy = 400,
+        .up_wait_us = 5000,
+        .down_wait_us = 2500,
+        .down_step = 1,
+        .down_idle_ms = 30000,
+        .cooldown_ms = 5000,
+    };
 }
 
 SHOAL_API void shoal_pool_spec_init_sized(shoal_pool_spec_t *spec, size_t size)
@@ -99,12 +110,12 @@ SHOAL_API int(shoal_spawn_pool)(shoal_ctx_t *ctx, const shoal_pool_spec_t *spec,
     return shoal_spawn_pool_sized(ctx, spec, SPEC_SIZE_1_3, pid);
 }
 
-/* A command whose payload and answer are one uint32_t. */
-static int command(shoal_runtime_t *rt, shoal_pid_t pool, uint32_t type, uint32_t arg,
-                   uint64_t timeout_ms)
+/* A command whose answer is one uint32_t. */
+static int command_with(shoal_runtime_t *rt, shoal_pid_t pool, uint32_t type, const void *arg,
+                        size_t size, uint64_t timeout_ms)
 {
     shoal_answer_t a;
-    int rc = shoal_runtime_call_priority(rt, pool, type, &arg, sizeof arg, timeout_ms, &a);
+    int rc = shoal_runtime_call_priority(rt, pool, type, arg, size, timeout_ms, &a);
     if (rc != SHOAL_OK)
         return rc;
     uint32_t v = 0;
@@ -118,6 +129,29 @@ static int command(shoal_runtime_t *rt, shoal_pid_t pool, uint32_t type, uint32_
     if (rc != SHOAL_OK)
         return rc;
     return v > INT32_MAX ? INT32_MAX : (int)v;
+}
+
+/* A command whose payload and answer are one uint32_t. */
+static int command(shoal_runtime_t *rt, shoal_pid_t pool, uint32_t type, uint32_t arg,
+                   uint64_t timeout_ms)
+{
+    return command_with(rt, pool, type, &arg, sizeof arg, timeout_ms);
+}
+
+SHOAL_API int shoal_pool_set_bounds(shoal_runtime_t *rt, shoal_pid_t pool, uint32_t min_size,
+                                    uint32_t max_size, uint64_t timeout_ms)
+{
+    uint32_t b[2] = {min_size, max_size};
+    return command_with(rt, pool, SHOAL_POOL_SET_BOUNDS, b, sizeof b, timeout_ms);
+}
+
+SHOAL_API int shoal_pool_set_elastic(shoal_runtime_t *rt, shoal_pid_t pool,
+                                     const shoal_pool_elastic_t *elastic, uint64_t timeout_ms)
+{
+    if (elastic == NULL)
+        return SHOAL_EINVAL;
+    int rc = command_with(rt, pool, SHOAL_POOL_SET_ELASTIC, elastic, sizeof *elastic, timeout_ms);
+    return rc < 0 ? rc : SHOAL_OK;
 }
 
 SHOAL_API int shoal_pool_add_workers(shoal_runtime_t *rt, shoal_pid_t pool, uint32_t n,

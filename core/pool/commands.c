@@ -29,14 +29,37 @@ int shoal__pool_command(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_ms
     uint32_t v = payload_u32(msg, &ok);
     switch (msg->type) {
     case SHOAL_POOL_ADD_WORKERS:
-        *out = ok ? shoal__pool_resize(ctx, p, (uint64_t)p->target + v) : 0;
-        return ok ? SHOAL_OK : SHOAL_EINVAL;
     case SHOAL_POOL_REMOVE_WORKERS:
-        *out = ok ? shoal__pool_resize(ctx, p, v > p->target ? 0 : p->target - v) : 0;
+    case SHOAL_POOL_SET_SIZE: {
+        uint64_t want = msg->type == SHOAL_POOL_SET_SIZE      ? v
+                        : msg->type == SHOAL_POOL_ADD_WORKERS ? (uint64_t)p->target + v
+                        : v > p->target                       ? 0
+                                                              : p->target - v;
+        *out = ok ? shoal__pool_resize(ctx, p, want) : 0;
+        if (ok)
+            shoal__pool_resized_by_hand(p); /* autoscale holds it until its next decision */
         return ok ? SHOAL_OK : SHOAL_EINVAL;
-    case SHOAL_POOL_SET_SIZE:
-        *out = ok ? shoal__pool_resize(ctx, p, v) : 0;
-        return ok ? SHOAL_OK : SHOAL_EINVAL;
+    }
+    case SHOAL_POOL_SET_BOUNDS: {
+        uint32_t b[2];
+        *out = 0;
+        if (msg->size != sizeof b)
+            return SHOAL_EINVAL;
+        memcpy(b, msg->data, sizeof b);
+        int n = shoal__pool_set_bounds(ctx, p, b[0], b[1]);
+        if (n < 0)
+            return n;
+        *out = (uint32_t)n;
+        return SHOAL_OK;
+    }
+    case SHOAL_POOL_SET_ELASTIC: {
+        shoal_pool_elastic_t el;
+        *out = 0;
+        if (msg->size != sizeof el)
+            return SHOAL_EINVAL;
+        memcpy(&el, msg->data, sizeof el);
+        return shoal__pool_set_elastic(ctx, p, &el);
+    }
     case SHOAL_POOL_SET_MAILBOX:
         *out = v;
         return ok ? shoal__pool_set_mailbox(ctx, p, v) : SHOAL_EINVAL;

@@ -142,8 +142,22 @@ static int forward_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t 
             }
         }
     }
+    /* An elastic pool may start a worker for it instead (elastic.c). */
+    if (atomic_load_explicit(&p->lazy, memory_order_relaxed) &&
+        shoal__pool_lazy_take(rt, tc, p, e, n) == SHOAL_OK) {
+        shoal__stripe_add(&st->forwarded, 1, shared);
+        return SHOAL_OK;
+    }
     shoal__stripe_add(&st->unhandled, 1, shared);
     return SHOAL_EBUSY;
+}
+
+void shoal__pool_busy(struct shoal_ctx_s *ctx, uint64_t ns)
+{
+    bool shared;
+    shoal_pool_stripe_t *st =
+        shoal__pool_stripe(shoal__pool_of_group(ctx->group), ctx->tc, &shared);
+    shoal__stripe_add(&st->busy_ns, ns, shared);
 }
 
 void shoal__pool_count(shoal_tcache_t *tc, shoal_pool_t *p, bool failed, uint64_t wait_ns,
@@ -259,7 +273,10 @@ static int forward_room(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *
     shoal_pool_t *p = shoal__pool_of_group(g);
     if (p->remote != NULL)
         return SHOAL_ENOTSUP; /* its workers are in another process */
-    int rc = shoal__room_add(rt, g->pid, waiter);
+    int rc = shoal__room_add(rt, g->pid, waiter,
+                             atomic_load_explicit(&p->max_waiting, memory_order_relaxed));
+    if (rc == SHOAL_EOVERLOAD)
+        atomic_fetch_add_explicit(&p->waits_refused, 1, memory_order_relaxed);
     if (rc != SHOAL_OK)
         return rc;
     /* seq_cst fence: the table is read after the flag is set, against the
@@ -323,5 +340,7 @@ const shoal_group_ops_t shoal__forward_ops = {
     .hand_back = forward_hand_back,
     .member_end = NULL,
     .room = forward_room,
+    .room_cancel = NULL, /* its waiters are in the registry (room.h) */
+    .busy = shoal__pool_busy,
     .unref = forward_unref,
 };

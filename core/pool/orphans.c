@@ -77,6 +77,12 @@ void shoal__pool_take_hand_back(struct shoal_ctx_s *ctx, shoal_env_t *e)
     shoal__pool_publish(p);
 }
 
+void shoal__pool_hold_placed(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *e)
+{
+    orphans_push(&p->orphans, e);
+    shoal__pool_place_orphans(ctx, p);
+}
+
 /* Puts e on worker `to` even when its mailbox is full. */
 static int deliver_over(struct shoal_ctx_s *ctx, shoal_pid_t to, shoal_env_t *e)
 {

@@ -40,7 +40,7 @@ static uint32_t max_of(const shoal_pool_spec_t *s)
     return s->size > 1024 ? s->size : 1024;
 }
 
-static int spec_check(const shoal_pool_spec_t *s, uint32_t depth)
+static int spec_check(const shoal_pool_spec_t *s, uint32_t depth, bool remote)
 {
     if ((s->worker == NULL) == (s->worker_pool == NULL))
         return SHOAL_EINVAL; /* exactly one of them */
@@ -72,7 +72,11 @@ static int spec_check(const shoal_pool_spec_t *s, uint32_t depth)
                s->strategy > SHOAL_POOL_STRATEGY_ROUND_ROBIN) {
         return SHOAL_EINVAL;
     }
-    return s->worker_pool ? spec_check(s->worker_pool, depth + 1) : SHOAL_OK;
+    shoal_pool_elastic_t el = {s->idle_timeout_ms, s->max_waiting, s->autoscale};
+    int rc = shoal__pool_elastic_check(s, &el, remote);
+    if (rc != SHOAL_OK)
+        return rc == SHOAL_ENOTSUP ? SHOAL_EINVAL : rc;
+    return s->worker_pool ? spec_check(s->worker_pool, depth + 1, false) : SHOAL_OK;
 }
 
 /* Copies the chain of nested specs below spec into p->nested. */
@@ -134,7 +138,7 @@ static int spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t parent,
               (spec->worker_pool != NULL || spec->kind != SHOAL_POOL_KIND_FORWARD)))
         rc = SHOAL_EINVAL; /* (a remote pool's nesting is the child's; it forwards) */
     else
-        rc = spec_check(spec, depth);
+        rc = spec_check(spec, depth, launch != NULL);
     shoal_pool_t *p = NULL;
     if (rc == SHOAL_OK && (p = shoal__pool_record_new(rt, max_of(spec), opts ? opts->stripes : NULL,
                                                       opts ? opts->nstripes : 0)) == NULL)
@@ -335,6 +339,8 @@ static int pool_init(shoal_ctx_t *ctx, void *state, const void *args)
     }
     if (rc == SHOAL_OK)
         rc = shoal__pull_source_start(ctx, p);
+    if (rc == SHOAL_OK)
+        shoal__pool_elastic_start(ctx, p);
     if (rc == SHOAL_OK && p->start_awaiting == 0)
         start_finish(ctx, p, SHOAL_OK, NULL);
     shoal__pool_publish(p);
@@ -405,16 +411,25 @@ static int message(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
     if (msg->kind == SHOAL_MSG_EXIT) {
         if (p->pull != NULL)
             shoal__pull_seat_drop(p, msg->from);
-        if (shoal__pull_source_exit(ctx, p, msg->from, msg->status) ||
-            shoal__pool_on_exit(ctx, p, msg->from, msg->status))
+        if (shoal__pull_source_exit(ctx, p, msg->from, msg->status))
             return SHOAL_OK;
+        if (shoal__pool_on_exit(ctx, p, msg->from, msg->status)) {
+            if (p->pull != NULL && p->el != NULL) /* items it left, no member waiting */
+                shoal__pool_on_grow(ctx, p);
+            return SHOAL_OK;
+        }
         return manager_message(ctx, p, msg);
     }
     if ((msg->flags & SHOAL_MSG_PRIORITY) && shoal__pull_source_message(ctx, p, msg))
         return SHOAL_OK;
+    if (msg->kind == SHOAL_MSG_CAST && msg->type == SHOAL__POOL_TICK_GROW &&
+        (msg->flags & SHOAL_MSG_PRIORITY)) { /* a sender's: the grow list has sends */
+        shoal__pool_on_grow(ctx, p);
+        return SHOAL_OK;
+    }
     if (msg->kind != SHOAL_MSG_CAST || msg->from != ctx->self ||
         (msg->type != SHOAL__POOL_TICK_RETRY && msg->type != SHOAL__POOL_TICK_CHECK &&
-         msg->type != SHOAL__POOL_TICK_DRAIN)) {
+         msg->type != SHOAL__POOL_TICK_DRAIN && msg->type != SHOAL__POOL_TICK_ELASTIC)) {
         uint32_t out;
         if (msg->kind == SHOAL_MSG_CAST && shoal__pool_command(ctx, p, msg, &out) != SHOAL_ENOTSUP)
             return SHOAL_OK;
@@ -422,6 +437,8 @@ static int message(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
     }
     if (msg->type == SHOAL__POOL_TICK_DRAIN)
         shoal__pool_drain_workers(ctx, p);
+    else if (msg->type == SHOAL__POOL_TICK_ELASTIC)
+        shoal__pool_on_elastic_tick(ctx, p);
     else if (msg->type == SHOAL__POOL_TICK_RETRY)
         shoal__pool_on_retry(ctx, p);
     else
@@ -496,6 +513,7 @@ shoal_pool_t *shoal__pool_ended(struct shoal_ctx_s *ctx)
      * its supervisor joined; the rest of it goes with the record. */
     shoal__remote_stop(p->remote);
     shoal__pool_give_up_orphans(ctx, p);
+    shoal__pool_grow_sweep(ctx->rt, ctx->tc, p); /* sends taken for workers never started */
     /* DRAIN callers: OK when the drain completed, else why it ended. */
     int status = p->state == SHOAL_POOL_DRAINING && ctx->reason == SHOAL_OK ? SHOAL_OK
                  : ctx->reason != SHOAL_OK                                  ? ctx->reason

@@ -63,6 +63,7 @@ struct shoal_pool_stripe_s {
     _Atomic uint64_t failed;
     _Atomic uint64_t dropped;
     _Atomic uint64_t samples;
+    _Atomic uint64_t busy_ns; /* a timed pool's members' turns (actor/group.h: timed) */
     /* The sampled latencies added up (ns), beside their buckets. */
     _Atomic uint64_t wait_sum, service_sum;
     _Atomic uint32_t wait[SHOAL_HIST_BUCKETS];
@@ -102,6 +103,20 @@ typedef struct shoal_pool_s {
      * it only spreads sends, it publishes nothing] (forward.c) */
     _Atomic uint32_t strategy;
     alignas(64) _Atomic uint32_t rr;
+    /* Elastic pools (elastic.c), read by senders [relaxed: each a value on
+     * its own], written by the pool's actor: lazy, whether a send that finds
+     * every worker full may have one started (idle_timeout is set);
+     * lazy_max, the most workers; lazy_mailbox, how many sends one new
+     * worker takes; max_waiting, the bound on waiters for room (0: none).
+     * The grow list (elastic.c: its protocol): sends accepted for workers
+     * still to be started, and how many (grow_msgs). waits_refused: asks
+     * for room refused past max_waiting [relaxed fetch_add]. */
+    alignas(64) _Atomic uint32_t lazy, lazy_max, lazy_mailbox, max_waiting;
+    _Atomic(shoal_env_t *) grow_head;
+    _Atomic uint64_t grow_msgs;
+    _Atomic uint32_t grow_closed; /* the pool's actor has ended (the end pair) */
+    _Atomic uint32_t grow_asked;  /* a pull pool: a worker was asked for */
+    _Atomic uint64_t waits_refused;
     /* kind pull: its buffer (pull.h); set before publication, freed with
      * the record. pull_ended: set [seq_cst] when the pool's actor ends. */
     struct shoal_pull_s *pull;
@@ -129,6 +144,11 @@ typedef struct shoal_pool_s {
      * relaxed, each a value on its own. */
     alignas(64) _Atomic uint32_t pub_state, pub_target, pub_retiring, pub_mailbox;
     _Atomic uint64_t pub_restarts, pub_requeued, pub_orphans, pub_resizes;
+    _Atomic uint32_t pub_min, pub_max;
+    _Atomic uint64_t pub_expired, pub_lazy_grown, pub_ups, pub_downs;
+    _Atomic uint32_t pub_busy; /* autoscale's last reading (permille) */
+    _Atomic uint64_t pub_wait_us, pub_refused_ps, pub_idle_ms;
+    _Atomic uint32_t pub_autoscale;
     _Atomic uint32_t pub_ended; /* set [release] when the pool's actor has ended */
     /* A source's record (opts count_sends, set before publication): its
      * workers are spawned with ext->sends = &sends (actor.h protocol). */
@@ -170,6 +190,11 @@ typedef struct shoal_pool_s {
     struct shoal_drain_waiter_s *waiters; /* DRAIN calls answered at the end */
     uint32_t nwaiters;
     size_t waiters_cap;
+    /* elastic pools (elastic.c, autoscale.c): what the tick keeps, or NULL
+     * while the pool is not elastic; the counters */
+    struct shoal_elastic_s *el;
+    bool tick_pending;
+    uint64_t expired, lazy_grown, ups, downs;
 } shoal_pool_t;
 
 /* Spawns a pool (pool.c) without waiting for it. parent: SHOAL_PID_NONE
@@ -266,6 +291,9 @@ static inline const char *shoal__pool_strategy_name(uint32_t s)
  * e to each worker once, from the sender's cursor: on SHOAL_OK a worker's
  * mailbox owns e; SHOAL_EBUSY: every worker was full (counted). */
 extern const shoal_group_ops_t shoal__forward_ops;
+/* A member of a timed pool (actor/group.h: ops->busy): ns more busy time
+ * in its thread's stripe. */
+void shoal__pool_busy(struct shoal_ctx_s *ctx, uint64_t ns);
 /* The pool's own actor, after each of its callbacks: room that came with a
  * change of its workers is told to whoever waits (forward.c). */
 void shoal__forward_room_recheck(struct shoal_ctx_s *ctx, shoal_pool_t *p);
@@ -438,8 +466,51 @@ int shoal__pool_set_mailbox(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t l
 /* A child ended; false if it was not a worker (the manager's child). */
 bool shoal__pool_on_exit(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid, int reason);
 
+/* elastic.c: idle expiry, lazy grow, max_waiting (shoal/pool.h: elastic
+ * pools), and the tick they share with autoscale. */
+#define SHOAL__POOL_TICK_ELASTIC 0xFFFE0109u /* the pool's elastic tick */
+#define SHOAL__POOL_TICK_GROW 0xFFFE010Au    /* a sender: the grow list has sends */
+/* Whether spec's elastic settings suit it: SHOAL_OK, SHOAL_EINVAL (bad
+ * thresholds), SHOAL_ENOTSUP (a pool of pools, an isolated pool). */
+int shoal__pool_elastic_check(const shoal_pool_spec_t *spec, const shoal_pool_elastic_t *el,
+                              bool remote);
+/* The pool's actor applies el (at start: the spec's; SET_ELASTIC later). */
+int shoal__pool_set_elastic(struct shoal_ctx_s *ctx, shoal_pool_t *p,
+                            const shoal_pool_elastic_t *el);
+/* SHOAL_POOL_SET_BOUNDS: the size after, or a negative SHOAL_E*. */
+int shoal__pool_set_bounds(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t min, uint32_t max);
+/* At the pool's start (its init): the spec's elastic settings applied. */
+void shoal__pool_elastic_start(struct shoal_ctx_s *ctx, shoal_pool_t *p);
+/* The tick (SHOAL__POOL_TICK_ELASTIC) and a sender's grow tick. */
+void shoal__pool_on_elastic_tick(struct shoal_ctx_s *ctx, shoal_pool_t *p);
+void shoal__pool_on_grow(struct shoal_ctx_s *ctx, shoal_pool_t *p);
+/* A sender (forward.c), every worker full: takes e for a worker to be
+ * started (SHOAL_OK: the grow list owns it, counted forwarded) or refuses
+ * (SHOAL_EBUSY; the caller keeps e). n: the workers it saw. */
+int shoal__pool_lazy_take(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, shoal_env_t *e,
+                          uint32_t n);
+/* A pull pool's sender put an item and no member waits for work. */
+void shoal__pool_lazy_ask(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p);
+/* The pool's actor ends: what the grow list holds is dropped (counted,
+ * calls answered); senders that push after it sweep themselves. */
+void shoal__pool_grow_sweep(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p);
+/* A resize by command (SET_SIZE and the like, a reload): autoscale holds
+ * it until its next decision (autoscale.c). */
+void shoal__pool_resized_by_hand(shoal_pool_t *p);
+/* How many senders wait for room in p now (any thread holding a
+ * reference). */
+uint32_t shoal__pool_waiting(shoal_pool_t *p);
+/* Frees what el holds (with the record). */
+void shoal__pool_elastic_free(struct shoal_elastic_s *el);
+
+/* autoscale.c: one tick's measuring and deciding (the pool's actor). */
+void shoal__autoscale_tick(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now);
+
 /* orphans.c */
 void shoal__pool_place_orphans(struct shoal_ctx_s *ctx, shoal_pool_t *p);
+/* e, accepted and counted already, waits with the orphans and is placed
+ * like them: on a worker with room, else over a limit. */
+void shoal__pool_hold_placed(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *e);
 /* The pool ends: up to the parent pool, else dropped and counted. */
 void shoal__pool_give_up_orphans(struct shoal_ctx_s *ctx, shoal_pool_t *p);
 
@@ -481,6 +552,9 @@ void shoal__pool_hist(shoal_pool_t *p, shoal_pool_hist_t *out);
 void shoal__pool_ref(shoal_pool_t *p);
 /* The histogram bucket of a latency. */
 unsigned shoal__hist_bucket(uint64_t ns);
+/* The per_mille-th percentile of histogram h (SHOAL_HIST_BUCKETS buckets),
+ * as its bucket's upper bound in ns; 0 for an empty one. */
+uint64_t shoal__hist_percentile(const uint64_t *h, unsigned per_mille);
 /* The stripe the calling thread counts into; *shared when it is the one
  * every non-worker thread shares. */
 static inline shoal_pool_stripe_t *shoal__pool_stripe(shoal_pool_t *p, shoal_tcache_t *tc,

@@ -238,6 +238,12 @@ static int pull_room(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g, 
     shoal_pool_t *p = shoal__pool_of_group(g);
     shoal_pull_t *q = p->pull;
     pthread_mutex_lock(&q->room_lock);
+    uint32_t max = atomic_load_explicit(&p->max_waiting, memory_order_relaxed);
+    if (max != 0 && q->waiting_n >= max) {
+        pthread_mutex_unlock(&q->room_lock);
+        atomic_fetch_add_explicit(&p->waits_refused, 1, memory_order_relaxed);
+        return SHOAL_EOVERLOAD;
+    }
     if (q->waiting_n == q->waiting_cap) {
         size_t cap = q->waiting_cap ? q->waiting_cap * 2 : 8;
         shoal_pid_t *w = cap <= (1u << 20) ? realloc(q->waiting, cap * sizeof *w) : NULL;
@@ -255,6 +261,23 @@ static int pull_room(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g, 
     if (has_room(q, atomic_load_explicit(&q->admitted, memory_order_seq_cst)))
         tell_waiters(rt, tc, p);
     return SHOAL_OK;
+}
+
+/* A thread's waiter that gave up (its send_wait timed out). */
+static void pull_room_cancel(shoal_runtime_t *rt, shoal_group_t *g, shoal_pid_t waiter)
+{
+    (void)rt;
+    shoal_pull_t *q = shoal__pool_of_group(g)->pull;
+    pthread_mutex_lock(&q->room_lock);
+    for (size_t i = 0; i < q->waiting_n; i++) {
+        if (q->waiting[i] == waiter) {
+            q->waiting[i] = q->waiting[--q->waiting_n];
+            break;
+        }
+    }
+    /* relaxed: fewer waiters only means a drain may skip telling nobody. */
+    atomic_store_explicit(&q->nwaiting, (uint32_t)q->waiting_n, memory_order_relaxed);
+    pthread_mutex_unlock(&q->room_lock);
 }
 
 /* Drops what a pool that has ended still finds in its buffer: a call is
@@ -308,6 +331,10 @@ static void put(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, shoal_
     /* seq_cst: the sender's read of the wake-up pair (pull.h). */
     if (atomic_load_explicit(&q->sleepers, memory_order_seq_cst) != 0)
         wake(rt, tc, p);
+    else if (atomic_load_explicit(&p->lazy, memory_order_relaxed) &&
+             atomic_load_explicit(&p->nworkers, memory_order_relaxed) <
+                 atomic_load_explicit(&p->lazy_max, memory_order_relaxed))
+        shoal__pool_lazy_ask(rt, tc, p); /* no member waits: elastic.c may start one */
     /* seq_cst: pairs with own_end's store of ended: it sweeps after it, or
      * we see it and sweep ourselves. */
     if (atomic_load_explicit(&p->pull_ended, memory_order_seq_cst))
@@ -611,5 +638,7 @@ const shoal_group_ops_t shoal__pull_ops = {
     .hand_back = pull_hand_back,
     .member_end = pull_member_end,
     .room = pull_room,
+    .room_cancel = pull_room_cancel,
+    .busy = shoal__pool_busy,
     .unref = pull_unref,
 };

@@ -207,6 +207,10 @@ void shoal__pull_seat_drop(struct shoal_pool_s *p, shoal_pid_t pid);
 /* Per worker, by seat: fills out[0 .. min(n, cap)) and returns n, the live
  * members that have a pid. Any thread holding a reference on the record. */
 size_t shoal__pull_workers(struct shoal_pool_s *p, shoal_pull_worker_stats_t *out, size_t cap);
+/* The members (up to cap, by seat) that have waited for work since at
+ * least limit ns before now (any thread, as above). */
+size_t shoal__pull_idle_past(struct shoal_pool_s *p, uint64_t now, uint64_t limit,
+                             shoal_pid_t *out, size_t cap);
 /* How many of its workers wait for work now (any thread, as above). */
 uint32_t shoal__pull_idle(struct shoal_pool_s *p);
 /* Its fields of shoal_pool_stats_t (any thread). */

@@ -116,3 +116,23 @@ uint32_t shoal__pull_idle(shoal_pool_t *p)
     pthread_mutex_unlock(&q->seats_lock);
     return n;
 }
+
+size_t shoal__pull_idle_past(shoal_pool_t *p, uint64_t now, uint64_t limit, shoal_pid_t *out,
+                             size_t cap)
+{
+    shoal_pull_t *q = p->pull;
+    size_t n = 0;
+    if (q == NULL)
+        return 0;
+    pthread_mutex_lock(&q->seats_lock);
+    for (uint32_t i = 0; i < q->nseats && n < cap; i++) {
+        const shoal_pull_seat_t *s = q->seats[i];
+        if (s == NULL || s->pid == SHOAL_PID_NONE)
+            continue;
+        uint64_t since = atomic_load_explicit(&s->idle_since, memory_order_relaxed);
+        if (since != 0 && now > since && now - since >= limit)
+            out[n++] = s->pid;
+    }
+    pthread_mutex_unlock(&q->seats_lock);
+    return n;
+}

@@ -54,6 +54,7 @@ static void record_free(shoal_qsbr_retired_t *r)
         free(p->stripes);
     shoal__remote_free(p->remote); /* its supervisor has stopped (pool.c) */
     shoal__pull_free(p->rt, p->pull);
+    shoal__pool_elastic_free(p->el);
     free(p);
 }
 

@@ -50,6 +50,21 @@ static void running_idle(shoal_pool_t *p, shoal_pool_stats_t *st)
     }
 }
 
+/* An elastic pool's settings and what any thread may read of it
+ * (shoal/pool.h: elastic pools); the counters the pool's actor keeps are
+ * filled by the caller (its own, or their published copies). */
+static void elastic_stats(shoal_pool_t *p, shoal_pool_stats_t *st)
+{
+    st->waiting = shoal__pool_waiting(p);
+    st->max_waiting = atomic_load_explicit(&p->max_waiting, memory_order_relaxed);
+    st->waiting_refused = atomic_load_explicit(&p->waits_refused, memory_order_relaxed);
+    st->busy = atomic_load_explicit(&p->pub_busy, memory_order_relaxed);
+    st->wait_p99_us = atomic_load_explicit(&p->pub_wait_us, memory_order_relaxed);
+    st->refused_per_s = atomic_load_explicit(&p->pub_refused_ps, memory_order_relaxed);
+    st->idle_timeout_ms = atomic_load_explicit(&p->pub_idle_ms, memory_order_relaxed);
+    st->autoscale = atomic_load_explicit(&p->pub_autoscale, memory_order_relaxed);
+}
+
 static uint64_t depth_of(shoal_runtime_t *rt, shoal_pid_t pid, unsigned level);
 
 /* Messages held by the pool at front `a` (its workers' and its own). */
@@ -104,6 +119,11 @@ void shoal__pool_fill_stats(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pool
     st->worker_restarts = p->restarts;
     st->messages_requeued = p->requeued;
     st->resizes = p->resizes;
+    elastic_stats(p, st);
+    st->expired = p->expired;
+    st->lazy_grown = p->lazy_grown;
+    st->autoscale_ups = p->ups;
+    st->autoscale_downs = p->downs;
     running_idle(p, st);
     /* The counters first, then the depth: a message counted as handled is
      * no longer seen queued (see shoal__pool_count_handled). */
@@ -136,6 +156,14 @@ void shoal__pool_publish(shoal_pool_t *p)
     atomic_store_explicit(&p->pub_resizes, p->resizes, memory_order_relaxed);
     atomic_store_explicit(&p->pub_requeued, p->requeued, memory_order_relaxed);
     atomic_store_explicit(&p->pub_orphans, p->orphans.n, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_min, p->spec.min_size, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_max, p->spec.max_size, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_expired, p->expired, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_lazy_grown, p->lazy_grown, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_ups, p->ups, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_downs, p->downs, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_idle_ms, p->spec.idle_timeout_ms, memory_order_relaxed);
+    atomic_store_explicit(&p->pub_autoscale, p->spec.autoscale.when, memory_order_relaxed);
     if (p->pull != NULL) /* its capacity follows target (pull.h) */
         shoal__pull_update(p);
 }
@@ -151,13 +179,18 @@ static bool peek(shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms)
     st->state = atomic_load_explicit(&p->pub_state, memory_order_relaxed);
     st->pool_size = atomic_load_explicit(&p->nworkers, memory_order_relaxed);
     st->target_size = atomic_load_explicit(&p->pub_target, memory_order_relaxed);
-    st->min_size = p->spec.min_size; /* fixed at spawn */
-    st->max_size = p->spec.max_size;
+    st->min_size = atomic_load_explicit(&p->pub_min, memory_order_relaxed);
+    st->max_size = atomic_load_explicit(&p->pub_max, memory_order_relaxed);
     st->mailbox = atomic_load_explicit(&p->pub_mailbox, memory_order_relaxed);
     st->retiring = atomic_load_explicit(&p->pub_retiring, memory_order_relaxed);
     st->worker_restarts = atomic_load_explicit(&p->pub_restarts, memory_order_relaxed);
     st->messages_requeued = atomic_load_explicit(&p->pub_requeued, memory_order_relaxed);
     st->resizes = atomic_load_explicit(&p->pub_resizes, memory_order_relaxed);
+    elastic_stats(p, st);
+    st->expired = atomic_load_explicit(&p->pub_expired, memory_order_relaxed);
+    st->lazy_grown = atomic_load_explicit(&p->pub_lazy_grown, memory_order_relaxed);
+    st->autoscale_ups = atomic_load_explicit(&p->pub_ups, memory_order_relaxed);
+    st->autoscale_downs = atomic_load_explicit(&p->pub_downs, memory_order_relaxed);
     if (!sum(p, st, patience_ms))
         return false;
     running_idle(p, st);
@@ -389,25 +422,27 @@ static uint64_t bucket_top(unsigned i)
     return ((UINT64_C(5) + i % 4) << (b - 2)) - 1;
 }
 
-static void percentiles(const uint64_t *h, uint64_t out[3])
+uint64_t shoal__hist_percentile(const uint64_t *h, unsigned per_mille)
 {
-    static const unsigned per_mille[3] = {500, 900, 990};
     uint64_t total = 0;
     for (unsigned i = 0; i < SHOAL_HIST_BUCKETS; i++)
         total += h[i];
-    for (unsigned q = 0; q < 3; q++) {
-        out[q] = 0;
-        if (total == 0)
-            continue;
-        uint64_t rank = (total * per_mille[q] + 999) / 1000, seen = 0;
-        for (unsigned i = 0; i < SHOAL_HIST_BUCKETS; i++) {
-            seen += h[i];
-            if (seen >= rank) {
-                out[q] = bucket_top(i);
-                break;
-            }
-        }
+    if (total == 0)
+        return 0;
+    uint64_t rank = (total * per_mille + 999) / 1000, seen = 0;
+    for (unsigned i = 0; i < SHOAL_HIST_BUCKETS; i++) {
+        seen += h[i];
+        if (seen >= rank)
+            return bucket_top(i);
     }
+    return 0;
+}
+
+static void percentiles(const uint64_t *h, uint64_t out[3])
+{
+    static const unsigned per_mille[3] = {500, 900, 990};
+    for (unsigned q = 0; q < 3; q++)
+        out[q] = shoal__hist_percentile(h, per_mille[q]);
 }
 
 void shoal__pool_sum(const shoal_pool_t *p, shoal_pool_stats_t *st) { sum(p, st, 0); }

@@ -399,6 +399,9 @@ int shoal__pool_set_mailbox(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t l
     if (limit == 0 || (limit > SHOAL_MAILBOX_MAX && limit != SHOAL_MAILBOX_UNBOUNDED))
         return SHOAL_EINVAL;
     p->spec.mailbox = limit;
+    /* relaxed: a value on its own (pool.h: elastic pools). */
+    atomic_store_explicit(&p->lazy_mailbox, limit == SHOAL_MAILBOX_UNBOUNDED ? 0 : limit,
+                          memory_order_relaxed);
     if (p->remote != NULL) {
         shoal__remote_control(p->remote, p->target, limit);
         return SHOAL_OK;

@@ -51,8 +51,9 @@ SHOAL_API int shoal_send_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t typ
  * it will come (at once if there is room already; with status
  * SHOAL_ENOPROC if `to` ends first); SHOAL_ENOTSUP: `to` cannot tell (an
  * isolated pool), so retry later; SHOAL_ENOPROC: no such actor;
- * SHOAL_ENOMEM. ABI 1.4 (pull pools); 1.5: bounded actors and forward
- * pools too. */
+ * SHOAL_ENOMEM; SHOAL_EOVERLOAD: the pool's max_waiting senders wait
+ * already (shoal/pool.h), nothing was asked. ABI 1.4 (pull pools); 1.5:
+ * bounded actors and forward pools too. */
 SHOAL_API int shoal_notify_room(shoal_ctx_t *ctx, shoal_pid_t to);
 
 /* Calls `to` asynchronously: sends a CALL and returns at once with *ref set.

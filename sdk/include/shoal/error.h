@@ -28,7 +28,8 @@ extern "C" {
     X(ESHUTDOWN, 11, "stopped")                                                                    \
     X(EFAILED, 12, "handler failed")                                                               \
     X(ENOKEY, 13, "required key is missing")                                                       \
-    X(ELOAD, 14, "plugin refused")
+    X(ELOAD, 14, "plugin refused")                                                                 \
+    X(EOVERLOAD, 15, "too many senders wait for room in it")
 
 enum {
     SHOAL_OK = 0,

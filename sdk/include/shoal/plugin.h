@@ -39,9 +39,13 @@ extern "C" {
  *        SHOAL_POOL_SET_STRATEGY), running/idle/resizes in the stats,
  *        room for every receiver (shoal_notify_room on bounded actors and
  *        forward pools, shoal_runtime_send_wait)
+ *   1.6  elastic pools: idle_timeout_ms (and lazy grow), max_waiting
+ *        (SHOAL_EOVERLOAD) and autoscale in shoal_pool_spec_t, their
+ *        counters in shoal_pool_stats_t, SHOAL_POOL_SET_BOUNDS and
+ *        SHOAL_POOL_SET_ELASTIC; the task pools of shoal/tasks.h
  * The host reads a behaviour field only if the plugin's minor has it. */
 #define SHOAL_ABI_MAJOR 1
-#define SHOAL_ABI_MINOR 5
+#define SHOAL_ABI_MINOR 6
 
 /* The exported symbol's name, and the ELF note's owner. */
 #define SHOAL_PLUGIN_SYMBOL "shoal_plugin"

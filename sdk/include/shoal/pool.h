@@ -51,6 +51,63 @@ typedef struct shoal_pool_restart_s {
     uint64_t backoff_ms; /* first retry once degraded; default 100 */
 } shoal_pool_restart_t;
 
+/* Elastic pools (ABI 1.6). Forward pools whose workers are actors (not
+ * pools, not isolation: process) and pull pools may change their own size
+ * within [min_size, max_size]:
+ *
+ * idle_timeout_ms (ants' ExpiryDuration, pond's IdleTimeout): a worker that
+ *   has waited for work this long ends (it has nothing queued: nothing is
+ *   lost), down to min_size; the target size follows. Then a send that finds
+ *   every worker full while fewer than max_size run is not refused: a
+ *   worker is started for it (ants' lazy grow; a pull pool starts one when
+ *   an item comes and no worker waits for work). Counted: expired,
+ *   lazy_grown.
+ * max_waiting (ants' MaxBlockingTasks): how many senders may wait for room
+ *   in the pool at once -- threads in shoal_runtime_send_wait and actors
+ *   that asked with shoal_notify_room; one more is refused at once with
+ *   SHOAL_EOVERLOAD (counted: waiting_refused). 0: no bound.
+ * autoscale: with `when` non-zero, the pool's actor measures three signals
+ *   every SHOAL_AUTOSCALE_TICK_MS, over that tick:
+ *     busy      time its workers spent handling / (wall time x workers),
+ *               in permille (every turn of a member is timed: two clock
+ *               reads a turn, only in an autoscaled pool);
+ *     wait_p99  the 99th percentile of the queue wait of the sampled
+ *               messages (pool stats), in microseconds; no reading below
+ *               4 samples;
+ *     refused   sends refused (SHOAL_EBUSY) per second.
+ *   Pressure: any signal named in `when` above its up_ threshold. Calm:
+ *   every signal named at or below its down_ threshold (the thresholds
+ *   between are the hysteresis: neither grows nor shrinks).
+ *   Grow: pressure at every tick for up_for_ms, and no change for
+ *   cooldown_ms: to the largest of size + up_step, the size at which the
+ *   busy ratio would be the target (size x busy / target), and the size
+ *   the offered load needs ((accepted + refused)/s x the mean time a
+ *   message took / target), where target is midway between the busy
+ *   thresholds. Shrink: calm for down_idle_ms, and no change for
+ *   cooldown_ms, by down_step -- but never to a size at which the busy
+ *   ratio would pass the target. Each decision is logged with the
+ *   signals' values and counted (autoscale_ups, autoscale_downs); a
+ *   resize by command (a reload, shoalctl scale) holds until the next.
+ * The thresholds have defaults (shoal_pool_spec_init): busy 800/400 permille,
+ * wait_p99 5000/2500 us, refused 0/0 per second; a down threshold must be
+ * below its up one (refused: at most). */
+#define SHOAL_AUTOSCALE_BUSY 1u    /* busy ratio */
+#define SHOAL_AUTOSCALE_WAIT 2u    /* queue wait p99 */
+#define SHOAL_AUTOSCALE_REFUSED 4u /* refusals per second */
+#define SHOAL_AUTOSCALE_TICK_MS 250u
+
+typedef struct shoal_pool_autoscale_s {
+    uint32_t when;      /* SHOAL_AUTOSCALE_* or'ed: the signals of pressure; 0: autoscale off */
+    uint32_t up_step;   /* workers a growth adds at least; default 1 */
+    uint64_t up_for_ms; /* pressure this long before the pool grows; default 1000 */
+    uint32_t up_busy, down_busy;       /* permille of busy; default 800 and 400 */
+    uint64_t up_wait_us, down_wait_us; /* wait_p99; default 5000 and 2500 */
+    uint64_t up_refused, down_refused; /* per second; default 0 and 0 */
+    uint32_t down_step;                /* workers a shrink removes; default 1 */
+    uint64_t down_idle_ms;             /* calm this long before the pool shrinks; default 30000 */
+    uint64_t cooldown_ms; /* no decision this long after any change of size; default 5000 */
+} shoal_pool_autoscale_t;
+
 /* What a pool is made of. Fill with shoal_pool_spec_init, then set fields.
  * The pool copies the spec (names and nested specs included); worker_args
  * and manager_args are passed by pointer and must stay valid while the pool
@@ -85,6 +142,10 @@ typedef struct shoal_pool_spec_s {
     const void *source_args;         /* its init's args; must stay valid while the pool lives */
     /* Appended in ABI 1.5. */
     uint32_t strategy; /* forward pools: SHOAL_POOL_STRATEGY_*; default FIFO (pull: FIFO only) */
+    /* Appended in ABI 1.6: elastic pools (below). */
+    uint64_t idle_timeout_ms; /* a worker idle this long ends, down to min_size; 0: never */
+    uint32_t max_waiting;     /* senders waiting for room at once, at most; 0: no bound */
+    shoal_pool_autoscale_t autoscale;
 } shoal_pool_spec_t;
 
 /* Pool kinds. A forward pool hands each send to a worker's mailbox on the
@@ -167,6 +228,20 @@ SHOAL_API int(shoal_spawn_pool)(shoal_ctx_t *ctx, const shoal_pool_spec_t *spec,
 /* SHOAL_POOL_WORKER_STATS 0xFFFE000Au: per worker (shoal/pull.h) */
 /* Forward pools only (others answer SHOAL_ENOTSUP). */
 #define SHOAL_POOL_SET_STRATEGY 0xFFFE000Bu /* payload: SHOAL_POOL_STRATEGY_*; reply: it */
+/* ABI 1.6. SET_BOUNDS: payload two uint32_t, min_size then max_size (1 <=
+ * min <= max <= SHOAL_POOL_MAX_SIZE, max not past the pool's capacity at
+ * its start); the size is clamped into them; reply: the size. SET_ELASTIC:
+ * payload a shoal_pool_elastic_t; the pool's idle_timeout_ms, max_waiting
+ * and autoscale from now on (SHOAL_EINVAL for bad thresholds, SHOAL_ENOTSUP
+ * where elastic pools are not: a pool of pools, an isolated one); reply:
+ * the uint32_t 0. */
+#define SHOAL_POOL_SET_BOUNDS 0xFFFE000Cu
+#define SHOAL_POOL_SET_ELASTIC 0xFFFE000Du
+typedef struct shoal_pool_elastic_s {
+    uint64_t idle_timeout_ms;
+    uint32_t max_waiting;
+    shoal_pool_autoscale_t autoscale;
+} shoal_pool_elastic_t;
 
 enum { SHOAL_POOL_RUNNING = 0, SHOAL_POOL_DEGRADED = 1, SHOAL_POOL_DRAINING = 2 };
 
@@ -223,6 +298,18 @@ typedef struct shoal_pool_stats_s {
      * 0. A recent picture, like the counters. */
     uint32_t running, idle;
     uint64_t resizes; /* resizes that changed the target size (commands, reloads) */
+    /* Appended in ABI 1.6 (elastic pools, above). */
+    uint32_t waiting;         /* senders waiting for room now (threads and actors) */
+    uint32_t max_waiting;     /* 0: no bound */
+    uint64_t waiting_refused; /* asks for room refused past max_waiting */
+    uint64_t idle_timeout_ms;
+    uint64_t expired;       /* workers ended by idle_timeout */
+    uint64_t lazy_grown;    /* workers started for a send that found every worker full */
+    uint32_t autoscale;     /* its `when`; 0: off */
+    uint32_t busy;          /* autoscale: busy over the last tick, permille */
+    uint64_t wait_p99_us;   /* autoscale: the last tick's queue wait p99 (0: no reading) */
+    uint64_t refused_per_s; /* autoscale: the last tick's refusals per second */
+    uint64_t autoscale_ups, autoscale_downs; /* its decisions */
 } shoal_pool_stats_t;
 
 /* From a thread that is not a dispatcher worker: the commands above as
@@ -241,6 +328,12 @@ SHOAL_API int shoal_pool_stats(shoal_runtime_t *rt, shoal_pid_t pool, shoal_pool
 /* SHOAL_OK, SHOAL_EINVAL (not a strategy), SHOAL_ENOTSUP (not a forward pool). */
 SHOAL_API int shoal_pool_set_strategy(shoal_runtime_t *rt, shoal_pid_t pool, uint32_t strategy,
                                       uint64_t timeout_ms);
+/* SHOAL_POOL_SET_BOUNDS and SET_ELASTIC (above) as blocking calls: the size
+ * (>= 0), and SHOAL_OK; or a negative SHOAL_E*. */
+SHOAL_API int shoal_pool_set_bounds(shoal_runtime_t *rt, shoal_pid_t pool, uint32_t min_size,
+                                    uint32_t max_size, uint64_t timeout_ms);
+SHOAL_API int shoal_pool_set_elastic(shoal_runtime_t *rt, shoal_pid_t pool,
+                                     const shoal_pool_elastic_t *elastic, uint64_t timeout_ms);
 /* Drains the pool and waits until it has ended (SHOAL_OK). */
 SHOAL_API int shoal_pool_drain(shoal_runtime_t *rt, shoal_pid_t pool, uint64_t timeout_ms);
 

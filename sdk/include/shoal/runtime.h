@@ -85,8 +85,9 @@ SHOAL_API int shoal_runtime_send_priority(shoal_runtime_t *rt, shoal_pid_t to, u
  * asks: never polling) and tries again, until timeout_ms has passed
  * (SHOAL_ETIMEDOUT; UINT64_MAX: no limit). SHOAL_ENOPROC if the receiver
  * ends meanwhile. A receiver that cannot tell (an isolated pool) gives its
- * refusal at once. Not from a worker thread (SHOAL_EINVAL): an actor asks
- * with shoal_notify_room instead. ABI 1.5. */
+ * refusal at once; a pool whose max_waiting senders wait already,
+ * SHOAL_EOVERLOAD at once (shoal/pool.h). Not from a worker thread
+ * (SHOAL_EINVAL): an actor asks with shoal_notify_room instead. ABI 1.5. */
 SHOAL_API int shoal_runtime_send_wait(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
                                       const void *data, size_t size, uint64_t timeout_ms);
 

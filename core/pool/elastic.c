@@ -1,0 +1,409 @@
+/* elastic.c - elastic pools (shoal/pool.h): a worker idle past
+ * idle_timeout ends, down to min_size; a send that finds every worker full
+ * while fewer than max_size run has one started for it (lazy grow);
+ * max_waiting bounds who waits for room; and the tick the pool's actor
+ * runs for these and for autoscale (autoscale.c). Everything but the
+ * senders' side of lazy grow runs in the pool actor's turns.
+ *
+ * THE GROW LIST (a forward pool's lazy grow)
+ *   claim     a sender whose every offer was refused, in a lazy pool, claims
+ *             room in workers still to be started: grow_msgs + 1, by a CAS
+ *             that keeps the live workers it saw + ceil(grow_msgs /
+ *             lazy_mailbox) <= lazy_max [relaxed: a count that publishes
+ *             nothing; the envelope goes through the list]. A sender that
+ *             saw an older, smaller live count may claim one more than
+ *             there will be workers for: that send is placed over a
+ *             worker's limit, never lost (the pool's actor, below).
+ *   push      it links the envelope in front of grow_head [CAS, seq_cst:
+ *             release for the envelope's contents, and the sender's store
+ *             of the end pair below] and, if the list was empty, sends the
+ *             pool's actor SHOAL__POOL_TICK_GROW (priority).
+ *   take      the pool's actor takes the whole list [exchange, seq_cst:
+ *             acquires the pushes], in the order sent, and places each:
+ *             on a worker with room; else on a worker it starts for it
+ *             (while fewer than max_size); else over a worker's limit
+ *             (orphans.c). Then grow_msgs - what it took.
+ *   the end   the pool's actor, ending, stores grow_closed [seq_cst] and
+ *             then takes the list and drops what it holds (counted, calls
+ *             answered). A sender, after its push, loads grow_closed
+ *             [seq_cst]: store-buffering on (grow_head, grow_closed),
+ *             either the actor's take sees the push or the sender sees the
+ *             close and takes the list itself (takes are exchanges: each
+ *             envelope is taken once).
+ *
+ * IDLE EXPIRY
+ *   A forward pool's worker is idle when it is IDLE, has nothing queued,
+ *   and its dequeue count has not moved since the pool's actor last looked
+ *   (`seen`, per slot: the pid, the count, since when); a pull pool's
+ *   member when its seat says it waits (pull.h: seats). Idle past
+ *   idle_timeout, and more than min_size live: it leaves the FIFO and
+ *   retires (workers.c) -- a send that raced the check is handled before it
+ *   ends -- and the target follows. The tick looks every quarter of
+ *   idle_timeout (5 ms .. 250 ms), so a worker ends within 1.25 x of it.
+ */
+#include "pool/elastic.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actor/call.h"
+#include "actor/room.h"
+#include "actor/send.h"
+#include "runtime/runtime.h"
+
+/* ---- settings ------------------------------------------------------------- */
+
+static bool is_elastic(const shoal_pool_elastic_t *el)
+{
+    return el->idle_timeout_ms != 0 || el->max_waiting != 0 || el->autoscale.when != 0;
+}
+
+int shoal__pool_elastic_check(const shoal_pool_spec_t *spec, const shoal_pool_elastic_t *el,
+                              bool remote)
+{
+    if (!is_elastic(el))
+        return SHOAL_OK;
+    if (spec->worker_pool != NULL || remote)
+        return SHOAL_ENOTSUP; /* a pool of pools sizes its level; an isolated pool its child */
+    const shoal_pool_autoscale_t *a = &el->autoscale;
+    if (el->idle_timeout_ms > UINT64_MAX / 1000000u)
+        return SHOAL_EINVAL;
+    if (a->when == 0)
+        return SHOAL_OK;
+    if ((a->when &
+         ~(uint32_t)(SHOAL_AUTOSCALE_BUSY | SHOAL_AUTOSCALE_WAIT | SHOAL_AUTOSCALE_REFUSED)) != 0 ||
+        a->up_step == 0 || a->down_step == 0 || a->up_busy > 1000 || a->down_busy >= a->up_busy ||
+        a->down_wait_us >= a->up_wait_us || a->down_refused > a->up_refused ||
+        a->up_for_ms > UINT64_MAX / 1000000u || a->down_idle_ms > UINT64_MAX / 1000000u ||
+        a->cooldown_ms > UINT64_MAX / 1000000u)
+        return SHOAL_EINVAL;
+    return SHOAL_OK;
+}
+
+static shoal_pool_elastic_t elastic_of(const shoal_pool_spec_t *s)
+{
+    return (shoal_pool_elastic_t){s->idle_timeout_ms, s->max_waiting, s->autoscale};
+}
+
+/* The tick's period: a quarter of idle_timeout (5 ms .. 250 ms), and at most
+ * SHOAL_AUTOSCALE_TICK_MS while autoscaling. */
+static uint64_t tick_ms(const shoal_pool_t *p)
+{
+    uint64_t ms = SHOAL_AUTOSCALE_TICK_MS;
+    if (p->spec.idle_timeout_ms != 0) {
+        uint64_t q = p->spec.idle_timeout_ms / 4;
+        q = q < 5 ? 5 : q;
+        ms = q < ms ? q : ms;
+    }
+    return ms;
+}
+
+static bool ticks(const shoal_pool_t *p)
+{
+    return p->spec.idle_timeout_ms != 0 || p->spec.autoscale.when != 0;
+}
+
+void shoal__pool_elastic_free(struct shoal_elastic_s *el)
+{
+    if (el == NULL)
+        return;
+    free(el->seen);
+    free(el);
+}
+
+int shoal__pool_set_elastic(struct shoal_ctx_s *ctx, shoal_pool_t *p,
+                            const shoal_pool_elastic_t *el)
+{
+    int rc = shoal__pool_elastic_check(&p->spec, el, p->remote != NULL);
+    if (rc != SHOAL_OK)
+        return rc;
+    if (p->el == NULL && is_elastic(el)) {
+        struct shoal_elastic_s *e = calloc(1, sizeof *e);
+        shoal_seen_t *seen = calloc(p->cap, sizeof *seen);
+        if (e == NULL || seen == NULL) {
+            free(e);
+            free(seen);
+            return SHOAL_ENOMEM;
+        }
+        e->seen = seen;
+        p->el = e;
+    }
+    bool was_scaling = p->spec.autoscale.when != 0;
+    p->spec.idle_timeout_ms = el->idle_timeout_ms;
+    p->spec.max_waiting = el->max_waiting;
+    p->spec.autoscale = el->autoscale;
+    /* relaxed: senders read each as a value on its own (pool.h). */
+    atomic_store_explicit(&p->lazy, el->idle_timeout_ms != 0, memory_order_relaxed);
+    atomic_store_explicit(&p->lazy_max, p->spec.max_size, memory_order_relaxed);
+    atomic_store_explicit(&p->lazy_mailbox,
+                          p->spec.mailbox == SHOAL_MAILBOX_UNBOUNDED ? 0 : p->spec.mailbox,
+                          memory_order_relaxed);
+    atomic_store_explicit(&p->max_waiting, el->max_waiting, memory_order_relaxed);
+    atomic_store_explicit(&p->g.timed, el->autoscale.when != 0, memory_order_relaxed);
+    if (el->autoscale.when != 0 && !was_scaling && p->el != NULL) {
+        p->el->as = (shoal_autoscale_state_t){0}; /* readings start afresh */
+    }
+    if (ticks(p))
+        shoal__pool_schedule(ctx, tick_ms(p), SHOAL__POOL_TICK_ELASTIC, &p->tick_pending);
+    return SHOAL_OK;
+}
+
+int shoal__pool_set_bounds(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t min, uint32_t max)
+{
+    if (p->remote != NULL)
+        return SHOAL_ENOTSUP; /* its child's pool has the workers */
+    if (min > max || max == 0 || max > p->cap)
+        return SHOAL_EINVAL;
+    if (p->state == SHOAL_POOL_DRAINING)
+        return 0;
+    p->spec.min_size = min;
+    p->spec.max_size = max;
+    atomic_store_explicit(&p->lazy_max, max, memory_order_relaxed);
+    uint32_t size = p->target < min ? min : p->target > max ? max : p->target;
+    return (int)shoal__pool_resize(ctx, p, size);
+}
+
+/* ---- max_waiting ----------------------------------------------------------- */
+
+uint32_t shoal__pool_waiting(shoal_pool_t *p)
+{
+    if (p->pull != NULL)
+        return atomic_load_explicit(&p->pull->nwaiting, memory_order_relaxed);
+    if (p->remote != NULL)
+        return 0;
+    size_t n = shoal__room_count(p->rt, p->g.pid);
+    return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
+/* ---- lazy grow: the grow list ----------------------------------------------- */
+
+/* Drops envelopes off the list (the pool has ended): counted, calls
+ * answered with SHOAL_ENOPROC. */
+static void drop_list(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, shoal_env_t *e)
+{
+    uint64_t k = 0;
+    while (e != NULL) {
+        shoal_env_t *next =
+            shoal__env_of(atomic_load_explicit(&e->node.next, memory_order_relaxed));
+        if (shoal__env_kind(e) == SHOAL_MSG_CALL) {
+            struct shoal_reply_s reply = {.tc = tc, .env = NULL, .status = SHOAL_ENOPROC};
+            shoal__reply_send(rt, tc, p->g.pid, e->from, shoal__env_ref(e), &reply);
+        }
+        SHOAL_STAT_ADD(tc, msgs_dropped, 1);
+        shoal__pool_count_dropped(tc, p);
+        shoal__env_free(tc, e);
+        e = next;
+        k++;
+    }
+    atomic_fetch_sub_explicit(&p->grow_msgs, k, memory_order_relaxed);
+}
+
+void shoal__pool_grow_sweep(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
+{
+    /* seq_cst: the end's store, then its take (the end pair). */
+    atomic_store_explicit(&p->grow_closed, 1, memory_order_seq_cst);
+    drop_list(rt, tc, p, atomic_exchange_explicit(&p->grow_head, NULL, memory_order_seq_cst));
+}
+
+int shoal__pool_lazy_take(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, shoal_env_t *e,
+                          uint32_t n)
+{
+    uint32_t mb = atomic_load_explicit(&p->lazy_mailbox, memory_order_relaxed);
+    uint32_t max = atomic_load_explicit(&p->lazy_max, memory_order_relaxed);
+    if (mb == 0 || n >= max)
+        return SHOAL_EBUSY;
+    uint64_t g = atomic_load_explicit(&p->grow_msgs, memory_order_relaxed);
+    do {
+        if ((uint64_t)n + (g + mb) / mb > max) /* ceil((g + 1) / mb) workers */
+            return SHOAL_EBUSY;
+        /* relaxed: the claim (see THE GROW LIST). */
+    } while (!atomic_compare_exchange_weak_explicit(&p->grow_msgs, &g, g + 1, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    e->meta |= SHOAL_ENV_POOLED;
+    shoal__pool_stamp(e); /* its wait includes the start of its worker */
+    shoal_env_t *head = atomic_load_explicit(&p->grow_head, memory_order_relaxed);
+    do {
+        atomic_store_explicit(&e->node.next, head ? &head->node : NULL, memory_order_relaxed);
+        /* seq_cst: the push (see THE GROW LIST). */
+    } while (!atomic_compare_exchange_weak_explicit(&p->grow_head, &head, e, memory_order_seq_cst,
+                                                    memory_order_relaxed));
+    if (head == NULL) /* the list was empty: the pool's actor is told once */
+        shoal__send(rt, tc, SHOAL_PID_NONE, p->g.pid, SHOAL__POOL_TICK_GROW, NULL, 0, true, NULL,
+                    NULL);
+    /* seq_cst: the sender's load of the end pair. */
+    if (atomic_load_explicit(&p->grow_closed, memory_order_seq_cst))
+        drop_list(rt, tc, p, atomic_exchange_explicit(&p->grow_head, NULL, memory_order_seq_cst));
+    return SHOAL_OK;
+}
+
+void shoal__pool_lazy_ask(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
+{
+    /* relaxed: a request to look, not a count; the pool's actor clears it
+     * before it looks, so a later ask is never lost. */
+    if (atomic_load_explicit(&p->grow_asked, memory_order_relaxed) ||
+        atomic_exchange_explicit(&p->grow_asked, 1, memory_order_relaxed))
+        return;
+    shoal__send(rt, tc, SHOAL_PID_NONE, p->g.pid, SHOAL__POOL_TICK_GROW, NULL, 0, true, NULL, NULL);
+}
+
+/* Starts one worker for lazy grow: its pid, or SHOAL_PID_NONE. */
+static shoal_pid_t grow_one(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    if (p->state != SHOAL_POOL_RUNNING || shoal__pool_live(p) >= p->spec.max_size ||
+        atomic_load_explicit(&ctx->rt->stopping, memory_order_relaxed))
+        return SHOAL_PID_NONE;
+    shoal_pid_t pid;
+    int rc = shoal__pool_spawn_worker(ctx, p, &p->spec, &p->hold, false, &pid);
+    if (rc != SHOAL_OK) {
+        shoal__log(ctx->rt, SHOAL_LOG_ERROR, ctx->self, p->name,
+                   "cannot start a worker for a send (lazy grow): %s", shoal_strerror(rc));
+        return SHOAL_PID_NONE;
+    }
+    shoal__pool_table_append(p, pid);
+    if (p->target < shoal__pool_live(p))
+        p->target = shoal__pool_live(p);
+    p->lazy_grown++;
+    return pid;
+}
+
+/* A pull pool: items wait and no member waits for work -- one more. */
+static void pull_grow(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    if (!atomic_load_explicit(&p->lazy, memory_order_relaxed))
+        return;
+    if (shoal__inject_count(&p->pull->queue, memory_order_seq_cst) != 0 &&
+        atomic_load_explicit(&p->pull->sleepers, memory_order_seq_cst) == 0)
+        grow_one(ctx, p);
+}
+
+/* Places one send from the grow list (see THE GROW LIST: take). */
+static void place_grown(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *e,
+                        shoal_pid_t *fresh)
+{
+    if (*fresh != SHOAL_PID_NONE && shoal__deliver(ctx->rt, ctx->tc, *fresh, e, false) == SHOAL_OK)
+        return;
+    uint32_t n = shoal__pool_live(p);
+    for (uint32_t i = 0; i < n; i++)
+        if (shoal__deliver(ctx->rt, ctx->tc, shoal__pool_slot(p, i), e, false) == SHOAL_OK)
+            return;
+    *fresh = grow_one(ctx, p);
+    if (*fresh != SHOAL_PID_NONE && shoal__deliver(ctx->rt, ctx->tc, *fresh, e, false) == SHOAL_OK)
+        return;
+    shoal__pool_hold_placed(ctx, p, e); /* over a limit, or for the next worker */
+}
+
+void shoal__pool_on_grow(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    if (p->pull != NULL) {
+        /* relaxed: cleared before we look (shoal__pool_lazy_ask). */
+        atomic_store_explicit(&p->grow_asked, 0, memory_order_relaxed);
+        pull_grow(ctx, p);
+        return;
+    }
+    /* seq_cst: the take (see THE GROW LIST). */
+    shoal_env_t *e = atomic_exchange_explicit(&p->grow_head, NULL, memory_order_seq_cst);
+    shoal_env_t *fifo = NULL; /* the list is newest first */
+    uint64_t k = 0;
+    while (e != NULL) {
+        shoal_env_t *next =
+            shoal__env_of(atomic_load_explicit(&e->node.next, memory_order_relaxed));
+        atomic_store_explicit(&e->node.next, fifo ? &fifo->node : NULL, memory_order_relaxed);
+        fifo = e;
+        e = next;
+        k++;
+    }
+    shoal_pid_t fresh = SHOAL_PID_NONE;
+    while (fifo != NULL) {
+        shoal_env_t *next =
+            shoal__env_of(atomic_load_explicit(&fifo->node.next, memory_order_relaxed));
+        place_grown(ctx, p, fifo, &fresh);
+        fifo = next;
+    }
+    atomic_fetch_sub_explicit(&p->grow_msgs, k, memory_order_relaxed);
+}
+
+/* ---- idle expiry ------------------------------------------------------------- */
+
+/* Retires the worker in slot i (idle past idle_timeout). */
+static void expire_at(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t i)
+{
+    shoal_pid_t pid = shoal__pool_slot(p, i);
+    uint32_t last = shoal__pool_live(p) - 1;
+    if (p->el != NULL)
+        p->el->seen[i] = p->el->seen[last]; /* the last worker moves into slot i */
+    shoal__pool_table_remove_at(p, i);
+    shoal__pool_retire_worker(ctx, p, pid);
+    if (p->target > shoal__pool_live(p))
+        p->target = shoal__pool_live(p);
+    p->expired++;
+}
+
+static void expire_forward(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now, uint64_t limit)
+{
+    shoal_runtime_t *rt = ctx->rt;
+    shoal_seen_t *seen = p->el->seen;
+    for (uint32_t i = 0; i < shoal__pool_live(p);) {
+        shoal_pid_t pid = shoal__pool_slot(p, i);
+        shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(pid));
+        /* relaxed: a recent picture; a send that races the retirement is
+         * handled before the worker ends (workers.c: retiring). */
+        uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_relaxed);
+        uint32_t deq =
+            atomic_load_explicit(&shoal__actor_back(rt, a)->user_deq, memory_order_relaxed);
+        bool idle = shoal__rsv_gen(w) == shoal__pid_gen(pid) &&
+                    atomic_load_explicit(&a->sched, memory_order_relaxed) == SHOAL_SCHED_IDLE &&
+                    shoal__rsv_depth(w, deq) == 0;
+        if (seen[i].pid != pid || seen[i].deq != deq || !idle) {
+            seen[i] = (shoal_seen_t){pid, deq, now};
+            i++;
+            continue;
+        }
+        if (now - seen[i].since >= limit && shoal__pool_live(p) > p->spec.min_size) {
+            expire_at(ctx, p, i); /* slot i holds another worker now */
+            continue;
+        }
+        i++;
+    }
+}
+
+static void expire_pull(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now, uint64_t limit)
+{
+    shoal_pid_t idle[64]; /* 64 a tick at most */
+    size_t n = shoal__pull_idle_past(p, now, limit, idle, 64);
+    for (size_t k = 0; k < n && shoal__pool_live(p) > p->spec.min_size; k++) {
+        for (uint32_t i = 0; i < shoal__pool_live(p); i++) {
+            if (shoal__pool_slot(p, i) == idle[k]) {
+                expire_at(ctx, p, i);
+                break;
+            }
+        }
+    }
+}
+
+void shoal__pool_on_elastic_tick(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    p->tick_pending = false;
+    if (p->el == NULL || !ticks(p) || p->state == SHOAL_POOL_DRAINING)
+        return;
+    uint64_t now = shoal__now_ns();
+    if (p->spec.idle_timeout_ms != 0) {
+        uint64_t limit = shoal__ms_to_ns(p->spec.idle_timeout_ms);
+        if (p->pull != NULL)
+            expire_pull(ctx, p, now, limit);
+        else
+            expire_forward(ctx, p, now, limit);
+        if (p->pull != NULL)
+            pull_grow(ctx, p); /* items left with no member waiting (a member retired) */
+    }
+    if (p->spec.autoscale.when != 0)
+        shoal__autoscale_tick(ctx, p, now);
+    shoal__pool_schedule(ctx, tick_ms(p), SHOAL__POOL_TICK_ELASTIC, &p->tick_pending);
+}
+
+void shoal__pool_elastic_start(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    shoal_pool_elastic_t el = elastic_of(&p->spec);
+    if (is_elastic(&el))
+        shoal__pool_set_elastic(ctx, p, &el);
+}
