@@ -67,6 +67,9 @@ static void pool_defaults(shoal_config_pool_t *p)
     p->kind = SHOAL_POOL_KIND_FORWARD;
     p->prefetch = 1;
     p->buffer = 1024;
+    shoal_pool_spec_t d; /* autoscale's defaults are the SDK's */
+    shoal_pool_spec_init(&d);
+    p->autoscale = d.autoscale;
 }
 
 typedef struct ctx_s {
@@ -336,6 +339,9 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
          * config at the top, a pool for its restart policy. */
         return check_map(v, k->sub, val, sub, base, depth);
     }
+    case SHOAL_KEY_WHEN: /* parsed once the section is whole (config_elastic.c) */
+        *(const shoal_node_t **)(void *)at = val;
+        return SHOAL_OK;
     case SHOAL_KEY_ARGS:
         if (val->kind != SHOAL_NODE_MAP)
             return shoal__node_fail(err, val, "%s.args: expected a mapping, got %s", path,
@@ -426,6 +432,8 @@ static int check_pool(vctx_t *v, const shoal_node_t *map, const char *name, cons
             "it run in its process)",
             path);
     if ((rc = shoal__config_pull_check(v->c, v->err, map, path, p, depth)) != SHOAL_OK)
+        return rc;
+    if ((rc = shoal__config_elastic_check(v->c, v->err, map, path, p, depth)) != SHOAL_OK)
         return rc;
     const shoal_node_t *size_at = shoal__node_get(map, "size");
     const shoal_node_t *min_at = shoal__node_get(map, "min"), *max_at = shoal__node_get(map, "max");

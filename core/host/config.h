@@ -77,6 +77,13 @@ typedef struct shoal_config_pool_s {
     const shoal_node_t *src_args;     /* the `source_args:` mapping, or NULL */
     shoal_module_t *src_module;       /* resolve: a reference */
     const shoal_behaviour_t *src_beh;
+    /* elastic pools (config_elastic.c): a pool under pools: whose workers
+     * are actors, not isolated; applied live by a reload (SET_ELASTIC) */
+    uint64_t idle_timeout_ms;         /* 0: never */
+    uint32_t max_waiting;             /* 0: no bound */
+    shoal_pool_autoscale_t autoscale; /* when 0: off */
+    uint32_t as_min, as_max;          /* autoscale.min and max as written (the pool's bounds) */
+    const shoal_node_t *up_when_at, *down_when_at; /* autoscale.up.when, down.when */
 } shoal_config_pool_t;
 
 typedef struct shoal_config_plugin_s {
@@ -209,6 +216,21 @@ int shoal__config_pull_links(shoal_config_t *c, shoal_diag_t *err);
  * "pool jobs: pull, 4 workers, prefetch 2, buffer 1024, redeliver 3,
  *  dead_letter failed, source burn.burn". */
 void shoal__config_pull_describe(const shoal_config_pool_t *p, char *buf, size_t size);
+
+/* ---- between config.c and config_elastic.c ---- */
+
+/* After a pool's keys (before its size is checked against its bounds):
+ * idle_timeout, max_waiting and autoscale refused where they do not apply
+ * (a nested pool, a pool of pools, an isolated one), autoscale's `when`
+ * conditions parsed and checked, its min and max made the pool's bounds
+ * (given once: there or as min/max), and the start size, if not given,
+ * set to its min. */
+int shoal__config_elastic_check(shoal_config_t *c, shoal_diag_t *err, const shoal_node_t *map,
+                                const char *path, shoal_config_pool_t *p, unsigned depth);
+/* What autoscale is, for --check and a reload's line: "busy > 80%,
+ * refused > 0/s for 1s, +1; down: busy < 40%, refused <= 0/s idle 30s,
+ * -1; cooldown 5s". */
+void shoal__config_autoscale_text(const shoal_pool_autoscale_t *a, char *buf, size_t size);
 
 /* Prints the schema: every key with its type, default, bounds and doc. */
 void shoal__config_help(FILE *out);

@@ -23,9 +23,12 @@
 /* ---- what changed ---------------------------------------------------------- */
 
 /* Whether b differs from a only in its leaf workers' code or args (and the
- * top's size, mailbox and strategy): then the pool keeps its PID, and its
+ * top's size, mailbox, strategy and elastic settings; and its bounds, if
+ * b's max is within cap, the most workers the running pool can have, 0
+ * for none: elastic.c, SET_BOUNDS): then the pool keeps its PID, and its
  * workers are swapped if the code or args differ. */
-static bool same_shape(const shoal_config_pool_t *a, const shoal_config_pool_t *b, bool top)
+static bool same_shape(const shoal_config_pool_t *a, const shoal_config_pool_t *b, bool top,
+                       uint32_t cap)
 {
     if ((a->nested == NULL) != (b->nested == NULL) || a->isolation != b->isolation)
         return false;
@@ -33,18 +36,19 @@ static bool same_shape(const shoal_config_pool_t *a, const shoal_config_pool_t *
         return false;
     if (a->isolation != SHOAL_ISOLATION_NONE && a->strategy != b->strategy)
         return false; /* its child process's pool picks the workers: a new child */
-    if (a->min_size != b->min_size || a->max_size != b->max_size ||
+    bool live_bounds = top && a->isolation == SHOAL_ISOLATION_NONE && b->max_size <= cap;
+    if ((!live_bounds && (a->min_size != b->min_size || a->max_size != b->max_size)) ||
         a->restart.max != b->restart.max || a->restart.within_ms != b->restart.within_ms ||
         a->restart.backoff_ms != b->restart.backoff_ms)
         return false;
-    return a->nested == NULL || same_shape(a->nested, b->nested, false);
+    return a->nested == NULL || same_shape(a->nested, b->nested, false, 0);
 }
 
 /* Whether a running pool can become b without new workers: the same shape,
  * and at its leaf the same code (plugin module, behaviour) and args. */
-static bool same_workers(const shoal_config_pool_t *a, const shoal_config_pool_t *b)
+static bool same_workers(const shoal_config_pool_t *a, const shoal_config_pool_t *b, uint32_t cap)
 {
-    if (!same_shape(a, b, true))
+    if (!same_shape(a, b, true, cap))
         return false;
     while (a->nested != NULL)
         a = a->nested, b = b->nested;
@@ -54,7 +58,7 @@ static bool same_workers(const shoal_config_pool_t *a, const shoal_config_pool_t
 
 bool shoal__host_same_actor(const shoal_config_pool_t *a, const shoal_config_pool_t *b)
 {
-    return same_workers(a, b);
+    return same_workers(a, b, 0);
 }
 
 /* What the pool runs with now (a scale may have changed its size since its
@@ -107,7 +111,7 @@ static void judge(shoal_host_t *h, const shoal_config_t *c, const shoal_config_p
 {
     v->why[0] = '\0';
     const shoal_host_pool_t *old = live_pool(h, cp->name);
-    v->fresh = old == NULL || !same_shape(old->cp, cp, true) ||
+    v->fresh = old == NULL || !same_shape(old->cp, cp, true, old->rec->cap) ||
                shoal__host_pull_replace(old->cp, cp, v->why, sizeof v->why);
     const shoal_config_pool_t *t = cp->dead_letter ? shoal__config_pool(c, cp->dead_letter) : NULL;
     if (v->fresh || t == NULL || depth >= c->npools)
@@ -152,6 +156,9 @@ static void note(change_log_t *l, const char *fmt, ...)
     l->n++;
 }
 
+static void size_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config_pool_t *cp,
+                      bool apply, change_log_t *log);
+
 /* What a reload does to metrics.listen (applied by shoald's reload hook,
  * shoal__host_hook, metrics.h): a note, or nothing when it stays. */
 static void metrics_note(change_log_t *log, const shoal_config_t *was, const shoal_config_t *c,
@@ -189,15 +196,14 @@ void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_
                  v->why, v->why[0] ? ": " : "");
             continue;
         }
-        if (!same_workers(hp->cp, cp)) {
+        if (!same_workers(hp->cp, cp, hp->rec->cap)) {
             char leaf[160];
             leaf_name(cp, leaf, sizeof leaf);
             note(&log, "%s: replace its workers (%s)", hp->name, leaf);
         }
+        size_live(h, hp, cp, false, &log);
         uint32_t run_size, run_mailbox;
         running(hp, &run_size, &run_mailbox);
-        if (cp->size != run_size)
-            note(&log, "%s size %u -> %u", hp->name, run_size, cp->size);
         if (cp->mailbox != run_mailbox) {
             char a[24], b[24];
             shoal__host_mailbox_text(run_mailbox, a);
@@ -223,6 +229,57 @@ void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_
         note(&log, "%s", notes);
     metrics_note(&log, h->config, c, false);
     snprintf(buf, size, "%s", log.n ? log.text : "no change");
+}
+
+/* ---- what is applied live ---------------------------------------------------- */
+
+static bool is_elastic(const shoal_config_pool_t *cp)
+{
+    return cp->autoscale.when != 0 || cp->idle_timeout_ms != 0 || cp->max_waiting != 0;
+}
+
+static bool same_elastic(const shoal_config_pool_t *a, const shoal_config_pool_t *b)
+{
+    return a->idle_timeout_ms == b->idle_timeout_ms && a->max_waiting == b->max_waiting &&
+           memcmp(&a->autoscale, &b->autoscale, sizeof a->autoscale) == 0;
+}
+
+/* The pool hp runs as the old config cp0 said (or as commands changed it
+ * since) and will run as cp says: its bounds (as they run now: a scale may
+ * have moved them), its elastic settings, and its size -- a pool that
+ * sizes itself keeps the size it has unless the file's size changed, any
+ * other is set to the file's. Noted in log; done too when apply. */
+static void size_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config_pool_t *cp,
+                      bool apply, change_log_t *log)
+{
+    const shoal_config_pool_t *cp0 = hp->cp;
+    shoal_pool_stats_t st;
+    shoal__host_peek(hp, &st);
+    if (st.min_size != cp->min_size || st.max_size != cp->max_size) {
+        int r = apply ? shoal_pool_set_bounds(h->rt, hp->pid, cp->min_size, cp->max_size, 5000)
+                      : SHOAL_OK;
+        note(log, "%s bounds %u..%u -> %u..%u%s", hp->name, st.min_size, st.max_size, cp->min_size,
+             cp->max_size, r < 0 ? " (failed)" : "");
+    }
+    if (!same_elastic(cp0, cp)) {
+        shoal_pool_elastic_t el = {cp->idle_timeout_ms, cp->max_waiting, cp->autoscale};
+        int r = apply ? shoal_pool_set_elastic(h->rt, hp->pid, &el, 5000) : SHOAL_OK;
+        char as[400];
+        shoal__config_autoscale_text(&cp->autoscale, as, sizeof as);
+        note(log,
+             "%s idle_timeout %" PRIu64 "ms -> %" PRIu64 "ms, max_waiting %u -> %u, autoscale "
+             "%s%s",
+             hp->name, cp0->idle_timeout_ms, cp->idle_timeout_ms, cp0->max_waiting, cp->max_waiting,
+             as, r < 0 ? " (failed)" : "");
+    }
+    uint32_t run_size, run_mailbox;
+    running(hp, &run_size, &run_mailbox);
+    bool set =
+        is_elastic(cp) ? cp->size != cp0->size && cp->size != run_size : cp->size != run_size;
+    if (set) {
+        int r = apply ? shoal_pool_set_size(h->rt, hp->pid, cp->size, 5000) : 0;
+        note(log, "%s size %u -> %u%s", hp->name, run_size, cp->size, r < 0 ? " (failed)" : "");
+    }
 }
 
 /* ---- the worker swap ------------------------------------------------------- */
@@ -401,7 +458,7 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
     for (size_t i = 0; i < first_new; i++) {
         shoal_host_pool_t *hp = &h->pools[i];
         const shoal_config_pool_t *cp = hp->draining ? NULL : shoal__config_pool(c, hp->name);
-        if (cp == NULL || verdicts[cp - c->pools].fresh || same_workers(hp->cp, cp))
+        if (cp == NULL || verdicts[cp - c->pools].fresh || same_workers(hp->cp, cp, hp->rec->cap))
             continue;
         char what[300];
         if ((rc = swap_prepare(h, c, gen, hp, cp, what, sizeof what)) != SHOAL_OK) {
@@ -447,13 +504,9 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
             continue;
         }
         /* What runs now (a scale may have changed the size since). */
+        size_live(h, hp, cp, true, &log);
         uint32_t run_size, run_mailbox;
         running(hp, &run_size, &run_mailbox);
-        if (cp->size != run_size) {
-            int r = shoal_pool_set_size(h->rt, hp->pid, cp->size, 5000);
-            note(&log, "%s size %u -> %u%s", hp->name, run_size, cp->size,
-                 r < 0 ? " (failed)" : "");
-        }
         if (cp->mailbox != run_mailbox) {
             char a[24], b2[24];
             shoal__host_mailbox_text(run_mailbox, a);

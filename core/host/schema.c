@@ -82,6 +82,42 @@ static const shoal_schema_t source_restart_schema = {"restart", source_restart_k
                                                      NKEYS(source_restart_keys)};
 
 #define PL(f) offsetof(shoal_config_pool_t, f)
+#define AS(f) offsetof(shoal_config_pool_t, autoscale.f)
+static const shoal_schema_key_t up_keys[] = {
+    {"when", SHOAL_KEY_WHEN, PL(up_when_at), 0, 0, NULL, NULL, "busy > 80%",
+     "pressure: one condition or a list of them, any of which holds -- busy > N% (time in "
+     "handlers over wall time), wait_p99 > DURATION (queue wait), refused > N (sends refused "
+     "a second)"},
+    {"for", SHOAL_KEY_DURATION, AS(up_for_ms), 0, YEAR_MS, NULL, NULL, "1s",
+     "pressure this long (at every reading, 4 a second) before the pool grows"},
+    {"step", SHOAL_KEY_U32, AS(up_step), 1, SHOAL_POOL_MAX_SIZE, NULL, NULL, "1",
+     "workers a growth adds at least (it adds as many as the load needs)"},
+};
+static const shoal_schema_t up_schema = {"up", up_keys, NKEYS(up_keys)};
+
+static const shoal_schema_key_t down_keys[] = {
+    {"when", SHOAL_KEY_WHEN, PL(down_when_at), 0, 0, NULL, NULL, "half of up's",
+     "calm: conditions on the signals up.when names, all of which hold -- busy < N%, wait_p99 "
+     "< DURATION, refused < N; below up's: between the two nothing moves"},
+    {"idle", SHOAL_KEY_DURATION, AS(down_idle_ms), 0, YEAR_MS, NULL, NULL, "30s",
+     "calm this long before the pool shrinks"},
+    {"step", SHOAL_KEY_U32, AS(down_step), 1, SHOAL_POOL_MAX_SIZE, NULL, NULL, "1",
+     "workers a shrink removes (never to a size whose busy ratio would pass the target)"},
+};
+static const shoal_schema_t down_schema = {"down", down_keys, NKEYS(down_keys)};
+
+static const shoal_schema_key_t autoscale_keys[] = {
+    {"min", SHOAL_KEY_U32, PL(as_min), 0, SHOAL_POOL_MAX_SIZE, NULL, NULL, "the pool's min",
+     "fewest workers (the pool's min: give it here or there)"},
+    {"max", SHOAL_KEY_U32, PL(as_max), 1, SHOAL_POOL_MAX_SIZE, NULL, NULL, "(required)",
+     "most workers (the pool's max)"},
+    {"up", SHOAL_KEY_SECTION, 0, 0, 0, NULL, &up_schema, "", "when and how the pool grows"},
+    {"down", SHOAL_KEY_SECTION, 0, 0, 0, NULL, &down_schema, "", "when and how it shrinks"},
+    {"cooldown", SHOAL_KEY_DURATION, AS(cooldown_ms), 0, YEAR_MS, NULL, NULL, "5s",
+     "no decision this long after any change of size (a decision, a scale, a reload)"},
+};
+static const shoal_schema_t autoscale_schema = {"autoscale", autoscale_keys, NKEYS(autoscale_keys)};
+
 static const shoal_schema_key_t pool_keys[] = {
     {"worker", SHOAL_KEY_WORKER, 0, 0, 0, NULL, NULL, "(required)",
      "PLUGIN.BEHAVIOUR, or a pool mapping (each worker is then a pool)"},
@@ -120,6 +156,15 @@ static const shoal_schema_key_t pool_keys[] = {
      "pull only: PLUGIN.BEHAVIOUR asked for items when the buffer has room (shoal/pull.h)"},
     {"source_args", SHOAL_KEY_SOURCE_ARGS, 0, 0, 0, NULL, NULL, "{}",
      "pull only: checked against the source behaviour's args schema, given to its init"},
+    {"idle_timeout", SHOAL_KEY_DURATION, PL(idle_timeout_ms), 10, YEAR_MS, NULL, NULL, "never",
+     "a worker idle this long ends, down to min; then a send that finds every worker full "
+     "starts one (up to max); a reload applies it live"},
+    {"max_waiting", SHOAL_KEY_U32, PL(max_waiting), 0, 1 << 24, NULL, NULL, "0",
+     "senders that may wait for room at once (send_wait, SHOAL_MSG_ROOM); one more gets "
+     "SHOAL_EOVERLOAD; 0: no bound; a reload applies it live"},
+    {"autoscale", SHOAL_KEY_SECTION, 0, 0, 0, NULL, &autoscale_schema, "off",
+     "the pool sizes itself within min..max on pressure and calm (see ELASTIC POOLS below); a "
+     "reload applies it live"},
 };
 const shoal_schema_t shoal__schema_pool = {"POOL", pool_keys, NKEYS(pool_keys)};
 
@@ -198,6 +243,8 @@ static const char *type_name(const shoal_schema_key_t *k, char *buf, size_t size
     case SHOAL_KEY_ARGS:
     case SHOAL_KEY_SOURCE_ARGS:
         return "mapping";
+    case SHOAL_KEY_WHEN:
+        return "condition | [condition]";
     case SHOAL_KEY_SOURCE:
         return "PLUGIN.BEHAVIOUR";
     case SHOAL_KEY_POOL_REF:
@@ -245,6 +292,23 @@ void shoal__config_help(FILE *out)
             "  the workers; a new kind, source, source_args, redeliver or dead_letter (or a\n"
             "  dead_letter pool that is itself replaced) replaces the pool: a new one starts\n"
             "  under the name and the old one drains what it holds, so nothing is lost.\n");
+    fprintf(out,
+            "\nELASTIC POOLS (idle_timeout, max_waiting, autoscale):\n"
+            "  For a pool under pools: whose worker is PLUGIN.BEHAVIOUR (forward or pull), not\n"
+            "  isolated. autoscale reads three signals 4 times a second: busy (time in handlers\n"
+            "  over wall time, per worker), wait_p99 (queue wait) and refused (sends refused a\n"
+            "  second). Pressure (any up.when condition) at every reading for up.for grows the\n"
+            "  pool at once to what the load needs (at least up.step more); calm (every\n"
+            "  down.when condition) for down.idle shrinks it by down.step; nothing is decided\n"
+            "  for cooldown after any change. Each decision is one log line with the signals.\n"
+            "  autoscale.min and .max are the pool's bounds (give them there or as min/max,\n"
+            "  not both); size, if not given, starts at min. Example:\n"
+            "    autoscale: { max: 32, up: { when: [busy > 80%%, refused > 0], for: 1s },\n"
+            "                 down: { idle: 30s }, cooldown: 5s }\n"
+            "  Reload: these, min and max are applied live (max up to the pool's max at its\n"
+            "  start; past it the pool is replaced); the running size is kept unless size\n"
+            "  changed in the file. A worker that blocks holds a dispatcher thread: a pool of\n"
+            "  blocking handlers grown past runtime.threads gains mailboxes, not concurrency.\n");
     fprintf(out, "\nSOURCE (each entry under sources:):\n");
     help_schema(out, &shoal__schema_source, "");
 }

@@ -31,6 +31,7 @@ typedef enum {
     SHOAL_KEY_SOURCE,      /* PLUGIN.BEHAVIOUR (a pull pool's source, config_pull.c) */
     SHOAL_KEY_SOURCE_ARGS, /* any mapping, handed to the source's init */
     SHOAL_KEY_POOL_REF,    /* the name of another top-level pool (a pull pool's dead_letter) */
+    SHOAL_KEY_WHEN,        /* autoscale conditions: one or a list; the node, kept as is */
 } shoal_key_type_t;
 
 typedef struct shoal_schema_s shoal_schema_t;

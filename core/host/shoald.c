@@ -51,6 +51,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,6 +213,18 @@ static int check(const char *path, char **control)
         char line[600];
         shoal__config_pull_describe(&c->pools[i], line, sizeof line);
         printf("%s\n", line);
+    }
+    for (size_t i = 0; i < c->npools; i++) { /* what an elastic pool does */
+        const shoal_config_pool_t *p = &c->pools[i];
+        if (p->autoscale.when == 0 && p->idle_timeout_ms == 0 && p->max_waiting == 0)
+            continue;
+        char as[400];
+        shoal__config_autoscale_text(&p->autoscale, as, sizeof as);
+        printf("pool %s: elastic, %u..%u workers (starts with %u), idle_timeout %" PRIu64
+               "ms%s, max_waiting %u%s, autoscale %s\n",
+               p->name, p->min_size, p->max_size, p->size, p->idle_timeout_ms,
+               p->idle_timeout_ms == 0 ? " (never)" : "", p->max_waiting,
+               p->max_waiting == 0 ? " (no bound)" : "", as);
     }
     shoal__config_free(c);
     shoal__loader_destroy(loader);

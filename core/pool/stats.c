@@ -335,6 +335,40 @@ static void inspect_pull_workers(shoal_pool_t *p, shoal_inspect_t *out)
     free(w);
 }
 
+/* "elastic": {"idle_timeout_ms":..,"max_waiting":..,"waiting_refused":..,"expired":..,
+ * "lazy_grown":..,"autoscale":null | {"when":"busy,refused","busy_permille":..,
+ * "wait_p99_us":..,"refused_per_s":..,"ups":..,"downs":..}} (shoal/pool.h). */
+static void inspect_elastic(const shoal_pool_t *p, const shoal_pool_stats_t *st,
+                            shoal_inspect_t *out)
+{
+    char as[400] = "null";
+    const shoal_pool_autoscale_t *a = &p->spec.autoscale;
+    if (st->autoscale != 0) {
+        char when[40];
+        snprintf(when, sizeof when, "%s%s%s%s%s", (a->when & SHOAL_AUTOSCALE_BUSY) ? "busy" : "",
+                 (a->when & SHOAL_AUTOSCALE_BUSY) && (a->when & ~SHOAL_AUTOSCALE_BUSY) ? "," : "",
+                 (a->when & SHOAL_AUTOSCALE_WAIT) ? "wait_p99" : "",
+                 (a->when & SHOAL_AUTOSCALE_WAIT) && (a->when & SHOAL_AUTOSCALE_REFUSED) ? "," : "",
+                 (a->when & SHOAL_AUTOSCALE_REFUSED) ? "refused" : "");
+        snprintf(as, sizeof as,
+                 "{\"when\":\"%s\",\"up_busy_permille\":%" PRIu32 ",\"down_busy_permille\":%" PRIu32
+                 ",\"up_wait_us\":%" PRIu64 ",\"down_wait_us\":%" PRIu64
+                 ",\"up_refused_per_s\":%" PRIu64 ",\"down_refused_per_s\":%" PRIu64
+                 ",\"busy_permille\":%" PRIu32 ",\"wait_p99_us\":%" PRIu64
+                 ",\"refused_per_s\":%" PRIu64 ",\"ups\":%" PRIu64 ",\"downs\":%" PRIu64 "}",
+                 when, a->up_busy, a->down_busy, a->up_wait_us, a->down_wait_us, a->up_refused,
+                 a->down_refused, st->busy, st->wait_p99_us, st->refused_per_s, st->autoscale_ups,
+                 st->autoscale_downs);
+    }
+    char json[700];
+    snprintf(
+        json, sizeof json,
+        "{\"idle_timeout_ms\":%" PRIu64 ",\"max_waiting\":%" PRIu32 ",\"waiting_refused\":%" PRIu64
+        ",\"expired\":%" PRIu64 ",\"lazy_grown\":%" PRIu64 ",\"autoscale\":%s}",
+        st->idle_timeout_ms, st->max_waiting, st->waiting_refused, st->expired, st->lazy_grown, as);
+    shoal__inspect_raw(out, "elastic", json);
+}
+
 void shoal__pool_inspect(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_inspect_t *out)
 {
     shoal_pool_stats_t st;
@@ -384,6 +418,8 @@ void shoal__pool_inspect(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_inspect
     shoal_inspect_uint(out, "failed", st.messages_failed);
     shoal_inspect_uint(out, "dropped", st.messages_dropped);
     shoal_inspect_uint(out, "resizes", st.resizes);
+    shoal_inspect_uint(out, "waiting", st.waiting);
+    inspect_elastic(p, &st, out);
     if (st.kind == SHOAL_POOL_KIND_PULL) {
         inspect_pull(&st, out);
         inspect_pull_workers(p, out);

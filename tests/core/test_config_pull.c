@@ -304,7 +304,7 @@ static void test_bad(void)
          F "5:5: unknown key 'prefech' in pools.api (expected one of: worker, size, min, max, "
            "mailbox, args, restart, warn_queue, isolation, kind, strategy, prefetch, buffer, "
            "redeliver, "
-           "dead_letter, source, source_args)"},
+           "dead_letter, source, source_args, idle_timeout, max_waiting, autoscale)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         shoal_config_t *c = (shoal_config_t *)1;

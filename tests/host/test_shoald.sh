@@ -103,7 +103,7 @@ want="$tmp/pull.yaml:15:20: pools.jobs.source_args: unknown key 'taget' for load
 # --help-config FILE: the config schema, then what each behaviour takes.
 out=$("$shoald" --help-config "$tmp/s.yaml") || fail "--help-config FILE: exit $?"
 echo "$out" | grep -q '^  runtime.threads  *auto | 1..1024' || fail "--help-config FILE: no schema"
-echo "$out" | grep -qx "plugin loadgen 1.0.0 (ABI 1.5) from $plugins/loadgen/loadgen.so" ||
+echo "$out" | grep -qx "plugin loadgen 1.0.0 (ABI 1.6) from $plugins/loadgen/loadgen.so" ||
     fail "--help-config FILE: no loadgen line: $out"
 echo "$out" | grep -qx '  loadgen.loadgen' || fail "--help-config FILE: no loadgen.loadgen"
 echo "$out" | grep -qx '    target   string    required                      the registered name (a pool.s) to send to, looked up on every tick' ||
@@ -139,22 +139,32 @@ wait_for "reload: generation 4 from $tmp/s.yaml: side: 2 workers replaced (echo.
     fail "the swapped pool changed its PID"
 [ "$(SHOAL_SOCKET=$tmp/ctl.sock "$shoalctl" call side swapped)" = swapped ] || fail "call side after the swap"
 
+# New bounds within what the pool was started for: applied live, same PID.
 config 6 "  side:
     worker: echo.echo
     size: 2
     max: 4"
 kill -HUP $pid
-wait_for "reload: generation 5 from $tmp/s.yaml: replaced side"
+wait_for "reload: generation 5 from $tmp/s.yaml: side bounds 1..1024 -> 1..4; "
+[ "$(SHOAL_SOCKET=$tmp/ctl.sock "$shoalctl" inspect side | grep -o '"pid":"[0-9.]*"')" = "$side_pid" ] ||
+    fail "new bounds changed the pool's PID"
+# Past it (a max above the 1024 it started with): a new pool under the name.
+config 6 "  side:
+    worker: echo.echo
+    size: 2
+    max: 2000"
+kill -HUP $pid
+wait_for "reload: generation 6 from $tmp/s.yaml: replaced side"
 
 config 6
 kill -HUP $pid
-wait_for "reload: generation 6 from $tmp/s.yaml: removed side"
+wait_for "reload: generation 7 from $tmp/s.yaml: removed side"
 
 # ---- the control socket ----------------------------------------------------
 export SHOAL_SOCKET=$tmp/ctl.sock
 [ "$(stat -c %a "$SHOAL_SOCKET")" = 600 ] || fail "control socket mode $(stat -c %a "$SHOAL_SOCKET")"
 out=$("$shoalctl" status) || fail "shoalctl status: exit $?"
-echo "$out" | grep -q '^generation 6$' || fail "status: $out"
+echo "$out" | grep -q '^generation 7$' || fail "status: $out"
 echo "$out" | grep -q '^pool api size 6 target 6 ' || fail "status: $out"
 [ "$("$shoalctl" scale api 4)" = "api: 4 workers" ] || fail "scale api 4"
 [ "$("$shoalctl" scale api 100)" = "api: 16 workers (asked 100; clamped to max 16)" ] ||
@@ -175,13 +185,13 @@ config 6 "  extra:
     worker: echo.echo
     size: 1"
 out=$("$shoald" --check --diff "$tmp/s.yaml" --control "$SHOAL_SOCKET") || fail "--diff: exit $?"
-echo "$out" | grep -q "^generation 6 -> 7: api size 16 -> 6; start extra$" || fail "--diff said: $out"
-"$shoalctl" status | grep -q '^generation 6$' || fail "--diff changed the generation"
+echo "$out" | grep -q "^generation 7 -> 8: api size 16 -> 6; start extra$" || fail "--diff said: $out"
+"$shoalctl" status | grep -q '^generation 7$' || fail "--diff changed the generation"
 config 6
 # A reload puts the file's size back over a scale.
 out=$("$shoalctl" reload) || fail "shoalctl reload: exit $?"
-[ "$out" = "generation 7 (was 6)" ] || fail "reload said: $out"
-wait_for "reload: generation 7 from $tmp/s.yaml: api size 16 -> 6"
+[ "$out" = "generation 8 (was 7)" ] || fail "reload said: $out"
+wait_for "reload: generation 8 from $tmp/s.yaml: api size 16 -> 6"
 
 # ---- 100 malformed reloads change nothing ---------------------------------
 bad=(
@@ -201,13 +211,13 @@ pools: { api: { worker: echo.nosuch } }"
 for i in $(seq 1 100); do
     printf '%s\n' "${bad[$(( (i - 1) % ${#bad[@]} ))]}" > "$tmp/s.yaml"
     kill -HUP $pid
-    wait_for "reload failed ($i so far), generation 7 keeps running"
+    wait_for "reload failed ($i so far), generation 8 keeps running"
 done
 kill -0 $pid || fail "shoald died during malformed reloads"
 "$shoalctl" status | grep -q '^pool api size 6 target 6 ' || fail "malformed reloads changed api"
 config 3
 kill -HUP $pid
-wait_for "reload: generation 8 from $tmp/s.yaml: api size 6 -> 3"
+wait_for "reload: generation 9 from $tmp/s.yaml: api size 6 -> 3"
 
 # ---- a reload with bad args is refused before anything starts ---------------
 load_pid=$("$shoalctl" inspect load | grep -o '"pid":"[0-9.]*"')
@@ -216,14 +226,14 @@ before=$(forwarded)
 [ -n "$before" ] || fail "status before the bad-args reload: $("$shoalctl" status)"
 config 3 "" "" "target: api, rate: 20000, rat: 5"
 kill -HUP $pid
-wait_for "reload failed (101 so far), generation 8 keeps running: $tmp/s.yaml:17:39: pools.load.args: unknown key 'rat' for loadgen.loadgen (it takes: target, rate, size, type, count, done, tick, call, timeout, window)"
+wait_for "reload failed (101 so far), generation 9 keeps running: $tmp/s.yaml:17:39: pools.load.args: unknown key 'rat' for loadgen.loadgen (it takes: target, rate, size, type, count, done, tick, call, timeout, window)"
 config 3 "" "" "target: api, rate: fast"
 "$shoalctl" reload 2> "$tmp/err"; rc=$?
-[ $rc -eq 1 ] && grep -q "^shoalctl: reload failed: $tmp/s.yaml:17:32: pools.load.args.rate: expected an integer, got 'fast'; generation 8 keeps running$" "$tmp/err" ||
+[ $rc -eq 1 ] && grep -q "^shoalctl: reload failed: $tmp/s.yaml:17:32: pools.load.args.rate: expected an integer, got 'fast'; generation 9 keeps running$" "$tmp/err" ||
     fail "bad-args reload over the socket: exit $rc, $(cat "$tmp/err")"
-wait_for "reload failed (102 so far), generation 8 keeps running: $tmp/s.yaml:17:32: pools.load.args.rate: expected an integer, got 'fast'"
+wait_for "reload failed (102 so far), generation 9 keeps running: $tmp/s.yaml:17:32: pools.load.args.rate: expected an integer, got 'fast'"
 out=$("$shoalctl" status)
-echo "$out" | grep -q '^generation 8$' || fail "a bad-args reload changed the generation: $out"
+echo "$out" | grep -q '^generation 9$' || fail "a bad-args reload changed the generation: $out"
 echo "$out" | grep -q '^reloads [0-9]* ok, 102 failed$' || fail "failed reloads not counted: $out"
 echo "$out" | grep -q '^pool api size 3 target 3 ' || fail "a bad-args reload changed api: $out"
 [ "$("$shoalctl" inspect load | grep -o '"pid":"[0-9.]*"')" = "$load_pid" ] ||

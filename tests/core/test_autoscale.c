@@ -1,0 +1,291 @@
+/* test_autoscale.c - a pool that sizes itself (core/pool/autoscale.c,
+ * shoal/pool.h: elastic pools), under a load this test paces: workers
+ * that sleep a fixed time per message, and a producer thread whose rate
+ * the test changes. It checks that a step in load reaches the size the
+ * load needs within up_for + 1 s, in one decision; that steady load between
+ * the thresholds makes no decision; that the pool shrinks only after
+ * down_idle of calm, by down_step, cooldown apart, down to min; that the
+ * queue-wait signal grows it too; that a resize by command holds until the
+ * next decision and bounds hold autoscale in; and that every decision is
+ * one log line with its reason.
+ *
+ * Handlers never call CUnit: they record into atomics.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "support.h"
+
+#define TMO 10000u
+#define SVC_US 2000u /* each message sleeps this long in its handler */
+/* A handler that sleeps holds its dispatcher thread: enough threads that
+ * the pool's size, not the runtime's threads, bounds how many sleep at
+ * once (a pool of blocking handlers grown past runtime.threads gains
+ * mailboxes, not concurrency). */
+#define THREADS 16u
+
+static atomic_int done;
+
+static int sleeper_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    (void)msg;
+    struct timespec ts = {0, SVC_US * 1000};
+    nanosleep(&ts, NULL);
+    atomic_fetch_add(&done, 1);
+    return 0;
+}
+
+static const shoal_behaviour_t sleeper = {.name = "sleeper", .handle_message = sleeper_message};
+
+/* ---- a paced producer ---------------------------------------------------------- */
+
+typedef struct {
+    shoal_runtime_t *rt;
+    shoal_pid_t pool;
+    _Atomic uint32_t rate; /* sends a second; 0: none */
+    atomic_int stop;
+    atomic_long ok, busy;
+    pthread_t t;
+} load_t;
+
+static void *load_main(void *arg)
+{
+    load_t *l = arg;
+    double start = shoal_test_now();
+    uint32_t rate = 0;
+    double sent = 0;
+    while (!atomic_load(&l->stop)) {
+        uint32_t r = atomic_load(&l->rate);
+        double now = shoal_test_now();
+        if (r != rate) { /* a new rate counts from now */
+            rate = r;
+            start = now;
+            sent = 0;
+        }
+        while (rate != 0 && sent < (now - start) * rate) {
+            uint32_t x = 0;
+            int rc = shoal_runtime_send(l->rt, l->pool, 1, &x, sizeof x);
+            if (rc == SHOAL_OK)
+                atomic_fetch_add(&l->ok, 1);
+            else
+                atomic_fetch_add(&l->busy, 1);
+            sent++;
+        }
+        struct timespec ts = {0, 500000};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+static void load_start(load_t *l, shoal_runtime_t *rt, shoal_pid_t pool)
+{
+    l->rt = rt;
+    l->pool = pool;
+    atomic_store(&l->rate, 0);
+    atomic_store(&l->stop, 0);
+    atomic_store(&l->ok, 0);
+    atomic_store(&l->busy, 0);
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&l->t, NULL, load_main, l), 0);
+}
+
+static void load_stop(load_t *l)
+{
+    atomic_store(&l->stop, 1);
+    pthread_join(l->t, NULL);
+}
+
+static shoal_pool_spec_t spec_of(uint32_t kind, uint32_t size, uint32_t max, uint32_t mailbox)
+{
+    shoal_pool_spec_t s;
+    shoal_pool_spec_init(&s);
+    s.name = "auto";
+    s.worker = &sleeper;
+    s.kind = kind;
+    s.size = size;
+    s.min_size = 1;
+    s.max_size = max;
+    s.mailbox = mailbox;
+    s.buffer = mailbox * 2;
+    s.autoscale.when = SHOAL_AUTOSCALE_BUSY | SHOAL_AUTOSCALE_REFUSED;
+    s.autoscale.up_for_ms = 300;
+    s.autoscale.cooldown_ms = 300;
+    s.autoscale.down_idle_ms = 600;
+    s.autoscale.down_step = 2;
+    return s;
+}
+
+#define STATS(rt, p) shoal_test_pool_stats(rt, p)
+
+static void sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+/* ---- a step up, steady, a step down ---------------------------------------------- */
+
+static void step_case(uint32_t kind)
+{
+    atomic_store(&done, 0);
+    shoal_runtime_t *rt = shoal_test_runtime_logged(THREADS, SHOAL_LOG_INFO);
+    shoal_pool_spec_t s = spec_of(kind, 1, 16, 4);
+    shoal_pid_t p = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
+    load_t l;
+    load_start(&l, rt, p);
+    sleep_s(0.6); /* a few quiet readings first: nothing happens */
+    CU_ASSERT_EQUAL(STATS(rt, p).autoscale_ups, 0);
+    CU_ASSERT_EQUAL(STATS(rt, p).autoscale_downs, 0);
+
+    /* 2000 a second x 2 ms = 4 workers' time; at the target busy ratio
+     * (60%, midway between 80% and 40%): 7 workers. */
+    double t0 = shoal_test_now();
+    atomic_store(&l.rate, 2000);
+    SHOAL_TEST_WAIT_UNTIL(STATS(rt, p).target_size >= 7, 0.3 + 1.0 + 5.0);
+    double reached = shoal_test_now() - t0;
+    shoal_pool_stats_t st = STATS(rt, p);
+    uint32_t peak = st.target_size;
+    CU_ASSERT(peak >= 7 && peak <= 10);
+    CU_ASSERT_EQUAL(st.autoscale_ups, 1); /* in one decision */
+    CU_ASSERT(reached <= 0.3 + 1.0);
+    printf("\n    %s: 1 -> %u workers %.2f s after the step (for: 0.3 s) ",
+           kind == SHOAL_POOL_KIND_PULL ? "pull" : "forward", peak, reached);
+    shoal_test_assert_logged("auto: autoscale: up 1 -> ");
+
+    /* Steady at about 60% busy, between the thresholds: no decision. */
+    sleep_s(2.0);
+    st = STATS(rt, p);
+    CU_ASSERT_EQUAL(st.autoscale_ups, 1);
+    CU_ASSERT_EQUAL(st.autoscale_downs, 0);
+    CU_ASSERT_EQUAL(st.target_size, peak);
+    CU_ASSERT(st.busy > 400 && st.busy < 800);
+
+    /* No load: calm for 0.6 s, then down 2 at a time, 0.3 s apart, to 1. */
+    atomic_store(&l.rate, 0);
+    double t1 = shoal_test_now();
+    sleep_s(0.45);
+    CU_ASSERT_EQUAL(STATS(rt, p).autoscale_downs, 0); /* not before down_idle */
+    SHOAL_TEST_WAIT_UNTIL(STATS(rt, p).target_size == 1, 20.0);
+    st = STATS(rt, p);
+    CU_ASSERT_EQUAL(st.target_size, 1);
+    CU_ASSERT_EQUAL(st.autoscale_downs, (peak - 1 + 1) / 2);
+    CU_ASSERT_EQUAL(st.autoscale_ups, 1);
+    CU_ASSERT(shoal_test_now() - t1 >= 0.6 + 0.3 * (double)((peak - 1 + 1) / 2 - 1));
+    CU_ASSERT_EQUAL(shoal_test_log_count("auto: autoscale: down "), (peak - 1 + 1) / 2);
+    shoal_test_assert_logged("workers: calm for ");
+    load_stop(&l);
+    /* Nothing lost on the way: every accepted message ran. */
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&done) == atomic_load(&l.ok), 10.0);
+    CU_ASSERT_EQUAL(atomic_load(&done), atomic_load(&l.ok));
+    shoal_runtime_destroy(rt);
+}
+
+static void forward_step(void) { step_case(SHOAL_POOL_KIND_FORWARD); }
+static void pull_step(void) { step_case(SHOAL_POOL_KIND_PULL); }
+
+/* ---- steady load between the thresholds ---------------------------------------- */
+
+/* 4 workers at about 70% busy, between down 40% and up 80%: in 4 s, no
+ * decision. */
+static void steady_no_flap(void)
+{
+    atomic_store(&done, 0);
+    shoal_runtime_t *rt = shoal_test_runtime(THREADS);
+    shoal_pool_spec_t s = spec_of(SHOAL_POOL_KIND_FORWARD, 4, 16, 16);
+    s.autoscale.when = SHOAL_AUTOSCALE_BUSY;
+    shoal_pid_t p = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
+    load_t l;
+    load_start(&l, rt, p);
+    atomic_store(&l.rate, 4 * 700000 / (SVC_US + 60)); /* 70% of 4 workers' time */
+    sleep_s(4.0);
+    shoal_pool_stats_t st = STATS(rt, p);
+    CU_ASSERT_EQUAL(st.autoscale_ups, 0);
+    CU_ASSERT_EQUAL(st.autoscale_downs, 0);
+    CU_ASSERT_EQUAL(st.target_size, 4);
+    CU_ASSERT(st.busy > 500 && st.busy < 800);
+    printf("\n    busy %u.%u%% over the last tick, 0 decisions in 4 s ", st.busy / 10,
+           st.busy % 10);
+    load_stop(&l);
+    shoal_runtime_destroy(rt);
+}
+
+/* ---- the queue-wait signal ------------------------------------------------------- */
+
+/* No refusals (a deep mailbox) but a growing queue: wait_p99 past 5 ms
+ * grows the pool. */
+static void grows_on_wait(void)
+{
+    atomic_store(&done, 0);
+    shoal_runtime_t *rt = shoal_test_runtime_logged(THREADS, SHOAL_LOG_INFO);
+    shoal_pool_spec_t s = spec_of(SHOAL_POOL_KIND_FORWARD, 1, 8, 1000);
+    s.autoscale.when = SHOAL_AUTOSCALE_WAIT;
+    shoal_pid_t p = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
+    load_t l;
+    load_start(&l, rt, p);
+    atomic_store(&l.rate, 800); /* 1.6 workers' time into 1 */
+    SHOAL_TEST_WAIT_UNTIL(STATS(rt, p).autoscale_ups >= 1, 10.0);
+    shoal_pool_stats_t st = STATS(rt, p);
+    CU_ASSERT(st.autoscale_ups >= 1);
+    CU_ASSERT(st.target_size >= 2);
+    CU_ASSERT_EQUAL(st.messages_unhandled, 0);
+    shoal_test_assert_logged("us > 5000us for ");
+    load_stop(&l);
+    shoal_runtime_destroy(rt);
+}
+
+/* ---- commands and bounds ------------------------------------------------------------ */
+
+/* A resize by command holds through the cooldown (no decision undoes it at
+ * once) until autoscale's next decision; bounds set later hold it in. */
+static void commands_and_bounds(void)
+{
+    atomic_store(&done, 0);
+    shoal_runtime_t *rt = shoal_test_runtime(THREADS);
+    shoal_pool_spec_t s = spec_of(SHOAL_POOL_KIND_FORWARD, 2, 16, 4);
+    s.autoscale.cooldown_ms = 1000;
+    s.autoscale.down_idle_ms = 300;
+    s.autoscale.down_step = 16;
+    shoal_pid_t p = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
+    sleep_s(0.1);
+    CU_ASSERT_EQUAL(shoal_pool_set_size(rt, p, 6, TMO), 6);
+    sleep_s(0.6); /* calm, but within the cooldown of the command */
+    CU_ASSERT_EQUAL(STATS(rt, p).target_size, 6);
+    CU_ASSERT_EQUAL(STATS(rt, p).autoscale_downs, 0);
+    SHOAL_TEST_WAIT_UNTIL(STATS(rt, p).target_size == 1, 5.0);
+    CU_ASSERT_EQUAL(STATS(rt, p).target_size, 1); /* the next decision: down to min */
+    CU_ASSERT_EQUAL(STATS(rt, p).autoscale_downs, 1);
+
+    /* Bounds 2..3: a load that needs 7 gets 3. */
+    CU_ASSERT_EQUAL(shoal_pool_set_bounds(rt, p, 2, 3, TMO), 2);
+    load_t l;
+    load_start(&l, rt, p);
+    atomic_store(&l.rate, 2000);
+    SHOAL_TEST_WAIT_UNTIL(STATS(rt, p).target_size == 3, 10.0);
+    sleep_s(1.5);
+    shoal_pool_stats_t st = STATS(rt, p);
+    CU_ASSERT_EQUAL(st.target_size, 3);
+    CU_ASSERT_EQUAL(st.max_size, 3);
+    CU_ASSERT_EQUAL(st.autoscale_ups, 1); /* 2 -> 3, and no more: at max */
+    load_stop(&l);
+    shoal_runtime_destroy(rt);
+}
+
+int main(void)
+{
+    static const shoal_test_case_t cases[] = {
+        {"forward: a step in load, steady, then none", forward_step},
+        {"pull: a step in load, steady, then none", pull_step},
+        {"steady load between the thresholds: no decision", steady_no_flap},
+        {"the queue wait grows it", grows_on_wait},
+        {"a command holds until the next decision; bounds hold", commands_and_bounds},
+        {NULL, NULL},
+    };
+    return shoal_test_run("autoscale", cases);
+}
