@@ -405,9 +405,12 @@ static void handle_for_group(struct shoal_ctx_s *ctx, shoal_env_t *e)
     bool user = shoal__env_is_pooled(e);
     if (!(shoal__env_flags(e) & SHOAL_ENV_STAMP)) {
         bool ok = handle(ctx, e);
-        if (ctx->turn_start != 0)
+        bool timed = ctx->turn_start != 0;
+        if (timed)
             busy_mark(ctx);
-        if (ok && user && ctx->group_exact) /* a process that may die: counted now */
+        /* Counted now: a process that may die (exact), or beside its busy
+         * time (timed: autoscale divides one by the other). */
+        if (ok && user && (ctx->group_exact || timed))
             ops->turn_end(ctx, 1);
         else if (ok && user)
             ctx->group_handled++; /* counted once per turn (actor_run) */

@@ -204,7 +204,6 @@ void shoal__autoscale_tick(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t no
     shoal_autoscale_state_t *as = &p->el->as;
     const shoal_pool_autoscale_t *a = &p->spec.autoscale;
     reading_t r;
-    uint64_t window_start = as->at_ns;
     bool have = measure(p, as, now, &r);
     if (have) {
         atomic_store_explicit(&p->pub_busy, r.busy, memory_order_relaxed);
@@ -212,9 +211,11 @@ void shoal__autoscale_tick(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t no
         atomic_store_explicit(&p->pub_refused_ps, r.refused, memory_order_relaxed);
     }
     bool hot = have && pressure(a, &r), cool = have && !hot && calm(a, &r);
-    /* Each reading covers the window since the last tick. */
-    as->pressure_since = hot ? (as->pressure_since ? as->pressure_since : window_start) : 0;
-    as->calm_since = cool ? (as->calm_since ? as->calm_since : window_start) : 0;
+    /* Counted from the first reading that showed it (not from the start
+     * of its window: pressure may have come at its end), so `for` is
+     * pressure at every reading for that long. */
+    as->pressure_since = hot ? (as->pressure_since ? as->pressure_since : now) : 0;
+    as->calm_since = cool ? (as->calm_since ? as->calm_since : now) : 0;
     bool cooling = as->changed_at != 0 && now - as->changed_at < shoal__ms_to_ns(a->cooldown_ms);
     if (have && !cooling && p->state == SHOAL_POOL_RUNNING) {
         if (hot && now - as->pressure_since >= shoal__ms_to_ns(a->up_for_ms) &&

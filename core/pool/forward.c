@@ -122,7 +122,9 @@ static int forward_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t 
     /* acquire: pairs with the pool actor's release stores of slots then n. */
     uint32_t n = atomic_load_explicit(&p->nworkers, memory_order_acquire);
     if (n != 0) {
-        bool sample = shoal__pool_sampled(tc);
+        /* An autoscaled pool's every message: its queue wait is a signal. */
+        bool sample = shoal__pool_sampled(tc) ||
+                      atomic_load_explicit(&p->g.timed, memory_order_relaxed);
         shoal_pool_cursor_t *c = cursor_of(tc, p);
         uint32_t i = c->next < n ? c->next : c->next % n;
         uint32_t strategy = atomic_load_explicit(&p->strategy, memory_order_relaxed);

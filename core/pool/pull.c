@@ -368,7 +368,7 @@ static int pull_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g,
         atomic_fetch_sub_explicit(&q->reserved, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&q->source_items, 1, memory_order_relaxed);
     }
-    if (shoal__pool_sampled(tc))
+    if (shoal__pool_sampled(tc) || atomic_load_explicit(&p->g.timed, memory_order_relaxed))
         shoal__pool_stamp(e);
     e->meta |= SHOAL_ENV_POOLED;
     if (q->redeliver != 0 && shoal__env_kind(e) == SHOAL_MSG_CAST)

@@ -19,7 +19,7 @@
 #include "support.h"
 
 #define TMO 10000u
-#define SVC_US 2000u /* each message sleeps this long in its handler */
+#define SVC_US 5000u /* each message sleeps this long in its handler */
 /* A handler that sleeps holds its dispatcher thread: enough threads that
  * the pool's size, not the runtime's threads, bounds how many sleep at
  * once (a pool of blocking handlers grown past runtime.threads gains
@@ -141,10 +141,10 @@ static void step_case(uint32_t kind)
     CU_ASSERT_EQUAL(STATS(rt, p).autoscale_ups, 0);
     CU_ASSERT_EQUAL(STATS(rt, p).autoscale_downs, 0);
 
-    /* 2000 a second x 2 ms = 4 workers' time; at the target busy ratio
+    /* 800 a second x 5 ms = 4 workers' time; at the target busy ratio
      * (60%, midway between 80% and 40%): 7 workers. */
     double t0 = shoal_test_now();
-    atomic_store(&l.rate, 2000);
+    atomic_store(&l.rate, 800);
     SHOAL_TEST_WAIT_UNTIL(STATS(rt, p).target_size >= 7, 0.3 + 1.0 + 5.0);
     double reached = shoal_test_now() - t0;
     shoal_pool_stats_t st = STATS(rt, p);
@@ -201,7 +201,7 @@ static void steady_no_flap(void)
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
     load_t l;
     load_start(&l, rt, p);
-    atomic_store(&l.rate, 4 * 700000 / (SVC_US + 60)); /* 70% of 4 workers' time */
+    atomic_store(&l.rate, 4 * 700000 / (SVC_US + 100)); /* 70% of 4 workers' time */
     sleep_s(4.0);
     shoal_pool_stats_t st = STATS(rt, p);
     CU_ASSERT_EQUAL(st.autoscale_ups, 0);
@@ -228,7 +228,7 @@ static void grows_on_wait(void)
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
     load_t l;
     load_start(&l, rt, p);
-    atomic_store(&l.rate, 800); /* 1.6 workers' time into 1 */
+    atomic_store(&l.rate, 320); /* 1.6 workers' time into 1 */
     SHOAL_TEST_WAIT_UNTIL(STATS(rt, p).autoscale_ups >= 1, 10.0);
     shoal_pool_stats_t st = STATS(rt, p);
     CU_ASSERT(st.autoscale_ups >= 1);
@@ -266,7 +266,7 @@ static void commands_and_bounds(void)
     CU_ASSERT_EQUAL(shoal_pool_set_bounds(rt, p, 2, 3, TMO), 2);
     load_t l;
     load_start(&l, rt, p);
-    atomic_store(&l.rate, 2000);
+    atomic_store(&l.rate, 800);
     SHOAL_TEST_WAIT_UNTIL(STATS(rt, p).target_size == 3, 10.0);
     sleep_s(1.5);
     shoal_pool_stats_t st = STATS(rt, p);

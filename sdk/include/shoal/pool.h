@@ -69,11 +69,11 @@ typedef struct shoal_pool_restart_s {
  * autoscale: with `when` non-zero, the pool's actor measures three signals
  *   every SHOAL_AUTOSCALE_TICK_MS, over that tick:
  *     busy      time its workers spent handling / (wall time x workers),
- *               in permille (every turn of a member is timed: two clock
- *               reads a turn, only in an autoscaled pool);
- *     wait_p99  the 99th percentile of the queue wait of the sampled
- *               messages (pool stats), in microseconds; no reading below
- *               4 samples;
+ *               in permille (a member's time is marked after each message:
+ *               one clock read a message, only in an autoscaled pool);
+ *     wait_p99  the 99th percentile of the queue wait, in microseconds
+ *               (an autoscaled pool times every message, not one in 16);
+ *               no reading below 4 messages;
  *     refused   sends refused (SHOAL_EBUSY) per second.
  *   Pressure: any signal named in `when` above its up_ threshold. Calm:
  *   every signal named at or below its down_ threshold (the thresholds

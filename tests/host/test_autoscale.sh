@@ -1,0 +1,144 @@
+#!/bin/bash
+# test_autoscale.sh BUILD_DIR - an autoscaled pool in shoald, its load set
+# by reloads (a loadgen source's rate: a changed args restarts the source):
+#
+#   1. Light load: no decision. shoald --check describes the pool.
+#   2. A step to 400 messages a second into sleep workers of 10 ms: one
+#      decision grows the pool to what the load needs (400 x 10 ms at the
+#      target 60% busy: 7, give or take the sleep's overshoot) within
+#      up.for + 1 s of the reload; its log line names busy and refused.
+#   3. Steady at about 70% busy, between the thresholds (80% up, 40% down):
+#      not one decision in 30 s.
+#   4. A reload that changes nothing of the pool keeps its grown size (the
+#      file's size is where it starts, not where a reload puts it back).
+#   5. New bounds in the file (max 16 -> 6): applied live, the same pool
+#      (PID), the size clamped into them; a scale by command holds.
+#   6. No load: calm for down.idle, then down 2 at a time, cooldown apart,
+#      to min 1; every decision one log line.
+#   7. Nothing lost: the ledger balances; the loadgen's refusals are the
+#      pool's refusals.
+. "$(dirname "$0")/lib.sh" "$1" || exit 1
+export SHOAL_SOCKET=$tmp/ctl.sock
+
+header() {
+    cat <<YAML
+runtime: { control: ctl.sock, threads: 16 }
+log: { level: info }
+shutdown: { drain: 2s }
+plugins:
+  sleep: $plugins/sleep/sleep.so
+  loadgen: $plugins/loadgen/loadgen.so
+YAML
+}
+# pool MAX: the autoscaled pool, bounds 1..MAX
+pool() {
+    cat <<YAML
+pools:
+  work:
+    worker: sleep.sleep
+    args: { latency: 10ms }
+    mailbox: 16
+    autoscale:
+      min: 1
+      max: $1
+      up: { when: [busy > 80%, refused > 0], for: 500ms }
+      down: { idle: 2s, step: 2 }
+      cooldown: 1s
+YAML
+}
+# config RATE [MAX]: the pool, and a loadgen at RATE a second (none for 0)
+config() {
+    local src=""
+    [ "$1" != 0 ] && src="sources:
+  load: { actor: loadgen.loadgen, args: { target: work, rate: $1 } }"
+    write "$(pool "${2:-16}")
+$src"
+}
+ups() { count 'work: autoscale: up '; }
+downs() { count 'work: autoscale: down '; }
+# field NAME: a field of work's inspection ("target_size", "pid", ...);
+# elastic NAME: one of its autoscale object's
+field() {
+    "$shoalctl" inspect work | python3 -c "import json,sys; i=json.load(sys.stdin); print(i['info'].get('$1', i.get('$1')))"
+}
+elastic() {
+    "$shoalctl" inspect work | python3 -c "import json,sys; print(json.load(sys.stdin)['info']['elastic']['autoscale']['$1'])"
+}
+target() { field target_size; }
+reload_ok() { "$shoalctl" reload > /dev/null || fail "shoalctl reload: exit $?"; }
+
+config 20
+out=$("$shoald" --check "$tmp/s.yaml") || fail "--check: exit $?"
+echo "$out" | grep -qx "pool work: elastic, 1..16 workers (starts with 1), idle_timeout 0ms (never), max_waiting 0 (no bound), autoscale up when busy > 80%, refused > 0/s for 500ms (+1 at least); down when busy <= 40%, refused <= 0/s for 2000ms (-2); cooldown 1000ms" ||
+    fail "--check said: $out"
+
+"$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+pid=$!
+wait_for "running $tmp/s.yaml"
+
+# ---- 1. light load: nothing to decide ---------------------------------------------
+sleep 2
+[ "$(ups)$(downs)" = 00 ] || fail "decisions under light load"
+[ "$(target)" = 1 ] || fail "work is not at 1 under light load"
+wpid=$(field pid)
+
+# ---- 2. a step ----------------------------------------------------------------------
+config 400
+t0=$(date +%s.%N)
+reload_ok
+for _ in $(seq 1 400); do [ "$(ups)" -ge 1 ] && break; sleep 0.01; done
+t1=$(date +%s.%N)
+[ "$(ups)" = 1 ] || fail "no growth within 4 s of the step"
+line=$(grep 'work: autoscale: up ' "$log")
+grown=$(echo "$line" | sed -n 's/.*up 1 -> \([0-9]*\) workers.*/\1/p')
+[ -n "$grown" ] && [ "$grown" -ge 7 ] && [ "$grown" -le 10 ] || fail "grew to '$grown', not 7..10: $line"
+echo "$line" | grep -q 'busy [0-9.]*% > 80%, refused [0-9]*/s > 0/s for [0-9]* ms (offered' ||
+    fail "the decision's line: $line"
+took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+awk -v t="$took" 'BEGIN { exit !(t <= 1.5) }' || fail "it took $took s to grow (for: 0.5 s + 1 s)"
+echo "step: 1 -> $grown workers in $took s"
+
+# ---- 3. steady at about 70% busy: no decision in 30 s --------------------------------
+# grown workers x 70% / 10.1 ms (the sleep's own overshoot) a second
+rate=$((grown * 700000 / 10100))
+config "$rate"
+reload_ok
+sleep 1
+u=$(ups) d=$(downs)
+sleep 30
+[ "$(ups)/$(downs)" = "$u/$d" ] || fail "decisions under a steady load: ups $u -> $(ups), downs $d -> $(downs)"
+busy=$(elastic busy_permille)
+[ "$busy" -gt 500 ] && [ "$busy" -lt 800 ] || fail "steady busy read $busy permille"
+echo "steady at $rate/s: busy $busy permille, no decision in 30 s"
+
+# ---- 4. a reload that changes nothing of the pool keeps its size --------------------
+size=$(target)
+config "$rate"
+reload_ok
+[ "$(target)" = "$size" ] || fail "a reload put work back from $size to $(target)"
+
+# ---- 5. new bounds, live; a scale holds --------------------------------------------
+config "$rate" 6
+reload_ok
+wait_for "work bounds 1..16 -> 1..6"
+[ "$(target)" -le 6 ] || fail "target $(target) past the new max 6"
+[ "$(field pid)" = "$wpid" ] || fail "new bounds replaced the pool"
+"$shoalctl" scale work 2 > /dev/null || fail "scale work 2"
+sleep 0.5
+[ "$(target)" = 2 ] || fail "scale 2 did not hold through the cooldown: $(target)"
+
+# ---- 6. no load: down by 2, cooldown apart, to 1 -----------------------------------
+config 0 6
+reload_ok
+u=$(ups)
+for _ in $(seq 1 1500); do [ "$(target)" = 1 ] && break; sleep 0.01; done
+[ "$(target)" = 1 ] || fail "work did not shrink to 1: $(target)"
+grep 'work: autoscale: down ' "$log" | tail -1 | grep -q 'workers: calm for [0-9]* ms (busy 0.0% <= 40%, refused 0/s <= 0/s)$' ||
+    fail "the last down line: $(grep 'work: autoscale: down ' "$log" | tail -1)"
+
+# ---- 7. nothing lost --------------------------------------------------------------
+settled_ledger | grep -q ' + in flight 0;' || fail "the ledger did not settle"
+"$shoalctl" status | grep -q '^ledger total: accepted [0-9]* = handled [0-9]* + failed 0 + dropped 0 + in flight 0;' ||
+    fail "ledger: $("$shoalctl" status | grep ledger)"
+stop_host 0
+echo "ok: $(ups) up, $(downs) down decisions"
