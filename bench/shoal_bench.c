@@ -1,6 +1,7 @@
 /* shoal_bench.c - shoal-bench: the command line and what the workloads share.
  *
  *   shoal-bench W1 N W | W2 P M | W3 A | W4 N [block|drop] | W5 N W [RATE]
+ *   shoal-bench SCALE BASE FACTOR SECS   (scale.c: an autoscaled pool, a step)
  *
  * The spec is /work/shared/bench/README.md. Environment:
  *   SHOAL_THREADS          dispatcher threads (default: the runtime's, max(CPUs, 2))
@@ -24,6 +25,9 @@
  *   SHOAL_BENCH_POOL       W5: pull (default, a pull pool) or forward (a
  *                          forward pool); SHOAL_BENCH_DIRECT=1 overrides
  *   SHOAL_BENCH_W5_BUFFER  W5 pull pool buffer (default W x 100)
+ *   SHOAL_BENCH_SVC_US     SCALE: a message's sleep in its handler (default 5000)
+ *   SHOAL_BENCH_LOG_LEVEL  the runtime's log level (default 1, warnings; 2: info,
+ *                          e.g. SCALE's autoscale decisions)
  */
 #include "bench.h"
 #include "host/isolated.h"
@@ -327,7 +331,7 @@ int bench_init(bench_t *b, const char *workload)
     shoal_runtime_opts_t opts;
     shoal_runtime_opts_init(&opts);
     opts.threads = (unsigned)bench_env_ulong("SHOAL_THREADS", 0);
-    opts.log_level = SHOAL_LOG_WARN;
+    opts.log_level = (int)bench_env_ulong("SHOAL_BENCH_LOG_LEVEL", SHOAL_LOG_WARN);
     int rc = shoal_runtime_create(&b->rt, &opts);
     if (rc != SHOAL_OK) {
         fprintf(stderr, "shoal-bench: shoal_runtime_create: %s\n", shoal_strerror(rc));
@@ -532,6 +536,7 @@ static void usage(FILE *to)
 {
     fprintf(to, "usage: shoal-bench W1 N W | W2 P M | W3 A | W4 N [block|drop] | W5 N W [RATE]\n"
                 "       shoal-bench ISO W1 N W | ISO W2 M | ISO CALL K\n"
+                "       shoal-bench SCALE BASE FACTOR SECS  (an autoscaled pool, a step in load)\n"
                 "         (a pool with isolation: process; SHOAL_BENCH_ISOLATION=none: the same\n"
                 "          pool in this process)\n"
                 "       shoal-bench --version | --help\n"
@@ -550,7 +555,7 @@ int main(int argc, char **argv)
     if (argc == 2 && strcmp(argv[1], "--isolated-worker") == 0)
         return shoal__isolated_main();
     if (argc < 2)
-        return bad("%s", "no workload (W1, W2, W3, W4, W5, ISO)");
+        return bad("%s", "no workload (W1, W2, W3, W4, W5, ISO, SCALE)");
     const char *w = argv[1];
     if (strcmp(w, "--help") == 0 || strcmp(w, "-h") == 0) {
         usage(stdout);
@@ -575,8 +580,10 @@ int main(int argc, char **argv)
         rc = bench_w5(argc - 2, argv + 2);
     else if (strcmp(w, "ISO") == 0)
         rc = bench_iso(argc - 2, argv + 2);
+    else if (strcmp(w, "SCALE") == 0)
+        rc = bench_scale(argc - 2, argv + 2);
     else
-        return bad("unknown workload '%s' (W1, W2, W3, W4, W5, ISO)", w);
+        return bad("unknown workload '%s' (W1, W2, W3, W4, W5, ISO, SCALE)", w);
     if (rc == BENCH_USAGE)
         usage(stderr);
     return rc;
