@@ -165,12 +165,12 @@ int bench_scale(int argc, char **argv)
         snprintf(back, sizeof back, "%.1f", r.back_s);
     else
         snprintf(back, sizeof back, "na");
-    bench_result(&b, params, r.sent, run,
-                 "needed=%u base_needed=%u reach_s=%s peak=%u ups=%llu downs=%llu decisions_in_step=%llu "
-                 "wait_p99_ms_peak=%.1f refused=%llu final=%u back_s=%s",
-                 r.needed, r.base_needed, reach, r.peak, (unsigned long long)st.autoscale_ups,
-                 (unsigned long long)st.autoscale_downs,
-                 (unsigned long long)r.decisions_in_step, (double)r.wait_peak_us / 1e3,
-                 (unsigned long long)r.refused, st.target_size, back);
+    bench_result(
+        &b, params, r.sent, run,
+        "needed=%u base_needed=%u reach_s=%s peak=%u ups=%llu downs=%llu decisions_in_step=%llu "
+        "wait_p99_ms_peak=%.1f refused=%llu final=%u back_s=%s",
+        r.needed, r.base_needed, reach, r.peak, (unsigned long long)st.autoscale_ups,
+        (unsigned long long)st.autoscale_downs, (unsigned long long)r.decisions_in_step,
+        (double)r.wait_peak_us / 1e3, (unsigned long long)r.refused, st.target_size, back);
     bench_finish(&b, BENCH_OK);
 }
