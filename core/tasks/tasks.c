@@ -207,11 +207,11 @@ int shoal__tasks_put(shoal_tasks_t *t, const shoal__task_t *task, uint64_t timeo
     /* acquire: pairs with release's store (tasks.h: closed). */
     if (atomic_load_explicit(&t->closed, memory_order_acquire))
         return SHOAL_ESHUTDOWN;
-    int rc;
-    if (wait && !t->nonblocking && !shoal__tasks_on_dispatcher(t->rt))
+    /* A plain send first (what send_wait tries first too): a pool with room
+     * takes the task without the dispatcher-thread check. */
+    int rc = shoal_runtime_send(t->rt, t->pid, SHOAL_TASK_MSG, task, sizeof *task);
+    if (rc == SHOAL_EBUSY && wait && !t->nonblocking && !shoal__tasks_on_dispatcher(t->rt))
         rc = shoal_runtime_send_wait(t->rt, t->pid, SHOAL_TASK_MSG, task, sizeof *task, timeout_ms);
-    else
-        rc = shoal_runtime_send(t->rt, t->pid, SHOAL_TASK_MSG, task, sizeof *task);
     return refusal(rc);
 }
 

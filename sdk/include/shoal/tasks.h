@@ -79,7 +79,10 @@ typedef struct shoal_tasks_opts_s {
     uint32_t max_waiting;
     /* ants' ExpiryDuration, pond's IdleTimeout: a worker idle this long
      * ends, down to min_size, and a task that finds no idle worker while
-     * fewer than max_size run gets a new one (lazy grow). 0: never. */
+     * fewer than max_size run gets a new one (lazy grow). 0: never. The
+     * pool starts a worker for a task waiting in its queue, so give queue
+     * >= 1: with queue 0 a pool whose workers are all busy refuses a task
+     * (or makes submit wait) instead of growing. */
     uint64_t idle_timeout_ms;
     shoal_task_panic_fn panic_hook; /* NULL: panics are only logged (the runtime logs each) */
     void *panic_user;
