@@ -195,5 +195,6 @@ int bench_w3(int argc, char **argv);
 int bench_w4(int argc, char **argv);
 int bench_w5(int argc, char **argv);
 int bench_iso(int argc, char **argv);
+int bench_tasks(int argc, char **argv);
 
 #endif

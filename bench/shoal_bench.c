@@ -1,6 +1,6 @@
 /* shoal_bench.c - shoal-bench: the command line and what the workloads share.
  *
- *   shoal-bench W1 N W | W2 P M | W3 A | W4 N [block|drop] | W5 N W [RATE]
+ *   shoal-bench W1 N W | W2 P M | W3 A | W4 N [block|drop] | W5 N W [RATE] | TASKS N W
  *
  * The spec is /work/shared/bench/README.md. Environment:
  *   SHOAL_THREADS          dispatcher threads (default: the runtime's, max(CPUs, 2))
@@ -24,6 +24,7 @@
  *   SHOAL_BENCH_POOL       W5: pull (default, a pull pool) or forward (a
  *                          forward pool); SHOAL_BENCH_DIRECT=1 overrides
  *   SHOAL_BENCH_W5_BUFFER  W5 pull pool buffer (default W x 100)
+ *   SHOAL_BENCH_TASKS_QUEUE TASKS: the task pool's queue (default 1024)
  */
 #include "bench.h"
 #include "host/isolated.h"
@@ -531,6 +532,7 @@ _Noreturn void bench_finish(bench_t *b, int rc)
 static void usage(FILE *to)
 {
     fprintf(to, "usage: shoal-bench W1 N W | W2 P M | W3 A | W4 N [block|drop] | W5 N W [RATE]\n"
+                "       shoal-bench TASKS N W  (N xs50 tasks from the main thread, shoal/tasks.h)\n"
                 "       shoal-bench ISO W1 N W | ISO W2 M | ISO CALL K\n"
                 "         (a pool with isolation: process; SHOAL_BENCH_ISOLATION=none: the same\n"
                 "          pool in this process)\n"
@@ -550,7 +552,7 @@ int main(int argc, char **argv)
     if (argc == 2 && strcmp(argv[1], "--isolated-worker") == 0)
         return shoal__isolated_main();
     if (argc < 2)
-        return bad("%s", "no workload (W1, W2, W3, W4, W5, ISO)");
+        return bad("%s", "no workload (W1, W2, W3, W4, W5, ISO, TASKS)");
     const char *w = argv[1];
     if (strcmp(w, "--help") == 0 || strcmp(w, "-h") == 0) {
         usage(stdout);
@@ -575,8 +577,10 @@ int main(int argc, char **argv)
         rc = bench_w5(argc - 2, argv + 2);
     else if (strcmp(w, "ISO") == 0)
         rc = bench_iso(argc - 2, argv + 2);
+    else if (strcmp(w, "TASKS") == 0)
+        rc = bench_tasks(argc - 2, argv + 2);
     else
-        return bad("unknown workload '%s' (W1, W2, W3, W4, W5, ISO)", w);
+        return bad("unknown workload '%s' (W1, W2, W3, W4, W5, ISO, TASKS)", w);
     if (rc == BENCH_USAGE)
         usage(stderr);
     return rc;
