@@ -20,8 +20,9 @@
  * thread is stuck makes it wait at all. */
 #define COMMAND_TIMEOUT_MS 30000u
 
-/* Restarts a task's panic can never exhaust (shoal/tasks.h): the budget is
- * per 1 ms, and restarting a worker takes far longer than 1 us. */
+/* A restart budget panicking tasks can never exhaust (shoal/tasks.h): 1000
+ * restarts within 1 ms would take one a microsecond, and a restart (the
+ * worker's end, its EXIT handled, a spawn) takes longer than that. */
 #define RESTART_MAX 1000u
 #define RESTART_WITHIN_MS 1u
 
@@ -36,14 +37,6 @@ uint64_t shoal__tasks_deadline(uint64_t timeout_ms)
     if (timeout_ms >= UINT64_MAX / 1000000u)
         return UINT64_MAX;
     return shoal__now_ns() + timeout_ms * 1000000u;
-}
-
-uint64_t shoal__tasks_left_ms(uint64_t deadline)
-{
-    if (deadline == UINT64_MAX)
-        return UINT64_MAX;
-    uint64_t now = shoal__now_ns();
-    return now >= deadline ? 0 : (deadline - now + 999999u) / 1000000u;
 }
 
 bool shoal__tasks_on_dispatcher(shoal_runtime_t *rt)

@@ -37,7 +37,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "shoal/pool.h"
 #include "shoal/tasks.h"
 
 struct shoal_pool_s;
@@ -76,8 +75,7 @@ bool shoal__tasks_on_dispatcher(shoal_runtime_t *rt);
 void shoal__task_group_done(shoal_task_group_t *g, int rc);
 
 /* Milliseconds from now as a CLOCK_MONOTONIC deadline in ns (UINT64_MAX:
- * none), and what is left of one (in ms, rounded up). */
+ * none). */
 uint64_t shoal__tasks_deadline(uint64_t timeout_ms);
-uint64_t shoal__tasks_left_ms(uint64_t deadline);
 
 #endif

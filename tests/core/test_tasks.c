@@ -37,7 +37,7 @@ static atomic_int ran[MAXN];
 static atomic_int done, entered, gate;
 /* A_SUBMIT / A_BLOCKING_CALLS / A_TUNE: what the task saw. */
 static shoal_tasks_t *inner_pool;
-static atomic_int inner_rc[4];
+static atomic_int inner_rc[5];
 static _Atomic double inner_secs;
 /* The panic hook's record: why_of[i] is written before hooked is raised. */
 static atomic_int hooked, hooked_of[MAXN], hook_user_ok;
@@ -57,7 +57,7 @@ static void reset(void)
     atomic_store(&gate, 0);
     atomic_store(&hooked, 0);
     atomic_store(&hook_user_ok, 1);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         atomic_store(&inner_rc[i], 1);
 }
 
@@ -88,6 +88,7 @@ static int job_fn(shoal_ctx_t *ctx, void *arg)
         atomic_store(&inner_rc[2], shoal_task_group_wait(g, 10, NULL));
         shoal_task_group_free(g);
         atomic_store(&inner_rc[3], shoal_tasks_release_timeout(inner_pool, 10));
+        atomic_store(&inner_rc[4], shoal_tasks_destroy(inner_pool)); /* nothing freed */
     }
     if (j->act & A_TUNE)
         atomic_store(&inner_rc[0], shoal_tasks_tune(inner_pool, 3));
@@ -710,7 +711,8 @@ static void release_timeout_then_the_pool_finishes(void)
 }
 
 /* On a dispatcher thread the blocking functions refuse (SHOAL_EINVAL):
- * submit_wait, group_wait and release. */
+ * submit_wait, group_wait, release and destroy (which frees nothing then:
+ * the pool still takes tasks). */
 static void blocking_calls_refused_inside_a_task(void)
 {
     reset();
@@ -721,6 +723,7 @@ static void blocking_calls_refused_inside_a_task(void)
     CU_ASSERT_EQUAL(atomic_load(&inner_rc[1]), SHOAL_EINVAL);
     CU_ASSERT_EQUAL(atomic_load(&inner_rc[2]), SHOAL_EINVAL);
     CU_ASSERT_EQUAL(atomic_load(&inner_rc[3]), SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(atomic_load(&inner_rc[4]), SHOAL_EINVAL);
     CU_ASSERT_EQUAL(shoal_tasks_submit(t, noop, NULL, LONG_MS), SHOAL_OK); /* not released */
     finish(rt, t);
 }

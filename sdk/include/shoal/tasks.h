@@ -133,9 +133,11 @@ SHOAL_API int shoal_tasks_submit_wait(shoal_tasks_t *tasks, shoal_task_fn fn, vo
 
 /* tune: the pool's size from now on, clamped to [min_size, max_size]
  * (ants' Tune). Grows at once; shrinking lets busy workers finish their
- * task first. Returns the new size (>= 0) or a negative SHOAL_E*
- * (SHOAL_ESHUTDOWN once released). From a dispatcher thread it does not
- * wait: the size is asked for and the clamped value returned. */
+ * task first. Any thread. Returns the new size (>= 0) or a negative
+ * SHOAL_E*: SHOAL_ESHUTDOWN once released, SHOAL_ETIMEDOUT if the pool's
+ * actor has not answered within 30 s (every dispatcher thread stuck). From
+ * a dispatcher thread it does not wait: the size is asked for and the
+ * clamped value returned. */
 SHOAL_API int shoal_tasks_tune(shoal_tasks_t *tasks, uint32_t size);
 
 /* Counters (pond's names), read without asking the pool's actor: a recent
