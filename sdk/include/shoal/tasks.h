@@ -171,6 +171,8 @@ SHOAL_API shoal_pid_t shoal_tasks_pid(const shoal_tasks_t *tasks);
 /* ants' Release: the pool takes no new task from now on (submits get
  * SHOAL_ESHUTDOWN), and every task already submitted -- queued or
  * running -- still runs; waits until all have, and the workers have ended.
+ * A submit that was already waiting for room gets SHOAL_ESHUTDOWN when a
+ * worker next finishes a task (or at its deadline).
  * release_timeout waits at most timeout_ms (ants' ReleaseTimeout): then
  * SHOAL_ETIMEDOUT, and the pool goes on finishing its tasks (call again to
  * wait more). Calling either again after SHOAL_OK returns SHOAL_OK at once.
