@@ -1,6 +1,6 @@
 /* shoal_bench.c - shoal-bench: the command line and what the workloads share.
  *
- *   shoal-bench W1 N W | W2 P M | W3 A | W4 N [block|drop] | W5 N W [RATE]
+ *   shoal-bench W1 N W | W2 P M | W3 A | W4 N [block|drop] | W5 N W [RATE] | TASKS N W
  *   shoal-bench SCALE BASE FACTOR SECS   (scale.c: an autoscaled pool, a step)
  *
  * The spec is /work/shared/bench/README.md. Environment:
@@ -28,6 +28,7 @@
  *   SHOAL_BENCH_SVC_US     SCALE: a message's sleep in its handler (default 5000)
  *   SHOAL_BENCH_LOG_LEVEL  the runtime's log level (default 1, warnings; 2: info,
  *                          e.g. SCALE's autoscale decisions)
+ *   SHOAL_BENCH_TASKS_QUEUE TASKS: the task pool's queue (default 1024)
  */
 #include "bench.h"
 #include "host/isolated.h"
@@ -535,6 +536,7 @@ _Noreturn void bench_finish(bench_t *b, int rc)
 static void usage(FILE *to)
 {
     fprintf(to, "usage: shoal-bench W1 N W | W2 P M | W3 A | W4 N [block|drop] | W5 N W [RATE]\n"
+                "       shoal-bench TASKS N W  (N xs50 tasks from the main thread, shoal/tasks.h)\n"
                 "       shoal-bench ISO W1 N W | ISO W2 M | ISO CALL K\n"
                 "       shoal-bench SCALE BASE FACTOR SECS  (an autoscaled pool, a step in load)\n"
                 "         (a pool with isolation: process; SHOAL_BENCH_ISOLATION=none: the same\n"
@@ -555,7 +557,7 @@ int main(int argc, char **argv)
     if (argc == 2 && strcmp(argv[1], "--isolated-worker") == 0)
         return shoal__isolated_main();
     if (argc < 2)
-        return bad("%s", "no workload (W1, W2, W3, W4, W5, ISO, SCALE)");
+        return bad("%s", "no workload (W1, W2, W3, W4, W5, ISO, TASKS, SCALE)");
     const char *w = argv[1];
     if (strcmp(w, "--help") == 0 || strcmp(w, "-h") == 0) {
         usage(stdout);
@@ -582,8 +584,10 @@ int main(int argc, char **argv)
         rc = bench_iso(argc - 2, argv + 2);
     else if (strcmp(w, "SCALE") == 0)
         rc = bench_scale(argc - 2, argv + 2);
+    else if (strcmp(w, "TASKS") == 0)
+        rc = bench_tasks(argc - 2, argv + 2);
     else
-        return bad("unknown workload '%s' (W1, W2, W3, W4, W5, ISO, SCALE)", w);
+        return bad("unknown workload '%s' (W1, W2, W3, W4, W5, ISO, TASKS, SCALE)", w);
     if (rc == BENCH_USAGE)
         usage(stderr);
     return rc;

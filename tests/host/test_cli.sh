@@ -107,7 +107,7 @@ Try 'shoal-plugin-check --help'."
 if [ -x "$bench" ]; then
     what="shoal-bench W9"
     run "$bench" W9
-    expect 2 "" "shoal-bench: unknown workload 'W9' (W1, W2, W3, W4, W5, ISO)
+    expect 2 "" "shoal-bench: unknown workload 'W9' (W1, W2, W3, W4, W5, ISO, TASKS)
 Try 'shoal-bench --help'."
 fi
 

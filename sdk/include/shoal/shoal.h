@@ -10,6 +10,7 @@
 #include "shoal/pool.h"
 #include "shoal/pull.h"
 #include "shoal/runtime.h"
+#include "shoal/tasks.h"
 #include "shoal/types.h"
 
 #endif
