@@ -11,7 +11,8 @@
  *               "2 <reason>\n"     a malformed request
  *   commands: status | inspect [POOL] | send [type=N] POOL DATA
  *             | call [type=N] POOL DATA [TIMEOUT_MS] | scale POOL N
- *             | epic POOL [ARGS] | reload | diff [PATH] | stop
+ *             | scale POOL MIN..MAX | epic POOL [ARGS] | reload | diff [PATH]
+ *             | stop
  * DATA is the rest of the line after POOL (and before TIMEOUT_MS for
  * call: the last word, if it is a number, is the timeout).
  *
@@ -31,6 +32,13 @@
  *               pool's size now, N what was asked, MIN and MAX the pool's
  *               bounds, which N was clamped to. Older servers answered
  *               "SIZE\n": a client reads the first word as the size.
+ *               scale POOL MIN..MAX sets the pool's bounds live
+ *               (SHOAL_POOL_SET_BOUNDS; 0 <= MIN <= MAX, 1 <= MAX): the body
+ *               is "SIZE bounds MIN..MAX from WAS\n", SIZE the size now,
+ *               clamped into them, WAS the size before. A MAX past what the
+ *               pool was started for (its max at start) is refused: "1 POOL:
+ *               max N is past C, ..."; a malformed MIN..MAX is "2 scale:
+ *               ..." (the words shoalctl says too: num.h).
  *   epic        a pull pool's source from the start (a new epic): with
  *               the config's source_args, or with ARGS, the rest of the line:
  *               a YAML mapping checked against the source's args schema

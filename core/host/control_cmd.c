@@ -291,11 +291,12 @@ void shoal__control_answer(shoal_control_t *c, shoal_control_conn_t *k, const sh
         shoal__control_say(k, "}\n");
         break;
     case SHOAL_CONTROL_OP_CALL:
-    case SHOAL_CONTROL_OP_SCALE: {
+    case SHOAL_CONTROL_OP_SCALE:
+    case SHOAL_CONTROL_OP_BOUNDS: {
         const char *name = k->ntargets ? k->targets[0].name : "?";
         static const shoal_agent_result_t odd = {.rc = SHOAL_ENOTSUP};
         uint32_t size = 0;
-        if (r->rc == SHOAL_OK && k->op == SHOAL_CONTROL_OP_SCALE) {
+        if (r->rc == SHOAL_OK && k->op != SHOAL_CONTROL_OP_CALL) {
             if (r->size == sizeof size)
                 memcpy(&size, r->data, sizeof size);
             else
@@ -316,6 +317,14 @@ void shoal__control_answer(shoal_control_t *c, shoal_control_conn_t *k, const sh
             shoal__control_say(k, "0 ok\n");
             shoal__control_put(k, r->data, r->size);
             shoal__control_say(k, "\n");
+        } else if (k->op == SHOAL_CONTROL_OP_BOUNDS) {
+            shoal__host_log(c->h, SHOAL_LOG_INFO,
+                            "control: scale %s to bounds %" PRIu32 "..%" PRIu32 " (were %" PRIu32
+                            "..%" PRIu32 "): size now %u (was %" PRIu32 ")",
+                            name, k->arg_min, k->arg_max, k->was_min, k->was_max, size,
+                            k->was_size);
+            shoal__control_say(k, "0 ok\n%u bounds %" PRIu32 "..%" PRIu32 " from %" PRIu32 "\n",
+                               size, k->arg_min, k->arg_max, k->was_size);
         } else {
             shoal__host_log(c->h, SHOAL_LOG_INFO, "control: scale %s to %" PRIu32 ": size now %u",
                             name, k->arg, size);
@@ -332,49 +341,6 @@ void shoal__control_answer(shoal_control_t *c, shoal_control_conn_t *k, const sh
 }
 
 /* ---- requests -------------------------------------------------------------- */
-
-/* Read from the pools' records, never from their actors: answers at once
- * whatever the pools and the dispatcher's threads are doing. */
-static void status(shoal_control_t *c, shoal_control_conn_t *k)
-{
-    shoal_host_t *h = c->h;
-    static char ledgers[16384]; /* the host thread's */
-    shoal__host_ledgers(h, ledgers, sizeof ledgers);
-    shoal__control_say(
-        k, "0 ok\ngeneration %" PRIu64 "\nreloads %" PRIu64 " ok, %" PRIu64 " failed\nthreads %u\n",
-        h->generation, h->reloads, h->reloads_failed, shoal_runtime_threads(h->rt));
-    shoal__control_put(k, ledgers, strlen(ledgers));
-    size_t open = 0; /* closed ones keep their slot until the sweep */
-    for (size_t i = 0; i < c->nconns; i++)
-        open += c->conns[i]->fd >= 0;
-    shoal__control_say(
-        k, "control %zu open, %" PRIu64 " accepted, %" PRIu64 " dropped, %" PRIu64 " refused\n",
-        open, c->accepted, c->dropped, c->refused);
-    for (size_t i = 0; i < h->npools; i++) {
-        shoal_pool_stats_t st;
-        shoal__host_peek(&h->pools[i], &st);
-        char pull[160] = ""; /* a pull pool's buffer, what its workers hold, its refusals */
-        if (st.kind == SHOAL_POOL_KIND_PULL)
-            snprintf(pull, sizeof pull,
-                     " pull buffer %" PRIu64 "/%" PRIu64 " held %" PRIu64 "/%" PRIu64
-                     " idle %" PRIu32 " refused %" PRIu64,
-                     st.buffer_depth, st.buffer,
-                     st.queue_depth > st.buffer_depth ? st.queue_depth - st.buffer_depth : 0,
-                     (uint64_t)st.pool_size * st.prefetch, shoal__pull_idle(h->pools[i].rec),
-                     st.messages_unhandled);
-        shoal__control_say(
-            k, "pool %s size %u target %u in_flight %" PRIu64 " forwarded %" PRIu64 "%s%s\n",
-            h->pools[i].name, st.pool_size, st.target_size, st.queue_depth, st.messages_forwarded,
-            pull,
-            shoal__pool_is_ended(h->pools[i].rec) ? " ended"
-            : h->pools[i].draining                ? " draining"
-                                                  : "");
-    }
-    static char sources[8192]; /* the host thread's */
-    shoal__host_sources_status(h, sources, sizeof sources);
-    shoal__control_put(k, sources, strlen(sources));
-    shoal__control_say(k, "%s", shoal__host_stall_lines(h));
-}
 
 /* A message type: decimal, or hex after 0x; at most UINT32_MAX. */
 static bool msg_type(const char *s, uint32_t *out)
@@ -425,6 +391,66 @@ static void send_or_call(shoal_control_t *c, shoal_control_conn_t *k, const char
     job(c, k, SHOAL_CONTROL_OP_CALL, hp, true, SHOAL_AGENT_CALL, type, rest, strlen(rest), timeout);
 }
 
+/* scale POOL N: SET_SIZE, clamped to the pool's bounds. scale POOL
+ * MIN..MAX: SET_BOUNDS, the size clamped into them; a MAX past what the
+ * pool was started for (its record's cap) is refused here, before the pool
+ * is asked: only a new pool has room for more. */
+static void scale(shoal_control_t *c, shoal_control_conn_t *k, char *rest)
+{
+    char *name = word(&rest), *num = word(&rest), why[200];
+    uint64_t n = 0;
+    uint32_t min = 0, max = 0;
+    bool bounds = shoal__num_bounds(num, SHOAL_POOL_MAX_SIZE, &min, &max, why, sizeof why);
+    shoal_host_pool_t *hp;
+    if (name == NULL || num == NULL || word(&rest) != NULL ||
+        (!bounds && why[0] == '\0' && !number(num, SHOAL_POOL_MAX_SIZE, &n))) {
+        shoal__control_say(k, "2 usage: scale POOL N | scale POOL MIN..MAX (numbers of workers)\n");
+        return;
+    }
+    if (!bounds && why[0] != '\0') {
+        shoal__control_say(k, "2 scale: %s\n", why);
+        return;
+    }
+    if ((hp = pool_named(c->h, name)) == NULL) {
+        not_a_pool(c, k, name, "scale");
+        return;
+    }
+    shoal_pool_stats_t st;
+    shoal__host_peek(hp, &st); /* the bounds now, and the size */
+    if (!bounds) {
+        uint32_t size = (uint32_t)n;
+        k->arg = size;
+        k->arg_min = st.min_size;
+        k->arg_max = st.max_size;
+        job(c, k, SHOAL_CONTROL_OP_SCALE, hp, true, SHOAL_AGENT_CALL_PRIORITY, SHOAL_POOL_SET_SIZE,
+            &size, sizeof size, ACTOR_TIMEOUT_MS);
+        return;
+    }
+    if (hp->rec->remote != NULL) {
+        shoal__control_say(k,
+                           "1 %s runs its workers in a process of its own (isolation: process): "
+                           "its bounds change with a reload, which replaces it\n",
+                           name);
+        return;
+    }
+    if (max > hp->rec->cap) {
+        shoal__control_say(k,
+                           "1 %s: max %" PRIu32 " is past %" PRIu32
+                           ", the most workers it was started for (its max at start); a reload "
+                           "with max %" PRIu32 " replaces it with a new pool under its name\n",
+                           name, max, hp->rec->cap, max);
+        return;
+    }
+    uint32_t b[2] = {min, max};
+    k->arg_min = min;
+    k->arg_max = max;
+    k->was_size = st.target_size;
+    k->was_min = st.min_size;
+    k->was_max = st.max_size;
+    job(c, k, SHOAL_CONTROL_OP_BOUNDS, hp, true, SHOAL_AGENT_CALL_PRIORITY, SHOAL_POOL_SET_BOUNDS,
+        b, sizeof b, ACTOR_TIMEOUT_MS);
+}
+
 static void reload(shoal_control_t *c, shoal_control_conn_t *k)
 {
     shoal_host_t *h = c->h;
@@ -472,7 +498,7 @@ void shoal__control_request(shoal_control_t *c, shoal_control_conn_t *k, char *l
         if (word(&rest) != NULL)
             shoal__control_say(k, "2 usage: status\n");
         else
-            status(c, k);
+            shoal__control_status(c, k);
     } else if (strcmp(cmd, "inspect") == 0) {
         char *name = word(&rest);
         shoal_host_pool_t *hp = name != NULL ? pool_named(c->h, name) : NULL;
@@ -484,23 +510,7 @@ void shoal__control_request(shoal_control_t *c, shoal_control_conn_t *k, char *l
     } else if (strcmp(cmd, "send") == 0 || strcmp(cmd, "call") == 0) {
         send_or_call(c, k, cmd, rest);
     } else if (strcmp(cmd, "scale") == 0) {
-        char *name = word(&rest), *num = word(&rest);
-        uint64_t n;
-        shoal_host_pool_t *hp;
-        if (name == NULL || !number(num, SHOAL_POOL_MAX_SIZE, &n) || word(&rest) != NULL) {
-            shoal__control_say(k, "2 usage: scale POOL N (N a number of workers)\n");
-        } else if ((hp = pool_named(c->h, name)) == NULL) {
-            not_a_pool(c, k, name, "scale");
-        } else {
-            uint32_t size = (uint32_t)n;
-            shoal_pool_stats_t st;
-            shoal__host_peek(hp, &st); /* the bounds, fixed at spawn */
-            k->arg = size;
-            k->arg_min = st.min_size;
-            k->arg_max = st.max_size;
-            job(c, k, SHOAL_CONTROL_OP_SCALE, hp, true, SHOAL_AGENT_CALL_PRIORITY,
-                SHOAL_POOL_SET_SIZE, &size, sizeof size, ACTOR_TIMEOUT_MS);
-        }
+        scale(c, k, rest);
     } else if (strcmp(cmd, "epic") == 0) {
         epic(c, k, rest);
     } else if (strcmp(cmd, "reload") == 0) {

@@ -35,6 +35,7 @@ typedef enum shoal_control_op_e {
     SHOAL_CONTROL_OP_CALL = 4,
     SHOAL_CONTROL_OP_SCALE = 5,
     SHOAL_CONTROL_OP_EPIC = 6,
+    SHOAL_CONTROL_OP_BOUNDS = 7, /* scale POOL MIN..MAX */
 } shoal_control_op_t;
 
 /* A pool a job asked, by the name and state it had then. */
@@ -59,7 +60,10 @@ typedef struct shoal_control_conn_s {
     shoal_control_target_t *targets;
     size_t ntargets;
     uint32_t arg;              /* scale: the size asked */
-    uint32_t arg_min, arg_max; /* scale: the pool's bounds, which the size is clamped to */
+    uint32_t arg_min, arg_max; /* scale: the pool's bounds, which the size is clamped to;
+                                  scale MIN..MAX: the bounds asked */
+    uint32_t was_size;         /* scale MIN..MAX: the target before, */
+    uint32_t was_min, was_max; /* and the bounds */
     /* epic with ARGS: the args sent (a shoal_node_t *), ours again unless
      * the pool's answer says it took them (control_cmd.c) */
     void *epic_args;
@@ -88,6 +92,10 @@ void shoal__control_say(shoal_control_conn_t *k, const char *fmt, ...) SHOAL_PRI
  * job_timeout_ms, targets) and the job was handed to the agent. Sets *stop
  * for `stop`. */
 void shoal__control_request(shoal_control_t *c, shoal_control_conn_t *k, char *line, bool *stop);
+
+/* status: every fact of the host in one reply, from the pools' records
+ * (control_status.c). */
+void shoal__control_status(shoal_control_t *c, shoal_control_conn_t *k);
 
 /* Completes k's reply from its job's answer d, or from nothing (d NULL:
  * the host's deadline passed first: each pool is unresponsive). */

@@ -8,6 +8,7 @@
 #ifndef SHOAL_HOST_HOST_H
 #define SHOAL_HOST_HOST_H
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -293,6 +294,27 @@ int shoal__host_wait_ended(const shoal_host_pool_t *list, size_t n, uint64_t end
 void shoal__host_pool_forget(shoal_host_t *h, size_t i);
 /* A pool's counters from its record (shoal__pool_peek). */
 void shoal__host_peek(const shoal_host_pool_t *hp, shoal_pool_stats_t *st);
+
+/* Whether a pool has elastic facts to show (shoal/pool.h: elastic pools):
+ * idle_timeout, max_waiting or autoscale on, or a count one of them left
+ * (a reload may have turned it off since). status, the table and /metrics
+ * show elastic facts for these pools only; the others' lines, rows and
+ * series stay as they were. */
+static inline bool shoal__host_is_elastic(const shoal_pool_stats_t *st)
+{
+    return st->idle_timeout_ms != 0 || st->max_waiting != 0 || st->autoscale != 0 ||
+           st->expired != 0 || st->lazy_grown != 0 || st->waiting_refused != 0 ||
+           st->autoscale_ups != 0 || st->autoscale_downs != 0;
+}
+
+/* A permille as status and the table write it: "61%", "61.5%". */
+static inline void shoal__host_percent(uint32_t permille, char *buf, size_t size)
+{
+    if (permille % 10 == 0)
+        snprintf(buf, size, "%" PRIu32 "%%", permille / 10);
+    else
+        snprintf(buf, size, "%" PRIu32 ".%" PRIu32 "%%", permille / 10, permille % 10);
+}
 /* Logs the address space the runtime reserved for its actor records (what
  * `ulimit -v` counts; runtime.max_actors scales it). */
 void shoal__host_log_reserved(shoal_host_t *h);

@@ -93,4 +93,24 @@ typedef struct shoal_metrics_buf_s {
 /* Renders every series from s into b (any thread holding s). */
 void shoal__metrics_render(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b);
 
+/* ---- between metrics_text.c and metrics_elastic.c ---- */
+
+/* One pool as a scrape reads it: once, so every family shows the same
+ * moment of it. */
+typedef struct shoal_metrics_view_s {
+    shoal_pool_stats_t st;
+    shoal_pool_hist_t *hist;
+    shoal_pull_worker_stats_t *workers; /* a pull pool's, by seat (the first ones) */
+    size_t nworkers;
+    char label[160]; /* the pool's name, escaped */
+} shoal_metrics_view_t;
+
+/* Appends to b as printf does (b->failed on ENOMEM). */
+void shoal__metrics_put(shoal_metrics_buf_t *b, const char *fmt, ...) SHOAL_PRINTF(2, 3);
+/* A family's # HELP and # TYPE lines. */
+void shoal__metrics_family(shoal_metrics_buf_t *b, const char *name, const char *type,
+                           const char *help);
+/* The elastic families (shoal/pool.h: elastic pools) of the n pools in v. */
+void shoal__metrics_render_elastic(shoal_metrics_buf_t *b, const shoal_metrics_view_t *v, size_t n);
+
 #endif

@@ -2,7 +2,7 @@
  * (metrics.h) in the Prometheus text exposition format 0.0.4: a # HELP and
  * a # TYPE line before each family, label values escaped, the latency
  * histograms as cumulative _bucket{le=...}, _sum and _count series.
- * Built into shoald only.
+ * The elastic families are metrics_elastic.c's. Built into shoald only.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -19,9 +19,7 @@
 #define SHOAL_METRICS_VERSION "unknown"
 #endif
 
-static void put(shoal_metrics_buf_t *b, const char *fmt, ...) SHOAL_PRINTF(2, 3);
-
-static void put(shoal_metrics_buf_t *b, const char *fmt, ...)
+void shoal__metrics_put(shoal_metrics_buf_t *b, const char *fmt, ...)
 {
     for (int tries = 0; tries < 2 && !b->failed; tries++) {
         va_list ap;
@@ -47,9 +45,10 @@ static void put(shoal_metrics_buf_t *b, const char *fmt, ...)
     }
 }
 
-static void family(shoal_metrics_buf_t *b, const char *name, const char *type, const char *help)
+void shoal__metrics_family(shoal_metrics_buf_t *b, const char *name, const char *type,
+                           const char *help)
 {
-    put(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+    shoal__metrics_put(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 /* A label value escaped as the format wants: \\, \" and \n. */
@@ -84,13 +83,7 @@ static const char *seconds(uint64_t ns, char out[40])
 
 /* ---- per pool ------------------------------------------------------------ */
 
-typedef struct pool_view_s {
-    shoal_pool_stats_t st;
-    shoal_pool_hist_t *hist;
-    shoal_pull_worker_stats_t *workers; /* a pull pool's, by seat (the first ones) */
-    size_t nworkers;
-    char label[160]; /* the pool's name, escaped */
-} pool_view_t;
+typedef shoal_metrics_view_t pool_view_t;
 
 typedef uint64_t (*stat_fn)(const shoal_pool_stats_t *);
 
@@ -205,7 +198,7 @@ static void histogram(shoal_metrics_buf_t *b, const pool_view_t *v, size_t n, co
                       const char *help, bool wait)
 {
     char full[96];
-    family(b, name, "histogram", help);
+    shoal__metrics_family(b, name, "histogram", help);
     for (size_t k = 0; k < n; k++) {
         const uint64_t *h = wait ? v[k].hist->wait : v[k].hist->service;
         uint64_t cum = 0, total = 0;
@@ -217,15 +210,16 @@ static void histogram(shoal_metrics_buf_t *b, const pool_view_t *v, size_t n, co
             for (; next < upto; next++)
                 cum += h[next];
             char le[40];
-            put(b, "%s_bucket{pool=\"%s\",le=\"%s\"} %" PRIu64 "\n", name, v[k].label,
-                seconds(UINT64_C(1) << e, le), cum);
+            shoal__metrics_put(b, "%s_bucket{pool=\"%s\",le=\"%s\"} %" PRIu64 "\n", name,
+                               v[k].label, seconds(UINT64_C(1) << e, le), cum);
         }
-        put(b, "%s_bucket{pool=\"%s\",le=\"+Inf\"} %" PRIu64 "\n", name, v[k].label, total);
+        shoal__metrics_put(b, "%s_bucket{pool=\"%s\",le=\"+Inf\"} %" PRIu64 "\n", name, v[k].label,
+                           total);
         char sum[40];
         snprintf(full, sizeof full, "%s_sum", name);
-        put(b, "%s{pool=\"%s\"} %s\n", full, v[k].label,
-            seconds(wait ? v[k].hist->wait_sum_ns : v[k].hist->service_sum_ns, sum));
-        put(b, "%s_count{pool=\"%s\"} %" PRIu64 "\n", name, v[k].label, total);
+        shoal__metrics_put(b, "%s{pool=\"%s\"} %s\n", full, v[k].label,
+                           seconds(wait ? v[k].hist->wait_sum_ns : v[k].hist->service_sum_ns, sum));
+        shoal__metrics_put(b, "%s_count{pool=\"%s\"} %" PRIu64 "\n", name, v[k].label, total);
     }
 }
 
@@ -248,19 +242,21 @@ static const struct {
 static void render_workers(shoal_metrics_buf_t *b, const pool_view_t *v, size_t n)
 {
     for (size_t f = 0; f < sizeof worker_series / sizeof worker_series[0]; f++) {
-        family(b, worker_series[f].name, worker_series[f].type, worker_series[f].help);
+        shoal__metrics_family(b, worker_series[f].name, worker_series[f].type,
+                              worker_series[f].help);
         for (size_t k = 0; k < n; k++) {
             for (size_t i = 0; i < v[k].nworkers; i++) {
                 const shoal_pull_worker_stats_t *w = &v[k].workers[i];
                 if (worker_series[f].what == W_IDLE) {
                     char sec[40];
-                    put(b, "%s{pool=\"%s\",worker=\"%" PRIu32 "\"} %s\n", worker_series[f].name,
-                        v[k].label, w->seat, seconds(w->idle_ns, sec));
+                    shoal__metrics_put(b, "%s{pool=\"%s\",worker=\"%" PRIu32 "\"} %s\n",
+                                       worker_series[f].name, v[k].label, w->seat,
+                                       seconds(w->idle_ns, sec));
                     continue;
                 }
                 uint64_t x = worker_series[f].what == W_COMPLETED ? w->completed : w->in_progress;
-                put(b, "%s{pool=\"%s\",worker=\"%" PRIu32 "\"} %" PRIu64 "\n",
-                    worker_series[f].name, v[k].label, w->seat, x);
+                shoal__metrics_put(b, "%s{pool=\"%s\",worker=\"%" PRIu32 "\"} %" PRIu64 "\n",
+                                   worker_series[f].name, v[k].label, w->seat, x);
             }
         }
     }
@@ -276,19 +272,20 @@ static void render_pull(shoal_metrics_buf_t *b, const pool_view_t *v, size_t n)
     if (npull == 0)
         return;
     for (size_t f = 0; f < sizeof pull_series / sizeof pull_series[0]; f++) {
-        family(b, pull_series[f].name, pull_series[f].type, pull_series[f].help);
+        shoal__metrics_family(b, pull_series[f].name, pull_series[f].type, pull_series[f].help);
         for (size_t k = 0; k < n; k++)
             if (v[k].st.kind == SHOAL_POOL_KIND_PULL)
-                put(b, "%s{pool=\"%s\"} %" PRIu64 "\n", pull_series[f].name, v[k].label,
-                    pull_series[f].get(&v[k].st));
+                shoal__metrics_put(b, "%s{pool=\"%s\"} %" PRIu64 "\n", pull_series[f].name,
+                                   v[k].label, pull_series[f].get(&v[k].st));
     }
-    family(b, "shoal_pool_source_state", "gauge",
-           "1 for the state of a pull pool's source (none, running, done, failed), 0 for the "
-           "others.");
+    shoal__metrics_family(
+        b, "shoal_pool_source_state", "gauge",
+        "1 for the state of a pull pool's source (none, running, done, failed), 0 for the "
+        "others.");
     for (size_t k = 0; k < n; k++)
         for (uint32_t st = 0; st < 4 && v[k].st.kind == SHOAL_POOL_KIND_PULL; st++)
-            put(b, "shoal_pool_source_state{pool=\"%s\",state=\"%s\"} %d\n", v[k].label,
-                source_state_names[st], v[k].st.source_state == st);
+            shoal__metrics_put(b, "shoal_pool_source_state{pool=\"%s\",state=\"%s\"} %d\n",
+                               v[k].label, source_state_names[st], v[k].st.source_state == st);
     render_workers(b, v, n);
 }
 
@@ -318,17 +315,19 @@ static void render_pools(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b)
         }
     }
     for (size_t f = 0; f < sizeof pool_series / sizeof pool_series[0]; f++) {
-        family(b, pool_series[f].name, pool_series[f].type, pool_series[f].help);
+        shoal__metrics_family(b, pool_series[f].name, pool_series[f].type, pool_series[f].help);
         for (size_t k = 0; k < n; k++)
-            put(b, "%s{pool=\"%s\"} %" PRIu64 "\n", pool_series[f].name, v[k].label,
-                pool_series[f].get(&v[k].st));
+            shoal__metrics_put(b, "%s{pool=\"%s\"} %" PRIu64 "\n", pool_series[f].name, v[k].label,
+                               pool_series[f].get(&v[k].st));
     }
-    family(b, "shoal_pool_state", "gauge",
-           "1 for the state the pool is in (running, degraded, draining), 0 for the others.");
+    shoal__metrics_family(
+        b, "shoal_pool_state", "gauge",
+        "1 for the state the pool is in (running, degraded, draining), 0 for the others.");
     for (size_t k = 0; k < n; k++)
         for (uint32_t st = 0; st < 3; st++)
-            put(b, "shoal_pool_state{pool=\"%s\",state=\"%s\"} %d\n", v[k].label, state_names[st],
-                v[k].st.state == st);
+            shoal__metrics_put(b, "shoal_pool_state{pool=\"%s\",state=\"%s\"} %d\n", v[k].label,
+                               state_names[st], v[k].st.state == st);
+    shoal__metrics_render_elastic(b, v, n);
     render_pull(b, v, n);
     histogram(b, v, n, "shoal_pool_queue_wait_seconds",
               "Time a message waited in a worker's mailbox, over the sampled messages (one in 16 "
@@ -349,14 +348,14 @@ done:
 
 static void counter(shoal_metrics_buf_t *b, const char *name, const char *help, uint64_t x)
 {
-    family(b, name, "counter", help);
-    put(b, "%s %" PRIu64 "\n", name, x);
+    shoal__metrics_family(b, name, "counter", help);
+    shoal__metrics_put(b, "%s %" PRIu64 "\n", name, x);
 }
 
 static void gauge(shoal_metrics_buf_t *b, const char *name, const char *help, uint64_t x)
 {
-    family(b, name, "gauge", help);
-    put(b, "%s %" PRIu64 "\n", name, x);
+    shoal__metrics_family(b, name, "gauge", help);
+    shoal__metrics_put(b, "%s %" PRIu64 "\n", name, x);
 }
 
 static void render_runtime(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b)
@@ -370,15 +369,16 @@ static void render_runtime(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b
           rs.extra_threads_live);
     gauge(b, "shoal_runtime_actors", "Live actors.", rs.actors_live);
     counter(b, "shoal_runtime_actors_spawned_total", "Actors spawned.", rs.actors_spawned);
-    family(b, "shoal_runtime_sends_total", "counter",
-           "Sends to a mailbox: accepted, refused (mailbox full, SHOAL_EFULL), noproc (no such "
-           "actor), queue_limit (runtime.max_queued reached, SHOAL_EBUSY).");
-    put(b,
-        "shoal_runtime_sends_total{result=\"accepted\"} %" PRIu64 "\n"
-        "shoal_runtime_sends_total{result=\"refused\"} %" PRIu64 "\n"
-        "shoal_runtime_sends_total{result=\"noproc\"} %" PRIu64 "\n"
-        "shoal_runtime_sends_total{result=\"queue_limit\"} %" PRIu64 "\n",
-        rs.msgs_sent, rs.msgs_refused, rs.msgs_noproc, rs.refused_queued);
+    shoal__metrics_family(
+        b, "shoal_runtime_sends_total", "counter",
+        "Sends to a mailbox: accepted, refused (mailbox full, SHOAL_EFULL), noproc (no such "
+        "actor), queue_limit (runtime.max_queued reached, SHOAL_EBUSY).");
+    shoal__metrics_put(b,
+                       "shoal_runtime_sends_total{result=\"accepted\"} %" PRIu64 "\n"
+                       "shoal_runtime_sends_total{result=\"refused\"} %" PRIu64 "\n"
+                       "shoal_runtime_sends_total{result=\"noproc\"} %" PRIu64 "\n"
+                       "shoal_runtime_sends_total{result=\"queue_limit\"} %" PRIu64 "\n",
+                       rs.msgs_sent, rs.msgs_refused, rs.msgs_noproc, rs.refused_queued);
     counter(b, "shoal_runtime_messages_handled_total", "Messages passed to a callback.",
             rs.msgs_handled);
     counter(b, "shoal_runtime_messages_dropped_total",
@@ -399,17 +399,19 @@ static void render_runtime(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b
 
 static void render_host(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b)
 {
-    family(b, "shoal_build_info", "gauge", "Always 1: the version and plugin ABI of this shoald.");
-    put(b, "shoal_build_info{version=\"%s\",abi=\"%d.%d\"} 1\n", SHOAL_METRICS_VERSION,
-        SHOAL_ABI_MAJOR, SHOAL_ABI_MINOR);
+    shoal__metrics_family(b, "shoal_build_info", "gauge",
+                          "Always 1: the version and plugin ABI of this shoald.");
+    shoal__metrics_put(b, "shoal_build_info{version=\"%s\",abi=\"%d.%d\"} 1\n",
+                       SHOAL_METRICS_VERSION, SHOAL_ABI_MAJOR, SHOAL_ABI_MINOR);
     gauge(b, "shoal_generation",
           "The config generation running (1 for the file shoald started "
           "with, one more for each successful reload).",
           s->generation);
-    family(b, "shoal_reloads_total", "counter",
-           "Reloads, by result (a failed one changed nothing).");
-    put(b, "shoal_reloads_total{result=\"ok\"} %" PRIu64 "\n", s->reloads);
-    put(b, "shoal_reloads_total{result=\"failed\"} %" PRIu64 "\n", s->reloads_failed);
+    shoal__metrics_family(b, "shoal_reloads_total", "counter",
+                          "Reloads, by result (a failed one changed nothing).");
+    shoal__metrics_put(b, "shoal_reloads_total{result=\"ok\"} %" PRIu64 "\n", s->reloads);
+    shoal__metrics_put(b, "shoal_reloads_total{result=\"failed\"} %" PRIu64 "\n",
+                       s->reloads_failed);
     /* The ledger: the forgotten pools' final counts, the draining ones' as
      * the snapshot copied them, and the current ones' read now. */
     shoal_host_counts_t c = s->gone;
@@ -427,16 +429,17 @@ static void render_host(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b)
         c.dropped += st.messages_dropped;
         c.refused += st.messages_unhandled;
     }
-    family(b, "shoal_ledger_messages_total", "counter",
-           "Every pool shoald started, removed and replaced ones included: accepted = handled + "
-           "failed + dropped + in flight; refused beside.");
-    put(b,
-        "shoal_ledger_messages_total{outcome=\"accepted\"} %" PRIu64 "\n"
-        "shoal_ledger_messages_total{outcome=\"handled\"} %" PRIu64 "\n"
-        "shoal_ledger_messages_total{outcome=\"failed\"} %" PRIu64 "\n"
-        "shoal_ledger_messages_total{outcome=\"dropped\"} %" PRIu64 "\n"
-        "shoal_ledger_messages_total{outcome=\"refused\"} %" PRIu64 "\n",
-        c.accepted, c.handled, c.failed, c.dropped, c.refused);
+    shoal__metrics_family(
+        b, "shoal_ledger_messages_total", "counter",
+        "Every pool shoald started, removed and replaced ones included: accepted = handled + "
+        "failed + dropped + in flight; refused beside.");
+    shoal__metrics_put(b,
+                       "shoal_ledger_messages_total{outcome=\"accepted\"} %" PRIu64 "\n"
+                       "shoal_ledger_messages_total{outcome=\"handled\"} %" PRIu64 "\n"
+                       "shoal_ledger_messages_total{outcome=\"failed\"} %" PRIu64 "\n"
+                       "shoal_ledger_messages_total{outcome=\"dropped\"} %" PRIu64 "\n"
+                       "shoal_ledger_messages_total{outcome=\"refused\"} %" PRIu64 "\n",
+                       c.accepted, c.handled, c.failed, c.dropped, c.refused);
 }
 
 /* The sources (source.h): what each actor sent, its restarts, up or down. */
@@ -479,10 +482,10 @@ static void render_sources(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b
         view[i].v[3] = st.state != SHOAL_POOL_DEGRADED;
     }
     for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
-        family(b, families[f].name, families[f].type, families[f].help);
+        shoal__metrics_family(b, families[f].name, families[f].type, families[f].help);
         for (size_t i = 0; i < n; i++)
-            put(b, "%s{source=\"%s\"} %" PRIu64 "\n", families[f].name, view[i].label,
-                view[i].v[f]);
+            shoal__metrics_put(b, "%s{source=\"%s\"} %" PRIu64 "\n", families[f].name,
+                               view[i].label, view[i].v[f]);
     }
     free(view);
 }

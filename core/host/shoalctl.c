@@ -77,10 +77,18 @@ static const cmd_t cmds[] = {
      "               that plus 2 s\n"
      "  --raw        write the reply's bytes exactly, nothing added\n"
      "  --           the end of the options: DATA may then start with -- or be -h\n"},
-    {"scale", "POOL N", 2, 2, "resize the pool (within its min and max)",
-     "  Resizes POOL to N workers, within the pool's min and max (its config's\n"
-     "  min: and max:), and prints the size it has now, e.g. `api: 8 workers`,\n"
-     "  or `api: 1024 workers (asked 5000; clamped to max 1024)`.\n"},
+    {"scale", "POOL N|MIN..MAX", 2, 2, "resize the pool, or set its bounds (min..max)",
+     "  POOL N: resizes POOL to N workers, within the pool's min and max (its\n"
+     "  config's min: and max:, or autoscale's), and prints the size it has now,\n"
+     "  e.g. `api: 8 workers`, or `api: 1024 workers (asked 5000; clamped to max\n"
+     "  1024)`. An autoscaled pool keeps N only until autoscale's next decision\n"
+     "  (none for its cooldown after the resize).\n"
+     "  POOL MIN..MAX: sets the pool's bounds live, e.g. `scale api 2..16`, its\n"
+     "  size clamped into them, and prints `api: bounds 2..16, 4 workers`, or\n"
+     "  `api: bounds 2..3, 3 workers (clamped from 9)`. An autoscaled pool scales\n"
+     "  within them from then on. MAX may not pass the most workers the pool was\n"
+     "  started for (its max at start): refused, exit 1; a reload with a larger\n"
+     "  max replaces the pool. A reload sets the config's bounds again.\n"},
     {"epic", "POOL [ARGS]", 1, 2, "start a pull pool's source again (a new epic)",
      "  Starts POOL's source from the beginning: a new epic, with the config's\n"
      "  source_args, or with ARGS (the words after POOL, joined by spaces): the\n"
@@ -218,14 +226,23 @@ static int call_body(void *arg, const char *data, size_t len, FILE *out, FILE *e
     return 0;
 }
 
-/* scale: "SIZE asked N min MIN max MAX" (an older shoald: "SIZE"). */
+/* scale: "SIZE asked N min MIN max MAX" (an older shoald: "SIZE"); scale
+ * MIN..MAX: "SIZE bounds MIN..MAX from WAS". */
 static int scale_body(void *arg, const char *data, size_t len, FILE *out, FILE *err)
 {
     const answer_t *a = arg;
     char text[256];
-    unsigned size, asked, min, max;
+    unsigned size, asked, min, max, was;
     (void)err;
     snprintf(text, sizeof text, "%.*s", (int)(len < sizeof text ? len : sizeof text - 1), data);
+    if (sscanf(text, "%u bounds %u..%u from %u", &size, &min, &max, &was) == 4) {
+        fprintf(out, "%s: bounds %u..%u, %u worker%s", a->pool, min, max, size,
+                size == 1 ? "" : "s");
+        if (size != was && (was < min || was > max))
+            fprintf(out, " (clamped from %u)", was);
+        fputc('\n', out);
+        return 0;
+    }
     int got = sscanf(text, "%u asked %u min %u max %u", &size, &asked, &min, &max);
     if (got < 1) {
         fwrite(data, 1, len, out);
@@ -329,7 +346,7 @@ int main(int argc, char **argv)
     if (words < cmd->min)
         return bad(cmd, "%s: missing %s", cmd->name,
                    npos == 0                         ? "POOL"
-                   : strcmp(cmd->name, "scale") == 0 ? "N"
+                   : strcmp(cmd->name, "scale") == 0 ? "N or MIN..MAX"
                                                      : "DATA");
     if (words > cmd->max)
         return bad(cmd, "%s: unexpected argument '%s'", cmd->name, pos[cmd->max]);
@@ -343,11 +360,20 @@ int main(int argc, char **argv)
             usage(stdout);
         return 0;
     }
-    uint64_t workers;
-    if (strcmp(cmd->name, "scale") == 0 &&
-        !shoal__num_parse(pos[1], 10, SHOAL_POOL_MAX_SIZE, &workers))
-        return bad(cmd, "scale: N must be a number of workers (0 to %u), not '%s'",
-                   SHOAL_POOL_MAX_SIZE, pos[1]);
+    if (strcmp(cmd->name, "scale") == 0) { /* N, or MIN..MAX: the words shoald would say */
+        uint64_t workers;
+        uint32_t min, max;
+        char why[200];
+        if (!shoal__num_bounds(pos[1], SHOAL_POOL_MAX_SIZE, &min, &max, why, sizeof why) &&
+            why[0] != '\0')
+            return bad(cmd, "scale: %s", why);
+        if (why[0] == '\0' && strstr(pos[1], "..") == NULL &&
+            !shoal__num_parse(pos[1], 10, SHOAL_POOL_MAX_SIZE, &workers))
+            return bad(cmd,
+                       "scale: N must be a number of workers (0 to %u), or MIN..MAX the pool's "
+                       "bounds (e.g. 2..16), not '%s'",
+                       SHOAL_POOL_MAX_SIZE, pos[1]);
+    }
     /* The socket. */
     if (path == NULL && (path = getenv("SHOAL_SOCKET")) != NULL && path[0] != '\0') {
         origin = "from $SHOAL_SOCKET";

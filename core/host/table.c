@@ -3,7 +3,8 @@
  * block, each under its header. Rates are per second since the previous
  * call (marked /s), totals are marked (total), latencies are in
  * microseconds in every row. A pull pool's row reads its buffer where a
- * forward pool's reads its queue (queued_text).
+ * forward pool's reads its queue (queued_text); an elastic pool's says its
+ * bounds, and autoscale's last busy reading, after its state.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -52,18 +53,34 @@ static const char *pool_state(const shoal_host_pool_t *hp, const shoal_pool_stat
  * messages in flight, nothing after. A pull pool: its buffer as depth/
  * capacity, and after the state what its workers hold of what they may
  * and how many wait for work: "10/10" ... "running (pull, held 2/2, idle 0)". Its in/s is what the
- * buffer accepted, its refused/s the sends refused because it was full. */
+ * buffer accepted, its refused/s the sends refused because it was full.
+ * An elastic pool (host.h): the bounds its workers column moves within, and
+ * an autoscaled one's busy ratio at autoscale's last reading: "running
+ * (bounds 2..16, busy 61%)", "running (pull, held 2/2, idle 0, bounds
+ * 1..4)". Any other pool's row is as it always was. */
 static void queued_text(shoal_pool_t *rec, const shoal_pool_stats_t *st, char *queued, size_t qsize,
                         char *kind, size_t ksize)
 {
+    char words[96] = "", busy[16];
+    size_t n = 0;
     if (st->kind != SHOAL_POOL_KIND_PULL) {
         snprintf(queued, qsize, "%" PRIu64, st->queue_depth);
-        return;
+    } else {
+        uint64_t held = st->queue_depth > st->buffer_depth ? st->queue_depth - st->buffer_depth : 0;
+        snprintf(queued, qsize, "%" PRIu64 "/%" PRIu64, st->buffer_depth, st->buffer);
+        n += (size_t)snprintf(words, sizeof words,
+                              "pull, held %" PRIu64 "/%" PRIu64 ", idle %" PRIu32, held,
+                              (uint64_t)st->pool_size * st->prefetch, shoal__pull_idle(rec));
     }
-    uint64_t held = st->queue_depth > st->buffer_depth ? st->queue_depth - st->buffer_depth : 0;
-    snprintf(queued, qsize, "%" PRIu64 "/%" PRIu64, st->buffer_depth, st->buffer);
-    snprintf(kind, ksize, " (pull, held %" PRIu64 "/%" PRIu64 ", idle %" PRIu32 ")", held,
-             (uint64_t)st->pool_size * st->prefetch, shoal__pull_idle(rec));
+    if (shoal__host_is_elastic(st) && n < sizeof words)
+        n += (size_t)snprintf(words + n, sizeof words - n, "%sbounds %" PRIu32 "..%" PRIu32,
+                              n ? ", " : "", st->min_size, st->max_size);
+    if (st->autoscale != 0 && n < sizeof words) {
+        shoal__host_percent(st->busy, busy, sizeof busy);
+        snprintf(words + n, sizeof words - n, ", busy %s", busy);
+    }
+    if (words[0] != '\0')
+        snprintf(kind, ksize, " (%s)", words);
 }
 
 static void pool_rows(shoal_host_t *h, FILE *out, double dt)
@@ -80,7 +97,7 @@ static void pool_rows(shoal_host_t *h, FILE *out, double dt)
             continue;
         }
         double span = dt + hp->unread_s;
-        char queued[48], kind[64] = "";
+        char queued[48], kind[112] = "";
         queued_text(hp->rec, &st, queued, sizeof queued, kind, sizeof kind);
         fprintf(out, "%-16s %7u %10.0f %10.0f %9.0f %8s %15" PRIu64 " %11.1f %11.1f %s%s\n",
                 hp->name, st.pool_size,

@@ -6,11 +6,13 @@
 #      stderr with a hint to --help, exit 2; a missing value is named.
 #   2. shoalctl without a server: help [CMD] and CMD --help print usage and
 #      never connect; an unknown command, status with extra words, a bad N
-#      or --type are usage errors (2); the socket tried (--socket,
+#      or --type, bounds that cannot be (5..2, 2.., 0..0) are usage errors
+#      (2); the socket tried (--socket,
 #      $SHOAL_SOCKET, ./shoal.sock, /run/shoal/shoal.sock) is named.
 #   3. With shoald running at --control (overriding runtime.control): call
 #      prints text as text and binary escaped, --raw byte-exact, --type picks
-#      the message type; scale says when it clamped; diff without FILE diffs
+#      the message type; scale says when it clamped, scale MIN..MAX sets
+#      the bounds (a max past the start max refused); diff without FILE diffs
 #      the host's own file; shoald --check --diff finds the host at --control,
 #      else at FILE's runtime.control (relative to FILE); a reload does not
 #      complain that the socket differs from the file's.
@@ -136,10 +138,18 @@ for c in status inspect send call scale reload diff stop help; do
 done
 what="shoalctl help scale"
 run "$shoalctl" help scale
-expect 0 "usage: shoalctl [--socket PATH] [--timeout MS] scale POOL N
-  Resizes POOL to N workers, within the pool's min and max (its config's
-  min: and max:), and prints the size it has now, e.g. \`api: 8 workers\`,
-  or \`api: 1024 workers (asked 5000; clamped to max 1024)\`." ""
+expect 0 "usage: shoalctl [--socket PATH] [--timeout MS] scale POOL N|MIN..MAX
+  POOL N: resizes POOL to N workers, within the pool's min and max (its
+  config's min: and max:, or autoscale's), and prints the size it has now,
+  e.g. \`api: 8 workers\`, or \`api: 1024 workers (asked 5000; clamped to max
+  1024)\`. An autoscaled pool keeps N only until autoscale's next decision
+  (none for its cooldown after the resize).
+  POOL MIN..MAX: sets the pool's bounds live, e.g. \`scale api 2..16\`, its
+  size clamped into them, and prints \`api: bounds 2..16, 4 workers\`, or
+  \`api: bounds 2..3, 3 workers (clamped from 9)\`. An autoscaled pool scales
+  within them from then on. MAX may not pass the most workers the pool was
+  started for (its max at start): refused, exit 1; a reload with a larger
+  max replaces the pool. A reload sets the config's bounds again." ""
 what="shoalctl help call"
 run "$shoalctl" call api x --help
 [ "$rc" = 0 ] && [ "$(head -1 "$tmp/out")" = "usage: shoalctl [--socket PATH] [--timeout MS] call [--type N] [--timeout MS] [--raw] POOL DATA" ] &&
@@ -164,12 +174,29 @@ expect 2 "" "shoalctl: inspect: unexpected argument 'b'
 usage: shoalctl inspect [POOL] (see shoalctl help inspect)"
 what="shoalctl scale without N"
 run "$shoalctl" scale api
-expect 2 "" "shoalctl: scale: missing N
-usage: shoalctl scale POOL N (see shoalctl help scale)"
+expect 2 "" "shoalctl: scale: missing N or MIN..MAX
+usage: shoalctl scale POOL N|MIN..MAX (see shoalctl help scale)"
 what="shoalctl scale api many"
 run "$shoalctl" scale api many
-expect 2 "" "shoalctl: scale: N must be a number of workers (0 to 65536), not 'many'
-usage: shoalctl scale POOL N (see shoalctl help scale)"
+expect 2 "" "shoalctl: scale: N must be a number of workers (0 to 65536), or MIN..MAX the pool's bounds (e.g. 2..16), not 'many'
+usage: shoalctl scale POOL N|MIN..MAX (see shoalctl help scale)"
+# Bounds that cannot be are refused before any connection, as shoald would.
+what="shoalctl scale api 5..2"
+run "$shoalctl" scale api 5..2
+expect 2 "" "shoalctl: scale: MIN 5 is above MAX 2 (the fewest workers first: 2..5)
+usage: shoalctl scale POOL N|MIN..MAX (see shoalctl help scale)"
+what="shoalctl scale api 2.."
+run "$shoalctl" scale api 2..
+expect 2 "" "shoalctl: scale: MIN..MAX takes two numbers of workers, the fewest and the most (e.g. 2..16), not '2..'
+usage: shoalctl scale POOL N|MIN..MAX (see shoalctl help scale)"
+what="shoalctl scale api 0..0"
+run "$shoalctl" scale api 0..0
+expect 2 "" "shoalctl: scale: MAX 0 is out of range: MIN is 0 to 65536, MAX 1 to 65536
+usage: shoalctl scale POOL N|MIN..MAX (see shoalctl help scale)"
+what="shoalctl scale api 1..70000"
+run "$shoalctl" scale api 1..70000
+expect 2 "" "shoalctl: scale: MAX 70000 is out of range: MIN is 0 to 65536, MAX 1 to 65536
+usage: shoalctl scale POOL N|MIN..MAX (see shoalctl help scale)"
 what="shoalctl call --type nope"
 run "$shoalctl" call --type nope api x
 expect 2 "" "shoalctl: --type nope: expected a message type (0 to 4294967295)
@@ -286,6 +313,25 @@ expect 0 "api: 3 workers" ""
 what="scale api 0"
 run "$shoalctl" scale api 0
 expect 0 "api: 1 worker (asked 0; clamped to min 1)" ""
+# scale MIN..MAX: the bounds live, the size clamped into them and said;
+# a max past the 8 api started with is refused (exit 1).
+what="scale api 2..4"
+run "$shoalctl" scale api 2..4
+expect 0 "api: bounds 2..4, 2 workers (clamped from 1)" ""
+what="scale api 9"
+run "$shoalctl" scale api 9
+expect 0 "api: 4 workers (asked 9; clamped to max 4)" ""
+what="scale api 1..9"
+run "$shoalctl" scale api 1..9
+expect 1 "" "shoalctl: api: max 9 is past 8, the most workers it was started for (its max at start); a reload with max 9 replaces it with a new pool under its name"
+what="scale api 1..8"
+run "$shoalctl" scale api 1..8
+expect 0 "api: bounds 1..8, 4 workers" ""
+grep -q 'info control: scale api to bounds 1\.\.8 (were 2\.\.4): size now 4 (was 4)$' "$log" ||
+    fail "no log line for scale api 1..8: $(grep 'control: scale' "$log")"
+what="scale api 1"
+run "$shoalctl" scale api 1
+expect 0 "api: 1 worker" ""
 what="status with a word more"
 run "$shoalctl" status now
 [ "$rc" = 2 ] || fail "$what: exit $rc"

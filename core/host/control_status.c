@@ -1,0 +1,107 @@
+/* control_status.c - what `status` says (protocol in control.h): the
+ * generation, reloads, threads, the ledgers, the control connections, a line
+ * per pool, the sources and the stalled handlers. Read from the pools'
+ * records, never from their actors: it answers at once whatever the pools
+ * and the dispatcher's threads are doing. On the host thread.
+ *
+ * A pool's line is "pool NAME size N target N in_flight N forwarded N",
+ * then, for a pull pool, " pull buffer D/C held H/C idle N refused N",
+ * then, for an elastic pool (shoal/pool.h), its facts:
+ *   " bounds MIN..MAX waiting N[/MAX_WAITING] [waiting_refused N]
+ *     [idle_timeout Dms] [expired N lazy N] [autoscale busy P% [wait_p99 Nus]
+ *     [refused N/s] ups N downs N]"
+ * and last " draining" or " ended" when it is. A pool with nothing elastic
+ * keeps the line it always had.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "host/control_conn.h"
+#include "host/source.h"
+
+/* An elastic pool's facts, as the top of this file shows them; "" for a
+ * pool without. */
+static void elastic_text(const shoal_pool_stats_t *st, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (!shoal__host_is_elastic(st))
+        return;
+    size_t n = 0;
+#define ADD(...)                                                                                   \
+    do {                                                                                           \
+        if (n < size)                                                                              \
+            n += (size_t)snprintf(buf + n, size - n, __VA_ARGS__);                                 \
+    } while (0)
+    ADD(" bounds %" PRIu32 "..%" PRIu32 " waiting %" PRIu32, st->min_size, st->max_size,
+        st->waiting);
+    if (st->max_waiting != 0)
+        ADD("/%" PRIu32, st->max_waiting);
+    if (st->max_waiting != 0 || st->waiting_refused != 0)
+        ADD(" waiting_refused %" PRIu64, st->waiting_refused);
+    if (st->idle_timeout_ms != 0)
+        ADD(" idle_timeout %" PRIu64 "ms", st->idle_timeout_ms);
+    if (st->idle_timeout_ms != 0 || st->expired != 0 || st->lazy_grown != 0)
+        ADD(" expired %" PRIu64 " lazy %" PRIu64, st->expired, st->lazy_grown);
+    if (st->autoscale != 0) {
+        char busy[16];
+        shoal__host_percent(st->busy, busy, sizeof busy);
+        ADD(" autoscale busy %s", busy);
+        if (st->autoscale & SHOAL_AUTOSCALE_WAIT)
+            ADD(" wait_p99 %" PRIu64 "us", st->wait_p99_us);
+        if (st->autoscale & SHOAL_AUTOSCALE_REFUSED)
+            ADD(" refused %" PRIu64 "/s", st->refused_per_s);
+    } else if (st->autoscale_ups != 0 || st->autoscale_downs != 0) {
+        ADD(" autoscale off");
+    }
+    if (st->autoscale != 0 || st->autoscale_ups != 0 || st->autoscale_downs != 0)
+        ADD(" ups %" PRIu64 " downs %" PRIu64, st->autoscale_ups, st->autoscale_downs);
+#undef ADD
+}
+
+static void pool_line(shoal_control_conn_t *k, shoal_host_pool_t *hp)
+{
+    shoal_pool_stats_t st;
+    shoal__host_peek(hp, &st);
+    char pull[160] = ""; /* a pull pool's buffer, what its workers hold, its refusals */
+    if (st.kind == SHOAL_POOL_KIND_PULL)
+        snprintf(pull, sizeof pull,
+                 " pull buffer %" PRIu64 "/%" PRIu64 " held %" PRIu64 "/%" PRIu64 " idle %" PRIu32
+                 " refused %" PRIu64,
+                 st.buffer_depth, st.buffer,
+                 st.queue_depth > st.buffer_depth ? st.queue_depth - st.buffer_depth : 0,
+                 (uint64_t)st.pool_size * st.prefetch, shoal__pull_idle(hp->rec),
+                 st.messages_unhandled);
+    char elastic[320];
+    elastic_text(&st, elastic, sizeof elastic);
+    shoal__control_say(
+        k, "pool %s size %u target %u in_flight %" PRIu64 " forwarded %" PRIu64 "%s%s%s\n",
+        hp->name, st.pool_size, st.target_size, st.queue_depth, st.messages_forwarded, pull,
+        elastic,
+        shoal__pool_is_ended(hp->rec) ? " ended"
+        : hp->draining                ? " draining"
+                                      : "");
+}
+
+void shoal__control_status(shoal_control_t *c, shoal_control_conn_t *k)
+{
+    shoal_host_t *h = c->h;
+    static char ledgers[16384]; /* the host thread's */
+    shoal__host_ledgers(h, ledgers, sizeof ledgers);
+    shoal__control_say(
+        k, "0 ok\ngeneration %" PRIu64 "\nreloads %" PRIu64 " ok, %" PRIu64 " failed\nthreads %u\n",
+        h->generation, h->reloads, h->reloads_failed, shoal_runtime_threads(h->rt));
+    shoal__control_put(k, ledgers, strlen(ledgers));
+    size_t open = 0; /* closed ones keep their slot until the sweep */
+    for (size_t i = 0; i < c->nconns; i++)
+        open += c->conns[i]->fd >= 0;
+    shoal__control_say(
+        k, "control %zu open, %" PRIu64 " accepted, %" PRIu64 " dropped, %" PRIu64 " refused\n",
+        open, c->accepted, c->dropped, c->refused);
+    for (size_t i = 0; i < h->npools; i++)
+        pool_line(k, &h->pools[i]);
+    static char sources[8192]; /* the host thread's */
+    shoal__host_sources_status(h, sources, sizeof sources);
+    shoal__control_put(k, sources, strlen(sources));
+    shoal__control_say(k, "%s", shoal__host_stall_lines(h));
+}
