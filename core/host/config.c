@@ -240,13 +240,20 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
             is_auto && k->type == SHOAL_KEY_AUTO_U32 ? SHOAL_CONFIG_AUTO : (uint32_t)x;
         return SHOAL_OK;
     }
+    case SHOAL_KEY_TIMEOUT: /* `never`, or a duration as below */
+        if (val->kind == SHOAL_NODE_SCALAR && !val->quoted && strcmp(val->text, "never") == 0) {
+            *(uint64_t *)(void *)at = 0;
+            return SHOAL_OK;
+        }
+        /* fall through */
     case SHOAL_KEY_DURATION: {
         uint64_t ms;
         if ((rc = shoal__arg_duration_ms(map, k->key, 0, &ms, err)) != SHOAL_OK)
             return shoal__arg_relabel(err, path, k->key, rc);
         if (k->min > 0 && ms < (uint64_t)k->min)
-            return shoal__node_fail(err, val, "%s.%s: must be at least %" PRId64 "ms, got '%s'",
-                                    path, k->key, k->min, val->text);
+            return shoal__node_fail(err, val, "%s.%s: must be at least %" PRId64 "ms%s, got '%s'",
+                                    path, k->key, k->min,
+                                    k->type == SHOAL_KEY_TIMEOUT ? " (or never)" : "", val->text);
         if (k->max > 0 && ms > (uint64_t)k->max) {
             char most[32];
             return shoal__node_fail(err, val, "%s.%s: at most %s, got '%s'", path, k->key,

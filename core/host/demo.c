@@ -36,6 +36,8 @@
 
 #include <shoal/shoal.h>
 
+#include "host/version.h" /* the --version line every program prints */
+
 #define MAX_WORKERS 64
 #define TICK_MS 1
 #define FLAKY_SHARE 10 /* one message in this many goes to the flaky pool */
@@ -336,6 +338,7 @@ static void usage(FILE *to)
     fprintf(to,
             "usage: shoal-demo [--seconds N] [--threads N] [--rate N] [--workers N]\n"
             "                  [--surge N] [--mailbox N] [--panic-every N] [--cost N]\n"
+            "       shoal-demo --version | --help\n"
             "  --seconds N      how long the source sends (default 5)\n"
             "  --threads N      dispatcher threads (default 0 = max(CPUs, 2))\n"
             "  --rate N         messages per second the source offers (default 200000)\n"
@@ -427,6 +430,9 @@ int main(int argc, char **argv)
         if (strcmp(f, "--help") == 0 || strcmp(f, "-h") == 0) {
             usage(stdout);
             return 0;
+        } else if (strcmp(f, "--version") == 0) {
+            shoal__version_print(stdout, "shoal-demo");
+            return 0;
         } else if (strcmp(f, "--seconds") == 0) {
             rc = parse_num(f, v, 1, 3600, &seconds);
         } else if (strcmp(f, "--threads") == 0) {
@@ -444,9 +450,8 @@ int main(int argc, char **argv)
         } else if (strcmp(f, "--cost") == 0) {
             rc = parse_num(f, v, 0, 1000000, &cost);
         } else {
-            fprintf(stderr, "shoal-demo: unknown argument '%s'\n", f);
-            usage(stderr);
-            return 2;
+            return shoal__usage_error(
+                "shoal-demo", f[0] == '-' ? "unknown option '%s'" : "unexpected argument '%s'", f);
         }
         if (rc != 0)
             return 2;

@@ -156,7 +156,7 @@ static const shoal_schema_key_t pool_keys[] = {
      "pull only: PLUGIN.BEHAVIOUR asked for items when the buffer has room (shoal/pull.h)"},
     {"source_args", SHOAL_KEY_SOURCE_ARGS, 0, 0, 0, NULL, NULL, "{}",
      "pull only: checked against the source behaviour's args schema, given to its init"},
-    {"idle_timeout", SHOAL_KEY_DURATION, PL(idle_timeout_ms), 10, YEAR_MS, NULL, NULL, "never",
+    {"idle_timeout", SHOAL_KEY_TIMEOUT, PL(idle_timeout_ms), 10, YEAR_MS, NULL, NULL, "never",
      "a worker idle this long ends, down to min; then a send that finds every worker full "
      "starts one (up to max); a reload applies it live"},
     {"max_waiting", SHOAL_KEY_U32, PL(max_waiting), 0, 1 << 24, NULL, NULL, "0",
@@ -213,6 +213,8 @@ static const char *type_name(const shoal_schema_key_t *k, char *buf, size_t size
         return buf;
     case SHOAL_KEY_DURATION:
         return "duration (250ms, 2s, 1m)";
+    case SHOAL_KEY_TIMEOUT:
+        return "never | duration >= 10ms";
     case SHOAL_KEY_SPIN:
         return "duration (us, ms, s), <= 1s";
     case SHOAL_KEY_ENUM: {

@@ -14,6 +14,7 @@ typedef enum {
     SHOAL_KEY_THREADS,     /* `auto` (0) or integer in [min, max] */
     SHOAL_KEY_AUTO_U32,    /* `auto` (SHOAL_CONFIG_AUTO) or integer in [min, max], 0 allowed */
     SHOAL_KEY_DURATION,    /* duration, stored in ms (uint64) */
+    SHOAL_KEY_TIMEOUT,     /* `never` (0) or a duration of at least min ms, stored in ms */
     SHOAL_KEY_SPIN,        /* duration, stored in us (uint32), at most max us */
     SHOAL_KEY_ENUM,        /* one of choices, stored as its index in an int */
     SHOAL_KEY_PATH,        /* string, resolved against the config's directory */

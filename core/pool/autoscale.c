@@ -115,12 +115,18 @@ static void signals(const shoal_pool_autoscale_t *a, const reading_t *r, bool up
 {
     size_t n = 0;
     buf[0] = '\0';
-    if ((a->when & SHOAL_AUTOSCALE_BUSY) && n < size)
-        n += (size_t)snprintf(buf + n, size - n, "busy %" PRIu32 ".%" PRIu32 "%% %s %" PRIu32 "%%",
-                              r->busy / 10, r->busy % 10,
-                              up ? (r->busy > a->up_busy ? ">" : "<=")
-                                 : (r->busy <= a->down_busy ? "<=" : ">"),
-                              (up ? a->up_busy : a->down_busy) / 10);
+    if ((a->when & SHOAL_AUTOSCALE_BUSY) && n < size) {
+        uint32_t th = up ? a->up_busy : a->down_busy;
+        char th_text[16]; /* "80%", "82.5%": as the config writes it */
+        if (th % 10 == 0)
+            snprintf(th_text, sizeof th_text, "%" PRIu32 "%%", th / 10);
+        else
+            snprintf(th_text, sizeof th_text, "%" PRIu32 ".%" PRIu32 "%%", th / 10, th % 10);
+        n += (size_t)snprintf(
+            buf + n, size - n, "busy %" PRIu32 ".%" PRIu32 "%% %s %s", r->busy / 10, r->busy % 10,
+            up ? (r->busy > a->up_busy ? ">" : "<=") : (r->busy <= a->down_busy ? "<=" : ">"),
+            th_text);
+    }
     if ((a->when & SHOAL_AUTOSCALE_WAIT) && n < size) {
         uint64_t th = up ? a->up_wait_us : a->down_wait_us;
         if (r->wait_known)

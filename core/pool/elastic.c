@@ -160,8 +160,11 @@ int shoal__pool_set_bounds(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t mi
     p->spec.min_size = min;
     p->spec.max_size = max;
     atomic_store_explicit(&p->lazy_max, max, memory_order_relaxed);
-    uint32_t size = p->target < min ? min : p->target > max ? max : p->target;
-    return (int)shoal__pool_resize(ctx, p, size);
+    uint32_t was = p->target, size = was < min ? min : was > max ? max : was;
+    uint32_t now = shoal__pool_resize(ctx, p, size);
+    if (now != was)
+        shoal__pool_resized_by_hand(p); /* a change of size: autoscale's cooldown */
+    return (int)now;
 }
 
 /* ---- max_waiting ----------------------------------------------------------- */

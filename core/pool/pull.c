@@ -95,8 +95,14 @@ void shoal__pull_free(shoal_runtime_t *rt, shoal_pull_t *q)
 void shoal__pull_update(shoal_pool_t *p)
 {
     shoal_pull_t *q = p->pull;
+    /* A lazy pool (elastic.c) admits for the workers it may start, too:
+     * what they would hold waits in the buffer while they start. */
+    uint32_t workers =
+        atomic_load_explicit(&p->lazy, memory_order_relaxed) && p->spec.max_size > p->target
+            ? p->spec.max_size
+            : p->target;
     uint64_t cap =
-        q->buffer + (uint64_t)p->target * atomic_load_explicit(&q->prefetch, memory_order_relaxed);
+        q->buffer + (uint64_t)workers * atomic_load_explicit(&q->prefetch, memory_order_relaxed);
     atomic_store_explicit(&q->capacity, cap, memory_order_relaxed);
     /* More room (a resize, a bigger buffer): producers waiting for it hear. */
     if (atomic_load_explicit(&q->nwaiting, memory_order_seq_cst) != 0 &&
@@ -133,6 +139,9 @@ uint32_t shoal__pull_set_buffer(shoal_pool_t *p, uint32_t v, int *rc)
 void shoal__pull_close(shoal_pool_t *p)
 {
     atomic_fetch_or_explicit(&p->pull->admitted, PULL_CLOSED, memory_order_relaxed);
+    /* Producers waiting for room are told now: they try again and find it
+     * closed (SHOAL_ENOPROC), rather than sleep until an item settles. */
+    tell_waiters(p->rt, shoal__tcache_get(p->rt), p);
 }
 
 bool shoal__pull_draining(struct shoal_ctx_s *ctx, shoal_pool_t *p)

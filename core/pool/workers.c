@@ -18,6 +18,7 @@
 #include <stdlib.h>
 
 #include "actor/call.h"
+#include "actor/room.h"
 #include "actor/send.h"
 #include "runtime/grow.h"
 #include "runtime/runtime.h"
@@ -325,7 +326,9 @@ void shoal__pool_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     shoal__pool_place_orphans(ctx, p); /* while workers are still open */
     p->state = SHOAL_POOL_DRAINING;
     shoal__rsv_close(&ctx->a->user_rsv); /* senders now get SHOAL_ENOPROC */
-    shoal__pull_source_stop(ctx, p);     /* no new items from a source either */
+    if (p->pull == NULL)                 /* and who waits for room in it hears so now (room.h) */
+        shoal__room_tell(ctx->rt, ctx->tc, p->g.pid, SHOAL_ENOPROC);
+    shoal__pull_source_stop(ctx, p); /* no new items from a source either */
     if (p->pull != NULL)
         shoal__pull_close(p); /* nor from a sender that found it open */
     shoal__pool_drain_workers(ctx, p);

@@ -32,7 +32,8 @@
  * never spins, and other actors on the thread get their turns. After
  * SHOAL_EBUSY it asks the target for SHOAL_MSG_ROOM (shoal_notify_room)
  * and sends nothing until that comes (counted as room_waits); a target that
- * cannot tell gets the next turn at once (counted as retries). A call
+ * cannot tell gets the next turn at once (counted as retries), one whose
+ * max_waiting senders wait already (SHOAL_EOVERLOAD) a tick later. A call
  * window that is full pauses it until a reply or timeout comes. A target
  * that is not registered or gone (SHOAL_ENOPROC), or any other error,
  * waits a tick before the next try.
@@ -248,14 +249,17 @@ static void fast_turn(shoal_ctx_t *ctx, loadgen_t *s)
             break;
     if (sending_done(s) || window_full(s))
         return; /* finished, or a reply will start the next turn */
-    if (rc == SHOAL_EBUSY && shoal_notify_room(ctx, s->to) == SHOAL_OK) {
+    int asked = rc == SHOAL_EBUSY ? shoal_notify_room(ctx, s->to) : SHOAL_ENOTSUP;
+    if (asked == SHOAL_OK) {
         s->st.room_waits++;
         s->room_wait = true; /* SHOAL_MSG_ROOM brings the next turn */
         return;
     }
     if (rc == SHOAL_EFULL || rc == SHOAL_EBUSY)
         s->st.retries++;
-    if (rc == SHOAL_OK || rc == SHOAL_EFULL || rc == SHOAL_EBUSY)
+    if (asked == SHOAL_EOVERLOAD) /* too many wait for it already: not at once */
+        turn_soon(ctx, s, s->tick_ms);
+    else if (rc == SHOAL_OK || rc == SHOAL_EFULL || rc == SHOAL_EBUSY)
         turn_soon(ctx, s, 0);
     else
         turn_soon(ctx, s, s->tick_ms); /* no target, or worse: wait a tick */

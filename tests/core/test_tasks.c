@@ -692,10 +692,8 @@ static void release_waits_for_running_and_queued_tasks(void)
 /* release_timeout: SHOAL_ETIMEDOUT no earlier than its deadline while a
  * task runs; the pool goes on and finishes it; the next call succeeds. A
  * submitter that was waiting for room when the release began is refused
- * with SHOAL_ESHUTDOWN and its task never runs. (It is told only when a
- * worker next finishes a task: a draining pull pool does not wake its room
- * waiters itself -- a gap in core/pool, reported with a reproduction;
- * this case asserts only the outcome.) */
+ * with SHOAL_ESHUTDOWN at once -- while the blocked task still runs -- and
+ * its task never runs. */
 static void release_timeout_then_the_pool_finishes(void)
 {
     reset();
@@ -712,9 +710,10 @@ static void release_timeout_then_the_pool_finishes(void)
     CU_ASSERT_EQUAL(shoal_tasks_release_timeout(t, 150), SHOAL_ETIMEDOUT);
     CU_ASSERT(shoal_test_now() - t0 >= 0.15);
     CU_ASSERT_EQUAL(shoal_tasks_try_submit(t, noop, NULL), SHOAL_ESHUTDOWN);
-    atomic_store(&gate, 1);
-    pthread_join(th, NULL);
+    pthread_join(th, NULL); /* told by the drain, not by a task's end: the gate is shut */
     CU_ASSERT_EQUAL(atomic_load(&s.rc), SHOAL_ESHUTDOWN);
+    CU_ASSERT_EQUAL(atomic_load(&done), 0);
+    atomic_store(&gate, 1);
     WAIT_UNTIL(atomic_load(&done) == 2);
     CU_ASSERT_EQUAL(atomic_load(&done), 2);
     CU_ASSERT_EQUAL(shoal_tasks_release_timeout(t, LONG_MS), SHOAL_OK);

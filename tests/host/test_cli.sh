@@ -44,10 +44,11 @@ sha=$(sed -n 's/^#define SHOAL_GIT_COMMIT "\(.*\)"$/\1/p' "$build/generated/shoa
 if [ ! -e "$src/.git" ] && [ "$sha" != unknown ]; then
     fail "not a git checkout, yet the commit is $sha"
 fi
-progs=("$shoald" "$shoalctl" "$check")
+progs=("$shoald" "$shoalctl" "$check" "$build/bin/shoal-demo")
 firsts=("usage: shoald [--run-for DURATION] [--no-table] [--control SOCKET] FILE"
     "usage: shoalctl [--socket PATH] [--timeout MS] COMMAND [ARGS...]"
-    "usage: shoal-plugin-check [--args YAML] [--messages N] [--timeout MS] FILE.so")
+    "usage: shoal-plugin-check [--args YAML] [--messages N] [--timeout MS] FILE.so"
+    "usage: shoal-demo [--seconds N] [--threads N] [--rate N] [--workers N]")
 if [ -x "$bench" ]; then
     progs+=("$bench")
     firsts+=("usage: shoal-bench W1 N W | W2 P M | W3 A | W4 N [block|drop] | W5 N W [RATE]")
@@ -109,7 +110,7 @@ Try 'shoal-plugin-check --help'."
 if [ -x "$bench" ]; then
     what="shoal-bench W9"
     run "$bench" W9
-    expect 2 "" "shoal-bench: unknown workload 'W9' (W1, W2, W3, W4, W5, ISO, TASKS)
+    expect 2 "" "shoal-bench: unknown workload 'W9' (W1, W2, W3, W4, W5, ISO, TASKS, SCALE)
 Try 'shoal-bench --help'."
 fi
 

@@ -228,9 +228,10 @@ SHOAL_API int(shoal_spawn_pool)(shoal_ctx_t *ctx, const shoal_pool_spec_t *spec,
 /* SHOAL_POOL_WORKER_STATS 0xFFFE000Au: per worker (shoal/pull.h) */
 /* Forward pools only (others answer SHOAL_ENOTSUP). */
 #define SHOAL_POOL_SET_STRATEGY 0xFFFE000Bu /* payload: SHOAL_POOL_STRATEGY_*; reply: it */
-/* ABI 1.6. SET_BOUNDS: payload two uint32_t, min_size then max_size (1 <=
- * min <= max <= SHOAL_POOL_MAX_SIZE, max not past the pool's capacity at
- * its start); the size is clamped into them; reply: the size. SET_ELASTIC:
+/* ABI 1.6. SET_BOUNDS: payload two uint32_t, min_size then max_size (0 <=
+ * min <= max, 1 <= max, max not past the pool's max_size at its start:
+ * its capacity); the size is clamped into them (a change of size holds
+ * autoscale off for its cooldown); reply: the size. SET_ELASTIC:
  * payload a shoal_pool_elastic_t; the pool's idle_timeout_ms, max_waiting
  * and autoscale from now on (SHOAL_EINVAL for bad thresholds, SHOAL_ENOTSUP
  * where elastic pools are not: a pool of pools, an isolated one); reply:

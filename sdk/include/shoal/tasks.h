@@ -79,10 +79,9 @@ typedef struct shoal_tasks_opts_s {
     uint32_t max_waiting;
     /* ants' ExpiryDuration, pond's IdleTimeout: a worker idle this long
      * ends, down to min_size, and a task that finds no idle worker while
-     * fewer than max_size run gets a new one (lazy grow). 0: never. The
-     * pool starts a worker for a task waiting in its queue, so give queue
-     * >= 1: with queue 0 a pool whose workers are all busy refuses a task
-     * (or makes submit wait) instead of growing. */
+     * fewer than max_size run gets a new one (lazy grow): with it, the pool
+     * also takes a task for each worker it may still start (max_size, not
+     * only the size now), which waits while that worker starts. 0: never. */
     uint64_t idle_timeout_ms;
     shoal_task_panic_fn panic_hook; /* NULL: panics are only logged (the runtime logs each) */
     void *panic_user;
@@ -171,8 +170,7 @@ SHOAL_API shoal_pid_t shoal_tasks_pid(const shoal_tasks_t *tasks);
 /* ants' Release: the pool takes no new task from now on (submits get
  * SHOAL_ESHUTDOWN), and every task already submitted -- queued or
  * running -- still runs; waits until all have, and the workers have ended.
- * A submit that was already waiting for room gets SHOAL_ESHUTDOWN when a
- * worker next finishes a task (or at its deadline).
+ * A submit that was already waiting for room gets SHOAL_ESHUTDOWN at once.
  * release_timeout waits at most timeout_ms (ants' ReleaseTimeout): then
  * SHOAL_ETIMEDOUT, and the pool goes on finishing its tasks (call again to
  * wait more). Calling either again after SHOAL_OK returns SHOAL_OK at once.
