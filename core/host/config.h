@@ -175,6 +175,12 @@ char *shoal__config_path(const char *dir, const char *p);
 /* The source called name, or NULL. */
 const shoal_config_pool_t *shoal__config_source(const shoal_config_t *c, const char *name);
 
+/* ---- between config.c and config_load.c ---- */
+
+/* Checks the whole tree root (its top-level sections, pools and sources)
+ * into c: SHOAL_OK, or an error with err at its place. */
+int shoal__config_check_top(shoal_config_t *c, const shoal_node_t *root, shoal_diag_t *err);
+
 /* ---- between config.c and config_source.c ---- */
 
 /* Checks map against schema s, filling base (as for a pool): its keys'

@@ -109,7 +109,7 @@ void shoal__host_log(shoal_host_t *h, int level, const char *fmt, ...)
     /* The runtime's level: fixed at start, like its own lines' (any thread). */
     if (level > h->rt_log_level)
         return;
-    char line[1024];
+    char line[2048]; /* a reload line names every change */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);

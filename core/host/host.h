@@ -265,6 +265,14 @@ void shoal__host_pull_text(const shoal_config_pool_t *cp, char *buf, size_t size
  * "redeliver 0 -> 3", "dead_letter none -> failed"), "" when nothing. */
 bool shoal__host_pull_replace(const shoal_config_pool_t *a, const shoal_config_pool_t *b, char *why,
                               size_t size);
+/* What a reload changes in the kept pool hp to become cp (reload_live.c):
+ * its bounds, elastic settings, size (an elastic pool keeps its running
+ * size unless cp's size changed), mailbox, strategy, and a pull pool's
+ * prefetch and buffer, against what it runs with now; said in buf ("api
+ * size 2 -> 6; api mailbox 50 -> 80", "" when nothing), each failure said
+ * too, and done when apply is set. Host thread. */
+void shoal__host_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config_pool_t *cp,
+                      bool apply, char *buf, size_t size);
 /* A kept pull pool's live changes to become cp: prefetch and buffer
  * against what it runs with ("jobs prefetch 1 -> 4; jobs buffer 1024 ->
  * 64", "" when none), sent to it (SHOAL_POOL_SET_PREFETCH, _SET_BUFFER)

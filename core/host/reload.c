@@ -61,24 +61,6 @@ bool shoal__host_same_actor(const shoal_config_pool_t *a, const shoal_config_poo
     return same_workers(a, b, 0);
 }
 
-/* What the pool runs with now (a scale may have changed its size since its
- * config), as its record says. */
-static void running(const shoal_host_pool_t *hp, uint32_t *size, uint32_t *mailbox)
-{
-    shoal_pool_stats_t st;
-    shoal__host_peek(hp, &st);
-    *size = st.target_size;
-    *mailbox = st.mailbox;
-}
-
-/* The strategy it runs with now. */
-static uint32_t running_strategy(const shoal_host_pool_t *hp)
-{
-    shoal_pool_stats_t st;
-    shoal__host_peek(hp, &st);
-    return st.strategy;
-}
-
 static void leaf_name(const shoal_config_pool_t *cp, char *buf, size_t size)
 {
     while (cp->nested != NULL)
@@ -133,7 +115,7 @@ static verdict_t *judge_all(shoal_host_t *h, const shoal_config_t *c)
 
 /* What a reload changes, for its log line. */
 typedef struct change_log_s {
-    char text[900];
+    char text[2000];
     size_t len;
     unsigned n;
 } change_log_t;
@@ -155,9 +137,6 @@ static void note(change_log_t *l, const char *fmt, ...)
         l->len += (size_t)n < sizeof l->text - l->len ? (size_t)n : sizeof l->text - l->len - 1;
     l->n++;
 }
-
-static void size_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config_pool_t *cp,
-                      bool apply, change_log_t *log);
 
 /* What a reload does to metrics.listen (applied by shoald's reload hook,
  * shoal__host_hook, metrics.h): a note, or nothing when it stays. */
@@ -201,23 +180,10 @@ void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_
             leaf_name(cp, leaf, sizeof leaf);
             note(&log, "%s: replace its workers (%s)", hp->name, leaf);
         }
-        size_live(h, hp, cp, false, &log);
-        uint32_t run_size, run_mailbox;
-        running(hp, &run_size, &run_mailbox);
-        if (cp->mailbox != run_mailbox) {
-            char a[24], b[24];
-            shoal__host_mailbox_text(run_mailbox, a);
-            shoal__host_mailbox_text(cp->mailbox, b);
-            note(&log, "%s mailbox %s -> %s", hp->name, a, b);
-        }
-        uint32_t run_strategy = running_strategy(hp);
-        if ((uint32_t)cp->strategy != run_strategy)
-            note(&log, "%s strategy %s -> %s", hp->name, shoal__pool_strategy_name(run_strategy),
-                 shoal__pool_strategy_name((uint32_t)cp->strategy));
-        char pull[300];
-        shoal__host_pull_live(h, hp, cp, false, pull, sizeof pull);
-        if (pull[0] != '\0')
-            note(&log, "%s", pull);
+        char live[1200];
+        shoal__host_live(h, hp, cp, false, live, sizeof live);
+        if (live[0] != '\0')
+            note(&log, "%s", live);
     }
     free(verdicts);
     for (size_t i = 0; i < c->npools; i++)
@@ -229,57 +195,6 @@ void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_
         note(&log, "%s", notes);
     metrics_note(&log, h->config, c, false);
     snprintf(buf, size, "%s", log.n ? log.text : "no change");
-}
-
-/* ---- what is applied live ---------------------------------------------------- */
-
-static bool is_elastic(const shoal_config_pool_t *cp)
-{
-    return cp->autoscale.when != 0 || cp->idle_timeout_ms != 0 || cp->max_waiting != 0;
-}
-
-static bool same_elastic(const shoal_config_pool_t *a, const shoal_config_pool_t *b)
-{
-    return a->idle_timeout_ms == b->idle_timeout_ms && a->max_waiting == b->max_waiting &&
-           memcmp(&a->autoscale, &b->autoscale, sizeof a->autoscale) == 0;
-}
-
-/* The pool hp runs as the old config cp0 said (or as commands changed it
- * since) and will run as cp says: its bounds (as they run now: a scale may
- * have moved them), its elastic settings, and its size -- a pool that
- * sizes itself keeps the size it has unless the file's size changed, any
- * other is set to the file's. Noted in log; done too when apply. */
-static void size_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config_pool_t *cp,
-                      bool apply, change_log_t *log)
-{
-    const shoal_config_pool_t *cp0 = hp->cp;
-    shoal_pool_stats_t st;
-    shoal__host_peek(hp, &st);
-    if (st.min_size != cp->min_size || st.max_size != cp->max_size) {
-        int r = apply ? shoal_pool_set_bounds(h->rt, hp->pid, cp->min_size, cp->max_size, 5000)
-                      : SHOAL_OK;
-        note(log, "%s bounds %u..%u -> %u..%u%s", hp->name, st.min_size, st.max_size, cp->min_size,
-             cp->max_size, r < 0 ? " (failed)" : "");
-    }
-    if (!same_elastic(cp0, cp)) {
-        shoal_pool_elastic_t el = {cp->idle_timeout_ms, cp->max_waiting, cp->autoscale};
-        int r = apply ? shoal_pool_set_elastic(h->rt, hp->pid, &el, 5000) : SHOAL_OK;
-        char as[400];
-        shoal__config_autoscale_text(&cp->autoscale, as, sizeof as);
-        note(log,
-             "%s idle_timeout %" PRIu64 "ms -> %" PRIu64 "ms, max_waiting %u -> %u, autoscale "
-             "%s%s",
-             hp->name, cp0->idle_timeout_ms, cp->idle_timeout_ms, cp0->max_waiting, cp->max_waiting,
-             as, r < 0 ? " (failed)" : "");
-    }
-    uint32_t run_size, run_mailbox;
-    running(hp, &run_size, &run_mailbox);
-    bool set =
-        is_elastic(cp) ? cp->size != cp0->size && cp->size != run_size : cp->size != run_size;
-    if (set) {
-        int r = apply ? shoal_pool_set_size(h->rt, hp->pid, cp->size, 5000) : 0;
-        note(log, "%s size %u -> %u%s", hp->name, run_size, cp->size, r < 0 ? " (failed)" : "");
-    }
 }
 
 /* ---- the worker swap ------------------------------------------------------- */
@@ -503,27 +418,10 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
             shoal__host_drain_one(h, hp);
             continue;
         }
-        /* What runs now (a scale may have changed the size since). */
-        size_live(h, hp, cp, true, &log);
-        uint32_t run_size, run_mailbox;
-        running(hp, &run_size, &run_mailbox);
-        if (cp->mailbox != run_mailbox) {
-            char a[24], b2[24];
-            shoal__host_mailbox_text(run_mailbox, a);
-            shoal__host_mailbox_text(cp->mailbox, b2);
-            int r = shoal_pool_set_mailbox(h->rt, hp->pid, cp->mailbox, 5000);
-            note(&log, "%s mailbox %s -> %s%s", hp->name, a, b2, r < 0 ? " (failed)" : "");
-        }
-        uint32_t run_strategy = running_strategy(hp);
-        if ((uint32_t)cp->strategy != run_strategy) {
-            int r = shoal_pool_set_strategy(h->rt, hp->pid, (uint32_t)cp->strategy, 5000);
-            note(&log, "%s strategy %s -> %s%s", hp->name, shoal__pool_strategy_name(run_strategy),
-                 shoal__pool_strategy_name((uint32_t)cp->strategy), r < 0 ? " (failed)" : "");
-        }
-        char pull[300]; /* prefetch, buffer: live too */
-        shoal__host_pull_live(h, hp, cp, true, pull, sizeof pull);
-        if (pull[0] != '\0')
-            note(&log, "%s", pull);
+        char live[1200]; /* what runs now (a scale may have changed the size since) */
+        shoal__host_live(h, hp, cp, true, live, sizeof live);
+        if (live[0] != '\0')
+            note(&log, "%s", live);
         hp->cp = cp; /* the new generation's entry from now on */
     }
     for (size_t j = first_new; j < h->npools; j++) {

@@ -30,9 +30,6 @@ static shoal_pool_t *pool_of_ctx(struct shoal_ctx_s *ctx)
 
 /* ---- the record's part ----------------------------------------------------- */
 
-static bool has_room(const shoal_pull_t *q, uint64_t admitted);
-static void tell_waiters(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p);
-
 /* The buffer's ring: its capacity at the start, as a power of two between
  * 64 and 65536; beyond that its overflow list takes what comes. */
 static size_t ring_size(uint64_t cap)
@@ -106,8 +103,8 @@ void shoal__pull_update(shoal_pool_t *p)
     atomic_store_explicit(&q->capacity, cap, memory_order_relaxed);
     /* More room (a resize, a bigger buffer): producers waiting for it hear. */
     if (atomic_load_explicit(&q->nwaiting, memory_order_seq_cst) != 0 &&
-        has_room(q, atomic_load_explicit(&q->admitted, memory_order_seq_cst)))
-        tell_waiters(p->rt, shoal__tcache_get(p->rt), p);
+        shoal__pull_has_room(q, atomic_load_explicit(&q->admitted, memory_order_seq_cst)))
+        shoal__pull_tell_waiters(p->rt, shoal__tcache_get(p->rt), p);
 }
 
 uint32_t shoal__pull_set_prefetch(shoal_pool_t *p, uint32_t v, int *rc)
@@ -141,7 +138,7 @@ void shoal__pull_close(shoal_pool_t *p)
     atomic_fetch_or_explicit(&p->pull->admitted, PULL_CLOSED, memory_order_relaxed);
     /* Producers waiting for room are told now: they try again and find it
      * closed (SHOAL_ENOPROC), rather than sleep until an item settles. */
-    tell_waiters(p->rt, shoal__tcache_get(p->rt), p);
+    shoal__pull_tell_waiters(p->rt, shoal__tcache_get(p->rt), p);
 }
 
 bool shoal__pull_draining(struct shoal_ctx_s *ctx, shoal_pool_t *p)
@@ -199,95 +196,6 @@ static void idle_end(member_t *m)
 }
 
 /* ---- senders ----------------------------------------------------------------- */
-
-/* ---- room for refused producers (pull.h: room) ------------------------------- */
-
-/* The low-water mark: a quarter of the capacity free (at least one). */
-static bool has_room(const shoal_pull_t *q, uint64_t admitted)
-{
-    uint64_t cap = atomic_load_explicit(&q->capacity, memory_order_relaxed);
-    uint64_t free_min = cap / 4 != 0 ? cap / 4 : 1;
-    admitted &= ~PULL_CLOSED;
-    return admitted + atomic_load_explicit(&q->reserved, memory_order_relaxed) + free_min <= cap;
-}
-
-/* Tells every waiter there is room: one SHOAL_MSG_ROOM each, from the pool
- * (sent outside the lock, a batch at a time; the list keeps its memory). */
-static void tell_waiters(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
-{
-    shoal_pull_t *q = p->pull;
-    shoal_pid_t batch[64];
-    for (;;) {
-        pthread_mutex_lock(&q->room_lock);
-        size_t n = q->waiting_n < 64 ? q->waiting_n : 64;
-        q->waiting_n -= n;
-        if (n != 0)
-            memcpy(batch, q->waiting + q->waiting_n, n * sizeof *batch);
-        atomic_store_explicit(&q->nwaiting, (uint32_t)q->waiting_n, memory_order_relaxed);
-        pthread_mutex_unlock(&q->room_lock);
-        for (size_t i = 0; i < n; i++)
-            shoal__send_system(rt, tc, batch[i], SHOAL_MSG_ROOM, p->g.pid, 0);
-        if (n < 64)
-            return;
-    }
-}
-
-/* A member settled items and admitted went down to `left`. */
-static void room_after_settle(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t left)
-{
-    /* seq_cst: the member's read of the room pair (pull.h). */
-    if (atomic_load_explicit(&p->pull->nwaiting, memory_order_seq_cst) != 0 &&
-        has_room(p->pull, left))
-        tell_waiters(ctx->rt, ctx->tc, p);
-    shoal__pull_room(ctx, p, left); /* the source's (pull_source.c) */
-}
-
-static int pull_room(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g, shoal_pid_t waiter)
-{
-    shoal_pool_t *p = shoal__pool_of_group(g);
-    shoal_pull_t *q = p->pull;
-    pthread_mutex_lock(&q->room_lock);
-    uint32_t max = atomic_load_explicit(&p->max_waiting, memory_order_relaxed);
-    if (max != 0 && q->waiting_n >= max) {
-        pthread_mutex_unlock(&q->room_lock);
-        atomic_fetch_add_explicit(&p->waits_refused, 1, memory_order_relaxed);
-        return SHOAL_EOVERLOAD;
-    }
-    if (q->waiting_n == q->waiting_cap) {
-        size_t cap = q->waiting_cap ? q->waiting_cap * 2 : 8;
-        shoal_pid_t *w = cap <= (1u << 20) ? realloc(q->waiting, cap * sizeof *w) : NULL;
-        if (w == NULL) {
-            pthread_mutex_unlock(&q->room_lock);
-            return SHOAL_ENOMEM;
-        }
-        q->waiting = w;
-        q->waiting_cap = cap;
-    }
-    q->waiting[q->waiting_n++] = waiter;
-    /* seq_cst: the waiter's store of the room pair, then its read. */
-    atomic_store_explicit(&q->nwaiting, (uint32_t)q->waiting_n, memory_order_seq_cst);
-    pthread_mutex_unlock(&q->room_lock);
-    if (has_room(q, atomic_load_explicit(&q->admitted, memory_order_seq_cst)))
-        tell_waiters(rt, tc, p);
-    return SHOAL_OK;
-}
-
-/* A thread's waiter that gave up (its send_wait timed out). */
-static void pull_room_cancel(shoal_runtime_t *rt, shoal_group_t *g, shoal_pid_t waiter)
-{
-    (void)rt;
-    shoal_pull_t *q = shoal__pool_of_group(g)->pull;
-    pthread_mutex_lock(&q->room_lock);
-    for (size_t i = 0; i < q->waiting_n; i++) {
-        if (q->waiting[i] == waiter) {
-            q->waiting[i] = q->waiting[--q->waiting_n];
-            break;
-        }
-    }
-    /* relaxed: fewer waiters only means a drain may skip telling nobody. */
-    atomic_store_explicit(&q->nwaiting, (uint32_t)q->waiting_n, memory_order_relaxed);
-    pthread_mutex_unlock(&q->room_lock);
-}
 
 /* Drops what a pool that has ended still finds in its buffer: a call is
  * answered with SHOAL_ENOPROC, everything is counted as dropped. */
@@ -498,7 +406,7 @@ static void release(struct shoal_ctx_s *ctx, uint64_t n, bool ok)
     /* seq_cst: the member's half of the room pairs (pull.h, pull_source.c). */
     uint64_t left =
         (atomic_fetch_sub_explicit(&p->pull->admitted, n, memory_order_seq_cst) - n) & ~PULL_CLOSED;
-    room_after_settle(ctx, p, left);
+    shoal__pull_room_after_settle(ctx, p, left);
 }
 
 /* A cast whose handler failed or panicked, kept for another try (route
@@ -626,7 +534,7 @@ static void pull_own_end(struct shoal_ctx_s *ctx)
      * our sweep sees it and sweeps). */
     atomic_store_explicit(&p->pull_ended, 1, memory_order_seq_cst);
     sweep(ctx->rt, ctx->tc, p);
-    tell_waiters(ctx->rt, ctx->tc, p); /* they find it gone when they try */
+    shoal__pull_tell_waiters(ctx->rt, ctx->tc, p); /* they find it gone when they try */
 }
 
 static void pull_unref(shoal_runtime_t *rt, shoal_group_t *g)
@@ -646,8 +554,8 @@ const shoal_group_ops_t shoal__pull_ops = {
     .recheck = pull_recheck,
     .hand_back = pull_hand_back,
     .member_end = pull_member_end,
-    .room = pull_room,
-    .room_cancel = pull_room_cancel,
+    .room = shoal__pull_room_ask,
+    .room_cancel = shoal__pull_room_cancel,
     .busy = shoal__pool_busy,
     .unref = pull_unref,
 };

@@ -191,6 +191,17 @@ bool shoal__pull_source_message(struct shoal_ctx_s *ctx, struct shoal_pool_s *p,
                                 const shoal_msg_t *msg);
 bool shoal__pull_source_exit(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, shoal_pid_t pid,
                              int reason);
+/* Room for producers (pull_room.c): whether admitted leaves a quarter of
+ * the capacity free (the low-water mark); telling every waiter (one
+ * SHOAL_MSG_ROOM each); a member's check after it settled items, down to
+ * `left`; and the kind's ops->room and ops->room_cancel (actor/group.h). */
+bool shoal__pull_has_room(const shoal_pull_t *q, uint64_t admitted);
+void shoal__pull_tell_waiters(shoal_runtime_t *rt, struct shoal_tcache_s *tc,
+                              struct shoal_pool_s *p);
+void shoal__pull_room_after_settle(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint64_t left);
+int shoal__pull_room_ask(shoal_runtime_t *rt, struct shoal_tcache_s *tc, shoal_group_t *g,
+                         shoal_pid_t waiter);
+void shoal__pull_room_cancel(shoal_runtime_t *rt, shoal_group_t *g, shoal_pid_t waiter);
 /* A member, after admitted went down to `left`: tells the pool's actor if
  * it waits for room. */
 void shoal__pull_room(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint64_t left);
@@ -209,8 +220,8 @@ void shoal__pull_seat_drop(struct shoal_pool_s *p, shoal_pid_t pid);
 size_t shoal__pull_workers(struct shoal_pool_s *p, shoal_pull_worker_stats_t *out, size_t cap);
 /* The members (up to cap, by seat) that have waited for work since at
  * least limit ns before now (any thread, as above). */
-size_t shoal__pull_idle_past(struct shoal_pool_s *p, uint64_t now, uint64_t limit,
-                             shoal_pid_t *out, size_t cap);
+size_t shoal__pull_idle_past(struct shoal_pool_s *p, uint64_t now, uint64_t limit, shoal_pid_t *out,
+                             size_t cap);
 /* How many of its workers wait for work now (any thread, as above). */
 uint32_t shoal__pull_idle(struct shoal_pool_s *p);
 /* Its fields of shoal_pool_stats_t (any thread). */

@@ -1,0 +1,97 @@
+/* reload_live.c - what a reload changes in a pool that keeps running (its
+ * PID and, unless its code or args changed, its workers): its bounds, its
+ * elastic settings (idle_timeout, max_waiting, autoscale), its size, its
+ * workers' mailbox limit, its strategy, and a pull pool's prefetch and
+ * buffer. The same walk says what would change (a reload's plan, shoald
+ * --check --diff, shoalctl diff) and changes it (the commit). Host thread.
+ */
+#include "host/host.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pool/pool.h"
+
+/* Appends "; "-separated text to buf (of size, holding *len). */
+static void add(char *buf, size_t size, size_t *len, const char *fmt, ...) SHOAL_PRINTF(4, 5);
+static void add(char *buf, size_t size, size_t *len, const char *fmt, ...)
+{
+    if (*len + 3 >= size)
+        return;
+    if (*len != 0) {
+        memcpy(buf + *len, "; ", 3);
+        *len += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *len, size - *len, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *len = *len + (size_t)n < size ? *len + (size_t)n : size - 1;
+}
+
+static bool is_elastic(const shoal_config_pool_t *cp)
+{
+    return cp->autoscale.when != 0 || cp->idle_timeout_ms != 0 || cp->max_waiting != 0;
+}
+
+static bool same_elastic(const shoal_config_pool_t *a, const shoal_config_pool_t *b)
+{
+    return a->idle_timeout_ms == b->idle_timeout_ms && a->max_waiting == b->max_waiting &&
+           memcmp(&a->autoscale, &b->autoscale, sizeof a->autoscale) == 0;
+}
+
+void shoal__host_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config_pool_t *cp,
+                      bool apply, char *buf, size_t size)
+{
+    const shoal_config_pool_t *cp0 = hp->cp; /* the config it runs from now */
+    size_t len = 0;
+    buf[0] = '\0';
+    shoal_pool_stats_t st; /* what it runs with: commands may have moved it since */
+    shoal__host_peek(hp, &st);
+    /* Bounds first: a size set below must fall within them. */
+    if (st.min_size != cp->min_size || st.max_size != cp->max_size) {
+        int r = apply ? shoal_pool_set_bounds(h->rt, hp->pid, cp->min_size, cp->max_size, 5000)
+                      : SHOAL_OK;
+        add(buf, size, &len, "%s bounds %u..%u -> %u..%u%s", hp->name, st.min_size, st.max_size,
+            cp->min_size, cp->max_size, r < 0 ? " (failed)" : "");
+    }
+    if (!same_elastic(cp0, cp)) {
+        shoal_pool_elastic_t el = {cp->idle_timeout_ms, cp->max_waiting, cp->autoscale};
+        int r = apply ? shoal_pool_set_elastic(h->rt, hp->pid, &el, 5000) : SHOAL_OK;
+        char as[400];
+        shoal__config_autoscale_text(&cp->autoscale, as, sizeof as);
+        add(buf, size, &len,
+            "%s idle_timeout %" PRIu64 "ms -> %" PRIu64 "ms, max_waiting %u -> %u, autoscale %s%s",
+            hp->name, cp0->idle_timeout_ms, cp->idle_timeout_ms, cp0->max_waiting, cp->max_waiting,
+            as, r < 0 ? " (failed)" : "");
+    }
+    /* A pool that sizes itself keeps the size it has, unless the file's
+     * size changed; any other is set to the file's. */
+    uint32_t run_size = st.target_size;
+    if (is_elastic(cp) ? cp->size != cp0->size && cp->size != run_size : cp->size != run_size) {
+        int r = apply ? shoal_pool_set_size(h->rt, hp->pid, cp->size, 5000) : 0;
+        add(buf, size, &len, "%s size %u -> %u%s", hp->name, run_size, cp->size,
+            r < 0 ? " (failed)" : "");
+    }
+    if (cp->mailbox != st.mailbox) {
+        char a[24], b[24];
+        shoal__host_mailbox_text(st.mailbox, a);
+        shoal__host_mailbox_text(cp->mailbox, b);
+        int r = apply ? shoal_pool_set_mailbox(h->rt, hp->pid, cp->mailbox, 5000) : SHOAL_OK;
+        add(buf, size, &len, "%s mailbox %s -> %s%s", hp->name, a, b, r < 0 ? " (failed)" : "");
+    }
+    if ((uint32_t)cp->strategy != st.strategy) {
+        int r = apply ? shoal_pool_set_strategy(h->rt, hp->pid, (uint32_t)cp->strategy, 5000)
+                      : SHOAL_OK;
+        add(buf, size, &len, "%s strategy %s -> %s%s", hp->name,
+            shoal__pool_strategy_name(st.strategy),
+            shoal__pool_strategy_name((uint32_t)cp->strategy), r < 0 ? " (failed)" : "");
+    }
+    char pull[300]; /* prefetch, buffer */
+    shoal__host_pull_live(h, hp, cp, apply, pull, sizeof pull);
+    if (pull[0] != '\0')
+        add(buf, size, &len, "%s", pull);
+}

@@ -1,0 +1,104 @@
+/* pull_room.c - a pull pool's producers waiting for room (pull.h: room):
+ * a producer refused with SHOAL_EBUSY asks for one SHOAL_MSG_ROOM
+ * (shoal_notify_room, or a thread's shoal_runtime_send_wait), bounded by
+ * the pool's max_waiting; a member that settles items tells them when a
+ * quarter of the capacity is free; a thread that gave up takes itself
+ * off. The pair that keeps a waiter from being forgotten is stated in
+ * pull.h.
+ */
+#include "pool/pull.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "actor/send.h"
+#include "pool/pool.h"
+#include "runtime/runtime.h"
+
+/* The low-water mark: a quarter of the capacity free (at least one). */
+bool shoal__pull_has_room(const shoal_pull_t *q, uint64_t admitted)
+{
+    uint64_t cap = atomic_load_explicit(&q->capacity, memory_order_relaxed);
+    uint64_t free_min = cap / 4 != 0 ? cap / 4 : 1;
+    admitted &= ~PULL_CLOSED;
+    return admitted + atomic_load_explicit(&q->reserved, memory_order_relaxed) + free_min <= cap;
+}
+
+/* Tells every waiter there is room: one SHOAL_MSG_ROOM each, from the pool
+ * (sent outside the lock, a batch at a time; the list keeps its memory). */
+void shoal__pull_tell_waiters(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
+{
+    shoal_pull_t *q = p->pull;
+    shoal_pid_t batch[64];
+    for (;;) {
+        pthread_mutex_lock(&q->room_lock);
+        size_t n = q->waiting_n < 64 ? q->waiting_n : 64;
+        q->waiting_n -= n;
+        if (n != 0)
+            memcpy(batch, q->waiting + q->waiting_n, n * sizeof *batch);
+        atomic_store_explicit(&q->nwaiting, (uint32_t)q->waiting_n, memory_order_relaxed);
+        pthread_mutex_unlock(&q->room_lock);
+        for (size_t i = 0; i < n; i++)
+            shoal__send_system(rt, tc, batch[i], SHOAL_MSG_ROOM, p->g.pid, 0);
+        if (n < 64)
+            return;
+    }
+}
+
+/* A member settled items and admitted went down to `left`. */
+void shoal__pull_room_after_settle(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t left)
+{
+    /* seq_cst: the member's read of the room pair (pull.h). */
+    if (atomic_load_explicit(&p->pull->nwaiting, memory_order_seq_cst) != 0 &&
+        shoal__pull_has_room(p->pull, left))
+        shoal__pull_tell_waiters(ctx->rt, ctx->tc, p);
+    shoal__pull_room(ctx, p, left); /* the source's (pull_source.c) */
+}
+
+int shoal__pull_room_ask(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g,
+                         shoal_pid_t waiter)
+{
+    shoal_pool_t *p = shoal__pool_of_group(g);
+    shoal_pull_t *q = p->pull;
+    pthread_mutex_lock(&q->room_lock);
+    uint32_t max = atomic_load_explicit(&p->max_waiting, memory_order_relaxed);
+    if (max != 0 && q->waiting_n >= max) {
+        pthread_mutex_unlock(&q->room_lock);
+        atomic_fetch_add_explicit(&p->waits_refused, 1, memory_order_relaxed);
+        return SHOAL_EOVERLOAD;
+    }
+    if (q->waiting_n == q->waiting_cap) {
+        size_t cap = q->waiting_cap ? q->waiting_cap * 2 : 8;
+        shoal_pid_t *w = cap <= (1u << 20) ? realloc(q->waiting, cap * sizeof *w) : NULL;
+        if (w == NULL) {
+            pthread_mutex_unlock(&q->room_lock);
+            return SHOAL_ENOMEM;
+        }
+        q->waiting = w;
+        q->waiting_cap = cap;
+    }
+    q->waiting[q->waiting_n++] = waiter;
+    /* seq_cst: the waiter's store of the room pair, then its read. */
+    atomic_store_explicit(&q->nwaiting, (uint32_t)q->waiting_n, memory_order_seq_cst);
+    pthread_mutex_unlock(&q->room_lock);
+    if (shoal__pull_has_room(q, atomic_load_explicit(&q->admitted, memory_order_seq_cst)))
+        shoal__pull_tell_waiters(rt, tc, p);
+    return SHOAL_OK;
+}
+
+/* A thread's waiter that gave up (its send_wait timed out). */
+void shoal__pull_room_cancel(shoal_runtime_t *rt, shoal_group_t *g, shoal_pid_t waiter)
+{
+    (void)rt;
+    shoal_pull_t *q = shoal__pool_of_group(g)->pull;
+    pthread_mutex_lock(&q->room_lock);
+    for (size_t i = 0; i < q->waiting_n; i++) {
+        if (q->waiting[i] == waiter) {
+            q->waiting[i] = q->waiting[--q->waiting_n];
+            break;
+        }
+    }
+    /* relaxed: fewer waiters only means a drain may skip telling nobody. */
+    atomic_store_explicit(&q->nwaiting, (uint32_t)q->waiting_n, memory_order_relaxed);
+    pthread_mutex_unlock(&q->room_lock);
+}
