@@ -64,14 +64,13 @@ static void pool_line(shoal_control_conn_t *k, shoal_host_pool_t *hp)
     shoal_pool_stats_t st;
     shoal__host_peek(hp, &st);
     char pull[160] = ""; /* a pull pool's buffer, what its workers hold, its refusals */
-    if (st.kind == SHOAL_POOL_KIND_PULL)
+    uint64_t can_hold = (uint64_t)st.pool_size * st.prefetch;
+    if (st.kind == SHOAL_POOL_KIND_PULL) /* held from the demand: one moment (table.c) */
         snprintf(pull, sizeof pull,
                  " pull buffer %" PRIu64 "/%" PRIu64 " held %" PRIu64 "/%" PRIu64 " idle %" PRIu32
                  " refused %" PRIu64,
-                 st.buffer_depth, st.buffer,
-                 st.queue_depth > st.buffer_depth ? st.queue_depth - st.buffer_depth : 0,
-                 (uint64_t)st.pool_size * st.prefetch, shoal__pull_idle(hp->rec),
-                 st.messages_unhandled);
+                 st.buffer_depth, st.buffer, can_hold > st.demand ? can_hold - st.demand : 0,
+                 can_hold, shoal__pull_idle(hp->rec), st.messages_unhandled);
     char elastic[320];
     elastic_text(&st, elastic, sizeof elastic);
     shoal__control_say(

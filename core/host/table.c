@@ -66,11 +66,15 @@ static void queued_text(shoal_pool_t *rec, const shoal_pool_stats_t *st, char *q
     if (st->kind != SHOAL_POOL_KIND_PULL) {
         snprintf(queued, qsize, "%" PRIu64, st->queue_depth);
     } else {
-        uint64_t held = st->queue_depth > st->buffer_depth ? st->queue_depth - st->buffer_depth : 0;
+        /* What the workers hold, from the demand (read with the buffer's
+         * admission, one moment): the message counters, summed over their
+         * stripes while items flow, are no picture of one moment. */
+        uint64_t can_hold = (uint64_t)st->pool_size * st->prefetch;
+        uint64_t held = can_hold > st->demand ? can_hold - st->demand : 0;
         snprintf(queued, qsize, "%" PRIu64 "/%" PRIu64, st->buffer_depth, st->buffer);
         n += (size_t)snprintf(words, sizeof words,
-                              "pull, held %" PRIu64 "/%" PRIu64 ", idle %" PRIu32, held,
-                              (uint64_t)st->pool_size * st->prefetch, shoal__pull_idle(rec));
+                              "pull, held %" PRIu64 "/%" PRIu64 ", idle %" PRIu32, held, can_hold,
+                              shoal__pull_idle(rec));
     }
     if (shoal__host_is_elastic(st) && n < sizeof words)
         n += (size_t)snprintf(words + n, sizeof words - n, "%sbounds %" PRIu32 "..%" PRIu32,
