@@ -465,6 +465,11 @@ void shoal__host_ledgers(shoal_host_t *h, char *buf, size_t size)
 
 /* ---- memory ---------------------------------------------------------------- */
 
+/* How long the watch waits for an isolated pool's counts, as the table
+ * (table.c): shoald's thread must not wait on a supervisor that holds
+ * them; the pool is looked at again the next second. */
+#define WATCH_PATIENCE_MS 20u
+
 void shoal__host_watch(shoal_host_t *h)
 {
     shoal__host_sources_watch(h);
@@ -473,7 +478,8 @@ void shoal__host_watch(shoal_host_t *h)
         if (hp->cp == NULL || hp->cp->warn_queue == 0)
             continue;
         shoal_pool_stats_t st;
-        shoal__host_peek(hp, &st);
+        if (!shoal__pool_peek_within(hp->rec, &st, WATCH_PATIENCE_MS))
+            continue;
         uint64_t warn = hp->cp->warn_queue;
         if (!hp->over_warn && st.queue_depth > warn) {
             hp->over_warn = true;

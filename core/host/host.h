@@ -151,7 +151,8 @@ void shoal__host_tidy(shoal_host_t *h);
 
 /* Logs a pool whose messages in flight pass its warn_queue, once per
  * crossing: once above it, once when back at 9/10 of it or below. Called
- * once a second by shoald. */
+ * once a second by shoald; never waits for an isolated pool's counts (an
+ * unread pool is looked at the next second). */
 void shoal__host_watch(shoal_host_t *h);
 
 /* Stops every source first (source.h: producers before the pools they

@@ -253,6 +253,24 @@ void shoal__remote_prepare(shoal_remote_t *r, const shoal_remote_launch_t *launc
 
 /* ---- lifetime ------------------------------------------------------------------- */
 
+/* TEST-ONLY fault injection (tests/host/test_table_noanswer.sh): with
+ * SHOAL_TEST_HOLD_COUNTS_MS=N (1 .. 60000) in the environment, the
+ * supervisor keeps the children's lock N ms longer each time it buries a
+ * child that ended unasked while the pool runs (remote_supervisor.c,
+ * child_ended), so that the table's patience runs out at a moment the test
+ * chooses. Nothing in the product holds the lock that long by itself (it
+ * is held for microseconds). Read once, when the pool is made; unset,
+ * empty or anything else: 0, no effect. */
+static unsigned test_hold_ms(void)
+{
+    const char *v = getenv("SHOAL_TEST_HOLD_COUNTS_MS");
+    if (v == NULL || *v < '0' || *v > '9')
+        return 0;
+    char *end;
+    unsigned long ms = strtoul(v, &end, 10);
+    return *end == '\0' && ms <= 60000 ? (unsigned)ms : 0;
+}
+
 shoal_remote_t *shoal__remote_new(shoal_pool_t *p, const shoal_remote_launch_t *launch)
 {
     shoal_remote_t *r = calloc(1, sizeof *r);
@@ -269,6 +287,7 @@ shoal_remote_t *shoal__remote_new(shoal_pool_t *p, const shoal_remote_launch_t *
     r->launch = *launch;
     r->want_size = p->spec.size;
     r->want_mailbox = p->spec.mailbox;
+    r->test_hold_ms = test_hold_ms();
     atomic_store_explicit(
         &r->cap,
         p->spec.mailbox == SHOAL_MAILBOX_UNBOUNDED ? 0 : (uint64_t)p->spec.size * p->spec.mailbox,

@@ -68,6 +68,9 @@ struct shoal_remote_s {
     /* the supervisor's */
     child_t *children;
     bool draining; /* a drain was asked: DRAINED when the last child is gone */
+    /* Test-only: how much longer a burial keeps `lock` (remote.c,
+     * SHOAL_TEST_HOLD_COUNTS_MS); 0, as always outside the tests. */
+    unsigned test_hold_ms;
 };
 
 /* What child c has settled, from its stripes, each count clamped so that

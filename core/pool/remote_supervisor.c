@@ -158,6 +158,14 @@ static void ending(const siginfo_t *si, char *buf, size_t size, bool *clean)
     }
 }
 
+/* Sleeps ms, whatever interrupts it (the test-only hold in child_ended). */
+static void hold_for(unsigned ms)
+{
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
 /* A child has ended (its pidfd said so): reap it, settle its counts, say
  * so, and tell the pool's actor. stopping: the pool is going away (what it
  * held is dropped, not failed). */
@@ -197,6 +205,8 @@ static void child_ended(shoal_remote_t *r, child_t *c, bool stopping)
                               memory_order_relaxed);
     if (stopping)
         atomic_fetch_add_explicit(&r->done_dropped, d, memory_order_relaxed);
+    if (r->test_hold_ms != 0 && !stopping && !(clean && drained)) /* test-only: remote.c */
+        hold_for(r->test_hold_ms);
     pthread_mutex_unlock(&r->lock);
     if (!(clean && drained) && !stopping)
         atomic_fetch_add_explicit(&r->died_n, 1, memory_order_relaxed);
