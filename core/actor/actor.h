@@ -23,7 +23,13 @@
  *                       Pairs with the sender's seq_cst reservation CAS and
  *                       seq_cst load of sched (send.c): one of them sees
  *                       the other.
- *   PROCESSING -> FREE  when the actor ends; FREE -> IDLE at the next spawn.
+ *   PROCESSING -> FREE  when the actor ends; FREE -> IDLE at the next spawn,
+ *                       a release store after the record is set up and
+ *                       before its reservation words go live (spawn.c): a
+ *                       stale scheduler (a sender of the slot's previous
+ *                       actor late to its CAS) wins only a spurious turn
+ *                       of a whole record, and a live sender never finds
+ *                       FREE.
  * The CAS IDLE->SCHEDULED is seq_cst (acquire side: the pusher carries the
  * last worker's writes, released by its IDLE store, to the next worker).
  */

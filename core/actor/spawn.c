@@ -89,7 +89,6 @@ int shoal__actor_spawn_as(shoal_runtime_t *rt, shoal_tcache_t *tc, const shoal_s
     atomic_store_explicit(&a->limit, limit, memory_order_relaxed);
     atomic_store_explicit(&a->kind, kind, memory_order_relaxed);
     atomic_store_explicit(&a->owner, 0, memory_order_relaxed);
-    atomic_store_explicit(&a->sched, SHOAL_SCHED_IDLE, memory_order_relaxed);
     if (s->group != NULL)
         s->group->pid = shoal__pid_make(gen, slot);
     /* release: pairs with the acquire load in route_to_group (send.c), whose
@@ -103,6 +102,15 @@ int shoal__actor_spawn_as(shoal_runtime_t *rt, shoal_tcache_t *tc, const shoal_s
         shoal__mq_push(&a->sys_tail, &init->node);
         sys_count = (sys_count + 1) & SHOAL_RSV_COUNT_MASK;
     }
+    /* FREE -> IDLE only now, after every write above. A stale scheduler --
+     * a sender of the slot's previous actor between its link and its
+     * shoal__schedule, or a pool waking a member that ended meanwhile --
+     * may CAS this IDLE to SCHEDULED and push the new actor early: a
+     * spurious turn, never one on a half-made record. release: pairs with
+     * that CAS (seq_cst, send.c); it also comes before the reservation
+     * words below, so a sender whose reservation succeeds finds IDLE (or
+     * later), never FREE, and schedules what it sent. */
+    atomic_store_explicit(&a->sched, SHOAL_SCHED_IDLE, memory_order_release);
     /* release: a sender whose reservation succeeds sees the record set up. */
     uint64_t base = (uint64_t)gen << SHOAL_RSV_GEN_SHIFT | SHOAL_RSV_ALIVE;
     atomic_store_explicit(&a->sys_rsv, base | sys_count, memory_order_release);
