@@ -22,9 +22,9 @@
 #define TMO 10000u
 
 enum { T_JOB = 1 };
-enum { A_OK = 0, A_BLOCK = 1 };
+enum { A_OK = 0, A_BLOCK = 1, A_BLOCK2 = 2 };
 
-static atomic_int done, entered, gate;
+static atomic_int done, entered, gate, entered2, gate2;
 static _Atomic double left_at; /* when the last blocked handler went on */
 
 static void reset(void)
@@ -32,6 +32,8 @@ static void reset(void)
     atomic_store(&done, 0);
     atomic_store(&entered, 0);
     atomic_store(&gate, 0);
+    atomic_store(&entered2, 0);
+    atomic_store(&gate2, 0);
 }
 
 static int wk_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
@@ -46,6 +48,10 @@ static int wk_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
         atomic_fetch_add(&entered, 1);
         shoal_test_wait_flag(&gate, WAIT_S);
         atomic_store(&left_at, shoal_test_now());
+    }
+    if (act & A_BLOCK2) {
+        atomic_fetch_add(&entered2, 1);
+        shoal_test_wait_flag(&gate2, WAIT_S);
     }
     atomic_fetch_add(&done, 1);
     return 0;
@@ -423,6 +429,45 @@ static void ended_with_grow_list(void)
     CU_ASSERT(ok >= 1);
 }
 
+/* ---- the ledger of an autoscaled pool -------------------------------------------- */
+
+/* An autoscaled pool counts each message as its worker finishes it (not at
+ * the end of the turn). Read while its worker is in the middle of a turn
+ * -- one job done after the first, the next one blocked -- the pool's
+ * stats never count a message both handled and queued:
+ *   handled + failed + dropped + queue_depth <= forwarded
+ * (the job being handled is still in flight). */
+static void autoscaled_ledger_mid_turn(void)
+{
+    reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = spec_of(SHOAL_POOL_KIND_FORWARD, 1, 1, 1, 64);
+    s.autoscale.when = SHOAL_AUTOSCALE_BUSY;
+    s.autoscale.up_for_ms = 600000; /* readings, but no decision */
+    s.autoscale.down_idle_ms = 600000;
+    shoal_pid_t p = spawn(rt, &s);
+    CU_ASSERT_EQUAL(job(rt, p, A_BLOCK), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&entered) == 1);
+    CU_ASSERT_EQUAL(job(rt, p, A_OK), SHOAL_OK);
+    CU_ASSERT_EQUAL(job(rt, p, A_BLOCK2), SHOAL_OK);
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_EQUAL(job(rt, p, A_OK), SHOAL_OK);
+    atomic_store(&gate, 1); /* the first goes on, the next runs, the third blocks */
+    WAIT_UNTIL(atomic_load(&entered2) == 1);
+    shoal_pool_stats_t st = STATS(rt, p);
+    CU_ASSERT_EQUAL(st.messages_forwarded, 6);
+    CU_ASSERT_EQUAL(st.messages_handled, 2);
+    CU_ASSERT(st.messages_handled + st.messages_failed + st.messages_dropped + st.queue_depth <=
+              st.messages_forwarded);
+    CU_ASSERT_EQUAL(st.queue_depth, 4); /* the blocked one and three queued */
+    atomic_store(&gate2, 1);
+    WAIT_UNTIL(STATS(rt, p).messages_handled == 6);
+    st = STATS(rt, p);
+    CU_ASSERT_EQUAL(st.messages_handled, 6);
+    CU_ASSERT_EQUAL(st.queue_depth, 0);
+    shoal_runtime_destroy(rt);
+}
+
 /* ---- bounds and settings on a running pool --------------------------------------- */
 
 static void set_bounds_case(uint32_t kind)
@@ -518,6 +563,7 @@ int main(void)
         {"forward: growing and expiring under four senders", forward_lazy_under_load},
         {"pull: growing and expiring under four senders", pull_lazy_under_load},
         {"a pool that ends with sends on its grow list", ended_with_grow_list},
+        {"autoscaled: the ledger mid-turn counts no message twice", autoscaled_ledger_mid_turn},
         {"forward: bounds on a running pool", forward_set_bounds},
         {"pull: bounds on a running pool", pull_set_bounds},
         {"elastic settings on a running pool", set_elastic_live},
