@@ -338,8 +338,15 @@ static shoal_env_t *pull_take(struct shoal_ctx_s *ctx)
         atomic_fetch_sub_explicit(&q->sleepers, 1, memory_order_relaxed);
         idle_end(m);
     }
-    if (ctx->b->ext->retiring)
-        return NULL; /* removed from the pool: it finishes what it holds */
+    if (ctx->b->ext->retiring) {
+        /* Removed from the pool: it finishes what it holds and takes
+         * nothing more. A sender may have woken it for an item (it was
+         * still listed, IDLE, pull.h: wake-up): that wake-up goes on to a
+         * listed member. */
+        if (shoal__inject_count(&q->queue, memory_order_seq_cst) != 0)
+            wake(ctx->rt, ctx->tc, p);
+        return NULL;
+    }
     /* The successes of this turn are not settled yet (turn_end). */
     uint32_t held = m->held - (uint32_t)ctx->group_handled;
     uint32_t pf = atomic_load_explicit(&q->prefetch, memory_order_relaxed);

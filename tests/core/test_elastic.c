@@ -429,6 +429,96 @@ static void ended_with_grow_list(void)
     CU_ASSERT(ok >= 1);
 }
 
+/* ---- a woken member that expires ------------------------------------------------- */
+
+/* An actor that holds the runtime's only dispatcher thread until `gate2`. */
+static int hold_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    (void)msg;
+    atomic_fetch_add(&entered2, 1);
+    shoal_test_wait_flag(&gate2, WAIT_S);
+    return 0;
+}
+
+static const shoal_behaviour_t holder = {.name = "holder", .handle_message = hold_message};
+
+typedef struct {
+    shoal_runtime_t *rt;
+    shoal_pid_t pool, other;
+    int rc;
+} one_send_t;
+
+/* A new thread's sends to pools: a sender wakes the member in slot (its
+ * count of sends to pools) % (members) (pull.c: wake). This one sends
+ * twice to `other` first, if any, and then once to `pool`: the member in
+ * slot 0 of 3 is woken; with no `other`, the one in slot 1. */
+static void *one_send_main(void *arg)
+{
+    one_send_t *o = arg;
+    for (int i = 0; i < 2 && o->other != SHOAL_PID_NONE; i++)
+        CU_ASSERT_EQUAL(job(o->rt, o->other, A_OK), SHOAL_OK);
+    o->rc = job(o->rt, o->pool, A_OK);
+    return NULL;
+}
+
+static int send_from_new_thread(shoal_runtime_t *rt, shoal_pid_t pool, shoal_pid_t other)
+{
+    one_send_t one = {rt, pool, other, 99};
+    pthread_t t;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, one_send_main, &one), 0);
+    pthread_join(t, NULL);
+    return one.rc;
+}
+
+/* A pull pool of 3 members (min 1, idle_timeout 400 ms), all asleep from
+ * t0; at t0 + 250 ms the one in slot 0 handles a job, then the runtime's
+ * only dispatcher thread is held past t0 + 400 ms: the idle tick comes due
+ * meanwhile, and an item is sent, which wakes the member in slot 1. Then
+ * the pool's actor runs first and expires the two idle past 400 ms -- the
+ * woken one among them; the one in slot 0 stays, asleep. A retiring member
+ * takes nothing: the wake-up it got must go on to a member that does (the
+ * item waited in the buffer with that member asleep and nobody to wake it). */
+static void pull_woken_member_expires(void)
+{
+    reset();
+    shoal_runtime_opts_t o;
+    shoal_runtime_opts_init(&o);
+    o.threads = 1;
+    o.debug_checks = 1;
+    o.log_level = SHOAL_LOG_ERROR;
+    o.max_extra_threads = SHOAL_EXTRA_THREADS_NONE; /* the held thread is not made up for */
+    shoal_runtime_t *rt = NULL;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_create(&rt, &o), SHOAL_OK);
+    shoal_pool_spec_t d = spec_of(SHOAL_POOL_KIND_FORWARD, 1, 1, 1, 16);
+    shoal_pid_t other = spawn(rt, &d);
+    shoal_pid_t h = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &holder, NULL, NULL, &h), SHOAL_OK);
+    shoal_pool_spec_t s = spec_of(SHOAL_POOL_KIND_PULL, 3, 1, 3, 16);
+    s.idle_timeout_ms = 400;
+    double t0 = shoal_test_now();
+    shoal_pid_t p = spawn(rt, &s);
+    WAIT_UNTIL(STATS(rt, p).idle == 3);
+    CU_ASSERT_EQUAL_FATAL(STATS(rt, p).idle, 3);
+    while (shoal_test_now() < t0 + 0.25)
+        shoal_test_nap();
+    CU_ASSERT_EQUAL(send_from_new_thread(rt, p, other), SHOAL_OK); /* slot 0's */
+    WAIT_UNTIL(atomic_load(&done) == 3);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, h, 1, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&entered2) == 1);
+    while (shoal_test_now() < t0 + 0.55)
+        shoal_test_nap();
+    CU_ASSERT_EQUAL(send_from_new_thread(rt, p, SHOAL_PID_NONE), SHOAL_OK); /* wakes slot 1 */
+    atomic_store(&gate2, 1);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&done) == 4, 3.0);
+    CU_ASSERT_EQUAL(atomic_load(&done), 4);
+    shoal_pool_stats_t st = STATS(rt, p);
+    CU_ASSERT_EQUAL(st.expired, 2);
+    CU_ASSERT_EQUAL(st.messages_handled, 2);
+    shoal_runtime_destroy(rt);
+}
+
 /* ---- the ledger of an autoscaled pool -------------------------------------------- */
 
 /* An autoscaled pool counts each message as its worker finishes it (not at
@@ -563,6 +653,7 @@ int main(void)
         {"forward: growing and expiring under four senders", forward_lazy_under_load},
         {"pull: growing and expiring under four senders", pull_lazy_under_load},
         {"a pool that ends with sends on its grow list", ended_with_grow_list},
+        {"pull: a woken member that expires passes its wake-up on", pull_woken_member_expires},
         {"autoscaled: the ledger mid-turn counts no message twice", autoscaled_ledger_mid_turn},
         {"forward: bounds on a running pool", forward_set_bounds},
         {"pull: bounds on a running pool", pull_set_bounds},
