@@ -429,6 +429,68 @@ static void ended_with_grow_list(void)
     CU_ASSERT(ok >= 1);
 }
 
+/* ---- a worker that cannot be started -------------------------------------------- */
+
+static int idle_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    (void)msg;
+    return 0;
+}
+
+static const shoal_behaviour_t idler = {.name = "idler", .handle_message = idle_message};
+
+/* A pool idled down to no worker; a send comes while no actor can be
+ * spawned (max_actors reached): it is accepted for a worker to be started,
+ * the start fails. Once an actor's slot is free again, a worker starts for
+ * it and it runs -- it does not wait for the next send (a forward pool
+ * held it with nobody to try again). */
+static void lazy_start_fails_case(uint32_t kind)
+{
+    reset();
+    shoal_runtime_opts_t o;
+    shoal_runtime_opts_init(&o);
+    o.threads = 2;
+    o.debug_checks = 1;
+    o.max_actors = 16;
+    o.log_level = SHOAL_LOG_ERROR;
+    shoal_runtime_t *rt = shoal_test_runtime_logged_opts(&o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    shoal_pool_spec_t s = spec_of(kind, 1, 0, 2, 4);
+    s.idle_timeout_ms = 20;
+    shoal_pid_t p = spawn(rt, &s);
+    WAIT_UNTIL(STATS(rt, p).pool_size == 0 && STATS(rt, p).retiring == 0);
+    CU_ASSERT_EQUAL_FATAL(STATS(rt, p).pool_size, 0);
+    shoal_pid_t fill[16];
+    int n = 0;
+    while (n < 16 && shoal_runtime_spawn(rt, &idler, NULL, NULL, &fill[n]) == SHOAL_OK)
+        n++;
+    CU_ASSERT_FATAL(n >= 1 && n < 16);
+    CU_ASSERT_EQUAL(job(rt, p, A_OK), SHOAL_OK); /* taken for a worker to be started */
+    struct timespec ts = {0, 100000000};
+    nanosleep(&ts, NULL);
+    CU_ASSERT_EQUAL(atomic_load(&done), 0); /* no worker could start */
+    shoal_test_assert_logged("cannot start a worker for a send");
+    CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, fill[--n]), SHOAL_OK);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&done) == 1, 3.0);
+    CU_ASSERT_EQUAL(atomic_load(&done), 1);
+    while (n > 0)
+        shoal_runtime_stop_actor(rt, fill[--n]);
+    shoal_pool_stats_t st;
+    double end = shoal_test_now() + WAIT_S; /* a call needs an actor's slot too */
+    while ((shoal_pool_stats(rt, p, &st, TMO) != SHOAL_OK || st.messages_handled != 1) &&
+           shoal_test_now() < end)
+        shoal_test_nap();
+    CU_ASSERT_EQUAL(st.messages_forwarded, 1);
+    CU_ASSERT_EQUAL(st.messages_handled, 1);
+    CU_ASSERT_EQUAL(st.messages_dropped, 0);
+    shoal_runtime_destroy(rt);
+}
+
+static void forward_lazy_start_fails(void) { lazy_start_fails_case(SHOAL_POOL_KIND_FORWARD); }
+static void pull_lazy_start_fails(void) { lazy_start_fails_case(SHOAL_POOL_KIND_PULL); }
+
 /* ---- a woken member that expires ------------------------------------------------- */
 
 /* An actor that holds the runtime's only dispatcher thread until `gate2`. */
@@ -653,6 +715,9 @@ int main(void)
         {"forward: growing and expiring under four senders", forward_lazy_under_load},
         {"pull: growing and expiring under four senders", pull_lazy_under_load},
         {"a pool that ends with sends on its grow list", ended_with_grow_list},
+        {"forward: a worker that could not start for a send starts later",
+         forward_lazy_start_fails},
+        {"pull: a worker that could not start for a send starts later", pull_lazy_start_fails},
         {"pull: a woken member that expires passes its wake-up on", pull_woken_member_expires},
         {"autoscaled: the ledger mid-turn counts no message twice", autoscaled_ledger_mid_turn},
         {"forward: bounds on a running pool", forward_set_bounds},
