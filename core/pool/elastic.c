@@ -24,7 +24,10 @@
  *             (while fewer than max_size); else over a worker's limit
  *             (orphans.c), or -- no worker live, none could be started --
  *             held with the orphans, and a worker is tried again at each
- *             tick until one starts. Then grow_msgs - what it took.
+ *             tick until one starts. Then grow_msgs - what it took. A
+ *             drain ends only once grow_msgs is 0: what a sender claimed
+ *             before the drain closed the pool is handled (a sweeper,
+ *             orphans.c), not dropped.
  *   the end   the pool's actor, ending, stores grow_closed [seq_cst] and
  *             then takes the list and drops what it holds (counted, calls
  *             answered). A sender, after its push, loads grow_closed
@@ -337,6 +340,7 @@ void shoal__pool_on_grow(struct shoal_ctx_s *ctx, shoal_pool_t *p)
         fifo = next;
     }
     atomic_fetch_sub_explicit(&p->grow_msgs, k, memory_order_relaxed);
+    shoal__pool_drain_finish(ctx, p); /* a drain that waited for them */
 }
 
 /* ---- idle expiry ------------------------------------------------------------- */

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "pool/pool.h"
 #include "support.h"
 
 #define WAIT_S 20.0
@@ -581,6 +582,65 @@ static void pull_woken_member_expires(void)
     shoal_runtime_destroy(rt);
 }
 
+/* A runtime of one dispatcher thread, none made up for a held one. */
+static shoal_runtime_t *one_thread_runtime(void)
+{
+    shoal_runtime_opts_t o;
+    shoal_runtime_opts_init(&o);
+    o.threads = 1;
+    o.debug_checks = 1;
+    o.log_level = SHOAL_LOG_ERROR;
+    o.max_extra_threads = SHOAL_EXTRA_THREADS_NONE;
+    shoal_runtime_t *rt = NULL;
+    CU_ASSERT_EQUAL(shoal_runtime_create(&rt, &o), SHOAL_OK);
+    return rt;
+}
+
+/* A pool idled down to no worker (min 0) is told to drain, and a send
+ * comes before the drain is read (the only dispatcher thread is held
+ * meanwhile): the send was accepted -- into a pull pool's buffer, onto a
+ * forward pool's grow list -- so the drain waits for it and a worker must
+ * start to handle it (a pool no longer grows for a send once it drains),
+ * not drop it. Then the pool ends. */
+static void drained_with_no_worker_case(uint32_t kind)
+{
+    reset();
+    shoal_runtime_t *rt = one_thread_runtime();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    shoal_pid_t h = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &holder, NULL, NULL, &h), SHOAL_OK);
+    shoal_pool_spec_t s = spec_of(kind, 1, 0, 2, 16);
+    s.idle_timeout_ms = 20;
+    shoal_pid_t p = spawn(rt, &s);
+    shoal_pool_t *rec = shoal__pool_find(rt, p); /* its counts after it has ended */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rec);
+    WAIT_UNTIL(STATS(rt, p).pool_size == 0 && STATS(rt, p).retiring == 0);
+    CU_ASSERT_EQUAL_FATAL(STATS(rt, p).pool_size, 0);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, h, 1, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&entered2) == 1);
+    CU_ASSERT_EQUAL(shoal_runtime_send_priority(rt, p, SHOAL_POOL_DRAIN, NULL, 0), SHOAL_OK);
+    CU_ASSERT_EQUAL(job(rt, p, A_OK), SHOAL_OK); /* the pool is still open */
+    atomic_store(&gate2, 1);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&done) == 1, 3.0);
+    CU_ASSERT_EQUAL(atomic_load(&done), 1);
+    shoal_pool_stats_t st;
+    SHOAL_TEST_WAIT_UNTIL(shoal_pool_stats(rt, p, &st, TMO) == SHOAL_ENOPROC, 3.0);
+    CU_ASSERT_EQUAL(shoal_pool_stats(rt, p, &st, TMO), SHOAL_ENOPROC); /* it has ended */
+    SHOAL_TEST_WAIT_UNTIL(shoal__pool_is_quiet(rec), WAIT_S);
+    shoal__pool_peek(rec, &st);
+    CU_ASSERT_EQUAL(st.messages_forwarded, 1);
+    CU_ASSERT_EQUAL(st.messages_handled, 1);
+    CU_ASSERT_EQUAL(st.messages_dropped, 0);
+    shoal__pool_unref(rt, rec);
+    shoal_runtime_destroy(rt);
+}
+
+static void forward_drained_with_no_worker(void)
+{
+    drained_with_no_worker_case(SHOAL_POOL_KIND_FORWARD);
+}
+static void pull_drained_with_no_worker(void) { drained_with_no_worker_case(SHOAL_POOL_KIND_PULL); }
+
 /* ---- the ledger of an autoscaled pool -------------------------------------------- */
 
 /* An autoscaled pool counts each message as its worker finishes it (not at
@@ -719,6 +779,9 @@ int main(void)
          forward_lazy_start_fails},
         {"pull: a worker that could not start for a send starts later", pull_lazy_start_fails},
         {"pull: a woken member that expires passes its wake-up on", pull_woken_member_expires},
+        {"forward: drained with no worker, a send on its grow list",
+         forward_drained_with_no_worker},
+        {"pull: drained with no worker, an item in its buffer", pull_drained_with_no_worker},
         {"autoscaled: the ledger mid-turn counts no message twice", autoscaled_ledger_mid_turn},
         {"forward: bounds on a running pool", forward_set_bounds},
         {"pull: bounds on a running pool", pull_set_bounds},
