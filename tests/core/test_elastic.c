@@ -582,6 +582,35 @@ static void pull_woken_member_expires(void)
     shoal_runtime_destroy(rt);
 }
 
+/* A pull pool of 2 (min 0, idle_timeout 400 ms): the member in slot 1
+ * handles a job at t1, 200 ms after the other went idle. The other expires
+ * first and the member in slot 1 moves into its slot; it still ends within
+ * 1.25 x idle_timeout of t1 -- the move does not start its idle time over. */
+static void pull_moved_member_keeps_idle_time(void)
+{
+    reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = spec_of(SHOAL_POOL_KIND_PULL, 2, 0, 2, 16);
+    s.idle_timeout_ms = 400;
+    double t0 = shoal_test_now();
+    shoal_pid_t p = spawn(rt, &s);
+    WAIT_UNTIL(STATS(rt, p).idle == 2);
+    while (shoal_test_now() < t0 + 0.2)
+        shoal_test_nap();
+    double t1 = shoal_test_now();
+    CU_ASSERT_EQUAL(send_from_new_thread(rt, p, SHOAL_PID_NONE), SHOAL_OK); /* slot 1's */
+    WAIT_UNTIL(atomic_load(&done) == 1);
+    WAIT_UNTIL(STATS(rt, p).pool_size == 1);
+    CU_ASSERT_EQUAL(STATS(rt, p).expired, 1);
+    WAIT_UNTIL(STATS(rt, p).pool_size == 0);
+    double gone = shoal_test_now() - t1;
+    CU_ASSERT_EQUAL(STATS(rt, p).expired, 2);
+    CU_ASSERT(gone >= 0.4);
+    CU_ASSERT(gone < 0.5 + 0.05);
+    printf("\n    the moved member ended %.0f ms after its job (idle_timeout 400 ms) ", gone * 1e3);
+    shoal_runtime_destroy(rt);
+}
+
 /* A runtime of one dispatcher thread, none made up for a held one. */
 static shoal_runtime_t *one_thread_runtime(void)
 {
@@ -779,6 +808,8 @@ int main(void)
          forward_lazy_start_fails},
         {"pull: a worker that could not start for a send starts later", pull_lazy_start_fails},
         {"pull: a woken member that expires passes its wake-up on", pull_woken_member_expires},
+        {"pull: a member moved in the table keeps its idle time",
+         pull_moved_member_keeps_idle_time},
         {"forward: drained with no worker, a send on its grow list",
          forward_drained_with_no_worker},
         {"pull: drained with no worker, an item in its buffer", pull_drained_with_no_worker},
