@@ -248,7 +248,10 @@ static void busy_mark(struct shoal_ctx_s *ctx)
 
 /* A member's message: counted for its group, and timed when the sender
  * stamped it. handle() drops the payload, not the envelope: settled still
- * sees its flags, type and sender. */
+ * sees its flags, type and sender. A message counted at once (not with the
+ * turn's) has its pop count published first, as at the end of a turn: a
+ * reader of the counters, then the depth (stats.c), never sees it both
+ * handled and queued. */
 static void handle_for_group(struct shoal_ctx_s *ctx, shoal_env_t *e)
 {
     const shoal_group_ops_t *ops = ctx->group->ops;
@@ -260,12 +263,15 @@ static void handle_for_group(struct shoal_ctx_s *ctx, shoal_env_t *e)
             busy_mark(ctx);
         /* Counted now: a process that may die (exact), or beside its busy
          * time (timed: autoscale divides one by the other). */
-        if (ok && user && (ctx->group_exact || timed))
-            ops->turn_end(ctx, 1);
-        else if (ok && user)
+        if (ok && user && !ctx->group_exact && !timed) {
             ctx->group_handled++; /* counted once per turn (actor_run) */
-        else if (user)
-            ops->settled(ctx, e, false, NULL);
+        } else if (user) {
+            publish_deq(ctx);
+            if (ok)
+                ops->turn_end(ctx, 1);
+            else
+                ops->settled(ctx, e, false, NULL);
+        }
         return;
     }
     uint64_t sent = *shoal__env_stamp(e);
@@ -277,8 +283,10 @@ static void handle_for_group(struct shoal_ctx_s *ctx, shoal_env_t *e)
         ctx->turn_start = end;
     }
     shoal_group_timing_t t = {start > sent ? start - sent : 0, end - start};
-    if (user)
+    if (user) {
+        publish_deq(ctx);
         ops->settled(ctx, e, ok, ok ? &t : NULL);
+    }
 }
 
 /* What a member's group holds for it once its mailbox is empty. */
@@ -436,8 +444,10 @@ static void after_panic(struct shoal_ctx_s *ctx)
         }
         if (shoal__env_kind(e) == SHOAL_ENV_INIT)
             ctx->init_failed = true;
-        if (ctx->group != NULL && shoal__env_is_pooled(e))
+        if (ctx->group != NULL && shoal__env_is_pooled(e)) {
+            publish_deq(ctx); /* as handle_for_group: not handled and queued */
             ctx->group->ops->settled(ctx, e, false, NULL);
+        }
         shoal__env_drop_payload(e);
         ctx->cur = NULL;
     }

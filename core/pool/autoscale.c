@@ -187,7 +187,9 @@ static void shrink(struct shoal_ctx_s *ctx, shoal_pool_t *p, const reading_t *r,
     uint32_t want = from > a->down_step ? from - a->down_step : 0;
     if (want < p->spec.min_size)
         want = p->spec.min_size;
-    if (want >= from || want == 0)
+    if (want == 0) /* never to none: down to one (min_size 0 is idle expiry's) */
+        want = 1;
+    if (want >= from)
         return;
     /* The busy ratio the workers left would have: not past the target. */
     if ((uint64_t)r->busy * as->live > (uint64_t)target_busy(a) * want)

@@ -22,7 +22,12 @@
  *             acquires the pushes], in the order sent, and places each:
  *             on a worker with room; else on a worker it starts for it
  *             (while fewer than max_size); else over a worker's limit
- *             (orphans.c). Then grow_msgs - what it took.
+ *             (orphans.c), or -- no worker live, none could be started --
+ *             held with the orphans, and a worker is tried again at each
+ *             tick until one starts. Then grow_msgs - what it took. A
+ *             drain ends only once grow_msgs is 0: what a sender claimed
+ *             before the drain closed the pool is handled (a sweeper,
+ *             orphans.c), not dropped.
  *   the end   the pool's actor, ending, stores grow_closed [seq_cst] and
  *             then takes the list and drops what it holds (counted, calls
  *             answered). A sender, after its push, loads grow_closed
@@ -250,8 +255,9 @@ void shoal__pool_lazy_ask(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t 
     shoal__send(rt, tc, SHOAL_PID_NONE, p->g.pid, SHOAL__POOL_TICK_GROW, NULL, 0, true, NULL, NULL);
 }
 
-/* Starts one worker for lazy grow: its pid, or SHOAL_PID_NONE. */
-static shoal_pid_t grow_one(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+/* Starts one worker for lazy grow: its pid, or SHOAL_PID_NONE. quiet: a
+ * tick's retry (its first failure was logged). */
+static shoal_pid_t grow_one(struct shoal_ctx_s *ctx, shoal_pool_t *p, bool quiet)
 {
     if (p->state != SHOAL_POOL_RUNNING || shoal__pool_live(p) >= p->spec.max_size ||
         atomic_load_explicit(&ctx->rt->stopping, memory_order_relaxed))
@@ -259,8 +265,9 @@ static shoal_pid_t grow_one(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     shoal_pid_t pid;
     int rc = shoal__pool_spawn_worker(ctx, p, &p->spec, &p->hold, false, &pid);
     if (rc != SHOAL_OK) {
-        shoal__log(ctx->rt, SHOAL_LOG_ERROR, ctx->self, p->name,
-                   "cannot start a worker for a send (lazy grow): %s", shoal_strerror(rc));
+        if (!quiet)
+            shoal__log(ctx->rt, SHOAL_LOG_ERROR, ctx->self, p->name,
+                       "cannot start a worker for a send (lazy grow): %s", shoal_strerror(rc));
         return SHOAL_PID_NONE;
     }
     shoal__pool_table_append(p, pid);
@@ -277,7 +284,7 @@ static void pull_grow(struct shoal_ctx_s *ctx, shoal_pool_t *p)
         return;
     if (shoal__inject_count(&p->pull->queue, memory_order_seq_cst) != 0 &&
         atomic_load_explicit(&p->pull->sleepers, memory_order_seq_cst) == 0)
-        grow_one(ctx, p);
+        grow_one(ctx, p, false);
 }
 
 /* Places one send from the grow list (see THE GROW LIST: take). */
@@ -290,10 +297,19 @@ static void place_grown(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *e
     for (uint32_t i = 0; i < n; i++)
         if (shoal__deliver(ctx->rt, ctx->tc, shoal__pool_slot(p, i), e, false) == SHOAL_OK)
             return;
-    *fresh = grow_one(ctx, p);
+    *fresh = grow_one(ctx, p, false);
     if (*fresh != SHOAL_PID_NONE && shoal__deliver(ctx->rt, ctx->tc, *fresh, e, false) == SHOAL_OK)
         return;
     shoal__pool_hold_placed(ctx, p, e); /* over a limit, or for the next worker */
+}
+
+/* A forward pool holding sends with no worker live: the start that failed
+ * for them (place_grown) is tried again (see THE GROW LIST: take). */
+static void forward_regrow(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    if (p->orphans.head != NULL && shoal__pool_live(p) == 0 &&
+        grow_one(ctx, p, true) != SHOAL_PID_NONE)
+        shoal__pool_place_orphans(ctx, p);
 }
 
 void shoal__pool_on_grow(struct shoal_ctx_s *ctx, shoal_pool_t *p)
@@ -324,6 +340,7 @@ void shoal__pool_on_grow(struct shoal_ctx_s *ctx, shoal_pool_t *p)
         fifo = next;
     }
     atomic_fetch_sub_explicit(&p->grow_msgs, k, memory_order_relaxed);
+    shoal__pool_drain_finish(ctx, p); /* a drain that waited for them */
 }
 
 /* ---- idle expiry ------------------------------------------------------------- */
@@ -398,6 +415,8 @@ void shoal__pool_on_elastic_tick(struct shoal_ctx_s *ctx, shoal_pool_t *p)
             expire_forward(ctx, p, now, limit);
         if (p->pull != NULL)
             pull_grow(ctx, p); /* items left with no member waiting (a member retired) */
+        else
+            forward_regrow(ctx, p);
     }
     if (p->spec.autoscale.when != 0)
         shoal__autoscale_tick(ctx, p, now);

@@ -179,10 +179,14 @@ static inline void seat_add(_Atomic uint64_t *c, uint64_t n)
                           memory_order_relaxed);
 }
 
-/* The member starts waiting for work, or stops. */
+/* The member starts waiting for work, or stops: when it takes an item, or
+ * retires or ends. A turn that takes nothing (a sender's wake-up that
+ * another member answered, the pool listing it again after a move in the
+ * table) does not start its wait over: idle expiry (elastic.c) counts
+ * from the first. */
 static void idle_begin(member_t *m)
 {
-    if (m->seat != NULL)
+    if (m->seat != NULL && atomic_load_explicit(&m->seat->idle_since, memory_order_relaxed) == 0)
         atomic_store_explicit(&m->seat->idle_since, shoal__now_ns(), memory_order_relaxed);
 }
 static void idle_end(member_t *m)
@@ -190,6 +194,8 @@ static void idle_end(member_t *m)
     if (m->seat == NULL)
         return;
     uint64_t since = atomic_load_explicit(&m->seat->idle_since, memory_order_relaxed);
+    if (since == 0)
+        return;
     uint64_t now = shoal__now_ns();
     seat_add(&m->seat->idle_ns, now > since ? now - since : 0);
     atomic_store_explicit(&m->seat->idle_since, 0, memory_order_relaxed);
@@ -336,10 +342,17 @@ static shoal_env_t *pull_take(struct shoal_ctx_s *ctx)
     if (m->asleep) {
         m->asleep = 0;
         atomic_fetch_sub_explicit(&q->sleepers, 1, memory_order_relaxed);
-        idle_end(m);
     }
-    if (ctx->b->ext->retiring)
-        return NULL; /* removed from the pool: it finishes what it holds */
+    if (ctx->b->ext->retiring) {
+        idle_end(m);
+        /* Removed from the pool: it finishes what it holds and takes
+         * nothing more. A sender may have woken it for an item (it was
+         * still listed, IDLE, pull.h: wake-up): that wake-up goes on to a
+         * listed member. */
+        if (shoal__inject_count(&q->queue, memory_order_seq_cst) != 0)
+            wake(ctx->rt, ctx->tc, p);
+        return NULL;
+    }
     /* The successes of this turn are not settled yet (turn_end). */
     uint32_t held = m->held - (uint32_t)ctx->group_handled;
     uint32_t pf = atomic_load_explicit(&q->prefetch, memory_order_relaxed);
@@ -349,7 +362,8 @@ static shoal_env_t *pull_take(struct shoal_ctx_s *ctx)
     void *batch[TAKE_MAX];
     size_t k = shoal__inject_take(&q->queue, batch, want);
     if (k == 0)
-        return NULL;
+        return NULL; /* still waiting for work (idle_begin) */
+    idle_end(m);
     m->held += (uint32_t)k;
     size_t kept = k;
     bool shared;
@@ -468,8 +482,8 @@ static void pull_member_end(struct shoal_ctx_s *ctx)
     if (m->asleep) {
         m->asleep = 0;
         atomic_fetch_sub_explicit(&pool_of_ctx(ctx)->pull->sleepers, 1, memory_order_relaxed);
-        idle_end(m);
     }
+    idle_end(m);
 }
 
 /* A member that ends gives back what it held, for the others to take. The

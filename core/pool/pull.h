@@ -47,7 +47,11 @@
  *               announcement and recheck come after the fence: a sender whose
  *               item the recheck misses reads the announcement, and its scan
  *               (after the fence in the single order) sees the listing.
- *               A member that ends takes itself off `sleepers`.
+ *               A member that ends takes itself off `sleepers`. A member
+ *               removed from the table (retiring: a resize, idle expiry)
+ *               takes nothing more, so one that a sender woke passes the
+ *               wake-up on: in its next take it reads count [seq_cst] and,
+ *               if items wait, scans the table as a sender does.
  *   room        a producer refused with SHOAL_EBUSY may ask for one
  *               SHOAL_MSG_ROOM (shoal_notify_room): it is added to `waiting`
  *               under room_lock, nwaiting is stored [seq_cst], then admitted

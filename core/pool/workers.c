@@ -309,8 +309,11 @@ void shoal__pool_drain_finish(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 
 static void drain_finish_if_done(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
+    /* grow_msgs: sends accepted for a worker still to start (elastic.c: the
+     * grow list); their tick comes, and they are handled like orphans. */
     if (p->state != SHOAL_POOL_DRAINING || p->nretiring != 0 || shoal__pool_live(p) != 0 ||
-        p->orphans.head != NULL || (p->remote != NULL && !p->remote_done))
+        p->orphans.head != NULL || (p->remote != NULL && !p->remote_done) ||
+        atomic_load_explicit(&p->grow_msgs, memory_order_relaxed) != 0)
         return;
     for (uint32_t i = 0; i < p->nwaiters; i++)
         shoal_reply(ctx, p->waiters[i].from, p->waiters[i].ref, 0, NULL, 0);
@@ -336,9 +339,17 @@ void shoal__pool_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 
 void shoal__pool_drain_workers(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
-    /* A pull pool's workers take what its buffer holds first. */
+    /* A pull pool's workers take what its buffer holds first -- one starts
+     * for it if none is left (idle expiry took them all: a lazy pool
+     * starts none for a send once it drains). */
     p->drain_pending = false;
     if (p->pull != NULL && shoal__pull_draining(ctx, p)) {
+        shoal_pid_t fresh;
+        if (shoal__pool_live(p) == 0 &&
+            shoal__inject_count(&p->pull->queue, memory_order_relaxed) != 0 &&
+            !atomic_load_explicit(&ctx->rt->stopping, memory_order_relaxed) &&
+            shoal__pool_spawn_worker(ctx, p, &p->spec, &p->hold, false, &fresh) == SHOAL_OK)
+            shoal__pool_table_append(p, fresh);
         shoal__pool_schedule(ctx, 5, SHOAL__POOL_TICK_DRAIN, &p->drain_pending);
         return;
     }

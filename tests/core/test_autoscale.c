@@ -277,6 +277,32 @@ static void commands_and_bounds(void)
     shoal_runtime_destroy(rt);
 }
 
+/* ---- a step past the floor ----------------------------------------------------------- */
+
+/* min_size 0 and a down_step as big as the pool: calm shrinks it to one
+ * worker (autoscale never takes a pool to none), not never. */
+static void shrinks_past_floor(void)
+{
+    atomic_store(&done, 0);
+    shoal_runtime_t *rt = shoal_test_runtime(THREADS);
+    shoal_pool_spec_t s = spec_of(SHOAL_POOL_KIND_FORWARD, 4, 16, 4);
+    s.min_size = 0;
+    s.autoscale.when = SHOAL_AUTOSCALE_BUSY;
+    s.autoscale.down_idle_ms = 300;
+    s.autoscale.down_step = 8;
+    shoal_pid_t p = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
+    SHOAL_TEST_WAIT_UNTIL(STATS(rt, p).target_size == 1, 3.0);
+    shoal_pool_stats_t st = STATS(rt, p);
+    CU_ASSERT_EQUAL(st.target_size, 1);
+    CU_ASSERT_EQUAL(st.autoscale_downs, 1);
+    sleep_s(1.0); /* and no further: never to none */
+    st = STATS(rt, p);
+    CU_ASSERT_EQUAL(st.target_size, 1);
+    CU_ASSERT_EQUAL(st.autoscale_downs, 1);
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -285,6 +311,7 @@ int main(void)
         {"steady load between the thresholds: no decision", steady_no_flap},
         {"the queue wait grows it", grows_on_wait},
         {"a command holds until the next decision; bounds hold", commands_and_bounds},
+        {"min 0, a step as big as the pool: down to one", shrinks_past_floor},
         {NULL, NULL},
     };
     return shoal_test_run("autoscale", cases);

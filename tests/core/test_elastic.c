@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "pool/pool.h"
 #include "support.h"
 
 #define WAIT_S 20.0
@@ -22,9 +23,9 @@
 #define TMO 10000u
 
 enum { T_JOB = 1 };
-enum { A_OK = 0, A_BLOCK = 1 };
+enum { A_OK = 0, A_BLOCK = 1, A_BLOCK2 = 2 };
 
-static atomic_int done, entered, gate;
+static atomic_int done, entered, gate, entered2, gate2;
 static _Atomic double left_at; /* when the last blocked handler went on */
 
 static void reset(void)
@@ -32,6 +33,8 @@ static void reset(void)
     atomic_store(&done, 0);
     atomic_store(&entered, 0);
     atomic_store(&gate, 0);
+    atomic_store(&entered2, 0);
+    atomic_store(&gate2, 0);
 }
 
 static int wk_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
@@ -46,6 +49,10 @@ static int wk_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
         atomic_fetch_add(&entered, 1);
         shoal_test_wait_flag(&gate, WAIT_S);
         atomic_store(&left_at, shoal_test_now());
+    }
+    if (act & A_BLOCK2) {
+        atomic_fetch_add(&entered2, 1);
+        shoal_test_wait_flag(&gate2, WAIT_S);
     }
     atomic_fetch_add(&done, 1);
     return 0;
@@ -423,6 +430,285 @@ static void ended_with_grow_list(void)
     CU_ASSERT(ok >= 1);
 }
 
+/* ---- a worker that cannot be started -------------------------------------------- */
+
+static int idle_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    (void)msg;
+    return 0;
+}
+
+static const shoal_behaviour_t idler = {.name = "idler", .handle_message = idle_message};
+
+/* A pool idled down to no worker; a send comes while no actor can be
+ * spawned (max_actors reached): it is accepted for a worker to be started,
+ * the start fails. Once an actor's slot is free again, a worker starts for
+ * it and it runs -- it does not wait for the next send (a forward pool
+ * held it with nobody to try again). */
+static void lazy_start_fails_case(uint32_t kind)
+{
+    reset();
+    shoal_runtime_opts_t o;
+    shoal_runtime_opts_init(&o);
+    o.threads = 2;
+    o.debug_checks = 1;
+    o.max_actors = 16;
+    o.log_level = SHOAL_LOG_ERROR;
+    shoal_runtime_t *rt = shoal_test_runtime_logged_opts(&o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    shoal_pool_spec_t s = spec_of(kind, 1, 0, 2, 4);
+    s.idle_timeout_ms = 20;
+    shoal_pid_t p = spawn(rt, &s);
+    WAIT_UNTIL(STATS(rt, p).pool_size == 0 && STATS(rt, p).retiring == 0);
+    CU_ASSERT_EQUAL_FATAL(STATS(rt, p).pool_size, 0);
+    shoal_pid_t fill[16];
+    int n = 0;
+    while (n < 16 && shoal_runtime_spawn(rt, &idler, NULL, NULL, &fill[n]) == SHOAL_OK)
+        n++;
+    CU_ASSERT_FATAL(n >= 1 && n < 16);
+    CU_ASSERT_EQUAL(job(rt, p, A_OK), SHOAL_OK); /* taken for a worker to be started */
+    struct timespec ts = {0, 100000000};
+    nanosleep(&ts, NULL);
+    CU_ASSERT_EQUAL(atomic_load(&done), 0); /* no worker could start */
+    shoal_test_assert_logged("cannot start a worker for a send");
+    CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, fill[--n]), SHOAL_OK);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&done) == 1, 3.0);
+    CU_ASSERT_EQUAL(atomic_load(&done), 1);
+    while (n > 0)
+        shoal_runtime_stop_actor(rt, fill[--n]);
+    shoal_pool_stats_t st;
+    double end = shoal_test_now() + WAIT_S; /* a call needs an actor's slot too */
+    while ((shoal_pool_stats(rt, p, &st, TMO) != SHOAL_OK || st.messages_handled != 1) &&
+           shoal_test_now() < end)
+        shoal_test_nap();
+    CU_ASSERT_EQUAL(st.messages_forwarded, 1);
+    CU_ASSERT_EQUAL(st.messages_handled, 1);
+    CU_ASSERT_EQUAL(st.messages_dropped, 0);
+    shoal_runtime_destroy(rt);
+}
+
+static void forward_lazy_start_fails(void) { lazy_start_fails_case(SHOAL_POOL_KIND_FORWARD); }
+static void pull_lazy_start_fails(void) { lazy_start_fails_case(SHOAL_POOL_KIND_PULL); }
+
+/* ---- a woken member that expires ------------------------------------------------- */
+
+/* An actor that holds the runtime's only dispatcher thread until `gate2`. */
+static int hold_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    (void)msg;
+    atomic_fetch_add(&entered2, 1);
+    shoal_test_wait_flag(&gate2, WAIT_S);
+    return 0;
+}
+
+static const shoal_behaviour_t holder = {.name = "holder", .handle_message = hold_message};
+
+typedef struct {
+    shoal_runtime_t *rt;
+    shoal_pid_t pool, other;
+    int rc;
+} one_send_t;
+
+/* A new thread's sends to pools: a sender wakes the member in slot (its
+ * count of sends to pools) % (members) (pull.c: wake). This one sends
+ * twice to `other` first, if any, and then once to `pool`: the member in
+ * slot 0 of 3 is woken; with no `other`, the one in slot 1. */
+static void *one_send_main(void *arg)
+{
+    one_send_t *o = arg;
+    for (int i = 0; i < 2 && o->other != SHOAL_PID_NONE; i++)
+        CU_ASSERT_EQUAL(job(o->rt, o->other, A_OK), SHOAL_OK);
+    o->rc = job(o->rt, o->pool, A_OK);
+    return NULL;
+}
+
+static int send_from_new_thread(shoal_runtime_t *rt, shoal_pid_t pool, shoal_pid_t other)
+{
+    one_send_t one = {rt, pool, other, 99};
+    pthread_t t;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, one_send_main, &one), 0);
+    pthread_join(t, NULL);
+    return one.rc;
+}
+
+/* A pull pool of 3 members (min 1, idle_timeout 400 ms), all asleep from
+ * t0; at t0 + 250 ms the one in slot 0 handles a job, then the runtime's
+ * only dispatcher thread is held past t0 + 400 ms: the idle tick comes due
+ * meanwhile, and an item is sent, which wakes the member in slot 1. Then
+ * the pool's actor runs first and expires the two idle past 400 ms -- the
+ * woken one among them; the one in slot 0 stays, asleep. A retiring member
+ * takes nothing: the wake-up it got must go on to a member that does (the
+ * item waited in the buffer with that member asleep and nobody to wake it). */
+static void pull_woken_member_expires(void)
+{
+    reset();
+    shoal_runtime_opts_t o;
+    shoal_runtime_opts_init(&o);
+    o.threads = 1;
+    o.debug_checks = 1;
+    o.log_level = SHOAL_LOG_ERROR;
+    o.max_extra_threads = SHOAL_EXTRA_THREADS_NONE; /* the held thread is not made up for */
+    shoal_runtime_t *rt = NULL;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_create(&rt, &o), SHOAL_OK);
+    shoal_pool_spec_t d = spec_of(SHOAL_POOL_KIND_FORWARD, 1, 1, 1, 16);
+    shoal_pid_t other = spawn(rt, &d);
+    shoal_pid_t h = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &holder, NULL, NULL, &h), SHOAL_OK);
+    shoal_pool_spec_t s = spec_of(SHOAL_POOL_KIND_PULL, 3, 1, 3, 16);
+    s.idle_timeout_ms = 400;
+    double t0 = shoal_test_now();
+    shoal_pid_t p = spawn(rt, &s);
+    WAIT_UNTIL(STATS(rt, p).idle == 3);
+    CU_ASSERT_EQUAL_FATAL(STATS(rt, p).idle, 3);
+    while (shoal_test_now() < t0 + 0.25)
+        shoal_test_nap();
+    CU_ASSERT_EQUAL(send_from_new_thread(rt, p, other), SHOAL_OK); /* slot 0's */
+    WAIT_UNTIL(atomic_load(&done) == 3);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, h, 1, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&entered2) == 1);
+    while (shoal_test_now() < t0 + 0.55)
+        shoal_test_nap();
+    CU_ASSERT_EQUAL(send_from_new_thread(rt, p, SHOAL_PID_NONE), SHOAL_OK); /* wakes slot 1 */
+    atomic_store(&gate2, 1);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&done) == 4, 3.0);
+    CU_ASSERT_EQUAL(atomic_load(&done), 4);
+    shoal_pool_stats_t st = STATS(rt, p);
+    CU_ASSERT_EQUAL(st.expired, 2);
+    CU_ASSERT_EQUAL(st.messages_handled, 2);
+    shoal_runtime_destroy(rt);
+}
+
+/* A pull pool of 2 (min 0, idle_timeout 400 ms): the member in slot 1
+ * handles a job at t1, 200 ms after the other went idle. The other expires
+ * first and the member in slot 1 moves into its slot; it still ends within
+ * 1.25 x idle_timeout of t1 -- the move does not start its idle time over. */
+static void pull_moved_member_keeps_idle_time(void)
+{
+    reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = spec_of(SHOAL_POOL_KIND_PULL, 2, 0, 2, 16);
+    s.idle_timeout_ms = 400;
+    double t0 = shoal_test_now();
+    shoal_pid_t p = spawn(rt, &s);
+    WAIT_UNTIL(STATS(rt, p).idle == 2);
+    while (shoal_test_now() < t0 + 0.2)
+        shoal_test_nap();
+    double t1 = shoal_test_now();
+    CU_ASSERT_EQUAL(send_from_new_thread(rt, p, SHOAL_PID_NONE), SHOAL_OK); /* slot 1's */
+    WAIT_UNTIL(atomic_load(&done) == 1);
+    WAIT_UNTIL(STATS(rt, p).pool_size == 1);
+    CU_ASSERT_EQUAL(STATS(rt, p).expired, 1);
+    WAIT_UNTIL(STATS(rt, p).pool_size == 0);
+    double gone = shoal_test_now() - t1;
+    CU_ASSERT_EQUAL(STATS(rt, p).expired, 2);
+    CU_ASSERT(gone >= 0.4);
+    CU_ASSERT(gone < 0.5 + 0.05);
+    printf("\n    the moved member ended %.0f ms after its job (idle_timeout 400 ms) ", gone * 1e3);
+    shoal_runtime_destroy(rt);
+}
+
+/* A runtime of one dispatcher thread, none made up for a held one. */
+static shoal_runtime_t *one_thread_runtime(void)
+{
+    shoal_runtime_opts_t o;
+    shoal_runtime_opts_init(&o);
+    o.threads = 1;
+    o.debug_checks = 1;
+    o.log_level = SHOAL_LOG_ERROR;
+    o.max_extra_threads = SHOAL_EXTRA_THREADS_NONE;
+    shoal_runtime_t *rt = NULL;
+    CU_ASSERT_EQUAL(shoal_runtime_create(&rt, &o), SHOAL_OK);
+    return rt;
+}
+
+/* A pool idled down to no worker (min 0) is told to drain, and a send
+ * comes before the drain is read (the only dispatcher thread is held
+ * meanwhile): the send was accepted -- into a pull pool's buffer, onto a
+ * forward pool's grow list -- so the drain waits for it and a worker must
+ * start to handle it (a pool no longer grows for a send once it drains),
+ * not drop it. Then the pool ends. */
+static void drained_with_no_worker_case(uint32_t kind)
+{
+    reset();
+    shoal_runtime_t *rt = one_thread_runtime();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    shoal_pid_t h = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &holder, NULL, NULL, &h), SHOAL_OK);
+    shoal_pool_spec_t s = spec_of(kind, 1, 0, 2, 16);
+    s.idle_timeout_ms = 20;
+    shoal_pid_t p = spawn(rt, &s);
+    shoal_pool_t *rec = shoal__pool_find(rt, p); /* its counts after it has ended */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rec);
+    WAIT_UNTIL(STATS(rt, p).pool_size == 0 && STATS(rt, p).retiring == 0);
+    CU_ASSERT_EQUAL_FATAL(STATS(rt, p).pool_size, 0);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, h, 1, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&entered2) == 1);
+    CU_ASSERT_EQUAL(shoal_runtime_send_priority(rt, p, SHOAL_POOL_DRAIN, NULL, 0), SHOAL_OK);
+    CU_ASSERT_EQUAL(job(rt, p, A_OK), SHOAL_OK); /* the pool is still open */
+    atomic_store(&gate2, 1);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&done) == 1, 3.0);
+    CU_ASSERT_EQUAL(atomic_load(&done), 1);
+    shoal_pool_stats_t st;
+    SHOAL_TEST_WAIT_UNTIL(shoal_pool_stats(rt, p, &st, TMO) == SHOAL_ENOPROC, 3.0);
+    CU_ASSERT_EQUAL(shoal_pool_stats(rt, p, &st, TMO), SHOAL_ENOPROC); /* it has ended */
+    SHOAL_TEST_WAIT_UNTIL(shoal__pool_is_quiet(rec), WAIT_S);
+    shoal__pool_peek(rec, &st);
+    CU_ASSERT_EQUAL(st.messages_forwarded, 1);
+    CU_ASSERT_EQUAL(st.messages_handled, 1);
+    CU_ASSERT_EQUAL(st.messages_dropped, 0);
+    shoal__pool_unref(rt, rec);
+    shoal_runtime_destroy(rt);
+}
+
+static void forward_drained_with_no_worker(void)
+{
+    drained_with_no_worker_case(SHOAL_POOL_KIND_FORWARD);
+}
+static void pull_drained_with_no_worker(void) { drained_with_no_worker_case(SHOAL_POOL_KIND_PULL); }
+
+/* ---- the ledger of an autoscaled pool -------------------------------------------- */
+
+/* An autoscaled pool counts each message as its worker finishes it (not at
+ * the end of the turn). Read while its worker is in the middle of a turn
+ * -- one job done after the first, the next one blocked -- the pool's
+ * stats never count a message both handled and queued:
+ *   handled + failed + dropped + queue_depth <= forwarded
+ * (the job being handled is still in flight). */
+static void autoscaled_ledger_mid_turn(void)
+{
+    reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = spec_of(SHOAL_POOL_KIND_FORWARD, 1, 1, 1, 64);
+    s.autoscale.when = SHOAL_AUTOSCALE_BUSY;
+    s.autoscale.up_for_ms = 600000; /* readings, but no decision */
+    s.autoscale.down_idle_ms = 600000;
+    shoal_pid_t p = spawn(rt, &s);
+    CU_ASSERT_EQUAL(job(rt, p, A_BLOCK), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&entered) == 1);
+    CU_ASSERT_EQUAL(job(rt, p, A_OK), SHOAL_OK);
+    CU_ASSERT_EQUAL(job(rt, p, A_BLOCK2), SHOAL_OK);
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_EQUAL(job(rt, p, A_OK), SHOAL_OK);
+    atomic_store(&gate, 1); /* the first goes on, the next runs, the third blocks */
+    WAIT_UNTIL(atomic_load(&entered2) == 1);
+    shoal_pool_stats_t st = STATS(rt, p);
+    CU_ASSERT_EQUAL(st.messages_forwarded, 6);
+    CU_ASSERT_EQUAL(st.messages_handled, 2);
+    CU_ASSERT(st.messages_handled + st.messages_failed + st.messages_dropped + st.queue_depth <=
+              st.messages_forwarded);
+    CU_ASSERT_EQUAL(st.queue_depth, 4); /* the blocked one and three queued */
+    atomic_store(&gate2, 1);
+    WAIT_UNTIL(STATS(rt, p).messages_handled == 6);
+    st = STATS(rt, p);
+    CU_ASSERT_EQUAL(st.messages_handled, 6);
+    CU_ASSERT_EQUAL(st.queue_depth, 0);
+    shoal_runtime_destroy(rt);
+}
+
 /* ---- bounds and settings on a running pool --------------------------------------- */
 
 static void set_bounds_case(uint32_t kind)
@@ -518,6 +804,16 @@ int main(void)
         {"forward: growing and expiring under four senders", forward_lazy_under_load},
         {"pull: growing and expiring under four senders", pull_lazy_under_load},
         {"a pool that ends with sends on its grow list", ended_with_grow_list},
+        {"forward: a worker that could not start for a send starts later",
+         forward_lazy_start_fails},
+        {"pull: a worker that could not start for a send starts later", pull_lazy_start_fails},
+        {"pull: a woken member that expires passes its wake-up on", pull_woken_member_expires},
+        {"pull: a member moved in the table keeps its idle time",
+         pull_moved_member_keeps_idle_time},
+        {"forward: drained with no worker, a send on its grow list",
+         forward_drained_with_no_worker},
+        {"pull: drained with no worker, an item in its buffer", pull_drained_with_no_worker},
+        {"autoscaled: the ledger mid-turn counts no message twice", autoscaled_ledger_mid_turn},
         {"forward: bounds on a running pool", forward_set_bounds},
         {"pull: bounds on a running pool", pull_set_bounds},
         {"elastic settings on a running pool", set_elastic_live},
