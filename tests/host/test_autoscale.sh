@@ -7,7 +7,7 @@
 #      decision grows the pool to what the load needs (400 x 10 ms at the
 #      target 60% busy: 7, give or take the sleep's overshoot) within
 #      up.for + 1 s of the reload; its log line names busy and refused.
-#   3. Steady at about 70% busy, between the thresholds (80% up, 40% down):
+#   3. Steady at about 60% busy, between the thresholds (80% up, 40% down):
 #      not one decision in 30 s.
 #   4. A reload that changes nothing of the pool keeps its grown size (the
 #      file's size is where it starts, not where a reload puts it back).
@@ -98,9 +98,13 @@ took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
 awk -v t="$took" 'BEGIN { exit !(t <= 1.5) }' || fail "it took $took s to grow (for: 0.5 s + 1 s)"
 echo "step: 1 -> $grown workers in $took s"
 
-# ---- 3. steady at about 70% busy: no decision in 30 s --------------------------------
-# grown workers x 70% / 10.1 ms (the sleep's own overshoot) a second
-rate=$((grown * 700000 / 10100))
+# ---- 3. steady at about 60% busy: no decision in 30 s --------------------------------
+# grown workers x 60% / the time a message took, as the decision measured
+# it (10 ms and the sleep's overshoot, which a sanitizer build or a loaded
+# machine stretches): midway between the thresholds
+us=$(echo "$line" | sed -n 's/.*, \([0-9]*\) us a message:.*/\1/p')
+[ -n "$us" ] && [ "$us" -ge 10000 ] || fail "no time a message in: $line"
+rate=$((grown * 600000 / us))
 config "$rate"
 reload_ok
 sleep 1
@@ -108,7 +112,7 @@ u=$(ups) d=$(downs)
 sleep 30
 [ "$(ups)/$(downs)" = "$u/$d" ] || fail "decisions under a steady load: ups $u -> $(ups), downs $d -> $(downs)"
 busy=$(elastic busy_permille)
-[ "$busy" -gt 500 ] && [ "$busy" -lt 800 ] || fail "steady busy read $busy permille"
+[ "$busy" -gt 400 ] && [ "$busy" -le 800 ] || fail "steady busy read $busy permille"
 echo "steady at $rate/s: busy $busy permille, no decision in 30 s"
 
 # ---- 4. a reload that changes nothing of the pool keeps its size --------------------
