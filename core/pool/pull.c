@@ -250,7 +250,7 @@ static void wake(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
 static void put(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, shoal_env_t *e)
 {
     shoal_pull_t *q = p->pull;
-    shoal__inject_push(&q->queue, e); /* count [seq_cst] first (inject.h) */
+    shoal__inject_push(&q->queue, e); /* counted by its claim [seq_cst] (inject.h) */
     /* seq_cst: the sender's read of the wake-up pair (pull.h). */
     if (atomic_load_explicit(&q->sleepers, memory_order_seq_cst) != 0)
         wake(rt, tc, p);

@@ -20,14 +20,14 @@
  *               and nothing can come: the members retire (workers.c).
  *   the buffer  a never-refusing MPMC FIFO (sched/inject.h): the item is
  *               pushed after it is admitted, so the FIFO never holds more
- *               than capacity. Its `count` is raised [seq_cst] before the
- *               push.
+ *               than capacity. Its count (inject.h) takes the item in
+ *               with the seq_cst claim of its cell.
  *   wake-up     a member that finds nothing to take announces it is going
  *               to sleep -- sleepers += 1 [seq_cst], once until it takes
  *               again -- then goes IDLE [seq_cst store, actor.h] and reads
  *               count once more [seq_cst] (group.h: ops->more, then
  *               ops->recheck, which reads only the buffer). A sender,
- *               after its push (count [seq_cst]), reads sleepers [seq_cst]
+ *               after its push (the claim [seq_cst]), reads sleepers [seq_cst]
  *               and, when any, schedules an IDLE member [seq_cst load and
  *               CAS of its schedule word, send.c]. In the single order of
  *               seq_cst operations either the member's second read sees

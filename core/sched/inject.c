@@ -17,7 +17,6 @@ int shoal__inject_init(shoal_inject_t *q, size_t size_pow2)
         atomic_init(&q->cells[i].seq, i);
     atomic_init(&q->enq_pos, 0);
     atomic_init(&q->deq_pos, 0);
-    atomic_init(&q->count, 0);
     atomic_init(&q->overflow_len, 0);
     pthread_mutex_init(&q->lock, NULL);
     q->ov = NULL;
@@ -41,8 +40,10 @@ static bool ring_push(shoal_inject_t *q, void *a)
         size_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
         intptr_t dif = (intptr_t)seq - (intptr_t)pos;
         if (dif == 0) {
+            /* seq_cst: the claim counts the item, the producer's half of
+             * the no-lost-wake-up pair (inject.h). */
             if (atomic_compare_exchange_weak_explicit(&q->enq_pos, &pos, pos + 1,
-                                                      memory_order_relaxed, memory_order_relaxed)) {
+                                                      memory_order_seq_cst, memory_order_relaxed)) {
                 c->item = a;
                 /* release: pairs with the consumer's seq load [acquire]. */
                 atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
@@ -96,16 +97,13 @@ static int overflow_push(shoal_inject_t *q, void *a)
     }
     q->ov[(q->ov_head + q->ov_len) % q->ov_cap] = a;
     q->ov_len++;
-    atomic_store_explicit(&q->overflow_len, q->ov_len, memory_order_relaxed);
+    /* seq_cst: as the claim of a cell in ring_push (inject.h). */
+    atomic_store_explicit(&q->overflow_len, q->ov_len, memory_order_seq_cst);
     return SHOAL_OK;
 }
 
 void shoal__inject_push(shoal_inject_t *q, void *a)
 {
-    /* seq_cst: the producer's half of the no-lost-wake-up pair (inject.h).
-     * Counted before it is visible, so consumers never drive count below
-     * the number of items they can still find. */
-    atomic_fetch_add_explicit(&q->count, 1, memory_order_seq_cst);
     if (atomic_load_explicit(&q->overflow_len, memory_order_relaxed) == 0 && ring_push(q, a))
         return;
     pthread_mutex_lock(&q->lock);
@@ -151,7 +149,5 @@ size_t shoal__inject_take(shoal_inject_t *q, void **out, size_t n)
         atomic_store_explicit(&q->overflow_len, q->ov_len, memory_order_relaxed);
         pthread_mutex_unlock(&q->lock);
     }
-    if (k != 0)
-        atomic_fetch_sub_explicit(&q->count, k, memory_order_relaxed);
     return k;
 }

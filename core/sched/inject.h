@@ -17,13 +17,18 @@
  * load [acquire], which orders the plain `item` field between them.
  * FIFO across the two parts: while the overflow list is non-empty, pushes
  * go to it too, and consumers take from the ring first, then the list.
- * `count` (ring + overflow) is advanced with seq_cst by producers before they
- * push: it is the producer's half of a no-lost-wake-up pair with a consumer
- * that announces it is going to sleep [seq_cst] and then reads count
- * [seq_cst] (a parking worker, worker.c; an idle pull-pool member,
- * pool/pull.c). Consumers decrement it [relaxed]. A consumer that sees count
- * != 0 may still find nothing for a moment: a producer between its count
- * and its push.
+ * The count (ring + overflow) is not a word of its own, which every push
+ * and take would have to write: it is enq_pos - deq_pos + overflow_len.
+ * A producer's claim of a cell (the CAS on enq_pos) and its store of a
+ * longer overflow_len (under the lock) are seq_cst: the producer's half of
+ * a no-lost-wake-up pair with a consumer that announces it is going to
+ * sleep [seq_cst] and then reads the count [seq_cst loads of deq_pos, then
+ * enq_pos, then overflow_len] (a parking worker, worker.c; an idle
+ * pull-pool member, pool/pull.c). deq_pos is read first: what it says
+ * was taken was claimed before the enq_pos read after it, so the
+ * difference is never negative. An item is counted from its claim on: a
+ * consumer that sees a count may still find nothing for a moment (a
+ * producer between its claim and its seq store).
  */
 #ifndef SHOAL_SCHED_INJECT_H
 #define SHOAL_SCHED_INJECT_H
@@ -42,8 +47,7 @@ typedef struct shoal_inject_cell_s {
 typedef struct shoal_inject_s {
     alignas(64) _Atomic size_t enq_pos;
     alignas(64) _Atomic size_t deq_pos;
-    alignas(64) _Atomic size_t count; /* ring + overflow */
-    _Atomic size_t overflow_len;
+    alignas(64) _Atomic size_t overflow_len;
     size_t mask;
     shoal_inject_cell_t *cells;
     pthread_mutex_t lock; /* overflow */
@@ -57,9 +61,12 @@ void shoal__inject_push(shoal_inject_t *q, void *item);
 /* Takes up to n items, oldest first; returns how many. */
 size_t shoal__inject_take(shoal_inject_t *q, void **out, size_t n);
 
+/* Items in the ring and the overflow (see the protocol for mo seq_cst). */
 static inline size_t shoal__inject_count(shoal_inject_t *q, memory_order mo)
 {
-    return atomic_load_explicit(&q->count, mo);
+    size_t deq = atomic_load_explicit(&q->deq_pos, mo);
+    size_t enq = atomic_load_explicit(&q->enq_pos, mo);
+    return enq - deq + atomic_load_explicit(&q->overflow_len, mo);
 }
 
 #endif

@@ -23,10 +23,10 @@
  * or no thread is parked.
  * Work pushed to the global ring by a thread that is not a worker must
  * wake someone if every worker sleeps. The pair:
- *   pusher: count += 1 [seq_cst] (inject.c); then nspinning, nparked
+ *   pusher: claims a cell [seq_cst] (inject.h: that counts it); then nspinning, nparked
  *           [seq_cst loads]; wake one if none spins and one is parked.
  *   parker: nspinning -= 1, parked = 1, nparked += 1 [all seq_cst]; then
- *           count [seq_cst load]; sleep only if it is 0.
+ *           the global ring's count [seq_cst loads]; sleep only if it is 0.
  * In the single order of seq_cst operations either the pusher's loads come
  * after the parker's announcements (it sees nparked > 0 and wakes it) or the
  * parker's load of count comes after the push (it does not sleep).

@@ -251,16 +251,19 @@ static void stalled_producer_does_not_let_the_overflow_overtake_the_ring(void)
 {
     shoal_inject_t q;
     CU_ASSERT_EQUAL_FATAL(shoal__inject_init(&q, SMALL), SHOAL_OK);
-    /* producer A: claims position 0 and stalls before publishing */
-    atomic_fetch_add(&q.count, 1);
+    /* producer A: claims position 0 (that counts it) and stalls before
+     * publishing */
     size_t pos = 0;
     CU_ASSERT_TRUE_FATAL(atomic_compare_exchange_strong(&q.enq_pos, &pos, 1));
+    CU_ASSERT_EQUAL(count(&q), 1);
     /* producer B: pushes 0..6 (ring cells 1..7), then 7 (ring full: overflow) */
     for (uint32_t i = 0; i < SMALL; i++)
         shoal__inject_push(&q, fake(i));
     CU_ASSERT_EQUAL(atomic_load(&q.overflow_len), 1);
+    CU_ASSERT_EQUAL(count(&q), SMALL + 1);
     void *out[16];
     size_t k = shoal__inject_take(&q, out, 16);
+    CU_ASSERT_EQUAL(count(&q), SMALL + 1 - k);
     /* B's 7 must not come out before B's 0..6. Allowed: nothing yet (the
      * head cell is not published), never 7 alone. */
     int overtaken = 0;
