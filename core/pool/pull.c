@@ -103,7 +103,7 @@ void shoal__pull_update(shoal_pool_t *p)
     atomic_store_explicit(&q->capacity, cap, memory_order_relaxed);
     /* More room (a resize, a bigger buffer): producers waiting for it hear. */
     if (atomic_load_explicit(&q->nwaiting, memory_order_seq_cst) != 0 &&
-        shoal__pull_has_room(q, atomic_load_explicit(&q->admitted, memory_order_seq_cst)))
+        shoal__pull_has_room(q, shoal__pull_admitted(q, memory_order_seq_cst)))
         shoal__pull_tell_waiters(p->rt, shoal__tcache_get(p->rt), p);
 }
 
@@ -135,7 +135,7 @@ uint32_t shoal__pull_set_buffer(shoal_pool_t *p, uint32_t v, int *rc)
 
 void shoal__pull_close(shoal_pool_t *p)
 {
-    atomic_fetch_or_explicit(&p->pull->admitted, PULL_CLOSED, memory_order_relaxed);
+    atomic_fetch_or_explicit(&p->pull->admits, PULL_CLOSED, memory_order_relaxed);
     /* Producers waiting for room are told now: they try again and find it
      * closed (SHOAL_ENOPROC), rather than sleep until an item settles. */
     shoal__pull_tell_waiters(p->rt, shoal__tcache_get(p->rt), p);
@@ -144,7 +144,7 @@ void shoal__pull_close(shoal_pool_t *p)
 bool shoal__pull_draining(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
     (void)ctx;
-    return (atomic_load_explicit(&p->pull->admitted, memory_order_relaxed) & ~PULL_CLOSED) != 0;
+    return shoal__pull_admitted(p->pull, memory_order_relaxed) != 0;
 }
 
 void shoal__pull_stats(const shoal_pool_t *p, shoal_pool_stats_t *st)
@@ -155,7 +155,7 @@ void shoal__pull_stats(const shoal_pool_t *p, shoal_pool_stats_t *st)
     shoal_pull_t *q = p->pull;
     uint32_t pf = atomic_load_explicit(&q->prefetch, memory_order_relaxed);
     uint64_t cap = atomic_load_explicit(&q->capacity, memory_order_relaxed);
-    uint64_t admitted = atomic_load_explicit(&q->admitted, memory_order_relaxed) & ~PULL_CLOSED;
+    uint64_t admitted = shoal__pull_admitted(q, memory_order_relaxed);
     uint64_t buffered = shoal__inject_count(&q->queue, memory_order_relaxed);
     uint64_t held = admitted > buffered ? admitted - buffered : 0;
     uint64_t can_hold = (uint64_t)st->pool_size * pf;
@@ -216,7 +216,7 @@ static void sweep(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
         }
         SHOAL_STAT_ADD(tc, msgs_dropped, 1);
         shoal__pool_count_dropped(tc, p);
-        atomic_fetch_sub_explicit(&p->pull->admitted, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&p->pull->settles, 1, memory_order_relaxed);
         shoal__env_free(tc, e);
     }
 }
@@ -275,18 +275,37 @@ static int pull_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g,
      * thread lowers `reserved` (pull_source.c). */
     bool reserved = src != SHOAL_PID_NONE && e->from == src &&
                     atomic_load_explicit(&q->reserved, memory_order_relaxed) != 0;
-    uint64_t n = atomic_load_explicit(&q->admitted, memory_order_relaxed);
-    do {
+    uint64_t n = atomic_load_explicit(&q->admits, memory_order_relaxed);
+    uint64_t out = atomic_load_explicit(&q->seen, memory_order_relaxed);
+    for (;;) {
         if (n & PULL_CLOSED)
             return SHOAL_ENOPROC; /* draining or ended (pull.h: admission) */
-        if (!reserved && n + atomic_load_explicit(&q->reserved, memory_order_relaxed) >=
-                             atomic_load_explicit(&q->capacity, memory_order_relaxed)) {
-            shoal__stripe_add(&st->unhandled, 1, shared);
-            return SHOAL_EBUSY;
+        uint64_t cap = atomic_load_explicit(&q->capacity, memory_order_relaxed);
+        uint64_t rsv = atomic_load_explicit(&q->reserved, memory_order_relaxed);
+        /* n - out is never below admitted; out past n (n read before out
+         * moved on) looks full too, and is looked at again. */
+        if (!reserved && (out > n || n - out + rsv >= cap)) {
+            /* Full as far as `seen` tells: settles itself, between two
+             * reads of admits that agree (then admitted was n - out).
+             * seq_cst: the three reads in one order (a refusal is rare). */
+            n = atomic_load_explicit(&q->admits, memory_order_seq_cst);
+            out = atomic_load_explicit(&q->settles, memory_order_seq_cst);
+            atomic_store_explicit(&q->seen, out, memory_order_relaxed);
+            uint64_t now = atomic_load_explicit(&q->admits, memory_order_seq_cst);
+            if (now != n || (n & PULL_CLOSED)) {
+                n = now; /* admits moved: look again */
+                continue;
+            }
+            if (n - out + rsv >= cap) {
+                shoal__stripe_add(&st->unhandled, 1, shared);
+                return SHOAL_EBUSY;
+            }
         }
         /* relaxed: the count publishes nothing (pull.h: admission). */
-    } while (!atomic_compare_exchange_weak_explicit(&q->admitted, &n, n + 1, memory_order_relaxed,
-                                                    memory_order_relaxed));
+        if (atomic_compare_exchange_weak_explicit(&q->admits, &n, n + 1, memory_order_relaxed,
+                                                  memory_order_relaxed))
+            break;
+    }
     if (reserved) {
         atomic_fetch_sub_explicit(&q->reserved, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&q->source_items, 1, memory_order_relaxed);
@@ -418,9 +437,8 @@ static void release(struct shoal_ctx_s *ctx, uint64_t n, bool ok)
     }
     shoal_pool_t *p = pool_of_ctx(ctx);
     /* seq_cst: the member's half of the room pairs (pull.h, pull_source.c). */
-    uint64_t left =
-        (atomic_fetch_sub_explicit(&p->pull->admitted, n, memory_order_seq_cst) - n) & ~PULL_CLOSED;
-    shoal__pull_room_after_settle(ctx, p, left);
+    uint64_t out = atomic_fetch_add_explicit(&p->pull->settles, n, memory_order_seq_cst) + n;
+    shoal__pull_room_after_settle(ctx, p, out);
 }
 
 /* A cast whose handler failed or panicked, kept for another try (route
@@ -515,7 +533,7 @@ static bool pull_hand_back(struct shoal_ctx_s *ctx, shoal_group_t *g, shoal_pid_
         return true;
     }
     shoal__pool_count_dropped(ctx->tc, p);
-    atomic_fetch_sub_explicit(&p->pull->admitted, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&p->pull->settles, 1, memory_order_relaxed);
     return false;
 }
 
@@ -532,7 +550,7 @@ static void pull_own_message(struct shoal_ctx_s *ctx, shoal_env_t *e)
         shoal__pool_count_dropped(ctx->tc, p);
         return;
     }
-    atomic_fetch_add_explicit(&p->pull->admitted, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&p->pull->admits, 1, memory_order_relaxed);
     m->meta |= SHOAL_ENV_POOLED;
     bool shared;
     shoal_pool_stripe_t *st = shoal__pool_stripe(p, ctx->tc, &shared);

@@ -3,17 +3,31 @@
  * each only while it holds fewer than `prefetch`.
  *
  * PROTOCOL
- *   admission   `admitted` counts the items accepted and not yet settled
- *               (in the buffer, or held by a member). A sender claims one
- *               with a CAS that keeps admitted <= capacity [relaxed: it
- *               publishes nothing; the item itself goes through the
- *               queue]; refused: SHOAL_EBUSY. A member gives it back when
- *               the item is settled (handled, failed, dropped) [seq_cst:
- *               its half of the room pairs below], each one at once (the
- *               group is `exact`, actor/group.h).
+ *   admission   admitted -- the items accepted and not yet settled (in the
+ *               buffer, or held by a member) -- is two monotonic counts, so
+ *               senders and members do not write one line per item:
+ *               admitted = admits - settles (shoal__pull_admitted: settles
+ *               read first, so never negative). A sender claims one with a
+ *               CAS on `admits` that keeps admitted <= capacity [relaxed: it
+ *               publishes nothing; the item itself goes through the queue],
+ *               checked against `seen`, a value `settles` had (senders keep
+ *               it beside `admits`; any sender may store it [relaxed], so
+ *               it may go back, never past settles): admits - seen is never
+ *               below admitted. Only when that says full does the sender
+ *               read `settles` (after `admits`: admits - settles is then
+ *               never above what admitted was at that read) and refuse
+ *               (SHOAL_EBUSY) if it is full indeed: the capacity is never
+ *               passed, and a refusal is exact at the read of `settles`.
+ *               A member counts an item out when it is settled (handled,
+ *               failed, dropped) [fetch_add on settles, seq_cst: its half of
+ *               the room pairs below], each one at once (the group is
+ *               `exact`, actor/group.h), then reads admits [seq_cst] for
+ *               what is left: never below the truth, so a concurrent
+ *               admission may hide room from that member; the member that
+ *               settles the admitted item looks again.
  *               capacity = buffer + target x prefetch, written by the
  *               pool's actor [relaxed: a value on its own]. Draining or
- *               ending, the pool's actor sets PULL_CLOSED in admitted
+ *               ending, the pool's actor sets PULL_CLOSED in admits
  *               [fetch_or]: every admission after it fails (its CAS sees
  *               the bit: one word, one modification order) with
  *               SHOAL_ENOPROC, so once admitted is 0 again nothing is left
@@ -57,9 +71,12 @@
  *               under room_lock, nwaiting is stored [seq_cst], then admitted
  *               is read [seq_cst] and, below the low-water mark (a quarter
  *               free), every waiter is told at once. A member that settles
- *               lowers admitted [seq_cst] and reads nwaiting [seq_cst]: below
- *               the mark with waiters, it tells them all. One of the two
- *               sees the other; a waiter may be told twice, never not.
+ *               lowers admitted (raises settles) [seq_cst] and reads
+ *               nwaiting [seq_cst]: below the mark with waiters, it tells
+ *               them all. One of the two sees the other (an admission
+ *               between them may hide the room: the member that settles
+ *               that item looks again, and the last settle sees it all); a
+ *               waiter may be told twice, never not.
  *   members     each member's own words (actor.h, ext->member): held, the
  *               items taken and not settled; asleep. Written only in its
  *               turns.
@@ -111,8 +128,11 @@ _Static_assert(sizeof(shoal_pull_member_t) <= SHOAL_MEMBER_WORDS * sizeof(uint64
 
 typedef struct shoal_pull_s {
     shoal_inject_t queue; /* the buffer */
-    alignas(64) _Atomic uint64_t admitted;
-    _Atomic uint64_t capacity;
+    /* senders' line: written by every admission */
+    alignas(64) _Atomic uint64_t admits; /* | PULL_CLOSED (admission, above) */
+    _Atomic uint64_t seen;               /* a value settles had */
+    /* read by senders and members, written seldom */
+    alignas(64) _Atomic uint64_t capacity;
     _Atomic uint64_t reserved; /* room set aside for the source's request (pull_source.c) */
     _Atomic uint32_t prefetch;
     _Atomic shoal_pid_t source_pid; /* its items are admitted against `reserved` */
@@ -121,6 +141,7 @@ typedef struct shoal_pull_s {
     uint32_t redeliver;
     shoal_pid_t dead_letter;
     bool has_source;
+    alignas(64) _Atomic uint64_t settles; /* members' side (admission, above) */
     alignas(64) _Atomic uint32_t sleepers;
     _Atomic uint32_t want_room;  /* the pool's actor waits for room (pull_source.c) */
     _Atomic uint64_t room_below; /* ... until admitted is below this */
@@ -148,8 +169,17 @@ typedef struct shoal_pull_s {
 
 extern const shoal_group_ops_t shoal__pull_ops;
 
-/* The top bit of admitted: no more admissions (draining, ended). */
+/* The top bit of admits: no more admissions (draining, ended). */
 #define PULL_CLOSED (UINT64_C(1) << 63)
+
+/* Items admitted and not settled (admission, above): settles is read
+ * first, so the difference is never negative; it may count admissions
+ * made after that read. */
+static inline uint64_t shoal__pull_admitted(shoal_pull_t *q, memory_order mo)
+{
+    uint64_t out = atomic_load_explicit(&q->settles, mo);
+    return (atomic_load_explicit(&q->admits, mo) & ~PULL_CLOSED) - out;
+}
 /* The pool's actor closes the buffer to new items (drain, end). */
 void shoal__pull_close(struct shoal_pool_s *p);
 
@@ -197,12 +227,13 @@ bool shoal__pull_source_exit(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, sh
                              int reason);
 /* Room for producers (pull_room.c): whether admitted leaves a quarter of
  * the capacity free (the low-water mark); telling every waiter (one
- * SHOAL_MSG_ROOM each); a member's check after it settled items, down to
- * `left`; and the kind's ops->room and ops->room_cancel (actor/group.h). */
+ * SHOAL_MSG_ROOM each); a member's check after it settled items (settles
+ * is `out` now: what is left is read only when a waiter or the source
+ * waits); and the kind's ops->room and ops->room_cancel (actor/group.h). */
 bool shoal__pull_has_room(const shoal_pull_t *q, uint64_t admitted);
 void shoal__pull_tell_waiters(shoal_runtime_t *rt, struct shoal_tcache_s *tc,
                               struct shoal_pool_s *p);
-void shoal__pull_room_after_settle(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint64_t left);
+void shoal__pull_room_after_settle(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint64_t out);
 int shoal__pull_room_ask(shoal_runtime_t *rt, struct shoal_tcache_s *tc, shoal_group_t *g,
                          shoal_pid_t waiter);
 void shoal__pull_room_cancel(shoal_runtime_t *rt, shoal_group_t *g, shoal_pid_t waiter);

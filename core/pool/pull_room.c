@@ -45,14 +45,20 @@ void shoal__pull_tell_waiters(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_poo
     }
 }
 
-/* A member settled items and admitted went down to `left`. */
-void shoal__pull_room_after_settle(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t left)
+void shoal__pull_room_after_settle(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t out)
 {
-    /* seq_cst: the member's read of the room pair (pull.h). */
-    if (atomic_load_explicit(&p->pull->nwaiting, memory_order_seq_cst) != 0 &&
-        shoal__pull_has_room(p->pull, left))
+    shoal_pull_t *q = p->pull;
+    /* seq_cst: the member's reads of the room pairs (pull.h, pull_source.c). */
+    bool waiters = atomic_load_explicit(&q->nwaiting, memory_order_seq_cst) != 0;
+    bool source = atomic_load_explicit(&q->want_room, memory_order_seq_cst) != 0;
+    if (!waiters && !source)
+        return; /* admits not read: its line stays the senders' */
+    /* seq_cst: after the member's settle; never below the truth (pull.h). */
+    uint64_t left = (atomic_load_explicit(&q->admits, memory_order_seq_cst) & ~PULL_CLOSED) - out;
+    if (waiters && shoal__pull_has_room(q, left))
         shoal__pull_tell_waiters(ctx->rt, ctx->tc, p);
-    shoal__pull_room(ctx, p, left); /* the source's (pull_source.c) */
+    if (source)
+        shoal__pull_room(ctx, p, left); /* the source's (pull_source.c) */
 }
 
 int shoal__pull_room_ask(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g,
@@ -81,7 +87,7 @@ int shoal__pull_room_ask(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t 
     /* seq_cst: the waiter's store of the room pair, then its read. */
     atomic_store_explicit(&q->nwaiting, (uint32_t)q->waiting_n, memory_order_seq_cst);
     pthread_mutex_unlock(&q->room_lock);
-    if (shoal__pull_has_room(q, atomic_load_explicit(&q->admitted, memory_order_seq_cst)))
+    if (shoal__pull_has_room(q, shoal__pull_admitted(q, memory_order_seq_cst)))
         shoal__pull_tell_waiters(rt, tc, p);
     return SHOAL_OK;
 }

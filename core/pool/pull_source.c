@@ -228,14 +228,14 @@ void shoal__pull_source_ask(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     uint64_t cap = atomic_load_explicit(&q->capacity, memory_order_relaxed);
     uint64_t batch = cap / 8 != 0 ? cap / 8 : 1;
     /* seq_cst: the pool's read of the room pair (above). */
-    uint64_t adm = atomic_load_explicit(&q->admitted, memory_order_seq_cst) & ~PULL_CLOSED;
+    uint64_t adm = shoal__pull_admitted(q, memory_order_seq_cst);
     if (cap < adm + batch) {
         if (cap < batch)
             return; /* no room at all (no workers, no buffer): a resize asks again */
         atomic_store_explicit(&q->room_below, cap - batch + 1, memory_order_relaxed);
         /* seq_cst: the pool's store of the room pair, then its read again. */
         atomic_store_explicit(&q->want_room, 1, memory_order_seq_cst);
-        adm = atomic_load_explicit(&q->admitted, memory_order_seq_cst) & ~PULL_CLOSED;
+        adm = shoal__pull_admitted(q, memory_order_seq_cst);
         if (cap < adm + batch)
             return; /* a member will tell (SHOAL__POOL_TICK_ROOM) */
         atomic_store_explicit(&q->want_room, 0, memory_order_relaxed);

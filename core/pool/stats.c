@@ -96,7 +96,7 @@ static uint64_t depth_of(shoal_runtime_t *rt, shoal_pid_t pid, unsigned level)
     if (q == NULL || q->g.pid != pid || level >= SHOAL_POOL_MAX_DEPTH)
         return 0;
     if (q->pull != NULL) /* its buffer and what its members hold */
-        return atomic_load_explicit(&q->pull->admitted, memory_order_relaxed);
+        return shoal__pull_admitted(q->pull, memory_order_relaxed);
     uint64_t d = 0;
     /* acquire: pair with that pool's release stores, as a sender's do. */
     uint32_t n = atomic_load_explicit(&q->nworkers, memory_order_acquire);

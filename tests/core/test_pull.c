@@ -485,7 +485,7 @@ static void failed_items_are_given_again(void)
     CU_ASSERT_EQUAL(atomic_load(&dl_seen), always);
     CU_ASSERT_EQUAL(atomic_load(&dl_bad), 0);
     CU_ASSERT_EQUAL(st.worker_restarts, fail_once + panic_once + 3 * always);
-    int once = 0, twice = 0, thrice = 0;
+    uint32_t once = 0, twice = 0, thrice = 0;
     for (uint32_t i = 0; i < 600; i++) {
         int n = atomic_load(&seen[i]);
         once += n == 1;
