@@ -533,7 +533,10 @@ static bool pull_hand_back(struct shoal_ctx_s *ctx, shoal_group_t *g, shoal_pid_
         return true;
     }
     shoal__pool_count_dropped(ctx->tc, p);
-    atomic_fetch_add_explicit(&p->pull->settles, 1, memory_order_relaxed);
+    /* Settled as release() settles (seq_cst, then the room pairs): an
+     * earlier settle may have read this item's admission as no room. */
+    uint64_t out = atomic_fetch_add_explicit(&p->pull->settles, 1, memory_order_seq_cst) + 1;
+    shoal__pull_room_after_settle(ctx, p, out);
     return false;
 }
 

@@ -75,7 +75,8 @@
  *               nwaiting [seq_cst]: below the mark with waiters, it tells
  *               them all. One of the two sees the other (an admission
  *               between them may hide the room: the member that settles
- *               that item looks again, and the last settle sees it all); a
+ *               that item looks again -- every settle does, a drop at a
+ *               member's end too -- and the last settle sees it all); a
  *               waiter may be told twice, never not.
  *   members     each member's own words (actor.h, ext->member): held, the
  *               items taken and not settled; asleep. Written only in its
@@ -173,12 +174,15 @@ extern const shoal_group_ops_t shoal__pull_ops;
 #define PULL_CLOSED (UINT64_C(1) << 63)
 
 /* Items admitted and not settled (admission, above): settles is read
- * first, so the difference is never negative; it may count admissions
- * made after that read. */
+ * first, so the difference is never negative when the loads are ordered
+ * (seq_cst); relaxed loads may be reordered (not on x86), and such a read
+ * of admits older than settles reads 0. It may count admissions made after
+ * the read of settles. */
 static inline uint64_t shoal__pull_admitted(shoal_pull_t *q, memory_order mo)
 {
     uint64_t out = atomic_load_explicit(&q->settles, mo);
-    return (atomic_load_explicit(&q->admits, mo) & ~PULL_CLOSED) - out;
+    uint64_t in = atomic_load_explicit(&q->admits, mo) & ~PULL_CLOSED;
+    return in > out ? in - out : 0;
 }
 /* The pool's actor closes the buffer to new items (drain, end). */
 void shoal__pull_close(struct shoal_pool_s *p);

@@ -66,7 +66,10 @@ static inline size_t shoal__inject_count(shoal_inject_t *q, memory_order mo)
 {
     size_t deq = atomic_load_explicit(&q->deq_pos, mo);
     size_t enq = atomic_load_explicit(&q->enq_pos, mo);
-    return enq - deq + atomic_load_explicit(&q->overflow_len, mo);
+    /* Relaxed loads may be reordered (not on x86): an enq_pos older than
+     * deq_pos reads as an empty ring, never as a huge one. */
+    size_t ring = enq - deq <= q->mask + 1 ? enq - deq : 0;
+    return ring + atomic_load_explicit(&q->overflow_len, mo);
 }
 
 #endif

@@ -23,7 +23,8 @@
  * or no thread is parked.
  * Work pushed to the global ring by a thread that is not a worker must
  * wake someone if every worker sleeps. The pair:
- *   pusher: claims a cell [seq_cst] (inject.h: that counts it); then nspinning, nparked
+ *   pusher: claims a cell, or stores a longer overflow [seq_cst] (inject.h:
+ *           that counts it); then nspinning, nparked
  *           [seq_cst loads]; wake one if none spins and one is parked.
  *   parker: nspinning -= 1, parked = 1, nparked += 1 [all seq_cst]; then
  *           the global ring's count [seq_cst loads]; sleep only if it is 0.
