@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "host/config.h"
+#include "pool/pool.h"
 
 /* The key node called name in map, or NULL. */
 static const shoal_node_t *key_node(const shoal_node_t *map, const char *name)
@@ -319,15 +320,6 @@ int shoal__config_elastic_check(shoal_config_t *c, shoal_diag_t *err, const shoa
     return check_autoscale(err, map, path, p);
 }
 
-/* "80%" or "82.5%" from permille. */
-static void pct(uint32_t permille, char *buf, size_t size)
-{
-    if (permille % 10 == 0)
-        snprintf(buf, size, "%" PRIu32 "%%", permille / 10);
-    else
-        snprintf(buf, size, "%" PRIu32 ".%" PRIu32 "%%", permille / 10, permille % 10);
-}
-
 void shoal__config_autoscale_text(const shoal_pool_autoscale_t *a, char *buf, size_t size)
 {
     if (a->when == 0) {
@@ -337,8 +329,8 @@ void shoal__config_autoscale_text(const shoal_pool_autoscale_t *a, char *buf, si
     char up[160] = "", down[160] = "", hi[16], lo[16];
     size_t u = 0, d = 0;
     if (a->when & SHOAL_AUTOSCALE_BUSY) {
-        pct(a->up_busy, hi, sizeof hi);
-        pct(a->down_busy, lo, sizeof lo);
+        shoal__autoscale_pct(a->up_busy, hi, sizeof hi);
+        shoal__autoscale_pct(a->down_busy, lo, sizeof lo);
         u += (size_t)snprintf(up + u, sizeof up - u, "busy > %s", hi);
         d += (size_t)snprintf(down + d, sizeof down - d, "busy <= %s", lo);
     }

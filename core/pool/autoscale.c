@@ -107,6 +107,14 @@ static bool calm(const shoal_pool_autoscale_t *a, const reading_t *r)
            (!(a->when & SHOAL_AUTOSCALE_REFUSED) || r->refused <= a->down_refused);
 }
 
+void shoal__autoscale_pct(uint32_t permille, char *buf, size_t size)
+{
+    if (permille % 10 == 0)
+        snprintf(buf, size, "%" PRIu32 "%%", permille / 10);
+    else
+        snprintf(buf, size, "%" PRIu32 ".%" PRIu32 "%%", permille / 10, permille % 10);
+}
+
 /* The signals named in `when`, as a log line shows them: "busy 97.5% >
  * 80%, refused 120/s > 0/s" (up: the thresholds of pressure; down: of
  * calm). */
@@ -116,12 +124,8 @@ static void signals(const shoal_pool_autoscale_t *a, const reading_t *r, bool up
     size_t n = 0;
     buf[0] = '\0';
     if ((a->when & SHOAL_AUTOSCALE_BUSY) && n < size) {
-        uint32_t th = up ? a->up_busy : a->down_busy;
-        char th_text[16]; /* "80%", "82.5%": as the config writes it */
-        if (th % 10 == 0)
-            snprintf(th_text, sizeof th_text, "%" PRIu32 "%%", th / 10);
-        else
-            snprintf(th_text, sizeof th_text, "%" PRIu32 ".%" PRIu32 "%%", th / 10, th % 10);
+        char th_text[16];
+        shoal__autoscale_pct(up ? a->up_busy : a->down_busy, th_text, sizeof th_text);
         n += (size_t)snprintf(
             buf + n, size - n, "busy %" PRIu32 ".%" PRIu32 "%% %s %s", r->busy / 10, r->busy % 10,
             up ? (r->busy > a->up_busy ? ">" : "<=") : (r->busy <= a->down_busy ? "<=" : ">"),

@@ -505,6 +505,8 @@ void shoal__pool_elastic_free(struct shoal_elastic_s *el);
 
 /* autoscale.c: one tick's measuring and deciding (the pool's actor). */
 void shoal__autoscale_tick(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now);
+/* A busy threshold as the config writes it: "80%", "82.5%" (permille in). */
+void shoal__autoscale_pct(uint32_t permille, char *buf, size_t size);
 
 /* orphans.c */
 void shoal__pool_place_orphans(struct shoal_ctx_s *ctx, shoal_pool_t *p);

@@ -426,6 +426,15 @@ static bool pull_recheck(shoal_group_t *g)
     return shoal__inject_count(&shoal__pool_of_group(g)->pull->queue, memory_order_seq_cst) != 0;
 }
 
+/* n items leave the buffer's admission (handled, failed, dropped by a
+ * member), and whoever waits for room hears of it. */
+static void settle(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t n)
+{
+    /* seq_cst: the member's half of the room pairs (pull.h, pull_source.c). */
+    uint64_t out = atomic_fetch_add_explicit(&p->pull->settles, n, memory_order_seq_cst) + n;
+    shoal__pull_room_after_settle(ctx, p, out);
+}
+
 /* One item settled: it leaves the member and the buffer's admission. */
 static void release(struct shoal_ctx_s *ctx, uint64_t n, bool ok)
 {
@@ -435,10 +444,7 @@ static void release(struct shoal_ctx_s *ctx, uint64_t n, bool ok)
         if (ok)
             seat_add(&m->seat->completed, n);
     }
-    shoal_pool_t *p = pool_of_ctx(ctx);
-    /* seq_cst: the member's half of the room pairs (pull.h, pull_source.c). */
-    uint64_t out = atomic_fetch_add_explicit(&p->pull->settles, n, memory_order_seq_cst) + n;
-    shoal__pull_room_after_settle(ctx, p, out);
+    settle(ctx, pool_of_ctx(ctx), n);
 }
 
 /* A cast whose handler failed or panicked, kept for another try (route
@@ -533,10 +539,9 @@ static bool pull_hand_back(struct shoal_ctx_s *ctx, shoal_group_t *g, shoal_pid_
         return true;
     }
     shoal__pool_count_dropped(ctx->tc, p);
-    /* Settled as release() settles (seq_cst, then the room pairs): an
-     * earlier settle may have read this item's admission as no room. */
-    uint64_t out = atomic_fetch_add_explicit(&p->pull->settles, 1, memory_order_seq_cst) + 1;
-    shoal__pull_room_after_settle(ctx, p, out);
+    /* As release() settles: an earlier settle may have read this item's
+     * admission as no room. */
+    settle(ctx, p, 1);
     return false;
 }
 

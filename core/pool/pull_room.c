@@ -20,7 +20,6 @@ bool shoal__pull_has_room(const shoal_pull_t *q, uint64_t admitted)
 {
     uint64_t cap = atomic_load_explicit(&q->capacity, memory_order_relaxed);
     uint64_t free_min = cap / 4 != 0 ? cap / 4 : 1;
-    admitted &= ~PULL_CLOSED;
     return admitted + atomic_load_explicit(&q->reserved, memory_order_relaxed) + free_min <= cap;
 }
 

@@ -492,6 +492,20 @@ static void lazy_start_fails_case(uint32_t kind)
 static void forward_lazy_start_fails(void) { lazy_start_fails_case(SHOAL_POOL_KIND_FORWARD); }
 static void pull_lazy_start_fails(void) { lazy_start_fails_case(SHOAL_POOL_KIND_PULL); }
 
+/* A runtime of one dispatcher thread, none made up for a held one. */
+static shoal_runtime_t *one_thread_runtime(void)
+{
+    shoal_runtime_opts_t o;
+    shoal_runtime_opts_init(&o);
+    o.threads = 1;
+    o.debug_checks = 1;
+    o.log_level = SHOAL_LOG_ERROR;
+    o.max_extra_threads = SHOAL_EXTRA_THREADS_NONE;
+    shoal_runtime_t *rt = NULL;
+    CU_ASSERT_EQUAL(shoal_runtime_create(&rt, &o), SHOAL_OK);
+    return rt;
+}
+
 /* ---- a woken member that expires ------------------------------------------------- */
 
 /* An actor that holds the runtime's only dispatcher thread until `gate2`. */
@@ -546,14 +560,8 @@ static int send_from_new_thread(shoal_runtime_t *rt, shoal_pid_t pool, shoal_pid
 static void pull_woken_member_expires(void)
 {
     reset();
-    shoal_runtime_opts_t o;
-    shoal_runtime_opts_init(&o);
-    o.threads = 1;
-    o.debug_checks = 1;
-    o.log_level = SHOAL_LOG_ERROR;
-    o.max_extra_threads = SHOAL_EXTRA_THREADS_NONE; /* the held thread is not made up for */
-    shoal_runtime_t *rt = NULL;
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_create(&rt, &o), SHOAL_OK);
+    shoal_runtime_t *rt = one_thread_runtime();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     shoal_pool_spec_t d = spec_of(SHOAL_POOL_KIND_FORWARD, 1, 1, 1, 16);
     shoal_pid_t other = spawn(rt, &d);
     shoal_pid_t h = SHOAL_PID_NONE;
@@ -609,20 +617,6 @@ static void pull_moved_member_keeps_idle_time(void)
     CU_ASSERT(gone < 0.5 + 0.05);
     printf("\n    the moved member ended %.0f ms after its job (idle_timeout 400 ms) ", gone * 1e3);
     shoal_runtime_destroy(rt);
-}
-
-/* A runtime of one dispatcher thread, none made up for a held one. */
-static shoal_runtime_t *one_thread_runtime(void)
-{
-    shoal_runtime_opts_t o;
-    shoal_runtime_opts_init(&o);
-    o.threads = 1;
-    o.debug_checks = 1;
-    o.log_level = SHOAL_LOG_ERROR;
-    o.max_extra_threads = SHOAL_EXTRA_THREADS_NONE;
-    shoal_runtime_t *rt = NULL;
-    CU_ASSERT_EQUAL(shoal_runtime_create(&rt, &o), SHOAL_OK);
-    return rt;
 }
 
 /* A pool idled down to no worker (min 0) is told to drain, and a send
