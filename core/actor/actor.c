@@ -20,6 +20,7 @@
 #include "actor/call.h"
 #include "actor/ctx.h"
 #include "actor/group.h"
+#include "actor/held.h"
 #include "actor/room.h"
 #include "actor/send.h"
 #include "runtime/qsbr.h"
@@ -136,9 +137,15 @@ static bool handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
         failed = !handle_call(ctx, e);
         break;
     case SHOAL_MSG_REPLY:
-    case SHOAL_MSG_TIMEOUT:
-        if (shoal__call_settle(ctx, shoal__env_ref(e), kind == SHOAL_MSG_TIMEOUT)) {
+    case SHOAL_MSG_TIMEOUT: {
+        bool pending = shoal__call_settle(ctx, shoal__env_ref(e), kind == SHOAL_MSG_TIMEOUT);
+        /* A checkout pool's member in it is held now, or goes back (held.h). */
+        int held = kind == SHOAL_MSG_REPLY ? shoal__held_reply(ctx, e, pending)
+                   : pending               ? SHOAL_OK
+                                           : SHOAL__HELD_DROP;
+        if (held != SHOAL__HELD_DROP) {
             int status = kind == SHOAL_MSG_TIMEOUT                  ? SHOAL_ETIMEDOUT
+                         : held != SHOAL_OK                         ? held
                          : (shoal__env_flags(e) & SHOAL_ENV_STATUS) ? (int)e->type
                                                                     : 0;
             rc = call_handler(ctx, e, kind, status);
@@ -146,8 +153,10 @@ static bool handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
             SHOAL_STAT_ADD(ctx->tc, replies_late, 1);
         }
         break;
+    }
     case SHOAL_MSG_EXIT:
         shoal__children_remove(ctx, e->from);
+        shoal__held_exit(ctx, e->from);
         rc = call_handler(ctx, e, kind, (int)e->type);
         break;
     case SHOAL_MSG_ROOM: /* status: SHOAL_ENOPROC when the receiver has ended */

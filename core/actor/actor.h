@@ -133,6 +133,9 @@ typedef struct shoal_actor_ext_s {
     bool retiring;              /* removed from its group: end when the mailbox is empty */
     bool notify_start;          /* the parent waits for SHOAL_ENV_STARTED (not sent yet) */
     shoal_send_counts_t *sends; /* a source's: its sends are counted there (NULL: not) */
+    struct shoal_held_s *held;  /* members it holds from checkout pools (held.h) */
+    uint32_t nheld;
+    size_t held_cap;
 } shoal_actor_ext_t;
 
 typedef struct shoal_actor_back_s {

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "actor/held.h"
 #include "actor/room.h"
 #include "actor/send.h"
 #include "actor/timer.h"
@@ -222,6 +223,15 @@ SHOAL_API int shoal_reply(shoal_ctx_t *ctx, shoal_pid_t to, shoal_ref_t ref, uin
 
 /* ---- from a thread that is not an actor ---------------------------------- */
 
+/* A reply the waiter a no longer waits for: a checkout pool's member in
+ * it goes back (actor/held.h); the payload is dropped. */
+static void late(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a, shoal_env_t *e)
+{
+    if (shoal__held_is_grant(e))
+        shoal__held_give_back(rt, tc, shoal__actor_pid(rt, a), e);
+    shoal__env_drop_payload(e);
+}
+
 static void waiter_end(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a)
 {
     shoal_actor_back_t *b = shoal__actor_back(rt, a);
@@ -237,7 +247,7 @@ static void waiter_end(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a
         }
         if (shoal__env_kind(e) != SHOAL_MSG_ROOM) /* a second ROOM is no late reply */
             SHOAL_STAT_ADD(tc, replies_late, 1);
-        shoal__env_drop_payload(e);
+        late(rt, tc, a, e);
     }
     shoal__actor_release(rt, tc, a);
 }
@@ -348,7 +358,7 @@ static int request_blocking(shoal_runtime_t *rt, shoal_pid_t to, unsigned kind, 
                 goto done;
             }
             SHOAL_STAT_ADD(tc, replies_late, 1);
-            shoal__env_drop_payload(r);
+            late(rt, tc, a, r);
         }
         if (!waiter_sleep(rt, a, deadline))
             break;

@@ -1,13 +1,16 @@
-/* end.c - an actor's end: terminate, its mailboxes closed and drained (a
- * member's queued work handed back to its group, a CALL answered with
- * SHOAL_ENOPROC, the rest dropped and counted), its children stopped, its
- * parent told, its record freed, its references dropped last. */
+/* end.c - an actor's end: terminate, the members it holds from checkout
+ * pools given back, its mailboxes closed and drained (a member's queued
+ * work handed back to its group, a CALL answered with SHOAL_ENOPROC, a
+ * checkout pool's grant given back, the rest dropped and counted), its
+ * children stopped, its parent told, its record freed, its references
+ * dropped last. */
 #include <sched.h>
 
 #include "actor/actor.h"
 #include "actor/call.h"
 #include "actor/ctx.h"
 #include "actor/group.h"
+#include "actor/held.h"
 #include "actor/room.h"
 #include "actor/send.h"
 #include "runtime/runtime.h"
@@ -24,6 +27,11 @@ void shoal__dead_letter(struct shoal_ctx_s *ctx, shoal_env_t *e)
         SHOAL_STAT_ADD(ctx->tc, msgs_dropped, 1);
         break;
     }
+    case SHOAL_MSG_REPLY:
+        /* A member a checkout pool gave it, never seen: it goes back. */
+        if (shoal__held_is_grant(e))
+            shoal__held_give_back(ctx->rt, ctx->tc, ctx->self, e);
+        break;
     case SHOAL_MSG_CAST:
         /* A cast the actor sent itself (a pool's tick still queued when it
          * ends) is nobody's lost message. */
@@ -85,6 +93,8 @@ void shoal__actor_end(struct shoal_ctx_s *ctx)
         shoal__watch_leave(ctx->w, watch);
     }
     ctx->in_terminate = true;
+    /* What it still holds from checkout pools goes back (held.h). */
+    shoal__held_end(ctx, reason);
     shoal_group_t *own = ctx->own;
     if (own != NULL)
         own->ops->own_end(ctx);

@@ -64,9 +64,14 @@ typedef struct shoal_group_timing_s {
     uint64_t wait_ns, service_ns;
 } shoal_group_timing_t;
 
+/* What route may answer besides SHOAL_OK and an error: put e into the
+ * group's own user mailbox, where its own actor takes it (own_message). */
+#define SHOAL_GROUP_OWN_MAILBOX 1
+
 typedef struct shoal_group_ops_s {
     /* Any thread, inside a read-side region, g live in `to`'s generation:
-     * takes e (SHOAL_OK) or refuses it (an error; the caller keeps e). */
+     * takes e (SHOAL_OK), refuses it (an error; the caller keeps e), or
+     * sends it to the group's own actor (SHOAL_GROUP_OWN_MAILBOX). */
     int (*route)(shoal_runtime_t *rt, struct shoal_tcache_s *tc, shoal_group_t *g, shoal_env_t *e);
     /* The group's own actor. */
     void (*own_message)(struct shoal_ctx_s *ctx, shoal_env_t *e);

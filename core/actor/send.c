@@ -30,8 +30,9 @@ bool shoal__schedule(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a)
 }
 
 /* `to` is a live actor that is not a group after all (the caller's early
- * read of the kind was stale): deliver as to any actor. */
-#define NOT_GROUP 1
+ * read of the kind was stale), or its kind sends e to its own actor
+ * (group.h): deliver as to any actor. */
+#define NOT_GROUP SHOAL_GROUP_OWN_MAILBOX
 
 /* The group `to` (front a), for a send or a room request, found inside a
  * read-side region: the record may be unpublished and retired meanwhile,

@@ -144,6 +144,7 @@ void shoal__actor_release(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t
         hold = b->ext->hold;
         free(b->ext->children);
         free(b->ext->calls);
+        free(b->ext->held);
         free(b->ext);
     }
     b->state = NULL;

@@ -5,6 +5,7 @@
 
 #include "actor/call.h"
 #include "pool/pool.h"
+#include "shoal/checkout.h"
 #include "runtime/runtime.h"
 
 /* ---- the spec, at the size its user was built with ------------------------ */
@@ -35,6 +36,14 @@ static void spec_defaults(shoal_pool_spec_t *spec)
         .down_step = 1,
         .down_idle_ms = 30000,
         .cooldown_ms = 5000,
+    };
+    spec->checkout = (shoal_pool_checkout_t){
+        .add_member_retry = 1,
+        .member_start_timeout_ms = 10000,
+        .cull_interval_ms = 60000,
+        .max_age_ms = 30000,
+        .queue_max = 50,
+        .lease_ms = 30000,
     };
 }
 
@@ -151,6 +160,16 @@ SHOAL_API int shoal_pool_set_elastic(shoal_runtime_t *rt, shoal_pid_t pool,
     if (elastic == NULL)
         return SHOAL_EINVAL;
     int rc = command_with(rt, pool, SHOAL_POOL_SET_ELASTIC, elastic, sizeof *elastic, timeout_ms);
+    return rc < 0 ? rc : SHOAL_OK;
+}
+
+SHOAL_API int shoal_pool_set_checkout(shoal_runtime_t *rt, shoal_pid_t pool,
+                                      const shoal_pool_checkout_update_t *update,
+                                      uint64_t timeout_ms)
+{
+    if (update == NULL)
+        return SHOAL_EINVAL;
+    int rc = command_with(rt, pool, SHOAL_POOL_SET_CHECKOUT, update, sizeof *update, timeout_ms);
     return rc < 0 ? rc : SHOAL_OK;
 }
 

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "actor/call.h"
+#include "actor/held.h"
+#include "pool/checkout.h"
 #include "runtime/grow.h"
 #include "runtime/runtime.h"
 
@@ -27,7 +29,25 @@ int shoal__pool_command(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_ms
 {
     bool ok;
     uint32_t v = payload_u32(msg, &ok);
+    if (p->co != NULL) { /* a checkout pool: its own commands (checkout.c) */
+        *out = 0;
+        switch (msg->type) {
+        case SHOAL_POOL_SET_CHECKOUT:
+            return shoal__checkout_set(ctx, p, msg);
+        case SHOAL_POOL_SET_MAILBOX:
+            *out = v;
+            return ok ? shoal__pool_set_mailbox(ctx, p, v) : SHOAL_EINVAL;
+        case SHOAL_POOL_DRAIN:
+            shoal__pool_drain(ctx, p);
+            return SHOAL_OK;
+        default:
+            return SHOAL_ENOTSUP;
+        }
+    }
     switch (msg->type) {
+    case SHOAL_POOL_SET_CHECKOUT:
+        *out = 0;
+        return SHOAL_ENOTSUP;
     case SHOAL_POOL_ADD_WORKERS:
     case SHOAL_POOL_REMOVE_WORKERS:
     case SHOAL_POOL_SET_SIZE: {
@@ -96,9 +116,7 @@ int shoal__pool_command(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_ms
     }
 }
 
-/* Whether a call came from a thread that is not an actor (its reply goes to
- * a WAITER record, call.c): actors, and so plugins, never are one. */
-static bool from_thread(shoal_runtime_t *rt, shoal_pid_t from)
+bool shoal__pool_from_thread(shoal_runtime_t *rt, shoal_pid_t from)
 {
     if (from == SHOAL_PID_NONE || shoal__pid_slot(from) >= rt->max_actors)
         return false;
@@ -112,7 +130,7 @@ static bool from_thread(shoal_runtime_t *rt, shoal_pid_t from)
 static int swap_call(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg,
                      shoal_reply_t *reply)
 {
-    if (!from_thread(ctx->rt, msg->from)) {
+    if (!shoal__pool_from_thread(ctx->rt, msg->from)) {
         shoal_reply_error(reply, SHOAL_ENOTSUP);
         return SHOAL_OK;
     }
@@ -180,6 +198,19 @@ int shoal__pool_call(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg,
     }
     if (msg->type == SHOAL_POOL_WORKER_STATS)
         return worker_stats(p, reply);
+    if (msg->type == SHOAL__CHECKOUT_TAKE) {
+        if (p->co == NULL) {
+            shoal_reply_error(reply, SHOAL_ENOTSUP);
+            return SHOAL_OK;
+        }
+        return shoal__checkout_take(ctx, p, msg, reply);
+    }
+    if (msg->type == SHOAL__CHECKOUT_RETURN) { /* a thread's: it hears how it went */
+        int rc = p->co != NULL ? shoal__checkout_return(ctx, p, msg) : SHOAL_ENOTSUP;
+        if (rc != SHOAL_OK)
+            shoal_reply_error(reply, rc);
+        return SHOAL_OK;
+    }
     if (msg->type == SHOAL__POOL_EPIC_ARGS) {
         shoal_pull_epic_args_t ea;
         if (msg->size != sizeof ea) { /* not the host's: nothing to take over */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "actor/call.h"
+#include "pool/checkout.h"
 #include "runtime/grow.h"
 #include "runtime/runtime.h"
 #include "sched/futex.h"
@@ -37,6 +38,8 @@ static uint32_t max_of(const shoal_pool_spec_t *s)
 {
     if (s->max_size != 0)
         return s->max_size;
+    if (s->kind == SHOAL_POOL_KIND_CHECKOUT) /* grows only when told to */
+        return s->size > 1 ? s->size : 1;
     return s->size > 1024 ? s->size : 1024;
 }
 
@@ -49,7 +52,8 @@ static int spec_check(const shoal_pool_spec_t *s, uint32_t depth, bool remote)
     if (depth >= SHOAL_POOL_MAX_DEPTH)
         return SHOAL_EINVAL;
     uint32_t max = max_of(s);
-    if (s->min_size > s->size || s->size > max || max > SHOAL_POOL_MAX_SIZE)
+    bool checkout = s->kind == SHOAL_POOL_KIND_CHECKOUT; /* its floor is `init` (size) */
+    if ((!checkout && s->min_size > s->size) || s->size > max || max > SHOAL_POOL_MAX_SIZE)
         return SHOAL_EINVAL;
     if (s->mailbox == 0 ||
         (s->mailbox > SHOAL_MAILBOX_MAX && s->mailbox != SHOAL_MAILBOX_UNBOUNDED))
@@ -68,6 +72,10 @@ static int spec_check(const shoal_pool_spec_t *s, uint32_t depth, bool remote)
             return SHOAL_EINVAL;
         if (s->redeliver > SHOAL_POOL_MAX_REDELIVER || s->strategy != SHOAL_POOL_STRATEGY_FIFO)
             return SHOAL_EINVAL;
+    } else if (checkout) {
+        /* Its members are taken, not worked for: never nested, no manager
+         * beside it, no elastic settings (checkout.c). */
+        return depth == 0 && s->manager == NULL ? shoal__checkout_check(s) : SHOAL_EINVAL;
     } else if (s->kind != SHOAL_POOL_KIND_FORWARD ||
                s->strategy > SHOAL_POOL_STRATEGY_ROUND_ROBIN) {
         return SHOAL_EINVAL;
@@ -148,7 +156,7 @@ static int spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t parent,
             launch->release(launch->user); /* taken over, even when refused */
         return rc;
     }
-    p->g.ops = &shoal__forward_ops;
+    p->g.ops = spec->kind == SHOAL_POOL_KIND_CHECKOUT ? &shoal__checkout_ops : &shoal__forward_ops;
     p->g.exact = opts != NULL && opts->exact;
     p->count_sends = opts != NULL && opts->count_sends;
     rc = spec_copy(p, spec);
@@ -167,6 +175,10 @@ static int spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t parent,
     p->depth = depth;
     p->target = spec->size;
     atomic_store_explicit(&p->strategy, spec->strategy, memory_order_relaxed);
+    if (spec->kind == SHOAL_POOL_KIND_CHECKOUT && (rc = shoal__checkout_new(p, spec)) != SHOAL_OK) {
+        shoal__pool_record_retire(rt, p);
+        return rc;
+    }
     if (spec->kind == SHOAL_POOL_KIND_PULL && (rc = shoal__pull_new(p, spec)) != SHOAL_OK) {
         shoal__pool_record_retire(rt, p);
         return rc;
@@ -266,7 +278,7 @@ static void start_done(shoal_pool_t *p, int rc, const char *why)
         return;
     p->wait_start = false;
     atomic_store_explicit(&p->init_rc, rc, memory_order_relaxed);
-    snprintf(p->init_text, sizeof p->init_text, "%s", why ? why : "");
+    snprintf(p->init_text, sizeof p->init_text, "%.255s", why ? why : "");
     /* release: pairs with the waiter's acquire load (shoal__pool_start). */
     atomic_store_explicit(&p->starting, 0, memory_order_release);
     shoal__futex_wake(&p->starting, INT_MAX);
@@ -330,7 +342,10 @@ static int pool_init(shoal_ctx_t *ctx, void *state, const void *args)
         if ((rc = shoal__remote_start(ctx, p->remote)) == SHOAL_OK)
             p->start_awaiting = 1;
     }
-    while (rc == SHOAL_OK && p->remote == NULL && shoal__pool_live(p) < p->target) {
+    if (rc == SHOAL_OK && p->co != NULL)
+        rc = shoal__checkout_start(ctx, p);
+    while (rc == SHOAL_OK && p->remote == NULL && p->co == NULL &&
+           shoal__pool_live(p) < p->target) {
         shoal_pid_t pid;
         if ((rc = shoal__pool_spawn_worker(ctx, p, &p->spec, &p->hold, true, &pid)) == SHOAL_OK) {
             shoal__pool_table_append(p, pid);
@@ -405,9 +420,13 @@ static int message(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
         return SHOAL_OK;
     }
     if (msg->kind == SHOAL_ENV_STARTED) {
+        if (p->co != NULL) /* its members start on demand too (checkout.c) */
+            shoal__checkout_message(ctx, p, msg);
         on_started(ctx, p, msg);
         return SHOAL_OK;
     }
+    if (p->co != NULL && shoal__checkout_message(ctx, p, msg))
+        return SHOAL_OK;
     if (msg->kind == SHOAL_MSG_EXIT) {
         if (p->pull != NULL)
             shoal__pull_seat_drop(p, msg->from);

@@ -121,6 +121,9 @@ typedef struct shoal_pool_s {
      * the record. pull_ended: set [seq_cst] when the pool's actor ends. */
     struct shoal_pull_s *pull;
     _Atomic uint32_t pull_ended;
+    /* kind checkout: its members and takers (checkout.h); set before
+     * publication, freed with the record. */
+    struct shoal_checkout_s *co;
     /* isolation: process (remote.h): the workers are in a child process;
      * set before publication, freed with the record */
     struct shoal_remote_s *remote;
@@ -418,6 +421,10 @@ static inline shoal_pid_t shoal__pool_slot(shoal_pool_t *p, uint32_t i)
 int shoal__pool_spawn_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p,
                              const shoal_pool_spec_t *spec, const shoal_pool_hold_t *hold,
                              bool notify, shoal_pid_t *pid);
+/* The same for a worker that is an actor, with its first words (ext->member). */
+int shoal__pool_spawn_member(struct shoal_ctx_s *ctx, shoal_pool_t *p,
+                             const shoal_pool_spec_t *spec, const shoal_pool_hold_t *hold,
+                             bool notify, const uint64_t *words, shoal_pid_t *pid);
 void shoal__pool_table_append(shoal_pool_t *p, shoal_pid_t pid);
 void shoal__pool_retire_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid);
 bool shoal__pool_restart_allowed(shoal_pool_t *p, uint64_t now);
@@ -516,7 +523,10 @@ void shoal__pool_hold_placed(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env
 /* The pool ends: up to the parent pool, else dropped and counted. */
 void shoal__pool_give_up_orphans(struct shoal_ctx_s *ctx, shoal_pool_t *p);
 
-/* commands.c: a command (a priority send or call; *out: the reply's
+/* commands.c: whether `from` is a thread that is not an actor (a call's
+ * WAITER record, call.c): actors, and so plugins, never are one. */
+bool shoal__pool_from_thread(shoal_runtime_t *rt, shoal_pid_t from);
+/* A command (a priority send or call; *out: the reply's
  * uint32; SHOAL_ENOTSUP: not one), and a call to the pool's own actor
  * (the manager's, if any, for what is not the pool's). */
 int shoal__pool_command(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg,

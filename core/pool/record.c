@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pool/checkout.h"
 #include "runtime/runtime.h"
 
 shoal_pool_t *shoal__pool_record_new(shoal_runtime_t *rt, uint32_t cap,
@@ -54,6 +55,7 @@ static void record_free(shoal_qsbr_retired_t *r)
         free(p->stripes);
     shoal__remote_free(p->remote); /* its supervisor has stopped (pool.c) */
     shoal__pull_free(p->rt, p->pull);
+    shoal__checkout_free(p->co);
     shoal__pool_elastic_free(p->el);
     free(p);
 }

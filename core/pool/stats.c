@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "actor/call.h"
+#include "pool/checkout.h"
 #include "runtime/runtime.h"
 #include "sched/monitor.h"
 #include "shoal/inspect.h"
@@ -130,9 +131,15 @@ void shoal__pool_fill_stats(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pool
     shoal__pool_sum(p, st);
     shoal__pull_stats(p, st);
     st->strategy = atomic_load_explicit(&p->strategy, memory_order_relaxed);
-    /* In a remote pool's child, or in a pull pool's buffer and members:
-     * what was accepted and not yet settled. */
-    if (p->remote != NULL || p->pull != NULL) {
+    if (p->co != NULL) {            /* its own count of live members, beside the published parts */
+        shoal__checkout_publish(p); /* its actor's own counts, as they are */
+        shoal__checkout_stats(p, st);
+        st->pool_size = shoal__co_live(p->co);
+    }
+    /* In a remote pool's child, in a pull pool's buffer and members, in a
+     * checkout pool's queue and members: what was accepted and not yet
+     * settled. */
+    if (p->remote != NULL || p->pull != NULL || p->co != NULL) {
         uint64_t settled =
             st->messages_handled + st->messages_failed + st->messages_dropped + st->dead_lettered;
         st->queue_depth = st->messages_forwarded > settled ? st->messages_forwarded - settled : 0;
@@ -166,6 +173,8 @@ void shoal__pool_publish(shoal_pool_t *p)
     atomic_store_explicit(&p->pub_autoscale, p->spec.autoscale.when, memory_order_relaxed);
     if (p->pull != NULL) /* its capacity follows target (pull.h) */
         shoal__pull_update(p);
+    if (p->co != NULL)
+        shoal__checkout_publish(p);
 }
 
 static bool sum(const shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms);
@@ -196,6 +205,8 @@ static bool peek(shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms)
     running_idle(p, st);
     shoal__pull_stats(p, st);
     st->strategy = atomic_load_explicit(&p->strategy, memory_order_relaxed);
+    if (p->co != NULL)
+        shoal__checkout_stats(p, st);
     /* Summed while traffic flows, a message may show as handled before its
      * forward does: in flight never goes below 0. */
     uint64_t settled =
@@ -381,7 +392,10 @@ void shoal__pool_inspect(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_inspect
     shoal_inspect_uint(out, "max_size", st.max_size);
     shoal_inspect_str(out, "worker_behaviour",
                       p->spec.worker ? p->spec.worker->name : p->spec.worker_pool->name);
-    shoal_inspect_str(out, "kind", st.kind == SHOAL_POOL_KIND_PULL ? "pull" : "forward");
+    shoal_inspect_str(out, "kind",
+                      st.kind == SHOAL_POOL_KIND_PULL       ? "pull"
+                      : st.kind == SHOAL_POOL_KIND_CHECKOUT ? "checkout"
+                                                            : "forward");
     if (st.kind == SHOAL_POOL_KIND_FORWARD)
         shoal_inspect_str(out, "strategy", shoal__pool_strategy_name(st.strategy));
     shoal_inspect_bool(out, "worker_is_pool", p->spec.worker_pool != NULL);
@@ -424,6 +438,8 @@ void shoal__pool_inspect(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_inspect
         inspect_pull(&st, out);
         inspect_pull_workers(p, out);
     }
+    if (p->co != NULL)
+        shoal__checkout_inspect(p, &st, out);
     shoal_inspect_uint(out, "latency_samples", st.latency_samples);
     static const char *const q[3] = {"p50", "p90", "p99"};
     char key[32];

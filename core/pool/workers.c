@@ -20,6 +20,7 @@
 #include "actor/call.h"
 #include "actor/room.h"
 #include "actor/send.h"
+#include "pool/checkout.h"
 #include "runtime/grow.h"
 #include "runtime/runtime.h"
 #include "sched/futex.h"
@@ -30,49 +31,62 @@ int shoal__pool_spawn_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p,
                              const shoal_pool_spec_t *spec, const shoal_pool_hold_t *hold,
                              bool notify, shoal_pid_t *pid)
 {
-    bool held = hold != NULL && hold->acquire != NULL;
-    /* The new worker's reference on p (it passes to the worker). */
-    atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
-    int rc;
-    if (spec->worker_pool != NULL) {
-        rc = shoal__pool_spawn(ctx->rt, ctx->tc, ctx->self, p, spec->worker_pool,
-                               held ? hold : NULL, p->depth + 1, notify, pid);
-    } else {
+    if (spec->worker_pool == NULL) {
         /* A pull pool's member counts into a seat of its own (pull.h). */
         uint64_t words[SHOAL_MEMBER_WORDS] = {0};
         shoal_pull_seat_t *seat = NULL;
-        if (p->pull != NULL && (seat = shoal__pull_seat_new(p, words)) == NULL) {
-            atomic_fetch_sub_explicit(&p->refs, 1, memory_order_relaxed);
+        if (p->pull != NULL && (seat = shoal__pull_seat_new(p, words)) == NULL)
             return SHOAL_ENOMEM;
-        }
-        shoal_actor_hold_t ah = {held ? hold->release : NULL, held ? hold->what : NULL,
-                                 held ? hold->origin : NULL};
-        if (held)
-            hold->acquire(hold->what);
-        shoal_spawn_t s = {
-            .parent = ctx->self,
-            .beh = spec->worker,
-            .args = spec->worker_args,
-            .limit = p->spec.mailbox, /* the pool's current limit, not the spec's at start */
-            .kind = SHOAL_ACTOR_PLAIN,
-            .hold = held ? &ah : NULL,
-            .member_of = &p->g,
-            .member_words = seat != NULL ? words : NULL,
-            .notify_start = notify,
-            .sends = p->count_sends ? &p->sends : NULL,
-        };
-        rc = shoal__actor_spawn_as(ctx->rt, ctx->tc, &s, pid);
-        if (rc != SHOAL_OK && held)
-            hold->release(hold->what);
+        int rc =
+            shoal__pool_spawn_member(ctx, p, spec, hold, notify, seat != NULL ? words : NULL, pid);
         if (seat != NULL)
             shoal__pull_seat_bind(p, seat, rc == SHOAL_OK ? *pid : SHOAL_PID_NONE);
+        return rc;
     }
+    bool held = hold != NULL && hold->acquire != NULL;
+    /* The new pool's reference on p (it passes to the new pool). */
+    atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
+    int rc = shoal__pool_spawn(ctx->rt, ctx->tc, ctx->self, p, spec->worker_pool,
+                               held ? hold : NULL, p->depth + 1, notify, pid);
     if (rc != SHOAL_OK) {
         atomic_fetch_sub_explicit(&p->refs, 1, memory_order_relaxed); /* ours is still held */
         return rc;
     }
     /* Untracked it must not live: then it is stopped, and its EXIT is not
      * one of ours. */
+    return shoal__children_add(ctx, *pid);
+}
+
+int shoal__pool_spawn_member(struct shoal_ctx_s *ctx, shoal_pool_t *p,
+                             const shoal_pool_spec_t *spec, const shoal_pool_hold_t *hold,
+                             bool notify, const uint64_t *words, shoal_pid_t *pid)
+{
+    bool held = hold != NULL && hold->acquire != NULL;
+    /* The new worker's reference on p (it passes to the worker). */
+    atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
+    shoal_actor_hold_t ah = {held ? hold->release : NULL, held ? hold->what : NULL,
+                             held ? hold->origin : NULL};
+    if (held)
+        hold->acquire(hold->what);
+    shoal_spawn_t s = {
+        .parent = ctx->self,
+        .beh = spec->worker,
+        .args = spec->worker_args,
+        .limit = p->spec.mailbox, /* the pool's current limit, not the spec's at start */
+        .kind = SHOAL_ACTOR_PLAIN,
+        .hold = held ? &ah : NULL,
+        .member_of = &p->g,
+        .member_words = words,
+        .notify_start = notify,
+        .sends = p->count_sends ? &p->sends : NULL,
+    };
+    int rc = shoal__actor_spawn_as(ctx->rt, ctx->tc, &s, pid);
+    if (rc != SHOAL_OK) {
+        if (held)
+            hold->release(hold->what);
+        atomic_fetch_sub_explicit(&p->refs, 1, memory_order_relaxed); /* ours is still held */
+        return rc;
+    }
     return shoal__children_add(ctx, *pid);
 }
 
@@ -323,6 +337,10 @@ static void drain_finish_if_done(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 
 void shoal__pool_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
+    if (p->co != NULL) { /* a checkout pool waits for its members' returns */
+        shoal__checkout_drain(ctx, p);
+        return;
+    }
     if (p->state == SHOAL_POOL_DRAINING)
         return;
     shoal__pool_swap_abort(ctx, p);    /* a swap being prepared is off */

@@ -105,10 +105,12 @@ struct shoal_runtime_s {
     /* room waiters (actor/room.h): SHOAL_ROOM_STRIPES stripes */
     struct shoal_room_stripe_s *rooms;
 
-    /* registered names (names.c) */
+    /* registered names, and groups of PIDs under one name (names.c) */
     pthread_rwlock_t names_lock;
     void *names;
     size_t nnames, names_cap;
+    void *groups;
+    size_t ngroups, groups_cap;
 
     /* unpublished records waiting out their grace period (qsbr.h) */
     pthread_mutex_t limbo_lock;
@@ -161,6 +163,13 @@ void shoal__slots_flush(shoal_tcache_t *tc);
 /* Registered names (names.c). */
 int shoal__names_init(shoal_runtime_t *rt);
 void shoal__names_fini(shoal_runtime_t *rt);
+/* Groups (names.c): pid joins or leaves the group `name` (at most 63
+ * bytes; a pid is in a group at most once); the members of a group, at most
+ * max of them into out (the count is returned, which may be more). Any
+ * thread. */
+int shoal__group_join(shoal_runtime_t *rt, const char *name, shoal_pid_t pid);
+void shoal__group_leave(shoal_runtime_t *rt, const char *name, shoal_pid_t pid);
+size_t shoal__group_members(shoal_runtime_t *rt, const char *name, shoal_pid_t *out, size_t max);
 
 /* Sums what unbounded mailboxes hold and sets or clears queued_over (the
  * timer thread every 10 ms while max_queued is set, and senders every

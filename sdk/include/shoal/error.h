@@ -29,7 +29,8 @@ extern "C" {
     X(EFAILED, 12, "handler failed")                                                               \
     X(ENOKEY, 13, "required key is missing")                                                       \
     X(ELOAD, 14, "plugin refused")                                                                 \
-    X(EOVERLOAD, 15, "too many senders wait for room in it")
+    X(EOVERLOAD, 15, "too many senders wait for room in it")                                       \
+    X(ENOMEMBERS, 16, "no free member in the pool")
 
 enum {
     SHOAL_OK = 0,

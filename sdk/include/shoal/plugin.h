@@ -43,9 +43,12 @@ extern "C" {
  *        (SHOAL_EOVERLOAD) and autoscale in shoal_pool_spec_t, their
  *        counters in shoal_pool_stats_t, SHOAL_POOL_SET_BOUNDS and
  *        SHOAL_POOL_SET_ELASTIC; the task pools of shoal/tasks.h
+ *   1.7  checkout pools (shoal/checkout.h): SHOAL_POOL_KIND_CHECKOUT,
+ *        shoal_pool_spec_t.checkout, their counters in shoal_pool_stats_t,
+ *        SHOAL_ENOMEMBERS, take/return and transactions
  * The host reads a behaviour field only if the plugin's minor has it. */
 #define SHOAL_ABI_MAJOR 1
-#define SHOAL_ABI_MINOR 6
+#define SHOAL_ABI_MINOR 7
 
 /* The exported symbol's name, and the ELF note's owner. */
 #define SHOAL_PLUGIN_SYMBOL "shoal_plugin"

@@ -108,6 +108,20 @@ typedef struct shoal_pool_autoscale_s {
     uint64_t cooldown_ms; /* no decision this long after any change of size; default 5000 */
 } shoal_pool_autoscale_t;
 
+/* A checkout pool's own settings (ABI 1.7; shoal/checkout.h says what
+ * each does). Its `init` and `max` are the spec's size and max_size. */
+typedef struct shoal_pool_checkout_s {
+    uint32_t add_member_retry;        /* starts tried for a member wanted; default 1 */
+    uint64_t member_start_timeout_ms; /* a member's init within this; default 10000 */
+    uint64_t cull_interval_ms; /* how often idle members are culled; default 60000, 0: never */
+    uint64_t max_age_ms;       /* a free member unused this long is culled; default 30000 */
+    uint64_t max_lifetime_ms;  /* a member this old is replaced when returned; 0: never */
+    uint64_t max_lifetime_jitter_ms; /* ... plus or minus up to this, per member; default 0 */
+    uint32_t queue_max;              /* takers waiting at once, at most; default 50 */
+    uint64_t lease_ms;               /* a thread's take is held at most this long; default 30000 */
+    const char *group;               /* the group it belongs to (shoal_take_group), or NULL */
+} shoal_pool_checkout_t;
+
 /* What a pool is made of. Fill with shoal_pool_spec_init, then set fields.
  * The pool copies the spec (names and nested specs included); worker_args
  * and manager_args are passed by pointer and must stay valid while the pool
@@ -146,6 +160,8 @@ typedef struct shoal_pool_spec_s {
     uint64_t idle_timeout_ms; /* a worker idle this long ends, down to min_size; 0: never */
     uint32_t max_waiting;     /* senders waiting for room at once, at most; 0: no bound */
     shoal_pool_autoscale_t autoscale;
+    /* Appended in ABI 1.7: checkout pools (shoal/checkout.h). */
+    shoal_pool_checkout_t checkout;
 } shoal_pool_spec_t;
 
 /* Pool kinds. A forward pool hands each send to a worker's mailbox on the
@@ -155,6 +171,7 @@ typedef struct shoal_pool_spec_s {
  * others queued behind it while another worker idles (shoal/pull.h). */
 #define SHOAL_POOL_KIND_FORWARD 0u
 #define SHOAL_POOL_KIND_PULL 1u
+#define SHOAL_POOL_KIND_CHECKOUT 2u /* ABI 1.7: exclusive members, taken and returned */
 #define SHOAL_POOL_MAX_PREFETCH 1024u
 #define SHOAL_POOL_MAX_REDELIVER 1000u
 #define SHOAL_POOL_MAX_BUFFER (1u << 24)
@@ -311,6 +328,22 @@ typedef struct shoal_pool_stats_s {
     uint64_t wait_p99_us;   /* autoscale: the last tick's queue wait p99 (0: no reading) */
     uint64_t refused_per_s; /* autoscale: the last tick's refusals per second */
     uint64_t autoscale_ups, autoscale_downs; /* its decisions */
+    /* Appended in ABI 1.7: checkout pools (shoal/checkout.h). pool_size
+     * is the members alive (in_use + free + starting), target_size `init`;
+     * messages_forwarded counts the transactions accepted, handled/failed
+     * how their members' calls ended. */
+    uint32_t in_use, free, starting, queued; /* members now; takers waiting now */
+    uint64_t takes;                          /* members given out (transactions included) */
+    uint64_t returned_ok, returned_fail;
+    uint64_t error_no_members; /* takes and transactions refused: no member, queue full */
+    uint64_t take_timeouts;    /* takers whose wait ended unanswered */
+    uint64_t killed_free;      /* free members that ended by themselves */
+    uint64_t killed_in_use;    /* members that ended in use, or whose consumer crashed */
+    uint64_t lease_expired;    /* threads' takes past their lease: the member destroyed */
+    uint64_t culled;           /* free members ended past max_age */
+    uint64_t recycled;         /* members replaced past max_lifetime */
+    uint64_t start_failures;   /* members whose init failed or did not end in time */
+    uint64_t take_wait_ns[2];  /* p50, p99 of the wait for a member (0: none yet) */
 } shoal_pool_stats_t;
 
 /* From a thread that is not a dispatcher worker: the commands above as

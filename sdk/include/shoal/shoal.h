@@ -3,6 +3,7 @@
 #define SHOAL_SHOAL_H
 
 #include "shoal/behaviour.h"
+#include "shoal/checkout.h"
 #include "shoal/ctx.h"
 #include "shoal/error.h"
 #include "shoal/inspect.h"

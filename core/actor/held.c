@@ -1,0 +1,106 @@
+/* held.c - the members an actor holds from checkout pools (held.h). */
+#include "actor/held.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "actor/ctx.h"
+#include "actor/send.h"
+#include "runtime/grow.h"
+#include "runtime/runtime.h"
+
+/* Sends `member` back to `pool` from `from` (a priority cast: never
+ * refused as full). A pool that has ended has nothing to take it back. */
+static void send_back(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal_pid_t pool,
+                      shoal_pid_t member, int how)
+{
+    shoal_held_return_t r = {.member = member, .how = how};
+    shoal__send(rt, tc, from, pool, SHOAL__CHECKOUT_RETURN, &r, sizeof r, true, NULL, NULL);
+}
+
+bool shoal__held_is_grant(const shoal_env_t *e)
+{
+    return shoal__env_kind(e) == SHOAL_MSG_REPLY && e->type == SHOAL_CHECKOUT_MEMBER &&
+           !(shoal__env_flags(e) & SHOAL_ENV_STATUS) && e->size == sizeof(shoal_checkout_member_t);
+}
+
+static shoal_checkout_member_t grant_of(const shoal_env_t *e)
+{
+    shoal_checkout_member_t g;
+    memcpy(&g, shoal__env_data(e), sizeof g);
+    return g;
+}
+
+void shoal__held_give_back(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from,
+                           const shoal_env_t *e)
+{
+    shoal_checkout_member_t g = grant_of(e);
+    send_back(rt, tc, from, g.pool, g.member, SHOAL_RETURN_OK);
+}
+
+int shoal__held_reply(struct shoal_ctx_s *ctx, const shoal_env_t *e, bool pending)
+{
+    if (!shoal__held_is_grant(e))
+        return pending ? SHOAL_OK : SHOAL__HELD_DROP;
+    if (!pending) {
+        shoal__held_give_back(ctx->rt, ctx->tc, ctx->self, e);
+        return SHOAL__HELD_DROP;
+    }
+    shoal_checkout_member_t g = grant_of(e);
+    shoal_actor_ext_t *x = ctx->b->ext;
+    if (x == NULL)
+        x = ctx->b->ext = calloc(1, sizeof *x);
+    shoal_held_t *h = x ? shoal__grow(x->held, x->nheld, &x->held_cap, sizeof *h, 4) : NULL;
+    if (h == NULL) {
+        /* Untracked, it could never be given back: it goes back now. */
+        send_back(ctx->rt, ctx->tc, ctx->self, g.pool, g.member, SHOAL_RETURN_OK);
+        return SHOAL_ENOMEM;
+    }
+    x->held = h;
+    x->held[x->nheld++] = (shoal_held_t){g.member, g.pool};
+    return SHOAL_OK;
+}
+
+/* The index of member in the table, or -1. */
+static int64_t find(const shoal_actor_ext_t *x, shoal_pid_t member)
+{
+    for (uint32_t i = 0; x != NULL && i < x->nheld; i++)
+        if (x->held[i].member == member)
+            return i;
+    return -1;
+}
+
+int shoal__held_return(struct shoal_ctx_s *ctx, shoal_pid_t member, int how)
+{
+    shoal_actor_ext_t *x = ctx->b->ext;
+    int64_t i = find(x, member);
+    if (i < 0 || (how != SHOAL_RETURN_OK && how != SHOAL_RETURN_FAIL))
+        return SHOAL_EINVAL;
+    shoal_pid_t pool = x->held[i].pool;
+    x->held[i] = x->held[--x->nheld];
+    send_back(ctx->rt, ctx->tc, ctx->self, pool, member, how);
+    return SHOAL_OK;
+}
+
+void shoal__held_exit(struct shoal_ctx_s *ctx, shoal_pid_t from)
+{
+    shoal_actor_ext_t *x = ctx->b->ext;
+    int64_t i = find(x, from);
+    if (i >= 0)
+        x->held[i] = x->held[--x->nheld];
+}
+
+void shoal__held_end(struct shoal_ctx_s *ctx, int reason)
+{
+    shoal_actor_ext_t *x = ctx->b->ext;
+    if (x == NULL)
+        return;
+    int how =
+        reason == SHOAL_OK || reason == SHOAL_ESHUTDOWN ? SHOAL_RETURN_OK : SHOAL__RETURN_CRASHED;
+    for (uint32_t i = 0; i < x->nheld; i++)
+        send_back(ctx->rt, ctx->tc, ctx->self, x->held[i].pool, x->held[i].member, how);
+    free(x->held);
+    x->held = NULL;
+    x->nheld = 0;
+    x->held_cap = 0;
+}

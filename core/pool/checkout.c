@@ -1,0 +1,459 @@
+/* checkout.c - the checkout kind (checkout.h): its spec and record, what
+ * its own actor is told (members started and ended, its tick, returns),
+ * its live settings and drain, the kind's ops (a sender's transaction, a
+ * member's end of one), and its counters. Giving members out and taking
+ * them back is checkout_take.c's; the seats and the members in them,
+ * checkout_members.c's. */
+#include "pool/checkout.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actor/call.h"
+#include "actor/held.h"
+#include "actor/send.h"
+#include "pool/pool.h"
+#include "runtime/runtime.h"
+#include "shoal/inspect.h"
+
+_Static_assert(SHOAL_CO_WAIT_BUCKETS == SHOAL_HIST_BUCKETS, "the take wait uses pool.h's buckets");
+
+/* ---- set-up ---------------------------------------------------------------- */
+
+int shoal__checkout_check(const shoal_pool_spec_t *s)
+{
+    const shoal_pool_checkout_t *c = &s->checkout;
+    if (s->worker == NULL || s->worker_pool != NULL || s->source != NULL ||
+        s->strategy != SHOAL_POOL_STRATEGY_FIFO)
+        return SHOAL_EINVAL;
+    if (s->idle_timeout_ms != 0 || s->max_waiting != 0 || s->autoscale.when != 0)
+        return SHOAL_EINVAL; /* elastic settings are the other kinds' */
+    if (c->member_start_timeout_ms == 0 || c->lease_ms == 0 || c->add_member_retry == 0 ||
+        c->queue_max > SHOAL_POOL_MAX_SIZE * 16u)
+        return SHOAL_EINVAL;
+    if (c->max_lifetime_ms != 0 && c->max_lifetime_jitter_ms >= c->max_lifetime_ms)
+        return SHOAL_EINVAL;
+    uint64_t lim = UINT64_MAX / 1000000u;
+    if (c->member_start_timeout_ms > lim || c->cull_interval_ms > lim || c->max_age_ms > lim ||
+        c->max_lifetime_ms > lim || c->lease_ms > lim)
+        return SHOAL_EINVAL;
+    if (c->group != NULL && (c->group[0] == '\0' || strlen(c->group) >= 64))
+        return SHOAL_EINVAL;
+    return SHOAL_OK;
+}
+
+int shoal__checkout_new(shoal_pool_t *p, const shoal_pool_spec_t *spec)
+{
+    shoal_checkout_t *co = calloc(1, sizeof *co);
+    if (co == NULL)
+        return SHOAL_ENOMEM;
+    co->cfg = spec->checkout;
+    if (spec->checkout.group != NULL)
+        snprintf(co->group, sizeof co->group, "%s", spec->checkout.group);
+    co->cfg.group = co->group[0] ? co->group : NULL;
+    p->spec.checkout.group = co->cfg.group; /* the spec's copy points at ours */
+    co->free_head = co->free_tail = SHOAL_CO_NIL;
+    co->tick_at = UINT64_MAX;
+    co->next_cull = UINT64_MAX;
+    uint64_t seed = p->g.pid ^ (uint64_t)(uintptr_t)co;
+    co->prng = (uint32_t)(seed ^ seed >> 32) | 1u;
+    atomic_store_explicit(&co->txn_limit, (uint64_t)p->spec.max_size + co->cfg.queue_max,
+                          memory_order_relaxed);
+    p->co = co;
+    p->g.exact = true; /* a member gives itself back after each transaction */
+    return SHOAL_OK;
+}
+
+void shoal__checkout_free(shoal_checkout_t *co)
+{
+    if (co == NULL)
+        return;
+    free(co->seats);
+    free(co->q);
+    free(co);
+}
+
+/* ---- members starting and ending (pool.c hands these over) ----------------- */
+
+static bool member_started(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid, int status,
+                           const char *why)
+{
+    shoal_checkout_t *co = p->co;
+    int64_t at = shoal__co_find(co, pid);
+    if (at < 0)
+        return false;
+    shoal_co_seat_t *s = &co->seats[at];
+    if (s->state != SHOAL_CO_STARTING)
+        return true; /* stopped already (its start took too long) */
+    co->nstarting--;
+    uint64_t now = shoal__now_ns();
+    if (status == SHOAL_OK) {
+        co->fails_in_row = 0;
+        co->retry_at = 0;
+        s->state = SHOAL_CO_FREE;
+        s->used_ns = now;
+        s->expires = shoal__co_lifetime(co, now);
+        shoal__co_offer(ctx, p, (uint32_t)at);
+        shoal__co_rearm(ctx, co);
+        return true;
+    }
+    s->state = SHOAL_CO_ENDING; /* its init failed: it ends by itself */
+    co->nending++;
+    shoal__co_count(co, SHOAL_CO_START_FAILURES, 1);
+    shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, p->name, "a member did not start: %s",
+               why != NULL && why[0] ? why : shoal_strerror(status));
+    if (++co->fails_in_row >= co->cfg.add_member_retry) {
+        /* Enough tries for now: takers hear so, starts wait a backoff. */
+        co->retry_at = now + shoal__ms_to_ns(p->spec.restart.backoff_ms);
+        if (co->nstarting == 0)
+            shoal__co_queue_fail_takes(ctx, co);
+    }
+    shoal__co_fill(ctx, p);
+    shoal__co_rearm(ctx, co);
+    return true;
+}
+
+static bool member_exited(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid, int reason)
+{
+    shoal_checkout_t *co = p->co;
+    int64_t at = shoal__co_find(co, pid);
+    if (at < 0)
+        return false;
+    shoal_co_seat_t *s = &co->seats[at];
+    switch (s->state) {
+    case SHOAL_CO_FREE:
+        shoal__co_count(co, SHOAL_CO_KILLED_FREE, 1);
+        if (shoal__co_free_listed(co, (uint32_t)at))
+            shoal__co_free_remove(co, (uint32_t)at);
+        break;
+    case SHOAL_CO_IN_USE:
+        /* Its transaction was settled or handed back before this EXIT
+         * (they come first from it); a holder hears that it ended. */
+        shoal__co_count(co, SHOAL_CO_KILLED_IN_USE, 1);
+        co->nin_use--;
+        if (s->by == SHOAL_CO_BY_ACTOR)
+            shoal__send_system(ctx->rt, ctx->tc, s->owner, SHOAL_MSG_EXIT, pid, (uint32_t)reason);
+        break;
+    case SHOAL_CO_STARTING: /* ended before its start notice */
+        co->nstarting--;
+        shoal__co_count(co, SHOAL_CO_START_FAILURES, 1);
+        co->fails_in_row++;
+        break;
+    case SHOAL_CO_ENDING:
+        co->nending--;
+        break;
+    default:
+        break;
+    }
+    *s = (shoal_co_seat_t){.pid = SHOAL_PID_NONE, .state = SHOAL_CO_EMPTY};
+    while (co->nseats != 0 && co->seats[co->nseats - 1].state == SHOAL_CO_EMPTY)
+        co->nseats--;
+    if (p->state == SHOAL_POOL_DRAINING) {
+        if (co->nseats == 0)
+            shoal__pool_drain_finish(ctx, p);
+        return true;
+    }
+    shoal__co_fill(ctx, p);
+    shoal__co_rearm(ctx, co);
+    return true;
+}
+
+/* ---- the tick, settings, drain ------------------------------------------------ */
+
+static void tick(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    shoal_checkout_t *co = p->co;
+    co->tick_at = UINT64_MAX;
+    uint64_t now = shoal__now_ns();
+    shoal__co_queue_expire(ctx, co, now);
+    shoal__co_sweep(ctx, p, now);
+    if (co->retry_at != 0 && now >= co->retry_at) {
+        co->retry_at = 0;
+        co->fails_in_row = 0;
+    }
+    shoal__co_fill(ctx, p);
+    shoal__co_rearm(ctx, co);
+}
+
+bool shoal__checkout_message(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
+{
+    if (msg->kind == SHOAL_ENV_STARTED) {
+        char why[256];
+        size_t n = msg->size < sizeof why - 1 ? msg->size : sizeof why - 1;
+        if (n != 0)
+            memcpy(why, msg->data, n);
+        why[n] = '\0';
+        return member_started(ctx, p, msg->from, msg->status, why);
+    }
+    if (msg->kind == SHOAL_MSG_EXIT)
+        return member_exited(ctx, p, msg->from, msg->status);
+    if (msg->kind != SHOAL_MSG_CAST || !(msg->flags & SHOAL_MSG_PRIORITY))
+        return false;
+    if (msg->type == SHOAL__CHECKOUT_RETURN) {
+        (void)shoal__checkout_return(ctx, p, msg); /* a cast's refusal is nobody's to hear */
+        return true;
+    }
+    if (msg->type == SHOAL__POOL_TICK_CHECKOUT && msg->from == ctx->self) {
+        tick(ctx, p);
+        return true;
+    }
+    return false;
+}
+
+int shoal__checkout_start(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    shoal_checkout_t *co = p->co;
+    uint64_t now = shoal__now_ns();
+    if (co->cfg.cull_interval_ms != 0)
+        co->next_cull = now + shoal__ms_to_ns(co->cfg.cull_interval_ms);
+    int rc =
+        co->cfg.group != NULL ? shoal__group_join(ctx->rt, co->cfg.group, ctx->self) : SHOAL_OK;
+    if (rc == SHOAL_OK)
+        rc = shoal__co_start_init(ctx, p);
+    shoal__co_rearm(ctx, co);
+    return rc;
+}
+
+int shoal__checkout_set(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
+{
+    shoal_checkout_t *co = p->co;
+    shoal_pool_checkout_update_t u;
+    if (msg->size != sizeof u)
+        return SHOAL_EINVAL;
+    memcpy(&u, msg->data, sizeof u);
+    shoal_pool_spec_t s = p->spec;
+    s.size = u.init;
+    s.max_size = u.max;
+    s.checkout = u.checkout;
+    s.checkout.group = co->cfg.group; /* not changed here */
+    if (u.max == 0 || u.init > u.max || u.max > SHOAL_POOL_MAX_SIZE ||
+        shoal__checkout_check(&s) != SHOAL_OK)
+        return SHOAL_EINVAL;
+    bool cull_changed = u.checkout.cull_interval_ms != co->cfg.cull_interval_ms;
+    p->spec.size = p->target = u.init;
+    p->spec.max_size = u.max;
+    co->cfg = s.checkout;
+    atomic_store_explicit(&co->txn_limit, (uint64_t)u.max + co->cfg.queue_max,
+                          memory_order_relaxed);
+    uint64_t now = shoal__now_ns();
+    if (cull_changed)
+        co->next_cull = co->cfg.cull_interval_ms != 0
+                            ? now + shoal__ms_to_ns(co->cfg.cull_interval_ms)
+                            : UINT64_MAX;
+    /* Fewer members allowed: free ones past the new max end now. */
+    while (co->nfree + co->nin_use + co->nstarting > u.max && co->nfree != 0)
+        shoal__co_stop(ctx, p, co->free_head);
+    shoal__co_queue_trim(ctx, co);
+    shoal__co_fill(ctx, p);
+    shoal__co_rearm(ctx, co);
+    return SHOAL_OK;
+}
+
+void shoal__checkout_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    shoal_checkout_t *co = p->co;
+    if (p->state == SHOAL_POOL_DRAINING)
+        return;
+    p->state = SHOAL_POOL_DRAINING;
+    shoal__rsv_close(&ctx->a->user_rsv); /* transactions now get SHOAL_ENOPROC */
+    shoal__co_queue_flush(ctx, p, SHOAL_ENOPROC);
+    for (uint32_t i = 0; i < co->nseats; i++) {
+        uint8_t st = co->seats[i].state;
+        if (st == SHOAL_CO_FREE || st == SHOAL_CO_STARTING)
+            shoal__co_stop(ctx, p, i);
+    }
+    if (co->nseats == 0)
+        shoal__pool_drain_finish(ctx, p);
+}
+
+/* ---- the kind's ops (actor/group.h) ------------------------------------------ */
+
+/* A sender's transaction: admitted against max + queue_max, then into the
+ * pool's own mailbox (own_message places it). */
+static int co_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g, shoal_env_t *e)
+{
+    (void)e;
+    shoal_pool_t *p = shoal__pool_of_group(g);
+    shoal_checkout_t *co = p->co;
+    if (atomic_load_explicit(&p->pub_state, memory_order_relaxed) == SHOAL_POOL_DRAINING)
+        return SHOAL_ENOPROC;
+    /* relaxed: a count bounding memory (checkout.h). */
+    uint64_t n = atomic_fetch_add_explicit(&co->txn_out, 1, memory_order_relaxed);
+    if (n < atomic_load_explicit(&co->txn_limit, memory_order_relaxed))
+        return SHOAL_GROUP_OWN_MAILBOX;
+    atomic_fetch_sub_explicit(&co->txn_out, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&co->txn_refused, 1, memory_order_relaxed);
+    bool shared;
+    shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
+    shoal__stripe_add(&st->unhandled, 1, shared);
+    (void)rt;
+    return SHOAL_ENOMEMBERS;
+}
+
+static void co_own_message(struct shoal_ctx_s *ctx, shoal_env_t *e)
+{
+    shoal_pool_t *p = shoal__pool_of(ctx->b->state);
+    bool back = (shoal__env_flags(e) & SHOAL_ENV_HANDBACK) != 0;
+    if (!back) {
+        bool shared;
+        shoal_pool_stripe_t *st = shoal__pool_stripe(p, ctx->tc, &shared);
+        shoal__stripe_add(&st->forwarded, 1, shared);
+    }
+    shoal_env_t *m = shoal__env_move(ctx->tc, e);
+    if (m == NULL) {
+        shoal__dead_letter(ctx, e);
+        shoal__pool_count_dropped(ctx->tc, p);
+        atomic_fetch_sub_explicit(&p->co->txn_out, 1, memory_order_relaxed);
+        return;
+    }
+    m->meta &= ~(uint64_t)SHOAL_ENV_HANDBACK;
+    m->meta |= SHOAL_ENV_POOLED;
+    if (p->state == SHOAL_POOL_DRAINING) {
+        shoal__co_txn_drop(ctx, p, m);
+        shoal__pool_publish(p);
+        return;
+    }
+    shoal__co_txn_place(ctx, p, m, back);
+    shoal__co_rearm(ctx, p->co);
+    shoal__pool_publish(p); /* own messages end no callback that would */
+}
+
+static void co_own_end(struct shoal_ctx_s *ctx)
+{
+    shoal_pool_t *p = shoal__pool_ended(ctx);
+    if (p->co->cfg.group != NULL)
+        shoal__group_leave(ctx->rt, p->co->cfg.group, ctx->self);
+    shoal__co_queue_flush(ctx, p, SHOAL_ENOPROC); /* its members end with it (its children) */
+}
+
+/* A member has handled a transaction: counted, and it gives itself back. */
+static void member_done(struct shoal_ctx_s *ctx, bool ok)
+{
+    shoal_pool_t *p = shoal__pool_of_group(ctx->group);
+    shoal__pool_count(ctx->tc, p, !ok, 0, 0, false);
+    shoal_held_return_t r = {.member = ctx->self,
+                             .how = ok ? SHOAL_RETURN_OK : SHOAL_RETURN_FAIL,
+                             .seat = (uint32_t)ctx->member[0]};
+    shoal__send(ctx->rt, ctx->tc, ctx->self, p->g.pid, SHOAL__CHECKOUT_RETURN, &r, sizeof r, true,
+                NULL, NULL);
+}
+
+static void co_settled(struct shoal_ctx_s *ctx, shoal_env_t *e, bool ok,
+                       const shoal_group_timing_t *t)
+{
+    (void)e;
+    (void)t;
+    member_done(ctx, ok);
+}
+
+static void co_turn_end(struct shoal_ctx_s *ctx, uint64_t handled)
+{
+    for (uint64_t k = 0; k < handled; k++) /* exact: one at a time */
+        member_done(ctx, true);
+}
+
+static bool co_hand_back(struct shoal_ctx_s *ctx, shoal_group_t *g, shoal_pid_t to, shoal_env_t *e)
+{
+    return shoal__pool_hand_back(ctx, shoal__pool_of_group(g), to, e);
+}
+
+static void co_unref(shoal_runtime_t *rt, shoal_group_t *g)
+{
+    shoal__pool_unref(rt, shoal__pool_of_group(g));
+}
+
+const shoal_group_ops_t shoal__checkout_ops = {
+    .route = co_route,
+    .own_message = co_own_message,
+    .own_retire = shoal__pool_retire,
+    .own_end = co_own_end,
+    .settled = co_settled,
+    .turn_end = co_turn_end,
+    .take = NULL, /* a member's transaction is in its mailbox */
+    .more = NULL,
+    .recheck = NULL,
+    .hand_back = co_hand_back,
+    .member_end = NULL,
+    .room = NULL, /* takers wait in its queue instead */
+    .room_cancel = NULL,
+    .busy = shoal__pool_busy,
+    .unref = co_unref,
+};
+
+/* ---- what other threads read ------------------------------------------------ */
+
+void shoal__checkout_publish(shoal_pool_t *p)
+{
+    shoal_checkout_t *co = p->co;
+    char why[200];
+    if (p->rt->debug_checks && !shoal__co_consistent(co, why, sizeof why)) {
+        shoal__log(p->rt, SHOAL_LOG_ERROR, p->g.pid, p->name, "checkout seats inconsistent: %s",
+                   why);
+        abort();
+    }
+    atomic_store_explicit(&co->pub_in_use, co->nin_use, memory_order_relaxed);
+    atomic_store_explicit(&co->pub_free, co->nfree, memory_order_relaxed);
+    atomic_store_explicit(&co->pub_starting, co->nstarting, memory_order_relaxed);
+    atomic_store_explicit(&co->pub_queued, co->qlive, memory_order_relaxed);
+}
+
+void shoal__checkout_stats(shoal_pool_t *p, shoal_pool_stats_t *st)
+{
+    shoal_checkout_t *co = p->co;
+    st->kind = SHOAL_POOL_KIND_CHECKOUT;
+    st->in_use = atomic_load_explicit(&co->pub_in_use, memory_order_relaxed);
+    st->free = atomic_load_explicit(&co->pub_free, memory_order_relaxed);
+    st->starting = atomic_load_explicit(&co->pub_starting, memory_order_relaxed);
+    st->queued = atomic_load_explicit(&co->pub_queued, memory_order_relaxed);
+    st->pool_size = st->in_use + st->free + st->starting;
+    st->running = st->in_use;
+    st->idle = st->free;
+    uint64_t c[SHOAL_CO_NCOUNTS];
+    for (unsigned i = 0; i < SHOAL_CO_NCOUNTS; i++)
+        c[i] = atomic_load_explicit(&co->counts[i], memory_order_relaxed);
+    st->takes = c[SHOAL_CO_TAKES];
+    st->returned_ok = c[SHOAL_CO_RETURNED_OK];
+    st->returned_fail = c[SHOAL_CO_RETURNED_FAIL];
+    st->error_no_members =
+        c[SHOAL_CO_NO_MEMBERS] + atomic_load_explicit(&co->txn_refused, memory_order_relaxed);
+    st->take_timeouts = c[SHOAL_CO_TAKE_TIMEOUTS];
+    st->killed_free = c[SHOAL_CO_KILLED_FREE];
+    st->killed_in_use = c[SHOAL_CO_KILLED_IN_USE];
+    st->lease_expired = c[SHOAL_CO_LEASE_EXPIRED];
+    st->culled = c[SHOAL_CO_CULLED];
+    st->recycled = c[SHOAL_CO_RECYCLED];
+    st->start_failures = c[SHOAL_CO_START_FAILURES];
+    uint64_t h[SHOAL_HIST_BUCKETS];
+    for (unsigned i = 0; i < SHOAL_HIST_BUCKETS; i++)
+        h[i] = atomic_load_explicit(&co->wait[i], memory_order_relaxed);
+    st->take_wait_ns[0] = shoal__hist_percentile(h, 500);
+    st->take_wait_ns[1] = shoal__hist_percentile(h, 990);
+}
+
+void shoal__checkout_inspect(shoal_pool_t *p, const shoal_pool_stats_t *st, shoal_inspect_t *out)
+{
+    shoal_checkout_t *co = p->co;
+    shoal_inspect_uint(out, "init", p->spec.size);
+    shoal_inspect_uint(out, "max", p->spec.max_size);
+    if (co->cfg.group != NULL)
+        shoal_inspect_str(out, "group", co->cfg.group);
+    shoal_inspect_uint(out, "in_use", st->in_use);
+    shoal_inspect_uint(out, "free", st->free);
+    shoal_inspect_uint(out, "starting", st->starting);
+    shoal_inspect_uint(out, "queued", st->queued);
+    shoal_inspect_uint(out, "queue_max", co->cfg.queue_max);
+    shoal_inspect_uint(out, "takes", st->takes);
+    shoal_inspect_uint(out, "returned_ok", st->returned_ok);
+    shoal_inspect_uint(out, "returned_fail", st->returned_fail);
+    shoal_inspect_uint(out, "error_no_members", st->error_no_members);
+    shoal_inspect_uint(out, "take_timeouts", st->take_timeouts);
+    shoal_inspect_uint(out, "killed_free", st->killed_free);
+    shoal_inspect_uint(out, "killed_in_use", st->killed_in_use);
+    shoal_inspect_uint(out, "lease_expired", st->lease_expired);
+    shoal_inspect_uint(out, "culled", st->culled);
+    shoal_inspect_uint(out, "recycled", st->recycled);
+    shoal_inspect_uint(out, "start_failures", st->start_failures);
+    shoal_inspect_uint(out, "take_wait_p50_ns", st->take_wait_ns[0]);
+    shoal_inspect_uint(out, "take_wait_p99_ns", st->take_wait_ns[1]);
+}

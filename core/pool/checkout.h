@@ -1,0 +1,229 @@
+/* checkout.h - the checkout kind (shoal/checkout.h): members a consumer
+ * takes for itself and gives back, after Erlang's pooler. The consumer's
+ * side -- what an actor holds, given back when it ends -- is
+ * actor/held.h; this is the pool's.
+ *
+ * WHO TOUCHES WHAT
+ *   Everything but the words marked below belongs to the pool's own actor:
+ *   the seats, the free FIFO, the queue of takers, the settings and the
+ *   counters are read and written in its turns only. Takes and returns
+ *   come to it as priority messages (SHOAL__CHECKOUT_TAKE/RETURN, held.h),
+ *   a member's start and end as STARTED and EXIT, transactions through its
+ *   own mailbox.
+ *   - txn_out, txn_limit: the sender's admission of a transaction (route,
+ *     any thread): fetch_add on txn_out, refused (and given back) past
+ *     txn_limit; the pool's actor subtracts when one is settled or dropped
+ *     [relaxed, all: a count bounding memory, publishing nothing -- the
+ *     message itself travels through the mailbox's own release/acquire].
+ *   - pub_*, counts[], wait[]: written by the pool's actor alone [relaxed
+ *     stores], read by any thread holding a reference (peek, the table,
+ *     /metrics): a recent picture, each a value on its own.
+ *   - state: the pool's state, read by route [relaxed: a draining pool's
+ *     mailbox is also closed, which is what refuses for certain].
+ *
+ * MEMBERS
+ *   Each member sits in a seat (its index in seats[], kept in the member's
+ *   first word, ctx->member[0] = seat + 1, so its transaction's return
+ *   names it). STARTING -> FREE when its start notice comes; FREE ->
+ *   IN_USE when given to a taker or a transaction; IN_USE -> FREE on an OK
+ *   return (or -> ENDING when it is to be replaced); any -> ENDING when
+ *   the pool stops it; the seat empties when its EXIT comes. The pool
+ *   starts members to keep `init` alive and for takers waiting, up to max.
+ */
+#ifndef SHOAL_POOL_CHECKOUT_H
+#define SHOAL_POOL_CHECKOUT_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "actor/envelope.h"
+#include "shoal/checkout.h"
+
+struct shoal_ctx_s;
+struct shoal_pool_s;
+struct shoal_tcache_s;
+
+enum {
+    SHOAL_CO_EMPTY = 0,
+    SHOAL_CO_STARTING = 1,
+    SHOAL_CO_FREE = 2,
+    SHOAL_CO_IN_USE = 3,
+    SHOAL_CO_ENDING = 4,
+};
+
+/* Who holds a member in use. */
+enum { SHOAL_CO_BY_ACTOR = 1, SHOAL_CO_BY_THREAD = 2, SHOAL_CO_BY_TXN = 3 };
+
+#define SHOAL_CO_NIL UINT32_MAX
+
+typedef struct shoal_co_seat_s {
+    shoal_pid_t pid;
+    uint8_t state, by;
+    bool stale;          /* from code a reload replaced: not given out again */
+    uint32_t prev, next; /* the free FIFO's links (seats), SHOAL_CO_NIL at its ends */
+    shoal_pid_t owner;   /* IN_USE: the actor, the thread's waiter, the transaction's sender */
+    uint64_t deadline;   /* STARTING: its start's end; IN_USE by a thread: its lease's */
+    uint64_t expires;    /* its max_lifetime ends (ns), UINT64_MAX: never */
+    uint64_t used_ns;    /* last given back (or started) */
+    uint64_t uses;
+} shoal_co_seat_t;
+
+/* A taker waiting in the queue: a take (txn NULL) or a transaction. */
+typedef struct shoal_co_taker_s {
+    shoal_pid_t from;
+    shoal_ref_t ref;
+    uint64_t since, deadline; /* deadline UINT64_MAX: none (a transaction) */
+    shoal_env_t *txn;
+    bool lease; /* a thread's take */
+    bool gone;  /* answered already (timed out): skipped */
+} shoal_co_taker_t;
+
+/* The counters, by index (counts[] and stats). */
+enum {
+    SHOAL_CO_TAKES,
+    SHOAL_CO_RETURNED_OK,
+    SHOAL_CO_RETURNED_FAIL,
+    SHOAL_CO_NO_MEMBERS,
+    SHOAL_CO_TAKE_TIMEOUTS,
+    SHOAL_CO_KILLED_FREE,
+    SHOAL_CO_KILLED_IN_USE,
+    SHOAL_CO_LEASE_EXPIRED,
+    SHOAL_CO_CULLED,
+    SHOAL_CO_RECYCLED,
+    SHOAL_CO_START_FAILURES,
+    SHOAL_CO_NCOUNTS
+};
+
+/* The take wait's histogram: pool.h's buckets (checked in checkout.c). */
+#define SHOAL_CO_WAIT_BUCKETS 144u
+
+/* Recently expired leases remembered, so a late return can say so. */
+#define SHOAL_CO_EXPIRED_RING 64u
+
+typedef struct shoal_checkout_s {
+    /* senders' (route) */
+    alignas(64) _Atomic uint64_t txn_out;
+    _Atomic uint64_t txn_limit;   /* max + queue_max */
+    _Atomic uint64_t txn_refused; /* refused past txn_limit [relaxed fetch_add] */
+    /* published for other threads */
+    alignas(64) _Atomic uint32_t pub_in_use, pub_free, pub_starting, pub_queued;
+    _Atomic uint64_t counts[SHOAL_CO_NCOUNTS];
+    _Atomic uint32_t wait[SHOAL_CO_WAIT_BUCKETS]; /* the take wait's histogram */
+
+    /* the pool's actor's */
+    alignas(64) shoal_pool_checkout_t cfg;
+    char group[64];
+    shoal_co_seat_t *seats;
+    uint32_t nseats, seats_cap; /* seats in use are < nseats; cap: max_size */
+    uint32_t free_head, free_tail;
+    uint32_t nfree, nin_use, nstarting, nending;
+    shoal_co_taker_t *q;        /* a ring */
+    uint32_t qhead, qlen, qcap; /* the ring's entries, gone ones included */
+    uint32_t qlive, qtakers;    /* waiting: all, and takes (not transactions) */
+    uint32_t fails_in_row;      /* member starts that failed since the last that did not */
+    uint64_t retry_at;          /* starts held off until then after add_member_retry failures */
+    uint64_t next_cull;
+    uint64_t tick_at; /* the armed tick (ns), UINT64_MAX: none */
+    shoal_timer_t tick_timer;
+    uint32_t prng;
+    shoal_pid_t expired[SHOAL_CO_EXPIRED_RING];
+    uint32_t expired_next;
+} shoal_checkout_t;
+
+/* The kind's ops (actor/group.h). */
+extern const struct shoal_group_ops_s shoal__checkout_ops;
+
+/* The pool's tick: deadlines, leases, culling (its own priority cast). */
+#define SHOAL__POOL_TICK_CHECKOUT 0xFFFE010Bu
+
+/* checkout.c: set up at spawn (before publication), freed with the record. */
+int shoal__checkout_new(struct shoal_pool_s *p, const shoal_pool_spec_t *spec);
+void shoal__checkout_free(shoal_checkout_t *co);
+/* Whether spec's checkout settings are valid (pool.c's spec check). */
+int shoal__checkout_check(const shoal_pool_spec_t *spec);
+
+/* The pool's own actor (pool.c hands these over). */
+int shoal__checkout_start(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
+/* A take (a priority call): answered now, or SHOAL_DEFER (queued). */
+int shoal__checkout_take(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, const shoal_msg_t *msg,
+                         shoal_reply_t *reply);
+/* A return, as a cast (an actor, a member) or a call (a thread): its status. */
+int shoal__checkout_return(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, const shoal_msg_t *msg);
+/* SHOAL_POOL_SET_CHECKOUT. */
+int shoal__checkout_set(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, const shoal_msg_t *msg);
+/* A message to the pool's actor that is the checkout kind's: a member's
+ * start notice or EXIT, a return (a priority cast), its tick. True if it
+ * was (then it is dealt with); a start notice is also the pool's own
+ * (pool.c counts the first ones). */
+bool shoal__checkout_message(struct shoal_ctx_s *ctx, struct shoal_pool_s *p,
+                             const shoal_msg_t *msg);
+/* SHOAL_POOL_DRAIN on a checkout pool. */
+void shoal__checkout_drain(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
+/* Its fields of stats (the pool's actor, or any thread: published words). */
+void shoal__checkout_stats(struct shoal_pool_s *p, shoal_pool_stats_t *st);
+/* The published words, at the end of each of the pool actor's callbacks. */
+void shoal__checkout_publish(struct shoal_pool_s *p);
+/* Its fields of an inspection. */
+void shoal__checkout_inspect(struct shoal_pool_s *p, const shoal_pool_stats_t *st,
+                             shoal_inspect_t *out);
+
+/* checkout_members.c: seats and the members in them. */
+/* The pool's start: its `init` members (each tells when it has started). */
+int shoal__co_start_init(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
+int64_t shoal__co_find(const shoal_checkout_t *co, shoal_pid_t pid);
+/* Members alive (not ending), counted seat by seat: the stats call's
+ * pool_size, which must equal in_use + free + starting. */
+uint32_t shoal__co_live(const shoal_checkout_t *co);
+/* Whether the seats agree with the counts and the free FIFO (a debug
+ * check after each of the pool actor's callbacks); else why not. */
+bool shoal__co_consistent(const shoal_checkout_t *co, char *why, size_t size);
+/* Starts members while the pool wants more (init, takers waiting). */
+void shoal__co_fill(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
+/* Stops the member in seat i (it ends; its EXIT empties the seat). */
+void shoal__co_stop(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint32_t i);
+void shoal__co_free_push(shoal_checkout_t *co, uint32_t i);
+uint32_t shoal__co_free_pop(shoal_checkout_t *co);
+void shoal__co_free_remove(shoal_checkout_t *co, uint32_t i);
+/* Whether FREE seat i is in the FIFO (not while it is being offered). */
+bool shoal__co_free_listed(const shoal_checkout_t *co, uint32_t i);
+/* Culling, lifetimes, leases and start deadlines at time now. */
+void shoal__co_sweep(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint64_t now);
+/* The earliest deadline of the seats (starts, leases), UINT64_MAX: none. */
+uint64_t shoal__co_seats_next(const shoal_checkout_t *co);
+/* A member's lifetime's end, drawn with the jitter, from now. */
+uint64_t shoal__co_lifetime(shoal_checkout_t *co, uint64_t now);
+
+/* Counts into counters[i]: the pool's actor is the only writer [relaxed
+ * load and store]. */
+static inline void shoal__co_count(shoal_checkout_t *co, unsigned i, uint64_t n)
+{
+    atomic_store_explicit(&co->counts[i],
+                          atomic_load_explicit(&co->counts[i], memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
+
+/* checkout_take.c: giving members out and taking them back. */
+/* A free seat (FREE, just started or given back) goes to the first taker
+ * waiting, or to the free FIFO. */
+void shoal__co_offer(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint32_t i);
+/* A transaction to run (own_message): on a free member now, else queued;
+ * front: handed back by a member that ended before it, it was first. */
+void shoal__co_txn_place(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, shoal_env_t *m,
+                         bool front);
+/* A transaction that will not run: its call answered SHOAL_ENOPROC, counted dropped. */
+void shoal__co_txn_drop(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, shoal_env_t *m);
+/* The queue of takers: every one answered `status` (transactions dropped);
+ * those past their deadline answered SHOAL_ETIMEDOUT; every take answered
+ * SHOAL_ENOMEMBERS (starts keep failing); the newest takes past queue_max
+ * answered SHOAL_ENOMEMBERS (queue_max lowered). */
+void shoal__co_queue_flush(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, int status);
+void shoal__co_queue_expire(struct shoal_ctx_s *ctx, shoal_checkout_t *co, uint64_t now);
+void shoal__co_queue_fail_takes(struct shoal_ctx_s *ctx, shoal_checkout_t *co);
+void shoal__co_queue_trim(struct shoal_ctx_s *ctx, shoal_checkout_t *co);
+/* Arms the pool's tick for the next deadline (a taker's, a seat's, a cull,
+ * a retry of starts). */
+void shoal__co_rearm(struct shoal_ctx_s *ctx, shoal_checkout_t *co);
+
+#endif

@@ -1,0 +1,294 @@
+/* checkout_members.c - a checkout pool's seats and the members in them
+ * (checkout.h): starting members, stopping them, the free FIFO, and the
+ * sweep of leases, start deadlines, culling and lifetimes. The pool's own
+ * actor's turns only. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "actor/send.h"
+#include "pool/checkout.h"
+#include "pool/pool.h"
+#include "runtime/grow.h"
+#include "runtime/runtime.h"
+
+int64_t shoal__co_find(const shoal_checkout_t *co, shoal_pid_t pid)
+{
+    for (uint32_t i = 0; i < co->nseats; i++)
+        if (co->seats[i].pid == pid && co->seats[i].state != SHOAL_CO_EMPTY)
+            return i;
+    return -1;
+}
+
+uint32_t shoal__co_live(const shoal_checkout_t *co)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < co->nseats; i++)
+        n += co->seats[i].state != SHOAL_CO_EMPTY && co->seats[i].state != SHOAL_CO_ENDING;
+    return n;
+}
+
+bool shoal__co_consistent(const shoal_checkout_t *co, char *why, size_t size)
+{
+    uint32_t n[5] = {0, 0, 0, 0, 0}, listed = 0;
+    for (uint32_t i = 0; i < co->nseats; i++)
+        n[co->seats[i].state]++;
+    for (uint32_t i = co->free_head; i != SHOAL_CO_NIL && listed <= co->nseats;
+         i = co->seats[i].next)
+        listed += co->seats[i].state == SHOAL_CO_FREE ? 1 : 1000000;
+    if (n[SHOAL_CO_FREE] == co->nfree && listed == co->nfree && n[SHOAL_CO_IN_USE] == co->nin_use &&
+        n[SHOAL_CO_STARTING] == co->nstarting && n[SHOAL_CO_ENDING] == co->nending)
+        return true;
+    snprintf(why, size,
+             "free %u (counted %u, listed %u), in use %u (%u), starting %u (%u), ending %u (%u)",
+             n[SHOAL_CO_FREE], co->nfree, listed, n[SHOAL_CO_IN_USE], co->nin_use,
+             n[SHOAL_CO_STARTING], co->nstarting, n[SHOAL_CO_ENDING], co->nending);
+    return false;
+}
+
+/* ---- the free FIFO: taken from the head, given back at the tail, so use
+ * spreads over every member ------------------------------------------------ */
+
+void shoal__co_free_push(shoal_checkout_t *co, uint32_t i)
+{
+    shoal_co_seat_t *s = &co->seats[i];
+    s->state = SHOAL_CO_FREE;
+    s->next = SHOAL_CO_NIL;
+    s->prev = co->free_tail;
+    if (co->free_tail != SHOAL_CO_NIL)
+        co->seats[co->free_tail].next = i;
+    else
+        co->free_head = i;
+    co->free_tail = i;
+    co->nfree++;
+}
+
+bool shoal__co_free_listed(const shoal_checkout_t *co, uint32_t i)
+{
+    return co->free_head == i || co->seats[i].prev != SHOAL_CO_NIL;
+}
+
+void shoal__co_free_remove(shoal_checkout_t *co, uint32_t i)
+{
+    shoal_co_seat_t *s = &co->seats[i];
+    if (s->prev != SHOAL_CO_NIL)
+        co->seats[s->prev].next = s->next;
+    else
+        co->free_head = s->next;
+    if (s->next != SHOAL_CO_NIL)
+        co->seats[s->next].prev = s->prev;
+    else
+        co->free_tail = s->prev;
+    s->prev = s->next = SHOAL_CO_NIL;
+    co->nfree--;
+}
+
+uint32_t shoal__co_free_pop(shoal_checkout_t *co)
+{
+    uint32_t i = co->free_head;
+    if (i != SHOAL_CO_NIL)
+        shoal__co_free_remove(co, i);
+    return i;
+}
+
+/* ---- starting and stopping ------------------------------------------------ */
+
+uint64_t shoal__co_lifetime(shoal_checkout_t *co, uint64_t now)
+{
+    if (co->cfg.max_lifetime_ms == 0)
+        return UINT64_MAX;
+    uint64_t life = shoal__ms_to_ns(co->cfg.max_lifetime_ms);
+    uint64_t jitter = shoal__ms_to_ns(co->cfg.max_lifetime_jitter_ms);
+    if (jitter != 0) { /* uniform in [-jitter, +jitter] (xorshift32) */
+        uint32_t x = co->prng;
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        co->prng = x;
+        uint64_t r = (((uint64_t)x << 32) | x) % (2 * jitter + 1);
+        life = life - jitter + r;
+    }
+    return now + life;
+}
+
+/* An empty seat (a new one past the last if none), or SHOAL_CO_NIL. */
+static uint32_t seat_empty(shoal_checkout_t *co)
+{
+    for (uint32_t i = 0; i < co->nseats; i++)
+        if (co->seats[i].state == SHOAL_CO_EMPTY)
+            return i;
+    if (co->nseats == co->seats_cap) {
+        size_t cap = co->seats_cap;
+        shoal_co_seat_t *s = shoal__grow(co->seats, co->nseats, &cap, sizeof *s, 8);
+        if (s == NULL)
+            return SHOAL_CO_NIL;
+        co->seats = s;
+        co->seats_cap = (uint32_t)cap;
+    }
+    return co->nseats++;
+}
+
+/* Starts one member: STARTING until its start notice (or its deadline). */
+static int start_one(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
+{
+    shoal_checkout_t *co = p->co;
+    uint32_t i = seat_empty(co);
+    if (i == SHOAL_CO_NIL)
+        return SHOAL_ENOMEM;
+    uint64_t words[SHOAL_MEMBER_WORDS] = {(uint64_t)i + 1};
+    shoal_pid_t pid;
+    int rc = shoal__pool_spawn_member(ctx, p, &p->spec, &p->hold, true, words, &pid);
+    if (rc != SHOAL_OK) {
+        if (i == co->nseats - 1)
+            co->nseats--;
+        return rc;
+    }
+    co->seats[i] = (shoal_co_seat_t){
+        .pid = pid,
+        .state = SHOAL_CO_STARTING,
+        .prev = SHOAL_CO_NIL,
+        .next = SHOAL_CO_NIL,
+        .deadline = now + shoal__ms_to_ns(co->cfg.member_start_timeout_ms),
+        .expires = UINT64_MAX,
+        .used_ns = now,
+    };
+    co->nstarting++;
+    return SHOAL_OK;
+}
+
+int shoal__co_start_init(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    uint64_t now = shoal__now_ns();
+    for (uint32_t k = 0; k < p->spec.size; k++) {
+        int rc = start_one(ctx, p, now);
+        if (rc != SHOAL_OK)
+            return rc;
+        p->start_awaiting++; /* the pool has started when all have (pool.c) */
+    }
+    return SHOAL_OK;
+}
+
+void shoal__co_fill(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    shoal_checkout_t *co = p->co;
+    if (p->state == SHOAL_POOL_DRAINING ||
+        atomic_load_explicit(&ctx->rt->stopping, memory_order_relaxed))
+        return;
+    uint64_t now = shoal__now_ns();
+    if (co->retry_at != 0 && now < co->retry_at)
+        return; /* starts failed add_member_retry times: after the backoff */
+    for (;;) {
+        uint32_t alive = co->nfree + co->nin_use + co->nstarting;
+        bool for_init = alive < p->spec.size;
+        bool for_takers = co->qlive > co->nstarting && alive < p->spec.max_size;
+        if (!for_init && !for_takers)
+            return;
+        int rc = start_one(ctx, p, now);
+        if (rc != SHOAL_OK) {
+            shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, p->name,
+                       "could not start a member: %s; trying again in %" PRIu64 " ms",
+                       shoal_strerror(rc), p->spec.restart.backoff_ms);
+            co->retry_at = now + shoal__ms_to_ns(p->spec.restart.backoff_ms);
+            return;
+        }
+    }
+}
+
+void shoal__co_stop(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t i)
+{
+    shoal_checkout_t *co = p->co;
+    shoal_co_seat_t *s = &co->seats[i];
+    switch (s->state) {
+    case SHOAL_CO_FREE: /* listed, or being offered (shoal__co_offer) */
+        if (shoal__co_free_listed(co, i))
+            shoal__co_free_remove(co, i);
+        break;
+    case SHOAL_CO_IN_USE:
+        co->nin_use--;
+        break;
+    case SHOAL_CO_STARTING:
+        co->nstarting--;
+        break;
+    default:
+        return; /* ending already */
+    }
+    s->state = SHOAL_CO_ENDING;
+    s->owner = SHOAL_PID_NONE;
+    co->nending++;
+    /* Gone already, its EXIT is on the way: either way, the seat empties then. */
+    shoal__send_system(ctx->rt, ctx->tc, s->pid, SHOAL_ENV_STOP, ctx->self,
+                       (uint32_t)SHOAL_ESHUTDOWN);
+}
+
+/* ---- the sweep --------------------------------------------------------------- */
+
+uint64_t shoal__co_seats_next(const shoal_checkout_t *co)
+{
+    uint64_t at = UINT64_MAX;
+    for (uint32_t i = 0; i < co->nseats; i++) {
+        const shoal_co_seat_t *s = &co->seats[i];
+        bool watched = s->state == SHOAL_CO_STARTING ||
+                       (s->state == SHOAL_CO_IN_USE && s->by == SHOAL_CO_BY_THREAD);
+        if (watched && s->deadline < at)
+            at = s->deadline;
+    }
+    return at;
+}
+
+/* Free members unused past max_age end, the longest unused first, down to
+ * init; free members past their lifetime are replaced. */
+static void cull(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
+{
+    shoal_checkout_t *co = p->co;
+    uint64_t age = shoal__ms_to_ns(co->cfg.max_age_ms);
+    for (uint32_t i = co->free_head; i != SHOAL_CO_NIL;) {
+        uint32_t next = co->seats[i].next;
+        if (now >= co->seats[i].expires) {
+            shoal__co_count(co, SHOAL_CO_RECYCLED, 1);
+            shoal__co_stop(ctx, p, i);
+        }
+        i = next;
+    }
+    for (;;) {
+        uint32_t alive = co->nfree + co->nin_use + co->nstarting;
+        if (alive <= p->spec.size || co->nfree == 0)
+            return;
+        uint32_t oldest = SHOAL_CO_NIL;
+        for (uint32_t i = co->free_head; i != SHOAL_CO_NIL; i = co->seats[i].next)
+            if (oldest == SHOAL_CO_NIL || co->seats[i].used_ns < co->seats[oldest].used_ns)
+                oldest = i;
+        if (now - co->seats[oldest].used_ns <= age)
+            return;
+        shoal__co_count(co, SHOAL_CO_CULLED, 1);
+        shoal__co_stop(ctx, p, oldest);
+    }
+}
+
+void shoal__co_sweep(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
+{
+    shoal_checkout_t *co = p->co;
+    for (uint32_t i = 0; i < co->nseats; i++) {
+        shoal_co_seat_t *s = &co->seats[i];
+        if (s->state == SHOAL_CO_STARTING && now >= s->deadline) {
+            shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, p->name,
+                       "a member did not start within %" PRIu64 " ms: stopped",
+                       co->cfg.member_start_timeout_ms);
+            shoal__co_count(co, SHOAL_CO_START_FAILURES, 1);
+            co->fails_in_row++;
+            shoal__co_stop(ctx, p, i);
+        } else if (s->state == SHOAL_CO_IN_USE && s->by == SHOAL_CO_BY_THREAD &&
+                   now >= s->deadline) {
+            shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, p->name,
+                       "a thread held member %" PRIu32 ".%" PRIu32 " past its lease of %" PRIu64
+                       " ms: destroyed",
+                       shoal__pid_slot(s->pid), shoal__pid_gen(s->pid), co->cfg.lease_ms);
+            shoal__co_count(co, SHOAL_CO_LEASE_EXPIRED, 1);
+            co->expired[co->expired_next++ % SHOAL_CO_EXPIRED_RING] = s->pid;
+            shoal__co_stop(ctx, p, i);
+        }
+    }
+    if (now >= co->next_cull) {
+        cull(ctx, p, now);
+        co->next_cull = now + shoal__ms_to_ns(co->cfg.cull_interval_ms);
+    }
+}

@@ -1,0 +1,402 @@
+/* checkout_take.c - a checkout pool giving members out and taking them
+ * back (checkout.h): takes, transactions and the queue of takers, grants,
+ * returns, and the one timer that watches their deadlines. The pool's own
+ * actor's turns only. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "actor/call.h"
+#include "actor/held.h"
+#include "actor/send.h"
+#include "pool/checkout.h"
+#include "pool/pool.h"
+#include "runtime/runtime.h"
+
+static void note_wait(shoal_checkout_t *co, uint64_t ns)
+{
+    /* relaxed: the pool's actor is the only writer (checkout.h). */
+    _Atomic uint32_t *b = &co->wait[shoal__hist_bucket(ns)];
+    atomic_store_explicit(b, atomic_load_explicit(b, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
+/* ---- the tick ---------------------------------------------------------- */
+
+/* Arms the tick for time `at` (ns) unless one comes at or before it. */
+static void arm(struct shoal_ctx_s *ctx, shoal_checkout_t *co, uint64_t at)
+{
+    if (at == UINT64_MAX || at >= co->tick_at)
+        return;
+    if (co->tick_at != UINT64_MAX)
+        (void)shoal_cancel_timer(ctx, co->tick_timer); /* fired already: one extra tick */
+    uint64_t now = shoal__now_ns();
+    uint64_t ms = at > now ? (at - now + 999999u) / 1000000u : 0;
+    if (shoal_send_after_priority(ctx, ctx->self, ms, SHOAL__POOL_TICK_CHECKOUT, NULL, 0,
+                                  &co->tick_timer) == SHOAL_OK)
+        co->tick_at = at;
+    else
+        co->tick_at = UINT64_MAX;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+/* The next time anything is due: a taker's deadline, a seat's, a cull, a
+ * retry of starts. */
+static uint64_t next_due(const shoal_checkout_t *co)
+{
+    uint64_t at = min_u64(shoal__co_seats_next(co), co->next_cull);
+    if (co->retry_at != 0)
+        at = min_u64(at, co->retry_at);
+    for (uint32_t k = 0; k < co->qlen; k++) {
+        const shoal_co_taker_t *t = &co->q[(co->qhead + k) % co->qcap];
+        if (!t->gone)
+            at = min_u64(at, t->deadline);
+    }
+    return at;
+}
+
+void shoal__co_rearm(struct shoal_ctx_s *ctx, shoal_checkout_t *co) { arm(ctx, co, next_due(co)); }
+
+/* ---- the queue of takers ----------------------------------------------- */
+
+static int queue_grow(shoal_checkout_t *co)
+{
+    uint32_t cap = co->qcap ? co->qcap * 2 : 8;
+    shoal_co_taker_t *q = malloc(cap * sizeof *q);
+    if (q == NULL)
+        return SHOAL_ENOMEM;
+    for (uint32_t k = 0; k < co->qlen; k++)
+        q[k] = co->q[(co->qhead + k) % co->qcap];
+    free(co->q);
+    co->q = q;
+    co->qcap = cap;
+    co->qhead = 0;
+    return SHOAL_OK;
+}
+
+/* Queues t at the back, or at the front (a transaction handed back by a
+ * member that ended before it: it was first). */
+static int queue_put(shoal_checkout_t *co, const shoal_co_taker_t *t, bool front)
+{
+    if (co->qlen == co->qcap && queue_grow(co) != SHOAL_OK)
+        return SHOAL_ENOMEM;
+    if (front) {
+        co->qhead = (co->qhead + co->qcap - 1) % co->qcap;
+        co->q[co->qhead] = *t;
+    } else {
+        co->q[(co->qhead + co->qlen) % co->qcap] = *t;
+    }
+    co->qlen++;
+    co->qlive++;
+    if (t->txn == NULL)
+        co->qtakers++;
+    return SHOAL_OK;
+}
+
+/* The first live taker, taken off the queue; false when none waits. */
+static bool queue_pop(shoal_checkout_t *co, shoal_co_taker_t *out)
+{
+    while (co->qlen != 0) {
+        shoal_co_taker_t t = co->q[co->qhead];
+        co->qhead = (co->qhead + 1) % co->qcap;
+        co->qlen--;
+        if (t.gone)
+            continue;
+        co->qlive--;
+        if (t.txn == NULL)
+            co->qtakers--;
+        *out = t;
+        return true;
+    }
+    return false;
+}
+
+/* Answers a take with an error status (it stops waiting). */
+static void answer_error(struct shoal_ctx_s *ctx, shoal_pid_t to, shoal_ref_t ref, int status)
+{
+    struct shoal_reply_s reply = {.tc = ctx->tc, .env = NULL, .status = status};
+    shoal__reply_send(ctx->rt, ctx->tc, ctx->self, to, ref, &reply);
+}
+
+/* A transaction that will not run: its call is answered SHOAL_ENOPROC
+ * (dead-lettered), counted dropped. */
+void shoal__co_txn_drop(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *m)
+{
+    shoal__dead_letter(ctx, m);
+    shoal__env_free(ctx->tc, m);
+    shoal__pool_count_dropped(ctx->tc, p);
+    atomic_fetch_sub_explicit(&p->co->txn_out, 1, memory_order_relaxed);
+}
+
+/* Every queued taker is answered `status` (takes) or dropped (transactions). */
+void shoal__co_queue_flush(struct shoal_ctx_s *ctx, shoal_pool_t *p, int status)
+{
+    shoal_co_taker_t t;
+    while (queue_pop(p->co, &t)) {
+        if (t.txn != NULL)
+            shoal__co_txn_drop(ctx, p, t.txn);
+        else
+            answer_error(ctx, t.from, t.ref, status);
+    }
+}
+
+/* Takers past their deadline are answered SHOAL_ETIMEDOUT. */
+void shoal__co_queue_expire(struct shoal_ctx_s *ctx, shoal_checkout_t *co, uint64_t now)
+{
+    for (uint32_t k = 0; k < co->qlen; k++) {
+        shoal_co_taker_t *t = &co->q[(co->qhead + k) % co->qcap];
+        if (t->gone || t->deadline > now)
+            continue;
+        t->gone = true;
+        co->qlive--;
+        co->qtakers--;
+        shoal__co_count(co, SHOAL_CO_TAKE_TIMEOUTS, 1);
+        answer_error(ctx, t->from, t->ref, SHOAL_ETIMEDOUT);
+    }
+    while (co->qlen != 0 && co->q[co->qhead].gone) {
+        co->qhead = (co->qhead + 1) % co->qcap;
+        co->qlen--;
+    }
+}
+
+/* No member will come for the takes waiting (starts keep failing): they
+ * are answered SHOAL_ENOMEMBERS; transactions wait on. */
+void shoal__co_queue_fail_takes(struct shoal_ctx_s *ctx, shoal_checkout_t *co)
+{
+    for (uint32_t k = 0; k < co->qlen; k++) {
+        shoal_co_taker_t *t = &co->q[(co->qhead + k) % co->qcap];
+        if (t->gone || t->txn != NULL)
+            continue;
+        t->gone = true;
+        co->qlive--;
+        co->qtakers--;
+        shoal__co_count(co, SHOAL_CO_NO_MEMBERS, 1);
+        answer_error(ctx, t->from, t->ref, SHOAL_ENOMEMBERS);
+    }
+}
+
+/* ---- giving members out ------------------------------------------------- */
+
+/* Seat i goes to `owner`. */
+static void seat_give(shoal_checkout_t *co, uint32_t i, shoal_pid_t owner, uint8_t by, uint64_t now)
+{
+    shoal_co_seat_t *s = &co->seats[i];
+    s->state = SHOAL_CO_IN_USE;
+    s->by = by;
+    s->owner = owner;
+    s->deadline = by == SHOAL_CO_BY_THREAD ? now + shoal__ms_to_ns(co->cfg.lease_ms) : UINT64_MAX;
+    s->uses++;
+    co->nin_use++;
+    shoal__co_count(co, SHOAL_CO_TAKES, 1);
+}
+
+/* Seat i, given out, is not after all (its taker was gone). */
+static void seat_ungive(shoal_checkout_t *co, uint32_t i)
+{
+    shoal_co_seat_t *s = &co->seats[i];
+    s->state = SHOAL_CO_FREE;
+    s->owner = SHOAL_PID_NONE;
+    s->uses--;
+    co->nin_use--;
+    shoal__co_count(co, SHOAL_CO_TAKES, (uint64_t)-1);
+}
+
+/* Hands transaction m to the member in seat i: true, or false if that
+ * member has gone (the seat is ENDING; its EXIT is on the way). */
+static bool txn_give(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t i, shoal_env_t *m,
+                     uint64_t now)
+{
+    shoal_checkout_t *co = p->co;
+    seat_give(co, i, m->from, SHOAL_CO_BY_TXN, now);
+    if (shoal__deliver_over(ctx->rt, ctx->tc, co->seats[i].pid, m) == SHOAL_OK)
+        return true;
+    seat_ungive(co, i);
+    co->seats[i].state = SHOAL_CO_ENDING;
+    co->nending++;
+    return false;
+}
+
+/* Grants seat i to a take: true, or false if the taker is gone. */
+static bool take_give(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t i,
+                      const shoal_co_taker_t *t, uint64_t now)
+{
+    shoal_checkout_t *co = p->co;
+    seat_give(co, i, t->from, t->lease ? SHOAL_CO_BY_THREAD : SHOAL_CO_BY_ACTOR, now);
+    shoal_checkout_member_t g = {co->seats[i].pid, ctx->self};
+    if (shoal_reply(ctx, t->from, t->ref, SHOAL_CHECKOUT_MEMBER, &g, sizeof g) == SHOAL_OK) {
+        note_wait(co, now - t->since);
+        return true;
+    }
+    seat_ungive(co, i);
+    return false;
+}
+
+void shoal__co_offer(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t i)
+{
+    shoal_checkout_t *co = p->co;
+    shoal_co_seat_t *s = &co->seats[i];
+    uint64_t now = shoal__now_ns();
+    if (p->state == SHOAL_POOL_DRAINING) {
+        shoal__co_stop(ctx, p, i);
+        return;
+    }
+    if (s->stale || now >= s->expires) { /* past its lifetime, or old code */
+        shoal__co_count(co, SHOAL_CO_RECYCLED, 1);
+        shoal__co_stop(ctx, p, i);
+        shoal__co_fill(ctx, p);
+        return;
+    }
+    shoal_co_taker_t t;
+    while (queue_pop(co, &t)) {
+        if (t.txn != NULL) {
+            if (txn_give(ctx, p, i, t.txn, now))
+                return;
+            queue_put(co, &t, true); /* the member has gone: first for the next */
+            shoal__co_fill(ctx, p);
+            return;
+        }
+        if (take_give(ctx, p, i, &t, now))
+            return;
+    }
+    shoal__co_free_push(co, i);
+}
+
+/* A transaction to run: on a free member now, else queued (a member is
+ * started for it if the pool may grow). front: handed back, it was first. */
+void shoal__co_txn_place(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *m, bool front)
+{
+    shoal_checkout_t *co = p->co;
+    uint64_t now = shoal__now_ns();
+    uint32_t i;
+    while ((i = shoal__co_free_pop(co)) != SHOAL_CO_NIL)
+        if (txn_give(ctx, p, i, m, now))
+            return;
+    shoal_co_taker_t t = {.from = m->from, .since = now, .deadline = UINT64_MAX, .txn = m};
+    if (queue_put(co, &t, front) != SHOAL_OK) {
+        shoal__co_txn_drop(ctx, p, m);
+        return;
+    }
+    shoal__co_fill(ctx, p);
+}
+
+/* ---- the pool's actor: takes and returns ----------------------------------- */
+
+int shoal__checkout_take(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg,
+                         shoal_reply_t *reply)
+{
+    shoal_checkout_t *co = p->co;
+    shoal_held_take_t req;
+    if (msg->size != sizeof req) {
+        shoal_reply_error(reply, SHOAL_EINVAL);
+        return SHOAL_OK;
+    }
+    memcpy(&req, msg->data, sizeof req);
+    if (p->state == SHOAL_POOL_DRAINING) {
+        shoal_reply_error(reply, SHOAL_ENOPROC);
+        return SHOAL_OK;
+    }
+    uint64_t now = shoal__now_ns();
+    shoal_co_taker_t t = {.from = msg->from,
+                          .ref = msg->ref,
+                          .since = now,
+                          .deadline = now + shoal__ms_to_ns(req.timeout_ms),
+                          .lease = req.lease != 0};
+    uint32_t i = shoal__co_free_pop(co);
+    if (i != SHOAL_CO_NIL) {
+        /* Answered here, not through `reply`: a taker gone by now (the
+         * answer cannot be delivered) leaves the member free. */
+        if (!take_give(ctx, p, i, &t, now))
+            shoal__co_free_push(co, i);
+        shoal__co_rearm(ctx, co); /* a lease to watch */
+        return SHOAL_DEFER;
+    }
+    bool wait = req.timeout_ms != 0 && co->qtakers < co->cfg.queue_max;
+    if (wait && queue_put(co, &t, false) != SHOAL_OK)
+        wait = false;
+    shoal__co_fill(ctx, p); /* a member for it (or for the next, if it cannot wait) */
+    if (!wait) {
+        shoal__co_count(co, SHOAL_CO_NO_MEMBERS, 1);
+        shoal_reply_error(reply, SHOAL_ENOMEMBERS);
+        return SHOAL_OK;
+    }
+    shoal__co_rearm(ctx, co);
+    return SHOAL_DEFER;
+}
+
+/* Whether a return's sender may give back seat s. */
+static bool may_return(shoal_runtime_t *rt, const shoal_co_seat_t *s, shoal_pid_t from)
+{
+    switch (s->by) {
+    case SHOAL_CO_BY_ACTOR:
+        return from == s->owner;
+    case SHOAL_CO_BY_THREAD: /* the thread (a new waiter), or its take's late answer */
+        return from == s->owner || shoal__pool_from_thread(rt, from);
+    case SHOAL_CO_BY_TXN:
+        return from == s->pid;
+    default:
+        return false;
+    }
+}
+
+static bool lease_expired(const shoal_checkout_t *co, shoal_pid_t member)
+{
+    for (uint32_t k = 0; k < SHOAL_CO_EXPIRED_RING; k++)
+        if (co->expired[k] == member)
+            return true;
+    return false;
+}
+
+int shoal__checkout_return(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
+{
+    shoal_checkout_t *co = p->co;
+    shoal_held_return_t r;
+    if (msg->size != sizeof r)
+        return SHOAL_EINVAL;
+    memcpy(&r, msg->data, sizeof r);
+    int64_t at = -1;
+    if (r.seat != 0 && r.seat <= co->nseats && co->seats[r.seat - 1].pid == r.member &&
+        co->seats[r.seat - 1].state != SHOAL_CO_EMPTY)
+        at = r.seat - 1; /* the member's own word (checkout.h: members) */
+    else if (r.member != SHOAL_PID_NONE)
+        at = shoal__co_find(co, r.member);
+    shoal_co_seat_t *s = at >= 0 ? &co->seats[at] : NULL;
+    if (s == NULL || s->state != SHOAL_CO_IN_USE || !may_return(ctx->rt, s, msg->from))
+        return lease_expired(co, r.member) ? SHOAL_ETIMEDOUT : SHOAL_EINVAL;
+    if (r.how != SHOAL_RETURN_OK && r.how != SHOAL_RETURN_FAIL && r.how != SHOAL__RETURN_CRASHED)
+        return SHOAL_EINVAL;
+    uint32_t i = (uint32_t)at;
+    if (s->by == SHOAL_CO_BY_TXN)
+        atomic_fetch_sub_explicit(&co->txn_out, 1, memory_order_relaxed);
+    if (r.how != SHOAL_RETURN_OK) {
+        shoal__co_count(
+            co, r.how == SHOAL_RETURN_FAIL ? SHOAL_CO_RETURNED_FAIL : SHOAL_CO_KILLED_IN_USE, 1);
+        shoal__co_stop(ctx, p, i); /* its replacement starts when it has ended */
+        return SHOAL_OK;
+    }
+    shoal__co_count(co, SHOAL_CO_RETURNED_OK, 1);
+    s->state = SHOAL_CO_FREE;
+    s->owner = SHOAL_PID_NONE;
+    s->used_ns = shoal__now_ns();
+    co->nin_use--;
+    shoal__co_offer(ctx, p, i);
+    return SHOAL_OK;
+}
+
+void shoal__co_queue_trim(struct shoal_ctx_s *ctx, shoal_checkout_t *co)
+{
+    while (co->qtakers > co->cfg.queue_max) { /* the newest takers beyond it */
+        shoal_co_taker_t *t = NULL;
+        for (uint32_t k = co->qlen; k-- > 0;) {
+            shoal_co_taker_t *c = &co->q[(co->qhead + k) % co->qcap];
+            if (!c->gone && c->txn == NULL) {
+                t = c;
+                break;
+            }
+        }
+        t->gone = true;
+        co->qlive--;
+        co->qtakers--;
+        shoal__co_count(co, SHOAL_CO_NO_MEMBERS, 1);
+        answer_error(ctx, t->from, t->ref, SHOAL_ENOMEMBERS);
+    }
+}

@@ -1,0 +1,140 @@
+/* shoal/checkout.h - checkout pools (after Erlang's pooler): members a
+ * consumer takes for itself, uses, and gives back (ABI 1.7).
+ *
+ * A checkout pool (shoal_pool_spec_t.kind = SHOAL_POOL_KIND_CHECKOUT) keeps
+ * members that hold state tied to one backend -- a connection, a session
+ * -- that one consumer at a time must use. `take` gives a free member to
+ * one consumer, which then sends to and calls the member's PID directly;
+ * nobody else gets that member until it is given back with `return`:
+ *   SHOAL_RETURN_OK    it goes back to the free members (or, past its
+ *                      max_lifetime, or its code changed by a reload, it is
+ *                      replaced by a new one);
+ *   SHOAL_RETURN_FAIL  its state is not to be trusted: it is stopped and a
+ *                      new one started.
+ *
+ * Members. spec.size (`init`) start with the pool; the pool grows on
+ * demand up to spec.max_size (`max`): a take that finds no free member
+ * starts one (tried add_member_retry times, each within
+ * member_start_timeout_ms), and waits for it. Every cull_interval_ms, free
+ * members unused for more than max_age_ms end, down to `init`. A member
+ * older than max_lifetime_ms (+/- up to max_lifetime_jitter_ms, drawn per
+ * member) is replaced when it is next returned or found free -- never
+ * while in use. A member that ends by itself is replaced: counted
+ * killed_free if it was free, killed_in_use if it was in use (and then its
+ * consumer gets a SHOAL_MSG_EXIT for it, from = the member).
+ *
+ * Waiting. With no free member, a taker waits in a FIFO of at most
+ * queue_max takers until its timeout; when that queue is full, when
+ * queue_max is 0, or with a timeout of 0, the answer is SHOAL_ENOMEMBERS
+ * at once (counted error_no_members) -- a member is still started if the
+ * pool is below max, for the next taker.
+ *
+ * The consumer is watched. An actor that ends while it holds members gives
+ * them back: SHOAL_RETURN_OK if it ended normally (or was stopped), else
+ * they are destroyed and replaced (counted killed_in_use): their state is
+ * unknown. A thread holds its member under a lease (lease_ms): past it the
+ * member is destroyed and replaced (counted lease_expired) and the late
+ * return is refused with SHOAL_ETIMEDOUT.
+ *
+ * Transactions (poolboy's): an ordinary send or call to a checkout pool's
+ * PID is one -- the pool takes a free member (or waits for one), hands it
+ * the message, and gets the member back when its handler returns: OK, or
+ * FAIL if the handler failed (then the member is replaced). A call's reply
+ * comes from the member, straight to the caller. At most max + queue_max
+ * transactions are outstanding at once; one more is refused with
+ * SHOAL_ENOMEMBERS (counted error_no_members, and unhandled).
+ *
+ * Groups: pools with the same checkout.group. shoal_take_group picks a
+ * random pool of the group; if it has no free member, the one with the
+ * most; if none has any, SHOAL_ENOMEMBERS (pooler's rule).
+ *
+ * Drain (SHOAL_POOL_DRAIN): no new takes (SHOAL_ENOPROC), waiting takers
+ * answered SHOAL_ENOPROC, free members end at once, members in use when
+ * they are returned (or their lease ends); the pool ends after the last.
+ *
+ * Priority messages to the pool are its commands (shoal/pool.h);
+ * SHOAL_POOL_SET_CHECKOUT changes its settings live.
+ */
+#ifndef SHOAL_CHECKOUT_H
+#define SHOAL_CHECKOUT_H
+
+#include "shoal/pool.h"
+#include "shoal/runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How a member comes back. */
+#define SHOAL_RETURN_OK 0
+#define SHOAL_RETURN_FAIL 1
+
+/* The type of a take's successful answer: its data is a
+ * shoal_checkout_member_t. */
+#define SHOAL_CHECKOUT_MEMBER 0xFFFE0302u
+typedef struct shoal_checkout_member_s {
+    shoal_pid_t member;
+    shoal_pid_t pool;
+} shoal_checkout_member_t;
+
+/* From an actor: asks `pool` for a member. Returns at once with *ref set
+ * (or an error, as shoal_call: nothing was asked). Exactly one answer with
+ * that ref arrives later as a message: a SHOAL_MSG_REPLY of type
+ * SHOAL_CHECKOUT_MEMBER (status 0: the member is the actor's until it
+ * returns it, or ends), or a SHOAL_MSG_REPLY with status SHOAL_ENOMEMBERS
+ * (none free, none could wait), SHOAL_ETIMEDOUT (none came within
+ * timeout_ms), SHOAL_ENOPROC (the pool has ended or drains), SHOAL_ENOTSUP
+ * (not a checkout pool) -- or a SHOAL_MSG_TIMEOUT if the pool did not
+ * answer at all within timeout_ms + 1 s. A member granted after the actor
+ * stopped waiting (or ended) goes back to the pool by itself. */
+SHOAL_API int shoal_take(shoal_ctx_t *ctx, shoal_pid_t pool, uint64_t timeout_ms, shoal_ref_t *ref);
+/* As shoal_take, from a group of pools (above). SHOAL_ENOMEMBERS at once
+ * (nothing asked) when no pool of the group has a free member;
+ * SHOAL_ENOPROC when there is no such group. */
+SHOAL_API int shoal_take_group(shoal_ctx_t *ctx, const char *group, uint64_t timeout_ms,
+                               shoal_ref_t *ref);
+/* Gives back a member the running actor took: SHOAL_OK, or SHOAL_EINVAL
+ * (it does not hold that member, or `how` is neither SHOAL_RETURN_OK nor
+ * SHOAL_RETURN_FAIL). */
+SHOAL_API int shoal_return(shoal_ctx_t *ctx, shoal_pid_t member, int how);
+/* A transaction: the call to `pool` (a checkout pool) goes to one member,
+ * exclusively, which is returned when its handler has answered (FAIL if
+ * it failed). Like shoal_call: one REPLY (the member's) or TIMEOUT. */
+SHOAL_API int shoal_checkout_call(shoal_ctx_t *ctx, shoal_pid_t pool, uint32_t type,
+                                  const void *data, size_t size, uint64_t timeout_ms,
+                                  shoal_ref_t *ref);
+
+/* From a thread that is not a dispatcher worker: takes a member, waiting
+ * up to timeout_ms. SHOAL_OK (*member set; hold it at most the pool's
+ * lease), SHOAL_ENOMEMBERS, SHOAL_ETIMEDOUT, SHOAL_ENOPROC, SHOAL_ENOTSUP,
+ * SHOAL_EINVAL (called on a dispatcher thread). */
+SHOAL_API int shoal_runtime_take(shoal_runtime_t *rt, shoal_pid_t pool, uint64_t timeout_ms,
+                                 shoal_pid_t *member);
+/* Gives back a member a thread took from `pool`: SHOAL_OK, SHOAL_ETIMEDOUT
+ * (its lease had ended: it was destroyed), SHOAL_EINVAL (no thread holds
+ * it from that pool, or a bad `how`), SHOAL_ENOPROC (the pool has ended). */
+SHOAL_API int shoal_runtime_return(shoal_runtime_t *rt, shoal_pid_t pool, shoal_pid_t member,
+                                   int how);
+/* A transaction from a thread: shoal_runtime_call on a checkout pool. */
+SHOAL_API int shoal_runtime_checkout_call(shoal_runtime_t *rt, shoal_pid_t pool, uint32_t type,
+                                          const void *data, size_t size, uint64_t timeout_ms,
+                                          shoal_answer_t *answer);
+
+/* SHOAL_POOL_SET_CHECKOUT 0xFFFE000Eu: a priority call to a checkout pool;
+ * payload a shoal_pool_checkout_update_t: its init, max and settings from
+ * now on (its group is not changed). Members in use are not touched.
+ * Reply: the uint32_t 0; SHOAL_EINVAL (bad values), SHOAL_ENOTSUP (not a
+ * checkout pool). */
+#define SHOAL_POOL_SET_CHECKOUT 0xFFFE000Eu
+typedef struct shoal_pool_checkout_update_s {
+    uint32_t init, max;
+    shoal_pool_checkout_t checkout;
+} shoal_pool_checkout_update_t;
+SHOAL_API int shoal_pool_set_checkout(shoal_runtime_t *rt, shoal_pid_t pool,
+                                      const shoal_pool_checkout_update_t *update,
+                                      uint64_t timeout_ms);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
