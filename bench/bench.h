@@ -197,5 +197,6 @@ int bench_w5(int argc, char **argv);
 int bench_iso(int argc, char **argv);
 int bench_scale(int argc, char **argv);
 int bench_tasks(int argc, char **argv);
+int bench_w6(int argc, char **argv);
 
 #endif

@@ -1,6 +1,7 @@
 /* shoal_bench.c - shoal-bench: the command line and what the workloads share.
  *
  *   shoal-bench W1 N W | W2 P M | W3 A | W4 N [block|drop] | W5 N W [RATE] | TASKS N W
+ *             | W6 C M K
  *   shoal-bench SCALE BASE FACTOR SECS   (scale.c: an autoscaled pool, a step)
  *
  * The spec is /work/shared/bench/README.md. Environment:
@@ -29,6 +30,8 @@
  *   SHOAL_BENCH_LOG_LEVEL  the runtime's log level (default 1, warnings; 2: info,
  *                          e.g. SCALE's autoscale decisions)
  *   SHOAL_BENCH_TASKS_QUEUE TASKS: the task pool's queue (default 1024)
+ *   SHOAL_BENCH_W6         W6: take (default: take, call, return) or txn
+ *                          (shoal_checkout_call: one transaction)
  */
 #include "bench.h"
 #include "host/isolated.h"
@@ -537,6 +540,7 @@ static void usage(FILE *to)
 {
     fprintf(to, "usage: shoal-bench W1 N W | W2 P M | W3 A | W4 N [block|drop] | W5 N W [RATE]\n"
                 "       shoal-bench TASKS N W  (N xs50 tasks from the main thread, shoal/tasks.h)\n"
+                "       shoal-bench W6 C M K   (C consumers x K checkout transactions on M members)\n"
                 "       shoal-bench ISO W1 N W | ISO W2 M | ISO CALL K\n"
                 "       shoal-bench SCALE BASE FACTOR SECS  (an autoscaled pool, a step in load)\n"
                 "         (a pool with isolation: process; SHOAL_BENCH_ISOLATION=none: the same\n"
@@ -557,7 +561,7 @@ int main(int argc, char **argv)
     if (argc == 2 && strcmp(argv[1], "--isolated-worker") == 0)
         return shoal__isolated_main();
     if (argc < 2)
-        return bad("%s", "no workload (W1, W2, W3, W4, W5, ISO, TASKS, SCALE)");
+        return bad("%s", "no workload (W1, W2, W3, W4, W5, W6, ISO, TASKS, SCALE)");
     const char *w = argv[1];
     if (strcmp(w, "--help") == 0 || strcmp(w, "-h") == 0) {
         usage(stdout);
@@ -586,8 +590,10 @@ int main(int argc, char **argv)
         rc = bench_scale(argc - 2, argv + 2);
     else if (strcmp(w, "TASKS") == 0)
         rc = bench_tasks(argc - 2, argv + 2);
+    else if (strcmp(w, "W6") == 0)
+        rc = bench_w6(argc - 2, argv + 2);
     else
-        return bad("unknown workload '%s' (W1, W2, W3, W4, W5, ISO, TASKS, SCALE)", w);
+        return bad("unknown workload '%s' (W1, W2, W3, W4, W5, W6, ISO, TASKS, SCALE)", w);
     if (rc == BENCH_USAGE)
         usage(stderr);
     return rc;

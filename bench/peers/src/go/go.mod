@@ -1,0 +1,3 @@
+module shoal/bench/peers/gochanpool
+
+go 1.19
