@@ -45,12 +45,14 @@ typedef struct shoal_held_take_s {
     uint64_t timeout_ms; /* how long the taker waits in the queue; 0: not at all */
     uint32_t lease;      /* 1: a thread's take (held under the pool's lease) */
     uint32_t pad_;
+    uint64_t token; /* a thread's: which thread takes (its return must name it) */
 } shoal_held_take_t;
 
 typedef struct shoal_held_return_s {
     shoal_pid_t member;
-    int32_t how;   /* SHOAL_RETURN_OK, SHOAL_RETURN_FAIL, SHOAL__RETURN_CRASHED */
-    uint32_t seat; /* where the pool keeps it, + 1, if the sender knows (the member); else 0 */
+    int32_t how;    /* SHOAL_RETURN_OK, SHOAL_RETURN_FAIL, SHOAL__RETURN_CRASHED */
+    uint32_t seat;  /* where the pool keeps it, + 1, if the sender knows (the member); else 0 */
+    uint64_t token; /* a thread's return: the token of its take */
 } shoal_held_return_t;
 
 /* One member the actor holds, and the pool it goes back to. */

@@ -100,15 +100,9 @@ static bool member_started(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t
     }
     s->state = SHOAL_CO_ENDING; /* its init failed: it ends by itself */
     co->nending++;
-    shoal__co_count(co, SHOAL_CO_START_FAILURES, 1);
     shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, p->name, "a member did not start: %s",
                why != NULL && why[0] ? why : shoal_strerror(status));
-    if (++co->fails_in_row >= co->cfg.add_member_retry) {
-        /* Enough tries for now: takers hear so, starts wait a backoff. */
-        co->retry_at = now + shoal__ms_to_ns(p->spec.restart.backoff_ms);
-        if (co->nstarting == 0)
-            shoal__co_queue_fail_takes(ctx, co);
-    }
+    shoal__co_start_failed(ctx, p, now);
     shoal__co_fill(ctx, p);
     shoal__co_rearm(ctx, co);
     return true;
@@ -137,8 +131,7 @@ static bool member_exited(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t 
         break;
     case SHOAL_CO_STARTING: /* ended before its start notice */
         co->nstarting--;
-        shoal__co_count(co, SHOAL_CO_START_FAILURES, 1);
-        co->fails_in_row++;
+        shoal__co_start_failed(ctx, p, shoal__now_ns());
         break;
     case SHOAL_CO_ENDING:
         co->nending--;
@@ -206,7 +199,7 @@ int shoal__checkout_start(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     shoal_checkout_t *co = p->co;
     uint64_t now = shoal__now_ns();
     if (co->cfg.cull_interval_ms != 0)
-        co->next_cull = now + shoal__ms_to_ns(co->cfg.cull_interval_ms);
+        co->next_cull = shoal__co_deadline(now, co->cfg.cull_interval_ms);
     int rc =
         co->cfg.group != NULL ? shoal__group_join(ctx->rt, co->cfg.group, ctx->self) : SHOAL_OK;
     if (rc == SHOAL_OK)
@@ -239,11 +232,15 @@ int shoal__checkout_set(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_ms
     uint64_t now = shoal__now_ns();
     if (cull_changed)
         co->next_cull = co->cfg.cull_interval_ms != 0
-                            ? now + shoal__ms_to_ns(co->cfg.cull_interval_ms)
+                            ? shoal__co_deadline(now, co->cfg.cull_interval_ms)
                             : UINT64_MAX;
-    /* Fewer members allowed: free ones past the new max end now. */
+    /* Fewer members allowed: free and starting ones past the new max end
+     * now, those in use when they are returned (shoal__co_offer). */
     while (co->nfree + co->nin_use + co->nstarting > u.max && co->nfree != 0)
         shoal__co_stop(ctx, p, co->free_head);
+    for (uint32_t i = 0; i < co->nseats && co->nfree + co->nin_use + co->nstarting > u.max; i++)
+        if (co->seats[i].state == SHOAL_CO_STARTING)
+            shoal__co_stop(ctx, p, i);
     shoal__co_queue_trim(ctx, co);
     shoal__co_fill(ctx, p);
     shoal__co_rearm(ctx, co);
@@ -322,9 +319,16 @@ static void co_own_message(struct shoal_ctx_s *ctx, shoal_env_t *e)
 static void co_own_end(struct shoal_ctx_s *ctx)
 {
     shoal_pool_t *p = shoal__pool_ended(ctx);
-    if (p->co->cfg.group != NULL)
-        shoal__group_leave(ctx->rt, p->co->cfg.group, ctx->self);
-    shoal__co_queue_flush(ctx, p, SHOAL_ENOPROC); /* its members end with it (its children) */
+    shoal_checkout_t *co = p->co;
+    if (co->cfg.group != NULL)
+        shoal__group_leave(ctx->rt, co->cfg.group, ctx->self);
+    shoal__co_queue_flush(ctx, p, SHOAL_ENOPROC);
+    /* Its members end with it (its children): an actor holding one hears
+     * so, as when a member ends in use, and no longer holds it. */
+    for (uint32_t i = 0; i < co->nseats; i++)
+        if (co->seats[i].state == SHOAL_CO_IN_USE && co->seats[i].by == SHOAL_CO_BY_ACTOR)
+            shoal__send_system(ctx->rt, ctx->tc, co->seats[i].owner, SHOAL_MSG_EXIT,
+                               co->seats[i].pid, (uint32_t)SHOAL_ESHUTDOWN);
 }
 
 /* A member has handled a transaction: counted, and it gives itself back. */

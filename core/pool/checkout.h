@@ -61,9 +61,9 @@ enum { SHOAL_CO_BY_ACTOR = 1, SHOAL_CO_BY_THREAD = 2, SHOAL_CO_BY_TXN = 3 };
 typedef struct shoal_co_seat_s {
     shoal_pid_t pid;
     uint8_t state, by;
-    bool stale;          /* from code a reload replaced: not given out again */
     uint32_t prev, next; /* the free FIFO's links (seats), SHOAL_CO_NIL at its ends */
     shoal_pid_t owner;   /* IN_USE: the actor, the thread's waiter, the transaction's sender */
+    uint64_t token;      /* IN_USE by a thread: which thread (checkout_api.c) */
     uint64_t deadline;   /* STARTING: its start's end; IN_USE by a thread: its lease's */
     uint64_t expires;    /* its max_lifetime ends (ns), UINT64_MAX: never */
     uint64_t used_ns;    /* last given back (or started) */
@@ -76,7 +76,8 @@ typedef struct shoal_co_taker_s {
     shoal_ref_t ref;
     uint64_t since, deadline; /* deadline UINT64_MAX: none (a transaction) */
     shoal_env_t *txn;
-    bool lease; /* a thread's take */
+    uint64_t token; /* a thread's take: which thread */
+    bool lease;     /* a thread's take */
     bool gone;  /* answered already (timed out): skipped */
 } shoal_co_taker_t;
 
@@ -194,6 +195,22 @@ void shoal__co_sweep(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint64_t n
 uint64_t shoal__co_seats_next(const shoal_checkout_t *co);
 /* A member's lifetime's end, drawn with the jitter, from now. */
 uint64_t shoal__co_lifetime(shoal_checkout_t *co, uint64_t now);
+/* now + ms, in ns, UINT64_MAX (never) when that would not fit. */
+static inline uint64_t shoal__co_deadline(uint64_t now, uint64_t ms)
+{
+    return ms >= (UINT64_MAX - now) / 1000000u ? UINT64_MAX : now + ms * 1000000u;
+}
+/* A member's start failed (its init, its deadline, an end before its
+ * notice): counted; past add_member_retry in a row, starts wait a
+ * backoff and, with none starting, the takes waiting hear
+ * SHOAL_ENOMEMBERS. */
+void shoal__co_start_failed(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint64_t now);
+/* A take could not wait: one member is started for the next, if the pool
+ * is below max and none is starting beyond the takers waiting. */
+void shoal__co_start_spare(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
+/* The next free member fit to give out (one past its lifetime is
+ * recycled on the way), or SHOAL_CO_NIL. */
+uint32_t shoal__co_free_take(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint64_t now);
 
 /* Counts into counters[i]: the pool's actor is the only writer [relaxed
  * load and store]. */

@@ -102,13 +102,21 @@ SHOAL_API int shoal_checkout_call(shoal_ctx_t *ctx, shoal_pid_t pool, uint32_t t
     return shoal_call(ctx, pool, type, data, size, timeout_ms, ref);
 }
 
+/* Which thread this is, for the pool: its thread cache's address (one
+ * per thread while it lives). A thread's return must come from the thread
+ * that took (checkout_take.c: may_return). */
+static uint64_t thread_token(shoal_runtime_t *rt)
+{
+    return (uint64_t)(uintptr_t)shoal__tcache_get(rt);
+}
+
 SHOAL_API int shoal_runtime_take(shoal_runtime_t *rt, shoal_pid_t pool, uint64_t timeout_ms,
                                  shoal_pid_t *member)
 {
     if (member == NULL)
         return SHOAL_EINVAL;
     *member = SHOAL_PID_NONE;
-    shoal_held_take_t t = {.timeout_ms = timeout_ms, .lease = 1};
+    shoal_held_take_t t = {.timeout_ms = timeout_ms, .lease = 1, .token = thread_token(rt)};
     shoal_answer_t a;
     int rc = shoal_runtime_call_priority(rt, pool, SHOAL__CHECKOUT_TAKE, &t, sizeof t,
                                          call_timeout(timeout_ms), &a);
@@ -132,7 +140,7 @@ SHOAL_API int shoal_runtime_return(shoal_runtime_t *rt, shoal_pid_t pool, shoal_
 {
     if (how != SHOAL_RETURN_OK && how != SHOAL_RETURN_FAIL)
         return SHOAL_EINVAL;
-    shoal_held_return_t r = {.member = member, .how = how};
+    shoal_held_return_t r = {.member = member, .how = how, .token = thread_token(rt)};
     shoal_answer_t a;
     int rc = shoal_runtime_call_priority(rt, pool, SHOAL__CHECKOUT_RETURN, &r, sizeof r,
                                          RETURN_WAIT_MS, &a);

@@ -99,6 +99,8 @@ uint64_t shoal__co_lifetime(shoal_checkout_t *co, uint64_t now)
         return UINT64_MAX;
     uint64_t life = shoal__ms_to_ns(co->cfg.max_lifetime_ms);
     uint64_t jitter = shoal__ms_to_ns(co->cfg.max_lifetime_jitter_ms);
+    if (life == UINT64_MAX)
+        return UINT64_MAX;
     if (jitter != 0) { /* uniform in [-jitter, +jitter] (xorshift32) */
         uint32_t x = co->prng;
         x ^= x << 13;
@@ -108,7 +110,7 @@ uint64_t shoal__co_lifetime(shoal_checkout_t *co, uint64_t now)
         uint64_t r = (((uint64_t)x << 32) | x) % (2 * jitter + 1);
         life = life - jitter + r;
     }
-    return now + life;
+    return life >= UINT64_MAX - now ? UINT64_MAX : now + life;
 }
 
 /* An empty seat (a new one past the last if none), or SHOAL_CO_NIL. */
@@ -148,7 +150,7 @@ static int start_one(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
         .state = SHOAL_CO_STARTING,
         .prev = SHOAL_CO_NIL,
         .next = SHOAL_CO_NIL,
-        .deadline = now + shoal__ms_to_ns(co->cfg.member_start_timeout_ms),
+        .deadline = shoal__co_deadline(now, co->cfg.member_start_timeout_ms),
         .expires = UINT64_MAX,
         .used_ns = now,
     };
@@ -188,10 +190,49 @@ void shoal__co_fill(struct shoal_ctx_s *ctx, shoal_pool_t *p)
             shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, p->name,
                        "could not start a member: %s; trying again in %" PRIu64 " ms",
                        shoal_strerror(rc), p->spec.restart.backoff_ms);
-            co->retry_at = now + shoal__ms_to_ns(p->spec.restart.backoff_ms);
+            co->retry_at = shoal__co_deadline(now, p->spec.restart.backoff_ms);
             return;
         }
     }
+}
+
+void shoal__co_start_spare(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    shoal_checkout_t *co = p->co;
+    uint64_t now = shoal__now_ns();
+    if (p->state == SHOAL_POOL_DRAINING ||
+        atomic_load_explicit(&ctx->rt->stopping, memory_order_relaxed) ||
+        (co->retry_at != 0 && now < co->retry_at) || co->nstarting > co->qlive ||
+        co->nfree + co->nin_use + co->nstarting >= p->spec.max_size)
+        return;
+    if (start_one(ctx, p, now) != SHOAL_OK)
+        co->retry_at = shoal__co_deadline(now, p->spec.restart.backoff_ms);
+}
+
+void shoal__co_start_failed(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
+{
+    shoal_checkout_t *co = p->co;
+    shoal__co_count(co, SHOAL_CO_START_FAILURES, 1);
+    if (++co->fails_in_row < co->cfg.add_member_retry)
+        return;
+    /* Enough tries for now: starts wait a backoff, takers hear so. */
+    co->retry_at = shoal__co_deadline(now, p->spec.restart.backoff_ms);
+    if (co->nstarting == 0)
+        shoal__co_queue_fail_takes(ctx, co);
+}
+
+uint32_t shoal__co_free_take(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
+{
+    shoal_checkout_t *co = p->co;
+    uint32_t i;
+    while ((i = shoal__co_free_pop(co)) != SHOAL_CO_NIL) {
+        if (now < co->seats[i].expires)
+            return i;
+        shoal__co_count(co, SHOAL_CO_RECYCLED, 1); /* its replacement: fill */
+        co->seats[i].state = SHOAL_CO_FREE;         /* popped: unlisted */
+        shoal__co_stop(ctx, p, i);
+    }
+    return SHOAL_CO_NIL;
 }
 
 void shoal__co_stop(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t i)
@@ -273,9 +314,8 @@ void shoal__co_sweep(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
             shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, p->name,
                        "a member did not start within %" PRIu64 " ms: stopped",
                        co->cfg.member_start_timeout_ms);
-            shoal__co_count(co, SHOAL_CO_START_FAILURES, 1);
-            co->fails_in_row++;
             shoal__co_stop(ctx, p, i);
+            shoal__co_start_failed(ctx, p, now);
         } else if (s->state == SHOAL_CO_IN_USE && s->by == SHOAL_CO_BY_THREAD &&
                    now >= s->deadline) {
             shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, p->name,
@@ -289,6 +329,6 @@ void shoal__co_sweep(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
     }
     if (now >= co->next_cull) {
         cull(ctx, p, now);
-        co->next_cull = now + shoal__ms_to_ns(co->cfg.cull_interval_ms);
+        co->next_cull = shoal__co_deadline(now, co->cfg.cull_interval_ms);
     }
 }

@@ -74,6 +74,18 @@ static int queue_grow(shoal_checkout_t *co)
     return SHOAL_OK;
 }
 
+/* Drops the answered (gone) entries, keeping the order of the rest. */
+static void queue_compact(shoal_checkout_t *co)
+{
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < co->qlen; k++) {
+        shoal_co_taker_t t = co->q[(co->qhead + k) % co->qcap];
+        if (!t.gone)
+            co->q[(co->qhead + n++) % co->qcap] = t;
+    }
+    co->qlen = n;
+}
+
 /* Queues t at the back, or at the front (a transaction handed back by a
  * member that ended before it: it was first). */
 static int queue_put(shoal_checkout_t *co, const shoal_co_taker_t *t, bool front)
@@ -157,6 +169,8 @@ void shoal__co_queue_expire(struct shoal_ctx_s *ctx, shoal_checkout_t *co, uint6
         co->qhead = (co->qhead + 1) % co->qcap;
         co->qlen--;
     }
+    if (co->qlen > 2 * co->qlive + 8) /* answered ones behind a waiter: squeezed out */
+        queue_compact(co);
 }
 
 /* No member will come for the takes waiting (starts keep failing): they
@@ -177,14 +191,16 @@ void shoal__co_queue_fail_takes(struct shoal_ctx_s *ctx, shoal_checkout_t *co)
 
 /* ---- giving members out ------------------------------------------------- */
 
-/* Seat i goes to `owner`. */
-static void seat_give(shoal_checkout_t *co, uint32_t i, shoal_pid_t owner, uint8_t by, uint64_t now)
+/* Seat i goes to `owner` (a thread's: token says which). */
+static void seat_give(shoal_checkout_t *co, uint32_t i, shoal_pid_t owner, uint8_t by,
+                      uint64_t token, uint64_t now)
 {
     shoal_co_seat_t *s = &co->seats[i];
     s->state = SHOAL_CO_IN_USE;
     s->by = by;
     s->owner = owner;
-    s->deadline = by == SHOAL_CO_BY_THREAD ? now + shoal__ms_to_ns(co->cfg.lease_ms) : UINT64_MAX;
+    s->token = token;
+    s->deadline = by == SHOAL_CO_BY_THREAD ? shoal__co_deadline(now, co->cfg.lease_ms) : UINT64_MAX;
     s->uses++;
     co->nin_use++;
     shoal__co_count(co, SHOAL_CO_TAKES, 1);
@@ -207,10 +223,11 @@ static bool txn_give(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t i, shoal
                      uint64_t now)
 {
     shoal_checkout_t *co = p->co;
-    seat_give(co, i, m->from, SHOAL_CO_BY_TXN, now);
+    seat_give(co, i, m->from, SHOAL_CO_BY_TXN, 0, now);
     if (shoal__deliver_over(ctx->rt, ctx->tc, co->seats[i].pid, m) == SHOAL_OK)
         return true;
-    seat_ungive(co, i);
+    seat_ungive(co, i); /* it ended free: its EXIT is on the way */
+    shoal__co_count(co, SHOAL_CO_KILLED_FREE, 1);
     co->seats[i].state = SHOAL_CO_ENDING;
     co->nending++;
     return false;
@@ -221,7 +238,7 @@ static bool take_give(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t i,
                       const shoal_co_taker_t *t, uint64_t now)
 {
     shoal_checkout_t *co = p->co;
-    seat_give(co, i, t->from, t->lease ? SHOAL_CO_BY_THREAD : SHOAL_CO_BY_ACTOR, now);
+    seat_give(co, i, t->from, t->lease ? SHOAL_CO_BY_THREAD : SHOAL_CO_BY_ACTOR, t->token, now);
     shoal_checkout_member_t g = {co->seats[i].pid, ctx->self};
     if (shoal_reply(ctx, t->from, t->ref, SHOAL_CHECKOUT_MEMBER, &g, sizeof g) == SHOAL_OK) {
         note_wait(co, now - t->since);
@@ -240,10 +257,15 @@ void shoal__co_offer(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t i)
         shoal__co_stop(ctx, p, i);
         return;
     }
-    if (s->stale || now >= s->expires) { /* past its lifetime, or old code */
+    if (now >= s->expires) { /* past its lifetime */
         shoal__co_count(co, SHOAL_CO_RECYCLED, 1);
         shoal__co_stop(ctx, p, i);
         shoal__co_fill(ctx, p);
+        return;
+    }
+    if (co->nfree + co->nin_use + co->nstarting + 1 > p->spec.max_size) {
+        shoal__co_count(co, SHOAL_CO_CULLED, 1); /* above a max lowered since it was taken */
+        shoal__co_stop(ctx, p, i);
         return;
     }
     shoal_co_taker_t t;
@@ -251,7 +273,9 @@ void shoal__co_offer(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t i)
         if (t.txn != NULL) {
             if (txn_give(ctx, p, i, t.txn, now))
                 return;
-            queue_put(co, &t, true); /* the member has gone: first for the next */
+            /* The member has gone: first for the next. */
+            if (queue_put(co, &t, true) != SHOAL_OK)
+                shoal__co_txn_drop(ctx, p, t.txn);
             shoal__co_fill(ctx, p);
             return;
         }
@@ -268,7 +292,7 @@ void shoal__co_txn_place(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *
     shoal_checkout_t *co = p->co;
     uint64_t now = shoal__now_ns();
     uint32_t i;
-    while ((i = shoal__co_free_pop(co)) != SHOAL_CO_NIL)
+    while ((i = shoal__co_free_take(ctx, p, now)) != SHOAL_CO_NIL)
         if (txn_give(ctx, p, i, m, now))
             return;
     shoal_co_taker_t t = {.from = m->from, .since = now, .deadline = UINT64_MAX, .txn = m};
@@ -299,9 +323,10 @@ int shoal__checkout_take(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_m
     shoal_co_taker_t t = {.from = msg->from,
                           .ref = msg->ref,
                           .since = now,
-                          .deadline = now + shoal__ms_to_ns(req.timeout_ms),
+                          .deadline = shoal__co_deadline(now, req.timeout_ms),
+                          .token = req.token,
                           .lease = req.lease != 0};
-    uint32_t i = shoal__co_free_pop(co);
+    uint32_t i = shoal__co_free_take(ctx, p, now);
     if (i != SHOAL_CO_NIL) {
         /* Answered here, not through `reply`: a taker gone by now (the
          * answer cannot be delivered) leaves the member free. */
@@ -313,24 +338,26 @@ int shoal__checkout_take(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_m
     bool wait = req.timeout_ms != 0 && co->qtakers < co->cfg.queue_max;
     if (wait && queue_put(co, &t, false) != SHOAL_OK)
         wait = false;
-    shoal__co_fill(ctx, p); /* a member for it (or for the next, if it cannot wait) */
     if (!wait) {
+        shoal__co_start_spare(ctx, p); /* a member for the next */
         shoal__co_count(co, SHOAL_CO_NO_MEMBERS, 1);
         shoal_reply_error(reply, SHOAL_ENOMEMBERS);
         return SHOAL_OK;
     }
+    shoal__co_fill(ctx, p); /* a member for it, if the pool may grow */
     shoal__co_rearm(ctx, co);
     return SHOAL_DEFER;
 }
 
 /* Whether a return's sender may give back seat s. */
-static bool may_return(shoal_runtime_t *rt, const shoal_co_seat_t *s, shoal_pid_t from)
+static bool may_return(shoal_runtime_t *rt, const shoal_co_seat_t *s, shoal_pid_t from,
+                       uint64_t token)
 {
     switch (s->by) {
     case SHOAL_CO_BY_ACTOR:
         return from == s->owner;
-    case SHOAL_CO_BY_THREAD: /* the thread (a new waiter), or its take's late answer */
-        return from == s->owner || shoal__pool_from_thread(rt, from);
+    case SHOAL_CO_BY_THREAD: /* its take's late answer, or the thread that took (a new waiter) */
+        return from == s->owner || (token == s->token && shoal__pool_from_thread(rt, from));
     case SHOAL_CO_BY_TXN:
         return from == s->pid;
     default:
@@ -360,7 +387,7 @@ int shoal__checkout_return(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal
     else if (r.member != SHOAL_PID_NONE)
         at = shoal__co_find(co, r.member);
     shoal_co_seat_t *s = at >= 0 ? &co->seats[at] : NULL;
-    if (s == NULL || s->state != SHOAL_CO_IN_USE || !may_return(ctx->rt, s, msg->from))
+    if (s == NULL || s->state != SHOAL_CO_IN_USE || !may_return(ctx->rt, s, msg->from, r.token))
         return lease_expired(co, r.member) ? SHOAL_ETIMEDOUT : SHOAL_EINVAL;
     if (r.how != SHOAL_RETURN_OK && r.how != SHOAL_RETURN_FAIL && r.how != SHOAL__RETURN_CRASHED)
         return SHOAL_EINVAL;
@@ -371,6 +398,7 @@ int shoal__checkout_return(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal
         shoal__co_count(
             co, r.how == SHOAL_RETURN_FAIL ? SHOAL_CO_RETURNED_FAIL : SHOAL_CO_KILLED_IN_USE, 1);
         shoal__co_stop(ctx, p, i); /* its replacement starts when it has ended */
+        shoal__co_rearm(ctx, co);
         return SHOAL_OK;
     }
     shoal__co_count(co, SHOAL_CO_RETURNED_OK, 1);
@@ -379,6 +407,7 @@ int shoal__checkout_return(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal
     s->used_ns = shoal__now_ns();
     co->nin_use--;
     shoal__co_offer(ctx, p, i);
+    shoal__co_rearm(ctx, co); /* a lease, a start: the offer may have begun one */
     return SHOAL_OK;
 }
 

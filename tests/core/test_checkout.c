@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "pool/checkout.h"
+#include "pool/pool.h"
 #include "support.h"
 
 #define WAIT_S 20.0
@@ -21,7 +23,7 @@
 
 enum { T_WHO = 1, T_FAIL = 2, T_BLOCK = 3, T_PANIC = 4 };
 
-static atomic_int started, init_fail, gate, blocked, exits_seen;
+static atomic_int started, init_fail, init_delay_ms, gate, blocked, exits_seen;
 static _Atomic shoal_pid_t exit_from;
 
 /* ---- the member: answers T_WHO with its PID and its uses ------------------ */
@@ -42,6 +44,11 @@ static int m_init(shoal_ctx_t *ctx, void *state, const void *args)
     (void)args;
     if (atomic_load(&init_fail))
         return SHOAL_EFAILED;
+    int d = atomic_load(&init_delay_ms);
+    if (d > 0) { /* a slow connect */
+        struct timespec ts = {0, d * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     atomic_fetch_add(&started, 1);
     return SHOAL_OK;
 }
@@ -89,6 +96,7 @@ static void reset(void)
 {
     atomic_store(&started, 0);
     atomic_store(&init_fail, 0);
+    atomic_store(&init_delay_ms, 0);
     atomic_store(&gate, 0);
     atomic_store(&blocked, 0);
     atomic_store(&exits_seen, 0);
@@ -180,6 +188,9 @@ typedef struct {
     uint64_t timeout_ms;
     int rc;
     double took;
+    int back_rc; /* its own return of what it got (only this thread may) */
+    int keep;    /* 1: it keeps what it got */
+    atomic_int done;
 } taker_t;
 
 static void *taker_main(void *arg)
@@ -188,6 +199,17 @@ static void *taker_main(void *arg)
     double t0 = shoal_test_now();
     t->rc = shoal_runtime_take(t->rt, t->pool, t->timeout_ms, &t->got);
     t->took = shoal_test_now() - t0;
+    if (t->rc == SHOAL_OK && !t->keep)
+        t->back_rc = shoal_runtime_return(t->rt, t->pool, t->got, SHOAL_RETURN_OK);
+    atomic_store(&t->done, 1);
+    return NULL;
+}
+
+/* Another thread's return of w->got (one it does not hold). */
+static void *returner_main(void *arg)
+{
+    taker_t *t = arg;
+    t->back_rc = shoal_runtime_return(t->rt, t->pool, t->got, SHOAL_RETURN_OK);
     return NULL;
 }
 
@@ -206,7 +228,7 @@ static void test_queue_and_timeouts(void)
     CU_ASSERT_TRUE(shoal_test_now() - t0 >= 0.149);
     CU_ASSERT_EQUAL(stats(rt, pool).take_timeouts, 1);
     /* One waits (the queue holds one); the next is refused at once. */
-    taker_t w = {rt, pool, SHOAL_PID_NONE, 10000, 1, 0};
+    taker_t w = {rt, pool, SHOAL_PID_NONE, 10000, 1, 0, 1, 0, 0};
     pthread_t th;
     pthread_create(&th, NULL, taker_main, &w);
     WAIT_UNTIL(stats(rt, pool).queued == 1);
@@ -219,13 +241,16 @@ static void test_queue_and_timeouts(void)
     pthread_join(th, NULL);
     CU_ASSERT_EQUAL(w.rc, SHOAL_OK);
     CU_ASSERT_EQUAL(w.got, a);
+    CU_ASSERT_EQUAL(w.back_rc, SHOAL_OK); /* it gave it back itself */
+    /* A thread cannot give back what another took (nor twice). */
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, a, SHOAL_RETURN_OK), SHOAL_EINVAL);
     shoal_pool_stats_t st = stats(rt, pool);
     CU_ASSERT_EQUAL(st.takes, 2);
+    CU_ASSERT_EQUAL(st.returned_ok, 2);
     CU_ASSERT_EQUAL(st.error_no_members, 1);
     CU_ASSERT_EQUAL(st.take_timeouts, 1);
     CU_ASSERT_EQUAL(st.queued, 0);
     CU_ASSERT_TRUE(st.take_wait_ns[1] > 0);
-    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, a, SHOAL_RETURN_OK), SHOAL_OK);
     /* queue_max 0: never a wait. */
     shoal_pool_checkout_update_t u = {1, 1, s.checkout};
     u.checkout.queue_max = 0;
@@ -235,6 +260,22 @@ static void test_queue_and_timeouts(void)
     CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 10000, &x), SHOAL_ENOMEMBERS);
     CU_ASSERT_TRUE(shoal_test_now() - t0 < 5.0);
     CU_ASSERT_EQUAL(stats(rt, pool).error_no_members, 2);
+    /* Another thread's second return of a member it gave back and this
+     * thread took since: refused, the member stays this thread's. */
+    taker_t w2 = {rt, pool, SHOAL_PID_NONE, 0, 1, 0, 1, 0, 0};
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, a, SHOAL_RETURN_OK), SHOAL_OK);
+    pthread_create(&th, NULL, taker_main, &w2); /* takes a, gives it back */
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(w2.rc, SHOAL_OK);
+    CU_ASSERT_EQUAL(w2.back_rc, SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &x), SHOAL_OK);
+    CU_ASSERT_EQUAL(x, a);
+    w2.got = a; /* the stale second return, from another thread */
+    pthread_create(&th, NULL, returner_main, &w2);
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(w2.back_rc, SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(stats(rt, pool).in_use, 1);
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &x), SHOAL_ENOMEMBERS);
     shoal_runtime_destroy(rt);
 }
 
@@ -746,6 +787,177 @@ static void test_bad_specs(void)
     shoal_runtime_destroy(rt);
 }
 
+/* ---- edges a review found (each failed before its fix) -------------------------- */
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* A take that cannot wait (timeout 0) still starts a member for the next. */
+static void test_nowait_take_starts_member(void)
+{
+    reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = spec_of(0, 2);
+    s.checkout.cull_interval_ms = 0;
+    shoal_pid_t pool = start(rt, &s);
+    shoal_pid_t m;
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &m), SHOAL_ENOMEMBERS);
+    WAIT_UNTIL(stats(rt, pool).free == 1);
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &m), SHOAL_OK);
+    shoal_pool_stats_t st = stats(rt, pool);
+    CU_ASSERT_EQUAL(st.pool_size, 1);
+    CU_ASSERT_EQUAL(st.error_no_members, 1);
+    CU_ASSERT_EQUAL(atomic_load(&started), 1);
+    shoal_runtime_destroy(rt);
+}
+
+/* UINT64_MAX is no limit: the take waits. */
+static void test_unbounded_timeout(void)
+{
+    reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = spec_of(1, 1);
+    shoal_pid_t pool = start(rt, &s);
+    shoal_pid_t a;
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &a), SHOAL_OK);
+    taker_t t = {rt, pool, SHOAL_PID_NONE, UINT64_MAX, 99, 0, 99, 0, 0};
+    pthread_t th;
+    pthread_create(&th, NULL, taker_main, &t);
+    sleep_ms(300);
+    CU_ASSERT_EQUAL(atomic_load(&t.done), 0);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, a, SHOAL_RETURN_OK), SHOAL_OK);
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(t.rc, SHOAL_OK);
+    CU_ASSERT_EQUAL(t.got, a);
+    shoal_runtime_destroy(rt);
+}
+
+/* A lease that starts when a return hands the member to a waiting thread
+ * is timed from then. */
+static void test_lease_armed_on_handover(void)
+{
+    reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = spec_of(1, 1);
+    s.checkout.lease_ms = 100;
+    s.checkout.cull_interval_ms = 0;
+    shoal_pid_t pool = start(rt, &s);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, pool, T_BLOCK, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&blocked) == 1); /* a transaction holds the only member */
+    taker_t t = {rt, pool, SHOAL_PID_NONE, 30000, 99, 0, 99, 1, 0};
+    pthread_t th;
+    pthread_create(&th, NULL, taker_main, &t);
+    WAIT_UNTIL(stats(rt, pool).queued == 1);
+    atomic_store(&gate, 1); /* the transaction ends: the member goes to the thread */
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL_FATAL(t.rc, SHOAL_OK);
+    WAIT_UNTIL(stats(rt, pool).lease_expired == 1);
+    CU_ASSERT_EQUAL(stats(rt, pool).lease_expired, 1);
+    CU_ASSERT_FALSE(alive(rt, t.got));
+    shoal_runtime_destroy(rt);
+}
+
+/* max lowered below the members in use: they end as they come back. */
+static void test_lower_max_in_use(void)
+{
+    reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = spec_of(0, 3);
+    s.checkout.cull_interval_ms = 0;
+    shoal_pid_t pool = start(rt, &s);
+    shoal_pid_t m[3];
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 5000, &m[i]), SHOAL_OK);
+    shoal_pool_checkout_update_t u = {0, 1, s.checkout};
+    CU_ASSERT_EQUAL(shoal_pool_set_checkout(rt, pool, &u, TMO), SHOAL_OK);
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, m[i], SHOAL_RETURN_OK), SHOAL_OK);
+    WAIT_UNTIL(stats(rt, pool).pool_size == 1);
+    shoal_pool_stats_t st = stats(rt, pool);
+    CU_ASSERT_EQUAL(st.pool_size, 1);
+    CU_ASSERT_EQUAL(st.free, 1);
+    CU_ASSERT_EQUAL(st.culled, 2);
+    CU_ASSERT_TRUE(alive(rt, m[2])); /* the last back is the one kept */
+    shoal_runtime_destroy(rt);
+}
+
+/* A free member past its lifetime is replaced when it would be given out. */
+static void test_lifetime_found_free(void)
+{
+    reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = spec_of(1, 1);
+    s.checkout.max_lifetime_ms = 100;
+    s.checkout.cull_interval_ms = 0;
+    shoal_pid_t pool = start(rt, &s);
+    shoal_pid_t a, b;
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &a), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, a, SHOAL_RETURN_OK), SHOAL_OK);
+    sleep_ms(300);
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 5000, &b), SHOAL_OK);
+    CU_ASSERT_NOT_EQUAL(a, b);
+    CU_ASSERT_EQUAL(stats(rt, pool).recycled, 1);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, b, SHOAL_RETURN_OK), SHOAL_OK);
+    shoal_runtime_destroy(rt);
+}
+
+/* Takes that timed out behind a waiter do not grow the queue for ever. */
+static void test_queue_ring_bounded(void)
+{
+    reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = spec_of(1, 1);
+    s.checkout.queue_max = 2;
+    shoal_pid_t pool = start(rt, &s);
+    shoal_pid_t a, x;
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &a), SHOAL_OK);
+    taker_t head = {rt, pool, SHOAL_PID_NONE, 20000, 99, 0, 99, 0, 0};
+    pthread_t th;
+    pthread_create(&th, NULL, taker_main, &head);
+    WAIT_UNTIL(stats(rt, pool).queued == 1);
+    int timeouts = 0;
+    for (int k = 0; k < 600; k++)
+        timeouts += shoal_runtime_take(rt, pool, 1, &x) == SHOAL_ETIMEDOUT;
+    CU_ASSERT_EQUAL(timeouts, 600);
+    CU_ASSERT_EQUAL(stats(rt, pool).take_timeouts, 600); /* and a turn of the pool since */
+    shoal_pool_t *p = shoal__pool_find(rt, pool);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_TRUE(p->co->qcap <= 16);
+    shoal__pool_unref(rt, p);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, a, SHOAL_RETURN_OK), SHOAL_OK);
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(head.rc, SHOAL_OK);
+    CU_ASSERT_EQUAL(head.got, a);
+    shoal_runtime_destroy(rt);
+}
+
+/* Start timeouts count toward add_member_retry: then the takers hear
+ * SHOAL_ENOMEMBERS and starts wait restart.backoff. */
+static void test_start_timeouts_back_off(void)
+{
+    reset();
+    shoal_runtime_t *rt = shoal_test_runtime_logged(4, SHOAL_LOG_WARN);
+    shoal_pool_spec_t s = spec_of(0, 1);
+    s.checkout.member_start_timeout_ms = 30;
+    s.checkout.add_member_retry = 1;
+    s.checkout.cull_interval_ms = 0;
+    s.restart.backoff_ms = 5000;
+    shoal_pid_t pool = start(rt, &s);
+    atomic_store(&init_delay_ms, 80);
+    shoal_pid_t m;
+    double t0 = shoal_test_now();
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 1000, &m), SHOAL_ENOMEMBERS);
+    CU_ASSERT_TRUE(shoal_test_now() - t0 < 0.9);
+    CU_ASSERT_EQUAL(stats(rt, pool).start_failures, 1);
+    shoal_test_assert_logged("a member did not start within 30 ms: stopped");
+    atomic_store(&init_delay_ms, 0);
+    sleep_ms(200);
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -763,6 +975,13 @@ int main(void)
         {"start failures and add_member_retry", test_start_failures},
         {"drain waits for members in use", test_drain_waits_for_returns},
         {"bad specs", test_bad_specs},
+        {"a take that cannot wait starts a member", test_nowait_take_starts_member},
+        {"UINT64_MAX: no limit", test_unbounded_timeout},
+        {"a lease timed from a hand-over", test_lease_armed_on_handover},
+        {"max lowered below the members in use", test_lower_max_in_use},
+        {"lifetime checked when found free", test_lifetime_found_free},
+        {"the takers' queue stays bounded", test_queue_ring_bounded},
+        {"start timeouts back off", test_start_timeouts_back_off},
         {NULL, NULL},
     };
     return shoal_test_run("checkout", cases);

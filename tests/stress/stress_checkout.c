@@ -8,8 +8,10 @@
  * (a driver thread starts another in its place). Every TXN_EVERY-th round
  * is a transaction instead (shoal_checkout_call). Members panic on a few
  * calls (in use) and a chaos thread makes free-looking members panic too;
- * the pool culls, recycles by lifetime, and grows and shrinks with demand.
- * A sampler thread asks the pool for its counters all along.
+ * the pool culls, recycles by lifetime, and grows and shrinks with demand,
+ * while a flipper thread moves its max and queue_max live every 5 ms (as
+ * reloads would). A sampler thread asks the pool for its counters all
+ * along.
  *
  * Checked: no member is ever held by two consumers (the owner table's
  * claim, a compare-and-swap from 0, never fails; a member's reply is its
@@ -263,6 +265,23 @@ static void *sampler_main(void *arg)
     return NULL;
 }
 
+/* Changes max and queue_max live, as a reload would, all along. */
+static atomic_int flips;
+
+static void *flipper_main(void *arg)
+{
+    const shoal_pool_checkout_t *base = arg;
+    for (uint32_t k = 0; !atomic_load(&stop_all); k++) {
+        shoal_pool_checkout_update_t u = {2, k % 2 ? MAXM : MAXM - 2, *base};
+        u.checkout.queue_max = k % 3 ? CONSUMERS : CONSUMERS / 2;
+        if (shoal_pool_set_checkout(rt, pool, &u, 5000) == SHOAL_OK)
+            atomic_fetch_add(&flips, 1);
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
 /* Makes a member that is not known to be held panic now and then. */
 static void *chaos_main(void *arg)
 {
@@ -307,9 +326,10 @@ static void test_checkout_under_crashes(void)
     s.checkout.max_lifetime_jitter_ms = 1;
     s.checkout.lease_ms = 1000;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &pool), SHOAL_OK);
-    pthread_t sampler, chaos;
+    pthread_t sampler, chaos, flipper;
     pthread_create(&sampler, NULL, sampler_main, NULL);
     pthread_create(&chaos, NULL, chaos_main, NULL);
+    pthread_create(&flipper, NULL, flipper_main, &s.checkout);
     shoal_pid_t c[CONSUMERS];
     for (int i = 0; i < CONSUMERS; i++) {
         CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &consumer, NULL, NULL, &c[i]), SHOAL_OK);
@@ -335,6 +355,7 @@ static void test_checkout_under_crashes(void)
     atomic_store(&stop_all, 1);
     pthread_join(sampler, NULL);
     pthread_join(chaos, NULL);
+    pthread_join(flipper, NULL);
     SHOAL_TEST_WAIT_UNTIL(shoal_test_pool_stats(rt, pool).in_use == 0 &&
                               shoal_test_pool_stats(rt, pool).queued == 0,
                           30.0);
@@ -355,6 +376,7 @@ static void test_checkout_under_crashes(void)
     CU_ASSERT_EQUAL(atomic_load(&bad_replies), 0);
     CU_ASSERT_EQUAL(atomic_load(&bad_samples), 0);
     CU_ASSERT_TRUE(atomic_load(&samples) > 0);
+    CU_ASSERT_TRUE(atomic_load(&flips) > 0);
     CU_ASSERT_EQUAL(st.in_use, 0);
     CU_ASSERT_EQUAL(st.queued, 0);
     CU_ASSERT_TRUE(st.pool_size <= MAXM);

@@ -7,8 +7,8 @@
  * one consumer, which then sends to and calls the member's PID directly;
  * nobody else gets that member until it is given back with `return`:
  *   SHOAL_RETURN_OK    it goes back to the free members (or, past its
- *                      max_lifetime, or its code changed by a reload, it is
- *                      replaced by a new one);
+ *                      max_lifetime, it is replaced by a new one; above a
+ *                      max lowered while it was out, it ends);
  *   SHOAL_RETURN_FAIL  its state is not to be trusted: it is stopped and a
  *                      new one started.
  *
@@ -18,16 +18,17 @@
  * member_start_timeout_ms), and waits for it. Every cull_interval_ms, free
  * members unused for more than max_age_ms end, down to `init`. A member
  * older than max_lifetime_ms (+/- up to max_lifetime_jitter_ms, drawn per
- * member) is replaced when it is next returned or found free -- never
- * while in use. A member that ends by itself is replaced: counted
- * killed_free if it was free, killed_in_use if it was in use (and then its
- * consumer gets a SHOAL_MSG_EXIT for it, from = the member).
+ * member) is replaced when it is next returned, about to be given out, or
+ * culled -- never while in use. A member that ends by itself is replaced:
+ * counted killed_free if it was free, killed_in_use if it was in use (then
+ * an actor holding it gets a SHOAL_MSG_EXIT for it, from = the member, and
+ * no longer holds it; a thread is not told: its return gets SHOAL_EINVAL).
  *
  * Waiting. With no free member, a taker waits in a FIFO of at most
- * queue_max takers until its timeout; when that queue is full, when
- * queue_max is 0, or with a timeout of 0, the answer is SHOAL_ENOMEMBERS
- * at once (counted error_no_members) -- a member is still started if the
- * pool is below max, for the next taker.
+ * queue_max takers until its timeout (UINT64_MAX: no limit); when that
+ * queue is full, when queue_max is 0, or with a timeout of 0, the answer
+ * is SHOAL_ENOMEMBERS at once (counted error_no_members) -- a member is
+ * still started if the pool is below max, for the next taker.
  *
  * The consumer is watched. An actor that ends while it holds members gives
  * them back: SHOAL_RETURN_OK if it ended normally (or was stopped), else
@@ -37,20 +38,29 @@
  * return is refused with SHOAL_ETIMEDOUT.
  *
  * Transactions (poolboy's): an ordinary send or call to a checkout pool's
- * PID is one -- the pool takes a free member (or waits for one), hands it
+ * PID is one -- the pool takes a free member (or waits for one, for as
+ * long as it takes: a transaction has no deadline at the pool), hands it
  * the message, and gets the member back when its handler returns: OK, or
  * FAIL if the handler failed (then the member is replaced). A call's reply
- * comes from the member, straight to the caller. At most max + queue_max
- * transactions are outstanding at once; one more is refused with
- * SHOAL_ENOMEMBERS (counted error_no_members, and unhandled).
+ * comes from the member, straight to the caller (a handler that defers
+ * its reply no longer has the member to itself when it answers). At most
+ * max + queue_max transactions are outstanding at once (queue_max bounds
+ * the takes waiting, not these); one more is refused with
+ * SHOAL_ENOMEMBERS (counted error_no_members, and unhandled). A
+ * transaction counts as a take.
  *
  * Groups: pools with the same checkout.group. shoal_take_group picks a
  * random pool of the group; if it has no free member, the one with the
- * most; if none has any, SHOAL_ENOMEMBERS (pooler's rule).
+ * most; if none has any, SHOAL_ENOMEMBERS (pooler's rule; counted in the
+ * first pool's error_no_members). It reads the pools' free members as
+ * they last published them, and starts none: a pool below max with every
+ * member in use refuses a group take.
  *
  * Drain (SHOAL_POOL_DRAIN): no new takes (SHOAL_ENOPROC), waiting takers
  * answered SHOAL_ENOPROC, free members end at once, members in use when
- * they are returned (or their lease ends); the pool ends after the last.
+ * they are returned (or their lease ends: an actor holding one is waited
+ * for as long as it holds it); the pool ends after the last. When the
+ * pool ends, its members end with it; an actor holding one gets its EXIT.
  *
  * Priority messages to the pool are its commands (shoal/pool.h);
  * SHOAL_POOL_SET_CHECKOUT changes its settings live.
@@ -110,9 +120,11 @@ SHOAL_API int shoal_checkout_call(shoal_ctx_t *ctx, shoal_pid_t pool, uint32_t t
  * SHOAL_EINVAL (called on a dispatcher thread). */
 SHOAL_API int shoal_runtime_take(shoal_runtime_t *rt, shoal_pid_t pool, uint64_t timeout_ms,
                                  shoal_pid_t *member);
-/* Gives back a member a thread took from `pool`: SHOAL_OK, SHOAL_ETIMEDOUT
- * (its lease had ended: it was destroyed), SHOAL_EINVAL (no thread holds
- * it from that pool, or a bad `how`), SHOAL_ENOPROC (the pool has ended). */
+/* Gives back a member this thread took from `pool`: SHOAL_OK,
+ * SHOAL_ETIMEDOUT (its lease had ended: it was destroyed -- said for the
+ * last 64 leases the pool ended, SHOAL_EINVAL for older ones; or the pool
+ * did not answer within 10 s), SHOAL_EINVAL (this thread does not hold it
+ * from that pool, or a bad `how`), SHOAL_ENOPROC (the pool has ended). */
 SHOAL_API int shoal_runtime_return(shoal_runtime_t *rt, shoal_pid_t pool, shoal_pid_t member,
                                    int how);
 /* A transaction from a thread: shoal_runtime_call on a checkout pool. */
@@ -122,7 +134,9 @@ SHOAL_API int shoal_runtime_checkout_call(shoal_runtime_t *rt, shoal_pid_t pool,
 
 /* SHOAL_POOL_SET_CHECKOUT 0xFFFE000Eu: a priority call to a checkout pool;
  * payload a shoal_pool_checkout_update_t: its init, max and settings from
- * now on (its group is not changed). Members in use are not touched.
+ * now on (its group is not changed). Members in use are not touched; with
+ * a lower max, free and starting members past it end now, members in use
+ * past it when they are returned (counted culled).
  * Reply: the uint32_t 0; SHOAL_EINVAL (bad values), SHOAL_ENOTSUP (not a
  * checkout pool). */
 #define SHOAL_POOL_SET_CHECKOUT 0xFFFE000Eu

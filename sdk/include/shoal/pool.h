@@ -335,7 +335,7 @@ typedef struct shoal_pool_stats_s {
     uint32_t in_use, free, starting, queued; /* members now; takers waiting now */
     uint64_t takes;                          /* members given out (transactions included) */
     uint64_t returned_ok, returned_fail;
-    uint64_t error_no_members; /* takes and transactions refused: no member, queue full */
+    uint64_t error_no_members; /* takes, group takes and transactions refused */
     uint64_t take_timeouts;    /* takers whose wait ended unanswered */
     uint64_t killed_free;      /* free members that ended by themselves */
     uint64_t killed_in_use;    /* members that ended in use, or whose consumer crashed */
