@@ -67,9 +67,10 @@ static void pool_defaults(shoal_config_pool_t *p)
     p->kind = SHOAL_POOL_KIND_FORWARD;
     p->prefetch = 1;
     p->buffer = 1024;
-    shoal_pool_spec_t d; /* autoscale's defaults are the SDK's */
+    shoal_pool_spec_t d; /* autoscale's and checkout's defaults are the SDK's */
     shoal_pool_spec_init(&d);
     p->autoscale = d.autoscale;
+    p->checkout = d.checkout;
 }
 
 typedef struct ctx_s {
@@ -357,21 +358,25 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
         return SHOAL_OK;
     case SHOAL_KEY_WORKER:
         return set_worker(v, val, path, base, depth);
-    case SHOAL_KEY_ACTOR: { /* a source's: a behaviour, never a pool */
+    case SHOAL_KEY_ACTOR:    /* a source's: a behaviour, never a pool */
+    case SHOAL_KEY_MEMBER: { /* a checkout pool's: the same */
         shoal_config_pool_t *p = base;
         p->worker_at = val;
         if (val->kind != SHOAL_NODE_SCALAR ||
             !shoal__config_split_behaviour(val->text, &p->plugin, &p->behaviour))
             return shoal__node_fail(
-                err, val, "%s.actor: expected PLUGIN.BEHAVIOUR (e.g. loadgen.loadgen), got %s%s%s",
-                path, val->kind == SHOAL_NODE_SCALAR ? "'" : "",
+                err, val, "%s.%s: expected PLUGIN.BEHAVIOUR (e.g. %s), got %s%s%s", path, k->key,
+                k->type == SHOAL_KEY_ACTOR ? "loadgen.loadgen" : "conn.conn",
+                val->kind == SHOAL_NODE_SCALAR ? "'" : "",
                 val->kind == SHOAL_NODE_SCALAR ? val->text : shoal__node_kind_name(val),
                 val->kind == SHOAL_NODE_SCALAR ? "'" : "");
         if (shoal__config_plugin(v->c, p->plugin) == NULL)
-            return shoal__node_fail(err, val, "%s.actor: no plugin '%s' under plugins:", path,
+            return shoal__node_fail(err, val, "%s.%s: no plugin '%s' under plugins:", path, k->key,
                                     p->plugin);
         return SHOAL_OK;
     }
+    case SHOAL_KEY_GROUP:
+        return shoal__config_checkout_key(v->c, err, k, val, path, base);
     case SHOAL_KEY_SOURCE:
     case SHOAL_KEY_SOURCE_ARGS:
     case SHOAL_KEY_POOL_REF:
@@ -400,7 +405,7 @@ static int check_map(vctx_t *v, const shoal_schema_t *s, const shoal_node_t *map
             if (strcmp(s->keys[j].key, key->text) == 0)
                 k = &s->keys[j];
         if (k == NULL) {
-            char keys[256];
+            char keys[1024];
             key_list(s, keys, sizeof keys);
             if (*path == '\0')
                 return shoal__node_fail(v->err, key,
@@ -428,6 +433,11 @@ static int check_pool(vctx_t *v, const shoal_node_t *map, const char *name, cons
         return SHOAL_ENOMEM;
     int rc = check_map(v, &shoal__schema_pool, map, path, p, depth);
     if (rc != SHOAL_OK)
+        return rc;
+    /* A checkout pool's rules are its own (config_checkout.c), its bounds
+     * included; another kind refuses its keys there. */
+    if ((rc = shoal__config_checkout_check(v->c, v->err, map, path, p, depth)) != SHOAL_OK ||
+        p->kind == SHOAL_POOL_KIND_CHECKOUT)
         return rc;
     if (p->worker_at == NULL)
         return shoal__node_fail(

@@ -14,10 +14,14 @@
  *   pools:    { NAME: POOL, ... }
  *   POOL:     { worker: PLUGIN.BEHAVIOUR | POOL (nested), size, min, max,
  *               mailbox: 1.. | unbounded, args: {...}, restart: {max,
- *               within, backoff}, kind: forward | pull }
+ *               within, backoff}, kind: forward | pull | checkout }
  *             a pull pool also: { prefetch, buffer, redeliver,
  *               dead_letter: POOL NAME, source: PLUGIN.BEHAVIOUR,
  *               source_args: {...} }          (config_pull.c)
+ *             a checkout pool: { member: PLUGIN.BEHAVIOUR, init, max,
+ *               add_member_retry, member_start_timeout, cull_interval,
+ *               max_age, max_lifetime, max_lifetime_jitter, queue_max,
+ *               lease, group }                 (config_checkout.c)
  *   sources:  { NAME: SOURCE, ... }             names distinct from pools'
  *   SOURCE:   { actor: PLUGIN.BEHAVIOUR, args: {...}, restart: {...} }
  *
@@ -84,6 +88,11 @@ typedef struct shoal_config_pool_s {
     shoal_pool_autoscale_t autoscale; /* when 0: off */
     uint32_t as_min, as_max;          /* autoscale.min and max as written (the pool's bounds) */
     const shoal_node_t *up_when_at, *down_when_at; /* autoscale.up.when, down.when */
+    /* kind: checkout (config_checkout.c): members (worker_at, plugin,
+     * behaviour: from `member:`), init is size, max max_size; applied live
+     * by a reload (SHOAL_POOL_SET_CHECKOUT) but for the group. */
+    shoal_pool_checkout_t checkout; /* checkout.group points at co_group */
+    char *co_group;
 } shoal_config_pool_t;
 
 typedef struct shoal_config_plugin_s {
@@ -222,6 +231,20 @@ int shoal__config_pull_links(shoal_config_t *c, shoal_diag_t *err);
  * "pool jobs: pull, 4 workers, prefetch 2, buffer 1024, redeliver 3,
  *  dead_letter failed, source burn.burn". */
 void shoal__config_pull_describe(const shoal_config_pool_t *p, char *buf, size_t size);
+
+/* ---- between config.c and config_checkout.c ---- */
+
+/* A checkout pool's group (schema type SHOAL_KEY_GROUP) into p. */
+int shoal__config_checkout_key(shoal_config_t *c, shoal_diag_t *err, const shoal_schema_key_t *k,
+                               const shoal_node_t *val, const char *path, shoal_config_pool_t *p);
+/* After a pool's keys: a checkout pool's rules (member, not worker; init,
+ * not size; max defaults to init; none of the other kinds' keys; not
+ * nested, not isolated), its bounds checked -- or, for another kind, the
+ * first checkout-only key refused. */
+int shoal__config_checkout_check(shoal_config_t *c, shoal_diag_t *err, const shoal_node_t *map,
+                                 const char *path, shoal_config_pool_t *p, unsigned depth);
+/* One line saying what a checkout pool is (shoald --check). */
+void shoal__config_checkout_describe(const shoal_config_pool_t *p, char *buf, size_t size);
 
 /* ---- between config.c and config_elastic.c ---- */
 

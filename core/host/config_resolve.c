@@ -56,8 +56,10 @@ static int resolve_pool(shoal_config_t *c, shoal_config_pool_t *p, shoal_diag_t 
     if (p->module == NULL) { /* else resolved before */
         snprintf(label, sizeof label, "%.150s.args", p->path);
         rc = resolve_behaviour(c, p->plugin, p->behaviour, p->worker_at, p->path,
-                               p->source ? "actor" : "worker", p->args, p->at, label, &p->module,
-                               &p->beh, err);
+                               p->source                             ? "actor"
+                               : p->kind == SHOAL_POOL_KIND_CHECKOUT ? "member"
+                                                                     : "worker",
+                               p->args, p->at, label, &p->module, &p->beh, err);
     }
     /* A pull pool's source: its args are `source_args:`. */
     if (rc == SHOAL_OK && p->src_plugin != NULL && p->src_module == NULL) {
@@ -108,6 +110,7 @@ static void pool_free(shoal_config_pool_t *p)
     if (p->src_module != NULL)
         shoal__module_release(p->src_module);
     free(p->dead_letter);
+    free(p->co_group);
     free(p->src_plugin);
     free(p->src_behaviour);
     free(p->name);

@@ -71,6 +71,14 @@ static void pool_line(shoal_control_conn_t *k, shoal_host_pool_t *hp)
                  " refused %" PRIu64,
                  st.buffer_depth, st.buffer, can_hold > st.demand ? can_hold - st.demand : 0,
                  can_hold, shoal__pull_idle(hp->rec), st.messages_unhandled);
+    const char *group = hp->cp != NULL ? hp->cp->checkout.group : NULL;
+    if (st.kind == SHOAL_POOL_KIND_CHECKOUT) /* its members, takers and what befell them */
+        snprintf(pull, sizeof pull,
+                 " checkout in_use %" PRIu32 " free %" PRIu32 " starting %" PRIu32
+                 " queued %" PRIu32 " takes %" PRIu64 " no_members %" PRIu64 " killed %" PRIu64
+                 "%s%s",
+                 st.in_use, st.free, st.starting, st.queued, st.takes, st.error_no_members,
+                 st.killed_free + st.killed_in_use, group ? " group " : "", group ? group : "");
     char elastic[320];
     elastic_text(&st, elastic, sizeof elastic);
     shoal__control_say(

@@ -140,7 +140,8 @@ void shoal__host_spec_chain(const shoal_config_pool_t *cp, shoal_pool_spec_t *sp
         s->idle_timeout_ms = p->idle_timeout_ms;
         s->max_waiting = p->max_waiting;
         s->autoscale = p->autoscale;
-        s->source = p->src_beh; /* its args come with the code, as the workers' do */
+        s->checkout = p->checkout; /* its group is the config's string: the pool copies it */
+        s->source = p->src_beh;    /* its args come with the code, as the workers' do */
         if (p->nested != NULL) {
             s->worker_pool = &specs[i + 1];
         } else {

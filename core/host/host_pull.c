@@ -139,7 +139,12 @@ static bool str_same(const char *a, const char *b)
     return a == NULL || b == NULL ? a == b : strcmp(a, b) == 0;
 }
 
-static const char *kind_name(int kind) { return kind == SHOAL_POOL_KIND_PULL ? "pull" : "forward"; }
+static const char *kind_name(int kind)
+{
+    return kind == SHOAL_POOL_KIND_PULL       ? "pull"
+           : kind == SHOAL_POOL_KIND_CHECKOUT ? "checkout"
+                                              : "forward";
+}
 
 static void source_name(const shoal_config_pool_t *p, char *buf, size_t size)
 {

@@ -112,5 +112,8 @@ void shoal__metrics_family(shoal_metrics_buf_t *b, const char *name, const char 
                            const char *help);
 /* The elastic families (shoal/pool.h: elastic pools) of the n pools in v. */
 void shoal__metrics_render_elastic(shoal_metrics_buf_t *b, const shoal_metrics_view_t *v, size_t n);
+/* The checkout pools' families (metrics_checkout.c); none without one. */
+void shoal__metrics_render_checkout(shoal_metrics_buf_t *b, const shoal_metrics_view_t *v,
+                                    size_t n);
 
 #endif

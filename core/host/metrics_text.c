@@ -329,6 +329,7 @@ static void render_pools(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b)
                                state_names[st], v[k].st.state == st);
     shoal__metrics_render_elastic(b, v, n);
     render_pull(b, v, n);
+    shoal__metrics_render_checkout(b, v, n);
     histogram(b, v, n, "shoal_pool_queue_wait_seconds",
               "Time a message waited in a worker's mailbox, over the sampled messages (one in 16 "
               "is timed; failed ones are not).",

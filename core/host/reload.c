@@ -76,6 +76,40 @@ static shoal_host_pool_t *live_pool(shoal_host_t *h, const char *name)
     return NULL;
 }
 
+/* A checkout pool is never swapped member by member: a new member, args,
+ * group or restart policy is a new pool under the name, and the old one
+ * drains -- each of its members in use ends when it is returned
+ * (shoal/checkout.h). Its init, max and settings change live
+ * (reload_live.c). */
+static bool checkout_replace(const shoal_config_pool_t *a, const shoal_config_pool_t *b, char *why,
+                             size_t size)
+{
+    if (a->module != b->module || strcmp(a->behaviour, b->behaviour) != 0 ||
+        strcmp(a->plugin, b->plugin) != 0 || !shoal__node_equal(a->args, b->args)) {
+        char x[160];
+        leaf_name(b, x, sizeof x);
+        snprintf(why, size, "its members' code or args changed (%s)", x);
+        return true;
+    }
+    if (memcmp(&a->restart, &b->restart, sizeof a->restart) != 0) {
+        snprintf(why, size, "restart changed");
+        return true;
+    }
+    const char *ga = a->checkout.group, *gb = b->checkout.group;
+    if ((ga == NULL) != (gb == NULL) || (ga != NULL && strcmp(ga, gb) != 0)) {
+        snprintf(why, size, "group %s -> %s", ga ? ga : "none", gb ? gb : "none");
+        return true;
+    }
+    return false;
+}
+
+/* Whether a kept pool's workers are swapped for new code or args (a kept
+ * checkout pool has the same: checkout_replace). */
+static bool needs_swap(const shoal_host_pool_t *hp, const shoal_config_pool_t *cp)
+{
+    return cp->kind != SHOAL_POOL_KIND_CHECKOUT && !same_workers(hp->cp, cp, hp->rec->cap);
+}
+
 /* What a reload does to one pool of the new config: start a new one under
  * its name (none runs, its shape changed, a pull pool's kind, source,
  * source_args, redeliver or dead_letter changed: host_pull.c), or keep
@@ -93,8 +127,12 @@ static void judge(shoal_host_t *h, const shoal_config_t *c, const shoal_config_p
 {
     v->why[0] = '\0';
     const shoal_host_pool_t *old = live_pool(h, cp->name);
-    v->fresh = old == NULL || !same_shape(old->cp, cp, true, old->rec->cap) ||
-               shoal__host_pull_replace(old->cp, cp, v->why, sizeof v->why);
+    if (old != NULL && cp->kind == SHOAL_POOL_KIND_CHECKOUT &&
+        old->cp->kind == SHOAL_POOL_KIND_CHECKOUT)
+        v->fresh = checkout_replace(old->cp, cp, v->why, sizeof v->why); /* bounds: live */
+    else
+        v->fresh = old == NULL || !same_shape(old->cp, cp, true, old->rec->cap) ||
+                   shoal__host_pull_replace(old->cp, cp, v->why, sizeof v->why);
     const shoal_config_pool_t *t = cp->dead_letter ? shoal__config_pool(c, cp->dead_letter) : NULL;
     if (v->fresh || t == NULL || depth >= c->npools)
         return;
@@ -175,7 +213,7 @@ void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_
                  v->why, v->why[0] ? ": " : "");
             continue;
         }
-        if (!same_workers(hp->cp, cp, hp->rec->cap)) {
+        if (needs_swap(hp, cp)) {
             char leaf[160];
             leaf_name(cp, leaf, sizeof leaf);
             note(&log, "%s: replace its workers (%s)", hp->name, leaf);
@@ -373,7 +411,7 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
     for (size_t i = 0; i < first_new; i++) {
         shoal_host_pool_t *hp = &h->pools[i];
         const shoal_config_pool_t *cp = hp->draining ? NULL : shoal__config_pool(c, hp->name);
-        if (cp == NULL || verdicts[cp - c->pools].fresh || same_workers(hp->cp, cp, hp->rec->cap))
+        if (cp == NULL || verdicts[cp - c->pools].fresh || !needs_swap(hp, cp))
             continue;
         char what[300];
         if ((rc = swap_prepare(h, c, gen, hp, cp, what, sizeof what)) != SHOAL_OK) {

@@ -1,8 +1,9 @@
 /* reload_live.c - what a reload changes in a pool that keeps running (its
  * PID and, unless its code or args changed, its workers): its bounds, its
  * elastic settings (idle_timeout, max_waiting, autoscale), its size, its
- * workers' mailbox limit, its strategy, and a pull pool's prefetch and
- * buffer. The same walk says what would change (a reload's plan, shoald
+ * workers' mailbox limit, its strategy, a pull pool's prefetch and
+ * buffer, and a checkout pool's init, max and settings. The same walk says what would change (a
+ * reload's plan, shoald
  * --check --diff, shoalctl diff) and changes it (the commit). Host thread.
  */
 #include "host/host.h"
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "pool/pool.h"
+#include "shoal/checkout.h"
 
 /* Appends "; "-separated text to buf (of size, holding *len). */
 static void add(char *buf, size_t size, size_t *len, const char *fmt, ...) SHOAL_PRINTF(4, 5);
@@ -43,6 +45,40 @@ static bool same_elastic(const shoal_config_pool_t *a, const shoal_config_pool_t
            memcmp(&a->autoscale, &b->autoscale, sizeof a->autoscale) == 0;
 }
 
+/* The members' (workers') mailbox limit, every kind. */
+static void mailbox_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config_pool_t *cp,
+                         bool apply, const shoal_pool_stats_t *st, char *buf, size_t size,
+                         size_t *len)
+{
+    if (cp->mailbox == st->mailbox)
+        return;
+    char a[24], b[24];
+    shoal__host_mailbox_text(st->mailbox, a);
+    shoal__host_mailbox_text(cp->mailbox, b);
+    int r = apply ? shoal_pool_set_mailbox(h->rt, hp->pid, cp->mailbox, 5000) : SHOAL_OK;
+    add(buf, size, len, "%s mailbox %s -> %s%s", hp->name, a, b, r < 0 ? " (failed)" : "");
+}
+
+/* A checkout pool's init, max and settings (its code, args and group are
+ * the same: else reload.c replaces it), by SHOAL_POOL_SET_CHECKOUT: in one
+ * call, so the pool never runs with half of them. */
+static void checkout_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config_pool_t *cp,
+                          bool apply, const shoal_pool_stats_t *st, char *buf, size_t size,
+                          size_t *len)
+{
+    const shoal_config_pool_t *cp0 = hp->cp;
+    shoal_pool_checkout_t a = cp0->checkout, b = cp->checkout;
+    a.group = b.group = NULL; /* compared by reload.c */
+    bool same = memcmp(&a, &b, sizeof a) == 0;
+    if (same && st->target_size == cp->size && st->max_size == cp->max_size)
+        return;
+    shoal_pool_checkout_update_t u = {cp->size, cp->max_size, cp->checkout};
+    int r = apply ? shoal_pool_set_checkout(h->rt, hp->pid, &u, 5000) : SHOAL_OK;
+    add(buf, size, len, "%s init %u -> %u, max %u -> %u%s%s", hp->name, st->target_size, cp->size,
+        st->max_size, cp->max_size, same ? "" : ", checkout settings changed",
+        r < 0 ? " (failed)" : "");
+}
+
 void shoal__host_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config_pool_t *cp,
                       bool apply, char *buf, size_t size)
 {
@@ -51,6 +87,11 @@ void shoal__host_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config
     buf[0] = '\0';
     shoal_pool_stats_t st; /* what it runs with: commands may have moved it since */
     shoal__host_peek(hp, &st);
+    if (cp->kind == SHOAL_POOL_KIND_CHECKOUT) {
+        checkout_live(h, hp, cp, apply, &st, buf, size, &len);
+        mailbox_live(h, hp, cp, apply, &st, buf, size, &len);
+        return;
+    }
     /* Bounds first: a size set below must fall within them. */
     if (st.min_size != cp->min_size || st.max_size != cp->max_size) {
         int r = apply ? shoal_pool_set_bounds(h->rt, hp->pid, cp->min_size, cp->max_size, 5000)
@@ -76,13 +117,7 @@ void shoal__host_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config
         add(buf, size, &len, "%s size %u -> %u%s", hp->name, run_size, cp->size,
             r < 0 ? " (failed)" : "");
     }
-    if (cp->mailbox != st.mailbox) {
-        char a[24], b[24];
-        shoal__host_mailbox_text(st.mailbox, a);
-        shoal__host_mailbox_text(cp->mailbox, b);
-        int r = apply ? shoal_pool_set_mailbox(h->rt, hp->pid, cp->mailbox, 5000) : SHOAL_OK;
-        add(buf, size, &len, "%s mailbox %s -> %s%s", hp->name, a, b, r < 0 ? " (failed)" : "");
-    }
+    mailbox_live(h, hp, cp, apply, &st, buf, size, &len);
     if ((uint32_t)cp->strategy != st.strategy) {
         int r = apply ? shoal_pool_set_strategy(h->rt, hp->pid, (uint32_t)cp->strategy, 5000)
                       : SHOAL_OK;

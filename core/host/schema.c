@@ -15,8 +15,8 @@
 static const char *const log_formats[] = {"text", "json", NULL};
 static const char *const log_levels[] = {"error", "warn", "info", "debug", NULL};
 static const char *const isolations[] = {"none", "process", NULL};
-/* Indexes are SHOAL_POOL_KIND_FORWARD and SHOAL_POOL_KIND_PULL. */
-static const char *const kinds[] = {"forward", "pull", NULL};
+/* Indexes are SHOAL_POOL_KIND_FORWARD, _PULL and _CHECKOUT. */
+static const char *const kinds[] = {"forward", "pull", "checkout", NULL};
 /* By SHOAL_POOL_STRATEGY_* (shoal/pool.h). */
 static const char *const strategies[] = {"fifo", "least_loaded", "round_robin", NULL};
 
@@ -83,6 +83,7 @@ static const shoal_schema_t source_restart_schema = {"restart", source_restart_k
 
 #define PL(f) offsetof(shoal_config_pool_t, f)
 #define AS(f) offsetof(shoal_config_pool_t, autoscale.f)
+#define CO(f) offsetof(shoal_config_pool_t, checkout.f)
 static const shoal_schema_key_t up_keys[] = {
     {"when", SHOAL_KEY_WHEN, PL(up_when_at), 0, 0, NULL, NULL, "busy > 80%",
      "pressure: one condition or a list of them, any of which holds -- busy > N% (time in "
@@ -137,7 +138,8 @@ static const shoal_schema_key_t pool_keys[] = {
      "process: the workers run in a child process; a crash there ends only it"},
     {"kind", SHOAL_KEY_ENUM, PL(kind), 0, 0, kinds, NULL, "forward",
      "forward: a send goes to a worker's mailbox; pull: into the pool's buffer, and workers "
-     "take items when they have room (see PULL POOLS below)"},
+     "take items when they have room (see PULL POOLS below); checkout: consumers take a "
+     "member for themselves and give it back (see CHECKOUT POOLS below)"},
     {"strategy", SHOAL_KEY_ENUM, PL(strategy), 0, 0, strategies, NULL, "fifo",
      "forward only: how a send picks its worker -- fifo: each sender rotates on its own; "
      "least_loaded: the fewest queued, idle first; round_robin: one rotation for all senders; "
@@ -162,6 +164,32 @@ static const shoal_schema_key_t pool_keys[] = {
     {"max_waiting", SHOAL_KEY_U32, PL(max_waiting), 0, 1 << 24, NULL, NULL, "0",
      "senders that may wait for room at once (send_wait, SHOAL_MSG_ROOM); one more gets "
      "SHOAL_EOVERLOAD; 0: no bound; a reload applies it live"},
+    {"member", SHOAL_KEY_MEMBER, 0, 0, 0, NULL, NULL, "(checkout)",
+     "checkout only, instead of worker: PLUGIN.BEHAVIOUR every member runs"},
+    {"init", SHOAL_KEY_U32, PL(size), 0, SHOAL_POOL_MAX_SIZE, NULL, NULL, "1",
+     "checkout only, instead of size: members started with the pool (and culled down to)"},
+    {"add_member_retry", SHOAL_KEY_U32, CO(add_member_retry), 1, 1000, NULL, NULL, "1",
+     "checkout only: starts tried for a member a taker waits for, before takers hear "
+     "SHOAL_ENOMEMBERS (then starts wait restart.backoff)"},
+    {"member_start_timeout", SHOAL_KEY_DURATION, CO(member_start_timeout_ms), 1, YEAR_MS, NULL,
+     NULL, "10s", "checkout only: a member's init must end within this"},
+    {"cull_interval", SHOAL_KEY_TIMEOUT, CO(cull_interval_ms), 10, YEAR_MS, NULL, NULL, "1m",
+     "checkout only: how often free members unused past max_age end, down to init (never: "
+     "no culling)"},
+    {"max_age", SHOAL_KEY_DURATION, CO(max_age_ms), 0, YEAR_MS, NULL, NULL, "30s",
+     "checkout only: a free member unused this long is culled"},
+    {"max_lifetime", SHOAL_KEY_TIMEOUT, CO(max_lifetime_ms), 10, YEAR_MS, NULL, NULL, "never",
+     "checkout only: a member this old is replaced when it is next returned (never in use)"},
+    {"max_lifetime_jitter", SHOAL_KEY_DURATION, CO(max_lifetime_jitter_ms), 0, YEAR_MS, NULL, NULL,
+     "0", "checkout only: each member's max_lifetime, plus or minus up to this"},
+    {"queue_max", SHOAL_KEY_U32, CO(queue_max), 0, 1 << 20, NULL, NULL, "50",
+     "checkout only: takers that may wait for a member at once; one more (or any, at 0) gets "
+     "SHOAL_ENOMEMBERS"},
+    {"lease", SHOAL_KEY_DURATION, CO(lease_ms), 1, YEAR_MS, NULL, NULL, "30s",
+     "checkout only: a thread (not an actor) holds a member this long at most; then it is "
+     "destroyed and replaced"},
+    {"group", SHOAL_KEY_GROUP, 0, 0, 0, NULL, NULL, "none",
+     "checkout only: NAME of the group of checkout pools it is in (shoal_take_group)"},
     {"autoscale", SHOAL_KEY_SECTION, 0, 0, 0, NULL, &autoscale_schema, "off",
      "the pool sizes itself within min..max on pressure and calm (see ELASTIC POOLS below); a "
      "reload applies it live"},
@@ -247,6 +275,10 @@ static const char *type_name(const shoal_schema_key_t *k, char *buf, size_t size
         return "mapping";
     case SHOAL_KEY_WHEN:
         return "condition | [condition]";
+    case SHOAL_KEY_MEMBER:
+        return "PLUGIN.BEHAVIOUR";
+    case SHOAL_KEY_GROUP:
+        return "NAME";
     case SHOAL_KEY_SOURCE:
         return "PLUGIN.BEHAVIOUR";
     case SHOAL_KEY_POOL_REF:
@@ -311,6 +343,19 @@ void shoal__config_help(FILE *out)
             "  start; past it the pool is replaced); the running size is kept unless size\n"
             "  changed in the file. A worker that blocks holds a dispatcher thread: a pool of\n"
             "  blocking handlers grown past runtime.threads gains mailboxes, not concurrency.\n");
+    fprintf(out,
+            "\nCHECKOUT POOLS (kind: checkout):\n"
+            "  A consumer takes a member for itself (shoal_take, shoal_runtime_take), uses its\n"
+            "  PID, and gives it back; a send or call to the pool is a transaction on one\n"
+            "  member (shoalctl call POOL ... does one). It takes member and init (not worker\n"
+            "  and size), max (default: init), the checkout keys above, args, mailbox and\n"
+            "  restart; never strategy, the pull or elastic keys, nesting, or isolation.\n"
+            "  Example:\n"
+            "    db: { kind: checkout, member: conn.conn, init: 2, max: 8, queue_max: 50,\n"
+            "          group: dbs, args: { connect: 5ms } }\n"
+            "  Reload: init, max and the checkout keys are applied live (members in use are\n"
+            "  not touched); a new member, args or group replaces the pool: a new one starts\n"
+            "  under the name, the old one drains (each member in use ends when returned).\n");
     fprintf(out, "\nSOURCE (each entry under sources:):\n");
     help_schema(out, &shoal__schema_source, "");
 }

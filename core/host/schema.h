@@ -33,6 +33,8 @@ typedef enum {
     SHOAL_KEY_SOURCE_ARGS, /* any mapping, handed to the source's init */
     SHOAL_KEY_POOL_REF,    /* the name of another top-level pool (a pull pool's dead_letter) */
     SHOAL_KEY_WHEN,        /* autoscale conditions: one or a list; the node, kept as is */
+    SHOAL_KEY_MEMBER,      /* PLUGIN.BEHAVIOUR (a checkout pool's members) */
+    SHOAL_KEY_GROUP,       /* a name (a checkout pool's group, config_checkout.c) */
 } shoal_key_type_t;
 
 typedef struct shoal_schema_s shoal_schema_t;

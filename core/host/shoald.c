@@ -207,11 +207,14 @@ static int check(const char *path, char **control)
            c->nplugins == 1 ? "" : "s", c->npools, c->npools == 1 ? "" : "s", nested, sources);
     for (size_t i = 0; i < c->nplugins; i++) /* where each was found */
         printf("plugin %s: %s (%s)\n", c->plugins[i].name, c->plugins[i].path, c->plugins[i].found);
-    for (size_t i = 0; i < c->npools; i++) { /* what a pull pool is made of */
-        if (c->pools[i].kind != SHOAL_POOL_KIND_PULL)
+    for (size_t i = 0; i < c->npools; i++) { /* what a pull or checkout pool is made of */
+        if (c->pools[i].kind == SHOAL_POOL_KIND_FORWARD)
             continue;
         char line[600];
-        shoal__config_pull_describe(&c->pools[i], line, sizeof line);
+        if (c->pools[i].kind == SHOAL_POOL_KIND_PULL)
+            shoal__config_pull_describe(&c->pools[i], line, sizeof line);
+        else
+            shoal__config_checkout_describe(&c->pools[i], line, sizeof line);
         printf("%s\n", line);
     }
     for (size_t i = 0; i < c->npools; i++) { /* what an elastic pool does */

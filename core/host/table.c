@@ -57,12 +57,20 @@ static const char *pool_state(const shoal_host_pool_t *hp, const shoal_pool_stat
  * An elastic pool (host.h): the bounds its workers column moves within, and
  * an autoscaled one's busy ratio at autoscale's last reading: "running
  * (bounds 2..16, busy 61%)", "running (pull, held 2/2, idle 0, bounds
- * 1..4)". Any other pool's row is as it always was. */
+ * 1..4)". A checkout pool: its queued takers, and "running (checkout, in
+ * use 3/4, free 1)". Any other pool's row is as it always was. */
 static void queued_text(shoal_pool_t *rec, const shoal_pool_stats_t *st, char *queued, size_t qsize,
                         char *kind, size_t ksize)
 {
     char words[96] = "", busy[16];
     size_t n = 0;
+    if (st->kind == SHOAL_POOL_KIND_CHECKOUT) {
+        /* Its queue is of takers; its members in use, free, starting. */
+        snprintf(queued, qsize, "%" PRIu32, st->queued);
+        snprintf(kind, ksize, " (checkout, in use %" PRIu32 "/%" PRIu32 ", free %" PRIu32 ")",
+                 st->in_use, st->pool_size, st->free);
+        return;
+    }
     if (st->kind != SHOAL_POOL_KIND_PULL) {
         snprintf(queued, qsize, "%" PRIu64, st->queue_depth);
     } else {

@@ -86,7 +86,10 @@ static const bad_case_t bad_cases[] = {
     {P "    sise: 2\n",
      F "5:5: unknown key 'sise' in pools.api (expected one of: worker, size, "
        "min, max, mailbox, args, restart, warn_queue, isolation, kind, strategy, prefetch, buffer, "
-       "redeliver, dead_letter, source, source_args, idle_timeout, max_waiting, autoscale)"},
+       "redeliver, dead_letter, source, source_args, idle_timeout, max_waiting, member, init, "
+       "add_member_retry, "
+       "member_start_timeout, cull_interval, max_age, max_lifetime, max_lifetime_jitter, "
+       "queue_max, lease, group, autoscale)"},
     {P "    restart: {max: 3, every: 1s}\n",
      F "5:23: unknown key 'every' in pools.api.restart (expected one of: max, within, backoff)"},
     /* wrong types */

@@ -13,6 +13,7 @@
 #include "host/code.h"
 #include "host/config.h"
 #include "host/host.h"
+#include "configs.h"
 #include "support.h"
 
 #ifndef SHOAL_PLUGIN_DIR
@@ -24,22 +25,18 @@
 
 static void same(const char *got, const char *want, const char *text)
 {
-    CU_ASSERT_STRING_EQUAL(got, want);
-    if (strcmp(got, want) != 0)
-        fprintf(stderr, "\n    for:  %s\n    got:  %s\n    want: %s\n", text, got, want);
+    shoal_test_same(got, want, text);
 }
 
-/* Parsed under FILE_NAME; rc and the formatted error (or "") out. */
 static int parse(const char *text, shoal_config_t **c, char *err, size_t size)
 {
-    shoal_diag_t d;
-    memset(&d, 0, sizeof d);
-    int rc = shoal__config_parse(FILE_NAME, text, strlen(text), c, &d);
-    if (rc != SHOAL_OK)
-        shoal__diag_format(&d, err, size);
-    else
-        err[0] = '\0';
-    return rc;
+    return shoal_test_config_parse(FILE_NAME, text, c, err, size);
+}
+
+/* text with %1$s the plugin dir, parsed and resolved with loader L. */
+static int resolve(shoal_loader_t *L, const char *fmt, shoal_config_t **out, char *err, size_t size)
+{
+    return shoal_test_config_resolve(L, FILE_NAME, SHOAL_PLUGIN_DIR, fmt, out, err, size);
 }
 
 static shoal_config_t *parse_ok(const char *text)
@@ -51,28 +48,6 @@ static shoal_config_t *parse_ok(const char *text)
         fprintf(stderr, "\n    for:  %s\n    refused: %s\n", text, err);
     CU_ASSERT_EQUAL(rc, SHOAL_OK);
     return c;
-}
-
-/* text with %1$s the plugin dir, parsed and resolved with loader L: rc and
- * the error out; *out the config (NULL on failure). */
-static int resolve(shoal_loader_t *L, const char *fmt, shoal_config_t **out, char *err, size_t size)
-{
-    char text[2048];
-    snprintf(text, sizeof text, fmt, SHOAL_PLUGIN_DIR);
-    *out = NULL;
-    shoal_config_t *c = NULL;
-    int rc = parse(text, &c, err, size);
-    if (rc != SHOAL_OK)
-        return rc;
-    shoal_diag_t d;
-    memset(&d, 0, sizeof d);
-    if ((rc = shoal__config_resolve(c, L, &d)) != SHOAL_OK) {
-        shoal__diag_format(&d, err, size);
-        shoal__config_free(c);
-        return rc;
-    }
-    *out = c;
-    return SHOAL_OK;
 }
 
 /* ---- a valid pull pool ------------------------------------------------------ */
@@ -237,7 +212,7 @@ static void test_bad(void)
         {PULL "    redeliver: 1001\n",
          F "6:16: pools.jobs.redeliver: 1001 is out of range: expected 0 to 1000"},
         {PL "pools:\n  jobs:\n    worker: e.echo\n    kind: push\n",
-         F "5:11: pools.jobs.kind: expected one of forward, pull, got 'push'"},
+         F "5:11: pools.jobs.kind: expected one of forward, pull, checkout, got 'push'"},
         /* a pull pool's keys on a forward pool, at the key */
         {FWD "    prefetch: 2\n",
          F "5:5: pools.api.prefetch: only a pull pool takes prefetch (this one is kind: forward; "
@@ -304,7 +279,10 @@ static void test_bad(void)
          F "5:5: unknown key 'prefech' in pools.api (expected one of: worker, size, min, max, "
            "mailbox, args, restart, warn_queue, isolation, kind, strategy, prefetch, buffer, "
            "redeliver, "
-           "dead_letter, source, source_args, idle_timeout, max_waiting, autoscale)"},
+           "dead_letter, source, source_args, idle_timeout, max_waiting, member, init, "
+           "add_member_retry, "
+           "member_start_timeout, cull_interval, max_age, max_lifetime, max_lifetime_jitter, "
+           "queue_max, lease, group, autoscale)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         shoal_config_t *c = (shoal_config_t *)1;
@@ -371,7 +349,7 @@ static void test_help(void)
     shoal__config_help(f);
     fclose(f);
     static const char *const want[] = {
-        "  kind                       forward | pull                 forward          forward: ",
+        "  kind                       forward | pull | checkout      forward          forward: ",
         "  prefetch                   integer 1..1024                1                pull only: "
         "items one worker holds at most; a reload applies it live\n",
         "  buffer                     integer 0..16777216            1024             pull only: ",

@@ -110,7 +110,7 @@ Try 'shoal-plugin-check --help'."
 if [ -x "$bench" ]; then
     what="shoal-bench W9"
     run "$bench" W9
-    expect 2 "" "shoal-bench: unknown workload 'W9' (W1, W2, W3, W4, W5, ISO, TASKS, SCALE)
+    expect 2 "" "shoal-bench: unknown workload 'W9' (W1, W2, W3, W4, W5, W6, ISO, TASKS, SCALE)
 Try 'shoal-bench --help'."
 fi
 

@@ -103,7 +103,7 @@ want="$tmp/pull.yaml:15:20: pools.jobs.source_args: unknown key 'taget' for load
 # --help-config FILE: the config schema, then what each behaviour takes.
 out=$("$shoald" --help-config "$tmp/s.yaml") || fail "--help-config FILE: exit $?"
 echo "$out" | grep -q '^  runtime.threads  *auto | 1..1024' || fail "--help-config FILE: no schema"
-echo "$out" | grep -qx "plugin loadgen 1.0.0 (ABI 1.6) from $plugins/loadgen/loadgen.so" ||
+echo "$out" | grep -qx "plugin loadgen 1.0.0 (ABI 1.7) from $plugins/loadgen/loadgen.so" ||
     fail "--help-config FILE: no loadgen line: $out"
 echo "$out" | grep -qx '  loadgen.loadgen' || fail "--help-config FILE: no loadgen.loadgen"
 echo "$out" | grep -qx '    target   string    required                      the registered name (a pool.s) to send to, looked up on every tick' ||
@@ -317,16 +317,18 @@ plugin e: $tmp/here/mine/echo.so (runtime.plugin_path)" ] || fail "--check p.yam
 src=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$tmp/other/bin" "$tmp/other/lib/shoal/plugins"
 cp "$shoald" "$tmp/other/bin/"
-for p in echo burn crash loadgen seq; do cp "$plugins/$p/$p.so" "$tmp/other/lib/shoal/plugins/"; done
+for p in echo burn crash loadgen seq conn; do cp "$plugins/$p/$p.so" "$tmp/other/lib/shoal/plugins/"; done
 out=$(cd "$tmp" && env -u SHOAL_PLUGIN_PATH "$tmp/other/bin/shoald" --check "$src/config/shoal.yaml" 2>&1) ||
     fail "another build's --check config/shoal.yaml: $out"
-want="$src/config/shoal.yaml: ok: 5 plugins, 4 pools (1 nested), 3 sources"
-for p in echo burn crash loadgen seq; do
+want="$src/config/shoal.yaml: ok: 6 plugins, 6 pools (1 nested), 4 sources"
+for p in echo burn crash loadgen seq conn; do
     want="$want
 plugin $p: $tmp/other/lib/shoal/plugins/$p.so (the install's plugin directory)"
 done
 want="$want
-pool jobs: pull, 2 workers (burn.burn), mailbox 64, prefetch 1, buffer 256, redeliver 0, dead_letter none (counted failed), source seq.seq (with source_args)"
+pool jobs: pull, 2 workers (burn.burn), mailbox 64, prefetch 1, buffer 256, redeliver 0, dead_letter none (counted failed), source seq.seq (with source_args)
+pool db-a: checkout, 2..4 members (conn.conn), queue_max 64, lease 30000ms, cull_interval 60000ms, max_age 30000ms, max_lifetime never (+/- 0ms), group dbs
+pool db-b: checkout, 1..2 members (conn.conn), queue_max 50, lease 30000ms, cull_interval 60000ms, max_age 30000ms, max_lifetime never (+/- 0ms), group dbs"
 [ "$out" = "$want" ] || fail "another build's --check config/shoal.yaml said: $out"
 out=$(cd "$tmp/here" && "$build/bin/shoal-plugin-check" e.so 2>&1) || fail "plugin-check e.so: $out"
 echo "$out" | grep -q "^plugin echo 1.0.0 .* from e.so$" || fail "plugin-check e.so said: $out"

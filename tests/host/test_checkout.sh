@@ -1,0 +1,132 @@
+#!/bin/bash
+# test_checkout.sh BUILD_DIR - checkout pools in shoald (kind: checkout, the
+# conn plugin as members):
+#   1. --check describes each checkout pool in one line.
+#   2. shoalctl call on a checkout pool is a transaction: 4 calls to db
+#      (init 2) go to its two members in turn -- two sessions, uses 1, 1,
+#      2, 2 -- and come back: takes 4, returned_ok 4, in use 0, free 2 in
+#      inspect; status says the same in short.
+#      /metrics has the checkout families with db's exact values (and
+#      passes promtool when it is on PATH).
+#   3. A failing call (flaky: conn breaks on every call) answers the caller
+#      with an error (shoalctl exits 1), the member is returned FAIL and
+#      replaced: returned_fail 1, failed 1, a new session.
+#   4. A reload changing init, max and queue_max is applied live (the same
+#      members, one more started); one changing the members' args replaces
+#      the pool (new sessions), logged with why; a bad member is refused
+#      at file:line:col and changes nothing.
+#   5. SIGTERM drains and exits 0.
+. "$(dirname "$0")/lib.sh" "$1" || exit 1
+export SHOAL_SOCKET=$tmp/ctl.sock
+
+header() {
+    cat <<YAML
+runtime: { control: ctl.sock, threads: 2 }
+metrics: { listen: 127.0.0.1:0 }
+log: { level: info }
+shutdown: { drain: 2s }
+plugins:
+  conn: $plugins/conn/conn.so
+YAML
+}
+write "pools:
+  db: { kind: checkout, member: conn.conn, init: 2, max: 4, group: dbs, args: { connect: 1ms } }
+  db2: { kind: checkout, member: conn.conn, group: dbs }
+  flaky: { kind: checkout, member: conn.conn, args: { fail_permille: 1000, seed: 7 } }"
+
+out=$("$shoald" --check "$tmp/s.yaml" 2>&1) || fail "--check: $out"
+echo "$out" | grep -qx "pool db: checkout, 2..4 members (conn.conn), queue_max 50, lease 30000ms, cull_interval 60000ms, max_age 30000ms, max_lifetime never (+/- 0ms), group dbs" ||
+    fail "--check said: $out"
+echo "$out" | grep -qx "pool flaky: checkout, 1..1 members (conn.conn), queue_max 50, lease 30000ms, cull_interval 60000ms, max_age 30000ms, max_lifetime never (+/- 0ms), group none" ||
+    fail "--check said: $out"
+
+(cd "$tmp" && exec "$shoald" --no-table s.yaml) 2> "$log" &
+pid=$!
+wait_for "running s.yaml: 3 pools"
+
+# call POOL: the conn reply of a transaction: "SESSION USES VALUE"
+call() { "$shoalctl" call --raw "$1" x | od -An -tu8 -w8 -v | tr -d ' ' | paste -sd' '; }
+# field POOL KEY: a number from the pool's inspection
+field() { "$shoalctl" inspect "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
+
+r1=$(call db) r2=$(call db) r3=$(call db) r4=$(call db)
+s1=${r1%% *} s2=${r2%% *}
+[ "$s1" != "$s2" ] || fail "two calls went to one member: $r1 / $r2"
+[ "$r1 $r2 $r3 $r4" = "$s1 1 0 $s2 1 0 $s1 2 0 $s2 2 0" ] ||
+    fail "transactions did not take the members in turn: $r1 / $r2 / $r3 / $r4"
+for kv in takes=4 returned_ok=4 returned_fail=0 in_use=0 free=2 pool_size=2 messages_forwarded=4 \
+    messages_handled=4; do
+    got=$(field db "${kv%%=*}")
+    [ "$got" = "${kv#*=}" ] || fail "db's ${kv%%=*} is $got, want ${kv#*=}"
+done
+"$shoalctl" inspect db | grep -q '"kind":"checkout"' || fail "db's kind is not checkout"
+"$shoalctl" inspect db | grep -q '"group":"dbs"' || fail "db's group is not dbs"
+"$shoalctl" status | grep -q "^pool db size 2 target 2 .* checkout in_use 0 free 2 starting 0 queued 0 takes 4 no_members 0 killed 0 group dbs$" ||
+    fail "status said: $("$shoalctl" status | grep '^pool db ')"
+
+wait_for "metrics: serving GET /metrics"
+port=$(sed -n 's|.*metrics: serving GET /metrics on http://127.0.0.1:\([0-9]*\)/metrics$|\1|p' "$log")
+command -v python3 > /dev/null || fail "python3 is needed to scrape"
+python3 - "http://127.0.0.1:$port/metrics" > "$tmp/m" <<'PY' || fail "scrape: $(cat "$tmp/m")"
+import sys, urllib.request
+with urllib.request.urlopen(sys.argv[1], timeout=2) as r:
+    sys.stdout.write(r.read().decode())
+PY
+for want in 'shoal_checkout_takes_total{pool="db"} 4' 'shoal_checkout_members_free{pool="db"} 2' \
+    'shoal_checkout_members_in_use{pool="db"} 0' 'shoal_checkout_returns_total{pool="db",how="ok"} 4' \
+    'shoal_checkout_members_killed_total{pool="db",when="in_use"} 0' \
+    'shoal_checkout_takers_waiting{pool="db2"} 0' 'shoal_pool_messages_forwarded_total{pool="db"} 4'; do
+    grep -qxF "$want" "$tmp/m" || fail "/metrics has no line '$want': $(grep checkout "$tmp/m" | head -20)"
+done
+if command -v promtool > /dev/null; then
+    promtool check metrics < "$tmp/m" > "$tmp/promtool" 2>&1 || fail "promtool: $(cat "$tmp/promtool")"
+fi
+
+# 3. A call that breaks the connection.
+"$shoalctl" call flaky x > "$tmp/o" 2>&1 && fail "flaky's call succeeded: $(cat "$tmp/o")"
+grep -q "handler failed" "$tmp/o" || fail "flaky's call said: $(cat "$tmp/o")"
+wait_for "flaky/conn: connection broke after 1 use"
+for _ in $(seq 1 500); do [ "$(field flaky free)" = 1 ] && break; sleep 0.01; done
+for kv in returned_fail=1 messages_failed=1 free=1 in_use=0; do
+    got=$(field flaky "${kv%%=*}")
+    [ "$got" = "${kv#*=}" ] || fail "flaky's ${kv%%=*} is $got, want ${kv#*=}"
+done
+
+# 4. Reloads: live, replacing, refused.
+write "pools:
+  db: { kind: checkout, member: conn.conn, init: 3, max: 5, queue_max: 9, group: dbs, args: { connect: 1ms } }
+  db2: { kind: checkout, member: conn.conn, group: dbs }
+  flaky: { kind: checkout, member: conn.conn, args: { fail_permille: 1000, seed: 7 } }"
+"$shoalctl" reload > "$tmp/o" 2>&1 || fail "live reload: $(cat "$tmp/o")"
+wait_for "db init 2 -> 3, max 4 -> 5, checkout settings changed"
+for _ in $(seq 1 500); do [ "$(field db free)" = 3 ] && break; sleep 0.01; done
+[ "$(field db free)" = 3 ] || fail "db did not grow to init 3"
+[ "$(field db takes)" = 4 ] || fail "db was replaced by a live reload (takes $(field db takes))"
+"$shoalctl" inspect db | grep -q '"queue_max":9' || fail "db's queue_max is not 9"
+
+write "pools:
+  db: { kind: checkout, member: conn.conn, init: 3, max: 5, queue_max: 9, group: dbs, args: { connect: 2ms } }
+  db2: { kind: checkout, member: conn.conn, group: dbs }
+  flaky: { kind: checkout, member: conn.conn, args: { fail_permille: 1000, seed: 7 } }"
+"$shoalctl" reload > "$tmp/o" 2>&1 || fail "replacing reload: $(cat "$tmp/o")"
+wait_for "replaced db (its members' code or args changed (conn.conn))"
+r=$(call db)
+[ "${r#* }" = "1 0" ] || fail "db's new member is not fresh: $r"
+[ "${r%% *}" != "$s1" ] && [ "${r%% *}" != "$s2" ] || fail "db's new member is an old session: $r"
+[ "$(field db takes)" = 1 ] || fail "the new db counted $(field db takes) takes"
+
+g=$(gen)
+write "pools:
+  db: { kind: checkout, member: conn.nope, init: 3, max: 5, group: dbs }
+  db2: { kind: checkout, member: conn.conn, group: dbs }
+  flaky: { kind: checkout, member: conn.conn, args: { fail_permille: 1000, seed: 7 } }"
+"$shoalctl" reload > "$tmp/o" 2>&1 && fail "a reload naming conn.nope succeeded"
+grep -q "s.yaml:8:33: pools.db.member: plugin 'conn' has no behaviour 'nope' (it has: conn)" "$tmp/o" ||
+    fail "the bad reload said: $(cat "$tmp/o")"
+[ "$(gen)" = "$g" ] || fail "a failed reload changed the generation"
+r=$(call db)
+[ "${r#* }" = "1 0" ] && [ "$(field db takes)" = 2 ] ||
+    fail "db after the failed reload: $r, takes $(field db takes) (the next member in turn, once)"
+
+stop_host 0
+echo "test_checkout: ok"
