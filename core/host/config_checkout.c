@@ -20,6 +20,7 @@
 
 #include "host/config.h"
 #include "host/schema.h"
+#include "pool/pool.h"
 
 /* The keys only a checkout pool takes. */
 static const char *const checkout_only[] = {"member",
@@ -55,13 +56,6 @@ static const struct {
 };
 #define NREFUSED (sizeof refused / sizeof refused[0])
 
-static const char *kind_name(int kind)
-{
-    return kind == SHOAL_POOL_KIND_PULL       ? "pull"
-           : kind == SHOAL_POOL_KIND_CHECKOUT ? "checkout"
-                                              : "forward";
-}
-
 int shoal__config_checkout_key(shoal_config_t *c, shoal_diag_t *err, const shoal_schema_key_t *k,
                                const shoal_node_t *val, const char *path, shoal_config_pool_t *p)
 {
@@ -93,7 +87,7 @@ int shoal__config_checkout_check(shoal_config_t *c, shoal_diag_t *err, const sho
                                             "%s.%s: only a checkout pool takes %s (this one is "
                                             "kind: %s; write kind: checkout)",
                                             path, checkout_only[j], checkout_only[j],
-                                            kind_name(p->kind));
+                                            shoal__pool_kind_name((uint32_t)p->kind));
         return SHOAL_OK;
     }
     const shoal_node_t *kind_at = shoal__node_get(map, "kind");

@@ -139,13 +139,6 @@ static bool str_same(const char *a, const char *b)
     return a == NULL || b == NULL ? a == b : strcmp(a, b) == 0;
 }
 
-static const char *kind_name(int kind)
-{
-    return kind == SHOAL_POOL_KIND_PULL       ? "pull"
-           : kind == SHOAL_POOL_KIND_CHECKOUT ? "checkout"
-                                              : "forward";
-}
-
 static void source_name(const shoal_config_pool_t *p, char *buf, size_t size)
 {
     if (p->src_plugin == NULL)
@@ -159,7 +152,8 @@ bool shoal__host_pull_replace(const shoal_config_pool_t *a, const shoal_config_p
 {
     char x[160], y[160];
     if (a->kind != b->kind) {
-        snprintf(why, size, "kind %s -> %s", kind_name(a->kind), kind_name(b->kind));
+        snprintf(why, size, "kind %s -> %s", shoal__pool_kind_name((uint32_t)a->kind),
+                 shoal__pool_kind_name((uint32_t)b->kind));
         return true;
     }
     /* The same source: the same behaviour of the same module (a new .so

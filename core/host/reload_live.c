@@ -66,10 +66,14 @@ static void checkout_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_co
                           bool apply, const shoal_pool_stats_t *st, char *buf, size_t size,
                           size_t *len)
 {
-    const shoal_config_pool_t *cp0 = hp->cp;
-    shoal_pool_checkout_t a = cp0->checkout, b = cp->checkout;
-    a.group = b.group = NULL; /* compared by reload.c */
-    bool same = memcmp(&a, &b, sizeof a) == 0;
+    const shoal_pool_checkout_t *a = &hp->cp->checkout, *b = &cp->checkout;
+    /* Field by field (not the struct's padding); the group is reload.c's. */
+    bool same = a->add_member_retry == b->add_member_retry &&
+                a->member_start_timeout_ms == b->member_start_timeout_ms &&
+                a->cull_interval_ms == b->cull_interval_ms && a->max_age_ms == b->max_age_ms &&
+                a->max_lifetime_ms == b->max_lifetime_ms &&
+                a->max_lifetime_jitter_ms == b->max_lifetime_jitter_ms &&
+                a->queue_max == b->queue_max && a->lease_ms == b->lease_ms;
     if (same && st->target_size == cp->size && st->max_size == cp->max_size)
         return;
     shoal_pool_checkout_update_t u = {cp->size, cp->max_size, cp->checkout};

@@ -48,17 +48,18 @@ int shoal__checkout_new(shoal_pool_t *p, const shoal_pool_spec_t *spec)
     shoal_checkout_t *co = calloc(1, sizeof *co);
     if (co == NULL)
         return SHOAL_ENOMEM;
-    co->cfg = spec->checkout;
+    /* Its settings are the record's copy of the spec's (pool.c), changed
+     * there by SET_CHECKOUT; the group's name is ours. */
     if (spec->checkout.group != NULL)
         snprintf(co->group, sizeof co->group, "%s", spec->checkout.group);
-    co->cfg.group = co->group[0] ? co->group : NULL;
-    p->spec.checkout.group = co->cfg.group; /* the spec's copy points at ours */
+    p->spec.checkout.group = co->group[0] ? co->group : NULL;
+    co->cfg = &p->spec.checkout;
     co->free_head = co->free_tail = SHOAL_CO_NIL;
     co->tick_at = UINT64_MAX;
     co->next_cull = UINT64_MAX;
     uint64_t seed = p->g.pid ^ (uint64_t)(uintptr_t)co;
     co->prng = (uint32_t)(seed ^ seed >> 32) | 1u;
-    atomic_store_explicit(&co->txn_limit, (uint64_t)p->spec.max_size + co->cfg.queue_max,
+    atomic_store_explicit(&co->txn_limit, (uint64_t)p->spec.max_size + co->cfg->queue_max,
                           memory_order_relaxed);
     p->co = co;
     p->g.exact = true; /* a member gives itself back after each transaction */
@@ -198,10 +199,10 @@ int shoal__checkout_start(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
     shoal_checkout_t *co = p->co;
     uint64_t now = shoal__now_ns();
-    if (co->cfg.cull_interval_ms != 0)
-        co->next_cull = shoal__co_deadline(now, co->cfg.cull_interval_ms);
+    if (co->cfg->cull_interval_ms != 0)
+        co->next_cull = shoal__co_deadline(now, co->cfg->cull_interval_ms);
     int rc =
-        co->cfg.group != NULL ? shoal__group_join(ctx->rt, co->cfg.group, ctx->self) : SHOAL_OK;
+        co->cfg->group != NULL ? shoal__group_join(ctx->rt, co->cfg->group, ctx->self) : SHOAL_OK;
     if (rc == SHOAL_OK)
         rc = shoal__co_start_init(ctx, p);
     shoal__co_rearm(ctx, co);
@@ -219,20 +220,20 @@ int shoal__checkout_set(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_ms
     s.size = u.init;
     s.max_size = u.max;
     s.checkout = u.checkout;
-    s.checkout.group = co->cfg.group; /* not changed here */
+    s.checkout.group = co->cfg->group; /* not changed here */
     if (u.max == 0 || u.init > u.max || u.max > SHOAL_POOL_MAX_SIZE ||
         shoal__checkout_check(&s) != SHOAL_OK)
         return SHOAL_EINVAL;
-    bool cull_changed = u.checkout.cull_interval_ms != co->cfg.cull_interval_ms;
+    bool cull_changed = u.checkout.cull_interval_ms != co->cfg->cull_interval_ms;
     p->spec.size = p->target = u.init;
     p->spec.max_size = u.max;
-    co->cfg = s.checkout;
-    atomic_store_explicit(&co->txn_limit, (uint64_t)u.max + co->cfg.queue_max,
+    p->spec.checkout = s.checkout;
+    atomic_store_explicit(&co->txn_limit, (uint64_t)u.max + co->cfg->queue_max,
                           memory_order_relaxed);
     uint64_t now = shoal__now_ns();
     if (cull_changed)
-        co->next_cull = co->cfg.cull_interval_ms != 0
-                            ? shoal__co_deadline(now, co->cfg.cull_interval_ms)
+        co->next_cull = co->cfg->cull_interval_ms != 0
+                            ? shoal__co_deadline(now, co->cfg->cull_interval_ms)
                             : UINT64_MAX;
     /* Fewer members allowed: free and starting ones past the new max end
      * now, those in use when they are returned (shoal__co_offer). */
@@ -320,8 +321,8 @@ static void co_own_end(struct shoal_ctx_s *ctx)
 {
     shoal_pool_t *p = shoal__pool_ended(ctx);
     shoal_checkout_t *co = p->co;
-    if (co->cfg.group != NULL)
-        shoal__group_leave(ctx->rt, co->cfg.group, ctx->self);
+    if (co->cfg->group != NULL)
+        shoal__group_leave(ctx->rt, co->cfg->group, ctx->self);
     shoal__co_queue_flush(ctx, p, SHOAL_ENOPROC);
     /* Its members end with it (its children): an actor holding one hears
      * so, as when a member ends in use, and no longer holds it. */
@@ -440,13 +441,13 @@ void shoal__checkout_inspect(shoal_pool_t *p, const shoal_pool_stats_t *st, shoa
     shoal_checkout_t *co = p->co;
     shoal_inspect_uint(out, "init", p->spec.size);
     shoal_inspect_uint(out, "max", p->spec.max_size);
-    if (co->cfg.group != NULL)
-        shoal_inspect_str(out, "group", co->cfg.group);
+    if (co->cfg->group != NULL)
+        shoal_inspect_str(out, "group", co->cfg->group);
     shoal_inspect_uint(out, "in_use", st->in_use);
     shoal_inspect_uint(out, "free", st->free);
     shoal_inspect_uint(out, "starting", st->starting);
     shoal_inspect_uint(out, "queued", st->queued);
-    shoal_inspect_uint(out, "queue_max", co->cfg.queue_max);
+    shoal_inspect_uint(out, "queue_max", co->cfg->queue_max);
     shoal_inspect_uint(out, "takes", st->takes);
     shoal_inspect_uint(out, "returned_ok", st->returned_ok);
     shoal_inspect_uint(out, "returned_fail", st->returned_fail);

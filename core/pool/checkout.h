@@ -78,7 +78,7 @@ typedef struct shoal_co_taker_s {
     shoal_env_t *txn;
     uint64_t token; /* a thread's take: which thread */
     bool lease;     /* a thread's take */
-    bool gone;  /* answered already (timed out): skipped */
+    bool gone;      /* answered already (timed out): skipped */
 } shoal_co_taker_t;
 
 /* The counters, by index (counts[] and stats). */
@@ -114,7 +114,7 @@ typedef struct shoal_checkout_s {
     _Atomic uint32_t wait[SHOAL_CO_WAIT_BUCKETS]; /* the take wait's histogram */
 
     /* the pool's actor's */
-    alignas(64) shoal_pool_checkout_t cfg;
+    alignas(64) const shoal_pool_checkout_t *cfg; /* the record's spec.checkout */
     char group[64];
     shoal_co_seat_t *seats;
     uint32_t nseats, seats_cap; /* seats in use are < nseats; cap: max_size */
@@ -182,6 +182,8 @@ uint32_t shoal__co_live(const shoal_checkout_t *co);
 bool shoal__co_consistent(const shoal_checkout_t *co, char *why, size_t size);
 /* Starts members while the pool wants more (init, takers waiting). */
 void shoal__co_fill(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
+/* Every live member's mailbox limit from now on (SET_MAILBOX). */
+void shoal__co_set_limit(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint32_t limit);
 /* Stops the member in seat i (it ends; its EXIT empties the seat). */
 void shoal__co_stop(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint32_t i);
 void shoal__co_free_push(shoal_checkout_t *co, uint32_t i);

@@ -95,10 +95,10 @@ uint32_t shoal__co_free_pop(shoal_checkout_t *co)
 
 uint64_t shoal__co_lifetime(shoal_checkout_t *co, uint64_t now)
 {
-    if (co->cfg.max_lifetime_ms == 0)
+    if (co->cfg->max_lifetime_ms == 0)
         return UINT64_MAX;
-    uint64_t life = shoal__ms_to_ns(co->cfg.max_lifetime_ms);
-    uint64_t jitter = shoal__ms_to_ns(co->cfg.max_lifetime_jitter_ms);
+    uint64_t life = shoal__ms_to_ns(co->cfg->max_lifetime_ms);
+    uint64_t jitter = shoal__ms_to_ns(co->cfg->max_lifetime_jitter_ms);
     if (life == UINT64_MAX)
         return UINT64_MAX;
     if (jitter != 0) { /* uniform in [-jitter, +jitter] (xorshift32) */
@@ -150,7 +150,7 @@ static int start_one(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
         .state = SHOAL_CO_STARTING,
         .prev = SHOAL_CO_NIL,
         .next = SHOAL_CO_NIL,
-        .deadline = shoal__co_deadline(now, co->cfg.member_start_timeout_ms),
+        .deadline = shoal__co_deadline(now, co->cfg->member_start_timeout_ms),
         .expires = UINT64_MAX,
         .used_ns = now,
     };
@@ -213,7 +213,7 @@ void shoal__co_start_failed(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t n
 {
     shoal_checkout_t *co = p->co;
     shoal__co_count(co, SHOAL_CO_START_FAILURES, 1);
-    if (++co->fails_in_row < co->cfg.add_member_retry)
+    if (++co->fails_in_row < co->cfg->add_member_retry)
         return;
     /* Enough tries for now: starts wait a backoff, takers hear so. */
     co->retry_at = shoal__co_deadline(now, p->spec.restart.backoff_ms);
@@ -229,8 +229,7 @@ uint32_t shoal__co_free_take(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t 
         if (now < co->seats[i].expires)
             return i;
         shoal__co_count(co, SHOAL_CO_RECYCLED, 1); /* its replacement: fill */
-        co->seats[i].state = SHOAL_CO_FREE;         /* popped: unlisted */
-        shoal__co_stop(ctx, p, i);
+        shoal__co_stop(ctx, p, i);                 /* FREE, popped: unlisted */
     }
     return SHOAL_CO_NIL;
 }
@@ -261,6 +260,17 @@ void shoal__co_stop(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t i)
                        (uint32_t)SHOAL_ESHUTDOWN);
 }
 
+void shoal__co_set_limit(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t limit)
+{
+    shoal_checkout_t *co = p->co;
+    /* Each member sets its own limit, as a forward pool's workers do
+     * (workers.c); one ending meanwhile is not told, harmlessly. */
+    for (uint32_t i = 0; i < co->nseats; i++)
+        if (co->seats[i].state != SHOAL_CO_EMPTY && co->seats[i].state != SHOAL_CO_ENDING)
+            shoal__send_system(ctx->rt, ctx->tc, co->seats[i].pid, SHOAL_ENV_LIMIT, ctx->self,
+                               limit == SHOAL_MAILBOX_UNBOUNDED ? 0 : limit);
+}
+
 /* ---- the sweep --------------------------------------------------------------- */
 
 uint64_t shoal__co_seats_next(const shoal_checkout_t *co)
@@ -281,7 +291,7 @@ uint64_t shoal__co_seats_next(const shoal_checkout_t *co)
 static void cull(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
 {
     shoal_checkout_t *co = p->co;
-    uint64_t age = shoal__ms_to_ns(co->cfg.max_age_ms);
+    uint64_t age = shoal__ms_to_ns(co->cfg->max_age_ms);
     for (uint32_t i = co->free_head; i != SHOAL_CO_NIL;) {
         uint32_t next = co->seats[i].next;
         if (now >= co->seats[i].expires) {
@@ -313,7 +323,7 @@ void shoal__co_sweep(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
         if (s->state == SHOAL_CO_STARTING && now >= s->deadline) {
             shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, p->name,
                        "a member did not start within %" PRIu64 " ms: stopped",
-                       co->cfg.member_start_timeout_ms);
+                       co->cfg->member_start_timeout_ms);
             shoal__co_stop(ctx, p, i);
             shoal__co_start_failed(ctx, p, now);
         } else if (s->state == SHOAL_CO_IN_USE && s->by == SHOAL_CO_BY_THREAD &&
@@ -321,7 +331,7 @@ void shoal__co_sweep(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
             shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, p->name,
                        "a thread held member %" PRIu32 ".%" PRIu32 " past its lease of %" PRIu64
                        " ms: destroyed",
-                       shoal__pid_slot(s->pid), shoal__pid_gen(s->pid), co->cfg.lease_ms);
+                       shoal__pid_slot(s->pid), shoal__pid_gen(s->pid), co->cfg->lease_ms);
             shoal__co_count(co, SHOAL_CO_LEASE_EXPIRED, 1);
             co->expired[co->expired_next++ % SHOAL_CO_EXPIRED_RING] = s->pid;
             shoal__co_stop(ctx, p, i);
@@ -329,6 +339,6 @@ void shoal__co_sweep(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
     }
     if (now >= co->next_cull) {
         cull(ctx, p, now);
-        co->next_cull = shoal__co_deadline(now, co->cfg.cull_interval_ms);
+        co->next_cull = shoal__co_deadline(now, co->cfg->cull_interval_ms);
     }
 }

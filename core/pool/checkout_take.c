@@ -200,7 +200,8 @@ static void seat_give(shoal_checkout_t *co, uint32_t i, shoal_pid_t owner, uint8
     s->by = by;
     s->owner = owner;
     s->token = token;
-    s->deadline = by == SHOAL_CO_BY_THREAD ? shoal__co_deadline(now, co->cfg.lease_ms) : UINT64_MAX;
+    s->deadline =
+        by == SHOAL_CO_BY_THREAD ? shoal__co_deadline(now, co->cfg->lease_ms) : UINT64_MAX;
     s->uses++;
     co->nin_use++;
     shoal__co_count(co, SHOAL_CO_TAKES, 1);
@@ -335,7 +336,7 @@ int shoal__checkout_take(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_m
         shoal__co_rearm(ctx, co); /* a lease to watch */
         return SHOAL_DEFER;
     }
-    bool wait = req.timeout_ms != 0 && co->qtakers < co->cfg.queue_max;
+    bool wait = req.timeout_ms != 0 && co->qtakers < co->cfg->queue_max;
     if (wait && queue_put(co, &t, false) != SHOAL_OK)
         wait = false;
     if (!wait) {
@@ -413,7 +414,7 @@ int shoal__checkout_return(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal
 
 void shoal__co_queue_trim(struct shoal_ctx_s *ctx, shoal_checkout_t *co)
 {
-    while (co->qtakers > co->cfg.queue_max) { /* the newest takers beyond it */
+    while (co->qtakers > co->cfg->queue_max) { /* the newest takers beyond it */
         shoal_co_taker_t *t = NULL;
         for (uint32_t k = co->qlen; k-- > 0;) {
             shoal_co_taker_t *c = &co->q[(co->qhead + k) % co->qcap];

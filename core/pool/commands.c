@@ -29,25 +29,17 @@ int shoal__pool_command(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_ms
 {
     bool ok;
     uint32_t v = payload_u32(msg, &ok);
-    if (p->co != NULL) { /* a checkout pool: its own commands (checkout.c) */
+    /* A checkout pool's members are taken, not sent work: of these it
+     * takes only its own settings, its members' mailbox limit and drain. */
+    if (p->co != NULL && msg->type != SHOAL_POOL_SET_CHECKOUT &&
+        msg->type != SHOAL_POOL_SET_MAILBOX && msg->type != SHOAL_POOL_DRAIN) {
         *out = 0;
-        switch (msg->type) {
-        case SHOAL_POOL_SET_CHECKOUT:
-            return shoal__checkout_set(ctx, p, msg);
-        case SHOAL_POOL_SET_MAILBOX:
-            *out = v;
-            return ok ? shoal__pool_set_mailbox(ctx, p, v) : SHOAL_EINVAL;
-        case SHOAL_POOL_DRAIN:
-            shoal__pool_drain(ctx, p);
-            return SHOAL_OK;
-        default:
-            return SHOAL_ENOTSUP;
-        }
+        return SHOAL_ENOTSUP;
     }
     switch (msg->type) {
     case SHOAL_POOL_SET_CHECKOUT:
         *out = 0;
-        return SHOAL_ENOTSUP;
+        return p->co != NULL ? shoal__checkout_set(ctx, p, msg) : SHOAL_ENOTSUP;
     case SHOAL_POOL_ADD_WORKERS:
     case SHOAL_POOL_REMOVE_WORKERS:
     case SHOAL_POOL_SET_SIZE: {

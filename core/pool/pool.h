@@ -282,6 +282,14 @@ static inline void shoal__pool_stamp(shoal_env_t *e)
     }
 }
 
+/* A kind's name, as a config writes it (shoal/pool.h). */
+static inline const char *shoal__pool_kind_name(uint32_t k)
+{
+    return k == SHOAL_POOL_KIND_PULL       ? "pull"
+           : k == SHOAL_POOL_KIND_CHECKOUT ? "checkout"
+                                           : "forward";
+}
+
 /* A strategy's name, as a config writes it (shoal/pool.h). */
 static inline const char *shoal__pool_strategy_name(uint32_t s)
 {

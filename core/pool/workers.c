@@ -440,6 +440,10 @@ int shoal__pool_set_mailbox(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t l
     }
     if (p->spec.worker_pool != NULL)
         return SHOAL_OK; /* nested pools keep their own limits */
+    if (p->co != NULL) { /* a checkout pool's members sit in its seats */
+        shoal__co_set_limit(ctx, p, limit);
+        return SHOAL_OK;
+    }
     uint32_t n = shoal__pool_live(p);
     /* Each worker sets its own limit (it cannot end meanwhile, unlike a
      * store from here to a record whose PID may be stale). */

@@ -675,8 +675,23 @@ static void test_set_checkout_live(void)
     bad.checkout.lease_ms = 0;
     CU_ASSERT_EQUAL(shoal_pool_set_checkout(rt, pool, &bad, TMO), SHOAL_EINVAL);
     CU_ASSERT_EQUAL(stats(rt, pool).target_size, 3);
-    /* Other kinds' commands are not a checkout pool's. */
+    /* Other kinds' commands are not a checkout pool's; its members'
+     * mailbox limit is, for every live member. */
     CU_ASSERT_EQUAL(shoal_pool_set_size(rt, pool, 3, TMO), SHOAL_ENOTSUP);
+    CU_ASSERT_EQUAL(shoal_pool_set_strategy(rt, pool, SHOAL_POOL_STRATEGY_FIFO, TMO),
+                    SHOAL_ENOTSUP);
+    CU_ASSERT_EQUAL(shoal_pool_set_mailbox(rt, pool, 8, TMO), SHOAL_OK);
+    shoal_answer_t ans;
+    bool limited = false;
+    for (int k = 0; k < 1000 && !limited; k++) { /* each member sets it in its own turn */
+        CU_ASSERT_EQUAL_FATAL(shoal_runtime_inspect(rt, a, TMO, &ans), SHOAL_OK);
+        limited = ans.data != NULL && strstr(ans.data, "\"mailbox_limit\":8") != NULL;
+        shoal_answer_release(&ans);
+        if (!limited)
+            shoal_test_nap();
+    }
+    CU_ASSERT_TRUE(limited);
+    CU_ASSERT_EQUAL(stats(rt, pool).mailbox, 8);
     /* Lower: free members past the new max end; the one in use stays. */
     u = (shoal_pool_checkout_update_t){1, 1, s.checkout};
     CU_ASSERT_EQUAL(shoal_pool_set_checkout(rt, pool, &u, TMO), SHOAL_OK);

@@ -19,22 +19,6 @@
 #define FILE_NAME "/etc/shoal/t.yaml"
 #define F FILE_NAME ":"
 
-static void same(const char *got, const char *want, const char *text)
-{
-    shoal_test_same(got, want, text);
-}
-
-static int parse(const char *text, shoal_config_t **c, char *err, size_t size)
-{
-    return shoal_test_config_parse(FILE_NAME, text, c, err, size);
-}
-
-/* text with %1$s the plugin dir, parsed and resolved with loader L. */
-static int resolve(shoal_loader_t *L, const char *fmt, shoal_config_t **out, char *err, size_t size)
-{
-    return shoal_test_config_resolve(L, FILE_NAME, SHOAL_PLUGIN_DIR, fmt, out, err, size);
-}
-
 #define PLUGINS "plugins:\n  conn: %1$s/conn/conn.so\n  echo: %1$s/echo/echo.so\n"
 
 #define GOOD                                                                                       \
@@ -65,7 +49,7 @@ static void test_valid(void)
     CU_ASSERT_EQUAL_FATAL(shoal__loader_create(&L), SHOAL_OK);
     shoal_config_t *c;
     char err[1200];
-    int rc = resolve(L, GOOD, &c, err, sizeof err);
+    int rc = shoal_test_config_resolve(L, FILE_NAME, SHOAL_PLUGIN_DIR, GOOD, &c, err, sizeof err);
     if (rc != SHOAL_OK)
         fprintf(stderr, "\n    refused: %s\n", err);
     CU_ASSERT_EQUAL_FATAL(rc, SHOAL_OK);
@@ -116,21 +100,24 @@ static void test_valid(void)
 
     char line[600];
     shoal__config_checkout_describe(p, line, sizeof line);
-    same(line,
-         "pool db: checkout, 2..8 members (conn.conn), queue_max 100, lease 5000ms, "
-         "cull_interval 10000ms, max_age 20000ms, max_lifetime 3600000ms (+/- 300000ms), "
-         "group dbs",
-         "describe");
+    shoal_test_same(
+        line,
+        "pool db: checkout, 2..8 members (conn.conn), queue_max 100, lease 5000ms, "
+        "cull_interval 10000ms, max_age 20000ms, max_lifetime 3600000ms (+/- 300000ms), "
+        "group dbs",
+        "describe");
     shoal__config_free(c);
 
     /* The members' args are checked against conn's schema. */
-    rc = resolve(L,
-                 PLUGINS "pools:\n  db:\n    kind: checkout\n    member: conn.conn\n"
-                         "    args: {fail_permille: 1500}\n",
-                 &c, err, sizeof err);
+    rc = shoal_test_config_resolve(L, FILE_NAME, SHOAL_PLUGIN_DIR,
+                                   PLUGINS
+                                   "pools:\n  db:\n    kind: checkout\n    member: conn.conn\n"
+                                   "    args: {fail_permille: 1500}\n",
+                                   &c, err, sizeof err);
     CU_ASSERT_EQUAL(rc, SHOAL_EINVAL);
-    same(err, F "8:27: pools.db.args.fail_permille: 1500 is out of range: expected 0 to 1000",
-         "members' args");
+    shoal_test_same(err,
+                    F "8:27: pools.db.args.fail_permille: 1500 is out of range: expected 0 to 1000",
+                    "members' args");
     shoal__loader_destroy(L);
 }
 
@@ -196,14 +183,14 @@ static void test_bad(void)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         shoal_config_t *c = NULL;
         char err[1200];
-        int rc = parse(bad[i].text, &c, err, sizeof err);
+        int rc = shoal_test_config_parse(FILE_NAME, bad[i].text, &c, err, sizeof err);
         CU_ASSERT_NOT_EQUAL(rc, SHOAL_OK);
         if (rc == SHOAL_OK) {
             fprintf(stderr, "\n    accepted: %s\n", bad[i].text);
             shoal__config_free(c);
             continue;
         }
-        same(err, bad[i].want, bad[i].text);
+        shoal_test_same(err, bad[i].want, bad[i].text);
     }
 }
 
