@@ -106,9 +106,25 @@ const shoal_config_plugin_t *shoal__config_plugin(const shoal_config_t *c, const
 static int check_pool(vctx_t *v, const shoal_node_t *map, const char *name, const char *path,
                       shoal_config_pool_t *p, unsigned depth);
 
+/* A pool names what its workers (members) run once: `worker` or, for a
+ * checkout pool, `member` -- never both. */
+static int behaviour_once(vctx_t *v, const shoal_node_t *at, const char *key, const char *path,
+                          const shoal_config_pool_t *p)
+{
+    if (p->worker_at == NULL)
+        return SHOAL_OK;
+    return shoal__node_fail(v->err, at,
+                            "%s.%s: the pool's behaviour is given already (line %u); write "
+                            "member for a checkout pool, worker for the others, not both",
+                            path, key, p->worker_at->line);
+}
+
 static int set_worker(vctx_t *v, const shoal_node_t *w, const char *path, shoal_config_pool_t *p,
                       unsigned depth)
 {
+    int rc = behaviour_once(v, w, "worker", path, p);
+    if (rc != SHOAL_OK)
+        return rc;
     p->worker_at = w;
     if (w->kind == SHOAL_NODE_MAP) {
         if (depth + 1 >= SHOAL_POOL_MAX_DEPTH)
@@ -361,6 +377,8 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
     case SHOAL_KEY_ACTOR:    /* a source's: a behaviour, never a pool */
     case SHOAL_KEY_MEMBER: { /* a checkout pool's: the same */
         shoal_config_pool_t *p = base;
+        if ((rc = behaviour_once(v, val, k->key, path, p)) != SHOAL_OK)
+            return rc;
         p->worker_at = val;
         if (val->kind != SHOAL_NODE_SCALAR ||
             !shoal__config_split_behaviour(val->text, &p->plugin, &p->behaviour))

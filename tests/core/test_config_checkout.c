@@ -158,6 +158,14 @@ static const struct {
        "got 'a b'"},
     {"plugins: {conn: c.so}\npools:\n  db: {kind: checkout, member: conn, init: 1}\n",
      F "3:32: pools.db.member: expected PLUGIN.BEHAVIOUR (e.g. conn.conn), got 'conn'"},
+    /* found by the fuzzer: both leaked the first one's names */
+    {"plugins: {conn: c.so}\npools:\n  db: {kind: checkout, member: conn.conn, worker: "
+     "conn.conn}\n",
+     F "3:51: pools.db.worker: the pool's behaviour is given already (line 3); write member for a "
+       "checkout pool, worker for the others, not both"},
+    {"plugins: {conn: c.so}\npools:\n  db:\n    worker: conn.conn\n    member: conn.conn\n",
+     F "5:13: pools.db.member: the pool's behaviour is given already (line 4); write member for a "
+       "checkout pool, worker for the others, not both"},
     {"plugins: {conn: c.so}\npools:\n  db: {kind: checkout, member: nope.conn}\n",
      F "3:32: pools.db.member: no plugin 'nope' under plugins:"},
     {"plugins: {conn: c.so}\npools:\n  db: {kind: checkout, member: conn.conn, isolation: "
