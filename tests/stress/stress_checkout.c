@@ -384,11 +384,20 @@ static void test_checkout_under_crashes(void)
     CU_ASSERT_EQUAL(st.messages_forwarded,
                     st.messages_handled + st.messages_failed + st.messages_dropped);
     CU_ASSERT_TRUE(st.takes > 0 && st.killed_in_use > 0 && st.returned_fail > 0);
-    CU_ASSERT_TRUE(st.killed_free > 0 && st.recycled > 0);
+    CU_ASSERT_TRUE(st.killed_free > 0);
     /* The load gone, idle members end (culled, or recycled past their
-     * lifetime) back to init (2), not below. */
+     * lifetime) back to init (2), not below. Under load few members live
+     * their 4 ms (fails and kills replace them sooner: recycled was 0..7
+     * in a run), so recycling is asserted here, where it is certain: the
+     * free members pass their lifetime and each cull replaces them. */
     SHOAL_TEST_WAIT_UNTIL(shoal_test_pool_stats(rt, pool).pool_size == 2, 30.0);
-    st = shoal_test_pool_stats(rt, pool);
+    uint64_t recycled = shoal_test_pool_stats(rt, pool).recycled;
+    SHOAL_TEST_WAIT_UNTIL(shoal_test_pool_stats(rt, pool).recycled > recycled, 30.0);
+    /* One snapshot with both free: a replacement may be starting between
+     * two reads. */
+    SHOAL_TEST_WAIT_UNTIL((st = shoal_test_pool_stats(rt, pool)).pool_size == 2 && st.free == 2,
+                          30.0);
+    CU_ASSERT_TRUE(st.recycled > recycled);
     CU_ASSERT_EQUAL(st.pool_size, 2);
     CU_ASSERT_EQUAL(st.free, 2);
     shoal_runtime_destroy(rt);
