@@ -295,7 +295,7 @@ const char *shoal__arg_reason(const char *msg)
 int shoal__arg_relabel(shoal_diag_t *err, const char *path, const char *key, int rc)
 {
     char rest[340];
-    snprintf(rest, sizeof rest, "%s", shoal__arg_reason(err->msg));
+    snprintf(rest, sizeof rest, "%.339s", shoal__arg_reason(err->msg)); /* cut to fit */
     snprintf(err->msg, sizeof err->msg, "%.100s%s%.60s: %s", path, *path ? "." : "", key, rest);
     return rc == SHOAL_ENOKEY ? SHOAL_EINVAL : rc;
 }
