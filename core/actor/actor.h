@@ -139,7 +139,10 @@ typedef struct shoal_actor_ext_s {
 } shoal_actor_ext_t;
 
 typedef struct shoal_actor_back_s {
-    shoal_mq_node_t *user_head;
+    /* One line each: the worker writes user_head at every pop and senders
+     * read user_deq, so a back shared with a neighbour's (56 bytes apart,
+     * as it was) had two workers on two cores writing one line. */
+    _Alignas(64) shoal_mq_node_t *user_head;
     shoal_mq_node_t *sys_head;
     /* Here, not in the front: the worker checks the system mailbox before
      * every user message by reading its dummy node, and while no system
@@ -152,7 +155,7 @@ typedef struct shoal_actor_back_s {
     shoal_actor_ext_t *ext;
 } shoal_actor_back_t;
 
-_Static_assert(sizeof(shoal_actor_back_t) == 56, "the worker-side record is 56 bytes");
+_Static_assert(sizeof(shoal_actor_back_t) == 64, "the worker-side record is one cache line");
 
 static inline shoal_pid_t shoal__pid_make(uint32_t gen, uint32_t slot)
 {

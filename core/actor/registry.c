@@ -1,8 +1,8 @@
 /* registry.c - actor records and the slots that name them.
  *
  * One reservation of virtual memory per runtime holds max_actors fronts
- * (64 bytes) and backs (56 bytes); pages are committed by first touch, so an
- * idle actor costs 120 bytes. Records are reused, never unmapped while the
+ * and backs (64 bytes each, a cache line: actor.h); pages are committed by
+ * first touch, so an idle actor costs 128 bytes. Records are reused, never unmapped while the
  * runtime lives: a PID's generation is checked in the record itself
  * (mailbox.h). Free slots are cached per thread and in a depot under a
  * mutex, refilled in batches; slots never used are handed out from

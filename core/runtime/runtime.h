@@ -54,10 +54,11 @@ struct shoal_runtime_s {
     uint32_t *free_slots;
     uint32_t nfree, free_cap;
 
-    /* envelope depot: batches of SHOAL_ENV_BATCH, and the slabs they come from */
+    /* envelope depot: free envelopes threads trade SHOAL_ENV_BATCH at a time
+     * (envelope.c), and the slabs they come from */
     pthread_mutex_t env_lock;
-    struct shoal_env_s **env_batches;
-    size_t env_nbatches, env_batches_cap;
+    struct shoal_env_s **env_depot;
+    size_t env_ndepot, env_depot_cap;
     void **env_slabs;
     size_t env_nslabs, env_slabs_cap;
 

@@ -20,6 +20,7 @@ struct shoal_env_s;
 struct shoal_worker_s;
 
 #define SHOAL_ENV_BATCH 64u  /* envelopes moved to/from the depot at once */
+#define SHOAL_ENV_STACK 128u /* free envelopes a thread keeps: two batches */
 #define SHOAL_SLOT_CACHE 64u /* free actor slots kept per thread */
 
 /* One counter per shoal_runtime_stats_t field that threads produce. */
@@ -69,8 +70,7 @@ typedef struct shoal_pool_cursor_s {
 typedef struct shoal_tcache_s {
     shoal_runtime_t *rt;
     struct shoal_worker_s *worker; /* NULL: not a dispatcher thread */
-    struct shoal_env_s *env_free;  /* free list through node.next */
-    uint32_t env_nfree;
+    uint32_t env_nfree;            /* envs[0 .. env_nfree): free, the newest last */
     uint32_t nslots;
     uint32_t slots[SHOAL_SLOT_CACHE];
     shoal_tstats_t stats;
@@ -79,7 +79,8 @@ typedef struct shoal_tcache_s {
     bool in_region;
     uint32_t pool_sample; /* counts forwards; every 16th is timed */
     shoal_pool_cursor_t cursors[SHOAL_POOL_CURSORS];
-    struct shoal_tcache_s *next, *prev; /* the runtime's list of foreign caches */
+    struct shoal_env_s *envs[SHOAL_ENV_STACK]; /* envelope.c */
+    struct shoal_tcache_s *next, *prev;        /* the runtime's list of foreign caches */
 } shoal_tcache_t;
 
 void shoal__tcache_init(shoal_tcache_t *tc, shoal_runtime_t *rt, struct shoal_worker_s *w);

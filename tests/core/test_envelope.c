@@ -1,6 +1,7 @@
 /* test_envelope.c - envelopes: inline and heap payloads, hand-over, meta
  * packing, recycling through the thread cache and the depot
  * (actor/envelope.h). */
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -315,6 +316,84 @@ static void bulk_rounds_reuse_the_depot(void)
     teardown();
 }
 
+static int by_address(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t) * (shoal_env_t *const *)a, y = (uintptr_t) * (shoal_env_t *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Every envelope out at once is a distinct, aligned line: the thread's
+ * stack, the depot and fresh slabs never hand one out twice. */
+static void every_envelope_out_is_distinct(void)
+{
+    CU_ASSERT_EQUAL_FATAL(setup(), 0);
+    shoal_env_t **held = malloc(ROUND * sizeof *held);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(held);
+    for (int round = 0; round < 2; round++) {
+        for (unsigned i = 0; i < ROUND; i++) {
+            held[i] = shoal__env_alloc(tc);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(held[i]);
+            /* half of them back at once, the rest at the end */
+            if (i % 2 == 1 && round == 0) {
+                shoal__env_free(tc, held[i]);
+                held[i] = shoal__env_alloc(tc);
+            }
+        }
+        qsort(held, ROUND, sizeof *held, by_address);
+        unsigned same = 0, misaligned = 0;
+        for (unsigned i = 0; i < ROUND; i++) {
+            same += i > 0 && held[i] == held[i - 1];
+            misaligned += (uintptr_t)held[i] % 64 != 0;
+        }
+        CU_ASSERT_EQUAL(same, 0);
+        CU_ASSERT_EQUAL(misaligned, 0);
+        for (unsigned i = 0; i < ROUND; i++)
+            shoal__env_free(tc, held[i]);
+    }
+    free(held);
+    teardown();
+}
+
+typedef struct {
+    shoal_env_t **envs;
+    unsigned n;
+} freeing_t;
+
+static void *free_elsewhere(void *arg)
+{
+    freeing_t *f = arg;
+    shoal_tcache_t *mine = shoal__tcache_get(rt);
+    for (unsigned i = 0; i < f->n; i++)
+        shoal__env_free(mine, f->envs[i]);
+    return NULL; /* the thread's cache goes to the depot as it exits */
+}
+
+/* One thread allocates, another frees (a producer and a pool's workers):
+ * the envelopes come back to the first through the depot, so a second
+ * round takes no new slab. */
+static void freed_on_another_thread_come_back(void)
+{
+    CU_ASSERT_EQUAL_FATAL(setup(), 0);
+    freeing_t f = {malloc(ROUND * sizeof(shoal_env_t *)), ROUND};
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f.envs);
+    uint64_t s0 = stats().env_slabs;
+    for (int round = 0; round < 2; round++) {
+        for (unsigned i = 0; i < ROUND; i++) {
+            f.envs[i] = shoal__env_new(tc, SHOAL_MSG_CAST, 0, SHOAL_PID_NONE, 0, i, &i, sizeof i);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(f.envs[i]);
+        }
+        pthread_t t;
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, free_elsewhere, &f), 0);
+        pthread_join(t, NULL);
+    }
+    /* 100k out at once: 98 slabs (the first round's 100k less the ones the
+     * thread held: at most one slab more), and none in the second round. */
+    uint64_t slabs = stats().env_slabs - s0;
+    CU_ASSERT(slabs >= 98 && slabs <= 99);
+    free(f.envs);
+    teardown();
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -327,6 +406,8 @@ int main(void)
         {"new fills every header field", new_fills_every_header_field},
         {"one at a time: no slab per message", one_at_a_time_allocates_no_slab_per_message},
         {"bulk rounds reuse the depot", bulk_rounds_reuse_the_depot},
+        {"every envelope out is distinct", every_envelope_out_is_distinct},
+        {"freed on another thread come back", freed_on_another_thread_come_back},
         {NULL, NULL},
     };
     return shoal_test_run("envelope", cases);

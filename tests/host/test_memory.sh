@@ -37,7 +37,7 @@ YAML
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "running $tmp/s.yaml: 2 pools"
-grep -q "address space: 1920.0 MiB reserved for 16777216 actors (runtime.max_actors, 120 bytes each)" "$log" ||
+grep -q "address space: 2048.0 MiB reserved for 16777216 actors (runtime.max_actors, 128 bytes each)" "$log" ||
     fail "no address-space line"
 wait_for "pool slow: [0-9]* messages queued, past its warn_queue 1000"
 wait_for "max_queued: unbounded mailboxes hold [0-9]* messages (the limit is 5000): sends into them are refused with SHOAL_EBUSY until they drain"
@@ -70,7 +70,7 @@ fi
 printf 'pools: {}\n' > "$tmp/v.yaml"
 out=$(ulimit -v 1500000; "$shoald" --no-table --run-for 100ms "$tmp/v.yaml" 2>&1); rc=$?
 [ $rc = 2 ] || fail "the default under ulimit -v 1.5G: exit $rc"
-echo "$out" | grep -q "cannot create the runtime: out of memory (it reserves 120 bytes of address space per actor: lower runtime.max_actors under a \`ulimit -v\`)" ||
+echo "$out" | grep -q "cannot create the runtime: out of memory (it reserves 128 bytes of address space per actor: lower runtime.max_actors under a \`ulimit -v\`)" ||
     fail "said: $out"
 printf 'runtime: { max_actors: 1000000 }\npools: {}\n' > "$tmp/v.yaml"
 out=$(ulimit -v 1500000; "$shoald" --no-table --run-for 100ms "$tmp/v.yaml" 2>&1); rc=$?
