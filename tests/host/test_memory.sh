@@ -75,5 +75,5 @@ echo "$out" | grep -q "cannot create the runtime: out of memory (it reserves 128
 printf 'runtime: { max_actors: 1000000 }\npools: {}\n' > "$tmp/v.yaml"
 out=$(ulimit -v 1500000; "$shoald" --no-table --run-for 100ms "$tmp/v.yaml" 2>&1); rc=$?
 [ $rc = 0 ] || fail "max_actors 1000000 under ulimit -v 1.5G: exit $rc: $out"
-echo "$out" | grep -q "address space: 114.4 MiB reserved for 1000000 actors" || fail "said: $out"
+echo "$out" | grep -q "address space: 122.1 MiB reserved for 1000000 actors" || fail "said: $out"
 echo "ok: test_memory"
