@@ -7,7 +7,9 @@
 #
 #   bench/dist.sh SHOAL_BENCH GO_CHAN [OUT.tsv]
 #   REPS=25 (default)  CELLS="W1:10000000:2 ..." (default: W1 W=2 and W=4,
-#   W2 P=1000, W4 block)
+#   W2 P=1000, W4 block)  C2C=build-bench/bin/shoal-c2c: before each run,
+#   the machine's cache-line round trip between CPUs 0 and 1 (bench/c2c.c),
+#   in the TSV's sixth column
 #
 # GO_CHAN is the peer harness's go-chan binary (../shared/bench/build.sh);
 # W1 runs it as go-chan-rr (GO_W1_MODE=rr, its fastest W1), the rest as
@@ -26,7 +28,8 @@ cells=${CELLS:-"W1:10000000:2 W1:10000000:4 W2:1000:10000 W4:2000000:block"}
 run() {
     local set=$1 impl=$2
     shift 2
-    local line rate
+    local line rate c2c=na
+    [ -n "${C2C:-}" ] && c2c=$("$C2C" | sed -n 's/^c2c_ns=//p')
     if [ "$impl" = go-chan-rr ]; then
         line=$(GO_W1_MODE=rr "$gochan" "$@" 2>/dev/null | grep '^RESULT')
     elif [ "$impl" = go-chan ]; then
@@ -35,7 +38,7 @@ run() {
         line=$("$shoal" "$@" 2>/dev/null | grep '^RESULT')
     fi
     rate=$(sed -n 's/.* rate=\([0-9.]*\).*/\1/p' <<<"$line")
-    printf '%s\t%s\t%s\t%s\t%s\n' "$*" "$set" "$impl" "${rate:-0}" "$line" >>"$out"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$*" "$set" "$impl" "${rate:-0}" "$line" "$c2c" >>"$out"
 }
 
 for c in $cells; do
