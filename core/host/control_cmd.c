@@ -499,6 +499,11 @@ void shoal__control_request(shoal_control_t *c, shoal_control_conn_t *k, char *l
             shoal__control_say(k, "2 usage: status\n");
         else
             shoal__control_status(c, k);
+    } else if (strcmp(cmd, "groups") == 0) {
+        if (word(&rest) != NULL)
+            shoal__control_say(k, "2 usage: groups\n");
+        else
+            shoal__control_groups(c, k);
     } else if (strcmp(cmd, "inspect") == 0) {
         char *name = word(&rest);
         shoal_host_pool_t *hp = name != NULL ? pool_named(c->h, name) : NULL;
@@ -523,8 +528,8 @@ void shoal__control_request(shoal_control_t *c, shoal_control_conn_t *k, char *l
     } else {
         shoal__control_say(
             k,
-            "2 unknown command '%.64s' (status, inspect, send, call, scale, epic, reload, diff, "
-            "stop)\n",
+            "2 unknown command '%.64s' (status, groups, inspect, send, call, scale, epic, reload, "
+            "diff, stop)\n",
             cmd);
     }
 }

@@ -96,6 +96,8 @@ void shoal__control_request(shoal_control_t *c, shoal_control_conn_t *k, char *l
 /* status: every fact of the host in one reply, from the pools' records
  * (control_status.c). */
 void shoal__control_status(shoal_control_t *c, shoal_control_conn_t *k);
+/* groups: each checkout group's pools and members (control_status.c). */
+void shoal__control_groups(shoal_control_t *c, shoal_control_conn_t *k);
 
 /* Completes k's reply from its job's answer d, or from nothing (d NULL:
  * the host's deadline passed first: each pool is unresponsive). */

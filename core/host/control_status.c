@@ -12,6 +12,13 @@
  *     [refused N/s] ups N downs N]"
  * and last " draining" or " ended" when it is. A pool with nothing elastic
  * keeps the line it always had.
+ *
+ * `groups` (shoal__control_groups) says, for each checkout group of the
+ * current config, in the config's order:
+ *   "group NAME pools N in_use N free N starting N queued N:
+ *    POOL (in_use N free N), POOL (...)"
+ * the group's members summed, then each pool's; or one line
+ * "no groups: no checkout pool names a group".
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -88,6 +95,52 @@ static void pool_line(shoal_control_conn_t *k, shoal_host_pool_t *hp)
         shoal__pool_is_ended(hp->rec) ? " ended"
         : hp->draining                ? " draining"
                                       : "");
+}
+
+static const char *group_of(const shoal_host_pool_t *hp)
+{
+    return hp->cp != NULL && hp->cp->kind == SHOAL_POOL_KIND_CHECKOUT ? hp->cp->checkout.group
+                                                                      : NULL;
+}
+
+void shoal__control_groups(shoal_control_t *c, shoal_control_conn_t *k)
+{
+    shoal_host_t *h = c->h;
+    bool any = false;
+    shoal__control_say(k, "0 ok\n");
+    for (size_t i = 0; i < h->npools; i++) {
+        const char *g = group_of(&h->pools[i]);
+        bool first = g != NULL;
+        for (size_t j = 0; first && j < i; j++) /* said already, with its first pool */
+            first = group_of(&h->pools[j]) == NULL || strcmp(group_of(&h->pools[j]), g) != 0;
+        if (!first)
+            continue;
+        any = true;
+        uint32_t n = 0, in_use = 0, free = 0, starting = 0, queued = 0;
+        char pools[1024];
+        size_t len = 0;
+        for (size_t j = i; j < h->npools; j++) {
+            if (group_of(&h->pools[j]) == NULL || strcmp(group_of(&h->pools[j]), g) != 0)
+                continue;
+            shoal_pool_stats_t st;
+            shoal__host_peek(&h->pools[j], &st);
+            n++;
+            in_use += st.in_use;
+            free += st.free;
+            starting += st.starting;
+            queued += st.queued;
+            if (len < sizeof pools)
+                len += (size_t)snprintf(pools + len, sizeof pools - len,
+                                        "%s%s (in_use %" PRIu32 " free %" PRIu32 ")",
+                                        n > 1 ? ", " : "", h->pools[j].name, st.in_use, st.free);
+        }
+        shoal__control_say(k,
+                           "group %s pools %" PRIu32 " in_use %" PRIu32 " free %" PRIu32
+                           " starting %" PRIu32 " queued %" PRIu32 ": %s\n",
+                           g, n, in_use, free, starting, queued, pools);
+    }
+    if (!any)
+        shoal__control_say(k, "no groups: no checkout pool names a group\n");
 }
 
 void shoal__control_status(shoal_control_t *c, shoal_control_conn_t *k)

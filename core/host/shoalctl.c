@@ -51,6 +51,13 @@ static const cmd_t cmds[] = {
      "  handled + failed + dropped + in flight, per generation and in total), the\n"
      "  control connections, a line per pool, and the handlers stalled now.\n"
      "  Takes no arguments.\n"},
+    {"groups", "", 0, 0, "checkout pools by group: members in use and free",
+     "  A line per checkout group (the pools with the same group:), in the\n"
+     "  config's order: its pools, their members in use, free and starting, and\n"
+     "  the takers queued, summed, then each pool's in use and free, e.g.\n"
+     "  `group dbs pools 2 in_use 3 free 5 starting 0 queued 0: db-a (in_use 3\n"
+     "  free 1), db-b (in_use 0 free 4)`. shoal_take_group picks among them.\n"
+     "  Takes no arguments.\n"},
     {"inspect", "[POOL]", 0, 1, "a pool's inspection (JSON), or every pool's",
      "  POOL's inspection as one JSON object; without POOL, an object of every\n"
      "  pool's, by name. Each names its kind (forward or pull); a pull pool's has\n"

@@ -117,7 +117,7 @@ fi
 # ---- 2. shoalctl without a server -----------------------------------------------
 # A socket nobody listens at: anything that tried to connect would fail.
 export SHOAL_SOCKET=$tmp/nobody.sock
-cmds="status, inspect, send, call, scale, epic, reload, diff, stop, help"
+cmds="status, groups, inspect, send, call, scale, epic, reload, diff, stop, help"
 what="shoalctl stauts"
 run "$shoalctl" stauts
 expect 2 "" "shoalctl: unknown command 'stauts' (commands: $cmds)
@@ -259,6 +259,9 @@ wait_for "running $tmp/s.yaml: 2 pools"
 [ -S "$tmp/other.sock" ] && [ ! -e "$tmp/ctl.sock" ] || fail "--control: $(ls "$tmp")"
 export SHOAL_SOCKET=$tmp/other.sock
 
+what="groups with no checkout pool"
+run "$shoalctl" groups
+expect 0 "no groups: no checkout pool names a group" ""
 what="call with text"
 run "$shoalctl" call api hello
 expect 0 "hello" ""
