@@ -66,6 +66,20 @@ static void elastic_text(const shoal_pool_stats_t *st, char *buf, size_t size)
 #undef ADD
 }
 
+/* The checkout group hp belongs to in the current config, or NULL (none,
+ * not a checkout pool, or draining: no longer in the config). */
+static const char *group_of(const shoal_host_pool_t *hp)
+{
+    return hp->cp != NULL && hp->cp->kind == SHOAL_POOL_KIND_CHECKOUT ? hp->cp->checkout.group
+                                                                      : NULL;
+}
+
+static bool in_group(const shoal_host_pool_t *hp, const char *g)
+{
+    const char *mine = group_of(hp);
+    return mine != NULL && strcmp(mine, g) == 0;
+}
+
 static void pool_line(shoal_control_conn_t *k, shoal_host_pool_t *hp)
 {
     shoal_pool_stats_t st;
@@ -78,7 +92,7 @@ static void pool_line(shoal_control_conn_t *k, shoal_host_pool_t *hp)
                  " refused %" PRIu64,
                  st.buffer_depth, st.buffer, can_hold > st.demand ? can_hold - st.demand : 0,
                  can_hold, shoal__pull_idle(hp->rec), st.messages_unhandled);
-    const char *group = hp->cp != NULL ? hp->cp->checkout.group : NULL;
+    const char *group = group_of(hp);
     if (st.kind == SHOAL_POOL_KIND_CHECKOUT) /* its members, takers and what befell them */
         snprintf(pull, sizeof pull,
                  " checkout in_use %" PRIu32 " free %" PRIu32 " starting %" PRIu32
@@ -97,12 +111,6 @@ static void pool_line(shoal_control_conn_t *k, shoal_host_pool_t *hp)
                                       : "");
 }
 
-static const char *group_of(const shoal_host_pool_t *hp)
-{
-    return hp->cp != NULL && hp->cp->kind == SHOAL_POOL_KIND_CHECKOUT ? hp->cp->checkout.group
-                                                                      : NULL;
-}
-
 void shoal__control_groups(shoal_control_t *c, shoal_control_conn_t *k)
 {
     shoal_host_t *h = c->h;
@@ -110,26 +118,26 @@ void shoal__control_groups(shoal_control_t *c, shoal_control_conn_t *k)
     shoal__control_say(k, "0 ok\n");
     for (size_t i = 0; i < h->npools; i++) {
         const char *g = group_of(&h->pools[i]);
-        bool first = g != NULL;
-        for (size_t j = 0; first && j < i; j++) /* said already, with its first pool */
-            first = group_of(&h->pools[j]) == NULL || strcmp(group_of(&h->pools[j]), g) != 0;
-        if (!first)
+        bool said = g == NULL;
+        for (size_t j = 0; !said && j < i; j++) /* said with its first pool */
+            said = in_group(&h->pools[j], g);
+        if (said)
             continue;
         any = true;
-        uint32_t n = 0, in_use = 0, free = 0, starting = 0, queued = 0;
+        uint32_t n = 0, in_use = 0, nfree = 0, starting = 0, queued = 0;
         char pools[1024];
         size_t len = 0;
         for (size_t j = i; j < h->npools; j++) {
-            if (group_of(&h->pools[j]) == NULL || strcmp(group_of(&h->pools[j]), g) != 0)
+            if (!in_group(&h->pools[j], g))
                 continue;
             shoal_pool_stats_t st;
             shoal__host_peek(&h->pools[j], &st);
             n++;
             in_use += st.in_use;
-            free += st.free;
+            nfree += st.free;
             starting += st.starting;
             queued += st.queued;
-            if (len < sizeof pools)
+            if (len < sizeof pools) /* past it, the line ends at 1023 bytes */
                 len += (size_t)snprintf(pools + len, sizeof pools - len,
                                         "%s%s (in_use %" PRIu32 " free %" PRIu32 ")",
                                         n > 1 ? ", " : "", h->pools[j].name, st.in_use, st.free);
@@ -137,7 +145,7 @@ void shoal__control_groups(shoal_control_t *c, shoal_control_conn_t *k)
         shoal__control_say(k,
                            "group %s pools %" PRIu32 " in_use %" PRIu32 " free %" PRIu32
                            " starting %" PRIu32 " queued %" PRIu32 ": %s\n",
-                           g, n, in_use, free, starting, queued, pools);
+                           g, n, in_use, nfree, starting, queued, pools);
     }
     if (!any)
         shoal__control_say(k, "no groups: no checkout pool names a group\n");

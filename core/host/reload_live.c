@@ -67,7 +67,9 @@ static void checkout_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_co
                           size_t *len)
 {
     const shoal_pool_checkout_t *a = &hp->cp->checkout, *b = &cp->checkout;
-    /* Field by field (not the struct's padding); the group is reload.c's. */
+    /* Field by field (not the struct's padding); the group is reload.c's.
+     * A field added to the SDK's struct trips this, so it is compared too. */
+    _Static_assert(sizeof(shoal_pool_checkout_t) == 72, "compare every checkout setting below");
     bool same = a->add_member_retry == b->add_member_retry &&
                 a->member_start_timeout_ms == b->member_start_timeout_ms &&
                 a->cull_interval_ms == b->cull_interval_ms && a->max_age_ms == b->max_age_ms &&
