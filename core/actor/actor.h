@@ -5,10 +5,20 @@
  * schedule word, the mailbox limit. The worker running the actor reads it
  * only at the end of a turn, so a stream of sends keeps it in the sender's
  * cache. The back (shoal_actor_back_t) belongs to the worker running the
- * actor: mailbox heads, pop counts, behaviour, state. Fronts and backs live
- * in two arrays indexed by slot, reserved once per runtime and never freed
- * while it lives: a record is only ever reused, so a stale PID can always be
- * checked against the generation without touching freed memory.
+ * actor: mailbox heads, pop counts, behaviour, state. A slot's front and
+ * back are one 128-byte block aligned to 128 (shoal_actor_rec_t), in one
+ * array indexed by slot, reserved once per runtime and never freed while it
+ * lives: a record is only ever reused, so a stale PID can always be checked
+ * against the generation without touching freed memory.
+ *   Why one block, not an array of fronts and an array of backs: the core
+ * fetches a line's neighbour in its 128-byte pair along with it (the
+ * adjacent-line prefetcher). With two arrays, that neighbour was another
+ * actor's front or back; two actors run by two workers then pulled each
+ * other's lines back and forth on every turn, though no byte was shared.
+ * W2 P=1000 ran at 6-7M msg/s instead of 17-20M in the runs whose
+ * start-up had spread neighbouring pairs over both workers (bench/RESULTS.md).
+ * A block's two lines are one actor's, which its sender and its worker
+ * touch anyway.
  *
  * SCHEDULE WORD (front.sched)
  *   IDLE -> SCHEDULED   by the one sender whose CAS wins; it pushes the
@@ -156,6 +166,15 @@ typedef struct shoal_actor_back_s {
 } shoal_actor_back_t;
 
 _Static_assert(sizeof(shoal_actor_back_t) == 64, "the worker-side record is one cache line");
+
+/* A slot's whole record (header): the front first, so a front's address is
+ * its record's. */
+typedef struct shoal_actor_rec_s {
+    _Alignas(128) shoal_actor_t front;
+    shoal_actor_back_t back;
+} shoal_actor_rec_t;
+
+_Static_assert(sizeof(shoal_actor_rec_t) == 128, "a record is one 128-byte block");
 
 static inline shoal_pid_t shoal__pid_make(uint32_t gen, uint32_t slot)
 {

@@ -1,12 +1,11 @@
 /* registry.c - actor records and the slots that name them.
  *
- * One reservation of virtual memory per runtime holds max_actors fronts
- * and backs (64 bytes each, a cache line: actor.h); pages are committed by
- * first touch, so an idle actor costs 128 bytes. Records are reused, never unmapped while the
- * runtime lives: a PID's generation is checked in the record itself
- * (mailbox.h). Free slots are cached per thread and in a depot under a
- * mutex, refilled in batches; slots never used are handed out from
- * next_fresh. Within NEAR_LIMIT of max_actors, frees go straight to the
+ * One reservation of virtual memory per runtime holds max_actors records
+ * (a front and a back, a cache line each, in one 128-byte block: actor.h);
+ * pages are committed by first touch, so an idle actor costs 128 bytes. Records are reused, never
+ * unmapped while the runtime lives: a PID's generation is checked in the record itself (mailbox.h).
+ * Free slots are cached per thread and in a depot under a mutex, refilled in batches; slots never
+ * used are handed out from next_fresh. Within NEAR_LIMIT of max_actors, frees go straight to the
  * depot and fresh slots are taken one by one, so SHOAL_ELIMIT means that
  * max_actors are live, less at most what threads cached earlier (up to
  * SHOAL_SLOT_CACHE each, and only slots freed while the runtime was far from
@@ -38,11 +37,9 @@ static void *reserve(size_t bytes)
 
 int shoal__slots_init(shoal_runtime_t *rt)
 {
-    rt->fronts_bytes = (size_t)rt->max_actors * sizeof(shoal_actor_t);
-    rt->backs_bytes = (size_t)rt->max_actors * sizeof(shoal_actor_back_t);
-    rt->fronts = reserve(rt->fronts_bytes);
-    rt->backs = reserve(rt->backs_bytes);
-    if (rt->fronts == NULL || rt->backs == NULL) {
+    rt->recs_bytes = (size_t)rt->max_actors * sizeof(shoal_actor_rec_t);
+    rt->recs = reserve(rt->recs_bytes); /* page-aligned: each record is 128-aligned */
+    if (rt->recs == NULL) {
         shoal__slots_fini(rt);
         return SHOAL_ENOMEM;
     }
@@ -55,12 +52,9 @@ int shoal__slots_init(shoal_runtime_t *rt)
 
 void shoal__slots_fini(shoal_runtime_t *rt)
 {
-    if (rt->fronts)
-        munmap(rt->fronts, rt->fronts_bytes);
-    if (rt->backs)
-        munmap(rt->backs, rt->backs_bytes);
-    rt->fronts = NULL;
-    rt->backs = NULL;
+    if (rt->recs)
+        munmap(rt->recs, rt->recs_bytes);
+    rt->recs = NULL;
     free(rt->free_slots);
     rt->free_slots = NULL;
 }

@@ -300,8 +300,8 @@ void shoal__host_log_reserved(shoal_host_t *h)
     shoal__host_log(h, SHOAL_LOG_INFO,
                     "address space: %.1f MiB reserved for %" PRIu32
                     " actors (runtime.max_actors, %zu bytes each)",
-                    (double)(h->rt->fronts_bytes + h->rt->backs_bytes) / (1024.0 * 1024.0),
-                    h->rt->max_actors, sizeof(shoal_actor_t) + sizeof(shoal_actor_back_t));
+                    (double)h->rt->recs_bytes / (1024.0 * 1024.0), h->rt->max_actors,
+                    sizeof(shoal_actor_t) + sizeof(shoal_actor_back_t));
 }
 
 void shoal__host_mailbox_text(uint32_t mailbox, char buf[24])

@@ -42,10 +42,9 @@ struct shoal_runtime_s {
     void *log_user;
     uint64_t max_queued; /* 0: no limit (queued.c) */
 
-    /* actor records: fronts[slot], backs[slot] (actor.h) */
-    shoal_actor_t *fronts;
-    shoal_actor_back_t *backs;
-    size_t fronts_bytes, backs_bytes;
+    /* actor records: recs[slot] (actor.h) */
+    shoal_actor_rec_t *recs;
+    size_t recs_bytes;
 
     /* free slots beyond the thread caches */
     pthread_mutex_t slots_lock;
@@ -128,15 +127,16 @@ struct shoal_runtime_s {
 /* Actor record lookups. */
 static inline shoal_actor_t *shoal__actor_at(shoal_runtime_t *rt, uint32_t slot)
 {
-    return &rt->fronts[slot];
+    return &rt->recs[slot].front;
 }
 static inline shoal_actor_back_t *shoal__actor_back(shoal_runtime_t *rt, shoal_actor_t *a)
 {
-    return &rt->backs[a - rt->fronts];
+    (void)rt;
+    return &((shoal_actor_rec_t *)(void *)a)->back;
 }
 static inline uint32_t shoal__actor_slot(shoal_runtime_t *rt, shoal_actor_t *a)
 {
-    return (uint32_t)(a - rt->fronts);
+    return (uint32_t)((shoal_actor_rec_t *)(void *)a - rt->recs);
 }
 static inline shoal_pid_t shoal__actor_pid(shoal_runtime_t *rt, shoal_actor_t *a)
 {
