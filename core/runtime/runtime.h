@@ -52,6 +52,7 @@ struct shoal_runtime_s {
         next_fresh; /* slots below this have been used once; written under slots_lock */
     uint32_t *free_slots;
     uint32_t nfree, free_cap;
+    uint32_t populated; /* records below this are committed (registry.c); under slots_lock */
 
     /* envelope depot: free envelopes threads trade SHOAL_ENV_BATCH at a time
      * (envelope.c), and the slabs they come from */
