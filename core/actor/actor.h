@@ -14,11 +14,10 @@
  * fetches a line's neighbour in its 128-byte pair along with it (the
  * adjacent-line prefetcher). With two arrays, that neighbour was another
  * actor's front or back; two actors run by two workers then pulled each
- * other's lines back and forth on every turn, though no byte was shared.
- * W2 P=1000 ran at 6-7M msg/s instead of 17-20M in the runs whose
- * start-up had spread neighbouring pairs over both workers (bench/RESULTS.md).
- * A block's two lines are one actor's, which its sender and its worker
- * touch anyway.
+ * other's lines back and forth on every turn, though no byte was shared
+ * (W2 P=1000 on two cores: median 15.8M -> 19.3M msg/s with one block,
+ * bench/RESULTS.md). A block's two lines are one actor's, which its sender
+ * and its worker touch anyway.
  *
  * SCHEDULE WORD (front.sched)
  *   IDLE -> SCHEDULED   by the one sender whose CAS wins; it pushes the

@@ -2,10 +2,12 @@
  *
  * One reservation of virtual memory per runtime holds max_actors records
  * (a front and a back, a cache line each, in one 128-byte block: actor.h);
- * pages are committed by first touch, so an idle actor costs 128 bytes. Records are reused, never
- * unmapped while the runtime lives: a PID's generation is checked in the record itself (mailbox.h).
- * Free slots are cached per thread and in a depot under a mutex, refilled in batches; slots never
- * used are handed out from next_fresh. Within NEAR_LIMIT of max_actors, frees go straight to the
+ * they are committed as slots are first handed out (below), so an idle
+ * actor costs 128 bytes. Records are reused, never unmapped while the
+ * runtime lives: a PID's generation is checked in the record itself
+ * (mailbox.h). Free slots are cached per thread and in a depot under a
+ * mutex, refilled in batches; slots never used are handed out from
+ * next_fresh. Within NEAR_LIMIT of max_actors, frees go straight to the
  * depot and fresh slots are taken one by one, so SHOAL_ELIMIT means that
  * max_actors are live, less at most what threads cached earlier (up to
  * SHOAL_SLOT_CACHE each, and only slots freed while the runtime was far from
