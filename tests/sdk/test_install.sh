@@ -371,10 +371,23 @@ run_host() {
         wait "$pid" 2>/dev/null
         return
     fi
-    out=$(env -u LD_LIBRARY_PATH "$moved/bin/shoalctl" --socket "$sock" status 2>&1)
-    for p in $(sed -n '/^pools:/,/^[a-z]/ s/^  \([a-z-]*\):.*/\1/p' "$cfg"); do
+    # A pool with `isolation: process` starts its child after the socket is
+    # up (README, Isolation): its size is 0 until then. Wait up to 20 s (a
+    # sanitizer build starts slowly) for every pool to have a member.
+    local pools missing
+    pools=$(sed -n '/^pools:/,/^[a-z]/ s/^  \([a-z-]*\):.*/\1/p' "$cfg")
+    for i in $(seq 200); do
+        out=$(env -u LD_LIBRARY_PATH "$moved/bin/shoalctl" --socket "$sock" status 2>&1)
+        missing=
+        for p in $pools; do
+            echo "$out" | grep -q "^pool $p size [1-9]" || missing="$missing $p"
+        done
+        [ -z "$missing" ] && break
+        sleep 0.1
+    done
+    for p in $pools; do
         echo "$out" | grep -q "^pool $p size [1-9]" && ok "$what: pool $p started" ||
-            fail "$what: no started pool $p in status: $out"
+            fail "$what: no started pool $p in status after 20 s: $out"
     done
     # --raw: the reply's bytes (hello's is a NUL-padded buffer), NULs dropped.
     out=$(env -u LD_LIBRARY_PATH "$moved/bin/shoalctl" --socket "$sock" call --raw "$pool" "$data" |
