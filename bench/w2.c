@@ -1,4 +1,5 @@
-/* w2.c - W2 ping-pong: `W2 P M`.
+/* w2.c - W2 ping-pong: `W2 P M` (SHOAL_BENCH_W2_SHUFFLE=1: pairs started
+ * in a shuffled order).
  *
  * P pairs. The driver (main thread) sends each ping MSG_START carrying its
  * pong's PID, the collector's PID and M. A ping sends MSG_PING(k) for
@@ -104,9 +105,33 @@ int bench_w2(int argc, char **argv)
         bench_finish(&b, BENCH_VERIFY);
     }
 
+    /* SHOAL_BENCH_W2_SHUFFLE=1: start the pairs in a shuffled (fixed) order,
+     * so the pairs each worker ends up with are scattered over memory
+     * instead of lying in runs of neighbours (bench/RESULTS.md). */
+    uint64_t *order = malloc(p * sizeof *order);
+    if (order == NULL) {
+        fprintf(stderr, "shoal-bench: W2 set-up: %s\n", shoal_strerror(SHOAL_ENOMEM));
+        bench_finish(&b, BENCH_VERIFY);
+    }
+    for (uint64_t j = 0; j < p; j++)
+        order[j] = j;
+    if (bench_env_ulong("SHOAL_BENCH_W2_SHUFFLE", 0) != 0) {
+        uint64_t x = 88172645463325252u; /* xorshift64, Fisher-Yates */
+        for (uint64_t j = p; j-- > 1;) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            uint64_t k = x % (j + 1), t = order[j];
+            order[j] = order[k];
+            order[k] = t;
+        }
+    }
     bench_begin(&b);
-    for (uint64_t j = 0; j < p && rc == SHOAL_OK; j++)
+    for (uint64_t i = 0; i < p && rc == SHOAL_OK; i++) {
+        uint64_t j = order[i];
         rc = shoal_runtime_send(b.rt, pings[j], MSG_START, &starts[j], sizeof starts[j]);
+    }
+    free(order);
     if (rc != SHOAL_OK || bench_wait(&b) != 0) {
         if (rc != SHOAL_OK)
             fprintf(stderr, "shoal-bench: W2 start: %s\n", shoal_strerror(rc));
