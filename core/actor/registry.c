@@ -106,16 +106,6 @@ int shoal__slot_alloc(shoal_tcache_t *tc, uint32_t *slot)
             fresh = rt->max_actors - next;
         for (uint32_t i = fresh; i-- > 0;)
             tc->slots[tc->nslots++] = next + i;
-        {
-            static uint32_t populated;
-            const uint32_t chunk = 2048;
-            while (next + fresh > populated && populated < rt->max_actors) {
-                uint32_t n =
-                    rt->max_actors - populated < chunk ? rt->max_actors - populated : chunk;
-                (void)madvise(&rt->recs[populated], (size_t)n * sizeof(shoal_actor_rec_t), 23);
-                populated += n;
-            }
-        }
         populate_locked(rt, next + fresh);
         atomic_store_explicit(&rt->next_fresh, next + fresh, memory_order_relaxed);
         pthread_mutex_unlock(&rt->slots_lock);

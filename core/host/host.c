@@ -301,7 +301,7 @@ void shoal__host_log_reserved(shoal_host_t *h)
                     "address space: %.1f MiB reserved for %" PRIu32
                     " actors (runtime.max_actors, %zu bytes each)",
                     (double)h->rt->recs_bytes / (1024.0 * 1024.0), h->rt->max_actors,
-                    sizeof(shoal_actor_t) + sizeof(shoal_actor_back_t));
+                    sizeof(shoal_actor_rec_t));
 }
 
 void shoal__host_mailbox_text(uint32_t mailbox, char buf[24])
