@@ -116,6 +116,15 @@ int bench_wait_room(shoal_ctx_t *ctx, shoal_pid_t to, uint64_t *waits);
  * through a pool. */
 int bench_direct(void);
 
+/* SHOAL_BENCH_SEND=one: producers send each message with shoal_send;
+ * default (many): a run of them with one shoal_send_many. */
+int bench_send_many(void);
+/* Sends values first, first + 1, ... (uint64_t, message type MSG_WORK) to
+ * `to`, at most n of them: with one shoal_send_many, or with shoal_send
+ * one by one under SHOAL_BENCH_SEND=one. *sent: how many were taken; the
+ * result is the refusal that stopped it, else SHOAL_OK. */
+int bench_send_run(shoal_ctx_t *ctx, shoal_pid_t to, uint64_t first, uint64_t n, uint64_t *sent);
+
 /* From a producer whose send met SHOAL_EFULL: ends its turn (shoal_yield)
  * and gets MSG_CONT back in a later one. */
 int bench_yield(shoal_ctx_t *ctx);

@@ -291,6 +291,39 @@ int bench_wait_room(shoal_ctx_t *ctx, shoal_pid_t to, uint64_t *waits)
 
 int bench_direct(void) { return bench_env_ulong("SHOAL_BENCH_DIRECT", 0) != 0; }
 
+int bench_send_many(void)
+{
+    static int many = -1; /* read once: the producers' turns ask often */
+    if (many < 0) {
+        const char *v = getenv("SHOAL_BENCH_SEND");
+        many = v == NULL || strcmp(v, "one") != 0;
+    }
+    return many;
+}
+
+int bench_send_run(shoal_ctx_t *ctx, shoal_pid_t to, uint64_t first, uint64_t n, uint64_t *sent)
+{
+    int rc = SHOAL_OK;
+    *sent = 0;
+    if (!bench_send_many()) {
+        for (uint64_t v = first; *sent < n; v++, ++*sent)
+            if ((rc = shoal_send(ctx, to, MSG_WORK, &v, sizeof v)) != SHOAL_OK)
+                break;
+        return rc;
+    }
+    uint64_t vals[256];
+    while (*sent < n) {
+        size_t m = n - *sent < 256 ? (size_t)(n - *sent) : 256, took;
+        for (size_t j = 0; j < m; j++)
+            vals[j] = first + *sent + j;
+        rc = shoal_send_many(ctx, to, MSG_WORK, vals, sizeof vals[0], m, &took);
+        *sent += took;
+        if (rc != SHOAL_OK)
+            break;
+    }
+    return rc;
+}
+
 /* ---- yielding ----------------------------------------------------------- */
 
 int bench_send_done(shoal_ctx_t *ctx, const shoal_pid_t *workers, uint64_t n, uint64_t *sent)

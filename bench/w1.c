@@ -91,14 +91,9 @@ static void produce_pooled(shoal_ctx_t *ctx, w1_producer_t *s)
     unsigned budget = cfg->chunk;
     uint64_t i = s->i, end = s->end;
     shoal_pid_t pool = cfg->pool;
-    int rc = SHOAL_OK;
-    while (i < end && budget != 0) {
-        rc = shoal_send(ctx, pool, MSG_WORK, &i, sizeof i);
-        if (rc != SHOAL_OK)
-            break;
-        i++;
-        budget--;
-    }
+    uint64_t sent;
+    int rc = bench_send_run(ctx, pool, i, end - i < budget ? end - i : budget, &sent);
+    i += sent;
     s->i = i;
     if (i == end) {
         if (atomic_fetch_sub_explicit(&cfg->running, 1, memory_order_acq_rel) == 1) {
@@ -248,14 +243,14 @@ int bench_w1(int argc, char **argv)
     else
         snprintf(mbox, sizeof mbox, "%u", limit);
     bench_result(&b, params, b.count, b.t1 - b.t0,
-                 "check=%llu pool=%s producer=actor producers=%u mailbox=%s chunk=%u "
+                 "check=%llu pool=%s producer=actor producers=%u mailbox=%s chunk=%u send=%s "
                  "yield=shoal_yield done=%s%s",
                  (unsigned long long)b.acc,
                  !pooled        ? "rr-actors"
                  : bench_pull() ? "shoal-pull"
                                 : "shoal-pool",
-                 cfg.producers, mbox, cfg.chunk, pooled ? "drain" : "fifo-marker",
-                 bench_inspect_extras(&insp, ins, sizeof ins));
+                 cfg.producers, mbox, cfg.chunk, pooled && bench_send_many() ? "send_many" : "send",
+                 pooled ? "drain" : "fifo-marker", bench_inspect_extras(&insp, ins, sizeof ins));
     int status = BENCH_OK;
     if (b.count != n || b.acc != want) {
         fprintf(stderr,

@@ -210,6 +210,47 @@ static bool handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
     return !failed;
 }
 
+/* A user cast to an actor that is not a group's own (the common message):
+ * handle() without its dispatch on the kind. */
+static inline bool handle_cast(struct shoal_ctx_s *ctx, shoal_env_t *e)
+{
+    ctx->cur = e;
+    ctx->error[0] = '\0'; /* shoal_ctx_error is per callback */
+    shoal_worker_t *w = ctx->w;
+    uint64_t watch = shoal__watch_enter(w); /* the monitor's view (sched/monitor.c) */
+    unsigned flags = shoal__env_flags(e);
+    shoal_msg_t msg = {
+        .type = e->type,
+        .kind = SHOAL_MSG_CAST,
+        .data = e->size != 0 ? ((flags & SHOAL_ENV_HEAP) ? e->payload.heap.ptr : e->payload.bytes)
+                             : NULL,
+        .size = e->size,
+        .from = e->from,
+        .ref = (flags & SHOAL_ENV_KEEP) ? 0 : shoal__env_ref(e),
+    };
+    int rc = ctx->b->beh->handle_message(ctx, ctx->b->state, &msg);
+    shoal__watch_leave(w, watch);
+    SHOAL_STAT_ADD(ctx->tc, msgs_handled, 1);
+    if ((flags & (SHOAL_ENV_HEAP | SHOAL_ENV_KEEP)) == SHOAL_ENV_HEAP)
+        shoal__env_drop_payload(e); /* KEEP: its group may give it again */
+    ctx->cur = NULL;
+    if (__builtin_expect(rc != SHOAL_OK, 0)) {
+        shoal__ctx_fail(ctx, rc);
+        return false;
+    }
+    return true;
+}
+
+/* handle(), for a message from the user mailbox. */
+static inline bool handle_user(struct shoal_ctx_s *ctx, shoal_env_t *e)
+{
+    if (__builtin_expect(shoal__env_kind(e) == SHOAL_MSG_CAST && ctx->own == NULL &&
+                             !(shoal__env_flags(e) & SHOAL_ENV_PRIORITY),
+                         1))
+        return handle_cast(ctx, e);
+    return handle(ctx, e);
+}
+
 /* Pops the next user message inside a turn. The pop count that senders
  * read for the limit is published lazily: when the queue looks empty, every
  * publish_every pops, and at the end of the turn. A sender that reads a stale
@@ -266,7 +307,7 @@ static void handle_for_group(struct shoal_ctx_s *ctx, shoal_env_t *e)
     const shoal_group_ops_t *ops = ctx->group->ops;
     bool user = shoal__env_is_pooled(e);
     if (!(shoal__env_flags(e) & SHOAL_ENV_STAMP)) {
-        bool ok = handle(ctx, e);
+        bool ok = handle_user(ctx, e);
         bool timed = ctx->turn_start != 0;
         if (timed)
             busy_mark(ctx);
@@ -285,7 +326,7 @@ static void handle_for_group(struct shoal_ctx_s *ctx, shoal_env_t *e)
     }
     uint64_t sent = *shoal__env_stamp(e);
     uint64_t start = shoal__now_ns();
-    bool ok = handle(ctx, e);
+    bool ok = handle_user(ctx, e);
     uint64_t end = shoal__now_ns();
     if (ctx->turn_start != 0) {
         ops->busy(ctx, end - ctx->turn_start);
@@ -334,7 +375,7 @@ static void run_messages(struct shoal_ctx_s *ctx)
         if (ctx->group != NULL)
             handle_for_group(ctx, e);
         else
-            handle(ctx, e);
+            handle_user(ctx, e);
         if (ctx->taken != NULL) { /* not a mailbox's node: ours to free */
             shoal__env_free(tc, ctx->taken);
             ctx->taken = NULL;

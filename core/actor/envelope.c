@@ -92,9 +92,9 @@ fail:
     return SHOAL_ENOMEM;
 }
 
-shoal_env_t *shoal__env_alloc(shoal_tcache_t *tc)
+shoal_env_t *shoal__env_refill(shoal_tcache_t *tc)
 {
-    if (tc->env_nfree == 0 && refill(tc) != SHOAL_OK)
+    if (refill(tc) != SHOAL_OK)
         return NULL;
     return tc->envs[--tc->env_nfree];
 }
@@ -126,9 +126,8 @@ shoal_env_t *shoal__env_move(shoal_tcache_t *tc, shoal_env_t *e)
     return m;
 }
 
-void shoal__env_free(shoal_tcache_t *tc, shoal_env_t *e)
+void shoal__env_spill(shoal_tcache_t *tc, shoal_env_t *e)
 {
-    shoal__env_drop_payload(e);
     if (tc->env_nfree == SHOAL_ENV_STACK)
         return; /* the depot could not grow (out of memory): e stays unused
                    in its slab, which is freed with the runtime */
@@ -173,17 +172,12 @@ static shoal_env_t *env_head(shoal_tcache_t *tc, unsigned kind, unsigned flags, 
     return e;
 }
 
-shoal_env_t *shoal__env_new(shoal_tcache_t *tc, unsigned kind, unsigned flags, shoal_pid_t from,
-                            shoal_ref_t ref, uint32_t type, const void *data, size_t size)
+shoal_env_t *shoal__env_new_heap(shoal_tcache_t *tc, unsigned kind, unsigned flags,
+                                 shoal_pid_t from, shoal_ref_t ref, uint32_t type, const void *data,
+                                 size_t size)
 {
     if (size > UINT32_MAX)
         return NULL;
-    if (size <= SHOAL_INLINE_MAX) {
-        shoal_env_t *e = env_head(tc, kind, flags, from, ref, type, size);
-        if (e != NULL && size != 0)
-            memcpy(e->payload.bytes, data, size);
-        return e;
-    }
     void *copy = malloc(size);
     if (copy == NULL)
         return NULL;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "actor/mailbox.h"
+#include "runtime/tcache.h"
 #include "shoal/message.h"
 
 /* Envelope kinds: the public shoal_msg_kind_t values, plus system ones. */
@@ -102,23 +103,82 @@ static inline uint64_t *shoal__env_stamp(shoal_env_t *e)
     return NULL;
 }
 
-struct shoal_tcache_s;
+/* Slow paths of the two below (envelope.c): a thread's stack is empty
+ * (a batch from the depot, else a slab; NULL on ENOMEM), or full (the
+ * older batch goes to the depot). */
+shoal_env_t *shoal__env_refill(shoal_tcache_t *tc);
+void shoal__env_spill(shoal_tcache_t *tc, shoal_env_t *e);
 
 /* Allocates an envelope from the calling thread's cache; NULL on ENOMEM. */
-shoal_env_t *shoal__env_alloc(struct shoal_tcache_s *tc);
+static inline shoal_env_t *shoal__env_alloc(shoal_tcache_t *tc)
+{
+    if (__builtin_expect(tc->env_nfree == 0, 0))
+        return shoal__env_refill(tc);
+    return tc->envs[--tc->env_nfree];
+}
+
 /* Releases the payload (if on the heap) and the envelope. */
-void shoal__env_free(struct shoal_tcache_s *tc, shoal_env_t *e);
+void shoal__env_drop_payload(shoal_env_t *e);
+static inline void shoal__env_free(shoal_tcache_t *tc, shoal_env_t *e)
+{
+    if (__builtin_expect((e->meta & SHOAL_ENV_HEAP) != 0, 0))
+        shoal__env_drop_payload(e);
+    if (__builtin_expect(tc->env_nfree >= SHOAL_ENV_STACK - 1, 0))
+        shoal__env_spill(tc, e);
+    else
+        tc->envs[tc->env_nfree++] = e;
+}
 /* A copy of e in a fresh envelope that takes over e's heap payload (e no
  * longer owns it): for moving a message out of a mailbox, whose queue keeps
  * the popped node. NULL on ENOMEM (e unchanged). */
 shoal_env_t *shoal__env_move(struct shoal_tcache_s *tc, shoal_env_t *e);
-/* Releases only the heap payload, if any (after the handler ran). */
-void shoal__env_drop_payload(shoal_env_t *e);
+/* (shoal__env_drop_payload, above: releases only the heap payload, if
+ * any, after the handler ran.) */
+
+/* Copies n <= SHOAL_INLINE_MAX bytes with fixed-size moves (two that may
+ * overlap), reading and writing only [0, n): no call to memcpy for the
+ * payloads most messages carry. */
+static inline void shoal__copy_small(unsigned char *dst, const void *src, size_t n)
+{
+    const unsigned char *s = src;
+    if (n >= 16) {
+        __builtin_memcpy(dst, s, 16);
+        __builtin_memcpy(dst + n - 16, s + n - 16, 16);
+    } else if (n >= 8) {
+        __builtin_memcpy(dst, s, 8);
+        __builtin_memcpy(dst + n - 8, s + n - 8, 8);
+    } else if (n >= 4) {
+        __builtin_memcpy(dst, s, 4);
+        __builtin_memcpy(dst + n - 4, s + n - 4, 4);
+    } else if (n != 0) {
+        dst[0] = s[0];
+        dst[n / 2] = s[n / 2];
+        dst[n - 1] = s[n - 1];
+    }
+}
+
+/* A payload too large for the envelope: copied to the heap (envelope.c). */
+shoal_env_t *shoal__env_new_heap(shoal_tcache_t *tc, unsigned kind, unsigned flags,
+                                 shoal_pid_t from, shoal_ref_t ref, uint32_t type, const void *data,
+                                 size_t size);
 
 /* Allocates and fills an envelope with a copy of data. NULL on ENOMEM. */
-shoal_env_t *shoal__env_new(struct shoal_tcache_s *tc, unsigned kind, unsigned flags,
-                            shoal_pid_t from, shoal_ref_t ref, uint32_t type, const void *data,
-                            size_t size);
+static inline shoal_env_t *shoal__env_new(shoal_tcache_t *tc, unsigned kind, unsigned flags,
+                                          shoal_pid_t from, shoal_ref_t ref, uint32_t type,
+                                          const void *data, size_t size)
+{
+    if (__builtin_expect(size > SHOAL_INLINE_MAX, 0))
+        return shoal__env_new_heap(tc, kind, flags, from, ref, type, data, size);
+    shoal_env_t *e = shoal__env_alloc(tc);
+    if (__builtin_expect(e == NULL, 0))
+        return NULL;
+    e->from = from;
+    e->type = type;
+    e->size = (uint32_t)size;
+    shoal__env_set_meta(e, ref, kind, flags);
+    shoal__copy_small(e->payload.bytes, data, size);
+    return e;
+}
 /* As shoal__env_new, taking ownership of data (freed with free_fn). */
 shoal_env_t *shoal__env_new_owned(struct shoal_tcache_s *tc, unsigned kind, unsigned flags,
                                   shoal_pid_t from, shoal_ref_t ref, uint32_t type, void *data,

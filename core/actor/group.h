@@ -73,6 +73,13 @@ typedef struct shoal_group_ops_s {
      * takes e (SHOAL_OK), refuses it (an error; the caller keeps e), or
      * sends it to the group's own actor (SHOAL_GROUP_OWN_MAILBOX). */
     int (*route)(shoal_runtime_t *rt, struct shoal_tcache_s *tc, shoal_group_t *g, shoal_env_t *e);
+    /* As route, for envs[0 .. n) in order (a shoal_send_many): takes the
+     * first *took of them, all n with SHOAL_OK, else fewer and the error
+     * the first one not taken met (the caller keeps those). Never answers
+     * SHOAL_GROUP_OWN_MAILBOX. May be NULL: the actor layer routes them
+     * one by one. */
+    int (*route_many)(shoal_runtime_t *rt, struct shoal_tcache_s *tc, shoal_group_t *g,
+                      shoal_env_t **envs, uint32_t n, uint32_t *took);
     /* The group's own actor. */
     void (*own_message)(struct shoal_ctx_s *ctx, shoal_env_t *e);
     void (*own_retire)(struct shoal_ctx_s *ctx);

@@ -17,10 +17,15 @@
  *     initialisation by the producer that published it.
  *   - the store of prev->next [release] pairs with pop's load of head->next
  *     [acquire]: the consumer sees the whole envelope once it sees the link.
+ *   A chain (a run of shoal_send_many: first .. last, linked by plain
+ *   stores before the push) goes in the same way, with last in the XCHG and
+ *   first in prev->next: the consumer reaches the chain's links through
+ *   that release, and pops the run one by one.
  *
  * Reservation word (64 bits: generation << 32 | ALIVE | count mod 2^31).
  * Every push is preceded by one successful CAS that checks the generation
- * and ALIVE and adds one to count. So:
+ * and ALIVE and adds one to count (a chain of k: one CAS that adds k, and
+ * that k is what the push carries). So:
  *   - a sender holding a stale PID fails the CAS and touches nothing else
  *     (SHOAL_ENOPROC); the actor record itself is never freed, only reused;
  *   - the limit check (count - deq >= limit -> SHOAL_EFULL) is part of the
@@ -82,6 +87,37 @@ static inline int shoal__rsv_reserve(_Atomic uint64_t *word, uint32_t gen, uint3
     }
 }
 
+/* Reserves room for up to n >= 1 messages at once, as many as the limit
+ * leaves (all n when unbounded): *got is how many (1 .. n) on SHOAL_OK.
+ * One CAS for all of them, the same protocol as shoal__rsv_reserve (the
+ * count moves by *got; the pushes that follow are *got pushes). Returns
+ * SHOAL_OK, SHOAL_ENOPROC or SHOAL_EFULL (no room for even one). */
+static inline int shoal__rsv_reserve_many(_Atomic uint64_t *word, uint32_t gen, uint32_t limit,
+                                          const _Atomic uint32_t *deq, uint32_t n, uint32_t *got)
+{
+    uint64_t old = atomic_load_explicit(word, memory_order_relaxed);
+    for (;;) {
+        if (shoal__rsv_gen(old) != gen || !shoal__rsv_alive(old))
+            return SHOAL_ENOPROC;
+        uint32_t k = n;
+        if (limit != 0) {
+            uint32_t depth = shoal__rsv_depth(old, atomic_load_explicit(deq, memory_order_relaxed));
+            if (depth >= limit)
+                return SHOAL_EFULL;
+            if (limit - depth < k)
+                k = limit - depth;
+        }
+        uint64_t next =
+            (old & ~(uint64_t)SHOAL_RSV_COUNT_MASK) | ((old + k) & SHOAL_RSV_COUNT_MASK);
+        /* seq_cst: as shoal__rsv_reserve's. */
+        if (atomic_compare_exchange_weak_explicit(word, &old, next, memory_order_seq_cst,
+                                                  memory_order_relaxed)) {
+            *got = k;
+            return SHOAL_OK;
+        }
+    }
+}
+
 /* Clears ALIVE; returns the final count. The owner closes; so may a pool
  * retiring its worker (pool.c, a CAS that checks the generation first):
  * the owner's later close then finds ALIVE clear and the same count. */
@@ -109,6 +145,22 @@ static inline void shoal__mq_push(_Atomic(shoal_mq_node_t *) *tail, shoal_mq_nod
     shoal_mq_node_t *prev = atomic_exchange_explicit(tail, n, memory_order_acq_rel);
     /* release: pairs with the acquire load of head->next in shoal__mq_pop. */
     atomic_store_explicit(&prev->next, n, memory_order_release);
+}
+
+/* Pushes a chain of nodes at once: first .. last, already linked through
+ * their `next` fields by the caller (plain stores, before this call). The
+ * XCHG's release publishes those links with the chain's end; the consumer
+ * reaches first through prev->next [release, as for one node] and then
+ * follows links that were written before it. Several reservations, one
+ * push: the consumer pops them one by one, in order. */
+static inline void shoal__mq_push_chain(_Atomic(shoal_mq_node_t *) *tail, shoal_mq_node_t *first,
+                                        shoal_mq_node_t *last)
+{
+    atomic_store_explicit(&last->next, NULL, memory_order_relaxed);
+    /* acq_rel: as shoal__mq_push's. */
+    shoal_mq_node_t *prev = atomic_exchange_explicit(tail, last, memory_order_acq_rel);
+    /* release: pairs with the acquire load of head->next in shoal__mq_pop. */
+    atomic_store_explicit(&prev->next, first, memory_order_release);
 }
 
 /* Pops one message. Returns it, or NULL if none is linked yet. *retired is

@@ -84,13 +84,14 @@ static int route_to_group(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t
     return rc;
 }
 
-int shoal__deliver(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoal_env_t *e,
-                   bool sys)
+/* shoal__deliver's body, inlined into the send path. */
+static inline __attribute__((always_inline)) int deliver(shoal_runtime_t *rt, shoal_tcache_t *tc,
+                                                         shoal_pid_t to, shoal_env_t *e, bool sys)
 {
     uint32_t slot = shoal__pid_slot(to);
     if (to == SHOAL_PID_NONE)
         return SHOAL_ENOPROC;
-    if (slot >= rt->max_actors)
+    if (__builtin_expect(slot >= rt->max_actors, 0))
         return (slot & SHOAL__PID_REMOTE) && rt->gateway != NULL
                    ? rt->gateway(rt->gateway_user, tc, to, e, sys)
                    : SHOAL_ENOPROC;
@@ -122,6 +123,12 @@ int shoal__deliver(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoa
     return SHOAL_OK;
 }
 
+int shoal__deliver(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoal_env_t *e,
+                   bool sys)
+{
+    return deliver(rt, tc, to, e, sys);
+}
+
 int shoal__deliver_over(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoal_env_t *e)
 {
     uint32_t slot = shoal__pid_slot(to);
@@ -138,6 +145,21 @@ int shoal__deliver_over(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to,
     return SHOAL_OK;
 }
 
+/* Whether `to` is a live bounded actor whose user mailbox is full now. */
+static bool full_now(shoal_runtime_t *rt, shoal_pid_t to)
+{
+    if (to == SHOAL_PID_NONE || shoal__pid_slot(to) >= rt->max_actors)
+        return false;
+    shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(to));
+    uint32_t limit = shoal__actor_limit(a);
+    if (limit == 0)
+        return false;
+    uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_relaxed);
+    uint32_t deq = atomic_load_explicit(&shoal__actor_back(rt, a)->user_deq, memory_order_relaxed);
+    return shoal__rsv_gen(w) == shoal__pid_gen(to) && shoal__rsv_alive(w) &&
+           shoal__rsv_depth(w, deq) >= limit;
+}
+
 int shoal__send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal_pid_t to,
                 uint32_t type, const void *data, size_t size, bool priority, void *data_owned,
                 shoal_free_fn free_fn)
@@ -146,34 +168,30 @@ int shoal__send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal
         return SHOAL_ENOMEM;
     if ((size != 0 && data == NULL && data_owned == NULL) || size > UINT32_MAX)
         return SHOAL_EINVAL;
-    if (!priority && to != SHOAL_PID_NONE && shoal__pid_slot(to) < rt->max_actors) {
-        /* A full mailbox refuses before we build an envelope. Reading the
-         * depth here is a valid moment for the refusal; a mailbox that
-         * looks open is checked again, exactly, by the reservation. */
-        shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(to));
-        uint32_t limit = shoal__actor_limit(a);
-        if (limit != 0) {
-            uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_relaxed);
-            uint32_t deq =
-                atomic_load_explicit(&shoal__actor_back(rt, a)->user_deq, memory_order_relaxed);
-            if (shoal__rsv_gen(w) == shoal__pid_gen(to) && shoal__rsv_alive(w) &&
-                shoal__rsv_depth(w, deq) >= limit) {
-                SHOAL_STAT_ADD(tc, msgs_refused, 1);
-                return SHOAL_EFULL;
-            }
-        }
-    }
     unsigned flags = priority ? SHOAL_ENV_PRIORITY : 0;
     shoal_env_t *e;
-    if (data_owned != NULL)
-        e = shoal__env_new_owned(tc, SHOAL_MSG_CAST, flags, from, 0, type, data_owned, size,
-                                 free_fn);
-    else
+    if (__builtin_expect(data_owned == NULL && size <= SHOAL_INLINE_MAX, 1)) {
+        /* The common case: a small copied payload, no call out of here. A
+         * refusal costs an envelope from the thread's stack and back. */
         e = shoal__env_new(tc, SHOAL_MSG_CAST, flags, from, 0, type, data, size);
+    } else {
+        /* A full mailbox refuses before we copy to the heap. Reading the
+         * depth here is a valid moment for the refusal; a mailbox that
+         * looks open is checked again, exactly, by the reservation. */
+        if (!priority && full_now(rt, to)) {
+            SHOAL_STAT_ADD(tc, msgs_refused, 1);
+            return SHOAL_EFULL;
+        }
+        if (data_owned != NULL)
+            e = shoal__env_new_owned(tc, SHOAL_MSG_CAST, flags, from, 0, type, data_owned, size,
+                                     free_fn);
+        else
+            e = shoal__env_new(tc, SHOAL_MSG_CAST, flags, from, 0, type, data, size);
+    }
     if (e == NULL)
         return SHOAL_ENOMEM;
-    int rc = shoal__deliver(rt, tc, to, e, priority);
-    if (rc == SHOAL_OK) {
+    int rc = deliver(rt, tc, to, e, priority);
+    if (__builtin_expect(rc == SHOAL_OK, 1)) {
         SHOAL_STAT_ADD(tc, msgs_sent, 1);
         return SHOAL_OK;
     }
@@ -184,6 +202,125 @@ int shoal__send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal
         SHOAL_STAT_ADD(tc, msgs_refused, 1);
     else if (rc == SHOAL_ENOPROC)
         SHOAL_STAT_ADD(tc, msgs_noproc, 1);
+    return rc;
+}
+
+/* ---- many messages at once (shoal_send_many) ------------------------------ */
+
+void shoal__env_link(shoal_env_t **envs, uint32_t n)
+{
+    for (uint32_t i = 0; i + 1 < n; i++)
+        atomic_store_explicit(&envs[i]->node.next, &envs[i + 1]->node, memory_order_relaxed);
+}
+
+int shoal__deliver_many_plain(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a,
+                              shoal_pid_t to, shoal_env_t **envs, uint32_t n, uint32_t flags,
+                              uint32_t *took)
+{
+    uint32_t limit = shoal__actor_limit(a);
+    int rc;
+    *took = 0;
+    if (n == 0)
+        return SHOAL_OK;
+    if (limit == 0 && (rc = shoal__queued_admit(rt, tc)) != SHOAL_OK)
+        return rc;
+    uint32_t k;
+    rc = shoal__rsv_reserve_many(&a->user_rsv, shoal__pid_gen(to), limit,
+                                 &shoal__actor_back(rt, a)->user_deq, n, &k);
+    if (rc != SHOAL_OK)
+        return rc;
+    for (uint32_t i = 0; i < k; i++) {
+        envs[i]->meta |= flags;
+        if (limit == 0)
+            shoal__queued_in(tc, envs[i]);
+    }
+    shoal__env_link(envs, k);
+    shoal__mq_push_chain(&a->user_tail, &envs[0]->node, &envs[k - 1]->node);
+    shoal__schedule(rt, tc, a);
+    *took = k;
+    return k == n ? SHOAL_OK : SHOAL_EFULL;
+}
+
+/* deliver() for envs[0 .. n) into user mailboxes, in order: the first
+ * *took taken, the error the next one met. */
+static int deliver_many(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoal_env_t **envs,
+                        uint32_t n, uint32_t *took)
+{
+    uint32_t slot = shoal__pid_slot(to);
+    *took = 0;
+    if (to != SHOAL_PID_NONE && slot < rt->max_actors) {
+        shoal_actor_t *a = shoal__actor_at(rt, slot);
+        if (atomic_load_explicit(&a->kind, memory_order_relaxed) != SHOAL_ACTOR_GROUP)
+            return shoal__deliver_many_plain(rt, tc, a, to, envs, n, 0, took);
+        bool opened = !tc->in_region;
+        int rc;
+        shoal_group_t *g = enter_group(rt, tc, a, to, &rc);
+        if (g != NULL && g->ops->route_many != NULL) {
+            rc = g->ops->route_many(rt, tc, g, envs, n, took);
+            leave_group(tc, opened);
+            return rc;
+        }
+        leave_group(tc, opened);
+        if (g == NULL && rc != NOT_GROUP)
+            return rc;
+    }
+    /* One by one: a kind that routes one at a time, a stale kind, a
+     * remote PID. */
+    for (uint32_t i = 0; i < n; i++) {
+        int rc = deliver(rt, tc, to, envs[i], false);
+        if (rc != SHOAL_OK)
+            return rc;
+        ++*took;
+    }
+    return SHOAL_OK;
+}
+
+/* How many envelopes shoal__send_many builds and offers at a time. */
+#define SEND_MANY_CHUNK 64u
+
+int shoal__send_many(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal_pid_t to,
+                     uint32_t type, const void *data, size_t size, size_t n, size_t *sent)
+{
+    size_t done = 0;
+    int rc = SHOAL_OK;
+    if (tc == NULL)
+        rc = SHOAL_ENOMEM;
+    else if ((size != 0 && data == NULL) || size > UINT32_MAX)
+        rc = SHOAL_EINVAL;
+    const unsigned char *p = data;
+    if (rc == SHOAL_OK && size > SHOAL_INLINE_MAX) {
+        /* Each on the heap anyway: one by one. */
+        for (; done < n; done++)
+            if ((rc = shoal__send(rt, tc, from, to, type, p + done * size, size, false, NULL,
+                                  NULL)) != SHOAL_OK)
+                break;
+        goto out;
+    }
+    while (rc == SHOAL_OK && done < n) {
+        shoal_env_t *envs[SEND_MANY_CHUNK];
+        uint32_t m = n - done < SEND_MANY_CHUNK ? (uint32_t)(n - done) : SEND_MANY_CHUNK;
+        uint32_t built = 0, took = 0;
+        for (; built < m; built++) {
+            envs[built] = shoal__env_new(tc, SHOAL_MSG_CAST, 0, from, 0, type,
+                                         p + (done + built) * size, size);
+            if (envs[built] == NULL)
+                break;
+        }
+        rc = built == 0 ? SHOAL_ENOMEM : deliver_many(rt, tc, to, envs, built, &took);
+        for (uint32_t i = took; i < built; i++)
+            shoal__env_free(tc, envs[i]);
+        done += took;
+        SHOAL_STAT_ADD(tc, msgs_sent, took);
+        if (rc == SHOAL_OK && built < m)
+            rc = SHOAL_ENOMEM;
+        if (rc == SHOAL_EFULL || rc == SHOAL_EBUSY)
+            SHOAL_STAT_ADD(tc, msgs_refused, 1);
+        else if (rc == SHOAL_ENOPROC)
+            SHOAL_STAT_ADD(tc, msgs_noproc, 1);
+    }
+out:
+    if (sent != NULL)
+        *sent = done;
     return rc;
 }
 
@@ -235,6 +372,21 @@ SHOAL_API int shoal_send_owned(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, 
     return shoal__send(ctx->rt, ctx->tc, ctx->self, to, type, NULL, size, false, data, free_fn);
 }
 
+SHOAL_API int shoal_send_many(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const void *data,
+                              size_t size, size_t n, size_t *sent)
+{
+    size_t done;
+    int rc = shoal__send_many(ctx->rt, ctx->tc, ctx->self, to, type, data, size, n, &done);
+    if (__builtin_expect(ctx->sends != NULL, 0) && to != ctx->self) {
+        atomic_fetch_add_explicit(&ctx->sends->sent, done, memory_order_relaxed);
+        if (rc == SHOAL_EFULL || rc == SHOAL_EBUSY)
+            atomic_fetch_add_explicit(&ctx->sends->refused, 1, memory_order_relaxed);
+    }
+    if (sent != NULL)
+        *sent = done;
+    return rc;
+}
+
 SHOAL_API int shoal_send_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const void *data,
                                   size_t size)
 {
@@ -246,6 +398,13 @@ SHOAL_API int shoal_runtime_send(shoal_runtime_t *rt, shoal_pid_t to, uint32_t t
 {
     return shoal__send(rt, shoal__tcache_get(rt), SHOAL_PID_NONE, to, type, data, size, false, NULL,
                        NULL);
+}
+
+SHOAL_API int shoal_runtime_send_many(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
+                                      const void *data, size_t size, size_t n, size_t *sent)
+{
+    return shoal__send_many(rt, shoal__tcache_get(rt), SHOAL_PID_NONE, to, type, data, size, n,
+                            sent);
 }
 
 SHOAL_API int shoal_runtime_send_owned(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,

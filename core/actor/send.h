@@ -27,6 +27,24 @@ int shoal__send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal
                 uint32_t type, const void *data, size_t size, bool priority, void *data_owned,
                 shoal_free_fn free_fn);
 
+/* shoal_send_many's body: n copied messages of `size` bytes each, from
+ * data, to `to`, in order; *sent (may be NULL) gets how many were taken.
+ * Counts as n sends that stop at the first refusal: the taken ones as
+ * sent, that refusal once. */
+int shoal__send_many(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal_pid_t to,
+                     uint32_t type, const void *data, size_t size, size_t n, size_t *sent);
+
+/* For a kind's route_many (group.h): puts envs[0 .. n) into the user
+ * mailbox of the plain actor a (live as `to`, as far as the caller knows),
+ * as many as its limit takes, with one reservation and one push, each
+ * flagged `flags` first; *took of them. SHOAL_OK (all), SHOAL_EFULL (not
+ * all; maybe none), SHOAL_ENOPROC, SHOAL_EBUSY (max_queued). */
+int shoal__deliver_many_plain(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a,
+                              shoal_pid_t to, shoal_env_t **envs, uint32_t n, uint32_t flags,
+                              uint32_t *took);
+/* Links envs[0 .. n) in that order through their nodes (before a push). */
+void shoal__env_link(shoal_env_t **envs, uint32_t n);
+
 /* Asks `to` (any receiver) for one SHOAL_MSG_ROOM to waiter when it has
  * room (room.h; a group's kind answers for a group: group.h ops->room).
  * SHOAL_OK, SHOAL_ENOTSUP (it cannot tell), SHOAL_ENOPROC, SHOAL_ENOMEM,

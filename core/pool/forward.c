@@ -123,8 +123,8 @@ static int forward_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t 
     uint32_t n = atomic_load_explicit(&p->nworkers, memory_order_acquire);
     if (n != 0) {
         /* An autoscaled pool's every message: its queue wait is a signal. */
-        bool sample = shoal__pool_sampled(tc) ||
-                      atomic_load_explicit(&p->g.timed, memory_order_relaxed);
+        bool sample =
+            shoal__pool_sampled(tc) || atomic_load_explicit(&p->g.timed, memory_order_relaxed);
         shoal_pool_cursor_t *c = cursor_of(tc, p);
         uint32_t i = c->next < n ? c->next : c->next % n;
         uint32_t strategy = atomic_load_explicit(&p->strategy, memory_order_relaxed);
@@ -150,6 +150,87 @@ static int forward_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t 
         shoal__stripe_add(&st->forwarded, 1, shared);
         return SHOAL_OK;
     }
+    shoal__stripe_add(&st->unhandled, 1, shared);
+    return SHOAL_EBUSY;
+}
+
+/* Offers envs[0 .. n) to one worker: as many as its mailbox has room for
+ * (a nested pool takes them one by one, as its route does); *took. */
+static int offer_many(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoal_env_t **envs,
+                      uint32_t n, uint32_t *took)
+{
+    uint32_t slot = shoal__pid_slot(to);
+    *took = 0;
+    if (slot >= rt->max_actors)
+        return SHOAL_ENOPROC;
+    shoal_actor_t *a = shoal__actor_at(rt, slot);
+    if (atomic_load_explicit(&a->kind, memory_order_relaxed) == SHOAL_ACTOR_GROUP) {
+        int rc = SHOAL_OK;
+        while (*took < n && (rc = shoal__deliver(rt, tc, to, envs[*took], false)) == SHOAL_OK)
+            ++*took;
+        return rc;
+    }
+    return shoal__deliver_many_plain(rt, tc, a, to, envs, n, SHOAL_ENV_POOLED, took);
+}
+
+/* route_many for the FIFO strategy: from the sender's cursor, each worker
+ * in turn takes a fair share of what is left (what is left over the
+ * workers not yet offered, rounded up) or what its mailbox has room for;
+ * then a second walk gives what is still left to any worker with room. So
+ * a batch is spread as evenly as single sends would spread it, and is
+ * refused (SHOAL_EBUSY) only in part, and only when every worker is full.
+ * Every 16th message a thread forwards is stamped, as for single sends
+ * (here: one of each chunk that crosses a multiple of 16; a timed pool's
+ * every one), before it is offered. Other strategies, an isolated pool,
+ * a pool without workers or one that may grow lazily: one by one. */
+static int forward_route_many(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g,
+                              shoal_env_t **envs, uint32_t n, uint32_t *took)
+{
+    shoal_pool_t *p = shoal__pool_of_group(g);
+    /* acquire: see forward_route's nworkers. */
+    uint32_t nw = atomic_load_explicit(&p->nworkers, memory_order_acquire);
+    uint32_t done = 0;
+    int rc = SHOAL_OK;
+    if (p->remote != NULL || nw == 0 ||
+        atomic_load_explicit(&p->strategy, memory_order_relaxed) != SHOAL_POOL_STRATEGY_FIFO ||
+        atomic_load_explicit(&p->lazy, memory_order_relaxed)) {
+        while (done < n && (rc = forward_route(rt, tc, g, envs[done])) == SHOAL_OK)
+            done++;
+        *took = done;
+        return rc;
+    }
+    bool timed = atomic_load_explicit(&p->g.timed, memory_order_relaxed);
+    shoal_pool_cursor_t *c = cursor_of(tc, p);
+    uint32_t i = c->next < nw ? c->next : c->next % nw;
+    for (int pass = 0; pass < 2 && done < n; pass++) {
+        for (uint32_t k = 0; k < nw && done < n; k++) {
+            /* acquire: see nworkers. */
+            shoal_pid_t wp = atomic_load_explicit(&p->slots[i], memory_order_acquire);
+            if (++i == nw)
+                i = 0;
+            uint32_t left = n - done;
+            uint32_t want = pass == 0 ? (left + (nw - k) - 1) / (nw - k) : left;
+            if (timed) {
+                for (uint32_t j = 0; j < want; j++)
+                    shoal__pool_stamp(envs[done + j]);
+            } else if (((tc->pool_sample + want) >> 4) != (tc->pool_sample >> 4)) {
+                shoal__pool_stamp(envs[done]);
+            }
+            uint32_t got;
+            offer_many(rt, tc, wp, envs + done, want, &got);
+            if (got != 0) {
+                tc->pool_sample += got;
+                done += got;
+                c->next = i;
+            }
+        }
+    }
+    bool shared;
+    shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
+    shoal__stripe_add(&st->forwarded, done, shared);
+    *took = done;
+    if (done == n)
+        return SHOAL_OK;
     shoal__stripe_add(&st->unhandled, 1, shared);
     return SHOAL_EBUSY;
 }
@@ -331,6 +412,7 @@ void shoal__forward_room_recheck(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 
 const shoal_group_ops_t shoal__forward_ops = {
     .route = forward_route,
+    .route_many = forward_route_many,
     .own_message = shoal__pool_take_hand_back,
     .own_retire = shoal__pool_retire,
     .own_end = forward_own_end,

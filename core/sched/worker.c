@@ -147,11 +147,7 @@ void shoal__sched_push(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a
     maybe_wake(rt, tc);
 }
 
-void shoal__sched_share(shoal_worker_t *w)
-{
-    if (shoal__ring_len(&w->ring) != 0)
-        maybe_wake(w->rt, &w->tc);
-}
+void shoal__sched_share_slow(shoal_worker_t *w) { maybe_wake(w->rt, &w->tc); }
 
 void shoal__sched_wake(shoal_runtime_t *rt) { maybe_wake(rt, NULL); }
 

@@ -70,8 +70,17 @@ void shoal__workers_free(shoal_runtime_t *rt);
 void shoal__sched_push(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a);
 
 /* The worker's ring is non-empty while siblings are parked and none is
- * looking for work: wake one so it can steal (called between messages). */
-void shoal__sched_share(shoal_worker_t *w);
+ * looking for work: wake one so it can steal (called between messages).
+ * Inline: most calls find the ring empty or a sibling looking. */
+void shoal__sched_share_slow(shoal_worker_t *w);
+static inline void shoal__sched_share(shoal_worker_t *w)
+{
+    /* The ring is ours: its tail is our own store, its head moves only
+     * forward (a thief's steal), so a stale head reads it longer. */
+    if (atomic_load_explicit(&w->ring.tail, memory_order_relaxed) !=
+        atomic_load_explicit(&w->ring.head, memory_order_relaxed))
+        shoal__sched_share_slow(w);
+}
 
 /* The monitor: a stuck worker's ring holds work: wake a parked worker if
  * none is looking, as shoal__sched_share does for a worker that runs. */

@@ -39,6 +39,19 @@ SHOAL_API int shoal_send(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const 
 SHOAL_API int shoal_send_owned(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, void *data,
                                size_t size, shoal_free_fn free_fn);
 
+/* Sends n messages of one type to `to` as one step: message i is a copy of
+ * the `size` bytes at (const char *)data + i * size. Exactly as n calls of
+ * shoal_send in a row that stop at the first refusal: the first *sent
+ * (may be NULL) are taken, in order (a pool spreads them over its workers
+ * as it would single sends); SHOAL_OK when all n were, else the error the
+ * next one met (SHOAL_EFULL, SHOAL_EBUSY, SHOAL_ENOPROC, SHOAL_ENOMEM,
+ * SHOAL_EINVAL), counted as one refusal. Cheaper than n sends: a receiver
+ * takes a run of them with one reservation and one push, and a pool's
+ * route is found once. The caller keeps `data`. Any thread that runs the
+ * actor (a handler). ABI 1.8. */
+SHOAL_API int shoal_send_many(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const void *data,
+                              size_t size, size_t n, size_t *sent);
+
 /* As shoal_send, into the receiver's system mailbox: handled before any
  * ordinary message, never refused as full (no limit), seen with
  * SHOAL_MSG_PRIORITY. For control traffic. */

@@ -46,9 +46,11 @@ extern "C" {
  *   1.7  checkout pools (shoal/checkout.h): SHOAL_POOL_KIND_CHECKOUT,
  *        shoal_pool_spec_t.checkout, their counters in shoal_pool_stats_t,
  *        SHOAL_ENOMEMBERS, take/return and transactions
+ *   1.8  shoal_send_many and shoal_runtime_send_many: many messages, one
+ *        step
  * The host reads a behaviour field only if the plugin's minor has it. */
 #define SHOAL_ABI_MAJOR 1
-#define SHOAL_ABI_MINOR 7
+#define SHOAL_ABI_MINOR 8
 
 /* The exported symbol's name, and the ELF note's owner. */
 #define SHOAL_PLUGIN_SYMBOL "shoal_plugin"

@@ -79,6 +79,9 @@ SHOAL_API int shoal_runtime_send_owned(shoal_runtime_t *rt, shoal_pid_t to, uint
                                        void *data, size_t size, shoal_free_fn free_fn);
 SHOAL_API int shoal_runtime_send_priority(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
                                           const void *data, size_t size);
+/* As shoal_send_many, from outside any actor. ABI 1.8. */
+SHOAL_API int shoal_runtime_send_many(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
+                                      const void *data, size_t size, size_t n, size_t *sent);
 /* As shoal_runtime_send, but a receiver that is full (SHOAL_EFULL, or
  * SHOAL_EBUSY from a pool) is waited for: the thread sleeps until it has
  * room (one SHOAL_MSG_ROOM to a waiter of its own, as shoal_notify_room
