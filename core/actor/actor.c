@@ -509,10 +509,10 @@ static void after_panic(struct shoal_ctx_s *ctx)
     shoal__ctx_fail(ctx, SHOAL_EPANIC);
 }
 
-void shoal__actor_run(shoal_worker_t *w, shoal_actor_t *a)
+/* What a turn of `a` needs to know about it, into ctx. */
+static inline void turn_begin(shoal_worker_t *w, struct shoal_ctx_s *ctx, shoal_actor_t *a)
 {
     shoal_runtime_t *rt = w->rt;
-    struct shoal_ctx_s *ctx = &w->ctx;
     ctx->a = a;
     ctx->b = shoal__actor_back(rt, a);
     ctx->self = shoal__actor_pid(rt, a);
@@ -523,22 +523,40 @@ void shoal__actor_run(shoal_worker_t *w, shoal_actor_t *a)
     ctx->init_failed = false;
     ctx->in_terminate = false;
     ctx->yield = false;
-    /* A nested group's own actor is a member of the group above, but it
-     * handles no work: only leaf members count for their groups. */
-    shoal_actor_ext_t *x = ctx->b->ext;
-    ctx->own = atomic_load_explicit(&a->kind, memory_order_relaxed) == SHOAL_ACTOR_GROUP
-                   ? atomic_load_explicit(&a->group, memory_order_relaxed)
-                   : NULL;
-    ctx->group = x != NULL && ctx->own == NULL ? x->member_of : NULL;
-    ctx->member = ctx->group != NULL ? x->member : NULL;
     ctx->taken = NULL;
-    ctx->sends = x != NULL ? x->sends : NULL;
-    ctx->group_exact = ctx->group != NULL && ctx->group->exact;
-    ctx->name = ctx->b->beh->name;
-    if (ctx->group != NULL)
-        ctx->name = ctx->group->label;
-    else if (ctx->own != NULL)
-        ctx->name = ctx->own->name;
+    shoal_actor_ext_t *x = ctx->b->ext;
+    uint32_t kind = atomic_load_explicit(&a->kind, memory_order_relaxed);
+    if (__builtin_expect(x == NULL && kind != SHOAL_ACTOR_GROUP, 1)) {
+        /* A plain actor, in no group, that sends uncounted. */
+        ctx->own = NULL;
+        ctx->group = NULL;
+        ctx->member = NULL;
+        ctx->sends = NULL;
+        ctx->group_exact = false;
+        ctx->turn_start = 0;
+        ctx->name = ctx->b->beh->name;
+    } else {
+        /* A nested group's own actor is a member of the group above, but
+         * it handles no work: only leaf members count for their groups. */
+        ctx->own = kind == SHOAL_ACTOR_GROUP ? atomic_load_explicit(&a->group, memory_order_relaxed)
+                                             : NULL;
+        ctx->group = x != NULL && ctx->own == NULL ? x->member_of : NULL;
+        ctx->member = ctx->group != NULL ? x->member : NULL;
+        ctx->sends = x != NULL ? x->sends : NULL;
+        ctx->group_exact = ctx->group != NULL && ctx->group->exact;
+        ctx->name = ctx->b->beh->name;
+        if (ctx->group != NULL)
+            ctx->name = ctx->group->label;
+        else if (ctx->own != NULL)
+            ctx->name = ctx->own->name;
+        /* A timed group's member (group.h): the turn's time is its busy
+         * time, marked after each message (handle_for_group) and at the
+         * end. */
+        ctx->turn_start =
+            ctx->group != NULL && atomic_load_explicit(&ctx->group->timed, memory_order_relaxed)
+                ? shoal__now_ns()
+                : 0;
+    }
     ctx->deq = atomic_load_explicit(&ctx->b->user_deq, memory_order_relaxed);
     ctx->unpublished = 0;
     uint32_t limit = shoal__actor_limit(a);
@@ -550,16 +568,11 @@ void shoal__actor_run(shoal_worker_t *w, shoal_actor_t *a)
     }
     atomic_store_explicit(&a->sched, SHOAL_SCHED_PROCESSING, memory_order_relaxed);
     SHOAL_STAT_ADD(&w->tc, turns, 1);
-    /* A timed group's member (group.h): the turn's time is its busy time,
-     * marked after each message (handle_for_group) and at the end. */
-    ctx->turn_start =
-        ctx->group != NULL && atomic_load_explicit(&ctx->group->timed, memory_order_relaxed)
-            ? shoal__now_ns()
-            : 0;
-    if (setjmp(ctx->panic) == 0)
-        run_messages(ctx);
-    else
-        after_panic(ctx);
+}
+
+/* The end of a turn, however its messages ended (a panic included). */
+static void turn_finish(shoal_worker_t *w, struct shoal_ctx_s *ctx)
+{
     if (ctx->turn_start != 0)
         ctx->group->ops->busy(ctx, shoal__now_ns() - ctx->turn_start);
     if (!ctx->exiting)
@@ -576,4 +589,19 @@ void shoal__actor_run(shoal_worker_t *w, shoal_actor_t *a)
     else
         end_turn(ctx);
     shoal__qsbr_exit(&w->tc); /* if a forward opened a region (qsbr.h) */
+}
+
+void shoal__actor_run(shoal_worker_t *w, shoal_actor_t *a)
+{
+    struct shoal_ctx_s *ctx = &w->ctx;
+    turn_begin(w, ctx, a);
+    run_messages(ctx);
+    turn_finish(w, ctx);
+}
+
+void shoal__actor_unwound(shoal_worker_t *w)
+{
+    struct shoal_ctx_s *ctx = &w->ctx;
+    after_panic(ctx);
+    turn_finish(w, ctx);
 }

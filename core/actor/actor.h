@@ -224,8 +224,15 @@ void shoal__actor_started(struct shoal_ctx_s *ctx, int status, const char *why);
 /* The running actor ends (end.c): after its last callback of a turn. */
 void shoal__actor_end(struct shoal_ctx_s *ctx);
 
-/* Runs one turn of `a` on worker w (the worker popped it from a ring). */
+/* Runs one turn of `a` on worker w (the worker popped it from a ring).
+ * A panic in it (shoal_panic: longjmp to w->ctx.panic) lands where the
+ * worker's loop set that jump point (sched/worker.c), which then calls
+ * shoal__actor_unwound: the turn is finished there. One setjmp per
+ * worker thread, not one per turn. */
 void shoal__actor_run(struct shoal_worker_s *w, shoal_actor_t *a);
+/* After a panic unwound a turn of w->ctx.a: what the panic skipped, then
+ * the end of the turn, as shoal__actor_run would have ended it. */
+void shoal__actor_unwound(struct shoal_worker_s *w);
 
 /* Frees an ended actor's record for reuse (both mailboxes already closed and
  * drained). */

@@ -70,6 +70,7 @@
 #include "sched/worker.h"
 
 #include <sched.h>
+#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -321,12 +322,14 @@ static void extra_done(shoal_worker_t *w)
         shoal__monitor_kick(w->rt);
 }
 
-static void *worker_main(void *arg)
+/* Turns until shutdown (or a compensating worker's retirement). The jump
+ * point a handler's shoal_panic lands on is set here, once (actor.h):
+ * after one, the turn it ended is finished and the loop goes on. Nothing
+ * of this frame that changes after the setjmp is read after a longjmp. */
+static void run_turns(shoal_worker_t *w)
 {
-    shoal_worker_t *w = arg;
-    shoal_runtime_t *rt = w->rt;
-    shoal__fault_thread_start(w, NULL); /* a crash report names this worker's actor */
-    pthread_setspecific(rt->tc_key, &w->tc);
+    if (setjmp(w->ctx.panic) != 0)
+        shoal__actor_unwound(w);
     for (;;) {
         shoal_actor_t *a = find_work(w);
         if (a == NULL)
@@ -335,6 +338,15 @@ static void *worker_main(void *arg)
         if (retiring(w, memory_order_relaxed)) /* between turns: a safe point */
             break;
     }
+}
+
+static void *worker_main(void *arg)
+{
+    shoal_worker_t *w = arg;
+    shoal_runtime_t *rt = w->rt;
+    shoal__fault_thread_start(w, NULL); /* a crash report names this worker's actor */
+    pthread_setspecific(rt->tc_key, &w->tc);
+    run_turns(w);
     if (w->extra)
         extra_hand_back(w);
     shoal__tcache_flush(&w->tc);
