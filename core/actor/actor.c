@@ -119,6 +119,7 @@ static bool handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
     unsigned kind = shoal__env_kind(e);
     int rc = SHOAL_OK;
     bool failed = false;
+    uint64_t handled = 1; /* messages the behaviour saw (a call tick: its timeouts) */
     if (ctx->own != NULL && shoal__env_is_user(e)) {
         /* A member's hand-back, or a send that raced a spawn (send.c):
          * the group places it. */
@@ -159,6 +160,24 @@ static bool handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
         shoal__held_exit(ctx, e->from);
         rc = call_handler(ctx, e, kind, (int)e->type);
         break;
+    case SHOAL_ENV_CALL_TICK: {
+        /* The call timer (call.c): each call past its deadline is handed
+         * over as a TIMEOUT from its callee, as a message of its own. */
+        uint64_t now = shoal__now_ns();
+        shoal_ref_t ref;
+        shoal_pid_t callee;
+        handled = 0;
+        while (rc == SHOAL_OK && !ctx->exiting &&
+               shoal__call_next_expired(ctx, now, &ref, &callee)) {
+            shoal_env_t t = {.from = callee, .type = 0, .size = 0};
+            shoal__env_set_meta(&t, ref, SHOAL_MSG_TIMEOUT, 0);
+            rc = call_handler(ctx, &t, SHOAL_MSG_TIMEOUT, SHOAL_ETIMEDOUT);
+            handled++;
+        }
+        if (!ctx->exiting)
+            shoal__calls_rearm(ctx, now);
+        break;
+    }
     case SHOAL_MSG_ROOM: /* status: SHOAL_ENOPROC when the receiver has ended */
         rc = call_handler(ctx, e, kind, (int)e->type);
         break;
@@ -203,7 +222,7 @@ static bool handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
         shoal__ctx_fail(ctx, rc);
         failed = true;
     }
-    SHOAL_STAT_ADD(ctx->tc, msgs_handled, 1);
+    SHOAL_STAT_ADD(ctx->tc, msgs_handled, handled);
     if (!(shoal__env_flags(e) & SHOAL_ENV_KEEP)) /* else its group may give it again */
         shoal__env_drop_payload(e);
     ctx->cur = NULL;

@@ -97,7 +97,8 @@ static inline uint32_t shoal__actor_limit(const shoal_actor_t *a)
 /* A call made by this actor that is waiting for its reply or timeout. */
 typedef struct shoal_pending_call_s {
     shoal_ref_t ref;
-    shoal_timer_t timer;
+    uint64_t deadline; /* ns; UINT64_MAX: none */
+    shoal_pid_t callee;
 } shoal_pending_call_t;
 
 /* Something an actor keeps alive while it lives (its plugin's code): release
@@ -135,6 +136,10 @@ typedef struct shoal_actor_ext_s {
     shoal_pending_call_t *calls;
     uint32_t ncalls;
     size_t calls_cap;
+    /* The one timer that watches the calls' deadlines (call.c): armed for
+     * call_timer_at (ns; 0: none armed). */
+    shoal_timer_t call_timer;
+    uint64_t call_timer_at;
     struct shoal_group_s *member_of; /* a member: its group (holds a reference) */
     /* What its group's kind keeps for it (zeroed at spawn, written only in
      * its turns): the member's own words, for as long as it lives. */

@@ -1,9 +1,10 @@
 /* call.c - calls and replies.
  *
  * From an actor a call is asynchronous: the CALL goes out with a fresh ref,
- * a timer will send SHOAL_MSG_TIMEOUT with that ref to the caller, and the
- * ref is kept in the caller's pending list. Whichever of reply and timeout
- * arrives first settles the call; the other is dropped (call_settle). Replies
+ * kept in the caller's pending list with its deadline; the caller's call
+ * timer (below) hands it SHOAL_MSG_TIMEOUT with that ref once the deadline
+ * has passed. Whichever of reply and timeout comes first settles the call;
+ * a reply after it is dropped (call_settle). Replies
  * travel in the caller's system mailbox: a full user mailbox never refuses
  * them, and they go straight to the caller, never through a pool.
  *
@@ -32,6 +33,21 @@ shoal_ref_t shoal__ref_next(shoal_runtime_t *rt)
     return (atomic_fetch_add_explicit(&rt->ref_seq, 1, memory_order_relaxed) + 1) & SHOAL_REF_MAX;
 }
 
+/* ---- call timeouts ------------------------------------------------------
+ *
+ * One timer per actor, not one per call. A call's deadline is kept with it
+ * in the pending list; the actor's timer is armed for the earliest
+ * deadline only when a call's comes before the one armed (or none is). A
+ * reply settles its call without touching the timer: when the timer fires
+ * (a SHOAL_ENV_CALL_TICK to the actor itself, in its system mailbox) the
+ * calls whose deadline has passed get their SHOAL_MSG_TIMEOUT, and the
+ * timer is armed again for the earliest deadline left. So a stream of
+ * calls answered in time starts and cancels no timer (the shared timer
+ * heap and its lock were most of a call's cost), at the price of a tick
+ * that finds nothing due now and then. Every list and field here is the
+ * actor's own, touched only in its turns. An earlier timer that was
+ * superseded still fires: its tick finds what is due, or nothing. */
+
 static shoal_actor_ext_t *ext_of(struct shoal_ctx_s *ctx)
 {
     if (ctx->b->ext == NULL)
@@ -39,7 +55,15 @@ static shoal_actor_ext_t *ext_of(struct shoal_ctx_s *ctx)
     return ctx->b->ext;
 }
 
-static int pending_add(struct shoal_ctx_s *ctx, shoal_ref_t ref, shoal_timer_t timer)
+/* Whether a deadline `at` (UINT64_MAX: none) needs the timer armed: none
+ * is (call_timer_at 0), or the one armed comes later. */
+static bool arms(const shoal_actor_ext_t *x, uint64_t at)
+{
+    return at != UINT64_MAX && (x->call_timer_at == 0 || at < x->call_timer_at);
+}
+
+static int pending_add(struct shoal_ctx_s *ctx, shoal_ref_t ref, shoal_pid_t callee,
+                       uint64_t deadline)
 {
     shoal_actor_ext_t *x = ext_of(ctx);
     if (x == NULL)
@@ -48,34 +72,87 @@ static int pending_add(struct shoal_ctx_s *ctx, shoal_ref_t ref, shoal_timer_t t
     if (nc == NULL)
         return SHOAL_ENOMEM;
     x->calls = nc;
-    x->calls[x->ncalls++] = (shoal_pending_call_t){.ref = ref, .timer = timer};
+    x->calls[x->ncalls++] =
+        (shoal_pending_call_t){.ref = ref, .deadline = deadline, .callee = callee};
     return SHOAL_OK;
 }
 
+/* Arms the actor's call timer for `at` (ns, from now). */
+static int arm(struct shoal_ctx_s *ctx, shoal_actor_ext_t *x, uint64_t at, uint64_t now)
+{
+    uint64_t ms = at > now ? (at - now + 999999u) / 1000000u : 0;
+    shoal_env_t *t = shoal__env_new(ctx->tc, SHOAL_ENV_CALL_TICK, 0, ctx->self, 0, 0, NULL, 0);
+    if (t == NULL)
+        return SHOAL_ENOMEM;
+    shoal_timer_t id;
+    int rc = shoal__timer_start(ctx->rt, ctx->tc, ctx->self, ms, t, true, &id);
+    if (rc != SHOAL_OK) {
+        shoal__env_free(ctx->tc, t);
+        return rc;
+    }
+    x->call_timer = id;
+    x->call_timer_at = at;
+    return SHOAL_OK;
+}
+
+/* Takes pending call i off the list. */
+static void pending_remove(shoal_actor_ext_t *x, uint32_t i) { x->calls[i] = x->calls[--x->ncalls]; }
+
 bool shoal__call_settle(struct shoal_ctx_s *ctx, shoal_ref_t ref, bool timeout)
 {
+    (void)timeout;
     shoal_actor_ext_t *x = ctx->b->ext;
     if (x == NULL)
         return false;
     for (uint32_t i = 0; i < x->ncalls; i++) {
-        if (x->calls[i].ref != ref)
-            continue;
-        if (!timeout && x->calls[i].timer != 0)
-            shoal__timer_cancel(ctx->rt, ctx->tc, x->calls[i].timer);
-        x->calls[i] = x->calls[--x->ncalls];
-        return true;
+        if (x->calls[i].ref == ref) {
+            pending_remove(x, i);
+            return true;
+        }
     }
     return false;
+}
+
+bool shoal__call_next_expired(struct shoal_ctx_s *ctx, uint64_t now, shoal_ref_t *ref,
+                              shoal_pid_t *callee)
+{
+    shoal_actor_ext_t *x = ctx->b->ext;
+    if (x != NULL && x->call_timer_at <= now)
+        x->call_timer_at = 0; /* that timer has fired */
+    for (uint32_t i = 0; x != NULL && i < x->ncalls; i++) {
+        if (x->calls[i].deadline <= now) {
+            *ref = x->calls[i].ref;
+            *callee = x->calls[i].callee;
+            pending_remove(x, i);
+            return true;
+        }
+    }
+    return false;
+}
+
+void shoal__calls_rearm(struct shoal_ctx_s *ctx, uint64_t now)
+{
+    shoal_actor_ext_t *x = ctx->b->ext;
+    if (x == NULL)
+        return;
+    uint64_t next = UINT64_MAX;
+    for (uint32_t i = 0; i < x->ncalls; i++)
+        if (x->calls[i].deadline < next)
+            next = x->calls[i].deadline;
+    /* ENOMEM: not armed now; the next call that arms covers these too. */
+    if (arms(x, next))
+        (void)arm(ctx, x, next, now);
 }
 
 void shoal__calls_cancel_all(struct shoal_ctx_s *ctx)
 {
     shoal_actor_ext_t *x = ctx->b->ext;
-    for (uint32_t i = 0; x != NULL && i < x->ncalls; i++)
-        if (x->calls[i].timer != 0)
-            shoal__timer_cancel(ctx->rt, ctx->tc, x->calls[i].timer);
-    if (x != NULL)
-        x->ncalls = 0;
+    if (x == NULL)
+        return;
+    if (x->call_timer_at != 0)
+        shoal__timer_cancel(ctx->rt, ctx->tc, x->call_timer);
+    x->call_timer_at = 0;
+    x->ncalls = 0;
 }
 
 void shoal__reply_discard(struct shoal_reply_s *reply)
@@ -121,31 +198,35 @@ static int request_async(shoal_ctx_t *ctx, shoal_pid_t to, unsigned kind, bool s
     if ((size != 0 && data == NULL) || size > UINT32_MAX || ref == NULL)
         return SHOAL_EINVAL;
     shoal_ref_t r = shoal__ref_next(ctx->rt);
-    shoal_timer_t timer = 0;
     shoal_env_t *e = shoal__env_new(ctx->tc, kind, flags, ctx->self, r, type, data, size);
     if (e == NULL)
         return SHOAL_ENOMEM;
-    int rc = pending_add(ctx, r, 0);
+    uint64_t now = 0, deadline = UINT64_MAX;
+    if (timeout_ms != UINT64_MAX) {
+        now = shoal__now_ns();
+        if (timeout_ms < (UINT64_MAX - now) / 1000000u)
+            deadline = now + timeout_ms * 1000000u;
+    }
+    int rc = pending_add(ctx, r, to, deadline);
     if (rc != SHOAL_OK)
         goto fail;
-    if (timeout_ms != UINT64_MAX) {
-        shoal_env_t *t = shoal__env_new(ctx->tc, SHOAL_MSG_TIMEOUT, 0, to, r, 0, NULL, 0);
-        if (t == NULL) {
-            rc = SHOAL_ENOMEM;
+    /* The timer is armed before the CALL goes: a call that is out always
+     * has its timeout coming. One this call armed goes again if the CALL
+     * cannot be sent. */
+    shoal_actor_ext_t *x = ctx->b->ext;
+    bool armed = false;
+    if (arms(x, deadline)) {
+        if ((rc = arm(ctx, x, deadline, now)) != SHOAL_OK)
             goto unpend;
-        }
-        rc = shoal__timer_start(ctx->rt, ctx->tc, ctx->self, timeout_ms, t, true, &timer);
-        if (rc != SHOAL_OK) {
-            shoal__env_free(ctx->tc, t);
-            goto unpend;
-        }
-        ctx->b->ext->calls[ctx->b->ext->ncalls - 1].timer = timer;
+        armed = true;
     }
     rc = shoal__deliver(ctx->rt, ctx->tc, to, e, sys);
     if (rc != SHOAL_OK) {
         SHOAL_STAT_ADD(ctx->tc, msgs_refused, rc == SHOAL_EFULL || rc == SHOAL_EBUSY);
         SHOAL_STAT_ADD(ctx->tc, msgs_noproc, rc == SHOAL_ENOPROC);
-        shoal__call_settle(ctx, r, false); /* also cancels the timer */
+        shoal__call_settle(ctx, r, false);
+        if (armed && shoal__timer_cancel(ctx->rt, ctx->tc, x->call_timer) == SHOAL_OK)
+            x->call_timer_at = 0; /* an earlier one, if any, still fires */
         goto fail;
     }
     SHOAL_STAT_ADD(ctx->tc, msgs_sent, 1);

@@ -7,11 +7,22 @@
 #include "actor/ctx.h"
 
 /* A reply or timeout with `ref` arrived: true if the call was still pending
- * (it is now settled; on a reply its timer is cancelled), false if it was
- * already settled (the message is late and dropped). */
+ * (it is now settled), false if it was already settled (the message is
+ * late and dropped). */
 bool shoal__call_settle(struct shoal_ctx_s *ctx, shoal_ref_t ref, bool timeout);
 
-/* The actor ends: cancel the timers of its pending calls. */
+/* The actor's call timer has fired (SHOAL_ENV_CALL_TICK) at time now: takes
+ * one pending call whose deadline has passed off the list (its ref and
+ * callee out) and returns true; false when none is left. The caller hands
+ * each to the behaviour as SHOAL_MSG_TIMEOUT, then calls
+ * shoal__calls_rearm. */
+bool shoal__call_next_expired(struct shoal_ctx_s *ctx, uint64_t now, shoal_ref_t *ref,
+                              shoal_pid_t *callee);
+/* After a tick: the timer armed for the earliest deadline left, if none
+ * comes before it. */
+void shoal__calls_rearm(struct shoal_ctx_s *ctx, uint64_t now);
+
+/* The actor ends: its pending calls are dropped, its call timer cancelled. */
 void shoal__calls_cancel_all(struct shoal_ctx_s *ctx);
 
 /* Sends what `reply` holds (or an empty reply, or its error status) to

@@ -24,6 +24,8 @@ enum {
     SHOAL_ENV_STARTED = 21, /* to the parent that asked (notify_start): the child's start
                                ended with status `type` (0: init succeeded); payload: why
                                not, as text (shoal__actor_started) */
+    SHOAL_ENV_CALL_TICK = 22, /* to itself: a pending call's deadline may have come
+                                 (call.c: call timeouts) */
 };
 
 /* Envelope flags. */

@@ -107,10 +107,13 @@ static void fire(shoal_runtime_t *rt, struct shoal_timers_s *t, shoal_tcache_t *
     /* Read what we need first: once delivered, e belongs to the
      * receiver, which may already have handled and freed it. */
     bool cast = shoal__env_kind(e) == SHOAL_MSG_CAST;
+    /* An actor's call timer that outlived it (call.c: a superseded one is
+     * not cancelled) is nobody's refused message. */
+    bool tick = shoal__env_kind(e) == SHOAL_ENV_CALL_TICK;
     if (tc == NULL) {
         shoal__env_drop_payload(e); /* the envelope itself goes with the slabs */
     } else if (shoal__deliver(rt, tc, to, e, sys) != SHOAL_OK) {
-        SHOAL_STAT_ADD(tc, timer_refused, 1);
+        SHOAL_STAT_ADD(tc, timer_refused, !tick);
         shoal__env_free(tc, e);
     } else if (cast) {
         SHOAL_STAT_ADD(tc, msgs_sent, 1);
