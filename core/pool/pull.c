@@ -17,6 +17,8 @@
 /* The most items one take moves (the rest of a member's demand waits for
  * its next take). */
 #define TAKE_MAX 64u
+/* Items a member settles at once (pull_new: settle_every). */
+#define PULL_SETTLE_EVERY 8u
 
 /* A member's own words (pull.h). */
 typedef shoal_pull_member_t member_t;
@@ -61,9 +63,12 @@ int shoal__pull_new(shoal_pool_t *p, const shoal_pool_spec_t *spec)
     atomic_store_explicit(&q->source_pid, SHOAL_PID_NONE, memory_order_relaxed);
     p->pull = q;
     p->g.ops = &shoal__pull_ops;
-    /* Every item settled at once, not once a turn: a member's long turn
-     * must not keep room from senders for items it has finished. */
-    p->g.exact = true;
+    /* Items settled in small batches, not one by one (each settle is a
+     * shared write every member makes) nor once a turn: a member's long
+     * turn must not keep more than a few finished items' room from
+     * senders. */
+    p->g.exact = false;
+    p->g.settle_every = PULL_SETTLE_EVERY;
     shoal__pull_update(p);
     return SHOAL_OK;
 }
@@ -351,6 +356,28 @@ static bool has_work(struct shoal_ctx_s *ctx, memory_order mo)
     if (member_of(ctx)->held >= atomic_load_explicit(&q->prefetch, memory_order_relaxed))
         return false;
     return shoal__inject_count(&q->queue, mo) != 0;
+}
+
+int shoal__pull_send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, uint32_t type,
+                     const void *data, size_t size)
+{
+    if (tc == NULL)
+        return SHOAL_ENOMEM;
+    shoal_env_t *e =
+        shoal__env_new(tc, SHOAL_MSG_CAST, 0, SHOAL_PID_NONE, 0, type, data, size);
+    if (e == NULL)
+        return SHOAL_ENOMEM;
+    int rc = pull_route(rt, tc, &p->g, e);
+    if (__builtin_expect(rc == SHOAL_OK, 1)) {
+        SHOAL_STAT_ADD(tc, msgs_sent, 1);
+        return SHOAL_OK;
+    }
+    shoal__env_free(tc, e);
+    if (rc == SHOAL_EBUSY)
+        SHOAL_STAT_ADD(tc, msgs_refused, 1);
+    else if (rc == SHOAL_ENOPROC)
+        SHOAL_STAT_ADD(tc, msgs_noproc, 1);
+    return rc;
 }
 
 static shoal_env_t *pull_take(struct shoal_ctx_s *ctx)

@@ -18,13 +18,16 @@
  *               never above what admitted was at that read) and refuse
  *               (SHOAL_EBUSY) if it is full indeed: the capacity is never
  *               passed, and a refusal is exact at the read of `settles`.
- *               A member counts an item out when it is settled (handled,
+ *               A member counts items out when they are settled (handled,
  *               failed, dropped) [fetch_add on settles, seq_cst: its half of
- *               the room pairs below], each one at once (the group is
- *               `exact`, actor/group.h), then reads admits [seq_cst] for
+ *               the room pairs below]: a failed or timed one at once, those
+ *               handled in batches of up to 8 (group.h: settle_every) and
+ *               at the end of every turn, then reads admits [seq_cst] for
  *               what is left: never below the truth, so a concurrent
  *               admission may hide room from that member; the member that
- *               settles the admitted item looks again.
+ *               settles the admitted item looks again. (Until settled an
+ *               item still counts as admitted: a batch only holds back a
+ *               few finished items' room, never lets the capacity pass.)
  *               capacity = buffer + target x prefetch, written by the
  *               pool's actor [relaxed: a value on its own]. Draining or
  *               ending, the pool's actor sets PULL_CLOSED in admits
@@ -235,6 +238,13 @@ bool shoal__pull_source_exit(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, sh
  * is `out` now: what is left is read only when a waiter or the source
  * waits); and the kind's ops->room and ops->room_cancel (actor/group.h). */
 bool shoal__pull_has_room(const shoal_pull_t *q, uint64_t admitted);
+/* A copied cast from outside any actor into pull pool p, by a caller that
+ * holds a reference on p's record (a task pool's handle, tasks.h): the
+ * route a send takes, without the actor layer's look-up of the record (no
+ * read-side region: the reference keeps it). A pool that drains or has
+ * ended refuses at admission (SHOAL_ENOPROC). Counted as a send. */
+int shoal__pull_send(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,
+                     uint32_t type, const void *data, size_t size);
 void shoal__pull_tell_waiters(shoal_runtime_t *rt, struct shoal_tcache_s *tc,
                               struct shoal_pool_s *p);
 void shoal__pull_room_after_settle(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint64_t out);

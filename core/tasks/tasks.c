@@ -201,8 +201,10 @@ int shoal__tasks_put(shoal_tasks_t *t, const shoal__task_t *task, uint64_t timeo
     if (atomic_load_explicit(&t->closed, memory_order_acquire))
         return SHOAL_ESHUTDOWN;
     /* A plain send first (what send_wait tries first too): a pool with room
-     * takes the task without the dispatcher-thread check. */
-    int rc = shoal_runtime_send(t->rt, t->pid, SHOAL_TASK_MSG, task, sizeof *task);
+     * takes the task without the dispatcher-thread check. The handle holds
+     * a reference on the pool's record: straight into its buffer. */
+    int rc = shoal__pull_send(t->rt, shoal__tcache_get(t->rt), t->rec, SHOAL_TASK_MSG, task,
+                              sizeof *task);
     if (rc == SHOAL_EBUSY && wait && !t->nonblocking && !shoal__tasks_on_dispatcher(t->rt))
         rc = shoal_runtime_send_wait(t->rt, t->pid, SHOAL_TASK_MSG, task, sizeof *task, timeout_ms);
     return refusal(rc);
