@@ -5,10 +5,14 @@
  * queue holds every consumer. C consumer actors each do K transactions one
  * after another: take a member, call it with v = j*K + k (it answers
  * xs50(v) and counts a use), XOR the answer into acc, give the member
- * back. SHOAL_BENCH_W6=txn does each as one shoal_checkout_call instead
- * (the pool takes, calls and returns: poolboy's transaction). Each
- * consumer times every take (its shoal_take to the grant's arrival); the
- * members count their uses in a table read after t1.
+ * back. A take is shoal_try_take (a free member now, on the consumer's
+ * thread: poolboy's checkout(Pool, false)) and, when none is free,
+ * shoal_take (wait in the pool's queue) -- pool=checkout(try_take+take);
+ * SHOAL_BENCH_W6=wait takes with shoal_take only (pool=checkout(take));
+ * SHOAL_BENCH_W6=txn does each as one shoal_checkout_call (the pool takes,
+ * calls and returns: poolboy's transaction). Each consumer times every
+ * take (from its first ask to having the member); the members count their
+ * uses in a table read after t1.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -31,6 +35,7 @@ typedef struct w6_consumer_s {
 } w6_consumer_t;
 
 static int txn_mode;
+static int take_wait; /* SHOAL_BENCH_W6=wait: every take with shoal_take, none tried first */
 static _Atomic uint64_t *uses; /* per member, in the order they started */
 static _Atomic uint32_t members;
 static uint32_t members_max;
@@ -81,6 +86,21 @@ static const shoal_behaviour_t member_behaviour = {
 
 /* ---- the consumer --------------------------------------------------------- */
 
+/* The member is the consumer's: the take has ended (its wait timed), the
+ * member is called with v. */
+static void taken(shoal_ctx_t *ctx, w6_consumer_t *c, shoal_pid_t member, double waited)
+{
+    uint64_t t = atomic_fetch_add_explicit(&takes, 1, memory_order_relaxed);
+    if (t < takes_max)
+        take_ns[t] = waited * 1e9 > 4e9 ? UINT32_MAX : (uint32_t)(waited * 1e9);
+    c->member = member;
+    uint64_t v = c->st.first + c->done;
+    shoal_ref_t ref;
+    int rc = shoal_call(ctx, member, MSG_WORK, &v, sizeof v, 60000, &ref);
+    if (rc != SHOAL_OK)
+        shoal_panic(ctx, "call: %s", shoal_strerror(rc));
+}
+
 static void next(shoal_ctx_t *ctx, w6_consumer_t *c)
 {
     if (c->done == c->st.k) {
@@ -93,11 +113,23 @@ static void next(shoal_ctx_t *ctx, w6_consumer_t *c)
     }
     uint64_t v = c->st.first + c->done;
     shoal_ref_t ref;
+    c->asked = bench_now();
+    if (!txn_mode && !take_wait) {
+        /* A free member now (poolboy's checkout(Pool, false)); none: wait
+         * in the pool's queue. */
+        shoal_pid_t member;
+        int rc = shoal_try_take(ctx, c->st.pool, &member);
+        if (rc == SHOAL_OK) {
+            taken(ctx, c, member, bench_now() - c->asked);
+            return;
+        }
+        if (rc != SHOAL_ENOMEMBERS)
+            shoal_panic(ctx, "try_take: %s", shoal_strerror(rc));
+    }
     int rc = txn_mode ? shoal_checkout_call(ctx, c->st.pool, MSG_WORK, &v, sizeof v, 60000, &ref)
                       : shoal_take(ctx, c->st.pool, 60000, &ref);
     if (rc != SHOAL_OK)
         shoal_panic(ctx, "%s: %s", txn_mode ? "transaction" : "take", shoal_strerror(rc));
-    c->asked = bench_now();
 }
 
 static int consumer_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
@@ -115,18 +147,9 @@ static int consumer_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg
     if (msg->status != SHOAL_OK)
         shoal_panic(ctx, "answer: %s", shoal_strerror(msg->status));
     if (msg->type == SHOAL_CHECKOUT_MEMBER) { /* the take's: call the member */
-        double waited = bench_now() - c->asked;
-        uint64_t t = atomic_fetch_add_explicit(&takes, 1, memory_order_relaxed);
-        if (t < takes_max)
-            take_ns[t] = waited * 1e9 > 4e9 ? UINT32_MAX : (uint32_t)(waited * 1e9);
         shoal_checkout_member_t g;
         memcpy(&g, msg->data, sizeof g);
-        c->member = g.member;
-        uint64_t v = c->st.first + c->done;
-        shoal_ref_t ref;
-        int rc = shoal_call(ctx, g.member, MSG_WORK, &v, sizeof v, 60000, &ref);
-        if (rc != SHOAL_OK)
-            shoal_panic(ctx, "call: %s", shoal_strerror(rc));
+        taken(ctx, c, g.member, bench_now() - c->asked);
         return SHOAL_OK;
     }
     uint64_t r;
@@ -163,8 +186,9 @@ int bench_w6(int argc, char **argv)
         return BENCH_USAGE;
     const char *mode = getenv("SHOAL_BENCH_W6");
     txn_mode = mode != NULL && strcmp(mode, "txn") == 0;
-    if (mode != NULL && !txn_mode && strcmp(mode, "take") != 0) {
-        fprintf(stderr, "shoal-bench: SHOAL_BENCH_W6 is take or txn, not '%s'\n", mode);
+    take_wait = mode != NULL && strcmp(mode, "wait") == 0;
+    if (mode != NULL && !txn_mode && !take_wait && strcmp(mode, "take") != 0) {
+        fprintf(stderr, "shoal-bench: SHOAL_BENCH_W6 is take, wait or txn, not '%s'\n", mode);
         return BENCH_USAGE;
     }
     bench_t b;
@@ -232,7 +256,9 @@ int bench_w6(int argc, char **argv)
                  "check=%llu p99_take_us=%s member_uses_min=%llu member_uses_max=%llu "
                  "pool=checkout(%s)",
                  (unsigned long long)b.acc, p99, (unsigned long long)umin, (unsigned long long)umax,
-                 txn_mode ? "txn" : "take");
+                 txn_mode    ? "txn"
+                 : take_wait ? "take"
+                             : "try_take+take");
     int status = BENCH_OK;
     if (b.count != nc * k || (uint32_t)b.acc != want || b.acc > UINT32_MAX || usum != nc * k) {
         fprintf(stderr,

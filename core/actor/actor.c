@@ -175,7 +175,7 @@ static bool handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
             handled++;
         }
         if (!ctx->exiting)
-            shoal__calls_rearm(ctx, now);
+            shoal__calls_rearm(ctx);
         break;
     }
     case SHOAL_MSG_ROOM: /* status: SHOAL_ENOPROC when the receiver has ended */

@@ -77,9 +77,10 @@ static int pending_add(struct shoal_ctx_s *ctx, shoal_ref_t ref, shoal_pid_t cal
     return SHOAL_OK;
 }
 
-/* Arms the actor's call timer for `at` (ns, from now). */
-static int arm(struct shoal_ctx_s *ctx, shoal_actor_ext_t *x, uint64_t at, uint64_t now)
+/* Arms the actor's call timer for `at` (ns on the precise clock). */
+static int arm(struct shoal_ctx_s *ctx, shoal_actor_ext_t *x, uint64_t at)
 {
+    uint64_t now = shoal__now_ns();
     uint64_t ms = at > now ? (at - now + 999999u) / 1000000u : 0;
     shoal_env_t *t = shoal__env_new(ctx->tc, SHOAL_ENV_CALL_TICK, 0, ctx->self, 0, 0, NULL, 0);
     if (t == NULL)
@@ -96,7 +97,10 @@ static int arm(struct shoal_ctx_s *ctx, shoal_actor_ext_t *x, uint64_t at, uint6
 }
 
 /* Takes pending call i off the list. */
-static void pending_remove(shoal_actor_ext_t *x, uint32_t i) { x->calls[i] = x->calls[--x->ncalls]; }
+static void pending_remove(shoal_actor_ext_t *x, uint32_t i)
+{
+    x->calls[i] = x->calls[--x->ncalls];
+}
 
 bool shoal__call_settle(struct shoal_ctx_s *ctx, shoal_ref_t ref, bool timeout)
 {
@@ -130,7 +134,7 @@ bool shoal__call_next_expired(struct shoal_ctx_s *ctx, uint64_t now, shoal_ref_t
     return false;
 }
 
-void shoal__calls_rearm(struct shoal_ctx_s *ctx, uint64_t now)
+void shoal__calls_rearm(struct shoal_ctx_s *ctx)
 {
     shoal_actor_ext_t *x = ctx->b->ext;
     if (x == NULL)
@@ -141,7 +145,7 @@ void shoal__calls_rearm(struct shoal_ctx_s *ctx, uint64_t now)
             next = x->calls[i].deadline;
     /* ENOMEM: not armed now; the next call that arms covers these too. */
     if (arms(x, next))
-        (void)arm(ctx, x, next, now);
+        (void)arm(ctx, x, next);
 }
 
 void shoal__calls_cancel_all(struct shoal_ctx_s *ctx)
@@ -162,14 +166,14 @@ void shoal__reply_discard(struct shoal_reply_s *reply)
     reply->env = NULL;
 }
 
-void shoal__reply_send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal_pid_t to,
+bool shoal__reply_send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal_pid_t to,
                        shoal_ref_t ref, struct shoal_reply_s *reply)
 {
     shoal_env_t *e = reply->env;
     reply->env = NULL;
     if (e == NULL && (e = shoal__env_new(tc, SHOAL_MSG_REPLY, 0, from, ref, 0, NULL, 0)) == NULL) {
         SHOAL_STAT_ADD(tc, replies_late, 1);
-        return;
+        return false;
     }
     unsigned flags = shoal__env_flags(e) & SHOAL_ENV_HEAP;
     if (reply->status != SHOAL_OK) {
@@ -183,13 +187,65 @@ void shoal__reply_send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from
     if (shoal__deliver(rt, tc, to, e, true) != SHOAL_OK) {
         shoal__env_free(tc, e);
         SHOAL_STAT_ADD(tc, replies_late, 1);
+        return false;
     }
+    return true;
 }
 
 /* ---- from an actor ------------------------------------------------------ */
 
 /* A request that expects one reply: a CALL into the user mailbox, or an
  * INSPECT into the system mailbox. */
+/* A pending call with ref r to `to`, and its timeout coming: the timer is
+ * armed before the request goes, so a call that is out always has its
+ * timeout coming. *armed: this one armed it (to be cancelled if the
+ * request cannot be sent). */
+static int expect(shoal_ctx_t *ctx, shoal_pid_t to, shoal_ref_t r, uint64_t timeout_ms, bool *armed)
+{
+    uint64_t deadline = UINT64_MAX;
+    *armed = false;
+    if (timeout_ms != UINT64_MAX) {
+        /* The precise clock (the tick checks against it): the coarse one
+         * is cheaper, but lags by more than its resolution after the CPUs
+         * were idle, and a timeout must never come early. */
+        uint64_t now = shoal__now_ns();
+        if (timeout_ms < (UINT64_MAX - now) / 1000000u)
+            deadline = now + timeout_ms * 1000000u;
+    }
+    int rc = pending_add(ctx, r, to, deadline);
+    if (rc != SHOAL_OK)
+        return rc;
+    shoal_actor_ext_t *x = ctx->b->ext;
+    if (arms(x, deadline)) {
+        if ((rc = arm(ctx, x, deadline)) != SHOAL_OK) {
+            shoal__call_settle(ctx, r, true);
+            return rc;
+        }
+        *armed = true;
+    }
+    return SHOAL_OK;
+}
+
+/* A pending call that went nowhere: off the list, its timer (if it armed
+ * one) cancelled. */
+static void unexpect(shoal_ctx_t *ctx, shoal_ref_t r, bool armed)
+{
+    shoal_actor_ext_t *x = ctx->b->ext;
+    shoal__call_settle(ctx, r, false);
+    if (armed && shoal__timer_cancel(ctx->rt, ctx->tc, x->call_timer) == SHOAL_OK)
+        x->call_timer_at = 0; /* an earlier one, if any, still fires */
+}
+
+int shoal__call_expect(shoal_ctx_t *ctx, shoal_pid_t callee, uint64_t timeout_ms, shoal_ref_t *ref)
+{
+    shoal_ref_t r = shoal__ref_next(ctx->rt);
+    bool armed;
+    int rc = expect(ctx, callee, r, timeout_ms, &armed);
+    if (rc == SHOAL_OK)
+        *ref = r;
+    return rc;
+}
+
 static int request_async(shoal_ctx_t *ctx, shoal_pid_t to, unsigned kind, bool sys, uint32_t type,
                          const void *data, size_t size, uint64_t timeout_ms, shoal_ref_t *ref)
 {
@@ -201,39 +257,20 @@ static int request_async(shoal_ctx_t *ctx, shoal_pid_t to, unsigned kind, bool s
     shoal_env_t *e = shoal__env_new(ctx->tc, kind, flags, ctx->self, r, type, data, size);
     if (e == NULL)
         return SHOAL_ENOMEM;
-    uint64_t now = 0, deadline = UINT64_MAX;
-    if (timeout_ms != UINT64_MAX) {
-        now = shoal__now_ns();
-        if (timeout_ms < (UINT64_MAX - now) / 1000000u)
-            deadline = now + timeout_ms * 1000000u;
-    }
-    int rc = pending_add(ctx, r, to, deadline);
+    bool armed;
+    int rc = expect(ctx, to, r, timeout_ms, &armed);
     if (rc != SHOAL_OK)
         goto fail;
-    /* The timer is armed before the CALL goes: a call that is out always
-     * has its timeout coming. One this call armed goes again if the CALL
-     * cannot be sent. */
-    shoal_actor_ext_t *x = ctx->b->ext;
-    bool armed = false;
-    if (arms(x, deadline)) {
-        if ((rc = arm(ctx, x, deadline, now)) != SHOAL_OK)
-            goto unpend;
-        armed = true;
-    }
     rc = shoal__deliver(ctx->rt, ctx->tc, to, e, sys);
     if (rc != SHOAL_OK) {
         SHOAL_STAT_ADD(ctx->tc, msgs_refused, rc == SHOAL_EFULL || rc == SHOAL_EBUSY);
         SHOAL_STAT_ADD(ctx->tc, msgs_noproc, rc == SHOAL_ENOPROC);
-        shoal__call_settle(ctx, r, false);
-        if (armed && shoal__timer_cancel(ctx->rt, ctx->tc, x->call_timer) == SHOAL_OK)
-            x->call_timer_at = 0; /* an earlier one, if any, still fires */
+        unexpect(ctx, r, armed);
         goto fail;
     }
     SHOAL_STAT_ADD(ctx->tc, msgs_sent, 1);
     *ref = r;
     return SHOAL_OK;
-unpend:
-    shoal__call_settle(ctx, r, true);
 fail:
     shoal__env_free(ctx->tc, e);
     return rc;

@@ -20,14 +20,22 @@ bool shoal__call_next_expired(struct shoal_ctx_s *ctx, uint64_t now, shoal_ref_t
                               shoal_pid_t *callee);
 /* After a tick: the timer armed for the earliest deadline left, if none
  * comes before it. */
-void shoal__calls_rearm(struct shoal_ctx_s *ctx, uint64_t now);
+void shoal__calls_rearm(struct shoal_ctx_s *ctx);
+
+/* A call the running actor makes without a request going out (the callee
+ * answers through another channel: a checkout pool's take served on the
+ * caller's own thread): a fresh *ref pending, its timeout coming after
+ * timeout_ms (UINT64_MAX: none), as for shoal_call. SHOAL_OK, SHOAL_ENOMEM. */
+int shoal__call_expect(struct shoal_ctx_s *ctx, shoal_pid_t callee, uint64_t timeout_ms,
+                       shoal_ref_t *ref);
 
 /* The actor ends: its pending calls are dropped, its call timer cancelled. */
 void shoal__calls_cancel_all(struct shoal_ctx_s *ctx);
 
 /* Sends what `reply` holds (or an empty reply, or its error status) to
- * `to` as the reply to `ref`. A caller that is gone is counted. */
-void shoal__reply_send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal_pid_t to,
+ * `to` as the reply to `ref`: true if delivered; a caller that is gone is
+ * counted (replies_late). */
+bool shoal__reply_send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal_pid_t to,
                        shoal_ref_t ref, struct shoal_reply_s *reply);
 void shoal__reply_discard(struct shoal_reply_s *reply);
 

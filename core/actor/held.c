@@ -9,10 +9,10 @@
 #include "runtime/grow.h"
 #include "runtime/runtime.h"
 
-/* Sends `member` back to `pool` from `from` (a priority cast: never
- * refused as full). A pool that has ended has nothing to take it back. */
-static void send_back(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal_pid_t pool,
-                      shoal_pid_t member, int how)
+/* A priority cast: never refused as full. A pool that has ended has
+ * nothing to take it back. */
+void shoal__held_send_back(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from,
+                           shoal_pid_t pool, shoal_pid_t member, int how)
 {
     shoal_held_return_t r = {.member = member, .how = how};
     shoal__send(rt, tc, from, pool, SHOAL__CHECKOUT_RETURN, &r, sizeof r, true, NULL, NULL);
@@ -35,7 +35,7 @@ void shoal__held_give_back(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t 
                            const shoal_env_t *e)
 {
     shoal_checkout_member_t g = grant_of(e);
-    send_back(rt, tc, from, g.pool, g.member, SHOAL_RETURN_OK);
+    shoal__held_send_back(rt, tc, from, g.pool, g.member, SHOAL_RETURN_OK);
 }
 
 int shoal__held_reply(struct shoal_ctx_s *ctx, const shoal_env_t *e, bool pending)
@@ -47,17 +47,24 @@ int shoal__held_reply(struct shoal_ctx_s *ctx, const shoal_env_t *e, bool pendin
         return SHOAL__HELD_DROP;
     }
     shoal_checkout_member_t g = grant_of(e);
+    if (shoal__held_add(ctx, g.member, g.pool, 0) != SHOAL_OK) {
+        /* Untracked, it could never be given back: it goes back now. */
+        shoal__held_send_back(ctx->rt, ctx->tc, ctx->self, g.pool, g.member, SHOAL_RETURN_OK);
+        return SHOAL_ENOMEM;
+    }
+    return SHOAL_OK;
+}
+
+int shoal__held_add(struct shoal_ctx_s *ctx, shoal_pid_t member, shoal_pid_t pool, uint32_t seat)
+{
     shoal_actor_ext_t *x = ctx->b->ext;
     if (x == NULL)
         x = ctx->b->ext = calloc(1, sizeof *x);
     shoal_held_t *h = x ? shoal__grow(x->held, x->nheld, &x->held_cap, sizeof *h, 4) : NULL;
-    if (h == NULL) {
-        /* Untracked, it could never be given back: it goes back now. */
-        send_back(ctx->rt, ctx->tc, ctx->self, g.pool, g.member, SHOAL_RETURN_OK);
+    if (h == NULL)
         return SHOAL_ENOMEM;
-    }
     x->held = h;
-    x->held[x->nheld++] = (shoal_held_t){g.member, g.pool};
+    x->held[x->nheld++] = (shoal_held_t){member, pool, seat};
     return SHOAL_OK;
 }
 
@@ -70,15 +77,14 @@ static int64_t find(const shoal_actor_ext_t *x, shoal_pid_t member)
     return -1;
 }
 
-int shoal__held_return(struct shoal_ctx_s *ctx, shoal_pid_t member, int how)
+int shoal__held_take_back(struct shoal_ctx_s *ctx, shoal_pid_t member, int how, shoal_held_t *out)
 {
     shoal_actor_ext_t *x = ctx->b->ext;
     int64_t i = find(x, member);
     if (i < 0 || (how != SHOAL_RETURN_OK && how != SHOAL_RETURN_FAIL))
         return SHOAL_EINVAL;
-    shoal_pid_t pool = x->held[i].pool;
+    *out = x->held[i];
     x->held[i] = x->held[--x->nheld];
-    send_back(ctx->rt, ctx->tc, ctx->self, pool, member, how);
     return SHOAL_OK;
 }
 
@@ -98,7 +104,7 @@ void shoal__held_end(struct shoal_ctx_s *ctx, int reason)
     int how =
         reason == SHOAL_OK || reason == SHOAL_ESHUTDOWN ? SHOAL_RETURN_OK : SHOAL__RETURN_CRASHED;
     for (uint32_t i = 0; i < x->nheld; i++)
-        send_back(ctx->rt, ctx->tc, ctx->self, x->held[i].pool, x->held[i].member, how);
+        shoal__held_send_back(ctx->rt, ctx->tc, ctx->self, x->held[i].pool, x->held[i].member, how);
     free(x->held);
     x->held = NULL;
     x->nheld = 0;

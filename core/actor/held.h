@@ -55,9 +55,11 @@ typedef struct shoal_held_return_s {
     uint64_t token; /* a thread's return: the token of its take */
 } shoal_held_return_t;
 
-/* One member the actor holds, and the pool it goes back to. */
+/* One member the actor holds, the pool it goes back to, and where that
+ * pool keeps it if known (its seat + 1; 0: not known). */
 typedef struct shoal_held_s {
     shoal_pid_t member, pool;
+    uint32_t seat;
 } shoal_held_t;
 
 /* A reply being handled (actor.c); `pending` says whether its call was
@@ -67,8 +69,17 @@ typedef struct shoal_held_s {
  * member could not be recorded, so it went back). */
 #define SHOAL__HELD_DROP 1
 int shoal__held_reply(struct shoal_ctx_s *ctx, const shoal_env_t *e, bool pending);
-/* shoal_return: SHOAL_OK, or SHOAL_EINVAL (not held, or a bad `how`). */
-int shoal__held_return(struct shoal_ctx_s *ctx, shoal_pid_t member, int how);
+/* A member the running actor was given on its own thread (a checkout
+ * pool's fast take): now held. SHOAL_OK, SHOAL_ENOMEM (not recorded: the
+ * caller gives it back). */
+int shoal__held_add(struct shoal_ctx_s *ctx, shoal_pid_t member, shoal_pid_t pool, uint32_t seat);
+/* shoal_return's first half: the entry for `member` off the table into
+ * *out. SHOAL_OK, or SHOAL_EINVAL (not held, or a bad `how`); the caller
+ * then gives it back (fast, or with shoal__held_send_back). */
+int shoal__held_take_back(struct shoal_ctx_s *ctx, shoal_pid_t member, int how, shoal_held_t *out);
+/* Gives `member` back to `pool` from `from` as a message (a priority cast). */
+void shoal__held_send_back(shoal_runtime_t *rt, struct shoal_tcache_s *tc, shoal_pid_t from,
+                           shoal_pid_t pool, shoal_pid_t member, int how);
 /* An EXIT from `from` (actor.c): if it is a member the actor holds, it is
  * no longer held. */
 void shoal__held_exit(struct shoal_ctx_s *ctx, shoal_pid_t from);

@@ -54,6 +54,19 @@ int shoal__checkout_new(shoal_pool_t *p, const shoal_pool_spec_t *spec)
         snprintf(co->group, sizeof co->group, "%s", spec->checkout.group);
     p->spec.checkout.group = co->group[0] ? co->group : NULL;
     co->cfg = &p->spec.checkout;
+    co->pool = p;
+    /* Adaptive: a holder keeps it for a take's or a return's few hundred
+     * nanoseconds, so a contender spins a little before it sleeps in the
+     * kernel (the sleep and the wake-up cost several microseconds). */
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+    int rc = pthread_mutex_init(&co->lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+    if (rc != 0) {
+        free(co);
+        return SHOAL_ENOMEM;
+    }
     co->free_head = co->free_tail = SHOAL_CO_NIL;
     co->tick_at = UINT64_MAX;
     co->next_cull = UINT64_MAX;
@@ -70,6 +83,7 @@ void shoal__checkout_free(shoal_checkout_t *co)
 {
     if (co == NULL)
         return;
+    pthread_mutex_destroy(&co->lock);
     free(co->seats);
     free(co->q);
     free(co);
@@ -170,7 +184,7 @@ static void tick(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     shoal__co_rearm(ctx, co);
 }
 
-bool shoal__checkout_message(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
+static bool message_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
 {
     if (msg->kind == SHOAL_ENV_STARTED) {
         char why[256];
@@ -185,19 +199,43 @@ bool shoal__checkout_message(struct shoal_ctx_s *ctx, shoal_pool_t *p, const sho
     if (msg->kind != SHOAL_MSG_CAST || !(msg->flags & SHOAL_MSG_PRIORITY))
         return false;
     if (msg->type == SHOAL__CHECKOUT_RETURN) {
-        (void)shoal__checkout_return(ctx, p, msg); /* a cast's refusal is nobody's to hear */
+        (void)shoal__co_return_locked(ctx, p, msg); /* a cast's refusal is nobody's to hear */
         return true;
     }
     if (msg->type == SHOAL__POOL_TICK_CHECKOUT && msg->from == ctx->self) {
         tick(ctx, p);
         return true;
     }
+    if (msg->type == SHOAL__CHECKOUT_POKE) { /* checkout_fast.c: a look asked for */
+        shoal_checkout_t *co = p->co;
+        uint64_t now = shoal__now_ns();
+        uint32_t i;
+        co->recycle_asked = false;
+        shoal__co_recycle(ctx, p, now);
+        while (co->qlive != 0 && (i = shoal__co_free_take(ctx, p, now)) != SHOAL_CO_NIL)
+            shoal__co_offer(ctx, p, i);
+        if (co->nfree == 0)
+            shoal__co_start_spare(ctx, p); /* a try_take found none */
+        shoal__co_fill(ctx, p);
+        shoal__co_rearm(ctx, co);
+        return true;
+    }
     return false;
+}
+
+bool shoal__checkout_message(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
+{
+    pthread_mutex_lock(&p->co->lock);
+    bool mine = message_locked(ctx, p, msg);
+    pthread_mutex_unlock(&p->co->lock);
+    return mine;
 }
 
 int shoal__checkout_start(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
     shoal_checkout_t *co = p->co;
+    pthread_mutex_lock(&co->lock);
+    co->open = true;
     uint64_t now = shoal__now_ns();
     if (co->cfg->cull_interval_ms != 0)
         co->next_cull = shoal__co_deadline(now, co->cfg->cull_interval_ms);
@@ -206,10 +244,11 @@ int shoal__checkout_start(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     if (rc == SHOAL_OK)
         rc = shoal__co_start_init(ctx, p);
     shoal__co_rearm(ctx, co);
+    pthread_mutex_unlock(&co->lock);
     return rc;
 }
 
-int shoal__checkout_set(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
+static int set_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
 {
     shoal_checkout_t *co = p->co;
     shoal_pool_checkout_update_t u;
@@ -225,6 +264,7 @@ int shoal__checkout_set(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_ms
         shoal__checkout_check(&s) != SHOAL_OK)
         return SHOAL_EINVAL;
     bool cull_changed = u.checkout.cull_interval_ms != co->cfg->cull_interval_ms;
+    bool cull_on = co->cfg->cull_interval_ms == 0 && u.checkout.cull_interval_ms != 0;
     p->spec.size = p->target = u.init;
     p->spec.max_size = u.max;
     p->spec.checkout = s.checkout;
@@ -235,6 +275,12 @@ int shoal__checkout_set(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_ms
         co->next_cull = co->cfg->cull_interval_ms != 0
                             ? shoal__co_deadline(now, co->cfg->cull_interval_ms)
                             : UINT64_MAX;
+    /* Without culling, returns on the consumers' threads do not stamp
+     * when a member was last used (checkout_fast.c): from now on they do,
+     * and the free members count as used now. */
+    for (uint32_t i = 0; cull_on && i < co->nseats; i++)
+        if (co->seats[i].state == SHOAL_CO_FREE)
+            co->seats[i].used_ns = now;
     /* Fewer members allowed: free and starting ones past the new max end
      * now, those in use when they are returned (shoal__co_offer). */
     while (co->nfree + co->nin_use + co->nstarting > u.max && co->nfree != 0)
@@ -248,11 +294,21 @@ int shoal__checkout_set(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_ms
     return SHOAL_OK;
 }
 
+int shoal__checkout_set(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
+{
+    pthread_mutex_lock(&p->co->lock);
+    int rc = set_locked(ctx, p, msg);
+    pthread_mutex_unlock(&p->co->lock);
+    return rc;
+}
+
 void shoal__checkout_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
     shoal_checkout_t *co = p->co;
     if (p->state == SHOAL_POOL_DRAINING)
         return;
+    pthread_mutex_lock(&co->lock);
+    co->open = false;
     p->state = SHOAL_POOL_DRAINING;
     shoal__rsv_close(&ctx->a->user_rsv); /* transactions now get SHOAL_ENOPROC */
     shoal__co_queue_flush(ctx, p, SHOAL_ENOPROC);
@@ -263,6 +319,7 @@ void shoal__checkout_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     }
     if (co->nseats == 0)
         shoal__pool_drain_finish(ctx, p);
+    pthread_mutex_unlock(&co->lock);
 }
 
 /* ---- the kind's ops (actor/group.h) ------------------------------------------ */
@@ -278,8 +335,17 @@ static int co_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g, s
         return SHOAL_ENOPROC;
     /* relaxed: a count bounding memory (checkout.h). */
     uint64_t n = atomic_fetch_add_explicit(&co->txn_out, 1, memory_order_relaxed);
-    if (n < atomic_load_explicit(&co->txn_limit, memory_order_relaxed))
+    if (n < atomic_load_explicit(&co->txn_limit, memory_order_relaxed)) {
+        /* On a free member now, from this thread (checkout_fast.c); else
+         * it waits in the pool's own mailbox, as before. */
+        int rc = shoal__co_fast_txn(rt, tc, p, e);
+        if (rc != SHOAL__CO_SLOW) {
+            if (rc != SHOAL_OK)
+                atomic_fetch_sub_explicit(&co->txn_out, 1, memory_order_relaxed);
+            return rc;
+        }
         return SHOAL_GROUP_OWN_MAILBOX;
+    }
     atomic_fetch_sub_explicit(&co->txn_out, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&co->txn_refused, 1, memory_order_relaxed);
     bool shared;
@@ -307,13 +373,14 @@ static void co_own_message(struct shoal_ctx_s *ctx, shoal_env_t *e)
     }
     m->meta &= ~(uint64_t)SHOAL_ENV_HANDBACK;
     m->meta |= SHOAL_ENV_POOLED;
+    pthread_mutex_lock(&p->co->lock);
     if (p->state == SHOAL_POOL_DRAINING) {
         shoal__co_txn_drop(ctx, p, m);
-        shoal__pool_publish(p);
-        return;
+    } else {
+        shoal__co_txn_place(ctx, p, m, back);
+        shoal__co_rearm(ctx, p->co);
     }
-    shoal__co_txn_place(ctx, p, m, back);
-    shoal__co_rearm(ctx, p->co);
+    pthread_mutex_unlock(&p->co->lock);
     shoal__pool_publish(p); /* own messages end no callback that would */
 }
 
@@ -323,6 +390,8 @@ static void co_own_end(struct shoal_ctx_s *ctx)
     shoal_checkout_t *co = p->co;
     if (co->cfg->group != NULL)
         shoal__group_leave(ctx->rt, co->cfg->group, ctx->self);
+    pthread_mutex_lock(&co->lock);
+    co->open = false;
     shoal__co_queue_flush(ctx, p, SHOAL_ENOPROC);
     /* Its members end with it (its children): an actor holding one hears
      * so, as when a member ends in use, and no longer holds it. */
@@ -330,13 +399,19 @@ static void co_own_end(struct shoal_ctx_s *ctx)
         if (co->seats[i].state == SHOAL_CO_IN_USE && co->seats[i].by == SHOAL_CO_BY_ACTOR)
             shoal__send_system(ctx->rt, ctx->tc, co->seats[i].owner, SHOAL_MSG_EXIT,
                                co->seats[i].pid, (uint32_t)SHOAL_ESHUTDOWN);
+    pthread_mutex_unlock(&co->lock);
 }
 
-/* A member has handled a transaction: counted, and it gives itself back. */
+/* A member has handled a transaction: counted, and it gives itself back:
+ * at once when that needs nothing of the pool's actor (checkout_fast.c),
+ * else by a return to it. */
 static void member_done(struct shoal_ctx_s *ctx, bool ok)
 {
     shoal_pool_t *p = shoal__pool_of_group(ctx->group);
     shoal__pool_count(ctx->tc, p, !ok, 0, 0, false);
+    if (ok && shoal__co_fast_return(ctx->rt, ctx->tc, p, ctx->self, (uint32_t)ctx->member[0] - 1,
+                                    ctx->self) != SHOAL__CO_SLOW)
+        return;
     shoal_held_return_t r = {.member = ctx->self,
                              .how = ok ? SHOAL_RETURN_OK : SHOAL_RETURN_FAIL,
                              .seat = (uint32_t)ctx->member[0]};
@@ -390,6 +465,13 @@ const shoal_group_ops_t shoal__checkout_ops = {
 
 void shoal__checkout_publish(shoal_pool_t *p)
 {
+    pthread_mutex_lock(&p->co->lock);
+    shoal__co_publish_locked(p);
+    pthread_mutex_unlock(&p->co->lock);
+}
+
+void shoal__co_publish_locked(shoal_pool_t *p)
+{
     shoal_checkout_t *co = p->co;
     char why[200];
     if (p->rt->debug_checks && !shoal__co_consistent(co, why, sizeof why)) {
@@ -401,6 +483,19 @@ void shoal__checkout_publish(shoal_pool_t *p)
     atomic_store_explicit(&co->pub_free, co->nfree, memory_order_relaxed);
     atomic_store_explicit(&co->pub_starting, co->nstarting, memory_order_relaxed);
     atomic_store_explicit(&co->pub_queued, co->qlive, memory_order_relaxed);
+}
+
+void shoal__checkout_stats_now(shoal_pool_t *p, shoal_pool_stats_t *st)
+{
+    shoal_checkout_t *co = p->co;
+    pthread_mutex_lock(&co->lock);
+    shoal__co_publish_locked(p);
+    shoal__checkout_stats(p, st);
+    uint32_t live = 0;
+    for (uint32_t i = 0; i < co->nseats; i++)
+        live += co->seats[i].state != SHOAL_CO_EMPTY && co->seats[i].state != SHOAL_CO_ENDING;
+    st->pool_size = live;
+    pthread_mutex_unlock(&co->lock);
 }
 
 void shoal__checkout_stats(shoal_pool_t *p, shoal_pool_stats_t *st)

@@ -4,12 +4,19 @@
  * actor/held.h; this is the pool's.
  *
  * WHO TOUCHES WHAT
- *   Everything but the words marked below belongs to the pool's own actor:
- *   the seats, the free FIFO, the queue of takers, the settings and the
- *   counters are read and written in its turns only. Takes and returns
- *   come to it as priority messages (SHOAL__CHECKOUT_TAKE/RETURN, held.h),
- *   a member's start and end as STARTED and EXIT, transactions through its
- *   own mailbox.
+ *   The seats, the free FIFO, the queue of takers and the counters are
+ *   guarded by `lock`: the pool's own actor holds it through each of its
+ *   callbacks that touches them (every entry point of checkout*.c takes
+ *   it; the functions they call assume it), and the consumers' fast paths
+ *   (checkout_fast.c) hold it for a take, a return or a transaction done
+ *   on the consumer's own thread, without a message to the pool. What
+ *   only the pool's actor touches outside the lock: the settings (cfg,
+ *   p->spec), the tick (tick_at, tick_timer), retry_at, next_cull, prng.
+ *   What the fast paths cannot finish -- a member to stop or start, a
+ *   deadline to watch, a taker that is a thread -- goes to the actor as
+ *   before: takes and returns as priority messages
+ *   (SHOAL__CHECKOUT_TAKE/RETURN, held.h), a member's start and end as
+ *   STARTED and EXIT, transactions through its own mailbox.
  *   - txn_out, txn_limit: the sender's admission of a transaction (route,
  *     any thread): fetch_add on txn_out, refused (and given back) past
  *     txn_limit; the pool's actor subtracts when one is settled or dropped
@@ -33,6 +40,7 @@
 #ifndef SHOAL_POOL_CHECKOUT_H
 #define SHOAL_POOL_CHECKOUT_H
 
+#include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -113,8 +121,13 @@ typedef struct shoal_checkout_s {
     _Atomic uint64_t counts[SHOAL_CO_NCOUNTS];
     _Atomic uint32_t wait[SHOAL_CO_WAIT_BUCKETS]; /* the take wait's histogram */
 
-    /* the pool's actor's */
-    alignas(64) const shoal_pool_checkout_t *cfg; /* the record's spec.checkout */
+    /* Under `lock` (above). open: takes are served (cleared when the pool
+     * drains or ends). */
+    alignas(64) pthread_mutex_t lock;
+    bool open;
+    bool recycle_asked;               /* a POKE is on its way to the actor */
+    struct shoal_pool_s *pool;        /* the record this is part of */
+    const shoal_pool_checkout_t *cfg; /* the record's spec.checkout */
     char group[64];
     shoal_co_seat_t *seats;
     uint32_t nseats, seats_cap; /* seats in use are < nseats; cap: max_size */
@@ -126,7 +139,7 @@ typedef struct shoal_checkout_s {
     uint32_t fails_in_row;      /* member starts that failed since the last that did not */
     uint64_t retry_at;          /* starts held off until then after add_member_retry failures */
     uint64_t next_cull;
-    uint64_t tick_at; /* the armed tick (ns), UINT64_MAX: none */
+    uint64_t tick_at; /* the armed tick (ns), UINT64_MAX: none (under the lock) */
     shoal_timer_t tick_timer;
     uint32_t prng;
     shoal_pid_t expired[SHOAL_CO_EXPIRED_RING];
@@ -164,6 +177,10 @@ bool shoal__checkout_message(struct shoal_ctx_s *ctx, struct shoal_pool_s *p,
 void shoal__checkout_drain(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
 /* Its fields of stats (the pool's actor, or any thread: published words). */
 void shoal__checkout_stats(struct shoal_pool_s *p, shoal_pool_stats_t *st);
+/* The same from one moment, under the lock (the pool's actor): published
+ * first, and pool_size counted seat by seat -- in_use + free + starting
+ * equal it. */
+void shoal__checkout_stats_now(struct shoal_pool_s *p, shoal_pool_stats_t *st);
 /* The published words, at the end of each of the pool actor's callbacks. */
 void shoal__checkout_publish(struct shoal_pool_s *p);
 /* Its fields of an inspection. */
@@ -174,9 +191,8 @@ void shoal__checkout_inspect(struct shoal_pool_s *p, const shoal_pool_stats_t *s
 /* The pool's start: its `init` members (each tells when it has started). */
 int shoal__co_start_init(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
 int64_t shoal__co_find(const shoal_checkout_t *co, shoal_pid_t pid);
-/* Members alive (not ending), counted seat by seat: the stats call's
- * pool_size, which must equal in_use + free + starting. */
-uint32_t shoal__co_live(const shoal_checkout_t *co);
+/* Free members past their lifetime are stopped (replaced by co_fill). */
+void shoal__co_recycle(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint64_t now);
 /* Whether the seats agree with the counts and the free FIFO (a debug
  * check after each of the pool actor's callbacks); else why not. */
 bool shoal__co_consistent(const shoal_checkout_t *co, char *why, size_t size);
@@ -223,7 +239,25 @@ static inline void shoal__co_count(shoal_checkout_t *co, unsigned i, uint64_t n)
                           memory_order_relaxed);
 }
 
-/* checkout_take.c: giving members out and taking them back. */
+/* checkout_take.c: giving members out and taking them back (all of these
+ * with the lock held). */
+void shoal__co_note_wait(shoal_checkout_t *co, uint64_t ns);
+int shoal__co_queue_put(shoal_checkout_t *co, const shoal_co_taker_t *t, bool front);
+/* The first live taker, taken off the queue; false when none waits. */
+bool shoal__co_queue_pop(shoal_checkout_t *co, shoal_co_taker_t *out);
+/* Seat i goes to `owner` (a thread's: token says which); counted a take. */
+void shoal__co_seat_give(shoal_checkout_t *co, uint32_t i, shoal_pid_t owner, uint8_t by,
+                         uint64_t token, uint64_t now);
+/* Seat i, given out, is not after all (its taker was gone). */
+void shoal__co_seat_ungive(shoal_checkout_t *co, uint32_t i);
+/* Hands transaction m to the member in seat i: true, or false if that
+ * member has gone (the seat is ENDING; its EXIT is on the way). */
+bool shoal__co_txn_give(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,
+                        uint32_t i, shoal_env_t *m, uint64_t now);
+/* Grants seat i to take t (its answer, from the pool): true, or false if
+ * the taker is gone (the seat is FREE again, not listed). */
+bool shoal__co_grant(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,
+                     uint32_t i, const shoal_co_taker_t *t, uint64_t now);
 /* A free seat (FREE, just started or given back) goes to the first taker
  * waiting, or to the free FIFO. */
 void shoal__co_offer(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint32_t i);
@@ -244,5 +278,57 @@ void shoal__co_queue_trim(struct shoal_ctx_s *ctx, shoal_checkout_t *co);
 /* Arms the pool's tick for the next deadline (a taker's, a seat's, a cull,
  * a retry of starts). */
 void shoal__co_rearm(struct shoal_ctx_s *ctx, shoal_checkout_t *co);
+/* Arms the pool's tick for `at` (ns), unless one comes at or before it:
+ * from any thread, with the lock held. */
+void shoal__co_arm_at(shoal_runtime_t *rt, struct shoal_tcache_s *tc, shoal_checkout_t *co,
+                      uint64_t at);
+/* A return (a cast from an actor or a member, a call from a thread), the
+ * lock held: its status (shoal__checkout_return takes the lock). */
+int shoal__co_return_locked(struct shoal_ctx_s *ctx, struct shoal_pool_s *p,
+                            const shoal_msg_t *msg);
+
+/* checkout_fast.c: takes, returns and transactions on the caller's own
+ * thread, under the lock, for the cases that need nothing of the pool's
+ * actor (checkout.h: who touches what). SHOAL__CO_SLOW: the caller goes
+ * the actor's way instead (a message), nothing was changed. */
+#define SHOAL__CO_SLOW 1
+/* A free member for actor `taker`, if one is free now and no taker waits
+ * before it: SHOAL_OK (*member and *seat set: it is the taker's, counted as
+ * a take), SHOAL_ENOMEMBERS (none), SHOAL_ENOPROC (the pool drains or has
+ * ended). A free member past its lifetime is left for the actor to replace
+ * (it is asked to). */
+int shoal__co_fast_take(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,
+                        shoal_pid_t taker, shoal_pid_t *member, uint32_t *seat);
+/* `from` gives back `member` OK: from its holder (an actor) or, for a
+ * transaction's member, the member itself. seat: where the caller last
+ * knew it (SHOAL_CO_NIL: look for it). To the first taker waiting (an
+ * actor's take, a transaction), else to the free FIFO: SHOAL_OK;
+ * SHOAL__CO_SLOW (the actor must: a thread waits first, the pool drains,
+ * the member is past its lifetime or above max); SHOAL_EINVAL (`from`
+ * does not hold it: it ended meanwhile, say). */
+int shoal__co_fast_return(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,
+                          shoal_pid_t member, uint32_t seat, shoal_pid_t from);
+/* shoal_take on the taker's own thread (ref: its pending call's,
+ * shoal__call_expect): a free member when nobody waits first (the answer,
+ * a grant, goes to the taker at once), else the taker waits in the queue
+ * (the actor's tick watches its deadline; the actor is asked to start a
+ * member for it if the pool may grow), else it is answered
+ * SHOAL_ENOMEMBERS (counted; a member started for the next below max) --
+ * or SHOAL_ENOPROC when the pool drains. Every answer is a REPLY to
+ * `ref`, from the pool, as the actor would have sent it. */
+void shoal__co_take_here(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,
+                         shoal_pid_t taker, shoal_ref_t ref, uint64_t timeout_ms);
+/* Transaction e (admitted) on a free member now, when no taker waits:
+ * SHOAL_OK (in the member's mailbox), SHOAL_ENOPROC (the pool drains),
+ * SHOAL__CO_SLOW (to the pool's own mailbox, to wait there). */
+int shoal__co_fast_txn(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,
+                       shoal_env_t *e);
+/* The publication of the counts, the lock held (shoal__checkout_publish). */
+void shoal__co_publish_locked(struct shoal_pool_s *p);
+/* A consumer asks the actor to look at the pool: replace free members past
+ * their lifetime, give free members to takers waiting (a priority cast, no
+ * payload; checkout_fast.c sends it at most once until the actor has
+ * handled it: recycle_asked). */
+#define SHOAL__CHECKOUT_POKE 0xFFFE010Cu
 
 #endif

@@ -3,8 +3,10 @@
  * thread, and transactions. */
 #include <string.h>
 
+#include "actor/call.h"
 #include "actor/ctx.h"
 #include "actor/held.h"
+#include "runtime/qsbr.h"
 #include "pool/checkout.h"
 #include "pool/pool.h"
 #include "runtime/runtime.h"
@@ -22,10 +24,22 @@ static uint64_t call_timeout(uint64_t timeout_ms)
     return timeout_ms > UINT64_MAX - CALL_SLACK_MS ? UINT64_MAX : timeout_ms + CALL_SLACK_MS;
 }
 
+static shoal_pool_t *checkout_of(shoal_ctx_t *ctx, shoal_pid_t pid, int *rc);
+
 SHOAL_API int shoal_take(shoal_ctx_t *ctx, shoal_pid_t pool, uint64_t timeout_ms, shoal_ref_t *ref)
 {
     if (ref == NULL)
         return SHOAL_EINVAL;
+    int rc;
+    shoal_pool_t *p = checkout_of(ctx, pool, &rc);
+    if (p != NULL) {
+        /* Served on this thread (checkout_fast.c): the answer comes as the
+         * pool's would, a REPLY to a call that is pending here. */
+        if ((rc = shoal__call_expect(ctx, pool, call_timeout(timeout_ms), ref)) == SHOAL_OK)
+            shoal__co_take_here(ctx->rt, ctx->tc, p, ctx->self, *ref, timeout_ms);
+        return rc;
+    }
+    /* Not a checkout pool we can see: the pool, or whoever it is, answers. */
     shoal_held_take_t t = {.timeout_ms = timeout_ms, .lease = 0};
     return shoal_call_priority(ctx, pool, SHOAL__CHECKOUT_TAKE, &t, sizeof t,
                                call_timeout(timeout_ms), ref);
@@ -90,9 +104,74 @@ SHOAL_API int shoal_take_group(shoal_ctx_t *ctx, const char *group, uint64_t tim
     return shoal_take(ctx, pick, timeout_ms, ref);
 }
 
+/* The checkout pool record of `pid`, found inside the calling worker's
+ * read-side region (runtime/qsbr.h; left at the end of its turn): NULL,
+ * with *rc SHOAL_ENOPROC (no live pool) or SHOAL_ENOTSUP (a pool of
+ * another kind, or an actor). */
+static shoal_pool_t *checkout_of(shoal_ctx_t *ctx, shoal_pid_t pid, int *rc)
+{
+    *rc = SHOAL_ENOPROC;
+    if (pid == SHOAL_PID_NONE || shoal__pid_slot(pid) >= ctx->rt->max_actors)
+        return NULL;
+    shoal__qsbr_enter(ctx->tc);
+    shoal_actor_t *a = shoal__actor_at(ctx->rt, shoal__pid_slot(pid));
+    /* acquire: the record a live generation points at is set up (send.c). */
+    uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_acquire);
+    if (shoal__rsv_gen(w) != shoal__pid_gen(pid) || !shoal__rsv_alive(w))
+        return NULL;
+    /* seq_cst: the reader's load of qsbr.h's Dekker pair. */
+    shoal_group_t *g = atomic_load_explicit(&a->group, memory_order_seq_cst);
+    shoal_pool_t *p = g != NULL && g->pid == pid ? shoal__pool_of_group(g) : NULL;
+    if (p == NULL || p->co == NULL) {
+        *rc = SHOAL_ENOTSUP;
+        return NULL;
+    }
+    return p;
+}
+
+SHOAL_API int shoal_try_take(shoal_ctx_t *ctx, shoal_pid_t pool, shoal_pid_t *member)
+{
+    if (member == NULL)
+        return SHOAL_EINVAL;
+    *member = SHOAL_PID_NONE;
+    int rc;
+    shoal_pool_t *p = checkout_of(ctx, pool, &rc);
+    if (p == NULL)
+        return rc;
+    shoal_pid_t m;
+    uint32_t seat;
+    rc = shoal__co_fast_take(ctx->rt, ctx->tc, p, ctx->self, &m, &seat);
+    if (rc != SHOAL_OK)
+        return rc;
+    if (shoal__held_add(ctx, m, pool, seat + 1) != SHOAL_OK) {
+        /* Untracked, it could never be given back: it goes back now. */
+        if (shoal__co_fast_return(ctx->rt, ctx->tc, p, m, seat, ctx->self) == SHOAL__CO_SLOW)
+            shoal__held_send_back(ctx->rt, ctx->tc, ctx->self, pool, m, SHOAL_RETURN_OK);
+        return SHOAL_ENOMEM;
+    }
+    *member = m;
+    return SHOAL_OK;
+}
+
 SHOAL_API int shoal_return(shoal_ctx_t *ctx, shoal_pid_t member, int how)
 {
-    return shoal__held_return(ctx, member, how);
+    shoal_held_t h;
+    int rc = shoal__held_take_back(ctx, member, how, &h);
+    if (rc != SHOAL_OK)
+        return rc;
+    /* OK: straight back on this thread when the pool's actor is not needed
+     * (checkout_fast.c); a member the pool no longer gives this actor (it
+     * ended meanwhile) has nothing to give back, as its return would have
+     * found at the pool. Else the return goes to the pool's actor. */
+    if (how == SHOAL_RETURN_OK) {
+        shoal_pool_t *p = checkout_of(ctx, h.pool, &rc);
+        if (p != NULL && shoal__co_fast_return(ctx->rt, ctx->tc, p, member,
+                                               h.seat != 0 ? h.seat - 1 : SHOAL_CO_NIL,
+                                               ctx->self) != SHOAL__CO_SLOW)
+            return SHOAL_OK;
+    }
+    shoal__held_send_back(ctx->rt, ctx->tc, ctx->self, h.pool, member, how);
+    return SHOAL_OK;
 }
 
 SHOAL_API int shoal_checkout_call(shoal_ctx_t *ctx, shoal_pid_t pool, uint32_t type,

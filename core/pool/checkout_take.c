@@ -1,20 +1,22 @@
 /* checkout_take.c - a checkout pool giving members out and taking them
  * back (checkout.h): takes, transactions and the queue of takers, grants,
  * returns, and the one timer that watches their deadlines. The pool's own
- * actor's turns only. */
+ * actor's turns, under the pool's lock (the entry points take it); the
+ * pieces shared with the fast paths (checkout_fast.c) need only the lock. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "actor/call.h"
 #include "actor/held.h"
 #include "actor/send.h"
+#include "actor/timer.h"
 #include "pool/checkout.h"
 #include "pool/pool.h"
 #include "runtime/runtime.h"
 
-static void note_wait(shoal_checkout_t *co, uint64_t ns)
+void shoal__co_note_wait(shoal_checkout_t *co, uint64_t ns)
 {
-    /* relaxed: the pool's actor is the only writer (checkout.h). */
+    /* relaxed: one writer at a time, under the lock (checkout.h). */
     _Atomic uint32_t *b = &co->wait[shoal__hist_bucket(ns)];
     atomic_store_explicit(b, atomic_load_explicit(b, memory_order_relaxed) + 1,
                           memory_order_relaxed);
@@ -22,20 +24,32 @@ static void note_wait(shoal_checkout_t *co, uint64_t ns)
 
 /* ---- the tick ---------------------------------------------------------- */
 
-/* Arms the tick for time `at` (ns) unless one comes at or before it. */
-static void arm(struct shoal_ctx_s *ctx, shoal_checkout_t *co, uint64_t at)
+/* The tick is the pool's own priority cast to itself, sent after a delay:
+ * as shoal_send_after_priority from the pool's actor would send it, from
+ * whichever thread holds the lock. */
+void shoal__co_arm_at(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_checkout_t *co, uint64_t at)
 {
     if (at == UINT64_MAX || at >= co->tick_at)
         return;
     if (co->tick_at != UINT64_MAX)
-        (void)shoal_cancel_timer(ctx, co->tick_timer); /* fired already: one extra tick */
+        (void)shoal__timer_cancel(rt, tc, co->tick_timer); /* fired already: one extra tick */
+    co->tick_at = UINT64_MAX;
     uint64_t now = shoal__now_ns();
     uint64_t ms = at > now ? (at - now + 999999u) / 1000000u : 0;
-    if (shoal_send_after_priority(ctx, ctx->self, ms, SHOAL__POOL_TICK_CHECKOUT, NULL, 0,
-                                  &co->tick_timer) == SHOAL_OK)
+    shoal_pid_t pid = co->pool->g.pid;
+    shoal_env_t *e = shoal__env_new(tc, SHOAL_MSG_CAST, SHOAL_ENV_PRIORITY, pid, 0,
+                                    SHOAL__POOL_TICK_CHECKOUT, NULL, 0);
+    if (e == NULL)
+        return;
+    if (shoal__timer_start(rt, tc, pid, ms, e, true, &co->tick_timer) == SHOAL_OK)
         co->tick_at = at;
     else
-        co->tick_at = UINT64_MAX;
+        shoal__env_free(tc, e);
+}
+
+static void arm(struct shoal_ctx_s *ctx, shoal_checkout_t *co, uint64_t at)
+{
+    shoal__co_arm_at(ctx->rt, ctx->tc, co, at);
 }
 
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
@@ -88,7 +102,7 @@ static void queue_compact(shoal_checkout_t *co)
 
 /* Queues t at the back, or at the front (a transaction handed back by a
  * member that ended before it: it was first). */
-static int queue_put(shoal_checkout_t *co, const shoal_co_taker_t *t, bool front)
+int shoal__co_queue_put(shoal_checkout_t *co, const shoal_co_taker_t *t, bool front)
 {
     if (co->qlen == co->qcap && queue_grow(co) != SHOAL_OK)
         return SHOAL_ENOMEM;
@@ -106,7 +120,7 @@ static int queue_put(shoal_checkout_t *co, const shoal_co_taker_t *t, bool front
 }
 
 /* The first live taker, taken off the queue; false when none waits. */
-static bool queue_pop(shoal_checkout_t *co, shoal_co_taker_t *out)
+bool shoal__co_queue_pop(shoal_checkout_t *co, shoal_co_taker_t *out)
 {
     while (co->qlen != 0) {
         shoal_co_taker_t t = co->q[co->qhead];
@@ -144,7 +158,7 @@ void shoal__co_txn_drop(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *m
 void shoal__co_queue_flush(struct shoal_ctx_s *ctx, shoal_pool_t *p, int status)
 {
     shoal_co_taker_t t;
-    while (queue_pop(p->co, &t)) {
+    while (shoal__co_queue_pop(p->co, &t)) {
         if (t.txn != NULL)
             shoal__co_txn_drop(ctx, p, t.txn);
         else
@@ -191,9 +205,8 @@ void shoal__co_queue_fail_takes(struct shoal_ctx_s *ctx, shoal_checkout_t *co)
 
 /* ---- giving members out ------------------------------------------------- */
 
-/* Seat i goes to `owner` (a thread's: token says which). */
-static void seat_give(shoal_checkout_t *co, uint32_t i, shoal_pid_t owner, uint8_t by,
-                      uint64_t token, uint64_t now)
+void shoal__co_seat_give(shoal_checkout_t *co, uint32_t i, shoal_pid_t owner, uint8_t by,
+                         uint64_t token, uint64_t now)
 {
     shoal_co_seat_t *s = &co->seats[i];
     s->state = SHOAL_CO_IN_USE;
@@ -207,8 +220,7 @@ static void seat_give(shoal_checkout_t *co, uint32_t i, shoal_pid_t owner, uint8
     shoal__co_count(co, SHOAL_CO_TAKES, 1);
 }
 
-/* Seat i, given out, is not after all (its taker was gone). */
-static void seat_ungive(shoal_checkout_t *co, uint32_t i)
+void shoal__co_seat_ungive(shoal_checkout_t *co, uint32_t i)
 {
     shoal_co_seat_t *s = &co->seats[i];
     s->state = SHOAL_CO_FREE;
@@ -218,34 +230,34 @@ static void seat_ungive(shoal_checkout_t *co, uint32_t i)
     shoal__co_count(co, SHOAL_CO_TAKES, (uint64_t)-1);
 }
 
-/* Hands transaction m to the member in seat i: true, or false if that
- * member has gone (the seat is ENDING; its EXIT is on the way). */
-static bool txn_give(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t i, shoal_env_t *m,
-                     uint64_t now)
+bool shoal__co_txn_give(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, uint32_t i,
+                        shoal_env_t *m, uint64_t now)
 {
     shoal_checkout_t *co = p->co;
-    seat_give(co, i, m->from, SHOAL_CO_BY_TXN, 0, now);
-    if (shoal__deliver_over(ctx->rt, ctx->tc, co->seats[i].pid, m) == SHOAL_OK)
+    shoal__co_seat_give(co, i, m->from, SHOAL_CO_BY_TXN, 0, now);
+    if (shoal__deliver_over(rt, tc, co->seats[i].pid, m) == SHOAL_OK)
         return true;
-    seat_ungive(co, i); /* it ended free: its EXIT is on the way */
+    shoal__co_seat_ungive(co, i); /* it ended free: its EXIT is on the way */
     shoal__co_count(co, SHOAL_CO_KILLED_FREE, 1);
     co->seats[i].state = SHOAL_CO_ENDING;
     co->nending++;
     return false;
 }
 
-/* Grants seat i to a take: true, or false if the taker is gone. */
-static bool take_give(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t i,
-                      const shoal_co_taker_t *t, uint64_t now)
+bool shoal__co_grant(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, uint32_t i,
+                     const shoal_co_taker_t *t, uint64_t now)
 {
     shoal_checkout_t *co = p->co;
-    seat_give(co, i, t->from, t->lease ? SHOAL_CO_BY_THREAD : SHOAL_CO_BY_ACTOR, t->token, now);
-    shoal_checkout_member_t g = {co->seats[i].pid, ctx->self};
-    if (shoal_reply(ctx, t->from, t->ref, SHOAL_CHECKOUT_MEMBER, &g, sizeof g) == SHOAL_OK) {
-        note_wait(co, now - t->since);
+    shoal__co_seat_give(co, i, t->from, t->lease ? SHOAL_CO_BY_THREAD : SHOAL_CO_BY_ACTOR, t->token,
+                        now);
+    shoal_checkout_member_t g = {co->seats[i].pid, p->g.pid};
+    struct shoal_reply_s reply = {.tc = tc, .env = NULL, .status = SHOAL_OK};
+    reply.env = shoal__env_new(tc, SHOAL_MSG_REPLY, 0, 0, 0, SHOAL_CHECKOUT_MEMBER, &g, sizeof g);
+    if (reply.env != NULL && shoal__reply_send(rt, tc, p->g.pid, t->from, t->ref, &reply)) {
+        shoal__co_note_wait(co, now - t->since);
         return true;
     }
-    seat_ungive(co, i);
+    shoal__co_seat_ungive(co, i);
     return false;
 }
 
@@ -270,17 +282,17 @@ void shoal__co_offer(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t i)
         return;
     }
     shoal_co_taker_t t;
-    while (queue_pop(co, &t)) {
+    while (shoal__co_queue_pop(co, &t)) {
         if (t.txn != NULL) {
-            if (txn_give(ctx, p, i, t.txn, now))
+            if (shoal__co_txn_give(ctx->rt, ctx->tc, p, i, t.txn, now))
                 return;
             /* The member has gone: first for the next. */
-            if (queue_put(co, &t, true) != SHOAL_OK)
+            if (shoal__co_queue_put(co, &t, true) != SHOAL_OK)
                 shoal__co_txn_drop(ctx, p, t.txn);
             shoal__co_fill(ctx, p);
             return;
         }
-        if (take_give(ctx, p, i, &t, now))
+        if (shoal__co_grant(ctx->rt, ctx->tc, p, i, &t, now))
             return;
     }
     shoal__co_free_push(co, i);
@@ -294,10 +306,10 @@ void shoal__co_txn_place(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *
     uint64_t now = shoal__now_ns();
     uint32_t i;
     while ((i = shoal__co_free_take(ctx, p, now)) != SHOAL_CO_NIL)
-        if (txn_give(ctx, p, i, m, now))
+        if (shoal__co_txn_give(ctx->rt, ctx->tc, p, i, m, now))
             return;
     shoal_co_taker_t t = {.from = m->from, .since = now, .deadline = UINT64_MAX, .txn = m};
-    if (queue_put(co, &t, front) != SHOAL_OK) {
+    if (shoal__co_queue_put(co, &t, front) != SHOAL_OK) {
         shoal__co_txn_drop(ctx, p, m);
         return;
     }
@@ -306,8 +318,8 @@ void shoal__co_txn_place(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *
 
 /* ---- the pool's actor: takes and returns ----------------------------------- */
 
-int shoal__checkout_take(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg,
-                         shoal_reply_t *reply)
+static int take_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg,
+                       shoal_reply_t *reply)
 {
     shoal_checkout_t *co = p->co;
     shoal_held_take_t req;
@@ -331,13 +343,13 @@ int shoal__checkout_take(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_m
     if (i != SHOAL_CO_NIL) {
         /* Answered here, not through `reply`: a taker gone by now (the
          * answer cannot be delivered) leaves the member free. */
-        if (!take_give(ctx, p, i, &t, now))
+        if (!shoal__co_grant(ctx->rt, ctx->tc, p, i, &t, now))
             shoal__co_free_push(co, i);
         shoal__co_rearm(ctx, co); /* a lease to watch */
         return SHOAL_DEFER;
     }
     bool wait = req.timeout_ms != 0 && co->qtakers < co->cfg->queue_max;
-    if (wait && queue_put(co, &t, false) != SHOAL_OK)
+    if (wait && shoal__co_queue_put(co, &t, false) != SHOAL_OK)
         wait = false;
     if (!wait) {
         shoal__co_start_spare(ctx, p); /* a member for the next */
@@ -348,6 +360,15 @@ int shoal__checkout_take(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_m
     shoal__co_fill(ctx, p); /* a member for it, if the pool may grow */
     shoal__co_rearm(ctx, co);
     return SHOAL_DEFER;
+}
+
+int shoal__checkout_take(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg,
+                         shoal_reply_t *reply)
+{
+    pthread_mutex_lock(&p->co->lock);
+    int rc = take_locked(ctx, p, msg, reply);
+    pthread_mutex_unlock(&p->co->lock);
+    return rc;
 }
 
 /* Whether a return's sender may give back seat s. */
@@ -374,7 +395,7 @@ static bool lease_expired(const shoal_checkout_t *co, shoal_pid_t member)
     return false;
 }
 
-int shoal__checkout_return(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
+int shoal__co_return_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
 {
     shoal_checkout_t *co = p->co;
     shoal_held_return_t r;
@@ -410,6 +431,14 @@ int shoal__checkout_return(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal
     shoal__co_offer(ctx, p, i);
     shoal__co_rearm(ctx, co); /* a lease, a start: the offer may have begun one */
     return SHOAL_OK;
+}
+
+int shoal__checkout_return(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
+{
+    pthread_mutex_lock(&p->co->lock);
+    int rc = shoal__co_return_locked(ctx, p, msg);
+    pthread_mutex_unlock(&p->co->lock);
+    return rc;
 }
 
 void shoal__co_queue_trim(struct shoal_ctx_s *ctx, shoal_checkout_t *co)

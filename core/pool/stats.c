@@ -131,11 +131,8 @@ void shoal__pool_fill_stats(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pool
     shoal__pool_sum(p, st);
     shoal__pull_stats(p, st);
     st->strategy = atomic_load_explicit(&p->strategy, memory_order_relaxed);
-    if (p->co != NULL) {            /* its own count of live members, beside the published parts */
-        shoal__checkout_publish(p); /* its actor's own counts, as they are */
-        shoal__checkout_stats(p, st);
-        st->pool_size = shoal__co_live(p->co);
-    }
+    if (p->co != NULL) /* its counts as they are, and its live members beside them */
+        shoal__checkout_stats_now(p, st);
     /* In a remote pool's child, in a pull pool's buffer and members, in a
      * checkout pool's queue and members: what was accepted and not yet
      * settled. */

@@ -98,6 +98,15 @@ typedef struct shoal_checkout_member_s {
  * answer at all within timeout_ms + 1 s. A member granted after the actor
  * stopped waiting (or ended) goes back to the pool by itself. */
 SHOAL_API int shoal_take(shoal_ctx_t *ctx, shoal_pid_t pool, uint64_t timeout_ms, shoal_ref_t *ref);
+/* Takes a free member of `pool` now, on the calling actor's own thread,
+ * without a message to the pool: SHOAL_OK (*member is the actor's, held as
+ * a take's is, until it returns it or ends), SHOAL_ENOMEMBERS (none is
+ * free now, or takers wait before this one: it neither waits nor queues;
+ * counted error_no_members, and a member is started for the next taker
+ * if the pool is below max), SHOAL_ENOPROC (no such pool, or it drains),
+ * SHOAL_ENOTSUP (not a checkout pool), SHOAL_ENOMEM, SHOAL_EINVAL. A take
+ * that waits is shoal_take. (poolboy's checkout(Pool, false).) ABI 1.8. */
+SHOAL_API int shoal_try_take(shoal_ctx_t *ctx, shoal_pid_t pool, shoal_pid_t *member);
 /* As shoal_take, from a group of pools (above). SHOAL_ENOMEMBERS at once
  * (nothing asked) when no pool of the group has a free member;
  * SHOAL_ENOPROC when there is no such group. */

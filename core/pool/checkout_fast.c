@@ -1,0 +1,269 @@
+/* checkout_fast.c - a checkout pool's takes, returns and transactions done
+ * on the caller's own thread (checkout.h: who touches what).
+ *
+ * The pool's state is guarded by its lock, which its own actor holds
+ * through each of its callbacks. The common cases need nothing else of
+ * that actor: a consumer takes a free member when nobody waits for one,
+ * gives a member back to the first taker waiting (an actor's take, or a
+ * transaction) or to the free FIFO, and a transaction goes straight to a
+ * free member. Each is what the actor would have done with the same
+ * state, under the same lock, so the actor's invariants (the seats agree
+ * with the counts and the FIFO; in use + free + starting is the members
+ * alive) hold between any two holders. Everything else -- a member to stop
+ * or start, a lease or a take's deadline to watch, a thread that waits, a
+ * pool that drains -- is left to the actor: the caller sends the message
+ * it always sent (SHOAL__CO_SLOW), and nothing here has changed.
+ *
+ * A member past its lifetime is never given out here; the first consumer
+ * to find one asks the actor to replace it (SHOAL__CHECKOUT_POKE, once
+ * until the actor has handled it), as a return that leaves a member free
+ * while a thread waits (behind takers that were gone) asks it to serve
+ * that thread.
+ */
+#include "actor/call.h"
+#include "actor/send.h"
+#include "pool/checkout.h"
+#include "pool/pool.h"
+#include "runtime/runtime.h"
+
+/* The clock, read once and only when needed (*now 0: not yet): a read
+ * costs about as much as the rest of a take. */
+static uint64_t clock_of(uint64_t *now)
+{
+    if (*now == 0)
+        *now = shoal__now_ns();
+    return *now;
+}
+
+/* The first free member, in FIFO order, that may still be given out now,
+ * off the FIFO; SHOAL_CO_NIL if none. *stale: one past its lifetime was
+ * passed over. */
+static uint32_t free_fit(shoal_checkout_t *co, uint64_t *now, bool *stale)
+{
+    for (uint32_t i = co->free_head; i != SHOAL_CO_NIL; i = co->seats[i].next) {
+        if (co->seats[i].expires == UINT64_MAX || clock_of(now) < co->seats[i].expires) {
+            shoal__co_free_remove(co, i);
+            return i;
+        }
+        *stale = true;
+    }
+    return SHOAL_CO_NIL;
+}
+
+/* After unlocking: the actor is asked, once, to replace stale members. */
+static void ask_recycle(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, bool ask)
+{
+    if (ask)
+        shoal__send(rt, tc, SHOAL_PID_NONE, p->g.pid, SHOAL__CHECKOUT_POKE, NULL, 0, true, NULL,
+                    NULL);
+}
+
+/* With the lock: whether the actor should be asked for a look now. */
+static bool recycle_due(shoal_checkout_t *co, bool stale)
+{
+    if (!stale || co->recycle_asked)
+        return false;
+    co->recycle_asked = true;
+    return true;
+}
+
+int shoal__co_fast_take(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, shoal_pid_t taker,
+                        shoal_pid_t *member, uint32_t *seat)
+{
+    shoal_checkout_t *co = p->co;
+    int rc = SHOAL_ENOMEMBERS;
+    bool stale = false;
+    pthread_mutex_lock(&co->lock);
+    if (!co->open) {
+        rc = SHOAL_ENOPROC;
+    } else if (co->qlive == 0) { /* nobody waits before it */
+        uint64_t now = 0;
+        uint32_t i = free_fit(co, &now, &stale);
+        if (i != SHOAL_CO_NIL) {
+            shoal__co_seat_give(co, i, taker, SHOAL_CO_BY_ACTOR, 0, now);
+            shoal__co_note_wait(co, 0);
+            *member = co->seats[i].pid;
+            *seat = i;
+            shoal__co_publish_locked(p);
+            rc = SHOAL_OK;
+        }
+    }
+    if (rc == SHOAL_ENOMEMBERS) {
+        /* As a take that cannot wait: counted, and the actor is asked for a
+         * look, which starts a member for the next taker below max. */
+        shoal__co_count(co, SHOAL_CO_NO_MEMBERS, 1);
+        stale |= co->nfree + co->nin_use + co->nstarting < p->spec.max_size;
+    }
+    bool ask = recycle_due(co, stale);
+    pthread_mutex_unlock(&co->lock);
+    ask_recycle(rt, tc, p, ask);
+    return rc;
+}
+
+void shoal__co_take_here(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
+                         shoal_pid_t taker, shoal_ref_t ref, uint64_t timeout_ms)
+{
+    shoal_checkout_t *co = p->co;
+    int status = SHOAL_OK;
+    bool stale = false, answered = false;
+    pthread_mutex_lock(&co->lock);
+    uint64_t now = 0;
+    shoal_co_taker_t t = {.from = taker, .ref = ref};
+    if (!co->open) {
+        status = SHOAL_ENOPROC;
+    } else {
+        uint32_t i = co->qlive == 0 ? free_fit(co, &now, &stale) : SHOAL_CO_NIL;
+        if (i != SHOAL_CO_NIL) {
+            t.since = now; /* waited 0 (the clock, if it was read, or 0 and 0) */
+            if (shoal__co_grant(rt, tc, p, i, &t, now))
+                answered = true;
+            else
+                shoal__co_free_push(co, i); /* the taker is gone (it cannot be: it is us) */
+        }
+        if (!answered) {
+            /* As the actor's take (checkout_take.c): wait in the queue, or
+             * no member at once. */
+            t.since = clock_of(&now);
+            t.deadline = shoal__co_deadline(now, timeout_ms);
+            bool wait = timeout_ms != 0 && co->qtakers < co->cfg->queue_max &&
+                        shoal__co_queue_put(co, &t, false) == SHOAL_OK;
+            uint32_t alive = co->nfree + co->nin_use + co->nstarting;
+            if (wait) {
+                answered = true; /* later, by whoever frees a member */
+                shoal__co_arm_at(rt, tc, co, t.deadline);
+                stale |= co->qlive > co->nstarting && alive < p->spec.max_size; /* start one */
+            } else {
+                shoal__co_count(co, SHOAL_CO_NO_MEMBERS, 1);
+                status = SHOAL_ENOMEMBERS;
+                stale |= alive < p->spec.max_size; /* a member for the next taker */
+            }
+        }
+    }
+    shoal__co_publish_locked(p);
+    bool ask = recycle_due(co, stale);
+    pthread_mutex_unlock(&co->lock);
+    ask_recycle(rt, tc, p, ask);
+    if (!answered) {
+        struct shoal_reply_s reply = {.tc = tc, .env = NULL, .status = status};
+        shoal__reply_send(rt, tc, p->g.pid, taker, ref, &reply);
+    }
+}
+
+/* The seat `member` sits in: `hint` if it is there, else found; -1. */
+static int64_t seat_of(const shoal_checkout_t *co, shoal_pid_t member, uint32_t hint)
+{
+    if (hint < co->nseats && co->seats[hint].pid == member &&
+        co->seats[hint].state != SHOAL_CO_EMPTY)
+        return hint;
+    return shoal__co_find(co, member);
+}
+
+/* The first live taker, without taking it off; NULL when none waits. */
+static const shoal_co_taker_t *first_taker(const shoal_checkout_t *co)
+{
+    for (uint32_t k = 0; k < co->qlen; k++) {
+        const shoal_co_taker_t *t = &co->q[(co->qhead + k) % co->qcap];
+        if (!t->gone)
+            return t;
+    }
+    return NULL;
+}
+
+int shoal__co_fast_return(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
+                          shoal_pid_t member, uint32_t seat, shoal_pid_t from)
+{
+    shoal_checkout_t *co = p->co;
+    pthread_mutex_lock(&co->lock);
+    int64_t at = seat_of(co, member, seat);
+    shoal_co_seat_t *s = at >= 0 ? &co->seats[at] : NULL;
+    int rc = SHOAL_OK;
+    uint64_t now = 0;
+    const shoal_co_taker_t *t = first_taker(co);
+    if (s == NULL || s->state != SHOAL_CO_IN_USE ||
+        !(s->by == SHOAL_CO_BY_ACTOR ? s->owner == from
+                                     : s->by == SHOAL_CO_BY_TXN && from == member)) {
+        rc = SHOAL_EINVAL; /* not held by `from` (it ended meanwhile): nothing to give back */
+    } else if (!co->open || (s->expires != UINT64_MAX && clock_of(&now) >= s->expires) ||
+               co->nfree + co->nin_use + co->nstarting > p->spec.max_size ||
+               (t != NULL && t->txn == NULL && t->lease)) {
+        rc = SHOAL__CO_SLOW; /* to stop, to replace, or for a thread to hold under a lease */
+    }
+    if (rc != SHOAL_OK) {
+        pthread_mutex_unlock(&co->lock);
+        return rc;
+    }
+    /* As the actor's return (checkout_take.c), then its offer. */
+    uint32_t i = (uint32_t)at;
+    if (s->by == SHOAL_CO_BY_TXN)
+        atomic_fetch_sub_explicit(&co->txn_out, 1, memory_order_relaxed);
+    shoal__co_count(co, SHOAL_CO_RETURNED_OK, 1);
+    s->state = SHOAL_CO_FREE;
+    s->owner = SHOAL_PID_NONE;
+    if (co->cfg->cull_interval_ms != 0) /* only culling reads it (set_locked) */
+        s->used_ns = clock_of(&now);
+    co->nin_use--;
+    shoal_co_taker_t w;
+    bool poke = false;
+    for (;;) {
+        t = first_taker(co);
+        if (t == NULL || (t->txn == NULL && t->lease)) {
+            /* Free; a thread waiting first (behind takers that were gone)
+             * is the actor's to serve: it is asked to. */
+            shoal__co_free_push(co, i);
+            poke = t != NULL && !co->recycle_asked;
+            co->recycle_asked |= poke;
+            break;
+        }
+        shoal__co_queue_pop(co, &w);
+        clock_of(&now); /* a taker that waited: its wait is timed */
+        if (w.txn != NULL) {
+            if (shoal__co_txn_give(rt, tc, p, i, w.txn, now))
+                break;
+            /* The member has ended (its EXIT is on the way and starts the
+             * replacement): the transaction is first again, in the room
+             * its pop left. */
+            (void)shoal__co_queue_put(co, &w, true);
+            break;
+        }
+        if (shoal__co_grant(rt, tc, p, i, &w, now))
+            break;
+        /* That taker is gone: the next. */
+    }
+    shoal__co_publish_locked(p);
+    pthread_mutex_unlock(&co->lock);
+    ask_recycle(rt, tc, p, poke);
+    return SHOAL_OK;
+}
+
+int shoal__co_fast_txn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, shoal_env_t *e)
+{
+    shoal_checkout_t *co = p->co;
+    int rc = SHOAL__CO_SLOW;
+    bool stale = false;
+    pthread_mutex_lock(&co->lock);
+    if (!co->open) {
+        rc = SHOAL_ENOPROC;
+    } else if (co->qlive == 0) {
+        uint64_t now = 0;
+        e->meta |= SHOAL_ENV_POOLED;
+        uint32_t i;
+        while ((i = free_fit(co, &now, &stale)) != SHOAL_CO_NIL) {
+            if (shoal__co_txn_give(rt, tc, p, i, e, now)) {
+                rc = SHOAL_OK;
+                break;
+            }
+        }
+        if (rc == SHOAL_OK) {
+            bool shared;
+            shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
+            shoal__stripe_add(&st->forwarded, 1, shared);
+        } else {
+            e->meta &= ~(uint64_t)SHOAL_ENV_POOLED; /* the pool's own mailbox sets it again */
+        }
+        shoal__co_publish_locked(p);
+    }
+    bool ask = recycle_due(co, stale);
+    pthread_mutex_unlock(&co->lock);
+    ask_recycle(rt, tc, p, ask);
+    return rc;
+}
