@@ -364,6 +364,44 @@ static void handle_for_group(struct shoal_ctx_s *ctx, shoal_env_t *e)
     }
 }
 
+/* run_messages' fast path: handle() for a message ctx->fast_meta
+ * describes, and a member's count for its group. A panic unwinds with
+ * ctx->cur set, as from handle(). */
+static inline void handle_fast(struct shoal_ctx_s *ctx, shoal_env_t *e)
+{
+    ctx->cur = e;
+    ctx->error[0] = '\0'; /* shoal_ctx_error is per callback */
+    shoal_worker_t *w = ctx->w;
+    uint64_t watch = shoal__watch_enter(w); /* the monitor's view (sched/monitor.c) */
+    shoal_msg_t msg = {
+        .type = e->type,
+        .kind = SHOAL_MSG_CAST,
+        .data = e->size != 0 ? e->payload.bytes : NULL,
+        .size = e->size,
+        .from = e->from,
+        .ref = shoal__env_ref(e),
+    };
+    int rc = ctx->b->beh->handle_message(ctx, ctx->b->state, &msg);
+    shoal__watch_leave(w, watch);
+    SHOAL_STAT_ADD(ctx->tc, msgs_handled, 1);
+    ctx->cur = NULL;
+    if (__builtin_expect(rc != SHOAL_OK, 0)) {
+        shoal__ctx_fail(ctx, rc);
+        if (ctx->group != NULL) { /* failed: settled at once (handle_for_group) */
+            publish_deq(ctx);
+            ctx->group->ops->settled(ctx, e, false, NULL);
+        }
+        return;
+    }
+    /* Counted at the end of the turn (actor_run), or every settle_every
+     * messages: the pop count first, as there. */
+    if (ctx->group != NULL && ++ctx->group_handled == ctx->group->settle_every) {
+        publish_deq(ctx);
+        ctx->group->ops->turn_end(ctx, ctx->group_handled);
+        ctx->group_handled = 0;
+    }
+}
+
 /* What a member's group holds for it once its mailbox is empty. */
 static shoal_env_t *take_item(struct shoal_ctx_s *ctx)
 {
@@ -397,7 +435,9 @@ static void run_messages(struct shoal_ctx_s *ctx)
         if (budget != ctx->rt->throughput) /* a second message in this turn */
             shoal__sched_share(ctx->w);
         budget--;
-        if (ctx->group != NULL)
+        if (((uint32_t)e->meta & ctx->fast_mask) == ctx->fast_meta)
+            handle_fast(ctx, e);
+        else if (ctx->group != NULL)
             handle_for_group(ctx, e);
         else
             handle_user(ctx, e);
@@ -582,6 +622,16 @@ static inline void turn_begin(shoal_worker_t *w, struct shoal_ctx_s *ctx, shoal_
                 ? shoal__now_ns()
                 : 0;
     }
+    /* The fast path (run_messages): a plain cast -- no priority, no heap
+     * payload, nothing kept, no send time -- to an actor in no group, or
+     * one that came through its group (POOLED) to a member that counts
+     * once a turn. */
+    bool fast = ctx->own == NULL && !ctx->group_exact && ctx->turn_start == 0;
+    ctx->fast_mask = 0xff00u | SHOAL_ENV_PRIORITY | SHOAL_ENV_HEAP | SHOAL_ENV_KEEP |
+                     SHOAL_ENV_STAMP | SHOAL_ENV_POOLED;
+    ctx->fast_meta =
+        !fast ? UINT32_MAX /* no meta under the mask is that */
+              : (uint32_t)SHOAL_MSG_CAST << 8 | (ctx->group != NULL ? SHOAL_ENV_POOLED : 0);
     ctx->deq = atomic_load_explicit(&ctx->b->user_deq, memory_order_relaxed);
     ctx->unpublished = 0;
     uint32_t limit = shoal__actor_limit(a);

@@ -26,13 +26,18 @@ struct shoal_ctx_s {
     shoal_actor_t *a;
     shoal_actor_back_t *b;
     shoal_pid_t self;
-    shoal_env_t *cur;           /* the envelope being handled, for panic clean-up */
-    shoal_group_t *group;       /* the group this actor is a member of, or NULL (group.h) */
-    uint64_t *member;           /* ... and what the group's kind keeps for it (ext->member) */
-    shoal_env_t *taken;         /* the item being handled that came from the group (take) */
-    shoal_group_t *own;         /* the actor is this group's own actor, or NULL */
-    uint64_t group_handled;     /* messages handled this turn, not yet counted for the group */
-    bool group_exact;           /* the group counts every message at once */
+    shoal_env_t *cur;       /* the envelope being handled, for panic clean-up */
+    shoal_group_t *group;   /* the group this actor is a member of, or NULL (group.h) */
+    uint64_t *member;       /* ... and what the group's kind keeps for it (ext->member) */
+    shoal_env_t *taken;     /* the item being handled that came from the group (take) */
+    shoal_group_t *own;     /* the actor is this group's own actor, or NULL */
+    uint64_t group_handled; /* messages handled this turn, not yet counted for the group */
+    bool group_exact;       /* the group counts every message at once */
+    /* A user message whose kind and flags (its meta's low 16 bits, under
+     * fast_mask) equal fast_meta takes run_messages' fast path (actor.c);
+     * fast_meta UINT32_MAX: none does (a group's own actor, an exact or
+     * timed group's member). Set at the start of each turn. */
+    uint32_t fast_mask, fast_meta;
     uint64_t turn_start;        /* a timed group's member: when this turn began (ns), else 0 */
     shoal_send_counts_t *sends; /* a source's: where its sends are counted (actor.h), or NULL */
     const char *name;           /* for log lines: a member's is its group's label */

@@ -74,6 +74,10 @@ static int refill(shoal_tcache_t *tc)
     shoal_env_t *slab = aligned_alloc(64, SLAB_ENVS * sizeof *slab);
     if (slab == NULL)
         goto fail;
+    /* No envelope out of a cache owns a heap payload: fresh ones are zero,
+     * and a free drops a payload and its flag (shoal__env_free), so one
+     * that was allocated and never filled may still be freed. */
+    memset(slab, 0, SLAB_ENVS * sizeof *slab);
     if (depot_room_locked(rt, SLAB_ENVS - SHOAL_ENV_BATCH) != SHOAL_OK) {
         free(slab);
         goto fail;
