@@ -269,17 +269,13 @@ static void put(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, shoal_
         sweep(rt, tc, p);
 }
 
-static int pull_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g, shoal_env_t *e)
+/* Admits up to `want` items (pull.h: admission), the source's `reserved`
+ * one alone: *got (1 .. want) of them on SHOAL_OK; SHOAL_EBUSY when there
+ * is room for none (counted unhandled); SHOAL_ENOPROC when it drains or
+ * has ended. One CAS on admits for all of them. */
+static int admit(shoal_pull_t *q, shoal_pool_stripe_t *st, bool shared, bool reserved,
+                 uint64_t want, uint64_t *got)
 {
-    shoal_pool_t *p = shoal__pool_of_group(g);
-    shoal_pull_t *q = p->pull;
-    bool shared;
-    shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
-    shoal_pid_t src = atomic_load_explicit(&q->source_pid, memory_order_relaxed);
-    /* The source's item, in the room set aside for it: only the source's
-     * thread lowers `reserved` (pull_source.c). */
-    bool reserved = src != SHOAL_PID_NONE && e->from == src &&
-                    atomic_load_explicit(&q->reserved, memory_order_relaxed) != 0;
     uint64_t n = atomic_load_explicit(&q->admits, memory_order_relaxed);
     uint64_t out = atomic_load_explicit(&q->seen, memory_order_relaxed);
     for (;;) {
@@ -306,24 +302,85 @@ static int pull_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g,
                 return SHOAL_EBUSY;
             }
         }
+        /* As many as the room `seen` shows: never more than there is. */
+        uint64_t k = reserved ? 1 : cap - (n - out + rsv) < want ? cap - (n - out + rsv) : want;
         /* relaxed: the count publishes nothing (pull.h: admission). */
-        if (atomic_compare_exchange_weak_explicit(&q->admits, &n, n + 1, memory_order_relaxed,
-                                                  memory_order_relaxed))
-            break;
+        if (atomic_compare_exchange_weak_explicit(&q->admits, &n, n + k, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            *got = k;
+            return SHOAL_OK;
+        }
     }
+}
+
+/* An admitted item, flagged and stamped as the pool's, before it is put. */
+static void admitted(shoal_tcache_t *tc, shoal_pool_t *p, shoal_env_t *e)
+{
+    if (shoal__pool_sampled(tc) || atomic_load_explicit(&p->g.timed, memory_order_relaxed))
+        shoal__pool_stamp(e);
+    e->meta |= SHOAL_ENV_POOLED;
+    if (p->pull->redeliver != 0 && shoal__env_kind(e) == SHOAL_MSG_CAST)
+        e->meta |= SHOAL_ENV_KEEP; /* its payload kept for another worker */
+}
+
+static int pull_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g, shoal_env_t *e)
+{
+    shoal_pool_t *p = shoal__pool_of_group(g);
+    shoal_pull_t *q = p->pull;
+    bool shared;
+    shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
+    shoal_pid_t src = atomic_load_explicit(&q->source_pid, memory_order_relaxed);
+    /* The source's item, in the room set aside for it: only the source's
+     * thread lowers `reserved` (pull_source.c). */
+    bool reserved = src != SHOAL_PID_NONE && e->from == src &&
+                    atomic_load_explicit(&q->reserved, memory_order_relaxed) != 0;
+    uint64_t got;
+    int rc = admit(q, st, shared, reserved, 1, &got);
+    if (rc != SHOAL_OK)
+        return rc;
     if (reserved) {
         atomic_fetch_sub_explicit(&q->reserved, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&q->source_items, 1, memory_order_relaxed);
     }
-    if (shoal__pool_sampled(tc) || atomic_load_explicit(&p->g.timed, memory_order_relaxed))
-        shoal__pool_stamp(e);
-    e->meta |= SHOAL_ENV_POOLED;
-    if (q->redeliver != 0 && shoal__env_kind(e) == SHOAL_MSG_CAST)
-        e->meta |= SHOAL_ENV_KEEP; /* its payload kept for another worker */
+    admitted(tc, p, e);
     /* Counted before it can be taken: no reader sees it settled first. */
     shoal__stripe_add(&st->forwarded, 1, shared);
     put(rt, tc, p, e);
     return SHOAL_OK;
+}
+
+/* route_many (actor/group.h): admitted as many at a time as there is room
+ * for, until none is. The source's items go one by one (its reserved
+ * room). */
+static int pull_route_many(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g,
+                           shoal_env_t **envs, uint32_t n, uint32_t *took)
+{
+    shoal_pool_t *p = shoal__pool_of_group(g);
+    shoal_pull_t *q = p->pull;
+    uint32_t done = 0;
+    int rc = SHOAL_OK;
+    shoal_pid_t src = atomic_load_explicit(&q->source_pid, memory_order_relaxed);
+    if (src != SHOAL_PID_NONE && envs[0]->from == src) {
+        while (done < n && (rc = pull_route(rt, tc, g, envs[done])) == SHOAL_OK)
+            done++;
+        *took = done;
+        return rc;
+    }
+    bool shared;
+    shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
+    while (done < n) {
+        uint64_t got;
+        if ((rc = admit(q, st, shared, false, n - done, &got)) != SHOAL_OK)
+            break;
+        for (uint64_t i = 0; i < got; i++)
+            admitted(tc, p, envs[done + i]);
+        shoal__stripe_add(&st->forwarded, got, shared);
+        for (uint64_t i = 0; i < got; i++)
+            put(rt, tc, p, envs[done + i]);
+        done += (uint32_t)got;
+    }
+    *took = done;
+    return rc;
 }
 
 /* ---- members ----------------------------------------------------------------- */
@@ -611,6 +668,7 @@ static void pull_unref(shoal_runtime_t *rt, shoal_group_t *g)
 
 const shoal_group_ops_t shoal__pull_ops = {
     .route = pull_route,
+    .route_many = pull_route_many,
     .own_message = pull_own_message,
     .own_retire = shoal__pool_retire,
     .own_end = pull_own_end,

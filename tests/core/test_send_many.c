@@ -13,8 +13,10 @@
  *     (64 over 4 idle workers: 16 each), each worker's share in order; with
  *     every worker blocked and full, exactly size x mailbox taken, then
  *     SHOAL_EBUSY, and the pool's forwarded/unhandled counters exact;
- *   - to pools that route one by one (round_robin, a pull pool): every
- *     message, taken as single sends would be.
+ *   - to a pull pool: admitted up to its capacity (buffer + workers x
+ *     prefetch) with one admission, the rest refused, counts exact;
+ *   - to pools that route one by one (round_robin, least_loaded) and to a
+ *     pull pool with room: every message, taken as single sends would be.
  *
  * Handlers never call CUnit: they record in atomics; the test thread
  * asserts after waiting on them.
@@ -408,6 +410,51 @@ static void full_pool_takes_exactly_its_capacity(void)
     shoal_runtime_destroy(rt);
 }
 
+/* A pull pool admits a run as far as its capacity (buffer + workers x
+ * prefetch) goes, with one admission for the lot, and refuses the rest. */
+static void pull_pool_admits_a_run_up_to_its_capacity(void)
+{
+    shoal_runtime_t *rt = shoal_test_runtime(4);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    reset();
+    shoal_pool_spec_t s;
+    shoal_pool_spec_init(&s);
+    s.name = "pulled";
+    s.kind = SHOAL_POOL_KIND_PULL;
+    s.worker = &rx;
+    s.size = 2;
+    s.prefetch = 1;
+    s.buffer = 5;
+    shoal_pid_t pool = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &pool), SHOAL_OK);
+    uint64_t v[20];
+    fill(v, 0, 2);
+    size_t sent = 0;
+    /* Two items: each worker takes one and waits in its handler. */
+    CU_ASSERT_EQUAL(shoal_runtime_send_many(rt, pool, T_DATA, v, sizeof v[0], 2, &sent), SHOAL_OK);
+    CU_ASSERT_EQUAL(sent, 2);
+    WAIT_UNTIL(atomic_load(&entered) == 2);
+    CU_ASSERT_EQUAL_FATAL(atomic_load(&entered), 2);
+    shoal_runtime_stats_t before = shoal_test_stats(rt);
+    fill(v, 2, 20);
+    CU_ASSERT_EQUAL(shoal_runtime_send_many(rt, pool, T_DATA, v, sizeof v[0], 20, &sent),
+                    SHOAL_EBUSY);
+    CU_ASSERT_EQUAL(sent, 5); /* 5 + 2 x 1, of which 2 are held */
+    shoal_runtime_stats_t mid = shoal_test_stats(rt);
+    CU_ASSERT_EQUAL(mid.msgs_sent - before.msgs_sent, 5);
+    CU_ASSERT_EQUAL(mid.msgs_refused - before.msgs_refused, 1);
+    atomic_store(&gate, 1);
+    WAIT_UNTIL(atomic_load(&total) == 7);
+    CU_ASSERT_EQUAL(atomic_load(&total), 7);
+    CU_ASSERT_EQUAL(atomic_load(&bad), 0); /* each worker's items in the order admitted */
+    for (int i = 7; i < 22; i++)
+        CU_ASSERT_EQUAL(atomic_load(&seen_pos[i]), -1);
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.messages_forwarded, 7);
+    CU_ASSERT_EQUAL(st.messages_unhandled, 1);
+    shoal_runtime_destroy(rt);
+}
+
 static void one_by_one_kinds_take_every_message(void)
 {
     static const struct {
@@ -452,6 +499,7 @@ int main(void)
         {"bad arguments and dead receivers", bad_arguments_and_dead_receivers},
         {"a pool spreads a run as single sends would", pool_spreads_a_run_as_single_sends_would},
         {"a full pool takes what it has room for", full_pool_takes_exactly_its_capacity},
+        {"a pull pool admits a run up to its capacity", pull_pool_admits_a_run_up_to_its_capacity},
         {"kinds that route one by one take every message", one_by_one_kinds_take_every_message},
         {NULL, NULL},
     };
