@@ -333,13 +333,7 @@ static void handle_for_group(struct shoal_ctx_s *ctx, shoal_env_t *e)
         /* Counted now: a process that may die (exact), or beside its busy
          * time (timed: autoscale divides one by the other). */
         if (ok && user && !ctx->group_exact && !timed) {
-            /* Counted at the end of the turn (actor_run), or every
-             * settle_every messages: the pop count first, as there. */
-            if (++ctx->group_handled == ctx->group->settle_every) {
-                publish_deq(ctx);
-                ops->turn_end(ctx, ctx->group_handled);
-                ctx->group_handled = 0;
-            }
+            ctx->group_handled++; /* counted once per turn (actor_run) */
         } else if (user) {
             publish_deq(ctx);
             if (ok)
@@ -393,13 +387,8 @@ static inline void handle_fast(struct shoal_ctx_s *ctx, shoal_env_t *e)
         }
         return;
     }
-    /* Counted at the end of the turn (actor_run), or every settle_every
-     * messages: the pop count first, as there. */
-    if (ctx->group != NULL && ++ctx->group_handled == ctx->group->settle_every) {
-        publish_deq(ctx);
-        ctx->group->ops->turn_end(ctx, ctx->group_handled);
-        ctx->group_handled = 0;
-    }
+    if (ctx->group != NULL)
+        ctx->group_handled++; /* counted once per turn (actor_run) */
 }
 
 /* What a member's group holds for it once its mailbox is empty. */

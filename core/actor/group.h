@@ -128,9 +128,6 @@ struct shoal_group_s {
     const char *name;             /* for log lines and stall reports */
     const char *label;            /* how its members are named in logs: "name/behaviour" */
     bool exact;                   /* members settle every message at once (not per turn) */
-    /* Not exact: members settle what they handled at least every this many
-     * messages, and at the end of each turn (0: at the end of the turn). */
-    uint32_t settle_every;
     /* The one field that changes: non-zero, its members time their turns
      * (ops->busy). Written by the group's own actor, read by members at
      * the start of a turn [relaxed: a turn timed or not is a picture of

@@ -17,8 +17,6 @@
 /* The most items one take moves (the rest of a member's demand waits for
  * its next take). */
 #define TAKE_MAX 64u
-/* Items a member settles at once (pull_new: settle_every). */
-#define PULL_SETTLE_EVERY 8u
 
 /* A member's own words (pull.h). */
 typedef shoal_pull_member_t member_t;
@@ -63,12 +61,11 @@ int shoal__pull_new(shoal_pool_t *p, const shoal_pool_spec_t *spec)
     atomic_store_explicit(&q->source_pid, SHOAL_PID_NONE, memory_order_relaxed);
     p->pull = q;
     p->g.ops = &shoal__pull_ops;
-    /* Items settled in small batches, not one by one (each settle is a
-     * shared write every member makes) nor once a turn: a member's long
-     * turn must not keep more than a few finished items' room from
-     * senders. */
-    p->g.exact = false;
-    p->g.settle_every = PULL_SETTLE_EVERY;
+    /* Every item settled at once, not once a turn nor in batches: a
+     * member's long turn must not keep room from senders for items it has
+     * finished (batches of 8 were tried: with a small buffer, members
+     * holding finished items' room refused sends that had room). */
+    p->g.exact = true;
     shoal__pull_update(p);
     return SHOAL_OK;
 }

@@ -18,16 +18,13 @@
  *               never above what admitted was at that read) and refuse
  *               (SHOAL_EBUSY) if it is full indeed: the capacity is never
  *               passed, and a refusal is exact at the read of `settles`.
- *               A member counts items out when they are settled (handled,
+ *               A member counts an item out when it is settled (handled,
  *               failed, dropped) [fetch_add on settles, seq_cst: its half of
- *               the room pairs below]: a failed or timed one at once, those
- *               handled in batches of up to 8 (group.h: settle_every) and
- *               at the end of every turn, then reads admits [seq_cst] for
+ *               the room pairs below], each one at once (the group is
+ *               `exact`, actor/group.h), then reads admits [seq_cst] for
  *               what is left: never below the truth, so a concurrent
  *               admission may hide room from that member; the member that
- *               settles the admitted item looks again. (Until settled an
- *               item still counts as admitted: a batch only holds back a
- *               few finished items' room, never lets the capacity pass.)
+ *               settles the admitted item looks again.
  *               capacity = buffer + target x prefetch, written by the
  *               pool's actor [relaxed: a value on its own]. Draining or
  *               ending, the pool's actor sets PULL_CLOSED in admits
