@@ -379,7 +379,7 @@ static int request_blocking(shoal_runtime_t *rt, shoal_pid_t to, unsigned kind, 
 static bool waiter_sleep(shoal_runtime_t *rt, shoal_actor_t *a, uint64_t deadline)
 {
     shoal_actor_back_t *b = shoal__actor_back(rt, a);
-    /* seq_cst store then reload: as end_turn (actor.c). */
+    /* seq_cst store then reload: as end_turn (turn.c). */
     atomic_store_explicit(&a->sched, SHOAL_SCHED_IDLE, memory_order_seq_cst);
     if (shoal__rsv_count(atomic_load_explicit(&a->sys_rsv, memory_order_seq_cst)) != b->sys_deq) {
         atomic_store_explicit(&a->sched, SHOAL_SCHED_PROCESSING, memory_order_relaxed);

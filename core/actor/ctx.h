@@ -34,7 +34,7 @@ struct shoal_ctx_s {
     uint64_t group_handled; /* messages handled this turn, not yet counted for the group */
     bool group_exact;       /* the group counts every message at once */
     /* A user message whose kind and flags (its meta's low 16 bits, under
-     * fast_mask) equal fast_meta takes run_messages' fast path (actor.c);
+     * fast_mask) equal fast_meta takes run_messages' fast path (turn.c);
      * fast_meta UINT32_MAX: none does (a group's own actor, an exact or
      * timed group's member). Set at the start of each turn. */
     uint32_t fast_mask, fast_meta;
@@ -46,7 +46,7 @@ struct shoal_ctx_s {
     bool init_failed;  /* do not run terminate */
     bool in_terminate; /* a panic here must not run terminate again */
     bool yield;        /* shoal_yield: end the turn after this callback */
-    uint32_t deq;      /* user messages popped, published lazily (actor.c) */
+    uint32_t deq;      /* user messages popped, published lazily (turn.c) */
     uint32_t unpublished;
     uint32_t publish_every;
     jmp_buf panic;

@@ -112,7 +112,7 @@ void shoal__inspect_raw(shoal_inspect_t *o, const char *k, const char *json)
 
 int shoal__inspect_answer(struct shoal_ctx_s *ctx, shoal_env_t *req)
 {
-    /* In the ctx, not on the stack: after_panic (actor.c) frees it. */
+    /* In the ctx, not on the stack: after_panic (turn.c) frees it. */
     shoal_inspect_t *op = &ctx->inspect;
     *op = (shoal_inspect_t){0};
 #define o (*op)

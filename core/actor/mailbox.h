@@ -34,7 +34,7 @@
  *     that many pushes were reserved, and the owner drains until it has
  *     popped that many, after which no producer can still touch the queue.
  * The reservation CAS is seq_cst: it is the sender's half of the Dekker pair
- * with the worker that stores Idle and then reloads this word (actor.c).
+ * with the worker that stores Idle and then reloads this word (turn.c).
  * deq (the consumer's count of pops) is stored [release] by the consumer
  * and read [relaxed] by producers: a stale value only makes the mailbox look
  * fuller, never emptier, so a limit is never exceeded.
@@ -80,7 +80,7 @@ static inline int shoal__rsv_reserve(_Atomic uint64_t *word, uint32_t gen, uint3
             return SHOAL_EFULL;
         uint64_t next =
             (old & ~(uint64_t)SHOAL_RSV_COUNT_MASK) | ((old + 1) & SHOAL_RSV_COUNT_MASK);
-        /* seq_cst: the sender's store in the Dekker pair with end_turn (actor.c). */
+        /* seq_cst: the sender's store in the Dekker pair with end_turn (turn.c). */
         if (atomic_compare_exchange_weak_explicit(word, &old, next, memory_order_seq_cst,
                                                   memory_order_relaxed))
             return SHOAL_OK;

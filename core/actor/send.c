@@ -13,7 +13,7 @@
 bool shoal__schedule(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a)
 {
     /* seq_cst: the sender's load in the Dekker pair with end_turn
-     * (actor.c), after the seq_cst reservation CAS. */
+     * (turn.c), after the seq_cst reservation CAS. */
     uint32_t s = atomic_load_explicit(&a->sched, memory_order_seq_cst);
     if (s != SHOAL_SCHED_IDLE)
         return false;
@@ -44,7 +44,7 @@ static shoal_group_t *enter_group(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal
     (void)rt;
     shoal__qsbr_enter(tc);
     *rc = SHOAL_ENOPROC;
-    /* acquire: pairs with the release stores of spawn (actor.c): the record
+    /* acquire: pairs with the release stores of spawn (spawn.c): the record
      * a live generation points at is set up. */
     uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_acquire);
     /* seq_cst: the reader's load of the Dekker pair in qsbr.h (it also

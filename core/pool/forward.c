@@ -276,7 +276,7 @@ void shoal__pool_count(shoal_tcache_t *tc, shoal_pool_t *p, bool failed, uint64_
 void shoal__pool_count_handled(shoal_tcache_t *tc, shoal_pool_t *p, uint64_t n)
 {
     for (; p != NULL; p = shoal__pool_parent(p)) {
-        /* release: after the worker's pop count (published first, actor.c):
+        /* release: after the worker's pop count (published first, turn.c):
          * a reader that acquires this sees those messages off the queue. A
          * worker thread writes only its own stripe. */
         shoal_pool_stripe_t *st = &p->stripes[tc->worker->id];
@@ -349,7 +349,7 @@ static void forward_unref(shoal_runtime_t *rt, shoal_group_t *g)
 /* A producer refused with SHOAL_EBUSY asks for room (actor/room.h: the
  * ask, for a group): waiters on the pool's PID; any worker with room below
  * its low-water mark means a send would be taken. Each worker tells them
- * when it drains (actor.c, end_turn). */
+ * when it drains (turn.c, end_turn). */
 static int forward_room(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g,
                         shoal_pid_t waiter)
 {

@@ -237,7 +237,7 @@ static void wake(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
         if (shoal__pid_slot(pid) >= rt->max_actors)
             continue;
         shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(pid));
-        /* acquire: the generation's spawn is visible (actor.c). A member
+        /* acquire: the generation's spawn is visible (spawn.c). A member
          * that ends right after: a turn for its slot's next actor, which
          * finds what it finds; never a lost item (the next one wakes). */
         uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_acquire);

@@ -81,7 +81,7 @@ static uint64_t pool_depth(shoal_runtime_t *rt, shoal_pool_t *p, unsigned level)
 static uint64_t depth_of(shoal_runtime_t *rt, shoal_pid_t pid, unsigned level)
 {
     shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(pid));
-    /* acquire: pairs with spawn's release store (actor.c) of this word. */
+    /* acquire: pairs with spawn's release store (spawn.c) of this word. */
     uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_acquire);
     if (shoal__rsv_gen(w) != shoal__pid_gen(pid))
         return 0;

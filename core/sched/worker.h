@@ -96,7 +96,7 @@ void shoal__extra_retire(shoal_runtime_t *rt, unsigned i);
 /* A callback's end while the monitor has flagged it (monitor.c). */
 void shoal__watch_flagged(shoal_worker_t *w);
 
-/* Around every behaviour callback (actor.c): watch_seq goes odd, then even.
+/* Around every behaviour callback (actor.c, handle.h): watch_seq goes odd, then even.
  * Two stores on the worker's own line and a load; no clock. The release on
  * entry publishes the turn's ctx fields to a monitor that acquires the odd
  * value. On leaving, the flag is read after the even store: the compiler

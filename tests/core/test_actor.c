@@ -1,4 +1,4 @@
-/* test_actor.c - an actor's life (core/actor/actor.c): init before any
+/* test_actor.c - an actor's life (core/actor/actor.c, turn.c): init before any
  * message, init failure, links between parent and children, terminate
  * exactly once with the right reason, panics (also inside terminate),
  * messages dropped behind a crash, state allocation and the actor counters.
