@@ -102,9 +102,11 @@ static int producer_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg
     while (k < s->cnt && budget != 0) {
         uint64_t v = s->base + k;
         shoal_pid_t to = cfg->pooled ? cfg->pool : cfg->workers[(k + s->p) % W4_WORKERS];
-        if (cfg->pooled) {
+        if (cfg->pooled && !cfg->drop) {
             /* A run to the pool (one shoal_send_many, or one by one):
-             * what it takes, then the first refused one as below. */
+             * what it takes, then the first refused one as below. (Drop
+             * offers each message on its own: a full pool refuses a run
+             * at the price of building it.) */
             uint64_t m = s->cnt - k < budget ? s->cnt - k : budget, sent;
             rc = bench_send_run(ctx, to, v, m, &sent);
             k += sent;
@@ -235,7 +237,7 @@ int bench_w4(int argc, char **argv)
                  "chunk=%u send=%s wait=room retries=%llu room_waits=%llu%s",
                  (unsigned long long)b.count, (unsigned long long)b.dropped,
                  (unsigned long long)b.acc, bounded, cfg.pooled ? "shoal-pool" : "direct-actors",
-                 cfg.chunk, cfg.pooled && bench_send_many() ? "send_many" : "send",
+                 cfg.chunk, cfg.pooled && !drop && bench_send_many() ? "send_many" : "send",
                  (unsigned long long)atomic_load(&cfg.retries),
                  (unsigned long long)atomic_load(&cfg.room_waits),
                  bench_inspect_extras(&insp, ins, sizeof ins));

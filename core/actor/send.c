@@ -275,7 +275,10 @@ static int deliver_many(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to,
     return SHOAL_OK;
 }
 
-/* How many envelopes shoal__send_many builds and offers at a time. */
+/* How many envelopes shoal__send_many builds and offers at a time: a few
+ * first, so a receiver that is full refuses the run at the price of a few
+ * envelopes built and freed, then runs of this many. */
+#define SEND_MANY_FIRST 8u
 #define SEND_MANY_CHUNK 64u
 
 int shoal__send_many(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal_pid_t to,
@@ -298,7 +301,8 @@ int shoal__send_many(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, 
     }
     while (rc == SHOAL_OK && done < n) {
         shoal_env_t *envs[SEND_MANY_CHUNK];
-        uint32_t m = n - done < SEND_MANY_CHUNK ? (uint32_t)(n - done) : SEND_MANY_CHUNK;
+        uint32_t chunk = done == 0 ? SEND_MANY_FIRST : SEND_MANY_CHUNK;
+        uint32_t m = n - done < chunk ? (uint32_t)(n - done) : chunk;
         uint32_t built = 0, took = 0;
         for (; built < m; built++) {
             envs[built] = shoal__env_new(tc, SHOAL_MSG_CAST, 0, from, 0, type,

@@ -157,9 +157,11 @@ static void run_messages(struct shoal_ctx_s *ctx)
     for (;;) {
         /* The system mailbox first, through its dummy node (actor.h): a
          * message reserved but not linked yet is found at the end of the
-         * turn (pending). */
+         * turn (pending). Looked at here before the pop's call: it is
+         * empty for almost every message. */
         shoal_env_t *e;
-        while ((e = shoal__actor_pop(tc, a, true)) != NULL) {
+        while (atomic_load_explicit(&ctx->b->sys_head->next, memory_order_relaxed) != NULL &&
+               (e = shoal__actor_pop(tc, a, true)) != NULL) {
             shoal__actor_handle(ctx, e);
             if (ctx->exiting)
                 return;

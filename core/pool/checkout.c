@@ -227,7 +227,7 @@ bool shoal__checkout_message(struct shoal_ctx_s *ctx, shoal_pool_t *p, const sho
 {
     pthread_mutex_lock(&p->co->lock);
     bool mine = message_locked(ctx, p, msg);
-    pthread_mutex_unlock(&p->co->lock);
+    shoal__co_unlock(p);
     return mine;
 }
 
@@ -244,7 +244,7 @@ int shoal__checkout_start(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     if (rc == SHOAL_OK)
         rc = shoal__co_start_init(ctx, p);
     shoal__co_rearm(ctx, co);
-    pthread_mutex_unlock(&co->lock);
+    shoal__co_unlock(p);
     return rc;
 }
 
@@ -298,7 +298,7 @@ int shoal__checkout_set(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_ms
 {
     pthread_mutex_lock(&p->co->lock);
     int rc = set_locked(ctx, p, msg);
-    pthread_mutex_unlock(&p->co->lock);
+    shoal__co_unlock(p);
     return rc;
 }
 
@@ -319,7 +319,7 @@ void shoal__checkout_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     }
     if (co->nseats == 0)
         shoal__pool_drain_finish(ctx, p);
-    pthread_mutex_unlock(&co->lock);
+    shoal__co_unlock(p);
 }
 
 /* ---- the kind's ops (actor/group.h) ------------------------------------------ */
@@ -380,7 +380,7 @@ static void co_own_message(struct shoal_ctx_s *ctx, shoal_env_t *e)
         shoal__co_txn_place(ctx, p, m, back);
         shoal__co_rearm(ctx, p->co);
     }
-    pthread_mutex_unlock(&p->co->lock);
+    shoal__co_unlock(p);
     shoal__pool_publish(p); /* own messages end no callback that would */
 }
 
@@ -399,7 +399,7 @@ static void co_own_end(struct shoal_ctx_s *ctx)
         if (co->seats[i].state == SHOAL_CO_IN_USE && co->seats[i].by == SHOAL_CO_BY_ACTOR)
             shoal__send_system(ctx->rt, ctx->tc, co->seats[i].owner, SHOAL_MSG_EXIT,
                                co->seats[i].pid, (uint32_t)SHOAL_ESHUTDOWN);
-    pthread_mutex_unlock(&co->lock);
+    shoal__co_unlock(p);
 }
 
 /* A member has handled a transaction: counted, and it gives itself back:
@@ -463,6 +463,12 @@ const shoal_group_ops_t shoal__checkout_ops = {
 
 /* ---- what other threads read ------------------------------------------------ */
 
+void shoal__co_unlock(shoal_pool_t *p)
+{
+    shoal__co_publish_locked(p);
+    pthread_mutex_unlock(&p->co->lock);
+}
+
 void shoal__checkout_publish(shoal_pool_t *p)
 {
     pthread_mutex_lock(&p->co->lock);
@@ -515,8 +521,9 @@ void shoal__checkout_stats(shoal_pool_t *p, shoal_pool_stats_t *st)
     st->takes = c[SHOAL_CO_TAKES];
     st->returned_ok = c[SHOAL_CO_RETURNED_OK];
     st->returned_fail = c[SHOAL_CO_RETURNED_FAIL];
-    st->error_no_members =
-        c[SHOAL_CO_NO_MEMBERS] + atomic_load_explicit(&co->txn_refused, memory_order_relaxed);
+    st->error_no_members = c[SHOAL_CO_NO_MEMBERS] +
+                           atomic_load_explicit(&co->txn_refused, memory_order_relaxed) +
+                           atomic_load_explicit(&co->try_refused, memory_order_relaxed);
     st->take_timeouts = c[SHOAL_CO_TAKE_TIMEOUTS];
     st->killed_free = c[SHOAL_CO_KILLED_FREE];
     st->killed_in_use = c[SHOAL_CO_KILLED_IN_USE];

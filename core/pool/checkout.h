@@ -116,6 +116,8 @@ typedef struct shoal_checkout_s {
     alignas(64) _Atomic uint64_t txn_out;
     _Atomic uint64_t txn_limit;   /* max + queue_max */
     _Atomic uint64_t txn_refused; /* refused past txn_limit [relaxed fetch_add] */
+    /* try_takes refused before the lock (checkout_fast.c) [relaxed fetch_add] */
+    _Atomic uint64_t try_refused;
     /* published for other threads */
     alignas(64) _Atomic uint32_t pub_in_use, pub_free, pub_starting, pub_queued;
     _Atomic uint64_t counts[SHOAL_CO_NCOUNTS];
@@ -325,6 +327,10 @@ int shoal__co_fast_txn(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct sh
                        shoal_env_t *e);
 /* The publication of the counts, the lock held (shoal__checkout_publish). */
 void shoal__co_publish_locked(struct shoal_pool_s *p);
+/* Lets go of the lock, the counts published first: what other threads read
+ * without it (pub_*: stats, a try_take's first look) is what the last
+ * holder left. Every holder lets go so. */
+void shoal__co_unlock(struct shoal_pool_s *p);
 /* A consumer asks the actor to look at the pool: replace free members past
  * their lifetime, give free members to takers waiting (a priority cast, no
  * payload; checkout_fast.c sends it at most once until the actor has

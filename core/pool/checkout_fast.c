@@ -73,6 +73,20 @@ int shoal__co_fast_take(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p
     shoal_checkout_t *co = p->co;
     int rc = SHOAL_ENOMEMBERS;
     bool stale = false;
+    /* Takers wait, or none is free, and the pool is at max, as last
+     * published (each holder of the lock publishes before it lets go):
+     * none for this taker either, said without the lock -- a member freed
+     * since is found by the next look. (Below max the lock is taken: a
+     * member is started for the next taker; a pool that drains says so.) */
+    uint32_t fr = atomic_load_explicit(&co->pub_free, memory_order_relaxed);
+    if ((fr == 0 || atomic_load_explicit(&co->pub_queued, memory_order_relaxed) != 0) &&
+        fr + atomic_load_explicit(&co->pub_in_use, memory_order_relaxed) +
+                atomic_load_explicit(&co->pub_starting, memory_order_relaxed) >=
+            atomic_load_explicit(&p->pub_max, memory_order_relaxed) &&
+        atomic_load_explicit(&p->pub_state, memory_order_relaxed) != SHOAL_POOL_DRAINING) {
+        atomic_fetch_add_explicit(&co->try_refused, 1, memory_order_relaxed);
+        return SHOAL_ENOMEMBERS;
+    }
     pthread_mutex_lock(&co->lock);
     if (!co->open) {
         rc = SHOAL_ENOPROC;
@@ -84,7 +98,6 @@ int shoal__co_fast_take(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p
             shoal__co_note_wait(co, 0);
             *member = co->seats[i].pid;
             *seat = i;
-            shoal__co_publish_locked(p);
             rc = SHOAL_OK;
         }
     }
@@ -95,7 +108,7 @@ int shoal__co_fast_take(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p
         stale |= co->nfree + co->nin_use + co->nstarting < p->spec.max_size;
     }
     bool ask = recycle_due(co, stale);
-    pthread_mutex_unlock(&co->lock);
+    shoal__co_unlock(p);
     ask_recycle(rt, tc, p, ask);
     return rc;
 }
@@ -139,9 +152,8 @@ void shoal__co_take_here(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *
             }
         }
     }
-    shoal__co_publish_locked(p);
     bool ask = recycle_due(co, stale);
-    pthread_mutex_unlock(&co->lock);
+    shoal__co_unlock(p);
     ask_recycle(rt, tc, p, ask);
     if (!answered) {
         struct shoal_reply_s reply = {.tc = tc, .env = NULL, .status = status};
@@ -189,7 +201,7 @@ int shoal__co_fast_return(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t 
         rc = SHOAL__CO_SLOW; /* to stop, to replace, or for a thread to hold under a lease */
     }
     if (rc != SHOAL_OK) {
-        pthread_mutex_unlock(&co->lock);
+        shoal__co_unlock(p);
         return rc;
     }
     /* As the actor's return (checkout_take.c), then its offer. */
@@ -229,8 +241,7 @@ int shoal__co_fast_return(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t 
             break;
         /* That taker is gone: the next. */
     }
-    shoal__co_publish_locked(p);
-    pthread_mutex_unlock(&co->lock);
+    shoal__co_unlock(p);
     ask_recycle(rt, tc, p, poke);
     return SHOAL_OK;
 }
@@ -260,10 +271,9 @@ int shoal__co_fast_txn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
         } else {
             e->meta &= ~(uint64_t)SHOAL_ENV_POOLED; /* the pool's own mailbox sets it again */
         }
-        shoal__co_publish_locked(p);
     }
     bool ask = recycle_due(co, stale);
-    pthread_mutex_unlock(&co->lock);
+    shoal__co_unlock(p);
     ask_recycle(rt, tc, p, ask);
     return rc;
 }

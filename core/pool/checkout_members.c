@@ -262,7 +262,7 @@ void shoal__co_set_limit(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t limi
         if (co->seats[i].state != SHOAL_CO_EMPTY && co->seats[i].state != SHOAL_CO_ENDING)
             shoal__send_system(ctx->rt, ctx->tc, co->seats[i].pid, SHOAL_ENV_LIMIT, ctx->self,
                                limit == SHOAL_MAILBOX_UNBOUNDED ? 0 : limit);
-    pthread_mutex_unlock(&co->lock);
+    shoal__co_unlock(p);
 }
 
 /* ---- the sweep --------------------------------------------------------------- */

@@ -367,7 +367,7 @@ int shoal__checkout_take(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_m
 {
     pthread_mutex_lock(&p->co->lock);
     int rc = take_locked(ctx, p, msg, reply);
-    pthread_mutex_unlock(&p->co->lock);
+    shoal__co_unlock(p);
     return rc;
 }
 
@@ -437,7 +437,7 @@ int shoal__checkout_return(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal
 {
     pthread_mutex_lock(&p->co->lock);
     int rc = shoal__co_return_locked(ctx, p, msg);
-    pthread_mutex_unlock(&p->co->lock);
+    shoal__co_unlock(p);
     return rc;
 }
 
