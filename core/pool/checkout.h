@@ -256,6 +256,10 @@ void shoal__co_seat_ungive(shoal_checkout_t *co, uint32_t i);
  * member has gone (the seat is ENDING; its EXIT is on the way). */
 bool shoal__co_txn_give(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,
                         uint32_t i, shoal_env_t *m, uint64_t now);
+/* A grant: the REPLY to `ref` carrying `member`, from the pool, to
+ * `taker`: true if delivered (no lock needed: it touches no seat). */
+bool shoal__co_grant_send(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,
+                          shoal_pid_t member, shoal_pid_t taker, shoal_ref_t ref);
 /* Grants seat i to take t (its answer, from the pool): true, or false if
  * the taker is gone (the seat is FREE again, not listed). */
 bool shoal__co_grant(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,

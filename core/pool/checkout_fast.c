@@ -119,19 +119,27 @@ void shoal__co_take_here(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *
     shoal_checkout_t *co = p->co;
     int status = SHOAL_OK;
     bool stale = false, answered = false;
+    /* The clock before the lock, when this take will likely wait: no read
+     * of it while others wait for the lock. */
+    uint64_t now = atomic_load_explicit(&co->pub_free, memory_order_relaxed) == 0 ||
+                           atomic_load_explicit(&co->pub_queued, memory_order_relaxed) != 0
+                       ? shoal__now_ns()
+                       : 0;
+    shoal_pid_t granted = SHOAL_PID_NONE;
+    uint32_t gi = SHOAL_CO_NIL;
     pthread_mutex_lock(&co->lock);
-    uint64_t now = 0;
     shoal_co_taker_t t = {.from = taker, .ref = ref};
     if (!co->open) {
         status = SHOAL_ENOPROC;
     } else {
         uint32_t i = co->qlive == 0 ? free_fit(co, &now, &stale) : SHOAL_CO_NIL;
         if (i != SHOAL_CO_NIL) {
-            t.since = now; /* waited 0 (the clock, if it was read, or 0 and 0) */
-            if (shoal__co_grant(rt, tc, p, i, &t, now))
-                answered = true;
-            else
-                shoal__co_free_push(co, i); /* the taker is gone (it cannot be: it is us) */
+            /* Ours now; its grant goes after the lock (below). */
+            shoal__co_seat_give(co, i, taker, SHOAL_CO_BY_ACTOR, 0, now);
+            shoal__co_note_wait(co, 0);
+            granted = co->seats[i].pid;
+            gi = i;
+            answered = true;
         }
         if (!answered) {
             /* As the actor's take (checkout_take.c): wait in the queue, or
@@ -155,6 +163,16 @@ void shoal__co_take_here(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *
     bool ask = recycle_due(co, stale);
     shoal__co_unlock(p);
     ask_recycle(rt, tc, p, ask);
+    if (granted != SHOAL_PID_NONE && !shoal__co_grant_send(rt, tc, p, granted, taker, ref)) {
+        /* Not delivered (no memory for it: the taker is us): free again. */
+        pthread_mutex_lock(&co->lock);
+        if (co->seats[gi].pid == granted && co->seats[gi].state == SHOAL_CO_IN_USE &&
+            co->seats[gi].owner == taker) {
+            shoal__co_seat_ungive(co, gi);
+            shoal__co_free_push(co, gi);
+        }
+        shoal__co_unlock(p);
+    }
     if (!answered) {
         struct shoal_reply_s reply = {.tc = tc, .env = NULL, .status = status};
         shoal__reply_send(rt, tc, p->g.pid, taker, ref, &reply);
@@ -185,11 +203,14 @@ int shoal__co_fast_return(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t 
                           shoal_pid_t member, uint32_t seat, shoal_pid_t from)
 {
     shoal_checkout_t *co = p->co;
+    /* The clock before the lock when a taker waits (its wait is timed): no
+     * read of it while others wait for the lock. */
+    uint64_t now =
+        atomic_load_explicit(&co->pub_queued, memory_order_relaxed) != 0 ? shoal__now_ns() : 0;
     pthread_mutex_lock(&co->lock);
     int64_t at = seat_of(co, member, seat);
     shoal_co_seat_t *s = at >= 0 ? &co->seats[at] : NULL;
     int rc = SHOAL_OK;
-    uint64_t now = 0;
     const shoal_co_taker_t *t = first_taker(co);
     if (s == NULL || s->state != SHOAL_CO_IN_USE ||
         !(s->by == SHOAL_CO_BY_ACTOR ? s->owner == from
@@ -237,9 +258,19 @@ int shoal__co_fast_return(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t 
             (void)shoal__co_queue_put(co, &w, true);
             break;
         }
-        if (shoal__co_grant(rt, tc, p, i, &w, now))
-            break;
-        /* That taker is gone: the next. */
+        /* The first actor waiting: the member is its now, and its grant
+         * goes after the lock. Not delivered (it has ended): the member is
+         * offered again, to the next. */
+        shoal__co_seat_give(co, i, w.from, SHOAL_CO_BY_ACTOR, 0, now);
+        shoal__co_note_wait(co, now - w.since);
+        shoal__co_unlock(p);
+        if (shoal__co_grant_send(rt, tc, p, member, w.from, w.ref))
+            return SHOAL_OK;
+        pthread_mutex_lock(&co->lock);
+        if (co->seats[i].pid != member || co->seats[i].state != SHOAL_CO_IN_USE ||
+            co->seats[i].owner != w.from)
+            break; /* the member ended meanwhile (its EXIT settled the seat) */
+        shoal__co_seat_ungive(co, i);
     }
     shoal__co_unlock(p);
     ask_recycle(rt, tc, p, poke);

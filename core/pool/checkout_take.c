@@ -244,16 +244,22 @@ bool shoal__co_txn_give(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p
     return false;
 }
 
+bool shoal__co_grant_send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
+                          shoal_pid_t member, shoal_pid_t taker, shoal_ref_t ref)
+{
+    shoal_checkout_member_t g = {member, p->g.pid};
+    struct shoal_reply_s reply = {.tc = tc, .env = NULL, .status = SHOAL_OK};
+    reply.env = shoal__env_new(tc, SHOAL_MSG_REPLY, 0, 0, 0, SHOAL_CHECKOUT_MEMBER, &g, sizeof g);
+    return reply.env != NULL && shoal__reply_send(rt, tc, p->g.pid, taker, ref, &reply);
+}
+
 bool shoal__co_grant(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, uint32_t i,
                      const shoal_co_taker_t *t, uint64_t now)
 {
     shoal_checkout_t *co = p->co;
     shoal__co_seat_give(co, i, t->from, t->lease ? SHOAL_CO_BY_THREAD : SHOAL_CO_BY_ACTOR, t->token,
                         now);
-    shoal_checkout_member_t g = {co->seats[i].pid, p->g.pid};
-    struct shoal_reply_s reply = {.tc = tc, .env = NULL, .status = SHOAL_OK};
-    reply.env = shoal__env_new(tc, SHOAL_MSG_REPLY, 0, 0, 0, SHOAL_CHECKOUT_MEMBER, &g, sizeof g);
-    if (reply.env != NULL && shoal__reply_send(rt, tc, p->g.pid, t->from, t->ref, &reply)) {
+    if (shoal__co_grant_send(rt, tc, p, co->seats[i].pid, t->from, t->ref)) {
         shoal__co_note_wait(co, now - t->since);
         return true;
     }
