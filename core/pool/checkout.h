@@ -144,6 +144,7 @@ typedef struct shoal_checkout_s {
     uint64_t tick_at; /* the armed tick (ns), UINT64_MAX: none (under the lock) */
     shoal_timer_t tick_timer;
     uint32_t prng;
+    uint32_t handoffs; /* members handed from a return to a waiting actor (checkout_fast.c) */
     shoal_pid_t expired[SHOAL_CO_EXPIRED_RING];
     uint32_t expired_next;
 } shoal_checkout_t;

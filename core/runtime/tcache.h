@@ -78,6 +78,9 @@ typedef struct shoal_tcache_s {
     _Atomic uint64_t qs; /* odd while inside a read-side region */
     bool in_region;
     uint32_t pool_sample; /* counts forwards; every 16th is timed */
+    /* Set around one send: the actor it makes runnable goes onto the global
+     * ring, not this worker's own (sched/worker.c shoal__sched_push). */
+    bool push_global;
     shoal_pool_cursor_t cursors[SHOAL_POOL_CURSORS];
     struct shoal_env_s *envs[SHOAL_ENV_STACK]; /* envelope.c */
     struct shoal_tcache_s *next, *prev;        /* the runtime's list of foreign caches */

@@ -137,13 +137,15 @@ static void spill(shoal_worker_t *w)
 void shoal__sched_push(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a)
 {
     shoal_worker_t *w = tc->worker;
-    if (w != NULL && w->rt == rt) {
+    if (w != NULL && w->rt == rt && !tc->push_global) {
         while (!shoal__ring_push(&w->ring, a))
             spill(w);
         if (shoal__ring_len(&w->ring) >= 2)
             maybe_wake(rt, tc);
         return;
     }
+    if (w != NULL && w->rt == rt)
+        w->took_global = 1; /* our own ring first: a sibling is likelier to take it */
     shoal__inject_push(&rt->global, a);
     maybe_wake(rt, tc);
 }

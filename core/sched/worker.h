@@ -65,8 +65,10 @@ void shoal__workers_join(shoal_runtime_t *rt);
 void shoal__workers_free(shoal_runtime_t *rt);
 
 /* Makes `a` runnable (it was just moved IDLE -> SCHEDULED by the caller):
- * onto the caller's own ring if it is a worker of rt, else the global ring.
- * Wakes a parked worker when one is parked. */
+ * onto the caller's own ring if it is a worker of rt, else (or when the
+ * caller has set tc->push_global, for another worker to take) the global
+ * ring, which that worker then looks past once. Wakes a parked worker when
+ * one is parked. */
 void shoal__sched_push(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a);
 
 /* The worker's ring is non-empty while siblings are parked and none is

@@ -13,13 +13,18 @@
  *   - a free member past its lifetime is never given out: try_take finds
  *     none, the pool replaces it (recycled) and the next try_take gets the
  *     new one;
- *   - in use + free + starting equals the members alive after each step.
+ *   - in use + free + starting equals the members alive after each step;
+ *   - consumers that outnumber the members, on two threads, use every
+ *     member within 20 % of the mean (the median of five runs: hand-offs
+ *     keep a member on its thread, every 16th moves one), every
+ *     transaction exactly once.
  *
  * Handlers never call CUnit: the consumer records into atomics; the test
  * thread asserts after synchronising on them.
  */
 #include <pthread.h>
 #include <string.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "support.h"
@@ -394,6 +399,175 @@ static void a_member_past_its_lifetime_is_replaced(void)
     shoal_runtime_destroy(rt);
 }
 
+/* ---- many consumers, few members: every member used about as often --------- */
+
+#define EVEN_M 8u    /* members */
+#define EVEN_C 64u   /* consumer actors */
+#define EVEN_K 2000u /* transactions each */
+
+static _Atomic uint64_t even_uses[EVEN_M + 1];
+static atomic_uint even_members, even_done, even_failed;
+
+static int em_init(shoal_ctx_t *ctx, void *state, const void *args)
+{
+    (void)ctx;
+    (void)args;
+    uint32_t i = atomic_fetch_add(&even_members, 1);
+    *(uint32_t *)state = i < EVEN_M ? i : EVEN_M; /* a replacement: the spare row */
+    return SHOAL_OK;
+}
+
+static int em_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg, shoal_reply_t *reply)
+{
+    (void)ctx;
+    (void)msg;
+    atomic_fetch_add(&even_uses[*(uint32_t *)state], 1);
+    return shoal_reply_set(reply, 1, NULL, 0);
+}
+
+static const shoal_behaviour_t even_member = {.name = "conn",
+                                              .state_size = sizeof(uint32_t),
+                                              .init = em_init,
+                                              .handle_message = m_message,
+                                              .handle_call = em_call};
+
+typedef struct {
+    shoal_pid_t pool, member;
+    uint32_t done;
+} looper_t;
+
+/* Takes a member (try_take, else take), calls it, gives it back: EVEN_K
+ * times. Any error is counted and ends the loop. */
+static void loop_next(shoal_ctx_t *ctx, looper_t *c)
+{
+    shoal_ref_t ref;
+    if (c->done == EVEN_K) {
+        atomic_fetch_add(&even_done, 1);
+        return;
+    }
+    int rc = shoal_try_take(ctx, c->pool, &c->member);
+    if (rc == SHOAL_OK)
+        rc = shoal_call(ctx, c->member, 1, NULL, 0, TMO, &ref);
+    else if (rc == SHOAL_ENOMEMBERS)
+        rc = shoal_take(ctx, c->pool, TMO, &ref);
+    if (rc != SHOAL_OK)
+        atomic_fetch_add(&even_failed, 1);
+}
+
+static int loop_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    looper_t *c = state;
+    shoal_ref_t ref;
+    if (msg->kind == SHOAL_MSG_CAST) { /* start: the pool */
+        memcpy(&c->pool, msg->data, sizeof c->pool);
+        loop_next(ctx, c);
+        return SHOAL_OK;
+    }
+    if (msg->kind != SHOAL_MSG_REPLY || msg->status != SHOAL_OK) {
+        atomic_fetch_add(&even_failed, 1);
+        return SHOAL_OK;
+    }
+    if (msg->type == SHOAL_CHECKOUT_MEMBER) { /* the take's answer */
+        shoal_checkout_member_t g;
+        memcpy(&g, msg->data, sizeof g);
+        c->member = g.member;
+        if (shoal_call(ctx, c->member, 1, NULL, 0, TMO, &ref) != SHOAL_OK)
+            atomic_fetch_add(&even_failed, 1);
+        return SHOAL_OK;
+    }
+    c->done++; /* the call's answer */
+    if (shoal_return(ctx, c->member, SHOAL_RETURN_OK) != SHOAL_OK)
+        atomic_fetch_add(&even_failed, 1);
+    loop_next(ctx, c);
+    return SHOAL_OK;
+}
+
+static const shoal_behaviour_t looper = {
+    .name = "looper", .state_size = sizeof(looper_t), .handle_message = loop_message};
+
+/* One run: EVEN_C consumers do EVEN_K transactions each on EVEN_M members
+ * over two dispatcher threads; exact counts asserted. Returns the largest
+ * distance of a member's uses from the mean, as a fraction of it. */
+static double even_run(void)
+{
+    atomic_store(&even_members, 0);
+    atomic_store(&even_done, 0);
+    atomic_store(&even_failed, 0);
+    for (unsigned m = 0; m <= EVEN_M; m++)
+        atomic_store(&even_uses[m], 0);
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    shoal_pool_spec_t s;
+    shoal_pool_spec_init(&s);
+    s.name = "db";
+    s.kind = SHOAL_POOL_KIND_CHECKOUT;
+    s.worker = &even_member;
+    s.size = EVEN_M;
+    s.max_size = EVEN_M;
+    s.checkout.queue_max = EVEN_C;
+    s.checkout.cull_interval_ms = 0;
+    shoal_pid_t pool = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &pool), SHOAL_OK);
+    WAIT_UNTIL(stats(rt, pool).free == EVEN_M);
+    shoal_pid_t c[EVEN_C];
+    for (unsigned i = 0; i < EVEN_C; i++)
+        CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &looper, NULL, NULL, &c[i]), SHOAL_OK);
+    for (unsigned i = 0; i < EVEN_C; i++)
+        CU_ASSERT_EQUAL(shoal_runtime_send(rt, c[i], 1, &pool, sizeof pool), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&even_done) + atomic_load(&even_failed) >= EVEN_C);
+    CU_ASSERT_EQUAL(atomic_load(&even_done), EVEN_C);
+    CU_ASSERT_EQUAL(atomic_load(&even_failed), 0);
+    uint64_t total = 0, mean = (uint64_t)EVEN_C * EVEN_K / EVEN_M;
+    double worst = 0;
+    for (unsigned m = 0; m < EVEN_M; m++) {
+        uint64_t u = atomic_load(&even_uses[m]);
+        total += u;
+        double off = (u > mean ? (double)(u - mean) : (double)(mean - u)) / (double)mean;
+        worst = off > worst ? off : worst;
+    }
+    CU_ASSERT_EQUAL(total, (uint64_t)EVEN_C * EVEN_K);
+    CU_ASSERT_EQUAL(atomic_load(&even_uses[EVEN_M]), 0); /* none replaced */
+    shoal_pool_stats_t st = stats(rt, pool);
+    CU_ASSERT_EQUAL(st.free, EVEN_M);
+    CU_ASSERT_EQUAL(st.in_use, 0);
+    CU_ASSERT_EQUAL(st.takes, (uint64_t)EVEN_C * EVEN_K);
+    shoal_runtime_destroy(rt);
+    return worst;
+}
+
+/* Which thread runs a member's cycles is the scheduler's, so one run can
+ * be skewed by a thread the VM stopped for a few milliseconds: the median
+ * of five runs is held to the issue's +-20 %. Without the hand-offs'
+ * spreading, single runs were off by 79 % (median of 50; up to 387 %), 45
+ * of 50 by more than 20 %, and the median of three by more in 9 of 10;
+ * with it, 7 single runs of 210 were (at most 76 %), the median of three
+ * at most 11 % in 70. */
+#define EVEN_RUNS 5
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void members_are_used_evenly(void)
+{
+    double w[EVEN_RUNS];
+    for (int r = 0; r < EVEN_RUNS; r++)
+        w[r] = even_run();
+    double sorted[EVEN_RUNS];
+    memcpy(sorted, w, sizeof w);
+    qsort(sorted, EVEN_RUNS, sizeof *sorted, cmp_double);
+    double median = sorted[EVEN_RUNS / 2];
+    if (median > 0.2) {
+        fprintf(stderr, "uses off the mean by");
+        for (int r = 0; r < EVEN_RUNS; r++)
+            fprintf(stderr, " %.1f %%", w[r] * 100);
+        fprintf(stderr, "\n");
+    }
+    CU_ASSERT(median <= 0.2);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -403,6 +577,7 @@ int main(void)
         {"returns serve the actors waiting, in order", returns_serve_waiters_in_order},
         {"a thread waiting first is served", a_thread_waiting_first_is_served},
         {"a member past its lifetime is replaced", a_member_past_its_lifetime_is_replaced},
+        {"members are used evenly", members_are_used_evenly},
         {NULL, NULL},
     };
     return shoal_test_run("checkout_fast", cases);
