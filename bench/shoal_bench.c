@@ -30,6 +30,8 @@
  *   SHOAL_BENCH_LOG_LEVEL  the runtime's log level (default 1, warnings; 2: info,
  *                          e.g. SCALE's autoscale decisions)
  *   SHOAL_BENCH_TASKS_QUEUE TASKS: the task pool's queue (default 1024)
+ *   SHOAL_BENCH_SPIN_US    how long an idle dispatcher thread spins before
+ *                          it parks (default: the runtime's, 50)
  *   SHOAL_BENCH_W6         W6: take (default: take, call, return) or txn
  *                          (shoal_checkout_call: one transaction)
  */
@@ -369,6 +371,7 @@ int bench_init(bench_t *b, const char *workload)
     shoal_runtime_opts_init(&opts);
     opts.threads = (unsigned)bench_env_ulong("SHOAL_THREADS", 0);
     opts.log_level = (int)bench_env_ulong("SHOAL_BENCH_LOG_LEVEL", SHOAL_LOG_WARN);
+    opts.spin_us = (unsigned)bench_env_ulong("SHOAL_BENCH_SPIN_US", 0);
     int rc = shoal_runtime_create(&b->rt, &opts);
     if (rc != SHOAL_OK) {
         fprintf(stderr, "shoal-bench: shoal_runtime_create: %s\n", shoal_strerror(rc));
@@ -571,15 +574,16 @@ _Noreturn void bench_finish(bench_t *b, int rc)
 
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: shoal-bench W1 N W | W2 P M | W3 A | W4 N [block|drop] | W5 N W [RATE]\n"
-                "       shoal-bench TASKS N W  (N xs50 tasks from the main thread, shoal/tasks.h)\n"
-                "       shoal-bench W6 C M K   (C consumers x K checkout transactions on M members)\n"
-                "       shoal-bench ISO W1 N W | ISO W2 M | ISO CALL K\n"
-                "       shoal-bench SCALE BASE FACTOR SECS  (an autoscaled pool, a step in load)\n"
-                "         (a pool with isolation: process; SHOAL_BENCH_ISOLATION=none: the same\n"
-                "          pool in this process)\n"
-                "       shoal-bench --version | --help\n"
-                "The workloads, their arguments and output: bench/README.md.\n");
+    fprintf(to,
+            "usage: shoal-bench W1 N W | W2 P M | W3 A | W4 N [block|drop] | W5 N W [RATE]\n"
+            "       shoal-bench TASKS N W  (N xs50 tasks from the main thread, shoal/tasks.h)\n"
+            "       shoal-bench W6 C M K   (C consumers x K checkout transactions on M members)\n"
+            "       shoal-bench ISO W1 N W | ISO W2 M | ISO CALL K\n"
+            "       shoal-bench SCALE BASE FACTOR SECS  (an autoscaled pool, a step in load)\n"
+            "         (a pool with isolation: process; SHOAL_BENCH_ISOLATION=none: the same\n"
+            "          pool in this process)\n"
+            "       shoal-bench --version | --help\n"
+            "The workloads, their arguments and output: bench/README.md.\n");
 }
 
 /* A usage error (version.h): what is wrong, a hint; exit status 2. */

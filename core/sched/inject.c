@@ -44,7 +44,7 @@ static bool ring_push(shoal_inject_t *q, void *a)
              * the no-lost-wake-up pair (inject.h). */
             if (atomic_compare_exchange_weak_explicit(&q->enq_pos, &pos, pos + 1,
                                                       memory_order_seq_cst, memory_order_relaxed)) {
-                c->item = a;
+                atomic_store_explicit(&c->item, a, memory_order_relaxed);
                 /* release: pairs with the consumer's seq load [acquire]. */
                 atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
                 return true;
@@ -68,9 +68,16 @@ static void *ring_pop(shoal_inject_t *q)
         if (dif == 0) {
             if (atomic_compare_exchange_weak_explicit(&q->deq_pos, &pos, pos + 1,
                                                       memory_order_relaxed, memory_order_relaxed)) {
-                void *a = c->item;
+                void *a = atomic_load_explicit(&c->item, memory_order_relaxed);
                 /* release: pairs with the producer's seq load [acquire]. */
                 atomic_store_explicit(&c->seq, pos + q->mask + 1, memory_order_release);
+                /* The next item, if published, is likely ours next: its
+                 * lines start on their way while this one is handled. A
+                 * peek only (relaxed, no claim): another consumer may take
+                 * it, and a prefetch of memory freed since is harmless. */
+                shoal_inject_cell_t *n = &q->cells[(pos + 1) & q->mask];
+                if (atomic_load_explicit(&n->seq, memory_order_relaxed) == pos + 2)
+                    __builtin_prefetch(atomic_load_explicit(&n->item, memory_order_relaxed), 0, 3);
                 return a;
             }
         } else if (dif < 0) {

@@ -14,7 +14,11 @@
  * claims p when cell[p].seq == p + 1 (CAS on deq_pos), reads the item and
  * stores seq = p + size [release].
  * Pairings: a cell's seq store [release] pairs with the other side's seq
- * load [acquire], which orders the plain `item` field between them.
+ * load [acquire], which orders the `item` field (relaxed) between them.
+ * A consumer that has taken cell p peeks at cell p + 1 (relaxed loads of
+ * its seq and item, no claim) only to prefetch the item's memory: nothing
+ * is read through that pointer, so it needs no ordering, and the item may
+ * be taken by another consumer, or freed, by the time the prefetch lands.
  * FIFO across the two parts: while the overflow list is non-empty, pushes
  * go to it too, and consumers take from the ring first, then the list.
  * The count (ring + overflow) is not a word of its own, which every push
@@ -41,7 +45,7 @@
 
 typedef struct shoal_inject_cell_s {
     _Atomic size_t seq;
-    void *item;
+    _Atomic(void *) item; /* relaxed: ordered by seq; atomic so a consumer may peek */
 } shoal_inject_cell_t;
 
 typedef struct shoal_inject_s {
