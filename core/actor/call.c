@@ -200,15 +200,19 @@ bool shoal__reply_send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from
  * armed before the request goes, so a call that is out always has its
  * timeout coming. *armed: this one armed it (to be cancelled if the
  * request cannot be sent). */
-static int expect(shoal_ctx_t *ctx, shoal_pid_t to, shoal_ref_t r, uint64_t timeout_ms, bool *armed)
+static int expect(shoal_ctx_t *ctx, shoal_pid_t to, shoal_ref_t r, uint64_t timeout_ms,
+                  uint64_t *clock, bool *armed)
 {
     uint64_t deadline = UINT64_MAX;
     *armed = false;
     if (timeout_ms != UINT64_MAX) {
         /* The precise clock (the tick checks against it): the coarse one
          * is cheaper, but lags by more than its resolution after the CPUs
-         * were idle, and a timeout must never come early. */
-        uint64_t now = shoal__now_ns();
+         * were idle, and a timeout must never come early. *clock: a
+         * reading the caller took for this same request (0: none yet). */
+        if (*clock == 0)
+            *clock = shoal__now_ns();
+        uint64_t now = *clock;
         if (timeout_ms < (UINT64_MAX - now) / 1000000u)
             deadline = now + timeout_ms * 1000000u;
     }
@@ -236,11 +240,12 @@ static void unexpect(shoal_ctx_t *ctx, shoal_ref_t r, bool armed)
         x->call_timer_at = 0; /* an earlier one, if any, still fires */
 }
 
-int shoal__call_expect(shoal_ctx_t *ctx, shoal_pid_t callee, uint64_t timeout_ms, shoal_ref_t *ref)
+int shoal__call_expect(shoal_ctx_t *ctx, shoal_pid_t callee, uint64_t timeout_ms, uint64_t *clock,
+                       shoal_ref_t *ref)
 {
     shoal_ref_t r = shoal__ref_next(ctx->rt);
     bool armed;
-    int rc = expect(ctx, callee, r, timeout_ms, &armed);
+    int rc = expect(ctx, callee, r, timeout_ms, clock, &armed);
     if (rc == SHOAL_OK)
         *ref = r;
     return rc;
@@ -258,7 +263,8 @@ static int request_async(shoal_ctx_t *ctx, shoal_pid_t to, unsigned kind, bool s
     if (e == NULL)
         return SHOAL_ENOMEM;
     bool armed;
-    int rc = expect(ctx, to, r, timeout_ms, &armed);
+    uint64_t clock = 0;
+    int rc = expect(ctx, to, r, timeout_ms, &clock, &armed);
     if (rc != SHOAL_OK)
         goto fail;
     rc = shoal__deliver(ctx->rt, ctx->tc, to, e, sys);

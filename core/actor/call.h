@@ -25,9 +25,12 @@ void shoal__calls_rearm(struct shoal_ctx_s *ctx);
 /* A call the running actor makes without a request going out (the callee
  * answers through another channel: a checkout pool's take served on the
  * caller's own thread): a fresh *ref pending, its timeout coming after
- * timeout_ms (UINT64_MAX: none), as for shoal_call. SHOAL_OK, SHOAL_ENOMEM. */
+ * timeout_ms (UINT64_MAX: none), as for shoal_call. *clock: the precise
+ * clock's reading the deadline counts from; 0 on entry: read here (and
+ * left in *clock for the caller's next use in the same request).
+ * SHOAL_OK, SHOAL_ENOMEM. */
 int shoal__call_expect(struct shoal_ctx_s *ctx, shoal_pid_t callee, uint64_t timeout_ms,
-                       shoal_ref_t *ref);
+                       uint64_t *clock, shoal_ref_t *ref);
 
 /* The actor ends: its pending calls are dropped, its call timer cancelled. */
 void shoal__calls_cancel_all(struct shoal_ctx_s *ctx);

@@ -322,9 +322,10 @@ int shoal__co_fast_return(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct
  * member for it if the pool may grow), else it is answered
  * SHOAL_ENOMEMBERS (counted; a member started for the next below max) --
  * or SHOAL_ENOPROC when the pool drains. Every answer is a REPLY to
- * `ref`, from the pool, as the actor would have sent it. */
+ * `ref`, from the pool, as the actor would have sent it. now: the precise
+ * clock read at the take's start (0: not read; read here if needed). */
 void shoal__co_take_here(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,
-                         shoal_pid_t taker, shoal_ref_t ref, uint64_t timeout_ms);
+                         shoal_pid_t taker, shoal_ref_t ref, uint64_t timeout_ms, uint64_t now);
 /* Transaction e (admitted) on a free member now, when no taker waits:
  * SHOAL_OK (in the member's mailbox), SHOAL_ENOPROC (the pool drains),
  * SHOAL__CO_SLOW (to the pool's own mailbox, to wait there). */

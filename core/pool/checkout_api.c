@@ -34,9 +34,11 @@ SHOAL_API int shoal_take(shoal_ctx_t *ctx, shoal_pid_t pool, uint64_t timeout_ms
     shoal_pool_t *p = checkout_of(ctx, pool, &rc);
     if (p != NULL) {
         /* Served on this thread (checkout_fast.c): the answer comes as the
-         * pool's would, a REPLY to a call that is pending here. */
-        if ((rc = shoal__call_expect(ctx, pool, call_timeout(timeout_ms), ref)) == SHOAL_OK)
-            shoal__co_take_here(ctx->rt, ctx->tc, p, ctx->self, *ref, timeout_ms);
+         * pool's would, a REPLY to a call that is pending here. One clock
+         * reading for the call's deadline and the take's. */
+        uint64_t now = 0;
+        if ((rc = shoal__call_expect(ctx, pool, call_timeout(timeout_ms), &now, ref)) == SHOAL_OK)
+            shoal__co_take_here(ctx->rt, ctx->tc, p, ctx->self, *ref, timeout_ms, now);
         return rc;
     }
     /* Not a checkout pool we can see: the pool, or whoever it is, answers. */

@@ -130,17 +130,17 @@ int shoal__co_fast_take(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p
 }
 
 void shoal__co_take_here(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
-                         shoal_pid_t taker, shoal_ref_t ref, uint64_t timeout_ms)
+                         shoal_pid_t taker, shoal_ref_t ref, uint64_t timeout_ms, uint64_t now)
 {
     shoal_checkout_t *co = p->co;
     int status = SHOAL_OK;
     bool stale = false, answered = false;
     /* The clock before the lock, when this take will likely wait: no read
-     * of it while others wait for the lock. */
-    uint64_t now = atomic_load_explicit(&co->pub_free, memory_order_relaxed) == 0 ||
-                           atomic_load_explicit(&co->pub_queued, memory_order_relaxed) != 0
-                       ? shoal__now_ns()
-                       : 0;
+     * of it while others wait for the lock (the caller's reading, when it
+     * took one for the take's call). */
+    if (now == 0 && (atomic_load_explicit(&co->pub_free, memory_order_relaxed) == 0 ||
+                     atomic_load_explicit(&co->pub_queued, memory_order_relaxed) != 0))
+        now = shoal__now_ns();
     shoal_pid_t granted = SHOAL_PID_NONE;
     uint32_t gi = SHOAL_CO_NIL;
     pthread_mutex_lock(&co->lock);
