@@ -305,8 +305,10 @@ int shoal__send_many(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, 
         uint32_t m = n - done < chunk ? (uint32_t)(n - done) : chunk;
         uint32_t built = 0, took = 0;
         for (; built < m; built++) {
+            /* No payload (size 0, data may be NULL): no pointer arithmetic
+             * on it, which is undefined for NULL even by 0. */
             envs[built] = shoal__env_new(tc, SHOAL_MSG_CAST, 0, from, 0, type,
-                                         p + (done + built) * size, size);
+                                         size != 0 ? p + (done + built) * size : p, size);
             if (envs[built] == NULL)
                 break;
         }

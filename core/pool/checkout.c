@@ -211,6 +211,17 @@ static bool message_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal
         uint64_t now = shoal__now_ns();
         uint32_t i;
         co->recycle_asked = false;
+        if (p->state == SHOAL_POOL_DRAINING) {
+            /* A member made free again after the drain stopped the free
+             * ones (a grant its taker did not live to get): it ends too. */
+            while (co->nfree != 0)
+                shoal__co_stop(ctx, p, co->free_head);
+            return true;
+        }
+        /* Free members past the max (lowered while one of them was out
+         * on a grant that was not delivered) end, as a set does. */
+        while (co->nfree + co->nin_use + co->nstarting > p->spec.max_size && co->nfree != 0)
+            shoal__co_stop(ctx, p, co->free_head);
         shoal__co_recycle(ctx, p, now);
         while (co->qlive != 0 && (i = shoal__co_free_take(ctx, p, now)) != SHOAL_CO_NIL)
             shoal__co_offer(ctx, p, i);

@@ -20,6 +20,12 @@
  * while a thread waits (behind takers that were gone) asks it to serve
  * that thread.
  *
+ * A grant goes after the lock, so it may find its taker gone: the member
+ * is made free again under the lock -- but the pool may have changed
+ * meanwhile (a drain, which stops only the free and starting members, or
+ * a lower max), so that path always asks the actor for a look (again_free),
+ * and the actor stops free members a drain or the max no longer wants.
+ *
  * A hand-off keeps a member's whole cycle (the grant, the consumer's call,
  * the member's turn, the return) on the thread that runs it: the grant
  * makes the taker runnable on this worker's own ring, and the taker's call
@@ -72,6 +78,19 @@ static void ask_recycle(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p
     if (ask)
         shoal__send(rt, tc, SHOAL_PID_NONE, p->g.pid, SHOAL__CHECKOUT_POKE, NULL, 0, true, NULL,
                     NULL);
+}
+
+/* With the lock: member seat i, given and then not delivered (its taker
+ * has ended), is free again. The lock was let go in between, so the actor
+ * is asked for a look at it (the pool may drain or have a lower max now);
+ * true if this holder is to send the POKE. */
+static bool again_free(shoal_checkout_t *co, uint32_t i)
+{
+    shoal__co_seat_ungive(co, i);
+    shoal__co_free_push(co, i);
+    bool poke = !co->recycle_asked;
+    co->recycle_asked = true;
+    return poke;
 }
 
 /* With the lock: whether the actor should be asked for a look now. */
@@ -182,12 +201,10 @@ void shoal__co_take_here(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *
     if (granted != SHOAL_PID_NONE && !shoal__co_grant_send(rt, tc, p, granted, taker, ref)) {
         /* Not delivered (no memory for it: the taker is us): free again. */
         pthread_mutex_lock(&co->lock);
-        if (co->seats[gi].pid == granted && co->seats[gi].state == SHOAL_CO_IN_USE &&
-            co->seats[gi].owner == taker) {
-            shoal__co_seat_ungive(co, gi);
-            shoal__co_free_push(co, gi);
-        }
+        bool poke = co->seats[gi].pid == granted && co->seats[gi].state == SHOAL_CO_IN_USE &&
+                    co->seats[gi].owner == taker && again_free(co, gi);
         shoal__co_unlock(p);
+        ask_recycle(rt, tc, p, poke);
     }
     if (!answered) {
         struct shoal_reply_s reply = {.tc = tc, .env = NULL, .status = status};
@@ -252,14 +269,15 @@ int shoal__co_fast_return(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t 
         s->used_ns = clock_of(&now);
     co->nin_use--;
     shoal_co_taker_t w;
-    bool poke = false;
+    bool poke = false, again = false;
     for (;;) {
         t = first_taker(co);
         if (t == NULL || (t->txn == NULL && t->lease)) {
             /* Free; a thread waiting first (behind takers that were gone)
-             * is the actor's to serve: it is asked to. */
+             * is the actor's to serve: it is asked to, as it is to look at
+             * a member offered again (again_free). */
             shoal__co_free_push(co, i);
-            poke = t != NULL && !co->recycle_asked;
+            poke = (t != NULL || again) && !co->recycle_asked;
             co->recycle_asked |= poke;
             break;
         }
@@ -290,7 +308,14 @@ int shoal__co_fast_return(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t 
         if (co->seats[i].pid != member || co->seats[i].state != SHOAL_CO_IN_USE ||
             co->seats[i].owner != w.from)
             break; /* the member ended meanwhile (its EXIT settled the seat) */
+        if (!co->open) {
+            /* Draining since the lock was let go: no taker is left to
+             * offer it to, and the actor is to stop it. */
+            poke |= again_free(co, i);
+            break;
+        }
         shoal__co_seat_ungive(co, i);
+        again = true;
     }
     shoal__co_unlock(p);
     ask_recycle(rt, tc, p, poke);

@@ -114,7 +114,10 @@ SHOAL_API int shoal_take_group(shoal_ctx_t *ctx, const char *group, uint64_t tim
                                shoal_ref_t *ref);
 /* Gives back a member the running actor took: SHOAL_OK, or SHOAL_EINVAL
  * (it does not hold that member, or `how` is neither SHOAL_RETURN_OK nor
- * SHOAL_RETURN_FAIL). */
+ * SHOAL_RETURN_FAIL). An actor holds a member until it reads the member's
+ * SHOAL_MSG_EXIT: a return of a member that has ended but whose EXIT is
+ * still in the mailbox is SHOAL_OK (nothing is given back: the pool has
+ * replaced it); after the EXIT it is SHOAL_EINVAL. */
 SHOAL_API int shoal_return(shoal_ctx_t *ctx, shoal_pid_t member, int how);
 /* A transaction: the call to `pool` (a checkout pool) goes to one member,
  * exclusively, which is returned when its handler has answered (FAIL if
