@@ -25,260 +25,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "support.h"
+#include "checkout_kit.h"
 
-#define WAIT_S 20.0
-#define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, WAIT_S)
-#define TMO 5000u
-
-enum { T_OK = 1, T_PANIC = 2, T_BLOCK = 3 };
-
-static atomic_int started, handled, mgate, mblocked;
-
-/* ---- the member ------------------------------------------------------------ */
-
-static int m_init(shoal_ctx_t *ctx, void *state, const void *args)
-{
-    (void)ctx;
-    (void)state;
-    (void)args;
-    atomic_fetch_add(&started, 1);
-    return SHOAL_OK;
-}
-
-static int m_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
-{
-    (void)state;
-    if (msg->kind != SHOAL_MSG_CAST || msg->type < T_OK || msg->type > T_BLOCK)
-        return SHOAL_OK; /* alive()'s probe */
-    atomic_fetch_add(&handled, 1);
-    if (msg->type == T_PANIC)
-        shoal_panic(ctx, "member crashes mid-transaction");
-    if (msg->type == T_BLOCK) {
-        atomic_fetch_add(&mblocked, 1);
-        while (!atomic_load(&mgate))
-            shoal_test_nap();
-    }
-    return SHOAL_OK;
-}
-
-static int m_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg, shoal_reply_t *reply)
-{
-    (void)state;
-    atomic_fetch_add(&handled, 1);
-    if (msg->type == T_PANIC)
-        shoal_panic(ctx, "member crashes in a call");
-    shoal_pid_t self = shoal_self(ctx);
-    return shoal_reply_set(reply, msg->type, &self, sizeof self);
-}
-
-static const shoal_behaviour_t member = {
-    .name = "conn", .init = m_init, .handle_message = m_message, .handle_call = m_call};
-
-static shoal_pool_spec_t spec_of(uint32_t init, uint32_t max, uint32_t queue_max)
-{
-    shoal_pool_spec_t s;
-    shoal_pool_spec_init(&s);
-    s.name = "db";
-    s.kind = SHOAL_POOL_KIND_CHECKOUT;
-    s.worker = &member;
-    s.size = init;
-    s.max_size = max;
-    s.checkout.queue_max = queue_max;
-    s.checkout.cull_interval_ms = 0;
-    return s;
-}
-
-static shoal_pid_t start(shoal_runtime_t *rt, uint32_t init, uint32_t max, uint32_t queue_max)
-{
-    shoal_pool_spec_t s = spec_of(init, max, queue_max);
-    shoal_pid_t pool = SHOAL_PID_NONE;
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &pool), SHOAL_OK);
-    return pool;
-}
-
-static shoal_pool_stats_t stats(shoal_runtime_t *rt, shoal_pid_t pool)
-{
-    shoal_pool_stats_t st = shoal_test_pool_stats(rt, pool);
-    CU_ASSERT_EQUAL(st.in_use + st.free + st.starting, st.pool_size);
-    return st;
-}
-
-static bool alive(shoal_runtime_t *rt, shoal_pid_t pid)
-{
-    return shoal_runtime_send_priority(rt, pid, 999, NULL, 0) == SHOAL_OK;
-}
-
-/* ---- the consumer: does what it is told, records what it got ---------------- */
-
-enum {
-    C_TRY = 1,    /* try_take */
-    C_TAKE,       /* shoal_take(timeout) */
-    C_RETURN,     /* shoal_return(member or what it got, how) */
-    C_TAKE_PANIC, /* shoal_take, then panic in the same turn */
-    C_TAKE_BLOCK_PANIC /* shoal_take, then wait for its gate, then panic */,
-    C_BLOCK_RETURN, /* wait for its gate, then shoal_return(what it got, how) */
-    C_PANIC,
-};
-
-#define NC 8
-
-static atomic_int try_rc[NC], take_rc[NC], return_rc[NC], grants[NC], answers[NC],
-    answer_status[NC], stage[NC], cgate[NC], exits[NC];
-static _Atomic shoal_pid_t got[NC], exit_from[NC];
-
-typedef struct {
-    int what, how;
-    shoal_pid_t pool, member;
-    uint64_t timeout_ms;
-} order_t;
-
-typedef struct {
-    int i;
-} consumer_t;
-
-static void reset(void)
-{
-    atomic_store(&started, 0);
-    atomic_store(&handled, 0);
-    atomic_store(&mgate, 0);
-    atomic_store(&mblocked, 0);
-    for (int i = 0; i < NC; i++) {
-        atomic_store(&try_rc[i], 99);
-        atomic_store(&take_rc[i], 99);
-        atomic_store(&return_rc[i], 99);
-        atomic_store(&grants[i], 0);
-        atomic_store(&answers[i], 0);
-        atomic_store(&answer_status[i], 99);
-        atomic_store(&stage[i], 0);
-        atomic_store(&cgate[i], 0);
-        atomic_store(&exits[i], 0);
-        atomic_store(&got[i], SHOAL_PID_NONE);
-        atomic_store(&exit_from[i], SHOAL_PID_NONE);
-    }
-}
-
-static int c_init(shoal_ctx_t *ctx, void *state, const void *args)
-{
-    (void)ctx;
-    ((consumer_t *)state)->i = *(const int *)args;
-    return SHOAL_OK;
-}
-
-static void wait_gate(int i)
-{
-    atomic_store(&stage[i], 1);
-    while (!atomic_load(&cgate[i]))
-        shoal_test_nap();
-}
-
-static int c_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
-{
-    int i = ((consumer_t *)state)->i;
-    if (msg->kind == SHOAL_MSG_REPLY) {
-        atomic_store(&answer_status[i], msg->status);
-        if (msg->status == SHOAL_OK && msg->type == SHOAL_CHECKOUT_MEMBER) {
-            shoal_checkout_member_t g;
-            memcpy(&g, msg->data, sizeof g);
-            atomic_store(&got[i], g.member);
-            atomic_fetch_add(&grants[i], 1);
-        }
-        atomic_fetch_add(&answers[i], 1);
-        return SHOAL_OK;
-    }
-    if (msg->kind == SHOAL_MSG_EXIT) {
-        atomic_store(&exit_from[i], msg->from);
-        atomic_fetch_add(&exits[i], 1);
-        return SHOAL_OK;
-    }
-    if (msg->kind != SHOAL_MSG_CAST || msg->size != sizeof(order_t))
-        return SHOAL_OK;
-    order_t o;
-    memcpy(&o, msg->data, sizeof o);
-    shoal_ref_t ref;
-    switch (o.what) {
-    case C_TRY: {
-        shoal_pid_t m = SHOAL_PID_NONE;
-        int rc = shoal_try_take(ctx, o.pool, &m);
-        if (rc == SHOAL_OK)
-            atomic_store(&got[i], m);
-        atomic_store(&try_rc[i], rc);
-        break;
-    }
-    case C_TAKE:
-        atomic_store(&take_rc[i], shoal_take(ctx, o.pool, o.timeout_ms, &ref));
-        break;
-    case C_RETURN: {
-        shoal_pid_t m = o.member != SHOAL_PID_NONE ? o.member : atomic_load(&got[i]);
-        atomic_store(&return_rc[i], shoal_return(ctx, m, o.how));
-        break;
-    }
-    case C_TAKE_PANIC:
-        atomic_store(&take_rc[i], shoal_take(ctx, o.pool, o.timeout_ms, &ref));
-        shoal_panic(ctx, "consumer crashes right after its take");
-    case C_TAKE_BLOCK_PANIC:
-        atomic_store(&take_rc[i], shoal_take(ctx, o.pool, o.timeout_ms, &ref));
-        wait_gate(i);
-        shoal_panic(ctx, "consumer crashes with its grant unread");
-    case C_BLOCK_RETURN:
-        wait_gate(i);
-        atomic_store(&return_rc[i], shoal_return(ctx, atomic_load(&got[i]), o.how));
-        break;
-    case C_PANIC:
-        shoal_panic(ctx, "consumer crashes");
-    default:
-        break;
-    }
-    return SHOAL_OK;
-}
-
-static const shoal_behaviour_t consumer = {.name = "consumer",
-                                           .state_size = sizeof(consumer_t),
-                                           .init = c_init,
-                                           .handle_message = c_message};
-
-static shoal_pid_t spawn_consumer(shoal_runtime_t *rt, int i)
-{
-    static int idx[NC];
-    idx[i] = i;
-    shoal_pid_t c;
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &consumer, &idx[i], NULL, &c), SHOAL_OK);
-    return c;
-}
-
-static void tell(shoal_runtime_t *rt, shoal_pid_t c, order_t o)
-{
-    CU_ASSERT_EQUAL(shoal_runtime_send(rt, c, 1, &o, sizeof o), SHOAL_OK);
-}
-
-static int try_take(shoal_runtime_t *rt, shoal_pid_t c, int i, shoal_pid_t pool)
-{
-    atomic_store(&try_rc[i], 99);
-    tell(rt, c, (order_t){.what = C_TRY, .pool = pool});
-    WAIT_UNTIL(atomic_load(&try_rc[i]) != 99);
-    return atomic_load(&try_rc[i]);
-}
-
-static int take(shoal_runtime_t *rt, shoal_pid_t c, int i, shoal_pid_t pool, uint64_t tmo)
-{
-    atomic_store(&take_rc[i], 99);
-    tell(rt, c, (order_t){.what = C_TAKE, .pool = pool, .timeout_ms = tmo});
-    WAIT_UNTIL(atomic_load(&take_rc[i]) != 99);
-    return atomic_load(&take_rc[i]);
-}
-
-static int give_back(shoal_runtime_t *rt, shoal_pid_t c, int i, shoal_pid_t m, int how)
-{
-    atomic_store(&return_rc[i], 99);
-    tell(rt, c, (order_t){.what = C_RETURN, .member = m, .how = how});
-    WAIT_UNTIL(atomic_load(&return_rc[i]) != 99);
-    return atomic_load(&return_rc[i]);
-}
-
-static bool dead(shoal_runtime_t *rt, shoal_pid_t c)
-{
-    return shoal_runtime_send(rt, c, 0, NULL, 0) == SHOAL_ENOPROC;
-}
+#define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, CK_WAIT_S)
 
 /* ---- consumers that crash around a grant ------------------------------------- */
 
@@ -286,23 +35,23 @@ static bool dead(shoal_runtime_t *rt, shoal_pid_t c)
  * turn: the grant was never read, so the member goes back as it is. */
 static void crash_with_an_immediate_grant_unread(void)
 {
-    reset();
+    ck_reset();
     shoal_runtime_t *rt = shoal_test_runtime(4);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-    shoal_pid_t pool = start(rt, 1, 1, 8);
-    shoal_pid_t t = spawn_consumer(rt, 0), b = spawn_consumer(rt, 1);
-    tell(rt, t, (order_t){.what = C_TAKE_PANIC, .pool = pool, .timeout_ms = TMO});
-    WAIT_UNTIL(dead(rt, t) && stats(rt, pool).free == 1);
+    shoal_pid_t pool = ck_start(rt, 1, 1, 8);
+    shoal_pid_t t = ck_spawn_consumer(rt, 0), b = ck_spawn_consumer(rt, 1);
+    ck_tell(rt, t, (ck_order_t){.what = C_TAKE_PANIC, .pool = pool, .timeout_ms = CK_TMO});
+    WAIT_UNTIL(ck_dead(rt, t) && ck_stats(rt, pool).free == 1);
     CU_ASSERT_EQUAL(atomic_load(&take_rc[0]), SHOAL_OK);
-    shoal_pool_stats_t st = stats(rt, pool);
+    shoal_pool_stats_t st = ck_stats(rt, pool);
     CU_ASSERT_EQUAL(st.takes, 1);
     CU_ASSERT_EQUAL(st.returned_ok, 1);
     CU_ASSERT_EQUAL(st.killed_in_use, 0);
     CU_ASSERT_EQUAL(st.in_use, 0);
     CU_ASSERT_EQUAL(st.free, 1);
-    CU_ASSERT_EQUAL(atomic_load(&started), 1); /* not replaced: never seen */
-    CU_ASSERT_EQUAL(try_take(rt, b, 1, pool), SHOAL_OK);
-    CU_ASSERT_EQUAL(give_back(rt, b, 1, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&ck_started), 1); /* not replaced: never seen */
+    CU_ASSERT_EQUAL(ck_try_take(rt, b, 1, pool), SHOAL_OK);
+    CU_ASSERT_EQUAL(ck_give_back(rt, b, 1, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_OK);
     shoal_runtime_destroy(rt);
 }
 
@@ -310,32 +59,32 @@ static void crash_with_an_immediate_grant_unread(void)
  * grant waits in its mailbox), then it panics. */
 static void crash_with_a_handed_over_grant_unread(void)
 {
-    reset();
+    ck_reset();
     shoal_runtime_t *rt = shoal_test_runtime(4);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-    shoal_pid_t pool = start(rt, 1, 1, 8);
-    shoal_pid_t h = spawn_consumer(rt, 0), t = spawn_consumer(rt, 1);
-    CU_ASSERT_EQUAL_FATAL(try_take(rt, h, 0, pool), SHOAL_OK);
-    tell(rt, t, (order_t){.what = C_TAKE_BLOCK_PANIC, .pool = pool, .timeout_ms = TMO});
+    shoal_pid_t pool = ck_start(rt, 1, 1, 8);
+    shoal_pid_t h = ck_spawn_consumer(rt, 0), t = ck_spawn_consumer(rt, 1);
+    CU_ASSERT_EQUAL_FATAL(ck_try_take(rt, h, 0, pool), SHOAL_OK);
+    ck_tell(rt, t, (ck_order_t){.what = C_TAKE_BLOCK_PANIC, .pool = pool, .timeout_ms = CK_TMO});
     WAIT_UNTIL(atomic_load(&stage[1]) == 1);
     CU_ASSERT_EQUAL(atomic_load(&take_rc[1]), SHOAL_OK);
-    CU_ASSERT_EQUAL(stats(rt, pool).queued, 1);
-    CU_ASSERT_EQUAL(give_back(rt, h, 0, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_OK);
-    WAIT_UNTIL(stats(rt, pool).takes == 2);
-    shoal_pool_stats_t st = stats(rt, pool);
+    CU_ASSERT_EQUAL(ck_stats(rt, pool).queued, 1);
+    CU_ASSERT_EQUAL(ck_give_back(rt, h, 0, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_OK);
+    WAIT_UNTIL(ck_stats(rt, pool).takes == 2);
+    shoal_pool_stats_t st = ck_stats(rt, pool);
     CU_ASSERT_EQUAL(st.takes, 2);
     CU_ASSERT_EQUAL(st.in_use, 1); /* t's now, though it has not read it */
     CU_ASSERT_EQUAL(st.queued, 0);
     atomic_store(&cgate[1], 1);
-    WAIT_UNTIL(dead(rt, t) && stats(rt, pool).free == 1);
-    st = stats(rt, pool);
+    WAIT_UNTIL(ck_dead(rt, t) && ck_stats(rt, pool).free == 1);
+    st = ck_stats(rt, pool);
     CU_ASSERT_EQUAL(st.takes, 2);
     CU_ASSERT_EQUAL(st.returned_ok, 2);
     CU_ASSERT_EQUAL(st.killed_in_use, 0);
     CU_ASSERT_EQUAL(st.in_use, 0);
     CU_ASSERT_EQUAL(st.free, 1);
-    CU_ASSERT_EQUAL(atomic_load(&started), 1);
-    CU_ASSERT_EQUAL(try_take(rt, h, 0, pool), SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&ck_started), 1);
+    CU_ASSERT_EQUAL(ck_try_take(rt, h, 0, pool), SHOAL_OK);
     shoal_runtime_destroy(rt);
 }
 
@@ -344,47 +93,48 @@ static void crash_with_a_handed_over_grant_unread(void)
  * entries do not block it until their deadline). */
 static void crashed_takers_in_the_queue_are_skipped(void)
 {
-    reset();
+    ck_reset();
     shoal_runtime_t *rt = shoal_test_runtime(4);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-    shoal_pid_t pool = start(rt, 1, 1, 8);
-    shoal_pid_t h = spawn_consumer(rt, 0), d1 = spawn_consumer(rt, 1), d2 = spawn_consumer(rt, 2),
-                l = spawn_consumer(rt, 3), x = spawn_consumer(rt, 4);
-    CU_ASSERT_EQUAL_FATAL(try_take(rt, h, 0, pool), SHOAL_OK);
+    shoal_pid_t pool = ck_start(rt, 1, 1, 8);
+    shoal_pid_t h = ck_spawn_consumer(rt, 0), d1 = ck_spawn_consumer(rt, 1),
+                d2 = ck_spawn_consumer(rt, 2), l = ck_spawn_consumer(rt, 3),
+                x = ck_spawn_consumer(rt, 4);
+    CU_ASSERT_EQUAL_FATAL(ck_try_take(rt, h, 0, pool), SHOAL_OK);
     shoal_pid_t m = atomic_load(&got[0]);
-    tell(rt, d1, (order_t){.what = C_TAKE_PANIC, .pool = pool, .timeout_ms = 60000});
-    WAIT_UNTIL(dead(rt, d1));
-    tell(rt, d2, (order_t){.what = C_TAKE_PANIC, .pool = pool, .timeout_ms = 60000});
-    WAIT_UNTIL(dead(rt, d2));
-    CU_ASSERT_EQUAL(take(rt, l, 3, pool, 60000), SHOAL_OK);
-    WAIT_UNTIL(stats(rt, pool).queued == 3);
-    CU_ASSERT_EQUAL(stats(rt, pool).queued, 3); /* the dead ones still counted */
-    CU_ASSERT_EQUAL(give_back(rt, h, 0, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_OK);
+    ck_tell(rt, d1, (ck_order_t){.what = C_TAKE_PANIC, .pool = pool, .timeout_ms = 60000});
+    WAIT_UNTIL(ck_dead(rt, d1));
+    ck_tell(rt, d2, (ck_order_t){.what = C_TAKE_PANIC, .pool = pool, .timeout_ms = 60000});
+    WAIT_UNTIL(ck_dead(rt, d2));
+    CU_ASSERT_EQUAL(ck_take(rt, l, 3, pool, 60000), SHOAL_OK);
+    WAIT_UNTIL(ck_stats(rt, pool).queued == 3);
+    CU_ASSERT_EQUAL(ck_stats(rt, pool).queued, 3); /* the dead ones still counted */
+    CU_ASSERT_EQUAL(ck_give_back(rt, h, 0, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_OK);
     WAIT_UNTIL(atomic_load(&grants[3]) == 1);
     CU_ASSERT_EQUAL(atomic_load(&got[3]), m);
-    shoal_pool_stats_t st = stats(rt, pool);
+    shoal_pool_stats_t st = ck_stats(rt, pool);
     CU_ASSERT_EQUAL(st.takes, 2);
     CU_ASSERT_EQUAL(st.queued, 0);
     CU_ASSERT_EQUAL(st.in_use, 1);
     CU_ASSERT_EQUAL(st.free, 0);
     /* Dead takers only: the member comes back free. */
-    shoal_pid_t d3 = spawn_consumer(rt, 5);
-    tell(rt, d3, (order_t){.what = C_TAKE_PANIC, .pool = pool, .timeout_ms = 60000});
-    WAIT_UNTIL(dead(rt, d3));
-    CU_ASSERT_EQUAL(give_back(rt, l, 3, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_OK);
-    WAIT_UNTIL(stats(rt, pool).free == 1);
-    st = stats(rt, pool);
+    shoal_pid_t d3 = ck_spawn_consumer(rt, 5);
+    ck_tell(rt, d3, (ck_order_t){.what = C_TAKE_PANIC, .pool = pool, .timeout_ms = 60000});
+    WAIT_UNTIL(ck_dead(rt, d3));
+    CU_ASSERT_EQUAL(ck_give_back(rt, l, 3, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_OK);
+    WAIT_UNTIL(ck_stats(rt, pool).free == 1);
+    st = ck_stats(rt, pool);
     CU_ASSERT_EQUAL(st.free, 1);
     CU_ASSERT_EQUAL(st.in_use, 0);
     CU_ASSERT_EQUAL(st.queued, 0);
-    CU_ASSERT_EQUAL(try_take(rt, x, 4, pool), SHOAL_OK);
+    CU_ASSERT_EQUAL(ck_try_take(rt, x, 4, pool), SHOAL_OK);
     CU_ASSERT_EQUAL(atomic_load(&got[4]), m);
-    st = stats(rt, pool);
+    st = ck_stats(rt, pool);
     CU_ASSERT_EQUAL(st.takes, 3);
     CU_ASSERT_EQUAL(st.returned_ok, 2);
     CU_ASSERT_EQUAL(st.killed_in_use, 0);
     CU_ASSERT_EQUAL(st.take_timeouts, 0);
-    CU_ASSERT_EQUAL(atomic_load(&started), 1);
+    CU_ASSERT_EQUAL(atomic_load(&ck_started), 1);
     shoal_runtime_destroy(rt);
 }
 
@@ -392,51 +142,51 @@ static void crashed_takers_in_the_queue_are_skipped(void)
 
 static void returns_one_may_not_make(void)
 {
-    reset();
+    ck_reset();
     shoal_runtime_t *rt = shoal_test_runtime(2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-    shoal_pid_t pool = start(rt, 1, 1, 8);
-    shoal_pid_t a = spawn_consumer(rt, 0), b = spawn_consumer(rt, 1);
-    CU_ASSERT_EQUAL_FATAL(try_take(rt, a, 0, pool), SHOAL_OK);
+    shoal_pid_t pool = ck_start(rt, 1, 1, 8);
+    shoal_pid_t a = ck_spawn_consumer(rt, 0), b = ck_spawn_consumer(rt, 1);
+    CU_ASSERT_EQUAL_FATAL(ck_try_take(rt, a, 0, pool), SHOAL_OK);
     shoal_pid_t m = atomic_load(&got[0]);
-    CU_ASSERT_EQUAL(give_back(rt, b, 1, m, SHOAL_RETURN_OK), SHOAL_EINVAL);   /* not b's */
-    CU_ASSERT_EQUAL(give_back(rt, b, 1, m, SHOAL_RETURN_FAIL), SHOAL_EINVAL); /* not b's */
-    CU_ASSERT_EQUAL(give_back(rt, a, 0, m, 7), SHOAL_EINVAL);                 /* bad how */
-    CU_ASSERT_EQUAL(give_back(rt, a, 0, m, -1), SHOAL_EINVAL);
-    CU_ASSERT_EQUAL(give_back(rt, a, 0, pool, SHOAL_RETURN_OK), SHOAL_EINVAL); /* the pool */
-    CU_ASSERT_EQUAL(give_back(rt, a, 0, a, SHOAL_RETURN_OK), SHOAL_EINVAL);    /* itself */
-    shoal_pool_stats_t st = stats(rt, pool);
+    CU_ASSERT_EQUAL(ck_give_back(rt, b, 1, m, SHOAL_RETURN_OK), SHOAL_EINVAL);   /* not b's */
+    CU_ASSERT_EQUAL(ck_give_back(rt, b, 1, m, SHOAL_RETURN_FAIL), SHOAL_EINVAL); /* not b's */
+    CU_ASSERT_EQUAL(ck_give_back(rt, a, 0, m, 7), SHOAL_EINVAL);                 /* bad how */
+    CU_ASSERT_EQUAL(ck_give_back(rt, a, 0, m, -1), SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(ck_give_back(rt, a, 0, pool, SHOAL_RETURN_OK), SHOAL_EINVAL); /* the pool */
+    CU_ASSERT_EQUAL(ck_give_back(rt, a, 0, a, SHOAL_RETURN_OK), SHOAL_EINVAL);    /* itself */
+    shoal_pool_stats_t st = ck_stats(rt, pool);
     CU_ASSERT_EQUAL(st.in_use, 1); /* still a's */
     CU_ASSERT_EQUAL(st.returned_ok, 0);
     CU_ASSERT_EQUAL(st.returned_fail, 0);
-    CU_ASSERT_EQUAL(give_back(rt, a, 0, m, SHOAL_RETURN_OK), SHOAL_OK);
-    CU_ASSERT_EQUAL(give_back(rt, a, 0, m, SHOAL_RETURN_OK), SHOAL_EINVAL); /* twice */
-    CU_ASSERT_EQUAL(give_back(rt, a, 0, m, SHOAL_RETURN_FAIL), SHOAL_EINVAL);
-    st = stats(rt, pool);
+    CU_ASSERT_EQUAL(ck_give_back(rt, a, 0, m, SHOAL_RETURN_OK), SHOAL_OK);
+    CU_ASSERT_EQUAL(ck_give_back(rt, a, 0, m, SHOAL_RETURN_OK), SHOAL_EINVAL); /* twice */
+    CU_ASSERT_EQUAL(ck_give_back(rt, a, 0, m, SHOAL_RETURN_FAIL), SHOAL_EINVAL);
+    st = ck_stats(rt, pool);
     CU_ASSERT_EQUAL(st.returned_ok, 1);
     CU_ASSERT_EQUAL(st.returned_fail, 0);
     CU_ASSERT_EQUAL(st.free, 1);
     /* b holds it now: a, which held it before, cannot give it back. */
-    CU_ASSERT_EQUAL(try_take(rt, b, 1, pool), SHOAL_OK);
+    CU_ASSERT_EQUAL(ck_try_take(rt, b, 1, pool), SHOAL_OK);
     CU_ASSERT_EQUAL(atomic_load(&got[1]), m);
-    CU_ASSERT_EQUAL(give_back(rt, a, 0, m, SHOAL_RETURN_OK), SHOAL_EINVAL);
-    CU_ASSERT_EQUAL(give_back(rt, a, 0, m, SHOAL_RETURN_FAIL), SHOAL_EINVAL);
-    st = stats(rt, pool);
+    CU_ASSERT_EQUAL(ck_give_back(rt, a, 0, m, SHOAL_RETURN_OK), SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(ck_give_back(rt, a, 0, m, SHOAL_RETURN_FAIL), SHOAL_EINVAL);
+    st = ck_stats(rt, pool);
     CU_ASSERT_EQUAL(st.in_use, 1);
     CU_ASSERT_EQUAL(st.returned_ok, 1);
-    CU_ASSERT_TRUE(alive(rt, m));
+    CU_ASSERT_TRUE(ck_alive(rt, m));
     /* b's FAIL: destroyed, replaced; twice is refused. */
-    CU_ASSERT_EQUAL(give_back(rt, b, 1, m, SHOAL_RETURN_FAIL), SHOAL_OK);
-    CU_ASSERT_EQUAL(give_back(rt, b, 1, m, SHOAL_RETURN_FAIL), SHOAL_EINVAL);
-    WAIT_UNTIL(atomic_load(&started) == 2 && stats(rt, pool).free == 1);
-    st = stats(rt, pool);
+    CU_ASSERT_EQUAL(ck_give_back(rt, b, 1, m, SHOAL_RETURN_FAIL), SHOAL_OK);
+    CU_ASSERT_EQUAL(ck_give_back(rt, b, 1, m, SHOAL_RETURN_FAIL), SHOAL_EINVAL);
+    WAIT_UNTIL(atomic_load(&ck_started) == 2 && ck_stats(rt, pool).free == 1);
+    st = ck_stats(rt, pool);
     CU_ASSERT_EQUAL(st.returned_fail, 1);
     CU_ASSERT_EQUAL(st.returned_ok, 1);
     CU_ASSERT_EQUAL(st.takes, 2);
     CU_ASSERT_EQUAL(st.free, 1);
     CU_ASSERT_EQUAL(st.in_use, 0);
-    CU_ASSERT_EQUAL(atomic_load(&started), 2);
-    CU_ASSERT_FALSE(alive(rt, m));
+    CU_ASSERT_EQUAL(atomic_load(&ck_started), 2);
+    CU_ASSERT_FALSE(ck_alive(rt, m));
     shoal_runtime_destroy(rt);
 }
 
@@ -447,35 +197,35 @@ static void return_after_the_member_crashed(void)
 {
     for (int round = 0; round < 2; round++) {
         int how = round == 0 ? SHOAL_RETURN_OK : SHOAL_RETURN_FAIL;
-        reset();
+        ck_reset();
         shoal_runtime_t *rt = shoal_test_runtime(4);
         CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-        shoal_pid_t pool = start(rt, 1, 1, 8);
-        shoal_pid_t a = spawn_consumer(rt, 0);
-        CU_ASSERT_EQUAL_FATAL(try_take(rt, a, 0, pool), SHOAL_OK);
+        shoal_pid_t pool = ck_start(rt, 1, 1, 8);
+        shoal_pid_t a = ck_spawn_consumer(rt, 0);
+        CU_ASSERT_EQUAL_FATAL(ck_try_take(rt, a, 0, pool), SHOAL_OK);
         shoal_pid_t m = atomic_load(&got[0]);
-        tell(rt, a, (order_t){.what = C_BLOCK_RETURN, .how = how});
+        ck_tell(rt, a, (ck_order_t){.what = C_BLOCK_RETURN, .how = how});
         WAIT_UNTIL(atomic_load(&stage[0]) == 1);
         CU_ASSERT_EQUAL(shoal_runtime_send(rt, m, T_PANIC, NULL, 0), SHOAL_OK);
-        WAIT_UNTIL(stats(rt, pool).killed_in_use == 1 && stats(rt, pool).free == 1);
+        WAIT_UNTIL(ck_stats(rt, pool).killed_in_use == 1 && ck_stats(rt, pool).free == 1);
         atomic_store(&cgate[0], 1);
         WAIT_UNTIL(atomic_load(&return_rc[0]) != 99 && atomic_load(&exits[0]) == 1);
         /* It still held it when it returned (the EXIT unread): nothing to
          * give back, said OK. */
         CU_ASSERT_EQUAL(atomic_load(&return_rc[0]), SHOAL_OK);
         CU_ASSERT_EQUAL(atomic_load(&exit_from[0]), m);
-        CU_ASSERT_EQUAL(give_back(rt, a, 0, m, how), SHOAL_EINVAL); /* now it knows */
-        shoal_pool_stats_t st = stats(rt, pool);
+        CU_ASSERT_EQUAL(ck_give_back(rt, a, 0, m, how), SHOAL_EINVAL); /* now it knows */
+        shoal_pool_stats_t st = ck_stats(rt, pool);
         CU_ASSERT_EQUAL(st.killed_in_use, 1);
         CU_ASSERT_EQUAL(st.killed_free, 0);
         CU_ASSERT_EQUAL(st.returned_ok, 0);
         CU_ASSERT_EQUAL(st.returned_fail, 0);
         CU_ASSERT_EQUAL(st.free, 1);
         CU_ASSERT_EQUAL(st.in_use, 0);
-        CU_ASSERT_EQUAL(atomic_load(&started), 2); /* one replacement, untouched */
-        CU_ASSERT_EQUAL(try_take(rt, a, 0, pool), SHOAL_OK);
+        CU_ASSERT_EQUAL(atomic_load(&ck_started), 2); /* one replacement, untouched */
+        CU_ASSERT_EQUAL(ck_try_take(rt, a, 0, pool), SHOAL_OK);
         CU_ASSERT_NOT_EQUAL(atomic_load(&got[0]), m);
-        CU_ASSERT_TRUE(alive(rt, atomic_load(&got[0])));
+        CU_ASSERT_TRUE(ck_alive(rt, atomic_load(&got[0])));
         shoal_runtime_destroy(rt);
     }
 }
@@ -487,10 +237,10 @@ static void return_after_the_member_crashed(void)
 
 static void members_crash_mid_transaction(void)
 {
-    reset();
+    ck_reset();
     shoal_runtime_t *rt = shoal_test_runtime(4);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-    shoal_pid_t pool = start(rt, 2, 3, 512);
+    shoal_pid_t pool = ck_start(rt, 2, 3, 512);
     int npanic = 0;
     for (int k = 0; k < TXN_N; k++) {
         bool p = k % TXN_EVERY == TXN_EVERY - 1;
@@ -499,7 +249,7 @@ static void members_crash_mid_transaction(void)
     }
     /* And a call that crashes its member: answered, not hung. */
     shoal_answer_t ans;
-    int rc = shoal_runtime_checkout_call(rt, pool, T_PANIC, NULL, 0, TMO, &ans);
+    int rc = shoal_runtime_checkout_call(rt, pool, T_PANIC, NULL, 0, CK_TMO, &ans);
     bool answered = rc == SHOAL_OK && ans.status != SHOAL_OK;
     if (rc == SHOAL_OK)
         shoal_answer_release(&ans);
@@ -508,11 +258,11 @@ static void members_crash_mid_transaction(void)
     CU_ASSERT_TRUE(answered);
     npanic++;
     int total = TXN_N + 1;
-    WAIT_UNTIL(atomic_load(&handled) == total && stats(rt, pool).in_use == 0 &&
-               stats(rt, pool).starting == 0 &&
-               atomic_load(&started) == (int)stats(rt, pool).pool_size + npanic);
-    shoal_pool_stats_t st = stats(rt, pool);
-    CU_ASSERT_EQUAL(atomic_load(&handled), total);
+    WAIT_UNTIL(atomic_load(&ck_handled) == total && ck_stats(rt, pool).in_use == 0 &&
+               ck_stats(rt, pool).starting == 0 &&
+               atomic_load(&ck_started) == (int)ck_stats(rt, pool).pool_size + npanic);
+    shoal_pool_stats_t st = ck_stats(rt, pool);
+    CU_ASSERT_EQUAL(atomic_load(&ck_handled), total);
     CU_ASSERT_EQUAL(st.takes, (uint64_t)total);
     CU_ASSERT_EQUAL(st.returned_ok, (uint64_t)(total - npanic));
     CU_ASSERT_EQUAL(st.returned_fail + st.killed_in_use, (uint64_t)npanic);
@@ -524,7 +274,7 @@ static void members_crash_mid_transaction(void)
     CU_ASSERT_EQUAL(st.queued, 0);
     CU_ASSERT_EQUAL(st.in_use, 0);
     CU_ASSERT_TRUE(st.pool_size >= 2 && st.pool_size <= 3);
-    CU_ASSERT_EQUAL((uint64_t)atomic_load(&started), st.pool_size + (uint64_t)npanic);
+    CU_ASSERT_EQUAL((uint64_t)atomic_load(&ck_started), st.pool_size + (uint64_t)npanic);
     if (st.returned_ok != (uint64_t)(total - npanic) || st.takes != (uint64_t)total)
         fprintf(stderr, "\ntakes %llu ok %llu fail %llu killed %llu handled %llu failed %llu\n",
                 (unsigned long long)st.takes, (unsigned long long)st.returned_ok,
@@ -537,56 +287,56 @@ static void members_crash_mid_transaction(void)
 
 static void settings_changed_while_takers_wait(void)
 {
-    reset();
+    ck_reset();
     shoal_runtime_t *rt = shoal_test_runtime(4);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-    shoal_pool_spec_t s = spec_of(1, 1, 8);
+    shoal_pool_spec_t s = ck_spec(1, 1, 8);
     shoal_pid_t pool = SHOAL_PID_NONE;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &pool), SHOAL_OK);
-    shoal_pid_t h = spawn_consumer(rt, 0), c[3];
-    CU_ASSERT_EQUAL_FATAL(try_take(rt, h, 0, pool), SHOAL_OK);
+    shoal_pid_t h = ck_spawn_consumer(rt, 0), c[3];
+    CU_ASSERT_EQUAL_FATAL(ck_try_take(rt, h, 0, pool), SHOAL_OK);
     for (int k = 0; k < 3; k++) {
-        c[k] = spawn_consumer(rt, k + 1);
-        CU_ASSERT_EQUAL(take(rt, c[k], k + 1, pool, 60000), SHOAL_OK);
-        WAIT_UNTIL(stats(rt, pool).queued == (uint32_t)k + 1);
+        c[k] = ck_spawn_consumer(rt, k + 1);
+        CU_ASSERT_EQUAL(ck_take(rt, c[k], k + 1, pool, 60000), SHOAL_OK);
+        WAIT_UNTIL(ck_stats(rt, pool).queued == (uint32_t)k + 1);
     }
     /* max 1 -> 3: two members start, for the first two waiting. */
     shoal_pool_checkout_update_t u = {1, 3, s.checkout};
-    CU_ASSERT_EQUAL(shoal_pool_set_checkout(rt, pool, &u, TMO), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_pool_set_checkout(rt, pool, &u, CK_TMO), SHOAL_OK);
     WAIT_UNTIL(atomic_load(&grants[1]) == 1 && atomic_load(&grants[2]) == 1);
     CU_ASSERT_EQUAL(atomic_load(&grants[1]), 1);
     CU_ASSERT_EQUAL(atomic_load(&grants[2]), 1);
     CU_ASSERT_EQUAL(atomic_load(&grants[3]), 0);
-    shoal_pool_stats_t st = stats(rt, pool);
+    shoal_pool_stats_t st = ck_stats(rt, pool);
     CU_ASSERT_EQUAL(st.in_use, 3);
     CU_ASSERT_EQUAL(st.queued, 1);
     /* queue_max 8 -> 0: the one still waiting is refused. */
     u.checkout.queue_max = 0;
-    CU_ASSERT_EQUAL(shoal_pool_set_checkout(rt, pool, &u, TMO), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_pool_set_checkout(rt, pool, &u, CK_TMO), SHOAL_OK);
     WAIT_UNTIL(atomic_load(&answers[3]) == 1);
     CU_ASSERT_EQUAL(atomic_load(&answer_status[3]), SHOAL_ENOMEMBERS);
-    st = stats(rt, pool);
+    st = ck_stats(rt, pool);
     CU_ASSERT_EQUAL(st.queued, 0);
     CU_ASSERT_EQUAL(st.error_no_members, 1);
     /* A take now cannot wait at all. */
-    CU_ASSERT_EQUAL(take(rt, c[2], 3, pool, 60000), SHOAL_OK);
+    CU_ASSERT_EQUAL(ck_take(rt, c[2], 3, pool, 60000), SHOAL_OK);
     WAIT_UNTIL(atomic_load(&answers[3]) == 2);
     CU_ASSERT_EQUAL(atomic_load(&answer_status[3]), SHOAL_ENOMEMBERS);
-    CU_ASSERT_EQUAL(stats(rt, pool).error_no_members, 2);
+    CU_ASSERT_EQUAL(ck_stats(rt, pool).error_no_members, 2);
     /* max 3 -> 1 with all three in use: none touched; the first two given
      * back end (culled), the last stays. */
     u = (shoal_pool_checkout_update_t){1, 1, s.checkout};
-    CU_ASSERT_EQUAL(shoal_pool_set_checkout(rt, pool, &u, TMO), SHOAL_OK);
-    st = stats(rt, pool);
+    CU_ASSERT_EQUAL(shoal_pool_set_checkout(rt, pool, &u, CK_TMO), SHOAL_OK);
+    st = ck_stats(rt, pool);
     CU_ASSERT_EQUAL(st.in_use, 3);
     CU_ASSERT_EQUAL(st.culled, 0);
-    CU_ASSERT_EQUAL(give_back(rt, h, 0, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_OK);
-    WAIT_UNTIL(stats(rt, pool).culled == 1 && stats(rt, pool).pool_size == 2);
-    CU_ASSERT_EQUAL(give_back(rt, c[0], 1, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_OK);
-    WAIT_UNTIL(stats(rt, pool).culled == 2 && stats(rt, pool).pool_size == 1);
-    CU_ASSERT_EQUAL(give_back(rt, c[1], 2, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_OK);
-    WAIT_UNTIL(stats(rt, pool).free == 1);
-    st = stats(rt, pool);
+    CU_ASSERT_EQUAL(ck_give_back(rt, h, 0, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_OK);
+    WAIT_UNTIL(ck_stats(rt, pool).culled == 1 && ck_stats(rt, pool).pool_size == 2);
+    CU_ASSERT_EQUAL(ck_give_back(rt, c[0], 1, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_OK);
+    WAIT_UNTIL(ck_stats(rt, pool).culled == 2 && ck_stats(rt, pool).pool_size == 1);
+    CU_ASSERT_EQUAL(ck_give_back(rt, c[1], 2, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_OK);
+    WAIT_UNTIL(ck_stats(rt, pool).free == 1);
+    st = ck_stats(rt, pool);
     CU_ASSERT_EQUAL(st.culled, 2);
     CU_ASSERT_EQUAL(st.free, 1);
     CU_ASSERT_EQUAL(st.in_use, 0);
@@ -594,7 +344,7 @@ static void settings_changed_while_takers_wait(void)
     CU_ASSERT_EQUAL(st.takes, 3);
     CU_ASSERT_EQUAL(st.returned_ok, 3);
     CU_ASSERT_EQUAL(st.max_size, 1);
-    CU_ASSERT_EQUAL(atomic_load(&started), 3);
+    CU_ASSERT_EQUAL(atomic_load(&ck_started), 3);
     shoal_runtime_destroy(rt);
 }
 
@@ -633,26 +383,26 @@ static void *drain_main(void *arg)
 
 static void drain_while_takers_wait(void)
 {
-    reset();
+    ck_reset();
     shoal_runtime_t *rt = shoal_test_runtime(4);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-    shoal_pid_t pool = start(rt, 1, 1, 8);
-    shoal_pid_t h = spawn_consumer(rt, 0), w[3], late = spawn_consumer(rt, 4);
-    CU_ASSERT_EQUAL_FATAL(try_take(rt, h, 0, pool), SHOAL_OK);
+    shoal_pid_t pool = ck_start(rt, 1, 1, 8);
+    shoal_pid_t h = ck_spawn_consumer(rt, 0), w[3], late = ck_spawn_consumer(rt, 4);
+    CU_ASSERT_EQUAL_FATAL(ck_try_take(rt, h, 0, pool), SHOAL_OK);
     shoal_pid_t m = atomic_load(&got[0]);
     for (int k = 0; k < 3; k++) {
-        w[k] = spawn_consumer(rt, k + 1);
-        CU_ASSERT_EQUAL(take(rt, w[k], k + 1, pool, 60000), SHOAL_OK);
+        w[k] = ck_spawn_consumer(rt, k + 1);
+        CU_ASSERT_EQUAL(ck_take(rt, w[k], k + 1, pool, 60000), SHOAL_OK);
     }
-    WAIT_UNTIL(stats(rt, pool).queued == 3);
+    WAIT_UNTIL(ck_stats(rt, pool).queued == 3);
     thread_take_t tt = {.rt = rt, .pool = pool, .timeout_ms = 60000, .rc = 99};
     pthread_t th, dh;
     CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, thread_take_main, &tt), 0);
-    WAIT_UNTIL(stats(rt, pool).queued == 4);
-    CU_ASSERT_EQUAL(stats(rt, pool).queued, 4);
+    WAIT_UNTIL(ck_stats(rt, pool).queued == 4);
+    CU_ASSERT_EQUAL(ck_stats(rt, pool).queued, 4);
     /* A transaction waits too. */
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, pool, T_OK, NULL, 0), SHOAL_OK);
-    WAIT_UNTIL(stats(rt, pool).queued == 5);
+    WAIT_UNTIL(ck_stats(rt, pool).queued == 5);
     drainer_t d = {.rt = rt, .pool = pool, .rc = 99};
     CU_ASSERT_EQUAL_FATAL(pthread_create(&dh, NULL, drain_main, &d), 0);
     for (int k = 1; k <= 3; k++)
@@ -667,8 +417,8 @@ static void drain_while_takers_wait(void)
     CU_ASSERT_EQUAL(tt.got, SHOAL_PID_NONE);
     pthread_join(th, NULL);
     /* Nothing new gets in; the member in use is still h's. */
-    CU_ASSERT_EQUAL(try_take(rt, late, 4, pool), SHOAL_ENOPROC);
-    CU_ASSERT_EQUAL(take(rt, late, 4, pool, 1000), SHOAL_OK);
+    CU_ASSERT_EQUAL(ck_try_take(rt, late, 4, pool), SHOAL_ENOPROC);
+    CU_ASSERT_EQUAL(ck_take(rt, late, 4, pool, 1000), SHOAL_OK);
     WAIT_UNTIL(atomic_load(&answers[4]) == 1);
     CU_ASSERT_EQUAL(atomic_load(&answer_status[4]), SHOAL_ENOPROC);
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, pool, T_OK, NULL, 0), SHOAL_ENOPROC);
@@ -678,19 +428,19 @@ static void drain_while_takers_wait(void)
                     SHOAL_ENOPROC);
     CU_ASSERT_EQUAL(sent, 0);
     CU_ASSERT_EQUAL(atomic_load(&d.done), 0);
-    CU_ASSERT_TRUE(alive(rt, m));
-    shoal_pool_stats_t st = stats(rt, pool);
+    CU_ASSERT_TRUE(ck_alive(rt, m));
+    shoal_pool_stats_t st = ck_stats(rt, pool);
     CU_ASSERT_EQUAL(st.in_use, 1);
     CU_ASSERT_EQUAL(st.queued, 0);
     CU_ASSERT_EQUAL(st.takes, 1);
     CU_ASSERT_EQUAL(st.messages_dropped, 1); /* the transaction */
-    CU_ASSERT_EQUAL(give_back(rt, h, 0, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_OK);
+    CU_ASSERT_EQUAL(ck_give_back(rt, h, 0, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_OK);
     pthread_join(dh, NULL);
     CU_ASSERT_EQUAL(d.rc, SHOAL_OK);
-    CU_ASSERT_FALSE(alive(rt, m));
-    CU_ASSERT_EQUAL(atomic_load(&handled), 0);
-    CU_ASSERT_EQUAL(give_back(rt, h, 0, m, SHOAL_RETURN_OK), SHOAL_EINVAL);
-    CU_ASSERT_EQUAL(try_take(rt, late, 4, pool), SHOAL_ENOPROC);
+    CU_ASSERT_FALSE(ck_alive(rt, m));
+    CU_ASSERT_EQUAL(atomic_load(&ck_handled), 0);
+    CU_ASSERT_EQUAL(ck_give_back(rt, h, 0, m, SHOAL_RETURN_OK), SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(ck_try_take(rt, late, 4, pool), SHOAL_ENOPROC);
     shoal_runtime_destroy(rt);
 }
 
@@ -722,13 +472,13 @@ static void drain_races_a_hand_off_to_a_crashed_taker(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     int hung = 0, bad_rc = 0;
     for (int r = 0; r < DRAIN_RACE_ROUNDS && hung == 0; r++) {
-        reset();
-        shoal_pid_t pool = start(rt, 1, 1, 8);
-        shoal_pid_t h = spawn_consumer(rt, 0), d = spawn_consumer(rt, 1);
-        CU_ASSERT_EQUAL_FATAL(try_take(rt, h, 0, pool), SHOAL_OK);
-        tell(rt, d, (order_t){.what = C_TAKE_PANIC, .pool = pool, .timeout_ms = 60000});
-        WAIT_UNTIL(dead(rt, d));
-        tell(rt, h, (order_t){.what = C_BLOCK_RETURN, .how = SHOAL_RETURN_OK});
+        ck_reset();
+        shoal_pid_t pool = ck_start(rt, 1, 1, 8);
+        shoal_pid_t h = ck_spawn_consumer(rt, 0), d = ck_spawn_consumer(rt, 1);
+        CU_ASSERT_EQUAL_FATAL(ck_try_take(rt, h, 0, pool), SHOAL_OK);
+        ck_tell(rt, d, (ck_order_t){.what = C_TAKE_PANIC, .pool = pool, .timeout_ms = 60000});
+        WAIT_UNTIL(ck_dead(rt, d));
+        ck_tell(rt, h, (ck_order_t){.what = C_BLOCK_RETURN, .how = SHOAL_RETURN_OK});
         WAIT_UNTIL(atomic_load(&stage[0]) == 1);
         racing_drainer_t dr = {.rt = rt, .pool = pool, .rc = 99};
         pthread_t th;
@@ -876,7 +626,7 @@ static void *race_thread_main(void *arg)
 
 static void tiny_timeouts_race_returns(void)
 {
-    reset();
+    ck_reset();
     atomic_store(&r_grants, 0);
     atomic_store(&r_nomem, 0);
     atomic_store(&r_timeouts, 0);
@@ -884,8 +634,8 @@ static void tiny_timeouts_race_returns(void)
     atomic_store(&r_done, 0);
     shoal_runtime_t *rt = shoal_test_runtime(4);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-    shoal_pid_t pool = start(rt, 2, 2, 64);
-    WAIT_UNTIL(stats(rt, pool).free == 2);
+    shoal_pid_t pool = ck_start(rt, 2, 2, 64);
+    WAIT_UNTIL(ck_stats(rt, pool).free == 2);
     race_thread_t th[RACE_THREADS];
     pthread_t tid[RACE_THREADS];
     for (int k = 0; k < RACE_THREADS; k++) {
@@ -900,7 +650,7 @@ static void tiny_timeouts_race_returns(void)
     for (int k = 0; k < RACE_THREADS; k++)
         pthread_join(tid[k], NULL);
     WAIT_UNTIL(atomic_load(&r_done) + atomic_load(&r_bad) >= RACE_ACTORS);
-    WAIT_UNTIL(stats(rt, pool).in_use == 0 && stats(rt, pool).queued == 0);
+    WAIT_UNTIL(ck_stats(rt, pool).in_use == 0 && ck_stats(rt, pool).queued == 0);
     long t_ok = 0, t_nomem = 0, t_to = 0, t_bad = 0;
     for (int k = 0; k < RACE_THREADS; k++) {
         t_ok += th[k].ok;
@@ -911,7 +661,7 @@ static void tiny_timeouts_race_returns(void)
     long long grants_n = atomic_load(&r_grants) + t_ok;
     long long nomem_n = atomic_load(&r_nomem) + t_nomem;
     long long to_n = atomic_load(&r_timeouts) + t_to;
-    shoal_pool_stats_t st = stats(rt, pool);
+    shoal_pool_stats_t st = ck_stats(rt, pool);
     CU_ASSERT_EQUAL(atomic_load(&r_done), RACE_ACTORS);
     CU_ASSERT_EQUAL(atomic_load(&r_bad), 0);
     CU_ASSERT_EQUAL(t_bad, 0);
@@ -928,7 +678,7 @@ static void tiny_timeouts_race_returns(void)
     CU_ASSERT_EQUAL(st.in_use, 0);
     CU_ASSERT_EQUAL(st.free, 2);
     CU_ASSERT_EQUAL(st.queued, 0);
-    CU_ASSERT_EQUAL(atomic_load(&started), 2);
+    CU_ASSERT_EQUAL(atomic_load(&ck_started), 2);
     if (st.takes != (uint64_t)grants_n || st.error_no_members != (uint64_t)nomem_n ||
         st.take_timeouts != (uint64_t)to_n || getenv("SHOAL_TEST_VERBOSE") != NULL)
         fprintf(stderr,
@@ -946,17 +696,17 @@ static void tiny_timeouts_race_returns(void)
  * max + queue_max, the next refused SHOAL_ENOMEMBERS (counted once). */
 static void send_many_to_a_checkout_pool(void)
 {
-    reset();
+    ck_reset();
     shoal_runtime_t *rt = shoal_test_runtime(4);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-    shoal_pid_t pool = start(rt, 1, 1, 2);
+    shoal_pid_t pool = ck_start(rt, 1, 1, 2);
     uint64_t v[10] = {0};
     size_t sent = 99;
     CU_ASSERT_EQUAL(shoal_runtime_send_many(rt, pool, T_BLOCK, v, sizeof v[0], 10, &sent),
                     SHOAL_ENOMEMBERS);
     CU_ASSERT_EQUAL(sent, 3);
-    WAIT_UNTIL(atomic_load(&mblocked) == 1);
-    shoal_pool_stats_t st = stats(rt, pool);
+    WAIT_UNTIL(atomic_load(&ck_mblocked) == 1);
+    shoal_pool_stats_t st = ck_stats(rt, pool);
     CU_ASSERT_EQUAL(st.error_no_members, 1);
     CU_ASSERT_EQUAL(st.messages_unhandled, 1);
     /* n = 0: nothing, OK; no payload: refused as a single send would be. */
@@ -967,20 +717,20 @@ static void send_many_to_a_checkout_pool(void)
     sent = 99;
     CU_ASSERT_EQUAL(shoal_runtime_send_many(rt, pool, T_OK, none, 0, 5, &sent), SHOAL_ENOMEMBERS);
     CU_ASSERT_EQUAL(sent, 0);
-    CU_ASSERT_EQUAL(stats(rt, pool).error_no_members, 2);
-    atomic_store(&mgate, 1);
-    WAIT_UNTIL(atomic_load(&handled) == 3 && stats(rt, pool).free == 1);
+    CU_ASSERT_EQUAL(ck_stats(rt, pool).error_no_members, 2);
+    atomic_store(&ck_mgate, 1);
+    WAIT_UNTIL(atomic_load(&ck_handled) == 3 && ck_stats(rt, pool).free == 1);
     /* Room again: a run of SIZE_MAX without payload takes exactly 3. */
-    atomic_store(&mgate, 0);
-    atomic_store(&mblocked, 0);
+    atomic_store(&ck_mgate, 0);
+    atomic_store(&ck_mblocked, 0);
     sent = 99;
     CU_ASSERT_EQUAL(shoal_runtime_send_many(rt, pool, T_BLOCK, none, 0, SIZE_MAX, &sent),
                     SHOAL_ENOMEMBERS);
     CU_ASSERT_EQUAL(sent, 3);
-    atomic_store(&mgate, 1);
-    WAIT_UNTIL(atomic_load(&handled) == 6 && stats(rt, pool).free == 1);
-    st = stats(rt, pool);
-    CU_ASSERT_EQUAL(atomic_load(&handled), 6);
+    atomic_store(&ck_mgate, 1);
+    WAIT_UNTIL(atomic_load(&ck_handled) == 6 && ck_stats(rt, pool).free == 1);
+    st = ck_stats(rt, pool);
+    CU_ASSERT_EQUAL(atomic_load(&ck_handled), 6);
     CU_ASSERT_EQUAL(st.takes, 6);
     CU_ASSERT_EQUAL(st.returned_ok, 6);
     CU_ASSERT_EQUAL(st.messages_forwarded, 6);
@@ -988,7 +738,7 @@ static void send_many_to_a_checkout_pool(void)
     CU_ASSERT_EQUAL(st.error_no_members, 3);
     CU_ASSERT_EQUAL(st.messages_unhandled, 3);
     CU_ASSERT_EQUAL(st.in_use, 0);
-    CU_ASSERT_EQUAL(atomic_load(&started), 1);
+    CU_ASSERT_EQUAL(atomic_load(&ck_started), 1);
     shoal_runtime_destroy(rt);
 }
 

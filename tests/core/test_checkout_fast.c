@@ -27,263 +27,100 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "support.h"
+#include "checkout_kit.h"
 
-#define WAIT_S 20.0
-#define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, WAIT_S)
-#define TMO 5000u
+#define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, CK_WAIT_S)
+#define NC 4 /* the consumers these cases use (of CK_NC) */
 
-/* ---- the member ------------------------------------------------------------ */
-
-static atomic_int started;
-
-static int m_init(shoal_ctx_t *ctx, void *state, const void *args)
-{
-    (void)ctx;
-    (void)state;
-    (void)args;
-    atomic_fetch_add(&started, 1);
-    return SHOAL_OK;
-}
-
-static int m_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
-{
-    (void)ctx;
-    (void)state;
-    (void)msg;
-    return SHOAL_OK;
-}
-
-static const shoal_behaviour_t member = {
-    .name = "conn", .init = m_init, .handle_message = m_message};
-
+/* A pool of ck_member with the default queue_max and lifetime_ms (0: none). */
 static shoal_pid_t start(shoal_runtime_t *rt, uint32_t init, uint32_t max, uint64_t lifetime_ms)
 {
-    shoal_pool_spec_t s;
-    shoal_pool_spec_init(&s);
-    s.name = "db";
-    s.kind = SHOAL_POOL_KIND_CHECKOUT;
-    s.worker = &member;
-    s.size = init;
-    s.max_size = max;
+    shoal_pool_spec_t d;
+    shoal_pool_spec_init(&d);
+    shoal_pool_spec_t s = ck_spec(init, max, d.checkout.queue_max);
     s.checkout.max_lifetime_ms = lifetime_ms;
-    s.checkout.cull_interval_ms = 0;
-    shoal_pid_t pool = SHOAL_PID_NONE;
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &pool), SHOAL_OK);
-    return pool;
-}
-
-static shoal_pool_stats_t stats(shoal_runtime_t *rt, shoal_pid_t pool)
-{
-    shoal_pool_stats_t st = shoal_test_pool_stats(rt, pool);
-    CU_ASSERT_EQUAL(st.in_use + st.free + st.starting, st.pool_size);
-    return st;
-}
-
-/* ---- the consumer: does what it is told, records what it got --------------- */
-
-enum { C_TRY = 1, C_TAKE = 2, C_RETURN = 3, C_PANIC = 4, C_EXIT = 5 };
-
-#define NC 4
-typedef struct {
-    int i; /* which consumer: its slot in the records */
-} consumer_t;
-
-static atomic_int try_rc[NC], return_rc[NC], grants[NC], answers[NC], answer_status[NC];
-static _Atomic shoal_pid_t got[NC];
-static atomic_int order[NC]; /* in which order the grants came (1, 2, ...) */
-static atomic_int granted_n;
-
-static void reset(void)
-{
-    atomic_store(&started, 0);
-    atomic_store(&granted_n, 0);
-    for (int i = 0; i < NC; i++) {
-        atomic_store(&try_rc[i], 99);
-        atomic_store(&return_rc[i], 99);
-        atomic_store(&grants[i], 0);
-        atomic_store(&answers[i], 0);
-        atomic_store(&answer_status[i], 99);
-        atomic_store(&got[i], SHOAL_PID_NONE);
-        atomic_store(&order[i], 0);
-    }
-}
-
-typedef struct {
-    int what;
-    shoal_pid_t pool;
-} order_t;
-
-static int c_init(shoal_ctx_t *ctx, void *state, const void *args)
-{
-    (void)ctx;
-    ((consumer_t *)state)->i = *(const int *)args;
-    return SHOAL_OK;
-}
-
-static int c_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
-{
-    int i = ((consumer_t *)state)->i;
-    if (msg->kind == SHOAL_MSG_REPLY) { /* a shoal_take's answer */
-        atomic_store(&answer_status[i], msg->status);
-        if (msg->status == SHOAL_OK && msg->type == SHOAL_CHECKOUT_MEMBER) {
-            shoal_checkout_member_t g;
-            memcpy(&g, msg->data, sizeof g);
-            atomic_store(&got[i], g.member);
-            atomic_store(&order[i], atomic_fetch_add(&granted_n, 1) + 1);
-            atomic_fetch_add(&grants[i], 1);
-        }
-        atomic_fetch_add(&answers[i], 1);
-        return SHOAL_OK;
-    }
-    if (msg->kind != SHOAL_MSG_CAST || msg->size != sizeof(order_t))
-        return SHOAL_OK;
-    order_t o;
-    memcpy(&o, msg->data, sizeof o);
-    switch (o.what) {
-    case C_TRY: {
-        shoal_pid_t m = SHOAL_PID_NONE;
-        int rc = shoal_try_take(ctx, o.pool, &m);
-        if (rc == SHOAL_OK)
-            atomic_store(&got[i], m);
-        atomic_store(&try_rc[i], rc);
-        break;
-    }
-    case C_TAKE: {
-        shoal_ref_t ref;
-        if (shoal_take(ctx, o.pool, TMO, &ref) != SHOAL_OK)
-            atomic_store(&answer_status[i], -1);
-        break;
-    }
-    case C_RETURN:
-        atomic_store(&return_rc[i], shoal_return(ctx, atomic_load(&got[i]), SHOAL_RETURN_OK));
-        break;
-    case C_PANIC:
-        shoal_panic(ctx, "consumer crashes holding its member");
-    case C_EXIT:
-        shoal_exit(ctx, SHOAL_OK);
-        break;
-    default:
-        break;
-    }
-    return SHOAL_OK;
-}
-
-static const shoal_behaviour_t consumer = {.name = "consumer",
-                                           .state_size = sizeof(consumer_t),
-                                           .init = c_init,
-                                           .handle_message = c_message};
-
-static shoal_pid_t spawn_consumer(shoal_runtime_t *rt, int i)
-{
-    static int idx[NC];
-    idx[i] = i;
-    shoal_pid_t c;
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &consumer, &idx[i], NULL, &c), SHOAL_OK);
-    return c;
-}
-
-static void tell(shoal_runtime_t *rt, shoal_pid_t c, int what, shoal_pid_t pool)
-{
-    order_t o = {what, pool};
-    CU_ASSERT_EQUAL(shoal_runtime_send(rt, c, 1, &o, sizeof o), SHOAL_OK);
-}
-
-/* Asks consumer i to try_take and waits for its answer. */
-static int try_take(shoal_runtime_t *rt, shoal_pid_t c, int i, shoal_pid_t pool)
-{
-    atomic_store(&try_rc[i], 99);
-    tell(rt, c, C_TRY, pool);
-    WAIT_UNTIL(atomic_load(&try_rc[i]) != 99);
-    return atomic_load(&try_rc[i]);
-}
-
-static int give_back(shoal_runtime_t *rt, shoal_pid_t c, int i)
-{
-    atomic_store(&return_rc[i], 99);
-    tell(rt, c, C_RETURN, SHOAL_PID_NONE);
-    WAIT_UNTIL(atomic_load(&return_rc[i]) != 99);
-    return atomic_load(&return_rc[i]);
+    return ck_start_spec(rt, &s);
 }
 
 /* ---- cases ------------------------------------------------------------------ */
 
 static void try_take_now_or_none(void)
 {
-    reset();
+    ck_reset();
     shoal_runtime_t *rt = shoal_test_runtime(2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     shoal_pid_t pool = start(rt, 1, 1, 0);
-    shoal_pid_t a = spawn_consumer(rt, 0), b = spawn_consumer(rt, 1);
-    CU_ASSERT_EQUAL(try_take(rt, a, 0, pool), SHOAL_OK);
+    shoal_pid_t a = ck_spawn_consumer(rt, 0), b = ck_spawn_consumer(rt, 1);
+    CU_ASSERT_EQUAL(ck_try_take(rt, a, 0, pool), SHOAL_OK);
     CU_ASSERT_NOT_EQUAL(atomic_load(&got[0]), SHOAL_PID_NONE);
-    shoal_pool_stats_t st = stats(rt, pool);
+    shoal_pool_stats_t st = ck_stats(rt, pool);
     CU_ASSERT_EQUAL(st.takes, 1);
     CU_ASSERT_EQUAL(st.in_use, 1);
     CU_ASSERT_EQUAL(st.free, 0);
     CU_ASSERT_EQUAL(st.take_wait_ns[0], 0); /* it did not wait */
-    CU_ASSERT_EQUAL(try_take(rt, b, 1, pool), SHOAL_ENOMEMBERS);
+    CU_ASSERT_EQUAL(ck_try_take(rt, b, 1, pool), SHOAL_ENOMEMBERS);
     CU_ASSERT_EQUAL(atomic_load(&got[1]), SHOAL_PID_NONE);
-    st = stats(rt, pool);
+    st = ck_stats(rt, pool);
     CU_ASSERT_EQUAL(st.error_no_members, 1);
     CU_ASSERT_EQUAL(st.takes, 1);
-    CU_ASSERT_EQUAL(give_back(rt, a, 0), SHOAL_OK);
-    CU_ASSERT_EQUAL(give_back(rt, a, 0), SHOAL_EINVAL); /* not held any more */
-    st = stats(rt, pool);
+    CU_ASSERT_EQUAL(ck_give_back(rt, a, 0, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_OK);
+    CU_ASSERT_EQUAL(ck_give_back(rt, a, 0, SHOAL_PID_NONE, SHOAL_RETURN_OK),
+                    SHOAL_EINVAL); /* not held any more */
+    st = ck_stats(rt, pool);
     CU_ASSERT_EQUAL(st.returned_ok, 1);
     CU_ASSERT_EQUAL(st.free, 1);
     CU_ASSERT_EQUAL(st.in_use, 0);
-    CU_ASSERT_EQUAL(try_take(rt, b, 1, pool), SHOAL_OK);
+    CU_ASSERT_EQUAL(ck_try_take(rt, b, 1, pool), SHOAL_OK);
     CU_ASSERT_EQUAL(atomic_load(&got[1]), atomic_load(&got[0])); /* the one member */
-    CU_ASSERT_EQUAL(stats(rt, pool).takes, 2);
-    CU_ASSERT_EQUAL(atomic_load(&started), 1);
+    CU_ASSERT_EQUAL(ck_stats(rt, pool).takes, 2);
+    CU_ASSERT_EQUAL(atomic_load(&ck_started), 1);
     shoal_runtime_destroy(rt);
 }
 
 static void try_take_refusals(void)
 {
-    reset();
+    ck_reset();
     shoal_runtime_t *rt = shoal_test_runtime(2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-    shoal_pid_t a = spawn_consumer(rt, 0);
+    shoal_pid_t a = ck_spawn_consumer(rt, 0);
     /* A forward pool is no checkout pool. */
     shoal_pool_spec_t s;
     shoal_pool_spec_init(&s);
     s.name = "fwd";
-    s.worker = &member;
+    s.worker = &ck_member;
     s.size = 1;
     shoal_pid_t fwd;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &fwd), SHOAL_OK);
-    CU_ASSERT_EQUAL(try_take(rt, a, 0, fwd), SHOAL_ENOTSUP);
-    CU_ASSERT_EQUAL(try_take(rt, a, 0, a), SHOAL_ENOTSUP); /* a plain actor */
-    CU_ASSERT_EQUAL(try_take(rt, a, 0, SHOAL_PID_NONE), SHOAL_ENOPROC);
+    CU_ASSERT_EQUAL(ck_try_take(rt, a, 0, fwd), SHOAL_ENOTSUP);
+    CU_ASSERT_EQUAL(ck_try_take(rt, a, 0, a), SHOAL_ENOTSUP); /* a plain actor */
+    CU_ASSERT_EQUAL(ck_try_take(rt, a, 0, SHOAL_PID_NONE), SHOAL_ENOPROC);
     shoal_pid_t pool = start(rt, 1, 1, 0);
-    CU_ASSERT_EQUAL(shoal_pool_drain(rt, pool, TMO), SHOAL_OK);
-    CU_ASSERT_EQUAL(try_take(rt, a, 0, pool), SHOAL_ENOPROC); /* ended */
+    CU_ASSERT_EQUAL(shoal_pool_drain(rt, pool, CK_TMO), SHOAL_OK);
+    CU_ASSERT_EQUAL(ck_try_take(rt, a, 0, pool), SHOAL_ENOPROC); /* ended */
     CU_ASSERT_EQUAL(atomic_load(&got[0]), SHOAL_PID_NONE);
     shoal_runtime_destroy(rt);
 }
 
 static void held_members_go_back_when_the_holder_ends(void)
 {
-    reset();
+    ck_reset();
     shoal_runtime_t *rt = shoal_test_runtime(2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     shoal_pid_t pool = start(rt, 2, 2, 0);
-    shoal_pid_t a = spawn_consumer(rt, 0), b = spawn_consumer(rt, 1);
-    CU_ASSERT_EQUAL(try_take(rt, a, 0, pool), SHOAL_OK);
-    CU_ASSERT_EQUAL(try_take(rt, b, 1, pool), SHOAL_OK);
-    CU_ASSERT_EQUAL(stats(rt, pool).in_use, 2);
-    tell(rt, a, C_EXIT, SHOAL_PID_NONE); /* a normal end: back OK */
-    WAIT_UNTIL(stats(rt, pool).returned_ok == 1);
-    tell(rt, b, C_PANIC, SHOAL_PID_NONE); /* a crash: destroyed, replaced */
-    WAIT_UNTIL(stats(rt, pool).killed_in_use == 1 && stats(rt, pool).free == 2);
-    shoal_pool_stats_t st = stats(rt, pool);
+    shoal_pid_t a = ck_spawn_consumer(rt, 0), b = ck_spawn_consumer(rt, 1);
+    CU_ASSERT_EQUAL(ck_try_take(rt, a, 0, pool), SHOAL_OK);
+    CU_ASSERT_EQUAL(ck_try_take(rt, b, 1, pool), SHOAL_OK);
+    CU_ASSERT_EQUAL(ck_stats(rt, pool).in_use, 2);
+    ck_tell(rt, a, (ck_order_t){.what = C_EXIT}); /* a normal end: back OK */
+    WAIT_UNTIL(ck_stats(rt, pool).returned_ok == 1);
+    ck_tell(rt, b, (ck_order_t){.what = C_PANIC}); /* a crash: destroyed, replaced */
+    WAIT_UNTIL(ck_stats(rt, pool).killed_in_use == 1 && ck_stats(rt, pool).free == 2);
+    shoal_pool_stats_t st = ck_stats(rt, pool);
     CU_ASSERT_EQUAL(st.returned_ok, 1);
     CU_ASSERT_EQUAL(st.killed_in_use, 1);
     CU_ASSERT_EQUAL(st.free, 2);
     CU_ASSERT_EQUAL(st.in_use, 0);
-    CU_ASSERT_EQUAL(atomic_load(&started), 3);
+    CU_ASSERT_EQUAL(atomic_load(&ck_started), 3);
     shoal_runtime_destroy(rt);
 }
 
@@ -291,33 +128,33 @@ static void held_members_go_back_when_the_holder_ends(void)
  * try_take does not jump that queue. */
 static void returns_serve_waiters_in_order(void)
 {
-    reset();
+    ck_reset();
     shoal_runtime_t *rt = shoal_test_runtime(2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     shoal_pid_t pool = start(rt, 1, 1, 0);
     shoal_pid_t c[NC];
     for (int i = 0; i < NC; i++)
-        c[i] = spawn_consumer(rt, i);
-    CU_ASSERT_EQUAL(try_take(rt, c[0], 0, pool), SHOAL_OK);
+        c[i] = ck_spawn_consumer(rt, i);
+    CU_ASSERT_EQUAL(ck_try_take(rt, c[0], 0, pool), SHOAL_OK);
     shoal_pid_t m = atomic_load(&got[0]);
     /* 1 and 2 wait, in that order. */
-    tell(rt, c[1], C_TAKE, pool);
-    WAIT_UNTIL(stats(rt, pool).queued == 1);
-    tell(rt, c[2], C_TAKE, pool);
-    WAIT_UNTIL(stats(rt, pool).queued == 2);
+    ck_tell(rt, c[1], (ck_order_t){.what = C_TAKE, .pool = pool, .timeout_ms = CK_TMO});
+    WAIT_UNTIL(ck_stats(rt, pool).queued == 1);
+    ck_tell(rt, c[2], (ck_order_t){.what = C_TAKE, .pool = pool, .timeout_ms = CK_TMO});
+    WAIT_UNTIL(ck_stats(rt, pool).queued == 2);
     /* 3 finds none: they wait first. */
-    CU_ASSERT_EQUAL(try_take(rt, c[3], 3, pool), SHOAL_ENOMEMBERS);
-    CU_ASSERT_EQUAL(give_back(rt, c[0], 0), SHOAL_OK);
+    CU_ASSERT_EQUAL(ck_try_take(rt, c[3], 3, pool), SHOAL_ENOMEMBERS);
+    CU_ASSERT_EQUAL(ck_give_back(rt, c[0], 0, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_OK);
     WAIT_UNTIL(atomic_load(&grants[1]) == 1);
-    CU_ASSERT_EQUAL(atomic_load(&order[1]), 1);
+    CU_ASSERT_EQUAL(atomic_load(&grant_order[1]), 1);
     CU_ASSERT_EQUAL(atomic_load(&got[1]), m);
     CU_ASSERT_EQUAL(atomic_load(&grants[2]), 0);
-    CU_ASSERT_EQUAL(give_back(rt, c[1], 1), SHOAL_OK);
+    CU_ASSERT_EQUAL(ck_give_back(rt, c[1], 1, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_OK);
     WAIT_UNTIL(atomic_load(&grants[2]) == 1);
-    CU_ASSERT_EQUAL(atomic_load(&order[2]), 2);
+    CU_ASSERT_EQUAL(atomic_load(&grant_order[2]), 2);
     CU_ASSERT_EQUAL(atomic_load(&got[2]), m);
-    CU_ASSERT_EQUAL(give_back(rt, c[2], 2), SHOAL_OK);
-    shoal_pool_stats_t st = stats(rt, pool);
+    CU_ASSERT_EQUAL(ck_give_back(rt, c[2], 2, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_OK);
+    shoal_pool_stats_t st = ck_stats(rt, pool);
     CU_ASSERT_EQUAL(st.takes, 3);
     CU_ASSERT_EQUAL(st.returned_ok, 3);
     CU_ASSERT_EQUAL(st.error_no_members, 1);
@@ -342,33 +179,33 @@ typedef struct {
 static void *thread_take(void *arg)
 {
     thread_taker_t *t = arg;
-    t->rc = shoal_runtime_take(t->rt, t->pool, TMO, &t->got);
+    t->rc = shoal_runtime_take(t->rt, t->pool, CK_TMO, &t->got);
     atomic_store(&t->done, 1);
-    shoal_test_wait_flag(&t->give_back, WAIT_S);
+    shoal_test_wait_flag(&t->give_back, CK_WAIT_S);
     t->back_rc = shoal_runtime_return(t->rt, t->pool, t->got, SHOAL_RETURN_OK);
     return NULL;
 }
 
 static void a_thread_waiting_first_is_served(void)
 {
-    reset();
+    ck_reset();
     shoal_runtime_t *rt = shoal_test_runtime(2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     shoal_pid_t pool = start(rt, 1, 1, 0);
-    shoal_pid_t a = spawn_consumer(rt, 0);
-    CU_ASSERT_EQUAL(try_take(rt, a, 0, pool), SHOAL_OK);
+    shoal_pid_t a = ck_spawn_consumer(rt, 0);
+    CU_ASSERT_EQUAL(ck_try_take(rt, a, 0, pool), SHOAL_OK);
     thread_taker_t t = {.rt = rt, .pool = pool};
     pthread_t th;
     CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, thread_take, &t), 0);
-    WAIT_UNTIL(stats(rt, pool).queued == 1);
-    CU_ASSERT_EQUAL(give_back(rt, a, 0), SHOAL_OK);
+    WAIT_UNTIL(ck_stats(rt, pool).queued == 1);
+    CU_ASSERT_EQUAL(ck_give_back(rt, a, 0, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_OK);
     WAIT_UNTIL(atomic_load(&t.done) == 1);
     CU_ASSERT_EQUAL(t.rc, SHOAL_OK);
     CU_ASSERT_EQUAL(t.got, atomic_load(&got[0]));
     atomic_store(&t.give_back, 1);
     pthread_join(th, NULL);
     CU_ASSERT_EQUAL(t.back_rc, SHOAL_OK);
-    shoal_pool_stats_t st = stats(rt, pool);
+    shoal_pool_stats_t st = ck_stats(rt, pool);
     CU_ASSERT_EQUAL(st.takes, 2);
     CU_ASSERT_EQUAL(st.returned_ok, 2);
     CU_ASSERT_EQUAL(st.free, 1);
@@ -378,22 +215,22 @@ static void a_thread_waiting_first_is_served(void)
 /* A free member past its lifetime is replaced, never given out. */
 static void a_member_past_its_lifetime_is_replaced(void)
 {
-    reset();
+    ck_reset();
     shoal_runtime_t *rt = shoal_test_runtime(2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     shoal_pid_t pool = start(rt, 1, 1, 100);
-    shoal_pid_t a = spawn_consumer(rt, 0);
-    CU_ASSERT_EQUAL(try_take(rt, a, 0, pool), SHOAL_OK);
+    shoal_pid_t a = ck_spawn_consumer(rt, 0);
+    CU_ASSERT_EQUAL(ck_try_take(rt, a, 0, pool), SHOAL_OK);
     shoal_pid_t old = atomic_load(&got[0]);
-    CU_ASSERT_EQUAL(give_back(rt, a, 0), SHOAL_OK);
+    CU_ASSERT_EQUAL(ck_give_back(rt, a, 0, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_OK);
     struct timespec ts = {0, 150 * 1000000L};
     nanosleep(&ts, NULL); /* past its 100 ms */
     atomic_store(&got[0], SHOAL_PID_NONE);
-    CU_ASSERT_EQUAL(try_take(rt, a, 0, pool), SHOAL_ENOMEMBERS);
-    WAIT_UNTIL(stats(rt, pool).recycled == 1 && stats(rt, pool).free == 1);
-    CU_ASSERT_EQUAL(stats(rt, pool).recycled, 1);
-    CU_ASSERT_EQUAL(atomic_load(&started), 2);
-    CU_ASSERT_EQUAL(try_take(rt, a, 0, pool), SHOAL_OK);
+    CU_ASSERT_EQUAL(ck_try_take(rt, a, 0, pool), SHOAL_ENOMEMBERS);
+    WAIT_UNTIL(ck_stats(rt, pool).recycled == 1 && ck_stats(rt, pool).free == 1);
+    CU_ASSERT_EQUAL(ck_stats(rt, pool).recycled, 1);
+    CU_ASSERT_EQUAL(atomic_load(&ck_started), 2);
+    CU_ASSERT_EQUAL(ck_try_take(rt, a, 0, pool), SHOAL_OK);
     CU_ASSERT_NOT_EQUAL(atomic_load(&got[0]), old);
     CU_ASSERT_NOT_EQUAL(atomic_load(&got[0]), SHOAL_PID_NONE);
     shoal_runtime_destroy(rt);
@@ -428,7 +265,7 @@ static int em_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg, shoal_
 static const shoal_behaviour_t even_member = {.name = "conn",
                                               .state_size = sizeof(uint32_t),
                                               .init = em_init,
-                                              .handle_message = m_message,
+                                              .handle_message = ck_member_message,
                                               .handle_call = em_call};
 
 typedef struct {
@@ -447,9 +284,9 @@ static void loop_next(shoal_ctx_t *ctx, looper_t *c)
     }
     int rc = shoal_try_take(ctx, c->pool, &c->member);
     if (rc == SHOAL_OK)
-        rc = shoal_call(ctx, c->member, 1, NULL, 0, TMO, &ref);
+        rc = shoal_call(ctx, c->member, 1, NULL, 0, CK_TMO, &ref);
     else if (rc == SHOAL_ENOMEMBERS)
-        rc = shoal_take(ctx, c->pool, TMO, &ref);
+        rc = shoal_take(ctx, c->pool, CK_TMO, &ref);
     if (rc != SHOAL_OK)
         atomic_fetch_add(&even_failed, 1);
 }
@@ -471,7 +308,7 @@ static int loop_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
         shoal_checkout_member_t g;
         memcpy(&g, msg->data, sizeof g);
         c->member = g.member;
-        if (shoal_call(ctx, c->member, 1, NULL, 0, TMO, &ref) != SHOAL_OK)
+        if (shoal_call(ctx, c->member, 1, NULL, 0, CK_TMO, &ref) != SHOAL_OK)
             atomic_fetch_add(&even_failed, 1);
         return SHOAL_OK;
     }
@@ -508,7 +345,7 @@ static double even_run(void)
     s.checkout.cull_interval_ms = 0;
     shoal_pid_t pool = SHOAL_PID_NONE;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &pool), SHOAL_OK);
-    WAIT_UNTIL(stats(rt, pool).free == EVEN_M);
+    WAIT_UNTIL(ck_stats(rt, pool).free == EVEN_M);
     shoal_pid_t c[EVEN_C];
     for (unsigned i = 0; i < EVEN_C; i++)
         CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &looper, NULL, NULL, &c[i]), SHOAL_OK);
@@ -527,7 +364,7 @@ static double even_run(void)
     }
     CU_ASSERT_EQUAL(total, (uint64_t)EVEN_C * EVEN_K);
     CU_ASSERT_EQUAL(atomic_load(&even_uses[EVEN_M]), 0); /* none replaced */
-    shoal_pool_stats_t st = stats(rt, pool);
+    shoal_pool_stats_t st = ck_stats(rt, pool);
     CU_ASSERT_EQUAL(st.free, EVEN_M);
     CU_ASSERT_EQUAL(st.in_use, 0);
     CU_ASSERT_EQUAL(st.takes, (uint64_t)EVEN_C * EVEN_K);
