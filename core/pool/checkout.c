@@ -208,23 +208,16 @@ static bool message_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal
     }
     if (msg->type == SHOAL__CHECKOUT_POKE) { /* checkout_fast.c: a look asked for */
         shoal_checkout_t *co = p->co;
-        uint64_t now = shoal__now_ns();
-        uint32_t i;
         co->recycle_asked = false;
-        if (p->state == SHOAL_POOL_DRAINING) {
-            /* A member made free again after the drain stopped the free
-             * ones (a grant its taker did not live to get): it ends too. */
-            while (co->nfree != 0)
-                shoal__co_stop(ctx, p, co->free_head);
+        /* Every free member, in FIFO order, offered again as a return
+         * offers one (shoal__co_offer): a draining pool stops it (one made
+         * free again after the drain, its grant's taker gone), one past
+         * its lifetime is replaced, one past a max lowered meanwhile ends,
+         * the first taker waiting gets it; else it is free again. */
+        for (uint32_t n = co->nfree; n != 0; n--)
+            shoal__co_offer(ctx, p, shoal__co_free_pop(co));
+        if (p->state == SHOAL_POOL_DRAINING)
             return true;
-        }
-        /* Free members past the max (lowered while one of them was out
-         * on a grant that was not delivered) end, as a set does. */
-        while (co->nfree + co->nin_use + co->nstarting > p->spec.max_size && co->nfree != 0)
-            shoal__co_stop(ctx, p, co->free_head);
-        shoal__co_recycle(ctx, p, now);
-        while (co->qlive != 0 && (i = shoal__co_free_take(ctx, p, now)) != SHOAL_CO_NIL)
-            shoal__co_offer(ctx, p, i);
         if (co->nfree == 0)
             shoal__co_start_spare(ctx, p); /* a try_take found none */
         shoal__co_fill(ctx, p);
@@ -508,10 +501,7 @@ void shoal__checkout_stats_now(shoal_pool_t *p, shoal_pool_stats_t *st)
     pthread_mutex_lock(&co->lock);
     shoal__co_publish_locked(p);
     shoal__checkout_stats(p, st);
-    uint32_t live = 0;
-    for (uint32_t i = 0; i < co->nseats; i++)
-        live += co->seats[i].state != SHOAL_CO_EMPTY && co->seats[i].state != SHOAL_CO_ENDING;
-    st->pool_size = live;
+    st->pool_size = shoal__co_live(co);
     pthread_mutex_unlock(&co->lock);
 }
 

@@ -194,8 +194,9 @@ void shoal__checkout_inspect(struct shoal_pool_s *p, const shoal_pool_stats_t *s
 /* The pool's start: its `init` members (each tells when it has started). */
 int shoal__co_start_init(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
 int64_t shoal__co_find(const shoal_checkout_t *co, shoal_pid_t pid);
-/* Free members past their lifetime are stopped (replaced by co_fill). */
-void shoal__co_recycle(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint64_t now);
+/* Members alive (not ending), counted seat by seat: the stats call's
+ * pool_size, which must equal in_use + free + starting. */
+uint32_t shoal__co_live(const shoal_checkout_t *co);
 /* Whether the seats agree with the counts and the free FIFO (a debug
  * check after each of the pool actor's callbacks); else why not. */
 bool shoal__co_consistent(const shoal_checkout_t *co, char *why, size_t size);

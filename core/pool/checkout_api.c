@@ -131,6 +131,21 @@ static shoal_pool_t *checkout_of(shoal_ctx_t *ctx, shoal_pid_t pid, int *rc)
     return p;
 }
 
+/* Gives `member` (at `seat` in p, SHOAL_CO_NIL: not known) back to `pool`:
+ * an OK return straight back on this thread when the pool's actor is not
+ * needed (checkout_fast.c; p: the pool's record, NULL if not at hand) --
+ * a member the pool no longer gives this actor (it ended meanwhile) has
+ * nothing to give back, as its return would have found at the pool --
+ * else as a return to the pool's actor. */
+static void give_back(shoal_ctx_t *ctx, shoal_pool_t *p, shoal_pid_t pool, shoal_pid_t member,
+                      uint32_t seat, int how)
+{
+    if (how == SHOAL_RETURN_OK && p != NULL &&
+        shoal__co_fast_return(ctx->rt, ctx->tc, p, member, seat, ctx->self) != SHOAL__CO_SLOW)
+        return;
+    shoal__held_send_back(ctx->rt, ctx->tc, ctx->self, pool, member, how);
+}
+
 SHOAL_API int shoal_try_take(shoal_ctx_t *ctx, shoal_pid_t pool, shoal_pid_t *member)
 {
     if (member == NULL)
@@ -147,8 +162,7 @@ SHOAL_API int shoal_try_take(shoal_ctx_t *ctx, shoal_pid_t pool, shoal_pid_t *me
         return rc;
     if (shoal__held_add(ctx, m, pool, seat + 1) != SHOAL_OK) {
         /* Untracked, it could never be given back: it goes back now. */
-        if (shoal__co_fast_return(ctx->rt, ctx->tc, p, m, seat, ctx->self) == SHOAL__CO_SLOW)
-            shoal__held_send_back(ctx->rt, ctx->tc, ctx->self, pool, m, SHOAL_RETURN_OK);
+        give_back(ctx, p, pool, m, seat, SHOAL_RETURN_OK);
         return SHOAL_ENOMEM;
     }
     *member = m;
@@ -161,18 +175,8 @@ SHOAL_API int shoal_return(shoal_ctx_t *ctx, shoal_pid_t member, int how)
     int rc = shoal__held_take_back(ctx, member, how, &h);
     if (rc != SHOAL_OK)
         return rc;
-    /* OK: straight back on this thread when the pool's actor is not needed
-     * (checkout_fast.c); a member the pool no longer gives this actor (it
-     * ended meanwhile) has nothing to give back, as its return would have
-     * found at the pool. Else the return goes to the pool's actor. */
-    if (how == SHOAL_RETURN_OK) {
-        shoal_pool_t *p = checkout_of(ctx, h.pool, &rc);
-        if (p != NULL && shoal__co_fast_return(ctx->rt, ctx->tc, p, member,
-                                               h.seat != 0 ? h.seat - 1 : SHOAL_CO_NIL,
-                                               ctx->self) != SHOAL__CO_SLOW)
-            return SHOAL_OK;
-    }
-    shoal__held_send_back(ctx->rt, ctx->tc, ctx->self, h.pool, member, how);
+    shoal_pool_t *p = how == SHOAL_RETURN_OK ? checkout_of(ctx, h.pool, &rc) : NULL;
+    give_back(ctx, p, h.pool, member, h.seat != 0 ? h.seat - 1 : SHOAL_CO_NIL, how);
     return SHOAL_OK;
 }
 

@@ -24,7 +24,8 @@
  * is made free again under the lock -- but the pool may have changed
  * meanwhile (a drain, which stops only the free and starting members, or
  * a lower max), so that path always asks the actor for a look (again_free),
- * and the actor stops free members a drain or the max no longer wants.
+ * and the actor offers its free members again as a return would
+ * (shoal__co_offer: stopped when draining or past the max).
  *
  * A hand-off keeps a member's whole cycle (the grant, the consumer's call,
  * the member's turn, the return) on the thread that runs it: the grant
@@ -80,6 +81,15 @@ static void ask_recycle(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p
                     NULL);
 }
 
+/* With the lock: whether the actor should be asked for a look now. */
+static bool recycle_due(shoal_checkout_t *co, bool stale)
+{
+    if (!stale || co->recycle_asked)
+        return false;
+    co->recycle_asked = true;
+    return true;
+}
+
 /* With the lock: member seat i, given and then not delivered (its taker
  * has ended), is free again. The lock was let go in between, so the actor
  * is asked for a look at it (the pool may drain or have a lower max now);
@@ -88,18 +98,7 @@ static bool again_free(shoal_checkout_t *co, uint32_t i)
 {
     shoal__co_seat_ungive(co, i);
     shoal__co_free_push(co, i);
-    bool poke = !co->recycle_asked;
-    co->recycle_asked = true;
-    return poke;
-}
-
-/* With the lock: whether the actor should be asked for a look now. */
-static bool recycle_due(shoal_checkout_t *co, bool stale)
-{
-    if (!stale || co->recycle_asked)
-        return false;
-    co->recycle_asked = true;
-    return true;
+    return recycle_due(co, true);
 }
 
 int shoal__co_fast_take(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, shoal_pid_t taker,
@@ -277,8 +276,7 @@ int shoal__co_fast_return(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t 
              * is the actor's to serve: it is asked to, as it is to look at
              * a member offered again (again_free). */
             shoal__co_free_push(co, i);
-            poke = (t != NULL || again) && !co->recycle_asked;
-            co->recycle_asked |= poke;
+            poke = recycle_due(co, t != NULL || again);
             break;
         }
         shoal__co_queue_pop(co, &w);

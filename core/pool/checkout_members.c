@@ -20,6 +20,14 @@ int64_t shoal__co_find(const shoal_checkout_t *co, shoal_pid_t pid)
     return -1;
 }
 
+uint32_t shoal__co_live(const shoal_checkout_t *co)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < co->nseats; i++)
+        n += co->seats[i].state != SHOAL_CO_EMPTY && co->seats[i].state != SHOAL_CO_ENDING;
+    return n;
+}
+
 bool shoal__co_consistent(const shoal_checkout_t *co, char *why, size_t size)
 {
     uint32_t n[5] = {0, 0, 0, 0, 0}, listed = 0;
@@ -280,9 +288,12 @@ uint64_t shoal__co_seats_next(const shoal_checkout_t *co)
     return at;
 }
 
-void shoal__co_recycle(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
+/* Free members unused past max_age end, the longest unused first, down to
+ * init; free members past their lifetime are replaced. */
+static void cull(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
 {
     shoal_checkout_t *co = p->co;
+    uint64_t age = shoal__ms_to_ns(co->cfg->max_age_ms);
     for (uint32_t i = co->free_head; i != SHOAL_CO_NIL;) {
         uint32_t next = co->seats[i].next;
         if (now >= co->seats[i].expires) {
@@ -291,15 +302,6 @@ void shoal__co_recycle(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
         }
         i = next;
     }
-}
-
-/* Free members unused past max_age end, the longest unused first, down to
- * init; free members past their lifetime are replaced. */
-static void cull(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
-{
-    shoal_checkout_t *co = p->co;
-    uint64_t age = shoal__ms_to_ns(co->cfg->max_age_ms);
-    shoal__co_recycle(ctx, p, now);
     for (;;) {
         uint32_t alive = co->nfree + co->nin_use + co->nstarting;
         if (alive <= p->spec.size || co->nfree == 0)

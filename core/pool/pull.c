@@ -417,8 +417,7 @@ int shoal__pull_send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, u
 {
     if (tc == NULL)
         return SHOAL_ENOMEM;
-    shoal_env_t *e =
-        shoal__env_new(tc, SHOAL_MSG_CAST, 0, SHOAL_PID_NONE, 0, type, data, size);
+    shoal_env_t *e = shoal__env_new(tc, SHOAL_MSG_CAST, 0, SHOAL_PID_NONE, 0, type, data, size);
     if (e == NULL)
         return SHOAL_ENOMEM;
     int rc = pull_route(rt, tc, &p->g, e);
