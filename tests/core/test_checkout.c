@@ -413,9 +413,14 @@ static void test_consumer_ends(void)
     /* (Served on the consumer's thread, its takes are granted before it
      * ends: the grants still queued in its mailbox go back OK; a grant
      * that found it gone would not be counted as a take at all.) */
+    /* (The consumer starts after consume returns: the state before its
+     * takes -- every take settled, both free -- is no sign it is done.) */
+    uint64_t before = st.takes;
     consume(rt, pool, 2, THEN_EXIT_AT_ONCE);
-    WAIT_UNTIL(all_settled(rt, pool) && stats(rt, pool).free == 2);
+    WAIT_UNTIL(stats(rt, pool).takes == before + 2 && all_settled(rt, pool) &&
+               stats(rt, pool).free == 2);
     st = stats(rt, pool);
+    CU_ASSERT_EQUAL(st.takes, before + 2);
     CU_ASSERT_EQUAL(st.takes, st.returned_ok + st.killed_in_use);
     CU_ASSERT_EQUAL(st.killed_in_use, 2);
     CU_ASSERT_EQUAL(st.free, 2);
