@@ -237,8 +237,16 @@ SHOAL_API int shoal_tasks_tune(shoal_tasks_t *tasks, uint32_t size)
         return SHOAL_EINVAL;
     if (atomic_load_explicit(&tasks->closed, memory_order_acquire))
         return SHOAL_ESHUTDOWN;
-    if (!shoal__tasks_on_dispatcher(tasks->rt))
-        return refusal(shoal_pool_set_size(tasks->rt, tasks->pid, size, COMMAND_TIMEOUT_MS));
+    if (!shoal__tasks_on_dispatcher(tasks->rt)) {
+        int n = shoal_pool_set_size(tasks->rt, tasks->pid, size, COMMAND_TIMEOUT_MS);
+        /* A release that began after our check: its drain reached the pool
+         * first, and a draining pool answers a resize with 0. The drain was
+         * sent after the store of closed, and our answer came after the
+         * drain: acquire (tasks.h: closed) sees it. */
+        if (atomic_load_explicit(&tasks->closed, memory_order_acquire))
+            return SHOAL_ESHUTDOWN;
+        return refusal(n);
+    }
     /* A dispatcher thread never waits: the command goes as a priority
      * send, and the answer is what the pool will clamp it to. */
     int rc =

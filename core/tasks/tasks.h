@@ -16,7 +16,10 @@
  *     sees it and refuses. A submit that read it 0 and races the release is
  *     refused by the pool itself once it drains (SHOAL_ENOPROC, reported as
  *     SHOAL_ESHUTDOWN) or accepted before the drain and run by it: every
- *     task is run or refused with an error its submitter saw.
+ *     task is run or refused with an error its submitter saw. tune loads
+ *     it [acquire] before its command and again after the pool's answer:
+ *     a draining pool answers a resize with 0, and its drain was sent after
+ *     the store, so the second load sees it (SHOAL_ESHUTDOWN, not 0).
  *   - released: set [release] once the drain has answered (every worker has
  *     ended: no worker reads the handle any more); read [acquire] by
  *     release and destroy.

@@ -85,11 +85,13 @@ SHOAL_API int shoal_runtime_send_many(shoal_runtime_t *rt, shoal_pid_t to, uint3
 /* As shoal_runtime_send, but a receiver that is full (SHOAL_EFULL, or
  * SHOAL_EBUSY from a pool) is waited for: the thread sleeps until it has
  * room (one SHOAL_MSG_ROOM to a waiter of its own, as shoal_notify_room
- * asks: never polling) and tries again, until timeout_ms has passed
+ * asks -- below the receiver's low-water mark, a quarter of it free: never
+ * polling) and tries again, until timeout_ms has passed
  * (SHOAL_ETIMEDOUT; UINT64_MAX: no limit). SHOAL_ENOPROC if the receiver
  * ends meanwhile. A receiver that cannot tell (an isolated pool) gives its
  * refusal at once; a pool whose max_waiting senders wait already,
- * SHOAL_EOVERLOAD at once (shoal/pool.h). Not from a worker thread
+ * SHOAL_EOVERLOAD at once (shoal/pool.h) -- each wait asks again, so a
+ * sender woken that finds the receiver full again may get it then. Not from a worker thread
  * (SHOAL_EINVAL): an actor asks with shoal_notify_room instead. ABI 1.5. */
 SHOAL_API int shoal_runtime_send_wait(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
                                       const void *data, size_t size, uint64_t timeout_ms);

@@ -24,7 +24,13 @@
  * The pool holds at most `queue` tasks waiting for a worker plus one per
  * worker being run. When it is full, shoal_tasks_submit waits for room
  * (sleeping, never polling) up to its deadline, unless the pool is
- * nonblocking; shoal_tasks_try_submit never waits.
+ * nonblocking; shoal_tasks_try_submit never waits. A waiting submitter is
+ * woken when a quarter of those places are free (the pool's low-water
+ * mark, as shoal_notify_room's), not at each one, so waiters wake in
+ * batches: a place that frees before that may go to shoal_tasks_try_submit
+ * or to a submit that did not have to wait. A woken submitter that finds
+ * the pool full again waits again, and is counted against max_waiting
+ * again (as ants' MaxBlockingTasks): it may then get SHOAL_EOVERLOAD.
  *
  * Errors: SHOAL_EBUSY (full, and not waiting), SHOAL_ETIMEDOUT (the deadline
  * passed), SHOAL_EOVERLOAD (max_waiting submitters wait already),
