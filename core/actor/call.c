@@ -213,8 +213,7 @@ static int expect(shoal_ctx_t *ctx, shoal_pid_t to, shoal_ref_t r, uint64_t time
         if (*clock == 0)
             *clock = shoal__now_ns();
         uint64_t now = *clock;
-        if (timeout_ms < (UINT64_MAX - now) / 1000000u)
-            deadline = now + timeout_ms * 1000000u;
+        deadline = shoal__deadline_ns(now, timeout_ms);
     }
     int rc = pending_add(ctx, r, to, deadline);
     if (rc != SHOAL_OK)
@@ -457,8 +456,7 @@ static int request_blocking(shoal_runtime_t *rt, shoal_pid_t to, unsigned kind, 
         return rc;
     }
     SHOAL_STAT_ADD(tc, msgs_sent, 1);
-    uint64_t deadline =
-        timeout_ms >= UINT64_MAX / 1000000u ? UINT64_MAX : shoal__now_ns() + timeout_ms * 1000000u;
+    uint64_t deadline = shoal__deadline_ns(shoal__now_ns(), timeout_ms);
     rc = SHOAL_ETIMEDOUT;
     for (;;) {
         shoal_env_t *r;
@@ -520,8 +518,7 @@ SHOAL_API int shoal_runtime_send_wait(shoal_runtime_t *rt, shoal_pid_t to, uint3
         return SHOAL_ENOMEM;
     if (tc->worker != NULL)
         return SHOAL_EINVAL;
-    uint64_t deadline =
-        timeout_ms >= UINT64_MAX / 1000000u ? UINT64_MAX : shoal__now_ns() + timeout_ms * 1000000u;
+    uint64_t deadline = shoal__deadline_ns(shoal__now_ns(), timeout_ms);
     for (;;) {
         int rc = shoal_runtime_send(rt, to, type, data, size);
         if (rc != SHOAL_EFULL && rc != SHOAL_EBUSY)

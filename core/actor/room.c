@@ -53,6 +53,35 @@ static shoal_actor_t *front_of(shoal_runtime_t *rt, shoal_pid_t pid)
     return slot < rt->max_actors ? shoal__actor_at(rt, slot) : NULL;
 }
 
+bool shoal__room_waiter_alive(shoal_runtime_t *rt, shoal_pid_t waiter)
+{
+    shoal_actor_t *a = front_of(rt, waiter);
+    if (a == NULL)
+        return false;
+    /* relaxed: a value on its own; a waiter read as alive a moment after it
+     * ended is only kept until the receiver next tells. */
+    uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_relaxed);
+    return shoal__rsv_gen(w) == shoal__pid_gen(waiter) && shoal__rsv_alive(w);
+}
+
+/* Under s->lock: takes receiver's waiters that have ended off s, and
+ * returns how many of its waiters are left. */
+static size_t prune(shoal_runtime_t *rt, struct shoal_room_stripe_s *s, shoal_pid_t receiver)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->n;) {
+        if (s->w[i].receiver != receiver) {
+            i++;
+        } else if (!shoal__room_waiter_alive(rt, s->w[i].waiter)) {
+            s->w[i] = s->w[--s->n];
+        } else {
+            n++;
+            i++;
+        }
+    }
+    return n;
+}
+
 int shoal__room_add(shoal_runtime_t *rt, shoal_pid_t receiver, shoal_pid_t waiter, uint32_t max)
 {
     shoal_actor_t *a = front_of(rt, receiver);
@@ -60,14 +89,9 @@ int shoal__room_add(shoal_runtime_t *rt, shoal_pid_t receiver, shoal_pid_t waite
         return SHOAL_ENOPROC;
     struct shoal_room_stripe_s *s = stripe_of(rt, receiver);
     pthread_mutex_lock(&s->lock);
-    if (max != 0) { /* the receiver's waiters so far: at most max of them */
-        size_t n = 0;
-        for (size_t i = 0; i < s->n && n < max; i++)
-            n += s->w[i].receiver == receiver;
-        if (n >= max) {
-            pthread_mutex_unlock(&s->lock);
-            return SHOAL_EOVERLOAD;
-        }
+    if (max != 0 && prune(rt, s, receiver) >= max) { /* at most max waiters, live ones */
+        pthread_mutex_unlock(&s->lock);
+        return SHOAL_EOVERLOAD;
     }
     if (s->n == s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 8;
@@ -131,10 +155,8 @@ void shoal__room_tell(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t recei
 size_t shoal__room_count(shoal_runtime_t *rt, shoal_pid_t receiver)
 {
     struct shoal_room_stripe_s *s = stripe_of(rt, receiver);
-    size_t n = 0;
     pthread_mutex_lock(&s->lock);
-    for (size_t i = 0; i < s->n; i++)
-        n += s->w[i].receiver == receiver;
+    size_t n = prune(rt, s, receiver);
     pthread_mutex_unlock(&s->lock);
     return n;
 }

@@ -74,8 +74,14 @@ int shoal__room_add(struct shoal_runtime_s *rt, shoal_pid_t receiver, shoal_pid_
  * with status) and clears its flag. */
 void shoal__room_tell(struct shoal_runtime_s *rt, struct shoal_tcache_s *tc, shoal_pid_t receiver,
                       int status);
-/* How many wait for room in receiver now. */
+/* How many wait for room in receiver now: waiters that have ended since
+ * they asked (an actor that stopped, crashed or exited first) are taken
+ * off here, and before max is counted in shoal__room_add -- they would
+ * otherwise hold their places until the receiver next drains. */
 size_t shoal__room_count(struct shoal_runtime_s *rt, shoal_pid_t receiver);
+/* Whether waiter is still the live actor it was when it asked (its
+ * generation alive): a waiter that ended waits for nothing. */
+bool shoal__room_waiter_alive(struct shoal_runtime_s *rt, shoal_pid_t waiter);
 /* Takes waiter off receiver's waiters (a thread that gave up). */
 void shoal__room_cancel(struct shoal_runtime_s *rt, shoal_pid_t receiver, shoal_pid_t waiter);
 

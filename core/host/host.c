@@ -576,7 +576,7 @@ int shoal__host_drain(shoal_host_t *h, uint64_t deadline_ms, bool (*interrupted)
 {
     /* One deadline for all: the sources stop first (producers before the
      * pools drain), within it, and the pools drain in what is left. */
-    uint64_t end_ns = shoal__now_ns() + deadline_ms * 1000000u;
+    uint64_t end_ns = shoal__deadline_ns(shoal__now_ns(), deadline_ms);
     if (h->nsources != 0) {
         size_t n = h->nsources;
         int left = shoal__host_sources_stop(h, end_ns, interrupted, arg);

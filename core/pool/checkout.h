@@ -48,6 +48,7 @@
 
 #include "actor/envelope.h"
 #include "shoal/checkout.h"
+#include "sched/futex.h"
 
 struct shoal_ctx_s;
 struct shoal_pool_s;
@@ -220,7 +221,7 @@ uint64_t shoal__co_lifetime(shoal_checkout_t *co, uint64_t now);
 /* now + ms, in ns, UINT64_MAX (never) when that would not fit. */
 static inline uint64_t shoal__co_deadline(uint64_t now, uint64_t ms)
 {
-    return ms >= (UINT64_MAX - now) / 1000000u ? UINT64_MAX : now + ms * 1000000u;
+    return shoal__deadline_ns(now, ms);
 }
 /* A member's start failed (its init, its deadline, an end before its
  * notice): counted; past add_member_retry in a row, starts wait a

@@ -177,7 +177,7 @@ int shoal__pool_set_bounds(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t mi
 uint32_t shoal__pool_waiting(shoal_pool_t *p)
 {
     if (p->pull != NULL)
-        return atomic_load_explicit(&p->pull->nwaiting, memory_order_relaxed);
+        return shoal__pull_waiting(p->rt, p);
     if (p->remote != NULL)
         return 0;
     size_t n = shoal__room_count(p->rt, p->g.pid);

@@ -346,6 +346,38 @@ static void forward_unref(shoal_runtime_t *rt, shoal_group_t *g)
     shoal__pool_unref(rt, shoal__pool_of_group(g));
 }
 
+/* Whether worker `wp` of a forward pool would take a send now: a worker
+ * with room below its low-water mark (room.h); a nested pool, any of its
+ * own workers that would, down its levels, or a nested pull pool with
+ * room. Only a look: a leaf that drains later tells up its chain of groups
+ * (room.h), and a ROOM told when a send would still be refused only makes
+ * its asker try again. The record is held by a reference while it is read
+ * (shoal__pool_find). */
+static bool worker_has_room(shoal_runtime_t *rt, shoal_pid_t wp, unsigned depth)
+{
+    bool gone;
+    /* seq_cst (each load in shoal__room_in): after the asker's flag. */
+    if (shoal__room_in(rt, wp, memory_order_seq_cst, &gone))
+        return true;
+    if (gone || depth >= SHOAL_POOL_MAX_DEPTH)
+        return false;
+    shoal_pool_t *q = shoal__pool_find(rt, wp);
+    if (q == NULL)
+        return false; /* a plain worker without room, or a pool that ended */
+    bool room = false;
+    if (q->pull != NULL) {
+        room = shoal__pull_has_room(q->pull, shoal__pull_admitted(q->pull, memory_order_seq_cst));
+    } else if (q->remote == NULL && q->co == NULL) {
+        /* acquire: see forward_route's nworkers. */
+        uint32_t n = atomic_load_explicit(&q->nworkers, memory_order_acquire);
+        for (uint32_t i = 0; i < n && !room; i++)
+            room = worker_has_room(rt, atomic_load_explicit(&q->slots[i], memory_order_acquire),
+                                   depth + 1);
+    }
+    shoal__pool_unref(rt, q);
+    return room;
+}
+
 /* A producer refused with SHOAL_EBUSY asks for room (actor/room.h: the
  * ask, for a group): waiters on the pool's PID; any worker with room below
  * its low-water mark means a send would be taken. Each worker tells them
@@ -376,9 +408,7 @@ static int forward_room(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *
     /* acquire: see forward_route's nworkers. */
     uint32_t n = atomic_load_explicit(&p->nworkers, memory_order_acquire);
     for (uint32_t i = 0; i < n; i++) {
-        shoal_pid_t wp = atomic_load_explicit(&p->slots[i], memory_order_acquire);
-        bool w_gone;
-        if (shoal__room_in(rt, wp, memory_order_seq_cst, &w_gone)) {
+        if (worker_has_room(rt, atomic_load_explicit(&p->slots[i], memory_order_acquire), 1)) {
             shoal__room_tell(rt, tc, g->pid, SHOAL_OK);
             break;
         }
@@ -402,8 +432,7 @@ void shoal__forward_room_recheck(struct shoal_ctx_s *ctx, shoal_pool_t *p)
         return;
     uint32_t n = shoal__pool_live(p); /* our own table */
     for (uint32_t i = 0; i < n; i++) {
-        bool gone;
-        if (shoal__room_in(ctx->rt, shoal__pool_slot(p, i), memory_order_seq_cst, &gone)) {
+        if (worker_has_room(ctx->rt, shoal__pool_slot(p, i), 1)) {
             shoal__room_tell(ctx->rt, ctx->tc, p->g.pid, SHOAL_OK);
             return;
         }

@@ -242,7 +242,7 @@ int shoal__pool_start_ex(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
             snprintf(why, why_size, "%s", shoal_strerror(rc));
         return rc;
     }
-    uint64_t end = timeout_ms ? shoal__now_ns() + shoal__ms_to_ns(timeout_ms) : UINT64_MAX;
+    uint64_t end = timeout_ms ? shoal__deadline_ns(shoal__now_ns(), timeout_ms) : UINT64_MAX;
     /* acquire: pairs with start_done's release store of 0 (init_rc and
      * init_text are written before it). */
     while (atomic_load_explicit(&p->starting, memory_order_acquire) != 0) {

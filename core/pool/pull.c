@@ -106,7 +106,7 @@ void shoal__pull_update(shoal_pool_t *p)
     /* More room (a resize, a bigger buffer): producers waiting for it hear. */
     if (atomic_load_explicit(&q->nwaiting, memory_order_seq_cst) != 0 &&
         shoal__pull_has_room(q, shoal__pull_admitted(q, memory_order_seq_cst)))
-        shoal__pull_tell_waiters(p->rt, shoal__tcache_get(p->rt), p);
+        shoal__pull_tell_waiters(p->rt, shoal__tcache_get(p->rt), p, SHOAL_OK);
 }
 
 uint32_t shoal__pull_set_prefetch(shoal_pool_t *p, uint32_t v, int *rc)
@@ -138,9 +138,9 @@ uint32_t shoal__pull_set_buffer(shoal_pool_t *p, uint32_t v, int *rc)
 void shoal__pull_close(shoal_pool_t *p)
 {
     atomic_fetch_or_explicit(&p->pull->admits, PULL_CLOSED, memory_order_relaxed);
-    /* Producers waiting for room are told now: they try again and find it
-     * closed (SHOAL_ENOPROC), rather than sleep until an item settles. */
-    shoal__pull_tell_waiters(p->rt, shoal__tcache_get(p->rt), p);
+    /* Producers waiting for room are told now that it is gone
+     * (SHOAL_ENOPROC), rather than sleep until an item settles. */
+    shoal__pull_tell_waiters(p->rt, shoal__tcache_get(p->rt), p, SHOAL_ENOPROC);
 }
 
 bool shoal__pull_draining(struct shoal_ctx_s *ctx, shoal_pool_t *p)
@@ -654,7 +654,7 @@ static void pull_own_end(struct shoal_ctx_s *ctx)
      * our sweep sees it and sweeps). */
     atomic_store_explicit(&p->pull_ended, 1, memory_order_seq_cst);
     sweep(ctx->rt, ctx->tc, p);
-    shoal__pull_tell_waiters(ctx->rt, ctx->tc, p); /* they find it gone when they try */
+    shoal__pull_tell_waiters(ctx->rt, ctx->tc, p, SHOAL_ENOPROC);
 }
 
 static void pull_unref(shoal_runtime_t *rt, shoal_group_t *g)

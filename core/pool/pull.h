@@ -77,7 +77,12 @@
  *               between them may hide the room: the member that settles
  *               that item looks again -- every settle does, a drop at a
  *               member's end too -- and the last settle sees it all); a
- *               waiter may be told twice, never not.
+ *               waiter may be told twice, never not. Closing (a drain,
+ *               the end) tells every waiter SHOAL_ENOPROC, and a waiter
+ *               that asks after the close hears it at once (pull_room.c).
+ *               Waiters that have ended are taken off the list (under
+ *               room_lock) before max_waiting is counted and when the
+ *               count is read: they hold no place.
  *   members     each member's own words (actor.h, ext->member): held, the
  *               items taken and not settled; asleep. Written only in its
  *               turns.
@@ -242,11 +247,15 @@ bool shoal__pull_has_room(const shoal_pull_t *q, uint64_t admitted);
  * ended refuses at admission (SHOAL_ENOPROC). Counted as a send. */
 int shoal__pull_send(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,
                      uint32_t type, const void *data, size_t size);
+/* Tells every producer waiting for room: one SHOAL_MSG_ROOM each, with
+ * status 0 (room), or SHOAL_ENOPROC once the pool drains or has ended. */
 void shoal__pull_tell_waiters(shoal_runtime_t *rt, struct shoal_tcache_s *tc,
-                              struct shoal_pool_s *p);
+                              struct shoal_pool_s *p, int status);
 void shoal__pull_room_after_settle(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint64_t out);
 int shoal__pull_room_ask(shoal_runtime_t *rt, struct shoal_tcache_s *tc, shoal_group_t *g,
                          shoal_pid_t waiter);
+/* Producers waiting for room now (the ended ones taken off first). */
+uint32_t shoal__pull_waiting(shoal_runtime_t *rt, struct shoal_pool_s *p);
 void shoal__pull_room_cancel(shoal_runtime_t *rt, shoal_group_t *g, shoal_pid_t waiter);
 /* A member, after admitted went down to `left`: tells the pool's actor if
  * it waits for room. */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "actor/room.h"
 #include "actor/send.h"
 #include "pool/pool.h"
 #include "runtime/runtime.h"
@@ -25,7 +26,7 @@ bool shoal__pull_has_room(const shoal_pull_t *q, uint64_t admitted)
 
 /* Tells every waiter there is room: one SHOAL_MSG_ROOM each, from the pool
  * (sent outside the lock, a batch at a time; the list keeps its memory). */
-void shoal__pull_tell_waiters(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
+void shoal__pull_tell_waiters(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, int status)
 {
     shoal_pull_t *q = p->pull;
     shoal_pid_t batch[64];
@@ -38,7 +39,7 @@ void shoal__pull_tell_waiters(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_poo
         atomic_store_explicit(&q->nwaiting, (uint32_t)q->waiting_n, memory_order_relaxed);
         pthread_mutex_unlock(&q->room_lock);
         for (size_t i = 0; i < n; i++)
-            shoal__send_system(rt, tc, batch[i], SHOAL_MSG_ROOM, p->g.pid, 0);
+            shoal__send_system(rt, tc, batch[i], SHOAL_MSG_ROOM, p->g.pid, (uint32_t)status);
         if (n < 64)
             return;
     }
@@ -55,9 +56,32 @@ void shoal__pull_room_after_settle(struct shoal_ctx_s *ctx, shoal_pool_t *p, uin
     /* seq_cst: after the member's settle; never below the truth (pull.h). */
     uint64_t left = (atomic_load_explicit(&q->admits, memory_order_seq_cst) & ~PULL_CLOSED) - out;
     if (waiters && shoal__pull_has_room(q, left))
-        shoal__pull_tell_waiters(ctx->rt, ctx->tc, p);
+        shoal__pull_tell_waiters(ctx->rt, ctx->tc, p, SHOAL_OK);
     if (source)
         shoal__pull_room(ctx, p, left); /* the source's (pull_source.c) */
+}
+
+/* Under room_lock: takes the waiters that have ended off the list. A
+ * lower nwaiting [seq_cst, as every store of it] only spares a settling
+ * member a look for waiters that are gone. */
+static void prune(shoal_runtime_t *rt, shoal_pull_t *q)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < q->waiting_n; i++)
+        if (shoal__room_waiter_alive(rt, q->waiting[i]))
+            q->waiting[k++] = q->waiting[i];
+    q->waiting_n = k;
+    atomic_store_explicit(&q->nwaiting, (uint32_t)k, memory_order_seq_cst);
+}
+
+uint32_t shoal__pull_waiting(shoal_runtime_t *rt, shoal_pool_t *p)
+{
+    shoal_pull_t *q = p->pull;
+    pthread_mutex_lock(&q->room_lock);
+    prune(rt, q);
+    uint32_t n = (uint32_t)q->waiting_n;
+    pthread_mutex_unlock(&q->room_lock);
+    return n;
 }
 
 int shoal__pull_room_ask(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g,
@@ -67,6 +91,8 @@ int shoal__pull_room_ask(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t 
     shoal_pull_t *q = p->pull;
     pthread_mutex_lock(&q->room_lock);
     uint32_t max = atomic_load_explicit(&p->max_waiting, memory_order_relaxed);
+    if (max != 0 && q->waiting_n >= max)
+        prune(rt, q); /* those that ended hold no place (actor/room.h) */
     if (max != 0 && q->waiting_n >= max) {
         pthread_mutex_unlock(&q->room_lock);
         atomic_fetch_add_explicit(&p->waits_refused, 1, memory_order_relaxed);
@@ -86,8 +112,15 @@ int shoal__pull_room_ask(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t 
     /* seq_cst: the waiter's store of the room pair, then its read. */
     atomic_store_explicit(&q->nwaiting, (uint32_t)q->waiting_n, memory_order_seq_cst);
     pthread_mutex_unlock(&q->room_lock);
-    if (shoal__pull_has_room(q, shoal__pull_admitted(q, memory_order_seq_cst)))
-        shoal__pull_tell_waiters(rt, tc, p);
+    /* A pool that drains or has ended told its waiters when it closed:
+     * one that asks after that hears at once. relaxed: the close sets
+     * PULL_CLOSED and then tells under room_lock; an ask that took the
+     * lock after that tell sees the bit (the lock orders it), one that
+     * took it before was in the list that tell emptied. */
+    if (atomic_load_explicit(&q->admits, memory_order_relaxed) & PULL_CLOSED)
+        shoal__pull_tell_waiters(rt, tc, p, SHOAL_ENOPROC);
+    else if (shoal__pull_has_room(q, shoal__pull_admitted(q, memory_order_seq_cst)))
+        shoal__pull_tell_waiters(rt, tc, p, SHOAL_OK);
     return SHOAL_OK;
 }
 

@@ -33,6 +33,13 @@ static inline uint64_t shoal__now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* now + ms, in ns, saturating: UINT64_MAX (no deadline) for any ms whose
+ * deadline would not fit -- never a sum that wraps into the past. */
+static inline uint64_t shoal__deadline_ns(uint64_t now, uint64_t ms)
+{
+    return ms >= (UINT64_MAX - now) / 1000000u ? UINT64_MAX : now + ms * 1000000u;
+}
+
 static inline void shoal__cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)

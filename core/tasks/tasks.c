@@ -34,9 +34,7 @@
 
 uint64_t shoal__tasks_deadline(uint64_t timeout_ms)
 {
-    if (timeout_ms >= UINT64_MAX / 1000000u)
-        return UINT64_MAX;
-    return shoal__now_ns() + timeout_ms * 1000000u;
+    return shoal__deadline_ns(shoal__now_ns(), timeout_ms);
 }
 
 bool shoal__tasks_on_dispatcher(shoal_runtime_t *rt)

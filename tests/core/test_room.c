@@ -418,7 +418,8 @@ static void the_limit_reads_without_the_flag(void)
     reset();
     shoal_runtime_t *rt = shoal_test_runtime(2);
     shoal_pid_t s = spawn_sink(rt, 3);
-    CU_ASSERT_EQUAL_FATAL(shoal__room_add(rt, s, SHOAL_PID_NONE, 0), SHOAL_OK);
+    shoal_pid_t waiter = spawn_sink(rt, 0); /* a live one: an ended waiter is taken off */
+    CU_ASSERT_EQUAL_FATAL(shoal__room_add(rt, s, waiter, 0), SHOAL_OK);
     CU_ASSERT_EQUAL(waiters_of(rt, s), 1);
     shoal_answer_t in;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_inspect(rt, s, TMO, &in), SHOAL_OK);

@@ -66,9 +66,10 @@ typedef struct shoal_pool_restart_s {
  *   in the pool at once -- threads in shoal_runtime_send_wait and actors
  *   that asked with shoal_notify_room; one more is refused at once with
  *   SHOAL_EOVERLOAD (counted: waiting_refused). 0: no bound. A waiter
- *   leaves the count when it is told of room; one that finds the pool full
- *   again and waits again is counted (and may be refused) again, as in
- *   ants.
+ *   leaves the count when it is told of room, or once it has ended (an
+ *   actor that asked and then stopped holds no place); one that finds the
+ *   pool full again and waits again is counted (and may be refused) again,
+ *   as in ants.
  * autoscale: with `when` non-zero, the pool's actor measures three signals
  *   every SHOAL_AUTOSCALE_TICK_MS, over that tick:
  *     busy      time its workers spent handling / (wall time x workers),
