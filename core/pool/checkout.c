@@ -242,7 +242,7 @@ int shoal__checkout_start(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     co->open = true;
     uint64_t now = shoal__now_ns();
     if (co->cfg->cull_interval_ms != 0)
-        co->next_cull = shoal__co_deadline(now, co->cfg->cull_interval_ms);
+        co->next_cull = shoal__deadline_ns(now, co->cfg->cull_interval_ms);
     int rc =
         co->cfg->group != NULL ? shoal__group_join(ctx->rt, co->cfg->group, ctx->self) : SHOAL_OK;
     if (rc == SHOAL_OK)
@@ -277,7 +277,7 @@ static int set_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_
     uint64_t now = shoal__now_ns();
     if (cull_changed)
         co->next_cull = co->cfg->cull_interval_ms != 0
-                            ? shoal__co_deadline(now, co->cfg->cull_interval_ms)
+                            ? shoal__deadline_ns(now, co->cfg->cull_interval_ms)
                             : UINT64_MAX;
     /* Without culling, returns on the consumers' threads do not stamp
      * when a member was last used (checkout_fast.c): from now on they do,

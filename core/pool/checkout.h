@@ -218,11 +218,6 @@ void shoal__co_sweep(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint64_t n
 uint64_t shoal__co_seats_next(const shoal_checkout_t *co);
 /* A member's lifetime's end, drawn with the jitter, from now. */
 uint64_t shoal__co_lifetime(shoal_checkout_t *co, uint64_t now);
-/* now + ms, in ns, UINT64_MAX (never) when that would not fit. */
-static inline uint64_t shoal__co_deadline(uint64_t now, uint64_t ms)
-{
-    return shoal__deadline_ns(now, ms);
-}
 /* A member's start failed (its init, its deadline, an end before its
  * notice): counted; past add_member_retry in a row, starts wait a
  * backoff and, with none starting, the takes waiting hear

@@ -179,7 +179,7 @@ void shoal__co_take_here(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *
             /* As the actor's take (checkout_take.c): wait in the queue, or
              * no member at once. */
             t.since = clock_of(&now);
-            t.deadline = shoal__co_deadline(now, timeout_ms);
+            t.deadline = shoal__deadline_ns(now, timeout_ms);
             bool wait = timeout_ms != 0 && co->qtakers < co->cfg->queue_max &&
                         shoal__co_queue_put(co, &t, false) == SHOAL_OK;
             uint32_t alive = co->nfree + co->nin_use + co->nstarting;

@@ -150,7 +150,7 @@ static int start_one(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
         .state = SHOAL_CO_STARTING,
         .prev = SHOAL_CO_NIL,
         .next = SHOAL_CO_NIL,
-        .deadline = shoal__co_deadline(now, co->cfg->member_start_timeout_ms),
+        .deadline = shoal__deadline_ns(now, co->cfg->member_start_timeout_ms),
         .expires = UINT64_MAX,
         .used_ns = now,
     };
@@ -190,7 +190,7 @@ void shoal__co_fill(struct shoal_ctx_s *ctx, shoal_pool_t *p)
             shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, p->name,
                        "could not start a member: %s; trying again in %" PRIu64 " ms",
                        shoal_strerror(rc), p->spec.restart.backoff_ms);
-            co->retry_at = shoal__co_deadline(now, p->spec.restart.backoff_ms);
+            co->retry_at = shoal__deadline_ns(now, p->spec.restart.backoff_ms);
             return;
         }
     }
@@ -206,7 +206,7 @@ void shoal__co_start_spare(struct shoal_ctx_s *ctx, shoal_pool_t *p)
         co->nfree + co->nin_use + co->nstarting >= p->spec.max_size)
         return;
     if (start_one(ctx, p, now) != SHOAL_OK)
-        co->retry_at = shoal__co_deadline(now, p->spec.restart.backoff_ms);
+        co->retry_at = shoal__deadline_ns(now, p->spec.restart.backoff_ms);
 }
 
 void shoal__co_start_failed(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
@@ -216,7 +216,7 @@ void shoal__co_start_failed(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t n
     if (++co->fails_in_row < co->cfg->add_member_retry)
         return;
     /* Enough tries for now: starts wait a backoff, takers hear so. */
-    co->retry_at = shoal__co_deadline(now, p->spec.restart.backoff_ms);
+    co->retry_at = shoal__deadline_ns(now, p->spec.restart.backoff_ms);
     if (co->nstarting == 0)
         shoal__co_queue_fail_takes(ctx, co);
 }
@@ -341,6 +341,6 @@ void shoal__co_sweep(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
     }
     if (now >= co->next_cull) {
         cull(ctx, p, now);
-        co->next_cull = shoal__co_deadline(now, co->cfg->cull_interval_ms);
+        co->next_cull = shoal__deadline_ns(now, co->cfg->cull_interval_ms);
     }
 }

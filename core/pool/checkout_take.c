@@ -214,7 +214,7 @@ void shoal__co_seat_give(shoal_checkout_t *co, uint32_t i, shoal_pid_t owner, ui
     s->owner = owner;
     s->token = token;
     s->deadline =
-        by == SHOAL_CO_BY_THREAD ? shoal__co_deadline(now, co->cfg->lease_ms) : UINT64_MAX;
+        by == SHOAL_CO_BY_THREAD ? shoal__deadline_ns(now, co->cfg->lease_ms) : UINT64_MAX;
     s->uses++;
     co->nin_use++;
     shoal__co_count(co, SHOAL_CO_TAKES, 1);
@@ -342,7 +342,7 @@ static int take_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg
     shoal_co_taker_t t = {.from = msg->from,
                           .ref = msg->ref,
                           .since = now,
-                          .deadline = shoal__co_deadline(now, req.timeout_ms),
+                          .deadline = shoal__deadline_ns(now, req.timeout_ms),
                           .token = req.token,
                           .lease = req.lease != 0};
     uint32_t i = shoal__co_free_take(ctx, p, now);

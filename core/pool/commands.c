@@ -43,6 +43,13 @@ int shoal__pool_command(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_ms
     case SHOAL_POOL_ADD_WORKERS:
     case SHOAL_POOL_REMOVE_WORKERS:
     case SHOAL_POOL_SET_SIZE: {
+        /* A draining pool is going to 0 and takes nothing more: a resize
+         * is refused as a send would be, not answered with a size of 0
+         * that a pool with min_size 0 could also mean. */
+        if (p->state == SHOAL_POOL_DRAINING) {
+            *out = 0;
+            return SHOAL_ENOPROC;
+        }
         uint64_t want = msg->type == SHOAL_POOL_SET_SIZE      ? v
                         : msg->type == SHOAL_POOL_ADD_WORKERS ? (uint64_t)p->target + v
                         : v > p->target                       ? 0

@@ -18,6 +18,8 @@
 
 #include "tasks/tasks.h"
 
+#include "sched/futex.h"
+
 struct shoal_task_group_s {
     shoal_tasks_t *t;
     pthread_mutex_t lock;
@@ -125,7 +127,7 @@ SHOAL_API int shoal_task_group_wait(shoal_task_group_t *group, uint64_t timeout_
 {
     if (group == NULL || shoal__tasks_on_dispatcher(group->t->rt))
         return SHOAL_EINVAL;
-    return group_wait_until(group, shoal__tasks_deadline(timeout_ms), first_error)
+    return group_wait_until(group, shoal__deadline_ns(shoal__now_ns(), timeout_ms), first_error)
                ? SHOAL_OK
                : SHOAL_ETIMEDOUT;
 }
@@ -147,7 +149,7 @@ SHOAL_API int shoal_tasks_submit_wait(shoal_tasks_t *tasks, shoal_task_fn fn, vo
 {
     if (tasks == NULL || fn == NULL || shoal__tasks_on_dispatcher(tasks->rt))
         return SHOAL_EINVAL;
-    uint64_t deadline = shoal__tasks_deadline(timeout_ms);
+    uint64_t deadline = shoal__deadline_ns(shoal__now_ns(), timeout_ms);
     shoal_task_group_t *g;
     int rc = shoal_task_group_create(tasks, &g);
     if (rc != SHOAL_OK)

@@ -14,6 +14,7 @@
 #include "actor/ctx.h"
 #include "pool/pool.h"
 #include "runtime/tcache.h"
+#include "sched/futex.h"
 
 /* How long tune waits for the pool's answer: it is a priority call that the
  * pool's actor answers in its next turn, so only a runtime whose every
@@ -31,11 +32,6 @@
 #define OPTS_SIZE_1_6 (offsetof(shoal_tasks_opts_t, panic_user) + sizeof(void *))
 
 /* ---- time ------------------------------------------------------------------- */
-
-uint64_t shoal__tasks_deadline(uint64_t timeout_ms)
-{
-    return shoal__deadline_ns(shoal__now_ns(), timeout_ms);
-}
 
 bool shoal__tasks_on_dispatcher(shoal_runtime_t *rt)
 {
@@ -235,16 +231,10 @@ SHOAL_API int shoal_tasks_tune(shoal_tasks_t *tasks, uint32_t size)
         return SHOAL_EINVAL;
     if (atomic_load_explicit(&tasks->closed, memory_order_acquire))
         return SHOAL_ESHUTDOWN;
-    if (!shoal__tasks_on_dispatcher(tasks->rt)) {
-        int n = shoal_pool_set_size(tasks->rt, tasks->pid, size, COMMAND_TIMEOUT_MS);
-        /* A release that began after our check: its drain reached the pool
-         * first, and a draining pool answers a resize with 0. The drain was
-         * sent after the store of closed, and our answer came after the
-         * drain: acquire (tasks.h: closed) sees it. */
-        if (atomic_load_explicit(&tasks->closed, memory_order_acquire))
-            return SHOAL_ESHUTDOWN;
-        return refusal(n);
-    }
+    /* A release that began after the check above drains the pool: a
+     * draining pool refuses the resize (SHOAL_ENOPROC: released). */
+    if (!shoal__tasks_on_dispatcher(tasks->rt))
+        return refusal(shoal_pool_set_size(tasks->rt, tasks->pid, size, COMMAND_TIMEOUT_MS));
     /* A dispatcher thread never waits: the command goes as a priority
      * send, and the answer is what the pool will clamp it to. */
     int rc =
@@ -344,7 +334,7 @@ SHOAL_API int shoal_tasks_release_timeout(shoal_tasks_t *tasks, uint64_t timeout
      * answers once every worker has ended (terminate run: no worker reads
      * the handle any more). A pool that has ended already answers
      * SHOAL_ENOPROC: the drain (of an earlier, timed-out call) is done. */
-    uint64_t deadline = shoal__tasks_deadline(timeout_ms);
+    uint64_t deadline = shoal__deadline_ns(shoal__now_ns(), timeout_ms);
     int rc = shoal_pool_drain(tasks->rt, tasks->pid, timeout_ms);
     if (rc == SHOAL_ENOPROC)
         rc = quiet(tasks, deadline);

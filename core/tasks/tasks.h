@@ -16,10 +16,9 @@
  *     sees it and refuses. A submit that read it 0 and races the release is
  *     refused by the pool itself once it drains (SHOAL_ENOPROC, reported as
  *     SHOAL_ESHUTDOWN) or accepted before the drain and run by it: every
- *     task is run or refused with an error its submitter saw. tune loads
- *     it [acquire] before its command and again after the pool's answer:
- *     a draining pool answers a resize with 0, and its drain was sent after
- *     the store, so the second load sees it (SHOAL_ESHUTDOWN, not 0).
+ *     task is run or refused with an error its submitter saw. A tune
+ *     racing the release is refused the same way (a draining pool refuses
+ *     a resize with SHOAL_ENOPROC).
  *   - released: set [release] once the drain has answered (every worker has
  *     ended: no worker reads the handle any more); read [acquire] by
  *     release and destroy.
@@ -76,9 +75,5 @@ bool shoal__tasks_on_dispatcher(shoal_runtime_t *rt);
 /* A group's task has finished with rc (its return, or SHOAL_EPANIC). Any
  * thread (the worker's). The group may be freed by this call. */
 void shoal__task_group_done(shoal_task_group_t *g, int rc);
-
-/* Milliseconds from now as a CLOCK_MONOTONIC deadline in ns (UINT64_MAX:
- * none). */
-uint64_t shoal__tasks_deadline(uint64_t timeout_ms);
 
 #endif

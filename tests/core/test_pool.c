@@ -901,7 +901,7 @@ static void drain_handles_everything_even_after_a_crash(void)
     CU_ASSERT_EQUAL(ps.retiring, 2);
     CU_ASSERT_EQUAL(ps.queue_depth, 6);
     CU_ASSERT_EQUAL(job(rt, pool, 8, A_OK), SHOAL_ENOPROC);
-    CU_ASSERT_EQUAL(shoal_pool_add_workers(rt, pool, 1, TMO), 0); /* no resizing now */
+    CU_ASSERT_EQUAL(shoal_pool_add_workers(rt, pool, 1, TMO), SHOAL_ENOPROC); /* no resizing now */
     CU_ASSERT_EQUAL(atomic_load(&d.rc), PENDING);
     atomic_store(&gate, 1);
     pthread_join(d.t, NULL);

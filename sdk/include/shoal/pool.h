@@ -352,7 +352,8 @@ typedef struct shoal_pool_stats_s {
 
 /* From a thread that is not a dispatcher worker: the commands above as
  * blocking calls (see shoal_runtime_call for timeouts and errors). The
- * resizing ones return the new size (>= 0) or a negative SHOAL_E*. */
+ * resizing ones return the new size (>= 0) or a negative SHOAL_E*:
+ * SHOAL_ENOPROC from a pool that drains (it takes no resize, as no send). */
 SHOAL_API int shoal_pool_add_workers(shoal_runtime_t *rt, shoal_pid_t pool, uint32_t n,
                                      uint64_t timeout_ms);
 SHOAL_API int shoal_pool_remove_workers(shoal_runtime_t *rt, shoal_pid_t pool, uint32_t n,
