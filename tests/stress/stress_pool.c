@@ -2,8 +2,13 @@
  *
  * 10^6 messages from 2 producers into a pool of 8 workers (mailbox 64,
  * min_size 1, max_size 8) while a resizer thread sets its size 8 -> 1 -> 8
- * a hundred times, paced by the producers' progress so that every resize
- * happens under traffic. Each message carries a unique id; a producer never
+ * a hundred times, paced by the producers' progress so that resizes
+ * happen under traffic; and since a descheduled resizer (2 cores, 4
+ * dispatcher threads, a sanitizer build) can fall behind producers that
+ * finish in 10 ms, a producer halfway through its share waits for the
+ * resizer's first GATE_RESIZES steps, its sent messages still queued and
+ * being handled -- so at least that many resizes see traffic in every
+ * round, on any schedule. Each message carries a unique id; a producer never
  * retries, so each id is either accepted (SHOAL_OK) or refused
  * (SHOAL_EBUSY). Every worker marks the id it handles with an atomic
  * fetch_add. Checked, for every scenario:
@@ -49,6 +54,7 @@
 #define STALL_S 10.0 /* no progress for this long: fail */
 #define CALL_MS 30000
 #define ROUNDS 4
+#define GATE_RESIZES 4 /* resizes a producer waits for halfway */
 
 enum { M_WORK = 1, M_GO = 2 };
 
@@ -156,10 +162,21 @@ static void note_send(int p, uint32_t id, int rc)
     atomic_fetch_add_explicit(&sent_total, 1, memory_order_relaxed);
 }
 
+/* Halfway through its share, a producer waits for the resizer's first
+ * GATE_RESIZES steps (each needs less than a hundredth of the traffic sent,
+ * so the wait ends). Never held when the scenario does not resize. */
+static int held_at_gate(long next)
+{
+    return sc->resize && next == per_producer / 2 &&
+           atomic_load(&resizes_done) < GATE_RESIZES && !atomic_load(&resize_stop);
+}
+
 static void *producer_thread(void *arg)
 {
     int p = (int)(uintptr_t)arg;
     for (long i = 0; i < per_producer; i++) {
+        while (held_at_gate(i))
+            shoal_test_nap();
         uint32_t id = (uint32_t)(p * per_producer + i);
         int rc = shoal_runtime_send(rt, pool_pid, M_WORK, &id, sizeof id);
         note_send(p, id, rc);
@@ -190,7 +207,8 @@ static int prod_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
     prod_state_t *s = state;
     if (msg->type != M_GO)
         return 0;
-    for (int k = 0; k < BATCH && s->next < per_producer; k++, s->next++) {
+    for (int k = 0; k < BATCH && s->next < per_producer && !held_at_gate(s->next);
+         k++, s->next++) {
         uint32_t id = (uint32_t)(s->p * per_producer + s->next);
         note_send(s->p, id, shoal_send(ctx, pool_pid, M_WORK, &id, sizeof id));
     }
@@ -227,9 +245,11 @@ static void *resizer_thread(void *arg)
             fprintf(stderr, "\n  set_size(%u) returned %d", size, r);
             atomic_fetch_add(&resize_bad, 1);
         }
-        atomic_fetch_add(&resizes_done, 1);
+        /* Counted before done: a producer held at the gate is let go only
+         * after this step is counted as under traffic. */
         if (atomic_load(&producers_done) < PRODUCERS)
             atomic_fetch_add(&resizes_under_traffic, 1);
+        atomic_fetch_add(&resizes_done, 1);
     }
     return NULL;
 }
@@ -441,7 +461,7 @@ static void run_once(const scenario_t *s, int round)
     CU_ASSERT_EQUAL(atomic_load(&wrong_sender), 0);
     CU_ASSERT_EQUAL(atomic_load(&resize_bad), 0);
     if (s->resize)
-        CU_ASSERT(atomic_load(&resizes_under_traffic) > 0);
+        CU_ASSERT(atomic_load(&resizes_under_traffic) >= GATE_RESIZES);
 
     /* Every id: handled once if accepted, never if refused. */
     long mismatched = 0;
