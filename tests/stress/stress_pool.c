@@ -167,8 +167,8 @@ static void note_send(int p, uint32_t id, int rc)
  * so the wait ends). Never held when the scenario does not resize. */
 static int held_at_gate(long next)
 {
-    return sc->resize && next == per_producer / 2 &&
-           atomic_load(&resizes_done) < GATE_RESIZES && !atomic_load(&resize_stop);
+    return sc->resize && next == per_producer / 2 && atomic_load(&resizes_done) < GATE_RESIZES &&
+           !atomic_load(&resize_stop);
 }
 
 static void *producer_thread(void *arg)
@@ -207,8 +207,7 @@ static int prod_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
     prod_state_t *s = state;
     if (msg->type != M_GO)
         return 0;
-    for (int k = 0; k < BATCH && s->next < per_producer && !held_at_gate(s->next);
-         k++, s->next++) {
+    for (int k = 0; k < BATCH && s->next < per_producer && !held_at_gate(s->next); k++, s->next++) {
         uint32_t id = (uint32_t)(s->p * per_producer + s->next);
         note_send(s->p, id, shoal_send(ctx, pool_pid, M_WORK, &id, sizeof id));
     }
