@@ -186,6 +186,11 @@ static void returns_one_may_not_make(void)
     CU_ASSERT_EQUAL(st.free, 1);
     CU_ASSERT_EQUAL(st.in_use, 0);
     CU_ASSERT_EQUAL(atomic_load(&ck_started), 2);
+    /* The pool counts m's FAIL and starts its replacement when it sends m
+     * its stop; m ends when a dispatcher thread runs that stop, which may
+     * come after the replacement is free: its end is waited for, then
+     * asserted. */
+    WAIT_UNTIL(ck_dead(rt, m));
     CU_ASSERT_FALSE(ck_alive(rt, m));
     shoal_runtime_destroy(rt);
 }

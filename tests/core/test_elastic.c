@@ -319,7 +319,12 @@ static void forward_lazy_grow(void)
 }
 
 /* Down to min 0 by idle expiry, then work comes: a worker starts for it
- * (one: the rest fit in its mailbox or its buffer), and all of it runs. */
+ * (one: the rest fit in its mailbox or its buffer), and all of it runs.
+ * The first job holds the worker it started (A_BLOCK) until the other 19
+ * are in: idle for 20 ms between two of the test thread's sends (a thread
+ * the CPU was taken from), it would end, and the next send would start a
+ * second one -- a forward pool's lazy_grown 2, not 1. Held, it cannot be
+ * idle, whatever the pace of the sends. */
 static void lazy_from_zero_case(uint32_t kind)
 {
     reset();
@@ -329,8 +334,12 @@ static void lazy_from_zero_case(uint32_t kind)
     shoal_pid_t p = spawn(rt, &s);
     WAIT_UNTIL(STATS(rt, p).pool_size == 0 && STATS(rt, p).retiring == 0);
     CU_ASSERT_EQUAL(STATS(rt, p).expired, 2);
-    for (int i = 0; i < 20; i++)
+    CU_ASSERT_EQUAL(job(rt, p, A_BLOCK), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&entered) == 1);
+    CU_ASSERT_EQUAL_FATAL(atomic_load(&entered), 1);
+    for (int i = 1; i < 20; i++)
         CU_ASSERT_EQUAL(job(rt, p, A_OK), SHOAL_OK);
+    atomic_store(&gate, 1);
     WAIT_UNTIL(atomic_load(&done) == 20);
     CU_ASSERT_EQUAL(atomic_load(&done), 20);
     shoal_pool_stats_t st = STATS(rt, p);

@@ -42,6 +42,7 @@ typedef struct {
 static unsigned char runs[NJOBS];     /* completions per id */
 static unsigned char accepted[NJOBS]; /* the send returned SHOAL_OK */
 static atomic_int running, max_running, done, entered, gate, after_drain, drained;
+static atomic_int sent_after, refused_after; /* sends begun after drain returned; of them ENOPROC */
 
 static void reset(void)
 {
@@ -54,6 +55,8 @@ static void reset(void)
     atomic_store(&gate, 0);
     atomic_store(&after_drain, 0);
     atomic_store(&drained, 0);
+    atomic_store(&sent_after, 0);
+    atomic_store(&refused_after, 0);
 }
 
 static void spin_us(unsigned us)
@@ -134,6 +137,17 @@ typedef struct {
     atomic_int *stop;
 } load_t;
 
+/* A loader sends its ids once each, never again after a refusal. After
+ * each refusal it waits for REFUSAL_PACE more jobs to be done before its
+ * next send: how many are refused was otherwise the scheduler's -- workers
+ * on threads the CPU was taken from refused most of a loader's ids, and
+ * "most got in" (n_ok > NJOBS / 2) failed in an ASan run on a busy CPU.
+ * Paced, between two refusals of one loader at least REFUSAL_PACE jobs are
+ * done, so the two loaders' refusals are at most 2 / REFUSAL_PACE of the
+ * done ones, fewer than NJOBS / 2 on any schedule (a refusal means the
+ * pool is full: its queued jobs get done). */
+#define REFUSAL_PACE 3
+
 static void *load_main(void *arg)
 {
     load_t *l = arg;
@@ -144,6 +158,10 @@ static void *load_main(void *arg)
             accepted[id] = 1;
         else if (rc != SHOAL_EBUSY)
             accepted[id] = 2; /* never: asserted below */
+        if (rc == SHOAL_EBUSY) {
+            int until = atomic_load(&done) + REFUSAL_PACE;
+            WAIT_UNTIL(atomic_load(&done) >= until);
+        }
         if (id % 8 == 0)
             shoal_test_nap(); /* most are accepted, some refused */
     }
@@ -319,12 +337,24 @@ static void pull_linearizable(void) { linearizable_case(SHOAL_POOL_KIND_PULL); }
 
 /* ---- 5: nothing runs after drain returns ----------------------------------------------- */
 
+/* After drain returns the sender goes on for AFTER_SENDS sends, counted by
+ * the sender itself (a send it began after it saw `drained`), and the test
+ * waits for that count. It used to sleep 2 x 50 ms and assert that the
+ * refusals had grown in the second 50 ms, which held only if the sender
+ * thread ran in them: on a busy CPU it may not. Counted, every send made
+ * after the drain is known, and each is asserted refused (SHOAL_ENOPROC). */
+#define AFTER_SENDS 1000
+
 static void *sending_main(void *arg)
 {
     load_t *l = arg;
     for (uint32_t id = 0; !atomic_load(l->stop); id = (id + 1) % NJOBS) {
-        if (job(l->rt, l->pool, NJOBS, A_SPIN) == SHOAL_ENOPROC)
-            atomic_fetch_add(&entered, 1); /* refused once draining or ended */
+        bool after = atomic_load(&drained); /* read before the send: drain had returned */
+        int rc = job(l->rt, l->pool, NJOBS, A_SPIN);
+        if (after) {
+            atomic_fetch_add(&refused_after, rc == SHOAL_ENOPROC);
+            atomic_fetch_add(&sent_after, 1);
+        }
         if (id % 16 == 0)
             shoal_test_nap();
     }
@@ -344,15 +374,13 @@ static void drain_case(uint32_t kind)
     CU_ASSERT_EQUAL(shoal_pool_drain(rt, p, TMO), SHOAL_OK);
     atomic_store(&drained, 1);
     int done_at_drain = atomic_load(&done);
-    struct timespec ts = {0, 50 * 1000000L};
-    nanosleep(&ts, NULL); /* the sender goes on meanwhile */
-    int refused_before = atomic_load(&entered);
-    nanosleep(&ts, NULL);
+    WAIT_UNTIL(atomic_load(&sent_after) >= AFTER_SENDS); /* the sender goes on meanwhile */
     atomic_store(&stop, 1);
     pthread_join(t, NULL);
+    CU_ASSERT(atomic_load(&sent_after) >= AFTER_SENDS);
+    CU_ASSERT_EQUAL(atomic_load(&refused_after), atomic_load(&sent_after)); /* every one */
     CU_ASSERT_EQUAL(atomic_load(&after_drain), 0);
     CU_ASSERT_EQUAL(atomic_load(&done), done_at_drain);
-    CU_ASSERT(atomic_load(&entered) > refused_before); /* still refused, every one */
     CU_ASSERT_EQUAL(job(rt, p, 0, A_OK), SHOAL_ENOPROC);
     CU_ASSERT_EQUAL(shoal_pool_set_size(rt, p, 3, TMO), SHOAL_ENOPROC);
     shoal_runtime_destroy(rt);

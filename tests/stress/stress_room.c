@@ -8,7 +8,9 @@
  *      refusals, each ROOM from its receiver, with SHOAL_OK, while it waited;
  *      no send result but SHOAL_OK / SHOAL_EFULL; no waiter left.
  *   b. The same into a forward pool (mailbox 1 per worker, refusal
- *      SHOAL_EBUSY) while a thread resizes it at random between 1 and 6.
+ *      SHOAL_EBUSY) while a thread resizes it at random between 1 and 6;
+ *      the producers wait halfway for its first GATE_RESIZES resizes, so
+ *      at least that many come under traffic on any schedule.
  *   c. Threads with shoal_runtime_send_wait (10 s timeout) into a bounded
  *      actor and a forward pool, alongside producer actors: every
  *      send_wait returns SHOAL_OK; every id exactly once.
@@ -18,7 +20,8 @@
  *      spawned into the freed slots and sent to: no old waiter hears
  *      another ROOM, and no waiter of an old PID stays registered.
  *   e. Threads call send_wait with 1..5 ms timeouts in a loop against a
- *      receiver that stays full for 200 ms: each returns SHOAL_ETIMEDOUT or
+ *      receiver that stays full until each thread has seen TIMEOUTS_FULL
+ *      of them time out: each returns SHOAL_ETIMEDOUT or
  *      SHOAL_OK; items handled == OKs + those queued before; afterwards no
  *      waiter for that receiver is registered.
  * Sizes scale with shoal_test_stress_scale(0.1).
@@ -41,12 +44,16 @@
 #define MAXIDS (1u << 18)
 #define THREAD_BASE (MAXIDS / 2) /* ids sent by threads start here */
 
-enum { T_ITEM = 1, T_BLOCK = 2, T_GO = 3 };
+enum { T_ITEM = 1, T_BLOCK = 2, T_GO = 3, T_AGAIN = 4 };
+#define GATE_RESIZES 4 /* resizes a producer into a resized pool waits for halfway */
 
 static unsigned char seen[MAXIDS];
 static atomic_int got, entered, gate;
 static atomic_int refusals[MAXP], rooms[MAXP], bad[MAXP], done[MAXP], enoproc[MAXP];
 static uint32_t per_producer; /* ids each producer sends */
+/* Case b: whether producers wait for the resizer halfway; its resizes, and
+ * those begun before every producer was done. */
+static atomic_int gated, resizes_done, resizes_under_traffic;
 
 static void reset(void)
 {
@@ -61,6 +68,9 @@ static void reset(void)
         atomic_store(&done[i], 0);
         atomic_store(&enoproc[i], 0);
     }
+    atomic_store(&gated, 0);
+    atomic_store(&resizes_done, 0);
+    atomic_store(&resizes_under_traffic, 0);
 }
 
 static uint32_t scaled(uint32_t n)
@@ -98,7 +108,12 @@ static int sink_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
 static const shoal_behaviour_t sink = {.name = "sink", .handle_message = sink_message};
 
 /* A producer: ids idx*per_producer .. +per_producer to `to`; refused, it
- * asks for ROOM and stops until one comes. */
+ * asks for ROOM and stops until one comes. Into a pool being resized (b),
+ * one halfway through its ids waits for the resizer's first GATE_RESIZES
+ * resizes, sending itself T_AGAIN meanwhile (it holds no thread): the
+ * resizer is a thread of its own, and with 2 cores and 4 dispatcher
+ * threads it may not run at all before the producers are done -- then the
+ * case would have resized nothing under traffic. */
 typedef struct {
     shoal_pid_t to;
     uint32_t idx;
@@ -113,6 +128,12 @@ typedef struct {
 static void produce(shoal_ctx_t *ctx, producer_t *pr)
 {
     while (pr->next < per_producer) {
+        if (atomic_load(&gated) && pr->next == per_producer / 2 &&
+            atomic_load(&resizes_done) < GATE_RESIZES) {
+            if (shoal_send(ctx, shoal_self(ctx), T_AGAIN, NULL, 0) != SHOAL_OK)
+                atomic_fetch_add(&bad[pr->idx], 1);
+            return;
+        }
         uint32_t id = pr->idx * per_producer + pr->next;
         int rc = shoal_send(ctx, pr->to, T_ITEM, &id, sizeof id);
         if (rc == SHOAL_EFULL || rc == SHOAL_EBUSY) {
@@ -150,6 +171,10 @@ static int prod_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
         } else {
             atomic_fetch_add(&bad[pr->idx], 10000);
         }
+        return 0;
+    }
+    if (msg->type == T_AGAIN && !pr->waiting && !pr->over) {
+        produce(ctx, pr);
         return 0;
     }
     go_t g;
@@ -269,6 +294,11 @@ static void *resizer_main(void *arg)
         if (rc < 0)
             r->errors++;
         r->resizes++;
+        /* Counted under traffic before done: a producer held at the gate
+         * goes on only after this resize is counted as under traffic. */
+        if (!all_done(0, 8))
+            atomic_fetch_add(&resizes_under_traffic, 1);
+        atomic_fetch_add(&resizes_done, 1);
         struct timespec ts = {0, (long)(rand_r(&seed) % 3000) * 1000L};
         nanosleep(&ts, NULL);
     }
@@ -282,6 +312,7 @@ static void producers_into_a_resized_pool(void)
     shoal_runtime_t *rt = shoal_test_runtime(4);
     shoal_pid_t p = spawn_pool(rt, 3);
     resizer_t r = {.rt = rt, .pool = p};
+    atomic_store(&gated, 1);
     pthread_t t;
     CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, resizer_main, &r), 0);
     for (uint32_t i = 0; i < 8; i++)
@@ -292,7 +323,8 @@ static void producers_into_a_resized_pool(void)
     check_producers(0, 8);
     CU_ASSERT_EQUAL(atomic_load(&got), (int)(8 * per_producer));
     CU_ASSERT_EQUAL(r.errors, 0);
-    CU_ASSERT(r.resizes > 0);
+    CU_ASSERT(atomic_load(&resizes_under_traffic) >= GATE_RESIZES);
+    CU_ASSERT_EQUAL(r.resizes, atomic_load(&resizes_done));
     SHOAL_TEST_WAIT_UNTIL(shoal__room_count(rt, p) == 0, WAIT_S);
     CU_ASSERT_EQUAL(shoal__room_count(rt, p), 0);
     shoal_runtime_destroy(rt);
@@ -305,7 +337,8 @@ typedef struct {
     shoal_pid_t to;
     uint32_t first, n;
     uint64_t timeout_ms;
-    int ok, timedout, enoproc, other;
+    int ok, enoproc, other;
+    atomic_int timedout; /* read while it runs (e) */
 } sender_t;
 
 static void *sender_main(void *arg)
@@ -317,7 +350,7 @@ static void *sender_main(void *arg)
         if (rc == SHOAL_OK)
             s->ok++;
         else if (rc == SHOAL_ETIMEDOUT)
-            s->timedout++;
+            atomic_fetch_add(&s->timedout, 1);
         else if (rc == SHOAL_ENOPROC)
             s->enoproc++;
         else
@@ -348,7 +381,7 @@ static void threads_and_actors_together(void)
     check_producers(0, 8);
     for (uint32_t i = 0; i < 4; i++) {
         CU_ASSERT_EQUAL(s[i].ok, (int)nthread);
-        CU_ASSERT_EQUAL(s[i].timedout + s[i].enoproc + s[i].other, 0);
+        CU_ASSERT_EQUAL(atomic_load(&s[i].timedout) + s[i].enoproc + s[i].other, 0);
     }
     uint32_t once = 0;
     for (uint32_t i = THREAD_BASE; i < THREAD_BASE + 4 * nthread; i++)
@@ -446,6 +479,8 @@ static void receivers_end_while_waited_on(void)
 
 /* ---- e. short timeouts against a receiver that stays full ------------------------------ */
 
+#define TIMEOUTS_FULL 5 /* send_waits each sender has seen time out before room comes */
+
 static void short_timeouts_leave_nobody(void)
 {
     reset();
@@ -464,20 +499,34 @@ static void short_timeouts_leave_nobody(void)
         w[i] = (sender_t){rt, s, THREAD_BASE + i * n, n, 1 + i * 2, 0, 0, 0, 0};
         CU_ASSERT_EQUAL_FATAL(pthread_create(&t[i], NULL, sender_main, &w[i]), 0);
     }
-    struct timespec ts = {0, 200 * 1000000L};
-    nanosleep(&ts, NULL);
+    /* Full until every sender has timed out TIMEOUTS_FULL times (each of
+     * its send_waits does while the receiver is held): a 200 ms sleep here
+     * left it to the scheduler whether the sender threads ran at all in it
+     * -- if none had, nothing timed out. */
+    bool all = false;
+    double end = shoal_test_now() + WAIT_S;
+    while (!all && shoal_test_now() < end) {
+        all = true;
+        for (unsigned i = 0; i < 3; i++)
+            all = all && atomic_load(&w[i].timedout) >= TIMEOUTS_FULL;
+        if (!all)
+            shoal_test_nap();
+    }
+    CU_ASSERT(all);
     atomic_store(&gate, 1);
     int oks = 0;
     for (unsigned i = 0; i < 3; i++) {
         pthread_join(t[i], NULL);
-        CU_ASSERT_EQUAL(w[i].ok + w[i].timedout, (int)n);
+        CU_ASSERT_EQUAL(w[i].ok + atomic_load(&w[i].timedout), (int)n);
         CU_ASSERT_EQUAL(w[i].enoproc + w[i].other, 0);
+        CU_ASSERT(atomic_load(&w[i].timedout) >= TIMEOUTS_FULL);
         oks += w[i].ok;
     }
     SHOAL_TEST_WAIT_UNTIL(atomic_load(&got) == oks + 2, WAIT_S);
     CU_ASSERT_EQUAL(atomic_load(&got), oks + 2);
-    int timedout = w[0].timedout + w[1].timedout + w[2].timedout;
-    CU_ASSERT(timedout > 0); /* the receiver was full for a while */
+    int timedout =
+        atomic_load(&w[0].timedout) + atomic_load(&w[1].timedout) + atomic_load(&w[2].timedout);
+    CU_ASSERT(timedout >= 3 * TIMEOUTS_FULL); /* the receiver was full for a while */
     CU_ASSERT_EQUAL(shoal__room_count(rt, s), 0);
     shoal_runtime_destroy(rt);
 }
