@@ -2,8 +2,16 @@
  *
  * Each worker takes work in this order: its own ring, the global ring
  * (first, on every other pick, whenever it is not empty, so an actor pushed
- * there waits at most one turn per worker), half of a sibling's ring, and
- * then spins for spin_us before it parks. Compensating workers (started by
+ * there is claimed within one turn per worker), half of a sibling's ring,
+ * and then spins for spin_us before it parks. From the global ring it takes
+ * a run, its share of what waits there (count / threads + 1, at most
+ * GLOBAL_BATCH), runs the first and puts the rest at the back of its own
+ * ring: actors a thread outside the dispatcher made runnable together --
+ * spawned together, so side by side in memory -- run on one thread. Taken
+ * one at a time, they alternated between the threads, and two cores
+ * working on finely interleaved memory slowed each other (W2 P=1000 from
+ * a burst of starts: 13.6M msg/s, against 33.0M in runs; bench/RESULTS.md,
+ * the slow mode). Compensating workers (started by
  * the monitor while workers are stuck in a handler, monitor.h) are workers
  * like the others: they take, steal, park and are woken the same way.
  *
@@ -158,11 +166,8 @@ static shoal_actor_t *take_global(shoal_worker_t *w)
 {
     shoal_runtime_t *rt = w->rt;
     void *batch[GLOBAL_BATCH];
-    size_t want = 1;
-    if (shoal__ring_len(&w->ring) == 0) {
-        size_t n = shoal__inject_count(&rt->global, memory_order_relaxed) / rt->nthreads + 1;
-        want = n < GLOBAL_BATCH ? n : GLOBAL_BATCH;
-    }
+    size_t n = shoal__inject_count(&rt->global, memory_order_relaxed) / rt->nthreads + 1;
+    size_t want = n < GLOBAL_BATCH ? n : GLOBAL_BATCH;
     size_t k = shoal__inject_take(&rt->global, batch, want);
     if (k == 0)
         return NULL;
