@@ -9,9 +9,13 @@
  * ring: actors a thread outside the dispatcher made runnable together --
  * spawned together, so side by side in memory -- run on one thread. Taken
  * one at a time, they alternated between the threads, and two cores
- * working on finely interleaved memory slowed each other (W2 P=1000 from
- * a burst of starts: 13.6M msg/s, against 33.0M in runs; bench/RESULTS.md,
- * the slow mode). Compensating workers (started by
+ * working on finely interleaved memory slowed each other (W2 P=1000 from a
+ * burst of starts: 27.3M msg/s, against 49.1M in runs; bench/RESULTS.md,
+ * the slow mode). Only while its own ring is short (under GLOBAL_RUN_BELOW,
+ * an eighth of it), else one at a time as before: a run every other pick
+ * from a backlog (10^6 actors made runnable by one thread, W3) grew the
+ * rings faster than they ran, to spills and steals (155k of them; W3 took
+ * 0.19-1.08 s against 0.22). Compensating workers (started by
  * the monitor while workers are stuck in a handler, monitor.h) are workers
  * like the others: they take, steal, park and are woken the same way.
  *
@@ -89,6 +93,8 @@
 #include "sched/monitor.h"
 
 #define GLOBAL_BATCH 32u
+/* Runs from the global ring only while the own ring holds fewer (header). */
+#define GLOBAL_RUN_BELOW (SHOAL_RING_SIZE / 8)
 
 shoal_tcache_t *shoal__worker_tcache(shoal_runtime_t *rt, unsigned i) { return &rt->workers[i].tc; }
 
@@ -168,6 +174,8 @@ static shoal_actor_t *take_global(shoal_worker_t *w)
     void *batch[GLOBAL_BATCH];
     size_t n = shoal__inject_count(&rt->global, memory_order_relaxed) / rt->nthreads + 1;
     size_t want = n < GLOBAL_BATCH ? n : GLOBAL_BATCH;
+    if (shoal__ring_len(&w->ring) >= GLOBAL_RUN_BELOW)
+        want = 1; /* header: a backlog is not moved into a ring already long */
     size_t k = shoal__inject_take(&rt->global, batch, want);
     if (k == 0)
         return NULL;

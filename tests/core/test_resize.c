@@ -392,7 +392,9 @@ static void pull_nothing_after_drain(void) { drain_case(SHOAL_POOL_KIND_PULL); }
 /* ---- live size and target apart; shrink keeps the work ------------------------------- */
 
 /* restart.max 0: the first crash degrades the pool, which refills after the
- * backoff (300 ms): meanwhile 2 live of a target of 3. */
+ * backoff (300 ms): meanwhile 2 live of a target of 3. It is RUNNING again
+ * once a whole restart window (1 s) has passed without a death and every
+ * worker is back (workers.c: shoal__pool_on_check). */
 static void live_and_target_case(uint32_t kind)
 {
     reset();
@@ -404,7 +406,7 @@ static void live_and_target_case(uint32_t kind)
     s.size = 3;
     s.max_size = MAXW;
     s.restart.max = 0;
-    s.restart.within_ms = 60000;
+    s.restart.within_ms = 1000;
     s.restart.backoff_ms = 300;
     shoal_pid_t p;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
@@ -420,6 +422,7 @@ static void live_and_target_case(uint32_t kind)
     CU_ASSERT_EQUAL(st.target_size, 4);
     WAIT_UNTIL(settled_at(rt, p, 4) && shoal_test_pool_stats(rt, p).state == SHOAL_POOL_RUNNING);
     CU_ASSERT(settled_at(rt, p, 4));
+    CU_ASSERT_EQUAL(shoal_test_pool_stats(rt, p).state, SHOAL_POOL_RUNNING);
     shoal_runtime_destroy(rt);
 }
 
