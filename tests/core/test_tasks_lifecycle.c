@@ -196,6 +196,15 @@ static void *tuner_main(void *arg)
     return NULL;
 }
 
+/* A pool of 4 workers, a queue of 32, tunable within [TUNE_MIN, TUNE_MAX]. */
+static shoal_tasks_t *tune_pool(shoal_runtime_t *rt)
+{
+    shoal_tasks_opts_t o = tk_opts(4, 32);
+    o.min_size = TUNE_MIN;
+    o.max_size = TUNE_MAX;
+    return tk_make_with(rt, &o);
+}
+
 /* Three threads tune (0, 1, huge, UINT32_MAX, INT32_MAX + 1 ...) while
  * another submits 2000 tasks: every answer is the value clamped to
  * [min_size, max_size]; every task runs once; a last tune sets cap and the
@@ -204,10 +213,7 @@ static void tune_storm_with_submits(void)
 {
     tk_reset();
     shoal_runtime_t *rt = tk_runtime();
-    shoal_tasks_opts_t o = tk_opts(4, 32);
-    o.min_size = TUNE_MIN;
-    o.max_size = TUNE_MAX;
-    shoal_tasks_t *t = tk_make_with(rt, &o);
+    shoal_tasks_t *t = tune_pool(rt);
     atomic_store(&tune_stop, 0);
     tuner_t u[TUNERS];
     for (int k = 0; k < TUNERS; k++) {
@@ -252,10 +258,7 @@ static void tune_races_release(void)
     int zero = 0, wrong = 0, shut = 0, ran_ok = 0;
     for (int round = 0; round < TUNE_ROUNDS; round++) {
         tk_reset();
-        shoal_tasks_opts_t o = tk_opts(4, 32);
-        o.min_size = TUNE_MIN;
-        o.max_size = TUNE_MAX;
-        shoal_tasks_t *t = tk_make_with(rt, &o);
+        shoal_tasks_t *t = tune_pool(rt);
         atomic_store(&tune_stop, 0);
         tuner_t u[TUNERS];
         for (int k = 0; k < TUNERS; k++) {
