@@ -80,8 +80,7 @@ static int pending_add(struct shoal_ctx_s *ctx, shoal_ref_t ref, shoal_pid_t cal
 /* Arms the actor's call timer for `at` (ns on the precise clock). */
 static int arm(struct shoal_ctx_s *ctx, shoal_actor_ext_t *x, uint64_t at)
 {
-    uint64_t now = shoal__now_ns();
-    uint64_t ms = at > now ? (at - now + 999999u) / 1000000u : 0;
+    uint64_t ms = shoal__ms_until(shoal__now_ns(), at);
     shoal_env_t *t = shoal__env_new(ctx->tc, SHOAL_ENV_CALL_TICK, 0, ctx->self, 0, 0, NULL, 0);
     if (t == NULL)
         return SHOAL_ENOMEM;

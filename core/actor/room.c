@@ -82,6 +82,15 @@ static size_t prune(shoal_runtime_t *rt, struct shoal_room_stripe_s *s, shoal_pi
     return n;
 }
 
+/* Under s->lock: receiver's waiters on s, counted up to `upto`. */
+static size_t count(const struct shoal_room_stripe_s *s, shoal_pid_t receiver, size_t upto)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->n && n < upto; i++)
+        n += s->w[i].receiver == receiver;
+    return n;
+}
+
 int shoal__room_add(shoal_runtime_t *rt, shoal_pid_t receiver, shoal_pid_t waiter, uint32_t max)
 {
     shoal_actor_t *a = front_of(rt, receiver);
@@ -89,7 +98,9 @@ int shoal__room_add(shoal_runtime_t *rt, shoal_pid_t receiver, shoal_pid_t waite
         return SHOAL_ENOPROC;
     struct shoal_room_stripe_s *s = stripe_of(rt, receiver);
     pthread_mutex_lock(&s->lock);
-    if (max != 0 && prune(rt, s, receiver) >= max) { /* at most max waiters, live ones */
+    /* At most max waiters, live ones: those that ended are looked for only
+     * when the count says full (each look reads a waiter's slot). */
+    if (max != 0 && count(s, receiver, max) >= max && prune(rt, s, receiver) >= max) {
         pthread_mutex_unlock(&s->lock);
         return SHOAL_EOVERLOAD;
     }

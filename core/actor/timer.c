@@ -274,8 +274,7 @@ int shoal__timer_start(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, 
     (void)tc;
     struct shoal_timers_s *t = rt->timers;
     uint64_t now = shoal__now_ns();
-    uint64_t deadline =
-        delay_ms > (UINT64_MAX - now) / 1000000u ? UINT64_MAX : now + delay_ms * 1000000u;
+    uint64_t deadline = shoal__deadline_ns(now, delay_ms);
     pthread_mutex_lock(&t->lock);
     if (t->nfree == 0 && grow(t) != SHOAL_OK) {
         pthread_mutex_unlock(&t->lock);

@@ -34,8 +34,7 @@ void shoal__co_arm_at(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_checkout_t 
     if (co->tick_at != UINT64_MAX)
         (void)shoal__timer_cancel(rt, tc, co->tick_timer); /* fired already: one extra tick */
     co->tick_at = UINT64_MAX;
-    uint64_t now = shoal__now_ns();
-    uint64_t ms = at > now ? (at - now + 999999u) / 1000000u : 0;
+    uint64_t ms = shoal__ms_until(shoal__now_ns(), at);
     shoal_pid_t pid = co->pool->g.pid;
     shoal_env_t *e = shoal__env_new(tc, SHOAL_MSG_CAST, SHOAL_ENV_PRIORITY, pid, 0,
                                     SHOAL__POOL_TICK_CHECKOUT, NULL, 0);

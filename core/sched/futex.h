@@ -40,6 +40,13 @@ static inline uint64_t shoal__deadline_ns(uint64_t now, uint64_t ms)
     return ms >= (UINT64_MAX - now) / 1000000u ? UINT64_MAX : now + ms * 1000000u;
 }
 
+/* Whole milliseconds from now until the deadline `at` (ns), rounded up so
+ * a timer armed with them never fires before it; 0 once it has passed. */
+static inline uint64_t shoal__ms_until(uint64_t now, uint64_t at)
+{
+    return at > now ? (at - now + 999999u) / 1000000u : 0;
+}
+
 static inline void shoal__cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
