@@ -21,6 +21,30 @@
 
 /* ---- notify_room's contract, one asker at a time ------------------------------ */
 
+/* Asker `idx` asks `to` (blocked and filled by the caller) twice: no ROOM
+ * yet and `waiting` counts 2; once the gate opens, two ROOMs with
+ * SHOAL_OK and nothing left registered. */
+static void ask_twice(shoal_runtime_t *rt, shoal_pid_t to, int idx,
+                      size_t (*waiting)(shoal_runtime_t *, shoal_pid_t))
+{
+    shoal_pid_t a = rk_spawn_asker(rt, (uint32_t)idx);
+    CU_ASSERT_EQUAL(rk_ask_sync(rt, a, idx, to), SHOAL_OK);
+    CU_ASSERT_EQUAL(rk_ask_sync(rt, a, idx, to), SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&rk_rooms[idx]), 0);
+    CU_ASSERT_EQUAL(waiting(rt, to), 2);
+    atomic_store(&rk_gate, 1);
+    WAIT_UNTIL(atomic_load(&rk_rooms[idx]) == 2 && waiting(rt, to) == 0);
+    CU_ASSERT_EQUAL(waiting(rt, to), 0); /* none left: no third can come */
+    CU_ASSERT_EQUAL(atomic_load(&rk_rooms[idx]), 2);
+    CU_ASSERT_EQUAL(atomic_load(&rk_room_status[idx]), SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&rk_bad[idx]), 0);
+}
+
+static size_t pull_waiting(shoal_runtime_t *rt, shoal_pid_t pool)
+{
+    return rk_waiting_of(rt, pool);
+}
+
 /* Asked twice before room comes, an asker gets two ROOMs (one per ask),
  * both SHOAL_OK from the receiver, and nothing stays registered: a stuck
  * bounded actor, then a stuck pull pool (counted waiting 2 meanwhile). */
@@ -32,34 +56,14 @@ static void asked_twice_an_asker_gets_two_rooms(void)
     shoal_pid_t s = rk_spawn_sink(rt, 2);
     rk_block(rt, s, 1);
     CU_ASSERT_EQUAL(rk_fill(rt, s, 0), 2);
-    shoal_pid_t a = rk_spawn_asker(rt, 0);
-    CU_ASSERT_EQUAL(rk_ask_sync(rt, a, 0, s), SHOAL_OK);
-    CU_ASSERT_EQUAL(rk_ask_sync(rt, a, 0, s), SHOAL_OK);
-    CU_ASSERT_EQUAL(atomic_load(&rk_rooms[0]), 0);
-    CU_ASSERT_EQUAL(rk_waiters_of(rt, s), 2);
-    atomic_store(&rk_gate, 1);
-    WAIT_UNTIL(atomic_load(&rk_rooms[0]) == 2 && rk_waiters_of(rt, s) == 0);
-    CU_ASSERT_EQUAL(rk_waiters_of(rt, s), 0); /* none left: no third can come */
-    CU_ASSERT_EQUAL(atomic_load(&rk_rooms[0]), 2);
-    CU_ASSERT_EQUAL(atomic_load(&rk_room_status[0]), SHOAL_OK);
-    CU_ASSERT_EQUAL(atomic_load(&rk_bad[0]), 0);
+    ask_twice(rt, s, 0, rk_waiters_of);
 
     atomic_store(&rk_gate, 0);
     shoal_pool_spec_t sp = rk_pool_spec(SHOAL_POOL_KIND_PULL, 1, 1, 0);
     shoal_pid_t p = rk_spawn_pool(rt, &sp);
     rk_block(rt, p, 1);
     CU_ASSERT_EQUAL(rk_fill(rt, p, 10), 1);
-    shoal_pid_t b = rk_spawn_asker(rt, 1);
-    CU_ASSERT_EQUAL(rk_ask_sync(rt, b, 1, p), SHOAL_OK);
-    CU_ASSERT_EQUAL(rk_ask_sync(rt, b, 1, p), SHOAL_OK);
-    CU_ASSERT_EQUAL(atomic_load(&rk_rooms[1]), 0);
-    CU_ASSERT_EQUAL(rk_waiting_of(rt, p), 2);
-    atomic_store(&rk_gate, 1);
-    WAIT_UNTIL(atomic_load(&rk_rooms[1]) == 2 && rk_waiting_of(rt, p) == 0);
-    CU_ASSERT_EQUAL(rk_waiting_of(rt, p), 0);
-    CU_ASSERT_EQUAL(atomic_load(&rk_rooms[1]), 2);
-    CU_ASSERT_EQUAL(atomic_load(&rk_room_status[1]), SHOAL_OK);
-    CU_ASSERT_EQUAL(atomic_load(&rk_bad[1]), 0);
+    ask_twice(rt, p, 1, pull_waiting);
     shoal_runtime_destroy(rt);
 }
 

@@ -158,6 +158,19 @@ static void *racer_main(void *arg)
 #define NPROD 16u
 #define PER_PROD 300u
 
+/* Round r's receiver of `room` places: a bounded actor (mailbox room),
+ * a forward pool of 2 workers (room / 2 each), a pull pool of 2 (buffer
+ * room). */
+static shoal_pid_t slow_receiver(shoal_runtime_t *rt, int r, uint32_t room)
+{
+    if (r == 0)
+        return rk_spawn_sink(rt, room);
+    uint32_t kind = r == 1 ? SHOAL_POOL_KIND_FORWARD : SHOAL_POOL_KIND_PULL;
+    shoal_pool_spec_t sp = rk_pool_spec(kind, 2, r == 1 ? room / 2 : room, 0);
+    sp.strategy = SHOAL_POOL_STRATEGY_FIFO;
+    return rk_spawn_pool(rt, &sp);
+}
+
 /* Sixteen producer actors stream 300 items each into a slow receiver (as
  * below), asking for ROOM at each refusal and sending nothing until it
  * comes. No producer is left waiting for a ROOM that never comes: every
@@ -170,15 +183,7 @@ static void producers_race_the_drains(void)
         atomic_store(&rk_slow_us, 20);
         shoal_runtime_t *rt = shoal_test_runtime(2);
         CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-        shoal_pid_t to;
-        if (r == 0) {
-            to = rk_spawn_sink(rt, 4);
-        } else {
-            uint32_t kind = r == 1 ? SHOAL_POOL_KIND_FORWARD : SHOAL_POOL_KIND_PULL;
-            shoal_pool_spec_t sp = rk_pool_spec(kind, 2, r == 1 ? 2 : 4, 0);
-            sp.strategy = SHOAL_POOL_STRATEGY_FIFO;
-            to = rk_spawn_pool(rt, &sp);
-        }
+        shoal_pid_t to = slow_receiver(rt, r, 4);
         for (uint32_t i = 0; i < NPROD; i++)
             rk_tell_stream(rt, rk_spawn_asker(rt, i), to, i * PER_PROD, PER_PROD);
         int done = 0;
@@ -225,15 +230,7 @@ static void threads_and_actors_race_the_drains(void)
         atomic_store(&rk_slow_us, 30);
         shoal_runtime_t *rt = shoal_test_runtime(2);
         CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-        shoal_pid_t to;
-        if (r == 0) {
-            to = rk_spawn_sink(rt, 2);
-        } else {
-            uint32_t kind = r == 1 ? SHOAL_POOL_KIND_FORWARD : SHOAL_POOL_KIND_PULL;
-            shoal_pool_spec_t sp = rk_pool_spec(kind, 2, r == 1 ? 1 : 2, 0);
-            sp.strategy = SHOAL_POOL_STRATEGY_FIFO;
-            to = rk_spawn_pool(rt, &sp);
-        }
+        shoal_pid_t to = slow_receiver(rt, r, 2);
         racer_t rs[RK_NT];
         pthread_t th[RK_NT];
         for (int k = 0; k < RK_NT; k++) {
