@@ -40,6 +40,7 @@ static void ask_twice(shoal_runtime_t *rt, shoal_pid_t to, int idx,
     CU_ASSERT_EQUAL(atomic_load(&rk_bad[idx]), 0);
 }
 
+/* rk_waiting_of (a pull pool's count) in the shape ask_twice takes. */
 static size_t pull_waiting(shoal_runtime_t *rt, shoal_pid_t pool)
 {
     return rk_waiting_of(rt, pool);
