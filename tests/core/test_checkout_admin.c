@@ -1,0 +1,176 @@
+/* test_checkout_admin.c - what is done to a checkout pool from outside
+ * (core/pool/checkout*.c): its settings changed live (init, max, the
+ * members' mailbox limit; bad values change nothing; other kinds' commands
+ * refused), max lowered below the members in use, a drain that waits for
+ * the members in use, and bad specs.
+ *
+ * Handlers never call CUnit: they record into atomics (checkout_basic_kit.h);
+ * the test thread asserts after synchronising on them.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "checkout_basic_kit.h"
+
+#define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, CB_WAIT_S)
+
+/* ---- settings, drain, bad specs ----------------------------------------------------- */
+
+static void test_set_checkout_live(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(1, 2);
+    shoal_pid_t pool = cb_start(rt, &s);
+    shoal_pid_t a;
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &a), SHOAL_OK);
+    shoal_pool_checkout_update_t u = {3, 4, s.checkout};
+    CU_ASSERT_EQUAL(shoal_pool_set_checkout(rt, pool, &u, CB_TMO), SHOAL_OK);
+    WAIT_UNTIL(cb_stats(rt, pool).free == 2);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.target_size, 3);
+    CU_ASSERT_EQUAL(st.max_size, 4);
+    CU_ASSERT_EQUAL(st.in_use, 1);
+    CU_ASSERT_EQUAL(st.free, 2);
+    /* Bad values change nothing. */
+    shoal_pool_checkout_update_t bad = {5, 4, s.checkout};
+    CU_ASSERT_EQUAL(shoal_pool_set_checkout(rt, pool, &bad, CB_TMO), SHOAL_EINVAL);
+    bad = (shoal_pool_checkout_update_t){1, 2, s.checkout};
+    bad.checkout.lease_ms = 0;
+    CU_ASSERT_EQUAL(shoal_pool_set_checkout(rt, pool, &bad, CB_TMO), SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).target_size, 3);
+    /* Other kinds' commands are not a checkout pool's; its members'
+     * mailbox limit is, for every live member. */
+    CU_ASSERT_EQUAL(shoal_pool_set_size(rt, pool, 3, CB_TMO), SHOAL_ENOTSUP);
+    CU_ASSERT_EQUAL(shoal_pool_set_strategy(rt, pool, SHOAL_POOL_STRATEGY_FIFO, CB_TMO),
+                    SHOAL_ENOTSUP);
+    CU_ASSERT_EQUAL(shoal_pool_set_mailbox(rt, pool, 8, CB_TMO), SHOAL_OK);
+    shoal_answer_t ans;
+    bool limited = false;
+    for (int k = 0; k < 1000 && !limited; k++) { /* each member sets it in its own turn */
+        CU_ASSERT_EQUAL_FATAL(shoal_runtime_inspect(rt, a, CB_TMO, &ans), SHOAL_OK);
+        limited = ans.data != NULL && strstr(ans.data, "\"mailbox_limit\":8") != NULL;
+        shoal_answer_release(&ans);
+        if (!limited)
+            shoal_test_nap();
+    }
+    CU_ASSERT_TRUE(limited);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).mailbox, 8);
+    /* Lower: free members past the new max end; the one in use stays. */
+    u = (shoal_pool_checkout_update_t){1, 1, s.checkout};
+    CU_ASSERT_EQUAL(shoal_pool_set_checkout(rt, pool, &u, CB_TMO), SHOAL_OK);
+    WAIT_UNTIL(cb_stats(rt, pool).free == 0);
+    st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.pool_size, 1);
+    CU_ASSERT_EQUAL(st.in_use, 1);
+    CU_ASSERT_TRUE(cb_alive(rt, a));
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, a, SHOAL_RETURN_OK), SHOAL_OK);
+    shoal_runtime_destroy(rt);
+}
+
+typedef struct {
+    shoal_runtime_t *rt;
+    shoal_pid_t pool;
+    int rc;
+} drainer_t;
+
+static void *drain_main(void *arg)
+{
+    drainer_t *d = arg;
+    d->rc = shoal_pool_drain(d->rt, d->pool, 10000);
+    return NULL;
+}
+
+static void test_drain_waits_for_returns(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(2, 2);
+    shoal_pid_t pool = cb_start(rt, &s);
+    shoal_pid_t a, b;
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &a), SHOAL_OK);
+    drainer_t d = {rt, pool, 99};
+    pthread_t th;
+    pthread_create(&th, NULL, drain_main, &d);
+    WAIT_UNTIL(cb_stats(rt, pool).state == SHOAL_POOL_DRAINING && cb_stats(rt, pool).free == 0);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.pool_size, 1); /* the free one has ended; a is still in use */
+    CU_ASSERT_TRUE(cb_alive(rt, a));
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &b), SHOAL_ENOPROC);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, pool, T_WHO, NULL, 0), SHOAL_ENOPROC);
+    CU_ASSERT_EQUAL(d.rc, 99);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, a, SHOAL_RETURN_OK), SHOAL_OK);
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(d.rc, SHOAL_OK);
+    CU_ASSERT_FALSE(cb_alive(rt, a));
+    shoal_runtime_destroy(rt);
+}
+
+static void test_bad_specs(void)
+{
+    shoal_runtime_t *rt = shoal_test_runtime(1);
+    shoal_pid_t p;
+    shoal_pool_spec_t s = cb_spec_of(3, 2); /* init past max */
+    CU_ASSERT_EQUAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_EINVAL);
+    s = cb_spec_of(1, 2);
+    s.checkout.lease_ms = 0;
+    CU_ASSERT_EQUAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_EINVAL);
+    s = cb_spec_of(1, 2);
+    s.checkout.max_lifetime_ms = 100;
+    s.checkout.max_lifetime_jitter_ms = 100;
+    CU_ASSERT_EQUAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_EINVAL);
+    s = cb_spec_of(1, 2);
+    s.idle_timeout_ms = 100; /* elastic settings are not a checkout pool's */
+    CU_ASSERT_EQUAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_EINVAL);
+    s = cb_spec_of(1, 2);
+    s.checkout.group = "";
+    CU_ASSERT_EQUAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_EINVAL);
+    /* A take from a pool that is not a checkout pool. */
+    shoal_pool_spec_t f;
+    shoal_pool_spec_init(&f);
+    f.worker = &cb_member;
+    f.size = 1;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &f, &p), SHOAL_OK);
+    shoal_pid_t m;
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, p, 0, &m), SHOAL_ENOTSUP);
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, 12345, 0, &m), SHOAL_ENOPROC);
+    shoal_runtime_destroy(rt);
+}
+
+/* ---- edges a review found (each failed before its fix) -------------------------- */
+
+/* max lowered below the members in use: they end as they come back. */
+static void test_lower_max_in_use(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(0, 3);
+    s.checkout.cull_interval_ms = 0;
+    shoal_pid_t pool = cb_start(rt, &s);
+    shoal_pid_t m[3];
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 5000, &m[i]), SHOAL_OK);
+    shoal_pool_checkout_update_t u = {0, 1, s.checkout};
+    CU_ASSERT_EQUAL(shoal_pool_set_checkout(rt, pool, &u, CB_TMO), SHOAL_OK);
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, m[i], SHOAL_RETURN_OK), SHOAL_OK);
+    WAIT_UNTIL(cb_stats(rt, pool).pool_size == 1);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.pool_size, 1);
+    CU_ASSERT_EQUAL(st.free, 1);
+    CU_ASSERT_EQUAL(st.culled, 2);
+    CU_ASSERT_TRUE(cb_alive(rt, m[2])); /* the last back is the one kept */
+    shoal_runtime_destroy(rt);
+}
+
+int main(void)
+{
+    static const shoal_test_case_t cases[] = {
+        {"settings changed live", test_set_checkout_live},
+        {"drain waits for members in use", test_drain_waits_for_returns},
+        {"bad specs", test_bad_specs},
+        {"max lowered below the members in use", test_lower_max_in_use},
+        {NULL, NULL},
+    };
+    return shoal_test_run("checkout_admin", cases);
+}

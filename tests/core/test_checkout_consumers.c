@@ -1,0 +1,323 @@
+/* test_checkout_consumers.c - a checkout pool's members used by actors
+ * (core/pool/checkout*.c, the consumer's side core/actor/held.c), with
+ * exact counts: a consumer that ends normally, crashes, or ends with its
+ * takes unanswered; members that crash in use (the holder hears an EXIT)
+ * and free; transactions (a call or cast the pool runs on a member: ok,
+ * failed, admission); and groups of pools (random first, then the most
+ * free, then none).
+ *
+ * Handlers never call CUnit: they record into atomics (checkout_basic_kit.h);
+ * the test thread asserts after synchronising on them.
+ */
+#include <string.h>
+
+#include "checkout_basic_kit.h"
+
+#define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, CB_WAIT_S)
+
+/* ---- from actors -------------------------------------------------------------- */
+
+/* A consumer: on `go` it takes `n` members; when all have come it does
+ * what `then` says: end normally, panic, or wait (and record EXITs). */
+enum { THEN_EXIT = 0, THEN_PANIC = 1, THEN_HOLD = 2, THEN_EXIT_AT_ONCE = 3 };
+typedef struct {
+    shoal_pid_t pool;
+    int n, then;
+} consumer_args_t;
+typedef struct {
+    consumer_args_t a;
+    int got;
+    shoal_pid_t held[8];
+} consumer_t;
+
+static atomic_int granted;
+static _Atomic shoal_pid_t last_held;
+static atomic_int return_rc = 99;
+
+enum { C_GO = 10, C_RETURN = 11 };
+
+static int c_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    consumer_t *c = state;
+    if (msg->kind == SHOAL_MSG_CAST && msg->type == C_GO) {
+        memcpy(&c->a, msg->data, sizeof c->a);
+        for (int i = 0; i < c->a.n; i++) {
+            shoal_ref_t ref;
+            if (shoal_take(ctx, c->a.pool, 5000, &ref) != SHOAL_OK)
+                return SHOAL_EFAILED;
+        }
+        if (c->a.then == THEN_EXIT_AT_ONCE)
+            shoal_exit(ctx, SHOAL_OK);
+        return SHOAL_OK;
+    }
+    if (msg->kind == SHOAL_MSG_CAST && msg->type == C_RETURN) {
+        shoal_pid_t m;
+        memcpy(&m, msg->data, sizeof m);
+        atomic_store(&return_rc, shoal_return(ctx, m, SHOAL_RETURN_OK));
+        return SHOAL_OK;
+    }
+    if (msg->kind == SHOAL_MSG_EXIT) {
+        atomic_store(&cb_exit_from, msg->from);
+        atomic_fetch_add(&cb_exits_seen, 1);
+        return SHOAL_OK;
+    }
+    if (msg->kind == SHOAL_MSG_REPLY && msg->status == SHOAL_OK &&
+        msg->type == SHOAL_CHECKOUT_MEMBER) {
+        shoal_checkout_member_t g;
+        memcpy(&g, msg->data, sizeof g);
+        c->held[c->got++] = g.member;
+        atomic_store(&last_held, g.member);
+        atomic_fetch_add(&granted, 1);
+        if (c->got == c->a.n && c->a.then == THEN_EXIT)
+            shoal_exit(ctx, SHOAL_OK);
+        if (c->got == c->a.n && c->a.then == THEN_PANIC)
+            shoal_panic(ctx, "consumer crashes holding %d members", c->got);
+    }
+    return SHOAL_OK;
+}
+
+static const shoal_behaviour_t consumer = {
+    .name = "consumer",
+    .state_size = sizeof(consumer_t),
+    .handle_message = c_message,
+};
+
+static shoal_pid_t consume(shoal_runtime_t *rt, shoal_pid_t pool, int n, int then)
+{
+    consumer_args_t a = {pool, n, then};
+    shoal_pid_t c;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &consumer, NULL, NULL, &c), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, c, C_GO, &a, sizeof a), SHOAL_OK);
+    return c;
+}
+
+/* Every take counted so far has been given back: OK, or destroyed with
+ * its crashed holder. */
+static bool all_settled(shoal_runtime_t *rt, shoal_pid_t pool)
+{
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    return st.takes == st.returned_ok + st.killed_in_use;
+}
+
+static void test_consumer_ends(void)
+{
+    cb_reset();
+    atomic_store(&granted, 0);
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(2, 2);
+    shoal_pid_t pool = cb_start(rt, &s);
+    /* Normal end: both members come back as they are. */
+    consume(rt, pool, 2, THEN_EXIT);
+    WAIT_UNTIL(atomic_load(&granted) == 2 && cb_stats(rt, pool).free == 2);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.free, 2);
+    CU_ASSERT_EQUAL(st.returned_ok, 2);
+    CU_ASSERT_EQUAL(st.killed_in_use, 0);
+    CU_ASSERT_EQUAL(atomic_load(&cb_started), 2);
+    /* A crash: they are destroyed and replaced. */
+    atomic_store(&granted, 0);
+    consume(rt, pool, 2, THEN_PANIC);
+    WAIT_UNTIL(atomic_load(&granted) == 2 && atomic_load(&cb_started) == 4 &&
+               cb_stats(rt, pool).free == 2);
+    st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.killed_in_use, 2);
+    CU_ASSERT_EQUAL(st.free, 2);
+    CU_ASSERT_EQUAL(atomic_load(&cb_started), 4);
+    /* Ends with its takes unanswered: the grants come back by themselves. */
+    /* (Served on the consumer's thread, its takes are granted before it
+     * ends: the grants still queued in its mailbox go back OK; a grant
+     * that found it gone would not be counted as a take at all.) */
+    /* (The consumer starts after consume returns: the state before its
+     * takes -- every take settled, both free -- is no sign it is done.) */
+    uint64_t before = st.takes;
+    consume(rt, pool, 2, THEN_EXIT_AT_ONCE);
+    WAIT_UNTIL(cb_stats(rt, pool).takes == before + 2 && all_settled(rt, pool) &&
+               cb_stats(rt, pool).free == 2);
+    st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.takes, before + 2);
+    CU_ASSERT_EQUAL(st.takes, st.returned_ok + st.killed_in_use);
+    CU_ASSERT_EQUAL(st.killed_in_use, 2);
+    CU_ASSERT_EQUAL(st.free, 2);
+    CU_ASSERT_EQUAL(st.in_use, 0);
+    CU_ASSERT_EQUAL(atomic_load(&cb_started), 4);
+    shoal_runtime_destroy(rt);
+}
+
+static void test_member_crashes(void)
+{
+    cb_reset();
+    atomic_store(&granted, 0);
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(2, 2);
+    shoal_pid_t pool = cb_start(rt, &s);
+    /* In use: its holder hears an EXIT from it, and no longer holds it. */
+    shoal_pid_t c = consume(rt, pool, 1, THEN_HOLD);
+    WAIT_UNTIL(atomic_load(&granted) == 1);
+    shoal_pid_t m = atomic_load(&last_held);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, m, T_PANIC, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&cb_exits_seen) == 1);
+    CU_ASSERT_EQUAL(atomic_load(&cb_exit_from), m);
+    WAIT_UNTIL(cb_stats(rt, pool).free == 2);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.killed_in_use, 1);
+    CU_ASSERT_EQUAL(st.killed_free, 0);
+    CU_ASSERT_EQUAL(st.free, 2);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, c, C_RETURN, &m, sizeof m), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&return_rc) != 99);
+    CU_ASSERT_EQUAL(atomic_load(&return_rc), SHOAL_EINVAL);
+    /* Free: counted killed_free, replaced. */
+    shoal_pid_t a;
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &a), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, a, SHOAL_RETURN_OK), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, a, T_PANIC, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(cb_stats(rt, pool).killed_free == 1 && cb_stats(rt, pool).free == 2);
+    st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.killed_free, 1);
+    CU_ASSERT_EQUAL(st.free, 2);
+    CU_ASSERT_EQUAL(atomic_load(&cb_started), 4);
+    shoal_runtime_destroy(rt);
+}
+
+/* ---- transactions -------------------------------------------------------------- */
+
+static void test_transactions(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(1, 1);
+    s.checkout.queue_max = 2;
+    shoal_pid_t pool = cb_start(rt, &s);
+    shoal_answer_t ans;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_checkout_call(rt, pool, T_WHO, NULL, 0, CB_TMO, &ans),
+                          SHOAL_OK);
+    CU_ASSERT_EQUAL(ans.status, SHOAL_OK);
+    cb_who_t w;
+    memcpy(&w, ans.data, sizeof w);
+    shoal_answer_release(&ans);
+    shoal_pid_t first = w.pid;
+    CU_ASSERT_EQUAL(w.uses, 1);
+    WAIT_UNTIL(cb_stats(rt, pool).free == 1);
+    /* A call that fails: the member is returned FAIL and replaced. */
+    CU_ASSERT_EQUAL(shoal_runtime_checkout_call(rt, pool, T_FAIL, NULL, 0, CB_TMO, &ans), SHOAL_OK);
+    CU_ASSERT_EQUAL(ans.status, SHOAL_EFAILED);
+    shoal_answer_release(&ans);
+    WAIT_UNTIL(cb_stats(rt, pool).free == 1 && atomic_load(&cb_started) == 2);
+    CU_ASSERT_TRUE(cb_ended(rt, first));
+    /* Admission: max (1) + queue_max (2) at once, the next refused. */
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, pool, T_WHO, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(cb_stats(rt, pool).messages_handled == 2 && cb_stats(rt, pool).free == 1);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    uint64_t handled0 = st.messages_handled;
+    CU_ASSERT_EQUAL(handled0, 2); /* the first call and the cast; the failed call failed */
+    CU_ASSERT_EQUAL(st.messages_failed, 1);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, pool, T_BLOCK, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&cb_blocked) == 1);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, pool, T_WHO, NULL, 0), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, pool, T_WHO, NULL, 0), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, pool, T_WHO, NULL, 0), SHOAL_ENOMEMBERS);
+    st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.error_no_members, 1);
+    CU_ASSERT_EQUAL(st.messages_unhandled, 1);
+    atomic_store(&cb_gate, 1);
+    WAIT_UNTIL(cb_stats(rt, pool).messages_handled == handled0 + 3);
+    st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.messages_handled, handled0 + 3);
+    CU_ASSERT_EQUAL(st.messages_forwarded, st.messages_handled + st.messages_failed);
+    CU_ASSERT_EQUAL(st.messages_failed, 1);
+    CU_ASSERT_EQUAL(st.returned_fail, 1);
+    CU_ASSERT_EQUAL(st.queue_depth, 0);
+    shoal_runtime_destroy(rt);
+}
+
+/* ---- groups ------------------------------------------------------------------------ */
+
+static atomic_int group_rc = 99;
+
+static int g_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)state;
+    if (msg->kind == SHOAL_MSG_CAST && msg->type == C_GO) {
+        shoal_ref_t ref;
+        int rc = shoal_take_group(ctx, "dbs", 1000, &ref);
+        if (rc != SHOAL_OK)
+            atomic_store(&group_rc, rc);
+        return SHOAL_OK;
+    }
+    if (msg->kind == SHOAL_MSG_REPLY) {
+        shoal_checkout_member_t g;
+        if (msg->status == SHOAL_OK) {
+            memcpy(&g, msg->data, sizeof g);
+            atomic_store(&last_held, g.pool);
+            shoal_return(ctx, g.member, SHOAL_RETURN_OK);
+        }
+        atomic_store(&group_rc, msg->status);
+    }
+    return SHOAL_OK;
+}
+
+static const shoal_behaviour_t group_taker = {.name = "gt", .handle_message = g_message};
+
+static int group_take(shoal_runtime_t *rt, shoal_pid_t taker, shoal_pid_t *from)
+{
+    atomic_store(&group_rc, 99);
+    atomic_store(&last_held, SHOAL_PID_NONE);
+    shoal_runtime_send(rt, taker, C_GO, NULL, 0);
+    WAIT_UNTIL(atomic_load(&group_rc) != 99);
+    *from = atomic_load(&last_held);
+    return atomic_load(&group_rc);
+}
+
+static void test_groups(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pid_t pools[3];
+    for (int i = 0; i < 3; i++) {
+        shoal_pool_spec_t s = cb_spec_of(1, 1);
+        s.checkout.group = "dbs";
+        pools[i] = cb_start(rt, &s);
+    }
+    shoal_pid_t taker, from, held[3];
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &group_taker, NULL, NULL, &taker), SHOAL_OK);
+    /* Random first: over many takes every pool is picked. */
+    int seen[3] = {0, 0, 0};
+    for (int k = 0; k < 60; k++) {
+        CU_ASSERT_EQUAL(group_take(rt, taker, &from), SHOAL_OK);
+        WAIT_UNTIL(cb_stats(rt, from).free == 1);
+        for (int i = 0; i < 3; i++)
+            seen[i] += from == pools[i];
+    }
+    CU_ASSERT_EQUAL(seen[0] + seen[1] + seen[2], 60);
+    CU_ASSERT_TRUE(seen[0] > 0 && seen[1] > 0 && seen[2] > 0);
+    /* The random one has none: the one with the most free members. (Each
+     * count is seen once the pool has published it: after a stats call.) */
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pools[0], 0, &held[0]), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pools[1], 0, &held[1]), SHOAL_OK);
+    CU_ASSERT_EQUAL(cb_stats(rt, pools[0]).free + cb_stats(rt, pools[1]).free, 0);
+    for (int k = 0; k < 10; k++) {
+        CU_ASSERT_EQUAL(group_take(rt, taker, &from), SHOAL_OK);
+        CU_ASSERT_EQUAL(from, pools[2]);
+        WAIT_UNTIL(cb_stats(rt, pools[2]).free == 1);
+    }
+    /* None has any: no member. */
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pools[2], 0, &held[2]), SHOAL_OK);
+    CU_ASSERT_EQUAL(cb_stats(rt, pools[2]).free, 0);
+    CU_ASSERT_EQUAL(group_take(rt, taker, &from), SHOAL_ENOMEMBERS);
+    uint64_t refused = 0;
+    for (int i = 0; i < 3; i++)
+        refused += cb_stats(rt, pools[i]).error_no_members;
+    CU_ASSERT_EQUAL(refused, 1);
+    shoal_runtime_destroy(rt);
+}
+
+int main(void)
+{
+    static const shoal_test_case_t cases[] = {
+        {"a consumer's end: normal, crash, unanswered takes", test_consumer_ends},
+        {"members crashing in use and free", test_member_crashes},
+        {"transactions: ok, failed, admission", test_transactions},
+        {"groups: random, most free, none", test_groups},
+        {NULL, NULL},
+    };
+    return shoal_test_run("checkout_consumers", cases);
+}

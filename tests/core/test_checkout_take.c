@@ -1,0 +1,308 @@
+/* test_checkout_take.c - taking members of a checkout pool
+ * (core/pool/checkout*.c) from a thread and giving them back, with exact
+ * counts: FIFO reuse, returns refused (twice, a bad `how`, another
+ * thread's), waiting takers and queue_max, timeouts (and UINT64_MAX: none),
+ * growth to max on demand, a take that cannot wait still starting a member,
+ * members that fail or are too slow to start (add_member_retry, the
+ * backoff), and a takers' queue that stays bounded.
+ *
+ * Handlers never call CUnit: they record into atomics (checkout_basic_kit.h);
+ * the test thread asserts after synchronising on them.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "checkout_basic_kit.h"
+#include "pool/checkout.h"
+#include "pool/pool.h"
+
+#define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, CB_WAIT_S)
+
+/* ---- from a thread ---------------------------------------------------------- */
+
+static void test_thread_take_return(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(2, 2);
+    shoal_pid_t pool = cb_start(rt, &s);
+    CU_ASSERT_EQUAL(atomic_load(&cb_started), 2);
+    shoal_pid_t a, b, c;
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &a), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &b), SHOAL_OK);
+    CU_ASSERT_NOT_EQUAL(a, b);
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &c), SHOAL_ENOMEMBERS);
+    CU_ASSERT_EQUAL(c, SHOAL_PID_NONE);
+    /* The consumer uses the member directly. */
+    shoal_answer_t ans;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_call(rt, a, T_WHO, NULL, 0, CB_TMO, &ans), SHOAL_OK);
+    cb_who_t w;
+    memcpy(&w, ans.data, sizeof w);
+    shoal_answer_release(&ans);
+    CU_ASSERT_EQUAL(w.pid, a);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.kind, SHOAL_POOL_KIND_CHECKOUT);
+    CU_ASSERT_EQUAL(st.in_use, 2);
+    CU_ASSERT_EQUAL(st.free, 0);
+    CU_ASSERT_EQUAL(st.pool_size, 2);
+    CU_ASSERT_EQUAL(st.takes, 2);
+    CU_ASSERT_EQUAL(st.error_no_members, 1);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, a, SHOAL_RETURN_OK), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, a, SHOAL_RETURN_OK), SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, b, 7), SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, b, SHOAL_RETURN_FAIL), SHOAL_OK);
+    /* FAIL: b is destroyed, a new member takes its place. */
+    WAIT_UNTIL(cb_stats(rt, pool).free == 2);
+    st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.free, 2);
+    CU_ASSERT_EQUAL(st.in_use, 0);
+    CU_ASSERT_EQUAL(st.returned_ok, 1);
+    CU_ASSERT_EQUAL(st.returned_fail, 1);
+    CU_ASSERT_EQUAL(atomic_load(&cb_started), 3);
+    CU_ASSERT_TRUE(cb_ended(rt, b));
+    CU_ASSERT_TRUE(cb_alive(rt, a));
+    /* FIFO: the member given back first is taken first. */
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &c), SHOAL_OK);
+    CU_ASSERT_EQUAL(c, a);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, c, SHOAL_RETURN_OK), SHOAL_OK);
+    shoal_runtime_destroy(rt);
+}
+
+/* Another thread's return of w->got (one it does not hold). */
+static void *returner_main(void *arg)
+{
+    cb_taker_t *t = arg;
+    t->back_rc = shoal_runtime_return(t->rt, t->pool, t->got, SHOAL_RETURN_OK);
+    return NULL;
+}
+
+static void test_queue_and_timeouts(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(1, 1);
+    s.checkout.queue_max = 1;
+    shoal_pid_t pool = cb_start(rt, &s);
+    shoal_pid_t a, x;
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &a), SHOAL_OK);
+    /* A taker that waits and times out. */
+    double t0 = shoal_test_now();
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 150, &x), SHOAL_ETIMEDOUT);
+    CU_ASSERT_TRUE(shoal_test_now() - t0 >= 0.149);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).take_timeouts, 1);
+    /* One waits (the queue holds one); the next is refused at once. */
+    cb_taker_t w = {rt, pool, SHOAL_PID_NONE, 10000, 1, 0, 1, 0, 0};
+    pthread_t th;
+    pthread_create(&th, NULL, cb_taker_main, &w);
+    WAIT_UNTIL(cb_stats(rt, pool).queued == 1);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).queued, 1);
+    t0 = shoal_test_now();
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 10000, &x), SHOAL_ENOMEMBERS);
+    CU_ASSERT_TRUE(shoal_test_now() - t0 < 5.0);
+    /* Given back: the waiter gets it. */
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, a, SHOAL_RETURN_OK), SHOAL_OK);
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(w.rc, SHOAL_OK);
+    CU_ASSERT_EQUAL(w.got, a);
+    CU_ASSERT_EQUAL(w.back_rc, SHOAL_OK); /* it gave it back itself */
+    /* A thread cannot give back what another took (nor twice). */
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, a, SHOAL_RETURN_OK), SHOAL_EINVAL);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.takes, 2);
+    CU_ASSERT_EQUAL(st.returned_ok, 2);
+    CU_ASSERT_EQUAL(st.error_no_members, 1);
+    CU_ASSERT_EQUAL(st.take_timeouts, 1);
+    CU_ASSERT_EQUAL(st.queued, 0);
+    CU_ASSERT_TRUE(st.take_wait_ns[1] > 0);
+    /* queue_max 0: never a wait. */
+    shoal_pool_checkout_update_t u = {1, 1, s.checkout};
+    u.checkout.queue_max = 0;
+    CU_ASSERT_EQUAL(shoal_pool_set_checkout(rt, pool, &u, CB_TMO), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &a), SHOAL_OK);
+    t0 = shoal_test_now();
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 10000, &x), SHOAL_ENOMEMBERS);
+    CU_ASSERT_TRUE(shoal_test_now() - t0 < 5.0);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).error_no_members, 2);
+    /* Another thread's second return of a member it gave back and this
+     * thread took since: refused, the member stays this thread's. */
+    cb_taker_t w2 = {rt, pool, SHOAL_PID_NONE, 0, 1, 0, 1, 0, 0};
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, a, SHOAL_RETURN_OK), SHOAL_OK);
+    pthread_create(&th, NULL, cb_taker_main, &w2); /* takes a, gives it back */
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(w2.rc, SHOAL_OK);
+    CU_ASSERT_EQUAL(w2.back_rc, SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &x), SHOAL_OK);
+    CU_ASSERT_EQUAL(x, a);
+    w2.got = a; /* the stale second return, from another thread */
+    pthread_create(&th, NULL, returner_main, &w2);
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(w2.back_rc, SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).in_use, 1);
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &x), SHOAL_ENOMEMBERS);
+    shoal_runtime_destroy(rt);
+}
+
+static void test_grow_to_max(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(0, 3);
+    shoal_pid_t pool = cb_start(rt, &s);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).pool_size, 0);
+    shoal_pid_t m[4];
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 5000, &m[i]), SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&cb_started), 3);
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 50, &m[3]), SHOAL_ETIMEDOUT);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.pool_size, 3);
+    CU_ASSERT_EQUAL(st.in_use, 3);
+    CU_ASSERT_EQUAL(st.max_size, 3);
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, m[i], SHOAL_RETURN_OK), SHOAL_OK);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).free, 3);
+    shoal_runtime_destroy(rt);
+}
+
+/* ---- members that do not start ---------------------------------------------- */
+
+static void test_start_failures(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime_logged(2, SHOAL_LOG_WARN);
+    shoal_pool_spec_t s = cb_spec_of(0, 2);
+    s.checkout.add_member_retry = 2;
+    s.restart.backoff_ms = 100;
+    shoal_pid_t pool = cb_start(rt, &s);
+    atomic_store(&cb_init_fail, 1);
+    shoal_pid_t a;
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 5000, &a), SHOAL_ENOMEMBERS);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.start_failures, 2);
+    CU_ASSERT_EQUAL(st.pool_size, 0);
+    shoal_test_assert_logged("a member did not start");
+    /* The backend is back: after the backoff, takes work again. */
+    atomic_store(&cb_init_fail, 0);
+    struct timespec ts = {0, 150000000};
+    nanosleep(&ts, NULL);
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 5000, &a), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, a, SHOAL_RETURN_OK), SHOAL_OK);
+    /* A pool whose init members cannot start does not start. */
+    atomic_store(&cb_init_fail, 1);
+    shoal_pool_spec_t s2 = cb_spec_of(2, 2);
+    shoal_pid_t p2;
+    CU_ASSERT_EQUAL(shoal_runtime_spawn_pool(rt, &s2, &p2), SHOAL_EFAILED);
+    shoal_runtime_destroy(rt);
+}
+
+/* ---- edges a review found (each failed before its fix) -------------------------- */
+
+/* A take that cannot wait (timeout 0) still starts a member for the next. */
+static void test_nowait_take_starts_member(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(0, 2);
+    s.checkout.cull_interval_ms = 0;
+    shoal_pid_t pool = cb_start(rt, &s);
+    shoal_pid_t m;
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &m), SHOAL_ENOMEMBERS);
+    WAIT_UNTIL(cb_stats(rt, pool).free == 1);
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &m), SHOAL_OK);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.pool_size, 1);
+    CU_ASSERT_EQUAL(st.error_no_members, 1);
+    CU_ASSERT_EQUAL(atomic_load(&cb_started), 1);
+    shoal_runtime_destroy(rt);
+}
+
+/* UINT64_MAX is no limit: the take waits. */
+static void test_unbounded_timeout(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(1, 1);
+    shoal_pid_t pool = cb_start(rt, &s);
+    shoal_pid_t a;
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &a), SHOAL_OK);
+    cb_taker_t t = {rt, pool, SHOAL_PID_NONE, UINT64_MAX, 99, 0, 99, 0, 0};
+    pthread_t th;
+    pthread_create(&th, NULL, cb_taker_main, &t);
+    cb_sleep_ms(300);
+    CU_ASSERT_EQUAL(atomic_load(&t.done), 0);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, a, SHOAL_RETURN_OK), SHOAL_OK);
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(t.rc, SHOAL_OK);
+    CU_ASSERT_EQUAL(t.got, a);
+    shoal_runtime_destroy(rt);
+}
+
+/* Takes that timed out behind a waiter do not grow the queue for ever. */
+static void test_queue_ring_bounded(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(1, 1);
+    s.checkout.queue_max = 2;
+    shoal_pid_t pool = cb_start(rt, &s);
+    shoal_pid_t a, x;
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &a), SHOAL_OK);
+    cb_taker_t head = {rt, pool, SHOAL_PID_NONE, 20000, 99, 0, 99, 0, 0};
+    pthread_t th;
+    pthread_create(&th, NULL, cb_taker_main, &head);
+    WAIT_UNTIL(cb_stats(rt, pool).queued == 1);
+    int timeouts = 0;
+    for (int k = 0; k < 600; k++)
+        timeouts += shoal_runtime_take(rt, pool, 1, &x) == SHOAL_ETIMEDOUT;
+    CU_ASSERT_EQUAL(timeouts, 600);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).take_timeouts, 600); /* and a turn of the pool since */
+    shoal_pool_t *p = shoal__pool_find(rt, pool);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_TRUE(p->co->qcap <= 16);
+    shoal__pool_unref(rt, p);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, a, SHOAL_RETURN_OK), SHOAL_OK);
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(head.rc, SHOAL_OK);
+    CU_ASSERT_EQUAL(head.got, a);
+    shoal_runtime_destroy(rt);
+}
+
+/* Start timeouts count toward add_member_retry: then the takers hear
+ * SHOAL_ENOMEMBERS and starts wait restart.backoff. */
+static void test_start_timeouts_back_off(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime_logged(4, SHOAL_LOG_WARN);
+    shoal_pool_spec_t s = cb_spec_of(0, 1);
+    s.checkout.member_start_timeout_ms = 30;
+    s.checkout.add_member_retry = 1;
+    s.checkout.cull_interval_ms = 0;
+    s.restart.backoff_ms = 5000;
+    shoal_pid_t pool = cb_start(rt, &s);
+    atomic_store(&cb_init_delay_ms, 80);
+    shoal_pid_t m;
+    double t0 = shoal_test_now();
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 1000, &m), SHOAL_ENOMEMBERS);
+    CU_ASSERT_TRUE(shoal_test_now() - t0 < 0.9);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).start_failures, 1);
+    shoal_test_assert_logged("a member did not start within 30 ms: stopped");
+    atomic_store(&cb_init_delay_ms, 0);
+    cb_sleep_ms(200);
+    shoal_runtime_destroy(rt);
+}
+
+int main(void)
+{
+    static const shoal_test_case_t cases[] = {
+        {"take and return from a thread", test_thread_take_return},
+        {"waiting takers, queue_max and timeouts", test_queue_and_timeouts},
+        {"growth to max on demand", test_grow_to_max},
+        {"start failures and add_member_retry", test_start_failures},
+        {"a take that cannot wait starts a member", test_nowait_take_starts_member},
+        {"UINT64_MAX: no limit", test_unbounded_timeout},
+        {"the takers' queue stays bounded", test_queue_ring_bounded},
+        {"start timeouts back off", test_start_timeouts_back_off},
+        {NULL, NULL},
+    };
+    return shoal_test_run("checkout_take", cases);
+}
