@@ -119,6 +119,7 @@ struct shoal_runtime_s {
 
     /* threads that are not workers */
     pthread_key_t tc_key;
+    uint64_t tc_id; /* this runtime among every one the process made (tcache.c) */
     pthread_mutex_t tc_lock;
     shoal_tcache_t *foreign; /* list */
     shoal_tstats_t retired;  /* counters of foreign caches whose thread exited */

@@ -6,6 +6,27 @@
 
 #include "runtime/runtime.h"
 
+/* The cache this thread last looked up, and for which runtime: a send from
+ * a thread outside the dispatcher (a task submitted, shoal_runtime_send)
+ * finds it without pthread_getspecific. A runtime is known by tc_id, not
+ * its address, which a later runtime may reuse. The entry is this thread's
+ * alone; it is cleared wherever the thread's cache for that runtime changes
+ * (bind, foreign_exit), and an entry for a runtime destroyed since matches
+ * no live one. (initial-exec: a plain load, as fault.c's.) */
+static _Thread_local __attribute__((tls_model("initial-exec"))) struct {
+    uint64_t id;
+    shoal_tcache_t *tc;
+} last;
+
+/* Runtime ids: unique values only [relaxed]. 0 is no runtime. */
+static _Atomic uint64_t next_id;
+
+static void remember(shoal_runtime_t *rt, shoal_tcache_t *tc)
+{
+    last.id = tc != NULL ? rt->tc_id : 0;
+    last.tc = tc;
+}
+
 void shoal__tcache_init(shoal_tcache_t *tc, shoal_runtime_t *rt, struct shoal_worker_s *w)
 {
     memset(tc, 0, sizeof *tc);
@@ -45,6 +66,8 @@ static void foreign_exit(void *p)
     if (tc->next)
         tc->next->prev = tc->prev;
     pthread_mutex_unlock(&rt->tc_lock);
+    if (last.tc == tc) /* other keys' destructors may still send */
+        remember(rt, NULL);
     free(tc);
 }
 
@@ -52,6 +75,7 @@ int shoal__tcache_key_init(shoal_runtime_t *rt)
 {
     if (pthread_key_create(&rt->tc_key, foreign_exit) != 0)
         return SHOAL_ENOMEM;
+    rt->tc_id = atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed) + 1;
     pthread_mutex_init(&rt->tc_lock, NULL);
     rt->foreign = NULL;
     return SHOAL_OK;
@@ -61,6 +85,8 @@ void shoal__tcache_key_fini(shoal_runtime_t *rt)
 {
     /* Our own thread's cache, if any, is in the list like the others. */
     pthread_setspecific(rt->tc_key, NULL);
+    if (last.id == rt->tc_id)
+        remember(rt, NULL);
     pthread_key_delete(rt->tc_key);
     shoal_tcache_t *tc = rt->foreign;
     while (tc != NULL) {
@@ -72,11 +98,15 @@ void shoal__tcache_key_fini(shoal_runtime_t *rt)
     pthread_mutex_destroy(&rt->tc_lock);
 }
 
-shoal_tcache_t *shoal__tcache_get(shoal_runtime_t *rt)
+/* shoal__tcache_get when the thread's last look-up was for another
+ * runtime, or none: apart, so the hit saves no registers. */
+static __attribute__((noinline)) shoal_tcache_t *get_slow(shoal_runtime_t *rt)
 {
     shoal_tcache_t *tc = pthread_getspecific(rt->tc_key);
-    if (tc != NULL)
+    if (tc != NULL) {
+        remember(rt, tc);
         return tc;
+    }
     tc = malloc(sizeof *tc);
     if (tc == NULL)
         return NULL;
@@ -91,7 +121,21 @@ shoal_tcache_t *shoal__tcache_get(shoal_runtime_t *rt)
         foreign_exit(tc);
         return NULL;
     }
+    remember(rt, tc);
     return tc;
+}
+
+shoal_tcache_t *shoal__tcache_get(shoal_runtime_t *rt)
+{
+    if (__builtin_expect(last.id == rt->tc_id, 1))
+        return last.tc;
+    return get_slow(rt);
+}
+
+void shoal__tcache_bind(shoal_runtime_t *rt, shoal_tcache_t *tc)
+{
+    pthread_setspecific(rt->tc_key, tc);
+    remember(rt, tc);
 }
 
 void shoal__tcache_sum(shoal_runtime_t *rt, shoal_tstats_t *out)

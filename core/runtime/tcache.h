@@ -92,6 +92,9 @@ void shoal__tcache_flush(shoal_tcache_t *tc);
 
 /* The calling thread's cache for rt; NULL only on ENOMEM. */
 shoal_tcache_t *shoal__tcache_get(shoal_runtime_t *rt);
+/* A worker thread's own cache for rt, from its start (tc) to its end
+ * (NULL): what shoal__tcache_get returns on that thread meanwhile. */
+void shoal__tcache_bind(shoal_runtime_t *rt, shoal_tcache_t *tc);
 
 /* The runtime's pthread key for foreign caches (create / delete). */
 int shoal__tcache_key_init(shoal_runtime_t *rt);

@@ -360,12 +360,12 @@ static void *worker_main(void *arg)
     shoal_worker_t *w = arg;
     shoal_runtime_t *rt = w->rt;
     shoal__fault_thread_start(w, NULL); /* a crash report names this worker's actor */
-    pthread_setspecific(rt->tc_key, &w->tc);
+    shoal__tcache_bind(rt, &w->tc);
     run_turns(w);
     if (w->extra)
         extra_hand_back(w);
     shoal__tcache_flush(&w->tc);
-    pthread_setspecific(rt->tc_key, NULL);
+    shoal__tcache_bind(rt, NULL);
     if (w->extra)
         extra_done(w);
     shoal__fault_thread_end();

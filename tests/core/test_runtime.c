@@ -48,7 +48,8 @@ static void create_destroy_with_defaults(void)
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_create(&rt, NULL), SHOAL_OK);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     CU_ASSERT_EQUAL(shoal_runtime_threads(rt), expect);
-    CU_ASSERT_EQUAL(shoal_test_threads(base + (int)expect + 1), base + (int)expect + 1); /* + timer */
+    CU_ASSERT_EQUAL(shoal_test_threads(base + (int)expect + 1),
+                    base + (int)expect + 1); /* + timer */
     shoal_runtime_stats_t s = shoal_test_stats(rt);
     shoal_runtime_stats_t zero;
     memset(&zero, 0, sizeof zero);
@@ -440,6 +441,50 @@ static void two_runtimes_at_once(void)
     CU_ASSERT_EQUAL(shoal_test_threads(base), base);
 }
 
+/* ---- a thread's cache (runtime/tcache.c) ----------------------------------------------- */
+
+typedef struct {
+    shoal_runtime_t *rt;
+    shoal_pid_t to;
+    int rc[3];
+} sender_t;
+
+static void *send_three(void *arg)
+{
+    sender_t *s = arg;
+    for (int i = 0; i < 3; i++)
+        s->rc[i] = shoal_runtime_send(s->rt, s->to, 1, NULL, 0);
+    return NULL;
+}
+
+/* A thread outside the dispatcher keeps the cache it last used: sends
+ * from it count into the runtime they go to, never into a cache of one
+ * destroyed before (a new runtime may take its address), and a thread
+ * that exits hands its counts on. */
+static void a_threads_cache_follows_its_runtime(void)
+{
+    for (int round = 0; round < 4; round++) {
+        shoal_runtime_t *rt = shoal_test_runtime(2);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+        shoal_pid_t pid;
+        CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &nop_beh, NULL, NULL, &pid), SHOAL_OK);
+        for (int i = 0; i < 5; i++)
+            CU_ASSERT_EQUAL(shoal_runtime_send(rt, pid, 1, NULL, 0), SHOAL_OK);
+        sender_t s = {rt, pid, {-1, -1, -1}};
+        pthread_t t;
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, send_three, &s), 0);
+        pthread_join(t, NULL);
+        for (int i = 0; i < 3; i++)
+            CU_ASSERT_EQUAL(s.rc[i], SHOAL_OK);
+        CU_ASSERT_EQUAL(shoal_runtime_send(rt, pid, 1, NULL, 0), SHOAL_OK);
+        WAIT_UNTIL(shoal_test_stats(rt).msgs_handled >= 9);
+        shoal_runtime_stats_t st = shoal_test_stats(rt);
+        CU_ASSERT_EQUAL(st.msgs_sent, 9);
+        CU_ASSERT_EQUAL(st.msgs_handled, 9);
+        shoal_runtime_destroy(rt);
+    }
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -450,6 +495,7 @@ int main(void)
         {"max_actors is enforced", max_actors_is_enforced},
         {"destroy while busy stops everyone", destroy_while_busy_stops_everyone},
         {"two runtimes at once", two_runtimes_at_once},
+        {"a thread's cache follows its runtime", a_threads_cache_follows_its_runtime},
         {NULL, NULL},
     };
     return shoal_test_run("runtime", cases);
