@@ -109,10 +109,10 @@ static int overflow_push(shoal_inject_t *q, void *a)
     return SHOAL_OK;
 }
 
-void shoal__inject_push(shoal_inject_t *q, void *a)
+/* The ring is full, or the overflow holds items: under the lock. Apart from
+ * shoal__inject_push, so its fast path saves no registers for it. */
+static __attribute__((noinline)) void push_slow(shoal_inject_t *q, void *a)
 {
-    if (atomic_load_explicit(&q->overflow_len, memory_order_relaxed) == 0 && ring_push(q, a))
-        return;
     pthread_mutex_lock(&q->lock);
     /* Re-check under the lock: if the overflow drained meanwhile and the
      * ring has room, keep to the ring. */
@@ -132,6 +132,30 @@ void shoal__inject_push(shoal_inject_t *q, void *a)
     pthread_mutex_unlock(&q->lock);
 }
 
+void shoal__inject_push(shoal_inject_t *q, void *a)
+{
+    if (__builtin_expect(atomic_load_explicit(&q->overflow_len, memory_order_relaxed) == 0, 1) &&
+        __builtin_expect(ring_push(q, a), 1))
+        return;
+    push_slow(q, a);
+}
+
+/* shoal__inject_take's part from the overflow, under the lock (apart, as
+ * push_slow): up to n - k more items into out[k ..); returns the new k. */
+static __attribute__((noinline)) size_t take_overflow(shoal_inject_t *q, void **out, size_t k,
+                                                      size_t n)
+{
+    pthread_mutex_lock(&q->lock);
+    while (k < n && q->ov_len != 0) {
+        out[k++] = q->ov[q->ov_head];
+        q->ov_head = (q->ov_head + 1) % q->ov_cap;
+        q->ov_len--;
+    }
+    atomic_store_explicit(&q->overflow_len, q->ov_len, memory_order_relaxed);
+    pthread_mutex_unlock(&q->lock);
+    return k;
+}
+
 size_t shoal__inject_take(shoal_inject_t *q, void **out, size_t n)
 {
     size_t k = 0;
@@ -146,15 +170,7 @@ size_t shoal__inject_take(shoal_inject_t *q, void **out, size_t n)
      * producer to publish a cell it has claimed. */
     if (k < n && atomic_load_explicit(&q->overflow_len, memory_order_relaxed) != 0 &&
         atomic_load_explicit(&q->enq_pos, memory_order_acquire) ==
-            atomic_load_explicit(&q->deq_pos, memory_order_acquire)) {
-        pthread_mutex_lock(&q->lock);
-        while (k < n && q->ov_len != 0) {
-            out[k++] = q->ov[q->ov_head];
-            q->ov_head = (q->ov_head + 1) % q->ov_cap;
-            q->ov_len--;
-        }
-        atomic_store_explicit(&q->overflow_len, q->ov_len, memory_order_relaxed);
-        pthread_mutex_unlock(&q->lock);
-    }
+            atomic_load_explicit(&q->deq_pos, memory_order_acquire))
+        k = take_overflow(q, out, k, n);
     return k;
 }
