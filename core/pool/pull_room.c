@@ -45,20 +45,29 @@ void shoal__pull_tell_waiters(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_poo
     }
 }
 
-void shoal__pull_room_after_settle(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t out)
+/* shoal__pull_room_after_settle once someone waits for room: apart, so a
+ * settle with no waiter saves no registers for it. */
+static __attribute__((noinline)) void room_after_settle(struct shoal_ctx_s *ctx, shoal_pool_t *p,
+                                                        uint64_t out, bool waiters, bool source)
 {
     shoal_pull_t *q = p->pull;
-    /* seq_cst: the member's reads of the room pairs (pull.h, pull_source.c). */
-    bool waiters = atomic_load_explicit(&q->nwaiting, memory_order_seq_cst) != 0;
-    bool source = atomic_load_explicit(&q->want_room, memory_order_seq_cst) != 0;
-    if (!waiters && !source)
-        return; /* admits not read: its line stays the senders' */
     /* seq_cst: after the member's settle; never below the truth (pull.h). */
     uint64_t left = (atomic_load_explicit(&q->admits, memory_order_seq_cst) & ~PULL_CLOSED) - out;
     if (waiters && shoal__pull_has_room(q, left))
         shoal__pull_tell_waiters(ctx->rt, ctx->tc, p, SHOAL_OK);
     if (source)
         shoal__pull_room(ctx, p, left); /* the source's (pull_source.c) */
+}
+
+void shoal__pull_room_after_settle(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t out)
+{
+    shoal_pull_t *q = p->pull;
+    /* seq_cst: the member's reads of the room pairs (pull.h, pull_source.c). */
+    bool waiters = atomic_load_explicit(&q->nwaiting, memory_order_seq_cst) != 0;
+    bool source = atomic_load_explicit(&q->want_room, memory_order_seq_cst) != 0;
+    if (__builtin_expect(waiters || source, 0))
+        room_after_settle(ctx, p, out, waiters, source);
+    /* else admits is not read: its line stays the senders' */
 }
 
 /* Under room_lock: takes the waiters that have ended off the list. A

@@ -148,7 +148,11 @@ static void spill(shoal_worker_t *w)
     }
 }
 
-void shoal__sched_push(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a)
+/* shoal__sched_push but for its common case: the own ring is full, or the
+ * actor goes to the global ring. Apart, so the common case saves no
+ * registers for it. */
+static __attribute__((noinline)) void push_slow(shoal_runtime_t *rt, shoal_tcache_t *tc,
+                                                shoal_actor_t *a)
 {
     shoal_worker_t *w = tc->worker;
     if (w != NULL && w->rt == rt && !tc->push_global) {
@@ -162,6 +166,18 @@ void shoal__sched_push(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a
         w->took_global = 1; /* our own ring first: a sibling is likelier to take it */
     shoal__inject_push(&rt->global, a);
     maybe_wake(rt, tc);
+}
+
+void shoal__sched_push(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a)
+{
+    shoal_worker_t *w = tc->worker;
+    if (__builtin_expect(w != NULL && w->rt == rt && !tc->push_global, 1) &&
+        __builtin_expect(shoal__ring_push(&w->ring, a), 1)) {
+        if (shoal__ring_len(&w->ring) >= 2)
+            maybe_wake(rt, tc);
+        return;
+    }
+    push_slow(rt, tc, a);
 }
 
 void shoal__sched_share_slow(shoal_worker_t *w) { maybe_wake(w->rt, &w->tc); }
