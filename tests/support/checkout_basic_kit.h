@@ -3,8 +3,8 @@
  * test_checkout_lifetimes, test_checkout_admin): a member that counts its
  * uses and can be told to fail, block or panic -- or to fail or be slow to
  * start --, pool makers, liveness checks, and a taker on a thread of its
- * own. (test_checkout_fast and test_checkout_adversarial have theirs in
- * checkout_kit.h.)
+ * own. (test_checkout_fast and the test_checkout_adversarial_* suites have
+ * theirs in checkout_kit.h.)
  *
  * Handlers never call CUnit: they record into the atomics below; the test
  * thread asserts after synchronising on them (cb_reset() clears them before

@@ -207,6 +207,14 @@ static const shoal_behaviour_t consumer = {.name = "consumer",
                                            .init = c_init,
                                            .handle_message = c_message};
 
+shoal_runtime_t *ck_runtime(unsigned threads)
+{
+    ck_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(threads);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    return rt;
+}
+
 shoal_pid_t ck_spawn_consumer(shoal_runtime_t *rt, int i)
 {
     static int idx[CK_NC];

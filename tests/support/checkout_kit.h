@@ -1,5 +1,7 @@
 /* checkout_kit.h - what the checkout pool suites share (test_checkout_fast,
- * test_checkout_adversarial): a member, a consumer actor that does what
+ * test_checkout_adversarial_grants, test_checkout_adversarial_waiters,
+ * test_checkout_adversarial_races, test_checkout_adversarial_send_many): a
+ * member, a consumer actor that does what
  * the test thread tells it and records what it got, and helpers that tell
  * it and wait for the answer.
  *
@@ -13,6 +15,7 @@
 #include "support.h"
 
 #define CK_WAIT_S 20.0
+#define CK_WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, CK_WAIT_S)
 #define CK_TMO 5000u /* a take's timeout when the case gives none */
 
 /* ---- the member ---------------------------------------------------------- */
@@ -66,6 +69,8 @@ extern atomic_int try_rc[CK_NC], take_rc[CK_NC], return_rc[CK_NC], grants[CK_NC]
 extern _Atomic shoal_pid_t got[CK_NC], exit_from[CK_NC];
 
 void ck_reset(void);
+/* ck_reset(), then a runtime of `threads` dispatcher threads (asserted, fatally). */
+shoal_runtime_t *ck_runtime(unsigned threads);
 /* Consumer i (0 <= i < CK_NC). */
 shoal_pid_t ck_spawn_consumer(shoal_runtime_t *rt, int i);
 void ck_tell(shoal_runtime_t *rt, shoal_pid_t c, ck_order_t o);

@@ -1,0 +1,281 @@
+/* test_checkout_adversarial_grants.c - checkout pools' grants and their
+ * returns (core/pool/checkout_fast.c) used the way a careless or hostile
+ * consumer would, with exact outcomes:
+ *   - a consumer that crashes with a grant unread (granted at once, or
+ *     handed over by a return while it was busy), or with its take queued
+ *     (one or several dead takers ahead of a live one);
+ *   - returns of a member one does not hold, twice, with a bad `how`, of
+ *     SHOAL_PID_NONE, after the member crashed and before its EXIT is read;
+ *   - members that crash mid-transaction among many transactions.
+ *
+ * Handlers never call CUnit: they record into atomics; the test thread
+ * asserts after synchronising on them.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "checkout_kit.h"
+
+/* ---- consumers that crash around a grant ------------------------------------- */
+
+/* Granted at once (a free member, on its own thread), it panics in the same
+ * turn: the grant was never read, so the member goes back as it is. */
+static void crash_with_an_immediate_grant_unread(void)
+{
+    shoal_runtime_t *rt = ck_runtime(4);
+    shoal_pid_t pool = ck_start(rt, 1, 1, 8);
+    shoal_pid_t t = ck_spawn_consumer(rt, 0), b = ck_spawn_consumer(rt, 1);
+    ck_tell(rt, t, (ck_order_t){.what = C_TAKE_PANIC, .pool = pool, .timeout_ms = CK_TMO});
+    CK_WAIT_UNTIL(ck_dead(rt, t) && ck_stats(rt, pool).free == 1);
+    CU_ASSERT_EQUAL(atomic_load(&take_rc[0]), SHOAL_OK);
+    shoal_pool_stats_t st = ck_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.takes, 1);
+    CU_ASSERT_EQUAL(st.returned_ok, 1);
+    CU_ASSERT_EQUAL(st.killed_in_use, 0);
+    CU_ASSERT_EQUAL(st.in_use, 0);
+    CU_ASSERT_EQUAL(st.free, 1);
+    CU_ASSERT_EQUAL(atomic_load(&ck_started), 1); /* not replaced: never seen */
+    CU_ASSERT_EQUAL(ck_try_take(rt, b, 1, pool), SHOAL_OK);
+    CU_ASSERT_EQUAL(ck_give_back(rt, b, 1, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_OK);
+    shoal_runtime_destroy(rt);
+}
+
+/* Its take queued, it is busy when a return hands the member over (the
+ * grant waits in its mailbox), then it panics. */
+static void crash_with_a_handed_over_grant_unread(void)
+{
+    shoal_runtime_t *rt = ck_runtime(4);
+    shoal_pid_t pool = ck_start(rt, 1, 1, 8);
+    shoal_pid_t h = ck_spawn_consumer(rt, 0), t = ck_spawn_consumer(rt, 1);
+    CU_ASSERT_EQUAL_FATAL(ck_try_take(rt, h, 0, pool), SHOAL_OK);
+    ck_tell(rt, t, (ck_order_t){.what = C_TAKE_BLOCK_PANIC, .pool = pool, .timeout_ms = CK_TMO});
+    CK_WAIT_UNTIL(atomic_load(&stage[1]) == 1);
+    CU_ASSERT_EQUAL(atomic_load(&take_rc[1]), SHOAL_OK);
+    CU_ASSERT_EQUAL(ck_stats(rt, pool).queued, 1);
+    CU_ASSERT_EQUAL(ck_give_back(rt, h, 0, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_OK);
+    CK_WAIT_UNTIL(ck_stats(rt, pool).takes == 2);
+    shoal_pool_stats_t st = ck_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.takes, 2);
+    CU_ASSERT_EQUAL(st.in_use, 1); /* t's now, though it has not read it */
+    CU_ASSERT_EQUAL(st.queued, 0);
+    atomic_store(&cgate[1], 1);
+    CK_WAIT_UNTIL(ck_dead(rt, t) && ck_stats(rt, pool).free == 1);
+    st = ck_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.takes, 2);
+    CU_ASSERT_EQUAL(st.returned_ok, 2);
+    CU_ASSERT_EQUAL(st.killed_in_use, 0);
+    CU_ASSERT_EQUAL(st.in_use, 0);
+    CU_ASSERT_EQUAL(st.free, 1);
+    CU_ASSERT_EQUAL(atomic_load(&ck_started), 1);
+    CU_ASSERT_EQUAL(ck_try_take(rt, h, 0, pool), SHOAL_OK);
+    shoal_runtime_destroy(rt);
+}
+
+/* Takers that queue and crash: a return skips them, to the live one behind;
+ * with none behind, the member is free and a try_take finds it (the dead
+ * entries do not block it until their deadline). */
+static void crashed_takers_in_the_queue_are_skipped(void)
+{
+    shoal_runtime_t *rt = ck_runtime(4);
+    shoal_pid_t pool = ck_start(rt, 1, 1, 8);
+    shoal_pid_t h = ck_spawn_consumer(rt, 0), d1 = ck_spawn_consumer(rt, 1),
+                d2 = ck_spawn_consumer(rt, 2), l = ck_spawn_consumer(rt, 3),
+                x = ck_spawn_consumer(rt, 4);
+    CU_ASSERT_EQUAL_FATAL(ck_try_take(rt, h, 0, pool), SHOAL_OK);
+    shoal_pid_t m = atomic_load(&got[0]);
+    ck_tell(rt, d1, (ck_order_t){.what = C_TAKE_PANIC, .pool = pool, .timeout_ms = 60000});
+    CK_WAIT_UNTIL(ck_dead(rt, d1));
+    ck_tell(rt, d2, (ck_order_t){.what = C_TAKE_PANIC, .pool = pool, .timeout_ms = 60000});
+    CK_WAIT_UNTIL(ck_dead(rt, d2));
+    CU_ASSERT_EQUAL(ck_take(rt, l, 3, pool, 60000), SHOAL_OK);
+    CK_WAIT_UNTIL(ck_stats(rt, pool).queued == 3);
+    CU_ASSERT_EQUAL(ck_stats(rt, pool).queued, 3); /* the dead ones still counted */
+    CU_ASSERT_EQUAL(ck_give_back(rt, h, 0, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_OK);
+    CK_WAIT_UNTIL(atomic_load(&grants[3]) == 1);
+    CU_ASSERT_EQUAL(atomic_load(&got[3]), m);
+    shoal_pool_stats_t st = ck_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.takes, 2);
+    CU_ASSERT_EQUAL(st.queued, 0);
+    CU_ASSERT_EQUAL(st.in_use, 1);
+    CU_ASSERT_EQUAL(st.free, 0);
+    /* Dead takers only: the member comes back free. */
+    shoal_pid_t d3 = ck_spawn_consumer(rt, 5);
+    ck_tell(rt, d3, (ck_order_t){.what = C_TAKE_PANIC, .pool = pool, .timeout_ms = 60000});
+    CK_WAIT_UNTIL(ck_dead(rt, d3));
+    CU_ASSERT_EQUAL(ck_give_back(rt, l, 3, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_OK);
+    CK_WAIT_UNTIL(ck_stats(rt, pool).free == 1);
+    st = ck_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.free, 1);
+    CU_ASSERT_EQUAL(st.in_use, 0);
+    CU_ASSERT_EQUAL(st.queued, 0);
+    CU_ASSERT_EQUAL(ck_try_take(rt, x, 4, pool), SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&got[4]), m);
+    st = ck_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.takes, 3);
+    CU_ASSERT_EQUAL(st.returned_ok, 2);
+    CU_ASSERT_EQUAL(st.killed_in_use, 0);
+    CU_ASSERT_EQUAL(st.take_timeouts, 0);
+    CU_ASSERT_EQUAL(atomic_load(&ck_started), 1);
+    shoal_runtime_destroy(rt);
+}
+
+/* ---- returns that are not the consumer's to make ------------------------------- */
+
+static void returns_one_may_not_make(void)
+{
+    shoal_runtime_t *rt = ck_runtime(2);
+    shoal_pid_t pool = ck_start(rt, 1, 1, 8);
+    shoal_pid_t a = ck_spawn_consumer(rt, 0), b = ck_spawn_consumer(rt, 1);
+    CU_ASSERT_EQUAL_FATAL(ck_try_take(rt, a, 0, pool), SHOAL_OK);
+    shoal_pid_t m = atomic_load(&got[0]);
+    CU_ASSERT_EQUAL(ck_give_back(rt, b, 1, m, SHOAL_RETURN_OK), SHOAL_EINVAL);   /* not b's */
+    CU_ASSERT_EQUAL(ck_give_back(rt, b, 1, m, SHOAL_RETURN_FAIL), SHOAL_EINVAL); /* not b's */
+    CU_ASSERT_EQUAL(ck_give_back(rt, a, 0, m, 7), SHOAL_EINVAL);                 /* bad how */
+    CU_ASSERT_EQUAL(ck_give_back(rt, a, 0, m, -1), SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(ck_give_back(rt, a, 0, pool, SHOAL_RETURN_OK), SHOAL_EINVAL); /* the pool */
+    CU_ASSERT_EQUAL(ck_give_back(rt, a, 0, a, SHOAL_RETURN_OK), SHOAL_EINVAL);    /* itself */
+    shoal_pool_stats_t st = ck_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.in_use, 1); /* still a's */
+    CU_ASSERT_EQUAL(st.returned_ok, 0);
+    CU_ASSERT_EQUAL(st.returned_fail, 0);
+    CU_ASSERT_EQUAL(ck_give_back(rt, a, 0, m, SHOAL_RETURN_OK), SHOAL_OK);
+    CU_ASSERT_EQUAL(ck_give_back(rt, a, 0, m, SHOAL_RETURN_OK), SHOAL_EINVAL); /* twice */
+    CU_ASSERT_EQUAL(ck_give_back(rt, a, 0, m, SHOAL_RETURN_FAIL), SHOAL_EINVAL);
+    st = ck_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.returned_ok, 1);
+    CU_ASSERT_EQUAL(st.returned_fail, 0);
+    CU_ASSERT_EQUAL(st.free, 1);
+    /* b holds it now: a, which held it before, cannot give it back. */
+    CU_ASSERT_EQUAL(ck_try_take(rt, b, 1, pool), SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&got[1]), m);
+    CU_ASSERT_EQUAL(ck_give_back(rt, a, 0, m, SHOAL_RETURN_OK), SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(ck_give_back(rt, a, 0, m, SHOAL_RETURN_FAIL), SHOAL_EINVAL);
+    st = ck_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.in_use, 1);
+    CU_ASSERT_EQUAL(st.returned_ok, 1);
+    CU_ASSERT_TRUE(ck_alive(rt, m));
+    /* b's FAIL: destroyed, replaced; twice is refused. */
+    CU_ASSERT_EQUAL(ck_give_back(rt, b, 1, m, SHOAL_RETURN_FAIL), SHOAL_OK);
+    CU_ASSERT_EQUAL(ck_give_back(rt, b, 1, m, SHOAL_RETURN_FAIL), SHOAL_EINVAL);
+    CK_WAIT_UNTIL(atomic_load(&ck_started) == 2 && ck_stats(rt, pool).free == 1);
+    st = ck_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.returned_fail, 1);
+    CU_ASSERT_EQUAL(st.returned_ok, 1);
+    CU_ASSERT_EQUAL(st.takes, 2);
+    CU_ASSERT_EQUAL(st.free, 1);
+    CU_ASSERT_EQUAL(st.in_use, 0);
+    CU_ASSERT_EQUAL(atomic_load(&ck_started), 2);
+    /* The pool counts m's FAIL and starts its replacement when it sends m
+     * its stop; m ends when a dispatcher thread runs that stop, which may
+     * come after the replacement is free: its end is waited for, then
+     * asserted. */
+    CK_WAIT_UNTIL(ck_dead(rt, m));
+    CU_ASSERT_FALSE(ck_alive(rt, m));
+    shoal_runtime_destroy(rt);
+}
+
+/* The member crashes while its holder is busy: the holder's return (OK, then
+ * in a second round FAIL) comes before it reads the EXIT. Nothing is counted
+ * given back, and the replacement is not touched. */
+static void return_after_the_member_crashed(void)
+{
+    for (int round = 0; round < 2; round++) {
+        int how = round == 0 ? SHOAL_RETURN_OK : SHOAL_RETURN_FAIL;
+        shoal_runtime_t *rt = ck_runtime(4);
+        shoal_pid_t pool = ck_start(rt, 1, 1, 8);
+        shoal_pid_t a = ck_spawn_consumer(rt, 0);
+        CU_ASSERT_EQUAL_FATAL(ck_try_take(rt, a, 0, pool), SHOAL_OK);
+        shoal_pid_t m = atomic_load(&got[0]);
+        ck_tell(rt, a, (ck_order_t){.what = C_BLOCK_RETURN, .how = how});
+        CK_WAIT_UNTIL(atomic_load(&stage[0]) == 1);
+        CU_ASSERT_EQUAL(shoal_runtime_send(rt, m, T_PANIC, NULL, 0), SHOAL_OK);
+        CK_WAIT_UNTIL(ck_stats(rt, pool).killed_in_use == 1 && ck_stats(rt, pool).free == 1);
+        atomic_store(&cgate[0], 1);
+        CK_WAIT_UNTIL(atomic_load(&return_rc[0]) != 99 && atomic_load(&exits[0]) == 1);
+        /* It still held it when it returned (the EXIT unread): nothing to
+         * give back, said OK. */
+        CU_ASSERT_EQUAL(atomic_load(&return_rc[0]), SHOAL_OK);
+        CU_ASSERT_EQUAL(atomic_load(&exit_from[0]), m);
+        CU_ASSERT_EQUAL(ck_give_back(rt, a, 0, m, how), SHOAL_EINVAL); /* now it knows */
+        shoal_pool_stats_t st = ck_stats(rt, pool);
+        CU_ASSERT_EQUAL(st.killed_in_use, 1);
+        CU_ASSERT_EQUAL(st.killed_free, 0);
+        CU_ASSERT_EQUAL(st.returned_ok, 0);
+        CU_ASSERT_EQUAL(st.returned_fail, 0);
+        CU_ASSERT_EQUAL(st.free, 1);
+        CU_ASSERT_EQUAL(st.in_use, 0);
+        CU_ASSERT_EQUAL(atomic_load(&ck_started), 2); /* one replacement, untouched */
+        CU_ASSERT_EQUAL(ck_try_take(rt, a, 0, pool), SHOAL_OK);
+        CU_ASSERT_NOT_EQUAL(atomic_load(&got[0]), m);
+        CU_ASSERT_TRUE(ck_alive(rt, atomic_load(&got[0])));
+        shoal_runtime_destroy(rt);
+    }
+}
+
+/* ---- members that crash mid-transaction ----------------------------------------- */
+
+#define TXN_N 300
+#define TXN_EVERY 10 /* every 10th panics */
+
+static void members_crash_mid_transaction(void)
+{
+    shoal_runtime_t *rt = ck_runtime(4);
+    shoal_pid_t pool = ck_start(rt, 2, 3, 512);
+    int npanic = 0;
+    for (int k = 0; k < TXN_N; k++) {
+        bool p = k % TXN_EVERY == TXN_EVERY - 1;
+        npanic += p;
+        CU_ASSERT_EQUAL(shoal_runtime_send(rt, pool, p ? T_PANIC : T_OK, NULL, 0), SHOAL_OK);
+    }
+    /* And a call that crashes its member: answered, not hung. */
+    shoal_answer_t ans;
+    int rc = shoal_runtime_checkout_call(rt, pool, T_PANIC, NULL, 0, CK_TMO, &ans);
+    bool answered = rc == SHOAL_OK && ans.status != SHOAL_OK;
+    if (rc == SHOAL_OK)
+        shoal_answer_release(&ans);
+    if (!answered)
+        fprintf(stderr, "\ncrashing call: rc %d\n", rc);
+    CU_ASSERT_TRUE(answered);
+    npanic++;
+    int total = TXN_N + 1;
+    CK_WAIT_UNTIL(atomic_load(&ck_handled) == total && ck_stats(rt, pool).in_use == 0 &&
+                  ck_stats(rt, pool).starting == 0 &&
+                  atomic_load(&ck_started) == (int)ck_stats(rt, pool).pool_size + npanic);
+    shoal_pool_stats_t st = ck_stats(rt, pool);
+    CU_ASSERT_EQUAL(atomic_load(&ck_handled), total);
+    CU_ASSERT_EQUAL(st.takes, (uint64_t)total);
+    CU_ASSERT_EQUAL(st.returned_ok, (uint64_t)(total - npanic));
+    CU_ASSERT_EQUAL(st.returned_fail + st.killed_in_use, (uint64_t)npanic);
+    CU_ASSERT_EQUAL(st.messages_forwarded, (uint64_t)total);
+    CU_ASSERT_EQUAL(st.messages_failed, (uint64_t)npanic);
+    CU_ASSERT_EQUAL(st.messages_handled, (uint64_t)(total - npanic));
+    CU_ASSERT_EQUAL(st.messages_dropped, 0);
+    CU_ASSERT_EQUAL(st.error_no_members, 0);
+    CU_ASSERT_EQUAL(st.queued, 0);
+    CU_ASSERT_EQUAL(st.in_use, 0);
+    CU_ASSERT_TRUE(st.pool_size >= 2 && st.pool_size <= 3);
+    CU_ASSERT_EQUAL((uint64_t)atomic_load(&ck_started), st.pool_size + (uint64_t)npanic);
+    if (st.returned_ok != (uint64_t)(total - npanic) || st.takes != (uint64_t)total)
+        fprintf(stderr, "\ntakes %llu ok %llu fail %llu killed %llu handled %llu failed %llu\n",
+                (unsigned long long)st.takes, (unsigned long long)st.returned_ok,
+                (unsigned long long)st.returned_fail, (unsigned long long)st.killed_in_use,
+                (unsigned long long)st.messages_handled, (unsigned long long)st.messages_failed);
+    shoal_runtime_destroy(rt);
+}
+
+int main(void)
+{
+    static const shoal_test_case_t cases[] = {
+        {"a crash with an immediate grant unread", crash_with_an_immediate_grant_unread},
+        {"a crash with a handed-over grant unread", crash_with_a_handed_over_grant_unread},
+        {"crashed takers in the queue are skipped", crashed_takers_in_the_queue_are_skipped},
+        {"returns one may not make", returns_one_may_not_make},
+        {"a return after the member crashed", return_after_the_member_crashed},
+        {"members crash mid-transaction", members_crash_mid_transaction},
+        {NULL, NULL},
+    };
+    return shoal_test_run("checkout_adversarial_grants", cases);
+}

@@ -1,0 +1,248 @@
+/* test_elastic_expiry.c - elastic pools (core/pool/elastic.c,
+ * shoal/pool.h) shrinking: a worker idle past idle_timeout ends, down to
+ * min_size and no earlier; a woken pull member that expires passes its
+ * wake-up on; a member moved in the table keeps its idle time; a pool idled
+ * down to no worker and drained still handles the send that came before
+ * the drain. For forward and pull pools alike where both have the feature.
+ *
+ * Handlers never call CUnit: they record into atomics; the test thread
+ * asserts after synchronising on them.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "elastic_kit.h"
+
+/* ---- idle expiry -------------------------------------------------------------- */
+
+/* 4 workers idle past 40 ms end down to min 1 -- none before 40 ms -- and
+ * the target follows; what they had was handled first. */
+static void idle_expiry_case(uint32_t kind)
+{
+    ek_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = ek_spec_of(kind, 4, 1, 4, 16);
+    s.idle_timeout_ms = 40;
+    double t0 = shoal_test_now();
+    shoal_pid_t p = ek_spawn(rt, &s);
+    for (int i = 0; i < 20; i++)
+        CU_ASSERT_EQUAL(ek_job(rt, p, EK_A_OK), SHOAL_OK);
+    double first_gone = 0;
+    double end = shoal_test_now() + EK_WAIT_S;
+    while (shoal_test_now() < end) {
+        shoal_pool_stats_t st = EK_STATS(rt, p);
+        if (st.pool_size < 4 && first_gone == 0)
+            first_gone = shoal_test_now();
+        if (st.pool_size == 1 && st.retiring == 0)
+            break;
+        shoal_test_nap();
+    }
+    shoal_pool_stats_t st = EK_STATS(rt, p);
+    CU_ASSERT_EQUAL(st.pool_size, 1);
+    CU_ASSERT_EQUAL(st.target_size, 1);
+    CU_ASSERT_EQUAL(st.expired, 3);
+    CU_ASSERT_EQUAL(st.idle_timeout_ms, 40);
+    CU_ASSERT(first_gone - t0 >= 0.040);
+    CU_ASSERT_EQUAL(atomic_load(&ek_done), 20);
+    CU_ASSERT_EQUAL(st.messages_handled, 20);
+    /* It stays at min: no worker below it ends. */
+    struct timespec ts = {0, 150000000};
+    nanosleep(&ts, NULL);
+    CU_ASSERT_EQUAL(EK_STATS(rt, p).pool_size, 1);
+    CU_ASSERT_EQUAL(EK_STATS(rt, p).expired, 3);
+    shoal_runtime_destroy(rt);
+}
+
+static void forward_idle_expiry(void) { idle_expiry_case(SHOAL_POOL_KIND_FORWARD); }
+static void pull_idle_expiry(void) { idle_expiry_case(SHOAL_POOL_KIND_PULL); }
+
+/* A runtime of one dispatcher thread, none made up for a held one. */
+static shoal_runtime_t *one_thread_runtime(void)
+{
+    shoal_runtime_opts_t o;
+    shoal_runtime_opts_init(&o);
+    o.threads = 1;
+    o.debug_checks = 1;
+    o.log_level = SHOAL_LOG_ERROR;
+    o.max_extra_threads = SHOAL_EXTRA_THREADS_NONE;
+    shoal_runtime_t *rt = NULL;
+    CU_ASSERT_EQUAL(shoal_runtime_create(&rt, &o), SHOAL_OK);
+    return rt;
+}
+
+/* ---- a woken member that expires ------------------------------------------------- */
+
+/* An actor that holds the runtime's only dispatcher thread until `ek_gate2`. */
+static int hold_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    (void)msg;
+    atomic_fetch_add(&ek_entered2, 1);
+    shoal_test_wait_flag(&ek_gate2, EK_WAIT_S);
+    return 0;
+}
+
+static const shoal_behaviour_t holder = {.name = "holder", .handle_message = hold_message};
+
+typedef struct {
+    shoal_runtime_t *rt;
+    shoal_pid_t pool, other;
+    int rc;
+} one_send_t;
+
+/* A new thread's sends to pools: a sender wakes the member in slot (its
+ * count of sends to pools) % (members) (pull.c: wake). This one sends
+ * twice to `other` first, if any, and then once to `pool`: the member in
+ * slot 0 of 3 is woken; with no `other`, the one in slot 1. */
+static void *one_send_main(void *arg)
+{
+    one_send_t *o = arg;
+    for (int i = 0; i < 2 && o->other != SHOAL_PID_NONE; i++)
+        CU_ASSERT_EQUAL(ek_job(o->rt, o->other, EK_A_OK), SHOAL_OK);
+    o->rc = ek_job(o->rt, o->pool, EK_A_OK);
+    return NULL;
+}
+
+static int send_from_new_thread(shoal_runtime_t *rt, shoal_pid_t pool, shoal_pid_t other)
+{
+    one_send_t one = {rt, pool, other, 99};
+    pthread_t t;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, one_send_main, &one), 0);
+    pthread_join(t, NULL);
+    return one.rc;
+}
+
+/* A pull pool of 3 members (min 1, idle_timeout 400 ms), all asleep from
+ * t0; at t0 + 250 ms the one in slot 0 handles a job, then the runtime's
+ * only dispatcher thread is held past t0 + 400 ms: the idle tick comes due
+ * meanwhile, and an item is sent, which wakes the member in slot 1. Then
+ * the pool's actor runs first and expires the two idle past 400 ms -- the
+ * woken one among them; the one in slot 0 stays, asleep. A retiring member
+ * takes nothing: the wake-up it got must go on to a member that does (the
+ * item waited in the buffer with that member asleep and nobody to wake it). */
+static void pull_woken_member_expires(void)
+{
+    ek_reset();
+    shoal_runtime_t *rt = one_thread_runtime();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    shoal_pool_spec_t d = ek_spec_of(SHOAL_POOL_KIND_FORWARD, 1, 1, 1, 16);
+    shoal_pid_t other = ek_spawn(rt, &d);
+    shoal_pid_t h = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &holder, NULL, NULL, &h), SHOAL_OK);
+    shoal_pool_spec_t s = ek_spec_of(SHOAL_POOL_KIND_PULL, 3, 1, 3, 16);
+    s.idle_timeout_ms = 400;
+    double t0 = shoal_test_now();
+    shoal_pid_t p = ek_spawn(rt, &s);
+    EK_WAIT_UNTIL(EK_STATS(rt, p).idle == 3);
+    CU_ASSERT_EQUAL_FATAL(EK_STATS(rt, p).idle, 3);
+    while (shoal_test_now() < t0 + 0.25)
+        shoal_test_nap();
+    CU_ASSERT_EQUAL(send_from_new_thread(rt, p, other), SHOAL_OK); /* slot 0's */
+    EK_WAIT_UNTIL(atomic_load(&ek_done) == 3);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, h, 1, NULL, 0), SHOAL_OK);
+    EK_WAIT_UNTIL(atomic_load(&ek_entered2) == 1);
+    while (shoal_test_now() < t0 + 0.55)
+        shoal_test_nap();
+    CU_ASSERT_EQUAL(send_from_new_thread(rt, p, SHOAL_PID_NONE), SHOAL_OK); /* wakes slot 1 */
+    atomic_store(&ek_gate2, 1);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&ek_done) == 4, 3.0);
+    CU_ASSERT_EQUAL(atomic_load(&ek_done), 4);
+    shoal_pool_stats_t st = EK_STATS(rt, p);
+    CU_ASSERT_EQUAL(st.expired, 2);
+    CU_ASSERT_EQUAL(st.messages_handled, 2);
+    shoal_runtime_destroy(rt);
+}
+
+/* A pull pool of 2 (min 0, idle_timeout 400 ms): the member in slot 1
+ * handles a job at t1, 200 ms after the other went idle. The other expires
+ * first and the member in slot 1 moves into its slot; it still ends within
+ * 1.25 x idle_timeout of t1 -- the move does not start its idle time over. */
+static void pull_moved_member_keeps_idle_time(void)
+{
+    ek_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = ek_spec_of(SHOAL_POOL_KIND_PULL, 2, 0, 2, 16);
+    s.idle_timeout_ms = 400;
+    double t0 = shoal_test_now();
+    shoal_pid_t p = ek_spawn(rt, &s);
+    EK_WAIT_UNTIL(EK_STATS(rt, p).idle == 2);
+    while (shoal_test_now() < t0 + 0.2)
+        shoal_test_nap();
+    double t1 = shoal_test_now();
+    CU_ASSERT_EQUAL(send_from_new_thread(rt, p, SHOAL_PID_NONE), SHOAL_OK); /* slot 1's */
+    EK_WAIT_UNTIL(atomic_load(&ek_done) == 1);
+    EK_WAIT_UNTIL(EK_STATS(rt, p).pool_size == 1);
+    CU_ASSERT_EQUAL(EK_STATS(rt, p).expired, 1);
+    EK_WAIT_UNTIL(EK_STATS(rt, p).pool_size == 0);
+    double gone = shoal_test_now() - t1;
+    CU_ASSERT_EQUAL(EK_STATS(rt, p).expired, 2);
+    CU_ASSERT(gone >= 0.4);
+    CU_ASSERT(gone < 0.5 + 0.05);
+    printf("\n    the moved member ended %.0f ms after its job (idle_timeout 400 ms) ", gone * 1e3);
+    shoal_runtime_destroy(rt);
+}
+
+/* A pool idled down to no worker (min 0) is told to drain, and a send
+ * comes before the drain is read (the only dispatcher thread is held
+ * meanwhile): the send was accepted -- into a pull pool's buffer, onto a
+ * forward pool's grow list -- so the drain waits for it and a worker must
+ * start to handle it (a pool no longer grows for a send once it drains),
+ * not drop it. Then the pool ends. */
+static void drained_with_no_worker_case(uint32_t kind)
+{
+    ek_reset();
+    shoal_runtime_t *rt = one_thread_runtime();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    shoal_pid_t h = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &holder, NULL, NULL, &h), SHOAL_OK);
+    shoal_pool_spec_t s = ek_spec_of(kind, 1, 0, 2, 16);
+    s.idle_timeout_ms = 20;
+    shoal_pid_t p = ek_spawn(rt, &s);
+    shoal_pool_t *rec = shoal__pool_find(rt, p); /* its counts after it has ended */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rec);
+    EK_WAIT_UNTIL(EK_STATS(rt, p).pool_size == 0 && EK_STATS(rt, p).retiring == 0);
+    CU_ASSERT_EQUAL_FATAL(EK_STATS(rt, p).pool_size, 0);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, h, 1, NULL, 0), SHOAL_OK);
+    EK_WAIT_UNTIL(atomic_load(&ek_entered2) == 1);
+    CU_ASSERT_EQUAL(shoal_runtime_send_priority(rt, p, SHOAL_POOL_DRAIN, NULL, 0), SHOAL_OK);
+    CU_ASSERT_EQUAL(ek_job(rt, p, EK_A_OK), SHOAL_OK); /* the pool is still open */
+    atomic_store(&ek_gate2, 1);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&ek_done) == 1, 3.0);
+    CU_ASSERT_EQUAL(atomic_load(&ek_done), 1);
+    shoal_pool_stats_t st;
+    SHOAL_TEST_WAIT_UNTIL(shoal_pool_stats(rt, p, &st, EK_TMO) == SHOAL_ENOPROC, 3.0);
+    CU_ASSERT_EQUAL(shoal_pool_stats(rt, p, &st, EK_TMO), SHOAL_ENOPROC); /* it has ended */
+    SHOAL_TEST_WAIT_UNTIL(shoal__pool_is_quiet(rec), EK_WAIT_S);
+    shoal__pool_peek(rec, &st);
+    CU_ASSERT_EQUAL(st.messages_forwarded, 1);
+    CU_ASSERT_EQUAL(st.messages_handled, 1);
+    CU_ASSERT_EQUAL(st.messages_dropped, 0);
+    shoal__pool_unref(rt, rec);
+    shoal_runtime_destroy(rt);
+}
+
+static void forward_drained_with_no_worker(void)
+{
+    drained_with_no_worker_case(SHOAL_POOL_KIND_FORWARD);
+}
+static void pull_drained_with_no_worker(void) { drained_with_no_worker_case(SHOAL_POOL_KIND_PULL); }
+
+int main(void)
+{
+    static const shoal_test_case_t cases[] = {
+        {"forward: idle workers end down to min, not before", forward_idle_expiry},
+        {"pull: idle workers end down to min, not before", pull_idle_expiry},
+        {"pull: a woken member that expires passes its wake-up on", pull_woken_member_expires},
+        {"pull: a member moved in the table keeps its idle time",
+         pull_moved_member_keeps_idle_time},
+        {"forward: drained with no worker, a send on its grow list",
+         forward_drained_with_no_worker},
+        {"pull: drained with no worker, an item in its buffer", pull_drained_with_no_worker},
+        {NULL, NULL},
+    };
+    return shoal_test_run("elastic_expiry", cases);
+}
