@@ -211,6 +211,23 @@ bool shoal__pull_draining(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
 void shoal__pull_listed(struct shoal_pool_s *p, shoal_pid_t pid);
 /* In a member's turn: the items it holds now (taken, not settled). */
 uint32_t shoal__pull_held(struct shoal_ctx_s *ctx);
+/* The senders' side (pull.c), used by members too: puts an admitted item
+ * into the buffer and wakes a member if one sleeps (sweeps if the pool has
+ * ended); schedules one IDLE member (wake-up, above). */
+void shoal__pull_put(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,
+                     shoal_env_t *e);
+void shoal__pull_wake(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p);
+/* The members' side (pull_members.c): the kind's ops->take, more, recheck,
+ * settled, turn_end, hand_back and member_end (actor/group.h). */
+shoal_env_t *shoal__pull_take(struct shoal_ctx_s *ctx);
+int shoal__pull_more(struct shoal_ctx_s *ctx);
+bool shoal__pull_recheck(shoal_group_t *g);
+void shoal__pull_settled(struct shoal_ctx_s *ctx, shoal_env_t *e, bool ok,
+                         const shoal_group_timing_t *t);
+void shoal__pull_turn_end(struct shoal_ctx_s *ctx, uint64_t handled);
+bool shoal__pull_hand_back(struct shoal_ctx_s *ctx, shoal_group_t *g, shoal_pid_t to,
+                           shoal_env_t *e);
+void shoal__pull_member_end(struct shoal_ctx_s *ctx);
 /* The source (pull_source.c), in the pool actor's turns: start it with
  * the pool; a new epic (SHOAL_POOL_EPIC: SHOAL_EBUSY while one runs); stop
  * it (drain); ask it for items if there is room and no request is out

@@ -1,7 +1,7 @@
 /* pull_seats.c - a pull pool's seats (pull.h: seats): one per member, for
  * its counters as readers see them (shoal_pull_worker_stats_t). The pool's
  * actor adds and removes seats under seats_lock; readers on any thread walk
- * the table under it; each member writes only its own seat (pull.c). */
+ * the table under it; each member writes only its own seat (pull_members.c). */
 #include "pool/pull.h"
 
 #include <stdlib.h>
