@@ -28,7 +28,7 @@
  * a no-lost-wake-up pair with a consumer that announces it is going to
  * sleep [seq_cst] and then reads the count [seq_cst loads of deq_pos, then
  * enq_pos, then overflow_len] (a parking worker, worker.c; an idle
- * pull-pool member, pool/pull.c). deq_pos is read first: what it says
+ * pull-pool member, pool/pull_members.c). deq_pos is read first: what it says
  * was taken was claimed before the enq_pos read after it, so the
  * difference is never negative. An item is counted from its claim on: a
  * consumer that sees a count may still find nothing for a moment (a

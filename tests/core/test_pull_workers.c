@@ -1,5 +1,5 @@
 /* test_pull_workers.c - a pull pool's workers one by one (Akka's
- * GetWorkerStats: SHOAL_POOL_WORKER_STATS, the seats of core/pool/pull.c):
+ * GetWorkerStats: SHOAL_POOL_WORKER_STATS, the seats of core/pool/pull_seats.c):
  *   - what each worker took and completed adds up to the pool's, exactly,
  *     and nothing is in progress once all is done;
  *   - in progress and idle are each worker's now: a busy one holds its item
