@@ -22,6 +22,8 @@
  * accounted for, checks the ledger of both pools against the source's and
  * the runtime's counters, and stops everything with shoal_runtime_destroy.
  * Exit status 0 only when the ledger balances.
+ *
+ * The actors are demo_actors.c; what they and main share, demo.h.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -36,286 +38,15 @@
 
 #include <shoal/shoal.h>
 
+#include "host/demo.h"
 #include "host/version.h" /* the --version line every program prints */
 
 #define MAX_WORKERS 64
-#define TICK_MS 1
-#define FLAKY_SHARE 10 /* one message in this many goes to the flaky pool */
-
-/* Message types. */
-enum {
-    MSG_TICK = 1,   /* source -> itself, through the timer */
-    MSG_WORK = 2,   /* source -> worker / flaky */
-    MSG_RESULT = 3, /* worker / flaky -> sink */
-    MSG_STOP = 5,   /* main -> source: stop sending */
-    MSG_COUNT = 6,  /* main -> sink (a blocking call): how many results? */
-};
-
-typedef struct work_s {
-    uint64_t seq;
-    uint32_t cost;
-} work_t;
-
-typedef struct sink_count_s {
-    uint64_t received;
-    uint64_t checksum;
-} sink_count_t;
-
-/* Settings (written by main before the runtime starts) and the counters the
- * actors keep (relaxed atomics: main reads them while traffic flows). */
-typedef struct demo_s {
-    unsigned workers;
-    unsigned mailbox;
-    unsigned panic_every;
-    unsigned cost;
-    uint64_t rate;
-    unsigned surge;  /* the rate multiplier during the surge second */
-    double surge_at; /* the surge second starts this long after the source */
-
-    _Atomic uint64_t offered;  /* source: sends tried */
-    _Atomic uint64_t accepted; /* source: SHOAL_OK */
-    _Atomic uint64_t busy;     /* source: SHOAL_EBUSY */
-    _Atomic uint64_t handled;  /* workers: WORK done, RESULT sent */
-    _Atomic uint64_t lost;     /* flaky: the WORK being handled when it panicked */
-    _Atomic uint64_t sunk;     /* sink: RESULTs received */
-    _Atomic int source_stopped;
-
-    /* Log lines the runtime produced (log_fn), by level. */
-    _Atomic uint64_t log_lines[4];
-    pthread_mutex_t log_lock;
-    char first_log[4][160];
-} demo_t;
 
 static uint64_t counter(_Atomic uint64_t *c)
 {
     return atomic_load_explicit(c, memory_order_relaxed);
 }
-
-static void bump(_Atomic uint64_t *c) { atomic_fetch_add_explicit(c, 1, memory_order_relaxed); }
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* ---- worker and flaky ---------------------------------------------------- */
-
-typedef struct worker_args_s {
-    demo_t *demo;
-    shoal_pid_t sink;
-} worker_args_t;
-
-typedef struct worker_s {
-    demo_t *demo;
-    shoal_pid_t sink;
-    uint64_t seen; /* messages this incarnation handled */
-} worker_t;
-
-static int worker_init(shoal_ctx_t *ctx, void *state, const void *args)
-{
-    (void)ctx;
-    worker_t *w = state;
-    const worker_args_t *a = args;
-    w->demo = a->demo;
-    w->sink = a->sink;
-    return 0;
-}
-
-/* A little CPU per message, so that the mailboxes have something to hold. */
-static uint64_t burn(uint64_t x, uint32_t cost)
-{
-    for (uint32_t i = 0; i < cost; i++) {
-        x ^= x >> 33;
-        x *= UINT64_C(0xff51afd7ed558ccd);
-    }
-    return x;
-}
-
-static int do_work(shoal_ctx_t *ctx, worker_t *w, const shoal_msg_t *msg)
-{
-    work_t job;
-    if (msg->size != sizeof job)
-        return SHOAL_EINVAL;
-    memcpy(&job, msg->data, sizeof job);
-    uint64_t r = burn(job.seq + 1, job.cost);
-    /* The sink's mailbox is unbounded: this send is not refused. */
-    int rc = shoal_send(ctx, w->sink, MSG_RESULT, &r, sizeof r);
-    if (rc != SHOAL_OK)
-        return rc;
-    bump(&w->demo->handled);
-    return 0;
-}
-
-static int worker_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
-{
-    worker_t *w = state;
-    if (msg->kind != SHOAL_MSG_CAST || msg->type != MSG_WORK)
-        return 0;
-    w->seen++;
-    return do_work(ctx, w, msg);
-}
-
-static int flaky_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
-{
-    worker_t *w = state;
-    if (msg->kind != SHOAL_MSG_CAST || msg->type != MSG_WORK)
-        return 0;
-    if (++w->seen % w->demo->panic_every == 0) {
-        bump(&w->demo->lost);
-        shoal_panic(ctx, "message %" PRIu64 " of this incarnation: giving up", w->seen);
-    }
-    return do_work(ctx, w, msg);
-}
-
-static const shoal_behaviour_t worker_behaviour = {
-    .name = "worker",
-    .state_size = sizeof(worker_t),
-    .init = worker_init,
-    .handle_message = worker_handle,
-};
-
-static const shoal_behaviour_t flaky_behaviour = {
-    .name = "flaky",
-    .state_size = sizeof(worker_t),
-    .init = worker_init,
-    .handle_message = flaky_handle,
-};
-
-/* ---- sink ------------------------------------------------------------------ */
-
-typedef struct sink_s {
-    demo_t *demo;
-    sink_count_t count;
-} sink_t;
-
-static int sink_init(shoal_ctx_t *ctx, void *state, const void *args)
-{
-    (void)ctx;
-    ((sink_t *)state)->demo = (demo_t *)args;
-    return 0;
-}
-
-static int sink_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
-{
-    (void)ctx;
-    sink_t *s = state;
-    if (msg->kind == SHOAL_MSG_CAST && msg->type == MSG_RESULT && msg->size == sizeof(uint64_t)) {
-        uint64_t r;
-        memcpy(&r, msg->data, sizeof r);
-        s->count.received++;
-        s->count.checksum ^= r;
-        bump(&s->demo->sunk);
-    }
-    return 0;
-}
-
-static int sink_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg, shoal_reply_t *reply)
-{
-    (void)ctx;
-    sink_t *s = state;
-    if (msg->type != MSG_COUNT) {
-        shoal_reply_error(reply, SHOAL_ENOTSUP);
-        return 0;
-    }
-    return shoal_reply_set(reply, MSG_COUNT, &s->count, sizeof s->count);
-}
-
-static const shoal_behaviour_t sink_behaviour = {
-    .name = "sink",
-    .state_size = sizeof(sink_t),
-    .init = sink_init,
-    .handle_message = sink_handle,
-    .handle_call = sink_call,
-};
-
-/* ---- source ---------------------------------------------------------------- */
-
-typedef struct source_args_s {
-    demo_t *demo;
-    shoal_pid_t api, flaky;
-} source_args_t;
-
-typedef struct source_s {
-    demo_t *demo;
-    shoal_pid_t api, flaky;
-    double start;
-    uint64_t offered;
-    int stopped;
-} source_t;
-
-static int source_init(shoal_ctx_t *ctx, void *state, const void *args)
-{
-    source_t *s = state;
-    const source_args_t *a = args;
-    s->demo = a->demo;
-    s->api = a->api;
-    s->flaky = a->flaky;
-    s->start = now_s();
-    return shoal_send_after(ctx, shoal_self(ctx), TICK_MS, MSG_TICK, NULL, 0, NULL);
-}
-
-/* How many messages the source should have offered `t` seconds in: `rate`
- * per second, times `surge` during one second. */
-static uint64_t due_at(const demo_t *d, double t)
-{
-    double in_surge = t < d->surge_at ? 0 : t > d->surge_at + 1 ? 1 : t - d->surge_at;
-    return (uint64_t)((t + (double)(d->surge - 1) * in_surge) * (double)d->rate);
-}
-
-/* Sends what the rate asks for since the start, at most 20 ms worth (of the
- * surge rate) at once: a source that fell behind does not flood to catch up.
- * One message in FLAKY_SHARE goes to the flaky pool. */
-static void source_tick(shoal_ctx_t *ctx, source_t *s)
-{
-    demo_t *d = s->demo;
-    uint64_t due = due_at(d, now_s() - s->start);
-    uint64_t cap = d->rate * d->surge / 50 + 1;
-    if (due > s->offered + cap)
-        due = s->offered + cap;
-    while (s->offered < due) {
-        work_t job = {.seq = s->offered, .cost = d->cost};
-        shoal_pid_t to = s->offered % FLAKY_SHARE == FLAKY_SHARE - 1 ? s->flaky : s->api;
-        int rc = shoal_send(ctx, to, MSG_WORK, &job, sizeof job);
-        s->offered++;
-        bump(&d->offered);
-        if (rc == SHOAL_OK)
-            bump(&d->accepted);
-        else if (rc == SHOAL_EBUSY)
-            bump(&d->busy);
-        else
-            shoal_panic(ctx, "send: %s", shoal_strerror(rc));
-    }
-}
-
-static int source_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
-{
-    source_t *s = state;
-    if (msg->kind != SHOAL_MSG_CAST)
-        return 0;
-    switch (msg->type) {
-    case MSG_TICK:
-        if (s->stopped)
-            return 0;
-        source_tick(ctx, s);
-        return shoal_send_after(ctx, shoal_self(ctx), TICK_MS, MSG_TICK, NULL, 0, NULL);
-    case MSG_STOP:
-        s->stopped = 1;
-        /* release: main reads the source's counters after seeing this. */
-        atomic_store_explicit(&s->demo->source_stopped, 1, memory_order_release);
-        return 0;
-    default:
-        return 0;
-    }
-}
-
-static const shoal_behaviour_t source_behaviour = {
-    .name = "source",
-    .state_size = sizeof(source_t),
-    .init = source_init,
-    .handle_message = source_handle,
-};
 
 /* ---- main ------------------------------------------------------------------ */
 
@@ -389,7 +120,7 @@ static void snap_take(demo_t *d, shoal_runtime_t *rt, shoal_pid_t api, shoal_pid
 
 static void sleep_until(double t)
 {
-    double left = t - now_s();
+    double left = t - shoal__demo_now_s();
     if (left <= 0)
         return;
     struct timespec ts = {.tv_sec = (time_t)left,
@@ -497,25 +228,25 @@ int main(int argc, char **argv)
     shoal_pool_spec_t api_spec, flaky_spec;
     shoal_pool_spec_init(&api_spec);
     api_spec.name = "api";
-    api_spec.worker = &worker_behaviour;
+    api_spec.worker = &shoal__demo_worker;
     api_spec.worker_args = &wargs;
     api_spec.size = d->workers;
     api_spec.max_size = 2 * d->workers;
     api_spec.mailbox = d->mailbox;
     shoal_pool_spec_init(&flaky_spec);
     flaky_spec.name = "flaky";
-    flaky_spec.worker = &flaky_behaviour;
+    flaky_spec.worker = &shoal__demo_flaky;
     flaky_spec.worker_args = &wargs;
     flaky_spec.size = 2;
     flaky_spec.mailbox = d->mailbox;
     flaky_spec.restart.max = 100; /* per second: a crash now and then is business as usual */
     flaky_spec.restart.within_ms = 1000;
     source_args_t sargs = {.demo = d};
-    if ((rc = shoal_runtime_spawn(rt, &sink_behaviour, d, &unbounded, &sink)) != SHOAL_OK ||
+    if ((rc = shoal_runtime_spawn(rt, &shoal__demo_sink, d, &unbounded, &sink)) != SHOAL_OK ||
         (wargs.sink = sink, rc = shoal_runtime_spawn_pool(rt, &api_spec, &api)) != SHOAL_OK ||
         (rc = shoal_runtime_spawn_pool(rt, &flaky_spec, &flaky)) != SHOAL_OK ||
         (sargs.api = api, sargs.flaky = flaky,
-         rc = shoal_runtime_spawn(rt, &source_behaviour, &sargs, &unbounded, &source)) !=
+         rc = shoal_runtime_spawn(rt, &shoal__demo_source, &sargs, &unbounded, &source)) !=
             SHOAL_OK) {
         fprintf(stderr, "shoal-demo: spawn: %s\n", shoal_strerror(rc));
         shoal_runtime_destroy(rt);
@@ -527,7 +258,7 @@ int main(int argc, char **argv)
            "svc_p99");
     snap_t prev, cur;
     memset(&prev, 0, sizeof prev);
-    double start = now_s();
+    double start = shoal__demo_now_s();
     for (unsigned long t = 1; t <= seconds; t++) {
         sleep_until(start + (double)t);
         snap_take(d, rt, api, flaky, &cur);
@@ -557,12 +288,12 @@ int main(int argc, char **argv)
 
     /* Stop the source, then wait until both pools have handled (or lost in
      * a panic) every message they accepted. */
-    double t_stop = now_s();
+    double t_stop = shoal__demo_now_s();
     rc = shoal_runtime_send_priority(rt, source, MSG_STOP, NULL, 0);
     if (rc != SHOAL_OK)
         fprintf(stderr, "shoal-demo: stop: %s\n", shoal_strerror(rc));
     int drained = 0;
-    while (now_s() - t_stop < 10.0) {
+    while (shoal__demo_now_s() - t_stop < 10.0) {
         snap_take(d, rt, api, flaky, &cur);
         if (atomic_load_explicit(&d->source_stopped, memory_order_acquire) &&
             BOTH(&cur, messages_forwarded) ==
@@ -571,9 +302,9 @@ int main(int argc, char **argv)
             drained = 1;
             break;
         }
-        sleep_until(now_s() + 0.005);
+        sleep_until(shoal__demo_now_s() + 0.005);
     }
-    double t_drained = now_s();
+    double t_drained = shoal__demo_now_s();
     snap_take(d, rt, api, flaky, &cur);
 
     /* A blocking call from this (non-actor) thread: the sink's own count.
@@ -592,9 +323,9 @@ int main(int argc, char **argv)
     int drain_rc = shoal_pool_drain(rt, api, 5000);
     int after_drain = shoal_runtime_send(rt, api, MSG_WORK, NULL, 0);
 
-    double t_destroy = now_s();
+    double t_destroy = shoal__demo_now_s();
     shoal_runtime_destroy(rt);
-    double destroy_ms = (now_s() - t_destroy) * 1e3;
+    double destroy_ms = (shoal__demo_now_s() - t_destroy) * 1e3;
 
     /* The ledger: every offer was accepted or refused; the pools forwarded
      * every accepted message and counted every refusal; each was handled or

@@ -197,7 +197,7 @@ void shoal__host_log(shoal_host_t *h, int level, const char *fmt, ...) SHOAL_PRI
  * empty line. */
 void shoal__host_table(shoal_host_t *h, FILE *out, double seconds, bool tty);
 
-/* ---- between host.c and reload.c ---- */
+/* ---- between host.c (and host_log.c) and reload.c ---- */
 
 /* Sets the generation and the log format that every line from now on
  * carries (under log_lock: log lines come from every thread) and that a
@@ -329,5 +329,25 @@ static inline void shoal__host_percent(uint32_t permille, char *buf, size_t size
 void shoal__host_log_reserved(shoal_host_t *h);
 /* "unbounded" or the number. */
 void shoal__host_mailbox_text(uint32_t mailbox, char buf[24]);
+
+/* ---- between host.c's files (host_log.c, host_ledger.c, host_watch.c,
+ * host_drain.c) ---- */
+
+/* The runtime's log_fn (user: the host): its line written as the host's
+ * are (host_log.c). Any thread. */
+void shoal__host_runtime_log(void *user, int level, const char *line);
+/* What gen's pools (every generation's when gen is 0) have counted: the
+ * forgotten ones' final counts, and the others' read from their records
+ * (host_ledger.c). */
+shoal_host_counts_t shoal__host_ledger_of(shoal_host_t *h, uint64_t gen);
+/* c as a ledger line says it: "accepted N = handled N + failed N +
+ * dropped N + in flight N; refused N", with " + dead-lettered N" before
+ * the in flight when any (host_ledger.c). */
+void shoal__host_ledger_text(const shoal_host_counts_t *c, char *buf, size_t size);
+/* The current stalls (all: past the hand-off mark; else past stall_warn),
+ * malloc'd; *n how many. NULL with *n = 0 when there are none
+ * (host_watch.c). */
+struct shoal_stall_s;
+struct shoal_stall_s *shoal__host_stalls_now(shoal_host_t *h, bool all, size_t *n);
 
 #endif

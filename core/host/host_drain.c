@@ -1,0 +1,95 @@
+/* host_drain.c - the host's end: the sources stopped, then every pool
+ * drained, within one deadline; the pools still busy then, and after it
+ * the handlers still stuck and the messages lost with them. See host.h.
+ */
+#include "host/host.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "host/source.h"
+#include "pool/pool.h"
+#include "runtime/runtime.h"
+#include "sched/futex.h"
+#include "sched/monitor.h"
+
+int shoal__host_wait_ended(const shoal_host_pool_t *list, size_t n, uint64_t end_ns,
+                           bool (*interrupted)(void *), void *arg)
+{
+    /* Each is read from its record: one whose actor gets no thread (every
+     * dispatcher thread stuck) neither stretches the deadline nor hides
+     * its counts. */
+    for (;;) {
+        if (interrupted != NULL && interrupted(arg))
+            return -1;
+        int busy = 0;
+        for (size_t i = 0; i < n; i++)
+            busy += !shoal__pool_is_ended(list[i].rec);
+        if (busy == 0 || shoal__now_ns() >= end_ns)
+            return busy;
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+int shoal__host_drain(shoal_host_t *h, uint64_t deadline_ms, bool (*interrupted)(void *), void *arg)
+{
+    /* One deadline for all: the sources stop first (producers before the
+     * pools drain), within it, and the pools drain in what is left. */
+    uint64_t end_ns = shoal__deadline_ns(shoal__now_ns(), deadline_ms);
+    if (h->nsources != 0) {
+        size_t n = h->nsources;
+        int left = shoal__host_sources_stop(h, end_ns, interrupted, arg);
+        if (left < 0)
+            return -1;
+        shoal__host_log(h, left ? SHOAL_LOG_WARN : SHOAL_LOG_INFO,
+                        "shutdown: %zu source%s stopped%s, the pools drain", n - (size_t)left,
+                        n - (size_t)left == 1 ? "" : "s", left ? " (some did not)" : "");
+    }
+    /* dead-letter targets after the pools that send to them (host_pull.c) */
+    int busy = shoal__host_pull_drain_all(h, end_ns, interrupted, arg);
+    if (busy < 0)
+        return -1;
+    for (size_t i = 0; i < h->npools; i++) {
+        const shoal_host_pool_t *hp = &h->pools[i];
+        if (shoal__pool_is_ended(hp->rec))
+            continue;
+        shoal_pool_stats_t st;
+        shoal__host_peek(hp, &st);
+        shoal__host_log(h, SHOAL_LOG_WARN,
+                        "shutdown: pool %s still busy after %" PRIu64 " ms: %" PRIu64
+                        " in flight, %u worker%s, %u retiring",
+                        hp->name, deadline_ms, st.queue_depth, st.pool_size,
+                        st.pool_size == 1 ? "" : "s", st.retiring);
+    }
+    return busy;
+}
+
+void shoal__host_report_lost(shoal_host_t *h)
+{
+    size_t n;
+    shoal_stall_t *s = shoal__host_stalls_now(h, true, &n);
+    for (size_t i = 0; i < n; i++) {
+        char where[224];
+        shoal__stall_where(&s[i], where, sizeof where);
+        shoal__host_log(h, SHOAL_LOG_WARN,
+                        "<%" PRIu32 ".%" PRIu32
+                        "> %s: shutdown: still in its handler after %.1f s (%s)",
+                        shoal__pid_slot(s[i].pid), shoal__pid_gen(s[i].pid), s[i].name,
+                        (double)s[i].elapsed_ns / 1e9, where);
+    }
+    free(s);
+    /* Whatever is not settled now never will be: counted as dropped. */
+    shoal_host_counts_t c = shoal__host_ledger_of(h, 0);
+    uint64_t settled = c.handled + c.failed + c.dropped;
+    uint64_t lost = c.accepted > settled ? c.accepted - settled : 0;
+    c.dropped += lost;
+    char ledger[256];
+    shoal__host_ledger_text(&c, ledger, sizeof ledger);
+    shoal__host_log(h, SHOAL_LOG_WARN,
+                    "shutdown: %" PRIu64 " message%s lost (queued, or in handlers that did not "
+                    "return), counted as dropped; ledger: %s",
+                    lost, lost == 1 ? "" : "s", ledger);
+}
