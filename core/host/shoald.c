@@ -32,7 +32,7 @@
  *                           FILE, also the args each behaviour of FILE's
  *                           plugins takes (argcheck.h)
  *
- *   SIGHUP                  reload FILE (host.c: all or nothing)
+ *   SIGHUP                  reload FILE (reload.c: all or nothing)
  *
  * Under systemd (NOTIFY_SOCKET set; Type=notify, WatchdogSec=): READY=1,
  * RELOADING=1, STOPPING=1, STATUS= and WATCHDOG=1, see notify.h.

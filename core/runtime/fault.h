@@ -120,7 +120,7 @@ void shoal__fault_put_u64(shoal_fault_buf_t *b, uint64_t v);
 /* 0x and lower-case hex digits, no leading zeros (0x0 for 0). */
 void shoal__fault_put_hex(shoal_fault_buf_t *b, uint64_t v);
 /* A JSON string: quoted, '"' and '\\' escaped, control bytes as \u00XX,
- * everything else as is (as host.c's json_string). */
+ * everything else as is (as host_log.c's json_string). */
 void shoal__fault_put_json(shoal_fault_buf_t *b, const char *s, size_t n);
 /* UTC, as the host's log lines: 2026-11-22T10:41:32.390Z (milliseconds,
  * truncated). sec may be any time from year 0 to 9999. */

@@ -189,7 +189,7 @@ static void put_msg(shoal_fault_buf_t *b, const shoal_fault_report_t *r)
     shoal__fault_put(b, "; the process ends");
 }
 
-/* The fields every line of a report starts with, as host.c's emit(). */
+/* The fields every line of a report starts with, as host_log.c's emit(). */
 static void put_head(shoal_fault_buf_t *b, const shoal_fault_report_t *r, int format)
 {
     if (format == SHOAL_FAULT_JSON) {

@@ -44,7 +44,7 @@ static void numbers_match_snprintf(void)
     }
 }
 
-/* What host.c's emit() writes for the same instant. */
+/* What host_log.c's emit() writes for the same instant. */
 static void libc_time(int64_t sec, long nsec, char *out, size_t size)
 {
     time_t t = (time_t)sec;
