@@ -2,10 +2,17 @@
  *
  * shoal-bench implements the peer harness of /work/shared/bench (README.md
  * there is the spec): one workload per run, exactly one RESULT line on
- * stdout, diagnostics on stderr. Each workload file (w1.c .. w5.c) sets up
- * its actors, calls bench_begin() right before the timed interval starts,
- * bench_wait() for the collector's signal, bench_end(), then prints with
- * bench_result() and leaves through bench_finish().
+ * stdout, diagnostics on stderr. Each workload file (w1.c .. w6.c, tasks.c;
+ * W5 in w5*.c) sets up its actors, calls bench_begin() right before the
+ * timed interval starts, bench_wait() for the collector's signal,
+ * bench_end(), then prints with bench_result() and leaves through
+ * bench_finish().
+ *
+ * What they share, declared here, is defined in: run.c (bench_init, the
+ * timed interval, waiting, the RESULT line, the exit), collector.c,
+ * worker.c (the W1/W4 worker, its pool, bench_expected_check), producer.c
+ * (sending runs, MSG_DONE markers, yielding), shoal_bench.c (main,
+ * bench_parse_u64, bench_env_ulong), malloc_count.c.
  *
  * The main thread never runs actors: it drives (W2-W4 start messages, W3
  * spawns) and then sleeps on a semaphore that the collector actor posts
