@@ -1,7 +1,8 @@
 /* test_tasks_groups.c - task groups and submit_wait (core/tasks/group.c,
  * shoal/tasks.h), and tasks that submit tasks, used the way a careless
- * operator or a hostile caller would, with exact outcomes (test_tasks.c
- * covers each function on its own):
+ * operator or a hostile caller would, with exact outcomes
+ * (test_tasks_submit, _results, _sizing and _release cover each function on
+ * its own):
  *   - submit_wait from four threads with returns that look like the pool's
  *     own codes, panics and timeouts: each caller gets its own result;
  *   - groups: the first error in finish order across a panic and a return,

@@ -1,7 +1,8 @@
 /* test_tasks_lifecycle.c - a task pool's life (core/tasks/tasks.c,
  * shoal/tasks.h) -- created, resized, released -- driven the way a careless
- * operator or a hostile caller would, with exact outcomes (test_tasks.c
- * covers each function on its own):
+ * operator or a hostile caller would, with exact outcomes
+ * (test_tasks_submit, _results, _sizing and _release cover each function on
+ * its own):
  *   - release racing submitters on four threads (submit, try_submit, a
  *     group): every task runs exactly once or is refused, never both;
  *   - tune from three threads with submits, and racing release;

@@ -1,7 +1,7 @@
 /* test_tasks_panics.c - tasks that panic (core/tasks/tasks.c: a panicking
  * task's worker ends and is replaced; shoal/tasks.h: the panic hook), in
- * storms and under release, with exact outcomes (test_tasks.c covers each
- * function on its own):
+ * storms and under release, with exact outcomes (test_tasks_submit,
+ * _results, _sizing and _release cover each function on its own):
  *   - panic storms (thousands of tasks, from two threads) and panics while
  *     the pool is being released.
  *

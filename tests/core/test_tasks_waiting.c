@@ -1,7 +1,8 @@
 /* test_tasks_waiting.c - a task pool's submitters waiting for room
  * (core/tasks/tasks.c, shoal/tasks.h), the way a careless operator or a
- * hostile caller would make them wait, with exact outcomes (test_tasks.c
- * covers each function on its own):
+ * hostile caller would make them wait, with exact outcomes
+ * (test_tasks_submit, _results, _sizing and _release cover each function on
+ * its own):
  *   - submitters of every kind already waiting for room when release comes:
  *     each is refused, none of their tasks ever runs;
  *   - the wait for room: a waiter woken at the low-water mark and not
