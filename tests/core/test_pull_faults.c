@@ -1,0 +1,145 @@
+/* test_pull_faults.c - a pull pool's members failing (core/pool/pull.c): a
+ * member that dies loses only what it held; with redeliver, failed items
+ * are given again, each handled once, and those that always fail reach the
+ * dead letter with an exact, balanced ledger.
+ *
+ * Handlers never call CUnit: they record into atomics (pull_kit.h); the
+ * test thread asserts after synchronising on them. Where a test needs items
+ * to stay queued, members block on a gate the test opens.
+ */
+#include <string.h>
+
+#include "pull_kit.h"
+
+#define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, PU_WAIT_S)
+
+/* ---- faults ------------------------------------------------------------------------ */
+
+/* A member that panics loses the one item it held (failed); the buffer's
+ * other items are handled by the rest and by its replacement. */
+static void a_dying_member_loses_only_what_it_held(void)
+{
+    pu_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(PU_THREADS);
+    shoal_pool_spec_t s;
+    pu_pull_spec(&s, 2, 1, 300);
+    shoal_pid_t p = pu_spawn(rt, &s);
+    for (uint32_t i = 0; i < 200; i++)
+        CU_ASSERT_EQUAL(pu_job(rt, p, i, i % 50 == 7 ? A_PANIC : A_OK, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&pu_done) == 196);
+    CU_ASSERT_EQUAL(atomic_load(&pu_done), 196);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, p).messages_failed == 4 &&
+               shoal_test_pool_stats(rt, p).messages_handled == 196);
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
+    CU_ASSERT_EQUAL(st.messages_forwarded, 200);
+    CU_ASSERT_EQUAL(st.messages_handled, 196);
+    CU_ASSERT_EQUAL(st.messages_failed, 4);
+    CU_ASSERT_EQUAL(st.messages_dropped, 0);
+    CU_ASSERT_EQUAL(st.queue_depth, 0);
+    CU_ASSERT_EQUAL(st.worker_restarts, 4);
+    for (uint32_t i = 0; i < 200; i++)
+        CU_ASSERT_EQUAL(atomic_load(&pu_seen[i]), 1);
+    shoal_runtime_destroy(rt);
+}
+
+/* redeliver 2: jobs that fail or panic on their first attempt are handled
+ * successfully on the second, each exactly once; jobs that always fail go
+ * to the dead letter after 1 + 2 attempts, with their sender, type and
+ * payload. The counts are exact and the ledger balances:
+ * received = handled + failed + dead-lettered. */
+static _Atomic uint64_t dl_seen;
+static atomic_int dl_bad;
+static int dl_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    pu_job_t j;
+    if (msg->kind != SHOAL_MSG_CAST || msg->type != T_JOB || msg->size != sizeof j ||
+        msg->from != SHOAL_PID_NONE || msg->ref != 0) {
+        atomic_fetch_add(&dl_bad, 1);
+        return 0;
+    }
+    memcpy(&j, msg->data, sizeof j);
+    if (!(j.act & A_FAIL) || (j.act & A_FIRST))
+        atomic_fetch_add(&dl_bad, 1);
+    atomic_fetch_add(&dl_seen, 1);
+    return 0;
+}
+static const shoal_behaviour_t dead_letters = {.name = "dl", .handle_message = dl_message};
+
+static void failed_items_are_given_again(void)
+{
+    pu_reset();
+    atomic_store(&dl_seen, 0);
+    atomic_store(&dl_bad, 0);
+    shoal_runtime_t *rt = shoal_test_runtime(PU_THREADS);
+    shoal_pid_t dl;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &dead_letters, NULL, NULL, &dl), SHOAL_OK);
+    shoal_pool_spec_t s;
+    pu_pull_spec(&s, 3, 2, 64);
+    s.redeliver = 2;
+    s.dead_letter = dl;
+    s.restart.max = 1000; /* every failure ends its worker (a handler's error is its end) */
+    s.restart.within_ms = 60000;
+    shoal_pid_t p = pu_spawn(rt, &s);
+    uint32_t fail_once = 0, panic_once = 0, always = 0;
+    for (uint32_t i = 0; i < 600; i++) {
+        uint32_t act = A_OK;
+        if (i % 10 == 1)
+            act = A_FAIL | A_FIRST, fail_once++;
+        else if (i % 50 == 3)
+            act = A_PANIC | A_FIRST, panic_once++;
+        else if (i % 100 == 7)
+            act = A_FAIL, always++;
+        int rc;
+        double end = shoal_test_now() + PU_WAIT_S;
+        while ((rc = pu_job(rt, p, i, act, 0)) == SHOAL_EBUSY && shoal_test_now() < end)
+            shoal_test_nap();
+        CU_ASSERT_EQUAL_FATAL(rc, SHOAL_OK);
+    }
+    WAIT_UNTIL(atomic_load(&dl_seen) == always &&
+               shoal_test_pool_stats(rt, p).messages_handled == 600 - always);
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
+    CU_ASSERT_EQUAL(st.messages_forwarded, 600);
+    CU_ASSERT_EQUAL(st.messages_handled, 600 - always);
+    CU_ASSERT_EQUAL(st.messages_failed, 0);
+    CU_ASSERT_EQUAL(st.dead_lettered, always);
+    CU_ASSERT_EQUAL(st.redelivered, fail_once + panic_once + 2 * always);
+    CU_ASSERT_EQUAL(st.queue_depth, 0);
+    CU_ASSERT_EQUAL(atomic_load(&dl_seen), always);
+    CU_ASSERT_EQUAL(atomic_load(&dl_bad), 0);
+    CU_ASSERT_EQUAL(st.worker_restarts, fail_once + panic_once + 3 * always);
+    uint32_t once = 0, twice = 0, thrice = 0;
+    for (uint32_t i = 0; i < 600; i++) {
+        int n = atomic_load(&pu_seen[i]);
+        once += n == 1;
+        twice += n == 2;
+        thrice += n == 3;
+    }
+    CU_ASSERT_EQUAL(once, 600 - fail_once - panic_once - always);
+    CU_ASSERT_EQUAL(twice, fail_once + panic_once); /* never again after a success */
+    CU_ASSERT_EQUAL(thrice, always);
+    /* Without redeliver: a failure is final (at most once). */
+    pu_reset();
+    pu_pull_spec(&s, 2, 1, 64);
+    shoal_pid_t q = pu_spawn(rt, &s);
+    for (uint32_t i = 0; i < 20; i++)
+        CU_ASSERT_EQUAL(pu_job(rt, q, i, i % 4 == 0 ? A_FAIL : A_OK, 0), SHOAL_OK);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, q).messages_failed == 5 &&
+               shoal_test_pool_stats(rt, q).messages_handled == 15);
+    st = shoal_test_pool_stats(rt, q);
+    CU_ASSERT_EQUAL(st.messages_failed, 5);
+    CU_ASSERT_EQUAL(st.redelivered, 0);
+    CU_ASSERT_EQUAL(st.dead_lettered, 0);
+    shoal_runtime_destroy(rt);
+}
+
+int main(void)
+{
+    static const shoal_test_case_t cases[] = {
+        {"a dying member loses only what it held", a_dying_member_loses_only_what_it_held},
+        {"failed items are given again", failed_items_are_given_again},
+        {NULL, NULL},
+    };
+    return shoal_test_run("pull_faults", cases);
+}
