@@ -1,0 +1,143 @@
+/* test_call_blocking.c - blocking calls from threads (core/actor/call.c):
+ * the reply and its payload, bad arguments, timeouts (a deferred or an
+ * immediate reply after one is counted late), a deferred reply sent with
+ * shoal_reply.
+ *
+ * Handlers never call CUnit: they record into atomics (some in call_kit.h);
+ * the test thread asserts after synchronising on them.
+ */
+#include <string.h>
+
+#include "call_kit.h"
+
+#define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, CL_WAIT_S)
+
+/* ---- blocking calls --------------------------------------------------------- */
+
+static void blocking_call_gets_the_reply(void)
+{
+    shoal_pid_t callee;
+    shoal_runtime_t *rt = cl_setup(&callee);
+    shoal_answer_t a;
+    memset(&a, 0xff, sizeof a);
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_call(rt, callee, C_ECHO, "abcdef", 6, 5000, &a), SHOAL_OK);
+    CU_ASSERT_EQUAL(a.status, SHOAL_OK);
+    CU_ASSERT_EQUAL(a.type, C_ECHO + 100);
+    CU_ASSERT_EQUAL(a.size, 6);
+    CU_ASSERT(a.data != NULL && memcmp(a.data, "fedcba", 6) == 0);
+    shoal_answer_release(&a);
+    CU_ASSERT_PTR_NULL(a.data);
+    shoal_answer_release(&a); /* safe on a released (zeroed) answer */
+
+    /* A reply larger than the envelope. */
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_call(rt, callee, C_BIG, NULL, 0, 5000, &a), SHOAL_OK);
+    CU_ASSERT_EQUAL(a.status, SHOAL_OK);
+    CU_ASSERT_EQUAL(a.size, 4096);
+    int bad = 0;
+    for (size_t i = 0; i < a.size && a.data != NULL; i++)
+        bad += ((const unsigned char *)a.data)[i] != (unsigned char)(i * 7);
+    CU_ASSERT_EQUAL(bad, 0);
+    shoal_answer_release(&a);
+
+    /* An empty reply. */
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_call(rt, callee, C_ECHO, NULL, 0, 5000, &a), SHOAL_OK);
+    CU_ASSERT_EQUAL(a.size, 0);
+    CU_ASSERT_PTR_NULL(a.data);
+    shoal_answer_release(&a);
+
+    /* Many in a row: each waiter record is returned. */
+    for (int i = 0; i < 1000; i++) {
+        int v = i;
+        CU_ASSERT_EQUAL_FATAL(shoal_runtime_call(rt, callee, C_ECHO, &v, 1, 5000, &a), SHOAL_OK);
+        CU_ASSERT_EQUAL(((const unsigned char *)a.data)[0], (unsigned char)i);
+        shoal_answer_release(&a);
+    }
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).actors_live, 1); /* only the callee: waiters are gone */
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).replies_late, 0);
+    CU_ASSERT_EQUAL(atomic_load(&cl_bad), 0);
+    shoal_runtime_destroy(rt);
+}
+
+static void blocking_call_rejects_bad_arguments(void)
+{
+    shoal_pid_t callee;
+    shoal_runtime_t *rt = cl_setup(&callee);
+    shoal_answer_t a;
+    CU_ASSERT_EQUAL(shoal_runtime_call(rt, callee, C_ECHO, NULL, 0, 1000, NULL), SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(shoal_runtime_call(rt, callee, C_ECHO, NULL, 3, 1000, &a), SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).msgs_sent, 0);
+    shoal_runtime_destroy(rt);
+}
+
+static void blocking_call_times_out(void)
+{
+    shoal_pid_t callee;
+    shoal_runtime_t *rt = cl_setup(&callee);
+    shoal_answer_t a;
+    double t0 = shoal_test_now();
+    CU_ASSERT_EQUAL(shoal_runtime_call(rt, callee, C_DEFER, NULL, 0, 50, &a), SHOAL_ETIMEDOUT);
+    double took = shoal_test_now() - t0;
+    CU_ASSERT(took >= 0.049);
+    CU_ASSERT(took < 5.0);
+    CU_ASSERT_PTR_NULL(a.data);
+    CU_ASSERT_EQUAL(atomic_load(&cl_saved), 1);
+    /* The callee answers after the caller gave up: refused, and counted. */
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, callee, M_ANSWER, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&cl_reply_rc) != 12345);
+    CU_ASSERT_EQUAL(atomic_load(&cl_reply_rc), SHOAL_ENOPROC);
+    /* shoal_reply has returned: a count it makes is already there. */
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).replies_late, 1);
+    shoal_runtime_destroy(rt);
+}
+
+/* An immediate reply that comes after the blocking caller timed out. */
+static void immediate_reply_after_timeout_is_counted_late(void)
+{
+    shoal_pid_t callee;
+    shoal_runtime_t *rt = cl_setup(&callee);
+    shoal_answer_t a;
+    CU_ASSERT_EQUAL(shoal_runtime_call(rt, callee, C_BLOCK, NULL, 0, 30, &a), SHOAL_ETIMEDOUT);
+    CU_ASSERT_EQUAL(shoal_test_wait_flag(&cl_entered, CL_WAIT_S), 1);
+    atomic_store(&cl_release, 1);
+    WAIT_UNTIL(shoal_test_stats(rt).replies_late == 1 && shoal_test_stats(rt).msgs_handled == 1);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).replies_late, 1);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).msgs_handled, 1);
+    /* The callee lives on and answers the next one. */
+    CU_ASSERT_EQUAL(shoal_runtime_call(rt, callee, C_BLOCK, NULL, 0, 5000, &a), SHOAL_OK);
+    CU_ASSERT_EQUAL(a.size, 4);
+    shoal_answer_release(&a);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).replies_late, 1);
+    shoal_runtime_destroy(rt);
+}
+
+static void deferred_reply_with_shoal_reply(void)
+{
+    shoal_pid_t callee;
+    shoal_runtime_t *rt = cl_setup(&callee);
+    shoal_answer_t a;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_call(rt, callee, C_DEFER_SELF, NULL, 0, 5000, &a),
+                          SHOAL_OK);
+    CU_ASSERT_EQUAL(a.status, SHOAL_OK);
+    CU_ASSERT_EQUAL(a.type, M_ANSWER);
+    CU_ASSERT_EQUAL(a.size, sizeof cl_answer_text);
+    CU_ASSERT(a.data != NULL && memcmp(a.data, cl_answer_text, sizeof cl_answer_text) == 0);
+    shoal_answer_release(&a);
+    WAIT_UNTIL(atomic_load(&cl_reply_rc) != 12345);
+    CU_ASSERT_EQUAL(atomic_load(&cl_reply_rc), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).replies_late, 0);
+    shoal_runtime_destroy(rt);
+}
+
+int main(void)
+{
+    static const shoal_test_case_t cases[] = {
+        {"blocking call gets the reply", blocking_call_gets_the_reply},
+        {"blocking call rejects bad arguments", blocking_call_rejects_bad_arguments},
+        {"blocking call times out; a late deferred reply is counted", blocking_call_times_out},
+        {"immediate reply after timeout is counted late",
+         immediate_reply_after_timeout_is_counted_late},
+        {"deferred reply with shoal_reply", deferred_reply_with_shoal_reply},
+        {NULL, NULL},
+    };
+    return shoal_test_run("call_blocking", cases);
+}
