@@ -1,33 +1,8 @@
-/* stress_pull.c - pull pools (core/pool/pull.c) under concurrency: senders,
- * callers, live changes and crashes at once, with exact ledgers.
- *
- * Two producer threads (shoal_runtime_send) and two producer actors
- * (shoal_send, a batch per turn) send items with unique ids, never
- * retried: each is accepted (SHOAL_OK) or refused (SHOAL_EBUSY). A caller
- * thread makes calls through the pool with ids of their own (a refused one
- * is tried again, a while); every call returns (a timeout is a failure: a
- * lost wake-up or a lost item). Meanwhile
- * a churner thread sets the size (1..6), the prefetch (1..8) and the buffer
- * (0..48) at random, and members panic on ids divisible by CRASH_PRIME.
- * Checked, for the scenarios that run to quiescence:
- *   - every sender saw only OK or EBUSY; every call OK with status 0 or
- *     SHOAL_EPANIC (the ids that panic);
- *   - per id: handled once if accepted, never if refused; no member ever
- *     holds more than the largest prefetch set;
- *   - the pool's stats: forwarded = accepted, unhandled = refused, handled
- *     = accepted - panicked, failed = panicked, nothing dropped, queue and
- *     buffer empty, forwarded = handled + failed + dropped + queue_depth;
- *   - no admission leaked: with members blocked, exactly buffer + size x
- *     prefetch further items are accepted;
- *   - the drain ends the pool; nothing was dropped (runtime stats).
- * Scenarios: 1. the churn above; 2. a forward pool of 2 pull pools (the
- * outer one resized 2 -> 1 -> 2), with crashes; 3. and 4. the pool ends
- * (drained, or stopped) while everyone still sends: then every accepted
- * item is handled once, failed, or dropped and counted (runtime
- * msgs_dropped), and every call returns.
- *
- * Sizes scale with SHOAL_STRESS_SCALE (default 1; sanitizer builds 0.1).
- */
+/* pull_stress_kit.c - the pull pool stress engine (pull_stress_kit.h):
+ * the member, the senders, the caller, the churner, and one scenario run
+ * to its exact ledger. */
+#include "pull_stress_kit.h"
+
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -36,7 +11,6 @@
 
 #include "actor/ctx.h"
 #include "pool/pull.h"
-#include "support.h"
 
 #define THREADS 2 /* producer threads */
 #define ACTORS 2  /* producer actors */
@@ -49,15 +23,8 @@
 #define ROUNDS 2
 
 enum { M_WORK = 1, M_GO = 2, M_BLOCK = 3 };
-enum { END_NONE, END_DRAIN, END_STOP };
 
-typedef struct {
-    const char *name;
-    int nested; /* a forward pool of 2 pull pools */
-    int end;    /* END_*: the pool ends under traffic */
-} scenario_t;
-
-static const scenario_t *sc;
+static const ps_scenario_t *sc;
 static shoal_runtime_t *rt;
 static shoal_pid_t pool_pid;
 static long per_producer, casts, ncalls, total;
@@ -155,7 +122,7 @@ static void note_send(uint32_t id, int rc)
         atomic_fetch_add(&ok_count, 1);
     } else if (rc == SHOAL_EBUSY) {
         atomic_fetch_add(&busy_count, 1);
-    } else if (rc == SHOAL_ENOPROC && sc->end != END_NONE) {
+    } else if (rc == SHOAL_ENOPROC && sc->end != PS_END_NONE) {
         atomic_fetch_add(&enoproc_count, 1);
     } else {
         atomic_fetch_add(&other_count, 1);
@@ -239,14 +206,14 @@ static void *caller_thread(void *arg)
                 atomic_fetch_add(&call_ok, 1);
             else if (a.status == SHOAL_EPANIC && id % CRASH_PRIME == 0)
                 atomic_fetch_add(&call_panic, 1);
-            else if (a.status == SHOAL_ENOPROC && sc->end != END_NONE)
+            else if (a.status == SHOAL_ENOPROC && sc->end != PS_END_NONE)
                 atomic_fetch_add(&call_enoproc, 1); /* dropped at the end */
             else
                 atomic_fetch_add(&call_bad, 1);
             shoal_answer_release(&a);
         } else if (rc == SHOAL_EBUSY) {
             /* counted above */
-        } else if (rc == SHOAL_ENOPROC && sc->end != END_NONE) {
+        } else if (rc == SHOAL_ENOPROC && sc->end != PS_END_NONE) {
             atomic_fetch_add(&call_enoproc, 1);
         } else {
             fprintf(stderr, "\n  call %u: rc %d (%s)", id, rc, shoal_errname(rc));
@@ -428,12 +395,12 @@ static void end_under_traffic(void)
     while (atomic_load(&sent_total) < total / 3 && atomic_load(&producers_done) < PRODUCERS + 1)
         shoal_test_nap();
     atomic_store(&stop_churn, 1);
-    int rc = sc->end == END_DRAIN ? shoal_pool_drain(rt, pool_pid, CALL_MS)
-                                  : shoal_runtime_stop_actor(rt, pool_pid);
+    int rc = sc->end == PS_END_DRAIN ? shoal_pool_drain(rt, pool_pid, CALL_MS)
+                                     : shoal_runtime_stop_actor(rt, pool_pid);
     CU_ASSERT_EQUAL(rc, SHOAL_OK);
 }
 
-static void run_once(const scenario_t *s, int round)
+static void run_once(const ps_scenario_t *s, int round)
 {
     sc = s;
     reset();
@@ -472,7 +439,7 @@ static void run_once(const scenario_t *s, int round)
     for (int p = 0; p < ACTORS; p++)
         CU_ASSERT_EQUAL_FATAL(shoal_runtime_send(rt, atomic_load(&producer_pid[p]), M_GO, NULL, 0),
                               SHOAL_OK);
-    if (s->end != END_NONE)
+    if (s->end != PS_END_NONE)
         end_under_traffic();
     /* Producers and the caller finish on their own (calls never hang). */
     double end = shoal_test_now() + 10 * STALL_S;
@@ -504,7 +471,7 @@ static void run_once(const scenario_t *s, int round)
     CU_ASSERT_EQUAL(atomic_load(&over_held), 0);
     /* Everything accepted settles: handled, failed, or (the pool ended)
      * dropped and counted. Only then are the ids compared. */
-    if (s->end != END_NONE)
+    if (s->end != PS_END_NONE)
         SHOAL_TEST_WAIT_UNTIL(atomic_load(&handled) + atomic_load(&panicked) +
                                       (long)shoal_test_stats(rt).msgs_dropped >=
                                   acc,
@@ -519,7 +486,7 @@ static void run_once(const scenario_t *s, int round)
     }
     CU_ASSERT_EQUAL(mismatched, 0); /* handled though refused, or twice */
 
-    if (s->end != END_NONE) {
+    if (s->end != PS_END_NONE) {
         /* The pool is gone: every accepted item handled once, failed, or
          * dropped and counted; every call came back (above). */
         uint64_t dropped = shoal_test_stats(rt).msgs_dropped;
@@ -577,44 +544,8 @@ static void run_once(const scenario_t *s, int round)
     accepted = NULL;
 }
 
-static void run(const scenario_t *s)
+void ps_run(const ps_scenario_t *s)
 {
     for (int round = 0; round < ROUNDS && CU_get_number_of_failures() == 0; round++)
         run_once(s, round);
-}
-
-static void churn(void)
-{
-    static const scenario_t s = {.name = "churn"};
-    run(&s);
-}
-
-static void nested(void)
-{
-    static const scenario_t s = {.name = "nested", .nested = 1};
-    run(&s);
-}
-
-static void drained_under_traffic(void)
-{
-    static const scenario_t s = {.name = "drained under traffic", .end = END_DRAIN};
-    run(&s);
-}
-
-static void stopped_under_traffic(void)
-{
-    static const scenario_t s = {.name = "stopped under traffic", .end = END_STOP};
-    run(&s);
-}
-
-int main(void)
-{
-    static const shoal_test_case_t cases[] = {
-        {"4 producers + a caller; size, prefetch, buffer churned; members panic", churn},
-        {"a forward pool of 2 pull pools, resized 2 <-> 1; members panic", nested},
-        {"the pool drained while everyone sends", drained_under_traffic},
-        {"the pool stopped while everyone sends", stopped_under_traffic},
-        {NULL, NULL},
-    };
-    return shoal_test_run("stress_pull", cases);
 }
