@@ -128,28 +128,28 @@ static void test_in_actor_init(void)
 
     /* A wrong type: the actor ends with SHOAL_EINVAL, the message is kept
      * and logged as the actor. */
-    const shoal_args_t *args = ak_yaml("rate: fast\n");
+    const shoal_args_t *args = ag_yaml("rate: fast\n");
     CU_ASSERT_EQUAL(run_child(rt, &reader, args, true, &child), SHOAL_EINVAL);
     CU_ASSERT_EQUAL(atomic_load(&seen_rc), SHOAL_EINVAL);
-    ak_same(seen_error, "pool.yaml:1:7: args 'rate': expected an integer, got 'fast'", "actor");
+    ag_same(seen_error, "pool.yaml:1:7: args 'rate': expected an integer, got 'fast'", "actor");
     CU_ASSERT(shoal_test_log_has(
         "args-reader: pool.yaml:1:7: args 'rate': expected an integer, got 'fast'"));
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, child, 1, NULL, 0), SHOAL_ENOPROC);
 
     /* Out of range. */
-    args = ak_yaml("rate: 1001\n");
+    args = ag_yaml("rate: 1001\n");
     CU_ASSERT_EQUAL(run_child(rt, &reader, args, true, &child), SHOAL_EINVAL);
-    ak_same(seen_error, "pool.yaml:1:7: args 'rate': 1001 is out of range: expected 1 to 1000",
+    ag_same(seen_error, "pool.yaml:1:7: args 'rate': 1001 is out of range: expected 1 to 1000",
             "actor range");
 
     /* A missing key: SHOAL_ENOKEY. */
-    args = ak_yaml("speed: 3\n");
+    args = ag_yaml("speed: 3\n");
     CU_ASSERT_EQUAL(run_child(rt, &reader, args, true, &child), SHOAL_ENOKEY);
     CU_ASSERT_EQUAL(atomic_load(&seen_rc), SHOAL_ENOKEY);
-    ak_same(seen_error, "pool.yaml:1:1: args: missing required key 'rate'", "actor missing");
+    ag_same(seen_error, "pool.yaml:1:1: args: missing required key 'rate'", "actor missing");
 
     /* Good args: init succeeds, no error. */
-    args = ak_yaml("rate: 5\n");
+    args = ag_yaml("rate: 5\n");
     run_child(rt, &reader, args, false, &child);
     CU_ASSERT_EQUAL(atomic_load(&seen_rc), SHOAL_OK);
     CU_ASSERT_STRING_EQUAL(seen_error, "");
@@ -161,12 +161,12 @@ static void test_in_actor_init(void)
     /* The error lasts until the next getter call. */
     run_child(rt, &clearer, args, false, &child);
     CU_ASSERT_EQUAL(atomic_load(&seen_rc), SHOAL_EINVAL);
-    ak_same(seen_error, "pool.yaml:1:7: args 'rate': expected true or false, got '5'", "clearer");
+    ag_same(seen_error, "pool.yaml:1:7: args 'rate': expected true or false, got '5'", "clearer");
     CU_ASSERT_STRING_EQUAL(seen_error_after, "");
     CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, child), SHOAL_OK);
     CU_ASSERT_EQUAL(shoal_test_wait_flag(&exited, 10.0), 1);
     shoal_runtime_destroy(rt);
-    ak_drop();
+    ag_drop();
 }
 
 /* shoal_ctx_error is "the last getter error seen in this callback": a
@@ -177,7 +177,7 @@ static void test_ctx_error_per_callback(void)
     shoal_runtime_t *rt = runtime(1); /* one worker: both actors share its ctx */
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     shoal_pid_t child;
-    const shoal_args_t *args = ak_yaml("rate: fast\n");
+    const shoal_args_t *args = ag_yaml("rate: fast\n");
     CU_ASSERT_EQUAL(run_child(rt, &reader, args, true, &child), SHOAL_EINVAL);
     CU_ASSERT_STRING_NOT_EQUAL(seen_error, "");
     run_child(rt, &quiet, NULL, false, &child);
@@ -187,7 +187,7 @@ static void test_ctx_error_per_callback(void)
     CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, child), SHOAL_OK);
     CU_ASSERT_EQUAL(shoal_test_wait_flag(&exited, 10.0), 1);
     shoal_runtime_destroy(rt);
-    ak_drop();
+    ag_drop();
 }
 
 /* shoal_arg_error and the two new getters as a plugin uses them: each
@@ -245,7 +245,7 @@ static void test_arg_error_in_actor(void)
     shoal_runtime_t *rt = runtime(2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     shoal_pid_t child;
-    const shoal_args_t *args = ak_yaml("rate: 5\nmode: boom\nspin: 50\nlist: [1, 2]\n");
+    const shoal_args_t *args = ag_yaml("rate: 5\nmode: boom\nspin: 50\nlist: [1, 2]\n");
     for (int i = 0; i < NCHECKS; i++)
         atomic_store(&check_rc[i], 12345);
     run_child(rt, &checker, args, false, &child); /* init succeeded: the actor lives */
@@ -273,7 +273,7 @@ static void test_arg_error_in_actor(void)
                                          SHOAL_EINVAL, SHOAL_EINVAL, SHOAL_EINVAL, SHOAL_OK};
     for (int i = 0; i < NCHECKS; i++) {
         CU_ASSERT_EQUAL(atomic_load(&check_rc[i]), want_rc[i]);
-        ak_same(check_error[i], want[i], "checker");
+        ag_same(check_error[i], want[i], "checker");
     }
     CU_ASSERT(shoal_test_log_has("args-checker: pool.yaml:1:7: args 'rate': 5 is odd\n"));
     CU_ASSERT(shoal_test_log_has("args-checker: pool.yaml:1:1: args: rate and mode do not mix\n"));
@@ -282,20 +282,20 @@ static void test_arg_error_in_actor(void)
     CU_ASSERT_EQUAL(shoal_test_wait_flag(&exited, 10.0), 1);
 
     /* Returned from init, it ends the actor with SHOAL_EINVAL. */
-    args = ak_yaml("rate: 7\n");
+    args = ag_yaml("rate: 7\n");
     CU_ASSERT_EQUAL(run_child(rt, &odd, args, true, &child), SHOAL_EINVAL);
     CU_ASSERT_EQUAL(atomic_load(&seen_rc), SHOAL_EINVAL);
-    ak_same(seen_error, "pool.yaml:1:7: args 'rate': 7 is odd: expected an even rate", "odd");
+    ag_same(seen_error, "pool.yaml:1:7: args 'rate': 7 is odd: expected an even rate", "odd");
     CU_ASSERT(shoal_test_log_has(
         "args-odd: pool.yaml:1:7: args 'rate': 7 is odd: expected an even rate"));
-    args = ak_yaml("rate: 8\n");
+    args = ag_yaml("rate: 8\n");
     run_child(rt, &odd, args, false, &child);
     CU_ASSERT_EQUAL(atomic_load(&seen_rc), SHOAL_OK);
     CU_ASSERT_STRING_EQUAL(seen_error, "");
     CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, child), SHOAL_OK);
     CU_ASSERT_EQUAL(shoal_test_wait_flag(&exited, 10.0), 1);
     shoal_runtime_destroy(rt);
-    ak_drop();
+    ag_drop();
 }
 
 int main(void)

@@ -13,42 +13,42 @@
 
 static void test_missing_required_key(void)
 {
-    const shoal_node_t *args = ak_yaml("# pool args\nother: 1\n");
+    const shoal_node_t *args = ag_yaml("# pool args\nother: 1\n");
     shoal_diag_t err;
     int64_t i = 5;
     bool b = true;
     uint64_t u = 5;
     const char *s = "s";
     CU_ASSERT_EQUAL(shoal__arg_int(args, "rate", 0, 0, 10, &i, &err), SHOAL_ENOKEY);
-    ak_same(ak_fmt(&err), "pool.yaml:2:1: args: missing required key 'rate'", "int");
+    ag_same(ag_fmt(&err), "pool.yaml:2:1: args: missing required key 'rate'", "int");
     CU_ASSERT_EQUAL(shoal__arg_bool(args, "flag", 0, &b, &err), SHOAL_ENOKEY);
-    ak_same(ak_fmt(&err), "pool.yaml:2:1: args: missing required key 'flag'", "bool");
+    ag_same(ag_fmt(&err), "pool.yaml:2:1: args: missing required key 'flag'", "bool");
     CU_ASSERT_EQUAL(shoal__arg_duration_ms(args, "every", 0, &u, &err), SHOAL_ENOKEY);
-    ak_same(ak_fmt(&err), "pool.yaml:2:1: args: missing required key 'every'", "duration");
+    ag_same(ag_fmt(&err), "pool.yaml:2:1: args: missing required key 'every'", "duration");
     CU_ASSERT_EQUAL(shoal__arg_size(args, "size", 0, &u, &err), SHOAL_ENOKEY);
-    ak_same(ak_fmt(&err), "pool.yaml:2:1: args: missing required key 'size'", "size");
+    ag_same(ag_fmt(&err), "pool.yaml:2:1: args: missing required key 'size'", "size");
     CU_ASSERT_EQUAL(shoal__arg_string(args, "reply", 0, &s, &err), SHOAL_ENOKEY);
-    ak_same(ak_fmt(&err), "pool.yaml:2:1: args: missing required key 'reply'", "string");
+    ag_same(ag_fmt(&err), "pool.yaml:2:1: args: missing required key 'reply'", "string");
     CU_ASSERT_EQUAL(i, 5);
     CU_ASSERT_EQUAL(b, true);
     CU_ASSERT_EQUAL(u, 5);
     CU_ASSERT_STRING_EQUAL(s, "s");
     /* Keys are case-sensitive. */
-    args = ak_yaml("Rate: 1\n");
+    args = ag_yaml("Rate: 1\n");
     CU_ASSERT_EQUAL(shoal__arg_int(args, "rate", 0, 0, 10, &i, &err), SHOAL_ENOKEY);
     /* No args at all (a pool without an args: section). */
     CU_ASSERT_EQUAL(shoal__arg_int(NULL, "rate", 0, 0, 10, &i, &err), SHOAL_ENOKEY);
-    ak_same(ak_fmt(&err), "args: missing required key 'rate'", "NULL args");
+    ag_same(ag_fmt(&err), "args: missing required key 'rate'", "NULL args");
     /* Empty args: an empty mapping. */
-    args = ak_yaml("");
+    args = ag_yaml("");
     CU_ASSERT_EQUAL(shoal__arg_int(args, "rate", 0, 0, 10, &i, &err), SHOAL_ENOKEY);
-    ak_same(ak_fmt(&err), "pool.yaml:1:1: args: missing required key 'rate'", "empty args");
-    ak_drop();
+    ag_same(ag_fmt(&err), "pool.yaml:1:1: args: missing required key 'rate'", "empty args");
+    ag_drop();
 }
 
 static void test_optional_leaves_out_untouched(void)
 {
-    const shoal_node_t *args = ak_yaml("other: 1\n");
+    const shoal_node_t *args = ag_yaml("other: 1\n");
     for (int pass = 0; pass < 2; pass++) {
         const shoal_node_t *a = pass == 0 ? args : NULL; /* absent key, then no args */
         shoal_diag_t err;
@@ -76,20 +76,20 @@ static void test_optional_leaves_out_untouched(void)
         CU_ASSERT_PTR_EQUAL(m, a);
     }
     /* OPTIONAL does not excuse a wrong value. */
-    args = ak_yaml("rate: fast\n");
+    args = ag_yaml("rate: fast\n");
     int64_t i = 3;
     shoal_diag_t err;
     CU_ASSERT_EQUAL(shoal__arg_int(args, "rate", SHOAL_ARG_OPTIONAL, 0, 10, &i, &err),
                     SHOAL_EINVAL);
-    ak_same(ak_fmt(&err), "pool.yaml:1:7: args 'rate': expected an integer, got 'fast'",
+    ag_same(ag_fmt(&err), "pool.yaml:1:7: args 'rate': expected an integer, got 'fast'",
             "optional");
     CU_ASSERT_EQUAL(i, 3);
-    ak_drop();
+    ag_drop();
 }
 
 static void test_key_null_reads_the_node(void)
 {
-    const shoal_node_t *args = ak_yaml("ports: [80, 0x1bb, x]\nevery: [1s, 2ms]\n");
+    const shoal_node_t *args = ag_yaml("ports: [80, 0x1bb, x]\nevery: [1s, 2ms]\n");
     const shoal_node_t *ports = shoal__node_get(args, "ports");
     shoal_diag_t err;
     int64_t p = 0;
@@ -101,7 +101,7 @@ static void test_key_null_reads_the_node(void)
     CU_ASSERT_EQUAL(p, 443);
     CU_ASSERT_EQUAL(shoal__arg_int(shoal_args_item(ports, 2), NULL, 0, 1, 65535, &p, &err),
                     SHOAL_EINVAL);
-    ak_same(ak_fmt(&err), "pool.yaml:1:20: args: expected an integer, got 'x'", "item 2");
+    ag_same(ag_fmt(&err), "pool.yaml:1:20: args: expected an integer, got 'x'", "item 2");
     CU_ASSERT_EQUAL(p, 443);
     uint64_t ms = 0;
     const shoal_node_t *every = shoal__node_get(args, "every");
@@ -113,23 +113,23 @@ static void test_key_null_reads_the_node(void)
     CU_ASSERT_EQUAL(shoal__arg_node(ports, NULL, 0, SHOAL_NODE_LIST, &l, &err), SHOAL_OK);
     CU_ASSERT_PTR_EQUAL(l, ports);
     CU_ASSERT_EQUAL(shoal__arg_int(ports, NULL, 0, 0, 1, &p, &err), SHOAL_EINVAL);
-    ak_same(ak_fmt(&err), "pool.yaml:1:8: args: expected an integer, got a list", "list as int");
+    ag_same(ag_fmt(&err), "pool.yaml:1:8: args: expected an integer, got a list", "list as int");
     /* key NULL and no node at all. */
     CU_ASSERT_EQUAL(shoal__arg_int(NULL, NULL, 0, 0, 1, &p, &err), SHOAL_EINVAL);
-    ak_same(ak_fmt(&err), "args: no value", "NULL, NULL");
+    ag_same(ag_fmt(&err), "args: no value", "NULL, NULL");
     /* A key looked up in something that is not a mapping. */
     CU_ASSERT_EQUAL(shoal__arg_int(ports, "rate", 0, 0, 1, &p, &err), SHOAL_EINVAL);
-    ak_same(ak_fmt(&err), "pool.yaml:1:8: args: expected a mapping, got a list", "key in list");
+    ag_same(ag_fmt(&err), "pool.yaml:1:8: args: expected a mapping, got a list", "key in list");
     CU_ASSERT_EQUAL(
         shoal__arg_int(shoal_args_item(ports, 0), "rate", SHOAL_ARG_OPTIONAL, 0, 1, &p, &err),
         SHOAL_EINVAL);
-    ak_same(ak_fmt(&err), "pool.yaml:1:9: args: expected a mapping, got a value", "key in scalar");
-    ak_drop();
+    ag_same(ag_fmt(&err), "pool.yaml:1:9: args: expected a mapping, got a value", "key in scalar");
+    ag_drop();
 }
 
 static void test_walking(void)
 {
-    const shoal_node_t *args = ak_yaml("list: [a, b, c]\nmap: {x: 1, y: 2}\nscalar: s\n");
+    const shoal_node_t *args = ag_yaml("list: [a, b, c]\nmap: {x: 1, y: 2}\nscalar: s\n");
     const shoal_args_t *list = shoal__node_get(args, "list"), *map = shoal__node_get(args, "map"),
                        *scalar = shoal__node_get(args, "scalar");
     CU_ASSERT_EQUAL(shoal_args_len(args), 3);
@@ -156,14 +156,14 @@ static void test_walking(void)
     CU_ASSERT_EQUAL(shoal_args_len(NULL), 0);
     CU_ASSERT_PTR_NULL(shoal_args_item(NULL, 0));
     CU_ASSERT_PTR_NULL(shoal_args_key(NULL, 0));
-    ak_drop();
+    ag_drop();
 }
 
 /* ---- the public getters with ctx NULL ----------------------------------------- */
 
 static void test_public_ctx_null(void)
 {
-    const shoal_args_t *args = ak_yaml("rate: 5\nflag: true\nevery: 2s\nsize: 1KiB\nreply: hi\n"
+    const shoal_args_t *args = ag_yaml("rate: 5\nflag: true\nevery: 2s\nsize: 1KiB\nreply: hi\n"
                                        "list: [1]\nmap: {a: 1}\nbad: fast\n");
     int64_t i = 0;
     bool b = false;
@@ -207,14 +207,14 @@ static void test_public_ctx_null(void)
     CU_ASSERT_EQUAL(i, 42);
     CU_ASSERT_EQUAL(shoal_arg_int(NULL, NULL, "nope", SHOAL_ARG_OPTIONAL, 0, 10, &i), SHOAL_OK);
     CU_ASSERT_EQUAL(i, 42);
-    ak_drop();
+    ag_drop();
 }
 
 /* The three added later: duration_us, enum and error, with ctx NULL. */
 static void test_public_ctx_null_new(void)
 {
     static const char *const modes[] = {"panic", "fail", "exit", NULL};
-    const shoal_args_t *args = ak_yaml("spin: 50us\nmode: exit\nbad: 50\nboom: boom\n");
+    const shoal_args_t *args = ag_yaml("spin: 50us\nmode: exit\nbad: 50\nboom: boom\n");
     uint64_t u = 0;
     unsigned x = 99;
     CU_ASSERT_EQUAL(shoal_arg_duration_us(NULL, args, "spin", 0, &u), SHOAL_OK);
@@ -231,7 +231,7 @@ static void test_public_ctx_null_new(void)
     CU_ASSERT_EQUAL(x, 2);
     CU_ASSERT_EQUAL(shoal_arg_error(NULL, args, "spin", "%s", "no"), SHOAL_EINVAL);
     CU_ASSERT_EQUAL(shoal_arg_error(NULL, NULL, NULL, "%s", "no"), SHOAL_EINVAL);
-    ak_drop();
+    ag_drop();
 }
 
 int main(void)

@@ -25,7 +25,7 @@ static void run_int_cases(const int_case_t *cases, size_t n)
     for (size_t i = 0; i < n; i++) {
         char text[200];
         snprintf(text, sizeof text, "rate: %s\n", cases[i].text);
-        const shoal_node_t *args = ak_yaml(text);
+        const shoal_node_t *args = ag_yaml(text);
         int64_t out = -12345;
         shoal_diag_t err;
         memset(&err, 0, sizeof err);
@@ -37,7 +37,7 @@ static void run_int_cases(const int_case_t *cases, size_t n)
             CU_ASSERT_EQUAL(out, cases[i].want);
         } else {
             CU_ASSERT_EQUAL(out, -12345); /* untouched on error */
-            ak_same(ak_fmt(&err), cases[i].error, text);
+            ag_same(ag_fmt(&err), cases[i].error, text);
         }
     }
 }
@@ -107,7 +107,7 @@ static void test_int(void)
          "pool.yaml:1:7: args 'rate': expected an integer, got a mapping"},
     };
     run_int_cases(cases, sizeof cases / sizeof cases[0]);
-    ak_drop();
+    ag_drop();
 }
 
 /* ---- bool -------------------------------------------------------------------- */
@@ -141,7 +141,7 @@ static void test_bool(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[200];
         snprintf(text, sizeof text, "flag: %s\n", cases[i].text);
-        const shoal_node_t *args = ak_yaml(text);
+        const shoal_node_t *args = ag_yaml(text);
         for (int start = 0; start <= 1; start++) { /* both starting values */
             bool out = start;
             shoal_diag_t err;
@@ -151,11 +151,11 @@ static void test_bool(void)
                 CU_ASSERT_EQUAL(out, cases[i].want);
             } else {
                 CU_ASSERT_EQUAL(out, start);
-                ak_same(ak_fmt(&err), cases[i].error, text);
+                ag_same(ag_fmt(&err), cases[i].error, text);
             }
         }
     }
-    ak_drop();
+    ag_drop();
 }
 
 /* ---- durations and sizes ------------------------------------------------------- */
@@ -175,7 +175,7 @@ static void run_unit_cases(unit_getter_t get, const char *key, const unit_case_t
     for (size_t i = 0; i < n; i++) {
         char text[200];
         snprintf(text, sizeof text, "%s: %s\n", key, cases[i].text);
-        const shoal_node_t *args = ak_yaml(text);
+        const shoal_node_t *args = ag_yaml(text);
         uint64_t out = 12345;
         shoal_diag_t err;
         int rc = get(args, key, 0, &out, &err);
@@ -189,10 +189,10 @@ static void run_unit_cases(unit_getter_t get, const char *key, const unit_case_t
                         cases[i].want);
         } else {
             CU_ASSERT_EQUAL(out, 12345);
-            ak_same(ak_fmt(&err), cases[i].error, text);
+            ag_same(ag_fmt(&err), cases[i].error, text);
         }
     }
-    ak_drop();
+    ag_drop();
 }
 
 #define DUR_EXPECT "expected a duration like 250ms, 2s or 1m"
@@ -293,15 +293,15 @@ static void test_duration_us(void)
     run_unit_cases(shoal__arg_duration_us, "every", cases, sizeof cases / sizeof cases[0]);
 
     /* Absent: required is ENOKEY at the mapping, optional leaves out alone. */
-    const shoal_node_t *args = ak_yaml("other: 1\n");
+    const shoal_node_t *args = ag_yaml("other: 1\n");
     uint64_t out = 7;
     shoal_diag_t err;
     CU_ASSERT_EQUAL(shoal__arg_duration_us(args, "every", 0, &out, &err), SHOAL_ENOKEY);
-    ak_same(ak_fmt(&err), "pool.yaml:1:1: args: missing required key 'every'", "every absent");
+    ag_same(ag_fmt(&err), "pool.yaml:1:1: args: missing required key 'every'", "every absent");
     CU_ASSERT_EQUAL(shoal__arg_duration_us(args, "every", SHOAL_ARG_OPTIONAL, &out, &err),
                     SHOAL_OK);
     CU_ASSERT_EQUAL(out, 7);
-    ak_drop();
+    ag_drop();
 }
 
 static void test_size(void)
@@ -361,7 +361,7 @@ static void test_enum(void)
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         char text[200];
         snprintf(text, sizeof text, "mode: %s\n", ok[i].text);
-        const shoal_node_t *args = ak_yaml(text);
+        const shoal_node_t *args = ag_yaml(text);
         unsigned index = 99;
         shoal_diag_t err;
         CU_ASSERT_EQUAL(shoal__arg_enum(args, "mode", 0, modes, &index, &err), SHOAL_OK);
@@ -381,27 +381,27 @@ static void test_enum(void)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char text[200];
         snprintf(text, sizeof text, "mode: %s\n", bad[i].text);
-        const shoal_node_t *args = ak_yaml(text);
+        const shoal_node_t *args = ag_yaml(text);
         unsigned index = 99;
         shoal_diag_t err;
         CU_ASSERT_EQUAL(shoal__arg_enum(args, "mode", 0, modes, &index, &err), SHOAL_EINVAL);
         CU_ASSERT_EQUAL(index, 99); /* untouched on error */
-        ak_same(ak_fmt(&err), bad[i].error, text);
+        ag_same(ag_fmt(&err), bad[i].error, text);
     }
     /* One choice; absent keys. */
     static const char *const only[] = {"only", NULL};
-    const shoal_node_t *args = ak_yaml("mode: x\n");
+    const shoal_node_t *args = ag_yaml("mode: x\n");
     unsigned index = 99;
     shoal_diag_t err;
     CU_ASSERT_EQUAL(shoal__arg_enum(args, "mode", 0, only, &index, &err), SHOAL_EINVAL);
-    ak_same(ak_fmt(&err), "pool.yaml:1:7: args 'mode': expected one of only, got 'x'",
+    ag_same(ag_fmt(&err), "pool.yaml:1:7: args 'mode': expected one of only, got 'x'",
             "one choice");
     CU_ASSERT_EQUAL(shoal__arg_enum(args, "kind", 0, modes, &index, &err), SHOAL_ENOKEY);
-    ak_same(ak_fmt(&err), "pool.yaml:1:1: args: missing required key 'kind'", "kind absent");
+    ag_same(ag_fmt(&err), "pool.yaml:1:1: args: missing required key 'kind'", "kind absent");
     CU_ASSERT_EQUAL(shoal__arg_enum(args, "kind", SHOAL_ARG_OPTIONAL, modes, &index, &err),
                     SHOAL_OK);
     CU_ASSERT_EQUAL(index, 99);
-    ak_drop();
+    ag_drop();
 }
 
 /* ---- strings, lists, maps ------------------------------------------------------ */
@@ -423,7 +423,7 @@ static void test_string(void)
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         char text[200];
         snprintf(text, sizeof text, "reply: %s\n", ok[i].text);
-        const shoal_node_t *args = ak_yaml(text);
+        const shoal_node_t *args = ag_yaml(text);
         const char *out = NULL;
         shoal_diag_t err;
         CU_ASSERT_EQUAL(shoal__arg_string(args, "reply", 0, &out, &err), SHOAL_OK);
@@ -434,20 +434,20 @@ static void test_string(void)
     }
     const char *out = "untouched";
     shoal_diag_t err;
-    const shoal_node_t *args = ak_yaml("reply: [a]\nmap: {a: 1}\n");
+    const shoal_node_t *args = ag_yaml("reply: [a]\nmap: {a: 1}\n");
     CU_ASSERT_EQUAL(shoal__arg_string(args, "reply", 0, &out, &err), SHOAL_EINVAL);
-    ak_same(ak_fmt(&err), "pool.yaml:1:8: args 'reply': expected a string, got a list",
+    ag_same(ag_fmt(&err), "pool.yaml:1:8: args 'reply': expected a string, got a list",
             "reply: [a]");
     CU_ASSERT_EQUAL(shoal__arg_string(args, "map", 0, &out, &err), SHOAL_EINVAL);
-    ak_same(ak_fmt(&err), "pool.yaml:2:6: args 'map': expected a string, got a mapping",
+    ag_same(ag_fmt(&err), "pool.yaml:2:6: args 'map': expected a string, got a mapping",
             "map: {a: 1}");
     CU_ASSERT_STRING_EQUAL(out, "untouched");
-    ak_drop();
+    ag_drop();
 }
 
 static void test_list_and_map(void)
 {
-    const shoal_node_t *args = ak_yaml("ports: [80, 443]\n"
+    const shoal_node_t *args = ag_yaml("ports: [80, 443]\n"
                                        "limits: {cpu: 2, mem: 1GiB}\n"
                                        "name: x\n"
                                        "quoted: 'x'\n");
@@ -460,21 +460,21 @@ static void test_list_and_map(void)
 
     const shoal_node_t *out = (const shoal_node_t *)&err;
     CU_ASSERT_EQUAL(shoal__arg_node(args, "limits", 0, SHOAL_NODE_LIST, &out, &err), SHOAL_EINVAL);
-    ak_same(ak_fmt(&err), "pool.yaml:2:9: args 'limits': expected a list, got a mapping", "limits");
+    ag_same(ag_fmt(&err), "pool.yaml:2:9: args 'limits': expected a list, got a mapping", "limits");
     CU_ASSERT_EQUAL(shoal__arg_node(args, "ports", 0, SHOAL_NODE_MAP, &out, &err), SHOAL_EINVAL);
-    ak_same(ak_fmt(&err), "pool.yaml:1:8: args 'ports': expected a mapping, got a list", "ports");
+    ag_same(ag_fmt(&err), "pool.yaml:1:8: args 'ports': expected a mapping, got a list", "ports");
     CU_ASSERT_EQUAL(shoal__arg_node(args, "name", 0, SHOAL_NODE_LIST, &out, &err), SHOAL_EINVAL);
-    ak_same(ak_fmt(&err), "pool.yaml:3:7: args 'name': expected a list, got a value", "name");
+    ag_same(ag_fmt(&err), "pool.yaml:3:7: args 'name': expected a list, got a value", "name");
     CU_ASSERT_EQUAL(shoal__arg_node(args, "quoted", 0, SHOAL_NODE_MAP, &out, &err), SHOAL_EINVAL);
-    ak_same(ak_fmt(&err), "pool.yaml:4:9: args 'quoted': expected a mapping, got a quoted string",
+    ag_same(ag_fmt(&err), "pool.yaml:4:9: args 'quoted': expected a mapping, got a quoted string",
             "quoted");
     CU_ASSERT_PTR_EQUAL(out, (const shoal_node_t *)&err);
     CU_ASSERT_EQUAL(shoal__arg_node(args, "nope", 0, SHOAL_NODE_MAP, &out, &err), SHOAL_ENOKEY);
-    ak_same(ak_fmt(&err), "pool.yaml:1:1: args: missing required key 'nope'", "nope");
+    ag_same(ag_fmt(&err), "pool.yaml:1:1: args: missing required key 'nope'", "nope");
     CU_ASSERT_EQUAL(shoal__arg_node(args, "nope", SHOAL_ARG_OPTIONAL, SHOAL_NODE_LIST, &out, &err),
                     SHOAL_OK);
     CU_ASSERT_PTR_EQUAL(out, (const shoal_node_t *)&err);
-    ak_drop();
+    ag_drop();
 }
 
 int main(void)

@@ -5,18 +5,18 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The tree ak_yaml parsed last. */
+/* The tree ag_yaml parsed last. */
 static shoal_node_t *current;
 
-void ak_drop(void)
+void ag_drop(void)
 {
     shoal__node_free(current);
     current = NULL;
 }
 
-const shoal_node_t *ak_yaml(const char *text)
+const shoal_node_t *ag_yaml(const char *text)
 {
-    ak_drop();
+    ag_drop();
     shoal_diag_t err;
     int rc = shoal__node_parse("pool.yaml", text, strlen(text), &current, &err);
     CU_ASSERT_EQUAL_FATAL(rc, SHOAL_OK);
@@ -24,12 +24,12 @@ const shoal_node_t *ak_yaml(const char *text)
 }
 
 static char formatted[1200];
-const char *ak_fmt(const shoal_diag_t *d)
+const char *ag_fmt(const shoal_diag_t *d)
 {
     return shoal__diag_format(d, formatted, sizeof formatted);
 }
 
-void ak_same(const char *got, const char *want, const char *text)
+void ag_same(const char *got, const char *want, const char *text)
 {
     CU_ASSERT_STRING_EQUAL(got, want);
     if (strcmp(got, want) != 0)

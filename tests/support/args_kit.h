@@ -10,15 +10,15 @@
 #include "support.h"
 
 /* Parses text named "pool.yaml" (asserting it parses); the tree is freed by
- * the next call or by ak_drop(). */
-const shoal_node_t *ak_yaml(const char *text);
-void ak_drop(void);
+ * the next call or by ag_drop(). */
+const shoal_node_t *ag_yaml(const char *text);
+void ag_drop(void);
 
 /* d formatted whole, "pool.yaml:line:col: ...", in a buffer the next call
  * reuses. */
-const char *ak_fmt(const shoal_diag_t *d);
+const char *ag_fmt(const shoal_diag_t *d);
 
 /* CU_ASSERT that got is want; prints both, and text, when not. */
-void ak_same(const char *got, const char *want, const char *text);
+void ag_same(const char *got, const char *want, const char *text);
 
 #endif
