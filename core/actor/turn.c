@@ -153,7 +153,7 @@ static void run_messages(struct shoal_ctx_s *ctx)
 {
     shoal_actor_t *a = ctx->a;
     shoal_tcache_t *tc = ctx->tc;
-    uint32_t budget = ctx->rt->throughput;
+    uint32_t budget = ctx->rt->throughput, full = budget;
     for (;;) {
         /* The system mailbox first, through its dummy node (actor.h): a
          * message reserved but not linked yet is found at the end of the
@@ -173,7 +173,11 @@ static void run_messages(struct shoal_ctx_s *ctx)
             e = ctx->taken = take_item(ctx);
         if (e == NULL)
             return;
-        if (budget != ctx->rt->throughput) /* a second message in this turn */
+        /* A long turn: the ring's waiting actors may want a parked
+         * sibling, looked for before the second message and every 16th
+         * after it (a look reads the ring's ends and, when it holds any,
+         * the dispatcher's spinning and parked counts). */
+        if (((full - budget) & 15u) == 1u)
             shoal__sched_share(ctx->w);
         budget--;
         if (((uint32_t)e->meta & ctx->fast_mask) == ctx->fast_meta)

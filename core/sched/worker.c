@@ -23,10 +23,10 @@
  * Work pushed onto a worker's own ring is never stranded: that worker runs
  * it, or, while it is stuck in a handler, the monitor wakes a sibling for
  * it (below). Waking a sibling there is only for parallelism, so it is cheap
- * and best-effort: when the ring holds two or more actors (or, between two
- * messages of a turn, any actor), no worker is spinning and one is parked,
- * wake one. The woken worker spins and steals. A ring's single actor is
- * stolen only from a worker that has not popped since the thief's last look
+ * and best-effort: when the ring holds two or more actors (or, in a long
+ * turn -- before its second message and every 16th after -- any actor), no
+ * worker is spinning and one is parked, wake one. The woken worker spins and steals. A ring's
+ * single actor is stolen only from a worker that has not popped since the thief's last look
  * (ring.h), so a ping-pong pair is not torn across cores; a stuck worker
  * does not pop, so its single actor is taken at a thief's second look.
  * A worker that finds work while it was the last spinner wakes one more if

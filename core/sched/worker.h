@@ -72,7 +72,8 @@ void shoal__workers_free(shoal_runtime_t *rt);
 void shoal__sched_push(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a);
 
 /* The worker's ring is non-empty while siblings are parked and none is
- * looking for work: wake one so it can steal (called between messages).
+ * looking for work: wake one so it can steal (called in a long turn: before
+ * its second message and every 16th after, turn.c).
  * Inline: most calls find the ring empty or a sibling looking. */
 void shoal__sched_share_slow(shoal_worker_t *w);
 static inline void shoal__sched_share(shoal_worker_t *w)
