@@ -25,30 +25,24 @@
  * it (below). Waking a sibling there is only for parallelism, so it is cheap
  * and best-effort: when the ring holds two or more actors (or, in a long
  * turn -- before its second message and every 16th after -- any actor), no
- * worker is spinning and one is parked, wake one. The woken worker spins and steals. A ring's
- * single actor is stolen only from a worker that has not popped since the thief's last look
- * (ring.h), so a ping-pong pair is not torn across cores; a stuck worker
- * does not pop, so its single actor is taken at a thief's second look.
- * A worker that finds work while it was the last spinner wakes one more if
- * work is still queued (the baton); a worker woken from park counts as a
- * spinner, so the baton passes along until every queued actor has a thread
- * or no thread is parked.
- * Work pushed to the global ring by a thread that is not a worker must
- * wake someone if every worker sleeps. The pair:
- *   pusher: claims a cell, or stores a longer overflow [seq_cst] (inject.h:
- *           that counts it); then nspinning, nparked
- *           [seq_cst loads]; wake one if none spins and one is parked.
- *   parker: nspinning -= 1, parked = 1, nparked += 1 [all seq_cst]; then
- *           the global ring's count [seq_cst loads]; sleep only if it is 0.
- * In the single order of seq_cst operations either the pusher's loads come
- * after the parker's announcements (it sees nparked > 0 and wakes it) or the
- * parker's load of count comes after the push (it does not sleep).
- * A waker claims a sleeper by CAS parked 1 -> 0 [seq_cst] and then futex-
- * wakes it; the sleeper sleeps only while parked == 1 (futex value check),
- * so a wake between its check and its sleep is not lost. Wakers look at the
- * slots below nscan [relaxed]: a compensating slot is below it before its
- * thread starts, and a pusher that counts that thread in nparked has read
- * its increment (an acquiring RMW chain), so it sees nscan past it too.
+ * worker is spinning and one is parked, wake one. The woken worker spins
+ * and steals. A ring's single actor is stolen only from a worker that has
+ * not popped since the thief's last look (ring.h), so a ping-pong pair is not torn across cores; a
+ * stuck worker does not pop, so its single actor is taken at a thief's second look. A worker that
+ * finds work while it was the last spinner wakes one more if work is still queued (the baton); a
+ * worker woken from park counts as a spinner, so the baton passes along until every queued actor
+ * has a thread or no thread is parked. Work pushed to the global ring by a thread that is not a
+ * worker must wake someone if every worker sleeps. The pair: pusher: claims a cell, or stores a
+ * longer overflow [seq_cst] (inject.h: that counts it); then nspinning, nparked [seq_cst loads];
+ * wake one if none spins and one is parked. parker: nspinning -= 1, parked = 1, nparked += 1 [all
+ * seq_cst]; then the global ring's count [seq_cst loads]; sleep only if it is 0. In the single
+ * order of seq_cst operations either the pusher's loads come after the parker's announcements (it
+ * sees nparked > 0 and wakes it) or the parker's load of count comes after the push (it does not
+ * sleep). A waker claims a sleeper by CAS parked 1 -> 0 [seq_cst] and then futex- wakes it; the
+ * sleeper sleeps only while parked == 1 (futex value check), so a wake between its check and its
+ * sleep is not lost. Wakers look at the slots below nscan [relaxed]: a compensating slot is below
+ * it before its thread starts, and a pusher that counts that thread in nparked has read its
+ * increment (an acquiring RMW chain), so it sees nscan past it too.
  *
  * STUCK WORKERS (monitor.c)
  * A worker stuck in a handler runs nothing else. The monitor, on each tick,
@@ -148,32 +142,38 @@ static void spill(shoal_worker_t *w)
     }
 }
 
-/* shoal__sched_push but for its common case: the own ring is full, or the
- * actor goes to the global ring. Apart, so the common case saves no
- * registers for it. */
+/* The caller is a worker of rt pushing onto its own ring (header of
+ * shoal__sched_push). */
+static inline bool own_ring(shoal_runtime_t *rt, shoal_tcache_t *tc)
+{
+    return tc->worker != NULL && tc->worker->rt == rt && !tc->push_global;
+}
+
+/* shoal__sched_push's rare cases, apart so the common one saves no
+ * registers for them: the own ring is full (half of it spills to the
+ * global ring, which wakes one as any push there does), or the actor goes
+ * to the global ring. */
 static __attribute__((noinline)) void push_slow(shoal_runtime_t *rt, shoal_tcache_t *tc,
                                                 shoal_actor_t *a)
 {
     shoal_worker_t *w = tc->worker;
-    if (w != NULL && w->rt == rt && !tc->push_global) {
-        while (!shoal__ring_push(&w->ring, a))
+    if (own_ring(rt, tc)) {
+        do
             spill(w);
-        if (shoal__ring_len(&w->ring) >= 2)
-            maybe_wake(rt, tc);
-        return;
+        while (!shoal__ring_push(&w->ring, a));
+    } else {
+        if (w != NULL && w->rt == rt)
+            w->took_global = 1; /* our own ring first: a sibling is likelier to take it */
+        shoal__inject_push(&rt->global, a);
     }
-    if (w != NULL && w->rt == rt)
-        w->took_global = 1; /* our own ring first: a sibling is likelier to take it */
-    shoal__inject_push(&rt->global, a);
     maybe_wake(rt, tc);
 }
 
 void shoal__sched_push(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a)
 {
-    shoal_worker_t *w = tc->worker;
-    if (__builtin_expect(w != NULL && w->rt == rt && !tc->push_global, 1) &&
-        __builtin_expect(shoal__ring_push(&w->ring, a), 1)) {
-        if (shoal__ring_len(&w->ring) >= 2)
+    if (__builtin_expect(own_ring(rt, tc), 1) &&
+        __builtin_expect(shoal__ring_push(&tc->worker->ring, a), 1)) {
+        if (shoal__ring_len(&tc->worker->ring) >= 2)
             maybe_wake(rt, tc);
         return;
     }
