@@ -25,6 +25,8 @@ bool shoal__owner_enter(shoal_actor_t *a, uint32_t worker_id)
 
 void shoal__owner_leave(shoal_actor_t *a)
 {
+    /* release: pairs with the acquire half of the next runner's exchange in
+     * shoal__owner_enter: it sees this turn's writes. */
     atomic_store_explicit(&a->owner, 0, memory_order_release);
 }
 
@@ -47,7 +49,9 @@ shoal_env_t *shoal__actor_pop(shoal_tcache_t *tc, shoal_actor_t *a, bool sys)
     } else {
         shoal__queued_out(tc, shoal__env_of(n));
         uint32_t d = atomic_load_explicit(&b->user_deq, memory_order_relaxed);
-        /* release: read by senders for the limit (mailbox.h). */
+        /* release: pairs with the load of user_deq in shoal__room_in (seq_cst
+         * for an asker); senders read it [relaxed] for the limit (mailbox.h).
+         * No data rides on it beyond the count itself. */
         atomic_store_explicit(&b->user_deq, (d + 1) & SHOAL_RSV_COUNT_MASK, memory_order_release);
     }
     return shoal__env_of(n);

@@ -42,6 +42,9 @@ int shoal__actor_spawn_as(shoal_runtime_t *rt, shoal_tcache_t *tc, const shoal_s
         limit = 0;
     else if (limit > SHOAL_MAILBOX_MAX)
         return SHOAL_EINVAL;
+    /* acquire: no pairing -- stop_all's seq_cst store of stopping publishes
+     * nothing this needs; the check is a flag (runtime.c says why a spawn
+     * past it is still reached). */
     if (atomic_load_explicit(&rt->stopping, memory_order_acquire) && kind != SHOAL_ACTOR_WAITER)
         return SHOAL_ESTOPPED;
 
@@ -111,7 +114,9 @@ int shoal__actor_spawn_as(shoal_runtime_t *rt, shoal_tcache_t *tc, const shoal_s
      * words below, so a sender whose reservation succeeds finds IDLE (or
      * later), never FREE, and schedules what it sent. */
     atomic_store_explicit(&a->sched, SHOAL_SCHED_IDLE, memory_order_release);
-    /* release: a sender whose reservation succeeds sees the record set up. */
+    /* release (both): pairs with the sender's reservation CAS (mailbox.h,
+     * seq_cst) and the acquire loads of user_rsv in route_to_group (send.c)
+     * and stop_all (runtime.c): a live word's record is set up. */
     uint64_t base = (uint64_t)gen << SHOAL_RSV_GEN_SHIFT | SHOAL_RSV_ALIVE;
     atomic_store_explicit(&a->sys_rsv, base | sys_count, memory_order_release);
     atomic_store_explicit(&a->user_rsv, base | shoal__rsv_count(uw), memory_order_release);
@@ -153,7 +158,11 @@ void shoal__actor_release(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t
     atomic_store_explicit(&a->owner, 0, memory_order_relaxed);
     /* The next generation: stale PIDs now fail their reservation. Only the
      * owner writes a closed word (every CAS on it fails), so a store is
-     * enough; release orders the clean-up above before the slot's reuse. */
+     * enough; release orders the clean-up above before the slot's reuse.
+     * release (all three): pairs with the acquire loads of user_rsv in
+     * route_to_group (send.c) and stop_all (runtime.c), and with a stale
+     * sender's seq_cst load of sched (send.c); the next spawn on this slot
+     * is ordered by slots_lock or by this thread's cache (registry.c). */
     uint64_t uw = atomic_load_explicit(&a->user_rsv, memory_order_relaxed);
     uint64_t sw = atomic_load_explicit(&a->sys_rsv, memory_order_relaxed);
     uint32_t gen = shoal__rsv_gen(uw) + 1;
@@ -168,10 +177,15 @@ void shoal__actor_release(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t
     /* Last: this may close the plugin whose code the actor ran. */
     if (hold.release != NULL)
         hold.release(hold.what);
-    /* acq_rel: the last one out sees every other actor's clean-up. */
+    /* acq_rel: pairs with the same fetch_sub of every other ending actor
+     * (one release sequence) and with stop_all's acquire load of live: the
+     * last one out, and stop_all, see every actor's clean-up. The load of
+     * stopping after it is acquire only; see stop_all. */
     if (atomic_fetch_sub_explicit(&rt->live, 1, memory_order_acq_rel) == 1 &&
         atomic_load_explicit(&rt->stopping, memory_order_acquire)) {
-        /* release: pairs with the acquire load in shoal_runtime_destroy. */
+        /* release: no acquiring partner -- all_ended is only the futex word
+         * stop_all sleeps on; it rechecks live [acquire], which carries the
+         * clean-up (the fetch_sub above). */
         atomic_store_explicit(&rt->all_ended, 1, memory_order_release);
         shoal__futex_wake(&rt->all_ended, INT_MAX);
     }

@@ -50,6 +50,7 @@ static shoal_env_t *pop_user(struct shoal_ctx_s *ctx)
 static void publish_deq(struct shoal_ctx_s *ctx)
 {
     if (ctx->unpublished != 0) {
+        /* release: as in shoal__actor_pop (the count a room asker reads). */
         atomic_store_explicit(&ctx->b->user_deq, ctx->deq, memory_order_release);
         ctx->unpublished = 0;
     }

@@ -49,6 +49,8 @@ typedef struct request_s {
 
 static void link_unref(shoal_agent_t *l)
 {
+    /* acq_rel: pairs with the same fetch_sub of every other holder: the
+     * last one out sees their use of l before it frees it. */
     if (atomic_fetch_sub_explicit(&l->refs, 1, memory_order_acq_rel) != 1)
         return;
     while (l->done != NULL) {

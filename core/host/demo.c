@@ -295,6 +295,9 @@ int main(int argc, char **argv)
     int drained = 0;
     while (shoal__demo_now_s() - t_stop < 10.0) {
         snap_take(d, rt, api, flaky, &cur);
+        /* acquire: pairs with the source's release store of source_stopped
+         * (MSG_STOP, demo_actors.c): the snapshot after the loop reads its
+         * final counters. */
         if (atomic_load_explicit(&d->source_stopped, memory_order_acquire) &&
             BOTH(&cur, messages_forwarded) ==
                 BOTH(&cur, messages_handled) + BOTH(&cur, messages_failed) &&

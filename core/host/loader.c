@@ -253,7 +253,9 @@ static shoal_module_t *find(shoal_loader_t *L, const struct stat *st)
             m->mtime.tv_sec != st->st_mtim.tv_sec || m->mtime.tv_nsec != st->st_mtim.tv_nsec ||
             m->ctime.tv_sec != st->st_ctim.tv_sec || m->ctime.tv_nsec != st->st_ctim.tv_nsec)
             continue;
-        /* Take a reference unless it is already on its way out. */
+        /* Take a reference unless it is already on its way out. acquire:
+         * no pairing -- the module was set up before it was listed under
+         * L->lock, which we hold; a new reference publishes nothing. */
         uint32_t r = atomic_load_explicit(&m->refs, memory_order_relaxed);
         while (r != 0)
             if (atomic_compare_exchange_weak_explicit(&m->refs, &r, r + 1, memory_order_acquire,

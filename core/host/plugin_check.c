@@ -37,6 +37,10 @@
 #define MSG_TYPE_BASE 0x7100u
 
 /* The harness: parent of the actor under test, so it hears how it ended. */
+/* The harness actor writes reason, then exited [seq_cst: atomic_store];
+ * the checking thread reads exited, then reason [seq_cst: atomic_load]:
+ * a reader that sees exited sees the reason stored before it. The pair
+ * needs only release/acquire; sem_post/sem_wait order them too. */
 typedef struct harness_s {
     sem_t ended;
     _Atomic int reason;
@@ -50,6 +54,8 @@ static int harness_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg
     (void)ctx;
     (void)state;
     if (msg->kind == SHOAL_MSG_EXIT) {
+        /* seq_cst (both): pairs with the checker's load of exited, then of
+         * reason (harness_t). */
         atomic_store(&H.reason, msg->status);
         atomic_store(&H.exited, 1);
         sem_post(&H.ended);

@@ -496,5 +496,7 @@ bool shoal__chan_wait(shoal_chan_t *c, int timeout_ms, unsigned spin_us)
         got = ready(c, memory_order_relaxed);
     }
     shoal__chan_disarm(c);
+    /* acquire: pairs with the producer's release of the stamp; the caller's
+     * shoal__chan_peek acquires it again before it reads the record. */
     return got || ready(c, memory_order_acquire);
 }

@@ -120,6 +120,8 @@ bool shoal__pool_from_thread(shoal_runtime_t *rt, shoal_pid_t from)
     if (from == SHOAL_PID_NONE || shoal__pid_slot(from) >= rt->max_actors)
         return false;
     shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(from));
+    /* acquire: pairs with the release store of sys_rsv in shoal__actor_spawn:
+     * a live word's record (kind) is set up. */
     uint64_t w = atomic_load_explicit(&a->sys_rsv, memory_order_acquire);
     return shoal__rsv_gen(w) == shoal__pid_gen(from) &&
            atomic_load_explicit(&a->kind, memory_order_relaxed) == SHOAL_ACTOR_WAITER;

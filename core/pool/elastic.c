@@ -282,6 +282,11 @@ static void pull_grow(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
     if (!atomic_load_explicit(&p->lazy, memory_order_relaxed))
         return;
+    /* seq_cst (both): the loads of pull.h's wake-up pair, read after a
+     * sender's claim [seq_cst] and a member's sleepers += 1 [seq_cst]. The
+     * ask that brought us here (grow_asked) is relaxed on both sides, so
+     * this is a best-effort look, not one half of a Dekker pair: a missed
+     * grow leaves the item to the running members. */
     if (shoal__inject_count(&p->pull->queue, memory_order_seq_cst) != 0 &&
         atomic_load_explicit(&p->pull->sleepers, memory_order_seq_cst) == 0)
         grow_one(ctx, p, false);

@@ -370,6 +370,7 @@ static bool worker_has_room(shoal_runtime_t *rt, shoal_pid_t wp, unsigned depth)
     } else if (q->remote == NULL && q->co == NULL) {
         /* acquire: see forward_route's nworkers. */
         uint32_t n = atomic_load_explicit(&q->nworkers, memory_order_acquire);
+        /* acquire (slots[i]): as nworkers. */
         for (uint32_t i = 0; i < n && !room; i++)
             room = worker_has_room(rt, atomic_load_explicit(&q->slots[i], memory_order_acquire),
                                    depth + 1);
@@ -408,6 +409,7 @@ static int forward_room(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *
     /* acquire: see forward_route's nworkers. */
     uint32_t n = atomic_load_explicit(&p->nworkers, memory_order_acquire);
     for (uint32_t i = 0; i < n; i++) {
+        /* acquire: as nworkers. */
         if (worker_has_room(rt, atomic_load_explicit(&p->slots[i], memory_order_acquire), 1)) {
             shoal__room_tell(rt, tc, g->pid, SHOAL_OK);
             break;
@@ -426,6 +428,8 @@ void shoal__forward_room_recheck(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
     if (p->pull != NULL || p->remote != NULL)
         return;
+    /* seq_cst fence: after our table stores, before the flag; pairs with the
+     * asker's fence in forward_room (room.h: the drain). */
     atomic_thread_fence(memory_order_seq_cst);
     shoal_actor_t *a = ctx->a;
     if (!(atomic_load_explicit(&a->limit, memory_order_relaxed) & SHOAL_LIMIT_ROOM))

@@ -253,6 +253,7 @@ int shoal__pool_start_ex(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
         struct timespec ts = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
         shoal__futex_wait(&p->starting, 1, timeout_ms ? &ts : NULL);
     }
+    /* acquire: as the loop's. */
     if (atomic_load_explicit(&p->starting, memory_order_acquire) != 0) {
         /* Still starting: stop it (its workers go with it). */
         shoal_runtime_stop_actor(rt, *pid);

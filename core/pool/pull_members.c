@@ -104,7 +104,7 @@ shoal_env_t *shoal__pull_take(struct shoal_ctx_s *ctx)
         /* Removed from the pool: it finishes what it holds and takes
          * nothing more. A sender may have woken it for an item (it was
          * still listed, IDLE, pull.h: wake-up): that wake-up goes on to a
-         * listed member. */
+         * listed member. seq_cst: as a sender's read after its claim. */
         if (shoal__inject_count(&q->queue, memory_order_seq_cst) != 0)
             shoal__pull_wake(ctx->rt, ctx->tc, p);
         return NULL;

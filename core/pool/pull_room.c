@@ -71,8 +71,9 @@ void shoal__pull_room_after_settle(struct shoal_ctx_s *ctx, shoal_pool_t *p, uin
 }
 
 /* Under room_lock: takes the waiters that have ended off the list. A
- * lower nwaiting [seq_cst, as every store of it] only spares a settling
- * member a look for waiters that are gone. */
+ * lower nwaiting [seq_cst; no pairing: the other lowering stores, in
+ * tell_waiters and when a waiter gives up, are relaxed] only spares a
+ * settling member a look for waiters that are gone. */
 static void prune(shoal_runtime_t *rt, shoal_pull_t *q)
 {
     size_t k = 0;

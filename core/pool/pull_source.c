@@ -324,6 +324,8 @@ bool shoal__pull_source_exit(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid
         return true;
     }
     uint64_t now = shoal__now_ns();
+    /* seq_cst (atomic_load): no pairing -- a flag, read relaxed everywhere
+     * else in the pools (stop_all publishes nothing with it). */
     if (p->state != SHOAL_POOL_DRAINING && !atomic_load(&ctx->rt->stopping) &&
         shoal__pool_restart_allowed(p, now)) {
         shoal__pool_restart_note(p, now);

@@ -140,6 +140,8 @@ static void ask_drain(shoal_remote_t *r, child_t *c)
     unpublish(r, c);
     c->drain_asked = true;
     atomic_store_explicit(&c->area->want_drain, 1, memory_order_relaxed);
+    /* release: pairs with the child's acquire load of want_seq (bridge,
+     * host/isolated.c): it reads want_drain after the new seq. */
     atomic_fetch_add_explicit(&c->area->want_seq, 1, memory_order_release);
     shoal__chan_ring(c->chan);
 }
@@ -171,6 +173,7 @@ static void hold_for(unsigned ms)
  * held is dropped, not failed). */
 static void child_ended(shoal_remote_t *r, child_t *c, bool stopping)
 {
+    /* seq_cst: as unpublish's (the reclaimer's store of qsbr.h's pair). */
     if (stopping) /* (no grace: the pool has ended, its senders see ENOPROC) */
         atomic_store_explicit(&r->cur, NULL, memory_order_seq_cst);
     else
@@ -182,6 +185,8 @@ static void child_ended(shoal_remote_t *r, child_t *c, bool stopping)
     uint64_t h, f, d;
     shoal__remote_settled(c, pushed, &h, &f, &d);
     uint64_t held = pushed - h - f - d;
+    /* acquire: as check_start's (the child's set_state, host/isolated.c);
+     * only the value is used here. */
     bool drained =
         atomic_load_explicit(&c->area->state, memory_order_acquire) == SHOAL_REMOTE_DRAINED;
     char how[96];
@@ -320,7 +325,8 @@ static void apply_control(shoal_remote_t *r)
     for (child_t *c = r->children; c != NULL; c = c->next) {
         atomic_store_explicit(&c->area->want_size, size, memory_order_relaxed);
         atomic_store_explicit(&c->area->want_mailbox, mailbox, memory_order_relaxed);
-        /* release: the child reads the words after the new seq. */
+        /* release: pairs with the child's acquire load of want_seq (bridge,
+         * host/isolated.c): it reads the words after the new seq. */
         atomic_fetch_add_explicit(&c->area->want_seq, 1, memory_order_release);
         shoal__chan_ring(c->chan);
     }

@@ -101,7 +101,7 @@ static uint64_t depth_of(shoal_runtime_t *rt, shoal_pid_t pid, unsigned level)
     uint64_t d = 0;
     /* acquire: pair with that pool's release stores, as a sender's do. */
     uint32_t n = atomic_load_explicit(&q->nworkers, memory_order_acquire);
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < n; i++) /* acquire (slots[i]): as nworkers */
         d += depth_of(rt, atomic_load_explicit(&q->slots[i], memory_order_acquire), level + 1);
     return d;
 }

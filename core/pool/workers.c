@@ -372,6 +372,8 @@ void shoal__pool_drain_workers(struct shoal_ctx_s *ctx, shoal_pool_t *p)
         return;
     }
     uint32_t n = shoal__pool_live(p);
+    /* release: as the shrinking stores of resize (pool.h: the worker
+     * table); pairs with the senders' acquire load of nworkers. */
     atomic_store_explicit(&p->nworkers, 0, memory_order_release);
     for (uint32_t i = 0; i < n; i++)
         shoal__pool_retire_worker(ctx, p, shoal__pool_slot(p, i));

@@ -110,6 +110,9 @@ void shoal__fault_name_fd(int fd, const char *name)
 void shoal__fault_unname_fd(int fd)
 {
     pthread_mutex_lock(&R.names_lock);
+    /* release (the store of -1): no pairing -- -1 matches no descriptor the
+     * handler looks up (rename_frame's acquire load), and nothing is
+     * published with it. */
     for (size_t i = 0; i < SHOAL_FAULT_NAMES; i++)
         if (atomic_load_explicit(&R.names[i].fd, memory_order_relaxed) == fd)
             atomic_store_explicit(&R.names[i].fd, -1, memory_order_release);

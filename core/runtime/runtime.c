@@ -133,6 +133,8 @@ static void stop_all(shoal_runtime_t *rt)
     pthread_mutex_unlock(&rt->slots_lock);
     for (uint32_t slot = 0; slot < used && tc != NULL; slot++) {
         shoal_actor_t *a = shoal__actor_at(rt, slot);
+        /* acquire (both words): pairs with the release stores of user_rsv and
+         * sys_rsv in shoal__actor_spawn: a live word's record (kind) is set up. */
         uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_acquire);
         /* The system mailbox: a retiring pool worker or a draining pool has
          * closed its user mailbox and still lives. */
@@ -143,7 +145,8 @@ static void stop_all(shoal_runtime_t *rt)
         shoal__send_system(rt, tc, shoal__pid_make(shoal__rsv_gen(w), slot), SHOAL_ENV_STOP,
                            SHOAL_PID_NONE, (uint32_t)SHOAL_ESHUTDOWN);
     }
-    /* acquire: pairs with the release store of the last actor_release. */
+    /* acquire: pairs with the acq_rel fetch_sub of live in
+     * shoal__actor_release (each ending actor's, one release sequence). */
     while (atomic_load_explicit(&rt->live, memory_order_acquire) != 0) {
         struct timespec ts = {.tv_sec = 0, .tv_nsec = 10 * 1000 * 1000};
         shoal__futex_wait(&rt->all_ended, 0, &ts);

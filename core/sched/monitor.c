@@ -236,6 +236,9 @@ static uint32_t xstate(shoal_runtime_t *rt, unsigned i, memory_order mo)
 /* Slot i has a thread that runs actors now. */
 static bool live(shoal_runtime_t *rt, unsigned i)
 {
+    /* acquire: pairs with extra_done's seq_cst store of DONE (worker.c);
+     * ON is this thread's own store, and join_retired has already acquired
+     * a DONE, so nothing read after this depends on it. */
     return i < rt->nthreads || xstate(rt, i, memory_order_acquire) == SHOAL_EXTRA_ON;
 }
 

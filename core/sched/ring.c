@@ -12,6 +12,7 @@ void shoal__ring_init(shoal_ring_t *r)
 
 uint32_t shoal__ring_take(shoal_ring_t *r, struct shoal_actor_s **out, uint32_t n)
 {
+    /* acquire: as pop's (ring.h); the owner reads only slots it wrote itself. */
     uint32_t h = atomic_load_explicit(&r->head, memory_order_acquire);
     for (;;) {
         uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);

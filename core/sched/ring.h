@@ -63,6 +63,8 @@ static inline bool shoal__ring_push(shoal_ring_t *r, struct shoal_actor_s *a)
 /* Owner: take the oldest; NULL when empty. */
 static inline struct shoal_actor_s *shoal__ring_pop(shoal_ring_t *r)
 {
+    /* acquire: pairs with a thief's head CAS in grab (ring.c); the owner reads
+     * only slots it wrote itself, so nothing rides on it here. */
     uint32_t h = atomic_load_explicit(&r->head, memory_order_acquire);
     for (;;) {
         uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);

@@ -110,6 +110,8 @@ static void wake_one(shoal_runtime_t *rt, shoal_tcache_t *tc)
         if (atomic_load_explicit(&w->parked, memory_order_relaxed) == 1 &&
             atomic_compare_exchange_strong_explicit(&w->parked, &one, 0, memory_order_seq_cst,
                                                     memory_order_relaxed)) {
+            /* seq_cst: the claimer undoes the parker's nparked += 1; read by
+             * maybe_wake's seq_cst load (header: the pair). */
             atomic_fetch_sub_explicit(&rt->nparked, 1, memory_order_seq_cst);
             shoal__futex_wake(&w->parked, 1);
             if (tc != NULL)
@@ -238,6 +240,7 @@ static void unpark_self(shoal_worker_t *w)
      * failure reads the waker's CAS (header). */
     if (atomic_compare_exchange_strong_explicit(&w->parked, &one, 0, memory_order_seq_cst,
                                                 memory_order_seq_cst))
+        /* seq_cst: as wake_one's (read by maybe_wake). */
         atomic_fetch_sub_explicit(&w->rt->nparked, 1, memory_order_seq_cst);
     /* else a waker claimed us and did the accounting */
 }
@@ -264,6 +267,8 @@ static void stop_spinning(shoal_worker_t *w)
 {
     if (w->spinning) {
         w->spinning = 0;
+        /* seq_cst: the parker's nspinning -= 1 (header: the pair), read by
+         * maybe_wake's seq_cst load of nspinning. */
         atomic_fetch_sub_explicit(&w->rt->nspinning, 1, memory_order_seq_cst);
     }
 }
@@ -287,7 +292,9 @@ static shoal_actor_t *find_work(shoal_worker_t *w)
         if (a != NULL) {
             if (w->spinning) {
                 stop_spinning(w);
-                /* We were the last one looking; there may be more. */
+                /* We were the last one looking; there may be more. seq_cst:
+                 * as maybe_wake's load (the baton, header), after our own
+                 * fetch_sub in stop_spinning. */
                 if (atomic_load_explicit(&rt->nspinning, memory_order_seq_cst) == 0 &&
                     (shoal__ring_len(&w->ring) != 0 ||
                      shoal__inject_count(&rt->global, memory_order_relaxed) != 0))
@@ -295,6 +302,9 @@ static shoal_actor_t *find_work(shoal_worker_t *w)
             }
             return a;
         }
+        /* acquire: no pairing -- shoal__workers_join's seq_cst store of
+         * shutdown publishes nothing read after it (a flag; the sleeping
+         * side reads it seq_cst in park). */
         if (atomic_load_explicit(&rt->shutdown, memory_order_acquire) ||
             retiring(w, memory_order_relaxed)) {
             stop_spinning(w);
@@ -302,6 +312,9 @@ static shoal_actor_t *find_work(shoal_worker_t *w)
         }
         if (!w->spinning) {
             w->spinning = 1;
+            /* seq_cst: a spinner announces itself; read by maybe_wake's
+             * seq_cst load (a pusher that sees a spinner wakes nobody: the
+             * spinner looks again, and parks only through park's pair). */
             atomic_fetch_add_explicit(&rt->nspinning, 1, memory_order_seq_cst);
             spin_start = shoal__now_ns();
         } else if (shoal__now_ns() - spin_start > rt->spin_ns) {
@@ -313,6 +326,7 @@ static shoal_actor_t *find_work(shoal_worker_t *w)
              * spinner took one actor and woke nobody, and the rest waited
              * for a busy thread's turn to end while threads slept. */
             w->spinning = 1;
+            /* seq_cst: as above (a woken worker counts as a spinner). */
             atomic_fetch_add_explicit(&rt->nspinning, 1, memory_order_seq_cst);
             /* seq_cst: the worker's load of the idle pair (header). */
             if (atomic_load_explicit(&rt->mon_idle, memory_order_seq_cst))
@@ -487,6 +501,8 @@ static bool has_thread(shoal_runtime_t *rt, unsigned i)
 
 void shoal__workers_join(shoal_runtime_t *rt)
 {
+    /* seq_cst: pairs with park's seq_cst load of shutdown after it announces
+     * itself parked; unpark_other below claims whoever already sleeps. */
     atomic_store_explicit(&rt->shutdown, 1, memory_order_seq_cst);
     for (unsigned i = 0; i < rt->nslots; i++)
         if (has_thread(rt, i)) {

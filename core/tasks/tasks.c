@@ -229,6 +229,7 @@ SHOAL_API int shoal_tasks_tune(shoal_tasks_t *tasks, uint32_t size)
 {
     if (tasks == NULL)
         return SHOAL_EINVAL;
+    /* acquire: as shoal__tasks_put's (tasks.h: closed). */
     if (atomic_load_explicit(&tasks->closed, memory_order_acquire))
         return SHOAL_ESHUTDOWN;
     /* A release that began after the check above drains the pool: a
@@ -338,6 +339,9 @@ SHOAL_API int shoal_tasks_release_timeout(shoal_tasks_t *tasks, uint64_t timeout
     int rc = shoal_pool_drain(tasks->rt, tasks->pid, timeout_ms);
     if (rc == SHOAL_ENOPROC)
         rc = quiet(tasks, deadline);
+    /* release: pairs with the acquire load of released above, by a later
+     * release (or destroy, through it) in another thread: the drain's answer
+     * came after every worker's last read of the handle. */
     if (rc == SHOAL_OK)
         atomic_store_explicit(&tasks->released, 1, memory_order_release);
     return rc;
