@@ -177,12 +177,15 @@ void shoal__actor_release(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t
     /* Last: this may close the plugin whose code the actor ran. */
     if (hold.release != NULL)
         hold.release(hold.what);
-    /* acq_rel: pairs with the same fetch_sub of every other ending actor
-     * (one release sequence) and with stop_all's acquire load of live: the
-     * last one out, and stop_all, see every actor's clean-up. The load of
-     * stopping after it is acquire only; see stop_all. */
-    if (atomic_fetch_sub_explicit(&rt->live, 1, memory_order_acq_rel) == 1 &&
-        atomic_load_explicit(&rt->stopping, memory_order_acquire)) {
+    /* seq_cst (the fetch_sub and the load of stopping): the ending
+     * actor's half of the shutdown pair with stop_all (runtime.c), which
+     * stores stopping and then loads live, both seq_cst: either stop_all
+     * sees live at 0, or the last one out sees stopping and wakes it. The
+     * fetch_sub also pairs with every other ending actor's (one release
+     * sequence) and with stop_all's load of live: the last one out, and
+     * stop_all, see every actor's clean-up. */
+    if (atomic_fetch_sub_explicit(&rt->live, 1, memory_order_seq_cst) == 1 &&
+        atomic_load_explicit(&rt->stopping, memory_order_seq_cst)) {
         /* release: no acquiring partner -- all_ended is only the futex word
          * stop_all sleeps on; it rechecks live [acquire], which carries the
          * clean-up (the fetch_sub above). */

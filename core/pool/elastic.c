@@ -247,9 +247,11 @@ int shoal__pool_lazy_take(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t 
 
 void shoal__pool_lazy_ask(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
 {
-    /* relaxed: a request to look, not a count; the pool's actor clears it
-     * before it looks, so a later ask is never lost. */
-    if (atomic_load_explicit(&p->grow_asked, memory_order_relaxed) ||
+    /* seq_cst: the sender's load of the ask pair, after its claim of the
+     * item's cell [seq_cst] (shoal__pull_put): the pool's actor clears the
+     * flag [seq_cst] before it counts the buffer [seq_cst] (on_grow), so
+     * it sees the item, or we see the flag clear and ask again. */
+    if (atomic_load_explicit(&p->grow_asked, memory_order_seq_cst) ||
         atomic_exchange_explicit(&p->grow_asked, 1, memory_order_relaxed))
         return;
     shoal__send(rt, tc, SHOAL_PID_NONE, p->g.pid, SHOAL__POOL_TICK_GROW, NULL, 0, true, NULL, NULL);
@@ -283,10 +285,9 @@ static void pull_grow(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     if (!atomic_load_explicit(&p->lazy, memory_order_relaxed))
         return;
     /* seq_cst (both): the loads of pull.h's wake-up pair, read after a
-     * sender's claim [seq_cst] and a member's sleepers += 1 [seq_cst]. The
-     * ask that brought us here (grow_asked) is relaxed on both sides, so
-     * this is a best-effort look, not one half of a Dekker pair: a missed
-     * grow leaves the item to the running members. */
+     * sender's claim [seq_cst] and a member's sleepers += 1 [seq_cst]; and
+     * the count is the actor's load of the ask pair (shoal__pool_lazy_ask),
+     * after its clear of grow_asked [seq_cst] in on_grow. */
     if (shoal__inject_count(&p->pull->queue, memory_order_seq_cst) != 0 &&
         atomic_load_explicit(&p->pull->sleepers, memory_order_seq_cst) == 0)
         grow_one(ctx, p, false);
@@ -320,8 +321,9 @@ static void forward_regrow(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 void shoal__pool_on_grow(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
     if (p->pull != NULL) {
-        /* relaxed: cleared before we look (shoal__pool_lazy_ask). */
-        atomic_store_explicit(&p->grow_asked, 0, memory_order_relaxed);
+        /* seq_cst: the actor's store of the ask pair, cleared before we
+         * look (shoal__pool_lazy_ask). */
+        atomic_store_explicit(&p->grow_asked, 0, memory_order_seq_cst);
         pull_grow(ctx, p);
         return;
     }

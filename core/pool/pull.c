@@ -90,13 +90,15 @@ void shoal__pull_update(shoal_pool_t *p)
             : p->target;
     uint64_t cap =
         q->buffer + (uint64_t)workers * atomic_load_explicit(&q->prefetch, memory_order_relaxed);
-    atomic_store_explicit(&q->capacity, cap, memory_order_relaxed);
+    /* seq_cst: the resize's store of the capacity pair (pull.h: room),
+     * then its load of nwaiting below. */
+    atomic_store_explicit(&q->capacity, cap, memory_order_seq_cst);
     /* More room (a resize, a bigger buffer): producers waiting for it hear.
      * seq_cst (nwaiting, then settles and admits): the loads a settling
      * member makes (pull.h: room), against shoal__pull_room_ask's seq_cst
-     * store of nwaiting and its read of admitted. capacity is relaxed on
-     * both sides (the store above, shoal__pull_has_room's load), so an ask
-     * racing this update may miss the new room until the next settle. */
+     * store of nwaiting and its reads of admitted and (shoal__pull_has_room)
+     * capacity: an ask racing this update sees the new capacity, or this
+     * sees its nwaiting and tells it. */
     if (atomic_load_explicit(&q->nwaiting, memory_order_seq_cst) != 0 &&
         shoal__pull_has_room(q, shoal__pull_admitted(q, memory_order_seq_cst)))
         shoal__pull_tell_waiters(p->rt, shoal__tcache_get(p->rt), p, SHOAL_OK);

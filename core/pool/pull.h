@@ -77,7 +77,12 @@
  *               between them may hide the room: the member that settles
  *               that item looks again -- every settle does, a drop at a
  *               member's end too -- and the last settle sees it all); a
- *               waiter may be told twice, never not. Closing (a drain,
+ *               waiter may be told twice, never not. A resize that
+ *               raises the capacity stores it [seq_cst] and then reads
+ *               nwaiting [seq_cst]; an asker reads the capacity [seq_cst]
+ *               after its store of nwaiting: one sees the other, so a
+ *               waiter never sleeps through room a resize made (with
+ *               nothing admitted, no settle would tell it). Closing (a drain,
  *               the end) tells every waiter SHOAL_ENOPROC, and a waiter
  *               that asks after the close hears it at once (pull_room.c).
  *               Waiters that have ended are taken off the list (under

@@ -19,7 +19,9 @@
 /* The low-water mark: a quarter of the capacity free (at least one). */
 bool shoal__pull_has_room(const shoal_pull_t *q, uint64_t admitted)
 {
-    uint64_t cap = atomic_load_explicit(&q->capacity, memory_order_relaxed);
+    /* seq_cst: an asker's load of the capacity pair (pull.h: room), after
+     * its store of nwaiting; a settling member's look needs no more. */
+    uint64_t cap = atomic_load_explicit(&q->capacity, memory_order_seq_cst);
     uint64_t free_min = cap / 4 != 0 ? cap / 4 : 1;
     return admitted + atomic_load_explicit(&q->reserved, memory_order_relaxed) + free_min <= cap;
 }

@@ -145,9 +145,13 @@ static void stop_all(shoal_runtime_t *rt)
         shoal__send_system(rt, tc, shoal__pid_make(shoal__rsv_gen(w), slot), SHOAL_ENV_STOP,
                            SHOAL_PID_NONE, (uint32_t)SHOAL_ESHUTDOWN);
     }
-    /* acquire: pairs with the acq_rel fetch_sub of live in
-     * shoal__actor_release (each ending actor's, one release sequence). */
-    while (atomic_load_explicit(&rt->live, memory_order_acquire) != 0) {
+    /* seq_cst: stop_all's half of the shutdown pair (the store of stopping
+     * above, then this load) with shoal__actor_release's seq_cst fetch_sub
+     * of live and load of stopping: the last actor to end wakes us, or we
+     * see live at 0. The 10 ms timeout is a backstop, not the protocol. It
+     * also acquires every ending actor's clean-up (their fetch_subs, one
+     * release sequence). */
+    while (atomic_load_explicit(&rt->live, memory_order_seq_cst) != 0) {
         struct timespec ts = {.tv_sec = 0, .tv_nsec = 10 * 1000 * 1000};
         shoal__futex_wait(&rt->all_ended, 0, &ts);
     }
