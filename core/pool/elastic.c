@@ -252,7 +252,7 @@ void shoal__pool_lazy_ask(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t 
      * flag [seq_cst] before it counts the buffer [seq_cst] (on_grow), so
      * it sees the item, or we see the flag clear and ask again. */
     if (atomic_load_explicit(&p->grow_asked, memory_order_seq_cst) ||
-        atomic_exchange_explicit(&p->grow_asked, 1, memory_order_relaxed))
+        atomic_exchange_explicit(&p->grow_asked, 1, memory_order_seq_cst))
         return;
     shoal__send(rt, tc, SHOAL_PID_NONE, p->g.pid, SHOAL__POOL_TICK_GROW, NULL, 0, true, NULL, NULL);
 }
@@ -279,18 +279,29 @@ static shoal_pid_t grow_one(struct shoal_ctx_s *ctx, shoal_pool_t *p, bool quiet
     return pid;
 }
 
-/* A pull pool: items wait and no member waits for work -- one more. */
+/* A pull pool: items wait beyond what its live members can still take
+ * (prefetch each, less what they hold) -- a member started for each
+ * prefetch of them, up to max_size, as each send that found no member
+ * free asked (lazy grow). A member just started holds nothing yet: it
+ * counts as taking its share, so a second look does not start it again.
+ * A recent picture: a tick looks again. */
 static void pull_grow(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
     if (!atomic_load_explicit(&p->lazy, memory_order_relaxed))
         return;
-    /* seq_cst (both): the loads of pull.h's wake-up pair, read after a
-     * sender's claim [seq_cst] and a member's sleepers += 1 [seq_cst]; and
-     * the count is the actor's load of the ask pair (shoal__pool_lazy_ask),
-     * after its clear of grow_asked [seq_cst] in on_grow. */
-    if (shoal__inject_count(&p->pull->queue, memory_order_seq_cst) != 0 &&
-        atomic_load_explicit(&p->pull->sleepers, memory_order_seq_cst) == 0)
-        grow_one(ctx, p, false);
+    /* seq_cst (the counts): the actor's load of the ask pair
+     * (shoal__pool_lazy_ask), after its clear of grow_asked [seq_cst] in
+     * on_grow; the buffer's count is also the second read of pull.h's
+     * wake-up pair. */
+    shoal_pull_t *q = p->pull;
+    uint64_t pf = atomic_load_explicit(&q->prefetch, memory_order_relaxed);
+    uint64_t queued = shoal__inject_count(&q->queue, memory_order_seq_cst);
+    uint64_t admitted = shoal__pull_admitted(q, memory_order_seq_cst);
+    uint64_t held = admitted > queued ? admitted - queued : 0;
+    uint64_t can = (uint64_t)shoal__pool_live(p) * pf;
+    uint64_t room = can > held ? can - held : 0;
+    while (queued > room && grow_one(ctx, p, false) != SHOAL_PID_NONE)
+        room += pf;
 }
 
 /* Places one send from the grow list (see THE GROW LIST: take). */

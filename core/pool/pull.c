@@ -187,7 +187,19 @@ static void sweep(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
     }
 }
 
-/* Schedules one IDLE member (pull.h: wake-up). */
+/* No member waits for an item just put: a lazy pool may start one
+ * (elastic.c: lazy grow). */
+static void grow_if_lazy(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
+{
+    if (atomic_load_explicit(&p->lazy, memory_order_relaxed) &&
+        atomic_load_explicit(&p->nworkers, memory_order_relaxed) <
+            atomic_load_explicit(&p->lazy_max, memory_order_relaxed))
+        shoal__pool_lazy_ask(rt, tc, p);
+}
+
+/* Schedules one IDLE member (pull.h: wake-up). None found -- every member
+ * `sleepers` counts is running again (it is taken off at its next take) --
+ * is, for a lazy pool, no member waiting: it may start one. */
 void shoal__pull_wake(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
 {
     /* seq_cst: pairs with the pool actor's listing (release stores, then
@@ -209,6 +221,7 @@ void shoal__pull_wake(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
             shoal__schedule(rt, tc, a))
             return;
     }
+    grow_if_lazy(rt, tc, p);
 }
 
 /* Puts an admitted item into the buffer and wakes a member if one sleeps;
@@ -220,10 +233,8 @@ void shoal__pull_put(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, s
     /* seq_cst: the sender's read of the wake-up pair (pull.h). */
     if (atomic_load_explicit(&q->sleepers, memory_order_seq_cst) != 0)
         shoal__pull_wake(rt, tc, p);
-    else if (atomic_load_explicit(&p->lazy, memory_order_relaxed) &&
-             atomic_load_explicit(&p->nworkers, memory_order_relaxed) <
-                 atomic_load_explicit(&p->lazy_max, memory_order_relaxed))
-        shoal__pool_lazy_ask(rt, tc, p); /* no member waits: elastic.c may start one */
+    else
+        grow_if_lazy(rt, tc, p);
     /* seq_cst: pairs with own_end's store of ended: it sweeps after it, or
      * we see it and sweep ourselves. */
     if (atomic_load_explicit(&p->pull_ended, memory_order_seq_cst))

@@ -65,7 +65,10 @@
  *               removed from the table (retiring: a resize, idle expiry)
  *               takes nothing more, so one that a sender woke passes the
  *               wake-up on: in its next take it reads count [seq_cst] and,
- *               if items wait, scans the table as a sender does.
+ *               if items wait, scans the table as a sender does. A scan
+ *               that finds no IDLE member, in a lazy pool, asks the pool's
+ *               actor for a new one, as a put that finds no sleeper does
+ *               (elastic.c: lazy grow).
  *   room        a producer refused with SHOAL_EBUSY may ask for one
  *               SHOAL_MSG_ROOM (shoal_notify_room): it is added to `waiting`
  *               under room_lock, nwaiting is stored [seq_cst], then admitted

@@ -160,6 +160,42 @@ static void lazy_under_load_case(uint32_t kind)
 static void forward_lazy_under_load(void) { lazy_under_load_case(SHOAL_POOL_KIND_FORWARD); }
 static void pull_lazy_under_load(void) { lazy_under_load_case(SHOAL_POOL_KIND_PULL); }
 
+/* A pull pool of 1 (max 6, prefetch 1) whose member sleeps: a burst of 6
+ * jobs that each hold their member, sent before any member has taken one.
+ * Each job that finds no member free has one started for it at once -- not
+ * one a tick (250 ms, the idle_timeout of a minute) after the first: once
+ * the pool's actor has read what the sends asked (the stats call comes
+ * after them from the same thread), 6 members live and 5 were grown. Jobs
+ * that found the sleeping member already woken (sleepers counts it until
+ * it takes) asked too. */
+static void pull_lazy_burst(void)
+{
+    ek_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(8); /* 6 held, and the pool's actor */
+    shoal_pool_spec_t s = ek_spec_of(SHOAL_POOL_KIND_PULL, 1, 1, 6, 4);
+    s.prefetch = 1;
+    s.idle_timeout_ms = 60000;
+    shoal_pid_t p = ek_spawn(rt, &s);
+    EK_WAIT_UNTIL(EK_STATS(rt, p).idle == 1);
+    CU_ASSERT_EQUAL_FATAL(EK_STATS(rt, p).idle, 1);
+    for (int i = 0; i < 6; i++)
+        CU_ASSERT_EQUAL(ek_job(rt, p, EK_A_BLOCK), SHOAL_OK);
+    shoal_pool_stats_t st = EK_STATS(rt, p);
+    CU_ASSERT_EQUAL(st.pool_size, 6);
+    CU_ASSERT_EQUAL(st.lazy_grown, 5);
+    EK_WAIT_UNTIL(atomic_load(&ek_entered) == 6);
+    CU_ASSERT_EQUAL(atomic_load(&ek_entered), 6);
+    st = EK_STATS(rt, p);
+    CU_ASSERT_EQUAL(st.pool_size, 6);
+    CU_ASSERT_EQUAL(st.lazy_grown, 5);
+    CU_ASSERT_EQUAL(st.buffer_depth, 0);
+    atomic_store(&ek_gate, 1);
+    EK_WAIT_UNTIL(EK_STATS(rt, p).messages_handled == 6);
+    CU_ASSERT_EQUAL(EK_STATS(rt, p).messages_handled, 6);
+    CU_ASSERT_EQUAL(atomic_load(&ek_done), 6);
+    shoal_runtime_destroy(rt);
+}
+
 /* A pool ended with sends on its grow list: none is lost unseen -- each
  * is counted dropped (the ledger still balances). */
 static void ended_with_grow_list(void)
@@ -246,6 +282,7 @@ int main(void)
         {"pull: from zero workers, one starts for the work", pull_lazy_from_zero},
         {"forward: growing and expiring under four senders", forward_lazy_under_load},
         {"pull: growing and expiring under four senders", pull_lazy_under_load},
+        {"pull: a burst that finds every member busy grows one for each", pull_lazy_burst},
         {"a pool that ends with sends on its grow list", ended_with_grow_list},
         {"forward: a worker that could not start for a send starts later",
          forward_lazy_start_fails},
