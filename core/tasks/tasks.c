@@ -82,7 +82,10 @@ static const char *panic_text(shoal_ctx_t *ctx, int reason)
 }
 
 /* A worker ends. With a task in hand (cur.fn set), that task panicked: it
- * unwound past worker_message. The pool starts a replacement. */
+ * unwound past worker_message. Its group hears first, then the hook: a
+ * hook that unwinds too (a shoal_panic with the task's ctx) ends this
+ * terminate, and must not leave the group waiting for a task that has
+ * finished. The pool starts a replacement. */
 static void worker_terminate(shoal_ctx_t *ctx, void *state, int reason)
 {
     worker_t *w = state;
@@ -91,10 +94,10 @@ static void worker_terminate(shoal_ctx_t *ctx, void *state, int reason)
     shoal__task_t task = w->cur;
     w->cur.fn = NULL;
     int rc = reason != SHOAL_OK ? reason : SHOAL_EPANIC;
+    if (task.group != NULL)
+        shoal__task_group_done(task.group, rc); /* it may be freed: task.group is not read again */
     if (w->t->hook != NULL)
         w->t->hook(task.arg, panic_text(ctx, rc), w->t->user);
-    if (task.group != NULL)
-        shoal__task_group_done(task.group, rc);
 }
 
 static const shoal_behaviour_t worker_behaviour = {

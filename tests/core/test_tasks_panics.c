@@ -126,11 +126,83 @@ static void panics_while_the_pool_is_released(void)
     tk_finish(rt, t);
 }
 
+/* ---- a hook that panics ------------------------------------------------------------ */
+
+/* A task that hands its ctx to the hook through its arg, then panics; the
+ * hook (on the same thread, in the worker's end) panics with it in turn. */
+typedef struct {
+    shoal_ctx_t *ctx;
+    int idx;
+} relay_t;
+
+#define RELAYS 41
+static relay_t relays[RELAYS];
+static atomic_int relay_hooked;
+
+static int relay_task(shoal_ctx_t *ctx, void *arg)
+{
+    relay_t *r = arg;
+    r->ctx = ctx;
+    shoal_panic(ctx, "relay %d", r->idx);
+}
+
+static void panicking_hook(void *arg, const char *why, void *user)
+{
+    (void)why;
+    (void)user;
+    relay_t *r = arg;
+    atomic_fetch_add(&relay_hooked, 1);
+    shoal_panic(r->ctx, "the hook of relay %d panics too", r->idx);
+}
+
+/* 40 tasks of a group and one submit_wait, each panicking, and the hook
+ * panics for each: the hook is heard once per task, and still every task
+ * is settled -- the group's wait returns SHOAL_OK with SHOAL_EPANIC at
+ * once (the hook heard the last one), submit_wait SHOAL_EPANIC; the
+ * counters are exact and the pool still serves. */
+static void a_hook_that_panics(void)
+{
+    tk_reset();
+    atomic_store(&relay_hooked, 0);
+    shoal_runtime_t *rt = tk_runtime();
+    shoal_tasks_opts_t o = tk_opts(2, 64);
+    o.panic_hook = panicking_hook;
+    shoal_tasks_t *t = tk_make_with(rt, &o);
+    shoal_task_group_t *g = NULL;
+    CU_ASSERT_EQUAL_FATAL(shoal_task_group_create(t, &g), SHOAL_OK);
+    for (int i = 0; i < RELAYS - 1; i++) {
+        relays[i] = (relay_t){NULL, i};
+        CU_ASSERT_EQUAL(shoal_task_group_submit(g, relay_task, &relays[i], TK_LONG_MS), SHOAL_OK);
+    }
+    relays[RELAYS - 1] = (relay_t){NULL, RELAYS - 1};
+    int r = -1;
+    CU_ASSERT_EQUAL(shoal_tasks_submit_wait(t, relay_task, &relays[RELAYS - 1], TK_LONG_MS, &r),
+                    SHOAL_OK);
+    CU_ASSERT_EQUAL(r, SHOAL_EPANIC);
+    WAIT_UNTIL(atomic_load(&relay_hooked) == RELAYS && shoal_tasks_completed(t) == RELAYS);
+    CU_ASSERT_EQUAL(atomic_load(&relay_hooked), RELAYS);
+    int first = -1;
+    CU_ASSERT_EQUAL(shoal_task_group_wait(g, 0, &first), SHOAL_OK);
+    CU_ASSERT_EQUAL(first, SHOAL_EPANIC);
+    shoal_task_group_free(g);
+    CU_ASSERT_EQUAL(shoal_tasks_completed(t), RELAYS);
+    CU_ASSERT_EQUAL(shoal_tasks_panicked(t), RELAYS);
+    r = -1;
+    CU_ASSERT_EQUAL(shoal_tasks_submit_wait(t, tk_job_fn, tk_job(0, 0, 5), TK_LONG_MS, &r),
+                    SHOAL_OK);
+    CU_ASSERT_EQUAL(r, 5);
+    CU_ASSERT_EQUAL(shoal_tasks_release(t), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_tasks_completed(t), RELAYS + 1);
+    CU_ASSERT_EQUAL(atomic_load(&relay_hooked), RELAYS);
+    tk_finish(rt, t);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
         {"panic storm from two threads", panic_storm_from_two_threads},
         {"panics while the pool is released", panics_while_the_pool_is_released},
+        {"a hook that panics", a_hook_that_panics},
         {NULL, NULL},
     };
     return shoal_test_run("tasks_panics", cases);

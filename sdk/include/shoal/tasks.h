@@ -61,9 +61,10 @@ typedef int (*shoal_task_fn)(shoal_ctx_t *ctx, void *arg);
 
 /* Called once for a task that panicked, on its worker's thread as the
  * worker ends: arg is the task's, why the panic's text (valid during the
- * call), user the one given in the options. It may run after
+ * call), user the one given in the options. It runs after the task's
+ * group has heard SHOAL_EPANIC, so it may run after
  * shoal_tasks_submit_wait or shoal_task_group_wait has already returned
- * SHOAL_EPANIC for that task. It must not block. */
+ * it for that task. It must not block. */
 typedef void (*shoal_task_panic_fn)(void *arg, const char *why, void *user);
 
 /* The message type a task travels as (in the range applications use). */
