@@ -10,6 +10,7 @@
 
 #include "actor/call.h"
 #include "actor/held.h"
+#include "actor/room.h"
 #include "pool/checkout.h"
 #include "runtime/grow.h"
 #include "runtime/runtime.h"
@@ -189,6 +190,19 @@ static int worker_stats(shoal_pool_t *p, shoal_reply_t *reply)
     return rc;
 }
 
+/* DRAIN callers that have ended (a blocking call that timed out ends its
+ * waiter) are answered by nobody: forgotten when the list is full, before
+ * it grows, so a drain asked again and again keeps a place per caller that
+ * still waits, not per call. */
+static void forget_gone_waiters(shoal_ctx_t *ctx, shoal_pool_t *p)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < p->nwaiters; i++)
+        if (shoal__room_waiter_alive(ctx->rt, p->waiters[i].from))
+            p->waiters[k++] = p->waiters[i];
+    p->nwaiters = k;
+}
+
 int shoal__pool_call(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg,
                      shoal_reply_t *reply)
 {
@@ -225,6 +239,8 @@ int shoal__pool_call(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg,
         return shoal_reply_set(reply, SHOAL__POOL_EPIC_ARGS, &status, sizeof status);
     }
     if (msg->type == SHOAL_POOL_DRAIN) {
+        if (p->nwaiters == p->waiters_cap)
+            forget_gone_waiters(ctx, p);
         struct shoal_drain_waiter_s *w =
             shoal__grow(p->waiters, p->nwaiters, &p->waiters_cap, sizeof *w, 4);
         if (w == NULL) {

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "pool/pool.h"
 #include "pool_kit.h"
 
 #define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, PK_WAIT_S)
@@ -113,6 +114,41 @@ static void drain_handles_everything_even_after_a_crash(void)
     CU_ASSERT_EQUAL(shoal_pool_drain(rt, pool, PK_TMO), SHOAL_ENOPROC);
     CU_ASSERT_EQUAL(shoal_pool_set_size(rt, pool, 3, PK_TMO), SHOAL_ENOPROC);
     CU_ASSERT_EQUAL(pk_job(rt, pool, 9, A_OK), SHOAL_ENOPROC);
+    shoal_runtime_destroy(rt);
+}
+
+/* A drain asked again and again with no time to wait (a task pool's
+ * release_timeout(0) in a loop, while a task runs on): each call that
+ * timed out has ended its caller, and the pool keeps no place for it --
+ * it kept one per call until the drain ended (20,000 calls, 20,000
+ * waiters). Once the job is let go, the drain ends the pool. */
+#define POLLS 20000
+
+static void drain_polled_keeps_no_place_per_call(void)
+{
+    shoal_runtime_t *rt = pk_begin();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    shoal_pid_t pool = pk_wk_pool(rt, "polled", 1, 8);
+    pk_block(rt, pool, 0, 0);
+    int timedout = 0;
+    for (int i = 0; i < POLLS; i++)
+        timedout += shoal_pool_drain(rt, pool, 0) == SHOAL_ETIMEDOUT;
+    CU_ASSERT_EQUAL(timedout, POLLS);
+    /* A priority call from this thread, as the drains were: answered after
+     * each of them, so the pool's actor has handled them all (and its
+     * writes happen before the answer). */
+    shoal_pool_stats_t ps = pk_st(rt, pool);
+    CU_ASSERT_EQUAL(ps.state, SHOAL_POOL_DRAINING);
+    shoal_pool_t *p = shoal__pool_find(rt, pool);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    /* One caller at a time: the list never grows past its first 4. */
+    CU_ASSERT(p->nwaiters <= 4);
+    CU_ASSERT_EQUAL(p->waiters_cap, 4);
+    shoal__pool_unref(rt, p);
+    atomic_store(&pk_gate, 1);
+    WAIT_UNTIL(pk_all_ended(rt));
+    CU_ASSERT(pk_all_ended(rt));
+    CU_ASSERT_EQUAL(atomic_load(&pk_done), 1);
     shoal_runtime_destroy(rt);
 }
 
@@ -286,6 +322,8 @@ int main(void)
         {"nested depth 3: counts roll up, drain drains the inner pools", nested_depth_3},
         {"drain handles everything, even after a crash",
          drain_handles_everything_even_after_a_crash},
+        {"a drain polled with no time to wait keeps no place per call",
+         drain_polled_keeps_no_place_per_call},
         {"bad specs are EINVAL", bad_specs_are_einval},
         {"pool as the child of an actor", pool_as_child_of_an_actor},
         {"destroy with live pools", destroy_with_live_pools},
