@@ -167,6 +167,18 @@ void shoal__pull_stats(const shoal_pool_t *p, shoal_pool_stats_t *st)
     st->source_items = atomic_load_explicit(&q->source_items, memory_order_relaxed);
 }
 
+void shoal__pull_on_drop(shoal_pool_t *p, shoal_pull_drop_fn fn)
+{
+    atomic_store_explicit(&p->pull->on_drop, fn, memory_order_relaxed);
+}
+
+void shoal__pull_dropped(shoal_pool_t *p, const shoal_env_t *e)
+{
+    shoal_pull_drop_fn fn = atomic_load_explicit(&p->pull->on_drop, memory_order_relaxed);
+    if (fn != NULL && shoal__env_kind(e) == SHOAL_MSG_CAST)
+        fn(e->type, shoal__env_data(e), e->size);
+}
+
 /* ---- senders ----------------------------------------------------------------- */
 
 /* Drops what a pool that has ended still finds in its buffer: a call is
@@ -182,6 +194,7 @@ static void sweep(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
         }
         SHOAL_STAT_ADD(tc, msgs_dropped, 1);
         shoal__pool_count_dropped(tc, p);
+        shoal__pull_dropped(p, e);
         atomic_fetch_add_explicit(&p->pull->settles, 1, memory_order_relaxed);
         shoal__env_free(tc, e);
     }
@@ -385,6 +398,7 @@ static void pull_own_message(struct shoal_ctx_s *ctx, shoal_env_t *e)
     shoal_pool_t *p = shoal__pool_of(ctx->b->state);
     shoal_env_t *m = shoal__env_move(ctx->tc, e);
     if (m == NULL) {
+        shoal__pull_dropped(p, e);
         shoal__dead_letter(ctx, e);
         shoal__pool_count_dropped(ctx->tc, p);
         return;

@@ -140,6 +140,12 @@ typedef struct shoal_pull_member_s {
 _Static_assert(sizeof(shoal_pull_member_t) <= SHOAL_MEMBER_WORDS * sizeof(uint64_t),
                "a member's words fit in ext->member");
 
+/* Told of each item a pull pool drops unhandled (it has ended, the
+ * runtime stops, or there was no memory to move it), before it goes: the
+ * type, payload and size it was sent with. A task pool's (tasks.c), so
+ * that a group hears of tasks that will never run. */
+typedef void (*shoal_pull_drop_fn)(uint32_t type, const void *data, size_t size);
+
 typedef struct shoal_pull_s {
     shoal_inject_t queue; /* the buffer */
     /* senders' line: written by every admission */
@@ -155,6 +161,9 @@ typedef struct shoal_pull_s {
     uint32_t redeliver;
     shoal_pid_t dead_letter;
     bool has_source;
+    /* set once, before the pool is handed to any sender (shoal__pull_on_drop);
+     * relaxed: a code address, nothing rides on it */
+    _Atomic(shoal_pull_drop_fn) on_drop;
     alignas(64) _Atomic uint64_t settles; /* members' side (admission, above) */
     alignas(64) _Atomic uint32_t sleepers;
     _Atomic uint32_t want_room;  /* the pool's actor waits for room (pull_source.c) */
@@ -199,6 +208,11 @@ static inline uint64_t shoal__pull_admitted(shoal_pull_t *q, memory_order mo)
 }
 /* The pool's actor closes the buffer to new items (drain, end). */
 void shoal__pull_close(struct shoal_pool_s *p);
+
+/* Sets the pool's drop hook (shoal_pull_drop_fn), before anyone sends to
+ * it; shoal__pull_dropped tells it of e, an item dropped unhandled. */
+void shoal__pull_on_drop(struct shoal_pool_s *p, shoal_pull_drop_fn fn);
+void shoal__pull_dropped(struct shoal_pool_s *p, const shoal_env_t *e);
 
 /* A pull pool's part of its record, for spec (checked): SHOAL_ENOMEM. */
 int shoal__pull_new(struct shoal_pool_s *p, const shoal_pool_spec_t *spec);

@@ -263,8 +263,10 @@ bool shoal__pull_hand_back(struct shoal_ctx_s *ctx, shoal_group_t *g, shoal_pid_
         bool shared;
         shoal_pool_stripe_t *st = shoal__pool_stripe(p, ctx->tc, &shared);
         shoal__stripe_add(&st->forwarded, 1, shared);
-        if (to == SHOAL_PID_NONE)
+        if (to == SHOAL_PID_NONE) {
             shoal__pool_count_dropped(ctx->tc, p); /* (else hand_back counted it) */
+            shoal__pull_dropped(p, e);
+        }
         return false;
     }
     member_of(ctx)->held--;
@@ -276,6 +278,7 @@ bool shoal__pull_hand_back(struct shoal_ctx_s *ctx, shoal_group_t *g, shoal_pid_
         return true;
     }
     shoal__pool_count_dropped(ctx->tc, p);
+    shoal__pull_dropped(p, e);
     /* As release() settles: an earlier settle may have read this item's
      * admission as no room. */
     settle(ctx, p, 1);

@@ -100,6 +100,22 @@ static void worker_terminate(shoal_ctx_t *ctx, void *state, int reason)
         w->t->hook(task.arg, panic_text(ctx, rc), w->t->user);
 }
 
+/* A task the pool dropped unrun (pull.h: on_drop): its pool's PID was
+ * stopped with tasks in its buffer, or the runtime stops. Its group, if
+ * any, hears SHOAL_ESHUTDOWN: a waiter learns the task will never run
+ * rather than waiting to its deadline, and a freed group is not kept by
+ * a task that is gone. Only the payload is read: the pool's handle may be
+ * gone by now. */
+static void task_dropped(uint32_t type, const void *data, size_t size)
+{
+    shoal__task_t task;
+    if (type != SHOAL_TASK_MSG || size != sizeof task)
+        return;
+    memcpy(&task, data, sizeof task);
+    if (task.group != NULL)
+        shoal__task_group_done(task.group, SHOAL_ESHUTDOWN);
+}
+
 static const shoal_behaviour_t worker_behaviour = {
     .name = "task",
     .state_size = sizeof(worker_t),
@@ -174,6 +190,7 @@ SHOAL_API int shoal_tasks_create_sized(shoal_runtime_t *rt, const shoal_tasks_op
         shoal_runtime_stop_actor(rt, t->pid);
         goto fail;
     }
+    shoal__pull_on_drop(t->rec, task_dropped); /* before any task is submitted */
     *tasks = t;
     return SHOAL_OK;
 fail:

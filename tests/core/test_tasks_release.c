@@ -2,7 +2,8 @@
  * release closing at once (every submit after it: SHOAL_ESHUTDOWN) and
  * waiting for the queued and running tasks; release_timeout, then the pool
  * finishing; and what a task may not do on its dispatcher thread (the
- * blocking functions, release and destroy: SHOAL_EINVAL).
+ * blocking functions, release and destroy: SHOAL_EINVAL); and a pool whose
+ * PID is stopped instead of released telling groups of the tasks it drops.
  *
  * Tasks never call CUnit: they record into atomics (tasks_basic_kit.h); the
  * test thread asserts after synchronising on them. Where tasks must stay
@@ -115,12 +116,49 @@ static void blocking_calls_refused_inside_a_task(void)
     tb_finish(rt, t);
 }
 
+/* The pool's PID stopped (shoal_runtime_stop_actor) rather than released:
+ * the running task finishes, the queued ones are dropped unrun, and their
+ * group hears SHOAL_ESHUTDOWN for each -- its wait returns with that as
+ * its first error once the running one is done, not at its deadline;
+ * later submits are refused. */
+static void a_stopped_pool_tells_groups_of_dropped_tasks(void)
+{
+    tb_reset();
+    shoal_runtime_t *rt = tb_runtime();
+    shoal_tasks_t *t = tb_make(rt, 1, 16, NULL);
+    shoal_task_group_t *g = NULL;
+    CU_ASSERT_EQUAL_FATAL(shoal_task_group_create(t, &g), SHOAL_OK);
+    for (int i = 0; i < 6; i++) {
+        tb_jobs[i] = (tb_job_t){.idx = i, .ret = 0, .act = i == 0 ? A_BLOCK : 0};
+        CU_ASSERT_EQUAL(shoal_task_group_submit(g, tb_job_fn, &tb_jobs[i], TB_LONG_MS), SHOAL_OK);
+        if (i == 0)
+            WAIT_UNTIL(atomic_load(&tb_entered) == 1); /* the one worker holds it */
+    }
+    CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, shoal_tasks_pid(t)), SHOAL_OK);
+    shoal_pool_stats_t st;
+    WAIT_UNTIL(shoal_pool_stats(rt, shoal_tasks_pid(t), &st, TB_LONG_MS) != SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_task_group_wait(g, 0, NULL), SHOAL_ETIMEDOUT); /* the first still runs */
+    atomic_store(&tb_gate, 1);
+    int first = SHOAL_OK;
+    CU_ASSERT_EQUAL(shoal_task_group_wait(g, 5000, &first), SHOAL_OK);
+    CU_ASSERT_EQUAL(first, SHOAL_ESHUTDOWN);
+    CU_ASSERT_EQUAL(atomic_load(&tb_done), 1);
+    CU_ASSERT_EQUAL(atomic_load(&tb_ran[0]), 1);
+    for (int i = 1; i < 6; i++)
+        CU_ASSERT_EQUAL(atomic_load(&tb_ran[i]), 0);
+    CU_ASSERT_EQUAL(shoal_tasks_try_submit(t, tb_noop, NULL), SHOAL_ESHUTDOWN);
+    shoal_task_group_free(g);
+    tb_finish(rt, t);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
         {"release waits for running and queued tasks", release_waits_for_running_and_queued_tasks},
         {"release_timeout, then the pool finishes", release_timeout_then_the_pool_finishes},
         {"blocking calls refused inside a task", blocking_calls_refused_inside_a_task},
+        {"a stopped pool tells groups of dropped tasks",
+         a_stopped_pool_tells_groups_of_dropped_tasks},
         {NULL, NULL},
     };
     return shoal_test_run("tasks_release", cases);

@@ -171,7 +171,10 @@ SHOAL_API uint64_t shoal_tasks_panicked(shoal_tasks_t *tasks);
 /* The pool's PID, for what shoal/pool.h offers beyond this header
  * (shoal_pool_stats, shoal_runtime_inspect, shoal_runtime_register). Its
  * workers and buffer are the task pool's: send it nothing but through the
- * functions here. Any thread. */
+ * functions here. Stopping it (shoal_runtime_stop_actor) rather than
+ * releasing the pool ends it at once: the running tasks finish, the queued
+ * ones never run and their groups (submit_wait's included) hear
+ * SHOAL_ESHUTDOWN for each; later submits are refused. Any thread. */
 SHOAL_API shoal_pid_t shoal_tasks_pid(const shoal_tasks_t *tasks);
 
 /* ants' Release: the pool takes no new task from now on (submits get
