@@ -20,6 +20,7 @@
 
 #include "actor/send.h"
 #include "host/host.h"
+#include "host/output.h"
 #include "runtime/fault.h"
 #include "runtime/runtime.h"
 #include "sched/futex.h"
@@ -229,6 +230,7 @@ typedef struct child_s {
     shoal_remote_area_t *area;
     shoal_runtime_t *rt;
     shoal_pid_t pool;
+    shoal_output_t *log; /* stderr, never blocking (output.h); NULL: stderr as it is */
 } child_t;
 
 /* What the child's workers send to a PID of the parent (SHOAL__PID_REMOTE):
@@ -348,6 +350,8 @@ static int bridge(child_t *ch, shoal_host_t *h)
         uint64_t now = shoal__now_ns();
         if (now >= next_status) {
             publish_status(ch, h);
+            if (ch->log != NULL)
+                shoal__output_pump(ch->log); /* what stderr's reader had not taken */
             next_status = now + 100000000u;
         }
         if (drain && rc == SHOAL_EBUSY && n == 0) {
@@ -404,10 +408,14 @@ int shoal__isolated_main(void)
         fprintf(stderr, "shoald --isolated-worker: no boot record (started by hand?)\n");
         return 2;
     }
-    shoal__fault_install(STDERR_FILENO, b.log_format == SHOAL_LOG_FORMAT_JSON ? SHOAL_FAULT_JSON
-                                                                              : SHOAL_FAULT_TEXT);
-    shoal__fault_set_generation(b.generation);
+    /* stderr is the parent's: a reader of it that stops reading must not
+     * hold this process's threads either. */
     child_t ch = {0};
+    shoal__output_open(STDERR_FILENO, 1u << 20, &ch.log);
+    shoal__fault_install(ch.log != NULL ? shoal__output_fd(ch.log) : STDERR_FILENO,
+                         b.log_format == SHOAL_LOG_FORMAT_JSON ? SHOAL_FAULT_JSON
+                                                               : SHOAL_FAULT_TEXT);
+    shoal__fault_set_generation(b.generation);
     int fds[3] = {FD_CHAN, FD_CHAN + 1, FD_CHAN + 2};
     if (shoal__chan_attach(fds, &ch.chan) != SHOAL_OK) {
         fprintf(stderr, "shoald --isolated-worker: no channel from the parent\n");
@@ -440,7 +448,8 @@ int shoal__isolated_main(void)
     /* The host without its pool, then the pool with our options. */
     const shoal_config_pool_t *cp = &c->pools[0];
     c->npools = 0;
-    rc = shoal__host_start(c, loader, stderr, &h, &err);
+    rc = shoal__host_start(c, loader, ch.log != NULL ? shoal__output_file(ch.log) : stderr, &h,
+                           &err);
     c->npools = 1;
     if (rc != SHOAL_OK) {
         c = NULL; /* the host freed it */
@@ -479,10 +488,14 @@ int shoal__isolated_main(void)
     exit_status = bridge(&ch, h);
     /* Drained (or broken): the pool is done; leave without tearing down a
      * runtime a plugin may have left stuck. */
+    if (ch.log != NULL)
+        shoal__output_drain(ch.log, 2000); /* threads may still log: not freed */
     fflush(stderr);
     _exit(exit_status);
 fail:
     set_state(&ch, SHOAL_REMOTE_FAILED, rc < 0 ? rc : SHOAL_EFAILED, why);
+    if (ch.log != NULL)
+        shoal__output_drain(ch.log, 2000);
     fflush(stderr);
     _exit(exit_status);
 }

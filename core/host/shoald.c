@@ -71,6 +71,7 @@
 #include "host/plugin_path.h"
 #include "host/metrics.h"
 #include "host/notify.h"
+#include "host/output.h"
 #include "host/version.h"
 #include "runtime/fault.h"
 
@@ -155,6 +156,25 @@ fail:
 
 /* The exit status when shutdown gave up on pools still busy. */
 #define EXIT_LOST 3
+
+/* stdout and stderr (output.h): what each holds while its reader does not
+ * read, and how long shoald waits for a reader at its exit. */
+#define TABLE_HOLD (1u << 20)
+#define LOG_HOLD (1u << 20)
+#define OUTPUT_WAIT_MS 2000
+
+/* Once a second, on the host thread: what the log dropped while stderr
+ * was not read, said once it is read again. */
+static void log_drops(shoal_host_t *h, shoal_output_t *log, uint64_t *said)
+{
+    uint64_t dropped = shoal__output_dropped(log);
+    if (dropped != *said && shoal__output_pump(log) == 0) {
+        shoal__host_log(h, SHOAL_LOG_WARN,
+                        "log: %" PRIu64 " line%s dropped while stderr was not read",
+                        dropped - *said, dropped - *said == 1 ? "" : "s");
+        *said = dropped;
+    }
+}
 
 /* Load, validate, resolve. On error prints it and returns 2. */
 static int load(const char *path, shoal_config_t **c, shoal_loader_t **loader)
@@ -271,13 +291,13 @@ static bool second_signal(void *arg)
  * destroyed while a thread runs plugin code, so nothing is joined; the
  * control socket goes, and what was written is flushed (systemd's
  * STOPPING=1 too). */
-static _Noreturn void abandon(shoal_control_t *control, shoal_notify_t *notify)
+static _Noreturn void abandon(shoal_control_t *control, shoal_notify_t *notify, shoal_output_t *log)
 {
     shoal__fault_set_unlink(NULL);
     shoal__control_close(control);
     shoal__notify_flush(notify);
     fflush(stdout);
-    fflush(stderr);
+    shoal__output_drain(log, OUTPUT_WAIT_MS); /* threads may still log: not freed */
     _exit(EXIT_LOST);
 }
 
@@ -299,18 +319,20 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
     shoal_control_t *control = NULL;
     shoal_metrics_t *metrics = NULL;
     shoal_host_t *h = NULL;
+    shoal_output_t *tout = NULL, *lout = NULL; /* stdout, stderr */
     shoal_diag_t err = {0};
     char buf[1200];
     int rc;
     int sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
-    if (sfd < 0) {
-        fprintf(stderr, "shoald: signalfd: %s\n", strerror(errno));
+    if (sfd < 0 || shoal__output_open(STDOUT_FILENO, TABLE_HOLD, &tout) != 0 ||
+        shoal__output_open(STDERR_FILENO, LOG_HOLD, &lout) != 0) {
+        fprintf(stderr, "shoald: %s\n", sfd < 0 ? strerror(errno) : shoal_strerror(SHOAL_ENOMEM));
         goto fail;
     }
     /* Before the first plugin is loaded (its init runs then). Text until the
      * config says otherwise. This thread's alternate stack lives until exit. */
     shoal__fault_thread_start(NULL, "the host thread");
-    int frc = shoal__fault_install(STDERR_FILENO, SHOAL_FAULT_TEXT);
+    int frc = shoal__fault_install(shoal__output_fd(lout), SHOAL_FAULT_TEXT);
     if (frc != 0)
         fprintf(stderr, "shoald: warning: no crash reports: %s\n", strerror(-frc));
 
@@ -349,7 +371,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
         fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
         goto fail;
     }
-    rc = shoal__host_start(c, loader, stderr, &h, &err);
+    rc = shoal__host_start(c, loader, shoal__output_file(lout), &h, &err);
     c = NULL; /* the host's now, or freed by it */
     if (rc != SHOAL_OK) {
         fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
@@ -375,6 +397,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
     double start = now_s(), last = start, next = start + 1;
     bool tty = isatty(STDOUT_FILENO), stop = false;
     const char *why = "--run-for";
+    uint64_t skipped = 0, drops_said = 0; /* table blocks; log lines */
     while (!stop) {
         double t = now_s();
         if (run_for_ms != 0 && (t - start) * 1e3 >= (double)run_for_ms)
@@ -393,6 +416,8 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
         int nms = shoal__notify_timeout(notify); /* the watchdog's next turn */
         if (nms >= 0 && nms < ms)
             ms = nms;
+        if (ms > 100 && shoal__output_pump(lout) + shoal__output_pump(tout) != 0)
+            ms = 100; /* what a reader did not take yet goes out soon after it reads */
         if (poll(fds, 1 + nctl, ms) > 0 && (fds[0].revents & POLLIN)) {
             struct signalfd_siginfo si;
             bool hup = false;
@@ -420,16 +445,27 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
             shoal__host_tidy(h);
             shoal__host_watch(h);
             shoal__notify_status(notify, h);
-            if (table) {
-                shoal__host_table(h, stdout, now - last, tty);
-                if (ferror(stdout)) { /* its reader is gone: the pools go on */
+            log_drops(h, lout, &drops_said);
+            if (table && shoal__output_pump(tout) != 0) { /* the last block is not read yet */
+                if (skipped++ == 0)
+                    shoal__host_log(h, SHOAL_LOG_WARN,
+                                    "table: stdout is not read: no table "
+                                    "until it is; shoald goes on");
+            } else if (table) {
+                if (skipped != 0)
+                    shoal__host_log(h, SHOAL_LOG_INFO,
+                                    "table: stdout is read again (%" PRIu64 " block%s skipped)",
+                                    skipped, skipped == 1 ? "" : "s");
+                skipped = 0;
+                shoal__host_table(h, shoal__output_file(tout), now - last, tty);
+                last = now;
+                if (ferror(shoal__output_file(tout))) { /* its reader is gone: the pools go on */
                     table = false;
                     shoal__host_log(h, SHOAL_LOG_WARN,
                                     "table: stdout cannot be written (its reader is gone?): no "
                                     "more table; shoald goes on");
                 }
             }
-            last = now;
             next += 1;
         }
         shoal__metrics_sync(metrics, h); /* what /metrics reads: pools, generation */
@@ -443,7 +479,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
     if (busy < 0) {
         shoal__host_log(h, SHOAL_LOG_WARN, "%s while draining: exiting now (status %d)", again.name,
                         EXIT_LOST);
-        abandon(control, notify);
+        abandon(control, notify, lout);
     }
     if (busy > 0) {
         shoal__host_report_lost(h);
@@ -451,7 +487,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
                         "drained for %.0f ms; %d pool%s still busy: exiting without waiting for "
                         "them (status %d)",
                         (now_s() - t0) * 1e3, busy, busy == 1 ? "" : "s", EXIT_LOST);
-        abandon(control, notify);
+        abandon(control, notify, lout);
     }
     shoal__host_log(h, SHOAL_LOG_INFO, "drained in %.0f ms; 0 pools still busy, stopped",
                     (now_s() - t0) * 1e3);
@@ -462,6 +498,8 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
     shoal__loader_destroy(loader);
     close(sfd);
     shoal__notify_close(notify); /* after the heartbeat actor, gone with the host */
+    shoal__output_close(tout, OUTPUT_WAIT_MS);
+    shoal__output_close(lout, OUTPUT_WAIT_MS); /* every thread that logs is gone */
     return 0;
 fail:                              /* before anything ran: undone in reverse */
     shoal__metrics_close(metrics); /* before the records it holds go */
@@ -474,6 +512,8 @@ fail:                              /* before anything ran: undone in reverse */
     if (sfd >= 0)
         close(sfd);
     shoal__notify_close(notify);
+    shoal__output_close(tout, OUTPUT_WAIT_MS);
+    shoal__output_close(lout, OUTPUT_WAIT_MS);
     return 2;
 }
 

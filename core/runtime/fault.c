@@ -43,6 +43,7 @@
 #include <execinfo.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -180,12 +181,22 @@ int shoal__fault_set_unlink(const char *path)
 
 /* ---- the handler --------------------------------------------------------- */
 
+/* fd may be non-blocking (shoald's stderr, host/output.h): a reader that
+ * does not read is waited for, 2 s in all at most, and then the report is
+ * cut rather than the process kept from dying. */
 static void write_all(int fd, const char *p, size_t n)
 {
+    int patience_ms = 2000;
     while (n != 0) {
         ssize_t w = write(fd, p, n);
         if (w < 0 && errno == EINTR)
             continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && patience_ms > 0) {
+            struct pollfd pf = {.fd = fd, .events = POLLOUT};
+            poll(&pf, 1, 100); /* async-signal-safe */
+            patience_ms -= 100;
+            continue;
+        }
         if (w <= 0)
             return;
         p += w;

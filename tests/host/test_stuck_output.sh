@@ -1,0 +1,148 @@
+#!/bin/bash
+# test_stuck_output.sh BUILD_DIR - a reader of shoald's stdout or stderr that
+# stops reading (a pager left on its first page, a terminal stopped with
+# Ctrl-S, a hung log shipper) holds nothing: each stream goes to a FIFO
+# whose reader (python3) filled it and does not read until told.
+#
+#   1. stdout stuck: the table is skipped, said once; status answers, a
+#      SIGHUP reloads; once the reader reads, the table comes back (said
+#      with the count of blocks skipped) and SIGTERM exits 0.
+#   2. stderr stuck: status answers, `shoalctl reload` reloads, SIGTERM
+#      drains; once the reader reads, every log line reaches it, whole and
+#      in order, and shoald exits 0.
+#   3. stderr stuck and a plugin faults: the crash reporter waits for the
+#      reader only so long, and shoald dies of the signal (exit 139).
+#
+# SANITIZER (the second argument, as CMake's SHOAL_SANITIZE) lets the
+# sanitizer leave SIGSEGV to shoald's reporter, as in test_faults.
+. "$(dirname "$0")/lib.sh" "$1"
+case ${2:-} in
+address) san_env=(ASAN_OPTIONS="${ASAN_OPTIONS:-}:handle_segv=1:allow_user_segv_handler=1") ;;
+thread) san_env=(TSAN_OPTIONS="${TSAN_OPTIONS:-} handle_segv=1 allow_user_segv_handler=1") ;;
+*) san_env=() ;;
+esac
+export SHOAL_SOCKET=$tmp/ctl.sock
+command -v python3 > /dev/null || fail "python3 is needed for the FIFO's reader"
+
+cat > "$tmp/s.yaml" <<YAML
+runtime: { control: ctl.sock, threads: 2 }
+shutdown: { drain: 3s }
+plugins:
+  echo: $plugins/echo/echo.so
+pools:
+  api:
+    worker: echo.echo
+    size: 2
+YAML
+
+# stuck_reader FIFO GO OUT: opens FIFO for reading, fills it, reads nothing
+# until the file GO exists, then copies all it reads (but the filling) to
+# OUT until the end of file. Returns once FIFO is full.
+stuck_reader() {
+    rm -f "$1" "$2" "$3" "$3.full"
+    mkfifo "$1"
+    python3 - "$1" "$2" "$3" <<'PY' &
+import fcntl, os, sys, time
+fifo, go, out = sys.argv[1:]
+r = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+w = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+line = b"f" * 4095 + b"\n"
+try:
+    while True:
+        os.write(w, line)
+except BlockingIOError:
+    pass
+os.close(w)
+open(out + ".full", "w").close()
+while not os.path.exists(go):
+    time.sleep(0.01)
+fcntl.fcntl(r, fcntl.F_SETFL, 0)
+with open(out, "wb", buffering=0) as f:
+    while True:
+        b = os.read(r, 65536)
+        if not b:
+            break
+        f.write(b)
+PY
+    for _ in $(seq 1 500); do [ -e "$3.full" ] && return 0; sleep 0.01; done
+    fail "the FIFO's reader did not fill it"
+}
+
+# ---- 1. stdout stuck -------------------------------------------------------
+stuck_reader "$tmp/out.fifo" "$tmp/out.go" "$tmp/out.got"
+"$shoald" "$tmp/s.yaml" > "$tmp/out.fifo" 2> "$log" &
+pid=$!
+wait_for "gen=1 info running $tmp/s.yaml: 1 pool "
+wait_for "warn table: stdout is not read: no table until it is; shoald goes on"
+out=$("$shoalctl" --timeout 2000 status) || fail "status with stdout stuck: exit $?"
+echo "$out" | grep -q '^generation 1$' || fail "status with stdout stuck: $out"
+kill -HUP $pid
+wait_for "gen=2 info reload: generation 2 from $tmp/s.yaml: no change"
+touch "$tmp/out.go"
+wait_for "info table: stdout is read again ([0-9]* blocks\? skipped)"
+[ "$(count "table: stdout is not read")" -eq 1 ] || fail "the skipped table said more than once"
+for _ in $(seq 1 300); do
+    grep -q '^shoald: generation 2, ' "$tmp/out.got" 2> /dev/null && break
+    sleep 0.01
+done
+grep -q '^shoald: generation 2, ' "$tmp/out.got" || fail "no table after stdout was read again"
+stop_host 0
+echo "stdout stuck: table skipped, status, SIGHUP and SIGTERM went on"
+
+# ---- 2. stderr stuck -------------------------------------------------------
+stuck_reader "$tmp/err.fifo" "$tmp/err.go" "$tmp/err.got"
+"$shoald" --no-table "$tmp/s.yaml" > "$tmp/stdout" 2> "$tmp/err.fifo" &
+pid=$!
+for _ in $(seq 1 500); do "$shoalctl" --timeout 200 status > /dev/null 2>&1 && break; sleep 0.01; done
+out=$("$shoalctl" --timeout 2000 status) || fail "status with stderr stuck: exit $?"
+echo "$out" | grep -q '^generation 1$' || fail "status with stderr stuck: $out"
+out=$("$shoalctl" --timeout 2000 reload) || fail "reload with stderr stuck: exit $?"
+[ "$out" = "generation 2 (was 1)" ] || fail "reload with stderr stuck said: $out"
+kill -TERM $pid
+touch "$tmp/err.go"
+wait $pid
+rc=$?
+pid=
+[ $rc -eq 0 ] || fail "shoald with stderr stuck exited $rc on SIGTERM"
+wait # the reader: shoald's end was its end of file
+grep -v '^f*$' "$tmp/err.got" | sed 's/^[^ ]* //' > "$log"
+want="gen=1 info pool api started: 2 workers, mailbox 64
+gen=1 info running $tmp/s.yaml: 1 pool on 2 threads, control socket $tmp/ctl.sock
+gen=2 info reload: generation 2 from $tmp/s.yaml: no change; ledger: accepted 0 = handled 0 + failed 0 + dropped 0 + in flight 0; refused 0
+gen=2 info SIGTERM: draining every pool (at most 3000 ms)"
+got=$(grep -v 'address space:\|drained in' "$log")
+[ "$got" = "$want" ] || fail "the log that stderr's reader got:
+$got"
+[ "$(count '^gen=2 info drained in [0-9]* ms; 0 pools still busy, stopped$')" -eq 1 ] ||
+    fail "no last log line"
+echo "stderr stuck: status, reload and SIGTERM went on; every log line came out in order"
+
+# ---- 3. stderr stuck, and a plugin faults ------------------------------------
+cat > "$tmp/f.yaml" <<YAML
+runtime: { control: ctl.sock, threads: 2 }
+plugins:
+  fault: $build/fixtures/fault.so
+pools:
+  bad:
+    worker: fault.fault
+    size: 1
+    args: { mode: segv, every: 1 }
+YAML
+stuck_reader "$tmp/crash.fifo" "$tmp/crash.go" "$tmp/crash.got"
+env "${san_env[@]}" "$shoald" --no-table "$tmp/f.yaml" > /dev/null 2> "$tmp/crash.fifo" &
+pid=$!
+for _ in $(seq 1 500); do "$shoalctl" --timeout 200 status > /dev/null 2>&1 && break; sleep 0.01; done
+"$shoalctl" --timeout 2000 send bad boom || fail "send to the faulting pool: exit $?"
+for _ in $(seq 1 3000); do
+    kill -0 $pid 2> /dev/null || break
+    sleep 0.01
+done
+kill -0 $pid 2> /dev/null && fail "shoald still runs 30 s after its plugin faulted (stderr stuck)"
+wait $pid
+rc=$?
+pid=
+[ $rc -eq 139 ] || fail "shoald exited $rc after the fault, not 139 (SIGSEGV)"
+touch "$tmp/crash.go"
+wait
+echo "stderr stuck and a plugin faulted: shoald died of SIGSEGV"
+echo "PASS"
