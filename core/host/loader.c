@@ -17,7 +17,8 @@
  * RTLD_LOCAL); the
  * exported descriptor exists and agrees with the note; its name and
  * behaviours are well formed and unique, and so is each behaviour's args
- * schema (ABI 1.3, argcheck.c); its init succeeds. The behaviours
+ * schema (ABI 1.3, argcheck.c); its init succeeds, within a deadline
+ * (plugin_init.h: one that never returns fails the load). The behaviours
  * are then copied into host-side structs of today's size, holding only the
  * fields the plugin's ABI minor has, so the runtime never reads past what the
  * plugin defined.
@@ -42,6 +43,7 @@
 
 #include "actor/actor.h"
 #include "host/argcheck.h"
+#include "host/plugin_init.h"
 #include "runtime/fault.h"
 #include "runtime/runtime.h"
 
@@ -399,15 +401,22 @@ static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal
     }
     bool has_init = d->size >= offsetof(shoal_plugin_t, init) + sizeof d->init;
     if (has_init && d->init != NULL) {
-        char why[256] = "";
-        int r = d->init(why, sizeof why);
-        if (r != 0) {
-            /* The name lives in the plugin: copy it before closing. */
-            char name[65];
-            snprintf(name, sizeof name, "%s", d->name);
+        /* The name lives in the plugin: copy it before closing. */
+        char why[256] = "", name[65];
+        snprintf(name, sizeof name, "%s", d->name);
+        int r = 0;
+        rc = shoal__plugin_init_run(d, dl, copy, SHOAL_PLUGIN_INIT_TIMEOUT_MS, why, sizeof why, &r);
+        if (rc == SHOAL_ETIMEDOUT) /* dl and copy are its thread's now */
+            return refuse(err, path,
+                          "init of plugin '%s' did not return within %u ms (left running, never "
+                          "used)",
+                          name, SHOAL_PLUGIN_INIT_TIMEOUT_MS);
+        if (rc != SHOAL_OK || r != 0) {
             dlclose(dl);
             close(copy);
-            why[sizeof why - 1] = '\0';
+            if (rc != SHOAL_OK)
+                return refuse(err, path, "init of plugin '%s' could not run: %s", name,
+                              shoal_strerror(rc));
             return refuse(err, path, "init of plugin '%s' failed (%d)%s%s", name, r,
                           why[0] ? ": " : "", why);
         }

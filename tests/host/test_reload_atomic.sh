@@ -8,6 +8,9 @@
 #      size and its old code, and traffic into it goes on.
 #   2. A reload that starts a new pool whose every worker fails init is
 #      refused the same way: the pool never appears.
+#   2b. A reload that loads a plugin whose own init never returns is
+#      refused at the loader's deadline (10 s), naming file:line:col, and
+#      nothing changes (before, it held the host thread for good).
 #   3. Two worker swaps 10 ms apart under load: every message handled by
 #      old or new code, none lost (run under ASan by .ci/run: the second
 #      swap frees nothing the first one's retiring workers still read).
@@ -92,6 +95,32 @@ echo "$out" | grep -q "reload failed: $tmp/s.yaml:19:5: pools.doomed: cannot sta
 [ "$(gen)" = 1 ] || fail "the generation moved to $(gen)"
 "$shoalctl" inspect doomed > /dev/null 2>&1 && fail "the pool that failed to start is there"
 [ "$("$shoalctl" call work still-here)" = still-here ] || fail "work no longer answers"
+
+# ---- 2b. a new plugin whose own init never returns ---------------------------
+# (init_hangs.so waits for a file never made.) Refused at the deadline,
+# naming where; nothing changes, and the host answers again.
+{ header | sed "s|^pools:\$|  hang: $fixtures/init_hangs.so\npools:|"
+  printf '%s\n' "  work:
+    worker: fault.fault
+    size: 3
+    mailbox: 1000
+    args: { mode: ok }
+  feed:
+    worker: loadgen.loadgen
+    size: 1
+    args: { target: work, rate: 5000 }"; } > "$tmp/s.yaml.new"
+mv "$tmp/s.yaml.new" "$tmp/s.yaml"
+export SHOAL_FIXTURE_INIT_GO=$tmp/never
+out=$("$shoalctl" --timeout 20000 reload 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "a reload whose plugin init never returns: exit $rc ($out)"
+want="shoalctl: reload failed: $tmp/s.yaml:8:9: plugins.hang: $fixtures/init_hangs.so: plugin refused: init of plugin 'inithangs' did not return within 10000 ms (left running, never used); generation 1 keeps running"
+[ "$out" = "$want" ] || fail "reload said: $out
+want: $want"
+[ "$(gen)" = 1 ] || fail "the generation moved to $(gen)"
+[ "$("$shoalctl" call work still-here)" = still-here ] || fail "work no longer answers"
+before=$(loadgen feed 1)
+for _ in $(seq 1 500); do [ "$(loadgen feed 1)" -gt "$((before + 100))" ] && break; sleep 0.01; done
+[ "$(loadgen feed 1)" -gt "$((before + 100))" ] || fail "traffic into work stopped"
 
 # ---- 3. two swaps 10 ms apart under load -----------------------------------
 swap() { # swap TAG: work's workers become fault.fault with a new tag (an ignored arg)

@@ -65,8 +65,11 @@ typedef struct shoal_plugin_s {
     const char *version; /* free-form, e.g. "1.2.0" */
     /* NULL-terminated list of behaviours; names unique within the plugin */
     const shoal_behaviour_t *const *behaviours;
-    /* Optional: runs once after the checks, before any actor. Non-zero
-     * refuses the plugin; write the reason into err (NUL-terminated). */
+    /* Optional: runs once after the checks, before any actor, on a thread
+     * of its own. Non-zero refuses the plugin; write the reason into err
+     * (NUL-terminated). One that has not returned within 10 s refuses it
+     * too (a reload then fails; nothing changes): if it returns later,
+     * fini runs (when it returned 0) and the plugin is closed unused. */
     int (*init)(char *err, size_t err_size);
     /* Optional: runs once before the host closes the plugin. */
     void (*fini)(void);

@@ -1,0 +1,32 @@
+/* plugin_init.h - a plugin's own init (shoal_plugin_t.init), run under a
+ * deadline.
+ *
+ * The loader runs it on the thread that loads -- the host thread, at start
+ * and at each reload that loads a new plugin. An init that never returns (a
+ * database that never answers) would hold that thread for ever: no signal
+ * read, no control request answered, a SIGKILL the only way out. So init
+ * runs on a thread of its own while the loader waits for it at most
+ * SHOAL_PLUGIN_INIT_TIMEOUT_MS. Past that, the load fails (the reload fails,
+ * nothing changes) and the init is abandoned: a thread cannot be stopped
+ * inside plugin code. If it ever returns, that thread undoes it (fini, when
+ * it succeeded), unloads the plugin and closes its copy; nothing else ever
+ * uses it.
+ */
+#ifndef SHOAL_HOST_PLUGIN_INIT_H
+#define SHOAL_HOST_PLUGIN_INIT_H
+
+#include <stddef.h>
+
+#include <shoal/plugin.h>
+
+#define SHOAL_PLUGIN_INIT_TIMEOUT_MS 10000u
+
+/* Runs d->init(why, why_size) (d from dl, the copy's handle; copy, its
+ * descriptor). Returns 0 with *result init's return value, or
+ * SHOAL_ETIMEDOUT when init did not return within timeout_ms: dl and copy
+ * are then the init thread's (see above), and why is left empty. Or
+ * SHOAL_ENOMEM / SHOAL_EFAILED (no thread): init did not run. */
+int shoal__plugin_init_run(const shoal_plugin_t *d, void *dl, int copy, unsigned timeout_ms,
+                           char *why, size_t why_size, int *result);
+
+#endif
