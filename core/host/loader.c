@@ -75,6 +75,8 @@ struct shoal_loader_s {
     pthread_mutex_t load_lock; /* one load at a time: a file is never loaded twice */
     pthread_mutex_t lock;      /* the list, and the references it hands out */
     shoal_module_t *modules;
+    void (*warn)(void *user, const char *line); /* under lock */
+    void *warn_user;
 };
 
 int shoal__loader_create(shoal_loader_t **loader)
@@ -405,7 +407,8 @@ static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal
         char why[256] = "", name[65];
         snprintf(name, sizeof name, "%s", d->name);
         int r = 0;
-        rc = shoal__plugin_init_run(d, dl, copy, SHOAL_PLUGIN_INIT_TIMEOUT_MS, why, sizeof why, &r);
+        rc = shoal__plugin_hook_run(d, false, dl, copy, SHOAL_PLUGIN_INIT_TIMEOUT_MS, why,
+                                    sizeof why, &r);
         if (rc == SHOAL_ETIMEDOUT) /* dl and copy are its thread's now */
             return refuse(err, path,
                           "init of plugin '%s' did not return within %u ms (left running, never "
@@ -460,6 +463,15 @@ static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal
     return SHOAL_OK;
 }
 
+void shoal__loader_set_warn(shoal_loader_t *L, void (*warn)(void *user, const char *line),
+                            void *user)
+{
+    pthread_mutex_lock(&L->lock);
+    L->warn = warn;
+    L->warn_user = user;
+    pthread_mutex_unlock(&L->lock);
+}
+
 void shoal__module_ref(shoal_module_t *m)
 {
     atomic_fetch_add_explicit(&m->refs, 1, memory_order_relaxed);
@@ -481,11 +493,29 @@ void shoal__module_release(shoal_module_t *m)
         pthread_mutex_unlock(&L->lock);
     }
     const shoal_plugin_t *d = m->desc;
-    if (d->size >= offsetof(shoal_plugin_t, fini) + sizeof d->fini && d->fini != NULL)
-        d->fini();
-    dlclose(m->dl);
+    int rc = SHOAL_OK, r;
+    char why[8];
+    if (d->size >= offsetof(shoal_plugin_t, fini) + sizeof d->fini && d->fini != NULL &&
+        (rc = shoal__plugin_hook_run(d, true, m->dl, m->copy_fd, SHOAL_PLUGIN_INIT_TIMEOUT_MS, why,
+                                     sizeof why, &r)) != SHOAL_OK &&
+        rc != SHOAL_ETIMEDOUT)
+        d->fini(); /* no thread for it: here, as ever */
     shoal__fault_unname_fd(m->copy_fd);
-    close(m->copy_fd); /* the private copy goes with its last mapping */
+    if (rc == SHOAL_ETIMEDOUT) { /* the plugin stays loaded, its thread's now */
+        char line[600];
+        snprintf(line, sizeof line,
+                 "%s: fini did not return within %u ms: left running, the plugin stays loaded",
+                 m->origin, SHOAL_PLUGIN_INIT_TIMEOUT_MS);
+        if (L != NULL)
+            pthread_mutex_lock(&L->lock);
+        if (L != NULL && L->warn != NULL)
+            L->warn(L->warn_user, line);
+        if (L != NULL)
+            pthread_mutex_unlock(&L->lock);
+    } else {
+        dlclose(m->dl);
+        close(m->copy_fd); /* the private copy goes with its last mapping */
+    }
     free(m->behaviours);
     free(m->path);
     free(m->origin);

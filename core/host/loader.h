@@ -33,6 +33,11 @@ void shoal__loader_destroy(shoal_loader_t *loader);
  * reason. */
 int shoal__module_load(shoal_loader_t *loader, const char *path, shoal_module_t **module,
                        shoal_diag_t *err);
+/* Where the loader says what no caller hears of: a plugin's fini that did
+ * not return in time (plugin_init.h). warn NULL: nowhere. warn is called
+ * on the thread that released the plugin, under the loader's lock. */
+void shoal__loader_set_warn(shoal_loader_t *loader, void (*warn)(void *user, const char *line),
+                            void *user);
 void shoal__module_ref(shoal_module_t *m);
 void shoal__module_release(shoal_module_t *m);
 

@@ -1,9 +1,9 @@
-/* plugin_init.c - a plugin's init under a deadline (plugin_init.h).
+/* plugin_init.c - a plugin's init or fini under a deadline (plugin_init.h).
  *
  * The loader's thread and the init thread share one job: the loader waits
  * on its condition until `done` or the deadline; whichever of the two lets
- * go last frees it (`refs`, under the lock). An abandoned job's init
- * thread, when init returns, undoes what init did and unloads the plugin.
+ * go last frees it (`refs`, under the lock). An abandoned job's thread,
+ * when the hook returns, undoes what init did (fini) and unloads the plugin.
  */
 #include "host/plugin_init.h"
 
@@ -25,6 +25,7 @@ typedef struct job_s {
     pthread_cond_t cond;
     int refs; /* 2 while both hold it */
     bool done, abandoned;
+    bool fini; /* the hook: init, or fini */
     const shoal_plugin_t *d;
     void *dl;
     int copy;
@@ -44,12 +45,21 @@ static void job_release(job_t *j)
     }
 }
 
-static void *init_thread(void *arg)
+static bool has_fini(const shoal_plugin_t *d)
+{
+    return d->size >= offsetof(shoal_plugin_t, fini) + sizeof d->fini && d->fini != NULL;
+}
+
+static void *hook_thread(void *arg)
 {
     job_t *j = arg;
-    shoal__fault_thread_start(NULL, "a plugin's init");
+    shoal__fault_thread_start(NULL, j->fini ? "a plugin's fini" : "a plugin's init");
     char why[sizeof j->why] = "";
-    int r = j->d->init(why, sizeof why);
+    int r = 0;
+    if (j->fini)
+        j->d->fini();
+    else
+        r = j->d->init(why, sizeof why);
     why[sizeof why - 1] = '\0';
     pthread_mutex_lock(&j->lock);
     j->result = r;
@@ -58,10 +68,9 @@ static void *init_thread(void *arg)
     bool abandoned = j->abandoned;
     pthread_cond_signal(&j->cond);
     pthread_mutex_unlock(&j->lock);
-    if (abandoned) { /* the load failed long ago: undo, unload */
-        const shoal_plugin_t *d = j->d;
-        if (r == 0 && d->size >= offsetof(shoal_plugin_t, fini) + sizeof d->fini && d->fini != NULL)
-            d->fini();
+    if (abandoned) { /* given up on long ago: undo, unload */
+        if (!j->fini && r == 0 && has_fini(j->d))
+            j->d->fini();
         dlclose(j->dl);
         close(j->copy);
     }
@@ -70,8 +79,8 @@ static void *init_thread(void *arg)
     return NULL;
 }
 
-int shoal__plugin_init_run(const shoal_plugin_t *d, void *dl, int copy, unsigned timeout_ms,
-                           char *why, size_t why_size, int *result)
+int shoal__plugin_hook_run(const shoal_plugin_t *d, bool fini, void *dl, int copy,
+                           unsigned timeout_ms, char *why, size_t why_size, int *result)
 {
     job_t *j = calloc(1, sizeof *j);
     if (j == NULL)
@@ -83,6 +92,7 @@ int shoal__plugin_init_run(const shoal_plugin_t *d, void *dl, int copy, unsigned
     pthread_cond_init(&j->cond, &ca);
     pthread_condattr_destroy(&ca);
     j->refs = 2;
+    j->fini = fini;
     j->d = d;
     j->dl = dl;
     j->copy = copy;
@@ -90,7 +100,7 @@ int shoal__plugin_init_run(const shoal_plugin_t *d, void *dl, int copy, unsigned
     pthread_t t;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&t, &attr, init_thread, j);
+    int rc = pthread_create(&t, &attr, hook_thread, j);
     pthread_attr_destroy(&attr);
     if (rc != 0) {
         j->refs = 1;

@@ -1,5 +1,5 @@
-/* plugin_init.h - a plugin's own init (shoal_plugin_t.init), run under a
- * deadline.
+/* plugin_init.h - a plugin's own init and fini (shoal_plugin_t), each run
+ * under a deadline.
  *
  * The loader runs it on the thread that loads -- the host thread, at start
  * and at each reload that loads a new plugin. An init that never returns (a
@@ -11,22 +11,29 @@
  * inside plugin code. If it ever returns, that thread undoes it (fini, when
  * it succeeded), unloads the plugin and closes its copy; nothing else ever
  * uses it.
+ *
+ * fini the same: it runs where the plugin's last reference goes (the host
+ * thread at a reload or at exit, or a dispatcher thread), and one that
+ * never returned held shoald at exit for good. Past the deadline the
+ * plugin is left loaded; its thread closes it if fini ever returns.
  */
 #ifndef SHOAL_HOST_PLUGIN_INIT_H
 #define SHOAL_HOST_PLUGIN_INIT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <shoal/plugin.h>
 
 #define SHOAL_PLUGIN_INIT_TIMEOUT_MS 10000u
 
-/* Runs d->init(why, why_size) (d from dl, the copy's handle; copy, its
- * descriptor). Returns 0 with *result init's return value, or
- * SHOAL_ETIMEDOUT when init did not return within timeout_ms: dl and copy
- * are then the init thread's (see above), and why is left empty. Or
- * SHOAL_ENOMEM / SHOAL_EFAILED (no thread): init did not run. */
-int shoal__plugin_init_run(const shoal_plugin_t *d, void *dl, int copy, unsigned timeout_ms,
-                           char *why, size_t why_size, int *result);
+/* Runs d->init(why, why_size), or d->fini() when fini (d from dl, the
+ * copy's handle; copy, its descriptor). Returns 0 with *result init's
+ * return value (0 for fini), or SHOAL_ETIMEDOUT when the hook did not
+ * return within timeout_ms: dl and copy are then its thread's (see above),
+ * and why is left empty. Or SHOAL_ENOMEM / SHOAL_EFAILED (no thread): the
+ * hook did not run. */
+int shoal__plugin_hook_run(const shoal_plugin_t *d, bool fini, void *dl, int copy,
+                           unsigned timeout_ms, char *why, size_t why_size, int *result);
 
 #endif

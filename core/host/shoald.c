@@ -163,6 +163,13 @@ fail:
 #define LOG_HOLD (1u << 20)
 #define OUTPUT_WAIT_MS 2000
 
+/* The loader's warnings (a plugin's fini that did not return in time), in
+ * the host's log. */
+static void loader_warn(void *h, const char *line)
+{
+    shoal__host_log(h, SHOAL_LOG_WARN, "%s", line);
+}
+
 /* Once a second, on the host thread: what the log dropped while stderr
  * was not read, said once it is read again. */
 static void log_drops(shoal_host_t *h, shoal_output_t *log, uint64_t *said)
@@ -378,6 +385,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
         goto fail;
     }
     h->control_fixed = control_path != NULL; /* a reload does not compare it */
+    shoal__loader_set_warn(loader, loader_warn, h);
     shoal__host_log_reserved(h);
     if (control != NULL && (rc = shoal__control_start(control, h, path)) != SHOAL_OK) {
         fprintf(stderr, "shoald: cannot serve the control socket: %s\n", shoal_strerror(rc));
@@ -494,7 +502,8 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
     shoal__fault_set_unlink(NULL); /* from here on the path may be another shoald's */
     shoal__control_close(control);
     shoal__metrics_close(metrics); /* before the records it holds go */
-    shoal__host_destroy(h);
+    shoal__host_destroy(h);        /* its plugins' fini: said in its log */
+    shoal__loader_set_warn(loader, NULL, NULL);
     shoal__loader_destroy(loader);
     close(sfd);
     shoal__notify_close(notify); /* after the heartbeat actor, gone with the host */
@@ -506,6 +515,8 @@ fail:                              /* before anything ran: undone in reverse */
     shoal__fault_set_unlink(NULL);
     shoal__control_close(control); /* before the runtime goes */
     shoal__host_destroy(h);
+    if (loader != NULL)
+        shoal__loader_set_warn(loader, NULL, NULL);
     shoal__config_free(c);
     if (loader != NULL)
         shoal__loader_destroy(loader);

@@ -1,9 +1,9 @@
-/* test_loader_init.c - a plugin's own init under a deadline
- * (host/plugin_init.c): one that returns in time gives its result and
- * reason; one that never returns is given up on at the deadline, its
- * plugin and copy left to its thread, which unloads the plugin and closes
- * the copy once the init does return. The fixtures are dlopen'd here as
- * the loader does after its checks. */
+/* test_loader_init.c - a plugin's own init and fini under a deadline
+ * (host/plugin_init.c): an init that returns in time gives its result and
+ * reason; one that never returns, or a fini that never returns, is given
+ * up on at the deadline, its plugin and copy left to its thread, which
+ * unloads the plugin and closes the copy once the hook does return. The fixtures are dlopen'd here
+ * as the loader does after its checks. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -36,7 +36,7 @@ static void test_in_time(void)
     int copy = open("/dev/null", O_RDONLY | O_CLOEXEC);
     char why[256] = "";
     int result = 0;
-    CU_ASSERT_EQUAL(shoal__plugin_init_run(d, dl, copy, 5000, why, sizeof why, &result), 0);
+    CU_ASSERT_EQUAL(shoal__plugin_hook_run(d, false, dl, copy, 5000, why, sizeof why, &result), 0);
     CU_ASSERT_EQUAL(result, 7);
     CU_ASSERT_STRING_EQUAL(why, "database is down");
     CU_ASSERT_EQUAL(fcntl(copy, F_GETFD), FD_CLOEXEC); /* still the caller's */
@@ -60,7 +60,7 @@ static void test_never_returns(void)
     char why[256] = "x";
     int result = -1;
     double t0 = now_s();
-    CU_ASSERT_EQUAL(shoal__plugin_init_run(d, dl, copy, 200, why, sizeof why, &result),
+    CU_ASSERT_EQUAL(shoal__plugin_hook_run(d, false, dl, copy, 200, why, sizeof why, &result),
                     SHOAL_ETIMEDOUT);
     double took = now_s() - t0;
     CU_ASSERT(took >= 0.2 && took < 5.0);
@@ -81,11 +81,43 @@ static void test_never_returns(void)
     unlink(go);
 }
 
+/* A fini that never returns: given up on at the deadline; once it returns,
+ * its thread closes the copy and unloads the plugin (fini runs once). */
+static void test_fini_never_returns(void)
+{
+    char go[64];
+    snprintf(go, sizeof go, "/tmp/shoal-fini-go.%d", (int)getpid());
+    unlink(go);
+    setenv("SHOAL_FIXTURE_INIT_GO", go, 1);
+    const char *path = lk_fixture("fini_hangs.so");
+    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    const shoal_plugin_t *d = descriptor(dl);
+    CU_ASSERT_FATAL(d != NULL && d->fini != NULL);
+    int copy = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int result = -1;
+    char why[8];
+    CU_ASSERT_EQUAL(shoal__plugin_hook_run(d, true, dl, copy, 200, why, sizeof why, &result),
+                    SHOAL_ETIMEDOUT);
+    CU_ASSERT_EQUAL(fcntl(copy, F_GETFD), FD_CLOEXEC);
+    CU_ASSERT_TRUE(lk_mapped(path));
+    int fd = open(go, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    for (int i = 0; i < 500 && fcntl(copy, F_GETFD) != -1; i++) {
+        struct timespec tick = {0, 10 * 1000 * 1000};
+        nanosleep(&tick, NULL);
+    }
+    CU_ASSERT_EQUAL(fcntl(copy, F_GETFD), -1);
+    CU_ASSERT_FALSE(lk_mapped(path));
+    unlink(go);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
         {"an init that returns in time", test_in_time},
         {"an init that never returns", test_never_returns},
+        {"a fini that never returns", test_fini_never_returns},
         {NULL, NULL},
     };
     return lk_run("loader_init", cases);

@@ -7,7 +7,8 @@
 # the thread count goes back to normal. Then loops that never end: SIGTERM
 # exits 3 within shutdown.drain + 1 s, naming each stuck handler and what
 # was queued (also when no thread is left to run the pools' actors); and a
-# second SIGTERM while draining exits at once.
+# second SIGTERM while draining exits at once. And a plugin whose own fini
+# never returns: shoald exits 0 after 10 s, saying so.
 . "$(dirname "$0")/lib.sh" "$1"
 fault=$build/fixtures/fault.so
 [ -f "$fault" ] || fail "no $fault"
@@ -187,4 +188,24 @@ sigterm_ms
 [ $ms -lt 2000 ] || fail "a stuck source and pool: stopped after $ms ms (drain 1 s)"
 [ "$(count 'stuck/fault: shutdown: still in its handler after')" = 1 ] ||
     fail "the source's stuck handler is not reported"
+
+# ---- a plugin whose own fini never returns ------------------------------------
+# (fini_hangs.so waits for a file never made.) Its last reference goes after
+# the drain: shoald waits 10 s for it, says so, and exits 0 (it hung for
+# good before).
+cat > "$tmp/s.yaml" <<YAML
+runtime: { threads: 2, control: ctl.sock }
+shutdown: { drain: 1s }
+plugins:
+  hangs: $build/fixtures/fini_hangs.so
+pools:
+  p: { worker: hangs.b, size: 1 }
+YAML
+export SHOAL_FIXTURE_INIT_GO=$tmp/never
+start "1 pool"
+sigterm_ms
+[ $rc -eq 0 ] || fail "a fini that never returns: exit $rc"
+[ $ms -ge 10000 ] && [ $ms -lt 12000 ] || fail "a fini that never returns: stopped after $ms ms"
+[ "$(count "gen=1 warn plugin finihangs 1 ($build/fixtures/fini_hangs.so): fini did not return within 10000 ms: left running, the plugin stays loaded")" = 1 ] ||
+    fail "no line for the fini"
 echo "ok"

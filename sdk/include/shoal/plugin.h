@@ -71,7 +71,9 @@ typedef struct shoal_plugin_s {
      * too (a reload then fails; nothing changes): if it returns later,
      * fini runs (when it returned 0) and the plugin is closed unused. */
     int (*init)(char *err, size_t err_size);
-    /* Optional: runs once before the host closes the plugin. */
+    /* Optional: runs once before the host closes the plugin, on a thread
+     * of its own. One that has not returned within 10 s is left running
+     * and the plugin stays loaded (shoald says so and goes on). */
     void (*fini)(void);
 } shoal_plugin_t;
 
