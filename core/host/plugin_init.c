@@ -1,9 +1,15 @@
 /* plugin_init.c - a plugin's init or fini under a deadline (plugin_init.h).
  *
- * The loader's thread and the init thread share one job: the loader waits
- * on its condition until `done` or the deadline; whichever of the two lets
- * go last frees it (`refs`, under the lock). An abandoned job's thread,
- * when the hook returns, undoes what init did (fini) and unloads the plugin.
+ * The hooks run on one long-lived thread, the runner, which takes one job
+ * at a time: a thread per load (and an alternate signal stack per thread)
+ * would be made and unmade a thousand times by a thousand loads. The
+ * loader posts a job to the runner and waits on the job's condition until
+ * `done` or the deadline; whichever of the two lets go of the job last
+ * frees it (`refs`, under the job's lock). A job given up on is abandoned
+ * with its runner: the runner is retired (it ends once that hook returns,
+ * after undoing what init did -- fini -- and unloading the plugin), and the
+ * next job starts a new runner. Jobs are posted one at a time
+ * (runner_lock, held while the caller waits).
  */
 #include "host/plugin_init.h"
 
@@ -33,6 +39,21 @@ typedef struct job_s {
     char why[256];
 } job_t;
 
+/* A runner: its thread waits for `job` (under lock, signalled on cond)
+ * and takes it off before it runs it; retired, it ends once it has none. */
+typedef struct runner_s {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    job_t *job;
+    bool retired;
+} runner_t;
+
+/* The runner the next job goes to, or NULL (none yet, or the last one was
+ * retired). Under runner_lock, which a caller holds from posting its job
+ * until it has its answer or gives up. */
+static pthread_mutex_t runner_lock = PTHREAD_MUTEX_INITIALIZER;
+static runner_t *runner;
+
 static void job_release(job_t *j)
 {
     pthread_mutex_lock(&j->lock);
@@ -50,10 +71,11 @@ static bool has_fini(const shoal_plugin_t *d)
     return d->size >= offsetof(shoal_plugin_t, fini) + sizeof d->fini && d->fini != NULL;
 }
 
-static void *hook_thread(void *arg)
+/* Runs j's hook and tells its caller; if the caller has given up on it by
+ * then, undoes init and unloads the plugin. */
+static void run_job(job_t *j)
 {
-    job_t *j = arg;
-    shoal__fault_thread_start(NULL, j->fini ? "a plugin's fini" : "a plugin's init");
+    shoal__fault_thread_role(j->fini ? "a plugin's fini" : "a plugin's init");
     char why[sizeof j->why] = "";
     int r = 0;
     if (j->fini)
@@ -75,16 +97,64 @@ static void *hook_thread(void *arg)
         close(j->copy);
     }
     job_release(j);
+    shoal__fault_thread_role("a plugin's init or fini (idle)");
+}
+
+static void *runner_main(void *arg)
+{
+    runner_t *r = arg;
+    shoal__fault_thread_start(NULL, "a plugin's init or fini (idle)");
+    pthread_mutex_lock(&r->lock);
+    for (;;) {
+        while (r->job == NULL && !r->retired)
+            pthread_cond_wait(&r->cond, &r->lock);
+        job_t *j = r->job;
+        if (j == NULL)
+            break;     /* retired, nothing left to run */
+        r->job = NULL; /* ours: the next may be posted while we finish this */
+        pthread_mutex_unlock(&r->lock);
+        run_job(j);
+        pthread_mutex_lock(&r->lock);
+    }
+    pthread_mutex_unlock(&r->lock);
+    pthread_cond_destroy(&r->cond);
+    pthread_mutex_destroy(&r->lock);
+    free(r);
     shoal__fault_thread_end();
     return NULL;
 }
 
-int shoal__plugin_hook_run(const shoal_plugin_t *d, bool fini, void *dl, int copy,
-                           unsigned timeout_ms, char *why, size_t why_size, int *result)
+/* With runner_lock: the runner, started if there is none; NULL if it
+ * cannot be. */
+static runner_t *runner_get(void)
+{
+    if (runner != NULL)
+        return runner;
+    runner_t *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return NULL;
+    pthread_mutex_init(&r->lock, NULL);
+    pthread_cond_init(&r->cond, NULL);
+    pthread_attr_t attr;
+    pthread_t t;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&t, &attr, runner_main, r);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        pthread_cond_destroy(&r->cond);
+        pthread_mutex_destroy(&r->lock);
+        free(r);
+        return NULL;
+    }
+    return runner = r;
+}
+
+static job_t *job_new(const shoal_plugin_t *d, bool fini, void *dl, int copy)
 {
     job_t *j = calloc(1, sizeof *j);
     if (j == NULL)
-        return SHOAL_ENOMEM;
+        return NULL;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -96,17 +166,27 @@ int shoal__plugin_hook_run(const shoal_plugin_t *d, bool fini, void *dl, int cop
     j->d = d;
     j->dl = dl;
     j->copy = copy;
-    pthread_attr_t attr;
-    pthread_t t;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&t, &attr, hook_thread, j);
-    pthread_attr_destroy(&attr);
-    if (rc != 0) {
+    return j;
+}
+
+int shoal__plugin_hook_run(const shoal_plugin_t *d, bool fini, void *dl, int copy,
+                           unsigned timeout_ms, char *why, size_t why_size, int *result)
+{
+    job_t *j = job_new(d, fini, dl, copy);
+    if (j == NULL)
+        return SHOAL_ENOMEM;
+    pthread_mutex_lock(&runner_lock);
+    runner_t *r = runner_get();
+    if (r == NULL) {
+        pthread_mutex_unlock(&runner_lock);
         j->refs = 1;
         job_release(j);
         return SHOAL_EFAILED;
     }
+    pthread_mutex_lock(&r->lock);
+    r->job = j;
+    pthread_cond_signal(&r->cond);
+    pthread_mutex_unlock(&r->lock);
     struct timespec end;
     clock_gettime(CLOCK_MONOTONIC, &end);
     end.tv_sec += timeout_ms / 1000;
@@ -123,11 +203,21 @@ int shoal__plugin_hook_run(const shoal_plugin_t *d, bool fini, void *dl, int cop
         *result = j->result;
         snprintf(why, why_size, "%s", j->why);
     } else {
-        j->abandoned = true; /* dl and copy are the init thread's now */
+        j->abandoned = true; /* dl and copy are the runner's now */
         if (why_size != 0)
             why[0] = '\0';
     }
     pthread_mutex_unlock(&j->lock);
+    if (!done) {
+        /* The runner is stuck in this hook: it ends once the hook returns
+         * (runner_main), and the next job starts another. */
+        pthread_mutex_lock(&r->lock);
+        r->retired = true;
+        pthread_cond_signal(&r->cond);
+        pthread_mutex_unlock(&r->lock);
+        runner = NULL;
+    }
+    pthread_mutex_unlock(&runner_lock);
     job_release(j);
     return done ? 0 : SHOAL_ETIMEDOUT;
 }

@@ -5,12 +5,13 @@
  * and at each reload that loads a new plugin. An init that never returns (a
  * database that never answers) would hold that thread for ever: no signal
  * read, no control request answered, a SIGKILL the only way out. So init
- * runs on a thread of its own while the loader waits for it at most
- * SHOAL_PLUGIN_INIT_TIMEOUT_MS. Past that, the load fails (the reload fails,
- * nothing changes) and the init is abandoned: a thread cannot be stopped
- * inside plugin code. If it ever returns, that thread undoes it (fini, when
- * it succeeded), unloads the plugin and closes its copy; nothing else ever
- * uses it.
+ * runs on a thread of its own (one for every hook, while none hangs) while
+ * the loader waits for it at most SHOAL_PLUGIN_INIT_TIMEOUT_MS. Past that,
+ * the load fails (the reload fails, nothing changes) and the init is
+ * abandoned: a thread cannot be stopped inside plugin code. If it ever
+ * returns, that thread undoes it (fini, when it succeeded), unloads the
+ * plugin and closes its copy, and ends; the next hook runs on a new
+ * thread.
  *
  * fini the same: it runs where the plugin's last reference goes (the host
  * thread at a reload or at exit, or a dispatcher thread), and one that

@@ -438,6 +438,8 @@ void shoal__fault_thread_start(struct shoal_worker_s *w, const char *role)
     tls_stack_len = page + size;
 }
 
+void shoal__fault_thread_role(const char *role) { tls_role = role; }
+
 void shoal__fault_thread_end(void)
 {
     tls_worker = NULL;

@@ -99,6 +99,10 @@ int shoal__fault_set_unlink(const char *path);
  * (mmap failed) the thread still runs; only an overflow goes unreported. */
 void shoal__fault_thread_start(struct shoal_worker_s *w, const char *role);
 
+/* What this thread is now, for a thread that started with a role and
+ * takes on another (a plugin's init, then its fini): role as above. */
+void shoal__fault_thread_role(const char *role);
+
 /* Called last on that thread: puts back the alternate stack it had before
  * (a sanitizer's, or none) and unmaps ours. */
 void shoal__fault_thread_end(void);
