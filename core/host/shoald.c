@@ -1,4 +1,6 @@
-/* shoald.c - the host's command line.
+/* shoald.c - the host's command line and the running host (what reads a
+ * config file without running it -- --check, --diff, --help-config -- is
+ * shoald_check.c).
  *
  *   shoald [--run-for DURATION] [--no-table] FILE
  *                           run the pools FILE declares, in the foreground;
@@ -60,18 +62,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "host/argcheck.h"
 #include "host/args.h"
-#include "host/client.h"
 #include "host/config.h"
 #include "host/control.h"
 #include "host/host.h"
 #include "host/isolated.h"
 #include "host/loader.h"
-#include "host/plugin_path.h"
 #include "host/metrics.h"
 #include "host/notify.h"
 #include "host/output.h"
+#include "host/shoald_check.h"
 #include "host/version.h"
 #include "runtime/fault.h"
 
@@ -109,51 +109,6 @@ static int bad(const char *fmt, const char *what)
     return shoal__usage_error("shoald", fmt, what);
 }
 
-/* --help-config FILE: the schema, then the args of every behaviour of
- * FILE's plugins. Only the plugins are loaded: the pools need not be valid.
- * 2 when FILE or a plugin cannot be read. */
-static int help_config(const char *path)
-{
-    shoal_diag_t err = {0};
-    char buf[1200];
-    shoal_config_t *c = NULL;
-    shoal_loader_t *loader = NULL;
-    int rc = shoal__config_load(path, &c, &err);
-    if (rc == SHOAL_OK && (rc = shoal__loader_create(&loader)) != SHOAL_OK)
-        shoal__diag_set(&err, NULL, 0, 0, "cannot create the plugin loader: %s",
-                        shoal_strerror(rc));
-    if (rc == SHOAL_OK)
-        rc = shoal__config_find_plugins(c, &err); /* names on the plugin path */
-    if (rc != SHOAL_OK)
-        goto fail;
-    shoal__config_help(stdout);
-    printf("\nARGS (what each behaviour of %s's plugins takes under a pool's args:, or a pull "
-           "pool's source_args: for its source):\n",
-           path);
-    for (size_t i = 0; i < c->nplugins; i++) {
-        shoal_config_plugin_t *pl = &c->plugins[i];
-        shoal_module_t *m;
-        shoal_diag_t why = {0};
-        if ((rc = shoal__module_load(loader, pl->path, &m, &why)) != SHOAL_OK) {
-            shoal__diag_set(&err, pl->at->file, pl->at->line, pl->at->col, "plugins.%s: %s: %s",
-                            pl->name, pl->path, why.msg[0] ? why.msg : shoal_strerror(rc));
-            goto fail;
-        }
-        printf("\n");
-        shoal__argcheck_describe(stdout, m, pl->name);
-        shoal__module_release(m);
-    }
-    shoal__config_free(c);
-    shoal__loader_destroy(loader);
-    return 0;
-fail:
-    fflush(stdout);
-    fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
-    shoal__config_free(c);
-    shoal__loader_destroy(loader);
-    return 2;
-}
-
 /* The exit status when shutdown gave up on pools still busy. */
 #define EXIT_LOST 3
 
@@ -181,84 +136,6 @@ static void log_drops(shoal_host_t *h, shoal_output_t *log, uint64_t *said)
                         dropped - *said, dropped - *said == 1 ? "" : "s");
         *said = dropped;
     }
-}
-
-/* Load, validate, resolve. On error prints it and returns 2. */
-static int load(const char *path, shoal_config_t **c, shoal_loader_t **loader)
-{
-    shoal_diag_t err = {0};
-    char buf[1200];
-    *c = NULL;
-    *loader = NULL;
-    int rc = shoal__config_load(path, c, &err);
-    if (rc == SHOAL_OK && (rc = shoal__loader_create(loader)) != SHOAL_OK)
-        shoal__diag_set(&err, NULL, 0, 0, "cannot create the plugin loader: %s",
-                        shoal_strerror(rc));
-    if (rc == SHOAL_OK)
-        rc = shoal__config_resolve(*c, *loader, &err);
-    if (rc == SHOAL_OK)
-        return 0;
-    fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
-    shoal__config_free(*c);
-    if (*loader != NULL)
-        shoal__loader_destroy(*loader);
-    *c = NULL;
-    *loader = NULL;
-    return 2;
-}
-
-/* --check: 0 valid (and *control, when control is not NULL, a copy of
- * FILE's runtime.control or NULL), else 2. */
-static int check(const char *path, char **control)
-{
-    shoal_config_t *c;
-    shoal_loader_t *loader;
-    if (load(path, &c, &loader) != 0)
-        return 2;
-    if (control != NULL && c->runtime.control != NULL &&
-        (*control = strdup(c->runtime.control)) == NULL) {
-        fprintf(stderr, "shoald: %s\n", shoal_strerror(SHOAL_ENOMEM));
-        shoal__config_free(c);
-        shoal__loader_destroy(loader);
-        return 2;
-    }
-    size_t nested = 0;
-    for (size_t i = 0; i < c->npools; i++)
-        for (const shoal_config_pool_t *p = c->pools[i].nested; p != NULL; p = p->nested)
-            nested++;
-    char sources[48] = ""; /* said when there are any */
-    if (c->nsources != 0)
-        snprintf(sources, sizeof sources, ", %zu source%s", c->nsources,
-                 c->nsources == 1 ? "" : "s");
-    printf("%s: ok: %zu plugin%s, %zu pool%s (%zu nested)%s\n", path, c->nplugins,
-           c->nplugins == 1 ? "" : "s", c->npools, c->npools == 1 ? "" : "s", nested, sources);
-    for (size_t i = 0; i < c->nplugins; i++) /* where each was found */
-        printf("plugin %s: %s (%s)\n", c->plugins[i].name, c->plugins[i].path, c->plugins[i].found);
-    for (size_t i = 0; i < c->npools; i++) { /* what a pull or checkout pool is made of */
-        if (c->pools[i].kind == SHOAL_POOL_KIND_FORWARD)
-            continue;
-        char line[600];
-        if (c->pools[i].kind == SHOAL_POOL_KIND_PULL)
-            shoal__config_pull_describe(&c->pools[i], line, sizeof line);
-        else
-            shoal__config_checkout_describe(&c->pools[i], line, sizeof line);
-        printf("%s\n", line);
-    }
-    for (size_t i = 0; i < c->npools; i++) { /* what an elastic pool does */
-        const shoal_config_pool_t *p = &c->pools[i];
-        if (p->autoscale.when == 0 && p->idle_timeout_ms == 0 && p->max_waiting == 0)
-            continue;
-        char as[400];
-        shoal__config_autoscale_text(&p->autoscale, as, sizeof as);
-        printf("pool %s: elastic, %u..%u workers (starts with %u), idle_timeout %" PRIu64
-               "ms%s, max_waiting %u%s, autoscale %s\n",
-               p->name, p->min_size, p->max_size, p->size, p->idle_timeout_ms,
-               p->idle_timeout_ms == 0 ? " (never)" : "", p->max_waiting,
-               p->max_waiting == 0 ? " (no bound)" : "", as);
-    }
-    shoal__config_free(c);
-    shoal__loader_destroy(loader);
-    return 0;
 }
 
 static double now_s(void)
@@ -343,7 +220,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
     if (frc != 0)
         fprintf(stderr, "shoald: warning: no crash reports: %s\n", strerror(-frc));
 
-    if (load(path, &c, &loader) != 0)
+    if (shoald_load(path, &c, &loader) != 0)
         goto fail;
     shoal__fault_set_format(c->log.format == SHOAL_LOG_FORMAT_JSON ? SHOAL_FAULT_JSON
                                                                    : SHOAL_FAULT_TEXT);
@@ -528,26 +405,6 @@ fail:                              /* before anything ran: undone in reverse */
     return 2;
 }
 
-/* Asks the shoald at socket (named by origin) for the plan of a reload
- * from path. */
-static int diff(const char *path, const char *socket_path, const char *origin)
-{
-    char abs[PATH_MAX];
-    if (realpath(path, abs) == NULL) {
-        fprintf(stderr, "shoald: %s: %s\n", path, strerror(errno));
-        return 2;
-    }
-    char req[PATH_MAX + 16];
-    int n = snprintf(req, sizeof req, "diff %s\n", abs);
-    shoal_client_t cl = {.path = socket_path,
-                         .origin = origin,
-                         .prog = "shoald",
-                         .timeout_ms = 5000,
-                         .out = stdout,
-                         .err = stderr};
-    return shoal__client_exchange(&cl, req, (size_t)n);
-}
-
 int main(int argc, char **argv)
 {
     /* A reader of stdout or stderr that goes away (`shoald x.yaml | head`, a
@@ -607,7 +464,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (help_cfg)
-        return help_config(file);
+        return shoald_help_config(file);
     if (with_diff && !check_only)
         return bad("%s goes with --check (shoald --check --diff FILE)", "--diff");
     if (check_only && (run_for_ms || !table))
@@ -617,16 +474,16 @@ int main(int argc, char **argv)
     if (file == NULL)
         return bad("%s", "no FILE: name the config to run (shoald FILE)");
     if (check_only && !with_diff)
-        return check(file, NULL);
+        return shoald_check(file, NULL);
     if (check_only) {
         char *own = NULL;
-        int rc = check(file, control == NULL ? &own : NULL);
+        int rc = shoald_check(file, control == NULL ? &own : NULL);
         if (rc == 0 && control == NULL && own == NULL)
             rc = bad("--diff: %s sets no runtime.control: name the socket with --control SOCKET",
                      file);
         if (rc == 0)
-            rc = diff(file, control != NULL ? control : own,
-                      control != NULL ? "from --control" : "the config's runtime.control");
+            rc = shoald_diff(file, control != NULL ? control : own,
+                             control != NULL ? "from --control" : "the config's runtime.control");
         free(own);
         return rc;
     }
