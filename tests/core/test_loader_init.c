@@ -2,8 +2,9 @@
  * (host/plugin_init.c): an init that returns in time gives its result and
  * reason; one that never returns, or a fini that never returns, is given
  * up on at the deadline, its plugin and copy left to its thread, which
- * unloads the plugin and closes the copy once the hook does return. The fixtures are dlopen'd here
- * as the loader does after its checks. */
+ * unloads the plugin and closes the copy once the hook does return; the
+ * next hook runs in time on a new thread. The fixtures are dlopen'd here as
+ * the loader does after its checks. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -44,31 +45,33 @@ static void test_in_time(void)
     dlclose(dl);
 }
 
-/* Never in time: given up on at the deadline; once init returns, its
- * thread closes the copy and unloads the plugin. */
-static void test_never_returns(void)
+/* A hook (init, or fini) of fixture `so` that waits for a file: given up
+ * on at a 200 ms deadline with the copy still open and the plugin mapped
+ * (they are its thread's now); once the file exists the hook returns, and
+ * its thread closes the copy and unloads the plugin. */
+static void hook_given_up_then_returns(const char *so, bool fini)
 {
     char go[64];
-    snprintf(go, sizeof go, "/tmp/shoal-init-go.%d", (int)getpid());
+    snprintf(go, sizeof go, "/tmp/shoal-hook-go.%d", (int)getpid());
     unlink(go);
     setenv("SHOAL_FIXTURE_INIT_GO", go, 1);
-    const char *path = lk_fixture("init_hangs.so");
+    const char *path = lk_fixture(so);
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     const shoal_plugin_t *d = descriptor(dl);
-    CU_ASSERT_FATAL(d != NULL && d->init != NULL);
+    CU_ASSERT_FATAL(d != NULL && (fini ? d->fini != NULL : d->init != NULL));
     int copy = open("/dev/null", O_RDONLY | O_CLOEXEC);
     char why[256] = "x";
     int result = -1;
     double t0 = now_s();
-    CU_ASSERT_EQUAL(shoal__plugin_hook_run(d, false, dl, copy, 200, why, sizeof why, &result),
+    CU_ASSERT_EQUAL(shoal__plugin_hook_run(d, fini, dl, copy, 200, why, sizeof why, &result),
                     SHOAL_ETIMEDOUT);
     double took = now_s() - t0;
     CU_ASSERT(took >= 0.2 && took < 5.0);
     CU_ASSERT_EQUAL(result, -1);
     CU_ASSERT_STRING_EQUAL(why, "");
-    CU_ASSERT_EQUAL(fcntl(copy, F_GETFD), FD_CLOEXEC); /* init still runs: still open */
+    CU_ASSERT_EQUAL(fcntl(copy, F_GETFD), FD_CLOEXEC); /* the hook still runs: still open */
     CU_ASSERT_TRUE(lk_mapped(path));
-    int fd = open(go, O_WRONLY | O_CREAT | O_CLOEXEC, 0600); /* init returns now */
+    int fd = open(go, O_WRONLY | O_CREAT | O_CLOEXEC, 0600); /* the hook returns now */
     CU_ASSERT_FATAL(fd >= 0);
     close(fd);
     for (int i = 0; i < 500 && fcntl(copy, F_GETFD) != -1; i++) {
@@ -81,35 +84,17 @@ static void test_never_returns(void)
     unlink(go);
 }
 
-/* A fini that never returns: given up on at the deadline; once it returns,
- * its thread closes the copy and unloads the plugin (fini runs once). */
-static void test_fini_never_returns(void)
+/* An init that never returns in time (init_hangs.so). */
+static void test_never_returns(void) { hook_given_up_then_returns("init_hangs.so", false); }
+
+/* A fini that never returns in time (fini_hangs.so; fini runs once). */
+static void test_fini_never_returns(void) { hook_given_up_then_returns("fini_hangs.so", true); }
+
+/* After a hook given up on, the next runs on a new thread, in time. */
+static void test_next_after_a_hang(void)
 {
-    char go[64];
-    snprintf(go, sizeof go, "/tmp/shoal-fini-go.%d", (int)getpid());
-    unlink(go);
-    setenv("SHOAL_FIXTURE_INIT_GO", go, 1);
-    const char *path = lk_fixture("fini_hangs.so");
-    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    const shoal_plugin_t *d = descriptor(dl);
-    CU_ASSERT_FATAL(d != NULL && d->fini != NULL);
-    int copy = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    int result = -1;
-    char why[8];
-    CU_ASSERT_EQUAL(shoal__plugin_hook_run(d, true, dl, copy, 200, why, sizeof why, &result),
-                    SHOAL_ETIMEDOUT);
-    CU_ASSERT_EQUAL(fcntl(copy, F_GETFD), FD_CLOEXEC);
-    CU_ASSERT_TRUE(lk_mapped(path));
-    int fd = open(go, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-    CU_ASSERT_FATAL(fd >= 0);
-    close(fd);
-    for (int i = 0; i < 500 && fcntl(copy, F_GETFD) != -1; i++) {
-        struct timespec tick = {0, 10 * 1000 * 1000};
-        nanosleep(&tick, NULL);
-    }
-    CU_ASSERT_EQUAL(fcntl(copy, F_GETFD), -1);
-    CU_ASSERT_FALSE(lk_mapped(path));
-    unlink(go);
+    hook_given_up_then_returns("init_hangs.so", false);
+    test_in_time();
 }
 
 int main(void)
@@ -118,6 +103,7 @@ int main(void)
         {"an init that returns in time", test_in_time},
         {"an init that never returns", test_never_returns},
         {"a fini that never returns", test_fini_never_returns},
+        {"a hook in time after one given up on", test_next_after_a_hang},
         {NULL, NULL},
     };
     return lk_run("loader_init", cases);
