@@ -37,8 +37,9 @@ pools:
 YAML
 }
 
-# ---- 1. an init that fails makes the reload fail ---------------------------
-write "  work:
+# The pools of sections 1 and 2b: a fault worker fed by a load generator.
+base_pools=$(cat <<'YAML'
+  work:
     worker: fault.fault
     size: 3
     mailbox: 1000
@@ -46,7 +47,12 @@ write "  work:
   feed:
     worker: loadgen.loadgen
     size: 1
-    args: { target: work, rate: 5000 }"
+    args: { target: work, rate: 5000 }
+YAML
+)
+
+# ---- 1. an init that fails makes the reload fail ---------------------------
+write "$base_pools"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "running $tmp/s.yaml: 2 pools"
@@ -100,15 +106,7 @@ echo "$out" | grep -q "reload failed: $tmp/s.yaml:19:5: pools.doomed: cannot sta
 # (init_hangs.so waits for a file never made.) Refused at the deadline,
 # naming where; nothing changes, and the host answers again.
 { header | sed "s|^pools:\$|  hang: $fixtures/init_hangs.so\npools:|"
-  printf '%s\n' "  work:
-    worker: fault.fault
-    size: 3
-    mailbox: 1000
-    args: { mode: ok }
-  feed:
-    worker: loadgen.loadgen
-    size: 1
-    args: { target: work, rate: 5000 }"; } > "$tmp/s.yaml.new"
+  printf '%s\n' "$base_pools"; } > "$tmp/s.yaml.new"
 mv "$tmp/s.yaml.new" "$tmp/s.yaml"
 export SHOAL_FIXTURE_INIT_GO=$tmp/never
 out=$("$shoalctl" --timeout 20000 reload 2>&1); rc=$?
