@@ -9,7 +9,9 @@
  * with its runner: the runner is retired (it ends once that hook returns,
  * after undoing what init did -- fini -- and unloading the plugin), and the
  * next job starts a new runner. Jobs are posted one at a time
- * (runner_lock, held while the caller waits).
+ * (runner_lock, held while the caller waits); a caller that finds the
+ * runner taken by another's runs its hook on a thread of its own rather
+ * than wait behind a hook that may hang.
  */
 #include "host/plugin_init.h"
 
@@ -169,24 +171,10 @@ static job_t *job_new(const shoal_plugin_t *d, bool fini, void *dl, int copy)
     return j;
 }
 
-int shoal__plugin_hook_run(const shoal_plugin_t *d, bool fini, void *dl, int copy,
-                           unsigned timeout_ms, char *why, size_t why_size, int *result)
+/* Waits for j until done or timeout_ms: true with *result and why, or
+ * false with j abandoned (its dl and copy its thread's now). */
+static bool job_wait(job_t *j, unsigned timeout_ms, char *why, size_t why_size, int *result)
 {
-    job_t *j = job_new(d, fini, dl, copy);
-    if (j == NULL)
-        return SHOAL_ENOMEM;
-    pthread_mutex_lock(&runner_lock);
-    runner_t *r = runner_get();
-    if (r == NULL) {
-        pthread_mutex_unlock(&runner_lock);
-        j->refs = 1;
-        job_release(j);
-        return SHOAL_EFAILED;
-    }
-    pthread_mutex_lock(&r->lock);
-    r->job = j;
-    pthread_cond_signal(&r->cond);
-    pthread_mutex_unlock(&r->lock);
     struct timespec end;
     clock_gettime(CLOCK_MONOTONIC, &end);
     end.tv_sec += timeout_ms / 1000;
@@ -203,11 +191,63 @@ int shoal__plugin_hook_run(const shoal_plugin_t *d, bool fini, void *dl, int cop
         *result = j->result;
         snprintf(why, why_size, "%s", j->why);
     } else {
-        j->abandoned = true; /* dl and copy are the runner's now */
+        j->abandoned = true;
         if (why_size != 0)
             why[0] = '\0';
     }
     pthread_mutex_unlock(&j->lock);
+    return done;
+}
+
+/* A thread for one job, when the runner is busy with another caller's
+ * (a fini on a dispatcher thread while the host thread waits for an
+ * init): this caller does not queue behind a hook that may hang. */
+static void *oneoff_main(void *arg)
+{
+    shoal__fault_thread_start(NULL, "a plugin's init or fini");
+    run_job(arg);
+    shoal__fault_thread_end();
+    return NULL;
+}
+
+static int oneoff_run(job_t *j, unsigned timeout_ms, char *why, size_t why_size, int *result)
+{
+    pthread_attr_t attr;
+    pthread_t t;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&t, &attr, oneoff_main, j);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        j->refs = 1;
+        job_release(j);
+        return SHOAL_EFAILED;
+    }
+    bool done = job_wait(j, timeout_ms, why, why_size, result);
+    job_release(j);
+    return done ? 0 : SHOAL_ETIMEDOUT;
+}
+
+int shoal__plugin_hook_run(const shoal_plugin_t *d, bool fini, void *dl, int copy,
+                           unsigned timeout_ms, char *why, size_t why_size, int *result)
+{
+    job_t *j = job_new(d, fini, dl, copy);
+    if (j == NULL)
+        return SHOAL_ENOMEM;
+    if (pthread_mutex_trylock(&runner_lock) != 0)
+        return oneoff_run(j, timeout_ms, why, why_size, result);
+    runner_t *r = runner_get();
+    if (r == NULL) {
+        pthread_mutex_unlock(&runner_lock);
+        j->refs = 1;
+        job_release(j);
+        return SHOAL_EFAILED;
+    }
+    pthread_mutex_lock(&r->lock);
+    r->job = j;
+    pthread_cond_signal(&r->cond);
+    pthread_mutex_unlock(&r->lock);
+    bool done = job_wait(j, timeout_ms, why, why_size, result);
     if (!done) {
         /* The runner is stuck in this hook: it ends once the hook returns
          * (runner_main), and the next job starts another. */

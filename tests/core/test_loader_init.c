@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -82,6 +83,9 @@ static void hook_given_up_then_returns(const char *so, bool fini)
     CU_ASSERT_EQUAL(errno, EBADF);
     CU_ASSERT_FALSE(lk_mapped(path)); /* dlclose'd by its thread */
     unlink(go);
+    char entered[80];
+    snprintf(entered, sizeof entered, "%s.entered", go);
+    unlink(entered);
 }
 
 /* An init that never returns in time (init_hangs.so). */
@@ -89,6 +93,56 @@ static void test_never_returns(void) { hook_given_up_then_returns("init_hangs.so
 
 /* A fini that never returns in time (fini_hangs.so; fini runs once). */
 static void test_fini_never_returns(void) { hook_given_up_then_returns("fini_hangs.so", true); }
+
+/* A hook while another caller waits for one that hangs: it runs at once,
+ * on a thread of its own, not behind the hanging one. */
+typedef struct {
+    const shoal_plugin_t *d;
+    void *dl;
+    int copy, rc, result;
+} hang_call_t;
+
+static void *hang_caller(void *arg)
+{
+    hang_call_t *h = arg;
+    char why[64];
+    h->rc = shoal__plugin_hook_run(h->d, false, h->dl, h->copy, 20000, why, sizeof why, &h->result);
+    return NULL;
+}
+
+static void test_hook_beside_a_hanging_one(void)
+{
+    char go[64], entered[80];
+    snprintf(go, sizeof go, "/tmp/shoal-hook-go.%d", (int)getpid());
+    snprintf(entered, sizeof entered, "%s.entered", go);
+    unlink(go);
+    unlink(entered);
+    setenv("SHOAL_FIXTURE_INIT_GO", go, 1);
+    hang_call_t h = {.dl = dlopen(lk_fixture("init_hangs.so"), RTLD_NOW | RTLD_LOCAL), .rc = -1};
+    h.d = descriptor(h.dl);
+    CU_ASSERT_FATAL(h.d != NULL);
+    h.copy = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    pthread_t th;
+    CU_ASSERT_FATAL(pthread_create(&th, NULL, hang_caller, &h) == 0);
+    for (int i = 0; i < 2000 && access(entered, F_OK) != 0; i++) {
+        struct timespec tick = {0, 5 * 1000 * 1000};
+        nanosleep(&tick, NULL);
+    }
+    CU_ASSERT_FATAL(access(entered, F_OK) == 0); /* the hanging init runs: its caller waits */
+    double t0 = now_s();
+    test_in_time(); /* init_fails.so: its result and reason */
+    CU_ASSERT(now_s() - t0 < 5.0);
+    int fd = open(go, O_WRONLY | O_CREAT | O_CLOEXEC, 0600); /* the hanging one returns */
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(h.rc, 0);
+    CU_ASSERT_EQUAL(h.result, 0);
+    close(h.copy);
+    dlclose(h.dl);
+    unlink(go);
+    unlink(entered);
+}
 
 /* After a hook given up on, the next runs on a new thread, in time. */
 static void test_next_after_a_hang(void)
@@ -104,6 +158,7 @@ int main(void)
         {"an init that never returns", test_never_returns},
         {"a fini that never returns", test_fini_never_returns},
         {"a hook in time after one given up on", test_next_after_a_hang},
+        {"a hook beside a hanging one", test_hook_beside_a_hanging_one},
         {NULL, NULL},
     };
     return lk_run("loader_init", cases);
