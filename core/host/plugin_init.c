@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "runtime/fault.h"
+#include "sched/futex.h"
 #include "shoal/error.h"
 
 typedef struct job_s {
@@ -126,6 +127,18 @@ static void *runner_main(void *arg)
     return NULL;
 }
 
+/* Starts fn(arg) on a detached thread: 0, or pthread_create's error. */
+static int start_detached(void *(*fn)(void *), void *arg)
+{
+    pthread_attr_t attr;
+    pthread_t t;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&t, &attr, fn, arg);
+    pthread_attr_destroy(&attr);
+    return rc;
+}
+
 /* With runner_lock: the runner, started if there is none; NULL if it
  * cannot be. */
 static runner_t *runner_get(void)
@@ -137,13 +150,7 @@ static runner_t *runner_get(void)
         return NULL;
     pthread_mutex_init(&r->lock, NULL);
     pthread_cond_init(&r->cond, NULL);
-    pthread_attr_t attr;
-    pthread_t t;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&t, &attr, runner_main, r);
-    pthread_attr_destroy(&attr);
-    if (rc != 0) {
+    if (start_detached(runner_main, r) != 0) {
         pthread_cond_destroy(&r->cond);
         pthread_mutex_destroy(&r->lock);
         free(r);
@@ -175,14 +182,8 @@ static job_t *job_new(const shoal_plugin_t *d, bool fini, void *dl, int copy)
  * false with j abandoned (its dl and copy its thread's now). */
 static bool job_wait(job_t *j, unsigned timeout_ms, char *why, size_t why_size, int *result)
 {
-    struct timespec end;
-    clock_gettime(CLOCK_MONOTONIC, &end);
-    end.tv_sec += timeout_ms / 1000;
-    end.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (end.tv_nsec >= 1000000000L) {
-        end.tv_sec++;
-        end.tv_nsec -= 1000000000L;
-    }
+    uint64_t at = shoal__deadline_ns(shoal__now_ns(), timeout_ms); /* CLOCK_MONOTONIC, as cond */
+    struct timespec end = {(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
     pthread_mutex_lock(&j->lock);
     while (!j->done && pthread_cond_timedwait(&j->cond, &j->lock, &end) != ETIMEDOUT)
         continue;
@@ -212,13 +213,7 @@ static void *oneoff_main(void *arg)
 
 static int oneoff_run(job_t *j, unsigned timeout_ms, char *why, size_t why_size, int *result)
 {
-    pthread_attr_t attr;
-    pthread_t t;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&t, &attr, oneoff_main, j);
-    pthread_attr_destroy(&attr);
-    if (rc != 0) {
+    if (start_detached(oneoff_main, j) != 0) {
         j->refs = 1;
         job_release(j);
         return SHOAL_EFAILED;
