@@ -1,11 +1,10 @@
 /* config_load.c - a config from a file (a regular file, read without
- * blocking, at most 64 MiB) or from text in memory: parsed into a node tree
- * (node.c), refused when empty, then checked (config.c). See config.h.
+ * blocking, at most 64 MiB, not while it is being written: file.h) or from
+ * text in memory: parsed into a node tree (node.c), refused when empty,
+ * then checked (config.c). See config.h.
  */
 #include "host/config.h"
 
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,36 +84,12 @@ fail:
 int shoal__config_load(const char *path, shoal_config_t **out, shoal_diag_t *err)
 {
     *out = NULL;
-    FILE *f = shoal__file_open(path, err); /* a regular file, never blocking */
-    if (f == NULL)
-        return SHOAL_ELOAD;
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    int rc = SHOAL_OK;
-    for (;;) {
-        if (len == cap) {
-            cap = cap ? cap * 2 : 4096;
-            char *n = cap > (64u << 20) ? NULL : realloc(buf, cap);
-            if (n == NULL) {
-                rc = cap > (64u << 20) ? SHOAL_ELIMIT : SHOAL_ENOMEM;
-                shoal__diag_set(err, path, 0, 0, "too large (at most 64 MiB)");
-                break;
-            }
-            buf = n;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) {
-            if (ferror(f)) {
-                rc = SHOAL_ELOAD;
-                shoal__diag_set(err, path, 0, 0, "cannot read: %s", strerror(errno));
-            }
-            break;
-        }
-    }
-    fclose(f);
+    char *buf;
+    size_t len;
+    /* A regular file, read without blocking, once no one is writing it. */
+    int rc = shoal__file_read(path, 64u << 20, &buf, &len, err);
     if (rc == SHOAL_OK)
-        rc = shoal__config_parse(path, buf ? buf : "", len, out, err);
+        rc = shoal__config_parse(path, buf, len, out, err);
     free(buf);
     return rc;
 }

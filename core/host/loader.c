@@ -13,8 +13,9 @@
  * exists and is a regular file; it is an ELF shared object; its .note.shoal
  * (written by SHOAL_PLUGIN) has our ABI major, a minor no newer than ours
  * and a descriptor no smaller than ABI 1.0's -- all read from the copy,
- * before dlopen runs any of the plugin's code; dlopen (RTLD_NOW |
- * RTLD_LOCAL); the
+ * before dlopen runs any of the plugin's code; its ELF constructors
+ * tried in a child process (plugin_trial.h: one that hangs, crashes or
+ * exits there is refused); dlopen (RTLD_NOW | RTLD_LOCAL); the
  * exported descriptor exists and agrees with the note; its name and
  * behaviours are well formed and unique, and so is each behaviour's args
  * schema (ABI 1.3, argcheck.c); its init succeeds, within a deadline
@@ -44,6 +45,7 @@
 #include "actor/actor.h"
 #include "host/argcheck.h"
 #include "host/plugin_init.h"
+#include "host/plugin_trial.h"
 #include "runtime/fault.h"
 #include "runtime/runtime.h"
 
@@ -373,6 +375,13 @@ static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal
     if (rc != SHOAL_OK) {
         close(copy);
         return rc;
+    }
+    /* Its constructors first in a child: one that hangs or crashes there
+     * refuses the plugin before it can hold or kill the host. */
+    char trial[256];
+    if (shoal__plugin_trial(copy, SHOAL_PLUGIN_INIT_TIMEOUT_MS, trial, sizeof trial) != 0) {
+        close(copy);
+        return refuse(err, path, "%s", trial);
     }
     char at[64];
     snprintf(at, sizeof at, "/proc/self/fd/%d", copy);

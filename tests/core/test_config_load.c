@@ -1,14 +1,41 @@
 /* test_config_load.c - shoald's config (host/config.c) loaded from a
  * real file with shoal__config_load: a missing file, paths against the
  * file's directory, an error naming the real file, and a directory or a
- * FIFO refused unread. */
+ * FIFO refused unread; a file being written taken only once it is whole
+ * (host/file.c), or refused when it never settles. */
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config_kit.h"
+#include "host/file.h"
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static void write_file(const char *path, const char *mode, const char *text)
+{
+    FILE *f = fopen(path, mode);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    CU_ASSERT_EQUAL(fclose(f), 0);
+}
 
 /* ---- load ------------------------------------------------------------------------ */
 
@@ -74,10 +101,154 @@ static void test_load(void)
     CU_ASSERT_EQUAL(rmdir(dir), 0);
 }
 
+/* ---- a file being written -------------------------------------------------------- */
+
+#define HALF "plugins: {e: e.so}\npools:\n  a: {worker: e.echo, size: 2}\n"
+#define REST "  b: {worker: e.echo, size: 3}\n"
+
+typedef struct writer_s {
+    const char *path;
+    long every_ms; /* 0: append REST once after 30 ms; else a comment line each every_ms */
+    atomic_bool stop;
+} writer_t;
+
+static void *writer(void *arg)
+{
+    writer_t *w = arg;
+    if (w->every_ms == 0) {
+        sleep_ms(30);
+        write_file(w->path, "a", REST);
+        return NULL;
+    }
+    while (!atomic_load(&w->stop)) {
+        write_file(w->path, "a", "# still typing\n");
+        sleep_ms(w->every_ms);
+    }
+    return NULL;
+}
+
+/* A file written a moment ago is read once it has been left alone for the
+ * settle time: shoald never reads it in the middle of an editor's save. */
+static void test_fresh_file_waits(void)
+{
+    char path[] = "/tmp/shoal-test-fresh-XXXXXX";
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    write_file(path, "w", HALF REST);
+    shoal_config_t *c = NULL;
+    shoal_diag_t err;
+    long t0 = now_ms();
+    CU_ASSERT_EQUAL_FATAL(shoal__config_load(path, &c, &err), SHOAL_OK);
+    /* The file's ctime is the kernel's coarse clock, up to a tick behind. */
+    CU_ASSERT(now_ms() - t0 >= SHOAL_FILE_SETTLE_MS - 15);
+    CU_ASSERT_EQUAL(c->npools, 2);
+    shoal__config_free(c);
+
+    /* A file left alone that long is read at once, once. */
+    sleep_ms(SHOAL_FILE_SETTLE_MS + 20);
+    t0 = now_ms();
+    CU_ASSERT_EQUAL_FATAL(shoal__config_load(path, &c, &err), SHOAL_OK);
+    CU_ASSERT(now_ms() - t0 < SHOAL_FILE_SETTLE_MS);
+    shoal__config_free(c);
+    CU_ASSERT_EQUAL(unlink(path), 0);
+}
+
+/* Half a config is a valid config with fewer pools; a reload that read it
+ * would drain the rest. Written in two parts 30 ms apart, the file is read
+ * whole: both pools. */
+static void test_half_written_read_whole(void)
+{
+    char path[] = "/tmp/shoal-test-half-XXXXXX";
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    write_file(path, "w", HALF);
+    writer_t w = {.path = path, .every_ms = 0};
+    pthread_t th;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, writer, &w), 0);
+    char *buf = NULL;
+    size_t len = 0;
+    shoal_diag_t err;
+    /* A settle time well past the writer's pause: a slow machine only
+     * makes the read later, never earlier. */
+    CU_ASSERT_EQUAL(shoal__file_read_settled(path, 1u << 20, 400, 5000, &buf, &len, &err),
+                    SHOAL_OK);
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(len, strlen(HALF REST));
+    CU_ASSERT_STRING_EQUAL(buf, HALF REST);
+    shoal_config_t *c = NULL;
+    CU_ASSERT_EQUAL_FATAL(shoal__config_parse(path, buf, len, &c, &err), SHOAL_OK);
+    CU_ASSERT_EQUAL(c->npools, 2);
+    shoal__config_free(c);
+    free(buf);
+    CU_ASSERT_EQUAL(unlink(path), 0);
+}
+
+/* A file that keeps changing is refused at the deadline, unread, with a
+ * message that says why; a reload then changes nothing. */
+static void test_never_settles_refused(void)
+{
+    char path[] = "/tmp/shoal-test-busy-XXXXXX";
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    write_file(path, "w", HALF);
+    writer_t w = {.path = path, .every_ms = 10};
+    atomic_init(&w.stop, false);
+    pthread_t th;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, writer, &w), 0);
+    char *buf = (char *)1, msg[600], want[600];
+    size_t len = 7;
+    shoal_diag_t err;
+    long t0 = now_ms();
+    CU_ASSERT_EQUAL(shoal__file_read_settled(path, 1u << 20, 300, 800, &buf, &len, &err),
+                    SHOAL_ELOAD);
+    CU_ASSERT(now_ms() - t0 >= 800);
+    atomic_store(&w.stop, true);
+    pthread_join(th, NULL);
+    CU_ASSERT_PTR_NULL(buf);
+    CU_ASSERT_EQUAL(len, 0);
+    snprintf(want, sizeof want,
+             "%s: still being written: it changed within 300 ms of every read for 800 ms; not "
+             "read (try again once it is saved)",
+             path);
+    shoal_test_same(shoal__diag_format(&err, msg, sizeof msg), want, "never settles");
+    CU_ASSERT_EQUAL(unlink(path), 0);
+}
+
+/* Past the size limit: refused, SHOAL_ELIMIT. */
+static void test_too_large(void)
+{
+    char path[] = "/tmp/shoal-test-large-XXXXXX";
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    write_file(path, "w", HALF REST);
+    char *buf = (char *)1, msg[600], want[600];
+    size_t len = 7;
+    shoal_diag_t err;
+    CU_ASSERT_EQUAL(shoal__file_read_settled(path, 16, 0, 0, &buf, &len, &err), SHOAL_ELIMIT);
+    CU_ASSERT_PTR_NULL(buf);
+    snprintf(want, sizeof want, "%s: too large (at most 0 MiB)", path);
+    shoal_test_same(shoal__diag_format(&err, msg, sizeof msg), want, "too large");
+    /* Exactly at the limit: read. */
+    size_t whole = strlen(HALF REST);
+    CU_ASSERT_EQUAL(shoal__file_read_settled(path, whole, 0, 0, &buf, &len, &err), SHOAL_OK);
+    CU_ASSERT_EQUAL(len, whole);
+    CU_ASSERT_EQUAL(buf[len], '\0');
+    free(buf);
+    CU_ASSERT_EQUAL(unlink(path), 0);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
         {"load from a file", test_load},
+        {"a file written just now is read once it is left alone", test_fresh_file_waits},
+        {"a file written in two parts is read whole", test_half_written_read_whole},
+        {"a file that never settles is refused", test_never_settles_refused},
+        {"a file past the size limit is refused", test_too_large},
         {NULL, NULL},
     };
     return shoal_test_run("config_load", cases);

@@ -11,6 +11,12 @@
 #   2b. A reload that loads a plugin whose own init never returns is
 #      refused at the loader's deadline (10 s), naming file:line:col, and
 #      nothing changes (before, it held the host thread for good).
+#   2c. A config being written in place when SIGHUP comes (its first half,
+#      itself a valid config with one pool fewer, then 50 ms later the
+#      rest) is read whole once it is left alone: nothing is stopped.
+#   2d. A reload that loads a plugin whose ELF constructor crashes is
+#      refused (the constructor is tried in a child process first), naming
+#      where and what; shoald lives on, nothing changes.
 #   3. Two worker swaps 10 ms apart under load: every message handled by
 #      old or new code, none lost (run under ASan by .ci/run: the second
 #      swap frees nothing the first one's retiring workers still read).
@@ -120,6 +126,29 @@ before=$(loadgen feed 1)
 for _ in $(seq 1 500); do [ "$(loadgen feed 1)" -gt "$((before + 100))" ] && break; sleep 0.01; done
 [ "$(loadgen feed 1)" -gt "$((before + 100))" ] || fail "traffic into work stopped"
 
+# ---- 2c. a config being written in place when SIGHUP comes -----------------
+# The first half (work without feed) would stop feed if it were read alone.
+{ header; printf '%s\n' "$base_pools" | head -n 5; } > "$tmp/s.yaml"
+kill -HUP $pid
+sleep 0.05
+printf '%s\n' "$base_pools" | tail -n +6 >> "$tmp/s.yaml"
+wait_for "reload: generation 2 from $tmp/s.yaml: no change"
+[ "$(count "removed feed")" = 0 ] || fail "feed was stopped by half a config"
+"$shoalctl" status | grep -q '^pool feed size 1 ' || fail "feed is gone: $("$shoalctl" status)"
+
+# ---- 2d. a new plugin whose ELF constructor crashes --------------------------
+{ header | sed "s|^pools:\$|  bad: $fixtures/ctor_crashes.so\npools:|"
+  printf '%s\n' "$base_pools"; } > "$tmp/s.yaml.new"
+mv "$tmp/s.yaml.new" "$tmp/s.yaml"
+out=$("$shoalctl" reload 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "a reload whose plugin's constructor crashes: exit $rc ($out)"
+want="shoalctl: reload failed: $tmp/s.yaml:8:8: plugins.bad: $fixtures/ctor_crashes.so: plugin refused: its ELF constructors crashed (SIGSEGV) when tried in a child process; generation 2 keeps running"
+[ "$out" = "$want" ] || fail "reload said: $out
+want: $want"
+kill -0 $pid || fail "shoald died"
+[ "$(gen)" = 2 ] || fail "the generation moved to $(gen)"
+[ "$("$shoalctl" call work still-here)" = still-here ] || fail "work no longer answers"
+
 # ---- 3. two swaps 10 ms apart under load -----------------------------------
 swap() { # swap TAG: work's workers become fault.fault with a new tag (an ignored arg)
     write "  work:
@@ -132,10 +161,18 @@ swap() { # swap TAG: work's workers become fault.fault with a new tag (an ignore
     size: 1
     args: { target: work, rate: 5000 }"
 }
+# Both configs are written first and left to settle (a file written just
+# now is read once it has been left alone for 100 ms, host/file.h); the
+# symlink switched between them changes neither file.
 swap 1
+mv "$tmp/s.yaml" "$tmp/swap1.yaml"
+swap 2
+mv "$tmp/s.yaml" "$tmp/swap2.yaml"
+sleep 0.15
+ln -sfn swap1.yaml "$tmp/s.yaml"
 "$shoalctl" reload > /dev/null || fail "the first swap"
 sleep 0.01
-swap 2
+ln -sfn swap2.yaml "$tmp/s.yaml"
 "$shoalctl" reload > /dev/null || fail "the second swap"
 wait_for "work: 3 workers replaced (fault.fault)" 2
 sleep 0.2
