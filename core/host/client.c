@@ -204,8 +204,8 @@ int shoal__client_exchange(const shoal_client_t *cl, const char *req, size_t len
 timed_out:
     free(body.data);
     fflush(out);
-    fprintf(err, "%s: no answer from shoald at %s within %llu ms\n", prog, path,
-            (unsigned long long)timeout_ms);
+    fprintf(err, "%s: no answer from shoald at %s within %llu ms%s\n", prog, path,
+            (unsigned long long)timeout_ms, cl->late != NULL ? cl->late : "");
     if (fd >= 0)
         close(fd);
     return 1;

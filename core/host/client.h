@@ -37,6 +37,7 @@ typedef int (*shoal_client_body_fn)(void *arg, const char *data, size_t len, FIL
 typedef struct shoal_client_s {
     const char *path, *origin, *prog;
     uint64_t timeout_ms;
+    const char *late; /* NULL, or words after "no answer ... within N ms" */
     FILE *out, *err;
     shoal_client_body_fn body;
     void *arg;

@@ -30,6 +30,10 @@
 #include "shoal/types.h"
 
 #define DEFAULT_TIMEOUT_MS 5000
+/* A reload may wait on a config still being written (2 s), on each new
+ * plugin's constructors and init (10 s each) and on new workers' init (10
+ * s a pool): its answer gets longer than any other command's. */
+#define RELOAD_TIMEOUT_MS 60000
 #define CALL_MARGIN_MS 2000         /* beyond a call's own timeout */
 #define CALL_DEFAULT_MS 5000        /* shoald's, for a call without --timeout */
 #define CALL_DEFAULT_TEXT "5000"    /* the same, as sent */
@@ -107,7 +111,9 @@ static const cmd_t cmds[] = {
      "  exit 1.\n"},
     {"reload", "", 0, 0, "re-read shoald's config file (as SIGHUP)",
      "  Re-reads shoald's config file, as SIGHUP: all or nothing. Prints the new\n"
-     "  generation; a failed reload prints FILE:LINE:COL: what was wrong, exit 1.\n"},
+     "  generation; a failed reload prints FILE:LINE:COL: what was wrong, exit 1.\n"
+     "  Waits 60 s for the answer unless --timeout says otherwise; past it the\n"
+     "  reload goes on in shoald (its outcome: shoald's log, `shoalctl status`).\n"},
     {"diff", "[FILE]", 0, 1, "what a reload from FILE (or shoald's own) would do",
      "  What a reload from FILE would change, without changing anything; without\n"
      "  FILE, from shoald's own config file (what `reload` would read).\n"},
@@ -427,11 +433,18 @@ int main(int argc, char **argv)
             t = CALL_DEFAULT_MS;
         timeout = t + CALL_MARGIN_MS;
     }
+    bool is_reload = strcmp(cmd->name, "reload") == 0;
+    if (is_reload && !timeout_given)
+        timeout = RELOAD_TIMEOUT_MS;
     answer_t ans = {.pool = npos ? pos[0] : "", .raw = raw};
     shoal_client_t cl = {.path = path,
                          .origin = origin,
                          .prog = "shoalctl",
                          .timeout_ms = timeout,
+                         .late = is_reload ? "; the reload goes on there: its outcome will be in "
+                                             "shoald's log (`reload: generation N` or `reload "
+                                             "failed`) and in `shoalctl status`"
+                                           : NULL,
                          .out = stdout,
                          .err = stderr,
                          .body = is_call                           ? call_body

@@ -13,7 +13,9 @@
 #      nothing changes (before, it held the host thread for good).
 #   2c. A config being written in place when SIGHUP comes (its first half,
 #      itself a valid config with one pool fewer, then 50 ms later the
-#      rest) is read whole once it is left alone: nothing is stopped.
+#      rest) is read whole once it is left alone: nothing is stopped. One
+#      that keeps changing is refused after 2 s; a shoalctl that gives up
+#      first says the reload goes on.
 #   2d. A reload that loads a plugin whose ELF constructor crashes is
 #      refused (the constructor is tried in a child process first), naming
 #      where and what; shoald lives on, nothing changes.
@@ -135,6 +137,18 @@ printf '%s\n' "$base_pools" | tail -n +6 >> "$tmp/s.yaml"
 wait_for "reload: generation 2 from $tmp/s.yaml: no change"
 [ "$(count "removed feed")" = 0 ] || fail "feed was stopped by half a config"
 "$shoalctl" status | grep -q '^pool feed size 1 ' || fail "feed is gone: $("$shoalctl" status)"
+# A file that keeps changing (a line every 20 ms for 3 s) is refused after
+# 2 s; a shoalctl that gives up sooner says the reload goes on in shoald.
+( for _ in $(seq 1 150); do echo "# still typing" >> "$tmp/s.yaml"; sleep 0.02; done ) &
+typer=$!
+sleep 0.1 # it has written
+out=$("$shoalctl" --timeout 500 reload 2>&1); rc=$?
+want="shoalctl: no answer from shoald at $tmp/ctl.sock within 500 ms; the reload goes on there: its outcome will be in shoald's log (\`reload: generation N\` or \`reload failed\`) and in \`shoalctl status\`"
+[ $rc -eq 1 ] && [ "$out" = "$want" ] || fail "a reload answered late: exit $rc ($out)
+want: $want"
+wait_for "reload failed (4 so far), generation 2 keeps running: $tmp/s.yaml: still being written: it changed within 100 ms of every read for 2000 ms; not read (try again once it is saved)"
+wait $typer
+[ "$(gen)" = 2 ] || fail "the generation moved to $(gen)"
 
 # ---- 2d. a new plugin whose ELF constructor crashes --------------------------
 { header | sed "s|^pools:\$|  bad: $fixtures/ctor_crashes.so\npools:|"
