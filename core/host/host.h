@@ -185,6 +185,14 @@ void shoal__host_destroy(shoal_host_t *h);
 /* A log line from the host itself (pid none). */
 void shoal__host_log(shoal_host_t *h, int level, const char *fmt, ...) SHOAL_PRINTF(3, 4);
 
+/* What the log's output (host/output.h) dropped while its reader did not
+ * read, said once it reads again: a warn line "log: N lines dropped while
+ * stderr was not read" when the count moved past *said and nothing is held
+ * any more (*said then takes the count). Called about once a second by
+ * the thread that runs the host (shoald's, an isolated child's). */
+struct shoal_output_s;
+void shoal__host_log_drops(shoal_host_t *h, struct shoal_output_s *log, uint64_t *said);
+
 /* The table (table.c), every second: a top line (generation, uptime,
  * pools, sources, threads), the pools' header and a row per pool (rates
  * per second since the previous call over `seconds`, totals, queue-wait

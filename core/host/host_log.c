@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "host/output.h"
 #include "runtime/fault.h"
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
@@ -103,4 +104,15 @@ void shoal__host_log(shoal_host_t *h, int level, const char *fmt, ...)
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     emit(h, level, line);
+}
+
+void shoal__host_log_drops(shoal_host_t *h, shoal_output_t *log, uint64_t *said)
+{
+    uint64_t dropped = shoal__output_dropped(log);
+    if (dropped != *said && shoal__output_pump(log) == 0) {
+        shoal__host_log(h, SHOAL_LOG_WARN,
+                        "log: %" PRIu64 " line%s dropped while stderr was not read",
+                        dropped - *said, dropped - *said == 1 ? "" : "s");
+        *said = dropped;
+    }
 }

@@ -317,7 +317,7 @@ static int bridge(child_t *ch, shoal_host_t *h)
 {
     shoal_tcache_t *tc = shoal__tcache_get(ch->rt);
     uint32_t seen = 0;
-    uint64_t next_status = 0;
+    uint64_t next_status = 0, next_drops = 0, drops_said = 0;
     bool drain = false;
     for (;;) {
         /* acquire: pairs with the parent's release of want_seq. */
@@ -353,6 +353,10 @@ static int bridge(child_t *ch, shoal_host_t *h)
             if (ch->log != NULL)
                 shoal__output_pump(ch->log); /* what stderr's reader had not taken */
             next_status = now + 100000000u;
+        }
+        if (ch->log != NULL && now >= next_drops) { /* as shoald's host thread does */
+            shoal__host_log_drops(h, ch->log, &drops_said);
+            next_drops = now + 1000000000u;
         }
         if (drain && rc == SHOAL_EBUSY && n == 0) {
             /* Told to drain, and the parent sends nothing more (it waited

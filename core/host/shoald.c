@@ -125,19 +125,6 @@ static void loader_warn(void *h, const char *line)
     shoal__host_log(h, SHOAL_LOG_WARN, "%s", line);
 }
 
-/* Once a second, on the host thread: what the log dropped while stderr
- * was not read, said once it is read again. */
-static void log_drops(shoal_host_t *h, shoal_output_t *log, uint64_t *said)
-{
-    uint64_t dropped = shoal__output_dropped(log);
-    if (dropped != *said && shoal__output_pump(log) == 0) {
-        shoal__host_log(h, SHOAL_LOG_WARN,
-                        "log: %" PRIu64 " line%s dropped while stderr was not read",
-                        dropped - *said, dropped - *said == 1 ? "" : "s");
-        *said = dropped;
-    }
-}
-
 static double now_s(void)
 {
     struct timespec ts;
@@ -330,7 +317,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
             shoal__host_tidy(h);
             shoal__host_watch(h);
             shoal__notify_status(notify, h);
-            log_drops(h, lout, &drops_said);
+            shoal__host_log_drops(h, lout, &drops_said);
             if (table && shoal__output_pump(tout) != 0) { /* the last block is not read yet */
                 if (skipped++ == 0)
                     shoal__host_log(h, SHOAL_LOG_WARN,

@@ -12,6 +12,9 @@
 #      in order, and shoald exits 0.
 #   3. stderr stuck and a plugin faults: the crash reporter waits for the
 #      reader only so long, and shoald dies of the signal (exit 139).
+#   4. stderr stuck under an isolated pool whose workers log every message:
+#      the child process drops what it cannot hold, and once the reader
+#      reads it says how many lines it dropped, as shoald does.
 #
 # SANITIZER (the second argument, as CMake's SHOAL_SANITIZE) lets the
 # sanitizer leave SIGSEGV to shoald's reporter, as in test_faults.
@@ -55,6 +58,8 @@ except BlockingIOError:
 os.close(w)
 open(out + ".full", "w").close()
 while not os.path.exists(go):
+    if not os.path.isdir(os.path.dirname(go)):  # the test ended (failed): so does its reader
+        sys.exit(0)
     time.sleep(0.01)
 fcntl.fcntl(r, fcntl.F_SETFL, 0)
 with open(out, "wb", buffering=0) as f:
@@ -145,4 +150,54 @@ pid=
 touch "$tmp/crash.go"
 wait
 echo "stderr stuck and a plugin faulted: shoald died of SIGSEGV"
+
+# ---- 4. stderr stuck, an isolated pool that logs a line a message -----------
+cat > "$tmp/i.yaml" <<YAML
+runtime: { control: ctl.sock, threads: 2 }
+shutdown: { drain: 3s }
+plugins:
+  fault: $build/fixtures/fault.so
+  loadgen: $plugins/loadgen/loadgen.so
+pools:
+  chat:
+    worker: fault.fault
+    size: 1
+    mailbox: 1000
+    isolation: process
+    args: { chatter: true }
+  feed:
+    worker: loadgen.loadgen
+    size: 1
+    args: { target: chat, rate: 0, count: 30000 }
+YAML
+stuck_reader "$tmp/iso.fifo" "$tmp/iso.go" "$tmp/iso.got"
+"$shoald" --no-table "$tmp/i.yaml" > /dev/null 2> "$tmp/iso.fifo" &
+pid=$!
+for _ in $(seq 1 500); do "$shoalctl" --timeout 200 status > /dev/null 2>&1 && break; sleep 0.01; done
+# 30,000 lines of ~100 bytes: past the child's 1 MiB.
+handled=0
+for _ in $(seq 1 3000); do
+    handled=$("$shoalctl" status | sed -n 's/^pool chat .* forwarded \([0-9]*\)$/\1/p')
+    [ "${handled:-0}" -ge 30000 ] && break
+    sleep 0.01
+done
+[ "${handled:-0}" -ge 30000 ] || fail "chat handled ${handled:-0} of 30000 in 30 s"
+touch "$tmp/iso.go"
+for _ in $(seq 1 500); do
+    grep -q "log: [0-9]* lines dropped while stderr was not read" "$tmp/iso.got" 2> /dev/null && break
+    sleep 0.01
+done
+line=$(grep "log: [0-9]* lines dropped while stderr was not read" "$tmp/iso.got")
+[ "$(echo "$line" | grep -c .)" -eq 1 ] || fail "not one drop line: $line"
+n=$(echo "$line" | sed 's/.*log: \([0-9]*\) lines dropped.*/\1/')
+kept=$(grep -c "fault: a message of" "$tmp/iso.got")
+[ "$((n + kept))" -ge 30000 ] || fail "dropped $n + kept $kept lines of at least 30000"
+[ "$n" -gt 0 ] || fail "nothing dropped"
+kill -TERM $pid
+wait $pid
+rc=$?
+pid=
+[ $rc -eq 0 ] || fail "shoald exited $rc on SIGTERM"
+wait
+echo "stderr stuck under an isolated pool: its child said it dropped $n lines (kept $kept)"
 echo "PASS"
