@@ -3,8 +3,10 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,13 +19,17 @@
 #include "shoal/error.h"
 
 /* The child's exit statuses. */
-enum { TRIAL_LOADED = 87, TRIAL_NOT_LOADED = 88 }; /* not 0: a constructor may exit(0) */
+/* The child's exit status once dlopen has returned (not 0: a constructor
+ * may exit(0)); before it, it writes one byte to the parent's pipe -- a
+ * constructor that ends the process with the same status does not. */
+enum { TRIAL_DONE = 87 };
+enum { BYTE_LOADED = 'L', BYTE_NOT_LOADED = 'N' };
 
 static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS};
 
 /* The child: only calls that are safe after a multi-threaded fork until
  * dlopen (glibc resets the loader's and malloc's locks in a fork's child). */
-static _Noreturn void child(int copy, const char *at)
+static _Noreturn void child(int copy, int done, const char *at)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     prctl(PR_SET_DUMPABLE, 0); /* no core file */
@@ -39,11 +45,16 @@ static _Noreturn void child(int copy, const char *at)
         sigaddset(&set, fatal[i]);
     }
     sigprocmask(SIG_UNBLOCK, &set, NULL);
-    /* The host's sockets, pipes and files are not the child's to hold. */
-    if (copy > 3)
-        syscall(SYS_close_range, 3u, (unsigned)copy - 1, 0u);
-    syscall(SYS_close_range, (unsigned)copy + 1, ~0u, 0u);
-    _exit(dlopen(at, RTLD_NOW | RTLD_LOCAL) != NULL ? TRIAL_LOADED : TRIAL_NOT_LOADED);
+    /* The host's sockets, pipes and files are not the child's to hold:
+     * only the copy and the pipe's end stay. */
+    unsigned lo = (unsigned)(copy < done ? copy : done), hi = (unsigned)(copy < done ? done : copy);
+    if (lo > 3)
+        syscall(SYS_close_range, 3u, lo - 1, 0u);
+    if (hi > lo + 1)
+        syscall(SYS_close_range, lo + 1, hi - 1, 0u);
+    syscall(SYS_close_range, hi + 1, ~0u, 0u);
+    char b = dlopen(at, RTLD_NOW | RTLD_LOCAL) != NULL ? BYTE_LOADED : BYTE_NOT_LOADED;
+    _exit(write(done, &b, 1) == 1 ? TRIAL_DONE : TRIAL_DONE + 1);
 }
 
 /* Waits for pid to end within timeout_ms: 1 with *status, 0 at the
@@ -87,16 +98,29 @@ int shoal__plugin_trial(int copy, unsigned timeout_ms, char *why, size_t why_siz
 {
     char at[64];
     snprintf(at, sizeof at, "/proc/self/fd/%d", copy);
+    int done[2];
+    if (pipe2(done, O_CLOEXEC | O_NONBLOCK) != 0) {
+        snprintf(why, why_size, "cannot try its ELF constructors in a child process: pipe: %s",
+                 strerror(errno));
+        return SHOAL_ELOAD;
+    }
     pid_t pid = fork();
     if (pid < 0) {
         snprintf(why, why_size, "cannot try its ELF constructors in a child process: fork: %s",
                  strerror(errno));
+        close(done[0]);
+        close(done[1]);
         return SHOAL_ELOAD;
     }
     if (pid == 0)
-        child(copy, at);
+        child(copy, done[1], at);
+    close(done[1]);
     int status = 0;
     int got = wait_for(pid, timeout_ms, &status);
+    char b = 0;
+    bool returned =
+        got == 1 && read(done[0], &b, 1) == 1 && (b == BYTE_LOADED || b == BYTE_NOT_LOADED);
+    close(done[0]);
     if (got == 0) {
         kill(pid, SIGKILL);
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
@@ -119,10 +143,10 @@ int shoal__plugin_trial(int copy, unsigned timeout_ms, char *why, size_t why_siz
                  name != NULL ? name : "?");
         return SHOAL_ELOAD;
     }
-    if (WIFEXITED(status) &&
-        (WEXITSTATUS(status) == TRIAL_LOADED || WEXITSTATUS(status) == TRIAL_NOT_LOADED))
+    if (returned && WIFEXITED(status) && WEXITSTATUS(status) == TRIAL_DONE)
         return 0;
-    /* A constructor that called exit(): the host would have ended. */
+    /* A constructor that called exit() or _exit(): the host would have
+     * ended. */
     snprintf(why, why_size,
              "its ELF constructors ended the process (exit status %d) when tried in a child "
              "process",

@@ -6,10 +6,12 @@
  * lock, and nothing in the host can bound them: one that never returns
  * holds the loading thread -- the host thread, at a reload -- and every
  * later dlopen for good; one that crashes kills the host. So before the
- * host's own dlopen, a forked child dlopens the same private copy and
- * _exits (no destructors); the host waits for it at most timeout_ms. A child
- * killed by a signal, or still running at the deadline (then killed),
- * refuses the plugin and says which.
+ * host's own dlopen, a forked child dlopens the same private copy, writes
+ * a byte to a pipe and _exits (no destructors); the host waits for it at
+ * most timeout_ms. A child killed by a signal, one that ended without the
+ * byte (a constructor that called exit or _exit, whatever the status), or
+ * one still running at the deadline (then killed) refuses the plugin and
+ * says which.
  *
  * What it costs and what it does not catch: a fork and a dlopen per load of
  * a new file (about a millisecond; a file already loaded is found, not

@@ -48,6 +48,12 @@ static void test_exit(void)
                       "its ELF constructors ended the process (exit status 0) when tried in a "
                       "child process");
     assert_host_goes_on();
+    /* With the status the trial's child ends with once dlopen returns: it
+     * did not return, and the byte it would have written never came. */
+    lk_assert_refused(lk_fixture("ctor_exits_87.so"),
+                      "its ELF constructors ended the process (exit status 87) when tried in a "
+                      "child process");
+    assert_host_goes_on();
 }
 
 /* Refused at the deadline (the loader's, 10 s), the child killed. */
