@@ -60,6 +60,14 @@ static bool same(const struct stat *a, const struct stat *b)
            a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
 
+/* Whether two stats are of the same file with the same data, by what a
+ * write moves (its ctime aside: a chmod moves that too). */
+static bool same_data(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
 /* One read of the whole file: *st is its state after, *moved whether it
  * changed while it was read. */
 static int read_once(const char *path, size_t max, char **buf, size_t *len, struct stat *st,
@@ -150,9 +158,11 @@ int shoal__file_read_settled(const char *path, size_t max, unsigned settle_ms,
     *buf = NULL;
     *len = 0;
     uint64_t deadline = shoal__deadline_ns(shoal__now_ns(), settle_max_ms);
+    /* The first read of the latest run of reads that agree (below). */
     char *prev = NULL;
     size_t prev_len = 0;
-    struct stat prev_st;
+    struct stat prev_st = {0};
+    uint64_t prev_at = 0;
     for (;;) {
         char *b;
         size_t n;
@@ -163,20 +173,24 @@ int shoal__file_read_settled(const char *path, size_t max, unsigned settle_ms,
             free(prev);
             return rc;
         }
+        uint64_t now = shoal__now_ns();
         int64_t age = age_ms(&st);
-        /* Settled: left alone long enough, or (a ctime in the future) the
-         * same as a read SETTLE_MS ago. */
+        /* Settled: left alone long enough (its ctime that old); or the same
+         * bytes of the same file, by inode, size and mtime, as a read at
+         * least SETTLE_MS ago -- what a ctime in the future (the clock
+         * stepped back) or one that only metadata moves (a chmod, a touch
+         * of its times) needs. */
         bool agrees =
-            prev != NULL && same(&prev_st, &st) && prev_len == n && memcmp(prev, b, n) == 0;
-        if (!moved && (age >= (int64_t)settle_ms || (age < 0 && agrees))) {
+            prev != NULL && same_data(&prev_st, &st) && prev_len == n && memcmp(prev, b, n) == 0;
+        if (!moved && (age >= (int64_t)settle_ms ||
+                       (agrees && now - prev_at >= (uint64_t)settle_ms * 1000000u))) {
             free(prev);
             *buf = b;
             *len = n;
             return SHOAL_OK;
         }
-        free(prev);
-        uint64_t now = shoal__now_ns();
         if (now >= deadline) {
+            free(prev);
             free(b);
             shoal__diag_set(err, path, 0, 0,
                             "still being written: it changed within %u ms of every read for "
@@ -184,9 +198,15 @@ int shoal__file_read_settled(const char *path, size_t max, unsigned settle_ms,
                             settle_ms, settle_max_ms);
             return SHOAL_ELOAD;
         }
-        prev = b;
-        prev_len = n;
-        prev_st = st;
+        if (agrees && !moved) {
+            free(b); /* the run goes on from its first read */
+        } else {
+            free(prev);
+            prev = b;
+            prev_len = n;
+            prev_st = st;
+            prev_at = now;
+        }
         /* Until the file's settle time is up (at least 1 ms), never past
          * the deadline. */
         int64_t wait = age >= 0 && age < (int64_t)settle_ms ? (int64_t)settle_ms - age + 1

@@ -8,13 +8,14 @@
  * - a file being written in place (an editor's truncate-then-write, `cat >
  *   shoal.yaml`, a script's several writes) is not taken mid-write. Half a
  *   config can itself be a valid config with fewer pools, and reloading it
- *   would drain the rest. So a file is taken only once it has been left
- *   alone for SHOAL_FILE_SETTLE_MS (its ctime that old, and nothing about
- *   it changed while it was read); until then it is read again, and a file
- *   still changing after SHOAL_FILE_SETTLE_MAX_MS is refused. A ctime in the
- *   future (the clock stepped back) is judged by two reads SETTLE_MS apart
- *   that must agree. A file that was settled costs one read; one written
- *   just now costs SETTLE_MS of waiting.
+ *   would drain the rest. So a file is taken only once nothing about it
+ *   changed while it was read and either it has been left alone for
+ *   SHOAL_FILE_SETTLE_MS (its ctime that old) or it read the same, bytes,
+ *   inode, size and mtime, at least SETTLE_MS ago (a ctime in the future,
+ *   or one that only a chmod or a touch keeps moving); until then it is
+ *   read again, and one still changing after SHOAL_FILE_SETTLE_MAX_MS is
+ *   refused. A file that was settled costs one read; one written just now
+ *   costs SETTLE_MS of waiting.
  */
 #ifndef SHOAL_HOST_FILE_H
 #define SHOAL_HOST_FILE_H

@@ -14,8 +14,8 @@
  * (written by SHOAL_PLUGIN) has our ABI major, a minor no newer than ours
  * and a descriptor no smaller than ABI 1.0's -- all read from the copy,
  * before dlopen runs any of the plugin's code; its ELF constructors
- * tried in a child process (plugin_trial.h: one that hangs, crashes or
- * exits there is refused); dlopen (RTLD_NOW | RTLD_LOCAL); the
+ * tried in a process of their own (plugin_trial.h: one that hangs,
+ * crashes or exits there is refused); dlopen (RTLD_NOW | RTLD_LOCAL); the
  * exported descriptor exists and agrees with the note; its name and
  * behaviours are well formed and unique, and so is each behaviour's args
  * schema (ABI 1.3, argcheck.c); its init succeeds, within a deadline
@@ -379,7 +379,7 @@ static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal
     /* Its constructors first in a child: one that hangs or crashes there
      * refuses the plugin before it can hold or kill the host. */
     char trial[256];
-    if (shoal__plugin_trial(copy, SHOAL_PLUGIN_INIT_TIMEOUT_MS, trial, sizeof trial) != 0) {
+    if (shoal__plugin_trial(copy, &st, SHOAL_PLUGIN_INIT_TIMEOUT_MS, trial, sizeof trial) != 0) {
         close(copy);
         return refuse(err, path, "%s", trial);
     }

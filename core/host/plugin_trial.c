@@ -5,12 +5,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,37 +30,99 @@
 enum { TRIAL_DONE = 87 };
 enum { BYTE_LOADED = 'L', BYTE_NOT_LOADED = 'N' };
 
-static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS};
+/* The environment variable that makes a process the trial: "COPY,PIPE",
+ * the descriptors of the plugin's copy and of the pipe's end. */
+#define TRIAL_ENV "SHOAL__PLUGIN_TRIAL"
 
-/* The child: only calls that are safe after a multi-threaded fork until
- * dlopen (glibc resets the loader's and malloc's locks in a fork's child). */
-static _Noreturn void child(int copy, int done, const char *at)
+/* The trial's side, before main: a process started by shoal__plugin_trial
+ * (this same program, exec'd anew: single-threaded, no lock held by a
+ * thread it does not have) dlopens the copy, says so on the pipe and
+ * _exits -- no destructor, no main. Any program that links the loader
+ * links this. */
+__attribute__((constructor(101))) static void trial_main(void)
 {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    prctl(PR_SET_DUMPABLE, 0); /* no core file */
-    /* A fault is the child's death, not the host's fault handler's to
-     * report or recover from. */
+    const char *v = getenv(TRIAL_ENV);
+    int copy, done;
+    if (v == NULL || sscanf(v, "%d,%d", &copy, &done) != 2)
+        return;
+    /* Once: a plugin that links libshoal.so brings a second copy of this
+     * constructor, which must not take the plugin's own load for a trial
+     * of its own (it would answer before the plugin's constructors ran). */
+    unsetenv(TRIAL_ENV);
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* the host gone, so is its trial */
+    if (getppid() == 1)
+        _exit(TRIAL_DONE + 1);
+    /* A fault is the trial's death, whatever handler the program's start
+     * put there (a sanitizer's, which would exit 1 instead). */
+    static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS};
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
-    sigset_t set;
-    sigemptyset(&set);
-    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
         sigaction(fatal[i], &dfl, NULL);
-        sigaddset(&set, fatal[i]);
-    }
-    sigprocmask(SIG_UNBLOCK, &set, NULL);
-    /* The host's sockets, pipes and files are not the child's to hold:
-     * only the copy and the pipe's end stay. */
-    unsigned lo = (unsigned)(copy < done ? copy : done), hi = (unsigned)(copy < done ? done : copy);
-    if (lo > 3)
-        syscall(SYS_close_range, 3u, lo - 1, 0u);
-    if (hi > lo + 1)
-        syscall(SYS_close_range, lo + 1, hi - 1, 0u);
-    syscall(SYS_close_range, hi + 1, ~0u, 0u);
+    struct rlimit none = {0, 0};
+    setrlimit(RLIMIT_CORE, &none); /* a constructor that crashes leaves no core file */
+    char at[64];
+    snprintf(at, sizeof at, "/proc/self/fd/%d", copy);
     char b = dlopen(at, RTLD_NOW | RTLD_LOCAL) != NULL ? BYTE_LOADED : BYTE_NOT_LOADED;
     _exit(write(done, &b, 1) == 1 ? TRIAL_DONE : TRIAL_DONE + 1);
 }
+
+/* ---- the files that passed ---------------------------------------------------- */
+
+/* A file that passed is not tried again while it stays the same file
+ * (device, inode, size, modification and change times): a reload that
+ * loads it again, or a test that loads it a thousand times. */
+#define PASSED_MAX 64
+
+typedef struct passed_s {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtim, ctim;
+} passed_t;
+
+static pthread_mutex_t passed_lock = PTHREAD_MUTEX_INITIALIZER;
+static passed_t passed[PASSED_MAX];
+static unsigned npassed, passed_next;
+
+static passed_t identity(const struct stat *st)
+{
+    return (passed_t){.dev = st->st_dev,
+                      .ino = st->st_ino,
+                      .size = st->st_size,
+                      .mtim = st->st_mtim,
+                      .ctim = st->st_ctim};
+}
+
+static bool same_file(const passed_t *a, const passed_t *b)
+{
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+           a->mtim.tv_sec == b->mtim.tv_sec && a->mtim.tv_nsec == b->mtim.tv_nsec &&
+           a->ctim.tv_sec == b->ctim.tv_sec && a->ctim.tv_nsec == b->ctim.tv_nsec;
+}
+
+static bool has_passed(const passed_t *f)
+{
+    pthread_mutex_lock(&passed_lock);
+    bool found = false;
+    for (unsigned i = 0; i < npassed && !found; i++)
+        found = same_file(&passed[i], f);
+    pthread_mutex_unlock(&passed_lock);
+    return found;
+}
+
+static void mark_passed(const passed_t *f)
+{
+    pthread_mutex_lock(&passed_lock);
+    passed[passed_next] = *f; /* the oldest goes */
+    passed_next = (passed_next + 1) % PASSED_MAX;
+    if (npassed < PASSED_MAX)
+        npassed++;
+    pthread_mutex_unlock(&passed_lock);
+}
+
+/* ---- the host's side -------------------------------------------------------- */
 
 /* Waits for pid to end within timeout_ms: 1 with *status, 0 at the
  * deadline, -1 on an error (errno). */
@@ -94,27 +161,81 @@ static int wait_for(pid_t pid, unsigned timeout_ms, int *status)
     }
 }
 
-int shoal__plugin_trial(int copy, unsigned timeout_ms, char *why, size_t why_size)
+/* Starts the trial: this program again (/proc/self/exe), with fds 0-2 on
+ * /dev/null (a constructor that writes to a stderr nobody reads must not
+ * block there), the copy and the pipe's end kept (dup2 onto themselves:
+ * no close-on-exec), every other descriptor closed, every signal at its
+ * default and none blocked (shoald blocks HUP, INT and TERM for its
+ * signalfd; a constructor that raises one must die of it here). */
+static int spawn(int copy, int done, pid_t *pid)
 {
-    char at[64];
-    snprintf(at, sizeof at, "/proc/self/fd/%d", copy);
-    int done[2];
-    if (pipe2(done, O_CLOEXEC | O_NONBLOCK) != 0) {
-        snprintf(why, why_size, "cannot try its ELF constructors in a child process: pipe: %s",
+    extern char **environ;
+    size_t n = 0;
+    while (environ[n] != NULL)
+        n++;
+    char **envp = malloc((n + 2) * sizeof *envp);
+    if (envp == NULL)
+        return ENOMEM;
+    char var[64];
+    snprintf(var, sizeof var, TRIAL_ENV "=%d,%d", copy, done);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], TRIAL_ENV "=", sizeof TRIAL_ENV) != 0)
+            envp[k++] = environ[i];
+    envp[k++] = var;
+    envp[k] = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawnattr_init(&at);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    posix_spawn_file_actions_adddup2(&fa, copy, copy);
+    posix_spawn_file_actions_adddup2(&fa, done, done);
+    posix_spawn_file_actions_addclosefrom_np(&fa, (copy > done ? copy : done) + 1);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setsigdefault(&at, &all);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    char *argv[] = {"shoal-plugin-trial", NULL};
+    int rc = posix_spawn(pid, "/proc/self/exe", &fa, &at, argv, envp);
+    posix_spawnattr_destroy(&at);
+    posix_spawn_file_actions_destroy(&fa);
+    free(envp);
+    return rc;
+}
+
+int shoal__plugin_trial(int copy, const struct stat *st, unsigned timeout_ms, char *why,
+                        size_t why_size)
+{
+    passed_t file = identity(st);
+    if (has_passed(&file))
+        return 0;
+    /* Both above 2 (fds 0-2 are the child's /dev/null), close-on-exec here. */
+    int done[2] = {-1, -1}, c = fcntl(copy, F_DUPFD_CLOEXEC, 3);
+    if (c < 0 || pipe2(done, O_CLOEXEC | O_NONBLOCK) != 0) {
+        snprintf(why, why_size, "cannot try its ELF constructors in a child process: %s",
                  strerror(errno));
+        if (c >= 0)
+            close(c);
         return SHOAL_ELOAD;
     }
-    pid_t pid = fork();
-    if (pid < 0) {
-        snprintf(why, why_size, "cannot try its ELF constructors in a child process: fork: %s",
-                 strerror(errno));
-        close(done[0]);
-        close(done[1]);
-        return SHOAL_ELOAD;
-    }
-    if (pid == 0)
-        child(copy, done[1], at);
+    int w = fcntl(done[1], F_DUPFD_CLOEXEC, 3);
     close(done[1]);
+    pid_t pid = -1;
+    int e = w < 0 ? errno : spawn(c, w, &pid);
+    close(c);
+    if (w >= 0)
+        close(w);
+    if (e != 0) {
+        snprintf(why, why_size, "cannot try its ELF constructors in a child process: %s",
+                 strerror(e));
+        close(done[0]);
+        return SHOAL_ELOAD;
+    }
     int status = 0;
     int got = wait_for(pid, timeout_ms, &status);
     char b = 0;
@@ -139,12 +260,14 @@ int shoal__plugin_trial(int copy, unsigned timeout_ms, char *why, size_t why_siz
     if (WIFSIGNALED(status)) {
         const char *name = sigabbrev_np(WTERMSIG(status));
         snprintf(why, why_size,
-                 "its ELF constructors crashed (SIG%s) when tried in a child process",
+                 "its ELF constructors were killed by SIG%s when tried in a child process",
                  name != NULL ? name : "?");
         return SHOAL_ELOAD;
     }
-    if (returned && WIFEXITED(status) && WEXITSTATUS(status) == TRIAL_DONE)
+    if (returned && WIFEXITED(status) && WEXITSTATUS(status) == TRIAL_DONE) {
+        mark_passed(&file);
         return 0;
+    }
     /* A constructor that called exit() or _exit(): the host would have
      * ended. */
     snprintf(why, why_size,

@@ -222,6 +222,39 @@ static void test_never_settles_refused(void)
     CU_ASSERT_EQUAL(unlink(path), 0);
 }
 
+static void *chmod_loop(void *arg)
+{
+    writer_t *w = arg;
+    while (!atomic_load(&w->stop)) {
+        chmod(w->path, 0644);
+        sleep_ms(10);
+    }
+    return NULL;
+}
+
+/* A file whose metadata alone keeps changing (a chmod every 10 ms moves
+ * its ctime) is read: the same bytes, inode, size and mtime a settle time
+ * apart. */
+static void test_metadata_churn_read(void)
+{
+    char path[] = "/tmp/shoal-test-chmod-XXXXXX";
+    make_file(path, HALF REST);
+    writer_t w = {.path = path};
+    atomic_init(&w.stop, false);
+    pthread_t th;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, chmod_loop, &w), 0);
+    char *buf = NULL;
+    size_t len = 0;
+    shoal_diag_t err;
+    CU_ASSERT_EQUAL(shoal__file_read_settled(path, 1u << 20, 200, 5000, &buf, &len, &err),
+                    SHOAL_OK);
+    atomic_store(&w.stop, true);
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(len, strlen(HALF REST));
+    free(buf);
+    CU_ASSERT_EQUAL(unlink(path), 0);
+}
+
 /* Past the size limit: refused, SHOAL_ELIMIT. */
 static void test_too_large(void)
 {
@@ -250,6 +283,7 @@ int main(void)
         {"a file written just now is read once it is left alone", test_fresh_file_waits},
         {"a file written in two parts is read whole", test_half_written_read_whole},
         {"a file that never settles is refused", test_never_settles_refused},
+        {"a file whose metadata alone keeps changing is read", test_metadata_churn_read},
         {"a file past the size limit is refused", test_too_large},
         {NULL, NULL},
     };

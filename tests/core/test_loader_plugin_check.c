@@ -117,7 +117,9 @@ static void test_plugin_check_describe(void)
         "    init      enum      default ok     ok | fail                                          "
         "                fail: init returns SHOAL_EINVAL\n"
         "    announce  bool      default false                                                     "
-        "                true: init logs \"fault: ready\" (a test learns the worker's PID)\n",
+        "                true: init logs \"fault: ready\" (a test learns the worker's PID)\n"
+        "    chatter   bool      default false                                                     "
+        "                true: every message logs \"fault: a message of N bytes\"\n",
         SHOAL_ABI_MAJOR, SHOAL_ABI_MINOR, lk_fixture("fault.so"));
 
     /* No schema: an ABI 1.2 plugin (junk where 1.3 has args), and a 1.3 one

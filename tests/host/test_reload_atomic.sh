@@ -156,7 +156,7 @@ wait $typer
 mv "$tmp/s.yaml.new" "$tmp/s.yaml"
 out=$("$shoalctl" reload 2>&1); rc=$?
 [ $rc -eq 1 ] || fail "a reload whose plugin's constructor crashes: exit $rc ($out)"
-want="shoalctl: reload failed: $tmp/s.yaml:8:8: plugins.bad: $fixtures/ctor_crashes.so: plugin refused: its ELF constructors crashed (SIGSEGV) when tried in a child process; generation 2 keeps running"
+want="shoalctl: reload failed: $tmp/s.yaml:8:8: plugins.bad: $fixtures/ctor_crashes.so: plugin refused: its ELF constructors were killed by SIGSEGV when tried in a child process; generation 2 keeps running"
 [ "$out" = "$want" ] || fail "reload said: $out
 want: $want"
 kill -0 $pid || fail "shoald died"
