@@ -55,17 +55,15 @@ static int open_regular(const char *path, struct stat *st, shoal_diag_t *err)
 /* Whether two stats are of the same file in the same state. */
 static bool same(const struct stat *a, const struct stat *b)
 {
-    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
-           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
-           a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+    shoal_file_id_t x = shoal__file_id(a), y = shoal__file_id(b);
+    return shoal__file_id_same(&x, &y);
 }
 
-/* Whether two stats are of the same file with the same data, by what a
- * write moves (its ctime aside: a chmod moves that too). */
+/* Whether two stats are of the same file with the same data (file.h). */
 static bool same_data(const struct stat *a, const struct stat *b)
 {
-    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
-           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+    shoal_file_id_t x = shoal__file_id(a), y = shoal__file_id(b);
+    return shoal__file_id_same_data(&x, &y);
 }
 
 /* One read of the whole file: *st is its state after, *moved whether it

@@ -20,9 +20,45 @@
 #ifndef SHOAL_HOST_FILE_H
 #define SHOAL_HOST_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "host/diag.h"
+
+/* A file's identity as the host compares it: the same device and inode,
+ * the same size and times. mtime is what a write moves; ctime too, and
+ * also what a copy that keeps the mtime (cp -p, install -p), a chmod or a
+ * touch moves. */
+typedef struct shoal_file_id_s {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtim, ctim;
+} shoal_file_id_t;
+
+static inline shoal_file_id_t shoal__file_id(const struct stat *st)
+{
+    return (shoal_file_id_t){.dev = st->st_dev,
+                             .ino = st->st_ino,
+                             .size = st->st_size,
+                             .mtim = st->st_mtim,
+                             .ctim = st->st_ctim};
+}
+
+/* The same file with the same data: all but the ctime. */
+static inline bool shoal__file_id_same_data(const shoal_file_id_t *a, const shoal_file_id_t *b)
+{
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+           a->mtim.tv_sec == b->mtim.tv_sec && a->mtim.tv_nsec == b->mtim.tv_nsec;
+}
+
+/* The same file, untouched: its ctime too. */
+static inline bool shoal__file_id_same(const shoal_file_id_t *a, const shoal_file_id_t *b)
+{
+    return shoal__file_id_same_data(a, b) && a->ctim.tv_sec == b->ctim.tv_sec &&
+           a->ctim.tv_nsec == b->ctim.tv_nsec;
+}
 
 #define SHOAL_FILE_SETTLE_MS 100
 #define SHOAL_FILE_SETTLE_MAX_MS 2000

@@ -44,6 +44,7 @@
 
 #include "actor/actor.h"
 #include "host/argcheck.h"
+#include "host/file.h"
 #include "host/plugin_init.h"
 #include "host/plugin_trial.h"
 #include "runtime/fault.h"
@@ -67,10 +68,7 @@ struct shoal_module_s {
     int copy_fd;  /* the sealed memfd the code was mapped from */
     /* the configured file's identity when it was copied: a reload of an
      * unchanged file finds this module again */
-    dev_t dev;
-    ino_t ino;
-    off_t size;
-    struct timespec mtime, ctime;
+    shoal_file_id_t id;
 };
 
 struct shoal_loader_s {
@@ -252,12 +250,11 @@ static int check_descriptor(const char *path, const shoal_plugin_t *d, shoal_dia
 
 static shoal_module_t *find(shoal_loader_t *L, const struct stat *st)
 {
+    shoal_file_id_t id = shoal__file_id(st);
     for (shoal_module_t *m = L->modules; m != NULL; m = m->next) {
         /* ctime too: a copy that keeps the mtime (cp -p, install -p) still
          * moves it. */
-        if (m->dev != st->st_dev || m->ino != st->st_ino || m->size != st->st_size ||
-            m->mtime.tv_sec != st->st_mtim.tv_sec || m->mtime.tv_nsec != st->st_mtim.tv_nsec ||
-            m->ctime.tv_sec != st->st_ctim.tv_sec || m->ctime.tv_nsec != st->st_ctim.tv_nsec)
+        if (!shoal__file_id_same(&m->id, &id))
             continue;
         /* Take a reference unless it is already on its way out. acquire:
          * no pairing -- the module was set up before it was listed under
@@ -455,11 +452,7 @@ static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal
     m->nbehaviours = nb;
     m->dl = dl;
     m->desc = d;
-    m->dev = st.st_dev;
-    m->ino = st.st_ino;
-    m->size = st.st_size;
-    m->mtime = st.st_mtim;
-    m->ctime = st.st_ctim;
+    m->id = shoal__file_id(&st);
     m->copy_fd = copy;
     shoal__fault_name_fd(copy, m->path); /* a crash's frames name the file */
     atomic_init(&m->refs, 1);

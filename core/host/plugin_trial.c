@@ -20,10 +20,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "host/file.h"
 #include "sched/futex.h"
 #include "shoal/error.h"
 
-/* The child's exit statuses. */
 /* The child's exit status once dlopen has returned (not 0: a constructor
  * may exit(0)); before it, it writes one byte to the parent's pipe -- a
  * constructor that ends the process with the same status does not. */
@@ -75,44 +75,21 @@ __attribute__((constructor(101))) static void trial_main(void)
  * loads it again, or a test that loads it a thousand times. */
 #define PASSED_MAX 64
 
-typedef struct passed_s {
-    dev_t dev;
-    ino_t ino;
-    off_t size;
-    struct timespec mtim, ctim;
-} passed_t;
-
 static pthread_mutex_t passed_lock = PTHREAD_MUTEX_INITIALIZER;
-static passed_t passed[PASSED_MAX];
+static shoal_file_id_t passed[PASSED_MAX];
 static unsigned npassed, passed_next;
 
-static passed_t identity(const struct stat *st)
-{
-    return (passed_t){.dev = st->st_dev,
-                      .ino = st->st_ino,
-                      .size = st->st_size,
-                      .mtim = st->st_mtim,
-                      .ctim = st->st_ctim};
-}
-
-static bool same_file(const passed_t *a, const passed_t *b)
-{
-    return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-           a->mtim.tv_sec == b->mtim.tv_sec && a->mtim.tv_nsec == b->mtim.tv_nsec &&
-           a->ctim.tv_sec == b->ctim.tv_sec && a->ctim.tv_nsec == b->ctim.tv_nsec;
-}
-
-static bool has_passed(const passed_t *f)
+static bool has_passed(const shoal_file_id_t *f)
 {
     pthread_mutex_lock(&passed_lock);
     bool found = false;
     for (unsigned i = 0; i < npassed && !found; i++)
-        found = same_file(&passed[i], f);
+        found = shoal__file_id_same(&passed[i], f);
     pthread_mutex_unlock(&passed_lock);
     return found;
 }
 
-static void mark_passed(const passed_t *f)
+static void mark_passed(const shoal_file_id_t *f)
 {
     pthread_mutex_lock(&passed_lock);
     passed[passed_next] = *f; /* the oldest goes */
@@ -211,7 +188,7 @@ static int spawn(int copy, int done, pid_t *pid)
 int shoal__plugin_trial(int copy, const struct stat *st, unsigned timeout_ms, char *why,
                         size_t why_size)
 {
-    passed_t file = identity(st);
+    shoal_file_id_t file = shoal__file_id(st);
     if (has_passed(&file))
         return 0;
     /* Both above 2 (fds 0-2 are the child's /dev/null), close-on-exec here. */
