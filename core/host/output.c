@@ -7,12 +7,17 @@
  * bytes are held, a new write is held whole behind them, or dropped whole
  * (counted) when it would pass the bound: so the reader gets whole lines,
  * in order, with a gap where some were dropped.
+ *
+ * Lock order: the stream's (stdio's, held around out_write) before o->lock;
+ * pump and dropped take o->lock alone.
  */
 #include "host/output.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,15 +32,30 @@
 
 struct shoal_output_s {
     FILE *f;
-    int fd;      /* where the bytes go */
-    bool own_fd; /* a second open of the caller's, closed with o */
-    bool sock;   /* sent with MSG_DONTWAIT */
-    int broken;  /* the errno that refused a write for good, or 0 */
-    char *held;  /* what fd has not taken yet, in order */
+    int fd;               /* where the bytes go */
+    bool own_fd;          /* a second open of the caller's, closed with o */
+    bool sock;            /* sent with MSG_DONTWAIT */
+    bool shared;          /* a pipe, FIFO or socket: written a line (<= PIPE_BUF) at a time */
+    pthread_mutex_t lock; /* what follows */
+    int broken;           /* the errno that refused a write for good, or 0 */
+    char *held;           /* what fd has not taken yet, in order */
     size_t held_len, held_cap, cap;
     uint64_t dropped;
     char *buf; /* stdio's */
 };
+
+/* How much of p[0..n) one write takes: all of it, or for a shared
+ * descriptor the whole lines within PIPE_BUF bytes (a pipe writes that much
+ * atomically, or nothing when it is full), or PIPE_BUF of a longer line. */
+static size_t piece(const shoal_output_t *o, const char *p, size_t n)
+{
+    if (!o->shared || n <= PIPE_BUF)
+        return n;
+    for (size_t i = PIPE_BUF; i > 0; i--)
+        if (p[i - 1] == '\n')
+            return i;
+    return PIPE_BUF;
+}
 
 /* Writes of p what fd takes now: the count, or -1 (errno) when fd refuses
  * for good. */
@@ -43,8 +63,9 @@ static ssize_t put(shoal_output_t *o, const char *p, size_t n)
 {
     size_t done = 0;
     while (done < n) {
-        ssize_t w = o->sock ? send(o->fd, p + done, n - done, MSG_DONTWAIT | MSG_NOSIGNAL)
-                            : write(o->fd, p + done, n - done);
+        size_t k = piece(o, p + done, n - done);
+        ssize_t w = o->sock ? send(o->fd, p + done, k, MSG_DONTWAIT | MSG_NOSIGNAL)
+                            : write(o->fd, p + done, k);
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -95,9 +116,8 @@ static int flush_held(shoal_output_t *o)
     return 0;
 }
 
-static ssize_t out_write(void *cookie, const char *p, size_t n)
+static ssize_t write_locked(shoal_output_t *o, const char *p, size_t n)
 {
-    shoal_output_t *o = cookie;
     if (flush_held(o) != 0)
         return -1;
     if (o->held_len != 0) { /* behind what is held, whole, or not at all */
@@ -114,6 +134,15 @@ static ssize_t out_write(void *cookie, const char *p, size_t n)
     return (ssize_t)n;
 }
 
+static ssize_t out_write(void *cookie, const char *p, size_t n)
+{
+    shoal_output_t *o = cookie;
+    pthread_mutex_lock(&o->lock);
+    ssize_t w = write_locked(o, p, n);
+    pthread_mutex_unlock(&o->lock);
+    return w;
+}
+
 static int out_close(void *cookie)
 {
     (void)cookie; /* freed by shoal__output_close */
@@ -126,16 +155,18 @@ int shoal__output_open(int fd, size_t cap, shoal_output_t **out)
     shoal_output_t *o = calloc(1, sizeof *o);
     if (o == NULL || (o->buf = malloc(STREAM_BUFFER)) == NULL)
         goto fail;
+    pthread_mutex_init(&o->lock, NULL);
     o->fd = fd;
     o->cap = cap;
     struct stat st;
     if (fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode)) {
-        o->sock = true;
+        o->sock = o->shared = true;
     } else if (fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
         /* A second open file description of the same pipe or terminal,
          * non-blocking; fd's own is shared (a shell's terminal) and is
          * left blocking. Where it cannot be (no /proc, a FIFO whose reader
          * is gone), fd as it is. */
+        o->shared = S_ISFIFO(st.st_mode);
         char path[64];
         snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
         int nb = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -153,8 +184,10 @@ int shoal__output_open(int fd, size_t cap, shoal_output_t **out)
 fail:
     if (o != NULL && o->own_fd)
         close(o->fd);
-    if (o != NULL)
+    if (o != NULL && o->buf != NULL) {
+        pthread_mutex_destroy(&o->lock);
         free(o->buf);
+    }
     free(o);
     return SHOAL_ENOMEM;
 }
@@ -165,18 +198,18 @@ int shoal__output_fd(const shoal_output_t *o) { return o->fd; }
 
 size_t shoal__output_pump(shoal_output_t *o)
 {
-    flockfile(o->f);
+    pthread_mutex_lock(&o->lock);
     flush_held(o);
     size_t left = o->held_len;
-    funlockfile(o->f);
+    pthread_mutex_unlock(&o->lock);
     return left;
 }
 
 uint64_t shoal__output_dropped(shoal_output_t *o)
 {
-    flockfile(o->f);
+    pthread_mutex_lock(&o->lock);
     uint64_t n = o->dropped;
-    funlockfile(o->f);
+    pthread_mutex_unlock(&o->lock);
     return n;
 }
 
@@ -210,6 +243,7 @@ size_t shoal__output_close(shoal_output_t *o, int wait_ms)
     fclose(o->f);
     if (o->own_fd)
         close(o->fd);
+    pthread_mutex_destroy(&o->lock);
     free(o->held);
     free(o->buf);
     free(o);

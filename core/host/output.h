@@ -16,8 +16,15 @@
  * MSG_DONTWAIT for a socket. A regular file is written as before (a disk
  * does not stop reading); so is anything it cannot reopen.
  *
- * Threads: every function may be called from any thread; each takes the
- * stream's lock (flockfile), as stdio does for each write to it.
+ * Writes to a pipe, a FIFO or a socket go in pieces of at most PIPE_BUF
+ * bytes that end at a line's end, so that each line is one atomic write:
+ * an isolated pool's child shares shoald's stderr, and two writers of one
+ * pipe must not cut each other's lines.
+ *
+ * Threads: every function may be called from any thread. The output's
+ * state is under its own mutex (taken inside stdio's stream lock when a
+ * flush reaches it), not under stdio's lock alone, which ThreadSanitizer
+ * cannot see.
  */
 #ifndef SHOAL_HOST_OUTPUT_H
 #define SHOAL_HOST_OUTPUT_H

@@ -4,7 +4,8 @@
  * then dropped whole, counted; once the reader reads, a pump writes what
  * was held, in order; the caller's own descriptor stays blocking; a reader
  * that is gone is the stream's error; a block bigger than the pipe is
- * never cut; close gives up after its wait and says what it left. */
+ * never cut; a second writer of the same pipe never cuts a line; close
+ * gives up after its wait and says what it left. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -140,6 +141,64 @@ static void test_block_bigger_than_the_pipe(void)
     close(p[1]);
 }
 
+/* Another writer of the same pipe (an isolated pool's child shares
+ * shoald's stderr) writes between the output's writes as the reader
+ * frees room: each of the output's lines still comes whole, because it
+ * writes whole lines of at most PIPE_BUF bytes a write. */
+static void test_second_writer_cuts_no_line(void)
+{
+    int p[2];
+    CU_ASSERT_EQUAL_FATAL(pipe(p), 0);
+    fill(p[1]);
+    shoal_output_t *o;
+    CU_ASSERT_EQUAL_FATAL(shoal__output_open(p[1], 1 << 20, &o), 0);
+    enum { LINES = 2000, LEN = 100 };
+    char text[LEN + 1];
+    memset(text, 'L', LEN - 1);
+    text[LEN - 1] = '\n';
+    text[LEN] = '\0';
+    for (int i = 0; i < LINES; i++)
+        line(o, text);
+    CU_ASSERT_EQUAL(shoal__output_pump(o), (size_t)LINES * LEN); /* all held */
+    int fl = fcntl(p[0], F_GETFL);
+    fcntl(p[0], F_SETFL, fl | O_NONBLOCK);
+    fcntl(p[1], F_SETFL, fcntl(p[1], F_GETFL) | O_NONBLOCK);
+    size_t cap = (size_t)LINES * LEN * 2, n = 0;
+    char *got = malloc(cap + 1), buf[4096];
+    CU_ASSERT_FATAL(got != NULL);
+    int x = 0, idle = 0;
+    size_t left = 1;
+    while (idle < 20) {
+        ssize_t r = read(p[0], buf, sizeof buf); /* frees room... */
+        for (ssize_t i = 0; i < r; i++)
+            if (buf[i] != '\1' && n < cap)
+                got[n++] = buf[i];
+        if (left != 0 && write(p[1], "X\n", 2) == 2) /* ...the other writer takes some... */
+            x++;
+        left = shoal__output_pump(o); /* ...and the output the rest */
+        idle = r <= 0 && left == 0 ? idle + 1 : 0;
+    }
+    got[n] = '\0';
+    int whole = 0, xs = 0, cut = 0;
+    for (char *l = strtok(got, "\n"); l != NULL; l = strtok(NULL, "\n")) {
+        if (strcmp(l, "X") == 0)
+            xs++;
+        else if (strlen(l) == LEN - 1 && strspn(l, "L") == LEN - 1)
+            whole++;
+        else
+            cut++;
+    }
+    CU_ASSERT(x > 10); /* the other writer did write between */
+    CU_ASSERT_EQUAL(xs, x);
+    CU_ASSERT_EQUAL(whole, LINES);
+    CU_ASSERT_EQUAL(cut, 0);
+    CU_ASSERT_EQUAL(shoal__output_dropped(o), 0);
+    CU_ASSERT_EQUAL(shoal__output_close(o, 0), 0);
+    free(got);
+    close(p[0]);
+    close(p[1]);
+}
+
 /* The reader is gone: the stream's error, at once. */
 static void test_reader_gone(void)
 {
@@ -178,6 +237,7 @@ int main(void)
         {"a pipe nobody reads", test_pipe_stuck},
         {"a socket nobody reads", test_socket_stuck},
         {"a block bigger than the pipe is never cut", test_block_bigger_than_the_pipe},
+        {"a second writer of the pipe cuts no line", test_second_writer_cuts_no_line},
         {"a reader that is gone", test_reader_gone},
         {"close gives up after its wait", test_close_gives_up},
         {NULL, NULL},
