@@ -143,7 +143,10 @@ void shoal__control_say(shoal_control_conn_t *k, const char *fmt, ...)
 }
 
 /* Closes k (its slot is freed by sweep). Unread input is discarded first,
- * so the client reads the reply and then an end of file, not a reset. */
+ * so the client reads the reply and then an end of file, not a reset. The
+ * end of file is a shutdown, not only the close: a process that plugin
+ * code forked holds a copy of the descriptor, and the last close of the
+ * connection would be its. */
 static void conn_end(shoal_control_conn_t *k)
 {
     if (k->fd < 0)
@@ -151,6 +154,7 @@ static void conn_end(shoal_control_conn_t *k)
     char scratch[4096];
     for (int i = 0; i < 16 && recv(k->fd, scratch, sizeof scratch, MSG_DONTWAIT) > 0; i++)
         continue;
+    shutdown(k->fd, SHUT_RDWR);
     close(k->fd);
     k->fd = -1;
 }

@@ -105,21 +105,22 @@ static void test_plugin_check_describe(void)
         "plugin fault 1.0.0 (ABI %d.%d) from %s\n"
         "  fault.fault\n"
         "    mode      enum      default ok     ok | segv | abort | loop | sleep | leak | fail | "
-        "panic | overflow  what a faulty message does\n"
+        "panic | overflow | fork  what a faulty message does\n"
         "    every     integer   default 1      >= 1                                               "
-        "                fault on every N-th message this worker handles\n"
+        "                       fault on every N-th message this worker handles\n"
         "    ms        duration  default 0                                                         "
-        "                for loop and sleep; 0 = for ever\n"
+        "                       for loop, sleep and fork; 0 = for ever (fork: 60 s)\n"
         "    bytes     size      default 1MiB                                                      "
-        "                for leak\n"
+        "                       for leak\n"
         "    record    string    optional                                                          "
-        "                a file each normally handled message appends its sequence number to\n"
+        "                       a file each normally handled message appends its sequence number "
+        "to\n"
         "    init      enum      default ok     ok | fail                                          "
-        "                fail: init returns SHOAL_EINVAL\n"
+        "                       fail: init returns SHOAL_EINVAL\n"
         "    announce  bool      default false                                                     "
-        "                true: init logs \"fault: ready\" (a test learns the worker's PID)\n"
+        "                       true: init logs \"fault: ready\" (a test learns the worker's PID)\n"
         "    chatter   bool      default false                                                     "
-        "                true: every message logs \"fault: a message of N bytes\"\n",
+        "                       true: every message logs \"fault: a message of N bytes\"\n",
         SHOAL_ABI_MAJOR, SHOAL_ABI_MINOR, lk_fixture("fault.so"));
 
     /* No schema: an ABI 1.2 plugin (junk where 1.3 has args), and a 1.3 one

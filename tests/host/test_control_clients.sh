@@ -9,7 +9,8 @@
 # asks `inspect` of them all and never reads is dropped at its reply
 # deadline while SIGHUP and status go on. And shoalctl's side: against a
 # server that never answers it gives up after --timeout, against one that
-# closes at once it says so (and is not killed).
+# closes at once it says so (and is not killed). A worker that forks a
+# process keeping shoald's descriptors does not hold an answer's end.
 . "$(dirname "$0")/lib.sh" "$1"
 export SHOAL_SOCKET=$tmp/ctl.sock
 command -v python3 > /dev/null || fail "python3 is needed for the raw socket clients"
@@ -22,6 +23,7 @@ log: { level: debug }
 shutdown: { drain: 3s }
 plugins:
   echo: $plugins/echo/echo.so
+  fault: $build/fixtures/fault.so
 pools:
   api:
     worker: echo.echo
@@ -159,6 +161,21 @@ wait_for "control: dropped a client (fd [0-9]*): its reply was not taken within 
 hup_applied "after the non-reading client was dropped"
 kill $reader 2> /dev/null
 wait $reader 2> /dev/null
+
+# ---- a plugin's process keeps shoald's descriptors: an answer still ends ---------
+# The forked process holds the control connection (and the listener) for
+# 30 s; the answer ends with shoald's shutdown of the connection, not with
+# the last close of it.
+config "  forker: { worker: fault.fault, size: 1, args: { mode: fork, ms: 30s } }"
+out=$("$shoalctl" --timeout 60000 reload) || fail "reload to the forking pool: exit $?"
+for i in 1 2 3; do
+    out=$("$shoalctl" --timeout 5000 call forker "hello $i" 2> "$tmp/err") ||
+        fail "call $i to a worker that forks: exit $?: $(cat "$tmp/err")"
+    [ "$out" = "hello $i" ] || fail "call $i to a worker that forks answered: $out"
+done
+out=$("$shoalctl" --timeout 5000 status 2> "$tmp/err") || fail "status after the forks: $(cat "$tmp/err")"
+echo "$out" | grep -q '^pool forker size 1 target 1 ' || fail "status after the forks: $out"
+echo "3 calls to a worker that forks were answered and ended"
 
 # ---- shoalctl against servers that do not behave ------------------------------
 # listener MODE PATH: a server that accepts and then keeps (mute) or closes
