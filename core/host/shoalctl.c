@@ -10,7 +10,7 @@
  * exists, else /run/shoal/shoal.sock (the installed service's); a "cannot
  * reach" error says which one was tried and why.
  * --timeout before the command bounds the whole exchange (connect, write,
- * read; default 5000 ms); after `call`, it is the call's own timeout, and
+ * read; default 5000 ms, for reload 60000); after `call`, it is the call's own timeout, and
  * shoalctl then waits that plus 2 s unless --timeout was also given before.
  * Exit: 0 done, 1 refused (busy, unknown pool, failed reload) or no answer
  * in time, 2 usage or no connection.
@@ -149,7 +149,7 @@ static void usage(FILE *to)
     fprintf(to, "options:\n"
                 "  --socket PATH  shoald's control socket; else $SHOAL_SOCKET, else\n"
                 "                 ./shoal.sock if it exists, else " SERVICE_SOCKET "\n"
-                "  --timeout MS   for the whole exchange (default 5000)\n"
+                "  --timeout MS   for the whole exchange (default 5000; reload 60000)\n"
                 "  --version      print the version and exit\n"
                 "`shoalctl help COMMAND` says what COMMAND does and takes.\n"
                 "Exit: 0 done, 1 refused or no answer in time, 2 usage or no connection.\n");
