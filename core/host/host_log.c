@@ -12,6 +12,7 @@
 
 #include "host/output.h"
 #include "runtime/fault.h"
+#include "runtime/runtime.h"
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
 
@@ -98,12 +99,12 @@ void shoal__host_log(shoal_host_t *h, int level, const char *fmt, ...)
     /* The runtime's level: fixed at start, like its own lines' (any thread). */
     if (level > h->rt_log_level)
         return;
-    char line[2048]; /* a reload line names every change */
+    char line[2048], clean[2048]; /* a reload line names every change */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    emit(h, level, line);
+    emit(h, level, shoal__log_clean(line, clean, sizeof clean)); /* one line (runtime.h) */
 }
 
 void shoal__host_log_drops(shoal_host_t *h, shoal_output_t *log, uint64_t *said)

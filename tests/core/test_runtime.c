@@ -1,6 +1,6 @@
 /* test_runtime.c - creating and destroying runtimes (core/runtime/runtime.c):
  * options, thread counts, destroy while actors are busy, several runtimes in
- * one process.
+ * one process; a log line is one line whatever its text (runtime/log.c).
  *
  * Handlers never call CUnit: they record into atomics; the test thread
  * asserts after synchronising on them.
@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/runtime.h"
 #include "support.h"
 
 #define WAIT_S 20.0
@@ -485,6 +486,59 @@ static void a_threads_cache_follows_its_runtime(void)
     }
 }
 
+/* ---- one log line ------------------------------------------------------------------------ */
+
+static _Atomic int said;
+static char said_line[1024];
+
+static void capture(void *user, int level, const char *line)
+{
+    (void)user;
+    if (level == SHOAL_LOG_WARN && strstr(line, "text: ") != NULL && !atomic_load(&said)) {
+        snprintf(said_line, sizeof said_line, "%s", line);
+        atomic_store(&said, 1); /* seq_cst: the test thread reads said_line after */
+    }
+}
+
+static int say_init(shoal_ctx_t *ctx, void *state, const void *args)
+{
+    (void)state;
+    shoal_log(ctx, SHOAL_LOG_WARN, "text: %s", (const char *)args);
+    return SHOAL_OK;
+}
+
+/* A newline, a carriage return, a tab, an escape sequence and a DEL in a
+ * logged text (a payload a plugin quotes) come out escaped, on one line;
+ * UTF-8 as it is. */
+static void a_log_line_is_one_line(void)
+{
+    static const shoal_behaviour_t beh = {
+        .name = "say", .init = say_init, .handle_message = nop_handle};
+    shoal_runtime_opts_t o = quiet_opts();
+    o.log_level = SHOAL_LOG_WARN;
+    o.log_fn = capture;
+    shoal_runtime_t *rt = NULL;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_create(&rt, &o), SHOAL_OK);
+    shoal_pid_t pid;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &beh,
+                                              "ok\n2026-11-24T00:00:00.000Z gen=1 error forged"
+                                              "\r\t\x1b[31mred\x7f caf\xc3\xa9",
+                                              NULL, &pid),
+                          SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&said));
+    CU_ASSERT_STRING_EQUAL(strstr(said_line, "text: "),
+                           "text: ok\\n2026-11-24T00:00:00.000Z gen=1 error forged"
+                           "\\r\\t\\x1b[31mred\\x7f caf\xc3\xa9");
+    shoal_runtime_destroy(rt);
+
+    char buf[8];
+    CU_ASSERT_STRING_EQUAL(shoal__log_clean("a\nbcdef", buf, sizeof buf), "a\\nbcde");
+    CU_ASSERT_STRING_EQUAL(shoal__log_clean("abc\x01", buf, sizeof buf), "abc\\x01");
+    CU_ASSERT_STRING_EQUAL(shoal__log_clean("abc\x01", buf, 7), "abc"); /* cut, never mid-escape */
+    const char *clean = "no control characters";
+    CU_ASSERT_PTR_EQUAL(shoal__log_clean(clean, buf, sizeof buf), clean);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -496,6 +550,7 @@ int main(void)
         {"destroy while busy stops everyone", destroy_while_busy_stops_everyone},
         {"two runtimes at once", two_runtimes_at_once},
         {"a thread's cache follows its runtime", a_threads_cache_follows_its_runtime},
+        {"a log line is one line", a_log_line_is_one_line},
         {NULL, NULL},
     };
     return shoal_test_run("runtime", cases);

@@ -3,8 +3,9 @@
 # against the behaviours' schemas too), --help-config FILE, start, reload on
 # SIGHUP (a size change, a new pool, a removed pool, a replaced pool), 100
 # malformed reloads that change nothing, a reload with bad args refused
-# while traffic goes on, a storm of 10,000 SIGHUPs that coalesces, and
-# SIGTERM under load that drains and exits 0.
+# while traffic goes on, a storm of 10,000 SIGHUPs that coalesces,
+# SIGTERM under load that drains and exits 0, and a plugin's log line
+# holding a newline and an escape sequence that stays one line.
 . "$(dirname "$0")/lib.sh" "$1"
 
 # config SIZE [EXTRA_POOLS [MAILBOX [LOAD_ARGS]]]: the test config with api of
@@ -377,4 +378,25 @@ done
 "$shoalctl" --socket "$tmp/q.sock" status | grep -q '^generation 3$' ||
     fail "status after two reloads with stderr gone"
 stop_host 0 # not 141: SIGPIPE
+# A plugin's log line quoting a config string with a newline, a carriage
+# return and a terminal escape sequence stays one line, escaped: nothing
+# in it reads as a line of shoald's own.
+cat > "$tmp/nl.yaml" <<YAML
+runtime: { control: nl.sock }
+plugins:
+  loadgen: $plugins/loadgen/loadgen.so
+pools:
+  feed:
+    worker: loadgen.loadgen
+    size: 1
+    args: { target: "x\\n2026-11-24T00:00:00.000Z gen=1 error forged\\r\\e[2J", rate: 10, count: 1 }
+YAML
+"$shoald" --no-table "$tmp/nl.yaml" 2> "$log" &
+pid=$!
+wait_for "feed/loadgen: target 'x.n2026-11-24T00:00:00.000Z gen=1 error forged.r.x1b\[2J': no pool"
+[ "$(count 'forged')" -eq 1 ] || fail "the forged text is not on one line"
+grep -q '^2026-11-24T00:00:00.000Z' "$log" && fail "a plugin's text made a line of its own"
+grep -q "target 'x\\\\n2026-11-24T00:00:00.000Z gen=1 error forged\\\\r\\\\x1b\\[2J'" "$log" ||
+    fail "not escaped as \\n, \\r and \\x1b: $(grep forged "$log")"
+stop_host 0
 echo "ok: test_shoald ($ms ms to stop)"
