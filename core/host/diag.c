@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/runtime.h"
+
 void shoal__diag_set(shoal_diag_t *d, const char *file, uint32_t line, uint32_t col,
                      const char *fmt, ...)
 {
@@ -21,11 +23,15 @@ void shoal__diag_set(shoal_diag_t *d, const char *file, uint32_t line, uint32_t 
 
 const char *shoal__diag_format(const shoal_diag_t *d, char *buf, size_t size)
 {
+    char raw[sizeof d->file + sizeof d->msg + 32];
     if (d->file[0] && d->line)
-        snprintf(buf, size, "%s:%u:%u: %s", d->file, d->line, d->col, d->msg);
+        snprintf(raw, sizeof raw, "%s:%u:%u: %s", d->file, d->line, d->col, d->msg);
     else if (d->file[0])
-        snprintf(buf, size, "%s: %s", d->file, d->msg);
+        snprintf(raw, sizeof raw, "%s: %s", d->file, d->msg);
     else
-        snprintf(buf, size, "%s", d->msg);
+        snprintf(raw, sizeof raw, "%s", d->msg);
+    /* One line, whatever a value it quotes holds (runtime/runtime.h). */
+    if (shoal__log_clean(raw, buf, size) == raw)
+        snprintf(buf, size, "%s", raw);
     return buf;
 }

@@ -19,7 +19,8 @@ typedef struct shoal_diag_s {
 void shoal__diag_set(shoal_diag_t *d, const char *file, uint32_t line, uint32_t col,
                      const char *fmt, ...) SHOAL_PRINTF(5, 6);
 
-/* "file:line:col: msg" (or the parts that are known) into buf. */
+/* "file:line:col: msg" (or the parts that are known) into buf, on one line:
+ * control characters escaped as a log line's (shoal__log_clean). */
 const char *shoal__diag_format(const shoal_diag_t *d, char *buf, size_t size);
 
 #endif

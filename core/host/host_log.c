@@ -71,8 +71,10 @@ static void emit(shoal_host_t *h, int level, const char *line)
         json_string(h->log_out, msg);
         fputs("}\n", h->log_out);
     } else {
+        char clean[2048]; /* one line, whatever the text (runtime.h) */
         fprintf(h->log_out, "%s gen=%" PRIu64 " %s %s%s%s%s\n", when, h->log_gen, lv,
-                h->log_tag[0] ? "[" : "", h->log_tag, h->log_tag[0] ? "] " : "", rest);
+                h->log_tag[0] ? "[" : "", h->log_tag, h->log_tag[0] ? "] " : "",
+                shoal__log_clean(rest, clean, sizeof clean));
     }
     fflush(h->log_out);
     /* relaxed: a count the table compares with what it saw (table.c) */
@@ -99,12 +101,12 @@ void shoal__host_log(shoal_host_t *h, int level, const char *fmt, ...)
     /* The runtime's level: fixed at start, like its own lines' (any thread). */
     if (level > h->rt_log_level)
         return;
-    char line[2048], clean[2048]; /* a reload line names every change */
+    char line[2048]; /* a reload line names every change */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    emit(h, level, shoal__log_clean(line, clean, sizeof clean)); /* one line (runtime.h) */
+    emit(h, level, line);
 }
 
 void shoal__host_log_drops(shoal_host_t *h, shoal_output_t *log, uint64_t *said)

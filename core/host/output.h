@@ -19,7 +19,9 @@
  * Writes to a pipe, a FIFO or a socket go in pieces of at most PIPE_BUF
  * bytes that end at a line's end, so that each line is one atomic write:
  * an isolated pool's child shares shoald's stderr, and two writers of one
- * pipe must not cut each other's lines.
+ * pipe must not cut each other's lines. A pipe, a FIFO and a unix socket
+ * take such a piece whole or not at all; a TCP socket may take part of
+ * one, and a line longer than PIPE_BUF goes in parts anywhere.
  *
  * Threads: every function may be called from any thread. The output's
  * state is under its own mutex (taken inside stdio's stream lock when a

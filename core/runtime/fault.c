@@ -183,12 +183,23 @@ int shoal__fault_set_unlink(const char *path)
 
 /* fd may be non-blocking (shoald's stderr, host/output.h): a reader that
  * does not read is waited for, 2 s in all at most, and then the report is
- * cut rather than the process kept from dying. */
+ * cut rather than the process kept from dying. It goes in writes of whole
+ * lines of at most PIPE_BUF bytes, each atomic into a pipe, so that another
+ * writer of the same pipe (an isolated pool's child and shoald share
+ * stderr) cuts none of its lines, nor it theirs. */
 static void write_all(int fd, const char *p, size_t n)
 {
     int patience_ms = 2000;
     while (n != 0) {
-        ssize_t w = write(fd, p, n);
+        size_t k = n;
+        if (k > PIPE_BUF) {
+            k = PIPE_BUF;
+            while (k > 0 && p[k - 1] != '\n')
+                k--;
+            if (k == 0)
+                k = PIPE_BUF; /* a line longer than that: cut where it must be */
+        }
+        ssize_t w = write(fd, p, k);
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && patience_ms > 0) {

@@ -149,15 +149,16 @@ static inline shoal_pid_t shoal__actor_pid(shoal_runtime_t *rt, shoal_actor_t *a
 /* A fresh call reference (unique within the runtime). */
 shoal_ref_t shoal__ref_next(shoal_runtime_t *rt);
 
-/* Logging (log.c). pid may be SHOAL_PID_NONE, name NULL. A line's control
- * characters are escaped (shoal__log_clean): one event, one line. */
+/* Logging (log.c). pid may be SHOAL_PID_NONE, name NULL. Written as text,
+ * a line's control characters are escaped (shoal__log_clean): one event,
+ * one line. */
 void shoal__log(shoal_runtime_t *rt, int level, shoal_pid_t pid, const char *name, const char *fmt,
                 ...) SHOAL_PRINTF(5, 6);
 void shoal__vlog(shoal_runtime_t *rt, int level, shoal_pid_t pid, const char *name, const char *fmt,
                  va_list ap);
-/* line, or when it holds a control character, buf (size bytes) holding it
- * with each escaped: \n, \r, \t, else \xNN; cut at a whole escape when
- * it does not fit. */
+/* line, or when it holds a control character (C0, DEL, C1 in UTF-8), buf
+ * (size bytes) holding it with each escaped: \n, \r, \t, \xNN, \u00NN; cut
+ * at a whole escape when it does not fit. */
 const char *shoal__log_clean(const char *line, char *buf, size_t size);
 
 /* Slots (registry.c). */

@@ -507,11 +507,16 @@ static int say_init(shoal_ctx_t *ctx, void *state, const void *args)
     return SHOAL_OK;
 }
 
-/* A newline, a carriage return, a tab, an escape sequence and a DEL in a
- * logged text (a payload a plugin quotes) come out escaped, on one line;
- * UTF-8 as it is. */
+/* A newline, a carriage return, a tab, an escape sequence, a DEL and a C1
+ * control (U+009B, a one-character ESC [) in a logged text (a payload a
+ * plugin quotes): log_fn gets the text as it was (its format escapes), and
+ * written as text each comes out escaped, on one line; other UTF-8 as it
+ * is. */
 static void a_log_line_is_one_line(void)
 {
+    static const char text[] = "ok\n2026-11-24T00:00:00.000Z gen=1 error forged"
+                               "\r\t\x1b[31mred\x7f \xc2\x9b"
+                               "2J caf\xc3\xa9";
     static const shoal_behaviour_t beh = {
         .name = "say", .init = say_init, .handle_message = nop_handle};
     shoal_runtime_opts_t o = quiet_opts();
@@ -520,21 +525,21 @@ static void a_log_line_is_one_line(void)
     shoal_runtime_t *rt = NULL;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_create(&rt, &o), SHOAL_OK);
     shoal_pid_t pid;
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &beh,
-                                              "ok\n2026-11-24T00:00:00.000Z gen=1 error forged"
-                                              "\r\t\x1b[31mred\x7f caf\xc3\xa9",
-                                              NULL, &pid),
-                          SHOAL_OK);
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &beh, text, NULL, &pid), SHOAL_OK);
     WAIT_UNTIL(atomic_load(&said));
-    CU_ASSERT_STRING_EQUAL(strstr(said_line, "text: "),
-                           "text: ok\\n2026-11-24T00:00:00.000Z gen=1 error forged"
-                           "\\r\\t\\x1b[31mred\\x7f caf\xc3\xa9");
+    CU_ASSERT_STRING_EQUAL(strstr(said_line, "text: ") + 6, text);
     shoal_runtime_destroy(rt);
 
-    char buf[8];
-    CU_ASSERT_STRING_EQUAL(shoal__log_clean("a\nbcdef", buf, sizeof buf), "a\\nbcde");
-    CU_ASSERT_STRING_EQUAL(shoal__log_clean("abc\x01", buf, sizeof buf), "abc\\x01");
-    CU_ASSERT_STRING_EQUAL(shoal__log_clean("abc\x01", buf, 7), "abc"); /* cut, never mid-escape */
+    char buf[200];
+    CU_ASSERT_STRING_EQUAL(shoal__log_clean(text, buf, sizeof buf),
+                           "ok\\n2026-11-24T00:00:00.000Z gen=1 error forged"
+                           "\\r\\t\\x1b[31mred\\x7f \\u009b2J caf\xc3\xa9");
+    CU_ASSERT_STRING_EQUAL(shoal__log_clean("a\nbcdef", buf, 8), "a\\nbcde");
+    CU_ASSERT_STRING_EQUAL(shoal__log_clean("abc\x01", buf, 8), "abc\\x01");
+    CU_ASSERT_STRING_EQUAL(shoal__log_clean("abc\x01", buf, 7), "abc"); /* never mid-escape */
+    CU_ASSERT_STRING_EQUAL(shoal__log_clean("\xc2\x80\xc2\x9f\xc2\xa0", buf, sizeof buf),
+                           "\\u0080\\u009f\xc2\xa0"); /* C1 only; U+00A0 is no control */
+    CU_ASSERT_STRING_EQUAL(shoal__log_clean("x\xc2", buf, sizeof buf), "x\xc2");
     const char *clean = "no control characters";
     CU_ASSERT_PTR_EQUAL(shoal__log_clean(clean, buf, sizeof buf), clean);
 }

@@ -5,7 +5,8 @@
 # malformed reloads that change nothing, a reload with bad args refused
 # while traffic goes on, a storm of 10,000 SIGHUPs that coalesces,
 # SIGTERM under load that drains and exits 0, and a plugin's log line
-# holding a newline and an escape sequence that stays one line.
+# holding a newline and escape sequences that stays one line (text) or
+# reads back whole (JSON).
 . "$(dirname "$0")/lib.sh" "$1"
 
 # config SIZE [EXTRA_POOLS [MAILBOX [LOAD_ARGS]]]: the test config with api of
@@ -379,24 +380,49 @@ done
     fail "status after two reloads with stderr gone"
 stop_host 0 # not 141: SIGPIPE
 # A plugin's log line quoting a config string with a newline, a carriage
-# return and a terminal escape sequence stays one line, escaped: nothing
-# in it reads as a line of shoald's own.
-cat > "$tmp/nl.yaml" <<YAML
+# return, a terminal escape sequence and a C1 control (U+009B) stays one
+# line, escaped: nothing in it reads as a line of shoald's own. In the JSON
+# log the same text is JSON's to escape, and reads back as it was.
+nl_config() {
+    cat > "$tmp/nl.yaml" <<YAML
 runtime: { control: nl.sock }
+log: { format: $1 }
 plugins:
   loadgen: $plugins/loadgen/loadgen.so
 pools:
   feed:
     worker: loadgen.loadgen
     size: 1
-    args: { target: "x\\n2026-11-24T00:00:00.000Z gen=1 error forged\\r\\e[2J", rate: 10, count: 1 }
+    args: { target: "x\\n2026-11-24T00:00:00.000Z gen=1 error forged\\r\\e[2J\\u009b", rate: 10, count: 1 }
 YAML
+}
+nl_config text
 "$shoald" --no-table "$tmp/nl.yaml" 2> "$log" &
 pid=$!
-wait_for "feed/loadgen: target 'x.n2026-11-24T00:00:00.000Z gen=1 error forged.r.x1b\[2J': no pool"
+wait_for "feed/loadgen: target 'x.n2026-11-24T00:00:00.000Z gen=1 error forged.r.x1b\[2J.u009b': no pool"
 [ "$(count 'forged')" -eq 1 ] || fail "the forged text is not on one line"
 grep -q '^2026-11-24T00:00:00.000Z' "$log" && fail "a plugin's text made a line of its own"
-grep -q "target 'x\\\\n2026-11-24T00:00:00.000Z gen=1 error forged\\\\r\\\\x1b\\[2J'" "$log" ||
-    fail "not escaped as \\n, \\r and \\x1b: $(grep forged "$log")"
+grep -q "target 'x\\\\n2026-11-24T00:00:00.000Z gen=1 error forged\\\\r\\\\x1b\\[2J\\\\u009b'" "$log" ||
+    fail "not escaped as \\n, \\r, \\x1b and \\u009b: $(grep forged "$log")"
 stop_host 0
+nl_config json
+"$shoald" --no-table "$tmp/nl.yaml" 2> "$log" &
+pid=$!
+wait_for "forged"
+[ "$(count 'forged')" -eq 1 ] || fail "the forged text is not on one JSON line"
+python3 - "$log" <<'PY' || fail "the JSON log line does not read back as the text: $(grep forged "$log")"
+import json, sys
+for line in open(sys.argv[1], encoding="utf-8"):
+    if "forged" in line:
+        msg = json.loads(line)["msg"]
+        want = "target 'x\n2026-11-24T00:00:00.000Z gen=1 error forged\r\x1b[2J\u009b'"
+        sys.exit(0 if msg.startswith(want) else 1)
+sys.exit(1)
+PY
+stop_host 0
+# A config error quoting such a value is one line too.
+sed 's/rate: 10, count: 1/rate: "1\\n2026-11-24T00:00:00.000Z gen=1 error forged"/' "$tmp/nl.yaml" > "$tmp/nl3.yaml"
+out=$("$shoald" --check "$tmp/nl3.yaml" 2>&1) && fail "--check of a bad rate: exit 0"
+[ "$out" = "$tmp/nl3.yaml:9:90: pools.feed.args.rate: expected an integer, got '1\\n2026-11-24T00:00:00.000Z gen=1 error forged'" ] ||
+    fail "--check of a rate with a newline said: $out"
 echo "ok: test_shoald ($ms ms to stop)"

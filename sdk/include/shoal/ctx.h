@@ -156,10 +156,12 @@ SHOAL_API SHOAL_NORETURN void shoal_panic(shoal_ctx_t *ctx, const char *fmt, ...
 /* Log levels. */
 enum { SHOAL_LOG_ERROR = 0, SHOAL_LOG_WARN = 1, SHOAL_LOG_INFO = 2, SHOAL_LOG_DEBUG = 3 };
 
-/* Logs one line tagged with the running actor's PID and behaviour name.
- * One line whatever the text: its control characters (a newline in a
- * payload it quotes, an escape sequence) are written as \n, \r, \t or
- * \xNN; a line is cut at about 1000 bytes. */
+/* Logs one line tagged with the running actor's PID and behaviour name;
+ * a line is cut at about 1000 bytes. Written as text (shoald's text log,
+ * the runtime's stderr) it stays one line whatever it holds: control
+ * characters (a newline in a payload it quotes, an escape sequence) come
+ * out as \n, \r, \t, \xNN or \u00NN; in shoald's JSON log, as JSON's
+ * escapes. */
 SHOAL_API void shoal_log(shoal_ctx_t *ctx, int level, const char *fmt, ...) SHOAL_PRINTF(3, 4);
 
 #ifdef __cplusplus

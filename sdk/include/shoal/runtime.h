@@ -24,8 +24,9 @@ typedef struct shoal_runtime_opts_s {
     uint32_t max_actors; /* live actors at most; 0 = 1 << 24 */
     int debug_checks;    /* non-zero: check on every turn that no actor runs on two threads */
     int log_level;       /* SHOAL_LOG_*; messages above it are dropped; default SHOAL_LOG_INFO */
-    /* Where log lines go; NULL = stderr. Called from any thread. A line
-     * holds no control character (escaped as \n, \r, \t or \xNN). */
+    /* Where log lines go; NULL = stderr. Called from any thread. A line is
+     * as formatted: a plugin's text may hold any byte but NUL (to stderr,
+     * control characters are escaped as \n, \r, \t, \xNN or \u00NN). */
     void (*log_fn)(void *user, int level, const char *line);
     void *log_user;
     /* Messages all unbounded user mailboxes together may hold; 0 = no
