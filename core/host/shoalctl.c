@@ -10,8 +10,9 @@
  * exists, else /run/shoal/shoal.sock (the installed service's); a "cannot
  * reach" error says which one was tried and why.
  * --timeout before the command bounds the whole exchange (connect, write,
- * read; default 5000 ms, for reload 60000); after `call`, it is the call's own timeout, and
- * shoalctl then waits that plus 2 s unless --timeout was also given before.
+ * read; default 5000 ms, for reload 60000); after `call`, it is the call's
+ * own timeout, and shoalctl then waits that plus 2 s unless --timeout was
+ * also given before.
  * Exit: 0 done, 1 refused (busy, unknown pool, failed reload) or no answer
  * in time, 2 usage or no connection.
  */
