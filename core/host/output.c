@@ -35,7 +35,7 @@ struct shoal_output_s {
     int fd;               /* where the bytes go */
     bool own_fd;          /* a second open of the caller's, closed with o */
     bool sock;            /* sent with MSG_DONTWAIT */
-    bool shared;          /* a pipe, FIFO or socket: written a line (<= PIPE_BUF) at a time */
+    bool shared;          /* not a file: written in whole lines (<= PIPE_BUF) at a time */
     pthread_mutex_t lock; /* what follows */
     int broken;           /* the errno that refused a write for good, or 0 */
     char *held;           /* what fd has not taken yet, in order */
@@ -166,7 +166,7 @@ int shoal__output_open(int fd, size_t cap, shoal_output_t **out)
          * non-blocking; fd's own is shared (a shell's terminal) and is
          * left blocking. Where it cannot be (no /proc, a FIFO whose reader
          * is gone), fd as it is. */
-        o->shared = S_ISFIFO(st.st_mode);
+        o->shared = true; /* a terminal too: Ctrl-Q lets out what was held */
         char path[64];
         snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
         int nb = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);

@@ -16,8 +16,8 @@
  * MSG_DONTWAIT for a socket. A regular file is written as before (a disk
  * does not stop reading); so is anything it cannot reopen.
  *
- * Writes to a pipe, a FIFO or a socket go in pieces of at most PIPE_BUF
- * bytes that end at a line's end, so that each line is one atomic write:
+ * Writes to a pipe, a FIFO, a terminal or a socket go in pieces of at most
+ * PIPE_BUF bytes that end at a line's end, so that each line is one write:
  * an isolated pool's child shares shoald's stderr, and two writers of one
  * pipe must not cut each other's lines. A pipe, a FIFO and a unix socket
  * take such a piece whole or not at all; a TCP socket may take part of
