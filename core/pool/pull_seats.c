@@ -18,6 +18,10 @@ shoal_pull_seat_t *shoal__pull_seat_new(shoal_pool_t *p, uint64_t words[SHOAL_ME
         return NULL;
     memset(seat, 0, sizeof *seat);
     seat->pid = SHOAL_PID_NONE;
+    /* Idle from the start: a member that has taken nothing yet (spawned,
+     * in its init) runs no item -- shoal_tasks_running is 0 right after
+     * create, and idle expiry counts its wait from here. */
+    atomic_store_explicit(&seat->idle_since, shoal__now_ns(), memory_order_relaxed);
     pthread_mutex_lock(&q->seats_lock);
     uint32_t i = 0;
     while (i < q->nseats && q->seats[i] != NULL)
