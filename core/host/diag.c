@@ -23,15 +23,16 @@ void shoal__diag_set(shoal_diag_t *d, const char *file, uint32_t line, uint32_t 
 
 const char *shoal__diag_format(const shoal_diag_t *d, char *buf, size_t size)
 {
-    char raw[sizeof d->file + sizeof d->msg + 32];
     if (d->file[0] && d->line)
-        snprintf(raw, sizeof raw, "%s:%u:%u: %s", d->file, d->line, d->col, d->msg);
+        snprintf(buf, size, "%s:%u:%u: %s", d->file, d->line, d->col, d->msg);
     else if (d->file[0])
-        snprintf(raw, sizeof raw, "%s: %s", d->file, d->msg);
+        snprintf(buf, size, "%s: %s", d->file, d->msg);
     else
-        snprintf(raw, sizeof raw, "%s", d->msg);
+        snprintf(buf, size, "%s", d->msg);
     /* One line, whatever a value it quotes holds (runtime/runtime.h). */
-    if (shoal__log_clean(raw, buf, size) == raw)
-        snprintf(buf, size, "%s", raw);
+    char clean[sizeof d->file + sizeof d->msg + 32];
+    const char *c = shoal__log_clean(buf, clean, sizeof clean);
+    if (c != buf)
+        snprintf(buf, size, "%s", c);
     return buf;
 }

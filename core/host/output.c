@@ -15,7 +15,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -27,6 +26,8 @@
 #include <unistd.h>
 
 #include <shoal/shoal.h>
+
+#include "runtime/runtime.h"
 
 #define STREAM_BUFFER (64u << 10) /* a flush bigger than this reaches us in parts */
 
@@ -44,26 +45,13 @@ struct shoal_output_s {
     char *buf; /* stdio's */
 };
 
-/* How much of p[0..n) one write takes: all of it, or for a shared
- * descriptor the whole lines within PIPE_BUF bytes (a pipe writes that much
- * atomically, or nothing when it is full), or PIPE_BUF of a longer line. */
-static size_t piece(const shoal_output_t *o, const char *p, size_t n)
-{
-    if (!o->shared || n <= PIPE_BUF)
-        return n;
-    for (size_t i = PIPE_BUF; i > 0; i--)
-        if (p[i - 1] == '\n')
-            return i;
-    return PIPE_BUF;
-}
-
 /* Writes of p what fd takes now: the count, or -1 (errno) when fd refuses
  * for good. */
 static ssize_t put(shoal_output_t *o, const char *p, size_t n)
 {
     size_t done = 0;
     while (done < n) {
-        size_t k = piece(o, p + done, n - done);
+        size_t k = o->shared ? shoal__line_piece(p + done, n - done) : n - done;
         ssize_t w = o->sock ? send(o->fd, p + done, k, MSG_DONTWAIT | MSG_NOSIGNAL)
                             : write(o->fd, p + done, k);
         if (w < 0 && errno == EINTR)

@@ -55,6 +55,7 @@
 #include <unistd.h>
 
 #include "actor/ctx.h"
+#include "runtime/runtime.h"
 #include "actor/group.h"
 #include "sched/worker.h"
 
@@ -191,15 +192,7 @@ static void write_all(int fd, const char *p, size_t n)
 {
     int patience_ms = 2000;
     while (n != 0) {
-        size_t k = n;
-        if (k > PIPE_BUF) {
-            k = PIPE_BUF;
-            while (k > 0 && p[k - 1] != '\n')
-                k--;
-            if (k == 0)
-                k = PIPE_BUF; /* a line longer than that: cut where it must be */
-        }
-        ssize_t w = write(fd, p, k);
+        ssize_t w = write(fd, p, shoal__line_piece(p, n));
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && patience_ms > 0) {

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdalign.h>
 #include <stdatomic.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -160,6 +161,20 @@ void shoal__vlog(shoal_runtime_t *rt, int level, shoal_pid_t pid, const char *na
  * (size bytes) holding it with each escaped: \n, \r, \t, \xNN, \u00NN; cut
  * at a whole escape when it does not fit. */
 const char *shoal__log_clean(const char *line, char *buf, size_t size);
+/* How much of p[0..n) one write should take so that a pipe, which writes
+ * at most PIPE_BUF bytes whole or not at all, takes whole lines and
+ * another writer of it cuts none: all of it when it fits, else the whole
+ * lines within PIPE_BUF, else PIPE_BUF of a longer line. Async-signal-safe
+ * (the crash reporter's writes, fault.c; host/output.c's). */
+static inline size_t shoal__line_piece(const char *p, size_t n)
+{
+    if (n <= PIPE_BUF)
+        return n;
+    for (size_t i = PIPE_BUF; i > 0; i--)
+        if (p[i - 1] == '\n')
+            return i;
+    return PIPE_BUF;
+}
 
 /* Slots (registry.c). */
 int shoal__slots_init(shoal_runtime_t *rt);
