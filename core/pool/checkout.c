@@ -70,6 +70,7 @@ int shoal__checkout_new(shoal_pool_t *p, const shoal_pool_spec_t *spec)
     co->free_head = co->free_tail = SHOAL_CO_NIL;
     co->tick_at = UINT64_MAX;
     co->next_cull = UINT64_MAX;
+    co->due_added = UINT64_MAX;
     uint64_t seed = p->g.pid ^ (uint64_t)(uintptr_t)co;
     co->prng = (uint32_t)(seed ^ seed >> 32) | 1u;
     atomic_store_explicit(&co->txn_limit, (uint64_t)p->spec.max_size + co->cfg->queue_max,
@@ -85,6 +86,7 @@ void shoal__checkout_free(shoal_checkout_t *co)
         return;
     pthread_mutex_destroy(&co->lock);
     free(co->seats);
+    free(co->index);
     free(co->q);
     free(co);
 }
@@ -109,8 +111,14 @@ static bool member_started(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t
         s->state = SHOAL_CO_FREE;
         s->used_ns = now;
         s->expires = shoal__co_lifetime(co, now);
+        /* Its start deadline is gone (an armed tick for it finds nothing
+         * due); what the offer sets is armed, not found by a pass over
+         * every seat and taker: a pool of n members starting made n^2
+         * steps (65536 members: 3 s of one thread). The armed tick is
+         * no later than every other deadline already. */
+        co->due_added = UINT64_MAX;
         shoal__co_offer(ctx, p, (uint32_t)at);
-        shoal__co_rearm(ctx, co);
+        shoal__co_arm_at(ctx->rt, ctx->tc, co, co->due_added);
         return true;
     }
     s->state = SHOAL_CO_ENDING; /* its init failed: it ends by itself */
@@ -154,6 +162,7 @@ static bool member_exited(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t 
     default:
         break;
     }
+    shoal__co_index_del(co, (uint32_t)at);
     *s = (shoal_co_seat_t){.pid = SHOAL_PID_NONE, .state = SHOAL_CO_EMPTY};
     while (co->nseats != 0 && co->seats[co->nseats - 1].state == SHOAL_CO_EMPTY)
         co->nseats--;

@@ -134,6 +134,8 @@ typedef struct shoal_checkout_s {
     char group[64];
     shoal_co_seat_t *seats;
     uint32_t nseats, seats_cap; /* seats in use are < nseats; cap: max_size */
+    uint32_t *index;            /* the seats by pid (checkout_index.c): 2^index_bits slots */
+    uint32_t index_bits;
     uint32_t free_head, free_tail;
     uint32_t nfree, nin_use, nstarting, nending;
     shoal_co_taker_t *q;        /* a ring */
@@ -143,6 +145,10 @@ typedef struct shoal_checkout_s {
     uint64_t retry_at;          /* starts held off until then after add_member_retry failures */
     uint64_t next_cull;
     uint64_t tick_at; /* the armed tick (ns), UINT64_MAX: none (under the lock) */
+    /* The earliest start deadline, lease or retry set since the pool's
+     * actor last cleared it (shoal__co_due): what a start notice arms,
+     * instead of a pass over every seat and taker (checkout.c). */
+    uint64_t due_added;
     shoal_timer_t tick_timer;
     uint32_t prng;
     uint32_t handoffs; /* members handed from a return to a waiting actor (checkout_fast.c) */
@@ -191,10 +197,21 @@ void shoal__checkout_publish(struct shoal_pool_s *p);
 void shoal__checkout_inspect(struct shoal_pool_s *p, const shoal_pool_stats_t *st,
                              shoal_inspect_t *out);
 
+/* checkout_index.c: the seats by their members' pids. */
+/* Room for `seats` seats at most half the table: grown (rebuilt) if
+ * needed; SHOAL_ENOMEM (no memory, or past SHOAL_CO_INDEX_MAX seats)
+ * leaves it as it was. */
+#define SHOAL_CO_INDEX_MAX (UINT32_C(1) << 30)
+int shoal__co_index_reserve(shoal_checkout_t *co, uint32_t seats);
+/* Seat i, just given its pid, into the table; out of it, before it empties. */
+void shoal__co_index_put(shoal_checkout_t *co, uint32_t i);
+void shoal__co_index_del(shoal_checkout_t *co, uint32_t i);
+/* The seat whose member is pid (not EMPTY), or -1. */
+int64_t shoal__co_find(const shoal_checkout_t *co, shoal_pid_t pid);
+
 /* checkout_members.c: seats and the members in them. */
 /* The pool's start: its `init` members (each tells when it has started). */
 int shoal__co_start_init(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
-int64_t shoal__co_find(const shoal_checkout_t *co, shoal_pid_t pid);
 /* Members alive (not ending), counted seat by seat: the stats call's
  * pool_size, which must equal in_use + free + starting. */
 uint32_t shoal__co_live(const shoal_checkout_t *co);
@@ -229,6 +246,14 @@ void shoal__co_start_spare(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
 /* The next free member fit to give out (one past its lifetime is
  * recycled on the way), or SHOAL_CO_NIL. */
 uint32_t shoal__co_free_take(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint64_t now);
+
+/* A deadline (a start's, a lease's, a retry's) was set: noted for a
+ * start notice's arming (due_added). */
+static inline void shoal__co_due(shoal_checkout_t *co, uint64_t at)
+{
+    if (at < co->due_added)
+        co->due_added = at;
+}
 
 /* Counts into counters[i]: the pool's actor is the only writer [relaxed
  * load and store]. */

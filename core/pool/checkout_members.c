@@ -12,14 +12,6 @@
 #include "runtime/grow.h"
 #include "runtime/runtime.h"
 
-int64_t shoal__co_find(const shoal_checkout_t *co, shoal_pid_t pid)
-{
-    for (uint32_t i = 0; i < co->nseats; i++)
-        if (co->seats[i].pid == pid && co->seats[i].state != SHOAL_CO_EMPTY)
-            return i;
-    return -1;
-}
-
 uint32_t shoal__co_live(const shoal_checkout_t *co)
 {
     uint32_t n = 0;
@@ -36,13 +28,23 @@ bool shoal__co_consistent(const shoal_checkout_t *co, char *why, size_t size)
     for (uint32_t i = co->free_head; i != SHOAL_CO_NIL && listed <= co->nseats;
          i = co->seats[i].next)
         listed += co->seats[i].state == SHOAL_CO_FREE ? 1 : 1000000;
+    /* The index (checkout_index.c): each seat with a member found at its
+     * own place, and nothing else in it. */
+    uint32_t seated = co->nseats - n[SHOAL_CO_EMPTY], indexed = 0, found = 0;
+    for (uint64_t k = 0; co->index != NULL && k < UINT64_C(1) << co->index_bits; k++)
+        indexed += co->index[k] != 0;
+    for (uint32_t i = 0; i < co->nseats; i++)
+        found += co->seats[i].state != SHOAL_CO_EMPTY && shoal__co_find(co, co->seats[i].pid) == i;
     if (n[SHOAL_CO_FREE] == co->nfree && listed == co->nfree && n[SHOAL_CO_IN_USE] == co->nin_use &&
-        n[SHOAL_CO_STARTING] == co->nstarting && n[SHOAL_CO_ENDING] == co->nending)
+        n[SHOAL_CO_STARTING] == co->nstarting && n[SHOAL_CO_ENDING] == co->nending &&
+        indexed == seated && found == seated)
         return true;
     snprintf(why, size,
-             "free %u (counted %u, listed %u), in use %u (%u), starting %u (%u), ending %u (%u)",
+             "free %u (counted %u, listed %u), in use %u (%u), starting %u (%u), ending %u (%u), "
+             "seated %u (indexed %u, found %u)",
              n[SHOAL_CO_FREE], co->nfree, listed, n[SHOAL_CO_IN_USE], co->nin_use,
-             n[SHOAL_CO_STARTING], co->nstarting, n[SHOAL_CO_ENDING], co->nending);
+             n[SHOAL_CO_STARTING], co->nstarting, n[SHOAL_CO_ENDING], co->nending, seated, indexed,
+             found);
     return false;
 }
 
@@ -116,7 +118,10 @@ uint64_t shoal__co_lifetime(shoal_checkout_t *co, uint64_t now)
 /* An empty seat (a new one past the last if none), or SHOAL_CO_NIL. */
 static uint32_t seat_empty(shoal_checkout_t *co)
 {
-    for (uint32_t i = 0; i < co->nseats; i++)
+    /* Looked for only when one is there (the seats not counted in a
+     * state): a pool starting its members appends each. */
+    bool any = co->nfree + co->nin_use + co->nstarting + co->nending < co->nseats;
+    for (uint32_t i = 0; any && i < co->nseats; i++)
         if (co->seats[i].state == SHOAL_CO_EMPTY)
             return i;
     if (co->nseats == co->seats_cap) {
@@ -127,6 +132,8 @@ static uint32_t seat_empty(shoal_checkout_t *co)
         co->seats = s;
         co->seats_cap = (uint32_t)cap;
     }
+    if (shoal__co_index_reserve(co, co->seats_cap) != SHOAL_OK)
+        return SHOAL_CO_NIL;
     return co->nseats++;
 }
 
@@ -154,6 +161,8 @@ static int start_one(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
         .expires = UINT64_MAX,
         .used_ns = now,
     };
+    shoal__co_due(co, co->seats[i].deadline);
+    shoal__co_index_put(co, i);
     co->nstarting++;
     return SHOAL_OK;
 }
@@ -191,6 +200,7 @@ void shoal__co_fill(struct shoal_ctx_s *ctx, shoal_pool_t *p)
                        "could not start a member: %s; trying again in %" PRIu64 " ms",
                        shoal_strerror(rc), p->spec.restart.backoff_ms);
             co->retry_at = shoal__deadline_ns(now, p->spec.restart.backoff_ms);
+            shoal__co_due(co, co->retry_at);
             return;
         }
     }
@@ -207,6 +217,7 @@ void shoal__co_start_spare(struct shoal_ctx_s *ctx, shoal_pool_t *p)
         return;
     if (start_one(ctx, p, now) != SHOAL_OK)
         co->retry_at = shoal__deadline_ns(now, p->spec.restart.backoff_ms);
+    shoal__co_due(co, co->retry_at);
 }
 
 void shoal__co_start_failed(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
@@ -217,6 +228,7 @@ void shoal__co_start_failed(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t n
         return;
     /* Enough tries for now: starts wait a backoff, takers hear so. */
     co->retry_at = shoal__deadline_ns(now, p->spec.restart.backoff_ms);
+    shoal__co_due(co, co->retry_at);
     if (co->nstarting == 0)
         shoal__co_queue_fail_takes(ctx, co);
 }

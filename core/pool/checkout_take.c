@@ -214,6 +214,7 @@ void shoal__co_seat_give(shoal_checkout_t *co, uint32_t i, shoal_pid_t owner, ui
     s->token = token;
     s->deadline =
         by == SHOAL_CO_BY_THREAD ? shoal__deadline_ns(now, co->cfg->lease_ms) : UINT64_MAX;
+    shoal__co_due(co, s->deadline);
     s->uses++;
     co->nin_use++;
     shoal__co_count(co, SHOAL_CO_TAKES, 1);

@@ -113,6 +113,30 @@ static void test_lease_armed_on_handover(void)
     shoal_runtime_destroy(rt);
 }
 
+/* A lease that starts with the member's start (the thread waited for it)
+ * is timed from then: the start notice arms it. Every other deadline is
+ * far off (the take's 30 s, the start's 60 s), so a lease left unarmed
+ * would be found only then. */
+static void test_lease_armed_on_start(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(0, 1);
+    s.checkout.lease_ms = 100;
+    s.checkout.cull_interval_ms = 0;
+    s.checkout.member_start_timeout_ms = 60000;
+    shoal_pid_t pool = cb_start(rt, &s);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).pool_size, 0);
+    shoal_pid_t a;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pool, 30000, &a), SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&cb_started), 1);
+    for (int i = 0; i < 300 && cb_stats(rt, pool).lease_expired == 0; i++)
+        cb_sleep_ms(10); /* 3 s at most: the lease is 100 ms */
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).lease_expired, 1);
+    CU_ASSERT_TRUE(cb_ended(rt, a));
+    shoal_runtime_destroy(rt);
+}
+
 /* A free member past its lifetime is replaced when it would be given out. */
 static void test_lifetime_found_free(void)
 {
@@ -138,6 +162,7 @@ int main(void)
     static const shoal_test_case_t cases[] = {
         {"a thread's lease expires", test_lease_expiry},
         {"culled to init after max_age", test_cull_to_init},
+        {"a lease that starts with the member's start is armed", test_lease_armed_on_start},
         {"max_lifetime only on return", test_lifetime_on_return},
         {"a lease timed from a hand-over", test_lease_armed_on_handover},
         {"lifetime checked when found free", test_lifetime_found_free},
