@@ -47,6 +47,7 @@ int shoal__pull_new(shoal_pool_t *p, const shoal_pool_spec_t *spec)
     q->has_source = spec->source != NULL;
     atomic_store_explicit(&q->prefetch, spec->prefetch, memory_order_relaxed);
     atomic_store_explicit(&q->source_pid, SHOAL_PID_NONE, memory_order_relaxed);
+    atomic_store_explicit(&q->vain, UINT64_MAX, memory_order_relaxed); /* no scan yet */
     p->pull = q;
     p->g.ops = &shoal__pull_ops;
     /* Every item settled at once, not once a turn nor in batches: a
@@ -215,6 +216,14 @@ static void grow_if_lazy(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *
  * is, for a lazy pool, no member waiting: it may start one. */
 void shoal__pull_wake(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
 {
+    shoal_pull_t *q = p->pull;
+    /* seq_cst: after the claim, against a member's bump (pull.h: the vain
+     * mark). No member has gone to sleep since a scan found none IDLE. */
+    uint64_t sleeps = atomic_load_explicit(&q->sleeps, memory_order_seq_cst);
+    if (sleeps == atomic_load_explicit(&q->vain, memory_order_relaxed)) {
+        grow_if_lazy(rt, tc, p);
+        return;
+    }
     /* seq_cst: pairs with the pool actor's listing (release stores, then
      * a seq_cst fence, shoal__pull_listed): a member listed before it
      * tried to schedule it is seen here. */
@@ -234,6 +243,7 @@ void shoal__pull_wake(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
             shoal__schedule(rt, tc, a))
             return;
     }
+    atomic_store_explicit(&q->vain, sleeps, memory_order_relaxed);
     grow_if_lazy(rt, tc, p);
 }
 

@@ -61,7 +61,22 @@
  *               announcement and recheck come after the fence: a sender whose
  *               item the recheck misses reads the announcement, and its scan
  *               (after the fence in the single order) sees the listing.
- *               A member that ends takes itself off `sleepers`. A member
+ *               A scan in vain (every member `sleepers` counts is running)
+               costs a look at every member: one sender in vain marks it
+               (`vain` := the value of `sleeps` it read [seq_cst] before its
+               scan [relaxed store]), and a sender that reads `sleeps`
+               [seq_cst, after its claim and its read of sleepers] equal to
+               the mark does not scan. A member bumps `sleeps` [seq_cst
+               fetch_add] each time it waits for work, after its IDLE store
+               and before its second read of count (shoal__pull_recheck).
+               A member whose second read missed an item counted its sleep
+               before the sender read `sleeps`; a mark equal to that read
+               was set by a scan after the bump, so after the IDLE store:
+               that scan found the member IDLE (it was no scan in vain) or
+               running again, and then its next sleep's bump comes after
+               this sender's read (else the sender read a later value), so
+               its second read sees the item. Skipping costs no wake-up.
+               A member that ends takes itself off `sleepers`. A member
  *               removed from the table (retiring: a resize, idle expiry)
  *               takes nothing more, so one that a sender woke passes the
  *               wake-up on: in its next take it reads count [seq_cst] and,
@@ -166,6 +181,10 @@ typedef struct shoal_pull_s {
     _Atomic(shoal_pull_drop_fn) on_drop;
     alignas(64) _Atomic uint64_t settles; /* members' side (admission, above) */
     alignas(64) _Atomic uint32_t sleepers;
+    /* Sleeps so far (every member's, each time it waits for work: its
+     * recheck) and the value a sender's scan for an IDLE member found none
+     * at (wake-up, above: the vain mark) */
+    _Atomic uint64_t sleeps, vain;
     _Atomic uint32_t want_room;  /* the pool's actor waits for room (pull_source.c) */
     _Atomic uint64_t room_below; /* ... until admitted is below this */
     /* producers waiting for room (shoal_notify_room): under room_lock;

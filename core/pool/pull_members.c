@@ -159,8 +159,12 @@ int shoal__pull_more(struct shoal_ctx_s *ctx)
  * run elsewhere). */
 bool shoal__pull_recheck(shoal_group_t *g)
 {
+    shoal_pull_t *q = shoal__pool_of_group(g)->pull;
+    /* seq_cst: a sleep counted after the IDLE store, before the read below
+     * (pull.h: the vain mark). */
+    atomic_fetch_add_explicit(&q->sleeps, 1, memory_order_seq_cst);
     /* seq_cst: the member's second read of the wake-up pair (pull.h). */
-    return shoal__inject_count(&shoal__pool_of_group(g)->pull->queue, memory_order_seq_cst) != 0;
+    return shoal__inject_count(&q->queue, memory_order_seq_cst) != 0;
 }
 
 /* n items leave the buffer's admission (handled, failed, dropped by a
