@@ -20,12 +20,16 @@ struct shoal_room_stripe_s {
     size_t n, cap;
 };
 
+/* The stripes, and one more past them: the waiters for the runtime's
+ * unbounded mailboxes (max_queued, below). */
+#define QUEUED_STRIPE SHOAL_ROOM_STRIPES
+
 int shoal__rooms_init(shoal_runtime_t *rt)
 {
-    rt->rooms = calloc(SHOAL_ROOM_STRIPES, sizeof *rt->rooms);
+    rt->rooms = calloc(SHOAL_ROOM_STRIPES + 1, sizeof *rt->rooms);
     if (rt->rooms == NULL)
         return SHOAL_ENOMEM;
-    for (unsigned i = 0; i < SHOAL_ROOM_STRIPES; i++)
+    for (unsigned i = 0; i <= SHOAL_ROOM_STRIPES; i++)
         pthread_mutex_init(&rt->rooms[i].lock, NULL);
     return SHOAL_OK;
 }
@@ -34,7 +38,7 @@ void shoal__rooms_fini(shoal_runtime_t *rt)
 {
     if (rt->rooms == NULL)
         return;
-    for (unsigned i = 0; i < SHOAL_ROOM_STRIPES; i++) {
+    for (unsigned i = 0; i <= SHOAL_ROOM_STRIPES; i++) {
         pthread_mutex_destroy(&rt->rooms[i].lock);
         free(rt->rooms[i].w);
     }
@@ -243,4 +247,89 @@ int shoal__room_ask(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t receive
     if (shoal__room_in(rt, receiver, memory_order_seq_cst, &gone) || gone)
         shoal__room_tell(rt, tc, receiver, gone ? SHOAL_ENOPROC : SHOAL_OK);
     return SHOAL_OK;
+}
+
+/* ---- room in the runtime's unbounded mailboxes (max_queued) ---------------- */
+
+/* Whether a sender refused now was refused for max_queued: the flag is up
+ * and the receiver has room of its own (an unbounded actor always has), or
+ * it is a group, whose members may be unbounded. */
+static bool queued_refusal(shoal_runtime_t *rt, shoal_pid_t receiver, bool group)
+{
+    if (rt->max_queued == 0 || !atomic_load_explicit(&rt->queued_over, memory_order_relaxed))
+        return false;
+    bool gone;
+    return group || (shoal__room_in(rt, receiver, memory_order_relaxed, &gone) && !gone);
+}
+
+int shoal__room_ask_queued(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t receiver,
+                           shoal_pid_t waiter, bool group)
+{
+    if (!queued_refusal(rt, receiver, group))
+        return SHOAL_ENOTSUP; /* the receiver's own room, not the runtime's */
+    struct shoal_room_stripe_s *s = &rt->rooms[QUEUED_STRIPE];
+    pthread_mutex_lock(&s->lock);
+    bool listed = false;
+    for (size_t i = 0; i < s->n && !listed; i++)
+        listed = s->w[i].receiver == receiver && s->w[i].waiter == waiter;
+    if (!listed && s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 8;
+        waiter_t *w = cap <= (1u << 20) ? realloc(s->w, cap * sizeof *w) : NULL;
+        if (w == NULL) {
+            pthread_mutex_unlock(&s->lock);
+            return SHOAL_ENOMEM;
+        }
+        s->w = w;
+        s->cap = cap;
+    }
+    if (!listed)
+        s->w[s->n++] = (waiter_t){receiver, waiter};
+    pthread_mutex_unlock(&s->lock);
+    /* relaxed: ordered by the lock against the timer thread, which lowers
+     * the flag (queued.c) before it takes the lock to tell (below): either
+     * it finds this waiter, or this load finds the flag down. */
+    if (!atomic_load_explicit(&rt->queued_over, memory_order_relaxed))
+        shoal__room_tell_queued(rt, tc);
+    return SHOAL_OK;
+}
+
+void shoal__room_tell_queued(shoal_runtime_t *rt, shoal_tcache_t *tc)
+{
+    struct shoal_room_stripe_s *s = &rt->rooms[QUEUED_STRIPE];
+    for (;;) {
+        waiter_t batch[64];
+        size_t k = 0;
+        pthread_mutex_lock(&s->lock);
+        while (s->n != 0 && k < 64)
+            batch[k++] = s->w[--s->n];
+        bool more = s->n != 0;
+        pthread_mutex_unlock(&s->lock);
+        for (size_t i = 0; i < k; i++)
+            shoal__send_system(rt, tc, batch[i].waiter, SHOAL_MSG_ROOM, batch[i].receiver,
+                               (uint32_t)SHOAL_OK);
+        if (!more)
+            return;
+    }
+}
+
+bool shoal__room_queued_waiting(shoal_runtime_t *rt)
+{
+    struct shoal_room_stripe_s *s = &rt->rooms[QUEUED_STRIPE];
+    pthread_mutex_lock(&s->lock);
+    bool any = s->n != 0;
+    pthread_mutex_unlock(&s->lock);
+    return any;
+}
+
+void shoal__room_cancel_queued(shoal_runtime_t *rt, shoal_pid_t receiver, shoal_pid_t waiter)
+{
+    struct shoal_room_stripe_s *s = &rt->rooms[QUEUED_STRIPE];
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->w[i].receiver == receiver && s->w[i].waiter == waiter) {
+            s->w[i] = s->w[--s->n];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
 }

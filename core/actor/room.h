@@ -85,6 +85,24 @@ bool shoal__room_waiter_alive(struct shoal_runtime_s *rt, shoal_pid_t waiter);
 /* Takes waiter off receiver's waiters (a thread that gave up). */
 void shoal__room_cancel(struct shoal_runtime_s *rt, shoal_pid_t receiver, shoal_pid_t waiter);
 
+/* Room in the runtime's unbounded mailboxes. While they hold max_queued
+ * messages (runtime opts; queued.c) a send into one is refused whatever
+ * room its receiver has, so a waiter asking then -- of a receiver with
+ * room of its own, or of a group -- is listed apart and told (SHOAL_OK,
+ * from the receiver) when they have drained below 9/10 of it: by the timer
+ * thread, which lowers the flag and then tells while the list holds any
+ * (every 10 ms while max_queued is set), or by the ask itself when it
+ * finds the flag down after listing (both under the list's lock: one sees
+ * the other). A receiver that ends meanwhile answers the retry with
+ * SHOAL_ENOPROC. SHOAL_ENOTSUP from the ask: not such a refusal (the
+ * receiver's own room is asked for); SHOAL_ENOMEM. */
+int shoal__room_ask_queued(struct shoal_runtime_s *rt, struct shoal_tcache_s *tc,
+                           shoal_pid_t receiver, shoal_pid_t waiter, bool group);
+void shoal__room_tell_queued(struct shoal_runtime_s *rt, struct shoal_tcache_s *tc);
+bool shoal__room_queued_waiting(struct shoal_runtime_s *rt);
+void shoal__room_cancel_queued(struct shoal_runtime_s *rt, shoal_pid_t receiver,
+                               shoal_pid_t waiter);
+
 /* Whether the plain actor pid has room below its low-water mark (true for
  * an unbounded one; false for a group's own actor: its members tell), with
  * *gone set when pid is no longer that actor.

@@ -438,6 +438,11 @@ int shoal__room_request(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to,
     uint32_t kind = atomic_load_explicit(&a->kind, memory_order_relaxed);
     if (kind == SHOAL_ACTOR_WAITER)
         return SHOAL_ENOPROC; /* a thread's waiter: not a receiver */
+    /* Refused for max_queued: room comes when the runtime's unbounded
+     * mailboxes drain, not from the receiver (room.h). */
+    int qrc = shoal__room_ask_queued(rt, tc, to, waiter, kind == SHOAL_ACTOR_GROUP);
+    if (qrc != SHOAL_ENOTSUP)
+        return qrc;
     if (kind == SHOAL_ACTOR_GROUP) {
         bool opened = !tc->in_region;
         int rc;
@@ -457,6 +462,8 @@ void shoal__room_withdraw(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t t
     uint32_t slot = shoal__pid_slot(to);
     if (to == SHOAL_PID_NONE || slot >= rt->max_actors)
         return;
+    if (rt->max_queued != 0)
+        shoal__room_cancel_queued(rt, to, waiter);
     shoal_actor_t *a = shoal__actor_at(rt, slot);
     if (atomic_load_explicit(&a->kind, memory_order_relaxed) == SHOAL_ACTOR_GROUP) {
         bool opened = !tc->in_region;

@@ -1,5 +1,6 @@
 /* timer.c - the timer thread and its heap; see timer.h. */
 #include "actor/timer.h"
+#include "actor/room.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -145,6 +146,10 @@ static void *timer_main(void *arg)
             rt->queued_checked_ns = now;
             pthread_mutex_unlock(&t->lock);
             shoal__queued_check(rt);
+            /* Below the limit: whoever waits for it is told (room.h). */
+            if (!atomic_load_explicit(&rt->queued_over, memory_order_relaxed) &&
+                shoal__room_queued_waiting(rt))
+                shoal__room_tell_queued(rt, tc);
             pthread_mutex_lock(&t->lock);
             continue;
         }

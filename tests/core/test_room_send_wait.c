@@ -4,7 +4,10 @@
  *   - send_wait with timeouts of 0, UINT64_MAX and one just short of "no
  *     limit", with bad arguments, from a dispatcher thread, and with short
  *     timeouts racing the drains that tell them;
- *   - producer actors (notify_room) streaming against the same drains.
+ *   - producer actors (notify_room) streaming against the same drains;
+ *   - a runtime over max_queued: a thread's send_wait and an actor's
+ *     notify_room wait for it to drain (one refusal each, no retry), and
+ *     both get in once it has.
  *
  * A bug these cases found is fixed, and they hold it: a timeout just short
  * of "no limit" overflowed the deadline into the past.
@@ -16,6 +19,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "actor/room.h"
 #include "room_kit.h"
 
 #define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, RK_WAIT_S)
@@ -275,12 +279,89 @@ static void threads_and_actors_race_the_drains(void)
     producers_race_the_drains();
 }
 
+/* ---- the runtime over max_queued ------------------------------------------------ */
+
+/* Unbounded mailboxes hold max_queued messages: a send into one is refused
+ * (SHOAL_EBUSY) whatever room its receiver has. A thread's send_wait and an
+ * actor's notify_room then wait for the runtime to drain -- asked once,
+ * never a retry in between (each wait used to be answered at once: the
+ * thread retried some 10^6 times a second, the actor as fast as its
+ * messages went round) -- and get in once it has. */
+static uint64_t refused_queued(shoal_runtime_t *rt)
+{
+    shoal_runtime_stats_t st;
+    shoal_runtime_stats(rt, &st);
+    return st.refused_queued;
+}
+
+static void max_queued_waits_without_polling(void)
+{
+    rk_reset();
+    shoal_runtime_opts_t o;
+    shoal_runtime_opts_init(&o);
+    o.threads = 2;
+    o.max_queued = 100;
+    o.debug_checks = 1;
+    shoal_runtime_t *rt = shoal_test_runtime_logged_opts(&o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    shoal_pid_t s = rk_spawn_sink(rt, 0);
+    rk_block(rt, s, 1);
+    /* The asker fills the runtime (its own check every 1024 sends raises
+     * the flag), is refused, asks once and waits. Its order goes first:
+     * its own mailbox is unbounded too. */
+    shoal_pid_t asker = rk_spawn_asker(rt, 0);
+    rk_tell_stream(rt, asker, s, 0, 5000);
+    WAIT_UNTIL(atomic_load(&rk_asks[0]) == 1);
+    struct timespec ts = {0, 200000000};
+    nanosleep(&ts, NULL);
+    CU_ASSERT_EQUAL(atomic_load(&rk_refused[0]), 1);
+    CU_ASSERT_EQUAL(atomic_load(&rk_asks[0]), 1);
+    CU_ASSERT_EQUAL(atomic_load(&rk_rooms[0]), 0);
+    CU_ASSERT_EQUAL(atomic_load(&rk_sent[0]), 0);
+    uint32_t late = 20000;
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, s, T_ITEM, &late, sizeof late), SHOAL_EBUSY);
+    shoal_runtime_stats_t st1;
+    shoal_runtime_stats(rt, &st1);
+    CU_ASSERT_EQUAL(shoal_runtime_send_wait(rt, s, T_ITEM, &late, sizeof late, 300),
+                    SHOAL_ETIMEDOUT);
+    CU_ASSERT_EQUAL(refused_queued(rt), st1.refused_queued + 1);
+    rk_waiter_t w[1];
+    rk_start_waiters(w, 1, rt, s, 20001, RK_LONG_MS);
+    WAIT_UNTIL(refused_queued(rt) == st1.refused_queued + 2);
+    CU_ASSERT_EQUAL(refused_queued(rt), st1.refused_queued + 2);
+    CU_ASSERT_EQUAL(atomic_load(&w[0].done), 0);
+    /* The sink drains: both are told, and both get in. */
+    atomic_store(&rk_gate, 1);
+    rk_join_waiters(w, 1);
+    CU_ASSERT_EQUAL(w[0].rc, SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&rk_sent[0]) == 1);
+    CU_ASSERT_EQUAL(atomic_load(&rk_sent[0]), 1);
+    /* Its 5000 pass the limit again on the way (a check every 1024 of
+     * its sends): each refusal one ask and one ROOM, no more. */
+    CU_ASSERT_TRUE(atomic_load(&rk_rooms[0]) >= 1);
+    CU_ASSERT_EQUAL(atomic_load(&rk_asks[0]), atomic_load(&rk_refused[0]));
+    CU_ASSERT_EQUAL(atomic_load(&rk_rooms[0]), atomic_load(&rk_refused[0]));
+    CU_ASSERT_EQUAL(atomic_load(&rk_room_status[0]), SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&rk_bad[0]), 0);
+    WAIT_UNTIL(rk_seen_of(4999) == 1 && rk_seen_of(20001) == 1);
+    uint32_t once = 0;
+    for (uint32_t k = 0; k < 5000; k++)
+        once += rk_seen_of(k) == 1;
+    CU_ASSERT_EQUAL(once, 5000);
+    CU_ASSERT_EQUAL(rk_seen_of(20000), 0);
+    CU_ASSERT_EQUAL(rk_seen_of(20001), 1);
+    CU_ASSERT_FALSE(shoal__room_queued_waiting(rt));
+    shoal_test_assert_logged("max_queued: unbounded mailboxes hold");
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
         {"send_wait arguments and timeouts", send_wait_arguments_and_timeouts},
         {"send_wait with a timeout short of no limit", send_wait_with_a_timeout_short_of_no_limit},
         {"threads and actors race the drains", threads_and_actors_race_the_drains},
+        {"over max_queued: waits without polling", max_queued_waits_without_polling},
         {NULL, NULL}};
     return shoal_test_run("room_send_wait", cases);
 }

@@ -65,8 +65,13 @@ SHOAL_API int shoal_send_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t typ
  * SHOAL_ENOPROC if `to` ends first); SHOAL_ENOTSUP: `to` cannot tell (an
  * isolated pool), so retry later; SHOAL_ENOPROC: no such actor;
  * SHOAL_ENOMEM; SHOAL_EOVERLOAD: the pool's max_waiting senders wait
- * already (shoal/pool.h), nothing was asked. ABI 1.4 (pull pools); 1.5:
- * bounded actors and forward pools too. */
+ * already (shoal/pool.h), nothing was asked. While the runtime's
+ * unbounded mailboxes hold max_queued messages (shoal/runtime.h: every send
+ * into one is refused then, whatever room its receiver has), the ROOM of a
+ * receiver with room of its own, or of a pool, comes when they have drained
+ * below 9/10 of it (checked every 10 ms; from `to`, status SHOAL_OK; a `to`
+ * that ended meanwhile answers the next send with SHOAL_ENOPROC). ABI 1.4
+ * (pull pools); 1.5: bounded actors and forward pools too. */
 SHOAL_API int shoal_notify_room(shoal_ctx_t *ctx, shoal_pid_t to);
 
 /* Calls `to` asynchronously: sends a CALL and returns at once with *ref set.
