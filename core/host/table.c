@@ -3,8 +3,10 @@
  * block, each under its header. Rates are per second since the previous
  * call (marked /s), totals are marked (total), latencies are in
  * microseconds in every row. A pull pool's row reads its buffer where a
- * forward pool's reads its queue (queued_text); an elastic pool's says its
- * bounds, and autoscale's last busy reading, after its state.
+ * forward pool's reads its queue (queued_text); after the state, every
+ * pool's workers running and idle, and an elastic pool's bounds and
+ * autoscale's last busy reading and decisions; a checkout pool's its
+ * members and takes.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -49,30 +51,67 @@ static const char *pool_state(const shoal_host_pool_t *hp, const shoal_pool_stat
     return st->state == SHOAL_POOL_DEGRADED ? "degraded" : "running";
 }
 
+/* Totals a checkout pool's row names only once they are not 0. */
+static size_t checkout_totals(const shoal_pool_stats_t *st, char *buf, size_t size)
+{
+    const struct {
+        const char *name;
+        uint64_t n;
+    } t[] = {
+        {"returned fail", st->returned_fail},
+        {"no members", st->error_no_members},
+        {"take timeouts", st->take_timeouts},
+        {"killed free", st->killed_free},
+        {"killed in use", st->killed_in_use},
+        {"leases expired", st->lease_expired},
+        {"culled", st->culled},
+        {"recycled", st->recycled},
+        {"start failures", st->start_failures},
+    };
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof t / sizeof t[0] && n < size; i++)
+        if (t[i].n != 0)
+            n += (size_t)snprintf(buf + n, size - n, ", %s %" PRIu64, t[i].name, t[i].n);
+    return n < size ? n : size - 1;
+}
+
 /* The queued column and what follows the state. A forward pool: the
- * messages in flight, nothing after. A pull pool: its buffer as depth/
- * capacity, and after the state what its workers hold of what they may
- * and how many wait for work: "10/10" ... "running (pull, held 2/2, idle 0)". Its in/s is what the
+ * messages in flight; after the state its workers in a handler and idle
+ * (pond's running and idle), and, once not 0, the senders waiting for room
+ * and the resizes: "running (running 3, idle 1, waiting 2, resizes 4)". A
+ * pull pool: its buffer as depth/capacity, and after the state what its
+ * workers hold of what they may, then as a forward pool's: "10/10" ...
+ * "running (pull, held 2/2, running 2, idle 0)". Its in/s is what the
  * buffer accepted, its refused/s the sends refused because it was full.
- * An elastic pool (host.h): the bounds its workers column moves within, and
- * an autoscaled one's busy ratio at autoscale's last reading: "running
- * (bounds 2..16, busy 61%)", "running (pull, held 2/2, idle 0, bounds
- * 1..4)". A checkout pool: its queued takers, and "running (checkout, in
- * use 3/4, free 1)". Any other pool's row is as it always was. */
-static void queued_text(shoal_pool_t *rec, const shoal_pool_stats_t *st, char *queued, size_t qsize,
+ * An elastic pool (host.h): the bounds its workers column moves within,
+ * and an autoscaled one's busy ratio at autoscale's last reading and its
+ * decisions: "running (running 2, idle 0, bounds 2..16, busy 61%, up 3,
+ * down 1)". A checkout pool: its queued takers, and "running (checkout, in
+ * use 3/4, free 1, takes 120/s)" with its failure and lifecycle totals
+ * once not 0 (", no members 2, culled 1"); its wait columns are the takes'
+ * wait for a member. */
+static void queued_text(shoal_pool_t *rec, const shoal_pool_stats_t *st,
+                        const shoal_pool_stats_t *last, double span, char *queued, size_t qsize,
                         char *kind, size_t ksize)
 {
-    char words[96] = "", busy[16];
+    char words[256] = "", busy[16];
     size_t n = 0;
     if (st->kind == SHOAL_POOL_KIND_CHECKOUT) {
         /* Its queue is of takers; its members in use, free, starting. */
         snprintf(queued, qsize, "%" PRIu32, st->queued);
-        snprintf(kind, ksize, " (checkout, in use %" PRIu32 "/%" PRIu32 ", free %" PRIu32 ")",
-                 st->in_use, st->pool_size, st->free);
+        n = (size_t)snprintf(
+            words, sizeof words,
+            "checkout, in use %" PRIu32 "/%" PRIu32 ", free %" PRIu32 ", takes %.0f/s", st->in_use,
+            st->pool_size, st->free, (double)(st->takes - last->takes) / span);
+        checkout_totals(st, words + n, sizeof words - n);
+        snprintf(kind, ksize, " (%s)", words);
         return;
     }
     if (st->kind != SHOAL_POOL_KIND_PULL) {
         snprintf(queued, qsize, "%" PRIu64, st->queue_depth);
+        if (st->running + st->idle != 0) /* a pool of pools: its members say */
+            n += (size_t)snprintf(words, sizeof words, "running %" PRIu32 ", idle %" PRIu32,
+                                  st->running, st->idle);
     } else {
         /* What the workers hold, from the demand (read with the buffer's
          * admission, one moment): the message counters, summed over their
@@ -81,15 +120,23 @@ static void queued_text(shoal_pool_t *rec, const shoal_pool_stats_t *st, char *q
         uint64_t held = can_hold > st->demand ? can_hold - st->demand : 0;
         snprintf(queued, qsize, "%" PRIu64 "/%" PRIu64, st->buffer_depth, st->buffer);
         n += (size_t)snprintf(words, sizeof words,
-                              "pull, held %" PRIu64 "/%" PRIu64 ", idle %" PRIu32, held, can_hold,
-                              shoal__pull_idle(rec));
+                              "pull, held %" PRIu64 "/%" PRIu64 ", running %" PRIu32
+                              ", idle %" PRIu32,
+                              held, can_hold, st->running, shoal__pull_idle(rec));
     }
+    if (st->waiting != 0 && n < sizeof words)
+        n += (size_t)snprintf(words + n, sizeof words - n, "%swaiting %" PRIu32, n ? ", " : "",
+                              st->waiting);
+    if (st->resizes != 0 && n < sizeof words)
+        n += (size_t)snprintf(words + n, sizeof words - n, "%sresizes %" PRIu64, n ? ", " : "",
+                              st->resizes);
     if (shoal__host_is_elastic(st) && n < sizeof words)
         n += (size_t)snprintf(words + n, sizeof words - n, "%sbounds %" PRIu32 "..%" PRIu32,
                               n ? ", " : "", st->min_size, st->max_size);
     if (st->autoscale != 0 && n < sizeof words) {
         shoal__host_percent(st->busy, busy, sizeof busy);
-        snprintf(words + n, sizeof words - n, ", busy %s", busy);
+        snprintf(words + n, sizeof words - n, "%sbusy %s, up %" PRIu64 ", down %" PRIu64,
+                 n ? ", " : "", busy, st->autoscale_ups, st->autoscale_downs);
     }
     if (words[0] != '\0')
         snprintf(kind, ksize, " (%s)", words);
@@ -109,15 +156,17 @@ static void pool_rows(shoal_host_t *h, FILE *out, double dt)
             continue;
         }
         double span = dt + hp->unread_s;
-        char queued[48], kind[112] = "";
-        queued_text(hp->rec, &st, queued, sizeof queued, kind, sizeof kind);
+        char queued[48], kind[264] = "";
+        queued_text(hp->rec, &st, &hp->last, span, queued, sizeof queued, kind, sizeof kind);
+        bool co = st.kind == SHOAL_POOL_KIND_CHECKOUT;
+        uint64_t p50 = co ? st.take_wait_ns[0] : st.queue_wait_ns[0];
+        uint64_t p99 = co ? st.take_wait_ns[1] : st.queue_wait_ns[2];
         fprintf(out, "%-16s %7u %10.0f %10.0f %9.0f %8s %15" PRIu64 " %11.1f %11.1f %s%s\n",
                 hp->name, st.pool_size,
                 (double)(st.messages_forwarded - hp->last.messages_forwarded) / span,
                 (double)(st.messages_unhandled - hp->last.messages_unhandled) / span,
                 (double)(st.messages_failed - hp->last.messages_failed) / span, queued,
-                st.worker_restarts, (double)st.queue_wait_ns[0] / 1e3,
-                (double)st.queue_wait_ns[2] / 1e3, state, kind);
+                st.worker_restarts, (double)p50 / 1e3, (double)p99 / 1e3, state, kind);
         hp->last = st;
         hp->unread_s = 0;
     }

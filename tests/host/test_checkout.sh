@@ -10,7 +10,8 @@
 #      passes promtool when it is on PATH).
 #   3. A failing call (flaky: conn breaks on every call) answers the caller
 #      with an error (shoalctl exits 1), the member is returned FAIL and
-#      replaced: returned_fail 1, failed 1, a new session.
+#      replaced: returned_fail 1, failed 1, a new session. The table's rows
+#      say in use, free, takes/s and the failure totals (returned fail 1).
 #   4. A reload changing init, max and queue_max is applied live (the same
 #      members, one more started); one changing the members' args replaces
 #      the pool (new sessions), logged with why; a bad member is refused
@@ -40,7 +41,7 @@ echo "$out" | grep -qx "pool db: checkout, 2..4 members (conn.conn), queue_max 5
 echo "$out" | grep -qx "pool flaky: checkout, 1..1 members (conn.conn), queue_max 50, lease 30000ms, cull_interval 60000ms, max_age 30000ms, max_lifetime never (+/- 0ms), group none" ||
     fail "--check said: $out"
 
-(cd "$tmp" && exec "$shoald" --no-table s.yaml) 2> "$log" &
+(cd "$tmp" && exec "$shoald" s.yaml) > "$tmp/table" 2> "$log" &
 pid=$!
 wait_for "running s.yaml: 3 pools"
 
@@ -99,6 +100,19 @@ for kv in returned_fail=1 messages_failed=1 free=1 in_use=0; do
     got=$(field flaky "${kv%%=*}")
     [ "$got" = "${kv#*=}" ] || fail "flaky's ${kv%%=*} is $got, want ${kv#*=}"
 done
+# The table (piped: a block a second) says the same: members in use and
+# free, takes a second, and each failure total once it is not 0; its wait
+# columns are the takes' wait for a member.
+n=$(grep -c '^shoald: generation' "$tmp/table")
+for _ in $(seq 1 300); do
+    [ "$(grep -c '^shoald: generation' "$tmp/table")" -ge $((n + 2)) ] && break
+    sleep 0.01
+done
+row() { grep "^$1 " "$tmp/table" | tail -1; }
+row db | grep -Eq '^db +2 +0 +0 +0 +0 +0 +[0-9]+\.[0-9] +[0-9]+\.[0-9] running \(checkout, in use 0/2, free 2, takes 0/s\)$' ||
+    fail "db's row: $(row db)"
+row flaky | grep -Eq '^flaky +1 +0 +0 +0 +0 +0 +[0-9]+\.[0-9] +[0-9]+\.[0-9] running \(checkout, in use 0/1, free 1, takes 0/s, returned fail 1\)$' ||
+    fail "flaky's row: $(row flaky)"
 
 # 4. Reloads: live, replacing, refused.
 write "pools:
