@@ -230,10 +230,20 @@ static int check_autoscale(shoal_diag_t *err, const shoal_node_t *map, const cha
         if (up_at[i] == NULL)
             continue;
         a->when |= sig_bits[i];
+        if (up[i].or_equal && up[i].value == 0)
+            return shoal__node_fail(err, up_at[i],
+                                    "%s.autoscale.up.when: '%s' always holds (nothing is below 0): "
+                                    "the pool would only grow",
+                                    path, up_at[i]->text);
         uint64_t hi = up_threshold(&up[i]), lo = hi / 2;
         if (down_at[i] != NULL && (rc = down_threshold(err, down_at[i], path, &down[i], &lo)))
             return rc;
         bool below = i == SIG_REFUSED ? lo <= hi : lo < hi;
+        if (!below && down_at[i] == NULL) /* hi is 0: no default calm below it */
+            return shoal__node_fail(err, up_at[i],
+                                    "%s.autoscale.up.when: '%s' leaves no calm below it (nothing "
+                                    "is below 0): write a threshold above 0",
+                                    path, up_at[i]->text);
         if (!below)
             return shoal__node_fail(err, down_at[i],
                                     "%s.autoscale.down.when: '%s' is not below up.when's %s "
@@ -277,10 +287,12 @@ static int check_autoscale(shoal_diag_t *err, const shoal_node_t *map, const cha
                                 p->max_size);
     if (key_node(map, "size") == NULL)
         p->size = p->min_size; /* it starts small and grows */
+    /* The 0 is size if given, else autoscale.min or the pool's min. */
+    const shoal_node_t *zero_at = key_node(map, "size") != NULL ? key_node(map, "size") : min_at;
     if (p->size == 0 && p->idle_timeout_ms == 0 &&
         !(a->when & (SHOAL_AUTOSCALE_WAIT | SHOAL_AUTOSCALE_REFUSED)))
         return shoal__node_fail(
-            err, min_at != NULL ? min_at : key_node(map, "size"),
+            err, zero_at != NULL ? zero_at : pmin,
             "%s.autoscale: it would start with no worker and nothing would start one (busy "
             "stays 0%%): give size or min >= 1, or idle_timeout (a send starts a worker), or "
             "up.when on refused",
@@ -308,7 +320,8 @@ int shoal__config_elastic_check(shoal_config_t *c, shoal_diag_t *err, const shoa
     if (p->nested != NULL)
         return shoal__node_fail(err, first,
                                 "%s.%s: a pool of pools does not take %s (its workers are pools, "
-                                "not actors: put it where worker: is PLUGIN.BEHAVIOUR)",
+                                "not actors: only a pool under pools: whose worker: is "
+                                "PLUGIN.BEHAVIOUR takes it)",
                                 path, first->text, first->text);
     if (p->isolation != SHOAL_ISOLATION_NONE)
         return shoal__node_fail(err, first,
