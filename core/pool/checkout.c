@@ -412,6 +412,12 @@ static void co_own_end(struct shoal_ctx_s *ctx)
         if (co->seats[i].state == SHOAL_CO_IN_USE && co->seats[i].by == SHOAL_CO_BY_ACTOR)
             shoal__send_system(ctx->rt, ctx->tc, co->seats[i].owner, SHOAL_MSG_EXIT,
                                co->seats[i].pid, (uint32_t)SHOAL_ESHUTDOWN);
+    /* Then every seat is ending, as the pool's stop makes one: no EXIT
+     * comes to empty it any more, and what is published (the unlock) is
+     * no member in use, free or starting -- an ended pool has none. A
+     * member's late return finds its seat ending: nothing to give back. */
+    for (uint32_t i = 0; i < co->nseats; i++)
+        shoal__co_stop(ctx, p, i);
     shoal__co_unlock(p);
 }
 

@@ -551,6 +551,15 @@ shoal_pool_t *shoal__pool_ended(struct shoal_ctx_s *ctx)
     if (p->hold.release != NULL)
         p->hold.release(p->hold.what);
     p->hold = (shoal_pool_hold_t){0};
+    /* Its workers, listed and retiring, end with it (actor_end stops its
+     * children next): from now on it has none, as a drain leaves it
+     * (workers.c) -- whoever reads the record (a task pool's counters, the
+     * host's table) sees size 0 and none running, however the pool ended.
+     * release: as the drain's store; pairs with the senders' acquire load
+     * of nworkers. */
+    atomic_store_explicit(&p->nworkers, 0, memory_order_release);
+    p->target = 0;
+    p->nretiring = 0;
     shoal__pool_publish(p);
     /* release: pairs with shoal__pool_is_ended's acquire. */
     atomic_store_explicit(&p->pub_ended, 1, memory_order_release);

@@ -102,7 +102,8 @@ static void worker_terminate(shoal_ctx_t *ctx, void *state, int reason)
 
 /* A task the pool dropped unrun (pull.h: on_drop): its pool's PID was
  * stopped with tasks in its buffer, or the runtime stops. Its group, if
- * any, hears SHOAL_ESHUTDOWN: a waiter learns the task will never run
+ * any, hears SHOAL_ESHUTDOWN, and that it never ran (submit_wait returns
+ * that rather than a result): a waiter learns the task will never run
  * rather than waiting to its deadline, and a freed group is not kept by
  * a task that is gone. Only the payload is read: the pool's handle may be
  * gone by now. */
@@ -113,7 +114,7 @@ static void task_dropped(uint32_t type, const void *data, size_t size)
         return;
     memcpy(&task, data, sizeof task);
     if (task.group != NULL)
-        shoal__task_group_done(task.group, SHOAL_ESHUTDOWN);
+        shoal__task_group_dropped(task.group);
 }
 
 static const shoal_behaviour_t worker_behaviour = {

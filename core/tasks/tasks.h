@@ -30,7 +30,10 @@
  *   It holds one reference on the pool's record (shoal__pool_find), so
  *   the counters can be read before, during and after the drain; destroy
  *   drops it. A group lives until its owner has freed it and its last task
- *   has finished, whichever is later.
+ *   has finished, whichever is later. It may outlive the handle (its
+ *   pool's tasks have all finished by destroy): its wait and free read
+ *   only the group, which keeps the runtime's pointer for that; its
+ *   submit reads the handle.
  */
 #ifndef SHOAL_TASKS_TASKS_H
 #define SHOAL_TASKS_TASKS_H
@@ -72,8 +75,11 @@ int shoal__tasks_put(shoal_tasks_t *t, const shoal__task_t *task, uint64_t timeo
  * actor): it must never block. */
 bool shoal__tasks_on_dispatcher(shoal_runtime_t *rt);
 
-/* A group's task has finished with rc (its return, or SHOAL_EPANIC). Any
- * thread (the worker's). The group may be freed by this call. */
+/* A group's task has finished with rc (its return, or SHOAL_EPANIC); or
+ * the pool dropped it unrun (it finishes with SHOAL_ESHUTDOWN, and
+ * submit_wait returns that). Any thread (the worker's, or whichever drops
+ * it). The group may be freed by either call. */
 void shoal__task_group_done(shoal_task_group_t *g, int rc);
+void shoal__task_group_dropped(shoal_task_group_t *g);
 
 #endif

@@ -1,7 +1,8 @@
 /* test_pool_lifecycle.c - how pools (core/pool/) are made and how they end:
  * nested pools (counts roll up, draining the outer pool drains the inner
- * ones), drain with a worker that crashes on the way, bad specs refused
- * with EINVAL (and the boundaries that are fine), a pool as the child of an
+ * ones), drain with a worker that crashes on the way, a pool of each kind
+ * stopped through its PID reading no worker left, bad specs refused with
+ * EINVAL (and the boundaries that are fine), a pool as the child of an
  * actor, and runtime destroy with live pools of every sort.
  *
  * Handlers never call CUnit: they record into atomics (pool_kit.h); the
@@ -151,6 +152,47 @@ static void drain_polled_keeps_no_place_per_call(void)
     CU_ASSERT_EQUAL(atomic_load(&pk_done), 1);
     shoal_runtime_destroy(rt);
 }
+
+/* ---- stopped through its PID ------------------------------------------------------- */
+
+/* A pool of each kind stopped through its PID (shoal_runtime_stop_actor),
+ * not drained: its record -- what a task pool's counters, the host's table
+ * and shoalctl read once the pool's actor has gone -- says it has no
+ * worker, as after a drain: size, target, running, idle, retiring and a
+ * checkout pool's members (in use, free, starting) are 0. (They stayed as
+ * at the end: size and target 3, a pull pool's 3 running and a checkout
+ * pool's 3 free counted from members that had ended.) */
+static void stopped_case(uint32_t kind)
+{
+    shoal_runtime_t *rt = pk_begin();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    shoal_pool_spec_t s;
+    pk_spec_of(&s, "stopped", 3, 8);
+    s.kind = kind;
+    shoal_pid_t pool = pk_spawn(rt, &s);
+    CU_ASSERT_EQUAL(pk_st(rt, pool).pool_size, 3);
+    shoal_pool_t *p = shoal__pool_find(rt, pool);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, pool), SHOAL_OK);
+    WAIT_UNTIL(shoal__pool_is_quiet(p));
+    CU_ASSERT_FATAL(shoal__pool_is_quiet(p));
+    shoal_pool_stats_t st;
+    shoal__pool_peek(p, &st);
+    CU_ASSERT_EQUAL(st.pool_size, 0);
+    CU_ASSERT_EQUAL(st.target_size, 0);
+    CU_ASSERT_EQUAL(st.running, 0);
+    CU_ASSERT_EQUAL(st.idle, 0);
+    CU_ASSERT_EQUAL(st.retiring, 0);
+    CU_ASSERT_EQUAL(st.in_use, 0);
+    CU_ASSERT_EQUAL(st.free, 0);
+    CU_ASSERT_EQUAL(st.starting, 0);
+    shoal__pool_unref(rt, p);
+    shoal_runtime_destroy(rt);
+}
+
+static void stopped_forward(void) { stopped_case(SHOAL_POOL_KIND_FORWARD); }
+static void stopped_pull(void) { stopped_case(SHOAL_POOL_KIND_PULL); }
+static void stopped_checkout(void) { stopped_case(SHOAL_POOL_KIND_CHECKOUT); }
 
 /* ---- bad specs --------------------------------------------------------------------- */
 
@@ -324,6 +366,9 @@ int main(void)
          drain_handles_everything_even_after_a_crash},
         {"a drain polled with no time to wait keeps no place per call",
          drain_polled_keeps_no_place_per_call},
+        {"a forward pool stopped through its PID has no worker left", stopped_forward},
+        {"a pull pool stopped through its PID has no worker left", stopped_pull},
+        {"a checkout pool stopped through its PID has no worker left", stopped_checkout},
         {"bad specs are EINVAL", bad_specs_are_einval},
         {"pool as the child of an actor", pool_as_child_of_an_actor},
         {"destroy with live pools", destroy_with_live_pools},

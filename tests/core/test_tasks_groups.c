@@ -6,7 +6,8 @@
  *   - submit_wait from four threads with returns that look like the pool's
  *     own codes, panics and timeouts: each caller gets its own result;
  *   - groups: the first error in finish order across a panic and a return,
- *     submitters and waiters at once, a group freed by its own task;
+ *     submitters and waiters at once, a group freed by its own task,
+ *     groups waited on and freed after their pool's handle is destroyed;
  *   - tasks that submit tasks, and call another pool's blocking functions.
  *
  * Tasks never call CUnit: they record into atomics (tasks_kit.h); the test
@@ -237,6 +238,54 @@ static void groups_under_concurrent_submits_and_freed_by_a_task(void)
     tk_finish(rt, t);
 }
 
+/* Groups still held when their pool's handle is destroyed stay the
+ * caller's: every task of theirs has finished by then, so a wait returns
+ * SHOAL_OK at once with the first error -- 42; 0 for a group with no task;
+ * SHOAL_ESHUTDOWN for one whose queued tasks a stopped pool dropped -- and
+ * free frees them. (The wait read the freed handle: ASan's
+ * heap-use-after-free, else a crash or garbage.) */
+static void groups_waited_on_after_their_pool_is_destroyed(void)
+{
+    tk_reset();
+    shoal_runtime_t *rt = tk_runtime();
+    shoal_tasks_t *t = tk_make(rt, 2, 64);
+    shoal_task_group_t *g = NULL, *empty = NULL, *dropped = NULL;
+    CU_ASSERT_EQUAL_FATAL(shoal_task_group_create(t, &g), SHOAL_OK);
+    CU_ASSERT_EQUAL_FATAL(shoal_task_group_create(t, &empty), SHOAL_OK);
+    for (int i = 0; i < 10; i++)
+        CU_ASSERT_EQUAL(
+            shoal_task_group_submit(g, tk_job_fn, tk_job(i, 0, i == 3 ? 42 : 0), TK_LONG_MS),
+            SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_tasks_destroy(t), SHOAL_OK); /* waits: every task has run */
+    CU_ASSERT_EQUAL(tk_ran_times(0, 10, 1), 10);
+    int first = -1;
+    CU_ASSERT_EQUAL(shoal_task_group_wait(g, 0, &first), SHOAL_OK);
+    CU_ASSERT_EQUAL(first, 42);
+    CU_ASSERT_EQUAL(shoal_task_group_wait(empty, TK_LONG_MS, &first), SHOAL_OK);
+    CU_ASSERT_EQUAL(first, 0);
+    shoal_task_group_free(g);
+    shoal_task_group_free(empty);
+
+    t = tk_make(rt, 1, 8);
+    CU_ASSERT_EQUAL_FATAL(shoal_task_group_create(t, &dropped), SHOAL_OK);
+    for (int i = 10; i < 14; i++)
+        CU_ASSERT_EQUAL(shoal_task_group_submit(dropped, tk_job_fn,
+                                                tk_job(i, i == 10 ? A_BLOCK : 0, 0), TK_LONG_MS),
+                        SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&tk_entered) == 1);
+    CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, shoal_tasks_pid(t)), SHOAL_OK);
+    shoal_pool_stats_t st;
+    WAIT_UNTIL(shoal_pool_stats(rt, shoal_tasks_pid(t), &st, TK_LONG_MS) != SHOAL_OK);
+    atomic_store(&tk_gate, 1); /* the pool has ended: the queued three are dropped */
+    CU_ASSERT_EQUAL(shoal_tasks_destroy(t), SHOAL_OK);
+    CU_ASSERT_EQUAL(tk_ran_times(10, 11, 1), 1);
+    CU_ASSERT_EQUAL(tk_ran_times(11, 14, 0), 3);
+    CU_ASSERT_EQUAL(shoal_task_group_wait(dropped, 0, &first), SHOAL_OK);
+    CU_ASSERT_EQUAL(first, SHOAL_ESHUTDOWN);
+    shoal_task_group_free(dropped);
+    shoal_runtime_destroy(rt);
+}
+
 /* ---- tasks that submit, and call what they may not ------------------------------- */
 
 #define FAN 3
@@ -352,6 +401,8 @@ int main(void)
         {"group first error in finish order", group_first_error_in_finish_order},
         {"groups under concurrent submits; freed by a task",
          groups_under_concurrent_submits_and_freed_by_a_task},
+        {"groups waited on after their pool is destroyed",
+         groups_waited_on_after_their_pool_is_destroyed},
         {"tasks submitting tasks never block", tasks_submitting_tasks_never_block},
         {NULL, NULL},
     };

@@ -7,6 +7,8 @@
  *     group): every task runs exactly once or is refused, never both;
  *   - tune from three threads with submits, and racing release;
  *   - release twice at once, release_timeout(0), destroy after a timeout;
+ *   - a runtime at max_actors: every call that would block the thread gets
+ *     SHOAL_ELIMIT, and a release refused so has closed the pool;
  *   - bad arguments to every function;
  *   - idle expiry down to min_size 0 between bursts, with lazy grow.
  *
@@ -342,6 +344,84 @@ static void release_twice_at_once_and_after_timeouts(void)
     shoal_runtime_destroy(rt);
 }
 
+/* ---- a runtime at max_actors ----------------------------------------------------- */
+
+static int filler_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    (void)msg;
+    return SHOAL_OK;
+}
+
+static const shoal_behaviour_t filler = {.name = "filler", .handle_message = filler_message};
+
+#define FILL_MAX 64
+
+/* A runtime whose every actor slot is taken (max_actors 32): a thread that
+ * would block waits as an actor of its own, and none is left. With the pool
+ * full, submit, submit_wait and a group's submit, then tune, release_timeout
+ * and destroy return SHOAL_ELIMIT (none of their tasks runs, the size stays,
+ * the handle stays); try_submit is SHOAL_EBUSY, and a group's wait, which
+ * takes no actor, SHOAL_OK. The refused release has closed the pool all
+ * the same (submits and tune: SHOAL_ESHUTDOWN). Once actors end, release
+ * waits again (SHOAL_ETIMEDOUT while a task is held), then succeeds with
+ * the two tasks accepted before run. */
+static void a_full_runtime_refuses_with_elimit(void)
+{
+    tk_reset();
+    shoal_runtime_opts_t ro;
+    shoal_runtime_opts_init(&ro);
+    ro.threads = 6; /* as tk_runtime's: the held task keeps one */
+    ro.debug_checks = 1;
+    ro.log_level = SHOAL_LOG_WARN;
+    ro.max_actors = 32;
+    shoal_runtime_t *rt = shoal_test_runtime_logged_opts(&ro);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    shoal_tasks_t *t = tk_make(rt, 1, 1);
+    CU_ASSERT_EQUAL(shoal_tasks_submit(t, tk_job_fn, tk_job(0, A_BLOCK, 0), TK_LONG_MS), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&tk_entered) == 1);
+    CU_ASSERT_EQUAL(shoal_tasks_submit(t, tk_job_fn, tk_job(1, 0, 0), TK_LONG_MS), SHOAL_OK);
+    shoal_pid_t fill[FILL_MAX];
+    int n = 0, rc = SHOAL_OK;
+    while (n < FILL_MAX &&
+           (rc = shoal_runtime_spawn(rt, &filler, NULL, NULL, &fill[n])) == SHOAL_OK)
+        n++;
+    CU_ASSERT_EQUAL_FATAL(rc, SHOAL_ELIMIT);
+
+    int r = 55, first = -1;
+    CU_ASSERT_EQUAL(shoal_tasks_try_submit(t, tk_job_fn, tk_job(2, 0, 0)), SHOAL_EBUSY);
+    CU_ASSERT_EQUAL(shoal_tasks_submit(t, tk_job_fn, tk_job(2, 0, 0), TK_LONG_MS), SHOAL_ELIMIT);
+    CU_ASSERT_EQUAL(shoal_tasks_submit_wait(t, tk_job_fn, tk_job(3, 0, 0), TK_LONG_MS, &r),
+                    SHOAL_ELIMIT);
+    CU_ASSERT_EQUAL(r, 55);
+    shoal_task_group_t *g = NULL;
+    CU_ASSERT_EQUAL_FATAL(shoal_task_group_create(t, &g), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_task_group_submit(g, tk_job_fn, tk_job(4, 0, 0), TK_LONG_MS),
+                    SHOAL_ELIMIT);
+    CU_ASSERT_EQUAL(shoal_task_group_wait(g, TK_LONG_MS, &first), SHOAL_OK); /* no member */
+    CU_ASSERT_EQUAL(first, 0);
+    CU_ASSERT_EQUAL(shoal_tasks_tune(t, 3), SHOAL_ELIMIT);
+    CU_ASSERT_EQUAL(shoal_tasks_cap(t), 1);
+    CU_ASSERT_EQUAL(shoal_tasks_release_timeout(t, TK_LONG_MS), SHOAL_ELIMIT);
+    CU_ASSERT_EQUAL(shoal_tasks_try_submit(t, tk_job_fn, tk_job(5, 0, 0)), SHOAL_ESHUTDOWN);
+    CU_ASSERT_EQUAL(shoal_tasks_tune(t, 3), SHOAL_ESHUTDOWN);
+    CU_ASSERT_EQUAL(shoal_tasks_destroy(t), SHOAL_ELIMIT); /* nothing freed */
+    CU_ASSERT_EQUAL(shoal_tasks_submitted(t), 2);
+
+    for (int i = 0; i < n; i++)
+        CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, fill[i]), SHOAL_OK);
+    WAIT_UNTIL((rc = shoal_tasks_release_timeout(t, 20)) != SHOAL_ELIMIT); /* a slot came free */
+    CU_ASSERT_EQUAL(rc, SHOAL_ETIMEDOUT); /* it waited: the first task is held */
+    atomic_store(&tk_gate, 1);
+    CU_ASSERT_EQUAL(shoal_tasks_release(t), SHOAL_OK);
+    CU_ASSERT_EQUAL(tk_ran_times(0, 2, 1), 2);
+    CU_ASSERT_EQUAL(tk_ran_times(2, 6, 0), 4);
+    CU_ASSERT_EQUAL(shoal_tasks_completed(t), 2);
+    shoal_task_group_free(g);
+    tk_finish(rt, t);
+}
+
 /* ---- bad arguments --------------------------------------------------------------- */
 
 /* NULL handles and functions where tasks.h lists SHOAL_EINVAL or says NULL
@@ -492,6 +572,7 @@ int main(void)
         {"tune storm with submits", tune_storm_with_submits},
         {"tune races release", tune_races_release},
         {"release twice at once and after timeouts", release_twice_at_once_and_after_timeouts},
+        {"a full runtime refuses with SHOAL_ELIMIT", a_full_runtime_refuses_with_elimit},
         {"bad arguments everywhere", bad_arguments_everywhere},
         {"idle expiry to zero between bursts", idle_expiry_to_zero_between_bursts},
         {NULL, NULL},

@@ -3,7 +3,8 @@
  * waiting for the queued and running tasks; release_timeout, then the pool
  * finishing; and what a task may not do on its dispatcher thread (the
  * blocking functions, release and destroy: SHOAL_EINVAL); and a pool whose
- * PID is stopped instead of released telling groups of the tasks it drops.
+ * PID is stopped instead of released telling groups of the tasks it drops,
+ * and counting no worker from its end on (cap, running, free: 0).
  *
  * Tasks never call CUnit: they record into atomics (tasks_basic_kit.h); the
  * test thread asserts after synchronising on them. Where tasks must stay
@@ -151,6 +152,37 @@ static void a_stopped_pool_tells_groups_of_dropped_tasks(void)
     tb_finish(rt, t);
 }
 
+/* The pool's PID stopped while a task runs: from the pool's end on it has
+ * no worker, as after a release -- cap, running and free read 0 at once
+ * (they read 3, 3 and 0 for ever, counted from workers that had ended) --
+ * and the running task still finishes; a release then is SHOAL_OK and the
+ * counters stay final. */
+static void a_stopped_pool_counts_no_workers(void)
+{
+    tb_reset();
+    shoal_runtime_t *rt = tb_runtime();
+    shoal_tasks_t *t = tb_make(rt, 3, 8, NULL);
+    tb_block(t, 0, 1);
+    CU_ASSERT_EQUAL(shoal_tasks_running(t), 1);
+    CU_ASSERT_EQUAL(shoal_tasks_cap(t), 3);
+    CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, shoal_tasks_pid(t)), SHOAL_OK);
+    shoal_pool_stats_t st;
+    WAIT_UNTIL(shoal_pool_stats(rt, shoal_tasks_pid(t), &st, TB_LONG_MS) != SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_tasks_cap(t), 0);
+    CU_ASSERT_EQUAL(shoal_tasks_running(t), 0);
+    CU_ASSERT_EQUAL(shoal_tasks_free(t), 0);
+    CU_ASSERT_EQUAL(atomic_load(&tb_done), 0); /* held at the gate */
+    atomic_store(&tb_gate, 1);
+    CU_ASSERT_EQUAL(shoal_tasks_release(t), SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&tb_done), 1);
+    CU_ASSERT_EQUAL(shoal_tasks_completed(t), 1);
+    CU_ASSERT_EQUAL(shoal_tasks_queued(t), 0);
+    CU_ASSERT_EQUAL(shoal_tasks_cap(t), 0);
+    CU_ASSERT_EQUAL(shoal_tasks_running(t), 0);
+    CU_ASSERT_EQUAL(shoal_tasks_free(t), 0);
+    tb_finish(rt, t);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -159,6 +191,7 @@ int main(void)
         {"blocking calls refused inside a task", blocking_calls_refused_inside_a_task},
         {"a stopped pool tells groups of dropped tasks",
          a_stopped_pool_tells_groups_of_dropped_tasks},
+        {"a stopped pool counts no workers", a_stopped_pool_counts_no_workers},
         {NULL, NULL},
     };
     return shoal_test_run("tasks_release", cases);

@@ -1,6 +1,7 @@
 /* test_tasks_results.c - what a task pool (core/tasks/, shoal/tasks.h) gives
  * back of its tasks: submit_wait's result (a return, a panic as
- * SHOAL_EPANIC, SHOAL_ETIMEDOUT no earlier than the deadline); groups (the
+ * SHOAL_EPANIC, SHOAL_ETIMEDOUT no earlier than the deadline, SHOAL_ESHUTDOWN
+ * for a task a stopped pool dropped unrun -- never SHOAL_OK); groups (the
  * first error, every task still run, a group freed while its tasks run);
  * the panic hook once per panicking task, with its worker replaced.
  *
@@ -51,6 +52,51 @@ static void submit_wait_returns_the_result(void)
     CU_ASSERT_EQUAL(shoal_tasks_submit_wait(t, tb_noop, NULL, TB_LONG_MS, &r), SHOAL_OK);
     CU_ASSERT_EQUAL(atomic_load(&tb_ran[5]), 0);
     CU_ASSERT_EQUAL(shoal_tasks_submit_wait(t, NULL, NULL, 0, &r), SHOAL_EINVAL);
+    tb_finish(rt, t);
+}
+
+typedef struct {
+    shoal_tasks_t *t;
+    tb_job_t *job;
+    int result;
+    atomic_int rc;
+} sw_caller_t;
+
+static void *sw_caller(void *arg)
+{
+    sw_caller_t *c = arg;
+    atomic_store(&c->rc, shoal_tasks_submit_wait(c->t, tb_job_fn, c->job, TB_LONG_MS, &c->result));
+    return NULL;
+}
+
+/* submit_wait tells a task that ran from one that never did: a task that
+ * returns SHOAL_ESHUTDOWN gives SHOAL_OK with that as its result; a task
+ * still queued when the pool's PID is stopped is dropped unrun, and its
+ * submit_wait returns SHOAL_ESHUTDOWN itself, at the stop (the running
+ * task is still held), with *result untouched. (It returned SHOAL_OK with
+ * *result = SHOAL_ESHUTDOWN: what the first task gives.) */
+static void submit_wait_of_a_task_never_run(void)
+{
+    tb_reset();
+    shoal_runtime_t *rt = tb_runtime();
+    shoal_tasks_t *t = tb_make(rt, 1, 8, NULL);
+    int r = -1;
+    tb_jobs[0].ret = SHOAL_ESHUTDOWN;
+    CU_ASSERT_EQUAL(shoal_tasks_submit_wait(t, tb_job_fn, &tb_jobs[0], TB_LONG_MS, &r), SHOAL_OK);
+    CU_ASSERT_EQUAL(r, SHOAL_ESHUTDOWN);
+    CU_ASSERT_EQUAL(atomic_load(&tb_ran[0]), 1);
+    tb_block(t, 1, 1);
+    sw_caller_t c = {.t = t, .job = &tb_jobs[2], .result = 55, .rc = 1};
+    pthread_t th;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, sw_caller, &c), 0);
+    WAIT_UNTIL(shoal_tasks_queued(t) == 1);
+    CU_ASSERT_EQUAL(shoal_tasks_queued(t), 1);
+    CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, shoal_tasks_pid(t)), SHOAL_OK);
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(atomic_load(&c.rc), SHOAL_ESHUTDOWN);
+    CU_ASSERT_EQUAL(c.result, 55);
+    CU_ASSERT_EQUAL(atomic_load(&tb_ran[2]), 0);
+    CU_ASSERT_EQUAL(atomic_load(&tb_done), 1); /* the held task has not finished */
     tb_finish(rt, t);
 }
 
@@ -177,6 +223,7 @@ int main(void)
 {
     static const shoal_test_case_t cases[] = {
         {"submit_wait returns the result", submit_wait_returns_the_result},
+        {"submit_wait of a task never run", submit_wait_of_a_task_never_run},
         {"group reports the first error and runs all", group_reports_the_first_error_and_runs_all},
         {"group with a panic; a group freed early", group_with_a_panic_and_a_group_freed_early},
         {"panic hook once, worker replaced", panic_hook_once_and_worker_replaced},

@@ -93,8 +93,14 @@ SHOAL_API int shoal_runtime_send_many(shoal_runtime_t *rt, shoal_pid_t to, uint3
  * ends meanwhile. A receiver that cannot tell (an isolated pool) gives its
  * refusal at once; a pool whose max_waiting senders wait already,
  * SHOAL_EOVERLOAD at once (shoal/pool.h) -- each wait asks again, so a
- * sender woken that finds the receiver full again may get it then. Not from a worker thread
- * (SHOAL_EINVAL): an actor asks with shoal_notify_room instead. ABI 1.5. */
+ * sender woken that finds the receiver full again may get it then. A
+ * refusal for max_queued (SHOAL_EBUSY from a receiver with room of its
+ * own) is waited for the same way: the thread sleeps until the unbounded
+ * mailboxes have drained below 9/10 of it (shoal_notify_room). Not from a
+ * worker thread (SHOAL_EINVAL): an actor asks with shoal_notify_room
+ * instead. The thread waits as an actor record of its own (a waiter, one
+ * per wait): SHOAL_ELIMIT if the runtime is at max_actors, with nothing
+ * sent (retry once actors have ended). ABI 1.5. */
 SHOAL_API int shoal_runtime_send_wait(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
                                       const void *data, size_t size, uint64_t timeout_ms);
 
@@ -122,12 +128,15 @@ typedef struct shoal_answer_s {
 /* Calls `to` and blocks the calling thread until the reply arrives or
  * timeout_ms passes. Not from a worker thread (SHOAL_EINVAL): actors use the
  * asynchronous shoal_call. Returns SHOAL_ETIMEDOUT, or a send error
- * (SHOAL_ENOPROC, SHOAL_EFULL, ...), or SHOAL_OK with *answer filled: then
- * check answer->status too, which carries the callee's side: 0, or an
- * error (SHOAL_ENOTSUP without handle_call, SHOAL_EPANIC, SHOAL_ENOPROC if
- * it ended with the call still queued, what shoal_reply_error gave), in which
- * case data is NULL. Release the answer either way. A reply that arrives
- * after the timeout is dropped and counted. */
+ * (SHOAL_ENOPROC, SHOAL_EFULL, ...), or SHOAL_ELIMIT with nothing sent (the
+ * thread waits for the reply as an actor record of its own, a waiter, and
+ * the runtime is at max_actors: retry once actors have ended), or SHOAL_OK
+ * with *answer filled: then check answer->status too, which carries the
+ * callee's side: 0, or an error (SHOAL_ENOTSUP without handle_call,
+ * SHOAL_EPANIC, SHOAL_ENOPROC if it ended with the call still queued, what
+ * shoal_reply_error gave), in which case data is NULL. Release the answer
+ * either way. A reply that arrives after the timeout is dropped and
+ * counted. */
 SHOAL_API int shoal_runtime_call(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
                                  const void *data, size_t size, uint64_t timeout_ms,
                                  shoal_answer_t *answer);

@@ -34,7 +34,10 @@
  *
  * Errors: SHOAL_EBUSY (full, and not waiting), SHOAL_ETIMEDOUT (the deadline
  * passed), SHOAL_EOVERLOAD (max_waiting submitters wait already),
- * SHOAL_ESHUTDOWN (the pool is released: it takes no new task), SHOAL_EINVAL.
+ * SHOAL_ESHUTDOWN (the pool is released: it takes no new task), SHOAL_EINVAL,
+ * SHOAL_ELIMIT (the runtime is at max_actors: a thread that blocks here --
+ * a submit waiting for room, tune, release -- waits as an actor record of
+ * its own, and there is none free; retry once actors have ended).
  *
  * Ownership: shoal_tasks_create gives a handle the caller destroys with
  * shoal_tasks_destroy, after every thread has stopped using it and before
@@ -117,7 +120,9 @@ SHOAL_API int shoal_tasks_create_sized(shoal_runtime_t *rt, const shoal_tasks_op
  * (the task will run once); SHOAL_ETIMEDOUT; SHOAL_EBUSY (nonblocking, or a
  * dispatcher thread, and full); SHOAL_EOVERLOAD (max_waiting submitters wait
  * already); SHOAL_ESHUTDOWN (released); SHOAL_EINVAL (fn NULL);
- * SHOAL_ENOMEM. Nothing of a refused task runs. */
+ * SHOAL_ENOMEM; SHOAL_ELIMIT (full, and the runtime at max_actors has no
+ * actor slot for this thread's wait: retry once actors have ended). Nothing
+ * of a refused task runs. */
 SHOAL_API int shoal_tasks_submit(shoal_tasks_t *tasks, shoal_task_fn fn, void *arg,
                                  uint64_t timeout_ms);
 
@@ -128,12 +133,15 @@ SHOAL_API int shoal_tasks_try_submit(shoal_tasks_t *tasks, shoal_task_fn fn, voi
 /* tunny's Process: submits fn(ctx, arg) as shoal_tasks_submit does and
  * waits until it has run; the wait for room and the wait for the result
  * share one deadline, timeout_ms (UINT64_MAX: no limit). SHOAL_OK with
- * *result = what fn returned, or SHOAL_EPANIC if it panicked; otherwise
- * the submit's error (above, the nonblocking pool's SHOAL_EBUSY included)
- * or SHOAL_ETIMEDOUT when fn has not finished by the deadline (it was
- * submitted and still runs later; its result is lost). Not on a dispatcher
- * thread (SHOAL_EINVAL): a task must not block its worker. result may be
- * NULL. */
+ * *result = what fn returned, or SHOAL_EPANIC if it panicked: fn ran.
+ * Otherwise *result is untouched: the submit's error (above, the
+ * nonblocking pool's SHOAL_EBUSY and SHOAL_ELIMIT included; waiting for
+ * the result takes no actor slot); SHOAL_ETIMEDOUT when fn has not
+ * finished by the deadline (it was submitted and still runs later; its
+ * result is lost); or SHOAL_ESHUTDOWN when fn never ran: the task was
+ * queued when the pool's PID was stopped (shoal_tasks_pid), or the runtime
+ * stopped. Not on a dispatcher thread (SHOAL_EINVAL): a task must not block
+ * its worker. result may be NULL. */
 SHOAL_API int shoal_tasks_submit_wait(shoal_tasks_t *tasks, shoal_task_fn fn, void *arg,
                                       uint64_t timeout_ms, int *result);
 
@@ -141,14 +149,18 @@ SHOAL_API int shoal_tasks_submit_wait(shoal_tasks_t *tasks, shoal_task_fn fn, vo
  * (ants' Tune). Grows at once; shrinking lets busy workers finish their
  * task first. Any thread. Returns the new size (>= 0) or a negative
  * SHOAL_E*: SHOAL_ESHUTDOWN once released, SHOAL_ETIMEDOUT if the pool's
- * actor has not answered within 30 s (every dispatcher thread stuck). From
- * a dispatcher thread it does not wait: the size is asked for and the
- * clamped value returned. */
+ * actor has not answered within 30 s (every dispatcher thread stuck),
+ * SHOAL_ELIMIT if the runtime is at max_actors (no actor slot for this
+ * thread's wait for the answer: the size is unchanged; retry once actors
+ * have ended). From a dispatcher thread it does not wait: the size is asked
+ * for and the clamped value returned. */
 SHOAL_API int shoal_tasks_tune(shoal_tasks_t *tasks, uint32_t size);
 
 /* Counters (pond's names), read without asking the pool's actor: a recent
- * picture, exact once tasks stop. Any thread; after release, the final
- * values (the pool's size then is 0).
+ * picture, exact once tasks stop. Any thread; once the pool has ended --
+ * released, or its PID stopped -- the final values: it has no worker then,
+ * so cap, running and free are 0 (a task still finishing after the stop
+ * is no longer counted as running).
  *   running    workers running a task (or taking the next);
  *   cap        workers the pool has now: the size tune set, as idle
  *              expiry and lazy grow have moved it since;
@@ -173,8 +185,9 @@ SHOAL_API uint64_t shoal_tasks_panicked(shoal_tasks_t *tasks);
  * workers and buffer are the task pool's: send it nothing but through the
  * functions here. Stopping it (shoal_runtime_stop_actor) rather than
  * releasing the pool ends it at once: the running tasks finish, the queued
- * ones never run and their groups (submit_wait's included) hear
- * SHOAL_ESHUTDOWN for each; later submits are refused. Any thread. */
+ * ones never run -- their groups hear SHOAL_ESHUTDOWN for each (as an
+ * error of theirs), and a submit_wait whose task it was returns
+ * SHOAL_ESHUTDOWN itself -- and later submits are refused. Any thread. */
 SHOAL_API shoal_pid_t shoal_tasks_pid(const shoal_tasks_t *tasks);
 
 /* ants' Release: the pool takes no new task from now on (submits get
@@ -184,7 +197,11 @@ SHOAL_API shoal_pid_t shoal_tasks_pid(const shoal_tasks_t *tasks);
  * release_timeout waits at most timeout_ms (ants' ReleaseTimeout): then
  * SHOAL_ETIMEDOUT, and the pool goes on finishing its tasks (call again to
  * wait more). Calling either again after SHOAL_OK returns SHOAL_OK at once.
- * Does not free the handle. Not on a dispatcher thread (SHOAL_EINVAL). */
+ * SHOAL_ELIMIT: the runtime is at max_actors and has no actor slot for this
+ * thread's wait; the pool is closed all the same (it takes no new task)
+ * and goes on with its tasks: call again once actors have ended, and that
+ * call waits. Does not free the handle. Not on a dispatcher thread
+ * (SHOAL_EINVAL). */
 SHOAL_API int shoal_tasks_release(shoal_tasks_t *tasks);
 SHOAL_API int shoal_tasks_release_timeout(shoal_tasks_t *tasks, uint64_t timeout_ms);
 
@@ -193,8 +210,11 @@ SHOAL_API int shoal_tasks_release_timeout(shoal_tasks_t *tasks, uint64_t timeout
  * once, after every other thread has stopped using tasks (its groups'
  * submits included), before shoal_runtime_destroy. SHOAL_OK (NULL is
  * ignored); or, with the handle still valid and nothing freed, what the
- * release returned (SHOAL_EINVAL on a dispatcher thread). Groups still held
- * are the caller's to free (shoal_task_group_free). */
+ * release returned (SHOAL_EINVAL on a dispatcher thread, SHOAL_ELIMIT: call
+ * again once actors have ended). Groups still held are the caller's to
+ * free (shoal_task_group_free): every task of theirs has finished, so a
+ * wait on one returns at once; submitting to one is the caller's error
+ * (it names the freed handle). */
 SHOAL_API int shoal_tasks_destroy(shoal_tasks_t *tasks);
 
 /* ---- groups (pond's Group) --------------------------------------------------
@@ -202,15 +222,18 @@ SHOAL_API int shoal_tasks_destroy(shoal_tasks_t *tasks);
  * task fails (returns non-zero, or panics: SHOAL_EPANIC), the others still
  * run. A group belongs to one task pool and is used from threads that are
  * not dispatcher workers (group_submit also from one: then it never
- * waits). */
+ * waits). It may outlive its pool's handle: after shoal_tasks_destroy it
+ * may still be waited on (until shoal_runtime_destroy) and freed, never
+ * submitted to. */
 
 /* Creates an empty group of tasks; *group is the caller's
  * (shoal_task_group_free). SHOAL_OK, SHOAL_EINVAL, SHOAL_ENOMEM. */
 SHOAL_API int shoal_task_group_create(shoal_tasks_t *tasks, shoal_task_group_t **group);
 
 /* Submits fn(ctx, arg) as one of the group's tasks, as shoal_tasks_submit
- * does (its errors; a refused task is no member of the group). Any thread,
- * concurrently with other submits and with a wait. */
+ * does (its errors, SHOAL_ELIMIT included; a refused task is no member of
+ * the group). Any thread, concurrently with other submits and with a wait;
+ * not after its pool's handle is destroyed. */
 SHOAL_API int shoal_task_group_submit(shoal_task_group_t *group, shoal_task_fn fn, void *arg,
                                       uint64_t timeout_ms);
 
@@ -218,9 +241,11 @@ SHOAL_API int shoal_task_group_submit(shoal_task_group_t *group, shoal_task_fn f
  * timeout_ms (UINT64_MAX: no limit). SHOAL_OK when they have: then
  * *first_error (may be NULL) is the first error in the order tasks
  * finished -- a task's non-zero return, or SHOAL_EPANIC -- or 0 when none
- * failed. SHOAL_ETIMEDOUT when some have not (they still run). The group
- * may be submitted to and waited on again; the first error stays. Not on a
- * dispatcher thread (SHOAL_EINVAL). */
+ * failed; a task the pool dropped unrun (its PID stopped) counts as
+ * SHOAL_ESHUTDOWN. SHOAL_ETIMEDOUT when some have not (they still run). It
+ * takes no actor slot: never SHOAL_ELIMIT. The group may be submitted to
+ * and waited on again; the first error stays. Not on a dispatcher thread
+ * (SHOAL_EINVAL). */
 SHOAL_API int shoal_task_group_wait(shoal_task_group_t *group, uint64_t timeout_ms,
                                     int *first_error);
 
