@@ -417,6 +417,13 @@ static void scale(shoal_control_t *c, shoal_control_conn_t *k, char *rest)
     }
     shoal_pool_stats_t st;
     shoal__host_peek(hp, &st); /* the bounds now, and the size */
+    if (hp->rec->spec.kind == SHOAL_POOL_KIND_CHECKOUT) {
+        shoal__control_say(k,
+                           "1 %s is a checkout pool: its members are set by init and max in the "
+                           "config, which a reload applies live (members in use untouched)\n",
+                           name);
+        return;
+    }
     if (!bounds) {
         uint32_t size = (uint32_t)n;
         k->arg = size;

@@ -110,6 +110,13 @@ static bool needs_swap(const shoal_host_pool_t *hp, const shoal_config_pool_t *c
     return cp->kind != SHOAL_POOL_KIND_CHECKOUT && !same_workers(hp->cp, cp, hp->rec->cap);
 }
 
+static const char *kind_name(uint32_t kind)
+{
+    return kind == SHOAL_POOL_KIND_CHECKOUT ? "checkout"
+           : kind == SHOAL_POOL_KIND_PULL   ? "pull"
+                                            : "forward";
+}
+
 /* What a reload does to one pool of the new config: start a new one under
  * its name (none runs, its shape changed, a pull pool's kind, source,
  * source_args, redeliver or dead_letter changed: host_pull.c), or keep
@@ -127,8 +134,13 @@ static void judge(shoal_host_t *h, const shoal_config_t *c, const shoal_config_p
 {
     v->why[0] = '\0';
     const shoal_host_pool_t *old = live_pool(h, cp->name);
-    if (old != NULL && cp->kind == SHOAL_POOL_KIND_CHECKOUT &&
-        old->cp->kind == SHOAL_POOL_KIND_CHECKOUT)
+    if (old != NULL && old->cp->kind != cp->kind) { /* a pool of another kind: said so */
+        v->fresh = true;
+        snprintf(v->why, sizeof v->why, "kind %s -> %s", kind_name(old->cp->kind),
+                 kind_name(cp->kind));
+        return;
+    }
+    if (old != NULL && cp->kind == SHOAL_POOL_KIND_CHECKOUT)
         v->fresh = checkout_replace(old->cp, cp, v->why, sizeof v->why); /* bounds: live */
     else
         v->fresh = old == NULL || !same_shape(old->cp, cp, true, old->rec->cap) ||

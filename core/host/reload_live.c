@@ -80,8 +80,17 @@ static void checkout_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_co
         return;
     shoal_pool_checkout_update_t u = {cp->size, cp->max_size, cp->checkout};
     int r = apply ? shoal_pool_set_checkout(h->rt, hp->pid, &u, 5000) : SHOAL_OK;
-    add(buf, size, len, "%s init %u -> %u, max %u -> %u%s%s", hp->name, st->target_size, cp->size,
-        st->max_size, cp->max_size, same ? "" : ", checkout settings changed",
+    /* What changed, and only that. */
+    char init[48] = "", max[48] = "";
+    if (st->target_size != cp->size)
+        snprintf(init, sizeof init, " init %u -> %u", st->target_size, cp->size);
+    if (st->max_size != cp->max_size)
+        snprintf(max, sizeof max, "%s max %u -> %u", init[0] ? "," : "", st->max_size,
+                 cp->max_size);
+    add(buf, size, len, "%s%s%s%s%s", hp->name, init, max,
+        same                ? ""
+        : init[0] || max[0] ? ", checkout settings changed"
+                            : " checkout settings changed",
         r < 0 ? " (failed)" : "");
 }
 

@@ -10,7 +10,8 @@
  * exists, else /run/shoal/shoal.sock (the installed service's); a "cannot
  * reach" error says which one was tried and why.
  * --timeout before the command bounds the whole exchange (connect, write,
- * read; default 5000 ms, for reload 60000); after `call`, it is the call's
+ * read; default 5000 ms, for inspect, scale and epic 7000, for reload
+ * 60000); after `call`, it is the call's
  * own timeout, and shoalctl then waits that plus 2 s unless --timeout was
  * also given before.
  * Exit: 0 done, 1 refused (busy, unknown pool, failed reload) or no answer
@@ -31,6 +32,10 @@
 #include "shoal/types.h"
 
 #define DEFAULT_TIMEOUT_MS 5000
+/* inspect, scale and epic: shoald's own deadline on the pool's answer is 5 s
+ * (and 500 ms for its host thread), so its word that the pool did not
+ * answer ({"error":"unresponsive"}, "timed out") comes before ours. */
+#define ACTOR_JOB_TIMEOUT_MS 7000
 /* A reload may wait on a config still being written (2 s), on each new
  * plugin's constructors and init (10 s each) and on new workers' init (10
  * s a pool): its answer gets longer than any other command's. */
@@ -150,7 +155,8 @@ static void usage(FILE *to)
     fprintf(to, "options:\n"
                 "  --socket PATH  shoald's control socket; else $SHOAL_SOCKET, else\n"
                 "                 ./shoal.sock if it exists, else " SERVICE_SOCKET "\n"
-                "  --timeout MS   for the whole exchange (default 5000; reload 60000)\n"
+                "  --timeout MS   for the whole exchange (default 5000; inspect, scale and\n"
+                "                 epic 7000: shoald's own 5.5 s first; reload 60000)\n"
                 "  --version      print the version and exit\n"
                 "`shoalctl help COMMAND` says what COMMAND does and takes.\n"
                 "Exit: 0 done, 1 refused or no answer in time, 2 usage or no connection.\n");
@@ -437,6 +443,9 @@ int main(int argc, char **argv)
     bool is_reload = strcmp(cmd->name, "reload") == 0;
     if (is_reload && !timeout_given)
         timeout = RELOAD_TIMEOUT_MS;
+    if (!timeout_given && (strcmp(cmd->name, "inspect") == 0 || strcmp(cmd->name, "scale") == 0 ||
+                           strcmp(cmd->name, "epic") == 0))
+        timeout = ACTOR_JOB_TIMEOUT_MS;
     answer_t ans = {.pool = npos ? pos[0] : "", .raw = raw};
     shoal_client_t cl = {.path = path,
                          .origin = origin,

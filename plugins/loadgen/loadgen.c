@@ -191,11 +191,14 @@ static void maybe_finish(shoal_ctx_t *ctx, loadgen_t *s)
         return;
     s->finished = true;
     s->st.done = 1;
+    /* Every outcome: a send refused otherwise (send_errors: e.g. a checkout
+     * pool's SHOAL_ENOMEMBERS), a call answered with an error. */
     shoal_log(ctx, SHOAL_LOG_INFO,
               "done: %" PRIu64 " sent, %" PRIu64 " full, %" PRIu64 " busy, %" PRIu64
-              " noproc, %" PRIu64 " replies, %" PRIu64 " timeouts",
-              s->st.sent, s->st.refused_full, s->st.refused_busy, s->st.noproc, s->st.replies,
-              s->st.timeouts);
+              " noproc, %" PRIu64 " send errors, %" PRIu64 " replies, %" PRIu64
+              " reply errors, %" PRIu64 " timeouts",
+              s->st.sent, s->st.refused_full, s->st.refused_busy, s->st.noproc, s->st.send_errors,
+              s->st.replies, s->st.reply_errors, s->st.timeouts);
     if (s->exit_when_done)
         shoal_exit(ctx, SHOAL_OK);
 }

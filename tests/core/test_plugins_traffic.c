@@ -124,7 +124,8 @@ static void loadgen_delivers_exactly(void)
         "\"send_errors\":0,\"replies\":0,\"reply_errors\":0,\"timeouts\":0,"
         "\"in_flight\":0,\"throttled\":0,\"behind\":0,\"done\":1,\"room_waits\":0,\"retries\":0}");
     shoal_test_assert_logged(
-        "> loadgen: done: 500 sent, 0 full, 0 busy, 0 noproc, 0 replies, 0 timeouts\n");
+        "> loadgen: done: 500 sent, 0 full, 0 busy, 0 noproc, 0 send errors, 0 replies, 0 reply "
+        "errors, 0 timeouts\n");
     CU_ASSERT_EQUAL(shoal_test_exit_of(g), SHOAL_TEST_NO_EXIT); /* done: idle stays */
 
     /* At a rate, on its priority ticks, then done: exit ends it normally. */

@@ -16,7 +16,10 @@
 #      members, one more started); one changing the members' args replaces
 #      the pool (new sessions), logged with why; a bad member is refused
 #      at file:line:col and changes nothing.
-#   5. SIGTERM drains and exits 0.
+#   5. shoalctl scale on a checkout pool says where its members are set; a
+#      reload's log line names only what changed (max 5 -> 6) and why a
+#      pool was replaced (kind checkout -> forward).
+#   6. SIGTERM drains and exits 0.
 . "$(dirname "$0")/lib.sh" "$1" || exit 1
 export SHOAL_SOCKET=$tmp/ctl.sock
 
@@ -149,6 +152,23 @@ grep -q "s.yaml:8:33: pools.db.member: plugin 'conn' has no behaviour 'nope' (it
 r=$(call db)
 [ "${r#* }" = "1 0" ] && [ "$(field db takes)" = 2 ] ||
     fail "db after the failed reload: $r, takes $(field db takes) (the next member in turn, once)"
+
+# scale is for forward and pull pools: a checkout pool says where its
+# members are set, for a size and for bounds alike.
+for a in 3 1..3; do
+    out=$("$shoalctl" scale db "$a" 2>&1) && fail "scale db $a succeeded: $out"
+    [ "$out" = "shoalctl: db is a checkout pool: its members are set by init and max in the config, which a reload applies live (members in use untouched)" ] ||
+        fail "scale db $a said: $out"
+done
+
+# A reload says what it changed and why it replaced: only max here; then
+# flaky as a forward pool (its kind).
+write "pools:
+  db: { kind: checkout, member: conn.conn, init: 3, max: 6, queue_max: 9, group: dbs, args: { connect: 2ms } }
+  db2: { kind: checkout, member: conn.conn, group: dbs }
+  flaky: { worker: conn.conn, args: { fail_permille: 1000, seed: 7 } }"
+"$shoalctl" reload > "$tmp/o" 2>&1 || fail "kind reload: $(cat "$tmp/o")"
+wait_for "from s.yaml: replaced flaky (kind checkout -> forward); db max 5 -> 6; ledger"
 
 stop_host 0
 echo "test_checkout: ok"
