@@ -251,6 +251,14 @@ want_metric 'shoal_pool_idle_timeout_seconds{pool="jobs"}' ''
 want_metric 'shoal_pool_min_workers{pool="plain"}' 1
 want_metric 'shoal_pool_max_workers{pool="plain"}' 1024
 want_metric 'shoal_pool_waiting{pool="plain"}' 0
+# pond's running and idle: lazy's 3 workers in their blocked handlers,
+# plain's 2 idle; nobody resized either
+want_metric 'shoal_pool_workers_running{pool="lazy"}' 3
+want_metric 'shoal_pool_workers_idle{pool="lazy"}' 0
+want_metric 'shoal_pool_workers_running{pool="plain"}' 0
+want_metric 'shoal_pool_workers_idle{pool="plain"}' 2
+want_metric 'shoal_pool_resizes_total{pool="lazy"}' 0
+want_metric 'shoal_pool_resizes_total{pool="plain"}' 0
 grep '{pool="plain"' "$tmp/m" | grep -E '^shoal_pool_(max_waiting|waiting_refused|idle_timeout|workers_expired|workers_lazy|busy|autoscale)' &&
     fail "plain (nothing elastic) has elastic series"
 for f in min_workers max_workers waiting max_waiting waiting_refused_total idle_timeout_seconds \
@@ -295,6 +303,9 @@ want_metric 'shoal_pool_size{pool="api"}' 3
 want_metric 'shoal_pool_min_workers{pool="api"}' 2
 want_metric 'shoal_pool_max_workers{pool="api"}' 3
 want_metric 'shoal_pool_autoscale_decisions_total{pool="api",direction="up"}' "$ups"
+resizes=$(fact api resizes) # autoscale's and the clamp of its bounds
+[ -n "$resizes" ] && [ "$resizes" -ge 1 ] || fail "api's inspection has resizes '$resizes'"
+want_metric 'shoal_pool_resizes_total{pool="api"}' "$resizes"
 want_metric 'shoal_pool_autoscale_decisions_total{pool="api",direction="down"}' "$downs"
 awk -v b="$(metric 'shoal_pool_busy_ratio{pool="api"}')" 'BEGIN { exit !(b >= 0.3 && b <= 1) }' ||
     fail "api's busy ratio: $(metric 'shoal_pool_busy_ratio{pool="api"}')"
