@@ -5,7 +5,8 @@
  * load needs within up_for + 1 s, in one decision; that steady load between
  * the thresholds makes no decision; that the pool shrinks only after
  * down_idle of calm, by down_step, cooldown apart, down to min; that the
- * queue-wait signal grows it too; that a resize by command holds until the
+ * queue-wait signal grows it too, and refusals alone; that pressure
+ * shorter than up.for decides nothing; that a resize by command holds until the
  * next decision and bounds hold autoscale in; and that every decision is
  * one log line with its reason.
  *
@@ -239,6 +240,61 @@ static void grows_on_wait(void)
     shoal_runtime_destroy(rt);
 }
 
+/* ---- `for`, and refusals alone ---------------------------------------------------- */
+
+/* Pressure shorter than up.for decides nothing: twice the pool's capacity
+ * for 1 s (four ticks) against a `for` of 2.5 s, then calm; once it lasts
+ * past `for`, the pool grows. */
+static void short_pressure_no_decision(void)
+{
+    atomic_store(&done, 0);
+    shoal_runtime_t *rt = shoal_test_runtime(THREADS);
+    shoal_pool_spec_t s = spec_of(SHOAL_POOL_KIND_FORWARD, 2, 8, 16);
+    s.autoscale.when = SHOAL_AUTOSCALE_BUSY;
+    s.autoscale.up_for_ms = 2500;
+    s.autoscale.down_idle_ms = 60000; /* no shrink in this case */
+    shoal_pid_t p = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
+    load_t l;
+    load_start(&l, rt, p);
+    atomic_store(&l.rate, 2 * 2 * 1000000 / SVC_US); /* twice 2 workers' time */
+    sleep_s(1.0);
+    atomic_store(&l.rate, 0);
+    sleep_s(3.0); /* past `for`, counted from the pressure's start */
+    shoal_pool_stats_t st = STATS(rt, p);
+    CU_ASSERT_EQUAL(st.autoscale_ups, 0);
+    CU_ASSERT_EQUAL(st.target_size, 2);
+    atomic_store(&l.rate, 2 * 2 * 1000000 / SVC_US);
+    SHOAL_TEST_WAIT_UNTIL(STATS(rt, p).autoscale_ups >= 1, 10.0);
+    CU_ASSERT(STATS(rt, p).autoscale_ups >= 1);
+    load_stop(&l);
+    shoal_runtime_destroy(rt);
+}
+
+/* Refusals alone (when: refused > 0, no busy signal): a pool that refuses
+ * grows, and its decision's line names the refusals. */
+static void grows_on_refusals_alone(void)
+{
+    atomic_store(&done, 0);
+    shoal_runtime_t *rt = shoal_test_runtime_logged(THREADS, SHOAL_LOG_INFO);
+    shoal_pool_spec_t s = spec_of(SHOAL_POOL_KIND_FORWARD, 1, 8, 4);
+    s.autoscale.when = SHOAL_AUTOSCALE_REFUSED;
+    shoal_pid_t p = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
+    load_t l;
+    load_start(&l, rt, p);
+    atomic_store(&l.rate, 3 * 1000000 / SVC_US); /* three workers' time into one */
+    SHOAL_TEST_WAIT_UNTIL(STATS(rt, p).autoscale_ups >= 1, 10.0);
+    shoal_pool_stats_t st = STATS(rt, p);
+    CU_ASSERT(st.autoscale_ups >= 1);
+    CU_ASSERT(st.target_size >= 2);
+    CU_ASSERT(st.messages_unhandled > 0);
+    shoal_test_assert_logged("auto: autoscale: up 1 -> ");
+    shoal_test_assert_logged("/s > 0/s for ");
+    load_stop(&l);
+    shoal_runtime_destroy(rt);
+}
+
 /* ---- commands and bounds ------------------------------------------------------------ */
 
 /* A resize by command holds through the cooldown (no decision undoes it at
@@ -310,6 +366,8 @@ int main(void)
         {"pull: a step in load, steady, then none", pull_step},
         {"steady load between the thresholds: no decision", steady_no_flap},
         {"the queue wait grows it", grows_on_wait},
+        {"pressure shorter than up.for: no decision", short_pressure_no_decision},
+        {"refusals alone grow it", grows_on_refusals_alone},
         {"a command holds until the next decision; bounds hold", commands_and_bounds},
         {"min 0, a step as big as the pool: down to one", shrinks_past_floor},
         {NULL, NULL},

@@ -1,23 +1,26 @@
 /* test_resize.c - the Resize contract (the elastic-pool seed's, after ants
- * and pond), proven for each pool kind that resizes (forward, pull) on the
- * pool's resize (core/pool/workers.c: shoal__pool_resize, fill, retire):
- *   1. in-flight work never exceeds the capacity: handlers running at once
- *      are never more than max_size, and once a shrink has settled, never
- *      more than the new size;
+ * and pond), proven for forward and pull pools on the pool's resize
+ * (core/pool/workers.c: shoal__pool_resize, fill, retire); checkout pools'
+ * init and max are test_resize_checkout.c's:
+ *   1. in-flight work never exceeds the capacity in force: handlers running
+ *      at once are never more than the largest size a resize in flight or
+ *      applied allows (a shrink's old size until its retired workers have
+ *      ended), and once a shrink has settled, never more than the new size;
  *   2. a message runs to completion exactly once, or is refused at once
  *      (SHOAL_EBUSY) and never runs -- through resizes and crashes;
  *   3. resize is idempotent: a second set_size(5) changes nothing (no
  *      worker started or ended);
  *   4. resizes are linearizable: threads resizing at once each get the size
- *      their own call produced, and the pool ends at the size of one of the
- *      last calls; a later call wins;
+ *      their own call produced, and the pool ends at the size of the last
+ *      call in the pool's own order, read from the pool (stats.resizes); a
+ *      later call wins;
  *   5. after drain returns, nothing new runs, and every send is refused;
  * and live size and target are reported apart (a crash: one worker fewer
  * live, the target kept, until the replacement), and a shrink never
  * abandons queued or held work.
  *
- * Handlers never call CUnit: they record into atomics; the test thread
- * asserts after synchronising on them.
+ * Handlers and the test's own threads never call CUnit: they record into
+ * atomics and arrays; the test thread asserts after synchronising on them.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -43,6 +46,9 @@ static unsigned char runs[NJOBS];     /* completions per id */
 static unsigned char accepted[NJOBS]; /* the send returned SHOAL_OK */
 static atomic_int running, max_running, done, entered, gate, after_drain, drained;
 static atomic_int sent_after, refused_after; /* sends begun after drain returned; of them ENOPROC */
+static atomic_int cap_bound;                 /* the capacity in force (resizer_main) */
+static atomic_int over_cap;                  /* handlers that found more running than cap_bound */
+static atomic_int bad_resize; /* resizer_main: answers not the size asked, waits that failed */
 
 static void reset(void)
 {
@@ -57,6 +63,9 @@ static void reset(void)
     atomic_store(&drained, 0);
     atomic_store(&sent_after, 0);
     atomic_store(&refused_after, 0);
+    atomic_store(&cap_bound, (int)MAXW);
+    atomic_store(&over_cap, 0);
+    atomic_store(&bad_resize, 0);
 }
 
 static void spin_us(unsigned us)
@@ -76,6 +85,8 @@ static int wk_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
     if (atomic_load(&drained))
         atomic_fetch_add(&after_drain, 1);
     int now = atomic_fetch_add(&running, 1) + 1;
+    if (now > atomic_load(&cap_bound))
+        atomic_fetch_add(&over_cap, 1);
     int m = atomic_load(&max_running);
     while (now > m && !atomic_compare_exchange_weak(&max_running, &m, now))
         ;
@@ -96,7 +107,8 @@ static int wk_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
 
 static const shoal_behaviour_t wk = {.name = "wk", .handle_message = wk_message};
 
-static shoal_pid_t spawn(shoal_runtime_t *rt, uint32_t kind, uint32_t size, uint32_t mailbox)
+static shoal_pid_t spawn_max(shoal_runtime_t *rt, uint32_t kind, uint32_t size, uint32_t mailbox,
+                             uint32_t max)
 {
     shoal_pool_spec_t s;
     shoal_pool_spec_init(&s);
@@ -105,7 +117,7 @@ static shoal_pid_t spawn(shoal_runtime_t *rt, uint32_t kind, uint32_t size, uint
     s.kind = kind;
     s.size = size;
     s.min_size = 1;
-    s.max_size = MAXW;
+    s.max_size = max;
     s.mailbox = mailbox;
     s.buffer = mailbox; /* a pull pool's */
     s.restart.max = 1000000;
@@ -113,6 +125,11 @@ static shoal_pid_t spawn(shoal_runtime_t *rt, uint32_t kind, uint32_t size, uint
     shoal_pid_t p = SHOAL_PID_NONE;
     CU_ASSERT_EQUAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
     return p;
+}
+
+static shoal_pid_t spawn(shoal_runtime_t *rt, uint32_t kind, uint32_t size, uint32_t mailbox)
+{
+    return spawn_max(rt, kind, size, mailbox, MAXW);
 }
 
 static int job(shoal_runtime_t *rt, shoal_pid_t to, uint32_t id, uint32_t act)
@@ -168,14 +185,35 @@ static void *load_main(void *arg)
     return NULL;
 }
 
+/* Whether every worker a shrink retired has ended (each first finishes
+ * what it holds: until then its handlers run beside the new size). */
+static bool retired_all(shoal_runtime_t *rt, shoal_pid_t p)
+{
+    shoal_pool_stats_t st;
+    return shoal_pool_stats(rt, p, &st, TMO) == SHOAL_OK && st.retiring == 0;
+}
+
+/* Grows and shrinks by 1 to 5, keeping cap_bound at the capacity in force:
+ * before a call, the larger of the size in force and the size asked (a
+ * grow's workers may run before it answers); after it, the size asked --
+ * after a shrink, once its retired workers have ended. */
 static void *resizer_main(void *arg)
 {
+    static const uint32_t sizes[] = {1, 4, 2, 6, 1, 3, 5, 2};
     load_t *l = arg;
-    uint32_t k = 0;
+    uint32_t k = 0, now = (uint32_t)atomic_load(&cap_bound);
     while (!atomic_load(l->stop)) {
-        int rc = shoal_pool_set_size(l->rt, l->pool, 1 + (k++ * 7) % MAXW, TMO);
-        if (rc < 1 || rc > (int)MAXW)
-            atomic_store(&entered, -1000); /* asserted below */
+        uint32_t want = sizes[k++ % (sizeof sizes / sizeof sizes[0])];
+        atomic_store(&cap_bound, (int)(want > now ? want : now));
+        if (shoal_pool_set_size(l->rt, l->pool, want, TMO) != (int)want)
+            atomic_fetch_add(&bad_resize, 1); /* asserted below */
+        if (want < now) {
+            WAIT_UNTIL(retired_all(l->rt, l->pool));
+            if (!retired_all(l->rt, l->pool))
+                atomic_fetch_add(&bad_resize, 1);
+        }
+        atomic_store(&cap_bound, (int)want);
+        now = want;
         struct timespec ts = {0, 500000};
         nanosleep(&ts, NULL);
     }
@@ -187,6 +225,7 @@ static void capacity_and_once_case(uint32_t kind)
     reset();
     shoal_runtime_t *rt = shoal_test_runtime(4);
     shoal_pid_t p = spawn(rt, kind, 3, 32);
+    atomic_store(&cap_bound, 3);
     atomic_int stop = 0;
     load_t a = {rt, p, 0, NJOBS / 2, &stop}, b = {rt, p, NJOBS / 2, NJOBS, &stop};
     load_t r = {rt, p, 0, 0, &stop};
@@ -198,7 +237,7 @@ static void capacity_and_once_case(uint32_t kind)
     pthread_join(tb, NULL);
     atomic_store(&stop, 1);
     pthread_join(tr, NULL);
-    CU_ASSERT(atomic_load(&entered) >= 0); /* every resize answered 1 .. MAXW */
+    CU_ASSERT_EQUAL(atomic_load(&bad_resize), 0); /* each answered its size; shrinks settled */
     uint32_t n_ok = 0, n_panic = 0, bad = 0;
     for (uint32_t id = 0; id < NJOBS; id++) {
         n_ok += accepted[id] == 1;
@@ -222,20 +261,23 @@ static void capacity_and_once_case(uint32_t kind)
     for (uint32_t id = 0; id < NJOBS; id++)
         wrong += runs[id] != (accepted[id] == 1 && id % 997 != 3 ? 1 : 0);
     CU_ASSERT_EQUAL(wrong, 0);
-    CU_ASSERT(atomic_load(&max_running) <= (int)MAXW);
-    CU_ASSERT(atomic_load(&max_running) >= 2); /* handlers did run side by side */
+    CU_ASSERT_EQUAL(atomic_load(&over_cap), 0); /* never above the capacity in force */
+    CU_ASSERT(atomic_load(&max_running) >= 2);  /* handlers did run side by side */
 
     /* Shrunk to 2 and settled: no more than 2 handlers at once from now on. */
+    atomic_store(&cap_bound, (int)MAXW);
     CU_ASSERT_EQUAL(shoal_pool_set_size(rt, p, 2, TMO), 2);
     WAIT_UNTIL(settled_at(rt, p, 2));
     CU_ASSERT(settled_at(rt, p, 2));
     atomic_store(&max_running, 0);
+    atomic_store(&cap_bound, 2);
     for (uint32_t id = 0; id < 2000; id++) {
         while (job(rt, p, NJOBS, A_SPIN) == SHOAL_EBUSY)
             shoal_test_nap();
     }
     WAIT_UNTIL(shoal_test_pool_stats(rt, p).queue_depth == 0);
     CU_ASSERT(atomic_load(&max_running) <= 2);
+    CU_ASSERT_EQUAL(atomic_load(&over_cap), 0);
     shoal_runtime_destroy(rt);
 }
 
@@ -276,25 +318,46 @@ static void pull_idempotent(void) { idempotent_case(SHOAL_POOL_KIND_PULL); }
 
 /* ---- 4: linearizable --------------------------------------------------------------- */
 
+/* The pool's order is read from the pool: a stats call is the pool actor's
+ * as a resize is, answered in the same order, and stats.resizes counts the
+ * resizes that changed the target. Here every call changes it -- resizer t
+ * asks 2 + t and 2 + t + RESIZERS by turns, and the pool starts at 1 -- so
+ * each call is one step of that count, and a read (resizes R, target T)
+ * says "the R-th resize in the pool's order left T". Each resizer reads
+ * after each of its calls; then
+ *   - every call answered its own size;
+ *   - the count grew by RESIZERS x ROUNDS: each call applied once;
+ *   - no two reads of one step saw different targets: one order;
+ *   - each of a resizer's reads is at a later step than its last: its own
+ *     call was applied before it answered;
+ *   - exactly one read saw the last step with its own call's size (the
+ *     read after the pool's last call: nothing came after it), and the
+ *     pool's target is that size. */
 #define RESIZERS 8
 #define ROUNDS 40
+#define NCALLS (RESIZERS * ROUNDS)
+#define LIN_MAX (1 + 2 * RESIZERS)
 
 typedef struct {
     shoal_runtime_t *rt;
     shoal_pid_t pool;
-    unsigned seed;
-    int wrong; /* calls whose answer was not their own size */
-    uint32_t last;
+    unsigned t;
+    int rc[ROUNDS];
+    uint64_t step[ROUNDS]; /* stats.resizes read after call i (UINT64_MAX: no read) */
+    uint32_t seen[ROUNDS]; /* the target read with it */
 } resizer_t;
+
+static uint32_t lin_size(unsigned t, unsigned i) { return 2 + t + (i % 2) * RESIZERS; }
 
 static void *resizing_main(void *arg)
 {
     resizer_t *r = arg;
     for (unsigned i = 0; i < ROUNDS; i++) {
-        uint32_t want = 1 + (r->seed * 31u + i * 17u) % MAXW;
-        int got = shoal_pool_set_size(r->rt, r->pool, want, TMO);
-        r->wrong += got != (int)want;
-        r->last = want;
+        r->rc[i] = shoal_pool_set_size(r->rt, r->pool, lin_size(r->t, i), TMO);
+        shoal_pool_stats_t st;
+        bool read = shoal_pool_stats(r->rt, r->pool, &st, TMO) == SHOAL_OK;
+        r->step[i] = read ? st.resizes : UINT64_MAX;
+        r->seen[i] = read ? st.target_size : 0;
     }
     return NULL;
 }
@@ -303,32 +366,60 @@ static void linearizable_case(uint32_t kind)
 {
     reset();
     shoal_runtime_t *rt = shoal_test_runtime(4);
-    shoal_pid_t p = spawn(rt, kind, 3, 16);
-    resizer_t r[RESIZERS];
+    shoal_pid_t p = spawn_max(rt, kind, 1, 16, LIN_MAX);
+    uint64_t base = shoal_test_pool_stats(rt, p).resizes;
+    static resizer_t r[RESIZERS];
     pthread_t t[RESIZERS];
     for (unsigned i = 0; i < RESIZERS; i++) {
-        r[i] = (resizer_t){rt, p, i + 1, 0, 0};
+        r[i] = (resizer_t){.rt = rt, .pool = p, .t = i};
         CU_ASSERT_EQUAL_FATAL(pthread_create(&t[i], NULL, resizing_main, &r[i]), 0);
     }
     for (unsigned i = 0; i < RESIZERS; i++)
         pthread_join(t[i], NULL);
-    int wrong = 0;
-    bool one_of_the_last = false;
     shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
+    CU_ASSERT_EQUAL(st.resizes, base + NCALLS);
+    static uint32_t left[NCALLS + 1]; /* the target step k left, as read (0: not read) */
+    memset(left, 0, sizeof left);
+    left[0] = 1;
+    unsigned wrong = 0, stray = 0, torn = 0, unapplied = 0, last = 0;
+    uint32_t last_size = 0;
     for (unsigned i = 0; i < RESIZERS; i++) {
-        wrong += r[i].wrong;
-        one_of_the_last |= st.target_size == r[i].last;
+        uint64_t prev = base;
+        for (unsigned k = 0; k < ROUNDS; k++) {
+            uint32_t size = lin_size(i, k);
+            wrong += r[i].rc[k] != (int)size;
+            if (r[i].step[k] < base || r[i].step[k] > base + NCALLS) {
+                stray++;
+                continue;
+            }
+            unapplied += r[i].step[k] <= prev;
+            prev = r[i].step[k];
+            uint64_t at = r[i].step[k] - base;
+            torn += left[at] != 0 && left[at] != r[i].seen[k];
+            left[at] = r[i].seen[k];
+            if (at == NCALLS && r[i].seen[k] == size) {
+                last++;
+                last_size = size;
+            }
+        }
     }
     CU_ASSERT_EQUAL(wrong, 0);
-    CU_ASSERT(one_of_the_last);
+    CU_ASSERT_EQUAL(stray, 0);
+    CU_ASSERT_EQUAL(torn, 0);
+    CU_ASSERT_EQUAL(unapplied, 0);
+    CU_ASSERT_EQUAL(last, 1);
+    CU_ASSERT_EQUAL(st.target_size, last_size);
+    if (wrong + stray + torn + unapplied != 0 || last != 1 || st.target_size != last_size)
+        printf("\n    wrong %u stray %u torn %u unapplied %u last %u (size %u, target %u)\n", wrong,
+               stray, torn, unapplied, last, last_size, st.target_size);
     uint32_t target = st.target_size;
     WAIT_UNTIL(settled_at(rt, p, target));
     CU_ASSERT(settled_at(rt, p, target));
     /* A later call wins, whatever came before. */
-    uint32_t last = target == 4 ? 2 : 4;
-    CU_ASSERT_EQUAL(shoal_pool_set_size(rt, p, last, TMO), (int)last);
-    WAIT_UNTIL(settled_at(rt, p, last));
-    CU_ASSERT(settled_at(rt, p, last));
+    uint32_t later = target == 4 ? 2 : 4;
+    CU_ASSERT_EQUAL(shoal_pool_set_size(rt, p, later, TMO), (int)later);
+    WAIT_UNTIL(settled_at(rt, p, later));
+    CU_ASSERT(settled_at(rt, p, later));
     shoal_runtime_destroy(rt);
 }
 
