@@ -81,15 +81,22 @@ void shoal__host_report_lost(shoal_host_t *h)
                         (double)s[i].elapsed_ns / 1e9, where);
     }
     free(s);
-    /* Whatever is not settled now never will be: counted as dropped. */
+    /* Whatever is not settled now never will be: counted as dropped (the
+     * ledger's in flight, settled as its line settles it). The ledger's
+     * dropped also holds what was dropped before (a pool stopped, a
+     * reload): the line says both, so its sum is the ledger's. */
     shoal_host_counts_t c = shoal__host_ledger_of(h, 0);
-    uint64_t settled = c.handled + c.failed + c.dropped;
+    uint64_t settled = c.handled + c.failed + c.dropped + c.dead_lettered;
     uint64_t lost = c.accepted > settled ? c.accepted - settled : 0;
+    uint64_t before = c.dropped;
     c.dropped += lost;
-    char ledger[256];
+    char ledger[256], also[96] = "";
     shoal__host_ledger_text(&c, ledger, sizeof ledger);
+    if (before != 0)
+        snprintf(also, sizeof also, ", and %" PRIu64 " dropped before (dropped %" PRIu64 " in all)",
+                 before, c.dropped);
     shoal__host_log(h, SHOAL_LOG_WARN,
                     "shutdown: %" PRIu64 " message%s lost (queued, or in handlers that did not "
-                    "return), counted as dropped; ledger: %s",
-                    lost, lost == 1 ? "" : "s", ledger);
+                    "return), counted as dropped%s; ledger: %s",
+                    lost, lost == 1 ? "" : "s", also, ledger);
 }

@@ -169,10 +169,12 @@ static const shoal_schema_key_t pool_keys[] = {
     {"init", SHOAL_KEY_U32, PL(size), 0, SHOAL_POOL_MAX_SIZE, NULL, NULL, "1",
      "checkout only, instead of size: members started with the pool (and culled down to)"},
     {"add_member_retry", SHOAL_KEY_U32, CO(add_member_retry), 1, 1000, NULL, NULL, "1",
-     "checkout only: starts tried for a member a taker waits for, before takers hear "
-     "SHOAL_ENOMEMBERS (then starts wait restart.backoff)"},
+     "checkout only: starts tried for a member a taker waits for, before takers and "
+     "transactions hear SHOAL_ENOMEMBERS (then starts wait restart.backoff, doubling)"},
     {"member_start_timeout", SHOAL_KEY_DURATION, CO(member_start_timeout_ms), 1, YEAR_MS, NULL,
-     NULL, "10s", "checkout only: a member's init must end within this"},
+     NULL, "10s",
+     "checkout only: a member's init must end within this (else the pool's start fails; "
+     "later, it is a failed start, counting against max until its init ends)"},
     {"cull_interval", SHOAL_KEY_TIMEOUT, CO(cull_interval_ms), 10, YEAR_MS, NULL, NULL, "1m",
      "checkout only: how often free members unused past max_age end, down to init (never: "
      "no culling)"},

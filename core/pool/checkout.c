@@ -1,11 +1,12 @@
 /* checkout.c - the checkout kind (checkout.h): its spec and record, what
  * its own actor is told (members started and ended, its tick, returns),
- * its live settings and drain, the kind's ops (a sender's transaction, a
- * member's end of one), and its counters. Giving members out and taking
- * them back is checkout_take.c's; the seats and the members in them,
- * checkout_members.c's. */
+ * its live settings and drain, and the kind's ops (a sender's transaction,
+ * a member's end of one). Giving members out and taking them back is
+ * checkout_take.c's; the seats and the members in them,
+ * checkout_members.c's; what other threads read of it, checkout_stats.c's. */
 #include "pool/checkout.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,6 @@
 #include "actor/send.h"
 #include "pool/pool.h"
 #include "runtime/runtime.h"
-#include "shoal/inspect.h"
 
 _Static_assert(SHOAL_CO_WAIT_BUCKETS == SHOAL_HIST_BUCKETS, "the take wait uses pool.h's buckets");
 
@@ -107,7 +107,9 @@ static bool member_started(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t
     uint64_t now = shoal__now_ns();
     if (status == SHOAL_OK) {
         co->fails_in_row = 0;
-        co->retry_at = 0;
+        co->retry_ms = 0;
+        if (p->state != SHOAL_POOL_DEGRADED) /* a degraded pool's wait stands */
+            co->retry_at = 0;
         s->state = SHOAL_CO_FREE;
         s->used_ns = now;
         s->expires = shoal__co_lifetime(co, now);
@@ -123,9 +125,14 @@ static bool member_started(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t
     }
     s->state = SHOAL_CO_ENDING; /* its init failed: it ends by itself */
     co->nending++;
-    shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, p->name, "a member did not start: %s",
-               why != NULL && why[0] ? why : shoal_strerror(status));
-    shoal__co_start_failed(ctx, p, now);
+    const char *text = why != NULL && why[0] ? why : shoal_strerror(status);
+    /* One of the pool's own start: the start fails here (pool.c would,
+     * next), before a replacement could start. */
+    if (p->start_pending)
+        co->start_lost = shoal__pool_start_fail(ctx, p, status, text);
+    char what[300];
+    snprintf(what, sizeof what, "a member did not start: %s", text);
+    shoal__co_start_failed(ctx, p, now, what);
     shoal__co_fill(ctx, p);
     shoal__co_rearm(ctx, co);
     return true;
@@ -138,6 +145,10 @@ static bool member_exited(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t 
     if (at < 0)
         return false;
     shoal_co_seat_t *s = &co->seats[at];
+    /* Ended by a failure (checkout.h: failures): free or in use, or
+     * stopped after one. */
+    if (s->failed || s->state == SHOAL_CO_FREE || s->state == SHOAL_CO_IN_USE)
+        shoal__co_member_failed(ctx, p, shoal__now_ns(), reason);
     switch (s->state) {
     case SHOAL_CO_FREE:
         shoal__co_count(co, SHOAL_CO_KILLED_FREE, 1);
@@ -152,10 +163,13 @@ static bool member_exited(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t 
         if (s->by == SHOAL_CO_BY_ACTOR)
             shoal__send_system(ctx->rt, ctx->tc, s->owner, SHOAL_MSG_EXIT, pid, (uint32_t)reason);
         break;
-    case SHOAL_CO_STARTING: /* ended before its start notice */
+    case SHOAL_CO_STARTING: { /* ended before its start notice */
         co->nstarting--;
-        shoal__co_start_failed(ctx, p, shoal__now_ns());
+        char what[200];
+        snprintf(what, sizeof what, "a member ended before it started: %s", shoal_strerror(reason));
+        shoal__co_start_failed(ctx, p, shoal__now_ns(), what);
         break;
+    }
     case SHOAL_CO_ENDING:
         co->nending--;
         break;
@@ -189,6 +203,16 @@ static void tick(struct shoal_ctx_s *ctx, shoal_pool_t *p)
         co->retry_at = 0;
         co->fails_in_row = 0;
     }
+    /* Degraded, and no member has failed for restart.within_ms: as a
+     * forward pool recovers (workers.c: on_check). */
+    uint64_t within = shoal__ms_to_ns(p->spec.restart.within_ms);
+    if (p->state == SHOAL_POOL_DEGRADED && now - p->last_death_ns >= within) {
+        p->state = SHOAL_POOL_RUNNING;
+        p->backoff_ms = p->spec.restart.backoff_ms;
+        shoal__log(ctx->rt, SHOAL_LOG_INFO, ctx->self, p->name,
+                   "recovered: %" PRIu32 " members, no failure for %" PRIu64 " ms",
+                   co->nfree + co->nin_use + co->nstarting, p->spec.restart.within_ms);
+    }
     shoal__co_fill(ctx, p);
     shoal__co_rearm(ctx, co);
 }
@@ -219,10 +243,11 @@ static bool message_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal
         shoal_checkout_t *co = p->co;
         co->recycle_asked = false;
         /* Every free member, in FIFO order, offered again as a return
-         * offers one (shoal__co_offer): a draining pool stops it (one made
-         * free again after the drain, its grant's taker gone), one past
-         * its lifetime is replaced, one past a max lowered meanwhile ends,
-         * the first taker waiting gets it; else it is free again. */
+         * offers one (shoal__co_offer): a draining pool gives it to a
+         * transaction waiting or stops it (one made free again after the
+         * drain, its grant's taker gone), one past its lifetime is
+         * replaced, one past a max lowered meanwhile ends, the first
+         * taker waiting gets it; else it is free again. */
         for (uint32_t n = co->nfree; n != 0; n--)
             shoal__co_offer(ctx, p, shoal__co_free_pop(co));
         if (p->state == SHOAL_POOL_DRAINING)
@@ -315,6 +340,25 @@ int shoal__checkout_set(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_ms
     return rc;
 }
 
+/* A draining pool's next step (checkout.h: draining), after it began or a
+ * transaction came to it: its free members serve the transactions queued
+ * (shoal__co_offer: else kept for one still in the mailbox, else
+ * stopped); with none left to serve, members starting end too; with no
+ * member and none in the mailbox, the pool ends (what is still queued is
+ * dropped then: co_own_end). */
+static void drain_step(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    shoal_checkout_t *co = p->co;
+    for (uint32_t n = co->nfree; n != 0; n--)
+        shoal__co_offer(ctx, p, shoal__co_free_pop(co));
+    uint32_t mailbox = shoal__co_mailbox_txns(ctx);
+    for (uint32_t i = 0; co->qlive == 0 && mailbox == 0 && i < co->nseats; i++)
+        if (co->seats[i].state == SHOAL_CO_STARTING)
+            shoal__co_stop(ctx, p, i);
+    if (co->nseats == 0 && mailbox == 0)
+        shoal__pool_drain_finish(ctx, p);
+}
+
 void shoal__checkout_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
     shoal_checkout_t *co = p->co;
@@ -324,14 +368,8 @@ void shoal__checkout_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     co->open = false;
     p->state = SHOAL_POOL_DRAINING;
     shoal__rsv_close(&ctx->a->user_rsv); /* transactions now get SHOAL_ENOPROC */
-    shoal__co_queue_flush(ctx, p, SHOAL_ENOPROC);
-    for (uint32_t i = 0; i < co->nseats; i++) {
-        uint8_t st = co->seats[i].state;
-        if (st == SHOAL_CO_FREE || st == SHOAL_CO_STARTING)
-            shoal__co_stop(ctx, p, i);
-    }
-    if (co->nseats == 0)
-        shoal__pool_drain_finish(ctx, p);
+    shoal__co_queue_shut_takes(ctx, co); /* those accepted are served first */
+    drain_step(ctx, p);
     shoal__co_unlock(p);
 }
 
@@ -388,7 +426,13 @@ static void co_own_message(struct shoal_ctx_s *ctx, shoal_env_t *e)
     m->meta |= SHOAL_ENV_POOLED;
     pthread_mutex_lock(&p->co->lock);
     if (p->state == SHOAL_POOL_DRAINING) {
-        shoal__co_txn_drop(ctx, p, m);
+        /* Accepted before the drain closed the mailbox (or handed back by
+         * a member that ended): served as the ones queued, in order. */
+        uint64_t now = shoal__now_ns();
+        shoal_co_taker_t t = {.from = m->from, .since = now, .deadline = UINT64_MAX, .txn = m};
+        if (shoal__co_queue_put(p->co, &t, back) != SHOAL_OK)
+            shoal__co_txn_drop(ctx, p, m);
+        drain_step(ctx, p);
     } else {
         shoal__co_txn_place(ctx, p, m, back);
         shoal__co_rearm(ctx, p->co);
@@ -405,7 +449,14 @@ static void co_own_end(struct shoal_ctx_s *ctx)
         shoal__group_leave(ctx->rt, co->cfg->group, ctx->self);
     pthread_mutex_lock(&co->lock);
     co->open = false;
-    shoal__co_queue_flush(ctx, p, SHOAL_ENOPROC);
+    /* Transactions still waiting -- a drain's whose members all failed, or
+     * any when the pool is stopped -- are dropped (counted; those in its
+     * mailbox by the actor's end): the log says how many. */
+    uint32_t lost = shoal__co_queue_flush(ctx, p, SHOAL_ENOPROC) + shoal__co_mailbox_txns(ctx);
+    if (lost != 0)
+        shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, p->name,
+                   "ended with %" PRIu32 " transaction%s not run (queued for a member): dropped",
+                   lost, lost == 1 ? "" : "s");
     /* Its members end with it (its children): an actor holding one hears
      * so, as when a member ends in use, and no longer holds it. */
     for (uint32_t i = 0; i < co->nseats; i++)
@@ -479,104 +530,3 @@ const shoal_group_ops_t shoal__checkout_ops = {
     .busy = shoal__pool_busy,
     .unref = co_unref,
 };
-
-/* ---- what other threads read ------------------------------------------------ */
-
-void shoal__co_unlock(shoal_pool_t *p)
-{
-    shoal__co_publish_locked(p);
-    pthread_mutex_unlock(&p->co->lock);
-}
-
-void shoal__checkout_publish(shoal_pool_t *p)
-{
-    pthread_mutex_lock(&p->co->lock);
-    shoal__co_publish_locked(p);
-    pthread_mutex_unlock(&p->co->lock);
-}
-
-void shoal__co_publish_locked(shoal_pool_t *p)
-{
-    shoal_checkout_t *co = p->co;
-    char why[200];
-    if (p->rt->debug_checks && !shoal__co_consistent(co, why, sizeof why)) {
-        shoal__log(p->rt, SHOAL_LOG_ERROR, p->g.pid, p->name, "checkout seats inconsistent: %s",
-                   why);
-        abort();
-    }
-    atomic_store_explicit(&co->pub_in_use, co->nin_use, memory_order_relaxed);
-    atomic_store_explicit(&co->pub_free, co->nfree, memory_order_relaxed);
-    atomic_store_explicit(&co->pub_starting, co->nstarting, memory_order_relaxed);
-    atomic_store_explicit(&co->pub_queued, co->qlive, memory_order_relaxed);
-}
-
-void shoal__checkout_stats_now(shoal_pool_t *p, shoal_pool_stats_t *st)
-{
-    shoal_checkout_t *co = p->co;
-    pthread_mutex_lock(&co->lock);
-    shoal__co_publish_locked(p);
-    shoal__checkout_stats(p, st);
-    st->pool_size = shoal__co_live(co);
-    pthread_mutex_unlock(&co->lock);
-}
-
-void shoal__checkout_stats(shoal_pool_t *p, shoal_pool_stats_t *st)
-{
-    shoal_checkout_t *co = p->co;
-    st->kind = SHOAL_POOL_KIND_CHECKOUT;
-    st->in_use = atomic_load_explicit(&co->pub_in_use, memory_order_relaxed);
-    st->free = atomic_load_explicit(&co->pub_free, memory_order_relaxed);
-    st->starting = atomic_load_explicit(&co->pub_starting, memory_order_relaxed);
-    st->queued = atomic_load_explicit(&co->pub_queued, memory_order_relaxed);
-    st->pool_size = st->in_use + st->free + st->starting;
-    st->running = st->in_use;
-    st->idle = st->free;
-    uint64_t c[SHOAL_CO_NCOUNTS];
-    for (unsigned i = 0; i < SHOAL_CO_NCOUNTS; i++)
-        c[i] = atomic_load_explicit(&co->counts[i], memory_order_relaxed);
-    st->takes = c[SHOAL_CO_TAKES];
-    st->returned_ok = c[SHOAL_CO_RETURNED_OK];
-    st->returned_fail = c[SHOAL_CO_RETURNED_FAIL];
-    st->error_no_members = c[SHOAL_CO_NO_MEMBERS] +
-                           atomic_load_explicit(&co->txn_refused, memory_order_relaxed) +
-                           atomic_load_explicit(&co->try_refused, memory_order_relaxed);
-    st->take_timeouts = c[SHOAL_CO_TAKE_TIMEOUTS];
-    st->killed_free = c[SHOAL_CO_KILLED_FREE];
-    st->killed_in_use = c[SHOAL_CO_KILLED_IN_USE];
-    st->lease_expired = c[SHOAL_CO_LEASE_EXPIRED];
-    st->culled = c[SHOAL_CO_CULLED];
-    st->recycled = c[SHOAL_CO_RECYCLED];
-    st->start_failures = c[SHOAL_CO_START_FAILURES];
-    uint64_t h[SHOAL_HIST_BUCKETS];
-    for (unsigned i = 0; i < SHOAL_HIST_BUCKETS; i++)
-        h[i] = atomic_load_explicit(&co->wait[i], memory_order_relaxed);
-    st->take_wait_ns[0] = shoal__hist_percentile(h, 500);
-    st->take_wait_ns[1] = shoal__hist_percentile(h, 990);
-}
-
-void shoal__checkout_inspect(shoal_pool_t *p, const shoal_pool_stats_t *st, shoal_inspect_t *out)
-{
-    shoal_checkout_t *co = p->co;
-    shoal_inspect_uint(out, "init", p->spec.size);
-    shoal_inspect_uint(out, "max", p->spec.max_size);
-    if (co->cfg->group != NULL)
-        shoal_inspect_str(out, "group", co->cfg->group);
-    shoal_inspect_uint(out, "in_use", st->in_use);
-    shoal_inspect_uint(out, "free", st->free);
-    shoal_inspect_uint(out, "starting", st->starting);
-    shoal_inspect_uint(out, "queued", st->queued);
-    shoal_inspect_uint(out, "queue_max", co->cfg->queue_max);
-    shoal_inspect_uint(out, "takes", st->takes);
-    shoal_inspect_uint(out, "returned_ok", st->returned_ok);
-    shoal_inspect_uint(out, "returned_fail", st->returned_fail);
-    shoal_inspect_uint(out, "error_no_members", st->error_no_members);
-    shoal_inspect_uint(out, "take_timeouts", st->take_timeouts);
-    shoal_inspect_uint(out, "killed_free", st->killed_free);
-    shoal_inspect_uint(out, "killed_in_use", st->killed_in_use);
-    shoal_inspect_uint(out, "lease_expired", st->lease_expired);
-    shoal_inspect_uint(out, "culled", st->culled);
-    shoal_inspect_uint(out, "recycled", st->recycled);
-    shoal_inspect_uint(out, "start_failures", st->start_failures);
-    shoal_inspect_uint(out, "take_wait_p50_ns", st->take_wait_ns[0]);
-    shoal_inspect_uint(out, "take_wait_p99_ns", st->take_wait_ns[1]);
-}

@@ -35,7 +35,36 @@
  *   IN_USE when given to a taker or a transaction; IN_USE -> FREE on an OK
  *   return (or -> ENDING when it is to be replaced); any -> ENDING when
  *   the pool stops it; the seat empties when its EXIT comes. The pool
- *   starts members to keep `init` alive and for takers waiting, up to max.
+ *   starts members to keep `init` alive and for takers waiting, up to max
+ *   -- ending ones counted: a member whose init outlived its start's
+ *   deadline is ENDING but its init still runs on a thread, so the pool
+ *   never has more than max members alive or ending.
+ *
+ * FAILURES
+ *   Member starts that fail add_member_retry times in a row make a round:
+ *   takers and transactions waiting then hear SHOAL_ENOMEMBERS, and starts
+ *   wait retry_ms (restart.backoff_ms, doubling up to
+ *   SHOAL__POOL_BACKOFF_GROWTH times it; a start resets it). A member that
+ *   ends by a failure (returned FAIL, ended in use or free) is a restart,
+ *   under restart.max within restart.within_ms as a forward pool's worker
+ *   (workers.c); past it the pool is degraded (logged once) and starts
+ *   wait p->backoff_ms, doubling at each failure after a wait, until no
+ *   member has failed for restart.within_ms.
+ *
+ * DRAINING
+ *   A drain closes the pool's mailbox and clears `open`: new takes and
+ *   transactions get SHOAL_ENOPROC. The takes waiting then are answered
+ *   SHOAL_ESHUTDOWN at once (counted, take_shutdowns): a member given to
+ *   one would be held for as long as its taker liked. The transactions
+ *   it accepted -- queued, or still in its own mailbox, whose count is
+ *   final once it is closed -- are served first: a member freed (given
+ *   back, or started) goes to the first one queued, or stays free for
+ *   one still in the mailbox; a member starting stays while any waits.
+ *   After the last, free and starting members end, and the pool ends
+ *   with its last member. Returns go to its actor meanwhile (the fast
+ *   paths see `open` clear). No member starts while it drains: one still
+ *   queued when the last member has ended (it failed) is dropped as the
+ *   pool ends, counted and logged.
  */
 #ifndef SHOAL_POOL_CHECKOUT_H
 #define SHOAL_POOL_CHECKOUT_H
@@ -70,6 +99,7 @@ enum { SHOAL_CO_BY_ACTOR = 1, SHOAL_CO_BY_THREAD = 2, SHOAL_CO_BY_TXN = 3 };
 typedef struct shoal_co_seat_s {
     shoal_pid_t pid;
     uint8_t state, by;
+    bool failed;         /* ENDING by a failure (returned FAIL, ended in use): a restart */
     uint32_t prev, next; /* the free FIFO's links (seats), SHOAL_CO_NIL at its ends */
     shoal_pid_t owner;   /* IN_USE: the actor, the thread's waiter, the transaction's sender */
     uint64_t token;      /* IN_USE by a thread: which thread (checkout_api.c) */
@@ -103,6 +133,7 @@ enum {
     SHOAL_CO_CULLED,
     SHOAL_CO_RECYCLED,
     SHOAL_CO_START_FAILURES,
+    SHOAL_CO_TAKE_SHUTDOWNS, /* takes waiting when the pool began to drain (inspect only) */
     SHOAL_CO_NCOUNTS
 };
 
@@ -120,7 +151,7 @@ typedef struct shoal_checkout_s {
     /* try_takes refused before the lock (checkout_fast.c) [relaxed fetch_add] */
     _Atomic uint64_t try_refused;
     /* published for other threads */
-    alignas(64) _Atomic uint32_t pub_in_use, pub_free, pub_starting, pub_queued;
+    alignas(64) _Atomic uint32_t pub_in_use, pub_free, pub_starting, pub_queued, pub_ending;
     _Atomic uint64_t counts[SHOAL_CO_NCOUNTS];
     _Atomic uint32_t wait[SHOAL_CO_WAIT_BUCKETS]; /* the take wait's histogram */
 
@@ -143,6 +174,8 @@ typedef struct shoal_checkout_s {
     uint32_t qlive, qtakers;    /* waiting: all, and takes (not transactions) */
     uint32_t fails_in_row;      /* member starts that failed since the last that did not */
     uint64_t retry_at;          /* starts held off until then after add_member_retry failures */
+    uint64_t retry_ms;          /* the next such wait: doubles, 0 (backoff_ms) after a start */
+    bool start_lost;            /* the pool's own start failed: it ends, nothing more starts */
     uint64_t next_cull;
     uint64_t tick_at; /* the armed tick (ns), UINT64_MAX: none (under the lock) */
     /* The earliest start deadline, lease or retry set since the pool's
@@ -183,7 +216,7 @@ int shoal__checkout_set(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, const s
  * (pool.c counts the first ones). */
 bool shoal__checkout_message(struct shoal_ctx_s *ctx, struct shoal_pool_s *p,
                              const shoal_msg_t *msg);
-/* SHOAL_POOL_DRAIN on a checkout pool. */
+/* SHOAL_POOL_DRAIN on a checkout pool (checkout.h: draining). */
 void shoal__checkout_drain(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
 /* Its fields of stats (the pool's actor, or any thread: published words). */
 void shoal__checkout_stats(struct shoal_pool_s *p, shoal_pool_stats_t *st);
@@ -236,10 +269,16 @@ uint64_t shoal__co_seats_next(const shoal_checkout_t *co);
 /* A member's lifetime's end, drawn with the jitter, from now. */
 uint64_t shoal__co_lifetime(shoal_checkout_t *co, uint64_t now);
 /* A member's start failed (its init, its deadline, an end before its
- * notice): counted; past add_member_retry in a row, starts wait a
- * backoff and, with none starting, the takes waiting hear
- * SHOAL_ENOMEMBERS. */
-void shoal__co_start_failed(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint64_t now);
+ * notice): counted, `what` logged if it is the first of a round; past
+ * add_member_retry in a row (checkout.h: failures), starts wait retry_ms,
+ * logged once, and with none starting the takers and transactions
+ * waiting hear SHOAL_ENOMEMBERS. */
+void shoal__co_start_failed(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint64_t now,
+                            const char *what);
+/* A member ended by a failure (checkout.h: failures): a restart, or the
+ * pool is degraded and starts wait. */
+void shoal__co_member_failed(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint64_t now,
+                             int reason);
 /* A take could not wait: one member is started for the next, if the pool
  * is below max and none is starting beyond the takers waiting. */
 void shoal__co_start_spare(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
@@ -288,19 +327,29 @@ bool shoal__co_grant_send(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct
 bool shoal__co_grant(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,
                      uint32_t i, const shoal_co_taker_t *t, uint64_t now);
 /* A free seat (FREE, just started or given back) goes to the first taker
- * waiting, or to the free FIFO. */
+ * waiting, or to the free FIFO. Draining: to the first transaction queued,
+ * else to the free FIFO while transactions are still in the pool's
+ * mailbox, else it is stopped (checkout.h: draining). */
 void shoal__co_offer(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint32_t i);
+/* User messages still in the pool's own mailbox beyond the one being
+ * handled: transactions to place, every one (co_route). Final once the
+ * mailbox is closed (a drain). The pool's actor, in its turn. */
+uint32_t shoal__co_mailbox_txns(const struct shoal_ctx_s *ctx);
 /* A transaction to run (own_message): on a free member now, else queued;
  * front: handed back by a member that ended before it, it was first. */
 void shoal__co_txn_place(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, shoal_env_t *m,
                          bool front);
 /* A transaction that will not run: its call answered SHOAL_ENOPROC, counted dropped. */
 void shoal__co_txn_drop(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, shoal_env_t *m);
-/* The queue of takers: every one answered `status` (transactions dropped);
- * those past their deadline answered SHOAL_ETIMEDOUT; every take answered
- * SHOAL_ENOMEMBERS (starts keep failing); the newest takes past queue_max
- * answered SHOAL_ENOMEMBERS (queue_max lowered). */
-void shoal__co_queue_flush(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, int status);
+/* The queue of takers: every one answered `status` (transactions dropped:
+ * how many is returned); those past their deadline answered
+ * SHOAL_ETIMEDOUT; every take and transaction answered SHOAL_ENOMEMBERS
+ * (starts keep failing); the newest takes past queue_max answered SHOAL_ENOMEMBERS
+ * (queue_max lowered). */
+uint32_t shoal__co_queue_flush(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, int status);
+/* A drain began: every take waiting is answered SHOAL_ESHUTDOWN, counted
+ * (take_shutdowns); transactions wait on, to be served. */
+void shoal__co_queue_shut_takes(struct shoal_ctx_s *ctx, shoal_checkout_t *co);
 void shoal__co_queue_expire(struct shoal_ctx_s *ctx, shoal_checkout_t *co, uint64_t now);
 void shoal__co_queue_fail_takes(struct shoal_ctx_s *ctx, shoal_checkout_t *co);
 void shoal__co_queue_trim(struct shoal_ctx_s *ctx, shoal_checkout_t *co);

@@ -25,7 +25,10 @@
  * meanwhile (a drain, which stops only the free and starting members, or
  * a lower max), so that path always asks the actor for a look (again_free),
  * and the actor offers its free members again as a return would
- * (shoal__co_offer: stopped when draining or past the max).
+ * (shoal__co_offer: when draining, to a transaction waiting or stopped;
+ * stopped past the max). A return while the pool drains is always the
+ * actor's (`open` is clear): it serves the transactions the pool accepted
+ * before it stops members (checkout.h: draining).
  *
  * A hand-off keeps a member's whole cycle (the grant, the consumer's call,
  * the member's turn, the return) on the thread that runs it: the grant
@@ -107,15 +110,17 @@ int shoal__co_fast_take(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p
     shoal_checkout_t *co = p->co;
     int rc = SHOAL_ENOMEMBERS;
     bool stale = false;
-    /* Takers wait, or none is free, and the pool is at max, as last
-     * published (each holder of the lock publishes before it lets go):
-     * none for this taker either, said without the lock -- a member freed
-     * since is found by the next look. (Below max the lock is taken: a
-     * member is started for the next taker; a pool that drains says so.) */
+    /* Takers wait, or none is free, and the pool is at max (ending members
+     * counted: checkout.h, members), as last published (each holder of the
+     * lock publishes before it lets go): none for this taker either, said
+     * without the lock -- a member freed since is found by the next look.
+     * (Below max the lock is taken: a member is started for the next
+     * taker; a pool that drains says so.) */
     uint32_t fr = atomic_load_explicit(&co->pub_free, memory_order_relaxed);
     if ((fr == 0 || atomic_load_explicit(&co->pub_queued, memory_order_relaxed) != 0) &&
         fr + atomic_load_explicit(&co->pub_in_use, memory_order_relaxed) +
-                atomic_load_explicit(&co->pub_starting, memory_order_relaxed) >=
+                atomic_load_explicit(&co->pub_starting, memory_order_relaxed) +
+                atomic_load_explicit(&co->pub_ending, memory_order_relaxed) >=
             atomic_load_explicit(&p->pub_max, memory_order_relaxed) &&
         atomic_load_explicit(&p->pub_state, memory_order_relaxed) != SHOAL_POOL_DRAINING) {
         atomic_fetch_add_explicit(&co->try_refused, 1, memory_order_relaxed);
@@ -139,7 +144,7 @@ int shoal__co_fast_take(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p
         /* As a take that cannot wait: counted, and the actor is asked for a
          * look, which starts a member for the next taker below max. */
         shoal__co_count(co, SHOAL_CO_NO_MEMBERS, 1);
-        stale |= co->nfree + co->nin_use + co->nstarting < p->spec.max_size;
+        stale |= co->nfree + co->nin_use + co->nstarting + co->nending < p->spec.max_size;
     }
     bool ask = recycle_due(co, stale);
     shoal__co_unlock(p);
@@ -182,7 +187,7 @@ void shoal__co_take_here(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *
             t.deadline = shoal__deadline_ns(now, timeout_ms);
             bool wait = timeout_ms != 0 && co->qtakers < co->cfg->queue_max &&
                         shoal__co_queue_put(co, &t, false) == SHOAL_OK;
-            uint32_t alive = co->nfree + co->nin_use + co->nstarting;
+            uint32_t alive = co->nfree + co->nin_use + co->nstarting + co->nending; /* max's */
             if (wait) {
                 answered = true; /* later, by whoever frees a member */
                 shoal__co_arm_at(rt, tc, co, t.deadline);
@@ -307,8 +312,9 @@ int shoal__co_fast_return(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t 
             co->seats[i].owner != w.from)
             break; /* the member ended meanwhile (its EXIT settled the seat) */
         if (!co->open) {
-            /* Draining since the lock was let go: no taker is left to
-             * offer it to, and the actor is to stop it. */
+            /* Draining since the lock was let go: no take is left to
+             * offer it to, and the actor gives it to a transaction
+             * waiting or stops it. */
             poke |= again_free(co, i);
             break;
         }

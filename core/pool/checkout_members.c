@@ -182,16 +182,19 @@ int shoal__co_start_init(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 void shoal__co_fill(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
     shoal_checkout_t *co = p->co;
-    if (p->state == SHOAL_POOL_DRAINING ||
+    if (p->state == SHOAL_POOL_DRAINING || co->start_lost ||
         atomic_load_explicit(&ctx->rt->stopping, memory_order_relaxed))
         return;
     uint64_t now = shoal__now_ns();
     if (co->retry_at != 0 && now < co->retry_at)
-        return; /* starts failed add_member_retry times: after the backoff */
+        return; /* starts failed add_member_retry times, or degraded: after the backoff */
     for (;;) {
+        /* Ending members count against max: one may be an init still
+         * running on its thread (checkout.h: members). */
         uint32_t alive = co->nfree + co->nin_use + co->nstarting;
-        bool for_init = alive < p->spec.size;
-        bool for_takers = co->qlive > co->nstarting && alive < p->spec.max_size;
+        bool room = alive + co->nending < p->spec.max_size;
+        bool for_init = alive < p->spec.size && room;
+        bool for_takers = co->qlive > co->nstarting && room;
         if (!for_init && !for_takers)
             return;
         int rc = start_one(ctx, p, now);
@@ -210,27 +213,74 @@ void shoal__co_start_spare(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
     shoal_checkout_t *co = p->co;
     uint64_t now = shoal__now_ns();
-    if (p->state == SHOAL_POOL_DRAINING ||
+    if (p->state == SHOAL_POOL_DRAINING || co->start_lost ||
         atomic_load_explicit(&ctx->rt->stopping, memory_order_relaxed) ||
         (co->retry_at != 0 && now < co->retry_at) || co->nstarting > co->qlive ||
-        co->nfree + co->nin_use + co->nstarting >= p->spec.max_size)
+        co->nfree + co->nin_use + co->nstarting + co->nending >= p->spec.max_size)
         return;
     if (start_one(ctx, p, now) != SHOAL_OK)
         co->retry_at = shoal__deadline_ns(now, p->spec.restart.backoff_ms);
     shoal__co_due(co, co->retry_at);
 }
 
-void shoal__co_start_failed(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
+void shoal__co_start_failed(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now,
+                            const char *what)
 {
     shoal_checkout_t *co = p->co;
     shoal__co_count(co, SHOAL_CO_START_FAILURES, 1);
-    if (++co->fails_in_row < co->cfg->add_member_retry)
+    bool first = co->fails_in_row++ == 0;
+    if (co->fails_in_row < co->cfg->add_member_retry) {
+        if (first) /* the rest of the round is told by its end */
+            shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, p->name, "%s", what);
         return;
-    /* Enough tries for now: starts wait a backoff, takers hear so. */
-    co->retry_at = shoal__deadline_ns(now, p->spec.restart.backoff_ms);
+    }
+    /* Enough tries for now: starts wait, longer after each round, and
+     * takers hear so. One line a round, not one a failure. */
+    uint64_t wait = co->retry_ms != 0 ? co->retry_ms : p->spec.restart.backoff_ms;
+    uint64_t cap = p->spec.restart.backoff_ms * SHOAL__POOL_BACKOFF_GROWTH;
+    co->retry_ms = wait * 2 < cap ? wait * 2 : cap;
+    uint64_t at = shoal__deadline_ns(now, wait);
+    if (at > co->retry_at) /* a degraded pool's wait may be longer */
+        co->retry_at = at;
     shoal__co_due(co, co->retry_at);
+    shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, p->name,
+               "%s; %" PRIu32 " start%s in a row failed: starting again in %" PRIu64 " ms", what,
+               co->fails_in_row, co->fails_in_row == 1 ? "" : "s", wait);
     if (co->nstarting == 0)
         shoal__co_queue_fail_takes(ctx, co);
+}
+
+void shoal__co_member_failed(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now, int reason)
+{
+    shoal_checkout_t *co = p->co;
+    if (p->state == SHOAL_POOL_DRAINING ||
+        atomic_load_explicit(&ctx->rt->stopping, memory_order_relaxed))
+        return;
+    p->last_death_ns = now;
+    if (p->state == SHOAL_POOL_RUNNING && shoal__pool_restart_allowed(p, now)) {
+        shoal__pool_restart_note(p, now);
+        p->restarts++;
+        return;
+    }
+    /* Past the budget: starts wait, as a forward pool's restarts do
+     * (workers.c: degrade, on_retry); a failure after a wait doubles it. */
+    if (p->state == SHOAL_POOL_RUNNING) {
+        p->state = SHOAL_POOL_DEGRADED;
+        p->backoff_ms = p->spec.restart.backoff_ms;
+        shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, p->name,
+                   "degraded: more than %" PRIu32 " restarts within %" PRIu64
+                   " ms (last: %s); serving with %" PRIu32 " of at most %" PRIu32
+                   " members, starting more in %" PRIu64 " ms",
+                   p->spec.restart.max, p->spec.restart.within_ms, shoal_strerror(reason),
+                   co->nfree + co->nin_use + co->nstarting, p->spec.max_size, p->backoff_ms);
+    } else if (co->retry_at == 0 || now >= co->retry_at) {
+        uint64_t cap = p->spec.restart.backoff_ms * SHOAL__POOL_BACKOFF_GROWTH;
+        p->backoff_ms = p->backoff_ms * 2 < cap ? p->backoff_ms * 2 : cap;
+    } else {
+        return; /* a wait is on */
+    }
+    co->retry_at = shoal__deadline_ns(now, p->backoff_ms);
+    shoal__co_due(co, co->retry_at);
 }
 
 uint32_t shoal__co_free_take(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
@@ -335,11 +385,19 @@ void shoal__co_sweep(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
     for (uint32_t i = 0; i < co->nseats; i++) {
         shoal_co_seat_t *s = &co->seats[i];
         if (s->state == SHOAL_CO_STARTING && now >= s->deadline) {
-            shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, p->name,
-                       "a member did not start within %" PRIu64 " ms: stopped",
-                       co->cfg->member_start_timeout_ms);
+            char what[200];
+            int n = snprintf(what, sizeof what,
+                             "a member did not start within %" PRIu64 " ms (member_start_timeout)",
+                             co->cfg->member_start_timeout_ms);
+            /* One of the pool's own start: that start fails, as when an
+             * init fails (pool.c), and the pool ends with nothing more
+             * started. */
+            if (p->start_pending)
+                co->start_lost = shoal__pool_start_fail(ctx, p, SHOAL_ETIMEDOUT, what);
+            snprintf(what + n, sizeof what - (size_t)n,
+                     ": stopping it (its init still runs: it counts against max until it ends)");
             shoal__co_stop(ctx, p, i);
-            shoal__co_start_failed(ctx, p, now);
+            shoal__co_start_failed(ctx, p, now, what);
         } else if (s->state == SHOAL_CO_IN_USE && s->by == SHOAL_CO_BY_THREAD &&
                    now >= s->deadline) {
             shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, p->name,

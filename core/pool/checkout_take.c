@@ -54,12 +54,15 @@ static void arm(struct shoal_ctx_s *ctx, shoal_checkout_t *co, uint64_t at)
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
 /* The next time anything is due: a taker's deadline, a seat's, a cull, a
- * retry of starts. */
+ * retry of starts, a degraded pool's recovery. */
 static uint64_t next_due(const shoal_checkout_t *co)
 {
     uint64_t at = min_u64(shoal__co_seats_next(co), co->next_cull);
     if (co->retry_at != 0)
         at = min_u64(at, co->retry_at);
+    const shoal_pool_t *p = co->pool;
+    if (p->state == SHOAL_POOL_DEGRADED)
+        at = min_u64(at, shoal__deadline_ns(p->last_death_ns, p->spec.restart.within_ms));
     for (uint32_t k = 0; k < co->qlen; k++) {
         const shoal_co_taker_t *t = &co->q[(co->qhead + k) % co->qcap];
         if (!t->gone)
@@ -154,15 +157,44 @@ void shoal__co_txn_drop(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *m
 }
 
 /* Every queued taker is answered `status` (takes) or dropped (transactions). */
-void shoal__co_queue_flush(struct shoal_ctx_s *ctx, shoal_pool_t *p, int status)
+uint32_t shoal__co_queue_flush(struct shoal_ctx_s *ctx, shoal_pool_t *p, int status)
 {
     shoal_co_taker_t t;
+    uint32_t dropped = 0;
     while (shoal__co_queue_pop(p->co, &t)) {
-        if (t.txn != NULL)
+        if (t.txn != NULL) {
             shoal__co_txn_drop(ctx, p, t.txn);
-        else
+            dropped++;
+        } else {
             answer_error(ctx, t.from, t.ref, status);
+        }
     }
+    return dropped;
+}
+
+/* The pool drains: no member is given to a take any more (its taker would
+ * hold it as long as it liked), so the takes waiting hear it now. */
+void shoal__co_queue_shut_takes(struct shoal_ctx_s *ctx, shoal_checkout_t *co)
+{
+    for (uint32_t k = 0; k < co->qlen; k++) {
+        shoal_co_taker_t *t = &co->q[(co->qhead + k) % co->qcap];
+        if (t->gone || t->txn != NULL)
+            continue;
+        t->gone = true;
+        co->qlive--;
+        co->qtakers--;
+        shoal__co_count(co, SHOAL_CO_TAKE_SHUTDOWNS, 1);
+        answer_error(ctx, t->from, t->ref, SHOAL_ESHUTDOWN);
+    }
+}
+
+uint32_t shoal__co_mailbox_txns(const struct shoal_ctx_s *ctx)
+{
+    /* relaxed: the reserved count is the owner's to read here, and final
+     * after its own close (actor/mailbox.h); ctx->deq is this turn's count
+     * of pops (actor/turn.c). */
+    uint64_t w = atomic_load_explicit(&ctx->a->user_rsv, memory_order_relaxed);
+    return shoal__rsv_depth(w, ctx->deq);
 }
 
 /* Takers past their deadline are answered SHOAL_ETIMEDOUT. */
@@ -186,16 +218,39 @@ void shoal__co_queue_expire(struct shoal_ctx_s *ctx, shoal_checkout_t *co, uint6
         queue_compact(co);
 }
 
-/* No member will come for the takes waiting (starts keep failing): they
- * are answered SHOAL_ENOMEMBERS; transactions wait on. */
+/* A transaction no member will come for: its call is answered
+ * SHOAL_ENOMEMBERS (a cast is dead-lettered), counted dropped -- the
+ * ledger settles it -- and no member. */
+static void txn_refuse(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *m)
+{
+    if (shoal__env_kind(m) == SHOAL_MSG_CALL) {
+        struct shoal_reply_s reply = {.tc = ctx->tc, .env = NULL, .status = SHOAL_ENOMEMBERS};
+        shoal__reply_send(ctx->rt, ctx->tc, ctx->self, m->from, shoal__env_ref(m), &reply);
+        shoal__env_drop_payload(m);
+    } else {
+        shoal__dead_letter(ctx, m);
+    }
+    shoal__env_free(ctx->tc, m);
+    shoal__pool_count_dropped(ctx->tc, p);
+    shoal__co_count(p->co, SHOAL_CO_NO_MEMBERS, 1);
+    atomic_fetch_sub_explicit(&p->co->txn_out, 1, memory_order_relaxed);
+}
+
+/* No member will come for the takers waiting (starts keep failing): takes
+ * and transactions are answered SHOAL_ENOMEMBERS. */
 void shoal__co_queue_fail_takes(struct shoal_ctx_s *ctx, shoal_checkout_t *co)
 {
     for (uint32_t k = 0; k < co->qlen; k++) {
         shoal_co_taker_t *t = &co->q[(co->qhead + k) % co->qcap];
-        if (t->gone || t->txn != NULL)
+        if (t->gone)
             continue;
         t->gone = true;
         co->qlive--;
+        if (t->txn != NULL) {
+            txn_refuse(ctx, co->pool, t->txn);
+            t->txn = NULL;
+            continue;
+        }
         co->qtakers--;
         shoal__co_count(co, SHOAL_CO_NO_MEMBERS, 1);
         answer_error(ctx, t->from, t->ref, SHOAL_ENOMEMBERS);
@@ -240,6 +295,7 @@ bool shoal__co_txn_give(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p
     shoal__co_seat_ungive(co, i); /* it ended free: its EXIT is on the way */
     shoal__co_count(co, SHOAL_CO_KILLED_FREE, 1);
     co->seats[i].state = SHOAL_CO_ENDING;
+    co->seats[i].failed = true;
     co->nending++;
     return false;
 }
@@ -272,8 +328,28 @@ void shoal__co_offer(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t i)
     shoal_checkout_t *co = p->co;
     shoal_co_seat_t *s = &co->seats[i];
     uint64_t now = shoal__now_ns();
+    shoal_co_taker_t t;
     if (p->state == SHOAL_POOL_DRAINING) {
-        shoal__co_stop(ctx, p, i);
+        /* The transactions it accepted first (checkout.h: draining): the
+         * first queued gets it -- whatever its lifetime or the max, as the
+         * pool ends anyway --, one still in the mailbox finds it free. */
+        while (shoal__co_queue_pop(co, &t)) {
+            if (t.txn == NULL) { /* none queues while it drains; said so if one did */
+                shoal__co_count(co, SHOAL_CO_TAKE_SHUTDOWNS, 1);
+                answer_error(ctx, t.from, t.ref, SHOAL_ESHUTDOWN);
+                continue;
+            }
+            if (shoal__co_txn_give(ctx->rt, ctx->tc, p, i, t.txn, now))
+                return;
+            /* The member has gone (its EXIT is on the way): first for the next. */
+            if (shoal__co_queue_put(co, &t, true) != SHOAL_OK)
+                shoal__co_txn_drop(ctx, p, t.txn);
+            return;
+        }
+        if (shoal__co_mailbox_txns(ctx) != 0)
+            shoal__co_free_push(co, i);
+        else
+            shoal__co_stop(ctx, p, i);
         return;
     }
     if (now >= s->expires) { /* past its lifetime */
@@ -287,7 +363,6 @@ void shoal__co_offer(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t i)
         shoal__co_stop(ctx, p, i);
         return;
     }
-    shoal_co_taker_t t;
     while (shoal__co_queue_pop(co, &t)) {
         if (t.txn != NULL) {
             if (shoal__co_txn_give(ctx->rt, ctx->tc, p, i, t.txn, now))
@@ -425,6 +500,7 @@ int shoal__co_return_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoa
     if (r.how != SHOAL_RETURN_OK) {
         shoal__co_count(
             co, r.how == SHOAL_RETURN_FAIL ? SHOAL_CO_RETURNED_FAIL : SHOAL_CO_KILLED_IN_USE, 1);
+        s->failed = true;          /* its replacement is a restart (checkout.h: failures) */
         shoal__co_stop(ctx, p, i); /* its replacement starts when it has ended */
         shoal__co_rearm(ctx, co);
         return SHOAL_OK;

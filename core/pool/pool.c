@@ -302,6 +302,15 @@ static void start_finish(struct shoal_ctx_s *ctx, shoal_pool_t *p, int rc, const
         shoal_exit(ctx, rc);
 }
 
+bool shoal__pool_start_fail(struct shoal_ctx_s *ctx, shoal_pool_t *p, int rc, const char *why)
+{
+    bool waited = p->wait_start || (ctx->b->ext != NULL && ctx->b->ext->notify_start);
+    if (!p->start_pending)
+        return false;
+    start_finish(ctx, p, rc, why);
+    return waited;
+}
+
 /* A worker's start notice (SHOAL_ENV_STARTED). */
 static void on_started(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
 {

@@ -347,6 +347,11 @@ void shoal__pool_retire(struct shoal_ctx_s *ctx);
  * not): unpublish the record, give up what it holds, answer DRAIN callers.
  * Returns the record: actor_end drops the actor's reference on it last. */
 shoal_pool_t *shoal__pool_ended(struct shoal_ctx_s *ctx);
+/* The pool's own start has failed (a checkout member that did not start in
+ * time, or whose init failed): whoever waits hears rc and why, as when a
+ * first worker's init fails. True if the pool ends for it (someone
+ * waited). The pool's actor, while its start is pending. */
+bool shoal__pool_start_fail(struct shoal_ctx_s *ctx, shoal_pool_t *p, int rc, const char *why);
 
 /* ---- the pool's own actor: pool.c, workers.c, orphans.c, stats.c --------
  * Called only in that actor's turns. */

@@ -2,7 +2,8 @@
  * (core/pool/checkout*.c): its settings changed live (init, max, the
  * members' mailbox limit; bad values change nothing; other kinds' commands
  * refused), max lowered below the members in use, a drain that waits for
- * the members in use, and bad specs.
+ * the members in use, serves the transactions queued and answers the
+ * takes waiting at once, and bad specs.
  *
  * Handlers never call CUnit: they record into atomics (checkout_basic_kit.h);
  * the test thread asserts after synchronising on them.
@@ -106,6 +107,153 @@ static void test_drain_waits_for_returns(void)
     shoal_runtime_destroy(rt);
 }
 
+/* A transaction from a thread: a call of type T_BLOCK, and its answer. */
+typedef struct {
+    shoal_runtime_t *rt;
+    shoal_pid_t pool;
+    int rc, status;
+    cb_who_t who;
+} txn_caller_t;
+
+static void *txn_call_main(void *arg)
+{
+    txn_caller_t *c = arg;
+    shoal_answer_t a;
+    c->rc = shoal_runtime_checkout_call(c->rt, c->pool, T_BLOCK, NULL, 0, 30000, &a);
+    if (c->rc != SHOAL_OK)
+        return NULL;
+    c->status = a.status;
+    if (a.status == SHOAL_OK && a.size == sizeof c->who)
+        memcpy(&c->who, a.data, sizeof c->who);
+    shoal_answer_release(&a);
+    return NULL;
+}
+
+/* A drain serves the transactions the pool accepted: one in its only
+ * member (held at the gate), three queued; each is answered once, by the
+ * member, and the drain ends after the last (F5: they were dropped at the
+ * drain's start, their calls answered SHOAL_ENOPROC). */
+static void test_drain_serves_queued_transactions(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(1, 1);
+    shoal_pid_t pool = cb_start(rt, &s);
+    txn_caller_t c[4];
+    pthread_t th[4];
+    for (int k = 0; k < 4; k++) {
+        c[k] = (txn_caller_t){.rt = rt, .pool = pool, .rc = 99, .status = 99};
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&th[k], NULL, txn_call_main, &c[k]), 0);
+        if (k == 0)
+            WAIT_UNTIL(atomic_load(&cb_blocked) == 1);
+        else
+            WAIT_UNTIL(cb_stats(rt, pool).queued == (uint32_t)k);
+    }
+    drainer_t d = {rt, pool, 99};
+    pthread_t dh;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&dh, NULL, drain_main, &d), 0);
+    WAIT_UNTIL(cb_stats(rt, pool).state == SHOAL_POOL_DRAINING);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.in_use, 1);
+    CU_ASSERT_EQUAL(st.queued, 3);
+    CU_ASSERT_EQUAL(st.messages_dropped, 0);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, pool, T_WHO, NULL, 0), SHOAL_ENOPROC); /* closed */
+    for (int k = 1; k < 4; k++)
+        CU_ASSERT_EQUAL(c[k].rc, 99); /* still waiting */
+    CU_ASSERT_EQUAL(d.rc, 99);
+    atomic_store(&cb_gate, 1);
+    uint64_t uses = 0;
+    for (int k = 0; k < 4; k++) {
+        pthread_join(th[k], NULL);
+        CU_ASSERT_EQUAL(c[k].rc, SHOAL_OK);
+        CU_ASSERT_EQUAL(c[k].status, SHOAL_OK);
+        CU_ASSERT_TRUE(c[k].who.uses >= 1 && c[k].who.uses <= 4);
+        uses |= UINT64_C(1) << c[k].who.uses; /* each use once: 1, 2, 3, 4 */
+    }
+    CU_ASSERT_EQUAL(uses, 0x1e);
+    pthread_join(dh, NULL);
+    CU_ASSERT_EQUAL(d.rc, SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&cb_blocked), 4);
+    CU_ASSERT_TRUE(cb_ended(rt, c[0].who.pid));
+    shoal_runtime_destroy(rt);
+}
+
+/* An actor that takes from `pool` when told (TK_GO) and records the
+ * answer to its take. */
+enum { TK_GO = 20 };
+static atomic_int tk_take_rc = 99, tk_answers, tk_status = 99;
+
+static int tk_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)state;
+    if (msg->kind == SHOAL_MSG_CAST && msg->type == TK_GO) {
+        shoal_pid_t pool;
+        memcpy(&pool, msg->data, sizeof pool);
+        shoal_ref_t ref;
+        atomic_store(&tk_take_rc, shoal_take(ctx, pool, 60000, &ref));
+    } else if (msg->kind == SHOAL_MSG_REPLY) {
+        atomic_store(&tk_status, msg->status);
+        atomic_fetch_add(&tk_answers, 1);
+    }
+    return SHOAL_OK;
+}
+
+static const shoal_behaviour_t taker_actor = {
+    .name = "taker",
+    .handle_message = tk_message,
+};
+
+/* Takes waiting when a drain begins -- an actor's and a thread's -- are
+ * answered SHOAL_ESHUTDOWN at once (a member given to one would be held
+ * for as long as its taker liked), counted take_shutdowns; the member in
+ * use ends when it is returned, and the drain with it. */
+static void test_drain_answers_waiting_takes(void)
+{
+    cb_reset();
+    atomic_store(&tk_take_rc, 99);
+    atomic_store(&tk_answers, 0);
+    atomic_store(&tk_status, 99);
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(1, 1);
+    shoal_pid_t pool = cb_start(rt, &s);
+    shoal_pid_t a, actor;
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &a), SHOAL_OK);
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &taker_actor, NULL, NULL, &actor), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, actor, TK_GO, &pool, sizeof pool), SHOAL_OK);
+    WAIT_UNTIL(cb_stats(rt, pool).queued == 1);
+    CU_ASSERT_EQUAL(atomic_load(&tk_take_rc), SHOAL_OK);
+    cb_taker_t t = {.rt = rt, .pool = pool, .timeout_ms = 60000, .rc = 99, .keep = 1};
+    pthread_t th, dh;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, cb_taker_main, &t), 0);
+    WAIT_UNTIL(cb_stats(rt, pool).queued == 2);
+    drainer_t d = {rt, pool, 99};
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&dh, NULL, drain_main, &d), 0);
+    WAIT_UNTIL(atomic_load(&tk_answers) == 1 && atomic_load(&t.done) == 1);
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(atomic_load(&tk_answers), 1);
+    CU_ASSERT_EQUAL(atomic_load(&tk_status), SHOAL_ESHUTDOWN);
+    CU_ASSERT_EQUAL(t.rc, SHOAL_ESHUTDOWN);
+    CU_ASSERT_EQUAL(t.got, SHOAL_PID_NONE);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.queued, 0);
+    CU_ASSERT_EQUAL(st.in_use, 1);
+    CU_ASSERT_EQUAL(st.take_timeouts, 0);
+    CU_ASSERT_EQUAL(st.error_no_members, 0);
+    shoal_answer_t ans;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_inspect(rt, pool, CB_TMO, &ans), SHOAL_OK);
+    CU_ASSERT_PTR_NOT_NULL(ans.data != NULL ? strstr(ans.data, "\"take_shutdowns\":2") : NULL);
+    shoal_answer_release(&ans);
+    /* A take after the drain began is refused as before. */
+    shoal_pid_t b;
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 1000, &b), SHOAL_ENOPROC);
+    CU_ASSERT_EQUAL(d.rc, 99);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, a, SHOAL_RETURN_OK), SHOAL_OK);
+    pthread_join(dh, NULL);
+    CU_ASSERT_EQUAL(d.rc, SHOAL_OK);
+    CU_ASSERT_TRUE(cb_ended(rt, a));
+    shoal_runtime_destroy(rt);
+}
+
 static void test_bad_specs(void)
 {
     shoal_runtime_t *rt = shoal_test_runtime(1);
@@ -168,6 +316,8 @@ int main(void)
     static const shoal_test_case_t cases[] = {
         {"settings changed live", test_set_checkout_live},
         {"drain waits for members in use", test_drain_waits_for_returns},
+        {"drain serves the transactions queued", test_drain_serves_queued_transactions},
+        {"drain answers the takes waiting", test_drain_answers_waiting_takes},
         {"bad specs", test_bad_specs},
         {"max lowered below the members in use", test_lower_max_in_use},
         {NULL, NULL},

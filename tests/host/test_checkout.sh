@@ -20,6 +20,9 @@
 #      reload's log line names only what changed (max 5 -> 6) and why a
 #      pool was replaced (kind checkout -> forward).
 #   6. SIGTERM drains and exits 0.
+#   7. A draining pool serves the transactions it accepted: the queued
+#      call of a replacing reload is answered by the old member, and
+#      SIGTERM handles every queued send before it exits 0.
 . "$(dirname "$0")/lib.sh" "$1" || exit 1
 export SHOAL_SOCKET=$tmp/ctl.sock
 
@@ -105,7 +108,8 @@ for kv in returned_fail=1 messages_failed=1 free=1 in_use=0; do
 done
 # The table (piped: a block a second) says the same: members in use and
 # free, takes a second, and each failure total once it is not 0; its wait
-# columns are the takes' wait for a member.
+# columns are the takes' wait for a member. The broken member's
+# replacement is a restart, as a forward pool's worker's.
 n=$(grep -c '^shoald: generation' "$tmp/table")
 for _ in $(seq 1 300); do
     [ "$(grep -c '^shoald: generation' "$tmp/table")" -ge $((n + 2)) ] && break
@@ -114,7 +118,7 @@ done
 row() { grep "^$1 " "$tmp/table" | tail -1; }
 row db | grep -Eq '^db +2 +0 +0 +0 +0 +0 +[0-9]+\.[0-9] +[0-9]+\.[0-9] running \(checkout, in use 0/2, free 2, takes 0/s\)$' ||
     fail "db's row: $(row db)"
-row flaky | grep -Eq '^flaky +1 +0 +0 +0 +0 +0 +[0-9]+\.[0-9] +[0-9]+\.[0-9] running \(checkout, in use 0/1, free 1, takes 0/s, returned fail 1\)$' ||
+row flaky | grep -Eq '^flaky +1 +0 +0 +0 +0 +1 +[0-9]+\.[0-9] +[0-9]+\.[0-9] running \(checkout, in use 0/1, free 1, takes 0/s, returned fail 1\)$' ||
     fail "flaky's row: $(row flaky)"
 
 # 4. Reloads: live, replacing, refused.
@@ -171,4 +175,71 @@ write "pools:
 wait_for "from s.yaml: replaced flaky (kind checkout -> forward); db max 5 -> 6; ledger"
 
 stop_host 0
+
+# 7. A draining checkout pool serves the transactions it accepted (sleep
+#    members, one call at a time). A reload replacing the pool while a call
+#    is in its member and one is queued: the queued call is answered by the
+#    old pool's member (2 calls at its end), nothing dropped. SIGTERM while
+#    a send is in the member and three are queued: all four handled (4
+#    messages at its end), the drain completes, exit 0, nothing lost.
+header() {
+    cat <<YAML
+runtime: { control: ctl.sock, threads: 4 }
+log: { level: debug }
+shutdown: { drain: 5s }
+plugins:
+  sleep: $plugins/sleep/sleep.so
+YAML
+}
+sleepy() { write "pools:
+  db: { kind: checkout, member: sleep.sleep, init: 1, max: 1, args: { latency: $1 } }"; }
+sleepy 400ms
+: > "$log"
+(cd "$tmp" && exec "$shoald" --no-table s.yaml) 2> "$log" &
+pid=$!
+wait_for "running s.yaml: 1 pool"
+# queue VERB N: N transactions to db (shoalctl call, in the background, or
+# send), each in the queue before the next; the first takes the member
+queue() {
+    for k in $(seq 1 "$2"); do
+        if [ "$1" = call ]; then
+            ("$shoalctl" call db "c$k" > "$tmp/call$k" 2>&1; echo "rc=$?" >> "$tmp/call$k") &
+        else
+            "$shoalctl" send db "s$k" > "$tmp/o" 2>&1 || fail "send $k: $(cat "$tmp/o")"
+        fi
+        for _ in $(seq 1 500); do
+            [ "$(field db in_use)" = 1 ] && [ "$(field db queued)" = $((k - 1)) ] && break
+            sleep 0.01
+        done
+    done
+}
+answered() { # N: each of the N calls answered with what it sent
+    for _ in $(seq 1 1000); do
+        [ "$(grep -l '^rc=' "$tmp"/call* 2>/dev/null | wc -l)" -ge "$1" ] && break
+        sleep 0.01
+    done
+    for k in $(seq 1 "$1"); do
+        [ "$(cat "$tmp/call$k")" = "$(printf 'c%s\nrc=0' "$k")" ] ||
+            fail "call $k of $1 said: $(cat "$tmp/call$k")"
+    done
+    rm -f "$tmp"/call*
+}
+queue call 2
+[ "$(field db queued)" = 1 ] || fail "the second call is not queued (queued $(field db queued))"
+sleepy 401ms
+"$shoalctl" reload > "$tmp/o" 2>&1 || fail "replacing reload: $(cat "$tmp/o")"
+wait_for "replaced db (its members' code or args changed (sleep.sleep))"
+answered 2
+wait_for "db/sleep: sleep ends (SHOAL_ESHUTDOWN): 0 messages, 2 calls"
+"$shoalctl" status | grep -qx "ledger gen 1: accepted 2 = handled 2 + failed 0 + dropped 0 + in flight 0; refused 0" ||
+    fail "the replaced pool's ledger: $("$shoalctl" status | grep '^ledger')"
+# Sends: a call's answer cannot leave once shoald has begun to stop (its
+# control socket is no longer served; the caller hears "shoald is
+# stopping"), so the member's own count says what was handled.
+queue send 4
+[ "$(field db queued)" = 3 ] || fail "three sends are not queued (queued $(field db queued))"
+stop_host 0
+wait_for "db/sleep: sleep ends (SHOAL_ESHUTDOWN): 4 messages, 0 calls"
+[ "$(count "lost\|not run\|dropped [1-9]")" = 0 ] ||
+    fail "the drain lost or dropped: $(grep 'lost\|not run\|dropped [1-9]' "$log")"
 echo "test_checkout: ok"

@@ -56,10 +56,14 @@
  * they last published them, and starts none: a pool below max with every
  * member in use refuses a group take.
  *
- * Drain (SHOAL_POOL_DRAIN): no new takes (SHOAL_ENOPROC), waiting takers
- * answered SHOAL_ENOPROC, free members end at once, members in use when
- * they are returned (or their lease ends: an actor holding one is waited
- * for as long as it holds it); the pool ends after the last. When the
+ * Drain (SHOAL_POOL_DRAIN): no new takes or transactions (SHOAL_ENOPROC),
+ * waiting takers answered SHOAL_ESHUTDOWN at once (counted, inspect's
+ * take_shutdowns); the transactions it accepted are served first, each
+ * once, by members as they are free; then free members end, members in
+ * use when they are returned (or their lease ends: an actor holding one
+ * is waited for as long as it holds it); the pool ends after the last. A
+ * transaction still queued when no member is left (they failed: none
+ * starts while it drains) is dropped, counted and logged. When the
  * pool ends, its members end with it; an actor holding one gets its EXIT.
  *
  * Priority messages to the pool are its commands (shoal/pool.h);
@@ -93,7 +97,8 @@ typedef struct shoal_checkout_member_s {
  * SHOAL_CHECKOUT_MEMBER (status 0: the member is the actor's until it
  * returns it, or ends), or a SHOAL_MSG_REPLY with status SHOAL_ENOMEMBERS
  * (none free, none could wait), SHOAL_ETIMEDOUT (none came within
- * timeout_ms), SHOAL_ENOPROC (the pool has ended or drains), SHOAL_ENOTSUP
+ * timeout_ms), SHOAL_ENOPROC (the pool has ended or drains),
+ * SHOAL_ESHUTDOWN (it began to drain while this take waited), SHOAL_ENOTSUP
  * (not a checkout pool) -- or a SHOAL_MSG_TIMEOUT if the pool did not
  * answer at all within timeout_ms + 1 s. A member granted after the actor
  * stopped waiting (or ended) goes back to the pool by itself. */
@@ -128,8 +133,9 @@ SHOAL_API int shoal_checkout_call(shoal_ctx_t *ctx, shoal_pid_t pool, uint32_t t
 
 /* From a thread that is not a dispatcher worker: takes a member, waiting
  * up to timeout_ms. SHOAL_OK (*member set; hold it at most the pool's
- * lease), SHOAL_ENOMEMBERS, SHOAL_ETIMEDOUT, SHOAL_ENOPROC, SHOAL_ENOTSUP,
- * SHOAL_EINVAL (called on a dispatcher thread). */
+ * lease), SHOAL_ENOMEMBERS, SHOAL_ETIMEDOUT, SHOAL_ENOPROC, SHOAL_ESHUTDOWN
+ * (the pool began to drain while it waited), SHOAL_ENOTSUP, SHOAL_EINVAL
+ * (called on a dispatcher thread). */
 SHOAL_API int shoal_runtime_take(shoal_runtime_t *rt, shoal_pid_t pool, uint64_t timeout_ms,
                                  shoal_pid_t *member);
 /* Gives back a member this thread took from `pool`: SHOAL_OK,
