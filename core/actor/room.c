@@ -95,6 +95,21 @@ static size_t count(const struct shoal_room_stripe_s *s, shoal_pid_t receiver, s
     return n;
 }
 
+/* Under s->lock: one more waiter on s; false when memory runs out. */
+static bool append(struct shoal_room_stripe_s *s, shoal_pid_t receiver, shoal_pid_t waiter)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 8;
+        waiter_t *w = cap <= (1u << 20) ? realloc(s->w, cap * sizeof *w) : NULL;
+        if (w == NULL)
+            return false;
+        s->w = w;
+        s->cap = cap;
+    }
+    s->w[s->n++] = (waiter_t){receiver, waiter};
+    return true;
+}
+
 int shoal__room_add(shoal_runtime_t *rt, shoal_pid_t receiver, shoal_pid_t waiter, uint32_t max)
 {
     shoal_actor_t *a = front_of(rt, receiver);
@@ -108,17 +123,10 @@ int shoal__room_add(shoal_runtime_t *rt, shoal_pid_t receiver, shoal_pid_t waite
         pthread_mutex_unlock(&s->lock);
         return SHOAL_EOVERLOAD;
     }
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 8;
-        waiter_t *w = cap <= (1u << 20) ? realloc(s->w, cap * sizeof *w) : NULL;
-        if (w == NULL) {
-            pthread_mutex_unlock(&s->lock);
-            return SHOAL_ENOMEM;
-        }
-        s->w = w;
-        s->cap = cap;
+    if (!append(s, receiver, waiter)) {
+        pthread_mutex_unlock(&s->lock);
+        return SHOAL_ENOMEM;
     }
-    s->w[s->n++] = (waiter_t){receiver, waiter};
     /* seq_cst: the asker's half of the Dekker pair (room.h: the ask). */
     atomic_fetch_or_explicit(&a->limit, SHOAL_LIMIT_ROOM, memory_order_seq_cst);
     pthread_mutex_unlock(&s->lock);
@@ -176,9 +184,9 @@ size_t shoal__room_count(shoal_runtime_t *rt, shoal_pid_t receiver)
     return n;
 }
 
-void shoal__room_cancel(shoal_runtime_t *rt, shoal_pid_t receiver, shoal_pid_t waiter)
+/* Takes (receiver, waiter) off s, if it is there. */
+static void take_off(struct shoal_room_stripe_s *s, shoal_pid_t receiver, shoal_pid_t waiter)
 {
-    struct shoal_room_stripe_s *s = stripe_of(rt, receiver);
     pthread_mutex_lock(&s->lock);
     for (size_t i = 0; i < s->n; i++) {
         if (s->w[i].receiver == receiver && s->w[i].waiter == waiter) {
@@ -186,9 +194,14 @@ void shoal__room_cancel(shoal_runtime_t *rt, shoal_pid_t receiver, shoal_pid_t w
             break;
         }
     }
+    pthread_mutex_unlock(&s->lock);
+}
+
+void shoal__room_cancel(shoal_runtime_t *rt, shoal_pid_t receiver, shoal_pid_t waiter)
+{
     /* The flag may stay set with no waiter left: the receiver's next check
      * tells nobody and clears it. */
-    pthread_mutex_unlock(&s->lock);
+    take_off(stripe_of(rt, receiver), receiver, waiter);
 }
 
 bool shoal__room_in(shoal_runtime_t *rt, shoal_pid_t pid, memory_order mo, bool *gone)
@@ -272,18 +285,10 @@ int shoal__room_ask_queued(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t 
     bool listed = false;
     for (size_t i = 0; i < s->n && !listed; i++)
         listed = s->w[i].receiver == receiver && s->w[i].waiter == waiter;
-    if (!listed && s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 8;
-        waiter_t *w = cap <= (1u << 20) ? realloc(s->w, cap * sizeof *w) : NULL;
-        if (w == NULL) {
-            pthread_mutex_unlock(&s->lock);
-            return SHOAL_ENOMEM;
-        }
-        s->w = w;
-        s->cap = cap;
+    if (!listed && !append(s, receiver, waiter)) {
+        pthread_mutex_unlock(&s->lock);
+        return SHOAL_ENOMEM;
     }
-    if (!listed)
-        s->w[s->n++] = (waiter_t){receiver, waiter};
     pthread_mutex_unlock(&s->lock);
     /* relaxed: ordered by the lock against the timer thread, which lowers
      * the flag (queued.c) before it takes the lock to tell (below): either
@@ -323,13 +328,5 @@ bool shoal__room_queued_waiting(shoal_runtime_t *rt)
 
 void shoal__room_cancel_queued(shoal_runtime_t *rt, shoal_pid_t receiver, shoal_pid_t waiter)
 {
-    struct shoal_room_stripe_s *s = &rt->rooms[QUEUED_STRIPE];
-    pthread_mutex_lock(&s->lock);
-    for (size_t i = 0; i < s->n; i++) {
-        if (s->w[i].receiver == receiver && s->w[i].waiter == waiter) {
-            s->w[i] = s->w[--s->n];
-            break;
-        }
-    }
-    pthread_mutex_unlock(&s->lock);
+    take_off(&rt->rooms[QUEUED_STRIPE], receiver, waiter);
 }

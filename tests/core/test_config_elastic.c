@@ -463,12 +463,7 @@ static void test_bad(void)
 
 static void test_help(void)
 {
-    char *out = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&out, &len);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    shoal__config_help(f);
-    fclose(f);
+    char *out = cf_help_text();
     static const char *const want[] = {
         "\n  idle_timeout               never | duration >= 10ms       never            a worker "
         "idle this long ends, down to min; then a send that finds every worker full starts one "

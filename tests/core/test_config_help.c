@@ -4,19 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_kit.h"
 #include "host/config.h"
-#include "support.h"
 
 /* ---- --help-config ------------------------------------------------------------- */
 
 static void test_help(void)
 {
-    char *out = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&out, &len);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    shoal__config_help(f);
-    fclose(f);
+    char *out = cf_help_text();
     static const char *const lines[] = {
         "shoald config (YAML). Paths are relative to the config file.\n",
         "  key                        type                           default          what\n",

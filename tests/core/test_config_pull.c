@@ -13,6 +13,7 @@
 #include "host/code.h"
 #include "host/config.h"
 #include "host/host.h"
+#include "config_kit.h"
 #include "configs.h"
 #include "support.h"
 
@@ -342,12 +343,7 @@ static void test_resolve_bad(void)
 
 static void test_help(void)
 {
-    char *out = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&out, &len);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    shoal__config_help(f);
-    fclose(f);
+    char *out = cf_help_text();
     static const char *const want[] = {
         "  kind                       forward | pull | checkout      forward          forward: ",
         "  prefetch                   integer 1..1024                1                pull only: "

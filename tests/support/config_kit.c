@@ -73,3 +73,14 @@ int cf_resolve(const char *fmt, char *formatted, size_t size,
     shoal__loader_destroy(L);
     return rc;
 }
+
+char *cf_help_text(void)
+{
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    shoal__config_help(f);
+    fclose(f);
+    return out;
+}

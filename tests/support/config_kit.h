@@ -46,4 +46,8 @@ void cf_refused(const char *text, const char *error);
 int cf_resolve(const char *fmt, char *formatted, size_t size,
                void (*check)(shoal_config_t *, shoal_loader_t *));
 
+/* What --help-config prints (shoal__config_help), as one string the caller
+ * frees. */
+char *cf_help_text(void);
+
 #endif
