@@ -4,7 +4,7 @@
  * takes unanswered; members that crash in use (the holder hears an EXIT)
  * and free; transactions (a call or cast the pool runs on a member: ok,
  * failed, admission); and groups of pools (random first, then the most
- * free, then none).
+ * free -- not any with a member --, then none).
  *
  * Handlers never call CUnit: they record into atomics (checkout_basic_kit.h);
  * the test thread asserts after synchronising on them.
@@ -310,6 +310,42 @@ static void test_groups(void)
     shoal_runtime_destroy(rt);
 }
 
+/* The most free, not any with one: of a group whose two pools have none
+ * free, one has 1 and one 3, a take whose random pick is empty goes to the
+ * one with 3. So the pool with 1 is picked only when the random pick is it
+ * (1 in 4: about 50 of 200), where a fallback to any pool with a member
+ * would give it about 100 (a random one of the two) or 150 (the first). */
+static void test_groups_most_free(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    const uint32_t size[4] = {1, 1, 1, 3};
+    shoal_pid_t pools[4], held[2], taker, from;
+    for (int i = 0; i < 4; i++) {
+        shoal_pool_spec_t s = cb_spec_of(size[i], size[i]);
+        s.checkout.group = "dbs";
+        pools[i] = cb_start(rt, &s);
+    }
+    for (int i = 0; i < 2; i++) /* the first two: none free */
+        CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pools[i], 0, &held[i]), SHOAL_OK);
+    for (int i = 0; i < 4; i++)
+        CU_ASSERT_EQUAL(cb_stats(rt, pools[i]).free, i < 2 ? 0 : size[i]);
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &group_taker, NULL, NULL, &taker), SHOAL_OK);
+    int seen[4] = {0, 0, 0, 0};
+    for (int k = 0; k < 200; k++) {
+        CU_ASSERT_EQUAL(group_take(rt, taker, &from), SHOAL_OK);
+        for (int i = 0; i < 4; i++)
+            seen[i] += from == pools[i];
+        for (int i = 2; i < 4; i++) /* given back, and published, before the next */
+            WAIT_UNTIL(cb_stats(rt, pools[i]).free == size[i]);
+    }
+    CU_ASSERT_EQUAL(seen[0] + seen[1], 0);
+    CU_ASSERT_EQUAL(seen[2] + seen[3], 200);
+    CU_ASSERT_TRUE(seen[2] >= 20 && seen[2] < 80);
+    printf("\n    the pool with 1 free picked %d times of 200 (1 in 4: 50) ", seen[2]);
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -317,6 +353,7 @@ int main(void)
         {"members crashing in use and free", test_member_crashes},
         {"transactions: ok, failed, admission", test_transactions},
         {"groups: random, most free, none", test_groups},
+        {"groups: the most free, not any with one", test_groups_most_free},
         {NULL, NULL},
     };
     return shoal_test_run("checkout_consumers", cases);
