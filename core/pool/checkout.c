@@ -303,6 +303,8 @@ static int set_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_
         return SHOAL_EINVAL;
     bool cull_changed = u.checkout.cull_interval_ms != co->cfg->cull_interval_ms;
     bool cull_on = co->cfg->cull_interval_ms == 0 && u.checkout.cull_interval_ms != 0;
+    bool life_changed = u.checkout.max_lifetime_ms != co->cfg->max_lifetime_ms ||
+                        u.checkout.max_lifetime_jitter_ms != co->cfg->max_lifetime_jitter_ms;
     p->spec.size = p->target = u.init;
     p->spec.max_size = u.max;
     p->spec.checkout = s.checkout;
@@ -319,6 +321,12 @@ static int set_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_
     for (uint32_t i = 0; cull_on && i < co->nseats; i++)
         if (co->seats[i].state == SHOAL_CO_FREE)
             co->seats[i].used_ns = now;
+    /* A new lifetime holds for the members already there too, counted
+     * from now (one started under "never" would else never be replaced);
+     * a member in use is replaced only when it is returned, as ever. */
+    for (uint32_t i = 0; life_changed && i < co->nseats; i++)
+        if (co->seats[i].state == SHOAL_CO_FREE || co->seats[i].state == SHOAL_CO_IN_USE)
+            co->seats[i].expires = shoal__co_lifetime(co, now);
     /* Fewer members allowed: free and starting ones past the new max end
      * now, those in use when they are returned (shoal__co_offer). */
     while (co->nfree + co->nin_use + co->nstarting > u.max && co->nfree != 0)

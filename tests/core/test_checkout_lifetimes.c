@@ -358,6 +358,50 @@ static void test_failing_members_degrade(void)
     shoal_runtime_destroy(rt);
 }
 
+/* Culling and lifetimes changed live (shoal_pool_set_checkout, as a
+ * reload does): culling off culls nothing however long the members are
+ * unused; turned on, it culls to init within a few intervals; a
+ * max_lifetime set later applies to the members already there, on return. */
+static void test_cull_and_lifetime_live(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(1, 4);
+    s.checkout.cull_interval_ms = 0;
+    s.checkout.max_age_ms = 100;
+    shoal_pid_t pool = cb_start(rt, &s);
+    shoal_pid_t m[4];
+    for (int i = 0; i < 4; i++)
+        CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 5000, &m[i]), SHOAL_OK);
+    for (int i = 0; i < 4; i++)
+        CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, m[i], SHOAL_RETURN_OK), SHOAL_OK);
+    cb_sleep_ms(400); /* four times max_age, culling off */
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).culled, 0);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).free, 4);
+    shoal_pool_checkout_update_t u = {1, 4, s.checkout};
+    u.checkout.cull_interval_ms = 50;
+    CU_ASSERT_EQUAL(shoal_pool_set_checkout(rt, pool, &u, 5000), SHOAL_OK);
+    WAIT_UNTIL(cb_stats(rt, pool).culled == 3);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.culled, 3);
+    CU_ASSERT_EQUAL(st.pool_size, 1);
+    CU_ASSERT_TRUE(cb_alive(rt, m[3])); /* the last returned stays */
+    /* max_lifetime, set now, for the member that is already there. */
+    u.checkout.cull_interval_ms = 0;
+    u.checkout.max_lifetime_ms = 100;
+    CU_ASSERT_EQUAL(shoal_pool_set_checkout(rt, pool, &u, 5000), SHOAL_OK);
+    shoal_pid_t a, b;
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 5000, &a), SHOAL_OK);
+    cb_sleep_ms(300);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).recycled, 0); /* in use: untouched */
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, a, SHOAL_RETURN_OK), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 5000, &b), SHOAL_OK);
+    CU_ASSERT_NOT_EQUAL(a, b);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).recycled, 1);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, b, SHOAL_RETURN_OK), SHOAL_OK);
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -368,6 +412,7 @@ int main(void)
         {"failing members degrade the pool", test_failing_members_degrade},
         {"a thread's lease expires", test_lease_expiry},
         {"culled to init after max_age", test_cull_to_init},
+        {"culling and lifetimes changed live", test_cull_and_lifetime_live},
         {"a lease that starts with the member's start is armed", test_lease_armed_on_start},
         {"max_lifetime only on return", test_lifetime_on_return},
         {"a lease timed from a hand-over", test_lease_armed_on_handover},
