@@ -156,6 +156,18 @@ void shoal__co_txn_drop(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *m
     atomic_fetch_sub_explicit(&p->co->txn_out, 1, memory_order_relaxed);
 }
 
+/* A take waiting in the queue (not a transaction) is answered `status` now,
+ * counted in counts[counter], and skipped from then on. */
+static void take_refuse(struct shoal_ctx_s *ctx, shoal_checkout_t *co, shoal_co_taker_t *t,
+                        unsigned counter, int status)
+{
+    t->gone = true;
+    co->qlive--;
+    co->qtakers--;
+    shoal__co_count(co, counter, 1);
+    answer_error(ctx, t->from, t->ref, status);
+}
+
 /* Every queued taker is answered `status` (takes) or dropped (transactions). */
 uint32_t shoal__co_queue_flush(struct shoal_ctx_s *ctx, shoal_pool_t *p, int status)
 {
@@ -180,11 +192,7 @@ void shoal__co_queue_shut_takes(struct shoal_ctx_s *ctx, shoal_checkout_t *co)
         shoal_co_taker_t *t = &co->q[(co->qhead + k) % co->qcap];
         if (t->gone || t->txn != NULL)
             continue;
-        t->gone = true;
-        co->qlive--;
-        co->qtakers--;
-        shoal__co_count(co, SHOAL_CO_TAKE_SHUTDOWNS, 1);
-        answer_error(ctx, t->from, t->ref, SHOAL_ESHUTDOWN);
+        take_refuse(ctx, co, t, SHOAL_CO_TAKE_SHUTDOWNS, SHOAL_ESHUTDOWN);
     }
 }
 
@@ -204,11 +212,7 @@ void shoal__co_queue_expire(struct shoal_ctx_s *ctx, shoal_checkout_t *co, uint6
         shoal_co_taker_t *t = &co->q[(co->qhead + k) % co->qcap];
         if (t->gone || t->deadline > now)
             continue;
-        t->gone = true;
-        co->qlive--;
-        co->qtakers--;
-        shoal__co_count(co, SHOAL_CO_TAKE_TIMEOUTS, 1);
-        answer_error(ctx, t->from, t->ref, SHOAL_ETIMEDOUT);
+        take_refuse(ctx, co, t, SHOAL_CO_TAKE_TIMEOUTS, SHOAL_ETIMEDOUT);
     }
     while (co->qlen != 0 && co->q[co->qhead].gone) {
         co->qhead = (co->qhead + 1) % co->qcap;
@@ -244,16 +248,14 @@ void shoal__co_queue_fail_takes(struct shoal_ctx_s *ctx, shoal_checkout_t *co)
         shoal_co_taker_t *t = &co->q[(co->qhead + k) % co->qcap];
         if (t->gone)
             continue;
-        t->gone = true;
-        co->qlive--;
         if (t->txn != NULL) {
+            t->gone = true;
+            co->qlive--;
             txn_refuse(ctx, co->pool, t->txn);
             t->txn = NULL;
             continue;
         }
-        co->qtakers--;
-        shoal__co_count(co, SHOAL_CO_NO_MEMBERS, 1);
-        answer_error(ctx, t->from, t->ref, SHOAL_ENOMEMBERS);
+        take_refuse(ctx, co, t, SHOAL_CO_NO_MEMBERS, SHOAL_ENOMEMBERS);
     }
 }
 
@@ -534,10 +536,6 @@ void shoal__co_queue_trim(struct shoal_ctx_s *ctx, shoal_checkout_t *co)
                 break;
             }
         }
-        t->gone = true;
-        co->qlive--;
-        co->qtakers--;
-        shoal__co_count(co, SHOAL_CO_NO_MEMBERS, 1);
-        answer_error(ctx, t->from, t->ref, SHOAL_ENOMEMBERS);
+        take_refuse(ctx, co, t, SHOAL_CO_NO_MEMBERS, SHOAL_ENOMEMBERS);
     }
 }
