@@ -1,7 +1,8 @@
 /* test_elastic_waiting.c - elastic pools (core/pool/elastic.c,
  * shoal/pool.h) and the senders that wait on them: max_waiting refuses
  * exactly the waiters past it with SHOAL_EOVERLOAD, a waiter that timed out
- * waits no more, and a thread in send_wait wakes soon after room appears.
+ * waits no more, send_wait times out when its timeout says (not before,
+ * hardly after), and a thread in send_wait wakes soon after room appears.
  * For forward and pull pools alike.
  *
  * Handlers never call CUnit: they record into atomics; the test thread
@@ -106,6 +107,42 @@ static void timed_out_waiter_case(uint32_t kind)
 static void forward_timed_out_waiter(void) { timed_out_waiter_case(SHOAL_POOL_KIND_FORWARD); }
 static void pull_timed_out_waiter(void) { timed_out_waiter_case(SHOAL_POOL_KIND_PULL); }
 
+/* send_wait into a pool held full times out exactly: of 11 waits of 20 ms,
+ * each returns SHOAL_ETIMEDOUT no sooner than 20 ms and leaves no waiter;
+ * the median returns within 2 ms after (10 ms in a sanitizer build). */
+static void times_out_exactly_case(uint32_t kind)
+{
+    ek_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = ek_spec_of(kind, 1, 1, 1, 1);
+    shoal_pid_t p = ek_spawn(rt, &s);
+    CU_ASSERT_EQUAL(ek_job(rt, p, EK_A_BLOCK), SHOAL_OK);
+    EK_WAIT_UNTIL(atomic_load(&ek_entered) == 1);
+    CU_ASSERT_EQUAL(ek_job(rt, p, EK_A_OK), SHOAL_OK); /* the one place left */
+    enum { TRIES = 11, TMO_MS = 20 };
+    double took[TRIES];
+    uint32_t act = EK_A_OK;
+    for (int i = 0; i < TRIES; i++) {
+        double t0 = shoal_test_now();
+        CU_ASSERT_EQUAL(shoal_runtime_send_wait(rt, p, EK_T_JOB, &act, sizeof act, TMO_MS),
+                        SHOAL_ETIMEDOUT);
+        took[i] = shoal_test_now() - t0;
+        CU_ASSERT(took[i] >= TMO_MS / 1e3);
+        CU_ASSERT_EQUAL(EK_STATS(rt, p).waiting, 0);
+    }
+    double median = shoal_test_median(took, TRIES);
+    CU_ASSERT(median < TMO_MS / 1e3 + (shoal_test_sanitized() ? 0.010 : 0.002));
+    printf("\n    a %d ms send_wait returned after %.2f ms (median of %d; %.2f..%.2f) ", TMO_MS,
+           median * 1e3, TRIES, took[0] * 1e3, took[TRIES - 1] * 1e3);
+    atomic_store(&ek_gate, 1);
+    EK_WAIT_UNTIL(atomic_load(&ek_done) == 2);
+    CU_ASSERT_EQUAL(EK_STATS(rt, p).messages_handled, 2); /* none of the 11 got in */
+    shoal_runtime_destroy(rt);
+}
+
+static void forward_times_out_exactly(void) { times_out_exactly_case(SHOAL_POOL_KIND_FORWARD); }
+static void pull_times_out_exactly(void) { times_out_exactly_case(SHOAL_POOL_KIND_PULL); }
+
 /* ---- send_wait wakes soon ---------------------------------------------------- */
 
 static double woke_at;
@@ -118,12 +155,6 @@ static void *sender_main(void *arg)
     woke_at = shoal_test_now();
     atomic_fetch_add(w->returned, 1);
     return NULL;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* From the moment the blocked worker goes on (room comes when it has taken
@@ -155,11 +186,10 @@ static void send_wait_wakes_soon(void)
         took[i] = woke_at - atomic_load(&ek_left_at);
         EK_WAIT_UNTIL(atomic_load(&ek_done) == 3);
     }
-    qsort(took, TRIES, sizeof took[0], cmp_double);
-    double bound = shoal_test_stress_scale(0.1) < 1.0 ? 0.010 : 0.001;
-    CU_ASSERT(took[TRIES / 2] < bound);
+    double median = shoal_test_median(took, TRIES);
+    CU_ASSERT(median < (shoal_test_sanitized() ? 0.010 : 0.001));
     printf("\n    send_wait woke %.0f us after the worker went on (median of %d; max %.0f us) ",
-           took[TRIES / 2] * 1e6, TRIES, took[TRIES - 1] * 1e6);
+           median * 1e6, TRIES, took[TRIES - 1] * 1e6);
     shoal_runtime_destroy(rt);
 }
 
@@ -170,6 +200,8 @@ int main(void)
         {"pull: max_waiting refuses exactly the excess", pull_max_waiting},
         {"forward: a waiter that timed out waits no more", forward_timed_out_waiter},
         {"pull: a waiter that timed out waits no more", pull_timed_out_waiter},
+        {"forward: send_wait times out exactly", forward_times_out_exactly},
+        {"pull: send_wait times out exactly", pull_times_out_exactly},
         {"send_wait wakes soon after room appears", send_wait_wakes_soon},
         {NULL, NULL},
     };

@@ -7,8 +7,13 @@
 #      decision grows the pool to what the load needs (400 x 10 ms at the
 #      target 60% busy: 7, give or take the sleep's overshoot) within
 #      up.for + 1 s of the reload; its log line names busy and refused.
-#   3. Steady at about 60% busy, between the thresholds (80% up, 40% down):
-#      not one decision in 30 s.
+#   3. Steady at 70% busy, between the thresholds (80% up, 40% down): not
+#      one decision in 30 s.
+#   3b. Thresholds live: a reload lowers up's busy to 60%, under the same
+#      load: one decision grows the same pool (PID) within up.for + 1 s,
+#      its line naming the new threshold. Back to 80%: it keeps its size.
+#      idle_timeout live: spare (3 workers, never idle out) given 100ms by
+#      a reload ends 2 idle workers, down to min 1, the same pool.
 #   4. A reload that changes nothing of the pool keeps its grown size (the
 #      file's size is where it starts, not where a reload puts it back).
 #   5. New bounds in the file (max 16 -> 6): applied live, the same pool
@@ -30,7 +35,9 @@ plugins:
   loadgen: $plugins/loadgen/loadgen.so
 YAML
 }
-# pool MAX: the autoscaled pool, bounds 1..MAX
+# pool MAX: the autoscaled pool, bounds 1..MAX, growing past busy $UP%; and
+# spare, 3 workers that idle out after $IDLE
+UP=80 IDLE=never
 pool() {
     cat <<YAML
 pools:
@@ -41,9 +48,15 @@ pools:
     autoscale:
       min: 1
       max: $1
-      up: { when: [busy > 80%, refused > 0], for: 500ms }
+      up: { when: [busy > $UP%, refused > 0], for: 500ms }
       down: { idle: 2s, step: 2 }
       cooldown: 1s
+  spare:
+    worker: sleep.sleep
+    args: { latency: 1ms }
+    size: 3
+    max: 3
+    idle_timeout: $IDLE
 YAML
 }
 # config RATE [MAX]: the pool, and a loadgen at RATE a second (none for 0)
@@ -65,6 +78,10 @@ elastic() {
     "$shoalctl" inspect work | python3 -c "import json,sys; print(json.load(sys.stdin)['info']['elastic']['autoscale']['$1'])"
 }
 target() { field target_size; }
+# spare_view: spare's size/expired/pid
+spare_view() {
+    "$shoalctl" inspect spare | python3 -c "import json,sys; i=json.load(sys.stdin); print('%s/%s/%s' % (i['info']['pool_size'], i['info']['elastic']['expired'], i['pid']))"
+}
 reload_ok() { "$shoalctl" reload > /dev/null || fail "shoalctl reload: exit $?"; }
 
 config 20
@@ -107,22 +124,67 @@ took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
 awk -v t="$took" 'BEGIN { exit !(t <= 1.5) }' || fail "it took $took s to grow (for: 0.5 s + 1 s)"
 echo "step: 1 -> $grown workers in $took s"
 
-# ---- 3. steady at about 60% busy: no decision in 30 s --------------------------------
-# grown workers x 60% / the time a message took, as the decision measured
+# ---- 3. steady at 70% busy: no decision in 30 s -------------------------------------
+# grown workers x 70% / the time a message took, as the decision measured
 # it (10 ms and the sleep's overshoot, which a sanitizer build or a loaded
-# machine stretches): midway between the thresholds
+# machine stretches); then once corrected by the busy read at that rate
+# (the overshoot under this load, not the step's), so the load stands at
+# 70%, between the thresholds
 us=$(echo "$line" | sed -n 's/.*, \([0-9]*\) us a message:.*/\1/p')
 [ -n "$us" ] && [ "$us" -ge 10000 ] || fail "no time a message in: $line"
-rate=$((grown * 600000 / us))
+rate=$((grown * 700000 / us))
+config "$rate"
+reload_ok
+sleep 2
+busy=$(elastic busy_permille)
+[ "$busy" -gt 0 ] || fail "busy read $busy at $rate/s"
+rate=$((rate * 700 / busy))
 config "$rate"
 reload_ok
 sleep 1
-u=$(ups) d=$(downs)
-sleep 30
+u=$(ups) d=$(downs) sum=0 lo=1000 hi=0
+for _ in $(seq 1 30); do
+    sleep 1
+    b=$(elastic busy_permille)
+    sum=$((sum + b))
+    [ "$b" -lt "$lo" ] && lo=$b
+    [ "$b" -gt "$hi" ] && hi=$b
+done
 [ "$(ups)/$(downs)" = "$u/$d" ] || fail "decisions under a steady load: ups $u -> $(ups), downs $d -> $(downs)"
-busy=$(elastic busy_permille)
-[ "$busy" -gt 400 ] && [ "$busy" -le 800 ] || fail "steady busy read $busy permille"
-echo "steady at $rate/s: busy $busy permille, no decision in 30 s"
+mean=$((sum / 30))
+[ "$mean" -ge 620 ] && [ "$mean" -le 780 ] || fail "steady busy read $mean permille on average ($lo..$hi)"
+echo "steady at $rate/s: busy $mean permille on average ($lo..$hi, a reading a second), no decision in 30 s"
+
+# ---- 3b. thresholds and idle_timeout, live ----------------------------------------
+size=$(target)
+UP=60
+config "$rate"
+t0=$(date +%s.%N)
+reload_ok
+for _ in $(seq 1 400); do [ "$(ups)" -gt "$u" ] && break; sleep 0.01; done
+t1=$(date +%s.%N)
+[ "$(ups)" = $((u + 1)) ] || fail "busy > 60% under 70%: $(ups) up decisions, $u before"
+took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+awk -v t="$took" 'BEGIN { exit !(t <= 1.5) }' || fail "it took $took s to grow past the new threshold"
+line2=$(grep 'work: autoscale: up ' "$log" | tail -1)
+echo "$line2" | grep -q "up $size -> [0-9]* workers: busy [0-9.]*% > 60%" || fail "the decision's line: $line2"
+[ "$(field pid)" = "$wpid" ] || fail "new thresholds replaced the pool"
+echo "thresholds live: $line2"
+UP=80
+config "$rate"
+reload_ok
+grown=$(target)
+[ "$grown" -gt "$size" ] || fail "back to busy > 80%: size $grown, was $size before the decision"
+
+v=$(spare_view)
+spid=${v##*/}
+[ "$v" = "3/0/$spid" ] || fail "spare without idle_timeout: size/expired/pid $v"
+IDLE=100ms
+config "$rate"
+reload_ok
+for _ in $(seq 1 500); do [ "$(spare_view)" = "1/2/$spid" ] && break; sleep 0.01; done
+[ "$(spare_view)" = "1/2/$spid" ] || fail "spare with idle_timeout 100ms: size/expired/pid $(spare_view), not 1/2/$spid"
+echo "idle_timeout live: spare 3 -> 1 worker, expired 2"
 
 # ---- 4. a reload that changes nothing of the pool keeps its size --------------------
 size=$(target)

@@ -143,6 +143,20 @@ double shoal_test_stress_scale(double sanitized)
     return f > 0 ? f : 1.0;
 }
 
+bool shoal_test_sanitized(void) { return SANITIZED; }
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double shoal_test_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof v[0], cmp_double);
+    return v[n / 2];
+}
+
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static char log_text[65536];
 

@@ -88,6 +88,12 @@ shoal_pool_stats_t shoal_test_pool_stats(shoal_runtime_t *rt, shoal_pid_t pool);
  * else `sanitized` in a sanitizer build and 1.0 otherwise. */
 double shoal_test_stress_scale(double sanitized);
 
+/* Whether this is a sanitizer build (timing bounds are looser there). */
+bool shoal_test_sanitized(void);
+
+/* Sorts v[0..n) ascending and returns its median, v[n / 2]. */
+double shoal_test_median(double *v, int n);
+
 /* Sleeps until *flag != 0 or timeout_s passes; returns the final value. */
 int shoal_test_wait_flag(atomic_int *flag, double timeout_s);
 
