@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "host/code.h"
 #include "host/isolated.h"
@@ -18,6 +19,7 @@
 #include "runtime/grow.h"
 #include "runtime/runtime.h"
 #include "sched/futex.h"
+#include "sched/monitor.h"
 
 /* ---- starting ------------------------------------------------------------ */
 
@@ -64,6 +66,16 @@ int shoal__host_isolated_spec(const shoal_config_t *c, const shoal_config_pool_t
     return shoal__isolated_launch(c, cp, gen, launch, why, why_size);
 }
 
+/* How long a pool's first workers may take to start: a checkout pool's
+ * fail by themselves after member_start_timeout, which may be longer. */
+static uint64_t start_timeout_ms(const shoal_config_pool_t *cp)
+{
+    uint64_t t = SHOAL_HOST_START_TIMEOUT_MS;
+    if (cp->kind == SHOAL_POOL_KIND_CHECKOUT && cp->checkout.member_start_timeout_ms + 1000 > t)
+        t = cp->checkout.member_start_timeout_ms + 1000;
+    return t;
+}
+
 int shoal__host_start_pool(shoal_host_t *h, const shoal_config_t *c, const shoal_config_pool_t *cp,
                            uint64_t gen, const shoal_pool_opts_t *opts, shoal_pid_t *pid, char *why,
                            size_t why_size)
@@ -72,6 +84,10 @@ int shoal__host_start_pool(shoal_host_t *h, const shoal_config_t *c, const shoal
     const shoal_config_pool_t *leaf = NULL;
     shoal__host_spec_chain(cp, specs, &leaf);
     shoal_pool_opts_t iso = {0};
+    if (opts != NULL) {
+        iso.interrupted = opts->interrupted;
+        iso.interrupted_arg = opts->interrupted_arg;
+    }
     shoal_remote_launch_t launch;
     if (cp->isolation == SHOAL_ISOLATION_PROCESS) {
         int rc = shoal__host_isolated_spec(c, cp, gen, specs, &launch, why, why_size);
@@ -96,7 +112,7 @@ int shoal__host_start_pool(shoal_host_t *h, const shoal_config_t *c, const shoal
         }
     }
     shoal_pool_hold_t hold = shoal__code_hold(code);
-    rc = shoal__pool_start_ex(h->rt, &specs[0], &hold, opts, SHOAL_HOST_START_TIMEOUT_MS, pid, why,
+    rc = shoal__pool_start_ex(h->rt, &specs[0], &hold, opts, start_timeout_ms(cp), pid, why,
                               why_size);
     shoal__code_release(code); /* the pool holds its own */
     return rc;
@@ -170,8 +186,44 @@ void shoal__host_mailbox_text(uint32_t mailbox, char buf[24])
         snprintf(buf, 24, "%u", mailbox);
 }
 
+/* After a failed start: every actor stopped, then until no handler is
+ * left in plugin code, or drain_ms. Each still there is logged; false
+ * then (the runtime cannot be destroyed: its threads cannot be joined). */
+static bool start_settled(shoal_host_t *h, uint64_t drain_ms)
+{
+    for (size_t i = 0; i < h->npools; i++)
+        shoal_runtime_stop_actor(h->rt, h->pools[i].pid);
+    for (size_t i = 0; i < h->nsources; i++)
+        shoal_runtime_stop_actor(h->rt, h->sources[i].pid);
+    uint64_t end = shoal__deadline_ns(shoal__now_ns(), drain_ms);
+    while (shoal__stalls(h->rt, NULL, 0, true) != 0 && shoal__now_ns() < end) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    size_t n;
+    shoal_stall_t *s = shoal__host_stalls_now(h, true, &n);
+    for (size_t i = 0; i < n; i++) {
+        char where[224];
+        shoal__stall_where(&s[i], where, sizeof where);
+        shoal__host_log(h, SHOAL_LOG_WARN,
+                        "<%" PRIu32 ".%" PRIu32
+                        "> %s: start: still in its handler after %.1f s (%s): not waited for",
+                        shoal__pid_slot(s[i].pid), shoal__pid_gen(s[i].pid), s[i].name,
+                        (double)s[i].elapsed_ns / 1e9, where);
+    }
+    free(s);
+    return n == 0;
+}
+
 int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, shoal_host_t **out,
                       shoal_diag_t *err)
+{
+    return shoal__host_start_ex(c, loader, log_out, NULL, NULL, out, err);
+}
+
+int shoal__host_start_ex(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out,
+                         bool (*interrupted)(void *), void *arg, shoal_host_t **out,
+                         shoal_diag_t *err)
 {
     *out = NULL;
     shoal_host_t *h = calloc(1, sizeof *h);
@@ -209,13 +261,14 @@ int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, 
                         shoal_strerror(rc), sizeof(shoal_actor_t) + sizeof(shoal_actor_back_t));
         goto fail;
     }
+    shoal_pool_opts_t po = {.interrupted = interrupted, .interrupted_arg = arg};
     for (size_t i = 0; i < c->npools; i++) {
         /* dead_letter targets first (config_pull.c), so each pull pool's
          * spec names a running pool */
         const shoal_config_pool_t *cp = &c->pools[c->order[i]];
         shoal_pid_t pid;
         char why[300];
-        if ((rc = shoal__host_start_pool(h, c, cp, h->generation, NULL, &pid, why, sizeof why)) !=
+        if ((rc = shoal__host_start_pool(h, c, cp, h->generation, &po, &pid, why, sizeof why)) !=
             SHOAL_OK) {
             shoal__diag_set(err, cp->at->file, cp->at->line, cp->at->col,
                             "pools.%s: cannot start: %s", cp->name, why);
@@ -244,6 +297,11 @@ int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, 
     *out = h;
     return SHOAL_OK;
 fail:
+    if (h->rt != NULL && !start_settled(h, c->shutdown.drain_ms)) {
+        h->stuck = true;
+        *out = h;
+        return rc;
+    }
     shoal__host_destroy(h);
     return rc;
 }

@@ -104,6 +104,7 @@ typedef struct shoal_host_s {
     shoal_host_hook_t hooks[SHOAL_HOST_HOOKS_MAX]; /* shoal__host_hook: shoald's */
     size_t nhooks;
     bool control_fixed; /* shoald --control: a reload ignores runtime.control */
+    bool stuck;         /* a failed start left handlers in plugin code (host_start_ex) */
 } shoal_host_t;
 
 /* Adds hook to those h's reloads call (host thread). SHOAL_ELIMIT past
@@ -116,6 +117,17 @@ void shoal__host_unhook(shoal_host_t *h, const void *user);
  * running, c is freed, and err says why. */
 int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, shoal_host_t **out,
                       shoal_diag_t *err);
+/* shoald's start: as shoal__host_start, and `interrupted` (a SIGTERM) is
+ * asked every 100 ms while a pool's first workers run init -- true stops
+ * the start (SHOAL_ESHUTDOWN). After a failed or stopped start, handlers
+ * still in plugin code (an init that hangs) are waited for up to
+ * shutdown.drain; past it each is logged ("start: still in its handler
+ * after ...") and *out is the host, left running with h->stuck set: the
+ * caller ends the process without destroying it (its threads cannot be
+ * joined). */
+int shoal__host_start_ex(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out,
+                         bool (*interrupted)(void *), void *arg, shoal_host_t **out,
+                         shoal_diag_t *err);
 
 /* Reloads from path (SIGHUP), all or nothing: parse, validate and resolve
  * the whole file; start every new pool and every replaced one (a changed

@@ -14,7 +14,12 @@
  *                           as dropped in the ledger) and exits 3 at once,
  *                           without waiting for threads stuck in plugin
  *                           code. A second SIGTERM or SIGINT while draining
- *                           exits 3 at once.
+ *                           exits 3 at once. A SIGTERM or SIGINT while the
+ *                           pools start stops the start: exit 0 once every
+ *                           actor has ended, 3 when an init still runs
+ *                           after shutdown.drain (named in the log); a
+ *                           failed start exits 2 the same way (a SIGHUP
+ *                           meanwhile waits for the start).
  *   shoald --control SOCKET ... FILE
  *                           serve the control socket at SOCKET instead of
  *                           FILE's runtime.control (several instances of one
@@ -162,14 +167,35 @@ static bool second_signal(void *arg)
  * destroyed while a thread runs plugin code, so nothing is joined; the
  * control socket goes, and what was written is flushed (systemd's
  * STOPPING=1 too). */
-static _Noreturn void abandon(shoal_control_t *control, shoal_notify_t *notify, shoal_output_t *log)
+static _Noreturn void abandon(shoal_control_t *control, shoal_notify_t *notify, shoal_output_t *log,
+                              int status)
 {
     shoal__fault_set_unlink(NULL);
     shoal__control_close(control);
     shoal__notify_flush(notify);
     fflush(stdout);
     shoal__output_drain(log, OUTPUT_WAIT_MS); /* threads may still log: not freed */
-    _exit(EXIT_LOST);
+    _exit(status);
+}
+
+/* While the pools start: a SIGTERM or SIGINT, taken off the queue (a
+ * SIGHUP is left on it: the reload comes after the start). */
+typedef struct starting_s {
+    const char *name; /* the signal, once one came */
+} starting_t;
+
+static bool start_signal(void *arg)
+{
+    starting_t *s = arg;
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGINT);
+    struct timespec zero = {0, 0};
+    int sig = sigtimedwait(&stop, NULL, &zero);
+    if (sig == SIGTERM || sig == SIGINT)
+        s->name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+    return s->name != NULL;
 }
 
 /* run_for_ms 0: until a signal or a stop; control (NULL: none) replaces
@@ -242,10 +268,21 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
         fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
         goto fail;
     }
-    rc = shoal__host_start(c, loader, shoal__output_file(lout), &h, &err);
-    c = NULL; /* the host's now, or freed by it */
+    starting_t sig = {0};
+    rc = shoal__host_start_ex(c, loader, shoal__output_file(lout), start_signal, &sig, &h, &err);
+    c = NULL; /* the host's now, or freed by it (or left running: h->stuck) */
     if (rc != SHOAL_OK) {
-        fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
+        if (sig.name != NULL)
+            fprintf(stderr, "shoald: %s while the pools started: stopped (%s)\n", sig.name,
+                    shoal__diag_format(&err, buf, sizeof buf));
+        else
+            fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
+        if (h != NULL) /* h->stuck: an init never returned; its thread cannot be joined */
+            abandon(control, notify, lout, sig.name != NULL ? EXIT_LOST : 2);
+        if (sig.name != NULL) {
+            rc = 0;
+            goto stopped;
+        }
         goto fail;
     }
     h->control_fixed = control_path != NULL; /* a reload does not compare it */
@@ -351,7 +388,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
     if (busy < 0) {
         shoal__host_log(h, SHOAL_LOG_WARN, "%s while draining: exiting now (status %d)", again.name,
                         EXIT_LOST);
-        abandon(control, notify, lout);
+        abandon(control, notify, lout, EXIT_LOST);
     }
     if (busy > 0) {
         shoal__host_report_lost(h);
@@ -359,7 +396,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
                         "drained for %.0f ms; %d pool%s still busy: exiting without waiting for "
                         "them (status %d)",
                         (now_s() - t0) * 1e3, busy, busy == 1 ? "" : "s", EXIT_LOST);
-        abandon(control, notify, lout);
+        abandon(control, notify, lout, EXIT_LOST);
     }
     shoal__host_log(h, SHOAL_LOG_INFO, "drained in %.0f ms; 0 pools still busy, stopped",
                     (now_s() - t0) * 1e3);
@@ -374,7 +411,9 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
     shoal__output_close(tout, OUTPUT_WAIT_MS);
     shoal__output_close(lout, OUTPUT_WAIT_MS); /* every thread that logs is gone */
     return 0;
-fail:                              /* before anything ran: undone in reverse */
+fail: /* before anything ran: undone in reverse */
+    rc = 2;
+stopped:
     shoal__metrics_close(metrics); /* before the records it holds go */
     shoal__fault_set_unlink(NULL);
     shoal__control_close(control); /* before the runtime goes */
@@ -389,7 +428,7 @@ fail:                              /* before anything ran: undone in reverse */
     shoal__notify_close(notify);
     shoal__output_close(tout, OUTPUT_WAIT_MS);
     shoal__output_close(lout, OUTPUT_WAIT_MS);
-    return 2;
+    return rc;
 }
 
 int main(int argc, char **argv)

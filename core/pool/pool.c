@@ -243,22 +243,30 @@ int shoal__pool_start_ex(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
         return rc;
     }
     uint64_t end = timeout_ms ? shoal__deadline_ns(shoal__now_ns(), timeout_ms) : UINT64_MAX;
+    bool stopped = false; /* by opts->interrupted */
     /* acquire: pairs with start_done's release store of 0 (init_rc and
      * init_text are written before it). */
     while (atomic_load_explicit(&p->starting, memory_order_acquire) != 0) {
         uint64_t now = shoal__now_ns();
         if (now >= end)
             break;
+        if (opts != NULL && opts->interrupted != NULL && opts->interrupted(opts->interrupted_arg)) {
+            stopped = true;
+            break;
+        }
         uint64_t left = end - now > 100000000u ? 100000000u : end - now;
         struct timespec ts = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
-        shoal__futex_wait(&p->starting, 1, timeout_ms ? &ts : NULL);
+        bool poll = timeout_ms != 0 || (opts != NULL && opts->interrupted != NULL);
+        shoal__futex_wait(&p->starting, 1, poll ? &ts : NULL);
     }
     /* acquire: as the loop's. */
     if (atomic_load_explicit(&p->starting, memory_order_acquire) != 0) {
         /* Still starting: stop it (its workers go with it). */
         shoal_runtime_stop_actor(rt, *pid);
-        rc = SHOAL_ETIMEDOUT;
-        if (why != NULL)
+        rc = stopped ? SHOAL_ESHUTDOWN : SHOAL_ETIMEDOUT;
+        if (why != NULL && stopped)
+            snprintf(why, why_size, "interrupted while its workers started");
+        else if (why != NULL)
             snprintf(why, why_size, "its workers did not start within %llu ms",
                      (unsigned long long)timeout_ms);
     } else if ((rc = atomic_load_explicit(&p->init_rc, memory_order_relaxed)) != SHOAL_OK &&

@@ -235,6 +235,10 @@ typedef struct shoal_pool_opts_s {
     uint32_t nstripes;
     bool exact;
     bool count_sends; /* a source's: its workers' sends are counted in the record */
+    /* Asked every 100 ms while shoal__pool_start_ex waits: true stops the
+     * start (SHOAL_ESHUTDOWN, why "interrupted"). NULL: never. */
+    bool (*interrupted)(void *arg);
+    void *interrupted_arg;
 } shoal_pool_opts_t;
 int shoal__pool_start_ex(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
                          const shoal_pool_hold_t *hold, const shoal_pool_opts_t *opts,

@@ -7,8 +7,12 @@
 # the thread count goes back to normal. Then loops that never end: SIGTERM
 # exits 3 within shutdown.drain + 1 s, naming each stuck handler and what
 # was queued (also when no thread is left to run the pools' actors); and a
-# second SIGTERM while draining exits at once. And a plugin whose own fini
-# never returns: shoald exits 0 after 10 s, saying so.
+# second SIGTERM while draining exits at once. An init that hangs while
+# the pools start (conn's connect): SIGTERM stops the start and exits 3
+# within shutdown.drain + 1 s, naming it; one that ends meanwhile is waited
+# for (exit 0); past member_start_timeout the start fails and exits 2 the
+# same way. And a plugin whose own fini never returns: shoald exits 0 after
+# 10 s, saying so.
 . "$(dirname "$0")/lib.sh" "$1"
 fault=$build/fixtures/fault.so
 [ -f "$fault" ] || fail "no $fault"
@@ -188,6 +192,48 @@ sigterm_ms
 [ $ms -lt 2000 ] || fail "a stuck source and pool: stopped after $ms ms (drain 1 s)"
 [ "$(count 'stuck/fault: shutdown: still in its handler after')" = 1 ] ||
     fail "the source's stuck handler is not reported"
+
+# ---- an init that hangs while the pools start ------------------------------------
+# starting CONNECT START_TIMEOUT: a checkout pool whose one member connects
+# for CONNECT, given START_TIMEOUT; shoald on it, not yet running
+starting() {
+    cat > "$tmp/s.yaml" <<YAML
+runtime: { threads: 2, control: ctl.sock }
+shutdown: { drain: 1s }
+plugins:
+  conn: $plugins/conn/conn.so
+pools:
+  db: { kind: checkout, member: conn.conn, init: 1, member_start_timeout: $2, args: { connect: $1 } }
+YAML
+    : > "$log"
+    "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+    pid=$!
+    wait_for 'db/conn: stall: in its handler'
+}
+NOT_RUN="shoald: SIGTERM while the pools started: stopped ($tmp/s.yaml:6:7: pools.db: cannot start: interrupted while its workers started)"
+starting 60s 2m
+sigterm_ms
+[ $rc -eq 3 ] || fail "SIGTERM while an init hangs: exit $rc"
+[ $ms -lt 2500 ] || fail "SIGTERM while an init hangs: stopped after $ms ms (drain 1 s)"
+[ "$(count 'warn <[0-9.]*> db/conn: start: still in its handler after [0-9.]* s (pool db, behaviour conn, thread [01]): not waited for$')" = 1 ] ||
+    fail "the hung init is not named"
+[ "$(grep -cxF "$NOT_RUN" "$log")" = 1 ] || fail "the stopped start is not said"
+[ "$(count 'running ')" = 0 ] || fail "it ran"
+starting 1500ms 2m
+sigterm_ms
+[ $rc -eq 0 ] || fail "SIGTERM while an init that ends runs: exit $rc"
+[ $ms -lt 2500 ] || fail "SIGTERM while an init that ends runs: stopped after $ms ms"
+[ "$(count 'not waited for')/$(grep -cxF "$NOT_RUN" "$log")" = 0/1 ] || fail "an init that ended in time"
+starting 60s 1s
+t0=$(ms_now)
+wait $pid
+rc=$? ms=$(($(ms_now) - t0)) pid=
+[ $rc -eq 2 ] || fail "an init past member_start_timeout: exit $rc"
+[ $ms -lt 3500 ] || fail "an init past member_start_timeout: stopped after $ms ms (1 s + drain 1 s)"
+[ "$(count 'db/conn: start: still in its handler after [0-9.]* s (.*): not waited for$')" = 1 ] ||
+    fail "the hung init is not named"
+grep -qxF "$tmp/s.yaml:6:7: pools.db: cannot start: a member did not start within 1000 ms (member_start_timeout)" "$log" ||
+    fail "the failed start's error"
 
 # ---- a plugin whose own fini never returns ------------------------------------
 # (fini_hangs.so waits for a file never made.) Its last reference goes after
