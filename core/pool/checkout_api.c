@@ -64,39 +64,49 @@ static int64_t free_of(shoal_runtime_t *rt, shoal_pid_t pid)
 /* The most pools of one group shoal_take_group considers. */
 #define GROUP_MAX 64u
 
-SHOAL_API int shoal_take_group(shoal_ctx_t *ctx, const char *group, uint64_t timeout_ms,
-                               shoal_ref_t *ref)
+/* pooler's rule: a random pool of the group; if it has no free member,
+ * the one with the most. None has one: *pick is SHOAL_PID_NONE. *first is
+ * the random pool. SHOAL_ENOPROC: no such group. */
+static int group_pick(shoal_ctx_t *ctx, const char *group, shoal_pid_t *pick, shoal_pid_t *first)
 {
-    if (group == NULL || ref == NULL)
-        return SHOAL_EINVAL;
     shoal_pid_t pids[GROUP_MAX];
     size_t n = shoal__group_members(ctx->rt, group, pids, GROUP_MAX);
     if (n > GROUP_MAX)
         n = GROUP_MAX;
     if (n == 0)
         return SHOAL_ENOPROC;
-    /* pooler's rule: a random pool; if it has no free member, the one with
-     * the most; none has any: no member. xorshift32 per thread. */
-    static _Thread_local uint32_t x;
+    static _Thread_local uint32_t x; /* xorshift32 per thread */
     if (x == 0)
         x = (uint32_t)(ctx->self ^ ctx->self >> 32 ^ shoal__now_ns()) | 1u;
     x ^= x << 13;
     x ^= x >> 17;
     x ^= x << 5;
-    shoal_pid_t first = pids[x % n], pick = first;
-    if (free_of(ctx->rt, pick) <= 0) {
+    *first = *pick = pids[x % n];
+    if (free_of(ctx->rt, *pick) <= 0) {
         int64_t best = 0;
-        pick = SHOAL_PID_NONE;
+        *pick = SHOAL_PID_NONE;
         for (size_t i = 0; i < n; i++) {
             int64_t f = free_of(ctx->rt, pids[i]);
             if (f > best) {
                 best = f;
-                pick = pids[i];
+                *pick = pids[i];
             }
         }
     }
-    if (pick == SHOAL_PID_NONE) {
-        shoal_pool_t *p = shoal__pool_find(ctx->rt, first); /* counted where it was tried */
+    return SHOAL_OK;
+}
+
+SHOAL_API int shoal_take_group(shoal_ctx_t *ctx, const char *group, uint64_t timeout_ms,
+                               shoal_ref_t *ref)
+{
+    if (group == NULL || ref == NULL)
+        return SHOAL_EINVAL;
+    shoal_pid_t pick, first;
+    int rc = group_pick(ctx, group, &pick, &first);
+    if (rc != SHOAL_OK)
+        return rc;
+    if (pick == SHOAL_PID_NONE) { /* none has a free member: counted where it was tried */
+        shoal_pool_t *p = shoal__pool_find(ctx->rt, first);
         if (p != NULL && p->co != NULL)
             atomic_fetch_add_explicit(&p->co->txn_refused, 1, memory_order_relaxed);
         if (p != NULL)
@@ -104,6 +114,20 @@ SHOAL_API int shoal_take_group(shoal_ctx_t *ctx, const char *group, uint64_t tim
         return SHOAL_ENOMEMBERS;
     }
     return shoal_take(ctx, pick, timeout_ms, ref);
+}
+
+SHOAL_API int shoal_checkout_call_group(shoal_ctx_t *ctx, const char *group, uint32_t type,
+                                        const void *data, size_t size, uint64_t timeout_ms,
+                                        shoal_ref_t *ref)
+{
+    if (group == NULL || ref == NULL)
+        return SHOAL_EINVAL;
+    shoal_pid_t pick, first;
+    int rc = group_pick(ctx, group, &pick, &first);
+    if (rc != SHOAL_OK)
+        return rc;
+    return shoal_call(ctx, pick != SHOAL_PID_NONE ? pick : first, type, data, size, timeout_ms,
+                      ref);
 }
 
 /* The checkout pool record of `pid`, found inside the calling worker's

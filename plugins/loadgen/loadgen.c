@@ -4,6 +4,10 @@
  *   target   string, required: a name the host registered (a pool's name);
  *            looked up at init and again on every tick, so a re-registered
  *            name is followed
+ *   group    bool, default false: target names a group of checkout pools;
+ *            every attempt is a call, a transaction on a member of one of
+ *            them (shoal_checkout_call_group: the pool a group take would
+ *            pick, else it waits at a random one)
  *   rate     integer 0 .. 1000000000, default 1000: messages per second;
  *            0 = as fast as the target accepts
  *   size     size 0 .. 16MiB, default 8B: payload bytes; the first 8 carry
@@ -59,6 +63,7 @@
 #include <time.h>
 
 #include <shoal/args.h>
+#include <shoal/checkout.h>
 #include <shoal/ctx.h>
 #include <shoal/error.h>
 #include <shoal/inspect.h>
@@ -80,6 +85,7 @@ static const char *const dones[] = {"idle", "exit", NULL};
 typedef struct loadgen_s {
     /* args */
     const char *target; /* points into the args tree */
+    bool group;         /* target is a group of checkout pools: transactions */
     uint64_t rate, size, count, tick_ms, timeout_ms, window;
     uint32_t type;
     bool call, exit_when_done;
@@ -140,7 +146,14 @@ static int turn_soon(shoal_ctx_t *ctx, loadgen_t *s, uint64_t delay_ms)
 static int attempt(shoal_ctx_t *ctx, loadgen_t *s)
 {
     int rc = SHOAL_ENOPROC;
-    if (s->to != SHOAL_PID_NONE) {
+    if (s->group) {
+        uint64_t seq = s->st.sent;
+        memcpy(s->buf, &seq, s->size < sizeof seq ? s->size : sizeof seq);
+        shoal_ref_t ref;
+        rc = shoal_checkout_call_group(ctx, s->target, s->type, s->buf, s->size,
+                                       s->timeout_ms ? s->timeout_ms : UINT64_MAX, &ref);
+        s->st.in_flight += rc == SHOAL_OK;
+    } else if (s->to != SHOAL_PID_NONE) {
         uint64_t seq = s->st.sent;
         memcpy(s->buf, &seq, s->size < sizeof seq ? s->size : sizeof seq);
         if (s->call) {
@@ -156,13 +169,20 @@ static int attempt(shoal_ctx_t *ctx, loadgen_t *s)
      * when it is found again: never a silent source that sends nothing. */
     if (rc == SHOAL_ENOPROC && !s->lost) {
         s->lost = true;
-        shoal_log(ctx, SHOAL_LOG_WARN,
-                  "target '%s': no pool or actor is registered under that name (or it is "
-                  "gone): nothing is sent; looked up again every %" PRIu64 " ms",
-                  s->target, s->tick_ms);
+        if (s->group)
+            shoal_log(ctx, SHOAL_LOG_WARN,
+                      "group '%s': no checkout pool has that group (or none is left): nothing is "
+                      "sent; tried again every %" PRIu64 " ms",
+                      s->target, s->tick_ms);
+        else
+            shoal_log(ctx, SHOAL_LOG_WARN,
+                      "target '%s': no pool or actor is registered under that name (or it is "
+                      "gone): nothing is sent; looked up again every %" PRIu64 " ms",
+                      s->target, s->tick_ms);
     } else if (rc != SHOAL_ENOPROC && s->lost) {
         s->lost = false;
-        shoal_log(ctx, SHOAL_LOG_INFO, "target '%s' found: sending again", s->target);
+        shoal_log(ctx, SHOAL_LOG_INFO, "%s '%s' found: sending again",
+                  s->group ? "group" : "target", s->target);
     }
     switch (rc) {
     case SHOAL_OK:
@@ -222,7 +242,8 @@ static void run_owed(shoal_ctx_t *ctx, loadgen_t *s)
 /* Rate mode: the timer tick. */
 static void rate_tick(shoal_ctx_t *ctx, loadgen_t *s)
 {
-    s->to = shoal_whereis(ctx, s->target);
+    if (!s->group)
+        s->to = shoal_whereis(ctx, s->target);
     uint64_t now = now_ns();
     uint64_t elapsed = now - s->last_ns;
     if (elapsed > CATCH_UP_TICKS * s->tick_ms * 1000000u)
@@ -245,7 +266,8 @@ static void rate_tick(shoal_ctx_t *ctx, loadgen_t *s)
 /* As-fast mode: one turn. */
 static void fast_turn(shoal_ctx_t *ctx, loadgen_t *s)
 {
-    s->to = shoal_whereis(ctx, s->target);
+    if (!s->group)
+        s->to = shoal_whereis(ctx, s->target);
     int rc = SHOAL_OK;
     for (unsigned i = 0; i < BATCH && !sending_done(s) && !window_full(s); i++)
         if ((rc = attempt(ctx, s)) != SHOAL_OK)
@@ -287,6 +309,7 @@ static int loadgen_init(shoal_ctx_t *ctx, void *state, const void *args)
     s->tick_ms = 10;
     s->timeout_ms = 1000;
     if ((rc = shoal_arg_string(ctx, args, "target", 0, &s->target)) ||
+        (rc = shoal_arg_bool(ctx, args, "group", SHOAL_ARG_OPTIONAL, &s->group)) ||
         (rc = shoal_arg_int(ctx, args, "rate", SHOAL_ARG_OPTIONAL, 0, 1000000000, &rate)) ||
         (rc = shoal_arg_size(ctx, args, "size", SHOAL_ARG_OPTIONAL, &s->size)) ||
         (rc = shoal_arg_int(ctx, args, "type", SHOAL_ARG_OPTIONAL, 0, UINT32_MAX, &type)) ||
@@ -297,6 +320,7 @@ static int loadgen_init(shoal_ctx_t *ctx, void *state, const void *args)
         (rc = shoal_arg_duration_ms(ctx, args, "timeout", SHOAL_ARG_OPTIONAL, &s->timeout_ms)) ||
         (rc = shoal_arg_int(ctx, args, "window", SHOAL_ARG_OPTIONAL, 0, 1 << 30, &window)))
         return rc;
+    s->call = s->call || s->group; /* a transaction is a call */
     /* The getters have no range for sizes and durations: */
     if (s->size > MAX_SIZE)
         return out_of_range(ctx, args, "size", "0 to 16MiB");
@@ -312,7 +336,7 @@ static int loadgen_init(shoal_ctx_t *ctx, void *state, const void *args)
         s->owed_max = BATCH;
     if ((s->buf = calloc(1, s->size ? s->size : 1)) == NULL)
         return SHOAL_ENOMEM;
-    s->to = shoal_whereis(ctx, s->target);
+    s->to = s->group ? SHOAL_PID_NONE : shoal_whereis(ctx, s->target);
     s->last_ns = now_ns();
     rc = s->rate != 0 ? schedule(ctx, TURN_TIMER, s->tick_ms) : turn_soon(ctx, s, 0);
     if (rc != SHOAL_OK) {
@@ -467,6 +491,11 @@ static const shoal_arg_spec_t loadgen_args[] = {
      .max = 1 << 30,
      .def = "1024",
      .doc = "calls only: calls in flight at most; 0 = no limit"},
+    {.key = "group",
+     .type = SHOAL_ARG_BOOL,
+     .def = "false",
+     .doc = "target is a group of checkout pools: every attempt is a transaction (a call) on a "
+            "member of one"},
     {.key = NULL},
 };
 

@@ -268,7 +268,7 @@ static const struct {
      F "14:12: pools.api.args: unknown key 'rpely' for echo.echo (it takes: reply)"},
     {"  g:\n    worker: loadgen.loadgen\n    args:\n      target: api\n      rat: 5\n",
      F "16:7: pools.g.args: unknown key 'rat' for loadgen.loadgen (it takes: target, rate, size, "
-       "type, count, done, tick, call, timeout, window)"},
+       "type, count, done, tick, call, timeout, window, group)"},
     {"  q:\n    worker: na.quiet\n    args: {x: 1}\n",
      F "14:12: pools.q.args: unknown key 'x' for na.quiet (it takes no args)"},
     /* wrong types, at the value */
@@ -318,7 +318,7 @@ static const struct {
      * bad value after it, both before the missing key */
     {"  g:\n    worker: loadgen.loadgen\n    args: {rat: 5, rate: x}\n",
      F "14:12: pools.g.args: unknown key 'rat' for loadgen.loadgen (it takes: target, rate, size, "
-       "type, count, done, tick, call, timeout, window)"},
+       "type, count, done, tick, call, timeout, window, group)"},
     /* a nested pool: the leaf's behaviour's schema, at the leaf's args */
     {"  n:\n    worker:\n      worker: burn.burn\n      args: {rounds: x}\n",
      F "15:22: pools.n.worker.args.rounds: expected an integer, got 'x'"},
@@ -443,7 +443,9 @@ static void test_describe(void)
              "    timeout  duration  default 1s                    calls only: the per-call "
              "timeout; 0 = none\n"
              "    window   integer   default 1024   0..1073741824  calls only: calls in flight at "
-             "most; 0 = no limit\n",
+             "most; 0 = no limit\n"
+             "    group    bool      default false                 target is a group of checkout "
+             "pools: every attempt is a transaction (a call) on a member of one\n",
              SHOAL_ABI_MAJOR, SHOAL_ABI_MINOR, path);
     same(got, want, "loadgen");
 

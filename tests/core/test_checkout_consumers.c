@@ -4,7 +4,8 @@
  * takes unanswered; members that crash in use (the holder hears an EXIT)
  * and free; transactions (a call or cast the pool runs on a member: ok,
  * failed, admission); and groups of pools (random first, then the most
- * free -- not any with a member --, then none).
+ * free -- not any with a member --, then none), and transactions on a
+ * group (the same pick; with none free, they wait at the random pool).
  *
  * Handlers never call CUnit: they record into atomics (checkout_basic_kit.h);
  * the test thread asserts after synchronising on them.
@@ -346,6 +347,94 @@ static void test_groups_most_free(void)
     shoal_runtime_destroy(rt);
 }
 
+/* ---- transactions on a group ------------------------------------------------------ */
+
+static atomic_int gcall_rc = 99;
+static _Atomic shoal_pid_t gcall_member;
+
+static int gc_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)state;
+    if (msg->kind == SHOAL_MSG_CAST && msg->type == C_GO) {
+        const char *group = msg->size != 0 ? "nosuch" : "dbs";
+        shoal_ref_t ref;
+        int rc = shoal_checkout_call_group(ctx, group, T_WHO, NULL, 0, 10000, &ref);
+        if (rc != SHOAL_OK)
+            atomic_store(&gcall_rc, rc);
+        return SHOAL_OK;
+    }
+    if (msg->kind == SHOAL_MSG_REPLY) {
+        cb_who_t w = {SHOAL_PID_NONE, 0};
+        if (msg->status == SHOAL_OK && msg->size == sizeof w)
+            memcpy(&w, msg->data, sizeof w);
+        atomic_store(&gcall_member, w.pid);
+        atomic_store(&gcall_rc, msg->status);
+    }
+    return SHOAL_OK;
+}
+
+static const shoal_behaviour_t group_caller = {.name = "gc", .handle_message = gc_message};
+
+/* Asks the caller for one group transaction (on "nosuch" when bad); does
+ * not wait for its answer. */
+static void group_call_start(shoal_runtime_t *rt, shoal_pid_t caller, bool bad)
+{
+    atomic_store(&gcall_rc, 99);
+    atomic_store(&gcall_member, SHOAL_PID_NONE);
+    shoal_runtime_send(rt, caller, C_GO, "x", bad ? 1 : 0);
+}
+
+/* shoal_checkout_call_group: of two pools of one member each, with the
+ * first's member held, 20 transactions all run on the second's member
+ * (the one with a free member, whatever the random pick); with both held,
+ * one waits (not SHOAL_ENOMEMBERS, as a group take would) and runs once a
+ * member is back; no such group is SHOAL_ENOPROC at once. */
+static void test_group_transactions(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pid_t pools[2], held[2], caller;
+    for (int i = 0; i < 2; i++) {
+        shoal_pool_spec_t s = cb_spec_of(1, 1);
+        s.checkout.group = "dbs";
+        pools[i] = cb_start(rt, &s);
+    }
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &group_caller, NULL, NULL, &caller), SHOAL_OK);
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pools[0], 0, &held[0]), SHOAL_OK);
+    CU_ASSERT_EQUAL(cb_stats(rt, pools[0]).free, 0); /* published */
+    shoal_pid_t second = SHOAL_PID_NONE;
+    for (int k = 0; k < 20; k++) {
+        group_call_start(rt, caller, false);
+        WAIT_UNTIL(atomic_load(&gcall_rc) != 99);
+        CU_ASSERT_EQUAL(atomic_load(&gcall_rc), SHOAL_OK);
+        if (second == SHOAL_PID_NONE)
+            second = atomic_load(&gcall_member);
+        CU_ASSERT_EQUAL(atomic_load(&gcall_member), second);
+        WAIT_UNTIL(cb_stats(rt, pools[1]).free == 1); /* back, and published */
+    }
+    CU_ASSERT_NOT_EQUAL(second, SHOAL_PID_NONE);
+    CU_ASSERT_EQUAL(cb_stats(rt, pools[1]).takes, 20);
+    CU_ASSERT_EQUAL(cb_stats(rt, pools[0]).takes, 1); /* the test's own take */
+    /* Both held: it waits at the random pool, and runs when it has one. */
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pools[1], 0, &held[1]), SHOAL_OK);
+    CU_ASSERT_EQUAL(cb_stats(rt, pools[1]).free, 0);
+    group_call_start(rt, caller, false);
+    struct timespec ts = {0, 100 * 1000000L};
+    nanosleep(&ts, NULL);
+    CU_ASSERT_EQUAL(atomic_load(&gcall_rc), 99); /* waiting */
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pools[0], held[0], SHOAL_RETURN_OK), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pools[1], held[1], SHOAL_RETURN_OK), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&gcall_rc) != 99);
+    CU_ASSERT_EQUAL(atomic_load(&gcall_rc), SHOAL_OK);
+    CU_ASSERT_EQUAL(
+        cb_stats(rt, pools[0]).error_no_members + cb_stats(rt, pools[1]).error_no_members, 0);
+    CU_ASSERT_EQUAL(cb_stats(rt, pools[0]).takes + cb_stats(rt, pools[1]).takes, 23);
+    group_call_start(rt, caller, true);
+    WAIT_UNTIL(atomic_load(&gcall_rc) != 99);
+    CU_ASSERT_EQUAL(atomic_load(&gcall_rc), SHOAL_ENOPROC);
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -354,6 +443,7 @@ int main(void)
         {"transactions: ok, failed, admission", test_transactions},
         {"groups: random, most free, none", test_groups},
         {"groups: the most free, not any with one", test_groups_most_free},
+        {"groups: transactions", test_group_transactions},
         {NULL, NULL},
     };
     return shoal_test_run("checkout_consumers", cases);

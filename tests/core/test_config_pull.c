@@ -309,7 +309,7 @@ static void test_resolve_bad(void)
          SHOAL_ELOAD},
         {RPULL "    source: loadgen.loadgen\n    source_args: {target: a, rat: 10}\n",
          F "9:30: pools.jobs.source_args: unknown key 'rat' for loadgen.loadgen (it takes: "
-           "target, rate, size, type, count, done, tick, call, timeout, window)",
+           "target, rate, size, type, count, done, tick, call, timeout, window, group)",
          SHOAL_EINVAL},
         {RPULL "    source: loadgen.loadgen\n    source_args: {rate: 10}\n",
          F "9:18: pools.jobs.source_args: missing required key 'target' for loadgen.loadgen",

@@ -111,7 +111,7 @@ static void test_sources_resolve(void)
     shoal_test_same(err,
                     CF_F
                     "10:23: sources.load.args: unknown key 'rat' for loadgen.loadgen (it takes: "
-                    "target, rate, size, type, count, done, tick, call, timeout, window)",
+                    "target, rate, size, type, count, done, tick, call, timeout, window, group)",
                     "rat");
     CU_ASSERT_EQUAL(cf_resolve(SRC_GOOD "    args: {rate: 10}\n", err, sizeof err, NULL),
                     SHOAL_EINVAL);

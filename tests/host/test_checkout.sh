@@ -23,6 +23,10 @@
 #   7. A draining pool serves the transactions it accepted: the queued
 #      call of a replacing reload is answered by the old member, and
 #      SIGTERM handles every queued send before it exits 0.
+#   8. A loadgen with group: true makes transactions on a group: 300 of
+#      them, 4 at a time, all answered, spread over both pools of dbs
+#      (takes sum to 300, each pool has some); a group with no pool is said
+#      once and counted as noproc.
 . "$(dirname "$0")/lib.sh" "$1" || exit 1
 export SHOAL_SOCKET=$tmp/ctl.sock
 
@@ -242,4 +246,38 @@ stop_host 0
 wait_for "db/sleep: sleep ends (SHOAL_ESHUTDOWN): 4 messages, 0 calls"
 [ "$(count "lost\|not run\|dropped [1-9]")" = 0 ] ||
     fail "the drain lost or dropped: $(grep 'lost\|not run\|dropped [1-9]' "$log")"
+
+# ---- 8. transactions on a group, from a loadgen ------------------------------------
+header() {
+    cat <<YAML
+runtime: { control: ctl.sock, threads: 2 }
+log: { level: info }
+shutdown: { drain: 2s }
+plugins:
+  conn: $plugins/conn/conn.so
+  loadgen: $plugins/loadgen/loadgen.so
+YAML
+}
+write "pools:
+  db: { kind: checkout, member: conn.conn, init: 2, max: 2, group: dbs, args: { connect: 1ms } }
+  db2: { kind: checkout, member: conn.conn, init: 1, max: 1, group: dbs, args: { connect: 1ms } }
+sources:
+  tx: { actor: loadgen.loadgen, args: { target: dbs, group: true, rate: 0, count: 300, window: 4 } }
+  none: { actor: loadgen.loadgen, args: { target: nodbs, group: true, rate: 100 } }"
+: > "$log"
+"$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+pid=$!
+wait_for "running $tmp/s.yaml: 2 pools, 2 sources"
+for _ in $(seq 1 1000); do [ "$(loadgen tx 12)" = 1 ] && break; sleep 0.01; done
+[ "$(loadgen tx 12)" = 1 ] || fail "tx did not finish: sent $(loadgen tx 1), replies $(loadgen tx 6)"
+[ "$(loadgen tx 1)/$(loadgen tx 6)/$(loadgen tx 7)/$(loadgen tx 8)" = 300/300/0/0 ] ||
+    fail "tx sent/replies/reply errors/timeouts: $(loadgen tx 1)/$(loadgen tx 6)/$(loadgen tx 7)/$(loadgen tx 8)"
+t1=$(field db takes) t2=$(field db2 takes)
+[ $((t1 + t2)) = 300 ] && [ "$t1" -gt 0 ] && [ "$t2" -gt 0 ] || fail "takes: db $t1, db2 $t2"
+[ "$(field db error_no_members)/$(field db2 error_no_members)" = 0/0 ] || fail "group transactions refused"
+wait_for "none/loadgen: group 'nodbs': no checkout pool has that group (or none is left): nothing is sent"
+[ "$(count "group 'nodbs'")" = 1 ] || fail "the missing group said $(count "group 'nodbs'") times"
+[ "$(loadgen none 4)" -gt 0 ] && [ "$(loadgen none 1)" = 0 ] || fail "none: noproc $(loadgen none 4), sent $(loadgen none 1)"
+echo "group transactions: db $t1, db2 $t2 of 300"
+stop_host 0
 echo "test_checkout: ok"

@@ -98,7 +98,7 @@ Try 'shoal-plugin-check --help'."
 what="shoal-plugin-check --args with an unknown key"
 run "$check" --args '{target: api, rat: 5}' "$plugins/loadgen/loadgen.so"
 [ "$rc" = 1 ] || fail "$what: exit $rc (want 1)"
-grep -qxF "    FAIL args: --args:1:15: args: unknown key 'rat' for loadgen.loadgen (it takes: target, rate, size, type, count, done, tick, call, timeout, window)" "$tmp/out" ||
+grep -qxF "    FAIL args: --args:1:15: args: unknown key 'rat' for loadgen.loadgen (it takes: target, rate, size, type, count, done, tick, call, timeout, window, group)" "$tmp/out" ||
     fail "$what: $(cat "$tmp/out")"
 what="shoal-plugin-check --args as the schema says"
 run "$check" --args '{reply: pong}' "$plugins/echo/echo.so"

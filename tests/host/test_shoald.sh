@@ -98,14 +98,14 @@ pool jobs: pull, 2 workers (echo.echo), mailbox 64, prefetch 4, buffer 500, rede
 sed -i 's/source_args: { target: failed }/source_args: { taget: failed }/' "$tmp/pull.yaml"
 out=$("$shoald" --check "$tmp/pull.yaml" 2>&1)
 [ $? -eq 2 ] || fail "--check of a bad source_args key: exit not 2"
-want="$tmp/pull.yaml:15:20: pools.jobs.source_args: unknown key 'taget' for loadgen.loadgen (it takes: target, rate, size, type, count, done, tick, call, timeout, window)"
+want="$tmp/pull.yaml:15:20: pools.jobs.source_args: unknown key 'taget' for loadgen.loadgen (it takes: target, rate, size, type, count, done, tick, call, timeout, window, group)"
 [ "$out" = "$want" ] || fail "--check said: $out"
 "$shoald" --help-config | grep -q '^  prefetch  *integer 1..1024  *1  *pull only' ||
     fail "--help-config: no prefetch row"
 # --help-config FILE: the config schema, then what each behaviour takes.
 out=$("$shoald" --help-config "$tmp/s.yaml") || fail "--help-config FILE: exit $?"
 echo "$out" | grep -q '^  runtime.threads  *auto | 1..1024' || fail "--help-config FILE: no schema"
-echo "$out" | grep -qx "plugin loadgen 1.0.0 (ABI 1.8) from $plugins/loadgen/loadgen.so" ||
+echo "$out" | grep -qx "plugin loadgen 1.0.0 (ABI 1.9) from $plugins/loadgen/loadgen.so" ||
     fail "--help-config FILE: no loadgen line: $out"
 echo "$out" | grep -qx '  loadgen.loadgen' || fail "--help-config FILE: no loadgen.loadgen"
 echo "$out" | grep -qx '    target   string    required                      the registered name (a pool.s) to send to, looked up on every tick' ||
@@ -228,7 +228,7 @@ before=$(forwarded)
 [ -n "$before" ] || fail "status before the bad-args reload: $("$shoalctl" status)"
 config 3 "" "" "target: api, rate: 20000, rat: 5"
 kill -HUP $pid
-wait_for "reload failed (101 so far), generation 9 keeps running: $tmp/s.yaml:17:39: pools.load.args: unknown key 'rat' for loadgen.loadgen (it takes: target, rate, size, type, count, done, tick, call, timeout, window)"
+wait_for "reload failed (101 so far), generation 9 keeps running: $tmp/s.yaml:17:39: pools.load.args: unknown key 'rat' for loadgen.loadgen (it takes: target, rate, size, type, count, done, tick, call, timeout, window, group)"
 config 3 "" "" "target: api, rate: fast"
 "$shoalctl" reload 2> "$tmp/err"; rc=$?
 [ $rc -eq 1 ] && grep -q "^shoalctl: reload failed: $tmp/s.yaml:17:32: pools.load.args.rate: expected an integer, got 'fast'; generation 9 keeps running$" "$tmp/err" ||
@@ -322,7 +322,7 @@ cp "$shoald" "$tmp/other/bin/"
 for p in echo burn crash loadgen seq conn; do cp "$plugins/$p/$p.so" "$tmp/other/lib/shoal/plugins/"; done
 out=$(cd "$tmp" && env -u SHOAL_PLUGIN_PATH "$tmp/other/bin/shoald" --check "$src/config/shoal.yaml" 2>&1) ||
     fail "another build's --check config/shoal.yaml: $out"
-want="$src/config/shoal.yaml: ok: 6 plugins, 6 pools (1 nested), 4 sources"
+want="$src/config/shoal.yaml: ok: 6 plugins, 6 pools (1 nested), 5 sources"
 for p in echo burn crash loadgen seq conn; do
     want="$want
 plugin $p: $tmp/other/lib/shoal/plugins/$p.so (the install's plugin directory)"

@@ -182,7 +182,7 @@ write "$(echo "$SOURCES" | sed 's/rate: 1000 }/rate: 2000 }/')
     args: { target: big, rat: 500 }"
 out=$("$shoalctl" reload 2>&1); rc=$?
 [ $rc -eq 1 ] || fail "a source with a bad arg: reload exit $rc ($out)"
-want="shoalctl: reload failed: $tmp/s.yaml:25:26: sources.extra.args: unknown key 'rat' for loadgen.loadgen (it takes: target, rate, size, type, count, done, tick, call, timeout, window); generation 3 keeps running"
+want="shoalctl: reload failed: $tmp/s.yaml:25:26: sources.extra.args: unknown key 'rat' for loadgen.loadgen (it takes: target, rate, size, type, count, done, tick, call, timeout, window, group); generation 3 keeps running"
 [ "$out" = "$want" ] || fail "reload said: $out
 want: $want"
 [ "$(gen)" = 3 ] || fail "generation $(gen) after failed reloads"

@@ -54,7 +54,10 @@
  * most; if none has any, SHOAL_ENOMEMBERS (pooler's rule; counted in the
  * first pool's error_no_members). It reads the pools' free members as
  * they last published them, and starts none: a pool below max with every
- * member in use refuses a group take.
+ * member in use refuses a group take. A transaction on a group
+ * (shoal_checkout_call_group) picks its pool the same way, but when none
+ * has a free member it goes to the random one and waits there as any
+ * transaction does.
  *
  * Drain (SHOAL_POOL_DRAIN): no new takes or transactions (SHOAL_ENOPROC),
  * waiting takers answered SHOAL_ESHUTDOWN at once (counted, inspect's
@@ -130,6 +133,14 @@ SHOAL_API int shoal_return(shoal_ctx_t *ctx, shoal_pid_t member, int how);
 SHOAL_API int shoal_checkout_call(shoal_ctx_t *ctx, shoal_pid_t pool, uint32_t type,
                                   const void *data, size_t size, uint64_t timeout_ms,
                                   shoal_ref_t *ref);
+/* A transaction on a group of pools (above): on the pool shoal_take_group
+ * would pick -- a random one; if it has no free member, the one with the
+ * most -- or, when none has a free member, on the random one, where it
+ * waits for a member as any transaction does. Then as shoal_checkout_call.
+ * SHOAL_ENOPROC when there is no such group. ABI 1.9. */
+SHOAL_API int shoal_checkout_call_group(shoal_ctx_t *ctx, const char *group, uint32_t type,
+                                        const void *data, size_t size, uint64_t timeout_ms,
+                                        shoal_ref_t *ref);
 
 /* From a thread that is not a dispatcher worker: takes a member, waiting
  * up to timeout_ms. SHOAL_OK (*member set; hold it at most the pool's

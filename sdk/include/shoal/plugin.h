@@ -47,10 +47,11 @@ extern "C" {
  *        shoal_pool_spec_t.checkout, their counters in shoal_pool_stats_t,
  *        SHOAL_ENOMEMBERS, take/return and transactions
  *   1.8  shoal_send_many and shoal_runtime_send_many: many messages, one
- *        step
+ *        step; shoal_try_take
+ *   1.9  shoal_checkout_call_group: a transaction on a group of pools
  * The host reads a behaviour field only if the plugin's minor has it. */
 #define SHOAL_ABI_MAJOR 1
-#define SHOAL_ABI_MINOR 8
+#define SHOAL_ABI_MINOR 9
 
 /* The exported symbol's name, and the ELF note's owner. */
 #define SHOAL_PLUGIN_SYMBOL "shoal_plugin"
