@@ -428,6 +428,12 @@ void shoal__control_handle(shoal_control_t *c, const struct pollfd *fds, size_t 
     sweep(c);
 }
 
+void shoal__control_set_stopping(shoal_control_t *c)
+{
+    if (c != NULL)
+        c->stopping = true;
+}
+
 void shoal__control_close(shoal_control_t *c)
 {
     if (c == NULL)

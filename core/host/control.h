@@ -109,6 +109,11 @@ int shoal__control_start(shoal_control_t *c, shoal_host_t *h, const char *config
  * destroyed. NULL is a no-op. */
 void shoal__control_close(shoal_control_t *c);
 
+/* shoald has begun to stop: from now on status, groups and inspect are
+ * served (inspect NAME finds the newest pool of that name, draining), and
+ * every other request is answered "1 shoald is stopping ...". */
+void shoal__control_set_stopping(shoal_control_t *c);
+
 /* Fills fds (room for SHOAL_CONTROL_POLLFDS) with what the control socket
  * waits on now; returns how many. Pass the same fds, after poll(), to
  * shoal__control_handle. */

@@ -30,6 +30,18 @@ static shoal_host_pool_t *pool_named(shoal_host_t *h, const char *name)
     return NULL;
 }
 
+/* The pool inspect NAME reads: the live one; while shoald stops (every
+ * pool drains), the newest of that name. */
+static shoal_host_pool_t *pool_to_inspect(shoal_control_t *c, const char *name)
+{
+    if (!c->stopping)
+        return pool_named(c->h, name);
+    for (size_t i = c->h->npools; i-- > 0;)
+        if (strcmp(c->h->pools[i].name, name) == 0)
+            return &c->h->pools[i];
+    return NULL;
+}
+
 /* The live pool or source called name (send and call reach either: both
  * are registered under their names), or NULL. */
 static shoal_host_pool_t *actor_named(shoal_host_t *h, const char *name)
@@ -513,12 +525,17 @@ void shoal__control_request(shoal_control_t *c, shoal_control_conn_t *k, char *l
             shoal__control_groups(c, k);
     } else if (strcmp(cmd, "inspect") == 0) {
         char *name = word(&rest);
-        shoal_host_pool_t *hp = name != NULL ? pool_named(c->h, name) : NULL;
+        shoal_host_pool_t *hp = name != NULL ? pool_to_inspect(c, name) : NULL;
         if (name != NULL && hp == NULL)
             not_a_pool(c, k, name, "inspect");
         else
             job(c, k, hp ? SHOAL_CONTROL_OP_INSPECT_ONE : SHOAL_CONTROL_OP_INSPECT_ALL, hp, true,
                 SHOAL_AGENT_INSPECT, 0, NULL, 0, ACTOR_TIMEOUT_MS);
+    } else if (c->stopping && strcmp(cmd, "stop") == 0) {
+        shoal__control_say(k, "0 ok\nstopping already: draining every pool\n");
+    } else if (c->stopping) {
+        shoal__control_say(k, "1 shoald is stopping (draining every pool): only status, groups and "
+                              "inspect are served\n");
     } else if (strcmp(cmd, "send") == 0 || strcmp(cmd, "call") == 0) {
         send_or_call(c, k, cmd, rest);
     } else if (strcmp(cmd, "scale") == 0) {

@@ -80,6 +80,7 @@ struct shoal_control_s {
     size_t npolled; /* conns[0..npolled) were in the last pollfds, in order */
     uint64_t next_job;
     uint64_t accepted, dropped, refused; /* connections, since start */
+    bool stopping; /* shoald drains every pool: only status, groups and inspect */
 };
 
 /* Appends to k's reply; past SHOAL_CONTROL_REPLY_MAX, nothing more is

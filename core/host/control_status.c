@@ -1,6 +1,7 @@
 /* control_status.c - what `status` says (protocol in control.h): the
- * generation, reloads, threads, the ledgers, the control connections, a line
- * per pool, the sources and the stalled handlers. Read from the pools'
+ * generation, "stopping draining every pool" once shoald stops, reloads,
+ * threads, the ledgers, the control connections, a line per pool, the
+ * sources and the stalled handlers. Read from the pools'
  * records, never from their actors: it answers at once whatever the pools
  * and the dispatcher's threads are doing. On the host thread.
  *
@@ -80,7 +81,7 @@ static bool in_group(const shoal_host_pool_t *hp, const char *g)
     return mine != NULL && strcmp(mine, g) == 0;
 }
 
-static void pool_line(shoal_control_conn_t *k, shoal_host_pool_t *hp)
+static void pool_line(shoal_control_conn_t *k, shoal_host_pool_t *hp, bool stopping)
 {
     shoal_pool_stats_t st;
     shoal__host_peek(hp, &st);
@@ -107,7 +108,7 @@ static void pool_line(shoal_control_conn_t *k, shoal_host_pool_t *hp)
         hp->name, st.pool_size, st.target_size, st.queue_depth, st.messages_forwarded, pull,
         elastic,
         shoal__pool_is_ended(hp->rec) ? " ended"
-        : hp->draining                ? " draining"
+        : hp->draining || stopping    ? " draining"
                                       : "");
 }
 
@@ -156,9 +157,11 @@ void shoal__control_status(shoal_control_t *c, shoal_control_conn_t *k)
     shoal_host_t *h = c->h;
     static char ledgers[16384]; /* the host thread's */
     shoal__host_ledgers(h, ledgers, sizeof ledgers);
-    shoal__control_say(
-        k, "0 ok\ngeneration %" PRIu64 "\nreloads %" PRIu64 " ok, %" PRIu64 " failed\nthreads %u\n",
-        h->generation, h->reloads, h->reloads_failed, shoal_runtime_threads(h->rt));
+    shoal__control_say(k,
+                       "0 ok\ngeneration %" PRIu64 "\n%sreloads %" PRIu64 " ok, %" PRIu64
+                       " failed\nthreads %u\n",
+                       h->generation, c->stopping ? "stopping draining every pool\n" : "",
+                       h->reloads, h->reloads_failed, shoal_runtime_threads(h->rt));
     shoal__control_put(k, ledgers, strlen(ledgers));
     size_t open = 0; /* closed ones keep their slot until the sweep */
     for (size_t i = 0; i < c->nconns; i++)
@@ -167,7 +170,7 @@ void shoal__control_status(shoal_control_t *c, shoal_control_conn_t *k)
         k, "control %zu open, %" PRIu64 " accepted, %" PRIu64 " dropped, %" PRIu64 " refused\n",
         open, c->accepted, c->dropped, c->refused);
     for (size_t i = 0; i < h->npools; i++)
-        pool_line(k, &h->pools[i]);
+        pool_line(k, &h->pools[i], c->stopping);
     static char sources[8192]; /* the host thread's */
     shoal__host_sources_status(h, sources, sizeof sources);
     shoal__control_put(k, sources, strlen(sources));

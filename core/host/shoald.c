@@ -138,9 +138,11 @@ static double now_s(void)
 }
 
 /* While draining: a second SIGTERM or SIGINT (a SIGHUP is ignored, and
- * said so once). */
+ * said so once); and the control socket is served meanwhile (status,
+ * groups, inspect: shoal__control_set_stopping). */
 typedef struct second_s {
     shoal_host_t *h;
+    shoal_control_t *control;
     int fd;
     const char *name;
     bool told_hup;
@@ -149,6 +151,13 @@ typedef struct second_s {
 static bool second_signal(void *arg)
 {
     second_t *s = arg;
+    if (s->control != NULL) {
+        struct pollfd fds[SHOAL_CONTROL_POLLFDS];
+        size_t n = shoal__control_pollfds(s->control, fds);
+        bool stop = false;
+        if (poll(fds, n, 0) >= 0)
+            shoal__control_handle(s->control, fds, n, &stop);
+    }
     struct signalfd_siginfo si;
     while (read(s->fd, &si, sizeof si) == (ssize_t)sizeof si) {
         if (si.ssi_signo == SIGHUP) {
@@ -383,7 +392,8 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
                     (unsigned long long)drain_ms);
     shoal__notify_stopping(notify, h, why, drain_ms);
     double t0 = now_s();
-    second_t again = {.h = h, .fd = sfd};
+    shoal__control_set_stopping(control);
+    second_t again = {.h = h, .control = control, .fd = sfd};
     int busy = shoal__host_drain(h, drain_ms, second_signal, &again);
     if (busy < 0) {
         shoal__host_log(h, SHOAL_LOG_WARN, "%s while draining: exiting now (status %d)", again.name,

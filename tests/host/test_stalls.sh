@@ -6,7 +6,8 @@
 # log has one line when each passes stall_warn and one when it returns, and
 # the thread count goes back to normal. Then loops that never end: SIGTERM
 # exits 3 within shutdown.drain + 1 s, naming each stuck handler and what
-# was queued (also when no thread is left to run the pools' actors); and a
+# was queued (also when no thread is left to run the pools' actors); while
+# it drains, status and inspect answer and a reload is refused; and a
 # second SIGTERM while draining exits at once. An init that hangs while
 # the pools start (conn's connect): SIGTERM stops the start and exits 3
 # within shutdown.drain + 1 s, naming it; one that ends meanwhile is waited
@@ -163,6 +164,16 @@ send_slow 2
 wait_for "$STALLED" 2
 kill -TERM $pid
 wait_for "SIGTERM: draining every pool (at most 30000 ms)"
+# While it drains, the control socket still answers what is going on, and
+# refuses what would change it.
+out=$("$shoalctl" status) || fail "status while draining: exit $?"
+echo "$out" | grep -qx "stopping draining every pool" || fail "status while draining: $out"
+echo "$out" | grep -q "^pool slow size .* draining$" || fail "slow while draining: $out"
+"$shoalctl" inspect slow | grep -q '"state":"draining"' || fail "inspect slow while draining"
+out=$("$shoalctl" reload 2>&1) && fail "a reload while draining succeeded"
+[ "$out" = "shoalctl: shoald is stopping (draining every pool): only status, groups and inspect are served" ] ||
+    fail "a reload while draining said: $out"
+[ "$("$shoalctl" stop)" = "stopping already: draining every pool" ] || fail "stop while draining"
 t0=$(ms_now)
 kill -TERM $pid
 wait $pid
