@@ -69,6 +69,7 @@ shoal_host_counts_t shoal__host_ledger_of(shoal_host_t *h, uint64_t gen)
             c.failed += g->failed;
             c.dropped += g->dropped;
             c.refused += g->refused;
+            c.dead_lettered += g->dead_lettered;
         }
     }
     for (size_t i = 0; i < h->npools; i++) {
