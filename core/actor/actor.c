@@ -161,6 +161,7 @@ bool shoal__actor_handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
         handled = 0;
         while (rc == SHOAL_OK && !ctx->exiting &&
                shoal__call_next_expired(ctx, now, &ref, &callee)) {
+            shoal__call_gone(ctx->rt, ctx->tc, callee, ctx->self, ref); /* not to run now */
             shoal_env_t t = {.from = callee, .type = 0, .size = 0};
             shoal__env_set_meta(&t, ref, SHOAL_MSG_TIMEOUT, 0);
             rc = call_handler(ctx, &t, SHOAL_MSG_TIMEOUT, SHOAL_ETIMEDOUT);

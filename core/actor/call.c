@@ -484,6 +484,8 @@ static int request_blocking(shoal_runtime_t *rt, shoal_pid_t to, unsigned kind, 
         if (!waiter_sleep(rt, a, deadline))
             break;
     }
+    if (kind == SHOAL_MSG_CALL)
+        shoal__call_gone(rt, tc, to, self, ref); /* timed out: not to run now */
 done:
     waiter_end(rt, tc, a);
     return rc;

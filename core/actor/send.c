@@ -478,6 +478,23 @@ void shoal__room_withdraw(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t t
     shoal__room_cancel(rt, to, waiter); /* the registry's (room.h) */
 }
 
+void shoal__call_gone(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoal_pid_t caller,
+                      shoal_ref_t ref)
+{
+    uint32_t slot = shoal__pid_slot(to);
+    if (to == SHOAL_PID_NONE || slot >= rt->max_actors)
+        return;
+    shoal_actor_t *a = shoal__actor_at(rt, slot);
+    if (atomic_load_explicit(&a->kind, memory_order_relaxed) != SHOAL_ACTOR_GROUP)
+        return;
+    bool opened = !tc->in_region;
+    int rc;
+    shoal_group_t *g = enter_group(rt, tc, a, to, &rc);
+    if (g != NULL && g->ops->call_gone != NULL)
+        g->ops->call_gone(rt, tc, g, caller, ref);
+    leave_group(tc, opened);
+}
+
 SHOAL_API int shoal_notify_room(shoal_ctx_t *ctx, shoal_pid_t to)
 {
     return shoal__room_request(ctx->rt, ctx->tc, to, ctx->self);

@@ -55,6 +55,11 @@ int shoal__room_request(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to,
  * are kept (a group's kind, or the registry of room.h). */
 void shoal__room_withdraw(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to,
                           shoal_pid_t waiter);
+/* caller's call `ref` to `to` timed out: if `to` is a group whose kind
+ * keeps calls waiting, it is told (ops->call_gone), so one not yet begun
+ * is never run. Any thread; nothing for any other receiver. */
+void shoal__call_gone(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, shoal_pid_t caller,
+                      shoal_ref_t ref);
 
 /* Sends a system message of kind SHOAL_ENV_STOP / SHOAL_MSG_EXIT etc. with no
  * payload; returns the delivery result (the envelope is freed on error). */

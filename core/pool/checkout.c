@@ -235,6 +235,12 @@ static bool message_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal
         (void)shoal__co_return_locked(ctx, p, msg); /* a cast's refusal is nobody's to hear */
         return true;
     }
+    if (msg->type == SHOAL__CHECKOUT_CALL_GONE && msg->size == sizeof(shoal_ref_t)) {
+        shoal_ref_t ref;
+        memcpy(&ref, msg->data, sizeof ref);
+        (void)shoal__co_txn_gone(ctx, p, msg->from, ref);
+        return true;
+    }
     if (msg->type == SHOAL__POOL_TICK_CHECKOUT && msg->from == ctx->self) {
         tick(ctx, p);
         return true;
@@ -521,6 +527,15 @@ static void co_unref(shoal_runtime_t *rt, shoal_group_t *g)
     shoal__pool_unref(rt, shoal__pool_of_group(g));
 }
 
+/* A transaction's caller gave up: the pool's actor drops it if it is still
+ * queued (shoal__co_txn_gone). */
+static void co_call_gone(shoal_runtime_t *rt, struct shoal_tcache_s *tc, shoal_group_t *g,
+                         shoal_pid_t caller, shoal_ref_t ref)
+{
+    (void)shoal__send(rt, tc, caller, g->pid, SHOAL__CHECKOUT_CALL_GONE, &ref, sizeof ref, true,
+                      NULL, NULL);
+}
+
 const shoal_group_ops_t shoal__checkout_ops = {
     .route = co_route,
     .own_message = co_own_message,
@@ -535,6 +550,7 @@ const shoal_group_ops_t shoal__checkout_ops = {
     .member_end = NULL,
     .room = NULL, /* takers wait in its queue instead */
     .room_cancel = NULL,
+    .call_gone = co_call_gone,
     .busy = shoal__pool_busy,
     .unref = co_unref,
 };

@@ -414,4 +414,14 @@ void shoal__co_unlock(struct shoal_pool_s *p);
  * handled it: recycle_asked). */
 #define SHOAL__CHECKOUT_POKE 0xFFFE010Cu
 
+/* A transaction's caller gave up (ops->call_gone, on the caller's thread):
+ * a priority cast to the pool, from the caller; payload the call's
+ * shoal_ref_t. Still queued, it is dropped unrun (counted take_timeouts
+ * and dropped); begun or done, nothing changes. */
+#define SHOAL__CHECKOUT_CALL_GONE 0xFFFE010Du
+/* The pool's actor, on SHOAL__CHECKOUT_CALL_GONE: true if a queued
+ * transaction of caller's with that ref was dropped. */
+bool shoal__co_txn_gone(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, shoal_pid_t caller,
+                        shoal_ref_t ref);
+
 #endif

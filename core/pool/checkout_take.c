@@ -156,6 +156,28 @@ void shoal__co_txn_drop(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *m
     atomic_fetch_sub_explicit(&p->co->txn_out, 1, memory_order_relaxed);
 }
 
+bool shoal__co_txn_gone(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t caller,
+                        shoal_ref_t ref)
+{
+    shoal_checkout_t *co = p->co;
+    for (uint32_t k = 0; k < co->qlen; k++) {
+        shoal_co_taker_t *t = &co->q[(co->qhead + k) % co->qcap];
+        if (t->gone || t->txn == NULL || t->from != caller ||
+            shoal__env_kind(t->txn) != SHOAL_MSG_CALL || shoal__env_ref(t->txn) != ref)
+            continue;
+        t->gone = true;
+        co->qlive--;
+        shoal__co_count(co, SHOAL_CO_TAKE_TIMEOUTS, 1);
+        shoal__env_free(ctx->tc, t->txn); /* no answer: its caller stopped waiting */
+        t->txn = NULL;
+        shoal__pool_count_dropped(ctx->tc, p);
+        SHOAL_STAT_ADD(ctx->tc, msgs_dropped, 1);
+        atomic_fetch_sub_explicit(&co->txn_out, 1, memory_order_relaxed);
+        return true;
+    }
+    return false;
+}
+
 /* A take waiting in the queue (not a transaction) is answered `status` now,
  * counted in counts[counter], and skipped from then on. */
 static void take_refuse(struct shoal_ctx_s *ctx, shoal_checkout_t *co, shoal_co_taker_t *t,

@@ -435,6 +435,70 @@ static void test_group_transactions(void)
     shoal_runtime_destroy(rt);
 }
 
+/* ---- a transaction whose caller gave up ------------------------------------------- */
+
+static atomic_int tx_kind = 0; /* the answer's SHOAL_MSG_* (0: none yet) */
+
+static int tx_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)state;
+    if (msg->kind == SHOAL_MSG_CAST && msg->type == C_GO && msg->size == sizeof(shoal_pid_t)) {
+        shoal_pid_t pool;
+        memcpy(&pool, msg->data, sizeof pool);
+        shoal_ref_t ref;
+        int rc = shoal_checkout_call(ctx, pool, T_WHO, NULL, 0, 50, &ref);
+        if (rc != SHOAL_OK)
+            atomic_store(&tx_kind, -rc);
+    } else if (msg->kind == SHOAL_MSG_TIMEOUT || msg->kind == SHOAL_MSG_REPLY) {
+        atomic_store(&tx_kind, (int)msg->kind);
+    }
+    return SHOAL_OK;
+}
+
+static const shoal_behaviour_t tx_caller = {.name = "tx", .handle_message = tx_message};
+
+/* poolboy's cancel_waiting: a transaction still queued when its caller's
+ * call times out (50 ms; the pool's one member held meanwhile) never
+ * runs -- from an actor and from a thread alike. Once the member is back
+ * it is used by nobody (its uses stay 0), the pool counts the transaction
+ * dropped and a take timeout, nothing is queued, and its ledger balances. */
+static void test_transaction_caller_gone(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(1, 1);
+    shoal_pid_t pool = cb_start(rt, &s), held, caller;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pool, 0, &held), SHOAL_OK);
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &tx_caller, NULL, NULL, &caller), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, caller, C_GO, &pool, sizeof pool), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&tx_kind) != 0);
+    CU_ASSERT_EQUAL(atomic_load(&tx_kind), SHOAL_MSG_TIMEOUT);
+    shoal_answer_t a;
+    CU_ASSERT_EQUAL(shoal_runtime_checkout_call(rt, pool, T_WHO, NULL, 0, 50, &a), SHOAL_ETIMEDOUT);
+    WAIT_UNTIL(cb_stats(rt, pool).take_timeouts == 2);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.take_timeouts, 2);
+    CU_ASSERT_EQUAL(st.queued, 0);
+    CU_ASSERT_EQUAL(st.messages_dropped, 2);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, held, SHOAL_RETURN_OK), SHOAL_OK);
+    /* The member is back and free: one call of its own says nobody used it. */
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_checkout_call(rt, pool, T_WHO, NULL, 0, 5000, &a),
+                          SHOAL_OK);
+    cb_who_t w;
+    CU_ASSERT_EQUAL_FATAL(a.size, sizeof w);
+    memcpy(&w, a.data, sizeof w);
+    CU_ASSERT_EQUAL(w.pid, held);
+    CU_ASSERT_EQUAL(w.uses, 1);
+    shoal_answer_release(&a);
+    WAIT_UNTIL(cb_stats(rt, pool).messages_handled == 1); /* counted once its turn ends */
+    st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.messages_forwarded, 3);
+    CU_ASSERT_EQUAL(st.messages_handled, 1);
+    CU_ASSERT_EQUAL(st.messages_forwarded,
+                    st.messages_handled + st.messages_failed + st.messages_dropped);
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -444,6 +508,7 @@ int main(void)
         {"groups: random, most free, none", test_groups},
         {"groups: the most free, not any with one", test_groups_most_free},
         {"groups: transactions", test_group_transactions},
+        {"a transaction whose caller gave up never runs", test_transaction_caller_gone},
         {NULL, NULL},
     };
     return shoal_test_run("checkout_consumers", cases);

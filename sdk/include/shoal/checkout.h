@@ -38,16 +38,21 @@
  * return is refused with SHOAL_ETIMEDOUT.
  *
  * Transactions (poolboy's): an ordinary send or call to a checkout pool's
- * PID is one -- the pool takes a free member (or waits for one, for as
- * long as it takes: a transaction has no deadline at the pool), hands it
- * the message, and gets the member back when its handler returns: OK, or
+ * PID is one -- the pool takes a free member (or queues it until one is
+ * free), hands it the message, and gets the member back when its handler
+ * returns: OK, or
  * FAIL if the handler failed (then the member is replaced). A call's reply
  * comes from the member, straight to the caller (a handler that defers
  * its reply no longer has the member to itself when it answers). At most
  * max + queue_max transactions are outstanding at once (queue_max bounds
  * the takes waiting, not these); one more is refused with
  * SHOAL_ENOMEMBERS (counted error_no_members, and unhandled). A
- * transaction counts as a take.
+ * transaction counts as a take. A call whose timeout passes while it is
+ * still queued is dropped there, never run (poolboy's cancel_waiting:
+ * counted take_timeouts and dropped; the caller has its TIMEOUT); one a
+ * member has begun runs to its end (its late reply is dropped), as does
+ * one the pool's actor had not read yet when the caller gave up. A send
+ * (no timeout) waits as long as it takes.
  *
  * Groups: pools with the same checkout.group. shoal_take_group picks a
  * random pool of the group; if it has no free member, the one with the
