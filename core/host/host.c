@@ -218,7 +218,12 @@ static bool start_settled(shoal_host_t *h, uint64_t drain_ms)
 int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, shoal_host_t **out,
                       shoal_diag_t *err)
 {
-    return shoal__host_start_ex(c, loader, log_out, NULL, NULL, out, err);
+    int rc = shoal__host_start_ex(c, loader, log_out, NULL, NULL, out, err);
+    if (rc != SHOAL_OK && *out != NULL) { /* stuck: waits for it, as it says */
+        shoal__host_destroy(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 int shoal__host_start_ex(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out,
