@@ -200,19 +200,7 @@ static bool start_settled(shoal_host_t *h, uint64_t drain_ms)
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
-    size_t n;
-    shoal_stall_t *s = shoal__host_stalls_now(h, true, &n);
-    for (size_t i = 0; i < n; i++) {
-        char where[224];
-        shoal__stall_where(&s[i], where, sizeof where);
-        shoal__host_log(h, SHOAL_LOG_WARN,
-                        "<%" PRIu32 ".%" PRIu32
-                        "> %s: start: still in its handler after %.1f s (%s): not waited for",
-                        shoal__pid_slot(s[i].pid), shoal__pid_gen(s[i].pid), s[i].name,
-                        (double)s[i].elapsed_ns / 1e9, where);
-    }
-    free(s);
-    return n == 0;
+    return shoal__host_log_stuck(h, "start", ": not waited for") == 0;
 }
 
 int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, shoal_host_t **out,

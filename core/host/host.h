@@ -183,6 +183,9 @@ int shoal__host_drain(shoal_host_t *h, uint64_t deadline_ms, bool (*interrupted)
  * dropped. The runtime is left running: the caller exits without
  * destroying it (a thread inside plugin code cannot be stopped). */
 void shoal__host_report_lost(shoal_host_t *h);
+/* Logs each handler still stuck in plugin code: "<A.G> NAME: WHEN: still
+ * in its handler after S s (where)TAIL"; returns how many. */
+size_t shoal__host_log_stuck(shoal_host_t *h, const char *when, const char *tail);
 
 /* The handlers stalled past runtime.stall_warn, one status line each:
  * "stalled <3.1> api/echo for 1234 ms (pool api, behaviour echo, thread 1)",

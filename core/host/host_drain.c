@@ -67,7 +67,7 @@ int shoal__host_drain(shoal_host_t *h, uint64_t deadline_ms, bool (*interrupted)
     return busy;
 }
 
-void shoal__host_report_lost(shoal_host_t *h)
+size_t shoal__host_log_stuck(shoal_host_t *h, const char *when, const char *tail)
 {
     size_t n;
     shoal_stall_t *s = shoal__host_stalls_now(h, true, &n);
@@ -76,11 +76,17 @@ void shoal__host_report_lost(shoal_host_t *h)
         shoal__stall_where(&s[i], where, sizeof where);
         shoal__host_log(h, SHOAL_LOG_WARN,
                         "<%" PRIu32 ".%" PRIu32
-                        "> %s: shutdown: still in its handler after %.1f s (%s)",
-                        shoal__pid_slot(s[i].pid), shoal__pid_gen(s[i].pid), s[i].name,
-                        (double)s[i].elapsed_ns / 1e9, where);
+                        "> %s: %s: still in its handler after %.1f s (%s)%s",
+                        shoal__pid_slot(s[i].pid), shoal__pid_gen(s[i].pid), s[i].name, when,
+                        (double)s[i].elapsed_ns / 1e9, where, tail);
     }
     free(s);
+    return n;
+}
+
+void shoal__host_report_lost(shoal_host_t *h)
+{
+    (void)shoal__host_log_stuck(h, "shutdown", "");
     /* Whatever is not settled now never will be: counted as dropped (the
      * ledger's in flight, settled as its line settles it). The ledger's
      * dropped also holds what was dropped before (a pool stopped, a

@@ -66,9 +66,13 @@ static int64_t free_of(shoal_runtime_t *rt, shoal_pid_t pid)
 
 /* pooler's rule: a random pool of the group; if it has no free member,
  * the one with the most. None has one: *pick is SHOAL_PID_NONE. *first is
- * the random pool. SHOAL_ENOPROC: no such group. */
-static int group_pick(shoal_ctx_t *ctx, const char *group, shoal_pid_t *pick, shoal_pid_t *first)
+ * the random pool. SHOAL_ENOPROC: no such group; SHOAL_EINVAL: no group
+ * or no ref given. */
+static int group_pick(shoal_ctx_t *ctx, const char *group, const shoal_ref_t *ref,
+                      shoal_pid_t *pick, shoal_pid_t *first)
 {
+    if (group == NULL || ref == NULL)
+        return SHOAL_EINVAL;
     shoal_pid_t pids[GROUP_MAX];
     size_t n = shoal__group_members(ctx->rt, group, pids, GROUP_MAX);
     if (n > GROUP_MAX)
@@ -99,10 +103,8 @@ static int group_pick(shoal_ctx_t *ctx, const char *group, shoal_pid_t *pick, sh
 SHOAL_API int shoal_take_group(shoal_ctx_t *ctx, const char *group, uint64_t timeout_ms,
                                shoal_ref_t *ref)
 {
-    if (group == NULL || ref == NULL)
-        return SHOAL_EINVAL;
     shoal_pid_t pick, first;
-    int rc = group_pick(ctx, group, &pick, &first);
+    int rc = group_pick(ctx, group, ref, &pick, &first);
     if (rc != SHOAL_OK)
         return rc;
     if (pick == SHOAL_PID_NONE) { /* none has a free member: counted where it was tried */
@@ -120,10 +122,8 @@ SHOAL_API int shoal_checkout_call_group(shoal_ctx_t *ctx, const char *group, uin
                                         const void *data, size_t size, uint64_t timeout_ms,
                                         shoal_ref_t *ref)
 {
-    if (group == NULL || ref == NULL)
-        return SHOAL_EINVAL;
     shoal_pid_t pick, first;
-    int rc = group_pick(ctx, group, &pick, &first);
+    int rc = group_pick(ctx, group, ref, &pick, &first);
     if (rc != SHOAL_OK)
         return rc;
     return shoal_call(ctx, pick != SHOAL_PID_NONE ? pick : first, type, data, size, timeout_ms,
