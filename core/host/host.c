@@ -66,8 +66,9 @@ int shoal__host_isolated_spec(const shoal_config_t *c, const shoal_config_pool_t
     return shoal__isolated_launch(c, cp, gen, launch, why, why_size);
 }
 
-/* How long a pool's first workers may take to start: a checkout pool's
- * fail by themselves after member_start_timeout, which may be longer. */
+/* How long a pool's first workers may take to start at shoald's start: a
+ * checkout pool's fail by themselves after member_start_timeout, which may
+ * be longer. */
 static uint64_t start_timeout_ms(const shoal_config_pool_t *cp)
 {
     uint64_t t = SHOAL_HOST_START_TIMEOUT_MS;
@@ -112,8 +113,11 @@ int shoal__host_start_pool(shoal_host_t *h, const shoal_config_t *c, const shoal
         }
     }
     shoal_pool_hold_t hold = shoal__code_hold(code);
-    rc = shoal__pool_start_ex(h->rt, &specs[0], &hold, opts, start_timeout_ms(cp), pid, why,
-                              why_size);
+    /* A reload's start keeps the 10 s bound: the host thread hears no
+     * signal meanwhile (shoald's own start does: opts->interrupted). */
+    uint64_t timeout = opts != NULL && opts->interrupted != NULL ? start_timeout_ms(cp)
+                                                                 : SHOAL_HOST_START_TIMEOUT_MS;
+    rc = shoal__pool_start_ex(h->rt, &specs[0], &hold, opts, timeout, pid, why, why_size);
     shoal__code_release(code); /* the pool holds its own */
     return rc;
 }
@@ -187,16 +191,19 @@ void shoal__host_mailbox_text(uint32_t mailbox, char buf[24])
 }
 
 /* After a failed start: every actor stopped, then until no handler is
- * left in plugin code, or drain_ms. Each still there is logged; false
- * then (the runtime cannot be destroyed: its threads cannot be joined). */
-static bool start_settled(shoal_host_t *h, uint64_t drain_ms)
+ * left in plugin code, drain_ms, or `interrupted` says a signal came.
+ * Each still there is logged; false then (the runtime cannot be
+ * destroyed: its threads cannot be joined). */
+static bool start_settled(shoal_host_t *h, uint64_t drain_ms, bool (*interrupted)(void *),
+                          void *arg)
 {
     for (size_t i = 0; i < h->npools; i++)
         shoal_runtime_stop_actor(h->rt, h->pools[i].pid);
     for (size_t i = 0; i < h->nsources; i++)
         shoal_runtime_stop_actor(h->rt, h->sources[i].pid);
     uint64_t end = shoal__deadline_ns(shoal__now_ns(), drain_ms);
-    while (shoal__stalls(h->rt, NULL, 0, true) != 0 && shoal__now_ns() < end) {
+    while (shoal__stalls(h->rt, NULL, 0, true) != 0 && shoal__now_ns() < end &&
+           !(interrupted != NULL && interrupted(arg))) {
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
@@ -284,13 +291,17 @@ int shoal__host_start_ex(shoal_config_t *c, shoal_loader_t *loader, FILE *log_ou
                         cp->size, cp->size == 1 ? "" : "s", cp->nested ? " (pools)" : "", mailbox,
                         pull);
     }
-    if ((rc = shoal__host_sources_start(h, err)) != SHOAL_OK) /* after every pool: targets exist */
+    h->start_interrupted = interrupted;
+    h->start_arg = arg;
+    rc = shoal__host_sources_start(h, err); /* after every pool: targets exist */
+    h->start_interrupted = NULL;
+    if (rc != SHOAL_OK)
         goto fail;
     h->started_ns = shoal__now_ns();
     *out = h;
     return SHOAL_OK;
 fail:
-    if (h->rt != NULL && !start_settled(h, c->shutdown.drain_ms)) {
+    if (h->rt != NULL && !start_settled(h, c->shutdown.drain_ms, interrupted, arg)) {
         h->stuck = true;
         *out = h;
         return rc;

@@ -105,6 +105,9 @@ typedef struct shoal_host_s {
     size_t nhooks;
     bool control_fixed; /* shoald --control: a reload ignores runtime.control */
     bool stuck;         /* a failed start left handlers in plugin code (host_start_ex) */
+    /* While shoal__host_start_ex runs: its `interrupted` (NULL after). */
+    bool (*start_interrupted)(void *arg);
+    void *start_arg;
 } shoal_host_t;
 
 /* Adds hook to those h's reloads call (host thread). SHOAL_ELIMIT past
@@ -121,7 +124,8 @@ int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, 
  * asked every 100 ms while a pool's first workers run init -- true stops
  * the start (SHOAL_ESHUTDOWN). After a failed or stopped start, handlers
  * still in plugin code (an init that hangs) are waited for up to
- * shutdown.drain; past it each is logged ("start: still in its handler
+ * shutdown.drain (or until `interrupted` says true again: a second
+ * signal); past it each is logged ("start: still in its handler
  * after ...") and *out is the host, left running with h->stuck set: the
  * caller ends the process without destroying it (its threads cannot be
  * joined). */

@@ -188,7 +188,9 @@ static _Noreturn void abandon(shoal_control_t *control, shoal_notify_t *notify, 
 }
 
 /* While the pools start: a SIGTERM or SIGINT, taken off the queue (a
- * SIGHUP is left on it: the reload comes after the start). */
+ * SIGHUP is left on it: the reload comes after the start). True when one
+ * came since the last look: the first stops the start, another the wait
+ * for inits that hang. */
 typedef struct starting_s {
     const char *name; /* the signal, once one came */
 } starting_t;
@@ -202,9 +204,11 @@ static bool start_signal(void *arg)
     sigaddset(&stop, SIGINT);
     struct timespec zero = {0, 0};
     int sig = sigtimedwait(&stop, NULL, &zero);
-    if (sig == SIGTERM || sig == SIGINT)
+    if (sig != SIGTERM && sig != SIGINT)
+        return false;
+    if (s->name == NULL)
         s->name = sig == SIGINT ? "SIGINT" : "SIGTERM";
-    return s->name != NULL;
+    return true;
 }
 
 /* run_for_ms 0: until a signal or a stop; control (NULL: none) replaces

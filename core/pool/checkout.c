@@ -235,12 +235,6 @@ static bool message_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal
         (void)shoal__co_return_locked(ctx, p, msg); /* a cast's refusal is nobody's to hear */
         return true;
     }
-    if (msg->type == SHOAL__CHECKOUT_CALL_GONE && msg->size == sizeof(shoal_ref_t)) {
-        shoal_ref_t ref;
-        memcpy(&ref, msg->data, sizeof ref);
-        (void)shoal__co_txn_gone(ctx, p, msg->from, ref);
-        return true;
-    }
     if (msg->type == SHOAL__POOL_TICK_CHECKOUT && msg->from == ctx->self) {
         tick(ctx, p);
         return true;
@@ -393,7 +387,11 @@ void shoal__checkout_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p)
  * pool's own mailbox (own_message places it). */
 static int co_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g, shoal_env_t *e)
 {
-    (void)e;
+    /* A caller that gave up (co_call_gone): into the pool's own mailbox,
+     * behind its transaction if that still waits there. */
+    if (__builtin_expect(e->type == SHOAL__CHECKOUT_CALL_GONE, 0) &&
+        shoal__env_kind(e) == SHOAL_MSG_CAST)
+        return SHOAL_GROUP_OWN_MAILBOX;
     shoal_pool_t *p = shoal__pool_of_group(g);
     shoal_checkout_t *co = p->co;
     if (atomic_load_explicit(&p->pub_state, memory_order_relaxed) == SHOAL_POOL_DRAINING)
@@ -424,6 +422,18 @@ static void co_own_message(struct shoal_ctx_s *ctx, shoal_env_t *e)
 {
     shoal_pool_t *p = shoal__pool_of(ctx->b->state);
     bool back = (shoal__env_flags(e) & SHOAL_ENV_HANDBACK) != 0;
+    if (e->type == SHOAL__CHECKOUT_CALL_GONE && shoal__env_kind(e) == SHOAL_MSG_CAST && !back) {
+        shoal_ref_t ref;
+        if (e->size == sizeof ref) {
+            memcpy(&ref, shoal__env_data(e), sizeof ref);
+            pthread_mutex_lock(&p->co->lock);
+            (void)shoal__co_txn_gone(ctx, p, e->from, ref);
+            shoal__co_unlock(p);
+            shoal__pool_publish(p);
+        }
+        shoal__env_drop_payload(e);
+        return;
+    }
     if (!back) {
         bool shared;
         shoal_pool_stripe_t *st = shoal__pool_stripe(p, ctx->tc, &shared);
@@ -528,11 +538,14 @@ static void co_unref(shoal_runtime_t *rt, shoal_group_t *g)
 }
 
 /* A transaction's caller gave up: the pool's actor drops it if it is still
- * queued (shoal__co_txn_gone). */
+ * queued (shoal__co_txn_gone). An ordinary cast from the caller, so it
+ * comes after the transaction, which may still wait in the pool's own
+ * mailbox (co_route puts both there; one producer's sends keep their
+ * order). */
 static void co_call_gone(shoal_runtime_t *rt, struct shoal_tcache_s *tc, shoal_group_t *g,
                          shoal_pid_t caller, shoal_ref_t ref)
 {
-    (void)shoal__send(rt, tc, caller, g->pid, SHOAL__CHECKOUT_CALL_GONE, &ref, sizeof ref, true,
+    (void)shoal__send(rt, tc, caller, g->pid, SHOAL__CHECKOUT_CALL_GONE, &ref, sizeof ref, false,
                       NULL, NULL);
 }
 

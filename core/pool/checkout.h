@@ -415,7 +415,8 @@ void shoal__co_unlock(struct shoal_pool_s *p);
 #define SHOAL__CHECKOUT_POKE 0xFFFE010Cu
 
 /* A transaction's caller gave up (ops->call_gone, on the caller's thread):
- * a priority cast to the pool, from the caller; payload the call's
+ * a cast to the pool from the caller, into the pool's own mailbox (after
+ * the transaction, if it waits there still); payload the call's
  * shoal_ref_t. Still queued, it is dropped unrun (counted take_timeouts
  * and dropped); begun or done, nothing changes. */
 #define SHOAL__CHECKOUT_CALL_GONE 0xFFFE010Du

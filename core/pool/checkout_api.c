@@ -48,14 +48,15 @@ SHOAL_API int shoal_take(shoal_ctx_t *ctx, shoal_pid_t pool, uint64_t timeout_ms
 }
 
 /* The free members of checkout pool `pid` as it last published them; -1
- * if it is no live checkout pool. */
+ * if it is no live checkout pool, or it drains (it takes nothing new). */
 static int64_t free_of(shoal_runtime_t *rt, shoal_pid_t pid)
 {
     shoal_pool_t *p = shoal__pool_find(rt, pid);
     if (p == NULL)
         return -1;
     int64_t n = -1;
-    if (p->co != NULL && !shoal__pool_is_ended(p))
+    if (p->co != NULL && !shoal__pool_is_ended(p) &&
+        atomic_load_explicit(&p->pub_state, memory_order_relaxed) != SHOAL_POOL_DRAINING)
         n = atomic_load_explicit(&p->co->pub_free, memory_order_relaxed);
     shoal__pool_unref(rt, p);
     return n;
@@ -66,8 +67,9 @@ static int64_t free_of(shoal_runtime_t *rt, shoal_pid_t pid)
 
 /* pooler's rule: a random pool of the group; if it has no free member,
  * the one with the most. None has one: *pick is SHOAL_PID_NONE. *first is
- * the random pool. SHOAL_ENOPROC: no such group; SHOAL_EINVAL: no group
- * or no ref given. */
+ * the random pool, or if that one drains (a reload replaces or removes
+ * it), the first that does not. SHOAL_ENOPROC: no such group, or every
+ * pool of it drains; SHOAL_EINVAL: no group or no ref given. */
 static int group_pick(shoal_ctx_t *ctx, const char *group, const shoal_ref_t *ref,
                       shoal_pid_t *pick, shoal_pid_t *first)
 {
@@ -86,18 +88,27 @@ static int group_pick(shoal_ctx_t *ctx, const char *group, const shoal_ref_t *re
     x ^= x >> 17;
     x ^= x << 5;
     *first = *pick = pids[x % n];
-    if (free_of(ctx->rt, *pick) <= 0) {
-        int64_t best = 0;
-        *pick = SHOAL_PID_NONE;
-        for (size_t i = 0; i < n; i++) {
-            int64_t f = free_of(ctx->rt, pids[i]);
-            if (f > best) {
-                best = f;
-                *pick = pids[i];
-            }
+    if (free_of(ctx->rt, *pick) > 0)
+        return SHOAL_OK;
+    int64_t best = 0;
+    bool live = false; /* *first takes transactions */
+    *pick = SHOAL_PID_NONE;
+    for (size_t i = 0; i < n; i++) {
+        int64_t f = free_of(ctx->rt, pids[i]);
+        if (pids[i] == *first)
+            live |= f >= 0;
+        if (f > best) {
+            best = f;
+            *pick = pids[i];
         }
     }
-    return SHOAL_OK;
+    for (size_t i = 0; i < n && !live; i++) {
+        if (free_of(ctx->rt, pids[i]) >= 0) {
+            *first = pids[i];
+            live = true;
+        }
+    }
+    return live || *pick != SHOAL_PID_NONE ? SHOAL_OK : SHOAL_ENOPROC;
 }
 
 SHOAL_API int shoal_take_group(shoal_ctx_t *ctx, const char *group, uint64_t timeout_ms,

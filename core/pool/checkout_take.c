@@ -170,6 +170,12 @@ bool shoal__co_txn_gone(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t ca
         shoal__co_count(co, SHOAL_CO_TAKE_TIMEOUTS, 1);
         shoal__env_free(ctx->tc, t->txn); /* no answer: its caller stopped waiting */
         t->txn = NULL;
+        /* Callers give up in about the order they came: the front stays
+         * live, so the next one's search starts where it is. */
+        while (co->qlen != 0 && co->q[co->qhead].gone) {
+            co->qhead = (co->qhead + 1) % co->qcap;
+            co->qlen--;
+        }
         shoal__pool_count_dropped(ctx->tc, p);
         SHOAL_STAT_ADD(ctx->tc, msgs_dropped, 1);
         atomic_fetch_sub_explicit(&co->txn_out, 1, memory_order_relaxed);

@@ -499,6 +499,115 @@ static void test_transaction_caller_gone(void)
     shoal_runtime_destroy(rt);
 }
 
+/* An actor that holds the runtime's only dispatcher thread until hog_gate. */
+static atomic_int hog_gate, hog_in;
+
+static int hog_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    (void)msg;
+    atomic_store(&hog_in, 1);
+    while (!atomic_load(&hog_gate))
+        shoal_test_nap();
+    return SHOAL_OK;
+}
+
+static const shoal_behaviour_t hog = {.name = "hog", .handle_message = hog_message};
+
+/* The transaction may still wait in the pool's own mailbox when its caller
+ * gives up (the pool's actor had no thread: one dispatcher thread, held):
+ * the word that it gave up comes after it, so it is dropped all the same. */
+static void test_transaction_gone_before_read(void)
+{
+    cb_reset();
+    atomic_store(&hog_gate, 0);
+    atomic_store(&hog_in, 0);
+    shoal_runtime_opts_t o;
+    shoal_runtime_opts_init(&o);
+    o.threads = 1;
+    o.log_level = SHOAL_LOG_ERROR;
+    o.max_extra_threads = SHOAL_EXTRA_THREADS_NONE;
+    shoal_runtime_t *rt = NULL;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_create(&rt, &o), SHOAL_OK);
+    shoal_pool_spec_t s = cb_spec_of(1, 1);
+    shoal_pid_t pool = cb_start(rt, &s), held, h;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pool, 0, &held), SHOAL_OK);
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &hog, NULL, NULL, &h), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, h, 1, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&hog_in) == 1);
+    shoal_answer_t a;
+    CU_ASSERT_EQUAL(shoal_runtime_checkout_call(rt, pool, T_WHO, NULL, 0, 50, &a), SHOAL_ETIMEDOUT);
+    atomic_store(&hog_gate, 1); /* the pool's actor reads the transaction, then the word */
+    WAIT_UNTIL(cb_stats(rt, pool).take_timeouts == 1);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.take_timeouts, 1);
+    CU_ASSERT_EQUAL(st.messages_dropped, 1);
+    CU_ASSERT_EQUAL(st.queued, 0);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, held, SHOAL_RETURN_OK), SHOAL_OK);
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_checkout_call(rt, pool, T_WHO, NULL, 0, 5000, &a),
+                          SHOAL_OK);
+    cb_who_t w;
+    CU_ASSERT_EQUAL_FATAL(a.size, sizeof w);
+    memcpy(&w, a.data, sizeof w);
+    CU_ASSERT_EQUAL(w.uses, 1); /* the timed-out one never reached it */
+    shoal_answer_release(&a);
+    shoal_runtime_destroy(rt);
+}
+
+static atomic_int burst_ok, burst_noproc;
+
+static int burst_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)state;
+    if (msg->kind == SHOAL_MSG_CAST && msg->type == C_GO) {
+        for (int i = 0; i < 10; i++) {
+            shoal_ref_t ref;
+            int rc = shoal_checkout_call_group(ctx, "dbs", T_WHO, NULL, 0, 10000, &ref);
+            if (rc == SHOAL_ENOPROC)
+                atomic_fetch_add(&burst_noproc, 1);
+        }
+    } else if (msg->kind == SHOAL_MSG_REPLY) {
+        atomic_fetch_add(msg->status == SHOAL_OK ? &burst_ok : &burst_noproc, 1);
+    }
+    return SHOAL_OK;
+}
+
+static const shoal_behaviour_t burst = {.name = "burst", .handle_message = burst_message};
+
+/* A group of two pools, each member held, one of them draining (as a
+ * reload that replaces or removes it leaves it): 10 group transactions
+ * all wait at the live pool and run once its member is back -- none is
+ * sent to the draining pool, which refuses it (SHOAL_ENOPROC, about half
+ * of them when the random pick could be it). */
+static void test_group_skips_draining(void)
+{
+    cb_reset();
+    atomic_store(&burst_ok, 0);
+    atomic_store(&burst_noproc, 0);
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pid_t pools[2], held[2], b;
+    for (int i = 0; i < 2; i++) {
+        shoal_pool_spec_t s = cb_spec_of(1, 1);
+        s.checkout.group = "dbs";
+        pools[i] = cb_start(rt, &s);
+        CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pools[i], 0, &held[i]), SHOAL_OK);
+    }
+    CU_ASSERT_EQUAL(shoal_runtime_send_priority(rt, pools[1], SHOAL_POOL_DRAIN, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(cb_stats(rt, pools[1]).state == SHOAL_POOL_DRAINING);
+    CU_ASSERT_EQUAL(cb_stats(rt, pools[0]).free, 0);
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &burst, NULL, NULL, &b), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, b, C_GO, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(cb_stats(rt, pools[0]).queued + (uint32_t)atomic_load(&burst_noproc) == 10);
+    CU_ASSERT_EQUAL(atomic_load(&burst_noproc), 0);
+    CU_ASSERT_EQUAL(cb_stats(rt, pools[0]).queued, 10);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pools[0], held[0], SHOAL_RETURN_OK), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&burst_ok) == 10);
+    CU_ASSERT_EQUAL(atomic_load(&burst_ok), 10);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pools[1], held[1], SHOAL_RETURN_OK), SHOAL_OK);
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -509,6 +618,8 @@ int main(void)
         {"groups: the most free, not any with one", test_groups_most_free},
         {"groups: transactions", test_group_transactions},
         {"a transaction whose caller gave up never runs", test_transaction_caller_gone},
+        {"... nor one still unread when its caller gave up", test_transaction_gone_before_read},
+        {"groups: a draining pool takes no transaction", test_group_skips_draining},
         {NULL, NULL},
     };
     return shoal_test_run("checkout_consumers", cases);

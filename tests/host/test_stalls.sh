@@ -205,21 +205,24 @@ sigterm_ms
     fail "the source's stuck handler is not reported"
 
 # ---- an init that hangs while the pools start ------------------------------------
-# starting CONNECT START_TIMEOUT: a checkout pool whose one member connects
-# for CONNECT, given START_TIMEOUT; shoald on it, not yet running
+# starting CONNECT START_TIMEOUT [DRAIN [EXTRA [WHO]]]: a checkout pool
+# whose one member connects for CONNECT, given START_TIMEOUT, and
+# shutdown.drain DRAIN (1s); EXTRA appended to the file; shoald on it, not
+# yet running, until WHO (db/conn) is stalled in its init
 starting() {
     cat > "$tmp/s.yaml" <<YAML
 runtime: { threads: 2, control: ctl.sock }
-shutdown: { drain: 1s }
+shutdown: { drain: ${3:-1s} }
 plugins:
   conn: $plugins/conn/conn.so
 pools:
   db: { kind: checkout, member: conn.conn, init: 1, member_start_timeout: $2, args: { connect: $1 } }
+${4:-}
 YAML
     : > "$log"
     "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
     pid=$!
-    wait_for 'db/conn: stall: in its handler'
+    wait_for "${5:-db/conn}: stall: in its handler"
 }
 NOT_RUN="shoald: SIGTERM while the pools started: stopped ($tmp/s.yaml:6:7: pools.db: cannot start: interrupted while its workers started)"
 starting 60s 2m
@@ -245,6 +248,26 @@ rc=$? ms=$(($(ms_now) - t0)) pid=
     fail "the hung init is not named"
 grep -qxF "$tmp/s.yaml:6:7: pools.db: cannot start: a member did not start within 1000 ms (member_start_timeout)" "$log" ||
     fail "the failed start's error"
+# A signal ends the wait for a hung init at once: after a failed start
+# (drain 10 s), and a second one after a stopped start.
+starting 60s 1s 10s
+wait_for "a member did not start within 1000 ms"
+sleep 0.3
+sigterm_ms
+[ $rc -eq 3 ] && [ $ms -lt 1000 ] || fail "SIGTERM while a failed start waits: exit $rc after $ms ms"
+[ "$(count 'db/conn: start: still in its handler after')" = 1 ] || fail "the hung init is not named"
+starting 60s 2m 10s
+kill -TERM $pid
+sleep 0.5
+sigterm_ms
+[ $rc -eq 3 ] && [ $ms -lt 1000 ] || fail "a second SIGTERM while a stopped start waits: exit $rc after $ms ms"
+# A source's init that hangs: the same.
+starting 1ms 2m 1s "sources:
+  s1: { actor: conn.conn, args: { connect: 60s } }" s1/conn
+sigterm_ms
+[ $rc -eq 3 ] && [ $ms -lt 2500 ] || fail "SIGTERM while a source starts: exit $rc after $ms ms"
+grep -qxF "shoald: SIGTERM while the pools started: stopped ($tmp/s.yaml:8:7: sources.s1: cannot start: interrupted while its workers started)" "$log" ||
+    fail "the stopped source start is not said: $(grep shoald: "$log")"
 
 # ---- a plugin whose own fini never returns ------------------------------------
 # (fini_hangs.so waits for a file never made.) Its last reference goes after
