@@ -407,6 +407,12 @@ static int co_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g, s
                 atomic_fetch_sub_explicit(&co->txn_out, 1, memory_order_relaxed);
             return rc;
         }
+        /* Accepted: counted now, while it waits in the pool's own mailbox
+         * (the ledger's in flight; lost there at a stuck shutdown, it is
+         * counted lost), not when the pool's actor reads it. */
+        bool shared;
+        shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
+        shoal__stripe_add(&st->forwarded, 1, shared);
         return SHOAL_GROUP_OWN_MAILBOX;
     }
     atomic_fetch_sub_explicit(&co->txn_out, 1, memory_order_relaxed);
@@ -434,11 +440,8 @@ static void co_own_message(struct shoal_ctx_s *ctx, shoal_env_t *e)
         shoal__env_drop_payload(e);
         return;
     }
-    if (!back) {
-        bool shared;
-        shoal_pool_stripe_t *st = shoal__pool_stripe(p, ctx->tc, &shared);
-        shoal__stripe_add(&st->forwarded, 1, shared);
-    }
+    /* A transaction was counted as co_route accepted it; a hand-back was
+     * counted when it first came. */
     shoal_env_t *m = shoal__env_move(ctx->tc, e);
     if (m == NULL) {
         shoal__dead_letter(ctx, e);

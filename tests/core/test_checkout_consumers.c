@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "checkout_basic_kit.h"
+#include "pool/pool.h"
 
 #define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, CB_WAIT_S)
 
@@ -517,7 +518,9 @@ static const shoal_behaviour_t hog = {.name = "hog", .handle_message = hog_messa
 
 /* The transaction may still wait in the pool's own mailbox when its caller
  * gives up (the pool's actor had no thread: one dispatcher thread, held):
- * the word that it gave up comes after it, so it is dropped all the same. */
+ * it is in the pool's ledger from the moment it was accepted, and the
+ * word that its caller gave up comes after it, so it is dropped all the
+ * same. */
 static void test_transaction_gone_before_read(void)
 {
     cb_reset();
@@ -538,6 +541,15 @@ static void test_transaction_gone_before_read(void)
     WAIT_UNTIL(atomic_load(&hog_in) == 1);
     shoal_answer_t a;
     CU_ASSERT_EQUAL(shoal_runtime_checkout_call(rt, pool, T_WHO, NULL, 0, 50, &a), SHOAL_ETIMEDOUT);
+    /* Accepted, unread: in the pool's ledger already (read from its
+     * record: its actor has no thread to answer). */
+    shoal_pool_t *rec = shoal__pool_find(rt, pool);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rec);
+    shoal_pool_stats_t peek;
+    shoal__pool_peek(rec, &peek);
+    shoal__pool_unref(rt, rec);
+    CU_ASSERT_EQUAL(peek.messages_forwarded, 1);
+    CU_ASSERT_EQUAL(peek.queue_depth, 1); /* in flight */
     atomic_store(&hog_gate, 1); /* the pool's actor reads the transaction, then the word */
     WAIT_UNTIL(cb_stats(rt, pool).take_timeouts == 1);
     shoal_pool_stats_t st = cb_stats(rt, pool);
