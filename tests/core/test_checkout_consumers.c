@@ -458,6 +458,22 @@ static int tx_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
 
 static const shoal_behaviour_t tx_caller = {.name = "tx", .handle_message = tx_message};
 
+/* Gives back `held`, the pool's one member, and has one transaction of
+ * its own say that nobody used the member meanwhile (its first use). */
+static void assert_unused(shoal_runtime_t *rt, shoal_pid_t pool, shoal_pid_t held)
+{
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, held, SHOAL_RETURN_OK), SHOAL_OK);
+    shoal_answer_t a;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_checkout_call(rt, pool, T_WHO, NULL, 0, 5000, &a),
+                          SHOAL_OK);
+    cb_who_t w;
+    CU_ASSERT_EQUAL_FATAL(a.size, sizeof w);
+    memcpy(&w, a.data, sizeof w);
+    CU_ASSERT_EQUAL(w.pid, held);
+    CU_ASSERT_EQUAL(w.uses, 1);
+    shoal_answer_release(&a);
+}
+
 /* poolboy's cancel_waiting: a transaction still queued when its caller's
  * call times out (50 ms; the pool's one member held meanwhile) never
  * runs -- from an actor and from a thread alike. Once the member is back
@@ -481,16 +497,7 @@ static void test_transaction_caller_gone(void)
     CU_ASSERT_EQUAL(st.take_timeouts, 2);
     CU_ASSERT_EQUAL(st.queued, 0);
     CU_ASSERT_EQUAL(st.messages_dropped, 2);
-    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, held, SHOAL_RETURN_OK), SHOAL_OK);
-    /* The member is back and free: one call of its own says nobody used it. */
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_checkout_call(rt, pool, T_WHO, NULL, 0, 5000, &a),
-                          SHOAL_OK);
-    cb_who_t w;
-    CU_ASSERT_EQUAL_FATAL(a.size, sizeof w);
-    memcpy(&w, a.data, sizeof w);
-    CU_ASSERT_EQUAL(w.pid, held);
-    CU_ASSERT_EQUAL(w.uses, 1);
-    shoal_answer_release(&a);
+    assert_unused(rt, pool, held);
     WAIT_UNTIL(cb_stats(rt, pool).messages_handled == 1); /* counted once its turn ends */
     st = cb_stats(rt, pool);
     CU_ASSERT_EQUAL(st.messages_forwarded, 3);
@@ -556,14 +563,7 @@ static void test_transaction_gone_before_read(void)
     CU_ASSERT_EQUAL(st.take_timeouts, 1);
     CU_ASSERT_EQUAL(st.messages_dropped, 1);
     CU_ASSERT_EQUAL(st.queued, 0);
-    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, held, SHOAL_RETURN_OK), SHOAL_OK);
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_checkout_call(rt, pool, T_WHO, NULL, 0, 5000, &a),
-                          SHOAL_OK);
-    cb_who_t w;
-    CU_ASSERT_EQUAL_FATAL(a.size, sizeof w);
-    memcpy(&w, a.data, sizeof w);
-    CU_ASSERT_EQUAL(w.uses, 1); /* the timed-out one never reached it */
-    shoal_answer_release(&a);
+    assert_unused(rt, pool, held);
     shoal_runtime_destroy(rt);
 }
 
