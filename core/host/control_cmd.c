@@ -528,6 +528,9 @@ void shoal__control_request(shoal_control_t *c, shoal_control_conn_t *k, char *l
         shoal_host_pool_t *hp = name != NULL ? pool_to_inspect(c, name) : NULL;
         if (name != NULL && hp == NULL)
             not_a_pool(c, k, name, "inspect");
+        else if (hp != NULL && shoal__pool_is_ended(hp->rec))
+            shoal__control_say(
+                k, "1 pool '%s' has ended (shoald is stopping): `status` has its counts\n", name);
         else
             job(c, k, hp ? SHOAL_CONTROL_OP_INSPECT_ONE : SHOAL_CONTROL_OP_INSPECT_ALL, hp, true,
                 SHOAL_AGENT_INSPECT, 0, NULL, 0, ACTOR_TIMEOUT_MS);

@@ -170,6 +170,9 @@ out=$("$shoalctl" status) || fail "status while draining: exit $?"
 echo "$out" | grep -qx "stopping draining every pool" || fail "status while draining: $out"
 echo "$out" | grep -q "^pool slow size .* draining$" || fail "slow while draining: $out"
 "$shoalctl" inspect slow | grep -q '"state":"draining"' || fail "inspect slow while draining"
+out=$("$shoalctl" inspect api 2>&1) && fail "inspect of an ended pool succeeded: $out"
+[ "$out" = "shoalctl: pool 'api' has ended (shoald is stopping): \`status\` has its counts" ] ||
+    fail "inspect of an ended pool said: $out"
 out=$("$shoalctl" reload 2>&1) && fail "a reload while draining succeeded"
 [ "$out" = "shoalctl: shoald is stopping (draining every pool): only status, groups and inspect are served" ] ||
     fail "a reload while draining said: $out"
