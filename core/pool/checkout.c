@@ -389,8 +389,7 @@ static int co_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g, s
 {
     /* A caller that gave up (co_call_gone): into the pool's own mailbox,
      * behind its transaction if that still waits there. */
-    if (__builtin_expect(e->type == SHOAL__CHECKOUT_CALL_GONE, 0) &&
-        shoal__env_kind(e) == SHOAL_MSG_CAST)
+    if (__builtin_expect(shoal__co_is_call_gone(e), 0))
         return SHOAL_GROUP_OWN_MAILBOX;
     shoal_pool_t *p = shoal__pool_of_group(g);
     shoal_checkout_t *co = p->co;
@@ -428,7 +427,7 @@ static void co_own_message(struct shoal_ctx_s *ctx, shoal_env_t *e)
 {
     shoal_pool_t *p = shoal__pool_of(ctx->b->state);
     bool back = (shoal__env_flags(e) & SHOAL_ENV_HANDBACK) != 0;
-    if (e->type == SHOAL__CHECKOUT_CALL_GONE && shoal__env_kind(e) == SHOAL_MSG_CAST && !back) {
+    if (shoal__co_is_call_gone(e) && !back) {
         shoal_ref_t ref;
         if (e->size == sizeof ref) {
             memcpy(&ref, shoal__env_data(e), sizeof ref);

@@ -420,6 +420,10 @@ void shoal__co_unlock(struct shoal_pool_s *p);
  * shoal_ref_t. Still queued, it is dropped unrun (counted take_timeouts
  * and dropped); begun or done, nothing changes. */
 #define SHOAL__CHECKOUT_CALL_GONE 0xFFFE010Du
+static inline bool shoal__co_is_call_gone(const shoal_env_t *e)
+{
+    return e->type == SHOAL__CHECKOUT_CALL_GONE && shoal__env_kind(e) == SHOAL_MSG_CAST;
+}
 /* The pool's actor, on SHOAL__CHECKOUT_CALL_GONE: true if a queued
  * transaction of caller's with that ref was dropped. */
 bool shoal__co_txn_gone(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, shoal_pid_t caller,

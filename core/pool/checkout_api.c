@@ -88,27 +88,24 @@ static int group_pick(shoal_ctx_t *ctx, const char *group, const shoal_ref_t *re
     x ^= x >> 17;
     x ^= x << 5;
     *first = *pick = pids[x % n];
-    if (free_of(ctx->rt, *pick) > 0)
+    int64_t f = free_of(ctx->rt, *first);
+    if (f > 0)
         return SHOAL_OK;
+    shoal_pid_t live = f == 0 ? *first : SHOAL_PID_NONE; /* takes transactions */
     int64_t best = 0;
-    bool live = false; /* *first takes transactions */
     *pick = SHOAL_PID_NONE;
     for (size_t i = 0; i < n; i++) {
-        int64_t f = free_of(ctx->rt, pids[i]);
-        if (pids[i] == *first)
-            live |= f >= 0;
+        if (pids[i] == *first || (f = free_of(ctx->rt, pids[i])) < 0)
+            continue;
+        if (live == SHOAL_PID_NONE)
+            live = pids[i];
         if (f > best) {
             best = f;
             *pick = pids[i];
         }
     }
-    for (size_t i = 0; i < n && !live; i++) {
-        if (free_of(ctx->rt, pids[i]) >= 0) {
-            *first = pids[i];
-            live = true;
-        }
-    }
-    return live || *pick != SHOAL_PID_NONE ? SHOAL_OK : SHOAL_ENOPROC;
+    *first = live;
+    return live != SHOAL_PID_NONE ? SHOAL_OK : SHOAL_ENOPROC;
 }
 
 SHOAL_API int shoal_take_group(shoal_ctx_t *ctx, const char *group, uint64_t timeout_ms,

@@ -90,6 +90,15 @@ static int queue_grow(shoal_checkout_t *co)
     return SHOAL_OK;
 }
 
+/* Drops the answered (gone) entries at the queue's front. */
+static void queue_trim_front(shoal_checkout_t *co)
+{
+    while (co->qlen != 0 && co->q[co->qhead].gone) {
+        co->qhead = (co->qhead + 1) % co->qcap;
+        co->qlen--;
+    }
+}
+
 /* Drops the answered (gone) entries, keeping the order of the rest. */
 static void queue_compact(shoal_checkout_t *co)
 {
@@ -146,14 +155,27 @@ static void answer_error(struct shoal_ctx_s *ctx, shoal_pid_t to, shoal_ref_t re
     shoal__reply_send(ctx->rt, ctx->tc, ctx->self, to, ref, &reply);
 }
 
-/* A transaction that will not run: its call is answered SHOAL_ENOPROC
- * (dead-lettered), counted dropped. */
-void shoal__co_txn_drop(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *m)
+/* A transaction that will not run: a call is answered `status` (0: not
+ * at all, its caller stopped waiting; SHOAL_ENOPROC: dead-lettered, as a
+ * cast always is), counted dropped -- the ledger settles it -- and its
+ * admission given back. */
+static void txn_unrun(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *m, int status)
 {
-    shoal__dead_letter(ctx, m);
-    shoal__env_free(ctx->tc, m);
+    if (status == SHOAL_ENOPROC || shoal__env_kind(m) != SHOAL_MSG_CALL) {
+        shoal__dead_letter(ctx, m);
+    } else if (status != 0) {
+        answer_error(ctx, m->from, shoal__env_ref(m), status);
+    } else {
+        SHOAL_STAT_ADD(ctx->tc, msgs_dropped, 1);
+    }
+    shoal__env_free(ctx->tc, m); /* and its payload, if dead_letter left it */
     shoal__pool_count_dropped(ctx->tc, p);
     atomic_fetch_sub_explicit(&p->co->txn_out, 1, memory_order_relaxed);
+}
+
+void shoal__co_txn_drop(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *m)
+{
+    txn_unrun(ctx, p, m, SHOAL_ENOPROC);
 }
 
 bool shoal__co_txn_gone(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t caller,
@@ -168,17 +190,11 @@ bool shoal__co_txn_gone(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t ca
         t->gone = true;
         co->qlive--;
         shoal__co_count(co, SHOAL_CO_TAKE_TIMEOUTS, 1);
-        shoal__env_free(ctx->tc, t->txn); /* no answer: its caller stopped waiting */
+        txn_unrun(ctx, p, t->txn, 0); /* no answer: its caller stopped waiting */
         t->txn = NULL;
         /* Callers give up in about the order they came: the front stays
          * live, so the next one's search starts where it is. */
-        while (co->qlen != 0 && co->q[co->qhead].gone) {
-            co->qhead = (co->qhead + 1) % co->qcap;
-            co->qlen--;
-        }
-        shoal__pool_count_dropped(ctx->tc, p);
-        SHOAL_STAT_ADD(ctx->tc, msgs_dropped, 1);
-        atomic_fetch_sub_explicit(&co->txn_out, 1, memory_order_relaxed);
+        queue_trim_front(co);
         return true;
     }
     return false;
@@ -242,30 +258,9 @@ void shoal__co_queue_expire(struct shoal_ctx_s *ctx, shoal_checkout_t *co, uint6
             continue;
         take_refuse(ctx, co, t, SHOAL_CO_TAKE_TIMEOUTS, SHOAL_ETIMEDOUT);
     }
-    while (co->qlen != 0 && co->q[co->qhead].gone) {
-        co->qhead = (co->qhead + 1) % co->qcap;
-        co->qlen--;
-    }
+    queue_trim_front(co);
     if (co->qlen > 2 * co->qlive + 8) /* answered ones behind a waiter: squeezed out */
         queue_compact(co);
-}
-
-/* A transaction no member will come for: its call is answered
- * SHOAL_ENOMEMBERS (a cast is dead-lettered), counted dropped -- the
- * ledger settles it -- and no member. */
-static void txn_refuse(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *m)
-{
-    if (shoal__env_kind(m) == SHOAL_MSG_CALL) {
-        struct shoal_reply_s reply = {.tc = ctx->tc, .env = NULL, .status = SHOAL_ENOMEMBERS};
-        shoal__reply_send(ctx->rt, ctx->tc, ctx->self, m->from, shoal__env_ref(m), &reply);
-        shoal__env_drop_payload(m);
-    } else {
-        shoal__dead_letter(ctx, m);
-    }
-    shoal__env_free(ctx->tc, m);
-    shoal__pool_count_dropped(ctx->tc, p);
-    shoal__co_count(p->co, SHOAL_CO_NO_MEMBERS, 1);
-    atomic_fetch_sub_explicit(&p->co->txn_out, 1, memory_order_relaxed);
 }
 
 /* No member will come for the takers waiting (starts keep failing): takes
@@ -279,7 +274,8 @@ void shoal__co_queue_fail_takes(struct shoal_ctx_s *ctx, shoal_checkout_t *co)
         if (t->txn != NULL) {
             t->gone = true;
             co->qlive--;
-            txn_refuse(ctx, co->pool, t->txn);
+            shoal__co_count(co, SHOAL_CO_NO_MEMBERS, 1); /* no member will come for it */
+            txn_unrun(ctx, co->pool, t->txn, SHOAL_ENOMEMBERS);
             t->txn = NULL;
             continue;
         }

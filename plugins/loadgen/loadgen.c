@@ -146,24 +146,18 @@ static int turn_soon(shoal_ctx_t *ctx, loadgen_t *s, uint64_t delay_ms)
 static int attempt(shoal_ctx_t *ctx, loadgen_t *s)
 {
     int rc = SHOAL_ENOPROC;
-    if (s->group) {
+    if (s->group || s->to != SHOAL_PID_NONE) {
         uint64_t seq = s->st.sent;
         memcpy(s->buf, &seq, s->size < sizeof seq ? s->size : sizeof seq);
+        uint64_t tmo = s->timeout_ms ? s->timeout_ms : UINT64_MAX;
         shoal_ref_t ref;
-        rc = shoal_checkout_call_group(ctx, s->target, s->type, s->buf, s->size,
-                                       s->timeout_ms ? s->timeout_ms : UINT64_MAX, &ref);
-        s->st.in_flight += rc == SHOAL_OK;
-    } else if (s->to != SHOAL_PID_NONE) {
-        uint64_t seq = s->st.sent;
-        memcpy(s->buf, &seq, s->size < sizeof seq ? s->size : sizeof seq);
-        if (s->call) {
-            shoal_ref_t ref;
-            rc = shoal_call(ctx, s->to, s->type, s->buf, s->size,
-                            s->timeout_ms ? s->timeout_ms : UINT64_MAX, &ref);
-            s->st.in_flight += rc == SHOAL_OK;
-        } else {
+        if (s->group)
+            rc = shoal_checkout_call_group(ctx, s->target, s->type, s->buf, s->size, tmo, &ref);
+        else if (s->call)
+            rc = shoal_call(ctx, s->to, s->type, s->buf, s->size, tmo, &ref);
+        else
             rc = shoal_send(ctx, s->to, s->type, s->buf, s->size);
-        }
+        s->st.in_flight += s->call && rc == SHOAL_OK; /* group implies call */
     }
     /* A target that names nothing (a typo, or gone) is said once, and
      * when it is found again: never a silent source that sends nothing. */

@@ -533,13 +533,8 @@ static void test_transaction_gone_before_read(void)
     cb_reset();
     atomic_store(&hog_gate, 0);
     atomic_store(&hog_in, 0);
-    shoal_runtime_opts_t o;
-    shoal_runtime_opts_init(&o);
-    o.threads = 1;
-    o.log_level = SHOAL_LOG_ERROR;
-    o.max_extra_threads = SHOAL_EXTRA_THREADS_NONE;
-    shoal_runtime_t *rt = NULL;
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_create(&rt, &o), SHOAL_OK);
+    shoal_runtime_t *rt = shoal_test_runtime_fixed(1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     shoal_pool_spec_t s = cb_spec_of(1, 1);
     shoal_pid_t pool = cb_start(rt, &s), held, h;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pool, 0, &held), SHOAL_OK);

@@ -59,20 +59,6 @@ static void idle_expiry_case(uint32_t kind)
 static void forward_idle_expiry(void) { idle_expiry_case(SHOAL_POOL_KIND_FORWARD); }
 static void pull_idle_expiry(void) { idle_expiry_case(SHOAL_POOL_KIND_PULL); }
 
-/* A runtime of one dispatcher thread, none made up for a held one. */
-static shoal_runtime_t *one_thread_runtime(void)
-{
-    shoal_runtime_opts_t o;
-    shoal_runtime_opts_init(&o);
-    o.threads = 1;
-    o.debug_checks = 1;
-    o.log_level = SHOAL_LOG_ERROR;
-    o.max_extra_threads = SHOAL_EXTRA_THREADS_NONE;
-    shoal_runtime_t *rt = NULL;
-    CU_ASSERT_EQUAL(shoal_runtime_create(&rt, &o), SHOAL_OK);
-    return rt;
-}
-
 /* ---- a woken member that expires ------------------------------------------------- */
 
 /* An actor that holds the runtime's only dispatcher thread until `ek_gate2`. */
@@ -127,7 +113,7 @@ static int send_from_new_thread(shoal_runtime_t *rt, shoal_pid_t pool, shoal_pid
 static void pull_woken_member_expires(void)
 {
     ek_reset();
-    shoal_runtime_t *rt = one_thread_runtime();
+    shoal_runtime_t *rt = shoal_test_runtime_fixed(1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     shoal_pool_spec_t d = ek_spec_of(SHOAL_POOL_KIND_FORWARD, 1, 1, 1, 16);
     shoal_pid_t other = ek_spawn(rt, &d);
@@ -195,7 +181,7 @@ static void pull_moved_member_keeps_idle_time(void)
 static void drained_with_no_worker_case(uint32_t kind)
 {
     ek_reset();
-    shoal_runtime_t *rt = one_thread_runtime();
+    shoal_runtime_t *rt = shoal_test_runtime_fixed(1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     shoal_pid_t h = SHOAL_PID_NONE;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &holder, NULL, NULL, &h), SHOAL_OK);

@@ -53,6 +53,20 @@ shoal_runtime_t *shoal_test_runtime(unsigned threads)
     return rt;
 }
 
+shoal_runtime_t *shoal_test_runtime_fixed(unsigned threads)
+{
+    shoal_runtime_opts_t o;
+    shoal_runtime_opts_init(&o);
+    o.threads = threads;
+    o.debug_checks = 1;
+    o.log_level = SHOAL_LOG_ERROR;
+    o.max_extra_threads = SHOAL_EXTRA_THREADS_NONE;
+    shoal_runtime_t *rt = NULL;
+    if (shoal_runtime_create(&rt, &o) != SHOAL_OK)
+        return NULL;
+    return rt;
+}
+
 int shoal_test_thread_count(void)
 {
     FILE *f = fopen("/proc/self/status", "r");

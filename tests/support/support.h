@@ -26,6 +26,9 @@ double shoal_test_now(void);
 
 /* A runtime with debug checks on and `threads` workers (0 = default). */
 shoal_runtime_t *shoal_test_runtime(unsigned threads);
+/* The same, with no thread made up for one held in a handler (no
+ * compensation): a test that holds all `threads` stops the runtime. */
+shoal_runtime_t *shoal_test_runtime_fixed(unsigned threads);
 
 /* As shoal_test_runtime, keeping every log line at log_level or more severe
  * for shoal_test_log_has (the kept log is cleared by each call; one such
