@@ -28,9 +28,30 @@
 #include "runtime/runtime.h"
 #include "sched/futex.h"
 
-shoal_ref_t shoal__ref_next(shoal_runtime_t *rt)
+/* How many references a thread takes from the runtime's count at a time:
+ * a call is then no write to a line every calling thread shares (one
+ * locked add a call, on W6's path, stalled on the line the other core had
+ * written last). */
+#define REF_BLOCK 1024u
+
+shoal_ref_t shoal__ref_next(shoal_runtime_t *rt, shoal_tcache_t *tc)
 {
-    return (atomic_fetch_add_explicit(&rt->ref_seq, 1, memory_order_relaxed) + 1) & SHOAL_REF_MAX;
+    shoal_ref_t r;
+    do {
+        if (tc == NULL) {
+            r = atomic_fetch_add_explicit(&rt->ref_seq, 1, memory_order_relaxed) + 1;
+        } else {
+            if (tc->ref_next == tc->ref_end) {
+                /* relaxed: unique values only; each block is one thread's. */
+                tc->ref_next = atomic_fetch_add_explicit(&rt->ref_seq, REF_BLOCK,
+                                                         memory_order_relaxed);
+                tc->ref_end = tc->ref_next + REF_BLOCK;
+            }
+            r = ++tc->ref_next;
+        }
+        r &= SHOAL_REF_MAX;
+    } while (r == 0); /* 0 is no reference: after 2^48 of them, the next */
+    return r;
 }
 
 /* ---- call timeouts ------------------------------------------------------
@@ -241,7 +262,7 @@ static void unexpect(shoal_ctx_t *ctx, shoal_ref_t r, bool armed)
 int shoal__call_expect(shoal_ctx_t *ctx, shoal_pid_t callee, uint64_t timeout_ms, uint64_t *clock,
                        shoal_ref_t *ref)
 {
-    shoal_ref_t r = shoal__ref_next(ctx->rt);
+    shoal_ref_t r = shoal__ref_next(ctx->rt, ctx->tc);
     bool armed;
     int rc = expect(ctx, callee, r, timeout_ms, clock, &armed);
     if (rc == SHOAL_OK)
@@ -256,7 +277,7 @@ static int request_async(shoal_ctx_t *ctx, shoal_pid_t to, unsigned kind, bool s
     unsigned flags = sys && kind == SHOAL_MSG_CALL ? SHOAL_ENV_PRIORITY : 0;
     if ((size != 0 && data == NULL) || size > UINT32_MAX || ref == NULL)
         return SHOAL_EINVAL;
-    shoal_ref_t r = shoal__ref_next(ctx->rt);
+    shoal_ref_t r = shoal__ref_next(ctx->rt, ctx->tc);
     shoal_env_t *e = shoal__env_new(ctx->tc, kind, flags, ctx->self, r, type, data, size);
     if (e == NULL)
         return SHOAL_ENOMEM;
@@ -438,7 +459,7 @@ static int request_blocking(shoal_runtime_t *rt, shoal_pid_t to, unsigned kind, 
     if (rc != SHOAL_OK)
         return rc;
     shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(self));
-    shoal_ref_t ref = shoal__ref_next(rt);
+    shoal_ref_t ref = shoal__ref_next(rt, tc);
     unsigned flags = sys && kind == SHOAL_MSG_CALL ? SHOAL_ENV_PRIORITY : 0;
     shoal_env_t *e = shoal__env_new(tc, kind, flags, self, ref, type, data, size);
     if (e == NULL) {

@@ -45,9 +45,18 @@ int shoal__checkout_check(const shoal_pool_spec_t *s)
 
 int shoal__checkout_new(shoal_pool_t *p, const shoal_pool_spec_t *spec)
 {
-    shoal_checkout_t *co = calloc(1, sizeof *co);
+    /* Aligned as its lines are laid out (checkout.h). */
+    shoal_checkout_t *co = aligned_alloc(64, sizeof *co);
     if (co == NULL)
         return SHOAL_ENOMEM;
+    memset(co, 0, sizeof *co);
+    co->nstripes = p->nstripes;
+    co->stripes = aligned_alloc(64, co->nstripes * sizeof *co->stripes);
+    if (co->stripes == NULL) {
+        free(co);
+        return SHOAL_ENOMEM;
+    }
+    memset(co->stripes, 0, co->nstripes * sizeof *co->stripes);
     /* Its settings are the record's copy of the spec's (pool.c), changed
      * there by SET_CHECKOUT; the group's name is ours. */
     if (spec->checkout.group != NULL)
@@ -64,6 +73,7 @@ int shoal__checkout_new(shoal_pool_t *p, const shoal_pool_spec_t *spec)
     int rc = pthread_mutex_init(&co->lock, &attr);
     pthread_mutexattr_destroy(&attr);
     if (rc != 0) {
+        free(co->stripes);
         free(co);
         return SHOAL_ENOMEM;
     }
@@ -88,6 +98,7 @@ void shoal__checkout_free(shoal_checkout_t *co)
     free(co->seats);
     free(co->index);
     free(co->q);
+    free(co->stripes);
     free(co);
 }
 
@@ -415,7 +426,7 @@ static int co_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g, s
         return SHOAL_GROUP_OWN_MAILBOX;
     }
     atomic_fetch_sub_explicit(&co->txn_out, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&co->txn_refused, 1, memory_order_relaxed);
+    shoal__co_refused_early(co);
     bool shared;
     shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
     shoal__stripe_add(&st->unhandled, 1, shared);

@@ -22,9 +22,20 @@
  *     txn_limit; the pool's actor subtracts when one is settled or dropped
  *     [relaxed, all: a count bounding memory, publishing nothing -- the
  *     message itself travels through the mailbox's own release/acquire].
- *   - pub_*, counts[], wait[]: written by the pool's actor alone [relaxed
- *     stores], read by any thread holding a reference (peek, the table,
- *     /metrics): a recent picture, each a value on its own.
+ *   - pub_*: written by the lock's holder as it lets go, and only those
+ *     that changed [relaxed stores], read by any thread holding a
+ *     reference (peek, the table, /metrics, a try_take's first look): a
+ *     recent picture, each a value on its own. pub_queued, which moves
+ *     with every take that waits and every hand-off, has a line of its
+ *     own, apart from the words a try_take reads.
+ *   - stripes: the counters and the take wait's histogram, one stripe per
+ *     dispatcher thread (its worker id) and one for every other thread
+ *     (the last), so a take and a return write no counter line that
+ *     another core wrote last. A worker's stripe has one writer, its
+ *     thread [relaxed load and store]; the shared one any thread
+ *     [relaxed fetch_add: some of its counts are added without the lock,
+ *     a refusal before it]. Readers sum them [relaxed]: a recent picture,
+ *     exact under the lock.
  *   - state: the pool's state, read by route [relaxed: a draining pool's
  *     mailbox is also closed, which is what refuses for certain].
  *
@@ -143,36 +154,46 @@ enum {
 /* Recently expired leases remembered, so a late return can say so. */
 #define SHOAL_CO_EXPIRED_RING 64u
 
+/* One thread's share of a checkout pool's counters (WHO TOUCHES WHAT:
+ * stripes). no_members_early: takes and transactions refused before the
+ * lock (a try_take that saw the pool at max, a transaction past
+ * txn_limit, a group with no free member). */
+typedef struct shoal_co_stripe_s {
+    alignas(64) _Atomic uint64_t counts[SHOAL_CO_NCOUNTS];
+    _Atomic uint64_t no_members_early;
+    _Atomic uint32_t wait[SHOAL_CO_WAIT_BUCKETS]; /* the take wait's histogram */
+} shoal_co_stripe_t;
+
 typedef struct shoal_checkout_s {
     /* senders' (route) */
     alignas(64) _Atomic uint64_t txn_out;
-    _Atomic uint64_t txn_limit;   /* max + queue_max */
-    _Atomic uint64_t txn_refused; /* refused past txn_limit [relaxed fetch_add] */
-    /* try_takes refused before the lock (checkout_fast.c) [relaxed fetch_add] */
-    _Atomic uint64_t try_refused;
+    _Atomic uint64_t txn_limit; /* max + queue_max */
+    /* set at creation: nstripes = one per worker id, then the shared one */
+    shoal_co_stripe_t *stripes;
+    uint32_t nstripes;
     /* published for other threads */
-    alignas(64) _Atomic uint32_t pub_in_use, pub_free, pub_starting, pub_queued, pub_ending;
-    _Atomic uint64_t counts[SHOAL_CO_NCOUNTS];
-    _Atomic uint32_t wait[SHOAL_CO_WAIT_BUCKETS]; /* the take wait's histogram */
+    alignas(64) _Atomic uint32_t pub_in_use, pub_free, pub_starting, pub_ending;
+    alignas(64) _Atomic uint32_t pub_queued;
 
-    /* Under `lock` (above). open: takes are served (cleared when the pool
-     * drains or ends). */
+    /* Under `lock` (above), the words every take and return touch first,
+     * beside it. open: takes are served (cleared when the pool drains or
+     * ends). */
     alignas(64) pthread_mutex_t lock;
     bool open;
-    bool recycle_asked;               /* a POKE is on its way to the actor */
-    struct shoal_pool_s *pool;        /* the record this is part of */
-    const shoal_pool_checkout_t *cfg; /* the record's spec.checkout */
-    char group[64];
-    shoal_co_seat_t *seats;
-    uint32_t nseats, seats_cap; /* seats in use are < nseats; cap: max_size */
-    uint32_t *index;            /* the seats by pid (checkout_index.c): 2^index_bits slots */
-    uint32_t index_bits;
+    bool recycle_asked; /* a POKE is on its way to the actor */
     uint32_t free_head, free_tail;
     uint32_t nfree, nin_use, nstarting, nending;
-    shoal_co_taker_t *q;        /* a ring */
     uint32_t qhead, qlen, qcap; /* the ring's entries, gone ones included */
     uint32_t qlive, qtakers;    /* waiting: all, and takes (not transactions) */
-    uint32_t fails_in_row;      /* member starts that failed since the last that did not */
+    uint32_t handoffs; /* members handed from a return to a waiting actor (checkout_fast.c) */
+    shoal_co_taker_t *q; /* a ring */
+    shoal_co_seat_t *seats;
+    uint32_t *index; /* the seats by pid (checkout_index.c): 2^index_bits slots */
+    uint32_t index_bits;
+    uint32_t nseats, seats_cap;       /* seats in use are < nseats; cap: max_size */
+    struct shoal_pool_s *pool;        /* the record this is part of */
+    const shoal_pool_checkout_t *cfg; /* the record's spec.checkout */
+    uint32_t fails_in_row;            /* member starts that failed since the last that did not */
     uint64_t retry_at;          /* starts held off until then after add_member_retry failures */
     uint64_t retry_ms;          /* the next such wait: doubles, 0 (backoff_ms) after a start */
     bool start_lost;            /* the pool's own start failed: it ends, nothing more starts */
@@ -184,7 +205,7 @@ typedef struct shoal_checkout_s {
     uint64_t due_added;
     shoal_timer_t tick_timer;
     uint32_t prng;
-    uint32_t handoffs; /* members handed from a return to a waiting actor (checkout_fast.c) */
+    char group[64];
     shoal_pid_t expired[SHOAL_CO_EXPIRED_RING];
     uint32_t expired_next;
 } shoal_checkout_t;
@@ -294,13 +315,34 @@ static inline void shoal__co_due(shoal_checkout_t *co, uint64_t at)
         co->due_added = at;
 }
 
-/* Counts into counters[i]: the pool's actor is the only writer [relaxed
- * load and store]. */
+/* checkout_stats.c: the calling thread's stripe of co's counters; *shared
+ * when it is the one every thread outside the dispatcher adds to. */
+shoal_co_stripe_t *shoal__co_stripe(shoal_checkout_t *co, bool *shared);
+
+/* Adds n to counter c of a stripe (WHO TOUCHES WHAT: stripes). */
+static inline void shoal__co_add(_Atomic uint64_t *c, uint64_t n, bool shared)
+{
+    if (shared)
+        atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+    else
+        atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+                              memory_order_relaxed);
+}
+
+/* Counts n into counter i, in this thread's stripe. */
 static inline void shoal__co_count(shoal_checkout_t *co, unsigned i, uint64_t n)
 {
-    atomic_store_explicit(&co->counts[i],
-                          atomic_load_explicit(&co->counts[i], memory_order_relaxed) + n,
-                          memory_order_relaxed);
+    bool shared;
+    shoal_co_stripe_t *st = shoal__co_stripe(co, &shared);
+    shoal__co_add(&st->counts[i], n, shared);
+}
+
+/* A take or transaction refused before the lock (no_members_early). */
+static inline void shoal__co_refused_early(shoal_checkout_t *co)
+{
+    bool shared;
+    shoal_co_stripe_t *st = shoal__co_stripe(co, &shared);
+    shoal__co_add(&st->no_members_early, 1, shared);
 }
 
 /* checkout_take.c: giving members out and taking them back (all of these

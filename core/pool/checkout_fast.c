@@ -123,7 +123,7 @@ int shoal__co_fast_take(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p
                 atomic_load_explicit(&co->pub_ending, memory_order_relaxed) >=
             atomic_load_explicit(&p->pub_max, memory_order_relaxed) &&
         atomic_load_explicit(&p->pub_state, memory_order_relaxed) != SHOAL_POOL_DRAINING) {
-        atomic_fetch_add_explicit(&co->try_refused, 1, memory_order_relaxed);
+        shoal__co_refused_early(co);
         return SHOAL_ENOMEMBERS;
     }
     pthread_mutex_lock(&co->lock);

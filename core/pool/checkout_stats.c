@@ -10,7 +10,25 @@
 #include "pool/checkout.h"
 #include "pool/pool.h"
 #include "runtime/runtime.h"
+#include "runtime/tcache.h"
+#include "sched/worker.h"
 #include "shoal/inspect.h"
+
+shoal_co_stripe_t *shoal__co_stripe(shoal_checkout_t *co, bool *shared)
+{
+    shoal_tcache_t *tc = shoal__tcache_get(co->pool->rt);
+    uint32_t i = tc != NULL && tc->worker != NULL ? tc->worker->id : co->nstripes - 1;
+    *shared = i == co->nstripes - 1;
+    return &co->stripes[i];
+}
+
+/* Stores v into a published word if it differs: a word that did not
+ * change stays in the readers' caches. */
+static inline void publish(_Atomic uint32_t *w, uint32_t v)
+{
+    if (atomic_load_explicit(w, memory_order_relaxed) != v)
+        atomic_store_explicit(w, v, memory_order_relaxed);
+}
 
 void shoal__co_unlock(shoal_pool_t *p)
 {
@@ -34,11 +52,11 @@ void shoal__co_publish_locked(shoal_pool_t *p)
                    why);
         abort();
     }
-    atomic_store_explicit(&co->pub_in_use, co->nin_use, memory_order_relaxed);
-    atomic_store_explicit(&co->pub_free, co->nfree, memory_order_relaxed);
-    atomic_store_explicit(&co->pub_starting, co->nstarting, memory_order_relaxed);
-    atomic_store_explicit(&co->pub_queued, co->qlive, memory_order_relaxed);
-    atomic_store_explicit(&co->pub_ending, co->nending, memory_order_relaxed);
+    publish(&co->pub_in_use, co->nin_use);
+    publish(&co->pub_free, co->nfree);
+    publish(&co->pub_starting, co->nstarting);
+    publish(&co->pub_queued, co->qlive);
+    publish(&co->pub_ending, co->nending);
 }
 
 void shoal__checkout_stats_now(shoal_pool_t *p, shoal_pool_stats_t *st)
@@ -62,15 +80,20 @@ void shoal__checkout_stats(shoal_pool_t *p, shoal_pool_stats_t *st)
     st->pool_size = st->in_use + st->free + st->starting;
     st->running = st->in_use;
     st->idle = st->free;
-    uint64_t c[SHOAL_CO_NCOUNTS];
-    for (unsigned i = 0; i < SHOAL_CO_NCOUNTS; i++)
-        c[i] = atomic_load_explicit(&co->counts[i], memory_order_relaxed);
+    uint64_t c[SHOAL_CO_NCOUNTS] = {0}, early = 0;
+    uint64_t h[SHOAL_HIST_BUCKETS] = {0};
+    for (uint32_t s = 0; s < co->nstripes; s++) {
+        const shoal_co_stripe_t *x = &co->stripes[s];
+        for (unsigned i = 0; i < SHOAL_CO_NCOUNTS; i++)
+            c[i] += atomic_load_explicit(&x->counts[i], memory_order_relaxed);
+        early += atomic_load_explicit(&x->no_members_early, memory_order_relaxed);
+        for (unsigned i = 0; i < SHOAL_HIST_BUCKETS; i++)
+            h[i] += atomic_load_explicit(&x->wait[i], memory_order_relaxed);
+    }
     st->takes = c[SHOAL_CO_TAKES];
     st->returned_ok = c[SHOAL_CO_RETURNED_OK];
     st->returned_fail = c[SHOAL_CO_RETURNED_FAIL];
-    st->error_no_members = c[SHOAL_CO_NO_MEMBERS] +
-                           atomic_load_explicit(&co->txn_refused, memory_order_relaxed) +
-                           atomic_load_explicit(&co->try_refused, memory_order_relaxed);
+    st->error_no_members = c[SHOAL_CO_NO_MEMBERS] + early;
     st->take_timeouts = c[SHOAL_CO_TAKE_TIMEOUTS];
     st->killed_free = c[SHOAL_CO_KILLED_FREE];
     st->killed_in_use = c[SHOAL_CO_KILLED_IN_USE];
@@ -78,9 +101,6 @@ void shoal__checkout_stats(shoal_pool_t *p, shoal_pool_stats_t *st)
     st->culled = c[SHOAL_CO_CULLED];
     st->recycled = c[SHOAL_CO_RECYCLED];
     st->start_failures = c[SHOAL_CO_START_FAILURES];
-    uint64_t h[SHOAL_HIST_BUCKETS];
-    for (unsigned i = 0; i < SHOAL_HIST_BUCKETS; i++)
-        h[i] = atomic_load_explicit(&co->wait[i], memory_order_relaxed);
     st->take_wait_ns[0] = shoal__hist_percentile(h, 500);
     st->take_wait_ns[1] = shoal__hist_percentile(h, 990);
 }
@@ -113,8 +133,10 @@ void shoal__checkout_inspect(shoal_pool_t *p, const shoal_pool_stats_t *st, shoa
     shoal_inspect_uint(out, "start_failures", st->start_failures);
     /* Takes waiting when it began to drain (checkout.h: draining): not in
      * the stats' struct, read here [relaxed: a count on its own]. */
-    uint64_t shut =
-        atomic_load_explicit(&co->counts[SHOAL_CO_TAKE_SHUTDOWNS], memory_order_relaxed);
+    uint64_t shut = 0;
+    for (uint32_t s = 0; s < co->nstripes; s++)
+        shut += atomic_load_explicit(&co->stripes[s].counts[SHOAL_CO_TAKE_SHUTDOWNS],
+                                     memory_order_relaxed);
     shoal_inspect_uint(out, "take_shutdowns", shut);
     shoal_inspect_uint(out, "take_wait_p50_ns", st->take_wait_ns[0]);
     shoal_inspect_uint(out, "take_wait_p99_ns", st->take_wait_ns[1]);

@@ -16,10 +16,14 @@
 
 void shoal__co_note_wait(shoal_checkout_t *co, uint64_t ns)
 {
-    /* relaxed: one writer at a time, under the lock (checkout.h). */
-    _Atomic uint32_t *b = &co->wait[shoal__hist_bucket(ns)];
-    atomic_store_explicit(b, atomic_load_explicit(b, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
+    /* In this thread's stripe (checkout.h: stripes). */
+    bool shared;
+    _Atomic uint32_t *b = &shoal__co_stripe(co, &shared)->wait[shoal__hist_bucket(ns)];
+    if (shared)
+        atomic_fetch_add_explicit(b, 1, memory_order_relaxed);
+    else
+        atomic_store_explicit(b, atomic_load_explicit(b, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
 }
 
 /* ---- the tick ---------------------------------------------------------- */

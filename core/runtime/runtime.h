@@ -147,8 +147,9 @@ static inline shoal_pid_t shoal__actor_pid(shoal_runtime_t *rt, shoal_actor_t *a
     return shoal__pid_make(shoal__rsv_gen(w), shoal__actor_slot(rt, a));
 }
 
-/* A fresh call reference (unique within the runtime). */
-shoal_ref_t shoal__ref_next(shoal_runtime_t *rt);
+/* A fresh call reference (unique within the runtime), from tc's block of
+ * them (tc NULL: from the runtime's count itself). */
+shoal_ref_t shoal__ref_next(shoal_runtime_t *rt, struct shoal_tcache_s *tc);
 
 /* Logging (log.c). pid may be SHOAL_PID_NONE, name NULL. Written as text,
  * a line's control characters are escaped (shoal__log_clean): one event,

@@ -81,6 +81,9 @@ typedef struct shoal_tcache_s {
     /* Set around one send: the actor it makes runnable goes onto the global
      * ring, not this worker's own (sched/worker.c shoal__sched_push). */
     bool push_global;
+    /* Call references handed out by this thread: ref_next .. ref_end, a
+     * block taken from the runtime's count (call.c: shoal__ref_next). */
+    uint64_t ref_next, ref_end;
     shoal_pool_cursor_t cursors[SHOAL_POOL_CURSORS];
     struct shoal_env_s *envs[SHOAL_ENV_STACK]; /* envelope.c */
     struct shoal_tcache_s *next, *prev;        /* the runtime's list of foreign caches */
