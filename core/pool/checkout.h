@@ -26,8 +26,9 @@
  *     that changed [relaxed stores], read by any thread holding a
  *     reference (peek, the table, /metrics, a try_take's first look): a
  *     recent picture, each a value on its own. pub_queued, which moves
- *     with every take that waits and every hand-off, has a line of its
- *     own, apart from the words a try_take reads.
+ *     with every take that waits and every hand-off, sits beside the
+ *     lock, on the line its holder writes anyway, apart from the words a
+ *     try_take reads; the fast paths read it there only when they must.
  *   - stripes: the counters and the take wait's histogram, one stripe per
  *     dispatcher thread (its worker id) and one for every other thread
  *     (the last), so a take and a return write no counter line that
@@ -107,8 +108,10 @@ enum { SHOAL_CO_BY_ACTOR = 1, SHOAL_CO_BY_THREAD = 2, SHOAL_CO_BY_TXN = 3 };
 
 #define SHOAL_CO_NIL UINT32_MAX
 
+/* A seat is one line, and so is a taker (seats[] and q[] are aligned):
+ * a take or a return touches one of each, not parts of two. */
 typedef struct shoal_co_seat_s {
-    shoal_pid_t pid;
+    alignas(64) shoal_pid_t pid;
     uint8_t state, by;
     bool failed;         /* ENDING by a failure (returned FAIL, ended in use): a restart */
     uint32_t prev, next; /* the free FIFO's links (seats), SHOAL_CO_NIL at its ends */
@@ -117,12 +120,12 @@ typedef struct shoal_co_seat_s {
     uint64_t deadline;   /* STARTING: its start's end; IN_USE by a thread: its lease's */
     uint64_t expires;    /* its max_lifetime ends (ns), UINT64_MAX: never */
     uint64_t used_ns;    /* last given back (or started) */
-    uint64_t uses;
 } shoal_co_seat_t;
+_Static_assert(sizeof(shoal_co_seat_t) == 64, "a seat is one line");
 
 /* A taker waiting in the queue: a take (txn NULL) or a transaction. */
 typedef struct shoal_co_taker_s {
-    shoal_pid_t from;
+    alignas(64) shoal_pid_t from;
     shoal_ref_t ref;
     uint64_t since, deadline; /* deadline UINT64_MAX: none (a transaction) */
     shoal_env_t *txn;
@@ -130,6 +133,7 @@ typedef struct shoal_co_taker_s {
     bool lease;     /* a thread's take */
     bool gone;      /* answered already (timed out): skipped */
 } shoal_co_taker_t;
+_Static_assert(sizeof(shoal_co_taker_t) == 64, "a taker is one line");
 
 /* The counters, by index (counts[] and stats). */
 enum {
@@ -173,17 +177,17 @@ typedef struct shoal_checkout_s {
     uint32_t nstripes;
     /* published for other threads */
     alignas(64) _Atomic uint32_t pub_in_use, pub_free, pub_starting, pub_ending;
-    alignas(64) _Atomic uint32_t pub_queued;
 
     /* Under `lock` (above), the words every take and return touch first,
      * beside it. open: takes are served (cleared when the pool drains or
      * ends). */
     alignas(64) pthread_mutex_t lock;
+    _Atomic uint32_t pub_queued; /* published (above), on the line every holder writes */
     bool open;
     bool recycle_asked; /* a POKE is on its way to the actor */
     uint32_t free_head, free_tail;
     uint32_t nfree, nin_use, nstarting, nending;
-    uint32_t qhead, qlen, qcap; /* the ring's entries, gone ones included */
+    uint32_t qhead, qlen, qcap; /* the ring's entries, gone ones included; qcap: 2^k */
     uint32_t qlive, qtakers;    /* waiting: all, and takes (not transactions) */
     uint32_t handoffs; /* members handed from a return to a waiting actor (checkout_fast.c) */
     shoal_co_taker_t *q; /* a ring */
@@ -313,6 +317,13 @@ static inline void shoal__co_due(shoal_checkout_t *co, uint64_t at)
 {
     if (at < co->due_added)
         co->due_added = at;
+}
+
+/* The k-th entry of the queue of takers from its head (qcap is a power
+ * of two). */
+static inline shoal_co_taker_t *shoal__co_qat(const shoal_checkout_t *co, uint32_t k)
+{
+    return &co->q[(co->qhead + k) & (co->qcap - 1)];
 }
 
 /* checkout_stats.c: the calling thread's stripe of co's counters; *shared

@@ -229,7 +229,7 @@ static int64_t seat_of(const shoal_checkout_t *co, shoal_pid_t member, uint32_t 
 static const shoal_co_taker_t *first_taker(const shoal_checkout_t *co)
 {
     for (uint32_t k = 0; k < co->qlen; k++) {
-        const shoal_co_taker_t *t = &co->q[(co->qhead + k) % co->qcap];
+        const shoal_co_taker_t *t = shoal__co_qat(co, k);
         if (!t->gone)
             return t;
     }
@@ -240,10 +240,10 @@ int shoal__co_fast_return(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t 
                           shoal_pid_t member, uint32_t seat, shoal_pid_t from)
 {
     shoal_checkout_t *co = p->co;
-    /* The clock before the lock when a taker waits (its wait is timed): no
-     * read of it while others wait for the lock. */
-    uint64_t now =
-        atomic_load_explicit(&co->pub_queued, memory_order_relaxed) != 0 ? shoal__now_ns() : 0;
+    /* The clock is read under the lock, when a taker waits (its wait is
+     * timed): a look before it for whether one waits would pull the lock's
+     * line here (pub_queued) only to have to pull it again. */
+    uint64_t now = 0;
     pthread_mutex_lock(&co->lock);
     int64_t at = seat_of(co, member, seat);
     shoal_co_seat_t *s = at >= 0 ? &co->seats[at] : NULL;

@@ -5,11 +5,11 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "actor/send.h"
 #include "pool/checkout.h"
 #include "pool/pool.h"
-#include "runtime/grow.h"
 #include "runtime/runtime.h"
 
 uint32_t shoal__co_live(const shoal_checkout_t *co)
@@ -125,10 +125,14 @@ static uint32_t seat_empty(shoal_checkout_t *co)
         if (co->seats[i].state == SHOAL_CO_EMPTY)
             return i;
     if (co->nseats == co->seats_cap) {
-        size_t cap = co->seats_cap;
-        shoal_co_seat_t *s = shoal__grow(co->seats, co->nseats, &cap, sizeof *s, 8);
+        /* Doubled, aligned: a seat is one line (checkout.h). */
+        size_t cap = co->seats_cap ? (size_t)co->seats_cap * 2 : 8;
+        shoal_co_seat_t *s = cap <= UINT32_MAX ? aligned_alloc(64, cap * sizeof *s) : NULL;
         if (s == NULL)
             return SHOAL_CO_NIL;
+        if (co->nseats != 0)
+            memcpy(s, co->seats, co->nseats * sizeof *s);
+        free(co->seats);
         co->seats = s;
         co->seats_cap = (uint32_t)cap;
     }

@@ -68,7 +68,7 @@ static uint64_t next_due(const shoal_checkout_t *co)
     if (p->state == SHOAL_POOL_DEGRADED)
         at = min_u64(at, shoal__deadline_ns(p->last_death_ns, p->spec.restart.within_ms));
     for (uint32_t k = 0; k < co->qlen; k++) {
-        const shoal_co_taker_t *t = &co->q[(co->qhead + k) % co->qcap];
+        const shoal_co_taker_t *t = shoal__co_qat(co, k);
         if (!t->gone)
             at = min_u64(at, t->deadline);
     }
@@ -81,12 +81,14 @@ void shoal__co_rearm(struct shoal_ctx_s *ctx, shoal_checkout_t *co) { arm(ctx, c
 
 static int queue_grow(shoal_checkout_t *co)
 {
-    uint32_t cap = co->qcap ? co->qcap * 2 : 8;
-    shoal_co_taker_t *q = malloc(cap * sizeof *q);
+    uint32_t cap = co->qcap ? co->qcap * 2 : 8; /* a power of two (shoal__co_qat) */
+    if (cap == 0)
+        return SHOAL_ENOMEM;
+    shoal_co_taker_t *q = aligned_alloc(64, (size_t)cap * sizeof *q); /* a line each */
     if (q == NULL)
         return SHOAL_ENOMEM;
     for (uint32_t k = 0; k < co->qlen; k++)
-        q[k] = co->q[(co->qhead + k) % co->qcap];
+        q[k] = *shoal__co_qat(co, k);
     free(co->q);
     co->q = q;
     co->qcap = cap;
@@ -98,7 +100,7 @@ static int queue_grow(shoal_checkout_t *co)
 static void queue_trim_front(shoal_checkout_t *co)
 {
     while (co->qlen != 0 && co->q[co->qhead].gone) {
-        co->qhead = (co->qhead + 1) % co->qcap;
+        co->qhead = (co->qhead + 1) & (co->qcap - 1);
         co->qlen--;
     }
 }
@@ -108,9 +110,9 @@ static void queue_compact(shoal_checkout_t *co)
 {
     uint32_t n = 0;
     for (uint32_t k = 0; k < co->qlen; k++) {
-        shoal_co_taker_t t = co->q[(co->qhead + k) % co->qcap];
+        shoal_co_taker_t t = *shoal__co_qat(co, k);
         if (!t.gone)
-            co->q[(co->qhead + n++) % co->qcap] = t;
+            *shoal__co_qat(co, n++) = t;
     }
     co->qlen = n;
 }
@@ -122,10 +124,10 @@ int shoal__co_queue_put(shoal_checkout_t *co, const shoal_co_taker_t *t, bool fr
     if (co->qlen == co->qcap && queue_grow(co) != SHOAL_OK)
         return SHOAL_ENOMEM;
     if (front) {
-        co->qhead = (co->qhead + co->qcap - 1) % co->qcap;
+        co->qhead = (co->qhead - 1) & (co->qcap - 1);
         co->q[co->qhead] = *t;
     } else {
-        co->q[(co->qhead + co->qlen) % co->qcap] = *t;
+        *shoal__co_qat(co, co->qlen) = *t;
     }
     co->qlen++;
     co->qlive++;
@@ -139,7 +141,7 @@ bool shoal__co_queue_pop(shoal_checkout_t *co, shoal_co_taker_t *out)
 {
     while (co->qlen != 0) {
         shoal_co_taker_t t = co->q[co->qhead];
-        co->qhead = (co->qhead + 1) % co->qcap;
+        co->qhead = (co->qhead + 1) & (co->qcap - 1);
         co->qlen--;
         if (t.gone)
             continue;
@@ -187,7 +189,7 @@ bool shoal__co_txn_gone(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t ca
 {
     shoal_checkout_t *co = p->co;
     for (uint32_t k = 0; k < co->qlen; k++) {
-        shoal_co_taker_t *t = &co->q[(co->qhead + k) % co->qcap];
+        shoal_co_taker_t *t = shoal__co_qat(co, k);
         if (t->gone || t->txn == NULL || t->from != caller ||
             shoal__env_kind(t->txn) != SHOAL_MSG_CALL || shoal__env_ref(t->txn) != ref)
             continue;
@@ -237,7 +239,7 @@ uint32_t shoal__co_queue_flush(struct shoal_ctx_s *ctx, shoal_pool_t *p, int sta
 void shoal__co_queue_shut_takes(struct shoal_ctx_s *ctx, shoal_checkout_t *co)
 {
     for (uint32_t k = 0; k < co->qlen; k++) {
-        shoal_co_taker_t *t = &co->q[(co->qhead + k) % co->qcap];
+        shoal_co_taker_t *t = shoal__co_qat(co, k);
         if (t->gone || t->txn != NULL)
             continue;
         take_refuse(ctx, co, t, SHOAL_CO_TAKE_SHUTDOWNS, SHOAL_ESHUTDOWN);
@@ -257,7 +259,7 @@ uint32_t shoal__co_mailbox_txns(const struct shoal_ctx_s *ctx)
 void shoal__co_queue_expire(struct shoal_ctx_s *ctx, shoal_checkout_t *co, uint64_t now)
 {
     for (uint32_t k = 0; k < co->qlen; k++) {
-        shoal_co_taker_t *t = &co->q[(co->qhead + k) % co->qcap];
+        shoal_co_taker_t *t = shoal__co_qat(co, k);
         if (t->gone || t->deadline > now)
             continue;
         take_refuse(ctx, co, t, SHOAL_CO_TAKE_TIMEOUTS, SHOAL_ETIMEDOUT);
@@ -272,7 +274,7 @@ void shoal__co_queue_expire(struct shoal_ctx_s *ctx, shoal_checkout_t *co, uint6
 void shoal__co_queue_fail_takes(struct shoal_ctx_s *ctx, shoal_checkout_t *co)
 {
     for (uint32_t k = 0; k < co->qlen; k++) {
-        shoal_co_taker_t *t = &co->q[(co->qhead + k) % co->qcap];
+        shoal_co_taker_t *t = shoal__co_qat(co, k);
         if (t->gone)
             continue;
         if (t->txn != NULL) {
@@ -300,7 +302,6 @@ void shoal__co_seat_give(shoal_checkout_t *co, uint32_t i, shoal_pid_t owner, ui
     s->deadline =
         by == SHOAL_CO_BY_THREAD ? shoal__deadline_ns(now, co->cfg->lease_ms) : UINT64_MAX;
     shoal__co_due(co, s->deadline);
-    s->uses++;
     co->nin_use++;
     shoal__co_count(co, SHOAL_CO_TAKES, 1);
 }
@@ -310,7 +311,6 @@ void shoal__co_seat_ungive(shoal_checkout_t *co, uint32_t i)
     shoal_co_seat_t *s = &co->seats[i];
     s->state = SHOAL_CO_FREE;
     s->owner = SHOAL_PID_NONE;
-    s->uses--;
     co->nin_use--;
     shoal__co_count(co, SHOAL_CO_TAKES, (uint64_t)-1);
 }
@@ -558,7 +558,7 @@ void shoal__co_queue_trim(struct shoal_ctx_s *ctx, shoal_checkout_t *co)
     while (co->qtakers > co->cfg->queue_max) { /* the newest takers beyond it */
         shoal_co_taker_t *t = NULL;
         for (uint32_t k = co->qlen; k-- > 0;) {
-            shoal_co_taker_t *c = &co->q[(co->qhead + k) % co->qcap];
+            shoal_co_taker_t *c = shoal__co_qat(co, k);
             if (!c->gone && c->txn == NULL) {
                 t = c;
                 break;
