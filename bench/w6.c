@@ -14,6 +14,7 @@
  * take (from its first ask to having the member); the members count their
  * uses in a table read after t1.
  */
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,11 +37,18 @@ typedef struct w6_consumer_s {
 
 static int txn_mode;
 static int take_wait; /* SHOAL_BENCH_W6=wait: every take with shoal_take, none tried first */
-static _Atomic uint64_t *uses; /* per member, in the order they started */
+/* Per member, in the order they started, a line each: members on two
+ * cores count without sharing one (Go's keep theirs in their own state). */
+typedef struct w6_uses_s {
+    alignas(64) _Atomic uint64_t n;
+} w6_uses_t;
+static w6_uses_t *uses;
 static _Atomic uint32_t members;
 static uint32_t members_max;
-static uint32_t *take_ns; /* every take's wait, by take */
-static _Atomic uint64_t takes;
+/* Every take's wait: consumer j's k-th at j*K + k, so consumers on two
+ * cores write their own stretches, not one shared count (Go's consumers
+ * keep a histogram each). */
+static uint32_t *take_ns;
 static uint64_t takes_max;
 
 /* ---- the member --------------------------------------------------------- */
@@ -61,7 +69,7 @@ static int member_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg, sh
     if (msg->type != MSG_WORK || msg->size != sizeof v)
         return SHOAL_EINVAL;
     memcpy(&v, msg->data, sizeof v);
-    _Atomic uint64_t *u = &uses[*(uint32_t *)state];
+    _Atomic uint64_t *u = &uses[*(uint32_t *)state].n;
     atomic_store_explicit(u, atomic_load_explicit(u, memory_order_relaxed) + 1,
                           memory_order_relaxed);
     uint64_t r = xs50(v);
@@ -90,7 +98,7 @@ static const shoal_behaviour_t member_behaviour = {
  * member is called with v. */
 static void taken(shoal_ctx_t *ctx, w6_consumer_t *c, shoal_pid_t member, double waited)
 {
-    uint64_t t = atomic_fetch_add_explicit(&takes, 1, memory_order_relaxed);
+    uint64_t t = c->st.first + c->done; /* this consumer's own slot */
     if (t < takes_max)
         take_ns[t] = waited * 1e9 > 4e9 ? UINT32_MAX : (uint32_t)(waited * 1e9);
     c->member = member;
@@ -195,9 +203,11 @@ int bench_w6(int argc, char **argv)
     if (bench_init(&b, "W6") != SHOAL_OK)
         return BENCH_VERIFY;
     members_max = (uint32_t)m;
-    uses = calloc(m + 1, sizeof *uses);
+    uses = aligned_alloc(64, (m + 1) * sizeof *uses);
+    if (uses != NULL)
+        memset(uses, 0, (m + 1) * sizeof *uses);
     takes_max = txn_mode ? 0 : nc * k;
-    take_ns = takes_max ? malloc(takes_max * sizeof *take_ns) : NULL;
+    take_ns = takes_max ? calloc(takes_max, sizeof *take_ns) : NULL;
     shoal_pid_t *consumers = malloc(nc * sizeof *consumers);
     shoal_pid_t pool, collector;
     int rc = uses == NULL || consumers == NULL || (takes_max && take_ns == NULL)
@@ -234,15 +244,13 @@ int bench_w6(int argc, char **argv)
 
     uint64_t umin = UINT64_MAX, umax = 0, usum = 0;
     for (uint64_t i = 0; i < m; i++) {
-        uint64_t u = atomic_load_explicit(&uses[i], memory_order_relaxed);
+        uint64_t u = atomic_load_explicit(&uses[i].n, memory_order_relaxed);
         umin = u < umin ? u : umin;
         umax = u > umax ? u : umax;
         usum += u;
     }
     char p99[32] = "na";
-    uint64_t nt = atomic_load_explicit(&takes, memory_order_relaxed);
-    if (nt > takes_max)
-        nt = takes_max;
+    uint64_t nt = takes_max; /* every consumer did K takes (checked below) */
     if (nt != 0) {
         qsort(take_ns, nt, sizeof *take_ns, cmp_u32);
         snprintf(p99, sizeof p99, "%.2f", take_ns[(nt * 99) / 100] / 1000.0);
