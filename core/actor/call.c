@@ -28,13 +28,7 @@
 #include "runtime/runtime.h"
 #include "sched/futex.h"
 
-/* How many references a thread takes from the runtime's count at a time:
- * a call is then no write to a line every calling thread shares (one
- * locked add a call, on W6's path, stalled on the line the other core had
- * written last). */
-#define REF_BLOCK 1024u
-
-shoal_ref_t shoal__ref_next(shoal_runtime_t *rt, shoal_tcache_t *tc)
+shoal_ref_t shoal__ref_next_slow(shoal_runtime_t *rt, shoal_tcache_t *tc)
 {
     shoal_ref_t r;
     do {
@@ -43,9 +37,9 @@ shoal_ref_t shoal__ref_next(shoal_runtime_t *rt, shoal_tcache_t *tc)
         } else {
             if (tc->ref_next == tc->ref_end) {
                 /* relaxed: unique values only; each block is one thread's. */
-                tc->ref_next = atomic_fetch_add_explicit(&rt->ref_seq, REF_BLOCK,
+                tc->ref_next = atomic_fetch_add_explicit(&rt->ref_seq, SHOAL__REF_BLOCK,
                                                          memory_order_relaxed);
-                tc->ref_end = tc->ref_next + REF_BLOCK;
+                tc->ref_end = tc->ref_next + SHOAL__REF_BLOCK;
             }
             r = ++tc->ref_next;
         }

@@ -57,6 +57,9 @@ int shoal__checkout_new(shoal_pool_t *p, const shoal_pool_spec_t *spec)
         return SHOAL_ENOMEM;
     }
     memset(co->stripes, 0, co->nstripes * sizeof *co->stripes);
+    co->st = &co->stripes[co->nstripes - 1];
+    co->st_shared = true;
+    co->debug = p->rt->debug_checks;
     /* Its settings are the record's copy of the spec's (pool.c), changed
      * there by SET_CHECKOUT; the group's name is ours. */
     if (spec->checkout.group != NULL)
@@ -274,7 +277,7 @@ static bool message_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal
 
 bool shoal__checkout_message(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
 {
-    pthread_mutex_lock(&p->co->lock);
+    shoal__co_lock(p->co);
     bool mine = message_locked(ctx, p, msg);
     shoal__co_unlock(p);
     return mine;
@@ -283,7 +286,7 @@ bool shoal__checkout_message(struct shoal_ctx_s *ctx, shoal_pool_t *p, const sho
 int shoal__checkout_start(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
     shoal_checkout_t *co = p->co;
-    pthread_mutex_lock(&co->lock);
+    shoal__co_lock(co);
     co->open = true;
     uint64_t now = shoal__now_ns();
     if (co->cfg->cull_interval_ms != 0)
@@ -353,7 +356,7 @@ static int set_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_
 
 int shoal__checkout_set(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
 {
-    pthread_mutex_lock(&p->co->lock);
+    shoal__co_lock(p->co);
     int rc = set_locked(ctx, p, msg);
     shoal__co_unlock(p);
     return rc;
@@ -383,7 +386,7 @@ void shoal__checkout_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     shoal_checkout_t *co = p->co;
     if (p->state == SHOAL_POOL_DRAINING)
         return;
-    pthread_mutex_lock(&co->lock);
+    shoal__co_lock(co);
     co->open = false;
     p->state = SHOAL_POOL_DRAINING;
     shoal__rsv_close(&ctx->a->user_rsv); /* transactions now get SHOAL_ENOPROC */
@@ -426,7 +429,7 @@ static int co_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g, s
         return SHOAL_GROUP_OWN_MAILBOX;
     }
     atomic_fetch_sub_explicit(&co->txn_out, 1, memory_order_relaxed);
-    shoal__co_refused_early(co);
+    shoal__co_refused_early(co, tc);
     bool shared;
     shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
     shoal__stripe_add(&st->unhandled, 1, shared);
@@ -442,7 +445,7 @@ static void co_own_message(struct shoal_ctx_s *ctx, shoal_env_t *e)
         shoal_ref_t ref;
         if (e->size == sizeof ref) {
             memcpy(&ref, shoal__env_data(e), sizeof ref);
-            pthread_mutex_lock(&p->co->lock);
+            shoal__co_lock(p->co);
             (void)shoal__co_txn_gone(ctx, p, e->from, ref);
             shoal__co_unlock(p);
             shoal__pool_publish(p);
@@ -461,7 +464,7 @@ static void co_own_message(struct shoal_ctx_s *ctx, shoal_env_t *e)
     }
     m->meta &= ~(uint64_t)SHOAL_ENV_HANDBACK;
     m->meta |= SHOAL_ENV_POOLED;
-    pthread_mutex_lock(&p->co->lock);
+    shoal__co_lock(p->co);
     if (p->state == SHOAL_POOL_DRAINING) {
         /* Accepted before the drain closed the mailbox (or handed back by
          * a member that ended): served as the ones queued, in order. */
@@ -484,7 +487,7 @@ static void co_own_end(struct shoal_ctx_s *ctx)
     shoal_checkout_t *co = p->co;
     if (co->cfg->group != NULL)
         shoal__group_leave(ctx->rt, co->cfg->group, ctx->self);
-    pthread_mutex_lock(&co->lock);
+    shoal__co_lock(co);
     co->open = false;
     /* Transactions still waiting -- a drain's whose members all failed, or
      * any when the pool is stopped -- are dropped (counted; those in its

@@ -89,7 +89,9 @@
 
 #include "actor/envelope.h"
 #include "shoal/checkout.h"
+#include "runtime/tcache.h"
 #include "sched/futex.h"
+#include "sched/worker.h"
 
 struct shoal_ctx_s;
 struct shoal_pool_s;
@@ -185,6 +187,9 @@ typedef struct shoal_checkout_s {
     _Atomic uint32_t pub_queued; /* published (above), on the line every holder writes */
     bool open;
     bool recycle_asked; /* a POKE is on its way to the actor */
+    bool st_shared;        /* st is the shared stripe */
+    bool debug;            /* the runtime's debug_checks: holder is kept */
+    shoal_co_stripe_t *st; /* the holder's stripe (shoal__co_lock) */
     uint32_t free_head, free_tail;
     uint32_t nfree, nin_use, nstarting, nending;
     uint32_t qhead, qlen, qcap; /* the ring's entries, gone ones included; qcap: 2^k */
@@ -210,6 +215,8 @@ typedef struct shoal_checkout_s {
     shoal_timer_t tick_timer;
     uint32_t prng;
     char group[64];
+    pthread_t holder; /* debug: the thread that holds the lock, if any */
+    bool held;
     shoal_pid_t expired[SHOAL_CO_EXPIRED_RING];
     uint32_t expired_next;
 } shoal_checkout_t;
@@ -326,8 +333,16 @@ static inline shoal_co_taker_t *shoal__co_qat(const shoal_checkout_t *co, uint32
     return &co->q[(co->qhead + k) & (co->qcap - 1)];
 }
 
-/* checkout_stats.c: the calling thread's stripe of co's counters; *shared
- * when it is the one every thread outside the dispatcher adds to. */
+/* The stripe of co's counters for the thread whose cache is tc (NULL: a
+ * thread with none); *shared when it is the one every thread outside the
+ * dispatcher adds to. shoal__co_stripe: the calling thread's. */
+static inline shoal_co_stripe_t *shoal__co_stripe_of(shoal_checkout_t *co,
+                                                     const struct shoal_tcache_s *tc, bool *shared)
+{
+    uint32_t i = tc != NULL && tc->worker != NULL ? tc->worker->id : co->nstripes - 1;
+    *shared = i == co->nstripes - 1;
+    return &co->stripes[i];
+}
 shoal_co_stripe_t *shoal__co_stripe(shoal_checkout_t *co, bool *shared);
 
 /* Adds n to counter c of a stripe (WHO TOUCHES WHAT: stripes). */
@@ -340,19 +355,50 @@ static inline void shoal__co_add(_Atomic uint64_t *c, uint64_t n, bool shared)
                               memory_order_relaxed);
 }
 
-/* Counts n into counter i, in this thread's stripe. */
-static inline void shoal__co_count(shoal_checkout_t *co, unsigned i, uint64_t n)
+/* Takes the lock; the holder's stripe is looked up once, for every count
+ * it makes while it holds it. */
+static inline void shoal__co_locked(shoal_checkout_t *co, shoal_co_stripe_t *st, bool shared)
 {
+    co->st = st;
+    co->st_shared = shared;
+    if (__builtin_expect(co->debug, 0)) {
+        co->holder = pthread_self();
+        co->held = true;
+    }
+}
+static inline void shoal__co_lock(shoal_checkout_t *co)
+{
+    pthread_mutex_lock(&co->lock);
     bool shared;
     shoal_co_stripe_t *st = shoal__co_stripe(co, &shared);
-    shoal__co_add(&st->counts[i], n, shared);
+    shoal__co_locked(co, st, shared);
+}
+/* The same for the thread whose cache is tc (the fast paths have it). */
+static inline void shoal__co_lock_tc(shoal_checkout_t *co, const struct shoal_tcache_s *tc)
+{
+    pthread_mutex_lock(&co->lock);
+    bool shared;
+    shoal_co_stripe_t *st = shoal__co_stripe_of(co, tc, &shared);
+    shoal__co_locked(co, st, shared);
+}
+
+/* The debug check that a count is made with the lock held, by its holder
+ * (checkout_stats.c: aborts with a log line if not). */
+void shoal__co_check_holder(shoal_checkout_t *co);
+
+/* Counts n into counter i, in the lock holder's stripe. */
+static inline void shoal__co_count(shoal_checkout_t *co, unsigned i, uint64_t n)
+{
+    if (__builtin_expect(co->debug, 0))
+        shoal__co_check_holder(co);
+    shoal__co_add(&co->st->counts[i], n, co->st_shared);
 }
 
 /* A take or transaction refused before the lock (no_members_early). */
-static inline void shoal__co_refused_early(shoal_checkout_t *co)
+static inline void shoal__co_refused_early(shoal_checkout_t *co, const struct shoal_tcache_s *tc)
 {
     bool shared;
-    shoal_co_stripe_t *st = shoal__co_stripe(co, &shared);
+    shoal_co_stripe_t *st = shoal__co_stripe_of(co, tc, &shared);
     shoal__co_add(&st->no_members_early, 1, shared);
 }
 

@@ -118,7 +118,7 @@ SHOAL_API int shoal_take_group(shoal_ctx_t *ctx, const char *group, uint64_t tim
     if (pick == SHOAL_PID_NONE) { /* none has a free member: counted where it was tried */
         shoal_pool_t *p = shoal__pool_find(ctx->rt, first);
         if (p != NULL && p->co != NULL)
-            shoal__co_refused_early(p->co);
+            shoal__co_refused_early(p->co, ctx->tc);
         if (p != NULL)
             shoal__pool_unref(ctx->rt, p);
         return SHOAL_ENOMEMBERS;

@@ -123,10 +123,10 @@ int shoal__co_fast_take(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p
                 atomic_load_explicit(&co->pub_ending, memory_order_relaxed) >=
             atomic_load_explicit(&p->pub_max, memory_order_relaxed) &&
         atomic_load_explicit(&p->pub_state, memory_order_relaxed) != SHOAL_POOL_DRAINING) {
-        shoal__co_refused_early(co);
+        shoal__co_refused_early(co, tc);
         return SHOAL_ENOMEMBERS;
     }
-    pthread_mutex_lock(&co->lock);
+    shoal__co_lock_tc(co, tc);
     if (!co->open) {
         rc = SHOAL_ENOPROC;
     } else if (co->qlive == 0) { /* nobody waits before it */
@@ -166,7 +166,7 @@ void shoal__co_take_here(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *
         now = shoal__now_ns();
     shoal_pid_t granted = SHOAL_PID_NONE;
     uint32_t gi = SHOAL_CO_NIL;
-    pthread_mutex_lock(&co->lock);
+    shoal__co_lock_tc(co, tc);
     shoal_co_taker_t t = {.from = taker, .ref = ref};
     if (!co->open) {
         status = SHOAL_ENOPROC;
@@ -204,7 +204,7 @@ void shoal__co_take_here(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *
     ask_recycle(rt, tc, p, ask);
     if (granted != SHOAL_PID_NONE && !shoal__co_grant_send(rt, tc, p, granted, taker, ref)) {
         /* Not delivered (no memory for it: the taker is us): free again. */
-        pthread_mutex_lock(&co->lock);
+        shoal__co_lock_tc(co, tc);
         bool poke = co->seats[gi].pid == granted && co->seats[gi].state == SHOAL_CO_IN_USE &&
                     co->seats[gi].owner == taker && again_free(co, gi);
         shoal__co_unlock(p);
@@ -244,7 +244,7 @@ int shoal__co_fast_return(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t 
      * timed): a look before it for whether one waits would pull the lock's
      * line here (pub_queued) only to have to pull it again. */
     uint64_t now = 0;
-    pthread_mutex_lock(&co->lock);
+    shoal__co_lock_tc(co, tc);
     int64_t at = seat_of(co, member, seat);
     shoal_co_seat_t *s = at >= 0 ? &co->seats[at] : NULL;
     int rc = SHOAL_OK;
@@ -307,7 +307,7 @@ int shoal__co_fast_return(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t 
         tc->push_global = false;
         if (sent)
             return SHOAL_OK;
-        pthread_mutex_lock(&co->lock);
+        shoal__co_lock_tc(co, tc);
         if (co->seats[i].pid != member || co->seats[i].state != SHOAL_CO_IN_USE ||
             co->seats[i].owner != w.from)
             break; /* the member ended meanwhile (its EXIT settled the seat) */
@@ -331,7 +331,7 @@ int shoal__co_fast_txn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
     shoal_checkout_t *co = p->co;
     int rc = SHOAL__CO_SLOW;
     bool stale = false;
-    pthread_mutex_lock(&co->lock);
+    shoal__co_lock_tc(co, tc);
     if (!co->open) {
         rc = SHOAL_ENOPROC;
     } else if (co->qlive == 0) {

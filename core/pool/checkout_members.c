@@ -331,7 +331,7 @@ void shoal__co_set_limit(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t limi
     shoal_checkout_t *co = p->co;
     /* Each member sets its own limit, as a forward pool's workers do
      * (workers.c); one ending meanwhile is not told, harmlessly. */
-    pthread_mutex_lock(&co->lock);
+    shoal__co_lock(co);
     for (uint32_t i = 0; i < co->nseats; i++)
         if (co->seats[i].state != SHOAL_CO_EMPTY && co->seats[i].state != SHOAL_CO_ENDING)
             shoal__send_system(ctx->rt, ctx->tc, co->seats[i].pid, SHOAL_ENV_LIMIT, ctx->self,

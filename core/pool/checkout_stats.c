@@ -16,10 +16,7 @@
 
 shoal_co_stripe_t *shoal__co_stripe(shoal_checkout_t *co, bool *shared)
 {
-    shoal_tcache_t *tc = shoal__tcache_get(co->pool->rt);
-    uint32_t i = tc != NULL && tc->worker != NULL ? tc->worker->id : co->nstripes - 1;
-    *shared = i == co->nstripes - 1;
-    return &co->stripes[i];
+    return shoal__co_stripe_of(co, shoal__tcache_get(co->pool->rt), shared);
 }
 
 /* Stores v into a published word if it differs: a word that did not
@@ -30,17 +27,26 @@ static inline void publish(_Atomic uint32_t *w, uint32_t v)
         atomic_store_explicit(w, v, memory_order_relaxed);
 }
 
+void shoal__co_check_holder(shoal_checkout_t *co)
+{
+    if (co->held && pthread_equal(co->holder, pthread_self()))
+        return;
+    shoal__log(co->pool->rt, SHOAL_LOG_ERROR, co->pool->g.pid, co->pool->name,
+               "checkout counter written without the pool's lock");
+    abort();
+}
+
 void shoal__co_unlock(shoal_pool_t *p)
 {
     shoal__co_publish_locked(p);
+    p->co->held = false;
     pthread_mutex_unlock(&p->co->lock);
 }
 
 void shoal__checkout_publish(shoal_pool_t *p)
 {
-    pthread_mutex_lock(&p->co->lock);
-    shoal__co_publish_locked(p);
-    pthread_mutex_unlock(&p->co->lock);
+    shoal__co_lock(p->co);
+    shoal__co_unlock(p);
 }
 
 void shoal__co_publish_locked(shoal_pool_t *p)
@@ -62,10 +68,11 @@ void shoal__co_publish_locked(shoal_pool_t *p)
 void shoal__checkout_stats_now(shoal_pool_t *p, shoal_pool_stats_t *st)
 {
     shoal_checkout_t *co = p->co;
-    pthread_mutex_lock(&co->lock);
+    shoal__co_lock(co);
     shoal__co_publish_locked(p);
     shoal__checkout_stats(p, st);
     st->pool_size = shoal__co_live(co);
+    co->held = false;
     pthread_mutex_unlock(&co->lock);
 }
 

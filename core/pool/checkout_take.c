@@ -16,10 +16,11 @@
 
 void shoal__co_note_wait(shoal_checkout_t *co, uint64_t ns)
 {
-    /* In this thread's stripe (checkout.h: stripes). */
-    bool shared;
-    _Atomic uint32_t *b = &shoal__co_stripe(co, &shared)->wait[shoal__hist_bucket(ns)];
-    if (shared)
+    /* In the holder's stripe (checkout.h: stripes). */
+    if (__builtin_expect(co->debug, 0))
+        shoal__co_check_holder(co);
+    _Atomic uint32_t *b = &co->st->wait[shoal__hist_bucket(ns)];
+    if (co->st_shared)
         atomic_fetch_add_explicit(b, 1, memory_order_relaxed);
     else
         atomic_store_explicit(b, atomic_load_explicit(b, memory_order_relaxed) + 1,
@@ -476,7 +477,7 @@ static int take_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg
 int shoal__checkout_take(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg,
                          shoal_reply_t *reply)
 {
-    pthread_mutex_lock(&p->co->lock);
+    shoal__co_lock(p->co);
     int rc = take_locked(ctx, p, msg, reply);
     shoal__co_unlock(p);
     return rc;
@@ -547,7 +548,7 @@ int shoal__co_return_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoa
 
 int shoal__checkout_return(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
 {
-    pthread_mutex_lock(&p->co->lock);
+    shoal__co_lock(p->co);
     int rc = shoal__co_return_locked(ctx, p, msg);
     shoal__co_unlock(p);
     return rc;

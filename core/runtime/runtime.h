@@ -148,8 +148,21 @@ static inline shoal_pid_t shoal__actor_pid(shoal_runtime_t *rt, shoal_actor_t *a
 }
 
 /* A fresh call reference (unique within the runtime), from tc's block of
- * them (tc NULL: from the runtime's count itself). */
-shoal_ref_t shoal__ref_next(shoal_runtime_t *rt, struct shoal_tcache_s *tc);
+ * them (tc NULL: from the runtime's count itself). A thread takes
+ * SHOAL__REF_BLOCK at a time: a call is then no write to a line every
+ * calling thread shares (one locked add a call, on W6's path, stalled on
+ * the line the other core had written last). */
+#define SHOAL__REF_BLOCK 1024u
+shoal_ref_t shoal__ref_next_slow(shoal_runtime_t *rt, struct shoal_tcache_s *tc);
+static inline shoal_ref_t shoal__ref_next(shoal_runtime_t *rt, struct shoal_tcache_s *tc)
+{
+    if (__builtin_expect(tc != NULL && tc->ref_next != tc->ref_end, 1)) {
+        shoal_ref_t r = ++tc->ref_next & SHOAL_REF_MAX;
+        if (__builtin_expect(r != 0, 1))
+            return r;
+    }
+    return shoal__ref_next_slow(rt, tc);
+}
 
 /* Logging (log.c). pid may be SHOAL_PID_NONE, name NULL. Written as text,
  * a line's control characters are escaped (shoal__log_clean): one event,
