@@ -152,69 +152,97 @@ int shoal__co_fast_take(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p
     return rc;
 }
 
+/* ---- a take ---------------------------------------------------------------- */
+
+/* What a take under the lock leaves for after it. */
+typedef struct take_out_s {
+    int status;          /* the error to answer with, unless answered */
+    bool answered;       /* granted now, or waiting (answered later) */
+    bool ask;            /* the actor is to be asked for a look */
+    shoal_pid_t granted; /* granted now: its grant goes after the lock */
+    uint32_t gi;         /* ... from this seat */
+} take_out_t;
+
+/* With the lock: taker's take (its call's ref), as the actor's would go
+ * (checkout_take.c): a free member when nobody waits before it, else a
+ * place in the queue, else SHOAL_ENOMEMBERS at once. */
+static void take_locked(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, shoal_pid_t taker,
+                        shoal_ref_t ref, uint64_t timeout_ms, uint64_t *now, take_out_t *o)
+{
+    shoal_checkout_t *co = p->co;
+    bool stale = false;
+    *o = (take_out_t){.status = SHOAL_OK, .granted = SHOAL_PID_NONE, .gi = SHOAL_CO_NIL};
+    if (!co->open) {
+        o->status = SHOAL_ENOPROC;
+    } else {
+        uint32_t i = co->qlive == 0 ? free_fit(co, now, &stale) : SHOAL_CO_NIL;
+        if (i != SHOAL_CO_NIL) {
+            /* Ours now; its grant goes after the lock (take_after). */
+            shoal__co_seat_give(co, i, taker, SHOAL_CO_BY_ACTOR, 0, *now);
+            shoal__co_note_wait(co, 0);
+            o->granted = co->seats[i].pid;
+            o->gi = i;
+            o->answered = true;
+        } else {
+            shoal_co_taker_t t = {.from = taker, .ref = ref};
+            t.since = clock_of(now);
+            t.deadline = shoal__deadline_ns(*now, timeout_ms);
+            bool wait = timeout_ms != 0 && co->qtakers < co->cfg->queue_max &&
+                        shoal__co_queue_put(co, &t, false) == SHOAL_OK;
+            uint32_t alive = co->nfree + co->nin_use + co->nstarting + co->nending; /* max's */
+            if (wait) {
+                o->answered = true; /* later, by whoever frees a member */
+                shoal__co_arm_at(rt, tc, co, t.deadline);
+                stale |= co->qlive > co->nstarting && alive < p->spec.max_size; /* start one */
+            } else {
+                shoal__co_count(co, SHOAL_CO_NO_MEMBERS, 1);
+                o->status = SHOAL_ENOMEMBERS;
+                stale |= alive < p->spec.max_size; /* a member for the next taker */
+            }
+        }
+    }
+    o->ask = recycle_due(co, stale);
+}
+
+/* After the lock: the look take_locked asked for, the grant, or the error. */
+static void take_after(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, shoal_pid_t taker,
+                       shoal_ref_t ref, const take_out_t *o)
+{
+    shoal_checkout_t *co = p->co;
+    ask_recycle(rt, tc, p, o->ask);
+    if (o->granted != SHOAL_PID_NONE && !shoal__co_grant_send(rt, tc, p, o->granted, taker, ref)) {
+        /* Not delivered (no memory for it: the taker is us): free again. */
+        uint32_t gi = o->gi;
+        shoal__co_lock_tc(co, tc);
+        bool poke = co->seats[gi].pid == o->granted && co->seats[gi].state == SHOAL_CO_IN_USE &&
+                    co->seats[gi].owner == taker && again_free(co, gi);
+        shoal__co_unlock(p);
+        ask_recycle(rt, tc, p, poke);
+    }
+    if (!o->answered) {
+        struct shoal_reply_s reply = {.tc = tc, .env = NULL, .status = o->status};
+        shoal__reply_send(rt, tc, p->g.pid, taker, ref, &reply);
+    }
+}
+
 void shoal__co_take_here(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
                          shoal_pid_t taker, shoal_ref_t ref, uint64_t timeout_ms, uint64_t now)
 {
     shoal_checkout_t *co = p->co;
-    int status = SHOAL_OK;
-    bool stale = false, answered = false;
     /* The clock before the lock, when this take will likely wait: no read
      * of it while others wait for the lock (the caller's reading, when it
      * took one for the take's call). */
     if (now == 0 && (atomic_load_explicit(&co->pub_free, memory_order_relaxed) == 0 ||
                      atomic_load_explicit(&co->pub_queued, memory_order_relaxed) != 0))
         now = shoal__now_ns();
-    shoal_pid_t granted = SHOAL_PID_NONE;
-    uint32_t gi = SHOAL_CO_NIL;
+    take_out_t o;
     shoal__co_lock_tc(co, tc);
-    shoal_co_taker_t t = {.from = taker, .ref = ref};
-    if (!co->open) {
-        status = SHOAL_ENOPROC;
-    } else {
-        uint32_t i = co->qlive == 0 ? free_fit(co, &now, &stale) : SHOAL_CO_NIL;
-        if (i != SHOAL_CO_NIL) {
-            /* Ours now; its grant goes after the lock (below). */
-            shoal__co_seat_give(co, i, taker, SHOAL_CO_BY_ACTOR, 0, now);
-            shoal__co_note_wait(co, 0);
-            granted = co->seats[i].pid;
-            gi = i;
-            answered = true;
-        }
-        if (!answered) {
-            /* As the actor's take (checkout_take.c): wait in the queue, or
-             * no member at once. */
-            t.since = clock_of(&now);
-            t.deadline = shoal__deadline_ns(now, timeout_ms);
-            bool wait = timeout_ms != 0 && co->qtakers < co->cfg->queue_max &&
-                        shoal__co_queue_put(co, &t, false) == SHOAL_OK;
-            uint32_t alive = co->nfree + co->nin_use + co->nstarting + co->nending; /* max's */
-            if (wait) {
-                answered = true; /* later, by whoever frees a member */
-                shoal__co_arm_at(rt, tc, co, t.deadline);
-                stale |= co->qlive > co->nstarting && alive < p->spec.max_size; /* start one */
-            } else {
-                shoal__co_count(co, SHOAL_CO_NO_MEMBERS, 1);
-                status = SHOAL_ENOMEMBERS;
-                stale |= alive < p->spec.max_size; /* a member for the next taker */
-            }
-        }
-    }
-    bool ask = recycle_due(co, stale);
+    take_locked(rt, tc, p, taker, ref, timeout_ms, &now, &o);
     shoal__co_unlock(p);
-    ask_recycle(rt, tc, p, ask);
-    if (granted != SHOAL_PID_NONE && !shoal__co_grant_send(rt, tc, p, granted, taker, ref)) {
-        /* Not delivered (no memory for it: the taker is us): free again. */
-        shoal__co_lock_tc(co, tc);
-        bool poke = co->seats[gi].pid == granted && co->seats[gi].state == SHOAL_CO_IN_USE &&
-                    co->seats[gi].owner == taker && again_free(co, gi);
-        shoal__co_unlock(p);
-        ask_recycle(rt, tc, p, poke);
-    }
-    if (!answered) {
-        struct shoal_reply_s reply = {.tc = tc, .env = NULL, .status = status};
-        shoal__reply_send(rt, tc, p->g.pid, taker, ref, &reply);
-    }
+    take_after(rt, tc, p, taker, ref, &o);
 }
+
+/* ---- a return -------------------------------------------------------------- */
 
 /* The seat `member` sits in: `hint` if it is there, else found; -1. */
 static int64_t seat_of(const shoal_checkout_t *co, shoal_pid_t member, uint32_t hint)
@@ -236,33 +264,71 @@ static const shoal_co_taker_t *first_taker(const shoal_checkout_t *co)
     return NULL;
 }
 
-int shoal__co_fast_return(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
-                          shoal_pid_t member, uint32_t seat, shoal_pid_t from)
+/* What a return under the lock leaves for after it. */
+typedef struct ret_out_s {
+    uint64_t now;       /* the clock, once read (0: not yet) */
+    uint32_t i;         /* the member's seat */
+    shoal_co_taker_t w; /* the actor it was given to: its grant goes after the lock
+                         * (w.from SHOAL_PID_NONE: none) */
+    bool away;          /* that grant goes to the global ring (SPREAD_EVERY) */
+    bool poke;          /* the actor is to be asked for a look */
+} ret_out_t;
+
+/* With the lock: seat i's member, free, to the first taker waiting -- an
+ * actor's take (its grant after the lock: o->w), or a transaction -- else
+ * into the free FIFO. again: offered before, and not delivered. */
+static void offer_locked(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, uint32_t i,
+                         bool again, ret_out_t *o)
 {
     shoal_checkout_t *co = p->co;
-    /* The clock is read under the lock, when a taker waits (its wait is
-     * timed): a look before it for whether one waits would pull the lock's
-     * line here (pub_queued) only to have to pull it again. */
-    uint64_t now = 0;
-    shoal__co_lock_tc(co, tc);
+    o->w.from = SHOAL_PID_NONE;
+    const shoal_co_taker_t *t = first_taker(co);
+    if (t == NULL || (t->txn == NULL && t->lease)) {
+        /* Free; a thread waiting first (behind takers that were gone) is
+         * the actor's to serve: it is asked to, as it is to look at a
+         * member offered again (again_free). */
+        shoal__co_free_push(co, i);
+        o->poke |= recycle_due(co, t != NULL || again);
+        return;
+    }
+    shoal_co_taker_t w;
+    shoal__co_queue_pop(co, &w);
+    clock_of(&o->now); /* a taker that waited: its wait is timed */
+    if (w.txn != NULL) {
+        /* Not given: the member has ended (its EXIT is on the way and
+         * starts the replacement): the transaction is first again, in the
+         * room its pop left. */
+        if (!shoal__co_txn_give(rt, tc, p, i, w.txn, o->now))
+            (void)shoal__co_queue_put(co, &w, true);
+        return;
+    }
+    /* The first actor waiting: the member is its now. */
+    shoal__co_seat_give(co, i, w.from, SHOAL_CO_BY_ACTOR, 0, o->now);
+    shoal__co_note_wait(co, o->now - w.since);
+    o->away = ++co->handoffs % SPREAD_EVERY == 0;
+    o->w = w;
+}
+
+/* With the lock: `member` (at `seat`, a hint) given back OK by `from`, as
+ * the actor's return would go (checkout_take.c), then offered. SHOAL_OK:
+ * *o says what is left; SHOAL_EINVAL: not held by `from` (it ended
+ * meanwhile): nothing to give back; SHOAL__CO_SLOW: the actor's to do,
+ * nothing changed. */
+static int return_locked(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
+                         shoal_pid_t member, uint32_t seat, shoal_pid_t from, ret_out_t *o)
+{
+    shoal_checkout_t *co = p->co;
     int64_t at = seat_of(co, member, seat);
     shoal_co_seat_t *s = at >= 0 ? &co->seats[at] : NULL;
-    int rc = SHOAL_OK;
     const shoal_co_taker_t *t = first_taker(co);
     if (s == NULL || s->state != SHOAL_CO_IN_USE ||
         !(s->by == SHOAL_CO_BY_ACTOR ? s->owner == from
-                                     : s->by == SHOAL_CO_BY_TXN && from == member)) {
-        rc = SHOAL_EINVAL; /* not held by `from` (it ended meanwhile): nothing to give back */
-    } else if (!co->open || (s->expires != UINT64_MAX && clock_of(&now) >= s->expires) ||
-               co->nfree + co->nin_use + co->nstarting > p->spec.max_size ||
-               (t != NULL && t->txn == NULL && t->lease)) {
-        rc = SHOAL__CO_SLOW; /* to stop, to replace, or for a thread to hold under a lease */
-    }
-    if (rc != SHOAL_OK) {
-        shoal__co_unlock(p);
-        return rc;
-    }
-    /* As the actor's return (checkout_take.c), then its offer. */
+                                     : s->by == SHOAL_CO_BY_TXN && from == member))
+        return SHOAL_EINVAL;
+    if (!co->open || (s->expires != UINT64_MAX && clock_of(&o->now) >= s->expires) ||
+        co->nfree + co->nin_use + co->nstarting > p->spec.max_size ||
+        (t != NULL && t->txn == NULL && t->lease))
+        return SHOAL__CO_SLOW; /* to stop, to replace, or for a thread to hold under a lease */
     uint32_t i = (uint32_t)at;
     if (s->by == SHOAL_CO_BY_TXN)
         atomic_fetch_sub_explicit(&co->txn_out, 1, memory_order_relaxed);
@@ -270,59 +336,77 @@ int shoal__co_fast_return(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t 
     s->state = SHOAL_CO_FREE;
     s->owner = SHOAL_PID_NONE;
     if (co->cfg->cull_interval_ms != 0) /* only culling reads it (set_locked) */
-        s->used_ns = clock_of(&now);
+        s->used_ns = clock_of(&o->now);
     co->nin_use--;
-    shoal_co_taker_t w;
-    bool poke = false, again = false;
-    for (;;) {
-        t = first_taker(co);
-        if (t == NULL || (t->txn == NULL && t->lease)) {
-            /* Free; a thread waiting first (behind takers that were gone)
-             * is the actor's to serve: it is asked to, as it is to look at
-             * a member offered again (again_free). */
-            shoal__co_free_push(co, i);
-            poke = recycle_due(co, t != NULL || again);
-            break;
-        }
-        shoal__co_queue_pop(co, &w);
-        clock_of(&now); /* a taker that waited: its wait is timed */
-        if (w.txn != NULL) {
-            if (shoal__co_txn_give(rt, tc, p, i, w.txn, now))
-                break;
-            /* The member has ended (its EXIT is on the way and starts the
-             * replacement): the transaction is first again, in the room
-             * its pop left. */
-            (void)shoal__co_queue_put(co, &w, true);
-            break;
-        }
-        /* The first actor waiting: the member is its now, and its grant
-         * goes after the lock. Not delivered (it has ended): the member is
-         * offered again, to the next. */
-        shoal__co_seat_give(co, i, w.from, SHOAL_CO_BY_ACTOR, 0, now);
-        shoal__co_note_wait(co, now - w.since);
-        bool away = ++co->handoffs % SPREAD_EVERY == 0;
-        shoal__co_unlock(p);
-        tc->push_global = away;
-        bool sent = shoal__co_grant_send(rt, tc, p, member, w.from, w.ref);
+    o->i = i;
+    o->poke = false;
+    offer_locked(rt, tc, p, i, false, o);
+    return SHOAL_OK;
+}
+
+/* After the lock: the grant return_locked left, if any. Not delivered (its
+ * taker has ended), the member is offered again, to the next. */
+static void return_after(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
+                         shoal_pid_t member, ret_out_t *o)
+{
+    shoal_checkout_t *co = p->co;
+    while (o->w.from != SHOAL_PID_NONE) {
+        tc->push_global = o->away;
+        bool sent = shoal__co_grant_send(rt, tc, p, member, o->w.from, o->w.ref);
         tc->push_global = false;
         if (sent)
-            return SHOAL_OK;
-        shoal__co_lock_tc(co, tc);
-        if (co->seats[i].pid != member || co->seats[i].state != SHOAL_CO_IN_USE ||
-            co->seats[i].owner != w.from)
-            break; /* the member ended meanwhile (its EXIT settled the seat) */
-        if (!co->open) {
-            /* Draining since the lock was let go: no take is left to
-             * offer it to, and the actor gives it to a transaction
-             * waiting or stops it. */
-            poke |= again_free(co, i);
             break;
+        shoal__co_lock_tc(co, tc);
+        uint32_t i = o->i;
+        if (co->seats[i].pid != member || co->seats[i].state != SHOAL_CO_IN_USE ||
+            co->seats[i].owner != o->w.from) {
+            o->w.from = SHOAL_PID_NONE; /* the member ended meanwhile (its EXIT settled the seat) */
+        } else if (!co->open) {
+            /* Draining since the lock was let go: no take is left to offer
+             * it to, and the actor gives it to a transaction waiting or
+             * stops it. */
+            o->poke |= again_free(co, i);
+            o->w.from = SHOAL_PID_NONE;
+        } else {
+            shoal__co_seat_ungive(co, i);
+            offer_locked(rt, tc, p, i, true, o);
         }
-        shoal__co_seat_ungive(co, i);
-        again = true;
+        shoal__co_unlock(p);
     }
+    ask_recycle(rt, tc, p, o->poke);
+}
+
+int shoal__co_fast_return(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
+                          shoal_pid_t member, uint32_t seat, shoal_pid_t from)
+{
+    /* The clock is read under the lock, when a taker waits (its wait is
+     * timed): a look before it for whether one waits would pull the lock's
+     * line here (pub_queued) only to have to pull it again. */
+    ret_out_t o = {.now = 0};
+    shoal__co_lock_tc(p->co, tc);
+    int rc = return_locked(rt, tc, p, member, seat, from, &o);
     shoal__co_unlock(p);
-    ask_recycle(rt, tc, p, poke);
+    if (rc == SHOAL_OK)
+        return_after(rt, tc, p, member, &o);
+    return rc;
+}
+
+int shoal__co_return_take(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
+                          shoal_pid_t member, uint32_t seat, shoal_pid_t from, shoal_ref_t ref,
+                          uint64_t timeout_ms, uint64_t now)
+{
+    ret_out_t o = {.now = now};
+    take_out_t t;
+    shoal__co_lock_tc(p->co, tc);
+    int rc = return_locked(rt, tc, p, member, seat, from, &o);
+    if (rc != SHOAL__CO_SLOW)
+        take_locked(rt, tc, p, from, ref, timeout_ms, &o.now, &t);
+    shoal__co_unlock(p);
+    if (rc == SHOAL__CO_SLOW)
+        return rc;
+    if (rc == SHOAL_OK)
+        return_after(rt, tc, p, member, &o);
+    take_after(rt, tc, p, from, ref, &t);
     return SHOAL_OK;
 }
 
