@@ -496,13 +496,6 @@ int shoal__co_fast_return(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct
  * clock read at the take's start (0: not read; read here if needed). */
 void shoal__co_take_here(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,
                          shoal_pid_t taker, shoal_ref_t ref, uint64_t timeout_ms, uint64_t now);
-/* A return and a take from the same actor under one hold of the lock: as
- * shoal__co_fast_return(member, seat, from), then shoal__co_take_here for
- * `from` (its call's ref). SHOAL__CO_SLOW: the return is the actor's to do
- * and nothing was done (the caller sends it, then takes). */
-int shoal__co_return_take(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,
-                          shoal_pid_t member, uint32_t seat, shoal_pid_t from, shoal_ref_t ref,
-                          uint64_t timeout_ms, uint64_t now);
 /* Transaction e (admitted) on a free member now, when no taker waits:
  * SHOAL_OK (in the member's mailbox), SHOAL_ENOPROC (the pool drains),
  * SHOAL__CO_SLOW (to the pool's own mailbox, to wait there). */

@@ -391,25 +391,6 @@ int shoal__co_fast_return(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t 
     return rc;
 }
 
-int shoal__co_return_take(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
-                          shoal_pid_t member, uint32_t seat, shoal_pid_t from, shoal_ref_t ref,
-                          uint64_t timeout_ms, uint64_t now)
-{
-    ret_out_t o = {.now = now};
-    take_out_t t;
-    shoal__co_lock_tc(p->co, tc);
-    int rc = return_locked(rt, tc, p, member, seat, from, &o);
-    if (rc != SHOAL__CO_SLOW)
-        take_locked(rt, tc, p, from, ref, timeout_ms, &o.now, &t);
-    shoal__co_unlock(p);
-    if (rc == SHOAL__CO_SLOW)
-        return rc;
-    if (rc == SHOAL_OK)
-        return_after(rt, tc, p, member, &o);
-    take_after(rt, tc, p, from, ref, &t);
-    return SHOAL_OK;
-}
-
 int shoal__co_fast_txn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, shoal_env_t *e)
 {
     shoal_checkout_t *co = p->co;
