@@ -385,6 +385,10 @@ static inline void shoal__co_lock_tc(shoal_checkout_t *co, const struct shoal_tc
 /* The debug check that a count is made with the lock held, by its holder
  * (checkout_stats.c: aborts with a log line if not). */
 void shoal__co_check_holder(shoal_checkout_t *co);
+/* The debug owner check (checkout_take.c: shoal__co_seat_give): seat i was
+ * to be given to `owner` but is not free -- a member held by two. Logs
+ * who holds it, and aborts. */
+void shoal__co_owner_fault(shoal_checkout_t *co, uint32_t i, shoal_pid_t owner);
 
 /* Counts n into counter i, in the lock holder's stripe. */
 static inline void shoal__co_count(shoal_checkout_t *co, unsigned i, uint64_t n)

@@ -36,6 +36,18 @@ void shoal__co_check_holder(shoal_checkout_t *co)
     abort();
 }
 
+void shoal__co_owner_fault(shoal_checkout_t *co, uint32_t i, shoal_pid_t owner)
+{
+    const shoal_co_seat_t *s = &co->seats[i];
+    shoal__log(co->pool->rt, SHOAL_LOG_ERROR, co->pool->g.pid, co->pool->name,
+               "checkout member %" PRIu32 ".%" PRIu32 " given to %" PRIu32 ".%" PRIu32
+               " while %s (held by %" PRIu32 ".%" PRIu32 ")",
+               shoal__pid_slot(s->pid), shoal__pid_gen(s->pid), shoal__pid_slot(owner),
+               shoal__pid_gen(owner), s->state == SHOAL_CO_IN_USE ? "in use" : "not free",
+               shoal__pid_slot(s->owner), shoal__pid_gen(s->owner));
+    abort();
+}
+
 void shoal__co_unlock(shoal_pool_t *p)
 {
     shoal__co_publish_locked(p);

@@ -296,6 +296,8 @@ void shoal__co_seat_give(shoal_checkout_t *co, uint32_t i, shoal_pid_t owner, ui
                          uint64_t token, uint64_t now)
 {
     shoal_co_seat_t *s = &co->seats[i];
+    if (__builtin_expect(co->debug, 0) && s->state != SHOAL_CO_FREE)
+        shoal__co_owner_fault(co, i, owner); /* exclusivity: only a free member is given */
     s->state = SHOAL_CO_IN_USE;
     s->by = by;
     s->owner = owner;

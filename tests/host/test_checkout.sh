@@ -125,6 +125,43 @@ row db | grep -Eq '^db +2 +0 +0 +0 +0 +0 +[0-9]+\.[0-9] +[0-9]+\.[0-9] running \
 row flaky | grep -Eq '^flaky +1 +0 +0 +0 +0 +1 +[0-9]+\.[0-9] +[0-9]+\.[0-9] running \(checkout, in use 0/1, free 1, takes 0/s, returned fail 1\)$' ||
     fail "flaky's row: $(row flaky)"
 
+# Every checkout family of /metrics says what inspect says, for each pool
+# (flaky's returned fail and killed in use are not 0 by now).
+python3 - "http://127.0.0.1:$port/metrics" > "$tmp/m" <<'PY' || fail "scrape: $(cat "$tmp/m")"
+import sys, urllib.request
+with urllib.request.urlopen(sys.argv[1], timeout=2) as r:
+    sys.stdout.write(r.read().decode())
+PY
+for pool in db db2 flaky; do
+    "$shoalctl" inspect "$pool" > "$tmp/i"
+    for pair in members_in_use:in_use members_free:free members_starting:starting \
+        takers_waiting:queued takes_total:takes no_members_total:error_no_members \
+        take_timeouts_total:take_timeouts lease_expired_total:lease_expired culled_total:culled \
+        recycled_total:recycled start_failures_total:start_failures; do
+        m=$(sed -n "s/^shoal_checkout_${pair%%:*}{pool=\"$pool\"} //p" "$tmp/m")
+        i=$(grep -o "\"${pair#*:}\":[0-9]*" "$tmp/i" | head -1 | cut -d: -f2)
+        [ -n "$m" ] && [ "$m" = "$i" ] || fail "$pool: /metrics ${pair%%:*} '$m', inspect ${pair#*:} '$i'"
+    done
+    for pair in 'returns_total{pool="P",how="ok"}:returned_ok' \
+        'returns_total{pool="P",how="fail"}:returned_fail' \
+        'members_killed_total{pool="P",when="free"}:killed_free' \
+        'members_killed_total{pool="P",when="in_use"}:killed_in_use'; do
+        series=shoal_checkout_${pair%%:*}
+        series=${series//P/$pool}
+        m=$(grep -F "$series " "$tmp/m" | cut -d' ' -f2)
+        i=$(grep -o "\"${pair#*:}\":[0-9]*" "$tmp/i" | head -1 | cut -d: -f2)
+        [ -n "$m" ] && [ "$m" = "$i" ] || fail "$pool: /metrics $series '$m', inspect ${pair#*:} '$i'"
+    done
+    for q in p50 p99; do
+        m=$(sed -n "s/^shoal_checkout_take_wait_${q}_seconds{pool=\"$pool\"} //p" "$tmp/m")
+        i=$(grep -o "\"take_wait_${q}_ns\":[0-9]*" "$tmp/i" | cut -d: -f2)
+        [ "$m" = "$(awk -v n="$i" 'BEGIN { printf "%d.%09d", n / 1e9, n % 1e9 }')" ] ||
+            fail "$pool: /metrics take_wait_${q}_seconds '$m', inspect take_wait_${q}_ns '$i'"
+    done
+done
+[ "$(sed -n 's/^shoal_checkout_returns_total{pool="flaky",how="fail"} //p' "$tmp/m")" = 1 ] ||
+    fail "flaky's returns fail in /metrics: $(grep 'pool="flaky"' "$tmp/m" | grep returns)"
+
 # 4. Reloads: live, replacing, refused.
 write "pools:
   db: { kind: checkout, member: conn.conn, init: 3, max: 5, queue_max: 9, group: dbs, args: { connect: 1ms } }
