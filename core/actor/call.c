@@ -537,7 +537,9 @@ SHOAL_API int shoal_runtime_send_wait(shoal_runtime_t *rt, shoal_pid_t to, uint3
     uint64_t deadline = shoal__deadline_ns(shoal__now_ns(), timeout_ms);
     for (;;) {
         int rc = shoal_runtime_send(rt, to, type, data, size);
-        if (rc != SHOAL_EFULL && rc != SHOAL_EBUSY)
+        /* SHOAL_ENOMEMBERS: a checkout pool's transactions past its max
+         * and queue (shoal/checkout.h); it tells of room as a pool does. */
+        if (rc != SHOAL_EFULL && rc != SHOAL_EBUSY && rc != SHOAL_ENOMEMBERS)
             return rc;
         if (shoal__now_ns() >= deadline)
             return SHOAL_ETIMEDOUT;

@@ -4,6 +4,7 @@
  * a member's end of one). Giving members out and taking them back is
  * checkout_take.c's; the seats and the members in them,
  * checkout_members.c's; what other threads read of it, checkout_stats.c's. */
+#include "actor/room.h"
 #include "pool/checkout.h"
 
 #include <inttypes.h>
@@ -393,6 +394,58 @@ void shoal__checkout_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     shoal__co_queue_shut_takes(ctx, co); /* those accepted are served first */
     drain_step(ctx, p);
     shoal__co_unlock(p);
+    shoal__room_tell(ctx->rt, ctx->tc, p->g.pid, SHOAL_ENOPROC); /* nobody waits for room now */
+}
+
+/* ---- room for transactions (actor/room.h) ------------------------------------- */
+
+/* Whether a transaction would be admitted with room to spare: a quarter
+ * of max + queue_max free (at least one), as the other kinds' low-water
+ * mark. seq_cst: the room pair's loads (below). */
+static bool txn_room(shoal_checkout_t *co)
+{
+    uint64_t limit = atomic_load_explicit(&co->txn_limit, memory_order_seq_cst);
+    uint64_t out = atomic_load_explicit(&co->txn_out, memory_order_seq_cst);
+    uint64_t free_min = limit / 4 != 0 ? limit / 4 : 1;
+    return out + free_min <= limit;
+}
+
+void shoal__co_txn_out(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
+{
+    /* seq_cst, then the flag's seq_cst load: the settler's half of the room
+     * pair with co_room's flag, then its loads of txn_out (room.h: the
+     * drain). One of the two sees the other. */
+    atomic_fetch_sub_explicit(&p->co->txn_out, 1, memory_order_seq_cst);
+    const shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(p->g.pid));
+    if (__builtin_expect(atomic_load_explicit(&a->limit, memory_order_seq_cst) & SHOAL_LIMIT_ROOM,
+                         0) &&
+        txn_room(p->co))
+        shoal__room_tell(rt, tc, p->g.pid, SHOAL_OK);
+}
+
+/* A sender refused SHOAL_ENOMEMBERS (transactions past max + queue_max)
+ * asks for room: a waiter on the pool's PID (the registry, room.h), told
+ * when a settled transaction leaves a quarter of the limit free -- or at
+ * once if one already does, or with SHOAL_ENOPROC if the pool drains or
+ * has ended. */
+static int co_room(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g, shoal_pid_t waiter)
+{
+    shoal_pool_t *p = shoal__pool_of_group(g);
+    int rc = shoal__room_add(rt, g->pid, waiter,
+                             atomic_load_explicit(&p->max_waiting, memory_order_relaxed));
+    if (rc == SHOAL_EOVERLOAD)
+        atomic_fetch_add_explicit(&p->waits_refused, 1, memory_order_relaxed);
+    if (rc != SHOAL_OK)
+        return rc;
+    bool gone;
+    /* seq_cst (each load in shoal__room_in): after the flag's fetch_or, a
+     * drain's close of the mailbox (it tells after it) is seen here. */
+    shoal__room_in(rt, g->pid, memory_order_seq_cst, &gone);
+    if (gone)
+        shoal__room_tell(rt, tc, g->pid, SHOAL_ENOPROC);
+    else if (txn_room(p->co)) /* seq_cst loads: after the flag (above) */
+        shoal__room_tell(rt, tc, g->pid, SHOAL_OK);
+    return SHOAL_OK;
 }
 
 /* ---- the kind's ops (actor/group.h) ------------------------------------------ */
@@ -417,7 +470,7 @@ static int co_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g, s
         int rc = shoal__co_fast_txn(rt, tc, p, e);
         if (rc != SHOAL__CO_SLOW) {
             if (rc != SHOAL_OK)
-                atomic_fetch_sub_explicit(&co->txn_out, 1, memory_order_relaxed);
+                shoal__co_txn_out(rt, tc, p);
             return rc;
         }
         /* Accepted: counted now, while it waits in the pool's own mailbox
@@ -428,12 +481,11 @@ static int co_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g, s
         shoal__stripe_add(&st->forwarded, 1, shared);
         return SHOAL_GROUP_OWN_MAILBOX;
     }
-    atomic_fetch_sub_explicit(&co->txn_out, 1, memory_order_relaxed);
+    shoal__co_txn_out(rt, tc, p);
     shoal__co_refused_early(co, tc);
     bool shared;
     shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
     shoal__stripe_add(&st->unhandled, 1, shared);
-    (void)rt;
     return SHOAL_ENOMEMBERS;
 }
 
@@ -459,7 +511,7 @@ static void co_own_message(struct shoal_ctx_s *ctx, shoal_env_t *e)
     if (m == NULL) {
         shoal__dead_letter(ctx, e);
         shoal__pool_count_dropped(ctx->tc, p);
-        atomic_fetch_sub_explicit(&p->co->txn_out, 1, memory_order_relaxed);
+        shoal__co_txn_out(ctx->rt, ctx->tc, p);
         return;
     }
     m->meta &= ~(uint64_t)SHOAL_ENV_HANDBACK;
@@ -577,8 +629,8 @@ const shoal_group_ops_t shoal__checkout_ops = {
     .recheck = NULL,
     .hand_back = co_hand_back,
     .member_end = NULL,
-    .room = NULL, /* takers wait in its queue instead */
-    .room_cancel = NULL,
+    .room = co_room, /* room for transactions; takers wait in its queue */
+    .room_cancel = NULL, /* the registry's (room.h) */
     .call_gone = co_call_gone,
     .busy = shoal__pool_busy,
     .unref = co_unref,

@@ -19,9 +19,15 @@
  *   STARTED and EXIT, transactions through its own mailbox.
  *   - txn_out, txn_limit: the sender's admission of a transaction (route,
  *     any thread): fetch_add on txn_out, refused (and given back) past
- *     txn_limit; the pool's actor subtracts when one is settled or dropped
- *     [relaxed, all: a count bounding memory, publishing nothing -- the
- *     message itself travels through the mailbox's own release/acquire].
+ *     txn_limit [relaxed: a count bounding memory, publishing nothing -- the
+ *     message itself travels through the mailbox's own release/acquire];
+ *     whoever settles or drops one subtracts it (shoal__co_txn_out)
+ *     [seq_cst fetch_sub, then a seq_cst load of the pool actor's room
+ *     flag: the settler's half of the room pair (actor/room.h), against a
+ *     refused sender that asks for room (co_room: the flag's seq_cst
+ *     fetch_or, then seq_cst loads of txn_out and txn_limit) -- one of the
+ *     two sees the other, and a waiter is told once a quarter of the limit
+ *     is free].
  *   - pub_*: written by the lock's holder as it lets go, and only those
  *     that changed [relaxed stores], read by any thread holding a
  *     reference (peek, the table, /metrics, a try_take's first look): a
@@ -332,6 +338,10 @@ static inline shoal_co_taker_t *shoal__co_qat(const shoal_checkout_t *co, uint32
 {
     return &co->q[(co->qhead + k) & (co->qcap - 1)];
 }
+
+/* One transaction settled or dropped: off txn_out, and who waits for room
+ * to send one is told if there is (WHO TOUCHES WHAT: txn_out). */
+void shoal__co_txn_out(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p);
 
 /* The stripe of co's counters for the thread whose cache is tc (NULL: a
  * thread with none); *shared when it is the one every thread outside the

@@ -331,7 +331,7 @@ static int return_locked(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *
         return SHOAL__CO_SLOW; /* to stop, to replace, or for a thread to hold under a lease */
     uint32_t i = (uint32_t)at;
     if (s->by == SHOAL_CO_BY_TXN)
-        atomic_fetch_sub_explicit(&co->txn_out, 1, memory_order_relaxed);
+        shoal__co_txn_out(rt, tc, p);
     shoal__co_count(co, SHOAL_CO_RETURNED_OK, 1);
     s->state = SHOAL_CO_FREE;
     s->owner = SHOAL_PID_NONE;

@@ -177,7 +177,7 @@ static void txn_unrun(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *m, 
     }
     shoal__env_free(ctx->tc, m); /* and its payload, if dead_letter left it */
     shoal__pool_count_dropped(ctx->tc, p);
-    atomic_fetch_sub_explicit(&p->co->txn_out, 1, memory_order_relaxed);
+    shoal__co_txn_out(ctx->rt, ctx->tc, p);
 }
 
 void shoal__co_txn_drop(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *m)
@@ -529,7 +529,7 @@ int shoal__co_return_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoa
         return SHOAL_EINVAL;
     uint32_t i = (uint32_t)at;
     if (s->by == SHOAL_CO_BY_TXN)
-        atomic_fetch_sub_explicit(&co->txn_out, 1, memory_order_relaxed);
+        shoal__co_txn_out(ctx->rt, ctx->tc, p);
     if (r.how != SHOAL_RETURN_OK) {
         shoal__co_count(
             co, r.how == SHOAL_RETURN_FAIL ? SHOAL_CO_RETURNED_FAIL : SHOAL_CO_KILLED_IN_USE, 1);

@@ -7,8 +7,9 @@
  *     the rest get SHOAL_EOVERLOAD at once; the receiver drains, is
  *     stopped, is drained, resized down and up, or a worker crashes: every
  *     waiter gets the documented answer and none is left counted;
- *   - a checkout pool (sends are transactions: SHOAL_ENOMEMBERS, and it
- *     cannot tell: SHOAL_ENOTSUP) and a pool of pools (max_waiting refused;
+ *   - a checkout pool (sends are transactions, refused SHOAL_ENOMEMBERS past
+ *     max + queue_max: it tells of room when one settles, and SHOAL_ENOPROC
+ *     when it drains) and a pool of pools (max_waiting refused;
  *     room in a leaf is room in it: at once, for a thread whose ask comes
  *     after the leaves drained, and after a resize).
  *
@@ -139,12 +140,12 @@ static void max_waiting_bounds_threads_in_forward_and_pull_pools(void)
 
 /* Sends to a checkout pool are transactions (shoal/checkout.h): with its
  * one member in use and no queue (max + queue_max = 1 outstanding), one
- * more is refused SHOAL_ENOMEMBERS -- not full or busy, so send_wait gives
- * it at once and waits for nothing; notify_room on it is SHOAL_ENOTSUP
- * (takers wait in its own queue); max_waiting is refused at spawn (an
- * elastic setting, not a checkout pool's). Nothing waits or is counted
- * waiting; once the member is back, send_wait gets in. */
-static void a_checkout_pool_neither_waits_nor_tells(void)
+ * more is refused SHOAL_ENOMEMBERS. A thread's send_wait then waits for
+ * room, and an actor refused so asks for a ROOM (shoal_notify_room): both
+ * are counted waiting, neither gets in while the transaction runs, and
+ * both are told once it settles, and get in -- one at a time, each item
+ * once. max_waiting is refused at spawn (queue_max bounds its takers). */
+static void a_checkout_pool_tells_of_room(void)
 {
     rk_reset();
     shoal_runtime_t *rt = shoal_test_runtime(4);
@@ -163,30 +164,63 @@ static void a_checkout_pool_neither_waits_nor_tells(void)
     sp.max_waiting = 0;
     p = rk_spawn_pool(rt, &sp);
     rk_block(rt, p, 1); /* a transaction: the member is in use */
-    uint32_t id = 7;
-    /* Bounded: a send_wait that waited here would come back ETIMEDOUT. */
-    CU_ASSERT_EQUAL(shoal_runtime_send_wait(rt, p, T_ITEM, &id, sizeof id, 5000), SHOAL_ENOMEMBERS);
+    rk_waiter_t w[1];
+    rk_start_waiters(w, 1, rt, p, 7, RK_LONG_MS);
+    WAIT_UNTIL(rk_waiting_of(rt, p) == 1);
     shoal_pid_t a = rk_spawn_asker(rt, 0);
     rk_tell(rt, a, O_PRODUCE, p, 8);
-    WAIT_UNTIL(atomic_load(&rk_acks[0]) == 1);
-    CU_ASSERT_EQUAL(rk_ask_sync(rt, a, 0, p), SHOAL_ENOTSUP);
-    CU_ASSERT_EQUAL(atomic_load(&rk_send_rc[0]), SHOAL_ENOMEMBERS);
-    CU_ASSERT_EQUAL(atomic_load(&rk_refused[0]), 0);
-    CU_ASSERT_EQUAL(atomic_load(&rk_asks[0]), 0);
+    WAIT_UNTIL(atomic_load(&rk_asks[0]) == 1 && rk_waiting_of(rt, p) == 2);
+    CU_ASSERT_EQUAL(rk_waiting_of(rt, p), 2);
+    CU_ASSERT_EQUAL(atomic_load(&rk_ask_rc[0]), SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&rk_refused[0]), 1);
+    CU_ASSERT_EQUAL(rk_done_count(w, 1), 0); /* still waiting */
     CU_ASSERT_EQUAL(atomic_load(&rk_rooms[0]), 0);
-    shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
-    CU_ASSERT_EQUAL(st.waiting, 0);
-    CU_ASSERT_EQUAL(st.waiting_refused, 0);
-    CU_ASSERT_EQUAL(st.error_no_members, 2);
-    atomic_store(&rk_gate, 1); /* the transaction ends: its member is free again */
-    WAIT_UNTIL(shoal_test_pool_stats(rt, p).free == 1);
-    uint32_t id2 = 9;
-    CU_ASSERT_EQUAL(shoal_runtime_send_wait(rt, p, T_ITEM, &id2, sizeof id2, RK_LONG_MS), SHOAL_OK);
-    WAIT_UNTIL(rk_seen_of(9) == 1);
-    CU_ASSERT_EQUAL(rk_seen_of(9), 1);
+    CU_ASSERT_EQUAL(rk_seen_of(7) + rk_seen_of(8), 0);
+    atomic_store(&rk_gate, 1); /* the transaction settles: room */
+    rk_join_waiters(w, 1);
+    CU_ASSERT_EQUAL(w[0].rc, SHOAL_OK);
+    WAIT_UNTIL(rk_seen_of(7) == 1 && rk_seen_of(8) == 1 && atomic_load(&rk_sent[0]) == 1);
+    CU_ASSERT_EQUAL(rk_seen_of(7), 1);
+    CU_ASSERT_EQUAL(rk_seen_of(8), 1);
+    CU_ASSERT_TRUE(atomic_load(&rk_rooms[0]) >= 1); /* twice if the thread got in first */
+    CU_ASSERT_EQUAL(atomic_load(&rk_room_status[0]), SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&rk_room_from[0]), p);
+    CU_ASSERT_EQUAL(atomic_load(&rk_bad[0]), 0);
+    CU_ASSERT_EQUAL(atomic_load(&rk_gaveup[0]), 0);
+    WAIT_UNTIL(rk_waiting_of(rt, p) == 0);
+    CU_ASSERT_EQUAL(rk_waiting_of(rt, p), 0);
+    shoal_runtime_destroy(rt);
+}
+
+/* A checkout pool that drains under a waiter tells it: its send_wait
+ * returns SHOAL_ENOPROC, at once, not at its deadline. */
+static void a_checkout_pool_draining_tells_its_waiters(void)
+{
+    rk_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(4);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    shoal_pool_spec_t sp;
+    shoal_pool_spec_init(&sp);
+    sp.kind = SHOAL_POOL_KIND_CHECKOUT;
+    sp.worker = &rk_sink;
+    sp.size = 1;
+    sp.max_size = 1;
+    sp.checkout.queue_max = 0;
+    sp.checkout.cull_interval_ms = 0;
+    shoal_pid_t p = rk_spawn_pool(rt, &sp);
+    rk_block(rt, p, 1);
+    rk_waiter_t w[1];
+    rk_start_waiters(w, 1, rt, p, 7, RK_LONG_MS);
+    WAIT_UNTIL(rk_waiting_of(rt, p) == 1);
+    CU_ASSERT_EQUAL(shoal_runtime_send_priority(rt, p, SHOAL_POOL_DRAIN, NULL, 0), SHOAL_OK);
+    /* Told, it returns at once; untold, it would sleep to its deadline
+     * (RK_LONG_MS). 5 s is an upper bound on "at once". */
+    SHOAL_TEST_WAIT_UNTIL(rk_done_count(w, 1) == 1, 5.0);
+    CU_ASSERT_EQUAL(rk_done_count(w, 1), 1);
+    atomic_store(&rk_gate, 1);
+    rk_join_waiters(w, 1);
+    CU_ASSERT_EQUAL(w[0].rc, SHOAL_ENOPROC);
     CU_ASSERT_EQUAL(rk_seen_of(7), 0);
-    CU_ASSERT_EQUAL(rk_seen_of(8), 0);
-    CU_ASSERT_EQUAL(atomic_load(&rk_rooms[0]), 0);
     shoal_runtime_destroy(rt);
 }
 
@@ -503,7 +537,8 @@ int main(void)
         {"eight threads into one bounded actor", eight_threads_into_one_bounded_actor},
         {"max_waiting bounds threads in forward and pull pools",
          max_waiting_bounds_threads_in_forward_and_pull_pools},
-        {"a checkout pool neither waits nor tells", a_checkout_pool_neither_waits_nor_tells},
+        {"a checkout pool tells of room for transactions", a_checkout_pool_tells_of_room},
+        {"a checkout pool draining tells its waiters", a_checkout_pool_draining_tells_its_waiters},
         {"a pool of pools with room tells at once", a_pool_of_pools_with_room_tells_at_once},
         {"a pool of pools grown under a waiter tells it",
          a_pool_of_pools_grown_under_a_waiter_tells_it},

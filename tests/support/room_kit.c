@@ -87,7 +87,9 @@ static void produce(shoal_ctx_t *ctx, asker_t *st)
         atomic_store(&rk_sent[st->i], 1);
         return;
     }
-    if (rc != SHOAL_EFULL && rc != SHOAL_EBUSY) {
+    /* SHOAL_ENOMEMBERS: a checkout pool's transactions past max +
+     * queue_max, which tells of room too. */
+    if (rc != SHOAL_EFULL && rc != SHOAL_EBUSY && rc != SHOAL_ENOMEMBERS) {
         atomic_store(&rk_send_rc[st->i], rc);
         atomic_store(&rk_gaveup[st->i], 1);
         return;

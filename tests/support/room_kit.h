@@ -41,7 +41,8 @@ int rk_seen_of(uint32_t id);
 /* ---- the asker: an actor that sends, and asks for ROOM when refused --------- */
 
 /* Orders to an asker (rk_tell). O_ASK: notify_room(to). O_PRODUCE: items
- * id, id + 1, ... to `to` until refused full or busy, then asks for ROOM
+ * id, id + 1, ... to `to` until refused full or busy (or a checkout pool's
+ * SHOAL_ENOMEMBERS), then asks for ROOM
  * and sends nothing until it comes (never a retry without one). O_SYNC:
  * nothing but an ack. O_EXIT: it ends. */
 enum { O_ASK = 1, O_PRODUCE, O_SYNC, O_EXIT };

@@ -46,7 +46,10 @@
  * its reply no longer has the member to itself when it answers). At most
  * max + queue_max transactions are outstanding at once (queue_max bounds
  * the takes waiting, not these); one more is refused with
- * SHOAL_ENOMEMBERS (counted error_no_members, and unhandled). A
+ * SHOAL_ENOMEMBERS (counted error_no_members, and unhandled) -- a sender
+ * refused so may wait for room as for any receiver's
+ * (shoal_runtime_send_wait, shoal_notify_room): it is told once a quarter
+ * of max + queue_max is free again (ABI 1.10). A
  * transaction counts as a take. A call whose timeout passes while it is
  * still queued is dropped there, never run (poolboy's cancel_waiting:
  * counted take_timeouts and dropped; the caller has its TIMEOUT); one a

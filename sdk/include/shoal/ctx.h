@@ -58,7 +58,8 @@ SHOAL_API int shoal_send_many(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, c
 SHOAL_API int shoal_send_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const void *data,
                                   size_t size);
 
-/* After a send to `to` was refused with SHOAL_EBUSY: asks for one
+/* After a send to `to` was refused with SHOAL_EBUSY (or SHOAL_EFULL, or a
+ * checkout pool's SHOAL_ENOMEMBERS: ABI 1.10): asks for one
  * SHOAL_MSG_ROOM from it when it has drained below its low-water mark (a
  * quarter of it free), so a producer waits instead of retrying. SHOAL_OK:
  * it will come (at once if there is room already; with status

@@ -49,9 +49,11 @@ extern "C" {
  *   1.8  shoal_send_many and shoal_runtime_send_many: many messages, one
  *        step; shoal_try_take
  *   1.9  shoal_checkout_call_group: a transaction on a group of pools
+ *   1.10 room for a checkout pool's transactions: shoal_runtime_send_wait
+ *        and shoal_notify_room after its SHOAL_ENOMEMBERS
  * The host reads a behaviour field only if the plugin's minor has it. */
 #define SHOAL_ABI_MAJOR 1
-#define SHOAL_ABI_MINOR 9
+#define SHOAL_ABI_MINOR 10
 
 /* The exported symbol's name, and the ELF note's owner. */
 #define SHOAL_PLUGIN_SYMBOL "shoal_plugin"

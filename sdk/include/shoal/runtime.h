@@ -85,7 +85,9 @@ SHOAL_API int shoal_runtime_send_priority(shoal_runtime_t *rt, shoal_pid_t to, u
 SHOAL_API int shoal_runtime_send_many(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
                                       const void *data, size_t size, size_t n, size_t *sent);
 /* As shoal_runtime_send, but a receiver that is full (SHOAL_EFULL, or
- * SHOAL_EBUSY from a pool) is waited for: the thread sleeps until it has
+ * SHOAL_EBUSY from a pool, or SHOAL_ENOMEMBERS from a checkout pool whose
+ * transactions are at max + queue_max: ABI 1.10) is waited for: the
+ * thread sleeps until it has
  * room (one SHOAL_MSG_ROOM to a waiter of its own, as shoal_notify_room
  * asks -- below the receiver's low-water mark, a quarter of it free: never
  * polling) and tries again, until timeout_ms has passed
