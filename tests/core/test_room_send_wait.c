@@ -7,7 +7,11 @@
  *   - producer actors (notify_room) streaming against the same drains;
  *   - a runtime over max_queued: a thread's send_wait and an actor's
  *     notify_room wait for it to drain (one refusal each, no retry), and
- *     both get in once it has.
+ *     both get in once it has;
+ *   - a receiver of every kind held full: a send_wait is refused once and
+ *     sleeps to its deadline, never retrying in between;
+ *   - a bounded actor and a forward pool tell a waiter once a quarter of
+ *     their limit is free, not at the first free slot.
  *
  * A bug these cases found is fixed, and they hold it: a timeout just short
  * of "no limit" overflowed the deadline into the past.
@@ -17,6 +21,7 @@
  * test thread asserts after synchronising on them.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "actor/room.h"
@@ -355,6 +360,125 @@ static void max_queued_waits_without_polling(void)
     shoal_runtime_destroy(rt);
 }
 
+/* ---- a wait is a sleep: one refusal, then told -------------------------------------- */
+
+/* The refusals a send to `to` met so far: the runtime's (full, busy), or a
+ * checkout pool's (SHOAL_ENOMEMBERS, counted in its error_no_members). */
+static uint64_t refusals_of(shoal_runtime_t *rt, shoal_pid_t to, bool checkout)
+{
+    if (checkout)
+        return shoal_test_pool_stats(rt, to).error_no_members;
+    shoal_runtime_stats_t st;
+    shoal_runtime_stats(rt, &st);
+    return st.msgs_refused;
+}
+
+/* `to` is full and stuck: a send_wait of 300 ms is refused once, asks,
+ * and sleeps to its deadline -- one refusal, not one per wake-up (a wait
+ * that polled would be refused thousands of times in 300 ms). */
+static void one_refusal_then_sleep(shoal_runtime_t *rt, shoal_pid_t to, bool checkout)
+{
+    uint64_t before = refusals_of(rt, to, checkout);
+    uint32_t id = 30000; /* under RK_NIDS */
+    double t0 = shoal_test_now();
+    CU_ASSERT_EQUAL(shoal_runtime_send_wait(rt, to, T_ITEM, &id, sizeof id, 300), SHOAL_ETIMEDOUT);
+    CU_ASSERT_TRUE(shoal_test_now() - t0 >= 0.3);
+    CU_ASSERT_EQUAL(refusals_of(rt, to, checkout), before + 1);
+    CU_ASSERT_EQUAL(rk_seen_of(id), 0);
+}
+
+/* A bounded actor, a forward pool, a pull pool and a checkout pool, each
+ * full behind a handler that does not return. */
+static void a_wait_never_retries(void)
+{
+    rk_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(4);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    shoal_pid_t s = rk_spawn_sink(rt, 4);
+    rk_block(rt, s, 1);
+    CU_ASSERT_EQUAL(rk_fill(rt, s, 100), 4);
+    one_refusal_then_sleep(rt, s, false);
+    shoal_pool_spec_t fs = rk_pool_spec(SHOAL_POOL_KIND_FORWARD, 1, 4, 0);
+    shoal_pid_t f = rk_spawn_pool(rt, &fs);
+    rk_block(rt, f, 1);
+    CU_ASSERT_EQUAL(rk_fill(rt, f, 200), 4);
+    one_refusal_then_sleep(rt, f, false);
+    shoal_pool_spec_t ps = rk_pool_spec(SHOAL_POOL_KIND_PULL, 1, 4, 0);
+    shoal_pid_t q = rk_spawn_pool(rt, &ps);
+    rk_block(rt, q, 1);
+    CU_ASSERT_EQUAL(rk_fill(rt, q, 300), 4); /* the buffer's 4 (the worker holds its one) */
+    one_refusal_then_sleep(rt, q, false);
+    shoal_pool_spec_t cs;
+    shoal_pool_spec_init(&cs);
+    cs.kind = SHOAL_POOL_KIND_CHECKOUT;
+    cs.worker = &rk_sink;
+    cs.size = cs.max_size = 1;
+    cs.checkout.queue_max = 0;
+    cs.checkout.cull_interval_ms = 0;
+    shoal_pid_t c = rk_spawn_pool(rt, &cs);
+    rk_block(rt, c, 1); /* its one transaction: max + queue_max = 1 */
+    one_refusal_then_sleep(rt, c, true);
+    atomic_store(&rk_gate, 1);
+    shoal_runtime_destroy(rt);
+}
+
+/* ---- the low-water mark ----------------------------------------------------------------- */
+
+static atomic_int handled_at_return;
+
+static void *late_sender_main(void *arg)
+{
+    rk_waiter_t *w = arg;
+    w->rc = shoal_runtime_send_wait(w->rt, w->to, T_ITEM, &w->id, sizeof w->id, RK_LONG_MS);
+    atomic_store(&handled_at_return, atomic_load(&rk_handled));
+    atomic_store(&w->done, 1);
+    return NULL;
+}
+
+/* A receiver of 8 (a bounded actor, a forward pool's one worker), full,
+ * on a runtime whose turns are one message each: a drain is looked at
+ * after every item. A waiting thread is told once a quarter is free --
+ * two items handled, not one -- and gets in. */
+static void low_water_case(bool pool)
+{
+    rk_reset();
+    shoal_runtime_opts_t o;
+    shoal_runtime_opts_init(&o);
+    o.threads = 2;
+    o.throughput = 1;
+    o.debug_checks = 1;
+    o.log_level = SHOAL_LOG_ERROR;
+    shoal_runtime_t *rt = NULL;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_create(&rt, &o), SHOAL_OK);
+    shoal_pid_t to;
+    if (pool) {
+        shoal_pool_spec_t fs = rk_pool_spec(SHOAL_POOL_KIND_FORWARD, 1, 8, 0);
+        to = rk_spawn_pool(rt, &fs);
+    } else {
+        to = rk_spawn_sink(rt, 8);
+    }
+    rk_block(rt, to, 1);
+    CU_ASSERT_EQUAL(rk_fill(rt, to, 100), 8);
+    atomic_store(&rk_slow_us, 30000); /* an item every 30 ms once it goes on */
+    rk_waiter_t w = {.rt = rt, .to = to, .id = 500, .rc = 99};
+    pthread_create(&w.t, NULL, late_sender_main, &w);
+    WAIT_UNTIL(pool ? rk_waiting_of(rt, to) == 1 : rk_waiters_of(rt, to) == 1);
+    atomic_store(&rk_gate, 1);
+    pthread_join(w.t, NULL);
+    CU_ASSERT_EQUAL(w.rc, SHOAL_OK);
+    int at = atomic_load(&handled_at_return);
+    CU_ASSERT_TRUE(at >= 2);
+    CU_ASSERT_TRUE(at <= 4); /* told at 2 free; one more item may end meanwhile */
+    if (at < 2 || at > 4)
+        printf("\n    the waiter got in after %d items were handled ", at);
+    WAIT_UNTIL(rk_seen_of(500) == 1);
+    CU_ASSERT_EQUAL(rk_seen_of(500), 1);
+    shoal_runtime_destroy(rt);
+}
+
+static void bounded_actor_tells_at_low_water(void) { low_water_case(false); }
+static void forward_pool_tells_at_low_water(void) { low_water_case(true); }
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -362,6 +486,9 @@ int main(void)
         {"send_wait with a timeout short of no limit", send_wait_with_a_timeout_short_of_no_limit},
         {"threads and actors race the drains", threads_and_actors_race_the_drains},
         {"over max_queued: waits without polling", max_queued_waits_without_polling},
+        {"a wait never retries: every receiver kind", a_wait_never_retries},
+        {"a bounded actor tells at its low-water mark", bounded_actor_tells_at_low_water},
+        {"a forward pool tells at its low-water mark", forward_pool_tells_at_low_water},
         {NULL, NULL}};
     return shoal_test_run("room_send_wait", cases);
 }
