@@ -149,6 +149,19 @@ static const struct {
      "Workers waiting for work (0 for a pool of pools or an isolated pool).", get_idle},
     {"shoal_pool_resizes_total", "counter",
      "Resizes that changed the pool's target size (commands and reloads).", get_resizes},
+    /* pond's names for four of the above, as inspect has them too */
+    {"shoal_pool_submitted_total", "counter",
+     "pond's name for shoal_pool_messages_forwarded_total: messages the pool accepted.",
+     get_messages_forwarded},
+    {"shoal_pool_completed_total", "counter",
+     "pond's name for shoal_pool_messages_handled_total: messages its workers handled.",
+     get_messages_handled},
+    {"shoal_pool_failed_total", "counter",
+     "pond's name for shoal_pool_messages_failed_total: messages whose handler failed.",
+     get_messages_failed},
+    {"shoal_pool_dropped_total", "counter",
+     "pond's name for shoal_pool_messages_dropped_total: messages accepted, then dropped.",
+     get_messages_dropped},
 };
 
 /* A pull pool's own (shoal/pull.h), written for pull pools only: a forward

@@ -259,6 +259,18 @@ want_metric 'shoal_pool_workers_running{pool="plain"}' 0
 want_metric 'shoal_pool_workers_idle{pool="plain"}' 2
 want_metric 'shoal_pool_resizes_total{pool="lazy"}' 0
 want_metric 'shoal_pool_resizes_total{pool="plain"}' 0
+# pond's submitted, completed, failed and dropped: the messages_* counts
+# under pond's names, for every pool
+for pool in lazy plain jobs; do
+    for pair in submitted:forwarded completed:handled failed:failed dropped:dropped; do
+        a=$(sed -n "s/^shoal_pool_${pair%%:*}_total{pool=\"$pool\"} //p" "$tmp/m")
+        b=$(sed -n "s/^shoal_pool_messages_${pair#*:}_total{pool=\"$pool\"} //p" "$tmp/m")
+        [ -n "$a" ] && [ "$a" = "$b" ] ||
+            fail "$pool: shoal_pool_${pair%%:*}_total '$a', shoal_pool_messages_${pair#*:}_total '$b'"
+    done
+done
+[ "$(sed -n 's/^shoal_pool_submitted_total{pool="jobs"} //p' "$tmp/m")" -gt 0 ] ||
+    fail "jobs submitted nothing: $(grep 'pool="jobs"' "$tmp/m" | grep total)"
 grep '{pool="plain"' "$tmp/m" | grep -E '^shoal_pool_(max_waiting|waiting_refused|idle_timeout|workers_expired|workers_lazy|busy|autoscale)' &&
     fail "plain (nothing elastic) has elastic series"
 for f in min_workers max_workers waiting max_waiting waiting_refused_total idle_timeout_seconds \
