@@ -15,7 +15,8 @@
  *          (shoal_notify_room) and offers the same message again when it
  *          comes (nothing is dropped, nothing polls: room_waits=); a
  *          receiver that cannot tell is yielded to and retried (retries=,
- *          0 when ROOM works);
+ *          0 when ROOM works: a run with any fails verification, exit 1,
+ *          and so bench/cost's W4-block cell in CI);
  *   drop:  on SHOAL_EBUSY the message is counted as dropped and the producer
  *          goes on with the next one.
  * After its last message a producer reports its dropped count to the
@@ -250,11 +251,20 @@ int bench_w4(int argc, char **argv)
         status = BENCH_VERIFY;
     } else if (!drop) {
         uint32_t want = bench_expected_check(n);
+        uint64_t retries = atomic_load(&cfg.retries);
         if (b.dropped != 0 || b.acc != want) {
             fprintf(stderr,
                     "shoal-bench: W4 block verification failed: dropped %llu, check "
                     "%llu (want %u)\n",
                     (unsigned long long)b.dropped, (unsigned long long)b.acc, want);
+            status = BENCH_VERIFY;
+        } else if (retries != 0) {
+            /* A producer refused waits for ROOM; a retry means a receiver
+             * could not tell it (the issue's "they should be zero"). */
+            fprintf(stderr,
+                    "shoal-bench: W4 block verification failed: %llu retries (a refused "
+                    "producer could not wait for ROOM)\n",
+                    (unsigned long long)retries);
             status = BENCH_VERIFY;
         }
     }
