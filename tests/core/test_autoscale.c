@@ -217,13 +217,13 @@ static void steady_no_flap(void)
 
 /* ---- the queue-wait signal ------------------------------------------------------- */
 
-/* No refusals (a deep mailbox) but a growing queue: wait_p99 past 5 ms
- * grows the pool. */
-static void grows_on_wait(void)
+/* No refusals (a deep mailbox, or buffer) but a growing queue: wait_p99
+ * past 5 ms grows the pool. */
+static void grows_on_wait_case(uint32_t kind)
 {
     atomic_store(&done, 0);
     shoal_runtime_t *rt = shoal_test_runtime_logged(THREADS, SHOAL_LOG_INFO);
-    shoal_pool_spec_t s = spec_of(SHOAL_POOL_KIND_FORWARD, 1, 8, 1000);
+    shoal_pool_spec_t s = spec_of(kind, 1, 8, 1000);
     s.autoscale.when = SHOAL_AUTOSCALE_WAIT;
     shoal_pid_t p = SHOAL_PID_NONE;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
@@ -239,6 +239,9 @@ static void grows_on_wait(void)
     load_stop(&l);
     shoal_runtime_destroy(rt);
 }
+
+static void forward_grows_on_wait(void) { grows_on_wait_case(SHOAL_POOL_KIND_FORWARD); }
+static void pull_grows_on_wait(void) { grows_on_wait_case(SHOAL_POOL_KIND_PULL); }
 
 /* ---- `for`, and refusals alone ---------------------------------------------------- */
 
@@ -273,11 +276,11 @@ static void short_pressure_no_decision(void)
 
 /* Refusals alone (when: refused > 0, no busy signal): a pool that refuses
  * grows, and its decision's line names the refusals. */
-static void grows_on_refusals_alone(void)
+static void grows_on_refusals_case(uint32_t kind)
 {
     atomic_store(&done, 0);
     shoal_runtime_t *rt = shoal_test_runtime_logged(THREADS, SHOAL_LOG_INFO);
-    shoal_pool_spec_t s = spec_of(SHOAL_POOL_KIND_FORWARD, 1, 8, 4);
+    shoal_pool_spec_t s = spec_of(kind, 1, 8, 4);
     s.autoscale.when = SHOAL_AUTOSCALE_REFUSED;
     shoal_pid_t p = SHOAL_PID_NONE;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
@@ -294,6 +297,9 @@ static void grows_on_refusals_alone(void)
     load_stop(&l);
     shoal_runtime_destroy(rt);
 }
+
+static void forward_grows_on_refusals(void) { grows_on_refusals_case(SHOAL_POOL_KIND_FORWARD); }
+static void pull_grows_on_refusals(void) { grows_on_refusals_case(SHOAL_POOL_KIND_PULL); }
 
 /* ---- commands and bounds ------------------------------------------------------------ */
 
@@ -365,9 +371,11 @@ int main(void)
         {"forward: a step in load, steady, then none", forward_step},
         {"pull: a step in load, steady, then none", pull_step},
         {"steady load between the thresholds: no decision", steady_no_flap},
-        {"the queue wait grows it", grows_on_wait},
+        {"forward: the queue wait grows it", forward_grows_on_wait},
+        {"pull: the queue wait grows it", pull_grows_on_wait},
         {"pressure shorter than up.for: no decision", short_pressure_no_decision},
-        {"refusals alone grow it", grows_on_refusals_alone},
+        {"forward: refusals alone grow it", forward_grows_on_refusals},
+        {"pull: refusals alone grow it", pull_grows_on_refusals},
         {"a command holds until the next decision; bounds hold", commands_and_bounds},
         {"min 0, a step as big as the pool: down to one", shrinks_past_floor},
         {NULL, NULL},
