@@ -4,7 +4,8 @@
  * the test changes. It checks that a step in load reaches the size the
  * load needs within up_for + 1 s, in one decision; that steady load between
  * the thresholds makes no decision; that the pool shrinks only after
- * down_idle of calm, by down_step, cooldown apart, down to min; that the
+ * down_idle of calm, by down_step, cooldown apart, down to min; that a
+ * second grow waits out the cooldown after the first; that the
  * queue-wait signal grows it too, and refusals alone; that pressure
  * shorter than up.for decides nothing; that a resize by command holds until the
  * next decision and bounds hold autoscale in; and that every decision is
@@ -301,6 +302,45 @@ static void grows_on_refusals_case(uint32_t kind)
 static void forward_grows_on_refusals(void) { grows_on_refusals_case(SHOAL_POOL_KIND_FORWARD); }
 static void pull_grows_on_refusals(void) { grows_on_refusals_case(SHOAL_POOL_KIND_PULL); }
 
+/* ---- the cooldown after a grow ------------------------------------------------------- */
+
+/* A second step in load right after a decision up waits out the cooldown:
+ * the next decision up comes no sooner than cooldown_ms after the first
+ * (without it: up.for, 0.3 s, after), and then at once. */
+static void cooldown_after_up(void)
+{
+    atomic_store(&done, 0);
+    shoal_runtime_t *rt = shoal_test_runtime_logged(THREADS, SHOAL_LOG_INFO);
+    shoal_pool_spec_t s = spec_of(SHOAL_POOL_KIND_FORWARD, 1, 16, 4);
+    s.autoscale.cooldown_ms = 1000;
+    shoal_pid_t p = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
+    load_t l;
+    load_start(&l, rt, p);
+    atomic_store(&l.rate, 800);
+    SHOAL_TEST_WAIT_UNTIL(STATS(rt, p).autoscale_ups == 1, 5.0);
+    double t_a = shoal_test_now(); /* no earlier than the decision */
+    CU_ASSERT_EQUAL_FATAL(STATS(rt, p).autoscale_ups, 1);
+    uint32_t first = STATS(rt, p).target_size;
+    atomic_store(&l.rate, 2000); /* 10 workers' time: pressure at once */
+    SHOAL_TEST_WAIT_UNTIL(STATS(rt, p).autoscale_ups == 2, 5.0);
+    double t_b = shoal_test_now();
+    shoal_pool_stats_t st = STATS(rt, p);
+    CU_ASSERT_EQUAL(st.autoscale_ups, 2);
+    CU_ASSERT(st.target_size > first);
+    /* The poll sees each decision within a nap of it: the first's time is
+     * late by at most that, so the gap is the cooldown less a nap. */
+    CU_ASSERT(t_b - t_a >= 0.95);
+    CU_ASSERT(t_b - t_a <= 1.0 + 0.3 + 1.0);
+    CU_ASSERT_EQUAL(shoal_test_log_count("auto: autoscale: up "), 2);
+    printf("\n    up to %u, then to %u %.2f s later (cooldown 1 s) ", first, st.target_size,
+           t_b - t_a);
+    load_stop(&l);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&done) == atomic_load(&l.ok), 10.0);
+    CU_ASSERT_EQUAL(atomic_load(&done), atomic_load(&l.ok));
+    shoal_runtime_destroy(rt);
+}
+
 /* ---- commands and bounds ------------------------------------------------------------ */
 
 /* A resize by command holds through the cooldown (no decision undoes it at
@@ -376,6 +416,7 @@ int main(void)
         {"pressure shorter than up.for: no decision", short_pressure_no_decision},
         {"forward: refusals alone grow it", forward_grows_on_refusals},
         {"pull: refusals alone grow it", pull_grows_on_refusals},
+        {"a second grow waits out the cooldown", cooldown_after_up},
         {"a command holds until the next decision; bounds hold", commands_and_bounds},
         {"min 0, a step as big as the pool: down to one", shrinks_past_floor},
         {NULL, NULL},
