@@ -29,7 +29,7 @@
 enum { FD_CHAN = 3, FD_PLUGIN = 6, FD_BOOT = 7, FD_FIRST_FREE = 8 };
 
 #define BOOT_MAGIC UINT64_C(0x6f6f626c616f6873) /* "shoalboo" */
-#define BOOT_VERSION 1u
+#define BOOT_VERSION 2u /* 2: the area has room_seq and room_at (pool/remote.h) */
 
 /* The boot record: this header, then the pool's name, the config file's
  * name and its text, one after the other. */
@@ -311,12 +311,30 @@ static void publish_status(child_t *ch, shoal_host_t *h)
     atomic_store_explicit(&ch->area->restarts, st.worker_restarts, memory_order_relaxed);
 }
 
+/* What this child's workers have settled, from the stripes it counts into
+ * (the sum the parent makes, unclamped). */
+static uint64_t settled_total(child_t *ch)
+{
+    shoal_pool_stripe_t *s = shoal__remote_area_stripes(ch->area);
+    uint32_t n = atomic_load_explicit(&ch->area->nstripes, memory_order_relaxed);
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < n && i < ch->area->stripes_cap; i++)
+        sum += atomic_load_explicit(&s[i].handled, memory_order_relaxed) +
+               atomic_load_explicit(&s[i].failed, memory_order_relaxed) +
+               atomic_load_explicit(&s[i].dropped, memory_order_relaxed);
+    return sum;
+}
+
 /* Feeds the pool from the ring until told to drain (then drains it) or
- * the channel breaks. Returns the exit status. */
+ * the channel breaks. Returns the exit status. While the parent has a
+ * sender waiting for room (pool/remote.h: ROOM) it says when its workers
+ * have settled up to room_at. */
 static int bridge(child_t *ch, shoal_host_t *h)
 {
     shoal_tcache_t *tc = shoal__tcache_get(ch->rt);
-    uint32_t seen = 0;
+    uint32_t seen = 0, room_seen = 0;
+    uint64_t room_at = 0;
+    bool room_armed = false;
     uint64_t next_status = 0, next_drops = 0, drops_said = 0;
     bool drain = false;
     for (;;) {
@@ -334,19 +352,31 @@ static int bridge(child_t *ch, shoal_host_t *h)
                 shoal_pool_set_mailbox(ch->rt, ch->pool, mailbox, 5000);
             drain = atomic_load_explicit(&ch->area->want_drain, memory_order_relaxed) != 0;
         }
+        /* acquire: pairs with the parent's release of room_seq (room_at is
+         * written before it). */
+        uint32_t rseq = atomic_load_explicit(&ch->area->room_seq, memory_order_acquire);
+        if (rseq != room_seen) {
+            room_seen = rseq;
+            room_at = atomic_load_explicit(&ch->area->room_at, memory_order_relaxed);
+            room_armed = true;
+        }
         uint32_t tag;
         const void *data;
         size_t len;
         int rc;
         unsigned n = 0;
         while (n < 4096 && (rc = shoal__chan_peek(ch->chan, &tag, &data, &len)) == SHOAL_OK) {
-            if (bridge_one(ch, tc, tag, data, len) == SHOAL_EBUSY)
+            if (tag != SHOAL_REMOTE_ROOM && /* a wake: room_seq says the rest */
+                bridge_one(ch, tc, tag, data, len) == SHOAL_EBUSY)
                 break; /* its workers are full: leave it in the ring, try again soon */
             shoal__chan_consume(ch->chan);
             n++;
         }
         if (shoal__chan_broken(ch->chan) || shoal__chan_out_broken(ch->chan))
             return 4; /* the parent's side made no sense: nothing more can come */
+        if (room_armed && (n > 0 || rc == SHOAL_EBUSY) && settled_total(ch) >= room_at &&
+            shoal__chan_send(ch->chan, SHOAL_REMOTE_ROOM, NULL, 0, NULL, 0, true) == SHOAL_OK)
+            room_armed = false; /* the parent looks, and arms again if need be */
         uint64_t now = shoal__now_ns();
         if (now >= next_status) {
             publish_status(ch, h);
@@ -365,10 +395,12 @@ static int bridge(child_t *ch, shoal_host_t *h)
             set_state(ch, SHOAL_REMOTE_DRAINED, SHOAL_OK, NULL);
             return 0;
         }
-        if (n == 0 && rc == SHOAL_EBUSY)
+        if (n == 0 && rc == SHOAL_EBUSY && !room_armed)
             shoal__chan_wait(ch->chan, 100, 50);
         else if (n == 0) {
-            struct timespec ts = {0, 100000}; /* the pool is full: let it work */
+            /* The pool is full (let it work), or a sender of the parent
+             * waits for room: look again soon. */
+            struct timespec ts = {0, 100000};
             nanosleep(&ts, NULL);
         }
     }

@@ -443,6 +443,19 @@ bool shoal__chan_out_broken(const shoal_chan_t *c)
     return atomic_load_explicit(&c->out_broken, memory_order_relaxed);
 }
 
+uint64_t shoal__chan_out_free(const shoal_chan_t *c, uint64_t *size)
+{
+    const ring_ctl_t *ctl = &c->r->ctl[out_ring(c)];
+    *size = c->size;
+    /* acquire: as send_one's (pairs with the consumer's release of head),
+     * so the tail read after it is not behind it. The head is the
+     * consumer's, so untrusted: one past the tail, or too far behind it,
+     * leaves no room. */
+    uint64_t h = atomic_load_explicit(&ctl->head, memory_order_acquire);
+    uint64_t t = atomic_load_explicit(&ctl->tail, memory_order_relaxed);
+    return h > t || t - h > c->size ? 0 : c->size - (t - h);
+}
+
 static bool ready(shoal_chan_t *c, memory_order mo)
 {
     return c->broken || atomic_load_explicit(&at_head(c)->stamp, mo) != 0;

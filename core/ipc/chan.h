@@ -84,5 +84,9 @@ bool shoal__chan_broken(const shoal_chan_t *c);
 /* Whether this side's outbound ring was found broken (the consumer's head
  * made no sense): shoal__chan_send answers SHOAL_EINVAL from then on. */
 bool shoal__chan_out_broken(const shoal_chan_t *c);
+/* Bytes free in this side's outbound ring now, and its size: a look, not
+ * a promise (producers and the consumer move on). 0 free when the
+ * consumer's head makes no sense. Any thread of the producing process. */
+uint64_t shoal__chan_out_free(const shoal_chan_t *c, uint64_t *size);
 
 #endif

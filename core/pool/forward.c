@@ -382,13 +382,13 @@ static bool worker_has_room(shoal_runtime_t *rt, shoal_pid_t wp, unsigned depth)
 /* A producer refused with SHOAL_EBUSY asks for room (actor/room.h: the
  * ask, for a group): waiters on the pool's PID; any worker with room below
  * its low-water mark means a send would be taken. Each worker tells them
- * when it drains (turn.c, end_turn). */
+ * when it drains (turn.c, end_turn). A pool whose workers are in a child
+ * process looks at the child's counts, and its supervisor tells
+ * (remote.h: ROOM). */
 static int forward_room(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g,
                         shoal_pid_t waiter)
 {
     shoal_pool_t *p = shoal__pool_of_group(g);
-    if (p->remote != NULL)
-        return SHOAL_ENOTSUP; /* its workers are in another process */
     int rc = shoal__room_add(rt, g->pid, waiter,
                              atomic_load_explicit(&p->max_waiting, memory_order_relaxed));
     if (rc == SHOAL_EOVERLOAD)
@@ -404,6 +404,13 @@ static int forward_room(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *
     shoal__room_in(rt, g->pid, memory_order_seq_cst, &gone); /* the pool's actor ended? */
     if (gone) {
         shoal__room_tell(rt, tc, g->pid, SHOAL_ENOPROC);
+        return SHOAL_OK;
+    }
+    if (p->remote != NULL) { /* in the pool's read-side region, as shoal__remote_room needs */
+        if (shoal__remote_room(p->remote))
+            shoal__room_tell(rt, tc, g->pid, SHOAL_OK);
+        else
+            shoal__remote_room_wake(p->remote);
         return SHOAL_OK;
     }
     /* acquire: see forward_route's nworkers. */

@@ -117,6 +117,37 @@ int shoal__remote_forward(shoal_remote_t *r, shoal_tcache_t *tc, shoal_env_t *e)
     return SHOAL_OK;
 }
 
+/* ---- room (remote.h: ROOM) -------------------------------------------------- */
+
+bool shoal__remote_child_room(shoal_remote_t *r, child_t *c, uint64_t *at)
+{
+    uint64_t ring;
+    uint64_t free = shoal__chan_out_free(c->chan, &ring);
+    uint64_t pushed = atomic_load_explicit(&c->pushed, memory_order_relaxed);
+    uint64_t settled = settled_sum(c, pushed); /* <= pushed */
+    uint64_t cap = atomic_load_explicit(&r->cap, memory_order_relaxed);
+    uint64_t low = cap / 4 != 0 ? cap / 4 : 1;
+    if (cap != 0 && pushed - settled + low > cap) {
+        *at = pushed + low - cap; /* settled up to here: low free */
+        return false;
+    }
+    if (free < ring / 4) {
+        *at = settled; /* the ring moving is what is waited for */
+        return false;
+    }
+    return true;
+}
+
+bool shoal__remote_room(shoal_remote_t *r)
+{
+    /* acquire: as shoal__remote_forward's (its channel is set up). */
+    child_t *c = atomic_load_explicit(&r->cur, memory_order_acquire);
+    uint64_t at;
+    return c != NULL && shoal__remote_child_room(r, c, &at);
+}
+
+void shoal__remote_room_wake(shoal_remote_t *r) { shoal__remote_command(r, CMD_ROOM); }
+
 /* Takes r->lock; with patience (ms), gives up after that long (false). */
 static bool lock_within(shoal_remote_t *r, unsigned patience)
 {

@@ -27,6 +27,39 @@
  * The child is not trusted: whatever it writes into the shared memory, the
  * parent reads it only through checks (chan.h), and counts it reports are
  * clamped to what was sent to it.
+ *
+ * ROOM (actor/room.h: a refused sender waits to be told, never polls).
+ * The pool's waiters are in room.h's registry, on the pool's PID. Room
+ * means the current child holds at most size x mailbox less a quarter of
+ * it (at least one) unsettled, and a quarter of its ring is free.
+ *   the ask     forward.c, in the pool's read-side region: after listing
+ *               the waiter, shoal__remote_room looks at the current child;
+ *               room: tell now; none: shoal__remote_room_wake sets CMD_ROOM
+ *               under `lock` and wakes the supervisor, so its next look
+ *               comes after the listing (the mutex orders the two).
+ *   the look    the supervisor, after every wake (a command, a record from
+ *               a child, a child's end, its POLL_MS timeout), when the
+ *               pool's flag says someone waits: room in the current child
+ *               tells them; else it arms that child -- room_at, the settled
+ *               count that leaves room [relaxed], then room_seq [release;
+ *               pairs with the bridge's acquire] -- and sends it a
+ *               SHOAL_REMOTE_ROOM record of no bytes: a child asleep on its
+ *               ring looks for a record before it sleeps, not at the words
+ *               (which alone could go unseen for its 100 ms nap), and a
+ *               ring too full to take the record keeps it awake anyway.
+ *               A child published (started, restarted, committed) is
+ *               looked at in the same wake.
+ *   the child   its bridge (host/isolated.c), armed by a new room_seq,
+ *               sends one SHOAL_REMOTE_ROOM once its settled count reaches
+ *               room_at and its ring has moved (it took records, or it is
+ *               empty), looking every 100 us while armed (as it does while
+ *               its pool is full); the record wakes the supervisor, which
+ *               looks again and tells, or arms again.
+ *   untrusted   a ROOM record only makes the supervisor look at counts it
+ *               clamps; a child that never sends one leaves its waiters to
+ *               their deadlines, or to the next child (published: looked
+ *               at). An actor's waiter is told SHOAL_ENOPROC when the pool
+ *               ends (room.h: the end).
  */
 #ifndef SHOAL_POOL_REMOTE_H
 #define SHOAL_POOL_REMOTE_H
@@ -56,7 +89,9 @@ enum {
     SHOAL_REMOTE_CALL = 2,
     SHOAL_REMOTE_REPLY = 3, /* shoal_remote_msg_t (ref, status in flags) + payload */
     SHOAL_REMOTE_SEND = 4,  /* shoal_remote_msg_t (to) + payload */
-    SHOAL_REMOTE_STATUS = 5 /* nothing: the child's status changed (wakes the parent) */
+    SHOAL_REMOTE_STATUS = 5, /* nothing: the child's status changed (wakes the parent) */
+    SHOAL_REMOTE_ROOM = 6    /* nothing: to the child, a wake for room_seq; from it, it
+                              * settled up to room_at (ROOM, above) */
 };
 
 #define SHOAL_REMOTE_MSG_PRIORITY 0x1u /* SEND: to the system mailbox */
@@ -88,6 +123,8 @@ typedef struct shoal_remote_area_s {
     _Atomic uint32_t want_mailbox;
     _Atomic uint32_t want_drain;
     _Atomic uint32_t want_seq; /* bumped after each change: the child applies on a new value */
+    _Atomic uint32_t room_seq; /* bumped when a sender waits for room (ROOM, above) */
+    _Atomic uint64_t room_at;  /* the settled count that leaves room, written before room_seq */
     /* child -> parent */
     alignas(64) _Atomic uint32_t state;
     _Atomic int32_t start_rc;
@@ -140,6 +177,13 @@ void shoal__remote_free(shoal_remote_t *r);
  * capacity, or its ring is full: counted by the caller), e still the
  * caller's then. Inside the pool's read-side region. */
 int shoal__remote_forward(shoal_remote_t *r, struct shoal_tcache_s *tc, struct shoal_env_s *e);
+
+/* ROOM (above). Whether the current child has room for a sender now:
+ * inside the pool's read-side region. */
+bool shoal__remote_room(shoal_remote_t *r);
+/* A sender listed as a waiter found no room: the supervisor looks (and
+ * arms the child) after this. */
+void shoal__remote_room_wake(shoal_remote_t *r);
 
 /* The counts the children settled (ended ones and the live ones'), each
  * clamped to what was pushed to it: into st's handled, failed, dropped and

@@ -25,6 +25,7 @@ enum {
     CMD_ABORT = 1u << 4,
     CMD_CONTROL = 1u << 5,
     CMD_STOP = 1u << 6,
+    CMD_ROOM = 1u << 7, /* a sender waits for room: look (remote.h: ROOM) */
 };
 
 typedef enum { ROLE_CURRENT, ROLE_NEXT, ROLE_RETIRING } role_t;
@@ -39,6 +40,8 @@ typedef struct child_s {
     role_t role;
     bool up;
     bool drain_asked;
+    bool room_armed;  /* ROOM: armed at room_at, no record since */
+    uint64_t room_at;
     uint64_t started_ns;
     /* written by senders */
     alignas(64) _Atomic uint64_t pushed;
@@ -77,6 +80,9 @@ struct shoal_remote_s {
  * they never add up to more than the `pushed` it was sent. */
 void shoal__remote_settled(child_t *c, uint64_t pushed, uint64_t *handled, uint64_t *failed,
                            uint64_t *dropped);
+/* Whether child c has room (remote.h: ROOM); if not, *at is the settled
+ * count that would leave it (remote.c). */
+bool shoal__remote_child_room(shoal_remote_t *r, child_t *c, uint64_t *at);
 /* Sets command bits for the supervisor and wakes it (remote.c). */
 void shoal__remote_command(shoal_remote_t *r, uint32_t cmd);
 /* The supervisor thread's body (remote_supervisor.c). */

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "actor/call.h"
+#include "actor/room.h"
 #include "actor/send.h"
 #include "pool/pool.h"
 #include "pool/remote_child.h"
@@ -286,7 +287,9 @@ static void deliver(shoal_remote_t *r, child_t *c, shoal_tcache_t *tc)
     unsigned n = 0;
     while (n++ < 4096 && (rc = shoal__chan_peek(c->chan, &tag, &data, &len)) == SHOAL_OK) {
         shoal_remote_msg_t m;
-        if (tag == SHOAL_REMOTE_STATUS || len < sizeof m) {
+        if (tag == SHOAL_REMOTE_ROOM)
+            c->room_armed = false; /* it answered: the look after this arms it again */
+        if (tag == SHOAL_REMOTE_STATUS || tag == SHOAL_REMOTE_ROOM || len < sizeof m) {
             shoal__chan_consume(c->chan);
             continue;
         }
@@ -330,6 +333,40 @@ static void apply_control(shoal_remote_t *r)
         atomic_fetch_add_explicit(&c->area->want_seq, 1, memory_order_release);
         shoal__chan_ring(c->chan);
     }
+}
+
+/* The look (remote.h: ROOM), after every wake: with someone waiting on
+ * the pool, room in the current child tells them; none arms that child. */
+static void room_look(shoal_remote_t *r, shoal_tcache_t *tc)
+{
+    shoal_pid_t pool = r->p->g.pid;
+    const shoal_actor_t *a = shoal__actor_at(r->rt, shoal__pid_slot(pool));
+    /* relaxed: an asker listed after this load wakes us again (CMD_ROOM,
+     * under the lock) once it has looked itself. */
+    if (!(atomic_load_explicit(&a->limit, memory_order_relaxed) & SHOAL_LIMIT_ROOM))
+        return;
+    /* relaxed: we are the one who publishes it. */
+    child_t *c = atomic_load_explicit(&r->cur, memory_order_relaxed);
+    if (c == NULL)
+        return; /* none up: looked at again when one is published */
+    uint64_t at;
+    if (shoal__remote_child_room(r, c, &at)) {
+        shoal__room_tell(r->rt, tc, pool, SHOAL_OK);
+        return;
+    }
+    if (c->room_armed && c->room_at == at)
+        return; /* armed for this already */
+    c->room_armed = true;
+    c->room_at = at;
+    atomic_store_explicit(&c->area->room_at, at, memory_order_relaxed);
+    /* release: pairs with the bridge's acquire of room_seq (it reads
+     * room_at after the new seq). */
+    atomic_fetch_add_explicit(&c->area->room_seq, 1, memory_order_release);
+    /* And a record, to wake it: a child asleep on its ring looks for
+     * records before it sleeps, not at the words (a ring that is full keeps
+     * it awake anyway). */
+    if (shoal__chan_send(c->chan, SHOAL_REMOTE_ROOM, NULL, 0, NULL, 0, true) != SHOAL_OK)
+        shoal__chan_ring(c->chan);
 }
 
 static child_t *with_role(shoal_remote_t *r, role_t role)
@@ -465,6 +502,7 @@ void *shoal__remote_supervise(void *arg)
                 child_ended(r, c, false);
             }
         }
+        room_look(r, tc);
         (void)who;
     }
     /* Stopping: whatever runs is killed; its held messages are dropped. */

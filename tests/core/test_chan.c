@@ -97,16 +97,24 @@ static void full_ring_is_busy_at_once(void)
     unsigned char rec[1000] = {0};
     unsigned sent = 0;
     int rc;
-    while ((rc = shoal__chan_send(p, sent, rec, sizeof rec, NULL, 0, false)) == SHOAL_OK)
+    uint64_t size = 0;
+    CU_ASSERT_EQUAL(shoal__chan_out_free(p, &size), RING); /* the free bytes, exactly */
+    CU_ASSERT_EQUAL(size, RING);
+    while ((rc = shoal__chan_send(p, sent, rec, sizeof rec, NULL, 0, false)) == SHOAL_OK) {
         sent++;
+        CU_ASSERT_EQUAL(shoal__chan_out_free(p, &size), RING - sent * 1016u);
+    }
     CU_ASSERT_EQUAL(rc, SHOAL_EBUSY);
     CU_ASSERT_EQUAL(sent, RING / (16 + 1000)); /* 1016-byte records in 64 KiB */
+    CU_ASSERT_EQUAL(shoal__chan_out_free(p, &size), RING % 1016u);
+    CU_ASSERT_EQUAL(shoal__chan_out_free(c, &size), RING); /* the other way: empty */
     uint32_t tag;
     const void *data;
     size_t len;
     CU_ASSERT_EQUAL(shoal__chan_peek(c, &tag, &data, &len), SHOAL_OK);
     CU_ASSERT_EQUAL(tag, 0);
     shoal__chan_consume(c);
+    CU_ASSERT_EQUAL(shoal__chan_out_free(p, &size), RING % 1016u + 1016u); /* given back */
     CU_ASSERT_EQUAL(shoal__chan_send(p, sent, rec, sizeof rec, NULL, 0, false), SHOAL_OK);
     CU_ASSERT_EQUAL(shoal__chan_send(p, sent + 1, rec, sizeof rec, NULL, 0, false), SHOAL_EBUSY);
     unsigned got = 0;
@@ -385,6 +393,8 @@ static void hostile_peer_is_contained(void)
             if (records >= GOOD_FIRST) {
                 rc = shoal__chan_send(p, 1, "down", 4, NULL, 0, true);
                 CU_ASSERT(rc == SHOAL_OK || rc == SHOAL_EBUSY || rc == SHOAL_EINVAL);
+                uint64_t size;
+                CU_ASSERT(shoal__chan_out_free(p, &size) <= size); /* whatever its head says */
             }
             if (!exited && waitpid(pid, &st, WNOHANG) == pid)
                 exited = true;

@@ -63,8 +63,9 @@ SHOAL_API int shoal_send_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t typ
  * SHOAL_MSG_ROOM from it when it has drained below its low-water mark (a
  * quarter of it free), so a producer waits instead of retrying. SHOAL_OK:
  * it will come (at once if there is room already; with status
- * SHOAL_ENOPROC if `to` ends first); SHOAL_ENOTSUP: `to` cannot tell (an
- * isolated pool), so retry later; SHOAL_ENOPROC: no such actor;
+ * SHOAL_ENOPROC if `to` ends first); SHOAL_ENOTSUP: `to` cannot tell (no
+ * receiver of shoal's since ABI 1.10, when isolated pools learnt to), so
+ * retry later; SHOAL_ENOPROC: no such actor;
  * SHOAL_ENOMEM; SHOAL_EOVERLOAD: the pool's max_waiting senders wait
  * already (shoal/pool.h), nothing was asked. While the runtime's
  * unbounded mailboxes hold max_queued messages (shoal/runtime.h: every send

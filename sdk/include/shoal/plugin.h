@@ -50,7 +50,8 @@ extern "C" {
  *        step; shoal_try_take
  *   1.9  shoal_checkout_call_group: a transaction on a group of pools
  *   1.10 room for a checkout pool's transactions: shoal_runtime_send_wait
- *        and shoal_notify_room after its SHOAL_ENOMEMBERS
+ *        and shoal_notify_room after its SHOAL_ENOMEMBERS; and for an
+ *        isolated pool (it said SHOAL_ENOTSUP before)
  * The host reads a behaviour field only if the plugin's minor has it. */
 #define SHOAL_ABI_MAJOR 1
 #define SHOAL_ABI_MINOR 10

@@ -92,7 +92,8 @@ SHOAL_API int shoal_runtime_send_many(shoal_runtime_t *rt, shoal_pid_t to, uint3
  * asks -- below the receiver's low-water mark, a quarter of it free: never
  * polling) and tries again, until timeout_ms has passed
  * (SHOAL_ETIMEDOUT; UINT64_MAX: no limit). SHOAL_ENOPROC if the receiver
- * ends meanwhile. A receiver that cannot tell (an isolated pool) gives its
+ * ends meanwhile. An isolated pool tells too (ABI 1.10: its child says when
+ * its workers have settled enough); a receiver that cannot tell gives its
  * refusal at once; a pool whose max_waiting senders wait already,
  * SHOAL_EOVERLOAD at once (shoal/pool.h) -- each wait asks again, so a
  * sender woken that finds the receiver full again may get it then. A
