@@ -34,8 +34,9 @@ int shoal__pull_new(shoal_pool_t *p, const shoal_pool_spec_t *spec)
     if (q == NULL)
         return SHOAL_ENOMEM;
     memset(q, 0, sizeof *q);
-    if (shoal__inject_init(&q->queue, ring_size(spec->buffer + (uint64_t)spec->size *
-                                                                   spec->prefetch)) != SHOAL_OK) {
+    /* Spread: members on different cores take neighbouring items (inject.h). */
+    uint64_t items = spec->buffer + (uint64_t)spec->size * spec->prefetch;
+    if (shoal__inject_init(&q->queue, ring_size(items), true) != SHOAL_OK) {
         free(q);
         return SHOAL_ENOMEM;
     }

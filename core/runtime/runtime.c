@@ -76,7 +76,7 @@ SHOAL_API int shoal_runtime_create(shoal_runtime_t **out, const shoal_runtime_op
         goto fail_slots;
     if ((rc = shoal__slots_init(rt)) != SHOAL_OK)
         goto fail_slots;
-    if ((rc = shoal__inject_init(&rt->global, GLOBAL_RING_SIZE)) != SHOAL_OK)
+    if ((rc = shoal__inject_init(&rt->global, GLOBAL_RING_SIZE, false)) != SHOAL_OK)
         goto fail_inject;
     if ((rc = shoal__tcache_key_init(rt)) != SHOAL_OK)
         goto fail_key;

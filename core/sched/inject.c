@@ -4,17 +4,28 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "shoal/error.h"
 
-int shoal__inject_init(shoal_inject_t *q, size_t size_pow2)
+_Static_assert(sizeof(shoal_inject_cell_t) == 16, "packed: four cells a line");
+
+static inline shoal_inject_cell_t *cell_at(const shoal_inject_t *q, size_t pos)
 {
-    q->cells = calloc(size_pow2, sizeof *q->cells);
+    return (shoal_inject_cell_t *)(void *)((char *)q->cells + ((pos & q->mask) << q->shift));
+}
+
+int shoal__inject_init(shoal_inject_t *q, size_t size_pow2, bool spread)
+{
+    q->shift = spread ? 6 : 4;
+    size_t bytes = size_pow2 << q->shift;
+    q->cells = aligned_alloc(64, bytes < 64 ? 64 : bytes);
     if (q->cells == NULL)
         return SHOAL_ENOMEM;
+    memset(q->cells, 0, bytes);
     q->mask = size_pow2 - 1;
     for (size_t i = 0; i < size_pow2; i++)
-        atomic_init(&q->cells[i].seq, i);
+        atomic_init(&cell_at(q, i)->seq, i);
     atomic_init(&q->enq_pos, 0);
     atomic_init(&q->deq_pos, 0);
     atomic_init(&q->overflow_len, 0);
@@ -35,7 +46,7 @@ static bool ring_push(shoal_inject_t *q, void *a)
 {
     size_t pos = atomic_load_explicit(&q->enq_pos, memory_order_relaxed);
     for (;;) {
-        shoal_inject_cell_t *c = &q->cells[pos & q->mask];
+        shoal_inject_cell_t *c = cell_at(q, pos);
         /* acquire: pairs with the consumer's seq store [release]. */
         size_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
         intptr_t dif = (intptr_t)seq - (intptr_t)pos;
@@ -61,7 +72,7 @@ static void *ring_pop(shoal_inject_t *q)
 {
     size_t pos = atomic_load_explicit(&q->deq_pos, memory_order_relaxed);
     for (;;) {
-        shoal_inject_cell_t *c = &q->cells[pos & q->mask];
+        shoal_inject_cell_t *c = cell_at(q, pos);
         /* acquire: pairs with the producer's seq store [release]. */
         size_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
         intptr_t dif = (intptr_t)seq - (intptr_t)(pos + 1);
@@ -75,7 +86,7 @@ static void *ring_pop(shoal_inject_t *q)
                  * lines start on their way while this one is handled. A
                  * peek only (relaxed, no claim): another consumer may take
                  * it, and a prefetch of memory freed since is harmless. */
-                shoal_inject_cell_t *n = &q->cells[(pos + 1) & q->mask];
+                shoal_inject_cell_t *n = cell_at(q, pos + 1);
                 if (atomic_load_explicit(&n->seq, memory_order_relaxed) == pos + 2)
                     __builtin_prefetch(atomic_load_explicit(&n->item, memory_order_relaxed), 0, 3);
                 return a;

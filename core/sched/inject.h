@@ -4,6 +4,11 @@
  * rings); a pull pool's buffer is another (pool/pull.c), bounded by its own
  * admission count.
  *
+ * Cells are packed (four to a cache line: the global ring) or spread (one
+ * to a line: a pull pool's buffer, where the members taking one item each
+ * on two cores would otherwise write the same line for neighbouring items:
+ * the task cell ran 1.08x with them spread, bench/RESULTS.md).
+ *
  * PROTOCOL
  *
  * A bounded MPMC ring (Vyukov's sequence-numbered cells) for the fast path,
@@ -40,6 +45,7 @@
 #include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,13 +59,15 @@ typedef struct shoal_inject_s {
     alignas(64) _Atomic size_t deq_pos;
     alignas(64) _Atomic size_t overflow_len;
     size_t mask;
-    shoal_inject_cell_t *cells;
+    unsigned shift; /* log2 of a cell's stride: 4 packed, 6 spread */
+    void *cells;
     pthread_mutex_t lock; /* overflow */
     void **ov;            /* circular buffer */
     size_t ov_head, ov_len, ov_cap;
 } shoal_inject_t;
 
-int shoal__inject_init(shoal_inject_t *q, size_t size_pow2);
+/* size_pow2 cells, packed or spread (above). SHOAL_ENOMEM. */
+int shoal__inject_init(shoal_inject_t *q, size_t size_pow2, bool spread);
 void shoal__inject_fini(shoal_inject_t *q);
 void shoal__inject_push(shoal_inject_t *q, void *item);
 /* Takes up to n items, oldest first; returns how many. */

@@ -1,4 +1,5 @@
-/* test_inject.c - the global ring and its overflow (sched/inject.h). Actor
+/* test_inject.c - the MPMC ring and its overflow (sched/inject.h), packed
+ * (the global ring) and spread (a pull pool's buffer). Actor
  * pointers are fake values, never dereferenced. A ring of 8 cells makes the
  * overflow list do most of the work. */
 #include <pthread.h>
@@ -15,12 +16,16 @@ static uint32_t unfake(void *a) { return (uint32_t)((uintptr_t)a / 8 - 1); }
 
 #define SMALL 8u
 
+/* Every case runs on both shapes (inject.h): packed, then spread. */
+static bool spread;
+static int init(shoal_inject_t *q) { return shoal__inject_init(q, SMALL, spread); }
+
 static size_t count(shoal_inject_t *q) { return shoal__inject_count(q, memory_order_relaxed); }
 
 static void empty_takes_nothing(void)
 {
     shoal_inject_t q;
-    CU_ASSERT_EQUAL_FATAL(shoal__inject_init(&q, SMALL), SHOAL_OK);
+    CU_ASSERT_EQUAL_FATAL(init(&q), SHOAL_OK);
     void *out[4];
     CU_ASSERT_EQUAL(shoal__inject_take(&q, out, 4), 0);
     CU_ASSERT_EQUAL(count(&q), 0);
@@ -36,7 +41,7 @@ static void empty_takes_nothing(void)
 static void fifo_across_ring_and_overflow(void)
 {
     shoal_inject_t q;
-    CU_ASSERT_EQUAL_FATAL(shoal__inject_init(&q, SMALL), SHOAL_OK);
+    CU_ASSERT_EQUAL_FATAL(init(&q), SHOAL_OK);
     for (uint32_t i = 0; i < 20; i++) {
         shoal__inject_push(&q, fake(i));
         CU_ASSERT_EQUAL(count(&q), i + 1);
@@ -59,7 +64,7 @@ static void fifo_across_ring_and_overflow(void)
 static void pushes_go_behind_the_overflow_while_it_is_not_empty(void)
 {
     shoal_inject_t q;
-    CU_ASSERT_EQUAL_FATAL(shoal__inject_init(&q, SMALL), SHOAL_OK);
+    CU_ASSERT_EQUAL_FATAL(init(&q), SHOAL_OK);
     for (uint32_t i = 0; i < SMALL + 2; i++) /* ring full, overflow: 8, 9 */
         shoal__inject_push(&q, fake(i));
     void *out[64];
@@ -87,7 +92,7 @@ static void pushes_go_behind_the_overflow_while_it_is_not_empty(void)
 static void overflow_grows_while_wrapped(void)
 {
     shoal_inject_t q;
-    CU_ASSERT_EQUAL_FATAL(shoal__inject_init(&q, SMALL), SHOAL_OK);
+    CU_ASSERT_EQUAL_FATAL(init(&q), SHOAL_OK);
     uint32_t in = 0, outn = 0, errors = 0;
     void *out[256];
     /* Fill ring + 1024 overflow entries (its first capacity). */
@@ -119,7 +124,7 @@ static void overflow_grows_while_wrapped(void)
 static void interleaved_pushes_and_takes_stay_fifo(void)
 {
     shoal_inject_t q;
-    CU_ASSERT_EQUAL_FATAL(shoal__inject_init(&q, SMALL), SHOAL_OK);
+    CU_ASSERT_EQUAL_FATAL(init(&q), SHOAL_OK);
     uint32_t in = 0, outn = 0, errors = 0, count_errors = 0;
     void *out[32];
     for (uint32_t round = 0; round < 20000; round++) {
@@ -203,7 +208,7 @@ static void run_mpmc(int consumers)
 {
     mpmc_t *m = calloc(1, sizeof *m);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-    CU_ASSERT_EQUAL_FATAL(shoal__inject_init(&m->q, SMALL), SHOAL_OK);
+    CU_ASSERT_EQUAL_FATAL(init(&m->q), SHOAL_OK);
     m->seen = calloc(ITEMS, sizeof *m->seen);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m->seen);
     pthread_t pt[PRODUCERS], ct[2];
@@ -250,7 +255,7 @@ static void two_producers_one_consumer_every_item_once(void) { run_mpmc(1); }
 static void stalled_producer_does_not_let_the_overflow_overtake_the_ring(void)
 {
     shoal_inject_t q;
-    CU_ASSERT_EQUAL_FATAL(shoal__inject_init(&q, SMALL), SHOAL_OK);
+    CU_ASSERT_EQUAL_FATAL(init(&q), SHOAL_OK);
     /* producer A: claims position 0 (that counts it) and stalls before
      * publishing */
     size_t pos = 0;
@@ -272,13 +277,34 @@ static void stalled_producer_does_not_let_the_overflow_overtake_the_ring(void)
             overtaken = 1;
     CU_ASSERT_FALSE(overtaken);
     /* A publishes; everything still comes out exactly once. */
-    q.cells[0].item = fake(100);
-    atomic_store(&q.cells[0].seq, 1);
+    shoal_inject_cell_t *c0 = q.cells; /* cell 0 in either shape */
+    atomic_store(&c0->item, fake(100));
+    atomic_store(&c0->seq, 1);
     size_t total = k;
     while ((k = shoal__inject_take(&q, out, 16)) != 0)
         total += k;
     CU_ASSERT_EQUAL(total, SMALL + 1);
     CU_ASSERT_EQUAL(count(&q), 0);
+    shoal__inject_fini(&q);
+}
+
+/* Spread: cell i is a line of its own, i lines from the first, and the
+ * first is on a line's start; packed: four cells a line. */
+static void cells_are_where_the_shape_says(void)
+{
+    shoal_inject_t q;
+    CU_ASSERT_EQUAL_FATAL(init(&q), SHOAL_OK);
+    size_t stride = spread ? 64 : sizeof(shoal_inject_cell_t);
+    CU_ASSERT_EQUAL(sizeof(shoal_inject_cell_t), 16);
+    CU_ASSERT_EQUAL((uintptr_t)q.cells % 64, 0);
+    /* Fill the ring: each push writes its cell's item where the stride says. */
+    for (uint32_t i = 0; i < SMALL; i++)
+        shoal__inject_push(&q, fake(i));
+    for (uint32_t i = 0; i < SMALL; i++) {
+        shoal_inject_cell_t *c = (shoal_inject_cell_t *)(void *)((char *)q.cells + i * stride);
+        CU_ASSERT_PTR_EQUAL(atomic_load(&c->item), fake(i));
+        CU_ASSERT_EQUAL(atomic_load(&c->seq), i + 1);
+    }
     shoal__inject_fini(&q);
 }
 
@@ -295,7 +321,10 @@ int main(void)
         {"2 producers, 1 consumer: every item once", two_producers_one_consumer_every_item_once},
         {"a stalled producer does not let the overflow overtake the ring",
          stalled_producer_does_not_let_the_overflow_overtake_the_ring},
+        {"cells are where the shape says", cells_are_where_the_shape_says},
         {NULL, NULL},
     };
-    return shoal_test_run("inject", cases);
+    int rc = shoal_test_run("inject, packed", cases);
+    spread = true;
+    return shoal_test_run("inject, spread", cases) | rc;
 }
