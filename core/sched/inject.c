@@ -24,8 +24,12 @@ int shoal__inject_init(shoal_inject_t *q, size_t size_pow2, bool spread)
         return SHOAL_ENOMEM;
     memset(q->cells, 0, bytes);
     q->mask = size_pow2 - 1;
+    /* Cell i is free for position i: its seq is the one a cell published
+     * a lap before would have (i + 1 - size), which a consumer reads as
+     * not published yet. */
     for (size_t i = 0; i < size_pow2; i++)
-        atomic_init(&cell_at(q, i)->seq, i);
+        atomic_init(&cell_at(q, i)->seq, i + 1 - size_pow2);
+    atomic_init(&q->deq_seen, 0);
     atomic_init(&q->enq_pos, 0);
     atomic_init(&q->deq_pos, 0);
     atomic_init(&q->overflow_len, 0);
@@ -44,26 +48,35 @@ void shoal__inject_fini(shoal_inject_t *q)
 
 static bool ring_push(shoal_inject_t *q, void *a)
 {
+    size_t size = q->mask + 1;
     size_t pos = atomic_load_explicit(&q->enq_pos, memory_order_relaxed);
     for (;;) {
-        shoal_inject_cell_t *c = cell_at(q, pos);
-        /* acquire: pairs with the consumer's seq store [release]. */
-        size_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
-        intptr_t dif = (intptr_t)seq - (intptr_t)pos;
-        if (dif == 0) {
-            /* seq_cst: the claim counts the item, the producer's half of
-             * the no-lost-wake-up pair (inject.h). */
-            if (atomic_compare_exchange_weak_explicit(&q->enq_pos, &pos, pos + 1,
-                                                      memory_order_seq_cst, memory_order_relaxed)) {
-                atomic_store_explicit(&c->item, a, memory_order_relaxed);
-                /* release: pairs with the consumer's seq load [acquire]. */
-                atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
-                return true;
+        /* acquire: pairs with the release store of deq_seen below, by
+         * another producer, which carries its acquire of deq_pos. */
+        size_t deq = atomic_load_explicit(&q->deq_seen, memory_order_acquire);
+        if (pos - deq >= size) {
+            /* Full as far as deq_seen tells (or pos is stale): deq_pos
+             * itself. acquire: pairs with the consumers' claims [release]
+             * -- what they read of the cells is read before we write. */
+            deq = atomic_load_explicit(&q->deq_pos, memory_order_acquire);
+            atomic_store_explicit(&q->deq_seen, deq, memory_order_release);
+            if ((intptr_t)(pos - deq) < 0 || pos - deq >= size) {
+                size_t now = atomic_load_explicit(&q->enq_pos, memory_order_relaxed);
+                if (now == pos && pos - deq >= size)
+                    return false; /* full */
+                pos = now;
+                continue;
             }
-        } else if (dif < 0) {
-            return false; /* full */
-        } else {
-            pos = atomic_load_explicit(&q->enq_pos, memory_order_relaxed);
+        }
+        /* seq_cst: the claim counts the item, the producer's half of the
+         * no-lost-wake-up pair (inject.h). */
+        if (atomic_compare_exchange_weak_explicit(&q->enq_pos, &pos, pos + 1, memory_order_seq_cst,
+                                                  memory_order_relaxed)) {
+            shoal_inject_cell_t *c = cell_at(q, pos);
+            atomic_store_explicit(&c->item, a, memory_order_relaxed);
+            /* release: pairs with the consumer's seq load [acquire]. */
+            atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
+            return true;
         }
     }
 }
@@ -75,13 +88,15 @@ static void *ring_pop(shoal_inject_t *q)
         shoal_inject_cell_t *c = cell_at(q, pos);
         /* acquire: pairs with the producer's seq store [release]. */
         size_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
-        intptr_t dif = (intptr_t)seq - (intptr_t)(pos + 1);
+        intptr_t dif = (intptr_t)(seq - (pos + 1));
         if (dif == 0) {
+            /* Read before the claim: no producer writes this cell again
+             * until deq_pos has passed pos, and then our claim fails. */
+            void *a = atomic_load_explicit(&c->item, memory_order_relaxed);
+            /* release: pairs with a producer's acquire of deq_pos -- our
+             * read of the cell comes before its next write there. */
             if (atomic_compare_exchange_weak_explicit(&q->deq_pos, &pos, pos + 1,
-                                                      memory_order_relaxed, memory_order_relaxed)) {
-                void *a = atomic_load_explicit(&c->item, memory_order_relaxed);
-                /* release: pairs with the producer's seq load [acquire]. */
-                atomic_store_explicit(&c->seq, pos + q->mask + 1, memory_order_release);
+                                                      memory_order_release, memory_order_relaxed)) {
                 /* The next item, if published, is likely ours next: its
                  * lines start on their way while this one is handled. A
                  * peek only (relaxed, no claim): another consumer may take

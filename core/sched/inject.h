@@ -11,15 +11,29 @@
  *
  * PROTOCOL
  *
- * A bounded MPMC ring (Vyukov's sequence-numbered cells) for the fast path,
- * plus an unbounded overflow list under a mutex for when the ring is full,
- * because an actor whose message was accepted must never be refused a place.
- * Cell i carries seq; a producer claims position p when cell[p].seq == p (CAS
- * on enq_pos), writes the item and stores seq = p + 1 [release]; a consumer
- * claims p when cell[p].seq == p + 1 (CAS on deq_pos), reads the item and
- * stores seq = p + size [release].
- * Pairings: a cell's seq store [release] pairs with the other side's seq
- * load [acquire], which orders the `item` field (relaxed) between them.
+ * A bounded MPMC ring of sequence-numbered cells for the fast path, plus an
+ * unbounded overflow list under a mutex for when the ring is full, because
+ * an actor whose message was accepted must never be refused a place.
+ * Consumers only read the cells: a cell's line travels from the producer
+ * that wrote it to the consumer that reads it and never back, and no
+ * producer waits for a line a consumer wrote.
+ *   publish   cell p carries seq = p + 1 once item p is in it. A producer
+ *             claims position p (CAS on enq_pos: p -> p + 1), writes the
+ *             item [relaxed] and stores seq = p + 1 [release]. A cell that
+ *             holds no item of this lap has an older seq (it starts at
+ *             p + 1 - size): a consumer reads that as nothing published.
+ *   take      a consumer at deq_pos = p loads cell p's seq [acquire, pairs
+ *             with the producer's release]; if it is p + 1, it reads the
+ *             item [relaxed], then claims it (CAS on deq_pos: p -> p + 1,
+ *             [release]). A failed claim drops what it read: somebody else
+ *             took p.
+ *   reuse     a producer writes cell p only once deq_pos has passed
+ *             p - size, i.e. item p - size was claimed -- and so already
+ *             read: its claimer read it before its claim. The producer's
+ *             load of deq_pos [acquire] pairs with that claim [release].
+ *             Producers keep deq_seen, a value deq_pos had [release store
+ *             after that acquire, acquire load: the pairing passes on], and
+ *             read deq_pos itself only when deq_seen says full.
  * A consumer that has taken cell p peeks at cell p + 1 (relaxed loads of
  * its seq and item, no claim) only to prefetch the item's memory: nothing
  * is read through that pointer, so it needs no ordering, and the item may
@@ -56,6 +70,7 @@ typedef struct shoal_inject_cell_s {
 
 typedef struct shoal_inject_s {
     alignas(64) _Atomic size_t enq_pos;
+    _Atomic size_t deq_seen; /* a value deq_pos had, for producers (PROTOCOL) */
     alignas(64) _Atomic size_t deq_pos;
     alignas(64) _Atomic size_t overflow_len;
     size_t mask;
