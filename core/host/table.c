@@ -77,11 +77,13 @@ static size_t checkout_totals(const shoal_pool_stats_t *st, char *buf, size_t si
 
 /* The queued column and what follows the state. A forward pool: the
  * messages in flight; after the state its workers in a handler and idle
- * (pond's running and idle), and, once not 0, the senders waiting for room
- * and the resizes: "running (running 3, idle 1, waiting 2, resizes 4)". A
- * pull pool: its buffer as depth/capacity, and after the state what its
- * workers hold of what they may, then as a forward pool's: "10/10" ...
- * "running (pull, held 2/2, running 2, idle 0)". Its in/s is what the
+ * (pond's running and idle), pond's totals (submitted, completed; failed
+ * and dropped once not 0) and, once not 0, the senders waiting for room
+ * and the resizes: "running (running 3, idle 1, submitted 120, completed
+ * 116, waiting 2, resizes 4)". A pull pool: its buffer as depth/capacity,
+ * and after the state what its workers hold of what they may, then as a
+ * forward pool's: "10/10" ... "running (pull, held 2/2, running 2, idle 0,
+ * submitted 40, completed 28)". Its in/s is what the
  * buffer accepted, its refused/s the sends refused because it was full.
  * An elastic pool (host.h): the bounds its workers column moves within,
  * and an autoscaled one's busy ratio at autoscale's last reading and its
@@ -94,7 +96,7 @@ static void queued_text(shoal_pool_t *rec, const shoal_pool_stats_t *st,
                         const shoal_pool_stats_t *last, double span, char *queued, size_t qsize,
                         char *kind, size_t ksize)
 {
-    char words[256] = "", busy[16];
+    char words[320] = "", busy[16];
     size_t n = 0;
     if (st->kind == SHOAL_POOL_KIND_CHECKOUT) {
         /* Its queue is of takers; its members in use, free, starting. */
@@ -124,6 +126,18 @@ static void queued_text(shoal_pool_t *rec, const shoal_pool_stats_t *st,
                               ", idle %" PRIu32,
                               held, can_hold, st->running, shoal__pull_idle(rec));
     }
+    /* pond's totals: what the pool accepted and its workers handled, and
+     * once not 0 what failed and what was dropped unhandled. */
+    if (n < sizeof words)
+        n += (size_t)snprintf(words + n, sizeof words - n,
+                              "%ssubmitted %" PRIu64 ", completed %" PRIu64, n ? ", " : "",
+                              st->messages_forwarded, st->messages_handled);
+    if (st->messages_failed != 0 && n < sizeof words)
+        n += (size_t)snprintf(words + n, sizeof words - n, ", failed %" PRIu64,
+                              st->messages_failed);
+    if (st->messages_dropped != 0 && n < sizeof words)
+        n += (size_t)snprintf(words + n, sizeof words - n, ", dropped %" PRIu64,
+                              st->messages_dropped);
     if (st->waiting != 0 && n < sizeof words)
         n += (size_t)snprintf(words + n, sizeof words - n, "%swaiting %" PRIu32, n ? ", " : "",
                               st->waiting);
@@ -156,7 +170,7 @@ static void pool_rows(shoal_host_t *h, FILE *out, double dt)
             continue;
         }
         double span = dt + hp->unread_s;
-        char queued[48], kind[264] = "";
+        char queued[48], kind[328] = "";
         queued_text(hp->rec, &st, &hp->last, span, queued, sizeof queued, kind, sizeof kind);
         bool co = st.kind == SHOAL_POOL_KIND_CHECKOUT;
         uint64_t p50 = co ? st.take_wait_ns[0] : st.queue_wait_ns[0];

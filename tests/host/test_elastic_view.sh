@@ -220,11 +220,11 @@ jobs_refused=$(fact jobs messages_unhandled)
 next_block
 header_row='pool             workers       in/s  refused/s  failed/s   queued restarts(total) wait_p50_us wait_p99_us state'
 grep -qxF "$header_row" "$tmp/table" || fail "the header changed: $(grep '^pool ' "$tmp/table" | head -1)"
-row lazy | grep -Eq '^lazy +3 +0 +0 +0 +5 +0 +[0-9]+\.[0-9] +[0-9]+\.[0-9] running \(running 3, idle 0, bounds 1\.\.4\)$' ||
+row lazy | grep -Eq '^lazy +3 +0 +0 +0 +5 +0 +[0-9]+\.[0-9] +[0-9]+\.[0-9] running \(running 3, idle 0, submitted 5, completed 0, bounds 1\.\.4\)$' ||
     fail "lazy's row: $(row lazy)"
-row jobs | grep -Eq '^jobs +1 +0 +[0-9]+ +0 +2/2 +0 +[0-9]+\.[0-9] +[0-9]+\.[0-9] running \(pull, held 1/1, running [01], idle 0, waiting 2, bounds 1\.\.1024\)$' ||
+row jobs | grep -Eq '^jobs +1 +0 +[0-9]+ +0 +2/2 +0 +[0-9]+\.[0-9] +[0-9]+\.[0-9] running \(pull, held 1/1, running [01], idle 0, submitted 3, completed 0, waiting 2, bounds 1\.\.1024\)$' ||
     fail "jobs's row: $(row jobs)"
-row plain | grep -Eq '^plain +2 +0 +0 +0 +0 +0 +0\.0 +0\.0 running \(running 0, idle 2\)$' || fail "plain's row changed: $(row plain)"
+row plain | grep -Eq '^plain +2 +0 +0 +0 +0 +0 +0\.0 +0\.0 running \(running 0, idle 2, submitted 0, completed 0\)$' || fail "plain's row changed: $(row plain)"
 scrape
 if command -v promtool > /dev/null; then
     promtool check metrics < "$tmp/m" > "$tmp/promtool" 2>&1 || fail "promtool: $(cat "$tmp/promtool")"
@@ -308,7 +308,7 @@ line api | grep -Eq "^pool api size 3 target 3 in_flight [0-9]+ forwarded [0-9]+
 busy=$(line api | sed -n 's/.* autoscale busy \([0-9.]*\)% .*/\1/p')
 awk -v b="$busy" 'BEGIN { exit !(b >= 30 && b <= 100) }' ||
     fail "api at 3 workers under load is not busy: $(line api)"
-row api "$after" | grep -Eq "^api +3 +[0-9]+ +[0-9]+ +0 +[0-9]+ +0 +[0-9]+\.[0-9] +[0-9]+\.[0-9] running \(running [0-3], idle [0-3], (waiting [0-9]+, )?resizes [1-9][0-9]*, bounds 2\.\.3, busy [0-9]+(\.[0-9])?%, up $ups, down $downs\)$" ||
+row api "$after" | grep -Eq "^api +3 +[0-9]+ +[0-9]+ +0 +[0-9]+ +0 +[0-9]+\.[0-9] +[0-9]+\.[0-9] running \(running [0-3], idle [0-3], submitted [1-9][0-9]*, completed [1-9][0-9]*, (failed [0-9]+, )?(dropped [0-9]+, )?(waiting [0-9]+, )?resizes [1-9][0-9]*, bounds 2\.\.3, busy [0-9]+(\.[0-9])?%, up $ups, down $downs\)$" ||
     fail "api's row: $(row api "$after")"
 scrape
 want_metric 'shoal_pool_size{pool="api"}' 3

@@ -161,12 +161,12 @@ grep -qx 'pool api size 1 target 1 in_flight 0 forwarded 0' "$tmp/status" ||
     fail "inspect of every pool: $("$shoalctl" inspect)"
 
 # ---- 2. the table -------------------------------------------------------------------
-row='^jobs +2 +[0-9]+ +[0-9]+ +0 +10/10 +0 +[0-9]+\.[0-9] +[0-9]+\.[0-9] running \(pull, held 2/2, running [0-2], idle 0\)$'
+row='^jobs +2 +[0-9]+ +[0-9]+ +0 +10/10 +0 +[0-9]+\.[0-9] +[0-9]+\.[0-9] running \(pull, held 2/2, running [0-2], idle 0, submitted 12, completed 0\)$'
 for _ in $(seq 1 300); do tail -8 "$tmp/table" | grep -Eq "$row" && break; sleep 0.01; done
 tail -8 "$tmp/table" | grep -Eq "$row" || fail "jobs's last row: $(grep '^jobs' "$tmp/table" | tail -2)"
 grep -Eq '^jobs +2 +[0-9]+ +[1-9][0-9]* ' "$tmp/table" ||
     fail "no jobs row with refused/s above 0: $(grep '^jobs' "$tmp/table")"
-grep -Eq '^api +1 +[0-9]+ +[0-9]+ +[0-9]+ +0 +0 +[0-9]+\.[0-9] +[0-9]+\.[0-9] running \(running [01], idle [01]\)$' "$tmp/table" ||
+grep -Eq '^api +1 +[0-9]+ +[0-9]+ +[0-9]+ +0 +0 +[0-9]+\.[0-9] +[0-9]+\.[0-9] running \(running [01], idle [01], submitted 0, completed 0\)$' "$tmp/table" ||
     fail "api's row changed: $(grep '^api' "$tmp/table" | tail -1)"
 header='pool             workers       in/s  refused/s  failed/s   queued restarts(total) wait_p50_us wait_p99_us state'
 grep -qxF "$header" "$tmp/table" || fail "the header changed: $(grep '^pool ' "$tmp/table" | head -1)"

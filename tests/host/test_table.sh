@@ -123,7 +123,7 @@ grep -Eq '^feed +running +[1-9][0-9]* +[1-9][0-9]* +0$' "$tmp/table" ||
 tail -4 "$tmp/table" | grep -Eq '^calm +running +[1-9][0-9]* +0 +0$' ||
     fail "calm's last row: $(tail -4 "$tmp/table")"
 # Pool rows: rates per second, latencies in microseconds with one decimal.
-grep -Eq '^api +1 +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +0 +[0-9]+\.[0-9] +[0-9]+\.[0-9] running \(running [01], idle [01]\)$' "$tmp/table" ||
+grep -Eq '^api +1 +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +0 +[0-9]+\.[0-9] +[0-9]+\.[0-9] running \(running [01], idle [01], submitted [0-9]+, completed [0-9]+\)$' "$tmp/table" ||
     fail "no api row as expected: $(grep '^api' "$tmp/table")"
 
 # ---- 3. a crashing source ------------------------------------------------------

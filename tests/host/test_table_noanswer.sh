@@ -50,7 +50,7 @@ noanswer='iso                    -          -          -         -        -     
 # (running), N (no answer) or X (anything else); numbers `-` when unread.
 rows() {
     awk '/^shoald: /   { n++; st = "?"; i = r = rs = s = f = "-" }
-         /^iso /       { st = ($10 == "running" && NF == 10) ? "R" : \
+         /^iso /       { st = ($10 == "running" && $11 == "(submitted" && $13 == "completed") ? "R" : \
                               ($10 == "no" && $11 == "answer" && NF == 11) ? "N" : "X"
                          i = $3; r = $4; rs = $7 }
          /^feed /      { s = $3; f = $4 }
