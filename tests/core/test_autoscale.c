@@ -5,7 +5,9 @@
  * load needs within up_for + 1 s, in one decision; that steady load between
  * the thresholds makes no decision; that the pool shrinks only after
  * down_idle of calm, by down_step, cooldown apart, down to min; that a
- * second grow waits out the cooldown after the first; that the
+ * second grow waits out the cooldown after the first, and a shrink starts
+ * the cooldown as a grow does (before the next shrink, and before a grow);
+ * that the
  * queue-wait signal grows it too, and refusals alone; that pressure
  * shorter than up.for decides nothing; that a resize by command holds until the
  * next decision and bounds hold autoscale in; and that every decision is
@@ -341,6 +343,57 @@ static void cooldown_after_up(void)
     shoal_runtime_destroy(rt);
 }
 
+/* ---- the cooldown after a shrink ------------------------------------------------------ */
+
+/* A decision down starts the cooldown as a decision up does: with no load,
+ * the second shrink comes cooldown_ms after the first (without it:
+ * down.idle, 0.2 s, after); and a load stepped up right after a shrink
+ * grows the pool no sooner than cooldown_ms after that shrink (without
+ * it: up.for, 0.3 s, after), then within up.for + 1 s. */
+static void cooldown_after_down(void)
+{
+    atomic_store(&done, 0);
+    shoal_runtime_t *rt = shoal_test_runtime_logged(THREADS, SHOAL_LOG_INFO);
+    shoal_pool_spec_t s = spec_of(SHOAL_POOL_KIND_FORWARD, 7, 16, 4);
+    s.autoscale.cooldown_ms = 1000;
+    s.autoscale.down_idle_ms = 200;
+    shoal_pid_t p = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
+    load_t l;
+    load_start(&l, rt, p);
+    /* No load: 7 -> 5 after down.idle, then 5 -> 3 a cooldown later. */
+    SHOAL_TEST_WAIT_UNTIL(STATS(rt, p).autoscale_downs == 1, 5.0);
+    double t_a = shoal_test_now();
+    CU_ASSERT_EQUAL_FATAL(STATS(rt, p).autoscale_downs, 1);
+    CU_ASSERT_EQUAL(STATS(rt, p).target_size, 5);
+    SHOAL_TEST_WAIT_UNTIL(STATS(rt, p).autoscale_downs == 2, 5.0);
+    double t_b = shoal_test_now();
+    shoal_pool_stats_t st = STATS(rt, p);
+    CU_ASSERT_EQUAL(st.autoscale_downs, 2);
+    CU_ASSERT_EQUAL(st.target_size, 3);
+    CU_ASSERT(t_b - t_a >= 0.95);
+    CU_ASSERT(t_b - t_a <= 1.0 + 0.2 + 1.0);
+    /* Pressure at once after the second shrink: 2000 a second x 5 ms is
+     * 10 workers' time. */
+    atomic_store(&l.rate, 2000);
+    SHOAL_TEST_WAIT_UNTIL(STATS(rt, p).autoscale_ups == 1, 5.0);
+    double t_c = shoal_test_now();
+    st = STATS(rt, p);
+    CU_ASSERT_EQUAL(st.autoscale_ups, 1);
+    CU_ASSERT_EQUAL(st.autoscale_downs, 2);
+    CU_ASSERT(st.target_size > 3);
+    CU_ASSERT(t_c - t_b >= 0.95);
+    CU_ASSERT(t_c - t_b <= 1.0 + 0.3 + 1.0);
+    CU_ASSERT_EQUAL(shoal_test_log_count("auto: autoscale: down "), 2);
+    CU_ASSERT_EQUAL(shoal_test_log_count("auto: autoscale: up "), 1);
+    printf("\n    down to 5, to 3 %.2f s later, up to %u %.2f s after that (cooldown 1 s) ",
+           t_b - t_a, st.target_size, t_c - t_b);
+    load_stop(&l);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&done) == atomic_load(&l.ok), 10.0);
+    CU_ASSERT_EQUAL(atomic_load(&done), atomic_load(&l.ok));
+    shoal_runtime_destroy(rt);
+}
+
 /* ---- commands and bounds ------------------------------------------------------------ */
 
 /* A resize by command holds through the cooldown (no decision undoes it at
@@ -417,6 +470,7 @@ int main(void)
         {"forward: refusals alone grow it", forward_grows_on_refusals},
         {"pull: refusals alone grow it", pull_grows_on_refusals},
         {"a second grow waits out the cooldown", cooldown_after_up},
+        {"a shrink starts the cooldown too", cooldown_after_down},
         {"a command holds until the next decision; bounds hold", commands_and_bounds},
         {"min 0, a step as big as the pool: down to one", shrinks_past_floor},
         {NULL, NULL},
