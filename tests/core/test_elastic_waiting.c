@@ -2,8 +2,8 @@
  * shoal/pool.h) and the senders that wait on them: max_waiting refuses
  * exactly the waiters past it with SHOAL_EOVERLOAD, send_wait times out
  * when its timeout says (not before, hardly after) and then waits no more,
- * and a thread in send_wait wakes soon after room appears.
- * For forward and pull pools alike.
+ * and a thread in send_wait wakes soon after room appears -- the last for a
+ * bounded actor and a checkout pool too. For forward and pull pools alike.
  *
  * Handlers never call CUnit: they record into atomics; the test thread
  * asserts after synchronising on them.
@@ -173,6 +173,68 @@ static void send_wait_wakes_soon_case(uint32_t kind)
     shoal_runtime_destroy(rt);
 }
 
+/* The same for a bounded actor (a mailbox of 1: the blocked job in hand,
+ * one queued; room once that one is taken) and a checkout pool (one
+ * member, no queue: its transaction in hand; room once it settles). The
+ * waiter is asleep once its refusal is counted and a little after (the
+ * runtime's msgs_refused, the pool's error_no_members). */
+static uint64_t refusals(shoal_runtime_t *rt, shoal_pid_t to, bool checkout)
+{
+    if (checkout)
+        return EK_STATS(rt, to).error_no_members;
+    shoal_runtime_stats_t st;
+    shoal_runtime_stats(rt, &st);
+    return st.msgs_refused;
+}
+
+static void send_wait_wakes_soon_other(bool checkout)
+{
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pid_t p = SHOAL_PID_NONE;
+    if (checkout) {
+        shoal_pool_spec_t s = ek_spec_checkout(1);
+        p = ek_spawn(rt, &s);
+    } else {
+        p = ek_spawn_bounded(rt, 1);
+    }
+    enum { TRIES = 21 };
+    double took[TRIES];
+    for (int i = 0; i < TRIES; i++) {
+        ek_reset();
+        CU_ASSERT_EQUAL_FATAL(ek_job(rt, p, EK_A_BLOCK), SHOAL_OK);
+        EK_WAIT_UNTIL(atomic_load(&ek_entered) == 1);
+        int queued = 0;
+        if (!checkout) {
+            CU_ASSERT_EQUAL_FATAL(ek_job(rt, p, EK_A_OK), SHOAL_OK);
+            queued = 1;
+        }
+        uint64_t before = refusals(rt, p, checkout);
+        atomic_int returned = 0;
+        waiter_t w = {rt, p, &returned, 99};
+        pthread_t t;
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, sender_main, &w), 0);
+        EK_WAIT_UNTIL(refusals(rt, p, checkout) == before + 1);
+        struct timespec ts = {0, 5000000}; /* asleep by now */
+        nanosleep(&ts, NULL);
+        CU_ASSERT_EQUAL(atomic_load(&returned), 0);
+        atomic_store(&ek_gate, 1);
+        pthread_join(t, NULL);
+        CU_ASSERT_EQUAL(w.rc, SHOAL_OK);
+        CU_ASSERT_EQUAL(refusals(rt, p, checkout), before + 1); /* told, never retried */
+        took[i] = woke_at - atomic_load(&ek_left_at);
+        EK_WAIT_UNTIL(atomic_load(&ek_done) == 2 + queued);
+        CU_ASSERT_EQUAL(atomic_load(&ek_done), 2 + queued);
+    }
+    double median = shoal_test_median(took, TRIES);
+    CU_ASSERT(median < (shoal_test_sanitized() ? 0.010 : 0.001));
+    printf("\n    %s: send_wait woke %.0f us after the handler went on (median of %d) ",
+           checkout ? "checkout" : "bounded actor", median * 1e6, TRIES);
+    shoal_runtime_destroy(rt);
+}
+
+static void actor_send_wait_wakes_soon(void) { send_wait_wakes_soon_other(false); }
+static void checkout_send_wait_wakes_soon(void) { send_wait_wakes_soon_other(true); }
+
 static void forward_send_wait_wakes_soon(void) { send_wait_wakes_soon_case(SHOAL_POOL_KIND_FORWARD); }
 static void pull_send_wait_wakes_soon(void) { send_wait_wakes_soon_case(SHOAL_POOL_KIND_PULL); }
 
@@ -185,6 +247,8 @@ int main(void)
         {"pull: send_wait times out exactly, and waits no more", pull_times_out_exactly},
         {"forward: send_wait wakes soon after room appears", forward_send_wait_wakes_soon},
         {"pull: send_wait wakes soon after room appears", pull_send_wait_wakes_soon},
+        {"a bounded actor: send_wait wakes soon after room appears", actor_send_wait_wakes_soon},
+        {"checkout: send_wait wakes soon after room appears", checkout_send_wait_wakes_soon},
         {NULL, NULL},
     };
     return shoal_test_run("elastic_waiting", cases);

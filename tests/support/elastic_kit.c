@@ -62,6 +62,27 @@ shoal_pid_t ek_spawn(shoal_runtime_t *rt, const shoal_pool_spec_t *s)
     return p;
 }
 
+shoal_pid_t ek_spawn_bounded(shoal_runtime_t *rt, uint32_t limit)
+{
+    shoal_spawn_opts_t o = {.mailbox_limit = limit};
+    shoal_pid_t a = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL(shoal_runtime_spawn(rt, &wk, NULL, &o, &a), SHOAL_OK);
+    return a;
+}
+
+shoal_pool_spec_t ek_spec_checkout(uint32_t size)
+{
+    shoal_pool_spec_t s;
+    shoal_pool_spec_init(&s);
+    s.name = "checkout";
+    s.worker = &wk;
+    s.kind = SHOAL_POOL_KIND_CHECKOUT;
+    s.size = s.max_size = size;
+    s.checkout.queue_max = 0;
+    s.checkout.cull_interval_ms = 0;
+    return s;
+}
+
 int ek_job(shoal_runtime_t *rt, shoal_pid_t to, uint32_t act)
 {
     return shoal_runtime_send(rt, to, EK_T_JOB, &act, sizeof act);

@@ -35,6 +35,10 @@ shoal_pool_spec_t ek_spec_of(uint32_t kind, uint32_t size, uint32_t min, uint32_
                              uint32_t mailbox);
 /* Spawns the pool (asserting it spawns); its pid. */
 shoal_pid_t ek_spawn(shoal_runtime_t *rt, const shoal_pool_spec_t *s);
+/* The same worker as a plain actor with a mailbox limit, and as a checkout
+ * pool's members (init = max = size, no queue, no culling). */
+shoal_pid_t ek_spawn_bounded(shoal_runtime_t *rt, uint32_t limit);
+shoal_pool_spec_t ek_spec_checkout(uint32_t size);
 /* Sends the job act to `to`: shoal_runtime_send's result. */
 int ek_job(shoal_runtime_t *rt, shoal_pid_t to, uint32_t act);
 
