@@ -20,7 +20,11 @@
 #      (PID), the size clamped into them; a scale by command holds.
 #   6. No load: calm for down.idle, then down 2 at a time, cooldown apart,
 #      to min 1; every decision one log line.
-#   7. Nothing lost: the ledger balances; the loadgen's refusals are the
+#   7. A pull pool autoscaled from the file: its load (a loadgen set by
+#      reload) grows it in one decision within up.for + 1 s to what its
+#      reading needs, the same pool; new bounds clamp it live; no load:
+#      back to min.
+#   8. Nothing lost: the ledger balances; the loadgen's refusals are the
 #      pool's refusals.
 . "$(dirname "$0")/lib.sh" "$1" || exit 1
 export SHOAL_SOCKET=$tmp/ctl.sock
@@ -35,9 +39,10 @@ plugins:
   loadgen: $plugins/loadgen/loadgen.so
 YAML
 }
-# pool MAX: the autoscaled pool, bounds 1..MAX, growing past busy $UP%; and
-# spare, 3 workers that idle out after $IDLE
-UP=80 IDLE=never
+# pool MAX: the autoscaled pool, bounds 1..MAX, growing past busy $UP%;
+# spare, 3 workers that idle out after $IDLE; and jobs, an autoscaled pull
+# pool, bounds 1..$JMAX, fed by pload at $PRATE a second (none for 0)
+UP=80 IDLE=never JMAX=12 PRATE=0
 pool() {
     cat <<YAML
 pools:
@@ -57,23 +62,39 @@ pools:
     size: 3
     max: 3
     idle_timeout: $IDLE
+  jobs:
+    kind: pull
+    worker: sleep.sleep
+    args: { latency: 10ms }
+    buffer: 16
+    autoscale:
+      min: 1
+      max: $JMAX
+      up: { when: [busy > 80%, refused > 0], for: 500ms }
+      down: { idle: 1s, step: 4 }
+      cooldown: 1s
 YAML
 }
 # config RATE [MAX]: the pool, and a loadgen at RATE a second (none for 0)
 config() {
-    local src=""
-    [ "$1" != 0 ] && src="sources:
+    local src="" load=""
+    [ "$1" != 0 ] && load="
   load: { actor: loadgen.loadgen, args: { target: work, rate: $1 } }"
+    [ "$PRATE" != 0 ] && load="$load
+  pload: { actor: loadgen.loadgen, args: { target: jobs, rate: $PRATE } }"
+    [ -n "$load" ] && src="sources:$load"
     write "$(pool "${2:-16}")
 $src"
 }
 ups() { count 'work: autoscale: up '; }
 downs() { count 'work: autoscale: down '; }
-# field NAME: a field of work's inspection ("target_size", "pid", ...);
-# elastic NAME: one of its autoscale object's
+# field NAME [POOL]: a field of work's (or POOL's) inspection
+# ("target_size", "pid", ...); elastic NAME: one of work's autoscale object's
 field() {
-    "$shoalctl" inspect work | python3 -c "import json,sys; i=json.load(sys.stdin); print(i['info'].get('$1', i.get('$1')))"
+    "$shoalctl" inspect "${2:-work}" | python3 -c "import json,sys; i=json.load(sys.stdin); print(i['info'].get('$1', i.get('$1')))"
 }
+jups() { count 'jobs: autoscale: up '; }
+jdowns() { count 'jobs: autoscale: down '; }
 elastic() {
     "$shoalctl" inspect work | python3 -c "import json,sys; print(json.load(sys.stdin)['info']['elastic']['autoscale']['$1'])"
 }
@@ -216,7 +237,47 @@ for _ in $(seq 1 1500); do [ "$(target)" = 1 ] && break; sleep 0.01; done
 grep 'work: autoscale: down ' "$log" | tail -1 | grep -q 'workers: calm for [0-9]* ms (busy 0.0% <= 40%, refused 0/s <= 0/s)$' ||
     fail "the last down line: $(grep 'work: autoscale: down ' "$log" | tail -1)"
 
-# ---- 7. nothing lost --------------------------------------------------------------
+# ---- 7. a pull pool, autoscaled from the file ------------------------------------
+# jobs (kind: pull) has sat at 1 with no load. 300 a second of 10 ms: one
+# decision grows it to what its reading needs within up.for + 1 s, the same
+# pool (PID); new bounds from the file clamp it live; no load: back to 1.
+[ "$(jups)$(jdowns)" = 00 ] || fail "jobs decided without load: $(grep 'jobs: autoscale' "$log")"
+[ "$(field target_size jobs)/$(field kind jobs)" = 1/pull ] || fail "jobs before its load: $("$shoalctl" inspect jobs)"
+jpid=$(field pid jobs)
+PRATE=300
+config 0 6
+t0=$(date +%s.%N)
+reload_ok
+for _ in $(seq 1 400); do [ "$(jups)" -ge 1 ] && break; sleep 0.01; done
+t1=$(date +%s.%N)
+[ "$(jups)" = 1 ] || fail "jobs did not grow within 4 s of its load: $(grep 'jobs: autoscale' "$log")"
+jline=$(grep 'jobs: autoscale: up ' "$log")
+jgrown=$(echo "$jline" | sed -n 's/.*up 1 -> \([0-9]*\) workers.*/\1/p')
+jneed=$(echo "$jline" | sed -n 's/.*: \([0-9]*\) workers at 60% busy).*/\1/p')
+[ -n "$jgrown" ] && [ "$jgrown" = "$((jneed < JMAX ? jneed : JMAX))" ] ||
+    fail "jobs grew to $jgrown, its reading needs $jneed: $jline"
+[ "$jgrown" -ge 4 ] || fail "jobs grew to $jgrown for 300/s of 10 ms (5 at 60% busy): $jline"
+took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+awk -v t="$took" 'BEGIN { exit !(t <= 1.5) }' || fail "jobs took $took s to grow (for: 0.5 s + 1 s)"
+[ "$(field pid jobs)" = "$jpid" ] || fail "jobs's growth replaced it"
+[ "$(field target_size jobs)" = "$jgrown" ] || fail "jobs's target $(field target_size jobs), grown to $jgrown"
+echo "pull: jobs 1 -> $jgrown workers in $took s"
+JMAX=3
+config 0 6
+reload_ok
+wait_for "jobs bounds 1..12 -> 1..3"
+[ "$(field target_size jobs)" = 3 ] || fail "jobs's target $(field target_size jobs) past the new max 3"
+[ "$(field pid jobs)" = "$jpid" ] || fail "jobs's new bounds replaced it"
+PRATE=0
+config 0 6
+reload_ok
+for _ in $(seq 1 800); do [ "$(field target_size jobs)" = 1 ] && break; sleep 0.01; done
+[ "$(field target_size jobs)" = 1 ] || fail "jobs did not shrink to 1 without load: $(field target_size jobs)"
+grep 'jobs: autoscale: down ' "$log" | tail -1 | grep -q 'workers: calm for [0-9]* ms (busy 0.0% <= 40%, refused 0/s <= 0/s)$' ||
+    fail "jobs's last down line: $(grep 'jobs: autoscale: down ' "$log" | tail -1)"
+[ "$(field pid jobs)" = "$jpid" ] || fail "jobs was replaced"
+
+# ---- 8. nothing lost --------------------------------------------------------------
 settled_ledger | grep -q ' + in flight 0;' || fail "the ledger did not settle"
 "$shoalctl" status | grep -q '^ledger total: accepted [0-9]* = handled [0-9]* + failed 0 + dropped 0 + in flight 0;' ||
     fail "ledger: $("$shoalctl" status | grep ledger)"
