@@ -7,6 +7,9 @@
  *      and no counter;
  *   4. updates are linearizable: each call's max is its own, and the reads
  *      of the pool after each call order the calls with no cycle;
+ *   2. a transaction runs once to completion or is refused at once, while
+ *      the max moves;
+ *   5. once a drain has returned, nothing new runs;
  * and a lowered max touches no member in use until it is returned (then it
  * ends, counted culled).
  *
@@ -390,12 +393,157 @@ static void checkout_lowered_max_waits_for_returns(void)
     shoal_runtime_destroy(rt);
 }
 
+/* ---- 2 and 5: once or refused at once; nothing after a drain ------------------------ */
+
+/* A member that records each transaction's id (a cast of T_ID), a few
+ * microseconds a transaction. */
+enum { T_ID = 40 };
+#define ONCE_SENDERS 4
+#define ONCE_PER 3000u
+#define ONCE_N (ONCE_SENDERS * ONCE_PER)
+static atomic_uchar once_ran[ONCE_N];
+static atomic_int once_total;
+
+static int once_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    uint32_t id;
+    if (msg->type != T_ID || msg->size != sizeof id)
+        return 0;
+    memcpy(&id, msg->data, sizeof id);
+    if (id < ONCE_N)
+        atomic_fetch_add(&once_ran[id], 1);
+    atomic_fetch_add(&once_total, 1);
+    struct timespec ts = {0, 5000};
+    nanosleep(&ts, NULL);
+    return 0;
+}
+
+static const shoal_behaviour_t once_member = {.name = "once", .handle_message = once_message};
+
+typedef struct {
+    shoal_runtime_t *rt;
+    shoal_pid_t pool;
+    uint32_t first;
+    int rc[ONCE_PER];
+} once_sender_t;
+
+static atomic_int once_senders_done;
+
+/* A send every few tens of microseconds: the run spans many moves of the
+ * max. */
+static void *once_sender_main(void *arg)
+{
+    once_sender_t *s = arg;
+    for (uint32_t k = 0; k < ONCE_PER; k++) {
+        uint32_t id = s->first + k;
+        s->rc[k] = shoal_runtime_send(s->rt, s->pool, T_ID, &id, sizeof id);
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+    }
+    atomic_fetch_add(&once_senders_done, 1);
+    return NULL;
+}
+
+/* 2. Four threads send 3000 transactions each while the test thread moves
+ * the max between 4 and 1 every few milliseconds: each one accepted
+ * (SHOAL_OK) runs exactly once, each one refused (SHOAL_ENOMEMBERS, at
+ * once: a send does not wait) never runs, the pool counts the refusals as
+ * error_no_members and the accepted ones as handled. */
+static void checkout_once_or_refused(void)
+{
+    shoal_runtime_t *rt = ck_runtime(4);
+    for (uint32_t i = 0; i < ONCE_N; i++)
+        atomic_store(&once_ran[i], 0);
+    atomic_store(&once_total, 0);
+    atomic_store(&once_senders_done, 0);
+    shoal_pool_spec_t s = ck_spec(1, 4, 8);
+    s.worker = &once_member;
+    shoal_pid_t p = ck_start_spec(rt, &s);
+    shoal_pool_checkout_update_t low = {1, 1, s.checkout}, high = {1, 4, s.checkout};
+    once_sender_t snd[ONCE_SENDERS];
+    pthread_t t[ONCE_SENDERS];
+    for (unsigned i = 0; i < ONCE_SENDERS; i++) {
+        snd[i] = (once_sender_t){.rt = rt, .pool = p, .first = i * ONCE_PER};
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&t[i], NULL, once_sender_main, &snd[i]), 0);
+    }
+    unsigned sets = 0, bad_sets = 0;
+    double end = shoal_test_now() + CK_WAIT_S;
+    while (atomic_load(&once_senders_done) < ONCE_SENDERS && shoal_test_now() < end) {
+        bad_sets += shoal_pool_set_checkout(rt, p, sets % 2 ? &high : &low, TMO) != SHOAL_OK;
+        sets++;
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+    }
+    for (unsigned i = 0; i < ONCE_SENDERS; i++)
+        pthread_join(t[i], NULL);
+    CU_ASSERT_EQUAL(bad_sets, 0);
+    CU_ASSERT(sets >= 10); /* the max moved while they sent */
+    uint32_t ok = 0, refused = 0, other = 0;
+    for (unsigned i = 0; i < ONCE_SENDERS; i++)
+        for (uint32_t k = 0; k < ONCE_PER; k++) {
+            ok += snd[i].rc[k] == SHOAL_OK;
+            refused += snd[i].rc[k] == SHOAL_ENOMEMBERS;
+            other += snd[i].rc[k] != SHOAL_OK && snd[i].rc[k] != SHOAL_ENOMEMBERS;
+        }
+    CU_ASSERT_EQUAL(other, 0);
+    CU_ASSERT(ok > 0 && refused > 0);
+    CK_WAIT_UNTIL((uint32_t)atomic_load(&once_total) == ok);
+    CU_ASSERT_EQUAL((uint32_t)atomic_load(&once_total), ok);
+    uint32_t twice = 0, lost = 0, ran_refused = 0;
+    for (unsigned i = 0; i < ONCE_SENDERS; i++)
+        for (uint32_t k = 0; k < ONCE_PER; k++) {
+            unsigned r = atomic_load(&once_ran[i * ONCE_PER + k]);
+            twice += r > 1;
+            lost += snd[i].rc[k] == SHOAL_OK && r == 0;
+            ran_refused += snd[i].rc[k] != SHOAL_OK && r != 0;
+        }
+    CU_ASSERT_EQUAL(twice, 0);
+    CU_ASSERT_EQUAL(lost, 0);
+    CU_ASSERT_EQUAL(ran_refused, 0);
+    shoal_pool_stats_t st = ck_stats(rt, p);
+    CU_ASSERT_EQUAL(st.error_no_members, refused);
+    CU_ASSERT_EQUAL(st.messages_handled, ok);
+    printf("\n    %u accepted, each run once; %u refused, none run; %u updates of the max ", ok,
+           refused, sets);
+    shoal_runtime_destroy(rt);
+}
+
+/* 5. Once a drain has returned, nothing new runs: 100 transactions sent
+ * after it are refused SHOAL_ENOPROC and none reaches a member, however
+ * long one waits. The 20 accepted before it all ran. */
+static void checkout_nothing_after_drain(void)
+{
+    shoal_runtime_t *rt = ck_runtime(2);
+    for (uint32_t i = 0; i < ONCE_N; i++)
+        atomic_store(&once_ran[i], 0);
+    atomic_store(&once_total, 0);
+    shoal_pool_spec_t s = ck_spec(2, 2, 32);
+    s.worker = &once_member;
+    shoal_pid_t p = ck_start_spec(rt, &s);
+    for (uint32_t id = 0; id < 20; id++)
+        CU_ASSERT_EQUAL(shoal_runtime_send(rt, p, T_ID, &id, sizeof id), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_pool_drain(rt, p, TMO), SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&once_total), 20);
+    for (uint32_t id = 100; id < 200; id++)
+        CU_ASSERT_EQUAL(shoal_runtime_send(rt, p, T_ID, &id, sizeof id), SHOAL_ENOPROC);
+    struct timespec ts = {0, 100000000};
+    nanosleep(&ts, NULL);
+    CU_ASSERT_EQUAL(atomic_load(&once_total), 20);
+    for (uint32_t id = 100; id < 200; id++)
+        CU_ASSERT_EQUAL(atomic_load(&once_ran[id]), 0);
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
         {"checkout: members in use within the max in force", checkout_capacity},
         {"checkout: an update is idempotent", checkout_idempotent},
         {"checkout: updates are linearizable", checkout_linearizable},
+        {"checkout: a transaction runs once or is refused at once", checkout_once_or_refused},
+        {"checkout: nothing runs after a drain", checkout_nothing_after_drain},
         {"checkout: a lowered max waits for members in use",
          checkout_lowered_max_waits_for_returns},
         {NULL, NULL}};
