@@ -17,7 +17,8 @@
 #   4. A reload that changes nothing of the pool keeps its grown size (the
 #      file's size is where it starts, not where a reload puts it back).
 #   5. New bounds in the file (max 16 -> 6): applied live, the same pool
-#      (PID), the size clamped into them; a scale by command holds.
+#      (PID), the size clamped into them; a scale by command holds; under
+#      the load autoscale grows it back, never past 6.
 #   6. No load: calm for down.idle, then down 2 at a time, cooldown apart,
 #      to min 1; every decision one log line.
 #   7. A pull pool autoscaled from the file: its load (a loadgen set by
@@ -227,6 +228,17 @@ wait_for "work bounds 1..16 -> 1..6"
 "$shoalctl" scale work 2 > /dev/null || fail "scale work 2"
 sleep 0.5
 [ "$(target)" = 2 ] || fail "scale 2 did not hold through the cooldown: $(target)"
+# The load needs more than 2: autoscale grows it again, and the file's max
+# holds it in -- at every reading for 3 s, never past 6.
+u=$(ups) most=0
+for _ in $(seq 1 30); do
+    sleep 0.1
+    t=$(target)
+    [ "$t" -gt "$most" ] && most=$t
+done
+[ "$most" -le 6 ] || fail "work grew to $most under the file's max 6"
+[ "$(ups)" -gt "$u" ] && [ "$most" -gt 2 ] || fail "work did not grow back from 2 under its load: ups $u -> $(ups), at most $most"
+echo "bounds from the file: grew back from 2 to $most under load, never past 6"
 
 # ---- 6. no load: down by 2, cooldown apart, to 1 -----------------------------------
 config 0 6
