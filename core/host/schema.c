@@ -103,7 +103,7 @@ static const shoal_schema_key_t down_keys[] = {
     {"idle", SHOAL_KEY_DURATION, AS(down_idle_ms), 0, YEAR_MS, NULL, NULL, "30s",
      "calm this long before the pool shrinks"},
     {"step", SHOAL_KEY_U32, AS(down_step), 1, SHOAL_POOL_MAX_SIZE, NULL, NULL, "1",
-     "workers a shrink removes (never to a size whose busy ratio would pass the target)"},
+     "workers a shrink removes (never below the size whose busy ratio would be the target)"},
 };
 static const shoal_schema_t down_schema = {"down", down_keys, NKEYS(down_keys)};
 
@@ -335,8 +335,9 @@ void shoal__config_help(FILE *out)
             "  over wall time, per worker), wait_p99 (queue wait) and refused (sends refused a\n"
             "  second). Pressure (any up.when condition) at every reading for up.for grows the\n"
             "  pool at once to what the load needs (at least up.step more); calm (every\n"
-            "  down.when condition) for down.idle shrinks it by down.step; nothing is decided\n"
-            "  for cooldown after any change. Each decision is one log line with the signals.\n"
+            "  down.when condition) for down.idle shrinks it by down.step, never below what the\n"
+            "  load needs; nothing is decided for cooldown after any change. Each decision is\n"
+            "  one log line with the signals.\n"
             "  autoscale.min and .max are the pool's bounds (max is given there; min there or\n"
             "  as the pool's min, not both); size, if not given, starts at min. Example:\n"
             "    autoscale: { max: 32, up: { when: [busy > 80%%, refused > 0], for: 1s },\n"

@@ -188,15 +188,19 @@ static void shrink(struct shoal_ctx_s *ctx, shoal_pool_t *p, const reading_t *r,
     const shoal_pool_autoscale_t *a = &p->spec.autoscale;
     shoal_autoscale_state_t *as = &p->el->as;
     uint32_t from = p->target;
-    uint32_t want = from > a->down_step ? from - a->down_step : 0;
+    uint64_t want = from > a->down_step ? from - a->down_step : 0;
+    /* Not below what the load needs: the workers left at no more than the
+     * target busy ratio. A step that would go past it goes as far as that
+     * (a pool at 5 whose load needs 2 goes to 2 with a step of 4; refusing
+     * the step left it at 5 for good). */
+    uint64_t need = ceil_div((uint64_t)r->busy * as->live, target_busy(a));
+    if (want < need)
+        want = need;
     if (want < p->spec.min_size)
         want = p->spec.min_size;
     if (want == 0) /* never to none: down to one (min_size 0 is idle expiry's) */
         want = 1;
     if (want >= from)
-        return;
-    /* The busy ratio the workers left would have: not past the target. */
-    if ((uint64_t)r->busy * as->live > (uint64_t)target_busy(a) * want)
         return;
     uint32_t to = shoal__pool_resize(ctx, p, want);
     if (to >= from)

@@ -458,6 +458,40 @@ static void shrinks_past_floor(void)
     shoal_runtime_destroy(rt);
 }
 
+/* A step down past what the load needs goes as far as that: at 7 workers
+ * under 200 a second of 5 ms (one worker's time: two at the target 60 %
+ * busy), with down.step 4, the pool goes 7 -> 3 -> 2 and stays at 2 --
+ * not 7 -> 3 and then nothing, the step to 1 refused for the load it
+ * would leave one worker (SCALE's autoscale step ended at 5 so). */
+static void shrinks_to_what_the_load_needs(void)
+{
+    atomic_store(&done, 0);
+    shoal_runtime_t *rt = shoal_test_runtime_logged(THREADS, SHOAL_LOG_INFO);
+    shoal_pool_spec_t s = spec_of(SHOAL_POOL_KIND_FORWARD, 7, 16, 4);
+    s.autoscale.down_idle_ms = 400;
+    s.autoscale.down_step = 4;
+    shoal_pid_t p = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
+    load_t l;
+    load_start(&l, rt, p);
+    atomic_store(&l.rate, 200);
+    SHOAL_TEST_WAIT_UNTIL(STATS(rt, p).autoscale_downs == 2, 10.0);
+    shoal_pool_stats_t st = STATS(rt, p);
+    CU_ASSERT_EQUAL(st.autoscale_downs, 2);
+    CU_ASSERT_EQUAL(st.target_size, 2);
+    CU_ASSERT_EQUAL(shoal_test_log_count("auto: autoscale: down 7 -> 3 workers"), 1);
+    CU_ASSERT_EQUAL(shoal_test_log_count("auto: autoscale: down 3 -> 2 workers"), 1);
+    sleep_s(1.5); /* and there it stays: 2 are what the load needs */
+    st = STATS(rt, p);
+    CU_ASSERT_EQUAL(st.target_size, 2);
+    CU_ASSERT_EQUAL(st.autoscale_downs, 2);
+    CU_ASSERT_EQUAL(st.autoscale_ups, 0);
+    load_stop(&l);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&done) == atomic_load(&l.ok), 10.0);
+    CU_ASSERT_EQUAL(atomic_load(&done), atomic_load(&l.ok));
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -473,6 +507,7 @@ int main(void)
         {"a shrink starts the cooldown too", cooldown_after_down},
         {"a command holds until the next decision; bounds hold", commands_and_bounds},
         {"min 0, a step as big as the pool: down to one", shrinks_past_floor},
+        {"a step down stops at what the load needs", shrinks_to_what_the_load_needs},
         {NULL, NULL},
     };
     return shoal_test_run("autoscale", cases);

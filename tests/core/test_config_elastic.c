@@ -500,13 +500,15 @@ static void test_help(void)
         "\n  autoscale.down.idle        duration (250ms, 2s, 1m)       30s              calm this "
         "long before the pool shrinks\n",
         "\n  autoscale.down.step        integer 1..65536               1                workers a "
-        "shrink removes (never to a size whose busy ratio would pass the target)\n",
+        "shrink removes (never below the size whose busy ratio would be the target)\n",
         "\n  autoscale.cooldown         duration (250ms, 2s, 1m)       5s               no "
         "decision this long after any change of size (a decision, a scale, a reload)\n",
         "\nELASTIC POOLS (idle_timeout, max_waiting, autoscale):\n"
         "  For a pool under pools: whose worker is PLUGIN.BEHAVIOUR (forward or pull), not\n"
         "  isolated. autoscale reads three signals 4 times a second: busy (time in handlers\n",
-        "  for cooldown after any change. Each decision is one log line with the signals.\n",
+        "  down.when condition) for down.idle shrinks it by down.step, never below what the\n"
+        "  load needs; nothing is decided for cooldown after any change. Each decision is\n"
+        "  one log line with the signals.\n",
         /* BUG: it said "(give them there or as min/max, not both)": a pool's max
          * without autoscale.max is refused (missing key 'max') */
         "  autoscale.min and .max are the pool's bounds (max is given there; min there or\n"

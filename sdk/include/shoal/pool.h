@@ -89,7 +89,8 @@ typedef struct shoal_pool_restart_s {
  *   message took / target), where target is midway between the busy
  *   thresholds. Shrink: calm for down_idle_ms, and no change for
  *   cooldown_ms, by down_step (down to min_size, and never to none) -- but
- *   never to a size at which the busy ratio would pass the target. Each decision is logged with the
+ *   never below the size at which the busy ratio would be the target (a
+ *   step past it stops there). Each decision is logged with the
  *   signals' values and counted (autoscale_ups, autoscale_downs); a
  *   resize by command (a reload, shoalctl scale) holds until the next.
  * The thresholds have defaults (shoal_pool_spec_init): busy 800/400 permille,
