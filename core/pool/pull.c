@@ -248,21 +248,31 @@ void shoal__pull_wake(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
     grow_if_lazy(rt, tc, p);
 }
 
-/* Puts an admitted item into the buffer and wakes a member if one sleeps;
- * if the pool has ended meanwhile, sweeps (pull.h: its end). */
-void shoal__pull_put(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, shoal_env_t *e)
+/* After n items were put: for each, a member woken if one sleeps (as if
+ * each put had looked on its own); if the pool has ended meanwhile, a
+ * sweep (pull.h: its end). */
+static void put_after(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, size_t n)
 {
     shoal_pull_t *q = p->pull;
-    shoal__inject_push(&q->queue, e); /* counted by its claim [seq_cst] (inject.h) */
-    /* seq_cst: the sender's read of the wake-up pair (pull.h). */
-    if (atomic_load_explicit(&q->sleepers, memory_order_seq_cst) != 0)
-        shoal__pull_wake(rt, tc, p);
-    else
-        grow_if_lazy(rt, tc, p);
+    for (size_t k = 0; k < n; k++) {
+        /* seq_cst: the sender's read of the wake-up pair (pull.h). */
+        if (atomic_load_explicit(&q->sleepers, memory_order_seq_cst) != 0)
+            shoal__pull_wake(rt, tc, p);
+        else
+            grow_if_lazy(rt, tc, p);
+    }
     /* seq_cst: pairs with own_end's store of ended: it sweeps after it, or
      * we see it and sweep ourselves. */
     if (atomic_load_explicit(&p->pull_ended, memory_order_seq_cst))
         sweep(rt, tc, p);
+}
+
+/* Puts an admitted item into the buffer and wakes a member if one sleeps;
+ * if the pool has ended meanwhile, sweeps (pull.h: its end). */
+void shoal__pull_put(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, shoal_env_t *e)
+{
+    shoal__inject_push(&p->pull->queue, e); /* counted by its claim [seq_cst] (inject.h) */
+    put_after(rt, tc, p, 1);
 }
 
 /* Admits up to `want` items (pull.h: admission), the source's `reserved`
@@ -345,6 +355,9 @@ static int pull_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g,
     return SHOAL_OK;
 }
 
+/* The most items route_many puts into the buffer with one claim. */
+#define PUT_BATCH 64u
+
 /* route_many (actor/group.h): admitted as many at a time as there is room
  * for, until none is. The source's items go one by one (its reserved
  * room). */
@@ -371,8 +384,17 @@ static int pull_route_many(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_
         for (uint64_t i = 0; i < got; i++)
             admitted(tc, p, envs[done + i]);
         shoal__stripe_add(&st->forwarded, got, shared);
-        for (uint64_t i = 0; i < got; i++)
-            shoal__pull_put(rt, tc, p, envs[done + i]);
+        /* Into the buffer with one claim for as many as fit a batch (counted
+         * by it [seq_cst], inject.h), then the look for sleeping members. */
+        for (uint64_t i = 0; i < got;) {
+            void *batch[PUT_BATCH];
+            size_t k = 0;
+            for (; k < PUT_BATCH && i + k < got; k++)
+                batch[k] = envs[done + i + k];
+            shoal__inject_push_many(&q->queue, batch, k);
+            put_after(rt, tc, p, k);
+            i += k;
+        }
         done += (uint32_t)got;
     }
     *took = done;

@@ -46,7 +46,9 @@ void shoal__inject_fini(shoal_inject_t *q)
     pthread_mutex_destroy(&q->lock);
 }
 
-static bool ring_push(shoal_inject_t *q, void *a)
+/* Claims n cells at once and fills them with a[0 .. n): false when the
+ * ring has no room for all n (nothing pushed). */
+static bool ring_push_n(shoal_inject_t *q, void *const *a, size_t n)
 {
     size_t size = q->mask + 1;
     size_t pos = atomic_load_explicit(&q->enq_pos, memory_order_relaxed);
@@ -54,32 +56,36 @@ static bool ring_push(shoal_inject_t *q, void *a)
         /* acquire: pairs with the release store of deq_seen below, by
          * another producer, which carries its acquire of deq_pos. */
         size_t deq = atomic_load_explicit(&q->deq_seen, memory_order_acquire);
-        if (pos - deq >= size) {
+        if (pos - deq > size - n) {
             /* Full as far as deq_seen tells (or pos is stale): deq_pos
              * itself. acquire: pairs with the consumers' claims [release]
              * -- what they read of the cells is read before we write. */
             deq = atomic_load_explicit(&q->deq_pos, memory_order_acquire);
             atomic_store_explicit(&q->deq_seen, deq, memory_order_release);
-            if ((intptr_t)(pos - deq) < 0 || pos - deq >= size) {
+            if ((intptr_t)(pos - deq) < 0 || pos - deq > size - n) {
                 size_t now = atomic_load_explicit(&q->enq_pos, memory_order_relaxed);
-                if (now == pos && pos - deq >= size)
+                if (now == pos && (intptr_t)(pos - deq) >= 0)
                     return false; /* full */
                 pos = now;
                 continue;
             }
         }
-        /* seq_cst: the claim counts the item, the producer's half of the
+        /* seq_cst: the claim counts the items, the producer's half of the
          * no-lost-wake-up pair (inject.h). */
-        if (atomic_compare_exchange_weak_explicit(&q->enq_pos, &pos, pos + 1, memory_order_seq_cst,
+        if (atomic_compare_exchange_weak_explicit(&q->enq_pos, &pos, pos + n, memory_order_seq_cst,
                                                   memory_order_relaxed)) {
-            shoal_inject_cell_t *c = cell_at(q, pos);
-            atomic_store_explicit(&c->item, a, memory_order_relaxed);
-            /* release: pairs with the consumer's seq load [acquire]. */
-            atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
+            for (size_t k = 0; k < n; k++) {
+                shoal_inject_cell_t *c = cell_at(q, pos + k);
+                atomic_store_explicit(&c->item, a[k], memory_order_relaxed);
+                /* release: pairs with the consumer's seq load [acquire]. */
+                atomic_store_explicit(&c->seq, pos + k + 1, memory_order_release);
+            }
             return true;
         }
     }
 }
+
+static bool ring_push(shoal_inject_t *q, void *a) { return ring_push_n(q, &a, 1); }
 
 static void *ring_pop(shoal_inject_t *q)
 {
@@ -164,6 +170,18 @@ void shoal__inject_push(shoal_inject_t *q, void *a)
         __builtin_expect(ring_push(q, a), 1))
         return;
     push_slow(q, a);
+}
+
+void shoal__inject_push_many(shoal_inject_t *q, void *const *items, size_t n)
+{
+    if (n == 0)
+        return;
+    if (n > q->mask + 1 ||
+        atomic_load_explicit(&q->overflow_len, memory_order_relaxed) != 0 ||
+        !ring_push_n(q, items, n)) {
+        for (size_t k = 0; k < n; k++) /* one at a time, into the overflow if need be */
+            shoal__inject_push(q, items[k]);
+    }
 }
 
 /* shoal__inject_take's part from the overflow, under the lock (apart, as

@@ -18,8 +18,9 @@
  * that wrote it to the consumer that reads it and never back, and no
  * producer waits for a line a consumer wrote.
  *   publish   cell p carries seq = p + 1 once item p is in it. A producer
- *             claims position p (CAS on enq_pos: p -> p + 1), writes the
- *             item [relaxed] and stores seq = p + 1 [release]. A cell that
+ *             claims position p (CAS on enq_pos: p -> p + 1; or p .. p + n
+ *             - 1 at once, p -> p + n, each then filled in order), writes
+ *             the item [relaxed] and stores seq = p + 1 [release]. A cell that
  *             holds no item of this lap has an older seq (it starts at
  *             p + 1 - size): a consumer reads that as nothing published.
  *   take      a consumer at deq_pos = p loads cell p's seq [acquire, pairs
@@ -85,6 +86,9 @@ typedef struct shoal_inject_s {
 int shoal__inject_init(shoal_inject_t *q, size_t size_pow2, bool spread);
 void shoal__inject_fini(shoal_inject_t *q);
 void shoal__inject_push(shoal_inject_t *q, void *item);
+/* Pushes items[0 .. n) in that order, claimed at once when the ring has
+ * room for all of them (else one at a time, as shoal__inject_push). */
+void shoal__inject_push_many(shoal_inject_t *q, void *const *items, size_t n);
 /* Takes up to n items, oldest first; returns how many. */
 size_t shoal__inject_take(shoal_inject_t *q, void **out, size_t n);
 

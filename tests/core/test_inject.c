@@ -148,6 +148,46 @@ static void interleaved_pushes_and_takes_stay_fifo(void)
     shoal__inject_fini(&q);
 }
 
+/* push_many: all at once when they fit (one claim: the ring's count moves
+ * by n), else one at a time -- into the overflow past the ring -- and
+ * FIFO either way, among single pushes too; n = 0 pushes nothing. */
+static void push_many_is_fifo_and_spills_when_it_must(void)
+{
+    shoal_inject_t q;
+    CU_ASSERT_EQUAL_FATAL(init(&q), SHOAL_OK);
+    void *batch[32];
+    for (uint32_t i = 0; i < 32; i++)
+        batch[i] = fake(i);
+    shoal__inject_push_many(&q, batch, 0);
+    CU_ASSERT_EQUAL(count(&q), 0);
+    shoal__inject_push(&q, fake(100));
+    shoal__inject_push_many(&q, batch, 4); /* 0..3 */
+    CU_ASSERT_EQUAL(atomic_load(&q.enq_pos), 5);
+    CU_ASSERT_EQUAL(atomic_load(&q.overflow_len), 0);
+    shoal__inject_push(&q, fake(101));
+    shoal__inject_push_many(&q, batch + 4, 3); /* 4..6: room for 2 in the ring */
+    CU_ASSERT_EQUAL(count(&q), 9);
+    CU_ASSERT_EQUAL(atomic_load(&q.overflow_len), 1);
+    void *out[64];
+    CU_ASSERT_EQUAL(shoal__inject_take(&q, out, 64), 9);
+    const uint32_t want[9] = {100, 0, 1, 2, 3, 101, 4, 5, 6};
+    for (uint32_t i = 0; i < 9; i++)
+        CU_ASSERT_PTR_EQUAL(out[i], fake(want[i]));
+    CU_ASSERT_EQUAL(count(&q), 0);
+    CU_ASSERT_EQUAL(shoal__inject_take(&q, out, 64), 0);
+    /* More than the ring holds: the ring, then the overflow, in order. */
+    shoal_inject_t r;
+    CU_ASSERT_EQUAL_FATAL(init(&r), SHOAL_OK);
+    shoal__inject_push_many(&r, batch, 20);
+    CU_ASSERT_EQUAL(count(&r), 20);
+    CU_ASSERT_EQUAL(atomic_load(&r.overflow_len), 20 - SMALL);
+    CU_ASSERT_EQUAL(shoal__inject_take(&r, out, 64), 20);
+    for (uint32_t i = 0; i < 20; i++)
+        CU_ASSERT_PTR_EQUAL(out[i], fake(i));
+    shoal__inject_fini(&r);
+    shoal__inject_fini(&q);
+}
+
 /* ---- threads -------------------------------------------------------------- */
 
 #define PRODUCERS 2
@@ -156,6 +196,9 @@ static void interleaved_pushes_and_takes_stay_fifo(void)
 
 typedef struct mpmc_s {
     shoal_inject_t q;
+    int consumers;
+    uint32_t last[PRODUCERS]; /* one consumer: each producer's last item + 1 */
+    _Atomic unsigned disorder;
     _Atomic uint8_t *seen;
     _Atomic unsigned taken;
     _Atomic unsigned bad;
@@ -168,13 +211,26 @@ typedef struct parg_s {
     uint32_t id;
 } parg_t;
 
+/* Producer 0 pushes in batches of 1 to 9 (push_many), the others one at a
+ * time. */
 static void *producer(void *p)
 {
     parg_t *a = p;
     while (!atomic_load(&a->m->go))
         ;
-    for (uint32_t i = 0; i < PER_PRODUCER; i++)
-        shoal__inject_push(&a->m->q, fake(a->id * PER_PRODUCER + i));
+    for (uint32_t i = 0; i < PER_PRODUCER;) {
+        if (a->id != 0) {
+            shoal__inject_push(&a->m->q, fake(a->id * PER_PRODUCER + i++));
+            continue;
+        }
+        void *batch[9];
+        uint32_t n = 1 + i % 9;
+        n = n < PER_PRODUCER - i ? n : PER_PRODUCER - i;
+        for (uint32_t k = 0; k < n; k++)
+            batch[k] = fake(a->id * PER_PRODUCER + i + k);
+        shoal__inject_push_many(&a->m->q, batch, n);
+        i += n;
+    }
     atomic_fetch_add(&a->m->producers_done, 1);
     return NULL;
 }
@@ -199,6 +255,12 @@ static void *consumer(void *p)
             }
             atomic_fetch_add_explicit(&m->seen[v], 1, memory_order_relaxed);
             atomic_fetch_add(&m->taken, 1);
+            if (m->consumers == 1) { /* each producer's items in its order */
+                uint32_t pr = v / PER_PRODUCER, idx = v % PER_PRODUCER;
+                if (idx + 1 <= m->last[pr])
+                    atomic_fetch_add(&m->disorder, 1);
+                m->last[pr] = idx + 1;
+            }
         }
     }
     return NULL;
@@ -209,6 +271,7 @@ static void run_mpmc(int consumers)
     mpmc_t *m = calloc(1, sizeof *m);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     CU_ASSERT_EQUAL_FATAL(init(&m->q), SHOAL_OK);
+    m->consumers = consumers;
     m->seen = calloc(ITEMS, sizeof *m->seen);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m->seen);
     pthread_t pt[PRODUCERS], ct[2];
@@ -231,6 +294,7 @@ static void run_mpmc(int consumers)
         dup += n > 1;
     }
     CU_ASSERT_EQUAL(atomic_load(&m->bad), 0);
+    CU_ASSERT_EQUAL(atomic_load(&m->disorder), 0);
     CU_ASSERT_EQUAL(missing, 0);
     CU_ASSERT_EQUAL(dup, 0);
     CU_ASSERT_EQUAL(atomic_load(&m->taken), ITEMS);
@@ -318,10 +382,13 @@ int main(void)
         {"overflow grows while wrapped", overflow_grows_while_wrapped},
         {"interleaved pushes and takes stay FIFO", interleaved_pushes_and_takes_stay_fifo},
         {"2 producers, 2 consumers: every item once", two_producers_two_consumers_every_item_once},
-        {"2 producers, 1 consumer: every item once", two_producers_one_consumer_every_item_once},
+        {"2 producers, 1 consumer: every item once, each producer's in order",
+         two_producers_one_consumer_every_item_once},
         {"a stalled producer does not let the overflow overtake the ring",
          stalled_producer_does_not_let_the_overflow_overtake_the_ring},
         {"cells are where the shape says", cells_are_where_the_shape_says},
+        {"push_many is FIFO, and spills one at a time when it must",
+         push_many_is_fifo_and_spills_when_it_must},
         {NULL, NULL},
     };
     int rc = shoal_test_run("inject, packed", cases);
