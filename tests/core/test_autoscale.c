@@ -218,6 +218,32 @@ static void steady_no_flap(void)
     shoal_runtime_destroy(rt);
 }
 
+/* ---- a decision's size, from its own reading ------------------------------------ */
+
+/* The first grow decision in the kept log went from the spec's size to
+ * exactly what its own reading asked for: the larger of size + up.step and
+ * the workers its line says the load needs at the target busy ratio, no
+ * more than max (autoscale.c, grow). The pool's signals may be a queue
+ * wait or refusals, but the size is always the reading's. */
+static void assert_first_up_exact(const shoal_pool_spec_t *s)
+{
+    char line[512];
+    bool found = shoal_test_log_line("autoscale: up ", line, sizeof line);
+    CU_ASSERT_FATAL(found);
+    unsigned from = 0, to = 0, need = 0;
+    const char *a = strstr(line, "autoscale: up ");
+    const char *b = strstr(line, " us a message: ");
+    CU_ASSERT_FATAL(a != NULL && b != NULL);
+    CU_ASSERT_EQUAL_FATAL(sscanf(a, "autoscale: up %u -> %u workers", &from, &to), 2);
+    CU_ASSERT_EQUAL_FATAL(sscanf(b, " us a message: %u workers at", &need), 1);
+    unsigned want = from + s->autoscale.up_step;
+    want = need > want ? need : want;
+    want = want < s->max_size ? want : s->max_size;
+    CU_ASSERT_EQUAL(from, s->size);
+    CU_ASSERT_EQUAL(to, want);
+    printf("\n    first decision %u -> %u (the reading needed %u) ", from, to, need);
+}
+
 /* ---- the queue-wait signal ------------------------------------------------------- */
 
 /* No refusals (a deep mailbox, or buffer) but a growing queue: wait_p99
@@ -239,6 +265,7 @@ static void grows_on_wait_case(uint32_t kind)
     CU_ASSERT(st.target_size >= 2);
     CU_ASSERT_EQUAL(st.messages_unhandled, 0);
     shoal_test_assert_logged("us > 5000us for ");
+    assert_first_up_exact(&s);
     load_stop(&l);
     shoal_runtime_destroy(rt);
 }
@@ -297,6 +324,7 @@ static void grows_on_refusals_case(uint32_t kind)
     CU_ASSERT(st.messages_unhandled > 0);
     shoal_test_assert_logged("auto: autoscale: up 1 -> ");
     shoal_test_assert_logged("/s > 0/s for ");
+    assert_first_up_exact(&s);
     load_stop(&l);
     shoal_runtime_destroy(rt);
 }

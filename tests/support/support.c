@@ -232,6 +232,26 @@ unsigned shoal_test_log_count(const char *what)
     return n;
 }
 
+bool shoal_test_log_line(const char *what, char *out, size_t n)
+{
+    bool found = false;
+    pthread_mutex_lock(&log_lock);
+    for (const char *line = log_text; *line != '\0' && !found;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        const char *hit = strstr(line, what);
+        if (hit != NULL && hit + strlen(what) <= line + len) {
+            size_t k = len < n - 1 ? len : n - 1;
+            memcpy(out, line, k);
+            out[k] = '\0';
+            found = true;
+        }
+        line += len + (end ? 1 : 0);
+    }
+    pthread_mutex_unlock(&log_lock);
+    return found;
+}
+
 void shoal_test_assert_logged(const char *what)
 {
     bool yes = shoal_test_log_has(what);

@@ -44,6 +44,10 @@ bool shoal_test_log_has(const char *what);
 /* How many kept log lines contain `what`. */
 unsigned shoal_test_log_count(const char *what);
 
+/* The first kept log line containing `what`, into out (cut to n - 1
+ * characters, no newline); false if none. */
+bool shoal_test_log_line(const char *what, char *out, size_t n);
+
 /* CU_ASSERT that the kept log contains `what`; prints the log if not. */
 void shoal_test_assert_logged(const char *what);
 
