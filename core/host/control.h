@@ -13,8 +13,9 @@
  *             | call [type=N] POOL DATA [TIMEOUT_MS] | scale POOL N
  *             | scale POOL MIN..MAX | epic POOL [ARGS] | reload | diff [PATH]
  *             | stop
- * DATA is the rest of the line after POOL (and before TIMEOUT_MS for
- * call: the last word, if it is a number, is the timeout).
+ * DATA is the rest of the line after POOL and its one separator, spaces
+ * included (and before TIMEOUT_MS for call: the last word, if it is a
+ * number, is the timeout -- `call P  5000` is an empty DATA).
  *
  *   status      takes no argument ("2 usage: status" otherwise); the body is
  *               a line per fact (generation, reloads, threads, ledger,

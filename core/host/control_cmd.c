@@ -387,8 +387,11 @@ static void send_or_call(shoal_control_t *c, shoal_control_conn_t *k, const char
         shoal__control_say(k, "1 unknown pool '%s'\n", name);
         return;
     }
-    while (*rest == ' ')
-        rest++;
+    /* DATA is the rest after POOL's one separator, as sent: its spaces
+     * are its own. A call's last word, when it is a number, is the
+     * timeout: shoalctl always sends one, so `call P  5000` is an empty
+     * DATA with 5000 ms (taking DATA's leading spaces off first made
+     * "5000" the DATA, and the default the timeout). */
     if (cmd[0] == 's') {
         int rc = shoal_runtime_send(c->h->rt, hp->pid, type, rest, strlen(rest));
         shoal__control_say(k, rc == SHOAL_OK ? "0 ok\n" : "1 %s\n", shoal_strerror(rc));
@@ -401,6 +404,16 @@ static void send_or_call(shoal_control_t *c, shoal_control_conn_t *k, const char
         *sp = '\0';
     }
     job(c, k, SHOAL_CONTROL_OP_CALL, hp, true, SHOAL_AGENT_CALL, type, rest, strlen(rest), timeout);
+}
+
+/* Whether a pool left with no worker would stay so: its autoscale grows
+ * only on busy (0% with no worker) and no idle_timeout starts a worker
+ * for a send -- the config refuses such a pool (config_elastic.c). */
+static bool stays_empty(const shoal_pool_stats_t *st)
+{
+    return st->autoscale != 0 &&
+           (st->autoscale & (SHOAL_AUTOSCALE_WAIT | SHOAL_AUTOSCALE_REFUSED)) == 0 &&
+           st->idle_timeout_ms == 0;
 }
 
 /* scale POOL N: SET_SIZE, clamped to the pool's bounds. scale POOL
@@ -434,6 +447,15 @@ static void scale(shoal_control_t *c, shoal_control_conn_t *k, char *rest)
                            "1 %s is a checkout pool: its members are set by init and max in the "
                            "config, which a reload applies live (members in use untouched)\n",
                            name);
+        return;
+    }
+    if (stays_empty(&st) && (bounds ? min == 0 : n == 0 && st.min_size == 0)) {
+        shoal__control_say(k,
+                           "1 %s: %s would let it end with no worker, and nothing would start "
+                           "one: its autoscale grows on busy only (0%% with no worker) and it has "
+                           "no idle_timeout; keep min >= 1 (a reload with up.when on refused or "
+                           "wait_p99, or idle_timeout, allows 0)\n",
+                           name, bounds ? "min 0" : "0 workers");
         return;
     }
     if (!bounds) {

@@ -66,9 +66,9 @@ int shoal__host_isolated_spec(const shoal_config_t *c, const shoal_config_pool_t
     return shoal__isolated_launch(c, cp, gen, launch, why, why_size);
 }
 
-/* How long a pool's first workers may take to start at shoald's start: a
- * checkout pool's fail by themselves after member_start_timeout, which may
- * be longer. */
+/* How long a pool's first workers may take to start at shoald's start or
+ * in its reloads: a checkout pool's fail by themselves after
+ * member_start_timeout, which may be longer. */
 static uint64_t start_timeout_ms(const shoal_config_pool_t *cp)
 {
     uint64_t t = SHOAL_HOST_START_TIMEOUT_MS;
@@ -113,8 +113,9 @@ int shoal__host_start_pool(shoal_host_t *h, const shoal_config_t *c, const shoal
         }
     }
     shoal_pool_hold_t hold = shoal__code_hold(code);
-    /* A reload's start keeps the 10 s bound: the host thread hears no
-     * signal meanwhile (shoald's own start does: opts->interrupted). */
+    /* Without a way to hear a stop (opts->interrupted: shoald's start and
+     * its reloads have one), the 10 s bound: the host thread hears no
+     * signal meanwhile. */
     uint64_t timeout = opts != NULL && opts->interrupted != NULL ? start_timeout_ms(cp)
                                                                  : SHOAL_HOST_START_TIMEOUT_MS;
     rc = shoal__pool_start_ex(h->rt, &specs[0], &hold, opts, timeout, pid, why, why_size);

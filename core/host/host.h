@@ -108,6 +108,13 @@ typedef struct shoal_host_s {
     /* While shoal__host_start_ex runs: its `interrupted` (NULL after). */
     bool (*start_interrupted)(void *arg);
     void *start_arg;
+    /* Set by shoald once started: whether a stop (SIGTERM, SIGINT) waits,
+     * asked while a reload waits for new workers' init -- which then fails
+     * the reload at once (nothing changed) and may wait as long as a
+     * start does (a checkout pool's member_start_timeout). NULL: never,
+     * and the wait is SHOAL_HOST_START_TIMEOUT_MS. */
+    bool (*reload_interrupted)(void *arg);
+    void *reload_arg;
 } shoal_host_t;
 
 /* Adds hook to those h's reloads call (host thread). SHOAL_ELIMIT past

@@ -251,11 +251,14 @@ pools:
   one:
     worker: echo.echo
     size: 1
+  auto:
+    worker: echo.echo
+    autoscale: { min: 1, max: 4, up: { when: busy > 50%, for: 250ms }, down: { idle: 500ms }, cooldown: 250ms }
 YAML
 # --control, before the file: the socket is other.sock, not the file's ctl.sock.
 "$shoald" --control "$tmp/other.sock" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
-wait_for "running $tmp/s.yaml: 2 pools"
+wait_for "running $tmp/s.yaml: 3 pools"
 [ -S "$tmp/other.sock" ] && [ ! -e "$tmp/ctl.sock" ] || fail "--control: $(ls "$tmp")"
 export SHOAL_SOCKET=$tmp/other.sock
 
@@ -275,6 +278,21 @@ expect 0 "hello 42" ""
 what="call api 7"
 run "$shoalctl" call api 7
 expect 0 "7" ""
+# Empty DATA, and DATA's own leading spaces: DATA is what follows POOL's
+# one separator (shoald took the spaces off, and with them made the
+# call's timeout, the last word shoalctl always sends, its DATA: "5000").
+what="call api ''"
+run "$shoalctl" call api ''
+expect 0 "" ""
+printf '\n' > "$tmp/want"
+cmp "$tmp/out" "$tmp/want" || fail "$what: not one empty line: $(od -c "$tmp/out")"
+what="call --timeout 250 api ''"
+run "$shoalctl" call --timeout 250 api ''
+cmp "$tmp/out" "$tmp/want" || fail "$what: not one empty line: $(od -c "$tmp/out")"
+what="call --raw api ' x'"
+run "$shoalctl" call --raw api ' x'
+printf ' x' > "$tmp/want"
+cmp "$tmp/out" "$tmp/want" || fail "$what: $(od -c "$tmp/out")"
 what="call with UTF-8 text"
 run "$shoalctl" call api 'héllo wörld'
 expect 0 "héllo wörld" ""
@@ -317,6 +335,19 @@ expect 0 "api: 3 workers" ""
 what="scale api 0"
 run "$shoalctl" scale api 0
 expect 0 "api: 1 worker (asked 0; clamped to min 1)" ""
+# A pool whose autoscale grows on busy only, without idle_timeout, is never
+# let down to 0 workers: busy stays 0 % then, and nothing would start one
+# (the config refuses such a pool the same way).
+what="scale auto 0..4"
+run "$shoalctl" scale auto 0..4
+expect 1 "" "shoalctl: auto: min 0 would let it end with no worker, and nothing would start one: its autoscale grows on busy only (0% with no worker) and it has no idle_timeout; keep min >= 1 (a reload with up.when on refused or wait_p99, or idle_timeout, allows 0)"
+what="scale auto 1..3"
+run "$shoalctl" scale auto 1..3
+expect 0 "auto: bounds 1..3, 1 worker" ""
+"$shoalctl" status | grep -q '^pool auto size 1 ' || fail "auto: $("$shoalctl" status | grep '^pool auto')"
+what="scale auto 1..4"
+run "$shoalctl" scale auto 1..4
+expect 0 "auto: bounds 1..4, 1 worker" ""
 # scale MIN..MAX: the bounds live, the size clamped into them and said;
 # a max past the 8 api started with is refused (exit 1).
 what="scale api 2..4"
@@ -359,14 +390,16 @@ expect 0 "generation 1 -> 2: replace api (kind forward -> pull: a new pool under
 # shoald --check --diff: at --control, options in any order.
 what="shoald --control S --diff --check FILE"
 run "$shoald" --control "$tmp/other.sock" --diff --check "$tmp/t.yaml"
-expect 0 "$tmp/t.yaml: ok: 1 plugin, 2 pools (0 nested)
+expect 0 "$tmp/t.yaml: ok: 1 plugin, 3 pools (0 nested)
 plugin echo: $plugins/echo/echo.so (a path in the config)
+pool auto: elastic, 1..4 workers (starts with 1), idle_timeout 0ms (never), max_waiting 0 (no bound), autoscale up when busy > 50% for 250ms (+1 at least); down when busy <= 25% for 500ms (-1); cooldown 250ms
 generation 1 -> 2: api size 1 -> 4" ""
 # Without --control: FILE's runtime.control, which nobody serves here.
 what="shoald --check --diff FILE (its runtime.control)"
 run "$shoald" --check --diff "$tmp/t.yaml"
-expect 2 "$tmp/t.yaml: ok: 1 plugin, 2 pools (0 nested)
-plugin echo: $plugins/echo/echo.so (a path in the config)" "shoald: cannot reach shoald at $tmp/ctl.sock (the config's runtime.control): No such file or directory"
+expect 2 "$tmp/t.yaml: ok: 1 plugin, 3 pools (0 nested)
+plugin echo: $plugins/echo/echo.so (a path in the config)
+pool auto: elastic, 1..4 workers (starts with 1), idle_timeout 0ms (never), max_waiting 0 (no bound), autoscale up when busy > 50% for 250ms (+1 at least); down when busy <= 25% for 500ms (-1); cooldown 250ms" "shoald: cannot reach shoald at $tmp/ctl.sock (the config's runtime.control): No such file or directory"
 what="shoald --check --control without --diff"
 run "$shoald" --check --control "$tmp/other.sock" "$tmp/t.yaml"
 expect 2 "" "shoald: --control asks a running shoald: it goes with --check --diff

@@ -1,0 +1,76 @@
+#!/bin/bash
+# test_reload_slow_start.sh BUILD_DIR - a reload whose new workers take
+# long in init: it allows them what a start does, hears a stop meanwhile,
+# and a stop after it gave up on one does not wait for that init.
+#
+#   1. A checkout pool added by a reload whose member takes 11 s to
+#      connect, with member_start_timeout 20s: the reload waits for it and
+#      succeeds (it had 10 s whatever the config said: "did not start
+#      within 10000 ms").
+#   2. SIGTERM while a reload waits for a worker whose init takes 30 s:
+#      the reload fails at once, saying so, nothing changed; shoald drains
+#      (0 pools busy), waits for the init up to the drain's end (1 s), names
+#      it in the log and exits 3 -- not 0 once the init returns, 30 s
+#      later, after SIGTERM and SIGINT went unheard.
+. "$(dirname "$0")/lib.sh" "$1"
+export SHOAL_SOCKET=$tmp/ctl.sock
+
+header() {
+    cat <<YAML
+runtime: { control: ctl.sock }
+log: { level: info }
+shutdown: { drain: 1s }
+plugins:
+  echo: $plugins/echo/echo.so
+  conn: $plugins/conn/conn.so
+pools:
+  api: { worker: echo.echo, size: 2 }
+YAML
+}
+now_ms() { date +%s%3N; }
+
+# ---- 1. member_start_timeout past 10 s, on a reload ----------------------------
+write ""
+"$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+pid=$!
+wait_for "running $tmp/s.yaml: 1 pool"
+write "  db: { kind: checkout, member: conn.conn, init: 1, max: 2, member_start_timeout: 20s, args: { connect: 11s } }"
+t0=$(now_ms)
+out=$("$shoalctl" --timeout 30000 reload 2>&1); rc=$?
+t1=$(now_ms)
+[ $rc -eq 0 ] || fail "a reload whose member connects in 11 s (member_start_timeout 20s): exit $rc ($out)"
+[ "$(gen)" = 2 ] || fail "generation $(gen), not 2"
+[ $((t1 - t0)) -ge 10500 ] || fail "the reload took $((t1 - t0)) ms: the member's 11 s connect was not waited for"
+"$shoalctl" status | grep -q '^pool db size 1 ' || fail "db is not there: $("$shoalctl" status)"
+[ "$("$shoalctl" call api still-here)" = still-here ] || fail "api no longer answers"
+echo "1: the reload waited $((t1 - t0)) ms for the member, and succeeded"
+
+# ---- 2. SIGTERM while a reload waits for an init ---------------------------------
+write "  db: { kind: checkout, member: conn.conn, init: 1, max: 2, member_start_timeout: 20s, args: { connect: 11s } }
+  slow: { worker: conn.conn, size: 1, args: { connect: 30s } }"
+"$shoalctl" --timeout 40000 reload > "$tmp/reload.out" 2>&1 &
+ctl=$!
+sleep 0.5
+t0=$(now_ms)
+kill -TERM "$pid"
+wait $ctl
+rc=$?
+out=$(cat "$tmp/reload.out")
+want="shoalctl: reload failed: $tmp/s.yaml:10:9: pools.slow: cannot start: interrupted while its workers started; generation 2 keeps running"
+[ $rc -eq 1 ] && [ "$out" = "$want" ] || fail "the reload a SIGTERM interrupted: exit $rc: $out
+want: $want"
+wait "$pid"
+rc=$?
+t1=$(now_ms)
+pid=
+[ $rc -eq 3 ] || fail "shoald exited $rc after SIGTERM, not 3"
+[ $((t1 - t0)) -lt 5000 ] || fail "shoald took $((t1 - t0)) ms to stop: it waited for the 30 s init"
+grep -q "reload failed (1 so far), generation 2 keeps running: $tmp/s.yaml:10:9: pools.slow: cannot start: interrupted while its workers started" "$log" ||
+    fail "no reload failure in the log"
+grep -q "SIGTERM: draining every pool (at most 1000 ms)" "$log" || fail "no drain"
+grep -Eq "> slow/conn: shutdown: still in its handler after [0-9.]+ s \(.*\): not waited for" "$log" ||
+    fail "the init left running is not named"
+grep -Eq "drained for [0-9]+ ms; 0 pools still busy, but 1 handler still in plugin code: exiting without waiting for it \(status 3\)" "$log" ||
+    fail "no exit line"
+echo "2: SIGTERM stopped the reload and shoald in $((t1 - t0)) ms, exit 3"
+echo "ok: test_reload_slow_start"
