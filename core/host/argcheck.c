@@ -48,7 +48,7 @@ static bool ranged(const shoal_arg_spec_t *s) { return s->min != 0 || s->max != 
 static bool takes_range(uint32_t type)
 {
     return type == SHOAL_ARG_INT || type == SHOAL_ARG_DURATION || type == SHOAL_ARG_DURATION_US ||
-           type == SHOAL_ARG_SIZE;
+           type == SHOAL_ARG_SIZE || type == SHOAL_ARG_STRING; /* a string's: its length */
 }
 
 /* us as it would be written: the largest unit that divides it ("1h",
@@ -129,7 +129,15 @@ static int check_value(const shoal_arg_spec_t *s, const shoal_node_t *holder, co
     int rc;
     switch (s->type) {
     case SHOAL_ARG_STRING:
-        return shoal__arg_string(holder, key, 0, &str, err);
+        rc = shoal__arg_string(holder, key, 0, &str, err);
+        if (rc != SHOAL_OK || !ranged(s))
+            return rc;
+        size_t len = strlen(str);
+        if (len >= (uint64_t)s->min && len <= (uint64_t)s->max)
+            return SHOAL_OK;
+        return shoal__arg_error(err, holder, key,
+                                "%zu bytes long: expected %" PRId64 " to %" PRId64 " bytes", len,
+                                s->min, s->max);
     case SHOAL_ARG_INT:
         return shoal__arg_int(holder, key, 0, ranged(s) ? s->min : INT64_MIN,
                               ranged(s) ? s->max : INT64_MAX, &i, err);
@@ -243,8 +251,8 @@ static int check_spec(const char *owner, const shoal_arg_spec_t *s, char *why, s
                       owner, s->key, type);
     if (ranged(s) && !takes_range(s->type))
         return refuse(why, size,
-                      "behaviour '%s' arg '%s': a range is for an integer, a duration or a "
-                      "size, not a %s (leave min and max 0)",
+                      "behaviour '%s' arg '%s': a range is for an integer, a duration, a "
+                      "size or a string's length, not a %s (leave min and max 0)",
                       owner, s->key, type);
     if (ranged(s) && s->min > s->max)
         return refuse(why, size,
@@ -384,6 +392,8 @@ static void row_of(const shoal_arg_spec_t *s, row_t *r)
             snprintf(range, size, "<= %" PRId64, s->max);
         else
             snprintf(range, size, "%" PRId64 "..%" PRId64, s->min, s->max);
+    } else if (ranged(s) && s->type == SHOAL_ARG_STRING) {
+        snprintf(range, size, "%" PRId64 "..%" PRId64 " bytes", s->min, s->max);
     } else if (ranged(s) && s->max == INT64_MAX) {
         snprintf(range, size, ">= %s", bound_text(s->type, s->min, lo, sizeof lo));
     } else if (ranged(s)) {

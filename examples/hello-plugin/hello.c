@@ -109,13 +109,16 @@ static void hello_terminate(shoal_ctx_t *ctx, void *state, int reason)
               st->messages, reason ? shoal_errname(reason) : "normal");
 }
 
-/* The args init reads: key, type, default (as written in YAML) and a line
- * of doc, ended by a NULL key. The schema only checks; init above still
- * applies the default itself, and checks the length (no schema field for
- * that). */
+/* The args init reads: key, type, its length (min and max bytes), default
+ * (as written in YAML) and a line of doc, ended by a NULL key. The schema
+ * only checks -- shoald --check and a reload refuse a longer name before
+ * any init runs; init above still applies the default itself, and checks
+ * the length for a host that has no schema. */
 static const shoal_arg_spec_t hello_args[] = {
     {.key = "name",
      .type = SHOAL_ARG_STRING,
+     .min = 0,
+     .max = HELLO_NAME_MAX,
      .def = "world",
      .doc = "who to greet, at most 64 bytes: calls are answered \"hello, <name>\""},
     {.key = NULL},

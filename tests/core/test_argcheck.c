@@ -97,15 +97,22 @@ static const schema_case_t schema_cases[] = {
     {{OK_SPEC, {.key = "name", .type = SHOAL_ARG_STRING, .choices = modes}, END},
      "behaviour 'p.b' arg 'name': choices are for an enum, not a string"},
     /* ranges */
-    {{OK_SPEC, {.key = "name", .type = SHOAL_ARG_STRING, .max = 5}, END},
-     "behaviour 'p.b' arg 'name': a range is for an integer, a duration or a size, not a string "
-     "(leave min and max 0)"},
+    /* a string's: its length in bytes (ABI 1.11) */
+    {{OK_SPEC, {.key = "name", .type = SHOAL_ARG_STRING, .max = 5}, END}, NULL},
+    {{OK_SPEC, {.key = "name", .type = SHOAL_ARG_STRING, .min = 6, .max = 5}, END},
+     "behaviour 'p.b' arg 'name': range 6..5 has min above max"},
+    {{OK_SPEC, {.key = "name", .type = SHOAL_ARG_STRING, .min = -1, .max = 5}, END},
+     "behaviour 'p.b' arg 'name': a string range cannot start below 0"},
+    {{OK_SPEC, {.key = "name", .type = SHOAL_ARG_STRING, .max = 5, .def = "world"}, END}, NULL},
+    {{OK_SPEC, {.key = "name", .type = SHOAL_ARG_STRING, .max = 4, .def = "world"}, END},
+     "behaviour 'p.b' arg 'name': default 'world' is not valid: 5 bytes long: expected 0 to 4 "
+     "bytes"},
     {{OK_SPEC, {.key = "on", .type = SHOAL_ARG_BOOL, .min = 1, .max = 1}, END},
-     "behaviour 'p.b' arg 'on': a range is for an integer, a duration or a size, not a bool "
-     "(leave min and max 0)"},
+     "behaviour 'p.b' arg 'on': a range is for an integer, a duration, a size or a string's "
+     "length, not a bool (leave min and max 0)"},
     {{OK_SPEC, {.key = "mode", .type = SHOAL_ARG_ENUM, .choices = modes, .max = 1}, END},
-     "behaviour 'p.b' arg 'mode': a range is for an integer, a duration or a size, not a enum "
-     "(leave min and max 0)"},
+     "behaviour 'p.b' arg 'mode': a range is for an integer, a duration, a size or a string's "
+     "length, not a enum (leave min and max 0)"},
     {{OK_SPEC, {.key = "rate", .type = SHOAL_ARG_INT, .min = 10, .max = 1}, END},
      "behaviour 'p.b' arg 'rate': range 10..1 has min above max"},
     {{OK_SPEC, {.key = "rate", .type = SHOAL_ARG_INT, .min = 5}, END},

@@ -264,7 +264,7 @@ check_plugin() {
         fi
         # Its args schema (ABI 1.3 and later), built from the installed headers.
         if env -u LD_LIBRARY_PATH "$checker" --describe "$so" >"$out" 2>&1 &&
-            grep -qx '    name  string  default world  who to greet, at most 64 bytes: calls are answered "hello, <name>"' "$out"; then
+            grep -qx '    name  string  default world  0..64 bytes  who to greet, at most 64 bytes: calls are answered "hello, <name>"' "$out"; then
             ok "$what: shoal-plugin-check --describe shows its args schema"
         else
             fail "$what: shoal-plugin-check --describe:"
@@ -493,6 +493,15 @@ check_found "hello (README line)" "plugin hello: $readme/hello.so (SHOAL_PLUGIN_
     "SHOAL_PLUGIN_PATH=$tmp/nowhere:$readme"
 echo_too=iso run_host "hello (README line) by SHOAL_PLUGIN_PATH" "$tmp/conf/hello.yaml" greet x \
     "hello, moved" "SHOAL_PLUGIN_PATH=$tmp/nowhere:$readme"
+# The schema bounds name at 64 bytes (ABI 1.11): 65 is a config error at
+# --check, with its place, before any init runs.
+long=$(printf '%065d' 0)
+sed "s/name: moved/name: $long/" "$tmp/conf/hello.yaml" >"$tmp/conf/long.yaml"
+out=$(env -u LD_LIBRARY_PATH SHOAL_PLUGIN_PATH="$readme" "$moved/bin/shoald" --check "$tmp/conf/long.yaml" 2>&1)
+rc=$?
+want="$tmp/conf/long.yaml:5:56: pools.greet.args.name: 65 bytes long: expected 0 to 64 bytes"
+[ $rc = 2 ] && [ "$out" = "$want" ] && ok "hello: a 65-byte name refused at --check: $want" ||
+    fail "hello: a 65-byte name at --check: exit $rc: $out (want $want)"
 
 if [ "$failures" -ne 0 ]; then
     echo "test_install: FAILED: $failures check(s) failed (see above)" >&2

@@ -140,9 +140,10 @@ typedef enum {
  *   type     a shoal_arg_type_t
  *   flags    0 or SHOAL_ARG_REQUIRED
  *   min,max  the range, inclusive, for INT, DURATION (ms), DURATION_US (us)
- *            and SIZE (bytes): checked unless both are 0 (0, 0 = any value
- *            the type takes). Needs min <= max, and min >= 0 for the
- *            durations and SIZE; other types must leave both 0. A DURATION
+ *            and SIZE (bytes), and a STRING's length in bytes (ABI 1.11):
+ *            checked unless both are 0 (0, 0 = any value the type takes).
+ *            Needs min <= max, and min >= 0 but for INT; other types must
+ *            leave both 0. A DURATION
  *            is compared as its getter returns it, rounded up to whole ms
  *            ("1500us" is 2ms): declare DURATION_US for a key init reads
  *            with shoal_arg_duration_us.

@@ -52,9 +52,11 @@ extern "C" {
  *   1.10 room for a checkout pool's transactions: shoal_runtime_send_wait
  *        and shoal_notify_room after its SHOAL_ENOMEMBERS; and for an
  *        isolated pool (it said SHOAL_ENOTSUP before)
+ *   1.11 an args schema may bound a string's length (shoal_arg_spec_t's
+ *        min and max on SHOAL_ARG_STRING), checked by --check and at load
  * The host reads a behaviour field only if the plugin's minor has it. */
 #define SHOAL_ABI_MAJOR 1
-#define SHOAL_ABI_MINOR 10
+#define SHOAL_ABI_MINOR 11
 
 /* The exported symbol's name, and the ELF note's owner. */
 #define SHOAL_PLUGIN_SYMBOL "shoal_plugin"
