@@ -289,8 +289,7 @@ static int check_autoscale(shoal_diag_t *err, const shoal_node_t *map, const cha
         p->size = p->min_size; /* it starts small and grows */
     /* The 0 is size if given, else autoscale.min or the pool's min. */
     const shoal_node_t *zero_at = key_node(map, "size") != NULL ? key_node(map, "size") : min_at;
-    if (p->size == 0 && p->idle_timeout_ms == 0 &&
-        !(a->when & (SHOAL_AUTOSCALE_WAIT | SHOAL_AUTOSCALE_REFUSED)))
+    if (p->size == 0 && shoal__pool_stays_empty(a->when, p->idle_timeout_ms))
         return shoal__node_fail(
             err, zero_at != NULL ? zero_at : pmin,
             "%s.autoscale: it would start with no worker and nothing would start one (busy "

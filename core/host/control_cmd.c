@@ -406,16 +406,6 @@ static void send_or_call(shoal_control_t *c, shoal_control_conn_t *k, const char
     job(c, k, SHOAL_CONTROL_OP_CALL, hp, true, SHOAL_AGENT_CALL, type, rest, strlen(rest), timeout);
 }
 
-/* Whether a pool left with no worker would stay so: its autoscale grows
- * only on busy (0% with no worker) and no idle_timeout starts a worker
- * for a send -- the config refuses such a pool (config_elastic.c). */
-static bool stays_empty(const shoal_pool_stats_t *st)
-{
-    return st->autoscale != 0 &&
-           (st->autoscale & (SHOAL_AUTOSCALE_WAIT | SHOAL_AUTOSCALE_REFUSED)) == 0 &&
-           st->idle_timeout_ms == 0;
-}
-
 /* scale POOL N: SET_SIZE, clamped to the pool's bounds. scale POOL
  * MIN..MAX: SET_BOUNDS, the size clamped into them; a MAX past what the
  * pool was started for (its record's cap) is refused here, before the pool
@@ -449,7 +439,8 @@ static void scale(shoal_control_t *c, shoal_control_conn_t *k, char *rest)
                            name);
         return;
     }
-    if (stays_empty(&st) && (bounds ? min == 0 : n == 0 && st.min_size == 0)) {
+    if (shoal__pool_stays_empty(st.autoscale, st.idle_timeout_ms) &&
+        (bounds ? min == 0 : n == 0 && st.min_size == 0)) {
         shoal__control_say(k,
                            "1 %s: %s would let it end with no worker, and nothing would start "
                            "one: its autoscale grows on busy only (0%% with no worker) and it has "

@@ -10,7 +10,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "host/code.h"
 #include "host/isolated.h"
@@ -18,8 +17,6 @@
 #include "pool/pool.h"
 #include "runtime/grow.h"
 #include "runtime/runtime.h"
-#include "sched/futex.h"
-#include "sched/monitor.h"
 
 /* ---- starting ------------------------------------------------------------ */
 
@@ -202,13 +199,7 @@ static bool start_settled(shoal_host_t *h, uint64_t drain_ms, bool (*interrupted
         shoal_runtime_stop_actor(h->rt, h->pools[i].pid);
     for (size_t i = 0; i < h->nsources; i++)
         shoal_runtime_stop_actor(h->rt, h->sources[i].pid);
-    uint64_t end = shoal__deadline_ns(shoal__now_ns(), drain_ms);
-    while (shoal__stalls(h->rt, NULL, 0, true) != 0 && shoal__now_ns() < end &&
-           !(interrupted != NULL && interrupted(arg))) {
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    return shoal__host_log_stuck(h, "start", ": not waited for") == 0;
+    return shoal__host_wait_stuck(h, drain_ms, interrupted, arg, "start") == 0;
 }
 
 int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, shoal_host_t **out,
@@ -292,10 +283,10 @@ int shoal__host_start_ex(shoal_config_t *c, shoal_loader_t *loader, FILE *log_ou
                         cp->size, cp->size == 1 ? "" : "s", cp->nested ? " (pools)" : "", mailbox,
                         pull);
     }
-    h->start_interrupted = interrupted;
-    h->start_arg = arg;
+    h->interrupted = interrupted; /* the sources' starts (source.c) */
+    h->interrupted_arg = arg;
     rc = shoal__host_sources_start(h, err); /* after every pool: targets exist */
-    h->start_interrupted = NULL;
+    h->interrupted = NULL;
     if (rc != SHOAL_OK)
         goto fail;
     h->started_ns = shoal__now_ns();

@@ -105,16 +105,15 @@ typedef struct shoal_host_s {
     size_t nhooks;
     bool control_fixed; /* shoald --control: a reload ignores runtime.control */
     bool stuck;         /* a failed start left handlers in plugin code (host_start_ex) */
-    /* While shoal__host_start_ex runs: its `interrupted` (NULL after). */
-    bool (*start_interrupted)(void *arg);
-    void *start_arg;
-    /* Set by shoald once started: whether a stop (SIGTERM, SIGINT) waits,
-     * asked while a reload waits for new workers' init -- which then fails
-     * the reload at once (nothing changed) and may wait as long as a
-     * start does (a checkout pool's member_start_timeout). NULL: never,
-     * and the wait is SHOAL_HOST_START_TIMEOUT_MS. */
-    bool (*reload_interrupted)(void *arg);
-    void *reload_arg;
+    /* Whether a stop (SIGTERM, SIGINT) came, asked while pools and
+     * sources wait for their first workers' init -- which then stops
+     * waiting (the start, or the reload, fails; nothing changed) and may
+     * wait as long as a checkout pool's member_start_timeout. While
+     * shoal__host_start_ex runs, its `interrupted`; after it, what shoald
+     * sets for its reloads. NULL: never, and the wait is
+     * SHOAL_HOST_START_TIMEOUT_MS. */
+    bool (*interrupted)(void *arg);
+    void *interrupted_arg;
 } shoal_host_t;
 
 /* Adds hook to those h's reloads call (host thread). SHOAL_ELIMIT past
@@ -197,6 +196,12 @@ void shoal__host_report_lost(shoal_host_t *h);
 /* Logs each handler still stuck in plugin code: "<A.G> NAME: WHEN: still
  * in its handler after S s (where)TAIL"; returns how many. */
 size_t shoal__host_log_stuck(shoal_host_t *h, const char *when, const char *tail);
+/* Waits, polling every 10 ms, until no handler is in plugin code, wait_ms
+ * pass, or interrupted(arg) (NULL: never) says true; then logs each one
+ * still there as shoal__host_log_stuck(h, when, ": not waited for") and
+ * returns how many (0: the runtime's threads can be joined). */
+size_t shoal__host_wait_stuck(shoal_host_t *h, uint64_t wait_ms, bool (*interrupted)(void *),
+                              void *arg, const char *when);
 
 /* The handlers stalled past runtime.stall_warn, one status line each:
  * "stalled <3.1> api/echo for 1234 ms (pool api, behaviour echo, thread 1)",

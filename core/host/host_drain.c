@@ -84,6 +84,18 @@ size_t shoal__host_log_stuck(shoal_host_t *h, const char *when, const char *tail
     return n;
 }
 
+size_t shoal__host_wait_stuck(shoal_host_t *h, uint64_t wait_ms, bool (*interrupted)(void *),
+                              void *arg, const char *when)
+{
+    uint64_t end = shoal__deadline_ns(shoal__now_ns(), wait_ms);
+    while (shoal__stalls(h->rt, NULL, 0, true) != 0 && shoal__now_ns() < end &&
+           !(interrupted != NULL && interrupted(arg))) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return shoal__host_log_stuck(h, when, ": not waited for");
+}
+
 void shoal__host_report_lost(shoal_host_t *h)
 {
     (void)shoal__host_log_stuck(h, "shutdown", "");

@@ -404,8 +404,8 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
             continue; /* kept: resized, or its workers swapped, below */
         shoal_pid_t pid;
         char what[300];
-        shoal_pool_opts_t po = {.interrupted = h->reload_interrupted,
-                                .interrupted_arg = h->reload_arg};
+        shoal_pool_opts_t po = {.interrupted = h->interrupted,
+                                .interrupted_arg = h->interrupted_arg};
         if ((rc = shoal__host_start_pool(h, c, cp, gen, &po, &pid, what, sizeof what)) !=
             SHOAL_OK) {
             shoal__diag_set(&err, cp->at->file, cp->at->line, cp->at->col,

@@ -79,7 +79,6 @@
 #include "host/shoald_check.h"
 #include "host/version.h"
 #include "runtime/fault.h"
-#include "sched/monitor.h"
 
 static void usage(FILE *to)
 {
@@ -212,7 +211,7 @@ static bool start_signal(void *arg)
     return true;
 }
 
-/* While a reload waits for new workers' init (host.h: reload_interrupted):
+/* While a reload waits for new workers' init (host.h: interrupted):
  * whether a SIGTERM or SIGINT waits. Left pending: the reload fails at
  * once, changing nothing, and the main loop then takes the signal off the
  * signalfd and drains. */
@@ -221,22 +220,6 @@ static bool stop_pending(void *arg)
     (void)arg;
     sigset_t p;
     return sigpending(&p) == 0 && (sigismember(&p, SIGTERM) == 1 || sigismember(&p, SIGINT) == 1);
-}
-
-/* After a drain that left no pool busy: a handler may still be in plugin
- * code outside every pool the host keeps -- an init a failed reload gave
- * up waiting for. The runtime's threads cannot be joined while it runs:
- * waits for it up to the drain's end (or a second signal), then says so.
- * The number still there. */
-static size_t stalls_after_drain(shoal_host_t *h, double end, second_t *again)
-{
-    while (shoal__stalls(h->rt, NULL, 0, true) != 0 && now_s() < end && !second_signal(again)) {
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    if (shoal__stalls(h->rt, NULL, 0, true) == 0)
-        return 0;
-    return shoal__host_log_stuck(h, "shutdown", ": not waited for");
 }
 
 /* run_for_ms 0: until a signal or a stop; control (NULL: none) replaces
@@ -342,7 +325,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
                     h->npools, h->npools == 1 ? "" : "s", sources, nthreads,
                     nthreads == 1 ? "" : "s", control ? ", control socket " : "",
                     control ? h->config->runtime.control : "");
-    h->reload_interrupted = stop_pending;
+    h->interrupted = stop_pending; /* for reloads (host.h) */
     shoal__metrics_attach(metrics, h);
     shoal__notify_ready(notify, h); /* systemd: READY=1; reloads tell it too */
     double start = now_s(), last = start, next = start + 1;
@@ -441,7 +424,13 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
                         (now_s() - t0) * 1e3, busy, busy == 1 ? "" : "s", EXIT_LOST);
         abandon(control, notify, lout, EXIT_LOST);
     }
-    size_t stuck = stalls_after_drain(h, t0 + (double)drain_ms / 1e3, &again);
+    /* No pool is busy, but a handler may still be in plugin code outside
+     * every pool the host keeps (an init a failed reload gave up on): the
+     * runtime's threads cannot be joined while it runs. */
+    double spent_ms = (now_s() - t0) * 1e3;
+    size_t stuck = shoal__host_wait_stuck(
+        h, spent_ms < (double)drain_ms ? drain_ms - (uint64_t)spent_ms : 0, second_signal, &again,
+        "shutdown");
     if (again.name != NULL) {
         shoal__host_log(h, SHOAL_LOG_WARN, "%s while draining: exiting now (status %d)", again.name,
                         EXIT_LOST);

@@ -27,12 +27,9 @@ static void source_forget(shoal_host_t *h, size_t i)
 static int source_spawn(shoal_host_t *h, const shoal_config_t *c, const shoal_config_pool_t *cp,
                         uint64_t gen, shoal_diag_t *err)
 {
-    /* shoald's start, or a reload's (host.h) */
-    bool start = h->start_interrupted != NULL;
-    shoal_pool_opts_t opts = {
-        .count_sends = true,
-        .interrupted = start ? h->start_interrupted : h->reload_interrupted,
-        .interrupted_arg = start ? h->start_arg : h->reload_arg};
+    shoal_pool_opts_t opts = {.count_sends = true, /* shoald's start's or reload's (host.h) */
+                              .interrupted = h->interrupted,
+                              .interrupted_arg = h->interrupted_arg};
     shoal_pid_t pid;
     char why[300];
     int rc = shoal__host_start_pool(h, c, cp, gen, &opts, &pid, why, sizeof why);

@@ -286,6 +286,17 @@ static inline void shoal__pool_stamp(shoal_env_t *e)
     }
 }
 
+/* Whether a pool with no worker would stay so: its autoscale (`when`)
+ * grows on busy only -- 0% with no worker -- and no idle_timeout starts a
+ * worker for a send. A config refuses such a pool starting empty
+ * (config_elastic.c), shoalctl scale bounds that would let it empty
+ * (control_cmd.c). */
+static inline bool shoal__pool_stays_empty(uint32_t when, uint64_t idle_timeout_ms)
+{
+    return when != 0 && (when & (SHOAL_AUTOSCALE_WAIT | SHOAL_AUTOSCALE_REFUSED)) == 0 &&
+           idle_timeout_ms == 0;
+}
+
 /* A kind's name, as a config writes it (shoal/pool.h). */
 static inline const char *shoal__pool_kind_name(uint32_t k)
 {

@@ -66,3 +66,5 @@ stop_host() {
 # 2 refused_full, 3 refused_busy, 4 noproc, 12 done: plugins/loadgen/
 # loadgen.h). The call goes through the source's pool and is counted there.
 loadgen() { "$shoalctl" call --raw "$1" stats | od -An -tu8 -w8 -v | sed -n "${2}p" | tr -d ' '; }
+# now_ms: the wall clock in milliseconds (for timing a step)
+now_ms() { echo $(($(date +%s%N) / 1000000)); }

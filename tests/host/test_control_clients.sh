@@ -33,7 +33,6 @@ YAML
     mv "$tmp/s.yaml.new" "$tmp/s.yaml"
 }
 
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 # hup_applied WHAT: one SIGHUP, and one more "reload: generation" line in
 # the log within 1 s

@@ -27,7 +27,6 @@ pools:
   api: { worker: echo.echo, size: 2 }
 YAML
 }
-now_ms() { date +%s%3N; }
 
 # ---- 1. member_start_timeout past 10 s, on a reload ----------------------------
 write ""

@@ -54,15 +54,14 @@ start() {
 # and ms (how long it took)
 sigterm_ms() {
     local t0
-    t0=$(ms_now)
+    t0=$(now_ms)
     kill -TERM $pid
     wait $pid
     rc=$?
-    ms=$(($(ms_now) - t0))
+    ms=$(($(now_ms) - t0))
     pid=
 }
 threads_of() { awk '/^Threads:/ { print $2 }' "/proc/$pid/status"; }
-ms_now() { echo $(($(date +%s%N) / 1000000)); }
 # send_slow N: N messages to the slow pool (its FIFO alternates workers)
 send_slow() {
     for i in $(seq 1 "$1"); do
@@ -86,9 +85,9 @@ base=$(threads_of)
 send_slow 2
 wait_for "$STALLED" 2
 api_answers
-t0=$(ms_now)
+t0=$(now_ms)
 out=$(timeout 1 "$shoalctl" status) || fail "status did not answer within 1 s (exit $?)"
-[ $(($(ms_now) - t0)) -lt 1000 ] || fail "status took $(($(ms_now) - t0)) ms"
+[ $(($(now_ms) - t0)) -lt 1000 ] || fail "status took $(($(now_ms) - t0)) ms"
 [ "$(echo "$out" | grep -c '^stalled <[0-9.]*> slow/fault for [0-9]* ms (pool slow, behaviour fault, thread [0-3])$')" = 2 ] ||
     fail "status does not list both stalls: $out"
 inspect=$("$shoalctl" inspect slow) || fail "inspect slow: exit $?"
@@ -177,11 +176,11 @@ out=$("$shoalctl" reload 2>&1) && fail "a reload while draining succeeded"
 [ "$out" = "shoalctl: shoald is stopping (draining every pool): only status, groups and inspect are served" ] ||
     fail "a reload while draining said: $out"
 [ "$("$shoalctl" stop)" = "stopping already: draining every pool" ] || fail "stop while draining"
-t0=$(ms_now)
+t0=$(now_ms)
 kill -TERM $pid
 wait $pid
 rc=$?
-ms=$(($(ms_now) - t0))
+ms=$(($(now_ms) - t0))
 pid=
 [ $rc -eq 3 ] || fail "second SIGTERM: exit $rc"
 [ $ms -lt 1000 ] || fail "second SIGTERM took $ms ms"
@@ -242,9 +241,9 @@ sigterm_ms
 [ $ms -lt 2500 ] || fail "SIGTERM while an init that ends runs: stopped after $ms ms"
 [ "$(count 'not waited for')/$(grep -cxF "$NOT_RUN" "$log")" = 0/1 ] || fail "an init that ended in time"
 starting 60s 1s
-t0=$(ms_now)
+t0=$(now_ms)
 wait $pid
-rc=$? ms=$(($(ms_now) - t0)) pid=
+rc=$? ms=$(($(now_ms) - t0)) pid=
 [ $rc -eq 2 ] || fail "an init past member_start_timeout: exit $rc"
 [ $ms -lt 3500 ] || fail "an init past member_start_timeout: stopped after $ms ms (1 s + drain 1 s)"
 [ "$(count 'db/conn: start: still in its handler after [0-9.]* s (.*): not waited for$')" = 1 ] ||

@@ -216,40 +216,44 @@ bool shoal_test_log_has(const char *what)
     return yes;
 }
 
+/* The first kept line from `line` on that holds `what`: its start, its
+ * length (no newline) in *len; NULL when none. With log_lock held. */
+static const char *line_with(const char *line, const char *what, size_t *len)
+{
+    while (*line != '\0') {
+        const char *end = strchr(line, '\n');
+        *len = end ? (size_t)(end - line) : strlen(line);
+        const char *hit = strstr(line, what);
+        if (hit != NULL && hit + strlen(what) <= line + *len)
+            return line;
+        line += *len + (end ? 1 : 0);
+    }
+    return NULL;
+}
+
 unsigned shoal_test_log_count(const char *what)
 {
     unsigned n = 0;
+    size_t len;
     pthread_mutex_lock(&log_lock);
-    for (const char *line = log_text; *line != '\0';) {
-        const char *end = strchr(line, '\n');
-        size_t len = end ? (size_t)(end - line) : strlen(line);
-        const char *hit = strstr(line, what);
-        if (hit != NULL && hit + strlen(what) <= line + len)
-            n++;
-        line += len + (end ? 1 : 0);
-    }
+    for (const char *line = log_text; (line = line_with(line, what, &len)) != NULL; line += len)
+        n++;
     pthread_mutex_unlock(&log_lock);
     return n;
 }
 
 bool shoal_test_log_line(const char *what, char *out, size_t n)
 {
-    bool found = false;
+    size_t len;
     pthread_mutex_lock(&log_lock);
-    for (const char *line = log_text; *line != '\0' && !found;) {
-        const char *end = strchr(line, '\n');
-        size_t len = end ? (size_t)(end - line) : strlen(line);
-        const char *hit = strstr(line, what);
-        if (hit != NULL && hit + strlen(what) <= line + len) {
-            size_t k = len < n - 1 ? len : n - 1;
-            memcpy(out, line, k);
-            out[k] = '\0';
-            found = true;
-        }
-        line += len + (end ? 1 : 0);
+    const char *line = line_with(log_text, what, &len);
+    if (line != NULL) {
+        size_t k = len < n - 1 ? len : n - 1;
+        memcpy(out, line, k);
+        out[k] = '\0';
     }
     pthread_mutex_unlock(&log_lock);
-    return found;
+    return line != NULL;
 }
 
 void shoal_test_assert_logged(const char *what)
