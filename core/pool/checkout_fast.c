@@ -268,20 +268,21 @@ static const shoal_co_taker_t *first_taker(const shoal_checkout_t *co)
 typedef struct ret_out_s {
     uint64_t now;       /* the clock, once read (0: not yet) */
     uint32_t i;         /* the member's seat */
-    shoal_co_taker_t w; /* the actor it was given to: its grant goes after the lock
-                         * (w.from SHOAL_PID_NONE: none) */
+    shoal_pid_t to;     /* the actor it was given to: its grant goes after the lock
+                         * (SHOAL_PID_NONE: none) */
+    shoal_ref_t ref;    /* ... for its take's call */
     bool away;          /* that grant goes to the global ring (SPREAD_EVERY) */
     bool poke;          /* the actor is to be asked for a look */
 } ret_out_t;
 
 /* With the lock: seat i's member, free, to the first taker waiting -- an
- * actor's take (its grant after the lock: o->w), or a transaction -- else
+ * actor's take (its grant after the lock: o->to), or a transaction -- else
  * into the free FIFO. again: offered before, and not delivered. */
 static void offer_locked(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, uint32_t i,
                          bool again, ret_out_t *o)
 {
     shoal_checkout_t *co = p->co;
-    o->w.from = SHOAL_PID_NONE;
+    o->to = SHOAL_PID_NONE;
     const shoal_co_taker_t *t = first_taker(co);
     if (t == NULL || (t->txn == NULL && t->lease)) {
         /* Free; a thread waiting first (behind takers that were gone) is
@@ -306,7 +307,8 @@ static void offer_locked(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *
     shoal__co_seat_give(co, i, w.from, SHOAL_CO_BY_ACTOR, 0, o->now);
     shoal__co_note_wait(co, o->now - w.since);
     o->away = ++co->handoffs % SPREAD_EVERY == 0;
-    o->w = w;
+    o->to = w.from;
+    o->ref = w.ref;
 }
 
 /* With the lock: `member` (at `seat`, a hint) given back OK by `from`, as
@@ -350,23 +352,23 @@ static void return_after(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *
                          shoal_pid_t member, ret_out_t *o)
 {
     shoal_checkout_t *co = p->co;
-    while (o->w.from != SHOAL_PID_NONE) {
+    while (o->to != SHOAL_PID_NONE) {
         tc->push_global = o->away;
-        bool sent = shoal__co_grant_send(rt, tc, p, member, o->w.from, o->w.ref);
+        bool sent = shoal__co_grant_send(rt, tc, p, member, o->to, o->ref);
         tc->push_global = false;
         if (sent)
             break;
         shoal__co_lock_tc(co, tc);
         uint32_t i = o->i;
         if (co->seats[i].pid != member || co->seats[i].state != SHOAL_CO_IN_USE ||
-            co->seats[i].owner != o->w.from) {
-            o->w.from = SHOAL_PID_NONE; /* the member ended meanwhile (its EXIT settled the seat) */
+            co->seats[i].owner != o->to) {
+            o->to = SHOAL_PID_NONE; /* the member ended meanwhile (its EXIT settled the seat) */
         } else if (!co->open) {
             /* Draining since the lock was let go: no take is left to offer
              * it to, and the actor gives it to a transaction waiting or
              * stops it. */
             o->poke |= again_free(co, i);
-            o->w.from = SHOAL_PID_NONE;
+            o->to = SHOAL_PID_NONE;
         } else {
             shoal__co_seat_ungive(co, i);
             offer_locked(rt, tc, p, i, true, o);

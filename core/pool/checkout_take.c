@@ -141,15 +141,15 @@ int shoal__co_queue_put(shoal_checkout_t *co, const shoal_co_taker_t *t, bool fr
 bool shoal__co_queue_pop(shoal_checkout_t *co, shoal_co_taker_t *out)
 {
     while (co->qlen != 0) {
-        shoal_co_taker_t t = co->q[co->qhead];
+        const shoal_co_taker_t *t = &co->q[co->qhead];
         co->qhead = (co->qhead + 1) & (co->qcap - 1);
         co->qlen--;
-        if (t.gone)
+        if (t->gone)
             continue;
         co->qlive--;
-        if (t.txn == NULL)
+        if (t->txn == NULL)
             co->qtakers--;
-        *out = t;
+        *out = *t; /* the cell stays as it is until a put: no copy of it first */
         return true;
     }
     return false;
