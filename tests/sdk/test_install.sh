@@ -39,6 +39,12 @@
 # Exits 0 when every check passed; otherwise non-zero, naming what failed.
 # SHOAL_TEST_KEEP=1 keeps the temporary directory for a look afterwards.
 set -uo pipefail
+# No `| grep -q` here: under pipefail a pipeline into grep -q fails with
+# its writer's SIGPIPE (141) when grep exits at a match before the writer
+# has written its last line -- bash's echo writes a line at a time. A
+# check then failed with the line it looked for in plain sight, under load
+# (a full ctest -j2 beside other work). grep -q reads a here-string, or the
+# last grep of a pipe reads it all (>/dev/null).
 
 if [ $# -ne 2 ]; then
     echo "usage: $0 BUILD_DIR SOURCE_DIR" >&2
@@ -186,7 +192,7 @@ while read -r elf; do
         fail "RUNPATH of ${elf#"$prefix"/} is '$rp': $bad"
 done < <(find "$prefix" -type f \( -name '*.so*' -o -path '*/bin/*' \) | sort)
 for p in shoald shoal-plugin-check; do
-    readelf -d "$prefix/bin/$p" | grep -q 'SONAME.*\[libshoal\.so\.0\]' &&
+    grep -q 'SONAME.*\[libshoal\.so\.0\]' <<<"$(readelf -d "$prefix/bin/$p")" &&
         ok "bin/$p has SONAME libshoal.so.0" || fail "bin/$p has no SONAME libshoal.so.0"
 done
 
@@ -210,7 +216,7 @@ check_plugin() {
     # defined by older linkers in every shared object; they are not ours.)
     bad=$(nm -D --defined-only "$so" | awk '{print $NF}' | sed 's/@.*//' |
         grep -vxE 'shoal_plugin|_init|_fini|_edata|_end|__bss_start' | tr '\n' ' ')
-    if ! nm -D --defined-only "$so" | awk '{print $NF}' | grep -qx shoal_plugin; then
+    if ! grep -qx shoal_plugin <<<"$(nm -D --defined-only "$so" | awk '{print $NF}')"; then
         fail "$what: does not export shoal_plugin"
     elif [ -n "$bad" ]; then
         fail "$what: exports more than shoal_plugin: $bad"
@@ -219,8 +225,9 @@ check_plugin() {
     fi
 
     # The ABI note the host reads before loading.
-    if readelf -n "$so" | grep -q 'notes found in: \.note\.shoal' &&
-        readelf -n "$so" | grep -A3 '\.note\.shoal' | grep -qw shoal; then
+    notes=$(readelf -n "$so")
+    if grep -q 'notes found in: \.note\.shoal' <<<"$notes" &&
+        grep -A3 '\.note\.shoal' <<<"$notes" | grep -w shoal >/dev/null; then
         ok "$what: has the .note.shoal ABI note"
     else
         fail "$what: no .note.shoal note (readelf -n)"
@@ -246,7 +253,7 @@ check_plugin() {
     else
         ok "$what: undefined symbols are libc's and libshoal's only"
     fi
-    if readelf -d "$so" | grep NEEDED | grep -q 'libshoal\.so'; then
+    if grep NEEDED <<<"$(readelf -d "$so")" | grep 'libshoal\.so' >/dev/null; then
         ok "$what: links libshoal"
     else
         fail "$what: has no DT_NEEDED on libshoal"
@@ -380,13 +387,13 @@ run_host() {
         out=$(env -u LD_LIBRARY_PATH "$moved/bin/shoalctl" --socket "$sock" status 2>&1)
         missing=
         for p in $pools; do
-            echo "$out" | grep -q "^pool $p size [1-9]" || missing="$missing $p"
+            grep -q "^pool $p size [1-9]" <<<"$out" || missing="$missing $p"
         done
         [ -z "$missing" ] && break
         sleep 0.1
     done
     for p in $pools; do
-        echo "$out" | grep -q "^pool $p size [1-9]" && ok "$what: pool $p started" ||
+        grep -q "^pool $p size [1-9]" <<<"$out" && ok "$what: pool $p started" ||
             fail "$what: no started pool $p in status after 20 s: $out"
     done
     # --raw: the reply's bytes (hello's is a NUL-padded buffer), NULs dropped.
@@ -402,7 +409,7 @@ run_host() {
     if [ -n "${scrape:-}" ]; then # GET /metrics of this host: its pool's counter
         out=$(python3 -c 'import sys, urllib.request
 print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "$scrape" 2>&1)
-        echo "$out" | grep -q "^shoal_pool_messages_forwarded_total{pool=\"$pool\"} [1-9]" &&
+        grep -q "^shoal_pool_messages_forwarded_total{pool=\"$pool\"} [1-9]" <<<"$out" &&
             ok "$what: $scrape has shoal_pool_messages_forwarded_total{pool=\"$pool\"} > 0" ||
             fail "$what: $scrape: no forwarded count for $pool: $(echo "$out" | head -5)"
     fi
@@ -480,7 +487,7 @@ check_found() {
     local what=$1 line=$2 out
     shift 2
     out=$(env -u LD_LIBRARY_PATH "$@" "$moved/bin/shoald" --check "$tmp/conf/hello.yaml" 2>&1)
-    echo "$out" | grep -qxF -- "$line" && ok "$what: --check: $line" ||
+    grep -qxF -- "$line" <<<"$out" && ok "$what: --check: $line" ||
         fail "$what: --check said: $out (no line '$line')"
 }
 check_found "hello (CMake)" \
