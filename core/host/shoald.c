@@ -412,6 +412,9 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
     second_t again = {.h = h, .control = control, .fd = sfd};
     int busy = shoal__host_drain(h, drain_ms, second_signal, &again);
     if (busy < 0) {
+        /* What was not settled is lost, said as a drain that ran out says
+         * it: the stuck handlers, then the count and the ledger. */
+        shoal__host_report_lost(h);
         shoal__host_log(h, SHOAL_LOG_WARN, "%s while draining: exiting now (status %d)", again.name,
                         EXIT_LOST);
         abandon(control, notify, lout, EXIT_LOST);

@@ -185,6 +185,12 @@ pid=
 [ $rc -eq 3 ] || fail "second SIGTERM: exit $rc"
 [ $ms -lt 1000 ] || fail "second SIGTERM took $ms ms"
 [ "$(count "SIGTERM while draining: exiting now (status 3)")" = 1 ] || fail "no line for it"
+# What it leaves is said as a drain that runs out says it (it said nothing):
+# the two handlers still in their loops, and the two messages lost.
+[ "$(count "slow/fault: shutdown: still in its handler after [0-9.]* s (pool slow, behaviour fault, thread [01])")" = 2 ] ||
+    fail "no report of slow's handlers after the second SIGTERM"
+grep -q "shutdown: 2 messages lost (queued, or in handlers that did not return), counted as dropped; ledger: accepted [0-9]* = handled [0-9]* + failed 0 + dropped 2 + in flight 0; refused 0" "$log" ||
+    fail "no loss in the ledger after the second SIGTERM"
 [ -e "$tmp/ctl.sock" ] && fail "the control socket is left behind"
 
 # ---- a stuck source and a stuck pool share one shutdown.drain -------------------
