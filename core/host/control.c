@@ -14,6 +14,7 @@
 #include "host/control.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "host/control_conn.h"
+#include "runtime/fault.h"
 
 #define ACCEPT_BATCH 256 /* connections accepted per call, at most */
 
@@ -84,8 +86,24 @@ int shoal__control_open(const char *path, shoal_control_t **out, shoal_diag_t *e
         free(c);
         return SHOAL_EFAILED;
     }
+    /* What is ours to unlink at the end: this file, known by its device
+     * and inode, held open (O_PATH) so that its inode number is not given
+     * to another file while we run (a file unlinked and made again often
+     * gets the same one). */
+    struct stat made;
+    c->path_fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if ((c->path_fd >= 0 && fstat(c->path_fd, &made) == 0) ||
+        (c->path_fd < 0 && lstat(path, &made) == 0)) {
+        c->dev = made.st_dev;
+        c->ino = made.st_ino;
+    }
     *out = c;
     return SHOAL_OK;
+}
+
+int shoal__control_unlink_on_crash(const shoal_control_t *c)
+{
+    return shoal__fault_set_unlink(c->path, c->dev, c->ino);
 }
 
 int shoal__control_start(shoal_control_t *c, shoal_host_t *h, const char *config)
@@ -451,7 +469,12 @@ void shoal__control_close(shoal_control_t *c)
     }
     c->nconns = 0;
     close(c->fd);
-    unlink(c->path);
+    /* Only the socket this process made: since, the path may have become
+     * another shoald's (its socket removed by hand and a second shoald
+     * started) or a file someone put there. */
+    (void)shoal__unlink_own(c->path, c->dev, c->ino);
+    if (c->path_fd >= 0)
+        close(c->path_fd);
     shoal__agent_stop(c->agent);
     free(c->path);
     free(c);

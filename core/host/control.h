@@ -110,6 +110,10 @@ int shoal__control_start(shoal_control_t *c, shoal_host_t *h, const char *config
  * destroyed. NULL is a no-op. */
 void shoal__control_close(shoal_control_t *c);
 
+/* A crash report (runtime/fault.h) removes this control socket -- the one
+ * made, not whatever is at its path then. Returns as shoal__fault_set_unlink. */
+int shoal__control_unlink_on_crash(const shoal_control_t *c);
+
 /* shoald has begun to stop: from now on status, groups and inspect are
  * served (inspect NAME finds the newest pool of that name, draining), and
  * every other request is answered "1 shoald is stopping ...". */

@@ -72,6 +72,10 @@ typedef struct shoal_control_conn_s {
 struct shoal_control_s {
     int fd;
     char *path;
+    dev_t dev; /* the socket file bound at path: only it is unlinked */
+    ino_t ino;
+    int path_fd; /* an O_PATH descriptor of it, held: while it is open no
+                  * other file can get its inode number (-1: none) */
     shoal_host_t *h;
     const char *config;
     shoal_agent_t *agent;

@@ -179,7 +179,7 @@ static bool second_signal(void *arg)
 static _Noreturn void abandon(shoal_control_t *control, shoal_notify_t *notify, shoal_output_t *log,
                               int status)
 {
-    shoal__fault_set_unlink(NULL);
+    shoal__fault_set_unlink(NULL, 0, 0);
     shoal__control_close(control);
     shoal__notify_flush(notify);
     fflush(stdout);
@@ -286,7 +286,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
         goto fail;
     }
     if (control != NULL)
-        shoal__fault_set_unlink(c->runtime.control); /* a crash removes it too */
+        (void)shoal__control_unlink_on_crash(control); /* a crash removes it too */
     /* metrics.h: bound before any pool starts */
     if (shoal__metrics_open(c, &metrics, &err) != SHOAL_OK) {
         fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
@@ -449,7 +449,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
     }
     shoal__host_log(h, SHOAL_LOG_INFO, "drained in %.0f ms; 0 pools still busy, stopped",
                     (now_s() - t0) * 1e3);
-    shoal__fault_set_unlink(NULL); /* from here on the path may be another shoald's */
+    shoal__fault_set_unlink(NULL, 0, 0); /* from here on the path may be another shoald's */
     shoal__control_close(control);
     shoal__metrics_close(metrics); /* before the records it holds go */
     shoal__host_destroy(h);        /* its plugins' fini: said in its log */
@@ -464,7 +464,7 @@ fail: /* before anything ran: undone in reverse */
     rc = 2;
 stopped:
     shoal__metrics_close(metrics); /* before the records it holds go */
-    shoal__fault_set_unlink(NULL);
+    shoal__fault_set_unlink(NULL, 0, 0);
     shoal__control_close(control); /* before the runtime goes */
     shoal__host_destroy(h);
     if (loader != NULL)

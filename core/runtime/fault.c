@@ -28,13 +28,14 @@
  *     blocked while it runs (sa_mask), and the kernel delivers a fault whose
  *     signal is blocked with the default action. So a report that faults
  *     ends the process at once, with that signal.
- *   - After the report: unlink the control socket, restore SIG_DFL for the
+ *   - After the report: unlink the control socket (if it is still the one
+ *     this process made: shoal__unlink_own), restore SIG_DFL for the
  *     signal and raise it (it stays pending while the handler runs), then
  *     return: the process dies of the same signal, with or without a fault
  *     to re-execute (abort(), kill -SEGV).
  *   - The settings are atomics written by the host thread and read by the
  *     handler [relaxed: each is one value; nothing else is published with
- *     it]. The unlink path is copied into `R.unlink_path` before `has_unlink`
+ *     it]. The unlink path (and its dev, ino) is copied into `R` before `has_unlink`
  *     is set [release; the handler's acquire load pairs with it].
  */
 #include "runtime/fault.h"
@@ -49,6 +50,7 @@
 #include <string.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
@@ -75,6 +77,8 @@ static struct {
     _Atomic uint64_t generation;
     _Atomic int has_unlink; /* unlink_path is set (see PROTOCOL) */
     char unlink_path[PATH_MAX];
+    dev_t unlink_dev; /* the file made there (shoal__unlink_own) */
+    ino_t unlink_ino;
     _Atomic int busy; /* a report is being written */
     /* the handler's, while it holds busy */
     char line[8192];
@@ -166,7 +170,15 @@ void shoal__fault_set_format(int format)
     atomic_store_explicit(&R.format, format, memory_order_relaxed);
 }
 
-int shoal__fault_set_unlink(const char *path)
+bool shoal__unlink_own(const char *path, dev_t dev, ino_t ino)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISSOCK(st.st_mode) || st.st_dev != dev || st.st_ino != ino)
+        return false;
+    return unlink(path) == 0;
+}
+
+int shoal__fault_set_unlink(const char *path, dev_t dev, ino_t ino)
 {
     atomic_store_explicit(&R.has_unlink, 0, memory_order_relaxed);
     if (path == NULL)
@@ -175,6 +187,8 @@ int shoal__fault_set_unlink(const char *path)
     if (n >= sizeof R.unlink_path)
         return -ENAMETOOLONG;
     memcpy(R.unlink_path, path, n + 1);
+    R.unlink_dev = dev;
+    R.unlink_ino = ino;
     /* release: pairs with the handler's acquire: the path is copied. */
     atomic_store_explicit(&R.has_unlink, 1, memory_order_release);
     return 0;
@@ -337,7 +351,7 @@ static void on_fatal(int sig, siginfo_t *si, void *uctx)
         report(sig, si, uctx);
         /* acquire: pairs with shoal__fault_set_unlink's release. */
         if (atomic_load_explicit(&R.has_unlink, memory_order_acquire))
-            unlink(R.unlink_path);
+            (void)shoal__unlink_own(R.unlink_path, R.unlink_dev, R.unlink_ino);
     } else {
         /* Another thread is reporting, and will end the process. */
         struct timespec tick = {0, 10 * 1000 * 1000};

@@ -38,6 +38,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <stdint.h>
 
 #include "shoal/types.h"
@@ -84,11 +85,19 @@ void shoal__fault_set_generation(uint64_t generation);
  * after a reload that changed log.format. Any thread. */
 void shoal__fault_set_format(int format);
 
-/* A file to unlink on the way out (the control socket), copied; NULL for
- * none. Set it once the file exists and clear it before the owner removes
- * it (a later process may bind the same path). Returns 0, or
- * -ENAMETOOLONG (nothing is kept then). */
-int shoal__fault_set_unlink(const char *path);
+/* A file to unlink on the way out (the control socket), copied, with the
+ * device and inode it had when made: only that file is removed, not
+ * whatever took its path since (another shoald's socket, a file someone
+ * put there). NULL for none. Set it once the file exists and clear it
+ * before the owner removes it. Returns 0, or -ENAMETOOLONG (nothing is
+ * kept then). */
+int shoal__fault_set_unlink(const char *path, dev_t dev, ino_t ino);
+
+/* Unlinks path if it is still the socket (dev, ino) that was made there;
+ * async-signal-safe (lstat, unlink). True when it was removed. Between
+ * the look and the unlink another process could put a file there: a
+ * window of two system calls, against removing whatever is there. */
+bool shoal__unlink_own(const char *path, dev_t dev, ino_t ino);
 
 /* Called first thing on a thread shoal starts: gives it an alternate
  * signal stack (mmap'ed, with a guard page below it), so that a handler

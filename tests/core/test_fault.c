@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -343,7 +345,21 @@ static bool died_of(const child_t *c, int sig)
 }
 
 static char unlink_me[PATH_MAX];
+static struct stat unlink_id; /* the socket made at unlink_me */
 static int raised;
+
+/* A socket file at path, as the control socket is made; its stat in *st.
+ * The descriptor is closed: the file stays. */
+static bool make_socket_file(const char *path, struct stat *st)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    bool ok = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 && lstat(path, st) == 0;
+    if (fd >= 0)
+        close(fd);
+    return ok;
+}
 
 static void raise_on_main_thread(int fd)
 {
@@ -351,7 +367,7 @@ static void raise_on_main_thread(int fd)
     if (shoal__fault_install(fd, SHOAL_FAULT_TEXT) != 0)
         return;
     shoal__fault_set_generation(7);
-    shoal__fault_set_unlink(unlink_me);
+    shoal__fault_set_unlink(unlink_me, unlink_id.st_dev, unlink_id.st_ino);
     raise(raised);
 }
 
@@ -360,9 +376,8 @@ static void each_fatal_signal_is_reported_then_kills(void)
     const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
         snprintf(unlink_me, sizeof unlink_me, "/tmp/test_fault.%d.sock", (int)getpid());
-        int fd = open(unlink_me, O_CREAT | O_WRONLY, 0600);
-        CU_ASSERT_FATAL(fd >= 0);
-        close(fd);
+        unlink(unlink_me);
+        CU_ASSERT_FATAL(make_socket_file(unlink_me, &unlink_id));
         raised = sigs[i];
         child_t c;
         run_child(raise_on_main_thread, &c);
@@ -483,8 +498,46 @@ static void install_is_once_and_uninstall_puts_back(void)
     char longer[PATH_MAX + 8];
     memset(longer, 'x', sizeof longer - 1);
     longer[sizeof longer - 1] = '\0';
-    CU_ASSERT_EQUAL(shoal__fault_set_unlink(longer), -ENAMETOOLONG);
-    CU_ASSERT_EQUAL(shoal__fault_set_unlink(NULL), 0);
+    CU_ASSERT_EQUAL(shoal__fault_set_unlink(longer, 0, 0), -ENAMETOOLONG);
+    CU_ASSERT_EQUAL(shoal__fault_set_unlink(NULL, 0, 0), 0);
+}
+
+/* A crash (or a stop) removes the socket file this process made, and
+ * nothing that has taken its path since: another process's socket, a
+ * regular file (an adversarial run: kill -SEGV removed a file put there). */
+static void only_the_socket_made_is_unlinked(void)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "/tmp/test_fault_own.%d.sock", (int)getpid());
+    unlink(path);
+    struct stat made, other, st;
+    CU_ASSERT_FATAL(make_socket_file(path, &made));
+    /* Held as the control socket holds its file (control.c: path_fd): its
+     * inode number is not given to the next file made there. */
+    int held = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    CU_ASSERT_FATAL(held >= 0);
+    /* Removed by hand, and a second socket made there. */
+    CU_ASSERT_EQUAL(unlink(path), 0);
+    CU_ASSERT_FATAL(make_socket_file(path, &other));
+    CU_ASSERT_FALSE(shoal__unlink_own(path, made.st_dev, made.st_ino));
+    CU_ASSERT_EQUAL(lstat(path, &st), 0);
+    CU_ASSERT_EQUAL(st.st_ino, other.st_ino);
+    /* A regular file there now. */
+    CU_ASSERT_EQUAL(unlink(path), 0);
+    int fd = open(path, O_CREAT | O_WRONLY, 0600);
+    CU_ASSERT_FATAL(fd >= 0);
+    CU_ASSERT_FATAL(fstat(fd, &other) == 0);
+    close(fd);
+    CU_ASSERT_FALSE(shoal__unlink_own(path, other.st_dev, other.st_ino)); /* not a socket */
+    CU_ASSERT_EQUAL(lstat(path, &st), 0);
+    /* Nothing there. */
+    CU_ASSERT_EQUAL(unlink(path), 0);
+    CU_ASSERT_FALSE(shoal__unlink_own(path, made.st_dev, made.st_ino));
+    close(held);
+    /* Its own: removed. */
+    CU_ASSERT_FATAL(make_socket_file(path, &made));
+    CU_ASSERT_TRUE(shoal__unlink_own(path, made.st_dev, made.st_ino));
+    CU_ASSERT(lstat(path, &st) != 0 && errno == ENOENT);
 }
 
 /* The permissions of the mapping holding addr (/proc/self/maps), or "". */
@@ -542,6 +595,7 @@ int main(void)
         {"a full report leaves frames out and says so",
          a_full_report_leaves_frames_out_and_says_so},
         {"each fatal signal is reported, then kills", each_fatal_signal_is_reported_then_kills},
+        {"only the socket made is unlinked", only_the_socket_made_is_unlinked},
         {"a callback names its actor, pool and plugin", a_callback_names_its_actor_pool_and_plugin},
         {"a fault in the handler ends the process", a_fault_in_the_handler_ends_the_process},
         {"install is once, uninstall puts back", install_is_once_and_uninstall_puts_back},

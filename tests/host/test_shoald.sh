@@ -282,6 +282,32 @@ grep -q "SIGTERM: draining every pool (at most 3000 ms)" "$log" || fail "no drai
 grep -q "drained in .* ms; 0 pools still busy, stopped" "$log" || fail "not drained"
 [ ! -e "$tmp/ctl.sock" ] || fail "the control socket was left behind"
 
+# ---- its end removes its own socket, nothing else at the path -------------------
+# The socket removed by hand and a second shoald started on the same path:
+# the first one's end (a stop, or a crash) leaves the second's socket, and
+# a regular file put there, alone.
+config 1 "" 50 "target: api, rate: 10"
+"$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+pid=$!
+wait_for "gen=1 info running $tmp/s.yaml: 2 pools"
+rm "$tmp/ctl.sock"
+"$shoald" --no-table "$tmp/s.yaml" 2> "$tmp/second.log" &
+second=$!
+for _ in $(seq 1 100); do "$shoalctl" status > /dev/null 2>&1 && break; sleep 0.05; done
+stop_host 0
+"$shoalctl" status > /dev/null 2>&1 || fail "the first shoald's stop removed the second's socket"
+kill -TERM $second
+wait $second || fail "the second shoald exited $?"
+[ ! -e "$tmp/ctl.sock" ] || fail "the second shoald left its socket behind"
+"$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+pid=$!
+wait_for "gen=1 info running $tmp/s.yaml: 2 pools"
+rm "$tmp/ctl.sock"
+echo precious > "$tmp/ctl.sock"
+stop_host 139 SEGV
+[ "$(cat "$tmp/ctl.sock" 2>/dev/null)" = precious ] || fail "a crash removed the file put at the socket's path"
+rm "$tmp/ctl.sock"
+
 # ---- names without a slash -------------------------------------------------------
 # A value with no '/' is a plugin NAME, searched on the plugin path (here the
 # build's own lib/shoal/plugins beside bin/shoald): never a file beside the
