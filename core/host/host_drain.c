@@ -87,13 +87,29 @@ size_t shoal__host_log_stuck(shoal_host_t *h, const char *when, const char *tail
 size_t shoal__host_wait_stuck(shoal_host_t *h, uint64_t wait_ms, bool (*interrupted)(void *),
                               void *arg, const char *when)
 {
+    /* Any handler in a callback, however young: the monitor lists one only
+     * past its hand-off mark (~100 ms, monitor.h), and an init entered just
+     * before a stop counted as none -- the threads were then joined, and
+     * the process hung in the join until the init returned (30 s). */
+    struct timespec tick = {0, 10 * 1000 * 1000};
     uint64_t end = shoal__deadline_ns(shoal__now_ns(), wait_ms);
-    while (shoal__stalls(h->rt, NULL, 0, true) != 0 && shoal__now_ns() < end &&
-           !(interrupted != NULL && interrupted(arg))) {
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    return shoal__host_log_stuck(h, when, ": not waited for");
+    while (shoal__in_callbacks(h->rt) != 0 && shoal__now_ns() < end &&
+           !(interrupted != NULL && interrupted(arg)))
+        nanosleep(&tick, NULL);
+    size_t inside = shoal__in_callbacks(h->rt);
+    /* Left in one: named once the monitor has seen it (its hand-off mark
+     * and a tick, 200 ms at most), so that the log says which. */
+    uint64_t named = shoal__deadline_ns(shoal__now_ns(), 200);
+    while (inside != 0 && shoal__stalls(h->rt, NULL, 0, true) < inside && shoal__now_ns() < named &&
+           (inside = shoal__in_callbacks(h->rt)) != 0)
+        nanosleep(&tick, NULL);
+    size_t logged = shoal__host_log_stuck(h, when, ": not waited for");
+    if (inside > logged)
+        shoal__host_log(h, SHOAL_LOG_WARN,
+                        "%s: %zu handler%s in plugin code for less than the monitor's hand-off "
+                        "mark: not waited for",
+                        when, inside - logged, inside - logged == 1 ? "" : "s");
+    return inside > logged ? inside : logged;
 }
 
 void shoal__host_report_lost(shoal_host_t *h)

@@ -56,7 +56,11 @@ static ssize_t put(shoal_output_t *o, const char *p, size_t n)
                             : write(o->fd, p + done, k);
         if (w < 0 && errno == EINTR)
             continue;
-        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        /* Not now: a reader behind, or a full disk (space comes back --
+         * the log went silent for the rest of the process when a full
+         * disk counted as for good). */
+        if (w < 0 &&
+            (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOSPC || errno == EDQUOT))
             break;
         if (w <= 0) {
             o->broken = w < 0 ? errno : EIO;

@@ -45,7 +45,10 @@ int shoal__output_open(int fd, size_t cap, shoal_output_t **out);
 /* The stream to write to: fully buffered, written out at each fflush (a
  * writer flushes after each whole line or block, so that what is dropped
  * is whole). A write fd refuses for good (EPIPE: its reader is gone) sets
- * the stream's error (ferror). */
+ * the stream's error (ferror). A file on a full disk (ENOSPC, EDQUOT) is
+ * not refused for good: what it did not take is held as for a reader that
+ * does not read -- the line it cut is finished, the rest whole or dropped
+ * and counted -- and written once it takes writes again. */
 FILE *shoal__output_file(shoal_output_t *o);
 
 /* The descriptor writes go to (non-blocking where it could be made so):

@@ -8,13 +8,17 @@
  *                           log lines on stderr; SIGTERM or SIGINT (or the
  *                           end of --run-for, or shoalctl stop) drains the
  *                           pools within shutdown.drain: when all have
- *                           drained, joins every thread and exits 0; when
- *                           some are still busy at the deadline, logs each
- *                           handler still stuck and what is lost (counted
- *                           as dropped in the ledger) and exits 3 at once,
- *                           without waiting for threads stuck in plugin
- *                           code. A second SIGTERM or SIGINT while draining
- *                           exits 3 at once. A SIGTERM or SIGINT while the
+ *                           drained and no handler is left in plugin code
+ *                           (an init a reload gave up on: waited for until
+ *                           the deadline, then named, exit 3), joins every
+ *                           thread and exits 0; when some are still busy at
+ *                           the deadline, logs each handler still stuck and
+ *                           what is lost (counted as dropped in the ledger)
+ *                           and exits 3 at once, without waiting for
+ *                           threads stuck in plugin code. A second SIGTERM
+ *                           or SIGINT while draining exits 3 at once, said
+ *                           the same way. SIGUSR1 and SIGUSR2 are logged
+ *                           and ignored. A SIGTERM or SIGINT while the
  *                           pools start stops the start: exit 0 once every
  *                           actor has ended, 3 when an init still runs
  *                           after shutdown.drain (named in the log); a
@@ -104,8 +108,9 @@ static void usage(FILE *to)
                 "                  behaviours takes (key, type, default, range, meaning)\n"
                 "  --version       print the version and exit\n"
                 "exit status: 0 stopped after draining every pool; 2 usage or config error;\n"
-                "  3 stopped with pools still busy after shutdown.drain, or on a second\n"
-                "  SIGTERM/SIGINT while draining (the log says what was lost)\n");
+                "  3 stopped with pools still busy, or a handler still in plugin code, after\n"
+                "  shutdown.drain, or on a second SIGTERM/SIGINT while draining (the log\n"
+                "  says what was lost)\n");
 }
 
 /* A usage error (version.h): what is wrong, a hint; exit status 2. */
@@ -148,6 +153,19 @@ typedef struct second_s {
     bool told_hup;
 } second_t;
 
+/* SIGUSR1 and SIGUSR2 mean nothing to shoald: said, and ignored (their
+ * default action ended the process without a word, its socket left). */
+static bool unused_signal(shoal_host_t *h, uint32_t signo)
+{
+    if (signo != SIGUSR1 && signo != SIGUSR2)
+        return false;
+    shoal__host_log(h, SHOAL_LOG_WARN,
+                    "%s: shoald does not use it (SIGHUP reloads, SIGTERM or SIGINT stops): "
+                    "ignored",
+                    signo == SIGUSR1 ? "SIGUSR1" : "SIGUSR2");
+    return true;
+}
+
 static bool second_signal(void *arg)
 {
     second_t *s = arg;
@@ -166,6 +184,8 @@ static bool second_signal(void *arg)
             s->told_hup = true;
             continue;
         }
+        if (unused_signal(s->h, si.ssi_signo))
+            continue;
         s->name = si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM";
         return true;
     }
@@ -214,10 +234,20 @@ static bool start_signal(void *arg)
 /* While a reload waits for new workers' init (host.h: interrupted):
  * whether a SIGTERM or SIGINT waits. Left pending: the reload fails at
  * once, changing nothing, and the main loop then takes the signal off the
- * signalfd and drains. */
+ * signalfd and drains. Asked every 100 ms while the host thread waits, it
+ * also pets systemd's watchdog as the main loop does (a checkout pool's
+ * members may take member_start_timeout, past WatchdogSec: an 11.5 s gap
+ * with no WATCHDOG=1 was measured) -- only while the dispatcher still
+ * handles its heartbeat (notify.h). */
+typedef struct reloading_s {
+    shoal_notify_t *notify;
+    shoal_host_t *h;
+} reloading_t;
+
 static bool stop_pending(void *arg)
 {
-    (void)arg;
+    reloading_t *r = arg;
+    shoal__notify_tick(r->notify, r->h);
     sigset_t p;
     return sigpending(&p) == 0 && (sigismember(&p, SIGTERM) == 1 || sigismember(&p, SIGINT) == 1);
 }
@@ -233,6 +263,8 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGHUP);
+    sigaddset(&sigs, SIGUSR1); /* unused: said and ignored (unused_signal) */
+    sigaddset(&sigs, SIGUSR2);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     shoal_notify_t *notify = shoal__notify_open(); /* changes the environment: no thread yet */
     shoal_config_t *c = NULL;
@@ -325,12 +357,20 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
                     h->npools, h->npools == 1 ? "" : "s", sources, nthreads,
                     nthreads == 1 ? "" : "s", control ? ", control socket " : "",
                     control ? h->config->runtime.control : "");
+    reloading_t reloading = {.notify = notify, .h = h};
     h->interrupted = stop_pending; /* for reloads (host.h) */
+    h->interrupted_arg = &reloading;
     shoal__metrics_attach(metrics, h);
     shoal__notify_ready(notify, h); /* systemd: READY=1; reloads tell it too */
     double start = now_s(), last = start, next = start + 1;
     bool tty = isatty(STDOUT_FILENO), stop = false;
     const char *why = "--run-for";
+    if (sig.name != NULL) {
+        /* A stop taken off the queue (start_signal) just as the start
+         * ended well: it was heard, so it stops now. */
+        stop = true;
+        why = sig.name;
+    }
     uint64_t skipped = 0, drops_said = 0; /* table blocks; log lines */
     while (!stop) {
         double t = now_s();
@@ -360,6 +400,8 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
             while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
                 if (si.ssi_signo == SIGHUP)
                     hup = true;
+                else if (unused_signal(h, si.ssi_signo))
+                    continue;
                 else {
                     stop = true;
                     why = si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM";
@@ -431,20 +473,21 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
      * every pool the host keeps (an init a failed reload gave up on): the
      * runtime's threads cannot be joined while it runs. */
     double spent_ms = (now_s() - t0) * 1e3;
-    size_t stuck = shoal__host_wait_stuck(
-        h, spent_ms < (double)drain_ms ? drain_ms - (uint64_t)spent_ms : 0, second_signal, &again,
-        "shutdown");
+    size_t stuck =
+        shoal__host_wait_stuck(h, spent_ms < (double)drain_ms ? drain_ms - (uint64_t)spent_ms : 0,
+                               second_signal, &again, "shutdown");
     if (again.name != NULL) {
         shoal__host_log(h, SHOAL_LOG_WARN, "%s while draining: exiting now (status %d)", again.name,
                         EXIT_LOST);
         abandon(control, notify, lout, EXIT_LOST);
     }
     if (stuck != 0) {
-        shoal__host_log(h, SHOAL_LOG_WARN,
-                        "drained for %.0f ms; 0 pools still busy, but %zu handler%s still in plugin "
-                        "code: exiting without waiting for %s (status %d)",
-                        (now_s() - t0) * 1e3, stuck, stuck == 1 ? "" : "s",
-                        stuck == 1 ? "it" : "them", EXIT_LOST);
+        shoal__host_log(
+            h, SHOAL_LOG_WARN,
+            "drained for %.0f ms; 0 pools still busy, but %zu handler%s still in plugin "
+            "code: exiting without waiting for %s (status %d)",
+            (now_s() - t0) * 1e3, stuck, stuck == 1 ? "" : "s", stuck == 1 ? "it" : "them",
+            EXIT_LOST);
         abandon(control, notify, lout, EXIT_LOST);
     }
     shoal__host_log(h, SHOAL_LOG_INFO, "drained in %.0f ms; 0 pools still busy, stopped",

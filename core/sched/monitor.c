@@ -417,6 +417,17 @@ size_t shoal__stalls(shoal_runtime_t *rt, shoal_stall_t *out, size_t cap, bool a
     return n;
 }
 
+size_t shoal__in_callbacks(shoal_runtime_t *rt)
+{
+    size_t n = 0;
+    for (unsigned i = 0; i < rt->nslots; i++) {
+        /* relaxed: a count to poll; nothing is read through it. */
+        if (atomic_load_explicit(&rt->workers[i].watch_seq, memory_order_relaxed) & 1)
+            n++;
+    }
+    return n;
+}
+
 void shoal__monitor_counts(shoal_runtime_t *rt, uint64_t *stalls, uint64_t *started,
                            uint64_t *live_now)
 {

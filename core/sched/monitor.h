@@ -81,6 +81,12 @@ void shoal__monitor_kick(shoal_runtime_t *rt);
  * only those past stall_warn. Any thread. */
 size_t shoal__stalls(shoal_runtime_t *rt, shoal_stall_t *out, size_t cap, bool all);
 
+/* How many workers are inside a behaviour callback now, however long they
+ * have been (shoal__stalls lists only those past the hand-off mark: one
+ * that entered less than ~100 ms ago is not there yet). A look at each
+ * slot's watch_seq; any thread. */
+size_t shoal__in_callbacks(shoal_runtime_t *rt);
+
 /* Stalls reported past stall_warn so far; compensating workers started so
  * far, and alive now. */
 void shoal__monitor_counts(shoal_runtime_t *rt, uint64_t *stalls, uint64_t *started,

@@ -217,6 +217,41 @@ static void test_reader_gone(void)
     close(p[1]);
 }
 
+/* A full disk (/dev/full: every write ENOSPC) is not a reader gone: held
+ * to the bound and dropped whole, no stream error, and written once the
+ * descriptor takes writes again (here a pipe put in its place) -- a log
+ * on a full disk stopped for the rest of the process. */
+static void test_full_disk_comes_back(void)
+{
+    int full = open("/dev/full", O_WRONLY | O_CLOEXEC);
+    CU_ASSERT_FATAL(full >= 0);
+    shoal_output_t *o;
+    CU_ASSERT_EQUAL_FATAL(shoal__output_open(full, 100, &o), 0);
+    line(o, "one 45678901234567890123456789012345678\n"); /* 40 bytes each */
+    line(o, "two 45678901234567890123456789012345678\n");
+    line(o, "three 678901234567890123456789012345678\n");
+    CU_ASSERT_EQUAL(shoal__output_pump(o), 80);
+    CU_ASSERT_EQUAL(shoal__output_dropped(o), 1);
+    CU_ASSERT_FALSE(ferror(shoal__output_file(o)));
+    /* Space again: the descriptor written to now takes writes. */
+    int p[2];
+    CU_ASSERT_EQUAL_FATAL(pipe(p), 0);
+    CU_ASSERT_FATAL(dup2(p[1], shoal__output_fd(o)) >= 0);
+    CU_ASSERT_EQUAL(shoal__output_pump(o), 0);
+    line(o, "four 5678901234567890123456789012345678\n");
+    char got[4096];
+    drain(p[0], got, sizeof got);
+    CU_ASSERT_STRING_EQUAL(got, "one 45678901234567890123456789012345678\n"
+                                "two 45678901234567890123456789012345678\n"
+                                "four 5678901234567890123456789012345678\n");
+    CU_ASSERT_EQUAL(shoal__output_dropped(o), 1);
+    CU_ASSERT_FALSE(ferror(shoal__output_file(o)));
+    CU_ASSERT_EQUAL(shoal__output_close(o, 0), 0);
+    close(p[0]);
+    close(p[1]);
+    close(full);
+}
+
 /* close waits for the reader only so long, and says what it left. */
 static void test_close_gives_up(void)
 {
@@ -239,6 +274,7 @@ int main(void)
         {"a block bigger than the pipe is never cut", test_block_bigger_than_the_pipe},
         {"a second writer of the pipe cuts no line", test_second_writer_cuts_no_line},
         {"a reader that is gone", test_reader_gone},
+        {"a full disk, then space again", test_full_disk_comes_back},
         {"close gives up after its wait", test_close_gives_up},
         {NULL, NULL},
     };

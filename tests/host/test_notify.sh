@@ -18,6 +18,9 @@
 #      READY=1 and STOPPING=1 (shoalctl stop), no watchdog, exit 0.
 #   3. A socket nobody reads (sd_notify would block): shoald answers,
 #      reloads and stops (exit 0); one warning that messages are dropped.
+#   6. A reload that waits 3 s for a checkout member's connect, with
+#      WATCHDOG_USEC=2s and two dispatcher threads: WATCHDOG=1 goes on
+#      (the host thread waiting pets it), never 1.5 s without one.
 # (Without NOTIFY_SOCKET: every other integration test.)
 . "$(dirname "$0")/lib.sh" "$1"
 fault=$build/fixtures/fault.so
@@ -331,3 +334,38 @@ sleep 1.2
     fail "$(count 'cannot send to the notify socket') lines about the missing socket"
 stop_host 0
 echo "ok: a notify socket that is not there is said once"
+
+# ---- 6. a reload that waits for a slow member still pets the watchdog ----------
+# Two dispatcher threads: a checkout pool added by a reload whose member
+# connects in 3 s (past WATCHDOG_USEC 2 s) holds one of them, the other
+# handles the heartbeats, and the host thread, waiting for the member,
+# pets the watchdog as its main loop would (there was no WATCHDOG=1 for
+# the whole wait, and systemd would have killed shoald mid-reload).
+header() {
+    cat <<YAML
+runtime: { threads: 2, control: ctl.sock }
+plugins:
+  echo: $plugins/echo/echo.so
+  conn: $plugins/conn/conn.so
+pools:
+  api: { worker: echo.echo, size: 1 }
+YAML
+}
+write ""
+listen "$tmp/notify6.sock"
+notified "$tmp/notify6.sock" 2000000
+wait_for "running $tmp/s.yaml: 1 pool on 2 threads,"
+wait_event 1
+sleep 1
+write "  db: { kind: checkout, member: conn.conn, init: 1, max: 1, args: { connect: 3s } }"
+from=$(pets) # the last WATCHDOG=1 before the reload, and every one after
+t0=$(now_ms)
+"$shoalctl" --timeout 20000 reload > /dev/null || fail "the reload adding db: exit $?"
+t1=$(now_ms)
+[ $((t1 - t0)) -ge 2900 ] || fail "the reload took $((t1 - t0)) ms: the 3 s connect was not waited for"
+sleep 0.6
+gap=$(max_gap "$from")
+[ "$gap" -lt 1500000 ] || fail "$gap us without WATCHDOG=1 while a reload waited $((t1 - t0)) ms for a member"
+stop_host 0
+stop_listener
+echo "ok: a reload that waited $((t1 - t0)) ms for a member: at most $gap us between WATCHDOG=1"

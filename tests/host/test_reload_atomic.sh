@@ -149,7 +149,9 @@ while time.monotonic() < end:
         f.write("# still typing\n")
     time.sleep(0.01)' "$tmp/s.yaml" &
 typer=$!
-sleep 0.1 # it has written
+# Until it has written (python3 takes a while to start on a loaded machine).
+for _ in $(seq 1 500); do grep -q '^# still typing$' "$tmp/s.yaml" && break; sleep 0.01; done
+sleep 0.05
 out=$("$shoalctl" --timeout 500 reload 2>&1); rc=$?
 want="shoalctl: no answer from shoald at $tmp/ctl.sock within 500 ms; the reload goes on there: its outcome will be in shoald's log (\`reload: generation N\` or \`reload failed\`) and in \`shoalctl status\`"
 [ $rc -eq 1 ] && [ "$out" = "$want" ] || fail "a reload answered late: exit $rc ($out)

@@ -12,8 +12,12 @@
 #      (0 pools busy), waits for the init up to the drain's end (1 s), names
 #      it in the log and exits 3 -- not 0 once the init returns, 30 s
 #      later, after SIGTERM and SIGINT went unheard.
+#   3. The same when the SIGTERM comes the moment the init has started (the
+#      init sends it), on a reload and at a start: exit 3, the init named
+#      (it was not seen as a handler, and the join waited 30 s).
 . "$(dirname "$0")/lib.sh" "$1"
 export SHOAL_SOCKET=$tmp/ctl.sock
+fixtures=$build/fixtures
 
 header() {
     cat <<YAML
@@ -72,4 +76,35 @@ grep -Eq "> slow/conn: shutdown: still in its handler after [0-9.]+ s \(.*\): no
 grep -Eq "drained for [0-9]+ ms; 0 pools still busy, but 1 handler still in plugin code: exiting without waiting for it \(status 3\)" "$log" ||
     fail "no exit line"
 echo "2: SIGTERM stopped the reload and shoald in $((t1 - t0)) ms, exit 3"
+
+# ---- 3. a stop the moment an init has started -------------------------------------
+# The init sends the SIGTERM itself (fault's init: stop), then sleeps 30 s:
+# younger than the monitor's hand-off mark (~100 ms) when the drain ends, it
+# was counted as no handler at all -- the threads were joined, the join
+# waited the 30 s, SIGINT unheard, exit 0. On a reload, and at a start.
+young() { # young WHAT: shoald's end after the init's own SIGTERM
+    local what=$1
+    wait "$pid"
+    rc=$?
+    t1=$(now_ms)
+    pid=
+    [ $rc -eq 3 ] || fail "$what: shoald exited $rc, not 3"
+    [ $((t1 - t0)) -lt 5000 ] || fail "$what: shoald took $((t1 - t0)) ms to stop: it waited for the 30 s init"
+    grep -Eq "> young/fault: (start|shutdown): still in its handler after [0-9.]+ s \(.*\): not waited for" "$log" ||
+        fail "$what: the init left running is not named: $(grep -E 'handler|drain|stopped' "$log")"
+    echo "3: $what: exit 3 in $((t1 - t0)) ms"
+}
+write ""
+sed -i "s|^plugins:\$|plugins:\n  fault: $fixtures/fault.so|" "$tmp/s.yaml"
+"$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+pid=$!
+wait_for "running $tmp/s.yaml: 1 pool"
+echo "  young: { worker: fault.fault, size: 1, args: { init: stop, ms: 30s } }" >> "$tmp/s.yaml"
+t0=$(now_ms)
+kill -HUP "$pid"
+young "a reload"
+"$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+pid=$!
+t0=$(now_ms)
+young "a start"
 echo "ok: test_reload_slow_start"
