@@ -41,6 +41,7 @@ struct shoal_metrics_s {
     pthread_mutex_t lock; /* cur, retired, and each snapshot's users */
     shoal_metrics_snap_t *cur;
     shoal_metrics_snap_t *retired;
+    _Atomic uint64_t ledger_seen[5]; /* the snapshots' ledger_seen (metrics.h) */
 };
 
 /* ---- snapshots (host thread, but for take/give) --------------------------- */
@@ -75,7 +76,7 @@ static void draining_counts(shoal_host_t *h, shoal_host_counts_t *c)
     }
 }
 
-static shoal_metrics_snap_t *snap_new(shoal_host_t *h)
+static shoal_metrics_snap_t *snap_new(shoal_metrics_t *m, shoal_host_t *h)
 {
     shoal_metrics_snap_t *s = calloc(1, sizeof *s);
     if (s == NULL || (h->npools && (s->pools = calloc(h->npools, sizeof *s->pools)) == NULL) ||
@@ -86,6 +87,7 @@ static shoal_metrics_snap_t *snap_new(shoal_host_t *h)
         return NULL;
     }
     s->rt = h->rt;
+    s->ledger_seen = m->ledger_seen;
     s->generation = h->generation;
     s->reloads = h->reloads;
     s->reloads_failed = h->reloads_failed;
@@ -176,7 +178,7 @@ void shoal__metrics_sync(shoal_metrics_t *m, shoal_host_t *h)
     if (m == NULL)
         return;
     shoal_metrics_snap_t *next = NULL;
-    if (!snap_same(m->cur, h) && (next = snap_new(h)) == NULL)
+    if (!snap_same(m->cur, h) && (next = snap_new(m, h)) == NULL)
         shoal__host_log(h, SHOAL_LOG_ERROR, "metrics: out of memory: /metrics shows older pools");
     shoal_metrics_snap_t *done = NULL;
     pthread_mutex_lock(&m->lock);

@@ -30,6 +30,7 @@
 #ifndef SHOAL_HOST_METRICS_H
 #define SHOAL_HOST_METRICS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -79,6 +80,11 @@ typedef struct shoal_metrics_snap_s {
     size_t npools;
     shoal_metrics_pool_t *sources; /* the running sources (source.h), their records */
     size_t nsources;
+    /* The ledger's highest values rendered so far (accepted, handled,
+     * failed, dropped, refused), the metrics object's, shared by every
+     * snapshot: a scrape never shows one lower than an earlier scrape did
+     * (render_host). */
+    _Atomic uint64_t *ledger_seen;
     uint32_t users;                    /* scrapes reading it (under the owner's lock) */
     struct shoal_metrics_snap_s *next; /* in the retired list */
 } shoal_metrics_snap_t;

@@ -411,6 +411,18 @@ static void render_runtime(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b
                                                     : 0);
 }
 
+/* The larger of v and *seen, which it becomes (scrapes run on several
+ * threads at once). relaxed: a value of its own; nothing is read through
+ * it. */
+static uint64_t at_least_seen(_Atomic uint64_t *seen, uint64_t v)
+{
+    uint64_t old = atomic_load_explicit(seen, memory_order_relaxed);
+    while (old < v && !atomic_compare_exchange_weak_explicit(seen, &old, v, memory_order_relaxed,
+                                                             memory_order_relaxed))
+        ;
+    return old > v ? old : v;
+}
+
 static void render_host(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b)
 {
     shoal__metrics_family(b, "shoal_build_info", "gauge",
@@ -443,6 +455,14 @@ static void render_host(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b)
         c.dropped += st.messages_dropped;
         c.refused += st.messages_unhandled;
     }
+    /* A counter never goes down: a pool a reload sets draining is counted
+     * from the copy its new snapshot took, which a scrape of the old one,
+     * reading the pool live a moment later, may have passed (accepted
+     * 5517008 -> 5517007 was read, and Prometheus takes any drop for a
+     * reset). Each value is at least the highest one rendered before. */
+    uint64_t *vals[5] = {&c.accepted, &c.handled, &c.failed, &c.dropped, &c.refused};
+    for (size_t k = 0; k < 5; k++)
+        *vals[k] = at_least_seen(&s->ledger_seen[k], *vals[k]);
     shoal__metrics_family(
         b, "shoal_ledger_messages_total", "counter",
         "Every pool shoald started, removed and replaced ones included: accepted = handled + "

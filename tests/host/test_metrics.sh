@@ -64,6 +64,7 @@ shutdown: { drain: 5s }
 plugins:
   echo: $plugins/echo/echo.so
   loadgen: $plugins/loadgen/loadgen.so
+  seq: $plugins/seq/seq.so
 pools:
 YAML
 }
@@ -266,7 +267,8 @@ sed -i 's/count: 20000, done: idle/rate: 20000/; s/rate: 0, //' "$tmp/s.yaml"
 python3 - "$port" "$tmp/stop" > "$tmp/scrapes" <<'PY' &
 import os, sys, urllib.request
 url = "http://127.0.0.1:%s/metrics" % sys.argv[1]
-ok = bad = 0
+ok = bad = down = 0
+seen = {}
 while not os.path.exists(sys.argv[2]):
     try:
         with urllib.request.urlopen(url, timeout=5) as r:
@@ -275,7 +277,16 @@ while not os.path.exists(sys.argv[2]):
     except Exception as e:
         bad += 1
         print("error", e)
-print("ok %d bad %d" % (ok, bad))
+        continue
+    # The ledger's counters never go down (Prometheus reads a drop as a reset).
+    for line in body.splitlines():
+        if line.startswith("shoal_ledger_messages_total{"):
+            k, v = line.rsplit(" ", 1)
+            if int(v) < seen.get(k, 0):
+                down += 1
+                print("down %s %d -> %s" % (k, seen[k], v))
+            seen[k] = max(seen.get(k, 0), int(v))
+print("ok %d bad %d down %d" % (ok, bad, down))
 PY
 scraper=$!
 for i in $(seq 1 20); do
@@ -288,9 +299,14 @@ for i in $(seq 1 20); do
     size: 1
     args: { target: api, rate: 20000 }
   extra$i:
+    kind: pull
     worker: echo.echo
-    size: 2"
+    size: 2
+    buffer: 64
+    source: seq.seq
+    source_args: { from: 1, to: 1000000000 }"
     "$shoalctl" reload > /dev/null || fail "reload $i (add)"
+    sleep 0.1 # items through the pool the next reload sets draining
     write "  api:
     worker: echo.echo
     size: $((2 + i % 2))
@@ -303,7 +319,7 @@ for i in $(seq 1 20); do
 done
 touch "$tmp/stop"
 wait "$scraper"
-grep -q '^ok [1-9][0-9]* bad 0$' "$tmp/scrapes" || fail "scrapes during reloads: $(cat "$tmp/scrapes")"
+grep -q '^ok [1-9][0-9]* bad 0 down 0$' "$tmp/scrapes" || fail "scrapes during reloads: $(cat "$tmp/scrapes")"
 kill -0 "$pid" || fail "shoald died"
 
 # ---- 6. the port in use -----------------------------------------------------
