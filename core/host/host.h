@@ -103,6 +103,10 @@ typedef struct shoal_host_s {
     size_t stall_cap;
     shoal_host_hook_t hooks[SHOAL_HOST_HOOKS_MAX]; /* shoal__host_hook: shoald's */
     size_t nhooks;
+    /* While a reload applies live changes (reload_live.c): when their
+     * calls to the pools' actors stop waiting, one deadline for them all
+     * (0: none running). */
+    uint64_t live_deadline_ns;
     bool control_fixed; /* shoald --control: a reload ignores runtime.control */
     bool stuck;         /* a failed start left handlers in plugin code (host_start_ex) */
     /* Whether a stop (SIGTERM, SIGINT) came, asked while pools and
@@ -246,6 +250,11 @@ void shoal__host_set_generation(shoal_host_t *h, uint64_t generation, int log_fo
 /* How long a pool's first workers (or a swap's new ones) may take to run
  * init before the start counts as failed. */
 #define SHOAL_HOST_START_TIMEOUT_MS 10000u
+
+/* How long a reload's live changes (a kept pool's size, bounds, mailbox,
+ * ...: reload_live.c) wait for the pools' actors to answer, all of them
+ * together. */
+#define SHOAL_HOST_LIVE_MS 5000
 
 /* Spawns the pool cp describes (its nested chain, its code held by every
  * worker) and waits until every level has started. why: the failure. */

@@ -202,6 +202,19 @@ static void metrics_note(change_log_t *log, const shoal_config_t *was, const sho
          b != NULL ? b->text : (done ? "none (no longer served)" : "none (stop serving)"));
 }
 
+/* What a reload changes of the host's own settings that take effect at
+ * once: the drain's deadline (read when a stop comes) and the log's
+ * format (from the commit on). */
+static void host_note(change_log_t *log, const shoal_config_t *was, const shoal_config_t *c)
+{
+    if (c->shutdown.drain_ms != was->shutdown.drain_ms)
+        note(log, "shutdown.drain %" PRIu64 "ms -> %" PRIu64 "ms", was->shutdown.drain_ms,
+             c->shutdown.drain_ms);
+    if (c->log.format != was->log.format)
+        note(log, "log.format %s -> %s", was->log.format == SHOAL_LOG_FORMAT_JSON ? "json" : "text",
+             c->log.format == SHOAL_LOG_FORMAT_JSON ? "json" : "text");
+}
+
 void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_t size)
 {
     change_log_t log = {.len = 0, .n = 0};
@@ -244,6 +257,7 @@ void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_
     if (notes[0] != '\0')
         note(&log, "%s", notes);
     metrics_note(&log, h->config, c, false);
+    host_note(&log, h->config, c);
     snprintf(buf, size, "%s", log.n ? log.text : "no change");
 }
 
@@ -453,6 +467,10 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
         else
             note(&log, "%s: %u workers replaced (%s)", hp->name, n, leaf);
     }
+    /* The live changes' calls share one deadline: with every dispatcher
+     * thread busy, each waited its own 5 s (a reload of 12 changed pools
+     * would have held the host thread past shoalctl's minute). */
+    h->live_deadline_ns = shoal__deadline_ns(shoal__now_ns(), SHOAL_HOST_LIVE_MS);
     for (size_t i = 0; i < first_new; i++) {
         shoal_host_pool_t *hp = &h->pools[i];
         if (hp->draining)
@@ -474,8 +492,15 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
         shoal__host_live(h, hp, cp, true, live, sizeof live);
         if (live[0] != '\0')
             note(&log, "%s", live);
+        if (strstr(live, "(failed)") != NULL)
+            shoal__host_log(h, SHOAL_LOG_WARN,
+                            "reload: pool %s: a live change was not answered within %d ms (its "
+                            "actor did not run: every dispatcher thread busy?); it is still queued "
+                            "and takes effect when the actor runs: %s",
+                            hp->name, SHOAL_HOST_LIVE_MS, live);
         hp->cp = cp; /* the new generation's entry from now on */
     }
+    h->live_deadline_ns = 0;
     for (size_t j = first_new; j < h->npools; j++) {
         shoal_host_pool_t *hp = &h->pools[j];
         shoal_runtime_register(h->rt, hp->name, hp->pid); /* a replaced one: to the new PID */
@@ -492,6 +517,7 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
     /* The runtime's settings and the control socket are fixed at start. */
     const shoal_config_t *was = h->config;
     metrics_note(&log, was, c, true);
+    host_note(&log, was, c);
     if (c->runtime.threads != was->runtime.threads ||
         c->runtime.throughput != was->runtime.throughput ||
         c->runtime.spin_us != was->runtime.spin_us ||

@@ -34,6 +34,16 @@ static void add(char *buf, size_t size, size_t *len, const char *fmt, ...)
         *len = *len + (size_t)n < size ? *len + (size_t)n : size - 1;
 }
 
+/* What is left of the reload's one deadline for its live changes, in ms
+ * (at least 1: a call past it is still made, and times out at once). */
+static uint64_t live_ms(const shoal_host_t *h)
+{
+    if (h->live_deadline_ns == 0)
+        return SHOAL_HOST_LIVE_MS;
+    uint64_t now = shoal__now_ns();
+    return now >= h->live_deadline_ns ? 1 : (h->live_deadline_ns - now + 999999) / 1000000;
+}
+
 static bool is_elastic(const shoal_config_pool_t *cp)
 {
     return cp->autoscale.when != 0 || cp->idle_timeout_ms != 0 || cp->max_waiting != 0;
@@ -55,7 +65,7 @@ static void mailbox_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_con
     char a[24], b[24];
     shoal__host_mailbox_text(st->mailbox, a);
     shoal__host_mailbox_text(cp->mailbox, b);
-    int r = apply ? shoal_pool_set_mailbox(h->rt, hp->pid, cp->mailbox, 5000) : SHOAL_OK;
+    int r = apply ? shoal_pool_set_mailbox(h->rt, hp->pid, cp->mailbox, live_ms(h)) : SHOAL_OK;
     add(buf, size, len, "%s mailbox %s -> %s%s", hp->name, a, b, r < 0 ? " (failed)" : "");
 }
 
@@ -79,7 +89,7 @@ static void checkout_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_co
     if (same && st->target_size == cp->size && st->max_size == cp->max_size)
         return;
     shoal_pool_checkout_update_t u = {cp->size, cp->max_size, cp->checkout};
-    int r = apply ? shoal_pool_set_checkout(h->rt, hp->pid, &u, 5000) : SHOAL_OK;
+    int r = apply ? shoal_pool_set_checkout(h->rt, hp->pid, &u, live_ms(h)) : SHOAL_OK;
     /* What changed, and only that. */
     char init[48] = "", max[48] = "";
     if (st->target_size != cp->size)
@@ -102,6 +112,11 @@ void shoal__host_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config
     buf[0] = '\0';
     shoal_pool_stats_t st; /* what it runs with: commands may have moved it since */
     shoal__host_peek(hp, &st);
+    /* Read by the host's watch from the pool's config (host_watch.c): it
+     * holds from the commit on, nothing to apply. */
+    if (cp->warn_queue != cp0->warn_queue)
+        add(buf, size, &len, "%s warn_queue %" PRIu64 " -> %" PRIu64, hp->name, cp0->warn_queue,
+            cp->warn_queue);
     if (cp->kind == SHOAL_POOL_KIND_CHECKOUT) {
         checkout_live(h, hp, cp, apply, &st, buf, size, &len);
         mailbox_live(h, hp, cp, apply, &st, buf, size, &len);
@@ -109,14 +124,15 @@ void shoal__host_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config
     }
     /* Bounds first: a size set below must fall within them. */
     if (st.min_size != cp->min_size || st.max_size != cp->max_size) {
-        int r = apply ? shoal_pool_set_bounds(h->rt, hp->pid, cp->min_size, cp->max_size, 5000)
-                      : SHOAL_OK;
+        int r = apply
+                    ? shoal_pool_set_bounds(h->rt, hp->pid, cp->min_size, cp->max_size, live_ms(h))
+                    : SHOAL_OK;
         add(buf, size, &len, "%s bounds %u..%u -> %u..%u%s", hp->name, st.min_size, st.max_size,
             cp->min_size, cp->max_size, r < 0 ? " (failed)" : "");
     }
     if (!same_elastic(cp0, cp)) {
         shoal_pool_elastic_t el = {cp->idle_timeout_ms, cp->max_waiting, cp->autoscale};
-        int r = apply ? shoal_pool_set_elastic(h->rt, hp->pid, &el, 5000) : SHOAL_OK;
+        int r = apply ? shoal_pool_set_elastic(h->rt, hp->pid, &el, live_ms(h)) : SHOAL_OK;
         char as[400];
         shoal__config_autoscale_text(&cp->autoscale, as, sizeof as);
         add(buf, size, &len,
@@ -128,13 +144,13 @@ void shoal__host_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config
      * size changed; any other is set to the file's. */
     uint32_t run_size = st.target_size;
     if (is_elastic(cp) ? cp->size != cp0->size && cp->size != run_size : cp->size != run_size) {
-        int r = apply ? shoal_pool_set_size(h->rt, hp->pid, cp->size, 5000) : 0;
+        int r = apply ? shoal_pool_set_size(h->rt, hp->pid, cp->size, live_ms(h)) : 0;
         add(buf, size, &len, "%s size %u -> %u%s", hp->name, run_size, cp->size,
             r < 0 ? " (failed)" : "");
     }
     mailbox_live(h, hp, cp, apply, &st, buf, size, &len);
     if ((uint32_t)cp->strategy != st.strategy) {
-        int r = apply ? shoal_pool_set_strategy(h->rt, hp->pid, (uint32_t)cp->strategy, 5000)
+        int r = apply ? shoal_pool_set_strategy(h->rt, hp->pid, (uint32_t)cp->strategy, live_ms(h))
                       : SHOAL_OK;
         add(buf, size, &len, "%s strategy %s -> %s%s", hp->name,
             shoal__pool_strategy_name(st.strategy),

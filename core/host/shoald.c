@@ -446,6 +446,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
         }
         shoal__metrics_sync(metrics, h); /* what /metrics reads: pools, generation */
     }
+    drain_ms = h->config->shutdown.drain_ms; /* a reload may have changed it */
     shoal__host_log(h, SHOAL_LOG_INFO, "%s: draining every pool (at most %llu ms)", why,
                     (unsigned long long)drain_ms);
     shoal__notify_stopping(notify, h, why, drain_ms);

@@ -319,6 +319,25 @@ stop_host 139 SEGV
 [ "$(cat "$tmp/ctl.sock" 2>/dev/null)" = precious ] || fail "a crash removed the file put at the socket's path"
 rm "$tmp/ctl.sock"
 
+# ---- the host's own settings a reload changes, said and applied ---------------------
+# shutdown.drain (read when the stop comes: it kept the start's), a pool's
+# warn_queue and log.format: each said by diff and by the reload's line
+# (all three said 'no change').
+config 1 "" 50 "target: api, rate: 10"
+"$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+pid=$!
+wait_for "gen=1 info running $tmp/s.yaml: 2 pools"
+sed -i 's/^shutdown: { drain: 3s }$/shutdown: { drain: 2s }/; s/^    mailbox: 50$/    mailbox: 50\n    warn_queue: 5/' "$tmp/s.yaml"
+out=$("$shoalctl" diff) || fail "diff: exit $?"
+[ "$out" = "generation 1 -> 2: api warn_queue 100000 -> 5; shutdown.drain 3000ms -> 2000ms" ] || fail "diff said: $out"
+"$shoalctl" reload > /dev/null || fail "reload: exit $?"
+wait_for "reload: generation 2 from $tmp/s.yaml: api warn_queue 100000 -> 5; shutdown.drain 3000ms -> 2000ms; ledger"
+sed -i 's/^log: { level: info }$/log: { level: info, format: json }/' "$tmp/s.yaml"
+"$shoalctl" reload > /dev/null || fail "reload to json: exit $?"
+wait_for '"msg":"reload: generation 3 from .*: log.format text -> json; ledger'
+stop_host 0
+wait_for '"msg":"SIGTERM: draining every pool (at most 2000 ms)"'
+
 # ---- names without a slash -------------------------------------------------------
 # A value with no '/' is a plugin NAME, searched on the plugin path (here the
 # build's own lib/shoal/plugins beside bin/shoald): never a file beside the

@@ -277,6 +277,35 @@ sigterm_ms
 grep -qxF "shoald: SIGTERM while the pools started: stopped ($tmp/s.yaml:8:7: sources.s1: cannot start: interrupted while its workers started)" "$log" ||
     fail "the stopped source start is not said: $(grep shoald: "$log")"
 
+# ---- a reload's live changes while every dispatcher thread is stuck ------------------
+# Both threads in slow's loops (6 s), no compensating thread: three kept
+# pools resized by a reload share one deadline (5 s), not 5 s each; each is
+# said, and applied once the actors run again.
+config 6s 1s 0
+cat >> "$tmp/s.yaml" <<YAML
+  p1: { worker: echo.echo, size: 1 }
+  p2: { worker: echo.echo, size: 1 }
+  p3: { worker: echo.echo, size: 1 }
+YAML
+start "5 pools"
+send_slow 2
+wait_for "$STALLED" 2
+sed -i 's/^  p\([123]\): { worker: echo.echo, size: 1 }$/  p\1: { worker: echo.echo, size: 2 }/' "$tmp/s.yaml"
+t0=$(now_ms)
+"$shoalctl" --timeout 30000 reload > /dev/null || fail "the reload with every thread stuck: exit $?"
+ms=$(($(now_ms) - t0))
+[ $ms -ge 4500 ] && [ $ms -lt 7000 ] || fail "the reload's live changes took $ms ms (one deadline of 5 s)"
+[ "$(count "warn reload: pool p[123]: a live change was not answered within 5000 ms (its actor did not run: every dispatcher thread busy?); it is still queued and takes effect when the actor runs: p[123] size 1 -> 2 (failed)")" = 3 ] ||
+    fail "not one line for each pool whose change was not answered"
+wait_for "$RETURNED" 2
+for p in p1 p2 p3; do
+    for _ in $(seq 1 100); do "$shoalctl" status | grep -q "^pool $p size 2 " && break; sleep 0.05; done
+    "$shoalctl" status | grep -q "^pool $p size 2 " || fail "$p did not take its size once the threads were free"
+done
+sigterm_ms
+[ $rc -eq 0 ] || fail "exit $rc"
+echo "ok: a reload's live changes with every thread stuck: $ms ms"
+
 # ---- a plugin whose own fini never returns ------------------------------------
 # (fini_hangs.so waits for a file never made.) Its last reference goes after
 # the drain: shoald waits 10 s for it, says so, and exits 0 (it hung for
