@@ -439,14 +439,17 @@ static void scale(shoal_control_t *c, shoal_control_conn_t *k, char *rest)
                            name);
         return;
     }
-    if (shoal__pool_stays_empty(st.autoscale, st.idle_timeout_ms) &&
-        (bounds ? min == 0 : n == 0 && st.min_size == 0)) {
+    /* As the config: a size of 0 is what it refuses (autoscale never
+     * shrinks a pool below 1 worker, so bounds from 0 are fine while the
+     * size is not 0; a MAX of 0 is refused above). */
+    if (shoal__pool_stays_empty(st.autoscale, st.idle_timeout_ms) && !bounds && n == 0 &&
+        st.min_size == 0) {
         shoal__control_say(k,
-                           "1 %s: %s would let it end with no worker, and nothing would start "
+                           "1 %s: %s would leave it with no worker, and nothing would start "
                            "one: its autoscale grows on busy only (0%% with no worker) and it has "
-                           "no idle_timeout; keep min >= 1 (a reload with up.when on refused or "
-                           "wait_p99, or idle_timeout, allows 0)\n",
-                           name, bounds ? "min 0" : "0 workers");
+                           "no idle_timeout; keep at least 1 worker (a reload with up.when on "
+                           "refused or wait_p99, or idle_timeout, allows 0)\n",
+                           name, "0 workers");
         return;
     }
     if (!bounds) {

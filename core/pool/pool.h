@@ -289,7 +289,7 @@ static inline void shoal__pool_stamp(shoal_env_t *e)
 /* Whether a pool with no worker would stay so: its autoscale (`when`)
  * grows on busy only -- 0% with no worker -- and no idle_timeout starts a
  * worker for a send. A config refuses such a pool starting empty
- * (config_elastic.c), shoalctl scale bounds that would let it empty
+ * (config_elastic.c), shoalctl scale a size of 0 for it
  * (control_cmd.c). */
 static inline bool shoal__pool_stays_empty(uint32_t when, uint64_t idle_timeout_ms)
 {
