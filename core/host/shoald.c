@@ -17,8 +17,8 @@
  *                           and exits 3 at once, without waiting for
  *                           threads stuck in plugin code. A second SIGTERM
  *                           or SIGINT while draining exits 3 at once, said
- *                           the same way. SIGUSR1 and SIGUSR2 are logged
- *                           and ignored. A SIGTERM or SIGINT while the
+ *                           the same way. SIGUSR1, SIGUSR2 and SIGALRM are
+ *                           logged and ignored. A SIGTERM or SIGINT while the
  *                           pools start stops the start: exit 0 once every
  *                           actor has ended, 3 when an init still runs
  *                           after shutdown.drain (named in the log); a
@@ -153,16 +153,19 @@ typedef struct second_s {
     bool told_hup;
 } second_t;
 
-/* SIGUSR1 and SIGUSR2 mean nothing to shoald: said, and ignored (their
- * default action ended the process without a word, its socket left). */
+/* SIGUSR1, SIGUSR2 and SIGALRM mean nothing to shoald: said, and ignored
+ * (their default action ended the process without a word, its socket
+ * left; a plugin's alarm() did the same). */
 static bool unused_signal(shoal_host_t *h, uint32_t signo)
 {
-    if (signo != SIGUSR1 && signo != SIGUSR2)
+    if (signo != SIGUSR1 && signo != SIGUSR2 && signo != SIGALRM)
         return false;
     shoal__host_log(h, SHOAL_LOG_WARN,
                     "%s: shoald does not use it (SIGHUP reloads, SIGTERM or SIGINT stops): "
                     "ignored",
-                    signo == SIGUSR1 ? "SIGUSR1" : "SIGUSR2");
+                    signo == SIGUSR1   ? "SIGUSR1"
+                    : signo == SIGUSR2 ? "SIGUSR2"
+                                       : "SIGALRM");
     return true;
 }
 
@@ -265,6 +268,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
     sigaddset(&sigs, SIGHUP);
     sigaddset(&sigs, SIGUSR1); /* unused: said and ignored (unused_signal) */
     sigaddset(&sigs, SIGUSR2);
+    sigaddset(&sigs, SIGALRM);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     shoal_notify_t *notify = shoal__notify_open(); /* changes the environment: no thread yet */
     shoal_config_t *c = NULL;

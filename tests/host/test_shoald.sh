@@ -290,13 +290,15 @@ config 1 "" 50 "target: api, rate: 10"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "gen=1 info running $tmp/s.yaml: 2 pools"
-# SIGUSR1 and SIGUSR2 mean nothing to it: said and ignored (they ended it,
-# silently, its socket left behind).
+# SIGUSR1, SIGUSR2 and SIGALRM mean nothing to it: said and ignored (they
+# ended it, silently, its socket left behind).
 kill -USR1 $pid
 kill -USR2 $pid
-wait_for "warn SIGUSR1: shoald does not use it (SIGHUP reloads, SIGTERM or SIGINT stops): ignored"
-wait_for "warn SIGUSR2: shoald does not use it (SIGHUP reloads, SIGTERM or SIGINT stops): ignored"
-"$shoalctl" status > /dev/null || fail "shoald after SIGUSR1 and SIGUSR2: status exit $?"
+kill -ALRM $pid
+for s in USR1 USR2 ALRM; do
+    wait_for "warn SIG$s: shoald does not use it (SIGHUP reloads, SIGTERM or SIGINT stops): ignored"
+done
+"$shoalctl" status > /dev/null || fail "shoald after SIGUSR1, SIGUSR2 and SIGALRM: status exit $?"
 rm "$tmp/ctl.sock"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$tmp/second.log" &
 second=$!
