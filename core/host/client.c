@@ -106,6 +106,25 @@ static void collect(body_t *b, const char *s, size_t n)
     b->len += n;
 }
 
+/* Writes shoald's text as it comes, with any control character but a
+ * newline or a tab written as \xNN: shoald's own answers have none (a
+ * plugin's text is escaped where it is made), and whatever listens at a
+ * socket shoalctl was pointed at does not get to drive the terminal
+ * (ESC sequences went through). */
+static void write_plain(FILE *to, const char *s, size_t n)
+{
+    size_t from = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if ((ch >= 0x20 && ch != 0x7f) || ch == '\n' || ch == '\t')
+            continue;
+        fwrite(s + from, 1, i - from, to);
+        fprintf(to, "\\x%02x", ch);
+        from = i + 1;
+    }
+    fwrite(s + from, 1, n - from, to);
+}
+
 int shoal__client_exchange(const shoal_client_t *cl, const char *req, size_t len)
 {
     const char *path = cl->path, *prog = cl->prog;
@@ -153,6 +172,7 @@ int shoal__client_exchange(const shoal_client_t *cl, const char *req, size_t len
     size_t ln = 0;
     int status = -1;
     char buf[8192];
+    size_t total = 0; /* bytes read: shoald's answers are bounded */
     for (;;) {
         ssize_t got = recv(fd, buf, sizeof buf, 0);
         if (got < 0 && errno == EINTR)
@@ -164,6 +184,13 @@ int shoal__client_exchange(const shoal_client_t *cl, const char *req, size_t len
         }
         if (got <= 0)
             break; /* the end (a reset after the answer is an end too) */
+        if ((total += (size_t)got) > SHOAL_CLIENT_ANSWER_MAX) {
+            fprintf(err, "%s: the answer from %s goes on past %d bytes: not shoald's (stopped)\n",
+                    prog, path, SHOAL_CLIENT_ANSWER_MAX);
+            close(fd);
+            free(body.data);
+            return 2;
+        }
         size_t off = 0;
         if (status < 0) {
             while (off < (size_t)got && buf[off] != '\n') {
@@ -176,13 +203,16 @@ int shoal__client_exchange(const shoal_client_t *cl, const char *req, size_t len
             off++; /* the newline */
             line[ln] = '\0';
             status = line[0] == '0' ? 0 : line[0] == '1' ? 1 : 2;
-            if (status != 0)
-                fprintf(err, "%s: %s\n", prog, ln > 2 ? line + 2 : line);
+            if (status != 0) {
+                fprintf(err, "%s: ", prog);
+                write_plain(err, ln > 2 ? line + 2 : line, ln > 2 ? ln - 2 : ln);
+                fputc('\n', err);
+            }
         }
         if (status == 0 && cl->body != NULL)
             collect(&body, buf + off, (size_t)got - off);
         else
-            fwrite(buf + off, 1, (size_t)got - off, status == 0 ? out : err);
+            write_plain(status == 0 ? out : err, buf + off, (size_t)got - off);
     }
     close(fd);
     if (status < 0) {

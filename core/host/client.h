@@ -26,6 +26,12 @@ int shoal__client_ask(const char *path, const char *req, size_t len, uint64_t ti
  * body callback: the server's own limit on a reply. */
 #define SHOAL_CLIENT_BODY_MAX (4 * 1024 * 1024)
 
+/* The most bytes an answer may take, its status line included: shoald's
+ * replies stop at 4 MiB (control_conn.h); past this, whatever answers is
+ * not shoald, and shoalctl stops reading (a server that sent without end
+ * filled 2.4 GB of a terminal in 5 s). */
+#define SHOAL_CLIENT_ANSWER_MAX (4 * 1024 * 1024 + 65536)
+
 /* One exchange, as shoal__client_ask, with more said:
  *   origin  where path came from ("from --socket", ...), added to the
  *           "cannot reach" line as "(ORIGIN)"; NULL: nothing added

@@ -4,9 +4,13 @@
  * newline added if it has none; anything else is escaped whole, byte by
  * byte, so a terminal never gets raw bytes.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "host/client.h"
 #include "support.h"
@@ -73,11 +77,98 @@ static void anything_else_is_escaped_whole(void)
     ESCAPED("\xc3\xa9\x01", "\\xc3\\xa9\\x01\n");
 }
 
+/* ---- a server that is not shoald --------------------------------------------- */
+
+/* What the fake server answers: `reply` once, or, with `endless`, that
+ * reply and then the same 64 KiB chunk until the client goes. */
+typedef struct fake_s {
+    int listen_fd;
+    const char *reply;
+    bool endless;
+    size_t sent;
+} fake_t;
+
+static void *serve(void *arg)
+{
+    fake_t *f = arg;
+    int c = accept(f->listen_fd, NULL, NULL);
+    if (c < 0)
+        return NULL;
+    char req[256];
+    (void)read(c, req, sizeof req); /* the request, whatever it is */
+    ssize_t w = write(c, f->reply, strlen(f->reply));
+    f->sent = w > 0 ? (size_t)w : 0;
+    static char chunk[65536];
+    memset(chunk, 'x', sizeof chunk);
+    while (f->endless && (w = send(c, chunk, sizeof chunk, MSG_NOSIGNAL)) > 0)
+        f->sent += (size_t)w;
+    close(c);
+    return NULL;
+}
+
+/* Asks the fake server; its exit status, what it wrote on out and err. */
+static int ask_fake(fake_t *f, char *out, size_t out_size, char *err, size_t err_size)
+{
+    char path[108];
+    snprintf(path, sizeof path, "/tmp/test_client.%d.sock", (int)getpid());
+    unlink(path);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    f->listen_fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    CU_ASSERT_FATAL(f->listen_fd >= 0 &&
+                    bind(f->listen_fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+                    listen(f->listen_fd, 1) == 0);
+    pthread_t t;
+    CU_ASSERT_FATAL(pthread_create(&t, NULL, serve, f) == 0);
+    FILE *o = fmemopen(out, out_size, "w"), *e = fmemopen(err, err_size, "w");
+    CU_ASSERT_FATAL(o != NULL && e != NULL);
+    int rc = shoal__client_ask(path, "status\n", 7, 5000, "shoalctl", o, e);
+    fclose(o);
+    fclose(e);
+    pthread_join(t, NULL);
+    close(f->listen_fd);
+    unlink(path);
+    return rc;
+}
+
+/* Control characters from whatever answers are written as \xNN: an ESC
+ * sequence does not reach the terminal, on out or on err. */
+static void control_characters_do_not_reach_the_terminal(void)
+{
+    char out[256], err[256];
+    fake_t f = {.reply = "0 ok\n\x1b[2J\x1b]0;pwned\x07pool a size 1\n\r\tend\n"};
+    CU_ASSERT_EQUAL(ask_fake(&f, out, sizeof out, err, sizeof err), 0);
+    CU_ASSERT_STRING_EQUAL(out, "\\x1b[2J\\x1b]0;pwned\\x07pool a size 1\n\\x0d\tend\n");
+    CU_ASSERT_STRING_EQUAL(err, "");
+    fake_t g = {.reply = "1 no \x1b[31mred\n\x1b[0m"};
+    CU_ASSERT_EQUAL(ask_fake(&g, out, sizeof out, err, sizeof err), 1);
+    CU_ASSERT_STRING_EQUAL(err, "shoalctl: no \\x1b[31mred\n\\x1b[0m");
+}
+
+/* An answer that does not end is cut where no answer of shoald's goes. */
+static void an_endless_answer_is_stopped(void)
+{
+    static char out[SHOAL_CLIENT_ANSWER_MAX + 65536];
+    char err[512];
+    fake_t f = {.reply = "0 ok\n", .endless = true};
+    CU_ASSERT_EQUAL(ask_fake(&f, out, sizeof out, err, sizeof err), 2);
+    char want[256];
+    snprintf(want, sizeof want,
+             "shoalctl: the answer from /tmp/test_client.%d.sock goes on past %d bytes: not "
+             "shoald's (stopped)\n",
+             (int)getpid(), SHOAL_CLIENT_ANSWER_MAX);
+    CU_ASSERT_STRING_EQUAL(err, want);
+    CU_ASSERT(strlen(out) <= SHOAL_CLIENT_ANSWER_MAX);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
         {"printable text is written as it is", printable_text_is_written_as_it_is},
         {"anything else is escaped whole", anything_else_is_escaped_whole},
+        {"control characters do not reach the terminal",
+         control_characters_do_not_reach_the_terminal},
+        {"an endless answer is stopped", an_endless_answer_is_stopped},
         {NULL, NULL},
     };
     return shoal_test_run("client", cases);
