@@ -103,10 +103,6 @@ typedef struct shoal_host_s {
     size_t stall_cap;
     shoal_host_hook_t hooks[SHOAL_HOST_HOOKS_MAX]; /* shoal__host_hook: shoald's */
     size_t nhooks;
-    /* While a reload applies live changes (reload_live.c): when their
-     * calls to the pools' actors stop waiting, one deadline for them all
-     * (0: none running). */
-    uint64_t live_deadline_ns;
     bool control_fixed; /* shoald --control: a reload ignores runtime.control */
     bool stuck;         /* a failed start left handlers in plugin code (host_start_ex) */
     /* Whether a stop (SIGTERM, SIGINT) came, asked while pools and
@@ -314,20 +310,38 @@ void shoal__host_pull_text(const shoal_config_pool_t *cp, char *buf, size_t size
  * "redeliver 0 -> 3", "dead_letter none -> failed"), "" when nothing. */
 bool shoal__host_pull_replace(const shoal_config_pool_t *a, const shoal_config_pool_t *b, char *why,
                               size_t size);
+/* How a reload's live changes are made: calls to the pools' actors, which
+ * run on the dispatcher. by_ns 0: only said (a plan, shoalctl diff); else
+ * made, every call waiting until by_ns at most -- one deadline for all of
+ * a reload's (with every dispatcher thread stuck, each waited its own 5 s).
+ * unanswered counts the calls that timed out: their commands are still
+ * queued, and take effect when the actor runs. */
+typedef struct shoal_host_live_s {
+    uint64_t by_ns;
+    unsigned unanswered;
+} shoal_host_live_t;
+
+/* What is left until lv->by_ns, in ms (at least 1: a call past it is
+ * still made, and times out at once). */
+uint64_t shoal__host_live_ms(const shoal_host_live_t *lv);
+/* rc, a live change's call's result, counted in lv when it timed out. */
+int shoal__host_live_rc(shoal_host_live_t *lv, int rc);
+
 /* What a reload changes in the kept pool hp to become cp (reload_live.c):
  * its bounds, elastic settings, size (an elastic pool keeps its running
  * size unless cp's size changed), mailbox, strategy, and a pull pool's
  * prefetch and buffer, against what it runs with now; said in buf ("api
  * size 2 -> 6; api mailbox 50 -> 80", "" when nothing), each failure said
- * too, and done when apply is set. Host thread. */
+ * too, and made as lv says. Host thread. */
 void shoal__host_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config_pool_t *cp,
-                      bool apply, char *buf, size_t size);
+                      shoal_host_live_t *lv, char *buf, size_t size);
 /* A kept pull pool's live changes to become cp: prefetch and buffer
  * against what it runs with ("jobs prefetch 1 -> 4; jobs buffer 1024 ->
  * 64", "" when none), sent to it (SHOAL_POOL_SET_PREFETCH, _SET_BUFFER)
- * when apply is set, each failure said in the text. Host thread. */
+ * as lv says, each failure said in the text. Host thread. */
 void shoal__host_pull_live(shoal_host_t *h, const shoal_host_pool_t *hp,
-                           const shoal_config_pool_t *cp, bool apply, char *buf, size_t size);
+                           const shoal_config_pool_t *cp, shoal_host_live_t *lv, char *buf,
+                           size_t size);
 
 /* Appends to list (n entries, cap allocated) what tracks the actor pid
  * started from cp in generation gen: its name and a reference on its

@@ -197,20 +197,25 @@ static void running(const shoal_host_pool_t *hp, uint32_t *prefetch, uint32_t *b
 }
 
 /* A pull pool's command with a uint32_t payload, answered with one:
- * SHOAL_OK or why not. */
-static int command(shoal_host_t *h, shoal_pid_t pid, uint32_t type, uint32_t v)
+ * SHOAL_OK or why not (made as lv says: shoal_host_live_t). */
+static int command(shoal_host_t *h, shoal_host_live_t *lv, shoal_pid_t pid, uint32_t type,
+                   uint32_t v)
 {
+    if (lv->by_ns == 0)
+        return SHOAL_OK;
     shoal_answer_t a;
-    int rc = shoal_runtime_call_priority(h->rt, pid, type, &v, sizeof v, 5000, &a);
+    int rc =
+        shoal_runtime_call_priority(h->rt, pid, type, &v, sizeof v, shoal__host_live_ms(lv), &a);
     if (rc != SHOAL_OK)
-        return rc;
+        return shoal__host_live_rc(lv, rc);
     rc = a.status != SHOAL_OK ? a.status : a.size != sizeof v ? SHOAL_ENOTSUP : SHOAL_OK;
     shoal_answer_release(&a);
     return rc;
 }
 
 void shoal__host_pull_live(shoal_host_t *h, const shoal_host_pool_t *hp,
-                           const shoal_config_pool_t *cp, bool apply, char *buf, size_t size)
+                           const shoal_config_pool_t *cp, shoal_host_live_t *lv, char *buf,
+                           size_t size)
 {
     buf[0] = '\0';
     if (cp->kind != SHOAL_POOL_KIND_PULL || hp->cp == NULL || hp->cp->kind != cp->kind)
@@ -219,13 +224,13 @@ void shoal__host_pull_live(shoal_host_t *h, const shoal_host_pool_t *hp,
     running(hp, &run_prefetch, &run_buffer);
     size_t n = 0;
     if (cp->prefetch != run_prefetch) {
-        int r = apply ? command(h, hp->pid, SHOAL_POOL_SET_PREFETCH, cp->prefetch) : SHOAL_OK;
+        int r = command(h, lv, hp->pid, SHOAL_POOL_SET_PREFETCH, cp->prefetch);
         n += (size_t)snprintf(buf + n, size - n, "%s prefetch %u -> %u%s%s%s", hp->name,
                               run_prefetch, cp->prefetch, r != SHOAL_OK ? " (failed: " : "",
                               r != SHOAL_OK ? shoal_strerror(r) : "", r != SHOAL_OK ? ")" : "");
     }
     if (cp->buffer != run_buffer && n < size) {
-        int r = apply ? command(h, hp->pid, SHOAL_POOL_SET_BUFFER, cp->buffer) : SHOAL_OK;
+        int r = command(h, lv, hp->pid, SHOAL_POOL_SET_BUFFER, cp->buffer);
         snprintf(buf + n, size - n, "%s%s buffer %u -> %u%s%s%s", n ? "; " : "", hp->name,
                  run_buffer, cp->buffer, r != SHOAL_OK ? " (failed: " : "",
                  r != SHOAL_OK ? shoal_strerror(r) : "", r != SHOAL_OK ? ")" : "");

@@ -244,7 +244,7 @@ void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_
             note(&log, "%s: replace its workers (%s)", hp->name, leaf);
         }
         char live[1200];
-        shoal__host_live(h, hp, cp, false, live, sizeof live);
+        shoal__host_live(h, hp, cp, &(shoal_host_live_t){.by_ns = 0}, live, sizeof live);
         if (live[0] != '\0')
             note(&log, "%s", live);
     }
@@ -467,10 +467,8 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
         else
             note(&log, "%s: %u workers replaced (%s)", hp->name, n, leaf);
     }
-    /* The live changes' calls share one deadline: with every dispatcher
-     * thread busy, each waited its own 5 s (a reload of 12 changed pools
-     * would have held the host thread past shoalctl's minute). */
-    h->live_deadline_ns = shoal__deadline_ns(shoal__now_ns(), SHOAL_HOST_LIVE_MS);
+    /* The live changes' calls share one deadline (shoal_host_live_t). */
+    shoal_host_live_t lv = {.by_ns = shoal__deadline_ns(shoal__now_ns(), SHOAL_HOST_LIVE_MS)};
     for (size_t i = 0; i < first_new; i++) {
         shoal_host_pool_t *hp = &h->pools[i];
         if (hp->draining)
@@ -489,10 +487,11 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
             continue;
         }
         char live[1200]; /* what runs now (a scale may have changed the size since) */
-        shoal__host_live(h, hp, cp, true, live, sizeof live);
+        unsigned unanswered = lv.unanswered;
+        shoal__host_live(h, hp, cp, &lv, live, sizeof live);
         if (live[0] != '\0')
             note(&log, "%s", live);
-        if (strstr(live, "(failed)") != NULL)
+        if (lv.unanswered != unanswered)
             shoal__host_log(h, SHOAL_LOG_WARN,
                             "reload: pool %s: a live change was not answered within %d ms (its "
                             "actor did not run: every dispatcher thread busy?); it is still queued "
@@ -500,7 +499,6 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
                             hp->name, SHOAL_HOST_LIVE_MS, live);
         hp->cp = cp; /* the new generation's entry from now on */
     }
-    h->live_deadline_ns = 0;
     for (size_t j = first_new; j < h->npools; j++) {
         shoal_host_pool_t *hp = &h->pools[j];
         shoal_runtime_register(h->rt, hp->name, hp->pid); /* a replaced one: to the new PID */

@@ -34,15 +34,21 @@ static void add(char *buf, size_t size, size_t *len, const char *fmt, ...)
         *len = *len + (size_t)n < size ? *len + (size_t)n : size - 1;
 }
 
-/* What is left of the reload's one deadline for its live changes, in ms
- * (at least 1: a call past it is still made, and times out at once). */
-static uint64_t live_ms(const shoal_host_t *h)
+uint64_t shoal__host_live_ms(const shoal_host_live_t *lv)
 {
-    if (h->live_deadline_ns == 0)
-        return SHOAL_HOST_LIVE_MS;
     uint64_t now = shoal__now_ns();
-    return now >= h->live_deadline_ns ? 1 : (h->live_deadline_ns - now + 999999) / 1000000;
+    return now >= lv->by_ns ? 1 : (lv->by_ns - now + 999999) / 1000000;
 }
+
+int shoal__host_live_rc(shoal_host_live_t *lv, int rc)
+{
+    if (rc == SHOAL_ETIMEDOUT)
+        lv->unanswered++;
+    return rc;
+}
+
+/* lv->by_ns set: made (a call's result, counted), else only said. */
+#define MADE(lv, call) ((lv)->by_ns != 0 ? shoal__host_live_rc((lv), (call)) : SHOAL_OK)
 
 static bool is_elastic(const shoal_config_pool_t *cp)
 {
@@ -57,15 +63,15 @@ static bool same_elastic(const shoal_config_pool_t *a, const shoal_config_pool_t
 
 /* The members' (workers') mailbox limit, every kind. */
 static void mailbox_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config_pool_t *cp,
-                         bool apply, const shoal_pool_stats_t *st, char *buf, size_t size,
-                         size_t *len)
+                         shoal_host_live_t *lv, const shoal_pool_stats_t *st, char *buf,
+                         size_t size, size_t *len)
 {
     if (cp->mailbox == st->mailbox)
         return;
     char a[24], b[24];
     shoal__host_mailbox_text(st->mailbox, a);
     shoal__host_mailbox_text(cp->mailbox, b);
-    int r = apply ? shoal_pool_set_mailbox(h->rt, hp->pid, cp->mailbox, live_ms(h)) : SHOAL_OK;
+    int r = MADE(lv, shoal_pool_set_mailbox(h->rt, hp->pid, cp->mailbox, shoal__host_live_ms(lv)));
     add(buf, size, len, "%s mailbox %s -> %s%s", hp->name, a, b, r < 0 ? " (failed)" : "");
 }
 
@@ -73,8 +79,8 @@ static void mailbox_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_con
  * the same: else reload.c replaces it), by SHOAL_POOL_SET_CHECKOUT: in one
  * call, so the pool never runs with half of them. */
 static void checkout_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config_pool_t *cp,
-                          bool apply, const shoal_pool_stats_t *st, char *buf, size_t size,
-                          size_t *len)
+                          shoal_host_live_t *lv, const shoal_pool_stats_t *st, char *buf,
+                          size_t size, size_t *len)
 {
     const shoal_pool_checkout_t *a = &hp->cp->checkout, *b = &cp->checkout;
     /* Field by field (not the struct's padding); the group is reload.c's.
@@ -89,7 +95,7 @@ static void checkout_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_co
     if (same && st->target_size == cp->size && st->max_size == cp->max_size)
         return;
     shoal_pool_checkout_update_t u = {cp->size, cp->max_size, cp->checkout};
-    int r = apply ? shoal_pool_set_checkout(h->rt, hp->pid, &u, live_ms(h)) : SHOAL_OK;
+    int r = MADE(lv, shoal_pool_set_checkout(h->rt, hp->pid, &u, shoal__host_live_ms(lv)));
     /* What changed, and only that. */
     char init[48] = "", max[48] = "";
     if (st->target_size != cp->size)
@@ -105,7 +111,7 @@ static void checkout_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_co
 }
 
 void shoal__host_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config_pool_t *cp,
-                      bool apply, char *buf, size_t size)
+                      shoal_host_live_t *lv, char *buf, size_t size)
 {
     const shoal_config_pool_t *cp0 = hp->cp; /* the config it runs from now */
     size_t len = 0;
@@ -118,21 +124,20 @@ void shoal__host_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config
         add(buf, size, &len, "%s warn_queue %" PRIu64 " -> %" PRIu64, hp->name, cp0->warn_queue,
             cp->warn_queue);
     if (cp->kind == SHOAL_POOL_KIND_CHECKOUT) {
-        checkout_live(h, hp, cp, apply, &st, buf, size, &len);
-        mailbox_live(h, hp, cp, apply, &st, buf, size, &len);
+        checkout_live(h, hp, cp, lv, &st, buf, size, &len);
+        mailbox_live(h, hp, cp, lv, &st, buf, size, &len);
         return;
     }
     /* Bounds first: a size set below must fall within them. */
     if (st.min_size != cp->min_size || st.max_size != cp->max_size) {
-        int r = apply
-                    ? shoal_pool_set_bounds(h->rt, hp->pid, cp->min_size, cp->max_size, live_ms(h))
-                    : SHOAL_OK;
+        int r = MADE(lv, shoal_pool_set_bounds(h->rt, hp->pid, cp->min_size, cp->max_size,
+                                               shoal__host_live_ms(lv)));
         add(buf, size, &len, "%s bounds %u..%u -> %u..%u%s", hp->name, st.min_size, st.max_size,
             cp->min_size, cp->max_size, r < 0 ? " (failed)" : "");
     }
     if (!same_elastic(cp0, cp)) {
         shoal_pool_elastic_t el = {cp->idle_timeout_ms, cp->max_waiting, cp->autoscale};
-        int r = apply ? shoal_pool_set_elastic(h->rt, hp->pid, &el, live_ms(h)) : SHOAL_OK;
+        int r = MADE(lv, shoal_pool_set_elastic(h->rt, hp->pid, &el, shoal__host_live_ms(lv)));
         char as[400];
         shoal__config_autoscale_text(&cp->autoscale, as, sizeof as);
         add(buf, size, &len,
@@ -144,20 +149,20 @@ void shoal__host_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config
      * size changed; any other is set to the file's. */
     uint32_t run_size = st.target_size;
     if (is_elastic(cp) ? cp->size != cp0->size && cp->size != run_size : cp->size != run_size) {
-        int r = apply ? shoal_pool_set_size(h->rt, hp->pid, cp->size, live_ms(h)) : 0;
+        int r = MADE(lv, shoal_pool_set_size(h->rt, hp->pid, cp->size, shoal__host_live_ms(lv)));
         add(buf, size, &len, "%s size %u -> %u%s", hp->name, run_size, cp->size,
             r < 0 ? " (failed)" : "");
     }
-    mailbox_live(h, hp, cp, apply, &st, buf, size, &len);
+    mailbox_live(h, hp, cp, lv, &st, buf, size, &len);
     if ((uint32_t)cp->strategy != st.strategy) {
-        int r = apply ? shoal_pool_set_strategy(h->rt, hp->pid, (uint32_t)cp->strategy, live_ms(h))
-                      : SHOAL_OK;
+        int r = MADE(lv, shoal_pool_set_strategy(h->rt, hp->pid, (uint32_t)cp->strategy,
+                                                 shoal__host_live_ms(lv)));
         add(buf, size, &len, "%s strategy %s -> %s%s", hp->name,
             shoal__pool_strategy_name(st.strategy),
             shoal__pool_strategy_name((uint32_t)cp->strategy), r < 0 ? " (failed)" : "");
     }
     char pull[300]; /* prefetch, buffer */
-    shoal__host_pull_live(h, hp, cp, apply, pull, sizeof pull);
+    shoal__host_pull_live(h, hp, cp, lv, pull, sizeof pull);
     if (pull[0] != '\0')
         add(buf, size, &len, "%s", pull);
 }
