@@ -32,6 +32,21 @@ pools:
 YAML
 }
 
+# stopped_leaving WHAT NAME WHEN: shoald (stopped at t0) ends, exit 3 within
+# 5 s, naming the init of NAME (pool/behaviour) it left running at WHEN
+# (start, shutdown).
+stopped_leaving() {
+    local what=$1 name=$2 when=$3
+    wait "$pid"
+    rc=$?
+    t1=$(now_ms)
+    pid=
+    [ $rc -eq 3 ] || fail "$what: shoald exited $rc, not 3"
+    [ $((t1 - t0)) -lt 5000 ] || fail "$what: shoald took $((t1 - t0)) ms to stop: it waited for the 30 s init"
+    grep -Eq "> $name: $when: still in its handler after [0-9.]+ s \(.*\): not waited for" "$log" ||
+        fail "$what: the init left running is not named: $(grep -E 'handler|drain|stopped' "$log")"
+}
+
 # ---- 1. member_start_timeout past 10 s, on a reload ----------------------------
 write ""
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
@@ -62,17 +77,10 @@ out=$(cat "$tmp/reload.out")
 want="shoalctl: reload failed: $tmp/s.yaml:10:9: pools.slow: cannot start: interrupted while its workers started; generation 2 keeps running"
 [ $rc -eq 1 ] && [ "$out" = "$want" ] || fail "the reload a SIGTERM interrupted: exit $rc: $out
 want: $want"
-wait "$pid"
-rc=$?
-t1=$(now_ms)
-pid=
-[ $rc -eq 3 ] || fail "shoald exited $rc after SIGTERM, not 3"
-[ $((t1 - t0)) -lt 5000 ] || fail "shoald took $((t1 - t0)) ms to stop: it waited for the 30 s init"
+stopped_leaving "SIGTERM during the reload" slow/conn shutdown
 grep -q "reload failed (1 so far), generation 2 keeps running: $tmp/s.yaml:10:9: pools.slow: cannot start: interrupted while its workers started" "$log" ||
     fail "no reload failure in the log"
 grep -q "SIGTERM: draining every pool (at most 1000 ms)" "$log" || fail "no drain"
-grep -Eq "> slow/conn: shutdown: still in its handler after [0-9.]+ s \(.*\): not waited for" "$log" ||
-    fail "the init left running is not named"
 grep -Eq "drained for [0-9]+ ms; 0 pools still busy, but 1 handler still in plugin code: exiting without waiting for it \(status 3\)" "$log" ||
     fail "no exit line"
 echo "2: SIGTERM stopped the reload and shoald in $((t1 - t0)) ms, exit 3"
@@ -82,17 +90,9 @@ echo "2: SIGTERM stopped the reload and shoald in $((t1 - t0)) ms, exit 3"
 # younger than the monitor's hand-off mark (~100 ms) when the drain ends, it
 # was counted as no handler at all -- the threads were joined, the join
 # waited the 30 s, SIGINT unheard, exit 0. On a reload, and at a start.
-young() { # young WHAT: shoald's end after the init's own SIGTERM
-    local what=$1
-    wait "$pid"
-    rc=$?
-    t1=$(now_ms)
-    pid=
-    [ $rc -eq 3 ] || fail "$what: shoald exited $rc, not 3"
-    [ $((t1 - t0)) -lt 5000 ] || fail "$what: shoald took $((t1 - t0)) ms to stop: it waited for the 30 s init"
-    grep -Eq "> young/fault: (start|shutdown): still in its handler after [0-9.]+ s \(.*\): not waited for" "$log" ||
-        fail "$what: the init left running is not named: $(grep -E 'handler|drain|stopped' "$log")"
-    echo "3: $what: exit 3 in $((t1 - t0)) ms"
+young() { # young WHAT WHEN: shoald's end after the init's own SIGTERM
+    stopped_leaving "$1" young/fault "$2"
+    echo "3: $1: exit 3 in $((t1 - t0)) ms"
 }
 write ""
 sed -i "s|^plugins:\$|plugins:\n  fault: $fixtures/fault.so|" "$tmp/s.yaml"
@@ -102,9 +102,9 @@ wait_for "running $tmp/s.yaml: 1 pool"
 echo "  young: { worker: fault.fault, size: 1, args: { init: stop, ms: 30s } }" >> "$tmp/s.yaml"
 t0=$(now_ms)
 kill -HUP "$pid"
-young "a reload"
+young "a reload" shutdown
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 t0=$(now_ms)
-young "a start"
+young "a start" start
 echo "ok: test_reload_slow_start"
