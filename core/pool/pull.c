@@ -8,6 +8,7 @@
  */
 #include "pool/pull.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -183,9 +184,8 @@ void shoal__pull_dropped(shoal_pool_t *p, const shoal_env_t *e)
 
 /* ---- senders ----------------------------------------------------------------- */
 
-/* Drops what a pool that has ended still finds in its buffer: a call is
- * answered with SHOAL_ENOPROC, everything is counted as dropped. */
-static void sweep(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
+/* What sweep takes: every item published in the buffer now. */
+static void sweep_published(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
 {
     void *item;
     while (shoal__inject_take(&p->pull->queue, &item, 1) == 1) {
@@ -199,6 +199,22 @@ static void sweep(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p)
         shoal__pull_dropped(p, e);
         atomic_fetch_add_explicit(&p->pull->settles, 1, memory_order_relaxed);
         shoal__env_free(tc, e);
+    }
+}
+
+/* Drops what a pool that has ended still finds in its buffer: a call is
+ * answered with SHOAL_ENOPROC, everything is counted as dropped. The pool's
+ * actor (claimed: true) also waits out the items claimed before its store
+ * of pull_ended and not yet published (pull.h: the end). */
+static void sweep(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, bool claimed)
+{
+    for (;;) {
+        sweep_published(rt, tc, p);
+        /* seq_cst: the actor's read of the end pair (pull.h), after its
+         * store of pull_ended. */
+        if (!claimed || shoal__inject_count(&p->pull->queue, memory_order_seq_cst) == 0)
+            return;
+        sched_yield(); /* a sender between its claim and its publication */
     }
 }
 
@@ -261,10 +277,10 @@ static void put_after(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, 
         else
             grow_if_lazy(rt, tc, p);
     }
-    /* seq_cst: pairs with own_end's store of ended: it sweeps after it, or
-     * we see it and sweep ourselves. */
+    /* seq_cst: the sender's read of the end pair (pull.h): after its claim,
+     * as own_end's read of the count is after its store of pull_ended. */
     if (atomic_load_explicit(&p->pull_ended, memory_order_seq_cst))
-        sweep(rt, tc, p);
+        sweep(rt, tc, p, false);
 }
 
 /* Puts an admitted item into the buffer and wakes a member if one sleeps;
@@ -448,10 +464,9 @@ static void pull_own_end(struct shoal_ctx_s *ctx)
 {
     shoal_pool_t *p = shoal__pool_ended(ctx);
     shoal__pull_close(p);
-    /* seq_cst: pairs with shoal__pull_put's load (a sender or member that pushes after
-     * our sweep sees it and sweeps). */
+    /* seq_cst: the actor's store of the end pair (pull.h). */
     atomic_store_explicit(&p->pull_ended, 1, memory_order_seq_cst);
-    sweep(ctx->rt, ctx->tc, p);
+    sweep(ctx->rt, ctx->tc, p, true);
     shoal__pull_tell_waiters(ctx->rt, ctx->tc, p, SHOAL_ENOPROC);
 }
 

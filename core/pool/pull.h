@@ -106,6 +106,22 @@
  *               Waiters that have ended are taken off the list (under
  *               room_lock) before max_waiting is counted and when the
  *               count is read: they hold no place.
+ *   the end     the pool's actor, ending, closes admission, stores
+ *               pull_ended [seq_cst] and sweeps: it drops every item it can
+ *               take, then reads the buffer's count [seq_cst] and, while it
+ *               is not 0, yields and sweeps again -- an item is counted from
+ *               its claim (inject.h), so a sender between its claim and its
+ *               publication is waited for, not passed by. A sender (or a
+ *               member handing an item back), after its push (the claim
+ *               [seq_cst]), reads pull_ended [seq_cst] and, if set, sweeps
+ *               what is published, its own item included. In the single
+ *               order either that read comes after the store (the sender
+ *               sweeps its item) or the claim comes before the actor's
+ *               count (the actor waits for it). A cell's seq [acquire] is
+ *               no substitute for the count: the sender's release store of
+ *               it may still be in its store buffer when its load of
+ *               pull_ended reads 0 (the store-load pair needs both sides
+ *               seq_cst).
  *   members     each member's own words (actor.h, ext->member): held, the
  *               items taken and not settled; asleep. Written only in its
  *               turns.
