@@ -551,16 +551,6 @@ shoal_pool_t *shoal__pool_ended(struct shoal_ctx_s *ctx)
     shoal__remote_stop(p->remote);
     shoal__pool_give_up_orphans(ctx, p);
     shoal__pool_grow_sweep(ctx->rt, ctx->tc, p); /* sends taken for workers never started */
-    /* DRAIN callers: OK when the drain completed, else why it ended. */
-    int status = p->state == SHOAL_POOL_DRAINING && ctx->reason == SHOAL_OK ? SHOAL_OK
-                 : ctx->reason != SHOAL_OK                                  ? ctx->reason
-                                                                            : SHOAL_ESHUTDOWN;
-    for (uint32_t i = 0; i < p->nwaiters; i++) {
-        struct shoal_reply_s reply = {.tc = ctx->tc, .env = NULL, .status = status};
-        shoal__reply_send(ctx->rt, ctx->tc, ctx->self, p->waiters[i].from, p->waiters[i].ref,
-                          &reply);
-    }
-    p->nwaiters = 0;
     free(p->manager_state);
     p->manager_state = NULL;
     /* The record's own hold on the workers' code: each live worker keeps
@@ -580,5 +570,19 @@ shoal_pool_t *shoal__pool_ended(struct shoal_ctx_s *ctx)
     shoal__pool_publish(p);
     /* release: pairs with shoal__pool_is_ended's acquire. */
     atomic_store_explicit(&p->pub_ended, 1, memory_order_release);
+    /* DRAIN callers still waiting: a drain that completed answered them
+     * SHOAL_OK before its exit (workers.c: drain_finish_if_done), so these
+     * saw the pool end otherwise -- its PID stopped while it drained, with
+     * workers maybe still running -- and hear why (a stop: SHOAL_ESHUTDOWN),
+     * never SHOAL_OK: a task pool's release took that as every worker gone
+     * and freed the handle under a running task. Answered after the end is
+     * published: a caller that hears it finds the pool ended. */
+    int status = ctx->reason != SHOAL_OK ? ctx->reason : SHOAL_ESHUTDOWN;
+    for (uint32_t i = 0; i < p->nwaiters; i++) {
+        struct shoal_reply_s reply = {.tc = ctx->tc, .env = NULL, .status = status};
+        shoal__reply_send(ctx->rt, ctx->tc, ctx->self, p->waiters[i].from, p->waiters[i].ref,
+                          &reply);
+    }
+    p->nwaiters = 0;
     return p;
 }

@@ -175,6 +175,8 @@ SHOAL_API int shoal_tasks_submit_wait(shoal_tasks_t *tasks, shoal_task_fn fn, vo
     if (rc != SHOAL_OK)
         return rc;
     rc = shoal_task_group_submit(g, fn, arg, timeout_ms);
+    if (rc == SHOAL_ETIMEDOUT)
+        rc = SHOAL_EBUSY; /* no room by the deadline: fn never runs (tasks.h) */
     int first = SHOAL_OK;
     uint64_t dropped = 0;
     /* The wait for room and the wait for the result share the deadline. */

@@ -325,6 +325,13 @@ SHOAL_API uint64_t shoal_tasks_panicked(shoal_tasks_t *tasks)
     return st.messages_failed;
 }
 
+SHOAL_API uint64_t shoal_tasks_dropped(shoal_tasks_t *tasks)
+{
+    shoal_pool_stats_t st;
+    peek(tasks, &st);
+    return st.messages_dropped;
+}
+
 /* ---- release ------------------------------------------------------------------------ */
 
 /* The pool had ended before our drain asked (an earlier release timed out,
@@ -355,10 +362,13 @@ SHOAL_API int shoal_tasks_release_timeout(shoal_tasks_t *tasks, uint64_t timeout
     /* The drain takes no new task, lets the workers empty the buffer, and
      * answers once every worker has ended (terminate run: no worker reads
      * the handle any more). A pool that has ended already answers
-     * SHOAL_ENOPROC: the drain (of an earlier, timed-out call) is done. */
+     * SHOAL_ENOPROC: the drain (of an earlier, timed-out call) is done. One
+     * that ends while our drain waits (its PID stopped) answers with its
+     * end's reason (SHOAL_ESHUTDOWN): done as well. */
     uint64_t deadline = shoal__deadline_ns(shoal__now_ns(), timeout_ms);
     int rc = shoal_pool_drain(tasks->rt, tasks->pid, timeout_ms);
-    if (rc == SHOAL_ENOPROC)
+    if (rc == SHOAL_ENOPROC ||
+        (rc != SHOAL_OK && rc != SHOAL_ETIMEDOUT && shoal__pool_is_ended(tasks->rec)))
         rc = quiet(tasks, deadline);
     /* release: pairs with the acquire load of released above, by a later
      * release (or destroy, through it) in another thread: the drain's answer

@@ -4,7 +4,10 @@
  * finishing; and what a task may not do on its dispatcher thread (the
  * blocking functions, release and destroy: SHOAL_EINVAL); and a pool whose
  * PID is stopped instead of released telling groups of the tasks it drops,
- * and counting no worker from its end on (cap, running, free: 0).
+ * counting them (dropped) and no worker from its end on (cap, running,
+ * free: 0); a release under way when the PID is stopped; submit_wait on a
+ * pool that stays full (SHOAL_EBUSY: never run); and submitters racing a
+ * stop: every task run or dropped, none lost.
  *
  * Tasks never call CUnit: they record into atomics (tasks_basic_kit.h); the
  * test thread asserts after synchronising on them. Where tasks must stay
@@ -148,8 +151,129 @@ static void a_stopped_pool_tells_groups_of_dropped_tasks(void)
     for (int i = 1; i < 6; i++)
         CU_ASSERT_EQUAL(atomic_load(&tb_ran[i]), 0);
     CU_ASSERT_EQUAL(shoal_tasks_try_submit(t, tb_noop, NULL), SHOAL_ESHUTDOWN);
+    CU_ASSERT_EQUAL(shoal_tasks_submitted(t), 6);
+    WAIT_UNTIL(shoal_tasks_completed(t) == 1); /* counted after its group heard (tasks.h) */
+    CU_ASSERT_EQUAL(shoal_tasks_completed(t), 1);
+    CU_ASSERT_EQUAL(shoal_tasks_dropped(t), 5);
+    CU_ASSERT_EQUAL(shoal_tasks_queued(t), 0);
     shoal_task_group_free(g);
     tb_finish(rt, t);
+}
+
+/* A release waiting for a running task when the pool's PID is stopped: the
+ * pool has ended, which is what the release waited for -- it returns
+ * SHOAL_OK once the task's worker has ended (it returned the end's
+ * SHOAL_ESHUTDOWN at once, and destroy then kept the handle), and destroy
+ * frees the handle. */
+static void a_release_under_way_when_the_pid_is_stopped(void)
+{
+    tb_reset();
+    shoal_runtime_t *rt = tb_runtime();
+    shoal_tasks_t *t = tb_make(rt, 1, 4, NULL);
+    tb_block(t, 0, 1);
+    pthread_t th;
+    releaser_t r = {.t = t};
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, releaser, &r), 0);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, shoal_tasks_pid(t)).state == SHOAL_POOL_DRAINING);
+    CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, shoal_tasks_pid(t)), SHOAL_OK);
+    shoal_pool_stats_t st;
+    WAIT_UNTIL(shoal_pool_stats(rt, shoal_tasks_pid(t), &st, TB_LONG_MS) != SHOAL_OK);
+    shoal_test_nap();
+    CU_ASSERT_EQUAL(atomic_load(&r.returned), 0); /* the task's worker has not ended */
+    atomic_store(&tb_gate, 1);
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(atomic_load(&r.rc), SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&tb_done), 1);
+    CU_ASSERT_EQUAL(shoal_tasks_completed(t), 1);
+    CU_ASSERT_EQUAL(shoal_tasks_dropped(t), 0);
+    tb_finish(rt, t); /* destroy: SHOAL_OK, the handle freed (ASan) */
+}
+
+/* submit_wait on a pool that stays full until the deadline: SHOAL_EBUSY --
+ * fn never runs, arg is the caller's again -- where a task that was queued
+ * and has not finished is SHOAL_ETIMEDOUT (test_tasks_groups.c). */
+static void submit_wait_on_a_full_pool_is_busy(void)
+{
+    tb_reset();
+    shoal_runtime_t *rt = tb_runtime();
+    shoal_tasks_t *t = tb_make(rt, 1, 1, NULL);
+    tb_block(t, 0, 1);
+    CU_ASSERT_EQUAL(tb_submit(t, 1, 0, 0), SHOAL_OK); /* the queue's one place */
+    int r = 777;
+    tb_jobs[2] = (tb_job_t){.idx = 2};
+    double t0 = shoal_test_now();
+    CU_ASSERT_EQUAL(shoal_tasks_submit_wait(t, tb_job_fn, &tb_jobs[2], 50, &r), SHOAL_EBUSY);
+    CU_ASSERT(shoal_test_now() - t0 >= 0.05);
+    CU_ASSERT_EQUAL(r, 777);
+    CU_ASSERT_EQUAL(shoal_tasks_submitted(t), 2);
+    atomic_store(&tb_gate, 1);
+    CU_ASSERT_EQUAL(shoal_tasks_release(t), SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&tb_done), 2);
+    CU_ASSERT_EQUAL(atomic_load(&tb_ran[2]), 0);
+    tb_finish(rt, t);
+}
+
+/* Submitters racing the pool's end: three threads submit_wait until
+ * refused while the PID is stopped, 100 pools one after another. Each call
+ * is SHOAL_OK (ran) or SHOAL_ESHUTDOWN (dropped, or refused), never a
+ * timeout: a task put as the pool ended is swept by the pool or by its
+ * submitter (pull.h: the end), never left in the buffer with its waiter
+ * waiting. Then submitted = completed + dropped, none queued. */
+#define RACE_THREADS 3
+#define RACE_POOLS 100
+
+typedef struct {
+    shoal_tasks_t *t;
+    pthread_t th;
+    int ok, shut, other;
+} racer_t;
+
+static void *racer_main(void *arg)
+{
+    racer_t *r = arg;
+    for (;;) {
+        int rc = shoal_tasks_submit_wait(r->t, tb_noop, NULL, TB_LONG_MS, NULL);
+        if (rc == SHOAL_OK) {
+            r->ok++;
+            continue;
+        }
+        if (rc == SHOAL_ESHUTDOWN)
+            r->shut++;
+        else
+            r->other++;
+        if (shoal_tasks_try_submit(r->t, tb_noop, NULL) == SHOAL_ESHUTDOWN)
+            return NULL; /* the pool is closed: it refuses from now on */
+    }
+}
+
+static void submitters_racing_a_stop_lose_nothing(void)
+{
+    tb_reset();
+    shoal_runtime_t *rt = tb_runtime();
+    int other = 0, ok = 0, unequal = 0;
+    for (int k = 0; k < RACE_POOLS; k++) {
+        shoal_tasks_t *t = tb_make(rt, 2, 8, NULL);
+        racer_t r[RACE_THREADS];
+        for (int i = 0; i < RACE_THREADS; i++) {
+            r[i] = (racer_t){.t = t};
+            CU_ASSERT_EQUAL_FATAL(pthread_create(&r[i].th, NULL, racer_main, &r[i]), 0);
+        }
+        WAIT_UNTIL(shoal_tasks_completed(t) >= (uint64_t)(k % 7) * 10);
+        CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, shoal_tasks_pid(t)), SHOAL_OK);
+        for (int i = 0; i < RACE_THREADS; i++) {
+            pthread_join(r[i].th, NULL);
+            other += r[i].other;
+            ok += r[i].ok;
+        }
+        CU_ASSERT_EQUAL(shoal_tasks_release(t), SHOAL_OK);
+        unequal += shoal_tasks_submitted(t) != shoal_tasks_completed(t) + shoal_tasks_dropped(t) ||
+                   shoal_tasks_queued(t) != 0;
+        CU_ASSERT_EQUAL(shoal_tasks_destroy(t), SHOAL_OK);
+    }
+    CU_ASSERT_EQUAL(other, 0);
+    CU_ASSERT_EQUAL(unequal, 0);
+    CU_ASSERT(ok > 0);
+    shoal_runtime_destroy(rt);
 }
 
 /* The pool's PID stopped while a task runs: from the pool's end on it has
@@ -192,6 +316,10 @@ int main(void)
         {"a stopped pool tells groups of dropped tasks",
          a_stopped_pool_tells_groups_of_dropped_tasks},
         {"a stopped pool counts no workers", a_stopped_pool_counts_no_workers},
+        {"a release under way when the PID is stopped",
+         a_release_under_way_when_the_pid_is_stopped},
+        {"submit_wait on a full pool is busy", submit_wait_on_a_full_pool_is_busy},
+        {"submitters racing a stop lose nothing", submitters_racing_a_stop_lose_nothing},
         {NULL, NULL},
     };
     return shoal_test_run("tasks_release", cases);

@@ -54,9 +54,13 @@ extern "C" {
  *        isolated pool (it said SHOAL_ENOTSUP before)
  *   1.11 an args schema may bound a string's length (shoal_arg_spec_t's
  *        min and max on SHOAL_ARG_STRING), checked by --check and at load
+ *   1.12 shoal_tasks_dropped; shoal_tasks_submit_wait says SHOAL_EBUSY, not
+ *        SHOAL_ETIMEDOUT, for a task the pool had no room for by the
+ *        deadline (it never runs): SHOAL_ETIMEDOUT is only a task still
+ *        to finish, whose arg it may still use
  * The host reads a behaviour field only if the plugin's minor has it. */
 #define SHOAL_ABI_MAJOR 1
-#define SHOAL_ABI_MINOR 11
+#define SHOAL_ABI_MINOR 12
 
 /* The exported symbol's name, and the ELF note's owner. */
 #define SHOAL_PLUGIN_SYMBOL "shoal_plugin"

@@ -136,12 +136,14 @@ SHOAL_API int shoal_tasks_try_submit(shoal_tasks_t *tasks, shoal_task_fn fn, voi
  * *result = what fn returned, or SHOAL_EPANIC if it panicked: fn ran.
  * Otherwise *result is untouched: the submit's error (above, the
  * nonblocking pool's SHOAL_EBUSY and SHOAL_ELIMIT included; waiting for
- * the result takes no actor slot); SHOAL_ETIMEDOUT when fn has not
- * finished by the deadline (it was submitted and still runs later; its
- * result is lost); or SHOAL_ESHUTDOWN when fn never ran: the task was
- * queued when the pool's PID was stopped (shoal_tasks_pid), or the runtime
- * stopped. Not on a dispatcher thread (SHOAL_EINVAL): a task must not block
- * its worker. result may be NULL. */
+ * the result takes no actor slot), except that a pool still full at the
+ * deadline is SHOAL_EBUSY here, not SHOAL_ETIMEDOUT -- fn never runs, and
+ * arg is the caller's again; SHOAL_ETIMEDOUT only when fn was submitted
+ * and has not finished by the deadline: it still runs later (arg must
+ * stay valid until it has) and its result is lost; or SHOAL_ESHUTDOWN
+ * when fn never ran: the task was queued when the pool's PID was stopped
+ * (shoal_tasks_pid), or the runtime stopped. Not on a dispatcher thread (SHOAL_EINVAL): a task must
+ * not block its worker. result may be NULL. */
 SHOAL_API int shoal_tasks_submit_wait(shoal_tasks_t *tasks, shoal_task_fn fn, void *arg,
                                       uint64_t timeout_ms, int *result);
 
@@ -170,7 +172,10 @@ SHOAL_API int shoal_tasks_tune(shoal_tasks_t *tasks, uint32_t size);
  *   submitted  tasks accepted since the start;
  *   completed  tasks that have run: returned (whatever they returned) or
  *              panicked;
- *   panicked   of those, the ones that panicked. */
+ *   panicked   of those, the ones that panicked;
+ *   dropped    tasks accepted that never ran: queued when the pool's PID
+ *              was stopped or the runtime stopped (ABI 1.12). Once the
+ *              pool has ended, submitted = completed + dropped. */
 SHOAL_API uint32_t shoal_tasks_running(shoal_tasks_t *tasks);
 SHOAL_API uint32_t shoal_tasks_cap(shoal_tasks_t *tasks);
 SHOAL_API uint32_t shoal_tasks_free(shoal_tasks_t *tasks);
@@ -179,6 +184,7 @@ SHOAL_API uint64_t shoal_tasks_queued(shoal_tasks_t *tasks);
 SHOAL_API uint64_t shoal_tasks_submitted(shoal_tasks_t *tasks);
 SHOAL_API uint64_t shoal_tasks_completed(shoal_tasks_t *tasks);
 SHOAL_API uint64_t shoal_tasks_panicked(shoal_tasks_t *tasks);
+SHOAL_API uint64_t shoal_tasks_dropped(shoal_tasks_t *tasks);
 
 /* The pool's PID, for what shoal/pool.h offers beyond this header
  * (shoal_pool_stats, shoal_runtime_inspect, shoal_runtime_register). Its
