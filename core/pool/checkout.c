@@ -473,13 +473,26 @@ static int co_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g, s
                 shoal__co_txn_out(rt, tc, p);
             return rc;
         }
+        /* Into the pool's own mailbox, put there from here (not by the
+         * actor layer, SHOAL_GROUP_OWN_MAILBOX): refused (max_queued, a
+         * drain that closed it since the look above), it is no longer
+         * out -- else txn_out kept it for good, and enough of them
+         * refused every transaction. */
+        uint32_t took;
+        rc = shoal__deliver_many_plain(rt, tc, shoal__actor_at(rt, shoal__pid_slot(g->pid)), g->pid,
+                                       &e, 1, 0, &took);
+        bool shared;
+        shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
+        if (rc != SHOAL_OK) {
+            shoal__co_txn_out(rt, tc, p);
+            shoal__stripe_add(&st->unhandled, 1, shared);
+            return rc;
+        }
         /* Accepted: counted now, while it waits in the pool's own mailbox
          * (the ledger's in flight; lost there at a stuck shutdown, it is
          * counted lost), not when the pool's actor reads it. */
-        bool shared;
-        shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
         shoal__stripe_add(&st->forwarded, 1, shared);
-        return SHOAL_GROUP_OWN_MAILBOX;
+        return SHOAL_OK;
     }
     shoal__co_txn_out(rt, tc, p);
     shoal__co_refused_early(co, tc);
@@ -487,6 +500,19 @@ static int co_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g, s
     shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
     shoal__stripe_add(&st->unhandled, 1, shared);
     return SHOAL_ENOMEMBERS;
+}
+
+/* A draining pool kept its free members for the transactions still in its
+ * mailbox (drain_step counts them): one that was no transaction after all
+ * (a caller gone) or could not be kept (no memory) lets it look again --
+ * else, that the last, the pool never ended. */
+static void drain_again(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    shoal__co_lock(p->co);
+    if (p->state == SHOAL_POOL_DRAINING)
+        drain_step(ctx, p);
+    shoal__co_unlock(p);
+    shoal__pool_publish(p);
 }
 
 static void co_own_message(struct shoal_ctx_s *ctx, shoal_env_t *e)
@@ -500,9 +526,9 @@ static void co_own_message(struct shoal_ctx_s *ctx, shoal_env_t *e)
             shoal__co_lock(p->co);
             (void)shoal__co_txn_gone(ctx, p, e->from, ref);
             shoal__co_unlock(p);
-            shoal__pool_publish(p);
         }
         shoal__env_drop_payload(e);
+        drain_again(ctx, p);
         return;
     }
     /* A transaction was counted as co_route accepted it; a hand-back was
@@ -512,6 +538,7 @@ static void co_own_message(struct shoal_ctx_s *ctx, shoal_env_t *e)
         shoal__dead_letter(ctx, e);
         shoal__pool_count_dropped(ctx->tc, p);
         shoal__co_txn_out(ctx->rt, ctx->tc, p);
+        drain_again(ctx, p);
         return;
     }
     m->meta &= ~(uint64_t)SHOAL_ENV_HANDBACK;
@@ -629,7 +656,7 @@ const shoal_group_ops_t shoal__checkout_ops = {
     .recheck = NULL,
     .hand_back = co_hand_back,
     .member_end = NULL,
-    .room = co_room, /* room for transactions; takers wait in its queue */
+    .room = co_room,     /* room for transactions; takers wait in its queue */
     .room_cancel = NULL, /* the registry's (room.h) */
     .call_gone = co_call_gone,
     .busy = shoal__pool_busy,

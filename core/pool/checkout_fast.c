@@ -266,13 +266,13 @@ static const shoal_co_taker_t *first_taker(const shoal_checkout_t *co)
 
 /* What a return under the lock leaves for after it. */
 typedef struct ret_out_s {
-    uint64_t now;       /* the clock, once read (0: not yet) */
-    uint32_t i;         /* the member's seat */
-    shoal_pid_t to;     /* the actor it was given to: its grant goes after the lock
-                         * (SHOAL_PID_NONE: none) */
-    shoal_ref_t ref;    /* ... for its take's call */
-    bool away;          /* that grant goes to the global ring (SPREAD_EVERY) */
-    bool poke;          /* the actor is to be asked for a look */
+    uint64_t now;    /* the clock, once read (0: not yet) */
+    uint32_t i;      /* the member's seat */
+    shoal_pid_t to;  /* the actor it was given to: its grant goes after the lock
+                      * (SHOAL_PID_NONE: none) */
+    shoal_ref_t ref; /* ... for its take's call */
+    bool away;       /* that grant goes to the global ring (SPREAD_EVERY) */
+    bool poke;       /* the actor is to be asked for a look */
 } ret_out_t;
 
 /* With the lock: seat i's member, free, to the first taker waiting -- an
@@ -363,10 +363,14 @@ static void return_after(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *
         if (co->seats[i].pid != member || co->seats[i].state != SHOAL_CO_IN_USE ||
             co->seats[i].owner != o->to) {
             o->to = SHOAL_PID_NONE; /* the member ended meanwhile (its EXIT settled the seat) */
-        } else if (!co->open) {
-            /* Draining since the lock was let go: no take is left to offer
-             * it to, and the actor gives it to a transaction waiting or
-             * stops it. */
+        } else if (!co->open ||
+                   (co->seats[i].expires != UINT64_MAX &&
+                    clock_of(&o->now) >= co->seats[i].expires) ||
+                   co->nfree + co->nin_use + co->nstarting > p->spec.max_size) {
+            /* Draining since the lock was let go (no take is left to offer
+             * it to: the actor gives it to a transaction waiting or stops
+             * it), or, as return_locked asks, past its lifetime or above a
+             * max lowered meanwhile: the actor's to replace or stop. */
             o->poke |= again_free(co, i);
             o->to = SHOAL_PID_NONE;
         } else {

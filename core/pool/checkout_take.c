@@ -453,7 +453,13 @@ static int take_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg
                           .deadline = shoal__deadline_ns(now, req.timeout_ms),
                           .token = req.token,
                           .lease = req.lease != 0};
-    uint32_t i = shoal__co_free_take(ctx, p, now);
+    /* Takers wait while members are free (a return on a consumer's thread
+     * left one for a thread's take and asked for a look: the POKE is
+     * still on its way): theirs first, in FIFO order, as the POKE would. */
+    if (co->qlive != 0)
+        for (uint32_t n = co->nfree; n != 0; n--)
+            shoal__co_offer(ctx, p, shoal__co_free_pop(co));
+    uint32_t i = co->qlive == 0 ? shoal__co_free_take(ctx, p, now) : SHOAL_CO_NIL;
     if (i != SHOAL_CO_NIL) {
         /* Answered here, not through `reply`: a taker gone by now (the
          * answer cannot be delivered) leaves the member free. */

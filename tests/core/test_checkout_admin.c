@@ -3,7 +3,9 @@
  * members' mailbox limit; bad values change nothing; other kinds' commands
  * refused), max lowered below the members in use, a drain that waits for
  * the members in use, serves the transactions queued and answers the
- * takes waiting at once, and bad specs.
+ * takes waiting at once, and bad specs; a drain that finds a caller's
+ * "gone" note in the pool's mailbox, and transactions the runtime's
+ * max_queued refused.
  *
  * Handlers never call CUnit: they record into atomics (checkout_basic_kit.h);
  * the test thread asserts after synchronising on them.
@@ -12,6 +14,7 @@
 #include <string.h>
 
 #include "checkout_basic_kit.h"
+#include "pool/checkout.h" /* SHOAL__CHECKOUT_CALL_GONE */
 
 #define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, CB_WAIT_S)
 
@@ -311,6 +314,112 @@ static void test_lower_max_in_use(void)
     shoal_runtime_destroy(rt);
 }
 
+/* An actor that holds its thread on the gate (bl_gate) when told, so that
+ * what is sent meanwhile waits in mailboxes. */
+enum { BL_HOLD = 30 };
+static atomic_int bl_gate, bl_held;
+
+static int bl_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    if (msg->kind == SHOAL_MSG_CAST && msg->type == BL_HOLD) {
+        atomic_fetch_add(&bl_held, 1);
+        shoal_test_wait_flag(&bl_gate, CB_WAIT_S);
+    }
+    return SHOAL_OK;
+}
+
+static const shoal_behaviour_t blocker = {.name = "blocker", .handle_message = bl_message};
+
+/* A drain that begins with a caller's "gone" note (a transaction call that
+ * timed out: co_call_gone) still in the pool's mailbox: the drain keeps the
+ * free members for it as for a transaction, and once the note is read the
+ * pool looks again, stops them and ends (it kept them for ever: the drain
+ * timed out, the pool never ended). One dispatcher thread, held, so the
+ * note and the drain wait together; the drain, a priority call, is read
+ * first. */
+static void test_drain_with_a_gone_note_queued(void)
+{
+    cb_reset();
+    atomic_store(&bl_gate, 0);
+    atomic_store(&bl_held, 0);
+    shoal_runtime_t *rt = shoal_test_runtime_fixed(1);
+    shoal_pool_spec_t s = cb_spec_of(2, 2);
+    shoal_pid_t pool = cb_start(rt, &s);
+    WAIT_UNTIL(cb_stats(rt, pool).free == 2);
+    shoal_pid_t bl;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &blocker, NULL, NULL, &bl), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, bl, BL_HOLD, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&bl_held) == 1);
+    shoal_ref_t ref = 12345; /* a call the pool no longer has: nothing to undo */
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, pool, SHOAL__CHECKOUT_CALL_GONE, &ref, sizeof ref),
+                    SHOAL_OK);
+    drainer_t d = {rt, pool, 99};
+    pthread_t dh;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&dh, NULL, drain_main, &d), 0);
+    cb_sleep_ms(50); /* the drain's call is in the pool's mailbox */
+    atomic_store(&bl_gate, 1);
+    pthread_join(dh, NULL);
+    CU_ASSERT_EQUAL(d.rc, SHOAL_OK);
+    CU_ASSERT_TRUE(cb_ended(rt, pool));
+    shoal_runtime_destroy(rt);
+}
+
+/* Transactions that co_route counted out but the pool's own mailbox then
+ * refused (runtime.max_queued: SHOAL_EBUSY) are no longer counted out:
+ * with init = max = 1 and queue_max 1 (2 out at most), three refused and
+ * the overload gone, a transaction is served (every one was refused
+ * SHOAL_ENOMEMBERS for good); each refusal is counted unhandled. */
+static void test_refused_transactions_are_not_counted_out(void)
+{
+    enum { MAXQ = 64 };
+    cb_reset();
+    atomic_store(&bl_gate, 0);
+    atomic_store(&bl_held, 0);
+    shoal_runtime_opts_t o;
+    shoal_runtime_opts_init(&o);
+    o.threads = 2;
+    o.max_queued = MAXQ;
+    o.log_level = SHOAL_LOG_ERROR;
+    shoal_runtime_t *rt;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_create(&rt, &o), SHOAL_OK);
+    shoal_pool_spec_t s = cb_spec_of(1, 1);
+    s.checkout.queue_max = 1;
+    shoal_pid_t pool = cb_start(rt, &s);
+    shoal_pid_t m;
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, CB_TMO, &m), SHOAL_OK);
+    /* An unbounded mailbox filled past max_queued (its actor held). */
+    shoal_pid_t bl;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &blocker, NULL, NULL, &bl), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, bl, BL_HOLD, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&bl_held) == 1);
+    int rc = SHOAL_OK;
+    double end = shoal_test_now() + CB_WAIT_S;
+    while (rc == SHOAL_OK && shoal_test_now() < end) {
+        rc = shoal_runtime_send(rt, bl, 0, NULL, 0);
+        if (rc == SHOAL_OK)
+            shoal_test_nap();
+    }
+    CU_ASSERT_EQUAL_FATAL(rc, SHOAL_EBUSY); /* the runtime is over max_queued */
+    uint64_t unhandled = cb_stats(rt, pool).messages_unhandled;
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_EQUAL(shoal_runtime_send(rt, pool, T_WHO, NULL, 0), SHOAL_EBUSY);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).messages_unhandled, unhandled + 3);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).messages_forwarded, 0);
+    atomic_store(&bl_gate, 1); /* drained: below max_queued again (10 ms) */
+    WAIT_UNTIL(shoal_runtime_send(rt, bl, 0, NULL, 0) == SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, m, SHOAL_RETURN_OK), SHOAL_OK);
+    shoal_answer_t a;
+    CU_ASSERT_EQUAL(shoal_runtime_checkout_call(rt, pool, T_WHO, NULL, 0, CB_TMO, &a), SHOAL_OK);
+    CU_ASSERT_EQUAL(a.status, SHOAL_OK);
+    shoal_answer_release(&a);
+    CU_ASSERT_EQUAL(shoal_runtime_checkout_call(rt, pool, T_WHO, NULL, 0, CB_TMO, &a), SHOAL_OK);
+    CU_ASSERT_EQUAL(a.status, SHOAL_OK);
+    shoal_answer_release(&a);
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -320,6 +429,8 @@ int main(void)
         {"drain answers the takes waiting", test_drain_answers_waiting_takes},
         {"bad specs", test_bad_specs},
         {"max lowered below the members in use", test_lower_max_in_use},
+        {"a drain with a caller's gone note queued", test_drain_with_a_gone_note_queued},
+        {"refused transactions are not counted out", test_refused_transactions_are_not_counted_out},
         {NULL, NULL},
     };
     return shoal_test_run("checkout_admin", cases);
