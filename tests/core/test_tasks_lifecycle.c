@@ -175,7 +175,7 @@ typedef struct {
     int zero; /* answers of 0 (below min_size) */
 } tuner_t;
 
-static atomic_int tune_stop;
+static atomic_int tune_stop, tune_calls;
 
 /* Tunes until told to stop or, after its first SHOAL_ESHUTDOWN, three
  * calls more: each answer is its value clamped until then, and only
@@ -188,6 +188,7 @@ static void *tuner_main(void *arg)
         uint32_t v = tune_values[(size_t)i % nv];
         int rc = shoal_tasks_tune(u->t, v);
         u->calls++;
+        atomic_fetch_add(&tune_calls, 1);
         u->zero += rc == 0;
         if (rc == SHOAL_ESHUTDOWN)
             u->shut++;
@@ -218,6 +219,7 @@ static void tune_storm_with_submits(void)
     shoal_runtime_t *rt = tk_runtime();
     shoal_tasks_t *t = tune_pool(rt);
     atomic_store(&tune_stop, 0);
+    atomic_store(&tune_calls, 0);
     tuner_t u[TUNERS];
     for (int k = 0; k < TUNERS; k++) {
         u[k] = (tuner_t){.t = t, .who = k * 3};
@@ -228,6 +230,9 @@ static void tune_storm_with_submits(void)
         refused += shoal_tasks_submit(t, tk_job_fn, tk_job(i, 0, 0), TK_LONG_MS) != SHOAL_OK;
     CU_ASSERT_EQUAL(refused, 0);
     WAIT_UNTIL(atomic_load(&tk_done) == 2000);
+    /* The tuners may not have had the CPU yet (a busy machine): they tune
+     * TUNERS times in all before they stop. */
+    WAIT_UNTIL(atomic_load(&tune_calls) >= TUNERS);
     atomic_store(&tune_stop, 1);
     int calls = 0, wrong = 0;
     for (int k = 0; k < TUNERS; k++) {
@@ -263,6 +268,7 @@ static void tune_races_release(void)
         tk_reset();
         shoal_tasks_t *t = tune_pool(rt);
         atomic_store(&tune_stop, 0);
+        atomic_store(&tune_calls, 0);
         tuner_t u[TUNERS];
         for (int k = 0; k < TUNERS; k++) {
             u[k] = (tuner_t){.t = t, .who = k * 3 + round};
