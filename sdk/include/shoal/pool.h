@@ -374,7 +374,11 @@ SHOAL_API int shoal_pool_set_bounds(shoal_runtime_t *rt, shoal_pid_t pool, uint3
                                     uint32_t max_size, uint64_t timeout_ms);
 SHOAL_API int shoal_pool_set_elastic(shoal_runtime_t *rt, shoal_pid_t pool,
                                      const shoal_pool_elastic_t *elastic, uint64_t timeout_ms);
-/* Drains the pool and waits until it has ended (SHOAL_OK). */
+/* Drains the pool and waits until it has ended (SHOAL_OK: every worker has
+ * ended, nothing is left). SHOAL_ETIMEDOUT: still draining at the deadline;
+ * SHOAL_ENOPROC: it had ended already; the reason it ended otherwise while
+ * the drain waited (its PID stopped: SHOAL_ESHUTDOWN) -- then workers may
+ * still be finishing what they were handling. */
 SHOAL_API int shoal_pool_drain(shoal_runtime_t *rt, shoal_pid_t pool, uint64_t timeout_ms);
 
 #ifdef __cplusplus
