@@ -27,7 +27,18 @@
  *             tick until one starts. Then grow_msgs - what it took. A
  *             drain ends only once grow_msgs is 0: what a sender claimed
  *             before the drain closed the pool is handled (a sweeper,
- *             orphans.c), not dropped.
+ *             orphans.c, one for all the list held), not dropped.
+ *   the drain the pool's actor, draining, stores grow_shut [seq_cst]; each
+ *             look at grow_msgs after it [seq_cst load] decides whether the
+ *             drain may end. A sender, after its claim [seq_cst CAS],
+ *             loads grow_shut [seq_cst]: set, it undoes its claim, tells
+ *             the actor (SHOAL__POOL_TICK_GROW: it looks again) and the
+ *             send is refused (SHOAL_ENOPROC). Store-buffering on
+ *             (grow_msgs, grow_shut): either the actor's look sees the
+ *             claim (the drain waits for the push that follows) or the
+ *             sender sees the drain (nothing is pushed). Before, a sender
+ *             past the pool's open check could claim after the drain's
+ *             last look: SHOAL_OK, then dropped at the pool's end.
  *   the end   the pool's actor, ending, stores grow_closed [seq_cst] and
  *             then takes the list and drops what it holds (counted, calls
  *             answered). A sender, after its push, loads grow_closed
@@ -225,9 +236,18 @@ int shoal__pool_lazy_take(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t 
     do {
         if ((uint64_t)n + (g + mb) / mb > max) /* ceil((g + 1) / mb) workers */
             return SHOAL_EBUSY;
-        /* relaxed: the claim (see THE GROW LIST). */
-    } while (!atomic_compare_exchange_weak_explicit(&p->grow_msgs, &g, g + 1, memory_order_relaxed,
+        /* seq_cst: the claim, the sender's store of the drain pair (see
+         * THE GROW LIST). */
+    } while (!atomic_compare_exchange_weak_explicit(&p->grow_msgs, &g, g + 1, memory_order_seq_cst,
                                                     memory_order_relaxed));
+    /* seq_cst: the sender's load of the drain pair. */
+    if (atomic_load_explicit(&p->grow_shut, memory_order_seq_cst)) {
+        /* relaxed: the tick below orders it before the actor's look. */
+        atomic_fetch_sub_explicit(&p->grow_msgs, 1, memory_order_relaxed);
+        shoal__send(rt, tc, SHOAL_PID_NONE, p->g.pid, SHOAL__POOL_TICK_GROW, NULL, 0, true, NULL,
+                    NULL);
+        return SHOAL_ENOPROC;
+    }
     e->meta |= SHOAL_ENV_POOLED;
     shoal__pool_stamp(e); /* its wait includes the start of its worker */
     shoal_env_t *head = atomic_load_explicit(&p->grow_head, memory_order_relaxed);
@@ -351,12 +371,21 @@ void shoal__pool_on_grow(struct shoal_ctx_s *ctx, shoal_pool_t *p)
         k++;
     }
     shoal_pid_t fresh = SHOAL_PID_NONE;
+    /* Draining, no worker is started for them: held, and placed together
+     * (one sweeper for all, orphans.c; placed one by one, each started a
+     * sweeper of its own, past max_size and the restart budget). */
+    bool draining = p->state == SHOAL_POOL_DRAINING;
     while (fifo != NULL) {
         shoal_env_t *next =
             shoal__env_of(atomic_load_explicit(&fifo->node.next, memory_order_relaxed));
-        place_grown(ctx, p, fifo, &fresh);
+        if (draining)
+            shoal__pool_hold(p, fifo);
+        else
+            place_grown(ctx, p, fifo, &fresh);
         fifo = next;
     }
+    if (draining && k != 0)
+        shoal__pool_place_orphans(ctx, p);
     atomic_fetch_sub_explicit(&p->grow_msgs, k, memory_order_relaxed);
     shoal__pool_drain_finish(ctx, p); /* a drain that waited for them */
 }

@@ -144,14 +144,16 @@ static int forward_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t 
             }
         }
     }
-    /* An elastic pool may start a worker for it instead (elastic.c). */
+    /* An elastic pool may start a worker for it instead (elastic.c); one
+     * that drains refuses it as closed. */
+    int rc = SHOAL_EBUSY;
     if (atomic_load_explicit(&p->lazy, memory_order_relaxed) &&
-        shoal__pool_lazy_take(rt, tc, p, e, n) == SHOAL_OK) {
+        (rc = shoal__pool_lazy_take(rt, tc, p, e, n)) == SHOAL_OK) {
         shoal__stripe_add(&st->forwarded, 1, shared);
         return SHOAL_OK;
     }
     shoal__stripe_add(&st->unhandled, 1, shared);
-    return SHOAL_EBUSY;
+    return rc == SHOAL_ENOPROC ? SHOAL_ENOPROC : SHOAL_EBUSY;
 }
 
 /* Offers envs[0 .. n) to one worker: as many as its mailbox has room for

@@ -77,9 +77,11 @@ void shoal__pool_take_hand_back(struct shoal_ctx_s *ctx, shoal_env_t *e)
     shoal__pool_publish(p);
 }
 
+void shoal__pool_hold(shoal_pool_t *p, shoal_env_t *e) { orphans_push(&p->orphans, e); }
+
 void shoal__pool_hold_placed(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *e)
 {
-    orphans_push(&p->orphans, e);
+    shoal__pool_hold(p, e);
     shoal__pool_place_orphans(ctx, p);
 }
 

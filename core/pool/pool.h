@@ -115,6 +115,7 @@ typedef struct shoal_pool_s {
     _Atomic(shoal_env_t *) grow_head;
     _Atomic uint64_t grow_msgs;
     _Atomic uint32_t grow_closed; /* the pool's actor has ended (the end pair) */
+    _Atomic uint32_t grow_shut;   /* the pool drains: claims undone (the drain pair) */
     _Atomic uint32_t grow_asked;  /* a pull pool: a worker was asked for */
     _Atomic uint64_t waits_refused;
     /* kind pull: its buffer (pull.h); set before publication, freed with
@@ -548,6 +549,8 @@ void shoal__pool_place_orphans(struct shoal_ctx_s *ctx, shoal_pool_t *p);
 /* e, accepted and counted already, waits with the orphans and is placed
  * like them: on a worker with room, else over a limit. */
 void shoal__pool_hold_placed(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *e);
+/* The same without placing it now: the caller places what is held once. */
+void shoal__pool_hold(shoal_pool_t *p, shoal_env_t *e);
 /* The pool ends: up to the parent pool, else dropped and counted. */
 void shoal__pool_give_up_orphans(struct shoal_ctx_s *ctx, shoal_pool_t *p);
 

@@ -327,7 +327,8 @@ static void drain_finish_if_done(struct shoal_ctx_s *ctx, shoal_pool_t *p)
      * grow list); their tick comes, and they are handled like orphans. */
     if (p->state != SHOAL_POOL_DRAINING || p->nretiring != 0 || shoal__pool_live(p) != 0 ||
         p->orphans.head != NULL || (p->remote != NULL && !p->remote_done) ||
-        atomic_load_explicit(&p->grow_msgs, memory_order_relaxed) != 0)
+        /* seq_cst: the actor's load of the drain pair (elastic.c). */
+        atomic_load_explicit(&p->grow_msgs, memory_order_seq_cst) != 0)
         return;
     for (uint32_t i = 0; i < p->nwaiters; i++)
         shoal_reply(ctx, p->waiters[i].from, p->waiters[i].ref, 0, NULL, 0);
@@ -347,7 +348,10 @@ void shoal__pool_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     shoal__pool_place_orphans(ctx, p); /* while workers are still open */
     p->state = SHOAL_POOL_DRAINING;
     shoal__rsv_close(&ctx->a->user_rsv); /* senders now get SHOAL_ENOPROC */
-    if (p->pull == NULL)                 /* and who waits for room in it hears so now (room.h) */
+    /* seq_cst: the actor's store of the drain pair (elastic.c: THE GROW
+     * LIST): a sender past the check above claims no more. */
+    atomic_store_explicit(&p->grow_shut, 1, memory_order_seq_cst);
+    if (p->pull == NULL) /* and who waits for room in it hears so now (room.h) */
         shoal__room_tell(ctx->rt, ctx->tc, p->g.pid, SHOAL_ENOPROC);
     shoal__pull_source_stop(ctx, p); /* no new items from a source either */
     if (p->pull != NULL)

@@ -3,7 +3,9 @@
  * min_size and no earlier; a woken pull member that expires passes its
  * wake-up on; a member moved in the table keeps its idle time; a pool idled
  * down to no worker and drained still handles the send that came before
- * the drain. For forward and pull pools alike where both have the feature.
+ * the drain -- all of a forward pool's grow list with one sweeper -- and a
+ * send racing a drain is handled or refused, never accepted and then
+ * dropped. For forward and pull pools alike where both have the feature.
  *
  * Handlers never call CUnit: they record into atomics; the test thread
  * asserts after synchronising on them.
@@ -211,6 +213,105 @@ static void drained_with_no_worker_case(uint32_t kind)
     shoal_runtime_destroy(rt);
 }
 
+/* A forward pool idled down to no worker, six sends on its grow list when
+ * its drain is read (one dispatcher thread, held, so the drain and the
+ * sends wait together): one worker started for all six, handled in order
+ * -- each had one started for itself, up to the restart budget (5 in 5 s)
+ * beyond max_size 1, the rest waiting for the budget (~5 s): restarts
+ * went up by 5 with no crash. */
+static void forward_drain_sweeps_its_grow_list_once(void)
+{
+    ek_reset();
+    shoal_runtime_t *rt = shoal_test_runtime_fixed(1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    shoal_pid_t h = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &holder, NULL, NULL, &h), SHOAL_OK);
+    shoal_pool_spec_t s = ek_spec_of(SHOAL_POOL_KIND_FORWARD, 1, 0, 1, 8);
+    s.idle_timeout_ms = 20;
+    shoal_pid_t p = ek_spawn(rt, &s);
+    shoal_pool_t *rec = shoal__pool_find(rt, p);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rec);
+    EK_WAIT_UNTIL(EK_STATS(rt, p).pool_size == 0 && EK_STATS(rt, p).retiring == 0);
+    CU_ASSERT_EQUAL_FATAL(EK_STATS(rt, p).pool_size, 0);
+    uint64_t restarts = EK_STATS(rt, p).worker_restarts;
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, h, 1, NULL, 0), SHOAL_OK);
+    EK_WAIT_UNTIL(atomic_load(&ek_entered2) == 1);
+    CU_ASSERT_EQUAL(shoal_runtime_send_priority(rt, p, SHOAL_POOL_DRAIN, NULL, 0), SHOAL_OK);
+    for (int i = 0; i < 6; i++)
+        CU_ASSERT_EQUAL(ek_job(rt, p, EK_A_OK), SHOAL_OK); /* the pool is still open */
+    atomic_store(&ek_gate2, 1);
+    SHOAL_TEST_WAIT_UNTIL(shoal__pool_is_quiet(rec), EK_WAIT_S);
+    shoal_pool_stats_t st;
+    shoal__pool_peek(rec, &st);
+    CU_ASSERT_EQUAL(atomic_load(&ek_done), 6);
+    CU_ASSERT_EQUAL(st.messages_forwarded, 6);
+    CU_ASSERT_EQUAL(st.messages_handled, 6);
+    CU_ASSERT_EQUAL(st.messages_dropped, 0);
+    CU_ASSERT_EQUAL(st.worker_restarts, restarts + 1); /* the one sweeper */
+    shoal__pool_unref(rt, rec);
+    shoal_runtime_destroy(rt);
+}
+
+/* A forward pool idled down to no worker, drained while a thread sends to
+ * it, 200 times: every send is SHOAL_OK and handled, or refused
+ * (SHOAL_ENOPROC) -- never accepted and then dropped at the pool's end (a
+ * sender's grow-list claim after the drain's last look: elastic.c, the
+ * drain pair). A race: this checks the count around it. */
+typedef struct {
+    shoal_runtime_t *rt;
+    shoal_pid_t p;
+    int ok, refused, other;
+    atomic_int started;
+} drain_racer_t;
+
+static void *drain_racer_main(void *arg)
+{
+    drain_racer_t *r = arg;
+    for (;;) {
+        int rc = ek_job(r->rt, r->p, EK_A_OK);
+        atomic_store(&r->started, 1);
+        if (rc == SHOAL_OK)
+            r->ok++;
+        else if (rc == SHOAL_ENOPROC)
+            return (r->refused++, NULL);
+        else
+            r->other++; /* SHOAL_EBUSY: its lazy claims are all taken */
+    }
+}
+
+static void forward_send_racing_a_drain(void)
+{
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    int lost = 0, unended = 0;
+    for (int k = 0; k < 200; k++) {
+        ek_reset();
+        shoal_pool_spec_t s = ek_spec_of(SHOAL_POOL_KIND_FORWARD, 0, 0, 2, 4);
+        s.idle_timeout_ms = 20;
+        shoal_pid_t p = ek_spawn(rt, &s);
+        shoal_pool_t *rec = shoal__pool_find(rt, p);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(rec);
+        drain_racer_t r = {.rt = rt, .p = p};
+        pthread_t th;
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, drain_racer_main, &r), 0);
+        EK_WAIT_UNTIL(atomic_load(&r.started));
+        if (k % 3 != 0)
+            shoal_test_nap();
+        CU_ASSERT_EQUAL(shoal_runtime_send_priority(rt, p, SHOAL_POOL_DRAIN, NULL, 0), SHOAL_OK);
+        pthread_join(th, NULL);
+        SHOAL_TEST_WAIT_UNTIL(shoal__pool_is_quiet(rec), EK_WAIT_S);
+        unended += !shoal__pool_is_quiet(rec);
+        shoal_pool_stats_t st;
+        shoal__pool_peek(rec, &st);
+        lost += st.messages_dropped != 0 || st.messages_handled != (uint64_t)r.ok ||
+                atomic_load(&ek_done) != r.ok;
+        shoal__pool_unref(rt, rec);
+    }
+    CU_ASSERT_EQUAL(lost, 0);
+    CU_ASSERT_EQUAL(unended, 0);
+    shoal_runtime_destroy(rt);
+}
+
 static void forward_drained_with_no_worker(void)
 {
     drained_with_no_worker_case(SHOAL_POOL_KIND_FORWARD);
@@ -228,6 +329,8 @@ int main(void)
         {"forward: drained with no worker, a send on its grow list",
          forward_drained_with_no_worker},
         {"pull: drained with no worker, an item in its buffer", pull_drained_with_no_worker},
+        {"forward: a drain sweeps its grow list once", forward_drain_sweeps_its_grow_list_once},
+        {"forward: a send racing a drain is handled or refused", forward_send_racing_a_drain},
         {NULL, NULL},
     };
     return shoal_test_run("elastic_expiry", cases);
