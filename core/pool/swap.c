@@ -206,6 +206,14 @@ int shoal__pool_swap_commit(struct shoal_ctx_s *ctx, shoal_pool_t *p)
         p->spec.worker = top->worker;
     }
     p->spec.worker_args = top->worker_args;
+    if (p->pull != NULL && top->source != NULL) {
+        /* A pull pool's source comes with the new code too: its behaviour
+         * and args, read at its next start (an epic, a restart), are the
+         * code's the record holds from now on -- the old code's go with
+         * it (they were read after it was freed). */
+        p->spec.source = top->source;
+        p->spec.source_args = top->source_args;
+    }
     /* The stage's hold becomes the record's; the old code is released by
      * the record now and by each old worker as it ends. */
     if (p->hold.release != NULL)

@@ -6,7 +6,8 @@
  * of an epic's start and end, and an epic with its own args (the host's
  * SHOAL__POOL_EPIC_ARGS, shoalctl epic POOL ARGS): the source gets them,
  * a restarted one too, and they are freed exactly once, when nothing can
- * read them any more.
+ * read them any more; and a swap of the pool's code (a reload) gives the
+ * next epic's source the new code's args.
  *
  * The source here is the test's own (counting from a cursor, as the bundled
  * seq does): handlers record into atomics; the test thread asserts.
@@ -383,6 +384,53 @@ static void an_epic_with_its_own_args(void)
     CU_ASSERT_EQUAL(atomic_load(&args_freed), 4);
 }
 
+/* A swap (what a reload that changes a pull pool's args does: PREPARE,
+ * COMMIT) with new source args: the next epic's source gets them. It got
+ * the old ones, which belonged to the code the swap released -- freed by
+ * then in shoald. */
+static int swap_step(shoal_runtime_t *rt, shoal_pid_t p, uint32_t type, const void *data,
+                     size_t size)
+{
+    shoal_answer_t a;
+    int rc = shoal_runtime_call_priority(rt, p, type, data, size, TMO, &a);
+    if (rc != SHOAL_OK)
+        return rc;
+    rc = a.status;
+    shoal_answer_release(&a);
+    return rc;
+}
+
+static void a_swap_gives_the_source_new_args(void)
+{
+    reset(1000);
+    static uint64_t old_end = 100, new_end = 200;
+    shoal_runtime_t *rt = shoal_test_runtime_logged(4, SHOAL_LOG_INFO);
+    shoal_pool_spec_t s;
+    epic_spec(&s, 2, 16);
+    s.source_args = &old_end;
+    shoal_pid_t p = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, p).source_state == SHOAL_SOURCE_DONE);
+    CU_ASSERT_EQUAL(atomic_load(&last_args), (uintptr_t)&old_end);
+    WAIT_UNTIL(atomic_load(&handled) == 100);
+    shoal_pool_swap_t *sw = calloc(1, sizeof *sw);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sw);
+    epic_spec(&sw->chain[0], 2, 16);
+    sw->chain[0].source_args = &new_end;
+    sw->size = 2;
+    CU_ASSERT_EQUAL(swap_step(rt, p, SHOAL__POOL_SWAP, &sw, sizeof sw), SHOAL_OK);
+    CU_ASSERT_EQUAL(swap_step(rt, p, SHOAL__POOL_SWAP_COMMIT, NULL, 0), SHOAL_OK);
+    shoal_answer_t a;
+    CU_ASSERT_EQUAL(shoal_runtime_call_priority(rt, p, SHOAL_POOL_EPIC, NULL, 0, TMO, &a),
+                    SHOAL_OK);
+    CU_ASSERT_EQUAL(a.status, SHOAL_OK);
+    shoal_answer_release(&a);
+    WAIT_UNTIL(atomic_load(&handled) == 300);
+    CU_ASSERT_EQUAL(atomic_load(&last_args), (uintptr_t)&new_end);
+    CU_ASSERT_EQUAL(atomic_load(&handled), 300); /* 100, then 200 */
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -391,6 +439,7 @@ int main(void)
         {"a new epic waits for the last", a_new_epic_waits_for_the_last},
         {"a source past its budget fails the epic", a_source_past_its_budget_fails_the_epic},
         {"an epic with its own args", an_epic_with_its_own_args},
+        {"a swap gives the source new args", a_swap_gives_the_source_new_args},
         {NULL, NULL}};
     return shoal_test_run("pull_source", cases);
 }
