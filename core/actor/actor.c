@@ -199,6 +199,10 @@ bool shoal__actor_handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
         else if (ctx->b->ext != NULL)
             ctx->b->ext->retiring = true;
         break;
+    case SHOAL_ENV_LISTED:
+        if (ctx->b->ext != NULL)
+            ctx->b->ext->listed = true;
+        break;
     case SHOAL_ENV_LIMIT: { /* the room flag (room.h) stays as it is */
         uint32_t old = atomic_load_explicit(&ctx->a->limit, memory_order_relaxed);
         while (!atomic_compare_exchange_weak_explicit(&ctx->a->limit, &old,

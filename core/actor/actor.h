@@ -145,6 +145,7 @@ typedef struct shoal_actor_ext_s {
      * its turns): the member's own words, for as long as it lives. */
     uint64_t member[SHOAL_MEMBER_WORDS];
     bool retiring;              /* removed from its group: end when the mailbox is empty */
+    bool listed;                /* a pull member its pool has listed (SHOAL_ENV_LISTED) */
     bool notify_start;          /* the parent waits for SHOAL_ENV_STARTED (not sent yet) */
     shoal_send_counts_t *sends; /* a source's: its sends are counted there (NULL: not) */
     struct shoal_held_s *held;  /* members it holds from checkout pools (held.h) */

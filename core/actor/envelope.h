@@ -16,16 +16,18 @@
 
 /* Envelope kinds: the public shoal_msg_kind_t values, plus system ones. */
 enum {
-    SHOAL_ENV_INIT = 16,    /* run init; payload: the args pointer */
-    SHOAL_ENV_STOP = 17,    /* end with the reason in `type` */
-    SHOAL_ENV_INSPECT = 18, /* answer with the actor's inspection (JSON), like a call */
-    SHOAL_ENV_RETIRE = 19,  /* from its pool: handle what is queued, then end */
-    SHOAL_ENV_LIMIT = 20,   /* from its pool: the user mailbox limit is now `type` */
-    SHOAL_ENV_STARTED = 21, /* to the parent that asked (notify_start): the child's start
-                               ended with status `type` (0: init succeeded); payload: why
-                               not, as text (shoal__actor_started) */
+    SHOAL_ENV_INIT = 16,      /* run init; payload: the args pointer */
+    SHOAL_ENV_STOP = 17,      /* end with the reason in `type` */
+    SHOAL_ENV_INSPECT = 18,   /* answer with the actor's inspection (JSON), like a call */
+    SHOAL_ENV_RETIRE = 19,    /* from its pool: handle what is queued, then end */
+    SHOAL_ENV_LIMIT = 20,     /* from its pool: the user mailbox limit is now `type` */
+    SHOAL_ENV_STARTED = 21,   /* to the parent that asked (notify_start): the child's start
+                                 ended with status `type` (0: init succeeded); payload: why
+                                 not, as text (shoal__actor_started) */
     SHOAL_ENV_CALL_TICK = 22, /* to itself: a pending call's deadline may have come
                                  (call.c: call timeouts) */
+    SHOAL_ENV_LISTED = 23,    /* from its pool: it is in the worker table now (a pull
+                                 member takes work only from then on: pull.h) */
 };
 
 /* Envelope flags. */

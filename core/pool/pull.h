@@ -52,15 +52,17 @@
  *               (it is taken off at its next take): a sender then looks
  *               for an IDLE member in vain, never the other way round.
  *               A sender finds members through the worker table [seq_cst
- *               loads], and a new member may go to sleep before the pool's
- *               actor lists it, or never run at all (no init, no turn, no
- *               announcement): so the pool's actor, after listing one
- *               [release stores, then a seq_cst fence], schedules it [the
- *               seq_cst load and CAS of shoal__schedule]. If that finds it
- *               IDLE, it runs a turn; if not, it is running, and its own
- *               announcement and recheck come after the fence: a sender whose
- *               item the recheck misses reads the announcement, and its scan
- *               (after the fence in the single order) sees the listing.
+ *               loads]. A member takes nothing and announces nothing until
+ *               the pool's actor has listed it: a swap's new members run
+ *               init beside the old ones and must not serve before COMMIT
+ *               (a reload that fails would have run its new code). After
+ *               listing one [release stores, then a seq_cst fence] the
+ *               actor tells it (SHOAL_ENV_LISTED, a system message: the
+ *               mailbox's own reserve/schedule pair, actor.h, gives it a
+ *               turn), and in that turn it sets its `listed` word, then
+ *               takes what there is or announces itself: its announcement
+ *               comes after its pop of the message [acquire], so a sender
+ *               that reads it [seq_cst] and scans sees the listing.
  *               A scan in vain (every member `sleepers` counts is running)
                costs a look at every member: one sender in vain marks it
                (`vain` := the value of `sleeps` it read [seq_cst] before its
@@ -123,8 +125,8 @@
  *               pull_ended reads 0 (the store-load pair needs both sides
  *               seq_cst).
  *   members     each member's own words (actor.h, ext->member): held, the
- *               items taken and not settled; asleep. Written only in its
- *               turns.
+ *               items taken and not settled; asleep; and ext->listed (set
+ *               by SHOAL_ENV_LISTED). Written only in its turns.
  *   seats       (pull_seats.c) each member's counters for readers
  *               (shoal_pull_worker_stats_t):
  *               a seat the pool's actor allocates before the member is

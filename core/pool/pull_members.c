@@ -62,17 +62,20 @@ static void idle_end(member_t *m)
 
 void shoal__pull_listed(shoal_pool_t *p, shoal_pid_t pid)
 {
-    /* A member that has never run a turn has not announced itself as a
-     * sleeper yet (a replacement without init runs none): it runs one now,
-     * takes what there is, or announces itself (pull.h: wake-up). The
-     * seq_cst fence orders the listing before our read of its schedule
-     * word, for senders whose scan follows (shoal__pull_wake). */
+    /* A member takes nothing and announces nothing until it is listed (a
+     * swap's new members run init beside the old ones and must not serve
+     * before COMMIT: pull.h, wake-up): it is told so, and the message runs
+     * it a turn -- it takes what there is, or announces itself. The
+     * seq_cst fence orders the listing before the send, for senders whose
+     * scan follows (shoal__pull_wake). A stale PID: the send finds it gone. */
     atomic_thread_fence(memory_order_seq_cst);
-    shoal_actor_t *a = shoal__actor_at(p->rt, shoal__pid_slot(pid));
-    /* acquire: the member's spawn (its generation) is visible. */
-    uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_acquire);
-    if (shoal__rsv_gen(w) == shoal__pid_gen(pid))
-        shoal__schedule(p->rt, shoal__tcache_get(p->rt), a);
+    shoal__send_system(p->rt, shoal__tcache_get(p->rt), pid, SHOAL_ENV_LISTED, p->g.pid, 0);
+}
+
+/* Not listed by its pool yet, or removed from it: it takes nothing. */
+static bool unlisted(struct shoal_ctx_s *ctx)
+{
+    return !ctx->b->ext->listed || ctx->b->ext->retiring;
 }
 
 uint32_t shoal__pull_held(struct shoal_ctx_s *ctx)
@@ -83,7 +86,7 @@ uint32_t shoal__pull_held(struct shoal_ctx_s *ctx)
 static bool has_work(struct shoal_ctx_s *ctx, memory_order mo)
 {
     shoal_pull_t *q = pool_of_ctx(ctx)->pull;
-    if (ctx->b->ext->retiring)
+    if (unlisted(ctx))
         return false;
     if (member_of(ctx)->held >= atomic_load_explicit(&q->prefetch, memory_order_relaxed))
         return false;
@@ -99,6 +102,8 @@ shoal_env_t *shoal__pull_take(struct shoal_ctx_s *ctx)
         m->asleep = 0;
         atomic_fetch_sub_explicit(&q->sleepers, 1, memory_order_relaxed);
     }
+    if (!ctx->b->ext->listed)
+        return NULL; /* no sender can have woken it: it is in no table */
     if (ctx->b->ext->retiring) {
         idle_end(m);
         /* Removed from the pool: it finishes what it holds and takes
@@ -143,7 +148,7 @@ int shoal__pull_more(struct shoal_ctx_s *ctx)
     if (has_work(ctx, memory_order_relaxed))
         return SHOAL_GROUP_MORE;
     member_t *m = member_of(ctx);
-    if (ctx->b->ext->retiring ||
+    if (unlisted(ctx) ||
         m->held >= atomic_load_explicit(&pool_of_ctx(ctx)->pull->prefetch, memory_order_relaxed))
         return SHOAL_GROUP_NONE; /* it takes nothing more now: nothing to wait for */
     if (!m->asleep) {

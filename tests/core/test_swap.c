@@ -8,7 +8,8 @@
  *   - PREPARE starts the new workers beside the old ones and answers only
  *     when all have run init; one failure stops them all, answers with its
  *     text, and the old workers never notice; COMMIT puts the new ones in
- *     place (the old ones finish their queues), ABORT drops them;
+ *     place (the old ones finish their queues), ABORT drops them; a pull
+ *     pool's new members take nothing from its buffer before COMMIT;
  *   - peek reads counters, target and state from the record without the
  *     pool's actor; quiet is true once actor and workers have all ended.
  *
@@ -37,6 +38,7 @@ typedef struct {
 } wargs_t;
 
 static atomic_int inits, gate, handled[3];
+static atomic_int hold_old, old_gate; /* tag 0's jobs wait on old_gate while hold_old */
 
 static int w_init(shoal_ctx_t *ctx, void *state, const void *args)
 {
@@ -59,6 +61,8 @@ static int w_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
 {
     (void)ctx;
     int tag = *(int *)state;
+    if (msg->kind == SHOAL_MSG_CAST && msg->type == T_JOB && tag == 0 && atomic_load(&hold_old))
+        shoal_test_wait_flag(&old_gate, WAIT_S);
     if (msg->kind == SHOAL_MSG_CAST && msg->type == T_JOB && tag >= 0 && tag < 3)
         atomic_fetch_add(&handled[tag], 1);
     return 0;
@@ -80,6 +84,8 @@ static shoal_runtime_t *begin(void)
 {
     atomic_store(&inits, 0);
     atomic_store(&gate, 0);
+    atomic_store(&hold_old, 0);
+    atomic_store(&old_gate, 0);
     for (int i = 0; i < 3; i++)
         atomic_store(&handled[i], 0);
     return shoal_test_runtime_logged(THREADS, SHOAL_LOG_INFO);
@@ -376,6 +382,57 @@ static void prepare_commit_and_abort(void)
     shoal_runtime_destroy(rt);
 }
 
+/* A pull pool's new members, prepared while its buffer holds items (the
+ * old members held at a gate), take none of them: the old code serves
+ * every item until COMMIT, and after an ABORT the new code has handled
+ * none (they took items from their first turn on: a reload that then
+ * failed had run its new code). After a second PREPARE and its COMMIT, the
+ * new code serves. */
+static void pull_members_serve_only_after_commit(void)
+{
+    shoal_runtime_t *rt = begin();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    wargs_t old = {.tag = 0, .init = I_OK}, next = {.tag = 2, .init = I_OK};
+    shoal_pool_spec_t s;
+    spec_of(&s, 2, &old);
+    s.kind = SHOAL_POOL_KIND_PULL;
+    s.buffer = 1000;
+    shoal_pid_t pool;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &pool), SHOAL_OK);
+    for (int round = 0; round < 2; round++) {
+        int base = atomic_load(&handled[0]);
+        atomic_store(&old_gate, 0);
+        atomic_store(&hold_old, 1);
+        send_jobs(rt, pool, 300);
+        shoal_pool_swap_t *sw = calloc(1, sizeof *sw);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(sw);
+        spec_of(&sw->chain[0], 3, &next);
+        sw->chain[0].kind = SHOAL_POOL_KIND_PULL;
+        sw->chain[0].buffer = 1000;
+        sw->size = 3;
+        shoal_pool_swap_result_t r = {.status = 12345};
+        CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP, &sw, sizeof sw, &r, sizeof r), SHOAL_OK);
+        CU_ASSERT_EQUAL(r.status, SHOAL_OK);
+        shoal_test_nap(); /* the new members' first turns, with 300 items waiting */
+        CU_ASSERT_EQUAL(atomic_load(&handled[2]), 0);
+        atomic_store(&hold_old, 0);
+        atomic_store(&old_gate, 1);
+        SHOAL_TEST_WAIT_UNTIL(atomic_load(&handled[0]) + atomic_load(&handled[2]) == base + 300,
+                              WAIT_S);
+        CU_ASSERT_EQUAL(atomic_load(&handled[0]), base + 300);
+        CU_ASSERT_EQUAL(atomic_load(&handled[2]), 0);
+        if (round == 0)
+            CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_ABORT, NULL, 0, NULL, 0), SHOAL_OK);
+    }
+    uint32_t n = 0;
+    CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_COMMIT, NULL, 0, &n, sizeof n), SHOAL_OK);
+    send_jobs(rt, pool, 30);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&handled[2]) == 30, WAIT_S);
+    CU_ASSERT_EQUAL(atomic_load(&handled[2]), 30);
+    CU_ASSERT_EQUAL(atomic_load(&handled[0]), 600);
+    shoal_runtime_destroy(rt);
+}
+
 /* Only a thread may send the swap steps: an actor gets SHOAL_ENOTSUP. */
 static int asker_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
 {
@@ -464,6 +521,7 @@ int main(void)
         {"prepare, commit and abort", prepare_commit_and_abort},
         {"swap steps only from a thread", swap_steps_only_from_a_thread},
         {"peek reads the record", peek_reads_the_record},
+        {"a pull pool's new members serve only after COMMIT", pull_members_serve_only_after_commit},
         {NULL, NULL},
     };
     return shoal_test_run("swap", cases);
