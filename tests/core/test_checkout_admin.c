@@ -314,24 +314,6 @@ static void test_lower_max_in_use(void)
     shoal_runtime_destroy(rt);
 }
 
-/* An actor that holds its thread on the gate (bl_gate) when told, so that
- * what is sent meanwhile waits in mailboxes. */
-enum { BL_HOLD = 30 };
-static atomic_int bl_gate, bl_held;
-
-static int bl_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
-{
-    (void)ctx;
-    (void)state;
-    if (msg->kind == SHOAL_MSG_CAST && msg->type == BL_HOLD) {
-        atomic_fetch_add(&bl_held, 1);
-        shoal_test_wait_flag(&bl_gate, CB_WAIT_S);
-    }
-    return SHOAL_OK;
-}
-
-static const shoal_behaviour_t blocker = {.name = "blocker", .handle_message = bl_message};
-
 /* A drain that begins with a caller's "gone" note (a transaction call that
  * timed out: co_call_gone) still in the pool's mailbox: the drain keeps the
  * free members for it as for a transaction, and once the note is read the
@@ -342,16 +324,14 @@ static const shoal_behaviour_t blocker = {.name = "blocker", .handle_message = b
 static void test_drain_with_a_gone_note_queued(void)
 {
     cb_reset();
-    atomic_store(&bl_gate, 0);
-    atomic_store(&bl_held, 0);
     shoal_runtime_t *rt = shoal_test_runtime_fixed(1);
     shoal_pool_spec_t s = cb_spec_of(2, 2);
     shoal_pid_t pool = cb_start(rt, &s);
     WAIT_UNTIL(cb_stats(rt, pool).free == 2);
     shoal_pid_t bl;
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &blocker, NULL, NULL, &bl), SHOAL_OK);
-    CU_ASSERT_EQUAL(shoal_runtime_send(rt, bl, BL_HOLD, NULL, 0), SHOAL_OK);
-    WAIT_UNTIL(atomic_load(&bl_held) == 1);
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &cb_hog, NULL, NULL, &bl), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, bl, 1, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&cb_hog_in) == 1);
     shoal_ref_t ref = 12345; /* a call the pool no longer has: nothing to undo */
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, pool, SHOAL__CHECKOUT_CALL_GONE, &ref, sizeof ref),
                     SHOAL_OK);
@@ -359,7 +339,7 @@ static void test_drain_with_a_gone_note_queued(void)
     pthread_t dh;
     CU_ASSERT_EQUAL_FATAL(pthread_create(&dh, NULL, drain_main, &d), 0);
     cb_sleep_ms(50); /* the drain's call is in the pool's mailbox */
-    atomic_store(&bl_gate, 1);
+    atomic_store(&cb_hog_gate, 1);
     pthread_join(dh, NULL);
     CU_ASSERT_EQUAL(d.rc, SHOAL_OK);
     CU_ASSERT_TRUE(cb_ended(rt, pool));
@@ -375,8 +355,6 @@ static void test_refused_transactions_are_not_counted_out(void)
 {
     enum { MAXQ = 64 };
     cb_reset();
-    atomic_store(&bl_gate, 0);
-    atomic_store(&bl_held, 0);
     shoal_runtime_opts_t o;
     shoal_runtime_opts_init(&o);
     o.threads = 2;
@@ -391,9 +369,9 @@ static void test_refused_transactions_are_not_counted_out(void)
     CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, CB_TMO, &m), SHOAL_OK);
     /* An unbounded mailbox filled past max_queued (its actor held). */
     shoal_pid_t bl;
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &blocker, NULL, NULL, &bl), SHOAL_OK);
-    CU_ASSERT_EQUAL(shoal_runtime_send(rt, bl, BL_HOLD, NULL, 0), SHOAL_OK);
-    WAIT_UNTIL(atomic_load(&bl_held) == 1);
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &cb_hog, NULL, NULL, &bl), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, bl, 1, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&cb_hog_in) == 1);
     int rc = SHOAL_OK;
     double end = shoal_test_now() + CB_WAIT_S;
     while (rc == SHOAL_OK && shoal_test_now() < end) {
@@ -407,7 +385,7 @@ static void test_refused_transactions_are_not_counted_out(void)
         CU_ASSERT_EQUAL(shoal_runtime_send(rt, pool, T_WHO, NULL, 0), SHOAL_EBUSY);
     CU_ASSERT_EQUAL(cb_stats(rt, pool).messages_unhandled, unhandled + 3);
     CU_ASSERT_EQUAL(cb_stats(rt, pool).messages_forwarded, 0);
-    atomic_store(&bl_gate, 1); /* drained: below max_queued again (10 ms) */
+    atomic_store(&cb_hog_gate, 1); /* drained: below max_queued again (10 ms) */
     WAIT_UNTIL(shoal_runtime_send(rt, bl, 0, NULL, 0) == SHOAL_OK);
     CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, m, SHOAL_RETURN_OK), SHOAL_OK);
     shoal_answer_t a;

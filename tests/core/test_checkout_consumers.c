@@ -507,22 +507,6 @@ static void test_transaction_caller_gone(void)
     shoal_runtime_destroy(rt);
 }
 
-/* An actor that holds the runtime's only dispatcher thread until hog_gate. */
-static atomic_int hog_gate, hog_in;
-
-static int hog_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
-{
-    (void)ctx;
-    (void)state;
-    (void)msg;
-    atomic_store(&hog_in, 1);
-    while (!atomic_load(&hog_gate))
-        shoal_test_nap();
-    return SHOAL_OK;
-}
-
-static const shoal_behaviour_t hog = {.name = "hog", .handle_message = hog_message};
-
 /* The transaction may still wait in the pool's own mailbox when its caller
  * gives up (the pool's actor had no thread: one dispatcher thread, held):
  * it is in the pool's ledger from the moment it was accepted, and the
@@ -531,16 +515,14 @@ static const shoal_behaviour_t hog = {.name = "hog", .handle_message = hog_messa
 static void test_transaction_gone_before_read(void)
 {
     cb_reset();
-    atomic_store(&hog_gate, 0);
-    atomic_store(&hog_in, 0);
     shoal_runtime_t *rt = shoal_test_runtime_fixed(1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     shoal_pool_spec_t s = cb_spec_of(1, 1);
     shoal_pid_t pool = cb_start(rt, &s), held, h;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pool, 0, &held), SHOAL_OK);
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &hog, NULL, NULL, &h), SHOAL_OK);
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &cb_hog, NULL, NULL, &h), SHOAL_OK);
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, h, 1, NULL, 0), SHOAL_OK);
-    WAIT_UNTIL(atomic_load(&hog_in) == 1);
+    WAIT_UNTIL(atomic_load(&cb_hog_in) == 1);
     shoal_answer_t a;
     CU_ASSERT_EQUAL(shoal_runtime_checkout_call(rt, pool, T_WHO, NULL, 0, 50, &a), SHOAL_ETIMEDOUT);
     /* Accepted, unread: in the pool's ledger already (read from its
@@ -552,7 +534,7 @@ static void test_transaction_gone_before_read(void)
     shoal__pool_unref(rt, rec);
     CU_ASSERT_EQUAL(peek.messages_forwarded, 1);
     CU_ASSERT_EQUAL(peek.queue_depth, 1); /* in flight */
-    atomic_store(&hog_gate, 1); /* the pool's actor reads the transaction, then the word */
+    atomic_store(&cb_hog_gate, 1); /* the pool's actor reads the transaction, then the word */
     WAIT_UNTIL(cb_stats(rt, pool).take_timeouts == 1);
     shoal_pool_stats_t st = cb_stats(rt, pool);
     CU_ASSERT_EQUAL(st.take_timeouts, 1);

@@ -180,22 +180,33 @@ static void pull_moved_member_keeps_idle_time(void)
  * forward pool's grow list -- so the drain waits for it and a worker must
  * start to handle it (a pool no longer grows for a send once it drains),
  * not drop it. Then the pool ends. */
+/* Spawns s (idle_timeout 20 ms: it idles down to min 0) on rt, a runtime
+ * of one dispatcher thread, waits until it has no worker, then holds that
+ * thread (holder, until ek_gate2), so that what is sent next waits. *p:
+ * the pool; returns its record (its counts after it has ended). */
+static shoal_pool_t *idled_and_held(shoal_runtime_t *rt, shoal_pool_spec_t *s, shoal_pid_t *p)
+{
+    shoal_pid_t h = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &holder, NULL, NULL, &h), SHOAL_OK);
+    s->idle_timeout_ms = 20;
+    *p = ek_spawn(rt, s);
+    shoal_pool_t *rec = shoal__pool_find(rt, *p);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rec);
+    EK_WAIT_UNTIL(EK_STATS(rt, *p).pool_size == 0 && EK_STATS(rt, *p).retiring == 0);
+    CU_ASSERT_EQUAL_FATAL(EK_STATS(rt, *p).pool_size, 0);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, h, 1, NULL, 0), SHOAL_OK);
+    EK_WAIT_UNTIL(atomic_load(&ek_entered2) == 1);
+    return rec;
+}
+
 static void drained_with_no_worker_case(uint32_t kind)
 {
     ek_reset();
     shoal_runtime_t *rt = shoal_test_runtime_fixed(1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-    shoal_pid_t h = SHOAL_PID_NONE;
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &holder, NULL, NULL, &h), SHOAL_OK);
     shoal_pool_spec_t s = ek_spec_of(kind, 1, 0, 2, 16);
-    s.idle_timeout_ms = 20;
-    shoal_pid_t p = ek_spawn(rt, &s);
-    shoal_pool_t *rec = shoal__pool_find(rt, p); /* its counts after it has ended */
-    CU_ASSERT_PTR_NOT_NULL_FATAL(rec);
-    EK_WAIT_UNTIL(EK_STATS(rt, p).pool_size == 0 && EK_STATS(rt, p).retiring == 0);
-    CU_ASSERT_EQUAL_FATAL(EK_STATS(rt, p).pool_size, 0);
-    CU_ASSERT_EQUAL(shoal_runtime_send(rt, h, 1, NULL, 0), SHOAL_OK);
-    EK_WAIT_UNTIL(atomic_load(&ek_entered2) == 1);
+    shoal_pid_t p;
+    shoal_pool_t *rec = idled_and_held(rt, &s, &p);
     CU_ASSERT_EQUAL(shoal_runtime_send_priority(rt, p, SHOAL_POOL_DRAIN, NULL, 0), SHOAL_OK);
     CU_ASSERT_EQUAL(ek_job(rt, p, EK_A_OK), SHOAL_OK); /* the pool is still open */
     atomic_store(&ek_gate2, 1);
@@ -224,24 +235,17 @@ static void forward_drain_sweeps_its_grow_list_once(void)
     ek_reset();
     shoal_runtime_t *rt = shoal_test_runtime_fixed(1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-    shoal_pid_t h = SHOAL_PID_NONE;
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &holder, NULL, NULL, &h), SHOAL_OK);
     shoal_pool_spec_t s = ek_spec_of(SHOAL_POOL_KIND_FORWARD, 1, 0, 1, 8);
-    s.idle_timeout_ms = 20;
-    shoal_pid_t p = ek_spawn(rt, &s);
-    shoal_pool_t *rec = shoal__pool_find(rt, p);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(rec);
-    EK_WAIT_UNTIL(EK_STATS(rt, p).pool_size == 0 && EK_STATS(rt, p).retiring == 0);
-    CU_ASSERT_EQUAL_FATAL(EK_STATS(rt, p).pool_size, 0);
-    uint64_t restarts = EK_STATS(rt, p).worker_restarts;
-    CU_ASSERT_EQUAL(shoal_runtime_send(rt, h, 1, NULL, 0), SHOAL_OK);
-    EK_WAIT_UNTIL(atomic_load(&ek_entered2) == 1);
+    shoal_pid_t p;
+    shoal_pool_t *rec = idled_and_held(rt, &s, &p);
+    shoal_pool_stats_t st;
+    shoal__pool_peek(rec, &st); /* the pool's actor has no thread to answer */
+    uint64_t restarts = st.worker_restarts;
     CU_ASSERT_EQUAL(shoal_runtime_send_priority(rt, p, SHOAL_POOL_DRAIN, NULL, 0), SHOAL_OK);
     for (int i = 0; i < 6; i++)
         CU_ASSERT_EQUAL(ek_job(rt, p, EK_A_OK), SHOAL_OK); /* the pool is still open */
     atomic_store(&ek_gate2, 1);
     SHOAL_TEST_WAIT_UNTIL(shoal__pool_is_quiet(rec), EK_WAIT_S);
-    shoal_pool_stats_t st;
     shoal__pool_peek(rec, &st);
     CU_ASSERT_EQUAL(atomic_load(&ek_done), 6);
     CU_ASSERT_EQUAL(st.messages_forwarded, 6);

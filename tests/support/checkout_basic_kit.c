@@ -71,8 +71,24 @@ const shoal_behaviour_t cb_member = {
     .handle_call = m_call,
 };
 
+atomic_int cb_hog_gate, cb_hog_in;
+
+static int hog_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    (void)msg;
+    atomic_store(&cb_hog_in, 1);
+    shoal_test_wait_flag(&cb_hog_gate, CB_WAIT_S);
+    return SHOAL_OK;
+}
+
+const shoal_behaviour_t cb_hog = {.name = "hog", .handle_message = hog_message};
+
 void cb_reset(void)
 {
+    atomic_store(&cb_hog_gate, 0);
+    atomic_store(&cb_hog_in, 0);
     atomic_store(&cb_started, 0);
     atomic_store(&cb_init_fail, 0);
     atomic_store(&cb_init_delay_ms, 0);

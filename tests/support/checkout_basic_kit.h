@@ -40,6 +40,12 @@ extern atomic_int cb_started, cb_init_fail, cb_init_delay_ms, cb_gate, cb_blocke
 extern _Atomic shoal_pid_t cb_exit_from;
 extern const shoal_behaviour_t cb_member;
 
+/* An actor that holds its dispatcher thread from each message it gets
+ * until cb_hog_gate is set (cb_hog_in: it holds now), so that what is sent
+ * meanwhile waits in mailboxes. */
+extern atomic_int cb_hog_gate, cb_hog_in;
+extern const shoal_behaviour_t cb_hog;
+
 /* Clears the records above. */
 void cb_reset(void);
 
