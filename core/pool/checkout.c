@@ -263,8 +263,7 @@ static bool message_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal
          * drain, its grant's taker gone), one past its lifetime is
          * replaced, one past a max lowered meanwhile ends, the first
          * taker waiting gets it; else it is free again. */
-        for (uint32_t n = co->nfree; n != 0; n--)
-            shoal__co_offer(ctx, p, shoal__co_free_pop(co));
+        shoal__co_offer_free(ctx, p);
         if (p->state == SHOAL_POOL_DRAINING)
             return true;
         if (co->nfree == 0)
@@ -372,8 +371,7 @@ int shoal__checkout_set(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_ms
 static void drain_step(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
     shoal_checkout_t *co = p->co;
-    for (uint32_t n = co->nfree; n != 0; n--)
-        shoal__co_offer(ctx, p, shoal__co_free_pop(co));
+    shoal__co_offer_free(ctx, p);
     uint32_t mailbox = shoal__co_mailbox_txns(ctx);
     for (uint32_t i = 0; co->qlive == 0 && mailbox == 0 && i < co->nseats; i++)
         if (co->seats[i].state == SHOAL_CO_STARTING)

@@ -192,7 +192,7 @@ typedef struct shoal_checkout_s {
     alignas(64) pthread_mutex_t lock;
     _Atomic uint32_t pub_queued; /* published (above), on the line every holder writes */
     bool open;
-    bool recycle_asked; /* a POKE is on its way to the actor */
+    bool recycle_asked;    /* a POKE is on its way to the actor */
     bool st_shared;        /* st is the shared stripe */
     bool debug;            /* the runtime's debug_checks: holder is kept */
     shoal_co_stripe_t *st; /* the holder's stripe (shoal__co_lock) */
@@ -200,7 +200,7 @@ typedef struct shoal_checkout_s {
     uint32_t nfree, nin_use, nstarting, nending;
     uint32_t qhead, qlen, qcap; /* the ring's entries, gone ones included; qcap: 2^k */
     uint32_t qlive, qtakers;    /* waiting: all, and takes (not transactions) */
-    uint32_t handoffs; /* members handed from a return to a waiting actor (checkout_fast.c) */
+    uint32_t handoffs;   /* members handed from a return to a waiting actor (checkout_fast.c) */
     shoal_co_taker_t *q; /* a ring */
     shoal_co_seat_t *seats;
     uint32_t *index; /* the seats by pid (checkout_index.c): 2^index_bits slots */
@@ -209,9 +209,9 @@ typedef struct shoal_checkout_s {
     struct shoal_pool_s *pool;        /* the record this is part of */
     const shoal_pool_checkout_t *cfg; /* the record's spec.checkout */
     uint32_t fails_in_row;            /* member starts that failed since the last that did not */
-    uint64_t retry_at;          /* starts held off until then after add_member_retry failures */
-    uint64_t retry_ms;          /* the next such wait: doubles, 0 (backoff_ms) after a start */
-    bool start_lost;            /* the pool's own start failed: it ends, nothing more starts */
+    uint64_t retry_at; /* starts held off until then after add_member_retry failures */
+    uint64_t retry_ms; /* the next such wait: doubles, 0 (backoff_ms) after a start */
+    bool start_lost;   /* the pool's own start failed: it ends, nothing more starts */
     uint64_t next_cull;
     uint64_t tick_at; /* the armed tick (ns), UINT64_MAX: none (under the lock) */
     /* The earliest start deadline, lease or retry set since the pool's
@@ -444,6 +444,9 @@ bool shoal__co_grant(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoa
  * else to the free FIFO while transactions are still in the pool's
  * mailbox, else it is stopped (checkout.h: draining). */
 void shoal__co_offer(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, uint32_t i);
+/* Every free member offered again, in FIFO order, as a return offers one
+ * (a POKE, a drain's step, a take that finds takers waiting). */
+void shoal__co_offer_free(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
 /* User messages still in the pool's own mailbox beyond the one being
  * handled: transactions to place, every one (co_route). Final once the
  * mailbox is closed (a drain). The pool's actor, in its turn. */

@@ -356,6 +356,12 @@ bool shoal__co_grant(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, u
     return false;
 }
 
+void shoal__co_offer_free(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    for (uint32_t n = p->co->nfree; n != 0; n--)
+        shoal__co_offer(ctx, p, shoal__co_free_pop(p->co));
+}
+
 void shoal__co_offer(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t i)
 {
     shoal_checkout_t *co = p->co;
@@ -457,8 +463,7 @@ static int take_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg
      * left one for a thread's take and asked for a look: the POKE is
      * still on its way): theirs first, in FIFO order, as the POKE would. */
     if (co->qlive != 0)
-        for (uint32_t n = co->nfree; n != 0; n--)
-            shoal__co_offer(ctx, p, shoal__co_free_pop(co));
+        shoal__co_offer_free(ctx, p);
     uint32_t i = co->qlive == 0 ? shoal__co_free_take(ctx, p, now) : SHOAL_CO_NIL;
     if (i != SHOAL_CO_NIL) {
         /* Answered here, not through `reply`: a taker gone by now (the
