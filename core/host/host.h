@@ -335,6 +335,10 @@ int shoal__host_live_rc(shoal_host_live_t *lv, int rc);
  * too, and made as lv says. Host thread. */
 void shoal__host_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config_pool_t *cp,
                       shoal_host_live_t *lv, char *buf, size_t size);
+/* Whether cp sizes itself (autoscale, idle_timeout or max_waiting): a
+ * reload keeps the size it runs with unless the file's size changed
+ * (reload_live.c, and a swap of its workers: reload.c). */
+bool shoal__host_sizes_itself(const shoal_config_pool_t *cp);
 /* A kept pull pool's live changes to become cp: prefetch and buffer
  * against what it runs with ("jobs prefetch 1 -> 4; jobs buffer 1024 ->
  * 64", "" when none), sent to it (SHOAL_POOL_SET_PREFETCH, _SET_BUFFER)

@@ -263,30 +263,14 @@ void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_
 
 /* ---- the worker swap ------------------------------------------------------- */
 
-/* A priority call to a pool carrying a swap step (COMMIT, ABORT): the call's
- * error, else its answer's status; the answer's data is copied into out. */
-static int swap_call(shoal_host_t *h, shoal_pid_t pid, uint32_t type, const void *data, size_t size,
-                     void *out, size_t out_size)
-{
-    shoal_answer_t a;
-    int rc = shoal_runtime_call_priority(h->rt, pid, type, data, size,
-                                         SHOAL_HOST_START_TIMEOUT_MS + 5000, &a);
-    if (rc != SHOAL_OK)
-        return rc;
-    rc = a.status;
-    if (rc == SHOAL_OK && out != NULL && a.size == out_size)
-        memcpy(out, a.data, out_size);
-    else if (rc == SHOAL_OK && out != NULL)
-        rc = SHOAL_ENOTSUP; /* not our pool's answer */
-    shoal_answer_release(&a);
-    return rc;
-}
-
-/* Starts the new workers of hp (from cp's code, as many as cp's size)
- * beside the old ones and waits for their init. why: the failure. */
+/* Starts the new workers of hp (from cp's code, as many as cp's size, or
+ * for a pool that sizes itself and whose size did not change, as many as
+ * it runs) beside the old ones and waits for their init. *token: the
+ * swap's, for its COMMIT or ABORT; why: the failure (then the swap is
+ * aborted: the old workers serve on). */
 static int swap_prepare(shoal_host_t *h, const shoal_config_t *c, uint64_t gen,
-                        shoal_host_pool_t *hp, const shoal_config_pool_t *cp, char *why,
-                        size_t why_size)
+                        shoal_host_pool_t *hp, const shoal_config_pool_t *cp, uint64_t *token,
+                        char *why, size_t why_size)
 {
     shoal_pool_swap_t *sw = calloc(1, sizeof *sw);
     const shoal_config_pool_t *leaf = NULL;
@@ -308,9 +292,7 @@ static int swap_prepare(shoal_host_t *h, const shoal_config_t *c, uint64_t gen,
     else /* the leaf's code, and a pull pool's source and dead_letter as at its start */
         rc = shoal__host_pull_spec(h, cp, &sw->chain[0], &code, why, why_size);
     if (rc != SHOAL_OK) {
-        if (sw != NULL && sw->remote.release != NULL)
-            sw->remote.release(sw->remote.user);
-        free(sw);
+        shoal__pool_swap_free(sw);
         return rc;
     }
     for (size_t i = 0; i < SHOAL_POOL_MAX_DEPTH; i++) {
@@ -319,35 +301,26 @@ static int swap_prepare(shoal_host_t *h, const shoal_config_t *c, uint64_t gen,
             break;
         }
     }
+    /* The swap's own reference on the code, taken before ours goes: the
+     * pool holds it from PREPARE on (pool.h: shoal_pool_swap_t). */
     sw->hold = shoal__code_hold(code);
+    if (sw->hold.acquire != NULL)
+        sw->hold.acquire(sw->hold.what);
+    shoal__code_release(code);
     sw->size = cp->size;
-    shoal_pool_swap_result_t r = {0};
-    shoal_answer_t a;
-    rc = shoal_runtime_call_priority(h->rt, hp->pid, SHOAL__POOL_SWAP, &sw, sizeof sw,
-                                     SHOAL_HOST_START_TIMEOUT_MS + 5000, &a);
-    if (rc != SHOAL_OK && rc != SHOAL_ETIMEDOUT) { /* never delivered: still ours */
-        if (sw->remote.release != NULL)
-            sw->remote.release(sw->remote.user);
-        free(sw);
-    }
-    shoal__code_release(code); /* the pool holds its own while it needs it */
-    if (rc == SHOAL_OK) {
-        rc = a.status;
-        if (rc == SHOAL_OK && a.size == sizeof r)
-            memcpy(&r, a.data, sizeof r);
-        else if (rc == SHOAL_OK)
-            rc = SHOAL_ENOTSUP; /* not a pool's answer */
-        shoal_answer_release(&a);
-        if (rc == SHOAL_OK)
-            rc = r.status;
-    }
+    sw->keep_size = shoal__host_sizes_itself(cp) && cp->size == hp->cp->size;
+    shoal_pool_swap_result_t r;
+    rc = shoal__pool_swap_ask(h->rt, hp->rec, hp->pid, sw, SHOAL_HOST_START_TIMEOUT_MS + 5000,
+                              token, &r);
     if (rc != SHOAL_OK) {
         snprintf(why, why_size, "%s",
                  r.why[0]                ? r.why
                  : rc == SHOAL_ETIMEDOUT ? "its new workers did not start in time"
                                          : shoal_strerror(rc));
-        /* Whatever the pool did, it keeps its old workers. */
-        swap_call(h, hp->pid, SHOAL__POOL_SWAP_ABORT, NULL, 0, NULL, 0);
+        /* Whatever the pool did, it keeps its old workers (an ABORT that
+         * times out is carried out when the pool's actor reads it). */
+        shoal__pool_swap_step(h->rt, hp->pid, SHOAL__POOL_SWAP_ABORT, *token,
+                              SHOAL_HOST_START_TIMEOUT_MS + 5000, NULL);
     }
     return rc;
 }
@@ -402,8 +375,9 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
     /* Pools whose workers were swapped, prepared: committed below, or
      * aborted on a failure. */
     size_t *swapped = calloc(h->npools ? h->npools : 1, sizeof *swapped), nswapped = 0;
+    uint64_t *tokens = calloc(h->npools ? h->npools : 1, sizeof *tokens); /* swapped[k]'s */
     verdict_t *verdicts = judge_all(h, c); /* before anything starts */
-    if (swapped == NULL || verdicts == NULL) {
+    if (swapped == NULL || tokens == NULL || verdicts == NULL) {
         rc = SHOAL_ENOMEM;
         shoal__diag_set(&err, path, 0, 0, "out of memory");
         goto undo;
@@ -442,7 +416,8 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
         if (cp == NULL || verdicts[cp - c->pools].fresh || !needs_swap(hp, cp))
             continue;
         char what[300];
-        if ((rc = swap_prepare(h, c, gen, hp, cp, what, sizeof what)) != SHOAL_OK) {
+        if ((rc = swap_prepare(h, c, gen, hp, cp, &tokens[nswapped], what, sizeof what)) !=
+            SHOAL_OK) {
             shoal__diag_set(&err, cp->at->file, cp->at->line, cp->at->col,
                             "pools.%s: a new worker did not start: %s", cp->name, what);
             goto undo;
@@ -453,22 +428,41 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
     if ((rc = shoal__host_sources_prepare(h, c, gen, &first_src, &err)) != SHOAL_OK)
         goto undo;
 
-    /* Committed: nothing below can make the reload fail. */
+    /* Committed: nothing below can make the reload fail. New and replacing
+     * pools take their names first, before any wait: a sender that looks a
+     * replaced pool up by name finds the one that serves from now on, never
+     * the old one, told to drain below (it refuses). Then the swaps'
+     * COMMITs and the live changes' calls, which share one deadline
+     * (shoal_host_live_t): with every dispatcher thread stuck, each would
+     * wait its own. */
+    for (size_t j = first_new; j < h->npools; j++)
+        shoal_runtime_register(h->rt, h->pools[j].name, h->pools[j].pid);
     change_log_t log = {.len = 0, .n = 0};
+    shoal_host_live_t lv = {.by_ns = shoal__deadline_ns(shoal__now_ns(), SHOAL_HOST_LIVE_MS)};
     for (size_t k = 0; k < nswapped; k++) {
         shoal_host_pool_t *hp = &h->pools[swapped[k]];
         const shoal_config_pool_t *cp = shoal__config_pool(c, hp->name);
         uint32_t n = 0;
-        int r = swap_call(h, hp->pid, SHOAL__POOL_SWAP_COMMIT, NULL, 0, &n, sizeof n);
+        int r = shoal__host_live_rc(&lv,
+                                    shoal__pool_swap_step(h->rt, hp->pid, SHOAL__POOL_SWAP_COMMIT,
+                                                          tokens[k], shoal__host_live_ms(&lv), &n));
         char leaf[160];
         leaf_name(cp, leaf, sizeof leaf);
-        if (r != SHOAL_OK)
-            note(&log, "%s: swap failed at its commit (%s)", hp->name, shoal_strerror(r));
-        else
+        if (r == SHOAL_ETIMEDOUT) { /* still queued: the pool's actor carries it out */
+            note(&log, "%s: workers replaced when its actor runs (%s)", hp->name, leaf);
+            shoal__host_log(h, SHOAL_LOG_WARN,
+                            "reload: pool %s: the swap of its workers was not answered within %d "
+                            "ms (its actor did not run: every dispatcher thread busy?); it is "
+                            "still queued and takes effect when the actor runs",
+                            hp->name, SHOAL_HOST_LIVE_MS);
+        } else if (r != SHOAL_OK) { /* its new workers are stopped; the old ones serve on */
+            shoal__pool_swap_step(h->rt, hp->pid, SHOAL__POOL_SWAP_ABORT, tokens[k],
+                                  shoal__host_live_ms(&lv), NULL);
+            note(&log, "%s: swap failed at its commit (%s): the old workers serve on", hp->name,
+                 shoal_strerror(r));
+        } else
             note(&log, "%s: %u workers replaced (%s)", hp->name, n, leaf);
     }
-    /* The live changes' calls share one deadline (shoal_host_live_t). */
-    shoal_host_live_t lv = {.by_ns = shoal__deadline_ns(shoal__now_ns(), SHOAL_HOST_LIVE_MS)};
     for (size_t i = 0; i < first_new; i++) {
         shoal_host_pool_t *hp = &h->pools[i];
         if (hp->draining)
@@ -501,7 +495,6 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
     }
     for (size_t j = first_new; j < h->npools; j++) {
         shoal_host_pool_t *hp = &h->pools[j];
-        shoal_runtime_register(h->rt, hp->name, hp->pid); /* a replaced one: to the new PID */
         bool replaced = false;
         for (size_t i = 0; i < first_new; i++)
             replaced |= h->pools[i].draining && strcmp(h->pools[i].name, hp->name) == 0;
@@ -539,6 +532,7 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
         if (h->hooks[k].commit != NULL)
             h->hooks[k].commit(h->hooks[k].user);
     free(swapped);
+    free(tokens);
     free(verdicts);
     char ledger[320];
     shoal__host_ledger(h, ledger, sizeof ledger);
@@ -548,8 +542,10 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
 undo:
     hooks_abort(h, prepared);
     for (size_t k = 0; k < nswapped; k++)
-        swap_call(h, h->pools[swapped[k]].pid, SHOAL__POOL_SWAP_ABORT, NULL, 0, NULL, 0);
+        shoal__pool_swap_step(h->rt, h->pools[swapped[k]].pid, SHOAL__POOL_SWAP_ABORT, tokens[k],
+                              SHOAL_HOST_START_TIMEOUT_MS + 5000, NULL);
     free(swapped);
+    free(tokens);
     free(verdicts);
     shoal__host_sources_undo(h, first_src);
     /* The pools started for this reload: stopped and forgotten (their

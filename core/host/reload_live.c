@@ -50,7 +50,7 @@ int shoal__host_live_rc(shoal_host_live_t *lv, int rc)
 /* lv->by_ns set: made (a call's result, counted), else only said. */
 #define MADE(lv, call) ((lv)->by_ns != 0 ? shoal__host_live_rc((lv), (call)) : SHOAL_OK)
 
-static bool is_elastic(const shoal_config_pool_t *cp)
+bool shoal__host_sizes_itself(const shoal_config_pool_t *cp)
 {
     return cp->autoscale.when != 0 || cp->idle_timeout_ms != 0 || cp->max_waiting != 0;
 }
@@ -148,7 +148,8 @@ void shoal__host_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config
     /* A pool that sizes itself keeps the size it has, unless the file's
      * size changed; any other is set to the file's. */
     uint32_t run_size = st.target_size;
-    if (is_elastic(cp) ? cp->size != cp0->size && cp->size != run_size : cp->size != run_size) {
+    if (shoal__host_sizes_itself(cp) ? cp->size != cp0->size && cp->size != run_size
+                                     : cp->size != run_size) {
         int r = MADE(lv, shoal_pool_set_size(h->rt, hp->pid, cp->size, shoal__host_live_ms(lv)));
         add(buf, size, &len, "%s size %u -> %u%s", hp->name, run_size, cp->size,
             r < 0 ? " (failed)" : "");

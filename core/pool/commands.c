@@ -128,20 +128,24 @@ bool shoal__pool_from_thread(shoal_runtime_t *rt, shoal_pid_t from)
            atomic_load_explicit(&a->kind, memory_order_relaxed) == SHOAL_ACTOR_WAITER;
 }
 
-/* The host's swap steps (SHOAL__POOL_SWAP...): only from a thread. */
+/* The host's swap steps (SHOAL__POOL_SWAP...): each names its swap by the
+ * token it carries (swap.c: the offer and the token). */
 static int swap_call(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg,
                      shoal_reply_t *reply)
 {
-    if (!shoal__pool_from_thread(ctx->rt, msg->from)) {
-        shoal_reply_error(reply, SHOAL_ENOTSUP);
+    uint64_t token;
+    if (msg->size != sizeof token) {
+        shoal_reply_error(reply, SHOAL_EINVAL);
         return SHOAL_OK;
     }
+    memcpy(&token, msg->data, sizeof token);
     if (msg->type == SHOAL__POOL_SWAP_ABORT) {
-        shoal__pool_swap_abort(ctx, p);
+        if (token != 0) /* 0 would name whichever swap is prepared */
+            shoal__pool_swap_abort(ctx, p, token);
         return shoal_reply_set(reply, msg->type, NULL, 0);
     }
     if (msg->type == SHOAL__POOL_SWAP_COMMIT) {
-        int n = shoal__pool_swap_commit(ctx, p);
+        int n = shoal__pool_swap_commit(ctx, p, token);
         if (n < 0) {
             shoal_reply_error(reply, n);
             return SHOAL_OK;
@@ -149,14 +153,7 @@ static int swap_call(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg,
         uint32_t replaced = (uint32_t)n;
         return shoal_reply_set(reply, msg->type, &replaced, sizeof replaced);
     }
-    /* Only the host (a thread, not an actor) sends a pointer here. */
-    shoal_pool_swap_t *sw;
-    if (msg->size != sizeof sw) {
-        shoal_reply_error(reply, SHOAL_EINVAL);
-        return SHOAL_OK;
-    }
-    memcpy(&sw, msg->data, sizeof sw);
-    int rc = shoal__pool_swap_prepare(ctx, p, sw, msg->from, msg->ref);
+    int rc = shoal__pool_swap_prepare(ctx, p, token, msg->from, msg->ref);
     if (rc == SHOAL_DEFER)
         return SHOAL_DEFER;
     shoal_reply_error(reply, rc);

@@ -545,7 +545,7 @@ shoal_pool_t *shoal__pool_ended(struct shoal_ctx_s *ctx)
     int why = ctx->reason != SHOAL_OK ? ctx->reason : SHOAL_ESHUTDOWN;
     start_done(p, why, ctx->error[0] ? ctx->error : ctx->panic_text[0] ? ctx->panic_text : NULL);
     if (p->stage != NULL)
-        shoal__pool_swap_abort(ctx, p);
+        shoal__pool_swap_abort(ctx, p, 0);
     /* A remote pool's children are stopped (killed if still running) and
      * its supervisor joined; the rest of it goes with the record. */
     shoal__remote_stop(p->remote);

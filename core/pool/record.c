@@ -36,6 +36,7 @@ shoal_pool_t *shoal__pool_record_new(shoal_runtime_t *rt, uint32_t cap,
     }
     if (!p->stripes_external)
         memset(p->stripes, 0, p->nstripes * sizeof *p->stripes);
+    pthread_mutex_init(&p->offer_lock, NULL);
     p->rt = rt;
     p->g.ops = &shoal__forward_ops; /* until its kind says otherwise */
     p->g.name = p->name;
@@ -57,6 +58,10 @@ static void record_free(shoal_qsbr_retired_t *r)
     shoal__pull_free(p->rt, p->pull);
     shoal__checkout_free(p->co);
     shoal__pool_elastic_free(p->el);
+    /* A swap offered and never taken is taken back by its asker; one left
+     * by an asker that failed to is freed here. */
+    shoal__pool_swap_free(p->offer);
+    pthread_mutex_destroy(&p->offer_lock);
     free(p);
 }
 

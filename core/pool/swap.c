@@ -19,7 +19,19 @@
  * is replaced from the old code, a resize uses the old code. COMMIT takes
  * whatever the FIFO holds then. A new worker that ends while it waits is
  * simply one fewer to put in; COMMIT fills up to the target from the new
- * code. Everything here runs in the pool actor's turns.
+ * code. Everything here runs in the pool actor's turns, but for the
+ * host's side (shoal__pool_swap_ask, _step), on its thread.
+ *
+ * THE OFFER AND THE TOKEN. The new code does not travel in the PREPARE
+ * message: the host puts it in the record (offer, under offer_lock) with a
+ * token, and every step names that token. So a step read after its caller
+ * gave up waiting (every dispatcher thread busy past the host's wait) is
+ * still safe: a PREPARE finds the offer gone (the host took it back and
+ * freed it: nothing leaks) or takes it (then the host's ABORT, queued
+ * behind it, stops it); a late COMMIT or ABORT is carried out; and a stale
+ * step never touches a later swap (its token is another's). The offer owns
+ * one reference on the code's hold, acquired by the host before it is
+ * offered: the code cannot be released before the pool holds it.
  */
 #include "pool/pool.h"
 
@@ -37,6 +49,7 @@ typedef struct shoal_pool_stage_s {
     uint32_t n, awaiting;
     shoal_pid_t from; /* the PREPARE call, answered once */
     shoal_ref_t ref;
+    uint64_t token; /* the host's name for this swap (sw->token) */
     bool answered;
 } shoal_pool_stage_t;
 
@@ -50,15 +63,36 @@ static void answer(struct shoal_ctx_s *ctx, shoal_pool_stage_t *st, int status, 
     shoal_reply(ctx, st->from, st->ref, SHOAL__POOL_SWAP, &r, sizeof r);
 }
 
+void shoal__pool_swap_free(shoal_pool_swap_t *sw)
+{
+    if (sw == NULL)
+        return;
+    if (sw->hold.release != NULL)
+        sw->hold.release(sw->hold.what);
+    if (sw->remote.release != NULL) /* not given to a remote pool */
+        sw->remote.release(sw->remote.user);
+    free(sw);
+}
+
 static void stage_free(shoal_pool_stage_t *st)
 {
-    if (st->sw->hold.release != NULL)
-        st->sw->hold.release(st->sw->hold.what);
-    if (st->sw->remote.release != NULL) /* not given to a remote pool */
-        st->sw->remote.release(st->sw->remote.user);
-    free(st->sw);
+    shoal__pool_swap_free(st->sw);
     free(st->pids);
     free(st);
+}
+
+/* The offer named token, taken out of p's record; NULL if there is none
+ * (taken back by the host, or another swap's). Any thread. */
+static shoal_pool_swap_t *offer_take(shoal_pool_t *p, uint64_t token)
+{
+    pthread_mutex_lock(&p->offer_lock);
+    shoal_pool_swap_t *sw = p->offer;
+    if (sw != NULL && sw->token == token)
+        p->offer = NULL;
+    else
+        sw = NULL;
+    pthread_mutex_unlock(&p->offer_lock);
+    return sw;
 }
 
 /* Stops the new workers still in the stage: they become retiring ones, so
@@ -74,9 +108,20 @@ static void stop_all(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pool_stage_
     st->n = 0;
 }
 
-int shoal__pool_swap_prepare(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pool_swap_t *sw,
+/* How many workers the swap puts in: its size, or (keep_size) the target
+ * the pool runs with, within the pool's bounds. */
+static uint32_t swap_want(const shoal_pool_t *p, const shoal_pool_swap_t *sw)
+{
+    uint32_t n = sw->keep_size ? p->target : sw->size;
+    return n < p->spec.min_size ? p->spec.min_size : n > p->spec.max_size ? p->spec.max_size : n;
+}
+
+int shoal__pool_swap_prepare(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t token,
                              shoal_pid_t from, shoal_ref_t ref)
 {
+    shoal_pool_swap_t *sw = offer_take(p, token);
+    if (sw == NULL)
+        return SHOAL_EINVAL; /* taken back: its caller no longer waits */
     const shoal_pool_spec_t *top = &sw->chain[0];
     int rc = SHOAL_OK;
     if (p->stage != NULL)
@@ -84,9 +129,7 @@ int shoal__pool_swap_prepare(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_poo
     else if ((top->worker_pool == NULL) != (p->spec.worker_pool == NULL) ||
              p->state == SHOAL_POOL_DRAINING)
         rc = SHOAL_EINVAL;
-    uint32_t want = sw->size < p->spec.min_size   ? p->spec.min_size
-                    : sw->size > p->spec.max_size ? p->spec.max_size
-                                                  : sw->size;
+    uint32_t want = swap_want(p, sw);
     shoal_pool_stage_t *st = rc == SHOAL_OK ? calloc(1, sizeof *st) : NULL;
     if (rc == SHOAL_OK &&
         (st == NULL || (st->pids = calloc(want ? want : 1, sizeof *st->pids)) == NULL)) {
@@ -94,16 +137,13 @@ int shoal__pool_swap_prepare(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_poo
         rc = SHOAL_ENOMEM;
     }
     if (rc != SHOAL_OK) {
-        if (sw->remote.release != NULL)
-            sw->remote.release(sw->remote.user);
-        free(sw); /* ours now, whatever the answer */
+        shoal__pool_swap_free(sw); /* ours now, whatever the answer */
         return rc;
     }
-    if (sw->hold.acquire != NULL)
-        sw->hold.acquire(sw->hold.what); /* the stage's, until commit or abort */
-    st->sw = sw;
+    st->sw = sw; /* with its hold's reference: the stage's until commit or abort */
     st->from = from;
     st->ref = ref;
+    st->token = token;
     p->stage = st;
     if (p->remote != NULL) {
         /* One new child: the supervisor says when it is up (on_remote). */
@@ -191,11 +231,11 @@ bool shoal__pool_swap_on_exit(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pi
     return true;
 }
 
-int shoal__pool_swap_commit(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+int shoal__pool_swap_commit(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t token)
 {
     shoal_pool_stage_t *st = p->stage;
-    if (st == NULL || !st->answered || st->awaiting != 0)
-        return SHOAL_EINVAL; /* nothing prepared, or not (all) started */
+    if (st == NULL || st->token != token || !st->answered || st->awaiting != 0)
+        return SHOAL_EINVAL; /* not this swap, or not (all) started */
     shoal_pool_swap_t *sw = st->sw;
     const shoal_pool_spec_t *top = &sw->chain[0];
     if (top->worker_pool != NULL) {
@@ -222,9 +262,7 @@ int shoal__pool_swap_commit(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     sw->hold = (shoal_pool_hold_t){0};
     /* (p->label keeps the first behaviour's name: workers read it while
      * they run, so it is never rewritten.) */
-    uint32_t want = sw->size < p->spec.min_size   ? p->spec.min_size
-                    : sw->size > p->spec.max_size ? p->spec.max_size
-                                                  : sw->size;
+    uint32_t want = swap_want(p, sw);
     if (p->remote != NULL) { /* new work to the new child; the old one drains */
         p->target = want;
         shoal__remote_control(p->remote, want, p->spec.mailbox);
@@ -257,10 +295,10 @@ int shoal__pool_swap_commit(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     return (int)k;
 }
 
-void shoal__pool_swap_abort(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+void shoal__pool_swap_abort(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t token)
 {
     shoal_pool_stage_t *st = p->stage;
-    if (st == NULL)
+    if (st == NULL || (token != 0 && st->token != token))
         return;
     answer(ctx, st, SHOAL_ESHUTDOWN, "the swap was aborted");
     if (p->remote != NULL)
@@ -268,4 +306,52 @@ void shoal__pool_swap_abort(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     stop_all(ctx, p, st);
     p->stage = NULL;
     stage_free(st);
+}
+
+/* ---- the host's side, on its thread --------------------------------------------------- */
+
+int shoal__pool_swap_ask(shoal_runtime_t *rt, shoal_pool_t *p, shoal_pid_t pid,
+                         shoal_pool_swap_t *sw, uint64_t timeout_ms, uint64_t *token,
+                         shoal_pool_swap_result_t *r)
+{
+    memset(r, 0, sizeof *r);
+    pthread_mutex_lock(&p->offer_lock);
+    shoal_pool_swap_t *stale = p->offer; /* none: every ask takes its own back */
+    sw->token = *token = ++p->offer_seq;
+    p->offer = sw;
+    pthread_mutex_unlock(&p->offer_lock);
+    shoal__pool_swap_free(stale);
+    shoal_answer_t a;
+    int rc = shoal_runtime_call_priority(rt, pid, SHOAL__POOL_SWAP, token, sizeof *token,
+                                         timeout_ms, &a);
+    /* Whatever happened: an offer still there was never taken, and never
+     * will be now (a PREPARE read later finds nothing). */
+    shoal__pool_swap_free(offer_take(p, *token));
+    if (rc != SHOAL_OK)
+        return rc;
+    rc = a.status;
+    if (rc == SHOAL_OK && a.size == sizeof *r)
+        memcpy(r, a.data, sizeof *r);
+    else if (rc == SHOAL_OK)
+        rc = SHOAL_ENOTSUP; /* not a pool's answer */
+    shoal_answer_release(&a);
+    return rc == SHOAL_OK ? r->status : rc;
+}
+
+int shoal__pool_swap_step(shoal_runtime_t *rt, shoal_pid_t pid, uint32_t type, uint64_t token,
+                          uint64_t timeout_ms, uint32_t *replaced)
+{
+    shoal_answer_t a;
+    int rc = shoal_runtime_call_priority(rt, pid, type, &token, sizeof token, timeout_ms, &a);
+    if (rc != SHOAL_OK)
+        return rc;
+    rc = a.status;
+    if (rc == SHOAL_OK && replaced != NULL) {
+        if (a.size == sizeof *replaced)
+            memcpy(replaced, a.data, sizeof *replaced);
+        else
+            rc = SHOAL_ENOTSUP; /* not a pool's answer */
+    }
+    shoal_answer_release(&a);
+    return rc;
 }

@@ -344,7 +344,7 @@ void shoal__pool_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     }
     if (p->state == SHOAL_POOL_DRAINING)
         return;
-    shoal__pool_swap_abort(ctx, p);    /* a swap being prepared is off */
+    shoal__pool_swap_abort(ctx, p, 0); /* a swap being prepared is off */
     shoal__pool_place_orphans(ctx, p); /* while workers are still open */
     p->state = SHOAL_POOL_DRAINING;
     shoal__rsv_close(&ctx->a->user_rsv); /* senders now get SHOAL_ENOPROC */

@@ -388,18 +388,6 @@ static void an_epic_with_its_own_args(void)
  * COMMIT) with new source args: the next epic's source gets them. It got
  * the old ones, which belonged to the code the swap released -- freed by
  * then in shoald. */
-static int swap_step(shoal_runtime_t *rt, shoal_pid_t p, uint32_t type, const void *data,
-                     size_t size)
-{
-    shoal_answer_t a;
-    int rc = shoal_runtime_call_priority(rt, p, type, data, size, TMO, &a);
-    if (rc != SHOAL_OK)
-        return rc;
-    rc = a.status;
-    shoal_answer_release(&a);
-    return rc;
-}
-
 static void a_swap_gives_the_source_new_args(void)
 {
     reset(1000);
@@ -418,8 +406,14 @@ static void a_swap_gives_the_source_new_args(void)
     epic_spec(&sw->chain[0], 2, 16);
     sw->chain[0].source_args = &new_end;
     sw->size = 2;
-    CU_ASSERT_EQUAL(swap_step(rt, p, SHOAL__POOL_SWAP, &sw, sizeof sw), SHOAL_OK);
-    CU_ASSERT_EQUAL(swap_step(rt, p, SHOAL__POOL_SWAP_COMMIT, NULL, 0), SHOAL_OK);
+    shoal_pool_t *rec = shoal__pool_find(rt, p);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rec);
+    uint64_t tok;
+    shoal_pool_swap_result_t r;
+    CU_ASSERT_EQUAL(shoal__pool_swap_ask(rt, rec, p, sw, TMO, &tok, &r), SHOAL_OK);
+    shoal__pool_unref(rt, rec);
+    CU_ASSERT_EQUAL(shoal__pool_swap_step(rt, p, SHOAL__POOL_SWAP_COMMIT, tok, TMO, NULL),
+                    SHOAL_OK);
     shoal_answer_t a;
     CU_ASSERT_EQUAL(shoal_runtime_call_priority(rt, p, SHOAL_POOL_EPIC, NULL, 0, TMO, &a),
                     SHOAL_OK);

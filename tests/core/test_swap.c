@@ -10,6 +10,11 @@
  *     text, and the old workers never notice; COMMIT puts the new ones in
  *     place (the old ones finish their queues), ABORT drops them; a pull
  *     pool's new members take nothing from its buffer before COMMIT;
+ *   - each step names its swap by a token: a step without it or with
+ *     another's does nothing; a COMMIT the host stopped waiting for (every
+ *     dispatcher thread held) is carried out later, and a PREPARE read
+ *     after the host took its offer back starts nothing; a pool that
+ *     sizes itself keeps its running size through a swap;
  *   - peek reads counters, target and state from the record without the
  *     pool's actor; quiet is true once actor and workers have all ended.
  *
@@ -80,7 +85,7 @@ static const shoal_behaviour_t w = {.name = "w",
                                     .handle_message = w_message,
                                     .handle_call = w_call};
 
-static shoal_runtime_t *begin(void)
+static shoal_runtime_t *begin_with(int max_extra_threads)
 {
     atomic_store(&inits, 0);
     atomic_store(&gate, 0);
@@ -88,8 +93,16 @@ static shoal_runtime_t *begin(void)
     atomic_store(&old_gate, 0);
     for (int i = 0; i < 3; i++)
         atomic_store(&handled[i], 0);
-    return shoal_test_runtime_logged(THREADS, SHOAL_LOG_INFO);
+    shoal_runtime_opts_t o;
+    shoal_runtime_opts_init(&o);
+    o.threads = THREADS;
+    o.debug_checks = 1;
+    o.log_level = SHOAL_LOG_INFO;
+    o.max_extra_threads = max_extra_threads;
+    return shoal_test_runtime_logged_opts(&o);
 }
+
+static shoal_runtime_t *begin(void) { return begin_with(0); }
 
 static void spec_of(shoal_pool_spec_t *s, uint32_t size, const wargs_t *a)
 {
@@ -220,35 +233,47 @@ static void start_times_out(void)
 
 /* ---- the swap ---------------------------------------------------------------------- */
 
-/* A step of the swap, from this thread as the host sends it. */
-static int step(shoal_runtime_t *rt, shoal_pid_t pool, uint32_t type, const void *data, size_t size,
-                void *out, size_t out_size)
+/* The swap's steps as the host sends them (pool.h: shoal__pool_swap_ask,
+ * _step), from this thread. */
+static int ask(shoal_runtime_t *rt, shoal_pid_t pool, shoal_pool_swap_t *sw, uint64_t tmo_ms,
+               uint64_t *token, shoal_pool_swap_result_t *r)
 {
-    shoal_answer_t a;
-    int rc = shoal_runtime_call_priority(rt, pool, type, data, size, TMO, &a);
-    if (rc != SHOAL_OK)
-        return rc;
-    rc = a.status;
-    if (rc == SHOAL_OK && out != NULL) {
-        CU_ASSERT_EQUAL(a.size, out_size);
-        if (a.size == out_size)
-            memcpy(out, a.data, out_size);
+    shoal_pool_t *p = shoal__pool_find(rt, pool);
+    CU_ASSERT_PTR_NOT_NULL(p);
+    if (p == NULL) {
+        shoal__pool_swap_free(sw);
+        return SHOAL_ENOPROC;
     }
-    shoal_answer_release(&a);
+    int rc = shoal__pool_swap_ask(rt, p, pool, sw, tmo_ms, token, r);
+    shoal__pool_unref(rt, p);
     return rc;
 }
 
-static shoal_pool_swap_result_t prepare(shoal_runtime_t *rt, shoal_pid_t pool, const wargs_t *a,
-                                        uint32_t size)
+static int step(shoal_runtime_t *rt, shoal_pid_t pool, uint32_t type, uint64_t token,
+                uint32_t *replaced)
+{
+    return shoal__pool_swap_step(rt, pool, type, token, TMO, replaced);
+}
+
+static shoal_pool_swap_t *new_swap(const wargs_t *a, uint32_t size)
 {
     shoal_pool_swap_t *sw = calloc(1, sizeof *sw);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sw);
     spec_of(&sw->chain[0], size, a);
     sw->size = size;
-    shoal_pool_swap_result_t r = {.status = 12345};
-    int rc = step(rt, pool, SHOAL__POOL_SWAP, &sw, sizeof sw, &r, sizeof r);
-    CU_ASSERT_EQUAL(rc, SHOAL_OK);
-    if (rc != SHOAL_OK)
+    return sw;
+}
+
+/* A PREPARE of size workers of a's code; *token: the swap's. */
+static shoal_pool_swap_result_t prepare(shoal_runtime_t *rt, shoal_pid_t pool, const wargs_t *a,
+                                        uint32_t size, uint64_t *token)
+{
+    shoal_pool_swap_result_t r;
+    int rc = ask(rt, pool, new_swap(a, size), TMO, token, &r);
+    if (rc != r.status) {
+        CU_FAIL("the call itself failed");
         fprintf(stderr, "\n    prepare: %s\n", shoal_errname(rc));
+    }
     return r;
 }
 
@@ -258,6 +283,7 @@ typedef struct {
     shoal_pid_t pool;
     const wargs_t *a;
     uint32_t size;
+    uint64_t token;
     shoal_pool_swap_result_t r;
     atomic_int answered;
 } prep_t;
@@ -265,7 +291,7 @@ typedef struct {
 static void *prepare_thread(void *arg)
 {
     prep_t *pr = arg;
-    pr->r = prepare(pr->rt, pr->pool, pr->a, pr->size);
+    pr->r = prepare(pr->rt, pr->pool, pr->a, pr->size, &pr->token);
     atomic_store(&pr->answered, 1);
     return NULL;
 }
@@ -289,10 +315,11 @@ static void prepare_failure_changes_nothing(void)
     shoal_pid_t pool;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &pool), SHOAL_OK);
     uint64_t live0 = live(rt);
-    shoal_pool_swap_result_t r = prepare(rt, pool, &bad, 3);
+    uint64_t tok;
+    shoal_pool_swap_result_t r = prepare(rt, pool, &bad, 3, &tok);
     CU_ASSERT_EQUAL(r.status, SHOAL_EINVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.why, "tag 1 refuses to start"));
-    CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_ABORT, NULL, 0, NULL, 0), SHOAL_OK);
+    CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_ABORT, tok, NULL), SHOAL_OK);
     SHOAL_TEST_WAIT_UNTIL(live(rt) == live0, WAIT_S);
     CU_ASSERT_EQUAL(live(rt), live0); /* the new ones are gone, the old ones stay */
     send_jobs(rt, pool, 30);
@@ -301,7 +328,7 @@ static void prepare_failure_changes_nothing(void)
     CU_ASSERT_EQUAL(atomic_load(&handled[1]), 0);
     CU_ASSERT_EQUAL(who(rt, pool), 0);
     /* Nothing prepared: COMMIT refuses. */
-    CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_COMMIT, NULL, 0, NULL, 0), SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_COMMIT, tok, NULL), SHOAL_EINVAL);
     shoal_pool_stats_t st;
     CU_ASSERT_EQUAL(shoal_pool_stats(rt, pool, &st, TMO), SHOAL_OK);
     CU_ASSERT_EQUAL(st.pool_size, 3);
@@ -325,12 +352,13 @@ static void prepare_commit_and_abort(void)
     uint64_t live0 = live(rt);
 
     /* A prepared swap that is aborted. */
-    shoal_pool_swap_result_t r = prepare(rt, pool, &next, 4);
+    uint64_t tok;
+    shoal_pool_swap_result_t r = prepare(rt, pool, &next, 4, &tok);
     CU_ASSERT_EQUAL(r.status, SHOAL_OK);
     CU_ASSERT_EQUAL(r.started, 4);
     CU_ASSERT_EQUAL(live(rt), live0 + 4); /* beside the old ones */
     CU_ASSERT_EQUAL(who(rt, pool), 0);
-    CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_ABORT, NULL, 0, NULL, 0), SHOAL_OK);
+    CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_ABORT, tok, NULL), SHOAL_OK);
     SHOAL_TEST_WAIT_UNTIL(live(rt) == live0, WAIT_S);
     CU_ASSERT_EQUAL(live(rt), live0);
 
@@ -343,10 +371,10 @@ static void prepare_commit_and_abort(void)
     SHOAL_TEST_WAIT_UNTIL(live(rt) == live0 + 3 + 1, WAIT_S);
     CU_ASSERT_EQUAL(live(rt), live0 + 3 + 1);
     /* One swap at a time; nothing to commit yet. */
-    shoal_pool_swap_t *sw2 = calloc(1, sizeof *sw2);
-    spec_of(&sw2->chain[0], 3, &next);
-    CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP, &sw2, sizeof sw2, NULL, 0), SHOAL_EBUSY);
-    CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_COMMIT, NULL, 0, NULL, 0), SHOAL_EINVAL);
+    uint64_t tok2;
+    CU_ASSERT_EQUAL(ask(rt, pool, new_swap(&next, 3), TMO, &tok2, &r), SHOAL_EBUSY);
+    CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_COMMIT, tok2, NULL), SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_COMMIT, tok2 - 1, NULL), SHOAL_EINVAL);
     CU_ASSERT_EQUAL(atomic_load(&pr.answered), 0); /* the inits wait on the gate */
     atomic_store(&gate, 1);
     pthread_join(t, NULL);
@@ -356,7 +384,7 @@ static void prepare_commit_and_abort(void)
     SHOAL_TEST_WAIT_UNTIL(atomic_load(&handled[0]) == 20, WAIT_S);
     CU_ASSERT_EQUAL(atomic_load(&handled[0]), 20); /* still the old code */
     uint32_t n = 0;
-    CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_COMMIT, NULL, 0, &n, sizeof n), SHOAL_OK);
+    CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_COMMIT, pr.token, &n), SHOAL_OK);
     CU_ASSERT_EQUAL(n, 2); /* two slots replaced, one added */
     CU_ASSERT_EQUAL(who(rt, pool), 1);
     send_jobs(rt, pool, 30);
@@ -371,9 +399,9 @@ static void prepare_commit_and_abort(void)
     CU_ASSERT_EQUAL(live(rt), live0 + 1);
 
     /* A smaller swap: the extra old workers retire too. */
-    r = prepare(rt, pool, &next, 1);
+    r = prepare(rt, pool, &next, 1, &tok);
     CU_ASSERT_EQUAL(r.status, SHOAL_OK);
-    CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_COMMIT, NULL, 0, &n, sizeof n), SHOAL_OK);
+    CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_COMMIT, tok, &n), SHOAL_OK);
     CU_ASSERT_EQUAL(n, 1);
     CU_ASSERT_EQUAL(who(rt, pool), 2);
     CU_ASSERT_EQUAL(shoal_pool_stats(rt, pool, &st, TMO), SHOAL_OK);
@@ -399,19 +427,17 @@ static void pull_members_serve_only_after_commit(void)
     s.buffer = 1000;
     shoal_pid_t pool;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &pool), SHOAL_OK);
+    uint64_t tok = 0;
     for (int round = 0; round < 2; round++) {
         int base = atomic_load(&handled[0]);
         atomic_store(&old_gate, 0);
         atomic_store(&hold_old, 1);
         send_jobs(rt, pool, 300);
-        shoal_pool_swap_t *sw = calloc(1, sizeof *sw);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(sw);
-        spec_of(&sw->chain[0], 3, &next);
+        shoal_pool_swap_t *sw = new_swap(&next, 3);
         sw->chain[0].kind = SHOAL_POOL_KIND_PULL;
         sw->chain[0].buffer = 1000;
-        sw->size = 3;
-        shoal_pool_swap_result_t r = {.status = 12345};
-        CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP, &sw, sizeof sw, &r, sizeof r), SHOAL_OK);
+        shoal_pool_swap_result_t r;
+        CU_ASSERT_EQUAL(ask(rt, pool, sw, TMO, &tok, &r), SHOAL_OK);
         CU_ASSERT_EQUAL(r.status, SHOAL_OK);
         shoal_test_nap(); /* the new members' first turns, with 300 items waiting */
         CU_ASSERT_EQUAL(atomic_load(&handled[2]), 0);
@@ -422,10 +448,10 @@ static void pull_members_serve_only_after_commit(void)
         CU_ASSERT_EQUAL(atomic_load(&handled[0]), base + 300);
         CU_ASSERT_EQUAL(atomic_load(&handled[2]), 0);
         if (round == 0)
-            CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_ABORT, NULL, 0, NULL, 0), SHOAL_OK);
+            CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_ABORT, tok, NULL), SHOAL_OK);
     }
     uint32_t n = 0;
-    CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_COMMIT, NULL, 0, &n, sizeof n), SHOAL_OK);
+    CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_COMMIT, tok, &n), SHOAL_OK);
     send_jobs(rt, pool, 30);
     SHOAL_TEST_WAIT_UNTIL(atomic_load(&handled[2]) == 30, WAIT_S);
     CU_ASSERT_EQUAL(atomic_load(&handled[2]), 30);
@@ -433,7 +459,8 @@ static void pull_members_serve_only_after_commit(void)
     shoal_runtime_destroy(rt);
 }
 
-/* Only a thread may send the swap steps: an actor gets SHOAL_ENOTSUP. */
+/* An actor's step: a COMMIT to the pool with the payload it is sent (a
+ * pid, then what to carry); the answer's status lands in `gate`. */
 static int asker_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
 {
     (void)state;
@@ -441,7 +468,8 @@ static int asker_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
         shoal_pid_t to;
         memcpy(&to, msg->data, sizeof to);
         shoal_ref_t ref;
-        shoal_call_priority(ctx, to, SHOAL__POOL_SWAP_COMMIT, NULL, 0, TMO, &ref);
+        shoal_call_priority(ctx, to, SHOAL__POOL_SWAP_COMMIT, (const char *)msg->data + sizeof to,
+                            msg->size - sizeof to, TMO, &ref);
     } else if (msg->kind == SHOAL_MSG_REPLY) {
         atomic_store(&gate, msg->status);
     }
@@ -449,19 +477,179 @@ static int asker_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
 }
 static const shoal_behaviour_t asker = {.name = "asker", .handle_message = asker_message};
 
-static void swap_steps_only_from_a_thread(void)
+static int asker_commit(shoal_runtime_t *rt, shoal_pid_t a, shoal_pid_t pool, const void *data,
+                        size_t size)
+{
+    char buf[sizeof pool + 16];
+    memcpy(buf, &pool, sizeof pool);
+    memcpy(buf + sizeof pool, data, size);
+    atomic_store(&gate, 0);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, a, 1, buf, sizeof pool + size), SHOAL_OK);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&gate) != 0, WAIT_S);
+    return atomic_load(&gate);
+}
+
+/* A step names its swap by the token it carries: one without a token, or
+ * with another swap's -- an actor's guess, an ABORT left from a swap
+ * aborted before -- does nothing, and the prepared swap is still there. */
+static void a_step_names_its_swap(void)
 {
     shoal_runtime_t *rt = begin();
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-    wargs_t old = {.tag = 0, .init = I_OK};
+    wargs_t old = {.tag = 0, .init = I_OK}, next = {.tag = 2, .init = I_OK};
     shoal_pool_spec_t s;
-    spec_of(&s, 1, &old);
+    spec_of(&s, 2, &old);
     shoal_pid_t pool, a;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &pool), SHOAL_OK);
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &asker, NULL, NULL, &a), SHOAL_OK);
-    CU_ASSERT_EQUAL(shoal_runtime_send(rt, a, 1, &pool, sizeof pool), SHOAL_OK);
-    SHOAL_TEST_WAIT_UNTIL(atomic_load(&gate) != 0, WAIT_S);
-    CU_ASSERT_EQUAL(atomic_load(&gate), SHOAL_ENOTSUP);
+    uint64_t live0 = live(rt);
+    uint64_t ta, tb;
+    CU_ASSERT_EQUAL(prepare(rt, pool, &next, 3, &ta).status, SHOAL_OK);
+    CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_ABORT, ta, NULL), SHOAL_OK);
+    SHOAL_TEST_WAIT_UNTIL(live(rt) == live0, WAIT_S);
+    CU_ASSERT_EQUAL(prepare(rt, pool, &next, 3, &tb).status, SHOAL_OK);
+    CU_ASSERT_NOT_EQUAL(ta, tb);
+    CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_ABORT, ta, NULL), SHOAL_OK); /* stale */
+    CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_ABORT, 0, NULL), SHOAL_OK);  /* none */
+    CU_ASSERT_EQUAL(asker_commit(rt, a, pool, NULL, 0), SHOAL_EINVAL);
+    uint64_t guess = tb + 1;
+    CU_ASSERT_EQUAL(asker_commit(rt, a, pool, &guess, sizeof guess), SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_COMMIT, ta, NULL), SHOAL_EINVAL);
+    shoal_test_nap();
+    CU_ASSERT_EQUAL(live(rt), live0 + 3); /* b's new workers wait, untouched */
+    CU_ASSERT_EQUAL(who(rt, pool), 0);
+    uint32_t n = 0;
+    CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_COMMIT, tb, &n), SHOAL_OK);
+    CU_ASSERT_EQUAL(n, 2);
+    CU_ASSERT_EQUAL(who(rt, pool), 2);
+    shoal_runtime_destroy(rt);
+}
+
+/* Actors that hold every dispatcher thread until hog_gate opens: the
+ * pool's actor cannot run meanwhile, so the host's calls to it time out
+ * (in a runtime without compensating threads: begin_with). */
+static atomic_int hog_gate, hogs_in;
+
+static int hog_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx, (void)state, (void)msg;
+    atomic_fetch_add(&hogs_in, 1);
+    shoal_test_wait_flag(&hog_gate, WAIT_S);
+    return 0;
+}
+static const shoal_behaviour_t hog = {.name = "hog", .handle_message = hog_message};
+
+static void hog_every_thread(shoal_runtime_t *rt)
+{
+    atomic_store(&hog_gate, 0);
+    atomic_store(&hogs_in, 0);
+    for (unsigned i = 0; i < THREADS; i++) {
+        shoal_pid_t h;
+        CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &hog, NULL, NULL, &h), SHOAL_OK);
+        CU_ASSERT_EQUAL(shoal_runtime_send(rt, h, 1, NULL, 0), SHOAL_OK);
+    }
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&hogs_in) == (int)THREADS, WAIT_S);
+    CU_ASSERT_EQUAL_FATAL(atomic_load(&hogs_in), (int)THREADS);
+}
+
+#define LATE_MS 300u
+
+/* A COMMIT the host stopped waiting for (every thread held) is carried out
+ * when the pool's actor reads it: the new code serves, and the next swap
+ * is taken (it was refused as not the host's: the swap stayed prepared,
+ * its code loaded, and every later swap of the pool answered EBUSY). */
+static void a_late_commit_is_carried_out(void)
+{
+    shoal_runtime_t *rt = begin_with(SHOAL_EXTRA_THREADS_NONE);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    wargs_t old = {.tag = 0, .init = I_OK}, next = {.tag = 2, .init = I_OK},
+            third = {.tag = 1, .init = I_OK};
+    shoal_pool_spec_t s;
+    spec_of(&s, 2, &old);
+    shoal_pid_t pool;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &pool), SHOAL_OK);
+    uint64_t tok;
+    CU_ASSERT_EQUAL(prepare(rt, pool, &next, 2, &tok).status, SHOAL_OK);
+    hog_every_thread(rt);
+    CU_ASSERT_EQUAL(shoal__pool_swap_step(rt, pool, SHOAL__POOL_SWAP_COMMIT, tok, LATE_MS, NULL),
+                    SHOAL_ETIMEDOUT);
+    atomic_store(&hog_gate, 1);
+    shoal_pool_stats_t st; /* a call behind the COMMIT: read after it (who() is forwarded) */
+    CU_ASSERT_EQUAL(shoal_pool_stats(rt, pool, &st, TMO), SHOAL_OK);
+    CU_ASSERT_EQUAL(who(rt, pool), 2);
+    CU_ASSERT_EQUAL(prepare(rt, pool, &third, 2, &tok).status, SHOAL_OK);
+    CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_COMMIT, tok, NULL), SHOAL_OK);
+    CU_ASSERT_EQUAL(who(rt, pool), 1);
+    shoal_runtime_destroy(rt);
+}
+
+/* A PREPARE read after the host stopped waiting finds its offer taken back
+ * (freed then: it leaked before) and starts nothing; a late ABORT after it
+ * is harmless, and the next swap is taken. */
+static void a_late_prepare_starts_nothing(void)
+{
+    shoal_runtime_t *rt = begin_with(SHOAL_EXTRA_THREADS_NONE);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    wargs_t old = {.tag = 0, .init = I_OK}, next = {.tag = 2, .init = I_OK};
+    shoal_pool_spec_t s;
+    spec_of(&s, 2, &old);
+    shoal_pid_t pool;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &pool), SHOAL_OK);
+    hog_every_thread(rt);
+    uint64_t live0 = live(rt), tok;
+    shoal_pool_swap_result_t r;
+    CU_ASSERT_EQUAL(ask(rt, pool, new_swap(&next, 3), LATE_MS, &tok, &r), SHOAL_ETIMEDOUT);
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_EQUAL(shoal__pool_swap_step(rt, pool, SHOAL__POOL_SWAP_ABORT, tok, LATE_MS, NULL),
+                    SHOAL_ETIMEDOUT);
+    shoal_pool_t *p = shoal__pool_find(rt, pool);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    pthread_mutex_lock(&p->offer_lock);
+    CU_ASSERT_PTR_NULL(p->offer); /* taken back */
+    pthread_mutex_unlock(&p->offer_lock);
+    shoal__pool_unref(rt, p);
+    atomic_store(&hog_gate, 1);
+    shoal_pool_stats_t st; /* a call behind both steps: read after them */
+    CU_ASSERT_EQUAL(shoal_pool_stats(rt, pool, &st, TMO), SHOAL_OK);
+    CU_ASSERT_EQUAL(st.pool_size, 2);
+    shoal_test_nap();
+    CU_ASSERT_EQUAL(live(rt), live0); /* no new worker was started */
+    CU_ASSERT_EQUAL(who(rt, pool), 0);
+    CU_ASSERT_EQUAL(prepare(rt, pool, &next, 3, &tok).status, SHOAL_OK);
+    CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_COMMIT, tok, NULL), SHOAL_OK);
+    CU_ASSERT_EQUAL(who(rt, pool), 2);
+    shoal_runtime_destroy(rt);
+}
+
+/* A pool that sizes itself keeps the size it runs with through a swap
+ * (keep_size): it ran 5 after a resize, the file says 2 -- it runs 5 of
+ * the new code after COMMIT (the swap had set it back to the file's 2). */
+static void a_swap_keeps_a_running_size(void)
+{
+    shoal_runtime_t *rt = begin();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    wargs_t old = {.tag = 0, .init = I_OK}, next = {.tag = 2, .init = I_OK};
+    shoal_pool_spec_t s;
+    spec_of(&s, 2, &old);
+    shoal_pid_t pool;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &pool), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_pool_set_size(rt, pool, 5, TMO), 5);
+    uint64_t live0 = live(rt), tok;
+    shoal_pool_swap_t *sw = new_swap(&next, 2);
+    sw->keep_size = true;
+    shoal_pool_swap_result_t r;
+    CU_ASSERT_EQUAL(ask(rt, pool, sw, TMO, &tok, &r), SHOAL_OK);
+    CU_ASSERT_EQUAL(r.started, 5);
+    uint32_t n = 0;
+    CU_ASSERT_EQUAL(step(rt, pool, SHOAL__POOL_SWAP_COMMIT, tok, &n), SHOAL_OK);
+    CU_ASSERT_EQUAL(n, 5);
+    shoal_pool_stats_t st;
+    CU_ASSERT_EQUAL(shoal_pool_stats(rt, pool, &st, TMO), SHOAL_OK);
+    CU_ASSERT_EQUAL(st.pool_size, 5);
+    CU_ASSERT_EQUAL(st.target_size, 5);
+    SHOAL_TEST_WAIT_UNTIL(live(rt) == live0, WAIT_S); /* the 5 old ones have ended */
+    CU_ASSERT_EQUAL(live(rt), live0);
+    CU_ASSERT_EQUAL(who(rt, pool), 2);
     shoal_runtime_destroy(rt);
 }
 
@@ -519,7 +707,10 @@ int main(void)
         {"start times out", start_times_out},
         {"prepare failure changes nothing", prepare_failure_changes_nothing},
         {"prepare, commit and abort", prepare_commit_and_abort},
-        {"swap steps only from a thread", swap_steps_only_from_a_thread},
+        {"a step names its swap", a_step_names_its_swap},
+        {"a late COMMIT is carried out", a_late_commit_is_carried_out},
+        {"a late PREPARE starts nothing", a_late_prepare_starts_nothing},
+        {"a swap keeps a running size", a_swap_keeps_a_running_size},
         {"peek reads the record", peek_reads_the_record},
         {"a pull pool's new members serve only after COMMIT", pull_members_serve_only_after_commit},
         {NULL, NULL},

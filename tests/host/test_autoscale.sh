@@ -15,7 +15,8 @@
 #      idle_timeout live: spare (3 workers, never idle out) given 100ms by
 #      a reload ends 2 idle workers, down to min 1, the same pool.
 #   4. A reload that changes nothing of the pool keeps its grown size (the
-#      file's size is where it starts, not where a reload puts it back).
+#      file's size is where it starts, not where a reload puts it back);
+#      one that changes its workers' args swaps them and keeps it too.
 #   5. New bounds in the file (max 16 -> 6): applied live, the same pool
 #      (PID), the size clamped into them; a scale by command holds; under
 #      the load autoscale grows it back, never past 6.
@@ -43,13 +44,13 @@ YAML
 # pool MAX: the autoscaled pool, bounds 1..MAX, growing past busy $UP%;
 # spare, 3 workers that idle out after $IDLE; and jobs, an autoscaled pull
 # pool, bounds 1..$JMAX, fed by pload at $PRATE a second (none for 0)
-UP=80 IDLE=never JMAX=12 PRATE=0
+UP=80 IDLE=never JMAX=12 PRATE=0 WARGS="latency: 10ms"
 pool() {
     cat <<YAML
 pools:
   work:
     worker: sleep.sleep
-    args: { latency: 10ms }
+    args: { $WARGS }
     mailbox: 16
     autoscale:
       min: 1
@@ -218,6 +219,20 @@ size=$(target)
 config "$rate"
 reload_ok
 [ "$(target)" = "$size" ] || fail "a reload put work back from $size to $(target)"
+
+# ---- 4b. new code for its workers (their args) keeps its size too ------------------
+# The swap starts as many new workers as it runs (it started the file's
+# size, here min 1: the pool fell from its grown size to 1 at each reload
+# that changed its args).
+size=$(target)
+WARGS="latency: 10ms, jitter: 0ms"
+config "$rate"
+reload_ok
+grep -q "work: $size workers replaced (sleep.sleep)" "$log" ||
+    fail "the swap's line: $(grep 'workers replaced' "$log")"
+[ "$(target)" = "$size" ] || fail "a swap of its workers put work back from $size to $(target)"
+[ "$(field pid)" = "$wpid" ] || fail "new args replaced the pool"
+echo "a swap keeps the running size: $size workers replaced"
 
 # ---- 5. new bounds, live; a scale holds --------------------------------------------
 config "$rate" 6
