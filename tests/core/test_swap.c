@@ -482,7 +482,8 @@ static int asker_commit(shoal_runtime_t *rt, shoal_pid_t a, shoal_pid_t pool, co
 {
     char buf[sizeof pool + 16];
     memcpy(buf, &pool, sizeof pool);
-    memcpy(buf + sizeof pool, data, size);
+    if (size != 0)
+        memcpy(buf + sizeof pool, data, size);
     atomic_store(&gate, 0);
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, a, 1, buf, sizeof pool + size), SHOAL_OK);
     SHOAL_TEST_WAIT_UNTIL(atomic_load(&gate) != 0, WAIT_S);
