@@ -175,8 +175,8 @@ static bool member_exited(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t 
          * (they come first from it); a holder hears that it ended. */
         shoal__co_count(co, SHOAL_CO_KILLED_IN_USE, 1);
         co->nin_use--;
-        if (s->by == SHOAL_CO_BY_ACTOR)
-            shoal__send_system(ctx->rt, ctx->tc, s->owner, SHOAL_MSG_EXIT, pid, (uint32_t)reason);
+        if (s->by == SHOAL_CO_BY_ACTOR) /* after its grant (checkout.h) */
+            shoal__co_tell_holder(ctx->rt, ctx->tc, co, (uint32_t)at, reason);
         break;
     case SHOAL_CO_STARTING: { /* ended before its start notice */
         co->nstarting--;
@@ -578,8 +578,7 @@ static void co_own_end(struct shoal_ctx_s *ctx)
      * so, as when a member ends in use, and no longer holds it. */
     for (uint32_t i = 0; i < co->nseats; i++)
         if (co->seats[i].state == SHOAL_CO_IN_USE && co->seats[i].by == SHOAL_CO_BY_ACTOR)
-            shoal__send_system(ctx->rt, ctx->tc, co->seats[i].owner, SHOAL_MSG_EXIT,
-                               co->seats[i].pid, (uint32_t)SHOAL_ESHUTDOWN);
+            shoal__co_tell_holder(ctx->rt, ctx->tc, co, i, SHOAL_ESHUTDOWN);
     /* Then every seat is ending, as the pool's stop makes one: no EXIT
      * comes to empty it any more, and what is published (the unlock) is
      * no member in use, free or starting -- an ended pool has none. A

@@ -45,6 +45,12 @@
  *     exact under the lock.
  *   - state: the pool's state, read by route [relaxed: a draining pool's
  *     mailbox is also closed, which is what refuses for certain].
+ *   - a stripe's `granting`: the member whose grant its thread sends after
+ *     the lock (GRANTS AFTER THE LOCK, below). Set by that thread with the
+ *     lock held [relaxed: the other side reads it only under the lock];
+ *     swapped back to none by that thread once the grant is sent, CASed by
+ *     the pool's actor (under the lock) when that member ends [paired,
+ *     below].
  *
  * MEMBERS
  *   Each member sits in a seat (its index in seats[], kept in the member's
@@ -57,6 +63,32 @@
  *   -- ending ones counted: a member whose init outlived its start's
  *   deadline is ENDING but its init still runs on a thread, so the pool
  *   never has more than max members alive or ending.
+ *
+ * GRANTS AFTER THE LOCK
+ *   A grant decided on a consumer's thread -- a take served there, a
+ *   return's hand-off to the first actor waiting (checkout_fast.c) -- is
+ *   sent after the lock is let go. The seat is IN_USE by the taker from the
+ *   decision, so a member that ends before the grant is sent has its
+ *   holder told (an EXIT from it) by the pool's actor, and that EXIT could
+ *   reach the taker first: the taker, holding nothing of that name yet,
+ *   drops it, then holds a dead member until it gives it back. The rule:
+ *   an actor is told of its member's end after that member's grant, never
+ *   before it. So the decision marks the seat (granter: the holder's
+ *   stripe) and the stripe (granting: the member), and once the grant is
+ *   in the taker's mailbox its thread clears the mark, swapping in none
+ *   [release: pairs with the end's acquire, below]. The pool's actor,
+ *   telling a holder of its member's end, first CASes the granter's mark
+ *   (member -> ended, the reason in the same word) [acquire]: if that
+ *   succeeds the grant's thread has not cleared it (the grant may not be
+ *   sent yet), and that thread, swapping out `ended` instead of the
+ *   member, sends the EXIT itself after the grant; if it fails the mark
+ *   was cleared, the grant is in the taker's mailbox, and the EXIT sent
+ *   now comes after it. Exactly one of the two sends it; the counts are
+ *   the actor's as before (killed_in_use when the member's EXIT comes to
+ *   it). A pool that ends tells its holders so the same way. A grant sent
+ *   under the lock (the pool's actor's) has no mark: an EXIT can only come
+ *   after it. A thread's take is granted only by the actor, and a thread
+ *   is told of no end.
  *
  * FAILURES
  *   Member starts that fail add_member_retry times in a row make a round:
@@ -124,10 +156,15 @@ typedef struct shoal_co_seat_s {
     bool failed;         /* ENDING by a failure (returned FAIL, ended in use): a restart */
     uint32_t prev, next; /* the free FIFO's links (seats), SHOAL_CO_NIL at its ends */
     shoal_pid_t owner;   /* IN_USE: the actor, the thread's waiter, the transaction's sender */
-    uint64_t token;      /* IN_USE by a thread: which thread (checkout_api.c) */
-    uint64_t deadline;   /* STARTING: its start's end; IN_USE by a thread: its lease's */
-    uint64_t expires;    /* its max_lifetime ends (ns), UINT64_MAX: never */
-    uint64_t used_ns;    /* last given back (or started) */
+    union {
+        uint64_t token; /* IN_USE by a thread: which thread (checkout_api.c) */
+        /* IN_USE by an actor: the stripe of the thread that sends its grant
+         * after the lock (GRANTS AFTER THE LOCK); NULL: sent under it */
+        struct shoal_co_stripe_s *granter;
+    };
+    uint64_t deadline; /* STARTING: its start's end; IN_USE by a thread: its lease's */
+    uint64_t expires;  /* its max_lifetime ends (ns), UINT64_MAX: never */
+    uint64_t used_ns;  /* last given back (or started) */
 } shoal_co_seat_t;
 _Static_assert(sizeof(shoal_co_seat_t) == 64, "a seat is one line");
 
@@ -171,7 +208,11 @@ enum {
  * lock (a try_take that saw the pool at max, a transaction past
  * txn_limit, a group with no free member). */
 typedef struct shoal_co_stripe_s {
-    alignas(64) _Atomic uint64_t counts[SHOAL_CO_NCOUNTS];
+    /* The member whose grant this stripe's thread is sending after the
+     * lock; SHOAL_PID_NONE: none; shoal__co_ended(reason): it ended
+     * meanwhile (GRANTS AFTER THE LOCK). Beside the counts a take writes. */
+    alignas(64) _Atomic shoal_pid_t granting;
+    _Atomic uint64_t counts[SHOAL_CO_NCOUNTS];
     _Atomic uint64_t no_members_early;
     _Atomic uint32_t wait[SHOAL_CO_WAIT_BUCKETS]; /* the take wait's histogram */
 } shoal_co_stripe_t;
@@ -425,6 +466,11 @@ bool shoal__co_queue_pop(shoal_checkout_t *co, shoal_co_taker_t *out);
 /* Seat i goes to `owner` (a thread's: token says which); counted a take. */
 void shoal__co_seat_give(shoal_checkout_t *co, uint32_t i, shoal_pid_t owner, uint8_t by,
                          uint64_t token, uint64_t now);
+/* Seat i goes to actor `owner` as shoal__co_seat_give, its grant to be sent
+ * after the lock by this holder, who marks it so (GRANTS AFTER THE LOCK):
+ * the mark's stripe, for shoal__co_grant_clear. */
+shoal_co_stripe_t *shoal__co_seat_grant(shoal_checkout_t *co, uint32_t i, shoal_pid_t owner,
+                                        uint64_t now);
 /* Seat i, given out, is not after all (its taker was gone). */
 void shoal__co_seat_ungive(shoal_checkout_t *co, uint32_t i);
 /* Hands transaction m to the member in seat i: true, or false if that
@@ -435,6 +481,40 @@ bool shoal__co_txn_give(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct s
  * `taker`: true if delivered (no lock needed: it touches no seat). */
 bool shoal__co_grant_send(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,
                           shoal_pid_t member, shoal_pid_t taker, shoal_ref_t ref);
+
+/* The mark of a member that ended while its grant was on its way: its end's
+ * reason, in a word no local actor's pid is (its slot is past any). */
+static inline shoal_pid_t shoal__co_ended(int reason)
+{
+    return (uint64_t)(uint32_t)reason << 32 | UINT32_MAX;
+}
+/* shoal__co_grant_clear's rare half: `member` ended while its grant was on
+ * its way (the mark was `ended`, with the reason): the taker, if its grant
+ * was delivered (sent), is told of that end now, after it. */
+void shoal__co_grant_ended(shoal_runtime_t *rt, struct shoal_tcache_s *tc, shoal_pid_t ended,
+                           shoal_pid_t member, shoal_pid_t taker, bool sent);
+/* After the lock, once the grant of `member` to `taker` marked in stripe st
+ * (shoal__co_seat_grant) has been sent (shoal__co_grant_send; sent: it was
+ * delivered): the mark is cleared, and if the member ended meanwhile the
+ * taker is told so, after its grant (GRANTS AFTER THE LOCK). */
+static inline void shoal__co_grant_clear(shoal_runtime_t *rt, struct shoal_tcache_s *tc,
+                                         shoal_co_stripe_t *st, shoal_pid_t member,
+                                         shoal_pid_t taker, bool sent)
+{
+    /* release: pairs with the acquire of the actor's CAS in
+     * shoal__co_tell_holder, which, finding the mark cleared, sends its EXIT
+     * after this grant. The word was ours (member) or the actor's (ended):
+     * nobody else writes it meanwhile. */
+    shoal_pid_t seen =
+        atomic_exchange_explicit(&st->granting, SHOAL_PID_NONE, memory_order_release);
+    if (__builtin_expect(seen != member, 0))
+        shoal__co_grant_ended(rt, tc, seen, member, taker, sent);
+}
+/* With the lock: the actor holding seat i's member (IN_USE by an actor) is
+ * told that it ended (`reason`): an EXIT from it now, or, while its grant
+ * is on its way, by the grant's thread after it (GRANTS AFTER THE LOCK). */
+void shoal__co_tell_holder(shoal_runtime_t *rt, struct shoal_tcache_s *tc, shoal_checkout_t *co,
+                           uint32_t i, int reason);
 /* Grants seat i to take t (its answer, from the pool): true, or false if
  * the taker is gone (the seat is FREE again, not listed). */
 bool shoal__co_grant(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,

@@ -28,7 +28,12 @@
  * (shoal__co_offer: when draining, to a transaction waiting or stopped;
  * stopped past the max). A return while the pool drains is always the
  * actor's (`open` is clear): it serves the transactions the pool accepted
- * before it stops members (checkout.h: draining).
+ * before it stops members (checkout.h: draining). The member may also end
+ * before its grant is sent: the decision marks the grant
+ * (shoal__co_seat_grant) and the send clears the mark
+ * (shoal__co_grant_clear), so that the taker hears of that end after its
+ * grant, from the actor or from this thread (checkout.h: grants after the
+ * lock).
  *
  * A hand-off keeps a member's whole cycle (the grant, the consumer's call,
  * the member's turn, the return) on the thread that runs it: the grant
@@ -156,11 +161,12 @@ int shoal__co_fast_take(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p
 
 /* What a take under the lock leaves for after it. */
 typedef struct take_out_s {
-    int status;          /* the error to answer with, unless answered */
-    bool answered;       /* granted now, or waiting (answered later) */
-    bool ask;            /* the actor is to be asked for a look */
-    shoal_pid_t granted; /* granted now: its grant goes after the lock */
-    uint32_t gi;         /* ... from this seat */
+    int status;            /* the error to answer with, unless answered */
+    bool answered;         /* granted now, or waiting (answered later) */
+    bool ask;              /* the actor is to be asked for a look */
+    shoal_pid_t granted;   /* granted now: its grant goes after the lock */
+    uint32_t gi;           /* ... from this seat */
+    shoal_co_stripe_t *st; /* ... marked in this stripe (shoal__co_seat_grant) */
 } take_out_t;
 
 /* With the lock: taker's take (its call's ref), as the actor's would go
@@ -178,7 +184,7 @@ static void take_locked(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p
         uint32_t i = co->qlive == 0 ? free_fit(co, now, &stale) : SHOAL_CO_NIL;
         if (i != SHOAL_CO_NIL) {
             /* Ours now; its grant goes after the lock (take_after). */
-            shoal__co_seat_give(co, i, taker, SHOAL_CO_BY_ACTOR, 0, *now);
+            o->st = shoal__co_seat_grant(co, i, taker, *now);
             shoal__co_note_wait(co, 0);
             o->granted = co->seats[i].pid;
             o->gi = i;
@@ -210,14 +216,18 @@ static void take_after(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
 {
     shoal_checkout_t *co = p->co;
     ask_recycle(rt, tc, p, o->ask);
-    if (o->granted != SHOAL_PID_NONE && !shoal__co_grant_send(rt, tc, p, o->granted, taker, ref)) {
-        /* Not delivered (no memory for it: the taker is us): free again. */
-        uint32_t gi = o->gi;
-        shoal__co_lock_tc(co, tc);
-        bool poke = co->seats[gi].pid == o->granted && co->seats[gi].state == SHOAL_CO_IN_USE &&
-                    co->seats[gi].owner == taker && again_free(co, gi);
-        shoal__co_unlock(p);
-        ask_recycle(rt, tc, p, poke);
+    if (o->granted != SHOAL_PID_NONE) {
+        bool sent = shoal__co_grant_send(rt, tc, p, o->granted, taker, ref);
+        shoal__co_grant_clear(rt, tc, o->st, o->granted, taker, sent);
+        if (!sent) {
+            /* Not delivered (no memory for it: the taker is us): free again. */
+            uint32_t gi = o->gi;
+            shoal__co_lock_tc(co, tc);
+            bool poke = co->seats[gi].pid == o->granted && co->seats[gi].state == SHOAL_CO_IN_USE &&
+                        co->seats[gi].owner == taker && again_free(co, gi);
+            shoal__co_unlock(p);
+            ask_recycle(rt, tc, p, poke);
+        }
     }
     if (!o->answered) {
         struct shoal_reply_s reply = {.tc = tc, .env = NULL, .status = o->status};
@@ -266,13 +276,14 @@ static const shoal_co_taker_t *first_taker(const shoal_checkout_t *co)
 
 /* What a return under the lock leaves for after it. */
 typedef struct ret_out_s {
-    uint64_t now;    /* the clock, once read (0: not yet) */
-    uint32_t i;      /* the member's seat */
-    shoal_pid_t to;  /* the actor it was given to: its grant goes after the lock
-                      * (SHOAL_PID_NONE: none) */
-    shoal_ref_t ref; /* ... for its take's call */
-    bool away;       /* that grant goes to the global ring (SPREAD_EVERY) */
-    bool poke;       /* the actor is to be asked for a look */
+    uint64_t now;          /* the clock, once read (0: not yet) */
+    uint32_t i;            /* the member's seat */
+    shoal_pid_t to;        /* the actor it was given to: its grant goes after the lock
+                            * (SHOAL_PID_NONE: none) */
+    shoal_ref_t ref;       /* ... for its take's call */
+    shoal_co_stripe_t *st; /* ... marked in this stripe (shoal__co_seat_grant) */
+    bool away;             /* that grant goes to the global ring (SPREAD_EVERY) */
+    bool poke;             /* the actor is to be asked for a look */
 } ret_out_t;
 
 /* With the lock: seat i's member, free, to the first taker waiting -- an
@@ -304,7 +315,7 @@ static void offer_locked(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *
         return;
     }
     /* The first actor waiting: the member is its now. */
-    shoal__co_seat_give(co, i, w.from, SHOAL_CO_BY_ACTOR, 0, o->now);
+    o->st = shoal__co_seat_grant(co, i, w.from, o->now);
     shoal__co_note_wait(co, o->now - w.since);
     o->away = ++co->handoffs % SPREAD_EVERY == 0;
     o->to = w.from;
@@ -356,6 +367,7 @@ static void return_after(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *
         tc->push_global = o->away;
         bool sent = shoal__co_grant_send(rt, tc, p, member, o->to, o->ref);
         tc->push_global = false;
+        shoal__co_grant_clear(rt, tc, o->st, member, o->to, sent);
         if (sent)
             break;
         shoal__co_lock_tc(co, tc);

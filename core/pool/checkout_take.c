@@ -292,8 +292,8 @@ void shoal__co_queue_fail_takes(struct shoal_ctx_s *ctx, shoal_checkout_t *co)
 
 /* ---- giving members out ------------------------------------------------- */
 
-void shoal__co_seat_give(shoal_checkout_t *co, uint32_t i, shoal_pid_t owner, uint8_t by,
-                         uint64_t token, uint64_t now)
+static shoal_co_seat_t *seat_give(shoal_checkout_t *co, uint32_t i, shoal_pid_t owner, uint8_t by,
+                                  uint64_t token, uint64_t now)
 {
     shoal_co_seat_t *s = &co->seats[i];
     if (__builtin_expect(co->debug, 0) && s->state != SHOAL_CO_FREE)
@@ -307,6 +307,28 @@ void shoal__co_seat_give(shoal_checkout_t *co, uint32_t i, shoal_pid_t owner, ui
     shoal__co_due(co, s->deadline);
     co->nin_use++;
     shoal__co_count(co, SHOAL_CO_TAKES, 1);
+    return s;
+}
+
+void shoal__co_seat_give(shoal_checkout_t *co, uint32_t i, shoal_pid_t owner, uint8_t by,
+                         uint64_t token, uint64_t now)
+{
+    seat_give(co, i, owner, by, token, now);
+}
+
+shoal_co_stripe_t *shoal__co_seat_grant(shoal_checkout_t *co, uint32_t i, shoal_pid_t owner,
+                                        uint64_t now)
+{
+    shoal_co_seat_t *s = seat_give(co, i, owner, SHOAL_CO_BY_ACTOR, 0, now);
+    /* Only an actor's take or return marks a grant (checkout_fast.c), so
+     * only a dispatcher thread, whose stripe is its own: one grant on its
+     * way at a time per word; the shared stripe never holds a mark. */
+    shoal_co_stripe_t *st = co->st;
+    s->granter = st;
+    /* relaxed: the actor's CAS of it (shoal__co_tell_holder) comes under
+     * the lock, after this holder has let it go. */
+    atomic_store_explicit(&st->granting, s->pid, memory_order_relaxed);
+    return st;
 }
 
 void shoal__co_seat_ungive(shoal_checkout_t *co, uint32_t i)
@@ -342,12 +364,38 @@ bool shoal__co_grant_send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t 
     return reply.env != NULL && shoal__reply_send(rt, tc, p->g.pid, taker, ref, &reply);
 }
 
+void shoal__co_grant_ended(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t ended,
+                           shoal_pid_t member, shoal_pid_t taker, bool sent)
+{
+    if (sent) /* the reason is the mark's high word (shoal__co_ended) */
+        shoal__send_system(rt, tc, taker, SHOAL_MSG_EXIT, member, (uint32_t)(ended >> 32));
+}
+
+void shoal__co_tell_holder(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_checkout_t *co,
+                           uint32_t i, int reason)
+{
+    const shoal_co_seat_t *s = &co->seats[i];
+    shoal_pid_t seen = s->pid;
+    /* acquire, on success and on failure: pairs with the release of the
+     * grant's thread clearing its mark (shoal__co_grant_clear). Failing,
+     * the mark is cleared (or is another grant's): the grant is in the
+     * holder's mailbox, and this EXIT goes after it. Succeeding, the grant
+     * may still be on its way: its thread finds `ended` as it clears the
+     * mark, and sends the EXIT after it (shoal__co_grant_ended). */
+    if (s->granter != NULL && atomic_compare_exchange_strong_explicit(
+                                  &s->granter->granting, &seen, shoal__co_ended(reason),
+                                  memory_order_acquire, memory_order_acquire))
+        return;
+    shoal__send_system(rt, tc, s->owner, SHOAL_MSG_EXIT, s->pid, (uint32_t)reason);
+}
+
 bool shoal__co_grant(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, uint32_t i,
                      const shoal_co_taker_t *t, uint64_t now)
 {
     shoal_checkout_t *co = p->co;
-    shoal__co_seat_give(co, i, t->from, t->lease ? SHOAL_CO_BY_THREAD : SHOAL_CO_BY_ACTOR, t->token,
-                        now);
+    /* Sent under the lock: no mark (an actor's seat: granter NULL). */
+    shoal__co_seat_give(co, i, t->from, t->lease ? SHOAL_CO_BY_THREAD : SHOAL_CO_BY_ACTOR,
+                        t->lease ? t->token : 0, now);
     if (shoal__co_grant_send(rt, tc, p, co->seats[i].pid, t->from, t->ref)) {
         shoal__co_note_wait(co, now - t->since);
         return true;

@@ -6,6 +6,9 @@
  *     (one or several dead takers ahead of a live one);
  *   - returns of a member one does not hold, twice, with a bad `how`, of
  *     SHOAL_PID_NONE, after the member crashed and before its EXIT is read;
+ *   - a member that crashes while a return's grant of it to the next taker
+ *     is on its way (held on its way: the taker's PID is remote, so the
+ *     grant goes through the runtime's gateway, the test's);
  *   - members that crash mid-transaction among many transactions.
  *
  * Handlers never call CUnit: they record into atomics; the test thread
@@ -17,7 +20,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "actor/envelope.h"
+#include "actor/held.h"
+#include "actor/send.h"
 #include "checkout_kit.h"
+#include "runtime/runtime.h"
 
 /* ---- consumers that crash around a grant ------------------------------------- */
 
@@ -270,6 +277,131 @@ static void members_crash_mid_transaction(void)
     shoal_runtime_destroy(rt);
 }
 
+/* ---- a member that crashes while its grant is on its way ------------------ */
+
+/* What the gateway was given for the taker of another process, in order:
+ * a grant (kind REPLY: the member it carries) or an EXIT (from the member,
+ * with its reason). A grant waits at the gateway while gw_hold is set
+ * (gw_in: one waits) until gw_release: the grant's thread, between the
+ * pool's lock and the grant's delivery, held there. */
+typedef struct {
+    unsigned kind;
+    shoal_pid_t member;
+    shoal_ref_t ref;
+    int status;
+} gw_seen_t;
+
+static pthread_mutex_t gw_lock = PTHREAD_MUTEX_INITIALIZER;
+static gw_seen_t gw_log[8];
+static atomic_int gw_n, gw_hold, gw_in, gw_release;
+
+static int gateway(void *user, shoal_tcache_t *tc, shoal_pid_t to, shoal_env_t *e, bool sys)
+{
+    (void)user;
+    (void)to;
+    (void)sys;
+    gw_seen_t seen = {.kind = shoal__env_kind(e), .member = e->from, .status = (int)e->type};
+    if (shoal__held_is_grant(e)) {
+        shoal_checkout_member_t g;
+        memcpy(&g, shoal__env_data(e), sizeof g);
+        seen.member = g.member;
+        seen.ref = shoal__env_ref(e);
+        seen.status = SHOAL_OK;
+        if (atomic_load(&gw_hold)) {
+            atomic_store(&gw_in, 1);
+            shoal_test_wait_flag(&gw_release, CK_WAIT_S);
+        }
+    }
+    pthread_mutex_lock(&gw_lock);
+    int n = atomic_load(&gw_n);
+    if (n < 8)
+        gw_log[n] = seen;
+    atomic_store(&gw_n, n + 1);
+    pthread_mutex_unlock(&gw_lock);
+    shoal__env_free(tc, e);
+    return SHOAL_OK;
+}
+
+static gw_seen_t gw_at(int n)
+{
+    pthread_mutex_lock(&gw_lock);
+    gw_seen_t seen = gw_log[n];
+    pthread_mutex_unlock(&gw_lock);
+    return seen;
+}
+
+/* The pool's one member is held by consumer a; a taker of another process
+ * (its PID remote: what is sent to it goes through the runtime's gateway,
+ * here the test's) waits for it. a gives it back, on its own thread, which
+ * hands it to that taker: the seat is the taker's, and the grant goes after
+ * the lock, through the gateway, which holds it -- the window between the
+ * lock and the grant's delivery, held open. Then the member crashes and
+ * the pool hears of it, its holder being that taker: the taker must be
+ * told after its grant (checkout.h: grants after the lock), not before it
+ * -- it would drop an EXIT for a member it does not hold yet, then hold a
+ * dead one. */
+static void crash_while_its_grant_is_on_its_way(void)
+{
+    shoal_runtime_t *rt = ck_runtime(4);
+    atomic_store(&gw_n, 0);
+    atomic_store(&gw_hold, 0);
+    atomic_store(&gw_in, 0);
+    atomic_store(&gw_release, 0);
+    rt->gateway = gateway; /* before any message to a remote PID */
+    shoal_pid_t pool = ck_start(rt, 1, 1, 8);
+    shoal_pid_t a = ck_spawn_consumer(rt, 0);
+    CU_ASSERT_EQUAL_FATAL(ck_try_take(rt, a, 0, pool), SHOAL_OK);
+    shoal_pid_t m = atomic_load(&got[0]);
+    /* The remote taker's take, as its process's gateway would hand it in:
+     * a priority call from its PID. */
+    shoal_pid_t far = shoal__pid_make(1, 5 | SHOAL__PID_REMOTE);
+    const shoal_ref_t ref = 4242;
+    shoal_held_take_t take = {.timeout_ms = 10000};
+    shoal_tcache_t *tc = shoal__tcache_get(rt);
+    shoal_env_t *e = shoal__env_new(tc, SHOAL_MSG_CALL, SHOAL_ENV_PRIORITY, far, ref,
+                                    SHOAL__CHECKOUT_TAKE, &take, sizeof take);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    CU_ASSERT_EQUAL_FATAL(shoal__deliver(rt, tc, pool, e, true), SHOAL_OK);
+    CK_WAIT_UNTIL(ck_stats(rt, pool).queued == 1);
+    CU_ASSERT_EQUAL_FATAL(ck_stats(rt, pool).queued, 1);
+    /* a's return hands the member over; its grant is held at the gateway. */
+    atomic_store(&gw_hold, 1);
+    ck_tell(rt, a, (ck_order_t){.what = C_RETURN, .how = SHOAL_RETURN_OK});
+    CK_WAIT_UNTIL(atomic_load(&gw_in) == 1);
+    CU_ASSERT_EQUAL_FATAL(atomic_load(&gw_in), 1);
+    CU_ASSERT_EQUAL(atomic_load(&gw_n), 0);
+    /* The member crashes; the pool hears of it (counted, replaced). */
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, m, T_PANIC, NULL, 0), SHOAL_OK);
+    CK_WAIT_UNTIL(ck_stats(rt, pool).killed_in_use == 1 && ck_stats(rt, pool).free == 1);
+    CU_ASSERT_EQUAL(ck_stats(rt, pool).killed_in_use, 1);
+    /* Nothing for the taker yet: its grant is not delivered. */
+    CU_ASSERT_EQUAL(atomic_load(&gw_n), 0);
+    atomic_store(&gw_release, 1);
+    CK_WAIT_UNTIL(atomic_load(&return_rc[0]) != 99 && atomic_load(&gw_n) >= 2);
+    CU_ASSERT_EQUAL(atomic_load(&return_rc[0]), SHOAL_OK);
+    /* The grant, then the EXIT, once: a's return has sent all it sends and
+     * the pool has handled the member's end. */
+    CU_ASSERT_EQUAL_FATAL(atomic_load(&gw_n), 2);
+    gw_seen_t first = gw_at(0), second = gw_at(1);
+    CU_ASSERT_EQUAL(first.kind, SHOAL_MSG_REPLY);
+    CU_ASSERT_EQUAL(first.member, m);
+    CU_ASSERT_EQUAL(first.ref, ref);
+    CU_ASSERT_EQUAL(second.kind, SHOAL_MSG_EXIT);
+    CU_ASSERT_EQUAL(second.member, m);
+    CU_ASSERT_EQUAL(second.status, SHOAL_EPANIC);
+    shoal_pool_stats_t st = ck_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.takes, 2);
+    CU_ASSERT_EQUAL(st.returned_ok, 1);
+    CU_ASSERT_EQUAL(st.killed_in_use, 1);
+    CU_ASSERT_EQUAL(st.killed_free, 0);
+    CU_ASSERT_EQUAL(st.in_use, 0);
+    CU_ASSERT_EQUAL(st.free, 1);
+    CU_ASSERT_EQUAL(st.queued, 0);
+    CU_ASSERT_EQUAL(atomic_load(&ck_started), 2);
+    CU_ASSERT_EQUAL(atomic_load(&exits[0]), 0); /* a gave it back before: not told */
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -278,6 +410,7 @@ int main(void)
         {"crashed takers in the queue are skipped", crashed_takers_in_the_queue_are_skipped},
         {"returns one may not make", returns_one_may_not_make},
         {"a return after the member crashed", return_after_the_member_crashed},
+        {"a crash while its grant is on its way", crash_while_its_grant_is_on_its_way},
         {"members crash mid-transaction", members_crash_mid_transaction},
         {NULL, NULL},
     };

@@ -21,8 +21,9 @@
  * member) is replaced when it is next returned, about to be given out, or
  * culled -- never while in use. A member that ends by itself is replaced:
  * counted killed_free if it was free, killed_in_use if it was in use (then
- * an actor holding it gets a SHOAL_MSG_EXIT for it, from = the member, and
- * no longer holds it; a thread is not told: its return gets SHOAL_EINVAL).
+ * an actor holding it gets a SHOAL_MSG_EXIT for it, from = the member --
+ * always after the take's answer that gave it the member -- and no longer
+ * holds it; a thread is not told: its return gets SHOAL_EINVAL).
  *
  * Waiting. With no free member, a taker waits in a FIFO of at most
  * queue_max takers until its timeout (UINT64_MAX: no limit); when that
