@@ -17,7 +17,9 @@
  *   push      it links the envelope in front of grow_head [CAS, seq_cst:
  *             release for the envelope's contents, and the sender's store
  *             of the end pair below] and, if the list was empty, sends the
- *             pool's actor SHOAL__POOL_TICK_GROW (priority).
+ *             pool's actor SHOAL__POOL_TICK_GROW (priority). That send may
+ *             fail (no envelope for it: SHOAL_ENOMEM); the sender does not
+ *             retry it (see lost tick).
  *   take      the pool's actor takes the whole list [exchange, seq_cst:
  *             acquires the pushes], in the order sent, and places each:
  *             on a worker with room; else on a worker it starts for it
@@ -46,6 +48,20 @@
  *             either the actor's take sees the push or the sender sees the
  *             close and takes the list itself (takes are exchanges: each
  *             envelope is taken once).
+ *   lost tick a sender's SHOAL__POOL_TICK_GROW that could not be sent
+ *             would leave its send -- and every send pushed after it: the
+ *             list is not empty, they tell nobody -- on the list for good,
+ *             and a drain waiting for them. So the pool's own tick (a lazy
+ *             pool ticks: idle_timeout) looks as that message would have:
+ *             it takes the list if it holds any [relaxed load: only whether
+ *             to look; the take is the exchange]. Draining, the tick looks
+ *             each time until the pool ends (a claim undone with its tick
+ *             lost leaves grow_msgs 0 with nobody to look), and a pool
+ *             that stopped ticking (SET_ELASTIC) ticks on while grow_msgs
+ *             is not 0. A pull pool's ask (shoal__pool_lazy_ask) is
+ *             cleared and its buffer counted at each tick too. A lost tick
+ *             delays the sends by one tick (5 ms .. 250 ms), no more; the
+ *             send path pays nothing for it.
  *
  * IDLE EXPIRY
  *   A forward pool's worker is idle when it is IDLE, has nothing queued,
@@ -242,7 +258,8 @@ int shoal__pool_lazy_take(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t 
                                                     memory_order_relaxed));
     /* seq_cst: the sender's load of the drain pair. */
     if (atomic_load_explicit(&p->grow_shut, memory_order_seq_cst)) {
-        /* relaxed: the tick below orders it before the actor's look. */
+        /* relaxed: the tick below orders it before the actor's look (or,
+         * lost, the pool's next ticks: see lost tick). */
         atomic_fetch_sub_explicit(&p->grow_msgs, 1, memory_order_relaxed);
         shoal__send(rt, tc, SHOAL_PID_NONE, p->g.pid, SHOAL__POOL_TICK_GROW, NULL, 0, true, NULL,
                     NULL);
@@ -256,7 +273,9 @@ int shoal__pool_lazy_take(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t 
         /* seq_cst: the push (see THE GROW LIST). */
     } while (!atomic_compare_exchange_weak_explicit(&p->grow_head, &head, e, memory_order_seq_cst,
                                                     memory_order_relaxed));
-    if (head == NULL) /* the list was empty: the pool's actor is told once */
+    /* The list was empty: the pool's actor is told once (a send that fails
+     * is not retried: its tick looks, see THE GROW LIST: lost tick). */
+    if (head == NULL)
         shoal__send(rt, tc, SHOAL_PID_NONE, p->g.pid, SHOAL__POOL_TICK_GROW, NULL, 0, true, NULL,
                     NULL);
     /* seq_cst: the sender's load of the end pair. */
@@ -274,6 +293,8 @@ void shoal__pool_lazy_ask(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t 
     if (atomic_load_explicit(&p->grow_asked, memory_order_seq_cst) ||
         atomic_exchange_explicit(&p->grow_asked, 1, memory_order_seq_cst))
         return;
+    /* Lost (no envelope), the flag stays set until the pool's tick clears
+     * it and counts the buffer (see THE GROW LIST: lost tick). */
     shoal__send(rt, tc, SHOAL_PID_NONE, p->g.pid, SHOAL__POOL_TICK_GROW, NULL, 0, true, NULL, NULL);
 }
 
@@ -448,26 +469,61 @@ static void expire_pull(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now, 
     }
 }
 
+/* The tick's idle expiry, of either kind. */
+static void expire(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
+{
+    uint64_t limit = shoal__ms_to_ns(p->spec.idle_timeout_ms);
+    if (p->pull != NULL)
+        expire_pull(ctx, p, now, limit);
+    else
+        expire_forward(ctx, p, now, limit);
+}
+
+/* ---- the tick ------------------------------------------------------------------ */
+
+/* What a sender's SHOAL__POOL_TICK_GROW asks, looked at again (see THE
+ * GROW LIST: lost tick). lazy: the pool runs and grows lazily. */
+static void grow_look(struct shoal_ctx_s *ctx, shoal_pool_t *p, bool lazy)
+{
+    if (p->pull != NULL) {
+        if (lazy)
+            shoal__pool_on_grow(ctx, p); /* items left with no member waiting, an ask lost */
+        return;
+    }
+    /* relaxed: only whether to look; on_grow's exchange takes the list. */
+    if (p->state == SHOAL_POOL_DRAINING ||
+        atomic_load_explicit(&p->grow_head, memory_order_relaxed) != NULL)
+        shoal__pool_on_grow(ctx, p);
+}
+
+/* Whether the tick comes again: while the pool ticks, and while a forward
+ * pool's grow list may need a look (see THE GROW LIST: lost tick). */
+static bool tick_again(shoal_pool_t *p, bool running)
+{
+    if (running)
+        return true;
+    if (p->pull != NULL)
+        return false;
+    /* relaxed: a count read for itself (whether sends are still claimed). */
+    return p->state == SHOAL_POOL_DRAINING ||
+           atomic_load_explicit(&p->grow_msgs, memory_order_relaxed) != 0;
+}
+
 void shoal__pool_on_elastic_tick(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
     p->tick_pending = false;
-    if (p->el == NULL || !ticks(p) || p->state == SHOAL_POOL_DRAINING)
-        return;
+    bool running = p->el != NULL && ticks(p) && p->state != SHOAL_POOL_DRAINING;
+    bool lazy = running && p->spec.idle_timeout_ms != 0;
     uint64_t now = shoal__now_ns();
-    if (p->spec.idle_timeout_ms != 0) {
-        uint64_t limit = shoal__ms_to_ns(p->spec.idle_timeout_ms);
-        if (p->pull != NULL)
-            expire_pull(ctx, p, now, limit);
-        else
-            expire_forward(ctx, p, now, limit);
-        if (p->pull != NULL)
-            pull_grow(ctx, p); /* items left with no member waiting (a member retired) */
-        else
-            forward_regrow(ctx, p);
-    }
-    if (p->spec.autoscale.when != 0)
+    if (lazy)
+        expire(ctx, p, now);
+    grow_look(ctx, p, lazy);
+    if (lazy && p->pull == NULL)
+        forward_regrow(ctx, p);
+    if (running && p->spec.autoscale.when != 0)
         shoal__autoscale_tick(ctx, p, now);
-    shoal__pool_schedule(ctx, tick_ms(p), SHOAL__POOL_TICK_ELASTIC, &p->tick_pending);
+    if (tick_again(p, running))
+        shoal__pool_schedule(ctx, tick_ms(p), SHOAL__POOL_TICK_ELASTIC, &p->tick_pending);
 }
 
 void shoal__pool_elastic_start(struct shoal_ctx_s *ctx, shoal_pool_t *p)

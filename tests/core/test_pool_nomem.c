@@ -1,0 +1,204 @@
+/* test_pool_nomem.c - pools when memory runs out (core/pool/): allocations
+ * refused on purpose (support/fail_alloc.h) where a pool lost something,
+ * stalled or said nothing --
+ *   - a grow tick that cannot be sent: a sender's SHOAL__POOL_TICK_GROW
+ *     finds no envelope (elastic.c: THE GROW LIST, lost tick). The sends
+ *     on a forward pool's grow list, and every send pushed after it, are
+ *     handled all the same; a pool drained meanwhile ends, with them
+ *     handled; a pull pool whose ask was lost hears the next ask at once.
+ *
+ * Handlers never call CUnit: they record into atomics; the test thread
+ * asserts after synchronising on them.
+ */
+#include <limits.h>
+#include <stdlib.h>
+
+#include "actor/envelope.h"
+#include "elastic_kit.h"
+#include "fail_alloc.h"
+#include "runtime/runtime.h"
+
+/* How long a test waits for what a pool's tick (250 ms at most) does. */
+#define LOOK_S 5.0
+#define ATTEMPTS 5
+
+/* ---- a grow tick that cannot be sent -------------------------------------------- */
+
+/* The test thread's envelopes, held so that its next one must come from the
+ * heap: its own cache and the runtime's depot emptied into e (envelope.c:
+ * a refill takes the depot's, then a new slab). */
+#define HOARD_MAX (1u << 16)
+
+typedef struct {
+    shoal_env_t **e;
+    size_t n;
+} hoard_t;
+
+/* Takes every envelope this thread can have while each of its allocations
+ * is refused: true if the last one was refused (not HOARD_MAX reached). */
+static bool hoard_take(shoal_tcache_t *tc, hoard_t *h)
+{
+    fa_arm(FA_ANY, 0, UINT_MAX);
+    shoal_env_t *e = NULL;
+    while (h->n < HOARD_MAX && (e = shoal__env_alloc(tc)) != NULL)
+        h->e[h->n++] = e;
+    return e == NULL;
+}
+
+static void hoard_give_back(shoal_tcache_t *tc, hoard_t *h)
+{
+    fa_disarm();
+    while (h->n > 0)
+        shoal__env_free(tc, h->e[--h->n]);
+}
+
+/* Sends job `act` to the lazy pool `pool` while the test thread has one
+ * envelope and can get no other: the job takes it, and the grow tick that
+ * follows (a forward pool's push onto an empty grow list, a pull pool's
+ * ask for a member) finds none. *lost: whether the tick's envelope was
+ * refused -- another thread may have given the depot envelopes meanwhile,
+ * and then the tick went out. The send's result. */
+static int send_losing_tick(shoal_runtime_t *rt, shoal_pid_t pool, uint32_t act, bool *lost)
+{
+    shoal_tcache_t *tc = shoal__tcache_get(rt);
+    hoard_t h = {malloc(HOARD_MAX * sizeof(shoal_env_t *)), 0};
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h.e);
+    int rc = SHOAL_EFAILED;
+    *lost = false;
+    if (hoard_take(tc, &h) && h.n != 0) {
+        shoal__env_free(tc, h.e[--h.n]); /* the job's own */
+        unsigned long before = fa_refused();
+        rc = ek_job(rt, pool, act);
+        *lost = fa_refused() != before;
+    }
+    hoard_give_back(tc, &h);
+    free(h.e);
+    return rc;
+}
+
+/* A lazy forward pool of no worker (max 1, mailbox 8) whose first job's
+ * grow tick was lost: its runtime, or NULL if no attempt lost it. */
+static shoal_runtime_t *forward_lost_tick_pool(shoal_pid_t *pool)
+{
+    for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+        ek_reset();
+        shoal_runtime_t *rt = shoal_test_runtime(2);
+        shoal_pool_spec_t s = ek_spec_of(SHOAL_POOL_KIND_FORWARD, 0, 0, 1, 8);
+        s.idle_timeout_ms = 60000; /* a tick each 250 ms */
+        *pool = ek_spawn(rt, &s);
+        CU_ASSERT_EQUAL(EK_STATS(rt, *pool).pool_size, 0); /* started: it is lazy */
+        bool lost;
+        CU_ASSERT_EQUAL(send_losing_tick(rt, *pool, EK_A_OK, &lost), SHOAL_OK);
+        if (lost)
+            return rt;
+        shoal_runtime_destroy(rt);
+    }
+    CU_FAIL("no grow tick could be made to fail");
+    return NULL;
+}
+
+/* The first job's tick is lost, and three more jobs are pushed after it
+ * onto a grow list that is not empty (they send no tick). The pool's tick
+ * takes them: one worker starts, and all 4 run, once each. */
+static void forward_lost_tick(void)
+{
+    shoal_pid_t p;
+    shoal_runtime_t *rt = forward_lost_tick_pool(&p);
+    if (rt == NULL)
+        return;
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_EQUAL(ek_job(rt, p, EK_A_OK), SHOAL_OK);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&ek_done) == 4, LOOK_S);
+    CU_ASSERT_EQUAL(atomic_load(&ek_done), 4);
+    if (atomic_load(&ek_done) == 4) {
+        EK_WAIT_UNTIL(EK_STATS(rt, p).messages_handled == 4);
+        shoal_pool_stats_t st = EK_STATS(rt, p);
+        CU_ASSERT_EQUAL(st.messages_forwarded, 4);
+        CU_ASSERT_EQUAL(st.messages_handled, 4);
+        CU_ASSERT_EQUAL(st.messages_unhandled, 0);
+        CU_ASSERT_EQUAL(st.messages_dropped, 0);
+        CU_ASSERT_EQUAL(st.lazy_grown, 1);
+        CU_ASSERT_EQUAL(st.pool_size, 1);
+    }
+    shoal_runtime_destroy(rt);
+}
+
+/* The first job's tick is lost and the pool is drained at once, the job
+ * still on its grow list: the drain ends (the tick looks while the pool
+ * drains) and the job ran before it did -- nothing dropped. */
+static void forward_lost_tick_drain(void)
+{
+    shoal_pid_t p;
+    shoal_runtime_t *rt = forward_lost_tick_pool(&p);
+    if (rt == NULL)
+        return;
+    CU_ASSERT_EQUAL(shoal_pool_drain(rt, p, (uint64_t)(LOOK_S * 1000)), SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&ek_done), 1);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).msgs_dropped, 0);
+    shoal_runtime_destroy(rt);
+}
+
+/* A lazy pull pool of 1 (max 4, prefetch 1) whose member holds a job, and
+ * a second job whose ask for a member was lost: its runtime, or NULL if no
+ * attempt lost it. */
+static shoal_runtime_t *pull_lost_ask_pool(shoal_pid_t *pool)
+{
+    for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+        ek_reset();
+        shoal_runtime_t *rt = shoal_test_runtime(6); /* 3 held, and the pool's actor */
+        shoal_pool_spec_t s = ek_spec_of(SHOAL_POOL_KIND_PULL, 1, 1, 4, 8);
+        s.prefetch = 1;
+        s.idle_timeout_ms = 60000;
+        *pool = ek_spawn(rt, &s);
+        EK_WAIT_UNTIL(EK_STATS(rt, *pool).idle == 1);
+        CU_ASSERT_EQUAL(ek_job(rt, *pool, EK_A_BLOCK), SHOAL_OK);
+        EK_WAIT_UNTIL(atomic_load(&ek_entered) == 1);
+        CU_ASSERT_EQUAL_FATAL(atomic_load(&ek_entered), 1);
+        bool lost;
+        CU_ASSERT_EQUAL(send_losing_tick(rt, *pool, EK_A_BLOCK, &lost), SHOAL_OK);
+        if (lost)
+            return rt;
+        atomic_store(&ek_gate, 1);
+        shoal_runtime_destroy(rt);
+    }
+    CU_FAIL("no grow ask could be made to fail");
+    return NULL;
+}
+
+/* The second job's ask is lost. The pool's tick starts a member for it
+ * all the same; then a third job that finds no member free asks again and
+ * is heard at once -- once the pool's actor has read what the send asked
+ * (the stats call comes after it from the same thread), 3 members live. A
+ * lost ask used to leave the pool deaf to asks (grow_asked stayed set):
+ * members started only at its ticks. */
+static void pull_lost_ask(void)
+{
+    shoal_pid_t p;
+    shoal_runtime_t *rt = pull_lost_ask_pool(&p);
+    if (rt == NULL)
+        return;
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&ek_entered) == 2, LOOK_S);
+    CU_ASSERT_EQUAL(atomic_load(&ek_entered), 2);
+    CU_ASSERT_EQUAL(ek_job(rt, p, EK_A_BLOCK), SHOAL_OK);
+    shoal_pool_stats_t st = EK_STATS(rt, p);
+    CU_ASSERT_EQUAL(st.pool_size, 3);
+    CU_ASSERT_EQUAL(st.lazy_grown, 2);
+    atomic_store(&ek_gate, 1);
+    EK_WAIT_UNTIL(EK_STATS(rt, p).messages_handled == 3);
+    st = EK_STATS(rt, p);
+    CU_ASSERT_EQUAL(st.messages_handled, 3);
+    CU_ASSERT_EQUAL(st.messages_dropped, 0);
+    CU_ASSERT_EQUAL(atomic_load(&ek_done), 3);
+    shoal_runtime_destroy(rt);
+}
+
+int main(void)
+{
+    static const shoal_test_case_t cases[] = {
+        {"forward: sends on the grow list whose tick was lost are handled", forward_lost_tick},
+        {"forward: a drain ends though the grow list's tick was lost", forward_lost_tick_drain},
+        {"pull: a lost ask for a member does not silence the next ask", pull_lost_ask},
+        {NULL, NULL},
+    };
+    return shoal_test_run("pool_nomem", cases);
+}
