@@ -50,8 +50,13 @@ void shoal__inspect_raw(shoal_inspect_t *out, const char *key, const char *json)
 
 /* Children bookkeeping (ctx.c). */
 /* Records a child of the running actor (linked: stopped when it ends). On
- * SHOAL_ENOMEM the child cannot be tracked, so it is stopped at once. */
+ * SHOAL_ENOMEM the child cannot be tracked, so it is stopped at once --
+ * but it may have run meanwhile: a spawner that frees what it gave the
+ * child when this fails takes the room first (shoal__children_reserve). */
 int shoal__children_add(struct shoal_ctx_s *ctx, shoal_pid_t child);
+/* Room for one more child of the running actor: after SHOAL_OK, the next
+ * shoal__children_add cannot fail. SHOAL_OK, SHOAL_ENOMEM. */
+int shoal__children_reserve(struct shoal_ctx_s *ctx);
 void shoal__children_remove(struct shoal_ctx_s *ctx, shoal_pid_t child);
 /* An envelope that can no longer be handled (its receiver ends): a call is
  * answered with SHOAL_ENOPROC, a message counted as dropped; the payload is

@@ -15,20 +15,27 @@ SHOAL_API shoal_pid_t shoal_self(const shoal_ctx_t *ctx) { return ctx->self; }
 
 SHOAL_API shoal_runtime_t *shoal_ctx_runtime(const shoal_ctx_t *ctx) { return ctx->rt; }
 
-int shoal__children_add(struct shoal_ctx_s *ctx, shoal_pid_t child)
+int shoal__children_reserve(struct shoal_ctx_s *ctx)
 {
     shoal_actor_ext_t *x = ctx->b->ext;
-    if (x == NULL)
-        x = ctx->b->ext = calloc(1, sizeof *x);
-    shoal_pid_t *nc =
-        x ? shoal__grow(x->children, x->nchildren, &x->children_cap, sizeof *nc, 4) : NULL;
-    if (nc == NULL) {
+    if (x == NULL && (x = ctx->b->ext = calloc(1, sizeof *x)) == NULL)
+        return SHOAL_ENOMEM;
+    shoal_pid_t *nc = shoal__grow(x->children, x->nchildren, &x->children_cap, sizeof *nc, 4);
+    if (nc == NULL)
+        return SHOAL_ENOMEM;
+    x->children = nc;
+    return SHOAL_OK;
+}
+
+int shoal__children_add(struct shoal_ctx_s *ctx, shoal_pid_t child)
+{
+    if (shoal__children_reserve(ctx) != SHOAL_OK) {
         /* Untracked, it would outlive us: it ends now. */
         shoal__send_system(ctx->rt, ctx->tc, child, SHOAL_ENV_STOP, ctx->self,
                            (uint32_t)SHOAL_ESHUTDOWN);
         return SHOAL_ENOMEM;
     }
-    x->children = nc;
+    shoal_actor_ext_t *x = ctx->b->ext;
     x->children[x->nchildren++] = child;
     return SHOAL_OK;
 }

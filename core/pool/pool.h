@@ -489,7 +489,9 @@ static inline shoal_pid_t shoal__pool_slot(shoal_pool_t *p, uint32_t i)
 int shoal__pool_spawn_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p,
                              const shoal_pool_spec_t *spec, const shoal_pool_hold_t *hold,
                              bool notify, shoal_pid_t *pid);
-/* The same for a worker that is an actor, with its first words (ext->member). */
+/* The same for a worker that is an actor, with its first words (ext->member).
+ * A failure means no member was spawned: the caller may free what its
+ * words point at (a pull pool's seat). */
 int shoal__pool_spawn_member(struct shoal_ctx_s *ctx, shoal_pool_t *p,
                              const shoal_pool_spec_t *spec, const shoal_pool_hold_t *hold,
                              bool notify, const uint64_t *words, shoal_pid_t *pid);

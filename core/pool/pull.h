@@ -131,12 +131,16 @@
  *               (shoal_pull_worker_stats_t):
  *               a seat the pool's actor allocates before the member is
  *               spawned (its pointer is in the member's words) and frees
- *               when the member's EXIT comes, or with the record. The
- *               member alone writes it [relaxed: each a value on its own];
- *               readers (any thread holding a reference on the record) walk
- *               the seat table under seats_lock, which the pool's actor
- *               holds to add or remove a seat. The member never touches its
- *               seat after its EXIT is sent (actor/end.c: the EXIT is last).
+ *               when the member's EXIT comes, or with the record, or at
+ *               once if no member was spawned for it: a member that runs
+ *               always has its seat (shoal__pool_spawn_member fails only
+ *               before it spawns; it takes the room to track the member
+ *               first). The member alone writes it [relaxed: each a value
+ *               on its own]; readers (any thread holding a reference on the
+ *               record) walk the seat table under seats_lock, which the
+ *               pool's actor holds to add or remove a seat. The member
+ *               never touches its seat after its EXIT is sent (actor/end.c:
+ *               the EXIT is last).
  */
 #ifndef SHOAL_POOL_PULL_H
 #define SHOAL_POOL_PULL_H

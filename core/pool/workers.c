@@ -61,6 +61,12 @@ int shoal__pool_spawn_member(struct shoal_ctx_s *ctx, shoal_pool_t *p,
                              const shoal_pool_spec_t *spec, const shoal_pool_hold_t *hold,
                              bool notify, const uint64_t *words, shoal_pid_t *pid)
 {
+    /* Room to track it first: a member spawned and then found untrackable
+     * was stopped, but it ran meanwhile, its words pointing at what the
+     * caller then freed (a pull pool's seat: shoal__pool_spawn_worker).
+     * So a failure here means no member was spawned. */
+    if (shoal__children_reserve(ctx) != SHOAL_OK)
+        return SHOAL_ENOMEM;
     bool held = hold != NULL && hold->acquire != NULL;
     /* The new worker's reference on p (it passes to the worker). */
     atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
@@ -87,7 +93,7 @@ int shoal__pool_spawn_member(struct shoal_ctx_s *ctx, shoal_pool_t *p,
         atomic_fetch_sub_explicit(&p->refs, 1, memory_order_relaxed); /* ours is still held */
         return rc;
     }
-    return shoal__children_add(ctx, *pid);
+    return shoal__children_add(ctx, *pid); /* (room taken above: SHOAL_OK) */
 }
 
 /* ---- the worker table (pool.h: publication order) ------------------------ */

@@ -6,6 +6,9 @@
  *     on a forward pool's grow list, and every send pushed after it, are
  *     handled all the same; a pool drained meanwhile ends, with them
  *     handled; a pull pool whose ask was lost hears the next ask at once.
+ *   - a member the pool cannot track as its child (its list of children
+ *     cannot grow): the member is never spawned, so none runs with the
+ *     seat its pool frees for it (workers.c: spawn_member).
  *
  * Handlers never call CUnit: they record into atomics; the test thread
  * asserts after synchronising on them.
@@ -192,12 +195,80 @@ static void pull_lost_ask(void)
     shoal_runtime_destroy(rt);
 }
 
+/* ---- a member the pool cannot track -------------------------------------------- */
+
+/* A member that counts its inits and its ends. */
+static atomic_int inits, ends;
+
+static int counted_init(shoal_ctx_t *ctx, void *state, const void *args)
+{
+    (void)ctx;
+    (void)state;
+    (void)args;
+    atomic_fetch_add(&inits, 1);
+    return SHOAL_OK;
+}
+
+static int counted_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    (void)msg;
+    return SHOAL_OK;
+}
+
+static void counted_terminate(shoal_ctx_t *ctx, void *state, int reason)
+{
+    (void)ctx;
+    (void)state;
+    (void)reason;
+    atomic_fetch_add(&ends, 1);
+}
+
+static const shoal_behaviour_t counted = {.name = "counted",
+                                          .init = counted_init,
+                                          .handle_message = counted_message,
+                                          .terminate = counted_terminate};
+
+/* A pull pool of 5 whose 5th member cannot be tracked: in the pool's init,
+ * the pool actor's list of children cannot grow from 4 to 8 (ctx.c: it
+ * doubles, from 4) -- one realloc refused. The start fails with
+ * SHOAL_ENOMEM, and only the 4 members the pool tracked were spawned, ran
+ * and ended. The 5th used to be spawned, found untrackable and stopped: it
+ * ran its init and its end while its pool freed its seat under it. */
+static void pull_member_untracked(void)
+{
+    atomic_store(&inits, 0);
+    atomic_store(&ends, 0);
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_runtime_stats_t before = shoal_test_stats(rt);
+    shoal_pool_spec_t s = ek_spec_of(SHOAL_POOL_KIND_PULL, 5, 5, 8, 8);
+    s.worker = &counted;
+    static const fa_rule_t grow_children = {FA_REALLOC, 8 * sizeof(shoal_pid_t), 1};
+    s.manager = &fa_manager;
+    s.manager_args = &grow_children;
+    unsigned long refused = fa_refused();
+    shoal_pid_t pid;
+    char why[256];
+    CU_ASSERT_EQUAL(shoal__pool_start(rt, &s, NULL, EK_TMO, &pid, why, sizeof why), SHOAL_ENOMEM);
+    CU_ASSERT_STRING_EQUAL(why, "out of memory");
+    CU_ASSERT_EQUAL(fa_refused() - refused, 1);
+    SHOAL_TEST_WAIT_UNTIL(shoal_test_stats(rt).actors_live == before.actors_live, LOOK_S);
+    shoal_runtime_stats_t after = shoal_test_stats(rt);
+    CU_ASSERT_EQUAL(after.actors_live, before.actors_live);
+    CU_ASSERT_EQUAL(after.actors_spawned - before.actors_spawned, 5); /* the pool, 4 members */
+    CU_ASSERT_EQUAL(atomic_load(&inits), 4);
+    CU_ASSERT_EQUAL(atomic_load(&ends), 4);
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
         {"forward: sends on the grow list whose tick was lost are handled", forward_lost_tick},
         {"forward: a drain ends though the grow list's tick was lost", forward_lost_tick_drain},
         {"pull: a lost ask for a member does not silence the next ask", pull_lost_ask},
+        {"pull: a member the pool cannot track is never spawned", pull_member_untracked},
         {NULL, NULL},
     };
     return shoal_test_run("pool_nomem", cases);

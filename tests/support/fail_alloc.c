@@ -18,20 +18,10 @@ void *__wrap_calloc(size_t n, size_t size);
 void *__wrap_realloc(void *ptr, size_t size);
 void *__wrap_aligned_alloc(size_t align, size_t size);
 
-/* The calling thread's rule: no other thread reads it. */
-static _Thread_local struct {
-    unsigned fns;
-    size_t bytes;
-    unsigned times;
-} rule;
+static _Thread_local fa_rule_t rule; /* the calling thread's: no other reads it */
 static atomic_ulong refused;
 
-void fa_arm(unsigned fns, size_t bytes, unsigned times)
-{
-    rule.fns = fns;
-    rule.bytes = bytes;
-    rule.times = times;
-}
+void fa_arm(unsigned fns, size_t bytes, unsigned times) { rule = (fa_rule_t){fns, bytes, times}; }
 
 void fa_disarm(void) { rule.times = 0; }
 
@@ -65,3 +55,25 @@ void *__wrap_aligned_alloc(size_t align, size_t size)
 {
     return refuse(FA_ALIGNED, size) ? NULL : __real_aligned_alloc(align, size);
 }
+
+/* ---- the manager that arms a rule in its pool's init --------------------------- */
+
+static int manager_init(shoal_ctx_t *ctx, void *state, const void *args)
+{
+    (void)ctx;
+    (void)state;
+    const fa_rule_t *r = args;
+    fa_arm(r->fns, r->bytes, r->times);
+    return SHOAL_OK;
+}
+
+static int manager_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    (void)msg;
+    return SHOAL_OK;
+}
+
+const shoal_behaviour_t fa_manager = {
+    .name = "fa_manager", .init = manager_init, .handle_message = manager_message};
