@@ -76,6 +76,7 @@
 #include "pool/elastic.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -526,9 +527,12 @@ void shoal__pool_on_elastic_tick(struct shoal_ctx_s *ctx, shoal_pool_t *p)
         shoal__pool_schedule(ctx, tick_ms(p), SHOAL__POOL_TICK_ELASTIC, &p->tick_pending);
 }
 
-void shoal__pool_elastic_start(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+int shoal__pool_elastic_start(struct shoal_ctx_s *ctx, shoal_pool_t *p, char *why, size_t why_size)
 {
     shoal_pool_elastic_t el = elastic_of(&p->spec);
-    if (is_elastic(&el))
-        shoal__pool_set_elastic(ctx, p, &el);
+    int rc = is_elastic(&el) ? shoal__pool_set_elastic(ctx, p, &el) : SHOAL_OK;
+    if (rc != SHOAL_OK) /* (its settings were checked with the spec: no memory) */
+        snprintf(why, why_size, "elastic state for up to %" PRIu32 " workers: %s", p->cap,
+                 shoal_strerror(rc));
+    return rc;
 }

@@ -372,8 +372,9 @@ static int pool_init(shoal_ctx_t *ctx, void *state, const void *args)
     }
     if (rc == SHOAL_OK)
         rc = shoal__pull_source_start(ctx, p);
-    if (rc == SHOAL_OK)
-        shoal__pool_elastic_start(ctx, p);
+    char why[128];
+    if (rc == SHOAL_OK && (rc = shoal__pool_elastic_start(ctx, p, why, sizeof why)) != SHOAL_OK)
+        start_finish(ctx, p, rc, why); /* whoever waits hears why, not just rc */
     if (rc == SHOAL_OK && p->start_awaiting == 0)
         start_finish(ctx, p, SHOAL_OK, NULL);
     shoal__pool_publish(p);

@@ -560,8 +560,10 @@ int shoal__pool_set_elastic(struct shoal_ctx_s *ctx, shoal_pool_t *p,
                             const shoal_pool_elastic_t *el);
 /* SHOAL_POOL_SET_BOUNDS: the size after, or a negative SHOAL_E*. */
 int shoal__pool_set_bounds(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t min, uint32_t max);
-/* At the pool's start (its init): the spec's elastic settings applied. */
-void shoal__pool_elastic_start(struct shoal_ctx_s *ctx, shoal_pool_t *p);
+/* At the pool's start (its init): the spec's elastic settings applied.
+ * SHOAL_OK, or SHOAL_ENOMEM (their state could not be allocated) with the
+ * text the start fails with in why: the pool does not run without them. */
+int shoal__pool_elastic_start(struct shoal_ctx_s *ctx, shoal_pool_t *p, char *why, size_t why_size);
 /* The tick (SHOAL__POOL_TICK_ELASTIC) and a sender's grow tick. */
 void shoal__pool_on_elastic_tick(struct shoal_ctx_s *ctx, shoal_pool_t *p);
 void shoal__pool_on_grow(struct shoal_ctx_s *ctx, shoal_pool_t *p);

@@ -9,6 +9,9 @@
  *   - a member the pool cannot track as its child (its list of children
  *     cannot grow): the member is never spawned, so none runs with the
  *     seat its pool frees for it (workers.c: spawn_member).
+ *   - elastic settings whose state cannot be allocated at the pool's start:
+ *     the start fails with SHOAL_ENOMEM and the text a host prints
+ *     (elastic.c: shoal__pool_elastic_start), for both kinds.
  *
  * Handlers never call CUnit: they record into atomics; the test thread
  * asserts after synchronising on them.
@@ -19,6 +22,7 @@
 #include "actor/envelope.h"
 #include "elastic_kit.h"
 #include "fail_alloc.h"
+#include "pool/elastic.h"
 #include "runtime/runtime.h"
 
 /* How long a test waits for what a pool's tick (250 ms at most) does. */
@@ -262,6 +266,38 @@ static void pull_member_untracked(void)
     shoal_runtime_destroy(rt);
 }
 
+/* ---- elastic settings that cannot be set up at start ------------------------------ */
+
+/* A pool started with elastic settings (idle_timeout) whose elastic state
+ * cannot be allocated: in its init, the calloc of its idle tracking (one
+ * shoal_seen_t per worker it may have, max_size 37) is refused. The start
+ * fails with SHOAL_ENOMEM and says why -- shoald prints it after
+ * "pools.NAME: cannot start: " -- and nothing of the pool is left running.
+ * It used to start without its elastic settings and say nothing. */
+static void elastic_setup_nomem_case(uint32_t kind)
+{
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_runtime_stats_t before = shoal_test_stats(rt);
+    shoal_pool_spec_t s = ek_spec_of(kind, 2, 1, 37, 4);
+    s.idle_timeout_ms = 60000;
+    static const fa_rule_t seen = {FA_CALLOC, 37 * sizeof(shoal_seen_t), 1};
+    s.manager = &fa_manager;
+    s.manager_args = &seen;
+    unsigned long refused = fa_refused();
+    shoal_pid_t pid;
+    char why[256];
+    CU_ASSERT_EQUAL(shoal__pool_start(rt, &s, NULL, EK_TMO, &pid, why, sizeof why), SHOAL_ENOMEM);
+    CU_ASSERT_STRING_EQUAL(why, "elastic state for up to 37 workers: out of memory");
+    CU_ASSERT_EQUAL(pid, SHOAL_PID_NONE);
+    CU_ASSERT_EQUAL(fa_refused() - refused, 1);
+    SHOAL_TEST_WAIT_UNTIL(shoal_test_stats(rt).actors_live == before.actors_live, LOOK_S);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).actors_live, before.actors_live);
+    shoal_runtime_destroy(rt);
+}
+
+static void forward_elastic_setup_nomem(void) { elastic_setup_nomem_case(SHOAL_POOL_KIND_FORWARD); }
+static void pull_elastic_setup_nomem(void) { elastic_setup_nomem_case(SHOAL_POOL_KIND_PULL); }
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -269,6 +305,9 @@ int main(void)
         {"forward: a drain ends though the grow list's tick was lost", forward_lost_tick_drain},
         {"pull: a lost ask for a member does not silence the next ask", pull_lost_ask},
         {"pull: a member the pool cannot track is never spawned", pull_member_untracked},
+        {"forward: elastic state that cannot be set up fails the start",
+         forward_elastic_setup_nomem},
+        {"pull: elastic state that cannot be set up fails the start", pull_elastic_setup_nomem},
         {NULL, NULL},
     };
     return shoal_test_run("pool_nomem", cases);
