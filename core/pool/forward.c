@@ -297,6 +297,15 @@ void shoal__pool_count_dropped(shoal_tcache_t *tc, shoal_pool_t *p)
     }
 }
 
+void shoal__pool_count_dead_lettered(shoal_tcache_t *tc, shoal_pool_t *p)
+{
+    for (; p != NULL; p = shoal__pool_parent(p)) {
+        bool shared;
+        shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
+        shoal__stripe_add(&st->dead_lettered, 1, shared);
+    }
+}
+
 bool shoal__pool_hand_back(struct shoal_ctx_s *ctx, shoal_pool_t *counted, shoal_pid_t to,
                            shoal_env_t *e)
 {

@@ -360,6 +360,9 @@ bool shoal__pool_hand_back(struct shoal_ctx_s *ctx, shoal_pool_t *counted, shoal
                            shoal_env_t *e);
 /* Counts one message dropped in p and every pool above it. */
 void shoal__pool_count_dropped(shoal_tcache_t *tc, shoal_pool_t *p);
+/* Counts one message passed to a pull pool's dead_letter, in p and every
+ * pool above it (settled there too: their ledgers balance). */
+void shoal__pool_count_dead_lettered(shoal_tcache_t *tc, shoal_pool_t *p);
 /* Drops a reference on p; the last one retires p and drops p's reference on
  * its parent pool's record. */
 void shoal__pool_unref(shoal_runtime_t *rt, shoal_pool_t *p);

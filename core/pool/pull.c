@@ -44,6 +44,7 @@ int shoal__pull_new(shoal_pool_t *p, const shoal_pool_spec_t *spec)
     pthread_mutex_init(&q->room_lock, NULL);
     pthread_mutex_init(&q->seats_lock, NULL);
     q->buffer = spec->buffer;
+    atomic_store_explicit(&q->buffer_pub, spec->buffer, memory_order_relaxed);
     q->redeliver = spec->redeliver;
     q->dead_letter = spec->dead_letter;
     q->has_source = spec->source != NULL;
@@ -127,6 +128,8 @@ uint32_t shoal__pull_set_buffer(shoal_pool_t *p, uint32_t v, int *rc)
         return 0;
     }
     p->pull->buffer = v;
+    /* relaxed: a value on its own (the stats' buffer). */
+    atomic_store_explicit(&p->pull->buffer_pub, v, memory_order_relaxed);
     p->spec.buffer = v;
     shoal__pull_update(p);
     *rc = SHOAL_OK;
@@ -154,13 +157,16 @@ void shoal__pull_stats(const shoal_pool_t *p, shoal_pool_stats_t *st)
         return;
     shoal_pull_t *q = p->pull;
     uint32_t pf = atomic_load_explicit(&q->prefetch, memory_order_relaxed);
-    uint64_t cap = atomic_load_explicit(&q->capacity, memory_order_relaxed);
     uint64_t admitted = shoal__pull_admitted(q, memory_order_relaxed);
     uint64_t buffered = shoal__inject_count(&q->queue, memory_order_relaxed);
     uint64_t held = admitted > buffered ? admitted - buffered : 0;
     uint64_t can_hold = (uint64_t)st->pool_size * pf;
     st->prefetch = pf;
-    st->buffer = cap > (uint64_t)st->target_size * pf ? cap - (uint64_t)st->target_size * pf : 0;
+    /* The buffer as configured: the capacity less the members' share is
+     * not it for a lazy pool, whose capacity counts the members it may
+     * start (shoal__pull_update): 1038 read for a buffer of 16, and every
+     * reload set it back. */
+    st->buffer = atomic_load_explicit(&q->buffer_pub, memory_order_relaxed);
     st->buffer_depth = buffered;
     st->demand = can_hold > held ? can_hold - held : 0;
     st->source_state = !q->has_source
@@ -291,12 +297,12 @@ void shoal__pull_put(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, s
     put_after(rt, tc, p, 1);
 }
 
-/* Admits up to `want` items (pull.h: admission), the source's `reserved`
- * one alone: *got (1 .. want) of them on SHOAL_OK; SHOAL_EBUSY when there
- * is room for none (counted unhandled); SHOAL_ENOPROC when it drains or
- * has ended. One CAS on admits for all of them. */
-static int admit(shoal_pull_t *q, shoal_pool_stripe_t *st, bool shared, bool reserved,
-                 uint64_t want, uint64_t *got)
+/* Admits up to `want` items (pull.h: admission): *got (1 .. want) of them
+ * on SHOAL_OK; SHOAL_EBUSY when there is room for none (counted
+ * unhandled); SHOAL_ENOPROC when it drains or has ended. One CAS on admits
+ * for all of them. */
+static int admit(shoal_pull_t *q, shoal_pool_stripe_t *st, bool shared, uint64_t want,
+                 uint64_t *got)
 {
     uint64_t n = atomic_load_explicit(&q->admits, memory_order_relaxed);
     uint64_t out = atomic_load_explicit(&q->seen, memory_order_relaxed);
@@ -304,10 +310,9 @@ static int admit(shoal_pull_t *q, shoal_pool_stripe_t *st, bool shared, bool res
         if (n & PULL_CLOSED)
             return SHOAL_ENOPROC; /* draining or ended (pull.h: admission) */
         uint64_t cap = atomic_load_explicit(&q->capacity, memory_order_relaxed);
-        uint64_t rsv = atomic_load_explicit(&q->reserved, memory_order_relaxed);
         /* n - out is never below admitted; out past n (n read before out
          * moved on) looks full too, and is looked at again. */
-        if (!reserved && (out > n || n - out + rsv >= cap)) {
+        if (out > n || n - out >= cap) {
             /* Full as far as `seen` tells: settles itself, between two
              * reads of admits that agree (then admitted was n - out).
              * seq_cst: the three reads in one order (a refusal is rare). */
@@ -319,13 +324,13 @@ static int admit(shoal_pull_t *q, shoal_pool_stripe_t *st, bool shared, bool res
                 n = now; /* admits moved: look again */
                 continue;
             }
-            if (n - out + rsv >= cap) {
+            if (n - out >= cap) {
                 shoal__stripe_add(&st->unhandled, 1, shared);
                 return SHOAL_EBUSY;
             }
         }
         /* As many as the room `seen` shows: never more than there is. */
-        uint64_t k = reserved ? 1 : cap - (n - out + rsv) < want ? cap - (n - out + rsv) : want;
+        uint64_t k = cap - (n - out) < want ? cap - (n - out) : want;
         /* relaxed: the count publishes nothing (pull.h: admission). */
         if (atomic_compare_exchange_weak_explicit(&q->admits, &n, n + k, memory_order_relaxed,
                                                   memory_order_relaxed)) {
@@ -335,14 +340,32 @@ static int admit(shoal_pull_t *q, shoal_pool_stripe_t *st, bool shared, bool res
     }
 }
 
+/* The source's item, if room its request claimed is left for it (pull.h:
+ * admission, the reservation): that room is taken, and the item is
+ * admitted already. Only a source's items are; the pool's actor may take
+ * the rest back meanwhile (an exchange): each reserved place goes one way. */
+static bool take_reserved(shoal_pull_t *q)
+{
+    uint64_t r = atomic_load_explicit(&q->reserved, memory_order_relaxed);
+    /* relaxed: one word's RMWs (the actor's exchange, this CAS); the room
+     * was claimed in admits by the actor, which publishes nothing either. */
+    while (r != 0 && !atomic_compare_exchange_weak_explicit(
+                         &q->reserved, &r, r - 1, memory_order_relaxed, memory_order_relaxed))
+        ;
+    return r != 0;
+}
+
 /* An admitted item, flagged and stamped as the pool's, before it is put. */
 static void admitted(shoal_tcache_t *tc, shoal_pool_t *p, shoal_env_t *e)
 {
     if (shoal__pool_sampled(tc) || atomic_load_explicit(&p->g.timed, memory_order_relaxed))
         shoal__pool_stamp(e);
     e->meta |= SHOAL_ENV_POOLED;
-    if (p->pull->redeliver != 0 && shoal__env_kind(e) == SHOAL_MSG_CAST)
-        e->meta |= SHOAL_ENV_KEEP; /* its payload kept for another worker */
+    /* Its payload kept for another worker, or for the dead letter (with
+     * redeliver 0 a failed cast goes there at once). */
+    if ((p->pull->redeliver != 0 || p->pull->dead_letter != SHOAL_PID_NONE) &&
+        shoal__env_kind(e) == SHOAL_MSG_CAST)
+        e->meta |= SHOAL_ENV_KEEP;
 }
 
 static int pull_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g, shoal_env_t *e)
@@ -352,17 +375,14 @@ static int pull_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g,
     bool shared;
     shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
     shoal_pid_t src = atomic_load_explicit(&q->source_pid, memory_order_relaxed);
-    /* The source's item, in the room set aside for it: only the source's
-     * thread lowers `reserved` (pull_source.c). */
-    bool reserved = src != SHOAL_PID_NONE && e->from == src &&
-                    atomic_load_explicit(&q->reserved, memory_order_relaxed) != 0;
-    uint64_t got;
-    int rc = admit(q, st, shared, reserved, 1, &got);
-    if (rc != SHOAL_OK)
-        return rc;
-    if (reserved) {
-        atomic_fetch_sub_explicit(&q->reserved, 1, memory_order_relaxed);
+    /* The source's item, in the room its request claimed: admitted. */
+    if (src != SHOAL_PID_NONE && e->from == src && take_reserved(q)) {
         atomic_fetch_add_explicit(&q->source_items, 1, memory_order_relaxed);
+    } else {
+        uint64_t got;
+        int rc = admit(q, st, shared, 1, &got);
+        if (rc != SHOAL_OK)
+            return rc;
     }
     admitted(tc, p, e);
     /* Counted before it can be taken: no reader sees it settled first. */
@@ -375,8 +395,8 @@ static int pull_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g,
 #define PUT_BATCH 64u
 
 /* route_many (actor/group.h): admitted as many at a time as there is room
- * for, until none is. The source's items go one by one (its reserved
- * room). */
+ * for, until none is. The source's items go one by one (the room its
+ * request claimed). */
 static int pull_route_many(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g,
                            shoal_env_t **envs, uint32_t n, uint32_t *took)
 {
@@ -395,7 +415,7 @@ static int pull_route_many(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_
     shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
     while (done < n) {
         uint64_t got;
-        if ((rc = admit(q, st, shared, false, n - done, &got)) != SHOAL_OK)
+        if ((rc = admit(q, st, shared, n - done, &got)) != SHOAL_OK)
             break;
         for (uint64_t i = 0; i < got; i++)
             admitted(tc, p, envs[done + i]);

@@ -25,6 +25,9 @@
  *               what is left: never below the truth, so a concurrent
  *               admission may hide room from that member; the member that
  *               settles the admitted item looks again.
+ *               A source's request claims its room in admits up front
+ *               (pull_source.c: room), so a source's items are admitted
+ *               already, and what it leaves is settled.
  *               capacity = buffer + target x prefetch, written by the
  *               pool's actor [relaxed: a value on its own]. Draining or
  *               ending, the pool's actor sets PULL_CLOSED in admits
@@ -190,9 +193,12 @@ typedef struct shoal_pull_s {
     _Atomic uint64_t seen;               /* a value settles had */
     /* read by senders and members, written seldom */
     alignas(64) _Atomic uint64_t capacity;
-    _Atomic uint64_t reserved; /* room set aside for the source's request (pull_source.c) */
+    /* places the source's request claimed in admits and its items have not
+     * taken yet (pull_source.c: room) */
+    _Atomic uint64_t reserved;
     _Atomic uint32_t prefetch;
-    _Atomic shoal_pid_t source_pid; /* its items are admitted against `reserved` */
+    _Atomic uint32_t buffer_pub;    /* `buffer` below, for readers of the stats [relaxed] */
+    _Atomic shoal_pid_t source_pid; /* its items take the places in `reserved` */
     /* Set at creation, never changed (a reload replaces the pool): read by
      * senders and members without the pool's actor's spec. */
     uint32_t redeliver;

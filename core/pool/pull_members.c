@@ -223,7 +223,7 @@ static bool give_again(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *e)
         shoal__env_free(ctx->tc, m); /* the dead letter refused it: failed after all */
         return false;
     }
-    shoal__stripe_add(&st->dead_lettered, 1, shared);
+    shoal__pool_count_dead_lettered(ctx->tc, p); /* and in the pools above it, settled */
     release(ctx, 1, false);
     return true;
 }

@@ -23,7 +23,7 @@ bool shoal__pull_has_room(const shoal_pull_t *q, uint64_t admitted)
      * its store of nwaiting; a settling member's look needs no more. */
     uint64_t cap = atomic_load_explicit(&q->capacity, memory_order_seq_cst);
     uint64_t free_min = cap / 4 != 0 ? cap / 4 : 1;
-    return admitted + atomic_load_explicit(&q->reserved, memory_order_relaxed) + free_min <= cap;
+    return admitted + free_min <= cap; /* a source's claimed room is in admitted */
 }
 
 /* Tells every waiter there is room: one SHOAL_MSG_ROOM each, from the pool

@@ -3,15 +3,22 @@
  * for, and follows its answers (shoal/pull.h). Runs in the pool actor's
  * turns, except where said.
  *
- * Room. Before a request the pool's actor sets `reserved` to n: the
- * source's items (route, on the source's thread) are admitted against it
- * and never refused; every other sender is admitted only while admitted +
- * reserved < capacity. The answer (SENT, DONE) clears what is left. With
- * less room than a batch (an eighth of the capacity) the pool's actor waits:
- * it sets room_below and want_room [seq_cst], then reads admitted again
- * [seq_cst]; a member that settles an item lowers admitted [seq_cst], reads
- * want_room [seq_cst] and, below room_below, takes the flag (exchange) and
- * sends the pool SHOAL__POOL_TICK_ROOM. One of the two sees the other.
+ * Room. Before a request the pool's actor claims its n places in admits
+ * itself, with a CAS under the same bound as any sender's (claim): the
+ * room is counted admitted from then on, so no sender can be admitted into
+ * it, and n is never more than there is. It notes n in `reserved`, and the
+ * source's items (route, on the source's thread) each take one of those
+ * places (a CAS that lowers it) and are admitted already. The answer
+ * (SENT, DONE), the source's end and the epic's give back what is left:
+ * an exchange of `reserved` to 0, then those places settled as a member
+ * settles items (reserve_return). (The actor used to read admitted, then
+ * store `reserved`: a sender admitted between the two took the same room,
+ * and the pool held one more than its capacity.) With less room than a
+ * batch (an eighth of the capacity) the pool's actor waits: it sets
+ * room_below and want_room [seq_cst], then claims again [seq_cst reads]; a
+ * member that settles an item lowers admitted [seq_cst], reads want_room
+ * [seq_cst] and, below room_below, takes the flag (exchange) and sends the
+ * pool SHOAL__POOL_TICK_ROOM. One of the two sees the other.
  *
  * An epic's own args (shoalctl epic POOL ARGS: SHOAL__POOL_EPIC_ARGS) are
  * counted: the record holds them until the next epic replaces them or it
@@ -84,6 +91,22 @@ void shoal__pull_epic_drop(struct shoal_pull_epic_s *e)
         epic_release(e);
 }
 
+/* What a request claimed and the source did not fill goes back: settled,
+ * as a member settles items (pull.h: room), so whoever waits for that room
+ * hears of it. */
+static void reserve_return(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    shoal_pull_t *q = p->pull;
+    /* relaxed: one word's RMWs with the source's takes (pull.c:
+     * take_reserved): each place goes one way, once. */
+    uint64_t k = atomic_exchange_explicit(&q->reserved, 0, memory_order_relaxed);
+    if (k == 0)
+        return;
+    /* seq_cst: a settle, the member's half of the room pairs. */
+    uint64_t out = atomic_fetch_add_explicit(&q->settles, k, memory_order_seq_cst) + k;
+    shoal__pull_room_after_settle(ctx, p, out);
+}
+
 static int spawn_source(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
     /* The source holds its code, and this epic's own args if it has some. */
@@ -114,7 +137,7 @@ static int spawn_source(struct shoal_ctx_s *ctx, shoal_pool_t *p)
         return rc; /* it was stopped */
     shoal_pull_t *q = p->pull;
     q->asked = false;
-    atomic_store_explicit(&q->reserved, 0, memory_order_relaxed);
+    reserve_return(ctx, p); /* (none left: a source's goes back at its end) */
     /* relaxed: route compares senders with it; the source's items come
      * after its spawn, which the send to it orders. */
     atomic_store_explicit(&q->source_pid, pid, memory_order_relaxed);
@@ -148,7 +171,7 @@ static void epic_end(struct shoal_ctx_s *ctx, shoal_pool_t *p, int state, const 
 {
     shoal_pull_t *q = p->pull;
     atomic_store_explicit(&q->source_state, (uint32_t)state, memory_order_relaxed);
-    atomic_store_explicit(&q->reserved, 0, memory_order_relaxed);
+    reserve_return(ctx, p);
     q->asked = false;
     uint64_t items = atomic_load_explicit(&q->source_items, memory_order_relaxed);
     double s = (double)(shoal__now_ns() - q->epic_start_ns) / 1e9;
@@ -218,6 +241,29 @@ void shoal__pull_source_stop(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     epic_end(ctx, p, SHOAL_SOURCE_DONE, "stopped (the pool drains)");
 }
 
+/* Claims room for a request: at least batch places, at most REQUEST_MAX,
+ * never more than capacity less admitted, by one CAS on admits (pull.h:
+ * admission): their count. 0: less room than a batch (or admission closed). */
+static uint32_t claim(shoal_pull_t *q, uint64_t cap, uint64_t batch)
+{
+    for (;;) {
+        /* seq_cst: the pool's reads of the room pair (above); settles
+         * first, so admits - settles is never below admitted. */
+        uint64_t out = atomic_load_explicit(&q->settles, memory_order_seq_cst);
+        uint64_t n = atomic_load_explicit(&q->admits, memory_order_seq_cst);
+        if (n & PULL_CLOSED)
+            return 0;
+        uint64_t adm = n - out;
+        if (cap < adm + batch)
+            return 0;
+        uint64_t k = cap - adm < REQUEST_MAX ? cap - adm : REQUEST_MAX;
+        /* relaxed: as a sender's admission (it publishes nothing). */
+        if (atomic_compare_exchange_weak_explicit(&q->admits, &n, n + k, memory_order_relaxed,
+                                                  memory_order_relaxed))
+            return (uint32_t)k;
+    }
+}
+
 void shoal__pull_source_ask(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
     shoal_pull_t *q = p->pull;
@@ -227,27 +273,25 @@ void shoal__pull_source_ask(struct shoal_ctx_s *ctx, shoal_pool_t *p)
         return;
     uint64_t cap = atomic_load_explicit(&q->capacity, memory_order_relaxed);
     uint64_t batch = cap / 8 != 0 ? cap / 8 : 1;
-    /* seq_cst: the pool's read of the room pair (above). */
-    uint64_t adm = shoal__pull_admitted(q, memory_order_seq_cst);
-    if (cap < adm + batch) {
+    uint32_t n = claim(q, cap, batch);
+    if (n == 0) {
         if (cap < batch)
             return; /* no room at all (no workers, no buffer): a resize asks again */
         atomic_store_explicit(&q->room_below, cap - batch + 1, memory_order_relaxed);
-        /* seq_cst: the pool's store of the room pair, then its read again. */
+        /* seq_cst: the pool's store of the room pair, then its reads again. */
         atomic_store_explicit(&q->want_room, 1, memory_order_seq_cst);
-        adm = shoal__pull_admitted(q, memory_order_seq_cst);
-        if (cap < adm + batch)
+        if ((n = claim(q, cap, batch)) == 0)
             return; /* a member will tell (SHOAL__POOL_TICK_ROOM) */
         atomic_store_explicit(&q->want_room, 0, memory_order_relaxed);
     }
-    uint64_t n64 = cap - adm < REQUEST_MAX ? cap - adm : REQUEST_MAX;
-    uint32_t n = (uint32_t)n64;
+    /* relaxed: the source reads it on its items, after this request (the
+     * send orders it). */
     atomic_store_explicit(&q->reserved, n, memory_order_relaxed);
     shoal_pid_t src = atomic_load_explicit(&q->source_pid, memory_order_relaxed);
     if (shoal_send_priority(ctx, src, SHOAL_PULL_REQUEST, &n, sizeof n) == SHOAL_OK)
         q->asked = true;
     else
-        atomic_store_explicit(&q->reserved, 0, memory_order_relaxed); /* it is ending: EXIT comes */
+        reserve_return(ctx, p); /* it is ending: EXIT comes */
 }
 
 /* Members (any thread): after admitted went down to `left`. */
@@ -295,7 +339,7 @@ bool shoal__pull_source_message(struct shoal_ctx_s *ctx, shoal_pool_t *p, const 
         atomic_load_explicit(&q->source_state, memory_order_relaxed) != SHOAL_SOURCE_RUNNING)
         return true; /* a source of an earlier epic, or one stopped: ignored */
     q->asked = false;
-    atomic_store_explicit(&q->reserved, 0, memory_order_relaxed);
+    reserve_return(ctx, p); /* its items came before its answer (one sender, in order) */
     if (!take_cursor(ctx, p, msg)) {
         atomic_store_explicit(&q->source_pid, SHOAL_PID_NONE, memory_order_relaxed);
         shoal_stop(ctx, src);
@@ -319,6 +363,7 @@ bool shoal__pull_source_exit(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid
         pid == SHOAL_PID_NONE)
         return false;
     atomic_store_explicit(&q->source_pid, SHOAL_PID_NONE, memory_order_relaxed);
+    reserve_return(ctx, p);   /* it sends nothing more: the room it left goes back */
     if (reason == SHOAL_OK) { /* ended before DONE: the epic is over all the same */
         epic_end(ctx, p, SHOAL_SOURCE_DONE, "done (the source ended)");
         return true;

@@ -178,11 +178,16 @@ static void pull_lazy_burst(void)
     shoal_pid_t p = ek_spawn(rt, &s);
     EK_WAIT_UNTIL(EK_STATS(rt, p).idle == 1);
     CU_ASSERT_EQUAL_FATAL(EK_STATS(rt, p).idle, 1);
+    CU_ASSERT_EQUAL(EK_STATS(rt, p).buffer, 4);
     for (int i = 0; i < 6; i++)
         CU_ASSERT_EQUAL(ek_job(rt, p, EK_A_BLOCK), SHOAL_OK);
     shoal_pool_stats_t st = EK_STATS(rt, p);
     CU_ASSERT_EQUAL(st.pool_size, 6);
     CU_ASSERT_EQUAL(st.lazy_grown, 5);
+    /* The buffer as configured, though the lazy pool's capacity counts the
+     * members it may start (it read 4 + (6 - 6) x 1 here, but 4 + 5 x 1 at
+     * a size of 1: 9, and a reload set it back). */
+    CU_ASSERT_EQUAL(st.buffer, 4);
     EK_WAIT_UNTIL(atomic_load(&ek_entered) == 6);
     CU_ASSERT_EQUAL(atomic_load(&ek_entered), 6);
     st = EK_STATS(rt, p);

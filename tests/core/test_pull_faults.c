@@ -1,7 +1,8 @@
 /* test_pull_faults.c - a pull pool's members failing (core/pool/pull.c): a
  * member that dies loses only what it held; with redeliver, failed items
  * are given again, each handled once, and those that always fail reach the
- * dead letter with an exact, balanced ledger.
+ * dead letter with an exact, balanced ledger -- with redeliver 0 at once,
+ * and in the pools above a nested pull pool too.
  *
  * Handlers never call CUnit: they record into atomics (pull_kit.h); the
  * test thread asserts after synchronising on them. Where a test needs items
@@ -9,6 +10,7 @@
  */
 #include <string.h>
 
+#include "pool/pool.h"
 #include "pull_kit.h"
 
 #define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, PU_WAIT_S)
@@ -134,11 +136,90 @@ static void failed_items_are_given_again(void)
     shoal_runtime_destroy(rt);
 }
 
+/* redeliver 0 with a dead letter: a failed item goes to the dead letter at
+ * once (it was counted failed and lost: only a pool with redeliver kept
+ * its payload). */
+static void a_dead_letter_without_redeliver(void)
+{
+    pu_reset();
+    atomic_store(&dl_seen, 0);
+    atomic_store(&dl_bad, 0);
+    shoal_runtime_t *rt = shoal_test_runtime(PU_THREADS);
+    shoal_pid_t dl;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &dead_letters, NULL, NULL, &dl), SHOAL_OK);
+    shoal_pool_spec_t s;
+    pu_pull_spec(&s, 2, 1, 64);
+    s.dead_letter = dl;
+    s.restart.max = 1000;
+    s.restart.within_ms = 60000;
+    shoal_pid_t p = pu_spawn(rt, &s);
+    for (uint32_t i = 0; i < 40; i++)
+        CU_ASSERT_EQUAL(pu_job(rt, p, i, i % 8 == 0 ? A_FAIL : A_OK, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&dl_seen) == 5 && shoal_test_pool_stats(rt, p).messages_handled == 35);
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
+    CU_ASSERT_EQUAL(st.messages_forwarded, 40);
+    CU_ASSERT_EQUAL(st.messages_handled, 35);
+    CU_ASSERT_EQUAL(st.messages_failed, 0);
+    CU_ASSERT_EQUAL(st.dead_lettered, 5);
+    CU_ASSERT_EQUAL(st.redelivered, 0);
+    CU_ASSERT_EQUAL(st.queue_depth, 0);
+    CU_ASSERT_EQUAL(atomic_load(&dl_seen), 5);
+    CU_ASSERT_EQUAL(atomic_load(&dl_bad), 0);
+    for (uint32_t i = 0; i < 40; i++)
+        CU_ASSERT_EQUAL(atomic_load(&pu_seen[i]), 1); /* once each: never given again */
+    shoal_runtime_destroy(rt);
+}
+
+/* A forward pool whose worker is a pull pool with a dead letter: what the
+ * pull pool passes on is settled in the pool above it too (its ledger was
+ * left with 3 in flight for good). */
+static void dead_letters_settle_in_the_pool_above(void)
+{
+    pu_reset();
+    atomic_store(&dl_seen, 0);
+    atomic_store(&dl_bad, 0);
+    shoal_runtime_t *rt = shoal_test_runtime(PU_THREADS);
+    shoal_pid_t dl;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &dead_letters, NULL, NULL, &dl), SHOAL_OK);
+    shoal_pool_spec_t inner, outer;
+    pu_pull_spec(&inner, 1, 1, 16);
+    inner.redeliver = 1;
+    inner.dead_letter = dl;
+    inner.restart.max = 1000;
+    inner.restart.within_ms = 60000;
+    shoal_pool_spec_init(&outer);
+    outer.name = "outer";
+    outer.worker_pool = &inner;
+    outer.size = 1;
+    outer.mailbox = 64;
+    shoal_pid_t p = pu_spawn(rt, &outer);
+    for (uint32_t i = 0; i < 6; i++)
+        CU_ASSERT_EQUAL(pu_job(rt, p, i, i % 2 == 0 ? A_FAIL : A_OK, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&dl_seen) == 3);
+    CU_ASSERT_EQUAL(atomic_load(&dl_seen), 3);
+    shoal_pool_t *rec = shoal__pool_find(rt, p);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rec);
+    shoal_pool_stats_t st;
+    double end = shoal_test_now() + PU_WAIT_S;
+    do /* the handled count is published at the end of each turn */
+        shoal__pool_peek(rec, &st);
+    while (st.messages_handled != 3 && shoal_test_now() < end);
+    CU_ASSERT_EQUAL(st.messages_forwarded, 6);
+    CU_ASSERT_EQUAL(st.messages_handled, 3);
+    CU_ASSERT_EQUAL(st.messages_failed, 0);
+    CU_ASSERT_EQUAL(st.dead_lettered, 3);
+    CU_ASSERT_EQUAL(st.queue_depth, 0); /* in flight: nothing */
+    shoal__pool_unref(rt, rec);
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
         {"a dying member loses only what it held", a_dying_member_loses_only_what_it_held},
         {"failed items are given again", failed_items_are_given_again},
+        {"a dead letter without redeliver", a_dead_letter_without_redeliver},
+        {"dead letters settle in the pool above", dead_letters_settle_in_the_pool_above},
         {NULL, NULL},
     };
     return shoal_test_run("pull_faults", cases);
