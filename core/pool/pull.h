@@ -29,7 +29,8 @@
  *               (pull_source.c: room), so a source's items are admitted
  *               already, and what it leaves is settled.
  *               capacity = buffer + target x prefetch, written by the
- *               pool's actor [relaxed: a value on its own]. Draining or
+ *               pool's actor [seq_cst: the room pair below; senders read
+ *               it relaxed, a value on its own]. Draining or
  *               ending, the pool's actor sets PULL_CLOSED in admits
  *               [fetch_or]: every admission after it fails (its CAS sees
  *               the bit: one word, one modification order) with

@@ -212,8 +212,9 @@ size_t shoal__inject_take(shoal_inject_t *q, void **out, size_t n)
     /* The overflow holds younger items than any still in the ring: go to
      * it only when the ring is really empty, not merely waiting for a
      * producer to publish a cell it has claimed. acquire (both): no
-     * pairing -- deq_pos moves by relaxed CAS, and nothing is read through
-     * enq_pos here (the overflow's items are read under the lock). */
+     * pairing needed -- deq_pos moves by release CAS (ring_pop, for the
+     * producers' reuse of a cell), and nothing is read through either
+     * position here (the overflow's items are read under the lock). */
     if (k < n && atomic_load_explicit(&q->overflow_len, memory_order_relaxed) != 0 &&
         atomic_load_explicit(&q->enq_pos, memory_order_acquire) ==
             atomic_load_explicit(&q->deq_pos, memory_order_acquire))
