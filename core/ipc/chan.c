@@ -24,7 +24,7 @@
  *     reserve by CAS tail t -> t + need [relaxed: producers only order
  *     among themselves through it]; write len, tag, bytes;
  *     stamp = t + 1 [release]; to ring: fence [seq_cst], then sleeping
- *     [relaxed]: if set, write the eventfd.
+ *     [relaxed]: if set, ring the doorbell (below).
  *   consumer (one thread of the other process), at its head h:
  *     stamp [acquire] == h + 1: a record (pairs with the producer's
  *     release: len, tag and bytes are written); 0: none yet (empty, or a
@@ -34,10 +34,33 @@
  *     there before a producer writes over them).
  *   sleeping: the consumer stores sleeping = 1 [seq_cst], then loads the
  *     stamp at its head [seq_cst]; only if none is there does it sleep on
- *     the eventfd. A producer stores the stamp, fences [seq_cst], loads
+ *     the doorbell. A producer stores the stamp, fences [seq_cst], loads
  *     sleeping. In the single order of seq_cst operations (the fence
  *     included) one of them comes first: the consumer sees the stamp, or
- *     the producer sees sleeping and writes the eventfd. No lost wake-up.
+ *     the producer sees sleeping and rings. No lost wake-up. After its
+ *     sleep the consumer stores sleeping = 0, clears the doorbell and looks
+ *     at the ring again before it sleeps again.
+ *
+ * DOORBELLS. One per ring: a connected pair of datagram sockets (AF_UNIX,
+ *   SOCK_DGRAM), the producers' process holding one end, the consumer's
+ *   the other. Each end is an open file description of its own, so what
+ *   one process does to its end -- clear O_NONBLOCK (shared by every copy
+ *   of a description: an eventfd both processes held was one, and a peer
+ *   that cleared it made our read in disarm wait for ever), shut it down,
+ *   close it -- never reaches the other's, and every call on our end says
+ *   MSG_DONTWAIT, so none can wait whatever the flags are. Ringing sends a
+ *   one-byte datagram (MSG_NOSIGNAL: a peer that shut its end down gives
+ *   EPIPE, not SIGPIPE); a full queue (EAGAIN) is a ring already there:
+ *   the pair is connected, so every datagram the queue holds waits for the
+ *   consumer, whose end reads as ready until it clears them. Clearing
+ *   reads what is queued, at most BELL_DRAIN datagrams (a peer that rings
+ *   without end costs wake-ups, never a loop); one left over only wakes the
+ *   next sleep early, which looks at the ring and sleeps again. Datagram
+ *   pairs are chosen over stream or seqpacket ones because a peer that
+ *   shuts down or closes its end of those leaves ours readable for ever
+ *   (a poll that never sleeps); a datagram end does not see it. The other
+ *   direction of each pair is not used: the parent shuts it down on its
+ *   ends (nothing the child sends there is queued).
  *
  * WHAT THREADSANITIZER CANNOT SEE. A producer writes over bytes another
  *   producer of its process wrote a lap earlier only after the consumer --
@@ -53,7 +76,8 @@
  *   above; the many-producers test checks it record by record.)
  *
  * THE OTHER SIDE IS NOT TRUSTED. It may write anything anywhere in the
- * region. Every value read from it is checked before use: head against
+ * region, and do what it likes with its own descriptors (DOORBELLS). Every
+ * value read from the region is checked before use: head against
  * tail (a head past the tail is impossible: the producer calls the ring
  * broken and sends nothing more; one more than S behind, looked at again,
  * is a full ring), a stamp against the position, a length against
@@ -71,8 +95,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -97,6 +121,7 @@
 #define HDR_BYTES 16u
 #define RING_MIN (64u * 1024u)
 #define RING_MAX (256u * 1024u * 1024u)
+#define BELL_DRAIN 64 /* datagrams one clear reads at most (top: DOORBELLS) */
 
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "cross-process atomics need lock-free 64-bit words");
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "cross-process atomics need lock-free 32-bit words");
@@ -104,7 +129,7 @@ _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "cross-process atomics need lock-free 
 typedef struct ring_ctl_s {
     alignas(64) _Atomic uint64_t tail; /* producers */
     alignas(64) _Atomic uint64_t head; /* the consumer */
-    _Atomic uint32_t sleeping;         /* the consumer sleeps on its eventfd */
+    _Atomic uint32_t sleeping;         /* the consumer sleeps on its doorbell */
 } ring_ctl_t;
 
 typedef struct region_s {
@@ -126,7 +151,9 @@ typedef struct record_s {
 _Static_assert(sizeof(record_t) == HDR_BYTES, "a record's header is 16 bytes");
 
 struct shoal_chan_s {
-    int fd, efd[2];
+    int fd;
+    int bell[2];      /* this side's end of each ring's doorbell (top: DOORBELLS) */
+    int peer_bell[2]; /* the parent's: the child's ends, to hand over; -1 in the child */
     bool parent;
     region_t *r; /* the whole region, mapped once */
     size_t total;
@@ -208,7 +235,7 @@ int shoal__chan_create(size_t ring_bytes, size_t user_bytes, shoal_chan_t **out)
         return SHOAL_ENOMEM;
     c->parent = true;
     c->size = ring_bytes;
-    c->efd[0] = c->efd[1] = -1;
+    c->bell[0] = c->bell[1] = c->peer_bell[0] = c->peer_bell[1] = -1;
     uint64_t off[2] = {PAGE, PAGE + ring_bytes};
     uint64_t off_user = PAGE + 2 * (uint64_t)ring_bytes;
     c->total = off_user + page_up(user_bytes ? user_bytes : 1);
@@ -216,9 +243,17 @@ int shoal__chan_create(size_t ring_bytes, size_t user_bytes, shoal_chan_t **out)
     c->fd = memfd_create("shoal:chan", MFD_CLOEXEC);
     if (c->fd < 0 || ftruncate(c->fd, (off_t)c->total) != 0)
         goto fail;
-    if ((c->efd[0] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0 ||
-        (c->efd[1] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
-        goto fail;
+    for (int i = 0; i < 2; i++) {
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) != 0)
+            goto fail;
+        /* Ring 0's producers are ours, ring 1's consumer is: the direction
+         * we never use is shut on our end (top: DOORBELLS). */
+        c->bell[i] = sv[0];
+        c->peer_bell[i] = sv[1];
+        if (shutdown(sv[0], i == 0 ? SHUT_RD : SHUT_WR) != 0)
+            goto fail;
+    }
     if ((rc = map_all(c)) != SHOAL_OK || (rc = map_rings(c, off)) != SHOAL_OK)
         goto fail;
     region_t *r = c->r; /* a fresh memfd reads as zeroes: every stamp is 0 */
@@ -240,8 +275,8 @@ fail:
 void shoal__chan_fds(const shoal_chan_t *c, int fds[3])
 {
     fds[0] = c->fd;
-    fds[1] = c->efd[0];
-    fds[2] = c->efd[1];
+    fds[1] = c->peer_bell[0];
+    fds[2] = c->peer_bell[1];
 }
 
 int shoal__chan_attach(const int fds[3], shoal_chan_t **out)
@@ -251,8 +286,9 @@ int shoal__chan_attach(const int fds[3], shoal_chan_t **out)
     if (c == NULL)
         return SHOAL_ENOMEM;
     c->fd = fds[0];
-    c->efd[0] = fds[1];
-    c->efd[1] = fds[2];
+    c->bell[0] = fds[1];
+    c->bell[1] = fds[2];
+    c->peer_bell[0] = c->peer_bell[1] = -1;
     struct stat st;
     int rc = SHOAL_EINVAL;
     if (fstat(c->fd, &st) != 0 || (uint64_t)st.st_size < PAGE)
@@ -289,8 +325,10 @@ void shoal__chan_destroy(shoal_chan_t *c)
     for (int i = 0; i < 2; i++) {
         if (c->data[i] != NULL)
             munmap(c->data[i], 2 * c->size);
-        if (c->efd[i] >= 0)
-            close(c->efd[i]);
+        if (c->bell[i] >= 0)
+            close(c->bell[i]);
+        if (c->peer_bell[i] >= 0)
+            close(c->peer_bell[i]);
     }
     if (c->r != NULL)
         munmap(c->r, c->total);
@@ -320,9 +358,10 @@ void shoal__chan_ring(shoal_chan_t *c)
     /* seq_cst fence: the producer's half of the sleeping pair (top). */
     atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load_explicit(&ctl->sleeping, memory_order_relaxed) != 0) {
-        uint64_t one = 1;
-        ssize_t w = write(c->efd[out_ring(c)], &one, sizeof one);
-        (void)w; /* full counter (EAGAIN): it is awake anyway */
+        char one = 1;
+        ssize_t w = send(c->bell[out_ring(c)], &one, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+        (void)w; /* EAGAIN: a ring is queued already; EPIPE and the rest: the peer's
+                  * doing, nothing we can help (top: DOORBELLS) */
     }
 }
 
@@ -434,7 +473,7 @@ void shoal__chan_consume(shoal_chan_t *c)
     atomic_store_explicit(&ctl->head, c->head, memory_order_release);
 }
 
-int shoal__chan_wake_fd(const shoal_chan_t *c) { return c->efd[in_ring(c)]; }
+int shoal__chan_wake_fd(const shoal_chan_t *c) { return c->bell[in_ring(c)]; }
 
 bool shoal__chan_broken(const shoal_chan_t *c) { return c->broken; }
 
@@ -470,9 +509,12 @@ static uint64_t now_ns(void)
 
 static void clear_doorbell(shoal_chan_t *c)
 {
-    uint64_t v;
-    ssize_t r = read(c->efd[in_ring(c)], &v, sizeof v);
-    (void)r; /* EAGAIN: nobody rang */
+    char b;
+    /* Whatever was queued, BELL_DRAIN at most; -1 (EAGAIN): no more. A
+     * datagram's rest, and any descriptors sent with it, are discarded. */
+    for (int i = 0; i < BELL_DRAIN; i++)
+        if (recv(c->bell[in_ring(c)], &b, 1, MSG_DONTWAIT) < 0)
+            break;
 }
 
 bool shoal__chan_arm(shoal_chan_t *c)
@@ -504,7 +546,7 @@ bool shoal__chan_wait(shoal_chan_t *c, int timeout_ms, unsigned spin_us)
     }
     bool got = shoal__chan_arm(c);
     if (!got && timeout_ms != 0) {
-        struct pollfd p = {.fd = c->efd[in_ring(c)], .events = POLLIN};
+        struct pollfd p = {.fd = c->bell[in_ring(c)], .events = POLLIN};
         poll(&p, 1, timeout_ms);
         got = ready(c, memory_order_relaxed);
     }

@@ -1,8 +1,9 @@
 /* chan.h - a channel between two processes: one shared memory region (a
  * memfd) holding two byte rings, one each way, an area the user lays out as
- * it likes (counters, control words), and an eventfd per ring to wake a
- * consumer that sleeps. The parent of an isolated pool and its child
- * process talk through one (pool/remote.c, host/isolated.c).
+ * it likes (counters, control words), and a doorbell per ring to wake a
+ * consumer that sleeps: a pair of datagram sockets, one end each side.
+ * The parent of an isolated pool and its child process talk through one
+ * (pool/remote.c, host/isolated.c).
  *
  * Each ring carries records: a tag (the user's) and up to
  * SHOAL_CHAN_RECORD_MAX bytes, given as up to two parts that are copied in
@@ -15,9 +16,12 @@
  * writes can make this side read or write outside the mapping, loop, block
  * or crash: every index and length read from shared memory is checked, and
  * a record that does not make sense marks the channel broken
- * (SHOAL_EPROTO-like: shoal__chan_peek answers SHOAL_EINVAL for ever). What
- * it can do is garble what it receives, which harms nobody but itself.
- * The protocol is at the top of chan.c.
+ * (SHOAL_EPROTO-like: shoal__chan_peek answers SHOAL_EINVAL for ever). Nor
+ * can anything it does to its descriptors: each side's doorbell ends are
+ * open file descriptions of their own (its flags are not ours), used
+ * without ever waiting (MSG_DONTWAIT), and its shutdown or close of its
+ * ends does not reach ours. What it can do is garble what it receives,
+ * which harms nobody but itself. The protocol is at the top of chan.c.
  */
 #ifndef SHOAL_IPC_CHAN_H
 #define SHOAL_IPC_CHAN_H
@@ -36,9 +40,11 @@ typedef struct shoal_chan_s shoal_chan_t;
  * (zeroed). SHOAL_OK, SHOAL_EINVAL, SHOAL_ENOMEM (or a system limit, as
  * SHOAL_ENOMEM). */
 int shoal__chan_create(size_t ring_bytes, size_t user_bytes, shoal_chan_t **out);
-/* The descriptors a child needs to attach (region, the parent's doorbell,
- * the child's doorbell); they stay the parent's (close-on-exec: the launcher
- * duplicates them into the child). */
+/* The descriptors a child needs to attach: the region, and the child's
+ * ends of ring 0's doorbell (it is woken through it) and of ring 1's (it
+ * wakes the parent through it) -- never the parent's own ends. They stay
+ * the parent's, open until shoal__chan_destroy (close-on-exec: the
+ * launcher duplicates them into the child). */
 void shoal__chan_fds(const shoal_chan_t *c, int fds[3]);
 /* The child's side, from the three descriptors (it takes them over):
  * checks the region's header (magic, version, sizes) before using it.

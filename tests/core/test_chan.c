@@ -10,8 +10,12 @@
  *     and tail) is detected as broken, never read or written past, never
  *     waited for: the consumer answers SHOAL_EINVAL, the producer EBUSY or
  *     EINVAL, at once;
+ *   - a peer that makes its doorbell descriptors blocking, fills, shuts
+ *     down or closes them never makes us wait: our sleep ends at its
+ *     timeout, our sends answer at once;
  *   - attach refuses a region that is not one.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -19,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -422,6 +428,152 @@ static void hostile_peer_is_contained(void)
     CU_ASSERT(total >= 5 * GOOD_FIRST);
 }
 
+/* ---- a peer that plays with its descriptors -------------------------------------- */
+
+/* The steps of the tricks below go through the user area (never through
+ * a doorbell, which the tricks spoil): the parent stores a step's number
+ * in `step`, the child stores it in `done` once it has played it. */
+typedef struct {
+    _Atomic uint32_t step, done;
+} steps_t;
+
+/* Until *w is v (10 s at most): true if it came. */
+static bool until_is(_Atomic uint32_t *w, uint32_t v)
+{
+    double end = shoal_test_now() + 10;
+    /* acquire: pairs with the other side's release of the word (what it
+     * did before is done). */
+    while (atomic_load_explicit(w, memory_order_acquire) != v) {
+        if (shoal_test_now() > end)
+            return false;
+        struct timespec nap = {0, 200 * 1000};
+        nanosleep(&nap, NULL);
+    }
+    return true;
+}
+
+/* The child: what a buggy or hostile plugin may do to the channel's
+ * doorbell descriptors, one step at a time: (1) clear O_NONBLOCK on them
+ * (a descriptor shares its flags with every copy of its open file
+ * description) and fill the inbound one (an eventfd's counter to its top:
+ * one more write would wait); (2) shut them down (sockets); (3) close
+ * them. Before each it empties its ring, so that the parent can fill it
+ * again; its ring stays armed throughout, so that every send of the parent
+ * rings, and it never clears its doorbell. Killed at the end. */
+static int fd_tricks(const int fds[3])
+{
+    shoal_chan_t *c;
+    signal(SIGPIPE, SIG_IGN); /* a write into a socket shut down: EPIPE, not a death */
+    if (shoal__chan_attach(fds, &c) != SHOAL_OK)
+        return 2;
+    steps_t *st = shoal__chan_user(c, NULL);
+    for (uint32_t step = 1; step <= 3; step++) {
+        if (!until_is(&st->step, step))
+            return 3;
+        uint32_t tag;
+        const void *data;
+        size_t len;
+        while (shoal__chan_peek(c, &tag, &data, &len) == SHOAL_OK)
+            shoal__chan_consume(c);
+        shoal__chan_arm(c); /* asleep, as far as the parent can tell */
+        for (int i = 1; i < 3; i++) {
+            if (step == 1) {
+                int fl = fcntl(fds[i], F_GETFL);
+                fcntl(fds[i], F_SETFL, fl & ~O_NONBLOCK);
+            } else if (step == 2) {
+                shutdown(fds[i], SHUT_RDWR);
+            } else {
+                close(fds[i]);
+            }
+        }
+        uint64_t top = UINT64_MAX - 1;
+        ssize_t w = step == 1 ? write(fds[1], &top, sizeof top) : 0;
+        (void)w; /* a socket may refuse it */
+        /* release: pairs with the parent's acquire in until_is. */
+        atomic_store_explicit(&st->done, step, memory_order_release);
+    }
+    for (;;)
+        pause();
+}
+
+static void on_alarm(int sig) { (void)sig; }
+
+/* Cuts off a call that waits: SIGALRM after 2 s, then every 100 ms (the
+ * handler has no SA_RESTART: each ends the system call it interrupts with
+ * EINTR). 0: off. */
+static void alarm_after(int s)
+{
+    struct itimerval it = {.it_value = {s, 0}, .it_interval = {0, s ? 100000 : 0}};
+    setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/* Seconds `call` took: one that would wait for the child shows as 2 s and
+ * more instead of hanging the suite. */
+#define TIMED(took, call)                                                                          \
+    do {                                                                                           \
+        double t0_ = shoal_test_now();                                                             \
+        alarm_after(2);                                                                            \
+        call;                                                                                      \
+        alarm_after(0);                                                                            \
+        (took) = shoal_test_now() - t0_;                                                           \
+    } while (0)
+
+/* Sends 1-byte records that ring until one is refused (its answer), or
+ * for 3 s at most (SHOAL_OK then). */
+static int fill(shoal_chan_t *p, unsigned *sent)
+{
+    int rc;
+    double end = shoal_test_now() + 3;
+    *sent = 0;
+    while ((rc = shoal__chan_send(p, 100, "x", 1, NULL, 0, true)) == SHOAL_OK &&
+           shoal_test_now() < end)
+        ++*sent;
+    return rc;
+}
+
+static void peer_descriptors_never_block_us(void)
+{
+    struct sigaction sa = {.sa_handler = on_alarm}, old;
+    sigemptyset(&sa.sa_mask);
+    CU_ASSERT_EQUAL_FATAL(sigaction(SIGALRM, &sa, &old), 0);
+    shoal_chan_t *p;
+    CU_ASSERT_EQUAL_FATAL(shoal__chan_create(RING, sizeof(steps_t), &p), SHOAL_OK);
+    steps_t *st = shoal__chan_user(p, NULL);
+    pid_t pid = fork_child(p, fd_tricks);
+    CU_ASSERT_FATAL(pid > 0);
+    for (uint32_t step = 1; step <= 3; step++) {
+        /* release: pairs with the child's acquire in until_is. */
+        atomic_store_explicit(&st->step, step, memory_order_release);
+        CU_ASSERT_FATAL(until_is(&st->done, step));
+        double took;
+        /* The consumer's sleep: arm, poll, disarm (which clears the
+         * doorbell), bounded by its timeout whatever the child did. */
+        for (int i = 0; i < 3; i++) {
+            TIMED(took, shoal__chan_wait(p, 50, 0));
+            CU_ASSERT(took < 1.0);
+        }
+        TIMED(took, shoal__chan_arm(p); shoal__chan_disarm(p));
+        CU_ASSERT(took < 1.0);
+        /* The producer: the child looks asleep, so every send rings, into
+         * a doorbell it never clears. Never waits: records until the ring
+         * is full, then SHOAL_EBUSY. */
+        int rc;
+        unsigned sent;
+        TIMED(took, rc = fill(p, &sent));
+        CU_ASSERT(took < 1.0);
+        CU_ASSERT_EQUAL(rc, SHOAL_EBUSY);
+        CU_ASSERT_EQUAL(sent, RING / 24); /* 24-byte records */
+        TIMED(took, shoal__chan_ring(p));
+        CU_ASSERT(took < 1.0);
+    }
+    kill(pid, SIGKILL);
+    int status;
+    CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+    CU_ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL); /* it did every step */
+    shoal__chan_destroy(p);
+    sigaction(SIGALRM, &old, NULL);
+}
+
 static void attach_refuses_what_is_not_a_channel(void)
 {
     int fds[3] = {memfd_create("x", MFD_CLOEXEC), dup(0), dup(0)};
@@ -452,6 +604,7 @@ int main(void)
         {"echo across a fork, sleeping between bursts", echo_across_a_fork},
         {"a dead consumer never blocks the producer", dead_consumer_never_blocks},
         {"a hostile peer is contained", hostile_peer_is_contained},
+        {"a peer's doorbell descriptors never block us", peer_descriptors_never_block_us},
         {"attach refuses what is not a channel", attach_refuses_what_is_not_a_channel},
         {NULL, NULL},
     };

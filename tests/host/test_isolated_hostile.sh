@@ -1,0 +1,85 @@
+#!/bin/bash
+# test_isolated_hostile.sh BUILD_DIR [SANITIZER] - a plugin in a pool with
+# `isolation: process` does to its child's channel to shoald what a buggy or
+# hostile plugin may (the hostile fixture, on a cast); shoald does not care:
+#   1. Its doorbell descriptors (ipc/chan.h). `block` clears O_NONBLOCK on
+#      the channel's descriptors, `shutdown` shuts the doorbells down,
+#      `close` closes them. After each, every call to the pool is still
+#      answered, and a kill -9 of the child is still seen (its death line)
+#      and the pool restarted and serving. (With eventfd doorbells, one open
+#      file description for both processes, `block` made the parent's read
+#      in the supervisor wait for good: calls unanswered, a killed child a
+#      zombie, shutdown only ended by its drain deadline.)
+#   2. shoalctl stop: drained, exit 0, no sanitizer report.
+. "$(dirname "$0")/lib.sh" "$1"
+fixtures=$build/fixtures
+export SHOAL_SOCKET=$tmp/ctl.sock
+
+header() {
+    cat <<YAML
+runtime: { control: ctl.sock }
+log: { level: info }
+shutdown: { drain: 10s }
+plugins:
+  hostile: $fixtures/hostile.so
+pools:
+YAML
+}
+# field POOL KEY: a number from the pool's inspect
+field() { "$shoalctl" inspect "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
+alive() { kill -0 "$pid" 2> /dev/null || fail "shoald died"; }
+pool() { # pool NAME TRICK
+    printf '  %s:\n    worker: hostile.hostile\n    size: 1\n    isolation: process\n    restart: { max: 100, within: 10s }\n    args: { trick: %s }\n' "$1" "$2"
+}
+# calls POOL: five calls, each answered with its payload within 3 s
+calls() {
+    local i out
+    for i in 1 2 3 4 5; do
+        out=$("$shoalctl" --timeout 3000 call "$1" "hello $i" 2>&1) ||
+            fail "$1: call $i not answered: $out"
+        [ "$out" = "hello $i" ] || fail "$1: call $i answered '$out'"
+        sleep 0.1 # the supervisor sleeps and wakes between calls
+    done
+}
+# up_again POOL OLD: until a child other than OLD is the pool's (10 s at most)
+up_again() {
+    local c
+    for _ in $(seq 1 1000); do
+        c=$(field "$1" process_pid)
+        [ -n "$c" ] && [ "$c" != 0 ] && [ "$c" != "$2" ] && return 0
+        sleep 0.01
+    done
+    fail "$1: no child after $2"
+}
+
+# ---- 1. doorbells: blocking, shut down, closed ---------------------------------
+write "$(pool hb block)
+$(pool hs shutdown)
+$(pool hc close)"
+"$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+pid=$!
+wait_for "running $tmp/s.yaml: 3 pools"
+for p in hb hs hc; do
+    case $p in hb) trick=block ;; hs) trick=shutdown ;; hc) trick=close ;; esac
+    calls "$p"
+    "$shoalctl" send "$p" x > /dev/null || fail "$p: send"
+    wait_for "\[$p:[0-9]*\] .*hostile: $trick fd 5: "
+    calls "$p"
+    child=$(field "$p" process_pid)
+    kill -9 "$child"
+    wait_for "$p: isolated worker process $child was killed by SIGKILL" 1 500
+    up_again "$p" "$child"
+    calls "$p"
+    [ "$(field "$p" processes_died)" = 1 ] || fail "$p: $(field "$p" processes_died) deaths, not 1"
+    alive
+    echo "ok: $p ($trick): calls answered, its killed child seen and replaced"
+done
+
+# ---- 2. stop -------------------------------------------------------------------
+"$shoalctl" stop > /dev/null || fail "stop: exit $?"
+wait "$pid"
+rc=$?
+pid=
+[ "$rc" = 0 ] || fail "shoald exited $rc after stop"
+[ "$(count 'Sanitizer')" = 0 ] || fail "a sanitizer report in the log"
+echo "ok: test_isolated_hostile"
