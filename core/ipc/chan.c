@@ -76,8 +76,13 @@
  *   above; the many-producers test checks it record by record.)
  *
  * THE OTHER SIDE IS NOT TRUSTED. It may write anything anywhere in the
- * region, and do what it likes with its own descriptors (DOORBELLS). Every
- * value read from the region is checked before use: head against
+ * region, and do what it likes with its own descriptors (DOORBELLS). It
+ * cannot change the region's size: the memfd is sealed (F_SEAL_SHRINK,
+ * F_SEAL_GROW, then F_SEAL_SEAL, so no seal can be added either -- not
+ * F_SEAL_WRITE against our own writes) before it is mapped or handed
+ * over; shrunk, every later touch of ours past its new end would be a
+ * SIGBUS that kills this process. Every value read from the region is
+ * checked before use: head against
  * tail (a head past the tail is impossible: the producer calls the ring
  * broken and sends nothing more; one more than S behind, looked at again,
  * is a full ring), a stamp against the position, a length against
@@ -240,8 +245,10 @@ int shoal__chan_create(size_t ring_bytes, size_t user_bytes, shoal_chan_t **out)
     uint64_t off_user = PAGE + 2 * (uint64_t)ring_bytes;
     c->total = off_user + page_up(user_bytes ? user_bytes : 1);
     int rc = SHOAL_ENOMEM;
-    c->fd = memfd_create("shoal:chan", MFD_CLOEXEC);
-    if (c->fd < 0 || ftruncate(c->fd, (off_t)c->total) != 0)
+    /* Sealed at its size before anyone maps it (top: the other side). */
+    c->fd = memfd_create("shoal:chan", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (c->fd < 0 || ftruncate(c->fd, (off_t)c->total) != 0 ||
+        fcntl(c->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
         goto fail;
     for (int i = 0; i < 2; i++) {
         int sv[2];

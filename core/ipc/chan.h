@@ -16,8 +16,10 @@
  * writes can make this side read or write outside the mapping, loop, block
  * or crash: every index and length read from shared memory is checked, and
  * a record that does not make sense marks the channel broken
- * (SHOAL_EPROTO-like: shoal__chan_peek answers SHOAL_EINVAL for ever). Nor
- * can anything it does to its descriptors: each side's doorbell ends are
+ * (SHOAL_EPROTO-like: shoal__chan_peek answers SHOAL_EINVAL for ever). It
+ * cannot resize the region under us (the memfd is sealed at its size: a
+ * shrink would make our next touch past the new end a SIGBUS). Nor can
+ * anything it does to its descriptors: each side's doorbell ends are
  * open file descriptions of their own (its flags are not ours), used
  * without ever waiting (MSG_DONTWAIT), and its shutdown or close of its
  * ends does not reach ours. What it can do is garble what it receives,

@@ -13,8 +13,11 @@
  *   - a peer that makes its doorbell descriptors blocking, fills, shuts
  *     down or closes them never makes us wait: our sleep ends at its
  *     timeout, our sends answer at once;
+ *   - the region is sealed: the peer can neither shrink nor grow it, nor
+ *     seal it against our writes;
  *   - attach refuses a region that is not one.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -24,6 +27,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -574,6 +578,48 @@ static void peer_descriptors_never_block_us(void)
     sigaction(SIGALRM, &old, NULL);
 }
 
+/* The region is sealed: the peer's copy of its descriptor can neither
+ * shrink it (every later touch of ours past the new end would be a SIGBUS
+ * that kills this process), nor grow it, nor add a seal of its own. */
+static void peer_cannot_resize_the_region(void)
+{
+    shoal_chan_t *p, *c;
+    pair(RING, 4096, &p, &c);
+    int fds[3];
+    shoal__chan_fds(p, fds);
+    int peer = dup(fds[0]); /* as the child holds it */
+    struct stat st;
+    CU_ASSERT_EQUAL_FATAL(fstat(peer, &st), 0);
+    CU_ASSERT_EQUAL(ftruncate(peer, st.st_size * 2), -1);
+    CU_ASSERT_EQUAL(errno, EPERM);
+    CU_ASSERT_EQUAL(fcntl(peer, F_ADD_SEALS, F_SEAL_WRITE), -1);
+    CU_ASSERT_EQUAL(fcntl(peer, F_ADD_SEALS, F_SEAL_FUTURE_WRITE), -1);
+    int shrunk = ftruncate(peer, 4096);
+    CU_ASSERT_EQUAL(shrunk, -1);
+    CU_ASSERT_EQUAL(errno, EPERM);
+    if (shrunk == 0) /* unsealed: put it back, or the looks below die of SIGBUS */
+        CU_ASSERT_EQUAL(ftruncate(peer, st.st_size), 0);
+    CU_ASSERT((fcntl(peer, F_GET_SEALS) & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) ==
+              (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL));
+    /* Every byte of it still ours: the user area's last, records both ways. */
+    size_t user;
+    unsigned char *u = shoal__chan_user(p, &user);
+    u[user - 1] = 7;
+    CU_ASSERT_EQUAL(((unsigned char *)shoal__chan_user(c, NULL))[user - 1], 7);
+    CU_ASSERT_EQUAL(shoal__chan_send(p, 1, "down", 4, NULL, 0, true), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal__chan_send(c, 2, "up", 2, NULL, 0, true), SHOAL_OK);
+    uint32_t tag;
+    const void *data;
+    size_t len;
+    CU_ASSERT_EQUAL(shoal__chan_peek(c, &tag, &data, &len), SHOAL_OK);
+    CU_ASSERT_EQUAL(tag, 1);
+    CU_ASSERT_EQUAL(shoal__chan_peek(p, &tag, &data, &len), SHOAL_OK);
+    CU_ASSERT_EQUAL(tag, 2);
+    close(peer);
+    shoal__chan_destroy(c);
+    shoal__chan_destroy(p);
+}
+
 static void attach_refuses_what_is_not_a_channel(void)
 {
     int fds[3] = {memfd_create("x", MFD_CLOEXEC), dup(0), dup(0)};
@@ -605,6 +651,7 @@ int main(void)
         {"a dead consumer never blocks the producer", dead_consumer_never_blocks},
         {"a hostile peer is contained", hostile_peer_is_contained},
         {"a peer's doorbell descriptors never block us", peer_descriptors_never_block_us},
+        {"the peer cannot resize the region", peer_cannot_resize_the_region},
         {"attach refuses what is not a channel", attach_refuses_what_is_not_a_channel},
         {NULL, NULL},
     };

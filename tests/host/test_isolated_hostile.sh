@@ -10,7 +10,12 @@
 #      file description for both processes, `block` made the parent's read
 #      in the supervisor wait for good: calls unanswered, a killed child a
 #      zombie, shutdown only ended by its drain deadline.)
-#   2. shoalctl stop: drained, exit 0, no sanitizer report.
+#   2. The shared region. `truncate` grows it, tries to seal it against
+#      writes, and shrinks it to 4096 bytes: every one is refused (the
+#      region is sealed against resizing and further seals: EPERM), shoald
+#      lives and the pool serves on. (Unsealed, the shrink made shoald's
+#      next touch of the region past 4096 bytes a SIGBUS: shoald died.)
+#   3. shoalctl stop: drained, exit 0, no sanitizer report.
 . "$(dirname "$0")/lib.sh" "$1"
 fixtures=$build/fixtures
 export SHOAL_SOCKET=$tmp/ctl.sock
@@ -75,7 +80,33 @@ for p in hb hs hc; do
     echo "ok: $p ($trick): calls answered, its killed child seen and replaced"
 done
 
-# ---- 2. stop -------------------------------------------------------------------
+# ---- 2. the shared region: resized, sealed ---------------------------------------
+write "$(pool hb block)
+$(pool hs shutdown)
+$(pool hc close)
+$(pool ht truncate)"
+"$shoalctl" reload > /dev/null || fail "reload adding ht"
+for _ in $(seq 1 1000); do
+    [ "$(field ht pool_size)" = 1 ] && break
+    sleep 0.01
+done
+calls ht
+"$shoalctl" send ht x > /dev/null || fail "ht: send"
+wait_for "\[ht:[0-9]*\] .*hostile: truncate fd 3: "
+sleep 0.3 # shoald's supervisor and senders touch the region meanwhile
+alive
+for what in grow seal truncate; do
+    [ "$(count "\[ht:[0-9]*\] .*hostile: $what fd 3: Operation not permitted")" = 1 ] ||
+        fail "ht: the child's $what was not refused: $(grep "hostile: $what" "$log")"
+done
+calls ht
+"$shoalctl" send ht x > /dev/null || fail "ht: send after the tricks"
+calls ht
+[ "$(field ht processes_died)" = 0 ] || fail "ht: its child died"
+alive
+echo "ok: ht (truncate): the region cannot be resized or sealed by the child; calls answered"
+
+# ---- 3. stop -------------------------------------------------------------------
 "$shoalctl" stop > /dev/null || fail "stop: exit $?"
 wait "$pid"
 rc=$?
