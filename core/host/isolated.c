@@ -235,7 +235,10 @@ typedef struct child_s {
 
 /* What the child's workers send to a PID of the parent (SHOAL__PID_REMOTE):
  * into the channel (runtime.h: the gateway). A reply to a call the parent
- * made, or a message. Never blocks: a full ring refuses. */
+ * made, or a message. Never blocks: a full ring refuses. A payload over
+ * SHOAL_REMOTE_PAYLOAD_MAX never fits (pool/remote.h): a message is
+ * refused with SHOAL_EINVAL, a reply goes as the status SHOAL_EINVAL, so
+ * that its caller hears at once instead of at its timeout. */
 static int gateway(void *user, shoal_tcache_t *tc, shoal_pid_t to, shoal_env_t *e, bool sys)
 {
     child_t *ch = user;
@@ -257,6 +260,13 @@ static int gateway(void *user, shoal_tcache_t *tc, shoal_pid_t to, shoal_env_t *
         return SHOAL_ENOPROC; /* a call, an exit, ...: no actor here answers for them */
     }
     bool status = (m.flags & SHOAL_REMOTE_MSG_STATUS) != 0;
+    if (!status && e->size > SHOAL_REMOTE_PAYLOAD_MAX) {
+        if (tag == SHOAL_REMOTE_SEND)
+            return SHOAL_EINVAL;
+        m.flags = SHOAL_REMOTE_MSG_STATUS;
+        m.type = (uint32_t)SHOAL_EINVAL;
+        status = true;
+    }
     int rc = shoal__chan_send(ch->chan, tag, &m, sizeof m, status ? NULL : shoal__env_data(e),
                               status ? 0 : e->size, true);
     if (rc != SHOAL_OK)

@@ -123,7 +123,7 @@
 #define MAGIC UINT64_C(0x6e6168636c616f68) /* "hoalchan" */
 #define VERSION 1u
 #define PAGE 4096u
-#define HDR_BYTES 16u
+#define HDR_BYTES SHOAL_CHAN_RECORD_HDR
 #define RING_MIN (64u * 1024u)
 #define RING_MAX (256u * 1024u * 1024u)
 #define BELL_DRAIN 64 /* datagrams one clear reads at most (top: DOORBELLS) */
@@ -154,6 +154,11 @@ typedef struct record_s {
 } record_t;
 
 _Static_assert(sizeof(record_t) == HDR_BYTES, "a record's header is 16 bytes");
+/* SHOAL_CHAN_LEN_MAX is what send_one and peek allow: rec_size(len) <= S / 2
+ * holds exactly for len <= S / 2 - HDR_BYTES, a multiple of 8. */
+_Static_assert(SHOAL_CHAN_LEN_MAX(RING_MIN) == RING_MIN / 2 - HDR_BYTES &&
+                   SHOAL_CHAN_LEN_MAX((uint64_t)RING_MAX) == SHOAL_CHAN_RECORD_MAX,
+               "SHOAL_CHAN_LEN_MAX matches the ring's own check");
 
 struct shoal_chan_s {
     int fd;

@@ -34,6 +34,14 @@
 
 /* The largest record payload, whatever the ring size. */
 #define SHOAL_CHAN_RECORD_MAX (1u << 20)
+/* A record's header in the ring. A record takes at most half its ring,
+ * header included: the largest payload a ring of s bytes (a power of two)
+ * ever takes is SHOAL_CHAN_LEN_MAX(s); a larger one is refused
+ * (SHOAL_EINVAL), however empty the ring. */
+#define SHOAL_CHAN_RECORD_HDR 16u
+#define SHOAL_CHAN_LEN_MAX(s)                                                                      \
+    ((s) / 2 - SHOAL_CHAN_RECORD_HDR < SHOAL_CHAN_RECORD_MAX ? (s) / 2 - SHOAL_CHAN_RECORD_HDR     \
+                                                             : SHOAL_CHAN_RECORD_MAX)
 
 typedef struct shoal_chan_s shoal_chan_t;
 
@@ -60,7 +68,8 @@ void *shoal__chan_user(const shoal_chan_t *c, size_t *size);
 
 /* Sends one record (tag, then a's bytes then b's; either may be empty) on
  * this side's outbound ring. SHOAL_OK; SHOAL_EBUSY when the ring has no
- * room now; SHOAL_EINVAL when too large or the channel is broken. When
+ * room now; SHOAL_EINVAL when too large (over SHOAL_CHAN_LEN_MAX of the
+ * ring: it never fits) or the ring is broken (shoal__chan_out_broken). When
  * `ring` is set the consumer is woken if it sleeps (else call
  * shoal__chan_ring after a batch). Any thread. */
 int shoal__chan_send(shoal_chan_t *c, uint32_t tag, const void *a, size_t alen, const void *b,

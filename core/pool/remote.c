@@ -85,6 +85,8 @@ static uint64_t settled_sum(child_t *c, uint64_t pushed)
 
 int shoal__remote_forward(shoal_remote_t *r, shoal_tcache_t *tc, shoal_env_t *e)
 {
+    if (e->size > SHOAL_REMOTE_PAYLOAD_MAX)
+        return SHOAL_EINVAL; /* never fits, whichever child: for good (remote.h) */
     /* acquire: pairs with the supervisor's release store of cur. */
     child_t *c = atomic_load_explicit(&r->cur, memory_order_acquire);
     if (c == NULL)
@@ -111,7 +113,10 @@ int shoal__remote_forward(shoal_remote_t *r, shoal_tcache_t *tc, shoal_env_t *e)
                          &m, sizeof m, shoal__env_data(e), e->size, true);
     if (rc != SHOAL_OK) {
         atomic_fetch_sub_explicit(&c->pushed, 1, memory_order_relaxed);
-        return SHOAL_EBUSY;
+        /* SHOAL_EINVAL: too large for this ring (none is smaller than the
+         * limit above allows: for good), or the ring is broken (the child
+         * is stopped and replaced: a refusal for now). */
+        return rc == SHOAL_EINVAL && !shoal__chan_out_broken(c->chan) ? SHOAL_EINVAL : SHOAL_EBUSY;
     }
     shoal__env_free(tc, e);
     return SHOAL_OK;

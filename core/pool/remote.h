@@ -12,7 +12,12 @@
  *
  * Senders see what they would see in-process: SHOAL_OK, or SHOAL_EBUSY at
  * once when the child holds size x mailbox messages (counted as the pool's
- * unhandled), calls answered with the original ref, the sender kept.
+ * unhandled), calls answered with the original ref, the sender kept. But
+ * for size: a payload over SHOAL_REMOTE_PAYLOAD_MAX never fits the ring
+ * and is refused for good, SHOAL_EINVAL at once (unhandled too), so that no
+ * sender waits for room that cannot come; the same bound holds for what
+ * the child sends back (host/isolated.c: a reply too large reaches its
+ * caller as the status SHOAL_EINVAL, a send too large is refused so).
  *
  * One supervisor thread per such pool (remote.c) starts the child (the
  * host's launch function), delivers what comes back, and watches the
@@ -105,6 +110,17 @@ typedef struct shoal_remote_msg_s {
     uint32_t flags; /* SHOAL_REMOTE_MSG_* */
 } shoal_remote_msg_t;
 
+/* The smallest ring a child is given (remote_supervisor.c, ring_for: more
+ * for a larger size x mailbox), and the largest payload a message carries
+ * either way: its record, shoal_remote_msg_t then the payload, must fit
+ * the smallest ring (chan.h: SHOAL_CHAN_LEN_MAX), whichever child it
+ * meets. One number for every isolated pool, documented (README.md,
+ * shoal.yaml(5), shoal/ctx.h): 512 KiB less 48 bytes. */
+#define SHOAL_REMOTE_RING_MIN (1u << 20)
+#define SHOAL_REMOTE_PAYLOAD_MAX                                                                   \
+    (SHOAL_CHAN_LEN_MAX(SHOAL_REMOTE_RING_MIN) - sizeof(shoal_remote_msg_t))
+_Static_assert(SHOAL_REMOTE_PAYLOAD_MAX == 524240u, "the documented limit");
+
 /* The child's state (shoal_remote_area_t.state). */
 enum {
     SHOAL_REMOTE_STARTING = 0,
@@ -174,8 +190,10 @@ void shoal__remote_free(shoal_remote_t *r);
 
 /* The sender's side (forward.c): copies e into the child's ring.
  * SHOAL_OK (e is freed), SHOAL_EBUSY (no child up, or it holds its
- * capacity, or its ring is full: counted by the caller), e still the
- * caller's then. Inside the pool's read-side region. */
+ * capacity, or its ring is full: counted by the caller), SHOAL_EINVAL
+ * (its payload is over SHOAL_REMOTE_PAYLOAD_MAX: it never fits; counted
+ * by the caller too), e still the caller's then. Inside the pool's
+ * read-side region. */
 int shoal__remote_forward(shoal_remote_t *r, struct shoal_tcache_s *tc, struct shoal_env_s *e);
 
 /* ROOM (above). Whether the current child has room for a sender now:

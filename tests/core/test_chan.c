@@ -85,7 +85,11 @@ static void records_of_every_size_across_the_end(void)
         CU_ASSERT_EQUAL(shoal__chan_peek(c, &tag, &data, &got), SHOAL_EBUSY);
     }
     CU_ASSERT_EQUAL(n, 200);
-    /* Too large, and the other way round works too. */
+    /* Too large (one byte past SHOAL_CHAN_LEN_MAX: it never fits, however
+     * empty the ring), and the other way round works too. */
+    CU_ASSERT_EQUAL(SHOAL_CHAN_LEN_MAX(RING), RING / 2 - 16);
+    CU_ASSERT_EQUAL(shoal__chan_send(p, 1, out, SHOAL_CHAN_LEN_MAX(RING) + 1, NULL, 0, false),
+                    SHOAL_EINVAL);
     CU_ASSERT_EQUAL(shoal__chan_send(p, 1, out, RING / 2, NULL, 0, false), SHOAL_EINVAL);
     CU_ASSERT_EQUAL(shoal__chan_send(c, 9, "up", 2, NULL, 0, true), SHOAL_OK);
     uint32_t tag;

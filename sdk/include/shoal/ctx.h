@@ -29,7 +29,16 @@ SHOAL_API shoal_runtime_t *shoal_ctx_runtime(const shoal_ctx_t *ctx);
 /* Sends a copy of `size` bytes at `data` as message `type` to `to`. Returns
  * at once: SHOAL_OK (queued), SHOAL_EFULL (that mailbox is at its limit),
  * SHOAL_ENOPROC (no such actor), SHOAL_EINVAL, SHOAL_ENOMEM. The caller keeps
- * `data`. Messages from one sender to one actor arrive in order. */
+ * `data`. Messages from one sender to one actor arrive in order.
+ *
+ * A pool with `isolation: process` copies each message into a ring shared
+ * with its child process, which carries at most 524,240 bytes of payload
+ * (512 KiB less 48): a larger message is refused with SHOAL_EINVAL, for
+ * good (waiting for room cannot help; counted in the pool's
+ * messages_unhandled), where an in-process pool would take it. The same
+ * bound holds for calls to such a pool and for what its workers send back:
+ * a send too large is refused so, a reply too large reaches its caller as
+ * the status SHOAL_EINVAL. */
 SHOAL_API int shoal_send(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const void *data,
                          size_t size);
 
@@ -97,7 +106,9 @@ SHOAL_API int shoal_call_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t typ
 SHOAL_API int shoal_inspect(shoal_ctx_t *ctx, shoal_pid_t pid, uint64_t timeout_ms,
                             shoal_ref_t *ref);
 
-/* Builds the immediate answer inside handle_call: copies `size` bytes. */
+/* Builds the immediate answer inside handle_call: copies `size` bytes. In a
+ * pool with `isolation: process`, an answer over 524,240 bytes reaches
+ * the caller as the status SHOAL_EINVAL instead (shoal_send). */
 SHOAL_API int shoal_reply_set(shoal_reply_t *reply, uint32_t type, const void *data, size_t size);
 
 /* Inside handle_call: answer with an error status instead (the caller sees a

@@ -286,7 +286,9 @@ typedef struct shoal_pool_stats_s {
     uint64_t worker_restarts;
     uint64_t messages_forwarded; /* accepted by a worker (the sender saw SHOAL_OK) */
     uint64_t messages_unhandled; /* refused: every worker was full (SHOAL_EBUSY); for a
-                                    nested pool, also what its parent offered it in vain */
+                                    nested pool, also what its parent offered it in vain;
+                                    for an isolated pool, also what was too large for it
+                                    (SHOAL_EINVAL: shoal/ctx.h, shoal_send) */
     uint64_t messages_handled;   /* a handler returned normally */
     uint64_t messages_failed;    /* the handler failed or panicked on it */
     uint64_t messages_dropped;   /* lost because the pool or the runtime stopped */

@@ -94,8 +94,10 @@ SHOAL_API int shoal_runtime_send_many(shoal_runtime_t *rt, shoal_pid_t to, uint3
  * (SHOAL_ETIMEDOUT; UINT64_MAX: no limit). SHOAL_ENOPROC if the receiver
  * ends meanwhile. An isolated pool tells too (ABI 1.10: its child says when
  * its workers have settled enough); a receiver that cannot tell gives its
- * refusal at once; a pool whose max_waiting senders wait already,
- * SHOAL_EOVERLOAD at once (shoal/pool.h) -- each wait asks again, so a
+ * refusal at once; a refusal no room can cure, at once (an isolated
+ * pool's SHOAL_EINVAL for a message over its limit: shoal_send); a pool
+ * whose max_waiting senders wait already, SHOAL_EOVERLOAD at once
+ * (shoal/pool.h) -- each wait asks again, so a
  * sender woken that finds the receiver full again may get it then. A
  * refusal for max_queued (SHOAL_EBUSY from a receiver with room of its
  * own) is waited for the same way: the thread sleeps until the unbounded
