@@ -399,8 +399,12 @@ static int bridge(child_t *ch, shoal_host_t *h)
             next_drops = now + 1000000000u;
         }
         if (drain && rc == SHOAL_EBUSY && n == 0) {
-            /* Told to drain, and the parent sends nothing more (it waited
-             * for its senders before it asked): finish what the pool has. */
+            /* Told to drain, and the parent sends nothing more: it asked
+             * only after a grace period in which every sender that found
+             * this child stamped what it reserved (pool/remote.c), and we
+             * read the ring after the request [acquire of want_seq], so a
+             * slot at the head that reads as empty is empty for good, not
+             * reserved and unstamped. Finish what the pool has. */
             shoal_pool_drain(ch->rt, ch->pool, 24u * 3600u * 1000u);
             set_state(ch, SHOAL_REMOTE_DRAINED, SHOAL_OK, NULL);
             return 0;

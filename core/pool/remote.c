@@ -5,12 +5,17 @@
  *
  * WHO TOUCHES WHAT
  *   - `cur` (the child new work goes to) is read by senders inside the
- *     pool's read-side region (runtime/qsbr.h) and written by the
- *     supervisor: a child is published [release; pairs with the senders'
- *     acquire: its channel is set up] and unpublished [seq_cst: the
- *     reclaimer's store of the Dekker pair in qsbr.h]; only once every
- *     region that could have seen it has ended is its `pushed` final and
- *     may its channel go.
+ *     pool's read-side region (runtime/qsbr.h) [seq_cst: the reader's load
+ *     of the Dekker pair in qsbr.h; also an acquire: its channel is set up]
+ *     and written by the supervisor: a child is published, replacing the
+ *     one before at a commit [seq_cst: the reclaimer's store of the pair
+ *     for the one replaced; also a release] and unpublished [seq_cst].
+ *     Only once every region that could have seen a child has ended (a
+ *     grace period) is its `pushed` final, may it be told to drain (its
+ *     ring then holds all it will ever get: no sender is between its look
+ *     at `cur` and its stamp), and may its channel go; at the pool's stop,
+ *     its channel goes with the record (shoal__remote_free), whose own
+ *     grace period covers every sender that could have found it.
  *   - a child's `pushed` counts the messages senders put in its ring
  *     (fetch_add, undone when the ring refused); its settled counts are in
  *     the shared area, written by the child (untrusted: clamped).
@@ -87,8 +92,11 @@ int shoal__remote_forward(shoal_remote_t *r, shoal_tcache_t *tc, shoal_env_t *e)
 {
     if (e->size > SHOAL_REMOTE_PAYLOAD_MAX)
         return SHOAL_EINVAL; /* never fits, whichever child: for good (remote.h) */
-    /* acquire: pairs with the supervisor's release store of cur. */
-    child_t *c = atomic_load_explicit(&r->cur, memory_order_acquire);
+    /* seq_cst: the reader's load of qsbr.h's Dekker pair (we are in the
+     * pool's region): c's channel stays mapped until we leave it. Also an
+     * acquire: pairs with the supervisor's publishing (its channel is set
+     * up). */
+    child_t *c = atomic_load_explicit(&r->cur, memory_order_seq_cst);
     if (c == NULL)
         return SHOAL_EBUSY; /* none up: as a pool with no free worker */
     uint64_t cap = atomic_load_explicit(&r->cap, memory_order_relaxed);
@@ -145,8 +153,8 @@ bool shoal__remote_child_room(shoal_remote_t *r, child_t *c, uint64_t *at)
 
 bool shoal__remote_room(shoal_remote_t *r)
 {
-    /* acquire: as shoal__remote_forward's (its channel is set up). */
-    child_t *c = atomic_load_explicit(&r->cur, memory_order_acquire);
+    /* seq_cst: as shoal__remote_forward's (its channel stays mapped). */
+    child_t *c = atomic_load_explicit(&r->cur, memory_order_seq_cst);
     uint64_t at;
     return c != NULL && shoal__remote_child_room(r, c, &at);
 }
@@ -355,6 +363,7 @@ void shoal__remote_free(shoal_remote_t *r)
     if (r == NULL)
         return;
     shoal__remote_stop(r);
+    shoal__remote_free_buried(r);
     if (r->launch.release != NULL)
         r->launch.release(r->launch.user);
     if (r->next_launch.release != NULL)

@@ -40,7 +40,9 @@ typedef struct child_s {
     role_t role;
     bool up;
     bool drain_asked;
-    bool room_armed;  /* ROOM: armed at room_at, no record since */
+    bool room_armed; /* ROOM: armed at room_at, no record since */
+    bool published;  /* it was `cur` once: senders may have found it */
+    bool graced;     /* ... and a grace period has passed since it no longer is */
     uint64_t room_at;
     uint64_t started_ns;
     /* written by senders */
@@ -70,7 +72,8 @@ struct shoal_remote_s {
     bool started, stopped;
     /* the supervisor's */
     child_t *children;
-    bool draining; /* a drain was asked: DRAINED when the last child is gone */
+    child_t *buried; /* ended at the pool's stop: their channels go with the record */
+    bool draining;   /* a drain was asked: DRAINED when the last child is gone */
     /* Test-only: how much longer a burial keeps `lock` (remote.c,
      * SHOAL_TEST_HOLD_COUNTS_MS); 0, as always outside the tests. */
     unsigned test_hold_ms;
@@ -85,6 +88,9 @@ void shoal__remote_settled(child_t *c, uint64_t pushed, uint64_t *handled, uint6
 bool shoal__remote_child_room(shoal_remote_t *r, child_t *c, uint64_t *at);
 /* Sets command bits for the supervisor and wakes it (remote.c). */
 void shoal__remote_command(shoal_remote_t *r, uint32_t cmd);
+/* Frees the channels of the children buried at the pool's stop: with the
+ * record, once no sender can read it (remote_supervisor.c). */
+void shoal__remote_free_buried(shoal_remote_t *r);
 /* The supervisor thread's body (remote_supervisor.c). */
 void *shoal__remote_supervise(void *arg);
 

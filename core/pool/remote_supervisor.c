@@ -58,6 +58,15 @@ static void child_free(child_t *c)
     free(c);
 }
 
+void shoal__remote_free_buried(shoal_remote_t *r)
+{
+    while (r->buried != NULL) {
+        child_t *c = r->buried;
+        r->buried = c->next;
+        child_free(c);
+    }
+}
+
 /* Starts a child from launch; it joins the list, not yet up. */
 static int child_start(shoal_remote_t *r, const shoal_remote_launch_t *launch, role_t role,
                        char *why, size_t why_size)
@@ -103,9 +112,13 @@ static int child_start(shoal_remote_t *r, const shoal_remote_launch_t *launch, r
 }
 
 /* Waits until no sender can still be pushing into a child that is no
- * longer published (runtime/qsbr.h): then its `pushed` is final. */
-static void grace(shoal_remote_t *r)
+ * longer published (runtime/qsbr.h): then its `pushed` is final, and its
+ * channel may be told to drain or unmapped. */
+static void grace(shoal_remote_t *r, child_t *c)
 {
+    if (!c->published || c->graced)
+        return; /* no sender ever found it, or none can any more */
+    c->graced = true;
     shoal_qsbr_snap_t snap;
     while (shoal__qsbr_snapshot(r->rt, &snap) != SHOAL_OK) {
         struct timespec ts = {0, 1000000};
@@ -118,19 +131,29 @@ static void grace(shoal_remote_t *r)
     shoal__qsbr_snap_free(&snap);
 }
 
+/* c takes new work from now on. The child it replaces (at a commit) is no
+ * longer published, but senders may still push into it until a grace
+ * period has passed (grace). */
 static void publish(shoal_remote_t *r, child_t *c)
 {
-    /* release: pairs with the senders' acquire: its channel is set up. */
-    atomic_store_explicit(&r->cur, c, memory_order_release);
+    c->published = true;
+    /* seq_cst: the reclaimer's store of qsbr.h's Dekker pair for the child
+     * it replaces; and a release: pairs with the senders' load (seq_cst,
+     * so an acquire): c's channel is set up. */
+    atomic_store_explicit(&r->cur, c, memory_order_seq_cst);
 }
 
+/* c takes no new work from now on; once this returns, no sender can still
+ * push into it. */
 static void unpublish(shoal_remote_t *r, child_t *c)
 {
     child_t *expect = c;
-    /* seq_cst: the reclaimer's store of qsbr.h's Dekker pair. */
-    if (atomic_compare_exchange_strong_explicit(&r->cur, &expect, NULL, memory_order_seq_cst,
-                                                memory_order_relaxed))
-        grace(r);
+    /* seq_cst: the reclaimer's store of qsbr.h's Dekker pair. It fails when
+     * c was replaced at a commit: then publishing the new one was that
+     * store. */
+    atomic_compare_exchange_strong_explicit(&r->cur, &expect, NULL, memory_order_seq_cst,
+                                            memory_order_relaxed);
+    grace(r, c);
 }
 
 /* Tells a child to drain, once nobody can push into it any more. */
@@ -175,10 +198,10 @@ static void hold_for(unsigned ms)
 static void child_ended(shoal_remote_t *r, child_t *c, bool stopping)
 {
     /* seq_cst: as unpublish's (the reclaimer's store of qsbr.h's pair). */
-    if (stopping) /* (no grace: the pool has ended, its senders see ENOPROC) */
+    if (stopping) /* no grace: its channel waits for the record's (below) */
         atomic_store_explicit(&r->cur, NULL, memory_order_seq_cst);
     else
-        unpublish(r, c);
+        unpublish(r, c); /* before its channel goes, below */
     siginfo_t si = {0};
     if (waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &si, WEXITED) != 0)
         si.si_code = CLD_KILLED;
@@ -224,9 +247,15 @@ static void child_ended(shoal_remote_t *r, child_t *c, bool stopping)
                    (int)c->pid, how, held, held == 1 ? "" : "s", held == 1 ? "is" : "are", h, f);
     role_t role = c->role;
     bool was_up = c->up;
-    child_free(c);
-    if (stopping)
+    if (stopping) {
+        /* The pool's actor has ended: a sender that found its record
+         * before may still be pushing into c. Its channel goes with the
+         * record, once no sender can read that (shoal__remote_free). */
+        c->next = r->buried;
+        r->buried = c;
         return;
+    }
+    child_free(c);
     if (role == ROLE_NEXT) {
         notify(r, SHOAL_REMOTE_EV_PREPARE_FAILED, SHOAL_EFAILED, 0, how);
     } else if (role == ROLE_CURRENT && !r->draining) {
@@ -248,7 +277,7 @@ static void check_start(shoal_remote_t *r, child_t *c)
     if (state == SHOAL_REMOTE_UP) {
         c->up = true;
         if (c->role == ROLE_CURRENT) {
-            publish(r, c);
+            publish(r, c); /* (none was: a start or a restart) */
             notify(r, SHOAL_REMOTE_EV_UP, SHOAL_OK, 0, NULL);
         } else if (c->role == ROLE_NEXT) {
             notify(r, SHOAL_REMOTE_EV_PREPARED, SHOAL_OK, 0, NULL);
@@ -432,8 +461,13 @@ static bool run_commands(shoal_remote_t *r)
             c->role = ROLE_CURRENT;
             publish(r, c);
             if (old != NULL) {
+                /* A sender that found old just before c was published
+                 * may still be copying into its ring (or have reserved a slot
+                 * it has not stamped yet, which reads as empty): old is
+                 * told to drain only after the grace (ask_drain), so its
+                 * ring holds all it will ever get when it looks. */
                 old->role = ROLE_RETIRING;
-                ask_drain(r, old); /* after the grace: nothing new reaches it */
+                ask_drain(r, old);
             }
             pthread_mutex_lock(&r->lock);
             shoal_remote_launch_t was = r->launch;

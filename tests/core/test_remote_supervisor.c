@@ -1,0 +1,392 @@
+/* test_remote_supervisor.c - the life of an isolated pool's children
+ * (core/pool/remote_supervisor.c): started, published, replaced at a
+ * swap's commit, buried when they end.
+ *
+ * A real pool with `isolation: process` runs in a real runtime, but its
+ * children are this test executable run again (--fake-child): a stand-in
+ * for the host's worker process that attaches the channel, says UP,
+ * counts every message it takes from its ring as handled, and, told to
+ * drain, finishes once its ring is empty and exits 0. Their launch is
+ * fake_launch, which counts its calls and releases and can be held on a
+ * gate (the supervisor waits inside it).
+ *
+ * A "reader" thread stands for a sender: it enters a read-side region
+ * (runtime/qsbr.h), finds the child new work goes to as
+ * shoal__remote_forward does, and stays there for as long as the test
+ * says -- as a dispatcher thread does for a whole turn, or a sender
+ * between its look at `cur` and its copy into the ring. Then it does the
+ * rest of what a forward does (or nothing) and leaves.
+ *
+ * Every wait is bounded; a bug fails a case, it does not hang the suite.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ipc/chan.h"
+#include "pool/pool.h"
+#include "pool/remote.h"
+#include "pool/remote_child.h"
+#include "runtime/qsbr.h"
+#include "runtime/runtime.h"
+#include "support.h"
+
+#define WAIT_S 20.0
+#define TMO_MS 20000u
+
+/* ---- the stand-in child ------------------------------------------------------- */
+
+/* The child's main: its channel at 3, 4, 5 (as the host's child has it). */
+static int fake_child(void)
+{
+    int fds[3] = {3, 4, 5};
+    shoal_chan_t *ch;
+    if (shoal__chan_attach(fds, &ch) != SHOAL_OK)
+        return 2;
+    shoal_remote_area_t *a = shoal__chan_user(ch, NULL);
+    shoal_pool_stripe_t *st = shoal__remote_area_stripes(a);
+    atomic_store_explicit(&a->nstripes, 1, memory_order_relaxed);
+    atomic_store_explicit(&a->pool_size, 1, memory_order_relaxed);
+    /* release: pairs with the parent's acquire of state. */
+    atomic_store_explicit(&a->state, SHOAL_REMOTE_UP, memory_order_release);
+    shoal__chan_send(ch, SHOAL_REMOTE_STATUS, NULL, 0, NULL, 0, true);
+    uint32_t seen = 0;
+    bool drain = false;
+    for (;;) {
+        /* acquire: pairs with the parent's release of want_seq. */
+        uint32_t seq = atomic_load_explicit(&a->want_seq, memory_order_acquire);
+        if (seq != seen) {
+            seen = seq;
+            drain = atomic_load_explicit(&a->want_drain, memory_order_relaxed) != 0;
+        }
+        uint32_t tag;
+        const void *data;
+        size_t len;
+        unsigned n = 0;
+        int rc;
+        while ((rc = shoal__chan_peek(ch, &tag, &data, &len)) == SHOAL_OK) {
+            if (tag == SHOAL_REMOTE_CAST || tag == SHOAL_REMOTE_CALL)
+                /* release: pairs with the parent's acquire of handled. */
+                atomic_fetch_add_explicit(&st[0].handled, 1, memory_order_release);
+            shoal__chan_consume(ch);
+            n++;
+        }
+        if (rc != SHOAL_EBUSY) {
+            shoal__chan_destroy(ch);
+            return 4;
+        }
+        if (drain && n == 0) {
+            /* release: as UP's (the parent's acquire of state). */
+            atomic_store_explicit(&a->state, SHOAL_REMOTE_DRAINED, memory_order_release);
+            shoal__chan_send(ch, SHOAL_REMOTE_STATUS, NULL, 0, NULL, 0, true);
+            shoal__chan_destroy(ch); /* (a leak checker's report would end it unclean) */
+            return 0;
+        }
+        if (n == 0)
+            shoal__chan_wait(ch, 20, 0);
+    }
+}
+
+/* ---- its launch ------------------------------------------------------------------ */
+
+typedef struct fake_s {
+    atomic_int launches, releases;
+    atomic_int gate;    /* set: a launch waits until it is cleared */
+    atomic_int waiting; /* a launch waits at the gate */
+    atomic_int fail;    /* set: launches fail (no process) */
+    atomic_int pid;     /* the last child it started */
+} fake_t;
+
+static int fake_launch(void *user, const int chan_fds[3], pid_t *pid, int *pidfd, char *why,
+                       size_t why_size)
+{
+    fake_t *f = user;
+    atomic_fetch_add(&f->launches, 1);
+    if (atomic_load(&f->gate)) {
+        atomic_store(&f->waiting, 1);
+        while (atomic_load(&f->gate))
+            shoal_test_nap();
+        atomic_store(&f->waiting, 0);
+    }
+    if (atomic_load(&f->fail)) {
+        snprintf(why, why_size, "fake: no process today");
+        return SHOAL_EFAILED;
+    }
+    pid_t child = fork();
+    if (child < 0) {
+        snprintf(why, why_size, "fork failed");
+        return SHOAL_ENOMEM;
+    }
+    if (child == 0) {
+        int high[3];
+        for (int i = 0; i < 3; i++)
+            if ((high[i] = fcntl(chan_fds[i], F_DUPFD, 100)) < 0)
+                _exit(126);
+        for (int i = 0; i < 3; i++)
+            if (dup2(high[i], 3 + i) < 0)
+                _exit(126);
+        syscall(SYS_close_range, 6, ~0u, 0);
+        char *const argv[] = {"test_remote_supervisor", "--fake-child", NULL};
+        execv("/proc/self/exe", argv);
+        _exit(127);
+    }
+    int fd = (int)syscall(SYS_pidfd_open, child, 0);
+    if (fd < 0) {
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+        snprintf(why, why_size, "pidfd_open failed");
+        return SHOAL_EFAILED;
+    }
+    *pid = child;
+    *pidfd = fd;
+    atomic_store(&f->pid, child);
+    return SHOAL_OK;
+}
+
+static void fake_release(void *user)
+{
+    fake_t *f = user;
+    atomic_fetch_add(&f->releases, 1);
+}
+
+static shoal_remote_launch_t fake_of(fake_t *f)
+{
+    return (shoal_remote_launch_t){
+        .launch = fake_launch, .release = fake_release, .user = f, .nstripes = 1};
+}
+
+/* Whether process pid is there and has not ended (not a zombie either). */
+static bool running(int pid)
+{
+    char path[64], stat[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return false;
+    size_t n = fread(stat, 1, sizeof stat - 1, f);
+    fclose(f);
+    stat[n] = '\0';
+    const char *end = strrchr(stat, ')'); /* "pid (comm) S ..." */
+    return end != NULL && end[1] == ' ' && end[2] != 'Z' && end[2] != 'X';
+}
+
+/* ---- the pool ------------------------------------------------------------------- */
+
+/* The behaviour the parent's spec names (it never runs in the parent). */
+static int idle_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    (void)msg;
+    return SHOAL_OK;
+}
+static const shoal_behaviour_t idle = {.name = "idle", .handle_message = idle_message};
+
+typedef struct rig_s {
+    shoal_runtime_t *rt;
+    shoal_pid_t pid;
+    shoal_pool_t *p; /* with a reference */
+    shoal_remote_t *r;
+} rig_t;
+
+static void spec_of(shoal_pool_spec_t *s)
+{
+    shoal_pool_spec_init(s);
+    s->name = "iso";
+    s->worker = &idle;
+    s->size = 1;
+    s->mailbox = 64;
+    s->restart.max = 10;
+    s->restart.within_ms = 10000;
+    s->restart.backoff_ms = 100;
+}
+
+/* A runtime (its log kept) and an isolated pool whose first child comes
+ * from f; false (asserted) if it did not start. */
+static bool rig_up(rig_t *g, fake_t *f)
+{
+    memset(g, 0, sizeof *g);
+    g->rt = shoal_test_runtime_logged(2, SHOAL_LOG_INFO);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g->rt);
+    shoal_pool_spec_t s;
+    spec_of(&s);
+    shoal_remote_launch_t l = fake_of(f);
+    shoal_pool_opts_t o = {.remote = &l};
+    char why[256] = "";
+    int rc = shoal__pool_start_ex(g->rt, &s, NULL, &o, TMO_MS, &g->pid, why, sizeof why);
+    CU_ASSERT_EQUAL(rc, SHOAL_OK);
+    if (rc != SHOAL_OK) {
+        printf("\n  the pool did not start: %s (%s)\n", shoal_strerror(rc), why);
+        return false;
+    }
+    g->p = shoal__pool_find(g->rt, g->pid);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g->p);
+    g->r = g->p->remote;
+    return true;
+}
+
+static void rig_down(rig_t *g)
+{
+    if (g->p != NULL)
+        shoal__pool_unref(g->rt, g->p);
+    shoal_runtime_destroy(g->rt);
+}
+
+/* The host's PREPARE of new code whose child comes from f: the swap's
+ * status (SHOAL_OK once it is up), its token in *token. */
+static int swap_prepare(rig_t *g, fake_t *f, uint64_t *token)
+{
+    shoal_pool_swap_t *sw = calloc(1, sizeof *sw);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sw);
+    spec_of(&sw->chain[0]);
+    sw->size = 1;
+    sw->remote = fake_of(f);
+    shoal_pool_swap_result_t res;
+    return shoal__pool_swap_ask(g->rt, g->p, g->pid, sw, TMO_MS, token, &res);
+}
+
+static int swap_step(rig_t *g, uint32_t type, uint64_t token)
+{
+    return shoal__pool_swap_step(g->rt, g->pid, type, token, TMO_MS, NULL);
+}
+
+/* The child new work goes to, as inspect says (0: none). */
+static int current_pid(rig_t *g)
+{
+    shoal_remote_info_t ri;
+    shoal__remote_info(g->r, &ri);
+    return ri.pid;
+}
+
+static uint64_t died(rig_t *g)
+{
+    shoal_remote_info_t ri;
+    shoal__remote_info(g->r, &ri);
+    return ri.died;
+}
+
+/* ---- the reader ------------------------------------------------------------------ */
+
+enum { R_IN = 1, R_GO = 2, R_LEAVE = 3, R_OUT = 4 };
+
+typedef struct reader_s {
+    rig_t *g;
+    atomic_int stage; /* R_IN: in its region, found cur; R_GO / R_LEAVE: told; R_OUT: left */
+    child_t *seen;    /* the child it found (read by others after R_IN) */
+    int send_rc;      /* R_GO: what its copy into seen's ring returned */
+} reader_t;
+
+static void *reader(void *arg)
+{
+    reader_t *rd = arg;
+    shoal_tcache_t *tc = shoal__tcache_get(rd->g->rt);
+    shoal__qsbr_enter(tc);
+    /* seq_cst: as shoal__remote_forward's (the reader's load of qsbr.h's
+     * Dekker pair). */
+    rd->seen = atomic_load_explicit(&rd->g->r->cur, memory_order_seq_cst);
+    atomic_store(&rd->stage, R_IN);
+    while (atomic_load(&rd->stage) == R_IN)
+        shoal_test_nap();
+    rd->send_rc = SHOAL_EINVAL;
+    if (atomic_load(&rd->stage) == R_GO && rd->seen != NULL) {
+        /* What shoal__remote_forward does after its load of cur. */
+        atomic_fetch_add_explicit(&rd->seen->pushed, 1, memory_order_relaxed);
+        shoal_remote_msg_t m = {.type = 7};
+        rd->send_rc =
+            shoal__chan_send(rd->seen->chan, SHOAL_REMOTE_CAST, &m, sizeof m, "late", 4, true);
+    }
+    shoal__qsbr_exit(tc);
+    atomic_store(&rd->stage, R_OUT);
+    return NULL;
+}
+
+static void reader_start(reader_t *rd, rig_t *g, pthread_t *t)
+{
+    memset(rd, 0, sizeof *rd);
+    rd->g = g;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(t, NULL, reader, rd), 0);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&rd->stage) == R_IN, WAIT_S);
+    CU_ASSERT_EQUAL_FATAL(atomic_load(&rd->stage), R_IN);
+}
+
+/* Tells the reader to go on (stage R_GO or R_LEAVE) and joins it. */
+static void reader_end(reader_t *rd, pthread_t t, int stage)
+{
+    atomic_store(&rd->stage, stage);
+    pthread_join(t, NULL);
+}
+
+/* ---- A: a commit waits for the senders before the old child drains ---------------- */
+
+/* A sender that found the old child just before a commit copies into its
+ * ring after the commit: the old child is asked to drain only after that
+ * sender's region, so it takes the message, handles it and exits cleanly;
+ * nothing is counted failed and no death is logged. (Before the fix the
+ * old child was told to drain at the commit, saw an empty ring, exited and
+ * its channel was unmapped under the sender: the sender's copy crashed
+ * shoald, or its message was counted failed without a word.) */
+static void commit_waits_for_senders(void)
+{
+    fake_t f1 = {0}, f2 = {0};
+    rig_t g;
+    if (!rig_up(&g, &f1)) {
+        rig_down(&g);
+        return;
+    }
+    int old = atomic_load(&f1.pid);
+    reader_t rd;
+    pthread_t t;
+    reader_start(&rd, &g, &t);
+    CU_ASSERT_PTR_NOT_NULL(rd.seen);
+    uint64_t token = 0;
+    CU_ASSERT_EQUAL(swap_prepare(&g, &f2, &token), SHOAL_OK);
+    CU_ASSERT_EQUAL(swap_step(&g, SHOAL__POOL_SWAP_COMMIT, token), SHOAL_OK);
+    SHOAL_TEST_WAIT_UNTIL(current_pid(&g) == atomic_load(&f2.pid), WAIT_S);
+    CU_ASSERT_EQUAL(current_pid(&g), atomic_load(&f2.pid));
+    /* The reader still could copy into the old child: it must be there,
+     * not told to drain. Give a wrong supervisor time to show it. */
+    SHOAL_TEST_WAIT_UNTIL(!running(old), 0.5);
+    bool still = running(old);
+    CU_ASSERT_TRUE(still);
+    if (!still) { /* its channel is gone: the reader must not touch it */
+        reader_end(&rd, t, R_LEAVE);
+        rig_down(&g);
+        return;
+    }
+    reader_end(&rd, t, R_GO);
+    CU_ASSERT_EQUAL(rd.send_rc, SHOAL_OK);
+    /* Now it drains: takes the late message, and exits. */
+    SHOAL_TEST_WAIT_UNTIL(!running(old), WAIT_S);
+    CU_ASSERT_FALSE(running(old));
+    shoal_pool_stats_t st;
+    for (double end = shoal_test_now() + WAIT_S; shoal_test_now() < end; shoal_test_nap()) {
+        st = shoal_test_pool_stats(g.rt, g.pid);
+        if (st.messages_handled + st.messages_failed >= 1)
+            break;
+    }
+    st = shoal_test_pool_stats(g.rt, g.pid);
+    CU_ASSERT_EQUAL(st.messages_handled, 1);
+    CU_ASSERT_EQUAL(st.messages_failed, 0);
+    CU_ASSERT_EQUAL(died(&g), 0);
+    CU_ASSERT_FALSE(shoal_test_log_has("isolated worker process"));
+    rig_down(&g);
+    CU_ASSERT_EQUAL(atomic_load(&f1.releases), 1);
+    CU_ASSERT_EQUAL(atomic_load(&f2.releases), 1);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--fake-child") == 0)
+        return fake_child();
+    static const shoal_test_case_t cases[] = {
+        {"a commit waits for the senders before the old child drains", commit_waits_for_senders},
+        {NULL, NULL},
+    };
+    return shoal_test_run("remote_supervisor", cases);
+}
