@@ -11,14 +11,18 @@
  *     one before at a commit [seq_cst: the reclaimer's store of the pair
  *     for the one replaced; also a release] and unpublished [seq_cst].
  *     Only once every region that could have seen a child has ended (a
- *     grace period) is its `pushed` final, may it be told to drain (its
- *     ring then holds all it will ever get: no sender is between its look
- *     at `cur` and its stamp), and may its channel go; at the pool's stop,
- *     its channel goes with the record (shoal__remote_free), whose own
- *     grace period covers every sender that could have found it.
+ *     grace period) may it be told to drain (its ring then holds all it
+ *     will ever get: no sender is between its look at `cur` and its
+ *     stamp), and may its channel go; at the pool's stop, its channel goes
+ *     with the record (shoal__remote_free), whose own grace period covers
+ *     every sender that could have found it. The supervisor never waits
+ *     for a grace period: it looks on each wake (remote_supervisor.c).
  *   - a child's `pushed` counts the messages senders put in its ring
  *     (fetch_add, undone when the ring refused); its settled counts are in
- *     the shared area, written by the child (untrusted: clamped).
+ *     the shared area, written by the child (untrusted: clamped). When the
+ *     child ends its burial closes the count (SHOAL__REMOTE_CLOSED, a bit
+ *     of it, remote_child.h): what it held is exact at once, and is said
+ *     at once, while its channel waits for the grace period.
  *   - commands from the pool's actor (start again, drain, prepare, commit,
  *     abort, new size, stop) are bits under `lock`, with an eventfd that
  *     wakes the supervisor; everything else here is the supervisor's.
@@ -88,6 +92,26 @@ static uint64_t settled_sum(child_t *c, uint64_t pushed)
 
 /* ---- senders ------------------------------------------------------------------- */
 
+/* Takes back the count forward made for a message that did not go into
+ * c's ring (`refused`, SHOAL_EBUSY or SHOAL_EINVAL: e is the caller's
+ * again) -- unless c has ended meanwhile and its burial counted that
+ * message as one it held, failed (remote_child.h: SHOAL__REMOTE_CLOSED):
+ * then it stands as sent (SHOAL_OK, e freed), so the count said is exact. */
+static int unpush(child_t *c, shoal_tcache_t *tc, shoal_env_t *e, int refused)
+{
+    uint64_t v = atomic_load_explicit(&c->pushed, memory_order_relaxed);
+    do {
+        if (v & SHOAL__REMOTE_CLOSED) {
+            shoal__env_free(tc, e);
+            return SHOAL_OK;
+        }
+        /* relaxed: `pushed` alone decides, by its modification order,
+         * whether the burial's fetch_or counted this one. */
+    } while (!atomic_compare_exchange_weak_explicit(&c->pushed, &v, v - 1, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    return refused;
+}
+
 int shoal__remote_forward(shoal_remote_t *r, shoal_tcache_t *tc, shoal_env_t *e)
 {
     if (e->size > SHOAL_REMOTE_PAYLOAD_MAX)
@@ -101,14 +125,14 @@ int shoal__remote_forward(shoal_remote_t *r, shoal_tcache_t *tc, shoal_env_t *e)
         return SHOAL_EBUSY; /* none up: as a pool with no free worker */
     uint64_t cap = atomic_load_explicit(&r->cap, memory_order_relaxed);
     uint64_t n = atomic_fetch_add_explicit(&c->pushed, 1, memory_order_relaxed) + 1;
+    if (n & SHOAL__REMOTE_CLOSED)
+        return SHOAL_EBUSY; /* it has ended (its count is final): as none up */
     if (cap != 0 && n - atomic_load_explicit(&c->settled_seen, memory_order_relaxed) > cap) {
         /* Looks full by an old sum: sum again before refusing. */
         uint64_t s = settled_sum(c, n);
         atomic_store_explicit(&c->settled_seen, s, memory_order_relaxed);
-        if (n - s > cap) {
-            atomic_fetch_sub_explicit(&c->pushed, 1, memory_order_relaxed);
-            return SHOAL_EBUSY;
-        }
+        if (n - s > cap)
+            return unpush(c, tc, e, SHOAL_EBUSY);
     }
     unsigned kind = shoal__env_kind(e);
     shoal_remote_msg_t m = {
@@ -119,13 +143,13 @@ int shoal__remote_forward(shoal_remote_t *r, shoal_tcache_t *tc, shoal_env_t *e)
     int rc =
         shoal__chan_send(c->chan, kind == SHOAL_MSG_CALL ? SHOAL_REMOTE_CALL : SHOAL_REMOTE_CAST,
                          &m, sizeof m, shoal__env_data(e), e->size, true);
-    if (rc != SHOAL_OK) {
-        atomic_fetch_sub_explicit(&c->pushed, 1, memory_order_relaxed);
+    if (rc != SHOAL_OK)
         /* SHOAL_EINVAL: too large for this ring (none is smaller than the
          * limit above allows: for good), or the ring is broken (the child
          * is stopped and replaced: a refusal for now). */
-        return rc == SHOAL_EINVAL && !shoal__chan_out_broken(c->chan) ? SHOAL_EINVAL : SHOAL_EBUSY;
-    }
+        return unpush(c, tc, e,
+                      rc == SHOAL_EINVAL && !shoal__chan_out_broken(c->chan) ? SHOAL_EINVAL
+                                                                             : SHOAL_EBUSY);
     shoal__env_free(tc, e);
     return SHOAL_OK;
 }
@@ -136,7 +160,7 @@ bool shoal__remote_child_room(shoal_remote_t *r, child_t *c, uint64_t *at)
 {
     uint64_t ring;
     uint64_t free = shoal__chan_out_free(c->chan, &ring);
-    uint64_t pushed = atomic_load_explicit(&c->pushed, memory_order_relaxed);
+    uint64_t pushed = shoal__remote_pushed(c);
     uint64_t settled = settled_sum(c, pushed); /* <= pushed */
     uint64_t cap = atomic_load_explicit(&r->cap, memory_order_relaxed);
     uint64_t low = cap / 4 != 0 ? cap / 4 : 1;
@@ -201,8 +225,7 @@ static bool remote_sum(shoal_remote_t *r, shoal_pool_stats_t *st, shoal_pool_his
         return false;
     for (child_t *c = r->children; c != NULL; c = c->next) {
         uint64_t handled, failed, dropped;
-        shoal__remote_settled(c, atomic_load_explicit(&c->pushed, memory_order_relaxed), &handled,
-                              &failed, &dropped);
+        shoal__remote_settled(c, shoal__remote_pushed(c), &handled, &failed, &dropped);
         st->messages_handled += handled;
         st->messages_failed += failed;
         st->messages_dropped += dropped;

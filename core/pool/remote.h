@@ -192,8 +192,10 @@ void shoal__remote_free(shoal_remote_t *r);
  * SHOAL_OK (e is freed), SHOAL_EBUSY (no child up, or it holds its
  * capacity, or its ring is full: counted by the caller), SHOAL_EINVAL
  * (its payload is over SHOAL_REMOTE_PAYLOAD_MAX: it never fits; counted
- * by the caller too), e still the caller's then. Inside the pool's
- * read-side region. */
+ * by the caller too), e still the caller's then. A child that ends while
+ * e is on its way counts it as one it held (failed) and the answer is
+ * SHOAL_OK, or it never gets it (SHOAL_EBUSY): never both, never neither.
+ * Inside the pool's read-side region. */
 int shoal__remote_forward(shoal_remote_t *r, struct shoal_tcache_s *tc, struct shoal_env_s *e);
 
 /* ROOM (above). Whether the current child has room for a sender now:

@@ -16,6 +16,7 @@
 
 #include "pool/pool.h"
 #include "pool/remote.h"
+#include "runtime/qsbr.h"
 
 enum {
     CMD_RESTART = 1u << 0,
@@ -30,6 +31,13 @@ enum {
 
 typedef enum { ROLE_CURRENT, ROLE_NEXT, ROLE_RETIRING } role_t;
 
+/* A child's `pushed` with this bit set: it has ended and its burial took
+ * its count (remote_supervisor.c, child_ended). A sender that finds the
+ * bit after its increment puts nothing into the ring; one that must take
+ * its count back and finds the bit cannot: its message was counted as one
+ * the child held (remote.c, unpush). */
+#define SHOAL__REMOTE_CLOSED (UINT64_C(1) << 63)
+
 typedef struct child_s {
     shoal_chan_t *chan;
     shoal_remote_area_t *area;
@@ -40,9 +48,14 @@ typedef struct child_s {
     role_t role;
     bool up;
     bool drain_asked;
-    bool room_armed; /* ROOM: armed at room_at, no record since */
-    bool published;  /* it was `cur` once: senders may have found it */
-    bool graced;     /* ... and a grace period has passed since it no longer is */
+    bool drain_pending; /* to be told to drain once its grace period has passed */
+    bool room_armed;    /* ROOM: armed at room_at, no record since */
+    /* Its grace period (remote_supervisor.c: THE GRACE PERIOD). */
+    bool published;    /* it was `cur` once: senders may have found it */
+    bool grace_begun;  /* ... it no longer is, since snap was taken */
+    bool snap_pending; /* ... but snap could not be taken yet (no memory) */
+    bool graced;       /* ... and every region in snap has ended */
+    shoal_qsbr_snap_t snap;
     uint64_t room_at;
     uint64_t started_ns;
     /* written by senders */
@@ -50,6 +63,12 @@ typedef struct child_s {
     _Atomic uint64_t settled_seen; /* a recent sum of its settled counts */
     struct child_s *next;
 } child_t;
+
+/* c's `pushed`, without SHOAL__REMOTE_CLOSED. */
+static inline uint64_t shoal__remote_pushed(child_t *c)
+{
+    return atomic_load_explicit(&c->pushed, memory_order_relaxed) & ~SHOAL__REMOTE_CLOSED;
+}
 
 struct shoal_remote_s {
     shoal_runtime_t *rt;
@@ -72,8 +91,9 @@ struct shoal_remote_s {
     bool started, stopped;
     /* the supervisor's */
     child_t *children;
-    child_t *buried; /* ended at the pool's stop: their channels go with the record */
-    bool draining;   /* a drain was asked: DRAINED when the last child is gone */
+    child_t *buried;        /* ended, their channels waiting for a grace period (or the record) */
+    unsigned grace_poll_ms; /* the poll's timeout while a grace period is pending */
+    bool draining;          /* a drain was asked: DRAINED when the last child is gone */
     /* Test-only: how much longer a burial keeps `lock` (remote.c,
      * SHOAL_TEST_HOLD_COUNTS_MS); 0, as always outside the tests. */
     unsigned test_hold_ms;
@@ -88,8 +108,8 @@ void shoal__remote_settled(child_t *c, uint64_t pushed, uint64_t *handled, uint6
 bool shoal__remote_child_room(shoal_remote_t *r, child_t *c, uint64_t *at);
 /* Sets command bits for the supervisor and wakes it (remote.c). */
 void shoal__remote_command(shoal_remote_t *r, uint32_t cmd);
-/* Frees the channels of the children buried at the pool's stop: with the
- * record, once no sender can read it (remote_supervisor.c). */
+/* Frees the buried children's channels, whatever their grace periods:
+ * with the record, once no sender can read it (remote_supervisor.c). */
 void shoal__remote_free_buried(shoal_remote_t *r);
 /* The supervisor thread's body (remote_supervisor.c). */
 void *shoal__remote_supervise(void *arg);

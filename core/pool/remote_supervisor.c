@@ -52,6 +52,7 @@ static size_t ring_for(uint64_t cap)
 
 static void child_free(child_t *c)
 {
+    shoal__qsbr_snap_free(&c->snap);
     shoal__chan_destroy(c->chan);
     if (c->pidfd >= 0)
         close(c->pidfd);
@@ -111,29 +112,49 @@ static int child_start(shoal_remote_t *r, const shoal_remote_launch_t *launch, r
     return SHOAL_OK;
 }
 
-/* Waits until no sender can still be pushing into a child that is no
- * longer published (runtime/qsbr.h): then its `pushed` is final, and its
- * channel may be told to drain or unmapped. */
-static void grace(shoal_remote_t *r, child_t *c)
+/* THE GRACE PERIOD. Once a child is no longer published, a sender that
+ * found it before may still be pushing into it (runtime/qsbr.h): only once
+ * every region that could have seen it has ended may it be told to drain,
+ * or its channel go. The supervisor never waits for that: a region can
+ * last a whole turn of a handler that runs long, or never returns, and
+ * the supervisor is what logs a death, restarts, delivers replies and
+ * carries out commands. It takes a snapshot when the child stops being
+ * published (grace_begin) and looks at it on every wake (graced) -- more
+ * often while one is pending (grace_poll_ms) -- doing the drain or the
+ * free then. */
+
+/* c is no longer published (just now): its grace period begins. */
+static void grace_begin(shoal_remote_t *r, child_t *c)
+{
+    if (!c->published || c->grace_begun)
+        return; /* no sender ever found it, or its period began already */
+    c->grace_begun = true;
+    /* Without memory for the snapshot now, a later look takes it: a later
+     * snapshot only waits for more. */
+    c->snap_pending = shoal__qsbr_snapshot(r->rt, &c->snap) != SHOAL_OK;
+    r->grace_poll_ms = 1;
+}
+
+/* Whether no sender can still be pushing into c (a look, never a wait):
+ * then its channel may be told to drain, or go. */
+static bool graced(shoal_remote_t *r, child_t *c)
 {
     if (!c->published || c->graced)
-        return; /* no sender ever found it, or none can any more */
+        return true; /* no sender ever found it, or none can any more */
+    if (!c->grace_begun)
+        return false; /* still published */
+    if (c->snap_pending && (c->snap_pending = shoal__qsbr_snapshot(r->rt, &c->snap) != SHOAL_OK))
+        return false;
+    if (!shoal__qsbr_passed(r->rt, &c->snap))
+        return false;
+    shoal__qsbr_snap_free(&c->snap);
     c->graced = true;
-    shoal_qsbr_snap_t snap;
-    while (shoal__qsbr_snapshot(r->rt, &snap) != SHOAL_OK) {
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-    }
-    while (!shoal__qsbr_passed(r->rt, &snap)) {
-        struct timespec ts = {0, 200000};
-        nanosleep(&ts, NULL);
-    }
-    shoal__qsbr_snap_free(&snap);
+    return true;
 }
 
 /* c takes new work from now on. The child it replaces (at a commit) is no
- * longer published, but senders may still push into it until a grace
- * period has passed (grace). */
+ * longer published, but senders may still push into it until its grace
+ * period has passed. */
 static void publish(shoal_remote_t *r, child_t *c)
 {
     c->published = true;
@@ -143,8 +164,7 @@ static void publish(shoal_remote_t *r, child_t *c)
     atomic_store_explicit(&r->cur, c, memory_order_seq_cst);
 }
 
-/* c takes no new work from now on; once this returns, no sender can still
- * push into it. */
+/* c takes no new work from now on; its grace period begins. */
 static void unpublish(shoal_remote_t *r, child_t *c)
 {
     child_t *expect = c;
@@ -153,15 +173,23 @@ static void unpublish(shoal_remote_t *r, child_t *c)
      * store. */
     atomic_compare_exchange_strong_explicit(&r->cur, &expect, NULL, memory_order_seq_cst,
                                             memory_order_relaxed);
-    grace(r, c);
+    grace_begin(r, c);
 }
 
-/* Tells a child to drain, once nobody can push into it any more. */
+/* A child is to drain: it takes no new work from now on, and is told once
+ * nobody can push into it any more (drain_now, from tend). */
 static void ask_drain(shoal_remote_t *r, child_t *c)
 {
-    if (c->drain_asked)
+    if (c->drain_asked || c->drain_pending)
         return;
     unpublish(r, c);
+    c->drain_pending = true;
+}
+
+/* Its grace period has passed: its ring holds all it will ever get. */
+static void drain_now(child_t *c)
+{
+    c->drain_pending = false;
     c->drain_asked = true;
     atomic_store_explicit(&c->area->want_drain, 1, memory_order_relaxed);
     /* release: pairs with the child's acquire load of want_seq (bridge,
@@ -201,11 +229,19 @@ static void child_ended(shoal_remote_t *r, child_t *c, bool stopping)
     if (stopping) /* no grace: its channel waits for the record's (below) */
         atomic_store_explicit(&r->cur, NULL, memory_order_seq_cst);
     else
-        unpublish(r, c); /* before its channel goes, below */
+        unpublish(r, c); /* its channel waits for its grace period (below) */
     siginfo_t si = {0};
     if (waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &si, WEXITED) != 0)
         si.si_code = CLD_KILLED;
-    uint64_t pushed = atomic_load_explicit(&c->pushed, memory_order_relaxed);
+    /* Its count, final now: a sender still between its look at cur and its
+     * copy (its region may last long after) finds CLOSED and pushes
+     * nothing; one that counted before and then cannot take its count back
+     * has its message stand as sent, counted in `held` below (remote.c,
+     * unpush). So what it held is exact without waiting for the grace
+     * period, and is said at once. */
+    uint64_t pushed =
+        atomic_fetch_or_explicit(&c->pushed, SHOAL__REMOTE_CLOSED, memory_order_relaxed) &
+        ~SHOAL__REMOTE_CLOSED;
     uint64_t h, f, d;
     shoal__remote_settled(c, pushed, &h, &f, &d);
     uint64_t held = pushed - h - f - d;
@@ -247,15 +283,18 @@ static void child_ended(shoal_remote_t *r, child_t *c, bool stopping)
                    (int)c->pid, how, held, held == 1 ? "" : "s", held == 1 ? "is" : "are", h, f);
     role_t role = c->role;
     bool was_up = c->up;
-    if (stopping) {
-        /* The pool's actor has ended: a sender that found its record
-         * before may still be pushing into c. Its channel goes with the
-         * record, once no sender can read that (shoal__remote_free). */
+    if (stopping || !graced(r, c)) {
+        /* A sender that found it may still be pushing into it: its channel
+         * goes once its grace period has passed (tend) -- or, at the pool's
+         * stop, with the record, once no sender can read that
+         * (shoal__remote_free). */
         c->next = r->buried;
         r->buried = c;
-        return;
+    } else {
+        child_free(c);
     }
-    child_free(c);
+    if (stopping)
+        return;
     if (role == ROLE_NEXT) {
         notify(r, SHOAL_REMOTE_EV_PREPARE_FAILED, SHOAL_EFAILED, 0, how);
     } else if (role == ROLE_CURRENT && !r->draining) {
@@ -494,12 +533,41 @@ static bool run_commands(shoal_remote_t *r)
     return true;
 }
 
+/* The grace periods (above), on every wake: children to drain are told,
+ * buried ones freed, once theirs has passed. The poll's timeout: short
+ * while one is pending (doubling from 1 ms up to POLL_MS). */
+static int tend(shoal_remote_t *r)
+{
+    bool pending = false;
+    for (child_t *c = r->children; c != NULL; c = c->next) {
+        if (c->drain_pending && graced(r, c))
+            drain_now(c);
+        pending |= c->drain_pending;
+    }
+    for (child_t **pp = &r->buried; *pp != NULL;) {
+        child_t *c = *pp;
+        if (graced(r, c)) {
+            *pp = c->next;
+            child_free(c);
+        } else {
+            pending = true;
+            pp = &c->next;
+        }
+    }
+    if (!pending)
+        return POLL_MS;
+    unsigned ms = r->grace_poll_ms != 0 ? r->grace_poll_ms : 1;
+    r->grace_poll_ms = ms * 2 < POLL_MS ? ms * 2 : POLL_MS;
+    return (int)ms;
+}
+
 void *shoal__remote_supervise(void *arg)
 {
     shoal_remote_t *r = arg;
     shoal_tcache_t *tc = shoal__tcache_get(r->rt);
     struct pollfd fds[1 + 2 * 8];
     child_t *who[1 + 2 * 8];
+    int timeout = POLL_MS;
     for (;;) {
         nfds_t n = 0;
         fds[n] = (struct pollfd){.fd = r->cmd_efd, .events = POLLIN};
@@ -516,7 +584,7 @@ void *shoal__remote_supervise(void *arg)
         for (child_t *c = r->children; c != NULL; c = c->next)
             pending |= shoal__chan_arm(c->chan);
         if (!pending)
-            poll(fds, n, POLL_MS);
+            poll(fds, n, timeout);
         for (child_t *c = r->children; c != NULL; c = c->next)
             shoal__chan_disarm(c->chan);
         uint64_t v;
@@ -537,6 +605,7 @@ void *shoal__remote_supervise(void *arg)
             }
         }
         room_look(r, tc);
+        timeout = tend(r);
         (void)who;
     }
     /* Stopping: whatever runs is killed; its held messages are dropped. */

@@ -19,6 +19,7 @@
  *
  * Every wait is bounded; a bug fails a case, it does not hang the suite.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -176,6 +177,26 @@ static bool running(int pid)
     return end != NULL && end[1] == ' ' && end[2] != 'Z' && end[2] != 'X';
 }
 
+/* How many channels (memfds named shoal:chan) this process has open. */
+static int channels_open(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+    struct dirent *e;
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        char path[300], target[256];
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        ssize_t k = readlink(path, target, sizeof target - 1);
+        if (k > 0) {
+            target[k] = '\0';
+            n += strstr(target, "memfd:shoal:chan") != NULL;
+        }
+    }
+    if (d != NULL)
+        closedir(d);
+    return n;
+}
+
 /* ---- the pool ------------------------------------------------------------------- */
 
 /* The behaviour the parent's spec names (it never runs in the parent). */
@@ -273,13 +294,17 @@ static uint64_t died(rig_t *g)
 
 /* ---- the reader ------------------------------------------------------------------ */
 
-enum { R_IN = 1, R_GO = 2, R_LEAVE = 3, R_OUT = 4 };
+/* R_GO: copy a message into the ring of the child it found, then leave;
+ * R_TOUCH: read that child's state in its channel, then leave; R_LEAVE:
+ * leave. */
+enum { R_IN = 1, R_GO = 2, R_TOUCH = 3, R_LEAVE = 4, R_OUT = 5 };
 
 typedef struct reader_s {
     rig_t *g;
-    atomic_int stage; /* R_IN: in its region, found cur; R_GO / R_LEAVE: told; R_OUT: left */
+    atomic_int stage; /* R_IN: in its region, found cur; then told; R_OUT: left */
     child_t *seen;    /* the child it found (read by others after R_IN) */
     int send_rc;      /* R_GO: what its copy into seen's ring returned */
+    uint32_t state;   /* R_TOUCH: what it read */
 } reader_t;
 
 static void *reader(void *arg)
@@ -301,6 +326,9 @@ static void *reader(void *arg)
         rd->send_rc =
             shoal__chan_send(rd->seen->chan, SHOAL_REMOTE_CAST, &m, sizeof m, "late", 4, true);
     }
+    if (atomic_load(&rd->stage) == R_TOUCH && rd->seen != NULL)
+        /* acquire: as the supervisor's look at it. */
+        rd->state = atomic_load_explicit(&rd->seen->area->state, memory_order_acquire);
     shoal__qsbr_exit(tc);
     atomic_store(&rd->stage, R_OUT);
     return NULL;
@@ -380,12 +408,66 @@ static void commit_waits_for_senders(void)
     CU_ASSERT_EQUAL(atomic_load(&f2.releases), 1);
 }
 
+/* ---- B: a death is told at once, however long a region lasts --------------------- */
+
+/* A thread stays in its read-side region (as a dispatcher thread does for
+ * the whole turn of a handler that runs long, or never returns) while the
+ * current child is killed: the death is logged and told to the pool at
+ * once, and the pool's next child is up at once; the dead child's channel
+ * stays mapped while the region lasts (a sender in it may still be copying
+ * into it: the reader reads it) and goes once it has ended. (Before the
+ * fix the supervisor waited for the region to end before it did anything
+ * else: the death's log, the restart, replies and commands all waited for
+ * an unrelated handler, for ever if it never returned.) */
+static void death_told_at_once(void)
+{
+    fake_t f = {0};
+    rig_t g;
+    if (!rig_up(&g, &f)) {
+        rig_down(&g);
+        return;
+    }
+    int first = atomic_load(&f.pid);
+    reader_t rd;
+    pthread_t t;
+    reader_start(&rd, &g, &t);
+    CU_ASSERT_EQUAL(channels_open(), 1);
+    char line[128];
+    snprintf(line, sizeof line, "isolated worker process %d was killed by SIGKILL", first);
+    double t0 = shoal_test_now();
+    kill(first, SIGKILL);
+    SHOAL_TEST_WAIT_UNTIL(shoal_test_log_has(line), 5.0);
+    bool told = shoal_test_log_has(line);
+    CU_ASSERT_TRUE(told);
+    SHOAL_TEST_WAIT_UNTIL(current_pid(&g) != 0 && current_pid(&g) != first, 5.0);
+    int second = current_pid(&g);
+    CU_ASSERT_TRUE(second != 0 && second != first);
+    printf("\n  death logged and next child up in %.0f ms, a region still open ... ",
+           (shoal_test_now() - t0) * 1000);
+    if (!told) {
+        reader_end(&rd, t, R_LEAVE);
+        rig_down(&g);
+        return;
+    }
+    CU_ASSERT_EQUAL(died(&g), 1);
+    CU_ASSERT_EQUAL(atomic_load(&f.launches), 2);
+    /* The dead child's channel is still there, beside the new one's. */
+    CU_ASSERT_EQUAL(channels_open(), 2);
+    reader_end(&rd, t, R_TOUCH);
+    CU_ASSERT_EQUAL(rd.state, SHOAL_REMOTE_UP); /* as it left it */
+    /* The region has ended: the dead child's channel goes. */
+    SHOAL_TEST_WAIT_UNTIL(channels_open() == 1, WAIT_S);
+    CU_ASSERT_EQUAL(channels_open(), 1);
+    rig_down(&g);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--fake-child") == 0)
         return fake_child();
     static const shoal_test_case_t cases[] = {
         {"a commit waits for the senders before the old child drains", commit_waits_for_senders},
+        {"a death is told at once, however long a region lasts", death_told_at_once},
         {NULL, NULL},
     };
     return shoal_test_run("remote_supervisor", cases);

@@ -1,0 +1,65 @@
+#!/bin/bash
+# test_isolated_life.sh BUILD_DIR - the life of an isolated pool's child
+# processes, which nothing else should notice (pool/remote_supervisor.c):
+#   1. A handler in another pool that sends and then blocks for 8 s keeps
+#      its dispatcher thread in a read-side region all that time (relay
+#      fixture). The isolated pool's child is killed meanwhile: its death
+#      is logged, a new child started and a call answered within 3 s, long
+#      before the handler returns. (Before: all of it waited for the
+#      handler, the death logged 7.5 s after the kill.)
+. "$(dirname "$0")/lib.sh" "$1"
+fixtures=$build/fixtures
+export SHOAL_SOCKET=$tmp/ctl.sock
+
+header() {
+    cat <<YAML
+runtime: { control: ctl.sock, threads: 4 }
+log: { level: info }
+shutdown: { drain: 10s }
+plugins:
+  echo: $plugins/echo/echo.so
+  sink: $plugins/sink/sink.so
+  relay: $fixtures/relay.so
+pools:
+YAML
+}
+# field POOL KEY: a number from the pool's inspect
+field() { "$shoalctl" inspect "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
+alive() { kill -0 "$pid" 2> /dev/null || fail "shoald died"; }
+
+# ---- 1. a death is told at once, whatever another handler does -----------------
+write "  iso: { worker: echo.echo, size: 1, isolation: process, args: { reply: pong } }
+  relay: { worker: relay.relay, size: 1, args: { target: other, ms: 8s } }
+  other: { worker: sink.sink, size: 1 }"
+"$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+pid=$!
+wait_for "running $tmp/s.yaml: 3 pools"
+[ "$("$shoalctl" call iso hello)" = pong ] || fail "iso does not answer"
+child=$(field iso process_pid)
+"$shoalctl" send relay x > /dev/null || fail "send to relay"
+wait_for "relay: sent (0), now blocking 8000 ms"
+t0=$(now_ms)
+kill -9 "$child"
+wait_for "iso: isolated worker process $child was killed by SIGKILL" 1 300
+logged=$(($(now_ms) - t0))
+for _ in $(seq 1 300); do
+    [ "$("$shoalctl" call --timeout 1000 iso x 2> /dev/null)" = pong ] && break
+    sleep 0.01
+done
+answered=$(($(now_ms) - t0))
+[ "$("$shoalctl" call --timeout 1000 iso x)" = pong ] || fail "iso does not answer after its child was killed"
+[ "$(count 'relay: done blocking')" = 0 ] || fail "the handler returned first: the test tests nothing"
+[ "$logged" -lt 3000 ] || fail "the death was logged after $logged ms"
+[ "$answered" -lt 3000 ] || fail "iso answered again after $answered ms"
+[ "$(field iso processes_died)" = 1 ] || fail "$(field iso processes_died) deaths counted"
+echo "ok: death logged after $logged ms, answering again after $answered ms, a handler still blocked"
+wait_for "relay: done blocking" 1 1000
+alive
+
+"$shoalctl" stop > /dev/null || fail "stop"
+wait "$pid"
+rc=$?
+pid=
+[ "$rc" = 0 ] || fail "shoald exited $rc after stop"
+[ "$(count 'Sanitizer')" = 0 ] || fail "a sanitizer report in the log"
+echo "ok: test_isolated_life"
