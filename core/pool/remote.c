@@ -23,9 +23,10 @@
  *     child ends its burial closes the count (SHOAL__REMOTE_CLOSED, a bit
  *     of it, remote_child.h): what it held is exact at once, and is said
  *     at once, while its channel waits for the grace period.
- *   - commands from the pool's actor (start again, drain, prepare, commit,
- *     abort, new size, stop) are bits under `lock`, with an eventfd that
- *     wakes the supervisor; everything else here is the supervisor's.
+ *   - commands from the pool's actor (start again, drain, new size, stop)
+ *     are bits under `lock`, and a swap's steps (prepare, commit, abort) a
+ *     FIFO there (SWAP STEPS, below), with an eventfd that wakes the
+ *     supervisor; everything else here is the supervisor's.
  *   - the supervisor tells the pool's actor what happened with priority
  *     messages (SHOAL__POOL_REMOTE) from no actor (SHOAL_PID_NONE).
  *
@@ -305,17 +306,65 @@ void shoal__remote_control(shoal_remote_t *r, uint32_t size, uint32_t mailbox)
 
 void shoal__remote_drain(shoal_remote_t *r) { shoal__remote_command(r, CMD_DRAIN); }
 void shoal__remote_restart(shoal_remote_t *r) { shoal__remote_command(r, CMD_RESTART); }
-void shoal__remote_commit(shoal_remote_t *r) { shoal__remote_command(r, CMD_COMMIT); }
-void shoal__remote_abort(shoal_remote_t *r) { shoal__remote_command(r, CMD_ABORT); }
 
-void shoal__remote_prepare(shoal_remote_t *r, const shoal_remote_launch_t *launch)
+/* SWAP STEPS. PREPARE, COMMIT and ABORT are carried out in the order the
+ * pool's actor gave them: a FIFO (ops, under `lock`), taken whole by the
+ * supervisor on its next wake. (As bits, an ABORT of one swap and the
+ * PREPARE of the next taken in one wake ran the wrong way round, and a
+ * PREPARE given while the supervisor carried out another found one slot
+ * for both launches.) The pool's actor runs one swap at a time and ends
+ * each (COMMIT or ABORT) before the next PREPARE; a COMMIT comes only
+ * after the supervisor said PREPARED, so after it took the PREPARE. So
+ * the FIFO holds at most the end of one swap and the PREPARE of the next,
+ * if an ABORT whose PREPARE is still queued takes that out (its child
+ * never started; its launch is released) instead of following it. A
+ * PREPARE is refused (SHOAL_EBUSY) unless it and its end have room. */
+
+/* The staged swap's end, under `lock`. */
+static void end_locked(shoal_remote_t *r, op_kind_t kind)
+{
+    r->staged = false;
+    if (kind == OP_ABORT && r->nops > 0 && r->ops[r->nops - 1].kind == OP_PREPARE) {
+        shoal_remote_launch_t l = r->ops[--r->nops].launch; /* never started */
+        if (l.release != NULL)
+            l.release(l.user);
+        return;
+    }
+    r->ops[r->nops++] = (remote_op_t){.kind = kind}; /* its PREPARE left it room */
+}
+
+static void end_staged(shoal_remote_t *r, op_kind_t kind)
 {
     pthread_mutex_lock(&r->lock);
-    if (r->next_launch.release != NULL) /* one not taken yet: replaced */
-        r->next_launch.release(r->next_launch.user);
-    r->next_launch = *launch;
+    bool staged = r->staged;
+    if (staged)
+        end_locked(r, kind);
     pthread_mutex_unlock(&r->lock);
-    shoal__remote_command(r, CMD_PREPARE);
+    if (staged)
+        shoal__remote_command(r, CMD_SWAP);
+}
+
+void shoal__remote_commit(shoal_remote_t *r) { end_staged(r, OP_COMMIT); }
+void shoal__remote_abort(shoal_remote_t *r) { end_staged(r, OP_ABORT); }
+
+int shoal__remote_prepare(shoal_remote_t *r, const shoal_remote_launch_t *launch)
+{
+    pthread_mutex_lock(&r->lock);
+    if (r->staged) /* one not ended (never, from swap.c): it is off */
+        end_locked(r, OP_ABORT);
+    bool room = r->nops + 2 <= SHOAL__REMOTE_OPS; /* it, and its end */
+    if (room) {
+        r->ops[r->nops++] = (remote_op_t){.kind = OP_PREPARE, .launch = *launch};
+        r->staged = true;
+    }
+    pthread_mutex_unlock(&r->lock);
+    if (!room) {
+        if (launch->release != NULL)
+            launch->release(launch->user);
+        return SHOAL_EBUSY;
+    }
+    shoal__remote_command(r, CMD_SWAP);
+    return SHOAL_OK;
 }
 
 /* ---- lifetime ------------------------------------------------------------------- */
@@ -391,6 +440,9 @@ void shoal__remote_free(shoal_remote_t *r)
         r->launch.release(r->launch.user);
     if (r->next_launch.release != NULL)
         r->next_launch.release(r->next_launch.user);
+    for (uint32_t i = 0; i < r->nops; i++) /* PREPAREs never taken */
+        if (r->ops[i].launch.release != NULL)
+            r->ops[i].launch.release(r->ops[i].launch.user);
     close(r->cmd_efd);
     pthread_mutex_destroy(&r->lock);
     free(r);

@@ -239,10 +239,13 @@ void shoal__remote_drain(shoal_remote_t *r);
 /* The pool's actor: start a child again (after it died, or to retry). */
 void shoal__remote_restart(shoal_remote_t *r);
 /* The pool's actor, for a worker swap: start a second child from launch
- * (taken over) beside the first (PREPARED or PREPARE_FAILED follows);
- * commit: new work goes to it, the first drains and exits; abort: it is
- * stopped. */
-void shoal__remote_prepare(shoal_remote_t *r, const shoal_remote_launch_t *launch);
+ * (taken over, whatever the answer) beside the first: SHOAL_OK, and
+ * PREPARED or PREPARE_FAILED follows; SHOAL_EBUSY if too many steps wait
+ * for the supervisor (remote.c: SWAP STEPS). commit: new work goes to it,
+ * the first drains and exits; abort: it is stopped. Carried out in the
+ * order given; commit and abort end the swap prepared last (nothing if
+ * none is). */
+int shoal__remote_prepare(shoal_remote_t *r, const shoal_remote_launch_t *launch);
 void shoal__remote_commit(shoal_remote_t *r);
 void shoal__remote_abort(shoal_remote_t *r);
 

@@ -21,13 +21,23 @@
 enum {
     CMD_RESTART = 1u << 0,
     CMD_DRAIN = 1u << 1,
-    CMD_PREPARE = 1u << 2,
-    CMD_COMMIT = 1u << 3,
-    CMD_ABORT = 1u << 4,
-    CMD_CONTROL = 1u << 5,
-    CMD_STOP = 1u << 6,
-    CMD_ROOM = 1u << 7, /* a sender waits for room: look (remote.h: ROOM) */
+    CMD_SWAP = 1u << 2, /* swap steps are queued (ops, below) */
+    CMD_CONTROL = 1u << 3,
+    CMD_STOP = 1u << 4,
+    CMD_ROOM = 1u << 5, /* a sender waits for room: look (remote.h: ROOM) */
 };
+
+/* A swap's step, queued for the supervisor in the order the pool's actor
+ * gave it (remote.c: SWAP STEPS). */
+typedef enum { OP_PREPARE = 1, OP_COMMIT, OP_ABORT } op_kind_t;
+typedef struct remote_op_s {
+    op_kind_t kind;
+    shoal_remote_launch_t launch; /* OP_PREPARE: the new child's (taken over) */
+} remote_op_t;
+
+/* The most steps ever queued: the end of one swap and the PREPARE of the
+ * next (remote.c: SWAP STEPS); room for more, as a margin. */
+#define SHOAL__REMOTE_OPS 4
 
 typedef enum { ROLE_CURRENT, ROLE_NEXT, ROLE_RETIRING } role_t;
 
@@ -85,11 +95,15 @@ struct shoal_remote_s {
     alignas(64) pthread_mutex_t lock;
     uint32_t cmds;
     uint32_t want_size, want_mailbox;
-    shoal_remote_launch_t launch, next_launch;
+    remote_op_t ops[SHOAL__REMOTE_OPS]; /* swap steps, oldest first */
+    uint32_t nops;
+    bool staged; /* a PREPARE was queued whose COMMIT or ABORT was not */
     int cmd_efd;
     pthread_t thread;
     bool started, stopped;
     /* the supervisor's */
+    shoal_remote_launch_t launch;      /* what the pool's children start from */
+    shoal_remote_launch_t next_launch; /* a prepared swap's, until its commit or abort */
     child_t *children;
     child_t *buried;        /* ended, their channels waiting for a grace period (or the record) */
     unsigned grace_poll_ms; /* the poll's timeout while a grace period is pending */

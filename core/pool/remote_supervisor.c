@@ -445,77 +445,92 @@ static child_t *with_role(shoal_remote_t *r, role_t role)
     return NULL;
 }
 
+/* Releases a launch (if it is one) and forgets it. */
+static void launch_drop(shoal_remote_launch_t *l)
+{
+    if (l->release != NULL)
+        l->release(l->user);
+    *l = (shoal_remote_launch_t){0};
+}
+
+/* A swap is off: its child (if any) is stopped, its launch released. */
+static void swap_abort(shoal_remote_t *r)
+{
+    child_t *c = with_role(r, ROLE_NEXT);
+    if (c != NULL) {
+        c->role = ROLE_RETIRING;
+        kill(c->pid, SIGKILL);
+    }
+    launch_drop(&r->next_launch);
+}
+
+/* A swap's child starts from launch (taken over) beside the current one:
+ * the launch is kept beside the pool's until the swap's commit or abort. */
+static void swap_prepare(shoal_remote_t *r, shoal_remote_launch_t *launch)
+{
+    char why[256];
+    swap_abort(r); /* one left prepared (never, from the pool's actor): off */
+    if (child_start(r, launch, ROLE_NEXT, why, sizeof why) != SHOAL_OK) {
+        launch_drop(launch);
+        notify(r, SHOAL_REMOTE_EV_PREPARE_FAILED, SHOAL_EFAILED, 0, why);
+        return;
+    }
+    r->next_launch = *launch;
+}
+
+/* A swap's child takes new work from now on; the one before drains and
+ * exits; the swap's launch becomes the pool's. */
+static void swap_commit(shoal_remote_t *r)
+{
+    child_t *c = with_role(r, ROLE_NEXT), *old = with_role(r, ROLE_CURRENT);
+    if (c == NULL || !c->up)
+        return;
+    c->role = ROLE_CURRENT;
+    publish(r, c);
+    if (old != NULL) {
+        /* A sender that found old just before c was published may still
+         * be copying into its ring (or have reserved a slot it has not
+         * stamped yet, which reads as empty): old is told to drain only
+         * after its grace period (ask_drain), so its ring holds all it
+         * will ever get when it looks. */
+        old->role = ROLE_RETIRING;
+        ask_drain(r, old);
+    }
+    launch_drop(&r->launch);
+    r->launch = r->next_launch;
+    r->next_launch = (shoal_remote_launch_t){0};
+}
+
 /* Returns false once told to stop. */
 static bool run_commands(shoal_remote_t *r)
 {
     pthread_mutex_lock(&r->lock);
     uint32_t cmds = r->cmds;
     r->cmds = 0;
-    shoal_remote_launch_t next = r->next_launch;
-    if (cmds & CMD_PREPARE)
-        r->next_launch = (shoal_remote_launch_t){0};
+    remote_op_t ops[SHOAL__REMOTE_OPS]; /* the swaps' steps, in order */
+    uint32_t nops = r->nops;
+    memcpy(ops, r->ops, nops * sizeof ops[0]);
+    r->nops = 0;
     pthread_mutex_unlock(&r->lock);
-    char why[256];
-    if (cmds & CMD_STOP)
+    if (cmds & CMD_STOP) {
+        for (uint32_t i = 0; i < nops; i++)
+            launch_drop(&ops[i].launch); /* PREPAREs not carried out */
         return false;
+    }
+    char why[256];
     if (cmds & CMD_CONTROL)
         apply_control(r);
     if ((cmds & CMD_RESTART) && with_role(r, ROLE_CURRENT) == NULL && !r->draining) {
         if (child_start(r, &r->launch, ROLE_CURRENT, why, sizeof why) != SHOAL_OK)
             notify(r, SHOAL_REMOTE_EV_START_FAILED, SHOAL_EFAILED, 0, why);
     }
-    if (cmds & CMD_PREPARE) {
-        child_t *old = with_role(r, ROLE_NEXT);
-        if (old != NULL) { /* a prepared one not committed: replaced */
-            old->role = ROLE_RETIRING;
-            kill(old->pid, SIGKILL);
-        }
-        if (child_start(r, &next, ROLE_NEXT, why, sizeof why) != SHOAL_OK) {
-            next.release(next.user);
-            notify(r, SHOAL_REMOTE_EV_PREPARE_FAILED, SHOAL_EFAILED, 0, why);
-        } else {
-            /* The launch data the next child came from becomes the pool's
-             * at commit; until then it is kept beside. */
-            pthread_mutex_lock(&r->lock);
-            r->next_launch = next;
-            pthread_mutex_unlock(&r->lock);
-        }
-    }
-    if (cmds & CMD_ABORT) {
-        child_t *c = with_role(r, ROLE_NEXT);
-        if (c != NULL) {
-            c->role = ROLE_RETIRING;
-            kill(c->pid, SIGKILL);
-        }
-        pthread_mutex_lock(&r->lock);
-        shoal_remote_launch_t l = r->next_launch;
-        r->next_launch = (shoal_remote_launch_t){0};
-        pthread_mutex_unlock(&r->lock);
-        if (l.release != NULL)
-            l.release(l.user);
-    }
-    if (cmds & CMD_COMMIT) {
-        child_t *c = with_role(r, ROLE_NEXT), *old = with_role(r, ROLE_CURRENT);
-        if (c != NULL && c->up) {
-            c->role = ROLE_CURRENT;
-            publish(r, c);
-            if (old != NULL) {
-                /* A sender that found old just before c was published
-                 * may still be copying into its ring (or have reserved a slot
-                 * it has not stamped yet, which reads as empty): old is
-                 * told to drain only after the grace (ask_drain), so its
-                 * ring holds all it will ever get when it looks. */
-                old->role = ROLE_RETIRING;
-                ask_drain(r, old);
-            }
-            pthread_mutex_lock(&r->lock);
-            shoal_remote_launch_t was = r->launch;
-            r->launch = r->next_launch;
-            r->next_launch = (shoal_remote_launch_t){0};
-            pthread_mutex_unlock(&r->lock);
-            if (was.release != NULL)
-                was.release(was.user);
-        }
+    for (uint32_t i = 0; i < nops; i++) {
+        if (ops[i].kind == OP_PREPARE)
+            swap_prepare(r, &ops[i].launch);
+        else if (ops[i].kind == OP_COMMIT)
+            swap_commit(r);
+        else
+            swap_abort(r);
     }
     if (cmds & CMD_DRAIN) {
         r->draining = true;

@@ -148,8 +148,13 @@ int shoal__pool_swap_prepare(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t 
     if (p->remote != NULL) {
         /* One new child: the supervisor says when it is up (on_remote). */
         st->awaiting = 1;
-        shoal__remote_prepare(p->remote, &sw->remote); /* it takes the launch over */
+        rc = shoal__remote_prepare(p->remote, &sw->remote); /* it takes the launch over */
         sw->remote = (shoal_remote_launch_t){0};
+        if (rc != SHOAL_OK) {
+            answer(ctx, st, rc, "its supervisor has too many steps to carry out");
+            p->stage = NULL;
+            stage_free(st);
+        }
         return SHOAL_DEFER;
     }
     /* The nested chain in sw links its levels to each other: spawning a

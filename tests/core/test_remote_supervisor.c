@@ -461,6 +461,90 @@ static void death_told_at_once(void)
     rig_down(&g);
 }
 
+/* ---- E: a swap's steps are carried out in the order given ------------------------- */
+
+typedef struct asker_s {
+    rig_t *g;
+    fake_t *f;
+    uint64_t token;
+    int rc;
+    atomic_int done;
+} asker_t;
+
+/* The host's PREPARE, from a thread of its own (it waits for the answer). */
+static void *ask(void *arg)
+{
+    asker_t *a = arg;
+    a->rc = swap_prepare(a->g, a->f, &a->token);
+    atomic_store(&a->done, 1);
+    return NULL;
+}
+
+/* Whether the pool's actor has taken the offer of the n-th swap asked
+ * (whose token is n). */
+static bool offer_taken(rig_t *g, uint64_t n)
+{
+    pthread_mutex_lock(&g->p->offer_lock);
+    bool taken = g->p->offer_seq >= n && g->p->offer == NULL;
+    pthread_mutex_unlock(&g->p->offer_lock);
+    return taken;
+}
+
+/* The supervisor is busy starting swap 2's child (its launch held at a
+ * gate) while the host gives swap 2 up (ABORT) and prepares swap 3: both
+ * steps wait for the supervisor together. Carried out in that order, the
+ * ABORT stops swap 2's child and releases its launch, and swap 3's child
+ * starts and is committed. (Before the fix the steps were bits, and the
+ * PREPARE's launch a single slot: swap 2's launch, put back when its
+ * child had started, overwrote swap 3's; then PREPARE ran before ABORT,
+ * and both acted on swap 2 -- swap 3 was never started, its PREPARE never
+ * answered, its launch never released. Other interleavings started a
+ * child from a launch the ABORT had released and zeroed.) */
+static void swap_steps_in_order(void)
+{
+    fake_t f1 = {0}, f2 = {0}, f3 = {0};
+    rig_t g;
+    if (!rig_up(&g, &f1)) {
+        rig_down(&g);
+        return;
+    }
+    atomic_store(&f2.gate, 1);
+    asker_t a2 = {.g = &g, .f = &f2}, a3 = {.g = &g, .f = &f3};
+    pthread_t t2, t3;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&t2, NULL, ask, &a2), 0);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&f2.waiting), WAIT_S);
+    CU_ASSERT_TRUE_FATAL(atomic_load(&f2.waiting));
+    CU_ASSERT_TRUE_FATAL(offer_taken(&g, 1));
+    CU_ASSERT_EQUAL(swap_step(&g, SHOAL__POOL_SWAP_ABORT, 1), SHOAL_OK);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&a2.done), WAIT_S);
+    CU_ASSERT_EQUAL(a2.rc, SHOAL_ESHUTDOWN); /* "the swap was aborted" */
+    pthread_join(t2, NULL);
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&t3, NULL, ask, &a3), 0);
+    SHOAL_TEST_WAIT_UNTIL(offer_taken(&g, 2), WAIT_S); /* its PREPARE is the supervisor's */
+    CU_ASSERT_TRUE(offer_taken(&g, 2));
+    atomic_store(&f2.gate, 0);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&a3.done), WAIT_S + TMO_MS / 1000.0);
+    pthread_join(t3, NULL);
+    CU_ASSERT_EQUAL(a3.rc, SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&f3.launches), 1);
+    CU_ASSERT_EQUAL(atomic_load(&f2.launches), 1);
+    CU_ASSERT_EQUAL(atomic_load(&f2.releases), 1);
+    if (a3.rc == SHOAL_OK) {
+        CU_ASSERT_EQUAL(swap_step(&g, SHOAL__POOL_SWAP_COMMIT, a3.token), SHOAL_OK);
+        SHOAL_TEST_WAIT_UNTIL(current_pid(&g) == atomic_load(&f3.pid), WAIT_S);
+        CU_ASSERT_EQUAL(current_pid(&g), atomic_load(&f3.pid));
+        SHOAL_TEST_WAIT_UNTIL(atomic_load(&f1.releases) == 1, WAIT_S);
+        CU_ASSERT_EQUAL(atomic_load(&f1.releases), 1); /* the old code's, at the commit */
+        CU_ASSERT_EQUAL(atomic_load(&f3.releases), 0); /* the pool's now */
+    }
+    SHOAL_TEST_WAIT_UNTIL(!running(atomic_load(&f2.pid)), WAIT_S);
+    CU_ASSERT_FALSE(running(atomic_load(&f2.pid)));
+    rig_down(&g);
+    CU_ASSERT_EQUAL(atomic_load(&f1.releases), 1);
+    CU_ASSERT_EQUAL(atomic_load(&f2.releases), 1);
+    CU_ASSERT_EQUAL(atomic_load(&f3.releases), 1);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--fake-child") == 0)
@@ -468,6 +552,7 @@ int main(int argc, char **argv)
     static const shoal_test_case_t cases[] = {
         {"a commit waits for the senders before the old child drains", commit_waits_for_senders},
         {"a death is told at once, however long a region lasts", death_told_at_once},
+        {"a swap's steps are carried out in the order given", swap_steps_in_order},
         {NULL, NULL},
     };
     return shoal_test_run("remote_supervisor", cases);
