@@ -39,7 +39,11 @@ typedef struct remote_op_s {
  * next (remote.c: SWAP STEPS); room for more, as a margin. */
 #define SHOAL__REMOTE_OPS 4
 
-typedef enum { ROLE_CURRENT, ROLE_NEXT, ROLE_RETIRING } role_t;
+/* CURRENT: takes new work once up; NEXT: a swap's, prepared; REPLACING:
+ * started from the pool's launch at a commit whose prepared child was
+ * lost, takes over from the current one once up (remote_supervisor.c:
+ * THE REPLACEMENT); RETIRING: drains, or was killed. */
+typedef enum { ROLE_CURRENT, ROLE_NEXT, ROLE_REPLACING, ROLE_RETIRING } role_t;
 
 /* A child's `pushed` with this bit set: it has ended and its burial took
  * its count (remote_supervisor.c, child_ended). A sender that finds the

@@ -198,6 +198,75 @@ static void drain_now(child_t *c)
     shoal__chan_ring(c->chan);
 }
 
+static child_t *with_role(shoal_remote_t *r, role_t role)
+{
+    for (child_t *c = r->children; c != NULL; c = c->next)
+        if (c->role == role)
+            return c;
+    return NULL;
+}
+
+/* Stops c (not up, or never to serve): its end is not news. */
+static void retire_killed(child_t *c)
+{
+    c->role = ROLE_RETIRING;
+    kill(c->pid, SIGKILL);
+}
+
+/* c takes new work from now on; the current one drains and exits. */
+static void take_over(shoal_remote_t *r, child_t *c)
+{
+    child_t *old = with_role(r, ROLE_CURRENT);
+    c->role = ROLE_CURRENT;
+    publish(r, c);
+    if (old != NULL) {
+        /* A sender that found old just before c was published may still
+         * be copying into its ring (or have reserved a slot it has not
+         * stamped yet, which reads as empty): old is told to drain only
+         * after its grace period (ask_drain), so its ring holds all it
+         * will ever get when it looks. */
+        old->role = ROLE_RETIRING;
+        ask_drain(r, old);
+    }
+}
+
+/* THE REPLACEMENT. A swap's child lost after it said PREPARED (it died, or
+ * was killed, before the COMMIT reached us) leaves a pool committed to new
+ * code with no child running it: the pool's record and the host's name the
+ * new code from the commit on (swap.c), and nothing can take that back. So
+ * the COMMIT does what it would have done with its child: the swap's
+ * launch becomes the pool's, and a child from it is started as
+ * ROLE_REPLACING, the current one serving on until it is up, when it takes
+ * over (take_over) -- as an in-process commit fills up from the new code.
+ * If it cannot start, the current one drains all the same (it runs code
+ * the pool no longer has), and the pool's actor hears that its child is
+ * down: it starts one again from the new code, under its restart budget
+ * (replace_failed). If the current one dies first, the replacing one is
+ * the current one from then on. */
+
+/* The child meant to replace the current one will not (why). */
+static void replace_failed(shoal_remote_t *r, const char *why)
+{
+    child_t *old = with_role(r, ROLE_CURRENT);
+    shoal__log(r->rt, SHOAL_LOG_ERROR, r->p->g.pid, r->p->name,
+               "the worker process of its new code did not come up (%s)%s", why,
+               old != NULL ? "; the one of the old code drains" : "");
+    if (old != NULL) {
+        old->role = ROLE_RETIRING;
+        ask_drain(r, old);
+    }
+    notify(r, SHOAL_REMOTE_EV_DOWN, SHOAL_EFAILED, 0, why);
+}
+
+/* Starts the replacement (above) from the pool's launch. */
+static void replace(shoal_remote_t *r)
+{
+    char why[256];
+    role_t role = with_role(r, ROLE_CURRENT) != NULL ? ROLE_REPLACING : ROLE_CURRENT;
+    if (child_start(r, &r->launch, role, why, sizeof why) != SHOAL_OK)
+        replace_failed(r, why);
+}
+
 /* What ended a child, for the log. */
 static void ending(const siginfo_t *si, char *buf, size_t size, bool *clean)
 {
@@ -297,7 +366,12 @@ static void child_ended(shoal_remote_t *r, child_t *c, bool stopping)
         return;
     if (role == ROLE_NEXT) {
         notify(r, SHOAL_REMOTE_EV_PREPARE_FAILED, SHOAL_EFAILED, 0, how);
+    } else if (role == ROLE_REPLACING && !r->draining) {
+        replace_failed(r, how);
     } else if (role == ROLE_CURRENT && !r->draining) {
+        child_t *heir = with_role(r, ROLE_REPLACING);
+        if (heir != NULL) /* it was to take over: it does, once up */
+            heir->role = ROLE_CURRENT;
         notify(r, was_up ? SHOAL_REMOTE_EV_DOWN : SHOAL_REMOTE_EV_START_FAILED, SHOAL_EFAILED, held,
                how);
     }
@@ -308,8 +382,8 @@ static void child_ended(shoal_remote_t *r, child_t *c, bool stopping)
 /* The child's status words: up, failed to start, or too slow. */
 static void check_start(shoal_remote_t *r, child_t *c)
 {
-    if (c->up)
-        return;
+    if (c->up || c->role == ROLE_RETIRING)
+        return; /* (a killed one's end is not news: not said again here) */
     /* acquire: pairs with the child's release of state (why is written). */
     uint32_t state = atomic_load_explicit(&c->area->state, memory_order_acquire);
     char why[256];
@@ -320,6 +394,8 @@ static void check_start(shoal_remote_t *r, child_t *c)
             notify(r, SHOAL_REMOTE_EV_UP, SHOAL_OK, 0, NULL);
         } else if (c->role == ROLE_NEXT) {
             notify(r, SHOAL_REMOTE_EV_PREPARED, SHOAL_OK, 0, NULL);
+        } else if (c->role == ROLE_REPLACING) {
+            take_over(r, c);
         }
         return;
     }
@@ -339,10 +415,12 @@ static void check_start(shoal_remote_t *r, child_t *c)
     }
     /* It will not serve: stop it, and say why (its end is not news). */
     role_t role = c->role;
-    c->role = ROLE_RETIRING;
-    kill(c->pid, SIGKILL);
-    notify(r, role == ROLE_NEXT ? SHOAL_REMOTE_EV_PREPARE_FAILED : SHOAL_REMOTE_EV_START_FAILED, rc,
-           0, why);
+    retire_killed(c);
+    if (role == ROLE_REPLACING)
+        replace_failed(r, why);
+    else
+        notify(r, role == ROLE_NEXT ? SHOAL_REMOTE_EV_PREPARE_FAILED : SHOAL_REMOTE_EV_START_FAILED,
+               rc, 0, why);
 }
 
 /* Messages the child sent back: replies and sends into this runtime. */
@@ -437,14 +515,6 @@ static void room_look(shoal_remote_t *r, shoal_tcache_t *tc)
         shoal__chan_ring(c->chan);
 }
 
-static child_t *with_role(shoal_remote_t *r, role_t role)
-{
-    for (child_t *c = r->children; c != NULL; c = c->next)
-        if (c->role == role)
-            return c;
-    return NULL;
-}
-
 /* Releases a launch (if it is one) and forgets it. */
 static void launch_drop(shoal_remote_launch_t *l)
 {
@@ -457,10 +527,8 @@ static void launch_drop(shoal_remote_launch_t *l)
 static void swap_abort(shoal_remote_t *r)
 {
     child_t *c = with_role(r, ROLE_NEXT);
-    if (c != NULL) {
-        c->role = ROLE_RETIRING;
-        kill(c->pid, SIGKILL);
-    }
+    if (c != NULL)
+        retire_killed(c);
     launch_drop(&r->next_launch);
 }
 
@@ -478,27 +546,27 @@ static void swap_prepare(shoal_remote_t *r, shoal_remote_launch_t *launch)
     r->next_launch = *launch;
 }
 
-/* A swap's child takes new work from now on; the one before drains and
- * exits; the swap's launch becomes the pool's. */
+/* A swap's child takes new work from now on, the one before drains and
+ * exits, and the swap's launch becomes the pool's. Its child lost after it
+ * said PREPARED: a replacement from that launch (THE REPLACEMENT). */
 static void swap_commit(shoal_remote_t *r)
 {
-    child_t *c = with_role(r, ROLE_NEXT), *old = with_role(r, ROLE_CURRENT);
-    if (c == NULL || !c->up)
-        return;
-    c->role = ROLE_CURRENT;
-    publish(r, c);
-    if (old != NULL) {
-        /* A sender that found old just before c was published may still
-         * be copying into its ring (or have reserved a slot it has not
-         * stamped yet, which reads as empty): old is told to drain only
-         * after its grace period (ask_drain), so its ring holds all it
-         * will ever get when it looks. */
-        old->role = ROLE_RETIRING;
-        ask_drain(r, old);
-    }
+    if (r->next_launch.launch == NULL)
+        return; /* its child never started: the pool's actor does not commit */
     launch_drop(&r->launch);
     r->launch = r->next_launch;
     r->next_launch = (shoal_remote_launch_t){0};
+    child_t *c = with_role(r, ROLE_NEXT), *stale = with_role(r, ROLE_REPLACING);
+    if (stale != NULL) /* started from the code this commit replaces */
+        retire_killed(stale);
+    if (c != NULL && c->up) {
+        take_over(r, c);
+        return;
+    }
+    if (c != NULL) /* (not up: it said PREPARED only once it was) */
+        retire_killed(c);
+    if (!r->draining)
+        replace(r);
 }
 
 /* Returns false once told to stop. */
@@ -535,12 +603,10 @@ static bool run_commands(shoal_remote_t *r)
     if (cmds & CMD_DRAIN) {
         r->draining = true;
         for (child_t *c = r->children; c != NULL; c = c->next) {
-            if (c->role == ROLE_NEXT) {
-                c->role = ROLE_RETIRING;
-                kill(c->pid, SIGKILL);
-            } else {
+            if (c->role == ROLE_NEXT || c->role == ROLE_REPLACING)
+                retire_killed(c); /* it never served */
+            else
                 ask_drain(r, c);
-            }
         }
         if (r->children == NULL)
             notify(r, SHOAL_REMOTE_EV_DRAINED, SHOAL_OK, 0, NULL);

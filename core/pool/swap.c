@@ -13,7 +13,14 @@
  *
  * A remote pool (remote.h) swaps its whole child: PREPARE starts a second
  * child process from the new code beside the first, COMMIT sends new work
- * to it while the first drains and exits, ABORT stops it.
+ * to it while the first drains and exits, ABORT stops it. A new child lost
+ * after it started (PREPARED, then PREPARE_FAILED: it died, or was killed)
+ * does not stop the COMMIT, as a new worker that ends while it waits does
+ * not in a pool of our own: the record takes the new code all the same,
+ * and the supervisor starts a child from it to take over from the old one
+ * (remote_supervisor.c: THE REPLACEMENT). Failing the COMMIT instead would
+ * leave the host's record of the pool (and a later reload's comparison)
+ * naming code the pool does not run.
  *
  * While a swap is prepared the pool goes on as before: a worker that dies
  * is replaced from the old code, a resize uses the old code. COMMIT takes
@@ -216,7 +223,7 @@ void shoal__pool_swap_on_remote(struct shoal_ctx_s *ctx, shoal_pool_t *p, int st
 {
     shoal_pool_stage_t *st = p->stage;
     if (st == NULL || st->answered)
-        return; /* a child of an aborted swap */
+        return; /* a child of an aborted swap, or one lost after PREPARED (top) */
     if (status == SHOAL_OK)
         st->awaiting = 0;
     answer(ctx, st, status, status == SHOAL_OK ? NULL : why[0] ? why : shoal_strerror(status));

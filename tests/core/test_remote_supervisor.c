@@ -461,6 +461,93 @@ static void death_told_at_once(void)
     rig_down(&g);
 }
 
+/* ---- C: a prepared child lost before the commit ----------------------------------- */
+
+/* Prepares a swap (from f2), then kills its child: the pool's actor has
+ * heard of the death (logged) when this returns; the token in *token. */
+static void prepare_then_lose(rig_t *g, fake_t *f2, uint64_t *token)
+{
+    CU_ASSERT_EQUAL_FATAL(swap_prepare(g, f2, token), SHOAL_OK);
+    int lost = atomic_load(&f2->pid);
+    kill(lost, SIGKILL);
+    char line[128];
+    snprintf(line, sizeof line, "isolated worker process %d was killed by SIGKILL", lost);
+    SHOAL_TEST_WAIT_UNTIL(shoal_test_log_has(line), WAIT_S);
+    CU_ASSERT_TRUE(shoal_test_log_has(line));
+}
+
+/* The swap's child dies after it said PREPARED, before the COMMIT: the
+ * COMMIT still takes. A child is started from the new code (the swap's
+ * launch again) while the old one serves on (it is held at the launch's
+ * gate: the old one is still the current one), then it takes over and the
+ * old one drains and exits. One death is counted (the lost child), not
+ * the drain. (Before the fix the COMMIT found no prepared child and did
+ * nothing: the old child served the old code on, while the pool's record
+ * and the host's said the new code; its restarts started the old code
+ * again, and later reloads saw nothing to change: the reload was a no-op
+ * that reported success.) */
+static void lost_child_replaced_at_commit(void)
+{
+    fake_t f1 = {0}, f2 = {0};
+    rig_t g;
+    if (!rig_up(&g, &f1)) {
+        rig_down(&g);
+        return;
+    }
+    int old = atomic_load(&f1.pid);
+    uint64_t token = 0;
+    prepare_then_lose(&g, &f2, &token);
+    atomic_store(&f2.gate, 1);
+    CU_ASSERT_EQUAL(swap_step(&g, SHOAL__POOL_SWAP_COMMIT, token), SHOAL_OK);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&f2.waiting), 5.0);
+    CU_ASSERT_TRUE(atomic_load(&f2.waiting)); /* the new code's child is being started */
+    CU_ASSERT_EQUAL(current_pid(&g), old);    /* meanwhile the old one serves */
+    CU_ASSERT_TRUE(running(old));
+    atomic_store(&f2.gate, 0);
+    SHOAL_TEST_WAIT_UNTIL(current_pid(&g) != old && current_pid(&g) != 0, 5.0);
+    CU_ASSERT_EQUAL(current_pid(&g), atomic_load(&f2.pid));
+    CU_ASSERT_EQUAL(atomic_load(&f2.launches), 2);
+    SHOAL_TEST_WAIT_UNTIL(!running(old), WAIT_S);
+    CU_ASSERT_FALSE(running(old));
+    CU_ASSERT_EQUAL(died(&g), 1);
+    CU_ASSERT_EQUAL(atomic_load(&f1.releases), 1); /* the old code's, at the commit */
+    rig_down(&g);
+    CU_ASSERT_EQUAL(atomic_load(&f2.releases), 1);
+}
+
+/* As above, but the new code's child cannot be started at the commit: it
+ * says so; the old one drains all the same (the pool no longer has its
+ * code), and the pool starts the new code again under its restart budget
+ * -- up once its launch works. */
+static void lost_child_replacement_fails(void)
+{
+    fake_t f1 = {0}, f2 = {0};
+    rig_t g;
+    if (!rig_up(&g, &f1)) {
+        rig_down(&g);
+        return;
+    }
+    int old = atomic_load(&f1.pid);
+    uint64_t token = 0;
+    prepare_then_lose(&g, &f2, &token);
+    atomic_store(&f2.fail, 1);
+    CU_ASSERT_EQUAL(swap_step(&g, SHOAL__POOL_SWAP_COMMIT, token), SHOAL_OK);
+    const char *said = "the worker process of its new code did not come up (fake: no process "
+                       "today); the one of the old code drains";
+    SHOAL_TEST_WAIT_UNTIL(shoal_test_log_has(said), WAIT_S);
+    shoal_test_assert_logged(said);
+    SHOAL_TEST_WAIT_UNTIL(!running(old), WAIT_S);
+    CU_ASSERT_FALSE(running(old));
+    atomic_store(&f2.fail, 0);
+    SHOAL_TEST_WAIT_UNTIL(current_pid(&g) != 0 && current_pid(&g) == atomic_load(&f2.pid), WAIT_S);
+    CU_ASSERT_NOT_EQUAL(current_pid(&g), 0);
+    CU_ASSERT_EQUAL(current_pid(&g), atomic_load(&f2.pid));
+    CU_ASSERT_EQUAL(atomic_load(&f1.launches), 1); /* never the old code again */
+    rig_down(&g);
+    CU_ASSERT_EQUAL(atomic_load(&f1.releases), 1);
+    CU_ASSERT_EQUAL(atomic_load(&f2.releases), 1);
+}
+
 /* ---- E: a swap's steps are carried out in the order given ------------------------- */
 
 typedef struct asker_s {
@@ -553,6 +640,10 @@ int main(int argc, char **argv)
         {"a commit waits for the senders before the old child drains", commit_waits_for_senders},
         {"a death is told at once, however long a region lasts", death_told_at_once},
         {"a swap's steps are carried out in the order given", swap_steps_in_order},
+        {"a prepared child lost before the commit is replaced from the new code",
+         lost_child_replaced_at_commit},
+        {"a replacement that cannot start: the old child drains, the new code is retried",
+         lost_child_replacement_fails},
         {NULL, NULL},
     };
     return shoal_test_run("remote_supervisor", cases);
