@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -141,8 +142,14 @@ static int launch(void *user, const int chan_fds[3], pid_t *pid, int *pidfd, cha
     int fd = (int)syscall(SYS_pidfd_open, child, 0);
     if (fd < 0) {
         snprintf(why, why_size, "cannot watch its process: pidfd_open: %s", strerror(errno));
+        /* Nobody else reaps our children (the supervisor does, through
+         * the pidfd we could not get): reap it here, or it stays a zombie
+         * for as long as shoald lives -- one more at every retry. It has
+         * not reached exec's code yet, and a SIGKILL ends it at once. */
         kill(child, SIGKILL);
-        return SHOAL_EFAILED; /* its end is reaped by init: it is our child, but we drop it */
+        while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+            ;
+        return SHOAL_EFAILED;
     }
     *pid = child;
     *pidfd = fd;

@@ -406,10 +406,13 @@ static void on_remote(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_
             start_finish(ctx, p, SHOAL_OK, NULL);
         break;
     case SHOAL_REMOTE_EV_START_FAILED:
-        if (p->start_pending) {
+        if (p->start_pending) { /* the waiter says why */
             start_finish(ctx, p, ev.status, ev.why);
             break;
         }
+        shoal__log(ctx->rt, SHOAL_LOG_ERROR, ctx->self, p->name,
+                   "its isolated worker process did not start: %s",
+                   ev.why[0] ? ev.why : shoal_strerror(ev.status));
         shoal__pool_remote_down(ctx, p, ev.status);
         break;
     case SHOAL_REMOTE_EV_DOWN:

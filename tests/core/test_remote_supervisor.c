@@ -548,6 +548,32 @@ static void lost_child_replacement_fails(void)
     CU_ASSERT_EQUAL(atomic_load(&f2.releases), 1);
 }
 
+/* ---- D: a restart that cannot start says why -------------------------------------- */
+
+/* The child is killed and the next one cannot be started (its launch
+ * fails): the pool says why (it used to say nothing but the death, and,
+ * once past its budget, "degraded ... (last: handler failed)"), and starts
+ * one again once the launch works. */
+static void failed_restart_says_why(void)
+{
+    fake_t f = {0};
+    rig_t g;
+    if (!rig_up(&g, &f)) {
+        rig_down(&g);
+        return;
+    }
+    int first = atomic_load(&f.pid);
+    atomic_store(&f.fail, 1);
+    kill(first, SIGKILL);
+    const char *said = "iso: its isolated worker process did not start: fake: no process today";
+    SHOAL_TEST_WAIT_UNTIL(shoal_test_log_has(said), WAIT_S);
+    shoal_test_assert_logged(said);
+    atomic_store(&f.fail, 0);
+    SHOAL_TEST_WAIT_UNTIL(current_pid(&g) != 0 && current_pid(&g) != first, WAIT_S);
+    CU_ASSERT_TRUE(current_pid(&g) != 0 && current_pid(&g) != first);
+    rig_down(&g);
+}
+
 /* ---- E: a swap's steps are carried out in the order given ------------------------- */
 
 typedef struct asker_s {
@@ -644,6 +670,7 @@ int main(int argc, char **argv)
          lost_child_replaced_at_commit},
         {"a replacement that cannot start: the old child drains, the new code is retried",
          lost_child_replacement_fails},
+        {"a restart that cannot start says why", failed_restart_says_why},
         {NULL, NULL},
     };
     return shoal_test_run("remote_supervisor", cases);
