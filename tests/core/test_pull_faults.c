@@ -69,14 +69,22 @@ static int dl_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
 }
 static const shoal_behaviour_t dead_letters = {.name = "dl", .handle_message = dl_message};
 
-static void failed_items_are_given_again(void)
+/* A runtime with a dead letter actor (*dl), the counts reset. */
+static shoal_runtime_t *dl_begin(shoal_pid_t *dl)
 {
     pu_reset();
     atomic_store(&dl_seen, 0);
     atomic_store(&dl_bad, 0);
     shoal_runtime_t *rt = shoal_test_runtime(PU_THREADS);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &dead_letters, NULL, NULL, dl), SHOAL_OK);
+    return rt;
+}
+
+static void failed_items_are_given_again(void)
+{
     shoal_pid_t dl;
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &dead_letters, NULL, NULL, &dl), SHOAL_OK);
+    shoal_runtime_t *rt = dl_begin(&dl);
     shoal_pool_spec_t s;
     pu_pull_spec(&s, 3, 2, 64);
     s.redeliver = 2;
@@ -141,12 +149,8 @@ static void failed_items_are_given_again(void)
  * its payload). */
 static void a_dead_letter_without_redeliver(void)
 {
-    pu_reset();
-    atomic_store(&dl_seen, 0);
-    atomic_store(&dl_bad, 0);
-    shoal_runtime_t *rt = shoal_test_runtime(PU_THREADS);
     shoal_pid_t dl;
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &dead_letters, NULL, NULL, &dl), SHOAL_OK);
+    shoal_runtime_t *rt = dl_begin(&dl);
     shoal_pool_spec_t s;
     pu_pull_spec(&s, 2, 1, 64);
     s.dead_letter = dl;
@@ -175,12 +179,8 @@ static void a_dead_letter_without_redeliver(void)
  * left with 3 in flight for good). */
 static void dead_letters_settle_in_the_pool_above(void)
 {
-    pu_reset();
-    atomic_store(&dl_seen, 0);
-    atomic_store(&dl_bad, 0);
-    shoal_runtime_t *rt = shoal_test_runtime(PU_THREADS);
     shoal_pid_t dl;
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &dead_letters, NULL, NULL, &dl), SHOAL_OK);
+    shoal_runtime_t *rt = dl_begin(&dl);
     shoal_pool_spec_t inner, outer;
     pu_pull_spec(&inner, 1, 1, 16);
     inner.redeliver = 1;

@@ -130,6 +130,18 @@ static int who(shoal_runtime_t *rt, shoal_pid_t pool)
 
 static uint64_t live(shoal_runtime_t *rt) { return shoal_test_stats(rt).actors_live; }
 
+/* A pool of `size` workers of tag 0's code (its args live as long as the
+ * runtime: a static). */
+static shoal_pid_t spawn_old(shoal_runtime_t *rt, uint32_t size)
+{
+    static const wargs_t old = {.tag = 0, .init = I_OK};
+    shoal_pool_spec_t s;
+    spec_of(&s, size, &old);
+    shoal_pid_t pool = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &pool), SHOAL_OK);
+    return pool;
+}
+
 /* ---- starting ------------------------------------------------------------------- */
 
 static void start_waits_for_every_init(void)
@@ -497,11 +509,9 @@ static void a_step_names_its_swap(void)
 {
     shoal_runtime_t *rt = begin();
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-    wargs_t old = {.tag = 0, .init = I_OK}, next = {.tag = 2, .init = I_OK};
-    shoal_pool_spec_t s;
-    spec_of(&s, 2, &old);
-    shoal_pid_t pool, a;
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &pool), SHOAL_OK);
+    wargs_t next = {.tag = 2, .init = I_OK};
+    shoal_pid_t pool = spawn_old(rt, 2);
+    shoal_pid_t a;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &asker, NULL, NULL, &a), SHOAL_OK);
     uint64_t live0 = live(rt);
     uint64_t ta, tb;
@@ -563,12 +573,8 @@ static void a_late_commit_is_carried_out(void)
 {
     shoal_runtime_t *rt = begin_with(SHOAL_EXTRA_THREADS_NONE);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-    wargs_t old = {.tag = 0, .init = I_OK}, next = {.tag = 2, .init = I_OK},
-            third = {.tag = 1, .init = I_OK};
-    shoal_pool_spec_t s;
-    spec_of(&s, 2, &old);
-    shoal_pid_t pool;
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &pool), SHOAL_OK);
+    wargs_t next = {.tag = 2, .init = I_OK}, third = {.tag = 1, .init = I_OK};
+    shoal_pid_t pool = spawn_old(rt, 2);
     uint64_t tok;
     CU_ASSERT_EQUAL(prepare(rt, pool, &next, 2, &tok).status, SHOAL_OK);
     hog_every_thread(rt);
@@ -591,11 +597,8 @@ static void a_late_prepare_starts_nothing(void)
 {
     shoal_runtime_t *rt = begin_with(SHOAL_EXTRA_THREADS_NONE);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-    wargs_t old = {.tag = 0, .init = I_OK}, next = {.tag = 2, .init = I_OK};
-    shoal_pool_spec_t s;
-    spec_of(&s, 2, &old);
-    shoal_pid_t pool;
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &pool), SHOAL_OK);
+    wargs_t next = {.tag = 2, .init = I_OK};
+    shoal_pid_t pool = spawn_old(rt, 2);
     hog_every_thread(rt);
     uint64_t live0 = live(rt), tok;
     shoal_pool_swap_result_t r;
@@ -629,11 +632,8 @@ static void a_swap_keeps_a_running_size(void)
 {
     shoal_runtime_t *rt = begin();
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-    wargs_t old = {.tag = 0, .init = I_OK}, next = {.tag = 2, .init = I_OK};
-    shoal_pool_spec_t s;
-    spec_of(&s, 2, &old);
-    shoal_pid_t pool;
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &pool), SHOAL_OK);
+    wargs_t next = {.tag = 2, .init = I_OK};
+    shoal_pid_t pool = spawn_old(rt, 2);
     CU_ASSERT_EQUAL(shoal_pool_set_size(rt, pool, 5, TMO), 5);
     uint64_t live0 = live(rt), tok;
     shoal_pool_swap_t *sw = new_swap(&next, 2);
