@@ -461,6 +461,19 @@ void shoal__forward_room_recheck(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     }
 }
 
+/* A caller gave up its call to the pool (shoal__call_gone): an isolated
+ * pool takes it out of its table of calls (remote.h: CALLS); a pool in
+ * the process keeps nothing waiting (its worker answers, late). */
+static void forward_call_gone(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g,
+                              shoal_pid_t caller, shoal_ref_t ref)
+{
+    (void)rt;
+    (void)tc;
+    shoal_pool_t *p = shoal__pool_of_group(g);
+    if (p->remote != NULL)
+        shoal__remote_call_gone(p->remote, caller, ref);
+}
+
 const shoal_group_ops_t shoal__forward_ops = {
     .route = forward_route,
     .route_many = forward_route_many,
@@ -476,6 +489,7 @@ const shoal_group_ops_t shoal__forward_ops = {
     .member_end = NULL,
     .room = forward_room,
     .room_cancel = NULL, /* its waiters are in the registry (room.h) */
+    .call_gone = forward_call_gone,
     .busy = shoal__pool_busy,
     .unref = forward_unref,
 };

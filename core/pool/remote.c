@@ -23,6 +23,11 @@
  *     child ends its burial closes the count (SHOAL__REMOTE_CLOSED, a bit
  *     of it, remote_child.h): what it held is exact at once, and is said
  *     at once, while its channel waits for the grace period.
+ *   - the calls the children hold are in one table, under `calls_lock`
+ *     (remote_calls.c: its protocol): a sender writes a call in before its
+ *     copy, the supervisor takes it out at its REPLY, and a burial closes
+ *     the child's count (CLOSED) and answers its calls in one hold of the
+ *     lock; a call's count is taken back only under it.
  *   - commands from the pool's actor (start again, drain, new size, stop)
  *     are bits under `lock`, and a swap's steps (prepare, commit, abort) a
  *     FIFO there (SWAP STEPS, below), with an eventfd that wakes the
@@ -93,11 +98,12 @@ static uint64_t settled_sum(child_t *c, uint64_t pushed)
 
 /* ---- senders ------------------------------------------------------------------- */
 
-/* Takes back the count forward made for a message that did not go into
- * c's ring (`refused`, SHOAL_EBUSY or SHOAL_EINVAL: e is the caller's
- * again) -- unless c has ended meanwhile and its burial counted that
- * message as one it held, failed (remote_child.h: SHOAL__REMOTE_CLOSED):
- * then it stands as sent (SHOAL_OK, e freed), so the count said is exact. */
+/* Takes back the count forward made for a cast that did not go into c's
+ * ring (`refused`, SHOAL_EBUSY or SHOAL_EINVAL: e is the caller's again)
+ * -- unless c has ended meanwhile and its burial counted that message as
+ * one it held, failed (remote_child.h: SHOAL__REMOTE_CLOSED): then it
+ * stands as sent (SHOAL_OK, e freed), so the count said is exact. (A
+ * call's: shoal__remote_call_refuse, which answers it then.) */
 static int unpush(child_t *c, shoal_tcache_t *tc, shoal_env_t *e, int refused)
 {
     uint64_t v = atomic_load_explicit(&c->pushed, memory_order_relaxed);
@@ -111,6 +117,15 @@ static int unpush(child_t *c, shoal_tcache_t *tc, shoal_env_t *e, int refused)
     } while (!atomic_compare_exchange_weak_explicit(&c->pushed, &v, v - 1, memory_order_relaxed,
                                                     memory_order_relaxed));
     return refused;
+}
+
+/* As unpush, for a message refused on its way into c's ring: a call goes
+ * through the table of calls (remote_calls.c), which it may have been
+ * written in (held). */
+static int refuse(shoal_remote_t *r, child_t *c, shoal_tcache_t *tc, shoal_env_t *e, int refused,
+                  bool call, bool held)
+{
+    return call ? shoal__remote_call_refuse(r, c, tc, e, refused, held) : unpush(c, tc, e, refused);
 }
 
 int shoal__remote_forward(shoal_remote_t *r, shoal_tcache_t *tc, shoal_env_t *e)
@@ -128,14 +143,19 @@ int shoal__remote_forward(shoal_remote_t *r, shoal_tcache_t *tc, shoal_env_t *e)
     uint64_t n = atomic_fetch_add_explicit(&c->pushed, 1, memory_order_relaxed) + 1;
     if (n & SHOAL__REMOTE_CLOSED)
         return SHOAL_EBUSY; /* it has ended (its count is final): as none up */
+    unsigned kind = shoal__env_kind(e);
+    /* A call is answered even if the child ends: it is written in the table
+     * of calls (remote.h: CALLS); a cast pays one test for it. */
+    bool call = kind == SHOAL_MSG_CALL && e->from != SHOAL_PID_NONE;
     if (cap != 0 && n - atomic_load_explicit(&c->settled_seen, memory_order_relaxed) > cap) {
         /* Looks full by an old sum: sum again before refusing. */
         uint64_t s = settled_sum(c, n);
         atomic_store_explicit(&c->settled_seen, s, memory_order_relaxed);
         if (n - s > cap)
-            return unpush(c, tc, e, SHOAL_EBUSY);
+            return refuse(r, c, tc, e, SHOAL_EBUSY, call, false);
     }
-    unsigned kind = shoal__env_kind(e);
+    if (call && !shoal__remote_call_hold(r, c, e->from, shoal__env_ref(e)))
+        return refuse(r, c, tc, e, SHOAL_EBUSY, true, false); /* full, or c has ended */
     shoal_remote_msg_t m = {
         .from = e->from,
         .ref = shoal__env_ref(e),
@@ -148,9 +168,10 @@ int shoal__remote_forward(shoal_remote_t *r, shoal_tcache_t *tc, shoal_env_t *e)
         /* SHOAL_EINVAL: too large for this ring (none is smaller than the
          * limit above allows: for good), or the ring is broken (the child
          * is stopped and replaced: a refusal for now). */
-        return unpush(c, tc, e,
+        return refuse(r, c, tc, e,
                       rc == SHOAL_EINVAL && !shoal__chan_out_broken(c->chan) ? SHOAL_EINVAL
-                                                                             : SHOAL_EBUSY);
+                                                                             : SHOAL_EBUSY,
+                      call, call);
     shoal__env_free(tc, e);
     return SHOAL_OK;
 }
@@ -398,6 +419,7 @@ shoal_remote_t *shoal__remote_new(shoal_pool_t *p, const shoal_remote_launch_t *
         return NULL;
     }
     pthread_mutex_init(&r->lock, NULL);
+    pthread_mutex_init(&r->calls_lock, NULL);
     r->rt = p->rt;
     r->p = p;
     r->launch = *launch;
@@ -444,6 +466,8 @@ void shoal__remote_free(shoal_remote_t *r)
         if (r->ops[i].launch.release != NULL)
             r->ops[i].launch.release(r->ops[i].launch.user);
     close(r->cmd_efd);
+    shoal__remote_calls_free(r);
+    pthread_mutex_destroy(&r->calls_lock);
     pthread_mutex_destroy(&r->lock);
     free(r);
 }

@@ -24,8 +24,9 @@
  * child's pidfd. The child counts every message its workers settle, one by
  * one, in counters that live in the channel's shared area; when the child
  * dies, the messages it held -- pushed into its ring and not settled -- are
- * counted as failed, exactly, and the pool's actor restarts it under the
- * pool's restart budget. A reload that changes the code starts a second
+ * counted as failed, exactly, the calls it held are answered at once (CALLS,
+ * below), and the pool's actor restarts it under the pool's restart
+ * budget. A reload that changes the code starts a second
  * child beside the first (PREPARE), and COMMIT sends new work to it while
  * the first drains and exits.
  *
@@ -65,6 +66,21 @@
  *               their deadlines, or to the next child (published: looked
  *               at). An actor's waiter is told SHOAL_ENOPROC when the pool
  *               ends (room.h: the end).
+ *
+ * CALLS (remote_calls.c). A call is written in the pool's table of calls --
+ * its caller, its ref, the child -- before it is copied into the child's
+ * ring, and taken out when the child's REPLY comes back, which is then
+ * delivered. A REPLY that answers no call in the table (never made,
+ * answered already, or its caller gave up: shoal__remote_call_gone) is
+ * dropped, counted as late: a child answers each call once, and only the
+ * calls it was given. When a child ends, each call it still holds is
+ * answered at once from the pool with SHOAL_EFAILED -- what an in-process
+ * worker's caller hears when its handler fails; the child's messages are
+ * counted as failed -- or, when the pool stops (they are counted as
+ * dropped), with SHOAL_ENOPROC, as an ending actor answers the calls it
+ * still has. No caller waits for its timeout, or for ever. The table holds
+ * at most SHOAL_REMOTE_CALLS_MAX calls: one more is refused, SHOAL_EBUSY,
+ * as by a full child. A cast is never written in.
  */
 #ifndef SHOAL_POOL_REMOTE_H
 #define SHOAL_POOL_REMOTE_H
@@ -120,6 +136,10 @@ typedef struct shoal_remote_msg_s {
 #define SHOAL_REMOTE_PAYLOAD_MAX                                                                   \
     (SHOAL_CHAN_LEN_MAX(SHOAL_REMOTE_RING_MIN) - sizeof(shoal_remote_msg_t))
 _Static_assert(SHOAL_REMOTE_PAYLOAD_MAX == 524240u, "the documented limit");
+
+/* The most calls an isolated pool's children hold unanswered at once
+ * (CALLS, above): the table's bound, 3 MiB at most. */
+#define SHOAL_REMOTE_CALLS_MAX (1u << 16)
 
 /* The child's state (shoal_remote_area_t.state). */
 enum {
@@ -188,15 +208,21 @@ void shoal__remote_stop(shoal_remote_t *r);
  * sender can read it. NULL is fine. */
 void shoal__remote_free(shoal_remote_t *r);
 
-/* The sender's side (forward.c): copies e into the child's ring.
- * SHOAL_OK (e is freed), SHOAL_EBUSY (no child up, or it holds its
- * capacity, or its ring is full: counted by the caller), SHOAL_EINVAL
- * (its payload is over SHOAL_REMOTE_PAYLOAD_MAX: it never fits; counted
- * by the caller too), e still the caller's then. A child that ends while
- * e is on its way counts it as one it held (failed) and the answer is
- * SHOAL_OK, or it never gets it (SHOAL_EBUSY): never both, never neither.
- * Inside the pool's read-side region. */
+/* The sender's side (forward.c): copies e into the child's ring (a call
+ * is written in the table of calls first: CALLS, above). SHOAL_OK (e is
+ * freed), SHOAL_EBUSY (no child up, or it holds its capacity, or its ring
+ * is full, or, for a call, the table is: counted by the caller),
+ * SHOAL_EINVAL (its payload is over SHOAL_REMOTE_PAYLOAD_MAX: it never
+ * fits; counted by the caller too), e still the caller's then. A child
+ * that ends while e is on its way counts it as one it held (failed; a
+ * call is answered SHOAL_EFAILED) and the answer is SHOAL_OK, or it never
+ * gets it (SHOAL_EBUSY): never both, never neither. Inside the pool's
+ * read-side region. */
 int shoal__remote_forward(shoal_remote_t *r, struct shoal_tcache_s *tc, struct shoal_env_s *e);
+/* caller's call `ref` to the pool timed out (shoal__call_gone): it is taken
+ * out of the table of calls (CALLS, above); the child's reply, if it comes,
+ * is dropped. Any thread. */
+void shoal__remote_call_gone(shoal_remote_t *r, uint64_t caller, uint64_t ref);
 
 /* ROOM (above). Whether the current child has room for a sender now:
  * inside the pool's read-side region. */

@@ -72,11 +72,24 @@ typedef struct child_s {
     shoal_qsbr_snap_t snap;
     uint64_t room_at;
     uint64_t started_ns;
+    size_t ring_bytes; /* each of its channel's rings */
+    /* Its calls (remote_calls.c), under the pool's calls_lock: set by its
+     * burial, when it answered the calls it held with calls_status. */
+    bool calls_closed;
+    int calls_status;
     /* written by senders */
     alignas(64) _Atomic uint64_t pushed;
     _Atomic uint64_t settled_seen; /* a recent sum of its settled counts */
     struct child_s *next;
 } child_t;
+
+/* A call a child holds (remote_calls.c): made by `caller` with `ref`,
+ * copied into child's ring. child NULL: a free slot. */
+typedef struct remote_call_s {
+    shoal_pid_t caller;
+    shoal_ref_t ref;
+    child_t *child;
+} remote_call_t;
 
 /* c's `pushed`, without SHOAL__REMOTE_CLOSED. */
 static inline uint64_t shoal__remote_pushed(child_t *c)
@@ -95,6 +108,10 @@ struct shoal_remote_s {
     _Atomic uint64_t done_restarts;     /* their workers' restarts inside them */
     _Atomic uint32_t live_size;         /* the current child's pool size, as it says */
     _Atomic uint64_t started_n, died_n; /* shoal__remote_info */
+    /* the calls the children hold (remote_calls.c), under calls_lock */
+    alignas(64) pthread_mutex_t calls_lock;
+    remote_call_t *calls; /* calls_cap slots (a power of two, or 0: none yet) */
+    uint32_t calls_cap, calls_n;
     /* commands from the pool's actor */
     alignas(64) pthread_mutex_t lock;
     uint32_t cmds;
@@ -126,6 +143,30 @@ void shoal__remote_settled(child_t *c, uint64_t pushed, uint64_t *handled, uint6
 bool shoal__remote_child_room(shoal_remote_t *r, child_t *c, uint64_t *at);
 /* Sets command bits for the supervisor and wakes it (remote.c). */
 void shoal__remote_command(shoal_remote_t *r, uint32_t cmd);
+/* THE CALLS A CHILD HOLDS (remote_calls.c: its protocol). A sender's call
+ * to c, counted in c's `pushed` (CLOSED not set), is written in before its
+ * copy into c's ring: true; false when the table is full, or c has ended
+ * (then shoal__remote_call_refuse, not written). */
+bool shoal__remote_call_hold(shoal_remote_t *r, child_t *c, shoal_pid_t caller, shoal_ref_t ref);
+/* A call to c that did not go into c's ring (`refused`, SHOAL_EBUSY or
+ * SHOAL_EINVAL; held: it was written in): taken out, its count taken back,
+ * `refused` returned, e the caller's again -- unless c has ended and its
+ * burial counted it as held: then it stands as sent and is answered with
+ * c's ending status (by the burial if it was written in, else here), e is
+ * freed, and the answer is SHOAL_OK. */
+int shoal__remote_call_refuse(shoal_remote_t *r, child_t *c, struct shoal_tcache_s *tc,
+                              struct shoal_env_s *e, int refused, bool held);
+/* The supervisor: a REPLY from c to `to` for `ref`. True if it answers a
+ * call c holds (taken out: deliver it); false if it answers none (never
+ * made, answered already, or its caller gave up: drop it). */
+bool shoal__remote_call_take(shoal_remote_t *r, child_t *c, shoal_pid_t to, shoal_ref_t ref);
+/* The supervisor, burying c: closes its count (sets SHOAL__REMOTE_CLOSED
+ * in `pushed`; returns the count without it) and answers every call it
+ * still holds with `status`, from the pool, at once. */
+uint64_t shoal__remote_close(shoal_remote_t *r, child_t *c, struct shoal_tcache_s *tc, int status);
+/* The table's memory, with the record (every child is closed by then). */
+void shoal__remote_calls_free(shoal_remote_t *r);
+
 /* Frees the buried children's channels, whatever their grace periods:
  * with the record, once no sender can read it (remote_supervisor.c). */
 void shoal__remote_free_buried(shoal_remote_t *r);

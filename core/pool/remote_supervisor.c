@@ -2,7 +2,8 @@
  * in a child process (remote.h): it starts children (the host's launch
  * function), delivers what they send back, applies the pool actor's
  * commands, watches each child's pidfd and settles a dead child's counts
- * (what it held is failed, exactly). Who touches what: remote.c's header.
+ * (what it held is failed, exactly; the calls it held are answered:
+ * remote_calls.c). Who touches what: remote.c's header.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -83,8 +84,9 @@ static int child_start(shoal_remote_t *r, const shoal_remote_launch_t *launch, r
     uint32_t size = r->want_size, mailbox = r->want_mailbox;
     pthread_mutex_unlock(&r->lock);
     uint64_t cap = atomic_load_explicit(&r->cap, memory_order_relaxed);
+    c->ring_bytes = ring_for(cap);
     int rc =
-        shoal__chan_create(ring_for(cap), shoal__remote_area_bytes(launch->nstripes), &c->chan);
+        shoal__chan_create(c->ring_bytes, shoal__remote_area_bytes(launch->nstripes), &c->chan);
     if (rc != SHOAL_OK) {
         snprintf(why, why_size, "cannot make its channel: %s", shoal_strerror(rc));
         free(c);
@@ -289,10 +291,11 @@ static void hold_for(unsigned ms)
         ;
 }
 
-/* A child has ended (its pidfd said so): reap it, settle its counts, say
- * so, and tell the pool's actor. stopping: the pool is going away (what it
+/* A child has ended (its pidfd said so), and what it sent before is
+ * delivered: reap it, settle its counts, answer the calls it held, say so,
+ * and tell the pool's actor. stopping: the pool is going away (what it
  * held is dropped, not failed). */
-static void child_ended(shoal_remote_t *r, child_t *c, bool stopping)
+static void child_ended(shoal_remote_t *r, child_t *c, shoal_tcache_t *tc, bool stopping)
 {
     /* seq_cst: as unpublish's (the reclaimer's store of qsbr.h's pair). */
     if (stopping) /* no grace: its channel waits for the record's (below) */
@@ -307,10 +310,11 @@ static void child_ended(shoal_remote_t *r, child_t *c, bool stopping)
      * nothing; one that counted before and then cannot take its count back
      * has its message stand as sent, counted in `held` below (remote.c,
      * unpush). So what it held is exact without waiting for the grace
-     * period, and is said at once. */
-    uint64_t pushed =
-        atomic_fetch_or_explicit(&c->pushed, SHOAL__REMOTE_CLOSED, memory_order_relaxed) &
-        ~SHOAL__REMOTE_CLOSED;
+     * period, and is said at once. The calls among them are answered now,
+     * as held messages are counted: failed (SHOAL_EFAILED), or dropped at
+     * the pool's stop (SHOAL_ENOPROC); one whose sender finds CLOSED later
+     * is answered by that sender (remote_calls.c). */
+    uint64_t pushed = shoal__remote_close(r, c, tc, stopping ? SHOAL_ENOPROC : SHOAL_EFAILED);
     uint64_t h, f, d;
     shoal__remote_settled(c, pushed, &h, &f, &d);
     uint64_t held = pushed - h - f - d;
@@ -423,15 +427,18 @@ static void check_start(shoal_remote_t *r, child_t *c)
                rc, 0, why);
 }
 
-/* Messages the child sent back: replies and sends into this runtime. */
-static void deliver(shoal_remote_t *r, child_t *c, shoal_tcache_t *tc)
+/* Messages the child sent back: replies and sends into this runtime; 4096
+ * at most, or, once it has ended (all), every one its ring holds -- its
+ * replies before its burial answers the calls it held -- bounded by what
+ * the ring can hold (whoever may still write into it). */
+static void deliver(shoal_remote_t *r, child_t *c, shoal_tcache_t *tc, bool all)
 {
     uint32_t tag;
     const void *data;
     size_t len;
     int rc;
-    unsigned n = 0;
-    while (n++ < 4096 && (rc = shoal__chan_peek(c->chan, &tag, &data, &len)) == SHOAL_OK) {
+    size_t n = 0, most = all ? c->ring_bytes / SHOAL_CHAN_RECORD_HDR : 4096;
+    while (n++ < most && (rc = shoal__chan_peek(c->chan, &tag, &data, &len)) == SHOAL_OK) {
         shoal_remote_msg_t m;
         if (tag == SHOAL_REMOTE_ROOM)
             c->room_armed = false; /* it answered: the look after this arms it again */
@@ -442,7 +449,10 @@ static void deliver(shoal_remote_t *r, child_t *c, shoal_tcache_t *tc)
         memcpy(&m, data, sizeof m);
         const unsigned char *payload = (const unsigned char *)data + sizeof m;
         size_t size = len - sizeof m;
-        if (tag == SHOAL_REMOTE_REPLY) {
+        if (tag == SHOAL_REMOTE_REPLY && !shoal__remote_call_take(r, c, m.to, m.ref)) {
+            /* It answers no call this child holds (remote.h: CALLS). */
+            SHOAL_STAT_ADD(tc, replies_late, 1);
+        } else if (tag == SHOAL_REMOTE_REPLY) {
             bool status = (m.flags & SHOAL_REMOTE_MSG_STATUS) != 0;
             shoal_env_t *e =
                 shoal__env_new(tc, SHOAL_MSG_REPLY, status ? SHOAL_ENV_STATUS : 0, r->p->g.pid,
@@ -673,7 +683,7 @@ void *shoal__remote_supervise(void *arg)
             break;
         for (child_t *c = r->children, *next; c != NULL; c = next) {
             next = c->next;
-            deliver(r, c, tc);
+            deliver(r, c, tc, false);
             check_start(r, c);
             if (c->up && c->role == ROLE_CURRENT)
                 atomic_store_explicit(
@@ -681,8 +691,8 @@ void *shoal__remote_supervise(void *arg)
                     memory_order_relaxed);
             struct pollfd pf = {.fd = c->pidfd, .events = POLLIN};
             if (poll(&pf, 1, 0) == 1) {
-                deliver(r, c, tc); /* what it sent before it ended */
-                child_ended(r, c, false);
+                deliver(r, c, tc, true); /* what it sent before it ended */
+                child_ended(r, c, tc, false);
             }
         }
         room_look(r, tc);
@@ -695,8 +705,8 @@ void *shoal__remote_supervise(void *arg)
         kill(c->pid, SIGKILL);
         struct pollfd pf = {.fd = c->pidfd, .events = POLLIN};
         poll(&pf, 1, 5000);
-        deliver(r, c, tc);
-        child_ended(r, c, true);
+        deliver(r, c, tc, true);
+        child_ended(r, c, tc, true);
     }
     atomic_store_explicit(&r->live_size, 0, memory_order_relaxed);
     return NULL;

@@ -1,12 +1,15 @@
 /* test_remote_supervisor.c - the life of an isolated pool's children
  * (core/pool/remote_supervisor.c): started, published, replaced at a
- * swap's commit, buried when they end.
+ * swap's commit, buried when they end -- and the calls they held
+ * answered then (core/pool/remote_calls.c).
  *
  * A real pool with `isolation: process` runs in a real runtime, but its
  * children are this test executable run again (--fake-child): a stand-in
  * for the host's worker process that attaches the channel, says UP,
- * counts every message it takes from its ring as handled, and, told to
- * drain, finishes once its ring is empty and exits 0. Their launch is
+ * counts every message it takes from its ring as handled (and answers a
+ * call with its payload) -- but for a call of type FAKE_HOLD, which it
+ * holds unanswered and unsettled -- and, told to drain, finishes once its
+ * ring is empty and exits 0. Their launch is
  * fake_launch, which counts its calls and releases and can be held on a
  * gate (the supervisor waits inside it).
  *
@@ -43,6 +46,18 @@
 
 /* ---- the stand-in child ------------------------------------------------------- */
 
+/* A call of this type the stand-in child holds: it never answers it, nor
+ * counts it as settled. Any other call it answers with its payload (a
+ * REPLY record, as the host's child sends one) and counts as handled. */
+#define FAKE_HOLD 0xF001u
+
+/* Answers the call m (its payload `data`, `len` bytes) with that payload. */
+static void fake_reply(shoal_chan_t *ch, const shoal_remote_msg_t *m, const void *data, size_t len)
+{
+    shoal_remote_msg_t r = {.to = m->from, .ref = m->ref, .type = m->type};
+    shoal__chan_send(ch, SHOAL_REMOTE_REPLY, &r, sizeof r, data, len, true);
+}
+
 /* The child's main: its channel at 3, 4, 5 (as the host's child has it). */
 static int fake_child(void)
 {
@@ -72,7 +87,13 @@ static int fake_child(void)
         unsigned n = 0;
         int rc;
         while ((rc = shoal__chan_peek(ch, &tag, &data, &len)) == SHOAL_OK) {
-            if (tag == SHOAL_REMOTE_CAST || tag == SHOAL_REMOTE_CALL)
+            shoal_remote_msg_t m = {0};
+            if (len >= sizeof m)
+                memcpy(&m, data, sizeof m);
+            bool held = tag == SHOAL_REMOTE_CALL && m.type == FAKE_HOLD;
+            if (tag == SHOAL_REMOTE_CALL && !held && len >= sizeof m)
+                fake_reply(ch, &m, (const char *)data + sizeof m, len - sizeof m);
+            if ((tag == SHOAL_REMOTE_CAST || tag == SHOAL_REMOTE_CALL) && !held)
                 /* release: pairs with the parent's acquire of handled. */
                 atomic_fetch_add_explicit(&st[0].handled, 1, memory_order_release);
             shoal__chan_consume(ch);
@@ -658,6 +679,276 @@ static void swap_steps_in_order(void)
     CU_ASSERT_EQUAL(atomic_load(&f3.releases), 1);
 }
 
+/* ---- F: the calls a child holds are answered when it ends ------------------------ */
+
+/* A thread that calls the pool, as a shoalctl call does through shoald. */
+typedef struct caller_s {
+    rig_t *g;
+    uint32_t type;
+    uint64_t timeout_ms;
+    int rc;       /* shoal_runtime_call's */
+    int status;   /* the answer's (rc SHOAL_OK) */
+    char data[8]; /* its payload (status 0) */
+    double took;  /* seconds */
+    atomic_int done;
+} caller_t;
+
+static void *caller(void *arg)
+{
+    caller_t *c = arg;
+    shoal_answer_t a;
+    double t0 = shoal_test_now();
+    c->rc = shoal_runtime_call(c->g->rt, c->g->pid, c->type, "ping", 4, c->timeout_ms, &a);
+    c->took = shoal_test_now() - t0;
+    if (c->rc == SHOAL_OK) {
+        c->status = a.status;
+        if (a.status == 0 && a.size < sizeof c->data)
+            memcpy(c->data, a.data, a.size);
+        shoal_answer_release(&a);
+    }
+    atomic_store(&c->done, 1);
+    return NULL;
+}
+
+static void callers_start(caller_t *c, pthread_t *t, int n, rig_t *g, uint32_t type,
+                          uint64_t timeout_ms)
+{
+    for (int i = 0; i < n; i++) {
+        memset(&c[i], 0, sizeof c[i]);
+        c[i] = (caller_t){.g = g, .type = type, .timeout_ms = timeout_ms};
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&t[i], NULL, caller, &c[i]), 0);
+    }
+}
+
+/* Until each of the n callers has its answer (seconds at most): whether
+ * they all have. The threads are joined either way (at their timeout). */
+static bool callers_answered(caller_t *c, pthread_t *t, int n, double seconds)
+{
+    double end = shoal_test_now() + seconds;
+    bool all = true;
+    for (int i = 0; i < n; i++) {
+        SHOAL_TEST_WAIT_UNTIL(atomic_load(&c[i].done), end - shoal_test_now());
+        all &= atomic_load(&c[i].done) != 0;
+    }
+    for (int i = 0; i < n; i++)
+        pthread_join(t[i], NULL);
+    return all;
+}
+
+/* Until the current child holds n messages it has not settled (its ring
+ * or its workers): the callers' calls have reached it. */
+static bool child_holds(rig_t *g, uint64_t n)
+{
+    for (double end = shoal_test_now() + WAIT_S; shoal_test_now() < end; shoal_test_nap()) {
+        /* relaxed: the supervisor publishes it; we only read its counts. */
+        child_t *c = atomic_load_explicit(&g->r->cur, memory_order_relaxed);
+        shoal_pool_stats_t st = shoal_test_pool_stats(g->rt, g->pid);
+        if (c != NULL && shoal__remote_pushed(c) - st.messages_handled - st.messages_failed == n)
+            return true;
+    }
+    return false;
+}
+
+#define HELD 3
+
+/* Three callers wait on calls the child holds (it never answers them),
+ * beside casts and a call it answered; the child is killed: each caller
+ * hears SHOAL_EFAILED at once -- as a caller hears when an in-process
+ * worker's handler fails; its calls are counted as failed -- not at its
+ * timeout; the casts are counted as handled, and the next child answers.
+ * (Before the fix the parent kept no record of the calls a child held:
+ * their callers waited for their whole timeout, or for ever without one
+ * -- a loadgen with `timeout: 0` stalled for good.) */
+static void calls_answered_when_child_dies(void)
+{
+    fake_t f = {0};
+    rig_t g;
+    if (!rig_up(&g, &f)) {
+        rig_down(&g);
+        return;
+    }
+    caller_t echo[1], held[HELD];
+    pthread_t te[1], th[HELD];
+    callers_start(echo, te, 1, &g, 1, TMO_MS);
+    CU_ASSERT_TRUE(callers_answered(echo, te, 1, WAIT_S));
+    CU_ASSERT_EQUAL(echo[0].rc, SHOAL_OK);
+    CU_ASSERT_EQUAL(echo[0].status, SHOAL_OK);
+    CU_ASSERT_STRING_EQUAL(echo[0].data, "ping");
+    for (int i = 0; i < 5; i++)
+        CU_ASSERT_EQUAL(shoal_runtime_send(g.rt, g.pid, 1, "cast", 4), SHOAL_OK);
+    callers_start(held, th, HELD, &g, FAKE_HOLD, TMO_MS);
+    CU_ASSERT_TRUE(child_holds(&g, HELD));
+    shoal_pool_stats_t st = shoal_test_pool_stats(g.rt, g.pid);
+    CU_ASSERT_EQUAL(st.messages_handled, 6); /* the answered call and the casts */
+    double t0 = shoal_test_now();
+    kill(atomic_load(&f.pid), SIGKILL);
+    bool answered = callers_answered(held, th, HELD, 5.0);
+    CU_ASSERT_TRUE(answered);
+    printf("\n  %d held calls answered %.0f ms after the kill ... ", HELD,
+           (shoal_test_now() - t0) * 1000);
+    for (int i = 0; i < HELD; i++) {
+        CU_ASSERT_EQUAL(held[i].rc, SHOAL_OK);
+        CU_ASSERT_EQUAL(held[i].status, SHOAL_EFAILED);
+        CU_ASSERT(held[i].took < 5.0);
+    }
+    st = shoal_test_pool_stats(g.rt, g.pid);
+    CU_ASSERT_EQUAL(st.messages_failed, HELD);
+    CU_ASSERT_EQUAL(st.messages_handled, 6);
+    /* The next child answers. */
+    SHOAL_TEST_WAIT_UNTIL(current_pid(&g) != 0 && died(&g) == 1, WAIT_S);
+    callers_start(echo, te, 1, &g, 1, TMO_MS);
+    CU_ASSERT_TRUE(callers_answered(echo, te, 1, WAIT_S));
+    CU_ASSERT_EQUAL(echo[0].status, SHOAL_OK);
+    rig_down(&g);
+}
+
+/* The pool stops while a caller waits on a call its child holds: the
+ * caller hears SHOAL_ENOPROC (the child's messages are dropped), as from
+ * an actor that ends with calls in its mailbox. (Before the fix: nothing,
+ * until its timeout.) */
+static void calls_answered_when_pool_stops(void)
+{
+    fake_t f = {0};
+    rig_t g;
+    if (!rig_up(&g, &f)) {
+        rig_down(&g);
+        return;
+    }
+    caller_t held[2];
+    pthread_t th[2];
+    callers_start(held, th, 2, &g, FAKE_HOLD, TMO_MS);
+    CU_ASSERT_TRUE(child_holds(&g, 2));
+    CU_ASSERT_EQUAL(shoal_runtime_stop_actor(g.rt, g.pid), SHOAL_OK);
+    CU_ASSERT_TRUE(callers_answered(held, th, 2, 5.0));
+    for (int i = 0; i < 2; i++) {
+        CU_ASSERT_EQUAL(held[i].rc, SHOAL_OK);
+        CU_ASSERT_EQUAL(held[i].status, SHOAL_ENOPROC);
+    }
+    rig_down(&g);
+}
+
+/* A caller gives up (its timeout) on a call the child holds: the call is
+ * forgotten (shoal__call_gone), so the child's death later answers no
+ * one -- no reply goes out to a caller that has left. */
+static void call_given_up_is_forgotten(void)
+{
+    fake_t f = {0};
+    rig_t g;
+    if (!rig_up(&g, &f)) {
+        rig_down(&g);
+        return;
+    }
+    caller_t held[1];
+    pthread_t th[1];
+    callers_start(held, th, 1, &g, FAKE_HOLD, 300);
+    CU_ASSERT_TRUE(callers_answered(held, th, 1, WAIT_S));
+    CU_ASSERT_EQUAL(held[0].rc, SHOAL_ETIMEDOUT);
+    uint64_t late = shoal_test_stats(g.rt).replies_late;
+    kill(atomic_load(&f.pid), SIGKILL);
+    SHOAL_TEST_WAIT_UNTIL(died(&g) == 1, WAIT_S);
+    CU_ASSERT_EQUAL(died(&g), 1);
+    CU_ASSERT_EQUAL(shoal_test_pool_stats(g.rt, g.pid).messages_failed, 1);
+    CU_ASSERT_EQUAL(shoal_test_stats(g.rt).replies_late, late);
+    rig_down(&g);
+}
+
+/* Four threads call the pool, one call after another, while its child is
+ * killed every 30 ms, five times: every call is answered at once, and once
+ * -- its echo, or SHOAL_EFAILED from a child that died holding it, or
+ * refused (SHOAL_EBUSY) while no child is up -- none waits for its
+ * timeout; and the pool's counts settle: handled + failed = the calls it
+ * took. */
+#define CALLERS 4
+
+typedef struct many_s {
+    rig_t *g;
+    atomic_int *stop;
+    unsigned calls, ok, failed, busy, other;
+    double slowest;
+} many_t;
+
+static void *many_calls(void *arg)
+{
+    many_t *m = arg;
+    while (!atomic_load(m->stop)) {
+        m->calls++;
+        shoal_answer_t a;
+        double t0 = shoal_test_now();
+        int rc = shoal_runtime_call(m->g->rt, m->g->pid, 1, "ping", 4, TMO_MS, &a);
+        double took = shoal_test_now() - t0;
+        m->slowest = took > m->slowest ? took : m->slowest;
+        if (rc == SHOAL_OK && a.status == SHOAL_OK && a.size == 4 && memcmp(a.data, "ping", 4) == 0)
+            m->ok++;
+        else if (rc == SHOAL_OK && a.status == SHOAL_EFAILED)
+            m->failed++;
+        else if (rc == SHOAL_EBUSY)
+            m->busy++;
+        else
+            m->other++;
+        if (rc == SHOAL_OK)
+            shoal_answer_release(&a);
+        if (rc == SHOAL_EBUSY)
+            shoal_test_nap(); /* no child up: as a caller would, a little later */
+    }
+    return NULL;
+}
+
+static void calls_across_deaths(void)
+{
+    fake_t f = {0};
+    rig_t g;
+    if (!rig_up(&g, &f)) {
+        rig_down(&g);
+        return;
+    }
+    many_t m[CALLERS];
+    pthread_t t[CALLERS];
+    atomic_int stop = 0;
+    for (int i = 0; i < CALLERS; i++) {
+        m[i] = (many_t){.g = &g, .stop = &stop};
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&t[i], NULL, many_calls, &m[i]), 0);
+    }
+    for (int k = 0; k < 5; k++) {
+        SHOAL_TEST_WAIT_UNTIL(current_pid(&g) != 0, WAIT_S);
+        double t0 = shoal_test_now();
+        SHOAL_TEST_WAIT_UNTIL(shoal_test_now() > t0 + 0.03, 1.0);
+        kill(atomic_load(&f.pid), SIGKILL);
+        SHOAL_TEST_WAIT_UNTIL(died(&g) == (uint64_t)k + 1, WAIT_S);
+    }
+    SHOAL_TEST_WAIT_UNTIL(current_pid(&g) != 0, WAIT_S);
+    atomic_store(&stop, 1);
+    unsigned calls = 0, ok = 0, failed = 0, busy = 0, other = 0;
+    double slowest = 0;
+    for (int i = 0; i < CALLERS; i++) {
+        pthread_join(t[i], NULL);
+        calls += m[i].calls;
+        ok += m[i].ok;
+        failed += m[i].failed;
+        busy += m[i].busy;
+        other += m[i].other;
+        slowest = m[i].slowest > slowest ? m[i].slowest : slowest;
+    }
+    printf("\n  %u calls: %u answered, %u failed with their child, %u refused; slowest %.0f ms "
+           "... ",
+           calls, ok, failed, busy, slowest * 1000);
+    CU_ASSERT_EQUAL(ok + failed + busy, calls);
+    CU_ASSERT(failed > 0); /* else no death came while calls were held: it tests nothing */
+    CU_ASSERT_EQUAL(other, 0);
+    CU_ASSERT(slowest < 5.0);
+    shoal_pool_stats_t st;
+    for (double end = shoal_test_now() + WAIT_S; shoal_test_now() < end; shoal_test_nap()) {
+        st = shoal_test_pool_stats(g.rt, g.pid);
+        if (st.messages_handled + st.messages_failed == st.messages_forwarded)
+            break;
+    }
+    st = shoal_test_pool_stats(g.rt, g.pid);
+    CU_ASSERT_EQUAL(st.messages_handled + st.messages_failed, st.messages_forwarded);
+    CU_ASSERT_EQUAL(st.messages_forwarded, ok + failed);
+    /* Each once: no second answer reached a caller that had its first. */
+    CU_ASSERT_EQUAL(shoal_test_stats(g.rt).replies_late, 0);
+    rig_down(&g);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--fake-child") == 0)
@@ -671,6 +962,12 @@ int main(int argc, char **argv)
         {"a replacement that cannot start: the old child drains, the new code is retried",
          lost_child_replacement_fails},
         {"a restart that cannot start says why", failed_restart_says_why},
+        {"the calls a dead child held are answered at once", calls_answered_when_child_dies},
+        {"the calls a child holds are answered when the pool stops",
+         calls_answered_when_pool_stops},
+        {"a call its caller gave up is not answered at the child's death",
+         call_given_up_is_forgotten},
+        {"calls from many threads across deaths: each answered, at once", calls_across_deaths},
         {NULL, NULL},
     };
     return shoal_test_run("remote_supervisor", cases);
