@@ -81,6 +81,17 @@
  * still has. No caller waits for its timeout, or for ever. The table holds
  * at most SHOAL_REMOTE_CALLS_MAX calls: one more is refused, SHOAL_EBUSY,
  * as by a full child. A cast is never written in.
+ *
+ * SENDS (remote_supervisor.c: REFUSED SENDS). A message a child's worker
+ * sends to an actor of this runtime went into the ring with SHOAL_OK: the
+ * worker cannot wait for what the receiver says. The supervisor delivers
+ * it as any send; one the receiver refuses (its mailbox full, or it has
+ * ended) is dropped -- never delivered over the receiver's limit: nothing
+ * would then hold back a child that sends faster than the receiver
+ * handles, and its mailbox would grow without end -- and is counted
+ * (shoal__remote_info's sends_dropped; and, as any send, in the runtime's
+ * refused or noproc, and a pool receiver's unhandled) and logged: the
+ * first of a burst at once, the rest once a second while it goes on.
  */
 #ifndef SHOAL_POOL_REMOTE_H
 #define SHOAL_POOL_REMOTE_H
@@ -249,10 +260,13 @@ bool shoal__remote_sum_within(shoal_remote_t *r, struct shoal_pool_stats_s *st,
 
 /* What inspect shows of the processes: the child taking new work (0 when
  * none is up), how many were started and how many ended unasked (killed
- * by a signal, or exited when nobody told them to). Any thread. */
+ * by a signal, or exited when nobody told them to), and how many messages
+ * their workers sent to this runtime's actors were refused here and
+ * dropped (SENDS, above). Any thread. */
 typedef struct shoal_remote_info_s {
     int pid;
     uint64_t started, died;
+    uint64_t sends_dropped;
 } shoal_remote_info_t;
 void shoal__remote_info(shoal_remote_t *r, shoal_remote_info_t *info);
 

@@ -73,6 +73,12 @@ typedef struct child_s {
     uint64_t room_at;
     uint64_t started_ns;
     size_t ring_bytes; /* each of its channel's rings */
+    /* Its workers' messages to this runtime's actors refused here
+     * (remote_supervisor.c: REFUSED SENDS): how many not said yet, when
+     * the last line was, the last one's receiver and error. */
+    uint64_t sends_unsaid, sends_said_ns;
+    shoal_pid_t sends_last_to;
+    int sends_last_rc;
     /* Its calls (remote_calls.c), under the pool's calls_lock: set by its
      * burial, when it answered the calls it held with calls_status. */
     bool calls_closed;
@@ -108,6 +114,7 @@ struct shoal_remote_s {
     _Atomic uint64_t done_restarts;     /* their workers' restarts inside them */
     _Atomic uint32_t live_size;         /* the current child's pool size, as it says */
     _Atomic uint64_t started_n, died_n; /* shoal__remote_info */
+    _Atomic uint64_t sends_dropped;     /* ... and REFUSED SENDS (remote_supervisor.c) */
     /* the calls the children hold (remote_calls.c), under calls_lock */
     alignas(64) pthread_mutex_t calls_lock;
     remote_call_t *calls; /* calls_cap slots (a power of two, or 0: none yet) */

@@ -269,6 +269,45 @@ static void replace(shoal_remote_t *r)
         replace_failed(r, why);
 }
 
+/* REFUSED SENDS (remote.h: SENDS). A message a child's worker sent to an
+ * actor here that the actor refused is dropped and counted; the first of a
+ * burst is logged at once, the rest of it (sends_say) once a second --
+ * after the line before -- while it goes on, and when the child ends. */
+#define SENDS_SAY_NS 1000000000ull
+
+static void sends_say(shoal_remote_t *r, child_t *c, bool ending)
+{
+    uint64_t now = shoal__now_ns();
+    if (c->sends_unsaid == 0 || (!ending && now - c->sends_said_ns < SENDS_SAY_NS))
+        return;
+    shoal__log(r->rt, SHOAL_LOG_WARN, r->p->g.pid, r->p->name,
+               "isolated worker process %d: %" PRIu64
+               " more message%s its workers sent %s refused here and dropped (the last, to "
+               "<%" PRIu32 ".%" PRIu32 ">: %s)",
+               (int)c->pid, c->sends_unsaid, c->sends_unsaid == 1 ? "" : "s",
+               c->sends_unsaid == 1 ? "was" : "were", shoal__pid_slot(c->sends_last_to),
+               shoal__pid_gen(c->sends_last_to), shoal_errname(c->sends_last_rc));
+    c->sends_unsaid = 0;
+    c->sends_said_ns = now;
+}
+
+static void send_refused(shoal_remote_t *r, child_t *c, shoal_pid_t to, int rc)
+{
+    atomic_fetch_add_explicit(&r->sends_dropped, 1, memory_order_relaxed);
+    c->sends_last_to = to;
+    c->sends_last_rc = rc;
+    uint64_t now = shoal__now_ns();
+    if (c->sends_unsaid != 0 || now - c->sends_said_ns < SENDS_SAY_NS) {
+        c->sends_unsaid++; /* in a burst: said with the rest of it */
+        return;
+    }
+    shoal__log(r->rt, SHOAL_LOG_WARN, r->p->g.pid, r->p->name,
+               "isolated worker process %d sent a message to <%" PRIu32 ".%" PRIu32
+               "> that was refused here (%s): dropped (its worker was told SHOAL_OK)",
+               (int)c->pid, shoal__pid_slot(to), shoal__pid_gen(to), shoal_errname(rc));
+    c->sends_said_ns = now;
+}
+
 /* What ended a child, for the log. */
 static void ending(const siginfo_t *si, char *buf, size_t size, bool *clean)
 {
@@ -315,6 +354,7 @@ static void child_ended(shoal_remote_t *r, child_t *c, shoal_tcache_t *tc, bool 
      * the pool's stop (SHOAL_ENOPROC); one whose sender finds CLOSED later
      * is answered by that sender (remote_calls.c). */
     uint64_t pushed = shoal__remote_close(r, c, tc, stopping ? SHOAL_ENOPROC : SHOAL_EFAILED);
+    sends_say(r, c, true);
     uint64_t h, f, d;
     shoal__remote_settled(c, pushed, &h, &f, &d);
     uint64_t held = pushed - h - f - d;
@@ -462,8 +502,10 @@ static void deliver(shoal_remote_t *r, child_t *c, shoal_tcache_t *tc, bool all)
                 SHOAL_STAT_ADD(tc, replies_late, 1);
             }
         } else if (tag == SHOAL_REMOTE_SEND) {
-            shoal__send(r->rt, tc, r->p->g.pid, m.to, m.type, payload, size,
-                        (m.flags & SHOAL_REMOTE_MSG_PRIORITY) != 0, NULL, NULL);
+            int sent = shoal__send(r->rt, tc, r->p->g.pid, m.to, m.type, payload, size,
+                                   (m.flags & SHOAL_REMOTE_MSG_PRIORITY) != 0, NULL, NULL);
+            if (sent != SHOAL_OK)
+                send_refused(r, c, m.to, sent);
         }
         shoal__chan_consume(c->chan);
     }
@@ -684,6 +726,7 @@ void *shoal__remote_supervise(void *arg)
         for (child_t *c = r->children, *next; c != NULL; c = next) {
             next = c->next;
             deliver(r, c, tc, false);
+            sends_say(r, c, false);
             check_start(r, c);
             if (c->up && c->role == ROLE_CURRENT)
                 atomic_store_explicit(

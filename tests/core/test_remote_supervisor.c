@@ -51,6 +51,15 @@
  * REPLY record, as the host's child sends one) and counts as handled. */
 #define FAKE_HOLD 0xF001u
 
+/* A cast of this type, whose payload is a fake_send_t, makes the stand-in
+ * child send `copies` messages to `to` (a PID of the parent), as a worker
+ * of the host's child sends them: SEND records. */
+#define FAKE_SEND 0xF002u
+typedef struct fake_send_s {
+    uint64_t to;
+    uint32_t copies;
+} fake_send_t;
+
 /* Answers the call m (its payload `data`, `len` bytes) with that payload. */
 static void fake_reply(shoal_chan_t *ch, const shoal_remote_msg_t *m, const void *data, size_t len)
 {
@@ -93,6 +102,13 @@ static int fake_child(void)
             bool held = tag == SHOAL_REMOTE_CALL && m.type == FAKE_HOLD;
             if (tag == SHOAL_REMOTE_CALL && !held && len >= sizeof m)
                 fake_reply(ch, &m, (const char *)data + sizeof m, len - sizeof m);
+            fake_send_t fs;
+            if (tag == SHOAL_REMOTE_CAST && m.type == FAKE_SEND && len == sizeof m + sizeof fs) {
+                memcpy(&fs, (const char *)data + sizeof m, sizeof fs);
+                shoal_remote_msg_t out = {.to = fs.to, .type = 7};
+                for (uint32_t i = 0; i < fs.copies; i++)
+                    shoal__chan_send(ch, SHOAL_REMOTE_SEND, &out, sizeof out, "echo", 4, true);
+            }
             if ((tag == SHOAL_REMOTE_CAST || tag == SHOAL_REMOTE_CALL) && !held)
                 /* release: pairs with the parent's acquire of handled. */
                 atomic_fetch_add_explicit(&st[0].handled, 1, memory_order_release);
@@ -949,6 +965,83 @@ static void calls_across_deaths(void)
     rig_down(&g);
 }
 
+/* ---- G: what a child sends to an actor here is handled or counted ----------------- */
+
+/* An actor with a mailbox of one whose first message holds it until the
+ * gate opens. */
+static atomic_int gate_in, gate_open, gate_got;
+
+static int gate_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    (void)msg;
+    atomic_fetch_add(&gate_got, 1);
+    atomic_store(&gate_in, 1);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&gate_open), WAIT_S);
+    return SHOAL_OK;
+}
+static const shoal_behaviour_t gate = {.name = "gate", .handle_message = gate_message};
+
+/* Whether the pool's inspect has `field` (a JSON key and its value). */
+static bool inspect_has(rig_t *g, const char *field)
+{
+    shoal_answer_t a;
+    if (shoal_runtime_inspect(g->rt, g->pid, TMO_MS, &a) != SHOAL_OK)
+        return false;
+    bool has = a.status == 0 && a.data != NULL && strstr(a.data, field) != NULL;
+    shoal_answer_release(&a);
+    return has;
+}
+
+/* The child's worker sends 3 messages to an actor here whose mailbox (of
+ * one) is full but for one: one is delivered, two are refused there. The
+ * child was told SHOAL_OK for each (it cannot wait for the answer): the two
+ * are dropped, counted (inspect's process_sends_dropped) and logged -- the
+ * first at once, the rest of the burst a second later -- never delivered
+ * over the receiver's limit. Delivered + dropped = sent. (Before the fix
+ * the two vanished: no count, no line.) */
+static void refused_sends_counted(void)
+{
+    fake_t f = {0};
+    rig_t g;
+    if (!rig_up(&g, &f)) {
+        rig_down(&g);
+        return;
+    }
+    atomic_store(&gate_in, 0);
+    atomic_store(&gate_open, 0);
+    atomic_store(&gate_got, 0);
+    shoal_spawn_opts_t o = {.mailbox_limit = 1};
+    shoal_pid_t to;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(g.rt, &gate, NULL, &o, &to), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(g.rt, to, 1, "first", 5), SHOAL_OK);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&gate_in), WAIT_S);
+    CU_ASSERT_TRUE(atomic_load(&gate_in)); /* its mailbox is empty, its limit 1 */
+    fake_send_t fs = {.to = to, .copies = 3};
+    CU_ASSERT_EQUAL(shoal_runtime_send(g.rt, g.pid, FAKE_SEND, &fs, sizeof fs), SHOAL_OK);
+    char first[160], rest[160];
+    snprintf(first, sizeof first,
+             "sent a message to <%u.%u> that was refused here (SHOAL_EFULL): dropped (its worker "
+             "was told SHOAL_OK)",
+             (unsigned)shoal__pid_slot(to), (unsigned)shoal__pid_gen(to));
+    snprintf(rest, sizeof rest,
+             ": 1 more message its workers sent was refused here and dropped (the last, to "
+             "<%u.%u>: SHOAL_EFULL)",
+             (unsigned)shoal__pid_slot(to), (unsigned)shoal__pid_gen(to));
+    SHOAL_TEST_WAIT_UNTIL(shoal_test_log_has(first), WAIT_S);
+    shoal_test_assert_logged(first);
+    SHOAL_TEST_WAIT_UNTIL(shoal_test_log_has(rest), WAIT_S);
+    shoal_test_assert_logged(rest);
+    CU_ASSERT_EQUAL(shoal_test_log_count("that was refused here"), 1);
+    CU_ASSERT_TRUE(inspect_has(&g, "\"process_sends_dropped\":2"));
+    atomic_store(&gate_open, 1);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&gate_got) == 2, WAIT_S);
+    CU_ASSERT_EQUAL(atomic_load(&gate_got), 2); /* its first, and one of the three */
+    CU_ASSERT_TRUE(inspect_has(&g, "\"process_sends_dropped\":2"));
+    rig_down(&g);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--fake-child") == 0)
@@ -968,6 +1061,8 @@ int main(int argc, char **argv)
         {"a call its caller gave up is not answered at the child's death",
          call_given_up_is_forgotten},
         {"calls from many threads across deaths: each answered, at once", calls_across_deaths},
+        {"what a child sends to a full actor here is dropped, counted and logged",
+         refused_sends_counted},
         {NULL, NULL},
     };
     return shoal_test_run("remote_supervisor", cases);
