@@ -34,7 +34,8 @@
  *     there before a producer writes over them).
  *   sleeping: the consumer stores sleeping = 1 [seq_cst], then loads the
  *     stamp at its head [seq_cst]; only if none is there does it sleep on
- *     the doorbell. A producer stores the stamp, fences [seq_cst], loads
+ *     the doorbell (a broken ring has none to take, whatever its head
+ *     holds: it sleeps). A producer stores the stamp, fences [seq_cst], loads
  *     sleeping. In the single order of seq_cst operations (the fence
  *     included) one of them comes first: the consumer sees the stamp, or
  *     the producer sees sleeping and rings. No lost wake-up. After its
@@ -507,9 +508,13 @@ uint64_t shoal__chan_out_free(const shoal_chan_t *c, uint64_t *size)
     return h > t || t - h > c->size ? 0 : c->size - (t - h);
 }
 
+/* Whether a record is there to take. Never on a broken ring: its head
+ * holds a stamp that is not 0 (that is how it was found broken) but
+ * nothing will ever be taken from it, and a consumer that counted it as
+ * work waiting would never sleep. */
 static bool ready(shoal_chan_t *c, memory_order mo)
 {
-    return c->broken || atomic_load_explicit(&at_head(c)->stamp, mo) != 0;
+    return !c->broken && atomic_load_explicit(&at_head(c)->stamp, mo) != 0;
 }
 
 static uint64_t now_ns(void)

@@ -87,12 +87,15 @@ int shoal__chan_peek(shoal_chan_t *c, uint32_t *tag, const void **data, size_t *
 void shoal__chan_consume(shoal_chan_t *c);
 /* Sleeps until a record is there (or was, when it returns), the producer
  * rang, or timeout_ms passed (-1: no limit). Spins spin_us first. Returns
- * true if a record is there. The consumer thread only. */
+ * true if a record is there -- never on a broken ring (shoal__chan_broken:
+ * nothing is taken from it any more, so there is nothing to wake for). The
+ * consumer thread only. */
 bool shoal__chan_wait(shoal_chan_t *c, int timeout_ms, unsigned spin_us);
 /* The inbound doorbell, for poll(): readable when the producer rang. A
  * thread that polls it among other descriptors arms it first -- arm
- * returns true when a record is there already (then do not sleep) -- and
- * disarms it after the poll (which also clears it). */
+ * returns true when a record is there already (then do not sleep; never on
+ * a broken ring, as wait) -- and disarms it after the poll (which also
+ * clears it). */
 int shoal__chan_wake_fd(const shoal_chan_t *c);
 bool shoal__chan_arm(shoal_chan_t *c);
 void shoal__chan_disarm(shoal_chan_t *c);

@@ -509,8 +509,12 @@ static void deliver(shoal_remote_t *r, child_t *c, shoal_tcache_t *tc, bool all)
         }
         shoal__chan_consume(c->chan);
     }
-    if ((shoal__chan_broken(c->chan) || shoal__chan_out_broken(c->chan)) &&
-        c->role != ROLE_RETIRING) {
+    /* A broken channel (either ring): nothing more comes from it, and
+     * nothing more goes into it. The child is killed, whatever its role --
+     * a retiring one's drain may last 24 h -- once, and said once; its
+     * end comes through its pidfd as any other. */
+    if ((shoal__chan_broken(c->chan) || shoal__chan_out_broken(c->chan)) && !c->nonsense) {
+        c->nonsense = true;
         shoal__log(r->rt, SHOAL_LOG_ERROR, r->p->g.pid, r->p->name,
                    "isolated worker process %d wrote nonsense into its channel: stopped",
                    (int)c->pid);
@@ -707,12 +711,18 @@ void *shoal__remote_supervise(void *arg)
         who[n++] = NULL;
         for (child_t *c = r->children; c != NULL && n + 2 <= sizeof fds / sizeof fds[0];
              c = c->next) {
-            fds[n] = (struct pollfd){.fd = shoal__chan_wake_fd(c->chan), .events = POLLIN};
-            who[n++] = c;
+            /* A broken channel's doorbell is not listened to: nothing more
+             * is read from it (its child was killed: its pidfd says when
+             * it has ended). */
+            if (!c->nonsense) {
+                fds[n] = (struct pollfd){.fd = shoal__chan_wake_fd(c->chan), .events = POLLIN};
+                who[n++] = c;
+            }
             fds[n] = (struct pollfd){.fd = c->pidfd, .events = POLLIN};
             who[n++] = c;
         }
-        /* Before sleeping, tell each child we sleep (and see what came). */
+        /* Before sleeping, tell each child we sleep (and see what came: a
+         * broken channel never counts, chan.h). */
         bool pending = false;
         for (child_t *c = r->children; c != NULL; c = c->next)
             pending |= shoal__chan_arm(c->chan);

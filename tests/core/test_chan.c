@@ -9,7 +9,8 @@
  *   - a peer that writes garbage into the region (stamps, lengths, head
  *     and tail) is detected as broken, never read or written past, never
  *     waited for: the consumer answers SHOAL_EINVAL, the producer EBUSY or
- *     EINVAL, at once;
+ *     EINVAL, at once; a broken ring is never a record waiting (arm,
+ *     wait), so a consumer that polls sleeps;
  *   - a peer that makes its doorbell descriptors blocking, fills, shuts
  *     down or closes them never makes us wait: our sleep ends at its
  *     timeout, our sends answer at once;
@@ -436,6 +437,42 @@ static void hostile_peer_is_contained(void)
     CU_ASSERT(total >= 5 * GOOD_FIRST);
 }
 
+/* A ring the peer wrote garbage over is broken for good, and is never
+ * work waiting for its consumer: arm says there is no record (so a thread
+ * that polls sleeps), and wait sleeps its timeout out. (Before, both said a
+ * record was there: the supervisor that arms before its poll never slept
+ * again, a core spent until the peer ended.) */
+static void broken_ring_is_never_ready(void)
+{
+    shoal_chan_t *p, *c;
+    pair(RING, 0, &p, &c);
+    CU_ASSERT_EQUAL(shoal__chan_send(c, 1, "one", 3, NULL, 0, true), SHOAL_OK);
+    uint32_t tag;
+    const void *data;
+    size_t len;
+    CU_ASSERT_EQUAL(shoal__chan_peek(p, &tag, &data, &len), SHOAL_OK);
+    shoal__chan_consume(p);
+    /* Garbage over the ring from the child (LAYOUT: after the header page
+     * and ring 0), through a mapping of the region of our own. */
+    int fds[3];
+    shoal__chan_fds(p, fds);
+    off_t total = lseek(fds[0], 0, SEEK_END);
+    unsigned char *all = mmap(NULL, (size_t)total, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+    CU_ASSERT_FATAL(all != MAP_FAILED);
+    memset(all + 4096 + RING, 0xa5, RING);
+    munmap(all, (size_t)total);
+    CU_ASSERT_EQUAL(shoal__chan_peek(p, &tag, &data, &len), SHOAL_EINVAL);
+    CU_ASSERT_TRUE(shoal__chan_broken(p));
+    CU_ASSERT_FALSE(shoal__chan_arm(p));
+    shoal__chan_disarm(p);
+    double t0 = shoal_test_now();
+    CU_ASSERT_FALSE(shoal__chan_wait(p, 50, 0));
+    CU_ASSERT(shoal_test_now() - t0 >= 0.04);
+    CU_ASSERT_EQUAL(shoal__chan_peek(p, &tag, &data, &len), SHOAL_EINVAL); /* for good */
+    shoal__chan_destroy(c);
+    shoal__chan_destroy(p);
+}
+
 /* ---- a peer that plays with its descriptors -------------------------------------- */
 
 /* The steps of the tricks below go through the user area (never through
@@ -654,6 +691,7 @@ int main(void)
         {"echo across a fork, sleeping between bursts", echo_across_a_fork},
         {"a dead consumer never blocks the producer", dead_consumer_never_blocks},
         {"a hostile peer is contained", hostile_peer_is_contained},
+        {"a broken ring is never a record waiting", broken_ring_is_never_ready},
         {"a peer's doorbell descriptors never block us", peer_descriptors_never_block_us},
         {"the peer cannot resize the region", peer_cannot_resize_the_region},
         {"attach refuses what is not a channel", attach_refuses_what_is_not_a_channel},

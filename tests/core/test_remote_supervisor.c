@@ -9,7 +9,10 @@
  * counts every message it takes from its ring as handled (and answers a
  * call with its payload) -- but for a call of type FAKE_HOLD, which it
  * holds unanswered and unsettled -- and, told to drain, finishes once its
- * ring is empty and exits 0. Their launch is
+ * ring is empty and exits 0. Casts of two types make it misbehave as a
+ * plugin in the host's child may: FAKE_SEND sends messages to a PID of the
+ * parent, FAKE_SCRIBBLE writes garbage into its ring to the parent.
+ * Their launch is
  * fake_launch, which counts its calls and releases and can be held on a
  * gate (the supervisor waits inside it).
  *
@@ -29,8 +32,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ipc/chan.h"
@@ -60,6 +65,27 @@ typedef struct fake_send_s {
     uint32_t copies;
 } fake_send_t;
 
+/* A cast of this type, whose payload is a uint32_t of milliseconds, makes
+ * the stand-in child write garbage over the whole ring the parent reads its
+ * records from, that long after (a plugin's stray write into the shared
+ * memory); it then stays 10 s more, drained or not, unless killed. */
+#define FAKE_SCRIBBLE 0xF003u
+#define FAKE_LINGER_S 10.0
+
+/* Garbage over ring 1 (ipc/chan.c: LAYOUT: a page of header, then ring 0,
+ * then ring 1, S bytes each), through a mapping of its own of the region. */
+static void fake_scribble(shoal_chan_t *ch)
+{
+    uint64_t s;
+    shoal__chan_out_free(ch, &s);
+    off_t total = lseek(3, 0, SEEK_END);
+    unsigned char *r = mmap(NULL, (size_t)total, PROT_READ | PROT_WRITE, MAP_SHARED, 3, 0);
+    if (r == MAP_FAILED)
+        return;
+    memset(r + 4096 + s, 0xa5, s);
+    munmap(r, (size_t)total);
+}
+
 /* Answers the call m (its payload `data`, `len` bytes) with that payload. */
 static void fake_reply(shoal_chan_t *ch, const shoal_remote_msg_t *m, const void *data, size_t len)
 {
@@ -83,7 +109,14 @@ static int fake_child(void)
     shoal__chan_send(ch, SHOAL_REMOTE_STATUS, NULL, 0, NULL, 0, true);
     uint32_t seen = 0;
     bool drain = false;
+    double scribble_at = 0, scribbled_at = 0; /* shoal_test_now()'s; 0: none */
     for (;;) {
+        double now = shoal_test_now();
+        if (scribble_at != 0 && now >= scribble_at) {
+            fake_scribble(ch);
+            scribble_at = 0;
+            scribbled_at = now;
+        }
         /* acquire: pairs with the parent's release of want_seq. */
         uint32_t seq = atomic_load_explicit(&a->want_seq, memory_order_acquire);
         if (seq != seen) {
@@ -102,6 +135,12 @@ static int fake_child(void)
             bool held = tag == SHOAL_REMOTE_CALL && m.type == FAKE_HOLD;
             if (tag == SHOAL_REMOTE_CALL && !held && len >= sizeof m)
                 fake_reply(ch, &m, (const char *)data + sizeof m, len - sizeof m);
+            uint32_t ms;
+            if (tag == SHOAL_REMOTE_CAST && m.type == FAKE_SCRIBBLE &&
+                len == sizeof m + sizeof ms) {
+                memcpy(&ms, (const char *)data + sizeof m, sizeof ms);
+                scribble_at = now + ms / 1000.0;
+            }
             fake_send_t fs;
             if (tag == SHOAL_REMOTE_CAST && m.type == FAKE_SEND && len == sizeof m + sizeof fs) {
                 memcpy(&fs, (const char *)data + sizeof m, sizeof fs);
@@ -119,7 +158,9 @@ static int fake_child(void)
             shoal__chan_destroy(ch);
             return 4;
         }
-        if (drain && n == 0) {
+        bool lingers =
+            scribble_at != 0 || (scribbled_at != 0 && now < scribbled_at + FAKE_LINGER_S);
+        if (drain && n == 0 && !lingers) {
             /* release: as UP's (the parent's acquire of state). */
             atomic_store_explicit(&a->state, SHOAL_REMOTE_DRAINED, memory_order_release);
             shoal__chan_send(ch, SHOAL_REMOTE_STATUS, NULL, 0, NULL, 0, true);
@@ -1042,6 +1083,114 @@ static void refused_sends_counted(void)
     rig_down(&g);
 }
 
+/* ---- H: a child that writes nonsense into its ring --------------------------------- */
+
+/* This process's CPU time, in seconds. */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The CPU this process uses over one second of wall time (idle here but
+ * for the supervisor, the runtime's two threads and the test's naps). */
+static double cpu_over_a_second(void)
+{
+    double c0 = cpu_now(), t0 = shoal_test_now();
+    while (shoal_test_now() < t0 + 1.0)
+        shoal_test_nap();
+    return cpu_now() - c0;
+}
+
+static void nonsense_line(char *line, size_t size, int pid)
+{
+    snprintf(line, size, "isolated worker process %d wrote nonsense into its channel: stopped",
+             pid);
+}
+
+/* The current child writes garbage over the ring the supervisor reads: it
+ * is said once, killed once, and the pool's next child serves; the
+ * supervisor sleeps meanwhile. (Before the fix the broken ring counted as
+ * a record waiting, so the supervisor never slept; each turn said so and
+ * killed the child again until it was reaped: hundreds of lines.) */
+static void nonsense_current_stopped_once(void)
+{
+    fake_t f = {0};
+    rig_t g;
+    if (!rig_up(&g, &f)) {
+        rig_down(&g);
+        return;
+    }
+    int child = atomic_load(&f.pid);
+    char line[160];
+    nonsense_line(line, sizeof line, child);
+    uint32_t ms = 0;
+    CU_ASSERT_EQUAL(shoal_runtime_send(g.rt, g.pid, FAKE_SCRIBBLE, &ms, sizeof ms), SHOAL_OK);
+    SHOAL_TEST_WAIT_UNTIL(shoal_test_log_has(line), WAIT_S);
+    shoal_test_assert_logged(line);
+    SHOAL_TEST_WAIT_UNTIL(died(&g) == 1, WAIT_S);
+    CU_ASSERT_EQUAL(died(&g), 1);
+    double cpu = cpu_over_a_second();
+    printf("\n  %.3f s of CPU in the second after ... ", cpu);
+    CU_ASSERT(cpu < 0.3);
+    CU_ASSERT_EQUAL(shoal_test_log_count("wrote nonsense into its channel"), 1);
+    SHOAL_TEST_WAIT_UNTIL(current_pid(&g) != 0 && current_pid(&g) != child, WAIT_S);
+    caller_t echo[1];
+    pthread_t te[1];
+    callers_start(echo, te, 1, &g, 1, TMO_MS);
+    CU_ASSERT_TRUE(callers_answered(echo, te, 1, WAIT_S));
+    CU_ASSERT_EQUAL(echo[0].status, SHOAL_OK);
+    rig_down(&g);
+}
+
+/* A retiring child -- replaced at a swap's commit, told to drain, still
+ * running -- writes garbage over its ring: it is said once and killed at
+ * once, whatever its role, and the supervisor sleeps meanwhile; the new
+ * child serves. (Before the fix a retiring child was never killed for it,
+ * nor named: the supervisor spun on the broken ring, a whole core, until
+ * the child exited on its own -- its drain may take up to 24 h.) */
+static void nonsense_retiring_stopped_once(void)
+{
+    fake_t f1 = {0}, f2 = {0};
+    rig_t g;
+    if (!rig_up(&g, &f1)) {
+        rig_down(&g);
+        return;
+    }
+    int old = atomic_load(&f1.pid);
+    char line[160];
+    nonsense_line(line, sizeof line, old);
+    uint32_t ms = 1500; /* after the commit below */
+    CU_ASSERT_EQUAL(shoal_runtime_send(g.rt, g.pid, FAKE_SCRIBBLE, &ms, sizeof ms), SHOAL_OK);
+    uint64_t token = 0;
+    CU_ASSERT_EQUAL_FATAL(swap_prepare(&g, &f2, &token), SHOAL_OK);
+    CU_ASSERT_EQUAL(swap_step(&g, SHOAL__POOL_SWAP_COMMIT, token), SHOAL_OK);
+    SHOAL_TEST_WAIT_UNTIL(current_pid(&g) == atomic_load(&f2.pid), WAIT_S);
+    CU_ASSERT_EQUAL(current_pid(&g), atomic_load(&f2.pid));
+    bool early = shoal_test_log_has(line);
+    CU_ASSERT_FALSE(early); /* else it was not retiring yet: the case tests nothing */
+    CU_ASSERT_TRUE(running(old));
+    /* It scribbles 1.5 s after the cast, then stays 10 s. */
+    double t0 = shoal_test_now();
+    SHOAL_TEST_WAIT_UNTIL(shoal_test_now() > t0 + 1.7, 3.0);
+    double cpu = cpu_over_a_second();
+    printf("\n  %.3f s of CPU in the second after ... ", cpu);
+    CU_ASSERT(cpu < 0.3);
+    SHOAL_TEST_WAIT_UNTIL(shoal_test_log_has(line), 3.0);
+    shoal_test_assert_logged(line);
+    SHOAL_TEST_WAIT_UNTIL(!running(old), 3.0);
+    CU_ASSERT_FALSE(running(old));
+    CU_ASSERT_EQUAL(shoal_test_log_count("wrote nonsense into its channel"), 1);
+    CU_ASSERT_EQUAL(current_pid(&g), atomic_load(&f2.pid));
+    caller_t echo[1];
+    pthread_t te[1];
+    callers_start(echo, te, 1, &g, 1, TMO_MS);
+    CU_ASSERT_TRUE(callers_answered(echo, te, 1, WAIT_S));
+    CU_ASSERT_EQUAL(echo[0].status, SHOAL_OK);
+    rig_down(&g);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--fake-child") == 0)
@@ -1063,6 +1212,10 @@ int main(int argc, char **argv)
         {"calls from many threads across deaths: each answered, at once", calls_across_deaths},
         {"what a child sends to a full actor here is dropped, counted and logged",
          refused_sends_counted},
+        {"a child that writes nonsense into its ring is stopped once, said once",
+         nonsense_current_stopped_once},
+        {"a retiring child that writes nonsense is stopped at once; nothing spins",
+         nonsense_retiring_stopped_once},
         {NULL, NULL},
     };
     return shoal_test_run("remote_supervisor", cases);

@@ -15,7 +15,19 @@
 #      region is sealed against resizing and further seals: EPERM), shoald
 #      lives and the pool serves on. (Unsealed, the shrink made shoald's
 #      next touch of the region past 4096 bytes a SIGBUS: shoald died.)
-#   3. shoalctl stop: drained, exit 0, no sanitizer report.
+#   3. The ring shoald reads from. `scribble` writes garbage over it (a
+#      stray write into the shared memory): shoald finds the ring broken,
+#      says so in one line naming the child, kills it once, and the pool
+#      serves on from a new child -- whether the child is the current one
+#      or a retiring one (scribbling 3 s after its cast, while a reload's
+#      new child has taken over and it drains, then sleeping 30 s). In
+#      the 2 s after, no thread of shoald used more than a quarter of a
+#      core. (Before: the broken ring read as a record to take, so the
+#      supervisor never slept: a current child was logged and killed again
+#      on every turn until reaped -- a line each time -- and a retiring one
+#      was not killed at all, nor named, while shoald burned a core until it
+#      exited on its own.)
+#   4. shoalctl stop: drained, exit 0, no sanitizer report.
 . "$(dirname "$0")/lib.sh" "$1"
 fixtures=$build/fixtures
 export SHOAL_SOCKET=$tmp/ctl.sock
@@ -106,7 +118,79 @@ calls ht
 alive
 echo "ok: ht (truncate): the region cannot be resized or sealed by the child; calls answered"
 
-# ---- 3. stop -------------------------------------------------------------------
+# ---- 3. the ring shoald reads from: garbage ----------------------------------------
+# busiest SECONDS: the most CPU (ticks) one thread of shoald used in that long
+busiest() {
+    local t v max=0
+    declare -A before
+    for t in /proc/"$pid"/task/*; do
+        before[$t]=$(awk '{ print $14 + $15 }' "$t/stat" 2> /dev/null)
+    done
+    sleep "$1"
+    for t in /proc/"$pid"/task/*; do
+        v=$(awk '{ print $14 + $15 }' "$t/stat" 2> /dev/null) || continue
+        [ -n "$v" ] && [ -n "${before[$t]:-}" ] && [ $((v - before[$t])) -gt "$max" ] &&
+            max=$((v - before[$t]))
+    done
+    echo "$max"
+}
+quarter=$(($(getconf CLK_TCK) * 2 / 4)) # a quarter of a core, over 2 s
+# scribbled POOL CHILD: CHILD's garbage seen, said once, CHILD killed once,
+# shoald idle meanwhile, the pool serving from another child
+scribbled() {
+    wait_for "\[$1:$2\] .*hostile: scribble fd 3: ok"
+    sleep 0.5
+    local cpu
+    cpu=$(busiest 2)
+    [ "$cpu" -le "$quarter" ] || fail "$1: a thread of shoald used $cpu ticks in 2 s after the scribble"
+    wait_for "$1: isolated worker process $2 wrote nonsense into its channel: stopped" 1 300
+    wait_for "$1: isolated worker process $2 was killed by SIGKILL"
+    sleep 0.3
+    [ "$(count "isolated worker process $2 wrote nonsense")" = 1 ] ||
+        fail "$1: said $(count "isolated worker process $2 wrote nonsense") times"
+    kill -0 "$2" 2> /dev/null && fail "$1: its child $2 still runs"
+    echo "ok: $1: child $2 scribbled: said once, killed, at most $cpu ticks of a thread in 2 s"
+}
+write "$(pool hb block)
+$(pool hs shutdown)
+$(pool hc close)
+$(pool ht truncate)
+$(pool sc scribble)
+$(pool sr scribble | sed 's/{ trick: scribble }/{ trick: scribble, after: 3s, ms: 30s }/')"
+"$shoalctl" reload > /dev/null || fail "reload adding sc and sr"
+for _ in $(seq 1 1000); do
+    [ "$(field sc pool_size)" = 1 ] && [ "$(field sr pool_size)" = 1 ] && break
+    sleep 0.01
+done
+# The current child.
+calls sc
+child=$(field sc process_pid)
+"$shoalctl" send sc x > /dev/null || fail "sc: send"
+scribbled sc "$child"
+up_again sc "$child"
+calls sc
+alive
+# A retiring one: its cast's handler sleeps while a reload's new child takes
+# over, then scribbles.
+calls sr
+old=$(field sr process_pid)
+"$shoalctl" send sr x > /dev/null || fail "sr: send"
+write "$(pool hb block)
+$(pool hs shutdown)
+$(pool hc close)
+$(pool ht truncate)
+$(pool sc scribble)
+$(pool sr scribble | sed 's/{ trick: scribble }/{ trick: scribble, after: 3s, ms: 31s }/')"
+"$shoalctl" reload > /dev/null || fail "reload of sr's args"
+up_again sr "$old"
+[ "$(count "\[sr:$old\] .*hostile: scribble")" = 0 ] ||
+    fail "sr: its child scribbled before the reload's took over: the test tests nothing"
+kill -0 "$old" 2> /dev/null || fail "sr: the old child $old is not draining"
+scribbled sr "$old"
+calls sr
+alive
+
+# ---- 4. stop -------------------------------------------------------------------
 "$shoalctl" stop > /dev/null || fail "stop: exit $?"
 wait "$pid"
 rc=$?
