@@ -164,7 +164,8 @@ _Static_assert(SHOAL_CHAN_LEN_MAX(RING_MIN) == RING_MIN / 2 - HDR_BYTES &&
 struct shoal_chan_s {
     int fd;
     int bell[2];      /* this side's end of each ring's doorbell (top: DOORBELLS) */
-    int peer_bell[2]; /* the parent's: the child's ends, to hand over; -1 in the child */
+    int peer_bell[2]; /* the parent's: the child's ends, to hand over; -1 in the child, and
+                       * once handed (shoal__chan_handed) */
     bool parent;
     region_t *r; /* the whole region, mapped once */
     size_t total;
@@ -290,6 +291,15 @@ void shoal__chan_fds(const shoal_chan_t *c, int fds[3])
     fds[0] = c->fd;
     fds[1] = c->peer_bell[0];
     fds[2] = c->peer_bell[1];
+}
+
+void shoal__chan_handed(shoal_chan_t *c)
+{
+    for (int i = 0; i < 2; i++) {
+        if (c->peer_bell[i] >= 0)
+            close(c->peer_bell[i]);
+        c->peer_bell[i] = -1;
+    }
 }
 
 int shoal__chan_attach(const int fds[3], shoal_chan_t **out)

@@ -53,9 +53,16 @@ int shoal__chan_create(size_t ring_bytes, size_t user_bytes, shoal_chan_t **out)
 /* The descriptors a child needs to attach: the region, and the child's
  * ends of ring 0's doorbell (it is woken through it) and of ring 1's (it
  * wakes the parent through it) -- never the parent's own ends. They stay
- * the parent's, open until shoal__chan_destroy (close-on-exec: the
- * launcher duplicates them into the child). */
+ * the parent's (close-on-exec: the launcher duplicates them into the
+ * child), the doorbell ends until shoal__chan_handed, the region until
+ * shoal__chan_destroy. */
 void shoal__chan_fds(const shoal_chan_t *c, int fds[3]);
+/* The child has its copies of the descriptors (its process was started):
+ * the parent closes its own of the child's doorbell ends, which it never
+ * uses (three descriptors per channel from then on: the region and its own
+ * two ends). shoal__chan_fds's doorbell ends are -1 after. The parent's
+ * side; once. */
+void shoal__chan_handed(shoal_chan_t *c);
 /* The child's side, from the three descriptors (it takes them over):
  * checks the region's header (magic, version, sizes) before using it.
  * SHOAL_OK, SHOAL_EINVAL (not such a region), SHOAL_ENOMEM. */

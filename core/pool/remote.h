@@ -192,9 +192,11 @@ struct shoal_pool_stripe_s *shoal__remote_area_stripes(shoal_remote_area_t *a);
 
 /* How the host starts a child for the pool: launch runs on the supervisor
  * thread with the channel's three descriptors (close-on-exec: it hands them
- * to the child itself) and returns SHOAL_OK with the child's pid and a
- * pidfd for it, or an error with why. The pool keeps what it is given
- * until release(user). nstripes: what the child's runtime counts into. */
+ * to the child itself, before it returns: the parent closes its copies of
+ * the child's doorbell ends then, chan.h: shoal__chan_handed) and returns
+ * SHOAL_OK with the child's pid and a pidfd for it, or an error with why.
+ * The pool keeps what it is given until release(user). nstripes: what the
+ * child's runtime counts into. */
 typedef struct shoal_remote_launch_s {
     int (*launch)(void *user, const int chan_fds[3], pid_t *pid, int *pidfd, char *why,
                   size_t why_size);

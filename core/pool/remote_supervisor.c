@@ -105,6 +105,7 @@ static int child_start(shoal_remote_t *r, const shoal_remote_launch_t *launch, r
         free(c);
         return rc;
     }
+    shoal__chan_handed(c->chan); /* its process has its copies: ours of its ends go */
     c->started_ns = shoal__now_ns();
     atomic_fetch_add_explicit(&r->started_n, 1, memory_order_relaxed);
     pthread_mutex_lock(&r->lock);

@@ -275,6 +275,26 @@ static int channels_open(void)
     return n;
 }
 
+/* How many sockets this process has open: a channel's doorbell ends. */
+static int sockets_open(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+    struct dirent *e;
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        char path[300], target[256];
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        ssize_t k = readlink(path, target, sizeof target - 1);
+        if (k > 0) {
+            target[k] = '\0';
+            n += strncmp(target, "socket:", 7) == 0;
+        }
+    }
+    if (d != NULL)
+        closedir(d);
+    return n;
+}
+
 /* ---- the pool ------------------------------------------------------------------- */
 
 /* The behaviour the parent's spec names (it never runs in the parent). */
@@ -510,6 +530,9 @@ static void death_told_at_once(void)
     pthread_t t;
     reader_start(&rd, &g, &t);
     CU_ASSERT_EQUAL(channels_open(), 1);
+    /* Its two doorbells: the parent's own ends, not the child's (closed
+     * once the child had its copies). */
+    CU_ASSERT_EQUAL(sockets_open(), 2);
     char line[128];
     snprintf(line, sizeof line, "isolated worker process %d was killed by SIGKILL", first);
     double t0 = shoal_test_now();
@@ -531,11 +554,13 @@ static void death_told_at_once(void)
     CU_ASSERT_EQUAL(atomic_load(&f.launches), 2);
     /* The dead child's channel is still there, beside the new one's. */
     CU_ASSERT_EQUAL(channels_open(), 2);
+    CU_ASSERT_EQUAL(sockets_open(), 4);
     reader_end(&rd, t, R_TOUCH);
     CU_ASSERT_EQUAL(rd.state, SHOAL_REMOTE_UP); /* as it left it */
     /* The region has ended: the dead child's channel goes. */
     SHOAL_TEST_WAIT_UNTIL(channels_open() == 1, WAIT_S);
     CU_ASSERT_EQUAL(channels_open(), 1);
+    CU_ASSERT_EQUAL(sockets_open(), 2);
     rig_down(&g);
 }
 
