@@ -45,7 +45,7 @@ static void notify(shoal_remote_t *r, uint32_t ev, int status, uint64_t held, co
 static size_t ring_for(uint64_t cap)
 {
     uint64_t want = cap == 0 ? (16u << 20) : cap * 128u;
-    size_t size = 1u << 20;
+    size_t size = SHOAL_REMOTE_RING_MIN;
     while (size < want && size < (64u << 20))
         size <<= 1;
     return size;
