@@ -180,5 +180,12 @@ void shoal__remote_calls_free(shoal_remote_t *r);
 void shoal__remote_free_buried(shoal_remote_t *r);
 /* The supervisor thread's body (remote_supervisor.c). */
 void *shoal__remote_supervise(void *arg);
+/* remote_deliver.c, on the supervisor's thread: what c sent back (4096
+ * records at most, or all its ring holds once it has ended); the refused
+ * sends of a burst not said yet (ending: whatever the second); the look
+ * for room for the producers waiting on the pool. */
+void shoal__remote_deliver(shoal_remote_t *r, child_t *c, struct shoal_tcache_s *tc, bool all);
+void shoal__remote_sends_say(shoal_remote_t *r, child_t *c, bool ending);
+void shoal__remote_room_look(shoal_remote_t *r, struct shoal_tcache_s *tc);
 
 #endif
