@@ -137,7 +137,7 @@ static void pull_woken_member_expires(void)
         shoal_test_nap();
     CU_ASSERT_EQUAL(send_from_new_thread(rt, p, SHOAL_PID_NONE), SHOAL_OK); /* wakes slot 1 */
     atomic_store(&ek_gate2, 1);
-    SHOAL_TEST_WAIT_UNTIL(atomic_load(&ek_done) == 4, 3.0);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&ek_done) == 4 && EK_STATS(rt, p).messages_handled == 2, 3.0);
     CU_ASSERT_EQUAL(atomic_load(&ek_done), 4);
     shoal_pool_stats_t st = EK_STATS(rt, p);
     CU_ASSERT_EQUAL(st.expired, 2);

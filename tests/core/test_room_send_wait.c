@@ -268,7 +268,8 @@ static void threads_and_actors_race_the_drains(void)
         } else {
             shoal_pool_stats_t st = shoal_test_pool_stats(rt, to);
             CU_ASSERT_EQUAL(st.messages_forwarded, (uint64_t)ok);
-            WAIT_UNTIL(atomic_load(&rk_handled) == ok);
+            WAIT_UNTIL(atomic_load(&rk_handled) == ok &&
+                       shoal_test_pool_stats(rt, to).messages_handled == (uint64_t)ok);
             CU_ASSERT_EQUAL(atomic_load(&rk_handled), ok);
             st = shoal_test_pool_stats(rt, to);
             CU_ASSERT_EQUAL(st.messages_handled, (uint64_t)ok);
