@@ -68,19 +68,10 @@ int shoal__checkout_new(shoal_pool_t *p, const shoal_pool_spec_t *spec)
     p->spec.checkout.group = co->group[0] ? co->group : NULL;
     co->cfg = &p->spec.checkout;
     co->pool = p;
-    /* Adaptive: a holder keeps it for a take's or a return's few hundred
-     * nanoseconds, so a contender spins a little before it sleeps in the
-     * kernel (the sleep and the wake-up cost several microseconds). */
-    pthread_mutexattr_t attr;
-    pthread_mutexattr_init(&attr);
-    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
-    int rc = pthread_mutex_init(&co->lock, &attr);
-    pthread_mutexattr_destroy(&attr);
-    if (rc != 0) {
-        free(co->stripes);
-        free(co);
-        return SHOAL_ENOMEM;
-    }
+    /* A short lock (sched/lock.h): a holder keeps it for a take's or a
+     * return's few hundred nanoseconds, so a contender spins a little
+     * before it sleeps in the kernel. */
+    atomic_init(&co->lock.word, 0);
     co->free_head = co->free_tail = SHOAL_CO_NIL;
     co->tick_at = UINT64_MAX;
     co->next_cull = UINT64_MAX;
@@ -98,7 +89,6 @@ void shoal__checkout_free(shoal_checkout_t *co)
 {
     if (co == NULL)
         return;
-    pthread_mutex_destroy(&co->lock);
     free(co->seats);
     free(co->index);
     free(co->q);

@@ -129,6 +129,7 @@
 #include "shoal/checkout.h"
 #include "runtime/tcache.h"
 #include "sched/futex.h"
+#include "sched/lock.h"
 #include "sched/worker.h"
 
 struct shoal_ctx_s;
@@ -230,7 +231,7 @@ typedef struct shoal_checkout_s {
     /* Under `lock` (above), the words every take and return touch first,
      * beside it. open: takes are served (cleared when the pool drains or
      * ends). */
-    alignas(64) pthread_mutex_t lock;
+    alignas(64) shoal_lock_t lock;
     _Atomic uint32_t pub_queued; /* published (above), on the line every holder writes */
     bool open;
     bool recycle_asked;    /* a POKE is on its way to the actor */
@@ -419,7 +420,7 @@ static inline void shoal__co_locked(shoal_checkout_t *co, shoal_co_stripe_t *st,
 }
 static inline void shoal__co_lock(shoal_checkout_t *co)
 {
-    pthread_mutex_lock(&co->lock);
+    shoal__lock(&co->lock);
     bool shared;
     shoal_co_stripe_t *st = shoal__co_stripe(co, &shared);
     shoal__co_locked(co, st, shared);
@@ -427,7 +428,7 @@ static inline void shoal__co_lock(shoal_checkout_t *co)
 /* The same for the thread whose cache is tc (the fast paths have it). */
 static inline void shoal__co_lock_tc(shoal_checkout_t *co, const struct shoal_tcache_s *tc)
 {
-    pthread_mutex_lock(&co->lock);
+    shoal__lock(&co->lock);
     bool shared;
     shoal_co_stripe_t *st = shoal__co_stripe_of(co, tc, &shared);
     shoal__co_locked(co, st, shared);

@@ -52,7 +52,7 @@ void shoal__co_unlock(shoal_pool_t *p)
 {
     shoal__co_publish_locked(p);
     p->co->held = false;
-    pthread_mutex_unlock(&p->co->lock);
+    shoal__unlock(&p->co->lock);
 }
 
 void shoal__checkout_publish(shoal_pool_t *p)
@@ -85,7 +85,7 @@ void shoal__checkout_stats_now(shoal_pool_t *p, shoal_pool_stats_t *st)
     shoal__checkout_stats(p, st);
     st->pool_size = shoal__co_live(co);
     co->held = false;
-    pthread_mutex_unlock(&co->lock);
+    shoal__unlock(&co->lock);
 }
 
 void shoal__checkout_stats(shoal_pool_t *p, shoal_pool_stats_t *st)
