@@ -16,7 +16,8 @@
  *   deadline to watch, a taker that is a thread -- goes to the actor as
  *   before: takes and returns as priority messages
  *   (SHOAL__CHECKOUT_TAKE/RETURN, held.h), a member's start and end as
- *   STARTED and EXIT, transactions through its own mailbox.
+ *   STARTED and EXIT, a transaction through its own mailbox when the
+ *   queue cannot take it (no memory: checkout_fast.c).
  *   - txn_out, txn_limit: the sender's admission of a transaction (route,
  *     any thread): fetch_add on txn_out, refused (and given back) past
  *     txn_limit [relaxed: a count bounding memory, publishing nothing -- the

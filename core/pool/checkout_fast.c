@@ -6,7 +6,10 @@
  * that actor: a consumer takes a free member when nobody waits for one,
  * gives a member back to the first taker waiting (an actor's take, or a
  * transaction) or to the free FIFO, and a transaction goes straight to a
- * free member. Each is what the actor would have done with the same
+ * free member, or into the queue behind those waiting (its actor asked
+ * for a look when it may start a member for it, as for a take that
+ * waits): the pool's actor sees a transaction only when the queue cannot
+ * grow (no memory), and then in its own mailbox, as before. Each is what the actor would have done with the same
  * state, under the same lock, so the actor's invariants (the seats agree
  * with the counts and the FIFO; in use + free + starting is the members
  * alive) hold between any two holders. Everything else -- a member to stop
@@ -417,14 +420,27 @@ int shoal__co_fast_txn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
     shoal__co_lock_tc(co, tc);
     if (!co->open) {
         rc = SHOAL_ENOPROC;
-    } else if (co->qlive == 0) {
+    } else {
         uint64_t now = 0;
         e->meta |= SHOAL_ENV_POOLED;
         uint32_t i;
-        while ((i = free_fit(co, &now, &stale)) != SHOAL_CO_NIL) {
+        while (co->qlive == 0 && (i = free_fit(co, &now, &stale)) != SHOAL_CO_NIL) {
             if (shoal__co_txn_give(rt, tc, p, i, e, now)) {
                 rc = SHOAL_OK;
                 break;
+            }
+        }
+        if (rc != SHOAL_OK) {
+            /* No member for it now: it waits behind whoever waits, as the
+             * pool's actor would have placed it (shoal__co_txn_place), and
+             * the actor is asked for a look when the pool may start one
+             * for it (the POKE: shoal__co_fill). */
+            shoal_co_taker_t t = {
+                .from = e->from, .since = clock_of(&now), .deadline = UINT64_MAX, .txn = e};
+            if (shoal__co_queue_put(co, &t, false) == SHOAL_OK) {
+                rc = SHOAL_OK;
+                stale |= co->qlive > co->nstarting &&
+                         co->nfree + co->nin_use + co->nstarting + co->nending < p->spec.max_size;
             }
         }
         if (rc == SHOAL_OK) {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "checkout_basic_kit.h"
+#include "fail_alloc.h"
 #include "pool/checkout.h" /* SHOAL__CHECKOUT_CALL_GONE */
 
 #define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, CB_WAIT_S)
@@ -346,11 +347,17 @@ static void test_drain_with_a_gone_note_queued(void)
     shoal_runtime_destroy(rt);
 }
 
-/* Transactions that co_route counted out but the pool's own mailbox then
- * refused (runtime.max_queued: SHOAL_EBUSY) are no longer counted out:
- * with init = max = 1 and queue_max 1 (2 out at most), three refused and
- * the overload gone, a transaction is served (every one was refused
- * SHOAL_ENOMEMBERS for good); each refusal is counted unhandled. */
+/* A transaction with no member free waits in the pool's queue, put there
+ * from the sender's thread; only when the queue cannot grow (no memory)
+ * does it go to the pool's own mailbox, as all did before. Those that
+ * co_route counted out but that mailbox then refused (runtime.max_queued:
+ * SHOAL_EBUSY) are no longer counted out: with init = max = 1 and
+ * queue_max 1 (2 out at most), three refused so (the queue's first
+ * allocation failed on this thread), a fourth waits in the queue --
+ * max_queued, which bounds mailboxes, does not refuse it -- and with the
+ * overload gone and the member given back it runs, then two transactions
+ * are served (every one would be refused SHOAL_ENOMEMBERS for good had
+ * the refused ones stayed out); each refusal is counted unhandled. */
 static void test_refused_transactions_are_not_counted_out(void)
 {
     enum { MAXQ = 64 };
@@ -381,13 +388,23 @@ static void test_refused_transactions_are_not_counted_out(void)
     }
     CU_ASSERT_EQUAL_FATAL(rc, SHOAL_EBUSY); /* the runtime is over max_queued */
     uint64_t unhandled = cb_stats(rt, pool).messages_unhandled;
+    unsigned long refused = fa_refused();
+    fa_arm(FA_ALIGNED, 8 * sizeof(shoal_co_taker_t), 3); /* the queue's first 8 entries */
     for (int i = 0; i < 3; i++)
         CU_ASSERT_EQUAL(shoal_runtime_send(rt, pool, T_WHO, NULL, 0), SHOAL_EBUSY);
+    fa_disarm();
+    CU_ASSERT_EQUAL(fa_refused(), refused + 3);
     CU_ASSERT_EQUAL(cb_stats(rt, pool).messages_unhandled, unhandled + 3);
     CU_ASSERT_EQUAL(cb_stats(rt, pool).messages_forwarded, 0);
+    uint64_t handled = cb_stats(rt, pool).messages_handled;
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, pool, T_WHO, NULL, 0), SHOAL_OK); /* queued */
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).messages_forwarded, 1);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).queued, 1);
     atomic_store(&cb_hog_gate, 1); /* drained: below max_queued again (10 ms) */
     WAIT_UNTIL(shoal_runtime_send(rt, bl, 0, NULL, 0) == SHOAL_OK);
     CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, m, SHOAL_RETURN_OK), SHOAL_OK);
+    WAIT_UNTIL(cb_stats(rt, pool).messages_handled == handled + 1);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).messages_handled, handled + 1); /* the queued one ran */
     shoal_answer_t a;
     CU_ASSERT_EQUAL(shoal_runtime_checkout_call(rt, pool, T_WHO, NULL, 0, CB_TMO, &a), SHOAL_OK);
     CU_ASSERT_EQUAL(a.status, SHOAL_OK);
