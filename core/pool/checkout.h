@@ -626,5 +626,14 @@ static inline bool shoal__co_is_call_gone(const shoal_env_t *e)
  * transaction of caller's with that ref was dropped. */
 bool shoal__co_txn_gone(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, shoal_pid_t caller,
                         shoal_ref_t ref);
+/* With the lock: that transaction, if it still waits in the queue, off it
+ * (counted take_timeouts) for its caller's thread or the actor to forget;
+ * NULL if it does not wait there. */
+shoal_env_t *shoal__co_txn_unqueue(shoal_checkout_t *co, shoal_pid_t caller, shoal_ref_t ref);
+/* Without the lock, on any thread: a transaction taken off the queue
+ * because its caller stopped waiting, dropped unrun (counted dropped, the
+ * ledger settles it; its admission given back). */
+void shoal__co_txn_forget(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,
+                          shoal_env_t *m);
 
 #endif

@@ -84,12 +84,26 @@ static uint32_t free_fit(shoal_checkout_t *co, uint64_t *now, bool *stale)
     return SHOAL_CO_NIL;
 }
 
-/* After unlocking: the actor is asked, once, to replace stale members. */
+/* After unlocking: the actor is asked, once, for a look (stale members to
+ * replace, a member to start). Not sent (no memory for it), the once-flag
+ * is cleared, so the next take, return or transaction asks again -- else
+ * nobody ever would, and a transaction waiting for a member to start
+ * would wait for good. */
 static void ask_recycle(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, bool ask)
 {
-    if (ask)
-        shoal__send(rt, tc, SHOAL_PID_NONE, p->g.pid, SHOAL__CHECKOUT_POKE, NULL, 0, true, NULL,
-                    NULL);
+    if (!ask)
+        return;
+    int rc = shoal__send(rt, tc, SHOAL_PID_NONE, p->g.pid, SHOAL__CHECKOUT_POKE, NULL, 0, true,
+                         NULL, NULL);
+    if (rc == SHOAL_OK || rc == SHOAL_ENOPROC) /* ENOPROC: the pool has ended */
+        return;
+    shoal__co_lock_tc(p->co, tc);
+    p->co->recycle_asked = false;
+    shoal__co_unlock(p);
+    shoal__log(rt, SHOAL_LOG_WARN, p->g.pid, p->name,
+               "could not ask the pool's actor for a look (%s): the next take, return or "
+               "transaction asks again",
+               shoal_strerror(rc));
 }
 
 /* With the lock: whether the actor should be asked for a look now. */

@@ -168,16 +168,25 @@ static void answer_error(struct shoal_ctx_s *ctx, shoal_pid_t to, shoal_ref_t re
  * admission given back. */
 static void txn_unrun(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *m, int status)
 {
-    if (status == SHOAL_ENOPROC || shoal__env_kind(m) != SHOAL_MSG_CALL) {
-        shoal__dead_letter(ctx, m);
-    } else if (status != 0) {
-        answer_error(ctx, m->from, shoal__env_ref(m), status);
-    } else {
-        SHOAL_STAT_ADD(ctx->tc, msgs_dropped, 1);
+    if (status == 0 && shoal__env_kind(m) == SHOAL_MSG_CALL) {
+        shoal__co_txn_forget(ctx->rt, ctx->tc, p, m);
+        return;
     }
+    if (status == SHOAL_ENOPROC || shoal__env_kind(m) != SHOAL_MSG_CALL)
+        shoal__dead_letter(ctx, m);
+    else
+        answer_error(ctx, m->from, shoal__env_ref(m), status);
     shoal__env_free(ctx->tc, m); /* and its payload, if dead_letter left it */
     shoal__pool_count_dropped(ctx->tc, p);
     shoal__co_txn_out(ctx->rt, ctx->tc, p);
+}
+
+void shoal__co_txn_forget(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, shoal_env_t *m)
+{
+    SHOAL_STAT_ADD(tc, msgs_dropped, 1);
+    shoal__env_free(tc, m);
+    shoal__pool_count_dropped(tc, p);
+    shoal__co_txn_out(rt, tc, p);
 }
 
 void shoal__co_txn_drop(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *m)
@@ -185,26 +194,33 @@ void shoal__co_txn_drop(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_env_t *m
     txn_unrun(ctx, p, m, SHOAL_ENOPROC);
 }
 
-bool shoal__co_txn_gone(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t caller,
-                        shoal_ref_t ref)
+shoal_env_t *shoal__co_txn_unqueue(shoal_checkout_t *co, shoal_pid_t caller, shoal_ref_t ref)
 {
-    shoal_checkout_t *co = p->co;
     for (uint32_t k = 0; k < co->qlen; k++) {
         shoal_co_taker_t *t = shoal__co_qat(co, k);
         if (t->gone || t->txn == NULL || t->from != caller ||
             shoal__env_kind(t->txn) != SHOAL_MSG_CALL || shoal__env_ref(t->txn) != ref)
             continue;
+        shoal_env_t *m = t->txn;
         t->gone = true;
+        t->txn = NULL;
         co->qlive--;
         shoal__co_count(co, SHOAL_CO_TAKE_TIMEOUTS, 1);
-        txn_unrun(ctx, p, t->txn, 0); /* no answer: its caller stopped waiting */
-        t->txn = NULL;
         /* Callers give up in about the order they came: the front stays
          * live, so the next one's search starts where it is. */
         queue_trim_front(co);
-        return true;
+        return m;
     }
-    return false;
+    return NULL;
+}
+
+bool shoal__co_txn_gone(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t caller,
+                        shoal_ref_t ref)
+{
+    shoal_env_t *m = shoal__co_txn_unqueue(p->co, caller, ref);
+    if (m != NULL)
+        txn_unrun(ctx, p, m, 0); /* no answer: its caller stopped waiting */
+    return m != NULL;
 }
 
 /* A take waiting in the queue (not a transaction) is answered `status` now,

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "checkout_basic_kit.h"
+#include "fail_alloc.h"
+#include "pool/checkout.h" /* shoal_co_taker_t */
 #include "pool/pool.h"
 
 #define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, CB_WAIT_S)
@@ -507,11 +509,15 @@ static void test_transaction_caller_gone(void)
     shoal_runtime_destroy(rt);
 }
 
-/* The transaction may still wait in the pool's own mailbox when its caller
- * gives up (the pool's actor had no thread: one dispatcher thread, held):
- * it is in the pool's ledger from the moment it was accepted, and the
- * word that its caller gave up comes after it, so it is dropped all the
- * same. */
+/* A transaction that finds no member free waits in the pool's queue, put
+ * there from its sender's thread, and its caller giving up drops it from
+ * there at once (test_checkout_txn_wait). When the queue cannot grow (its
+ * first allocation fails here, on the sender's thread) the transaction
+ * goes to the pool's own mailbox instead, and may still wait there
+ * unread when its caller gives up (the pool's actor had no thread: one
+ * dispatcher thread, held): it is in the pool's ledger from the moment it
+ * was accepted, and the word that its caller gave up comes after it, so
+ * it is dropped all the same. */
 static void test_transaction_gone_before_read(void)
 {
     cb_reset();
@@ -524,7 +530,11 @@ static void test_transaction_gone_before_read(void)
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, h, 1, NULL, 0), SHOAL_OK);
     WAIT_UNTIL(atomic_load(&cb_hog_in) == 1);
     shoal_answer_t a;
+    unsigned long refused = fa_refused();
+    fa_arm(FA_ALIGNED, 8 * sizeof(shoal_co_taker_t), 1); /* the queue's first 8 entries */
     CU_ASSERT_EQUAL(shoal_runtime_checkout_call(rt, pool, T_WHO, NULL, 0, 50, &a), SHOAL_ETIMEDOUT);
+    fa_disarm();
+    CU_ASSERT_EQUAL(fa_refused(), refused + 1);
     /* Accepted, unread: in the pool's ledger already (read from its
      * record: its actor has no thread to answer). */
     shoal_pool_t *rec = shoal__pool_find(rt, pool);

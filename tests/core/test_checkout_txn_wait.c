@@ -1,0 +1,249 @@
+/* test_checkout_txn_wait.c - transactions that wait in a checkout pool's
+ * queue, put there from the sender's thread (checkout_fast.c): a caller
+ * that gives up has its transaction dropped at once, from its own thread,
+ * with every dispatcher thread busy; callers that give up by the hundred
+ * leave nothing queued, nothing refused and the ledger balanced; members
+ * that keep being recycled serve every transaction. */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "checkout_basic_kit.h"
+#include "pool/pool.h" /* shoal__pool_find, shoal__pool_peek */
+
+#define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, CB_WAIT_S)
+
+/* ---- a caller gone, with no thread for the pool's actor ------------------ */
+
+typedef struct {
+    shoal_runtime_t *rt;
+    shoal_pid_t pool;
+    int rc, status;
+} blocker_t;
+
+static void *blocker_main(void *arg)
+{
+    blocker_t *b = arg;
+    shoal_answer_t a;
+    b->rc = shoal_runtime_checkout_call(b->rt, b->pool, T_BLOCK, NULL, 0, 30000, &a);
+    if (b->rc == SHOAL_OK) {
+        b->status = a.status;
+        shoal_answer_release(&a);
+    }
+    return NULL;
+}
+
+/* init = max = 1, two dispatcher threads: one runs the member, held in a
+ * transaction; the other runs a hog. A transaction from this thread waits
+ * in the queue; its 100 ms pass: SHOAL_ETIMEDOUT, and it is off the queue
+ * at once -- queued 0, take_timeouts 1, dropped 1, read without asking the
+ * pool's actor, which has no thread to run on (before, a note went to it
+ * and the transaction stayed queued until it ran). Let go, the member has
+ * handled the held one and the next only: the dropped one never ran. */
+static void gone_caller_dropped_at_once(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime_fixed(2); /* no thread made up for the held ones */
+    shoal_pool_spec_t s = cb_spec_of(1, 1);
+    s.checkout.queue_max = 4;
+    shoal_pid_t pool = cb_start(rt, &s);
+    blocker_t b = {.rt = rt, .pool = pool};
+    pthread_t th;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, blocker_main, &b), 0);
+    WAIT_UNTIL(atomic_load(&cb_blocked) == 1);
+    shoal_pid_t hog;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &cb_hog, NULL, NULL, &hog), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, hog, 1, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&cb_hog_in) == 1);
+    shoal_pool_t *rec = shoal__pool_find(rt, pool);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rec);
+
+    shoal_answer_t a;
+    CU_ASSERT_EQUAL(shoal_runtime_checkout_call(rt, pool, T_WHO, NULL, 0, 100, &a),
+                    SHOAL_ETIMEDOUT);
+    shoal_pool_stats_t st;
+    shoal__pool_peek(rec, &st);
+    CU_ASSERT_EQUAL(st.queued, 0);
+    CU_ASSERT_EQUAL(st.take_timeouts, 1);
+    CU_ASSERT_EQUAL(st.messages_dropped, 1);
+    CU_ASSERT_EQUAL(st.in_use, 1);
+
+    atomic_store(&cb_gate, 1);
+    atomic_store(&cb_hog_gate, 1);
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(b.rc, SHOAL_OK);
+    CU_ASSERT_EQUAL(b.status, SHOAL_OK);
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_checkout_call(rt, pool, T_WHO, NULL, 0, CB_TMO, &a),
+                          SHOAL_OK);
+    cb_who_t w;
+    CU_ASSERT_EQUAL_FATAL(a.size, sizeof w);
+    memcpy(&w, a.data, sizeof w);
+    shoal_answer_release(&a);
+    CU_ASSERT_EQUAL(w.uses, 2); /* the held one, this one */
+    st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.messages_forwarded, 3);
+    CU_ASSERT_EQUAL(st.messages_dropped, 1);
+    WAIT_UNTIL(cb_stats(rt, pool).messages_handled == 2);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).messages_handled, 2);
+    shoal__pool_unref(rt, rec);
+    shoal_runtime_destroy(rt);
+}
+
+/* ---- churn ---------------------------------------------------------------- */
+
+enum { Q_SLOW = 5, Q_SLOW2 = 6 };
+
+static int q_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    (void)msg;
+    return SHOAL_OK;
+}
+
+static int q_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg, shoal_reply_t *reply)
+{
+    (void)state;
+    cb_sleep_ms(msg->type == Q_SLOW2 ? 2 : msg->type == Q_SLOW ? 1 : 0);
+    shoal_pid_t me = shoal_self(ctx);
+    return shoal_reply_set(reply, msg->type, &me, sizeof me);
+}
+
+static const shoal_behaviour_t q_member = {
+    .name = "q",
+    .handle_message = q_message,
+    .handle_call = q_call,
+};
+
+typedef struct {
+    shoal_runtime_t *rt;
+    shoal_pid_t pool;
+    int n;
+    uint64_t tmo;
+    uint32_t type;
+    int ok, timedout, other;
+} caller_t;
+
+static void *caller_main(void *arg)
+{
+    caller_t *c = arg;
+    for (int i = 0; i < c->n; i++) {
+        shoal_answer_t a;
+        int rc = shoal_runtime_checkout_call(c->rt, c->pool, c->type, NULL, 0, c->tmo, &a);
+        if (rc == SHOAL_OK && a.status == SHOAL_OK)
+            c->ok++;
+        else if (rc == SHOAL_ETIMEDOUT)
+            c->timedout++;
+        else
+            c->other++;
+        if (rc == SHOAL_OK)
+            shoal_answer_release(&a);
+    }
+    return NULL;
+}
+
+/* Runs n threads of `per` transactions each; sums into *sum. */
+static void callers(shoal_runtime_t *rt, shoal_pid_t pool, int n, int per, uint64_t tmo,
+                    uint32_t type, caller_t *sum)
+{
+    caller_t c[8];
+    pthread_t th[8];
+    *sum = (caller_t){0};
+    for (int i = 0; i < n; i++) {
+        c[i] = (caller_t){.rt = rt, .pool = pool, .n = per, .tmo = tmo, .type = type};
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&th[i], NULL, caller_main, &c[i]), 0);
+    }
+    for (int i = 0; i < n; i++) {
+        pthread_join(th[i], NULL);
+        sum->ok += c[i].ok;
+        sum->timedout += c[i].timedout;
+        sum->other += c[i].other;
+    }
+}
+
+/* Once quiet: nothing queued or in use, and every transaction forwarded
+ * was handled, failed or dropped. */
+static shoal_pool_stats_t settled(shoal_runtime_t *rt, shoal_pid_t pool)
+{
+    WAIT_UNTIL(cb_stats(rt, pool).queued == 0 && cb_stats(rt, pool).in_use == 0 &&
+               cb_stats(rt, pool).messages_forwarded ==
+                   cb_stats(rt, pool).messages_handled + cb_stats(rt, pool).messages_failed +
+                       cb_stats(rt, pool).messages_dropped);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.queued, 0);
+    CU_ASSERT_EQUAL(st.in_use, 0);
+    CU_ASSERT_EQUAL(st.messages_forwarded,
+                    st.messages_handled + st.messages_failed + st.messages_dropped);
+    return st;
+}
+
+/* 4 threads x 400 transactions, each given 3 ms, on a pool of at most 2
+ * members that take 2 ms each (init 0, queue_max 64): most callers give
+ * up while their transaction waits. At most 4 are live at once, far below
+ * max + queue_max, so none is refused; every one given up while queued is
+ * dropped unrun (take_timeouts = dropped); the pool still serves and
+ * drains. Before gone callers were dropped on their own thread, their
+ * notes waited behind the members' turns while the members ran them, and
+ * the transactions they kept out filled max + queue_max: ~680 of 1600
+ * refused SHOAL_ENOMEMBERS. */
+static void timeouts_churn(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(0, 2);
+    s.worker = &q_member;
+    s.checkout.queue_max = 64;
+    shoal_pid_t pool = cb_start(rt, &s);
+    caller_t sum;
+    callers(rt, pool, 4, 400, 3, Q_SLOW2, &sum);
+    printf("\n    %d answered, %d timed out, %d refused ", sum.ok, sum.timedout, sum.other);
+    shoal_pool_stats_t st = settled(rt, pool);
+    CU_ASSERT_EQUAL(sum.other, 0);
+    CU_ASSERT_EQUAL(sum.ok + sum.timedout, 1600);
+    CU_ASSERT(st.take_timeouts > 0);
+    CU_ASSERT_EQUAL(st.take_timeouts, st.messages_dropped);
+    CU_ASSERT_EQUAL(st.error_no_members, 0);
+    shoal_answer_t a;
+    CU_ASSERT_EQUAL(shoal_runtime_checkout_call(rt, pool, T_WHO, NULL, 0, CB_TMO, &a), SHOAL_OK);
+    CU_ASSERT_EQUAL(a.status, SHOAL_OK);
+    shoal_answer_release(&a);
+    CU_ASSERT_EQUAL(shoal_pool_drain(rt, pool, CB_TMO), SHOAL_OK);
+    CU_ASSERT_TRUE(cb_ended(rt, pool));
+    shoal_runtime_destroy(rt);
+}
+
+/* init 0, max 1, members living 10 +- 3 ms: 3 threads x 200 transactions
+ * of 1 ms each mostly find none free and wait in the queue while members
+ * are recycled under them; the pool's actor starts each replacement
+ * (asked from the senders' threads). Every one is served. */
+static void lifetimes_churn(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(0, 1);
+    s.worker = &q_member;
+    s.checkout.max_lifetime_ms = 10;
+    s.checkout.max_lifetime_jitter_ms = 3;
+    s.checkout.queue_max = 64;
+    shoal_pid_t pool = cb_start(rt, &s);
+    caller_t sum;
+    callers(rt, pool, 3, 200, 5000, Q_SLOW, &sum);
+    CU_ASSERT_EQUAL(sum.ok, 600);
+    shoal_pool_stats_t st = settled(rt, pool);
+    CU_ASSERT(st.recycled > 0);
+    CU_ASSERT_EQUAL(st.messages_handled, 600);
+    CU_ASSERT_EQUAL(st.messages_dropped, 0);
+    printf("\n    600 served, %llu members recycled ", (unsigned long long)st.recycled);
+    shoal_runtime_destroy(rt);
+}
+
+int main(void)
+{
+    static const shoal_test_case_t cases[] = {
+        {"a caller gone: dropped at once, from its thread", gone_caller_dropped_at_once},
+        {"callers giving up by the hundred", timeouts_churn},
+        {"members recycled under waiting transactions", lifetimes_churn},
+        {NULL, NULL},
+    };
+    return shoal_test_run("checkout_txn_wait", cases);
+}
