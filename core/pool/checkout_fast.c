@@ -9,10 +9,12 @@
  * free member, or into the queue behind those waiting (its actor asked
  * for a look when it may start a member for it, as for a take that
  * waits): the pool's actor sees a transaction only when the queue cannot
- * grow (no memory), and then in its own mailbox, as before. Each is what the actor would have done with the same
- * state, under the same lock, so the actor's invariants (the seats agree
- * with the counts and the FIFO; in use + free + starting is the members
- * alive) hold between any two holders. Everything else -- a member to stop
+ * grow (no memory), and then in its own mailbox, as before. A caller that
+ * gives up drops its transaction from the queue on its own thread too
+ * (checkout.c: co_call_gone). Each is what the actor would have done with
+ * the same state, under the same lock, so the actor's invariants (the
+ * seats agree with the counts and the FIFO; in use + free + starting is
+ * the members alive) hold between any two holders. Everything else -- a member to stop
  * or start, a lease or a take's deadline to watch, a thread that waits, a
  * pool that drains -- is left to the actor: the caller sends the message
  * it always sent (SHOAL__CO_SLOW), and nothing here has changed.
