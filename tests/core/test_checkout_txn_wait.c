@@ -161,14 +161,29 @@ static void callers(shoal_runtime_t *rt, shoal_pid_t pool, int n, int per, uint6
     }
 }
 
+/* A pool of q_member, init 0, at most max, members living lifetime_ms
+ * (+/- 3 ms; 0: for ever), 64 takers waiting at most, on a runtime of two
+ * dispatcher threads (*rt). */
+static shoal_pid_t q_pool(shoal_runtime_t **rt, uint32_t max, uint64_t lifetime_ms)
+{
+    cb_reset();
+    *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(0, max);
+    s.worker = &q_member;
+    s.checkout.max_lifetime_ms = lifetime_ms;
+    s.checkout.max_lifetime_jitter_ms = lifetime_ms != 0 ? 3 : 0;
+    s.checkout.queue_max = 64;
+    return cb_start(*rt, &s);
+}
+
 /* Once quiet: nothing queued or in use, and every transaction forwarded
  * was handled, failed or dropped. */
 static shoal_pool_stats_t settled(shoal_runtime_t *rt, shoal_pid_t pool)
 {
     WAIT_UNTIL(cb_stats(rt, pool).queued == 0 && cb_stats(rt, pool).in_use == 0 &&
-               cb_stats(rt, pool).messages_forwarded ==
-                   cb_stats(rt, pool).messages_handled + cb_stats(rt, pool).messages_failed +
-                       cb_stats(rt, pool).messages_dropped);
+               cb_stats(rt, pool).messages_forwarded == cb_stats(rt, pool).messages_handled +
+                                                            cb_stats(rt, pool).messages_failed +
+                                                            cb_stats(rt, pool).messages_dropped);
     shoal_pool_stats_t st = cb_stats(rt, pool);
     CU_ASSERT_EQUAL(st.queued, 0);
     CU_ASSERT_EQUAL(st.in_use, 0);
@@ -188,12 +203,8 @@ static shoal_pool_stats_t settled(shoal_runtime_t *rt, shoal_pid_t pool)
  * refused SHOAL_ENOMEMBERS. */
 static void timeouts_churn(void)
 {
-    cb_reset();
-    shoal_runtime_t *rt = shoal_test_runtime(2);
-    shoal_pool_spec_t s = cb_spec_of(0, 2);
-    s.worker = &q_member;
-    s.checkout.queue_max = 64;
-    shoal_pid_t pool = cb_start(rt, &s);
+    shoal_runtime_t *rt;
+    shoal_pid_t pool = q_pool(&rt, 2, 0);
     caller_t sum;
     callers(rt, pool, 4, 400, 3, Q_SLOW2, &sum);
     printf("\n    %d answered, %d timed out, %d refused ", sum.ok, sum.timedout, sum.other);
@@ -218,14 +229,8 @@ static void timeouts_churn(void)
  * (asked from the senders' threads). Every one is served. */
 static void lifetimes_churn(void)
 {
-    cb_reset();
-    shoal_runtime_t *rt = shoal_test_runtime(2);
-    shoal_pool_spec_t s = cb_spec_of(0, 1);
-    s.worker = &q_member;
-    s.checkout.max_lifetime_ms = 10;
-    s.checkout.max_lifetime_jitter_ms = 3;
-    s.checkout.queue_max = 64;
-    shoal_pid_t pool = cb_start(rt, &s);
+    shoal_runtime_t *rt;
+    shoal_pid_t pool = q_pool(&rt, 1, 10);
     caller_t sum;
     callers(rt, pool, 3, 200, 5000, Q_SLOW, &sum);
     CU_ASSERT_EQUAL(sum.ok, 600);
