@@ -9,7 +9,7 @@
  *   0  free,
  *   1  held, no thread sleeps on it,
  *   2  held, and a thread may sleep on it.
- * shoal__lock: a CAS 0 -> 1 [acquire]; failing, up to LOCK_SPINS looks
+ * shoal__lock: a CAS 0 -> 1 [acquire]; failing, up to SHOAL__LOCK_SPINS looks
  * (relaxed loads, a pause each) for 0 and a CAS 0 -> 1 [acquire] when
  * seen; then an exchange to 2 [acquire] -- the old value 0 means taken
  * (it is then 2: the unlock wakes one that need not be there, never
