@@ -37,7 +37,10 @@ typedef struct shoal_lock_s {
     _Atomic uint32_t word;
 } shoal_lock_t;
 
-#define SHOAL_LOCK_INIT {0}
+#define SHOAL_LOCK_INIT                                                                            \
+    {                                                                                              \
+        0                                                                                          \
+    }
 #define SHOAL__LOCK_SPINS 128
 
 void shoal__lock_slow(shoal_lock_t *l);
