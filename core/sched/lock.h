@@ -35,12 +35,8 @@
 
 typedef struct shoal_lock_s {
     _Atomic uint32_t word;
-} shoal_lock_t;
+} shoal_lock_t; /* free when zeroed: {0} */
 
-#define SHOAL_LOCK_INIT                                                                            \
-    {                                                                                              \
-        0                                                                                          \
-    }
 #define SHOAL__LOCK_SPINS 128
 
 void shoal__lock_slow(shoal_lock_t *l);

@@ -9,7 +9,7 @@
 
 static void states_uncontended(void)
 {
-    shoal_lock_t l = SHOAL_LOCK_INIT;
+    shoal_lock_t l = {0};
     CU_ASSERT_EQUAL(atomic_load(&l.word), 0);
     shoal__lock(&l);
     CU_ASSERT_EQUAL(atomic_load(&l.word), 1); /* held, nobody asleep */
@@ -27,7 +27,7 @@ static void states_uncontended(void)
 #define EX_THREADS 4
 #define EX_ROUNDS 200000
 
-static shoal_lock_t ex_lock = SHOAL_LOCK_INIT;
+static shoal_lock_t ex_lock = {0};
 static uint64_t ex_count; /* plain: only under the lock */
 static atomic_int ex_inside, ex_overlap;
 
@@ -65,7 +65,7 @@ static void threads_exclude_each_other(void)
 
 /* ---- a sleeper --------------------------------------------------------- */
 
-static shoal_lock_t sl_lock = SHOAL_LOCK_INIT;
+static shoal_lock_t sl_lock = {0};
 static atomic_int sl_got;
 static int sl_seen; /* written by the holder before its unlock */
 
