@@ -327,7 +327,8 @@ static void spec_of(shoal_pool_spec_t *s)
 }
 
 /* A runtime (its log kept) and an isolated pool whose first child comes
- * from f; false (asserted) if it did not start. */
+ * from f; false (asserted, and the runtime destroyed) if it did not start.
+ * rig_down ends what rig_up began. */
 static bool rig_up(rig_t *g, fake_t *f)
 {
     memset(g, 0, sizeof *g);
@@ -340,8 +341,9 @@ static bool rig_up(rig_t *g, fake_t *f)
     char why[256] = "";
     int rc = shoal__pool_start_ex(g->rt, &s, NULL, &o, TMO_MS, &g->pid, why, sizeof why);
     CU_ASSERT_EQUAL(rc, SHOAL_OK);
-    if (rc != SHOAL_OK) {
+    if (rc != SHOAL_OK) { /* torn down: the case returns */
         printf("\n  the pool did not start: %s (%s)\n", shoal_strerror(rc), why);
+        shoal_runtime_destroy(g->rt);
         return false;
     }
     g->p = shoal__pool_find(g->rt, g->pid);
@@ -461,10 +463,8 @@ static void commit_waits_for_senders(void)
 {
     fake_t f1 = {0}, f2 = {0};
     rig_t g;
-    if (!rig_up(&g, &f1)) {
-        rig_down(&g);
+    if (!rig_up(&g, &f1))
         return;
-    }
     int old = atomic_load(&f1.pid);
     reader_t rd;
     pthread_t t;
@@ -521,10 +521,8 @@ static void death_told_at_once(void)
 {
     fake_t f = {0};
     rig_t g;
-    if (!rig_up(&g, &f)) {
-        rig_down(&g);
+    if (!rig_up(&g, &f))
         return;
-    }
     int first = atomic_load(&f.pid);
     reader_t rd;
     pthread_t t;
@@ -593,10 +591,8 @@ static void lost_child_replaced_at_commit(void)
 {
     fake_t f1 = {0}, f2 = {0};
     rig_t g;
-    if (!rig_up(&g, &f1)) {
-        rig_down(&g);
+    if (!rig_up(&g, &f1))
         return;
-    }
     int old = atomic_load(&f1.pid);
     uint64_t token = 0;
     prepare_then_lose(&g, &f2, &token);
@@ -626,10 +622,8 @@ static void lost_child_replacement_fails(void)
 {
     fake_t f1 = {0}, f2 = {0};
     rig_t g;
-    if (!rig_up(&g, &f1)) {
-        rig_down(&g);
+    if (!rig_up(&g, &f1))
         return;
-    }
     int old = atomic_load(&f1.pid);
     uint64_t token = 0;
     prepare_then_lose(&g, &f2, &token);
@@ -661,10 +655,8 @@ static void failed_restart_says_why(void)
 {
     fake_t f = {0};
     rig_t g;
-    if (!rig_up(&g, &f)) {
-        rig_down(&g);
+    if (!rig_up(&g, &f))
         return;
-    }
     int first = atomic_load(&f.pid);
     atomic_store(&f.fail, 1);
     kill(first, SIGKILL);
@@ -720,10 +712,8 @@ static void swap_steps_in_order(void)
 {
     fake_t f1 = {0}, f2 = {0}, f3 = {0};
     rig_t g;
-    if (!rig_up(&g, &f1)) {
-        rig_down(&g);
+    if (!rig_up(&g, &f1))
         return;
-    }
     atomic_store(&f2.gate, 1);
     asker_t a2 = {.g = &g, .f = &f2}, a3 = {.g = &g, .f = &f3};
     pthread_t t2, t3;
@@ -845,10 +835,8 @@ static void calls_answered_when_child_dies(void)
 {
     fake_t f = {0};
     rig_t g;
-    if (!rig_up(&g, &f)) {
-        rig_down(&g);
+    if (!rig_up(&g, &f))
         return;
-    }
     caller_t echo[1], held[HELD];
     pthread_t te[1], th[HELD];
     callers_start(echo, te, 1, &g, 1, TMO_MS);
@@ -892,10 +880,8 @@ static void calls_answered_when_pool_stops(void)
 {
     fake_t f = {0};
     rig_t g;
-    if (!rig_up(&g, &f)) {
-        rig_down(&g);
+    if (!rig_up(&g, &f))
         return;
-    }
     caller_t held[2];
     pthread_t th[2];
     callers_start(held, th, 2, &g, FAKE_HOLD, TMO_MS);
@@ -916,10 +902,8 @@ static void call_given_up_is_forgotten(void)
 {
     fake_t f = {0};
     rig_t g;
-    if (!rig_up(&g, &f)) {
-        rig_down(&g);
+    if (!rig_up(&g, &f))
         return;
-    }
     caller_t held[1];
     pthread_t th[1];
     callers_start(held, th, 1, &g, FAKE_HOLD, 300);
@@ -979,10 +963,8 @@ static void calls_across_deaths(void)
 {
     fake_t f = {0};
     rig_t g;
-    if (!rig_up(&g, &f)) {
-        rig_down(&g);
+    if (!rig_up(&g, &f))
         return;
-    }
     many_t m[CALLERS];
     pthread_t t[CALLERS];
     atomic_int stop = 0;
@@ -1071,10 +1053,8 @@ static void refused_sends_counted(void)
 {
     fake_t f = {0};
     rig_t g;
-    if (!rig_up(&g, &f)) {
-        rig_down(&g);
+    if (!rig_up(&g, &f))
         return;
-    }
     atomic_store(&gate_in, 0);
     atomic_store(&gate_open, 0);
     atomic_store(&gate_got, 0);
@@ -1143,10 +1123,8 @@ static void nonsense_current_stopped_once(void)
 {
     fake_t f = {0};
     rig_t g;
-    if (!rig_up(&g, &f)) {
-        rig_down(&g);
+    if (!rig_up(&g, &f))
         return;
-    }
     int child = atomic_load(&f.pid);
     char line[160];
     nonsense_line(line, sizeof line, child);
@@ -1179,10 +1157,8 @@ static void nonsense_retiring_stopped_once(void)
 {
     fake_t f1 = {0}, f2 = {0};
     rig_t g;
-    if (!rig_up(&g, &f1)) {
-        rig_down(&g);
+    if (!rig_up(&g, &f1))
         return;
-    }
     int old = atomic_load(&f1.pid);
     char line[160];
     nonsense_line(line, sizeof line, old);

@@ -2,7 +2,7 @@
 # directory as $1; it sets shoald, shoalctl, plugins, tmp (removed at exit),
 # log (shoald's stderr), pid (set it to shoald's; it is killed at exit), and
 # defines fail, count, wait_for, write (with the test's `header`), gen,
-# settled_ledger, stop_host and loadgen.
+# settled_ledger, stop_host, loadgen, field, alive and segv_ours.
 set -u
 build=$(cd "$1" && pwd)
 shoald=$build/bin/shoald
@@ -68,3 +68,15 @@ stop_host() {
 loadgen() { "$shoalctl" call --raw "$1" stats | od -An -tu8 -w8 -v | sed -n "${2}p" | tr -d ' '; }
 # now_ms: the wall clock in milliseconds (for timing a step)
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
+# field POOL KEY: the first number KEY has in POOL's inspection
+field() { "$shoalctl" inspect "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
+# alive: fails unless shoald ($pid) still runs
+alive() { kill -0 "$pid" 2> /dev/null || fail "shoald died"; }
+# segv_ours SANITIZER: under address or thread, a worker's SIGSEGV is
+# shoal's to report (its fault handler), not the sanitizer's (test_faults.sh)
+segv_ours() {
+    case ${1:-} in
+    address) export ASAN_OPTIONS="${ASAN_OPTIONS:-}:handle_segv=1:allow_user_segv_handler=1" ;;
+    thread) export TSAN_OPTIONS="${TSAN_OPTIONS:-} handle_segv=1 allow_user_segv_handler=1" ;;
+    esac
+}

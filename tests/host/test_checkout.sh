@@ -57,8 +57,6 @@ wait_for "running s.yaml: 3 pools"
 
 # call POOL: the conn reply of a transaction: "SESSION USES VALUE"
 call() { "$shoalctl" call --raw "$1" x | od -An -tu8 -w8 -v | tr -d ' ' | paste -sd' '; }
-# field POOL KEY: a number from the pool's inspection
-field() { "$shoalctl" inspect "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
 
 r1=$(call db) r2=$(call db) r3=$(call db) r4=$(call db)
 s1=${r1%% *} s2=${r2%% *}

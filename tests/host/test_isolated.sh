@@ -33,10 +33,7 @@ sanitizer=${2:-}
 fixtures=$build/fixtures
 export SHOAL_SOCKET=$tmp/ctl.sock
 # The child's fatal report is ours under the sanitizers too (test_faults.sh).
-case $sanitizer in
-address) export ASAN_OPTIONS="${ASAN_OPTIONS:-}:handle_segv=1:allow_user_segv_handler=1" ;;
-thread) export TSAN_OPTIONS="${TSAN_OPTIONS:-} handle_segv=1 allow_user_segv_handler=1" ;;
-esac
+segv_ours "$sanitizer"
 
 header() {
     cat <<YAML
@@ -50,8 +47,6 @@ plugins:
 pools:
 YAML
 }
-# field POOL KEY: a number from the pool's inspect
-field() { "$shoalctl" inspect "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
 # settle POOL N: until the pool's handled + failed is N (30 s at most)
 settle() {
     for _ in $(seq 1 3000); do
@@ -68,7 +63,6 @@ wait_field() {
     done
     fail "pool $1: $2 is $(field "$1" "$2"), not $3"
 }
-alive() { kill -0 "$pid" 2> /dev/null || fail "shoald died"; }
 # clean: no sanitizer spoke, in shoald or in a child (they share the log)
 clean() { [ "$(count 'Sanitizer')" = 0 ] || fail "a sanitizer report in the log"; }
 

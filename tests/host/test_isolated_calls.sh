@@ -20,10 +20,7 @@ sanitizer=${2:-}
 fixtures=$build/fixtures
 export SHOAL_SOCKET=$tmp/ctl.sock
 # The child's fatal report is ours under the sanitizers too (test_faults.sh).
-case $sanitizer in
-address) export ASAN_OPTIONS="${ASAN_OPTIONS:-}:handle_segv=1:allow_user_segv_handler=1" ;;
-thread) export TSAN_OPTIONS="${TSAN_OPTIONS:-} handle_segv=1 allow_user_segv_handler=1" ;;
-esac
+segv_ours "$sanitizer"
 
 header() {
     cat <<YAML
@@ -36,9 +33,6 @@ plugins:
 pools:
 YAML
 }
-# field POOL KEY: a number from the pool's inspect
-field() { "$shoalctl" inspect "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
-alive() { kill -0 "$pid" 2> /dev/null || fail "shoald died"; }
 
 # ---- 1. a call the child dies with is answered at once ---------------------------
 write "  iso:

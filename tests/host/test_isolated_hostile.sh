@@ -42,9 +42,6 @@ plugins:
 pools:
 YAML
 }
-# field POOL KEY: a number from the pool's inspect
-field() { "$shoalctl" inspect "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
-alive() { kill -0 "$pid" 2> /dev/null || fail "shoald died"; }
 pool() { # pool NAME TRICK
     printf '  %s:\n    worker: hostile.hostile\n    size: 1\n    isolation: process\n    restart: { max: 100, within: 10s }\n    args: { trick: %s }\n' "$1" "$2"
 }

@@ -30,9 +30,6 @@ plugins:
 pools:
 YAML
 }
-# field POOL KEY: a number from the pool's inspect
-field() { "$shoalctl" inspect "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
-alive() { kill -0 "$pid" 2> /dev/null || fail "shoald died"; }
 
 # ---- 1. a death is told at once, whatever another handler does -----------------
 write "  iso: { worker: echo.echo, size: 1, isolation: process, args: { reply: pong } }

@@ -34,8 +34,6 @@ pools:
     restart: { max: 100, within: 10s }
 YAML
 }
-# field POOL KEY: a number from the pool's inspect
-field() { "$shoalctl" inspect "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
 # feed_done POOL: until the loadgen in POOL has sent its count (60 s at most)
 feed_done() {
     for _ in $(seq 1 6000); do

@@ -26,8 +26,6 @@ plugins:
 pools:
 YAML
 }
-# field POOL KEY: a number from the pool's inspect
-field() { "$shoalctl" inspect "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
 # echo_stats: echo's calls, messages, echoed, echo_refused (its stats call)
 echo_stats() { "$shoalctl" call --type 4294901761 --raw ech s | od -An -tu8 -w8 -v | tr -s ' \n' ' '; }
 

@@ -39,8 +39,6 @@ pools:
   tx: { worker: sizes.sender, size: 1 }
 YAML
 }
-# field POOL KEY: a number from the pool's inspect
-field() { "$shoalctl" inspect "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
 # tx HOW POOL N: what sizes.sender says of it
 tx() { "$shoalctl" --timeout 10000 call tx "$1 $2 $3"; }
 # expect HOW POOL N ANSWER [MS]: tx's answer starts with ANSWER, within MS

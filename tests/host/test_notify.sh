@@ -70,7 +70,6 @@ pets() { grep -c ' WATCHDOG=1$' "$tmp/notify"; }
 # max_gap FROM_LINE: the longest time (us) between two WATCHDOG=1 from the
 # FROM_LINE-th one on
 max_gap() { grep ' WATCHDOG=1$' "$tmp/notify" | tail -n +"$1" | awk 'NR > 1 && $1 - p > m { m = $1 - p } { p = $1 } END { print m + 0 }'; }
-field() { "$shoalctl" inspect "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
 # notified SOCKET [WATCHDOG_USEC [WATCHDOG_PID]]: shoald on $tmp/s.yaml in the
 # background ($pid) with NOTIFY_SOCKET, and the watchdog's variables when
 # given (WATCHDOG_PID self, the default: shoald's own pid, as systemd sets it)

@@ -66,7 +66,6 @@ wait_blocks() {
     done
     fail "$(blocks) table blocks, not $1: $(cat "$table")"
 }
-field() { "$shoalctl" inspect "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
 # near A B PCT: A is within PCT% of B
 near() { [ $(($1 * 100)) -ge $(($2 * (100 - $3))) ] && [ $(($1 * 100)) -le $(($2 * (100 + $3))) ]; }
 
