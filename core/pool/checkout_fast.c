@@ -451,8 +451,8 @@ int shoal__co_fast_txn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
              * pool's actor would have placed it (shoal__co_txn_place), and
              * the actor is asked for a look when the pool may start one
              * for it (the POKE: shoal__co_fill). */
-            shoal_co_taker_t t = {
-                .from = e->from, .since = clock_of(&now), .deadline = UINT64_MAX, .txn = e};
+            /* No clock read: only a take's wait is timed (note_wait). */
+            shoal_co_taker_t t = {.from = e->from, .deadline = UINT64_MAX, .txn = e};
             if (shoal__co_queue_put(co, &t, false) == SHOAL_OK) {
                 rc = SHOAL_OK;
                 stale |= co->qlive > co->nstarting &&
