@@ -324,7 +324,6 @@ static void offer_locked(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *
     }
     shoal_co_taker_t w;
     shoal__co_queue_pop(co, &w);
-    clock_of(&o->now); /* a taker that waited: its wait is timed */
     if (w.txn != NULL) {
         /* Not given: the member has ended (its EXIT is on the way and
          * starts the replacement): the transaction is first again, in the
@@ -333,7 +332,8 @@ static void offer_locked(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *
             (void)shoal__co_queue_put(co, &w, true);
         return;
     }
-    /* The first actor waiting: the member is its now. */
+    /* The first actor waiting: the member is its now; its wait is timed. */
+    clock_of(&o->now);
     o->st = shoal__co_seat_grant(co, i, w.from, o->now);
     shoal__co_note_wait(co, o->now - w.since);
     o->away = ++co->handoffs % SPREAD_EVERY == 0;
