@@ -37,6 +37,8 @@ struct shoal_timers_s {
     uint32_t nfree;
     uint32_t *heap; /* entry indices, ordered by deadline */
     uint32_t nheap;
+    shoal_tick_t *owed; /* ticks owed (timer.h), in no order */
+    uint32_t fail;      /* timer starts still to fail (shoal__timers_fail) */
 };
 
 static bool earlier(struct shoal_timers_s *t, uint32_t i, uint32_t j)
@@ -122,6 +124,58 @@ static void fire(shoal_runtime_t *rt, struct shoal_timers_s *t, shoal_tcache_t *
     pthread_mutex_lock(&t->lock);
 }
 
+/* k off the list of ticks owed, if it is on it; with t->lock. */
+static void owed_remove(struct shoal_timers_s *t, shoal_tick_t *k)
+{
+    if (!k->owed)
+        return;
+    shoal_tick_t **at = &t->owed;
+    while (*at != k)
+        at = &(*at)->next;
+    *at = k->next;
+    k->owed = false;
+    k->next = NULL;
+}
+
+/* Sends the ticks owed that are due at `now`; called with t->lock held,
+ * which it drops while sending. Returns the earliest time one is still
+ * owed for (0: none). A tick whose envelope cannot be had yet stays owed,
+ * looked at again SHOAL__TICK_OWED_RETRY_MS on; one whose actor has
+ * ended is dropped. */
+static uint64_t pay_owed(shoal_runtime_t *rt, struct shoal_timers_s *t, shoal_tcache_t *tc,
+                         uint64_t now)
+{
+    for (shoal_tick_t **at = &t->owed; *at != NULL;) {
+        shoal_tick_t *k = *at;
+        if (k->due > now) {
+            at = &k->next;
+            continue;
+        }
+        shoal_env_t *e = tc == NULL ? NULL
+                                    : shoal__env_new(tc, SHOAL_MSG_CAST, SHOAL_ENV_PRIORITY, k->to,
+                                                     0, k->type, NULL, 0);
+        if (e == NULL) {
+            k->due = now + SHOAL__TICK_OWED_RETRY_MS * 1000000u;
+            at = &k->next;
+            continue;
+        }
+        /* Off the list before the lock is let go: k is its owner's, who may
+         * forget it (and free it) from then on; what is sent is copied. */
+        shoal_pid_t to = k->to;
+        owed_remove(t, k);
+        pthread_mutex_unlock(&t->lock);
+        if (shoal__deliver(rt, tc, to, e, true) != SHOAL_OK)
+            shoal__env_free(tc, e); /* its actor has ended: nobody to tick */
+        pthread_mutex_lock(&t->lock);
+        at = &t->owed; /* the list may have changed meanwhile */
+    }
+    uint64_t next = 0;
+    for (const shoal_tick_t *k = t->owed; k != NULL; k = k->next)
+        if (next == 0 || k->due < next)
+            next = k->due;
+    return next;
+}
+
 static void *timer_main(void *arg)
 {
     shoal_runtime_t *rt = arg;
@@ -154,6 +208,10 @@ static void *timer_main(void *arg)
             continue;
         }
         uint64_t until = t->watch ? tick : 0; /* 0: no deadline */
+        if (t->owed != NULL) {
+            uint64_t o = pay_owed(rt, t, tc, now);
+            until = o != 0 && (until == 0 || o < until) ? o : until;
+        }
         if (rt->max_queued != 0) {
             uint64_t q = rt->queued_checked_ns + QUEUED_CHECK_NS;
             until = until == 0 || q < until ? q : until;
@@ -281,7 +339,8 @@ int shoal__timer_start(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, 
     uint64_t now = shoal__now_ns();
     uint64_t deadline = shoal__deadline_ns(now, delay_ms);
     pthread_mutex_lock(&t->lock);
-    if (t->nfree == 0 && grow(t) != SHOAL_OK) {
+    if (t->fail != 0 || (t->nfree == 0 && grow(t) != SHOAL_OK)) {
+        t->fail -= t->fail != 0;
         pthread_mutex_unlock(&t->lock);
         return SHOAL_ENOMEM;
     }
@@ -352,4 +411,59 @@ SHOAL_API int shoal_send_after_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint64
 SHOAL_API int shoal_cancel_timer(shoal_ctx_t *ctx, shoal_timer_t timer)
 {
     return shoal__timer_cancel(ctx->rt, ctx->tc, timer);
+}
+
+int shoal__tick_arm(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_tick_t *k, shoal_pid_t to,
+                    uint64_t ms, uint32_t type, shoal_timer_t *id)
+{
+    shoal_env_t *e = shoal__env_new(tc, SHOAL_MSG_CAST, SHOAL_ENV_PRIORITY, to, 0, type, NULL, 0);
+    int rc = e != NULL ? shoal__timer_start(rt, tc, to, ms, e, true, id) : SHOAL_ENOMEM;
+    struct shoal_timers_s *t = rt->timers;
+    pthread_mutex_lock(&t->lock);
+    if (rc == SHOAL_OK) {
+        owed_remove(t, k); /* a tick owed on k before: this one supersedes it */
+        pthread_mutex_unlock(&t->lock);
+        return SHOAL_OK;
+    }
+    k->due = shoal__deadline_ns(shoal__now_ns(), ms);
+    k->to = to;
+    k->type = type;
+    if (!k->owed) {
+        k->owed = true;
+        k->next = t->owed;
+        t->owed = k;
+    }
+    pthread_cond_signal(&t->cond); /* it sleeps until the earliest deadline it knew */
+    pthread_mutex_unlock(&t->lock);
+    if (e != NULL)
+        shoal__env_free(tc, e);
+    *id = 0;
+    return rc;
+}
+
+void shoal__tick_forget(shoal_runtime_t *rt, shoal_tick_t *k)
+{
+    struct shoal_timers_s *t = rt->timers;
+    if (t == NULL)
+        return; /* freed with the timers (runtime's end): nothing is owed any more */
+    pthread_mutex_lock(&t->lock);
+    owed_remove(t, k);
+    pthread_mutex_unlock(&t->lock);
+}
+
+bool shoal__tick_owed(shoal_runtime_t *rt, shoal_tick_t *k)
+{
+    struct shoal_timers_s *t = rt->timers;
+    pthread_mutex_lock(&t->lock);
+    bool owed = k->owed;
+    pthread_mutex_unlock(&t->lock);
+    return owed;
+}
+
+void shoal__timers_fail(shoal_runtime_t *rt, uint32_t n)
+{
+    struct shoal_timers_s *t = rt->timers;
+    pthread_mutex_lock(&t->lock);
+    t->fail = n;
+    pthread_mutex_unlock(&t->lock);
 }

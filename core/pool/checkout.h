@@ -234,8 +234,8 @@ typedef struct shoal_checkout_s {
      * ends). */
     alignas(64) shoal_lock_t lock;
     _Atomic uint32_t pub_queued; /* published (above), on the line every holder writes */
-    _Atomic uint64_t txn_out;   /* on the lock's line (WHO TOUCHES WHAT) */
-    _Atomic uint64_t txn_limit; /* max + queue_max */
+    _Atomic uint64_t txn_out;    /* on the lock's line (WHO TOUCHES WHAT) */
+    _Atomic uint64_t txn_limit;  /* max + queue_max */
     bool open;
     bool recycle_asked;    /* a POKE is on its way to the actor */
     bool st_shared;        /* st is the shared stripe */

@@ -40,15 +40,14 @@ void shoal__co_arm_at(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_checkout_t 
         (void)shoal__timer_cancel(rt, tc, co->tick_timer); /* fired already: one extra tick */
     co->tick_at = UINT64_MAX;
     uint64_t ms = shoal__ms_until(shoal__now_ns(), at);
-    shoal_pid_t pid = co->pool->g.pid;
-    shoal_env_t *e = shoal__env_new(tc, SHOAL_MSG_CAST, SHOAL_ENV_PRIORITY, pid, 0,
-                                    SHOAL__POOL_TICK_CHECKOUT, NULL, 0);
-    if (e == NULL)
-        return;
-    if (shoal__timer_start(rt, tc, pid, ms, e, true, &co->tick_timer) == SHOAL_OK)
-        co->tick_at = at;
-    else
-        shoal__env_free(tc, e);
+    shoal_pool_t *p = co->pool;
+    /* Armed or owed (actor/timer.h: ticks that are never lost), it comes:
+     * tick_timer 0 when owed (a cancel of it is a no-op, and an arm that
+     * supersedes it takes it off the list). */
+    int rc = shoal__tick_arm(rt, tc, &p->ticks[SHOAL__POOL_TICK_AT_CHECKOUT], p->g.pid, ms,
+                             SHOAL__POOL_TICK_CHECKOUT, &co->tick_timer);
+    co->tick_at = at;
+    shoal__pool_tick_armed(rt, p, SHOAL__POOL_TICK_AT_CHECKOUT, rc);
 }
 
 static void arm(struct shoal_ctx_s *ctx, shoal_checkout_t *co, uint64_t at)

@@ -178,7 +178,7 @@ int shoal__pool_set_elastic(struct shoal_ctx_s *ctx, shoal_pool_t *p,
         p->el->as = (shoal_autoscale_state_t){0}; /* readings start afresh */
     }
     if (ticks(p))
-        shoal__pool_schedule(ctx, tick_ms(p), SHOAL__POOL_TICK_ELASTIC, &p->tick_pending);
+        shoal__pool_schedule(ctx, p, tick_ms(p), SHOAL__POOL_TICK_ELASTIC, &p->tick_pending);
     return SHOAL_OK;
 }
 
@@ -524,7 +524,7 @@ void shoal__pool_on_elastic_tick(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     if (running && p->spec.autoscale.when != 0)
         shoal__autoscale_tick(ctx, p, now);
     if (tick_again(p, running))
-        shoal__pool_schedule(ctx, tick_ms(p), SHOAL__POOL_TICK_ELASTIC, &p->tick_pending);
+        shoal__pool_schedule(ctx, p, tick_ms(p), SHOAL__POOL_TICK_ELASTIC, &p->tick_pending);
 }
 
 int shoal__pool_elastic_start(struct shoal_ctx_s *ctx, shoal_pool_t *p, char *why, size_t why_size)

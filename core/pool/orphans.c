@@ -142,7 +142,7 @@ void shoal__pool_place_orphans(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     shoal_pid_t sweeper;
     if (!shoal__pool_restart_allowed(p, now) ||
         shoal__pool_spawn_worker(ctx, p, &p->spec, &p->hold, false, &sweeper) != SHOAL_OK) {
-        shoal__pool_schedule(ctx, p->backoff_ms, SHOAL__POOL_TICK_RETRY, &p->retry_pending);
+        shoal__pool_schedule(ctx, p, p->backoff_ms, SHOAL__POOL_TICK_RETRY, &p->retry_pending);
         return;
     }
     shoal__pool_restart_note(p, now);

@@ -41,6 +41,7 @@
 #include "actor/actor.h"
 #include "actor/ctx.h"
 #include "actor/group.h"
+#include "actor/timer.h"
 #include "pool/pull.h"
 #include "pool/remote.h"
 #include "runtime/qsbr.h"
@@ -87,6 +88,17 @@ typedef struct shoal_orphans_s {
     shoal_env_t *head, *tail; /* linked through node.next */
     uint64_t n;
 } shoal_orphans_t;
+
+/* A pool's own ticks (shoal_pool_t.ticks): its retry, check, drain and
+ * elastic ticks, and a checkout pool's. */
+enum {
+    SHOAL__POOL_TICK_AT_RETRY,
+    SHOAL__POOL_TICK_AT_CHECK,
+    SHOAL__POOL_TICK_AT_DRAIN,
+    SHOAL__POOL_TICK_AT_ELASTIC,
+    SHOAL__POOL_TICK_AT_CHECKOUT,
+    SHOAL__POOL_NTICKS
+};
 
 typedef struct shoal_pool_s {
     /* What the actor layer reads (actor/group.h): the kind's ops, the pid,
@@ -208,6 +220,13 @@ typedef struct shoal_pool_s {
     struct shoal_elastic_s *el;
     bool tick_pending;
     uint64_t expired, lazy_grown, ups, downs;
+    /* Its own ticks' nodes, for when one cannot be armed (actor/timer.h:
+     * ticks that are never lost), by SHOAL__POOL_TICK_AT_*; ticks_owed:
+     * those whose arm failed since one of its kind last did not (logged
+     * once a streak). */
+    shoal_tick_t ticks[SHOAL__POOL_NTICKS];
+    _Atomic uint32_t ticks_owed; /* [relaxed: a checkout's tick is armed from any thread
+                                  * under its lock, the rest by the actor] */
 } shoal_pool_t;
 
 /* Spawns a pool (pool.c) without waiting for it. parent: SHOAL_PID_NONE
@@ -502,8 +521,13 @@ void shoal__pool_table_append(shoal_pool_t *p, shoal_pid_t pid);
 void shoal__pool_retire_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid);
 bool shoal__pool_restart_allowed(shoal_pool_t *p, uint64_t now);
 void shoal__pool_restart_note(shoal_pool_t *p, uint64_t now);
-/* Sends itself `tick` after ms, unless one is pending (*pending). */
-void shoal__pool_schedule(struct shoal_ctx_s *ctx, uint64_t ms, uint32_t tick, bool *pending);
+/* Sends itself `tick` after ms, unless one is pending (*pending): never
+ * lost -- owed when it cannot be armed (actor/timer.h), and logged. */
+void shoal__pool_schedule(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t ms, uint32_t tick,
+                          bool *pending);
+/* Whether a tick owed (or armed) could not be armed, logged for p: the
+ * first of a streak says so, the next arm that succeeds says it is over. */
+void shoal__pool_tick_armed(shoal_runtime_t *rt, shoal_pool_t *p, unsigned at, int rc);
 void shoal__pool_on_retry(struct shoal_ctx_s *ctx, shoal_pool_t *p);
 void shoal__pool_on_check(struct shoal_ctx_s *ctx, shoal_pool_t *p);
 void shoal__pool_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p);

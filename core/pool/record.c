@@ -47,6 +47,8 @@ shoal_pool_t *shoal__pool_record_new(shoal_runtime_t *rt, uint32_t cap,
 static void record_free(shoal_qsbr_retired_t *r)
 {
     shoal_pool_t *p = (shoal_pool_t *)(void *)((char *)r - offsetof(shoal_pool_t, retired));
+    for (unsigned i = 0; i < SHOAL__POOL_NTICKS; i++)
+        shoal__tick_forget(p->rt, &p->ticks[i]); /* off the timer's list before p goes */
     free(p->nested);
     free(p->restart_at);
     free(p->retiring_pids);

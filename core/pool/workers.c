@@ -209,13 +209,38 @@ void shoal__pool_restart_note(shoal_pool_t *p, uint64_t now)
         p->restart_n++;
 }
 
-void shoal__pool_schedule(struct shoal_ctx_s *ctx, uint64_t ms, uint32_t tick, bool *pending)
+static const char *const tick_names[SHOAL__POOL_NTICKS] = {"retry", "check", "drain", "elastic",
+                                                           "checkout"};
+
+void shoal__pool_tick_armed(shoal_runtime_t *rt, shoal_pool_t *p, unsigned at, int rc)
+{
+    uint32_t bit = 1u << at;
+    if (rc == SHOAL_OK) {
+        if (atomic_load_explicit(&p->ticks_owed, memory_order_relaxed) & bit &&
+            atomic_fetch_and_explicit(&p->ticks_owed, ~bit, memory_order_relaxed) & bit)
+            shoal__log(rt, SHOAL_LOG_INFO, p->g.pid, p->name, "its %s tick is armed again",
+                       tick_names[at]);
+    } else if (!(atomic_fetch_or_explicit(&p->ticks_owed, bit, memory_order_relaxed) & bit)) {
+        shoal__log(rt, SHOAL_LOG_WARN, p->g.pid, p->name,
+                   "could not arm its %s tick (%s): owed, the timer thread sends it once "
+                   "memory allows",
+                   tick_names[at], shoal_strerror(rc));
+    }
+}
+
+void shoal__pool_schedule(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t ms, uint32_t tick,
+                          bool *pending)
 {
     if (*pending)
         return;
+    unsigned at = tick == SHOAL__POOL_TICK_RETRY   ? SHOAL__POOL_TICK_AT_RETRY
+                  : tick == SHOAL__POOL_TICK_CHECK ? SHOAL__POOL_TICK_AT_CHECK
+                  : tick == SHOAL__POOL_TICK_DRAIN ? SHOAL__POOL_TICK_AT_DRAIN
+                                                   : SHOAL__POOL_TICK_AT_ELASTIC;
     shoal_timer_t t;
-    if (shoal_send_after_priority(ctx, ctx->self, ms, tick, NULL, 0, &t) == SHOAL_OK)
-        *pending = true;
+    int rc = shoal__tick_arm(ctx->rt, ctx->tc, &p->ticks[at], ctx->self, ms, tick, &t);
+    shoal__pool_tick_armed(ctx->rt, p, at, rc);
+    *pending = true; /* armed, or owed: it comes either way */
 }
 
 static void degrade(struct shoal_ctx_s *ctx, shoal_pool_t *p, int reason)
@@ -229,7 +254,7 @@ static void degrade(struct shoal_ctx_s *ctx, shoal_pool_t *p, int reason)
                    p->spec.restart.max, p->spec.restart.within_ms, shoal_strerror(reason),
                    shoal__pool_live(p), p->target, p->backoff_ms);
     }
-    shoal__pool_schedule(ctx, p->backoff_ms, SHOAL__POOL_TICK_RETRY, &p->retry_pending);
+    shoal__pool_schedule(ctx, p, p->backoff_ms, SHOAL__POOL_TICK_RETRY, &p->retry_pending);
 }
 
 uint32_t shoal__pool_running(const shoal_pool_t *p)
@@ -299,7 +324,8 @@ void shoal__pool_on_retry(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     uint64_t max = p->spec.restart.backoff_ms * SHOAL__POOL_BACKOFF_GROWTH;
     p->backoff_ms = p->backoff_ms * 2 < max ? p->backoff_ms * 2 : max;
     shoal__pool_fill(ctx, p, true);
-    shoal__pool_schedule(ctx, p->spec.restart.within_ms, SHOAL__POOL_TICK_CHECK, &p->check_pending);
+    shoal__pool_schedule(ctx, p, p->spec.restart.within_ms, SHOAL__POOL_TICK_CHECK,
+                         &p->check_pending);
 }
 
 void shoal__pool_on_check(struct shoal_ctx_s *ctx, shoal_pool_t *p)
@@ -309,7 +335,7 @@ void shoal__pool_on_check(struct shoal_ctx_s *ctx, shoal_pool_t *p)
         return;
     uint64_t within = shoal__ms_to_ns(p->spec.restart.within_ms);
     if (shoal__now_ns() - p->last_death_ns < within || shoal__pool_running(p) < p->target) {
-        shoal__pool_schedule(ctx, p->spec.restart.within_ms, SHOAL__POOL_TICK_CHECK,
+        shoal__pool_schedule(ctx, p, p->spec.restart.within_ms, SHOAL__POOL_TICK_CHECK,
                              &p->check_pending);
         return;
     }
@@ -378,7 +404,7 @@ void shoal__pool_drain_workers(struct shoal_ctx_s *ctx, shoal_pool_t *p)
             !atomic_load_explicit(&ctx->rt->stopping, memory_order_relaxed) &&
             shoal__pool_spawn_worker(ctx, p, &p->spec, &p->hold, false, &fresh) == SHOAL_OK)
             shoal__pool_table_append(p, fresh);
-        shoal__pool_schedule(ctx, 5, SHOAL__POOL_TICK_DRAIN, &p->drain_pending);
+        shoal__pool_schedule(ctx, p, 5, SHOAL__POOL_TICK_DRAIN, &p->drain_pending);
         return;
     }
     uint32_t n = shoal__pool_live(p);
@@ -485,7 +511,7 @@ bool shoal__pool_on_exit(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t p
             !atomic_load_explicit(&ctx->rt->stopping, memory_order_relaxed) &&
             shoal__pool_spawn_worker(ctx, p, &p->spec, &p->hold, false, &fresh) == SHOAL_OK) {
             shoal__pool_table_append(p, fresh);
-            shoal__pool_schedule(ctx, 5, SHOAL__POOL_TICK_DRAIN, &p->drain_pending);
+            shoal__pool_schedule(ctx, p, 5, SHOAL__POOL_TICK_DRAIN, &p->drain_pending);
             return true;
         }
         drain_finish_if_done(ctx, p);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "checkout_basic_kit.h"
+#include "actor/timer.h"
 #include "pool/checkout.h"
 #include "pool/pool.h"
 
@@ -292,11 +293,41 @@ static void test_start_timeouts_back_off(void)
     shoal_runtime_destroy(rt);
 }
 
+/* A waiting take's deadline whose tick cannot be armed (no memory,
+ * injected): the tick is owed (actor/timer.h), logged, and still comes --
+ * the take times out at its deadline, counted, and the next arm says the
+ * streak is over. Lost, as it was before, nothing would answer the take
+ * until the pool's next event. */
+static void test_deadline_tick_owed(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime_logged(2, SHOAL_LOG_INFO);
+    shoal_pool_spec_t s = cb_spec_of(1, 1);
+    s.checkout.queue_max = 1;
+    shoal_pid_t pool = cb_start(rt, &s);
+    shoal_pid_t a, x;
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &a), SHOAL_OK);
+    shoal__timers_fail(rt, 1);
+    double t0 = shoal_test_now();
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 150, &x), SHOAL_ETIMEDOUT);
+    CU_ASSERT_TRUE(shoal_test_now() - t0 >= 0.149);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).take_timeouts, 1);
+    shoal_test_assert_logged("could not arm its checkout tick (out of memory): owed, the timer "
+                             "thread sends it once memory allows");
+    /* The next take that waits arms its tick as usual. */
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 50, &x), SHOAL_ETIMEDOUT);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).take_timeouts, 2);
+    shoal_test_assert_logged("its checkout tick is armed again");
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, a, SHOAL_RETURN_OK), SHOAL_OK);
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
         {"take and return from a thread", test_thread_take_return},
         {"waiting takers, queue_max and timeouts", test_queue_and_timeouts},
+        {"a deadline's tick that cannot be armed is owed", test_deadline_tick_owed},
         {"growth to max on demand", test_grow_to_max},
         {"start failures and add_member_retry", test_start_failures},
         {"a take that cannot wait starts a member", test_nowait_take_starts_member},

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "actor/timer.h"
 #include "elastic_kit.h"
 
 /* ---- idle expiry -------------------------------------------------------------- */
@@ -55,6 +56,31 @@ static void idle_expiry_case(uint32_t kind)
     nanosleep(&ts, NULL);
     CU_ASSERT_EQUAL(EK_STATS(rt, p).pool_size, 1);
     CU_ASSERT_EQUAL(EK_STATS(rt, p).expired, 3);
+    shoal_runtime_destroy(rt);
+}
+
+/* The elastic tick cannot be armed again once (no memory, injected): it
+ * is owed (actor/timer.h), logged, and still comes -- the idle workers end
+ * down to min as before, and the next arm says the streak is over. Lost,
+ * as it was before, the pool kept its 4 workers for good. */
+static void forward_tick_owed(void)
+{
+    ek_reset();
+    shoal_runtime_t *rt = shoal_test_runtime_logged(2, SHOAL_LOG_INFO);
+    shoal_pool_spec_t s = ek_spec_of(SHOAL_POOL_KIND_FORWARD, 4, 1, 4, 16);
+    s.idle_timeout_ms = 400;
+    shoal_pid_t p = ek_spawn(rt, &s);
+    for (int i = 0; i < 20; i++)
+        CU_ASSERT_EQUAL(ek_job(rt, p, EK_A_OK), SHOAL_OK);
+    SHOAL_TEST_WAIT_UNTIL(EK_STATS(rt, p).messages_handled == 20, EK_WAIT_S);
+    shoal__timers_fail(rt, 1); /* the next start is the tick's own re-arm */
+    SHOAL_TEST_WAIT_UNTIL(EK_STATS(rt, p).pool_size == 1, EK_WAIT_S);
+    shoal_pool_stats_t st = EK_STATS(rt, p);
+    CU_ASSERT_EQUAL(st.pool_size, 1);
+    CU_ASSERT_EQUAL(st.expired, 3);
+    shoal_test_assert_logged("could not arm its elastic tick (out of memory): owed, the timer "
+                             "thread sends it once memory allows");
+    shoal_test_assert_logged("its elastic tick is armed again");
     shoal_runtime_destroy(rt);
 }
 
@@ -327,6 +353,7 @@ int main(void)
     static const shoal_test_case_t cases[] = {
         {"forward: idle workers end down to min, not before", forward_idle_expiry},
         {"pull: idle workers end down to min, not before", pull_idle_expiry},
+        {"forward: an elastic tick that cannot be armed is owed", forward_tick_owed},
         {"pull: a woken member that expires passes its wake-up on", pull_woken_member_expires},
         {"pull: a member moved in the table keeps its idle time",
          pull_moved_member_keeps_idle_time},
