@@ -127,6 +127,7 @@
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "actor/envelope.h"
@@ -226,25 +227,31 @@ typedef struct shoal_checkout_s {
     /* set at creation: nstripes = one per worker id, then the shared one */
     shoal_co_stripe_t *stripes;
     uint32_t nstripes;
-    /* published for other threads */
-    alignas(64) _Atomic uint32_t pub_in_use, pub_free, pub_starting, pub_ending;
+    bool debug;                 /* the runtime's debug_checks: holder is kept */
+    _Atomic uint64_t txn_limit; /* max + queue_max: read by every transaction, set by a resize */
+    /* published for other threads, on a line of their own (one line: an
+     * alignas on the first word only) */
+    alignas(64) _Atomic uint32_t pub_in_use;
+    _Atomic uint32_t pub_free, pub_starting, pub_ending;
 
-    /* Under `lock` (above), the words every take and return touch first,
-     * beside it. open: takes are served (cleared when the pool drains or
-     * ends). */
+    /* Under `lock` (above): the words every take, return and transaction
+     * touch, all on the lock's one line, so that a holder on another core
+     * than the last moves one line, not two (checked below). open: takes
+     * are served (cleared when the pool drains or ends). */
     alignas(64) shoal_lock_t lock;
     _Atomic uint32_t pub_queued; /* published (above), on the line every holder writes */
     _Atomic uint64_t txn_out;    /* on the lock's line (WHO TOUCHES WHAT) */
-    _Atomic uint64_t txn_limit;  /* max + queue_max */
+    shoal_co_stripe_t *st;       /* the holder's stripe (shoal__co_lock) */
     bool open;
-    bool recycle_asked;    /* a POKE is on its way to the actor */
-    bool st_shared;        /* st is the shared stripe */
-    bool debug;            /* the runtime's debug_checks: holder is kept */
-    shoal_co_stripe_t *st; /* the holder's stripe (shoal__co_lock) */
+    bool recycle_asked; /* a POKE is on its way to the actor */
+    bool st_shared;     /* st is the shared stripe */
     uint32_t free_head, free_tail;
     uint32_t nfree, nin_use, nstarting, nending;
-    uint32_t qhead, qlen, qcap; /* the ring's entries, gone ones included; qcap: 2^k */
-    uint32_t qlive, qtakers;    /* waiting: all, and takes (not transactions) */
+    uint32_t qhead, qlen; /* the ring's entries, gone ones included */
+    uint32_t qlive;       /* waiting: all */
+    /* Under `lock`, touched less often. */
+    uint32_t qcap;       /* the ring's size: 2^k */
+    uint32_t qtakers;    /* waiting: takes (not transactions) */
     uint32_t handoffs;   /* members handed from a return to a waiting actor (checkout_fast.c) */
     shoal_co_taker_t *q; /* a ring */
     shoal_co_seat_t *seats;
@@ -271,6 +278,10 @@ typedef struct shoal_checkout_s {
     shoal_pid_t expired[SHOAL_CO_EXPIRED_RING];
     uint32_t expired_next;
 } shoal_checkout_t;
+_Static_assert(offsetof(shoal_checkout_t, qlive) + sizeof(uint32_t) -
+                       offsetof(shoal_checkout_t, lock) <=
+                   64,
+               "what every take, return and transaction touches is on the lock's line");
 
 /* The kind's ops (actor/group.h). */
 extern const struct shoal_group_ops_s shoal__checkout_ops;
