@@ -124,8 +124,9 @@ typedef struct shoal_pool_s {
      * The grow list (elastic.c: its protocol): sends accepted for workers
      * still to be started, and how many (grow_msgs). waits_refused: asks
      * for room refused past max_waiting [relaxed fetch_add]. */
-    alignas(64) _Atomic uint32_t lazy, lazy_max, lazy_mailbox, max_waiting;
-    _Atomic(shoal_env_t *) grow_head;
+    alignas(64) _Atomic uint32_t lazy;
+    _Atomic uint32_t lazy_max, lazy_mailbox, max_waiting;
+    alignas(64) _Atomic(shoal_env_t *) grow_head; /* senders write it: apart from lazy */
     _Atomic uint64_t grow_msgs;
     _Atomic uint32_t grow_closed; /* the pool's actor has ended (the end pair) */
     _Atomic uint32_t grow_shut;   /* the pool drains: claims undone (the drain pair) */
@@ -167,7 +168,8 @@ typedef struct shoal_pool_s {
     /* Published by the pool's actor at the end of each of its callbacks,
      * for threads that read a pool without asking it (shoal__pool_peek):
      * relaxed, each a value on its own. */
-    alignas(64) _Atomic uint32_t pub_state, pub_target, pub_retiring, pub_mailbox;
+    alignas(64) _Atomic uint32_t pub_state;
+    _Atomic uint32_t pub_target, pub_retiring, pub_mailbox;
     _Atomic uint64_t pub_restarts, pub_requeued, pub_orphans, pub_resizes;
     _Atomic uint32_t pub_min, pub_max;
     _Atomic uint64_t pub_expired, pub_lazy_grown, pub_ups, pub_downs;

@@ -165,12 +165,14 @@ struct shoal_pool_s;
 struct shoal_ctx_s;
 
 typedef struct shoal_pull_seat_s {
-    alignas(64) _Atomic uint64_t taken, completed;
+    alignas(64) _Atomic uint64_t taken; /* one line a seat: its member writes every word */
+    _Atomic uint64_t completed;
     _Atomic uint64_t idle_ns;    /* waits that have ended */
     _Atomic uint64_t idle_since; /* the wait under way began (ns), or 0 */
     uint32_t index;              /* set before the member runs */
     shoal_pid_t pid;             /* ... and once it is spawned, under seats_lock */
 } shoal_pull_seat_t;
+_Static_assert(sizeof(shoal_pull_seat_t) == 64, "a seat is one line");
 
 /* A member's own words (actor.h, ext->member): written only in its turns. */
 typedef struct shoal_pull_member_s {

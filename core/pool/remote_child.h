@@ -111,7 +111,8 @@ struct shoal_remote_s {
     alignas(64) _Atomic(child_t *) cur;
     _Atomic uint64_t cap; /* size x mailbox; 0: no limit */
     /* the ended children's counts */
-    alignas(64) _Atomic uint64_t done_handled, done_failed, done_dropped;
+    alignas(64) _Atomic uint64_t done_handled;
+    _Atomic uint64_t done_failed, done_dropped;
     _Atomic uint64_t done_restarts;     /* their workers' restarts inside them */
     _Atomic uint32_t live_size;         /* the current child's pool size, as it says */
     _Atomic uint64_t started_n, died_n; /* shoal__remote_info */
