@@ -38,6 +38,7 @@ struct shoal_timers_s {
     uint32_t *heap; /* entry indices, ordered by deadline */
     uint32_t nheap;
     shoal_tick_t *owed; /* ticks owed (timer.h), in no order */
+    uint64_t owed_gen;  /* moves with every change to the list or a node on it */
     uint32_t fail;      /* timer starts still to fail (shoal__timers_fail) */
 };
 
@@ -135,39 +136,53 @@ static void owed_remove(struct shoal_timers_s *t, shoal_tick_t *k)
     *at = k->next;
     k->owed = false;
     k->next = NULL;
+    t->owed_gen++;
 }
 
 /* Sends the ticks owed that are due at `now`; called with t->lock held,
- * which it drops while sending. Returns the earliest time one is still
- * owed for (0: none). A tick whose envelope cannot be had yet stays owed,
- * looked at again SHOAL__TICK_OWED_RETRY_MS on; one whose actor has
- * ended is dropped. */
+ * which it drops while it builds and sends each (an envelope may take the
+ * runtime's slab lock and a refill: not under the timer's). Returns the
+ * earliest time one is still owed for (0: none). A tick whose envelope
+ * cannot be had yet stays owed, looked at again SHOAL__TICK_OWED_RETRY_MS
+ * on; one whose actor has ended is dropped. */
 static uint64_t pay_owed(shoal_runtime_t *rt, struct shoal_timers_s *t, shoal_tcache_t *tc,
                          uint64_t now)
 {
-    for (shoal_tick_t **at = &t->owed; *at != NULL;) {
-        shoal_tick_t *k = *at;
-        if (k->due > now) {
-            at = &k->next;
+    for (;;) {
+        shoal_tick_t *k = t->owed;
+        while (k != NULL && k->due > now)
+            k = k->next;
+        if (k == NULL)
+            break;
+        shoal_pid_t to = k->to;
+        uint32_t type = k->type;
+        uint64_t gen = t->owed_gen;
+        pthread_mutex_unlock(&t->lock);
+        shoal_env_t *e = tc == NULL ? NULL
+                                    : shoal__env_new(tc, SHOAL_MSG_CAST, SHOAL_ENV_PRIORITY, to, 0,
+                                                     type, NULL, 0);
+        pthread_mutex_lock(&t->lock);
+        if (t->owed_gen != gen) {
+            /* The list changed meanwhile: k may have been forgotten (and
+             * freed with its owner) or moved. Looked at again. */
+            if (e != NULL) {
+                pthread_mutex_unlock(&t->lock);
+                shoal__env_free(tc, e);
+                pthread_mutex_lock(&t->lock);
+            }
             continue;
         }
-        shoal_env_t *e = tc == NULL ? NULL
-                                    : shoal__env_new(tc, SHOAL_MSG_CAST, SHOAL_ENV_PRIORITY, k->to,
-                                                     0, k->type, NULL, 0);
         if (e == NULL) {
-            k->due = now + SHOAL__TICK_OWED_RETRY_MS * 1000000u;
-            at = &k->next;
+            k->due = shoal__now_ns() + SHOAL__TICK_OWED_RETRY_MS * 1000000u;
             continue;
         }
         /* Off the list before the lock is let go: k is its owner's, who may
-         * forget it (and free it) from then on; what is sent is copied. */
-        shoal_pid_t to = k->to;
+         * forget it (and free it) from then on; what is sent was copied. */
         owed_remove(t, k);
         pthread_mutex_unlock(&t->lock);
         if (shoal__deliver(rt, tc, to, e, true) != SHOAL_OK)
             shoal__env_free(tc, e); /* its actor has ended: nobody to tick */
         pthread_mutex_lock(&t->lock);
-        at = &t->owed; /* the list may have changed meanwhile */
     }
     uint64_t next = 0;
     for (const shoal_tick_t *k = t->owed; k != NULL; k = k->next)
@@ -331,10 +346,11 @@ static int grow(struct shoal_timers_s *t)
     return SHOAL_OK;
 }
 
-int shoal__timer_start(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, uint64_t delay_ms,
-                       shoal_env_t *e, bool sys, shoal_timer_t *id)
+/* Starts a timer for e; k (if not NULL) is a tick owed that it
+ * supersedes, taken off the list in the same hold of the lock. */
+static int start(shoal_runtime_t *rt, shoal_pid_t to, uint64_t delay_ms, shoal_env_t *e, bool sys,
+                 shoal_timer_t *id, shoal_tick_t *k)
 {
-    (void)tc;
     struct shoal_timers_s *t = rt->timers;
     uint64_t now = shoal__now_ns();
     uint64_t deadline = shoal__deadline_ns(now, delay_ms);
@@ -357,8 +373,17 @@ int shoal__timer_start(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, 
         pthread_cond_signal(&t->cond);
     if (id != NULL)
         *id = (shoal_timer_t)x->gen << 32 | (i + 1);
+    if (k != NULL)
+        owed_remove(t, k);
     pthread_mutex_unlock(&t->lock);
     return SHOAL_OK;
+}
+
+int shoal__timer_start(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, uint64_t delay_ms,
+                       shoal_env_t *e, bool sys, shoal_timer_t *id)
+{
+    (void)tc;
+    return start(rt, to, delay_ms, e, sys, id, NULL);
 }
 
 int shoal__timer_cancel(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_timer_t id)
@@ -417,14 +442,15 @@ int shoal__tick_arm(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_tick_t *k, sh
                     uint64_t ms, uint32_t type, shoal_timer_t *id)
 {
     shoal_env_t *e = shoal__env_new(tc, SHOAL_MSG_CAST, SHOAL_ENV_PRIORITY, to, 0, type, NULL, 0);
-    int rc = e != NULL ? shoal__timer_start(rt, tc, to, ms, e, true, id) : SHOAL_ENOMEM;
+    /* Armed: a tick owed on k before is superseded, off the list in the
+     * same hold of the timer's lock. */
+    int rc = e != NULL ? start(rt, to, ms, e, true, id, k) : SHOAL_ENOMEM;
+    if (rc == SHOAL_OK)
+        return SHOAL_OK;
+    if (e != NULL)
+        shoal__env_free(tc, e);
     struct shoal_timers_s *t = rt->timers;
     pthread_mutex_lock(&t->lock);
-    if (rc == SHOAL_OK) {
-        owed_remove(t, k); /* a tick owed on k before: this one supersedes it */
-        pthread_mutex_unlock(&t->lock);
-        return SHOAL_OK;
-    }
     k->due = shoal__deadline_ns(shoal__now_ns(), ms);
     k->to = to;
     k->type = type;
@@ -433,10 +459,9 @@ int shoal__tick_arm(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_tick_t *k, sh
         k->next = t->owed;
         t->owed = k;
     }
+    t->owed_gen++;
     pthread_cond_signal(&t->cond); /* it sleeps until the earliest deadline it knew */
     pthread_mutex_unlock(&t->lock);
-    if (e != NULL)
-        shoal__env_free(tc, e);
     *id = 0;
     return rc;
 }

@@ -58,10 +58,12 @@ typedef struct shoal_tick_s {
 #define SHOAL__TICK_OWED_RETRY_MS 10u
 
 /* An empty priority cast `type` to `to` (from `to`: a tick to itself)
- * after ms, through a timer (*id) -- or, if that cannot be armed, owed on
- * k (*id 0). SHOAL_OK: armed; else why it is owed (the caller logs it):
- * the tick comes either way. Arming k again while it is owed moves it to
- * the new time. Any thread. */
+ * after ms, through a timer (*id, which must not be NULL) -- or, if that
+ * cannot be armed, owed on k (*id 0). SHOAL_OK: armed; else why it is
+ * owed (the caller logs it): the tick comes either way. Arming k again
+ * while it is owed supersedes it: armed, it leaves the list; owed again,
+ * it moves to the new time and type. One arming thread at a time per
+ * node (its owner's rule). Any thread. */
 int shoal__tick_arm(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_tick_t *k, shoal_pid_t to,
                     uint64_t ms, uint32_t type, shoal_timer_t *id);
 /* k off the list of ticks owed, if it is on it: before its owner's record

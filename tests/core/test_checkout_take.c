@@ -295,9 +295,10 @@ static void test_start_timeouts_back_off(void)
 
 /* A waiting take's deadline whose tick cannot be armed (no memory,
  * injected): the tick is owed (actor/timer.h), logged, and still comes --
- * the take times out at its deadline, counted, and the next arm says the
- * streak is over. Lost, as it was before, nothing would answer the take
- * until the pool's next event. */
+ * the take times out at its deadline, counted, and the re-arm that tick
+ * makes says the streak is over. Lost, as it was before, nothing would
+ * answer the take until the pool's next event (take_timeouts stayed 0).
+ * A take after it waits and times out as usual. */
 static void test_deadline_tick_owed(void)
 {
     cb_reset();
@@ -314,10 +315,11 @@ static void test_deadline_tick_owed(void)
     CU_ASSERT_EQUAL(cb_stats(rt, pool).take_timeouts, 1);
     shoal_test_assert_logged("could not arm its checkout tick (out of memory): owed, the timer "
                              "thread sends it once memory allows");
-    /* The next take that waits arms its tick as usual. */
+    /* (Logged as that tick's turn ends: after its answer to the take.) */
+    SHOAL_TEST_WAIT_UNTIL(shoal_test_log_has("its checkout tick is armed again"), 10);
+    shoal_test_assert_logged("its checkout tick is armed again");
     CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 50, &x), SHOAL_ETIMEDOUT);
     CU_ASSERT_EQUAL(cb_stats(rt, pool).take_timeouts, 2);
-    shoal_test_assert_logged("its checkout tick is armed again");
     CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, a, SHOAL_RETURN_OK), SHOAL_OK);
     shoal_runtime_destroy(rt);
 }
