@@ -28,10 +28,13 @@
  *     refused sender that asks for room (co_room: the flag's seq_cst
  *     fetch_or, then seq_cst loads of txn_out and txn_limit) -- one of the
  *     two sees the other, and a waiter is told once a quarter of the limit
- *     is free]. Both sit on the lock's line: a sender's fetch_add brings
- *     that line to its core just before it takes the lock there, and a
- *     settler subtracts mostly under the lock -- one line moves between
- *     cores for the two, not two (W6 64 8 5000: +4 %).
+ *     is free]. txn_out sits on the lock's line: a sender's fetch_add
+ *     brings that line to its core just before it takes the lock there,
+ *     and a settler subtracts mostly under the lock -- one line moves
+ *     between cores for the two, not two (txn_limit, read-mostly, is on
+ *     the first line) (W6 64 8 5000 txn: 3.66M -> 3.72M with the
+ *     clock read at a hand-off gone too, within noise; the count removed
+ *     altogether, an experiment, gave +4 %).
  *   - pub_*: written by the lock's holder as it lets go, and only those
  *     that changed [relaxed stores], read by any thread holding a
  *     reference (peek, the table, /metrics, a try_take's first look): a
