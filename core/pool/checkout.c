@@ -200,6 +200,7 @@ static bool member_exited(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t 
 static void tick(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
     shoal_checkout_t *co = p->co;
+    shoal__pool_tick_came(ctx->rt, p, SHOAL__POOL_TICK_AT_CHECKOUT);
     co->tick_at = UINT64_MAX;
     uint64_t now = shoal__now_ns();
     shoal__co_queue_expire(ctx, co, now);

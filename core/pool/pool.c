@@ -476,6 +476,7 @@ static int message(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
             return SHOAL_OK;
         return manager_message(ctx, p, msg);
     }
+    shoal__pool_tick_came(ctx->rt, p, shoal__pool_tick_at(msg->type));
     if (msg->type == SHOAL__POOL_TICK_DRAIN)
         shoal__pool_drain_workers(ctx, p);
     else if (msg->type == SHOAL__POOL_TICK_ELASTIC)

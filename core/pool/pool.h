@@ -224,8 +224,8 @@ typedef struct shoal_pool_s {
     uint64_t expired, lazy_grown, ups, downs;
     /* Its own ticks' nodes, for when one cannot be armed (actor/timer.h:
      * ticks that are never lost), by SHOAL__POOL_TICK_AT_*; ticks_owed:
-     * those whose arm failed since one of its kind last did not (logged
-     * once a streak). */
+     * those whose arm failed since one of its kind last came (logged once
+     * a streak). */
     shoal_tick_t ticks[SHOAL__POOL_NTICKS];
     _Atomic uint32_t ticks_owed; /* [relaxed: a checkout's tick is armed from any thread
                                   * under its lock, the rest by the actor] */
@@ -527,9 +527,15 @@ void shoal__pool_restart_note(shoal_pool_t *p, uint64_t now);
  * lost -- owed when it cannot be armed (actor/timer.h), and logged. */
 void shoal__pool_schedule(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t ms, uint32_t tick,
                           bool *pending);
-/* Whether a tick owed (or armed) could not be armed, logged for p: the
- * first of a streak says so, the next arm that succeeds says it is over. */
+/* A tick of p's (SHOAL__POOL_TICK_AT_*) was armed with rc: one that could
+ * not be (owed) is logged, the first of a streak -- the streak ends when a
+ * tick of that kind comes (shoal__pool_tick_came, which says so), so the
+ * next failure is logged again. Any thread (ticks_owed). */
 void shoal__pool_tick_armed(shoal_runtime_t *rt, shoal_pool_t *p, unsigned at, int rc);
+void shoal__pool_tick_came(shoal_runtime_t *rt, shoal_pool_t *p, unsigned at);
+/* The SHOAL__POOL_TICK_AT_* of a pool's own tick message type (retry,
+ * check, drain or elastic). */
+unsigned shoal__pool_tick_at(uint32_t tick);
 void shoal__pool_on_retry(struct shoal_ctx_s *ctx, shoal_pool_t *p);
 void shoal__pool_on_check(struct shoal_ctx_s *ctx, shoal_pool_t *p);
 void shoal__pool_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p);

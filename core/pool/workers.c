@@ -215,17 +215,29 @@ static const char *const tick_names[SHOAL__POOL_NTICKS] = {"retry", "check", "dr
 void shoal__pool_tick_armed(shoal_runtime_t *rt, shoal_pool_t *p, unsigned at, int rc)
 {
     uint32_t bit = 1u << at;
-    if (rc == SHOAL_OK) {
-        if (atomic_load_explicit(&p->ticks_owed, memory_order_relaxed) & bit &&
-            atomic_fetch_and_explicit(&p->ticks_owed, ~bit, memory_order_relaxed) & bit)
-            shoal__log(rt, SHOAL_LOG_INFO, p->g.pid, p->name, "its %s tick is armed again",
-                       tick_names[at]);
-    } else if (!(atomic_fetch_or_explicit(&p->ticks_owed, bit, memory_order_relaxed) & bit)) {
+    if (rc != SHOAL_OK &&
+        !(atomic_fetch_or_explicit(&p->ticks_owed, bit, memory_order_relaxed) & bit))
         shoal__log(rt, SHOAL_LOG_WARN, p->g.pid, p->name,
                    "could not arm its %s tick (%s): owed, the timer thread sends it once "
                    "memory allows",
                    tick_names[at], shoal_strerror(rc));
-    }
+}
+
+void shoal__pool_tick_came(shoal_runtime_t *rt, shoal_pool_t *p, unsigned at)
+{
+    uint32_t bit = 1u << at;
+    if (atomic_load_explicit(&p->ticks_owed, memory_order_relaxed) & bit &&
+        atomic_fetch_and_explicit(&p->ticks_owed, ~bit, memory_order_relaxed) & bit)
+        shoal__log(rt, SHOAL_LOG_INFO, p->g.pid, p->name, "its %s tick has come: running again",
+                   tick_names[at]);
+}
+
+unsigned shoal__pool_tick_at(uint32_t tick)
+{
+    return tick == SHOAL__POOL_TICK_RETRY   ? SHOAL__POOL_TICK_AT_RETRY
+           : tick == SHOAL__POOL_TICK_CHECK ? SHOAL__POOL_TICK_AT_CHECK
+           : tick == SHOAL__POOL_TICK_DRAIN ? SHOAL__POOL_TICK_AT_DRAIN
+                                            : SHOAL__POOL_TICK_AT_ELASTIC;
 }
 
 void shoal__pool_schedule(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t ms, uint32_t tick,
@@ -233,10 +245,7 @@ void shoal__pool_schedule(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t ms,
 {
     if (*pending)
         return;
-    unsigned at = tick == SHOAL__POOL_TICK_RETRY   ? SHOAL__POOL_TICK_AT_RETRY
-                  : tick == SHOAL__POOL_TICK_CHECK ? SHOAL__POOL_TICK_AT_CHECK
-                  : tick == SHOAL__POOL_TICK_DRAIN ? SHOAL__POOL_TICK_AT_DRAIN
-                                                   : SHOAL__POOL_TICK_AT_ELASTIC;
+    unsigned at = shoal__pool_tick_at(tick);
     shoal_timer_t t;
     int rc = shoal__tick_arm(ctx->rt, ctx->tc, &p->ticks[at], ctx->self, ms, tick, &t);
     shoal__pool_tick_armed(ctx->rt, p, at, rc);
