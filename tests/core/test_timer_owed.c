@@ -58,6 +58,24 @@ static shoal_pid_t spawn_receiver(shoal_runtime_t *rt)
     return pid;
 }
 
+/* Records cleared, a runtime of 2 threads, the test thread's cache, and a
+ * receiver (returned). */
+static shoal_pid_t rig_up(shoal_runtime_t **rt, shoal_tcache_t **tc)
+{
+    reset();
+    *rt = shoal_test_runtime(2);
+    *tc = shoal__tcache_get(*rt);
+    return spawn_receiver(*rt);
+}
+
+/* Arrival i was tick `type`, as a priority cast from `to` itself. */
+static void assert_tick(unsigned i, uint32_t type, shoal_pid_t to)
+{
+    CU_ASSERT_EQUAL(atomic_load(&seen_type[i]), type);
+    CU_ASSERT_EQUAL(atomic_load(&seen_from[i]), to);
+    CU_ASSERT(atomic_load(&seen_flags[i]) & SHOAL_MSG_PRIORITY);
+}
+
 static void pause_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -68,10 +86,9 @@ static void pause_ms(long ms)
  * as a priority cast from the receiver itself. */
 static void armed_as_usual(void)
 {
-    reset();
-    shoal_runtime_t *rt = shoal_test_runtime(2);
-    shoal_tcache_t *tc = shoal__tcache_get(rt);
-    shoal_pid_t to = spawn_receiver(rt);
+    shoal_runtime_t *rt;
+    shoal_tcache_t *tc;
+    shoal_pid_t to = rig_up(&rt, &tc);
     shoal_tick_t k = {0};
     shoal_timer_t id = 0;
     CU_ASSERT_EQUAL(shoal__tick_arm(rt, tc, &k, to, 20, TICK_TYPE, &id), SHOAL_OK);
@@ -80,9 +97,7 @@ static void armed_as_usual(void)
     SHOAL_TEST_WAIT_UNTIL(atomic_load(&nseen) == 1, 10);
     pause_ms(50);
     CU_ASSERT_EQUAL(atomic_load(&nseen), 1);
-    CU_ASSERT_EQUAL(atomic_load(&seen_type[0]), TICK_TYPE);
-    CU_ASSERT_EQUAL(atomic_load(&seen_from[0]), to);
-    CU_ASSERT(atomic_load(&seen_flags[0]) & SHOAL_MSG_PRIORITY);
+    assert_tick(0, TICK_TYPE, to);
     shoal_runtime_destroy(rt);
 }
 
@@ -90,10 +105,9 @@ static void armed_as_usual(void)
  * still comes, once, as the armed one would, no earlier than asked. */
 static void owed_is_sent(void)
 {
-    reset();
-    shoal_runtime_t *rt = shoal_test_runtime(2);
-    shoal_tcache_t *tc = shoal__tcache_get(rt);
-    shoal_pid_t to = spawn_receiver(rt);
+    shoal_runtime_t *rt;
+    shoal_tcache_t *tc;
+    shoal_pid_t to = rig_up(&rt, &tc);
     shoal_tick_t k = {0};
     shoal_timer_t id = 99;
     shoal__timers_fail(rt, 1);
@@ -103,9 +117,7 @@ static void owed_is_sent(void)
     SHOAL_TEST_WAIT_UNTIL(atomic_load(&nseen) == 1, 10);
     CU_ASSERT_EQUAL_FATAL(atomic_load(&nseen), 1);
     CU_ASSERT(atomic_load(&seen_at[0]) - t0 >= 0.040);
-    CU_ASSERT_EQUAL(atomic_load(&seen_type[0]), TICK_TYPE);
-    CU_ASSERT_EQUAL(atomic_load(&seen_from[0]), to);
-    CU_ASSERT(atomic_load(&seen_flags[0]) & SHOAL_MSG_PRIORITY);
+    assert_tick(0, TICK_TYPE, to);
     pause_ms(50);
     CU_ASSERT_EQUAL(atomic_load(&nseen), 1); /* once */
     /* Off the list once sent: forgetting it is a no-op, arming it works. */
@@ -120,10 +132,9 @@ static void owed_is_sent(void)
 /* Forgotten while owed (its owner goes): never sent. */
 static void forgotten_is_not_sent(void)
 {
-    reset();
-    shoal_runtime_t *rt = shoal_test_runtime(2);
-    shoal_tcache_t *tc = shoal__tcache_get(rt);
-    shoal_pid_t to = spawn_receiver(rt);
+    shoal_runtime_t *rt;
+    shoal_tcache_t *tc;
+    shoal_pid_t to = rig_up(&rt, &tc);
     shoal_tick_t k = {0};
     shoal_timer_t id;
     shoal__timers_fail(rt, 1);
@@ -140,10 +151,9 @@ static void forgotten_is_not_sent(void)
  * tick, the second's type. Owed twice: one node, the later time. */
 static void armed_again_supersedes(void)
 {
-    reset();
-    shoal_runtime_t *rt = shoal_test_runtime(2);
-    shoal_tcache_t *tc = shoal__tcache_get(rt);
-    shoal_pid_t to = spawn_receiver(rt);
+    shoal_runtime_t *rt;
+    shoal_tcache_t *tc;
+    shoal_pid_t to = rig_up(&rt, &tc);
     shoal_tick_t k = {0};
     shoal_timer_t id;
     shoal__timers_fail(rt, 1);
@@ -185,12 +195,11 @@ static const shoal_behaviour_t stopper = {.name = "stopper", .handle_message = s
  * on: a tick owed to a live actor after it still comes. */
 static void owed_to_the_ended_is_dropped(void)
 {
-    reset();
-    shoal_runtime_t *rt = shoal_test_runtime(2);
-    shoal_tcache_t *tc = shoal__tcache_get(rt);
+    shoal_runtime_t *rt;
+    shoal_tcache_t *tc;
+    shoal_pid_t to = rig_up(&rt, &tc);
     shoal_pid_t gone = SHOAL_PID_NONE;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &stopper, NULL, NULL, &gone), SHOAL_OK);
-    shoal_pid_t to = spawn_receiver(rt);
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, gone, 1, NULL, 0), SHOAL_OK);
     SHOAL_TEST_WAIT_UNTIL(shoal_test_stats(rt).actors_live == 1, 10);
     CU_ASSERT_EQUAL_FATAL(shoal_test_stats(rt).actors_live, 1);
