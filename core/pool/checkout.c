@@ -257,8 +257,9 @@ static bool message_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal
         shoal__co_offer_free(ctx, p);
         if (p->state == SHOAL_POOL_DRAINING)
             return true;
-        if (co->nfree == 0)
-            shoal__co_start_spare(ctx, p); /* a try_take found none */
+        if (co->spare_asked && co->nfree == 0)
+            shoal__co_start_spare(ctx, p); /* a take found none */
+        co->spare_asked = false;
         shoal__co_fill(ctx, p);
         shoal__co_rearm(ctx, co);
         return true;
@@ -473,6 +474,9 @@ static int co_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g, s
         bool shared;
         shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
         if (rc != SHOAL_OK) {
+            shoal__co_lock_tc(co, tc);
+            shoal__co_mailed_done(co);
+            shoal__co_unlock(p);
             shoal__co_txn_out(rt, tc, p);
             shoal__stripe_add(&st->unhandled, 1, shared);
             return rc;
@@ -521,9 +525,15 @@ static void co_own_message(struct shoal_ctx_s *ctx, shoal_env_t *e)
         return;
     }
     /* A transaction was counted as co_route accepted it; a hand-back was
-     * counted when it first came. */
+     * counted when it first came. A transaction leaves txn_mailed under the
+     * same lock that places it: one sent after it is placed behind it. */
     shoal_env_t *m = shoal__env_move(ctx->tc, e);
     if (m == NULL) {
+        if (!back) {
+            shoal__co_lock(p->co);
+            shoal__co_mailed_done(p->co);
+            shoal__co_unlock(p);
+        }
         shoal__dead_letter(ctx, e);
         shoal__pool_count_dropped(ctx->tc, p);
         shoal__co_txn_out(ctx->rt, ctx->tc, p);
@@ -533,6 +543,8 @@ static void co_own_message(struct shoal_ctx_s *ctx, shoal_env_t *e)
     m->meta &= ~(uint64_t)SHOAL_ENV_HANDBACK;
     m->meta |= SHOAL_ENV_POOLED;
     shoal__co_lock(p->co);
+    if (!back)
+        shoal__co_mailed_done(p->co);
     if (p->state == SHOAL_POOL_DRAINING) {
         /* Accepted before the drain closed the mailbox (or handed back by
          * a member that ended): served as the ones queued, in order. */

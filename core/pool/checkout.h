@@ -256,6 +256,17 @@ typedef struct shoal_checkout_s {
     uint32_t qcap;       /* the ring's size: 2^k */
     uint32_t qtakers;    /* waiting: takes (not transactions) */
     uint32_t handoffs;   /* members handed from a return to a waiting actor (checkout_fast.c) */
+    /* Transactions sent to the pool's own mailbox, not yet read there by
+     * its actor (the queue could not grow: checkout_fast.c). While any
+     * is, every later one goes there too, behind them, so that they keep
+     * the order they came in. */
+    uint32_t txn_mailed;
+    /* A take refused for want of a member asked for a look (checkout_fast.c):
+     * the POKE starts a spare member for the next taker. A POKE asked for
+     * a transaction that waits starts members only for those still
+     * waiting when it is read (shoal__co_fill): one served meanwhile by a
+     * return needs none. */
+    bool spare_asked;
     shoal_co_taker_t *q; /* a ring */
     shoal_co_seat_t *seats;
     uint32_t *index; /* the seats by pid (checkout_index.c): 2^index_bits slots */
@@ -611,11 +622,17 @@ int shoal__co_fast_return(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct
  * clock read at the take's start (0: not read; read here if needed). */
 void shoal__co_take_here(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,
                          shoal_pid_t taker, shoal_ref_t ref, uint64_t timeout_ms, uint64_t now);
-/* Transaction e (admitted) on a free member now, when no taker waits:
- * SHOAL_OK (in the member's mailbox), SHOAL_ENOPROC (the pool drains),
- * SHOAL__CO_SLOW (to the pool's own mailbox, to wait there). */
+/* Transaction e (admitted): on a free member now when no taker waits
+ * (in the member's mailbox), else into the queue behind those waiting:
+ * SHOAL_OK. SHOAL_ENOPROC: the pool drains. SHOAL__CO_SLOW: to the pool's
+ * own mailbox, to wait there -- the queue could not grow (no memory), or
+ * transactions sent there before still are (txn_mailed, which counts this
+ * one: a mailbox that refuses it gives it back, shoal__co_mailed_done). */
 int shoal__co_fast_txn(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,
                        shoal_env_t *e);
+/* A transaction counted in txn_mailed has left the count: read from the
+ * pool's mailbox by its actor, or refused by it. The lock held. */
+void shoal__co_mailed_done(shoal_checkout_t *co);
 /* The publication of the counts, the lock held (shoal__checkout_publish). */
 void shoal__co_publish_locked(struct shoal_pool_s *p);
 /* Lets go of the lock, the counts published first: what other threads read

@@ -9,7 +9,9 @@
  * free member, or into the queue behind those waiting (its actor asked
  * for a look when it may start a member for it, as for a take that
  * waits): the pool's actor sees a transaction only when the queue cannot
- * grow (no memory), and then in its own mailbox, as before. A caller that
+ * grow (no memory), and then in its own mailbox, as before -- and every
+ * later one too, behind it, until the actor has read them all there
+ * (txn_mailed), so that transactions keep the order they came in. A caller that
  * gives up drops its transaction from the queue on its own thread too
  * (checkout.c: co_call_gone). Each is what the actor would have done with
  * the same state, under the same lock, so the actor's invariants (the
@@ -168,7 +170,8 @@ int shoal__co_fast_take(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p
         /* As a take that cannot wait: counted, and the actor is asked for a
          * look, which starts a member for the next taker below max. */
         shoal__co_count(co, SHOAL_CO_NO_MEMBERS, 1);
-        stale |= co->nfree + co->nin_use + co->nstarting + co->nending < p->spec.max_size;
+        if (co->nfree + co->nin_use + co->nstarting + co->nending < p->spec.max_size)
+            stale = co->spare_asked = true;
     }
     bool ask = recycle_due(co, stale);
     shoal__co_unlock(p);
@@ -222,7 +225,8 @@ static void take_locked(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p
             } else {
                 shoal__co_count(co, SHOAL_CO_NO_MEMBERS, 1);
                 o->status = SHOAL_ENOMEMBERS;
-                stale |= alive < p->spec.max_size; /* a member for the next taker */
+                if (alive < p->spec.max_size) /* a member for the next taker */
+                    stale = co->spare_asked = true;
             }
         }
     }
@@ -428,6 +432,12 @@ int shoal__co_fast_return(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t 
     return rc;
 }
 
+void shoal__co_mailed_done(shoal_checkout_t *co)
+{
+    if (co->txn_mailed != 0)
+        co->txn_mailed--;
+}
+
 int shoal__co_fast_txn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, shoal_env_t *e)
 {
     shoal_checkout_t *co = p->co;
@@ -436,7 +446,7 @@ int shoal__co_fast_txn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
     shoal__co_lock_tc(co, tc);
     if (!co->open) {
         rc = SHOAL_ENOPROC;
-    } else {
+    } else if (co->txn_mailed == 0) { /* else it goes behind those in the mailbox */
         uint64_t now = 0;
         e->meta |= SHOAL_ENV_POOLED;
         uint32_t i;
@@ -467,6 +477,8 @@ int shoal__co_fast_txn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
             e->meta &= ~(uint64_t)SHOAL_ENV_POOLED; /* the pool's own mailbox sets it again */
         }
     }
+    if (rc == SHOAL__CO_SLOW)
+        co->txn_mailed++; /* the caller sends it to the mailbox (co_route) */
     bool ask = recycle_due(co, stale);
     shoal__co_unlock(p);
     ask_recycle(rt, tc, p, ask);

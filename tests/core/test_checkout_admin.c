@@ -4,8 +4,9 @@
  * refused), max lowered below the members in use, a drain that waits for
  * the members in use, serves the transactions queued and answers the
  * takes waiting at once, and bad specs; a drain that finds a caller's
- * "gone" note in the pool's mailbox, and transactions the runtime's
- * max_queued refused.
+ * "gone" note in the pool's mailbox, transactions the runtime's
+ * max_queued refused, and transactions sent to the pool's mailbox (the
+ * queue could not grow) served in the order they came.
  *
  * Handlers never call CUnit: they record into atomics (checkout_basic_kit.h);
  * the test thread asserts after synchronising on them.
@@ -16,6 +17,7 @@
 #include "checkout_basic_kit.h"
 #include "fail_alloc.h"
 #include "pool/checkout.h" /* SHOAL__CHECKOUT_CALL_GONE */
+#include "pool/pool.h"     /* shoal__pool_find, shoal__pool_peek */
 
 #define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, CB_WAIT_S)
 
@@ -117,13 +119,17 @@ typedef struct {
     shoal_pid_t pool;
     int rc, status;
     cb_who_t who;
+    bool no_queue; /* the pool's queue cannot grow for this call (fail_alloc) */
 } txn_caller_t;
 
 static void *txn_call_main(void *arg)
 {
     txn_caller_t *c = arg;
     shoal_answer_t a;
+    if (c->no_queue)
+        fa_arm(FA_ALIGNED, 8 * sizeof(shoal_co_taker_t), 1); /* the queue's first 8 entries */
     c->rc = shoal_runtime_checkout_call(c->rt, c->pool, T_BLOCK, NULL, 0, 30000, &a);
+    fa_disarm();
     if (c->rc != SHOAL_OK)
         return NULL;
     c->status = a.status;
@@ -415,6 +421,57 @@ static void test_refused_transactions_are_not_counted_out(void)
     shoal_runtime_destroy(rt);
 }
 
+/* A transaction that goes to the pool's own mailbox because the queue
+ * cannot grow is served before one sent after it, which finds the queue
+ * able to grow: the later one goes to the mailbox too, behind it (before,
+ * it was queued at once, and the pool's actor placed the first behind it
+ * when it read it). The pool's actor is held off (the hog holds the only
+ * dispatcher thread) until both are sent; then the member, given back,
+ * serves them: the first is its first use, the second its second. */
+static void test_mailed_transactions_keep_their_order(void)
+{
+    cb_reset();
+    atomic_store(&cb_gate, 1); /* T_BLOCK answers at once */
+    shoal_runtime_t *rt = shoal_test_runtime_fixed(1); /* no thread made up for the hog's */
+    shoal_pool_spec_t s = cb_spec_of(1, 1);
+    s.checkout.queue_max = 4;
+    shoal_pid_t pool = cb_start(rt, &s);
+    shoal_pid_t m;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pool, CB_TMO, &m), SHOAL_OK);
+    shoal_pid_t hog;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &cb_hog, NULL, NULL, &hog), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, hog, 1, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&cb_hog_in) == 1);
+    /* Read without the pool's actor, which has no thread to run on. */
+    shoal_pool_t *rec = shoal__pool_find(rt, pool);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rec);
+    shoal_pool_stats_t st;
+    unsigned long refused = fa_refused();
+    txn_caller_t c[2];
+    pthread_t th[2];
+    for (int k = 0; k < 2; k++) {
+        c[k] = (txn_caller_t){.rt = rt, .pool = pool, .rc = 99, .status = 99, .no_queue = k == 0};
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&th[k], NULL, txn_call_main, &c[k]), 0);
+        WAIT_UNTIL((shoal__pool_peek(rec, &st), st.messages_forwarded == (uint64_t)k + 1));
+    }
+    shoal__pool_unref(rt, rec);
+    CU_ASSERT_EQUAL(fa_refused(), refused + 1); /* the first could not be queued */
+    CU_ASSERT_EQUAL(st.queued, 0);              /* both wait in the mailbox */
+    CU_ASSERT_EQUAL(c[0].rc, 99);
+    CU_ASSERT_EQUAL(c[1].rc, 99);
+    atomic_store(&cb_hog_gate, 1);
+    WAIT_UNTIL(cb_stats(rt, pool).queued == 2);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, m, SHOAL_RETURN_OK), SHOAL_OK);
+    for (int k = 0; k < 2; k++) {
+        pthread_join(th[k], NULL);
+        CU_ASSERT_EQUAL(c[k].rc, SHOAL_OK);
+        CU_ASSERT_EQUAL(c[k].status, SHOAL_OK);
+        CU_ASSERT_EQUAL(c[k].who.pid, m);
+        CU_ASSERT_EQUAL(c[k].who.uses, (uint64_t)k + 1); /* in the order they were sent */
+    }
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -426,6 +483,7 @@ int main(void)
         {"max lowered below the members in use", test_lower_max_in_use},
         {"a drain with a caller's gone note queued", test_drain_with_a_gone_note_queued},
         {"refused transactions are not counted out", test_refused_transactions_are_not_counted_out},
+        {"mailed transactions keep their order", test_mailed_transactions_keep_their_order},
         {NULL, NULL},
     };
     return shoal_test_run("checkout_admin", cases);

@@ -3,7 +3,8 @@
  * that gives up has its transaction dropped at once, from its own thread,
  * with every dispatcher thread busy; callers that give up by the hundred
  * leave nothing queued, nothing refused and the ledger balanced; members
- * that keep being recycled serve every transaction. */
+ * that keep being recycled serve every transaction; a transaction served
+ * before the pool's actor reads the look it asked for starts no member. */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -86,6 +87,69 @@ static void gone_caller_dropped_at_once(void)
     WAIT_UNTIL(cb_stats(rt, pool).messages_handled == 2);
     CU_ASSERT_EQUAL(cb_stats(rt, pool).messages_handled, 2);
     shoal__pool_unref(rt, rec);
+    shoal_runtime_destroy(rt);
+}
+
+/* ---- a look asked for a transaction served meanwhile ------------------------ */
+
+/* An actor that, told GO (the pool's pid), takes a member; granted it,
+ * sends the pool a transaction (which waits: the member is its) and gives
+ * the member back (which serves that transaction), all in one turn. */
+enum { SP_GO = 20 };
+static atomic_int sp_take_rc = 99, sp_txn_rc = 99, sp_return_rc = 99;
+static shoal_pid_t sp_pool; /* from GO */
+
+static int sp_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)state;
+    if (msg->kind == SHOAL_MSG_CAST && msg->type == SP_GO && msg->size == sizeof sp_pool) {
+        memcpy(&sp_pool, msg->data, sizeof sp_pool);
+        shoal_ref_t ref;
+        atomic_store(&sp_take_rc, shoal_take(ctx, sp_pool, CB_TMO, &ref));
+    } else if (msg->kind == SHOAL_MSG_REPLY && msg->status == SHOAL_OK &&
+               msg->type == SHOAL_CHECKOUT_MEMBER) {
+        shoal_checkout_member_t g;
+        memcpy(&g, msg->data, sizeof g);
+        atomic_store(&sp_txn_rc, shoal_send(ctx, sp_pool, T_WHO, NULL, 0));
+        atomic_store(&sp_return_rc, shoal_return(ctx, g.member, SHOAL_RETURN_OK));
+    }
+    return SHOAL_OK;
+}
+
+static const shoal_behaviour_t sp_holder = {.name = "holder", .handle_message = sp_message};
+
+/* init 1, max 2, one dispatcher thread. The transaction finds its member
+ * held, waits in the queue and asks the pool's actor for a look (a member
+ * may be started for it); the return in the same turn serves it, before
+ * the actor reads the look. The look then starts nothing: nobody waits
+ * (before, it started a spare member, as for a take refused, and the pool
+ * grew to 2 for a transaction that needed none). */
+static void a_served_transaction_starts_no_spare(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime_fixed(1);
+    shoal_pool_spec_t s = cb_spec_of(1, 2);
+    s.checkout.queue_max = 4;
+    shoal_pid_t pool = cb_start(rt, &s);
+    shoal_pid_t h;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &sp_holder, NULL, NULL, &h), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, h, SP_GO, &pool, sizeof pool), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&sp_return_rc) != 99);
+    CU_ASSERT_EQUAL(atomic_load(&sp_take_rc), SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&sp_txn_rc), SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&sp_return_rc), SHOAL_OK);
+    WAIT_UNTIL(cb_stats(rt, pool).messages_handled == 1);
+    /* A thread's take goes through the pool's actor, after the look. */
+    shoal_pid_t m;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pool, CB_TMO, &m), SHOAL_OK);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.in_use, 1);
+    CU_ASSERT_EQUAL(st.free, 0);
+    CU_ASSERT_EQUAL(st.starting, 0);
+    CU_ASSERT_EQUAL(st.queued, 0);
+    CU_ASSERT_EQUAL(st.error_no_members, 0);
+    CU_ASSERT_EQUAL(atomic_load(&cb_started), 1);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, m, SHOAL_RETURN_OK), SHOAL_OK);
     shoal_runtime_destroy(rt);
 }
 
@@ -248,6 +312,7 @@ int main(void)
         {"a caller gone: dropped at once, from its thread", gone_caller_dropped_at_once},
         {"callers giving up by the hundred", timeouts_churn},
         {"members recycled under waiting transactions", lifetimes_churn},
+        {"a transaction served before its look starts no spare", a_served_transaction_starts_no_spare},
         {NULL, NULL},
     };
     return shoal_test_run("checkout_txn_wait", cases);
