@@ -293,6 +293,7 @@ void shoal__remote_info(shoal_remote_t *r, shoal_remote_info_t *info)
     info->started = atomic_load_explicit(&r->started_n, memory_order_relaxed);
     info->died = atomic_load_explicit(&r->died_n, memory_order_relaxed);
     info->sends_dropped = atomic_load_explicit(&r->sends_dropped, memory_order_relaxed);
+    info->doorbell_deafened = atomic_load_explicit(&r->bells_deafened, memory_order_relaxed);
     info->pid = 0;
     pthread_mutex_lock(&r->lock); /* the list, as in shoal__remote_sum */
     /* relaxed: cur is only compared with the live children, not read through. */

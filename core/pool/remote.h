@@ -262,13 +262,15 @@ bool shoal__remote_sum_within(shoal_remote_t *r, struct shoal_pool_stats_s *st,
 
 /* What inspect shows of the processes: the child taking new work (0 when
  * none is up), how many were started and how many ended unasked (killed
- * by a signal, or exited when nobody told them to), and how many messages
+ * by a signal, or exited when nobody told them to), how many messages
  * their workers sent to this runtime's actors were refused here and
- * dropped (SENDS, above). Any thread. */
+ * dropped (SENDS, above), and how many times a child's doorbell, rung for
+ * nothing, was not listened to for a while (remote_bell.c). Any thread. */
 typedef struct shoal_remote_info_s {
     int pid;
     uint64_t started, died;
     uint64_t sends_dropped;
+    uint64_t doorbell_deafened;
 } shoal_remote_info_t;
 void shoal__remote_info(shoal_remote_t *r, shoal_remote_info_t *info);
 

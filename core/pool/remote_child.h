@@ -80,6 +80,13 @@ typedef struct child_s {
     uint64_t sends_unsaid, sends_said_ns;
     shoal_pid_t sends_last_to;
     int sends_last_rc;
+    /* Its doorbell (remote_bell.c), the supervisor's: where it is in this
+     * wake's poll (its index + 1; 0: not polled), the wake-ups it gave for
+     * nothing in the window begun at bell_window_ns, until when it is not
+     * listened to, how many times that was, and when it was last said. */
+    unsigned bell_slot;
+    uint32_t bell_idle;
+    uint64_t bell_window_ns, deaf_until, deaf_times, deaf_said_ns;
     /* Its calls (remote_calls.c), under the pool's calls_lock: set by its
      * burial, when it answered the calls it held with calls_status. */
     bool calls_closed;
@@ -117,6 +124,7 @@ struct shoal_remote_s {
     _Atomic uint32_t live_size;         /* the current child's pool size, as it says */
     _Atomic uint64_t started_n, died_n; /* shoal__remote_info */
     _Atomic uint64_t sends_dropped;     /* ... and REFUSED SENDS (remote_supervisor.c) */
+    _Atomic uint64_t bells_deafened;    /* ... and doorbells rung for nothing (remote_bell.c) */
     /* the calls the children hold (remote_calls.c), under calls_lock */
     alignas(64) pthread_mutex_t calls_lock;
     remote_call_t *calls; /* calls_cap slots (a power of two, or 0: none yet) */
@@ -182,11 +190,19 @@ void shoal__remote_free_buried(shoal_remote_t *r);
 /* The supervisor thread's body (remote_supervisor.c). */
 void *shoal__remote_supervise(void *arg);
 /* remote_deliver.c, on the supervisor's thread: what c sent back (4096
- * records at most, or all its ring holds once it has ended); the refused
- * sends of a burst not said yet (ending: whatever the second); the look
- * for room for the producers waiting on the pool. */
-void shoal__remote_deliver(shoal_remote_t *r, child_t *c, struct shoal_tcache_s *tc, bool all);
+ * records at most, or all its ring holds once it has ended: how many
+ * records it took); the refused sends of a burst not said yet (ending:
+ * whatever the second); the look for room for the producers waiting on
+ * the pool. */
+size_t shoal__remote_deliver(shoal_remote_t *r, child_t *c, struct shoal_tcache_s *tc, bool all);
 void shoal__remote_sends_say(shoal_remote_t *r, child_t *c, bool ending);
 void shoal__remote_room_look(shoal_remote_t *r, struct shoal_tcache_s *tc);
+/* remote_bell.c, on the supervisor's thread (A DOORBELL RUNG FOR NOTHING):
+ * whether c's doorbell is listened to at `now`; that its doorbell woke the
+ * supervisor and it had sent nothing. While a child is not listened to,
+ * the supervisor sleeps at most SHOAL__REMOTE_DEAF_POLL_MS. */
+#define SHOAL__REMOTE_DEAF_POLL_MS 10
+bool shoal__remote_bell_heard(const child_t *c, uint64_t now);
+void shoal__remote_bell_idle(shoal_remote_t *r, child_t *c, uint64_t now);
 
 #endif

@@ -59,14 +59,14 @@ static void send_refused(shoal_remote_t *r, child_t *c, shoal_pid_t to, int rc)
  * at most, or, once it has ended (all), every one its ring holds -- its
  * replies before its burial answers the calls it held -- bounded by what
  * the ring can hold (whoever may still write into it). */
-void shoal__remote_deliver(shoal_remote_t *r, child_t *c, shoal_tcache_t *tc, bool all)
+size_t shoal__remote_deliver(shoal_remote_t *r, child_t *c, shoal_tcache_t *tc, bool all)
 {
     uint32_t tag;
     const void *data;
     size_t len;
-    int rc;
     size_t n = 0, most = all ? c->ring_bytes / SHOAL_CHAN_RECORD_HDR : 4096;
-    while (n++ < most && (rc = shoal__chan_peek(c->chan, &tag, &data, &len)) == SHOAL_OK) {
+    while (n < most && shoal__chan_peek(c->chan, &tag, &data, &len) == SHOAL_OK) {
+        n++;
         shoal_remote_msg_t m;
         if (tag == SHOAL_REMOTE_ROOM)
             c->room_armed = false; /* it answered: the look after this arms it again */
@@ -108,6 +108,7 @@ void shoal__remote_deliver(shoal_remote_t *r, child_t *c, shoal_tcache_t *tc, bo
                    (int)c->pid);
         kill(c->pid, SIGKILL);
     }
+    return n;
 }
 
 /* The look (remote.h: ROOM), after every wake: with someone waiting on

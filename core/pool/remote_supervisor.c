@@ -581,17 +581,24 @@ void *shoal__remote_supervise(void *arg)
     int timeout = POLL_MS;
     for (;;) {
         nfds_t n = 0;
+        uint64_t now = shoal__now_ns();
+        bool deaf = false;
         fds[n] = (struct pollfd){.fd = r->cmd_efd, .events = POLLIN};
         who[n++] = NULL;
+        for (child_t *c = r->children; c != NULL; c = c->next)
+            c->bell_slot = 0;
         for (child_t *c = r->children; c != NULL && n + 2 <= sizeof fds / sizeof fds[0];
              c = c->next) {
             /* A broken channel's doorbell is not listened to: nothing more
              * is read from it (its child was killed: its pidfd says when
-             * it has ended). */
-            if (!c->nonsense) {
+             * it has ended). Nor, for a while, one rung for nothing
+             * (remote_bell.c). */
+            if (!c->nonsense && shoal__remote_bell_heard(c, now)) {
                 fds[n] = (struct pollfd){.fd = shoal__chan_wake_fd(c->chan), .events = POLLIN};
+                c->bell_slot = (unsigned)n + 1;
                 who[n++] = c;
             }
+            deaf |= !c->nonsense && c->bell_slot == 0;
             fds[n] = (struct pollfd){.fd = c->pidfd, .events = POLLIN};
             who[n++] = c;
         }
@@ -600,6 +607,8 @@ void *shoal__remote_supervise(void *arg)
         bool pending = false;
         for (child_t *c = r->children; c != NULL; c = c->next)
             pending |= shoal__chan_arm(c->chan);
+        if (deaf && timeout > SHOAL__REMOTE_DEAF_POLL_MS)
+            timeout = SHOAL__REMOTE_DEAF_POLL_MS;
         if (!pending)
             poll(fds, n, timeout);
         for (child_t *c = r->children; c != NULL; c = c->next)
@@ -609,7 +618,9 @@ void *shoal__remote_supervise(void *arg)
             break;
         for (child_t *c = r->children, *next; c != NULL; c = next) {
             next = c->next;
-            shoal__remote_deliver(r, c, tc, false);
+            size_t got = shoal__remote_deliver(r, c, tc, false);
+            if (got == 0 && c->bell_slot != 0 && (fds[c->bell_slot - 1].revents & POLLIN))
+                shoal__remote_bell_idle(r, c, now);
             shoal__remote_sends_say(r, c, false);
             check_start(r, c);
             if (c->up && c->role == ROLE_CURRENT)

@@ -407,6 +407,7 @@ void shoal__pool_inspect(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_inspect
         shoal_inspect_uint(out, "processes_started", ri.started);
         shoal_inspect_uint(out, "processes_died", ri.died);
         shoal_inspect_uint(out, "process_sends_dropped", ri.sends_dropped);
+        shoal_inspect_uint(out, "process_doorbell_deafened", ri.doorbell_deafened);
     }
     shoal_inspect_uint(out, "messages_forwarded", st.messages_forwarded);
     shoal_inspect_uint(out, "messages_unhandled", st.messages_unhandled);

@@ -27,7 +27,13 @@
 #      on every turn until reaped -- a line each time -- and a retiring one
 #      was not killed at all, nor named, while shoald burned a core until it
 #      exited on its own.)
-#   4. shoalctl stop: drained, exit 0, no sanitizer report.
+#   4. The doorbell that wakes shoald. `ring` rings it from a thread as
+#      fast as it can for 4 s with nothing sent: shoald stops listening to
+#      it for a second at a time, says so once, counts it
+#      (process_doorbell_deafened); no thread of shoald uses more than a
+#      quarter of a core meanwhile, and every call is answered. (Before,
+#      the supervisor woke for every datagram: a core spent, said nowhere.)
+#   5. shoalctl stop: drained, exit 0, no sanitizer report.
 . "$(dirname "$0")/lib.sh" "$1"
 fixtures=$build/fixtures
 export SHOAL_SOCKET=$tmp/ctl.sock
@@ -187,7 +193,45 @@ scribbled sr "$old"
 calls sr
 alive
 
-# ---- 4. stop -------------------------------------------------------------------
+# ---- 4. the doorbell that wakes shoald: rung for nothing ---------------------------
+# The child's plugin rings shoald's doorbell as fast as it can for 4 s, with
+# nothing sent. shoald stops listening to it for a second at a time (1000
+# wake-ups for nothing in a second), said once, counted; meanwhile no
+# thread of shoald uses more than a quarter of a core and every call is
+# answered. (Before, the supervisor woke for every datagram: a core of
+# shoald spent on it, said nowhere.)
+write "$(pool hb block)
+$(pool hs shutdown)
+$(pool hc close)
+$(pool ht truncate)
+$(pool sc scribble)
+$(pool sr scribble | sed 's/{ trick: scribble }/{ trick: scribble, after: 3s, ms: 31s }/')
+$(pool rg ring | sed 's/{ trick: ring }/{ trick: ring, ms: 4s }/')"
+"$shoalctl" reload > /dev/null || fail "reload adding rg"
+for _ in $(seq 1 1000); do
+    [ "$(field rg pool_size)" = 1 ] && break
+    sleep 0.01
+done
+calls rg
+child=$(field rg process_pid)
+"$shoalctl" send rg x > /dev/null || fail "rg: send"
+wait_for "\[rg:$child\] .*hostile: ring fd 5: ok"
+sleep 0.3
+cpu=$(busiest 2)
+[ "$cpu" -le "$quarter" ] || fail "rg: a thread of shoald used $cpu ticks in 2 s of its child's ringing"
+calls rg
+wait_for "rg: isolated worker process $child rang its doorbell 1000 times in a second with nothing sent: not listened to for 1 s"
+deafened=$(field rg process_doorbell_deafened)
+[ "$deafened" -ge 2 ] || fail "rg: not listened to $deafened times in 2 s of ringing"
+sleep 1.5 # the ringing is over
+[ "$(count "isolated worker process $child rang its doorbell")" = 1 ] ||
+    fail "rg: said $(count "isolated worker process $child rang its doorbell") times"
+calls rg
+[ "$(field rg processes_died)" = 0 ] || fail "rg: its child died"
+alive
+echo "ok: rg (ring): not listened to $deafened+ times, said once, at most $cpu ticks of a thread in 2 s, calls answered"
+
+# ---- 5. stop -------------------------------------------------------------------
 "$shoalctl" stop > /dev/null || fail "stop: exit $?"
 wait "$pid"
 rc=$?
