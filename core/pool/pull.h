@@ -82,7 +82,10 @@
                running again, and then its next sleep's bump comes after
                this sender's read (else the sender read a later value), so
                its second read sees the item. Skipping costs no wake-up.
-               A member that ends takes itself off `sleepers`. A member
+               A member that ends takes itself off `sleepers` and, if items
+               wait (count [seq_cst]), scans the table as a sender does: a
+               sender may have woken it for one it never takes (a STOP is
+               read before any take). A member
  *               removed from the table (retiring: a resize, idle expiry)
  *               takes nothing more, so one that a sender woke passes the
  *               wake-up on: in its next take it reads count [seq_cst] and,

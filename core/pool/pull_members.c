@@ -245,15 +245,23 @@ void shoal__pull_turn_end(struct shoal_ctx_s *ctx, uint64_t handled)
 }
 
 /* A member that ends is no sleeper any more (it may be counted as one: a
- * STOP while it was idle). */
+ * STOP while it was idle). A sender may have woken it for an item it now
+ * never takes (a STOP, read before any take in its turn): that wake-up
+ * goes on to another member, as a retiring member's does (pull.h:
+ * wake-up) -- else, with the others asleep and nothing moving it, the
+ * item waited for the next put. seq_cst: as a sender's read after its
+ * claim. */
 void shoal__pull_member_end(struct shoal_ctx_s *ctx)
 {
+    shoal_pool_t *p = pool_of_ctx(ctx);
     member_t *m = member_of(ctx);
     if (m->asleep) {
         m->asleep = 0;
-        atomic_fetch_sub_explicit(&pool_of_ctx(ctx)->pull->sleepers, 1, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&p->pull->sleepers, 1, memory_order_relaxed);
     }
     idle_end(m);
+    if (shoal__inject_count(&p->pull->queue, memory_order_seq_cst) != 0)
+        shoal__pull_wake(ctx->rt, ctx->tc, p);
 }
 
 /* A member that ends gives back what it held, for the others to take. The

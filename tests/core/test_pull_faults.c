@@ -2,7 +2,8 @@
  * member that dies loses only what it held; with redeliver, failed items
  * are given again, each handled once, and those that always fail reach the
  * dead letter with an exact, balanced ledger -- with redeliver 0 at once,
- * and in the pools above a nested pull pool too.
+ * and in the pools above a nested pull pool too; a member woken for an
+ * item that ends before it takes it, unreplaced, passes its wake-up on.
  *
  * Handlers never call CUnit: they record into atomics (pull_kit.h); the
  * test thread asserts after synchronising on them. Where a test needs items
@@ -10,8 +11,11 @@
  */
 #include <string.h>
 
+#include "actor/actor.h" /* SHOAL_SCHED_SCHEDULED */
 #include "pool/pool.h"
+#include "pool/pull.h"
 #include "pull_kit.h"
+#include "runtime/runtime.h" /* shoal__actor_at */
 
 #define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, PU_WAIT_S)
 
@@ -213,6 +217,80 @@ static void dead_letters_settle_in_the_pool_above(void)
     shoal_runtime_destroy(rt);
 }
 
+/* ---- a wake-up whose member ends ---------------------------------------------------- */
+
+/* An actor that holds the only dispatcher thread from its first message
+ * until hog_gate is set (hog_in: it holds now). */
+static atomic_int hog_gate, hog_in;
+static int hog_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    (void)msg;
+    atomic_store(&hog_in, 1);
+    shoal_test_wait_flag(&hog_gate, PU_WAIT_S);
+    return SHOAL_OK;
+}
+static const shoal_behaviour_t hog = {.name = "hog", .handle_message = hog_message};
+
+/* Two members asleep, one dispatcher thread, no restart left (the budget
+ * of 1 spent, and a retry waits a minute). A job wakes one member -- the
+ * last in the pool's table: a sender's scan starts at its count of puts,
+ * 1 here (pull.c) -- and before it runs, it is stopped: it ends without
+ * taking the job, and nothing replaces it, nor moves into its place (a
+ * member moved in the table is listed again, which gives it a turn).
+ * Its wake-up passes on, as a retiring member's does (pull.h: wake-up):
+ * the other member takes the job. (Before, the job waited for the next
+ * put, or a retry a minute later.) */
+static void a_woken_member_that_ends_passes_its_wake_up_on(void)
+{
+    pu_reset();
+    atomic_store(&hog_gate, 0);
+    atomic_store(&hog_in, 0);
+    shoal_runtime_t *rt = shoal_test_runtime_fixed(1);
+    shoal_pool_spec_t s;
+    pu_pull_spec(&s, 2, 1, 64);
+    s.restart.max = 1;
+    s.restart.within_ms = 600000;
+    s.restart.backoff_ms = 60000;
+    shoal_pid_t p = pu_spawn(rt, &s);
+    shoal_pool_t *rec = shoal__pool_find(rt, p);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rec);
+    WAIT_UNTIL(atomic_load(&rec->pull->sleepers) == 2);
+    /* The one restart the budget allows, spent: the next member that ends
+     * is not replaced. */
+    CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, shoal__pool_slot(rec, 0)), SHOAL_OK);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, p).worker_restarts == 1 &&
+               atomic_load(&rec->pull->sleepers) == 2);
+    CU_ASSERT_EQUAL_FATAL(shoal__pool_live(rec), 2);
+    shoal_pid_t h;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &hog, NULL, NULL, &h), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, h, 1, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&hog_in) == 1);
+    CU_ASSERT_EQUAL(pu_job(rt, p, 0, A_OK, 0), SHOAL_OK);
+    /* The member the job woke: the one scheduled (the thread is held). */
+    shoal_pid_t woken = shoal__pool_slot(rec, 1);
+    CU_ASSERT_EQUAL_FATAL(
+        atomic_load(&shoal__actor_at(rt, shoal__pid_slot(woken))->sched), SHOAL_SCHED_SCHEDULED);
+    shoal_pid_t other = shoal__pool_slot(rec, 0);
+    CU_ASSERT_EQUAL_FATAL(
+        atomic_load(&shoal__actor_at(rt, shoal__pid_slot(other))->sched), SHOAL_SCHED_IDLE);
+    CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, woken), SHOAL_OK);
+    atomic_store(&hog_gate, 1);
+    WAIT_UNTIL(atomic_load(&pu_done) == 1);
+    CU_ASSERT_EQUAL(atomic_load(&pu_done), 1);
+    CU_ASSERT_EQUAL(atomic_load(&pu_seen[0]), 1);
+    CU_ASSERT_EQUAL(atomic_load(&pu_owner[0]), other);
+    WAIT_UNTIL(shoal__pool_live(rec) == 1);
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
+    CU_ASSERT_EQUAL(st.messages_handled, 1);
+    CU_ASSERT_EQUAL(st.queue_depth, 0);
+    CU_ASSERT_EQUAL(st.worker_restarts, 1);
+    CU_ASSERT_EQUAL(st.state, SHOAL_POOL_DEGRADED);
+    shoal__pool_unref(rt, rec);
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -220,6 +298,8 @@ int main(void)
         {"failed items are given again", failed_items_are_given_again},
         {"a dead letter without redeliver", a_dead_letter_without_redeliver},
         {"dead letters settle in the pool above", dead_letters_settle_in_the_pool_above},
+        {"a woken member that ends passes its wake-up on",
+         a_woken_member_that_ends_passes_its_wake_up_on},
         {NULL, NULL},
     };
     return shoal_test_run("pull_faults", cases);
