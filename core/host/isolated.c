@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,12 +241,50 @@ typedef struct child_s {
     shoal_output_t *log; /* stderr, never blocking (output.h); NULL: stderr as it is */
 } child_t;
 
+/* A reply that finds the ring to the parent full waits for room: the
+ * parent's supervisor empties it as it goes (it never waits on us), and a
+ * reply dropped here is a call its caller hears of only at its timeout,
+ * though it was handled (12 calls of 500 KB answers at once on a pool of
+ * 4: 5 timed out). It waits REPLY_WAIT_NS at most -- a parent that reads
+ * nothing for that long is stuck, not busy -- then it is dropped, said
+ * here (the child's log, in the parent's) and counted as a late reply. */
+#define REPLY_WAIT_NS (10ull * 1000000000ull)
+
+static int send_waiting(child_t *ch, uint32_t tag, const shoal_remote_msg_t *m, const void *data,
+                        size_t size)
+{
+    uint64_t end = 0;
+    for (unsigned tries = 0;; tries++) {
+        int rc = shoal__chan_send(ch->chan, tag, m, sizeof *m, data, size, true);
+        if (rc != SHOAL_EBUSY)
+            return rc;
+        uint64_t now = shoal__now_ns();
+        if (end == 0) {
+            end = now + REPLY_WAIT_NS;
+        } else if (now >= end) {
+            shoal__log(ch->rt, SHOAL_LOG_WARN, ch->pool, NULL,
+                       "a reply of %zu bytes was dropped: the channel to the parent stayed full "
+                       "for %llu s",
+                       size, REPLY_WAIT_NS / 1000000000ull);
+            return rc;
+        }
+        if (tries < 16) {
+            sched_yield();
+        } else {
+            struct timespec ts = {0, 50000}; /* 50 us */
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
 /* What the child's workers send to a PID of the parent (SHOAL__PID_REMOTE):
  * into the channel (runtime.h: the gateway). A reply to a call the parent
- * made, or a message. Never blocks: a full ring refuses. A payload over
- * SHOAL_REMOTE_PAYLOAD_MAX never fits (pool/remote.h): a message is
- * refused with SHOAL_EINVAL, a reply goes as the status SHOAL_EINVAL, so
- * that its caller hears at once instead of at its timeout. */
+ * made, or a message. A message never waits: a full ring refuses it
+ * (SHOAL_EFULL, its sender hears). A reply waits for room (send_waiting).
+ * A payload over SHOAL_REMOTE_PAYLOAD_MAX never fits (pool/remote.h): a
+ * message is refused with SHOAL_EINVAL, a reply goes as the status
+ * SHOAL_EINVAL, so that its caller hears at once instead of at its
+ * timeout. */
 static int gateway(void *user, shoal_tcache_t *tc, shoal_pid_t to, shoal_env_t *e, bool sys)
 {
     child_t *ch = user;
@@ -274,8 +313,11 @@ static int gateway(void *user, shoal_tcache_t *tc, shoal_pid_t to, shoal_env_t *
         m.type = (uint32_t)SHOAL_EINVAL;
         status = true;
     }
-    int rc = shoal__chan_send(ch->chan, tag, &m, sizeof m, status ? NULL : shoal__env_data(e),
-                              status ? 0 : e->size, true);
+    int rc = tag == SHOAL_REMOTE_REPLY
+                 ? send_waiting(ch, tag, &m, status ? NULL : shoal__env_data(e),
+                                status ? 0 : e->size)
+                 : shoal__chan_send(ch->chan, tag, &m, sizeof m,
+                                    status ? NULL : shoal__env_data(e), status ? 0 : e->size, true);
     if (rc != SHOAL_OK)
         return rc == SHOAL_EBUSY ? SHOAL_EFULL : SHOAL_ENOPROC;
     shoal__env_free(tc, e);

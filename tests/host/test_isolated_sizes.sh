@@ -18,7 +18,12 @@
 #      each answered by an at-once SHOAL_MSG_ROOM.)
 #   4. Replies: a reply of 524,240 bytes reaches its caller; one byte more
 #      reaches it as the status SHOAL_EINVAL at once. (Before: dropped in
-#      the child; the caller waited for its timeout.)
+#      the child; the caller waited for its timeout.) Twelve callers at
+#      once on a pool of four, each answered with 500,000 bytes (6 MB
+#      through a 1 MiB ring): every one answered, a reply waiting in the
+#      child for room. (Before: the replies that found the ring full were
+#      dropped in the child, handled but never answered: 5 of 12 callers
+#      timed out.)
 #   5. shoalctl stop: drained, exit 0, no sanitizer report.
 . "$(dirname "$0")/lib.sh" "$1"
 fixtures=$build/fixtures
@@ -35,6 +40,7 @@ plugins:
   loadgen: $plugins/loadgen/loadgen.so
 pools:
   iso: { worker: sizes.replier, size: 1, isolation: process }
+  iso4: { worker: sizes.replier, size: 4, isolation: process }
   inproc: { worker: sizes.replier, size: 1 }
   tx: { worker: sizes.sender, size: 1 }
 YAML
@@ -63,8 +69,9 @@ until_field() {
 write ""
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
-wait_for "running $tmp/s.yaml: 3 pools"
+wait_for "running $tmp/s.yaml: 4 pools"
 until_field iso pool_size 1
+until_field iso4 pool_size 4
 
 # ---- 1. at the limit: taken and handled ------------------------------------------
 expect send iso $max "send=SHOAL_OK"
@@ -101,6 +108,21 @@ expect call iso $max "call=SHOAL_OK status=SHOAL_OK size=$max"
 expect call iso $((max + 1)) "call=SHOAL_OK status=SHOAL_EINVAL size=0"
 expect call inproc $((max + 1)) "call=SHOAL_OK status=SHOAL_OK size=$((max + 1))"
 [ "$(field iso processes_died)" = 0 ] || fail "iso's child died"
+# Twelve callers at once, each answered with 500,000 bytes by iso4's four
+# workers: 6 MB of replies through a 1 MiB ring. Every one is answered.
+callers=()
+for i in $(seq 1 12); do
+    "$shoalctl" --timeout 10000 call iso4 500000 > "$tmp/big.$i" 2>&1 &
+    callers+=($!)
+done
+wait "${callers[@]}"
+for i in $(seq 1 12); do
+    n=$(wc -c < "$tmp/big.$i")
+    [ "$n" = 2000001 ] || fail "iso4: caller $i got $n bytes of output: $(head -c 200 "$tmp/big.$i")"
+done
+[ "$(field iso4 messages_handled)" = 12 ] || fail "iso4 handled $(field iso4 messages_handled)"
+[ "$(count 'was dropped: the channel to the parent stayed full')" = 0 ] || fail "a reply was dropped"
+echo "ok: iso4: 12 callers at once, each answered with 500000 bytes"
 
 # ---- 5. stop -------------------------------------------------------------------------
 "$shoalctl" stop > /dev/null || fail "stop: exit $?"
