@@ -313,11 +313,11 @@ static int gateway(void *user, shoal_tcache_t *tc, shoal_pid_t to, shoal_env_t *
         m.type = (uint32_t)SHOAL_EINVAL;
         status = true;
     }
-    int rc = tag == SHOAL_REMOTE_REPLY
-                 ? send_waiting(ch, tag, &m, status ? NULL : shoal__env_data(e),
-                                status ? 0 : e->size)
-                 : shoal__chan_send(ch->chan, tag, &m, sizeof m,
-                                    status ? NULL : shoal__env_data(e), status ? 0 : e->size, true);
+    int rc =
+        tag == SHOAL_REMOTE_REPLY
+            ? send_waiting(ch, tag, &m, status ? NULL : shoal__env_data(e), status ? 0 : e->size)
+            : shoal__chan_send(ch->chan, tag, &m, sizeof m, status ? NULL : shoal__env_data(e),
+                               status ? 0 : e->size, true);
     if (rc != SHOAL_OK)
         return rc == SHOAL_EBUSY ? SHOAL_EFULL : SHOAL_ENOPROC;
     shoal__env_free(tc, e);

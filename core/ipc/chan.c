@@ -518,6 +518,14 @@ uint64_t shoal__chan_out_free(const shoal_chan_t *c, uint64_t *size)
     return h > t || t - h > c->size ? 0 : c->size - (t - h);
 }
 
+bool shoal__chan_in_pending(const shoal_chan_t *c)
+{
+    /* relaxed: a look. The tail is the producers' (untrusted): any value
+     * but ours only says "pending". */
+    const ring_ctl_t *ctl = &c->r->ctl[in_ring(c)];
+    return !c->broken && atomic_load_explicit(&ctl->tail, memory_order_relaxed) != c->head;
+}
+
 /* Whether a record is there to take. Never on a broken ring: its head
  * holds a stamp that is not 0 (that is how it was found broken) but
  * nothing will ever be taken from it, and a consumer that counted it as
@@ -534,14 +542,15 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void clear_doorbell(shoal_chan_t *c)
+static unsigned clear_doorbell(shoal_chan_t *c)
 {
     char b;
     /* Whatever was queued, BELL_DRAIN at most; -1 (EAGAIN): no more. A
      * datagram's rest, and any descriptors sent with it, are discarded. */
-    for (int i = 0; i < BELL_DRAIN; i++)
-        if (recv(c->bell[in_ring(c)], &b, 1, MSG_DONTWAIT) < 0)
-            break;
+    unsigned n = 0;
+    while (n < (unsigned)BELL_DRAIN && recv(c->bell[in_ring(c)], &b, 1, MSG_DONTWAIT) >= 0)
+        n++;
+    return n;
 }
 
 bool shoal__chan_arm(shoal_chan_t *c)
@@ -553,10 +562,10 @@ bool shoal__chan_arm(shoal_chan_t *c)
     return ready(c, memory_order_seq_cst);
 }
 
-void shoal__chan_disarm(shoal_chan_t *c)
+unsigned shoal__chan_disarm(shoal_chan_t *c)
 {
     atomic_store_explicit(&c->r->ctl[in_ring(c)].sleeping, 0, memory_order_relaxed);
-    clear_doorbell(c);
+    return clear_doorbell(c);
 }
 
 bool shoal__chan_wait(shoal_chan_t *c, int timeout_ms, unsigned spin_us)

@@ -102,10 +102,15 @@ bool shoal__chan_wait(shoal_chan_t *c, int timeout_ms, unsigned spin_us);
  * thread that polls it among other descriptors arms it first -- arm
  * returns true when a record is there already (then do not sleep; never on
  * a broken ring, as wait) -- and disarms it after the poll (which also
- * clears it). */
+ * clears it: the rings it found queued, at most 64, are returned). */
 int shoal__chan_wake_fd(const shoal_chan_t *c);
 bool shoal__chan_arm(shoal_chan_t *c);
-void shoal__chan_disarm(shoal_chan_t *c);
+unsigned shoal__chan_disarm(shoal_chan_t *c);
+/* Whether producers have taken room in the inbound ring that the consumer
+ * has not consumed: a record there, or one being written (a producer
+ * between its reservation and its stamp). A look; never on a broken ring.
+ * The consumer thread only. */
+bool shoal__chan_in_pending(const shoal_chan_t *c);
 /* Whether the channel was found broken (this side's inbound ring). */
 bool shoal__chan_broken(const shoal_chan_t *c);
 /* Whether this side's outbound ring was found broken (the consumer's head

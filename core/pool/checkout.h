@@ -253,9 +253,9 @@ typedef struct shoal_checkout_s {
     uint32_t qhead, qlen; /* the ring's entries, gone ones included */
     uint32_t qlive;       /* waiting: all */
     /* Under `lock`, touched less often. */
-    uint32_t qcap;       /* the ring's size: 2^k */
-    uint32_t qtakers;    /* waiting: takes (not transactions) */
-    uint32_t handoffs;   /* members handed from a return to a waiting actor (checkout_fast.c) */
+    uint32_t qcap;     /* the ring's size: 2^k */
+    uint32_t qtakers;  /* waiting: takes (not transactions) */
+    uint32_t handoffs; /* members handed from a return to a waiting actor (checkout_fast.c) */
     /* Transactions sent to the pool's own mailbox, not yet read there by
      * its actor (the queue could not grow: checkout_fast.c). While any
      * is, every later one goes there too, behind them, so that they keep

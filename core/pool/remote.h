@@ -119,8 +119,8 @@ struct shoal_pool_hist_s;
 enum {
     SHOAL_REMOTE_CAST = 1, /* shoal_remote_msg_t + payload */
     SHOAL_REMOTE_CALL = 2,
-    SHOAL_REMOTE_REPLY = 3, /* shoal_remote_msg_t (ref, status in flags) + payload */
-    SHOAL_REMOTE_SEND = 4,  /* shoal_remote_msg_t (to) + payload */
+    SHOAL_REMOTE_REPLY = 3,  /* shoal_remote_msg_t (ref, status in flags) + payload */
+    SHOAL_REMOTE_SEND = 4,   /* shoal_remote_msg_t (to) + payload */
     SHOAL_REMOTE_STATUS = 5, /* nothing: the child's status changed (wakes the parent) */
     SHOAL_REMOTE_ROOM = 6    /* nothing: to the child, a wake for room_seq; from it, it
                               * settled up to room_at (ROOM, above) */

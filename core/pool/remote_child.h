@@ -81,11 +81,12 @@ typedef struct child_s {
     shoal_pid_t sends_last_to;
     int sends_last_rc;
     /* Its doorbell (remote_bell.c), the supervisor's: where it is in this
-     * wake's poll (its index + 1; 0: not polled), the wake-ups it gave for
-     * nothing in the window begun at bell_window_ns, until when it is not
-     * listened to, how many times that was, and when it was last said. */
-    unsigned bell_slot;
-    uint32_t bell_idle;
+     * wake's poll (its index + 1; 0: not polled), the rings cleared this
+     * wake, the rings less the records it sent (the window begun at
+     * bell_window_ns), until when it is not listened to, how many times
+     * that was, and when it was last said. */
+    unsigned bell_slot, bell_rang;
+    int64_t bell_balance;
     uint64_t bell_window_ns, deaf_until, deaf_times, deaf_said_ns;
     /* Its calls (remote_calls.c), under the pool's calls_lock: set by its
      * burial, when it answered the calls it held with calls_status. */
@@ -198,11 +199,13 @@ size_t shoal__remote_deliver(shoal_remote_t *r, child_t *c, struct shoal_tcache_
 void shoal__remote_sends_say(shoal_remote_t *r, child_t *c, bool ending);
 void shoal__remote_room_look(shoal_remote_t *r, struct shoal_tcache_s *tc);
 /* remote_bell.c, on the supervisor's thread (A DOORBELL RUNG FOR NOTHING):
- * whether c's doorbell is listened to at `now`; that its doorbell woke the
- * supervisor and it had sent nothing. While a child is not listened to,
- * the supervisor sleeps at most SHOAL__REMOTE_DEAF_POLL_MS. */
+ * whether c's doorbell is listened to at `now`; a wake's account of it --
+ * `rang` rings cleared from its doorbell, `got` records taken from its
+ * ring. While a child is not listened to, the supervisor sleeps at most
+ * SHOAL__REMOTE_DEAF_POLL_MS. */
 #define SHOAL__REMOTE_DEAF_POLL_MS 10
 bool shoal__remote_bell_heard(const child_t *c, uint64_t now);
-void shoal__remote_bell_idle(shoal_remote_t *r, child_t *c, uint64_t now);
+void shoal__remote_bell_count(shoal_remote_t *r, child_t *c, unsigned rang, size_t got,
+                              uint64_t now);
 
 #endif

@@ -612,15 +612,20 @@ void *shoal__remote_supervise(void *arg)
         if (!pending)
             poll(fds, n, timeout);
         for (child_t *c = r->children; c != NULL; c = c->next)
-            shoal__chan_disarm(c->chan);
+            c->bell_rang = shoal__chan_disarm(c->chan);
+        now = shoal__now_ns();
         uint64_t v;
         if (read(r->cmd_efd, &v, sizeof v) == (ssize_t)sizeof v && !run_commands(r))
             break;
         for (child_t *c = r->children, *next; c != NULL; c = next) {
             next = c->next;
             size_t got = shoal__remote_deliver(r, c, tc, false);
-            if (got == 0 && c->bell_slot != 0 && (fds[c->bell_slot - 1].revents & POLLIN))
-                shoal__remote_bell_idle(r, c, now);
+            /* Rings while records are pending -- one being written holds
+             * back those behind it, whose rings came -- are no rings for
+             * nothing (remote_bell.c). */
+            if (c->bell_slot != 0)
+                shoal__remote_bell_count(r, c, shoal__chan_in_pending(c->chan) ? 0 : c->bell_rang,
+                                         got, now);
             shoal__remote_sends_say(r, c, false);
             check_start(r, c);
             if (c->up && c->role == ROLE_CURRENT)

@@ -431,7 +431,7 @@ static void test_refused_transactions_are_not_counted_out(void)
 static void test_mailed_transactions_keep_their_order(void)
 {
     cb_reset();
-    atomic_store(&cb_gate, 1); /* T_BLOCK answers at once */
+    atomic_store(&cb_gate, 1);                         /* T_BLOCK answers at once */
     shoal_runtime_t *rt = shoal_test_runtime_fixed(1); /* no thread made up for the hog's */
     shoal_pool_spec_t s = cb_spec_of(1, 1);
     s.checkout.queue_max = 4;

@@ -312,7 +312,8 @@ int main(void)
         {"a caller gone: dropped at once, from its thread", gone_caller_dropped_at_once},
         {"callers giving up by the hundred", timeouts_churn},
         {"members recycled under waiting transactions", lifetimes_churn},
-        {"a transaction served before its look starts no spare", a_served_transaction_starts_no_spare},
+        {"a transaction served before its look starts no spare",
+         a_served_transaction_starts_no_spare},
         {NULL, NULL},
     };
     return shoal_test_run("checkout_txn_wait", cases);

@@ -270,11 +270,11 @@ static void a_woken_member_that_ends_passes_its_wake_up_on(void)
     CU_ASSERT_EQUAL(pu_job(rt, p, 0, A_OK, 0), SHOAL_OK);
     /* The member the job woke: the one scheduled (the thread is held). */
     shoal_pid_t woken = shoal__pool_slot(rec, 1);
-    CU_ASSERT_EQUAL_FATAL(
-        atomic_load(&shoal__actor_at(rt, shoal__pid_slot(woken))->sched), SHOAL_SCHED_SCHEDULED);
+    CU_ASSERT_EQUAL_FATAL(atomic_load(&shoal__actor_at(rt, shoal__pid_slot(woken))->sched),
+                          SHOAL_SCHED_SCHEDULED);
     shoal_pid_t other = shoal__pool_slot(rec, 0);
-    CU_ASSERT_EQUAL_FATAL(
-        atomic_load(&shoal__actor_at(rt, shoal__pid_slot(other))->sched), SHOAL_SCHED_IDLE);
+    CU_ASSERT_EQUAL_FATAL(atomic_load(&shoal__actor_at(rt, shoal__pid_slot(other))->sched),
+                          SHOAL_SCHED_IDLE);
     CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, woken), SHOAL_OK);
     atomic_store(&hog_gate, 1);
     WAIT_UNTIL(atomic_load(&pu_done) == 1);
