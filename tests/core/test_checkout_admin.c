@@ -335,10 +335,7 @@ static void test_drain_with_a_gone_note_queued(void)
     shoal_pool_spec_t s = cb_spec_of(2, 2);
     shoal_pid_t pool = cb_start(rt, &s);
     WAIT_UNTIL(cb_stats(rt, pool).free == 2);
-    shoal_pid_t bl;
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &cb_hog, NULL, NULL, &bl), SHOAL_OK);
-    CU_ASSERT_EQUAL(shoal_runtime_send(rt, bl, 1, NULL, 0), SHOAL_OK);
-    WAIT_UNTIL(atomic_load(&cb_hog_in) == 1);
+    (void)cb_hog_hold(rt);
     shoal_ref_t ref = 12345; /* a call the pool no longer has: nothing to undo */
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, pool, SHOAL__CHECKOUT_CALL_GONE, &ref, sizeof ref),
                     SHOAL_OK);
@@ -381,10 +378,7 @@ static void test_refused_transactions_are_not_counted_out(void)
     shoal_pid_t m;
     CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, CB_TMO, &m), SHOAL_OK);
     /* An unbounded mailbox filled past max_queued (its actor held). */
-    shoal_pid_t bl;
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &cb_hog, NULL, NULL, &bl), SHOAL_OK);
-    CU_ASSERT_EQUAL(shoal_runtime_send(rt, bl, 1, NULL, 0), SHOAL_OK);
-    WAIT_UNTIL(atomic_load(&cb_hog_in) == 1);
+    shoal_pid_t bl = cb_hog_hold(rt);
     int rc = SHOAL_OK;
     double end = shoal_test_now() + CB_WAIT_S;
     while (rc == SHOAL_OK && shoal_test_now() < end) {
@@ -438,10 +432,7 @@ static void test_mailed_transactions_keep_their_order(void)
     shoal_pid_t pool = cb_start(rt, &s);
     shoal_pid_t m;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pool, CB_TMO, &m), SHOAL_OK);
-    shoal_pid_t hog;
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &cb_hog, NULL, NULL, &hog), SHOAL_OK);
-    CU_ASSERT_EQUAL(shoal_runtime_send(rt, hog, 1, NULL, 0), SHOAL_OK);
-    WAIT_UNTIL(atomic_load(&cb_hog_in) == 1);
+    (void)cb_hog_hold(rt);
     /* Read without the pool's actor, which has no thread to run on. */
     shoal_pool_t *rec = shoal__pool_find(rt, pool);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rec);

@@ -52,10 +52,7 @@ static void gone_caller_dropped_at_once(void)
     pthread_t th;
     CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, blocker_main, &b), 0);
     WAIT_UNTIL(atomic_load(&cb_blocked) == 1);
-    shoal_pid_t hog;
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &cb_hog, NULL, NULL, &hog), SHOAL_OK);
-    CU_ASSERT_EQUAL(shoal_runtime_send(rt, hog, 1, NULL, 0), SHOAL_OK);
-    WAIT_UNTIL(atomic_load(&cb_hog_in) == 1);
+    (void)cb_hog_hold(rt);
     shoal_pool_t *rec = shoal__pool_find(rt, pool);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rec);
 

@@ -85,6 +85,15 @@ static int hog_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
 
 const shoal_behaviour_t cb_hog = {.name = "hog", .handle_message = hog_message};
 
+shoal_pid_t cb_hog_hold(shoal_runtime_t *rt)
+{
+    shoal_pid_t hog = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &cb_hog, NULL, NULL, &hog), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, hog, 1, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&cb_hog_in) == 1);
+    return hog;
+}
+
 void cb_reset(void)
 {
     atomic_store(&cb_hog_gate, 0);

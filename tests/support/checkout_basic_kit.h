@@ -45,6 +45,8 @@ extern const shoal_behaviour_t cb_member;
  * meanwhile waits in mailboxes. */
 extern atomic_int cb_hog_gate, cb_hog_in;
 extern const shoal_behaviour_t cb_hog;
+/* A hog spawned and sent a message, once it holds its thread: its PID. */
+shoal_pid_t cb_hog_hold(shoal_runtime_t *rt);
 
 /* Clears the records above. */
 void cb_reset(void);
