@@ -40,6 +40,11 @@ struct shoal_timers_s {
     shoal_tick_t *owed; /* ticks owed (timer.h), in no order */
     uint64_t owed_gen;  /* moves with every change to the list or a node on it */
     uint32_t fail;      /* timer starts still to fail (shoal__timers_fail) */
+    /* The timer thread's cache, made before it starts (a runtime whose
+     * timer thread could have none is not made: its timers would fire
+     * into nothing, and ticks owed would wait for good); freed at the
+     * thread's end, as any foreign cache. */
+    shoal_tcache_t *tc;
 };
 
 static bool earlier(struct shoal_timers_s *t, uint32_t i, uint32_t j)
@@ -114,9 +119,7 @@ static void fire(shoal_runtime_t *rt, struct shoal_timers_s *t, shoal_tcache_t *
     /* An actor's call timer that outlived it (call.c: a superseded one is
      * not cancelled) is nobody's refused message. */
     bool tick = shoal__env_kind(e) == SHOAL_ENV_CALL_TICK;
-    if (tc == NULL) {
-        shoal__env_drop_payload(e); /* the envelope itself goes with the slabs */
-    } else if (shoal__deliver(rt, tc, to, e, sys) != SHOAL_OK) {
+    if (shoal__deliver(rt, tc, to, e, sys) != SHOAL_OK) {
         SHOAL_STAT_ADD(tc, timer_refused, !tick);
         shoal__env_free(tc, e);
     } else if (cast) {
@@ -158,9 +161,8 @@ static uint64_t pay_owed(shoal_runtime_t *rt, struct shoal_timers_s *t, shoal_tc
         uint32_t type = k->type;
         uint64_t gen = t->owed_gen;
         pthread_mutex_unlock(&t->lock);
-        shoal_env_t *e = tc == NULL ? NULL
-                                    : shoal__env_new(tc, SHOAL_MSG_CAST, SHOAL_ENV_PRIORITY, to, 0,
-                                                     type, NULL, 0);
+        shoal_env_t *e =
+            shoal__env_new(tc, SHOAL_MSG_CAST, SHOAL_ENV_PRIORITY, to, 0, type, NULL, 0);
         pthread_mutex_lock(&t->lock);
         if (t->owed_gen != gen) {
             /* The list changed meanwhile: k may have been forgotten (and
@@ -196,7 +198,8 @@ static void *timer_main(void *arg)
     shoal_runtime_t *rt = arg;
     struct shoal_timers_s *t = rt->timers;
     shoal__fault_thread_start(NULL, "the timer thread");
-    shoal_tcache_t *tc = shoal__tcache_get(rt);
+    shoal_tcache_t *tc = t->tc;
+    shoal__tcache_bind(rt, tc);
     uint64_t tick = 0; /* the monitor's next look; 0: idle, until kicked */
     pthread_mutex_lock(&t->lock);
     while (!t->stop) {
@@ -264,7 +267,10 @@ int shoal__timers_start(shoal_runtime_t *rt)
     pthread_cond_init(&t->cond, &ca);
     pthread_condattr_destroy(&ca);
     rt->timers = t;
-    if (pthread_create(&t->thread, NULL, timer_main, rt) != 0) {
+    /* On failure the cache stays in the runtime's list of foreign ones,
+     * freed with its key (runtime.c: fail_timers). */
+    if ((t->tc = shoal__tcache_new_foreign(rt)) == NULL ||
+        pthread_create(&t->thread, NULL, timer_main, rt) != 0) {
         pthread_cond_destroy(&t->cond);
         pthread_mutex_destroy(&t->lock);
         free(t);

@@ -98,16 +98,9 @@ void shoal__tcache_key_fini(shoal_runtime_t *rt)
     pthread_mutex_destroy(&rt->tc_lock);
 }
 
-/* shoal__tcache_get when the thread's last look-up was for another
- * runtime, or none: apart, so the hit saves no registers. */
-static __attribute__((noinline)) shoal_tcache_t *get_slow(shoal_runtime_t *rt)
+shoal_tcache_t *shoal__tcache_new_foreign(shoal_runtime_t *rt)
 {
-    shoal_tcache_t *tc = pthread_getspecific(rt->tc_key);
-    if (tc != NULL) {
-        remember(rt, tc);
-        return tc;
-    }
-    tc = malloc(sizeof *tc);
+    shoal_tcache_t *tc = malloc(sizeof *tc);
     if (tc == NULL)
         return NULL;
     shoal__tcache_init(tc, rt, NULL);
@@ -117,6 +110,20 @@ static __attribute__((noinline)) shoal_tcache_t *get_slow(shoal_runtime_t *rt)
         rt->foreign->prev = tc;
     rt->foreign = tc;
     pthread_mutex_unlock(&rt->tc_lock);
+    return tc;
+}
+
+/* shoal__tcache_get when the thread's last look-up was for another
+ * runtime, or none: apart, so the hit saves no registers. */
+static __attribute__((noinline)) shoal_tcache_t *get_slow(shoal_runtime_t *rt)
+{
+    shoal_tcache_t *tc = pthread_getspecific(rt->tc_key);
+    if (tc != NULL) {
+        remember(rt, tc);
+        return tc;
+    }
+    if ((tc = shoal__tcache_new_foreign(rt)) == NULL)
+        return NULL;
     if (pthread_setspecific(rt->tc_key, tc) != 0) {
         foreign_exit(tc);
         return NULL;

@@ -96,8 +96,13 @@ void shoal__tcache_flush(shoal_tcache_t *tc);
 /* The calling thread's cache for rt; NULL only on ENOMEM. */
 shoal_tcache_t *shoal__tcache_get(shoal_runtime_t *rt);
 /* A worker thread's own cache for rt, from its start (tc) to its end
- * (NULL): what shoal__tcache_get returns on that thread meanwhile. */
+ * (NULL): what shoal__tcache_get returns on that thread meanwhile; or a
+ * foreign cache made for a thread before it started (the timer's), which
+ * the thread's end then frees as any foreign cache. */
 void shoal__tcache_bind(shoal_runtime_t *rt, shoal_tcache_t *tc);
+/* A foreign cache, in the runtime's list (freed with the runtime's key at
+ * the latest) and bound to no thread yet; NULL on ENOMEM. */
+shoal_tcache_t *shoal__tcache_new_foreign(shoal_runtime_t *rt);
 
 /* The runtime's pthread key for foreign caches (create / delete). */
 int shoal__tcache_key_init(shoal_runtime_t *rt);

@@ -3,7 +3,10 @@
  * thread when due -- as a tick to itself, with nothing allocated to keep
  * it; one forgotten is never sent; one armed again supersedes it; one owed
  * to an actor that has ended is dropped. A failed arm is injected
- * (shoal__timers_fail), as for want of memory.
+ * (shoal__timers_fail), as for want of memory. And the timer thread's
+ * own cache, without which nothing it owes could be sent, is had before
+ * the runtime is made, or the runtime is not made (support/fail_alloc.h
+ * refuses it).
  *
  * The receiver records into atomics; the test thread asserts after
  * synchronising on them.
@@ -13,6 +16,7 @@
 #include "actor/timer.h"
 #include "runtime/runtime.h"
 #include "runtime/tcache.h"
+#include "fail_alloc.h"
 #include "support.h"
 
 #define TICK_TYPE 0x7011u
@@ -217,6 +221,38 @@ static void owed_to_the_ended_is_dropped(void)
     shoal_runtime_destroy(rt);
 }
 
+/* No memory for the timer thread's cache: the runtime is not made
+ * (SHOAL_ENOMEM), exactly that one allocation refused -- where the timer
+ * thread used to start without a cache, fire every timer into nothing and
+ * owe ticks for good. With memory again, a runtime is made, and a tick
+ * owed in it comes. */
+static void no_timer_cache_no_runtime(void)
+{
+    shoal_runtime_opts_t o;
+    shoal_runtime_opts_init(&o);
+    o.threads = 2;
+    o.log_level = SHOAL_LOG_ERROR;
+    shoal_runtime_t *rt = NULL;
+    unsigned long refused = fa_refused();
+    fa_arm(FA_MALLOC | FA_CALLOC, sizeof(shoal_tcache_t), 1); /* malloc + memset: calloc */
+    CU_ASSERT_EQUAL(shoal_runtime_create(&rt, &o), SHOAL_ENOMEM);
+    fa_disarm();
+    CU_ASSERT_PTR_NULL(rt);
+    CU_ASSERT_EQUAL(fa_refused() - refused, 1);
+
+    shoal_tcache_t *tc;
+    shoal_pid_t to = rig_up(&rt, &tc);
+    shoal_tick_t k = {0};
+    shoal_timer_t id = 1;
+    shoal__timers_fail(rt, 1);
+    CU_ASSERT_EQUAL(shoal__tick_arm(rt, tc, &k, to, 20, TICK_TYPE, &id), SHOAL_ENOMEM);
+    CU_ASSERT_TRUE(shoal__tick_owed(rt, &k));
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&nseen) == 1, 10);
+    assert_tick(0, TICK_TYPE, to);
+    CU_ASSERT_FALSE(shoal__tick_owed(rt, &k));
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -225,6 +261,7 @@ int main(void)
         {"forgotten: never sent", forgotten_is_not_sent},
         {"armed again: supersedes", armed_again_supersedes},
         {"owed to an ended actor: dropped", owed_to_the_ended_is_dropped},
+        {"no memory for the timer's cache: no runtime", no_timer_cache_no_runtime},
         {NULL, NULL},
     };
     return shoal_test_run("timer_owed", cases);
