@@ -43,6 +43,11 @@ int shoal__pool_spawn_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p,
             shoal__pull_seat_bind(p, seat, rc == SHOAL_OK ? *pid : SHOAL_PID_NONE);
         return rc;
     }
+    /* Room to track it first, as for a member: a nested pool spawned and
+     * then found untrackable was stopped, but it had started its own
+     * workers and run their inits meanwhile. */
+    if (shoal__children_reserve(ctx) != SHOAL_OK)
+        return SHOAL_ENOMEM;
     bool held = hold != NULL && hold->acquire != NULL;
     /* The new pool's reference on p (it passes to the new pool). */
     atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
@@ -52,9 +57,7 @@ int shoal__pool_spawn_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p,
         atomic_fetch_sub_explicit(&p->refs, 1, memory_order_relaxed); /* ours is still held */
         return rc;
     }
-    /* Untracked it must not live: then it is stopped, and its EXIT is not
-     * one of ours. */
-    return shoal__children_add(ctx, *pid);
+    return shoal__children_add(ctx, *pid); /* (room taken above: SHOAL_OK) */
 }
 
 int shoal__pool_spawn_member(struct shoal_ctx_s *ctx, shoal_pool_t *p,

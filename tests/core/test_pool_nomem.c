@@ -8,7 +8,8 @@
  *     handled; a pull pool whose ask was lost hears the next ask at once.
  *   - a member the pool cannot track as its child (its list of children
  *     cannot grow): the member is never spawned, so none runs with the
- *     seat its pool frees for it (workers.c: spawn_member).
+ *     seat its pool frees for it (workers.c: spawn_member); a nested pool
+ *     so is never spawned, nor its members.
  *   - elastic settings whose state cannot be allocated at the pool's start:
  *     the start fails with SHOAL_ENOMEM and the text a host prints
  *     (elastic.c: shoal__pool_elastic_start), for both kinds.
@@ -266,6 +267,43 @@ static void pull_member_untracked(void)
     shoal_runtime_destroy(rt);
 }
 
+/* As above, a pool of 5 nested pools (one member each) whose 5th cannot
+ * be tracked: the start fails with SHOAL_ENOMEM, and only the 4 nested
+ * pools tracked were spawned, with their members: 4 inits, 4 ends. The 5th
+ * used to be spawned, found untrackable and stopped -- after it had
+ * started its own member, which ran its init and its end. */
+static void nested_pool_untracked(void)
+{
+    atomic_store(&inits, 0);
+    atomic_store(&ends, 0);
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_runtime_stats_t before = shoal_test_stats(rt);
+    shoal_pool_spec_t inner = ek_spec_of(SHOAL_POOL_KIND_FORWARD, 1, 1, 1, 8);
+    inner.worker = &counted;
+    shoal_pool_spec_t s;
+    shoal_pool_spec_init(&s);
+    s.name = "outer";
+    s.worker_pool = &inner;
+    s.size = 5;
+    static const fa_rule_t grow_children = {FA_REALLOC, 8 * sizeof(shoal_pid_t), 1};
+    s.manager = &fa_manager;
+    s.manager_args = &grow_children;
+    unsigned long refused = fa_refused();
+    shoal_pid_t pid;
+    char why[256];
+    CU_ASSERT_EQUAL(shoal__pool_start(rt, &s, NULL, EK_TMO, &pid, why, sizeof why), SHOAL_ENOMEM);
+    CU_ASSERT_STRING_EQUAL(why, "out of memory");
+    CU_ASSERT_EQUAL(fa_refused() - refused, 1);
+    SHOAL_TEST_WAIT_UNTIL(shoal_test_stats(rt).actors_live == before.actors_live, LOOK_S);
+    shoal_runtime_stats_t after = shoal_test_stats(rt);
+    CU_ASSERT_EQUAL(after.actors_live, before.actors_live);
+    /* the pool, 4 nested pools, a member each */
+    CU_ASSERT_EQUAL(after.actors_spawned - before.actors_spawned, 9);
+    CU_ASSERT_EQUAL(atomic_load(&inits), 4);
+    CU_ASSERT_EQUAL(atomic_load(&ends), 4);
+    shoal_runtime_destroy(rt);
+}
+
 /* ---- elastic settings that cannot be set up at start ------------------------------ */
 
 /* A pool started with elastic settings (idle_timeout) whose elastic state
@@ -305,6 +343,7 @@ int main(void)
         {"forward: a drain ends though the grow list's tick was lost", forward_lost_tick_drain},
         {"pull: a lost ask for a member does not silence the next ask", pull_lost_ask},
         {"pull: a member the pool cannot track is never spawned", pull_member_untracked},
+        {"a nested pool its pool cannot track is never spawned", nested_pool_untracked},
         {"forward: elastic state that cannot be set up fails the start",
          forward_elastic_setup_nomem},
         {"pull: elastic state that cannot be set up fails the start", pull_elastic_setup_nomem},
