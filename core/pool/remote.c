@@ -16,7 +16,7 @@
  *     stamp), and may its channel go; at the pool's stop, its channel goes
  *     with the record (shoal__remote_free), whose own grace period covers
  *     every sender that could have found it. The supervisor never waits
- *     for a grace period: it looks on each wake (remote_supervisor.c).
+ *     for a grace period: it looks on each wake (remote_grace.c).
  *   - a child's `pushed` counts the messages senders put in its ring
  *     (fetch_add, undone when the ring refused); its settled counts are in
  *     the shared area, written by the child (untrusted: clamped). When the

@@ -1,6 +1,7 @@
 /* remote_child.h - what remote.c (the senders' side, the counts, the
  * commands) and remote_supervisor.c (the thread that starts, feeds and
- * buries the children) share about a pool whose workers run in a child
+ * buries the children, with remote_grace.c, remote_deliver.c and
+ * remote_bell.c) share about a pool whose workers run in a child
  * process: the records and who touches what (remote.c's header). Private
  * to core/pool/.
  */
@@ -65,7 +66,7 @@ typedef struct child_s {
     bool drain_pending; /* to be told to drain once its grace period has passed */
     bool room_armed;    /* ROOM: armed at room_at, no record since */
     bool nonsense;      /* its channel was found broken: said, and it was killed */
-    /* Its grace period (remote_supervisor.c: THE GRACE PERIOD). */
+    /* Its grace period (remote_grace.c: THE GRACE PERIOD). */
     bool published;    /* it was `cur` once: senders may have found it */
     bool grace_begun;  /* ... it no longer is, since snap was taken */
     bool snap_pending; /* ... but snap could not be taken yet (no memory) */
@@ -185,8 +186,22 @@ uint64_t shoal__remote_close(shoal_remote_t *r, child_t *c, struct shoal_tcache_
 /* The table's memory, with the record (every child is closed by then). */
 void shoal__remote_calls_free(shoal_remote_t *r);
 
+/* remote_grace.c, on the supervisor's thread (THE GRACE PERIOD): c takes
+ * new work (publish), or takes none from now on and waits out its grace
+ * period (unpublish), after which it is told to drain (ask_drain);
+ * whether its grace period has passed (a look, never a wait); on every
+ * wake, the drains and frees whose periods have passed (tend: the poll's
+ * timeout, short while one is pending, SHOAL__REMOTE_POLL_MS at most). */
+#define SHOAL__REMOTE_POLL_MS 100
+void shoal__remote_publish(shoal_remote_t *r, child_t *c);
+void shoal__remote_unpublish(shoal_remote_t *r, child_t *c);
+void shoal__remote_ask_drain(shoal_remote_t *r, child_t *c);
+bool shoal__remote_graced(shoal_remote_t *r, child_t *c);
+int shoal__remote_tend(shoal_remote_t *r);
+/* A child's channel, pidfd and record go. */
+void shoal__remote_child_free(child_t *c);
 /* Frees the buried children's channels, whatever their grace periods:
- * with the record, once no sender can read it (remote_supervisor.c). */
+ * with the record, once no sender can read it. */
 void shoal__remote_free_buried(shoal_remote_t *r);
 /* The supervisor thread's body (remote_supervisor.c). */
 void *shoal__remote_supervise(void *arg);

@@ -3,7 +3,8 @@
  * function), has what they send back delivered (remote_deliver.c),
  * applies the pool actor's commands, watches each child's pidfd and
  * settles a dead child's counts (what it held is failed, exactly; the
- * calls it held are answered: remote_calls.c). Who touches what:
+ * calls it held are answered: remote_calls.c). When an unpublished child
+ * may drain, or its channel go: remote_grace.c. Who touches what:
  * remote.c's header.
  */
 #include <errno.h>
@@ -27,7 +28,6 @@
 #include "runtime/runtime.h"
 #include "sched/futex.h"
 
-#define POLL_MS 100
 #define START_TIMEOUT_NS (10 * 1000000000ull)
 
 /* ---- the supervisor ------------------------------------------------------------- */
@@ -50,24 +50,6 @@ static size_t ring_for(uint64_t cap)
     while (size < want && size < (64u << 20))
         size <<= 1;
     return size;
-}
-
-static void child_free(child_t *c)
-{
-    shoal__qsbr_snap_free(&c->snap);
-    shoal__chan_destroy(c->chan);
-    if (c->pidfd >= 0)
-        close(c->pidfd);
-    free(c);
-}
-
-void shoal__remote_free_buried(shoal_remote_t *r)
-{
-    while (r->buried != NULL) {
-        child_t *c = r->buried;
-        r->buried = c->next;
-        child_free(c);
-    }
 }
 
 /* Starts a child from launch; it joins the list, not yet up. */
@@ -116,92 +98,6 @@ static int child_start(shoal_remote_t *r, const shoal_remote_launch_t *launch, r
     return SHOAL_OK;
 }
 
-/* THE GRACE PERIOD. Once a child is no longer published, a sender that
- * found it before may still be pushing into it (runtime/qsbr.h): only once
- * every region that could have seen it has ended may it be told to drain,
- * or its channel go. The supervisor never waits for that: a region can
- * last a whole turn of a handler that runs long, or never returns, and
- * the supervisor is what logs a death, restarts, delivers replies and
- * carries out commands. It takes a snapshot when the child stops being
- * published (grace_begin) and looks at it on every wake (graced) -- more
- * often while one is pending (grace_poll_ms) -- doing the drain or the
- * free then. */
-
-/* c is no longer published (just now): its grace period begins. */
-static void grace_begin(shoal_remote_t *r, child_t *c)
-{
-    if (!c->published || c->grace_begun)
-        return; /* no sender ever found it, or its period began already */
-    c->grace_begun = true;
-    /* Without memory for the snapshot now, a later look takes it: a later
-     * snapshot only waits for more. */
-    c->snap_pending = shoal__qsbr_snapshot(r->rt, &c->snap) != SHOAL_OK;
-    r->grace_poll_ms = 1;
-}
-
-/* Whether no sender can still be pushing into c (a look, never a wait):
- * then its channel may be told to drain, or go. */
-static bool graced(shoal_remote_t *r, child_t *c)
-{
-    if (!c->published || c->graced)
-        return true; /* no sender ever found it, or none can any more */
-    if (!c->grace_begun)
-        return false; /* still published */
-    if (c->snap_pending && (c->snap_pending = shoal__qsbr_snapshot(r->rt, &c->snap) != SHOAL_OK))
-        return false;
-    if (!shoal__qsbr_passed(r->rt, &c->snap))
-        return false;
-    shoal__qsbr_snap_free(&c->snap);
-    c->graced = true;
-    return true;
-}
-
-/* c takes new work from now on. The child it replaces (at a commit) is no
- * longer published, but senders may still push into it until its grace
- * period has passed. */
-static void publish(shoal_remote_t *r, child_t *c)
-{
-    c->published = true;
-    /* seq_cst: the reclaimer's store of qsbr.h's Dekker pair for the child
-     * it replaces; and a release: pairs with the senders' load (seq_cst,
-     * so an acquire): c's channel is set up. */
-    atomic_store_explicit(&r->cur, c, memory_order_seq_cst);
-}
-
-/* c takes no new work from now on; its grace period begins. */
-static void unpublish(shoal_remote_t *r, child_t *c)
-{
-    child_t *expect = c;
-    /* seq_cst: the reclaimer's store of qsbr.h's Dekker pair. It fails when
-     * c was replaced at a commit: then publishing the new one was that
-     * store. */
-    atomic_compare_exchange_strong_explicit(&r->cur, &expect, NULL, memory_order_seq_cst,
-                                            memory_order_relaxed);
-    grace_begin(r, c);
-}
-
-/* A child is to drain: it takes no new work from now on, and is told once
- * nobody can push into it any more (drain_now, from tend). */
-static void ask_drain(shoal_remote_t *r, child_t *c)
-{
-    if (c->drain_asked || c->drain_pending)
-        return;
-    unpublish(r, c);
-    c->drain_pending = true;
-}
-
-/* Its grace period has passed: its ring holds all it will ever get. */
-static void drain_now(child_t *c)
-{
-    c->drain_pending = false;
-    c->drain_asked = true;
-    atomic_store_explicit(&c->area->want_drain, 1, memory_order_relaxed);
-    /* release: pairs with the child's acquire load of want_seq (bridge,
-     * host/isolated.c): it reads want_drain after the new seq. */
-    atomic_fetch_add_explicit(&c->area->want_seq, 1, memory_order_release);
-    shoal__chan_ring(c->chan);
-}
-
 static child_t *with_role(shoal_remote_t *r, role_t role)
 {
     for (child_t *c = r->children; c != NULL; c = c->next)
@@ -222,15 +118,15 @@ static void take_over(shoal_remote_t *r, child_t *c)
 {
     child_t *old = with_role(r, ROLE_CURRENT);
     c->role = ROLE_CURRENT;
-    publish(r, c);
+    shoal__remote_publish(r, c);
     if (old != NULL) {
         /* A sender that found old just before c was published may still
          * be copying into its ring (or have reserved a slot it has not
          * stamped yet, which reads as empty): old is told to drain only
-         * after its grace period (ask_drain), so its ring holds all it
+         * after its grace period (shoal__remote_ask_drain), so its ring holds all it
          * will ever get when it looks. */
         old->role = ROLE_RETIRING;
-        ask_drain(r, old);
+        shoal__remote_ask_drain(r, old);
     }
 }
 
@@ -257,7 +153,7 @@ static void replace_failed(shoal_remote_t *r, const char *why)
                old != NULL ? "; the one of the old code drains" : "");
     if (old != NULL) {
         old->role = ROLE_RETIRING;
-        ask_drain(r, old);
+        shoal__remote_ask_drain(r, old);
     }
     notify(r, SHOAL_REMOTE_EV_DOWN, SHOAL_EFAILED, 0, why);
 }
@@ -299,11 +195,11 @@ static void hold_for(unsigned ms)
  * held is dropped, not failed). */
 static void child_ended(shoal_remote_t *r, child_t *c, shoal_tcache_t *tc, bool stopping)
 {
-    /* seq_cst: as unpublish's (the reclaimer's store of qsbr.h's pair). */
+    /* seq_cst: as shoal__remote_unpublish's (the reclaimer's store of qsbr.h's pair). */
     if (stopping) /* no grace: its channel waits for the record's (below) */
         atomic_store_explicit(&r->cur, NULL, memory_order_seq_cst);
     else
-        unpublish(r, c); /* its channel waits for its grace period (below) */
+        shoal__remote_unpublish(r, c); /* its channel waits for its grace period (below) */
     siginfo_t si = {0};
     if (waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &si, WEXITED) != 0)
         si.si_code = CLD_KILLED;
@@ -359,15 +255,15 @@ static void child_ended(shoal_remote_t *r, child_t *c, shoal_tcache_t *tc, bool 
                    (int)c->pid, how, held, held == 1 ? "" : "s", held == 1 ? "is" : "are", h, f);
     role_t role = c->role;
     bool was_up = c->up;
-    if (stopping || !graced(r, c)) {
+    if (stopping || !shoal__remote_graced(r, c)) {
         /* A sender that found it may still be pushing into it: its channel
-         * goes once its grace period has passed (tend) -- or, at the pool's
+         * goes once its grace period has passed (shoal__remote_tend) -- or, at the pool's
          * stop, with the record, once no sender can read that
          * (shoal__remote_free). */
         c->next = r->buried;
         r->buried = c;
     } else {
-        child_free(c);
+        shoal__remote_child_free(c);
     }
     if (stopping)
         return;
@@ -397,7 +293,7 @@ static void check_start(shoal_remote_t *r, child_t *c)
     if (state == SHOAL_REMOTE_UP) {
         c->up = true;
         if (c->role == ROLE_CURRENT) {
-            publish(r, c); /* (none was: a start or a restart) */
+            shoal__remote_publish(r, c); /* (none was: a start or a restart) */
             notify(r, SHOAL_REMOTE_EV_UP, SHOAL_OK, 0, NULL);
         } else if (c->role == ROLE_NEXT) {
             notify(r, SHOAL_REMOTE_EV_PREPARED, SHOAL_OK, 0, NULL);
@@ -536,40 +432,12 @@ static bool run_commands(shoal_remote_t *r)
             if (c->role == ROLE_NEXT || c->role == ROLE_REPLACING)
                 retire_killed(c); /* it never served */
             else
-                ask_drain(r, c);
+                shoal__remote_ask_drain(r, c);
         }
         if (r->children == NULL)
             notify(r, SHOAL_REMOTE_EV_DRAINED, SHOAL_OK, 0, NULL);
     }
     return true;
-}
-
-/* The grace periods (above), on every wake: children to drain are told,
- * buried ones freed, once theirs has passed. The poll's timeout: short
- * while one is pending (doubling from 1 ms up to POLL_MS). */
-static int tend(shoal_remote_t *r)
-{
-    bool pending = false;
-    for (child_t *c = r->children; c != NULL; c = c->next) {
-        if (c->drain_pending && graced(r, c))
-            drain_now(c);
-        pending |= c->drain_pending;
-    }
-    for (child_t **pp = &r->buried; *pp != NULL;) {
-        child_t *c = *pp;
-        if (graced(r, c)) {
-            *pp = c->next;
-            child_free(c);
-        } else {
-            pending = true;
-            pp = &c->next;
-        }
-    }
-    if (!pending)
-        return POLL_MS;
-    unsigned ms = r->grace_poll_ms != 0 ? r->grace_poll_ms : 1;
-    r->grace_poll_ms = ms * 2 < POLL_MS ? ms * 2 : POLL_MS;
-    return (int)ms;
 }
 
 void *shoal__remote_supervise(void *arg)
@@ -578,7 +446,7 @@ void *shoal__remote_supervise(void *arg)
     shoal_tcache_t *tc = shoal__tcache_get(r->rt);
     struct pollfd fds[1 + 2 * 8];
     child_t *who[1 + 2 * 8];
-    int timeout = POLL_MS;
+    int timeout = SHOAL__REMOTE_POLL_MS;
     for (;;) {
         nfds_t n = 0;
         uint64_t now = shoal__now_ns();
@@ -639,7 +507,7 @@ void *shoal__remote_supervise(void *arg)
             }
         }
         shoal__remote_room_look(r, tc);
-        timeout = tend(r);
+        timeout = shoal__remote_tend(r);
         (void)who;
     }
     /* Stopping: whatever runs is killed; its held messages are dropped. */
