@@ -43,7 +43,6 @@ static const struct {
     {"worker", "write member: PLUGIN.BEHAVIOUR -- its members are taken, not sent work"},
     {"size", "write init: the members started with the pool"},
     {"min", "its floor is init: culling never goes below it"},
-    {"strategy", "takers get the member free the longest (a FIFO); no strategy to pick"},
     {"idle_timeout", "write max_age and cull_interval: free members unused that long end"},
     {"max_waiting", "write queue_max: the takers that may wait at once"},
     {"autoscale", "it grows on demand up to max and is culled back to init"},
@@ -88,6 +87,11 @@ int shoal__config_checkout_check(shoal_config_t *c, shoal_diag_t *err, const sho
                                             "kind: %s; write kind: checkout)",
                                             path, checkout_only[j], checkout_only[j],
                                             shoal__pool_kind_name((uint32_t)p->kind));
+        if (p->strategy == SHOAL_POOL_STRATEGY_LIFO)
+            return shoal__node_fail(err, shoal__node_get(map, "strategy"),
+                                    "%s.strategy: lifo is a checkout pool's (a %s pool takes "
+                                    "fifo, least_loaded or round_robin)",
+                                    path, shoal__pool_kind_name((uint32_t)p->kind));
         return SHOAL_OK;
     }
     const shoal_node_t *kind_at = shoal__node_get(map, "kind");
@@ -110,6 +114,11 @@ int shoal__config_checkout_check(shoal_config_t *c, shoal_diag_t *err, const sho
                                 path);
     if (p->worker_at == NULL)
         return shoal__node_fail(err, map, "%s: missing key 'member' (PLUGIN.BEHAVIOUR)", path);
+    if (p->strategy != SHOAL_POOL_STRATEGY_FIFO && p->strategy != SHOAL_POOL_STRATEGY_LIFO)
+        return shoal__node_fail(err, shoal__node_get(map, "strategy"),
+                                "%s.strategy: a checkout pool takes fifo (the member free the "
+                                "longest) or lifo (the member given back last), not %s",
+                                path, shoal__pool_strategy_name((uint32_t)p->strategy));
     const shoal_node_t *init_at = shoal__node_get(map, "init");
     const shoal_node_t *max_at = shoal__node_get(map, "max");
     if (init_at == NULL)
@@ -145,9 +154,10 @@ void shoal__config_checkout_describe(const shoal_config_pool_t *p, char *buf, si
     ms_text(k->cull_interval_ms, cull, sizeof cull);
     ms_text(k->max_lifetime_ms, life, sizeof life);
     snprintf(buf, size,
-             "pool %s: checkout, %u..%u members (%s.%s), queue_max %u, lease %llums, "
+             "pool %s: checkout, %u..%u members (%s.%s), %s, queue_max %u, lease %llums, "
              "cull_interval %s, max_age %llums, max_lifetime %s (+/- %llums), group %s",
-             p->name, p->size, p->max_size, p->plugin, p->behaviour, k->queue_max,
+             p->name, p->size, p->max_size, p->plugin, p->behaviour,
+             shoal__pool_strategy_name((uint32_t)p->strategy), k->queue_max,
              (unsigned long long)k->lease_ms, cull, (unsigned long long)k->max_age_ms, life,
              (unsigned long long)k->max_lifetime_jitter_ms, k->group ? k->group : "none");
 }

@@ -109,8 +109,8 @@ int shoal__config_pull_check(shoal_config_t *c, shoal_diag_t *err, const shoal_n
                                 path);
     if ((at = key_node(map, "strategy")) != NULL)
         return shoal__node_fail(err, at,
-                                "%s.strategy: only a forward pool takes strategy (a pull pool's "
-                                "workers take the next item when they are free)",
+                                "%s.strategy: a pull pool takes no strategy (its workers take the "
+                                "next item when they are free)",
                                 path);
     if (p->isolation != SHOAL_ISOLATION_NONE)
         return shoal__node_fail(err, key_node(map, "isolation"),

@@ -78,6 +78,18 @@ static void mailbox_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_con
 /* A checkout pool's init, max and settings (its code, args and group are
  * the same: else reload.c replaces it), by SHOAL_POOL_SET_CHECKOUT: in one
  * call, so the pool never runs with half of them. */
+static void strategy_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config_pool_t *cp,
+                          shoal_host_live_t *lv, const shoal_pool_stats_t *st, char *buf,
+                          size_t size, size_t *len)
+{
+    if ((uint32_t)cp->strategy == st->strategy)
+        return;
+    int r = MADE(lv, shoal_pool_set_strategy(h->rt, hp->pid, (uint32_t)cp->strategy,
+                                             shoal__host_live_ms(lv)));
+    add(buf, size, len, "%s strategy %s -> %s%s", hp->name, shoal__pool_strategy_name(st->strategy),
+        shoal__pool_strategy_name((uint32_t)cp->strategy), r < 0 ? " (failed)" : "");
+}
+
 static void checkout_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config_pool_t *cp,
                           shoal_host_live_t *lv, const shoal_pool_stats_t *st, char *buf,
                           size_t size, size_t *len)
@@ -125,6 +137,7 @@ void shoal__host_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config
             cp->warn_queue);
     if (cp->kind == SHOAL_POOL_KIND_CHECKOUT) {
         checkout_live(h, hp, cp, lv, &st, buf, size, &len);
+        strategy_live(h, hp, cp, lv, &st, buf, size, &len);
         mailbox_live(h, hp, cp, lv, &st, buf, size, &len);
         return;
     }
@@ -155,13 +168,7 @@ void shoal__host_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config
             r < 0 ? " (failed)" : "");
     }
     mailbox_live(h, hp, cp, lv, &st, buf, size, &len);
-    if ((uint32_t)cp->strategy != st.strategy) {
-        int r = MADE(lv, shoal_pool_set_strategy(h->rt, hp->pid, (uint32_t)cp->strategy,
-                                                 shoal__host_live_ms(lv)));
-        add(buf, size, &len, "%s strategy %s -> %s%s", hp->name,
-            shoal__pool_strategy_name(st.strategy),
-            shoal__pool_strategy_name((uint32_t)cp->strategy), r < 0 ? " (failed)" : "");
-    }
+    strategy_live(h, hp, cp, lv, &st, buf, size, &len);
     char pull[300]; /* prefetch, buffer */
     shoal__host_pull_live(h, hp, cp, lv, pull, sizeof pull);
     if (pull[0] != '\0')

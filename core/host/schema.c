@@ -18,7 +18,8 @@ static const char *const isolations[] = {"none", "process", NULL};
 /* Indexes are SHOAL_POOL_KIND_FORWARD, _PULL and _CHECKOUT. */
 static const char *const kinds[] = {"forward", "pull", "checkout", NULL};
 /* By SHOAL_POOL_STRATEGY_* (shoal/pool.h). */
-static const char *const strategies[] = {"fifo", "least_loaded", "round_robin", NULL};
+/* By value: SHOAL_POOL_STRATEGY_* (lifo is 3). */
+static const char *const strategies[] = {"fifo", "least_loaded", "round_robin", "lifo", NULL};
 
 #define RT(f) offsetof(shoal_config_t, runtime.f)
 static const shoal_schema_key_t runtime_keys[] = {
@@ -141,9 +142,11 @@ static const shoal_schema_key_t pool_keys[] = {
      "take items when they have room (see PULL POOLS below); checkout: consumers take a "
      "member for themselves and give it back (see CHECKOUT POOLS below)"},
     {"strategy", SHOAL_KEY_ENUM, PL(strategy), 0, 0, strategies, NULL, "fifo",
-     "forward only: how a send picks its worker -- fifo: each sender rotates on its own; "
-     "least_loaded: the fewest queued, idle first; round_robin: one rotation for all senders; "
-     "a reload applies it live"},
+     "forward: how a send picks its worker -- fifo: each sender rotates on its own; "
+     "least_loaded: the fewest queued, idle first; round_robin: one rotation for all senders. "
+     "checkout: which free member a take gets -- fifo: the one free the longest (use spreads "
+     "over every member); lifo: the one given back last (a light load keeps few members busy, "
+     "and max_age culls the rest). A reload applies it live"},
     {"prefetch", SHOAL_KEY_U32, PL(prefetch), 1, SHOAL_POOL_MAX_PREFETCH, NULL, NULL, "1",
      "pull only: items one worker holds at most; a reload applies it live"},
     {"buffer", SHOAL_KEY_U32, PL(buffer), 0, SHOAL_POOL_MAX_BUFFER, NULL, NULL, "1024",
@@ -351,14 +354,17 @@ void shoal__config_help(FILE *out)
             "  A consumer takes a member for itself (shoal_take, shoal_runtime_take), uses its\n"
             "  PID, and gives it back; a send or call to the pool is a transaction on one\n"
             "  member (shoalctl call POOL ... does one). It takes member and init (not worker\n"
-            "  and size), max (default: init), the checkout keys above, args, mailbox and\n"
-            "  restart; never strategy, the pull or elastic keys, nesting, or isolation.\n"
+            "  and size), max (default: init), the checkout keys above, args, mailbox,\n"
+            "  restart and strategy (fifo: a take gets the member free the longest; lifo:\n"
+            "  the one given back last, so a light load leaves the rest to be culled); never\n"
+            "  the pull or elastic keys, nesting, or isolation.\n"
             "  Example:\n"
             "    db: { kind: checkout, member: conn.conn, init: 2, max: 8, queue_max: 50,\n"
             "          group: dbs, args: { connect: 5ms } }\n"
-            "  Reload: init, max and the checkout keys are applied live (members in use are\n"
-            "  not touched); a new member, args or group replaces the pool: a new one starts\n"
-            "  under the name, the old one drains (each member in use ends when returned).\n");
+            "  Reload: init, max, strategy and the checkout keys are applied live (members in\n"
+            "  use are not touched); a new member, args or group replaces the pool: a new one\n"
+            "  starts under the name, the old one drains (each member in use ends when\n"
+            "  returned).\n");
     fprintf(out, "\nSOURCE (each entry under sources:):\n");
     help_schema(out, &shoal__schema_source, "");
 }

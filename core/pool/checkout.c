@@ -26,7 +26,7 @@ int shoal__checkout_check(const shoal_pool_spec_t *s)
 {
     const shoal_pool_checkout_t *c = &s->checkout;
     if (s->worker == NULL || s->worker_pool != NULL || s->source != NULL ||
-        s->strategy != SHOAL_POOL_STRATEGY_FIFO)
+        (s->strategy != SHOAL_POOL_STRATEGY_FIFO && s->strategy != SHOAL_POOL_STRATEGY_LIFO))
         return SHOAL_EINVAL;
     if (s->idle_timeout_ms != 0 || s->max_waiting != 0 || s->autoscale.when != 0)
         return SHOAL_EINVAL; /* elastic settings are the other kinds' */
@@ -323,10 +323,14 @@ static int set_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_
                             : UINT64_MAX;
     /* Without culling, returns on the consumers' threads do not stamp
      * when a member was last used (checkout_fast.c): from now on they do,
-     * and the free members count as used now. */
-    for (uint32_t i = 0; cull_on && i < co->nseats; i++)
-        if (co->seats[i].state == SHOAL_CO_FREE)
-            co->seats[i].used_ns = now;
+     * and the free members count as used now -- a nanosecond apart, in
+     * the order they came back (from the head of a FIFO, the tail of a
+     * LIFO), so that the one back first is culled first. */
+    bool fifo = p->spec.strategy != SHOAL_POOL_STRATEGY_LIFO;
+    uint64_t stamp = now - co->nfree;
+    for (uint32_t i = fifo ? co->free_head : co->free_tail; cull_on && i != SHOAL_CO_NIL;
+         i = fifo ? co->seats[i].next : co->seats[i].prev)
+        co->seats[i].used_ns = ++stamp;
     /* A new lifetime holds for the members already there too, counted
      * from now (one started under "never" would else never be replaced);
      * a member in use is replaced only when it is returned, as ever. */

@@ -163,7 +163,7 @@ typedef struct shoal_co_seat_s {
     alignas(64) shoal_pid_t pid;
     uint8_t state, by;
     bool failed;         /* ENDING by a failure (returned FAIL, ended in use): a restart */
-    uint32_t prev, next; /* the free FIFO's links (seats), SHOAL_CO_NIL at its ends */
+    uint32_t prev, next; /* the free list's links (seats), SHOAL_CO_NIL at its ends */
     shoal_pid_t owner;   /* IN_USE: the actor, the thread's waiter, the transaction's sender */
     union {
         uint64_t token; /* IN_USE by a thread: which thread (checkout_api.c) */

@@ -48,13 +48,27 @@ bool shoal__co_consistent(const shoal_checkout_t *co, char *why, size_t size)
     return false;
 }
 
-/* ---- the free FIFO: taken from the head, given back at the tail, so use
- * spreads over every member ------------------------------------------------ */
+/* ---- the free list: taken from the head; given back at the tail (FIFO:
+ * use spreads over every member) or at the head (LIFO: the member given
+ * back last is taken first, and the others age) ---------------------------- */
 
 void shoal__co_free_push(shoal_checkout_t *co, uint32_t i)
 {
     shoal_co_seat_t *s = &co->seats[i];
     s->state = SHOAL_CO_FREE;
+    co->nfree++;
+    /* relaxed: the strategy is a value on its own (commands.c). */
+    if (atomic_load_explicit(&co->pool->strategy, memory_order_relaxed) ==
+        SHOAL_POOL_STRATEGY_LIFO) {
+        s->prev = SHOAL_CO_NIL;
+        s->next = co->free_head;
+        if (co->free_head != SHOAL_CO_NIL)
+            co->seats[co->free_head].prev = i;
+        else
+            co->free_tail = i;
+        co->free_head = i;
+        return;
+    }
     s->next = SHOAL_CO_NIL;
     s->prev = co->free_tail;
     if (co->free_tail != SHOAL_CO_NIL)
@@ -62,7 +76,6 @@ void shoal__co_free_push(shoal_checkout_t *co, uint32_t i)
     else
         co->free_head = i;
     co->free_tail = i;
-    co->nfree++;
 }
 
 bool shoal__co_free_listed(const shoal_checkout_t *co, uint32_t i)

@@ -31,9 +31,11 @@ int shoal__pool_command(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_ms
     bool ok;
     uint32_t v = payload_u32(msg, &ok);
     /* A checkout pool's members are taken, not sent work: of these it
-     * takes only its own settings, its members' mailbox limit and drain. */
+     * takes only its own settings, its strategy (which free member a take
+     * gets), its members' mailbox limit and drain. */
     if (p->co != NULL && msg->type != SHOAL_POOL_SET_CHECKOUT &&
-        msg->type != SHOAL_POOL_SET_MAILBOX && msg->type != SHOAL_POOL_DRAIN) {
+        msg->type != SHOAL_POOL_SET_STRATEGY && msg->type != SHOAL_POOL_SET_MAILBOX &&
+        msg->type != SHOAL_POOL_DRAIN) {
         *out = 0;
         return SHOAL_ENOTSUP;
     }
@@ -104,9 +106,11 @@ int shoal__pool_command(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_ms
         *out = 0;
         if (p->pull != NULL || p->remote != NULL) /* a remote pool's child picks */
             return SHOAL_ENOTSUP;
-        if (!ok || v > SHOAL_POOL_STRATEGY_ROUND_ROBIN)
+        if (!ok || (p->co != NULL ? v != SHOAL_POOL_STRATEGY_FIFO && v != SHOAL_POOL_STRATEGY_LIFO
+                                  : v > SHOAL_POOL_STRATEGY_ROUND_ROBIN))
             return SHOAL_EINVAL;
-        /* relaxed: senders read it as a value on its own (forward.c). */
+        /* relaxed: senders read it as a value on its own (forward.c), as
+         * does a checkout pool's free list under its lock (checkout.h). */
         atomic_store_explicit(&p->strategy, v, memory_order_relaxed);
         p->spec.strategy = v;
         *out = v;

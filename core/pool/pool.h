@@ -341,6 +341,7 @@ static inline const char *shoal__pool_strategy_name(uint32_t s)
 {
     return s == SHOAL_POOL_STRATEGY_LEAST_LOADED  ? "least_loaded"
            : s == SHOAL_POOL_STRATEGY_ROUND_ROBIN ? "round_robin"
+           : s == SHOAL_POOL_STRATEGY_LIFO        ? "lifo"
                                                   : "fifo";
 }
 

@@ -390,7 +390,7 @@ void shoal__pool_inspect(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_inspect
     shoal_inspect_str(out, "worker_behaviour",
                       p->spec.worker ? p->spec.worker->name : p->spec.worker_pool->name);
     shoal_inspect_str(out, "kind", shoal__pool_kind_name(st.kind));
-    if (st.kind == SHOAL_POOL_KIND_FORWARD)
+    if (st.kind == SHOAL_POOL_KIND_FORWARD || st.kind == SHOAL_POOL_KIND_CHECKOUT)
         shoal_inspect_str(out, "strategy", shoal__pool_strategy_name(st.strategy));
     shoal_inspect_bool(out, "worker_is_pool", p->spec.worker_pool != NULL);
     if (st.mailbox == SHOAL_MAILBOX_UNBOUNDED)

@@ -49,8 +49,8 @@ static void test_set_checkout_live(void)
     /* Other kinds' commands are not a checkout pool's; its members'
      * mailbox limit is, for every live member. */
     CU_ASSERT_EQUAL(shoal_pool_set_size(rt, pool, 3, CB_TMO), SHOAL_ENOTSUP);
-    CU_ASSERT_EQUAL(shoal_pool_set_strategy(rt, pool, SHOAL_POOL_STRATEGY_FIFO, CB_TMO),
-                    SHOAL_ENOTSUP);
+    CU_ASSERT_EQUAL(shoal_pool_set_strategy(rt, pool, SHOAL_POOL_STRATEGY_LEAST_LOADED, CB_TMO),
+                    SHOAL_EINVAL); /* fifo or lifo only (test_checkout_take) */
     CU_ASSERT_EQUAL(shoal_pool_set_mailbox(rt, pool, 8, CB_TMO), SHOAL_OK);
     shoal_answer_t ans;
     bool limited = false;

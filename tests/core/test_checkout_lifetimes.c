@@ -65,6 +65,48 @@ static void test_cull_to_init(void)
     shoal_runtime_destroy(rt);
 }
 
+/* strategy: lifo (poolboy's default). A pool grown to 4 and then used
+ * lightly -- one take and return every 20 ms, one member in use at most
+ * -- keeps one member busy and lets the rest age: each take gets the
+ * member given back last, so the 3 others are culled past max_age and the
+ * pool is back at init while the use goes on. (With fifo, the default,
+ * the takes go round all 4, none is unused for max_age, and the pool
+ * stays at 4 for as long as such a load lasts: shoal/checkout.h.) */
+static void test_cull_under_light_use_lifo(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(1, 4);
+    s.strategy = SHOAL_POOL_STRATEGY_LIFO;
+    s.checkout.cull_interval_ms = 50;
+    s.checkout.max_age_ms = 300;
+    shoal_pid_t pool = cb_start(rt, &s);
+    shoal_pid_t m[4];
+    for (int i = 0; i < 4; i++)
+        CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 5000, &m[i]), SHOAL_OK);
+    for (int i = 0; i < 4; i++)
+        CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, m[i], SHOAL_RETURN_OK), SHOAL_OK);
+    unsigned takes = 0, others = 0;
+    double end = shoal_test_now() + 5.0; /* max_age is 0.3 s */
+    while (cb_stats(rt, pool).culled < 3 && shoal_test_now() < end) {
+        shoal_pid_t got;
+        CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pool, 5000, &got), SHOAL_OK);
+        takes++;
+        others += got != m[3];
+        CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, got, SHOAL_RETURN_OK), SHOAL_OK);
+        cb_sleep_ms(20);
+    }
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.culled, 3);
+    CU_ASSERT_EQUAL(st.pool_size, 1);
+    CU_ASSERT_EQUAL(others, 0); /* every take: the member given back last */
+    CU_ASSERT(takes >= 5);
+    CU_ASSERT_TRUE(cb_alive(rt, m[3]));
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_TRUE(cb_ended(rt, m[i]));
+    shoal_runtime_destroy(rt);
+}
+
 static void test_lifetime_on_return(void)
 {
     cb_reset();
@@ -362,11 +404,12 @@ static void test_failing_members_degrade(void)
  * reload does): culling off culls nothing however long the members are
  * unused; turned on, it culls to init within a few intervals; a
  * max_lifetime set later applies to the members already there, on return. */
-static void test_cull_and_lifetime_live(void)
+static void cull_and_lifetime_live(uint32_t strategy)
 {
     cb_reset();
     shoal_runtime_t *rt = shoal_test_runtime(2);
     shoal_pool_spec_t s = cb_spec_of(1, 4);
+    s.strategy = strategy;
     s.checkout.cull_interval_ms = 0;
     s.checkout.max_age_ms = 100;
     shoal_pid_t pool = cb_start(rt, &s);
@@ -402,6 +445,15 @@ static void test_cull_and_lifetime_live(void)
     shoal_runtime_destroy(rt);
 }
 
+static void test_cull_and_lifetime_live(void) { cull_and_lifetime_live(SHOAL_POOL_STRATEGY_FIFO); }
+
+/* As above with strategy lifo: the members culled are the 3 given back
+ * first, whichever end of its free list they are at. */
+static void test_cull_and_lifetime_live_lifo(void)
+{
+    cull_and_lifetime_live(SHOAL_POOL_STRATEGY_LIFO);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -412,7 +464,11 @@ int main(void)
         {"failing members degrade the pool", test_failing_members_degrade},
         {"a thread's lease expires", test_lease_expiry},
         {"culled to init after max_age", test_cull_to_init},
+        {"lifo: light use keeps one member busy, the rest are culled",
+         test_cull_under_light_use_lifo},
         {"culling and lifetimes changed live", test_cull_and_lifetime_live},
+        {"lifo: culling turned on live culls the members back first",
+         test_cull_and_lifetime_live_lifo},
         {"a lease that starts with the member's start is armed", test_lease_armed_on_start},
         {"max_lifetime only on return", test_lifetime_on_return},
         {"a lease timed from a hand-over", test_lease_armed_on_handover},

@@ -10,6 +10,7 @@
  * the test thread asserts after synchronising on them.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "checkout_basic_kit.h"
@@ -66,6 +67,72 @@ static void test_thread_take_return(void)
     CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &c), SHOAL_OK);
     CU_ASSERT_EQUAL(c, a);
     CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, c, SHOAL_RETURN_OK), SHOAL_OK);
+    shoal_runtime_destroy(rt);
+}
+
+/* Whether pool's inspect says "strategy":"<name>". */
+static bool strategy_is(shoal_runtime_t *rt, shoal_pid_t pool, const char *name)
+{
+    char want[64];
+    snprintf(want, sizeof want, "\"strategy\":\"%s\"", name);
+    shoal_answer_t ans;
+    if (shoal_runtime_inspect(rt, pool, CB_TMO, &ans) != SHOAL_OK)
+        return false;
+    bool is = ans.status == 0 && ans.data != NULL && strstr(ans.data, want) != NULL;
+    shoal_answer_release(&ans);
+    return is;
+}
+
+/* Which free member a take gets (spec.strategy, ABI 1.13): with lifo the
+ * one given back last (with fifo, the default, the one free the longest:
+ * above); shoal_pool_set_strategy switches live, for the members given
+ * back from then on. A forward pool's strategies are refused, and lifo is
+ * refused by a forward pool. */
+static void test_strategy_lifo(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(3, 3);
+    s.strategy = SHOAL_POOL_STRATEGY_LIFO;
+    shoal_pid_t pool = cb_start(rt, &s);
+    CU_ASSERT_TRUE(strategy_is(rt, pool, "lifo"));
+    shoal_pid_t m[3], got;
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &m[i]), SHOAL_OK);
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, m[i], SHOAL_RETURN_OK), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &got), SHOAL_OK);
+    CU_ASSERT_EQUAL(got, m[2]); /* given back last */
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, got, SHOAL_RETURN_OK), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &got), SHOAL_OK);
+    CU_ASSERT_EQUAL(got, m[2]); /* again */
+    /* fifo from now on: m[2] goes behind m[1] and m[0]. */
+    CU_ASSERT_EQUAL(shoal_pool_set_strategy(rt, pool, SHOAL_POOL_STRATEGY_FIFO, CB_TMO), SHOAL_OK);
+    CU_ASSERT_TRUE(strategy_is(rt, pool, "fifo"));
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, got, SHOAL_RETURN_OK), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &got), SHOAL_OK);
+    CU_ASSERT_EQUAL(got, m[1]);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, got, SHOAL_RETURN_OK), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &got), SHOAL_OK);
+    CU_ASSERT_EQUAL(got, m[0]);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, got, SHOAL_RETURN_OK), SHOAL_OK);
+    /* Refused, and nothing changed. */
+    CU_ASSERT_EQUAL(shoal_pool_set_strategy(rt, pool, SHOAL_POOL_STRATEGY_ROUND_ROBIN, CB_TMO),
+                    SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(shoal_pool_set_strategy(rt, pool, 99, CB_TMO), SHOAL_EINVAL);
+    CU_ASSERT_TRUE(strategy_is(rt, pool, "fifo"));
+    shoal_pool_spec_t f;
+    shoal_pool_spec_init(&f);
+    f.worker = s.worker;
+    f.size = 1;
+    f.strategy = SHOAL_POOL_STRATEGY_LIFO;
+    shoal_pid_t fwd = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL(shoal_runtime_spawn_pool(rt, &f, &fwd), SHOAL_EINVAL);
+    f.strategy = SHOAL_POOL_STRATEGY_FIFO;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &f, &fwd), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_pool_set_strategy(rt, fwd, SHOAL_POOL_STRATEGY_LIFO, CB_TMO),
+                    SHOAL_EINVAL);
+    CU_ASSERT_TRUE(strategy_is(rt, fwd, "fifo"));
     shoal_runtime_destroy(rt);
 }
 
@@ -335,6 +402,7 @@ int main(void)
 {
     static const shoal_test_case_t cases[] = {
         {"take and return from a thread", test_thread_take_return},
+        {"strategy lifo: the member given back last; switched live", test_strategy_lifo},
         {"waiting takers, queue_max and timeouts", test_queue_and_timeouts},
         {"a deadline's tick that cannot be armed is owed", test_deadline_tick_owed},
         {"growth to max on demand", test_grow_to_max},

@@ -41,7 +41,8 @@
             "    mailbox: 16\n"                                                                    \
             "  small:\n"                                                                           \
             "    kind: checkout\n"                                                                 \
-            "    member: conn.conn\n"
+            "    member: conn.conn\n"                                                              \
+            "    strategy: lifo\n"
 
 static void test_valid(void)
 {
@@ -85,6 +86,8 @@ static void test_valid(void)
     CU_ASSERT_EQUAL(s->checkout.queue_max, 50);
     CU_ASSERT_EQUAL(s->checkout.lease_ms, 30000);
     CU_ASSERT_PTR_NULL(s->checkout.group);
+    CU_ASSERT_EQUAL(p->strategy, SHOAL_POOL_STRATEGY_FIFO); /* the default */
+    CU_ASSERT_EQUAL(s->strategy, SHOAL_POOL_STRATEGY_LIFO);
 
     shoal_pool_spec_t specs[SHOAL_POOL_MAX_DEPTH];
     const shoal_config_pool_t *leaf = NULL;
@@ -97,15 +100,23 @@ static void test_valid(void)
     CU_ASSERT_EQUAL(specs[0].checkout.queue_max, 100);
     CU_ASSERT_EQUAL(specs[0].checkout.lease_ms, 5000);
     CU_ASSERT_STRING_EQUAL(specs[0].checkout.group, "dbs");
+    shoal__host_spec_chain(s, specs, &leaf);
+    CU_ASSERT_EQUAL(specs[0].strategy, SHOAL_POOL_STRATEGY_LIFO);
 
     char line[600];
     shoal__config_checkout_describe(p, line, sizeof line);
     shoal_test_same(
         line,
-        "pool db: checkout, 2..8 members (conn.conn), queue_max 100, lease 5000ms, "
+        "pool db: checkout, 2..8 members (conn.conn), fifo, queue_max 100, lease 5000ms, "
         "cull_interval 10000ms, max_age 20000ms, max_lifetime 3600000ms (+/- 300000ms), "
         "group dbs",
         "describe");
+    shoal__config_checkout_describe(s, line, sizeof line);
+    shoal_test_same(line,
+                    "pool small: checkout, 1..1 members (conn.conn), lifo, queue_max 50, lease "
+                    "30000ms, cull_interval 60000ms, max_age 30000ms, max_lifetime never (+/- "
+                    "0ms), group none",
+                    "describe lifo");
     shoal__config_free(c);
 
     /* The members' args are checked against conn's schema. */

@@ -380,9 +380,12 @@ static const cf_bad_case_t bad_cases[] = {
     {CF_PL "pools:\n  db: {kind: checkout, member: e.echo, max_waiting: 4}\n",
      CF_F "3:40: pools.db.max_waiting: not a checkout pool's key (write queue_max: the takers "
           "that may wait at once)"},
-    {CF_PL "pools:\n  db: {kind: checkout, member: e.echo, strategy: fifo}\n",
-     CF_F "3:40: pools.db.strategy: not a checkout pool's key (takers get the member free the "
-          "longest (a FIFO); no strategy to pick)"},
+    {CF_PL "pools:\n  db: {kind: checkout, member: e.echo, strategy: round_robin}\n",
+     CF_F "3:50: pools.db.strategy: a checkout pool takes fifo (the member free the longest) or "
+          "lifo (the member given back last), not round_robin"},
+    {CF_PL "pools:\n  db: {worker: e.echo, strategy: lifo}\n",
+     CF_F "3:34: pools.db.strategy: lifo is a checkout pool's (a forward pool takes fifo, "
+          "least_loaded or round_robin)"},
     /* for, idle, cooldown: durations, at most a year */
     {AS "{max: 4, up: {for: 1}}\n",
      CF_F "5:35: pools.api.autoscale.up.for: '1' has no unit: expected a duration like 250ms, 2s "
@@ -425,8 +428,8 @@ static const cf_bad_case_t bad_cases[] = {
      CF_F "5:31: pools.api.autoscale.down: expected a mapping, got a list"},
     /* strategy, max_waiting, idle_timeout */
     {CF_P "    strategy: random\n",
-     CF_F "5:15: pools.api.strategy: expected one of fifo, least_loaded, round_robin, got "
-          "'random'"},
+     CF_F "5:15: pools.api.strategy: expected one of fifo, least_loaded, round_robin, lifo, "
+          "got 'random'"},
     {CF_P "    max_waiting: -1\n",
      CF_F "5:18: pools.api.max_waiting: -1 is out of range: expected 0 to 16777216"},
     {CF_P "    max_waiting: 16777217\n",
@@ -472,10 +475,12 @@ static void test_help(void)
         "that may wait for room at once (send_wait, SHOAL_MSG_ROOM); one more gets "
         "SHOAL_EOVERLOAD; 0: no bound; a reload applies it live\n",
         /* strategy's type is wider than its column: the key and type, then the rest */
-        "\n  strategy                   fifo | least_loaded | round_robin",
-        " fifo             forward only: how a send picks its worker -- fifo: each sender "
-        "rotates on its own; least_loaded: the fewest queued, idle first; round_robin: one "
-        "rotation for all senders; a reload applies it live\n",
+        "\n  strategy                   fifo | least_loaded | round_robin | lifo",
+        " fifo             forward: how a send picks its worker -- fifo: each sender rotates "
+        "on its own; least_loaded: the fewest queued, idle first; round_robin: one rotation for "
+        "all senders. checkout: which free member a take gets -- fifo: the one free the longest "
+        "(use spreads over every member); lifo: the one given back last (a light load keeps few "
+        "members busy, and max_age culls the rest). A reload applies it live\n",
         "\n  autoscale                  mapping                        off              the pool "
         "sizes itself within min..max on pressure and calm (see ELASTIC POOLS below); a reload "
         "applies it live\n",

@@ -260,11 +260,11 @@ static void test_bad(void)
          F "6:5: pools.jobs.isolation: process is not supported for pull pools (write "
            "isolation: none, or leave it out)"},
         /* strategy: forward pools' */
-        {PULL "    strategy: least_loaded\n",
-         F "6:5: pools.jobs.strategy: only a forward pool takes strategy (a pull pool's workers "
-           "take the next item when they are free)"},
+        {PULL "    strategy: least_loaded\n", F
+         "6:5: pools.jobs.strategy: a pull pool takes no strategy (its workers take the next item "
+         "when they are free)"},
         {FWD "    strategy: shortest\n",
-         F "5:15: pools.api.strategy: expected one of fifo, least_loaded, round_robin, got "
+         F "5:15: pools.api.strategy: expected one of fifo, least_loaded, round_robin, lifo, got "
            "'shortest'"},
         /* source, source_args */
         {PULL "    source: burn\n",

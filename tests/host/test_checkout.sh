@@ -18,7 +18,8 @@
 #      at file:line:col and changes nothing.
 #   5. shoalctl scale on a checkout pool says where its members are set; a
 #      reload's log line names only what changed (max 5 -> 6) and why a
-#      pool was replaced (kind checkout -> forward).
+#      pool was replaced (kind checkout -> forward); a new strategy (fifo
+#      -> lifo) is applied live.
 #   6. SIGTERM drains and exits 0.
 #   7. A draining pool serves the transactions it accepted: the queued
 #      call of a replacing reload is answered by the old member, and
@@ -46,9 +47,9 @@ write "pools:
   flaky: { kind: checkout, member: conn.conn, args: { fail_permille: 1000, seed: 7 } }"
 
 out=$("$shoald" --check "$tmp/s.yaml" 2>&1) || fail "--check: $out"
-echo "$out" | grep -qx "pool db: checkout, 2..4 members (conn.conn), queue_max 50, lease 30000ms, cull_interval 60000ms, max_age 30000ms, max_lifetime never (+/- 0ms), group dbs" ||
+echo "$out" | grep -qx "pool db: checkout, 2..4 members (conn.conn), fifo, queue_max 50, lease 30000ms, cull_interval 60000ms, max_age 30000ms, max_lifetime never (+/- 0ms), group dbs" ||
     fail "--check said: $out"
-echo "$out" | grep -qx "pool flaky: checkout, 1..1 members (conn.conn), queue_max 50, lease 30000ms, cull_interval 60000ms, max_age 30000ms, max_lifetime never (+/- 0ms), group none" ||
+echo "$out" | grep -qx "pool flaky: checkout, 1..1 members (conn.conn), fifo, queue_max 50, lease 30000ms, cull_interval 60000ms, max_age 30000ms, max_lifetime never (+/- 0ms), group none" ||
     fail "--check said: $out"
 
 (cd "$tmp" && exec "$shoald" s.yaml) > "$tmp/table" 2> "$log" &
@@ -212,6 +213,17 @@ write "pools:
   flaky: { worker: conn.conn, args: { fail_permille: 1000, seed: 7 } }"
 "$shoalctl" reload > "$tmp/o" 2>&1 || fail "kind reload: $(cat "$tmp/o")"
 wait_for "from s.yaml: replaced flaky (kind checkout -> forward); db max 5 -> 6; ledger"
+
+# strategy is applied live: the pool is not replaced (its takes stay).
+t=$(field db takes)
+write "pools:
+  db: { kind: checkout, member: conn.conn, init: 3, max: 6, queue_max: 9, group: dbs, args: { connect: 2ms }, strategy: lifo }
+  db2: { kind: checkout, member: conn.conn, group: dbs }
+  flaky: { worker: conn.conn, args: { fail_permille: 1000, seed: 7 } }"
+"$shoalctl" reload > "$tmp/o" 2>&1 || fail "strategy reload: $(cat "$tmp/o")"
+wait_for "from s.yaml: db strategy fifo -> lifo; ledger"
+"$shoalctl" inspect db | grep -q '"strategy":"lifo"' || fail "db's strategy is not lifo"
+[ "$(field db takes)" = "$t" ] || fail "db was replaced by a strategy reload (takes $(field db takes))"
 
 stop_host 0
 

@@ -105,7 +105,7 @@ want="$tmp/pull.yaml:15:20: pools.jobs.source_args: unknown key 'taget' for load
 # --help-config FILE: the config schema, then what each behaviour takes.
 out=$("$shoald" --help-config "$tmp/s.yaml") || fail "--help-config FILE: exit $?"
 echo "$out" | grep -q '^  runtime.threads  *auto | 1..1024' || fail "--help-config FILE: no schema"
-echo "$out" | grep -qx "plugin loadgen 1.0.0 (ABI 1.12) from $plugins/loadgen/loadgen.so" ||
+echo "$out" | grep -qx "plugin loadgen 1.0.0 (ABI 1.13) from $plugins/loadgen/loadgen.so" ||
     fail "--help-config FILE: no loadgen line: $out"
 echo "$out" | grep -qx '  loadgen.loadgen' || fail "--help-config FILE: no loadgen.loadgen"
 echo "$out" | grep -qx '    target   string    required                      the registered name (a pool.s) to send to, looked up on every tick' ||
@@ -387,8 +387,8 @@ plugin $p: $tmp/other/lib/shoal/plugins/$p.so (the install's plugin directory)"
 done
 want="$want
 pool jobs: pull, 2 workers (burn.burn), mailbox 64, prefetch 1, buffer 256, redeliver 0, dead_letter none (counted failed), source seq.seq (with source_args)
-pool db-a: checkout, 2..4 members (conn.conn), queue_max 64, lease 30000ms, cull_interval 60000ms, max_age 30000ms, max_lifetime never (+/- 0ms), group dbs
-pool db-b: checkout, 1..2 members (conn.conn), queue_max 50, lease 30000ms, cull_interval 60000ms, max_age 30000ms, max_lifetime never (+/- 0ms), group dbs"
+pool db-a: checkout, 2..4 members (conn.conn), fifo, queue_max 64, lease 30000ms, cull_interval 60000ms, max_age 30000ms, max_lifetime never (+/- 0ms), group dbs
+pool db-b: checkout, 1..2 members (conn.conn), fifo, queue_max 50, lease 30000ms, cull_interval 60000ms, max_age 30000ms, max_lifetime never (+/- 0ms), group dbs"
 [ "$out" = "$want" ] || fail "another build's --check config/shoal.yaml said: $out"
 out=$(cd "$tmp/here" && "$build/bin/shoal-plugin-check" e.so 2>&1) || fail "plugin-check e.so: $out"
 echo "$out" | grep -q "^plugin echo 1.0.0 .* from e.so$" || fail "plugin-check e.so said: $out"

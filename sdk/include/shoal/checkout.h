@@ -15,8 +15,16 @@
  * Members. spec.size (`init`) start with the pool; the pool grows on
  * demand up to spec.max_size (`max`): a take that finds no free member
  * starts one (tried add_member_retry times, each within
- * member_start_timeout_ms), and waits for it. Every cull_interval_ms, free
- * members unused for more than max_age_ms end, down to `init`. A member
+ * member_start_timeout_ms), and waits for it. A take gets, of the free
+ * members, the one free the longest (spec.strategy SHOAL_POOL_STRATEGY_FIFO,
+ * the default: use spreads over every member), or the one given back last
+ * (SHOAL_POOL_STRATEGY_LIFO, ABI 1.13, poolboy's default: a light load
+ * keeps the fewest members busy, and the rest age); shoal_pool_set_strategy
+ * changes it live. Every cull_interval_ms, free members unused for more
+ * than max_age_ms end, the longest unused first, down to `init` -- with
+ * FIFO, a steady load that comes round to every member within max_age
+ * keeps them all, however light; with LIFO the members it does not need
+ * are culled. A member
  * older than max_lifetime_ms (+/- up to max_lifetime_jitter_ms, drawn per
  * member) is replaced when it is next returned, about to be given out, or
  * culled -- never while in use. A member that ends by itself is replaced:
@@ -79,7 +87,8 @@
  * pool ends, its members end with it; an actor holding one gets its EXIT.
  *
  * Priority messages to the pool are its commands (shoal/pool.h);
- * SHOAL_POOL_SET_CHECKOUT changes its settings live.
+ * SHOAL_POOL_SET_CHECKOUT changes its settings live, SHOAL_POOL_SET_STRATEGY
+ * its strategy.
  */
 #ifndef SHOAL_CHECKOUT_H
 #define SHOAL_CHECKOUT_H

@@ -58,9 +58,11 @@ extern "C" {
  *        SHOAL_ETIMEDOUT, for a task the pool had no room for by the
  *        deadline (it never runs): SHOAL_ETIMEDOUT is only a task still
  *        to finish, whose arg it may still use
+ *   1.13 a checkout pool's strategy: SHOAL_POOL_STRATEGY_LIFO beside FIFO
+ *        (shoal_pool_spec_t.strategy, shoal_pool_set_strategy)
  * The host reads a behaviour field only if the plugin's minor has it. */
 #define SHOAL_ABI_MAJOR 1
-#define SHOAL_ABI_MINOR 12
+#define SHOAL_ABI_MINOR 13
 
 /* The exported symbol's name, and the ELF note's owner. */
 #define SHOAL_PLUGIN_SYMBOL "shoal_plugin"

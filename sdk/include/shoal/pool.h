@@ -160,7 +160,9 @@ typedef struct shoal_pool_spec_s {
     const shoal_behaviour_t *source; /* the epic: asked for items (shoal/pull.h), or NULL */
     const void *source_args;         /* its init's args; must stay valid while the pool lives */
     /* Appended in ABI 1.5. */
-    uint32_t strategy; /* forward pools: SHOAL_POOL_STRATEGY_*; default FIFO (pull: FIFO only) */
+    uint32_t strategy; /* forward pools: SHOAL_POOL_STRATEGY_FIFO, LEAST_LOADED or ROUND_ROBIN;
+                          checkout pools (ABI 1.13): FIFO or LIFO; default FIFO (pull: FIFO
+                          only) */
     /* Appended in ABI 1.6: elastic pools (below). */
     uint64_t idle_timeout_ms; /* a worker idle this long ends, down to min_size; 0: never */
     uint32_t max_waiting;     /* senders waiting for room at once, at most; 0: no bound */
@@ -195,6 +197,13 @@ typedef struct shoal_pool_spec_s {
 #define SHOAL_POOL_STRATEGY_FIFO 0u
 #define SHOAL_POOL_STRATEGY_LEAST_LOADED 1u
 #define SHOAL_POOL_STRATEGY_ROUND_ROBIN 2u
+/* Which free member a checkout pool gives a take (shoal/checkout.h), ABI
+ * 1.13 (poolboy's strategy):
+ *   FIFO  the member free the longest: use spreads over every member;
+ *   LIFO  the member given back last: a light load keeps the fewest
+ *         members busy (and their caches warm), and the rest age, to be
+ *         culled past max_age. */
+#define SHOAL_POOL_STRATEGY_LIFO 3u
 
 /* Fills spec with the defaults (no behaviour: set worker or worker_pool).
  *
