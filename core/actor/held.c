@@ -18,17 +18,25 @@ void shoal__held_send_back(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t 
     shoal__send(rt, tc, from, pool, SHOAL__CHECKOUT_RETURN, &r, sizeof r, true, NULL, NULL);
 }
 
-bool shoal__held_is_grant(const shoal_env_t *e)
-{
-    return shoal__env_kind(e) == SHOAL_MSG_REPLY && e->type == SHOAL_CHECKOUT_MEMBER &&
-           !(shoal__env_flags(e) & SHOAL_ENV_STATUS) && e->size == sizeof(shoal_checkout_member_t);
-}
-
 static shoal_checkout_member_t grant_of(const shoal_env_t *e)
 {
     shoal_checkout_member_t g;
     memcpy(&g, shoal__env_data(e), sizeof g);
     return g;
+}
+
+bool shoal__held_is_grant(const shoal_env_t *e)
+{
+    /* From the pool it names (a grant is always the pool's reply, whatever
+     * thread sends it: checkout_take.c, shoal__co_grant_send). A reply of
+     * that type and size from anyone else -- an actor that passes on a
+     * take's answer it got, or one that makes one up -- is an ordinary
+     * reply: its receiver holds no member by it, and gives none back for
+     * it (one given back so, while its holder still used it, went to the
+     * next taker: two consumers on one member). */
+    return shoal__env_kind(e) == SHOAL_MSG_REPLY && e->type == SHOAL_CHECKOUT_MEMBER &&
+           !(shoal__env_flags(e) & SHOAL_ENV_STATUS) &&
+           e->size == sizeof(shoal_checkout_member_t) && grant_of(e).pool == e->from;
 }
 
 void shoal__held_give_back(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from,

@@ -154,6 +154,19 @@ static bool member_exited(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t 
      * stopped after one. */
     if (s->failed || s->state == SHOAL_CO_FREE || s->state == SHOAL_CO_IN_USE)
         shoal__co_member_failed(ctx, p, shoal__now_ns(), reason);
+    /* A member that ends by a failure is in the log already (the actor's
+     * end says why); one that ended by itself (shoal_exit) or was stopped
+     * by someone else than the pool would otherwise be replaced without a
+     * word. */
+    if ((s->state == SHOAL_CO_FREE || s->state == SHOAL_CO_IN_USE) &&
+        (reason == SHOAL_OK || reason == SHOAL_ESHUTDOWN))
+        shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, p->name,
+                   "member %" PRIu32 ".%" PRIu32 " ended while %s (%s, not by the pool): "
+                   "counted %s; a new one replaces it",
+                   shoal__pid_slot(pid), shoal__pid_gen(pid),
+                   s->state == SHOAL_CO_FREE ? "free" : "in use",
+                   reason == SHOAL_OK ? "it exited" : "stopped",
+                   s->state == SHOAL_CO_FREE ? "killed_free" : "killed_in_use");
     switch (s->state) {
     case SHOAL_CO_FREE:
         shoal__co_count(co, SHOAL_CO_KILLED_FREE, 1);

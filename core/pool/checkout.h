@@ -173,7 +173,7 @@ typedef struct shoal_co_seat_s {
     };
     uint64_t deadline; /* STARTING: its start's end; IN_USE by a thread: its lease's */
     uint64_t expires;  /* its max_lifetime ends (ns), UINT64_MAX: never */
-    uint64_t used_ns;  /* last given back (or started) */
+    uint64_t used_ns;  /* last given back (or started); IN_USE by a thread: given then */
 } shoal_co_seat_t;
 _Static_assert(sizeof(shoal_co_seat_t) == 64, "a seat is one line");
 

@@ -41,6 +41,10 @@ SHOAL_API int shoal_take(shoal_ctx_t *ctx, shoal_pid_t pool, uint64_t timeout_ms
             shoal__co_take_here(ctx->rt, ctx->tc, p, ctx->self, *ref, timeout_ms, now);
         return rc;
     }
+    /* A live actor or pool of another kind: not asked (a member would
+     * answer the take as an ordinary call). */
+    if (rc == SHOAL_ENOTSUP)
+        return rc;
     /* Not a checkout pool we can see: the pool, or whoever it is, answers. */
     shoal_held_take_t t = {.timeout_ms = timeout_ms, .lease = 0};
     return shoal_call_priority(ctx, pool, SHOAL__CHECKOUT_TAKE, &t, sizeof t,
@@ -219,12 +223,36 @@ SHOAL_API int shoal_checkout_call(shoal_ctx_t *ctx, shoal_pid_t pool, uint32_t t
     return shoal_call(ctx, pool, type, data, size, timeout_ms, ref);
 }
 
-/* Which thread this is, for the pool: its thread cache's address (one
- * per thread while it lives). A thread's return must come from the thread
- * that took (checkout_take.c: may_return). */
+/* Which thread this is, for the pool: its thread cache's serial (never
+ * another thread's, even once this one has ended). A thread's return must
+ * come from the thread that took (checkout_take.c: may_return). 0: no
+ * cache (no memory), which no take carries. */
 static uint64_t thread_token(shoal_runtime_t *rt)
 {
-    return (uint64_t)(uintptr_t)shoal__tcache_get(rt);
+    shoal_tcache_t *tc = shoal__tcache_get(rt);
+    return tc != NULL ? tc->serial : 0;
+}
+
+/* Whether a thread may send `pid` a take or a return: SHOAL_OK for a
+ * checkout pool; SHOAL_ENOTSUP for any other live actor or pool (a
+ * member would answer either as an ordinary call, and a return "answered"
+ * so would read as done while the member stayed checked out); SHOAL_ENOPROC
+ * for nothing live. */
+static int thread_target(shoal_runtime_t *rt, shoal_pid_t pid)
+{
+    if (pid == SHOAL_PID_NONE || shoal__pid_slot(pid) >= rt->max_actors)
+        return SHOAL_ENOPROC;
+    shoal_pool_t *p = shoal__pool_find(rt, pid);
+    if (p != NULL) {
+        int rc = p->co != NULL ? SHOAL_OK : SHOAL_ENOTSUP;
+        shoal__pool_unref(rt, p);
+        return rc;
+    }
+    shoal_actor_t *a = shoal__actor_at(rt, shoal__pid_slot(pid));
+    /* acquire: as checkout_of's (only the value is used). */
+    uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_acquire);
+    return shoal__rsv_gen(w) == shoal__pid_gen(pid) && shoal__rsv_alive(w) ? SHOAL_ENOTSUP
+                                                                           : SHOAL_ENOPROC;
 }
 
 SHOAL_API int shoal_runtime_take(shoal_runtime_t *rt, shoal_pid_t pool, uint64_t timeout_ms,
@@ -233,10 +261,15 @@ SHOAL_API int shoal_runtime_take(shoal_runtime_t *rt, shoal_pid_t pool, uint64_t
     if (member == NULL)
         return SHOAL_EINVAL;
     *member = SHOAL_PID_NONE;
+    int rc = thread_target(rt, pool);
+    if (rc != SHOAL_OK)
+        return rc;
     shoal_held_take_t t = {.timeout_ms = timeout_ms, .lease = 1, .token = thread_token(rt)};
+    if (t.token == 0)
+        return SHOAL_ENOMEM;
     shoal_answer_t a;
-    int rc = shoal_runtime_call_priority(rt, pool, SHOAL__CHECKOUT_TAKE, &t, sizeof t,
-                                         call_timeout(timeout_ms), &a);
+    rc = shoal_runtime_call_priority(rt, pool, SHOAL__CHECKOUT_TAKE, &t, sizeof t,
+                                     call_timeout(timeout_ms), &a);
     if (rc != SHOAL_OK)
         return rc; /* a grant that comes too late goes back by itself (call.c) */
     shoal_checkout_member_t g;
@@ -255,12 +288,15 @@ SHOAL_API int shoal_runtime_take(shoal_runtime_t *rt, shoal_pid_t pool, uint64_t
 SHOAL_API int shoal_runtime_return(shoal_runtime_t *rt, shoal_pid_t pool, shoal_pid_t member,
                                    int how)
 {
-    if (how != SHOAL_RETURN_OK && how != SHOAL_RETURN_FAIL)
+    if ((how != SHOAL_RETURN_OK && how != SHOAL_RETURN_FAIL) || member == SHOAL_PID_NONE)
         return SHOAL_EINVAL;
+    int rc = thread_target(rt, pool);
+    if (rc != SHOAL_OK)
+        return rc;
     shoal_held_return_t r = {.member = member, .how = how, .token = thread_token(rt)};
     shoal_answer_t a;
-    int rc = shoal_runtime_call_priority(rt, pool, SHOAL__CHECKOUT_RETURN, &r, sizeof r,
-                                         RETURN_WAIT_MS, &a);
+    rc = shoal_runtime_call_priority(rt, pool, SHOAL__CHECKOUT_RETURN, &r, sizeof r, RETURN_WAIT_MS,
+                                     &a);
     if (rc != SHOAL_OK)
         return rc;
     rc = a.status;

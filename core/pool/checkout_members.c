@@ -417,10 +417,13 @@ void shoal__co_sweep(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
             shoal__co_start_failed(ctx, p, now, what);
         } else if (s->state == SHOAL_CO_IN_USE && s->by == SHOAL_CO_BY_THREAD &&
                    now >= s->deadline) {
+            /* The lease its take was given (the pool's may have changed
+             * since: seat_give). */
             shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, p->name,
                        "a thread held member %" PRIu32 ".%" PRIu32 " past its lease of %" PRIu64
                        " ms: destroyed",
-                       shoal__pid_slot(s->pid), shoal__pid_gen(s->pid), co->cfg->lease_ms);
+                       shoal__pid_slot(s->pid), shoal__pid_gen(s->pid),
+                       (s->deadline - s->used_ns) / 1000000u);
             shoal__co_count(co, SHOAL_CO_LEASE_EXPIRED, 1);
             co->expired[co->expired_next++ % SHOAL_CO_EXPIRED_RING] = s->pid;
             shoal__co_stop(ctx, p, i);

@@ -319,6 +319,8 @@ static shoal_co_seat_t *seat_give(shoal_checkout_t *co, uint32_t i, shoal_pid_t 
     s->token = token;
     s->deadline =
         by == SHOAL_CO_BY_THREAD ? shoal__deadline_ns(now, co->cfg->lease_ms) : UINT64_MAX;
+    if (by == SHOAL_CO_BY_THREAD)
+        s->used_ns = now; /* its lease is deadline - this (shoal__co_sweep says it) */
     shoal__co_due(co, s->deadline);
     co->nin_use++;
     shoal__co_count(co, SHOAL_CO_TAKES, 1);
@@ -577,6 +579,8 @@ static bool may_return(shoal_runtime_t *rt, const shoal_co_seat_t *s, shoal_pid_
 
 static bool lease_expired(const shoal_checkout_t *co, shoal_pid_t member)
 {
+    if (member == SHOAL_PID_NONE) /* the ring's empty entries */
+        return false;
     for (uint32_t k = 0; k < SHOAL_CO_EXPIRED_RING; k++)
         if (co->expired[k] == member)
             return true;

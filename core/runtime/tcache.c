@@ -21,6 +21,9 @@ static _Thread_local __attribute__((tls_model("initial-exec"))) struct {
 /* Runtime ids: unique values only [relaxed]. 0 is no runtime. */
 static _Atomic uint64_t next_id;
 
+/* Caches' serials: unique values only [relaxed]. */
+static _Atomic uint64_t next_serial;
+
 static void remember(shoal_runtime_t *rt, shoal_tcache_t *tc)
 {
     last.id = tc != NULL ? rt->tc_id : 0;
@@ -32,6 +35,7 @@ void shoal__tcache_init(shoal_tcache_t *tc, shoal_runtime_t *rt, struct shoal_wo
     memset(tc, 0, sizeof *tc);
     tc->rt = rt;
     tc->worker = w;
+    tc->serial = atomic_fetch_add_explicit(&next_serial, 1, memory_order_relaxed) + 1;
 }
 
 void shoal__tcache_flush(shoal_tcache_t *tc)

@@ -84,6 +84,11 @@ typedef struct shoal_tcache_s {
     /* Call references handed out by this thread: ref_next .. ref_end, a
      * block taken from the runtime's count (call.c: shoal__ref_next). */
     uint64_t ref_next, ref_end;
+    /* This cache's number, never another's in the process (a thread's
+     * take from a checkout pool is known by it: checkout_api.c). Its
+     * address is not: a thread's cache freed at its end is often the next
+     * thread's. */
+    uint64_t serial;
     shoal_pool_cursor_t cursors[SHOAL_POOL_CURSORS];
     struct shoal_env_s *envs[SHOAL_ENV_STACK]; /* envelope.c */
     struct shoal_tcache_s *next, *prev;        /* the runtime's list of foreign caches */

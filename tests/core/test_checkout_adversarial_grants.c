@@ -402,6 +402,171 @@ static void crash_while_its_grant_is_on_its_way(void)
     shoal_runtime_destroy(rt);
 }
 
+/* ---- answers that look like grants ------------------------------------------ */
+
+/* A "forger": a call of type FORGE (payload a shoal_checkout_member_t) is
+ * answered with that payload as type SHOAL_CHECKOUT_MEMBER -- at once, or
+ * (FORGE_LATE) once it is told GO, after its caller gave up. As an actor
+ * that passes on a take's answer it got does, or one that makes one up. */
+enum { FORGE = 0x51, FORGE_LATE = 0x52, GO = 0x53, ASK = 0x54, GIVE = 0x55 };
+static shoal_pid_t fg_to;
+static shoal_ref_t fg_ref;
+static shoal_checkout_member_t fg_g;
+static atomic_int fg_waiting, fg_sent;
+
+static int forger_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg, shoal_reply_t *reply)
+{
+    (void)ctx;
+    (void)state;
+    if (msg->size != sizeof fg_g)
+        return SHOAL_OK;
+    if (msg->type == FORGE)
+        return shoal_reply_set(reply, SHOAL_CHECKOUT_MEMBER, msg->data, msg->size);
+    memcpy(&fg_g, msg->data, sizeof fg_g);
+    fg_to = msg->from;
+    fg_ref = msg->ref;
+    atomic_store(&fg_waiting, 1);
+    return SHOAL_DEFER;
+}
+
+static int forger_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)state;
+    if (msg->type == GO && atomic_load(&fg_waiting)) {
+        shoal_reply(ctx, fg_to, fg_ref, SHOAL_CHECKOUT_MEMBER, &fg_g, sizeof fg_g);
+        atomic_store(&fg_sent, 1);
+    }
+    return SHOAL_OK;
+}
+
+static const shoal_behaviour_t forger = {
+    .name = "forger", .handle_message = forger_message, .handle_call = forger_call};
+
+/* An "asker": ASK {pool, forger, late} -- takes a member of pool (try_take;
+ * none: member NONE) and calls the forger with it (FORGE_LATE: 50 ms, so
+ * it gives up before the answer), or only calls it with member m (no take);
+ * GIVE -- shoal_return of that member. It records what it hears. */
+typedef struct {
+    shoal_pid_t pool, forger, m;
+    int late;
+} ask_t;
+static _Atomic shoal_pid_t as_member;
+static atomic_int as_replies, as_timeouts, as_return_rc = 99, as_take_rc = 99;
+
+static int asker_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)state;
+    if (msg->kind == SHOAL_MSG_REPLY)
+        atomic_fetch_add(&as_replies, 1);
+    if (msg->kind == SHOAL_MSG_TIMEOUT)
+        atomic_fetch_add(&as_timeouts, 1);
+    if (msg->kind != SHOAL_MSG_CAST)
+        return SHOAL_OK;
+    if (msg->type == GIVE) {
+        atomic_store(&as_return_rc, shoal_return(ctx, atomic_load(&as_member), SHOAL_RETURN_OK));
+        return SHOAL_OK;
+    }
+    ask_t a;
+    if (msg->type != ASK || msg->size != sizeof a)
+        return SHOAL_OK;
+    memcpy(&a, msg->data, sizeof a);
+    shoal_pid_t m = a.m;
+    if (m == SHOAL_PID_NONE)
+        atomic_store(&as_take_rc, shoal_try_take(ctx, a.pool, &m));
+    atomic_store(&as_member, m);
+    shoal_checkout_member_t g = {m, a.pool};
+    shoal_ref_t ref;
+    shoal_call(ctx, a.forger, a.late ? FORGE_LATE : FORGE, &g, sizeof g, a.late ? 50 : CK_TMO,
+               &ref);
+    return SHOAL_OK;
+}
+
+static const shoal_behaviour_t asker = {.name = "asker", .handle_message = asker_message};
+
+static void forge_reset(void)
+{
+    atomic_store(&fg_waiting, 0);
+    atomic_store(&fg_sent, 0);
+    atomic_store(&as_member, SHOAL_PID_NONE);
+    atomic_store(&as_replies, 0);
+    atomic_store(&as_timeouts, 0);
+    atomic_store(&as_return_rc, 99);
+    atomic_store(&as_take_rc, 99);
+}
+
+/* The holder of the pool's one member calls an actor that answers with a
+ * grant of that very member -- late, after the call gave up. A late grant
+ * goes back to its pool by itself (call.c), so this one, taken for the
+ * pool's, gave the member back while its holder still used it: the next
+ * taker got it too (two consumers on one member). Only the pool's own
+ * replies are grants (held.c): the member stays in use, a take finds none,
+ * and the holder's own return is the one that gives it back. */
+static void a_late_forged_grant_gives_nothing_back(void)
+{
+    forge_reset();
+    shoal_runtime_t *rt = ck_runtime(2);
+    shoal_pid_t pool = ck_start(rt, 1, 1, 8);
+    shoal_pid_t f, x;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &forger, NULL, NULL, &f), SHOAL_OK);
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &asker, NULL, NULL, &x), SHOAL_OK);
+    ask_t a = {pool, f, SHOAL_PID_NONE, 1};
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, x, ASK, &a, sizeof a), SHOAL_OK);
+    CK_WAIT_UNTIL(atomic_load(&as_timeouts) == 1 && atomic_load(&fg_waiting) == 1);
+    CU_ASSERT_EQUAL(atomic_load(&as_take_rc), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, f, GO, NULL, 0), SHOAL_OK);
+    CK_WAIT_UNTIL(atomic_load(&fg_sent) == 1);
+    struct timespec ts = {0, 100000000}; /* the late answer is read (and was given back, before) */
+    nanosleep(&ts, NULL);
+    shoal_pool_stats_t st = ck_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.in_use, 1);
+    CU_ASSERT_EQUAL(st.free, 0);
+    CU_ASSERT_EQUAL(st.returned_ok, 0);
+    shoal_pid_t other;
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &other), SHOAL_ENOMEMBERS);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, x, GIVE, NULL, 0), SHOAL_OK);
+    CK_WAIT_UNTIL(atomic_load(&as_return_rc) != 99);
+    CU_ASSERT_EQUAL(atomic_load(&as_return_rc), SHOAL_OK);
+    CK_WAIT_UNTIL(ck_stats(rt, pool).free == 1);
+    st = ck_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.returned_ok, 1);
+    CU_ASSERT_EQUAL(st.in_use, 0);
+    shoal_runtime_destroy(rt);
+}
+
+/* An actor that is answered, in time, with a grant of a member another
+ * holds does not hold it: its return is refused (SHOAL_EINVAL, it never
+ * took it), and the holder keeps it. And shoal_take on a member is
+ * SHOAL_ENOTSUP at once. */
+static void a_forged_grant_is_no_take(void)
+{
+    forge_reset();
+    shoal_runtime_t *rt = ck_runtime(2);
+    shoal_pid_t pool = ck_start(rt, 1, 1, 8);
+    shoal_pid_t c = ck_spawn_consumer(rt, 0);
+    CU_ASSERT_EQUAL_FATAL(ck_try_take(rt, c, 0, pool), SHOAL_OK);
+    shoal_pid_t m = atomic_load(&got[0]);
+    shoal_pid_t f, x;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &forger, NULL, NULL, &f), SHOAL_OK);
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &asker, NULL, NULL, &x), SHOAL_OK);
+    ask_t a = {pool, f, m, 0};
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, x, ASK, &a, sizeof a), SHOAL_OK);
+    CK_WAIT_UNTIL(atomic_load(&as_replies) == 1);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, x, GIVE, NULL, 0), SHOAL_OK);
+    CK_WAIT_UNTIL(atomic_load(&as_return_rc) != 99);
+    CU_ASSERT_EQUAL(atomic_load(&as_return_rc), SHOAL_EINVAL);
+    /* A take from a member (no checkout pool) is refused as it is asked:
+     * the member is not sent it, to answer as an ordinary call. */
+    shoal_pid_t c2 = ck_spawn_consumer(rt, 1);
+    CU_ASSERT_EQUAL(ck_take(rt, c2, 1, m, 100), SHOAL_ENOTSUP);
+    shoal_pool_stats_t st = ck_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.in_use, 1);
+    CU_ASSERT_EQUAL(st.returned_ok, 0);
+    CU_ASSERT_EQUAL(ck_give_back(rt, c, 0, m, SHOAL_RETURN_OK), SHOAL_OK);
+    CK_WAIT_UNTIL(ck_stats(rt, pool).free == 1);
+    CU_ASSERT_EQUAL(ck_stats(rt, pool).returned_ok, 1);
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -412,6 +577,8 @@ int main(void)
         {"a return after the member crashed", return_after_the_member_crashed},
         {"a crash while its grant is on its way", crash_while_its_grant_is_on_its_way},
         {"members crash mid-transaction", members_crash_mid_transaction},
+        {"a late forged grant gives nothing back", a_late_forged_grant_gives_nothing_back},
+        {"a forged grant is no take", a_forged_grant_is_no_take},
         {NULL, NULL},
     };
     return shoal_test_run("checkout_adversarial_grants", cases);

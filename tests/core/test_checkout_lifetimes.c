@@ -107,6 +107,68 @@ static void test_cull_under_light_use_lifo(void)
     shoal_runtime_destroy(rt);
 }
 
+/* A thread's lease expires: the log gives the lease its take was given,
+ * not the pool's lease since (200 ms, then set live to an hour). */
+static void test_lease_logged_as_given(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime_logged(2, SHOAL_LOG_WARN);
+    shoal_pool_spec_t s = cb_spec_of(1, 1);
+    s.checkout.lease_ms = 200;
+    shoal_pid_t pool = cb_start(rt, &s);
+    shoal_pid_t a;
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &a), SHOAL_OK);
+    shoal_pool_checkout_update_t u = {1, 1, s.checkout};
+    u.checkout.lease_ms = 3600000;
+    CU_ASSERT_EQUAL(shoal_pool_set_checkout(rt, pool, &u, CB_TMO), SHOAL_OK);
+    WAIT_UNTIL(cb_stats(rt, pool).lease_expired == 1);
+    char line[160];
+    snprintf(line, sizeof line, "a thread held member %u.%u past its lease of 200 ms: destroyed",
+             (unsigned)shoal__pid_slot(a), (unsigned)shoal__pid_gen(a));
+    WAIT_UNTIL(shoal_test_log_count(line) == 1);
+    shoal_test_assert_logged(line);
+    shoal_runtime_destroy(rt);
+}
+
+/* Members that end by no failure, and not by the pool -- stopped by
+ * someone else while free, or while a thread holds them -- are replaced
+ * and counted as before, and now said, once each (a failure was said by
+ * the member's own end already). */
+static void test_member_ends_logged(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime_logged(2, SHOAL_LOG_WARN);
+    shoal_pool_spec_t s = cb_spec_of(2, 2);
+    shoal_pid_t pool = cb_start(rt, &s);
+    shoal_pid_t a, b;
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &a), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &b), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, b, SHOAL_RETURN_OK), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, b), SHOAL_OK); /* free */
+    CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, a), SHOAL_OK); /* a thread holds it */
+    WAIT_UNTIL(cb_stats(rt, pool).killed_free == 1 && cb_stats(rt, pool).killed_in_use == 1 &&
+               cb_stats(rt, pool).free == 2);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.killed_free, 1);
+    CU_ASSERT_EQUAL(st.killed_in_use, 1);
+    CU_ASSERT_EQUAL(st.free, 2);
+    char line[200];
+    snprintf(line, sizeof line,
+             "member %u.%u ended while free (stopped, not by the pool): counted killed_free; a "
+             "new one replaces it",
+             (unsigned)shoal__pid_slot(b), (unsigned)shoal__pid_gen(b));
+    shoal_test_assert_logged(line);
+    CU_ASSERT_EQUAL(shoal_test_log_count(line), 1);
+    snprintf(line, sizeof line,
+             "member %u.%u ended while in use (stopped, not by the pool): counted killed_in_use; "
+             "a new one replaces it",
+             (unsigned)shoal__pid_slot(a), (unsigned)shoal__pid_gen(a));
+    shoal_test_assert_logged(line);
+    CU_ASSERT_EQUAL(shoal_test_log_count(line), 1);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, a, SHOAL_RETURN_OK), SHOAL_EINVAL);
+    shoal_runtime_destroy(rt);
+}
+
 static void test_lifetime_on_return(void)
 {
     cb_reset();
@@ -463,6 +525,8 @@ int main(void)
         {"failed starts back off, doubling", test_failed_starts_back_off_doubling},
         {"failing members degrade the pool", test_failing_members_degrade},
         {"a thread's lease expires", test_lease_expiry},
+        {"the lease logged is the take's", test_lease_logged_as_given},
+        {"members ended by others are said", test_member_ends_logged},
         {"culled to init after max_age", test_cull_to_init},
         {"lifo: light use keeps one member busy, the rest are culled",
          test_cull_under_light_use_lifo},

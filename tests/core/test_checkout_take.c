@@ -1,7 +1,8 @@
 /* test_checkout_take.c - taking members of a checkout pool
  * (core/pool/checkout*.c) from a thread and giving them back, with exact
  * counts: FIFO reuse, returns refused (twice, a bad `how`, another
- * thread's), waiting takers and queue_max, timeouts (and UINT64_MAX: none),
+ * thread's -- one that has ended too --, to what is no checkout pool),
+ * waiting takers and queue_max, timeouts (and UINT64_MAX: none),
  * growth to max on demand, a take that cannot wait still starting a member,
  * members that fail or are too slow to start (add_member_retry, the
  * backoff), and a takers' queue that stays bounded.
@@ -210,6 +211,47 @@ static void test_queue_and_timeouts(void)
     shoal_runtime_destroy(rt);
 }
 
+/* Returns and takes a thread may not make, each refused with nothing
+ * changed: a member another thread took, after that thread has ended (a
+ * thread is known by its cache's serial, which a later thread's cache
+ * never has -- its address it often does: that return was accepted); a
+ * return or a take sent to a PID that is no checkout pool (a member
+ * answered them as ordinary calls, and a return so "answered" said
+ * SHOAL_OK while the member stayed checked out); a return of no member
+ * (SHOAL_ETIMEDOUT, "its lease had ended", before). */
+static void test_thread_refusals(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(2, 2);
+    shoal_pid_t pool = cb_start(rt, &s);
+    shoal_pid_t m = SHOAL_PID_NONE, x;
+    for (int k = 0; k < 2; k++) {
+        cb_taker_t t = {rt, pool, SHOAL_PID_NONE, 0, 1, 0, 1, 1, 0}; /* keeps it */
+        pthread_t th;
+        pthread_create(&th, NULL, cb_taker_main, &t);
+        pthread_join(th, NULL); /* ended, its member held under its lease */
+        CU_ASSERT_EQUAL_FATAL(t.rc, SHOAL_OK);
+        m = t.got;
+        cb_taker_t r = t;
+        pthread_create(&th, NULL, returner_main, &r);
+        pthread_join(th, NULL);
+        CU_ASSERT_EQUAL(r.back_rc, SHOAL_EINVAL);
+        CU_ASSERT_EQUAL(cb_stats(rt, pool).in_use, (uint32_t)k + 1);
+    }
+    /* The pool and the member swapped; a take from the member. */
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, m, pool, SHOAL_RETURN_OK), SHOAL_ENOTSUP);
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, m, 0, &x), SHOAL_ENOTSUP);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, SHOAL_PID_NONE, SHOAL_RETURN_OK), SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, SHOAL_PID_NONE, m, SHOAL_RETURN_OK), SHOAL_ENOPROC);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.in_use, 2);
+    CU_ASSERT_EQUAL(st.returned_ok, 0);
+    CU_ASSERT_EQUAL(st.lease_expired, 0);
+    CU_ASSERT_TRUE(cb_alive(rt, m));
+    shoal_runtime_destroy(rt);
+}
+
 static void test_grow_to_max(void)
 {
     cb_reset();
@@ -405,6 +447,7 @@ int main(void)
         {"strategy lifo: the member given back last; switched live", test_strategy_lifo},
         {"waiting takers, queue_max and timeouts", test_queue_and_timeouts},
         {"a deadline's tick that cannot be armed is owed", test_deadline_tick_owed},
+        {"returns and takes a thread may not make", test_thread_refusals},
         {"growth to max on demand", test_grow_to_max},
         {"start failures and add_member_retry", test_start_failures},
         {"a take that cannot wait starts a member", test_nowait_take_starts_member},
