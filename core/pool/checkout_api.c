@@ -1,6 +1,7 @@
 /* checkout_api.c - the public functions of shoal/checkout.h: takes and
  * returns from an actor (the consumer's side is actor/held.h) and from a
  * thread, and transactions. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "actor/call.h"
@@ -66,25 +67,14 @@ static int64_t free_of(shoal_runtime_t *rt, shoal_pid_t pid)
     return n;
 }
 
-/* The most pools of one group shoal_take_group considers. */
-#define GROUP_MAX 64u
+/* The pools of one group looked up on the stack; a larger group's are
+ * looked up again into an array of their own, for the one call. */
+#define GROUP_LOCAL 64u
 
-/* pooler's rule: a random pool of the group; if it has no free member,
- * the one with the most. None has one: *pick is SHOAL_PID_NONE. *first is
- * the random pool, or if that one drains (a reload replaces or removes
- * it), the first that does not. SHOAL_ENOPROC: no such group, or every
- * pool of it drains; SHOAL_EINVAL: no group or no ref given. */
-static int group_pick(shoal_ctx_t *ctx, const char *group, const shoal_ref_t *ref,
-                      shoal_pid_t *pick, shoal_pid_t *first)
+/* pooler's rule over the n pools in pids. */
+static int pick_of(shoal_ctx_t *ctx, const shoal_pid_t *pids, size_t n, shoal_pid_t *pick,
+                   shoal_pid_t *first)
 {
-    if (group == NULL || ref == NULL)
-        return SHOAL_EINVAL;
-    shoal_pid_t pids[GROUP_MAX];
-    size_t n = shoal__group_members(ctx->rt, group, pids, GROUP_MAX);
-    if (n > GROUP_MAX)
-        n = GROUP_MAX;
-    if (n == 0)
-        return SHOAL_ENOPROC;
     static _Thread_local uint32_t x; /* xorshift32 per thread */
     if (x == 0)
         x = (uint32_t)(ctx->self ^ ctx->self >> 32 ^ shoal__now_ns()) | 1u;
@@ -110,6 +100,34 @@ static int group_pick(shoal_ctx_t *ctx, const char *group, const shoal_ref_t *re
     }
     *first = live;
     return live != SHOAL_PID_NONE ? SHOAL_OK : SHOAL_ENOPROC;
+}
+
+/* pooler's rule: a random pool of the group; if it has no free member,
+ * the one with the most. None has one: *pick is SHOAL_PID_NONE. *first is
+ * the random pool, or if that one drains (a reload replaces or removes
+ * it), the first that does not. Every pool of the group is considered
+ * (the first 64 only, once: the others never got a take). SHOAL_ENOPROC:
+ * no such group, or every pool of it drains; SHOAL_EINVAL: no group or no
+ * ref given; SHOAL_ENOMEM: a group past 64 pools, and no memory for its
+ * list. */
+static int group_pick(shoal_ctx_t *ctx, const char *group, const shoal_ref_t *ref,
+                      shoal_pid_t *pick, shoal_pid_t *first)
+{
+    if (group == NULL || ref == NULL)
+        return SHOAL_EINVAL;
+    shoal_pid_t local[GROUP_LOCAL], *pids = local;
+    size_t n = shoal__group_members(ctx->rt, group, pids, GROUP_LOCAL);
+    if (n > GROUP_LOCAL) {
+        if ((pids = malloc(n * sizeof *pids)) == NULL)
+            return SHOAL_ENOMEM;
+        /* The group may have changed since: what is in it now, within n. */
+        size_t again = shoal__group_members(ctx->rt, group, pids, n);
+        n = again < n ? again : n;
+    }
+    int rc = n != 0 ? pick_of(ctx, pids, n, pick, first) : SHOAL_ENOPROC;
+    if (pids != local)
+        free(pids);
+    return rc;
 }
 
 SHOAL_API int shoal_take_group(shoal_ctx_t *ctx, const char *group, uint64_t timeout_ms,
