@@ -221,6 +221,7 @@ void shoal__watch_flagged(shoal_worker_t *w)
         shoal__futex_wait(&w->watch_flag, SHOAL_WATCH_PROBE, NULL);
     if (f != SHOAL_WATCH_CAPTURED)
         return;
+    w->watch_slow = true;
     shoal_runtime_t *rt = w->rt;
     end_entry(rt, rt->monitor, w->id, shoal__now_ns());
     atomic_store_explicit(&w->watch_flag, SHOAL_WATCH_NONE, memory_order_relaxed);

@@ -1,7 +1,8 @@
 /* test_monitor.c - the dispatcher's monitor (core/sched/monitor.c): a
  * handler that does not return is logged once past stall_warn and once when
  * it returns, listed while it lasts, and a compensating thread keeps other
- * actors running, then retires; none starts when max_extra_threads says so.
+ * actors running, then retires; none starts when max_extra_threads says so;
+ * a pool worker's turn of such handlers publishes its counts as it goes.
  *
  * Handlers never call CUnit: they record into atomics; the test thread
  * asserts after synchronising on them. Waits are generous deadlines on
@@ -10,6 +11,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "actor/actor.h"
 #include "runtime/runtime.h"
@@ -274,6 +276,49 @@ static void pool_worker_stall_in_inspect(void)
     shoal_runtime_destroy(rt);
 }
 
+/* ---- a turn of long handlers publishes as it goes ------------------------------- */
+
+static int nap_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    (void)msg;
+    struct timespec ts = {0, 300 * 1000000L}; /* past the monitor's hand-off mark */
+    nanosleep(&ts, NULL);
+    return SHOAL_OK;
+}
+static const shoal_behaviour_t napper = {.name = "nap", .handle_message = nap_handle};
+
+/* Four sends to a pool of one worker whose handler takes 300 ms: one turn
+ * runs them all. Each handler the monitor captured publishes what the turn
+ * handled at once, so the pool's counts show the first handled while the
+ * other three wait -- where they used to show none until the turn ended
+ * with all four (a shutdown past its deadline inside such a turn counted
+ * the messages it had handled as lost). */
+static void long_handlers_publish_as_they_go(void)
+{
+    reset();
+    shoal_runtime_t *rt = make_rt(1, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    shoal_pool_spec_t spec;
+    shoal_pool_spec_init(&spec);
+    spec.name = "naps";
+    spec.worker = &napper;
+    spec.size = 1;
+    shoal_pid_t pool;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &spec, &pool), SHOAL_OK);
+    for (int i = 0; i < 4; i++)
+        CU_ASSERT_EQUAL(shoal_runtime_send(rt, pool, 1, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, pool).messages_handled >= 1);
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, pool);
+    CU_ASSERT(st.messages_handled >= 1 && st.messages_handled < 4);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, pool).messages_handled == 4);
+    st = shoal_test_pool_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.messages_handled, 4);
+    CU_ASSERT_EQUAL(st.queue_depth, 0);
+    shoal_runtime_destroy(rt);
+}
+
 /* ---- a stall that ends in a panic is still ended once ------------------------------ */
 
 static void panic_ends_the_stall(void)
@@ -324,6 +369,7 @@ int main(void)
         {"max_extra_threads none starts no thread", none_means_none},
         {"a pool worker's stall shows in inspect", pool_worker_stall_in_inspect},
         {"a stall that ends in a panic ends once", panic_ends_the_stall},
+        {"a turn of long handlers publishes as it goes", long_handlers_publish_as_they_go},
         {"bad options are SHOAL_EINVAL", bad_options_are_einval},
         {NULL, NULL},
     };
