@@ -303,9 +303,21 @@ static int set_key(vctx_t *v, const shoal_schema_key_t *k, const shoal_node_t *m
         if (s[0] == '\0')
             return shoal__node_fail(err, val, "%s.%s: expected a path, got an empty string", path,
                                     k->key);
+        char *full = shoal__config_path(v->c->dir, s);
+        if (full == NULL)
+            return SHOAL_ENOMEM;
+        if (k->max != 0 && (int64_t)strlen(full) > k->max) {
+            size_t n = strlen(full);
+            free(full);
+            return shoal__node_fail(err, val,
+                                    "%s.%s: the path is %zu bytes as resolved: a socket's path "
+                                    "holds at most %lld (write a shorter one)",
+                                    path, k->key, n, (long long)k->max);
+        }
         char **dst = (char **)(void *)at;
         free(*dst);
-        return (*dst = shoal__config_path(v->c->dir, s)) ? SHOAL_OK : SHOAL_ENOMEM;
+        *dst = full;
+        return SHOAL_OK;
     }
     case SHOAL_KEY_MAILBOX: {
         if (val->kind == SHOAL_NODE_SCALAR && !val->quoted && strcmp(val->text, "unbounded") == 0) {

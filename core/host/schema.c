@@ -5,6 +5,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <sys/un.h>
 
 #include "host/config.h"
 #include "shoal/runtime.h"
@@ -21,6 +22,9 @@ static const char *const kinds[] = {"forward", "pull", "checkout", NULL};
 /* By value: SHOAL_POOL_STRATEGY_* (lifo is 3). */
 static const char *const strategies[] = {"fifo", "least_loaded", "round_robin", "lifo", NULL};
 
+/* The longest socket path (sockaddr_un's sun_path, less its NUL). */
+#define SOCKET_PATH_MAX ((int64_t)sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
+
 #define RT(f) offsetof(shoal_config_t, runtime.f)
 static const shoal_schema_key_t runtime_keys[] = {
     {"threads", SHOAL_KEY_THREADS, RT(threads), 1, 1024, NULL, NULL, "auto",
@@ -31,7 +35,9 @@ static const shoal_schema_key_t runtime_keys[] = {
      "how long an idle thread looks for work before it sleeps"},
     {"max_actors", SHOAL_KEY_U32, RT(max_actors), 16, 1 << 30, NULL, NULL, "16777216",
      "live actors at most"},
-    {"control", SHOAL_KEY_PATH, RT(control), 0, 0, NULL, NULL, "none",
+    /* max: the resolved path's bytes, at most (a socket's address holds no
+     * more: shoald would refuse it only at its start). */
+    {"control", SHOAL_KEY_PATH, RT(control), 0, SOCKET_PATH_MAX, NULL, NULL, "none",
      "control socket (mode 0600), relative to this file"},
     {"max_queued", SHOAL_KEY_LIMIT, RT(max_queued), 1, INT64_C(1) << 40, NULL, NULL, "off",
      "messages all unbounded mailboxes may hold; past it sends into them get SHOAL_EBUSY"},

@@ -64,6 +64,12 @@ static const cf_bad_case_t bad_cases[] = {
      CF_F "2:15: runtime.max_actors: 8 is out of range: expected 16 to 1073741824"},
     {"runtime:\n  control: ''\n",
      CF_F "2:12: runtime.control: expected a path, got an empty string"},
+    /* a socket's path holds 107 bytes: /etc/shoal/ + 105 is 116 */
+    {"runtime:\n  control: "
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxxxxx.sock\n",
+     CF_F "2:12: runtime.control: the path is 116 bytes as resolved: a socket's path holds at "
+          "most 107 (write a shorter one)"},
     {"runtime:\n  stall_warn: 25h\n", CF_F "2:15: runtime.stall_warn: at most 1 day, got '25h'"},
     {"runtime:\n  stall_warn: 0s\n",
      CF_F "2:15: runtime.stall_warn: must be at least 1ms, got '0s'"},
