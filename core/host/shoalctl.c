@@ -17,6 +17,7 @@
  * Exit: 0 done, 1 refused (busy, unknown pool, failed reload) or no answer
  * in time, 2 usage or no connection.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -417,8 +418,16 @@ int main(int argc, char **argv)
     for (unsigned k = 0; k < npos; k++) {
         const char *arg = pos[k];
         char abs[PATH_MAX];
-        if (strcmp(cmd->name, "diff") == 0 && realpath(arg, abs) != NULL)
-            arg = abs; /* shoald may run elsewhere */
+        if (strcmp(cmd->name, "diff") == 0) {
+            /* shoald may run elsewhere: it is sent the file this shell
+             * means, or nothing -- a relative name it cannot resolve here
+             * would name a file in shoald's own directory. */
+            if (realpath(arg, abs) == NULL) {
+                fprintf(stderr, "shoalctl: %s: %s\n", arg, strerror(errno));
+                return 2;
+            }
+            arg = abs;
+        }
         if (strchr(arg, '\n') != NULL) {
             fprintf(stderr, "shoalctl: arguments cannot contain a newline\n");
             return 2;

@@ -387,6 +387,12 @@ sed 's/size: 2/size: 4/' "$tmp/s.yaml" > "$tmp/t.yaml"
 what="diff t.yaml"
 run env -C "$tmp" "$shoalctl" diff t.yaml
 expect 0 "generation 1 -> 2: api size 1 -> 4" ""
+# A FILE that is not there is said so here: not sent as a name shoald
+# would look up in its own directory (where this t.yaml is).
+what="diff t.yaml from elsewhere"
+mkdir -p "$tmp/elsewhere"
+run env -C "$tmp/elsewhere" "$shoalctl" diff t.yaml
+expect 2 "" "shoalctl: t.yaml: No such file or directory"
 # A pool that becomes a pull pool is replaced, and the diff says why.
 sed 's/size: 2/size: 1\n    kind: pull\n    prefetch: 3/' "$tmp/s.yaml" > "$tmp/p.yaml"
 what="diff p.yaml (a pull pool)"
