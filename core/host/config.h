@@ -150,6 +150,10 @@ typedef struct shoal_config_s {
  * SHOAL_EINVAL (or SHOAL_ENOMEM, SHOAL_ELOAD for an unreadable file) and err
  * says where and why; *out is NULL. */
 int shoal__config_load(const char *path, shoal_config_t **out, shoal_diag_t *err);
+/* The same reading the file once, never waiting for it to settle (file.h:
+ * one that changed while read is refused): what a diff, on the host thread
+ * at any client's word, reads. */
+int shoal__config_load_once(const char *path, shoal_config_t **out, shoal_diag_t *err);
 /* The same from text in memory; `file` names it in messages and is what
  * relative paths resolve against. */
 int shoal__config_parse(const char *file, const char *text, size_t len, shoal_config_t **out,

@@ -1,7 +1,7 @@
 /* config_load.c - a config from a file (a regular file, read without
- * blocking, at most 64 MiB, not while it is being written: file.h) or from
- * text in memory: parsed into a node tree (node.c), refused when empty,
- * then checked (config.c). See config.h.
+ * blocking, at most 64 MiB, not while it is being written: file.h; for a
+ * diff, read once) or from text in memory: parsed into a node tree
+ * (node.c), refused when empty, then checked (config.c). See config.h.
  */
 #include "host/config.h"
 
@@ -81,15 +81,27 @@ fail:
     return rc;
 }
 
-int shoal__config_load(const char *path, shoal_config_t **out, shoal_diag_t *err)
+static int load(const char *path, bool settle, shoal_config_t **out, shoal_diag_t *err)
 {
     *out = NULL;
     char *buf;
     size_t len;
-    /* A regular file, read without blocking, once no one is writing it. */
-    int rc = shoal__file_read(path, 64u << 20, &buf, &len, err);
+    /* A regular file, read without blocking, once no one is writing it
+     * (or, for a diff, not while anyone was). */
+    int rc = settle ? shoal__file_read(path, 64u << 20, &buf, &len, err)
+                    : shoal__file_read_once(path, 64u << 20, &buf, &len, err);
     if (rc == SHOAL_OK)
         rc = shoal__config_parse(path, buf, len, out, err);
     free(buf);
     return rc;
+}
+
+int shoal__config_load(const char *path, shoal_config_t **out, shoal_diag_t *err)
+{
+    return load(path, true, out, err);
+}
+
+int shoal__config_load_once(const char *path, shoal_config_t **out, shoal_diag_t *err)
+{
+    return load(path, false, out, err);
 }

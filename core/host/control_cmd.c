@@ -510,7 +510,10 @@ static void diff(shoal_control_t *c, shoal_control_conn_t *k, char *rest)
     shoal_config_t *cfg = NULL;
     shoal_diag_t err = {0};
     char buf[1200];
-    int rc = shoal__config_load(path, &cfg, &err); /* a regular file only, never blocking */
+    /* A regular file only, never blocking, and read once: settling waits
+     * up to 2 s on this thread, and any client may name a file that never
+     * settles (file.h). */
+    int rc = shoal__config_load_once(path, &cfg, &err);
     if (rc == SHOAL_OK)
         rc = shoal__config_resolve(cfg, c->h->loader, &err);
     if (rc != SHOAL_OK) {

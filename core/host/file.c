@@ -214,6 +214,24 @@ int shoal__file_read_settled(const char *path, size_t max, unsigned settle_ms,
     }
 }
 
+int shoal__file_read_once(const char *path, size_t max, char **buf, size_t *len, shoal_diag_t *err)
+{
+    *buf = NULL;
+    *len = 0;
+    struct stat st;
+    bool moved;
+    int rc = read_once(path, max, buf, len, &st, &moved, err);
+    if (rc != SHOAL_OK || !moved)
+        return rc;
+    free(*buf);
+    *buf = NULL;
+    *len = 0;
+    shoal__diag_set(err, path, 0, 0,
+                    "changed while it was read (it is being written, or it never stops "
+                    "changing); not read: try again once it is saved");
+    return SHOAL_ELOAD;
+}
+
 int shoal__file_read(const char *path, size_t max, char **buf, size_t *len, shoal_diag_t *err)
 {
     return shoal__file_read_settled(path, max, SHOAL_FILE_SETTLE_MS, SHOAL_FILE_SETTLE_MAX_MS, buf,

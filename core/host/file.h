@@ -16,6 +16,14 @@
  *   read again, and one still changing after SHOAL_FILE_SETTLE_MAX_MS is
  *   refused. A file that was settled costs one read; one written just now
  *   costs SETTLE_MS of waiting.
+ *
+ * Settling waits on the calling thread, up to SETTLE_MAX_MS. A reload of
+ * shoald's own config may (it is the operator's file, and a reload is the
+ * one thing it asked for); a diff may not: any client names any file for
+ * it (/proc/self/environ, a log being appended, neither ever settles),
+ * several at once, and 2 s each held the host thread -- signals, the
+ * watchdog, every other client -- for as long as they liked. A diff reads
+ * once (shoal__file_read_once) and a file that moved meanwhile is refused.
  */
 #ifndef SHOAL_HOST_FILE_H
 #define SHOAL_HOST_FILE_H
@@ -69,6 +77,14 @@ static inline bool shoal__file_id_same(const shoal_file_id_t *a, const shoal_fil
  * regular file (a FIFO)" (a directory, ...) or "PATH: still being written
  * ..."; SHOAL_ELIMIT ("PATH: too large (at most N MiB)"); SHOAL_ENOMEM. */
 int shoal__file_read(const char *path, size_t max, char **buf, size_t *len, shoal_diag_t *err);
+
+/* One read, no settling: for what may not wait (a diff). The errors of
+ * shoal__file_read, but for "PATH: changed while it was read ...; not read:
+ * try again once it is saved" (SHOAL_ELOAD) in place of "still being
+ * written": a file that changed while it was read (a write, or a size
+ * that is not what was read: /proc files). One just saved and left alone
+ * since is taken. */
+int shoal__file_read_once(const char *path, size_t max, char **buf, size_t *len, shoal_diag_t *err);
 
 /* The same with the settle times given (tests). */
 int shoal__file_read_settled(const char *path, size_t max, unsigned settle_ms,

@@ -2,7 +2,8 @@
  * real file with shoal__config_load: a missing file, paths against the
  * file's directory, an error naming the real file, and a directory or a
  * FIFO refused unread; a file being written taken only once it is whole
- * (host/file.c), or refused when it never settles. */
+ * (host/file.c), or refused when it never settles; what a diff reads, once,
+ * refused at once when it changed while read. */
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -255,6 +256,36 @@ static void test_metadata_churn_read(void)
     CU_ASSERT_EQUAL(unlink(path), 0);
 }
 
+/* What a diff reads (shoal__config_load_once): a file that never settles
+ * -- /proc/self/environ, whose size says 0 whatever is read -- refused at
+ * once with a message that says why, not after SETTLE_MAX_MS (2 s) of
+ * waiting; a file saved just now taken at once, whole. */
+static void test_read_once(void)
+{
+    char msg[600];
+    shoal_diag_t err;
+    shoal_config_t *c = (shoal_config_t *)1;
+    long t0 = now_ms();
+    CU_ASSERT_EQUAL(shoal__config_load_once("/proc/self/environ", &c, &err), SHOAL_ELOAD);
+    CU_ASSERT(now_ms() - t0 < 1000);
+    CU_ASSERT_PTR_NULL(c);
+    shoal_test_same(shoal__diag_format(&err, msg, sizeof msg),
+                    "/proc/self/environ: changed while it was read (it is being written, or it "
+                    "never stops changing); not read: try again once it is saved",
+                    "environ");
+    char path[] = "/tmp/shoal-test-once-XXXXXX";
+    make_file(path, HALF REST);
+    char *buf = NULL;
+    size_t len = 0;
+    t0 = now_ms();
+    CU_ASSERT_EQUAL(shoal__file_read_once(path, 1u << 20, &buf, &len, &err), SHOAL_OK);
+    CU_ASSERT(now_ms() - t0 < 1000);
+    CU_ASSERT_EQUAL(len, strlen(HALF REST));
+    CU_ASSERT_STRING_EQUAL(buf, HALF REST);
+    free(buf);
+    CU_ASSERT_EQUAL(unlink(path), 0);
+}
+
 /* Past the size limit: refused, SHOAL_ELIMIT. */
 static void test_too_large(void)
 {
@@ -285,6 +316,7 @@ int main(void)
         {"a file that never settles is refused", test_never_settles_refused},
         {"a file whose metadata alone keeps changing is read", test_metadata_churn_read},
         {"a file past the size limit is refused", test_too_large},
+        {"a diff reads once: a file that never settles is refused at once", test_read_once},
         {NULL, NULL},
     };
     return shoal_test_run("config_load", cases);

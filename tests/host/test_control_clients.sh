@@ -4,8 +4,9 @@
 # real process: a client trickling one byte every 300 ms is dropped at its
 # 2 s deadline while a SIGHUP sent every 200 ms is applied within 1 s each
 # time; 20 silent connections do not delay a status; diff of a FIFO or a
-# directory is refused at once; shoald on a FIFO config exits 2; a failed
-# `shoalctl reload` prints file:line:col; with 1,000 pools, a client that
+# directory is refused at once, and so are four of a file that never
+# settles (/proc/self/environ), a status beside them not held; shoald on a
+# FIFO config exits 2; a failed `shoalctl reload` prints file:line:col; with 1,000 pools, a client that
 # asks `inspect` of them all and never reads is dropped at its reply
 # deadline while SIGHUP and status go on. And shoalctl's side: against a
 # server that never answers it gives up after --timeout, against one that
@@ -127,6 +128,48 @@ real=$(realpath "$tmp")
     fail "diff of a directory said: $(cat "$tmp/err")"
 out=$("$shoalctl" diff "$tmp/s.yaml") || fail "diff of the config: exit $?"
 [ "$out" = "generation $((hups + 1)) -> $((hups + 2)): no change" ] || fail "diff said: $out"
+
+# ---- diff of a file that never settles: refused at once, the host not held ---
+# /proc/self/environ (shoald's own, named raw: shoalctl would make it its
+# own) never settles: its size says 0 whatever is read. Each diff used to
+# wait 2 s on the host thread for it to settle, one after the other: four
+# held a status 7.8 s, and the watchdog with it.
+python3 - "$SHOAL_SOCKET" > "$tmp/environ.out" <<'PY'
+import socket, sys, threading, time
+def ask(req, out, i):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    s.sendall(req)
+    got = b""
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        got += b
+    out[i] = (got, time.monotonic())
+t0 = time.monotonic()
+out = [None] * 5
+ts = [threading.Thread(target=ask, args=(b"diff /proc/self/environ\n", out, i)) for i in range(4)]
+for t in ts:
+    t.start()
+time.sleep(0.2)
+ask(b"status\n", out, 4)
+for t in ts:
+    t.join()
+for got, at in out[:4]:
+    print("%.2f %s" % (at - t0, got.decode().strip()))
+print("%.2f status %s" % (out[4][1] - t0 - 0.2, out[4][0].decode().split("\n")[0]))
+PY
+want="1 /proc/self/environ: changed while it was read (it is being written, or it never stops changing); not read: try again once it is saved"
+[ "$(grep -c -F -x -- "$want" <(cut -d' ' -f2- "$tmp/environ.out"))" = 4 ] ||
+    fail "four diffs of /proc/self/environ: $(cat "$tmp/environ.out")
+want 4x: $want"
+slowest=$(head -4 "$tmp/environ.out" | sort -n | tail -1 | cut -d' ' -f1)
+status=$(sed -n '5p' "$tmp/environ.out")
+[ "$(echo "$status" | cut -d' ' -f2-)" = "status 0 ok" ] || fail "status beside the diffs: $status"
+awk -v a="$slowest" -v b="${status%% *}" 'BEGIN { exit !(a < 1.0 && b < 1.0) }' ||
+    fail "the diffs took $slowest s, a status beside them ${status%% *} s (the host was held)"
+echo "four diffs of a file that never settles: refused within $slowest s, status in ${status%% *} s"
 
 # ---- a failed reload prints where --------------------------------------------
 gen=$((hups + 1))
