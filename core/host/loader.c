@@ -77,7 +77,32 @@ struct shoal_loader_s {
     shoal_module_t *modules;
     void (*warn)(void *user, const char *line); /* under lock */
     void *warn_user;
+    /* shoal__loader_set_tend's, under lock: called only on tend_thread */
+    void (*tend)(void *user);
+    void *tend_user;
+    pthread_t tend_thread;
 };
+
+/* The tend of L for the calling thread (loader.h), or {NULL}: a fini on
+ * another thread waits untended. */
+typedef struct tend_s {
+    void (*fn)(void *user);
+    void *user;
+} tend_t;
+
+static tend_t tend_here(shoal_loader_t *L)
+{
+    tend_t t = {NULL, NULL};
+    if (L == NULL)
+        return t;
+    pthread_mutex_lock(&L->lock);
+    if (L->tend != NULL && pthread_equal(L->tend_thread, pthread_self())) {
+        t.fn = L->tend;
+        t.user = L->tend_user;
+    }
+    pthread_mutex_unlock(&L->lock);
+    return t;
+}
 
 int shoal__loader_create(shoal_loader_t **loader)
 {
@@ -374,9 +399,12 @@ static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal
         return rc;
     }
     /* Its constructors first in a child: one that hangs or crashes there
-     * refuses the plugin before it can hold or kill the host. */
+     * refuses the plugin before it can hold or kill the host. Waited for
+     * tended (loader.h): the host thread's watchdog goes on. */
+    tend_t tend = tend_here(L);
     char trial[256];
-    if (shoal__plugin_trial(copy, &st, SHOAL_PLUGIN_INIT_TIMEOUT_MS, trial, sizeof trial) != 0) {
+    if (shoal__plugin_trial_tended(copy, &st, SHOAL_PLUGIN_INIT_TIMEOUT_MS, tend.fn, tend.user,
+                                   trial, sizeof trial) != 0) {
         close(copy);
         return refuse(err, path, "%s", trial);
     }
@@ -413,8 +441,8 @@ static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal
         char why[256] = "", name[65];
         snprintf(name, sizeof name, "%s", d->name);
         int r = 0;
-        rc = shoal__plugin_hook_run(d, false, dl, copy, SHOAL_PLUGIN_INIT_TIMEOUT_MS, why,
-                                    sizeof why, &r);
+        rc = shoal__plugin_hook_run_tended(d, false, dl, copy, SHOAL_PLUGIN_INIT_TIMEOUT_MS,
+                                           tend.fn, tend.user, why, sizeof why, &r);
         if (rc == SHOAL_ETIMEDOUT) /* dl and copy are its thread's now */
             return refuse(err, path,
                           "init of plugin '%s' did not return within %u ms (left running, never "
@@ -474,6 +502,15 @@ void shoal__loader_set_warn(shoal_loader_t *L, void (*warn)(void *user, const ch
     pthread_mutex_unlock(&L->lock);
 }
 
+void shoal__loader_set_tend(shoal_loader_t *L, void (*tend)(void *user), void *user)
+{
+    pthread_mutex_lock(&L->lock);
+    L->tend = tend;
+    L->tend_user = user;
+    L->tend_thread = pthread_self();
+    pthread_mutex_unlock(&L->lock);
+}
+
 void shoal__module_ref(shoal_module_t *m)
 {
     atomic_fetch_add_explicit(&m->refs, 1, memory_order_relaxed);
@@ -497,9 +534,11 @@ void shoal__module_release(shoal_module_t *m)
     const shoal_plugin_t *d = m->desc;
     int rc = SHOAL_OK, r;
     char why[8];
+    tend_t tend = tend_here(L); /* the host thread's, at a reload or a diff */
     if (d->size >= offsetof(shoal_plugin_t, fini) + sizeof d->fini && d->fini != NULL &&
-        (rc = shoal__plugin_hook_run(d, true, m->dl, m->copy_fd, SHOAL_PLUGIN_INIT_TIMEOUT_MS, why,
-                                     sizeof why, &r)) != SHOAL_OK &&
+        (rc =
+             shoal__plugin_hook_run_tended(d, true, m->dl, m->copy_fd, SHOAL_PLUGIN_INIT_TIMEOUT_MS,
+                                           tend.fn, tend.user, why, sizeof why, &r)) != SHOAL_OK &&
         rc != SHOAL_ETIMEDOUT)
         d->fini(); /* no thread for it: here, as ever */
     shoal__fault_unname_fd(m->copy_fd);

@@ -178,15 +178,38 @@ static job_t *job_new(const shoal_plugin_t *d, bool fini, void *dl, int copy)
     return j;
 }
 
+/* How often a wait calls its tend, at most (plugin_init.h). */
+#define TEND_MS 100
+
+/* A caller's tend (NULL: none), called while it waits. */
+typedef struct tend_s {
+    void (*fn)(void *arg);
+    void *arg;
+} tend_t;
+
 /* Waits for j until done or timeout_ms: true with *result and why, or
- * false with j abandoned (its dl and copy its thread's now). */
-static bool job_wait(job_t *j, unsigned timeout_ms, char *why, size_t why_size, int *result)
+ * false with j abandoned (its dl and copy its thread's now). tend every
+ * TEND_MS at most, without j's lock (it may log). */
+static bool job_wait(job_t *j, unsigned timeout_ms, tend_t tend, char *why, size_t why_size,
+                     int *result)
 {
     uint64_t at = shoal__deadline_ns(shoal__now_ns(), timeout_ms); /* CLOCK_MONOTONIC, as cond */
-    struct timespec end = {(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
     pthread_mutex_lock(&j->lock);
-    while (!j->done && pthread_cond_timedwait(&j->cond, &j->lock, &end) != ETIMEDOUT)
-        continue;
+    for (;;) {
+        uint64_t until = at;
+        if (tend.fn != NULL) {
+            uint64_t slice = shoal__deadline_ns(shoal__now_ns(), TEND_MS);
+            until = slice < at ? slice : at;
+        }
+        struct timespec end = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};
+        while (!j->done && pthread_cond_timedwait(&j->cond, &j->lock, &end) != ETIMEDOUT)
+            continue;
+        if (j->done || until == at)
+            break;
+        pthread_mutex_unlock(&j->lock);
+        tend.fn(tend.arg);
+        pthread_mutex_lock(&j->lock);
+    }
     bool done = j->done;
     if (done) {
         *result = j->result;
@@ -211,14 +234,15 @@ static void *oneoff_main(void *arg)
     return NULL;
 }
 
-static int oneoff_run(job_t *j, unsigned timeout_ms, char *why, size_t why_size, int *result)
+static int oneoff_run(job_t *j, unsigned timeout_ms, tend_t tend, char *why, size_t why_size,
+                      int *result)
 {
     if (start_detached(oneoff_main, j) != 0) {
         j->refs = 1;
         job_release(j);
         return SHOAL_EFAILED;
     }
-    bool done = job_wait(j, timeout_ms, why, why_size, result);
+    bool done = job_wait(j, timeout_ms, tend, why, why_size, result);
     job_release(j);
     return done ? 0 : SHOAL_ETIMEDOUT;
 }
@@ -226,11 +250,20 @@ static int oneoff_run(job_t *j, unsigned timeout_ms, char *why, size_t why_size,
 int shoal__plugin_hook_run(const shoal_plugin_t *d, bool fini, void *dl, int copy,
                            unsigned timeout_ms, char *why, size_t why_size, int *result)
 {
+    return shoal__plugin_hook_run_tended(d, fini, dl, copy, timeout_ms, NULL, NULL, why, why_size,
+                                         result);
+}
+
+int shoal__plugin_hook_run_tended(const shoal_plugin_t *d, bool fini, void *dl, int copy,
+                                  unsigned timeout_ms, void (*tend_fn)(void *), void *tend_arg,
+                                  char *why, size_t why_size, int *result)
+{
+    tend_t tend = {tend_fn, tend_arg};
     job_t *j = job_new(d, fini, dl, copy);
     if (j == NULL)
         return SHOAL_ENOMEM;
     if (pthread_mutex_trylock(&runner_lock) != 0)
-        return oneoff_run(j, timeout_ms, why, why_size, result);
+        return oneoff_run(j, timeout_ms, tend, why, why_size, result);
     runner_t *r = runner_get();
     if (r == NULL) {
         pthread_mutex_unlock(&runner_lock);
@@ -242,7 +275,7 @@ int shoal__plugin_hook_run(const shoal_plugin_t *d, bool fini, void *dl, int cop
     r->job = j;
     pthread_cond_signal(&r->cond);
     pthread_mutex_unlock(&r->lock);
-    bool done = job_wait(j, timeout_ms, why, why_size, result);
+    bool done = job_wait(j, timeout_ms, tend, why, why_size, result);
     if (!done) {
         /* The runner is stuck in this hook: it ends once the hook returns
          * (runner_main), and the next job starts another. */

@@ -101,9 +101,14 @@ static void mark_passed(const shoal_file_id_t *f)
 
 /* ---- the host's side -------------------------------------------------------- */
 
+/* How often a wait calls its tend, at most (plugin_trial.h). */
+#define TEND_MS 100
+
 /* Waits for pid to end within timeout_ms: 1 with *status, 0 at the
- * deadline, -1 on an error (errno). */
-static int wait_for(pid_t pid, unsigned timeout_ms, int *status)
+ * deadline, -1 on an error (errno). tend (NULL: none) every TEND_MS at
+ * most. */
+static int wait_for(pid_t pid, unsigned timeout_ms, void (*tend)(void *), void *tend_arg,
+                    int *status)
 {
     uint64_t deadline = shoal__deadline_ns(shoal__now_ns(), timeout_ms);
     int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -127,10 +132,13 @@ static int wait_for(pid_t pid, unsigned timeout_ms, int *status)
                 close(pfd);
             return 0;
         }
+        if (tend != NULL)
+            tend(tend_arg);
         uint64_t left = shoal__ms_until(now, deadline);
+        uint64_t slice = tend != NULL ? TEND_MS : 1000;
         if (pfd >= 0) { /* readable when the child has ended */
             struct pollfd p = {.fd = pfd, .events = POLLIN};
-            poll(&p, 1, left > 1000 ? 1000 : (int)left + 1);
+            poll(&p, 1, left > slice ? (int)slice : (int)left + 1);
         } else { /* no pidfd (a kernel before 5.3): look every millisecond */
             struct timespec ms = {.tv_sec = 0, .tv_nsec = 1000000};
             nanosleep(&ms, NULL);
@@ -188,6 +196,12 @@ static int spawn(int copy, int done, pid_t *pid)
 int shoal__plugin_trial(int copy, const struct stat *st, unsigned timeout_ms, char *why,
                         size_t why_size)
 {
+    return shoal__plugin_trial_tended(copy, st, timeout_ms, NULL, NULL, why, why_size);
+}
+
+int shoal__plugin_trial_tended(int copy, const struct stat *st, unsigned timeout_ms,
+                               void (*tend)(void *), void *tend_arg, char *why, size_t why_size)
+{
     shoal_file_id_t file = shoal__file_id(st);
     if (has_passed(&file))
         return 0;
@@ -214,7 +228,7 @@ int shoal__plugin_trial(int copy, const struct stat *st, unsigned timeout_ms, ch
         return SHOAL_ELOAD;
     }
     int status = 0;
-    int got = wait_for(pid, timeout_ms, &status);
+    int got = wait_for(pid, timeout_ms, tend, tend_arg, &status);
     char b = 0;
     bool returned =
         got == 1 && read(done[0], &b, 1) == 1 && (b == BYTE_LOADED || b == BYTE_NOT_LOADED);

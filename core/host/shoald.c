@@ -247,6 +247,16 @@ typedef struct reloading_s {
     shoal_host_t *h;
 } reloading_t;
 
+/* While the host thread waits on a plugin it loads or releases (its
+ * constructors' trial, its init or fini: up to 10 s each, at a reload or
+ * a diff): the watchdog is petted as the main loop does, only while the
+ * dispatcher still handles its heartbeat (loader.h, shoal__loader_set_tend). */
+static void loading(void *arg)
+{
+    reloading_t *r = arg;
+    shoal__notify_tick(r->notify, r->h);
+}
+
 static bool stop_pending(void *arg)
 {
     reloading_t *r = arg;
@@ -364,6 +374,7 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
     reloading_t reloading = {.notify = notify, .h = h};
     h->interrupted = stop_pending; /* for reloads (host.h) */
     h->interrupted_arg = &reloading;
+    shoal__loader_set_tend(loader, loading, &reloading); /* on this thread only */
     shoal__metrics_attach(metrics, h);
     shoal__notify_ready(notify, h); /* systemd: READY=1; reloads tell it too */
     double start = now_s(), last = start, next = start + 1;
@@ -499,8 +510,9 @@ static int run(const char *path, uint64_t run_for_ms, bool table, const char *co
                     (now_s() - t0) * 1e3);
     shoal__fault_set_unlink(NULL, 0, 0); /* from here on the path may be another shoald's */
     shoal__control_close(control);
-    shoal__metrics_close(metrics); /* before the records it holds go */
-    shoal__host_destroy(h);        /* its plugins' fini: said in its log */
+    shoal__metrics_close(metrics);              /* before the records it holds go */
+    shoal__loader_set_tend(loader, NULL, NULL); /* it pets through h */
+    shoal__host_destroy(h);                     /* its plugins' fini: said in its log */
     shoal__loader_set_warn(loader, NULL, NULL);
     shoal__loader_destroy(loader);
     close(sfd);

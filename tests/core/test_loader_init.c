@@ -3,17 +3,20 @@
  * reason; one that never returns, or a fini that never returns, is given
  * up on at the deadline, its plugin and copy left to its thread, which
  * unloads the plugin and closes the copy once the hook does return; the
- * next hook runs in time on a new thread. The fixtures are dlopen'd here as
- * the loader does after its checks. */
+ * next hook runs in time on a new thread; a load waiting on one calls the
+ * loader's tend, on the thread that set it only. The fixtures are dlopen'd
+ * here as the loader does after its checks. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "host/loader.h"
 #include "host/plugin_init.h"
 #include "loader_kit.h"
 
@@ -151,6 +154,78 @@ static void test_next_after_a_hang(void)
     test_in_time();
 }
 
+/* The loader's tend (loader.h): called while a load waits on a hook, on
+ * the thread that set it only -- shoald pets systemd's watchdog there, and
+ * its host thread waited up to 10 s unpetted. */
+static void tended(void *arg) { atomic_fetch_add((_Atomic int *)arg, 1); }
+
+static void *go_later(void *arg)
+{
+    struct timespec wait = {0, 500 * 1000 * 1000};
+    nanosleep(&wait, NULL);
+    int fd = open(arg, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
+    return NULL;
+}
+
+typedef struct {
+    shoal_loader_t *L;
+    _Atomic int *n;
+} set_tend_t;
+
+static void *set_tend_there(void *arg)
+{
+    set_tend_t *s = arg;
+    shoal__loader_set_tend(s->L, tended, s->n);
+    return NULL;
+}
+
+/* Loads init_hangs.so, whose init returns 500 ms in; how many times the
+ * loader's tend was called meanwhile. set_elsewhere: set on another thread
+ * than the one that loads. */
+static int tends_in_a_load(bool set_elsewhere)
+{
+    char go[64], entered[80];
+    snprintf(go, sizeof go, "/tmp/shoal-hook-go.%d", (int)getpid());
+    snprintf(entered, sizeof entered, "%s.entered", go);
+    unlink(go);
+    setenv("SHOAL_FIXTURE_INIT_GO", go, 1);
+    _Atomic int n = 0;
+    shoal_loader_t *L = NULL;
+    CU_ASSERT_FATAL(shoal__loader_create(&L) == SHOAL_OK);
+    pthread_t th;
+    if (set_elsewhere) {
+        set_tend_t s = {L, &n};
+        CU_ASSERT_FATAL(pthread_create(&th, NULL, set_tend_there, &s) == 0);
+        pthread_join(th, NULL);
+    } else {
+        shoal__loader_set_tend(L, tended, &n);
+    }
+    CU_ASSERT_FATAL(pthread_create(&th, NULL, go_later, go) == 0);
+    shoal_module_t *m = NULL;
+    shoal_diag_t err;
+    double t0 = now_s();
+    CU_ASSERT_EQUAL(shoal__module_load(L, lk_fixture("init_hangs.so"), &m, &err), SHOAL_OK);
+    double took = now_s() - t0;
+    CU_ASSERT(took >= 0.5 && took < 5.0);
+    pthread_join(th, NULL);
+    if (m != NULL)
+        shoal__module_release(m);
+    shoal__loader_set_tend(L, NULL, NULL);
+    shoal__loader_destroy(L);
+    unlink(go);
+    unlink(entered);
+    return atomic_load(&n);
+}
+
+static void test_load_tended(void)
+{
+    int here = tends_in_a_load(false);
+    CU_ASSERT(here >= 3); /* every 100 ms at most: 5 in 500 ms, on a loaded machine fewer */
+    CU_ASSERT_EQUAL(tends_in_a_load(true), 0);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -159,6 +234,7 @@ int main(void)
         {"a fini that never returns", test_fini_never_returns},
         {"a hook in time after one given up on", test_next_after_a_hang},
         {"a hook beside a hanging one", test_hook_beside_a_hanging_one},
+        {"a load's wait is tended, on the thread that asked only", test_load_tended},
         {NULL, NULL},
     };
     return lk_run("loader_init", cases);

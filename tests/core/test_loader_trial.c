@@ -151,8 +151,11 @@ static void test_lock_held_elsewhere(void)
     pthread_join(th, NULL);
 }
 
-/* The trial alone, with a short deadline: the same verdicts; a file that
- * passed is not tried again while it is the same file. */
+static void tended(void *arg) { (*(int *)arg)++; }
+
+/* The trial alone, with a short deadline: the same verdicts, the wait
+ * tended when asked; a file that passed is not tried again while it is the
+ * same file. */
 static void test_trial_direct(void)
 {
     char why[256];
@@ -163,6 +166,16 @@ static void test_trial_direct(void)
     CU_ASSERT_EQUAL(shoal__plugin_trial(fd, &hangs, 300, why, sizeof why), SHOAL_ELOAD);
     CU_ASSERT(now_s() - t0 >= 0.3);
     CU_ASSERT_STRING_EQUAL(why, "its ELF constructors did not return within 300 ms when tried in "
+                                "a child process (killed)");
+    /* Tended (the host thread pets systemd's watchdog there): every 100 ms
+     * at most, 5 in 500 ms -- on a loaded machine fewer. */
+    int tends = 0;
+    t0 = now_s();
+    CU_ASSERT_EQUAL(shoal__plugin_trial_tended(fd, &hangs, 500, tended, &tends, why, sizeof why),
+                    SHOAL_ELOAD);
+    CU_ASSERT(now_s() - t0 >= 0.5);
+    CU_ASSERT(tends >= 3);
+    CU_ASSERT_STRING_EQUAL(why, "its ELF constructors did not return within 500 ms when tried in "
                                 "a child process (killed)");
     int gfd = open(lk_fixture("good.so"), O_RDONLY | O_CLOEXEC);
     CU_ASSERT_FATAL(gfd >= 0 && fstat(gfd, &good) == 0);

@@ -21,6 +21,9 @@
 #   6. A reload that waits 3 s for a checkout member's connect, with
 #      WATCHDOG_USEC=2s and two dispatcher threads: WATCHDOG=1 goes on
 #      (the host thread waiting pets it), never 1.5 s without one.
+#   7. A diff naming a plugin whose ELF constructor hangs (refused after its
+#      10 s trial) and one whose fini waits 3 s, WATCHDOG_USEC=2s: the host
+#      thread waiting on them pets it, never 1.5 s without one.
 # (Without NOTIFY_SOCKET: every other integration test.)
 . "$(dirname "$0")/lib.sh" "$1"
 fault=$build/fixtures/fault.so
@@ -368,3 +371,58 @@ gap=$(max_gap "$from")
 stop_host 0
 stop_listener
 echo "ok: a reload that waited $((t1 - t0)) ms for a member: at most $gap us between WATCHDOG=1"
+
+# ---- 7. a diff whose plugin hangs pets the watchdog meanwhile ------------------
+# The host thread waits up to 10 s on a new plugin's ELF constructors (their
+# trial in a child) and on its fini (a diff releases what it loaded): the
+# dispatcher is free and handles the heartbeats, so the watchdog goes on,
+# as while a reload waits for init (6). There was no WATCHDOG=1 for the
+# whole wait: 10 s, and systemd (WatchdogSec=10s) killed shoald for a diff.
+fixtures=$build/fixtures
+header() {
+    cat <<YAML
+runtime: { threads: 1, max_extra_threads: 0, control: ctl.sock }
+plugins:
+  echo: $plugins/echo/echo.so
+pools:
+  api: { worker: echo.echo, size: 1 }
+YAML
+}
+write ""
+printf 'plugins:\n  h: %s/ctor_hangs.so\npools: {}\n' "$fixtures" > "$tmp/ctor.yaml"
+printf 'plugins:\n  h: %s/fini_hangs.so\npools: {}\n' "$fixtures" > "$tmp/fini.yaml"
+listen "$tmp/notify7.sock"
+export SHOAL_FIXTURE_INIT_GO=$tmp/fini.go # fini_hangs' fini returns once it exists
+notified "$tmp/notify7.sock" 2000000
+unset SHOAL_FIXTURE_INIT_GO
+wait_for "running $tmp/s.yaml: 1 pool on 1 thread,"
+wait_event 1
+sleep 1
+from=$(pets)
+t0=$(now_ms)
+out=$("$shoalctl" --timeout 30000 diff "$tmp/ctor.yaml" 2>&1); rc=$?
+t1=$(now_ms)
+want="shoalctl: $tmp/ctor.yaml:2:6: plugins.h: $fixtures/ctor_hangs.so: plugin refused: its ELF constructors did not return within 10000 ms when tried in a child process (killed)"
+[ $rc -eq 1 ] && [ "$out" = "$want" ] || fail "diff of a plugin whose constructor hangs: exit $rc ($out)
+want: $want"
+sleep 0.6
+gap=$(max_gap "$from")
+[ "$gap" -lt 1500000 ] || fail "$gap us without WATCHDOG=1 while a diff waited $((t1 - t0)) ms for a constructor"
+echo "ok: a diff that waited $((t1 - t0)) ms for a hung constructor: at most $gap us between WATCHDOG=1"
+# fini: held until fini.go, made 3 s in (past WATCHDOG_USEC)
+(sleep 3; touch "$tmp/fini.go") &
+from=$(pets)
+t0=$(now_ms)
+out=$("$shoalctl" --timeout 30000 diff "$tmp/fini.yaml" 2>&1); rc=$?
+t1=$(now_ms)
+[ $rc -eq 0 ] && [ "$out" = "generation 1 -> 2: remove api (it drains)" ] ||
+    fail "diff of a plugin whose fini waits: exit $rc ($out)"
+[ $((t1 - t0)) -ge 2900 ] || fail "the diff took $((t1 - t0)) ms: fini was not waited for"
+[ -e "$tmp/fini.go.entered" ] || fail "fini never ran"
+sleep 0.6
+gap=$(max_gap "$from")
+[ "$gap" -lt 1500000 ] || fail "$gap us without WATCHDOG=1 while a diff waited $((t1 - t0)) ms for a fini"
+[ "$(count 'not petting the watchdog')" = 0 ] || fail "the watchdog was said stuck"
+stop_host 0
+stop_listener
+echo "ok: a diff that waited $((t1 - t0)) ms for a fini: at most $gap us between WATCHDOG=1"
