@@ -10,12 +10,13 @@
  * module's last reference goes, when it is unmapped and gone.
  *
  * Order of checks, each refused with a message naming the file: the file
- * exists and is a regular file; it is an ELF shared object; its .note.shoal
- * (written by SHOAL_PLUGIN) has our ABI major, a minor no newer than ours
- * and a descriptor no smaller than ABI 1.0's -- all read from the copy,
- * before dlopen runs any of the plugin's code; its ELF constructors
- * tried in a process of their own (plugin_trial.h: one that hangs,
- * crashes or exits there is refused); dlopen (RTLD_NOW | RTLD_LOCAL); the
+ * exists and is a regular file; it is an ELF shared object (its header,
+ * read before the copy is taken) of SHOAL_PLUGIN_MAX_SIZE at most; its
+ * .note.shoal (written by SHOAL_PLUGIN) has our ABI major, a minor no
+ * newer than ours and a descriptor no smaller than ABI 1.0's -- all read
+ * from the copy, before dlopen runs any of the plugin's code; its ELF
+ * constructors tried in a process of their own (plugin_trial.h: one that
+ * hangs, crashes or exits there is refused); dlopen (RTLD_NOW | RTLD_LOCAL); the
  * exported descriptor exists and agrees with the note; its name and
  * behaviours are well formed and unique, and so is each behaviour's args
  * schema (ABI 1.3, argcheck.c); its init succeeds, within a deadline
@@ -151,17 +152,27 @@ static int refuse(shoal_diag_t *err, const char *path, const char *fmt, ...)
     return SHOAL_ELOAD;
 }
 
+/* Reads fd's ELF header into *eh: SHOAL_OK if it is a 64-bit shared
+ * object's, else refused. */
+static int read_header(const char *path, int fd, Elf64_Ehdr *eh, shoal_diag_t *err)
+{
+    if (pread(fd, eh, sizeof *eh, 0) != (ssize_t)sizeof *eh ||
+        memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
+        return refuse(err, path, "not a shared object (not an ELF file)");
+    if (eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_type != ET_DYN)
+        return refuse(err, path, "not a shared object (an ELF file, but not a 64-bit .so)");
+    return SHOAL_OK;
+}
+
 /* Reads the .note.shoal payload from an ELF file without loading it. */
 static int read_note(const char *path, int fd, shoal_plugin_note_t *note, bool *found,
                      shoal_diag_t *err)
 {
     Elf64_Ehdr eh;
     *found = false;
-    if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh ||
-        memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
-        return refuse(err, path, "not a shared object (not an ELF file)");
-    if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_type != ET_DYN)
-        return refuse(err, path, "not a shared object (an ELF file, but not a 64-bit .so)");
+    int rc = read_header(path, fd, &eh, err);
+    if (rc != SHOAL_OK)
+        return rc;
     if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum == 0 || eh.e_shnum > 4096)
         return SHOAL_OK; /* no section table to read: treated as no note */
     for (unsigned i = 0; i < eh.e_shnum && !*found; i++) {
@@ -383,6 +394,20 @@ static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal
         close(fd);
         *out = m;
         return SHOAL_OK;
+    }
+    /* Before the copy, which reads the whole file on this thread (the host
+     * thread, at a reload or a diff: 4 s for 1 GiB): its header, then its
+     * size. The copy's header is read again below -- what is checked is
+     * what runs. */
+    Elf64_Ehdr eh;
+    if (read_header(path, fd, &eh, err) != SHOAL_OK) {
+        close(fd);
+        return SHOAL_ELOAD;
+    }
+    if (st.st_size > SHOAL_PLUGIN_MAX_SIZE) {
+        close(fd);
+        return refuse(err, path, "too large: %lld bytes, past the %d MiB a plugin may be",
+                      (long long)st.st_size, SHOAL_PLUGIN_MAX_SIZE >> 20);
     }
     int copy = private_copy(path, fd, st.st_size, err);
     close(fd);

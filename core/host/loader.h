@@ -28,6 +28,13 @@ int shoal__loader_create(shoal_loader_t **loader);
  * (modules still referenced stay valid and close on their last release). */
 void shoal__loader_destroy(shoal_loader_t *loader);
 
+/* The largest plugin file loaded: the whole file is copied before it is
+ * mapped (on the host thread at a reload or a diff: ~4 ms per MiB), so a
+ * huge file named as a plugin (a 1 GiB one held the host 4 s, 3 GiB 13.6 s)
+ * is refused unread: "too large: N bytes, past the 256 MiB a plugin may
+ * be". */
+#define SHOAL_PLUGIN_MAX_SIZE (256 << 20)
+
 /* Loads (or finds) the plugin at path; on SHOAL_OK the caller holds one
  * reference. On error (SHOAL_ELOAD, SHOAL_ENOMEM) err names the file and the
  * reason. */

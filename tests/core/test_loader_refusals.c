@@ -1,7 +1,8 @@
 /* test_loader_refusals.c - plugins the loader (host/loader.c) refuses, with
  * the fixtures in tests/fixtures/plugins: every refusal with its whole
  * message, in the order the loader checks -- no such file, not a regular
- * file, not an ELF file, not a shared object, no descriptor symbol, bad
+ * file, not an ELF file, not a shared object, a huge file (neither copied),
+ * too large, no descriptor symbol, bad
  * names, no behaviours, no handle_message, duplicate behaviours, a dlopen
  * error, a plugin init that fails -- and malformed args schemas; nothing
  * stays loaded or mapped. The refusals of the ABI fields are
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "loader_kit.h"
@@ -35,6 +37,51 @@ static void test_not_elf(void)
     CU_ASSERT_FATAL(fd >= 0);
     close(fd);
     lk_assert_refused(path, "not a shared object (not an ELF file)");
+    unlink(path);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A huge file is refused before it is copied: by its header (a 1 GiB
+ * sparse file that is not ELF was copied whole first: 4 s), or, an ELF
+ * .so's header, by its size. */
+static void test_huge_file(void)
+{
+    char path[] = "/tmp/shoal-test-huge-XXXXXX";
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    CU_ASSERT_EQUAL_FATAL(ftruncate(fd, (off_t)1 << 30), 0);
+    double t0 = now_s();
+    lk_assert_refused(path, "not a shared object (not an ELF file)");
+    CU_ASSERT(now_s() - t0 < 1.0);
+    /* good.so's first bytes (its ELF header), then nothing up to 300 MiB */
+    char head[64];
+    FILE *g = fopen(lk_fixture("good.so"), "rb");
+    CU_ASSERT_FATAL(g != NULL && fread(head, 1, sizeof head, g) == sizeof head);
+    fclose(g);
+    CU_ASSERT_EQUAL_FATAL(ftruncate(fd, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(pwrite(fd, head, sizeof head, 0), (ssize_t)sizeof head);
+    CU_ASSERT_EQUAL_FATAL(ftruncate(fd, (off_t)300 << 20), 0);
+    t0 = now_s();
+    lk_assert_refused(path, "too large: 314572800 bytes, past the 256 MiB a plugin may be");
+    CU_ASSERT(now_s() - t0 < 1.0);
+    /* At the bound: past the size check (refused further on, by its
+     * section table). */
+    CU_ASSERT_EQUAL_FATAL(ftruncate(fd, (off_t)SHOAL_PLUGIN_MAX_SIZE), 0);
+    shoal_loader_t *L = NULL;
+    CU_ASSERT_FATAL(shoal__loader_create(&L) == SHOAL_OK);
+    shoal_module_t *m = NULL;
+    shoal_diag_t err;
+    char msg[600];
+    CU_ASSERT_EQUAL(shoal__module_load(L, path, &m, &err), SHOAL_ELOAD);
+    CU_ASSERT_PTR_NULL(strstr(shoal__diag_format(&err, msg, sizeof msg), "too large"));
+    shoal__loader_destroy(L);
+    close(fd);
     unlink(path);
 }
 
@@ -169,6 +216,7 @@ int main(void)
         {"missing file", test_missing_file},
         {"not a regular file", test_not_a_regular_file},
         {"not an ELF file", test_not_elf},
+        {"a huge file, refused before it is copied", test_huge_file},
         {"ELF but not a shared object", test_elf_not_shared},
         {"no descriptor symbol", test_no_descriptor_symbol},
         {"bad names", test_bad_names},

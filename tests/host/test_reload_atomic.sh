@@ -19,6 +19,9 @@
 #   2d. A reload that loads a plugin whose ELF constructor crashes is
 #      refused (the constructor is tried in a child process first), naming
 #      where and what; shoald lives on, nothing changes.
+#   2e. A reload naming a 1 GiB file that is not an ELF file, or an ELF
+#      .so's header in a 300 MiB file, as a plugin is refused within 1 s
+#      (not an ELF file; too large, past 256 MiB), the file never copied.
 #   3. Two worker swaps 10 ms apart under load: every message handled by
 #      old or new code, none lost (run under ASan by .ci/run: the second
 #      swap frees nothing the first one's retiring workers still read).
@@ -172,6 +175,32 @@ want: $want"
 kill -0 $pid || fail "shoald died"
 [ "$(gen)" = 2 ] || fail "the generation moved to $(gen)"
 [ "$("$shoalctl" call work still-here)" = still-here ] || fail "work no longer answers"
+
+# ---- 2e. a huge file named as a plugin: refused unread ------------------------
+# The loader copied the whole file before it read its header: a 1 GiB
+# sparse file held the reload (and the host thread) 4 s. Now its header
+# first, then a size bound: both refused at once.
+truncate -s 1G "$tmp/big.so"
+{ cat "$fixtures/good.so"; } > "$tmp/huge.so"
+truncate -s 300M "$tmp/huge.so" # an ELF .so's header, 300 MiB
+for what in "big.so|not a shared object (not an ELF file)" \
+            "huge.so|too large: 314572800 bytes, past the 256 MiB a plugin may be"; do
+    so=${what%%|*}
+    { header | sed "s|^pools:\$|  bad: $tmp/$so\npools:|"
+      printf '%s\n' "$base_pools"; } > "$tmp/s.yaml.new"
+    mv "$tmp/s.yaml.new" "$tmp/s.yaml"
+    t0=$(now_ms)
+    out=$("$shoalctl" reload 2>&1); rc=$?
+    took=$(($(now_ms) - t0))
+    want="shoalctl: reload failed: $tmp/s.yaml:8:8: plugins.bad: $tmp/$so: plugin refused: ${what#*|}; generation 2 keeps running"
+    [ $rc -eq 1 ] && [ "$out" = "$want" ] || fail "a reload naming $so: exit $rc ($out)
+want: $want"
+    [ $took -lt 1000 ] || fail "a reload naming $so took $took ms"
+    echo "ok: a reload naming $so refused in $took ms"
+done
+rm -f "$tmp/big.so" "$tmp/huge.so"
+kill -0 $pid || fail "shoald died"
+[ "$(gen)" = 2 ] || fail "the generation moved to $(gen)"
 
 # ---- 3. two swaps 10 ms apart under load -----------------------------------
 swap() { # swap TAG: work's workers become fault.fault with a new tag (an ignored arg)
