@@ -283,6 +283,8 @@ static void conn_read(shoal_control_t *c, shoal_control_conn_t *k, bool *stop)
         k->in_len += (size_t)got;
         if (nl != NULL) {
             *nl = '\0';
+            if (nl > k->in && nl[-1] == '\r') /* a line from telnet, or nc -C */
+                nl[-1] = '\0';
             request(c, k, stop);
             return;
         }

@@ -15,7 +15,8 @@
  *             | stop
  * DATA is the rest of the line after POOL and its one separator, spaces
  * included (and before TIMEOUT_MS for call: the last word, if it is a
- * number, is the timeout -- `call P  5000` is an empty DATA).
+ * number, is the timeout -- `call P  5000` is an empty DATA; one past
+ * 3600000 is refused). A line may end in "\r\n".
  *
  *   status      takes no argument ("2 usage: status" otherwise); the body is
  *               a line per fact (generation, reloads, threads, ledger,

@@ -402,6 +402,12 @@ static void send_or_call(shoal_control_t *c, shoal_control_conn_t *k, const char
     if (sp != NULL && number(sp + 1, CALL_TIMEOUT_MAX_MS, &t)) {
         timeout = t;
         *sp = '\0';
+    } else if (sp != NULL && sp[1] != '\0' && strspn(sp + 1, "0123456789") == strlen(sp + 1)) {
+        /* A number past the most: said, not taken as DATA with the
+         * default timeout. */
+        shoal__control_say(k, "1 timeout %s ms is past the most a call waits (%u ms)\n", sp + 1,
+                           (unsigned)CALL_TIMEOUT_MAX_MS);
+        return;
     }
     job(c, k, SHOAL_CONTROL_OP_CALL, hp, true, SHOAL_AGENT_CALL, type, rest, strlen(rest), timeout);
 }

@@ -171,6 +171,26 @@ awk -v a="$slowest" -v b="${status%% *}" 'BEGIN { exit !(a < 1.0 && b < 1.0) }' 
     fail "the diffs took $slowest s, a status beside them ${status%% *} s (the host was held)"
 echo "four diffs of a file that never settles: refused within $slowest s, status in ${status%% *} s"
 
+# ---- raw requests: CRLF, a call timeout past the most ------------------------
+python3 - "$SHOAL_SOCKET" > "$tmp/raw.out" <<'PY'
+import socket, sys
+for req in (b"status\r\n", b"call api hello 3600001\n", b"call api hello 3600000\n"):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    s.sendall(req)
+    got = b""
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        got += b
+    print(got.decode().split("\n")[0])
+PY
+[ "$(sed -n 1p "$tmp/raw.out")" = "0 ok" ] || fail "status ended by CRLF: $(cat "$tmp/raw.out")"
+[ "$(sed -n 2p "$tmp/raw.out")" = "1 timeout 3600001 ms is past the most a call waits (3600000 ms)" ] ||
+    fail "a call past the most timeout: $(sed -n 2p "$tmp/raw.out")"
+[ "$(sed -n 3p "$tmp/raw.out")" = "0 ok" ] || fail "a call at the most timeout: $(sed -n 3p "$tmp/raw.out")"
+
 # ---- a failed reload prints where --------------------------------------------
 gen=$((hups + 1))
 printf 'plugins: { echo: %s/echo/echo.so }\npools:\n  api: { worker: echo.echo, size: -1 }\n' \
