@@ -515,7 +515,7 @@ static void diff(shoal_control_t *c, shoal_control_conn_t *k, char *rest)
     const char *path = *rest != '\0' ? rest : c->config;
     shoal_config_t *cfg = NULL;
     shoal_diag_t err = {0};
-    char buf[1200];
+    char buf[1700]; /* the changes, at most 1500 bytes and how many more (reload.c) */
     /* A regular file only, never blocking, and read once: settling waits
      * up to 2 s on this thread, and any client may name a file that never
      * settles (file.h). */

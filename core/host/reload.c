@@ -164,28 +164,47 @@ static verdict_t *judge_all(shoal_host_t *h, const shoal_config_t *c)
 }
 
 /* What a reload changes, for its log line. */
+/* The changes, as one line's text: whole notes while they fit, then how
+ * many more there were -- a reload's line (2048 bytes in all: host_log.c)
+ * keeps room for its ledger after them, a diff's answer for all of it
+ * (control_cmd.c); a reload that removed 400 pools had its line cut in
+ * the middle of a name, and its ledger with it. */
+#define CHANGES_MAX 1500
 typedef struct change_log_s {
-    char text[2000];
+    char text[CHANGES_MAX + 64]; /* + "; and N more changes (not listed)" */
     size_t len;
-    unsigned n;
+    unsigned n, more;
 } change_log_t;
 
 static void note(change_log_t *l, const char *fmt, ...) SHOAL_PRINTF(2, 3);
 static void note(change_log_t *l, const char *fmt, ...)
 {
-    if (l->len >= sizeof l->text - 1)
-        return;
-    if (l->n != 0 && l->len + 2 < sizeof l->text) {
-        memcpy(l->text + l->len, "; ", 3);
-        l->len += 2;
-    }
+    char one[CHANGES_MAX + 1];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(l->text + l->len, sizeof l->text - l->len, fmt, ap);
+    int n = vsnprintf(one, sizeof one, fmt, ap);
     va_end(ap);
-    if (n > 0)
-        l->len += (size_t)n < sizeof l->text - l->len ? (size_t)n : sizeof l->text - l->len - 1;
+    size_t sep = l->n != 0 ? 2 : 0;
+    if (n < 0 || l->more != 0 || l->len + sep + (size_t)n > CHANGES_MAX) {
+        l->more++;
+        return;
+    }
+    memcpy(l->text + l->len, "; ", sep);
+    memcpy(l->text + l->len + sep, one, (size_t)n + 1);
+    l->len += sep + (size_t)n;
     l->n++;
+}
+
+/* The text of the changes noted: "no change", or the notes and how many
+ * did not fit. */
+static const char *changes(change_log_t *l)
+{
+    if (l->n == 0 && l->more == 0)
+        return "no change";
+    if (l->more != 0)
+        snprintf(l->text + l->len, sizeof l->text - l->len, "%sand %u more change%s (not listed)",
+                 l->n != 0 ? "; " : "", l->more, l->more == 1 ? "" : "s");
+    return l->text;
 }
 
 /* What a reload does to metrics.listen (applied by shoald's reload hook,
@@ -258,7 +277,7 @@ void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_
         note(&log, "%s", notes);
     metrics_note(&log, h->config, c, false);
     host_note(&log, h->config, c);
-    snprintf(buf, size, "%s", log.n ? log.text : "no change");
+    snprintf(buf, size, "%s", changes(&log));
 }
 
 /* ---- the worker swap ------------------------------------------------------- */
@@ -537,7 +556,7 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
     char ledger[320];
     shoal__host_ledger(h, ledger, sizeof ledger);
     shoal__host_log(h, SHOAL_LOG_INFO, "reload: generation %" PRIu64 " from %s: %s; %s", gen, path,
-                    log.n ? log.text : "no change", ledger);
+                    changes(&log), ledger);
     return SHOAL_OK;
 undo:
     hooks_abort(h, prepared);

@@ -398,6 +398,18 @@ sed 's/size: 2/size: 1\n    kind: pull\n    prefetch: 3/' "$tmp/s.yaml" > "$tmp/
 what="diff p.yaml (a pull pool)"
 run env -C "$tmp" "$shoalctl" diff p.yaml
 expect 0 "generation 1 -> 2: replace api (kind forward -> pull: a new pool under its name; the old one drains)" ""
+# Many changes: whole ones while they fit (1500 bytes), then how many more
+# -- not a line cut in the middle of a name (a reload's line lost its
+# ledger so).
+{ cat "$tmp/s.yaml"; for i in $(seq -w 1 300); do echo "  many$i: { worker: echo.echo, size: 1 }"; done; } > "$tmp/m.yaml"
+what="diff m.yaml (300 pools more)"
+run env -C "$tmp" "$shoalctl" diff m.yaml
+[ "$rc" = 0 ] && [ "$(wc -l < "$tmp/out")" = 1 ] &&
+    grep -qE '^generation 1 -> 2: api size 1 -> 2; start many001; start many002; (start many[0-9]{3}; )+and [0-9]+ more changes \(not listed\)$' "$tmp/out" ||
+    fail "$what: exit $rc: $(cat "$tmp/out" "$tmp/err")"
+listed=$(grep -o 'start many[0-9]*' "$tmp/out" | wc -l)
+more=$(sed -n 's/.*; and \([0-9]*\) more changes.*/\1/p' "$tmp/out")
+[ $((listed + more)) = 300 ] || fail "$what: $listed listed + $more more is not 300"
 # shoald --check --diff: at --control, options in any order.
 what="shoald --control S --diff --check FILE"
 run "$shoald" --control "$tmp/other.sock" --diff --check "$tmp/t.yaml"
