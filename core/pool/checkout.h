@@ -297,8 +297,11 @@ _Static_assert(offsetof(shoal_checkout_t, qlive) + sizeof(uint32_t) -
                    64,
                "what every take, return and transaction touches is on the lock's line");
 
-/* The kind's ops (actor/group.h). */
+/* The kind's ops (actor/group.h; checkout_ops.c). */
 extern const struct shoal_group_ops_s shoal__checkout_ops;
+/* A draining pool's next step, with the lock (checkout.c): its free
+ * members serve the transactions queued, and it ends when none is left. */
+void shoal__co_drain_step(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
 
 /* The pool's tick: deadlines, leases, culling (its own priority cast). */
 #define SHOAL__POOL_TICK_CHECKOUT 0xFFFE010Bu

@@ -13,7 +13,7 @@
  * later one too, behind it, until the actor has read them all there
  * (txn_mailed), so that transactions keep the order they came in. A caller that
  * gives up drops its transaction from the queue on its own thread too
- * (checkout.c: co_call_gone). Each is what the actor would have done with
+ * (checkout_ops.c: co_call_gone). Each is what the actor would have done with
  * the same state, under the same lock, so the actor's invariants (the
  * seats agree with the counts and the FIFO; in use + free + starting is
  * the members alive) hold between any two holders. Everything else -- a member to stop
