@@ -142,21 +142,6 @@ static inline void handle_fast(struct shoal_ctx_s *ctx, shoal_env_t *e)
         ctx->group_handled++; /* counted once per turn (actor_run) */
 }
 
-/* The handler just left ran long (the monitor captured it:
- * sched/monitor.c): what this turn has handled is published now, as at
- * its end, not when a turn of such handlers ends. A reader of the pool's
- * counts -- the ledger when a shutdown's deadline passes inside the turn
- * -- sees those messages handled, not queued (or lost). */
-static __attribute__((noinline)) void handled_now(struct shoal_ctx_s *ctx)
-{
-    ctx->w->watch_slow = false;
-    publish_deq(ctx);
-    if (ctx->group_handled != 0) {
-        ctx->group->ops->turn_end(ctx, ctx->group_handled);
-        ctx->group_handled = 0;
-    }
-}
-
 /* What a member's group holds for it once its mailbox is empty. */
 static shoal_env_t *take_item(struct shoal_ctx_s *ctx)
 {
@@ -206,9 +191,7 @@ static void run_messages(struct shoal_ctx_s *ctx)
             shoal__env_free(tc, ctx->taken);
             ctx->taken = NULL;
         }
-        if (__builtin_expect(ctx->w->watch_slow, 0))
-            handled_now(ctx);
-        if (ctx->exiting || ctx->yield)
+        if (ctx->exiting || ctx->yield) /* yield: shoal_yield, or a handler that ran long */
             return;
     }
 }

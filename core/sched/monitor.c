@@ -221,7 +221,13 @@ void shoal__watch_flagged(shoal_worker_t *w)
         shoal__futex_wait(&w->watch_flag, SHOAL_WATCH_PROBE, NULL);
     if (f != SHOAL_WATCH_CAPTURED)
         return;
-    w->watch_slow = true;
+    /* It ran long: its turn ends after it, as on shoal_yield -- the end
+     * of a turn publishes what it has handled (actor/turn.c), so a turn
+     * of slow handlers shows them handled as it goes (a shutdown past its
+     * deadline inside one counted them lost), and the actors behind it on
+     * this thread's ring get their turn. (Reset at the next turn's start:
+     * a callback outside a turn ends nothing.) This worker's own field. */
+    w->ctx.yield = true;
     shoal_runtime_t *rt = w->rt;
     end_entry(rt, rt->monitor, w->id, shoal__now_ns());
     atomic_store_explicit(&w->watch_flag, SHOAL_WATCH_NONE, memory_order_relaxed);

@@ -50,10 +50,6 @@ typedef struct shoal_worker_s {
      * on entering and leaving every callback, watch_flag by the monitor. */
     alignas(64) _Atomic uint64_t watch_seq; /* odd while inside a callback */
     _Atomic uint32_t watch_flag;            /* SHOAL_WATCH_* (futex word) */
-    /* This worker's own: the callback it left last was captured (it ran
-     * long); the turn publishes what it has handled at once
-     * (actor/turn.c), and clears it. */
-    bool watch_slow;
     /* written by wakers: 1 while parked (futex word); by the monitor: retire
      * (a compensating worker leaves at its next safe point), xstate */
     alignas(64) _Atomic uint32_t parked;

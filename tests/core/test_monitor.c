@@ -236,18 +236,25 @@ static void none_means_none(void)
 
 /* ---- a pool's worker: named as its log lines are, shown in inspect ---------------- */
 
+/* A pool named `name` of one worker running beh (asserted). */
+static shoal_pid_t pool_of_one(shoal_runtime_t *rt, const char *name, const shoal_behaviour_t *beh)
+{
+    shoal_pool_spec_t spec;
+    shoal_pool_spec_init(&spec);
+    spec.name = name;
+    spec.worker = beh;
+    spec.size = 1;
+    shoal_pid_t pool = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &spec, &pool), SHOAL_OK);
+    return pool;
+}
+
 static void pool_worker_stall_in_inspect(void)
 {
     reset();
     shoal_runtime_t *rt = make_rt(1, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-    shoal_pool_spec_t spec;
-    shoal_pool_spec_init(&spec);
-    spec.name = "slow";
-    spec.worker = &spinner;
-    spec.size = 1;
-    shoal_pid_t pool;
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &spec, &pool), SHOAL_OK);
+    shoal_pid_t pool = pool_of_one(rt, "slow", &spinner);
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, pool, 1, NULL, 0), SHOAL_OK);
     WAIT_UNTIL(shoal_test_log_count(STALLED) == 1);
     shoal_test_assert_logged(" slow/spin: " STALLED);
@@ -290,23 +297,18 @@ static int nap_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
 static const shoal_behaviour_t napper = {.name = "nap", .handle_message = nap_handle};
 
 /* Four sends to a pool of one worker whose handler takes 300 ms: one turn
- * runs them all. Each handler the monitor captured publishes what the turn
- * handled at once, so the pool's counts show the first handled while the
- * other three wait -- where they used to show none until the turn ended
- * with all four (a shutdown past its deadline inside such a turn counted
- * the messages it had handled as lost). */
+ * used to run them all. A handler the monitor captured ends its turn (as
+ * shoal_yield does), whose end publishes what it handled, so the pool's
+ * counts show the first handled while the other three wait -- where they
+ * used to show none until the turn ended with all four (a shutdown past
+ * its deadline inside such a turn counted the messages it had handled as
+ * lost). */
 static void long_handlers_publish_as_they_go(void)
 {
     reset();
     shoal_runtime_t *rt = make_rt(1, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-    shoal_pool_spec_t spec;
-    shoal_pool_spec_init(&spec);
-    spec.name = "naps";
-    spec.worker = &napper;
-    spec.size = 1;
-    shoal_pid_t pool;
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &spec, &pool), SHOAL_OK);
+    shoal_pid_t pool = pool_of_one(rt, "naps", &napper);
     for (int i = 0; i < 4; i++)
         CU_ASSERT_EQUAL(shoal_runtime_send(rt, pool, 1, NULL, 0), SHOAL_OK);
     WAIT_UNTIL(shoal_test_pool_stats(rt, pool).messages_handled >= 1);
