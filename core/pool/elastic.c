@@ -202,6 +202,15 @@ int shoal__pool_set_bounds(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t mi
 
 /* ---- max_waiting ----------------------------------------------------------- */
 
+int shoal__pool_room_add(shoal_runtime_t *rt, shoal_pool_t *p, shoal_pid_t waiter)
+{
+    int rc = shoal__room_add(rt, p->g.pid, waiter,
+                             atomic_load_explicit(&p->max_waiting, memory_order_relaxed));
+    if (rc == SHOAL_EOVERLOAD)
+        atomic_fetch_add_explicit(&p->waits_refused, 1, memory_order_relaxed);
+    return rc;
+}
+
 uint32_t shoal__pool_waiting(shoal_pool_t *p)
 {
     if (p->pull != NULL)

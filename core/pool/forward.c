@@ -400,10 +400,7 @@ static int forward_room(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *
                         shoal_pid_t waiter)
 {
     shoal_pool_t *p = shoal__pool_of_group(g);
-    int rc = shoal__room_add(rt, g->pid, waiter,
-                             atomic_load_explicit(&p->max_waiting, memory_order_relaxed));
-    if (rc == SHOAL_EOVERLOAD)
-        atomic_fetch_add_explicit(&p->waits_refused, 1, memory_order_relaxed);
+    int rc = shoal__pool_room_add(rt, p, waiter);
     if (rc != SHOAL_OK)
         return rc;
     /* seq_cst fence: the table is read after the flag is set, against the

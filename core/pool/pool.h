@@ -619,6 +619,10 @@ void shoal__pool_resized_by_hand(shoal_pool_t *p);
 /* How many senders wait for room in p now (any thread holding a
  * reference). */
 uint32_t shoal__pool_waiting(shoal_pool_t *p);
+/* waiter waits for room in p, registered by p's PID (actor/room.h) within
+ * max_waiting; one past it is SHOAL_EOVERLOAD, counted in waits_refused
+ * (a forward or checkout pool's room op; a pull pool keeps its own list). */
+int shoal__pool_room_add(shoal_runtime_t *rt, shoal_pool_t *p, shoal_pid_t waiter);
 /* Frees what el holds (with the record). */
 void shoal__pool_elastic_free(struct shoal_elastic_s *el);
 
