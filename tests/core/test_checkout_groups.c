@@ -21,6 +21,18 @@ static _Atomic shoal_pid_t last_held;
 
 enum { C_GO = 10 };
 
+/* n checkout pools of group "dbs", pool i of size[i] members (init =
+ * max; size NULL: 1 each), into pools[]. */
+static void start_group(shoal_runtime_t *rt, shoal_pid_t *pools, int n, const uint32_t *size)
+{
+    for (int i = 0; i < n; i++) {
+        uint32_t k = size != NULL ? size[i] : 1;
+        shoal_pool_spec_t s = cb_spec_of(k, k);
+        s.checkout.group = "dbs";
+        pools[i] = cb_start(rt, &s);
+    }
+}
+
 /* ---- groups ------------------------------------------------------------------------ */
 
 static atomic_int group_rc = 99;
@@ -64,11 +76,7 @@ static void test_groups(void)
     cb_reset();
     shoal_runtime_t *rt = shoal_test_runtime(2);
     shoal_pid_t pools[3];
-    for (int i = 0; i < 3; i++) {
-        shoal_pool_spec_t s = cb_spec_of(1, 1);
-        s.checkout.group = "dbs";
-        pools[i] = cb_start(rt, &s);
-    }
+    start_group(rt, pools, 3, NULL);
     shoal_pid_t taker, from, held[3];
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &group_taker, NULL, NULL, &taker), SHOAL_OK);
     /* Random first: over many takes every pool is picked. */
@@ -113,11 +121,7 @@ static void test_groups_most_free(void)
     shoal_runtime_t *rt = shoal_test_runtime(2);
     const uint32_t size[4] = {1, 1, 1, 3};
     shoal_pid_t pools[4], held[2], taker, from;
-    for (int i = 0; i < 4; i++) {
-        shoal_pool_spec_t s = cb_spec_of(size[i], size[i]);
-        s.checkout.group = "dbs";
-        pools[i] = cb_start(rt, &s);
-    }
+    start_group(rt, pools, 4, size);
     for (int i = 0; i < 2; i++) /* the first two: none free */
         CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pools[i], 0, &held[i]), SHOAL_OK);
     for (int i = 0; i < 4; i++)
@@ -185,11 +189,7 @@ static void test_group_transactions(void)
     cb_reset();
     shoal_runtime_t *rt = shoal_test_runtime(2);
     shoal_pid_t pools[2], held[2], caller;
-    for (int i = 0; i < 2; i++) {
-        shoal_pool_spec_t s = cb_spec_of(1, 1);
-        s.checkout.group = "dbs";
-        pools[i] = cb_start(rt, &s);
-    }
+    start_group(rt, pools, 2, NULL);
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &group_caller, NULL, NULL, &caller), SHOAL_OK);
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pools[0], 0, &held[0]), SHOAL_OK);
     CU_ASSERT_EQUAL(cb_stats(rt, pools[0]).free, 0); /* published */
@@ -258,12 +258,9 @@ static void test_group_skips_draining(void)
     atomic_store(&burst_noproc, 0);
     shoal_runtime_t *rt = shoal_test_runtime(2);
     shoal_pid_t pools[2], held[2], b;
-    for (int i = 0; i < 2; i++) {
-        shoal_pool_spec_t s = cb_spec_of(1, 1);
-        s.checkout.group = "dbs";
-        pools[i] = cb_start(rt, &s);
+    start_group(rt, pools, 2, NULL);
+    for (int i = 0; i < 2; i++)
         CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pools[i], 0, &held[i]), SHOAL_OK);
-    }
     CU_ASSERT_EQUAL(shoal_runtime_send_priority(rt, pools[1], SHOAL_POOL_DRAIN, NULL, 0), SHOAL_OK);
     WAIT_UNTIL(cb_stats(rt, pools[1]).state == SHOAL_POOL_DRAINING);
     CU_ASSERT_EQUAL(cb_stats(rt, pools[0]).free, 0);
@@ -289,10 +286,8 @@ static void test_big_group(void)
     cb_reset();
     shoal_runtime_t *rt = shoal_test_runtime(2);
     shoal_pid_t pools[BIG], held, taker, from;
+    start_group(rt, pools, BIG, NULL);
     for (int i = 0; i < BIG; i++) {
-        shoal_pool_spec_t s = cb_spec_of(1, 1);
-        s.checkout.group = "dbs";
-        pools[i] = cb_start(rt, &s);
         if (i < BIG - 1)
             CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pools[i], 0, &held), SHOAL_OK);
         CU_ASSERT_EQUAL(cb_stats(rt, pools[i]).free, i < BIG - 1 ? 0 : 1); /* published */

@@ -20,6 +20,16 @@
 
 /* ---- leases, culling, lifetimes ------------------------------------------------ */
 
+/* A pool of init 1, max 4 grown to 4 (four takes, each starting one) and
+ * every member given back, m[0] first: m[3] is the one given back last. */
+static void grow_to_4(shoal_runtime_t *rt, shoal_pid_t pool, shoal_pid_t m[4])
+{
+    for (int i = 0; i < 4; i++)
+        CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 5000, &m[i]), SHOAL_OK);
+    for (int i = 0; i < 4; i++)
+        CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, m[i], SHOAL_RETURN_OK), SHOAL_OK);
+}
+
 static void test_lease_expiry(void)
 {
     cb_reset();
@@ -48,10 +58,7 @@ static void test_cull_to_init(void)
     s.checkout.max_age_ms = 150;
     shoal_pid_t pool = cb_start(rt, &s);
     shoal_pid_t m[4];
-    for (int i = 0; i < 4; i++)
-        CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 5000, &m[i]), SHOAL_OK);
-    for (int i = 0; i < 4; i++)
-        CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, m[i], SHOAL_RETURN_OK), SHOAL_OK);
+    grow_to_4(rt, pool, m);
     CU_ASSERT_EQUAL(cb_stats(rt, pool).free, 4);
     WAIT_UNTIL(cb_stats(rt, pool).culled == 3);
     struct timespec ts = {0, 400000000}; /* well past another max_age */
@@ -82,10 +89,7 @@ static void test_cull_under_light_use_lifo(void)
     s.checkout.max_age_ms = 300;
     shoal_pid_t pool = cb_start(rt, &s);
     shoal_pid_t m[4];
-    for (int i = 0; i < 4; i++)
-        CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 5000, &m[i]), SHOAL_OK);
-    for (int i = 0; i < 4; i++)
-        CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, m[i], SHOAL_RETURN_OK), SHOAL_OK);
+    grow_to_4(rt, pool, m);
     unsigned takes = 0, others = 0;
     double end = shoal_test_now() + 5.0; /* max_age is 0.3 s */
     while (cb_stats(rt, pool).culled < 3 && shoal_test_now() < end) {
@@ -476,10 +480,7 @@ static void cull_and_lifetime_live(uint32_t strategy)
     s.checkout.max_age_ms = 100;
     shoal_pid_t pool = cb_start(rt, &s);
     shoal_pid_t m[4];
-    for (int i = 0; i < 4; i++)
-        CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 5000, &m[i]), SHOAL_OK);
-    for (int i = 0; i < 4; i++)
-        CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, m[i], SHOAL_RETURN_OK), SHOAL_OK);
+    grow_to_4(rt, pool, m);
     cb_sleep_ms(400); /* four times max_age, culling off */
     CU_ASSERT_EQUAL(cb_stats(rt, pool).culled, 0);
     CU_ASSERT_EQUAL(cb_stats(rt, pool).free, 4);

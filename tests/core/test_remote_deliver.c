@@ -137,11 +137,7 @@ static void nonsense_current_stopped_once(void)
     CU_ASSERT(cpu < 0.3);
     CU_ASSERT_EQUAL(shoal_test_log_count("wrote nonsense into its channel"), 1);
     SHOAL_TEST_WAIT_UNTIL(rk_current_pid(&g) != 0 && rk_current_pid(&g) != child, RK_WAIT_S);
-    rk_caller_t echo[1];
-    pthread_t te[1];
-    rk_callers_start(echo, te, 1, &g, 1, RK_TMO_MS);
-    CU_ASSERT_TRUE(rk_callers_answered(echo, te, 1, RK_WAIT_S));
-    CU_ASSERT_EQUAL(echo[0].status, SHOAL_OK);
+    rk_call_answered(&g);
     rk_rig_down(&g);
 }
 
@@ -182,11 +178,7 @@ static void nonsense_retiring_stopped_once(void)
     CU_ASSERT_FALSE(rk_running(old));
     CU_ASSERT_EQUAL(shoal_test_log_count("wrote nonsense into its channel"), 1);
     CU_ASSERT_EQUAL(rk_current_pid(&g), atomic_load(&f2.pid));
-    rk_caller_t echo[1];
-    pthread_t te[1];
-    rk_callers_start(echo, te, 1, &g, 1, RK_TMO_MS);
-    CU_ASSERT_TRUE(rk_callers_answered(echo, te, 1, RK_WAIT_S));
-    CU_ASSERT_EQUAL(echo[0].status, SHOAL_OK);
+    rk_call_answered(&g);
     rk_rig_down(&g);
 }
 

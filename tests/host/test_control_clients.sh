@@ -13,6 +13,7 @@
 # closes at once it says so (and is not killed). A worker that forks a
 # process keeping shoald's descriptors does not hold an answer's end.
 . "$(dirname "$0")/lib.sh" "$1"
+here=$(cd "$(dirname "$0")" && pwd) # ask.py, for the raw clients
 export SHOAL_SOCKET=$tmp/ctl.sock
 command -v python3 > /dev/null || fail "python3 is needed for the raw socket clients"
 
@@ -134,19 +135,12 @@ out=$("$shoalctl" diff "$tmp/s.yaml") || fail "diff of the config: exit $?"
 # own) never settles: its size says 0 whatever is read. Each diff used to
 # wait 2 s on the host thread for it to settle, one after the other: four
 # held a status 7.8 s, and the watchdog with it.
-python3 - "$SHOAL_SOCKET" > "$tmp/environ.out" <<'PY'
-import socket, sys, threading, time
+python3 - "$SHOAL_SOCKET" "$here" > "$tmp/environ.out" <<'PY'
+import sys, threading, time
+sys.path.insert(0, sys.argv[2])
+from ask import ask as ask_one
 def ask(req, out, i):
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(sys.argv[1])
-    s.sendall(req)
-    got = b""
-    while True:
-        b = s.recv(65536)
-        if not b:
-            break
-        got += b
-    out[i] = (got, time.monotonic())
+    out[i] = (ask_one(sys.argv[1], req), time.monotonic())
 t0 = time.monotonic()
 out = [None] * 5
 ts = [threading.Thread(target=ask, args=(b"diff /proc/self/environ\n", out, i)) for i in range(4)]
@@ -172,19 +166,12 @@ awk -v a="$slowest" -v b="${status%% *}" 'BEGIN { exit !(a < 1.0 && b < 1.0) }' 
 echo "four diffs of a file that never settles: refused within $slowest s, status in ${status%% *} s"
 
 # ---- raw requests: CRLF, a call timeout past the most ------------------------
-python3 - "$SHOAL_SOCKET" > "$tmp/raw.out" <<'PY'
-import socket, sys
+python3 - "$SHOAL_SOCKET" "$here" > "$tmp/raw.out" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2])
+from ask import ask
 for req in (b"status\r\n", b"call api hello 3600001\n", b"call api hello 3600000\n"):
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(sys.argv[1])
-    s.sendall(req)
-    got = b""
-    while True:
-        b = s.recv(65536)
-        if not b:
-            break
-        got += b
-    print(got.decode().split("\n")[0])
+    print(ask(sys.argv[1], req).decode().split("\n")[0])
 PY
 [ "$(sed -n 1p "$tmp/raw.out")" = "0 ok" ] || fail "status ended by CRLF: $(cat "$tmp/raw.out")"
 [ "$(sed -n 2p "$tmp/raw.out")" = "1 timeout 3600001 ms is past the most a call waits (3600000 ms)" ] ||

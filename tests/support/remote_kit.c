@@ -194,8 +194,9 @@ bool rk_running(int pid)
     return end != NULL && end[1] == ' ' && end[2] != 'Z' && end[2] != 'X';
 }
 
-/* How many channels (memfds named shoal:chan) this process has open. */
-int rk_channels_open(void)
+/* How many descriptors this process has open whose target, as
+ * /proc/self/fd reads it, has `what` in it. */
+static int fds_open(const char *what)
 {
     DIR *d = opendir("/proc/self/fd");
     int n = 0;
@@ -206,7 +207,7 @@ int rk_channels_open(void)
         ssize_t k = readlink(path, target, sizeof target - 1);
         if (k > 0) {
             target[k] = '\0';
-            n += strstr(target, "memfd:shoal:chan") != NULL;
+            n += strstr(target, what) != NULL;
         }
     }
     if (d != NULL)
@@ -214,25 +215,9 @@ int rk_channels_open(void)
     return n;
 }
 
-/* How many sockets this process has open: a channel's doorbell ends. */
-int rk_sockets_open(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    int n = 0;
-    struct dirent *e;
-    while (d != NULL && (e = readdir(d)) != NULL) {
-        char path[300], target[256];
-        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
-        ssize_t k = readlink(path, target, sizeof target - 1);
-        if (k > 0) {
-            target[k] = '\0';
-            n += strncmp(target, "socket:", 7) == 0;
-        }
-    }
-    if (d != NULL)
-        closedir(d);
-    return n;
-}
+int rk_channels_open(void) { return fds_open("memfd:shoal:chan"); }
+
+int rk_sockets_open(void) { return fds_open("socket:["); }
 
 /* ---- the pool ------------------------------------------------------------------- */
 
@@ -409,4 +394,14 @@ bool rk_callers_answered(rk_caller_t *c, pthread_t *t, int n, double seconds)
     for (int i = 0; i < n; i++)
         pthread_join(t[i], NULL);
     return all;
+}
+
+void rk_call_answered(rk_rig_t *g)
+{
+    rk_caller_t echo[1];
+    pthread_t te[1];
+    rk_callers_start(echo, te, 1, g, 1, RK_TMO_MS);
+    CU_ASSERT_TRUE(rk_callers_answered(echo, te, 1, RK_WAIT_S));
+    CU_ASSERT_EQUAL(echo[0].rc, SHOAL_OK);
+    CU_ASSERT_EQUAL(echo[0].status, SHOAL_OK);
 }

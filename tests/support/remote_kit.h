@@ -143,5 +143,8 @@ void rk_reader_end(rk_reader_t *rd, pthread_t t, int stage);
 void rk_callers_start(rk_caller_t *c, pthread_t *t, int n, rk_rig_t *g, uint32_t type,
                       uint64_t timeout_ms);
 bool rk_callers_answered(rk_caller_t *c, pthread_t *t, int n, double seconds);
+/* One call of type 1 to g's pool, from a thread: answered, SHOAL_OK
+ * (asserted) -- the child new work goes to serves. */
+void rk_call_answered(rk_rig_t *g);
 
 #endif
