@@ -218,11 +218,19 @@ static void co_own_end(struct shoal_ctx_s *ctx)
 
 /* A member has handled a transaction: counted, and it gives itself back:
  * at once when that needs nothing of the pool's actor (checkout_fast.c),
- * else by a return to it. */
+ * else by a return to it. One that ends after this callback (shoal_exit in
+ * it, its call answered) gives nothing back: it ended in use, and its EXIT
+ * says so (killed_in_use, logged) -- given back, it was counted
+ * returned_ok, then killed_free as its EXIT found it free. Its transaction
+ * is settled here all the same. */
 static void member_done(struct shoal_ctx_s *ctx, bool ok)
 {
     shoal_pool_t *p = shoal__pool_of_group(ctx->group);
     shoal__pool_count(ctx->tc, p, !ok, 0, 0, false);
+    if (ok && __builtin_expect(ctx->exiting, 0)) {
+        shoal__co_txn_out(ctx->rt, ctx->tc, p);
+        return;
+    }
     if (ok && shoal__co_fast_return(ctx->rt, ctx->tc, p, ctx->self, (uint32_t)ctx->member[0] - 1,
                                     ctx->self) != SHOAL__CO_SLOW)
         return;

@@ -232,6 +232,58 @@ static void test_transactions(void)
     shoal_runtime_destroy(rt);
 }
 
+/* A member that ends by itself (shoal_exit) in a transaction -- a call,
+ * answered first, and a cast -- ended in use: counted killed_in_use and
+ * said once, not returned_ok and then killed_free as a member that
+ * ended while free; and its transaction is settled, so the next is
+ * admitted (queue_max 0: max + queue_max is 1 transaction out at once). */
+static void test_transaction_member_exits(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime_logged(2, SHOAL_LOG_WARN);
+    shoal_pool_spec_t s = cb_spec_of(1, 1);
+    s.checkout.queue_max = 0;
+    shoal_pid_t pool = cb_start(rt, &s);
+    for (int k = 0; k < 3; k++) {
+        shoal_answer_t ans;
+        WAIT_UNTIL(cb_stats(rt, pool).free == 1);
+        CU_ASSERT_EQUAL_FATAL(shoal_runtime_checkout_call(rt, pool, T_EXIT, NULL, 0, CB_TMO, &ans),
+                              SHOAL_OK);
+        CU_ASSERT_EQUAL(ans.status, SHOAL_OK);
+        cb_who_t w;
+        memcpy(&w, ans.data, sizeof w);
+        shoal_answer_release(&ans);
+        CU_ASSERT_EQUAL(w.uses, 1);
+        WAIT_UNTIL(cb_ended(rt, w.pid) && cb_stats(rt, pool).killed_in_use == (uint64_t)k + 1);
+        char line[200];
+        snprintf(line, sizeof line,
+                 "member %u.%u ended while in use (it exited, not by the pool): counted "
+                 "killed_in_use; a new one replaces it",
+                 (unsigned)shoal__pid_slot(w.pid), (unsigned)shoal__pid_gen(w.pid));
+        CU_ASSERT_EQUAL(shoal_test_log_count(line), 1);
+    }
+    WAIT_UNTIL(cb_stats(rt, pool).free == 1);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, pool, T_EXIT, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(cb_stats(rt, pool).killed_in_use == 4 && cb_stats(rt, pool).free == 1);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.killed_in_use, 4);
+    CU_ASSERT_EQUAL(st.killed_free, 0);
+    CU_ASSERT_EQUAL(st.returned_ok, 0);
+    CU_ASSERT_EQUAL(st.returned_fail, 0);
+    CU_ASSERT_EQUAL(st.error_no_members, 0);
+    CU_ASSERT_EQUAL(st.messages_handled, 4);
+    CU_ASSERT_EQUAL(st.in_use, 0);
+    CU_ASSERT_EQUAL(atomic_load(&cb_started), 5);
+    /* Nothing left out: the next transaction runs, on the fifth member. */
+    shoal_answer_t ans;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_checkout_call(rt, pool, T_WHO, NULL, 0, CB_TMO, &ans),
+                          SHOAL_OK);
+    CU_ASSERT_EQUAL(ans.status, SHOAL_OK);
+    shoal_answer_release(&ans);
+    WAIT_UNTIL(cb_stats(rt, pool).returned_ok == 1);
+    shoal_runtime_destroy(rt);
+}
+
 /* ---- a transaction whose caller gave up ------------------------------------------- */
 
 static atomic_int tx_kind = 0; /* the answer's SHOAL_MSG_* (0: none yet) */
@@ -352,6 +404,7 @@ int main(void)
         {"a consumer's end: normal, crash, unanswered takes", test_consumer_ends},
         {"members crashing in use and free", test_member_crashes},
         {"transactions: ok, failed, admission", test_transactions},
+        {"a member that exits in a transaction ended in use", test_transaction_member_exits},
         {"a transaction whose caller gave up never runs", test_transaction_caller_gone},
         {"... nor one still unread when its caller gave up", test_transaction_gone_before_read},
         {NULL, NULL},

@@ -45,6 +45,8 @@ static int m_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
         shoal_panic(ctx, "member asked to panic");
     if (msg->type == T_FAIL)
         return SHOAL_EFAILED;
+    if (msg->type == T_EXIT)
+        shoal_exit(ctx, SHOAL_OK);
     return SHOAL_OK;
 }
 
@@ -59,6 +61,8 @@ static int m_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg, shoal_r
         while (!atomic_load(&cb_gate))
             shoal_test_nap();
     }
+    if (msg->type == T_EXIT)
+        shoal_exit(ctx, SHOAL_OK);
     cb_who_t w = {shoal_self(ctx), m->uses};
     return shoal_reply_set(reply, msg->type, &w, sizeof w);
 }
