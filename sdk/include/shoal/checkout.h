@@ -31,7 +31,9 @@
  * counted killed_free if it was free, killed_in_use if it was in use (then
  * an actor holding it gets a SHOAL_MSG_EXIT for it, from = the member --
  * always after the take's answer that gave it the member -- and no longer
- * holds it; a thread is not told: its return gets SHOAL_EINVAL).
+ * holds it; a thread is not told: its return gets SHOAL_EINVAL). One that
+ * calls shoal_exit while it runs a transaction ended in use (its answer,
+ * if it set one, is sent first).
  *
  * Waiting. With no free member, a taker waits in a FIFO of at most
  * queue_max takers until its timeout (UINT64_MAX: no limit); when that
