@@ -1,4 +1,4 @@
-/* test_resize_checkout.c - the Resize contract (test_resize.c) for
+/* test_resize_checkout.c - the Resize contract (test_resize_{capacity,calls,work}.c) for
  * checkout pools, whose size is their init and max (core/pool/checkout.c:
  * set_locked, by shoal_pool_set_checkout):
  *   1. members in use are never more than the max in force, a lowered one
