@@ -2,7 +2,7 @@
  * a caller's buffer: the signal handler may not use stdio, malloc or
  * gmtime, so numbers, the UTC timestamp and JSON strings are formatted
  * here (strlen is async-signal-safe since POSIX.1-2016). Everything is pure and async-signal-safe;
- * tests/core/test_fault.c checks it against snprintf, strftime and a JSON parser's rules.
+ * tests/core/test_fault_format.c checks it against snprintf, strftime and a JSON parser's rules.
  */
 #include "runtime/fault.h"
 
