@@ -24,6 +24,10 @@
  * are then copied into host-side structs of today's size, holding only the
  * fields the plugin's ABI minor has, so the runtime never reads past what the
  * plugin defined.
+ *
+ * A loaded module's life -- its references, its release (fini, the .so
+ * closed), what the host reads of it, spawning from it -- is
+ * loader_module.c.
  */
 #include "host/loader.h"
 
@@ -43,57 +47,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "actor/actor.h"
 #include "host/argcheck.h"
 #include "host/file.h"
+#include "host/loader_module.h"
 #include "host/plugin_init.h"
 #include "host/plugin_trial.h"
 #include "runtime/fault.h"
-#include "runtime/runtime.h"
 
 /* The part of the descriptor every ABI 1.x plugin has. */
 #define DESC_MIN_SIZE offsetof(shoal_plugin_t, init)
 
-struct shoal_module_s {
-    shoal_loader_t *loader;
-    shoal_module_t *next;
-    _Atomic uint32_t refs;
-    void *dl;
-    const shoal_plugin_t *desc;
-    /* The behaviours as the host reads them: full-size copies holding only
-     * the fields the plugin's ABI minor has, the rest zero. */
-    shoal_behaviour_t *behaviours;
-    size_t nbehaviours;
-    char *path;
-    char *origin; /* "plugin NAME VERSION (PATH)", for crash reports */
-    int copy_fd;  /* the sealed memfd the code was mapped from */
-    /* the configured file's identity when it was copied: a reload of an
-     * unchanged file finds this module again */
-    shoal_file_id_t id;
-};
-
-struct shoal_loader_s {
-    pthread_mutex_t load_lock; /* one load at a time: a file is never loaded twice */
-    pthread_mutex_t lock;      /* the list, and the references it hands out */
-    shoal_module_t *modules;
-    void (*warn)(void *user, const char *line); /* under lock */
-    void *warn_user;
-    /* shoal__loader_set_tend's, under lock: called only on tend_thread */
-    void (*tend)(void *user);
-    void *tend_user;
-    pthread_t tend_thread;
-};
-
-/* The tend of L for the calling thread (loader.h), or {NULL}: a fini on
- * another thread waits untended. */
-typedef struct tend_s {
-    void (*fn)(void *user);
-    void *user;
-} tend_t;
-
-static tend_t tend_here(shoal_loader_t *L)
+/* loader_module.h */
+shoal_loader_tend_t shoal__loader_tend_here(shoal_loader_t *L)
 {
-    tend_t t = {NULL, NULL};
+    shoal_loader_tend_t t = {NULL, NULL};
     if (L == NULL)
         return t;
     pthread_mutex_lock(&L->lock);
@@ -426,7 +393,7 @@ static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal
     /* Its constructors first in a child: one that hangs or crashes there
      * refuses the plugin before it can hold or kill the host. Waited for
      * tended (loader.h): the host thread's watchdog goes on. */
-    tend_t tend = tend_here(L);
+    shoal_loader_tend_t tend = shoal__loader_tend_here(L);
     char trial[256];
     if (shoal__plugin_trial_tended(copy, &st, SHOAL_PLUGIN_INIT_TIMEOUT_MS, tend.fn, tend.user,
                                    trial, sizeof trial) != 0) {
@@ -536,61 +503,6 @@ void shoal__loader_set_tend(shoal_loader_t *L, void (*tend)(void *user), void *u
     pthread_mutex_unlock(&L->lock);
 }
 
-void shoal__module_ref(shoal_module_t *m)
-{
-    atomic_fetch_add_explicit(&m->refs, 1, memory_order_relaxed);
-}
-
-void shoal__module_release(shoal_module_t *m)
-{
-    /* acq_rel: the last holder sees every other holder's use of the code. */
-    if (atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) != 1)
-        return;
-    shoal_loader_t *L = m->loader;
-    if (L != NULL) {
-        pthread_mutex_lock(&L->lock);
-        for (shoal_module_t **p = &L->modules; *p != NULL; p = &(*p)->next)
-            if (*p == m) {
-                *p = m->next;
-                break;
-            }
-        pthread_mutex_unlock(&L->lock);
-    }
-    const shoal_plugin_t *d = m->desc;
-    int rc = SHOAL_OK, r;
-    char why[8];
-    tend_t tend = tend_here(L); /* the host thread's, at a reload or a diff */
-    if (d->size >= offsetof(shoal_plugin_t, fini) + sizeof d->fini && d->fini != NULL &&
-        (rc =
-             shoal__plugin_hook_run_tended(d, true, m->dl, m->copy_fd, SHOAL_PLUGIN_INIT_TIMEOUT_MS,
-                                           tend.fn, tend.user, why, sizeof why, &r)) != SHOAL_OK &&
-        rc != SHOAL_ETIMEDOUT)
-        d->fini(); /* no thread for it: here, as ever */
-    shoal__fault_unname_fd(m->copy_fd);
-    if (rc == SHOAL_ETIMEDOUT) { /* the plugin stays loaded, its thread's now */
-        char line[600];
-        snprintf(line, sizeof line,
-                 "%s: fini did not return within %u ms: left running, the plugin stays loaded",
-                 m->origin, SHOAL_PLUGIN_INIT_TIMEOUT_MS);
-        if (L != NULL)
-            pthread_mutex_lock(&L->lock);
-        if (L != NULL && L->warn != NULL)
-            L->warn(L->warn_user, line);
-        if (L != NULL)
-            pthread_mutex_unlock(&L->lock);
-    } else {
-        dlclose(m->dl);
-        close(m->copy_fd); /* the private copy goes with its last mapping */
-    }
-    free(m->behaviours);
-    free(m->path);
-    free(m->origin);
-    free(m);
-}
-
-const shoal_plugin_t *shoal__module_plugin(const shoal_module_t *m) { return m->desc; }
-const char *shoal__module_path(const shoal_module_t *m) { return m->path; }
-
 int shoal__module_show_as(shoal_module_t *m, const char *path)
 {
     char *p = strdup(path), *o = origin_of(m->desc, path);
@@ -606,37 +518,4 @@ int shoal__module_show_as(shoal_module_t *m, const char *path)
     shoal__fault_unname_fd(m->copy_fd);
     shoal__fault_name_fd(m->copy_fd, p);
     return SHOAL_OK;
-}
-
-int shoal__module_fd(const shoal_module_t *m) { return m->copy_fd; }
-const char *shoal__module_origin(const shoal_module_t *m) { return m->origin; }
-
-const shoal_behaviour_t *shoal__module_behaviour(const shoal_module_t *m, const char *name)
-{
-    for (size_t i = 0; i < m->nbehaviours; i++)
-        if (strcmp(m->behaviours[i].name, name) == 0)
-            return &m->behaviours[i];
-    return NULL;
-}
-
-size_t shoal__module_behaviour_count(const shoal_module_t *m) { return m->nbehaviours; }
-
-const shoal_behaviour_t *shoal__module_behaviour_at(const shoal_module_t *m, size_t i)
-{
-    return i < m->nbehaviours ? &m->behaviours[i] : NULL;
-}
-
-static void release_hook(void *m) { shoal__module_release(m); }
-
-int shoal__module_spawn(shoal_runtime_t *rt, shoal_module_t *m, shoal_pid_t parent,
-                        const shoal_behaviour_t *beh, const void *args, uint32_t mailbox_limit,
-                        shoal_pid_t *pid)
-{
-    shoal__module_ref(m);
-    int rc = shoal__actor_spawn(rt, shoal__tcache_get(rt), parent, beh, args, mailbox_limit,
-                                SHOAL_ACTOR_PLAIN,
-                                &(shoal_actor_hold_t){release_hook, m, m->origin}, pid);
-    if (rc != SHOAL_OK)
-        shoal__module_release(m);
-    return rc;
 }
