@@ -337,8 +337,14 @@ void shoal__host_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config
                       shoal_host_live_t *lv, char *buf, size_t size);
 /* Whether cp sizes itself (autoscale, idle_timeout or max_waiting): a
  * reload keeps the size it runs with unless the file's size changed
- * (reload_live.c, and a swap of its workers: reload.c). */
+ * (reload_live.c, and a swap of its workers: reload_swap.c). */
 bool shoal__host_sizes_itself(const shoal_config_pool_t *cp);
+/* A reload's swap of the kept pool hp's workers for cp's code or args
+ * (reload_swap.c): its new workers started beside the old ones and waited
+ * for (PREPARE); *token for reload.c's COMMIT or ABORT. Host thread. */
+int shoal__host_swap_prepare(shoal_host_t *h, const shoal_config_t *c, uint64_t gen,
+                             shoal_host_pool_t *hp, const shoal_config_pool_t *cp, uint64_t *token,
+                             char *why, size_t why_size);
 /* A kept pull pool's live changes to become cp: prefetch and buffer
  * against what it runs with ("jobs prefetch 1 -> 4; jobs buffer 1024 ->
  * 64", "" when none), sent to it (SHOAL_POOL_SET_PREFETCH, _SET_BUFFER)

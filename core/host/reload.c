@@ -5,7 +5,9 @@
  * fail -- the file, its plugins, every new pool's and every new worker's
  * init -- happens first, beside the running pools; only when all of it has
  * succeeded does anything running change. Also the dry run (shoald --check
- * --diff) and forgetting pools that have ended. See host.h.
+ * --diff) and forgetting pools that have ended. See host.h. A kept pool's
+ * live changes are reload_live.c; its new workers, when its code or args
+ * changed, reload_swap.c.
  */
 #include "host/host.h"
 #include "host/listen.h"
@@ -16,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host/code.h"
 #include "pool/pool.h"
 #include "runtime/runtime.h"
 
@@ -280,70 +281,6 @@ void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_
     snprintf(buf, size, "%s", changes(&log));
 }
 
-/* ---- the worker swap ------------------------------------------------------- */
-
-/* Starts the new workers of hp (from cp's code, as many as cp's size, or
- * for a pool that sizes itself and whose size did not change, as many as
- * it runs) beside the old ones and waits for their init. *token: the
- * swap's, for its COMMIT or ABORT; why: the failure (then the swap is
- * aborted: the old workers serve on). */
-static int swap_prepare(shoal_host_t *h, const shoal_config_t *c, uint64_t gen,
-                        shoal_host_pool_t *hp, const shoal_config_pool_t *cp, uint64_t *token,
-                        char *why, size_t why_size)
-{
-    shoal_pool_swap_t *sw = calloc(1, sizeof *sw);
-    const shoal_config_pool_t *leaf = NULL;
-    if (sw != NULL)
-        shoal__host_spec_chain(cp, sw->chain, &leaf);
-    if (sw != NULL && cp->isolation == SHOAL_ISOLATION_PROCESS) {
-        /* A new child process from the new code (the pool's own spec
-         * names the leaf behaviour, as at its start). */
-        int rc = shoal__host_isolated_spec(c, cp, gen, sw->chain, &sw->remote, why, why_size);
-        if (rc != SHOAL_OK) {
-            free(sw);
-            return rc;
-        }
-    }
-    shoal_code_t *code = NULL;
-    int rc = SHOAL_ENOMEM;
-    if (sw == NULL)
-        snprintf(why, why_size, "out of memory");
-    else /* the leaf's code, and a pull pool's source and dead_letter as at its start */
-        rc = shoal__host_pull_spec(h, cp, &sw->chain[0], &code, why, why_size);
-    if (rc != SHOAL_OK) {
-        shoal__pool_swap_free(sw);
-        return rc;
-    }
-    for (size_t i = 0; i < SHOAL_POOL_MAX_DEPTH; i++) {
-        if (sw->chain[i].worker != NULL) {
-            sw->chain[i].worker_args = shoal__code_args(code);
-            break;
-        }
-    }
-    /* The swap's own reference on the code, taken before ours goes: the
-     * pool holds it from PREPARE on (pool.h: shoal_pool_swap_t). */
-    sw->hold = shoal__code_hold(code);
-    if (sw->hold.acquire != NULL)
-        sw->hold.acquire(sw->hold.what);
-    shoal__code_release(code);
-    sw->size = cp->size;
-    sw->keep_size = shoal__host_sizes_itself(cp) && cp->size == hp->cp->size;
-    shoal_pool_swap_result_t r;
-    rc = shoal__pool_swap_ask(h->rt, hp->rec, hp->pid, sw, SHOAL_HOST_START_TIMEOUT_MS + 5000,
-                              token, &r);
-    if (rc != SHOAL_OK) {
-        snprintf(why, why_size, "%s",
-                 r.why[0]                ? r.why
-                 : rc == SHOAL_ETIMEDOUT ? "its new workers did not start in time"
-                                         : shoal_strerror(rc));
-        /* Whatever the pool did, it keeps its old workers (an ABORT that
-         * times out is carried out when the pool's actor reads it). */
-        shoal__pool_swap_step(h->rt, hp->pid, SHOAL__POOL_SWAP_ABORT, *token,
-                              SHOAL_HOST_START_TIMEOUT_MS + 5000, NULL);
-    }
-    return rc;
-}
-
 /* ---- reload ------------------------------------------------------------- */
 
 static void fail_log(shoal_host_t *h, const char *what, char *why, size_t why_size)
@@ -435,8 +372,8 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
         if (cp == NULL || verdicts[cp - c->pools].fresh || !needs_swap(hp, cp))
             continue;
         char what[300];
-        if ((rc = swap_prepare(h, c, gen, hp, cp, &tokens[nswapped], what, sizeof what)) !=
-            SHOAL_OK) {
+        if ((rc = shoal__host_swap_prepare(h, c, gen, hp, cp, &tokens[nswapped], what,
+                                           sizeof what)) != SHOAL_OK) {
             shoal__diag_set(&err, cp->at->file, cp->at->line, cp->at->col,
                             "pools.%s: a new worker did not start: %s", cp->name, what);
             goto undo;
