@@ -1,7 +1,7 @@
 /* shoald_check.h - what shoald does with a config file without running it
- * (shoald.c is its command line and the running host): load and check it,
- * describe the schema and the args its plugins take, ask a running shoald
- * what a reload from it would change. Each prints what it finds (stdout) or
+ * (shoald.c is its command line, shoald_run.c the running host): load and
+ * check it, describe the schema and the args its plugins take, ask a
+ * running shoald what a reload from it would change. Each prints what it finds (stdout) or
  * the error (stderr, file:line:col) and returns the exit status.
  */
 #ifndef SHOAL_HOST_SHOALD_CHECK_H
