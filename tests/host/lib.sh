@@ -26,7 +26,11 @@ fail() {
 # count PATTERN: lines of the log matching it
 count() { grep -c -- "$1" "$log" 2>/dev/null || true; }
 # wait_for PATTERN [N [TRIES]]: until the log has N (default 1) such lines,
-# looking TRIES times (default 1000: about 10 s)
+# looking TRIES times (default 1000: about 10 s). A test empties the log
+# (: > "$log") before it starts a shoald: the child's own 2> "$log" empties
+# it only once the child runs, and a wait_for before that matched the last
+# shoald's lines (its start line: signals then came before the new one
+# blocked them, test_shoald).
 wait_for() {
     local n=${2:-1}
     for _ in $(seq 1 "${3:-1000}"); do

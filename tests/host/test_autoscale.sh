@@ -112,6 +112,7 @@ out=$("$shoald" --check "$tmp/s.yaml") || fail "--check: exit $?"
 echo "$out" | grep -qx "pool work: elastic, 1..16 workers (starts with 1), idle_timeout 0ms (never), max_waiting 0 (no bound), autoscale up when busy > 80%, refused > 0/s for 500ms (+1 at least); down when busy <= 40%, refused <= 0/s for 2000ms (-2); cooldown 1000ms" ||
     fail "--check said: $out"
 
+: > "$log"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "running $tmp/s.yaml"

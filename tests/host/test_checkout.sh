@@ -52,6 +52,7 @@ echo "$out" | grep -qx "pool db: checkout, 2..4 members (conn.conn), fifo, queue
 echo "$out" | grep -qx "pool flaky: checkout, 1..1 members (conn.conn), fifo, queue_max 50, lease 30000ms, cull_interval 60000ms, max_age 30000ms, max_lifetime never (+/- 0ms), group none" ||
     fail "--check said: $out"
 
+: > "$log"
 (cd "$tmp" && exec "$shoald" s.yaml) > "$tmp/table" 2> "$log" &
 pid=$!
 wait_for "running s.yaml: 3 pools"

@@ -256,6 +256,7 @@ pools:
     autoscale: { min: 1, max: 4, up: { when: busy > 50%, for: 250ms }, down: { idle: 500ms }, cooldown: 250ms }
 YAML
 # --control, before the file: the socket is other.sock, not the file's ctl.sock.
+: > "$log"
 "$shoald" --control "$tmp/other.sock" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "running $tmp/s.yaml: 3 pools"

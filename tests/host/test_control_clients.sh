@@ -57,6 +57,7 @@ out=$(timeout 5 "$shoald" "$tmp/fifo.yaml" 2>&1); rc=$?
 [ "$out" = "$tmp/fifo.yaml: not a regular file (a FIFO)" ] || fail "shoald on a FIFO said: $out"
 
 config
+: > "$log"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "gen=1 info running $tmp/s.yaml: 1 pool "

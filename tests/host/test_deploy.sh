@@ -53,6 +53,7 @@ answers() {
     done
     fail "w answers $(ask), not $1"
 }
+: > "$log"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "running $tmp/s.yaml: 2 pools"

@@ -146,6 +146,7 @@ expect() {
         fail "$what: exit $rc (want $1); stdout: $(cat "$tmp/out"); stderr: $(cat "$tmp/err")"
 }
 
+: > "$log"
 "$shoald" "$tmp/s.yaml" > "$tmp/table" 2> "$log" &
 pid=$!
 wait_for "metrics: serving GET /metrics on http://127.0.0.1:"

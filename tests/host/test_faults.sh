@@ -63,6 +63,7 @@ YAML
 start() {
     : > "$log"
     config "$1" "$2" 2
+    : > "$log"
     env "${san_env[@]}" "$shoald" --no-table "$tmp/f.yaml" 2> "$log" &
     pid=$!
     wait_for "running $tmp/f.yaml: 2 pools"

@@ -87,6 +87,7 @@ sources="  good:
 # ---- 1. crashes --------------------------------------------------------------
 write "$(bad_pool 1 100 "{ mode: segv, every: 1000, record: $tmp/rec }")
 $sources"
+: > "$log"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "running $tmp/s.yaml: 4 pools"
@@ -212,6 +213,7 @@ pid=
 [ "$rc" = 0 ] || fail "shoald exited $rc after stop"
 clean
 kill -0 "$child" 2> /dev/null && fail "child $child outlived shoald"
+: > "$log"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "running $tmp/s.yaml: 5 pools"
@@ -244,6 +246,7 @@ pools:
 sources:
   feed: { actor: loadgen.loadgen, args: { target: ci, rate: 50 } }
 YAML
+: > "$log"
 "$shoald" --no-table "$tmp/deg.yaml" 2> "$log" &
 pid=$!
 wait_for "running $tmp/deg.yaml: 1 pool, 1 source"

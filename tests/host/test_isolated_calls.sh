@@ -41,6 +41,7 @@ write "  iso:
     isolation: process
     restart: { max: 100, within: 10s }
     args: { mode: segv }"
+: > "$log"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "running $tmp/s.yaml: 1 pool"
@@ -77,6 +78,7 @@ write "  iso:
     worker: loadgen.loadgen
     size: 1
     args: { target: iso, rate: 0, count: 3000 }"
+: > "$log"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "running $tmp/s.yaml: 3 pools"

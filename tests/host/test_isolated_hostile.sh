@@ -76,6 +76,7 @@ up_again() {
 write "$(pool hb block)
 $(pool hs shutdown)
 $(pool hc close)"
+: > "$log"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "running $tmp/s.yaml: 3 pools"

@@ -35,6 +35,7 @@ YAML
 write "  iso: { worker: echo.echo, size: 1, isolation: process, args: { reply: pong } }
   relay: { worker: relay.relay, size: 1, args: { target: other, ms: 8s } }
   other: { worker: sink.sink, size: 1 }"
+: > "$log"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "running $tmp/s.yaml: 3 pools"

@@ -66,6 +66,7 @@ feed() { # feed NAME COUNT
 
 # ---- 1. refusals wait for ROOM -------------------------------------------------
 write "$(feed feed 3000)"
+: > "$log"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "running $tmp/s.yaml: 2 pools"

@@ -31,6 +31,7 @@ echo_stats() { "$shoalctl" call --type 4294901761 --raw ech s | od -An -tu8 -w8 
 
 write "  ech: { worker: echo.echo, size: 1, isolation: process }
   relay: { worker: relay.relay, size: 1, mailbox: 1, args: { target: ech, copies: 3, ms: 3s } }"
+: > "$log"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "running $tmp/s.yaml: 2 pools"

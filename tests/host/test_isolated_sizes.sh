@@ -67,6 +67,7 @@ until_field() {
 }
 
 write ""
+: > "$log"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "running $tmp/s.yaml: 4 pools"

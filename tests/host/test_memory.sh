@@ -35,6 +35,7 @@ pools:
     size: 1
     args: { target: slow, rate: 0 }
 YAML
+: > "$log"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "running $tmp/s.yaml: 2 pools"

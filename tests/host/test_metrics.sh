@@ -98,6 +98,7 @@ POOLS="  api:
     size: 1
     args: { target: api, rate: 0, count: 20000, done: idle }"
 write "$POOLS"
+: > "$log"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "metrics: serving GET /metrics on http://127.0.0.1:"

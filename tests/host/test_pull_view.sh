@@ -101,6 +101,7 @@ print("sum", sum(x["taken"] for x in w), sum(x["completed"] for x in w), min(x["
 PY
 }
 
+: > "$log"
 "$shoald" "$tmp/s.yaml" > "$tmp/table" 2> "$log" &
 pid=$!
 wait_for "metrics: serving GET /metrics on http://127.0.0.1:"

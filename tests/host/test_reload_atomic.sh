@@ -64,6 +64,7 @@ YAML
 
 # ---- 1. an init that fails makes the reload fail ---------------------------
 write "$base_pools"
+: > "$log"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "running $tmp/s.yaml: 2 pools"

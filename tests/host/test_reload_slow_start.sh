@@ -49,6 +49,7 @@ stopped_leaving() {
 
 # ---- 1. member_start_timeout past 10 s, on a reload ----------------------------
 write ""
+: > "$log"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "running $tmp/s.yaml: 1 pool"
@@ -96,6 +97,7 @@ young() { # young WHAT WHEN: shoald's end after the init's own SIGTERM
 }
 write ""
 sed -i "s|^plugins:\$|plugins:\n  fault: $fixtures/fault.so|" "$tmp/s.yaml"
+: > "$log"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "running $tmp/s.yaml: 1 pool"
@@ -103,6 +105,7 @@ echo "  young: { worker: fault.fault, size: 1, args: { init: stop, ms: 30s } }" 
 t0=$(now_ms)
 kill -HUP "$pid"
 young "a reload" shutdown
+: > "$log"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 t0=$(now_ms)

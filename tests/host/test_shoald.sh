@@ -116,6 +116,7 @@ echo "$out" | grep -qx '    reply  string  optional  answer every call with thes
 [ $? -eq 2 ] || fail "--help-config of a missing file: exit not 2"
 
 # ---- start and reload -----------------------------------------------------
+: > "$log"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "gen=1 info running $tmp/s.yaml: 2 pools"
@@ -287,6 +288,7 @@ grep -q "drained in .* ms; 0 pools still busy, stopped" "$log" || fail "not drai
 # the first one's end (a stop, or a crash) leaves the second's socket, and
 # a regular file put there, alone.
 config 1 "" 50 "target: api, rate: 10"
+: > "$log"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "gen=1 info running $tmp/s.yaml: 2 pools"
@@ -312,6 +314,7 @@ rc=$?
 [ $reached -eq 0 ] || fail "the first shoald's stop removed the second's socket"
 [ $rc -eq 0 ] || fail "the second shoald exited $rc"
 [ ! -e "$tmp/ctl.sock" ] || fail "the second shoald left its socket behind"
+: > "$log"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "gen=1 info running $tmp/s.yaml: 2 pools"
@@ -326,6 +329,7 @@ rm "$tmp/ctl.sock"
 # warn_queue and log.format: each said by diff and by the reload's line
 # (all three said 'no change').
 config 1 "" 50 "target: api, rate: 10"
+: > "$log"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "gen=1 info running $tmp/s.yaml: 2 pools"
@@ -396,6 +400,7 @@ echo "$out" | grep -q "^plugin echo 1.0.0 .* from e.so$" || fail "plugin-check e
 # next start when a reload changes them; runtime.max_queued among them.
 printf 'runtime: { control: %s }\nplugins: [echo]\npools:\n  a: { worker: echo.echo }\n' \
     "$tmp/q.sock" > "$tmp/q.yaml"
+: > "$log"
 "$shoald" --no-table "$tmp/q.yaml" 2> "$log" &
 pid=$!
 wait_for "running $tmp/q.yaml"
@@ -419,6 +424,7 @@ out=$("$shoald" --control "$tmp/plain" "$tmp/c1.yaml" 2>&1) && fail "--control n
 # table stops (said once), log lines to a closed stderr are lost, the
 # pools, reloads and control go on, and SIGTERM exits 0.
 mkfifo "$tmp/out.fifo" "$tmp/err.fifo"
+: > "$log"
 "$shoald" "$tmp/q.yaml" > "$tmp/out.fifo" 2> "$log" &
 pid=$!
 head -3 < "$tmp/out.fifo" > /dev/null # then the fifo has no reader
@@ -455,6 +461,7 @@ pools:
 YAML
 }
 nl_config text
+: > "$log"
 "$shoald" --no-table "$tmp/nl.yaml" 2> "$log" &
 pid=$!
 wait_for "feed/loadgen: target 'x.n2026-11-24T00:00:00.000Z gen=1 error forged.r.x1b\[2J.u009b': no pool"
@@ -464,6 +471,7 @@ grep -q "target 'x\\\\n2026-11-24T00:00:00.000Z gen=1 error forged\\\\r\\\\x1b\\
     fail "not escaped as \\n, \\r, \\x1b and \\u009b: $(grep forged "$log")"
 stop_host 0
 nl_config json
+: > "$log"
 "$shoald" --no-table "$tmp/nl.yaml" 2> "$log" &
 pid=$!
 wait_for "forged"

@@ -45,6 +45,7 @@ measure() {
 }
 
 config 2
+: > "$log"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 for _ in $(seq 1 500); do [ -S "$SHOAL_SOCKET" ] && break; sleep 0.01; done

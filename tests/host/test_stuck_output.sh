@@ -111,6 +111,7 @@ PY
 
 # ---- 1. stdout stuck -------------------------------------------------------
 stuck_reader "$tmp/out.fifo" "$tmp/out.go" "$tmp/out.got"
+: > "$log"
 env "${san_env[@]}" "$shoald" "$tmp/s.yaml" > "$tmp/out.fifo" 2> "$log" &
 pid=$!
 wait_for "gen=1 info running $tmp/s.yaml: 1 pool "

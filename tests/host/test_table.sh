@@ -68,6 +68,7 @@ want: $want"
 
 # ---- 2. the table, piped -------------------------------------------------------
 write "$SOURCES"
+: > "$log"
 "$shoald" "$tmp/s.yaml" > "$tmp/table" 2> "$log" &
 pid=$!
 wait_for "running $tmp/s.yaml: 2 pools, 3 sources on 2 threads"
@@ -273,6 +274,7 @@ pools:
 sources:
   asker: { actor: loadgen.loadgen, args: { target: big, rate: 0, call: true, count: 300 } }
 YAML
+: > "$log"
 "$shoald" --no-table "$tmp/call.yaml" 2> "$log" &
 pid=$!
 wait_for "running $tmp/call.yaml: 1 pool, 1 source on 2 threads"
@@ -292,6 +294,7 @@ pools:
 sources:
   lost: { actor: loadgen.loadgen, args: { target: bgi, rate: 1000 } }
 YAML
+: > "$log"
 "$shoald" --no-table "$tmp/typo.yaml" 2> "$log" &
 pid=$!
 wait_for "warn <[0-9.]*> lost/loadgen: target 'bgi': no pool or actor is registered under that name (or it is gone): nothing is sent; looked up again every 10 ms"

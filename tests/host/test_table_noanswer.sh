@@ -69,6 +69,7 @@ wait_blocks() {
 # near A B PCT: A is within PCT% of B
 near() { [ $(($1 * 100)) -ge $(($2 * (100 - $3))) ] && [ $(($1 * 100)) -le $(($2 * (100 + $3))) ]; }
 
+: > "$log"
 SHOAL_TEST_HOLD_COUNTS_MS=3000 "$shoald" "$tmp/s.yaml" > "$table" 2> "$log" &
 pid=$!
 wait_for "running $tmp/s.yaml: 1 pool, 1 source on 2 threads"
