@@ -293,6 +293,29 @@ static void fail_log(shoal_host_t *h, const char *what, char *why, size_t why_si
         snprintf(why, why_size, "%s", what);
 }
 
+/* What a reload starts before it commits, said before it starts it: the
+ * lines its new pools and workers log meanwhile carry the names of the
+ * running pools they would replace (a new pool's own end, "work: ended:
+ * ...", read as the running pool's end when the reload then failed). */
+static void trying_log(shoal_host_t *h, const shoal_config_t *c, const verdict_t *verdicts,
+                       uint64_t gen, const char *path)
+{
+    change_log_t log = {.len = 0, .n = 0};
+    for (size_t i = 0; i < c->npools; i++) {
+        const shoal_config_pool_t *cp = &c->pools[c->order[i]];
+        const shoal_host_pool_t *hp = live_pool(h, cp->name);
+        if (verdicts[c->order[i]].fresh)
+            note(&log, "%s (%s)", cp->name, hp != NULL ? "a new pool to replace it" : "a new pool");
+        else if (hp != NULL && needs_swap(hp, cp))
+            note(&log, "%s (new workers)", cp->name);
+    }
+    if (log.n != 0)
+        shoal__host_log(h, SHOAL_LOG_INFO,
+                        "reload: trying generation %" PRIu64 " from %s: starting beside the "
+                        "running pools: %s; the running ones serve on until it commits",
+                        gen, path, changes(&log));
+}
+
 /* The reload failed after hooks[0..n) prepared: each of them aborts. */
 static void hooks_abort(shoal_host_t *h, size_t n)
 {
@@ -338,6 +361,7 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
         shoal__diag_set(&err, path, 0, 0, "out of memory");
         goto undo;
     }
+    trying_log(h, c, verdicts, gen, path);
     /* 1. New pools, and new ones for those whose shape changed: started
      * beside the running ones, each waited for until its workers have run
      * init. */

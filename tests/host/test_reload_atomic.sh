@@ -85,6 +85,12 @@ want="shoalctl: reload failed: $tmp/s.yaml:10:5: pools.work: a new worker did no
 [ "$out" = "$want" ] || fail "reload said: $out
 want: $want"
 wait_for "reload failed (1 so far), generation 1 keeps running: $tmp/s.yaml:10:5: pools.work: a new worker did not start"
+# What it started is said before it starts it: the new workers' own lines
+# ("work/fault: ended: ...") come after that, under the running pool's name.
+trying=$(grep -n "info reload: trying generation 2 from $tmp/s.yaml: starting beside the running pools: work (new workers); the running ones serve on until it commits" "$log" | cut -d: -f1)
+[ -n "$trying" ] || fail "no line before the reload's new workers started"
+ended=$(grep -n "work/fault: ended: invalid argument" "$log" | head -1 | cut -d: -f1)
+[ -n "$ended" ] && [ "$trying" -lt "$ended" ] || fail "the new workers' end ($ended) came before the line that says what starts ($trying)"
 [ "$(gen)" = 1 ] || fail "the generation moved to $(gen)"
 "$shoalctl" status | grep -q '^pool work size 3 target 3 ' || fail "work changed: $("$shoalctl" status)"
 before=$(loadgen feed 1)
@@ -110,6 +116,8 @@ out=$("$shoalctl" reload 2>&1); rc=$?
 [ $rc -eq 1 ] || fail "a new pool that cannot start: exit $rc ($out)"
 echo "$out" | grep -q "reload failed: $tmp/s.yaml:19:5: pools.doomed: cannot start: $tmp/s.yaml:21:19: args 'init': init fails on purpose" ||
     fail "reload said: $out"
+[ "$(count "reload: trying generation 2 from $tmp/s.yaml: starting beside the running pools: doomed (a new pool); the running ones serve on until it commits")" = 1 ] ||
+    fail "no line before the new pool started"
 [ "$(gen)" = 1 ] || fail "the generation moved to $(gen)"
 "$shoalctl" inspect doomed > /dev/null 2>&1 && fail "the pool that failed to start is there"
 [ "$("$shoalctl" call work still-here)" = still-here ] || fail "work no longer answers"
