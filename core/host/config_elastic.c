@@ -21,6 +21,7 @@
 
 #include "host/config.h"
 #include "pool/pool.h"
+#include "pool/elastic.h"
 
 /* The key node called name in map, or NULL. */
 static const shoal_node_t *key_node(const shoal_node_t *map, const char *name)

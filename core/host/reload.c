@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "pool/pool.h"
+#include "pool/swap.h"
 #include "runtime/runtime.h"
 
 /* ---- what changed ---------------------------------------------------------- */

@@ -11,6 +11,7 @@
 
 #include "host/code.h"
 #include "pool/pool.h"
+#include "pool/swap.h"
 
 /* Starts the new workers of hp (from cp's code, as many as cp's size, or
  * for a pool that sizes itself and whose size did not change, as many as

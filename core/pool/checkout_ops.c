@@ -13,6 +13,7 @@
 #include "actor/send.h"
 #include "pool/checkout.h"
 #include "pool/pool.h"
+#include "pool/elastic.h"
 #include "runtime/runtime.h"
 
 /* ---- room for transactions (actor/room.h) ------------------------------------- */

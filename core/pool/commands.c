@@ -4,6 +4,8 @@
  * pull pool's workers, a drain answered at the end, an epic with its own
  * args, and the host's worker swap. Runs in the pool actor's turns. */
 #include "pool/pool.h"
+#include "pool/swap.h"
+#include "pool/elastic.h"
 
 #include <stdlib.h>
 #include <string.h>

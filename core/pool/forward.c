@@ -23,6 +23,7 @@
  * the next in the FIFO, as ever.
  */
 #include "pool/pool.h"
+#include "pool/elastic.h"
 
 #include "actor/room.h"
 #include "actor/send.h"

@@ -8,6 +8,8 @@
  * needs no synchronisation.
  */
 #include "pool/pool.h"
+#include "pool/swap.h"
+#include "pool/elastic.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -419,67 +419,8 @@ bool shoal__pool_start_fail(struct shoal_ctx_s *ctx, shoal_pool_t *p, int rc, co
  * SHOAL_EBUSY, SHOAL_ENOTSUP): any other answer means the pool never took
  * the args (a call it could not read, or one it ended before reading). */
 #define SHOAL__POOL_EPIC_ARGS 0xFFFE0108u
-/* The host's worker swap (swap.c), in two steps so a reload can swap many
- * pools all or nothing: priority calls, each carrying the swap's token (a
- * uint64_t) and nothing else -- no pointer travels in a message, so the
- * steps need not know who sends them, and a step that arrives late (its
- * caller gave up waiting) still does what it says or nothing:
- *   PREPARE  the pool takes the swap offered under that token
- *            (shoal__pool_swap_ask: the new code, held in the record) and
- *            starts its new workers beside the old ones (not yet given
- *            work); answered when all have run init, or at the first
- *            failure (then it has stopped them): a shoal_pool_swap_result_t.
- *            No such offer (taken back by a caller that gave up): EINVAL.
- *   COMMIT   the new workers of that swap take the old ones' places in the
- *            FIFO; the old ones retire (finish their mailboxes, then end).
- *            Answered with the number replaced (uint32_t); EINVAL if that
- *            swap is not prepared (another's token, or none).
- *   ABORT    that swap's new workers are stopped; the old ones never
- *            noticed. SHOAL_OK whether or not it was there. */
-#define SHOAL__POOL_SWAP 0xFFFE0102u
-#define SHOAL__POOL_SWAP_COMMIT 0xFFFE0103u
-#define SHOAL__POOL_SWAP_ABORT 0xFFFE0104u
 /* From a remote pool's supervisor thread (remote.h): a shoal_remote_ev_t. */
 #define SHOAL__POOL_REMOTE 0xFFFE0105u
-
-/* New code for a pool's workers: the spec chain (chain[0] is the pool's own
- * level; nested levels follow, linked to each other), what holds it (one
- * reference acquired for the swap: whoever ends up with it releases it, or
- * passes it to the record at COMMIT), and how many workers to start. */
-typedef struct shoal_pool_swap_s {
-    shoal_pool_spec_t chain[SHOAL_POOL_MAX_DEPTH];
-    shoal_pool_hold_t hold;
-    uint32_t size;
-    /* A pool that sizes itself (elastic) and whose file's size did not
-     * change keeps the size it runs with: its target, not `size`. */
-    bool keep_size;
-    shoal_remote_launch_t remote; /* a remote pool's: how to start the new child */
-    uint64_t token;               /* set by shoal__pool_swap_ask */
-} shoal_pool_swap_t;
-
-typedef struct shoal_pool_swap_result_s {
-    int32_t status; /* SHOAL_OK, or why a new worker did not start */
-    uint32_t started;
-    char why[256]; /* the failure's text */
-} shoal_pool_swap_result_t;
-
-/* The host's swap of a pool's workers (SHOAL__POOL_SWAP), from a thread
- * that is not a dispatcher worker, holding a reference on p (pid's
- * record). ask offers sw -- taken over, whatever happens -- under a new
- * token (*token), and asks the pool to PREPARE it, waiting up to
- * timeout_ms: the call's error, else the answer's status (r: the answer,
- * zeroed if none). An offer the pool had not taken when the wait ended is
- * taken back and freed, so a PREPARE read later finds nothing; one it had
- * taken is its own: after any failure the caller sends ABORT with *token
- * (harmless if nothing was prepared). step sends COMMIT or ABORT for
- * token: the call's error (a step that timed out stays queued and is
- * carried out when the pool's actor reads it), else the answer's status;
- * replaced (may be NULL): COMMIT's count. */
-int shoal__pool_swap_ask(shoal_runtime_t *rt, shoal_pool_t *p, shoal_pid_t pid,
-                         shoal_pool_swap_t *sw, uint64_t timeout_ms, uint64_t *token,
-                         shoal_pool_swap_result_t *r);
-int shoal__pool_swap_step(shoal_runtime_t *rt, shoal_pid_t pid, uint32_t type, uint64_t token,
-                          uint64_t timeout_ms, uint32_t *replaced);
 
 /* Backoff doubles up to this many times restart.backoff_ms. */
 #define SHOAL__POOL_BACKOFF_GROWTH 64u
@@ -557,24 +498,6 @@ void shoal__pool_slot_set(shoal_pool_t *p, uint32_t i, shoal_pid_t pid);
 /* Starts workers until the FIFO holds target of them (or one fails). */
 void shoal__pool_fill(struct shoal_ctx_s *ctx, shoal_pool_t *p, bool count_restarts);
 
-/* swap.c: the worker swap's steps (see SHOAL__POOL_SWAP), in the pool
- * actor's turns. prepare returns SHOAL_DEFER when the answer comes later,
- * or an error now; commit and abort act only on the swap token names
- * (abort: 0 names whichever is prepared). */
-int shoal__pool_swap_prepare(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t token,
-                             shoal_pid_t from, shoal_ref_t ref);
-int shoal__pool_swap_commit(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t token);
-void shoal__pool_swap_abort(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t token);
-/* Frees a swap no pool took: its hold's reference and its remote launch. */
-void shoal__pool_swap_free(shoal_pool_swap_t *sw);
-/* A start notice or an end from a worker of the swap being prepared: true
- * if pid was one (then it is dealt with). */
-bool shoal__pool_swap_on_started(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid,
-                                 int status, const char *why, size_t why_len);
-bool shoal__pool_swap_on_exit(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid);
-/* A remote pool's new child for the swap started (status 0), or not. */
-void shoal__pool_swap_on_remote(struct shoal_ctx_s *ctx, shoal_pool_t *p, int status,
-                                const char *why);
 /* Copies the nested spec chain below spec into p (pool.c). */
 int shoal__pool_copy_nested(shoal_pool_t *p, const shoal_pool_spec_t *spec);
 /* Clamps to [min_size, max_size]; returns the new target size. */
@@ -582,54 +505,6 @@ uint32_t shoal__pool_resize(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t w
 int shoal__pool_set_mailbox(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t limit);
 /* A child ended; false if it was not a worker (the manager's child). */
 bool shoal__pool_on_exit(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid, int reason);
-
-/* elastic.c: idle expiry, lazy grow, max_waiting (shoal/pool.h: elastic
- * pools), and the tick they share with autoscale. */
-#define SHOAL__POOL_TICK_ELASTIC 0xFFFE0109u /* the pool's elastic tick */
-#define SHOAL__POOL_TICK_GROW 0xFFFE010Au    /* a sender: the grow list has sends */
-/* Whether spec's elastic settings suit it: SHOAL_OK, SHOAL_EINVAL (bad
- * thresholds), SHOAL_ENOTSUP (a pool of pools, an isolated pool). */
-int shoal__pool_elastic_check(const shoal_pool_spec_t *spec, const shoal_pool_elastic_t *el,
-                              bool remote);
-/* The pool's actor applies el (at start: the spec's; SET_ELASTIC later). */
-int shoal__pool_set_elastic(struct shoal_ctx_s *ctx, shoal_pool_t *p,
-                            const shoal_pool_elastic_t *el);
-/* SHOAL_POOL_SET_BOUNDS: the size after, or a negative SHOAL_E*. */
-int shoal__pool_set_bounds(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t min, uint32_t max);
-/* At the pool's start (its init): the spec's elastic settings applied.
- * SHOAL_OK, or SHOAL_ENOMEM (their state could not be allocated) with the
- * text the start fails with in why: the pool does not run without them. */
-int shoal__pool_elastic_start(struct shoal_ctx_s *ctx, shoal_pool_t *p, char *why, size_t why_size);
-/* The tick (SHOAL__POOL_TICK_ELASTIC) and a sender's grow tick. */
-void shoal__pool_on_elastic_tick(struct shoal_ctx_s *ctx, shoal_pool_t *p);
-void shoal__pool_on_grow(struct shoal_ctx_s *ctx, shoal_pool_t *p);
-/* A sender (forward.c), every worker full: takes e for a worker to be
- * started (SHOAL_OK: the grow list owns it, counted forwarded) or refuses
- * (SHOAL_EBUSY; the caller keeps e). n: the workers it saw. */
-int shoal__pool_lazy_take(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, shoal_env_t *e,
-                          uint32_t n);
-/* A pull pool's sender put an item and no member waits for work. */
-void shoal__pool_lazy_ask(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p);
-/* The pool's actor ends: what the grow list holds is dropped (counted,
- * calls answered); senders that push after it sweep themselves. */
-void shoal__pool_grow_sweep(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p);
-/* A resize by command (SET_SIZE and the like, a reload): autoscale holds
- * it until its next decision (autoscale.c). */
-void shoal__pool_resized_by_hand(shoal_pool_t *p);
-/* How many senders wait for room in p now (any thread holding a
- * reference). */
-uint32_t shoal__pool_waiting(shoal_pool_t *p);
-/* waiter waits for room in p, registered by p's PID (actor/room.h) within
- * max_waiting; one past it is SHOAL_EOVERLOAD, counted in waits_refused
- * (a forward or checkout pool's room op; a pull pool keeps its own list). */
-int shoal__pool_room_add(shoal_runtime_t *rt, shoal_pool_t *p, shoal_pid_t waiter);
-/* Frees what el holds (with the record). */
-void shoal__pool_elastic_free(struct shoal_elastic_s *el);
-
-/* autoscale.c: one tick's measuring and deciding (the pool's actor). */
-void shoal__autoscale_tick(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now);
-/* A busy threshold as the config writes it: "80%", "82.5%" (permille in). */
-void shoal__autoscale_pct(uint32_t permille, char *buf, size_t size);
 
 /* orphans.c */
 void shoal__pool_place_orphans(struct shoal_ctx_s *ctx, shoal_pool_t *p);

@@ -15,6 +15,7 @@
 #include "actor/call.h"
 #include "actor/send.h"
 #include "pool/pool.h"
+#include "pool/elastic.h"
 #include "runtime/runtime.h"
 
 /* ---- the record's part ----------------------------------------------------- */

@@ -2,6 +2,8 @@
  * ended pool's record waits out its grace period (runtime/qsbr.h).
  */
 #include "pool/pool.h"
+#include "pool/swap.h"
+#include "pool/elastic.h"
 
 #include <stddef.h>
 #include <stdlib.h>

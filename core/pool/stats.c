@@ -3,6 +3,7 @@
  * depth read from its workers' mailboxes, and its inspection. Runs in the
  * pool actor's turns. */
 #include "pool/pool.h"
+#include "pool/elastic.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -41,6 +41,7 @@
  * offered: the code cannot be released before the pool holds it.
  */
 #include "pool/pool.h"
+#include "pool/swap.h"
 
 #include <stdio.h>
 #include <stdlib.h>

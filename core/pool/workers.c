@@ -13,6 +13,7 @@
  * Everything here runs in the pool actor's turns.
  */
 #include "pool/pool.h"
+#include "pool/swap.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "pool/pool.h"
+#include "pool/swap.h"
 #include "support.h"
 
 #define WAIT_S 30.0

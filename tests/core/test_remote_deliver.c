@@ -10,6 +10,7 @@
 
 #include "remote_kit.h"
 #include "support.h"
+#include "pool/swap.h"
 
 /* ---- what a child sends to an actor here is handled or counted -------------------- */
 

@@ -12,6 +12,7 @@
 
 #include "remote_kit.h"
 #include "support.h"
+#include "pool/swap.h"
 
 /* ---- a commit waits for the senders before the old child drains ------------------- */
 

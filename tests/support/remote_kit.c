@@ -17,6 +17,7 @@
 #include "runtime/qsbr.h"
 #include "runtime/runtime.h"
 #include "support.h"
+#include "pool/swap.h"
 /* ---- the stand-in child ------------------------------------------------------- */
 
 /* Garbage over ring 1 (ipc/chan.c: LAYOUT: a page of header, then ring 0,

@@ -14,6 +14,7 @@
 #define SHOAL_TEST_SWAP_KIT_H
 
 #include "pool/pool.h"
+#include "pool/swap.h"
 #include "support.h"
 
 #define SW_WAIT_S 20.0
