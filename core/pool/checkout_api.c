@@ -9,6 +9,7 @@
 #include "actor/held.h"
 #include "runtime/qsbr.h"
 #include "pool/checkout.h"
+#include "pool/checkout_fast.h"
 #include "pool/pool.h"
 #include "runtime/runtime.h"
 

@@ -12,6 +12,7 @@
 #include "actor/room.h"
 #include "actor/send.h"
 #include "pool/checkout.h"
+#include "pool/checkout_fast.h"
 #include "pool/pool.h"
 #include "pool/elastic.h"
 #include "runtime/runtime.h"

@@ -16,6 +16,7 @@
 
 #include "checkout_basic_kit.h"
 #include "fail_alloc.h"
+#include "pool/checkout_fast.h"
 #include "pool/checkout.h" /* SHOAL__CHECKOUT_CALL_GONE */
 #include "pool/pool.h"     /* shoal__pool_find, shoal__pool_peek */
 
