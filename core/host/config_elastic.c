@@ -294,8 +294,8 @@ static int check_autoscale(shoal_diag_t *err, const shoal_node_t *map, const cha
         return shoal__node_fail(
             err, zero_at != NULL ? zero_at : pmin,
             "%s.autoscale: it would start with no worker and nothing would start one (busy "
-            "stays 0%%): give size or min >= 1, or idle_timeout (a send starts a worker), or "
-            "up.when on refused",
+            "stays 0%% and no queue wait is measured): give size or min >= 1, or idle_timeout (a "
+            "send starts a worker), or up.when on refused",
             path);
     return SHOAL_OK;
 }

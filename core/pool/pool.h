@@ -318,14 +318,15 @@ static inline void shoal__pool_stamp(shoal_env_t *e)
 }
 
 /* Whether a pool with no worker would stay so: its autoscale (`when`)
- * grows on busy only -- 0% with no worker -- and no idle_timeout starts a
- * worker for a send. A config refuses such a pool starting empty
- * (config_elastic.c), shoalctl scale a size of 0 for it
- * (control_cmd.c). */
+ * grows on busy or wait_p99 only -- with no worker, busy is 0% and no
+ * queue wait is measured (a wait is timed when a worker takes the message)
+ * -- and no idle_timeout starts a worker for a send. Only refusals grow
+ * it: a full pool refuses sends with no worker as with one. A config
+ * refuses such a pool starting empty (config_elastic.c), shoalctl scale a
+ * size of 0 for it (control_cmd.c). */
 static inline bool shoal__pool_stays_empty(uint32_t when, uint64_t idle_timeout_ms)
 {
-    return when != 0 && (when & (SHOAL_AUTOSCALE_WAIT | SHOAL_AUTOSCALE_REFUSED)) == 0 &&
-           idle_timeout_ms == 0;
+    return when != 0 && (when & SHOAL_AUTOSCALE_REFUSED) == 0 && idle_timeout_ms == 0;
 }
 
 /* A kind's name, as a config writes it (shoal/pool.h). */

@@ -31,7 +31,8 @@
 #define GAP "(between the two nothing moves: that gap is what keeps a steady load from flapping)"
 #define NO_WORKER                                                                                  \
     "pools.api.autoscale: it would start with no worker and nothing would start one (busy stays "  \
-    "0%): give size or min >= 1, or idle_timeout (a send starts a worker), or up.when on refused"
+    "0% and no queue wait is measured): give size or min >= 1, or idle_timeout (a send starts a "  \
+    "worker), or up.when on refused"
 
 /* ---- a valid elastic pool ---------------------------------------------------- */
 
@@ -349,6 +350,9 @@ static const cf_bad_case_t bad_cases[] = {
     /* no worker at start and nothing to start one: at the 0 */
     {AS "{min: 0, max: 4}\n", CF_F "5:17: " NO_WORKER},
     {AS "{max: 4}\n    size: 0\n", CF_F "6:5: " NO_WORKER},
+    /* BUG: taken -- with no worker no queue wait is measured: it never grew */
+    {AS "{min: 0, max: 4, up: {when: wait_p99 > 5ms}}\n", CF_F "5:17: " NO_WORKER},
+    {AS "{min: 0, max: 4, up: {when: [busy > 80%, wait_p99 > 5ms]}}\n", CF_F "5:17: " NO_WORKER},
     /* BUG: config_elastic.c gave no file:line:col (the pool's min was not
      * looked at) */
     {CF_P "    min: 0\n    autoscale: {max: 4}\n", CF_F "5:5: " NO_WORKER},

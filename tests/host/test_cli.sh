@@ -336,16 +336,17 @@ expect 0 "api: 3 workers" ""
 what="scale api 0"
 run "$shoalctl" scale api 0
 expect 0 "api: 1 worker (asked 0; clamped to min 1)" ""
-# A pool whose autoscale grows on busy only, without idle_timeout, is never
-# set to 0 workers: busy stays 0 % then, and nothing would start one (the
-# config refuses such a pool's size 0 the same way). Bounds from 0 are
-# fine: autoscale never shrinks it below 1 (the config takes min: 0 too).
+# A pool whose autoscale grows on busy or wait_p99 only, without
+# idle_timeout, is never set to 0 workers: busy stays 0 % then, no queue
+# wait is measured, and nothing would start one (the config refuses such a
+# pool's size 0 the same way). Bounds from 0 are fine: autoscale never
+# shrinks it below 1 (the config takes min: 0 too).
 what="scale auto 0..4"
 run "$shoalctl" scale auto 0..4
 expect 0 "auto: bounds 0..4, 1 worker" ""
 what="scale auto 0"
 run "$shoalctl" scale auto 0
-expect 1 "" "shoalctl: auto: 0 workers would leave it with no worker, and nothing would start one: its autoscale grows on busy only (0% with no worker) and it has no idle_timeout; keep at least 1 worker (a reload with up.when on refused or wait_p99, or idle_timeout, allows 0)"
+expect 1 "" "shoalctl: auto: 0 workers would leave it with no worker, and nothing would start one: its autoscale grows on busy or wait_p99 only (0% and no queue wait with no worker) and it has no idle_timeout; keep at least 1 worker (a reload with up.when on refused, or idle_timeout, allows 0)"
 "$shoalctl" status | grep -q '^pool auto size 1 ' || fail "auto after the refusals: $("$shoalctl" status | grep '^pool auto')"
 what="scale auto 1..3"
 run "$shoalctl" scale auto 1..3
