@@ -18,6 +18,11 @@ static _Thread_local __attribute__((tls_model("initial-exec"))) struct {
     shoal_tcache_t *tc;
 } last;
 
+/* Whether this thread is a dispatcher thread (of whichever runtime): set
+ * while a worker's own cache is bound (shoal__tcache_bind). This thread's
+ * alone. */
+static _Thread_local __attribute__((tls_model("initial-exec"))) bool dispatching;
+
 /* Runtime ids: unique values only [relaxed]. 0 is no runtime. */
 static _Atomic uint64_t next_id;
 
@@ -147,7 +152,10 @@ void shoal__tcache_bind(shoal_runtime_t *rt, shoal_tcache_t *tc)
 {
     pthread_setspecific(rt->tc_key, tc);
     remember(rt, tc);
+    dispatching = tc != NULL && tc->worker != NULL;
 }
+
+bool shoal__tcache_dispatching(void) { return dispatching; }
 
 void shoal__tcache_sum(shoal_runtime_t *rt, shoal_tstats_t *out)
 {

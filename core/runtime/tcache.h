@@ -105,6 +105,10 @@ shoal_tcache_t *shoal__tcache_get(shoal_runtime_t *rt);
  * foreign cache made for a thread before it started (the timer's), which
  * the thread's end then frees as any foreign cache. */
 void shoal__tcache_bind(shoal_runtime_t *rt, shoal_tcache_t *tc);
+/* Whether the calling thread is a dispatcher thread of any runtime (its
+ * worker's cache bound): a caller that must never block there asks this,
+ * not only whether it is one of a given runtime's. */
+bool shoal__tcache_dispatching(void);
 /* A foreign cache, in the runtime's list (freed with the runtime's key at
  * the latest) and bound to no thread yet; NULL on ENOMEM. */
 shoal_tcache_t *shoal__tcache_new_foreign(shoal_runtime_t *rt);

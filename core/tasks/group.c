@@ -23,11 +23,10 @@
 #include "sched/futex.h"
 
 struct shoal_task_group_s {
-    /* set at creation, never changed: its pool, which only a submit reads,
-     * and that pool's runtime, which a wait reads -- a group may be waited
-     * on and freed after the handle is destroyed (tasks.h: LIFETIME) */
+    /* set at creation, never changed: its pool, which only a submit reads
+     * -- a group may be waited on and freed after the handle is destroyed
+     * (tasks.h: LIFETIME) */
     shoal_tasks_t *t;
-    shoal_runtime_t *rt;
     pthread_mutex_t lock;
     pthread_cond_t done; /* pending reached 0 */
     /* under lock */
@@ -70,7 +69,6 @@ SHOAL_API int shoal_task_group_create(shoal_tasks_t *tasks, shoal_task_group_t *
         goto fail;
     pthread_condattr_destroy(&ca);
     g->t = tasks;
-    g->rt = tasks->rt;
     g->held = true;
     *group = g;
     return SHOAL_OK;
@@ -144,7 +142,7 @@ static bool group_wait_until(shoal_task_group_t *g, uint64_t deadline, int *firs
 SHOAL_API int shoal_task_group_wait(shoal_task_group_t *group, uint64_t timeout_ms,
                                     int *first_error)
 {
-    if (group == NULL || shoal__tasks_on_dispatcher(group->rt))
+    if (group == NULL || shoal__tasks_on_dispatcher())
         return SHOAL_EINVAL;
     return group_wait_until(group, shoal__deadline_ns(shoal__now_ns(), timeout_ms), first_error,
                             NULL)
@@ -167,7 +165,7 @@ SHOAL_API void shoal_task_group_free(shoal_task_group_t *group)
 SHOAL_API int shoal_tasks_submit_wait(shoal_tasks_t *tasks, shoal_task_fn fn, void *arg,
                                       uint64_t timeout_ms, int *result)
 {
-    if (tasks == NULL || fn == NULL || shoal__tasks_on_dispatcher(tasks->rt))
+    if (tasks == NULL || fn == NULL || shoal__tasks_on_dispatcher())
         return SHOAL_EINVAL;
     uint64_t deadline = shoal__deadline_ns(shoal__now_ns(), timeout_ms);
     shoal_task_group_t *g;

@@ -33,11 +33,7 @@
 
 /* ---- time ------------------------------------------------------------------- */
 
-bool shoal__tasks_on_dispatcher(shoal_runtime_t *rt)
-{
-    shoal_tcache_t *tc = shoal__tcache_get(rt);
-    return tc != NULL && tc->worker != NULL;
-}
+bool shoal__tasks_on_dispatcher(void) { return shoal__tcache_dispatching(); }
 
 /* ---- the workers ------------------------------------------------------------- */
 
@@ -220,7 +216,7 @@ int shoal__tasks_put(shoal_tasks_t *t, const shoal__task_t *task, uint64_t timeo
      * a reference on the pool's record: straight into its buffer. */
     int rc = shoal__pull_send(t->rt, shoal__tcache_get(t->rt), t->rec, SHOAL_TASK_MSG, task,
                               sizeof *task);
-    if (rc == SHOAL_EBUSY && wait && !t->nonblocking && !shoal__tasks_on_dispatcher(t->rt))
+    if (rc == SHOAL_EBUSY && wait && !t->nonblocking && !shoal__tasks_on_dispatcher())
         rc = shoal_runtime_send_wait(t->rt, t->pid, SHOAL_TASK_MSG, task, sizeof *task, timeout_ms);
     return refusal(rc);
 }
@@ -255,7 +251,7 @@ SHOAL_API int shoal_tasks_tune(shoal_tasks_t *tasks, uint32_t size)
         return SHOAL_ESHUTDOWN;
     /* A release that began after the check above drains the pool: a
      * draining pool refuses the resize (SHOAL_ENOPROC: released). */
-    if (!shoal__tasks_on_dispatcher(tasks->rt))
+    if (!shoal__tasks_on_dispatcher())
         return refusal(shoal_pool_set_size(tasks->rt, tasks->pid, size, COMMAND_TIMEOUT_MS));
     /* A dispatcher thread never waits: the command goes as a priority
      * send, and the answer is what the pool will clamp it to. */
@@ -352,7 +348,7 @@ static int quiet(shoal_tasks_t *t, uint64_t deadline)
 
 SHOAL_API int shoal_tasks_release_timeout(shoal_tasks_t *tasks, uint64_t timeout_ms)
 {
-    if (tasks == NULL || shoal__tasks_on_dispatcher(tasks->rt))
+    if (tasks == NULL || shoal__tasks_on_dispatcher())
         return SHOAL_EINVAL;
     /* release: pairs with the submitters' acquire loads (tasks.h: closed). */
     atomic_store_explicit(&tasks->closed, 1, memory_order_release);

@@ -32,8 +32,7 @@
  *   drops it. A group lives until its owner has freed it and its last task
  *   has finished, whichever is later. It may outlive the handle (its
  *   pool's tasks have all finished by destroy): its wait and free read
- *   only the group, which keeps the runtime's pointer for that; its
- *   submit reads the handle.
+ *   only the group; its submit reads the handle.
  */
 #ifndef SHOAL_TASKS_TASKS_H
 #define SHOAL_TASKS_TASKS_H
@@ -71,9 +70,10 @@ struct shoal_tasks_s {
  * SHOAL_OK or the refusal, in shoal/tasks.h's terms. */
 int shoal__tasks_put(shoal_tasks_t *t, const shoal__task_t *task, uint64_t timeout_ms, bool wait);
 
-/* Whether the calling thread is one of rt's dispatcher threads (a task, an
- * actor): it must never block. */
-bool shoal__tasks_on_dispatcher(shoal_runtime_t *rt);
+/* Whether the calling thread is a dispatcher thread (a task, an actor) of
+ * any runtime, this pool's or another's: it must never block -- it holds
+ * one of its runtime's threads either way. */
+bool shoal__tasks_on_dispatcher(void);
 
 /* A group's task has finished with rc (its return, or SHOAL_EPANIC); or
  * the pool dropped it unrun (it finishes with SHOAL_ESHUTDOWN, and

@@ -2,7 +2,8 @@
  * release closing at once (every submit after it: SHOAL_ESHUTDOWN) and
  * waiting for the queued and running tasks; release_timeout, then the pool
  * finishing; and what a task may not do on its dispatcher thread (the
- * blocking functions, release and destroy: SHOAL_EINVAL); and a pool whose
+ * blocking functions, release and destroy: SHOAL_EINVAL), into a pool of
+ * its own runtime or another's; and a pool whose
  * PID is stopped instead of released telling groups of the tasks it drops,
  * counting them (dropped) and no worker from its end on (cap, running,
  * free: 0); a release under way when the PID is stopped; submit_wait on a
@@ -118,6 +119,42 @@ static void blocking_calls_refused_inside_a_task(void)
     CU_ASSERT_EQUAL(atomic_load(&tb_inner_rc[4]), SHOAL_EINVAL);
     CU_ASSERT_EQUAL(shoal_tasks_submit(t, tb_noop, NULL, TB_LONG_MS), SHOAL_OK); /* not released */
     tb_finish(rt, t);
+}
+
+/* The same from a task of another runtime, into a full pool: that task is
+ * on a dispatcher thread all the same. BUG: only the pool's own runtime's
+ * threads counted as dispatchers -- the submit waited out its 20 s deadline
+ * on the other runtime's thread, submit_wait waited too and answered
+ * SHOAL_EBUSY, and release and destroy would have waited for the pool. */
+static void blocking_calls_refused_inside_a_task_of_another_runtime(void)
+{
+    tb_reset();
+    shoal_runtime_t *rt = tb_runtime();
+    shoal_runtime_t *other = tb_runtime();
+    shoal_tasks_t *t = tb_make(rt, 2, 16, NULL);
+    shoal_tasks_t *full = tb_make(other, 1, 1, NULL); /* tb_inner_pool */
+    tb_block(full, 0, 1);
+    CU_ASSERT_EQUAL(tb_submit(full, 1, 0, 0), SHOAL_OK);
+    CU_ASSERT_EQUAL(tb_submit(t, 2, A_SUBMIT | A_BLOCKING_CALLS, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&tb_ran[2]) == 1);
+    CU_ASSERT_EQUAL(atomic_load(&tb_inner_rc[0]), SHOAL_EBUSY); /* at once: as try_submit */
+    CU_ASSERT(atomic_load(&tb_inner_secs) < 1.0);
+    CU_ASSERT_EQUAL(atomic_load(&tb_inner_rc[1]), SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(atomic_load(&tb_inner_rc[2]), SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(atomic_load(&tb_inner_rc[3]), SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(atomic_load(&tb_inner_rc[4]), SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(shoal_tasks_destroy(t), SHOAL_OK);
+    shoal_runtime_destroy(rt);
+    atomic_store(&tb_gate, 1);
+    if (atomic_load(&tb_inner_rc[4]) != SHOAL_EINVAL) { /* the task destroyed it */
+        shoal_runtime_destroy(other);
+        return;
+    }
+    /* not released */
+    CU_ASSERT_EQUAL(shoal_tasks_submit(full, tb_noop, NULL, TB_LONG_MS), SHOAL_OK);
+    WAIT_UNTIL(shoal_tasks_completed(full) == 3);
+    CU_ASSERT_EQUAL(shoal_tasks_completed(full), 3);
+    tb_finish(other, full);
 }
 
 /* The pool's PID stopped (shoal_runtime_stop_actor) rather than released:
@@ -313,6 +350,8 @@ int main(void)
         {"release waits for running and queued tasks", release_waits_for_running_and_queued_tasks},
         {"release_timeout, then the pool finishes", release_timeout_then_the_pool_finishes},
         {"blocking calls refused inside a task", blocking_calls_refused_inside_a_task},
+        {"blocking calls refused inside a task of another runtime",
+         blocking_calls_refused_inside_a_task_of_another_runtime},
         {"a stopped pool tells groups of dropped tasks",
          a_stopped_pool_tells_groups_of_dropped_tasks},
         {"a stopped pool counts no workers", a_stopped_pool_counts_no_workers},

@@ -115,8 +115,9 @@ SHOAL_API int shoal_tasks_create_sized(shoal_runtime_t *rt, const shoal_tasks_op
 
 /* Submits fn(ctx, arg). When the pool is full, waits for room until
  * timeout_ms has passed (UINT64_MAX: no limit) -- except in a nonblocking
- * pool, and on a dispatcher thread (inside a task or any actor), where it
- * never blocks: there it is shoal_tasks_try_submit. Any thread. SHOAL_OK
+ * pool, and on a dispatcher thread (inside a task or any actor, of this
+ * runtime or another), where it never blocks: there it is
+ * shoal_tasks_try_submit. Any thread. SHOAL_OK
  * (the task will run once); SHOAL_ETIMEDOUT; SHOAL_EBUSY (nonblocking, or a
  * dispatcher thread, and full); SHOAL_EOVERLOAD (max_waiting submitters wait
  * already); SHOAL_ESHUTDOWN (released); SHOAL_EINVAL (fn NULL);
