@@ -37,8 +37,8 @@ shoal_ref_t shoal__ref_next_slow(shoal_runtime_t *rt, shoal_tcache_t *tc)
         } else {
             if (tc->ref_next == tc->ref_end) {
                 /* relaxed: unique values only; each block is one thread's. */
-                tc->ref_next = atomic_fetch_add_explicit(&rt->ref_seq, SHOAL__REF_BLOCK,
-                                                         memory_order_relaxed);
+                tc->ref_next =
+                    atomic_fetch_add_explicit(&rt->ref_seq, SHOAL__REF_BLOCK, memory_order_relaxed);
                 tc->ref_end = tc->ref_next + SHOAL__REF_BLOCK;
             }
             r = ++tc->ref_next;
@@ -526,17 +526,10 @@ static int wait_room(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a, 
     }
 }
 
-SHOAL_API int shoal_runtime_send_wait(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
-                                      const void *data, size_t size, uint64_t timeout_ms)
+int shoal__send_wait_after(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, uint32_t type,
+                           const void *data, size_t size, uint64_t deadline, int rc)
 {
-    shoal_tcache_t *tc = shoal__tcache_get(rt);
-    if (tc == NULL)
-        return SHOAL_ENOMEM;
-    if (tc->worker != NULL)
-        return SHOAL_EINVAL;
-    uint64_t deadline = shoal__deadline_ns(shoal__now_ns(), timeout_ms);
-    for (;;) {
-        int rc = shoal_runtime_send(rt, to, type, data, size);
+    for (;; rc = shoal_runtime_send(rt, to, type, data, size)) {
         /* SHOAL_ENOMEMBERS: a checkout pool's transactions past its max
          * and queue (shoal/checkout.h); it tells of room as a pool does. */
         if (rc != SHOAL_EFULL && rc != SHOAL_EBUSY && rc != SHOAL_ENOMEMBERS)
@@ -561,6 +554,19 @@ SHOAL_API int shoal_runtime_send_wait(shoal_runtime_t *rt, shoal_pid_t to, uint3
         if (r != SHOAL_OK)
             return r;
     }
+}
+
+SHOAL_API int shoal_runtime_send_wait(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
+                                      const void *data, size_t size, uint64_t timeout_ms)
+{
+    shoal_tcache_t *tc = shoal__tcache_get(rt);
+    if (tc == NULL)
+        return SHOAL_ENOMEM;
+    if (tc->worker != NULL)
+        return SHOAL_EINVAL;
+    uint64_t deadline = shoal__deadline_ns(shoal__now_ns(), timeout_ms);
+    return shoal__send_wait_after(rt, tc, to, type, data, size, deadline,
+                                  shoal_runtime_send(rt, to, type, data, size));
 }
 
 SHOAL_API void shoal_answer_release(shoal_answer_t *answer)

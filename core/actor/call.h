@@ -41,6 +41,13 @@ void shoal__calls_cancel_all(struct shoal_ctx_s *ctx);
 bool shoal__reply_send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal_pid_t to,
                        shoal_ref_t ref, struct shoal_reply_s *reply);
 void shoal__reply_discard(struct shoal_reply_s *reply);
+/* shoal_runtime_send_wait from a thread that is no dispatcher's, after an
+ * attempt already made (rc, counted as any refused send is): room waited
+ * for and the send tried again until deadline (ns). A caller that tried a
+ * faster way first (a task pool's submit) so counts one refusal for it,
+ * as shoal_runtime_send_wait does, not one more. */
+int shoal__send_wait_after(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, uint32_t type,
+                           const void *data, size_t size, uint64_t deadline, int rc);
 
 /* Answers an INSPECT request (inspect.c); returns the behaviour's inspect
  * callback's result. */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "actor/call.h"
 #include "actor/ctx.h"
 #include "pool/pool.h"
 #include "runtime/tcache.h"
@@ -214,10 +215,13 @@ int shoal__tasks_put(shoal_tasks_t *t, const shoal__task_t *task, uint64_t timeo
     /* A plain send first (what send_wait tries first too): a pool with room
      * takes the task without the dispatcher-thread check. The handle holds
      * a reference on the pool's record: straight into its buffer. */
-    int rc = shoal__pull_send(t->rt, shoal__tcache_get(t->rt), t->rec, SHOAL_TASK_MSG, task,
-                              sizeof *task);
-    if (rc == SHOAL_EBUSY && wait && !t->nonblocking && !shoal__tasks_on_dispatcher())
-        rc = shoal_runtime_send_wait(t->rt, t->pid, SHOAL_TASK_MSG, task, sizeof *task, timeout_ms);
+    shoal_tcache_t *tc = shoal__tcache_get(t->rt);
+    int rc = shoal__pull_send(t->rt, tc, t->rec, SHOAL_TASK_MSG, task, sizeof *task);
+    /* Refused (and counted): the wait goes on from that refusal, not from
+     * a second attempt of its own, which counted the same refusal twice. */
+    if (rc == SHOAL_EBUSY && wait && tc != NULL && !t->nonblocking && !shoal__tasks_on_dispatcher())
+        rc = shoal__send_wait_after(t->rt, tc, t->pid, SHOAL_TASK_MSG, task, sizeof *task,
+                                    shoal__deadline_ns(shoal__now_ns(), timeout_ms), rc);
     return refusal(rc);
 }
 

@@ -347,6 +347,50 @@ static void zero_deadlines(void)
     tk_finish(rt, t);
 }
 
+/* A submit refused after its wait is one refusal, as a send_wait's is:
+ * counted once in messages_unhandled (its first, quick try is the one
+ * counted; its wait's own first try counted it again), and a submit
+ * refused at once (max_waiting) once too, beside waiting_refused. */
+static void a_refused_submit_is_counted_once(void)
+{
+    tk_reset();
+    shoal_runtime_t *rt = tk_runtime();
+    shoal_tasks_opts_t o;
+    shoal_tasks_opts_init(&o);
+    o.size = o.max_size = 1;
+    o.queue = 1;
+    o.max_waiting = 1;
+    shoal_tasks_t *t = tk_make_with(rt, &o);
+    CU_ASSERT_EQUAL(shoal_tasks_submit(t, tk_job_fn, tk_job(0, A_BLOCK, 0), 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&tk_entered) == 1);
+    CU_ASSERT_EQUAL(shoal_tasks_submit(t, tk_job_fn, tk_job(1, 0, 0), 0), SHOAL_OK);
+    uint64_t before = tk_stats(rt, t).messages_unhandled;
+    CU_ASSERT_EQUAL(shoal_tasks_submit(t, tk_job_fn, tk_job(2, 0, 0), 30), SHOAL_ETIMEDOUT);
+    CU_ASSERT_EQUAL(tk_stats(rt, t).messages_unhandled, before + 1);
+    /* The same wait through the pool's PID: one, as before. */
+    CU_ASSERT_EQUAL(shoal_runtime_send_wait(rt, shoal_tasks_pid(t), SHOAL_TASK_MSG, NULL, 0, 30),
+                    SHOAL_ETIMEDOUT);
+    CU_ASSERT_EQUAL(tk_stats(rt, t).messages_unhandled, before + 2);
+    /* One submitter waits; the next is refused at once (max_waiting 1). */
+    tk_caller_t c;
+    tk_start(&c, t, C_SUBMIT, tk_job(3, 0, 0));
+    WAIT_UNTIL(shoal_tasks_waiting(t) == 1);
+    uint64_t mid = tk_stats(rt, t).messages_unhandled;
+    CU_ASSERT_EQUAL(shoal_tasks_submit(t, tk_job_fn, tk_job(4, 0, 0), 5000), SHOAL_EOVERLOAD);
+    shoal_pool_stats_t st = tk_stats(rt, t);
+    CU_ASSERT_EQUAL(st.messages_unhandled, mid + 1);
+    CU_ASSERT_EQUAL(st.waiting_refused, 1);
+    atomic_store(&tk_gate, 1);
+    WAIT_UNTIL(atomic_load(&c.returned));
+    CU_ASSERT_EQUAL(atomic_load(&c.rc), SHOAL_OK);
+    pthread_join(c.th, NULL);
+    CU_ASSERT_EQUAL(shoal_tasks_release(t), SHOAL_OK);
+    CU_ASSERT_EQUAL(tk_ran_times(0, 5, 1), 3); /* 0, 1 and 3 */
+    CU_ASSERT_EQUAL(tk_ran[2] + tk_ran[4], 0);
+    assert_balance(t);
+    tk_finish(rt, t);
+}
+
 /* A group waited on by another thread while the pool is destroyed: the
  * destroy waits for the group's tasks, the waiter wakes with their first
  * error, and the group is freed after. */
@@ -411,6 +455,7 @@ int main(void)
         {"a live buffer raise lets a waiter in", a_live_buffer_raise_lets_a_waiter_in},
         {"zero deadlines", zero_deadlines},
         {"destroy with a group waited on", destroy_with_a_group_waited_on},
+        {"a refused submit is counted once", a_refused_submit_is_counted_once},
         {NULL, NULL},
     };
     return shoal_test_run("tasks_edges", cases);
