@@ -191,10 +191,14 @@ SHOAL_API uint64_t shoal_tasks_dropped(shoal_tasks_t *tasks);
  * (shoal_pool_stats, shoal_runtime_inspect, shoal_runtime_register). Its
  * workers and buffer are the task pool's: send it nothing but through the
  * functions here. Stopping it (shoal_runtime_stop_actor) rather than
- * releasing the pool ends it at once: the running tasks finish, the queued
- * ones never run -- their groups hear SHOAL_ESHUTDOWN for each (as an
- * error of theirs), and a submit_wait whose task it was returns
- * SHOAL_ESHUTDOWN itself -- and later submits are refused. Any thread. */
+ * releasing the pool ends it at once: the running tasks finish, and the
+ * queued ones are dropped as the pool's actor ends (counted in
+ * shoal_tasks_dropped) -- a worker that finishes a task in the moment
+ * between the stop and that end may still take one more, which then runs
+ * and counts as completed -- their groups hear SHOAL_ESHUTDOWN for each
+ * dropped one (as an error of theirs), and a submit_wait whose task it was
+ * returns SHOAL_ESHUTDOWN itself; later submits are refused. Either way
+ * each task accepted is run once or counted dropped. Any thread. */
 SHOAL_API shoal_pid_t shoal_tasks_pid(const shoal_tasks_t *tasks);
 
 /* ants' Release: the pool takes no new task from now on (submits get
