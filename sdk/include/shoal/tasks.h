@@ -193,9 +193,9 @@ SHOAL_API uint64_t shoal_tasks_dropped(shoal_tasks_t *tasks);
  * functions here. Stopping it (shoal_runtime_stop_actor) rather than
  * releasing the pool ends it at once: the running tasks finish, and the
  * queued ones are dropped as the pool's actor ends (counted in
- * shoal_tasks_dropped) -- a worker that finishes a task in the moment
- * between the stop and that end may still take one more, which then runs
- * and counts as completed -- their groups hear SHOAL_ESHUTDOWN for each
+ * shoal_tasks_dropped) -- a worker that finishes a task between the stop
+ * and that end may still take queued ones, which then run and count as
+ * completed -- their groups hear SHOAL_ESHUTDOWN for each
  * dropped one (as an error of theirs), and a submit_wait whose task it was
  * returns SHOAL_ESHUTDOWN itself; later submits are refused. Either way
  * each task accepted is run once or counted dropped. Any thread. */
