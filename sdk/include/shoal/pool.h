@@ -244,8 +244,9 @@ SHOAL_API int(shoal_spawn_pool)(shoal_ctx_t *ctx, const shoal_pool_spec_t *spec,
 /* Management commands: high-priority calls (shoal_call_priority,
  * shoal_runtime_call_priority) or high-priority sends (shoal_send_priority,
  * shoal_runtime_send_priority) to the pool. An ordinary send or call of
- * one of these types is a message like any other: the pool forwards it to
- * a worker, which answers it as it likes, and nothing is resized.
+ * one of these types is a message like any other: the pool hands it to a
+ * worker (a checkout pool's, to a member: a transaction), which answers it
+ * as it likes, and nothing is resized.
  * Payloads and replies are uint32_t unless said otherwise.
  * Sizes are clamped to [min_size, max_size]; the reply is the new size. */
 #define SHOAL_POOL_ADD_WORKERS 0xFFFE0001u    /* payload: how many */
