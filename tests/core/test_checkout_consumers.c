@@ -183,6 +183,21 @@ static void test_member_crashes(void)
 
 /* ---- transactions -------------------------------------------------------------- */
 
+/* A transaction of `type` (T_WHO, T_EXIT) from this thread, answered OK:
+ * who ran it. */
+static cb_who_t txn_who(shoal_runtime_t *rt, shoal_pid_t pool, uint32_t type)
+{
+    shoal_answer_t ans;
+    cb_who_t w = {SHOAL_PID_NONE, 0};
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_checkout_call(rt, pool, type, NULL, 0, CB_TMO, &ans),
+                          SHOAL_OK);
+    CU_ASSERT_EQUAL(ans.status, SHOAL_OK);
+    CU_ASSERT_EQUAL_FATAL(ans.size, sizeof w);
+    memcpy(&w, ans.data, sizeof w);
+    shoal_answer_release(&ans);
+    return w;
+}
+
 static void test_transactions(void)
 {
     cb_reset();
@@ -191,12 +206,7 @@ static void test_transactions(void)
     s.checkout.queue_max = 2;
     shoal_pid_t pool = cb_start(rt, &s);
     shoal_answer_t ans;
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_checkout_call(rt, pool, T_WHO, NULL, 0, CB_TMO, &ans),
-                          SHOAL_OK);
-    CU_ASSERT_EQUAL(ans.status, SHOAL_OK);
-    cb_who_t w;
-    memcpy(&w, ans.data, sizeof w);
-    shoal_answer_release(&ans);
+    cb_who_t w = txn_who(rt, pool, T_WHO);
     shoal_pid_t first = w.pid;
     CU_ASSERT_EQUAL(w.uses, 1);
     WAIT_UNTIL(cb_stats(rt, pool).free == 1);
@@ -245,14 +255,8 @@ static void test_transaction_member_exits(void)
     s.checkout.queue_max = 0;
     shoal_pid_t pool = cb_start(rt, &s);
     for (int k = 0; k < 3; k++) {
-        shoal_answer_t ans;
         WAIT_UNTIL(cb_stats(rt, pool).free == 1);
-        CU_ASSERT_EQUAL_FATAL(shoal_runtime_checkout_call(rt, pool, T_EXIT, NULL, 0, CB_TMO, &ans),
-                              SHOAL_OK);
-        CU_ASSERT_EQUAL(ans.status, SHOAL_OK);
-        cb_who_t w;
-        memcpy(&w, ans.data, sizeof w);
-        shoal_answer_release(&ans);
+        cb_who_t w = txn_who(rt, pool, T_EXIT);
         CU_ASSERT_EQUAL(w.uses, 1);
         WAIT_UNTIL(cb_ended(rt, w.pid) && cb_stats(rt, pool).killed_in_use == (uint64_t)k + 1);
         char line[200];
@@ -275,11 +279,7 @@ static void test_transaction_member_exits(void)
     CU_ASSERT_EQUAL(st.in_use, 0);
     CU_ASSERT_EQUAL(atomic_load(&cb_started), 5);
     /* Nothing left out: the next transaction runs, on the fifth member. */
-    shoal_answer_t ans;
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_checkout_call(rt, pool, T_WHO, NULL, 0, CB_TMO, &ans),
-                          SHOAL_OK);
-    CU_ASSERT_EQUAL(ans.status, SHOAL_OK);
-    shoal_answer_release(&ans);
+    CU_ASSERT_EQUAL(txn_who(rt, pool, T_WHO).uses, 1);
     WAIT_UNTIL(cb_stats(rt, pool).returned_ok == 1);
     shoal_runtime_destroy(rt);
 }

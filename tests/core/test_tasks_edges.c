@@ -283,6 +283,15 @@ static void a_task_stops_its_own_pool(void)
 
 /* ---- live changes and zero deadlines ---------------------------------------------- */
 
+/* A pool of one worker and a queue of one, full: job 0 blocks the worker
+ * (until tk_gate), job 1 waits in the queue. */
+static void fill(shoal_tasks_t *t)
+{
+    CU_ASSERT_EQUAL(shoal_tasks_submit(t, tk_job_fn, tk_job(0, A_BLOCK, 0), 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&tk_entered) == 1);
+    CU_ASSERT_EQUAL(shoal_tasks_submit(t, tk_job_fn, tk_job(1, 0, 0), 0), SHOAL_OK);
+}
+
 /* A full pool (one worker blocked, a queue of one) with a submitter
  * waiting: a live raise of the buffer lets it in at once. */
 static void a_live_buffer_raise_lets_a_waiter_in(void)
@@ -290,9 +299,7 @@ static void a_live_buffer_raise_lets_a_waiter_in(void)
     tk_reset();
     shoal_runtime_t *rt = tk_runtime();
     shoal_tasks_t *t = tk_make(rt, 1, 1);
-    CU_ASSERT_EQUAL(shoal_tasks_submit(t, tk_job_fn, tk_job(0, A_BLOCK, 0), 0), SHOAL_OK);
-    WAIT_UNTIL(atomic_load(&tk_entered) == 1);
-    CU_ASSERT_EQUAL(shoal_tasks_submit(t, tk_job_fn, tk_job(1, 0, 0), 0), SHOAL_OK);
+    fill(t);
     tk_caller_t c;
     tk_start(&c, t, C_SUBMIT, tk_job(2, 0, 0));
     WAIT_UNTIL(shoal_tasks_waiting(t) == 1);
@@ -322,9 +329,7 @@ static void zero_deadlines(void)
     tk_reset();
     shoal_runtime_t *rt = tk_runtime();
     shoal_tasks_t *t = tk_make(rt, 1, 1);
-    CU_ASSERT_EQUAL(shoal_tasks_submit(t, tk_job_fn, tk_job(0, A_BLOCK, 0), 0), SHOAL_OK);
-    WAIT_UNTIL(atomic_load(&tk_entered) == 1);
-    CU_ASSERT_EQUAL(shoal_tasks_submit(t, tk_job_fn, tk_job(1, 0, 0), 0), SHOAL_OK);
+    fill(t);
     int rc = shoal_tasks_submit(t, tk_job_fn, tk_job(2, 0, 0), 0);
     CU_ASSERT(rc == SHOAL_ETIMEDOUT || rc == SHOAL_EBUSY);
     int r = 99;
@@ -361,9 +366,7 @@ static void a_refused_submit_is_counted_once(void)
     o.queue = 1;
     o.max_waiting = 1;
     shoal_tasks_t *t = tk_make_with(rt, &o);
-    CU_ASSERT_EQUAL(shoal_tasks_submit(t, tk_job_fn, tk_job(0, A_BLOCK, 0), 0), SHOAL_OK);
-    WAIT_UNTIL(atomic_load(&tk_entered) == 1);
-    CU_ASSERT_EQUAL(shoal_tasks_submit(t, tk_job_fn, tk_job(1, 0, 0), 0), SHOAL_OK);
+    fill(t);
     uint64_t before = tk_stats(rt, t).messages_unhandled;
     CU_ASSERT_EQUAL(shoal_tasks_submit(t, tk_job_fn, tk_job(2, 0, 0), 30), SHOAL_ETIMEDOUT);
     CU_ASSERT_EQUAL(tk_stats(rt, t).messages_unhandled, before + 1);
