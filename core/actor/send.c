@@ -160,6 +160,27 @@ static bool full_now(shoal_runtime_t *rt, shoal_pid_t to)
            shoal__rsv_depth(w, deq) >= limit;
 }
 
+/* A send's end: the envelope e delivered to `to`, or freed and the refusal
+ * counted. Ownership of data_owned stays with the caller on a refusal. */
+static inline __attribute__((always_inline)) int send_env(shoal_runtime_t *rt, shoal_tcache_t *tc,
+                                                          shoal_pid_t to, shoal_env_t *e,
+                                                          bool priority, bool owned)
+{
+    int rc = deliver(rt, tc, to, e, priority);
+    if (__builtin_expect(rc == SHOAL_OK, 1)) {
+        SHOAL_STAT_ADD(tc, msgs_sent, 1);
+        return SHOAL_OK;
+    }
+    if (owned)
+        e->meta &= ~(uint64_t)SHOAL_ENV_HEAP;
+    shoal__env_free(tc, e);
+    if (rc == SHOAL_EFULL || rc == SHOAL_EBUSY)
+        SHOAL_STAT_ADD(tc, msgs_refused, 1);
+    else if (rc == SHOAL_ENOPROC)
+        SHOAL_STAT_ADD(tc, msgs_noproc, 1);
+    return rc;
+}
+
 int shoal__send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal_pid_t to,
                 uint32_t type, const void *data, size_t size, bool priority, void *data_owned,
                 shoal_free_fn free_fn)
@@ -190,19 +211,7 @@ int shoal__send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal
     }
     if (e == NULL)
         return SHOAL_ENOMEM;
-    int rc = deliver(rt, tc, to, e, priority);
-    if (__builtin_expect(rc == SHOAL_OK, 1)) {
-        SHOAL_STAT_ADD(tc, msgs_sent, 1);
-        return SHOAL_OK;
-    }
-    if (data_owned != NULL) /* ownership stays with the caller */
-        e->meta &= ~(uint64_t)SHOAL_ENV_HEAP;
-    shoal__env_free(tc, e);
-    if (rc == SHOAL_EFULL || rc == SHOAL_EBUSY)
-        SHOAL_STAT_ADD(tc, msgs_refused, 1);
-    else if (rc == SHOAL_ENOPROC)
-        SHOAL_STAT_ADD(tc, msgs_noproc, 1);
-    return rc;
+    return send_env(rt, tc, to, e, priority, data_owned != NULL);
 }
 
 /* ---- many messages at once (shoal_send_many) ------------------------------ */
@@ -365,6 +374,12 @@ SHOAL_API int shoal_send(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const 
 {
     if (__builtin_expect(ctx->sends != NULL, 0))
         return send_counted(ctx, to, type, data, size, NULL, NULL);
+    /* The common send, whole here: a small copied payload to an actor. */
+    if (__builtin_expect(size <= SHOAL_INLINE_MAX && (data != NULL || size == 0), 1)) {
+        shoal_env_t *e =
+            shoal__env_new(ctx->tc, SHOAL_MSG_CAST, 0, ctx->self, 0, type, data, size);
+        return e != NULL ? send_env(ctx->rt, ctx->tc, to, e, false, false) : SHOAL_ENOMEM;
+    }
     return shoal__send(ctx->rt, ctx->tc, ctx->self, to, type, data, size, false, NULL, NULL);
 }
 
