@@ -368,9 +368,9 @@ void shoal__config_help(FILE *out)
             "    db: { kind: checkout, member: conn.conn, init: 2, max: 8, queue_max: 50,\n"
             "          group: dbs, args: { connect: 5ms } }\n"
             "  Reload: init, max, strategy and the checkout keys are applied live (members in\n"
-            "  use are not touched); a new member, args or group replaces the pool: a new one\n"
-            "  starts under the name, the old one drains (each member in use ends when\n"
-            "  returned).\n");
+            "  use are not touched); a new member, args, group or restart replaces the pool:\n"
+            "  a new one starts under the name, the old one drains (each member in use ends\n"
+            "  when returned).\n");
     fprintf(out, "\nSOURCE (each entry under sources:):\n");
     help_schema(out, &shoal__schema_source, "");
 }
