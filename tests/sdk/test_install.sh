@@ -23,7 +23,10 @@
 # undefined but libc's and shoal_* ones that libshoal defines. When
 # shoal-plugin-check is installed, it then loads each hello.so, runs its
 # behaviour (init with args, messages, a call, stop) and prints its args
-# schema (--describe). Finally the prefix is
+# schema (--describe). The README's own worked plugin ("Write a plugin") is
+# built with its pkg-config line and -Wall -Wextra -Werror, and
+# shoal-plugin-check must print exactly the README's sample for it.
+# Finally the prefix is
 # moved elsewhere and the CMake build is done again (the package must be
 # relocatable), plus a pkg-config build (shoal.pc is relocatable too).
 #
@@ -466,6 +469,33 @@ if (cd "$readme" && PKG_CONFIG_PATH=$libdir/pkgconfig cc -std=c11 -O2 -fPIC -fvi
 else
     fail "the README's pkg-config line failed:"
     sed 's/^/        /' "$readme.log" >&2
+fi
+
+# The README's own plugin ("Write a plugin"), built as it says and checked
+# as it shows: shoal-plugin-check's every line is the README's sample.
+worked=$tmp/build-readme-worked
+mkdir -p "$worked"
+awk '/^## Write a plugin/ { p = 1 } p && /^```c$/ { c = 1; next } c && /^```$/ { exit } c' \
+    "$src/README.md" >"$worked/hello.c"
+awk -v cmd="$ \"\$HOME/shoal/bin/shoal-plugin-check\" --args 'name: shoal' hello.so" \
+    '$0 == cmd { c = 1; next } c && /^```$/ { exit } c' "$src/README.md" >"$worked/want.txt"
+step "the README's worked plugin, built with its pkg-config line and checked"
+if [ ! -s "$worked/hello.c" ] || [ ! -s "$worked/want.txt" ]; then
+    fail "README: no worked plugin or no shoal-plugin-check sample under 'Write a plugin'"
+elif (cd "$worked" && PKG_CONFIG_PATH=$libdir/pkgconfig cc -std=c11 -O2 -Wall -Wextra -Werror \
+    -fPIC -fvisibility=hidden -fno-gnu-unique -shared -Wl,-z,defs -o hello.so hello.c \
+    $(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --cflags --libs shoal)) >"$worked.log" 2>&1; then
+    (cd "$worked" && env -u LD_LIBRARY_PATH "$moved/bin/shoal-plugin-check" --args 'name: shoal' \
+        hello.so) >"$worked/got.txt" 2>&1
+    if diff "$worked/want.txt" "$worked/got.txt" >"$worked/diff.txt"; then
+        ok "README's plugin: shoal-plugin-check printed the README's $(wc -l <"$worked/want.txt") lines"
+    else
+        fail "README's plugin: shoal-plugin-check differs from the README's sample (< README, > got):"
+        sed 's/^/        /' "$worked/diff.txt" >&2
+    fi
+else
+    fail "the README's worked plugin did not build:"
+    sed 's/^/        /' "$worked.log" >&2
 fi
 
 # Loaded by name: the CMake build through runtime.plugin_path (relative to
