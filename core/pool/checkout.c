@@ -350,12 +350,17 @@ static int set_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_
         if (co->seats[i].state == SHOAL_CO_FREE || co->seats[i].state == SHOAL_CO_IN_USE)
             co->seats[i].expires = shoal__co_lifetime(co, now);
     /* Fewer members allowed: free and starting ones past the new max end
-     * now, those in use when they are returned (shoal__co_offer). */
-    while (co->nfree + co->nin_use + co->nstarting > u.max && co->nfree != 0)
+     * now, those in use when they are returned (shoal__co_offer); each
+     * counted culled. */
+    while (co->nfree + co->nin_use + co->nstarting > u.max && co->nfree != 0) {
+        shoal__co_count(co, SHOAL_CO_CULLED, 1);
         shoal__co_stop(ctx, p, co->free_head);
+    }
     for (uint32_t i = 0; i < co->nseats && co->nfree + co->nin_use + co->nstarting > u.max; i++)
-        if (co->seats[i].state == SHOAL_CO_STARTING)
+        if (co->seats[i].state == SHOAL_CO_STARTING) {
+            shoal__co_count(co, SHOAL_CO_CULLED, 1);
             shoal__co_stop(ctx, p, i);
+        }
     shoal__co_queue_trim(ctx, co);
     shoal__co_fill(ctx, p);
     shoal__co_rearm(ctx, co);

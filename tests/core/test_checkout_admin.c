@@ -322,6 +322,28 @@ static void test_lower_max_in_use(void)
     shoal_runtime_destroy(rt);
 }
 
+/* max lowered below the free members: they end at once, each counted
+ * culled (they ended uncounted: inspect's counts did not add up). */
+static void test_lower_max_free(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(4, 4);
+    s.checkout.cull_interval_ms = 0;
+    shoal_pid_t pool = cb_start(rt, &s);
+    WAIT_UNTIL(cb_stats(rt, pool).free == 4);
+    shoal_pool_checkout_update_t u = {1, 1, s.checkout};
+    CU_ASSERT_EQUAL(shoal_pool_set_checkout(rt, pool, &u, CB_TMO), SHOAL_OK);
+    WAIT_UNTIL(cb_stats(rt, pool).pool_size == 1);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.pool_size, 1);
+    CU_ASSERT_EQUAL(st.free, 1);
+    CU_ASSERT_EQUAL(st.culled, 3);
+    CU_ASSERT_EQUAL(st.killed_free, 0);
+    CU_ASSERT_EQUAL(st.recycled, 0);
+    shoal_runtime_destroy(rt);
+}
+
 /* A drain that begins with a caller's "gone" note (a transaction call that
  * timed out: co_call_gone) still in the pool's mailbox: the drain keeps the
  * free members for it as for a transaction, and once the note is read the
@@ -473,6 +495,7 @@ int main(void)
         {"drain answers the takes waiting", test_drain_answers_waiting_takes},
         {"bad specs", test_bad_specs},
         {"max lowered below the members in use", test_lower_max_in_use},
+        {"max lowered below the free members", test_lower_max_free},
         {"a drain with a caller's gone note queued", test_drain_with_a_gone_note_queued},
         {"refused transactions are not counted out", test_refused_transactions_are_not_counted_out},
         {"mailed transactions keep their order", test_mailed_transactions_keep_their_order},

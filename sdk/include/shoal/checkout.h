@@ -185,7 +185,7 @@ SHOAL_API int shoal_runtime_checkout_call(shoal_runtime_t *rt, shoal_pid_t pool,
  * payload a shoal_pool_checkout_update_t: its init, max and settings from
  * now on (its group is not changed). Members in use are not touched; with
  * a lower max, free and starting members past it end now, members in use
- * past it when they are returned (counted culled). A new max_lifetime (or
+ * past it when they are returned (each counted culled). A new max_lifetime (or
  * jitter) holds for the members already there, counted from now.
  * Reply: the uint32_t 0; SHOAL_EINVAL (bad values), SHOAL_ENOTSUP (not a
  * checkout pool). */
