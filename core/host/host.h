@@ -27,6 +27,7 @@ typedef struct shoal_host_pool_s {
     shoal_pool_stats_t last;       /* for rates in the table */
     double unread_s;               /* seconds since `last` the table could not read it */
     bool draining;                 /* removed or replaced: draining, then forgotten */
+    uint64_t ended_gen;            /* the generation whose reload removed or replaced it */
     bool over_warn;                /* in flight past its warn_queue (logged once) */
     /* a source's (source.h): its sends at the last table row; restarts and
      * state at the last watch */

@@ -458,6 +458,7 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
                 shoal_runtime_unregister(h->rt, hp->name);
             note(&log, "%s %s%s%s%s", cp == NULL ? "removed" : "replaced", hp->name,
                  reason[0] ? " (" : "", reason, reason[0] ? ")" : "");
+            hp->ended_gen = gen;
             shoal__host_drain_one(h, hp);
             continue;
         }
@@ -476,9 +477,11 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
     }
     for (size_t j = first_new; j < h->npools; j++) {
         shoal_host_pool_t *hp = &h->pools[j];
+        /* Replaced by this reload (said above); one of the name that an
+         * earlier reload removed, still draining or ended, is no matter. */
         bool replaced = false;
         for (size_t i = 0; i < first_new; i++)
-            replaced |= h->pools[i].draining && strcmp(h->pools[i].name, hp->name) == 0;
+            replaced |= h->pools[i].ended_gen == gen && strcmp(h->pools[i].name, hp->name) == 0;
         if (!replaced)
             note(&log, "started %s", hp->name);
     }

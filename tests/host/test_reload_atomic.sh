@@ -317,7 +317,12 @@ step_config ""
 "$shoalctl" reload > /dev/null || fail "step 3"
 step=4 sources="s1 s2 s3 s4" # x back: s3 and s4 send into the new x
 step_config "$(x_pool 9)"
+started_x='reload: generation [0-9]* from [^:]*: \(.*; \)\{0,1\}started x;'
+before=$(count "$started_x")
 "$shoalctl" reload > /dev/null || fail "step 4"
+# A pool back under a name an earlier reload removed is a start, not "no
+# change" (the removed one, still listed as it ends, once read as replaced).
+wait_for "$started_x" $((before + 1))
 balanced s1 s2 s3 s4
 step=5 sources="s1 s2 s3 s4 s5" # x's workers swapped (new args)
 step_config "$(x_pool 9 q)"
