@@ -282,6 +282,13 @@ static void conn_read(shoal_control_t *c, shoal_control_conn_t *k, bool *stop)
         char *nl = memchr(k->in + k->in_len, '\n', (size_t)got);
         k->in_len += (size_t)got;
         if (nl != NULL) {
+            /* A NUL would end the line for every reader after this one:
+             * a call's DATA cut short without a word. */
+            if (memchr(k->in, '\0', (size_t)(nl - k->in)) != NULL) {
+                shoal__control_say(k, "2 a request line holds a NUL byte: not read\n");
+                reply_ready(c, k, now_ms());
+                return;
+            }
             *nl = '\0';
             if (nl > k->in && nl[-1] == '\r') /* a line from telnet, or nc -C */
                 nl[-1] = '\0';

@@ -15,8 +15,9 @@
  *             | stop
  * DATA is the rest of the line after POOL and its one separator, spaces
  * included (and before TIMEOUT_MS for call: the last word, if it is a
- * number, is the timeout -- `call P  5000` is an empty DATA; one past
- * 3600000 is refused). A line may end in "\r\n".
+ * number, is the timeout -- `call P  5000` is an empty DATA; 0 and one
+ * past 3600000 are refused). A line may end in "\r\n"; one that holds a
+ * NUL byte is refused ("2 a request line holds a NUL byte: not read").
  *
  *   status      takes no argument ("2 usage: status" otherwise); the body is
  *               a line per fact (generation, reloads, threads, ledger,

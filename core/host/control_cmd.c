@@ -400,6 +400,11 @@ static void send_or_call(shoal_control_t *c, shoal_control_conn_t *k, const char
     uint64_t timeout = ACTOR_TIMEOUT_MS, t;
     char *sp = strrchr(rest, ' '); /* a last word that is a number is the timeout */
     if (sp != NULL && number(sp + 1, CALL_TIMEOUT_MAX_MS, &t)) {
+        if (t == 0) { /* shoalctl refuses it too: a call that never waits is none */
+            shoal__control_say(k, "1 timeout 0 ms: a call waits 1 to %u ms\n",
+                               (unsigned)CALL_TIMEOUT_MAX_MS);
+            return;
+        }
         timeout = t;
         *sp = '\0';
     } else if (sp != NULL && sp[1] != '\0' && strspn(sp + 1, "0123456789") == strlen(sp + 1)) {

@@ -166,18 +166,28 @@ awk -v a="$slowest" -v b="${status%% *}" 'BEGIN { exit !(a < 1.0 && b < 1.0) }' 
     fail "the diffs took $slowest s, a status beside them ${status%% *} s (the host was held)"
 echo "four diffs of a file that never settles: refused within $slowest s, status in ${status%% *} s"
 
-# ---- raw requests: CRLF, a call timeout past the most ------------------------
+# ---- raw requests: CRLF, a call timeout past the most or 0, a NUL ------------
 python3 - "$SHOAL_SOCKET" "$here" > "$tmp/raw.out" <<'PY'
 import sys
 sys.path.insert(0, sys.argv[2])
 from ask import ask
-for req in (b"status\r\n", b"call api hello 3600001\n", b"call api hello 3600000\n"):
+for req in (b"status\r\n", b"call api hello 3600001\n", b"call api hello 3600000\n",
+            b"call api hello 0\n", b"call api a\x00b 100\n", b"send api a\x00b\n"):
     print(ask(sys.argv[1], req).decode().split("\n")[0])
 PY
 [ "$(sed -n 1p "$tmp/raw.out")" = "0 ok" ] || fail "status ended by CRLF: $(cat "$tmp/raw.out")"
 [ "$(sed -n 2p "$tmp/raw.out")" = "1 timeout 3600001 ms is past the most a call waits (3600000 ms)" ] ||
     fail "a call past the most timeout: $(sed -n 2p "$tmp/raw.out")"
 [ "$(sed -n 3p "$tmp/raw.out")" = "0 ok" ] || fail "a call at the most timeout: $(sed -n 3p "$tmp/raw.out")"
+# 0 is refused as shoalctl refuses it (it answered "timed out ... within
+# 0 ms" without sending anything); a NUL would cut the line short there
+# (DATA "a" called, answered ok).
+[ "$(sed -n 4p "$tmp/raw.out")" = "1 timeout 0 ms: a call waits 1 to 3600000 ms" ] ||
+    fail "a call with timeout 0: $(sed -n 4p "$tmp/raw.out")"
+for i in 5 6; do
+    [ "$(sed -n ${i}p "$tmp/raw.out")" = "2 a request line holds a NUL byte: not read" ] ||
+        fail "a request with a NUL byte: $(sed -n ${i}p "$tmp/raw.out")"
+done
 
 # ---- a failed reload prints where --------------------------------------------
 gen=$((hups + 1))
