@@ -90,36 +90,53 @@ static void strategy_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_co
         shoal__pool_strategy_name((uint32_t)cp->strategy), r < 0 ? " (failed)" : "");
 }
 
+/* One checkout setting that changed, as "KEY A -> B" after ", " when
+ * *len is not 0 (a duration in ms; zero_never: 0 reads "never"). */
+static void setting(char *buf, size_t size, size_t *len, const char *key, uint64_t a, uint64_t b,
+                    const char *unit, bool zero_never)
+{
+    if (a == b || *len + 1 >= size)
+        return;
+    char x[32], y[32];
+    snprintf(x, sizeof x, zero_never && a == 0 ? "never" : "%" PRIu64 "%s", a, unit);
+    snprintf(y, sizeof y, zero_never && b == 0 ? "never" : "%" PRIu64 "%s", b, unit);
+    int n = snprintf(buf + *len, size - *len, "%s%s %s -> %s", *len ? ", " : "", key, x, y);
+    if (n > 0)
+        *len = *len + (size_t)n < size ? *len + (size_t)n : size - 1;
+}
+
 static void checkout_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config_pool_t *cp,
                           shoal_host_live_t *lv, const shoal_pool_stats_t *st, char *buf,
                           size_t size, size_t *len)
 {
     const shoal_pool_checkout_t *a = &hp->cp->checkout, *b = &cp->checkout;
-    /* Field by field (not the struct's padding); the group is reload.c's.
-     * A field added to the SDK's struct trips this, so it is compared too. */
+    /* What changed, and only that: init and max as the pool runs them
+     * (a command may have moved them), the settings field by field (not
+     * the struct's padding; the group is reload.c's). A field added to the
+     * SDK's struct trips this, so it is compared too. */
     _Static_assert(sizeof(shoal_pool_checkout_t) == 72, "compare every checkout setting below");
-    bool same = a->add_member_retry == b->add_member_retry &&
-                a->member_start_timeout_ms == b->member_start_timeout_ms &&
-                a->cull_interval_ms == b->cull_interval_ms && a->max_age_ms == b->max_age_ms &&
-                a->max_lifetime_ms == b->max_lifetime_ms &&
-                a->max_lifetime_jitter_ms == b->max_lifetime_jitter_ms &&
-                a->queue_max == b->queue_max && a->lease_ms == b->lease_ms;
-    if (same && st->target_size == cp->size && st->max_size == cp->max_size)
+    char what[512] = "";
+    size_t n = 0;
+    setting(what, sizeof what, &n, "init", st->target_size, cp->size, "", false);
+    setting(what, sizeof what, &n, "max", st->max_size, cp->max_size, "", false);
+    setting(what, sizeof what, &n, "add_member_retry", a->add_member_retry, b->add_member_retry, "",
+            false);
+    setting(what, sizeof what, &n, "member_start_timeout", a->member_start_timeout_ms,
+            b->member_start_timeout_ms, "ms", false);
+    setting(what, sizeof what, &n, "cull_interval", a->cull_interval_ms, b->cull_interval_ms, "ms",
+            true);
+    setting(what, sizeof what, &n, "max_age", a->max_age_ms, b->max_age_ms, "ms", false);
+    setting(what, sizeof what, &n, "max_lifetime", a->max_lifetime_ms, b->max_lifetime_ms, "ms",
+            true);
+    setting(what, sizeof what, &n, "max_lifetime_jitter", a->max_lifetime_jitter_ms,
+            b->max_lifetime_jitter_ms, "ms", false);
+    setting(what, sizeof what, &n, "queue_max", a->queue_max, b->queue_max, "", false);
+    setting(what, sizeof what, &n, "lease", a->lease_ms, b->lease_ms, "ms", false);
+    if (n == 0)
         return;
     shoal_pool_checkout_update_t u = {cp->size, cp->max_size, cp->checkout};
     int r = MADE(lv, shoal_pool_set_checkout(h->rt, hp->pid, &u, shoal__host_live_ms(lv)));
-    /* What changed, and only that. */
-    char init[48] = "", max[48] = "";
-    if (st->target_size != cp->size)
-        snprintf(init, sizeof init, " init %u -> %u", st->target_size, cp->size);
-    if (st->max_size != cp->max_size)
-        snprintf(max, sizeof max, "%s max %u -> %u", init[0] ? "," : "", st->max_size,
-                 cp->max_size);
-    add(buf, size, len, "%s%s%s%s%s", hp->name, init, max,
-        same                ? ""
-        : init[0] || max[0] ? ", checkout settings changed"
-                            : " checkout settings changed",
-        r < 0 ? " (failed)" : "");
+    add(buf, size, len, "%s %s%s", hp->name, what, r < 0 ? " (failed)" : "");
 }
 
 void shoal__host_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config_pool_t *cp,

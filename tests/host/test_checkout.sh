@@ -165,10 +165,12 @@ done
 # 4. Reloads: live, replacing, refused.
 write "pools:
   db: { kind: checkout, member: conn.conn, init: 3, max: 5, queue_max: 9, group: dbs, args: { connect: 1ms } }
-  db2: { kind: checkout, member: conn.conn, group: dbs }
+  db2: { kind: checkout, member: conn.conn, group: dbs, cull_interval: never, lease: 2s }
   flaky: { kind: checkout, member: conn.conn, args: { fail_permille: 1000, seed: 7 } }"
 "$shoalctl" reload > "$tmp/o" 2>&1 || fail "live reload: $(cat "$tmp/o")"
-wait_for "db init 2 -> 3, max 4 -> 5, checkout settings changed"
+# Each live change said with its values (it was "checkout settings changed").
+wait_for "db init 2 -> 3, max 4 -> 5, queue_max 50 -> 9;"
+wait_for "db2 cull_interval 60000ms -> never, lease 30000ms -> 2000ms;"
 for _ in $(seq 1 500); do [ "$(field db free)" = 3 ] && break; sleep 0.01; done
 [ "$(field db free)" = 3 ] || fail "db did not grow to init 3"
 [ "$(field db takes)" = 4 ] || fail "db was replaced by a live reload (takes $(field db takes))"
