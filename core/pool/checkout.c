@@ -232,6 +232,10 @@ static void tick(struct shoal_ctx_s *ctx, shoal_pool_t *p)
                    co->nfree + co->nin_use + co->nstarting, p->spec.restart.within_ms);
     }
     shoal__co_fill(ctx, p);
+    /* Running, back at init: no failed member is still to be replaced (one
+     * past a max lowered meanwhile never will be). */
+    if (p->state == SHOAL_POOL_RUNNING && co->nfree + co->nin_use + co->nstarting >= p->spec.size)
+        co->owed_restarts = 0;
     shoal__co_rearm(ctx, co);
 }
 

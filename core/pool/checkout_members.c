@@ -223,6 +223,11 @@ void shoal__co_fill(struct shoal_ctx_s *ctx, shoal_pool_t *p)
             shoal__co_due(co, co->retry_at);
             return;
         }
+        if (co->owed_restarts != 0) { /* a failed member's replacement, late */
+            co->owed_restarts--;
+            shoal__pool_restart_note(p, now);
+            p->restarts++;
+        }
     }
 }
 
@@ -280,7 +285,10 @@ void shoal__co_member_failed(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t 
         return;
     }
     /* Past the budget: starts wait, as a forward pool's restarts do
-     * (workers.c: degrade, on_retry); a failure after a wait doubles it. */
+     * (workers.c: degrade, on_retry); a failure after a wait doubles it.
+     * Its replacement, started after the wait, is a restart then (as
+     * on_retry's are counted): shoal__co_fill. */
+    co->owed_restarts++;
     if (p->state == SHOAL_POOL_RUNNING) {
         p->state = SHOAL_POOL_DEGRADED;
         p->backoff_ms = p->spec.restart.backoff_ms;

@@ -466,6 +466,33 @@ static void test_failing_members_degrade(void)
     shoal_runtime_destroy(rt);
 }
 
+/* A degraded pool's replacements, started after restart.backoff_ms, are
+ * restarts too, as a forward pool's are (they went uncounted: a pool
+ * whose members kept failing showed 5 restarts beside 50 failures). */
+static void test_degraded_replacements_count(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime_logged(2, SHOAL_LOG_WARN);
+    shoal_pool_spec_t s = cb_spec_of(1, 1);
+    s.restart.max = 2;
+    s.restart.within_ms = 60000;
+    s.restart.backoff_ms = 20;
+    shoal_pid_t pool = cb_start(rt, &s);
+    for (int k = 0; k < 5; k++) { /* each take waits for the replacement */
+        shoal_pid_t m;
+        CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pool, 5000, &m), SHOAL_OK);
+        CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, m, SHOAL_RETURN_FAIL), SHOAL_OK);
+        CU_ASSERT_TRUE(cb_ended(rt, m));
+    }
+    WAIT_UNTIL(cb_stats(rt, pool).free == 1);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.state, SHOAL_POOL_DEGRADED);
+    CU_ASSERT_EQUAL(st.returned_fail, 5);
+    CU_ASSERT_EQUAL(st.worker_restarts, 5); /* 2 at once, 3 after a wait */
+    CU_ASSERT_EQUAL(atomic_load(&cb_started), 6);
+    shoal_runtime_destroy(rt);
+}
+
 /* Culling and lifetimes changed live (shoal_pool_set_checkout, as a
  * reload does): culling off culls nothing however long the members are
  * unused; turned on, it culls to init within a few intervals; a
@@ -525,6 +552,7 @@ int main(void)
         {"a transaction hears when starts keep failing", test_txn_answered_when_starts_fail},
         {"failed starts back off, doubling", test_failed_starts_back_off_doubling},
         {"failing members degrade the pool", test_failing_members_degrade},
+        {"a degraded pool's late replacements are restarts", test_degraded_replacements_count},
         {"a thread's lease expires", test_lease_expiry},
         {"the lease logged is the take's", test_lease_logged_as_given},
         {"members ended by others are said", test_member_ends_logged},
