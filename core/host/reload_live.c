@@ -97,9 +97,11 @@ static void setting(char *buf, size_t size, size_t *len, const char *key, uint64
 {
     if (a == b || *len + 1 >= size)
         return;
-    char x[32], y[32];
-    snprintf(x, sizeof x, zero_never && a == 0 ? "never" : "%" PRIu64 "%s", a, unit);
-    snprintf(y, sizeof y, zero_never && b == 0 ? "never" : "%" PRIu64 "%s", b, unit);
+    char x[32] = "never", y[32] = "never";
+    if (!zero_never || a != 0)
+        snprintf(x, sizeof x, "%" PRIu64 "%s", a, unit);
+    if (!zero_never || b != 0)
+        snprintf(y, sizeof y, "%" PRIu64 "%s", b, unit);
     int n = snprintf(buf + *len, size - *len, "%s%s %s -> %s", *len ? ", " : "", key, x, y);
     if (n > 0)
         *len = *len + (size_t)n < size ? *len + (size_t)n : size - 1;
