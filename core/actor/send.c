@@ -376,8 +376,7 @@ SHOAL_API int shoal_send(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, const 
         return send_counted(ctx, to, type, data, size, NULL, NULL);
     /* The common send, whole here: a small copied payload to an actor. */
     if (__builtin_expect(size <= SHOAL_INLINE_MAX && (data != NULL || size == 0), 1)) {
-        shoal_env_t *e =
-            shoal__env_new(ctx->tc, SHOAL_MSG_CAST, 0, ctx->self, 0, type, data, size);
+        shoal_env_t *e = shoal__env_new(ctx->tc, SHOAL_MSG_CAST, 0, ctx->self, 0, type, data, size);
         return e != NULL ? send_env(ctx->rt, ctx->tc, to, e, false, false) : SHOAL_ENOMEM;
     }
     return shoal__send(ctx->rt, ctx->tc, ctx->self, to, type, data, size, false, NULL, NULL);

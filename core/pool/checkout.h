@@ -275,7 +275,7 @@ typedef struct shoal_checkout_s {
     struct shoal_pool_s *pool;        /* the record this is part of */
     const shoal_pool_checkout_t *cfg; /* the record's spec.checkout */
     uint32_t fails_in_row;            /* member starts that failed since the last that did not */
-    uint32_t owed_restarts; /* failed members past the restart budget, not yet replaced */
+    uint32_t owed_restarts;           /* failed members past the restart budget, not yet replaced */
     uint64_t retry_at; /* starts held off until then after add_member_retry failures */
     uint64_t retry_ms; /* the next such wait: doubles, 0 (backoff_ms) after a start */
     bool start_lost;   /* the pool's own start failed: it ends, nothing more starts */

@@ -361,7 +361,7 @@ typedef struct shoal_pool_stats_s {
     uint64_t killed_free;      /* free members that ended by themselves */
     uint64_t killed_in_use;    /* members that ended in use, or whose consumer crashed */
     uint64_t lease_expired;    /* threads' takes past their lease: the member destroyed */
-    uint64_t culled;           /* members ended unneeded: free past max_age, or past a lowered max */
+    uint64_t culled;           /* ended unneeded: free past max_age, or past a lowered max */
     uint64_t recycled;         /* members replaced past max_lifetime */
     uint64_t start_failures;   /* members whose init failed or did not end in time */
     uint64_t take_wait_ns[2];  /* p50, p99 of the wait for a member (0: none yet) */
