@@ -435,6 +435,29 @@ static void test_failed_starts_back_off_doubling(void)
     shoal_runtime_destroy(rt);
 }
 
+/* A pool of one member whose restart budget is `max` within a minute, its
+ * starts past it waiting backoff_ms (doubling). */
+static shoal_pid_t budget_pool(shoal_runtime_t *rt, uint32_t max, uint64_t backoff_ms)
+{
+    shoal_pool_spec_t s = cb_spec_of(1, 1);
+    s.restart.max = max;
+    s.restart.within_ms = 60000;
+    s.restart.backoff_ms = backoff_ms;
+    return cb_start(rt, &s);
+}
+
+/* n members taken in turn (each take waits for the last one's
+ * replacement) and returned FAIL: each ends. */
+static void fail_members(shoal_runtime_t *rt, shoal_pid_t pool, int n)
+{
+    for (int k = 0; k < n; k++) {
+        shoal_pid_t m;
+        CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pool, 5000, &m), SHOAL_OK);
+        CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, m, SHOAL_RETURN_FAIL), SHOAL_OK);
+        CU_ASSERT_TRUE(cb_ended(rt, m));
+    }
+}
+
 /* Members that fail are restarts, under restart.max within
  * restart.within_ms as a forward pool's workers: past it the pool is
  * degraded, says so once, and its replacements wait restart.backoff_ms
@@ -443,17 +466,8 @@ static void test_failing_members_degrade(void)
 {
     cb_reset();
     shoal_runtime_t *rt = shoal_test_runtime_logged(2, SHOAL_LOG_WARN);
-    shoal_pool_spec_t s = cb_spec_of(1, 1);
-    s.restart.max = 3;
-    s.restart.within_ms = 60000;
-    s.restart.backoff_ms = 60000;
-    shoal_pid_t pool = cb_start(rt, &s);
-    for (int k = 0; k < 4; k++) {
-        shoal_pid_t m;
-        CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pool, 5000, &m), SHOAL_OK);
-        CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, m, SHOAL_RETURN_FAIL), SHOAL_OK);
-        CU_ASSERT_TRUE(cb_ended(rt, m));
-    }
+    shoal_pid_t pool = budget_pool(rt, 3, 60000);
+    fail_members(rt, pool, 4);
     WAIT_UNTIL(cb_stats(rt, pool).state == SHOAL_POOL_DEGRADED);
     shoal_pool_stats_t st = cb_stats(rt, pool);
     CU_ASSERT_EQUAL(st.state, SHOAL_POOL_DEGRADED);
@@ -473,17 +487,8 @@ static void test_degraded_replacements_count(void)
 {
     cb_reset();
     shoal_runtime_t *rt = shoal_test_runtime_logged(2, SHOAL_LOG_WARN);
-    shoal_pool_spec_t s = cb_spec_of(1, 1);
-    s.restart.max = 2;
-    s.restart.within_ms = 60000;
-    s.restart.backoff_ms = 20;
-    shoal_pid_t pool = cb_start(rt, &s);
-    for (int k = 0; k < 5; k++) { /* each take waits for the replacement */
-        shoal_pid_t m;
-        CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pool, 5000, &m), SHOAL_OK);
-        CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, m, SHOAL_RETURN_FAIL), SHOAL_OK);
-        CU_ASSERT_TRUE(cb_ended(rt, m));
-    }
+    shoal_pid_t pool = budget_pool(rt, 2, 20);
+    fail_members(rt, pool, 5);
     WAIT_UNTIL(cb_stats(rt, pool).free == 1);
     shoal_pool_stats_t st = cb_stats(rt, pool);
     CU_ASSERT_EQUAL(st.state, SHOAL_POOL_DEGRADED);
