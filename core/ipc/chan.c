@@ -86,7 +86,9 @@
  * checked before use: head against
  * tail (a head past the tail is impossible: the producer calls the ring
  * broken and sends nothing more; one more than S behind, looked at again,
- * is a full ring), a stamp against the position, a length against
+ * is a full ring), a tail (and the head a child starts from) against the
+ * 8 bytes records are aligned to (a record's address and its atomic stamp
+ * come from it), a stamp against the position, a length against
  * SHOAL_CHAN_RECORD_MAX and S; the length is read once and that copy used,
  * and positions are taken mod S within our own mapping, so no access can
  * leave it. What the peer can do is garble what it is sent, or stall (a
@@ -334,6 +336,9 @@ int shoal__chan_attach(const int fds[3], shoal_chan_t **out)
     if ((rc = map_all(c)) != SHOAL_OK || (rc = map_rings(c, off)) != SHOAL_OK)
         goto fail;
     c->head = atomic_load_explicit(&c->r->ctl[0].head, memory_order_relaxed);
+    /* Records start at multiples of 8: a head that is not one is no
+     * record's, and the ring makes no sense (top: the other side). */
+    c->broken = (c->head & 7) != 0;
     *out = c;
     return SHOAL_OK;
 fail:
@@ -405,9 +410,11 @@ static int send_one(shoal_chan_t *c, uint32_t tag, const void *a, size_t alen, c
          * so the tail read after it is never behind it. */
         uint64_t h = atomic_load_explicit(&ctl->head, memory_order_acquire);
         t = atomic_load_explicit(&ctl->tail, memory_order_relaxed);
-        if (h > t) {
-            /* Impossible unless the consumer's side wrote nonsense: send
-             * nothing more on this ring. */
+        if (h > t || (t & 7) != 0) {
+            /* Impossible unless the other side wrote nonsense (producers
+             * move the tail by whole records, multiples of 8: a record at
+             * any other place would be misaligned): send nothing more on
+             * this ring. */
             atomic_store_explicit(&c->out_broken, true, memory_order_relaxed);
             return SHOAL_EINVAL;
         }

@@ -113,8 +113,9 @@ unsigned shoal__chan_disarm(shoal_chan_t *c);
 bool shoal__chan_in_pending(const shoal_chan_t *c);
 /* Whether the channel was found broken (this side's inbound ring). */
 bool shoal__chan_broken(const shoal_chan_t *c);
-/* Whether this side's outbound ring was found broken (the consumer's head
- * made no sense): shoal__chan_send answers SHOAL_EINVAL from then on. */
+/* Whether this side's outbound ring was found broken (the consumer's head,
+ * or the tail, made no sense): shoal__chan_send answers SHOAL_EINVAL from
+ * then on. */
 bool shoal__chan_out_broken(const shoal_chan_t *c);
 /* Bytes free in this side's outbound ring now, and its size: a look, not
  * a promise (producers and the consumer move on). 0 free when the

@@ -378,6 +378,42 @@ static void attach_refuses_what_is_not_a_channel(void)
     shoal__chan_destroy(p);
 }
 
+/* A control word the peer made odd: a tail (ring 0's, at its control
+ * block, LAYOUT in chan.c) that is not a multiple of 8 breaks our sends on
+ * that ring; a head that is not breaks the ring of a side that attaches
+ * to it. Records are 8-byte aligned, their stamps atomic: either would have
+ * put a record at a misaligned address (before: the parent's send wrote
+ * one and answered SHOAL_OK -- an alignment fault where atomics must be
+ * aligned -- and attach took the head as it was). */
+static void odd_control_words_break_the_ring(void)
+{
+    shoal_chan_t *p, *c;
+    cn_pair(CN_RING, 0, &p, &c);
+    int fds[3];
+    shoal__chan_fds(p, fds);
+    uint64_t tail, odd = 3;
+    CU_ASSERT_EQUAL(pread(fds[0], &tail, sizeof tail, 64), (ssize_t)sizeof tail);
+    CU_ASSERT_EQUAL(tail, 0);
+    CU_ASSERT_EQUAL(pwrite(fds[0], &odd, sizeof odd, 64), (ssize_t)sizeof odd); /* ring 0's tail */
+    CU_ASSERT_EQUAL(shoal__chan_send(p, 1, "down", 4, NULL, 0, true), SHOAL_EINVAL);
+    CU_ASSERT_TRUE(shoal__chan_out_broken(p));
+    CU_ASSERT_EQUAL(shoal__chan_send(p, 1, "down", 4, NULL, 0, true), SHOAL_EINVAL); /* for good */
+    /* Ring 0's head, odd, then another child attaches. */
+    CU_ASSERT_EQUAL(pwrite(fds[0], &odd, sizeof odd, 128), (ssize_t)sizeof odd);
+    int dups[3] = {dup(fds[0]), -1, -1};
+    shoal_chan_t *c2;
+    CU_ASSERT_EQUAL_FATAL(shoal__chan_attach(dups, &c2), SHOAL_OK);
+    uint32_t tag;
+    const void *data;
+    size_t len;
+    CU_ASSERT_EQUAL(shoal__chan_peek(c2, &tag, &data, &len), SHOAL_EINVAL);
+    CU_ASSERT_TRUE(shoal__chan_broken(c2));
+    CU_ASSERT_FALSE(shoal__chan_arm(c2));
+    shoal__chan_destroy(c2);
+    shoal__chan_destroy(c);
+    shoal__chan_destroy(p);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -386,6 +422,7 @@ int main(void)
         {"a peer's doorbell descriptors never block us", peer_descriptors_never_block_us},
         {"the peer cannot resize the region", peer_cannot_resize_the_region},
         {"attach refuses what is not a channel", attach_refuses_what_is_not_a_channel},
+        {"odd control words break the ring", odd_control_words_break_the_ring},
         {NULL, NULL},
     };
     return shoal_test_run("chan: a hostile peer", cases);
