@@ -131,6 +131,12 @@ static int read_header(const char *path, int fd, Elf64_Ehdr *eh, shoal_diag_t *e
     return SHOAL_OK;
 }
 
+/* The note sections read of one file, in all: a plugin's are a few dozen
+ * bytes (a build id, the GNU properties, .note.shoal); a file whose
+ * section table lists 4096 note sections of 1 MiB each held the host
+ * thread for 1.8 s reading them (a 1.3 MiB file: they overlap). */
+#define NOTES_READ_MAX (1u << 20)
+
 /* Reads the .note.shoal payload from an ELF file without loading it. */
 static int read_note(const char *path, int fd, shoal_plugin_note_t *note, bool *found,
                      shoal_diag_t *err)
@@ -142,16 +148,23 @@ static int read_note(const char *path, int fd, shoal_plugin_note_t *note, bool *
         return rc;
     if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum == 0 || eh.e_shnum > 4096)
         return SHOAL_OK; /* no section table to read: treated as no note */
+    uint64_t read_total = 0;
     for (unsigned i = 0; i < eh.e_shnum && !*found; i++) {
         Elf64_Shdr sh;
         if (pread(fd, &sh, sizeof sh, (off_t)(eh.e_shoff + (uint64_t)i * sizeof sh)) !=
             (ssize_t)sizeof sh)
             return refuse(err, path, "truncated ELF section table");
-        if (sh.sh_type != SHT_NOTE || sh.sh_size > (1u << 20))
+        if (sh.sh_type != SHT_NOTE)
             continue;
+        if (sh.sh_size > NOTES_READ_MAX - read_total)
+            return refuse(err, path, "its note sections hold more than %u KiB: not read",
+                          NOTES_READ_MAX >> 10);
+        read_total += sh.sh_size;
         unsigned char *buf = malloc(sh.sh_size ? sh.sh_size : 1);
-        if (buf == NULL)
+        if (buf == NULL) {
+            shoal__diag_set(err, path, 0, 0, "plugin not read: no memory for its notes");
             return SHOAL_ENOMEM;
+        }
         if (pread(fd, buf, sh.sh_size, (off_t)sh.sh_offset) != (ssize_t)sh.sh_size) {
             free(buf);
             return refuse(err, path, "truncated ELF note");
@@ -159,9 +172,12 @@ static int read_note(const char *path, int fd, shoal_plugin_note_t *note, bool *
         for (size_t off = 0; off + sizeof(Elf64_Nhdr) <= sh.sh_size;) {
             Elf64_Nhdr nh;
             memcpy(&nh, buf + off, sizeof nh);
+            /* Rounded up in size_t: in 32 bits a size of 4 GiB less 1-3
+             * rounds to 0, and a note claiming a 4 GiB descriptor was read
+             * past its section. */
             size_t name_at = off + sizeof nh;
-            size_t desc_at = name_at + ((nh.n_namesz + 3u) & ~3u);
-            size_t end = desc_at + ((nh.n_descsz + 3u) & ~3u);
+            size_t desc_at = name_at + (((size_t)nh.n_namesz + 3) & ~(size_t)3);
+            size_t end = desc_at + (((size_t)nh.n_descsz + 3) & ~(size_t)3);
             if (end > sh.sh_size || end <= off)
                 break;
             if (nh.n_type == SHOAL_NOTE_TYPE && nh.n_namesz == sizeof(SHOAL_NOTE_NAME) &&
@@ -319,6 +335,37 @@ fail:
     return -1;
 }
 
+/* loader.h */
+int shoal__plugin_file_check(const char *path, int fd, off_t size, int *copy,
+                             shoal_plugin_note_t *note, bool *found, shoal_diag_t *err)
+{
+    *copy = -1;
+    *found = false;
+    /* Before the copy, which reads the whole file on this thread (the host
+     * thread, at a reload or a diff: 4 s for 1 GiB): its header, then its
+     * size. The copy's header is read again below -- what is checked is
+     * what runs. */
+    Elf64_Ehdr eh;
+    if (read_header(path, fd, &eh, err) != SHOAL_OK)
+        return SHOAL_ELOAD;
+    if (size > SHOAL_PLUGIN_MAX_SIZE)
+        return refuse(err, path, "too large: %lld bytes, past the %d MiB a plugin may be",
+                      (long long)size, SHOAL_PLUGIN_MAX_SIZE >> 20);
+    int c = private_copy(path, fd, size, err);
+    if (c < 0)
+        return SHOAL_ELOAD;
+    /* From here on only the copy is read: what is checked is what runs. */
+    int rc = read_note(path, c, note, found, err);
+    if (rc == SHOAL_OK && *found)
+        rc = check_abi(path, note->abi_major, note->abi_minor, note->descriptor_size, err);
+    if (rc != SHOAL_OK) {
+        close(c);
+        return rc;
+    }
+    *copy = c;
+    return SHOAL_OK;
+}
+
 static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal_diag_t *err);
 
 /* "plugin NAME VERSION (PATH)" (malloc'ed): what an actor running its code
@@ -362,34 +409,13 @@ static int load(shoal_loader_t *L, const char *path, shoal_module_t **out, shoal
         *out = m;
         return SHOAL_OK;
     }
-    /* Before the copy, which reads the whole file on this thread (the host
-     * thread, at a reload or a diff: 4 s for 1 GiB): its header, then its
-     * size. The copy's header is read again below -- what is checked is
-     * what runs. */
-    Elf64_Ehdr eh;
-    if (read_header(path, fd, &eh, err) != SHOAL_OK) {
-        close(fd);
-        return SHOAL_ELOAD;
-    }
-    if (st.st_size > SHOAL_PLUGIN_MAX_SIZE) {
-        close(fd);
-        return refuse(err, path, "too large: %lld bytes, past the %d MiB a plugin may be",
-                      (long long)st.st_size, SHOAL_PLUGIN_MAX_SIZE >> 20);
-    }
-    int copy = private_copy(path, fd, st.st_size, err);
-    close(fd);
-    if (copy < 0)
-        return SHOAL_ELOAD;
-    /* From here on only the copy is read: what is checked is what runs. */
     shoal_plugin_note_t note;
     bool has_note;
-    int rc = read_note(path, copy, &note, &has_note, err);
-    if (rc == SHOAL_OK && has_note)
-        rc = check_abi(path, note.abi_major, note.abi_minor, note.descriptor_size, err);
-    if (rc != SHOAL_OK) {
-        close(copy);
+    int copy;
+    int rc = shoal__plugin_file_check(path, fd, st.st_size, &copy, &note, &has_note, err);
+    close(fd);
+    if (rc != SHOAL_OK)
         return rc;
-    }
     /* Its constructors first in a child: one that hangs or crashes there
      * refuses the plugin before it can hold or kill the host. Waited for
      * tended (loader.h): the host thread's watchdog goes on. */

@@ -16,6 +16,9 @@
 #ifndef SHOAL_HOST_LOADER_H
 #define SHOAL_HOST_LOADER_H
 
+#include <stdbool.h>
+#include <sys/types.h>
+
 #include "host/diag.h"
 #include "shoal/plugin.h"
 #include "shoal/runtime.h"
@@ -34,6 +37,18 @@ void shoal__loader_destroy(shoal_loader_t *loader);
  * is refused unread: "too large: N bytes, past the 256 MiB a plugin may
  * be". */
 #define SHOAL_PLUGIN_MAX_SIZE (256 << 20)
+
+/* What the host reads of a plugin file before any of its code runs -- the
+ * first steps of shoal__module_load, apart so that fuzz_plugin_file
+ * (tests/fuzz/) can feed them any bytes without a dlopen. fd is open on
+ * path, a regular file of size bytes (its st_size); it stays the caller's.
+ * Checks the ELF header and the size, copies the file into a private sealed
+ * memfd, reads the copy's .note.shoal (*found, *note: what it says, also
+ * when the ABI it names is refused) and checks that ABI. SHOAL_OK: *copy is
+ * the copy (close-on-exec), the caller's to close. Else *copy is -1:
+ * SHOAL_ELOAD, err names path and the reason, or SHOAL_ENOMEM. */
+int shoal__plugin_file_check(const char *path, int fd, off_t size, int *copy,
+                             shoal_plugin_note_t *note, bool *found, shoal_diag_t *err);
 
 /* Loads (or finds) the plugin at path; on SHOAL_OK the caller holds one
  * reference. On error (SHOAL_ELOAD, SHOAL_ENOMEM) err names the file and the

@@ -6,7 +6,11 @@
  * names, no behaviours, no handle_message, duplicate behaviours, a dlopen
  * error, a plugin init that fails -- and malformed args schemas; nothing
  * stays loaded or mapped. The refusals of the ABI fields are
- * test_loader_abi's. */
+ * test_loader_abi's; a malformed ELF note that is no note is here too. */
+#include <elf.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,6 +214,125 @@ static void test_malformed_schemas(void)
                       "integer, got 'fast'");
 }
 
+/* ---- the ELF note, read before any code runs ---------------------------------- */
+
+/* good.so's bytes, with its shoal note's header at *note_at and the section
+ * header of .note.shoal at *shdr_at (malloc'ed; fatal when not found). */
+static unsigned char *good_with_note(size_t *size, size_t *note_at, size_t *shdr_at)
+{
+    FILE *f = fopen(lk_fixture("good.so"), "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    unsigned char *b = malloc(1 << 22);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    *size = fread(b, 1, 1 << 22, f);
+    fclose(f);
+    const Elf64_Nhdr want = {sizeof(SHOAL_NOTE_NAME), sizeof(shoal_plugin_note_t), SHOAL_NOTE_TYPE};
+    unsigned char head[sizeof want + sizeof(SHOAL_NOTE_NAME)];
+    memcpy(head, &want, sizeof want);
+    memcpy(head + sizeof want, SHOAL_NOTE_NAME, sizeof(SHOAL_NOTE_NAME));
+    unsigned char *at = memmem(b, *size, head, sizeof head);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    *note_at = (size_t)(at - b);
+    Elf64_Ehdr eh;
+    memcpy(&eh, b, sizeof eh);
+    *shdr_at = 0;
+    for (size_t i = 0; i < eh.e_shnum; i++) {
+        Elf64_Shdr sh;
+        memcpy(&sh, b + eh.e_shoff + i * sizeof sh, sizeof sh);
+        if (sh.sh_type == SHT_NOTE && sh.sh_offset == *note_at)
+            *shdr_at = eh.e_shoff + i * sizeof sh;
+    }
+    CU_ASSERT_FATAL(*shdr_at != 0);
+    return b;
+}
+
+static void write_file(const char *path, const unsigned char *b, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL_FATAL(fwrite(b, 1, size, f), size);
+    CU_ASSERT_EQUAL_FATAL(fclose(f), 0);
+}
+
+/* A shoal note whose n_descsz is 4 GiB less a byte or three claims more
+ * than its section holds: it is no note (a malformed note is skipped, as
+ * one that overruns its section always was). Its size was rounded up in 32
+ * bits, to 0: the note was read anyway, its descriptor taken from past the
+ * note -- past the section's buffer when the section ends at the name (a
+ * heap overflow, seen writing fuzz_plugin_file). */
+static void test_note_descsz_wraps(void)
+{
+    size_t size, note_at, shdr_at;
+    unsigned char *b = good_with_note(&size, &note_at, &shdr_at);
+    char path[] = "/tmp/shoal-test-note-XXXXXX";
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    /* n_descsz 0xffffffff, and a descriptor that names ABI 2: had the note
+     * been read, the plugin would be refused for it. Skipped, the file is
+     * good.so, and loads. */
+    uint32_t descsz = 0xffffffffu;
+    uint16_t major = 2;
+    memcpy(b + note_at + offsetof(Elf64_Nhdr, n_descsz), &descsz, sizeof descsz);
+    memcpy(b + note_at + sizeof(Elf64_Nhdr) + 8, &major, sizeof major);
+    write_file(path, b, size);
+    shoal_loader_t *L = NULL;
+    shoal_module_t *m = lk_load(&L, path);
+    shoal__module_release(m);
+    shoal__loader_destroy(L);
+    /* The section cut to the note's header and name: nothing of it is read
+     * past them. */
+    uint64_t cut = sizeof(Elf64_Nhdr) + 8;
+    memcpy(b + shdr_at + offsetof(Elf64_Shdr, sh_size), &cut, sizeof cut);
+    write_file(path, b, size);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    CU_ASSERT_FATAL(fd >= 0);
+    int copy = -1;
+    shoal_plugin_note_t note;
+    bool found = true;
+    shoal_diag_t err;
+    CU_ASSERT_EQUAL(shoal__plugin_file_check(path, fd, (off_t)size, &copy, &note, &found, &err),
+                    SHOAL_OK);
+    CU_ASSERT(!found);
+    CU_ASSERT(copy >= 0);
+    close(copy);
+    close(fd);
+    unlink(path);
+    free(b);
+}
+
+/* Note sections past 1 MiB in all are refused unread: a file listing 4096
+ * note sections of 1 MiB each over the same bytes held the host thread
+ * 1.8 s reading 4 GiB of them. Here one section claims 1 MiB and a byte. */
+static void test_notes_past_their_bound(void)
+{
+    size_t size, note_at, shdr_at;
+    unsigned char *b = good_with_note(&size, &note_at, &shdr_at);
+    char path[] = "/tmp/shoal-test-notes-XXXXXX";
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    uint64_t big = (UINT64_C(1) << 20) + 1;
+    memcpy(b + shdr_at + offsetof(Elf64_Shdr, sh_size), &big, sizeof big);
+    write_file(path, b, size);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    CU_ASSERT_FATAL(fd >= 0);
+    int copy = 0;
+    shoal_plugin_note_t note;
+    bool found = true;
+    shoal_diag_t err;
+    CU_ASSERT_EQUAL(shoal__plugin_file_check(path, fd, (off_t)size, &copy, &note, &found, &err),
+                    SHOAL_ELOAD);
+    CU_ASSERT(!found);
+    CU_ASSERT_EQUAL(copy, -1);
+    CU_ASSERT_STRING_EQUAL(err.msg,
+                           "plugin refused: its note sections hold more than 1024 KiB: not read");
+    CU_ASSERT_STRING_EQUAL(err.file, path);
+    close(fd);
+    unlink(path);
+    free(b);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -226,6 +349,8 @@ int main(void)
         {"dlopen error", test_dlopen_error},
         {"plugin init fails", test_init_fails},
         {"malformed args schemas are refused", test_malformed_schemas},
+        {"a note whose descriptor size wraps is no note", test_note_descsz_wraps},
+        {"note sections past their bound are refused", test_notes_past_their_bound},
         {NULL, NULL},
     };
     return lk_run("loader_refusals", cases);
