@@ -8,6 +8,14 @@
  * runtime's own call timer sends the SHOAL_MSG_TIMEOUT; the agent needs no
  * timer of its own). It finds a job by the reply's ref: each job keeps its
  * refs sorted.
+ *
+ * An epic's own args (a SHOAL__POOL_EPIC_ARGS call: the payload is a
+ * shoal_pull_epic_args_t, a tree the pool takes over once it reads the
+ * call) are the agent's from the submission until the pool has them: freed
+ * here when the job is never read (the agent ended first), when the call
+ * is not made (the job came past its timeout, or the send failed), and
+ * when the pool's answer says it never took them. After a timeout the
+ * call may still be read: they are left to the pool.
  */
 #include "host/agent.h"
 
@@ -21,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pool/pool.h" /* SHOAL__POOL_EPIC_ARGS */
+#include "pool/pull.h"
 #include "shoal/ctx.h"
 
 #define JOB_MSG 1u /* the one message type the agent takes */
@@ -44,8 +54,30 @@ typedef struct request_s {
     uint64_t expires_ms; /* on the monotonic clock: submitted + timeout */
     uint32_t op, type;
     uint64_t n, size;
+    bool read;          /* by the agent (start): its epic args are the job's from then */
     shoal_pid_t pids[]; /* n of them, then size bytes of data */
 } request_t;
+
+/* Whether r is an epic with its own args; *ea gets them. */
+static bool epic_args(const request_t *r, shoal_pull_epic_args_t *ea)
+{
+    if (r->op != SHOAL_AGENT_CALL_PRIORITY || r->type != SHOAL__POOL_EPIC_ARGS || r->n != 1 ||
+        r->size != sizeof *ea)
+        return false;
+    memcpy(ea, r->pids + r->n, sizeof *ea);
+    return true;
+}
+
+/* The runtime frees a job's message with this: one the agent never read
+ * (it ended with the job queued) takes its epic args with it. */
+static void request_free(void *p)
+{
+    request_t *r = p;
+    shoal_pull_epic_args_t ea;
+    if (!r->read && epic_args(r, &ea))
+        ea.free_args(ea.args);
+    free(r);
+}
 
 static void link_unref(shoal_agent_t *l)
 {
@@ -83,6 +115,8 @@ typedef struct job_s {
     shoal_agent_done_t *done; /* filled as answers come */
     pending_t *pending;       /* sorted by ref */
     size_t npending, left;
+    bool epic; /* a call with epic args, the job's until the pool answers */
+    shoal_pull_epic_args_t ea;
 } job_t;
 
 typedef struct agent_s {
@@ -149,10 +183,13 @@ static int issue(shoal_ctx_t *ctx, const request_t *r, shoal_pid_t to, uint64_t 
  * and a scale it was told timed out must not happen later. */
 static void start(shoal_ctx_t *ctx, agent_t *ag, const shoal_msg_t *msg)
 {
-    const request_t *r = msg->data;
+    request_t *r = (request_t *)msg->data; /* shoal__agent_submit's buffer: ours to mark */
     if (msg->size < sizeof *r || r->n > (msg->size - sizeof *r) / sizeof(shoal_pid_t) ||
         r->size != msg->size - sizeof *r - r->n * sizeof(shoal_pid_t))
         return; /* not from shoal__agent_submit */
+    r->read = true;
+    shoal_pull_epic_args_t ea = {0};
+    bool epic = epic_args(r, &ea);
     job_t *j = calloc(1, sizeof *j);
     shoal_agent_done_t *d = calloc(1, sizeof *d + r->n * sizeof d->results[0]);
     pending_t *p = r->n != 0 ? calloc(r->n, sizeof *p) : NULL;
@@ -164,6 +201,8 @@ static void start(shoal_ctx_t *ctx, agent_t *ag, const shoal_msg_t *msg)
             d->n = 0;
             post(ag->link, d);
         }
+        if (epic) /* not sent */
+            ea.free_args(ea.args);
         return;
     }
     d->id = r->id;
@@ -182,6 +221,10 @@ static void start(shoal_ctx_t *ctx, agent_t *ag, const shoal_msg_t *msg)
         }
     }
     j->left = j->npending;
+    if (epic && j->npending == 0) /* not sent: never the pool's */
+        ea.free_args(ea.args);
+    j->epic = epic && j->npending != 0;
+    j->ea = ea;
     if (j->left == 0) {
         j->done = NULL;
         post(ag->link, d);
@@ -205,6 +248,13 @@ static void settle(agent_t *ag, const shoal_msg_t *msg)
         shoal_agent_result_t *res = &j->done->results[p->i];
         res->rc = msg->kind == SHOAL_MSG_TIMEOUT ? SHOAL_ETIMEDOUT : msg->status;
         res->type = msg->type;
+        /* The pool took the args only when it answered so (pool.h); after
+         * a timeout it may still read the call. */
+        if (j->epic && res->rc != SHOAL_ETIMEDOUT &&
+            !(res->rc == SHOAL_OK && msg->type == SHOAL__POOL_EPIC_ARGS &&
+              msg->size == sizeof(int32_t)))
+            j->ea.free_args(j->ea.args);
+        j->epic = false;
         if (res->rc == SHOAL_OK && msg->size != 0) {
             if ((res->data = malloc(msg->size)) == NULL)
                 res->rc = SHOAL_ENOMEM;
@@ -329,9 +379,9 @@ int shoal__agent_submit(shoal_agent_t *a, uint64_t id, shoal_agent_op_t op, uint
         memcpy(r->pids, pids, n * sizeof *pids);
     if (size != 0)
         memcpy(r->pids + n, data, size);
-    int rc = shoal_runtime_send_owned(a->rt, a->pid, JOB_MSG, r, bytes, free);
+    int rc = shoal_runtime_send_owned(a->rt, a->pid, JOB_MSG, r, bytes, request_free);
     if (rc != SHOAL_OK)
-        free(r); /* refused: still ours */
+        free(r); /* refused: still ours, and its epic args the caller's */
     return rc;
 }
 

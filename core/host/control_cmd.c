@@ -192,15 +192,15 @@ static void epic_answer(shoal_control_t *c, shoal_control_conn_t *k, const shoal
     bool with_args = k->epic_args != NULL;
     if (with_args) {
         /* The pool's own answer carries the status: it took the args. Any
-         * other but a timeout: it never did, they are ours to free. After
-         * a timeout it may still take them: they are left to it. */
+         * other: it never did, and the agent freed them (agent.c: from the
+         * submission they are the job's, even when this connection is gone
+         * before its answer, or the agent before the job). */
         int32_t status;
         if (rc == SHOAL_OK && r->type == SHOAL__POOL_EPIC_ARGS && r->size == sizeof status) {
             memcpy(&status, r->data, sizeof status);
             rc = status;
-        } else if (rc != SHOAL_ETIMEDOUT) {
-            shoal__node_free(k->epic_args);
-            rc = rc == SHOAL_OK ? SHOAL_ENOTSUP : rc;
+        } else if (rc == SHOAL_OK) {
+            rc = SHOAL_ENOTSUP;
         }
         k->epic_args = NULL;
     }

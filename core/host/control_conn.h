@@ -64,8 +64,9 @@ typedef struct shoal_control_conn_s {
                                   scale MIN..MAX: the bounds asked */
     uint32_t was_size;         /* scale MIN..MAX: the target before, */
     uint32_t was_min, was_max; /* and the bounds */
-    /* epic with ARGS: the args sent (a shoal_node_t *), ours again unless
-     * the pool's answer says it took them (control_cmd.c) */
+    /* epic with ARGS: the args sent (a shoal_node_t *), the agent's from
+     * the submission (agent.c frees them unless the pool took them); kept
+     * here only to tell an epic with args from one without */
     void *epic_args;
 } shoal_control_conn_t;
 
