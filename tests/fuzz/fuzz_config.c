@@ -4,7 +4,7 @@
  * input must either give a config (freed without a leak) or an error with a
  * message; a crash, a leak, undefined behaviour or an error without a
  * message is a finding. CI runs it for a few minutes under ASan+UBSan from
- * the seeds in corpus/ (.ci/run, job fuzz). */
+ * the seeds in corpus/fuzz_config/ (.ci/run, job fuzz). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
