@@ -189,7 +189,7 @@ static void epic_answer(shoal_control_t *c, shoal_control_conn_t *k, const shoal
     if (hp != NULL)
         shoal__host_peek(hp, &st);
     int rc = d != NULL ? r->rc : SHOAL_ETIMEDOUT;
-    bool with_args = k->epic_args != NULL;
+    bool with_args = k->epic_args;
     if (with_args) {
         /* The pool's own answer carries the status: it took the args. Any
          * other: it never did, and the agent freed them (agent.c: from the
@@ -202,7 +202,7 @@ static void epic_answer(shoal_control_t *c, shoal_control_conn_t *k, const shoal
         } else if (rc == SHOAL_OK) {
             rc = SHOAL_ENOTSUP;
         }
-        k->epic_args = NULL;
+        k->epic_args = false;
     }
     if (rc == SHOAL_ETIMEDOUT) {
         shoal__control_say(k, "1 timed out: no answer from pool %s\n", name);
@@ -273,12 +273,12 @@ static void epic(shoal_control_t *c, shoal_control_conn_t *k, char *rest)
         return;
     }
     shoal_pull_epic_args_t ea = {args, free_node};
-    k->epic_args = args;
+    k->epic_args = true;
     job(c, k, SHOAL_CONTROL_OP_EPIC, hp, true, SHOAL_AGENT_CALL_PRIORITY, SHOAL__POOL_EPIC_ARGS,
         &ea, sizeof ea, ACTOR_TIMEOUT_MS);
     if (k->job == 0) { /* not handed to the agent (it answered why) */
         shoal__node_free(args);
-        k->epic_args = NULL;
+        k->epic_args = false;
     }
 }
 

@@ -64,10 +64,10 @@ typedef struct shoal_control_conn_s {
                                   scale MIN..MAX: the bounds asked */
     uint32_t was_size;         /* scale MIN..MAX: the target before, */
     uint32_t was_min, was_max; /* and the bounds */
-    /* epic with ARGS: the args sent (a shoal_node_t *), the agent's from
-     * the submission (agent.c frees them unless the pool took them); kept
-     * here only to tell an epic with args from one without */
-    void *epic_args;
+    /* epic with ARGS: its answer is the pool's status for them (the args
+     * are the agent's from the submission: agent.c frees them unless the
+     * pool took them) */
+    bool epic_args;
 } shoal_control_conn_t;
 
 struct shoal_control_s {
