@@ -254,6 +254,31 @@ static void write_file(const char *path, const unsigned char *b, size_t size)
     CU_ASSERT_EQUAL_FATAL(fclose(f), 0);
 }
 
+/* A new empty file's name in path ("/tmp/shoal-test-note-XXXXXX"). */
+static void temp_file(char *path)
+{
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+}
+
+/* b written to path, and what the host reads of it before any code runs
+ * (shoal__plugin_file_check): its status; *copy closed, -1 if none. */
+static int file_check(const char *path, const unsigned char *b, size_t size, bool *found, int *copy,
+                      shoal_diag_t *err)
+{
+    write_file(path, b, size);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    CU_ASSERT_FATAL(fd >= 0);
+    shoal_plugin_note_t note;
+    *found = true;
+    int rc = shoal__plugin_file_check(path, fd, (off_t)size, copy, &note, found, err);
+    if (*copy >= 0)
+        close(*copy);
+    close(fd);
+    return rc;
+}
+
 /* A shoal note whose n_descsz is 4 GiB less a byte or three claims more
  * than its section holds: it is no note (a malformed note is skipped, as
  * one that overruns its section always was). Its size was rounded up in 32
@@ -265,9 +290,7 @@ static void test_note_descsz_wraps(void)
     size_t size, note_at, shdr_at;
     unsigned char *b = good_with_note(&size, &note_at, &shdr_at);
     char path[] = "/tmp/shoal-test-note-XXXXXX";
-    int fd = mkstemp(path);
-    CU_ASSERT_FATAL(fd >= 0);
-    close(fd);
+    temp_file(path);
     /* n_descsz 0xffffffff, and a descriptor that names ABI 2: had the note
      * been read, the plugin would be refused for it. Skipped, the file is
      * good.so, and loads. */
@@ -284,19 +307,12 @@ static void test_note_descsz_wraps(void)
      * past them. */
     uint64_t cut = sizeof(Elf64_Nhdr) + 8;
     memcpy(b + shdr_at + offsetof(Elf64_Shdr, sh_size), &cut, sizeof cut);
-    write_file(path, b, size);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    CU_ASSERT_FATAL(fd >= 0);
     int copy = -1;
-    shoal_plugin_note_t note;
-    bool found = true;
+    bool found;
     shoal_diag_t err;
-    CU_ASSERT_EQUAL(shoal__plugin_file_check(path, fd, (off_t)size, &copy, &note, &found, &err),
-                    SHOAL_OK);
+    CU_ASSERT_EQUAL(file_check(path, b, size, &found, &copy, &err), SHOAL_OK);
     CU_ASSERT(!found);
     CU_ASSERT(copy >= 0);
-    close(copy);
-    close(fd);
     unlink(path);
     free(b);
 }
@@ -308,27 +324,19 @@ static void test_notes_past_their_bound(void)
 {
     size_t size, note_at, shdr_at;
     unsigned char *b = good_with_note(&size, &note_at, &shdr_at);
-    char path[] = "/tmp/shoal-test-notes-XXXXXX";
-    int fd = mkstemp(path);
-    CU_ASSERT_FATAL(fd >= 0);
-    close(fd);
+    char path[] = "/tmp/shoal-test-note-XXXXXX";
+    temp_file(path);
     uint64_t big = (UINT64_C(1) << 20) + 1;
     memcpy(b + shdr_at + offsetof(Elf64_Shdr, sh_size), &big, sizeof big);
-    write_file(path, b, size);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    CU_ASSERT_FATAL(fd >= 0);
     int copy = 0;
-    shoal_plugin_note_t note;
-    bool found = true;
+    bool found;
     shoal_diag_t err;
-    CU_ASSERT_EQUAL(shoal__plugin_file_check(path, fd, (off_t)size, &copy, &note, &found, &err),
-                    SHOAL_ELOAD);
+    CU_ASSERT_EQUAL(file_check(path, b, size, &found, &copy, &err), SHOAL_ELOAD);
     CU_ASSERT(!found);
     CU_ASSERT_EQUAL(copy, -1);
     CU_ASSERT_STRING_EQUAL(err.msg,
                            "plugin refused: its note sections hold more than 1024 KiB: not read");
     CU_ASSERT_STRING_EQUAL(err.file, path);
-    close(fd);
     unlink(path);
     free(b);
 }
