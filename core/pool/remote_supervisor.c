@@ -293,7 +293,12 @@ static void check_start(shoal_remote_t *r, child_t *c)
     if (state == SHOAL_REMOTE_UP) {
         c->up = true;
         if (c->role == ROLE_CURRENT) {
-            shoal__remote_publish(r, c); /* (none was: a start or a restart) */
+            /* (none was: a start or a restart). Not one asked to drain
+             * while it started -- the pool's drain in the wake that saw it
+             * up: published then, its grace period would never begin, it
+             * would never be told, and the drain would wait for ever. */
+            if (!c->drain_pending && !c->drain_asked)
+                shoal__remote_publish(r, c);
             notify(r, SHOAL_REMOTE_EV_UP, SHOAL_OK, 0, NULL);
         } else if (c->role == ROLE_NEXT) {
             notify(r, SHOAL_REMOTE_EV_PREPARED, SHOAL_OK, 0, NULL);

@@ -219,7 +219,7 @@ static void calls_across_deaths(void)
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--fake-child") == 0)
-        return rk_fake_child();
+        return rk_fake_child(argc, argv);
     static const shoal_test_case_t cases[] = {
         {"the calls a dead child held are answered at once", calls_answered_when_child_dies},
         {"the calls a child holds are answered when the pool stops",

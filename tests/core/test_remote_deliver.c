@@ -186,7 +186,7 @@ static void nonsense_retiring_stopped_once(void)
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--fake-child") == 0)
-        return rk_fake_child();
+        return rk_fake_child(argc, argv);
     static const shoal_test_case_t cases[] = {
         {"what a child sends to a full actor here is dropped, counted and logged",
          refused_sends_counted},

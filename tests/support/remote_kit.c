@@ -41,13 +41,18 @@ static void fake_reply(shoal_chan_t *ch, const shoal_remote_msg_t *m, const void
     shoal__chan_send(ch, SHOAL_REMOTE_REPLY, &r, sizeof r, data, len, true);
 }
 
-/* The child's main: its channel at 3, 4, 5 (as the host's child has it). */
-int rk_fake_child(void)
+/* The child's main: its channel at 3, 4, 5 (as the host's child has it);
+ * argv[2] (from up_after), a file it waits for before it says UP. */
+int rk_fake_child(int argc, char **argv)
 {
     int fds[3] = {3, 4, 5};
     shoal_chan_t *ch;
     if (shoal__chan_attach(fds, &ch) != SHOAL_OK)
         return 2;
+    for (double end = shoal_test_now() + RK_WAIT_S; argc > 2 && access(argv[2], F_OK) != 0;
+         shoal_test_nap())
+        if (shoal_test_now() > end)
+            return 3;
     shoal_remote_area_t *a = shoal__chan_user(ch, NULL);
     shoal_pool_stripe_t *st = shoal__remote_area_stripes(a);
     atomic_store_explicit(&a->nstripes, 1, memory_order_relaxed);
@@ -137,6 +142,7 @@ static int fake_launch(void *user, const int chan_fds[3], pid_t *pid, int *pidfd
         snprintf(why, why_size, "fake: no process today");
         return SHOAL_EFAILED;
     }
+    const char *up_after = atomic_load(&f->up_after);
     pid_t child = fork();
     if (child < 0) {
         snprintf(why, why_size, "fork failed");
@@ -151,7 +157,7 @@ static int fake_launch(void *user, const int chan_fds[3], pid_t *pid, int *pidfd
             if (dup2(high[i], 3 + i) < 0)
                 _exit(126);
         syscall(SYS_close_range, 6, ~0u, 0);
-        char *const argv[] = {"shoal-test-fake-child", "--fake-child", NULL};
+        char *const argv[] = {"shoal-test-fake-child", "--fake-child", (char *)up_after, NULL};
         execv("/proc/self/exe", argv);
         _exit(127);
     }

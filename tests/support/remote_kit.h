@@ -67,6 +67,9 @@ typedef struct fake_s {
     atomic_int waiting; /* a launch waits at the gate */
     atomic_int fail;    /* set: launches fail (no process) */
     atomic_int pid;     /* the last child it started */
+    /* set: the children it starts from now on say UP only once this file
+     * exists (a child slow to start, at a moment the test chooses) */
+    _Atomic(const char *) up_after;
 } rk_fake_t;
 
 /* A runtime and an isolated pool in it (rk_rig_up). */
@@ -103,9 +106,9 @@ typedef struct caller_s {
 } rk_caller_t;
 
 /* The stand-in child's main (its channel at fds 3, 4, 5, as the host's
- * child has it): a suite's main runs it when its first argument is
- * --fake-child, as rk_fake_of's launch starts it. */
-int rk_fake_child(void);
+ * child has it): a suite's main runs it, with its arguments, when its
+ * first argument is --fake-child, as rk_fake_of's launch starts it. */
+int rk_fake_child(int argc, char **argv);
 /* A launch (remote.h) of stand-in children counted in f. */
 shoal_remote_launch_t rk_fake_of(rk_fake_t *f);
 
