@@ -264,17 +264,12 @@ int shoal__call_expect(shoal_ctx_t *ctx, shoal_pid_t callee, uint64_t timeout_ms
     return rc;
 }
 
-static int request_async(shoal_ctx_t *ctx, shoal_pid_t to, unsigned kind, bool sys, uint32_t type,
-                         const void *data, size_t size, uint64_t timeout_ms, shoal_ref_t *ref)
+/* A request's envelope e (whose ref is r) sent to `to`, its reply
+ * expected: SHOAL_OK, or the error, e freed -- but for the payload it was
+ * handed (owned), the caller's again. */
+static int request_env(shoal_ctx_t *ctx, shoal_pid_t to, bool sys, shoal_env_t *e, shoal_ref_t r,
+                       bool owned, uint64_t timeout_ms, shoal_ref_t *ref)
 {
-    /* A CALL in the system mailbox was sent with priority. */
-    unsigned flags = sys && kind == SHOAL_MSG_CALL ? SHOAL_ENV_PRIORITY : 0;
-    if ((size != 0 && data == NULL) || size > UINT32_MAX || ref == NULL)
-        return SHOAL_EINVAL;
-    shoal_ref_t r = shoal__ref_next(ctx->rt, ctx->tc);
-    shoal_env_t *e = shoal__env_new(ctx->tc, kind, flags, ctx->self, r, type, data, size);
-    if (e == NULL)
-        return SHOAL_ENOMEM;
     bool armed;
     uint64_t clock = 0;
     int rc = expect(ctx, to, r, timeout_ms, &clock, &armed);
@@ -291,8 +286,24 @@ static int request_async(shoal_ctx_t *ctx, shoal_pid_t to, unsigned kind, bool s
     *ref = r;
     return SHOAL_OK;
 fail:
+    if (owned)
+        e->meta &= ~(uint64_t)SHOAL_ENV_HEAP;
     shoal__env_free(ctx->tc, e);
     return rc;
+}
+
+static int request_async(shoal_ctx_t *ctx, shoal_pid_t to, unsigned kind, bool sys, uint32_t type,
+                         const void *data, size_t size, uint64_t timeout_ms, shoal_ref_t *ref)
+{
+    /* A CALL in the system mailbox was sent with priority. */
+    unsigned flags = sys && kind == SHOAL_MSG_CALL ? SHOAL_ENV_PRIORITY : 0;
+    if ((size != 0 && data == NULL) || size > UINT32_MAX || ref == NULL)
+        return SHOAL_EINVAL;
+    shoal_ref_t r = shoal__ref_next(ctx->rt, ctx->tc);
+    shoal_env_t *e = shoal__env_new(ctx->tc, kind, flags, ctx->self, r, type, data, size);
+    if (e == NULL)
+        return SHOAL_ENOMEM;
+    return request_env(ctx, to, sys, e, r, false, timeout_ms, ref);
 }
 
 /* A source's call (ctx->sends set): made, then counted. Out of line, so
@@ -319,6 +330,20 @@ SHOAL_API int shoal_call_priority(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t typ
                                   size_t size, uint64_t timeout_ms, shoal_ref_t *ref)
 {
     return request_async(ctx, to, SHOAL_MSG_CALL, true, type, data, size, timeout_ms, ref);
+}
+
+int shoal__call_owned(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, void *data, size_t size,
+                      shoal_free_fn free_fn, bool priority, uint64_t timeout_ms, shoal_ref_t *ref)
+{
+    if (data == NULL || size > UINT32_MAX || ref == NULL)
+        return SHOAL_EINVAL;
+    shoal_ref_t r = shoal__ref_next(ctx->rt, ctx->tc);
+    shoal_env_t *e =
+        shoal__env_new_owned(ctx->tc, SHOAL_MSG_CALL, priority ? SHOAL_ENV_PRIORITY : 0, ctx->self,
+                             r, type, data, size, free_fn);
+    if (e == NULL)
+        return SHOAL_ENOMEM;
+    return request_env(ctx, to, priority, e, r, true, timeout_ms, ref);
 }
 
 SHOAL_API int shoal_inspect(shoal_ctx_t *ctx, shoal_pid_t pid, uint64_t timeout_ms,

@@ -32,6 +32,17 @@ void shoal__calls_rearm(struct shoal_ctx_s *ctx);
 int shoal__call_expect(struct shoal_ctx_s *ctx, shoal_pid_t callee, uint64_t timeout_ms,
                        uint64_t *clock, shoal_ref_t *ref);
 
+/* As shoal_call (or shoal_call_priority: priority), handing `data` (a heap
+ * buffer of `size` bytes) over as shoal_send_owned does: on SHOAL_OK the
+ * runtime owns it and calls free_fn(data) once the call is handled or
+ * dropped -- its callee ended with it queued too; on any error the caller
+ * still owns it. The callee's handler may write into it (msg->data): the
+ * free comes after the handler, on a thread that ran it or learned of it
+ * through the mailbox. */
+int shoal__call_owned(struct shoal_ctx_s *ctx, shoal_pid_t to, uint32_t type, void *data,
+                      size_t size, shoal_free_fn free_fn, bool priority, uint64_t timeout_ms,
+                      shoal_ref_t *ref);
+
 /* The actor ends: its pending calls are dropped, its call timer cancelled. */
 void shoal__calls_cancel_all(struct shoal_ctx_s *ctx);
 

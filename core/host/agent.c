@@ -11,11 +11,15 @@
  *
  * An epic's own args (a SHOAL__POOL_EPIC_ARGS call: the payload is a
  * shoal_pull_epic_args_t, a tree the pool takes over once it reads the
- * call) are the agent's from the submission until the pool has them: freed
- * here when the job is never read (the agent ended first), when the call
- * is not made (the job came past its timeout, or the send failed), and
- * when the pool's answer says it never took them. After a timeout the
- * call may still be read: they are left to the pool.
+ * call) have one owner at a time. The job's message from the submission
+ * (request_free frees them with it if the agent never read it: it ended
+ * first); the agent once it read it, which frees them when the call is not
+ * made (the job came past its timeout, or the send failed); then the call,
+ * whose payload is handed over (shoal__call_owned) with epic_box_free:
+ * the pool that reads it takes them, clearing the box (pool/commands.c),
+ * and whatever drops the call unread -- the pool ended with it queued,
+ * after the agent's timeout or not -- frees them with it. The agent never
+ * touches them after the call is made.
  */
 #include "host/agent.h"
 
@@ -29,7 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pool/pool.h" /* SHOAL__POOL_EPIC_ARGS */
+#include "actor/call.h" /* shoal__call_owned */
+#include "pool/pool.h"  /* SHOAL__POOL_EPIC_ARGS */
 #include "pool/pull.h"
 #include "shoal/ctx.h"
 
@@ -115,8 +120,6 @@ typedef struct job_s {
     shoal_agent_done_t *done; /* filled as answers come */
     pending_t *pending;       /* sorted by ref */
     size_t npending, left;
-    bool epic; /* a call with epic args, the job's until the pool answers */
-    shoal_pull_epic_args_t ea;
 } job_t;
 
 typedef struct agent_s {
@@ -161,10 +164,32 @@ static uint64_t now_ms(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* The payload of an epic's call frees what the pool did not take. */
+static void epic_box_free(void *p)
+{
+    shoal_pull_epic_args_t *box = p;
+    if (box->free_args != NULL)
+        box->free_args(box->args);
+    free(box);
+}
+
+/* Sends r to `to`. ea: an epic's args, handed over with the call when it
+ * is made (SHOAL_OK), still the agent's otherwise. */
 static int issue(shoal_ctx_t *ctx, const request_t *r, shoal_pid_t to, uint64_t timeout_ms,
-                 shoal_ref_t *ref)
+                 const shoal_pull_epic_args_t *ea, shoal_ref_t *ref)
 {
     const void *data = r->size != 0 ? (const char *)(r->pids + r->n) : NULL;
+    if (ea != NULL) {
+        shoal_pull_epic_args_t *box = malloc(sizeof *box);
+        if (box == NULL)
+            return SHOAL_ENOMEM;
+        *box = *ea;
+        int rc = shoal__call_owned(ctx, to, r->type, box, sizeof *box, epic_box_free, true,
+                                   timeout_ms, ref);
+        if (rc != SHOAL_OK)
+            free(box);
+        return rc;
+    }
     switch (r->op) {
     case SHOAL_AGENT_CALL:
         return shoal_call(ctx, to, r->type, data, r->size, timeout_ms, ref);
@@ -212,19 +237,18 @@ static void start(shoal_ctx_t *ctx, agent_t *ag, const shoal_msg_t *msg)
     uint64_t now = now_ms();
     for (size_t i = 0; i < r->n; i++) {
         shoal_ref_t ref;
-        d->results[i].rc = now >= r->expires_ms
-                               ? SHOAL_ETIMEDOUT
-                               : issue(ctx, r, r->pids[i], r->expires_ms - now, &ref);
+        d->results[i].rc =
+            now >= r->expires_ms
+                ? SHOAL_ETIMEDOUT
+                : issue(ctx, r, r->pids[i], r->expires_ms - now, epic ? &ea : NULL, &ref);
         if (d->results[i].rc == SHOAL_OK) {
             d->results[i].rc = SHOAL_ETIMEDOUT; /* until it answers */
             p[j->npending++] = (pending_t){.ref = ref, .i = i};
         }
     }
     j->left = j->npending;
-    if (epic && j->npending == 0) /* not sent: never the pool's */
+    if (epic && j->npending == 0) /* not sent (an epic has one pid): still ours */
         ea.free_args(ea.args);
-    j->epic = epic && j->npending != 0;
-    j->ea = ea;
     if (j->left == 0) {
         j->done = NULL;
         post(ag->link, d);
@@ -248,13 +272,6 @@ static void settle(agent_t *ag, const shoal_msg_t *msg)
         shoal_agent_result_t *res = &j->done->results[p->i];
         res->rc = msg->kind == SHOAL_MSG_TIMEOUT ? SHOAL_ETIMEDOUT : msg->status;
         res->type = msg->type;
-        /* The pool took the args only when it answered so (pool.h); after
-         * a timeout it may still read the call. */
-        if (j->epic && res->rc != SHOAL_ETIMEDOUT &&
-            !(res->rc == SHOAL_OK && msg->type == SHOAL__POOL_EPIC_ARGS &&
-              msg->size == sizeof(int32_t)))
-            j->ea.free_args(j->ea.args);
-        j->epic = false;
         if (res->rc == SHOAL_OK && msg->size != 0) {
             if ((res->data = malloc(msg->size)) == NULL)
                 res->rc = SHOAL_ENOMEM;

@@ -236,6 +236,11 @@ int shoal__pool_call(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg,
             return SHOAL_OK;
         }
         memcpy(&ea, msg->data, sizeof ea);
+        /* Ours now, whatever follows: the box says so to the function that
+         * frees it after this handler (host/agent.c: epic_box_free). */
+        shoal_pull_epic_args_t *box = (shoal_pull_epic_args_t *)(uintptr_t)msg->data;
+        box->args = NULL;
+        box->free_args = NULL;
         int32_t status = p->pull != NULL ? shoal__pull_epic_with(ctx, p, &ea) : SHOAL_ENOTSUP;
         if (p->pull == NULL)
             ea.free_args(ea.args);

@@ -414,11 +414,13 @@ bool shoal__pool_start_fail(struct shoal_ctx_s *ctx, shoal_pool_t *p, int rc, co
 #define SHOAL__POOL_TICK_ROOM 0xFFFE0107u  /* from a member: the pull pool has room again */
 /* From the host (its control agent): a priority call starting a new epic
  * with other args for the source than the spec's (shoalctl epic POOL ARGS).
- * Payload: a shoal_pull_epic_args_t; the pool takes its args over (it
- * frees them, whatever it answers, once no source of it lives). Answered
- * with a reply of this type carrying the int32_t status (SHOAL_OK,
- * SHOAL_EBUSY, SHOAL_ENOTSUP): any other answer means the pool never took
- * the args (a call it could not read, or one it ended before reading). */
+ * Payload: a shoal_pull_epic_args_t, handed over (host/agent.c); the pool
+ * takes its args over when it reads it -- it frees them, whatever it
+ * answers, once no source of it lives -- and clears both of the payload's
+ * fields, so that the payload's free function, which frees the args a call
+ * dropped unread still holds, frees nothing more. Answered with a reply of
+ * this type carrying the int32_t status (SHOAL_OK, SHOAL_EBUSY,
+ * SHOAL_ENOTSUP). */
 #define SHOAL__POOL_EPIC_ARGS 0xFFFE0108u
 /* From a remote pool's supervisor thread (remote.h): a shoal_remote_ev_t. */
 #define SHOAL__POOL_REMOTE 0xFFFE0105u
