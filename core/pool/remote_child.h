@@ -66,6 +66,7 @@ typedef struct child_s {
     bool drain_pending; /* to be told to drain once its grace period has passed */
     bool room_armed;    /* ROOM: armed at room_at, no record since */
     bool nonsense;      /* its channel was found broken: said, and it was killed */
+    bool stopped;       /* killed as one that never served (retire_killed): its end is not news */
     /* Its grace period (remote_grace.c: THE GRACE PERIOD). */
     bool published;    /* it was `cur` once: senders may have found it */
     bool grace_begun;  /* ... it no longer is, since snap was taken */

@@ -110,24 +110,43 @@ static child_t *with_role(shoal_remote_t *r, role_t role)
 static void retire_killed(child_t *c)
 {
     c->role = ROLE_RETIRING;
+    c->stopped = true;
     kill(c->pid, SIGKILL);
 }
 
-/* c takes new work from now on; the current one drains and exits. */
+/* The current child old is to go: it drains and exits -- or, never up
+ * (a restart still starting), is stopped: no sender ever found it, and
+ * as one told to drain it would be out of reach of the start timeout
+ * (check_start), for ever if its start hangs. */
+static void retire(shoal_remote_t *r, child_t *old)
+{
+    if (!old->up) {
+        retire_killed(old);
+        return;
+    }
+    /* A sender that found old just before it was replaced may still be
+     * copying into its ring (or have reserved a slot it has not stamped
+     * yet, which reads as empty): old is told to drain only after its
+     * grace period (shoal__remote_ask_drain), so its ring holds all it
+     * will ever get when it looks. */
+    old->role = ROLE_RETIRING;
+    shoal__remote_ask_drain(r, old);
+}
+
+/* c takes new work from now on; the current one goes (retire). The pool's
+ * actor hears UP unless the one before was up: it last heard DOWN (a
+ * death, a failed start) and would count the pool down -- degraded, never
+ * recovering -- for as long as c serves. */
 static void take_over(shoal_remote_t *r, child_t *c)
 {
     child_t *old = with_role(r, ROLE_CURRENT);
+    bool was_up = old != NULL && old->up;
     c->role = ROLE_CURRENT;
     shoal__remote_publish(r, c);
-    if (old != NULL) {
-        /* A sender that found old just before c was published may still
-         * be copying into its ring (or have reserved a slot it has not
-         * stamped yet, which reads as empty): old is told to drain only
-         * after its grace period (shoal__remote_ask_drain), so its ring holds all it
-         * will ever get when it looks. */
-        old->role = ROLE_RETIRING;
-        shoal__remote_ask_drain(r, old);
-    }
+    if (old != NULL)
+        retire(r, old);
+    if (!was_up)
+        notify(r, SHOAL_REMOTE_EV_UP, SHOAL_OK, 0, NULL);
 }
 
 /* THE REPLACEMENT. A swap's child lost after it said PREPARED (it died, or
@@ -150,11 +169,11 @@ static void replace_failed(shoal_remote_t *r, const char *why)
     child_t *old = with_role(r, ROLE_CURRENT);
     shoal__log(r->rt, SHOAL_LOG_ERROR, r->p->g.pid, r->p->name,
                "the worker process of its new code did not come up (%s)%s", why,
-               old != NULL ? "; the one of the old code drains" : "");
-    if (old != NULL) {
-        old->role = ROLE_RETIRING;
-        shoal__remote_ask_drain(r, old);
-    }
+               old == NULL ? ""
+               : old->up   ? "; the one of the old code drains"
+                           : "; the one of the old code, still starting, is stopped");
+    if (old != NULL)
+        retire(r, old);
     notify(r, SHOAL_REMOTE_EV_DOWN, SHOAL_EFAILED, 0, why);
 }
 
@@ -242,17 +261,20 @@ static void child_ended(shoal_remote_t *r, child_t *c, shoal_tcache_t *tc, bool 
                               memory_order_relaxed);
     if (stopping)
         atomic_fetch_add_explicit(&r->done_dropped, d, memory_order_relaxed);
-    if (r->test_hold_ms != 0 && !stopping && !(clean && drained)) /* test-only: remote.c */
+    /* A death: not a drained child's end, nor one we stopped (it never
+     * served, and held nothing), nor the pool's stop. */
+    bool died = !(clean && drained) && !stopping && !c->stopped;
+    if (r->test_hold_ms != 0 && died) /* test-only: remote.c */
         hold_for(r->test_hold_ms);
     pthread_mutex_unlock(&r->lock);
-    if (!(clean && drained) && !stopping)
+    if (died) {
         atomic_fetch_add_explicit(&r->died_n, 1, memory_order_relaxed);
-    if (!(clean && drained) && !stopping)
         shoal__log(r->rt, SHOAL_LOG_ERROR, r->p->g.pid, r->p->name,
                    "isolated worker process %d %s; %" PRIu64
                    " message%s it held %s counted as failed (%" PRIu64 " handled, %" PRIu64
                    " failed before)",
                    (int)c->pid, how, held, held == 1 ? "" : "s", held == 1 ? "is" : "are", h, f);
+    }
     role_t role = c->role;
     bool was_up = c->up;
     if (stopping || !shoal__remote_graced(r, c)) {
@@ -321,14 +343,21 @@ static void check_start(shoal_remote_t *r, child_t *c)
     } else {
         return;
     }
-    /* It will not serve: stop it, and say why (its end is not news). */
+    /* It will not serve: stop it, and say why (its end is not news). A
+     * current one's heir (THE REPLACEMENT) takes its place, as at its
+     * death (child_ended): without one, the restart would start another
+     * child of the same code beside it. */
     role_t role = c->role;
     retire_killed(c);
-    if (role == ROLE_REPLACING)
+    if (role == ROLE_REPLACING) {
         replace_failed(r, why);
-    else
-        notify(r, role == ROLE_NEXT ? SHOAL_REMOTE_EV_PREPARE_FAILED : SHOAL_REMOTE_EV_START_FAILED,
-               rc, 0, why);
+        return;
+    }
+    child_t *heir = role == ROLE_CURRENT ? with_role(r, ROLE_REPLACING) : NULL;
+    if (heir != NULL)
+        heir->role = ROLE_CURRENT;
+    notify(r, role == ROLE_NEXT ? SHOAL_REMOTE_EV_PREPARE_FAILED : SHOAL_REMOTE_EV_START_FAILED, rc,
+           0, why);
 }
 
 static void apply_control(shoal_remote_t *r)

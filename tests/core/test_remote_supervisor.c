@@ -3,7 +3,9 @@
  * replaced at a swap's commit, buried when they end; a dead child told at
  * once, whatever a sender's region; a swap's steps in order; a restart
  * that cannot start says why; a drain that comes as a restarted child
- * says UP is carried out. The rig, the stand-in children and the
+ * says UP is carried out; a commit that ends an outage is heard, and stops
+ * a restart still starting; a restart that fails leaves the pool to the
+ * replacement beside it. The rig, the stand-in children and the
  * readers: support/remote_kit.h.
  */
 #include <pthread.h>
@@ -405,6 +407,140 @@ static void drain_while_restarting(void)
     CU_ASSERT_EQUAL(atomic_load(&f.launches), 2);
 }
 
+/* ---- a commit while the pool is down ------------------------------------------- */
+
+/* The pool is degraded -- its child died, every restart since failed to
+ * start, past its budget -- when a reload's swap commits new code whose
+ * child is up: the pool hears it is up and recovers (its budget's window
+ * after the last failure), and serves. (Before the fix the commit
+ * published the new child without a word to the pool's actor, which had
+ * last heard DOWN: the pool served, but stayed degraded for as long as
+ * that child lived -- "degraded" in the table, healthy 0 in /metrics, its
+ * source "down" -- what an operator's reload to fix a crashing pool does.) */
+static void commit_ends_an_outage(void)
+{
+    rk_fake_t f1 = {0}, f2 = {0};
+    rk_rig_t g;
+    if (!rk_rig_up_within(&g, &f1, 300))
+        return;
+    atomic_store(&f1.fail, 1);
+    kill(atomic_load(&f1.pid), SIGKILL);
+    SHOAL_TEST_WAIT_UNTIL(shoal_test_log_has("iso: degraded: more than 10 restarts"), RK_WAIT_S);
+    shoal_test_assert_logged("iso: degraded: more than 10 restarts");
+    CU_ASSERT_EQUAL(shoal_test_pool_stats(g.rt, g.pid).state, SHOAL_POOL_DEGRADED);
+    uint64_t token = 0;
+    CU_ASSERT_EQUAL_FATAL(rk_swap_prepare(&g, &f2, &token), SHOAL_OK);
+    CU_ASSERT_EQUAL(rk_swap_step(&g, SHOAL__POOL_SWAP_COMMIT, token), SHOAL_OK);
+    SHOAL_TEST_WAIT_UNTIL(rk_current_pid(&g) == atomic_load(&f2.pid), RK_WAIT_S);
+    CU_ASSERT_EQUAL(rk_current_pid(&g), atomic_load(&f2.pid));
+    SHOAL_TEST_WAIT_UNTIL(shoal_test_pool_stats(g.rt, g.pid).state == SHOAL_POOL_RUNNING,
+                          RK_WAIT_S);
+    CU_ASSERT_EQUAL(shoal_test_pool_stats(g.rt, g.pid).state, SHOAL_POOL_RUNNING);
+    shoal_test_assert_logged("iso: recovered: 1 workers");
+    rk_call_answered(&g);
+    CU_ASSERT_EQUAL(atomic_load(&f2.launches), 1);
+    rk_rig_down(&g);
+}
+
+/* A restart is still starting (its start hangs) when a swap commits: the
+ * new code's child takes over, and the one still starting -- never up, so
+ * nobody sent it anything -- is stopped at once, which is no death; the
+ * pool serves, and its drain ends at once. (Before the fix it was told to drain instead, out of
+ * reach of the start timeout: a start that hung held it for ever, and the
+ * pool's drain waited out its deadline for it.) */
+static void commit_stops_a_starting_restart(void)
+{
+    rk_fake_t f1 = {0}, f2 = {0};
+    rk_rig_t g;
+    if (!rk_rig_up(&g, &f1))
+        return;
+    char never[64];
+    snprintf(never, sizeof never, "/tmp/shoal-test-never-%d", (int)getpid());
+    unlink(never);
+    atomic_store(&f1.up_after, never); /* the next one starts and never says UP */
+    int first = atomic_load(&f1.pid);
+    kill(first, SIGKILL);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&f1.launches) == 2 && atomic_load(&f1.pid) != first,
+                          RK_WAIT_S);
+    int starting = atomic_load(&f1.pid);
+    CU_ASSERT_NOT_EQUAL_FATAL(starting, first);
+    uint64_t token = 0;
+    CU_ASSERT_EQUAL_FATAL(rk_swap_prepare(&g, &f2, &token), SHOAL_OK);
+    CU_ASSERT_EQUAL(rk_swap_step(&g, SHOAL__POOL_SWAP_COMMIT, token), SHOAL_OK);
+    SHOAL_TEST_WAIT_UNTIL(rk_current_pid(&g) == atomic_load(&f2.pid), RK_WAIT_S);
+    CU_ASSERT_EQUAL(rk_current_pid(&g), atomic_load(&f2.pid));
+    SHOAL_TEST_WAIT_UNTIL(!rk_running(starting), 5.0);
+    CU_ASSERT_FALSE(rk_running(starting));
+    rk_call_answered(&g);
+    /* Stopped, not dead: neither counted nor logged as a death. */
+    CU_ASSERT_EQUAL(rk_died(&g), 1);
+    char line[128];
+    snprintf(line, sizeof line, "isolated worker process %d", starting);
+    CU_ASSERT_FALSE(shoal_test_log_has(line));
+    double t0 = shoal_test_now();
+    CU_ASSERT_EQUAL(shoal_pool_drain(g.rt, g.pid, 5000), SHOAL_OK);
+    CU_ASSERT_TRUE(shoal_test_now() - t0 < 4.0);
+    CU_ASSERT_EQUAL(atomic_load(&f1.launches), 2);
+    CU_ASSERT_EQUAL(atomic_load(&f2.launches), 1);
+    rk_rig_down(&g);
+}
+
+/* A restart is still starting when a commit whose prepared child was lost
+ * starts the new code's replacement beside it (THE REPLACEMENT); then the
+ * restart fails to start (FAILED: a plugin's init that failed): the
+ * replacement is the pool's child from then on, and comes up as such --
+ * no other child is started. (Before the fix the replacement was left
+ * waiting to replace a child that was gone, and the pool's restart
+ * started a second child of the new code beside it.) */
+static void failed_start_leaves_its_heir(void)
+{
+    rk_fake_t f1 = {0}, f2 = {0};
+    rk_rig_t g;
+    if (!rk_rig_up(&g, &f1))
+        return;
+    uint64_t token = 0;
+    prepare_then_lose(&g, &f2, &token);
+    int lost = atomic_load(&f2.pid);
+    char fail_at[64], up_at[64];
+    snprintf(fail_at, sizeof fail_at, "/tmp/shoal-test-fail-%d", (int)getpid());
+    snprintf(up_at, sizeof up_at, "/tmp/shoal-test-heir-%d", (int)getpid());
+    unlink(fail_at);
+    unlink(up_at);
+    atomic_store(&f1.up_after, fail_at); /* the restart: starting, to fail at fail_at */
+    atomic_store(&f1.fail_start, 1);
+    int first = atomic_load(&f1.pid);
+    kill(first, SIGKILL);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&f1.launches) == 2 && atomic_load(&f1.pid) != first,
+                          RK_WAIT_S);
+    CU_ASSERT_EQUAL_FATAL(atomic_load(&f1.launches), 2);
+    atomic_store(&f2.up_after, up_at); /* the replacement: starting, up at up_at */
+    CU_ASSERT_EQUAL(rk_swap_step(&g, SHOAL__POOL_SWAP_COMMIT, token), SHOAL_OK);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&f2.launches) == 2 && atomic_load(&f2.pid) != lost,
+                          RK_WAIT_S);
+    int heir = atomic_load(&f2.pid);
+    CU_ASSERT_NOT_EQUAL_FATAL(heir, lost);
+    FILE *fp = fopen(fail_at, "w");
+    CU_ASSERT_PTR_NOT_NULL(fp);
+    if (fp != NULL)
+        fclose(fp);
+    const char *said = "iso: its isolated worker process did not start: fake: no start today";
+    SHOAL_TEST_WAIT_UNTIL(shoal_test_log_has(said), RK_WAIT_S);
+    shoal_test_assert_logged(said);
+    fp = fopen(up_at, "w");
+    CU_ASSERT_PTR_NOT_NULL(fp);
+    if (fp != NULL)
+        fclose(fp);
+    SHOAL_TEST_WAIT_UNTIL(rk_current_pid(&g) == heir, RK_WAIT_S);
+    CU_ASSERT_EQUAL(rk_current_pid(&g), heir);
+    rk_call_answered(&g);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&f2.launches) > 2, 0.5); /* a wrong restart's time */
+    CU_ASSERT_EQUAL(atomic_load(&f2.launches), 2);
+    CU_ASSERT_EQUAL(atomic_load(&f1.launches), 2);
+    unlink(fail_at);
+    unlink(up_at);
+    rk_rig_down(&g);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--fake-child") == 0)
@@ -419,6 +555,10 @@ int main(int argc, char **argv)
          lost_child_replacement_fails},
         {"a restart that cannot start says why", failed_restart_says_why},
         {"a drain asked while the next child starts is carried out", drain_while_restarting},
+        {"a commit while the pool is degraded: it is up, and recovers", commit_ends_an_outage},
+        {"a commit stops a restart still starting", commit_stops_a_starting_restart},
+        {"a restart that fails to start leaves the pool to its replacement",
+         failed_start_leaves_its_heir},
         {NULL, NULL},
     };
     return shoal_test_run("remote_supervisor", cases);

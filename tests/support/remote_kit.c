@@ -42,18 +42,31 @@ static void fake_reply(shoal_chan_t *ch, const shoal_remote_msg_t *m, const void
 }
 
 /* The child's main: its channel at 3, 4, 5 (as the host's child has it);
- * argv[2] (from up_after), a file it waits for before it says UP. */
+ * argv[2]: a file it waits for before it says UP (up_after), or "-";
+ * argv[3]: --fail-start, to say FAILED instead (then it waits to be
+ * killed). */
 int rk_fake_child(int argc, char **argv)
 {
     int fds[3] = {3, 4, 5};
     shoal_chan_t *ch;
     if (shoal__chan_attach(fds, &ch) != SHOAL_OK)
         return 2;
-    for (double end = shoal_test_now() + RK_WAIT_S; argc > 2 && access(argv[2], F_OK) != 0;
+    shoal_remote_area_t *a = shoal__chan_user(ch, NULL);
+    const char *up_after = argc > 2 && strcmp(argv[2], "-") != 0 ? argv[2] : NULL;
+    for (double end = shoal_test_now() + RK_WAIT_S; up_after != NULL && access(up_after, F_OK) != 0;
          shoal_test_nap())
         if (shoal_test_now() > end)
             return 3;
-    shoal_remote_area_t *a = shoal__chan_user(ch, NULL);
+    if (argc > 3 && strcmp(argv[3], "--fail-start") == 0) {
+        snprintf(a->why, sizeof a->why, "fake: no start today");
+        atomic_store_explicit(&a->start_rc, SHOAL_EFAILED, memory_order_relaxed);
+        /* release: pairs with the parent's acquire of state (why is written). */
+        atomic_store_explicit(&a->state, SHOAL_REMOTE_FAILED, memory_order_release);
+        shoal__chan_send(ch, SHOAL_REMOTE_STATUS, NULL, 0, NULL, 0, true);
+        for (double end = shoal_test_now() + RK_WAIT_S; shoal_test_now() < end;)
+            shoal_test_nap();
+        return 3;
+    }
     shoal_pool_stripe_t *st = shoal__remote_area_stripes(a);
     atomic_store_explicit(&a->nstripes, 1, memory_order_relaxed);
     atomic_store_explicit(&a->pool_size, 1, memory_order_relaxed);
@@ -143,6 +156,7 @@ static int fake_launch(void *user, const int chan_fds[3], pid_t *pid, int *pidfd
         return SHOAL_EFAILED;
     }
     const char *up_after = atomic_load(&f->up_after);
+    bool fail = atomic_load(&f->fail_start) != 0;
     pid_t child = fork();
     if (child < 0) {
         snprintf(why, why_size, "fork failed");
@@ -157,7 +171,9 @@ static int fake_launch(void *user, const int chan_fds[3], pid_t *pid, int *pidfd
             if (dup2(high[i], 3 + i) < 0)
                 _exit(126);
         syscall(SYS_close_range, 6, ~0u, 0);
-        char *const argv[] = {"shoal-test-fake-child", "--fake-child", (char *)up_after, NULL};
+        char *const argv[] = {"shoal-test-fake-child", "--fake-child",
+                              (char *)(up_after != NULL ? up_after : "-"),
+                              fail ? "--fail-start" : NULL, NULL};
         execv("/proc/self/exe", argv);
         _exit(127);
     }
@@ -246,20 +262,19 @@ static void spec_of(shoal_pool_spec_t *s)
     s->size = 1;
     s->mailbox = 64;
     s->restart.max = 10;
-    s->restart.within_ms = 10000;
     s->restart.backoff_ms = 100;
 }
 
-/* A runtime (its log kept) and an isolated pool whose first child comes
- * from f; false (asserted, and the runtime destroyed) if it did not start.
- * rk_rig_down ends what rk_rig_up began. */
-bool rk_rig_up(rk_rig_t *g, rk_fake_t *f)
+bool rk_rig_up(rk_rig_t *g, rk_fake_t *f) { return rk_rig_up_within(g, f, 10000); }
+
+bool rk_rig_up_within(rk_rig_t *g, rk_fake_t *f, uint64_t within_ms)
 {
     memset(g, 0, sizeof *g);
     g->rt = shoal_test_runtime_logged(2, SHOAL_LOG_INFO);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g->rt);
     shoal_pool_spec_t s;
     spec_of(&s);
+    s.restart.within_ms = within_ms;
     shoal_remote_launch_t l = rk_fake_of(f);
     shoal_pool_opts_t o = {.remote = &l};
     char why[256] = "";

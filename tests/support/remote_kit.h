@@ -70,6 +70,9 @@ typedef struct fake_s {
     /* set: the children it starts from now on say UP only once this file
      * exists (a child slow to start, at a moment the test chooses) */
     _Atomic(const char *) up_after;
+    /* set: the children it starts from now on say FAILED ("fake: no start
+     * today") where they would say UP, and wait to be killed */
+    atomic_int fail_start;
 } rk_fake_t;
 
 /* A runtime and an isolated pool in it (rk_rig_up). */
@@ -107,7 +110,8 @@ typedef struct caller_s {
 
 /* The stand-in child's main (its channel at fds 3, 4, 5, as the host's
  * child has it): a suite's main runs it, with its arguments, when its
- * first argument is --fake-child, as rk_fake_of's launch starts it. */
+ * first argument is --fake-child, as rk_fake_of's launch starts it (then
+ * up_after's file or "-", and --fail-start or nothing). */
 int rk_fake_child(int argc, char **argv);
 /* A launch (remote.h) of stand-in children counted in f. */
 shoal_remote_launch_t rk_fake_of(rk_fake_t *f);
@@ -123,6 +127,10 @@ int rk_sockets_open(void);
  * child comes from f; false (asserted, and the runtime destroyed) if it
  * did not start. rk_rig_down ends what rk_rig_up began. */
 bool rk_rig_up(rk_rig_t *g, rk_fake_t *f);
+/* As rk_rig_up, the pool's restart budget (10 restarts) within_ms long
+ * (rk_rig_up: 10 s): a degraded pool recovers within_ms after its last
+ * death, once it serves. */
+bool rk_rig_up_within(rk_rig_t *g, rk_fake_t *f, uint64_t within_ms);
 void rk_rig_down(rk_rig_t *g);
 /* The host's PREPARE of new code whose child comes from f: the swap's
  * status (SHOAL_OK once it is up), its token in *token; then its COMMIT
