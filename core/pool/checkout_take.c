@@ -317,6 +317,7 @@ static int take_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg
         wait = false;
     if (!wait) {
         shoal__co_start_spare(ctx, p); /* a member for the next */
+        shoal__co_rearm(ctx, co);      /* its start deadline to watch */
         shoal__co_count(co, SHOAL_CO_NO_MEMBERS, 1);
         shoal_reply_error(reply, SHOAL_ENOMEMBERS);
         return SHOAL_OK;

@@ -549,11 +549,42 @@ static void test_cull_and_lifetime_live_lifo(void)
     cull_and_lifetime_live(SHOAL_POOL_STRATEGY_LIFO);
 }
 
+/* A thread's take that cannot wait (timeout 0) while every member is in use
+ * is refused at once and starts a spare member for the next taker: that
+ * start is watched from then on -- past member_start_timeout it fails,
+ * counted and said. (Before the fix the pool's tick was not armed for it:
+ * nothing looked until another event did -- a return, a queued take, a
+ * lease's end -- and an init that hung held the spare's place under max
+ * until then.) */
+static void test_spare_start_watched(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime_logged(4, SHOAL_LOG_WARN);
+    shoal_pool_spec_t s = cb_spec_of(1, 2);
+    s.checkout.member_start_timeout_ms = 100;
+    s.checkout.cull_interval_ms = 0;
+    shoal_pid_t pool = cb_start(rt, &s);
+    cb_sleep_ms(300); /* the tick its own start armed has come and gone */
+    shoal_pid_t held = SHOAL_PID_NONE, none = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pool, CB_TMO, &held), SHOAL_OK);
+    atomic_store(&cb_init_delay_ms,
+                 900); /* the spare's connect: slow (< 1 s: the kit's nanosleep) */
+    CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &none), SHOAL_ENOMEMBERS);
+    SHOAL_TEST_WAIT_UNTIL(cb_stats(rt, pool).start_failures == 1, 0.7);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).start_failures, 1);
+    shoal_test_assert_logged("a member did not start within 100 ms (member_start_timeout)");
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, held, SHOAL_RETURN_OK), SHOAL_OK);
+    cb_sleep_ms(1000); /* the slow init returns before the runtime goes */
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).start_failures, 1);
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
         {"hung inits count against max", test_hung_inits_within_max},
         {"a start member's timeout fails the start", test_start_fails_on_member_timeout},
+        {"a spare started for the next taker is watched", test_spare_start_watched},
         {"a transaction hears when starts keep failing", test_txn_answered_when_starts_fail},
         {"failed starts back off, doubling", test_failed_starts_back_off_doubling},
         {"failing members degrade the pool", test_failing_members_degrade},
