@@ -502,9 +502,15 @@ void shoal__call_gone(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, s
     if (atomic_load_explicit(&a->kind, memory_order_relaxed) != SHOAL_ACTOR_GROUP)
         return;
     bool opened = !tc->in_region;
-    int rc;
-    shoal_group_t *g = enter_group(rt, tc, a, to, &rc);
-    if (g != NULL && g->ops->call_gone != NULL)
+    /* Not enter_group: a draining group has closed its reserve to new
+     * messages, but what it holds is still dropped when its caller gives
+     * up (a checkout pool's queued transaction is never run then). The
+     * record a group's pid names is readable inside the region, ended or
+     * not (its front pointer, as shoal__pool_find reads it). */
+    shoal__qsbr_enter(tc);
+    /* seq_cst: the reader's load of the Dekker pair in qsbr.h. */
+    shoal_group_t *g = atomic_load_explicit(&a->group, memory_order_seq_cst);
+    if (g != NULL && g->pid == to && g->ops->call_gone != NULL)
         g->ops->call_gone(rt, tc, g, caller, ref);
     leave_group(tc, opened);
 }

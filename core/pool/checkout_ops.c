@@ -270,20 +270,21 @@ static void co_unref(shoal_runtime_t *rt, shoal_group_t *g)
 /* A transaction's caller gave up (on the caller's thread). Still queued
  * -- put there from its sender's thread (checkout_fast.c) -- it is dropped
  * from here, now: a note to the pool's actor would wait behind the
- * members' turns while the members ran it. Else (given to a member, or in
- * the pool's own mailbox because the queue could not grow, or the pool
- * drains) the note goes to the pool's actor as before: an ordinary cast
- * from the caller, so it comes after a transaction still in that mailbox
- * (one producer's sends keep their order), and the actor drops it if it
- * is queued then (shoal__co_txn_gone). */
+ * members' turns while the members ran it. So while the pool drains too:
+ * its mailbox is closed then, and a note would be lost -- the transaction
+ * run for a caller that had its TIMEOUT. (A draining pool keeps no member
+ * free while one is queued: the drain goes on at the next return.) Else
+ * (given to a member, or in the pool's own mailbox because the queue
+ * could not grow) the note goes to the pool's actor as before: an
+ * ordinary cast from the caller, so it comes after a transaction still in
+ * that mailbox (one producer's sends keep their order), and the actor
+ * drops it if it is queued then (shoal__co_txn_gone). */
 static void co_call_gone(shoal_runtime_t *rt, struct shoal_tcache_s *tc, shoal_group_t *g,
                          shoal_pid_t caller, shoal_ref_t ref)
 {
     shoal_pool_t *p = shoal__pool_of_group(g);
-    shoal_env_t *m = NULL;
     shoal__co_lock_tc(p->co, tc);
-    if (p->co->open)
-        m = shoal__co_txn_unqueue(p->co, caller, ref);
+    shoal_env_t *m = shoal__co_txn_unqueue(p->co, caller, ref);
     shoal__co_unlock(p);
     if (m != NULL) {
         shoal__co_txn_forget(rt, tc, p, m);

@@ -4,7 +4,9 @@
  * with every dispatcher thread busy; callers that give up by the hundred
  * leave nothing queued, nothing refused and the ledger balanced; members
  * that keep being recycled serve every transaction; a transaction served
- * before the pool's actor reads the look it asked for starts no member. */
+ * before the pool's actor reads the look it asked for starts no member; a
+ * caller that gives up while the pool drains has its transaction dropped
+ * all the same. */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -303,10 +305,88 @@ static void lifetimes_churn(void)
     shoal_runtime_destroy(rt);
 }
 
+/* ---- a caller gone while the pool drains ------------------------------------ */
+
+typedef struct {
+    shoal_runtime_t *rt;
+    shoal_pid_t pool;
+    uint64_t timeout_ms;
+    int rc;
+    atomic_int done;
+} waiter_t;
+
+static void *drainer_main(void *arg)
+{
+    waiter_t *w = arg;
+    w->rc = shoal_pool_drain(w->rt, w->pool, w->timeout_ms);
+    atomic_store(&w->done, 1);
+    return NULL;
+}
+
+static void *who_main(void *arg)
+{
+    waiter_t *w = arg;
+    shoal_answer_t a;
+    w->rc = shoal_runtime_checkout_call(w->rt, w->pool, T_WHO, NULL, 0, w->timeout_ms, &a);
+    if (w->rc == SHOAL_OK)
+        shoal_answer_release(&a);
+    atomic_store(&w->done, 1);
+    return NULL;
+}
+
+/* init = max = 1: the member is held in a transaction, a second waits in
+ * the queue, then the pool begins to drain (it serves what is queued),
+ * then the second's caller gives up: its transaction is dropped at once,
+ * as while the pool runs -- never run. The drain ends once the held one
+ * is done: the member handled one. (Before the fix a caller that gave up
+ * during the drain sent its note to the pool's actor, whose mailbox the
+ * drain had closed: the note was lost, and the transaction ran for a
+ * caller that had its TIMEOUT.) */
+static void gone_caller_dropped_while_draining(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(1, 1);
+    s.checkout.queue_max = 4;
+    shoal_pid_t pool = cb_start(rt, &s);
+    shoal_pool_t *rec = shoal__pool_find(rt, pool); /* its counts after its end */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rec);
+    blocker_t b = {.rt = rt, .pool = pool};
+    pthread_t tb, tw, td;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&tb, NULL, blocker_main, &b), 0);
+    WAIT_UNTIL(atomic_load(&cb_blocked) == 1);
+    waiter_t w = {.rt = rt, .pool = pool, .timeout_ms = 600};
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&tw, NULL, who_main, &w), 0);
+    WAIT_UNTIL(cb_stats(rt, pool).queued == 1);
+    waiter_t d = {.rt = rt, .pool = pool, .timeout_ms = CB_TMO};
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&td, NULL, drainer_main, &d), 0);
+    WAIT_UNTIL(cb_stats(rt, pool).state == SHOAL_POOL_DRAINING || atomic_load(&w.done));
+    CU_ASSERT_FALSE_FATAL(atomic_load(&w.done)); /* the drain began first */
+    pthread_join(tw, NULL);
+    CU_ASSERT_EQUAL(w.rc, SHOAL_ETIMEDOUT);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.queued, 0);
+    CU_ASSERT_EQUAL(st.take_timeouts, 1);
+    CU_ASSERT_EQUAL(st.messages_dropped, 1);
+    atomic_store(&cb_gate, 1);
+    pthread_join(tb, NULL);
+    CU_ASSERT_EQUAL(b.rc, SHOAL_OK);
+    pthread_join(td, NULL);
+    CU_ASSERT_EQUAL(d.rc, SHOAL_OK);
+    shoal__pool_peek(rec, &st);
+    CU_ASSERT_EQUAL(st.messages_handled, 1); /* the held one only */
+    CU_ASSERT_EQUAL(st.messages_dropped, 1);
+    CU_ASSERT_EQUAL(atomic_load(&cb_blocked), 1);
+    shoal__pool_unref(rt, rec);
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
         {"a caller gone: dropped at once, from its thread", gone_caller_dropped_at_once},
+        {"a caller gone while the pool drains: dropped, never run",
+         gone_caller_dropped_while_draining},
         {"callers giving up by the hundred", timeouts_churn},
         {"members recycled under waiting transactions", lifetimes_churn},
         {"a transaction served before its look starts no spare",
