@@ -106,11 +106,12 @@ int shoal__pool_copy_nested(shoal_pool_t *p, const shoal_pool_spec_t *spec)
         depth++;
     if (depth == 0)
         return SHOAL_OK;
-    free(p->nested); /* a swap's new chain replaces the old (spawns copy it) */
-    p->nested = NULL;
+    /* Without memory, the chain the pool has stands (a swap's commit then
+     * fails, still prepared): p->spec.worker_pool points into it. */
     nested_spec_t *n = calloc(depth, sizeof *n);
     if (n == NULL)
         return SHOAL_ENOMEM;
+    free(p->nested); /* a swap's new chain replaces the old (spawns copy it) */
     const shoal_pool_spec_t *s = spec->worker_pool;
     for (size_t i = 0; i < depth; i++, s = s->worker_pool) {
         n[i].spec = *s;

@@ -13,6 +13,8 @@
  *   - elastic settings whose state cannot be allocated at the pool's start:
  *     the start fails with SHOAL_ENOMEM and the text a host prints
  *     (elastic.c: shoal__pool_elastic_start), for both kinds.
+ *   - a swap's chain of nested specs that cannot be copied: the pool's
+ *     own chain stands (pool.c: shoal__pool_copy_nested).
  *
  * Handlers never call CUnit: they record into atomics; the test thread
  * asserts after synchronising on them.
@@ -327,6 +329,41 @@ static void elastic_setup_nomem_case(uint32_t kind)
 static void forward_elastic_setup_nomem(void) { elastic_setup_nomem_case(SHOAL_POOL_KIND_FORWARD); }
 static void pull_elastic_setup_nomem(void) { elastic_setup_nomem_case(SHOAL_POOL_KIND_PULL); }
 
+/* A swap's commit copies the new code's chain of nested specs into the
+ * pool's record; without memory for the copy, the chain the pool has
+ * stands, whole (the commit fails, still prepared: the host aborts).
+ * (Before the fix the old chain was freed first: the record's spec
+ * pointed into freed memory, read at the pool's next spawn.) */
+static void nested_chain_kept_without_memory(void)
+{
+    shoal_pool_spec_t inner_old, inner_new, top_old, top_new;
+    shoal_pool_spec_init(&inner_old);
+    inner_old.name = "old-inner";
+    shoal_pool_spec_init(&top_old);
+    top_old.name = "top";
+    top_old.worker_pool = &inner_old;
+    shoal_pool_spec_init(&inner_new);
+    inner_new.name = "new-inner";
+    top_new = top_old;
+    top_new.worker_pool = &inner_new;
+    shoal_pool_t *p = calloc(1, sizeof *p);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL_FATAL(shoal__pool_copy_nested(p, &top_old), SHOAL_OK);
+    const shoal_pool_spec_t *kept = p->spec.worker_pool;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kept);
+    CU_ASSERT_STRING_EQUAL(kept->name, "old-inner");
+    fa_arm(FA_CALLOC, 0, 1);
+    CU_ASSERT_EQUAL(shoal__pool_copy_nested(p, &top_new), SHOAL_ENOMEM);
+    fa_disarm();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p->nested);
+    CU_ASSERT_PTR_EQUAL(p->spec.worker_pool, kept);
+    CU_ASSERT_STRING_EQUAL(p->spec.worker_pool->name, "old-inner");
+    CU_ASSERT_EQUAL(shoal__pool_copy_nested(p, &top_new), SHOAL_OK);
+    CU_ASSERT_STRING_EQUAL(p->spec.worker_pool->name, "new-inner");
+    free(p->nested);
+    free(p);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -335,6 +372,8 @@ int main(void)
         {"pull: a lost ask for a member does not silence the next ask", pull_lost_ask},
         {"pull: a member the pool cannot track is never spawned", pull_member_untracked},
         {"a nested pool its pool cannot track is never spawned", nested_pool_untracked},
+        {"a swap's nested chain without memory: the old one stands",
+         nested_chain_kept_without_memory},
         {"forward: elastic state that cannot be set up fails the start",
          forward_elastic_setup_nomem},
         {"pull: elastic state that cannot be set up fails the start", pull_elastic_setup_nomem},
