@@ -174,7 +174,7 @@ static void dropped_unread_after_the_timeout(void)
 {
     rig_t g;
     rig_up(&g);
-    nap_t n = {.ms = 400, .end = 1};
+    nap_t n = {.ms = 1500, .end = 1};
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_send(g.rt, g.pid, NAP, &n, sizeof n), SHOAL_OK);
     CU_ASSERT_EQUAL(shoal_test_wait_flag(&napping, WAIT_S), 1);
     submit(&g, 2, g.pid, args_new(), 50);

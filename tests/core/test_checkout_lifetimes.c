@@ -567,14 +567,13 @@ static void test_spare_start_watched(void)
     cb_sleep_ms(300); /* the tick its own start armed has come and gone */
     shoal_pid_t held = SHOAL_PID_NONE, none = SHOAL_PID_NONE;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pool, CB_TMO, &held), SHOAL_OK);
-    atomic_store(&cb_init_delay_ms,
-                 900); /* the spare's connect: slow (< 1 s: the kit's nanosleep) */
+    atomic_store(&cb_init_delay_ms, 3000); /* the spare's connect: slow */
     CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &none), SHOAL_ENOMEMBERS);
-    SHOAL_TEST_WAIT_UNTIL(cb_stats(rt, pool).start_failures == 1, 0.7);
+    SHOAL_TEST_WAIT_UNTIL(cb_stats(rt, pool).start_failures == 1, 2.5);
     CU_ASSERT_EQUAL(cb_stats(rt, pool).start_failures, 1);
     shoal_test_assert_logged("a member did not start within 100 ms (member_start_timeout)");
     CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, held, SHOAL_RETURN_OK), SHOAL_OK);
-    cb_sleep_ms(1000); /* the slow init returns before the runtime goes */
+    cb_sleep_ms(3100); /* the slow init returns before the runtime goes */
     CU_ASSERT_EQUAL(cb_stats(rt, pool).start_failures, 1);
     shoal_runtime_destroy(rt);
 }

@@ -355,7 +355,7 @@ static void gone_caller_dropped_while_draining(void)
     pthread_t tb, tw, td;
     CU_ASSERT_EQUAL_FATAL(pthread_create(&tb, NULL, blocker_main, &b), 0);
     WAIT_UNTIL(atomic_load(&cb_blocked) == 1);
-    waiter_t w = {.rt = rt, .pool = pool, .timeout_ms = 600};
+    waiter_t w = {.rt = rt, .pool = pool, .timeout_ms = 2000};
     CU_ASSERT_EQUAL_FATAL(pthread_create(&tw, NULL, who_main, &w), 0);
     WAIT_UNTIL(cb_stats(rt, pool).queued == 1);
     waiter_t d = {.rt = rt, .pool = pool, .timeout_ms = CB_TMO};

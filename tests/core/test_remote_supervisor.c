@@ -421,7 +421,7 @@ static void commit_ends_an_outage(void)
 {
     rk_fake_t f1 = {0}, f2 = {0};
     rk_rig_t g;
-    if (!rk_rig_up_within(&g, &f1, 300))
+    if (!rk_rig_up_within(&g, &f1, 2000))
         return;
     atomic_store(&f1.fail, 1);
     kill(atomic_load(&f1.pid), SIGKILL);

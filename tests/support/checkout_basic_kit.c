@@ -25,7 +25,7 @@ static int m_init(shoal_ctx_t *ctx, void *state, const void *args)
         return SHOAL_EFAILED;
     int d = atomic_load(&cb_init_delay_ms);
     if (d > 0) { /* a slow connect */
-        struct timespec ts = {0, d * 1000000L};
+        struct timespec ts = {d / 1000, (long)(d % 1000) * 1000000L};
         nanosleep(&ts, NULL);
     }
     atomic_fetch_add(&cb_started, 1);
