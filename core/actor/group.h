@@ -115,9 +115,11 @@ typedef struct shoal_group_ops_s {
     /* Any thread, as route: `waiter` (a thread's, that gave up) no longer
      * waits for room. May be NULL (nothing to take off). */
     void (*room_cancel)(shoal_runtime_t *rt, shoal_group_t *g, shoal_pid_t waiter);
-    /* Any thread, as route: the call `caller` sent the group with `ref`
-     * timed out at the caller (shoal__call_gone); a kind that keeps calls
-     * waiting may drop it unrun. May be NULL. */
+    /* Any thread, inside a read-side region: the call `caller` sent the
+     * group with `ref` timed out at the caller (shoal__call_gone); a kind
+     * that keeps calls waiting may drop it unrun. Also told while the
+     * group drains (its reserve closed), and after it ended (its record
+     * still readable): then it holds nothing new. May be NULL. */
     void (*call_gone)(shoal_runtime_t *rt, struct shoal_tcache_s *tc, shoal_group_t *g,
                       shoal_pid_t caller, shoal_ref_t ref);
     /* A member, at the end of a turn of a `timed` group: the turn took ns. */

@@ -503,10 +503,9 @@ void shoal__call_gone(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, s
         return;
     bool opened = !tc->in_region;
     /* Not enter_group: a draining group has closed its reserve to new
-     * messages, but what it holds is still dropped when its caller gives
-     * up (a checkout pool's queued transaction is never run then). The
-     * record a group's pid names is readable inside the region, ended or
-     * not (its front pointer, as shoal__pool_find reads it). */
+     * messages, but what it still holds must hear that its caller gave up
+     * (group.h: call_gone). The group its front pointer names is readable
+     * inside the region, ended or not. */
     shoal__qsbr_enter(tc);
     /* seq_cst: the reader's load of the Dekker pair in qsbr.h. */
     shoal_group_t *g = atomic_load_explicit(&a->group, memory_order_seq_cst);

@@ -150,6 +150,16 @@ static int result_of(rig_t *g, uint64_t id)
     return rc;
 }
 
+/* Makes the callee nap nap_ms in its handler, then end; once it naps,
+ * submits job id, a fresh epic to it within timeout_ms. */
+static void nap_then_submit(rig_t *g, uint64_t id, uint32_t nap_ms, uint64_t timeout_ms)
+{
+    nap_t n = {.ms = nap_ms, .end = 1};
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_send(g->rt, g->pid, NAP, &n, sizeof n), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_test_wait_flag(&napping, WAIT_S), 1);
+    submit(g, id, g->pid, args_new(), timeout_ms);
+}
+
 /* ---- the cases ------------------------------------------------------------------- */
 
 /* The callee reads the call: it has the args (freed once, by it), and the
@@ -174,10 +184,7 @@ static void dropped_unread_after_the_timeout(void)
 {
     rig_t g;
     rig_up(&g);
-    nap_t n = {.ms = 1500, .end = 1};
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_send(g.rt, g.pid, NAP, &n, sizeof n), SHOAL_OK);
-    CU_ASSERT_EQUAL(shoal_test_wait_flag(&napping, WAIT_S), 1);
-    submit(&g, 2, g.pid, args_new(), 50);
+    nap_then_submit(&g, 2, 1500, 50);
     CU_ASSERT_EQUAL(result_of(&g, 2), SHOAL_ETIMEDOUT);
     CU_ASSERT_EQUAL(atomic_load(&freed), 0); /* still queued: the callee may yet read it */
     SHOAL_TEST_WAIT_UNTIL(atomic_load(&freed) != 0, WAIT_S);
@@ -194,10 +201,7 @@ static void dropped_unread_in_time(void)
 {
     rig_t g;
     rig_up(&g);
-    nap_t n = {.ms = 200, .end = 1};
-    CU_ASSERT_EQUAL_FATAL(shoal_runtime_send(g.rt, g.pid, NAP, &n, sizeof n), SHOAL_OK);
-    CU_ASSERT_EQUAL(shoal_test_wait_flag(&napping, WAIT_S), 1);
-    submit(&g, 3, g.pid, args_new(), 5000);
+    nap_then_submit(&g, 3, 200, 5000);
     CU_ASSERT_EQUAL(result_of(&g, 3), SHOAL_ENOPROC);
     SHOAL_TEST_WAIT_UNTIL(atomic_load(&freed) != 0, WAIT_S);
     CU_ASSERT_EQUAL(atomic_load(&took), 0);

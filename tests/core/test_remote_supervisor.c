@@ -322,6 +322,28 @@ static void swap_steps_in_order(void)
 
 /* ---- a drain asked while the next child starts ---------------------------------- */
 
+/* Kills f's current child (first) and waits until the pool has launched the
+ * next one from f: its pid (first if it did not, asserted). */
+static int kill_and_relaunch(rk_fake_t *f)
+{
+    int first = atomic_load(&f->pid), launched = atomic_load(&f->launches);
+    kill(first, SIGKILL);
+    SHOAL_TEST_WAIT_UNTIL(
+        atomic_load(&f->launches) == launched + 1 && atomic_load(&f->pid) != first, RK_WAIT_S);
+    int next = atomic_load(&f->pid);
+    CU_ASSERT_NOT_EQUAL(next, first);
+    return next;
+}
+
+/* Creates the file a stand-in child waits for (up_after). */
+static void touch(const char *path)
+{
+    FILE *fp = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL(fp);
+    if (fp != NULL)
+        fclose(fp);
+}
+
 typedef struct drainer_s {
     rk_rig_t *g;
     int rc;
@@ -358,9 +380,7 @@ static void drain_while_restarting(void)
     unlink(up);
     atomic_store(&f.up_after, up);
     int first = atomic_load(&f.pid);
-    kill(first, SIGKILL);
-    SHOAL_TEST_WAIT_UNTIL(atomic_load(&f.launches) == 2 && atomic_load(&f.pid) != first, RK_WAIT_S);
-    int second = atomic_load(&f.pid);
+    int second = kill_and_relaunch(&f);
     CU_ASSERT_NOT_EQUAL_FATAL(second, first);
     shoal_remote_t *r = g.r;
     child_t *c = NULL;
@@ -381,10 +401,7 @@ static void drain_while_restarting(void)
     drainer_t d = {.g = &g};
     pthread_t t;
     CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, drain_pool, &d), 0);
-    FILE *fp = fopen(up, "w");
-    CU_ASSERT_PTR_NOT_NULL(fp);
-    if (fp != NULL)
-        fclose(fp);
+    touch(up);
     SHOAL_TEST_WAIT_UNTIL(
         atomic_load_explicit(&c->area->state, memory_order_acquire) == SHOAL_REMOTE_UP, RK_WAIT_S);
     CU_ASSERT_EQUAL(atomic_load(&c->area->state), SHOAL_REMOTE_UP);
@@ -459,10 +476,7 @@ static void commit_stops_a_starting_restart(void)
     unlink(never);
     atomic_store(&f1.up_after, never); /* the next one starts and never says UP */
     int first = atomic_load(&f1.pid);
-    kill(first, SIGKILL);
-    SHOAL_TEST_WAIT_UNTIL(atomic_load(&f1.launches) == 2 && atomic_load(&f1.pid) != first,
-                          RK_WAIT_S);
-    int starting = atomic_load(&f1.pid);
+    int starting = kill_and_relaunch(&f1);
     CU_ASSERT_NOT_EQUAL_FATAL(starting, first);
     uint64_t token = 0;
     CU_ASSERT_EQUAL_FATAL(rk_swap_prepare(&g, &f2, &token), SHOAL_OK);
@@ -508,10 +522,7 @@ static void failed_start_leaves_its_heir(void)
     unlink(up_at);
     atomic_store(&f1.up_after, fail_at); /* the restart: starting, to fail at fail_at */
     atomic_store(&f1.fail_start, 1);
-    int first = atomic_load(&f1.pid);
-    kill(first, SIGKILL);
-    SHOAL_TEST_WAIT_UNTIL(atomic_load(&f1.launches) == 2 && atomic_load(&f1.pid) != first,
-                          RK_WAIT_S);
+    (void)kill_and_relaunch(&f1);
     CU_ASSERT_EQUAL_FATAL(atomic_load(&f1.launches), 2);
     atomic_store(&f2.up_after, up_at); /* the replacement: starting, up at up_at */
     CU_ASSERT_EQUAL(rk_swap_step(&g, SHOAL__POOL_SWAP_COMMIT, token), SHOAL_OK);
@@ -519,17 +530,11 @@ static void failed_start_leaves_its_heir(void)
                           RK_WAIT_S);
     int heir = atomic_load(&f2.pid);
     CU_ASSERT_NOT_EQUAL_FATAL(heir, lost);
-    FILE *fp = fopen(fail_at, "w");
-    CU_ASSERT_PTR_NOT_NULL(fp);
-    if (fp != NULL)
-        fclose(fp);
+    touch(fail_at);
     const char *said = "iso: its isolated worker process did not start: fake: no start today";
     SHOAL_TEST_WAIT_UNTIL(shoal_test_log_has(said), RK_WAIT_S);
     shoal_test_assert_logged(said);
-    fp = fopen(up_at, "w");
-    CU_ASSERT_PTR_NOT_NULL(fp);
-    if (fp != NULL)
-        fclose(fp);
+    touch(up_at);
     SHOAL_TEST_WAIT_UNTIL(rk_current_pid(&g) == heir, RK_WAIT_S);
     CU_ASSERT_EQUAL(rk_current_pid(&g), heir);
     rk_call_answered(&g);
