@@ -106,6 +106,37 @@ static bool handle_call(struct shoal_ctx_s *ctx, shoal_env_t *e)
     return rc == SHOAL_OK;
 }
 
+/* Whether a gated actor sets e aside (shoal_spawn_t.gated): what would run
+ * its behaviour's handlers. The runtime's own envelopes are carried out. */
+static bool gate_holds(unsigned kind)
+{
+    return kind != SHOAL_ENV_INIT && kind != SHOAL_ENV_STOP && kind != SHOAL_ENV_INSPECT &&
+           kind != SHOAL_ENV_RETIRE && kind != SHOAL_ENV_LIMIT && kind != SHOAL_ENV_LISTED &&
+           kind != SHOAL_ENV_OPEN;
+}
+
+/* e, popped from the system mailbox of a gated actor, moved to the end of
+ * what its gate holds (e stays the mailbox's node). Without memory to move
+ * it the actor cannot keep it for later: it is dropped as an ended actor's
+ * mailbox is (a call answered SHOAL_ENOPROC), and the actor ends. */
+static void gate_park(struct shoal_ctx_s *ctx, shoal_env_t *e)
+{
+    shoal_actor_ext_t *x = ctx->b->ext;
+    shoal_env_t *m = shoal__env_move(ctx->tc, e);
+    if (m == NULL) {
+        shoal__log(ctx->rt, SHOAL_LOG_ERROR, ctx->self, ctx->name,
+                   "out of memory to keep a message until it is opened: it ends");
+        shoal__dead_letter(ctx, e);
+        shoal__ctx_fail(ctx, SHOAL_ENOMEM);
+        return;
+    }
+    if (x->gate_tail != NULL)
+        atomic_store_explicit(&x->gate_tail->node.next, &m->node, memory_order_relaxed);
+    else
+        x->gate_head = m;
+    x->gate_tail = m;
+}
+
 bool shoal__actor_handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
 {
     unsigned kind = shoal__env_kind(e);
@@ -116,6 +147,10 @@ bool shoal__actor_handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
         /* A member's hand-back, or a send that raced a spawn (send.c):
          * the group places it. */
         ctx->own->ops->own_message(ctx, e);
+        return true;
+    }
+    if (__builtin_expect(ctx->gated, 0) && gate_holds(kind)) {
+        gate_park(ctx, e);
         return true;
     }
     ctx->cur = e;
@@ -202,6 +237,13 @@ bool shoal__actor_handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
     case SHOAL_ENV_LISTED:
         if (ctx->b->ext != NULL)
             ctx->b->ext->listed = true;
+        break;
+    case SHOAL_ENV_OPEN: /* what the gate set aside runs next (turn.c: gate_replay) */
+        if (ctx->gated) {
+            ctx->b->ext->gated = false;
+            ctx->gated = false;
+            ctx->opened = true;
+        }
         break;
     case SHOAL_ENV_LIMIT: { /* the room flag (room.h) stays as it is */
         uint32_t old = atomic_load_explicit(&ctx->a->limit, memory_order_relaxed);

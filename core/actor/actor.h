@@ -25,10 +25,13 @@
  *   SCHEDULED -> PROCESSING   by the worker that popped it from a ring.
  *   PROCESSING -> SCHEDULED   by that worker, at the end of a turn with work
  *                             left: it pushes the actor to its own ring.
- *   PROCESSING -> IDLE  by that worker when both mailboxes look empty: a
- *                       seq_cst store, then a seq_cst reload of both
- *                       reservation words; if a message slipped in, CAS
- *                       IDLE -> SCHEDULED and push (the enqueue/finish race).
+ *   PROCESSING -> IDLE  by that worker when both mailboxes look empty (a
+ *                       gated actor's user mailbox is not looked at: its
+ *                       messages wait for the OPEN that comes to the
+ *                       system one, shoal_spawn_t.gated): a seq_cst store,
+ *                       then a seq_cst reload of both reservation words;
+ *                       if a message slipped in, CAS IDLE -> SCHEDULED and
+ *                       push (the enqueue/finish race).
  *                       Pairs with the sender's seq_cst reservation CAS and
  *                       seq_cst load of sched (send.c): one of them sees
  *                       the other.
@@ -151,6 +154,11 @@ typedef struct shoal_actor_ext_s {
     struct shoal_held_s *held;  /* members it holds from checkout pools (held.h) */
     uint32_t nheld;
     size_t held_cap;
+    /* Gated (shoal_spawn_t.gated) until SHOAL_ENV_OPEN: the messages of its
+     * system mailbox it may not handle yet, moved out in the order they
+     * came (linked through node.next; turn.c, actor.c, end.c). */
+    bool gated;
+    struct shoal_env_s *gate_head, *gate_tail;
 } shoal_actor_ext_t;
 
 typedef struct shoal_actor_back_s {
@@ -209,6 +217,15 @@ typedef struct shoal_spawn_s {
      * started (shoal__actor_started). */
     bool notify_start;
     shoal_send_counts_t *sends; /* count this actor's sends there (ext->sends), or NULL */
+    /* Gated: init runs, then the actor handles nothing of its own until its
+     * parent sends SHOAL_ENV_OPEN -- so that what a reload starts (a new
+     * source, host/source.h) sends nothing before the reload commits. Its
+     * user mailbox is not read meanwhile; what comes to its system mailbox
+     * for its behaviour (priority messages, replies, timeouts, exits, ROOM)
+     * is set aside in order and handled first at OPEN. STOP, INSPECT and
+     * the runtime's own envelopes are carried out as ever; at its end what
+     * was set aside is dropped as an ended actor's mailbox is (end.c). */
+    bool gated;
 } shoal_spawn_t;
 
 /* Spawns. See shoal_runtime_spawn. On success the actor owns the hold

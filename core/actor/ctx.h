@@ -46,6 +46,9 @@ struct shoal_ctx_s {
     bool init_failed;  /* do not run terminate */
     bool in_terminate; /* a panic here must not run terminate again */
     bool yield;        /* shoal_yield: end the turn after this callback */
+    bool gated;        /* ext->gated, as the turn began or since OPEN (turn.c) */
+    bool opened;       /* OPEN was just handled: what the gate set aside runs
+                          next (turn.c: gate_replay clears it at once) */
     uint32_t deq;      /* user messages popped, published lazily (turn.c) */
     uint32_t unpublished;
     uint32_t publish_every;

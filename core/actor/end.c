@@ -1,7 +1,8 @@
 /* end.c - an actor's end: terminate, the members it holds from checkout
  * pools given back, its mailboxes closed and drained (a member's queued
  * work handed back to its group, a CALL answered with SHOAL_ENOPROC, a
- * checkout pool's grant given back, the rest dropped and counted), its
+ * checkout pool's grant given back, the rest dropped and counted) and so
+ * is what a gate set aside (actor.h: gated), its
  * children stopped, its parent told, its record freed, its references
  * dropped last. */
 #include <sched.h>
@@ -111,6 +112,13 @@ void shoal__actor_end(struct shoal_ctx_s *ctx)
     drain(ctx, true, sfin);
     drain(ctx, false, ufin);
     shoal_actor_ext_t *ext = b->ext;
+    /* What a gate set aside, never opened: dropped as the mailboxes are. */
+    while (ext != NULL && ext->gate_head != NULL) {
+        shoal_env_t *e = ext->gate_head;
+        ext->gate_head = shoal__env_of(atomic_load_explicit(&e->node.next, memory_order_relaxed));
+        shoal__dead_letter(ctx, e);
+        shoal__env_free(ctx->tc, e);
+    }
     if (ext != NULL) {
         for (uint32_t i = 0; i < ext->nchildren; i++)
             shoal__send_system(ctx->rt, ctx->tc, ext->children[i], SHOAL_ENV_STOP, ctx->self,

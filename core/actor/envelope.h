@@ -28,6 +28,8 @@ enum {
                                  (call.c: call timeouts) */
     SHOAL_ENV_LISTED = 23,    /* from its pool: it is in the worker table now (a pull
                                  member takes work only from then on: pull.h) */
+    SHOAL_ENV_OPEN = 24,      /* from its pool: a gated actor handles its messages from
+                                 now on (actor.h: shoal_spawn_t.gated) */
 };
 
 /* Envelope flags. */

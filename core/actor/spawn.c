@@ -59,7 +59,8 @@ int shoal__actor_spawn_as(shoal_runtime_t *rt, shoal_tcache_t *tc, const shoal_s
     shoal_env_t *init = NULL;
     if (beh != NULL && beh->state_size != 0 && (state = calloc(1, beh->state_size)) == NULL)
         goto fail;
-    if (parent != SHOAL_PID_NONE || hold != NULL || s->member_of != NULL || s->sends != NULL) {
+    if (parent != SHOAL_PID_NONE || hold != NULL || s->member_of != NULL || s->sends != NULL ||
+        s->gated) {
         if ((ext = calloc(1, sizeof *ext)) == NULL)
             goto fail;
         ext->parent = parent;
@@ -68,6 +69,7 @@ int shoal__actor_spawn_as(shoal_runtime_t *rt, shoal_tcache_t *tc, const shoal_s
             memcpy(ext->member, s->member_words, sizeof ext->member);
         ext->sends = s->sends;
         ext->notify_start = s->notify_start && parent != SHOAL_PID_NONE;
+        ext->gated = s->gated;
         if (hold != NULL)
             ext->hold = *hold;
     }

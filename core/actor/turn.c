@@ -149,12 +149,34 @@ static shoal_env_t *take_item(struct shoal_ctx_s *ctx)
     return take != NULL ? take(ctx) : NULL;
 }
 
+/* A gated actor was opened (actor.c: SHOAL_ENV_OPEN): what its gate set
+ * aside is handled now, in the order it came, before anything after the
+ * OPEN. Each is the turn's own, not a mailbox's node (ctx->taken: freed
+ * after a panic); one left when the actor ends is dropped by end.c. */
+static void gate_replay(struct shoal_ctx_s *ctx)
+{
+    shoal_actor_ext_t *x = ctx->b->ext;
+    ctx->opened = false;
+    while (x->gate_head != NULL && !ctx->exiting) {
+        shoal_env_t *e = x->gate_head;
+        x->gate_head = shoal__env_of(atomic_load_explicit(&e->node.next, memory_order_relaxed));
+        if (x->gate_head == NULL)
+            x->gate_tail = NULL;
+        ctx->taken = e;
+        shoal__actor_handle(ctx, e);
+        ctx->taken = NULL;
+        shoal__env_free(ctx->tc, e);
+    }
+}
+
 /* The body of a turn. Locals here are not used after a panic unwinds. */
 static void run_messages(struct shoal_ctx_s *ctx)
 {
     shoal_actor_t *a = ctx->a;
     shoal_tcache_t *tc = ctx->tc;
-    uint32_t budget = ctx->rt->throughput, full = budget;
+    /* Gated: the system mailbox only (an OPEN there ends the gate; the
+     * user messages wait for the next turn). */
+    uint32_t budget = ctx->gated ? 0 : ctx->rt->throughput, full = budget;
     for (;;) {
         /* The system mailbox first, through its dummy node (actor.h): a
          * message reserved but not linked yet is found at the end of the
@@ -164,6 +186,8 @@ static void run_messages(struct shoal_ctx_s *ctx)
         while (atomic_load_explicit(&ctx->b->sys_head->next, memory_order_relaxed) != NULL &&
                (e = shoal__actor_pop(tc, a, true)) != NULL) {
             shoal__actor_handle(ctx, e);
+            if (__builtin_expect(ctx->opened, 0))
+                gate_replay(ctx);
             if (ctx->exiting)
                 return;
         }
@@ -210,10 +234,12 @@ static void retire_if_done(struct shoal_ctx_s *ctx)
         shoal__ctx_fail(ctx, SHOAL_OK);
 }
 
-/* Messages reserved but not yet popped, given the worker's pop counts. */
-static bool pending(shoal_actor_t *a, uint32_t udeq, uint32_t sdeq, memory_order mo)
+/* Messages reserved but not yet popped, given the worker's pop counts;
+ * a gated actor's user messages are not (they wait for its OPEN, which
+ * comes to the system mailbox). */
+static bool pending(shoal_actor_t *a, uint32_t udeq, uint32_t sdeq, bool gated, memory_order mo)
 {
-    return shoal__rsv_count(atomic_load_explicit(&a->user_rsv, mo)) != udeq ||
+    return (!gated && shoal__rsv_count(atomic_load_explicit(&a->user_rsv, mo)) != udeq) ||
            shoal__rsv_count(atomic_load_explicit(&a->sys_rsv, mo)) != sdeq;
 }
 
@@ -224,7 +250,9 @@ static int group_more(struct shoal_ctx_s *ctx)
     return more != NULL ? more(ctx) : SHOAL_GROUP_NONE;
 }
 
-static void end_turn(struct shoal_ctx_s *ctx)
+/* gated: ctx->gated, a constant at each call (turn_finish), so that the
+ * turns of actors never gated pay nothing for the gate here. */
+static inline __attribute__((always_inline)) void end_turn(struct shoal_ctx_s *ctx, bool gated)
 {
     shoal_worker_t *w = ctx->w;
     shoal_actor_t *a = ctx->a;
@@ -243,8 +271,8 @@ static void end_turn(struct shoal_ctx_s *ctx)
     bool alone = ctx->group == NULL && ctx->own == NULL;
     shoal_pid_t self = ctx->self;
     int more = SHOAL_GROUP_NONE;
-    if (pending(a, udeq, sdeq, memory_order_relaxed) ||
-        (more = group_more(ctx)) == SHOAL_GROUP_MORE) {
+    if (pending(a, udeq, sdeq, gated, memory_order_relaxed) ||
+        (!gated && (more = group_more(ctx)) == SHOAL_GROUP_MORE)) { /* gated: no work */
         if (nrooms != 0)
             shoal__room_drain(w->rt, &w->tc, rooms, nrooms, memory_order_relaxed);
         else if (alone &&
@@ -270,7 +298,8 @@ static void end_turn(struct shoal_ctx_s *ctx)
         shoal__room_drain(w->rt, &w->tc, rooms, nrooms, memory_order_seq_cst);
     else if (alone && (atomic_load_explicit(&a->limit, memory_order_seq_cst) & SHOAL_LIMIT_ROOM))
         shoal__room_drain_flagged(w->rt, &w->tc, &self, 1, memory_order_seq_cst);
-    if (pending(a, udeq, sdeq, memory_order_seq_cst) || (g != NULL && g->ops->recheck(g))) {
+    if (pending(a, udeq, sdeq, gated, memory_order_seq_cst) ||
+        (g != NULL && g->ops->recheck(g))) {
         uint32_t idle = SHOAL_SCHED_IDLE;
         if (atomic_compare_exchange_strong_explicit(&a->sched, &idle, SHOAL_SCHED_SCHEDULED,
                                                     memory_order_seq_cst, memory_order_relaxed))
@@ -332,6 +361,7 @@ static inline void turn_begin(shoal_worker_t *w, struct shoal_ctx_s *ctx, shoal_
         ctx->sends = NULL;
         ctx->group_exact = false;
         ctx->turn_start = 0;
+        ctx->gated = false;
         ctx->name = ctx->b->beh->name;
     } else {
         /* A nested group's own actor is a member of the group above, but
@@ -342,6 +372,7 @@ static inline void turn_begin(shoal_worker_t *w, struct shoal_ctx_s *ctx, shoal_
         ctx->member = ctx->group != NULL ? x->member : NULL;
         ctx->sends = x != NULL ? x->sends : NULL;
         ctx->group_exact = ctx->group != NULL && ctx->group->exact;
+        ctx->gated = x != NULL && x->gated;
         ctx->name = ctx->b->beh->name;
         if (ctx->group != NULL)
             ctx->name = ctx->group->label;
@@ -394,8 +425,10 @@ static void turn_finish(shoal_worker_t *w, struct shoal_ctx_s *ctx)
     }
     if (ctx->exiting)
         shoal__actor_end(ctx);
+    else if (__builtin_expect(ctx->gated, 0))
+        end_turn(ctx, true);
     else
-        end_turn(ctx);
+        end_turn(ctx, false);
     shoal__qsbr_exit(&w->tc); /* if a forward opened a region (qsbr.h) */
 }
 
