@@ -268,7 +268,11 @@ void shoal__co_start_failed(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t n
     shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, p->name,
                "%s; %" PRIu32 " start%s in a row failed: starting again in %" PRIu64 " ms", what,
                co->fails_in_row, co->fails_in_row == 1 ? "" : "s", wait);
-    if (co->nstarting == 0)
+    /* Not while a member is free: one freed on a consumer's thread while
+     * they waited is theirs when its POKE comes (checkout_fast.c). (Not
+     * offered here: a caller may hold a pointer into the seats, which a
+     * start from the offer can move.) */
+    if (co->nstarting == 0 && co->nfree == 0)
         shoal__co_queue_fail_takes(ctx, co);
 }
 

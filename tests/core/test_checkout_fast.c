@@ -13,6 +13,10 @@
  *   - a free member past its lifetime is never given out: try_take finds
  *     none, the pool replaces it (recycled) and the next try_take gets the
  *     new one;
+ *   - a member given back here, left free for a thread waiting (the actor
+ *     waiting before it had ended) while the pool's actor is asked to serve
+ *     it (the POKE), is that thread's even when a start round fails before
+ *     the POKE is read: not SHOAL_ENOMEMBERS with a member free;
  *   - in use + free + starting equals the members alive after each step;
  *   - consumers that outnumber the members, on two threads: every
  *     transaction exactly once, and every member used (the free FIFO: no
@@ -238,6 +242,130 @@ static void a_member_past_its_lifetime_is_replaced(void)
     shoal_runtime_destroy(rt);
 }
 
+/* ---- a start round that fails while a member is free ----------------------- */
+
+/* The pool's first member starts; the second's init holds its dispatcher
+ * thread until sf_gate, then has consumer sf_consumer give back what it
+ * holds, and fails (any later init fails at once). A hog holds the other
+ * thread from its message until sf_hog_gate. */
+static atomic_int sf_inits, sf_in_init, sf_gate, sf_hog_in, sf_hog_gate;
+static _Atomic shoal_pid_t sf_consumer;
+
+static int sf_init(shoal_ctx_t *ctx, void *state, const void *args)
+{
+    (void)state;
+    (void)args;
+    int n = atomic_fetch_add(&sf_inits, 1);
+    if (n == 0)
+        return SHOAL_OK;
+    if (n == 1) {
+        atomic_store(&sf_in_init, 1);
+        shoal_test_wait_flag(&sf_gate, CK_WAIT_S);
+        ck_order_t o = {.what = C_RETURN, .how = SHOAL_RETURN_OK};
+        (void)shoal_send(ctx, atomic_load(&sf_consumer), 1, &o, sizeof o);
+    }
+    return SHOAL_EFAILED;
+}
+
+static const shoal_behaviour_t sf_member = {
+    .name = "conn", .init = sf_init, .handle_message = ck_member_message};
+
+static int sf_hog_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    (void)msg;
+    atomic_store(&sf_hog_in, 1);
+    shoal_test_wait_flag(&sf_hog_gate, CK_WAIT_S);
+    return SHOAL_OK;
+}
+
+static const shoal_behaviour_t sf_hog = {.name = "hog", .handle_message = sf_hog_message};
+
+/* init 1, max 2, add_member_retry 1, on two dispatcher threads and no
+ * compensating one. Consumer c holds member m; actor a waits (which starts
+ * member 2, whose init holds one thread) and ends, still queued; a thread
+ * waits behind it. The hog holds the other thread. Released, member 2's
+ * init, on its one thread, makes c runnable and then fails: its start
+ * notice makes the pool's actor runnable behind c, on that thread's FIFO
+ * ring, which nothing else runs. So c gives m back first, on its thread:
+ * the grant to a, ended, is not delivered, and m is left free for the
+ * thread, a POKE to the pool's actor behind the notice. The actor reads
+ * the failure (the round's only start: none is starting now) with m free:
+ * the thread keeps waiting, and the POKE gives it m. Before the fix the
+ * failure answered it SHOAL_ENOMEMBERS (error_no_members 1) and m stayed
+ * free. */
+static void a_failed_start_round_leaves_a_free_member_to_its_takers(void)
+{
+    ck_reset();
+    atomic_store(&sf_inits, 0);
+    atomic_store(&sf_in_init, 0);
+    atomic_store(&sf_gate, 0);
+    atomic_store(&sf_hog_in, 0);
+    atomic_store(&sf_hog_gate, 0);
+    shoal_runtime_t *rt = shoal_test_runtime_fixed(2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    shoal_pool_spec_t s = ck_spec(1, 2, 50);
+    s.worker = &sf_member;
+    s.checkout.add_member_retry = 1;
+    s.checkout.member_start_timeout_ms = 60000;
+    s.restart.backoff_ms = 60000; /* no start again within the case */
+    shoal_pid_t pool = ck_start_spec(rt, &s);
+    shoal_pid_t c = ck_spawn_consumer(rt, 0), a = ck_spawn_consumer(rt, 1);
+    atomic_store(&sf_consumer, c);
+    CU_ASSERT_EQUAL(ck_try_take(rt, c, 0, pool), SHOAL_OK);
+    shoal_pid_t m = atomic_load(&got[0]);
+    CU_ASSERT_EQUAL(ck_take(rt, a, 1, pool, 60000), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&sf_in_init) == 1);
+    CU_ASSERT_EQUAL_FATAL(atomic_load(&sf_in_init), 1);
+    ck_tell(rt, a, (ck_order_t){.what = C_EXIT});
+    WAIT_UNTIL(ck_dead(rt, a));
+    CU_ASSERT_TRUE(ck_dead(rt, a));
+    thread_taker_t t = {.rt = rt, .pool = pool};
+    pthread_t th;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, thread_take, &t), 0);
+    WAIT_UNTIL(ck_stats(rt, pool).queued == 2);
+    shoal_pool_stats_t st = ck_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.queued, 2);
+    CU_ASSERT_EQUAL(st.in_use, 1);
+    CU_ASSERT_EQUAL(st.starting, 1);
+    CU_ASSERT_EQUAL(st.free, 0);
+    shoal_pid_t hog;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &sf_hog, NULL, NULL, &hog), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, hog, 1, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&sf_hog_in) == 1);
+    CU_ASSERT_EQUAL(atomic_load(&sf_hog_in), 1);
+
+    atomic_store(&sf_gate, 1);
+    WAIT_UNTIL(atomic_load(&t.done) == 1 && atomic_load(&return_rc[0]) != 99);
+    atomic_store(&sf_hog_gate, 1);
+    CU_ASSERT_EQUAL(atomic_load(&return_rc[0]), SHOAL_OK);
+    CU_ASSERT_EQUAL(t.rc, SHOAL_OK);
+    CU_ASSERT_EQUAL(t.got, m);
+    CU_ASSERT_EQUAL(atomic_load(&answers[1]), 0); /* a had ended: nothing reached it */
+    st = ck_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.error_no_members, 0);
+    CU_ASSERT_EQUAL(st.start_failures, 1);
+    CU_ASSERT_EQUAL(st.takes, 2); /* c's and the thread's; a's grant undone */
+    CU_ASSERT_EQUAL(st.returned_ok, 1);
+    CU_ASSERT_EQUAL(st.take_timeouts, 0);
+    CU_ASSERT_EQUAL(st.killed_free + st.killed_in_use, 0);
+    CU_ASSERT_EQUAL(st.queued, 0);
+    CU_ASSERT_EQUAL(st.in_use, 1);
+    CU_ASSERT_EQUAL(st.free, 0);
+    CU_ASSERT_EQUAL(st.starting, 0);
+    CU_ASSERT_EQUAL(st.pool_size, 1);
+    atomic_store(&t.give_back, 1);
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(t.back_rc, SHOAL_OK);
+    st = ck_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.returned_ok, 2);
+    CU_ASSERT_EQUAL(st.free, 1);
+    CU_ASSERT_EQUAL(st.in_use, 0);
+    CU_ASSERT_EQUAL(atomic_load(&sf_inits), 2);
+    shoal_runtime_destroy(rt);
+}
+
 /* ---- many consumers, few members: every member used about as often --------- */
 
 #define EVEN_M 8u    /* members */
@@ -391,6 +519,8 @@ int main(void)
         {"returns serve the actors waiting, in order", returns_serve_waiters_in_order},
         {"a thread waiting first is served", a_thread_waiting_first_is_served},
         {"a member past its lifetime is replaced", a_member_past_its_lifetime_is_replaced},
+        {"a failed start round leaves a free member to its takers",
+         a_failed_start_round_leaves_a_free_member_to_its_takers},
         {"every member is used, every transaction once", members_are_all_used},
         {NULL, NULL},
     };
