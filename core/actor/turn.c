@@ -298,8 +298,7 @@ static inline __attribute__((always_inline)) void end_turn(struct shoal_ctx_s *c
         shoal__room_drain(w->rt, &w->tc, rooms, nrooms, memory_order_seq_cst);
     else if (alone && (atomic_load_explicit(&a->limit, memory_order_seq_cst) & SHOAL_LIMIT_ROOM))
         shoal__room_drain_flagged(w->rt, &w->tc, &self, 1, memory_order_seq_cst);
-    if (pending(a, udeq, sdeq, gated, memory_order_seq_cst) ||
-        (g != NULL && g->ops->recheck(g))) {
+    if (pending(a, udeq, sdeq, gated, memory_order_seq_cst) || (g != NULL && g->ops->recheck(g))) {
         uint32_t idle = SHOAL_SCHED_IDLE;
         if (atomic_compare_exchange_strong_explicit(&a->sched, &idle, SHOAL_SCHED_SCHEDULED,
                                                     memory_order_seq_cst, memory_order_relaxed))

@@ -38,6 +38,11 @@ typedef struct shoal_host_pool_s {
      * drain only once they have ended (drain_held until then: host_pull.c) */
     shoal_pid_t dead_letter;
     bool drain_held;
+    /* the token of its last worker swap whose COMMIT failed or was not
+     * answered (reload.c); until its record's swap_done names it, the pool
+     * may run other code than cp names, and a reload swaps it again.
+     * 0: none. */
+    uint64_t swap_token;
 } shoal_host_pool_t;
 
 /* The message counts of a set of pools (a ledger): accepted = handled +

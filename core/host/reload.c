@@ -4,10 +4,14 @@
  * workers swapped; else a new pool under the name). Everything that can
  * fail -- the file, its plugins, every new pool's and every new worker's
  * init -- happens first, beside the running pools; only when all of it has
- * succeeded does anything running change. Also the dry run (shoald --check
- * --diff) and forgetting pools that have ended. See host.h. A kept pool's
- * live changes are reload_live.c; its new workers, when its code or args
- * changed, reload_swap.c.
+ * succeeded does anything running change. A new pool is started held
+ * (pool.h: opts held) until then: a pull pool's source runs its init but
+ * is asked for no item, a checkout pool joins no group, so a reload that
+ * fails took nothing from a source and lent no member. A swap whose COMMIT
+ * did not take effect is tried again by the next reload (swap_owed). Also
+ * the dry run (shoald --check --diff) and forgetting pools that have
+ * ended. See host.h. A kept pool's live changes are reload_live.c; its new
+ * workers, when its code or args changed, reload_swap.c.
  */
 #include "host/host.h"
 #include "host/listen.h"
@@ -105,11 +109,21 @@ static bool checkout_replace(const shoal_config_pool_t *a, const shoal_config_po
     return false;
 }
 
+/* Whether hp's last worker swap may not have taken effect: its COMMIT
+ * failed, or was not answered and the pool has not carried it out since
+ * (pool.h: swap_done). Then hp->cp names code the pool may not run. */
+static bool swap_owed(const shoal_host_pool_t *hp)
+{
+    return hp->swap_token != 0 &&
+           atomic_load_explicit(&hp->rec->swap_done, memory_order_relaxed) != hp->swap_token;
+}
+
 /* Whether a kept pool's workers are swapped for new code or args (a kept
  * checkout pool has the same: checkout_replace). */
 static bool needs_swap(const shoal_host_pool_t *hp, const shoal_config_pool_t *cp)
 {
-    return cp->kind != SHOAL_POOL_KIND_CHECKOUT && !same_workers(hp->cp, cp, hp->rec->cap);
+    return cp->kind != SHOAL_POOL_KIND_CHECKOUT &&
+           (swap_owed(hp) || !same_workers(hp->cp, cp, hp->rec->cap));
 }
 
 static const char *kind_name(uint32_t kind)
@@ -262,7 +276,8 @@ void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_
         if (needs_swap(hp, cp)) {
             char leaf[160];
             leaf_name(cp, leaf, sizeof leaf);
-            note(&log, "%s: replace its workers (%s)", hp->name, leaf);
+            note(&log, "%s: replace its workers (%s%s)", hp->name, leaf,
+                 swap_owed(hp) ? "; its last swap did not take effect" : "");
         }
         char live[1200];
         shoal__host_live(h, hp, cp, &(shoal_host_live_t){.by_ns = 0}, live, sizeof live);
@@ -373,7 +388,8 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
             continue; /* kept: resized, or its workers swapped, below */
         shoal_pid_t pid;
         char what[300];
-        shoal_pool_opts_t po = {.interrupted = h->interrupted,
+        shoal_pool_opts_t po = {.held = true, /* until the commit: SHOAL__POOL_GO */
+                                .interrupted = h->interrupted,
                                 .interrupted_arg = h->interrupted_arg};
         if ((rc = shoal__host_start_pool(h, c, cp, gen, &po, &pid, what, sizeof what)) !=
             SHOAL_OK) {
@@ -416,8 +432,17 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
      * COMMITs and the live changes' calls, which share one deadline
      * (shoal_host_live_t): with every dispatcher thread stuck, each would
      * wait its own. */
-    for (size_t j = first_new; j < h->npools; j++)
-        shoal_runtime_register(h->rt, h->pools[j].name, h->pools[j].pid);
+    for (size_t j = first_new; j < h->npools; j++) {
+        shoal_host_pool_t *hp = &h->pools[j];
+        shoal_runtime_register(h->rt, hp->name, hp->pid);
+        /* Started held: its source is asked, its group joined, from now on. */
+        int r = shoal_runtime_send_priority(h->rt, hp->pid, SHOAL__POOL_GO, NULL, 0);
+        if (r != SHOAL_OK)
+            shoal__host_log(h, SHOAL_LOG_ERROR,
+                            "reload: pool %s was not told the reload committed (%s): its "
+                            "source is not asked for items, nor its group joined",
+                            hp->name, shoal_strerror(r));
+    }
     change_log_t log = {.len = 0, .n = 0};
     shoal_host_live_t lv = {.by_ns = shoal__deadline_ns(shoal__now_ns(), SHOAL_HOST_LIVE_MS)};
     for (size_t k = 0; k < nswapped; k++) {
@@ -429,6 +454,9 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
                                                           tokens[k], shoal__host_live_ms(&lv), &n));
         char leaf[160];
         leaf_name(cp, leaf, sizeof leaf);
+        /* Until the pool says otherwise, it may run its old code: the next
+         * reload swaps it again (swap_owed). */
+        hp->swap_token = r == SHOAL_OK ? 0 : tokens[k];
         if (r == SHOAL_ETIMEDOUT) { /* still queued: the pool's actor carries it out */
             note(&log, "%s: workers replaced when its actor runs (%s)", hp->name, leaf);
             shoal__host_log(h, SHOAL_LOG_WARN,
@@ -439,8 +467,10 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
         } else if (r != SHOAL_OK) { /* its new workers are stopped; the old ones serve on */
             shoal__pool_swap_step(h->rt, hp->pid, SHOAL__POOL_SWAP_ABORT, tokens[k],
                                   shoal__host_live_ms(&lv), NULL);
-            note(&log, "%s: swap failed at its commit (%s): the old workers serve on", hp->name,
-                 shoal_strerror(r));
+            note(&log,
+                 "%s: swap failed at its commit (%s): the old workers serve on; the next reload "
+                 "tries it again",
+                 hp->name, shoal_strerror(r));
         } else
             note(&log, "%s: %u workers replaced (%s)", hp->name, n, leaf);
     }

@@ -23,11 +23,14 @@ static void source_forget(shoal_host_t *h, size_t i)
     shoal__host_untrack(h, h->sources, &h->nsources, i);
 }
 
-/* Spawns the source cp describes and waits for its init. */
+/* Spawns the source cp describes and waits for its init. held: a
+ * reload's, which sends nothing until it commits (SHOAL__POOL_GO:
+ * shoal__host_sources_commit). */
 static int source_spawn(shoal_host_t *h, const shoal_config_t *c, const shoal_config_pool_t *cp,
-                        uint64_t gen, shoal_diag_t *err)
+                        uint64_t gen, bool held, shoal_diag_t *err)
 {
     shoal_pool_opts_t opts = {.count_sends = true, /* shoald's start's or reload's (host.h) */
+                              .held = held,
                               .interrupted = h->interrupted,
                               .interrupted_arg = h->interrupted_arg};
     shoal_pid_t pid;
@@ -52,7 +55,7 @@ int shoal__host_sources_start(shoal_host_t *h, shoal_diag_t *err)
     const shoal_config_t *c = h->config;
     for (size_t i = 0; i < c->nsources; i++) {
         const shoal_config_pool_t *cp = &c->sources[i];
-        int rc = source_spawn(h, c, cp, h->generation, err);
+        int rc = source_spawn(h, c, cp, h->generation, false, err);
         if (rc != SHOAL_OK)
             return rc;
         if ((rc = shoal_runtime_register(h->rt, cp->name, h->sources[h->nsources - 1].pid)) !=
@@ -107,7 +110,7 @@ int shoal__host_sources_prepare(shoal_host_t *h, const shoal_config_t *c, uint64
         shoal_host_pool_t *old = live_source(h, cp->name, was);
         if (old != NULL && shoal__host_same_actor(old->cp, cp))
             continue;
-        int rc = source_spawn(h, c, cp, gen, err);
+        int rc = source_spawn(h, c, cp, gen, true, err);
         if (rc != SHOAL_OK)
             return rc;
     }
@@ -154,6 +157,13 @@ void shoal__host_sources_commit(shoal_host_t *h, const shoal_config_t *c, size_t
     for (size_t j = first_new; j < h->nsources; j++) {
         shoal_host_pool_t *hs = &h->sources[j];
         shoal_runtime_register(h->rt, hs->name, hs->pid); /* a replaced one: the new PID */
+        /* It sends from now on (it was held: source_spawn). */
+        int rc = shoal_runtime_send_priority(h->rt, hs->pid, SHOAL__POOL_GO, NULL, 0);
+        if (rc != SHOAL_OK)
+            shoal__host_log(h, SHOAL_LOG_ERROR,
+                            "reload: source %s was not told the reload committed (%s): it "
+                            "sends nothing",
+                            hs->name, shoal_strerror(rc));
         bool replaced = false;
         for (size_t i = 0; i < first_new; i++)
             replaced |= h->sources[i].draining && strcmp(h->sources[i].name, hs->name) == 0;

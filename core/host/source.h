@@ -31,11 +31,13 @@ int shoal__host_sources_stop(shoal_host_t *h, uint64_t end_ns, bool (*interrupte
 
 /* Reload, all or nothing. prepare: starts each source of c that is new or
  * whose plugin, behaviour, args or restart policy changed (its init must
- * succeed), appended to h->sources from index *first_new; on failure err
+ * succeed), appended to h->sources from index *first_new, each held: its
+ * actor ran init and handles nothing until the commit (pool.h: opts held),
+ * so a reload that fails sent nothing from a new source; on failure err
  * says why and the caller undoes. undo: stops and forgets those. commit:
- * registers the new ones under their names, stops the removed and
- * replaced ones, points the kept ones at c; what it did in notes ("" for
- * nothing). plan: what a reload to c would do, in notes. */
+ * registers the new ones under their names and lets them send, stops the
+ * removed and replaced ones, points the kept ones at c; what it did in
+ * notes ("" for nothing). plan: what a reload to c would do, in notes. */
 int shoal__host_sources_prepare(shoal_host_t *h, const shoal_config_t *c, uint64_t gen,
                                 size_t *first_new, shoal_diag_t *err);
 void shoal__host_sources_undo(shoal_host_t *h, size_t first_new);

@@ -299,13 +299,28 @@ int shoal__checkout_start(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     uint64_t now = shoal__now_ns();
     if (co->cfg->cull_interval_ms != 0)
         co->next_cull = shoal__deadline_ns(now, co->cfg->cull_interval_ms);
-    int rc =
-        co->cfg->group != NULL ? shoal__group_join(ctx->rt, co->cfg->group, ctx->self) : SHOAL_OK;
+    /* A reload's pool joins once the reload has committed (shoal__checkout_go). */
+    int rc = co->cfg->group != NULL && !p->held
+                 ? shoal__group_join(ctx->rt, co->cfg->group, ctx->self)
+                 : SHOAL_OK;
     if (rc == SHOAL_OK)
         rc = shoal__co_start_init(ctx, p);
     shoal__co_rearm(ctx, co);
     shoal__co_unlock(p);
     return rc;
+}
+
+void shoal__checkout_go(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    shoal_checkout_t *co = p->co;
+    shoal__co_lock(co);
+    bool join = co->open && co->cfg->group != NULL;
+    shoal__co_unlock(p);
+    int rc = join ? shoal__group_join(ctx->rt, co->cfg->group, ctx->self) : SHOAL_OK;
+    if (rc != SHOAL_OK)
+        shoal__log(ctx->rt, SHOAL_LOG_ERROR, ctx->self, p->name,
+                   "cannot join group %s: %s; it is taken from by its name only", co->cfg->group,
+                   shoal_strerror(rc));
 }
 
 static int set_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg)

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "actor/call.h"
+#include "actor/send.h"
 #include "pool/checkout.h"
 #include "runtime/grow.h"
 #include "runtime/runtime.h"
@@ -107,7 +108,7 @@ int shoal__pool_copy_nested(shoal_pool_t *p, const shoal_pool_spec_t *spec)
     if (depth == 0)
         return SHOAL_OK;
     /* Without memory, the chain the pool has stands (a swap's commit then
-     * fails, still prepared): p->spec.worker_pool points into it. */
+     * fails, and aborts its swap: swap.c): p->spec.worker_pool points into it. */
     nested_spec_t *n = calloc(depth, sizeof *n);
     if (n == NULL)
         return SHOAL_ENOMEM;
@@ -162,6 +163,7 @@ static int spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t parent,
     p->g.ops = spec->kind == SHOAL_POOL_KIND_CHECKOUT ? &shoal__checkout_ops : &shoal__forward_ops;
     p->g.exact = opts != NULL && opts->exact;
     p->count_sends = opts != NULL && opts->count_sends;
+    p->held = opts != NULL && opts->held;
     rc = spec_copy(p, spec);
     uint32_t ring = spec->restart.max ? spec->restart.max : 1;
     if (rc == SHOAL_OK && (p->restart_at = calloc(ring, sizeof *p->restart_at)) == NULL)
@@ -437,11 +439,31 @@ static void on_remote(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_
     }
 }
 
+/* The host's SHOAL__POOL_GO: the reload that started the pool held has
+ * committed (pool.h: opts held). A pull pool asks its source once this
+ * message is handled (pool_handle_message), as after any. */
+static void on_go(shoal_ctx_t *ctx, shoal_pool_t *p)
+{
+    if (!p->held)
+        return;
+    p->held = false;
+    if (p->co != NULL)
+        shoal__checkout_go(ctx, p);
+    if (p->count_sends) /* a source's worker, gated since its spawn (workers.c) */
+        for (uint32_t i = 0; i < shoal__pool_live(p); i++)
+            shoal__send_system(ctx->rt, ctx->tc, shoal__pool_slot(p, i), SHOAL_ENV_OPEN, ctx->self,
+                               0);
+}
+
 static int message(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
 {
-    if (msg->kind == SHOAL_MSG_CAST && msg->type == SHOAL__POOL_REMOTE &&
-        msg->from == SHOAL_PID_NONE && (msg->flags & SHOAL_MSG_PRIORITY)) {
-        on_remote(ctx, p, msg);
+    if (msg->kind == SHOAL_MSG_CAST && msg->from == SHOAL_PID_NONE &&
+        (msg->flags & SHOAL_MSG_PRIORITY) &&
+        (msg->type == SHOAL__POOL_REMOTE || msg->type == SHOAL__POOL_GO)) {
+        if (msg->type == SHOAL__POOL_GO)
+            on_go(ctx, p);
+        else
+            on_remote(ctx, p, msg);
         return SHOAL_OK;
     }
     if (msg->kind == SHOAL_ENV_STARTED) {

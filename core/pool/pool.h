@@ -153,6 +153,11 @@ typedef struct shoal_pool_s {
     pthread_mutex_t offer_lock;
     struct shoal_pool_swap_s *offer;
     uint64_t offer_seq;
+    /* The token of the last swap this pool committed (0: none): stored by
+     * its actor at the COMMIT, read by the host to learn whether a COMMIT
+     * it could not wait for, or that failed, took effect (host/reload.c).
+     * Relaxed: a value on its own, nothing is published through it. */
+    _Atomic uint64_t swap_done;
 
     /* lifetime (see above) */
     alignas(64) _Atomic uint32_t refs;
@@ -191,6 +196,7 @@ typedef struct shoal_pool_s {
      * it while it lives (pool.c, workers.c, swap.c). */
     shoal_pool_hold_t hold;
     bool wait_start;                  /* a thread waits for the start (root pools: `starting`) */
+    bool held;                        /* opts held, until SHOAL__POOL_GO (pool.c: go) */
     bool start_pending;               /* the first workers have not all started yet */
     uint32_t start_awaiting;          /* ... how many have not */
     struct shoal_pool_stage_s *stage; /* a swap being prepared (swap.c), or NULL */
@@ -259,13 +265,23 @@ int shoal__pool_start(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
  *   exact     ... its workers count every message as it is settled, not
  *             once a turn: a process that dies leaves exact counts.
  *   count_sends  its workers' sends are counted in the record's `sends`
- *             (a source's, host/source.h). */
+ *             (a source's, host/source.h).
+ *   held      started for a reload that has not committed yet (host/
+ *             reload.c): its workers, members and source start and run
+ *             their init as at any start, but what would reach beyond the
+ *             pool waits for SHOAL__POOL_GO -- a checkout pool joins its
+ *             group only then, a pull pool asks its source for its first
+ *             items only then, a source's worker (count_sends) is spawned
+ *             gated (actor.h) and opened then -- so that a reload that
+ *             fails stops it having taken nothing from a source, lent no
+ *             member and sent nothing. */
 typedef struct shoal_pool_opts_s {
     const shoal_remote_launch_t *remote;
     struct shoal_pool_stripe_s *stripes;
     uint32_t nstripes;
     bool exact;
     bool count_sends; /* a source's: its workers' sends are counted in the record */
+    bool held;        /* a reload's, until SHOAL__POOL_GO */
     /* Asked every 100 ms while shoal__pool_start_ex waits: true stops the
      * start (SHOAL_ESHUTDOWN, why "interrupted"). NULL: never. */
     bool (*interrupted)(void *arg);
@@ -422,6 +438,11 @@ bool shoal__pool_start_fail(struct shoal_ctx_s *ctx, shoal_pool_t *p, int rc, co
  * this type carrying the int32_t status (SHOAL_OK, SHOAL_EBUSY,
  * SHOAL_ENOTSUP). */
 #define SHOAL__POOL_EPIC_ARGS 0xFFFE0108u
+/* From the host (a thread: from SHOAL_PID_NONE), a priority cast without
+ * payload to a pool started held (shoal_pool_opts_t): its reload has
+ * committed. A checkout pool joins its group, a pull pool asks its source;
+ * a pool not held, or draining, ignores it. */
+#define SHOAL__POOL_GO 0xFFFE010Eu
 /* From a remote pool's supervisor thread (remote.h): a shoal_remote_ev_t. */
 #define SHOAL__POOL_REMOTE 0xFFFE0105u
 

@@ -267,7 +267,7 @@ static uint32_t claim(shoal_pull_t *q, uint64_t cap, uint64_t batch)
 void shoal__pull_source_ask(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
     shoal_pull_t *q = p->pull;
-    if (q == NULL || q->asked ||
+    if (q == NULL || q->asked || p->held ||
         atomic_load_explicit(&q->source_state, memory_order_relaxed) != SHOAL_SOURCE_RUNNING ||
         p->state == SHOAL_POOL_DRAINING)
         return;

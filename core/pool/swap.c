@@ -8,8 +8,10 @@
  * actor.h). The first failure stops the others and answers with its text;
  * when all have started it answers OK and the new workers wait. COMMIT puts
  * them in the old ones' slots and retires the old (they finish what they
- * have queued, then end: their code is released with the last of them).
- * ABORT stops the new ones; the old ones never noticed.
+ * have queued, then end: their code is released with the last of them),
+ * and notes its token in the record (swap_done: how the host learns what a
+ * COMMIT it did not wait for did). ABORT stops the new ones; the old ones
+ * never noticed. A COMMIT that cannot be carried out is an ABORT.
  *
  * A remote pool (remote.h) swaps its whole child: PREPARE starts a second
  * child process from the new code beside the first, COMMIT sends new work
@@ -253,8 +255,13 @@ int shoal__pool_swap_commit(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t t
     const shoal_pool_spec_t *top = &sw->chain[0];
     if (top->worker_pool != NULL) {
         int rc = shoal__pool_copy_nested(p, top);
-        if (rc != SHOAL_OK)
-            return rc; /* still prepared: the host aborts */
+        if (rc != SHOAL_OK) {
+            /* The swap is off, as at an ABORT: a COMMIT its host no longer
+             * waits for leaves no stage behind to refuse the next PREPARE
+             * (EBUSY), and swap_done tells the host its code did not change. */
+            shoal__pool_swap_abort(ctx, p, token);
+            return rc;
+        }
     } else {
         p->spec.worker = top->worker;
     }
@@ -276,6 +283,7 @@ int shoal__pool_swap_commit(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t t
     /* (p->label keeps the first behaviour's name: workers read it while
      * they run, so it is never rewritten.) */
     uint32_t want = swap_want(p, sw);
+    atomic_store_explicit(&p->swap_done, token, memory_order_relaxed); /* see pool.h */
     if (p->remote != NULL) { /* new work to the new child; the old one drains */
         p->target = want;
         shoal__remote_control(p->remote, want, p->spec.mailbox);

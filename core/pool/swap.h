@@ -19,8 +19,10 @@
  *            No such offer (taken back by a caller that gave up): EINVAL.
  *   COMMIT   the new workers of that swap take the old ones' places in the
  *            FIFO; the old ones retire (finish their mailboxes, then end).
- *            Answered with the number replaced (uint32_t); EINVAL if that
- *            swap is not prepared (another's token, or none).
+ *            Answered with the number replaced (uint32_t), the record's
+ *            swap_done then naming its token; EINVAL if that swap is not
+ *            prepared (another's token, or none). One that cannot be
+ *            carried out (ENOMEM) is an ABORT, answered with its error.
  *   ABORT    that swap's new workers are stopped; the old ones never
  *            noticed. SHOAL_OK whether or not it was there. */
 #define SHOAL__POOL_SWAP 0xFFFE0102u

@@ -89,6 +89,9 @@ int shoal__pool_spawn_member(struct shoal_ctx_s *ctx, shoal_pool_t *p,
         .member_words = words,
         .notify_start = notify,
         .sends = p->count_sends ? &p->sends : NULL,
+        /* A reload's source sends nothing before the reload commits:
+         * opened at SHOAL__POOL_GO (pool.c: on_go). */
+        .gated = p->count_sends && p->held,
     };
     int rc = shoal__actor_spawn_as(ctx->rt, ctx->tc, &s, pid);
     if (rc != SHOAL_OK) {

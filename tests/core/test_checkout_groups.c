@@ -3,8 +3,10 @@
  * a random pool of it, then the one with the most free members -- not any
  * with one --, then none (SHOAL_ENOMEMBERS, counted once); transactions on
  * a group (the same pick; with none free, they wait at the random pool),
- * never sent to a pool of it that drains; and every pool of a large group
- * is considered.
+ * never sent to a pool of it that drains; every pool of a large group
+ * is considered; and a pool started held (as a reload starts its new
+ * pools: pool.h, opts held) joins its group only at the host's
+ * SHOAL__POOL_GO, and never if it drains first.
  *
  * Handlers never call CUnit: they record into atomics (checkout_basic_kit.h);
  * the test thread asserts after synchronising on them.
@@ -14,6 +16,7 @@
 
 #include "checkout_basic_kit.h"
 #include "pool/pool.h"
+#include "runtime/runtime.h"
 
 #define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, CB_WAIT_S)
 
@@ -302,6 +305,76 @@ static void test_big_group(void)
     shoal_runtime_destroy(rt);
 }
 
+/* ---- a pool started held ---------------------------------------------------------- */
+
+/* A checkout pool of group "dbs", one member, started held. */
+static shoal_pid_t start_held(shoal_runtime_t *rt)
+{
+    shoal_pool_spec_t s = cb_spec_of(1, 1);
+    s.checkout.group = "dbs";
+    shoal_pid_t pool = SHOAL_PID_NONE;
+    char why[256] = "";
+    CU_ASSERT_EQUAL_FATAL(shoal__pool_start_ex(rt, &s, NULL, &(shoal_pool_opts_t){.held = true},
+                                               CB_TMO, &pool, why, sizeof why),
+                          SHOAL_OK);
+    return pool;
+}
+
+static size_t members_of_dbs(shoal_runtime_t *rt, shoal_pid_t *out)
+{
+    return shoal__group_members(rt, "dbs", out, 4);
+}
+
+/* Held: its member has started, but the group has no pool, so a take on it
+ * finds none (SHOAL_ENOPROC: no such group -- the pool never heard of it,
+ * nothing counted there). At the GO it joins: one pool, and a take on the
+ * group gets its member. */
+static void test_held_joins_at_go(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pid_t pool = start_held(rt), taker, from, in[4];
+    CU_ASSERT_EQUAL(atomic_load(&cb_started), 1);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).free, 1);
+    CU_ASSERT_EQUAL(members_of_dbs(rt, in), 0);
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &group_taker, NULL, NULL, &taker), SHOAL_OK);
+    CU_ASSERT_EQUAL(group_take(rt, taker, &from), SHOAL_ENOPROC);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.takes, 0);
+    CU_ASSERT_EQUAL(st.error_no_members, 0);
+    CU_ASSERT_EQUAL(shoal_runtime_send_priority(rt, pool, SHOAL__POOL_GO, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(members_of_dbs(rt, in) != 0);
+    CU_ASSERT_EQUAL(members_of_dbs(rt, in), 1);
+    CU_ASSERT_EQUAL(in[0], pool);
+    CU_ASSERT_EQUAL(group_take(rt, taker, &from), SHOAL_OK);
+    CU_ASSERT_EQUAL(from, pool);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).takes, 1);
+    shoal_runtime_destroy(rt);
+}
+
+/* Held, its member taken, then drained (as a reload that fails stops its
+ * new pools): a GO after the drain joins nothing, before or after the pool
+ * has ended. */
+static void test_held_drained_never_joins(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pid_t pool = start_held(rt), held, in[4];
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pool, 0, &held), SHOAL_OK); /* drains on */
+    CU_ASSERT_EQUAL(shoal_runtime_send_priority(rt, pool, SHOAL_POOL_DRAIN, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(cb_stats(rt, pool).state == SHOAL_POOL_DRAINING);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).state, SHOAL_POOL_DRAINING);
+    CU_ASSERT_EQUAL(members_of_dbs(rt, in), 0);
+    CU_ASSERT_EQUAL(shoal_runtime_send_priority(rt, pool, SHOAL__POOL_GO, NULL, 0), SHOAL_OK);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).state, SHOAL_POOL_DRAINING); /* after the GO */
+    cb_sleep_ms(200);
+    CU_ASSERT_EQUAL(members_of_dbs(rt, in), 0);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, held, SHOAL_RETURN_OK), SHOAL_OK);
+    CU_ASSERT_TRUE(cb_ended(rt, pool));
+    CU_ASSERT_EQUAL(members_of_dbs(rt, in), 0);
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -310,6 +383,8 @@ int main(void)
         {"groups: transactions", test_group_transactions},
         {"groups: a draining pool takes no transaction", test_group_skips_draining},
         {"groups: every pool of a large group is considered", test_big_group},
+        {"groups: a pool started held joins its group only at GO", test_held_joins_at_go},
+        {"groups: a held pool drained before GO never joins", test_held_drained_never_joins},
         {NULL, NULL},
     };
     return shoal_test_run("checkout_groups", cases);

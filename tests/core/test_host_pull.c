@@ -4,7 +4,9 @@
  * redeliver or kind a new pool, a dead letter replaced a new pool for the
  * pool naming it too, new worker args a swap); a reload that replaces a
  * pull pool and its dead letter, the old dead letter told to drain only
- * once the old pull pool has ended; prefetch and buffer sent live.
+ * once the old pull pool has ended; prefetch and buffer sent live; a
+ * (forward) pool whose last swap did not take effect (its COMMIT failed or
+ * went unanswered) has its workers swapped again by the next reload.
  *
  * The pull pool itself is core/pool's: nothing here sends work through
  * one. A host started here spawns a spec of kind pull, which a runtime
@@ -363,12 +365,111 @@ static void test_reload(void)
     CU_ASSERT_EQUAL(rmdir(dir), 0);
 }
 
+/* ---- a swap that did not take effect ---------------------------------------------- */
+
+/* A host running front (forward, echo's workers). */
+#define FRONT_CFG(EXTRA)                                                                           \
+    "runtime: { threads: 2 }\n"                                                                    \
+    "plugins: { echo: %1$s/echo/echo.so }\n"                                                       \
+    "pools:\n"                                                                                     \
+    "  front: { worker: echo.echo, size: 2" EXTRA " }\n"
+
+static uint64_t swap_done(const shoal_host_pool_t *hp)
+{
+    return atomic_load_explicit(&hp->rec->swap_done, memory_order_relaxed);
+}
+
+/* A reload swaps front's workers (new args): its COMMIT answered, the
+ * entry owes no swap. Then the entry is made to name a swap the pool never
+ * committed (as when a COMMIT fails, or is not answered in time, and the
+ * pool does not carry it out): the plan of the same config says its
+ * workers are replaced, and why, and a reload of it swaps them again --
+ * the record then names that swap, the entry owes none, the plan is "no
+ * change". It used to see the same config and change nothing: the pool
+ * ran other code than its config named, for good. */
+static void test_swap_owed(void)
+{
+    char dir[] = "/tmp/shoal-host-owed-XXXXXX";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    char path[256], logpath[256], want[600];
+    snprintf(path, sizeof path, "%s/s.yaml", dir);
+    snprintf(logpath, sizeof logpath, "%s/log", dir);
+    write_config(path, FRONT_CFG(""));
+    FILE *log = fopen(logpath, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
+    shoal_loader_t *L = NULL;
+    CU_ASSERT_EQUAL_FATAL(shoal__loader_create(&L), SHOAL_OK);
+    shoal_config_t *c = NULL;
+    shoal_diag_t d;
+    memset(&d, 0, sizeof d);
+    CU_ASSERT_EQUAL_FATAL(shoal__config_load(path, &c, &d), SHOAL_OK);
+    CU_ASSERT_EQUAL_FATAL(shoal__config_resolve(c, L, &d), SHOAL_OK);
+    shoal_host_t *h = NULL;
+    CU_ASSERT_EQUAL_FATAL(shoal__host_start(c, L, log, &h, &d), SHOAL_OK);
+    shoal_host_pool_t *hp = entry(h, "front", SHOAL_PID_NONE);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(hp);
+    shoal_pid_t front = hp->pid;
+    CU_ASSERT_EQUAL(hp->swap_token, 0);
+    CU_ASSERT_EQUAL(swap_done(hp), 0);
+
+    /* 1. new args: the workers swapped, the swap done */
+    write_config(path, FRONT_CFG(", args: { reply: x }"));
+    char why[1200] = "";
+    CU_ASSERT_EQUAL(shoal__host_reload(h, path, why, sizeof why), SHOAL_OK);
+    snprintf(want, sizeof want,
+             "reload: generation 2 from %s: front: 2 workers replaced (echo.echo); ", path);
+    CU_ASSERT_TRUE(logged(log, logpath, want));
+    hp = entry(h, "front", front);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(hp);
+    CU_ASSERT_EQUAL(hp->swap_token, 0);
+    uint64_t done = swap_done(hp);
+    CU_ASSERT_NOT_EQUAL(done, 0);
+    shoal_config_t *next = NULL;
+    char err[1200], plan[1200];
+    CU_ASSERT_EQUAL_FATAL(resolve(L, FRONT_CFG(", args: { reply: x }"), &next, err, sizeof err),
+                          SHOAL_OK);
+    shoal__host_plan(h, next, plan, sizeof plan);
+    same(plan, "no change", "after the swap");
+
+    /* 2. a swap the pool did not carry out: the same config swaps again */
+    hp->swap_token = done + 1;
+    shoal__host_plan(h, next, plan, sizeof plan);
+    same(plan, "front: replace its workers (echo.echo; its last swap did not take effect)",
+         "a swap owed");
+    /* ... and once the record names the entry's swap, it is owed no more */
+    hp->swap_token = done;
+    shoal__host_plan(h, next, plan, sizeof plan);
+    same(plan, "no change", "a swap done");
+    hp->swap_token = done + 1;
+    CU_ASSERT_EQUAL(shoal__host_reload(h, path, why, sizeof why), SHOAL_OK);
+    snprintf(want, sizeof want,
+             "reload: generation 3 from %s: front: 2 workers replaced (echo.echo); ", path);
+    CU_ASSERT_TRUE(logged(log, logpath, want));
+    hp = entry(h, "front", front);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(hp);
+    CU_ASSERT_EQUAL(hp->swap_token, 0);
+    CU_ASSERT_NOT_EQUAL(swap_done(hp), 0);
+    CU_ASSERT_NOT_EQUAL(swap_done(hp), done);
+    shoal__host_plan(h, next, plan, sizeof plan);
+    same(plan, "no change", "after the swap owed");
+    shoal__config_free(next);
+
+    CU_ASSERT_EQUAL(shoal__host_drain(h, 5000, NULL, NULL), 0);
+    shoal__host_destroy(h);
+    shoal__loader_destroy(L);
+    fclose(log);
+    CU_ASSERT_EQUAL(unlink(path), 0);
+    CU_ASSERT_EQUAL(unlink(logpath), 0);
+    CU_ASSERT_EQUAL(rmdir(dir), 0);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
         {"what a reload replaces", test_replace},
         {"a reload's plan", test_plan},
         {"a reload: dead letters drain last, prefetch live", test_reload},
+        {"a swap that did not take effect is swapped again", test_swap_owed},
         {NULL, NULL},
     };
     return shoal_test_run("host_pull", cases);

@@ -14,7 +14,9 @@
  *     the start fails with SHOAL_ENOMEM and the text a host prints
  *     (elastic.c: shoal__pool_elastic_start), for both kinds.
  *   - a swap's chain of nested specs that cannot be copied: the pool's
- *     own chain stands (pool.c: shoal__pool_copy_nested).
+ *     own chain stands (pool.c: shoal__pool_copy_nested), and the COMMIT
+ *     that needed it aborts its swap (swap.c): the new workers stop, the
+ *     old ones serve on, and the next swap is not refused.
  *
  * Handlers never call CUnit: they record into atomics; the test thread
  * asserts after synchronising on them.
@@ -27,6 +29,7 @@
 #include "fail_alloc.h"
 #include "pool/elastic.h"
 #include "runtime/runtime.h"
+#include "swap_kit.h"
 
 /* How long a test waits for what a pool's tick (250 ms at most) does. */
 #define LOOK_S 5.0
@@ -331,7 +334,7 @@ static void pull_elastic_setup_nomem(void) { elastic_setup_nomem_case(SHOAL_POOL
 
 /* A swap's commit copies the new code's chain of nested specs into the
  * pool's record; without memory for the copy, the chain the pool has
- * stands, whole (the commit fails, still prepared: the host aborts).
+ * stands, whole (the commit fails, and aborts its swap: below).
  * (Before the fix the old chain was freed first: the record's spec
  * pointed into freed memory, read at the pool's next spawn.) */
 static void nested_chain_kept_without_memory(void)
@@ -364,6 +367,116 @@ static void nested_chain_kept_without_memory(void)
     free(p);
 }
 
+/* What shoal__pool_copy_nested allocates for each level of a chain (pool.c:
+ * nested_spec_t, a spec and its name): a COMMIT of a chain one level deep
+ * asks calloc for exactly this. */
+typedef struct {
+    shoal_pool_spec_t spec;
+    char name[64];
+} nested_copy_t;
+
+/* A priority call of this type to a pool managed by `arming` arms, on the
+ * pool actor's thread, the refusal of the next copy of a one-level chain. */
+#define ARM_COPY 7u
+
+static int arming_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    (void)msg;
+    return SHOAL_OK;
+}
+
+static int arming_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg, shoal_reply_t *reply)
+{
+    (void)ctx;
+    (void)state;
+    if (msg->type != ARM_COPY) {
+        shoal_reply_error(reply, SHOAL_ENOTSUP);
+        return SHOAL_OK;
+    }
+    fa_arm(FA_CALLOC, sizeof(nested_copy_t), 1);
+    return shoal_reply_set(reply, ARM_COPY, NULL, 0);
+}
+
+static const shoal_behaviour_t arming = {
+    .name = "arming", .handle_message = arming_message, .handle_call = arming_call};
+
+/* A pool of 2 nested pools (1 worker of tag 0 each) on a runtime of one
+ * dispatcher thread, so that its actor's allocations are that thread's: a
+ * swap to nested pools of tag 1 is prepared, the copy of its chain is then
+ * refused, and its COMMIT answers SHOAL_ENOMEM. That COMMIT aborted its
+ * swap: the new nested pools and their workers end, the record names no
+ * swap done, the old workers serve on, and the next swap is prepared and
+ * committed. It used to leave the swap prepared: a COMMIT its host no
+ * longer waited for left the new workers idle beside the old ones, and
+ * every later PREPARE was refused (SHOAL_EBUSY). */
+static void commit_without_memory_aborts(void)
+{
+    static const sw_wargs_t old = {.tag = 0, .init = SW_I_OK}, first = {.tag = 1, .init = SW_I_OK},
+                            next = {.tag = 2, .init = SW_I_OK};
+    for (int i = 0; i < 3; i++)
+        atomic_store(&sw_handled[i], 0);
+    shoal_runtime_t *rt = shoal_test_runtime_fixed(1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    shoal_pool_spec_t inner, top;
+    sw_spec_of(&inner, 1, &old);
+    sw_spec_of(&top, 2, NULL);
+    top.worker = NULL;
+    top.worker_pool = &inner;
+    top.manager = &arming;
+    shoal_pid_t pool;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &top, &pool), SHOAL_OK);
+    CU_ASSERT_EQUAL(sw_who(rt, pool), 0);
+    uint64_t live0 = sw_live(rt);
+    shoal_pool_t *p = shoal__pool_find(rt, pool);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+
+    /* The new code: nested pools of tag 1. */
+    shoal_pool_swap_t *sw = sw_new_swap(&first, 2);
+    sw->chain[0].worker = NULL;
+    sw->chain[0].worker_pool = &sw->chain[1];
+    sw_spec_of(&sw->chain[1], 1, &first);
+    uint64_t tok;
+    shoal_pool_swap_result_t r;
+    CU_ASSERT_EQUAL(sw_ask(rt, pool, sw, EK_TMO, &tok, &r), SHOAL_OK);
+    CU_ASSERT_EQUAL(sw_live(rt), live0 + 2 * 2); /* 2 nested pools, a worker each */
+    shoal_answer_t a;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_call_priority(rt, pool, ARM_COPY, NULL, 0, EK_TMO, &a),
+                          SHOAL_OK);
+    CU_ASSERT_EQUAL(a.status, SHOAL_OK);
+    shoal_answer_release(&a);
+    unsigned long refused = fa_refused();
+    CU_ASSERT_EQUAL(sw_step(rt, pool, SHOAL__POOL_SWAP_COMMIT, tok, NULL), SHOAL_ENOMEM);
+    CU_ASSERT_EQUAL(fa_refused() - refused, 1);
+
+    SHOAL_TEST_WAIT_UNTIL(sw_live(rt) == live0, LOOK_S);
+    CU_ASSERT_EQUAL(sw_live(rt), live0); /* the new ones are gone */
+    CU_ASSERT_EQUAL(atomic_load_explicit(&p->swap_done, memory_order_relaxed), 0);
+    CU_ASSERT_EQUAL(sw_who(rt, pool), 0);
+    sw_send_jobs(rt, pool, 20);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&sw_handled[0]) == 20, LOOK_S);
+    CU_ASSERT_EQUAL(atomic_load(&sw_handled[0]), 20);
+    CU_ASSERT_EQUAL(atomic_load(&sw_handled[1]), 0);
+
+    /* The next swap, with memory, is prepared (not refused: EBUSY) and
+     * committed. */
+    sw = sw_new_swap(&next, 2);
+    sw->chain[0].worker = NULL;
+    sw->chain[0].worker_pool = &sw->chain[1];
+    sw_spec_of(&sw->chain[1], 1, &next);
+    CU_ASSERT_EQUAL(sw_ask(rt, pool, sw, EK_TMO, &tok, &r), SHOAL_OK);
+    uint32_t n = 0;
+    CU_ASSERT_EQUAL(sw_step(rt, pool, SHOAL__POOL_SWAP_COMMIT, tok, &n), SHOAL_OK);
+    CU_ASSERT_EQUAL(n, 2);
+    CU_ASSERT_EQUAL(atomic_load_explicit(&p->swap_done, memory_order_relaxed), tok);
+    CU_ASSERT_EQUAL(sw_who(rt, pool), 2);
+    SHOAL_TEST_WAIT_UNTIL(sw_live(rt) == live0, LOOK_S); /* the old ones have ended */
+    CU_ASSERT_EQUAL(sw_live(rt), live0);
+    shoal__pool_unref(rt, p);
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -374,6 +487,7 @@ int main(void)
         {"a nested pool its pool cannot track is never spawned", nested_pool_untracked},
         {"a swap's nested chain without memory: the old one stands",
          nested_chain_kept_without_memory},
+        {"a COMMIT without memory for its chain aborts its swap", commit_without_memory_aborts},
         {"forward: elastic state that cannot be set up fails the start",
          forward_elastic_setup_nomem},
         {"pull: elastic state that cannot be set up fails the start", pull_elastic_setup_nomem},

@@ -6,8 +6,11 @@
  * of an epic's start and end, and an epic with its own args (the host's
  * SHOAL__POOL_EPIC_ARGS, shoalctl epic POOL ARGS): the source gets them,
  * a restarted one too, and they are freed exactly once, when nothing can
- * read them any more; and a swap of the pool's code (a reload) gives the
- * next epic's source the new code's args.
+ * read them any more; a swap of the pool's code (a reload) gives the
+ * next epic's source the new code's args; and a pool started held (as a
+ * reload starts its new pools: pool.h, opts held) asks its source for
+ * nothing until the host's SHOAL__POOL_GO -- an actor's is not one --,
+ * while a GO to a pool not held changes nothing.
  *
  * The source here is the test's own (counting from a cursor, as the bundled
  * seq does): handlers record into atomics; the test thread asserts.
@@ -158,12 +161,14 @@ static bool all_once(uint64_t n)
 
 /* 200000 items through 4 workers and a buffer of 64: each handled once; no
  * request larger than the room (capacity 68); the pool never held more
- * than its capacity; the epic's end logged with its count. */
+ * than its capacity; the epic's end logged with its count. A GO sent as
+ * the epic starts changes nothing: the pool was not started held. */
 static void an_epic_is_fed_within_the_room(void)
 {
     reset(200000);
     shoal_runtime_t *rt = shoal_test_runtime_logged(4, SHOAL_LOG_INFO);
     shoal_pid_t p = spawn(rt, 4, 64);
+    CU_ASSERT_EQUAL(shoal_runtime_send_priority(rt, p, SHOAL__POOL_GO, NULL, 0), SHOAL_OK);
     uint64_t most = 0;
     double end = shoal_test_now() + WAIT_S;
     while (atomic_load(&handled) < 200000 && shoal_test_now() < end) {
@@ -426,6 +431,89 @@ static void a_swap_gives_the_source_new_args(void)
     shoal_runtime_destroy(rt);
 }
 
+/* ---- a pool started held ---------------------------------------------------------- */
+
+static atomic_int goer_rc = 99;
+
+/* Sends SHOAL__POOL_GO, as the host would, to the pool named by its
+ * message -- but from an actor, which is not the host. */
+static int goer_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)state;
+    shoal_pid_t to;
+    if (msg->kind != SHOAL_MSG_CAST || msg->size != sizeof to)
+        return SHOAL_OK;
+    memcpy(&to, msg->data, sizeof to);
+    atomic_store(&goer_rc, shoal_send_priority(ctx, to, SHOAL__POOL_GO, NULL, 0));
+    return SHOAL_OK;
+}
+
+static const shoal_behaviour_t goer = {.name = "goer", .handle_message = goer_message};
+
+/* Long enough for a request the pool should not have made to be seen. */
+static void settle(void)
+{
+    double end = shoal_test_now() + 0.2;
+    while (shoal_test_now() < end)
+        shoal_test_nap();
+}
+
+/* A pool started held: its source starts (its init runs once, the epic is
+ * running) but is asked for nothing, and no item is handled -- not after a
+ * GO from an actor either; after the host's GO (from a thread) every item
+ * of the epic is handled once, by the one source; a second GO, to a pool
+ * no longer held, changes nothing. */
+static void a_held_pool_asks_its_source_only_at_go(void)
+{
+    reset(5000);
+    atomic_store(&goer_rc, 99);
+    shoal_runtime_t *rt = shoal_test_runtime_logged(4, SHOAL_LOG_INFO);
+    shoal_pool_spec_t s;
+    epic_spec(&s, 2, 64);
+    shoal_pid_t p = SHOAL_PID_NONE, g;
+    char why[256] = "";
+    CU_ASSERT_EQUAL_FATAL(shoal__pool_start_ex(rt, &s, NULL, &(shoal_pool_opts_t){.held = true},
+                                               TMO, &p, why, sizeof why),
+                          SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&inits) == 1);
+    CU_ASSERT_EQUAL(atomic_load(&inits), 1);
+    CU_ASSERT_EQUAL(shoal_test_pool_stats(rt, p).source_state, SHOAL_SOURCE_RUNNING);
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &goer, NULL, NULL, &g), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, g, 1, &p, sizeof p), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&goer_rc) != 99);
+    CU_ASSERT_EQUAL(atomic_load(&goer_rc), SHOAL_OK); /* sent, and not taken as a GO */
+    settle();
+    CU_ASSERT_EQUAL(atomic_load(&requests), 0);
+    CU_ASSERT_EQUAL(atomic_load(&handled), 0);
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, p);
+    CU_ASSERT_EQUAL(st.source_items, 0);
+    CU_ASSERT_EQUAL(st.messages_handled, 0);
+
+    CU_ASSERT_EQUAL(shoal_runtime_send_priority(rt, p, SHOAL__POOL_GO, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&handled) == 5000 &&
+               shoal_test_pool_stats(rt, p).source_state == SHOAL_SOURCE_DONE);
+    CU_ASSERT_EQUAL(atomic_load(&handled), 5000);
+    CU_ASSERT_EQUAL(atomic_load(&dups), 0);
+    CU_ASSERT(all_once(5000));
+    CU_ASSERT_EQUAL(atomic_load(&inits), 1);
+    st = shoal_test_pool_stats(rt, p);
+    CU_ASSERT_EQUAL(st.source_state, SHOAL_SOURCE_DONE);
+    CU_ASSERT_EQUAL(st.source_items, 5000);
+    CU_ASSERT_EQUAL(st.source_restarts, 0);
+    shoal_test_assert_logged("epic done: 5000 items in ");
+
+    int asked = atomic_load(&requests);
+    CU_ASSERT_EQUAL(shoal_runtime_send_priority(rt, p, SHOAL__POOL_GO, NULL, 0), SHOAL_OK);
+    settle();
+    st = shoal_test_pool_stats(rt, p);
+    CU_ASSERT_EQUAL(st.source_state, SHOAL_SOURCE_DONE);
+    CU_ASSERT_EQUAL(st.source_items, 5000);
+    CU_ASSERT_EQUAL(atomic_load(&requests), asked);
+    CU_ASSERT_EQUAL(atomic_load(&handled), 5000);
+    CU_ASSERT_EQUAL(atomic_load(&inits), 1);
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -435,6 +523,8 @@ int main(void)
         {"a source past its budget fails the epic", a_source_past_its_budget_fails_the_epic},
         {"an epic with its own args", an_epic_with_its_own_args},
         {"a swap gives the source new args", a_swap_gives_the_source_new_args},
+        {"a pool started held asks its source for nothing until GO",
+         a_held_pool_asks_its_source_only_at_go},
         {NULL, NULL}};
     return shoal_test_run("pull_source", cases);
 }

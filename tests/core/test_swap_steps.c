@@ -5,6 +5,8 @@
  *     text, and the old workers never notice; COMMIT puts the new ones in
  *     place (the old ones finish their queues), ABORT drops them; a pull
  *     pool's new members take nothing from its buffer before COMMIT;
+ *   - a COMMIT notes its token in the pool's record (swap_done), an ABORT
+ *     does not;
  *   - a pool that sizes itself keeps its running size through a swap.
  *
  * Workers carry a tag in their args, so the test knows which code answered
@@ -191,6 +193,57 @@ static void pull_members_serve_only_after_commit(void)
     shoal_runtime_destroy(rt);
 }
 
+/* The token of the last swap the pool's record says it committed. */
+static uint64_t swap_done(shoal_runtime_t *rt, shoal_pid_t pool)
+{
+    shoal_pool_t *p = shoal__pool_find(rt, pool);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    uint64_t t = atomic_load_explicit(&p->swap_done, memory_order_relaxed);
+    shoal__pool_unref(rt, p);
+    return t;
+}
+
+/* A COMMIT notes its token in the record (swap_done: how the host learns
+ * whether a COMMIT it could not wait for took effect); an ABORT, a
+ * failed PREPARE and a refused COMMIT leave it as it was. */
+static void a_commit_sets_swap_done(void)
+{
+    shoal_runtime_t *rt = sw_begin();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    sw_wargs_t bad = {.tag = 1, .init = SW_I_FAIL}, next = {.tag = 2, .init = SW_I_OK};
+    shoal_pid_t pool = sw_spawn_old(rt, 2);
+    CU_ASSERT_EQUAL(swap_done(rt, pool), 0); /* none yet */
+    uint64_t tok;
+    shoal_pool_swap_result_t r = sw_prepare(rt, pool, &next, 2, &tok);
+    CU_ASSERT_EQUAL(r.status, SHOAL_OK);
+    CU_ASSERT_NOT_EQUAL(tok, 0);
+    CU_ASSERT_EQUAL(sw_step(rt, pool, SHOAL__POOL_SWAP_ABORT, tok, NULL), SHOAL_OK);
+    CU_ASSERT_EQUAL(swap_done(rt, pool), 0);
+    r = sw_prepare(rt, pool, &bad, 2, &tok);
+    CU_ASSERT_EQUAL(r.status, SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(sw_step(rt, pool, SHOAL__POOL_SWAP_COMMIT, tok, NULL), SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(sw_step(rt, pool, SHOAL__POOL_SWAP_ABORT, tok, NULL), SHOAL_OK);
+    CU_ASSERT_EQUAL(swap_done(rt, pool), 0);
+
+    r = sw_prepare(rt, pool, &next, 2, &tok);
+    CU_ASSERT_EQUAL(r.status, SHOAL_OK);
+    uint32_t n = 0;
+    CU_ASSERT_EQUAL(sw_step(rt, pool, SHOAL__POOL_SWAP_COMMIT, tok, &n), SHOAL_OK);
+    CU_ASSERT_EQUAL(n, 2);
+    CU_ASSERT_EQUAL(swap_done(rt, pool), tok); /* read after the answer: set before it */
+    CU_ASSERT_EQUAL(sw_who(rt, pool), 2);
+
+    /* A later swap aborted: the record still names the one committed. */
+    uint64_t done = tok;
+    r = sw_prepare(rt, pool, &next, 2, &tok);
+    CU_ASSERT_EQUAL(r.status, SHOAL_OK);
+    CU_ASSERT_NOT_EQUAL(tok, done);
+    CU_ASSERT_EQUAL(sw_step(rt, pool, SHOAL__POOL_SWAP_ABORT, tok, NULL), SHOAL_OK);
+    CU_ASSERT_EQUAL(sw_step(rt, pool, SHOAL__POOL_SWAP_COMMIT, tok, NULL), SHOAL_EINVAL);
+    CU_ASSERT_EQUAL(swap_done(rt, pool), done);
+    shoal_runtime_destroy(rt);
+}
+
 /* A pool that sizes itself keeps the size it runs with through a swap
  * (keep_size): it ran 5 after a resize, the file says 2 -- it runs 5 of
  * the new code after COMMIT (the swap had set it back to the file's 2). */
@@ -226,6 +279,7 @@ int main(void)
         {"prepare failure changes nothing", prepare_failure_changes_nothing},
         {"prepare, commit and abort", prepare_commit_and_abort},
         {"a pull pool's new members serve only after COMMIT", pull_members_serve_only_after_commit},
+        {"a COMMIT sets swap_done to its token", a_commit_sets_swap_done},
         {"a swap keeps a running size", a_swap_keeps_a_running_size},
         {NULL, NULL},
     };
