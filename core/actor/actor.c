@@ -137,6 +137,17 @@ static void gate_park(struct shoal_ctx_s *ctx, shoal_env_t *e)
     x->gate_tail = m;
 }
 
+/* The call timer's tick, come while the actor is gated: not kept. Its calls
+ * are looked at after OPEN, once the replies set aside before it have been
+ * handled (turn.c: gate_replay rearms the timer) -- a tick handled then
+ * would time out a call whose reply came after it but before the OPEN. */
+static void gate_tick(struct shoal_ctx_s *ctx)
+{
+    shoal_actor_ext_t *x = ctx->b->ext;
+    if (x->call_timer_at != 0 && x->call_timer_at <= shoal__now_ns())
+        x->call_timer_at = 0; /* that timer has fired */
+}
+
 bool shoal__actor_handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
 {
     unsigned kind = shoal__env_kind(e);
@@ -150,7 +161,10 @@ bool shoal__actor_handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
         return true;
     }
     if (__builtin_expect(ctx->gated, 0) && gate_holds(kind)) {
-        gate_park(ctx, e);
+        if (kind == SHOAL_ENV_CALL_TICK)
+            gate_tick(ctx);
+        else
+            gate_park(ctx, e);
         return true;
     }
     ctx->cur = e;

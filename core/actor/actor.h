@@ -222,7 +222,8 @@ typedef struct shoal_spawn_s {
      * source, host/source.h) sends nothing before the reload commits. Its
      * user mailbox is not read meanwhile; what comes to its system mailbox
      * for its behaviour (priority messages, replies, timeouts, exits, ROOM)
-     * is set aside in order and handled first at OPEN. STOP, INSPECT and
+     * is set aside in order and handled first at OPEN (its calls'
+     * deadlines are looked at after that). STOP, INSPECT and
      * the runtime's own envelopes are carried out as ever; at its end what
      * was set aside is dropped as an ended actor's mailbox is (end.c). */
     bool gated;

@@ -167,6 +167,8 @@ static void gate_replay(struct shoal_ctx_s *ctx)
         ctx->taken = NULL;
         shoal__env_free(ctx->tc, e);
     }
+    if (!ctx->exiting) /* the calls whose tick came while it was gated (actor.c) */
+        shoal__calls_rearm(ctx);
 }
 
 /* The body of a turn. Locals here are not used after a panic unwinds. */

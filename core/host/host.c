@@ -85,6 +85,7 @@ int shoal__host_start_pool(shoal_host_t *h, const shoal_config_t *c, const shoal
     if (opts != NULL) {
         iso.interrupted = opts->interrupted;
         iso.interrupted_arg = opts->interrupted_arg;
+        iso.held = opts->held; /* (an isolated pool's workers are its child's) */
     }
     shoal_remote_launch_t launch;
     if (cp->isolation == SHOAL_ISOLATION_PROCESS) {
@@ -118,6 +119,49 @@ int shoal__host_start_pool(shoal_host_t *h, const shoal_config_t *c, const shoal
     rc = shoal__pool_start_ex(h->rt, &specs[0], &hold, opts, timeout, pid, why, why_size);
     shoal__code_release(code); /* the pool holds its own */
     return rc;
+}
+
+void shoal__host_go(shoal_host_t *h, shoal_host_pool_t *hp, shoal_host_live_t *lv)
+{
+    int rc;
+    if (lv != NULL) {
+        shoal_answer_t a;
+        rc = shoal__host_live_rc(lv,
+                                 shoal_runtime_call_priority(h->rt, hp->pid, SHOAL__POOL_GO, NULL,
+                                                             0, shoal__host_live_ms(lv), &a));
+        if (rc == SHOAL_OK) {
+            rc = a.status;
+            shoal_answer_release(&a);
+        }
+    } else {
+        rc = shoal_runtime_send_priority(h->rt, hp->pid, SHOAL__POOL_GO, NULL, 0);
+    }
+    hp->go_owed = rc == SHOAL_ENOMEM;
+    if (rc == SHOAL_ETIMEDOUT) /* still queued: carried out when its actor runs */
+        shoal__host_log(h, SHOAL_LOG_WARN,
+                        "reload: %s was not told within %d ms that the reload committed (its "
+                        "actor did not run: every dispatcher thread busy?); it is when the actor "
+                        "runs, and until then it handles nothing",
+                        hp->name, SHOAL_HOST_LIVE_MS);
+    else if (rc != SHOAL_OK && rc != SHOAL_ENOPROC) /* ENOPROC: it has ended already */
+        shoal__host_log(h, SHOAL_LOG_ERROR,
+                        "reload: %s could not be told the reload committed (%s): it handles "
+                        "nothing until it is%s",
+                        hp->name, shoal_strerror(rc),
+                        hp->go_owed ? "; told again every second" : "");
+}
+
+static void go_again(shoal_host_t *h, shoal_host_pool_t *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (list[i].go_owed && !list[i].draining)
+            shoal__host_go(h, &list[i], NULL);
+}
+
+void shoal__host_go_owed(shoal_host_t *h)
+{
+    go_again(h, h->pools, h->npools);
+    go_again(h, h->sources, h->nsources);
 }
 
 shoal_host_pool_t *shoal__host_track(shoal_host_t *h, shoal_host_pool_t **list, size_t *n,

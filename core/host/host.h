@@ -43,6 +43,10 @@ typedef struct shoal_host_pool_s {
      * may run other code than cp names, and a reload swaps it again.
      * 0: none. */
     uint64_t swap_token;
+    /* started held by a reload that committed, and not yet told so: its
+     * SHOAL__POOL_GO could not be sent (shoal__host_go); shoal__host_tidy
+     * sends it again */
+    bool go_owed;
 } shoal_host_pool_t;
 
 /* The message counts of a set of pools (a ledger): accepted = handled +
@@ -332,6 +336,16 @@ typedef struct shoal_host_live_s {
 uint64_t shoal__host_live_ms(const shoal_host_live_t *lv);
 /* rc, a live change's call's result, counted in lv when it timed out. */
 int shoal__host_live_rc(shoal_host_live_t *lv, int rc);
+
+/* Pool or source hp, started held by a reload (pool.h: opts held), is told
+ * the reload committed (SHOAL__POOL_GO): with lv, a call answered within
+ * lv's deadline (once answered, a checkout pool is in its group: a reload
+ * tells its new pools before it drains those they replace); NULL, a cast.
+ * One not sent (no memory) is owed (go_owed): shoal__host_tidy sends it
+ * again. Host thread. */
+void shoal__host_go(shoal_host_t *h, shoal_host_pool_t *hp, shoal_host_live_t *lv);
+/* Every GO owed, sent again (shoal__host_tidy). */
+void shoal__host_go_owed(shoal_host_t *h);
 
 /* What a reload changes in the kept pool hp to become cp (reload_live.c):
  * its bounds, elastic settings, size (an elastic pool keeps its running

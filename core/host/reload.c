@@ -277,7 +277,7 @@ void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_
             char leaf[160];
             leaf_name(cp, leaf, sizeof leaf);
             note(&log, "%s: replace its workers (%s%s)", hp->name, leaf,
-                 swap_owed(hp) ? "; its last swap did not take effect" : "");
+                 swap_owed(hp) ? "; its last swap has not taken effect" : "");
         }
         char live[1200];
         shoal__host_live(h, hp, cp, &(shoal_host_live_t){.by_ns = 0}, live, sizeof live);
@@ -432,19 +432,15 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
      * COMMITs and the live changes' calls, which share one deadline
      * (shoal_host_live_t): with every dispatcher thread stuck, each would
      * wait its own. */
-    for (size_t j = first_new; j < h->npools; j++) {
-        shoal_host_pool_t *hp = &h->pools[j];
-        shoal_runtime_register(h->rt, hp->name, hp->pid);
-        /* Started held: its source is asked, its group joined, from now on. */
-        int r = shoal_runtime_send_priority(h->rt, hp->pid, SHOAL__POOL_GO, NULL, 0);
-        if (r != SHOAL_OK)
-            shoal__host_log(h, SHOAL_LOG_ERROR,
-                            "reload: pool %s was not told the reload committed (%s): its "
-                            "source is not asked for items, nor its group joined",
-                            hp->name, shoal_strerror(r));
-    }
+    for (size_t j = first_new; j < h->npools; j++)
+        shoal_runtime_register(h->rt, h->pools[j].name, h->pools[j].pid);
     change_log_t log = {.len = 0, .n = 0};
     shoal_host_live_t lv = {.by_ns = shoal__deadline_ns(shoal__now_ns(), SHOAL_HOST_LIVE_MS)};
+    /* They were started held: they work from now on -- before the pools
+     * they replace are told to drain, so that a group's takers always find
+     * an open pool of it. */
+    for (size_t j = first_new; j < h->npools; j++)
+        shoal__host_go(h, &h->pools[j], &lv);
     for (size_t k = 0; k < nswapped; k++) {
         shoal_host_pool_t *hp = &h->pools[swapped[k]];
         const shoal_config_pool_t *cp = shoal__config_pool(c, hp->name);
@@ -610,6 +606,7 @@ void shoal__host_unhook(shoal_host_t *h, const void *user)
 void shoal__host_tidy(shoal_host_t *h)
 {
     shoal__host_pull_release(h); /* dead-letter targets whose senders have ended */
+    shoal__host_go_owed(h);      /* a reload's new pools and sources not told yet */
     for (size_t i = 0; i < h->npools;) {
         shoal_host_pool_t *hp = &h->pools[i];
         /* Quiet: its actor and every worker have ended; its counts are

@@ -157,13 +157,7 @@ void shoal__host_sources_commit(shoal_host_t *h, const shoal_config_t *c, size_t
     for (size_t j = first_new; j < h->nsources; j++) {
         shoal_host_pool_t *hs = &h->sources[j];
         shoal_runtime_register(h->rt, hs->name, hs->pid); /* a replaced one: the new PID */
-        /* It sends from now on (it was held: source_spawn). */
-        int rc = shoal_runtime_send_priority(h->rt, hs->pid, SHOAL__POOL_GO, NULL, 0);
-        if (rc != SHOAL_OK)
-            shoal__host_log(h, SHOAL_LOG_ERROR,
-                            "reload: source %s was not told the reload committed (%s): it "
-                            "sends nothing",
-                            hs->name, shoal_strerror(rc));
+        shoal__host_go(h, hs, NULL); /* it sends from now on (held: source_spawn) */
         bool replaced = false;
         for (size_t i = 0; i < first_new; i++)
             replaced |= h->sources[i].draining && strcmp(h->sources[i].name, hs->name) == 0;

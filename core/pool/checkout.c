@@ -315,6 +315,10 @@ void shoal__checkout_go(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     shoal_checkout_t *co = p->co;
     shoal__co_lock(co);
     bool join = co->open && co->cfg->group != NULL;
+    /* Its members, spawned gated (workers.c), and those still starting. */
+    for (uint32_t i = 0; i < co->nseats; i++)
+        if (co->seats[i].state != SHOAL_CO_EMPTY && co->seats[i].pid != SHOAL_PID_NONE)
+            shoal__pool_open_worker(ctx, p, co->seats[i].pid);
     shoal__co_unlock(p);
     int rc = join ? shoal__group_join(ctx->rt, co->cfg->group, ctx->self) : SHOAL_OK;
     if (rc != SHOAL_OK)

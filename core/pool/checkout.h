@@ -316,7 +316,8 @@ int shoal__checkout_check(const shoal_pool_spec_t *spec);
 /* The pool's own actor (pool.c hands these over). */
 int shoal__checkout_start(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
 /* A pool started held (pool.h: opts held) is told its reload committed:
- * it joins its group (a failure is logged; it is taken from by name). */
+ * its members are opened, and it joins its group (a failure is logged; it
+ * is taken from by name). */
 void shoal__checkout_go(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
 /* A take (a priority call): answered now, or SHOAL_DEFER (queued). */
 int shoal__checkout_take(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, const shoal_msg_t *msg,

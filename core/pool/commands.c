@@ -246,6 +246,14 @@ int shoal__pool_call(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg,
             ea.free_args(ea.args);
         return shoal_reply_set(reply, SHOAL__POOL_EPIC_ARGS, &status, sizeof status);
     }
+    if (msg->type == SHOAL__POOL_GO) { /* the host's, from its thread (pool.h) */
+        if (!shoal__pool_from_thread(ctx->rt, msg->from)) {
+            shoal_reply_error(reply, SHOAL_ENOTSUP);
+            return SHOAL_OK;
+        }
+        shoal__pool_go(ctx, p);
+        return shoal_reply_set(reply, SHOAL__POOL_GO, NULL, 0);
+    }
     if (msg->type == SHOAL_POOL_DRAIN) {
         if (p->nwaiters == p->waiters_cap)
             forget_gone_waiters(ctx, p);

@@ -163,7 +163,9 @@ static int spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t parent,
     p->g.ops = spec->kind == SHOAL_POOL_KIND_CHECKOUT ? &shoal__checkout_ops : &shoal__forward_ops;
     p->g.exact = opts != NULL && opts->exact;
     p->count_sends = opts != NULL && opts->count_sends;
-    p->held = opts != NULL && opts->held;
+    /* (member_of: the parent's record, read in its actor's turn) */
+    p->held = (opts != NULL && opts->held) ||
+              (member_of != NULL && (member_of->held || member_of->staging));
     rc = spec_copy(p, spec);
     uint32_t ring = spec->restart.max ? spec->restart.max : 1;
     if (rc == SHOAL_OK && (p->restart_at = calloc(ring, sizeof *p->restart_at)) == NULL)
@@ -439,31 +441,36 @@ static void on_remote(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_
     }
 }
 
-/* The host's SHOAL__POOL_GO: the reload that started the pool held has
- * committed (pool.h: opts held). A pull pool asks its source once this
- * message is handled (pool_handle_message), as after any. */
-static void on_go(shoal_ctx_t *ctx, shoal_pool_t *p)
+/* The reload that started the pool held has committed (pool.h: opts
+ * held). The workers in its table (a checkout pool's members: checkout.c)
+ * were spawned gated; one that ended meanwhile was replaced gated too, and
+ * one spawned from now on is not. A pull pool asks its source once the
+ * message is handled (pool_handle_message, pool_handle_call), as after
+ * any. */
+void shoal__pool_go(shoal_ctx_t *ctx, shoal_pool_t *p)
 {
     if (!p->held)
         return;
     p->held = false;
-    if (p->co != NULL)
+    if (p->co != NULL) {
         shoal__checkout_go(ctx, p);
-    if (p->count_sends) /* a source's worker, gated since its spawn (workers.c) */
-        for (uint32_t i = 0; i < shoal__pool_live(p); i++)
-            shoal__send_system(ctx->rt, ctx->tc, shoal__pool_slot(p, i), SHOAL_ENV_OPEN, ctx->self,
-                               0);
+        return;
+    }
+    for (uint32_t i = 0; i < shoal__pool_live(p); i++)
+        shoal__pool_open_worker(ctx, p, shoal__pool_slot(p, i));
 }
 
 static int message(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
 {
     if (msg->kind == SHOAL_MSG_CAST && msg->from == SHOAL_PID_NONE &&
+        (msg->flags & SHOAL_MSG_PRIORITY) && msg->type == SHOAL__POOL_REMOTE) {
+        on_remote(ctx, p, msg);
+        return SHOAL_OK;
+    }
+    if (msg->kind == SHOAL_MSG_CAST && msg->type == SHOAL__POOL_GO &&
         (msg->flags & SHOAL_MSG_PRIORITY) &&
-        (msg->type == SHOAL__POOL_REMOTE || msg->type == SHOAL__POOL_GO)) {
-        if (msg->type == SHOAL__POOL_GO)
-            on_go(ctx, p);
-        else
-            on_remote(ctx, p, msg);
+        (msg->from == SHOAL_PID_NONE || (p->g.parent != NULL && msg->from == p->g.parent->pid))) {
+        shoal__pool_go(ctx, p);
         return SHOAL_OK;
     }
     if (msg->kind == SHOAL_ENV_STARTED) {

@@ -196,7 +196,8 @@ typedef struct shoal_pool_s {
      * it while it lives (pool.c, workers.c, swap.c). */
     shoal_pool_hold_t hold;
     bool wait_start;                  /* a thread waits for the start (root pools: `starting`) */
-    bool held;                        /* opts held, until SHOAL__POOL_GO (pool.c: go) */
+    bool held;                        /* opts held, or its parent's: until SHOAL__POOL_GO */
+    bool staging;                     /* a swap's PREPARE spawns: gated workers (swap.c) */
     bool start_pending;               /* the first workers have not all started yet */
     uint32_t start_awaiting;          /* ... how many have not */
     struct shoal_pool_stage_s *stage; /* a swap being prepared (swap.c), or NULL */
@@ -269,12 +270,13 @@ int shoal__pool_start(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
  *   held      started for a reload that has not committed yet (host/
  *             reload.c): its workers, members and source start and run
  *             their init as at any start, but what would reach beyond the
- *             pool waits for SHOAL__POOL_GO -- a checkout pool joins its
- *             group only then, a pull pool asks its source for its first
- *             items only then, a source's worker (count_sends) is spawned
- *             gated (actor.h) and opened then -- so that a reload that
- *             fails stops it having taken nothing from a source, lent no
- *             member and sent nothing. */
+ *             pool waits for SHOAL__POOL_GO -- its workers and members are
+ *             spawned gated (actor.h: they handle nothing, their own
+ *             timers included) and opened then, its nested pools held and
+ *             told GO then, a checkout pool joins its group only then, a
+ *             pull pool asks its source for its first items only then --
+ *             so that a reload that fails stops it having taken nothing
+ *             from a source, lent no member and sent nothing. */
 typedef struct shoal_pool_opts_s {
     const shoal_remote_launch_t *remote;
     struct shoal_pool_stripe_s *stripes;
@@ -419,6 +421,12 @@ shoal_pool_t *shoal__pool_ended(struct shoal_ctx_s *ctx);
  * first worker's init fails. True if the pool ends for it (someone
  * waited). The pool's actor, while its start is pending. */
 bool shoal__pool_start_fail(struct shoal_ctx_s *ctx, shoal_pool_t *p, int rc, const char *why);
+/* SHOAL__POOL_GO (pool.c): a held pool's reload has committed. */
+void shoal__pool_go(struct shoal_ctx_s *ctx, shoal_pool_t *p);
+/* Worker pid of p, spawned gated (p held or staging: workers.c), handles
+ * its messages from now on: a leaf is sent SHOAL_ENV_OPEN, a nested pool
+ * SHOAL__POOL_GO. */
+void shoal__pool_open_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid);
 
 /* ---- the pool's own actor: pool.c, workers.c, orphans.c, stats.c --------
  * Called only in that actor's turns. */
@@ -438,10 +446,13 @@ bool shoal__pool_start_fail(struct shoal_ctx_s *ctx, shoal_pool_t *p, int rc, co
  * this type carrying the int32_t status (SHOAL_OK, SHOAL_EBUSY,
  * SHOAL_ENOTSUP). */
 #define SHOAL__POOL_EPIC_ARGS 0xFFFE0108u
-/* From the host (a thread: from SHOAL_PID_NONE), a priority cast without
- * payload to a pool started held (shoal_pool_opts_t): its reload has
- * committed. A checkout pool joins its group, a pull pool asks its source;
- * a pool not held, or draining, ignores it. */
+/* To a pool started held (shoal_pool_opts_t): its reload has committed.
+ * From a thread -- a priority cast (from SHOAL_PID_NONE) or a call,
+ * answered with an empty reply of this type once carried out -- or, to a
+ * nested pool, a priority cast from its parent pool. No payload. Its
+ * workers are opened (a nested pool told GO), a checkout pool joins its
+ * group, a pull pool asks its source (shoal__pool_go). A pool not held
+ * ignores it; GO from anyone else is not one. */
 #define SHOAL__POOL_GO 0xFFFE010Eu
 /* From a remote pool's supervisor thread (remote.h): a shoal_remote_ev_t. */
 #define SHOAL__POOL_REMOTE 0xFFFE0105u

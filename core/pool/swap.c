@@ -4,14 +4,16 @@
  *
  * PREPARE starts the new workers beside the old ones -- children and members
  * of the pool like any worker, but not in the FIFO, so no sender reaches
- * them -- and waits for each to say it has started (SHOAL_ENV_STARTED,
+ * them, and gated (actor.h), so that they send nothing of their own either
+ * -- and waits for each to say it has started (SHOAL_ENV_STARTED,
  * actor.h). The first failure stops the others and answers with its text;
  * when all have started it answers OK and the new workers wait. COMMIT puts
- * them in the old ones' slots and retires the old (they finish what they
- * have queued, then end: their code is released with the last of them),
- * and notes its token in the record (swap_done: how the host learns what a
- * COMMIT it did not wait for did). ABORT stops the new ones; the old ones
- * never noticed. A COMMIT that cannot be carried out is an ABORT.
+ * them in the old ones' slots, opens them, and retires the old (they finish
+ * what they have queued, then end: their code is released with the last
+ * of them), and notes its token in the record (swap_done: how the host
+ * learns what a COMMIT it did not wait for did). ABORT stops the new ones;
+ * the old ones never noticed. A COMMIT that cannot be carried out is an
+ * ABORT.
  *
  * A remote pool (remote.h) swaps its whole child: PREPARE starts a second
  * child process from the new code beside the first, COMMIT sends new work
@@ -168,10 +170,15 @@ int shoal__pool_swap_prepare(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t 
         return SHOAL_DEFER;
     }
     /* The nested chain in sw links its levels to each other: spawning a
-     * nested pool copies what it needs. */
+     * nested pool copies what it needs. The new workers are spawned gated
+     * (staging: workers.c): they run init and nothing else -- their own
+     * timers included -- until the COMMIT opens them. */
     for (uint32_t i = 0; i < want; i++) {
         shoal_pid_t pid;
-        if ((rc = shoal__pool_spawn_worker(ctx, p, top, &sw->hold, true, &pid)) != SHOAL_OK) {
+        p->staging = true;
+        rc = shoal__pool_spawn_worker(ctx, p, top, &sw->hold, true, &pid);
+        p->staging = false;
+        if (rc != SHOAL_OK) {
             stop_all(ctx, p, st);
             answer(ctx, st, rc, "cannot spawn a new worker");
             p->stage = NULL;
@@ -301,6 +308,8 @@ int shoal__pool_swap_commit(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t t
     }
     for (uint32_t i = k; i < st->n; i++) /* more new than old */
         shoal__pool_table_append(p, st->pids[i]);
+    for (uint32_t i = 0; i < st->n; i++) /* in their places: they may handle work now */
+        shoal__pool_open_worker(ctx, p, st->pids[i]);
     while (shoal__pool_live(p) > st->n) { /* more old than new: the rest retire */
         uint32_t n = shoal__pool_live(p);
         shoal_pid_t old = shoal__pool_slot(p, n - 1);

@@ -89,9 +89,10 @@ int shoal__pool_spawn_member(struct shoal_ctx_s *ctx, shoal_pool_t *p,
         .member_words = words,
         .notify_start = notify,
         .sends = p->count_sends ? &p->sends : NULL,
-        /* A reload's source sends nothing before the reload commits:
-         * opened at SHOAL__POOL_GO (pool.c: on_go). */
-        .gated = p->count_sends && p->held,
+        /* What a reload starts handles nothing before it commits: opened
+         * at SHOAL__POOL_GO (pool.c: shoal__pool_go), or at the swap's
+         * COMMIT (swap.c). */
+        .gated = p->held || p->staging,
     };
     int rc = shoal__actor_spawn_as(ctx->rt, ctx->tc, &s, pid);
     if (rc != SHOAL_OK) {
@@ -101,6 +102,14 @@ int shoal__pool_spawn_member(struct shoal_ctx_s *ctx, shoal_pool_t *p,
         return rc;
     }
     return shoal__children_add(ctx, *pid); /* (room taken above: SHOAL_OK) */
+}
+
+void shoal__pool_open_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid)
+{
+    if (p->spec.worker_pool != NULL) /* a nested pool, held as it was spawned */
+        shoal_send_priority(ctx, pid, SHOAL__POOL_GO, NULL, 0);
+    else
+        shoal__send_system(ctx->rt, ctx->tc, pid, SHOAL_ENV_OPEN, ctx->self, 0);
 }
 
 /* ---- the worker table (pool.h: publication order) ------------------------ */

@@ -4,7 +4,8 @@
  * to the system mailbox for the behaviour set aside in order and handled
  * first at OPEN, STOP and INSPECT carried out meanwhile; what a gated actor
  * held when it ends dropped as an ended actor's mailbox is; an OPEN to an
- * actor that is not gated changes nothing.
+ * actor that is not gated changes nothing; the calls its init made keep a
+ * reply that came while it was gated, though their deadline passed too.
  *
  * Handlers never call CUnit: they record into a gk_rec_t of atomics (the
  * actor's args); the test thread asserts after synchronising on them.
@@ -426,6 +427,113 @@ static void an_actor_not_gated_ignores_open(void)
         CU_ASSERT_EQUAL(atomic_load(&r[i].terms), 1);
 }
 
+/* ---- calls made in init, their deadlines come while it is gated ---------------- */
+
+enum { C_A = 20, C_B = 21, C_ANSWER = 22 };
+
+/* The callee: answers C_A 150 ms after it came (a timer to itself), never
+ * answers C_B. */
+typedef struct {
+    shoal_pid_t from;
+    shoal_ref_t ref;
+} late_t;
+
+static int late_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    late_t *l = state;
+    if (msg->kind == SHOAL_MSG_CAST && msg->type == C_ANSWER)
+        return shoal_reply(ctx, l->from, l->ref, C_A + 100, NULL, 0) == SHOAL_OK ? SHOAL_OK
+                                                                                 : SHOAL_EFAILED;
+    return SHOAL_OK;
+}
+
+static int late_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg, shoal_reply_t *reply)
+{
+    (void)reply;
+    late_t *l = state;
+    if (msg->type == C_A) {
+        l->from = msg->from;
+        l->ref = msg->ref;
+        return shoal_send_after_priority(ctx, shoal_self(ctx), 150, C_ANSWER, NULL, 0, NULL) ==
+                       SHOAL_OK
+                   ? SHOAL_DEFER
+                   : SHOAL_EFAILED;
+    }
+    return SHOAL_DEFER; /* C_B: never answered */
+}
+
+static const shoal_behaviour_t late_beh = {.name = "late",
+                                           .state_size = sizeof(late_t),
+                                           .handle_message = late_handle,
+                                           .handle_call = late_call};
+
+/* The caller: its init calls the callee (args) with C_A, 400 ms, and C_B,
+ * 100 ms; it counts what comes back for each. */
+static shoal_ref_t cg_ref_a, cg_ref_b;
+static atomic_int cg_reply_a, cg_timeout_a, cg_reply_b, cg_timeout_b;
+
+static int cg_init(shoal_ctx_t *ctx, void *state, const void *args)
+{
+    (void)state;
+    shoal_pid_t callee = *(const shoal_pid_t *)args;
+    int rc = shoal_call(ctx, callee, C_A, NULL, 0, 400, &cg_ref_a);
+    return rc == SHOAL_OK ? shoal_call(ctx, callee, C_B, NULL, 0, 100, &cg_ref_b) : rc;
+}
+
+static int cg_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
+{
+    (void)ctx;
+    (void)state;
+    bool a = msg->ref == cg_ref_a, b = msg->ref == cg_ref_b;
+    if (msg->kind == SHOAL_MSG_REPLY && msg->status == 0)
+        atomic_fetch_add(a ? &cg_reply_a : &cg_reply_b, a || b);
+    else if (msg->kind == SHOAL_MSG_TIMEOUT)
+        atomic_fetch_add(a ? &cg_timeout_a : &cg_timeout_b, a || b);
+    return SHOAL_OK;
+}
+
+static const shoal_behaviour_t cg_beh = {
+    .name = "caller", .init = cg_init, .handle_message = cg_handle};
+
+/* A gated actor's init makes two calls: B's deadline (100 ms) comes while
+ * it is gated, then A's reply (150 ms), then A's deadline (400 ms); it is
+ * opened at 600 ms. A's reply came in time: A is answered, B times out,
+ * each once. (The timer's tick, had it been set aside and handled first at
+ * OPEN, would have timed A out too -- its deadline past by then -- and
+ * dropped its reply as late.) */
+static void calls_made_in_init_keep_their_replies(void)
+{
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    atomic_store(&cg_reply_a, 0);
+    atomic_store(&cg_timeout_a, 0);
+    atomic_store(&cg_reply_b, 0);
+    atomic_store(&cg_timeout_b, 0);
+    shoal_pid_t callee;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &late_beh, NULL, 0, &callee), SHOAL_OK);
+    shoal_spawn_t s = {.parent = SHOAL_PID_NONE,
+                       .beh = &cg_beh,
+                       .args = &callee,
+                       .limit = SHOAL_MAILBOX_UNBOUNDED,
+                       .kind = SHOAL_ACTOR_PLAIN,
+                       .gated = true};
+    shoal_pid_t caller;
+    CU_ASSERT_EQUAL_FATAL(shoal__actor_spawn_as(rt, shoal__tcache_get(rt), &s, &caller), SHOAL_OK);
+    sleep_ms(600);
+    CU_ASSERT_EQUAL(atomic_load(&cg_reply_a) + atomic_load(&cg_timeout_a) +
+                        atomic_load(&cg_reply_b) + atomic_load(&cg_timeout_b),
+                    0);
+    CU_ASSERT_EQUAL(send_open(rt, caller), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&cg_reply_a) + atomic_load(&cg_timeout_a) == 1 &&
+               atomic_load(&cg_timeout_b) == 1);
+    sleep_ms(GATED_MS); /* nothing more comes */
+    CU_ASSERT_EQUAL(atomic_load(&cg_reply_a), 1);
+    CU_ASSERT_EQUAL(atomic_load(&cg_timeout_a), 0);
+    CU_ASSERT_EQUAL(atomic_load(&cg_reply_b), 0);
+    CU_ASSERT_EQUAL(atomic_load(&cg_timeout_b), 1);
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -436,6 +544,7 @@ int main(void)
         {"a gated actor stopped before OPEN drops what it held",
          a_gated_actor_stopped_before_open_drops_what_it_held},
         {"an actor not gated ignores OPEN", an_actor_not_gated_ignores_open},
+        {"calls made in init keep their replies", calls_made_in_init_keep_their_replies},
         {NULL, NULL},
     };
     return shoal_test_run("actor_gate", cases);

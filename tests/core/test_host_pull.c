@@ -434,7 +434,7 @@ static void test_swap_owed(void)
     /* 2. a swap the pool did not carry out: the same config swaps again */
     hp->swap_token = done + 1;
     shoal__host_plan(h, next, plan, sizeof plan);
-    same(plan, "front: replace its workers (echo.echo; its last swap did not take effect)",
+    same(plan, "front: replace its workers (echo.echo; its last swap has not taken effect)",
          "a swap owed");
     /* ... and once the record names the entry's swap, it is owed no more */
     hp->swap_token = done;

@@ -5,6 +5,8 @@
  *     text, and the old workers never notice; COMMIT puts the new ones in
  *     place (the old ones finish their queues), ABORT drops them; a pull
  *     pool's new members take nothing from its buffer before COMMIT;
+ *   - the new workers are spawned gated: until COMMIT they handle nothing,
+ *     their own casts and timers included; after an ABORT, never;
  *   - a COMMIT notes its token in the pool's record (swap_done), an ABORT
  *     does not;
  *   - a pool that sizes itself keeps its running size through a swap.
@@ -16,6 +18,14 @@
 #include <string.h>
 
 #include "swap_kit.h"
+
+/* Long enough for a message a gated worker should not handle to be seen. */
+static void settle(void)
+{
+    double end = shoal_test_now() + 0.2;
+    while (shoal_test_now() < end)
+        shoal_test_nap();
+}
 
 /* A PREPARE on a thread of its own, for a slow init. */
 typedef struct {
@@ -193,6 +203,50 @@ static void pull_members_serve_only_after_commit(void)
     shoal_runtime_destroy(rt);
 }
 
+/* New workers whose init sends itself a cast and arms a 10 ms timer: after
+ * PREPARE is answered, 200 ms pass and the new code has handled neither;
+ * after COMMIT, each worker handles both, once. Prepared again and
+ * ABORTed instead, they end without the new code having handled anything
+ * (what they had set aside is dropped). */
+static void prepared_workers_wait_for_commit(void)
+{
+    shoal_runtime_t *rt = sw_begin();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    sw_wargs_t next = {.tag = 1, .init = SW_I_SELF}, dropped = {.tag = 2, .init = SW_I_SELF};
+    shoal_pid_t pool = sw_spawn_old(rt, 2);
+    uint64_t live0 = sw_live(rt), tok;
+
+    shoal_pool_swap_result_t r = sw_prepare(rt, pool, &next, 3, &tok);
+    CU_ASSERT_EQUAL(r.status, SHOAL_OK);
+    CU_ASSERT_EQUAL(r.started, 3);
+    CU_ASSERT_EQUAL(atomic_load(&sw_inits), 2 + 3);
+    settle();
+    CU_ASSERT_EQUAL(atomic_load(&sw_own[1]), 0);
+    uint32_t n = 0;
+    CU_ASSERT_EQUAL(sw_step(rt, pool, SHOAL__POOL_SWAP_COMMIT, tok, &n), SHOAL_OK);
+    CU_ASSERT_EQUAL(n, 2);
+    SHOAL_TEST_WAIT_UNTIL(atomic_load(&sw_own[1]) == 3 * 2, SW_WAIT_S);
+    settle(); /* each worker's cast and tick, once */
+    CU_ASSERT_EQUAL(atomic_load(&sw_own[1]), 3 * 2);
+    SHOAL_TEST_WAIT_UNTIL(sw_live(rt) == live0 + 1, SW_WAIT_S); /* the old two have ended */
+    CU_ASSERT_EQUAL(sw_live(rt), live0 + 1);
+
+    r = sw_prepare(rt, pool, &dropped, 3, &tok);
+    CU_ASSERT_EQUAL(r.status, SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&sw_inits), 2 + 3 + 3);
+    settle();
+    CU_ASSERT_EQUAL(atomic_load(&sw_own[2]), 0);
+    CU_ASSERT_EQUAL(sw_step(rt, pool, SHOAL__POOL_SWAP_ABORT, tok, NULL), SHOAL_OK);
+    SHOAL_TEST_WAIT_UNTIL(sw_live(rt) == live0 + 1, SW_WAIT_S);
+    CU_ASSERT_EQUAL(sw_live(rt), live0 + 1); /* the three prepared have ended */
+    settle();
+    CU_ASSERT_EQUAL(atomic_load(&sw_own[2]), 0);
+    CU_ASSERT_EQUAL(atomic_load(&sw_handled[2]), 0);
+    CU_ASSERT_EQUAL(sw_who(rt, pool), 1);
+    CU_ASSERT_EQUAL(atomic_load(&sw_own[1]), 3 * 2);
+    shoal_runtime_destroy(rt);
+}
+
 /* The token of the last swap the pool's record says it committed. */
 static uint64_t swap_done(shoal_runtime_t *rt, shoal_pid_t pool)
 {
@@ -279,6 +333,7 @@ int main(void)
         {"prepare failure changes nothing", prepare_failure_changes_nothing},
         {"prepare, commit and abort", prepare_commit_and_abort},
         {"a pull pool's new members serve only after COMMIT", pull_members_serve_only_after_commit},
+        {"a PREPAREd worker handles nothing until COMMIT", prepared_workers_wait_for_commit},
         {"a COMMIT sets swap_done to its token", a_commit_sets_swap_done},
         {"a swap keeps a running size", a_swap_keeps_a_running_size},
         {NULL, NULL},

@@ -11,14 +11,19 @@
 #      3 s no item was taken from jobs' source and no transaction went to
 #      db2 (without the hold, millions and hundreds). Its pools are gone,
 #      generation 1 runs on.
-#   2. A reload starts two sources: `feed`, a loadgen sending as fast as it
-#      can to the running pool work, then `slow`, whose init takes 3 s and
-#      fails. The reload fails, and work has been sent nothing: feed ran
-#      its init, then waited for the commit (without the hold it sent for
-#      those 3 s).
+#   2. A reload makes three new senders to the running pool work, which
+#      nothing feeds yet: the worker of the running pool lg (a loadgen
+#      sending to busy) gets new args, so its new worker, started beside
+#      the old one, sends to work; a new pool lg2 of a loadgen sending to
+#      work as fast as it can; and a source `feed` doing the same. Then the
+#      source `slow`, whose init takes 3 s and fails. The reload fails, and
+#      work has been sent nothing: each of the three ran its init, then
+#      waited for the commit (without the hold, feed alone sent ten million
+#      messages in those 3 s).
 #   3. The same reloads without `down` and `slow` commit: dbs has two
 #      pools, db and db2, db2 takes transactions, jobs takes items from its
-#      source and works through them, and feed sends to work.
+#      source and works through them, and lg's new worker, lg2 and feed
+#      send to work.
 #   4. SIGTERM drains and exits 0.
 . "$(dirname "$0")/lib.sh" "$1" || exit 1
 export SHOAL_SOCKET=$tmp/ctl.sock
@@ -38,6 +43,8 @@ sources:
 pools:
   db: { kind: checkout, member: conn.conn, group: dbs }
   work: { worker: burn.burn, args: { rounds: 0 }, size: 1, mailbox: 1000 }
+  busy: { worker: burn.burn, args: { rounds: 0 }, size: 1, mailbox: 1000 }
+  lg: { worker: loadgen.loadgen, size: 1, args: { target: ${LG:-busy}, rate: 200 } }
 YAML
 }
 new_pools=$(cat <<'YAML'
@@ -55,7 +62,7 @@ write ""
 : > "$log"
 "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
-wait_for "running $tmp/s.yaml: 2 pools, 1 source"
+wait_for "running $tmp/s.yaml: 4 pools, 1 source"
 for _ in $(seq 1 500); do [ "$(field db takes)" -ge 100 ] 2>/dev/null && break; sleep 0.01; done
 [ "$(field db takes)" -ge 100 ] || fail "no transactions on dbs: $(field db takes) takes"
 
@@ -87,18 +94,27 @@ echo "$groups" | grep -q '^group dbs pools 1 .*: db (in_use [01] free [01])$' ||
 # sources TEXT: the header without its sources, then TEXT (more pools, and
 # sources: of its own)
 sources() { header | sed '/^sources:$/,/^pools:$/{/^sources:$/d;/^  tx:/d}'; printf '%s\n' "$1"; }
-{ sources "sources:
+# senders TEXT: the config of this section, TEXT more sources
+senders() {
+    { LG=work sources "  lg2: { worker: loadgen.loadgen, size: 1, args: { target: work, rate: 0 } }
+sources:
   tx: { actor: loadgen.loadgen, args: { target: dbs, group: true, rate: 500 } }
   feed: { actor: loadgen.loadgen, args: { target: work, rate: 0 } }
-  slow: { actor: conn.conn, args: { connect: 3s, connect_fail_permille: 1000 } }"; } > "$tmp/s.yaml.new"
-mv "$tmp/s.yaml.new" "$tmp/s.yaml"
+$1"; } > "$tmp/s.yaml.new"
+    mv "$tmp/s.yaml.new" "$tmp/s.yaml"
+}
+senders "  slow: { actor: conn.conn, args: { connect: 3s, connect_fail_permille: 1000 } }"
 out=$("$shoalctl" --timeout 20000 reload 2>&1); rc=$?
 [ $rc = 1 ] || fail "the reload with slow: exit $rc ($out)"
 echo "$out" | grep -q "^shoalctl: reload failed: $tmp/s.yaml:[0-9]*:[0-9]*: sources.slow: cannot start: .*connect refused" ||
     fail "the reload said: $out"
 [ "$(count "slow/conn: stall: returned after 3.0 s")" = 1 ] || fail "slow's connect was not 3 s"
-[ "$(field work messages_forwarded)" = 0 ] || fail "feed sent before its reload committed: $(field work messages_forwarded) to work"
-"$shoalctl" status | grep -q '^source \(feed\|slow\) ' && fail "a source of the failed reload is there: $("$shoalctl" status)"
+[ "$(count "trying generation 2 from $tmp/s.yaml: starting beside the running pools: lg (new workers); lg2 (a new pool)")" = 1 ] ||
+    fail "the reload did not start lg's new worker and lg2"
+[ "$(field work messages_forwarded)" = 0 ] || fail "sent to work before the reload committed: $(field work messages_forwarded)"
+status=$("$shoalctl" status)
+echo "$status" | grep -q '^source \(feed\|slow\) ' && fail "a source of the failed reload is there: $status"
+echo "$status" | grep -q '^pool lg2 ' && fail "a pool of the failed reload is there: $status"
 
 # ---- 3. the same reloads without what fails: they commit, then they work -------
 write "$new_pools"
@@ -119,17 +135,14 @@ for _ in $(seq 1 500); do
 done
 [ "$(field jobs messages_handled)" -ge 1000 ] || fail "jobs took nothing from its source: $(field jobs messages_handled) handled"
 
-{ sources "$new_pools
-sources:
-  tx: { actor: loadgen.loadgen, args: { target: dbs, group: true, rate: 500 } }
-  feed: { actor: loadgen.loadgen, args: { target: work, rate: 0 } }"; } > "$tmp/s.yaml.new"
-mv "$tmp/s.yaml.new" "$tmp/s.yaml"
-out=$("$shoalctl" --timeout 20000 reload 2>&1) || fail "the reload with feed: $out"
+senders ""
+out=$("$shoalctl" --timeout 20000 reload 2>&1) || fail "the reload of the senders: $out"
+wait_for "reload: generation 3 from $tmp/s.yaml: lg: 1 workers replaced (loadgen.loadgen); .*started lg2; .*source feed started"
 for _ in $(seq 1 500); do
     [ "$(field work messages_forwarded)" -ge 1000 ] 2>/dev/null && break
     sleep 0.01
 done
-[ "$(field work messages_forwarded)" -ge 1000 ] || fail "feed sends nothing: $(field work messages_forwarded) to work"
+[ "$(field work messages_forwarded)" -ge 1000 ] || fail "nothing sent to work: $(field work messages_forwarded)"
 
 # ---- 4. SIGTERM drains and exits 0 ---------------------------------------------------
 stop_host 0

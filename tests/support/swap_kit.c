@@ -8,10 +8,11 @@
 
 #include "shoal/args.h"
 
-/* A T_WHO call answers the worker's tag; T_JOB casts are counted. */
-enum { T_WHO = 2, T_JOB = 3 };
+/* A T_WHO call answers the worker's tag; T_JOB casts are counted, and
+ * T_OWN, what an SW_I_SELF init sends itself. */
+enum { T_WHO = 2, T_JOB = 3, T_OWN = 4 };
 
-atomic_int sw_inits, sw_gate, sw_handled[3];
+atomic_int sw_inits, sw_gate, sw_handled[3], sw_own[3];
 atomic_int sw_hold_old, sw_old_gate;
 
 static int w_init(shoal_ctx_t *ctx, void *state, const void *args)
@@ -23,7 +24,15 @@ static int w_init(shoal_ctx_t *ctx, void *state, const void *args)
         while (!atomic_load(&sw_gate) && shoal_test_now() < end)
             shoal_test_nap();
     }
+    int rc = SHOAL_OK;
+    if (a->init == SW_I_SELF) {
+        rc = shoal_send(ctx, shoal_self(ctx), T_OWN, NULL, 0);
+        if (rc == SHOAL_OK)
+            rc = shoal_send_after_priority(ctx, shoal_self(ctx), 10, T_OWN, NULL, 0, NULL);
+    }
     atomic_fetch_add(&sw_inits, 1);
+    if (rc != SHOAL_OK)
+        return rc;
     if (a->init == SW_I_FAIL)
         return shoal_arg_error(ctx, NULL, NULL, "tag %d refuses to start", a->tag);
     if (a->init == SW_I_PANIC)
@@ -39,6 +48,8 @@ static int w_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
         shoal_test_wait_flag(&sw_old_gate, SW_WAIT_S);
     if (msg->kind == SHOAL_MSG_CAST && msg->type == T_JOB && tag >= 0 && tag < 3)
         atomic_fetch_add(&sw_handled[tag], 1);
+    if (msg->kind == SHOAL_MSG_CAST && msg->type == T_OWN && tag >= 0 && tag < 3)
+        atomic_fetch_add(&sw_own[tag], 1);
     return 0;
 }
 
@@ -60,8 +71,10 @@ shoal_runtime_t *sw_begin_with(int max_extra_threads)
     atomic_store(&sw_gate, 0);
     atomic_store(&sw_hold_old, 0);
     atomic_store(&sw_old_gate, 0);
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 3; i++) {
         atomic_store(&sw_handled[i], 0);
+        atomic_store(&sw_own[i], 0);
+    }
     shoal_runtime_opts_t o;
     shoal_runtime_opts_init(&o);
     o.threads = SW_THREADS;

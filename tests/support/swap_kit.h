@@ -21,9 +21,10 @@
 #define SW_TMO 10000u
 #define SW_THREADS 4u /* a runtime's dispatcher threads (sw_begin) */
 
-/* What a worker's init does: return at once, fail, panic, or wait on
- * sw_gate (SW_WAIT_S at most). */
-enum { SW_I_OK = 0, SW_I_FAIL = 1, SW_I_PANIC = 2, SW_I_GATE = 3 };
+/* What a worker's init does: return at once, fail, panic, wait on sw_gate
+ * (SW_WAIT_S at most), or send itself a cast and arm a 10 ms priority
+ * timer (both counted in sw_own when handled). */
+enum { SW_I_OK = 0, SW_I_FAIL = 1, SW_I_PANIC = 2, SW_I_GATE = 3, SW_I_SELF = 4 };
 
 typedef struct {
     int tag;
@@ -31,8 +32,9 @@ typedef struct {
 } sw_wargs_t;
 
 /* Inits run; the gate SW_I_GATE's inits wait on; jobs handled per tag
- * (0..2). Tag 0's jobs wait on sw_old_gate while sw_hold_old. */
-extern atomic_int sw_inits, sw_gate, sw_handled[3];
+ * (0..2), and an SW_I_SELF init's own messages. Tag 0's jobs wait on
+ * sw_old_gate while sw_hold_old. */
+extern atomic_int sw_inits, sw_gate, sw_handled[3], sw_own[3];
 extern atomic_int sw_hold_old, sw_old_gate;
 
 /* The worker: its state is its tag. */

@@ -28,7 +28,10 @@ typedef struct shoal_behaviour_s {
 
     /* Runs first, before any message, with the args given at spawn (the
      * spawner keeps them alive until init has run). Non-zero: the actor ends
-     * with that reason and never handles a message. */
+     * with that reason and never handles a message. In shoald, an actor a
+     * reload starts runs init at once but handles its first message --
+     * one its init sent itself, a timer's -- only once the reload has
+     * committed; a reload that fails ends it before (terminate runs). */
     int (*init)(shoal_ctx_t *ctx, void *state, const void *args);
 
     /* One message (CAST, and REPLY/TIMEOUT/EXIT notices). 0 = go on. */
