@@ -219,7 +219,8 @@ typedef struct shoal_spawn_s {
     shoal_send_counts_t *sends; /* count this actor's sends there (ext->sends), or NULL */
     /* Gated: init runs, then the actor handles nothing of its own until its
      * parent sends SHOAL_ENV_OPEN -- so that what a reload starts (a new
-     * source, host/source.h) sends nothing before the reload commits. Its
+     * pool's workers, a swap's, a source's: pool/pool.h, opts held) sends
+     * nothing before the reload commits. Its
      * user mailbox is not read meanwhile; what comes to its system mailbox
      * for its behaviour (priority messages, replies, timeouts, exits, ROOM)
      * is set aside in order and handled first at OPEN (its calls'

@@ -4,14 +4,16 @@
  * workers swapped; else a new pool under the name). Everything that can
  * fail -- the file, its plugins, every new pool's and every new worker's
  * init -- happens first, beside the running pools; only when all of it has
- * succeeded does anything running change. A new pool is started held
- * (pool.h: opts held) until then: a pull pool's source runs its init but
- * is asked for no item, a checkout pool joins no group, so a reload that
- * fails took nothing from a source and lent no member. A swap whose COMMIT
- * did not take effect is tried again by the next reload (swap_owed). Also
- * the dry run (shoald --check --diff) and forgetting pools that have
- * ended. See host.h. A kept pool's live changes are reload_live.c; its new
- * workers, when its code or args changed, reload_swap.c.
+ * succeeded does anything running change. What it starts is held until
+ * then (pool.h: opts held; swap.c): new pools' and sources' workers and a
+ * kept pool's new workers run init and handle nothing else, a pull pool's
+ * source is asked for no item, a checkout pool joins no group -- so a
+ * reload that fails took nothing from a source, lent no member and sent
+ * nothing. A swap whose COMMIT has not taken effect is tried again by the
+ * next reload (swap_owed). Also the dry run (shoald --check --diff) and
+ * forgetting pools that have ended. See host.h. A kept pool's live changes
+ * are reload_live.c; its new workers, when its code or args changed,
+ * reload_swap.c.
  */
 #include "host/host.h"
 #include "host/listen.h"
