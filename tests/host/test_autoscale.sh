@@ -156,20 +156,24 @@ echo "step: 1 -> $grown workers in $took s"
 # ---- 3. steady at 70% busy: no decision in 30 s -------------------------------------
 # grown workers x 70% / the time a message took, as the decision measured
 # it (10 ms and the sleep's overshoot, which a sanitizer build or a loaded
-# machine stretches); then once corrected by the busy read at that rate
-# (the overshoot under this load, not the step's), so the load stands at
-# 70%, between the thresholds
+# machine stretches); then corrected by the busy read at that rate (the
+# overshoot under this load, not the step's), again while a reading is
+# more than 5 points off 70%, up to four times, so the load stands at 70%,
+# between the thresholds. (Once was not always enough: the overshoot moves
+# with the machine's load -- CI saw 11 ms a message at the step, then
+# 14 ms, busy 89 % > 80 %: an up decision before the window began.)
 us=$(echo "$line" | sed -n 's/.*, \([0-9]*\) us a message:.*/\1/p')
 [ -n "$us" ] && [ "$us" -ge 10000 ] || fail "no time a message in: $line"
 rate=$((grown * 700000 / us))
-config "$rate"
-reload_ok
-sleep 2
-busy=$(elastic busy_permille)
-[ "$busy" -gt 0 ] || fail "busy read $busy at $rate/s"
-rate=$((rate * 700 / busy))
-config "$rate"
-reload_ok
+for _ in 1 2 3 4; do
+    config "$rate"
+    reload_ok
+    sleep 2
+    busy=$(elastic busy_permille)
+    [ "$busy" -gt 0 ] || fail "busy read $busy at $rate/s"
+    [ "$busy" -ge 650 ] && [ "$busy" -le 750 ] && break
+    rate=$((rate * 700 / busy))
+done
 sleep 1
 u=$(ups) d=$(downs) sum=0 lo=1000 hi=0
 for _ in $(seq 1 30); do
