@@ -259,25 +259,57 @@ static bool logged(FILE *log, const char *path, const char *text)
     return found;
 }
 
-static void test_reload(void)
+/* A host run in-process on a config file of its own (in a fresh
+ * directory), its log written to a file there. */
+typedef struct {
+    char dir[64], path[256], logpath[256];
+    FILE *log;
+    shoal_loader_t *L;
+    shoal_host_t *h;
+} live_t;
+
+/* Starts lv's host on fmt (as write_config takes it). */
+static void live_start(live_t *lv, const char *fmt)
 {
-    char dir[] = "/tmp/shoal-host-pull-XXXXXX";
-    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
-    char path[256], logpath[256], want[600];
-    snprintf(path, sizeof path, "%s/s.yaml", dir);
-    snprintf(logpath, sizeof logpath, "%s/log", dir);
-    write_config(path, HOST_CFG(JOBS_NOW, FAILED_NOW));
-    FILE *log = fopen(logpath, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
-    shoal_loader_t *L = NULL;
-    CU_ASSERT_EQUAL_FATAL(shoal__loader_create(&L), SHOAL_OK);
+    snprintf(lv->dir, sizeof lv->dir, "/tmp/shoal-host-pull-XXXXXX");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(lv->dir));
+    snprintf(lv->path, sizeof lv->path, "%s/s.yaml", lv->dir);
+    snprintf(lv->logpath, sizeof lv->logpath, "%s/log", lv->dir);
+    write_config(lv->path, fmt);
+    lv->log = fopen(lv->logpath, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(lv->log);
+    lv->L = NULL;
+    CU_ASSERT_EQUAL_FATAL(shoal__loader_create(&lv->L), SHOAL_OK);
     shoal_config_t *c = NULL;
     shoal_diag_t d;
     memset(&d, 0, sizeof d);
-    CU_ASSERT_EQUAL_FATAL(shoal__config_load(path, &c, &d), SHOAL_OK);
-    CU_ASSERT_EQUAL_FATAL(shoal__config_resolve(c, L, &d), SHOAL_OK);
-    shoal_host_t *h = NULL;
-    CU_ASSERT_EQUAL_FATAL(shoal__host_start(c, L, log, &h, &d), SHOAL_OK);
+    CU_ASSERT_EQUAL_FATAL(shoal__config_load(lv->path, &c, &d), SHOAL_OK);
+    CU_ASSERT_EQUAL_FATAL(shoal__config_resolve(c, lv->L, &d), SHOAL_OK);
+    lv->h = NULL;
+    CU_ASSERT_EQUAL_FATAL(shoal__host_start(c, lv->L, lv->log, &lv->h, &d), SHOAL_OK);
+}
+
+/* Drains lv's host (nothing left busy), destroys it, removes its files. */
+static void live_end(live_t *lv)
+{
+    CU_ASSERT_EQUAL(shoal__host_drain(lv->h, 5000, NULL, NULL), 0);
+    shoal__host_destroy(lv->h);
+    shoal__loader_destroy(lv->L);
+    fclose(lv->log);
+    CU_ASSERT_EQUAL(unlink(lv->path), 0);
+    CU_ASSERT_EQUAL(unlink(lv->logpath), 0);
+    CU_ASSERT_EQUAL(rmdir(lv->dir), 0);
+}
+
+static void test_reload(void)
+{
+    live_t lv;
+    live_start(&lv, HOST_CFG(JOBS_NOW, FAILED_NOW));
+    shoal_host_t *h = lv.h;
+    shoal_loader_t *L = lv.L;
+    FILE *log = lv.log;
+    const char *path = lv.path, *logpath = lv.logpath;
+    char want[600];
     CU_ASSERT_TRUE(logged(log, logpath,
                           "pool jobs started: 2 workers, mailbox 64, pull: prefetch 2, buffer 100, "
                           "redeliver 0, dead_letter failed\n"));
@@ -356,13 +388,7 @@ static void test_reload(void)
     CU_ASSERT_EQUAL(h->npools, 2);
 
     /* 3. shutdown: jobs first, then failed; nothing left busy */
-    CU_ASSERT_EQUAL(shoal__host_drain(h, 5000, NULL, NULL), 0);
-    shoal__host_destroy(h);
-    shoal__loader_destroy(L);
-    fclose(log);
-    CU_ASSERT_EQUAL(unlink(path), 0);
-    CU_ASSERT_EQUAL(unlink(logpath), 0);
-    CU_ASSERT_EQUAL(rmdir(dir), 0);
+    live_end(&lv);
 }
 
 /* ---- a swap that did not take effect ---------------------------------------------- */
@@ -389,23 +415,12 @@ static uint64_t swap_done(const shoal_host_pool_t *hp)
  * ran other code than its config named, for good. */
 static void test_swap_owed(void)
 {
-    char dir[] = "/tmp/shoal-host-owed-XXXXXX";
-    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
-    char path[256], logpath[256], want[600];
-    snprintf(path, sizeof path, "%s/s.yaml", dir);
-    snprintf(logpath, sizeof logpath, "%s/log", dir);
-    write_config(path, FRONT_CFG(""));
-    FILE *log = fopen(logpath, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(log);
-    shoal_loader_t *L = NULL;
-    CU_ASSERT_EQUAL_FATAL(shoal__loader_create(&L), SHOAL_OK);
-    shoal_config_t *c = NULL;
-    shoal_diag_t d;
-    memset(&d, 0, sizeof d);
-    CU_ASSERT_EQUAL_FATAL(shoal__config_load(path, &c, &d), SHOAL_OK);
-    CU_ASSERT_EQUAL_FATAL(shoal__config_resolve(c, L, &d), SHOAL_OK);
-    shoal_host_t *h = NULL;
-    CU_ASSERT_EQUAL_FATAL(shoal__host_start(c, L, log, &h, &d), SHOAL_OK);
+    live_t lv;
+    live_start(&lv, FRONT_CFG(""));
+    shoal_host_t *h = lv.h;
+    FILE *log = lv.log;
+    const char *path = lv.path, *logpath = lv.logpath;
+    char want[600];
     shoal_host_pool_t *hp = entry(h, "front", SHOAL_PID_NONE);
     CU_ASSERT_PTR_NOT_NULL_FATAL(hp);
     shoal_pid_t front = hp->pid;
@@ -426,7 +441,7 @@ static void test_swap_owed(void)
     CU_ASSERT_NOT_EQUAL(done, 0);
     shoal_config_t *next = NULL;
     char err[1200], plan[1200];
-    CU_ASSERT_EQUAL_FATAL(resolve(L, FRONT_CFG(", args: { reply: x }"), &next, err, sizeof err),
+    CU_ASSERT_EQUAL_FATAL(resolve(lv.L, FRONT_CFG(", args: { reply: x }"), &next, err, sizeof err),
                           SHOAL_OK);
     shoal__host_plan(h, next, plan, sizeof plan);
     same(plan, "no change", "after the swap");
@@ -453,14 +468,7 @@ static void test_swap_owed(void)
     shoal__host_plan(h, next, plan, sizeof plan);
     same(plan, "no change", "after the swap owed");
     shoal__config_free(next);
-
-    CU_ASSERT_EQUAL(shoal__host_drain(h, 5000, NULL, NULL), 0);
-    shoal__host_destroy(h);
-    shoal__loader_destroy(L);
-    fclose(log);
-    CU_ASSERT_EQUAL(unlink(path), 0);
-    CU_ASSERT_EQUAL(unlink(logpath), 0);
-    CU_ASSERT_EQUAL(rmdir(dir), 0);
+    live_end(&lv);
 }
 
 int main(void)
