@@ -22,6 +22,9 @@
  *     any thread): fetch_add on txn_out, refused (and given back) past
  *     txn_limit [relaxed: a count bounding memory, publishing nothing -- the
  *     message itself travels through the mailbox's own release/acquire];
+ *     the pool's actor adds one, unbounded, for a transaction that came
+ *     into its own mailbox past route (co_own_message: a send that read
+ *     the slot's kind stale; route's own are flagged POOLED);
  *     whoever settles or drops one subtracts it (shoal__co_txn_out)
  *     [seq_cst fetch_sub, then a seq_cst load of the pool actor's room
  *     flag: the settler's half of the room pair (actor/room.h), against a

@@ -94,10 +94,11 @@ static int co_route(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_group_t *g, s
          * actor layer, SHOAL_GROUP_OWN_MAILBOX): refused (max_queued, a
          * drain that closed it since the look above), it is no longer
          * out -- else txn_out kept it for good, and enough of them
-         * refused every transaction. */
+         * refused every transaction. Flagged POOLED: admitted here
+         * (co_own_message tells it from a send that came past this). */
         uint32_t took;
         rc = shoal__deliver_many_plain(rt, tc, shoal__actor_at(rt, shoal__pid_slot(g->pid)), g->pid,
-                                       &e, 1, 0, &took);
+                                       &e, 1, SHOAL_ENV_POOLED, &took);
         bool shared;
         shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
         if (rc != SHOAL_OK) {
@@ -135,10 +136,31 @@ static void drain_again(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     shoal__pool_publish(p);
 }
 
+/* A user message in the pool's own mailbox that co_route did not put
+ * there: a send that read the slot's kind stale (send.c) reserved the
+ * mailbox as a plain actor's. Neither a hand-back nor flagged POOLED by
+ * co_route, nor a caller's note. */
+static bool came_past_route(const shoal_env_t *e)
+{
+    return (shoal__env_flags(e) & (SHOAL_ENV_HANDBACK | SHOAL_ENV_POOLED)) == 0 &&
+           !shoal__co_is_call_gone(e);
+}
+
 static void co_own_message(struct shoal_ctx_s *ctx, shoal_env_t *e)
 {
     shoal_pool_t *p = shoal__pool_of(ctx->b->state);
     bool back = (shoal__env_flags(e) & SHOAL_ENV_HANDBACK) != 0;
+    /* One that came past co_route is admitted now, as co_route would have
+     * (its sender saw SHOAL_OK): on txn_out, counted forwarded, and in no
+     * count of txn_mailed. Admitted over txn_limit if need be: it is in
+     * memory already, and the queue's own bound refuses it (counted). */
+    bool mailed = !back;
+    if (came_past_route(e)) {
+        mailed = false;
+        /* relaxed: as co_route's (checkout.h: txn_out). */
+        atomic_fetch_add_explicit(&p->co->txn_out, 1, memory_order_relaxed);
+        shoal__pool_count_forwarded(ctx->tc, p);
+    }
     if (shoal__co_is_call_gone(e) && !back) {
         shoal_ref_t ref;
         if (e->size == sizeof ref) {
@@ -156,7 +178,7 @@ static void co_own_message(struct shoal_ctx_s *ctx, shoal_env_t *e)
      * same lock that places it: one sent after it is placed behind it. */
     shoal_env_t *m = shoal__env_move(ctx->tc, e);
     if (m == NULL) {
-        if (!back) {
+        if (mailed) {
             shoal__co_lock(p->co);
             shoal__co_mailed_done(p->co);
             shoal__co_unlock(p);
@@ -170,7 +192,7 @@ static void co_own_message(struct shoal_ctx_s *ctx, shoal_env_t *e)
     m->meta &= ~(uint64_t)SHOAL_ENV_HANDBACK;
     m->meta |= SHOAL_ENV_POOLED;
     shoal__co_lock(p->co);
-    if (!back)
+    if (mailed)
         shoal__co_mailed_done(p->co);
     if (p->state == SHOAL_POOL_DRAINING) {
         /* Accepted before the drain closed the mailbox (or handed back by
@@ -259,6 +281,10 @@ static void co_turn_end(struct shoal_ctx_s *ctx, uint64_t handled)
 
 static bool co_hand_back(struct shoal_ctx_s *ctx, shoal_group_t *g, shoal_pid_t to, shoal_env_t *e)
 {
+    /* Left in the pool's own mailbox at its end: one that came past
+     * co_route is accepted, then dropped (the ledger balances). */
+    if (ctx->own == g && came_past_route(e))
+        shoal__pool_count_forwarded(ctx->tc, shoal__pool_of_group(g));
     return shoal__pool_hand_back(ctx, shoal__pool_of_group(g), to, e);
 }
 

@@ -57,9 +57,7 @@ void shoal__pool_take_hand_back(struct shoal_ctx_s *ctx, shoal_env_t *e)
     if (!from_worker) {
         /* Placed here by a parent pool, or a send that raced a spawn
          * (send.c): this pool accepts it now. */
-        bool shared;
-        shoal_pool_stripe_t *st = shoal__pool_stripe(p, ctx->tc, &shared);
-        shoal__stripe_add(&st->forwarded, 1, shared);
+        shoal__pool_count_forwarded(ctx->tc, p);
     }
     shoal_env_t *m = shoal__env_move(ctx->tc, e);
     if (m == NULL) {

@@ -615,4 +615,12 @@ static inline void shoal__stripe_add(_Atomic uint64_t *c, uint64_t n, bool share
                               memory_order_relaxed);
 }
 
+/* One message accepted by p (its ledger's forwarded), on tc's stripe. */
+static inline void shoal__pool_count_forwarded(shoal_tcache_t *tc, shoal_pool_t *p)
+{
+    bool shared;
+    shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
+    shoal__stripe_add(&st->forwarded, 1, shared);
+}
+
 #endif

@@ -468,6 +468,7 @@ int shoal__pull_send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, u
 static void pull_own_message(struct shoal_ctx_s *ctx, shoal_env_t *e)
 {
     shoal_pool_t *p = shoal__pool_of(ctx->b->state);
+    shoal__pool_count_forwarded(ctx->tc, p); /* accepted; dropped below if need be */
     shoal_env_t *m = shoal__env_move(ctx->tc, e);
     if (m == NULL) {
         shoal__pull_dropped(p, e);
@@ -477,9 +478,6 @@ static void pull_own_message(struct shoal_ctx_s *ctx, shoal_env_t *e)
     }
     atomic_fetch_add_explicit(&p->pull->admits, 1, memory_order_relaxed);
     m->meta |= SHOAL_ENV_POOLED;
-    bool shared;
-    shoal_pool_stripe_t *st = shoal__pool_stripe(p, ctx->tc, &shared);
-    shoal__stripe_add(&st->forwarded, 1, shared);
     shoal__pull_put(ctx->rt, ctx->tc, p, m);
 }
 

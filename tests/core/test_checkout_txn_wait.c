@@ -6,13 +6,18 @@
  * that keep being recycled serve every transaction; a transaction served
  * before the pool's actor reads the look it asked for starts no member; a
  * caller that gives up while the pool drains has its transaction dropped
- * all the same. */
+ * all the same; a transaction that came past the pool's route (a send
+ * that read the slot's kind stale) is admitted by the pool's actor, so
+ * the admission count comes back to 0 and later ones are not refused. */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "actor/send.h"      /* shoal__deliver_over */
 #include "checkout_basic_kit.h"
-#include "pool/pool.h" /* shoal__pool_find, shoal__pool_peek */
+#include "pool/checkout.h"     /* txn_out */
+#include "pool/pool.h"         /* shoal__pool_find, shoal__pool_peek */
+#include "runtime/runtime.h"   /* shoal__tcache_get */
 
 #define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, CB_WAIT_S)
 
@@ -381,6 +386,55 @@ static void gone_caller_dropped_while_draining(void)
     shoal_runtime_destroy(rt);
 }
 
+/* ---- a transaction that came past the route -------------------------------- */
+
+/* A send that read the slot's kind stale (send.c: the kind is read before
+ * the generation) reserves the pool's own mailbox as a plain actor's, as
+ * shoal__deliver_over does here: the transaction was never admitted on
+ * txn_out. Three of them, then a transaction as any sender makes it: all
+ * four run, txn_out is 0 after each, the ledger counts four forwarded and
+ * four handled. (Before the fix the pool's actor took each as admitted,
+ * so its settlement took one off txn_out that was never put on: txn_out
+ * wrapped, and every transaction after it was refused SHOAL_ENOMEMBERS.) */
+static void a_transaction_past_the_route_is_admitted(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(1, 1);
+    shoal_pid_t pool = cb_start(rt, &s);
+    shoal_pool_t *rec = shoal__pool_find(rt, pool);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rec);
+    shoal_tcache_t *tc = shoal__tcache_get(rt);
+    for (uint64_t i = 1; i <= 3; i++) {
+        shoal_env_t *e = shoal__env_new(tc, SHOAL_MSG_CAST, 0, SHOAL_PID_NONE, 0, T_WHO, NULL, 0);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+        CU_ASSERT_EQUAL_FATAL(shoal__deliver_over(rt, tc, pool, e), SHOAL_OK);
+        WAIT_UNTIL(cb_stats(rt, pool).messages_handled == i);
+        CU_ASSERT_EQUAL(cb_stats(rt, pool).messages_handled, i);
+        WAIT_UNTIL(atomic_load(&rec->co->txn_out) == 0);
+        CU_ASSERT_EQUAL(atomic_load(&rec->co->txn_out), 0);
+    }
+    shoal_answer_t a;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_checkout_call(rt, pool, T_WHO, NULL, 0, CB_TMO, &a),
+                          SHOAL_OK);
+    CU_ASSERT_EQUAL(a.status, SHOAL_OK);
+    CU_ASSERT_EQUAL(a.size, sizeof(cb_who_t));
+    cb_who_t who;
+    memcpy(&who, a.data, sizeof who);
+    CU_ASSERT_EQUAL(who.uses, 4); /* the one member ran all four */
+    shoal_answer_release(&a);
+    WAIT_UNTIL(atomic_load(&rec->co->txn_out) == 0);
+    CU_ASSERT_EQUAL(atomic_load(&rec->co->txn_out), 0);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.messages_forwarded, 4);
+    CU_ASSERT_EQUAL(st.messages_handled, 4);
+    CU_ASSERT_EQUAL(st.messages_dropped, 0);
+    CU_ASSERT_EQUAL(st.messages_unhandled, 0);
+    CU_ASSERT_EQUAL(st.error_no_members, 0);
+    shoal__pool_unref(rt, rec);
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -391,6 +445,8 @@ int main(void)
         {"members recycled under waiting transactions", lifetimes_churn},
         {"a transaction served before its look starts no spare",
          a_served_transaction_starts_no_spare},
+        {"a transaction that came past the route is admitted",
+         a_transaction_past_the_route_is_admitted},
         {NULL, NULL},
     };
     return shoal_test_run("checkout_txn_wait", cases);
