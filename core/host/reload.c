@@ -7,7 +7,7 @@
  * succeeded does anything running change. What it starts is held until
  * then (pool.h: opts held; swap.c): new pools' and sources' workers and a
  * kept pool's new workers run init and handle nothing else, a pull pool's
- * source is asked for no item, a checkout pool joins no group -- so a
+ * source is asked for no item, a checkout pool is in no group -- so a
  * reload that fails took nothing from a source, lent no member and sent
  * nothing. A swap whose COMMIT has not taken effect is tried again by the
  * next reload (swap_owed). Also the dry run (shoald --check --diff) and

@@ -299,9 +299,11 @@ int shoal__checkout_start(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     uint64_t now = shoal__now_ns();
     if (co->cfg->cull_interval_ms != 0)
         co->next_cull = shoal__deadline_ns(now, co->cfg->cull_interval_ms);
-    /* A reload's pool joins once the reload has committed (shoal__checkout_go). */
-    int rc = co->cfg->group != NULL && !p->held
-                 ? shoal__group_join(ctx->rt, co->cfg->group, ctx->self)
+    /* A reload's pool joins closed, and opens once the reload has
+     * committed (shoal__checkout_go): its memory is taken now, where a
+     * failure fails the reload. */
+    int rc = co->cfg->group != NULL
+                 ? shoal__group_join(ctx->rt, co->cfg->group, ctx->self, !p->held)
                  : SHOAL_OK;
     if (rc == SHOAL_OK)
         rc = shoal__co_start_init(ctx, p);
@@ -320,11 +322,8 @@ void shoal__checkout_go(struct shoal_ctx_s *ctx, shoal_pool_t *p)
         if (co->seats[i].state != SHOAL_CO_EMPTY && co->seats[i].pid != SHOAL_PID_NONE)
             shoal__pool_open_worker(ctx, p, co->seats[i].pid);
     shoal__co_unlock(p);
-    int rc = join ? shoal__group_join(ctx->rt, co->cfg->group, ctx->self) : SHOAL_OK;
-    if (rc != SHOAL_OK)
-        shoal__log(ctx->rt, SHOAL_LOG_ERROR, ctx->self, p->name,
-                   "cannot join group %s: %s; it is taken from by its name only", co->cfg->group,
-                   shoal_strerror(rc));
+    if (join)
+        (void)shoal__group_open(ctx->rt, co->cfg->group, ctx->self); /* joined at its start */
 }
 
 static int set_locked(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_t *msg)

@@ -319,8 +319,8 @@ int shoal__checkout_check(const shoal_pool_spec_t *spec);
 /* The pool's own actor (pool.c hands these over). */
 int shoal__checkout_start(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
 /* A pool started held (pool.h: opts held) is told its reload committed:
- * its members are opened, and it joins its group (a failure is logged; it
- * is taken from by name). */
+ * its members are opened, and its place in its group, taken closed at its
+ * start, opens (a group's takes find it from then on; nothing to fail). */
 void shoal__checkout_go(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
 /* A take (a priority call): answered now, or SHOAL_DEFER (queued). */
 int shoal__checkout_take(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, const shoal_msg_t *msg,

@@ -273,8 +273,9 @@ int shoal__pool_start(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
  *             pool waits for SHOAL__POOL_GO -- its workers and members are
  *             spawned gated (actor.h: they handle nothing, their own
  *             timers included) and opened then, its nested pools held and
- *             told GO then, a checkout pool joins its group only then, a
- *             pull pool asks its source for its first items only then --
+ *             told GO then, a checkout pool is in its group only then
+ *             (its place taken closed at its start), a pull pool asks
+ *             its source for its first items only then --
  *             so that a reload that fails stops it having taken nothing
  *             from a source, lent no member and sent nothing. */
 typedef struct shoal_pool_opts_s {
@@ -450,8 +451,8 @@ void shoal__pool_open_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid
  * From a thread -- a priority cast (from SHOAL_PID_NONE) or a call,
  * answered with an empty reply of this type once carried out -- or, to a
  * nested pool, a priority cast from its parent pool. No payload. Its
- * workers are opened (a nested pool told GO), a checkout pool joins its
- * group, a pull pool asks its source (shoal__pool_go). A pool not held
+ * workers are opened (a nested pool told GO), a checkout pool's place in
+ * its group opens, a pull pool asks its source (shoal__pool_go). A pool not held
  * ignores it; GO from anyone else is not one. */
 #define SHOAL__POOL_GO 0xFFFE010Eu
 /* From a remote pool's supervisor thread (remote.h): a shoal_remote_ev_t. */

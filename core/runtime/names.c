@@ -115,9 +115,10 @@ SHOAL_API shoal_pid_t shoal_whereis(shoal_ctx_t *ctx, const char *name)
 typedef struct group_entry_s {
     char name[64];
     shoal_pid_t pid;
+    bool open; /* listed by shoal__group_members */
 } group_entry_t;
 
-int shoal__group_join(shoal_runtime_t *rt, const char *name, shoal_pid_t pid)
+int shoal__group_join(shoal_runtime_t *rt, const char *name, shoal_pid_t pid, bool open)
 {
     if (name == NULL || name[0] == '\0' || strlen(name) >= sizeof((group_entry_t *)0)->name ||
         pid == SHOAL_PID_NONE)
@@ -125,9 +126,12 @@ int shoal__group_join(shoal_runtime_t *rt, const char *name, shoal_pid_t pid)
     int rc = SHOAL_OK;
     pthread_rwlock_wrlock(&rt->names_lock);
     group_entry_t *v = rt->groups;
-    for (size_t i = 0; i < rt->ngroups; i++)
-        if (v[i].pid == pid && strcmp(v[i].name, name) == 0)
+    for (size_t i = 0; i < rt->ngroups; i++) {
+        if (v[i].pid == pid && strcmp(v[i].name, name) == 0) {
+            v[i].open = v[i].open || open;
             goto out;
+        }
+    }
     group_entry_t *nv = shoal__grow(v, rt->ngroups, &rt->groups_cap, sizeof *nv, 8);
     if (nv == NULL) {
         rc = SHOAL_ENOMEM;
@@ -135,10 +139,26 @@ int shoal__group_join(shoal_runtime_t *rt, const char *name, shoal_pid_t pid)
     }
     rt->groups = nv;
     snprintf(nv[rt->ngroups].name, sizeof nv[rt->ngroups].name, "%s", name);
+    nv[rt->ngroups].open = open;
     nv[rt->ngroups++].pid = pid;
 out:
     pthread_rwlock_unlock(&rt->names_lock);
     return rc;
+}
+
+bool shoal__group_open(shoal_runtime_t *rt, const char *name, shoal_pid_t pid)
+{
+    bool found = false;
+    pthread_rwlock_wrlock(&rt->names_lock);
+    group_entry_t *v = rt->groups;
+    for (size_t i = 0; name != NULL && i < rt->ngroups && !found; i++) {
+        if (v[i].pid == pid && strcmp(v[i].name, name) == 0) {
+            v[i].open = true;
+            found = true;
+        }
+    }
+    pthread_rwlock_unlock(&rt->names_lock);
+    return found;
 }
 
 void shoal__group_leave(shoal_runtime_t *rt, const char *name, shoal_pid_t pid)
@@ -160,7 +180,7 @@ size_t shoal__group_members(shoal_runtime_t *rt, const char *name, shoal_pid_t *
     pthread_rwlock_rdlock(&rt->names_lock);
     const group_entry_t *v = rt->groups;
     for (size_t i = 0; name != NULL && i < rt->ngroups; i++) {
-        if (strcmp(v[i].name, name) != 0)
+        if (!v[i].open || strcmp(v[i].name, name) != 0)
             continue;
         if (n < max)
             out[n] = v[i].pid;

@@ -202,10 +202,13 @@ void shoal__slots_flush(shoal_tcache_t *tc);
 int shoal__names_init(shoal_runtime_t *rt);
 void shoal__names_fini(shoal_runtime_t *rt);
 /* Groups (names.c): pid joins or leaves the group `name` (at most 63
- * bytes; a pid is in a group at most once); the members of a group, at most
- * max of them into out (the count is returned, which may be more). Any
- * thread. */
-int shoal__group_join(shoal_runtime_t *rt, const char *name, shoal_pid_t pid);
+ * bytes; a pid is in a group at most once); the open members of a group,
+ * at most max of them into out (the count is returned, which may be more).
+ * A member that joins closed (open false: a pool a reload holds) is not
+ * listed until shoal__group_open, which allocates nothing -- its join took
+ * the memory -- and says whether pid was in the group. Any thread. */
+int shoal__group_join(shoal_runtime_t *rt, const char *name, shoal_pid_t pid, bool open);
+bool shoal__group_open(shoal_runtime_t *rt, const char *name, shoal_pid_t pid);
 void shoal__group_leave(shoal_runtime_t *rt, const char *name, shoal_pid_t pid);
 size_t shoal__group_members(shoal_runtime_t *rt, const char *name, shoal_pid_t *out, size_t max);
 

@@ -5,8 +5,9 @@
  * a group (the same pick; with none free, they wait at the random pool),
  * never sent to a pool of it that drains; every pool of a large group
  * is considered; and a pool started held (as a reload starts its new
- * pools: pool.h, opts held) joins its group only at the host's
- * SHOAL__POOL_GO, and never if it drains first.
+ * pools: pool.h, opts held) is in its group only from the host's
+ * SHOAL__POOL_GO, and never if it drains first: its place, taken closed
+ * at its start, opens then.
  *
  * Handlers never call CUnit: they record into atomics (checkout_basic_kit.h);
  * the test thread asserts after synchronising on them.
@@ -375,6 +376,38 @@ static void test_held_drained_never_joins(void)
     shoal_runtime_destroy(rt);
 }
 
+/* The registry under it (runtime/names.c): a place taken closed -- as a
+ * held pool takes its own at its start, where a failure to allocate fails
+ * the start, and so the reload -- is not listed; opened (at the GO, which
+ * allocates nothing), it is, once, as a place taken open is; a second join
+ * closed does not close it; opening a pid that took no place finds none;
+ * a place left is gone, open or not. */
+static void test_closed_place(void)
+{
+    shoal_runtime_t *rt = shoal_test_runtime(1);
+    shoal_pid_t in[4], a = 0x101, b = 0x202, c = 0x303;
+    CU_ASSERT_EQUAL(shoal__group_join(rt, "dbs", a, false), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal__group_join(rt, "dbs", b, true), SHOAL_OK);
+    CU_ASSERT_EQUAL(members_of_dbs(rt, in), 1);
+    CU_ASSERT_EQUAL(in[0], b);
+    CU_ASSERT_TRUE(shoal__group_open(rt, "dbs", a));
+    CU_ASSERT_EQUAL(shoal__group_join(rt, "dbs", a, false), SHOAL_OK); /* stays open */
+    CU_ASSERT_EQUAL(members_of_dbs(rt, in), 2);
+    CU_ASSERT_TRUE((in[0] == a && in[1] == b) || (in[0] == b && in[1] == a));
+    CU_ASSERT_FALSE(shoal__group_open(rt, "dbs", c));
+    CU_ASSERT_FALSE(shoal__group_open(rt, "other", a));
+    CU_ASSERT_EQUAL(members_of_dbs(rt, in), 2);
+    CU_ASSERT_EQUAL(shoal__group_join(rt, "dbs", c, false), SHOAL_OK);
+    shoal__group_leave(rt, "dbs", c); /* closed, then gone */
+    CU_ASSERT_FALSE(shoal__group_open(rt, "dbs", c));
+    shoal__group_leave(rt, "dbs", a);
+    CU_ASSERT_EQUAL(members_of_dbs(rt, in), 1);
+    CU_ASSERT_EQUAL(in[0], b);
+    shoal__group_leave(rt, "dbs", b);
+    CU_ASSERT_EQUAL(members_of_dbs(rt, in), 0);
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -385,6 +418,7 @@ int main(void)
         {"groups: every pool of a large group is considered", test_big_group},
         {"groups: a pool started held joins its group only at GO", test_held_joins_at_go},
         {"groups: a held pool drained before GO never joins", test_held_drained_never_joins},
+        {"groups: a place taken closed is listed once opened", test_closed_place},
         {NULL, NULL},
     };
     return shoal_test_run("checkout_groups", cases);
