@@ -120,14 +120,6 @@ static bool swap_owed(const shoal_host_pool_t *hp)
            atomic_load_explicit(&hp->rec->swap_done, memory_order_relaxed) != hp->swap_token;
 }
 
-/* Whether a kept pool's workers are swapped for new code or args (a kept
- * checkout pool has the same: checkout_replace). */
-static bool needs_swap(const shoal_host_pool_t *hp, const shoal_config_pool_t *cp)
-{
-    return cp->kind != SHOAL_POOL_KIND_CHECKOUT &&
-           (swap_owed(hp) || !same_workers(hp->cp, cp, hp->rec->cap));
-}
-
 static const char *kind_name(uint32_t kind)
 {
     return kind == SHOAL_POOL_KIND_CHECKOUT ? "checkout"
@@ -141,6 +133,9 @@ static const char *kind_name(uint32_t kind)
  * the running one. why: the pull reason ("" for a new pool or shape). */
 typedef struct verdict_s {
     bool fresh;
+    bool swap, owed; /* a kept pool's workers are swapped for new code or args (a
+                      * kept checkout pool has the same: checkout_replace);
+                      * owed: its last swap may not have taken effect */
     char why[200];
 } verdict_t;
 
@@ -176,8 +171,17 @@ static void judge(shoal_host_t *h, const shoal_config_t *c, const shoal_config_p
 static verdict_t *judge_all(shoal_host_t *h, const shoal_config_t *c)
 {
     verdict_t *v = calloc(c->npools ? c->npools : 1, sizeof *v);
-    for (size_t i = 0; v != NULL && i < c->npools; i++)
+    for (size_t i = 0; v != NULL && i < c->npools; i++) {
         judge(h, c, &c->pools[i], &v[i], 0);
+        /* A swap's COMMIT may be carried out while this reload runs: its
+         * plan, its lines and its swaps follow this one reading of it. */
+        const shoal_host_pool_t *hp = live_pool(h, c->pools[i].name);
+        if (!v[i].fresh && hp != NULL) {
+            v[i].owed = swap_owed(hp);
+            v[i].swap = c->pools[i].kind != SHOAL_POOL_KIND_CHECKOUT &&
+                        (v[i].owed || !same_workers(hp->cp, &c->pools[i], hp->rec->cap));
+        }
+    }
     return v;
 }
 
@@ -275,11 +279,11 @@ void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_
                  v->why, v->why[0] ? ": " : "");
             continue;
         }
-        if (needs_swap(hp, cp)) {
+        if (v->swap) {
             char leaf[160];
             leaf_name(cp, leaf, sizeof leaf);
             note(&log, "%s: replace its workers (%s%s)", hp->name, leaf,
-                 swap_owed(hp) ? "; its last swap has not taken effect" : "");
+                 v->owed ? "; its last swap has not taken effect" : "");
         }
         char live[1200];
         shoal__host_live(h, hp, cp, &(shoal_host_live_t){.by_ns = 0}, live, sizeof live);
@@ -324,7 +328,7 @@ static void trying_log(shoal_host_t *h, const shoal_config_t *c, const verdict_t
         const shoal_host_pool_t *hp = live_pool(h, cp->name);
         if (verdicts[c->order[i]].fresh)
             note(&log, "%s (%s)", cp->name, hp != NULL ? "a new pool to replace it" : "a new pool");
-        else if (hp != NULL && needs_swap(hp, cp))
+        else if (hp != NULL && verdicts[c->order[i]].swap)
             note(&log, "%s (new workers)", cp->name);
     }
     if (log.n != 0)
@@ -412,7 +416,7 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
     for (size_t i = 0; i < first_new; i++) {
         shoal_host_pool_t *hp = &h->pools[i];
         const shoal_config_pool_t *cp = hp->draining ? NULL : shoal__config_pool(c, hp->name);
-        if (cp == NULL || verdicts[cp - c->pools].fresh || !needs_swap(hp, cp))
+        if (cp == NULL || !verdicts[cp - c->pools].swap)
             continue;
         char what[300];
         if ((rc = shoal__host_swap_prepare(h, c, gen, hp, cp, &tokens[nswapped], what,

@@ -13,11 +13,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "actor/send.h"      /* shoal__deliver_over */
+#include "actor/send.h" /* shoal__deliver_over */
 #include "checkout_basic_kit.h"
-#include "pool/checkout.h"     /* txn_out */
-#include "pool/pool.h"         /* shoal__pool_find, shoal__pool_peek */
-#include "runtime/runtime.h"   /* shoal__tcache_get */
+#include "pool/checkout.h"   /* txn_out */
+#include "pool/pool.h"       /* shoal__pool_find, shoal__pool_peek */
+#include "runtime/runtime.h" /* shoal__tcache_get */
 
 #define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, CB_WAIT_S)
 
