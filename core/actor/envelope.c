@@ -15,7 +15,19 @@
  *
  * The depot (runtime.h: env_depot, under env_lock) is a stack of pointers
  * too; threads move SHOAL_ENV_BATCH at a time: a thread with 2 x BATCH
- * free gives the oldest BATCH back, one with none takes a BATCH. */
+ * free gives the oldest BATCH back, one with none takes a BATCH.
+ *
+ * THE RESERVE. Some messages must not be lost for want of memory: what
+ * they stand for is lost with them. A member given back to its checkout
+ * pool (its seat stays in use for good), a member lent to a taker (the
+ * taker is never answered), an EXIT (a monitor, a pool's seat, waits for
+ * it for good), a STOP. Their envelopes come from the thread's cache as
+ * any, but when it is empty, the depot too and no slab can be allocated,
+ * from SHOAL_ENV_RESERVE envelopes the runtime keeps back (runtime.h:
+ * env_reserve, under env_lock) -- as a kernel's mempool guarantees
+ * writeback its few buffers. A refill that gets envelopes tops the reserve
+ * up first, so it is full again as soon as memory is; ordinary sends never
+ * draw on it. */
 #include "actor/envelope.h"
 
 #include <stdlib.h>
@@ -53,12 +65,20 @@ static int depot_put(shoal_runtime_t *rt, shoal_env_t *const *envs, uint32_t n)
     return rc;
 }
 
+/* The reserve, topped up from the depot. With rt->env_lock held. */
+static void reserve_top_up_locked(shoal_runtime_t *rt)
+{
+    while (rt->env_nreserve < SHOAL_ENV_RESERVE && rt->env_ndepot != 0)
+        rt->env_reserve[rt->env_nreserve++] = rt->env_depot[--rt->env_ndepot];
+}
+
 /* Fills an empty stack: a batch from the depot, else a new slab (the part
- * that does not fit the stack goes to the depot). */
+ * that does not fit the stack goes to the depot). The reserve first. */
 static int refill(shoal_tcache_t *tc)
 {
     shoal_runtime_t *rt = tc->rt;
     pthread_mutex_lock(&rt->env_lock);
+    reserve_top_up_locked(rt);
     if (rt->env_ndepot != 0) {
         uint32_t n = rt->env_ndepot < SHOAL_ENV_BATCH ? (uint32_t)rt->env_ndepot : SHOAL_ENV_BATCH;
         rt->env_ndepot -= n;
@@ -85,6 +105,7 @@ static int refill(shoal_tcache_t *tc)
     for (uint32_t i = SHOAL_ENV_BATCH; i < SLAB_ENVS; i++)
         rt->env_depot[rt->env_ndepot++] = &slab[i];
     rt->env_slabs[rt->env_nslabs++] = slab;
+    reserve_top_up_locked(rt);
     pthread_mutex_unlock(&rt->env_lock);
     for (uint32_t i = 0; i < SHOAL_ENV_BATCH; i++)
         tc->envs[i] = &slab[SHOAL_ENV_BATCH - 1 - i]; /* the slab's start handed out first */
@@ -101,6 +122,19 @@ shoal_env_t *shoal__env_refill(shoal_tcache_t *tc)
     if (refill(tc) != SHOAL_OK)
         return NULL;
     return tc->envs[--tc->env_nfree];
+}
+
+shoal_env_t *shoal__env_refill_reserved(shoal_tcache_t *tc)
+{
+    shoal_env_t *e = shoal__env_refill(tc);
+    if (e != NULL)
+        return e;
+    shoal_runtime_t *rt = tc->rt;
+    pthread_mutex_lock(&rt->env_lock);
+    if (rt->env_nreserve != 0)
+        e = rt->env_reserve[--rt->env_nreserve];
+    pthread_mutex_unlock(&rt->env_lock);
+    return e;
 }
 
 void shoal__env_drop_payload(shoal_env_t *e)

@@ -114,6 +114,9 @@ static inline uint64_t *shoal__env_stamp(shoal_env_t *e)
  * older batch goes to the depot). */
 shoal_env_t *shoal__env_refill(shoal_tcache_t *tc);
 void shoal__env_spill(shoal_tcache_t *tc, shoal_env_t *e);
+/* As shoal__env_refill, then one of the runtime's reserve (envelope.c:
+ * THE RESERVE); NULL only when that is empty too. */
+shoal_env_t *shoal__env_refill_reserved(shoal_tcache_t *tc);
 
 /* Allocates an envelope from the calling thread's cache; NULL on ENOMEM. */
 static inline shoal_env_t *shoal__env_alloc(shoal_tcache_t *tc)
@@ -176,6 +179,25 @@ static inline shoal_env_t *shoal__env_new(shoal_tcache_t *tc, unsigned kind, uns
     if (__builtin_expect(size > SHOAL_INLINE_MAX, 0))
         return shoal__env_new_heap(tc, kind, flags, from, ref, type, data, size);
     shoal_env_t *e = shoal__env_alloc(tc);
+    if (__builtin_expect(e == NULL, 0))
+        return NULL;
+    e->from = from;
+    e->type = type;
+    e->size = (uint32_t)size;
+    shoal__env_set_meta(e, ref, kind, flags);
+    shoal__copy_small(e->payload.bytes, data, size);
+    return e;
+}
+/* As shoal__env_new, for a message whose loss would lose what it stands
+ * for (envelope.c: THE RESERVE), its payload at most SHOAL_INLINE_MAX:
+ * from the runtime's reserve when there is no other. */
+static inline shoal_env_t *shoal__env_new_reserved(shoal_tcache_t *tc, unsigned kind,
+                                                   unsigned flags, shoal_pid_t from,
+                                                   shoal_ref_t ref, uint32_t type, const void *data,
+                                                   size_t size)
+{
+    shoal_env_t *e = __builtin_expect(tc->env_nfree == 0, 0) ? shoal__env_refill_reserved(tc)
+                                                             : tc->envs[--tc->env_nfree];
     if (__builtin_expect(e == NULL, 0))
         return NULL;
     e->from = from;

@@ -1,6 +1,7 @@
 /* held.c - the members an actor holds from checkout pools (held.h). */
 #include "actor/held.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,13 +10,21 @@
 #include "runtime/grow.h"
 #include "runtime/runtime.h"
 
-/* A priority cast: never refused as full. A pool that has ended has
- * nothing to take it back. */
+/* A priority cast: never refused as full, and sent without memory to
+ * spare (send.h: shoal__send_reserved). A pool that has ended has nothing
+ * to take it back. */
 void shoal__held_send_back(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from,
                            shoal_pid_t pool, shoal_pid_t member, int how)
 {
     shoal_held_return_t r = {.member = member, .how = how};
-    shoal__send(rt, tc, from, pool, SHOAL__CHECKOUT_RETURN, &r, sizeof r, true, NULL, NULL);
+    int rc = shoal__send_reserved(rt, tc, from, pool, SHOAL__CHECKOUT_RETURN, &r, sizeof r);
+    if (rc != SHOAL_OK && rc != SHOAL_ENOPROC)
+        shoal__log(rt, SHOAL_LOG_ERROR, from, NULL,
+                   "could not give member <%" PRIu32 ".%" PRIu32 "> back to its pool <%" PRIu32
+                   ".%" PRIu32 ">: %s (the reserve of envelopes used up too); the pool holds it "
+                   "as in use",
+                   shoal__pid_slot(member), shoal__pid_gen(member), shoal__pid_slot(pool),
+                   shoal__pid_gen(pool), shoal_strerror(rc));
 }
 
 static shoal_checkout_member_t grant_of(const shoal_env_t *e)

@@ -344,13 +344,27 @@ int shoal__send_system(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, 
 {
     if (tc == NULL)
         return SHOAL_ENOMEM;
-    shoal_env_t *e = shoal__env_new(tc, kind, 0, from, 0, type, NULL, 0);
+    shoal_env_t *e = shoal__env_new_reserved(tc, kind, 0, from, 0, type, NULL, 0);
     if (e == NULL)
         return SHOAL_ENOMEM;
     int rc = shoal__deliver(rt, tc, to, e, true);
     if (rc != SHOAL_OK)
         shoal__env_free(tc, e);
     return rc;
+}
+
+int shoal__send_reserved(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal_pid_t to,
+                         uint32_t type, const void *data, size_t size)
+{
+    if (tc == NULL)
+        return SHOAL_ENOMEM;
+    if (size > SHOAL_INLINE_MAX || (size != 0 && data == NULL))
+        return SHOAL_EINVAL;
+    shoal_env_t *e =
+        shoal__env_new_reserved(tc, SHOAL_MSG_CAST, SHOAL_ENV_PRIORITY, from, 0, type, data, size);
+    if (e == NULL)
+        return SHOAL_ENOMEM;
+    return send_env(rt, tc, to, e, true, false);
 }
 
 /* ---- public entry points ------------------------------------------------ */

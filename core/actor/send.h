@@ -62,7 +62,14 @@ void shoal__call_gone(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, s
                       shoal_ref_t ref);
 
 /* Sends a system message of kind SHOAL_ENV_STOP / SHOAL_MSG_EXIT etc. with no
- * payload; returns the delivery result (the envelope is freed on error). */
+ * payload; returns the delivery result (the envelope is freed on error).
+ * Its envelope may be one of the runtime's reserve (envelope.c). */
+/* A priority cast of a small payload (<= SHOAL_INLINE_MAX) whose loss would
+ * lose what it stands for -- a member given back to its pool: its envelope
+ * may be one of the runtime's reserve (envelope.c: THE RESERVE). As
+ * shoal__send's result; SHOAL_ENOMEM only when the reserve is empty too. */
+int shoal__send_reserved(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, shoal_pid_t to,
+                         uint32_t type, const void *data, size_t size);
 int shoal__send_system(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t to, unsigned kind,
                        shoal_pid_t from, uint32_t type);
 

@@ -261,8 +261,15 @@ static void member_done(struct shoal_ctx_s *ctx, bool ok)
     shoal_held_return_t r = {.member = ctx->self,
                              .how = ok ? SHOAL_RETURN_OK : SHOAL_RETURN_FAIL,
                              .seat = (uint32_t)ctx->member[0]};
-    shoal__send(ctx->rt, ctx->tc, ctx->self, p->g.pid, SHOAL__CHECKOUT_RETURN, &r, sizeof r, true,
-                NULL, NULL);
+    /* Sent without memory to spare (envelope.c: THE RESERVE): lost, the
+     * seat stayed in use and the transaction on txn_out for good. */
+    int rc = shoal__send_reserved(ctx->rt, ctx->tc, ctx->self, p->g.pid, SHOAL__CHECKOUT_RETURN, &r,
+                                  sizeof r);
+    if (rc != SHOAL_OK && rc != SHOAL_ENOPROC)
+        shoal__log(ctx->rt, SHOAL_LOG_ERROR, ctx->self, p->name,
+                   "a member could not give itself back after a transaction: %s (the reserve "
+                   "of envelopes used up too); the pool holds it as in use",
+                   shoal_strerror(rc));
 }
 
 static void co_settled(struct shoal_ctx_s *ctx, shoal_env_t *e, bool ok,

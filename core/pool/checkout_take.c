@@ -151,7 +151,9 @@ bool shoal__co_grant_send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t 
 {
     shoal_checkout_member_t g = {member, p->g.pid};
     struct shoal_reply_s reply = {.tc = tc, .env = NULL, .status = SHOAL_OK};
-    reply.env = shoal__env_new(tc, SHOAL_MSG_REPLY, 0, 0, 0, SHOAL_CHECKOUT_MEMBER, &g, sizeof g);
+    /* Lost, the taker would never be answered (envelope.c: THE RESERVE). */
+    reply.env =
+        shoal__env_new_reserved(tc, SHOAL_MSG_REPLY, 0, 0, 0, SHOAL_CHECKOUT_MEMBER, &g, sizeof g);
     return reply.env != NULL && shoal__reply_send(rt, tc, p->g.pid, taker, ref, &reply);
 }
 

@@ -62,6 +62,10 @@ struct shoal_runtime_s {
     size_t env_ndepot, env_depot_cap;
     void **env_slabs;
     size_t env_nslabs, env_slabs_cap;
+    /* kept back for messages whose loss would lose what they stand for
+     * (envelope.c: THE RESERVE); under env_lock */
+    struct shoal_env_s *env_reserve[SHOAL_ENV_RESERVE];
+    uint32_t env_nreserve;
 
     /* dispatcher */
     struct shoal_worker_s *workers; /* nslots */

@@ -19,9 +19,10 @@
 struct shoal_env_s;
 struct shoal_worker_s;
 
-#define SHOAL_ENV_BATCH 64u  /* envelopes moved to/from the depot at once */
-#define SHOAL_ENV_STACK 128u /* free envelopes a thread keeps: two batches */
-#define SHOAL_SLOT_CACHE 64u /* free actor slots kept per thread */
+#define SHOAL_ENV_BATCH 64u   /* envelopes moved to/from the depot at once */
+#define SHOAL_ENV_STACK 128u  /* free envelopes a thread keeps: two batches */
+#define SHOAL_ENV_RESERVE 64u /* envelopes the runtime keeps back (envelope.c) */
+#define SHOAL_SLOT_CACHE 64u  /* free actor slots kept per thread */
 
 /* One counter per shoal_runtime_stats_t field that threads produce. */
 /* One counter per line. */
