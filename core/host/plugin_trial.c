@@ -30,8 +30,9 @@
 enum { TRIAL_DONE = 87 };
 enum { BYTE_LOADED = 'L', BYTE_NOT_LOADED = 'N' };
 
-/* The environment variable that makes a process the trial: "COPY,PIPE",
- * the descriptors of the plugin's copy and of the pipe's end. */
+/* The environment variable that makes a process the trial: "COPY,PIPE,PID",
+ * the descriptors of the plugin's copy and of the pipe's end, and the
+ * host's pid. */
 #define TRIAL_ENV "SHOAL__PLUGIN_TRIAL"
 
 /* The trial's side, before main: a process started by shoal__plugin_trial
@@ -43,14 +44,15 @@ __attribute__((constructor(101))) static void trial_main(void)
 {
     const char *v = getenv(TRIAL_ENV);
     int copy, done;
-    if (v == NULL || sscanf(v, "%d,%d", &copy, &done) != 2)
+    long host;
+    if (v == NULL || sscanf(v, "%d,%d,%ld", &copy, &done, &host) != 3)
         return;
     /* Once: a plugin that links libshoal.so brings a second copy of this
      * constructor, which must not take the plugin's own load for a trial
      * of its own (it would answer before the plugin's constructors ran). */
     unsetenv(TRIAL_ENV);
     prctl(PR_SET_PDEATHSIG, SIGKILL); /* the host gone, so is its trial */
-    if (getppid() == 1)
+    if (getppid() != (pid_t)host) /* it died just now; not 1: the host may be pid 1 */
         _exit(TRIAL_DONE + 1);
     /* A fault is the trial's death, whatever handler the program's start
      * put there (a sanitizer's, which would exit 1 instead). */
@@ -161,8 +163,8 @@ static int spawn(int copy, int done, pid_t *pid)
     char **envp = malloc((n + 2) * sizeof *envp);
     if (envp == NULL)
         return ENOMEM;
-    char var[64];
-    snprintf(var, sizeof var, TRIAL_ENV "=%d,%d", copy, done);
+    char var[80];
+    snprintf(var, sizeof var, TRIAL_ENV "=%d,%d,%ld", copy, done, (long)getpid());
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (strncmp(environ[i], TRIAL_ENV "=", sizeof TRIAL_ENV) != 0)
