@@ -155,6 +155,53 @@ static void test_duplicate_keys(void)
     shoal__node_free(root);
 }
 
+/* A mapping of many keys (past the first 32 they are found through a
+ * table, node.c): every one kept, in order; a key written again is
+ * refused at its second place and names its first, whether the first is
+ * among the first 32, past them, or the one just before it -- at every
+ * size the table grows through. */
+static char *many_keys(size_t n, size_t dup_of, size_t dup_at)
+{
+    char *text = malloc(n * 32 + 64);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)sprintf(text + len, "key-with-a-prefix-%zu: %zu\n",
+                               i == dup_at ? dup_of : i, i);
+    return text;
+}
+
+static void test_many_keys(void)
+{
+    size_t n = 5000;
+    char *text = many_keys(n, SIZE_MAX, SIZE_MAX);
+    shoal_node_t *root = NULL;
+    shoal_diag_t err;
+    CU_ASSERT_EQUAL_FATAL(parse(text, &root, &err), SHOAL_OK);
+    CU_ASSERT_EQUAL(root->n, n);
+    char want[64];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(want, sizeof want, "key-with-a-prefix-%zu", i);
+        if (strcmp(root->keys[i]->text, want) != 0) {
+            CU_FAIL("a key out of place");
+            break;
+        }
+    }
+    shoal__node_free(root);
+    free(text);
+    const size_t cases[][2] = {{0, 4999}, {31, 32}, {32, 33}, {5, 40}, {100, 127},
+                               {127, 128}, {200, 3000}, {4998, 4999}, {0, 1}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        text = many_keys(n, cases[c][0], cases[c][1]);
+        char w[200];
+        snprintf(w, sizeof w,
+                 "t.yaml:%zu:1: duplicate key 'key-with-a-prefix-%zu' (first at line %zu, column 1)",
+                 cases[c][1] + 1, cases[c][0], cases[c][0] + 1);
+        ASSERT_REFUSED(text, w);
+        free(text);
+    }
+}
+
 static void test_explicit_tags_refused(void)
 {
     ASSERT_REFUSED("a: !!str x\n",
@@ -498,6 +545,7 @@ int main(void)
         {"tree and positions", test_tree_and_positions},
         {"quoted flag", test_quoted_flag},
         {"duplicate keys", test_duplicate_keys},
+        {"many keys: kept in order, a duplicate found anywhere", test_many_keys},
         {"explicit tags refused", test_explicit_tags_refused},
         {"several documents refused", test_several_documents_refused},
         {"empty input", test_empty_input},
