@@ -155,7 +155,7 @@ void shoal__control_groups(shoal_control_t *c, shoal_control_conn_t *k)
 void shoal__control_status(shoal_control_t *c, shoal_control_conn_t *k)
 {
     shoal_host_t *h = c->h;
-    static char ledgers[16384]; /* the host thread's */
+    static char ledgers[SHOAL_HOST_LEDGERS_MAX]; /* the host thread's */
     shoal__host_ledgers(h, ledgers, sizeof ledgers);
     shoal__control_say(k,
                        "0 ok\ngeneration %" PRIu64 "\n%sreloads %" PRIu64 " ok, %" PRIu64
@@ -171,8 +171,10 @@ void shoal__control_status(shoal_control_t *c, shoal_control_conn_t *k)
         open, c->accepted, c->dropped, c->refused);
     for (size_t i = 0; i < h->npools; i++)
         pool_line(k, &h->pools[i], c->stopping);
-    static char sources[8192]; /* the host thread's */
-    shoal__host_sources_status(h, sources, sizeof sources);
-    shoal__control_put(k, sources, strlen(sources));
+    for (size_t i = 0; i < h->nsources; i++) { /* each whole, however many */
+        char line[512];
+        shoal__host_source_status(h, i, line, sizeof line);
+        shoal__control_put(k, line, strlen(line));
+    }
     shoal__control_say(k, "%s", shoal__host_stall_lines(h));
 }

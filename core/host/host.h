@@ -169,7 +169,12 @@ int shoal__host_reload(shoal_host_t *h, const char *path, char *why, size_t why_
  * never waiting on a pool. In the reload log line and shoalctl status. */
 void shoal__host_ledger(shoal_host_t *h, char *buf, size_t size);
 /* The same, one line per generation that started pools ("ledger gen 3:
- * ..."), then the total ("ledger total: ..."), each ending in a newline. */
+ * ..."), the newest SHOAL_HOST_LEDGER_GENS of them -- the ones before
+ * summed in one line first ("ledger gens 1..180: ...")
+ * --, then the total ("ledger total: ..."), each ending in a newline:
+ * at most SHOAL_HOST_LEDGERS_MAX bytes in all, however many reloads. */
+#define SHOAL_HOST_LEDGER_GENS 16
+#define SHOAL_HOST_LEDGERS_MAX ((SHOAL_HOST_LEDGER_GENS + 2) * 320)
 void shoal__host_ledgers(shoal_host_t *h, char *buf, size_t size);
 
 /* What a reload to c (loaded and resolved) would change, without changing

@@ -58,12 +58,13 @@ void shoal__host_pool_forget(shoal_host_t *h, size_t i)
 
 /* ---- the ledger ----------------------------------------------------------- */
 
-shoal_host_counts_t shoal__host_ledger_of(shoal_host_t *h, uint64_t gen)
+/* The counts of generations first .. last together. */
+static shoal_host_counts_t ledger_of_range(shoal_host_t *h, uint64_t first, uint64_t last)
 {
-    shoal_host_counts_t c = {.gen = gen};
+    shoal_host_counts_t c = {.gen = first == last ? first : 0};
     for (size_t i = 0; i < h->ngone; i++) {
         const shoal_host_counts_t *g = &h->gone[i];
-        if (gen == 0 || g->gen == gen) {
+        if (g->gen >= first && g->gen <= last) {
             c.accepted += g->accepted;
             c.handled += g->handled;
             c.failed += g->failed;
@@ -73,13 +74,18 @@ shoal_host_counts_t shoal__host_ledger_of(shoal_host_t *h, uint64_t gen)
         }
     }
     for (size_t i = 0; i < h->npools; i++) {
-        if (gen != 0 && h->pools[i].gen != gen)
+        if (h->pools[i].gen < first || h->pools[i].gen > last)
             continue;
         shoal_pool_stats_t st;
         shoal__host_peek(&h->pools[i], &st);
         counts_add(&c, &st);
     }
     return c;
+}
+
+shoal_host_counts_t shoal__host_ledger_of(shoal_host_t *h, uint64_t gen)
+{
+    return gen == 0 ? ledger_of_range(h, 0, UINT64_MAX) : ledger_of_range(h, gen, gen);
 }
 
 void shoal__host_ledger_text(const shoal_host_counts_t *c, char *buf, size_t size)
@@ -103,27 +109,52 @@ void shoal__host_ledger(shoal_host_t *h, char *buf, size_t size)
     snprintf(buf, size, "ledger: %s", text);
 }
 
+/* The newest generation below `below` that started pools, or 0. */
+static uint64_t gen_before(const shoal_host_t *h, uint64_t below)
+{
+    uint64_t g = 0;
+    for (size_t i = 0; i < h->ngone; i++)
+        if (h->gone[i].gen < below && h->gone[i].gen > g)
+            g = h->gone[i].gen;
+    for (size_t i = 0; i < h->npools; i++)
+        if (h->pools[i].gen < below && h->pools[i].gen > g)
+            g = h->pools[i].gen;
+    return g;
+}
+
 void shoal__host_ledgers(shoal_host_t *h, char *buf, size_t size)
 {
+    /* The newest SHOAL_HOST_LEDGER_GENS generations that started pools,
+     * found newest first; the ones before them, summed. (A host reloaded
+     * 250 times, each reload replacing a pool, had its status cut in the
+     * middle of a line at the 182nd, and no total.) */
+    uint64_t shown[SHOAL_HOST_LEDGER_GENS];
+    size_t nshown = 0;
+    uint64_t g = UINT64_MAX;
+    while (nshown < SHOAL_HOST_LEDGER_GENS && (g = gen_before(h, g)) != 0)
+        shown[nshown++] = g;
+    uint64_t older = nshown != 0 ? gen_before(h, shown[nshown - 1]) : 0;
     size_t n = 0;
+    char text[256];
     buf[0] = '\0';
-    /* Every generation that started pools, oldest first. */
-    for (uint64_t g = 1; g <= h->generation && n < size; g++) {
-        bool any = false;
-        for (size_t i = 0; i < h->ngone && !any; i++)
-            any = h->gone[i].gen == g;
-        for (size_t i = 0; i < h->npools && !any; i++)
-            any = h->pools[i].gen == g;
-        if (!any)
-            continue;
-        shoal_host_counts_t c = shoal__host_ledger_of(h, g);
-        char text[256];
+    if (older != 0) {
+        uint64_t first = older;
+        for (size_t i = 0; i < h->ngone; i++)
+            first = h->gone[i].gen < first ? h->gone[i].gen : first;
+        for (size_t i = 0; i < h->npools; i++)
+            first = h->pools[i].gen < first ? h->pools[i].gen : first;
+        shoal_host_counts_t c = ledger_of_range(h, first, older);
         shoal__host_ledger_text(&c, text, sizeof text);
-        n += (size_t)snprintf(buf + n, size - n, "ledger gen %" PRIu64 ": %s\n", g, text);
+        n += (size_t)snprintf(buf + n, size - n, "ledger gens %" PRIu64 "..%" PRIu64 ": %s\n",
+                              first, older, text);
+    }
+    for (size_t k = nshown; k-- > 0 && n < size;) {
+        shoal_host_counts_t c = shoal__host_ledger_of(h, shown[k]);
+        shoal__host_ledger_text(&c, text, sizeof text);
+        n += (size_t)snprintf(buf + n, size - n, "ledger gen %" PRIu64 ": %s\n", shown[k], text);
     }
     if (n < size) {
         shoal_host_counts_t c = shoal__host_ledger_of(h, 0);
-        char text[256];
         shoal__host_ledger_text(&c, text, sizeof text);
         snprintf(buf + n, size - n, "ledger total: %s\n", text);
     }

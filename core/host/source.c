@@ -248,21 +248,17 @@ void shoal__host_sources_table(shoal_host_t *h, FILE *out, double seconds)
     }
 }
 
-void shoal__host_sources_status(shoal_host_t *h, char *buf, size_t size)
+void shoal__host_source_status(shoal_host_t *h, size_t i, char *buf, size_t size)
 {
-    size_t len = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < h->nsources && len < size; i++) {
-        shoal_host_pool_t *hs = &h->sources[i];
-        shoal_pool_stats_t st;
-        shoal__host_peek(hs, &st);
-        uint64_t sent = atomic_load_explicit(&hs->rec->sends.sent, memory_order_relaxed);
-        uint64_t refused = atomic_load_explicit(&hs->rec->sends.refused, memory_order_relaxed);
-        len += (size_t)snprintf(buf + len, size - len,
-                                "source %s %s: sent %" PRIu64 ", refused %" PRIu64
-                                ", restarts %" PRIu64 "\n",
-                                hs->name, source_state(hs, &st), sent, refused, st.worker_restarts);
-    }
+    shoal_host_pool_t *hs = &h->sources[i];
+    shoal_pool_stats_t st;
+    shoal__host_peek(hs, &st);
+    /* relaxed: monotonic counts on their own (actor.h) */
+    uint64_t sent = atomic_load_explicit(&hs->rec->sends.sent, memory_order_relaxed);
+    uint64_t refused = atomic_load_explicit(&hs->rec->sends.refused, memory_order_relaxed);
+    snprintf(buf, size,
+             "source %s %s: sent %" PRIu64 ", refused %" PRIu64 ", restarts %" PRIu64 "\n",
+             hs->name, source_state(hs, &st), sent, refused, st.worker_restarts);
 }
 
 size_t shoal__host_sources_running(const shoal_host_t *h)

@@ -54,9 +54,9 @@ void shoal__host_sources_watch(shoal_host_t *h);
  * rates since the previous call over `seconds`. */
 void shoal__host_sources_table(shoal_host_t *h, FILE *out, double seconds);
 
-/* `shoalctl status` lines, one per source: "source load-api running: sent
- * 120000, refused 30, restarts 0". */
-void shoal__host_sources_status(shoal_host_t *h, char *buf, size_t size);
+/* The `shoalctl status` line of source i (of h->sources): "source
+ * load-api running: sent 120000, refused 30, restarts 0\n". */
+void shoal__host_source_status(shoal_host_t *h, size_t i, char *buf, size_t size);
 
 /* How many sources run (not stopping). */
 size_t shoal__host_sources_running(const shoal_host_t *h);

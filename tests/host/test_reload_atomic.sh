@@ -291,7 +291,7 @@ want: $want"
     last=$acc
     # The per-generation lines add up to the total.
     local sum
-    sum=$(echo "$status" | sed -n 's/^ledger gen [0-9]*: accepted \([0-9]*\) .*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
+    sum=$(echo "$status" | sed -n 's/^ledger gens\? [0-9.]*: accepted \([0-9]*\) .*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
     [ "$sum" = "$acc" ] || fail "generations sum to $sum, the total is $acc"
     echo "step $step: $line"
 }
