@@ -107,9 +107,10 @@ static void pool_line(shoal_control_conn_t *k, shoal_host_pool_t *hp, bool stopp
         k, "pool %s size %u target %u in_flight %" PRIu64 " forwarded %" PRIu64 "%s%s%s\n",
         hp->name, st.pool_size, st.target_size, st.queue_depth, st.messages_forwarded, pull,
         elastic,
-        shoal__pool_is_ended(hp->rec) ? " ended"
-        : hp->draining || stopping    ? " draining"
-                                      : "");
+        shoal__pool_is_ended(hp->rec)     ? " ended"
+        : hp->draining || stopping        ? " draining"
+        : st.state == SHOAL_POOL_DEGRADED ? " degraded" /* past its restart budget */
+                                          : "");
 }
 
 void shoal__control_groups(shoal_control_t *c, shoal_control_conn_t *k)

@@ -257,6 +257,9 @@ for _ in $(seq 1 500); do
 done
 "$shoalctl" inspect ci | grep -q '"state":"degraded"' ||
     fail "a degraded child, its pool in shoald: $("$shoalctl" inspect ci)"
+# status says so too, at the end of the pool's line (it said nothing).
+"$shoalctl" status | grep -q '^pool ci size .* degraded$' ||
+    fail "status of a degraded pool: $("$shoalctl" status | grep '^pool ci ')"
 [ "$(field ci worker_restarts)" -ge 2 ] || fail "the child's restarts: $(field ci worker_restarts)"
 # Its child has no worker left (the backoff is a minute): what it holds
 # cannot drain, and shoald says so and exits 3.
