@@ -125,6 +125,14 @@ static inline shoal_env_t *shoal__env_alloc(shoal_tcache_t *tc)
         return shoal__env_refill(tc);
     return tc->envs[--tc->env_nfree];
 }
+/* As shoal__env_alloc, then from the runtime's reserve (envelope.c: THE
+ * RESERVE). */
+static inline shoal_env_t *shoal__env_alloc_reserved(shoal_tcache_t *tc)
+{
+    if (__builtin_expect(tc->env_nfree == 0, 0))
+        return shoal__env_refill_reserved(tc);
+    return tc->envs[--tc->env_nfree];
+}
 
 /* Releases the payload (if on the heap) and the envelope. */
 void shoal__env_drop_payload(shoal_env_t *e);
@@ -171,14 +179,11 @@ shoal_env_t *shoal__env_new_heap(shoal_tcache_t *tc, unsigned kind, unsigned fla
                                  shoal_pid_t from, shoal_ref_t ref, uint32_t type, const void *data,
                                  size_t size);
 
-/* Allocates and fills an envelope with a copy of data. NULL on ENOMEM. */
-static inline shoal_env_t *shoal__env_new(shoal_tcache_t *tc, unsigned kind, unsigned flags,
-                                          shoal_pid_t from, shoal_ref_t ref, uint32_t type,
-                                          const void *data, size_t size)
+/* Fills e (NULL: passed on) with a copy of size <= SHOAL_INLINE_MAX bytes. */
+static inline shoal_env_t *shoal__env_fill(shoal_env_t *e, unsigned kind, unsigned flags,
+                                           shoal_pid_t from, shoal_ref_t ref, uint32_t type,
+                                           const void *data, size_t size)
 {
-    if (__builtin_expect(size > SHOAL_INLINE_MAX, 0))
-        return shoal__env_new_heap(tc, kind, flags, from, ref, type, data, size);
-    shoal_env_t *e = shoal__env_alloc(tc);
     if (__builtin_expect(e == NULL, 0))
         return NULL;
     e->from = from;
@@ -188,6 +193,16 @@ static inline shoal_env_t *shoal__env_new(shoal_tcache_t *tc, unsigned kind, uns
     shoal__copy_small(e->payload.bytes, data, size);
     return e;
 }
+
+/* Allocates and fills an envelope with a copy of data. NULL on ENOMEM. */
+static inline shoal_env_t *shoal__env_new(shoal_tcache_t *tc, unsigned kind, unsigned flags,
+                                          shoal_pid_t from, shoal_ref_t ref, uint32_t type,
+                                          const void *data, size_t size)
+{
+    if (__builtin_expect(size > SHOAL_INLINE_MAX, 0))
+        return shoal__env_new_heap(tc, kind, flags, from, ref, type, data, size);
+    return shoal__env_fill(shoal__env_alloc(tc), kind, flags, from, ref, type, data, size);
+}
 /* As shoal__env_new, for a message whose loss would lose what it stands
  * for (envelope.c: THE RESERVE), its payload at most SHOAL_INLINE_MAX:
  * from the runtime's reserve when there is no other. */
@@ -196,16 +211,7 @@ static inline shoal_env_t *shoal__env_new_reserved(shoal_tcache_t *tc, unsigned 
                                                    shoal_ref_t ref, uint32_t type, const void *data,
                                                    size_t size)
 {
-    shoal_env_t *e = __builtin_expect(tc->env_nfree == 0, 0) ? shoal__env_refill_reserved(tc)
-                                                             : tc->envs[--tc->env_nfree];
-    if (__builtin_expect(e == NULL, 0))
-        return NULL;
-    e->from = from;
-    e->type = type;
-    e->size = (uint32_t)size;
-    shoal__env_set_meta(e, ref, kind, flags);
-    shoal__copy_small(e->payload.bytes, data, size);
-    return e;
+    return shoal__env_fill(shoal__env_alloc_reserved(tc), kind, flags, from, ref, type, data, size);
 }
 /* As shoal__env_new, taking ownership of data (freed with free_fn). */
 shoal_env_t *shoal__env_new_owned(struct shoal_tcache_s *tc, unsigned kind, unsigned flags,

@@ -132,36 +132,31 @@ static int group_pick(shoal_ctx_t *ctx, const char *group, const shoal_ref_t *re
 }
 
 /* Picks of a group tried in all when the pool picked began to drain, or
- * ended, before the take or the transaction reached it (SHOAL_ENOPROC at
- * once): a reload that removes one pool of a group while another stays
- * must not tell the group's takers there is none. Each pick sees the
- * refusing pool's drain (it was read by the refusal, on this thread). */
+ * ended, before the take or the transaction reached it (SHOAL_ENOPROC from
+ * the send, not from the pick): a reload that removes one pool of a group
+ * while another stays must not tell the group's takers there is none.
+ * Each pick sees the refusing pool's drain (the refusal read it, on this
+ * thread). */
 #define GROUP_TRIES 4
-
-static int take_group_once(shoal_ctx_t *ctx, const char *group, uint64_t timeout_ms,
-                           shoal_ref_t *ref)
-{
-    shoal_pid_t pick, first;
-    int rc = group_pick(ctx, group, ref, &pick, &first);
-    if (rc != SHOAL_OK)
-        return rc;
-    if (pick == SHOAL_PID_NONE) { /* none has a free member: counted where it was tried */
-        shoal_pool_t *p = shoal__pool_find(ctx->rt, first);
-        if (p != NULL && p->co != NULL)
-            shoal__co_refused_early(p->co, ctx->tc);
-        if (p != NULL)
-            shoal__pool_unref(ctx->rt, p);
-        return SHOAL_ENOMEMBERS;
-    }
-    return shoal_take(ctx, pick, timeout_ms, ref);
-}
 
 SHOAL_API int shoal_take_group(shoal_ctx_t *ctx, const char *group, uint64_t timeout_ms,
                                shoal_ref_t *ref)
 {
     int rc = SHOAL_ENOPROC;
-    for (int k = 0; k < GROUP_TRIES && rc == SHOAL_ENOPROC; k++)
-        rc = take_group_once(ctx, group, timeout_ms, ref);
+    for (int k = 0; k < GROUP_TRIES && rc == SHOAL_ENOPROC; k++) {
+        shoal_pid_t pick, first;
+        if ((rc = group_pick(ctx, group, ref, &pick, &first)) != SHOAL_OK)
+            return rc;
+        if (pick == SHOAL_PID_NONE) { /* none has a free member: counted where it was tried */
+            shoal_pool_t *p = shoal__pool_find(ctx->rt, first);
+            if (p != NULL && p->co != NULL)
+                shoal__co_refused_early(p->co, ctx->tc);
+            if (p != NULL)
+                shoal__pool_unref(ctx->rt, p);
+            return SHOAL_ENOMEMBERS;
+        }
+        rc = shoal_take(ctx, pick, timeout_ms, ref);
+    }
     return rc;
 }
 
@@ -172,10 +167,10 @@ SHOAL_API int shoal_checkout_call_group(shoal_ctx_t *ctx, const char *group, uin
     int rc = SHOAL_ENOPROC;
     for (int k = 0; k < GROUP_TRIES && rc == SHOAL_ENOPROC; k++) {
         shoal_pid_t pick, first;
-        rc = group_pick(ctx, group, ref, &pick, &first);
-        if (rc == SHOAL_OK)
-            rc = shoal_call(ctx, pick != SHOAL_PID_NONE ? pick : first, type, data, size,
-                            timeout_ms, ref);
+        if ((rc = group_pick(ctx, group, ref, &pick, &first)) != SHOAL_OK)
+            return rc;
+        rc = shoal_call(ctx, pick != SHOAL_PID_NONE ? pick : first, type, data, size, timeout_ms,
+                        ref);
     }
     return rc;
 }

@@ -471,9 +471,7 @@ int shoal__co_fast_txn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
             }
         }
         if (rc == SHOAL_OK) {
-            bool shared;
-            shoal_pool_stripe_t *st = shoal__pool_stripe(p, tc, &shared);
-            shoal__stripe_add(&st->forwarded, 1, shared);
+            shoal__pool_count_forwarded(tc, p);
         } else {
             e->meta &= ~(uint64_t)SHOAL_ENV_POOLED; /* the pool's own mailbox sets it again */
         }

@@ -277,9 +277,7 @@ bool shoal__pull_hand_back(struct shoal_ctx_s *ctx, shoal_group_t *g, shoal_pid_
     if (ctx->member == NULL) {
         if (to != SHOAL_PID_NONE && shoal__pool_hand_back(ctx, p, to, e))
             return true;
-        bool shared;
-        shoal_pool_stripe_t *st = shoal__pool_stripe(p, ctx->tc, &shared);
-        shoal__stripe_add(&st->forwarded, 1, shared);
+        shoal__pool_count_forwarded(ctx->tc, p);
         if (to == SHOAL_PID_NONE) {
             shoal__pool_count_dropped(ctx->tc, p); /* (else hand_back counted it) */
             shoal__pull_dropped(p, e);

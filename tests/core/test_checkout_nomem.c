@@ -28,7 +28,13 @@
 #define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, CB_WAIT_S)
 #define SENDS_MAX 1000000
 
-enum { T_FAIL_BARE = 7, T_OK_BARE = 8, T_PLAIN = 9, T_TAKE = 10, T_RETURN_BARE = 11 }; /* past cb's */
+enum {
+    T_FAIL_BARE = 7,
+    T_OK_BARE = 8,
+    T_PLAIN = 9,
+    T_TAKE = 10,
+    T_RETURN_BARE = 11
+}; /* past cb's */
 
 static _Atomic shoal_pid_t sink, pool_pid, nm_taken;
 static atomic_int sent_before, plain_handled, nm_take_rc;
@@ -119,7 +125,19 @@ static shoal_runtime_t *start(uint64_t lifetime_ms, shoal_pid_t *pool, shoal_poo
     return rt;
 }
 
-/* The transaction is settled and the pool serves the next one. */
+/* Given back FAIL: destroyed and replaced, none in use. Its stats. */
+static shoal_pool_stats_t replaced(shoal_runtime_t *rt, shoal_pid_t pool)
+{
+    WAIT_UNTIL(cb_stats(rt, pool).returned_fail == 1 && cb_stats(rt, pool).free == 1);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.returned_fail, 1);
+    CU_ASSERT_EQUAL(st.in_use, 0);
+    CU_ASSERT_EQUAL(st.free, 1); /* its replacement */
+    return st;
+}
+
+/* The transaction is settled and the pool serves the next one; then the
+ * case ends. */
 static void serves_on(shoal_runtime_t *rt, shoal_pid_t pool, shoal_pool_t *rec)
 {
     CU_ASSERT(atomic_load(&sent_before) > 0); /* memory was used up */
@@ -128,6 +146,8 @@ static void serves_on(shoal_runtime_t *rt, shoal_pid_t pool, shoal_pool_t *rec)
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, pool, T_PLAIN, NULL, 0), SHOAL_OK);
     WAIT_UNTIL(atomic_load(&plain_handled) == 1);
     CU_ASSERT_EQUAL(atomic_load(&plain_handled), 1);
+    shoal__pool_unref(rt, rec);
+    shoal_runtime_destroy(rt);
 }
 
 static void a_failed_transaction_gives_back(void)
@@ -136,17 +156,11 @@ static void a_failed_transaction_gives_back(void)
     shoal_pool_t *rec;
     shoal_runtime_t *rt = start(0, &pool, &rec);
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_send(rt, pool, T_FAIL_BARE, NULL, 0), SHOAL_OK);
-    WAIT_UNTIL(cb_stats(rt, pool).returned_fail == 1 && cb_stats(rt, pool).free == 1);
-    shoal_pool_stats_t st = cb_stats(rt, pool);
-    CU_ASSERT_EQUAL(st.returned_fail, 1);
+    shoal_pool_stats_t st = replaced(rt, pool);
     CU_ASSERT_EQUAL(st.killed_in_use, 0);
-    CU_ASSERT_EQUAL(st.in_use, 0);
-    CU_ASSERT_EQUAL(st.free, 1); /* its replacement */
     CU_ASSERT_EQUAL(st.messages_failed, 1);
-    serves_on(rt, pool, rec);
     printf("\n    %d sends used up the envelopes ", atomic_load(&sent_before));
-    shoal__pool_unref(rt, rec);
-    shoal_runtime_destroy(rt);
+    serves_on(rt, pool, rec);
 }
 
 static void an_expired_member_gives_back(void)
@@ -162,8 +176,6 @@ static void an_expired_member_gives_back(void)
     CU_ASSERT_EQUAL(st.in_use, 0);
     CU_ASSERT_EQUAL(st.messages_handled, 1);
     serves_on(rt, pool, rec);
-    shoal__pool_unref(rt, rec);
-    shoal_runtime_destroy(rt);
 }
 
 static void an_actor_gives_back(void)
@@ -178,15 +190,9 @@ static void an_actor_gives_back(void)
     CU_ASSERT_EQUAL_FATAL(atomic_load(&nm_take_rc), SHOAL_OK);
     CU_ASSERT_EQUAL(cb_stats(rt, pool).in_use, 1);
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_send(rt, c, T_RETURN_BARE, NULL, 0), SHOAL_OK);
-    WAIT_UNTIL(cb_stats(rt, pool).returned_fail == 1 && cb_stats(rt, pool).free == 1);
-    shoal_pool_stats_t st = cb_stats(rt, pool);
-    CU_ASSERT_EQUAL(st.returned_fail, 1);
-    CU_ASSERT_EQUAL(st.in_use, 0);
-    CU_ASSERT_EQUAL(st.free, 1);
+    (void)replaced(rt, pool);
     CU_ASSERT(cb_ended(rt, atomic_load(&nm_taken))); /* destroyed: its state is unknown */
     serves_on(rt, pool, rec);
-    shoal__pool_unref(rt, rec);
-    shoal_runtime_destroy(rt);
 }
 
 int main(void)
