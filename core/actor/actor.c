@@ -14,6 +14,7 @@
 #include "actor/held.h"
 #include "actor/send.h"
 #include "runtime/runtime.h"
+#include "sched/bulkhead.h"
 #include "sched/futex.h"
 #include "sched/worker.h"
 
@@ -229,7 +230,15 @@ bool shoal__actor_handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
     case SHOAL_ENV_INIT: {
         const void *args;
         memcpy(&args, e->payload.bytes, sizeof args);
+        if (ctx->group != NULL && ctx->b->beh->init != NULL) {
+            ctx->in_init = true; /* (a panic ends it in turn.c: after_panic) */
+            shoal__bulkhead_init_begin(ctx->rt);
+        }
         rc = ctx->b->beh->init != NULL ? ctx->b->beh->init(ctx, ctx->b->state, args) : SHOAL_OK;
+        if (ctx->in_init) {
+            ctx->in_init = false;
+            shoal__bulkhead_init_end(ctx->rt);
+        }
         if (rc != SHOAL_OK)
             ctx->init_failed = true;
         else if (ctx->own == NULL) /* a group tells when its members have started */

@@ -44,6 +44,7 @@ struct shoal_ctx_s {
     int exiting;                /* shoal_exit called or a callback failed */
     int reason;
     bool init_failed;  /* do not run terminate */
+    bool in_init;      /* a member inside its init: counted (sched/bulkhead.h) */
     bool in_terminate; /* a panic here must not run terminate again */
     bool yield;        /* shoal_yield: end the turn after this callback */
     bool gated;        /* ext->gated, as the turn began or since OPEN (turn.c) */

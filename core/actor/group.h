@@ -135,11 +135,15 @@ struct shoal_group_s {
     const char *name;             /* for log lines and stall reports */
     const char *label;            /* how its members are named in logs: "name/behaviour" */
     bool exact;                   /* members settle every message at once (not per turn) */
-    /* The one field that changes: non-zero, its members time their turns
+    /* Non-zero, its members time their turns
      * (ops->busy). Written by the group's own actor, read by members at
      * the start of a turn [relaxed: a turn timed or not is a picture of
      * the load, not a count anyone balances]. */
     _Atomic uint32_t timed;
+    /* Its members' callbacks listed as stuck now (sched/bulkhead.h has the
+     * protocol): while any is, and every spare thread is held by one, its
+     * other members wait. */
+    _Atomic uint32_t stuck;
 };
 
 #endif

@@ -17,6 +17,7 @@
 #include "actor/room.h"
 #include "runtime/qsbr.h"
 #include "runtime/runtime.h"
+#include "sched/bulkhead.h"
 #include "sched/futex.h"
 #include "sched/worker.h"
 
@@ -322,6 +323,10 @@ static void after_panic(struct shoal_ctx_s *ctx)
         }
         if (shoal__env_kind(e) == SHOAL_ENV_INIT)
             ctx->init_failed = true;
+        if (ctx->in_init) {
+            ctx->in_init = false;
+            shoal__bulkhead_init_end(ctx->rt);
+        }
         if (ctx->group != NULL && shoal__env_is_pooled(e)) {
             publish_deq(ctx); /* as handle_for_group: not handled and queued */
             ctx->group->ops->settled(ctx, e, false, NULL);
@@ -337,8 +342,9 @@ static void after_panic(struct shoal_ctx_s *ctx)
     shoal__ctx_fail(ctx, SHOAL_EPANIC);
 }
 
-/* What a turn of `a` needs to know about it, into ctx. */
-static inline void turn_begin(shoal_worker_t *w, struct shoal_ctx_s *ctx, shoal_actor_t *a)
+/* What a turn of `a` needs to know about it, into ctx. False: the
+ * bulkhead holds it (sched/bulkhead.h), and nothing of it runs now. */
+static inline bool turn_begin(shoal_worker_t *w, struct shoal_ctx_s *ctx, shoal_actor_t *a)
 {
     shoal_runtime_t *rt = w->rt;
     ctx->a = a;
@@ -379,6 +385,9 @@ static inline void turn_begin(shoal_worker_t *w, struct shoal_ctx_s *ctx, shoal_
             ctx->name = ctx->group->label;
         else if (ctx->own != NULL)
             ctx->name = ctx->own->name;
+        if (ctx->group != NULL && shoal__bulkhead_closing(rt) &&
+            shoal__bulkhead_hold(rt, a, ctx->group))
+            return false;
         /* A timed group's member (group.h): the turn's time is its busy
          * time, marked after each message (handle_for_group) and at the
          * end. */
@@ -408,6 +417,7 @@ static inline void turn_begin(shoal_worker_t *w, struct shoal_ctx_s *ctx, shoal_
     }
     atomic_store_explicit(&a->sched, SHOAL_SCHED_PROCESSING, memory_order_relaxed);
     SHOAL_STAT_ADD(&w->tc, turns, 1);
+    return true;
 }
 
 /* The end of a turn, however its messages ended (a panic included). */
@@ -436,7 +446,8 @@ static void turn_finish(shoal_worker_t *w, struct shoal_ctx_s *ctx)
 void shoal__actor_run(shoal_worker_t *w, shoal_actor_t *a)
 {
     struct shoal_ctx_s *ctx = &w->ctx;
-    turn_begin(w, ctx, a);
+    if (!turn_begin(w, ctx, a))
+        return;
     run_messages(ctx);
     turn_finish(w, ctx);
 }

@@ -13,6 +13,7 @@
 #include "host/source.h"
 #include "pool/pool.h"
 #include "runtime/runtime.h"
+#include "sched/bulkhead.h"
 #include "sched/monitor.h"
 
 /* ---- memory ---------------------------------------------------------------- */
@@ -68,7 +69,7 @@ const char *shoal__host_stall_lines(shoal_host_t *h)
 {
     size_t n;
     shoal_stall_t *s = shoal__host_stalls_now(h, false, &n);
-    size_t need = 64 + (n < STALL_LINES_MAX ? n : STALL_LINES_MAX) * 400;
+    size_t need = 320 + (n < STALL_LINES_MAX ? n : STALL_LINES_MAX) * 400;
     if (need > h->stall_cap) {
         char *t = realloc(h->stall_text, need);
         if (t == NULL) {
@@ -94,8 +95,16 @@ const char *shoal__host_stall_lines(shoal_host_t *h)
     uint64_t stalls, started, extra;
     shoal__monitor_counts(h->rt, &stalls, &started, &extra);
     if (extra != 0)
+        len += (size_t)snprintf(
+            h->stall_text + len, h->stall_cap - len,
+            "compensating threads %" PRIu64 " (for handlers that do not return)\n", extra);
+    uint64_t held, held_total;
+    shoal__bulkhead_counts(h->rt, &held, &held_total);
+    if (held != 0)
         snprintf(h->stall_text + len, h->stall_cap - len,
-                 "compensating threads %" PRIu64 " (for handlers that do not return)\n", extra);
+                 "held back %" PRIu64 " members (new ones, and those of pools with a stuck "
+                 "handler: they wait for a stuck one to return)\n",
+                 held);
     free(s);
     return h->stall_text;
 }

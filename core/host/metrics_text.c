@@ -405,6 +405,12 @@ static void render_runtime(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b
     counter(b, "shoal_runtime_extra_threads_started_total",
             "Compensating threads started for handlers that do not return.",
             rs.extra_threads_started);
+    gauge(b, "shoal_runtime_held_back",
+          "Members waiting now because stuck callbacks hold every compensating thread.",
+          rs.held_back);
+    counter(b, "shoal_runtime_held_back_total",
+            "Times a member was held back while stuck callbacks held every compensating thread.",
+            rs.held_back_total);
     gauge(b, "shoal_runtime_unbounded_queued",
           "Messages held by unbounded mailboxes now (what runtime.max_queued bounds).",
           rs.unbounded_pushed > rs.unbounded_popped ? rs.unbounded_pushed - rs.unbounded_popped

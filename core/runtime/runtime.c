@@ -9,6 +9,7 @@
 #include "runtime/runtime.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include "actor/room.h"
 #include "actor/send.h"
 #include "actor/timer.h"
+#include "sched/bulkhead.h"
 #include "sched/futex.h"
 #include "sched/monitor.h"
 #include "sched/worker.h"
@@ -69,6 +71,7 @@ SHOAL_API int shoal_runtime_create(shoal_runtime_t **out, const shoal_runtime_op
     pthread_mutex_init(&rt->env_lock, NULL);
     pthread_mutex_init(&rt->limbo_lock, NULL);
     pthread_mutex_init(&rt->queued_lock, NULL);
+    shoal__bulkhead_init(rt, max_extra);
     shoal__names_init(rt);
 
     int rc = shoal__rooms_init(rt);
@@ -112,6 +115,7 @@ fail_slots:
     shoal__rooms_fini(rt);
     shoal__names_fini(rt);
     shoal__envs_fini(rt);
+    shoal__bulkhead_fini(rt);
     pthread_mutex_destroy(&rt->queued_lock);
     pthread_mutex_destroy(&rt->limbo_lock);
     pthread_mutex_destroy(&rt->env_lock);
@@ -174,6 +178,7 @@ SHOAL_API void shoal_runtime_destroy(shoal_runtime_t *rt)
     shoal__envs_fini(rt);
     shoal__names_fini(rt);
     shoal__rooms_fini(rt);
+    shoal__bulkhead_fini(rt);
     pthread_mutex_destroy(&rt->queued_lock);
     pthread_mutex_destroy(&rt->limbo_lock);
     pthread_mutex_destroy(&rt->env_lock);
@@ -183,15 +188,23 @@ SHOAL_API void shoal_runtime_destroy(shoal_runtime_t *rt)
 
 SHOAL_API unsigned shoal_runtime_threads(const shoal_runtime_t *rt) { return rt->nthreads; }
 
-SHOAL_API void shoal_runtime_stats(shoal_runtime_t *rt, shoal_runtime_stats_t *stats)
+SHOAL_API void shoal_runtime_stats_sized(shoal_runtime_t *rt, shoal_runtime_stats_t *stats,
+                                         size_t size)
 {
+    shoal_runtime_stats_t all;
     shoal_tstats_t sum;
     shoal__tcache_sum(rt, &sum);
-    memset(stats, 0, sizeof *stats);
-#define SHOAL__TSTAT_COPY(name) stats->name = atomic_load_explicit(&sum.name, memory_order_relaxed);
+    memset(&all, 0, sizeof all);
+#define SHOAL__TSTAT_COPY(name) all.name = atomic_load_explicit(&sum.name, memory_order_relaxed);
     SHOAL_TSTATS_MAP(SHOAL__TSTAT_COPY)
 #undef SHOAL__TSTAT_COPY
-    stats->actors_live = atomic_load_explicit(&rt->live, memory_order_relaxed);
-    shoal__monitor_counts(rt, &stats->stalls, &stats->extra_threads_started,
-                          &stats->extra_threads_live);
+    all.actors_live = atomic_load_explicit(&rt->live, memory_order_relaxed);
+    shoal__monitor_counts(rt, &all.stalls, &all.extra_threads_started, &all.extra_threads_live);
+    shoal__bulkhead_counts(rt, &all.held_back, &all.held_back_total);
+    memcpy(stats, &all, size < sizeof all ? size : sizeof all);
+}
+
+SHOAL_API void(shoal_runtime_stats)(shoal_runtime_t *rt, shoal_runtime_stats_t *stats)
+{
+    shoal_runtime_stats_sized(rt, stats, offsetof(shoal_runtime_stats_t, held_back));
 }

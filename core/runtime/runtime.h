@@ -42,6 +42,11 @@ struct shoal_runtime_s {
     void (*log_fn)(void *user, int level, const char *line);
     void *log_user;
     uint64_t max_queued; /* 0: no limit (queued.c) */
+    /* the bulkhead (sched/bulkhead.h): callbacks listed as stuck, read at
+     * the start of a member's turn, and from how many on members are held */
+    _Atomic uint32_t nstuck;
+    _Atomic uint32_t ninit; /* members inside their init now */
+    uint32_t hold_from, hold_at;
 
     /* actor records: recs[slot] (actor.h) */
     shoal_actor_rec_t *recs;
@@ -84,6 +89,14 @@ struct shoal_runtime_s {
 
     /* the monitor (sched/monitor.c), run by the timer thread */
     struct shoal_monitor_s *monitor;
+    /* members the bulkhead holds (sched/bulkhead.c), under hold_lock */
+    pthread_mutex_t hold_lock;
+    struct shoal_actor_s **held;
+    size_t nheld, held_cap;
+    uint64_t held_total;
+    uint64_t held_told_ns; /* when the last "held" line was logged (0: never) */
+    bool hold_episode;     /* something was held since the bulkhead last opened */
+    bool hold_told;        /* ... and that was logged */
 
     /* lifecycle */
     alignas(64) _Atomic uint64_t live;

@@ -31,6 +31,9 @@
  * a seccomp filter) the monitor lists the stall without names and ends it
  * itself when seq moves.
  *
+ * A listed stall counts for the bulkhead (bulkhead.h) from its listing,
+ * before the flag says CAPTURED, to its end.
+ *
  * The list (entries, one per worker slot) is under `lock`: the monitor
  * fills an entry and marks it warned (logging the warning under the lock),
  * the worker clears it, so a stall's warning always precedes its end line,
@@ -49,6 +52,7 @@
 #include "actor/timer.h"
 #include "actor/group.h"
 #include "runtime/runtime.h"
+#include "sched/bulkhead.h"
 #include "sched/futex.h"
 #include "sched/worker.h"
 
@@ -71,7 +75,8 @@ typedef struct entry_s {
     bool warned;
     uint64_t seq; /* the callback */
     uint64_t start;
-    char where[224]; /* "pool api, behaviour echo, thread 1" */
+    shoal_group_t *member_of; /* a member's group, counted stuck for the bulkhead */
+    char where[224];          /* "pool api, behaviour echo, thread 1" */
     shoal_stall_t info;
 } entry_t;
 
@@ -151,6 +156,7 @@ static void read_names(shoal_worker_t *w, entry_t *e)
     const struct shoal_ctx_s *c = &w->ctx;
     shoal_stall_t *s = &e->info;
     const shoal_group_t *g = c->group != NULL ? c->group : c->own; /* a member, a group's actor */
+    e->member_of = c->group;
     s->pid = c->self;
     copy(s->name, sizeof s->name, c->name);
     copy(s->behaviour, sizeof s->behaviour, c->b->beh->name);
@@ -191,6 +197,9 @@ static bool capture(shoal_runtime_t *rt, shoal_monitor_t *m, unsigned i, uint64_
         pthread_mutex_lock(&m->lock);
         m->entries[i] = e;
         pthread_mutex_unlock(&m->lock);
+        /* Before the flag below: its end (the worker's, or ours when
+         * blind) takes it off again, the group still live. */
+        shoal__bulkhead_stuck(rt, e.member_of);
     }
     /* release: our reads of its names happen before what the worker does
      * after it reads this (it may free them). */
@@ -211,6 +220,8 @@ static void end_entry(shoal_runtime_t *rt, shoal_monitor_t *m, unsigned i, uint6
     if (e.active && e.warned)
         shoal__log(rt, SHOAL_LOG_WARN, e.info.pid, e.info.name, "stall: returned after %.1f s (%s)",
                    (double)(now - e.start) / 1e9, e.where);
+    if (e.active)
+        shoal__bulkhead_unstuck(rt, e.member_of);
 }
 
 void shoal__watch_flagged(shoal_worker_t *w)

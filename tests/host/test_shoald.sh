@@ -105,7 +105,7 @@ want="$tmp/pull.yaml:15:20: pools.jobs.source_args: unknown key 'taget' for load
 # --help-config FILE: the config schema, then what each behaviour takes.
 out=$("$shoald" --help-config "$tmp/s.yaml") || fail "--help-config FILE: exit $?"
 echo "$out" | grep -q '^  runtime.threads  *auto | 1..1024' || fail "--help-config FILE: no schema"
-echo "$out" | grep -qx "plugin loadgen 1.0.0 (ABI 1.13) from $plugins/loadgen/loadgen.so" ||
+echo "$out" | grep -qx "plugin loadgen 1.0.0 (ABI 1.14) from $plugins/loadgen/loadgen.so" ||
     fail "--help-config FILE: no loadgen line: $out"
 echo "$out" | grep -qx '  loadgen.loadgen' || fail "--help-config FILE: no loadgen.loadgen"
 echo "$out" | grep -qx '    target   string    required                      the registered name (a pool.s) to send to, looked up on every tick' ||

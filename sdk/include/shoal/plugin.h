@@ -60,9 +60,13 @@ extern "C" {
  *        to finish, whose arg it may still use
  *   1.13 a checkout pool's strategy: SHOAL_POOL_STRATEGY_LIFO beside FIFO
  *        (shoal_pool_spec_t.strategy, shoal_pool_set_strategy)
+ *   1.14 shoal_runtime_stats_t.held_back and held_back_total (members the
+ *        bulkhead holds while stuck callbacks take every spare thread);
+ *        shoal_runtime_stats fills only what the caller's struct has
+ *        (shoal_runtime_stats_sized)
  * The host reads a behaviour field only if the plugin's minor has it. */
 #define SHOAL_ABI_MAJOR 1
-#define SHOAL_ABI_MINOR 13
+#define SHOAL_ABI_MINOR 14
 
 /* The exported symbol's name, and the ELF note's owner. */
 #define SHOAL_PLUGIN_SYMBOL "shoal_plugin"

@@ -42,7 +42,10 @@ typedef struct shoal_runtime_opts_s {
     unsigned stall_warn_ms;
     /* Compensating threads at most at once: 0 = threads;
      * SHOAL_EXTRA_THREADS_NONE = none (a stuck thread is only reported);
-     * at most 1024. They retire when the stalls end. */
+     * at most 1024. They retire when the stalls end. While as many
+     * callbacks are stuck as this allows for, the members of a pool with a
+     * stuck callback and members not started yet wait (held_back below),
+     * so what is stuck cannot take the threads the other pools run on. */
     int max_extra_threads;
 } shoal_runtime_opts_t;
 
@@ -193,9 +196,22 @@ typedef struct shoal_runtime_stats_s {
      * the stalls have ended) */
     uint64_t extra_threads_started;
     uint64_t extra_threads_live;
+    /* Members waiting now because stuck callbacks hold every compensating
+     * thread (a member not started yet, or one of a pool with a stuck
+     * callback, waits until one returns), and how many times one was held
+     * so far. Never with max_extra_threads SHOAL_EXTRA_THREADS_NONE. */
+    uint64_t held_back;
+    uint64_t held_back_total;
 } shoal_runtime_stats_t;
 
-SHOAL_API void shoal_runtime_stats(shoal_runtime_t *rt, shoal_runtime_stats_t *stats);
+/* Fills *stats: the first `size` bytes of it (sizeof the struct the caller
+ * was built with: fields appended since are left out). */
+SHOAL_API void shoal_runtime_stats_sized(shoal_runtime_t *rt, shoal_runtime_stats_t *stats,
+                                         size_t size);
+/* The struct as it was before ABI 1.14 (up to extra_threads_live). */
+SHOAL_API void(shoal_runtime_stats)(shoal_runtime_t *rt, shoal_runtime_stats_t *stats);
+#define shoal_runtime_stats(rt, stats)                                                             \
+    shoal_runtime_stats_sized((rt), (stats), sizeof(shoal_runtime_stats_t))
 
 #ifdef __cplusplus
 }
