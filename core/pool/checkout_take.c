@@ -199,8 +199,20 @@ bool shoal__co_grant(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, u
 
 void shoal__co_offer_free(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
-    for (uint32_t n = p->co->nfree; n != 0; n--)
-        shoal__co_offer(ctx, p, shoal__co_free_pop(p->co));
+    shoal_checkout_t *co = p->co;
+    /* Each free member once: taken from the end a push does not go to
+     * (the head with fifo, the tail with lifo), so one offered and kept
+     * is not met again -- with lifo, the head offered nfree times, the
+     * stale ones behind a fresh head were never looked at -- and those
+     * kept end in the order they had. relaxed: the strategy is a value on
+     * its own (commands.c); one switched meanwhile only reorders. */
+    bool lifo =
+        atomic_load_explicit(&p->strategy, memory_order_relaxed) == SHOAL_POOL_STRATEGY_LIFO;
+    for (uint32_t n = co->nfree; n != 0 && co->free_head != SHOAL_CO_NIL; n--) {
+        uint32_t i = lifo ? co->free_tail : co->free_head;
+        shoal__co_free_remove(co, i);
+        shoal__co_offer(ctx, p, i);
+    }
 }
 
 void shoal__co_offer(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t i)

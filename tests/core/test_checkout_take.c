@@ -5,7 +5,8 @@
  * waiting takers and queue_max, timeouts (and UINT64_MAX: none),
  * growth to max on demand, a take that cannot wait still starting a member,
  * members that fail or are too slow to start (add_member_retry, the
- * backoff), and a takers' queue that stays bounded.
+ * backoff), a takers' queue that stays bounded, and a look at the free
+ * members that sees each once (lifo too).
  *
  * Handlers never call CUnit: they record into atomics (checkout_basic_kit.h);
  * the test thread asserts after synchronising on them.
@@ -82,6 +83,44 @@ static bool strategy_is(shoal_runtime_t *rt, shoal_pid_t pool, const char *name)
     bool is = ans.status == 0 && ans.data != NULL && strstr(ans.data, want) != NULL;
     shoal_answer_release(&ans);
     return is;
+}
+
+/* A look at the free members (SHOAL__CHECKOUT_POKE: a take found one past
+ * its lifetime, or a grant came back undelivered) offers each once, with
+ * lifo too: there the fresh member at the head was offered again and
+ * again, and the two past their lifetime behind it stayed until a take
+ * came to them. */
+static void test_look_offers_every_free_member_lifo(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pool_spec_t s = cb_spec_of(3, 3);
+    s.strategy = SHOAL_POOL_STRATEGY_LIFO;
+    s.checkout.max_lifetime_ms = 300;
+    s.checkout.cull_interval_ms = 0;
+    shoal_pid_t pool = cb_start(rt, &s);
+    shoal_pid_t m[3];
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pool, 0, &m[i]), SHOAL_OK);
+    for (int i = 0; i < 2; i++)
+        CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, m[i], SHOAL_RETURN_OK), SHOAL_OK);
+    cb_sleep_ms(400);
+    /* m[2], past its lifetime, is replaced as it comes back: the fresh one
+     * goes to the head, before m[1] and m[0], both past theirs. */
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, m[2], SHOAL_RETURN_OK), SHOAL_OK);
+    WAIT_UNTIL(cb_stats(rt, pool).free == 3);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL_FATAL(st.free, 3);
+    CU_ASSERT_EQUAL(st.recycled, 1);
+    CU_ASSERT_EQUAL(shoal_runtime_send_priority(rt, pool, SHOAL__CHECKOUT_POKE, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(cb_stats(rt, pool).recycled == 3 && cb_stats(rt, pool).free == 3);
+    st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.recycled, 3);
+    CU_ASSERT_EQUAL(st.free, 3);
+    CU_ASSERT_EQUAL(atomic_load(&cb_started), 6);
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_TRUE(cb_ended(rt, m[i]));
+    shoal_runtime_destroy(rt);
 }
 
 /* Which free member a take gets (spec.strategy, ABI 1.13): with lifo the
@@ -445,6 +484,7 @@ int main(void)
     static const shoal_test_case_t cases[] = {
         {"take and return from a thread", test_thread_take_return},
         {"strategy lifo: the member given back last; switched live", test_strategy_lifo},
+        {"lifo: a look offers every free member once", test_look_offers_every_free_member_lifo},
         {"waiting takers, queue_max and timeouts", test_queue_and_timeouts},
         {"a deadline's tick that cannot be armed is owed", test_deadline_tick_owed},
         {"returns and takes a thread may not make", test_thread_refusals},
