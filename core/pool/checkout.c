@@ -132,7 +132,7 @@ static bool member_started(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t
     const char *text = why != NULL && why[0] ? why : shoal_strerror(status);
     /* One of the pool's own start: the start fails here (pool.c would,
      * next), before a replacement could start. */
-    if (p->start_pending)
+    if (p->start_pending && s->for_start)
         co->start_lost = shoal__pool_start_fail(ctx, p, status, text);
     char what[300];
     snprintf(what, sizeof what, "a member did not start: %s", text);
@@ -140,6 +140,13 @@ static bool member_started(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t
     shoal__co_fill(ctx, p);
     shoal__co_rearm(ctx, co);
     return true;
+}
+
+bool shoal__checkout_start_counts(const shoal_pool_t *p, shoal_pid_t member)
+{
+    const shoal_checkout_t *co = p->co;
+    int64_t at = shoal__co_find(co, member);
+    return at >= 0 && co->seats[at].state == SHOAL_CO_STARTING && co->seats[at].for_start;
 }
 
 static bool member_exited(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid, int reason)

@@ -166,6 +166,7 @@ typedef struct shoal_co_seat_s {
     alignas(64) shoal_pid_t pid;
     uint8_t state, by;
     bool failed;         /* ENDING by a failure (returned FAIL, ended in use): a restart */
+    bool for_start;      /* one of `init` the pool's start waits for (not a spare) */
     uint32_t prev, next; /* the free list's links (seats), SHOAL_CO_NIL at its ends */
     shoal_pid_t owner;   /* IN_USE: the actor, the thread's waiter, the transaction's sender */
     union {
@@ -333,6 +334,10 @@ int shoal__checkout_set(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, const s
  * start notice or EXIT, a return (a priority cast), its tick. True if it
  * was (then it is dealt with); a start notice is also the pool's own
  * (pool.c counts the first ones). */
+/* Whether member's start notice is one the pool's start waits for: one of
+ * its `init` members, still starting (not a spare a take started meanwhile).
+ * Before shoal__checkout_message hears the notice. */
+bool shoal__checkout_start_counts(const struct shoal_pool_s *p, shoal_pid_t member);
 bool shoal__checkout_message(struct shoal_ctx_s *ctx, struct shoal_pool_s *p,
                              const shoal_msg_t *msg);
 /* SHOAL_POOL_DRAIN on a checkout pool (checkout.h: draining). */

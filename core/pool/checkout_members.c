@@ -155,7 +155,7 @@ static uint32_t seat_empty(shoal_checkout_t *co)
 }
 
 /* Starts one member: STARTING until its start notice (or its deadline). */
-static int start_one(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
+static int start_one(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now, bool for_start)
 {
     shoal_checkout_t *co = p->co;
     uint32_t i = seat_empty(co);
@@ -172,6 +172,7 @@ static int start_one(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
     co->seats[i] = (shoal_co_seat_t){
         .pid = pid,
         .state = SHOAL_CO_STARTING,
+        .for_start = for_start,
         .prev = SHOAL_CO_NIL,
         .next = SHOAL_CO_NIL,
         .deadline = shoal__deadline_ns(now, co->cfg->member_start_timeout_ms),
@@ -188,7 +189,7 @@ int shoal__co_start_init(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
     uint64_t now = shoal__now_ns();
     for (uint32_t k = 0; k < p->spec.size; k++) {
-        int rc = start_one(ctx, p, now);
+        int rc = start_one(ctx, p, now, true);
         if (rc != SHOAL_OK)
             return rc;
         p->start_awaiting++; /* the pool has started when all have (pool.c) */
@@ -214,7 +215,7 @@ void shoal__co_fill(struct shoal_ctx_s *ctx, shoal_pool_t *p)
         bool for_takers = co->qlive > co->nstarting && room;
         if (!for_init && !for_takers)
             return;
-        int rc = start_one(ctx, p, now);
+        int rc = start_one(ctx, p, now, false);
         if (rc != SHOAL_OK) {
             shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, p->name,
                        "could not start a member: %s; trying again in %" PRIu64 " ms",
@@ -240,7 +241,7 @@ void shoal__co_start_spare(struct shoal_ctx_s *ctx, shoal_pool_t *p)
         (co->retry_at != 0 && now < co->retry_at) || co->nstarting > co->qlive ||
         co->nfree + co->nin_use + co->nstarting + co->nending >= p->spec.max_size)
         return;
-    if (start_one(ctx, p, now) != SHOAL_OK)
+    if (start_one(ctx, p, now, false) != SHOAL_OK)
         co->retry_at = shoal__deadline_ns(now, p->spec.restart.backoff_ms);
     shoal__co_due(co, co->retry_at);
 }
@@ -420,8 +421,9 @@ void shoal__co_sweep(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t now)
                              co->cfg->member_start_timeout_ms);
             /* One of the pool's own start: that start fails, as when an
              * init fails (pool.c), and the pool ends with nothing more
-             * started. */
-            if (p->start_pending)
+             * started. (A spare a take started meanwhile is a failed start
+             * like any other.) */
+            if (p->start_pending && s->for_start)
                 co->start_lost = shoal__pool_start_fail(ctx, p, SHOAL_ETIMEDOUT, what);
             snprintf(what + n, sizeof what - (size_t)n,
                      ": stopping it (its init still runs: it counts against max until it ends)");

@@ -474,9 +474,13 @@ static int message(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
         return SHOAL_OK;
     }
     if (msg->kind == SHOAL_ENV_STARTED) {
-        if (p->co != NULL) /* its members start on demand too (checkout.c) */
+        /* A checkout pool's members start on demand too (checkout.c): only
+         * its `init` members' notices count for its start. */
+        bool counts = p->co == NULL || shoal__checkout_start_counts(p, msg->from);
+        if (p->co != NULL)
             shoal__checkout_message(ctx, p, msg);
-        on_started(ctx, p, msg);
+        if (counts)
+            on_started(ctx, p, msg);
         return SHOAL_OK;
     }
     if (p->co != NULL && shoal__checkout_message(ctx, p, msg))

@@ -19,6 +19,7 @@
 #include "actor/timer.h"
 #include "pool/checkout.h"
 #include "pool/pool.h"
+#include "runtime/runtime.h"
 
 #define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, CB_WAIT_S)
 
@@ -313,6 +314,77 @@ static void test_grow_to_max(void)
     shoal_runtime_destroy(rt);
 }
 
+/* Takers while the pool starts: the spare started for one is not one of
+ * `init`. The pool (init 1, max 2, its member's connect 1.5 s) is found
+ * through its group while that member connects; two takers then wait, and
+ * the second's spare starts at once. That spare's start notice -- a
+ * failure, or a success -- leaves the pool's start alone: the spawn
+ * returns SHOAL_OK once the init member has started (before, the failed
+ * spare failed the start and ended the pool, and a spare that started
+ * ended the start early). Both takers get a member. */
+typedef struct {
+    shoal_runtime_t *rt;
+    shoal_pool_spec_t spec;
+    shoal_pid_t pid;
+    atomic_int rc, done;
+} starter_t;
+
+static void *starter_main(void *arg)
+{
+    starter_t *t = arg;
+    atomic_store(&t->rc, shoal_runtime_spawn_pool(t->rt, &t->spec, &t->pid));
+    atomic_store(&t->done, 1);
+    return NULL;
+}
+
+static void take_while_starting(bool spare_fails)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    starter_t t = {.rt = rt, .spec = cb_spec_of(1, 2)};
+    t.spec.checkout.group = "starting";
+    t.spec.checkout.cull_interval_ms = 0;
+    t.spec.restart.backoff_ms = 400; /* the failed spare is started again after it */
+    atomic_store(&cb_init_delay_ms, 1500);
+    pthread_t th, tk[2];
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, starter_main, &t), 0);
+    shoal_pid_t pool = SHOAL_PID_NONE;
+    WAIT_UNTIL(shoal__group_members(rt, "starting", &pool, 1) == 1);
+    CU_ASSERT_NOT_EQUAL_FATAL(pool, SHOAL_PID_NONE);
+    cb_sleep_ms(200); /* its init member is inside its connect */
+    atomic_store(&cb_init_delay_ms, 0);
+    atomic_store(&cb_init_fail, spare_fails);
+    cb_taker_t k[2];
+    for (int i = 0; i < 2; i++) {
+        k[i] = (cb_taker_t){rt, pool, SHOAL_PID_NONE, 30000, 99, 0, 99, 0, 0};
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&tk[i], NULL, cb_taker_main, &k[i]), 0);
+    }
+    if (spare_fails)
+        WAIT_UNTIL(cb_stats(rt, pool).start_failures == 1);
+    else
+        WAIT_UNTIL(atomic_load(&cb_started) == 1);
+    cb_sleep_ms(100);                         /* what the pool does with the spare's notice */
+    CU_ASSERT_EQUAL(atomic_load(&t.done), 0); /* the init member still connects */
+    atomic_store(&cb_init_fail, 0);
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(atomic_load(&t.rc), SHOAL_OK);
+    CU_ASSERT_EQUAL(t.pid, pool);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(tk[i], NULL);
+        CU_ASSERT_EQUAL(k[i].rc, SHOAL_OK);
+    }
+    CU_ASSERT_EQUAL(k[0].back_rc, SHOAL_OK);
+    CU_ASSERT_EQUAL(k[1].back_rc, SHOAL_OK);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.start_failures, spare_fails ? 1 : 0);
+    CU_ASSERT_EQUAL(atomic_load(&cb_started), 2);
+    CU_ASSERT_EQUAL(st.pool_size, 2);
+    shoal_runtime_destroy(rt);
+}
+
+static void test_spare_fails_while_starting(void) { take_while_starting(true); }
+static void test_spare_starts_while_starting(void) { take_while_starting(false); }
+
 /* ---- members that do not start ---------------------------------------------- */
 
 static void test_start_failures(void)
@@ -490,6 +562,10 @@ int main(void)
         {"returns and takes a thread may not make", test_thread_refusals},
         {"growth to max on demand", test_grow_to_max},
         {"start failures and add_member_retry", test_start_failures},
+        {"a spare that fails while the pool starts leaves the start",
+         test_spare_fails_while_starting},
+        {"a spare that starts while the pool starts is not an init's",
+         test_spare_starts_while_starting},
         {"a take that cannot wait starts a member", test_nowait_take_starts_member},
         {"UINT64_MAX: no limit", test_unbounded_timeout},
         {"the takers' queue stays bounded", test_queue_ring_bounded},
