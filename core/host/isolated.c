@@ -50,8 +50,13 @@ typedef struct launch_s {
     int boot_fd;   /* a sealed memfd holding the boot record */
     int plugin_fd; /* the plugin's private copy (the parent's module's) */
     char **envp;   /* the child's environment (child_env), NULL-ended */
-    char exe[PATH_MAX];
 } launch_t;
+
+/* The child runs the code shoald runs: the file /proc/self/exe leads to in
+ * the forked child is the one shoald was started from, even once another
+ * file has been renamed over its path (a package upgrade) or it has been
+ * removed -- the path itself would run whatever is there now. */
+#define SELF_EXE "/proc/self/exe"
 
 extern char **environ;
 
@@ -137,7 +142,7 @@ static int launch(void *user, const int chan_fds[3], pid_t *pid, int *pidfd, cha
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL); /* shoald blocks its signals for its signalfd */
-        execve(l->exe, argv, l->envp);
+        execve(SELF_EXE, argv, l->envp);
         _exit(127);
     }
     int fd = (int)syscall(SYS_pidfd_open, child, 0);
@@ -184,12 +189,11 @@ int shoal__isolated_launch(const shoal_config_t *c, const shoal_config_pool_t *c
         return SHOAL_ENOMEM;
     }
     l->boot_fd = l->plugin_fd = -1;
-    ssize_t n = readlink("/proc/self/exe", l->exe, sizeof l->exe - 1);
-    if (n <= 0 || (size_t)n >= sizeof l->exe - 1) {
-        snprintf(why, why_size, "cannot find its own executable: %s", strerror(errno));
+    if (access(SELF_EXE, X_OK) != 0) {
+        snprintf(why, why_size, "cannot run its own executable (%s): %s", SELF_EXE,
+                 strerror(errno));
         goto fail;
     }
-    l->exe[n] = '\0';
     if ((l->envp = child_env()) == NULL) {
         snprintf(why, why_size, "out of memory");
         goto fail;
@@ -500,6 +504,9 @@ static char *read_boot(boot_t *b, char **name, char **file, char **text)
 
 int shoal__isolated_main(void)
 {
+    /* Run as /proc/self/exe (SELF_EXE), its name would be "exe" in ps and
+     * top: the parent's name, as before. */
+    prctl(PR_SET_NAME, "shoald", 0, 0, 0);
     boot_t b;
     char *name, *file, *text;
     char *all = read_boot(&b, &name, &file, &text);
