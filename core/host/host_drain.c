@@ -12,6 +12,7 @@
 #include "host/source.h"
 #include "pool/pool.h"
 #include "runtime/runtime.h"
+#include "sched/bulkhead.h"
 #include "sched/futex.h"
 #include "sched/monitor.h"
 
@@ -81,6 +82,13 @@ size_t shoal__host_log_stuck(shoal_host_t *h, const char *when, const char *tail
                         (double)s[i].elapsed_ns / 1e9, where, tail);
     }
     free(s);
+    uint64_t held, held_total;
+    shoal__bulkhead_counts(h->rt, &held, &held_total);
+    if (held != 0) /* their pools' busy lines, if any, are theirs */
+        shoal__host_log(h, SHOAL_LOG_WARN,
+                        "%s: %" PRIu64 " member%s held back waiting for a stuck handler to return "
+                        "(sched/bulkhead.h): never run again",
+                        when, held, held == 1 ? "" : "s");
     return n;
 }
 

@@ -45,7 +45,7 @@ static const shoal_schema_key_t runtime_keys[] = {
      "1s", "a handler running longer is logged and shown in status and inspect"},
     {"max_extra_threads", SHOAL_KEY_AUTO_U32, RT(max_extra_threads), 0, 1024, NULL, NULL, "auto",
      "threads started while handlers are stuck; auto = threads, 0 = none. With that many "
-     "stuck, new members and those of pools with a stuck handler wait"},
+     "stuck, their pools' other members wait (new members too, while inits are stuck)"},
     {"plugin_path", SHOAL_KEY_DIRS, RT(plugin_path), 0, 0, NULL, NULL, "[]",
      "directories searched first for a plugin NAME.so, relative to this file; then "
      "$SHOAL_PLUGIN_PATH, then the install's lib/shoal/plugins"},

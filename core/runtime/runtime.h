@@ -45,7 +45,8 @@ struct shoal_runtime_s {
     /* the bulkhead (sched/bulkhead.h): callbacks listed as stuck, read at
      * the start of a member's turn, and from how many on members are held */
     _Atomic uint32_t nstuck;
-    _Atomic uint32_t ninit; /* members inside their init now */
+    _Atomic uint32_t nstuck_init; /* ... of them members' inits */
+    _Atomic uint32_t ninit;       /* members inside their init now */
     uint32_t hold_from, hold_at;
 
     /* actor records: recs[slot] (actor.h) */
@@ -91,8 +92,9 @@ struct shoal_runtime_s {
     struct shoal_monitor_s *monitor;
     /* members the bulkhead holds (sched/bulkhead.c), under hold_lock */
     pthread_mutex_t hold_lock;
-    struct shoal_actor_s **held;
+    struct shoal_held_back_s *held;
     size_t nheld, held_cap;
+    size_t nheld_new; /* ... of them not started */
     uint64_t held_total;
     uint64_t held_told_ns; /* when the last "held" line was logged (0: never) */
     bool hold_episode;     /* something was held since the bulkhead last opened */

@@ -8,35 +8,40 @@
  * that then fails; a handler that loops on one kind of message) would take
  * every thread, one after another. So a group's member waits -- is held
  * back, not run -- when
- *   1. E callbacks are stuck, and its group has a member stuck now (its
- *      other members are likely to hang the same way) or it has not
- *      started (its INIT is still the first message of its system
- *      mailbox: a new member's init is what hangs in a reload); or
- *   2. it has not started, a callback is stuck, and E members are inside
- *      their init now: those inits may be stuck too, not yet listed (the
- *      monitor lists a callback only past the hand-off mark), and a
- *      compensating thread started for the first of them would otherwise
- *      take the next new member before the second is seen.
- * Plain actors, groups' own actors and the running members of groups with
- * nothing stuck run as before. A held member goes back to the dispatcher
- * when a stuck callback returns, or a member's init ends while fewer than
- * E callbacks are stuck; it is held again if it still must be. E = 0
- * (max_extra_threads none) turns this off, with compensation.
+ *   1. E callbacks are stuck and its group has a member stuck now: its
+ *      other members are likely to hang the same way (a handler that
+ *      waits for a sibling member to run then waits until a stuck
+ *      callback returns: README); or
+ *   2. it has not started (its INIT, for an init of its behaviour, is still
+ *      the first message of its system mailbox), a member's init is among
+ *      the stuck callbacks -- a new member's init is what hangs in a
+ *      reload -- and either E callbacks are stuck or E members are inside
+ *      their init now: those may be stuck too, not yet listed (the monitor
+ *      lists a callback only past the hand-off mark), and a compensating
+ *      thread started for the first of them would otherwise take the next
+ *      new member before the second is seen.
+ * Plain actors, groups' own actors, the running members of groups with
+ * nothing stuck, and new members while no init is stuck run as before. When
+ * a stuck callback returns or a member's init ends, each held member the
+ * rule no longer holds goes back to the dispatcher; the others stay held.
+ * E = 0 (max_extra_threads none) turns this off, with compensation.
  *
  * PROTOCOL
  * rt->nstuck and group->stuck count the callbacks the monitor has listed as
- * stuck (past the hand-off mark), rt->ninit the members inside init: each
+ * stuck (past the hand-off mark), rt->nstuck_init those of them that are
+ * members' inits, rt->ninit the members inside init now: each
  * is added to [relaxed] when one begins (the monitor lists it; a worker
  * enters init), and taken off [relaxed] when it ends -- a listing on the
  * worker as it leaves the callback, while the group is still live -- and
  * only then does the ender take hold_lock to put back what is held. A
  * worker reads the counts [relaxed] at the start of a member's turn; when
  * they say hold, it takes hold_lock and reads them again before it holds
- * the member. The lock orders the two: if the ender's lock comes after the
- * holder's, it finds the member held and puts it back; if before, the
- * holder's lock acquires the ender's release and its reads see the counts
- * taken off. So a member is never held by a count that has since gone
- * down. A stale first read only lets one more turn run, or takes the lock
+ * the member. The ender, under the lock, reads them and puts back every
+ * held member the rule no longer holds. The lock orders the two: if the
+ * ender's lock comes after the holder's, it finds the member held and puts
+ * it back; if before, the holder's lock acquires the ender's release and
+ * its reads see the counts taken off. So a member is never held by a count
+ * that has since gone down. A stale first read only lets one more turn run, or takes the lock
  * for nothing. A held actor stays SCHEDULED: no sender pushes it, and it
  * is in no ring, so no other worker runs it meanwhile.
  */
@@ -55,10 +60,12 @@
 void shoal__bulkhead_init(shoal_runtime_t *rt, unsigned max_extra);
 void shoal__bulkhead_fini(shoal_runtime_t *rt);
 
-/* The monitor has listed a stuck callback (a member of g, or g NULL). */
-void shoal__bulkhead_stuck(shoal_runtime_t *rt, shoal_group_t *g);
-/* That listing has ended (g as given to shoal__bulkhead_stuck, still live). */
-void shoal__bulkhead_unstuck(shoal_runtime_t *rt, shoal_group_t *g);
+/* The monitor has listed a stuck callback (a member of g, or g NULL; in
+ * that member's init or not). */
+void shoal__bulkhead_stuck(shoal_runtime_t *rt, shoal_group_t *g, bool init);
+/* That listing has ended (g and init as given to shoal__bulkhead_stuck; g
+ * still live). */
+void shoal__bulkhead_unstuck(shoal_runtime_t *rt, shoal_group_t *g, bool init);
 
 /* A member enters, and leaves (returns or panics), its init. */
 static inline void shoal__bulkhead_init_begin(shoal_runtime_t *rt)

@@ -76,6 +76,7 @@ typedef struct entry_s {
     uint64_t seq; /* the callback */
     uint64_t start;
     shoal_group_t *member_of; /* a member's group, counted stuck for the bulkhead */
+    bool init;                /* ... in its init */
     char where[224];          /* "pool api, behaviour echo, thread 1" */
     shoal_stall_t info;
 } entry_t;
@@ -157,6 +158,7 @@ static void read_names(shoal_worker_t *w, entry_t *e)
     shoal_stall_t *s = &e->info;
     const shoal_group_t *g = c->group != NULL ? c->group : c->own; /* a member, a group's actor */
     e->member_of = c->group;
+    e->init = c->in_init;
     s->pid = c->self;
     copy(s->name, sizeof s->name, c->name);
     copy(s->behaviour, sizeof s->behaviour, c->b->beh->name);
@@ -199,7 +201,7 @@ static bool capture(shoal_runtime_t *rt, shoal_monitor_t *m, unsigned i, uint64_
         pthread_mutex_unlock(&m->lock);
         /* Before the flag below: its end (the worker's, or ours when
          * blind) takes it off again, the group still live. */
-        shoal__bulkhead_stuck(rt, e.member_of);
+        shoal__bulkhead_stuck(rt, e.member_of, e.init);
     }
     /* release: our reads of its names happen before what the worker does
      * after it reads this (it may free them). */
@@ -221,7 +223,18 @@ static void end_entry(shoal_runtime_t *rt, shoal_monitor_t *m, unsigned i, uint6
         shoal__log(rt, SHOAL_LOG_WARN, e.info.pid, e.info.name, "stall: returned after %.1f s (%s)",
                    (double)(now - e.start) / 1e9, e.where);
     if (e.active)
-        shoal__bulkhead_unstuck(rt, e.member_of);
+        shoal__bulkhead_unstuck(rt, e.member_of, e.init);
+}
+
+/* What the monitor remembers of slot i is dropped (its thread retired, or
+ * a new one takes the slot): a stall listed blind there is ended first --
+ * the worker ends the others itself, but a blind one only the monitor
+ * does, and left listed it would count as stuck for good (bulkhead.h). */
+static void forget(shoal_runtime_t *rt, shoal_monitor_t *m, unsigned i, uint64_t now)
+{
+    if (m->looks[i].listed && m->looks[i].blind)
+        end_entry(rt, m, i, now);
+    m->looks[i] = (look_t){0};
 }
 
 void shoal__watch_flagged(shoal_worker_t *w)
@@ -268,6 +281,7 @@ static void join_retired(shoal_runtime_t *rt, shoal_monitor_t *m)
         if (xstate(rt, i, memory_order_acquire) != SHOAL_EXTRA_DONE)
             continue;
         pthread_join(rt->workers[i].thread, NULL);
+        forget(rt, m, i, shoal__now_ns());
         atomic_store_explicit(&rt->workers[i].xstate, SHOAL_EXTRA_OFF, memory_order_relaxed);
         uint64_t n = atomic_load_explicit(&m->live, memory_order_relaxed) - 1;
         atomic_store_explicit(&m->live, n, memory_order_relaxed);
@@ -351,7 +365,7 @@ static void balance(shoal_runtime_t *rt, shoal_monitor_t *m, unsigned stuck, boo
             break;
         }
         on++;
-        m->looks[i] = (look_t){0};
+        forget(rt, m, i, shoal__now_ns());
         shoal__log(rt, SHOAL_LOG_INFO, SHOAL_PID_NONE, NULL,
                    "dispatcher: compensating thread %u started: %u stuck in a handler (%" PRIu64
                    " of at most %u running)",
@@ -401,7 +415,7 @@ uint64_t shoal__monitor_tick(shoal_runtime_t *rt, uint64_t now)
             stuck += look(rt, m, i, now);
             queued |= shoal__ring_len(&rt->workers[i].ring) != 0;
         } else {
-            m->looks[i] = (look_t){0};
+            forget(rt, m, i, now);
         }
     }
     bool idle_worker = atomic_load_explicit(&rt->nspinning, memory_order_relaxed) != 0 ||

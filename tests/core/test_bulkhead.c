@@ -2,7 +2,9 @@
  * threads (core/sched/bulkhead.c): a pool with a stuck member runs no other
  * member while that takes the one compensating thread, a plain actor runs
  * meanwhile, and the held ones run once it returns, nothing lost; a new
- * pool's members do not start while another pool's init holds it; a pool
+ * pool's members do not start while another pool's init holds it (a
+ * stuck handler holds no new member, and a member without init is never
+ * held); a pool
  * whose inits all hang gets two threads of four, not three (the members
  * in init counted before the monitor lists them); with
  * max_extra_threads none nothing is held; and shoal_runtime_stats as
@@ -23,7 +25,7 @@
 #define WAIT_S 30.0
 #define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, WAIT_S)
 
-#define HELD_LINE "callbacks stuck, "
+#define HELD_LINE "callbacks stuck ("
 #define AGAIN_LINE "held members run again"
 
 /* ---- behaviours ------------------------------------------------------------ */
@@ -149,9 +151,10 @@ static void stuck_member_holds_its_pool_back(void)
     plain_actor_runs(rt, 100); /* on the compensating thread */
     CU_ASSERT_EQUAL(atomic_load(&entered), 1);
     CU_ASSERT_EQUAL(shoal_test_log_count(HELD_LINE), 1);
-    shoal_test_assert_logged("dispatcher: 1 callbacks stuck, 0 members in init, "
-                             "runtime.max_extra_threads 1: new members, and members of pools "
-                             "with a stuck callback, wait until one returns");
+    shoal_test_assert_logged("dispatcher: 1 callbacks stuck (0 of them inits), "
+                             "runtime.max_extra_threads 1: members of pools with a stuck "
+                             "callback, and new members while inits are stuck, wait until one "
+                             "returns, so the other pools keep their threads");
     shoal_test_assert_logged("(first held: a running member of pool gates)");
 
     atomic_store(&release, 1);
@@ -162,8 +165,8 @@ static void stuck_member_holds_its_pool_back(void)
     CU_ASSERT_EQUAL(st.held_back, 0);
     CU_ASSERT_EQUAL(st.held_back_total, 2);
     WAIT_UNTIL(shoal_test_log_count(AGAIN_LINE) == 1);
-    shoal_test_assert_logged("dispatcher: a stuck callback returned (0 still stuck): 2 held "
-                             "members run again");
+    shoal_test_assert_logged("dispatcher: stuck callbacks returned (0 still stuck): the last 2 "
+                             "held members run again");
     WAIT_UNTIL(shoal_test_pool_stats(rt, pool).messages_handled == 3);
     shoal_pool_stats_t ps = shoal_test_pool_stats(rt, pool);
     CU_ASSERT_EQUAL(ps.messages_forwarded, 3);
@@ -251,6 +254,59 @@ static void hanging_inits_take_the_spare_threads_only(void)
     shoal_runtime_destroy(rt);
 }
 
+/* ---- what is not held ---------------------------------------------------------- */
+
+/* A handler stuck in one pool (as many as max_extra_threads makes up for)
+ * holds nobody else's new members: a new pool starts, its members' inits
+ * run. */
+static void stuck_handler_holds_no_new_pool(void)
+{
+    reset();
+    shoal_runtime_t *rt = make_rt(1, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    shoal_pool_spec_t s = gate_pool("gates", 1);
+    shoal_pid_t pool, other;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &pool), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, pool, 1, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&rt->nstuck) == 1);
+    CU_ASSERT_EQUAL_FATAL(atomic_load(&rt->nstuck), 1);
+    s = gate_pool("new", 3);
+    CU_ASSERT_EQUAL(shoal_runtime_spawn_pool(rt, &s, &other), SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&started), 4);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).held_back_total, 0);
+    atomic_store(&release, 1);
+    WAIT_UNTIL(atomic_load(&handled) == 1);
+    shoal_runtime_destroy(rt);
+}
+
+/* While an init is stuck, a new member whose behaviour has no init is not
+ * held: its INIT runs no plugin code. */
+static void member_without_init_is_not_held(void)
+{
+    reset();
+    atomic_store(&init_gate, 1);
+    shoal_runtime_t *rt = make_rt(1, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    spawner_t a = {.rt = rt, .spec = gate_pool("hangs", 1)};
+    pthread_t ta;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&ta, NULL, spawn_thread, &a), 0);
+    WAIT_UNTIL(atomic_load(&rt->nstuck_init) == 1);
+    CU_ASSERT_EQUAL_FATAL(atomic_load(&rt->nstuck_init), 1);
+    shoal_pool_spec_t s = gate_pool("counts", 2);
+    s.worker = &counter;
+    shoal_pid_t pool;
+    CU_ASSERT_EQUAL(shoal_runtime_spawn_pool(rt, &s, &pool), SHOAL_OK);
+    for (int i = 0; i < 10; i++)
+        CU_ASSERT_EQUAL(shoal_runtime_send(rt, pool, 1, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&counted) == 10);
+    CU_ASSERT_EQUAL(atomic_load(&counted), 10);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).held_back_total, 0);
+    atomic_store(&release, 1);
+    pthread_join(ta, NULL);
+    CU_ASSERT_EQUAL(atomic_load(&a.rc), SHOAL_OK);
+    shoal_runtime_destroy(rt);
+}
+
 /* ---- off ---------------------------------------------------------------------- */
 
 static void none_holds_nothing(void)
@@ -305,6 +361,8 @@ int main(void)
         {"a stuck member holds its pool's other members back", stuck_member_holds_its_pool_back},
         {"new members wait for another pool's stuck init", new_members_wait_for_a_stuck_init},
         {"hanging inits take the spare threads only", hanging_inits_take_the_spare_threads_only},
+        {"a stuck handler holds no new pool's members", stuck_handler_holds_no_new_pool},
+        {"a member without init is not held", member_without_init_is_not_held},
         {"max_extra_threads none holds nothing", none_holds_nothing},
         {"the stats before ABI 1.14 fill their own struct",
          old_stats_fill_no_more_than_their_struct},

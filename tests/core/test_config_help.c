@@ -22,8 +22,8 @@ static void test_help(void)
         "  runtime.stall_warn         duration (250ms, 2s, 1m)       1s               a handler "
         "running longer is logged and shown in status and inspect\n",
         "  runtime.max_extra_threads  auto | 0..1024                 auto             threads "
-        "started while handlers are stuck; auto = threads, 0 = none. With that many stuck, new "
-        "members and those of pools with a stuck handler wait\n",
+        "started while handlers are stuck; auto = threads, 0 = none. With that many stuck, their "
+        "pools' other members wait (new members too, while inits are stuck)\n",
         "  log.level                  error | warn | info | debug    info             error, warn, "
         "info or debug\n",
         "  shutdown.drain             duration (250ms, 2s, 1m)       10s              on "
