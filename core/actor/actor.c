@@ -170,6 +170,14 @@ bool shoal__actor_handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
     }
     ctx->cur = e;
     ctx->error[0] = '\0'; /* shoal_ctx_error is per callback */
+    if (__builtin_expect(kind == SHOAL_ENV_INIT, 0) && ctx->group != NULL &&
+        ctx->b->beh->init != NULL) {
+        /* A member's init, counted (sched/bulkhead.h). Before watch_enter:
+         * the monitor reads in_init as it reads the names (CAPTURE); ended
+         * after watch_leave below, or in after_panic (turn.c). */
+        ctx->in_init = true;
+        shoal__bulkhead_init_begin(ctx->rt);
+    }
     shoal_worker_t *w = ctx->w;
     uint64_t watch = shoal__watch_enter(w); /* the monitor's view (sched/monitor.c) */
     switch (kind) {
@@ -230,15 +238,7 @@ bool shoal__actor_handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
     case SHOAL_ENV_INIT: {
         const void *args;
         memcpy(&args, e->payload.bytes, sizeof args);
-        if (ctx->group != NULL && ctx->b->beh->init != NULL) {
-            ctx->in_init = true; /* (a panic ends it in turn.c: after_panic) */
-            shoal__bulkhead_init_begin(ctx->rt);
-        }
         rc = ctx->b->beh->init != NULL ? ctx->b->beh->init(ctx, ctx->b->state, args) : SHOAL_OK;
-        if (ctx->in_init) {
-            ctx->in_init = false;
-            shoal__bulkhead_init_end(ctx->rt);
-        }
         if (rc != SHOAL_OK)
             ctx->init_failed = true;
         else if (ctx->own == NULL) /* a group tells when its members have started */
@@ -280,6 +280,10 @@ bool shoal__actor_handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
         break;
     }
     shoal__watch_leave(w, watch);
+    if (__builtin_expect(ctx->in_init, 0)) {
+        ctx->in_init = false;
+        shoal__bulkhead_init_end(ctx->rt);
+    }
     if (rc != SHOAL_OK) {
         shoal__ctx_fail(ctx, rc);
         failed = true;

@@ -9,14 +9,17 @@
  * without ending the listing: status listed the stall for good, and the
  * bulkhead counted it as stuck.)
  *
- * membarrier is made to fail by defining syscall() here: the static
- * libshoal linked into this executable calls this one; everything else is
- * passed on to libc's.
+ * membarrier is made to fail as a container's seccomp filter makes it
+ * fail: ENOSYS, from a filter this process installs before its runtime's
+ * threads exist (they inherit it).
  */
-#include <dlfcn.h>
 #include <errno.h>
-#include <stdarg.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,25 +30,20 @@
 
 #define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, 10.0)
 
-long syscall(long n, ...)
+/* membarrier fails with ENOSYS from now on, in this thread and the ones it
+ * starts; false if the kernel has no seccomp filters. */
+static bool no_membarrier(void)
 {
-    va_list ap;
-    va_start(ap, n);
-    long a[6];
-    for (int i = 0; i < 6; i++)
-        a[i] = va_arg(ap, long);
-    va_end(ap);
-    if (n == SYS_membarrier) {
-        errno = ENOSYS;
-        return -1;
-    }
-    typedef long (*syscall_fn)(long, ...);
-    static syscall_fn real;
-    if (real == NULL) {
-        void *f = dlsym(RTLD_NEXT, "syscall");
-        memcpy(&real, &f, sizeof real); /* (ISO C has no object-to-function cast) */
-    }
-    return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_membarrier, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {(unsigned short)(sizeof f / sizeof f[0]), f};
+    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+           prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) == 0 &&
+           syscall(__NR_membarrier, 0, 0, 0) < 0 && errno == ENOSYS;
 }
 
 static atomic_int gate1, gate2, in2, inits;
@@ -84,6 +82,10 @@ static const shoal_behaviour_t member = {
 
 static void blind_listing_ends_with_its_thread(void)
 {
+    if (!no_membarrier()) {
+        printf("skipped: no seccomp filter here (%s) ", strerror(errno));
+        return;
+    }
     for (int round = 0; round < 3; round++) {
         atomic_store(&gate1, 0), atomic_store(&gate2, 0), atomic_store(&in2, 0);
         atomic_store(&inits, 0);
