@@ -280,10 +280,7 @@ bool shoal__actor_handle(struct shoal_ctx_s *ctx, shoal_env_t *e)
         break;
     }
     shoal__watch_leave(w, watch);
-    if (__builtin_expect(ctx->in_init, 0)) {
-        ctx->in_init = false;
-        shoal__bulkhead_init_end(ctx->rt);
-    }
+    shoal__actor_init_over(ctx);
     if (rc != SHOAL_OK) {
         shoal__ctx_fail(ctx, rc);
         failed = true;

@@ -6,11 +6,22 @@
 #include <stdbool.h>
 
 #include "actor/ctx.h"
+#include "sched/bulkhead.h"
 #include "sched/worker.h"
 
 /* Handles one envelope of any kind; false if a callback failed on it. The
  * envelope stays the caller's (its heap payload is dropped unless KEEP). */
 bool shoal__actor_handle(struct shoal_ctx_s *ctx, shoal_env_t *e);
+
+/* A member's init has ended, returned or panicked (set in shoal__actor_handle
+ * before its watch began): its count ends after the watch (sched/bulkhead.h). */
+static inline void shoal__actor_init_over(struct shoal_ctx_s *ctx)
+{
+    if (__builtin_expect(ctx->in_init, 0)) {
+        ctx->in_init = false;
+        shoal__bulkhead_init_end(ctx->rt);
+    }
+}
 
 /* A user cast to an actor that is not a group's own (the common message):
  * shoal__actor_handle without its dispatch on the kind. */

@@ -323,10 +323,7 @@ static void after_panic(struct shoal_ctx_s *ctx)
         }
         if (shoal__env_kind(e) == SHOAL_ENV_INIT)
             ctx->init_failed = true;
-        if (ctx->in_init) {
-            ctx->in_init = false;
-            shoal__bulkhead_init_end(ctx->rt);
-        }
+        shoal__actor_init_over(ctx);
         if (ctx->group != NULL && shoal__env_is_pooled(e)) {
             publish_deq(ctx); /* as handle_for_group: not handled and queued */
             ctx->group->ops->settled(ctx, e, false, NULL);

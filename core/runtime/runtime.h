@@ -43,7 +43,8 @@ struct shoal_runtime_s {
     void *log_user;
     uint64_t max_queued; /* 0: no limit (queued.c) */
     /* the bulkhead (sched/bulkhead.h): callbacks listed as stuck, read at
-     * the start of a member's turn, and from how many on members are held */
+     * the start of a member's turn; hold_at is E (UINT32_MAX: off), and
+     * hold_from 1 (UINT32_MAX: off) so that the turn's look is one compare */
     _Atomic uint32_t nstuck;
     _Atomic uint32_t nstuck_init; /* ... of them members' inits */
     _Atomic uint32_t ninit;       /* members inside their init now */

@@ -99,6 +99,8 @@ static void put_back(shoal_runtime_t *rt, held_back_t *back, size_t n, bool tell
 
 static void release(shoal_runtime_t *rt, bool starting_only)
 {
+    if (rt->hold_from == UINT32_MAX) /* off: nothing is ever held */
+        return;
     size_t n;
     bool tell;
     pthread_mutex_lock(&rt->hold_lock);
@@ -132,8 +134,7 @@ void shoal__bulkhead_init_end(shoal_runtime_t *rt)
 {
     /* relaxed: PROTOCOL (taken off before the lock). */
     atomic_fetch_sub_explicit(&rt->ninit, 1, memory_order_relaxed);
-    if (rt->hold_from != UINT32_MAX) /* off: nothing is ever held */
-        release(rt, true);
+    release(rt, true);
 }
 
 /* It has not started: its INIT, for an init of its behaviour, is still the

@@ -41,9 +41,10 @@
  * ender's lock comes after the holder's, it finds the member held and puts
  * it back; if before, the holder's lock acquires the ender's release and
  * its reads see the counts taken off. So a member is never held by a count
- * that has since gone down. A stale first read only lets one more turn run, or takes the lock
- * for nothing. A held actor stays SCHEDULED: no sender pushes it, and it
- * is in no ring, so no other worker runs it meanwhile.
+ * that has since gone down. A stale first read only lets one more turn
+ * run, or takes the lock for nothing. A held actor stays SCHEDULED: no
+ * sender pushes it, and it is in no ring, so no other worker runs it
+ * meanwhile.
  */
 #ifndef SHOAL_SCHED_BULKHEAD_H
 #define SHOAL_SCHED_BULKHEAD_H

@@ -94,14 +94,7 @@ static void reset(void)
 /* A runtime of `threads`, stall_warn 100 ms (the hand-off mark too). */
 static shoal_runtime_t *make_rt(unsigned threads, int max_extra)
 {
-    shoal_runtime_opts_t o;
-    shoal_runtime_opts_init(&o);
-    o.threads = threads;
-    o.debug_checks = 1;
-    o.log_level = SHOAL_LOG_INFO;
-    o.stall_warn_ms = 100;
-    o.max_extra_threads = max_extra;
-    return shoal_test_runtime_logged_opts(&o);
+    return shoal_test_runtime_watched(threads, max_extra, SHOAL_LOG_INFO);
 }
 
 static shoal_pool_spec_t gate_pool(const char *name, uint32_t size)
@@ -176,37 +169,21 @@ static void stuck_member_holds_its_pool_back(void)
 
 /* ---- a new pool's members while another's init hangs ------------------------ */
 
-typedef struct spawner_s {
-    shoal_runtime_t *rt;
-    shoal_pool_spec_t spec;
-    shoal_pid_t pid;
-    atomic_int rc;
-    atomic_int done;
-} spawner_t;
-
-static void *spawn_thread(void *arg)
-{
-    spawner_t *s = arg;
-    atomic_store(&s->rc, shoal_runtime_spawn_pool(s->rt, &s->spec, &s->pid));
-    atomic_store(&s->done, 1);
-    return NULL;
-}
-
 static void new_members_wait_for_a_stuck_init(void)
 {
     reset();
     atomic_store(&init_gate, 1);
     shoal_runtime_t *rt = make_rt(1, 1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-    spawner_t a = {.rt = rt, .spec = gate_pool("hangs", 1)};
+    shoal_test_spawner_t a = {.rt = rt, .spec = gate_pool("hangs", 1)};
     pthread_t ta, tb;
-    CU_ASSERT_EQUAL_FATAL(pthread_create(&ta, NULL, spawn_thread, &a), 0);
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&ta, NULL, shoal_test_spawner_main, &a), 0);
     WAIT_UNTIL(atomic_load(&rt->nstuck) == 1); /* its one init, listed */
     CU_ASSERT_EQUAL_FATAL(atomic_load(&rt->nstuck), 1);
     /* Another pool: its own actor runs and spawns its members; they do not
      * start. */
-    spawner_t b = {.rt = rt, .spec = gate_pool("waits", 2)};
-    CU_ASSERT_EQUAL_FATAL(pthread_create(&tb, NULL, spawn_thread, &b), 0);
+    shoal_test_spawner_t b = {.rt = rt, .spec = gate_pool("waits", 2)};
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&tb, NULL, shoal_test_spawner_main, &b), 0);
     WAIT_UNTIL(held_now(rt) == 2);
     CU_ASSERT_EQUAL_FATAL(held_now(rt), 2);
     plain_actor_runs(rt, 100);
@@ -233,9 +210,9 @@ static void hanging_inits_take_the_spare_threads_only(void)
     atomic_store(&init_gate, 1);
     shoal_runtime_t *rt = make_rt(2, 2); /* two threads, two to make up for them */
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-    spawner_t a = {.rt = rt, .spec = gate_pool("hangs", 6)};
+    shoal_test_spawner_t a = {.rt = rt, .spec = gate_pool("hangs", 6)};
     pthread_t ta;
-    CU_ASSERT_EQUAL_FATAL(pthread_create(&ta, NULL, spawn_thread, &a), 0);
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&ta, NULL, shoal_test_spawner_main, &a), 0);
     /* Two inits hang; the four others are held, however the compensating
      * thread started for the first hang came before the second was
      * listed. */
@@ -287,9 +264,9 @@ static void member_without_init_is_not_held(void)
     atomic_store(&init_gate, 1);
     shoal_runtime_t *rt = make_rt(1, 1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
-    spawner_t a = {.rt = rt, .spec = gate_pool("hangs", 1)};
+    shoal_test_spawner_t a = {.rt = rt, .spec = gate_pool("hangs", 1)};
     pthread_t ta;
-    CU_ASSERT_EQUAL_FATAL(pthread_create(&ta, NULL, spawn_thread, &a), 0);
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&ta, NULL, shoal_test_spawner_main, &a), 0);
     WAIT_UNTIL(atomic_load(&rt->nstuck_init) == 1);
     CU_ASSERT_EQUAL_FATAL(atomic_load(&rt->nstuck_init), 1);
     shoal_pool_spec_t s = gate_pool("counts", 2);

@@ -322,32 +322,17 @@ static void test_grow_to_max(void)
  * returns SHOAL_OK once the init member has started (before, the failed
  * spare failed the start and ended the pool, and a spare that started
  * ended the start early). Both takers get a member. */
-typedef struct {
-    shoal_runtime_t *rt;
-    shoal_pool_spec_t spec;
-    shoal_pid_t pid;
-    atomic_int rc, done;
-} starter_t;
-
-static void *starter_main(void *arg)
-{
-    starter_t *t = arg;
-    atomic_store(&t->rc, shoal_runtime_spawn_pool(t->rt, &t->spec, &t->pid));
-    atomic_store(&t->done, 1);
-    return NULL;
-}
-
 static void take_while_starting(bool spare_fails)
 {
     cb_reset();
     shoal_runtime_t *rt = shoal_test_runtime(2);
-    starter_t t = {.rt = rt, .spec = cb_spec_of(1, 2)};
+    shoal_test_spawner_t t = {.rt = rt, .spec = cb_spec_of(1, 2)};
     t.spec.checkout.group = "starting";
     t.spec.checkout.cull_interval_ms = 0;
     t.spec.restart.backoff_ms = 400; /* the failed spare is started again after it */
     atomic_store(&cb_init_delay_ms, 1500);
     pthread_t th, tk[2];
-    CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, starter_main, &t), 0);
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, shoal_test_spawner_main, &t), 0);
     shoal_pid_t pool = SHOAL_PID_NONE;
     WAIT_UNTIL(shoal__group_members(rt, "starting", &pool, 1) == 1);
     CU_ASSERT_NOT_EQUAL_FATAL(pool, SHOAL_PID_NONE);

@@ -79,14 +79,7 @@ static void reset(void)
 /* A runtime of `threads` with stall_warn 100 ms, logging at info. */
 static shoal_runtime_t *make_rt(unsigned threads, int max_extra)
 {
-    shoal_runtime_opts_t o;
-    shoal_runtime_opts_init(&o);
-    o.threads = threads;
-    o.debug_checks = 1;
-    o.log_level = SHOAL_LOG_INFO;
-    o.stall_warn_ms = 100;
-    o.max_extra_threads = max_extra;
-    return shoal_test_runtime_logged_opts(&o);
+    return shoal_test_runtime_watched(threads, max_extra, SHOAL_LOG_INFO);
 }
 
 static size_t stalls(shoal_runtime_t *rt, shoal_stall_t *out, size_t cap)

@@ -89,13 +89,7 @@ static void blind_listing_ends_with_its_thread(void)
     for (int round = 0; round < 3; round++) {
         atomic_store(&gate1, 0), atomic_store(&gate2, 0), atomic_store(&in2, 0);
         atomic_store(&inits, 0);
-        shoal_runtime_opts_t o;
-        shoal_runtime_opts_init(&o);
-        o.threads = 1;
-        o.max_extra_threads = 1;
-        o.stall_warn_ms = 100;
-        o.log_level = SHOAL_LOG_ERROR;
-        shoal_runtime_t *rt = shoal_test_runtime_logged_opts(&o);
+        shoal_runtime_t *rt = shoal_test_runtime_watched(1, 1, SHOAL_LOG_ERROR);
         CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
         shoal_pid_t s1, s2;
         CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &waiter, NULL, NULL, &s1), SHOAL_OK);

@@ -208,6 +208,26 @@ shoal_runtime_t *shoal_test_runtime_logged_opts(shoal_runtime_opts_t *o)
     return rt;
 }
 
+shoal_runtime_t *shoal_test_runtime_watched(unsigned threads, int max_extra, int log_level)
+{
+    shoal_runtime_opts_t o;
+    shoal_runtime_opts_init(&o);
+    o.threads = threads;
+    o.debug_checks = 1;
+    o.log_level = log_level;
+    o.stall_warn_ms = 100;
+    o.max_extra_threads = max_extra;
+    return shoal_test_runtime_logged_opts(&o);
+}
+
+void *shoal_test_spawner_main(void *arg)
+{
+    shoal_test_spawner_t *s = arg;
+    atomic_store(&s->rc, shoal_runtime_spawn_pool(s->rt, &s->spec, &s->pid));
+    atomic_store(&s->done, 1);
+    return NULL;
+}
+
 bool shoal_test_log_has(const char *what)
 {
     pthread_mutex_lock(&log_lock);

@@ -38,6 +38,22 @@ shoal_runtime_t *shoal_test_runtime_logged(unsigned threads, int log_level);
 /* The same with the caller's options (their log_fn is replaced). */
 shoal_runtime_t *shoal_test_runtime_logged_opts(shoal_runtime_opts_t *o);
 
+/* A logged runtime (log_level) for the monitor's suites: `threads`,
+ * max_extra_threads, stall_warn 100 ms (the hand-off mark too), debug
+ * checks on. NULL on failure. */
+shoal_runtime_t *shoal_test_runtime_watched(unsigned threads, int max_extra, int log_level);
+
+/* A pool spawned from a thread of its own (shoal_runtime_spawn_pool blocks
+ * until its workers have started): rc and pid once done is 1. */
+typedef struct shoal_test_spawner_s {
+    shoal_runtime_t *rt;
+    shoal_pool_spec_t spec;
+    shoal_pid_t pid;
+    atomic_int rc, done;
+} shoal_test_spawner_t;
+/* pthread_create's start routine for one. */
+void *shoal_test_spawner_main(void *arg);
+
 /* Whether a kept log line contains `what`. */
 bool shoal_test_log_has(const char *what);
 
