@@ -385,6 +385,8 @@ SHOAL_API int shoal_reply(shoal_ctx_t *ctx, shoal_pid_t to, shoal_ref_t ref, uin
 
 /* ---- from a thread that is not an actor ---------------------------------- */
 
+#define UNTIL_SLICE_MS 100 /* shoal__runtime_call_until asks this often, at least */
+
 /* A reply the waiter a no longer waits for: a checkout pool's member in
  * it goes back (actor/held.h); the payload is dropped. */
 static void late(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a, shoal_env_t *e)
@@ -414,9 +416,16 @@ static void waiter_end(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a
     shoal__actor_release(rt, tc, a);
 }
 
+/* What the caller of request_blocking may stop its wait with (NULL fn:
+ * nothing). */
+typedef struct until_s {
+    bool (*fn)(void *arg);
+    void *arg;
+} until_t;
+
 static int request_blocking(shoal_runtime_t *rt, shoal_pid_t to, unsigned kind, bool sys,
                             uint32_t type, const void *data, size_t size, uint64_t timeout_ms,
-                            shoal_answer_t *answer);
+                            until_t until, shoal_answer_t *answer);
 
 /* A waiter whose system mailbox looks empty: sleeps until something comes
  * (true: pop again) or deadline passes (false). */
@@ -446,25 +455,36 @@ SHOAL_API int shoal_runtime_call(shoal_runtime_t *rt, shoal_pid_t to, uint32_t t
                                  const void *data, size_t size, uint64_t timeout_ms,
                                  shoal_answer_t *answer)
 {
-    return request_blocking(rt, to, SHOAL_MSG_CALL, false, type, data, size, timeout_ms, answer);
+    return request_blocking(rt, to, SHOAL_MSG_CALL, false, type, data, size, timeout_ms,
+                            (until_t){NULL, NULL}, answer);
 }
 
 SHOAL_API int shoal_runtime_call_priority(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type,
                                           const void *data, size_t size, uint64_t timeout_ms,
                                           shoal_answer_t *answer)
 {
-    return request_blocking(rt, to, SHOAL_MSG_CALL, true, type, data, size, timeout_ms, answer);
+    return request_blocking(rt, to, SHOAL_MSG_CALL, true, type, data, size, timeout_ms,
+                            (until_t){NULL, NULL}, answer);
+}
+
+int shoal__runtime_call_until(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type, const void *data,
+                              size_t size, uint64_t timeout_ms, bool (*interrupted)(void *),
+                              void *arg, shoal_answer_t *answer)
+{
+    return request_blocking(rt, to, SHOAL_MSG_CALL, true, type, data, size, timeout_ms,
+                            (until_t){interrupted, arg}, answer);
 }
 
 SHOAL_API int shoal_runtime_inspect(shoal_runtime_t *rt, shoal_pid_t pid, uint64_t timeout_ms,
                                     shoal_answer_t *answer)
 {
-    return request_blocking(rt, pid, SHOAL_ENV_INSPECT, true, 0, NULL, 0, timeout_ms, answer);
+    return request_blocking(rt, pid, SHOAL_ENV_INSPECT, true, 0, NULL, 0, timeout_ms,
+                            (until_t){NULL, NULL}, answer);
 }
 
 static int request_blocking(shoal_runtime_t *rt, shoal_pid_t to, unsigned kind, bool sys,
                             uint32_t type, const void *data, size_t size, uint64_t timeout_ms,
-                            shoal_answer_t *answer)
+                            until_t until, shoal_answer_t *answer)
 {
     shoal_tcache_t *tc = shoal__tcache_get(rt);
     if (tc == NULL)
@@ -521,7 +541,17 @@ static int request_blocking(shoal_runtime_t *rt, shoal_pid_t to, unsigned kind, 
             SHOAL_STAT_ADD(tc, replies_late, 1);
             late(rt, tc, a, r);
         }
-        if (!waiter_sleep(rt, a, deadline))
+        /* until: asked at each wake, and at least every UNTIL_SLICE_MS */
+        uint64_t wake = deadline;
+        if (until.fn != NULL) {
+            if (until.fn(until.arg)) {
+                rc = SHOAL_ESHUTDOWN;
+                break;
+            }
+            uint64_t slice = shoal__deadline_ns(shoal__now_ns(), UNTIL_SLICE_MS);
+            wake = slice < deadline ? slice : deadline;
+        }
+        if (!waiter_sleep(rt, a, wake) && wake == deadline)
             break;
     }
     if (kind == SHOAL_MSG_CALL)

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 #include "actor/ctx.h"
+#include "shoal/runtime.h"
 
 /* A reply or timeout with `ref` arrived: true if the call was still pending
  * (it is now settled), false if it was already settled (the message is
@@ -80,5 +81,15 @@ void shoal__children_remove(struct shoal_ctx_s *ctx, shoal_pid_t child);
  * answered with SHOAL_ENOPROC, a message counted as dropped; the payload is
  * released, the envelope itself is the caller's (actor.c). */
 void shoal__dead_letter(struct shoal_ctx_s *ctx, shoal_env_t *e);
+
+/* shoal_runtime_call_priority from a thread that is not an actor, asking
+ * interrupted(arg) (NULL: never) before it first waits and then at least
+ * every 100 ms: when it says true the call is given up, as at its timeout
+ * (a reply that comes later is dropped; a call not yet handled is not
+ * handled), and SHOAL_ESHUTDOWN returned. The host's reload waits so
+ * (host.h: interrupted). */
+int shoal__runtime_call_until(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type, const void *data,
+                              size_t size, uint64_t timeout_ms, bool (*interrupted)(void *),
+                              void *arg, shoal_answer_t *answer);
 
 #endif

@@ -108,9 +108,13 @@ int shoal__control_unlink_on_crash(const shoal_control_t *c)
 
 int shoal__control_start(shoal_control_t *c, shoal_host_t *h, const char *config)
 {
-    int rc = shoal__agent_start(h->rt, &c->agent);
+    int rc = shoal__control_reload_hook(c, h);
     if (rc != SHOAL_OK)
         return rc;
+    if ((rc = shoal__agent_start(h->rt, &c->agent)) != SHOAL_OK) {
+        shoal__host_unhook(h, c);
+        return rc;
+    }
     c->h = h;
     c->config = config;
     return SHOAL_OK;
@@ -237,12 +241,19 @@ static void reply_ready(shoal_control_t *c, shoal_control_conn_t *k, uint64_t no
     conn_write(c, k);
 }
 
+void shoal__control_reply_ready(shoal_control_t *c, shoal_control_conn_t *k)
+{
+    reply_ready(c, k, now_ms());
+}
+
 /* The request is in: do it, then write the reply or wait for its job. */
 static void request(shoal_control_t *c, shoal_control_conn_t *k, bool *stop)
 {
     shoal__control_request(c, k, k->in, stop);
     uint64_t now = now_ms();
-    if (k->job != 0) {
+    if (k->state == SHOAL_CONTROL_RELOAD) {
+        k->deadline_ms = UINT64_MAX; /* answered when the reload ends */
+    } else if (k->job != 0) {
         k->state = SHOAL_CONTROL_WAITING;
         k->deadline_ms = now + k->job_timeout_ms + SHOAL_CONTROL_GRACE_MS;
     } else {
@@ -421,14 +432,17 @@ static void deadlines(shoal_control_t *c)
             drop(c, k, "its reply was not taken within %d ms (%zu of %zu bytes)",
                  SHOAL_CONTROL_REPLY_MS, k->out_sent, k->out_len);
             break;
+        case SHOAL_CONTROL_RELOAD: /* no deadline */
+            break;
         }
     }
 }
 
 void shoal__control_handle(shoal_control_t *c, const struct pollfd *fds, size_t n, bool *stop)
 {
-    if (c->h == NULL || n < 2)
+    if (c->h == NULL || n < 2 || c->serving)
         return;
+    c->serving = true;
     for (size_t i = 0; i < c->npolled && 2 + i < n; i++) {
         shoal_control_conn_t *k = c->conns[i];
         short re = fds[2 + i].revents;
@@ -438,7 +452,7 @@ void shoal__control_handle(shoal_control_t *c, const struct pollfd *fds, size_t 
             conn_read(c, k, stop);
         else if (k->state == SHOAL_CONTROL_WRITING)
             conn_write(c, k);
-        else if (re & (POLLHUP | POLLERR))
+        else if (re & (POLLHUP | POLLERR)) /* WAITING or RELOAD */
             drop(c, k, "it went away while its request ran");
     }
     c->npolled = 0;
@@ -453,12 +467,21 @@ void shoal__control_handle(shoal_control_t *c, const struct pollfd *fds, size_t 
         conn_accept(c, fd, stop);
     }
     sweep(c);
+    c->serving = false;
 }
 
 void shoal__control_set_stopping(shoal_control_t *c)
 {
-    if (c != NULL)
-        c->stopping = true;
+    if (c == NULL)
+        return;
+    c->stopping = true;
+    for (size_t i = 0; i < c->nconns; i++) { /* a reload asked is not done now */
+        shoal_control_conn_t *k = c->conns[i];
+        if (k->fd >= 0 && k->state == SHOAL_CONTROL_RELOAD) {
+            shoal__control_say(k, "1 shoald is stopping: the reload asked was not done\n");
+            reply_ready(c, k, now_ms());
+        }
+    }
 }
 
 void shoal__control_close(shoal_control_t *c)
@@ -467,7 +490,7 @@ void shoal__control_close(shoal_control_t *c)
         return;
     for (size_t i = 0; i < c->nconns; i++) {
         shoal_control_conn_t *k = c->conns[i];
-        if (k->state == SHOAL_CONTROL_WAITING) {
+        if (k->state == SHOAL_CONTROL_WAITING || k->state == SHOAL_CONTROL_RELOAD) {
             k->out_len = 0;
             shoal__control_say(k, "1 shoald is stopping\n");
             k->state = SHOAL_CONTROL_WRITING;
@@ -485,6 +508,8 @@ void shoal__control_close(shoal_control_t *c)
     if (c->path_fd >= 0)
         close(c->path_fd);
     shoal__agent_stop(c->agent);
+    if (c->h != NULL)
+        shoal__host_unhook(c->h, c);
     free(c->path);
     free(c);
 }

@@ -52,7 +52,17 @@
  *               are left to it (it may still take them).
  *   diff        what a reload from PATH would change, nothing done; without
  *               PATH, from the file the host reloads from (its own config)
- *   reload      re-reads the host's own config file (as SIGHUP)
+ *   reload      re-reads the host's own config file (as SIGHUP): the
+ *               request waits for the host's next reload, run by its main
+ *               loop, and is answered with that reload's outcome
+ *               ("0 ok\ngeneration N (was M)\n" or "1 reload failed: ...")
+ *
+ * WHILE A RELOAD RUNS the socket is still served, from inside the reload's
+ * waits (control_reload.c): status (with a "reloading generation N from
+ * PATH for T ms: STEP" line), groups, inspect, send and call as ever; a
+ * pool the reload started is reached by no name until it commits; reload
+ * waits for the next one; stop stops the reload (as SIGTERM); scale, epic
+ * and diff are refused "1 busy: a reload to generation N is running ...".
  *
  * DEADLINES AND LIMITS (what one client can cost the host)
  *   - the whole request line must arrive within 2 s of the connection being
@@ -135,5 +145,16 @@ int shoal__control_timeout(const shoal_control_t *c);
  * writes, closes. Never blocks on a client or an actor. Sets *stop when it
  * answered a `stop` request. Call after every poll(), timed out or not. */
 void shoal__control_handle(shoal_control_t *c, const struct pollfd *fds, size_t n, bool *stop);
+
+/* While a reload runs on the host thread (control_reload.c says what is
+ * served then): handles what is ready on the socket now, without waiting.
+ * shoald calls it from the reload's waits (host.h: interrupted; the
+ * loader's tend). Sets *stop for a `stop`. A no-op outside a reload, or
+ * inside shoal__control_handle. */
+void shoal__control_serve(shoal_control_t *c, bool *stop);
+
+/* Whether a `reload` request waits for a reload that has not begun: the
+ * main loop then runs one (shoal__host_reload), which answers it. */
+bool shoal__control_reload_wanted(const shoal_control_t *c);
 
 #endif

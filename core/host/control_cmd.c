@@ -1,10 +1,11 @@
 /* control_cmd.c - what each control request does (protocol in control.h).
  *
  * On the host thread, nothing here waits on an actor: send only queues,
- * reload and diff are the host's own work (reading a regular file, never
- * blocking), status reads the pools' records, and call, inspect and scale
- * become a job for the agent (agent.h), answered by shoal__control_answer when its
- * results come back, or when the host's deadline on the job passes first.
+ * diff is the host's own work (reading a regular file, never blocking),
+ * reload waits for the host's next reload (control_reload.c), status reads
+ * the pools' records, and call, inspect and scale become a job for the
+ * agent (agent.h), answered by shoal__control_answer when its results come
+ * back, or when the host's deadline on the job passes first.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -22,10 +23,13 @@
 #define ACTOR_TIMEOUT_MS 5000 /* inspect, scale, and call without its own timeout */
 #define CALL_TIMEOUT_MAX_MS 3600000
 
+/* The live pool called name: neither draining nor started by a reload
+ * that has not committed yet (host.h: shoal__host_committed). */
 static shoal_host_pool_t *pool_named(shoal_host_t *h, const char *name)
 {
     for (size_t i = 0; i < h->npools; i++)
-        if (!h->pools[i].draining && strcmp(h->pools[i].name, name) == 0)
+        if (!h->pools[i].draining && shoal__host_committed(h, &h->pools[i]) &&
+            strcmp(h->pools[i].name, name) == 0)
             return &h->pools[i];
     return NULL;
 }
@@ -48,7 +52,8 @@ static shoal_host_pool_t *actor_named(shoal_host_t *h, const char *name)
 {
     shoal_host_pool_t *hp = pool_named(h, name);
     for (size_t i = 0; hp == NULL && i < h->nsources; i++)
-        if (!h->sources[i].draining && strcmp(h->sources[i].name, name) == 0)
+        if (!h->sources[i].draining && shoal__host_committed(h, &h->sources[i]) &&
+            strcmp(h->sources[i].name, name) == 0)
             hp = &h->sources[i];
     return hp;
 }
@@ -110,7 +115,7 @@ static void job(shoal_control_t *c, shoal_control_conn_t *k, shoal_control_op_t 
         goto fail;
     for (size_t i = 0; i < cap; i++) {
         shoal_host_pool_t *p = hp != NULL ? hp : &h->pools[i];
-        if (hp == NULL && live_only && p->draining)
+        if (hp == NULL && ((live_only && p->draining) || !shoal__host_committed(h, p)))
             continue;
         if ((k->targets[n].name = strdup(p->name)) == NULL)
             goto fail;
@@ -498,20 +503,6 @@ static void scale(shoal_control_t *c, shoal_control_conn_t *k, char *rest)
         b, sizeof b, ACTOR_TIMEOUT_MS);
 }
 
-static void reload(shoal_control_t *c, shoal_control_conn_t *k)
-{
-    shoal_host_t *h = c->h;
-    uint64_t before = h->generation;
-    char why[1200];
-    int rc = shoal__host_reload(h, c->config, why, sizeof why);
-    if (rc == SHOAL_OK)
-        shoal__control_say(k, "0 ok\ngeneration %" PRIu64 " (was %" PRIu64 ")\n", h->generation,
-                           before);
-    else
-        shoal__control_say(k, "1 reload failed: %s; generation %" PRIu64 " keeps running\n",
-                           why[0] ? why : shoal_strerror(rc), h->generation);
-}
-
 /* What a reload from PATH, or from the host's own config file, would do
  * (shoalctl diff, shoald --check --diff). */
 static void diff(shoal_control_t *c, shoal_control_conn_t *k, char *rest)
@@ -570,6 +561,8 @@ void shoal__control_request(shoal_control_t *c, shoal_control_conn_t *k, char *l
     } else if (c->stopping) {
         shoal__control_say(k, "1 shoald is stopping (draining every pool): only status, groups and "
                               "inspect are served\n");
+    } else if (shoal__control_reload_refuses(c, k, cmd)) {
+        /* said why */
     } else if (strcmp(cmd, "send") == 0 || strcmp(cmd, "call") == 0) {
         send_or_call(c, k, cmd, rest);
     } else if (strcmp(cmd, "scale") == 0) {
@@ -577,7 +570,10 @@ void shoal__control_request(shoal_control_t *c, shoal_control_conn_t *k, char *l
     } else if (strcmp(cmd, "epic") == 0) {
         epic(c, k, rest);
     } else if (strcmp(cmd, "reload") == 0) {
-        reload(c, k);
+        if (word(&rest) != NULL)
+            shoal__control_say(k, "2 usage: reload\n");
+        else
+            shoal__control_reload_ask(c, k); /* answered when the host's next reload ends */
     } else if (strcmp(cmd, "diff") == 0) {
         diff(c, k, rest);
     } else if (strcmp(cmd, "stop") == 0) {

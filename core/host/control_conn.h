@@ -1,10 +1,12 @@
 /* control_conn.h - between control.c (the socket, its connections, their
- * buffers and deadlines) and control_cmd.c (what each request does). Not
- * for other modules: they use control.h.
+ * buffers and deadlines), control_cmd.c (what each request does) and
+ * control_reload.c (the socket while a reload runs). Not for other
+ * modules: they use control.h.
  *
  * A connection goes READING (its request line arrives) -> WAITING (for a
- * job the agent runs; only some requests) -> WRITING (the reply, whole,
- * leaves as the socket takes it) -> closed. All on the host thread.
+ * job the agent runs; only some requests) or RELOAD (for the host's next
+ * reload: `reload`) -> WRITING (the reply, whole, leaves as the socket
+ * takes it) -> closed. All on the host thread.
  */
 #ifndef SHOAL_HOST_CONTROL_CONN_H
 #define SHOAL_HOST_CONTROL_CONN_H
@@ -26,6 +28,7 @@ typedef enum shoal_control_state_e {
     SHOAL_CONTROL_READING = 0,
     SHOAL_CONTROL_WAITING = 1,
     SHOAL_CONTROL_WRITING = 2,
+    SHOAL_CONTROL_RELOAD = 3, /* no deadline: a reload ends (control_reload.c) */
 } shoal_control_state_t;
 
 /* What a job's answer is made into (control_cmd.c). */
@@ -68,6 +71,8 @@ typedef struct shoal_control_conn_s {
      * are the agent's from the submission: agent.c frees them unless the
      * pool took them) */
     bool epic_args;
+    /* RELOAD: the reloads begun when it asked (control_reload.c) */
+    uint64_t ticket;
 } shoal_control_conn_t;
 
 struct shoal_control_s {
@@ -86,12 +91,36 @@ struct shoal_control_s {
     uint64_t next_job;
     uint64_t accepted, dropped, refused; /* connections, since start */
     bool stopping; /* shoald drains every pool: only status, groups and inspect */
+    /* The host's reloads (control_reload.c, through a host hook): whether
+     * one runs (then the socket is served from inside it, and what would
+     * change the pools waits), since when, how many have begun, and
+     * whether a `reload` asked since the last one began. */
+    bool reloading;
+    uint64_t reload_since_ns;
+    uint64_t reload_from; /* the generation it began from */
+    uint64_t reloads_begun;
+    bool reload_asked;
+    bool serving; /* inside shoal__control_handle: never entered twice */
 };
 
 /* Appends to k's reply; past SHOAL_CONTROL_REPLY_MAX, nothing more is
  * added and k->too_large is set (the reply is then refused whole). */
 void shoal__control_put(shoal_control_conn_t *k, const void *s, size_t n);
 void shoal__control_say(shoal_control_conn_t *k, const char *fmt, ...) SHOAL_PRINTF(2, 3);
+
+/* The reply in k->out is whole: it goes out from now on, under its
+ * deadline (control.c). */
+void shoal__control_reply_ready(shoal_control_t *c, shoal_control_conn_t *k);
+
+/* control_reload.c: a `reload` request: k waits (RELOAD) for the host's
+ * next reload, which the main loop runs (shoal__control_reload_wanted). */
+void shoal__control_reload_ask(shoal_control_t *c, shoal_control_conn_t *k);
+/* Whether request `cmd` waits for the reload that runs: it would change
+ * what the reload is changing (scale, epic) or read a plan against a host
+ * half reloaded (diff). Then k's reply says so ("1 busy: ..."). */
+bool shoal__control_reload_refuses(shoal_control_t *c, shoal_control_conn_t *k, const char *cmd);
+/* Hooks c into h's reloads (host.h): SHOAL_OK or SHOAL_ELIMIT. */
+int shoal__control_reload_hook(shoal_control_t *c, shoal_host_t *h);
 
 /* Does the request `line` (NUL-terminated, without its newline) of k. Either
  * the whole reply is in k->out when it returns, or k->job is set (with op,

@@ -1,5 +1,7 @@
 /* control_status.c - what `status` says (protocol in control.h): the
- * generation, "stopping draining every pool" once shoald stops, reloads,
+ * generation, "stopping draining every pool" once shoald stops or
+ * "reloading generation N from PATH for T ms: STEP" while a reload runs
+ * (STEP: what it waits for, host.h reload_step), reloads,
  * threads, the ledgers, the control connections, a line per pool, the
  * sources and the stalled handlers. Read from the pools'
  * records, never from their actors: it answers at once whatever the pools
@@ -11,8 +13,9 @@
  *   " bounds MIN..MAX waiting N[/MAX_WAITING] [waiting_refused N]
  *     [idle_timeout Dms] [expired N lazy N] [autoscale busy P% [wait_p99 Nus]
  *     [refused N/s] ups N downs N]"
- * and last " draining" or " ended" when it is. A pool with nothing elastic
- * keeps the line it always had.
+ * and last " draining" or " ended" when it is, or " starting" for one a
+ * running reload started and has not committed. A pool with nothing
+ * elastic keeps the line it always had.
  *
  * `groups` (shoal__control_groups) says, for each checkout group of the
  * current config, in the config's order:
@@ -27,6 +30,7 @@
 
 #include "host/control_conn.h"
 #include "host/source.h"
+#include "sched/futex.h"
 
 /* An elastic pool's facts, as the top of this file shows them; "" for a
  * pool without. */
@@ -68,20 +72,24 @@ static void elastic_text(const shoal_pool_stats_t *st, char *buf, size_t size)
 }
 
 /* The checkout group hp belongs to in the current config, or NULL (none,
- * not a checkout pool, or draining: no longer in the config). */
-static const char *group_of(const shoal_host_pool_t *hp)
+ * not a checkout pool, draining: no longer in the config, or started by a
+ * reload that has not committed). */
+static const char *group_of(const shoal_host_t *h, const shoal_host_pool_t *hp)
 {
-    return hp->cp != NULL && hp->cp->kind == SHOAL_POOL_KIND_CHECKOUT ? hp->cp->checkout.group
-                                                                      : NULL;
+    return hp->cp != NULL && hp->cp->kind == SHOAL_POOL_KIND_CHECKOUT &&
+                   shoal__host_committed(h, hp)
+               ? hp->cp->checkout.group
+               : NULL;
 }
 
-static bool in_group(const shoal_host_pool_t *hp, const char *g)
+static bool in_group(const shoal_host_t *h, const shoal_host_pool_t *hp, const char *g)
 {
-    const char *mine = group_of(hp);
+    const char *mine = group_of(h, hp);
     return mine != NULL && strcmp(mine, g) == 0;
 }
 
-static void pool_line(shoal_control_conn_t *k, shoal_host_pool_t *hp, bool stopping)
+static void pool_line(shoal_control_conn_t *k, const shoal_host_t *h, shoal_host_pool_t *hp,
+                      bool stopping)
 {
     shoal_pool_stats_t st;
     shoal__host_peek(hp, &st);
@@ -93,7 +101,7 @@ static void pool_line(shoal_control_conn_t *k, shoal_host_pool_t *hp, bool stopp
                  " refused %" PRIu64,
                  st.buffer_depth, st.buffer, can_hold > st.demand ? can_hold - st.demand : 0,
                  can_hold, shoal__pull_idle(hp->rec), st.messages_unhandled);
-    const char *group = group_of(hp);
+    const char *group = group_of(h, hp);
     if (st.kind == SHOAL_POOL_KIND_CHECKOUT) /* its members, takers and what befell them */
         snprintf(pull, sizeof pull,
                  " checkout in_use %" PRIu32 " free %" PRIu32 " starting %" PRIu32
@@ -109,6 +117,7 @@ static void pool_line(shoal_control_conn_t *k, shoal_host_pool_t *hp, bool stopp
         elastic,
         shoal__pool_is_ended(hp->rec)     ? " ended"
         : hp->draining || stopping        ? " draining"
+        : !shoal__host_committed(h, hp)   ? " starting"
         : st.state == SHOAL_POOL_DEGRADED ? " degraded" /* past its restart budget */
                                           : "");
 }
@@ -119,10 +128,10 @@ void shoal__control_groups(shoal_control_t *c, shoal_control_conn_t *k)
     bool any = false;
     shoal__control_say(k, "0 ok\n");
     for (size_t i = 0; i < h->npools; i++) {
-        const char *g = group_of(&h->pools[i]);
+        const char *g = group_of(h, &h->pools[i]);
         bool said = g == NULL;
         for (size_t j = 0; !said && j < i; j++) /* said with its first pool */
-            said = in_group(&h->pools[j], g);
+            said = in_group(h, &h->pools[j], g);
         if (said)
             continue;
         any = true;
@@ -130,7 +139,7 @@ void shoal__control_groups(shoal_control_t *c, shoal_control_conn_t *k)
         char pools[1024];
         size_t len = 0;
         for (size_t j = i; j < h->npools; j++) {
-            if (!in_group(&h->pools[j], g))
+            if (!in_group(h, &h->pools[j], g))
                 continue;
             shoal_pool_stats_t st;
             shoal__host_peek(&h->pools[j], &st);
@@ -158,11 +167,14 @@ void shoal__control_status(shoal_control_t *c, shoal_control_conn_t *k)
     shoal_host_t *h = c->h;
     static char ledgers[SHOAL_HOST_LEDGERS_MAX]; /* the host thread's */
     shoal__host_ledgers(h, ledgers, sizeof ledgers);
-    shoal__control_say(k,
-                       "0 ok\ngeneration %" PRIu64 "\n%sreloads %" PRIu64 " ok, %" PRIu64
-                       " failed\nthreads %u\n",
-                       h->generation, c->stopping ? "stopping draining every pool\n" : "",
-                       h->reloads, h->reloads_failed, shoal_runtime_threads(h->rt));
+    shoal__control_say(k, "0 ok\ngeneration %" PRIu64 "\n%s", h->generation,
+                       c->stopping ? "stopping draining every pool\n" : "");
+    if (c->reloading)
+        shoal__control_say(k, "reloading generation %" PRIu64 " from %s for %" PRIu64 " ms: %s\n",
+                           h->generation + 1, c->config,
+                           (shoal__now_ns() - c->reload_since_ns) / 1000000u, h->reload_step);
+    shoal__control_say(k, "reloads %" PRIu64 " ok, %" PRIu64 " failed\nthreads %u\n", h->reloads,
+                       h->reloads_failed, shoal_runtime_threads(h->rt));
     shoal__control_put(k, ledgers, strlen(ledgers));
     size_t open = 0; /* closed ones keep their slot until the sweep */
     for (size_t i = 0; i < c->nconns; i++)
@@ -171,7 +183,7 @@ void shoal__control_status(shoal_control_t *c, shoal_control_conn_t *k)
         k, "control %zu open, %" PRIu64 " accepted, %" PRIu64 " dropped, %" PRIu64 " refused\n",
         open, c->accepted, c->dropped, c->refused);
     for (size_t i = 0; i < h->npools; i++)
-        pool_line(k, &h->pools[i], c->stopping);
+        pool_line(k, h, &h->pools[i], c->stopping);
     for (size_t i = 0; i < h->nsources; i++) { /* each whole, however many */
         char line[512];
         shoal__host_source_status(h, i, line, sizeof line);

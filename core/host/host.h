@@ -124,6 +124,10 @@ typedef struct shoal_host_s {
      * SHOAL_HOST_START_TIMEOUT_MS. */
     bool (*interrupted)(void *arg);
     void *interrupted_arg;
+    /* What a running reload does now, e.g. "starting pool db (its workers
+     * run init)" (reload.c; "" between reloads): `shoalctl status` says it
+     * while the reload waits (control_reload.c). */
+    char reload_step[192];
 } shoal_host_t;
 
 /* Adds hook to those h's reloads call (host thread). SHOAL_ELIMIT past
@@ -180,6 +184,15 @@ void shoal__host_ledgers(shoal_host_t *h, char *buf, size_t size);
 /* What a reload to c (loaded and resolved) would change, without changing
  * anything: one line (shoald --check --diff). */
 void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_t size);
+
+/* Whether hp (a pool or a source) belongs to the running generation:
+ * false while the reload that started it has not committed (it waits for
+ * its workers' init, held: reload.c), during which the control socket
+ * reaches it by no name (control_reload.c). */
+static inline bool shoal__host_committed(const shoal_host_t *h, const shoal_host_pool_t *hp)
+{
+    return hp->gen <= h->generation;
+}
 
 /* Forgets pools that have finished draining and whose every worker has
  * ended, keeping their final counts in the ledger. Called once a second by

@@ -346,11 +346,22 @@ static void hooks_abort(shoal_host_t *h, size_t n)
             h->hooks[k].abort(h->hooks[k].user);
 }
 
+/* What the reload does now (host.h: reload_step). */
+static void step(shoal_host_t *h, const char *fmt, ...) SHOAL_PRINTF(2, 3);
+static void step(shoal_host_t *h, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(h->reload_step, sizeof h->reload_step, fmt, ap);
+    va_end(ap);
+}
+
 static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
 {
     shoal_diag_t err = {0};
     char buf[1200];
     shoal_config_t *c = NULL;
+    step(h, "reading the file, loading its plugins");
     int rc = shoal__config_load(path, &c, &err);
     if (rc == SHOAL_OK)
         rc = shoal__config_resolve(c, h->loader, &err);
@@ -370,6 +381,15 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
             shoal__config_free(c);
             return rc;
         }
+    }
+    /* A stop that came while the file was read or its plugins loaded (a
+     * plugin's init may take 10 s) fails the reload before anything
+     * starts, as one during a start does. */
+    if (h->interrupted != NULL && h->interrupted(h->interrupted_arg)) {
+        hooks_abort(h, prepared);
+        fail_log(h, "interrupted by a stop before its pools started", why, why_size);
+        shoal__config_free(c);
+        return SHOAL_ESHUTDOWN;
     }
     uint64_t gen = h->generation + 1;
     size_t first_new = h->npools, first_src = h->nsources;
@@ -394,6 +414,7 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
             continue; /* kept: resized, or its workers swapped, below */
         shoal_pid_t pid;
         char what[300];
+        step(h, "starting pool %s (its first workers run init)", cp->name);
         shoal_pool_opts_t po = {.held = true, /* until the commit: SHOAL__POOL_GO */
                                 .interrupted = h->interrupted,
                                 .interrupted_arg = h->interrupted_arg};
@@ -419,6 +440,7 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
         if (cp == NULL || !verdicts[cp - c->pools].swap)
             continue;
         char what[300];
+        step(h, "starting pool %s's new workers (they run init)", cp->name);
         if ((rc = shoal__host_swap_prepare(h, c, gen, hp, cp, &tokens[nswapped], what,
                                            sizeof what)) != SHOAL_OK) {
             shoal__diag_set(&err, cp->at->file, cp->at->line, cp->at->col,
@@ -428,6 +450,7 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
         swapped[nswapped++] = i;
     }
     /* 3. New sources, and new ones for changed sources: their init runs. */
+    step(h, "starting the new sources (they run init)");
     if ((rc = shoal__host_sources_prepare(h, c, gen, &first_src, &err)) != SHOAL_OK)
         goto undo;
 
@@ -438,6 +461,7 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
      * COMMITs and the live changes' calls, which share one deadline
      * (shoal_host_live_t): with every dispatcher thread stuck, each would
      * wait its own. */
+    step(h, "committing: the new pools go to work, the old ones drain");
     for (size_t j = first_new; j < h->npools; j++)
         shoal_runtime_register(h->rt, h->pools[j].name, h->pools[j].pid);
     change_log_t log = {.len = 0, .n = 0};
@@ -556,6 +580,7 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
                     changes(&log), ledger);
     return SHOAL_OK;
 undo:
+    step(h, "undoing what it started");
     hooks_abort(h, prepared);
     for (size_t k = 0; k < nswapped; k++)
         shoal__pool_swap_step(h->rt, h->pools[swapped[k]].pid, SHOAL__POOL_SWAP_ABORT, tokens[k],
@@ -582,6 +607,7 @@ int shoal__host_reload(shoal_host_t *h, const char *path, char *why, size_t why_
         if (h->hooks[k].begin != NULL)
             h->hooks[k].begin(h, h->hooks[k].user);
     int rc = reload(h, path, text, sizeof text);
+    h->reload_step[0] = '\0';
     for (size_t k = 0; k < h->nhooks; k++)
         if (h->hooks[k].end != NULL)
             h->hooks[k].end(h, h->hooks[k].user, rc, text);

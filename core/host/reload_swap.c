@@ -60,12 +60,13 @@ int shoal__host_swap_prepare(shoal_host_t *h, const shoal_config_t *c, uint64_t 
     sw->size = cp->size;
     sw->keep_size = shoal__host_sizes_itself(cp) && cp->size == hp->cp->size;
     shoal_pool_swap_result_t r;
-    rc = shoal__pool_swap_ask(h->rt, hp->rec, hp->pid, sw, SHOAL_HOST_START_TIMEOUT_MS + 5000,
-                              token, &r);
+    rc = shoal__pool_swap_ask_until(h->rt, hp->rec, hp->pid, sw, SHOAL_HOST_START_TIMEOUT_MS + 5000,
+                                    h->interrupted, h->interrupted_arg, token, &r);
     if (rc != SHOAL_OK) {
         snprintf(why, why_size, "%s",
                  r.why[0]                ? r.why
                  : rc == SHOAL_ETIMEDOUT ? "its new workers did not start in time"
+                 : rc == SHOAL_ESHUTDOWN ? "interrupted while its new workers started"
                                          : shoal_strerror(rc));
         /* Whatever the pool did, it keeps its old workers (an ABORT that
          * times out is carried out when the pool's actor reads it). */

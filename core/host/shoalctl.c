@@ -120,7 +120,9 @@ static const cmd_t cmds[] = {
      "  Re-reads shoald's config file, as SIGHUP: all or nothing. Prints the new\n"
      "  generation; a failed reload prints FILE:LINE:COL: what was wrong, exit 1.\n"
      "  Waits 60 s for the answer unless --timeout says otherwise; past it the\n"
-     "  reload goes on in shoald (its outcome: shoald's log, `shoalctl status`).\n"},
+     "  reload goes on in shoald (its outcome: shoald's log, `shoalctl status`).\n"
+     "  One asked while another runs waits for it, then runs. While a reload\n"
+     "  runs, status says so, and scale, epic and diff are refused (busy).\n"},
     {"diff", "[FILE]", 0, 1, "what a reload from FILE (or shoald's own) would do",
      "  What a reload from FILE would change, without changing anything; without\n"
      "  FILE, from shoald's own config file (what `reload` would read).\n"},

@@ -157,34 +157,44 @@ static bool start_signal(void *arg)
 }
 
 /* While a reload waits for new workers' init (host.h: interrupted):
- * whether a SIGTERM or SIGINT waits. Left pending: the reload fails at
- * once, changing nothing, and the main loop then takes the signal off the
- * signalfd and drains. Asked every 100 ms while the host thread waits, it
- * also pets systemd's watchdog as the main loop does (a checkout pool's
- * members may take member_start_timeout, past WatchdogSec: an 11.5 s gap
- * with no WATCHDOG=1 was measured) -- only while the dispatcher still
- * handles its heartbeat (notify.h). */
+ * whether a SIGTERM or SIGINT waits, or a `shoalctl stop` came. A signal
+ * is left pending: the reload fails at once, changing nothing, and the
+ * main loop then takes the signal off the signalfd and drains. Asked every
+ * 100 ms while the host thread waits, it also
+ *   - pets systemd's watchdog as the main loop does (a checkout pool's
+ *     members may take member_start_timeout, past WatchdogSec: an 11.5 s
+ *     gap with no WATCHDOG=1 was measured) -- only while the dispatcher
+ *     still handles its heartbeat (notify.h);
+ *   - serves the control socket (control_reload.c: what it answers while
+ *     a reload runs): a 10 s wait left `shoalctl status` unanswered. */
 typedef struct reloading_s {
     shoal_notify_t *notify;
     shoal_host_t *h;
+    shoal_control_t *control;
+    bool stop; /* a `shoalctl stop` came while a reload ran */
 } reloading_t;
 
 /* While the host thread waits on a plugin it loads or releases (its
  * constructors' trial, its init or fini: up to 10 s each, at a reload or
  * a diff): the watchdog is petted as the main loop does, only while the
- * dispatcher still handles its heartbeat (loader.h, shoal__loader_set_tend). */
+ * dispatcher still handles its heartbeat (loader.h, shoal__loader_set_tend),
+ * and, in a reload, the control socket is served (a stop asked there
+ * stops the reload at its next `interrupted`). */
 static void loading(void *arg)
 {
     reloading_t *r = arg;
     shoal__notify_tick(r->notify, r->h);
+    shoal__control_serve(r->control, &r->stop);
 }
 
 static bool stop_pending(void *arg)
 {
     reloading_t *r = arg;
     shoal__notify_tick(r->notify, r->h);
+    shoal__control_serve(r->control, &r->stop);
     sigset_t p;
-    return sigpending(&p) == 0 && (sigismember(&p, SIGTERM) == 1 || sigismember(&p, SIGINT) == 1);
+    return r->stop ||
+           (sigpending(&p) == 0 && (sigismember(&p, SIGTERM) == 1 || sigismember(&p, SIGINT) == 1));
 }
 
 /* run_for_ms 0: until a signal or a stop; control (NULL: none) replaces
@@ -293,7 +303,7 @@ int shoald_run(const char *path, uint64_t run_for_ms, bool table, const char *co
                     h->npools, h->npools == 1 ? "" : "s", sources, nthreads,
                     nthreads == 1 ? "" : "s", control ? ", control socket " : "",
                     control ? h->config->runtime.control : "");
-    reloading_t reloading = {.notify = notify, .h = h};
+    reloading_t reloading = {.notify = notify, .h = h, .control = control};
     h->interrupted = stop_pending; /* for reloads (host.h) */
     h->interrupted_arg = &reloading;
     shoal__loader_set_tend(loader, loading, &reloading); /* on this thread only */
@@ -329,9 +339,9 @@ int shoald_run(const char *path, uint64_t run_for_ms, bool table, const char *co
             ms = nms;
         if (ms > 100 && shoal__output_pump(lout) + shoal__output_pump(tout) != 0)
             ms = 100; /* what a reader did not take yet goes out soon after it reads */
+        bool hup = false;
         if (poll(fds, 1 + nctl, ms) > 0 && (fds[0].revents & POLLIN)) {
             struct signalfd_siginfo si;
-            bool hup = false;
             /* Drain every pending signal: SIGHUPs that came during a reload
              * are one more reload, not many. */
             while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
@@ -344,13 +354,20 @@ int shoald_run(const char *path, uint64_t run_for_ms, bool table, const char *co
                     why = si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM";
                 }
             }
-            if (hup && !stop)
-                shoal__host_reload(h, path, NULL, 0);
         }
         if (!stop && control != NULL) {
             shoal__control_handle(control, fds + 1, nctl, &stop); /* deadlines too */
             if (stop)
                 why = "shoalctl stop";
+        }
+        /* A SIGHUP, or a `shoalctl reload` (which waits for this one to
+         * end: control_reload.c). */
+        if (!stop && (hup || shoal__control_reload_wanted(control))) {
+            shoal__host_reload(h, path, NULL, 0);
+            if (reloading.stop) { /* a `shoalctl stop` while it ran stopped it */
+                stop = true;
+                why = "shoalctl stop";
+            }
         }
         shoal__notify_tick(notify, h);
         if (now_s() >= next) {

@@ -344,6 +344,14 @@ int shoal__pool_swap_ask(shoal_runtime_t *rt, shoal_pool_t *p, shoal_pid_t pid,
                          shoal_pool_swap_t *sw, uint64_t timeout_ms, uint64_t *token,
                          shoal_pool_swap_result_t *r)
 {
+    return shoal__pool_swap_ask_until(rt, p, pid, sw, timeout_ms, NULL, NULL, token, r);
+}
+
+int shoal__pool_swap_ask_until(shoal_runtime_t *rt, shoal_pool_t *p, shoal_pid_t pid,
+                               shoal_pool_swap_t *sw, uint64_t timeout_ms,
+                               bool (*interrupted)(void *), void *arg, uint64_t *token,
+                               shoal_pool_swap_result_t *r)
+{
     memset(r, 0, sizeof *r);
     pthread_mutex_lock(&p->offer_lock);
     shoal_pool_swap_t *stale = p->offer; /* none: every ask takes its own back */
@@ -352,8 +360,8 @@ int shoal__pool_swap_ask(shoal_runtime_t *rt, shoal_pool_t *p, shoal_pid_t pid,
     pthread_mutex_unlock(&p->offer_lock);
     shoal__pool_swap_free(stale);
     shoal_answer_t a;
-    int rc = shoal_runtime_call_priority(rt, pid, SHOAL__POOL_SWAP, token, sizeof *token,
-                                         timeout_ms, &a);
+    int rc = shoal__runtime_call_until(rt, pid, SHOAL__POOL_SWAP, token, sizeof *token, timeout_ms,
+                                       interrupted, arg, &a);
     /* Whatever happened: an offer still there was never taken, and never
      * will be now (a PREPARE read later finds nothing). */
     shoal__pool_swap_free(offer_take(p, *token));

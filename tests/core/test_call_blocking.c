@@ -1,13 +1,14 @@
 /* test_call_blocking.c - blocking calls from threads (core/actor/call.c):
  * the reply and its payload, bad arguments, timeouts (a deferred or an
  * immediate reply after one is counted late), a deferred reply sent with
- * shoal_reply.
+ * shoal_reply, a call its caller stops waiting for (shoal__runtime_call_until).
  *
  * Handlers never call CUnit: they record into atomics (some in call_kit.h);
  * the test thread asserts after synchronising on them.
  */
 #include <string.h>
 
+#include "actor/call.h"
 #include "call_kit.h"
 
 #define WAIT_UNTIL(cond) SHOAL_TEST_WAIT_UNTIL(cond, CL_WAIT_S)
@@ -128,6 +129,53 @@ static void deferred_reply_with_shoal_reply(void)
     shoal_runtime_destroy(rt);
 }
 
+/* interrupted(): counts its asks; says true at the third. */
+static int asks;
+static bool third_ask(void *arg)
+{
+    (void)arg;
+    return ++asks == 3;
+}
+
+/* A caller's `interrupted` ends its wait: SHOAL_ESHUTDOWN after exactly
+ * three asks (before the first sleep, then every 100 ms: the callee never
+ * answers), long before its timeout; the answer that comes after is late
+ * and counted. Without one, the call waits its timeout. */
+static void call_until_stops_when_interrupted(void)
+{
+    shoal_pid_t callee;
+    shoal_runtime_t *rt = cl_setup(&callee);
+    shoal_answer_t a;
+    asks = 0;
+    double t0 = shoal_test_now();
+    CU_ASSERT_EQUAL(
+        shoal__runtime_call_until(rt, callee, C_DEFER, NULL, 0, 60000, third_ask, NULL, &a),
+        SHOAL_ESHUTDOWN);
+    double took = shoal_test_now() - t0;
+    CU_ASSERT_EQUAL(asks, 3);
+    CU_ASSERT(took >= 0.199); /* two 100 ms slices */
+    CU_ASSERT(took < 30.0);   /* not the 60 s timeout */
+    CU_ASSERT_PTR_NULL(a.data);
+    CU_ASSERT_EQUAL(atomic_load(&cl_saved), 1);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, callee, M_ANSWER, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&cl_reply_rc) != 12345);
+    CU_ASSERT_EQUAL(atomic_load(&cl_reply_rc), SHOAL_ENOPROC);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).replies_late, 1);
+    /* An answer in time, with an interrupted that never says true. */
+    asks = 0;
+    CU_ASSERT_EQUAL(
+        shoal__runtime_call_until(rt, callee, C_ECHO, "ab", 2, 5000, third_ask, NULL, &a),
+        SHOAL_OK);
+    CU_ASSERT(asks < 3); /* 0 if the answer was there before the first sleep */
+    CU_ASSERT(a.size == 2 && a.data != NULL && memcmp(a.data, "ba", 2) == 0);
+    shoal_answer_release(&a);
+    /* None: the timeout. */
+    CU_ASSERT_EQUAL(shoal__runtime_call_until(rt, callee, C_DEFER, NULL, 0, 50, NULL, NULL, &a),
+                    SHOAL_ETIMEDOUT);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).actors_live, 1); /* the waiters are gone */
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -137,6 +185,7 @@ int main(void)
         {"immediate reply after timeout is counted late",
          immediate_reply_after_timeout_is_counted_late},
         {"deferred reply with shoal_reply", deferred_reply_with_shoal_reply},
+        {"a call given up when its caller is interrupted", call_until_stops_when_interrupted},
         {NULL, NULL},
     };
     return shoal_test_run("call_blocking", cases);

@@ -204,6 +204,8 @@ static void serve(int ms)
     (void)poll(fds, all, t < 0 || t > ms ? ms : t);
     bool stop = false;
     shoal__control_handle(fctl_control, fds, n, &stop);
+    if (!stop && shoal__control_reload_wanted(fctl_control)) /* as shoald: after the handling */
+        (void)shoal__host_reload(fctl_host, fctl_control->config, NULL, 0);
     if (stop && !fctl_stopping) { /* as shoald: served while it drains */
         shoal__control_set_stopping(fctl_control);
         fctl_stopping = true;

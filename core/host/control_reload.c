@@ -1,0 +1,107 @@
+/* control_reload.c - the control socket while a reload runs.
+ *
+ * A reload runs on the host thread and may wait there for seconds: for a
+ * new pool's first workers' init (up to 10 s, or a checkout pool's
+ * member_start_timeout), for a swap's new workers, for a plugin's
+ * constructors' trial or its init. The socket is not left unanswered
+ * meanwhile: shoald serves it from inside those waits
+ * (shoal__control_serve, called from the host's `interrupted` and the
+ * loader's tend, each about every 100 ms), through the code its main loop
+ * uses. While a reload runs:
+ *   - status, groups, inspect, send and call are served as ever. A pool
+ *     the reload has started but not committed is reached by no name (send,
+ *     call and inspect find the pool that serves); status lists it with
+ *     " starting", and says "reloading generation N from PATH for T ms:
+ *     STEP" after the generation, STEP what the reload waits for (host.h:
+ *     reload_step), e.g. "starting pool db (its first workers run init)".
+ *   - reload waits for the next reload: the file may have changed after
+ *     the running one read it.
+ *   - stop stops the reload as SIGTERM does (it fails at once, changing
+ *     nothing); then shoald drains.
+ *   - scale, epic and diff are refused ("1 busy: a reload to generation N
+ *     is running ...; try again when it ends"): the first two change what
+ *     the reload may be changing, the third would plan against a host
+ *     half reloaded.
+ * A `reload` request never runs a reload itself: it waits (RELOAD) and the
+ * main loop runs one (shoal__control_reload_wanted). So a reload never
+ * runs inside the socket's own handling, which it serves from within.
+ * All on the host thread.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "host/control_conn.h"
+#include "sched/futex.h"
+
+static void reload_begin(shoal_host_t *h, void *user)
+{
+    shoal_control_t *c = user;
+    (void)h;
+    c->reloading = true;
+    c->reload_since_ns = shoal__now_ns();
+    c->reload_from = h->generation;
+    c->reloads_begun++;
+    c->reload_asked = false; /* this one reads the file after every ask so far */
+}
+
+/* Answers each `reload` that asked before this one began. */
+static void reload_end(shoal_host_t *h, void *user, int rc, const char *why)
+{
+    shoal_control_t *c = user;
+    c->reloading = false;
+    for (size_t i = 0; i < c->nconns; i++) {
+        shoal_control_conn_t *k = c->conns[i];
+        if (k->fd < 0 || k->state != SHOAL_CONTROL_RELOAD || k->ticket >= c->reloads_begun)
+            continue;
+        if (rc == SHOAL_OK)
+            shoal__control_say(k, "0 ok\ngeneration %" PRIu64 " (was %" PRIu64 ")\n", h->generation,
+                               c->reload_from);
+        else
+            shoal__control_say(k, "1 reload failed: %s; generation %" PRIu64 " keeps running\n",
+                               why != NULL && why[0] ? why : shoal_strerror(rc), h->generation);
+        shoal__control_reply_ready(c, k);
+    }
+}
+
+int shoal__control_reload_hook(shoal_control_t *c, shoal_host_t *h)
+{
+    return shoal__host_hook(
+        h, &(shoal_host_hook_t){.begin = reload_begin, .end = reload_end, .user = c});
+}
+
+void shoal__control_reload_ask(shoal_control_t *c, shoal_control_conn_t *k)
+{
+    k->state = SHOAL_CONTROL_RELOAD;
+    k->ticket = c->reloads_begun;
+    c->reload_asked = true;
+}
+
+bool shoal__control_reload_wanted(const shoal_control_t *c)
+{
+    return c != NULL && c->reload_asked && !c->stopping;
+}
+
+bool shoal__control_reload_refuses(shoal_control_t *c, shoal_control_conn_t *k, const char *cmd)
+{
+    if (!c->reloading ||
+        (strcmp(cmd, "scale") != 0 && strcmp(cmd, "epic") != 0 && strcmp(cmd, "diff") != 0))
+        return false;
+    shoal__control_say(k,
+                       "1 busy: a reload to generation %" PRIu64 " is running (for %" PRIu64
+                       " ms): %s waits for it; try again when it ends\n",
+                       c->reload_from + 1, (shoal__now_ns() - c->reload_since_ns) / 1000000u, cmd);
+    return true;
+}
+
+void shoal__control_serve(shoal_control_t *c, bool *stop)
+{
+    if (c == NULL || !c->reloading || c->serving)
+        return;
+    struct pollfd fds[SHOAL_CONTROL_POLLFDS];
+    size_t n = shoal__control_pollfds(c, fds);
+    if (n == 0)
+        return;
+    /* Nothing ready is no matter: the deadlines are kept all the same. */
+    (void)poll(fds, n, 0);
+    shoal__control_handle(c, fds, n, stop);
+}

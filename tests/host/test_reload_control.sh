@@ -1,0 +1,219 @@
+#!/bin/bash
+# test_reload_control.sh BUILD_DIR - the control socket while a reload
+# waits for new workers' init (control_reload.c): answered, not frozen.
+#
+#   1. A reload adds two pools, early (its worker connects in 10 ms) and
+#      slow (3 s). Meanwhile (the first `shoalctl reload` has not answered
+#      yet): status says "reloading generation 2 from PATH for N ms:
+#      starting pool slow (...)" and lists early as " starting"; a call to
+#      api is answered; early is reached by no name ("unknown pool": call,
+#      inspect, and inspect of every pool leaves it out); scale and diff are
+#        refused "busy: a reload to generation 2 is running"; a second
+#        `shoalctl reload` waits, and is answered by the reload after
+#        (generation 3, was 2), not by the one running (it read the file
+#        before). Two reload lines in the log.
+#   2. The same while a kept pool's workers are swapped (new args: a new
+#      connect of 3 s): status says "reloading generation 4".
+#   3. `shoalctl stop` while a reload waits for a 30 s init: the reload
+#      fails at once ("interrupted while its workers started"), changing
+#      nothing, and shoald drains and exits (3: the init is left running),
+#      within 5 s.
+#   4. SIGTERM while a reload swaps a pool's workers, whose new init takes
+#      30 s: the same ("interrupted while its new workers started"); it
+#      waited 15 s before.
+#   5. A reload loads a plugin whose own init hangs until the test lets it
+#      return: status says "reading the file, loading its plugins"
+#      meanwhile; a `shoalctl stop` then fails the reload as soon as the
+#      init returns ("interrupted by a stop before its pools started"), no
+#      pool of it started, and shoald exits 0.
+. "$(dirname "$0")/lib.sh" "$1"
+export SHOAL_SOCKET=$tmp/ctl.sock
+
+header() {
+    cat <<YAML
+runtime: { control: ctl.sock }
+log: { level: info }
+shutdown: { drain: 1s }
+plugins:
+  echo: $plugins/echo/echo.so
+  conn: $plugins/conn/conn.so
+pools:
+  api: { worker: echo.echo, size: 2 }
+YAML
+}
+
+# expect_out WHAT RC WANT CMD...: CMD exits RC and prints exactly WANT
+expect_out() {
+    local what=$1 want_rc=$2 want=$3 out rc
+    shift 3
+    out=$("$@" 2>&1)
+    rc=$?
+    [ "$rc" = "$want_rc" ] && [ "$out" = "$want" ] ||
+        fail "$what: exit $rc, printed:
+$out
+want exit $want_rc:
+$want"
+}
+
+# reload_bg OUT: a `shoalctl reload` in the background, its output in OUT;
+# sets ctl to its PID
+reload_bg() {
+    "$shoalctl" --timeout 40000 reload > "$1" 2>&1 &
+    ctl=$!
+}
+
+# during_reload GEN STEP: while the reload to GEN runs (its client, $ctl,
+# has not answered), status says so and what it waits for (STEP), within
+# 5 s of its start
+during_reload() {
+    local st want="reloading generation $1 from $tmp/s.yaml for [0-9]* ms: $2"
+    for _ in $(seq 1 500); do
+        st=$("$shoalctl" status 2>&1)
+        grep -q "^$want\$" <<< "$st" && break
+        sleep 0.01
+    done
+    grep -q "^$want\$" <<< "$st" || fail "status never said '$want': $st"
+    grep -q "^generation $(($1 - 1))\$" <<< "$st" || fail "status's generation during the reload: $st"
+    kill -0 "$ctl" 2> /dev/null || fail "the reload had answered already: $(cat "$tmp/r1")"
+}
+
+# ---- 1. a new pool's slow init ----------------------------------------------------
+write ""
+: > "$log"
+"$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+pid=$!
+wait_for "running $tmp/s.yaml: 1 pool"
+write "  early: { worker: conn.conn, size: 1, args: { connect: 10ms } }
+  slow: { worker: conn.conn, size: 1, args: { connect: 3s } }"
+reload_bg "$tmp/r1"
+during_reload 2 "starting pool slow (its first workers run init)"
+# early has started, but is not committed: listed as starting, reached by
+# no name, and not inspected
+"$shoalctl" status | grep -q '^pool early size 1 target 1 in_flight 0 forwarded 0 starting$' ||
+    fail "the started pool is not said to be starting: $("$shoalctl" status)"
+expect_out "a call to a pool the reload started" 1 "shoalctl: unknown pool 'early'" \
+    "$shoalctl" call early x
+expect_out "inspect of a pool the reload started" 1 "shoalctl: unknown pool 'early'" \
+    "$shoalctl" inspect early
+"$shoalctl" inspect | grep -q early && fail "inspect lists the uncommitted pool: $("$shoalctl" inspect)"
+expect_out "a call to api during the reload" 0 "still-here" "$shoalctl" call api still-here
+expect_out "a call to the pool being started" 1 "shoalctl: unknown pool 'slow'" \
+    "$shoalctl" call slow x
+expect_out "a scale during the reload" 1 \
+    "shoalctl: busy: a reload to generation 2 is running (for N ms): scale waits for it; try again when it ends" \
+    bash -c "'$shoalctl' scale api 3 2>&1 | sed -E 's/for [0-9]+ ms/for N ms/'; exit \${PIPESTATUS[0]}"
+expect_out "a diff during the reload" 1 \
+    "shoalctl: busy: a reload to generation 2 is running (for N ms): diff waits for it; try again when it ends" \
+    bash -c "'$shoalctl' diff 2>&1 | sed -E 's/for [0-9]+ ms/for N ms/'; exit \${PIPESTATUS[0]}"
+# A second reload asked now reads the file after the running one did.
+write "  early: { worker: conn.conn, size: 1, args: { connect: 10ms } }
+  slow: { worker: conn.conn, size: 1, args: { connect: 3s } }
+  more: { worker: echo.echo, size: 1 }"
+"$shoalctl" --timeout 40000 reload > "$tmp/r2" 2>&1 &
+ctl2=$!
+wait "$ctl"
+rc=$?
+[ $rc = 0 ] && [ "$(cat "$tmp/r1")" = "generation 2 (was 1)" ] ||
+    fail "the first reload: exit $rc: $(cat "$tmp/r1")"
+wait "$ctl2"
+rc=$?
+[ $rc = 0 ] && [ "$(cat "$tmp/r2")" = "generation 3 (was 2)" ] ||
+    fail "the reload asked during the first: exit $rc: $(cat "$tmp/r2")"
+[ "$(count "reload: generation")" = 2 ] || fail "$(count "reload: generation") reload lines, not 2"
+grep -q "reload: generation 3 from $tmp/s.yaml: started more" "$log" || fail "no 'started more' line"
+expect_out "a call to the new pool" 0 "x" "$shoalctl" call more x
+echo "1: served during a new pool's 3 s init; the reload asked meanwhile ran after it"
+
+# ---- 2. a kept pool's workers swapped ----------------------------------------------
+write "  early: { worker: conn.conn, size: 1, args: { connect: 10ms } }
+  slow: { worker: conn.conn, size: 1, args: { connect: 3s, seed: 7 } }
+  more: { worker: echo.echo, size: 1 }"
+reload_bg "$tmp/r1"
+during_reload 4 "starting pool slow's new workers (they run init)"
+expect_out "a call to api during the swap" 0 "swap" "$shoalctl" call api swap
+wait "$ctl"
+rc=$?
+[ $rc = 0 ] && [ "$(cat "$tmp/r1")" = "generation 4 (was 3)" ] ||
+    fail "the swapping reload: exit $rc: $(cat "$tmp/r1")"
+grep -q "reload: generation 4 from $tmp/s.yaml: slow: 1 workers replaced" "$log" ||
+    fail "no swap line: $(grep 'reload:' "$log")"
+echo "2: served during a swap's 3 s init"
+
+# ---- 3. shoalctl stop during a reload ------------------------------------------------
+write "  early: { worker: conn.conn, size: 1, args: { connect: 10ms } }
+  slow: { worker: conn.conn, size: 1, args: { connect: 3s, seed: 7 } }
+  more: { worker: echo.echo, size: 1 }
+  stuck: { worker: conn.conn, size: 1, args: { connect: 30s } }"
+reload_bg "$tmp/r1"
+during_reload 5 "starting pool stuck (its first workers run init)"
+t0=$(now_ms)
+expect_out "stop during the reload" 0 "stopping: draining every pool" "$shoalctl" stop
+wait "$ctl"
+rc=$?
+want="shoalctl: reload failed: $tmp/s.yaml:12:10: pools.stuck: cannot start: interrupted while its workers started; generation 4 keeps running"
+[ $rc = 1 ] && [ "$(cat "$tmp/r1")" = "$want" ] || fail "the reload a stop interrupted: exit $rc: $(cat "$tmp/r1")
+want: $want"
+wait "$pid"
+rc=$?
+t1=$(now_ms)
+pid=
+[ $rc = 3 ] || fail "shoald exited $rc, not 3 (an init left running)"
+[ $((t1 - t0)) -lt 5000 ] || fail "shoald took $((t1 - t0)) ms to stop"
+grep -q "shoalctl stop: draining every pool (at most 1000 ms)" "$log" || fail "no drain line"
+grep -Eq "> stuck/conn: shutdown: still in its handler after [0-9.]+ s \(.*\): not waited for" "$log" ||
+    fail "the init left running is not named"
+echo "3: shoalctl stop ended the reload and shoald in $((t1 - t0)) ms, exit 3"
+
+# ---- 4. SIGTERM while a swap's new worker runs a 30 s init ----------------------------
+write "  slow: { worker: conn.conn, size: 1, args: { connect: 10ms } }"
+: > "$log"
+"$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+pid=$!
+wait_for "running $tmp/s.yaml: 2 pools"
+write "  slow: { worker: conn.conn, size: 1, args: { connect: 30s } }"
+reload_bg "$tmp/r1"
+during_reload 2 "starting pool slow's new workers (they run init)"
+t0=$(now_ms)
+kill -TERM "$pid"
+wait "$ctl"
+rc=$?
+want="shoalctl: reload failed: $tmp/s.yaml:9:9: pools.slow: a new worker did not start: interrupted while its new workers started; generation 1 keeps running"
+[ $rc = 1 ] && [ "$(cat "$tmp/r1")" = "$want" ] || fail "the swap SIGTERM interrupted: exit $rc: $(cat "$tmp/r1")
+want: $want"
+wait "$pid"
+rc=$?
+t1=$(now_ms)
+pid=
+[ $rc = 3 ] || fail "shoald exited $rc, not 3 (an init left running)"
+[ $((t1 - t0)) -lt 5000 ] || fail "shoald took $((t1 - t0)) ms to stop: the swap's wait did not hear SIGTERM"
+echo "4: SIGTERM ended a swap's wait and shoald in $((t1 - t0)) ms, exit 3"
+
+# ---- 5. a new plugin's init hangs: served meanwhile; a stop there fails the reload --
+write ""
+: > "$log"
+SHOAL_FIXTURE_INIT_GO=$tmp/go "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+pid=$!
+wait_for "running $tmp/s.yaml: 1 pool"
+{ header | sed "s|^pools:\$|  hang: $build/fixtures/init_hangs.so\npools:|"
+  echo "  more: { worker: hang.b, size: 1 }"; } > "$tmp/s.yaml.new"
+mv "$tmp/s.yaml.new" "$tmp/s.yaml"
+reload_bg "$tmp/r1"
+for _ in $(seq 1 500); do [ -e "$tmp/go.entered" ] && break; sleep 0.01; done
+[ -e "$tmp/go.entered" ] || fail "the plugin's init never ran"
+during_reload 2 "reading the file, loading its plugins"
+expect_out "stop while the plugin's init hangs" 0 "stopping: draining every pool" "$shoalctl" stop
+sleep 0.3
+kill -0 "$ctl" 2> /dev/null || fail "the reload ended before the init returned: $(cat "$tmp/r1")"
+touch "$tmp/go" # the init returns: the reload hears the stop before any pool starts
+wait "$ctl"
+rc=$?
+want="shoalctl: reload failed: interrupted by a stop before its pools started; generation 1 keeps running"
+[ $rc = 1 ] && [ "$(cat "$tmp/r1")" = "$want" ] || fail "the reload a stop came during: exit $rc: $(cat "$tmp/r1")
+want: $want"
+wait "$pid"
+rc=$?
+pid=
+[ $rc = 0 ] || fail "shoald exited $rc, not 0"
+[ "$(count "started more")" = 0 ] || fail "the pool of the stopped reload started"
+echo "5: served while a plugin's init hung; the stop asked then failed the reload"
+echo "ok: test_reload_control"
