@@ -188,12 +188,15 @@ void shoal__host_sources_plan(shoal_host_t *h, const shoal_config_t *c, char *no
 
 /* running, down (past its restart budget, retried after backoff),
  * stopping, ended. */
-static const char *source_state(const shoal_host_pool_t *hs, const shoal_pool_stats_t *st)
+static const char *source_state(const shoal_host_t *h, const shoal_host_pool_t *hs,
+                                const shoal_pool_stats_t *st)
 {
     if (shoal__pool_is_ended(hs->rec))
         return "ended";
     if (hs->draining)
         return "stopping";
+    if (!shoal__host_committed(h, hs)) /* a running reload's, held until it commits */
+        return "starting";
     return st->state == SHOAL_POOL_DEGRADED ? "down" : "running";
 }
 
@@ -240,7 +243,7 @@ void shoal__host_sources_table(shoal_host_t *h, FILE *out, double seconds)
         /* relaxed: monotonic counts on their own (actor.h) */
         uint64_t sent = atomic_load_explicit(&hs->rec->sends.sent, memory_order_relaxed);
         uint64_t refused = atomic_load_explicit(&hs->rec->sends.refused, memory_order_relaxed);
-        fprintf(out, "%-16s %-9s %10.0f %10.0f %16" PRIu64 "\n", hs->name, source_state(hs, &st),
+        fprintf(out, "%-16s %-9s %10.0f %10.0f %16" PRIu64 "\n", hs->name, source_state(h, hs, &st),
                 (double)(sent - hs->last_sent) / dt, (double)(refused - hs->last_refused) / dt,
                 st.worker_restarts);
         hs->last_sent = sent;
@@ -258,7 +261,7 @@ void shoal__host_source_status(shoal_host_t *h, size_t i, char *buf, size_t size
     uint64_t refused = atomic_load_explicit(&hs->rec->sends.refused, memory_order_relaxed);
     snprintf(buf, size,
              "source %s %s: sent %" PRIu64 ", refused %" PRIu64 ", restarts %" PRIu64 "\n",
-             hs->name, source_state(hs, &st), sent, refused, st.worker_restarts);
+             hs->name, source_state(h, hs, &st), sent, refused, st.worker_restarts);
 }
 
 size_t shoal__host_sources_running(const shoal_host_t *h)

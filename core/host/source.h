@@ -55,7 +55,9 @@ void shoal__host_sources_watch(shoal_host_t *h);
 void shoal__host_sources_table(shoal_host_t *h, FILE *out, double seconds);
 
 /* The `shoalctl status` line of source i (of h->sources): "source
- * load-api running: sent 120000, refused 30, restarts 0\n". */
+ * load-api running: sent 120000, refused 30, restarts 0\n" (the state:
+ * running, down, stopping, ended, or starting while the reload that
+ * started it has not committed). */
 void shoal__host_source_status(shoal_host_t *h, size_t i, char *buf, size_t size);
 
 /* How many sources run (not stopping). */

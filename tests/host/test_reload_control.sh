@@ -26,6 +26,10 @@
 #      meanwhile; a `shoalctl stop` then fails the reload as soon as the
 #      init returns ("interrupted by a stop before its pools started"), no
 #      pool of it started, and shoald exits 0.
+#   6. A reload adds two sources, feed (at once) and dial (its init takes
+#      3 s): while dial starts, status says "source feed starting: sent 0,
+#      ..." (held: it sends nothing until the commit), and feed is reached
+#      by no name; then it runs.
 . "$(dirname "$0")/lib.sh" "$1"
 export SHOAL_SOCKET=$tmp/ctl.sock
 
@@ -216,4 +220,27 @@ pid=
 [ $rc = 0 ] || fail "shoald exited $rc, not 0"
 [ "$(count "started more")" = 0 ] || fail "the pool of the stopped reload started"
 echo "5: served while a plugin's init hung; the stop asked then failed the reload"
+
+# ---- 6. new sources: one started is "starting" while the next runs init -------------
+write ""
+: > "$log"
+"$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+pid=$!
+wait_for "running $tmp/s.yaml: 1 pool"
+write "sources:
+  feed: { actor: loadgen.loadgen, args: { target: api, rate: 100 } }
+  dial: { actor: conn.conn, args: { connect: 3s } }"
+sed -i "s|^plugins:\$|plugins:\n  loadgen: $plugins/loadgen/loadgen.so|" "$tmp/s.yaml"
+reload_bg "$tmp/r1"
+during_reload 2 "starting the new sources (they run init)"
+"$shoalctl" status | grep -q '^source feed starting: sent 0, refused 0, restarts 0$' ||
+    fail "the source started is not said to be starting: $("$shoalctl" status)"
+expect_out "a call to a source the reload started" 1 "shoalctl: unknown pool 'feed'" \
+    "$shoalctl" call feed stats
+wait "$ctl"
+rc=$?
+[ $rc = 0 ] && [ "$(cat "$tmp/r1")" = "generation 2 (was 1)" ] || fail "the sources' reload: exit $rc: $(cat "$tmp/r1")"
+"$shoalctl" status | grep -q '^source feed running: ' || fail "feed is not running: $("$shoalctl" status)"
+stop_host 0
+echo "6: a source the reload started was 'starting' while the next one ran init"
 echo "ok: test_reload_control"
