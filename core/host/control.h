@@ -61,8 +61,11 @@
  * waits (control_reload.c): status (with a "reloading generation N from
  * PATH for T ms: STEP" line), groups, inspect, send and call as ever; a
  * pool the reload started is reached by no name until it commits; reload
- * waits for the next one; stop stops the reload (as SIGTERM); scale, epic
- * and diff are refused "1 busy: a reload to generation N is running ...".
+ * waits for the next one (at most 16 reload requests wait at once: the
+ * next is told "1 busy: 16 reload requests already wait ...", and a
+ * reload runs all the same, as after a SIGHUP; so does one whose client
+ * went away); stop stops the reload (as SIGTERM); scale, epic and diff are
+ * refused "1 busy: a reload to generation N is running ...".
  *
  * DEADLINES AND LIMITS (what one client can cost the host)
  *   - the whole request line must arrive within 2 s of the connection being

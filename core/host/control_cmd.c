@@ -41,7 +41,7 @@ static shoal_host_pool_t *pool_to_inspect(shoal_control_t *c, const char *name)
     if (!c->stopping)
         return pool_named(c->h, name);
     for (size_t i = c->h->npools; i-- > 0;)
-        if (strcmp(c->h->pools[i].name, name) == 0)
+        if (shoal__host_committed(c->h, &c->h->pools[i]) && strcmp(c->h->pools[i].name, name) == 0)
             return &c->h->pools[i];
     return NULL;
 }
@@ -65,7 +65,8 @@ static void not_a_pool(shoal_control_t *c, shoal_control_conn_t *k, const char *
 {
     shoal_host_t *h = c->h;
     for (size_t i = 0; i < h->nsources; i++) {
-        if (!h->sources[i].draining && strcmp(h->sources[i].name, name) == 0) {
+        if (!h->sources[i].draining && shoal__host_committed(h, &h->sources[i]) &&
+            strcmp(h->sources[i].name, name) == 0) {
             shoal__control_say(k,
                                "1 '%s' is a source (one actor), not a pool: %s is about pools; "
                                "`status` shows what a source sent\n",
@@ -578,6 +579,7 @@ void shoal__control_request(shoal_control_t *c, shoal_control_conn_t *k, char *l
         diff(c, k, rest);
     } else if (strcmp(cmd, "stop") == 0) {
         *stop = true;
+        c->stopping = true; /* at once, also when a reload runs (served from within it) */
         shoal__control_say(k, "0 ok\nstopping: draining every pool\n");
     } else {
         shoal__control_say(

@@ -22,7 +22,8 @@
 #define SHOAL_CONTROL_REQUEST_MS 2000             /* for the whole request, from accept */
 #define SHOAL_CONTROL_REPLY_MAX (4 * 1024 * 1024) /* bytes of a reply */
 #define SHOAL_CONTROL_REPLY_MS 5000               /* for the whole reply, from when it is ready */
-#define SHOAL_CONTROL_GRACE_MS 500 /* the host's deadline on a job: its timeout plus this */
+#define SHOAL_CONTROL_GRACE_MS 500   /* the host's deadline on a job: its timeout plus this */
+#define SHOAL_CONTROL_RELOADS_MAX 16 /* `reload` requests waiting at once (control_reload.c) */
 
 typedef enum shoal_control_state_e {
     SHOAL_CONTROL_READING = 0,

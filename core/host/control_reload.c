@@ -71,6 +71,19 @@ int shoal__control_reload_hook(shoal_control_t *c, shoal_host_t *h)
 
 void shoal__control_reload_ask(shoal_control_t *c, shoal_control_conn_t *k)
 {
+    /* Waiting reloads have no deadline: a few leave the other slots (and
+     * so status and stop) free, however many clients ask. */
+    size_t waiting = 0;
+    for (size_t i = 0; i < c->nconns; i++)
+        waiting += c->conns[i]->fd >= 0 && c->conns[i]->state == SHOAL_CONTROL_RELOAD;
+    if (waiting >= SHOAL_CONTROL_RELOADS_MAX) {
+        shoal__control_say(k,
+                           "1 busy: %d reload requests already wait for a reload; it will read "
+                           "the file after yours came: its outcome is in `status`\n",
+                           SHOAL_CONTROL_RELOADS_MAX);
+        c->reload_asked = true; /* as a SIGHUP: the file is read again */
+        return;
+    }
     k->state = SHOAL_CONTROL_RELOAD;
     k->ticket = c->reloads_begun;
     c->reload_asked = true;

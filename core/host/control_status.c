@@ -171,7 +171,7 @@ void shoal__control_status(shoal_control_t *c, shoal_control_conn_t *k)
                        c->stopping ? "stopping draining every pool\n" : "");
     if (c->reloading)
         shoal__control_say(k, "reloading generation %" PRIu64 " from %s for %" PRIu64 " ms: %s\n",
-                           h->generation + 1, c->config,
+                           c->reload_from + 1, c->config,
                            (shoal__now_ns() - c->reload_since_ns) / 1000000u, h->reload_step);
     shoal__control_say(k, "reloads %" PRIu64 " ok, %" PRIu64 " failed\nthreads %u\n", h->reloads,
                        h->reloads_failed, shoal_runtime_threads(h->rt));

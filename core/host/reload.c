@@ -562,12 +562,17 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
           (c->runtime.control != NULL && strcmp(c->runtime.control, was->runtime.control) != 0))))
         note(&log, "runtime: and log.level: changes take effect at the next start");
     /* Nothing refers to the old config any more: the pools' code and args
-     * are held by the pools themselves (code.h). */
-    shoal__config_free(h->config);
+     * are held by the pools themselves (code.h). It is freed once the new
+     * one is the host's: freeing it may release a plugin whose fini takes
+     * up to 10 s, during which the control socket is served (loader.h:
+     * tend) -- as generation gen, its pools reached by their names. */
+    shoal_config_t *old = h->config;
     h->config = c;
     h->generation = gen;
     h->reloads++;
     shoal__host_set_generation(h, gen, c->log.format);
+    step(h, "committed: releasing the plugins no longer used");
+    shoal__config_free(old);
     for (size_t k = 0; k < h->nhooks; k++)
         if (h->hooks[k].commit != NULL)
             h->hooks[k].commit(h->hooks[k].user);

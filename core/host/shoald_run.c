@@ -339,6 +339,8 @@ int shoald_run(const char *path, uint64_t run_for_ms, bool table, const char *co
             ms = nms;
         if (ms > 100 && shoal__output_pump(lout) + shoal__output_pump(tout) != 0)
             ms = 100; /* what a reader did not take yet goes out soon after it reads */
+        if (shoal__control_reload_wanted(control))
+            ms = 0; /* asked while the last reload ran: it runs now */
         bool hup = false;
         if (poll(fds, 1 + nctl, ms) > 0 && (fds[0].revents & POLLIN)) {
             struct signalfd_siginfo si;

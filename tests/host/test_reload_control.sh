@@ -8,10 +8,11 @@
 #      starting pool slow (...)" and lists early as " starting"; a call to
 #      api is answered; early is reached by no name ("unknown pool": call,
 #      inspect, and inspect of every pool leaves it out); scale and diff are
-#        refused "busy: a reload to generation 2 is running"; a second
-#        `shoalctl reload` waits, and is answered by the reload after
+#        refused "busy: a reload to generation 2 is running"; 15 more
+#        `shoalctl reload`s wait, and are answered by one reload after
 #        (generation 3, was 2), not by the one running (it read the file
-#        before). Two reload lines in the log.
+#        before); a 17th is told busy at once (16 wait at most). Two reload
+#        lines in the log.
 #   2. The same while a kept pool's workers are swapped (new args: a new
 #      connect of 3 s): status says "reloading generation 4".
 #   3. `shoalctl stop` while a reload waits for a 30 s init: the reload
@@ -30,6 +31,10 @@
 #      3 s): while dial starts, status says "source feed starting: sent 0,
 #      ..." (held: it sends nothing until the commit), and feed is reached
 #      by no name; then it runs.
+#   7. A reload drops a plugin whose fini hangs: after the commit, while
+#      the fini holds the host thread, status says generation 2
+#      ("committed: releasing the plugins no longer used") and the new
+#      pool answers by its name.
 . "$(dirname "$0")/lib.sh" "$1"
 export SHOAL_SOCKET=$tmp/ctl.sock
 
@@ -109,20 +114,34 @@ expect_out "a scale during the reload" 1 \
 expect_out "a diff during the reload" 1 \
     "shoalctl: busy: a reload to generation 2 is running (for N ms): diff waits for it; try again when it ends" \
     bash -c "'$shoalctl' diff 2>&1 | sed -E 's/for [0-9]+ ms/for N ms/'; exit \${PIPESTATUS[0]}"
-# A second reload asked now reads the file after the running one did.
+# Reloads asked now read the file after the running one did: 15 more wait
+# (one reload answers them all); with the first, 16 wait, and a 17th is
+# told busy at once.
 write "  early: { worker: conn.conn, size: 1, args: { connect: 10ms } }
   slow: { worker: conn.conn, size: 1, args: { connect: 3s } }
   more: { worker: echo.echo, size: 1 }"
-"$shoalctl" --timeout 40000 reload > "$tmp/r2" 2>&1 &
-ctl2=$!
+asked=()
+for i in $(seq 1 15); do
+    "$shoalctl" --timeout 40000 reload > "$tmp/q$i" 2>&1 &
+    asked+=($!)
+done
+for _ in $(seq 1 200); do # until all wait: open are they, the first and this status
+    [ "$("$shoalctl" status | sed -n 's/^control \([0-9]*\) open.*/\1/p')" -ge 17 ] && break
+done
+expect_out "a 17th reload asked" 1 \
+    "shoalctl: busy: 16 reload requests already wait for a reload; it will read the file after yours came: its outcome is in \`status\`" \
+    "$shoalctl" reload
+kill -0 "$ctl" 2> /dev/null || fail "the first reload ended before the 17th was asked: raise its connect"
 wait "$ctl"
 rc=$?
 [ $rc = 0 ] && [ "$(cat "$tmp/r1")" = "generation 2 (was 1)" ] ||
     fail "the first reload: exit $rc: $(cat "$tmp/r1")"
-wait "$ctl2"
-rc=$?
-[ $rc = 0 ] && [ "$(cat "$tmp/r2")" = "generation 3 (was 2)" ] ||
-    fail "the reload asked during the first: exit $rc: $(cat "$tmp/r2")"
+for i in $(seq 1 15); do
+    wait "${asked[$((i - 1))]}"
+    rc=$?
+    [ $rc = 0 ] && [ "$(cat "$tmp/q$i")" = "generation 3 (was 2)" ] ||
+        fail "reload $i asked during the first: exit $rc: $(cat "$tmp/q$i")"
+done
 [ "$(count "reload: generation")" = 2 ] || fail "$(count "reload: generation") reload lines, not 2"
 grep -q "reload: generation 3 from $tmp/s.yaml: started more" "$log" || fail "no 'started more' line"
 expect_out "a call to the new pool" 0 "x" "$shoalctl" call more x
@@ -206,6 +225,12 @@ for _ in $(seq 1 500); do [ -e "$tmp/go.entered" ] && break; sleep 0.01; done
 [ -e "$tmp/go.entered" ] || fail "the plugin's init never ran"
 during_reload 2 "reading the file, loading its plugins"
 expect_out "stop while the plugin's init hangs" 0 "stopping: draining every pool" "$shoalctl" stop
+# stopping from then on, though the reload has not returned yet
+expect_out "a second stop" 0 "stopping already: draining every pool" "$shoalctl" stop
+expect_out "a call after the stop" 1 \
+    "shoalctl: shoald is stopping (draining every pool): only status, groups and inspect are served" \
+    "$shoalctl" call api x
+"$shoalctl" status | grep -q '^stopping draining every pool$' || fail "status does not say stopping"
 sleep 0.3
 kill -0 "$ctl" 2> /dev/null || fail "the reload ended before the init returned: $(cat "$tmp/r1")"
 touch "$tmp/go" # the init returns: the reload hears the stop before any pool starts
@@ -237,10 +262,36 @@ during_reload 2 "starting the new sources (they run init)"
     fail "the source started is not said to be starting: $("$shoalctl" status)"
 expect_out "a call to a source the reload started" 1 "shoalctl: unknown pool 'feed'" \
     "$shoalctl" call feed stats
+expect_out "inspect of a source the reload started" 1 "shoalctl: unknown pool 'feed'" \
+    "$shoalctl" inspect feed
 wait "$ctl"
 rc=$?
 [ $rc = 0 ] && [ "$(cat "$tmp/r1")" = "generation 2 (was 1)" ] || fail "the sources' reload: exit $rc: $(cat "$tmp/r1")"
 "$shoalctl" status | grep -q '^source feed running: ' || fail "feed is not running: $("$shoalctl" status)"
 stop_host 0
 echo "6: a source the reload started was 'starting' while the next one ran init"
+
+# ---- 7. an old plugin's fini hangs after the commit: generation 2 is served ---------
+{ header | sed "s|^pools:\$|  fh: $build/fixtures/fini_hangs.so\npools:|"; } > "$tmp/s.yaml"
+: > "$log"
+SHOAL_FIXTURE_INIT_GO=$tmp/fini.go "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+pid=$!
+wait_for "running $tmp/s.yaml: 1 pool"
+write "  more: { worker: echo.echo, size: 1 }" # fh dropped: its fini runs, and hangs
+reload_bg "$tmp/r1"
+for _ in $(seq 1 500); do [ -e "$tmp/fini.go.entered" ] && break; sleep 0.01; done
+[ -e "$tmp/fini.go.entered" ] || fail "the dropped plugin's fini never ran"
+st=$("$shoalctl" status)
+grep -q "^generation 2\$" <<< "$st" &&
+    grep -q "^reloading generation 2 from $tmp/s.yaml for [0-9]* ms: committed: releasing the plugins no longer used\$" <<< "$st" &&
+    grep -q "^pool more size 1 target 1 in_flight 0 forwarded 0\$" <<< "$st" ||
+    fail "status while the fini hangs: $st"
+expect_out "a call to the committed pool while the fini hangs" 0 "x" "$shoalctl" call more x
+kill -0 "$ctl" 2> /dev/null || fail "the reload answered before the fini returned"
+touch "$tmp/fini.go"
+wait "$ctl"
+rc=$?
+[ $rc = 0 ] && [ "$(cat "$tmp/r1")" = "generation 2 (was 1)" ] || fail "the reload: exit $rc: $(cat "$tmp/r1")"
+stop_host 0
+echo "7: generation 2 served while an old plugin's fini hung"
 echo "ok: test_reload_control"
