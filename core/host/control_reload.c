@@ -16,8 +16,12 @@
  *     reload_step), e.g. "starting pool db (its first workers run init)".
  *   - reload waits for the next reload: the file may have changed after
  *     the running one read it.
- *   - stop stops the reload as SIGTERM does (it fails at once, changing
- *     nothing); then shoald drains.
+ *   - stop stops the reload as SIGTERM does (it fails, changing nothing:
+ *     at once in a wait for workers, or as soon as a plugin being loaded
+ *     is, reload.c); then shoald drains. Answered as stopping from then
+ *     on.
+ *   - at most SHOAL_CONTROL_RELOADS_MAX requests wait for a reload: they
+ *     have no deadline, and would otherwise take every slot.
  *   - scale, epic and diff are refused ("1 busy: a reload to generation N
  *     is running ...; try again when it ends"): the first two change what
  *     the reload may be changing, the third would plan against a host
@@ -36,7 +40,6 @@
 static void reload_begin(shoal_host_t *h, void *user)
 {
     shoal_control_t *c = user;
-    (void)h;
     c->reloading = true;
     c->reload_since_ns = shoal__now_ns();
     c->reload_from = h->generation;
