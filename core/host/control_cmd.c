@@ -23,15 +23,22 @@
 #define ACTOR_TIMEOUT_MS 5000 /* inspect, scale, and call without its own timeout */
 #define CALL_TIMEOUT_MAX_MS 3600000
 
-/* The live pool called name: neither draining nor started by a reload
- * that has not committed yet (host.h: shoal__host_committed). */
+/* The live entry of list[0..n) (pools or sources) called name: neither
+ * draining nor started by a reload that has not committed yet (host.h:
+ * shoal__host_committed), or NULL. */
+static shoal_host_pool_t *live_named(shoal_host_t *h, shoal_host_pool_t *list, size_t n,
+                                     const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!list[i].draining && shoal__host_committed(h, &list[i]) &&
+            strcmp(list[i].name, name) == 0)
+            return &list[i];
+    return NULL;
+}
+
 static shoal_host_pool_t *pool_named(shoal_host_t *h, const char *name)
 {
-    for (size_t i = 0; i < h->npools; i++)
-        if (!h->pools[i].draining && shoal__host_committed(h, &h->pools[i]) &&
-            strcmp(h->pools[i].name, name) == 0)
-            return &h->pools[i];
-    return NULL;
+    return live_named(h, h->pools, h->npools, name);
 }
 
 /* The pool inspect NAME reads: the live one; while shoald stops (every
@@ -51,11 +58,7 @@ static shoal_host_pool_t *pool_to_inspect(shoal_control_t *c, const char *name)
 static shoal_host_pool_t *actor_named(shoal_host_t *h, const char *name)
 {
     shoal_host_pool_t *hp = pool_named(h, name);
-    for (size_t i = 0; hp == NULL && i < h->nsources; i++)
-        if (!h->sources[i].draining && shoal__host_committed(h, &h->sources[i]) &&
-            strcmp(h->sources[i].name, name) == 0)
-            hp = &h->sources[i];
-    return hp;
+    return hp != NULL ? hp : live_named(h, h->sources, h->nsources, name);
 }
 
 /* "1 unknown pool" for a name that is no pool, or, for a source's, what a
@@ -63,18 +66,13 @@ static shoal_host_pool_t *actor_named(shoal_host_t *h, const char *name)
 static void not_a_pool(shoal_control_t *c, shoal_control_conn_t *k, const char *name,
                        const char *cmd)
 {
-    shoal_host_t *h = c->h;
-    for (size_t i = 0; i < h->nsources; i++) {
-        if (!h->sources[i].draining && shoal__host_committed(h, &h->sources[i]) &&
-            strcmp(h->sources[i].name, name) == 0) {
-            shoal__control_say(k,
-                               "1 '%s' is a source (one actor), not a pool: %s is about pools; "
-                               "`status` shows what a source sent\n",
-                               name, cmd);
-            return;
-        }
-    }
-    shoal__control_say(k, "1 unknown pool '%s'\n", name);
+    if (live_named(c->h, c->h->sources, c->h->nsources, name) != NULL)
+        shoal__control_say(k,
+                           "1 '%s' is a source (one actor), not a pool: %s is about pools; "
+                           "`status` shows what a source sent\n",
+                           name, cmd);
+    else
+        shoal__control_say(k, "1 unknown pool '%s'\n", name);
 }
 
 /* Next space-separated word of *s (NUL-terminated in place), or NULL. */

@@ -190,8 +190,7 @@ static void loading(void *arg)
 static bool stop_pending(void *arg)
 {
     reloading_t *r = arg;
-    shoal__notify_tick(r->notify, r->h);
-    shoal__control_serve(r->control, &r->stop);
+    loading(r); /* the watchdog and the socket, as while a plugin loads */
     sigset_t p;
     return r->stop ||
            (sigpending(&p) == 0 && (sigismember(&p, SIGTERM) == 1 || sigismember(&p, SIGINT) == 1));

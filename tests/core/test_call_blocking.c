@@ -70,6 +70,19 @@ static void blocking_call_rejects_bad_arguments(void)
     shoal_runtime_destroy(rt);
 }
 
+/* The callee saved a C_DEFER call its caller then gave up on: told to
+ * answer it now, its shoal_reply is refused (SHOAL_ENOPROC) and counted
+ * late, once. */
+static void late_answer_is_refused(shoal_runtime_t *rt, shoal_pid_t callee)
+{
+    CU_ASSERT_EQUAL(atomic_load(&cl_saved), 1);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, callee, M_ANSWER, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&cl_reply_rc) != 12345);
+    CU_ASSERT_EQUAL(atomic_load(&cl_reply_rc), SHOAL_ENOPROC);
+    /* shoal_reply has returned: a count it makes is already there. */
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).replies_late, 1);
+}
+
 static void blocking_call_times_out(void)
 {
     shoal_pid_t callee;
@@ -81,13 +94,7 @@ static void blocking_call_times_out(void)
     CU_ASSERT(took >= 0.049);
     CU_ASSERT(took < 5.0);
     CU_ASSERT_PTR_NULL(a.data);
-    CU_ASSERT_EQUAL(atomic_load(&cl_saved), 1);
-    /* The callee answers after the caller gave up: refused, and counted. */
-    CU_ASSERT_EQUAL(shoal_runtime_send(rt, callee, M_ANSWER, NULL, 0), SHOAL_OK);
-    WAIT_UNTIL(atomic_load(&cl_reply_rc) != 12345);
-    CU_ASSERT_EQUAL(atomic_load(&cl_reply_rc), SHOAL_ENOPROC);
-    /* shoal_reply has returned: a count it makes is already there. */
-    CU_ASSERT_EQUAL(shoal_test_stats(rt).replies_late, 1);
+    late_answer_is_refused(rt, callee);
     shoal_runtime_destroy(rt);
 }
 
@@ -156,11 +163,7 @@ static void call_until_stops_when_interrupted(void)
     CU_ASSERT(took >= 0.199); /* two 100 ms slices */
     CU_ASSERT(took < 30.0);   /* not the 60 s timeout */
     CU_ASSERT_PTR_NULL(a.data);
-    CU_ASSERT_EQUAL(atomic_load(&cl_saved), 1);
-    CU_ASSERT_EQUAL(shoal_runtime_send(rt, callee, M_ANSWER, NULL, 0), SHOAL_OK);
-    WAIT_UNTIL(atomic_load(&cl_reply_rc) != 12345);
-    CU_ASSERT_EQUAL(atomic_load(&cl_reply_rc), SHOAL_ENOPROC);
-    CU_ASSERT_EQUAL(shoal_test_stats(rt).replies_late, 1);
+    late_answer_is_refused(rt, callee);
     /* An answer in time, with an interrupted that never says true. */
     asks = 0;
     CU_ASSERT_EQUAL(

@@ -2,7 +2,8 @@
 # directory as $1; it sets shoald, shoalctl, plugins, tmp (removed at exit),
 # log (shoald's stderr), pid (set it to shoald's; it is killed at exit), and
 # defines fail, count, wait_for, write (with the test's `header`), gen,
-# settled_ledger, stop_host, loadgen, field, alive and segv_ours.
+# settled_ledger, stop_host, stopped_3, stopped_leaving, loadgen, field,
+# alive and segv_ours.
 set -u
 build=$(cd "$1" && pwd)
 shoald=$build/bin/shoald
@@ -65,6 +66,24 @@ stop_host() {
     rc=$?
     pid=
     [ "$rc" = "$want" ] || fail "shoald exited $rc, not $want, on SIG$sig"
+}
+# stopped_3 WHAT: shoald (stopped at t0) ends with exit 3 within 5 s (a
+# 30 s init left running, not waited for). Sets rc and t1.
+stopped_3() {
+    wait "$pid"
+    rc=$?
+    t1=$(now_ms)
+    pid=
+    [ $rc -eq 3 ] || fail "$1: shoald exited $rc, not 3"
+    [ $((t1 - t0)) -lt 5000 ] || fail "$1: shoald took $((t1 - t0)) ms to stop: it waited for the 30 s init"
+}
+# stopped_leaving WHAT NAME WHEN: stopped_3, and the log names the init of
+# NAME (pool/behaviour) it left running outside every pool at WHEN (start,
+# shutdown).
+stopped_leaving() {
+    stopped_3 "$1"
+    grep -Eq "> $2: $3: still in its handler after [0-9.]+ s \(.*\): not waited for" "$log" ||
+        fail "$1: the init left running is not named: $(grep -E 'handler|drain|stopped' "$log")"
 }
 # loadgen POOL N: the N-th uint64 of a loadgen source's stats (1 sent,
 # 2 refused_full, 3 refused_busy, 4 noproc, 12 done: plugins/loadgen/

@@ -71,6 +71,16 @@ reload_bg() {
     ctl=$!
 }
 
+# reload_answered WHAT PID OUT RC WANT: the reload client PID (from
+# reload_bg) exits RC, having printed exactly WANT into OUT
+reload_answered() {
+    local rc
+    wait "$2"
+    rc=$?
+    [ "$rc" = "$4" ] && [ "$(cat "$3")" = "$5" ] || fail "$1: exit $rc: $(cat "$3")
+want exit $4: $5"
+}
+
 # during_reload GEN STEP: while the reload to GEN runs (its client, $ctl,
 # has not answered), status says so and what it waits for (STEP), within
 # 5 s of its start
@@ -132,15 +142,10 @@ expect_out "a 17th reload asked" 1 \
     "shoalctl: busy: 16 reload requests already wait for a reload; it will read the file after yours came: its outcome is in \`status\`" \
     "$shoalctl" reload
 kill -0 "$ctl" 2> /dev/null || fail "the first reload ended before the 17th was asked: raise its connect"
-wait "$ctl"
-rc=$?
-[ $rc = 0 ] && [ "$(cat "$tmp/r1")" = "generation 2 (was 1)" ] ||
-    fail "the first reload: exit $rc: $(cat "$tmp/r1")"
+reload_answered "the first reload" "$ctl" "$tmp/r1" 0 "generation 2 (was 1)"
 for i in $(seq 1 15); do
-    wait "${asked[$((i - 1))]}"
-    rc=$?
-    [ $rc = 0 ] && [ "$(cat "$tmp/q$i")" = "generation 3 (was 2)" ] ||
-        fail "reload $i asked during the first: exit $rc: $(cat "$tmp/q$i")"
+    reload_answered "reload $i asked during the first" "${asked[$((i - 1))]}" "$tmp/q$i" 0 \
+        "generation 3 (was 2)"
 done
 [ "$(count "reload: generation")" = 2 ] || fail "$(count "reload: generation") reload lines, not 2"
 grep -q "reload: generation 3 from $tmp/s.yaml: started more" "$log" || fail "no 'started more' line"
@@ -154,10 +159,7 @@ write "  early: { worker: conn.conn, size: 1, args: { connect: 10ms } }
 reload_bg "$tmp/r1"
 during_reload 4 "starting pool slow's new workers (they run init)"
 expect_out "a call to api during the swap" 0 "swap" "$shoalctl" call api swap
-wait "$ctl"
-rc=$?
-[ $rc = 0 ] && [ "$(cat "$tmp/r1")" = "generation 4 (was 3)" ] ||
-    fail "the swapping reload: exit $rc: $(cat "$tmp/r1")"
+reload_answered "the swapping reload" "$ctl" "$tmp/r1" 0 "generation 4 (was 3)"
 grep -q "reload: generation 4 from $tmp/s.yaml: slow: 1 workers replaced" "$log" ||
     fail "no swap line: $(grep 'reload:' "$log")"
 echo "2: served during a swap's 3 s init"
@@ -171,20 +173,10 @@ reload_bg "$tmp/r1"
 during_reload 5 "starting pool stuck (its first workers run init)"
 t0=$(now_ms)
 expect_out "stop during the reload" 0 "stopping: draining every pool" "$shoalctl" stop
-wait "$ctl"
-rc=$?
-want="shoalctl: reload failed: $tmp/s.yaml:12:10: pools.stuck: cannot start: interrupted while its workers started; generation 4 keeps running"
-[ $rc = 1 ] && [ "$(cat "$tmp/r1")" = "$want" ] || fail "the reload a stop interrupted: exit $rc: $(cat "$tmp/r1")
-want: $want"
-wait "$pid"
-rc=$?
-t1=$(now_ms)
-pid=
-[ $rc = 3 ] || fail "shoald exited $rc, not 3 (an init left running)"
-[ $((t1 - t0)) -lt 5000 ] || fail "shoald took $((t1 - t0)) ms to stop"
+reload_answered "the reload a stop interrupted" "$ctl" "$tmp/r1" 1 \
+    "shoalctl: reload failed: $tmp/s.yaml:12:10: pools.stuck: cannot start: interrupted while its workers started; generation 4 keeps running"
+stopped_leaving "shoalctl stop during the reload" stuck/conn shutdown
 grep -q "shoalctl stop: draining every pool (at most 1000 ms)" "$log" || fail "no drain line"
-grep -Eq "> stuck/conn: shutdown: still in its handler after [0-9.]+ s \(.*\): not waited for" "$log" ||
-    fail "the init left running is not named"
 echo "3: shoalctl stop ended the reload and shoald in $((t1 - t0)) ms, exit 3"
 
 # ---- 4. SIGTERM while a swap's new worker runs a 30 s init ----------------------------
@@ -198,17 +190,12 @@ reload_bg "$tmp/r1"
 during_reload 2 "starting pool slow's new workers (they run init)"
 t0=$(now_ms)
 kill -TERM "$pid"
-wait "$ctl"
-rc=$?
-want="shoalctl: reload failed: $tmp/s.yaml:9:9: pools.slow: a new worker did not start: interrupted while its new workers started; generation 1 keeps running"
-[ $rc = 1 ] && [ "$(cat "$tmp/r1")" = "$want" ] || fail "the swap SIGTERM interrupted: exit $rc: $(cat "$tmp/r1")
-want: $want"
-wait "$pid"
-rc=$?
-t1=$(now_ms)
-pid=
-[ $rc = 3 ] || fail "shoald exited $rc, not 3 (an init left running)"
-[ $((t1 - t0)) -lt 5000 ] || fail "shoald took $((t1 - t0)) ms to stop: the swap's wait did not hear SIGTERM"
+reload_answered "the swap SIGTERM interrupted" "$ctl" "$tmp/r1" 1 \
+    "shoalctl: reload failed: $tmp/s.yaml:9:9: pools.slow: a new worker did not start: interrupted while its new workers started; generation 1 keeps running"
+stopped_3 "SIGTERM during the swap"
+# the new worker is its running pool's (retiring), so the drain names it
+grep -Eq "> slow/conn: shutdown: still in its handler after [0-9.]+ s \(pool slow, behaviour conn" "$log" ||
+    fail "the swap's init left running is not named"
 echo "4: SIGTERM ended a swap's wait and shoald in $((t1 - t0)) ms, exit 3"
 
 # ---- 5. a new plugin's init hangs: served meanwhile; a stop there fails the reload --
@@ -234,11 +221,8 @@ expect_out "a call after the stop" 1 \
 sleep 0.3
 kill -0 "$ctl" 2> /dev/null || fail "the reload ended before the init returned: $(cat "$tmp/r1")"
 touch "$tmp/go" # the init returns: the reload hears the stop before any pool starts
-wait "$ctl"
-rc=$?
-want="shoalctl: reload failed: interrupted by a stop before its pools started; generation 1 keeps running"
-[ $rc = 1 ] && [ "$(cat "$tmp/r1")" = "$want" ] || fail "the reload a stop came during: exit $rc: $(cat "$tmp/r1")
-want: $want"
+reload_answered "the reload a stop came during" "$ctl" "$tmp/r1" 1 \
+    "shoalctl: reload failed: interrupted by a stop before its pools started; generation 1 keeps running"
 wait "$pid"
 rc=$?
 pid=
@@ -264,9 +248,7 @@ expect_out "a call to a source the reload started" 1 "shoalctl: unknown pool 'fe
     "$shoalctl" call feed stats
 expect_out "inspect of a source the reload started" 1 "shoalctl: unknown pool 'feed'" \
     "$shoalctl" inspect feed
-wait "$ctl"
-rc=$?
-[ $rc = 0 ] && [ "$(cat "$tmp/r1")" = "generation 2 (was 1)" ] || fail "the sources' reload: exit $rc: $(cat "$tmp/r1")"
+reload_answered "the sources' reload" "$ctl" "$tmp/r1" 0 "generation 2 (was 1)"
 "$shoalctl" status | grep -q '^source feed running: ' || fail "feed is not running: $("$shoalctl" status)"
 stop_host 0
 echo "6: a source the reload started was 'starting' while the next one ran init"
@@ -289,9 +271,7 @@ grep -q "^generation 2\$" <<< "$st" &&
 expect_out "a call to the committed pool while the fini hangs" 0 "x" "$shoalctl" call more x
 kill -0 "$ctl" 2> /dev/null || fail "the reload answered before the fini returned"
 touch "$tmp/fini.go"
-wait "$ctl"
-rc=$?
-[ $rc = 0 ] && [ "$(cat "$tmp/r1")" = "generation 2 (was 1)" ] || fail "the reload: exit $rc: $(cat "$tmp/r1")"
+reload_answered "the reload" "$ctl" "$tmp/r1" 0 "generation 2 (was 1)"
 stop_host 0
 echo "7: generation 2 served while an old plugin's fini hung"
 echo "ok: test_reload_control"

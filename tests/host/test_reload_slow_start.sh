@@ -32,21 +32,6 @@ pools:
 YAML
 }
 
-# stopped_leaving WHAT NAME WHEN: shoald (stopped at t0) ends, exit 3 within
-# 5 s, naming the init of NAME (pool/behaviour) it left running at WHEN
-# (start, shutdown).
-stopped_leaving() {
-    local what=$1 name=$2 when=$3
-    wait "$pid"
-    rc=$?
-    t1=$(now_ms)
-    pid=
-    [ $rc -eq 3 ] || fail "$what: shoald exited $rc, not 3"
-    [ $((t1 - t0)) -lt 5000 ] || fail "$what: shoald took $((t1 - t0)) ms to stop: it waited for the 30 s init"
-    grep -Eq "> $name: $when: still in its handler after [0-9.]+ s \(.*\): not waited for" "$log" ||
-        fail "$what: the init left running is not named: $(grep -E 'handler|drain|stopped' "$log")"
-}
-
 # ---- 1. member_start_timeout past 10 s, on a reload ----------------------------
 write ""
 : > "$log"
