@@ -7,6 +7,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "runtime/grow.h"
 
@@ -58,8 +59,11 @@ void shoal__host_pool_forget(shoal_host_t *h, size_t i)
 
 /* ---- the ledger ----------------------------------------------------------- */
 
-/* The counts of generations first .. last together. */
-static shoal_host_counts_t ledger_of_range(shoal_host_t *h, uint64_t first, uint64_t last)
+/* The counts of generations first .. last together; the live pools' from
+ * snap (their counts read once, indexed as h->pools), or read now when
+ * snap is NULL. */
+static shoal_host_counts_t ledger_of_range(shoal_host_t *h, uint64_t first, uint64_t last,
+                                           const shoal_pool_stats_t *snap)
 {
     shoal_host_counts_t c = {.gen = first == last ? first : 0};
     for (size_t i = 0; i < h->ngone; i++) {
@@ -77,15 +81,16 @@ static shoal_host_counts_t ledger_of_range(shoal_host_t *h, uint64_t first, uint
         if (h->pools[i].gen < first || h->pools[i].gen > last)
             continue;
         shoal_pool_stats_t st;
-        shoal__host_peek(&h->pools[i], &st);
-        counts_add(&c, &st);
+        if (snap == NULL)
+            shoal__host_peek(&h->pools[i], &st);
+        counts_add(&c, snap != NULL ? &snap[i] : &st);
     }
     return c;
 }
 
 shoal_host_counts_t shoal__host_ledger_of(shoal_host_t *h, uint64_t gen)
 {
-    return gen == 0 ? ledger_of_range(h, 0, UINT64_MAX) : ledger_of_range(h, gen, gen);
+    return gen == 0 ? ledger_of_range(h, 0, UINT64_MAX, NULL) : ledger_of_range(h, gen, gen, NULL);
 }
 
 void shoal__host_ledger_text(const shoal_host_counts_t *c, char *buf, size_t size)
@@ -134,6 +139,13 @@ void shoal__host_ledgers(shoal_host_t *h, char *buf, size_t size)
     while (nshown < SHOAL_HOST_LEDGER_GENS && (g = gen_before(h, g)) != 0)
         shown[nshown++] = g;
     uint64_t older = nshown != 0 ? gen_before(h, shown[nshown - 1]) : 0;
+    /* Every line from one reading of each live pool: while messages flow,
+     * reading them again for the total made it disagree with the lines
+     * above it (status: gen 1 accepted 2344, total 2349, with no other
+     * generation counting). Without memory, each line reads them anew. */
+    shoal_pool_stats_t *snap = calloc(h->npools ? h->npools : 1, sizeof *snap);
+    for (size_t i = 0; snap != NULL && i < h->npools; i++)
+        shoal__host_peek(&h->pools[i], &snap[i]);
     size_t n = 0;
     char text[256];
     buf[0] = '\0';
@@ -143,19 +155,20 @@ void shoal__host_ledgers(shoal_host_t *h, char *buf, size_t size)
             first = h->gone[i].gen < first ? h->gone[i].gen : first;
         for (size_t i = 0; i < h->npools; i++)
             first = h->pools[i].gen < first ? h->pools[i].gen : first;
-        shoal_host_counts_t c = ledger_of_range(h, first, older);
+        shoal_host_counts_t c = ledger_of_range(h, first, older, snap);
         shoal__host_ledger_text(&c, text, sizeof text);
         n += (size_t)snprintf(buf + n, size - n, "ledger gens %" PRIu64 "..%" PRIu64 ": %s\n",
                               first, older, text);
     }
     for (size_t k = nshown; k-- > 0 && n < size;) {
-        shoal_host_counts_t c = shoal__host_ledger_of(h, shown[k]);
+        shoal_host_counts_t c = ledger_of_range(h, shown[k], shown[k], snap);
         shoal__host_ledger_text(&c, text, sizeof text);
         n += (size_t)snprintf(buf + n, size - n, "ledger gen %" PRIu64 ": %s\n", shown[k], text);
     }
     if (n < size) {
-        shoal_host_counts_t c = shoal__host_ledger_of(h, 0);
+        shoal_host_counts_t c = ledger_of_range(h, 0, UINT64_MAX, snap);
         shoal__host_ledger_text(&c, text, sizeof text);
         snprintf(buf + n, size - n, "ledger total: %s\n", text);
     }
+    free(snap);
 }
