@@ -67,6 +67,14 @@
  * went away); stop stops the reload (as SIGTERM); scale, epic and diff are
  * refused "1 busy: a reload to generation N is running ...".
  *
+ * WHILE SHOALD STARTS its pools and sources (host.h: starting) the socket
+ * is served the same way, from the start's waits (control_reload.c):
+ * status (with a "starting generation 1 from PATH for T ms: STEP" line,
+ * and the pools started so far), groups and inspect; reload waits, and
+ * runs once the start has ended; stop gives the start up (as SIGTERM);
+ * send, call, scale, epic and diff are refused "1 busy: shoald is starting
+ * ...".
+ *
  * DEADLINES AND LIMITS (what one client can cost the host)
  *   - the whole request line must arrive within 2 s of the connection being
  *     accepted (however it trickles in), else the connection is closed;
@@ -115,8 +123,10 @@ typedef struct shoal_control_s shoal_control_t;
 int shoal__control_open(const char *path, shoal_control_t **out, shoal_diag_t *err);
 
 /* Serves h from now on: spawns the agent actor in h's runtime; `config`
- * names the file a `reload` reads (kept by reference). SHOAL_OK or what
- * shoal__agent_start returned. */
+ * names the file a `reload` reads (kept by reference). h may still be
+ * starting (shoal__host_create done, its pools not yet): then it is
+ * served as WHILE SHOALD STARTS says, from shoal__control_serve. SHOAL_OK
+ * or what shoal__agent_start returned. */
 int shoal__control_start(shoal_control_t *c, shoal_host_t *h, const char *config);
 
 /* Answers every request still waiting ("1 shoald is stopping"), gives each

@@ -560,7 +560,7 @@ void shoal__control_request(shoal_control_t *c, shoal_control_conn_t *k, char *l
     } else if (c->stopping) {
         shoal__control_say(k, "1 shoald is stopping (draining every pool): only status, groups and "
                               "inspect are served\n");
-    } else if (shoal__control_reload_refuses(c, k, cmd)) {
+    } else if (shoal__control_busy_refuses(c, k, cmd)) {
         /* said why */
     } else if (strcmp(cmd, "send") == 0 || strcmp(cmd, "call") == 0) {
         send_or_call(c, k, cmd, rest);
@@ -578,7 +578,11 @@ void shoal__control_request(shoal_control_t *c, shoal_control_conn_t *k, char *l
     } else if (strcmp(cmd, "stop") == 0) {
         *stop = true;
         c->stopping = true; /* at once, also when a reload runs (served from within it) */
-        shoal__control_say(k, "0 ok\nstopping: draining every pool\n");
+        if (c->h->starting) /* no pool has worked yet: the start stops (control_reload.c) */
+            shoal__control_say(k, "0 ok\nstopping: the start is given up; every pool started "
+                                  "stops\n");
+        else
+            shoal__control_say(k, "0 ok\nstopping: draining every pool\n");
     } else {
         shoal__control_say(
             k,

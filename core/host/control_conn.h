@@ -116,10 +116,11 @@ void shoal__control_reply_ready(shoal_control_t *c, shoal_control_conn_t *k);
 /* control_reload.c: a `reload` request: k waits (RELOAD) for the host's
  * next reload, which the main loop runs (shoal__control_reload_wanted). */
 void shoal__control_reload_ask(shoal_control_t *c, shoal_control_conn_t *k);
-/* Whether request `cmd` waits for the reload that runs: it would change
- * what the reload is changing (scale, epic) or read a plan against a host
- * half reloaded (diff). Then k's reply says so ("1 busy: ..."). */
-bool shoal__control_reload_refuses(shoal_control_t *c, shoal_control_conn_t *k, const char *cmd);
+/* Whether request `cmd` waits for shoald's start (send, call, scale,
+ * epic, diff) or for the reload that runs (scale, epic: they would change
+ * what the reload is changing; diff: a plan against a host half
+ * reloaded). Then k's reply says so ("1 busy: ..."). */
+bool shoal__control_busy_refuses(shoal_control_t *c, shoal_control_conn_t *k, const char *cmd);
 /* Hooks c into h's reloads (host.h): SHOAL_OK or SHOAL_ELIMIT. */
 int shoal__control_reload_hook(shoal_control_t *c, shoal_host_t *h);
 

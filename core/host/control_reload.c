@@ -1,6 +1,17 @@
-/* control_reload.c - the control socket while a reload runs.
+/* control_reload.c - the control socket while shoald starts or a reload
+ * runs.
  *
- * A reload runs on the host thread and may wait there for seconds: for a
+ * WHILE SHOALD STARTS its pools (host.h: starting) the host thread waits
+ * for each pool's first workers' init, as a reload does, and serves the
+ * socket from that wait (shoald's `interrupted` for the start). Served:
+ * status (a "starting generation 1 from PATH for T ms: STEP" line, and the
+ * pools started so far), groups, inspect; reload waits, and runs once
+ * the start has ended; stop gives the start up (as SIGTERM: every actor
+ * started stops, and shoald exits). send, call, scale, epic and diff are
+ * refused ("1 busy: shoald is starting ..."): a start that fails stops
+ * every pool it started, and what they had accepted would be lost.
+ *
+ * WHILE A RELOAD RUNS. A reload runs on the host thread and may wait there for seconds: for a
  * new pool's first workers' init (up to 10 s, or a checkout pool's
  * member_start_timeout), for a swap's new workers, for a plugin's
  * constructors' trial or its init. The socket is not left unanswered
@@ -13,7 +24,7 @@
  *     call and inspect find the pool that serves); status lists it with
  *     " starting", and says "reloading generation N from PATH for T ms:
  *     STEP" after the generation, STEP what the reload waits for (host.h:
- *     reload_step), e.g. "starting pool db (its first workers run init)".
+ *     step), e.g. "starting pool db (its first workers run init)".
  *   - reload waits for the next reload: the file may have changed after
  *     the running one read it.
  *   - stop stops the reload as SIGTERM does (it fails, changing nothing:
@@ -97,8 +108,19 @@ bool shoal__control_reload_wanted(const shoal_control_t *c)
     return c != NULL && c->reload_asked && !c->stopping;
 }
 
-bool shoal__control_reload_refuses(shoal_control_t *c, shoal_control_conn_t *k, const char *cmd)
+bool shoal__control_busy_refuses(shoal_control_t *c, shoal_control_conn_t *k, const char *cmd)
 {
+    if (c->h->starting) {
+        if (strcmp(cmd, "send") != 0 && strcmp(cmd, "call") != 0 && strcmp(cmd, "scale") != 0 &&
+            strcmp(cmd, "epic") != 0 && strcmp(cmd, "diff") != 0)
+            return false;
+        shoal__control_say(k,
+                           "1 busy: shoald is starting (for %" PRIu64
+                           " ms): %s waits for it; try again when it ends (`status` says what "
+                           "the start waits for)\n",
+                           (shoal__now_ns() - c->h->starting_since_ns) / 1000000u, cmd);
+        return true;
+    }
     if (!c->reloading ||
         (strcmp(cmd, "scale") != 0 && strcmp(cmd, "epic") != 0 && strcmp(cmd, "diff") != 0))
         return false;
@@ -111,7 +133,7 @@ bool shoal__control_reload_refuses(shoal_control_t *c, shoal_control_conn_t *k, 
 
 void shoal__control_serve(shoal_control_t *c, bool *stop)
 {
-    if (c == NULL || !c->reloading || c->serving)
+    if (c == NULL || c->h == NULL || !(c->reloading || c->h->starting) || c->serving)
         return;
     struct pollfd fds[SHOAL_CONTROL_POLLFDS];
     size_t n = shoal__control_pollfds(c, fds);

@@ -1,7 +1,8 @@
 /* control_status.c - what `status` says (protocol in control.h): the
  * generation, "stopping draining every pool" once shoald stops or
  * "reloading generation N from PATH for T ms: STEP" while a reload runs
- * (STEP: what it waits for, host.h reload_step), reloads,
+ * (STEP: what it waits for, host.h step), "starting generation 1 from
+ * PATH for T ms: STEP" while shoald starts, reloads,
  * threads, the ledgers, the control connections, a line per pool, the
  * sources and the stalled handlers. Read from the pools'
  * records, never from their actors: it answers at once whatever the pools
@@ -169,10 +170,13 @@ void shoal__control_status(shoal_control_t *c, shoal_control_conn_t *k)
     shoal__host_ledgers(h, ledgers, sizeof ledgers);
     shoal__control_say(k, "0 ok\ngeneration %" PRIu64 "\n%s", h->generation,
                        c->stopping ? "stopping draining every pool\n" : "");
+    if (h->starting)
+        shoal__control_say(k, "starting generation 1 from %s for %" PRIu64 " ms: %s\n", c->config,
+                           (shoal__now_ns() - h->starting_since_ns) / 1000000u, h->step);
     if (c->reloading)
         shoal__control_say(k, "reloading generation %" PRIu64 " from %s for %" PRIu64 " ms: %s\n",
                            c->reload_from + 1, c->config,
-                           (shoal__now_ns() - c->reload_since_ns) / 1000000u, h->reload_step);
+                           (shoal__now_ns() - c->reload_since_ns) / 1000000u, h->step);
     shoal__control_say(k, "reloads %" PRIu64 " ok, %" PRIu64 " failed\nthreads %u\n", h->reloads,
                        h->reloads_failed, shoal_runtime_threads(h->rt));
     shoal__control_put(k, ledgers, strlen(ledgers));

@@ -8,6 +8,8 @@
 #include "host/host.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -257,9 +259,8 @@ int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, 
     return rc;
 }
 
-int shoal__host_start_ex(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out,
-                         bool (*interrupted)(void *), void *arg, shoal_host_t **out,
-                         shoal_diag_t *err)
+int shoal__host_create(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, shoal_host_t **out,
+                       shoal_diag_t *err)
 {
     *out = NULL;
     shoal_host_t *h = calloc(1, sizeof *h);
@@ -295,8 +296,20 @@ int shoal__host_start_ex(shoal_config_t *c, shoal_loader_t *loader, FILE *log_ou
                         "cannot create the runtime: %s (it reserves %zu bytes of address space per "
                         "actor: lower runtime.max_actors under a `ulimit -v`)",
                         shoal_strerror(rc), sizeof(shoal_actor_t) + sizeof(shoal_actor_back_t));
-        goto fail;
+        shoal__host_destroy(h);
+        return rc;
     }
+    h->starting = true;
+    h->starting_since_ns = shoal__now_ns();
+    *out = h;
+    return SHOAL_OK;
+}
+
+int shoal__host_start_pools(shoal_host_t *h, bool (*interrupted)(void *), void *arg,
+                            shoal_diag_t *err)
+{
+    const shoal_config_t *c = h->config;
+    int rc = SHOAL_OK;
     shoal_pool_opts_t po = {.interrupted = interrupted, .interrupted_arg = arg};
     for (size_t i = 0; i < c->npools; i++) {
         /* dead_letter targets first (config_pull.c), so each pull pool's
@@ -304,6 +317,8 @@ int shoal__host_start_ex(shoal_config_t *c, shoal_loader_t *loader, FILE *log_ou
         const shoal_config_pool_t *cp = &c->pools[c->order[i]];
         shoal_pid_t pid;
         char why[300];
+        shoal__host_step(h, "starting pool %s, %zu of %zu (its first workers run init)", cp->name,
+                         i + 1, c->npools);
         if ((rc = shoal__host_start_pool(h, c, cp, h->generation, &po, &pid, why, sizeof why)) !=
             SHOAL_OK) {
             shoal__diag_set(err, cp->at->file, cp->at->line, cp->at->col,
@@ -327,6 +342,7 @@ int shoal__host_start_ex(shoal_config_t *c, shoal_loader_t *loader, FILE *log_ou
                         cp->size, cp->size == 1 ? "" : "s", cp->nested ? " (pools)" : "", mailbox,
                         pull);
     }
+    shoal__host_step(h, "starting the sources (they run init)");
     h->interrupted = interrupted; /* the sources' starts (source.c) */
     h->interrupted_arg = arg;
     rc = shoal__host_sources_start(h, err); /* after every pool: targets exist */
@@ -334,16 +350,37 @@ int shoal__host_start_ex(shoal_config_t *c, shoal_loader_t *loader, FILE *log_ou
     if (rc != SHOAL_OK)
         goto fail;
     h->started_ns = shoal__now_ns();
-    *out = h;
+    h->starting = false;
+    h->step[0] = '\0';
     return SHOAL_OK;
 fail:
-    if (h->rt != NULL && !start_settled(h, c->shutdown.drain_ms, interrupted, arg)) {
+    shoal__host_step(h, "the start is given up: stopping what it started");
+    if (!start_settled(h, c->shutdown.drain_ms, interrupted, arg))
         h->stuck = true;
-        *out = h;
-        return rc;
-    }
-    shoal__host_destroy(h);
     return rc;
+}
+
+int shoal__host_start_ex(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out,
+                         bool (*interrupted)(void *), void *arg, shoal_host_t **out,
+                         shoal_diag_t *err)
+{
+    int rc = shoal__host_create(c, loader, log_out, out, err);
+    if (rc != SHOAL_OK)
+        return rc;
+    shoal_host_t *h = *out;
+    if ((rc = shoal__host_start_pools(h, interrupted, arg, err)) != SHOAL_OK && !h->stuck) {
+        shoal__host_destroy(h);
+        *out = NULL;
+    }
+    return rc;
+}
+
+void shoal__host_step(shoal_host_t *h, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(h->step, sizeof h->step, fmt, ap);
+    va_end(ap);
 }
 
 /* ---- stopping ------------------------------------------------------------ */

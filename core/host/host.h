@@ -124,10 +124,16 @@ typedef struct shoal_host_s {
      * SHOAL_HOST_START_TIMEOUT_MS. */
     bool (*interrupted)(void *arg);
     void *interrupted_arg;
-    /* What a running reload does now, e.g. "starting pool db (its workers
-     * run init)" (reload.c; "" between reloads): `shoalctl status` says it
-     * while the reload waits (control_reload.c). */
-    char reload_step[192];
+    /* What shoald's start (host.c) or a running reload (reload.c) does
+     * now, e.g. "starting pool db (its first workers run init)"; "" when
+     * neither runs: `shoalctl status` says it while either waits
+     * (control_reload.c). shoal__host_step sets it. */
+    char step[192];
+    /* From shoal__host_create until shoal__host_start_pools has started
+     * every pool and source (then h->started_ns is set), since
+     * starting_since_ns. */
+    bool starting;
+    uint64_t starting_since_ns;
 } shoal_host_t;
 
 /* Adds hook to those h's reloads call (host thread). SHOAL_ELIMIT past
@@ -140,7 +146,22 @@ void shoal__host_unhook(shoal_host_t *h, const void *user);
  * running, c is freed, and err says why. */
 int shoal__host_start(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, shoal_host_t **out,
                       shoal_diag_t *err);
-/* shoald's start: as shoal__host_start, and `interrupted` (a SIGTERM) is
+/* shoald's start in two steps, so that the control socket is served
+ * while the pools start (control.h: WHILE SHOALD STARTS).
+ * shoal__host_create builds the runtime from c (taking c: freed on error,
+ * *out NULL); no pool runs yet, h->starting is set.
+ * shoal__host_start_pools then starts every pool and source as
+ * shoal__host_start_ex does, saying what it waits for in h->step, and
+ * clears h->starting. On error (err says why) every actor it started is
+ * stopped and waited for as below; h->stuck set means a handler is still
+ * in plugin code and h must not be destroyed; else the caller destroys h. */
+int shoal__host_create(shoal_config_t *c, shoal_loader_t *loader, FILE *log_out, shoal_host_t **out,
+                       shoal_diag_t *err);
+int shoal__host_start_pools(shoal_host_t *h, bool (*interrupted)(void *), void *arg,
+                            shoal_diag_t *err);
+/* Sets h->step (host thread). */
+void shoal__host_step(shoal_host_t *h, const char *fmt, ...) SHOAL_PRINTF(2, 3);
+/* shoald's start in one step: as shoal__host_start, and `interrupted` (a SIGTERM) is
  * asked every 100 ms while a pool's first workers run init -- true stops
  * the start (SHOAL_ESHUTDOWN). After a failed or stopped start, handlers
  * still in plugin code (an init that hangs) are waited for up to

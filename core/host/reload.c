@@ -21,7 +21,6 @@
 #include "host/source.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,22 +72,12 @@ static void hooks_abort(shoal_host_t *h, size_t n)
             h->hooks[k].abort(h->hooks[k].user);
 }
 
-/* What the reload does now (host.h: reload_step). */
-static void step(shoal_host_t *h, const char *fmt, ...) SHOAL_PRINTF(2, 3);
-static void step(shoal_host_t *h, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(h->reload_step, sizeof h->reload_step, fmt, ap);
-    va_end(ap);
-}
-
 static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
 {
     shoal_diag_t err = {0};
     char buf[1200];
     shoal_config_t *c = NULL;
-    step(h, "reading the file, loading its plugins");
+    shoal__host_step(h, "reading the file, loading its plugins");
     int rc = shoal__config_load(path, &c, &err);
     if (rc == SHOAL_OK)
         rc = shoal__config_resolve(c, h->loader, &err);
@@ -141,7 +130,7 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
             continue; /* kept: resized, or its workers swapped, below */
         shoal_pid_t pid;
         char what[300];
-        step(h, "starting pool %s (its first workers run init)", cp->name);
+        shoal__host_step(h, "starting pool %s (its first workers run init)", cp->name);
         shoal_pool_opts_t po = {.held = true, /* until the commit: SHOAL__POOL_GO */
                                 .interrupted = h->interrupted,
                                 .interrupted_arg = h->interrupted_arg};
@@ -167,7 +156,7 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
         if (cp == NULL || !verdicts[cp - c->pools].swap)
             continue;
         char what[300];
-        step(h, "starting pool %s's new workers (they run init)", cp->name);
+        shoal__host_step(h, "starting pool %s's new workers (they run init)", cp->name);
         if ((rc = shoal__host_swap_prepare(h, c, gen, hp, cp, &tokens[nswapped], what,
                                            sizeof what)) != SHOAL_OK) {
             shoal__diag_set(&err, cp->at->file, cp->at->line, cp->at->col,
@@ -177,7 +166,7 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
         swapped[nswapped++] = i;
     }
     /* 3. New sources, and new ones for changed sources: their init runs. */
-    step(h, "starting the new sources (they run init)");
+    shoal__host_step(h, "starting the new sources (they run init)");
     if ((rc = shoal__host_sources_prepare(h, c, gen, &first_src, &err)) != SHOAL_OK)
         goto undo;
 
@@ -188,7 +177,7 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
      * COMMITs and the live changes' calls, which share one deadline
      * (shoal_host_live_t): with every dispatcher thread stuck, each would
      * wait its own. */
-    step(h, "committing: the new pools go to work, the old ones drain");
+    shoal__host_step(h, "committing: the new pools go to work, the old ones drain");
     for (size_t j = first_new; j < h->npools; j++)
         shoal_runtime_register(h->rt, h->pools[j].name, h->pools[j].pid);
     change_log_t log = {.len = 0, .n = 0};
@@ -300,7 +289,7 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
     h->generation = gen;
     h->reloads++;
     shoal__host_set_generation(h, gen, c->log.format);
-    step(h, "committed: releasing the plugins no longer used");
+    shoal__host_step(h, "committed: releasing the plugins no longer used");
     shoal__config_free(old);
     for (size_t k = 0; k < h->nhooks; k++)
         if (h->hooks[k].commit != NULL)
@@ -314,7 +303,7 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
                     shoal__reload_changes(&log), ledger);
     return SHOAL_OK;
 undo:
-    step(h, "undoing what it started");
+    shoal__host_step(h, "undoing what it started");
     hooks_abort(h, prepared);
     for (size_t k = 0; k < nswapped; k++)
         shoal__pool_swap_step(h->rt, h->pools[swapped[k]].pid, SHOAL__POOL_SWAP_ABORT, tokens[k],
@@ -341,7 +330,7 @@ int shoal__host_reload(shoal_host_t *h, const char *path, char *why, size_t why_
         if (h->hooks[k].begin != NULL)
             h->hooks[k].begin(h, h->hooks[k].user);
     int rc = reload(h, path, text, sizeof text);
-    h->reload_step[0] = '\0';
+    h->step[0] = '\0';
     for (size_t k = 0; k < h->nhooks; k++)
         if (h->hooks[k].end != NULL)
             h->hooks[k].end(h, h->hooks[k].user, rc, text);

@@ -121,13 +121,16 @@ static const cmd_t cmds[] = {
      "  generation; a failed reload prints FILE:LINE:COL: what was wrong, exit 1.\n"
      "  Waits 60 s for the answer unless --timeout says otherwise; past it the\n"
      "  reload goes on in shoald (its outcome: shoald's log, `shoalctl status`).\n"
-     "  One asked while another runs waits for it, then runs. While a reload\n"
-     "  runs, status says so, and scale, epic and diff are refused (busy).\n"},
+     "  One asked while another runs waits for it, then runs; one asked while\n"
+     "  shoald starts runs once the start has ended. While a reload runs,\n"
+     "  status says so, and scale, epic and diff are refused (busy); while\n"
+     "  shoald starts, send and call are refused too.\n"},
     {"diff", "[FILE]", 0, 1, "what a reload from FILE (or shoald's own) would do",
      "  What a reload from FILE would change, without changing anything; without\n"
      "  FILE, from shoald's own config file (what `reload` would read).\n"},
     {"stop", "", 0, 0, "drain every pool and stop shoald",
-     "  Drains every pool and stops shoald (as SIGTERM).\n"},
+     "  Drains every pool and stops shoald (as SIGTERM). While shoald starts,\n"
+     "  it gives the start up: every pool started stops.\n"},
     {"help", "[COMMAND]", 0, 1, "a command's usage (no connection)",
      "  This help, or COMMAND's, without connecting to shoald.\n"},
 };

@@ -132,12 +132,15 @@ static _Noreturn void abandon(shoal_control_t *control, shoal_notify_t *notify, 
     _exit(status);
 }
 
-/* While the pools start: a SIGTERM or SIGINT, taken off the queue (a
- * SIGHUP is left on it: the reload comes after the start). True when one
- * came since the last look: the first stops the start, another the wait
- * for inits that hang. */
+/* While the pools start (asked every 100 ms while a pool's first workers
+ * run init): a SIGTERM or SIGINT, taken off the queue (a SIGHUP is left on
+ * it: the reload comes after the start), or a `shoalctl stop` -- the
+ * control socket is served from here meanwhile (control_reload.c: what it
+ * answers while shoald starts). True when one came since the last look:
+ * the first stops the start, another the wait for inits that hang. */
 typedef struct starting_s {
-    const char *name; /* the signal, once one came */
+    shoal_control_t *control;
+    const char *name; /* the signal, or "shoalctl stop", once one came */
 } starting_t;
 
 static bool start_signal(void *arg)
@@ -149,10 +152,15 @@ static bool start_signal(void *arg)
     sigaddset(&stop, SIGINT);
     struct timespec zero = {0, 0};
     int sig = sigtimedwait(&stop, NULL, &zero);
-    if (sig != SIGTERM && sig != SIGINT)
+    const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : NULL;
+    bool asked = false; /* a `shoalctl stop` now (a second one is "stopping already") */
+    shoal__control_serve(s->control, &asked);
+    if (name == NULL && asked)
+        name = "shoalctl stop";
+    if (name == NULL)
         return false;
     if (s->name == NULL)
-        s->name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+        s->name = name;
     return true;
 }
 
@@ -269,16 +277,29 @@ int shoald_run(const char *path, uint64_t run_for_ms, bool table, const char *co
         fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
         goto fail;
     }
-    starting_t sig = {0};
-    rc = shoal__host_start_ex(c, loader, shoal__output_file(lout), start_signal, &sig, &h, &err);
-    c = NULL; /* the host's now, or freed by it (or left running: h->stuck) */
+    /* The host first, then the control socket, then the pools: the socket
+     * is served while they start (start_signal). */
+    rc = shoal__host_create(c, loader, shoal__output_file(lout), &h, &err);
+    c = NULL; /* the host's now, or freed by it */
+    if (rc != SHOAL_OK) {
+        fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
+        goto fail;
+    }
+    h->control_fixed = control_path != NULL; /* a reload does not compare it */
+    if (control != NULL && (rc = shoal__control_start(control, h, path)) != SHOAL_OK) {
+        fprintf(stderr, "shoald: cannot serve the control socket: %s\n", shoal_strerror(rc));
+        goto fail;
+    }
+    starting_t sig = {.control = control};
+    rc = shoal__host_start_pools(h, start_signal, &sig, &err);
     if (rc != SHOAL_OK) {
         if (sig.name != NULL)
             fprintf(stderr, "shoald: %s while the pools started: stopped (%s)\n", sig.name,
                     shoal__diag_format(&err, buf, sizeof buf));
         else
             fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
-        if (h != NULL) /* h->stuck: an init never returned; its thread cannot be joined */
+        shoal__control_set_stopping(control); /* a reload asked meanwhile: not done */
+        if (h->stuck) /* an init never returned; its thread cannot be joined */
             abandon(control, notify, lout, sig.name != NULL ? EXIT_LOST : 2);
         if (sig.name != NULL) {
             rc = 0;
@@ -286,13 +307,8 @@ int shoald_run(const char *path, uint64_t run_for_ms, bool table, const char *co
         }
         goto fail;
     }
-    h->control_fixed = control_path != NULL; /* a reload does not compare it */
     shoal__loader_set_warn(loader, loader_warn, h);
     shoal__host_log_reserved(h);
-    if (control != NULL && (rc = shoal__control_start(control, h, path)) != SHOAL_OK) {
-        fprintf(stderr, "shoald: cannot serve the control socket: %s\n", shoal_strerror(rc));
-        goto fail;
-    }
     unsigned nthreads = shoal_runtime_threads(h->rt);
     char sources[48] = "";
     if (h->nsources != 0)
