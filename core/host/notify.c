@@ -27,6 +27,7 @@
 #define HEARTBEAT_MSG 1u
 #define SENDQ_CAP 64u
 #define CLOSE_WAIT_MS 1000 /* at exit, for a sender stuck in sd_notify */
+#define STARTING_SAY_US 1000000u /* a step of the start said once it lasts this long */
 
 struct shoal_notify_s {
     /* The host thread's (set at open and ready, read by it after). */
@@ -38,7 +39,9 @@ struct shoal_notify_s {
     uint64_t sent;        /* the last heartbeat's number */
     uint64_t sent_us;     /* when it was sent */
     bool stuck;           /* not petting since the last warning */
-    char status[160];     /* the last STATUS= sent */
+    char status[256];     /* the last STATUS= sent */
+    char step[192];       /* the start's step last seen (shoal__notify_starting) */
+    uint64_t step_us;     /* ... since then */
     uint64_t dropped;     /* messages the full queue refused */
     pthread_t sender;
     bool sender_started;
@@ -333,6 +336,25 @@ void shoal__notify_status(shoal_notify_t *n, shoal_host_t *h)
     if (strcmp(now, n->status) == 0)
         return;
     memcpy(n->status, now, sizeof now);
+    say(n, h, "STATUS=%s", n->status);
+}
+
+void shoal__notify_starting(shoal_notify_t *n, shoal_host_t *h)
+{
+    if (n == NULL || !n->on || !h->starting)
+        return;
+    uint64_t now = mono_us();
+    if (strcmp(h->step, n->step) != 0) {
+        snprintf(n->step, sizeof n->step, "%s", h->step);
+        n->step_us = now;
+    }
+    if (now - n->step_us < STARTING_SAY_US)
+        return;
+    char text[sizeof n->status];
+    snprintf(text, sizeof text, "starting generation 1: %s", n->step);
+    if (strcmp(text, n->status) == 0)
+        return;
+    memcpy(n->status, text, sizeof text);
     say(n, h, "STATUS=%s", n->status);
 }
 

@@ -4,6 +4,9 @@
  * none of this but through the host's reload hooks (host.h, shoal__host_hook).
  *
  * What is sent (each a datagram to $NOTIFY_SOCKET; without it, nothing):
+ *   starting      STATUS=starting generation 1: starting pool db, 3 of 6 (its
+ *                 first workers run init), when a step of the start has
+ *                 lasted 1 s (not sooner: a quick start says only READY=1)
  *   start         READY=1, STATUS=generation 1: 6 pools running
  *   reload begins RELOADING=1, MONOTONIC_USEC=<CLOCK_MONOTONIC in us>,
  *                 STATUS=reloading (generation 1 running)
@@ -55,6 +58,12 @@ int shoal__notify_timeout(const shoal_notify_t *n);
 /* Sends STATUS= when the generation or the pools' counts have changed since
  * the last one (called once a second). */
 void shoal__notify_status(shoal_notify_t *n, shoal_host_t *h);
+
+/* While shoald starts (host.h: starting; called from the start's waits,
+ * every 100 ms): STATUS=starting generation 1: STEP (h->step) once a step
+ * has lasted 1 s, so that `systemctl status` says what a long start waits
+ * for; a start whose steps are quicker says nothing before READY=1. */
+void shoal__notify_starting(shoal_notify_t *n, shoal_host_t *h);
 
 /* STOPPING=1: the drain starts, because of why (e.g. "SIGTERM"). */
 void shoal__notify_stopping(shoal_notify_t *n, shoal_host_t *h, const char *why, uint64_t drain_ms);

@@ -140,6 +140,8 @@ static _Noreturn void abandon(shoal_control_t *control, shoal_notify_t *notify, 
  * the first stops the start, another the wait for inits that hang. */
 typedef struct starting_s {
     shoal_control_t *control;
+    shoal_notify_t *notify; /* systemd hears a long step (shoal__notify_starting) */
+    shoal_host_t *h;
     const char *name; /* the signal, or "shoalctl stop", once one came */
 } starting_t;
 
@@ -155,6 +157,7 @@ static bool start_signal(void *arg)
     const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : NULL;
     bool asked = false; /* a `shoalctl stop` now (a second one is "stopping already") */
     shoal__control_serve(s->control, &asked);
+    shoal__notify_starting(s->notify, s->h);
     if (name == NULL && asked)
         name = "shoalctl stop";
     if (name == NULL)
@@ -290,7 +293,7 @@ int shoald_run(const char *path, uint64_t run_for_ms, bool table, const char *co
         fprintf(stderr, "shoald: cannot serve the control socket: %s\n", shoal_strerror(rc));
         goto fail;
     }
-    starting_t sig = {.control = control};
+    starting_t sig = {.control = control, .notify = notify, .h = h};
     rc = shoal__host_start_pools(h, start_signal, &sig, &err);
     if (rc != SHOAL_OK) {
         if (sig.name != NULL)
