@@ -26,7 +26,7 @@
 
 #define HEARTBEAT_MSG 1u
 #define SENDQ_CAP 64u
-#define CLOSE_WAIT_MS 1000 /* at exit, for a sender stuck in sd_notify */
+#define CLOSE_WAIT_MS 1000       /* at exit, for a sender stuck in sd_notify */
 #define STARTING_SAY_US 1000000u /* a step of the start said once it lasts this long */
 
 struct shoal_notify_s {

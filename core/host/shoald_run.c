@@ -178,10 +178,51 @@ static bool start_signal(void *arg)
  *     still handles its heartbeat (notify.h);
  *   - serves the control socket (control_reload.c: what it answers while
  *     a reload runs): a 10 s wait left `shoalctl status` unanswered. */
+/* The table on stdout (--table): a block each second, from the main loop
+ * and from a reload's waits (a reload of 10 s froze it). */
+typedef struct table_s {
+    bool on, tty;
+    shoal_output_t *out;
+    double last, next; /* the last block's time; the next's */
+    uint64_t skipped;  /* blocks not written: stdout not read */
+} table_t;
+
+/* A block when its second has come: none while the last one is not read
+ * yet (said once), none ever again once stdout cannot be written. */
+static void table_tick(table_t *t, shoal_host_t *h)
+{
+    double now = now_s();
+    if (!t->on || now < t->next)
+        return;
+    t->next += 1;
+    if (t->next <= now) /* behind (a long wait): from now on, not a burst to catch up */
+        t->next = now + 1;
+    if (shoal__output_pump(t->out) != 0) { /* the last block is not read yet */
+        if (t->skipped++ == 0)
+            shoal__host_log(h, SHOAL_LOG_WARN,
+                            "table: stdout is not read: no table until it is; shoald goes on");
+        return;
+    }
+    if (t->skipped != 0)
+        shoal__host_log(h, SHOAL_LOG_INFO,
+                        "table: stdout is read again (%" PRIu64 " block%s skipped)", t->skipped,
+                        t->skipped == 1 ? "" : "s");
+    t->skipped = 0;
+    shoal__host_table(h, shoal__output_file(t->out), now - t->last, t->tty);
+    t->last = now;
+    if (ferror(shoal__output_file(t->out))) { /* its reader is gone: the pools go on */
+        t->on = false;
+        shoal__host_log(h, SHOAL_LOG_WARN,
+                        "table: stdout cannot be written (its reader is gone?): no more table; "
+                        "shoald goes on");
+    }
+}
+
 typedef struct reloading_s {
     shoal_notify_t *notify;
     shoal_host_t *h;
     shoal_control_t *control;
+    table_t *table;
     bool stop; /* a `shoalctl stop` came while a reload ran */
 } reloading_t;
 
@@ -190,12 +231,14 @@ typedef struct reloading_s {
  * a diff): the watchdog is petted as the main loop does, only while the
  * dispatcher still handles its heartbeat (loader.h, shoal__loader_set_tend),
  * and, in a reload, the control socket is served (a stop asked there
- * stops the reload at its next `interrupted`). */
+ * stops the reload at its next `interrupted`) and the table goes on. */
 static void loading(void *arg)
 {
     reloading_t *r = arg;
     shoal__notify_tick(r->notify, r->h);
     shoal__control_serve(r->control, &r->stop);
+    if (r->h->step[0] != '\0') /* a reload (not a diff): the pools as it leaves them now */
+        table_tick(r->table, r->h);
 }
 
 static bool stop_pending(void *arg)
@@ -321,14 +364,17 @@ int shoald_run(const char *path, uint64_t run_for_ms, bool table, const char *co
                     h->npools, h->npools == 1 ? "" : "s", sources, nthreads,
                     nthreads == 1 ? "" : "s", control ? ", control socket " : "",
                     control ? h->config->runtime.control : "");
-    reloading_t reloading = {.notify = notify, .h = h, .control = control};
+    table_t tab = {.on = table, .tty = isatty(STDOUT_FILENO), .out = tout};
+    reloading_t reloading = {.notify = notify, .h = h, .control = control, .table = &tab};
     h->interrupted = stop_pending; /* for reloads (host.h) */
     h->interrupted_arg = &reloading;
     shoal__loader_set_tend(loader, loading, &reloading); /* on this thread only */
     shoal__metrics_attach(metrics, h);
     shoal__notify_ready(notify, h); /* systemd: READY=1; reloads tell it too */
-    double start = now_s(), last = start, next = start + 1;
-    bool tty = isatty(STDOUT_FILENO), stop = false;
+    double start = now_s(), next = start + 1;
+    tab.last = start;
+    tab.next = next;
+    bool stop = false;
     const char *why = "--run-for";
     if (sig.name != NULL) {
         /* A stop taken off the queue (start_signal) just as the start
@@ -336,12 +382,12 @@ int shoald_run(const char *path, uint64_t run_for_ms, bool table, const char *co
         stop = true;
         why = sig.name;
     }
-    uint64_t skipped = 0, drops_said = 0; /* table blocks; log lines */
+    uint64_t drops_said = 0; /* log lines */
     while (!stop) {
         double t = now_s();
         if (run_for_ms != 0 && (t - start) * 1e3 >= (double)run_for_ms)
             break;
-        double wait = next - t;
+        double wait = (tab.on && tab.next < next ? tab.next : next) - t;
         if (run_for_ms != 0 && start + (double)run_for_ms / 1e3 - t < wait)
             wait = start + (double)run_for_ms / 1e3 - t;
         /* The signalfd, then what the control socket waits on (never
@@ -391,33 +437,15 @@ int shoald_run(const char *path, uint64_t run_for_ms, bool table, const char *co
         }
         shoal__notify_tick(notify, h);
         if (now_s() >= next) {
-            double now = now_s();
             shoal__host_tidy(h);
             shoal__host_watch(h);
             shoal__notify_status(notify, h);
             shoal__host_log_drops(h, lout, &drops_said);
-            if (table && shoal__output_pump(tout) != 0) { /* the last block is not read yet */
-                if (skipped++ == 0)
-                    shoal__host_log(h, SHOAL_LOG_WARN,
-                                    "table: stdout is not read: no table "
-                                    "until it is; shoald goes on");
-            } else if (table) {
-                if (skipped != 0)
-                    shoal__host_log(h, SHOAL_LOG_INFO,
-                                    "table: stdout is read again (%" PRIu64 " block%s skipped)",
-                                    skipped, skipped == 1 ? "" : "s");
-                skipped = 0;
-                shoal__host_table(h, shoal__output_file(tout), now - last, tty);
-                last = now;
-                if (ferror(shoal__output_file(tout))) { /* its reader is gone: the pools go on */
-                    table = false;
-                    shoal__host_log(h, SHOAL_LOG_WARN,
-                                    "table: stdout cannot be written (its reader is gone?): no "
-                                    "more table; shoald goes on");
-                }
-            }
             next += 1;
+            if (next <= now_s()) /* behind (a long reload): not a burst to catch up */
+                next = now_s() + 1;
         }
+        table_tick(&tab, h);
         shoal__metrics_sync(metrics, h); /* what /metrics reads: pools, generation */
     }
     drain_ms = h->config->shutdown.drain_ms; /* a reload may have changed it */

@@ -268,7 +268,7 @@ size_t shoal__host_sources_running(const shoal_host_t *h)
 {
     size_t n = 0;
     for (size_t i = 0; i < h->nsources; i++)
-        n += !h->sources[i].draining;
+        n += !h->sources[i].draining && shoal__host_committed(h, &h->sources[i]);
     return n;
 }
 

@@ -60,7 +60,8 @@ void shoal__host_sources_table(shoal_host_t *h, FILE *out, double seconds);
  * started it has not committed). */
 void shoal__host_source_status(shoal_host_t *h, size_t i, char *buf, size_t size);
 
-/* How many sources run (not stopping). */
+/* How many sources run (not stopping, nor started by a reload that has
+ * not committed). */
 size_t shoal__host_sources_running(const shoal_host_t *h);
 
 /* Drops the host's references on the sources' records (shoal__host_destroy,

@@ -1,6 +1,8 @@
 /* table.c - the table shoald prints every second (host.h,
  * shoal__host_table): a top line, then the pools' block and the sources'
- * block, each under its header. Rates are per second since the previous
+ * block, each under its header (and a "reloading: STEP" line under the
+ * top one while a reload runs: shoald writes the table from its waits
+ * too). Rates are per second since the previous
  * call (marked /s), totals are marked (total), latencies are in
  * microseconds in every row. A pull pool's row reads its buffer where a
  * forward pool's reads its queue (queued_text); after the state, every
@@ -39,11 +41,13 @@ static void uptime_text(double s, char *buf, size_t size)
         snprintf(buf, size, "%" PRIu64 "d%02" PRIu64 "h", t / 86400, t / 3600 % 24);
 }
 
-static const char *pool_state(const shoal_host_pool_t *hp, const shoal_pool_stats_t *st,
-                              bool answered)
+static const char *pool_state(const shoal_host_t *h, const shoal_host_pool_t *hp,
+                              const shoal_pool_stats_t *st, bool answered)
 {
     if (shoal__pool_is_ended(hp->rec))
         return "ended";
+    if (!shoal__host_committed(h, hp)) /* a running reload's: it takes nothing yet */
+        return "starting";
     if (!answered)
         return "no answer";
     if (hp->draining || st->state == SHOAL_POOL_DRAINING)
@@ -133,8 +137,8 @@ static void queued_text(shoal_pool_t *rec, const shoal_pool_stats_t *st,
                               "%ssubmitted %" PRIu64 ", completed %" PRIu64, n ? ", " : "",
                               st->messages_forwarded, st->messages_handled);
     if (st->messages_failed != 0 && n < sizeof words)
-        n += (size_t)snprintf(words + n, sizeof words - n, ", failed %" PRIu64,
-                              st->messages_failed);
+        n +=
+            (size_t)snprintf(words + n, sizeof words - n, ", failed %" PRIu64, st->messages_failed);
     if (st->messages_dropped != 0 && n < sizeof words)
         n += (size_t)snprintf(words + n, sizeof words - n, ", dropped %" PRIu64,
                               st->messages_dropped);
@@ -162,7 +166,7 @@ static void pool_rows(shoal_host_t *h, FILE *out, double dt)
         shoal_host_pool_t *hp = &h->pools[i];
         shoal_pool_stats_t st;
         bool answered = shoal__pool_peek_within(hp->rec, &st, TABLE_PATIENCE_MS);
-        const char *state = pool_state(hp, &st, answered);
+        const char *state = pool_state(h, hp, &st, answered);
         if (!answered) { /* numbers we could not read are not shown as zeros */
             fprintf(out, "%-16s %7s %10s %10s %9s %8s %15s %11s %11s %s\n", hp->name, "-", "-", "-",
                     "-", "-", "-", "-", "-", state);
@@ -194,10 +198,12 @@ static void block(shoal_host_t *h, FILE *out, double seconds)
     uptime_text((double)(shoal__now_ns() - h->started_ns) / 1e9, up, sizeof up);
     size_t npools = 0, nsources = shoal__host_sources_running(h);
     for (size_t i = 0; i < h->npools; i++)
-        npools += !h->pools[i].draining;
+        npools += !h->pools[i].draining && shoal__host_committed(h, &h->pools[i]);
     fprintf(out, "shoald: generation %" PRIu64 ", up %s, %zu pool%s, %zu source%s, %u thread%s\n",
             h->generation, up, npools, plural(npools), nsources, plural(nsources), h->rt->nthreads,
             plural(h->rt->nthreads));
+    if (h->step[0] != '\0') /* a reload runs (the table goes on from its waits) */
+        fprintf(out, "reloading: %s\n", h->step);
     fprintf(out, "%-16s %7s %10s %10s %9s %8s %15s %11s %11s %s\n", "pool", "workers", "in/s",
             "refused/s", "failed/s", "queued", "restarts(total)", "wait_p50_us", "wait_p99_us",
             "state");

@@ -20,6 +20,10 @@
 #   6. On a terminal (script(1)) the table redraws in place: ANSI home and
 #      clear before each block.
 #   7. A source's calls count as its sends.
+#   8. A source whose target names nothing says so, once.
+#   9. While a reload waits 3 s for an init, the table goes on: a block a
+#      second saying what the reload waits for, its uncommitted pool
+#      `starting`; after it, no burst of blocks to catch up.
 . "$(dirname "$0")/lib.sh" "$1"
 fixtures=$build/fixtures
 export SHOAL_SOCKET=$tmp/ctl.sock
@@ -305,4 +309,44 @@ sed -i 's/^  big: /  bgi: /' "$tmp/typo.yaml"
 "$shoalctl" reload > /dev/null || fail "reload adding bgi"
 wait_for "info <[0-9.]*> lost/loadgen: target 'bgi' found: sending again"
 stop_host 0
+# ---- 9. the table goes on while a reload waits -----------------------------------
+# A reload adds early (its worker connects in 10 ms) and slow (3 s): while
+# slow connects, a block a second (the host thread writes them from its
+# wait; a reload froze the table before), each saying what the reload waits
+# for, early's row `starting` and the top line counting only api; after it,
+# no burst of blocks to catch up.
+cat > "$tmp/wait.yaml" <<YAML
+runtime: { threads: 2, control: ctl.sock }
+plugins:
+  echo: $plugins/echo/echo.so
+  conn: $plugins/conn/conn.so
+pools:
+  api: { worker: echo.echo, size: 1 }
+YAML
+: > "$log"
+"$shoald" "$tmp/wait.yaml" > "$tmp/wait.out" 2> "$log" &
+pid=$!
+wait_for "running $tmp/wait.yaml: 1 pool on 2 threads"
+cat >> "$tmp/wait.yaml" <<YAML
+  early: { worker: conn.conn, size: 1, args: { connect: 10ms } }
+  slow: { worker: conn.conn, size: 1, args: { connect: 3s } }
+YAML
+t0=$(now_ms)
+"$shoalctl" --timeout 30000 reload > /dev/null || fail "the slow reload failed"
+t1=$(now_ms)
+sleep 2.2
+stop_host 0
+during=$(grep -c '^reloading: starting pool slow (its first workers run init)$' "$tmp/wait.out")
+[ "$during" -ge 2 ] || fail "$during table blocks during a $((t1 - t0)) ms reload: $(cat "$tmp/wait.out")"
+# every block written during it: api's top line, early starting
+awk '/^shoald: generation/ { top = $0 }
+     /^reloading: / && top !~ /^shoald: generation 1, up [0-9]+m[0-9]+s, 1 pool, 0 sources, 2 threads$/ { bad++ }
+     END { exit bad ? 1 : 0 }' "$tmp/wait.out" ||
+    fail "a block during the reload counts more than api: $(cat "$tmp/wait.out")"
+[ "$(grep -c '^early .* 0\.0 starting (' "$tmp/wait.out")" = "$during" ] ||
+    fail "early is not 'starting' in each block during the reload: $(cat "$tmp/wait.out")"
+blocks=$(grep -c '^shoald: generation' "$tmp/wait.out")
+after=$(grep -c '^shoald: generation 2, ' "$tmp/wait.out")
+[ "$after" -le 3 ] || fail "$after blocks in the 2.2 s after the reload: a burst to catch up"
+echo "9: $during table blocks during a $((t1 - t0)) ms reload, $after after it, $blocks in all"
 echo "PASS: test_table"
