@@ -171,7 +171,8 @@ void shoal__control_status(shoal_control_t *c, shoal_control_conn_t *k)
     shoal__control_say(k, "0 ok\ngeneration %" PRIu64 "\n%s", h->generation,
                        c->stopping ? "stopping draining every pool\n" : "");
     if (h->starting)
-        shoal__control_say(k, "starting generation 1 from %s for %" PRIu64 " ms: %s\n", c->config,
+        shoal__control_say(k, "starting generation %" PRIu64 " from %s for %" PRIu64 " ms: %s\n",
+                           h->generation, c->config,
                            (shoal__now_ns() - h->starting_since_ns) / 1000000u, h->step);
     if (c->reloading)
         shoal__control_say(k, "reloading generation %" PRIu64 " from %s for %" PRIu64 " ms: %s\n",

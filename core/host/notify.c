@@ -351,7 +351,7 @@ void shoal__notify_starting(shoal_notify_t *n, shoal_host_t *h)
     if (now - n->step_us < STARTING_SAY_US)
         return;
     char text[sizeof n->status];
-    snprintf(text, sizeof text, "starting generation 1: %s", n->step);
+    snprintf(text, sizeof text, "starting generation %" PRIu64 ": %s", h->generation, n->step);
     if (strcmp(text, n->status) == 0)
         return;
     memcpy(n->status, text, sizeof text);

@@ -34,6 +34,10 @@
  *     inspect), and then the control socket is closed and opened again; the
  *     pools are never drained.
  *   - scale: every pool's bounds and size are put back after the input.
+ * A chunk byte C of 0x80 or more serves the input as while shoald starts
+ * its pools (host.h: starting; send, call, scale, epic and diff refused
+ * busy, reloads waiting), until every chunk is sent; then the start ends,
+ * and the reloads asked meanwhile run.
  * Every 4096 inputs the process's descriptors are counted: more than a
  * few past those after the first inputs is a finding (a leak per input).
  * FUZZ_CONTROL_SHOW=1 prints each request and its answer (for seeds).
@@ -204,7 +208,9 @@ static void serve(int ms)
     (void)poll(fds, all, t < 0 || t > ms ? ms : t);
     bool stop = false;
     shoal__control_handle(fctl_control, fds, n, &stop);
-    if (!stop && shoal__control_reload_wanted(fctl_control)) /* as shoald: after the handling */
+    /* as shoald: after the handling, and not while it starts (the main
+     * loop runs the reloads asked then, once the start has ended) */
+    if (!stop && !fctl_host->starting && shoal__control_reload_wanted(fctl_control))
         (void)shoal__host_reload(fctl_host, fctl_control->config, NULL, 0);
     if (stop && !fctl_stopping) { /* as shoald: served while it drains */
         shoal__control_set_stopping(fctl_control);
@@ -317,6 +323,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (fctl_host == NULL)
         fctl_setup();
     uint8_t c = size > 0 ? data[0] : 0, modes = size > 1 ? data[1] : 0;
+    if (c & 0x80) { /* served as while shoald starts its pools (control_reload.c) */
+        fctl_host->starting = true;
+        fctl_host->starting_since_ns = shoal__now_ns();
+        shoal__host_step(fctl_host, "starting pool fz, 1 of 1 (its first workers run init)");
+    }
     const uint8_t *p = size > 2 ? data + 2 : data, *end = data + size;
     nclients = 0;
     while (p <= end && nclients < STREAMS_MAX) {
@@ -336,6 +347,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < nclients; i++)
             client_turn(&clients[i], r);
         serve(0);
+    }
+    if (fctl_host->starting) { /* the start ends: the reloads asked meanwhile run */
+        fctl_host->starting = false;
+        fctl_host->step[0] = '\0';
     }
     uint64_t deadline = now_ms() + BUDGET_MS;
     for (;;) {
