@@ -556,7 +556,10 @@ void shoal__control_request(shoal_control_t *c, shoal_control_conn_t *k, char *l
             job(c, k, hp ? SHOAL_CONTROL_OP_INSPECT_ONE : SHOAL_CONTROL_OP_INSPECT_ALL, hp, true,
                 SHOAL_AGENT_INSPECT, 0, NULL, 0, ACTOR_TIMEOUT_MS);
     } else if (c->stopping && strcmp(cmd, "stop") == 0) {
-        shoal__control_say(k, "0 ok\nstopping already: draining every pool\n");
+        if (c->h->starting)
+            shoal__control_say(k, "0 ok\nstopping already: the start is given up\n");
+        else
+            shoal__control_say(k, "0 ok\nstopping already: draining every pool\n");
     } else if (c->stopping) {
         shoal__control_say(k, "1 shoald is stopping (draining every pool): only status, groups and "
                               "inspect are served\n");

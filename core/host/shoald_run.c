@@ -157,13 +157,21 @@ static bool start_signal(void *arg)
     const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : NULL;
     bool asked = false; /* a `shoalctl stop` now (a second one is "stopping already") */
     shoal__control_serve(s->control, &asked);
-    shoal__notify_starting(s->notify, s->h);
+    if (s->name == NULL) /* stopping: STOPPING=1 said it */
+        shoal__notify_starting(s->notify, s->h);
     if (name == NULL && asked)
         name = "shoalctl stop";
     if (name == NULL)
         return false;
-    if (s->name == NULL)
+    if (s->name == NULL) {
+        /* Stopping from now on: a later `shoalctl stop` is "stopping
+         * already", not a second stop that gives up the wait for the
+         * inits (start_settled); what waits for the start is answered as
+         * stopping, and systemd hears it. */
         s->name = name;
+        shoal__control_set_stopping(s->control);
+        shoal__notify_stopping(s->notify, s->h, name, s->h->config->shutdown.drain_ms);
+    }
     return true;
 }
 

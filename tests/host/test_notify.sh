@@ -26,7 +26,8 @@
 #      thread waiting on them pets it, never 1.5 s without one.
 #   8. A start that waits 2.5 s for a pool's init: STATUS=starting
 #      generation 1: starting pool slow, 2 of 2 (its first workers run
-#      init), once, then READY=1.
+#      init), once, then READY=1; given up by `shoalctl stop`, STOPPING=1
+#      after it, and nothing more.
 # (Without NOTIFY_SOCKET: every other integration test.)
 . "$(dirname "$0")/lib.sh" "$1"
 fault=$build/fixtures/fault.so
@@ -463,3 +464,23 @@ $got
 ---- wanted:
 $want"
 echo "ok: a 2.5 s start said what it waited for"
+# A stop during that start: STOPPING=1 (it was never sent), no more
+# STATUS=starting after it.
+listen "$tmp/notify9.sock"
+notified "$tmp/notify9.sock"
+for _ in $(seq 1 500); do [ "$(all_events | wc -l)" -ge 1 ] && break; sleep 0.01; done
+"$shoalctl" stop > /dev/null || fail "shoalctl stop during the start: exit $?"
+wait "$pid"
+rc=$?
+pid=
+[ "$rc" = 0 ] || fail "shoald exited $rc after a stop during the start"
+sleep 0.2
+stop_listener
+want="STATUS=starting generation 1: starting pool slow, 2 of 2 (its first workers run init)
+STOPPING=1|STATUS=stopping (shoalctl stop): draining 1 pool within 10000 ms"
+got=$(all_events)
+[ "$got" = "$want" ] || fail "the datagrams of a start given up were:
+$got
+---- wanted:
+$want"
+echo "ok: a start given up said STOPPING=1"

@@ -22,6 +22,9 @@
 #   3. `shoalctl stop` while an init takes 30 s (drain 1 s): shoald exits 3
 #      within 5 s, naming the init it left running ("start: still in its
 #      handler").
+#   4. SIGTERM during the start (drain 5 s), then `shoalctl stop`: "stopping
+#      already" (status says stopping, call is refused as stopping), not a
+#      second stop: the 3 s init is waited for and shoald exits 0.
 . "$(dirname "$0")/lib.sh" "$1"
 export SHOAL_SOCKET=$tmp/ctl.sock
 drain=5s
@@ -132,7 +135,7 @@ for _ in $(seq 1 200); do # until it waits: open are it and this status
 done
 expect_out "stop during the start" 0 "stopping: the start is given up; every pool started stops" \
     "$shoalctl" stop
-expect_out "a second stop" 0 "stopping already: draining every pool" "$shoalctl" stop
+expect_out "a second stop" 0 "stopping already: the start is given up" "$shoalctl" stop
 wait "$ctl"
 rc=$?
 [ $rc = 1 ] && [ "$(cat "$tmp/r1")" = "shoalctl: shoald is stopping: the reload asked was not done" ] ||
@@ -156,4 +159,26 @@ expect_out "stop during a 30 s init" 0 "stopping: the start is given up; every p
     "$shoalctl" stop
 stopped_leaving "shoalctl stop during the start" stuck/conn start
 echo "3: shoalctl stop during a 30 s init: exit 3 in $((t1 - t0)) ms, the init named"
+
+# ---- 4. SIGTERM during the start, then shoalctl stop: not a second stop ----------------
+# (it was: the stop gave up the wait for the init, and shoald exited 3)
+drain=5s
+write "  slow: { worker: conn.conn, size: 1, args: { connect: 3s } }"
+start_bg
+during_start "starting pool slow, 2 of 2 (its first workers run init)"
+kill -TERM "$pid"
+for _ in $(seq 1 200); do "$shoalctl" status | grep -q '^stopping draining every pool$' && break; sleep 0.01; done
+"$shoalctl" status | grep -q '^stopping draining every pool$' || fail "status does not say stopping after SIGTERM"
+expect_out "stop after SIGTERM during the start" 0 "stopping already: the start is given up" "$shoalctl" stop
+expect_out "a call after SIGTERM during the start" 1 \
+    "shoalctl: shoald is stopping (draining every pool): only status, groups and inspect are served" \
+    "$shoalctl" call api x
+wait "$pid"
+rc=$?
+pid=
+[ $rc = 0 ] || fail "shoald exited $rc, not 0: the stop after SIGTERM gave up the init's wait"
+grep -q "^shoald: SIGTERM while the pools started: stopped ($tmp/s.yaml:9:9: pools.slow: cannot start: interrupted while its workers started)\$" "$log" ||
+    fail "no line for the start SIGTERM stopped"
+[ "$(count "not waited for")" = 0 ] || fail "an init was not waited for"
+echo "4: SIGTERM then shoalctl stop during the start: the init waited for, exit 0"
 echo "ok: test_start_control"
