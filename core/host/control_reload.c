@@ -11,8 +11,8 @@
  * refused ("1 busy: shoald is starting ..."): a start that fails stops
  * every pool it started, and what they had accepted would be lost.
  *
- * WHILE A RELOAD RUNS. A reload runs on the host thread and may wait there for seconds: for a
- * new pool's first workers' init (up to 10 s, or a checkout pool's
+ * WHILE A RELOAD RUNS. A reload runs on the host thread and may wait
+ * there for seconds: for a new pool's first workers' init (up to 10 s, or a checkout pool's
  * member_start_timeout), for a swap's new workers, for a plugin's
  * constructors' trial or its init. The socket is not left unanswered
  * meanwhile: shoald serves it from inside those waits

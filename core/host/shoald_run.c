@@ -175,17 +175,6 @@ static bool start_signal(void *arg)
     return true;
 }
 
-/* While a reload waits for new workers' init (host.h: interrupted):
- * whether a SIGTERM or SIGINT waits, or a `shoalctl stop` came. A signal
- * is left pending: the reload fails at once, changing nothing, and the
- * main loop then takes the signal off the signalfd and drains. Asked every
- * 100 ms while the host thread waits, it also
- *   - pets systemd's watchdog as the main loop does (a checkout pool's
- *     members may take member_start_timeout, past WatchdogSec: an 11.5 s
- *     gap with no WATCHDOG=1 was measured) -- only while the dispatcher
- *     still handles its heartbeat (notify.h);
- *   - serves the control socket (control_reload.c: what it answers while
- *     a reload runs): a 10 s wait left `shoalctl status` unanswered. */
 /* The table on stdout (--table): a block each second, from the main loop
  * and from a reload's waits (a reload of 10 s froze it). */
 typedef struct table_s {
@@ -226,6 +215,17 @@ static void table_tick(table_t *t, shoal_host_t *h)
     }
 }
 
+/* While a reload waits for new workers' init (host.h: interrupted):
+ * whether a SIGTERM or SIGINT waits, or a `shoalctl stop` came. A signal
+ * is left pending: the reload fails at once, changing nothing, and the
+ * main loop then takes the signal off the signalfd and drains. Asked every
+ * 100 ms while the host thread waits, it also
+ *   - pets systemd's watchdog as the main loop does (a checkout pool's
+ *     members may take member_start_timeout, past WatchdogSec: an 11.5 s
+ *     gap with no WATCHDOG=1 was measured) -- only while the dispatcher
+ *     still handles its heartbeat (notify.h);
+ *   - serves the control socket (control_reload.c: what it answers while
+ *     a reload runs): a 10 s wait left `shoalctl status` unanswered. */
 typedef struct reloading_s {
     shoal_notify_t *notify;
     shoal_host_t *h;
@@ -378,7 +378,8 @@ int shoald_run(const char *path, uint64_t run_for_ms, bool table, const char *co
     h->interrupted_arg = &reloading;
     shoal__loader_set_tend(loader, loading, &reloading); /* on this thread only */
     shoal__metrics_attach(metrics, h);
-    shoal__notify_ready(notify, h); /* systemd: READY=1; reloads tell it too */
+    if (sig.name == NULL)               /* else it stops now: STOPPING=1 was said (start_signal) */
+        shoal__notify_ready(notify, h); /* systemd: READY=1; reloads tell it too */
     double start = now_s(), next = start + 1;
     tab.last = start;
     tab.next = next;
@@ -459,7 +460,8 @@ int shoald_run(const char *path, uint64_t run_for_ms, bool table, const char *co
     drain_ms = h->config->shutdown.drain_ms; /* a reload may have changed it */
     shoal__host_log(h, SHOAL_LOG_INFO, "%s: draining every pool (at most %llu ms)", why,
                     (unsigned long long)drain_ms);
-    shoal__notify_stopping(notify, h, why, drain_ms);
+    if (sig.name == NULL) /* else said when it came (start_signal) */
+        shoal__notify_stopping(notify, h, why, drain_ms);
     double t0 = now_s();
     shoal__control_set_stopping(control);
     second_t again = {.h = h, .control = control, .fd = sfd};
