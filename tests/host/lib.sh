@@ -2,8 +2,8 @@
 # directory as $1; it sets shoald, shoalctl, plugins, tmp (removed at exit),
 # log (shoald's stderr), pid (set it to shoald's; it is killed at exit), and
 # defines fail, count, wait_for, write (with the test's `header`), gen,
-# settled_ledger, stop_host, stopped_3, stopped_leaving, loadgen, field,
-# alive and segv_ours.
+# settled_ledger, stop_host, stopped_3, stopped_leaving, expect_out,
+# loadgen, field, alive and segv_ours.
 set -u
 build=$(cd "$1" && pwd)
 shoald=$build/bin/shoald
@@ -84,6 +84,18 @@ stopped_leaving() {
     stopped_3 "$1"
     grep -Eq "> $2: $3: still in its handler after [0-9.]+ s \(.*\): not waited for" "$log" ||
         fail "$1: the init left running is not named: $(grep -E 'handler|drain|stopped' "$log")"
+}
+# expect_out WHAT RC WANT CMD...: CMD exits RC and prints exactly WANT
+expect_out() {
+    local what=$1 want_rc=$2 want=$3 out rc
+    shift 3
+    out=$("$@" 2>&1)
+    rc=$?
+    [ "$rc" = "$want_rc" ] && [ "$out" = "$want" ] ||
+        fail "$what: exit $rc, printed:
+$out
+want exit $want_rc:
+$want"
 }
 # loadgen POOL N: the N-th uint64 of a loadgen source's stats (1 sent,
 # 2 refused_full, 3 refused_busy, 4 noproc, 12 done: plugins/loadgen/

@@ -42,19 +42,6 @@ pools:
 YAML
 }
 
-# expect_out WHAT RC WANT CMD...: CMD exits RC and prints exactly WANT
-expect_out() {
-    local what=$1 want_rc=$2 want=$3 out rc
-    shift 3
-    out=$("$@" 2>&1)
-    rc=$?
-    [ "$rc" = "$want_rc" ] && [ "$out" = "$want" ] ||
-        fail "$what: exit $rc, printed:
-$out
-want exit $want_rc:
-$want"
-}
-
 # busy CMD...: shoalctl CMD is refused while shoald starts (the time masked)
 busy() {
     expect_out "$1 during the start" 1 \
