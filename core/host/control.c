@@ -470,7 +470,7 @@ void shoal__control_handle(shoal_control_t *c, const struct pollfd *fds, size_t 
     c->serving = false;
 }
 
-void shoal__control_set_stopping(shoal_control_t *c)
+void shoal__control_set_stopping(shoal_control_t *c, const char *why)
 {
     if (c == NULL)
         return;
@@ -478,7 +478,8 @@ void shoal__control_set_stopping(shoal_control_t *c)
     for (size_t i = 0; i < c->nconns; i++) { /* a reload asked is not done now */
         shoal_control_conn_t *k = c->conns[i];
         if (k->fd >= 0 && k->state == SHOAL_CONTROL_RELOAD) {
-            shoal__control_say(k, "1 shoald is stopping: the reload asked was not done\n");
+            shoal__control_say(k, "1 shoald is stopping%s%s: the reload asked was not done\n",
+                               why != NULL ? ": " : "", why != NULL ? why : "");
             reply_ready(c, k, now_ms());
         }
     }
@@ -511,5 +512,6 @@ void shoal__control_close(shoal_control_t *c)
     if (c->h != NULL)
         shoal__host_unhook(c->h, c);
     free(c->path);
+    free(c->reload_names);
     free(c);
 }

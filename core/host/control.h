@@ -60,7 +60,9 @@
  * WHILE A RELOAD RUNS the socket is still served, from inside the reload's
  * waits (control_reload.c): status (with a "reloading generation N from
  * PATH for T ms: STEP" line), groups, inspect, send and call as ever; a
- * pool the reload started is reached by no name until it commits; reload
+ * pool of the new config is reached by no name until the reload commits
+ * ("1 pool 'db' is not running yet: the reload to generation N starts it
+ * ..."); reload
  * waits for the next one (at most 16 reload requests wait at once: the
  * next is told "1 busy: 16 reload requests already wait ...", and a
  * reload runs all the same, as after a SIGHUP; so does one whose client
@@ -70,8 +72,11 @@
  * WHILE SHOALD STARTS its pools and sources (host.h: starting) the socket
  * is served the same way, from the start's waits (control_reload.c):
  * status (with a "starting generation 1 from PATH for T ms: STEP" line,
- * and the pools started so far), groups and inspect; reload waits, and
- * runs once the start has ended; stop gives the start up (as SIGTERM);
+ * and the pools started so far), groups and inspect (a pool not started
+ * yet: "1 pool 'db' is not running yet: shoald is starting ..."); reload
+ * waits, and runs once the start has ended (or is told "1 shoald is
+ * stopping: its start failed: ..." when it fails); stop gives the start
+ * up (as SIGTERM);
  * send, call, scale, epic and diff are refused "1 busy: shoald is starting
  * ...".
  *
@@ -141,8 +146,10 @@ int shoal__control_unlink_on_crash(const shoal_control_t *c);
 
 /* shoald has begun to stop: from now on status, groups and inspect are
  * served (inspect NAME finds the newest pool of that name, draining), and
- * every other request is answered "1 shoald is stopping ...". */
-void shoal__control_set_stopping(shoal_control_t *c);
+ * every other request is answered "1 shoald is stopping ...". A `reload`
+ * waiting is answered that it was not done, and why, when why is not NULL
+ * (e.g. "its start failed: FILE:L:C: ..."). */
+void shoal__control_set_stopping(shoal_control_t *c, const char *why);
 
 /* Fills fds (room for SHOAL_CONTROL_POLLFDS) with what the control socket
  * waits on now; returns how many. Pass the same fds, after poll(), to

@@ -62,7 +62,8 @@ static shoal_host_pool_t *actor_named(shoal_host_t *h, const char *name)
 }
 
 /* "1 unknown pool" for a name that is no pool, or, for a source's, what a
- * source is not (inspect and scale are about pools). */
+ * source is not (inspect and scale are about pools), or, for one the start
+ * or a reload has yet to start, that. */
 static void not_a_pool(shoal_control_t *c, shoal_control_conn_t *k, const char *name,
                        const char *cmd)
 {
@@ -71,7 +72,7 @@ static void not_a_pool(shoal_control_t *c, shoal_control_conn_t *k, const char *
                            "1 '%s' is a source (one actor), not a pool: %s is about pools; "
                            "`status` shows what a source sent\n",
                            name, cmd);
-    else
+    else if (!shoal__control_not_yet(c, k, name))
         shoal__control_say(k, "1 unknown pool '%s'\n", name);
 }
 
@@ -388,7 +389,8 @@ static void send_or_call(shoal_control_t *c, shoal_control_conn_t *k, const char
         return;
     }
     if (hp == NULL) {
-        shoal__control_say(k, "1 unknown pool '%s'\n", name);
+        if (!shoal__control_not_yet(c, k, name))
+            shoal__control_say(k, "1 unknown pool '%s'\n", name);
         return;
     }
     /* DATA is the rest after POOL's one separator, as sent: its spaces

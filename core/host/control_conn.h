@@ -101,6 +101,13 @@ struct shoal_control_s {
     uint64_t reload_from; /* the generation it began from */
     uint64_t reloads_begun;
     bool reload_asked;
+    /* The names of the pools and sources in the running reload's config,
+     * each as 'p' (a pool) or 's', the name and its NUL, copied when the
+     * reload prepares (NULL:
+     * none, or no memory): a name no live pool has but one of these is
+     * one the reload starts (shoal__control_not_yet). */
+    char *reload_names;
+    size_t reload_names_len;
     bool serving; /* inside shoal__control_handle: never entered twice */
 };
 
@@ -121,6 +128,10 @@ void shoal__control_reload_ask(shoal_control_t *c, shoal_control_conn_t *k);
  * what the reload is changing; diff: a plan against a host half
  * reloaded). Then k's reply says so ("1 busy: ..."). */
 bool shoal__control_busy_refuses(shoal_control_t *c, shoal_control_conn_t *k, const char *cmd);
+/* Whether name is a pool or source that shoald's start or the running
+ * reload has yet to start or commit; then k's reply says so ("1 pool 'db'
+ * is not running yet: ..."), where it would say "unknown pool". */
+bool shoal__control_not_yet(shoal_control_t *c, shoal_control_conn_t *k, const char *name);
 /* Hooks c into h's reloads (host.h): SHOAL_OK or SHOAL_ELIMIT. */
 int shoal__control_reload_hook(shoal_control_t *c, shoal_host_t *h);
 

@@ -24,7 +24,10 @@
  *     call and inspect find the pool that serves); status lists it with
  *     " starting", and says "reloading generation N from PATH for T ms:
  *     STEP" after the generation, STEP what the reload waits for (host.h:
- *     step), e.g. "starting pool db (its first workers run init)".
+ *     step), e.g. "starting pool db (its first workers run init)". A name
+ *     only the reload's config has is answered "1 pool 'db' is not
+ *     running yet: the reload to generation N starts it ...", as one only
+ *     the starting config has is while shoald starts.
  *   - reload waits for the next reload: the file may have changed after
  *     the running one read it.
  *   - stop stops the reload as SIGTERM does (it fails, changing nothing:
@@ -43,6 +46,7 @@
  * All on the host thread.
  */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "host/control_conn.h"
@@ -58,11 +62,40 @@ static void reload_begin(shoal_host_t *h, void *user)
     c->reload_asked = false; /* this one reads the file after every ask so far */
 }
 
+/* Keeps the names of next's pools and sources (shoal__control_not_yet).
+ * Never refuses the reload: without memory for them, such a name is
+ * answered as unknown. */
+static int reload_prepare(void *user, const shoal_config_t *next, shoal_diag_t *err)
+{
+    (void)err;
+    shoal_control_t *c = user;
+    const shoal_config_pool_t *lists[2] = {next->pools, next->sources};
+    size_t counts[2] = {next->npools, next->nsources}, len = 0;
+    for (int l = 0; l < 2; l++)
+        for (size_t i = 0; i < counts[l]; i++)
+            len += 1 + strlen(lists[l][i].name) + 1;
+    free(c->reload_names);
+    c->reload_names_len = 0;
+    if ((c->reload_names = malloc(len ? len : 1)) == NULL)
+        return SHOAL_OK;
+    for (int l = 0; l < 2; l++)
+        for (size_t i = 0; i < counts[l]; i++) {
+            size_t n = strlen(lists[l][i].name) + 1;
+            c->reload_names[c->reload_names_len++] = l == 0 ? 'p' : 's';
+            memcpy(c->reload_names + c->reload_names_len, lists[l][i].name, n);
+            c->reload_names_len += n;
+        }
+    return SHOAL_OK;
+}
+
 /* Answers each `reload` that asked before this one began. */
 static void reload_end(shoal_host_t *h, void *user, int rc, const char *why)
 {
     shoal_control_t *c = user;
     c->reloading = false;
+    free(c->reload_names);
+    c->reload_names = NULL;
+    c->reload_names_len = 0;
     for (size_t i = 0; i < c->nconns; i++) {
         shoal_control_conn_t *k = c->conns[i];
         if (k->fd < 0 || k->state != SHOAL_CONTROL_RELOAD || k->ticket >= c->reloads_begun)
@@ -80,7 +113,8 @@ static void reload_end(shoal_host_t *h, void *user, int rc, const char *why)
 int shoal__control_reload_hook(shoal_control_t *c, shoal_host_t *h)
 {
     return shoal__host_hook(
-        h, &(shoal_host_hook_t){.begin = reload_begin, .end = reload_end, .user = c});
+        h, &(shoal_host_hook_t){
+               .begin = reload_begin, .prepare = reload_prepare, .end = reload_end, .user = c});
 }
 
 void shoal__control_reload_ask(shoal_control_t *c, shoal_control_conn_t *k)
@@ -129,6 +163,49 @@ bool shoal__control_busy_refuses(shoal_control_t *c, shoal_control_conn_t *k, co
                        " ms): %s waits for it; try again when it ends\n",
                        c->reload_from + 1, (shoal__now_ns() - c->reload_since_ns) / 1000000u, cmd);
     return true;
+}
+
+/* Whether list[0..n) has an entry called name. */
+static bool declares(const shoal_config_pool_t *list, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(list[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+bool shoal__control_not_yet(shoal_control_t *c, shoal_control_conn_t *k, const char *name)
+{
+    shoal_host_t *h = c->h;
+    if (c->stopping) /* what has not started never will */
+        return false;
+    uint64_t now = shoal__now_ns();
+    if (h->starting) {
+        const shoal_config_t *cf = h->config;
+        bool pool = declares(cf->pools, cf->npools, name);
+        if (!pool && !declares(cf->sources, cf->nsources, name))
+            return false;
+        shoal__control_say(k,
+                           "1 %s '%s' is not running yet: shoald is starting (for %" PRIu64
+                           " ms): %s; try again when the start ends\n",
+                           pool ? "pool" : "source", name, (now - h->starting_since_ns) / 1000000u,
+                           h->step);
+        return true;
+    }
+    if (!c->reloading || c->reload_names == NULL)
+        return false;
+    for (size_t at = 0; at < c->reload_names_len; at += 1 + strlen(c->reload_names + at + 1) + 1) {
+        if (strcmp(c->reload_names + at + 1, name) != 0)
+            continue;
+        shoal__control_say(k,
+                           "1 %s '%s' is not running yet: the reload to generation %" PRIu64
+                           " starts it (for %" PRIu64 " ms): %s; it is reached once that "
+                           "reload commits\n",
+                           c->reload_names[at] == 'p' ? "pool" : "source", name,
+                           c->reload_from + 1, (now - c->reload_since_ns) / 1000000u, h->step);
+        return true;
+    }
+    return false;
 }
 
 void shoal__control_serve(shoal_control_t *c, bool *stop)

@@ -169,7 +169,7 @@ static bool start_signal(void *arg)
          * inits (start_settled); what waits for the start is answered as
          * stopping, and systemd hears it. */
         s->name = name;
-        shoal__control_set_stopping(s->control);
+        shoal__control_set_stopping(s->control, NULL);
         shoal__notify_stopping(s->notify, s->h, name, s->h->config->shutdown.drain_ms);
     }
     return true;
@@ -347,12 +347,16 @@ int shoald_run(const char *path, uint64_t run_for_ms, bool table, const char *co
     starting_t sig = {.control = control, .notify = notify, .h = h};
     rc = shoal__host_start_pools(h, start_signal, &sig, &err);
     if (rc != SHOAL_OK) {
-        if (sig.name != NULL)
-            fprintf(stderr, "shoald: %s while the pools started: stopped (%s)\n", sig.name,
-                    shoal__diag_format(&err, buf, sizeof buf));
-        else
-            fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
-        shoal__control_set_stopping(control); /* a reload asked meanwhile: not done */
+        const char *why = shoal__diag_format(&err, buf, sizeof buf);
+        char failed[sizeof buf + 32];
+        if (sig.name != NULL) {
+            fprintf(stderr, "shoald: %s while the pools started: stopped (%s)\n", sig.name, why);
+        } else {
+            fprintf(stderr, "%s\n", why);
+            snprintf(failed, sizeof failed, "its start failed: %s", why);
+        }
+        /* a reload asked meanwhile: not done (after a stop, told so then) */
+        shoal__control_set_stopping(control, sig.name == NULL ? failed : NULL);
         if (h->stuck) /* an init never returned; its thread cannot be joined */
             abandon(control, notify, lout, sig.name != NULL ? EXIT_LOST : 2);
         if (sig.name != NULL) {
@@ -463,7 +467,7 @@ int shoald_run(const char *path, uint64_t run_for_ms, bool table, const char *co
     if (sig.name == NULL) /* else said when it came (start_signal) */
         shoal__notify_stopping(notify, h, why, drain_ms);
     double t0 = now_s();
-    shoal__control_set_stopping(control);
+    shoal__control_set_stopping(control, NULL);
     second_t again = {.h = h, .control = control, .fd = sfd};
     int busy = shoal__host_drain(h, drain_ms, second_signal, &again);
     if (busy < 0) {

@@ -213,7 +213,7 @@ static void serve(int ms)
     if (!stop && !fctl_host->starting && shoal__control_reload_wanted(fctl_control))
         (void)shoal__host_reload(fctl_host, fctl_control->config, NULL, 0);
     if (stop && !fctl_stopping) { /* as shoald: served while it drains */
-        shoal__control_set_stopping(fctl_control);
+        shoal__control_set_stopping(fctl_control, NULL);
         fctl_stopping = true;
     }
     for (size_t i = n; i < all; i++)

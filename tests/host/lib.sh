@@ -97,6 +97,14 @@ $out
 want exit $want_rc:
 $want"
 }
+# expect_out_ms WHAT RC WANT CMD...: expect_out, with each "for T ms" CMD
+# printed read as "for N ms" (how long shoald had waited when it answered)
+expect_out_ms() {
+    local what=$1 want_rc=$2 want=$3
+    shift 3
+    expect_out "$what" "$want_rc" "$want" \
+        bash -c '"$@" 2>&1 | sed -E "s/for [0-9]+ ms/for N ms/g"; exit ${PIPESTATUS[0]}' _ "$@"
+}
 # loadgen POOL N: the N-th uint64 of a loadgen source's stats (1 sent,
 # 2 refused_full, 3 refused_busy, 4 noproc, 12 done: plugins/loadgen/
 # loadgen.h). The call goes through the source's pool and is counted there.

@@ -25,6 +25,10 @@
 #   4. SIGTERM during the start (drain 5 s), then `shoalctl stop`: "stopping
 #      already" (status says stopping, call is refused as stopping), not a
 #      second stop: the 3 s init is waited for and shoald exits 0.
+#   5. A start that fails on its own (slow's connect refused after 2 s)
+#      while a `shoalctl reload` waits: the reload is told "shoald is
+#      stopping: its start failed: FILE:L:C: ...: the reload asked was not
+#      done", and shoald exits 2 with the same line.
 . "$(dirname "$0")/lib.sh" "$1"
 export SHOAL_SOCKET=$tmp/ctl.sock
 drain=5s
@@ -44,9 +48,9 @@ YAML
 
 # busy CMD...: shoalctl CMD is refused while shoald starts (the time masked)
 busy() {
-    expect_out "$1 during the start" 1 \
+    expect_out_ms "$1 during the start" 1 \
         "shoalctl: busy: shoald is starting (for N ms): $1 waits for it; try again when it ends (\`status\` says what the start waits for)" \
-        bash -c "'$shoalctl' $* 2>&1 | sed -E 's/for [0-9]+ ms/for N ms/'; exit \${PIPESTATUS[0]}"
+        "$shoalctl" "$@"
 }
 
 # during_start STEP: until status says the start waits for STEP (5 s at
@@ -91,8 +95,14 @@ busy send api x
 busy scale api 3
 busy diff
 "$shoalctl" inspect api | grep -q '"pool":"api"' || fail "inspect api: $("$shoalctl" inspect api 2>&1)"
-expect_out "inspect of the pool being started" 1 "shoalctl: unknown pool 'slow'" \
+expect_out_ms "inspect of the pool being started" 1 \
+    "shoalctl: pool 'slow' is not running yet: shoald is starting (for N ms): starting pool slow, 2 of 2 (its first workers run init); try again when the start ends" \
     "$shoalctl" inspect slow
+expect_out_ms "inspect of a source not started yet" 1 \
+    "shoalctl: source 'dial' is not running yet: shoald is starting (for N ms): starting pool slow, 2 of 2 (its first workers run init); try again when the start ends" \
+    "$shoalctl" inspect dial
+expect_out "inspect of a name the config has not" 1 "shoalctl: unknown pool 'nosuch'" \
+    "$shoalctl" inspect nosuch
 expect_out "groups during the start" 0 "no groups: no checkout pool names a group" \
     "$shoalctl" groups
 kill -0 "$ctl" 2> /dev/null || fail "the reload answered during the start: $(cat "$tmp/r1")"
@@ -168,4 +178,24 @@ grep -q "^shoald: SIGTERM while the pools started: stopped ($tmp/s.yaml:9:9: poo
     fail "no line for the start SIGTERM stopped"
 [ "$(count "not waited for")" = 0 ] || fail "an init was not waited for"
 echo "4: SIGTERM then shoalctl stop during the start: the init waited for, exit 0"
+# ---- 5. a start that fails on its own: a reload waiting is told why ---------------------
+write "  slow: { worker: conn.conn, size: 1, args: { connect: 2s, connect_fail_permille: 1000 } }"
+start_bg
+during_start "starting pool slow, 2 of 2 (its first workers run init)"
+"$shoalctl" --timeout 40000 reload > "$tmp/r1" 2>&1 &
+ctl=$!
+for _ in $(seq 1 200); do # until it waits: open are it and this status
+    [ "$("$shoalctl" status | sed -n 's/^control \([0-9]*\) open.*/\1/p')" -ge 2 ] && break
+done
+wait "$ctl"
+rc=$?
+why="$tmp/s.yaml:9:9: pools.slow: cannot start: $tmp/s.yaml:9:83: args 'connect_fail_permille': connect refused (1000 per mille of connects fail)"
+[ $rc = 1 ] && [ "$(cat "$tmp/r1")" = "shoalctl: shoald is stopping: its start failed: $why: the reload asked was not done" ] ||
+    fail "the reload asked during a start that failed: exit $rc: $(cat "$tmp/r1")"
+wait "$pid"
+rc=$?
+pid=
+[ $rc = 2 ] || fail "shoald exited $rc, not 2, on a start that failed"
+grep -qxF "$why" "$log" || fail "no line for the failed start: $(tail -3 "$log")"
+echo "5: a start that failed told the reload waiting why"
 echo "ok: test_start_control"
