@@ -385,8 +385,6 @@ SHOAL_API int shoal_reply(shoal_ctx_t *ctx, shoal_pid_t to, shoal_ref_t ref, uin
 
 /* ---- from a thread that is not an actor ---------------------------------- */
 
-#define UNTIL_SLICE_MS 100 /* shoal__runtime_call_until asks this often, at least */
-
 /* A reply the waiter a no longer waits for: a checkout pool's member in
  * it goes back (actor/held.h); the payload is dropped. */
 static void late(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_actor_t *a, shoal_env_t *e)
@@ -541,14 +539,14 @@ static int request_blocking(shoal_runtime_t *rt, shoal_pid_t to, unsigned kind, 
             SHOAL_STAT_ADD(tc, replies_late, 1);
             late(rt, tc, a, r);
         }
-        /* until: asked at each wake, and at least every UNTIL_SLICE_MS */
+        /* until: asked at each wake, and at least every SHOAL_ASK_EVERY_MS */
         uint64_t wake = deadline;
         if (until.fn != NULL) {
             if (until.fn(until.arg)) {
                 rc = SHOAL_ESHUTDOWN;
                 break;
             }
-            uint64_t slice = shoal__deadline_ns(shoal__now_ns(), UNTIL_SLICE_MS);
+            uint64_t slice = shoal__deadline_ns(shoal__now_ns(), SHOAL_ASK_EVERY_MS);
             wake = slice < deadline ? slice : deadline;
         }
         if (!waiter_sleep(rt, a, wake) && wake == deadline)

@@ -84,10 +84,10 @@ void shoal__dead_letter(struct shoal_ctx_s *ctx, shoal_env_t *e);
 
 /* shoal_runtime_call_priority from a thread that is not an actor, asking
  * interrupted(arg) (NULL: never) before it first waits and then at least
- * every 100 ms: when it says true the call is given up, as at its timeout
- * (a reply that comes later is dropped; a call not yet handled is not
- * handled), and SHOAL_ESHUTDOWN returned. The host's reload waits so
- * (host.h: interrupted). */
+ * every SHOAL_ASK_EVERY_MS (sched/futex.h): when it says true the call is
+ * given up, as at its timeout (a reply that comes later is dropped; a call
+ * not yet handled is not handled), and SHOAL_ESHUTDOWN returned. The
+ * host's reload waits so (host.h: interrupted). */
 int shoal__runtime_call_until(shoal_runtime_t *rt, shoal_pid_t to, uint32_t type, const void *data,
                               size_t size, uint64_t timeout_ms, bool (*interrupted)(void *),
                               void *arg, shoal_answer_t *answer);

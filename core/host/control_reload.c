@@ -17,7 +17,7 @@
  * constructors' trial or its init. The socket is not left unanswered
  * meanwhile: shoald serves it from inside those waits
  * (shoal__control_serve, called from the host's `interrupted` and the
- * loader's tend, each about every 100 ms), through the code its main loop
+ * loader's tend, each every SHOAL_ASK_EVERY_MS: 10 ms), through the code its main loop
  * uses. While a reload runs:
  *   - status, groups, inspect, send and call are served as ever. A pool
  *     the reload has started but not committed is reached by no name (send,
@@ -201,8 +201,8 @@ bool shoal__control_not_yet(shoal_control_t *c, shoal_control_conn_t *k, const c
                            "1 %s '%s' is not running yet: the reload to generation %" PRIu64
                            " starts it (for %" PRIu64 " ms): %s; it is reached once that "
                            "reload commits\n",
-                           c->reload_names[at] == 'p' ? "pool" : "source", name,
-                           c->reload_from + 1, (now - c->reload_since_ns) / 1000000u, h->step);
+                           c->reload_names[at] == 'p' ? "pool" : "source", name, c->reload_from + 1,
+                           (now - c->reload_since_ns) / 1000000u, h->step);
         return true;
     }
     return false;

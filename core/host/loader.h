@@ -63,14 +63,14 @@ void shoal__loader_set_warn(shoal_loader_t *loader, void (*warn)(void *user, con
 /* What the thread that calls this (shoald's host thread) does while it
  * waits on a plugin it loads or releases -- its ELF constructors' trial,
  * its init, its fini, each up to SHOAL_PLUGIN_INIT_TIMEOUT_MS: tend(user)
- * every 100 ms at most. shoald pets systemd's watchdog there, as its main
- * loop does (only while the dispatcher handles the heartbeat: notify.h):
- * a reload or a diff naming a plugin whose constructor hangs held the host
- * thread 10 s with no WATCHDOG=1, and under WatchdogSec=10s systemd
- * killed shoald for a reload that was to fail and change nothing. Called
- * on that thread only (a fini on a dispatcher thread waits untended), never
- * under the loader's list lock (a load's lock may be held: tend must not
- * load). tend NULL: nothing. */
+ * every SHOAL_ASK_EVERY_MS (sched/futex.h) at most. shoald pets systemd's
+ * watchdog there, as its main loop does (only while the dispatcher handles
+ * the heartbeat: notify.h): a reload or a diff naming a plugin whose
+ * constructor hangs held the host thread 10 s with no WATCHDOG=1, and
+ * under WatchdogSec=10s systemd killed shoald for a reload that was to
+ * fail and change nothing. Called on that thread only (a fini on a
+ * dispatcher thread waits untended), never under the loader's list lock (a
+ * load's lock may be held: tend must not load). tend NULL: nothing. */
 void shoal__loader_set_tend(shoal_loader_t *loader, void (*tend)(void *user), void *user);
 void shoal__module_ref(shoal_module_t *m);
 void shoal__module_release(shoal_module_t *m);

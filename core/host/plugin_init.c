@@ -178,9 +178,6 @@ static job_t *job_new(const shoal_plugin_t *d, bool fini, void *dl, int copy)
     return j;
 }
 
-/* How often a wait calls its tend, at most (plugin_init.h). */
-#define TEND_MS 100
-
 /* A caller's tend (NULL: none), called while it waits. */
 typedef struct tend_s {
     void (*fn)(void *arg);
@@ -189,7 +186,7 @@ typedef struct tend_s {
 
 /* Waits for j until done or timeout_ms: true with *result and why, or
  * false with j abandoned (its dl and copy its thread's now). tend every
- * TEND_MS at most, without j's lock (it may log). */
+ * SHOAL_ASK_EVERY_MS at most, without j's lock (it may log). */
 static bool job_wait(job_t *j, unsigned timeout_ms, tend_t tend, char *why, size_t why_size,
                      int *result)
 {
@@ -198,7 +195,7 @@ static bool job_wait(job_t *j, unsigned timeout_ms, tend_t tend, char *why, size
     for (;;) {
         uint64_t until = at;
         if (tend.fn != NULL) {
-            uint64_t slice = shoal__deadline_ns(shoal__now_ns(), TEND_MS);
+            uint64_t slice = shoal__deadline_ns(shoal__now_ns(), SHOAL_ASK_EVERY_MS);
             until = slice < at ? slice : at;
         }
         struct timespec end = {(time_t)(until / 1000000000u), (long)(until % 1000000000u)};

@@ -38,7 +38,7 @@ int shoal__plugin_hook_run(const shoal_plugin_t *d, bool fini, void *dl, int cop
                            unsigned timeout_ms, char *why, size_t why_size, int *result);
 
 /* The same, calling tend(tend_arg) (NULL: nothing) on the waiting thread
- * every 100 ms at most while it waits for the hook: the host thread waits
+ * every SHOAL_ASK_EVERY_MS at most while it waits for the hook: the host thread waits
  * here up to timeout_ms, and shoald pets systemd's watchdog meanwhile
  * (loader.h, shoal__loader_set_tend). */
 int shoal__plugin_hook_run_tended(const shoal_plugin_t *d, bool fini, void *dl, int copy,

@@ -103,12 +103,9 @@ static void mark_passed(const shoal_file_id_t *f)
 
 /* ---- the host's side -------------------------------------------------------- */
 
-/* How often a wait calls its tend, at most (plugin_trial.h). */
-#define TEND_MS 100
-
 /* Waits for pid to end within timeout_ms: 1 with *status, 0 at the
- * deadline, -1 on an error (errno). tend (NULL: none) every TEND_MS at
- * most. */
+ * deadline, -1 on an error (errno). tend (NULL: none) every
+ * SHOAL_ASK_EVERY_MS at most. */
 static int wait_for(pid_t pid, unsigned timeout_ms, void (*tend)(void *), void *tend_arg,
                     int *status)
 {
@@ -137,7 +134,7 @@ static int wait_for(pid_t pid, unsigned timeout_ms, void (*tend)(void *), void *
         if (tend != NULL)
             tend(tend_arg);
         uint64_t left = shoal__ms_until(now, deadline);
-        uint64_t slice = tend != NULL ? TEND_MS : 1000;
+        uint64_t slice = tend != NULL ? SHOAL_ASK_EVERY_MS : 1000;
         if (pfd >= 0) { /* readable when the child has ended */
             struct pollfd p = {.fd = pfd, .events = POLLIN};
             poll(&p, 1, left > slice ? (int)slice : (int)left + 1);

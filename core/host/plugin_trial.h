@@ -47,7 +47,7 @@
 int shoal__plugin_trial(int copy, const struct stat *st, unsigned timeout_ms, char *why,
                         size_t why_size);
 
-/* The same, calling tend(tend_arg) (NULL: nothing) every 100 ms at most
+/* The same, calling tend(tend_arg) (NULL: nothing) every SHOAL_ASK_EVERY_MS at most
  * while it waits for the child: the host thread waits here up to
  * timeout_ms, and shoald pets systemd's watchdog meanwhile (loader.h,
  * shoal__loader_set_tend). */

@@ -132,7 +132,7 @@ static _Noreturn void abandon(shoal_control_t *control, shoal_notify_t *notify, 
     _exit(status);
 }
 
-/* While the pools start (asked every 100 ms while a pool's first workers
+/* While the pools start (asked every SHOAL_ASK_EVERY_MS while a pool's first workers
  * run init): a SIGTERM or SIGINT, taken off the queue (a SIGHUP is left on
  * it: the reload comes after the start), or a `shoalctl stop` -- the
  * control socket is served from here meanwhile (control_reload.c: what it
@@ -219,7 +219,7 @@ static void table_tick(table_t *t, shoal_host_t *h)
  * whether a SIGTERM or SIGINT waits, or a `shoalctl stop` came. A signal
  * is left pending: the reload fails at once, changing nothing, and the
  * main loop then takes the signal off the signalfd and drains. Asked every
- * 100 ms while the host thread waits, it also
+ * SHOAL_ASK_EVERY_MS while the host thread waits, it also
  *   - pets systemd's watchdog as the main loop does (a checkout pool's
  *     members may take member_start_timeout, past WatchdogSec: an 11.5 s
  *     gap with no WATCHDOG=1 was measured) -- only while the dispatcher

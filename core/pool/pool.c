@@ -261,7 +261,8 @@ int shoal__pool_start_ex(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
             stopped = true;
             break;
         }
-        uint64_t left = end - now > 100000000u ? 100000000u : end - now;
+        uint64_t ask = (uint64_t)SHOAL_ASK_EVERY_MS * 1000000u;
+        uint64_t left = end - now > ask ? ask : end - now;
         struct timespec ts = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
         bool poll = timeout_ms != 0 || (opts != NULL && opts->interrupted != NULL);
         shoal__futex_wait(&p->starting, 1, poll ? &ts : NULL);

@@ -285,7 +285,7 @@ typedef struct shoal_pool_opts_s {
     bool exact;
     bool count_sends; /* a source's: its workers' sends are counted in the record */
     bool held;        /* a reload's, until SHOAL__POOL_GO */
-    /* Asked every 100 ms while shoal__pool_start_ex waits: true stops the
+    /* Asked every SHOAL_ASK_EVERY_MS while shoal__pool_start_ex waits: true stops the
      * start (SHOAL_ESHUTDOWN, why "interrupted"). NULL: never. */
     bool (*interrupted)(void *arg);
     void *interrupted_arg;

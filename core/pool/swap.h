@@ -65,7 +65,7 @@ typedef struct shoal_pool_swap_result_s {
 int shoal__pool_swap_ask(shoal_runtime_t *rt, shoal_pool_t *p, shoal_pid_t pid,
                          shoal_pool_swap_t *sw, uint64_t timeout_ms, uint64_t *token,
                          shoal_pool_swap_result_t *r);
-/* As ask, asking interrupted(arg) (NULL: never) at least every 100 ms
+/* As ask, asking interrupted(arg) (NULL: never) every SHOAL_ASK_EVERY_MS
  * while it waits: true gives the PREPARE up as a timeout does, and returns
  * SHOAL_ESHUTDOWN (the host's reload: host.h, interrupted). */
 int shoal__pool_swap_ask_until(shoal_runtime_t *rt, shoal_pool_t *p, shoal_pid_t pid,

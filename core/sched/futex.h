@@ -21,6 +21,14 @@ static inline int shoal__futex_wait(_Atomic uint32_t *word, uint32_t expect,
     return errno;
 }
 
+/* How often, at least, a wait that can be given up asks whether it should
+ * be (a blocking call's `interrupted`, a pool start's, a plugin load's
+ * tend): what its caller does from there -- shoald serves its control
+ * socket and hears a stop -- waits that long at most. The host thread
+ * waits so only in a start or a reload; each ask costs it a few
+ * microseconds. */
+#define SHOAL_ASK_EVERY_MS 10
+
 static inline void shoal__futex_wake(_Atomic uint32_t *word, int n)
 {
     syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
