@@ -62,12 +62,11 @@
  * PATH for T ms: STEP" line), groups, inspect, send and call as ever; a
  * pool of the new config is reached by no name until the reload commits
  * ("1 pool 'db' is not running yet: the reload to generation N starts it
- * ..."); reload
- * waits for the next one (at most 16 reload requests wait at once: the
- * next is told "1 busy: 16 reload requests already wait ...", and a
- * reload runs all the same, as after a SIGHUP; so does one whose client
- * went away); stop stops the reload (as SIGTERM); scale, epic and diff are
- * refused "1 busy: a reload to generation N is running ...".
+ * ..."); reload waits for the next one (at most 16 reload requests wait
+ * at once: the next is told "1 busy: 16 reload requests already wait
+ * ...", and a reload runs all the same, as after a SIGHUP; so does one
+ * whose client went away); stop stops the reload (as SIGTERM); scale, epic
+ * and diff are refused "1 busy: a reload to generation N is running ...".
  *
  * WHILE SHOALD STARTS its pools and sources (host.h: starting) the socket
  * is served the same way, from the start's waits (control_reload.c):
@@ -76,9 +75,8 @@
  * yet: "1 pool 'db' is not running yet: shoald is starting ..."); reload
  * waits, and runs once the start has ended (or is told "1 shoald is
  * stopping: its start failed: ..." when it fails); stop gives the start
- * up (as SIGTERM);
- * send, call, scale, epic and diff are refused "1 busy: shoald is starting
- * ...".
+ * up (as SIGTERM); send, call, scale, epic and diff are refused "1 busy:
+ * shoald is starting ...".
  *
  * DEADLINES AND LIMITS (what one client can cost the host)
  *   - the whole request line must arrive within 2 s of the connection being

@@ -103,9 +103,8 @@ struct shoal_control_s {
     bool reload_asked;
     /* The names of the pools and sources in the running reload's config,
      * each as 'p' (a pool) or 's', the name and its NUL, copied when the
-     * reload prepares (NULL:
-     * none, or no memory): a name no live pool has but one of these is
-     * one the reload starts (shoal__control_not_yet). */
+     * reload prepares (NULL: none, or no memory): a name no live pool has
+     * but one of these is one the reload starts (shoal__control_not_yet). */
     char *reload_names;
     size_t reload_names_len;
     bool serving; /* inside shoal__control_handle: never entered twice */

@@ -17,8 +17,8 @@
  * constructors' trial or its init. The socket is not left unanswered
  * meanwhile: shoald serves it from inside those waits
  * (shoal__control_serve, called from the host's `interrupted` and the
- * loader's tend, each every SHOAL_ASK_EVERY_MS: 10 ms), through the code its main loop
- * uses. While a reload runs:
+ * loader's tend, each every SHOAL_ASK_EVERY_MS: 10 ms), through the code
+ * its main loop uses. While a reload runs:
  *   - status, groups, inspect, send and call are served as ever. A pool
  *     the reload has started but not committed is reached by no name (send,
  *     call and inspect find the pool that serves); status lists it with

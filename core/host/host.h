@@ -161,12 +161,12 @@ int shoal__host_start_pools(shoal_host_t *h, bool (*interrupted)(void *), void *
                             shoal_diag_t *err);
 /* Sets h->step (host thread). */
 void shoal__host_step(shoal_host_t *h, const char *fmt, ...) SHOAL_PRINTF(2, 3);
-/* shoald's start in one step: as shoal__host_start, and `interrupted` (a SIGTERM) is
- * asked every SHOAL_ASK_EVERY_MS while a pool's first workers run init -- true stops
- * the start (SHOAL_ESHUTDOWN). After a failed or stopped start, handlers
- * still in plugin code (an init that hangs) are waited for up to
- * shutdown.drain (or until `interrupted` says true again: a second
- * signal); past it each is logged ("start: still in its handler
+/* shoald's start in one step: as shoal__host_start, and `interrupted` (a
+ * SIGTERM) is asked every SHOAL_ASK_EVERY_MS while a pool's first workers
+ * run init -- true stops the start (SHOAL_ESHUTDOWN). After a failed or
+ * stopped start, handlers still in plugin code (an init that hangs) are
+ * waited for up to shutdown.drain (or until `interrupted` says true again:
+ * a second signal); past it each is logged ("start: still in its handler
  * after ...") and *out is the host, left running with h->stuck set: the
  * caller ends the process without destroying it (its threads cannot be
  * joined). */

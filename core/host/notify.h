@@ -60,9 +60,10 @@ int shoal__notify_timeout(const shoal_notify_t *n);
 void shoal__notify_status(shoal_notify_t *n, shoal_host_t *h);
 
 /* While shoald starts (host.h: starting; called from the start's waits,
- * every SHOAL_ASK_EVERY_MS): STATUS=starting generation 1: STEP (h->step) once a step
- * has lasted 1 s, so that `systemctl status` says what a long start waits
- * for; a start whose steps are quicker says nothing before READY=1. */
+ * every SHOAL_ASK_EVERY_MS): STATUS=starting generation 1: STEP (h->step)
+ * once a step has lasted 1 s, so that `systemctl status` says what a long
+ * start waits for; a start whose steps are quicker says nothing before
+ * READY=1. */
 void shoal__notify_starting(shoal_notify_t *n, shoal_host_t *h);
 
 /* STOPPING=1: the drain starts, because of why (e.g. "SIGTERM"). */

@@ -171,7 +171,7 @@ static void call_until_stops_when_interrupted(void)
     double took = shoal_test_now() - t0;
     CU_ASSERT_EQUAL(asks, 3);
     CU_ASSERT(took >= 2 * SHOAL_ASK_EVERY_MS / 1e3 - 0.001); /* two slices */
-    CU_ASSERT(took < 30.0);   /* not the 60 s timeout */
+    CU_ASSERT(took < 30.0);                                  /* not the 60 s timeout */
     CU_ASSERT_PTR_NULL(a.data);
     late_answer_is_refused(rt, callee);
     /* An answer in time, with an interrupted that never says true. */
