@@ -251,21 +251,22 @@ int shoal__pool_start_ex(shoal_runtime_t *rt, const shoal_pool_spec_t *spec,
     }
     uint64_t end = timeout_ms ? shoal__deadline_ns(shoal__now_ns(), timeout_ms) : UINT64_MAX;
     bool stopped = false; /* by opts->interrupted */
+    /* Until the deadline, asking interrupted every SHOAL_ASK_EVERY_MS. */
+    bool asks = opts != NULL && opts->interrupted != NULL;
+    uint64_t slice = asks ? (uint64_t)SHOAL_ASK_EVERY_MS * 1000000u : UINT64_MAX;
     /* acquire: pairs with start_done's release store of 0 (init_rc and
      * init_text are written before it). */
     while (atomic_load_explicit(&p->starting, memory_order_acquire) != 0) {
         uint64_t now = shoal__now_ns();
         if (now >= end)
             break;
-        if (opts != NULL && opts->interrupted != NULL && opts->interrupted(opts->interrupted_arg)) {
+        if (asks && opts->interrupted(opts->interrupted_arg)) {
             stopped = true;
             break;
         }
-        uint64_t ask = (uint64_t)SHOAL_ASK_EVERY_MS * 1000000u;
-        uint64_t left = end - now > ask ? ask : end - now;
+        uint64_t left = end - now > slice ? slice : end - now;
         struct timespec ts = {(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
-        bool poll = timeout_ms != 0 || (opts != NULL && opts->interrupted != NULL);
-        shoal__futex_wait(&p->starting, 1, poll ? &ts : NULL);
+        shoal__futex_wait(&p->starting, 1, timeout_ms != 0 || asks ? &ts : NULL);
     }
     /* acquire: as the loop's. */
     if (atomic_load_explicit(&p->starting, memory_order_acquire) != 0) {
