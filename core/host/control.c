@@ -187,6 +187,7 @@ static void conn_free(shoal_control_conn_t *k)
     for (size_t i = 0; i < k->ntargets; i++)
         free(k->targets[i].name);
     free(k->targets);
+    free(k->diff_path);
     free(k->in);
     free(k->out);
     free(k);
@@ -251,8 +252,8 @@ static void request(shoal_control_t *c, shoal_control_conn_t *k, bool *stop)
 {
     shoal__control_request(c, k, k->in, stop);
     uint64_t now = now_ms();
-    if (k->state == SHOAL_CONTROL_RELOAD) {
-        k->deadline_ms = UINT64_MAX; /* answered when the reload ends */
+    if (k->state == SHOAL_CONTROL_RELOAD || k->state == SHOAL_CONTROL_DIFF) {
+        k->deadline_ms = UINT64_MAX; /* answered when the reload, or its diff, ends */
     } else if (k->job != 0) {
         k->state = SHOAL_CONTROL_WAITING;
         k->deadline_ms = now + k->job_timeout_ms + SHOAL_CONTROL_GRACE_MS;
@@ -433,6 +434,7 @@ static void deadlines(shoal_control_t *c)
                  SHOAL_CONTROL_REPLY_MS, k->out_sent, k->out_len);
             break;
         case SHOAL_CONTROL_RELOAD: /* no deadline */
+        case SHOAL_CONTROL_DIFF:
             break;
         }
     }
@@ -452,7 +454,7 @@ void shoal__control_handle(shoal_control_t *c, const struct pollfd *fds, size_t 
             conn_read(c, k, stop);
         else if (k->state == SHOAL_CONTROL_WRITING)
             conn_write(c, k);
-        else if (re & (POLLHUP | POLLERR)) /* WAITING or RELOAD */
+        else if (re & (POLLHUP | POLLERR)) /* WAITING, RELOAD or DIFF */
             drop(c, k, "it went away while its request ran");
     }
     c->npolled = 0;
@@ -475,11 +477,15 @@ void shoal__control_set_stopping(shoal_control_t *c, const char *why)
     if (c == NULL)
         return;
     c->stopping = true;
-    for (size_t i = 0; i < c->nconns; i++) { /* a reload asked is not done now */
+    /* A reload or diff asked is not done now (the diff that runs, its path
+     * taken, is answered when it ends: control_diff.c). */
+    for (size_t i = 0; i < c->nconns; i++) {
         shoal_control_conn_t *k = c->conns[i];
-        if (k->fd >= 0 && k->state == SHOAL_CONTROL_RELOAD) {
-            shoal__control_say(k, "1 shoald is stopping%s%s: the reload asked was not done\n",
-                               why != NULL ? ": " : "", why != NULL ? why : "");
+        if (k->fd >= 0 && (k->state == SHOAL_CONTROL_RELOAD ||
+                           (k->state == SHOAL_CONTROL_DIFF && k->diff_path != NULL))) {
+            shoal__control_say(k, "1 shoald is stopping%s%s: the %s asked was not done\n",
+                               why != NULL ? ": " : "", why != NULL ? why : "",
+                               k->state == SHOAL_CONTROL_RELOAD ? "reload" : "diff");
             reply_ready(c, k, now_ms());
         }
     }
@@ -491,7 +497,8 @@ void shoal__control_close(shoal_control_t *c)
         return;
     for (size_t i = 0; i < c->nconns; i++) {
         shoal_control_conn_t *k = c->conns[i];
-        if (k->state == SHOAL_CONTROL_WAITING || k->state == SHOAL_CONTROL_RELOAD) {
+        if (k->state == SHOAL_CONTROL_WAITING || k->state == SHOAL_CONTROL_RELOAD ||
+            k->state == SHOAL_CONTROL_DIFF) {
             k->out_len = 0;
             shoal__control_say(k, "1 shoald is stopping\n");
             k->state = SHOAL_CONTROL_WRITING;

@@ -51,7 +51,13 @@
  *               them when no source of theirs lives; after a timeout they
  *               are left to it (it may still take them).
  *   diff        what a reload from PATH would change, nothing done; without
- *               PATH, from the file the host reloads from (its own config)
+ *               PATH, from the file the host reloads from (its own config).
+ *               It loads the plugins PATH names that are new (up to 10 s
+ *               each), so the request waits for the main loop to run it,
+ *               one diff at a time (at most 4 wait: the next is told "1
+ *               busy: 4 diff requests already wait ..."); meanwhile the
+ *               socket is served as during a reload, status saying
+ *               "diffing PATH for T ms" (control_diff.c)
  *   reload      re-reads the host's own config file (as SIGHUP): the
  *               request waits for the host's next reload, run by its main
  *               loop, and is answered with that reload's outcome
@@ -164,15 +170,24 @@ int shoal__control_timeout(const shoal_control_t *c);
  * answered a `stop` request. Call after every poll(), timed out or not. */
 void shoal__control_handle(shoal_control_t *c, const struct pollfd *fds, size_t n, bool *stop);
 
-/* While a reload runs on the host thread (control_reload.c says what is
- * served then): handles what is ready on the socket now, without waiting.
- * shoald calls it from the reload's waits (host.h: interrupted; the
- * loader's tend). Sets *stop for a `stop`. A no-op outside a reload, or
- * inside shoal__control_handle. */
+/* While shoald starts, a reload runs or a diff runs on the host thread
+ * (control_reload.c and control_diff.c say what is served then): handles
+ * what is ready on the socket now, without waiting. shoald calls it from
+ * their waits (host.h: interrupted; the loader's tend). Sets *stop for a
+ * `stop`. A no-op otherwise, or inside shoal__control_handle. */
 void shoal__control_serve(shoal_control_t *c, bool *stop);
 
 /* Whether a `reload` request waits for a reload that has not begun: the
  * main loop then runs one (shoal__host_reload), which answers it. */
 bool shoal__control_reload_wanted(const shoal_control_t *c);
+
+/* Whether a `diff` request waits to be run (never while shoald stops, nor
+ * while one runs), and running the first that waits, on the host thread,
+ * outside shoal__control_handle: it may wait on plugins it loads, serving
+ * the socket meanwhile from the loader's tend (control_diff.c). */
+bool shoal__control_diff_wanted(shoal_control_t *c);
+void shoal__control_diff_run(shoal_control_t *c);
+/* Whether a diff runs now (c NULL: no). */
+bool shoal__control_diffing(const shoal_control_t *c);
 
 #endif

@@ -1,8 +1,8 @@
 /* control_cmd.c - what each control request does (protocol in control.h).
  *
  * On the host thread, nothing here waits on an actor: send only queues,
- * diff is the host's own work (reading a regular file, never blocking),
- * reload waits for the host's next reload (control_reload.c), status reads
+ * diff waits for the main loop to run it (control_diff.c), reload waits
+ * for the host's next reload (control_reload.c), status reads
  * the pools' records, and call, inspect and scale become a job for the
  * agent (agent.h), answered by shoal__control_answer when its results come
  * back, or when the host's deadline on the job passes first.
@@ -504,32 +504,6 @@ static void scale(shoal_control_t *c, shoal_control_conn_t *k, char *rest)
         b, sizeof b, ACTOR_TIMEOUT_MS);
 }
 
-/* What a reload from PATH, or from the host's own config file, would do
- * (shoalctl diff, shoald --check --diff). */
-static void diff(shoal_control_t *c, shoal_control_conn_t *k, char *rest)
-{
-    while (*rest == ' ')
-        rest++;
-    const char *path = *rest != '\0' ? rest : c->config;
-    shoal_config_t *cfg = NULL;
-    shoal_diag_t err = {0};
-    char buf[1700]; /* the changes, at most 1500 bytes and how many more (reload.c) */
-    /* A regular file only, never blocking, and read once: settling waits
-     * up to 2 s on this thread, and any client may name a file that never
-     * settles (file.h). */
-    int rc = shoal__config_load_once(path, &cfg, &err);
-    if (rc == SHOAL_OK)
-        rc = shoal__config_resolve(cfg, c->h->loader, &err);
-    if (rc != SHOAL_OK) {
-        shoal__control_say(k, "1 %s\n", shoal__diag_format(&err, buf, sizeof buf));
-    } else {
-        shoal__host_plan(c->h, cfg, buf, sizeof buf);
-        shoal__control_say(k, "0 ok\ngeneration %" PRIu64 " -> %" PRIu64 ": %s\n", c->h->generation,
-                           c->h->generation + 1, buf);
-    }
-    shoal__config_free(cfg);
-}
-
 void shoal__control_request(shoal_control_t *c, shoal_control_conn_t *k, char *line, bool *stop)
 {
     char *rest = line;
@@ -579,10 +553,16 @@ void shoal__control_request(shoal_control_t *c, shoal_control_conn_t *k, char *l
         else
             shoal__control_reload_ask(c, k); /* answered when the host's next reload ends */
     } else if (strcmp(cmd, "diff") == 0) {
-        diff(c, k, rest);
+        while (*rest == ' ')
+            rest++;
+        shoal__control_diff_ask(c, k, *rest != '\0' ? rest : NULL); /* the main loop runs it */
     } else if (strcmp(cmd, "stop") == 0) {
         *stop = true;
         c->stopping = true; /* at once, also when a reload runs (served from within it) */
+        /* Diffs waiting behind the one that runs will not run: told so at
+         * once, not once it ends. */
+        if (c->diffing)
+            shoal__control_set_stopping(c, NULL);
         if (c->h->starting) /* no pool has worked yet: the start stops (control_reload.c) */
             shoal__control_say(k, "0 ok\nstopping: the start is given up; every pool started "
                                   "stops\n");

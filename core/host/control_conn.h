@@ -4,8 +4,9 @@
  * modules: they use control.h.
  *
  * A connection goes READING (its request line arrives) -> WAITING (for a
- * job the agent runs; only some requests) or RELOAD (for the host's next
- * reload: `reload`) -> WRITING (the reply, whole, leaves as the socket
+ * job the agent runs; only some requests), RELOAD (for the host's next
+ * reload: `reload`) or DIFF (for the main loop to run it: `diff`,
+ * control_diff.c) -> WRITING (the reply, whole, leaves as the socket
  * takes it) -> closed. All on the host thread.
  */
 #ifndef SHOAL_HOST_CONTROL_CONN_H
@@ -24,12 +25,14 @@
 #define SHOAL_CONTROL_REPLY_MS 5000               /* for the whole reply, from when it is ready */
 #define SHOAL_CONTROL_GRACE_MS 500   /* the host's deadline on a job: its timeout plus this */
 #define SHOAL_CONTROL_RELOADS_MAX 16 /* `reload` requests waiting at once (control_reload.c) */
+#define SHOAL_CONTROL_DIFFS_MAX 4    /* `diff` requests waiting at once (control_diff.c) */
 
 typedef enum shoal_control_state_e {
     SHOAL_CONTROL_READING = 0,
     SHOAL_CONTROL_WAITING = 1,
     SHOAL_CONTROL_WRITING = 2,
     SHOAL_CONTROL_RELOAD = 3, /* no deadline: a reload ends (control_reload.c) */
+    SHOAL_CONTROL_DIFF = 4,   /* no deadline: the loader's bound each plugin (control_diff.c) */
 } shoal_control_state_t;
 
 /* What a job's answer is made into (control_cmd.c). */
@@ -72,8 +75,10 @@ typedef struct shoal_control_conn_s {
      * are the agent's from the submission: agent.c frees them unless the
      * pool took them) */
     bool epic_args;
-    /* RELOAD: the reloads begun when it asked (control_reload.c) */
+    /* RELOAD: the reloads begun when it asked (control_reload.c); DIFF:
+     * its place in the order requests came (c->asked) */
     uint64_t ticket;
+    char *diff_path; /* DIFF: the file, until its diff runs */
 } shoal_control_conn_t;
 
 struct shoal_control_s {
@@ -108,6 +113,17 @@ struct shoal_control_s {
     char *reload_names;
     size_t reload_names_len;
     bool serving; /* inside shoal__control_handle: never entered twice */
+    /* `diff` and `reload` requests in the order they came: each diff's
+     * ticket and the first reload asked since the last began (when
+     * reload_asked) are numbered from it; the diffs asked before that
+     * reload run before it (control_diff.c). */
+    uint64_t asked;
+    uint64_t reload_asked_at;
+    /* Diffs (control_diff.c): whether one runs (then the socket is served
+     * from inside it), since when, its file and what it does. */
+    bool diffing;
+    uint64_t diff_since_ns;
+    const char *diff_running, *diff_step;
 };
 
 /* Appends to k's reply; past SHOAL_CONTROL_REPLY_MAX, nothing more is
@@ -131,6 +147,10 @@ bool shoal__control_busy_refuses(shoal_control_t *c, shoal_control_conn_t *k, co
  * reload has yet to start or commit; then k's reply says so ("1 pool 'db'
  * is not running yet: ..."), where it would say "unknown pool". */
 bool shoal__control_not_yet(shoal_control_t *c, shoal_control_conn_t *k, const char *name);
+/* control_diff.c: a `diff` of path (NULL: the host's own config file):
+ * k waits (DIFF) for the main loop to run it (shoal__control_diff_run),
+ * or is told busy. */
+void shoal__control_diff_ask(shoal_control_t *c, shoal_control_conn_t *k, const char *path);
 /* Hooks c into h's reloads (host.h): SHOAL_OK or SHOAL_ELIMIT. */
 int shoal__control_reload_hook(shoal_control_t *c, shoal_host_t *h);
 

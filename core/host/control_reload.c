@@ -117,6 +117,16 @@ int shoal__control_reload_hook(shoal_control_t *c, shoal_host_t *h)
                .begin = reload_begin, .prepare = reload_prepare, .end = reload_end, .user = c});
 }
 
+/* A reload is wanted; the first ask since the last one began takes its
+ * place in the order requests came (the diffs asked before it run first:
+ * control_diff.c). */
+static void want_reload(shoal_control_t *c)
+{
+    if (!c->reload_asked)
+        c->reload_asked_at = ++c->asked;
+    c->reload_asked = true;
+}
+
 void shoal__control_reload_ask(shoal_control_t *c, shoal_control_conn_t *k)
 {
     /* Waiting reloads have no deadline: a few leave the other slots (and
@@ -129,12 +139,12 @@ void shoal__control_reload_ask(shoal_control_t *c, shoal_control_conn_t *k)
                            "1 busy: %d reload requests already wait for a reload; it will read "
                            "the file after yours came: its outcome is in `status`\n",
                            SHOAL_CONTROL_RELOADS_MAX);
-        c->reload_asked = true; /* as a SIGHUP: the file is read again */
+        want_reload(c); /* as a SIGHUP: the file is read again */
         return;
     }
     k->state = SHOAL_CONTROL_RELOAD;
     k->ticket = c->reloads_begun;
-    c->reload_asked = true;
+    want_reload(c);
 }
 
 bool shoal__control_reload_wanted(const shoal_control_t *c)
@@ -210,7 +220,7 @@ bool shoal__control_not_yet(shoal_control_t *c, shoal_control_conn_t *k, const c
 
 void shoal__control_serve(shoal_control_t *c, bool *stop)
 {
-    if (c == NULL || c->h == NULL || !(c->reloading || c->h->starting) || c->serving)
+    if (c == NULL || c->h == NULL || !(c->reloading || c->h->starting || c->diffing) || c->serving)
         return;
     struct pollfd fds[SHOAL_CONTROL_POLLFDS];
     size_t n = shoal__control_pollfds(c, fds);

@@ -178,6 +178,9 @@ void shoal__control_status(shoal_control_t *c, shoal_control_conn_t *k)
         shoal__control_say(k, "reloading generation %" PRIu64 " from %s for %" PRIu64 " ms: %s\n",
                            c->reload_from + 1, c->config,
                            (shoal__now_ns() - c->reload_since_ns) / 1000000u, h->step);
+    if (c->diffing)
+        shoal__control_say(k, "diffing %s for %" PRIu64 " ms: %s\n", c->diff_running,
+                           (shoal__now_ns() - c->diff_since_ns) / 1000000u, c->diff_step);
     shoal__control_say(k, "reloads %" PRIu64 " ok, %" PRIu64 " failed\nthreads %u\n", h->reloads,
                        h->reloads_failed, shoal_runtime_threads(h->rt));
     shoal__control_put(k, ledgers, strlen(ledgers));

@@ -127,7 +127,9 @@ static const cmd_t cmds[] = {
      "  shoald starts, send and call are refused too.\n"},
     {"diff", "[FILE]", 0, 1, "what a reload from FILE (or shoald's own) would do",
      "  What a reload from FILE would change, without changing anything; without\n"
-     "  FILE, from shoald's own config file (what `reload` would read).\n"},
+     "  FILE, from shoald's own config file (what `reload` would read). It loads\n"
+     "  the plugins new to shoald that FILE names (up to 10 s each); shoald runs\n"
+     "  diffs one at a time and answers other requests meanwhile.\n"},
     {"stop", "", 0, 0, "drain every pool and stop shoald",
      "  Drains every pool and stops shoald (as SIGTERM). While shoald starts,\n"
      "  it gives the start up: every pool started stops.\n"},

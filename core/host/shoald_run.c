@@ -238,14 +238,16 @@ typedef struct reloading_s {
  * constructors' trial, its init or fini: up to 10 s each, at a reload or
  * a diff): the watchdog is petted as the main loop does, only while the
  * dispatcher still handles its heartbeat (loader.h, shoal__loader_set_tend),
- * and, in a reload, the control socket is served (a stop asked there
- * stops the reload at its next `interrupted`) and the table goes on. */
+ * the control socket is served (a stop asked there stops a reload at its
+ * next `interrupted`, and shoald once a diff ends) and, in a reload or a
+ * diff, the table goes on (a fini may also run from the main loop's own
+ * work, in the midst of changing the pools' list: no table then). */
 static void loading(void *arg)
 {
     reloading_t *r = arg;
     shoal__notify_tick(r->notify, r->h);
     shoal__control_serve(r->control, &r->stop);
-    if (r->h->step[0] != '\0') /* a reload (not a diff): the pools as it leaves them now */
+    if (r->h->step[0] != '\0' || shoal__control_diffing(r->control))
         table_tick(r->table, r->h);
 }
 
@@ -416,8 +418,8 @@ int shoald_run(const char *path, uint64_t run_for_ms, bool table, const char *co
             ms = nms;
         if (ms > 100 && shoal__output_pump(lout) + shoal__output_pump(tout) != 0)
             ms = 100; /* what a reader did not take yet goes out soon after it reads */
-        if (shoal__control_reload_wanted(control))
-            ms = 0; /* asked while the last reload ran: it runs now */
+        if (shoal__control_reload_wanted(control) || shoal__control_diff_wanted(control))
+            ms = 0; /* asked while the last reload (or diff) ran: it runs now */
         bool hup = false;
         if (poll(fds, 1 + nctl, ms) > 0 && (fds[0].revents & POLLIN)) {
             struct signalfd_siginfo si;
@@ -438,6 +440,15 @@ int shoald_run(const char *path, uint64_t run_for_ms, bool table, const char *co
             shoal__control_handle(control, fds + 1, nctl, &stop); /* deadlines too */
             if (stop)
                 why = "shoalctl stop";
+        }
+        /* A `shoalctl diff`, out of the socket's handling: the socket is
+         * served from within it (control_diff.c). */
+        if (!stop && shoal__control_diff_wanted(control)) {
+            shoal__control_diff_run(control);
+            if (reloading.stop) { /* a `shoalctl stop` while it ran */
+                stop = true;
+                why = "shoalctl stop";
+            }
         }
         /* A SIGHUP, or a `shoalctl reload` (which waits for this one to
          * end: control_reload.c). */

@@ -53,6 +53,8 @@ static void *serve(void *arg)
         poll(fds, n, ms < 0 || ms > 20 ? 20 : ms);
         bool stop = false;
         shoal__control_handle(control, fds, n, &stop);
+        if (!stop && shoal__control_diff_wanted(control)) /* a `diff` waits for it */
+            shoal__control_diff_run(control);
         if (!stop && shoal__control_reload_wanted(control)) /* a `reload` waits for it */
             (void)shoal__host_reload(host, cfg, NULL, 0);
     }

@@ -210,6 +210,8 @@ static void serve(int ms)
     shoal__control_handle(fctl_control, fds, n, &stop);
     /* as shoald: after the handling, and not while it starts (the main
      * loop runs the reloads asked then, once the start has ended) */
+    if (!stop && !fctl_host->starting && shoal__control_diff_wanted(fctl_control))
+        shoal__control_diff_run(fctl_control);
     if (!stop && !fctl_host->starting && shoal__control_reload_wanted(fctl_control))
         (void)shoal__host_reload(fctl_host, fctl_control->config, NULL, 0);
     if (stop && !fctl_stopping) { /* as shoald: served while it drains */

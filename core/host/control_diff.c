@@ -1,0 +1,125 @@
+/* control_diff.c - `diff [FILE]`: what a reload from FILE (or from the
+ * host's own config file) would change, without changing anything.
+ *
+ * A diff loads the plugins FILE names that the host has not loaded yet
+ * (their constructors' trial, their init: up to 10 s each, loader.h), so
+ * it is not done inside the socket's handling: the request waits (DIFF,
+ * no deadline) and shoald's main loop runs it (shoal__control_diff_run),
+ * one at a time in the order they came (a reload asked meanwhile runs
+ * before the diffs asked after it), at most SHOAL_CONTROL_DIFFS_MAX
+ * waiting. It is answered before the plugins it loaded are released (their
+ * fini, up to 10 s each). While one runs the socket is served from the loader's tend, as
+ * during a reload (control_reload.c): status says "diffing FILE for T
+ * ms"; another diff waits its turn; a reload asked waits and runs after
+ * it; stop is answered at once and shoald stops once the diff has ended
+ * (a plugin's trial or init is not cut short). Before, a diff naming a
+ * plugin whose init hung held the host thread -- every other client,
+ * signals, the table -- for the 10 s of the loader's deadline. All on the
+ * host thread.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/config.h"
+#include "host/control_conn.h"
+#include "sched/futex.h"
+
+void shoal__control_diff_ask(shoal_control_t *c, shoal_control_conn_t *k, const char *path)
+{
+    size_t waiting = 0; /* the one running is not (its path is taken) */
+    for (size_t i = 0; i < c->nconns; i++)
+        waiting += c->conns[i]->fd >= 0 && c->conns[i]->state == SHOAL_CONTROL_DIFF &&
+                   c->conns[i]->diff_path != NULL;
+    if (waiting >= SHOAL_CONTROL_DIFFS_MAX) {
+        shoal__control_say(k,
+                           "1 busy: %d diff requests already wait (a diff may load plugins, "
+                           "up to 10 s each); try again when they are done\n",
+                           SHOAL_CONTROL_DIFFS_MAX);
+        return;
+    }
+    if ((k->diff_path = strdup(path != NULL ? path : c->config)) == NULL) {
+        shoal__control_say(k, "1 out of memory\n");
+        return;
+    }
+    k->state = SHOAL_CONTROL_DIFF;
+    k->ticket = ++c->asked;
+}
+
+/* The first connection whose diff waits (oldest first: tickets grow), or
+ * the one with ticket t (0: any). */
+static shoal_control_conn_t *waiting_diff(shoal_control_t *c, uint64_t t)
+{
+    shoal_control_conn_t *first = NULL;
+    for (size_t i = 0; i < c->nconns; i++) {
+        shoal_control_conn_t *k = c->conns[i];
+        if (k->fd < 0 || k->state != SHOAL_CONTROL_DIFF)
+            continue;
+        if (t != 0 && k->ticket == t)
+            return k;
+        if (t == 0 && (first == NULL || k->ticket < first->ticket))
+            first = k;
+    }
+    return first;
+}
+
+bool shoal__control_diffing(const shoal_control_t *c) { return c != NULL && c->diffing; }
+
+bool shoal__control_diff_wanted(shoal_control_t *c)
+{
+    return c != NULL && c->h != NULL && !c->stopping && !c->diffing && waiting_diff(c, 0) != NULL;
+}
+
+/* Runs k's diff (the first waiting) and answers it, if k is still there
+ * when it ends. */
+static void run_one(shoal_control_t *c, shoal_control_conn_t *k)
+{
+    /* k may be closed and freed while the diff runs (the socket is served
+     * from within it): found again by its ticket after. */
+    uint64_t ticket = k->ticket;
+    char *path = k->diff_path;
+    k->diff_path = NULL;
+    c->diffing = true;
+    c->diff_since_ns = shoal__now_ns();
+    c->diff_running = path;
+    c->diff_step = "reading it, loading its plugins";
+    shoal_config_t *cfg = NULL;
+    shoal_diag_t err = {0};
+    char buf[1700]; /* the changes, at most 1500 bytes and how many more (reload.c) */
+    /* A regular file only, never blocking, and read once: settling waits
+     * up to 2 s, and any client may name a file that never settles
+     * (file.h). */
+    int rc = shoal__config_load_once(path, &cfg, &err);
+    if (rc == SHOAL_OK)
+        rc = shoal__config_resolve(cfg, c->h->loader, &err); /* serves the socket (its tend) */
+    if ((k = waiting_diff(c, ticket)) != NULL) {
+        if (rc != SHOAL_OK)
+            shoal__control_say(k, "1 %s\n", shoal__diag_format(&err, buf, sizeof buf));
+        else {
+            shoal__host_plan(c->h, cfg, buf, sizeof buf);
+            shoal__control_say(k, "0 ok\ngeneration %" PRIu64 " -> %" PRIu64 ": %s\n",
+                               c->h->generation, c->h->generation + 1, buf);
+        }
+        shoal__control_reply_ready(c, k);
+    }
+    /* Answered first: the plugins only this diff loaded are released now,
+     * each fini waited for (up to 10 s), the socket still served. */
+    c->diff_step = "answered; releasing the plugins it loaded";
+    shoal__config_free(cfg);
+    c->diffing = false;
+    c->diff_running = NULL;
+    free(path);
+}
+
+void shoal__control_diff_run(shoal_control_t *c)
+{
+    /* In the order they came: those that wait now, and, once a reload is
+     * asked, those asked before it -- none after it: the main loop runs
+     * the reload then. Those asked meanwhile wait for the next call, so a
+     * stream of diffs never holds a reload off. */
+    uint64_t last = c != NULL ? c->asked : 0;
+    shoal_control_conn_t *k;
+    while (shoal__control_diff_wanted(c) &&
+           (k = waiting_diff(c, 0))->ticket <= (c->reload_asked ? c->reload_asked_at : last))
+        run_one(c, k);
+}

@@ -1,0 +1,160 @@
+#!/bin/bash
+# test_diff_control.sh BUILD_DIR - `shoalctl diff` runs out of the control
+# socket's handling (control_diff.c): a diff that waits on a plugin it
+# loads leaves the socket served. Before, a diff naming a plugin whose init
+# hung held the host thread -- every client, signals, the table -- 10 s.
+#
+#   1. A diff of a config naming a plugin whose init waits for a file (made
+#      once the test has looked). Meanwhile: status answers at once, saying
+#      "diffing FILE for T ms: reading it, loading its plugins"; a call is
+#      answered; 4 more diffs wait (a 6th is told busy: at most 4 wait
+#      beside the one running); a reload waits. Once the init returns: the first diff answers its
+#      plan, the others answer in the order they came, and the reload runs
+#      after them (generation 2, one reload line).
+#   2. The client of a diff that runs goes away: nothing is answered to
+#      it, the log says nothing went wrong, and the next diff is answered.
+#   3. `shoalctl stop` while a diff waits on the init: answered at once; a
+#      diff waiting behind it is told "shoald is stopping: the diff asked
+#      was not done"; once the init returns the running diff is answered,
+#      and shoald drains and exits 0.
+. "$(dirname "$0")/lib.sh" "$1"
+fixtures=$build/fixtures
+export SHOAL_SOCKET=$tmp/ctl.sock
+export SHOAL_FIXTURE_INIT_GO=$tmp/go # init_hangs.so's init returns once it exists
+
+header() {
+    cat <<YAML
+runtime: { control: ctl.sock }
+log: { level: info }
+shutdown: { drain: 5s }
+plugins:
+  echo: $plugins/echo/echo.so
+pools:
+  api: { worker: echo.echo, size: 2 }
+YAML
+}
+# hang.yaml: the config with a plugin whose init waits for $tmp/go
+hang_config() {
+    header | sed "s|^pools:\$|  hang: $fixtures/init_hangs.so\npools:|" > "$tmp/hang.yaml"
+    echo "  more: { worker: echo.echo, size: 1 }" >> "$tmp/hang.yaml"
+}
+start_host() {
+    write ""
+    rm -f "$tmp/go" "$tmp/go.entered"
+    : > "$log"
+    "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+    pid=$!
+    wait_for "running $tmp/s.yaml: 1 pool"
+}
+# diff_bg OUT FILE: a diff of FILE in the background (ctl: its PID)
+diff_bg() {
+    "$shoalctl" --timeout 30000 diff "$2" > "$1" 2>&1 &
+    ctl=$!
+}
+# until_entered: until the plugin's init has begun (5 s at most)
+until_entered() {
+    for _ in $(seq 1 500); do [ -e "$tmp/go.entered" ] && return 0; sleep 0.01; done
+    fail "the plugin's init never began"
+}
+# open_n N: until status counts N open control connections (its own
+# included), 5 s at most
+open_n() {
+    for _ in $(seq 1 500); do
+        [ "$("$shoalctl" status | sed -n 's/^control \([0-9]*\) open.*/\1/p')" -ge "$1" ] && return 0
+        sleep 0.01
+    done
+    fail "never $1 control connections open: $("$shoalctl" status)"
+}
+plan="generation 1 -> 2: start more"
+
+# ---- 1. served while a diff waits on a plugin's init ----------------------------------
+start_host
+hang_config
+diff_bg "$tmp/d1" "$tmp/hang.yaml"
+d1=$ctl
+until_entered
+t0=$(now_ms)
+st=$("$shoalctl" status)
+t1=$(now_ms)
+[ $((t1 - t0)) -lt 1000 ] || fail "status took $((t1 - t0)) ms during the diff"
+grep -q "^diffing $tmp/hang.yaml for [0-9]* ms: reading it, loading its plugins\$" <<< "$st" ||
+    fail "status during the diff: $st"
+expect_out "a call during the diff" 0 "x" "$shoalctl" call api x
+# 4 more wait (each after the last is in: their order is theirs)
+for n in 2 3 4 5; do
+    diff_bg "$tmp/d$n" "$tmp/s.yaml"
+    eval "d$n=$ctl"
+    open_n $((n + 1)) # d1..dn and the status asking
+done
+expect_out "a sixth diff" 1 \
+    "shoalctl: busy: 4 diff requests already wait (a diff may load plugins, up to 10 s each); try again when they are done" \
+    "$shoalctl" diff "$tmp/s.yaml"
+"$shoalctl" --timeout 30000 reload > "$tmp/r1" 2>&1 &
+r1=$!
+open_n 7
+for k in "$d1" "$d2" "$d3" "$d4" "$d5" "$r1"; do
+    kill -0 "$k" 2> /dev/null || fail "a request was answered while the diff waited"
+done
+touch "$tmp/go"
+for k in d1 d2 d3 d4 d5; do
+    wait "${!k}"
+    rc=$?
+    want=$plan
+    [ $k = d1 ] || want="generation 1 -> 2: no change"
+    [ $rc = 0 ] && [ "$(cat "$tmp/$k")" = "$want" ] || fail "$k: exit $rc: $(cat "$tmp/$k") (want $want)"
+done
+wait "$r1"
+rc=$?
+[ $rc = 0 ] && [ "$(cat "$tmp/r1")" = "generation 2 (was 1)" ] ||
+    fail "the reload asked during the diff: exit $rc: $(cat "$tmp/r1")"
+[ "$(count "reload: generation")" = 1 ] || fail "$(count "reload: generation") reload lines, not 1"
+"$shoalctl" status | grep -q '^diffing' && fail "status still says diffing"
+echo "1: served while a diff waited on a plugin's init; 5 diffs in order, then the reload"
+
+# ---- 2. the client of a running diff goes away -------------------------------------
+rm -f "$tmp/go" "$tmp/go.entered"
+header > "$tmp/hang.yaml"
+sed -i "s|^pools:\$|  hang2: $fixtures/init_hangs.so\npools:|" "$tmp/hang.yaml"
+echo "  more: { worker: echo.echo, size: 1 }" >> "$tmp/hang.yaml"
+diff_bg "$tmp/d1" "$tmp/hang.yaml"
+until_entered
+kill "$ctl"
+wait "$ctl" 2> /dev/null
+for _ in $(seq 1 200); do
+    [ "$("$shoalctl" status | sed -n 's/^control \([0-9]*\) open.*/\1/p')" = 1 ] && break
+    sleep 0.01
+done
+touch "$tmp/go"
+for _ in $(seq 1 500); do "$shoalctl" status | grep -q '^diffing' || break; sleep 0.01; done
+expect_out "a diff after one whose client went away" 0 "generation 2 -> 3: start more" \
+    "$shoalctl" diff "$tmp/hang.yaml"
+alive
+stop_host 0
+echo "2: a diff whose client went away ran to its end; the next was answered"
+
+# ---- 3. stop while a diff waits ---------------------------------------------------------
+start_host
+hang_config
+diff_bg "$tmp/d1" "$tmp/hang.yaml"
+d1=$ctl
+until_entered
+diff_bg "$tmp/d2" "$tmp/s.yaml"
+d2=$ctl
+open_n 3
+expect_out "stop during a diff" 0 "stopping: draining every pool" "$shoalctl" stop
+wait "$d2"
+rc=$?
+[ $rc = 1 ] && [ "$(cat "$tmp/d2")" = "shoalctl: shoald is stopping: the diff asked was not done" ] ||
+    fail "the diff waiting behind the stop: exit $rc: $(cat "$tmp/d2")"
+kill -0 "$pid" || fail "shoald did not wait for the diff's init"
+touch "$tmp/go"
+wait "$d1"
+rc=$?
+[ $rc = 0 ] && [ "$(cat "$tmp/d1")" = "$plan" ] || fail "the running diff: exit $rc: $(cat "$tmp/d1")"
+wait "$pid"
+rc=$?
+pid=
+[ $rc = 0 ] || fail "shoald exited $rc, not 0, on a stop during a diff"
+grep -q "shoalctl stop: draining every pool" "$log" || fail "no drain line for the stop"
+echo "3: a stop during a diff: answered at once, shoald stopped once the diff ended"
+echo "ok: test_diff_control"
