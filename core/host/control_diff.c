@@ -7,15 +7,16 @@
  * no deadline) and shoald's main loop runs it (shoal__control_diff_run),
  * one at a time in the order they came (a reload asked meanwhile runs
  * before the diffs asked after it), at most SHOAL_CONTROL_DIFFS_MAX
- * waiting. It is answered before the plugins it loaded are released (their
- * fini, up to 10 s each). While one runs the socket is served from the loader's tend, as
- * during a reload (control_reload.c): status says "diffing FILE for T
- * ms"; another diff waits its turn; a reload asked waits and runs after
- * it; stop is answered at once and shoald stops once the diff has ended
- * (a plugin's trial or init is not cut short). Before, a diff naming a
- * plugin whose init hung held the host thread -- every other client,
- * signals, the table -- for the 10 s of the loader's deadline. All on the
- * host thread.
+ * waiting beside the one running. It is answered before the plugins only
+ * it loaded are released (their fini, up to 10 s each). While one runs,
+ * the socket is served from the loader's tend, as during a reload
+ * (control_reload.c): status says "diffing FILE for T ms: ..."; another
+ * diff waits its turn; a reload waits; stop is answered at once, the
+ * diffs and reloads waiting are told they were not done, and shoald stops
+ * once the running diff has ended (a plugin's trial or init is not cut
+ * short; SIGTERM too is heard then). Before, a diff naming a plugin whose
+ * init hung held the host thread -- every other client, signals, the
+ * table -- for the 10 s of the loader's deadline. All on the host thread.
  */
 #include <inttypes.h>
 #include <stdlib.h>
