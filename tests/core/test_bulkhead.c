@@ -4,10 +4,10 @@
  * meanwhile, and the held ones run once it returns, nothing lost; a new
  * pool's members do not start while another pool's init holds it (a
  * stuck handler holds no new member, and a member without init is never
- * held); a pool
- * whose inits all hang gets two threads of four, not three (the members
- * in init counted before the monitor lists them); with
- * max_extra_threads none nothing is held; and shoal_runtime_stats as
+ * held); the held members of a start given up run their init, then end,
+ * handling nothing; a pool whose inits all hang gets two threads of four,
+ * not three (the members in init counted before the monitor lists them);
+ * with max_extra_threads none nothing is held; and shoal_runtime_stats as
  * built before ABI 1.14 fills no more than its struct had.
  *
  * Handlers never call CUnit: they record into atomics; the test thread
@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "pool/pool.h"
 #include "runtime/runtime.h"
 #include "support.h"
 
@@ -37,6 +38,7 @@ static atomic_int inits;     /* inits that came to their gate */
 static atomic_int started;   /* ... and left it */
 static atomic_int counted;   /* the plain counter's messages */
 static atomic_int init_gate; /* inits wait at the gate too */
+static atomic_int ends;      /* terminates */
 
 static void nap_ms(long ms)
 {
@@ -76,8 +78,14 @@ static int count_handle(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
     return SHOAL_OK;
 }
 
+static void gate_terminate(shoal_ctx_t *ctx, void *state, int reason)
+{
+    (void)ctx, (void)state, (void)reason;
+    atomic_fetch_add(&ends, 1);
+}
+
 static const shoal_behaviour_t gate = {
-    .name = "gate", .init = gate_init, .handle_message = gate_handle};
+    .name = "gate", .init = gate_init, .handle_message = gate_handle, .terminate = gate_terminate};
 static const shoal_behaviour_t counter = {.name = "count", .handle_message = count_handle};
 
 static void reset(void)
@@ -89,6 +97,7 @@ static void reset(void)
     atomic_store(&started, 0);
     atomic_store(&counted, 0);
     atomic_store(&init_gate, 0);
+    atomic_store(&ends, 0);
 }
 
 /* A runtime of `threads`, stall_warn 100 ms (the hand-off mark too). */
@@ -197,6 +206,46 @@ static void new_members_wait_for_a_stuck_init(void)
     CU_ASSERT_EQUAL(atomic_load(&a.rc), SHOAL_OK);
     CU_ASSERT_EQUAL(atomic_load(&b.rc), SHOAL_OK);
     CU_ASSERT_EQUAL(atomic_load(&started), 3);
+    CU_ASSERT_EQUAL(held_now(rt), 0);
+    CU_ASSERT_EQUAL(shoal_test_stats(rt).held_back_total, 2);
+    shoal_runtime_destroy(rt);
+}
+
+/* A start's `interrupted`: true once two members are held. */
+static bool two_held(void *arg) { return held_now(arg) == 2; }
+
+/* A pool started while another's init hangs, given up while its members
+ * are held (as a reload that fails then: host/reload.c): once the init
+ * returns, the held members run their init, then their terminate, and
+ * handle nothing -- every worker's init comes first (behaviour.h), so a
+ * plugin's init must not assume its worker will be used. */
+static void held_members_of_a_stopped_start_run_init_then_end(void)
+{
+    reset();
+    atomic_store(&init_gate, 1);
+    shoal_runtime_t *rt = make_rt(1, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    shoal_test_spawner_t a = {.rt = rt, .spec = gate_pool("hangs", 1)};
+    pthread_t ta;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&ta, NULL, shoal_test_spawner_main, &a), 0);
+    WAIT_UNTIL(atomic_load(&rt->nstuck) == 1);
+    CU_ASSERT_EQUAL_FATAL(atomic_load(&rt->nstuck), 1);
+    shoal_pool_spec_t s = gate_pool("given_up", 2);
+    shoal_pool_opts_t o = {.interrupted = two_held, .interrupted_arg = rt};
+    shoal_pid_t pid;
+    char why[128];
+    CU_ASSERT_EQUAL(shoal__pool_start_ex(rt, &s, NULL, &o, 0, &pid, why, sizeof why),
+                    SHOAL_ESHUTDOWN);
+    CU_ASSERT_STRING_EQUAL(why, "interrupted while its workers started");
+    CU_ASSERT_EQUAL(atomic_load(&inits), 1); /* the one that hangs */
+
+    atomic_store(&release, 1);
+    pthread_join(ta, NULL);
+    CU_ASSERT_EQUAL(atomic_load(&a.rc), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&ends) == 2);
+    CU_ASSERT_EQUAL(atomic_load(&ends), 2);    /* the given-up pool's two */
+    CU_ASSERT_EQUAL(atomic_load(&started), 3); /* each ran its init first */
+    CU_ASSERT_EQUAL(atomic_load(&entered), 0); /* and handled nothing */
     CU_ASSERT_EQUAL(held_now(rt), 0);
     CU_ASSERT_EQUAL(shoal_test_stats(rt).held_back_total, 2);
     shoal_runtime_destroy(rt);
@@ -337,6 +386,8 @@ int main(void)
     static const shoal_test_case_t cases[] = {
         {"a stuck member holds its pool's other members back", stuck_member_holds_its_pool_back},
         {"new members wait for another pool's stuck init", new_members_wait_for_a_stuck_init},
+        {"held members of a start given up run init, then end",
+         held_members_of_a_stopped_start_run_init_then_end},
         {"hanging inits take the spare threads only", hanging_inits_take_the_spare_threads_only},
         {"a stuck handler holds no new pool's members", stuck_handler_holds_no_new_pool},
         {"a member without init is not held", member_without_init_is_not_held},

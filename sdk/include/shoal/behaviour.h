@@ -31,7 +31,10 @@ typedef struct shoal_behaviour_s {
      * with that reason and never handles a message. In shoald, an actor a
      * reload starts runs init at once but handles its first message --
      * one its init sent itself, a timer's -- only once the reload has
-     * committed; a reload that fails ends it before (terminate runs). */
+     * committed; a reload that fails ends it before (terminate runs).
+     * init runs even for a worker stopped before it began (a reload that
+     * failed while the worker waited for a thread): it must not assume
+     * its worker will be used. */
     int (*init)(shoal_ctx_t *ctx, void *state, const void *args);
 
     /* One message (CAST, and REPLY/TIMEOUT/EXIT notices). 0 = go on. */
