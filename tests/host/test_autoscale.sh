@@ -7,9 +7,9 @@
 #      decision grows the pool to what the load needs (400 x 10 ms at the
 #      target 60% busy: 7, give or take the sleep's overshoot) within
 #      up.for + 1 s of the reload; its log line names busy and refused.
-#   3. Steady at 70% busy, between the thresholds (80% up, 40% down): not
-#      one decision in 30 s.
-#   3b. Thresholds live: a reload lowers up's busy to 60%, under the same
+#   3. Steady at 60% busy, midway between the thresholds (80% up, 40%
+#      down): not one decision in 30 s.
+#   3b. Thresholds live: a reload lowers up's busy to 50%, under the same
 #      load: one decision grows the same pool (PID) within up.for + 1 s,
 #      its line naming the new threshold. Back to 80%: it keeps its size.
 #      idle_timeout live: spare (3 workers, never idle out) given 100ms by
@@ -153,26 +153,28 @@ took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
 awk -v t="$took" 'BEGIN { exit !(t <= 1.5) }' || fail "it took $took s to grow (for: 0.5 s + 1 s)"
 echo "step: 1 -> $grown workers in $took s"
 
-# ---- 3. steady at 70% busy: no decision in 30 s -------------------------------------
-# grown workers x 70% / the time a message took, as the decision measured
+# ---- 3. steady at 60% busy: no decision in 30 s -------------------------------------
+# grown workers x 60% / the time a message took, as the decision measured
 # it (10 ms and the sleep's overshoot, which a sanitizer build or a loaded
 # machine stretches); then corrected by the busy read at that rate (the
 # overshoot under this load, not the step's), again while a reading is
-# more than 5 points off 70%, up to four times, so the load stands at 70%,
-# between the thresholds. (Once was not always enough: the overshoot moves
-# with the machine's load -- CI saw 11 ms a message at the step, then
-# 14 ms, busy 89 % > 80 %: an up decision before the window began.)
+# more than 5 points off 60%, up to four times, so the load stands at 60%,
+# midway between the thresholds. (Once was not always enough: the
+# overshoot moves with the machine's load -- CI saw 11 ms a message at the
+# step, then 14 ms, busy 89 % > 80 %: an up decision before the window
+# began. And 70 % was too near 80 %: CI saw a reading of 81.2 % for 500 ms
+# 24 s into the window, with the load calibrated at 70 %.)
 us=$(echo "$line" | sed -n 's/.*, \([0-9]*\) us a message:.*/\1/p')
 [ -n "$us" ] && [ "$us" -ge 10000 ] || fail "no time a message in: $line"
-rate=$((grown * 700000 / us))
+rate=$((grown * 600000 / us))
 for _ in 1 2 3 4; do
     config "$rate"
     reload_ok
     sleep 2
     busy=$(elastic busy_permille)
     [ "$busy" -gt 0 ] || fail "busy read $busy at $rate/s"
-    [ "$busy" -ge 650 ] && [ "$busy" -le 750 ] && break
-    rate=$((rate * 700 / busy))
+    [ "$busy" -ge 550 ] && [ "$busy" -le 650 ] && break
+    rate=$((rate * 600 / busy))
 done
 sleep 1
 u=$(ups) d=$(downs) sum=0 lo=1000 hi=0
@@ -185,22 +187,22 @@ for _ in $(seq 1 30); do
 done
 [ "$(ups)/$(downs)" = "$u/$d" ] || fail "decisions under a steady load: ups $u -> $(ups), downs $d -> $(downs)"
 mean=$((sum / 30))
-[ "$mean" -ge 620 ] && [ "$mean" -le 780 ] || fail "steady busy read $mean permille on average ($lo..$hi)"
+[ "$mean" -ge 520 ] && [ "$mean" -le 680 ] || fail "steady busy read $mean permille on average ($lo..$hi)"
 echo "steady at $rate/s: busy $mean permille on average ($lo..$hi, a reading a second), no decision in 30 s"
 
 # ---- 3b. thresholds and idle_timeout, live ----------------------------------------
 size=$(target)
-UP=60
+UP=50
 config "$rate"
 t0=$(date +%s.%N)
 reload_ok
 for _ in $(seq 1 400); do [ "$(ups)" -gt "$u" ] && break; sleep 0.01; done
 t1=$(date +%s.%N)
-[ "$(ups)" = $((u + 1)) ] || fail "busy > 60% under 70%: $(ups) up decisions, $u before"
+[ "$(ups)" = $((u + 1)) ] || fail "busy > 50% under 60%: $(ups) up decisions, $u before"
 took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
 awk -v t="$took" 'BEGIN { exit !(t <= 1.5) }' || fail "it took $took s to grow past the new threshold"
 line2=$(grep 'work: autoscale: up ' "$log" | tail -1)
-echo "$line2" | grep -q "up $size -> [0-9]* workers: busy [0-9.]*% > 60%" || fail "the decision's line: $line2"
+echo "$line2" | grep -q "up $size -> [0-9]* workers: busy [0-9.]*% > 50%" || fail "the decision's line: $line2"
 [ "$(field pid)" = "$wpid" ] || fail "new thresholds replaced the pool"
 echo "thresholds live: $line2"
 UP=80
