@@ -3,6 +3,7 @@
 # log (shoald's stderr), pid (set it to shoald's; it is killed at exit), and
 # defines fail, count, wait_for, write (with the test's `header`), gen,
 # settled_ledger, stop_host, stopped_3, stopped_leaving, expect_out,
+# expect_out_ms, open_n,
 # loadgen, field, alive and segv_ours.
 set -u
 build=$(cd "$1" && pwd)
@@ -104,6 +105,15 @@ expect_out_ms() {
     shift 3
     expect_out "$what" "$want_rc" "$want" \
         bash -c '"$@" 2>&1 | sed -E "s/for [0-9]+ ms/for N ms/g"; exit ${PIPESTATUS[0]}' _ "$@"
+}
+# open_n N: until status counts N open control connections (its own
+# included), 5 s at most
+open_n() {
+    for _ in $(seq 1 500); do
+        [ "$("$shoalctl" status | sed -n 's/^control \([0-9]*\) open.*/\1/p')" -ge "$1" ] && return 0
+        sleep 0.01
+    done
+    fail "never $1 control connections open: $("$shoalctl" status)"
 }
 # loadgen POOL N: the N-th uint64 of a loadgen source's stats (1 sent,
 # 2 refused_full, 3 refused_busy, 4 noproc, 12 done: plugins/loadgen/

@@ -56,15 +56,6 @@ until_entered() {
     for _ in $(seq 1 500); do [ -e "$tmp/go.entered" ] && return 0; sleep 0.01; done
     fail "the plugin's init never began"
 }
-# open_n N: until status counts N open control connections (its own
-# included), 5 s at most
-open_n() {
-    for _ in $(seq 1 500); do
-        [ "$("$shoalctl" status | sed -n 's/^control \([0-9]*\) open.*/\1/p')" -ge "$1" ] && return 0
-        sleep 0.01
-    done
-    fail "never $1 control connections open: $("$shoalctl" status)"
-}
 plan="generation 1 -> 2: start more"
 
 # ---- 1. served while a diff waits on a plugin's init ----------------------------------

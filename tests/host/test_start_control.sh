@@ -127,9 +127,7 @@ start_bg
 during_start "starting pool slow, 2 of 2 (its first workers run init)"
 "$shoalctl" --timeout 40000 reload > "$tmp/r1" 2>&1 &
 ctl=$!
-for _ in $(seq 1 200); do # until it waits: open are it and this status
-    [ "$("$shoalctl" status | sed -n 's/^control \([0-9]*\) open.*/\1/p')" -ge 2 ] && break
-done
+open_n 2 # until it waits: open are it and this status
 expect_out "stop during the start" 0 "stopping: the start is given up; every pool started stops" \
     "$shoalctl" stop
 expect_out "a second stop" 0 "stopping already: the start is given up" "$shoalctl" stop
@@ -178,15 +176,14 @@ grep -q "^shoald: SIGTERM while the pools started: stopped ($tmp/s.yaml:9:9: poo
     fail "no line for the start SIGTERM stopped"
 [ "$(count "not waited for")" = 0 ] || fail "an init was not waited for"
 echo "4: SIGTERM then shoalctl stop during the start: the init waited for, exit 0"
+
 # ---- 5. a start that fails on its own: a reload waiting is told why ---------------------
 write "  slow: { worker: conn.conn, size: 1, args: { connect: 2s, connect_fail_permille: 1000 } }"
 start_bg
 during_start "starting pool slow, 2 of 2 (its first workers run init)"
 "$shoalctl" --timeout 40000 reload > "$tmp/r1" 2>&1 &
 ctl=$!
-for _ in $(seq 1 200); do # until it waits: open are it and this status
-    [ "$("$shoalctl" status | sed -n 's/^control \([0-9]*\) open.*/\1/p')" -ge 2 ] && break
-done
+open_n 2 # until it waits: open are it and this status
 wait "$ctl"
 rc=$?
 why="$tmp/s.yaml:9:9: pools.slow: cannot start: $tmp/s.yaml:9:83: args 'connect_fail_permille': connect refused (1000 per mille of connects fail)"
