@@ -166,6 +166,12 @@ int shoal__config_parse(const char *file, const char *text, size_t len, shoal_co
  * behaviour); SHOAL_EINVAL with err at the arg (unknown key, bad value,
  * missing required key). */
 int shoal__config_resolve(shoal_config_t *c, shoal_loader_t *loader, shoal_diag_t *err);
+/* The same, asking stop(arg) before each plugin it loads: when it says
+ * true (shoald stops), no more plugin is loaded -- each may take its
+ * trial and init, up to 10 s -- and SHOAL_ESHUTDOWN, err at the first
+ * plugin not loaded. */
+int shoal__config_resolve_until(shoal_config_t *c, shoal_loader_t *loader, bool (*stop)(void *),
+                                void *arg, shoal_diag_t *err);
 
 /* Frees c and drops its module references. NULL is fine. */
 void shoal__config_free(shoal_config_t *c);

@@ -72,6 +72,12 @@ static int resolve_pool(shoal_config_t *c, shoal_config_pool_t *p, shoal_diag_t 
 
 int shoal__config_resolve(shoal_config_t *c, shoal_loader_t *loader, shoal_diag_t *err)
 {
+    return shoal__config_resolve_until(c, loader, NULL, NULL, err);
+}
+
+int shoal__config_resolve_until(shoal_config_t *c, shoal_loader_t *loader, bool (*stop)(void *),
+                                void *arg, shoal_diag_t *err)
+{
     int found = shoal__config_find_plugins(c, err);
     if (found != SHOAL_OK)
         return found;
@@ -80,6 +86,10 @@ int shoal__config_resolve(shoal_config_t *c, shoal_loader_t *loader, shoal_diag_
         shoal_diag_t why = {0};
         if (pl->module != NULL)
             continue;
+        if (stop != NULL && stop(arg)) {
+            shoal__node_fail(err, pl->at, "plugins.%s: not loaded: shoald is stopping", pl->name);
+            return SHOAL_ESHUTDOWN;
+        }
         int rc = shoal__module_load(loader, pl->path, &pl->module, &why);
         if (rc != SHOAL_OK) {
             pl->module = NULL;

@@ -177,14 +177,18 @@ void shoal__control_handle(shoal_control_t *c, const struct pollfd *fds, size_t 
  * `stop`. A no-op otherwise, or inside shoal__control_handle. */
 void shoal__control_serve(shoal_control_t *c, bool *stop);
 
-/* Whether a `reload` request waits for a reload that has not begun: the
- * main loop then runs one (shoal__host_reload), which answers it. */
+/* Whether a `reload` request waits for a reload that has not begun, and
+ * no diff asked before it waits: the main loop then runs one
+ * (shoal__host_reload), which answers it. */
 bool shoal__control_reload_wanted(const shoal_control_t *c);
 
 /* Whether a `diff` request waits to be run (never while shoald stops, nor
- * while one runs), and running the first that waits, on the host thread,
- * outside shoal__control_handle: it may wait on plugins it loads, serving
- * the socket meanwhile from the loader's tend (control_diff.c). */
+ * while one runs), and running the first that waits -- one a call, unless
+ * a reload asked before it waits -- on the host thread, outside
+ * shoal__control_handle: it may wait on plugins it loads, serving the
+ * socket meanwhile from the loader's tend (control_diff.c). A stop (the
+ * host's `interrupted`) ends it at its next plugin; what it loaded is
+ * then released after the drain (shoal__host_keep_until_end). */
 bool shoal__control_diff_wanted(shoal_control_t *c);
 void shoal__control_diff_run(shoal_control_t *c);
 /* Whether a diff runs now (c NULL: no). */

@@ -151,6 +151,8 @@ bool shoal__control_not_yet(shoal_control_t *c, shoal_control_conn_t *k, const c
  * k waits (DIFF) for the main loop to run it (shoal__control_diff_run),
  * or is told busy. */
 void shoal__control_diff_ask(shoal_control_t *c, shoal_control_conn_t *k, const char *path);
+/* Whether a diff asked before the reload asked waits: it runs first. */
+bool shoal__control_diff_first(const shoal_control_t *c);
 /* Hooks c into h's reloads (host.h): SHOAL_OK or SHOAL_ELIMIT. */
 int shoal__control_reload_hook(shoal_control_t *c, shoal_host_t *h);
 

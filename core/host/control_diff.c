@@ -12,11 +12,18 @@
  * the socket is served from the loader's tend, as during a reload
  * (control_reload.c): status says "diffing FILE for T ms: ..."; another
  * diff waits its turn; a reload waits; stop is answered at once, the
- * diffs and reloads waiting are told they were not done, and shoald stops
- * once the running diff has ended (a plugin's trial or init is not cut
- * short; SIGTERM too is heard then). Before, a diff naming a plugin whose
- * init hung held the host thread -- every other client, signals, the
- * table -- for the 10 s of the loader's deadline. All on the host thread.
+ * diffs and reloads waiting are told they were not done.
+ *
+ * A stop (`shoalctl stop`, SIGTERM, SIGINT: the host's `interrupted`)
+ * ends the running diff at its next plugin: the plugin loading now is
+ * not cut short (its trial or init, up to 10 s), but no other is loaded,
+ * the client is told the diff was not done, and the plugins it loaded
+ * are released only after the drain (shoal__host_keep_until_end), so
+ * that their fini does not hold it off. One diff runs per turn of the
+ * main loop, which reads the signals between two. Before, a diff naming
+ * a plugin whose init hung held the host thread -- every other client,
+ * signals, the table -- for the 10 s of the loader's deadline. All on the
+ * host thread.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -49,7 +56,7 @@ void shoal__control_diff_ask(shoal_control_t *c, shoal_control_conn_t *k, const 
 
 /* The first connection whose diff waits (oldest first: tickets grow), or
  * the one with ticket t (0: any). */
-static shoal_control_conn_t *waiting_diff(shoal_control_t *c, uint64_t t)
+static shoal_control_conn_t *waiting_diff(const shoal_control_t *c, uint64_t t)
 {
     shoal_control_conn_t *first = NULL;
     for (size_t i = 0; i < c->nconns; i++) {
@@ -69,6 +76,14 @@ bool shoal__control_diffing(const shoal_control_t *c) { return c != NULL && c->d
 bool shoal__control_diff_wanted(shoal_control_t *c)
 {
     return c != NULL && c->h != NULL && !c->stopping && !c->diffing && waiting_diff(c, 0) != NULL;
+}
+
+/* Whether a stop came (the host's `interrupted`: a `shoalctl stop`, a
+ * SIGTERM or SIGINT pending; it serves the socket too). */
+static bool stop_came(void *arg)
+{
+    shoal_host_t *h = arg;
+    return h->interrupted != NULL && h->interrupted(h->interrupted_arg);
 }
 
 /* Runs k's diff (the first waiting) and answers it, if k is still there
@@ -91,10 +106,13 @@ static void run_one(shoal_control_t *c, shoal_control_conn_t *k)
      * up to 2 s, and any client may name a file that never settles
      * (file.h). */
     int rc = shoal__config_load_once(path, &cfg, &err);
-    if (rc == SHOAL_OK)
-        rc = shoal__config_resolve(cfg, c->h->loader, &err); /* serves the socket (its tend) */
+    if (rc == SHOAL_OK) /* serves the socket (the loader's tend, stop_came) */
+        rc = shoal__config_resolve_until(cfg, c->h->loader, stop_came, c->h, &err);
     if ((k = waiting_diff(c, ticket)) != NULL) {
-        if (rc != SHOAL_OK)
+        if (rc == SHOAL_ESHUTDOWN)
+            shoal__control_say(k, "1 shoald is stopping: the diff asked was not done (%s)\n",
+                               shoal__diag_format(&err, buf, sizeof buf));
+        else if (rc != SHOAL_OK)
             shoal__control_say(k, "1 %s\n", shoal__diag_format(&err, buf, sizeof buf));
         else {
             shoal__host_plan(c->h, cfg, buf, sizeof buf);
@@ -104,23 +122,33 @@ static void run_one(shoal_control_t *c, shoal_control_conn_t *k)
         shoal__control_reply_ready(c, k);
     }
     /* Answered first: the plugins only this diff loaded are released now,
-     * each fini waited for (up to 10 s), the socket still served. */
+     * each fini waited for (up to 10 s), the socket still served -- or,
+     * when a stop came, after the drain. */
     c->diff_step = "answered; releasing the plugins it loaded";
-    shoal__config_free(cfg);
+    if (rc == SHOAL_ESHUTDOWN || stop_came(c->h))
+        shoal__host_keep_until_end(c->h, cfg);
+    else
+        shoal__config_free(cfg);
     c->diffing = false;
     c->diff_running = NULL;
     free(path);
 }
 
+bool shoal__control_diff_first(const shoal_control_t *c)
+{
+    const shoal_control_conn_t *k = waiting_diff(c, 0);
+    return k != NULL && c->reload_asked && k->ticket < c->reload_asked_at;
+}
+
 void shoal__control_diff_run(shoal_control_t *c)
 {
-    /* In the order they came: those that wait now, and, once a reload is
-     * asked, those asked before it -- none after it: the main loop runs
-     * the reload then. Those asked meanwhile wait for the next call, so a
-     * stream of diffs never holds a reload off. */
-    uint64_t last = c != NULL ? c->asked : 0;
-    shoal_control_conn_t *k;
-    while (shoal__control_diff_wanted(c) &&
-           (k = waiting_diff(c, 0))->ticket <= (c->reload_asked ? c->reload_asked_at : last))
+    /* One, the first asked: the main loop reads the signals and runs a
+     * reload between two. A reload asked is run before the diffs asked
+     * after it (shoal__control_reload_wanted), so a stream of diffs never
+     * holds it off. */
+    if (!shoal__control_diff_wanted(c))
+        return;
+    shoal_control_conn_t *k = waiting_diff(c, 0);
+    if (!c->reload_asked || k->ticket < c->reload_asked_at)
         run_one(c, k);
 }

@@ -149,7 +149,7 @@ void shoal__control_reload_ask(shoal_control_t *c, shoal_control_conn_t *k)
 
 bool shoal__control_reload_wanted(const shoal_control_t *c)
 {
-    return c != NULL && c->reload_asked && !c->stopping;
+    return c != NULL && c->reload_asked && !c->stopping && !shoal__control_diff_first(c);
 }
 
 bool shoal__control_busy_refuses(shoal_control_t *c, shoal_control_conn_t *k, const char *cmd)

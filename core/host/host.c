@@ -385,6 +385,19 @@ void shoal__host_step(shoal_host_t *h, const char *fmt, ...)
 
 /* ---- stopping ------------------------------------------------------------ */
 
+void shoal__host_keep_until_end(shoal_host_t *h, shoal_config_t *c)
+{
+    if (c == NULL)
+        return;
+    shoal_config_t **k = realloc(h->kept, (h->nkept + 1) * sizeof *k);
+    if (k == NULL) {
+        shoal__config_free(c);
+        return;
+    }
+    h->kept = k;
+    h->kept[h->nkept++] = c;
+}
+
 void shoal__host_destroy(shoal_host_t *h)
 {
     if (h == NULL)
@@ -401,6 +414,9 @@ void shoal__host_destroy(shoal_host_t *h)
         shoal_runtime_destroy(h->rt); /* stops what is left, joins every thread */
     /* After the actors: the modules they held are released with them. */
     shoal__config_free(h->config);
+    for (size_t i = 0; i < h->nkept; i++)
+        shoal__config_free(h->kept[i]);
+    free(h->kept);
     free(h->gone);
     pthread_mutex_destroy(&h->log_lock);
     free(h->stall_text);

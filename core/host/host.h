@@ -82,6 +82,12 @@ typedef struct shoal_host_s {
     shoal_runtime_t *rt;
     shoal_loader_t *loader;
     shoal_config_t *config; /* the current generation's */
+    /* Configs whose plugins are released only when the host is destroyed,
+     * after the drain (shoal__host_keep_until_end): a diff a stop came
+     * during, whose plugins' fini (up to 10 s each) would have held the
+     * drain off. */
+    shoal_config_t **kept;
+    size_t nkept;
     uint64_t generation;
     uint64_t reloads, reloads_failed;
     shoal_host_pool_t *pools;
@@ -135,6 +141,10 @@ typedef struct shoal_host_s {
     bool starting;
     uint64_t starting_since_ns;
 } shoal_host_t;
+
+/* Takes c, to be freed by shoal__host_destroy, after the host's own
+ * plugins' release; freed now if it cannot be kept (out of memory). */
+void shoal__host_keep_until_end(shoal_host_t *h, shoal_config_t *c);
 
 /* Adds hook to those h's reloads call (host thread). SHOAL_ELIMIT past
  * SHOAL_HOST_HOOKS_MAX. shoal__host_unhook removes the one with that user. */

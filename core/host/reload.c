@@ -79,8 +79,8 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
     shoal_config_t *c = NULL;
     shoal__host_step(h, "reading the file, loading its plugins");
     int rc = shoal__config_load(path, &c, &err);
-    if (rc == SHOAL_OK)
-        rc = shoal__config_resolve(c, h->loader, &err);
+    if (rc == SHOAL_OK) /* a stop meanwhile: no more plugin loaded (each up to 10 s) */
+        rc = shoal__config_resolve_until(c, h->loader, h->interrupted, h->interrupted_arg, &err);
     if (rc != SHOAL_OK) {
         fail_log(h, shoal__diag_format(&err, buf, sizeof buf), why, why_size);
         shoal__config_free(c);

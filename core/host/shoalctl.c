@@ -129,7 +129,8 @@ static const cmd_t cmds[] = {
      "  What a reload from FILE would change, without changing anything; without\n"
      "  FILE, from shoald's own config file (what `reload` would read). It loads\n"
      "  the plugins new to shoald that FILE names (up to 10 s each); shoald runs\n"
-     "  diffs one at a time and answers other requests meanwhile.\n"},
+     "  diffs one at a time and answers other requests meanwhile. Waits 60 s\n"
+     "  for the answer unless --timeout says otherwise.\n"},
     {"stop", "", 0, 0, "drain every pool and stop shoald",
      "  Drains every pool and stops shoald (as SIGTERM). While shoald starts,\n"
      "  it gives the start up: every pool started stops.\n"},
@@ -164,7 +165,7 @@ static void usage(FILE *to)
                 "  --socket PATH  shoald's control socket; else $SHOAL_SOCKET, else\n"
                 "                 ./shoal.sock if it exists, else " SERVICE_SOCKET "\n"
                 "  --timeout MS   for the whole exchange (default 5000; inspect, scale and\n"
-                "                 epic 7000: shoald's own 5.5 s first; reload 60000)\n"
+                "                 epic 7000: shoald's own 5.5 s first; reload, diff 60000)\n"
                 "  --version      print the version and exit\n"
                 "`shoalctl help COMMAND` says what COMMAND does and takes.\n"
                 "Exit: 0 done, 1 refused or no answer in time, 2 usage or no connection.\n");
@@ -457,7 +458,8 @@ int main(int argc, char **argv)
         timeout = t + CALL_MARGIN_MS;
     }
     bool is_reload = strcmp(cmd->name, "reload") == 0;
-    if (is_reload && !timeout_given)
+    bool is_diff = strcmp(cmd->name, "diff") == 0;
+    if ((is_reload || is_diff) && !timeout_given) /* plugins it loads: up to 10 s each */
         timeout = RELOAD_TIMEOUT_MS;
     if (!timeout_given && (strcmp(cmd->name, "inspect") == 0 || strcmp(cmd->name, "scale") == 0 ||
                            strcmp(cmd->name, "epic") == 0))
@@ -470,6 +472,8 @@ int main(int argc, char **argv)
                          .late = is_reload ? "; the reload goes on there: its outcome will be in "
                                              "shoald's log (`reload: generation N` or `reload "
                                              "failed`) and in `shoalctl status`"
+                                 : is_diff ? "; the diff goes on there, changing nothing, "
+                                             "unanswered (`shoalctl status` says while it runs)"
                                            : NULL,
                          .out = stdout,
                          .err = stderr,

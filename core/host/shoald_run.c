@@ -238,10 +238,11 @@ typedef struct reloading_s {
  * constructors' trial, its init or fini: up to 10 s each, at a reload or
  * a diff): the watchdog is petted as the main loop does, only while the
  * dispatcher still handles its heartbeat (loader.h, shoal__loader_set_tend),
- * the control socket is served (a stop asked there stops a reload at its
- * next `interrupted`, and shoald once a diff ends) and, in a reload or a
- * diff, the table goes on (a fini may also run from the main loop's own
- * work, in the midst of changing the pools' list: no table then). */
+ * the control socket is served (a stop asked there, or a SIGTERM, stops a
+ * reload or a diff at its next `interrupted`: no more plugin is loaded)
+ * and, in a reload or a diff, the table goes on (a fini may also run from
+ * the main loop's own work, in the midst of changing the pools' list: no
+ * table then). */
 static void loading(void *arg)
 {
     reloading_t *r = arg;
@@ -442,7 +443,8 @@ int shoald_run(const char *path, uint64_t run_for_ms, bool table, const char *co
                 why = "shoalctl stop";
         }
         /* A `shoalctl diff`, out of the socket's handling: the socket is
-         * served from within it (control_diff.c). */
+         * served from within it (control_diff.c). One a turn: the signals
+         * are read between two. */
         if (!stop && shoal__control_diff_wanted(control)) {
             shoal__control_diff_run(control);
             if (reloading.stop) { /* a `shoalctl stop` while it ran */

@@ -11,12 +11,23 @@
 #      beside the one running); a reload waits. Once the init returns: the first diff answers its
 #      plan, the others answer in the order they came, and the reload runs
 #      after them (generation 2, one reload line).
-#   2. The client of a diff that runs goes away: nothing is answered to
-#      it, the log says nothing went wrong, and the next diff is answered.
+#   2. The client of a diff that runs goes away (its --timeout passes:
+#      "no answer ... within 300 ms; the diff goes on there, ..."): nothing
+#      is answered to it, the log says nothing went wrong, and the next
+#      diff is answered.
 #   3. `shoalctl stop` while a diff waits on the init: answered at once; a
 #      diff waiting behind it is told "shoald is stopping: the diff asked
 #      was not done"; once the init returns the running diff is answered,
-#      and shoald drains and exits 0.
+#      and shoald drains and exits 0. The same with a plugin after the one
+#      whose init waits: it is not loaded, and the running diff is told it
+#      was not done, naming it (before, every plugin left was loaded).
+#   4. SIGTERM while a diff waits on an init, two diffs behind it, the
+#      diff's first plugin one whose fini waits for another file: once the
+#      init returns, the running diff is told it was not done (its last
+#      plugin not loaded), the two waiting are too (before, they ran: the
+#      signal was read only after every diff asked), shoald drains at once
+#      -- the fini runs after the drain, not before it -- and exits 0 once
+#      the fini returns.
 . "$(dirname "$0")/lib.sh" "$1"
 fixtures=$build/fixtures
 export SHOAL_SOCKET=$tmp/ctl.sock
@@ -107,10 +118,13 @@ rm -f "$tmp/go" "$tmp/go.entered"
 header > "$tmp/hang.yaml"
 sed -i "s|^pools:\$|  hang2: $fixtures/init_hangs.so\npools:|" "$tmp/hang.yaml"
 echo "  more: { worker: echo.echo, size: 1 }" >> "$tmp/hang.yaml"
-diff_bg "$tmp/d1" "$tmp/hang.yaml"
+"$shoalctl" --timeout 300 diff "$tmp/hang.yaml" > "$tmp/d1" 2>&1 &
+ctl=$!
 until_entered
-kill "$ctl"
-wait "$ctl" 2> /dev/null
+wait "$ctl"
+rc=$?
+[ $rc = 1 ] && [ "$(cat "$tmp/d1")" = "shoalctl: no answer from shoald at $SHOAL_SOCKET within 300 ms; the diff goes on there, changing nothing, unanswered (\`shoalctl status\` says while it runs)" ] ||
+    fail "a diff past its --timeout: exit $rc: $(cat "$tmp/d1")"
 for _ in $(seq 1 200); do
     [ "$("$shoalctl" status | sed -n 's/^control \([0-9]*\) open.*/\1/p')" = 1 ] && break
     sleep 0.01
@@ -148,4 +162,77 @@ pid=
 [ $rc = 0 ] || fail "shoald exited $rc, not 0, on a stop during a diff"
 grep -q "shoalctl stop: draining every pool" "$log" || fail "no drain line for the stop"
 echo "3: a stop during a diff: answered at once, shoald stopped once the diff ended"
+
+# late.yaml: hang.yaml with a plugin after hang, and its pool
+late_config() {
+    hang_config
+    sed -i "s|^pools:\$|  late: $plugins/sleep/sleep.so\npools:|" "$tmp/hang.yaml"
+    echo "  nap: { worker: late.sleep, size: 1 }" >> "$tmp/hang.yaml"
+}
+# not_done OUT PID PLUGIN: the diff PID wrote to OUT was told it was not
+# done, stopped before PLUGIN (at its line in hang.yaml)
+not_done() {
+    local rc line
+    wait "$2"
+    rc=$?
+    line=$(grep -n "^  $3: " "$tmp/hang.yaml" | cut -d: -f1)
+    [ $rc = 1 ] && grep -Eqx "shoalctl: shoald is stopping: the diff asked was not done \($tmp/hang.yaml:$line:[0-9]+: plugins.$3: not loaded: shoald is stopping\)" "$1" ||
+        fail "the running diff: exit $rc: $(cat "$1")"
+}
+start_host
+late_config
+diff_bg "$tmp/d1" "$tmp/hang.yaml"
+d1=$ctl
+until_entered
+expect_out "stop during a diff with a plugin left" 0 "stopping: draining every pool" "$shoalctl" stop
+touch "$tmp/go"
+not_done "$tmp/d1" "$d1" late
+wait "$pid"
+rc=$?
+pid=
+[ $rc = 0 ] || fail "shoald exited $rc, not 0, on a stop during a diff"
+echo "3b: a stop during a diff: the plugin after the one loading was not loaded"
+
+# ---- 4. SIGTERM during a diff: the diffs behind it not run, the fini after the drain ---
+export SHOAL_FIXTURE_FINI_GO=$tmp/fgo # fini_hangs.so's fini returns once it exists
+rm -f "$tmp/fgo" "$tmp/fgo.entered"
+start_host
+late_config
+sed -i "s|^  hang: |  fin: $fixtures/fini_hangs.so\n  hang: |" "$tmp/hang.yaml"
+echo "  last: { worker: fin.b, size: 1 }" >> "$tmp/hang.yaml"
+diff_bg "$tmp/d1" "$tmp/hang.yaml"
+d1=$ctl
+until_entered
+diff_bg "$tmp/d2" "$tmp/s.yaml"
+d2=$ctl
+diff_bg "$tmp/d3" "$tmp/s.yaml"
+d3=$ctl
+open_n 4
+kill -TERM "$pid"
+sleep 0.2
+for k in "$d1" "$d2" "$d3"; do
+    kill -0 "$k" 2> /dev/null || fail "a diff was answered before the init returned"
+done
+t0=$(now_ms)
+touch "$tmp/go"
+not_done "$tmp/d1" "$d1" late
+for k in d2 d3; do
+    wait "${!k}"
+    rc=$?
+    [ $rc = 1 ] && [ "$(cat "$tmp/$k")" = "shoalctl: shoald is stopping: the diff asked was not done" ] ||
+        fail "$k, asked behind the running diff: exit $rc: $(cat "$tmp/$k")"
+done
+wait_for "SIGTERM: draining every pool"
+wait_for "drained in "
+t1=$(now_ms)
+[ -e "$tmp/fgo" ] && fail "the fini's file exists already"
+alive # its fini waits for fgo, after the drain
+for _ in $(seq 1 500); do [ -e "$tmp/fgo.entered" ] && break; sleep 0.01; done
+[ -e "$tmp/fgo.entered" ] || fail "the fini of the plugin the diff loaded never ran"
+touch "$tmp/fgo"
+wait "$pid"
+rc=$?
+pid=
+[ $rc = 0 ] || fail "shoald exited $rc, not 0, on a SIGTERM during a diff"
+echo "4: SIGTERM during a diff: 3 diffs not done, drained $((t1 - t0)) ms after the init returned, the fini after"
 echo "ok: test_diff_control"

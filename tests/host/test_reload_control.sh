@@ -28,6 +28,9 @@
 #      meanwhile; a `shoalctl stop` then fails the reload as soon as the
 #      init returns ("interrupted by a stop before its pools started"), no
 #      pool of it started, and shoald exits 0.
+#   5b. The same with SIGTERM and a plugin after the one whose init hangs:
+#      that plugin is not loaded (each may take 10 s): the reload fails
+#      naming it ("plugins.late: not loaded: shoald is stopping"); exit 0.
 #   6. A reload adds two sources, feed (at once) and dial (its init takes
 #      3 s): while dial starts, status says "source feed starting: sent 0,
 #      ..." (held: it sends nothing until the commit), and feed is reached
@@ -222,6 +225,33 @@ pid=
 [ $rc = 0 ] || fail "shoald exited $rc, not 0"
 [ "$(count "started more")" = 0 ] || fail "the pool of the stopped reload started"
 echo "5: served while a plugin's init hung; the stop asked then failed the reload"
+
+# ---- 5b. SIGTERM there, a plugin after it: not loaded ---------------------------------
+write ""
+: > "$log"
+rm -f "$tmp/go" "$tmp/go.entered"
+SHOAL_FIXTURE_INIT_GO=$tmp/go "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+pid=$!
+wait_for "running $tmp/s.yaml: 1 pool"
+{ header | sed "s|^pools:\$|  hang: $build/fixtures/init_hangs.so\n  late: $plugins/sleep/sleep.so\npools:|"
+  echo "  more: { worker: hang.b, size: 1 }"
+  echo "  nap: { worker: late.sleep, size: 1 }"; } > "$tmp/s.yaml.new"
+mv "$tmp/s.yaml.new" "$tmp/s.yaml"
+late_at=$(grep -n "^  late: " "$tmp/s.yaml" | cut -d: -f1):9 # the path
+reload_bg "$tmp/r1"
+for _ in $(seq 1 500); do [ -e "$tmp/go.entered" ] && break; sleep 0.01; done
+[ -e "$tmp/go.entered" ] || fail "the plugin's init never ran"
+kill -TERM "$pid"
+sleep 0.1
+touch "$tmp/go"
+reload_answered "the reload SIGTERM came during" "$ctl" "$tmp/r1" 1 \
+    "shoalctl: reload failed: $tmp/s.yaml:$late_at: plugins.late: not loaded: shoald is stopping; generation 1 keeps running"
+wait "$pid"
+rc=$?
+pid=
+[ $rc = 0 ] || fail "shoald exited $rc, not 0"
+grep -q "SIGTERM: draining every pool" "$log" || fail "no drain line for the SIGTERM"
+echo "5b: SIGTERM while a plugin's init hung: the plugin after it was not loaded"
 
 # ---- 6. new sources: one started is "starting" while the next runs init -------------
 write ""
