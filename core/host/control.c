@@ -519,6 +519,5 @@ void shoal__control_close(shoal_control_t *c)
     if (c->h != NULL)
         shoal__host_unhook(c->h, c);
     free(c->path);
-    free(c->reload_names);
     free(c);
 }

@@ -106,12 +106,6 @@ struct shoal_control_s {
     uint64_t reload_from; /* the generation it began from */
     uint64_t reloads_begun;
     bool reload_asked;
-    /* The names of the pools and sources in the running reload's config,
-     * each as 'p' (a pool) or 's', the name and its NUL, copied when the
-     * reload prepares (NULL: none, or no memory): a name no live pool has
-     * but one of these is one the reload starts (shoal__control_not_yet). */
-    char *reload_names;
-    size_t reload_names_len;
     bool serving; /* inside shoal__control_handle: never entered twice */
     /* `diff` and `reload` requests in the order they came: each diff's
      * ticket and the first reload asked since the last began (when

@@ -25,14 +25,15 @@
  *     " starting", and says "reloading generation N from PATH for T ms:
  *     STEP" after the generation, STEP what the reload waits for (host.h:
  *     step), e.g. "starting pool db (its first workers run init)". A name
- *     only the reload's config has is answered "1 pool 'db' is not
+ *     only the reload's config has (host.h: next, from when its file is
+ *     read, its plugins not loaded yet) is answered "1 pool 'db' is not
  *     running yet: the reload to generation N starts it ...", as one only
  *     the starting config has is while shoald starts.
  *   - reload waits for the next reload: the file may have changed after
  *     the running one read it.
  *   - stop stops the reload as SIGTERM does (it fails, changing nothing:
  *     at once in a wait for workers, or as soon as a plugin being loaded
- *     is, reload.c); then shoald drains. Answered as stopping from then
+ *     is, no other loaded, reload.c); then shoald drains. Answered as stopping from then
  *     on.
  *   - at most SHOAL_CONTROL_RELOADS_MAX requests wait for a reload: they
  *     have no deadline, and would otherwise take every slot.
@@ -62,40 +63,11 @@ static void reload_begin(shoal_host_t *h, void *user)
     c->reload_asked = false; /* this one reads the file after every ask so far */
 }
 
-/* Keeps the names of next's pools and sources (shoal__control_not_yet).
- * Never refuses the reload: without memory for them, such a name is
- * answered as unknown. */
-static int reload_prepare(void *user, const shoal_config_t *next, shoal_diag_t *err)
-{
-    (void)err;
-    shoal_control_t *c = user;
-    const shoal_config_pool_t *lists[2] = {next->pools, next->sources};
-    size_t counts[2] = {next->npools, next->nsources}, len = 0;
-    for (int l = 0; l < 2; l++)
-        for (size_t i = 0; i < counts[l]; i++)
-            len += 1 + strlen(lists[l][i].name) + 1;
-    free(c->reload_names);
-    c->reload_names_len = 0;
-    if ((c->reload_names = malloc(len ? len : 1)) == NULL)
-        return SHOAL_OK;
-    for (int l = 0; l < 2; l++)
-        for (size_t i = 0; i < counts[l]; i++) {
-            size_t n = strlen(lists[l][i].name) + 1;
-            c->reload_names[c->reload_names_len++] = l == 0 ? 'p' : 's';
-            memcpy(c->reload_names + c->reload_names_len, lists[l][i].name, n);
-            c->reload_names_len += n;
-        }
-    return SHOAL_OK;
-}
-
 /* Answers each `reload` that asked before this one began. */
 static void reload_end(shoal_host_t *h, void *user, int rc, const char *why)
 {
     shoal_control_t *c = user;
     c->reloading = false;
-    free(c->reload_names);
-    c->reload_names = NULL;
-    c->reload_names_len = 0;
     for (size_t i = 0; i < c->nconns; i++) {
         shoal_control_conn_t *k = c->conns[i];
         if (k->fd < 0 || k->state != SHOAL_CONTROL_RELOAD || k->ticket >= c->reloads_begun)
@@ -114,7 +86,7 @@ int shoal__control_reload_hook(shoal_control_t *c, shoal_host_t *h)
 {
     return shoal__host_hook(
         h, &(shoal_host_hook_t){
-               .begin = reload_begin, .prepare = reload_prepare, .end = reload_end, .user = c});
+               .begin = reload_begin, .end = reload_end, .user = c});
 }
 
 /* A reload is wanted; the first ask since the last one began takes its
@@ -202,20 +174,19 @@ bool shoal__control_not_yet(shoal_control_t *c, shoal_control_conn_t *k, const c
                            h->step);
         return true;
     }
-    if (!c->reloading || c->reload_names == NULL)
+    const shoal_config_t *next = h->next; /* read, perhaps not resolved yet */
+    if (!c->reloading || next == NULL)
         return false;
-    for (size_t at = 0; at < c->reload_names_len; at += 1 + strlen(c->reload_names + at + 1) + 1) {
-        if (strcmp(c->reload_names + at + 1, name) != 0)
-            continue;
-        shoal__control_say(k,
-                           "1 %s '%s' is not running yet: the reload to generation %" PRIu64
-                           " starts it (for %" PRIu64 " ms): %s; it is reached once that "
-                           "reload commits\n",
-                           c->reload_names[at] == 'p' ? "pool" : "source", name, c->reload_from + 1,
-                           (now - c->reload_since_ns) / 1000000u, h->step);
-        return true;
-    }
-    return false;
+    bool pool = declares(next->pools, next->npools, name);
+    if (!pool && !declares(next->sources, next->nsources, name))
+        return false;
+    shoal__control_say(k,
+                       "1 %s '%s' is not running yet: the reload to generation %" PRIu64
+                       " starts it (for %" PRIu64 " ms): %s; it is reached once that reload "
+                       "commits\n",
+                       pool ? "pool" : "source", name, c->reload_from + 1,
+                       (now - c->reload_since_ns) / 1000000u, h->step);
+    return true;
 }
 
 void shoal__control_serve(shoal_control_t *c, bool *stop)

@@ -82,6 +82,10 @@ typedef struct shoal_host_s {
     shoal_runtime_t *rt;
     shoal_loader_t *loader;
     shoal_config_t *config; /* the current generation's */
+    /* The config a running reload brings, from when its file is read until
+     * the reload ends (reload.c); NULL otherwise. Its pools and sources are
+     * "not running yet" meanwhile (control_reload.c). Host thread. */
+    const shoal_config_t *next;
     /* Configs whose plugins are released only when the host is destroyed,
      * after the drain (shoal__host_keep_until_end): a diff a stop came
      * during, whose plugins' fini (up to 10 s each) would have held the

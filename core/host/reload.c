@@ -72,18 +72,22 @@ static void hooks_abort(shoal_host_t *h, size_t n)
             h->hooks[k].abort(h->hooks[k].user);
 }
 
-static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
+/* *next gets the config read (NULL: none), which the caller frees when
+ * the reload fails; once it is read, h->next names it. */
+static int reload(shoal_host_t *h, const char *path, shoal_config_t **next, char *why,
+                  size_t why_size)
 {
     shoal_diag_t err = {0};
     char buf[1200];
     shoal_config_t *c = NULL;
     shoal__host_step(h, "reading the file, loading its plugins");
     int rc = shoal__config_load(path, &c, &err);
+    *next = c;
+    h->next = c; /* its names: not running yet (control_reload.c), not unknown */
     if (rc == SHOAL_OK) /* a stop meanwhile: no more plugin loaded (each up to 10 s) */
         rc = shoal__config_resolve_until(c, h->loader, h->interrupted, h->interrupted_arg, &err);
     if (rc != SHOAL_OK) {
         fail_log(h, shoal__diag_format(&err, buf, sizeof buf), why, why_size);
-        shoal__config_free(c);
         return rc;
     }
     /* What lives outside the host first (metrics.listen): it may refuse;
@@ -94,7 +98,6 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
         if (k->prepare != NULL && (rc = k->prepare(k->user, c, &err)) != SHOAL_OK) {
             hooks_abort(h, prepared);
             fail_log(h, shoal__diag_format(&err, buf, sizeof buf), why, why_size);
-            shoal__config_free(c);
             return rc;
         }
     }
@@ -104,7 +107,6 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
     if (h->interrupted != NULL && h->interrupted(h->interrupted_arg)) {
         hooks_abort(h, prepared);
         fail_log(h, "interrupted by a stop before its pools started", why, why_size);
-        shoal__config_free(c);
         return SHOAL_ESHUTDOWN;
     }
     uint64_t gen = h->generation + 1;
@@ -286,6 +288,7 @@ static int reload(shoal_host_t *h, const char *path, char *why, size_t why_size)
      * tend) -- as generation gen, its pools reached by their names. */
     shoal_config_t *old = h->config;
     h->config = c;
+    *next = NULL; /* the host's now */
     h->generation = gen;
     h->reloads++;
     shoal__host_set_generation(h, gen, c->log.format);
@@ -319,7 +322,6 @@ undo:
         shoal__host_pool_forget(h, h->npools - 1);
     }
     fail_log(h, shoal__diag_format(&err, buf, sizeof buf), why, why_size);
-    shoal__config_free(c);
     return rc;
 }
 
@@ -329,7 +331,10 @@ int shoal__host_reload(shoal_host_t *h, const char *path, char *why, size_t why_
     for (size_t k = 0; k < h->nhooks; k++)
         if (h->hooks[k].begin != NULL)
             h->hooks[k].begin(h, h->hooks[k].user);
-    int rc = reload(h, path, text, sizeof text);
+    shoal_config_t *next = NULL;
+    int rc = reload(h, path, &next, text, sizeof text);
+    h->next = NULL; /* before it is freed: a fini there serves the socket */
+    shoal__config_free(next); /* a failed reload's (its plugins' fini: up to 10 s each) */
     h->step[0] = '\0';
     for (size_t k = 0; k < h->nhooks; k++)
         if (h->hooks[k].end != NULL)

@@ -25,7 +25,8 @@
 #      waited 15 s before.
 #   5. A reload loads a plugin whose own init hangs until the test lets it
 #      return: status says "reading the file, loading its plugins"
-#      meanwhile; a `shoalctl stop` then fails the reload as soon as the
+#      meanwhile, and a call to the pool the reload brings is told it is
+#      not running yet (it said "unknown pool" until the plugins loaded); a `shoalctl stop` then fails the reload as soon as the
 #      init returns ("interrupted by a stop before its pools started"), no
 #      pool of it started, and shoald exits 0.
 #   5b. The same with SIGTERM and a plugin after the one whose init hangs:
@@ -207,6 +208,9 @@ reload_bg "$tmp/r1"
 for _ in $(seq 1 500); do [ -e "$tmp/go.entered" ] && break; sleep 0.01; done
 [ -e "$tmp/go.entered" ] || fail "the plugin's init never ran"
 during_reload 2 "reading the file, loading its plugins"
+expect_out_ms "a call to a pool of the reload's file, its plugins loading" 1 \
+    "shoalctl: pool 'more' is not running yet: the reload to generation 2 starts it (for N ms): reading the file, loading its plugins; it is reached once that reload commits" \
+    "$shoalctl" call more x
 expect_out "stop while the plugin's init hangs" 0 "stopping: draining every pool" "$shoalctl" stop
 # stopping from then on, though the reload has not returned yet
 expect_out "a second stop" 0 "stopping already: draining every pool" "$shoalctl" stop
