@@ -33,8 +33,9 @@
  *     the running one read it.
  *   - stop stops the reload as SIGTERM does (it fails, changing nothing:
  *     at once in a wait for workers, or as soon as a plugin being loaded
- *     is, no other loaded, reload.c); then shoald drains. Answered as stopping from then
- *     on.
+ *     is, no other loaded, reload.c; the plugins it loaded are released
+ *     after the drain); then shoald drains. Answered as stopping from
+ *     then on.
  *   - at most SHOAL_CONTROL_RELOADS_MAX requests wait for a reload: they
  *     have no deadline, and would otherwise take every slot.
  *   - scale, epic and diff are refused ("1 busy: a reload to generation N
@@ -85,8 +86,7 @@ static void reload_end(shoal_host_t *h, void *user, int rc, const char *why)
 int shoal__control_reload_hook(shoal_control_t *c, shoal_host_t *h)
 {
     return shoal__host_hook(
-        h, &(shoal_host_hook_t){
-               .begin = reload_begin, .end = reload_end, .user = c});
+        h, &(shoal_host_hook_t){.begin = reload_begin, .end = reload_end, .user = c});
 }
 
 /* A reload is wanted; the first ask since the last one began takes its

@@ -83,7 +83,7 @@ static int reload(shoal_host_t *h, const char *path, shoal_config_t **next, char
     shoal__host_step(h, "reading the file, loading its plugins");
     int rc = shoal__config_load(path, &c, &err);
     *next = c;
-    h->next = c; /* its names: not running yet (control_reload.c), not unknown */
+    h->next = c;        /* its names: not running yet (control_reload.c), not unknown */
     if (rc == SHOAL_OK) /* a stop meanwhile: no more plugin loaded (each up to 10 s) */
         rc = shoal__config_resolve_until(c, h->loader, h->interrupted, h->interrupted_arg, &err);
     if (rc != SHOAL_OK) {
@@ -334,7 +334,12 @@ int shoal__host_reload(shoal_host_t *h, const char *path, char *why, size_t why_
     shoal_config_t *next = NULL;
     int rc = reload(h, path, &next, text, sizeof text);
     h->next = NULL; /* before it is freed: a fini there serves the socket */
-    shoal__config_free(next); /* a failed reload's (its plugins' fini: up to 10 s each) */
+    /* A failed reload's: the plugins only it loaded are released (each
+     * fini up to 10 s) -- after the drain when a stop failed it. */
+    if (next != NULL && h->interrupted != NULL && h->interrupted(h->interrupted_arg))
+        shoal__host_keep_until_end(h, next);
+    else
+        shoal__config_free(next);
     h->step[0] = '\0';
     for (size_t k = 0; k < h->nhooks; k++)
         if (h->hooks[k].end != NULL)

@@ -60,9 +60,23 @@ fail:
     return 2;
 }
 
-/* Load, validate, resolve. On error prints it and returns 2. */
-int shoald_load(const char *path, shoal_config_t **c, shoal_loader_t **loader)
+/* shoald_load's stop, as config_resolve asks it. */
+typedef struct load_stop_s {
+    const char *(*fn)(void *);
+    void *arg;
+    const char *name; /* the stop that came, once one did */
+} load_stop_t;
+
+static bool load_stopped(void *arg)
 {
+    load_stop_t *s = arg;
+    return s->fn != NULL && (s->name = s->fn(s->arg)) != NULL;
+}
+
+int shoald_load(const char *path, const char *(*stop)(void *), void *arg, shoal_config_t **c,
+                shoal_loader_t **loader)
+{
+    load_stop_t st = {.fn = stop, .arg = arg};
     shoal_diag_t err = {0};
     char buf[1200];
     *c = NULL;
@@ -72,16 +86,21 @@ int shoald_load(const char *path, shoal_config_t **c, shoal_loader_t **loader)
         shoal__diag_set(&err, NULL, 0, 0, "cannot create the plugin loader: %s",
                         shoal_strerror(rc));
     if (rc == SHOAL_OK)
-        rc = shoal__config_resolve(*c, *loader, &err);
+        rc = shoal__config_resolve_until(*c, *loader, load_stopped, &st, &err);
     if (rc == SHOAL_OK)
         return 0;
-    fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
+    int status = rc == SHOAL_ESHUTDOWN ? 1 : 2;
+    if (rc == SHOAL_ESHUTDOWN)
+        fprintf(stderr, "shoald: %s while its plugins loaded: stopped (%s)\n", st.name,
+                shoal__diag_format(&err, buf, sizeof buf));
+    else
+        fprintf(stderr, "%s\n", shoal__diag_format(&err, buf, sizeof buf));
     shoal__config_free(*c);
     if (*loader != NULL)
         shoal__loader_destroy(*loader);
     *c = NULL;
     *loader = NULL;
-    return 2;
+    return status;
 }
 
 /* --check: 0 valid (and *control, when control is not NULL, a copy of
@@ -90,7 +109,7 @@ int shoald_check(const char *path, char **control)
 {
     shoal_config_t *c;
     shoal_loader_t *loader;
-    if (shoald_load(path, &c, &loader) != 0)
+    if (shoald_load(path, NULL, NULL, &c, &loader) != 0)
         return 2;
     if (control != NULL && c->runtime.control != NULL &&
         (*control = strdup(c->runtime.control)) == NULL) {

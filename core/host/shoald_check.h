@@ -10,8 +10,13 @@
 #include "host/config.h"
 #include "host/loader.h"
 
-/* Load, validate, resolve: 0 with *c and *loader, or 2 (printed). */
-int shoald_load(const char *path, shoal_config_t **c, shoal_loader_t **loader);
+/* Load, validate, resolve: 0 with *c and *loader, or 2 (printed). stop
+ * (NULL: never) is asked before each plugin is loaded (each may take its
+ * trial and init, up to 10 s): when it names a stop that came (e.g.
+ * "SIGTERM"), no more is, and 1 (printed: "shoald: SIGTERM while its
+ * plugins loaded: stopped (FILE:L:C: plugins.db: not loaded: ...)"). */
+int shoald_load(const char *path, const char *(*stop)(void *), void *arg, shoal_config_t **c,
+                shoal_loader_t **loader);
 /* --check: 0 valid (and *control, when control is not NULL, a copy of
  * FILE's runtime.control or NULL), else 2. */
 int shoald_check(const char *path, char **control);

@@ -175,6 +175,19 @@ static bool start_signal(void *arg)
     return true;
 }
 
+/* While shoald's config's plugins load, before the control socket exists:
+ * the name of a SIGTERM or SIGINT that waits (left pending), or NULL. */
+static const char *load_signal(void *arg)
+{
+    (void)arg;
+    sigset_t p;
+    if (sigpending(&p) != 0)
+        return NULL;
+    return sigismember(&p, SIGTERM) == 1  ? "SIGTERM"
+           : sigismember(&p, SIGINT) == 1 ? "SIGINT"
+                                          : NULL;
+}
+
 /* The table on stdout (--table): a block each second, from the main loop
  * and from a reload's waits (a reload of 10 s froze it). */
 typedef struct table_s {
@@ -299,8 +312,15 @@ int shoald_run(const char *path, uint64_t run_for_ms, bool table, const char *co
     if (frc != 0)
         fprintf(stderr, "shoald: warning: no crash reports: %s\n", strerror(-frc));
 
-    if (shoald_load(path, &c, &loader) != 0)
+    /* A SIGTERM or SIGINT while the plugins load (each up to 10 s) loads no
+     * more: stopped, as during the pools' start. */
+    if ((rc = shoald_load(path, load_signal, NULL, &c, &loader)) != 0) {
+        if (rc == 1) {
+            rc = 0;
+            goto stopped;
+        }
         goto fail;
+    }
     shoal__fault_set_format(c->log.format == SHOAL_LOG_FORMAT_JSON ? SHOAL_FAULT_JSON
                                                                    : SHOAL_FAULT_TEXT);
     if (control_path != NULL) { /* --control: for this run, whatever the file says */

@@ -172,8 +172,7 @@ static void step_case(uint32_t kind)
     CU_ASSERT(reached <= 0.3 + 1.0);
     printf("\n    %s: 1 -> %u workers %.2f s after the step (for: 0.3 s; "
            "%.2f ms a message needs %u) ",
-           kind == SHOAL_POOL_KIND_PULL ? "pull" : "forward", peak, reached, mean_s * 1e3,
-           need);
+           kind == SHOAL_POOL_KIND_PULL ? "pull" : "forward", peak, reached, mean_s * 1e3, need);
     shoal_test_assert_logged("auto: autoscale: up 1 -> ");
 
     /* Steady at about 60% busy, between the thresholds: no decision. */

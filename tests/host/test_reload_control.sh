@@ -31,7 +31,9 @@
 #      pool of it started, and shoald exits 0.
 #   5b. The same with SIGTERM and a plugin after the one whose init hangs:
 #      that plugin is not loaded (each may take 10 s): the reload fails
-#      naming it ("plugins.late: not loaded: shoald is stopping"); exit 0.
+#      naming it ("plugins.late: not loaded: shoald is stopping"). A
+#      plugin the reload loaded before, whose fini waits for a file, is
+#      released after the drain, not before it; exit 0 once it returns.
 #   6. A reload adds two sources, feed (at once) and dial (its init takes
 #      3 s): while dial starts, status says "source feed starting: sent 0,
 #      ..." (held: it sends nothing until the commit), and feed is reached
@@ -233,11 +235,12 @@ echo "5: served while a plugin's init hung; the stop asked then failed the reloa
 # ---- 5b. SIGTERM there, a plugin after it: not loaded ---------------------------------
 write ""
 : > "$log"
-rm -f "$tmp/go" "$tmp/go.entered"
-SHOAL_FIXTURE_INIT_GO=$tmp/go "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+rm -f "$tmp/go" "$tmp/go.entered" "$tmp/fgo" "$tmp/fgo.entered"
+SHOAL_FIXTURE_INIT_GO=$tmp/go SHOAL_FIXTURE_FINI_GO=$tmp/fgo "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
 wait_for "running $tmp/s.yaml: 1 pool"
-{ header | sed "s|^pools:\$|  hang: $build/fixtures/init_hangs.so\n  late: $plugins/sleep/sleep.so\npools:|"
+{ header | sed "s|^pools:\$|  fin: $build/fixtures/fini_hangs.so\n  hang: $build/fixtures/init_hangs.so\n  late: $plugins/sleep/sleep.so\npools:|"
+  echo "  last: { worker: fin.b, size: 1 }"
   echo "  more: { worker: hang.b, size: 1 }"
   echo "  nap: { worker: late.sleep, size: 1 }"; } > "$tmp/s.yaml.new"
 mv "$tmp/s.yaml.new" "$tmp/s.yaml"
@@ -250,12 +253,18 @@ sleep 0.1
 touch "$tmp/go"
 reload_answered "the reload SIGTERM came during" "$ctl" "$tmp/r1" 1 \
     "shoalctl: reload failed: $tmp/s.yaml:$late_at: plugins.late: not loaded: shoald is stopping; generation 1 keeps running"
+wait_for "SIGTERM: draining every pool"
+wait_for "drained in "
+[ -e "$tmp/fgo" ] && fail "the fini's file exists already"
+alive # the fini of the plugin the reload loaded waits for fgo, after the drain
+for _ in $(seq 1 500); do [ -e "$tmp/fgo.entered" ] && break; sleep 0.01; done
+[ -e "$tmp/fgo.entered" ] || fail "the fini of the plugin the reload loaded never ran"
+touch "$tmp/fgo"
 wait "$pid"
 rc=$?
 pid=
 [ $rc = 0 ] || fail "shoald exited $rc, not 0"
-grep -q "SIGTERM: draining every pool" "$log" || fail "no drain line for the SIGTERM"
-echo "5b: SIGTERM while a plugin's init hung: the plugin after it was not loaded"
+echo "5b: SIGTERM while a plugin's init hung: the plugin after it not loaded, the one before released after the drain"
 
 # ---- 6. new sources: one started is "starting" while the next runs init -------------
 write ""

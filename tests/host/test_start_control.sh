@@ -29,6 +29,11 @@
 #      while a `shoalctl reload` waits: the reload is told "shoald is
 #      stopping: its start failed: FILE:L:C: ...: the reload asked was not
 #      done", and shoald exits 2 with the same line.
+#   6. SIGTERM while shoald loads its plugins (before the socket exists),
+#      one's init hanging until the test lets it return, another plugin
+#      after it: that one is not loaded (each may take 10 s): "shoald:
+#      SIGTERM while its plugins loaded: stopped (FILE:L:C: plugins.late:
+#      not loaded: shoald is stopping)", exit 0, no pool started.
 . "$(dirname "$0")/lib.sh" "$1"
 export SHOAL_SOCKET=$tmp/ctl.sock
 drain=5s
@@ -195,4 +200,27 @@ pid=
 [ $rc = 2 ] || fail "shoald exited $rc, not 2, on a start that failed"
 grep -qxF "$why" "$log" || fail "no line for the failed start: $(tail -3 "$log")"
 echo "5: a start that failed told the reload waiting why"
+
+# ---- 6. SIGTERM while the plugins load: no more is loaded ---------------------------
+rm -f "$tmp/go" "$tmp/go.entered"
+{ header | sed "s|^pools:\$|  hang: $build/fixtures/init_hangs.so\n  late: $plugins/sleep/sleep.so\npools:|"
+  echo "  more: { worker: hang.b, size: 1 }"
+  echo "  nap: { worker: late.sleep, size: 1 }"; } > "$tmp/s.yaml"
+: > "$log"
+SHOAL_FIXTURE_INIT_GO=$tmp/go "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+pid=$!
+for _ in $(seq 1 500); do [ -e "$tmp/go.entered" ] && break; sleep 0.01; done
+[ -e "$tmp/go.entered" ] || fail "the plugin's init never ran"
+kill -TERM "$pid"
+sleep 0.1
+touch "$tmp/go"
+wait "$pid"
+rc=$?
+pid=
+[ $rc = 0 ] || fail "shoald exited $rc, not 0, on a SIGTERM while its plugins loaded"
+line=$(grep -n "^  late: " "$tmp/s.yaml" | cut -d: -f1)
+grep -qxF "shoald: SIGTERM while its plugins loaded: stopped ($tmp/s.yaml:$line:9: plugins.late: not loaded: shoald is stopping)" "$log" ||
+    fail "no line for the stop while the plugins loaded: $(tail -3 "$log")"
+[ "$(count " started")" = 0 ] || fail "a pool started: $(grep " started" "$log")"
+echo "6: SIGTERM while the plugins loaded: the next one was not loaded, exit 0"
 echo "ok: test_start_control"
