@@ -177,6 +177,10 @@ void shoal__control_handle(shoal_control_t *c, const struct pollfd *fds, size_t 
  * `stop`. A no-op otherwise, or inside shoal__control_handle. */
 void shoal__control_serve(shoal_control_t *c, bool *stop);
 
+/* A SIGHUP: a reload is wanted, in its place among the requests (after
+ * the diffs asked before it), as a `reload` request without a client. */
+void shoal__control_hup(shoal_control_t *c);
+
 /* Whether a `reload` request waits for a reload that has not begun, and
  * no diff asked before it waits: the main loop then runs one
  * (shoal__host_reload), which answers it. */

@@ -5,8 +5,9 @@
  * (their constructors' trial, their init: up to 10 s each, loader.h), so
  * it is not done inside the socket's handling: the request waits (DIFF,
  * no deadline) and shoald's main loop runs it (shoal__control_diff_run),
- * one at a time in the order they came (a reload asked meanwhile runs
- * before the diffs asked after it), at most SHOAL_CONTROL_DIFFS_MAX
+ * one at a time in the order they came (a reload asked meanwhile, or a
+ * SIGHUP, runs after the diffs asked before it and before those asked
+ * after it), at most SHOAL_CONTROL_DIFFS_MAX
  * waiting beside the one running. It is answered before the plugins only
  * it loaded are released (their fini, up to 10 s each). While one runs,
  * the socket is served from the loader's tend, as during a reload
@@ -20,7 +21,8 @@
  * the client is told the diff was not done, and the plugins it loaded
  * are released only after the drain (shoal__host_keep_until_end), so
  * that their fini does not hold it off. One diff runs per turn of the
- * main loop, which reads the signals between two. Before, a diff naming
+ * main loop, which reads the signals between two, and runs no reload in
+ * a turn whose diff a stop ended. Before, a diff naming
  * a plugin whose init hung held the host thread -- every other client,
  * signals, the table -- for the 10 s of the loader's deadline. All on the
  * host thread.

@@ -99,6 +99,12 @@ static void want_reload(shoal_control_t *c)
     c->reload_asked = true;
 }
 
+void shoal__control_hup(shoal_control_t *c)
+{
+    if (c != NULL)
+        want_reload(c);
+}
+
 void shoal__control_reload_ask(shoal_control_t *c, shoal_control_conn_t *k)
 {
     /* Waiting reloads have no deadline: a few leave the other slots (and

@@ -447,11 +447,16 @@ int shoald_run(const char *path, uint64_t run_for_ms, bool table, const char *co
             /* Drain every pending signal: SIGHUPs that came during a reload
              * are one more reload, not many. */
             while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
-                if (si.ssi_signo == SIGHUP)
-                    hup = true;
-                else if (unused_signal(h, si.ssi_signo))
+                if (si.ssi_signo == SIGHUP) {
+                    /* in its place among the socket's requests: after the
+                     * diffs asked before it (control_diff.c) */
+                    if (control != NULL)
+                        shoal__control_hup(control);
+                    else
+                        hup = true;
+                } else if (unused_signal(h, si.ssi_signo)) {
                     continue;
-                else {
+                } else {
                     stop = true;
                     why = si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM";
                 }
@@ -470,10 +475,12 @@ int shoald_run(const char *path, uint64_t run_for_ms, bool table, const char *co
             if (reloading.stop) { /* a `shoalctl stop` while it ran */
                 stop = true;
                 why = "shoalctl stop";
+            } else if (stop_pending(&reloading)) {
+                continue; /* a SIGTERM or SIGINT came: read next turn, before any reload */
             }
         }
         /* A SIGHUP, or a `shoalctl reload` (which waits for this one to
-         * end: control_reload.c). */
+         * end: control_reload.c), once the diffs asked before it ran. */
         if (!stop && (hup || shoal__control_reload_wanted(control))) {
             shoal__host_reload(h, path, NULL, 0);
             if (reloading.stop) { /* a `shoalctl stop` while it ran stopped it */

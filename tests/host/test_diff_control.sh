@@ -21,13 +21,17 @@
 #      and shoald drains and exits 0. The same with a plugin after the one
 #      whose init waits: it is not loaded, and the running diff is told it
 #      was not done, naming it (before, every plugin left was loaded).
-#   4. SIGTERM while a diff waits on an init, two diffs behind it, the
-#      diff's first plugin one whose fini waits for another file: once the
-#      init returns, the running diff is told it was not done (its last
-#      plugin not loaded), the two waiting are too (before, they ran: the
-#      signal was read only after every diff asked), shoald drains at once
-#      -- the fini runs after the drain, not before it -- and exits 0 once
-#      the fini returns.
+#   4. SIGTERM while a diff waits on an init, a reload and two diffs
+#      behind it, the diff's first plugin one whose fini waits for another
+#      file: once the init returns, the running diff is told it was not
+#      done (its last plugin not loaded), the reload and the two diffs
+#      waiting are too (before, the diffs ran: the signal was read only
+#      after every diff asked; and the reload ran before the signal was
+#      read, failing), shoald drains at once -- the fini runs after the
+#      drain, not before it -- and exits 0 once the fini returns.
+#   5. A SIGHUP while a diff runs, two diffs asked before it waiting: its
+#      reload runs after all three, which answer against generation 1
+#      (before, it ran between the second and the third).
 . "$(dirname "$0")/lib.sh" "$1"
 fixtures=$build/fixtures
 export SHOAL_SOCKET=$tmp/ctl.sock
@@ -203,15 +207,19 @@ echo "  last: { worker: fin.b, size: 1 }" >> "$tmp/hang.yaml"
 diff_bg "$tmp/d1" "$tmp/hang.yaml"
 d1=$ctl
 until_entered
+"$shoalctl" --timeout 30000 reload > "$tmp/r1" 2>&1 &
+r1=$!
+open_n 3
 diff_bg "$tmp/d2" "$tmp/s.yaml"
 d2=$ctl
+open_n 4
 diff_bg "$tmp/d3" "$tmp/s.yaml"
 d3=$ctl
-open_n 4
+open_n 5
 kill -TERM "$pid"
 sleep 0.2
-for k in "$d1" "$d2" "$d3"; do
-    kill -0 "$k" 2> /dev/null || fail "a diff was answered before the init returned"
+for k in "$d1" "$r1" "$d2" "$d3"; do
+    kill -0 "$k" 2> /dev/null || fail "a request was answered before the init returned"
 done
 t0=$(now_ms)
 touch "$tmp/go"
@@ -222,6 +230,11 @@ for k in d2 d3; do
     [ $rc = 1 ] && [ "$(cat "$tmp/$k")" = "shoalctl: shoald is stopping: the diff asked was not done" ] ||
         fail "$k, asked behind the running diff: exit $rc: $(cat "$tmp/$k")"
 done
+wait "$r1"
+rc=$?
+[ $rc = 1 ] && [ "$(cat "$tmp/r1")" = "shoalctl: shoald is stopping: the reload asked was not done" ] ||
+    fail "the reload asked behind the running diff: exit $rc: $(cat "$tmp/r1")"
+[ "$(count "reload")" = 0 ] || fail "a reload ran: $(grep reload "$log")"
 wait_for "SIGTERM: draining every pool"
 wait_for "drained in "
 t1=$(now_ms)
@@ -234,5 +247,35 @@ wait "$pid"
 rc=$?
 pid=
 [ $rc = 0 ] || fail "shoald exited $rc, not 0, on a SIGTERM during a diff"
-echo "4: SIGTERM during a diff: 3 diffs not done, drained $((t1 - t0)) ms after the init returned, the fini after"
+echo "4: SIGTERM during a diff: 3 diffs and a reload not done, drained $((t1 - t0)) ms after the init returned, the fini after"
+unset SHOAL_FIXTURE_FINI_GO
+
+# ---- 5. SIGHUP during a diff: its reload after the diffs asked before it ----------------
+start_host
+hang_config
+diff_bg "$tmp/d1" "$tmp/hang.yaml"
+d1=$ctl
+until_entered
+diff_bg "$tmp/d2" "$tmp/s.yaml"
+d2=$ctl
+open_n 3
+diff_bg "$tmp/d3" "$tmp/s.yaml"
+d3=$ctl
+open_n 4
+kill -HUP "$pid"
+sleep 0.2
+touch "$tmp/go"
+wait "$d1"
+rc=$?
+[ $rc = 0 ] && [ "$(cat "$tmp/d1")" = "$plan" ] || fail "the running diff: exit $rc: $(cat "$tmp/d1")"
+for k in d2 d3; do
+    wait "${!k}"
+    rc=$?
+    [ $rc = 0 ] && [ "$(cat "$tmp/$k")" = "generation 1 -> 2: no change" ] ||
+        fail "$k, asked before the SIGHUP: exit $rc: $(cat "$tmp/$k")"
+done
+wait_for "reload: generation 2 from "
+[ "$(count "reload: generation")" = 1 ] || fail "$(count "reload: generation") reload lines, not 1"
+stop_host 0
+echo "5: a SIGHUP during a diff: its reload ran after the diffs asked before it"
 echo "ok: test_diff_control"
