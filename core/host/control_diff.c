@@ -7,13 +7,13 @@
  * no deadline) and shoald's main loop runs it (shoal__control_diff_run),
  * one at a time in the order they came (a reload asked meanwhile, or a
  * SIGHUP, runs after the diffs asked before it and before those asked
- * after it), at most SHOAL_CONTROL_DIFFS_MAX
- * waiting beside the one running. It is answered before the plugins only
- * it loaded are released (their fini, up to 10 s each). While one runs,
- * the socket is served from the loader's tend, as during a reload
- * (control_reload.c): status says "diffing FILE for T ms: ..."; another
- * diff waits its turn; a reload waits; stop is answered at once, the
- * diffs and reloads waiting are told they were not done.
+ * after it), at most SHOAL_CONTROL_DIFFS_MAX waiting beside the one
+ * running. It is answered before the plugins only it loaded are released
+ * (their fini, up to 10 s each). While one runs, the socket is served
+ * from the loader's tend, as during a reload (control_reload.c): status
+ * says "diffing FILE for T ms: ..."; another diff waits its turn; a
+ * reload waits; stop is answered at once, the diffs and reloads waiting
+ * are told they were not done.
  *
  * A stop (`shoalctl stop`, SIGTERM, SIGINT: the host's `interrupted`)
  * ends the running diff at its next plugin: the plugin loading now is
@@ -22,10 +22,9 @@
  * are released only after the drain (shoal__host_keep_until_end), so
  * that their fini does not hold it off. One diff runs per turn of the
  * main loop, which reads the signals between two, and runs no reload in
- * a turn whose diff a stop ended. Before, a diff naming
- * a plugin whose init hung held the host thread -- every other client,
- * signals, the table -- for the 10 s of the loader's deadline. All on the
- * host thread.
+ * a turn whose diff a stop ended. Before, a diff naming a plugin whose
+ * init hung held the host thread -- every other client, signals, the
+ * table -- for the 10 s of the loader's deadline. All on the host thread.
  */
 #include <inttypes.h>
 #include <stdlib.h>
