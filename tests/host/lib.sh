@@ -125,6 +125,28 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 field() { "$shoalctl" inspect "$1" | grep -o "\"$2\":[0-9]*" | head -1 | cut -d: -f2; }
 # alive: fails unless shoald ($pid) still runs
 alive() { kill -0 "$pid" 2> /dev/null || fail "shoald died"; }
+# until_exists FILE WHAT: until FILE exists (5 s at most), e.g. the
+# ".entered" a fixture's hook makes (init_hangs.c); else fails "WHAT"
+until_exists() {
+    for _ in $(seq 1 500); do [ -e "$1" ] && return 0; sleep 0.01; done
+    fail "$2"
+}
+# fini_after_drain GO WHAT: shoald, stopped by a SIGTERM, drains while the
+# fini of a plugin WHAT loaded (fini_hangs.so, waiting for GO) has not run
+# yet; the fini then runs, and shoald exits 0 once GO lets it return
+fini_after_drain() {
+    local rc
+    wait_for "SIGTERM: draining every pool"
+    wait_for "drained in "
+    [ -e "$1" ] && fail "the fini's file exists already"
+    alive # the fini waits for GO, after the drain
+    until_exists "$1.entered" "the fini of the plugin $2 loaded never ran"
+    touch "$1"
+    wait "$pid"
+    rc=$?
+    pid=
+    [ $rc = 0 ] || fail "shoald exited $rc, not 0, on a SIGTERM during $2"
+}
 # segv_ours SANITIZER: under address or thread, a worker's SIGSEGV is
 # shoal's to report (its fault handler), not the sanitizer's (test_faults.sh)
 segv_ours() {

@@ -67,18 +67,31 @@ diff_bg() {
     ctl=$!
 }
 # until_entered: until the plugin's init has begun (5 s at most)
-until_entered() {
-    for _ in $(seq 1 500); do [ -e "$tmp/go.entered" ] && return 0; sleep 0.01; done
-    fail "the plugin's init never began"
-}
+until_entered() { until_exists "$tmp/go.entered" "the plugin's init never began"; }
 plan="generation 1 -> 2: start more"
+# queue_diffs N: diffs d2..dN of s.yaml wait behind the running d1, each
+# asked once the last is in (their order is theirs)
+queue_diffs() {
+    local n
+    for n in $(seq 2 "$1"); do
+        diff_bg "$tmp/d$n" "$tmp/s.yaml"
+        eval "d$n=$ctl"
+        open_n $((n + 1)) # d1..dn and the open_n's status
+    done
+}
+# diffs_behind_hang N: a new shoald; d1, a diff of hang.yaml, waits on the
+# plugin's init, and d2..dN wait behind it
+diffs_behind_hang() {
+    start_host
+    hang_config
+    diff_bg "$tmp/d1" "$tmp/hang.yaml"
+    d1=$ctl
+    until_entered
+    queue_diffs "$1"
+}
 
 # ---- 1. served while a diff waits on a plugin's init ----------------------------------
-start_host
-hang_config
-diff_bg "$tmp/d1" "$tmp/hang.yaml"
-d1=$ctl
-until_entered
+diffs_behind_hang 1
 t0=$(now_ms)
 st=$("$shoalctl" status)
 t1=$(now_ms)
@@ -86,12 +99,7 @@ t1=$(now_ms)
 grep -q "^diffing $tmp/hang.yaml for [0-9]* ms: reading it, loading its plugins\$" <<< "$st" ||
     fail "status during the diff: $st"
 expect_out "a call during the diff" 0 "x" "$shoalctl" call api x
-# 4 more wait (each after the last is in: their order is theirs)
-for n in 2 3 4 5; do
-    diff_bg "$tmp/d$n" "$tmp/s.yaml"
-    eval "d$n=$ctl"
-    open_n $((n + 1)) # d1..dn and the status asking
-done
+queue_diffs 5 # 4 more wait
 expect_out "a sixth diff" 1 \
     "shoalctl: busy: 4 diff requests already wait (a diff may load plugins, up to 10 s each); try again when they are done" \
     "$shoalctl" diff "$tmp/s.yaml"
@@ -142,14 +150,7 @@ stop_host 0
 echo "2: a diff whose client went away ran to its end; the next was answered"
 
 # ---- 3. stop while a diff waits ---------------------------------------------------------
-start_host
-hang_config
-diff_bg "$tmp/d1" "$tmp/hang.yaml"
-d1=$ctl
-until_entered
-diff_bg "$tmp/d2" "$tmp/s.yaml"
-d2=$ctl
-open_n 3
+diffs_behind_hang 2
 expect_out "stop during a diff" 0 "stopping: draining every pool" "$shoalctl" stop
 wait "$d2"
 rc=$?
@@ -235,33 +236,14 @@ rc=$?
 [ $rc = 1 ] && [ "$(cat "$tmp/r1")" = "shoalctl: shoald is stopping: the reload asked was not done" ] ||
     fail "the reload asked behind the running diff: exit $rc: $(cat "$tmp/r1")"
 [ "$(count "reload")" = 0 ] || fail "a reload ran: $(grep reload "$log")"
-wait_for "SIGTERM: draining every pool"
 wait_for "drained in "
 t1=$(now_ms)
-[ -e "$tmp/fgo" ] && fail "the fini's file exists already"
-alive # its fini waits for fgo, after the drain
-for _ in $(seq 1 500); do [ -e "$tmp/fgo.entered" ] && break; sleep 0.01; done
-[ -e "$tmp/fgo.entered" ] || fail "the fini of the plugin the diff loaded never ran"
-touch "$tmp/fgo"
-wait "$pid"
-rc=$?
-pid=
-[ $rc = 0 ] || fail "shoald exited $rc, not 0, on a SIGTERM during a diff"
+fini_after_drain "$tmp/fgo" "the diff"
 echo "4: SIGTERM during a diff: 3 diffs and a reload not done, drained $((t1 - t0)) ms after the init returned, the fini after"
 unset SHOAL_FIXTURE_FINI_GO
 
 # ---- 5. SIGHUP during a diff: its reload after the diffs asked before it ----------------
-start_host
-hang_config
-diff_bg "$tmp/d1" "$tmp/hang.yaml"
-d1=$ctl
-until_entered
-diff_bg "$tmp/d2" "$tmp/s.yaml"
-d2=$ctl
-open_n 3
-diff_bg "$tmp/d3" "$tmp/s.yaml"
-d3=$ctl
-open_n 4
+diffs_behind_hang 3
 kill -HUP "$pid"
 sleep 0.2
 touch "$tmp/go"

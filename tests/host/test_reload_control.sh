@@ -207,8 +207,7 @@ wait_for "running $tmp/s.yaml: 1 pool"
   echo "  more: { worker: hang.b, size: 1 }"; } > "$tmp/s.yaml.new"
 mv "$tmp/s.yaml.new" "$tmp/s.yaml"
 reload_bg "$tmp/r1"
-for _ in $(seq 1 500); do [ -e "$tmp/go.entered" ] && break; sleep 0.01; done
-[ -e "$tmp/go.entered" ] || fail "the plugin's init never ran"
+until_exists "$tmp/go.entered" "the plugin's init never ran"
 during_reload 2 "reading the file, loading its plugins"
 expect_out_ms "a call to a pool of the reload's file, its plugins loading" 1 \
     "shoalctl: pool 'more' is not running yet: the reload to generation 2 starts it (for N ms): reading the file, loading its plugins; it is reached once that reload commits" \
@@ -246,24 +245,13 @@ wait_for "running $tmp/s.yaml: 1 pool"
 mv "$tmp/s.yaml.new" "$tmp/s.yaml"
 late_at=$(grep -n "^  late: " "$tmp/s.yaml" | cut -d: -f1):9 # the path
 reload_bg "$tmp/r1"
-for _ in $(seq 1 500); do [ -e "$tmp/go.entered" ] && break; sleep 0.01; done
-[ -e "$tmp/go.entered" ] || fail "the plugin's init never ran"
+until_exists "$tmp/go.entered" "the plugin's init never ran"
 kill -TERM "$pid"
 sleep 0.1
 touch "$tmp/go"
 reload_answered "the reload SIGTERM came during" "$ctl" "$tmp/r1" 1 \
     "shoalctl: reload failed: $tmp/s.yaml:$late_at: plugins.late: not loaded: shoald is stopping; generation 1 keeps running"
-wait_for "SIGTERM: draining every pool"
-wait_for "drained in "
-[ -e "$tmp/fgo" ] && fail "the fini's file exists already"
-alive # the fini of the plugin the reload loaded waits for fgo, after the drain
-for _ in $(seq 1 500); do [ -e "$tmp/fgo.entered" ] && break; sleep 0.01; done
-[ -e "$tmp/fgo.entered" ] || fail "the fini of the plugin the reload loaded never ran"
-touch "$tmp/fgo"
-wait "$pid"
-rc=$?
-pid=
-[ $rc = 0 ] || fail "shoald exited $rc, not 0"
+fini_after_drain "$tmp/fgo" "the reload"
 echo "5b: SIGTERM while a plugin's init hung: the plugin after it not loaded, the one before released after the drain"
 
 # ---- 6. new sources: one started is "starting" while the next runs init -------------

@@ -209,8 +209,7 @@ rm -f "$tmp/go" "$tmp/go.entered"
 : > "$log"
 SHOAL_FIXTURE_INIT_GO=$tmp/go "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
 pid=$!
-for _ in $(seq 1 500); do [ -e "$tmp/go.entered" ] && break; sleep 0.01; done
-[ -e "$tmp/go.entered" ] || fail "the plugin's init never ran"
+until_exists "$tmp/go.entered" "the plugin's init never ran"
 kill -TERM "$pid"
 sleep 0.1
 touch "$tmp/go"
