@@ -79,14 +79,6 @@ bool shoal__control_diff_wanted(shoal_control_t *c)
     return c != NULL && c->h != NULL && !c->stopping && !c->diffing && waiting_diff(c, 0) != NULL;
 }
 
-/* Whether a stop came (the host's `interrupted`: a `shoalctl stop`, a
- * SIGTERM or SIGINT pending; it serves the socket too). */
-static bool stop_came(void *arg)
-{
-    shoal_host_t *h = arg;
-    return h->interrupted != NULL && h->interrupted(h->interrupted_arg);
-}
-
 /* Runs k's diff (the first waiting) and answers it, if k is still there
  * when it ends. */
 static void run_one(shoal_control_t *c, shoal_control_conn_t *k)
@@ -107,8 +99,10 @@ static void run_one(shoal_control_t *c, shoal_control_conn_t *k)
      * up to 2 s, and any client may name a file that never settles
      * (file.h). */
     int rc = shoal__config_load_once(path, &cfg, &err);
-    if (rc == SHOAL_OK) /* serves the socket (the loader's tend, stop_came) */
-        rc = shoal__config_resolve_until(cfg, c->h->loader, stop_came, c->h, &err);
+    /* serves the socket (the loader's tend; the host's `interrupted`: a
+     * `shoalctl stop`, a SIGTERM or SIGINT pending) */
+    if (rc == SHOAL_OK)
+        rc = shoal__config_resolve_until(cfg, c->h->loader, shoal__host_stop_came, c->h, &err);
     if ((k = waiting_diff(c, ticket)) != NULL) {
         if (rc == SHOAL_ESHUTDOWN)
             shoal__control_say(k, "1 shoald is stopping: the diff asked was not done (%s)\n",
@@ -126,7 +120,7 @@ static void run_one(shoal_control_t *c, shoal_control_conn_t *k)
      * each fini waited for (up to 10 s), the socket still served -- or,
      * when a stop came, after the drain. */
     c->diff_step = "answered; releasing the plugins it loaded";
-    if (rc == SHOAL_ESHUTDOWN || stop_came(c->h))
+    if (rc == SHOAL_ESHUTDOWN || shoal__host_stop_came(c->h))
         shoal__host_keep_until_end(c->h, cfg);
     else
         shoal__config_free(cfg);
@@ -147,9 +141,6 @@ void shoal__control_diff_run(shoal_control_t *c)
      * reload between two. A reload asked is run before the diffs asked
      * after it (shoal__control_reload_wanted), so a stream of diffs never
      * holds it off. */
-    if (!shoal__control_diff_wanted(c))
-        return;
-    shoal_control_conn_t *k = waiting_diff(c, 0);
-    if (!c->reload_asked || k->ticket < c->reload_asked_at)
-        run_one(c, k);
+    if (shoal__control_diff_wanted(c) && (!c->reload_asked || shoal__control_diff_first(c)))
+        run_one(c, waiting_diff(c, 0));
 }

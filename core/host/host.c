@@ -385,6 +385,12 @@ void shoal__host_step(shoal_host_t *h, const char *fmt, ...)
 
 /* ---- stopping ------------------------------------------------------------ */
 
+bool shoal__host_stop_came(void *arg)
+{
+    shoal_host_t *h = arg;
+    return h->interrupted != NULL && h->interrupted(h->interrupted_arg);
+}
+
 void shoal__host_keep_until_end(shoal_host_t *h, shoal_config_t *c)
 {
     if (c == NULL)

@@ -146,6 +146,10 @@ typedef struct shoal_host_s {
     uint64_t starting_since_ns;
 } shoal_host_t;
 
+/* Whether a stop came: h's `interrupted` (NULL: never) says so. Takes h as
+ * a void * to serve as a stop predicate (shoal__config_resolve_until). */
+bool shoal__host_stop_came(void *h);
+
 /* Takes c, to be freed by shoal__host_destroy, after the host's own
  * plugins' release; freed now if it cannot be kept (out of memory). */
 void shoal__host_keep_until_end(shoal_host_t *h, shoal_config_t *c);

@@ -85,7 +85,7 @@ static int reload(shoal_host_t *h, const char *path, shoal_config_t **next, char
     *next = c;
     h->next = c;        /* its names: not running yet (control_reload.c), not unknown */
     if (rc == SHOAL_OK) /* a stop meanwhile: no more plugin loaded (each up to 10 s) */
-        rc = shoal__config_resolve_until(c, h->loader, h->interrupted, h->interrupted_arg, &err);
+        rc = shoal__config_resolve_until(c, h->loader, shoal__host_stop_came, h, &err);
     if (rc != SHOAL_OK) {
         fail_log(h, shoal__diag_format(&err, buf, sizeof buf), why, why_size);
         return rc;
@@ -104,7 +104,7 @@ static int reload(shoal_host_t *h, const char *path, shoal_config_t **next, char
     /* A stop that came while the file was read or its plugins loaded (a
      * plugin's init may take 10 s) fails the reload before anything
      * starts, as one during a start does. */
-    if (h->interrupted != NULL && h->interrupted(h->interrupted_arg)) {
+    if (shoal__host_stop_came(h)) {
         hooks_abort(h, prepared);
         fail_log(h, "interrupted by a stop before its pools started", why, why_size);
         return SHOAL_ESHUTDOWN;
@@ -336,7 +336,7 @@ int shoal__host_reload(shoal_host_t *h, const char *path, char *why, size_t why_
     h->next = NULL; /* before it is freed: a fini there serves the socket */
     /* A failed reload's: the plugins only it loaded are released (each
      * fini up to 10 s) -- after the drain when a stop failed it. */
-    if (next != NULL && h->interrupted != NULL && h->interrupted(h->interrupted_arg))
+    if (next != NULL && shoal__host_stop_came(h))
         shoal__host_keep_until_end(h, next);
     else
         shoal__config_free(next);
