@@ -12,6 +12,8 @@
 #      with an error (shoalctl exits 1), the member is returned FAIL and
 #      replaced: returned_fail 1, failed 1, a new session. The table's rows
 #      say in use, free, takes/s and the failure totals (returned fail 1).
+#      flaky has no restart in its budget (max 0): the log says it is
+#      degraded once, and so do status, inspect, its row and /metrics.
 #   4. A reload changing init, max and queue_max is applied live (the same
 #      members, one more started); one changing the members' args replaces
 #      the pool (new sessions), logged with why; a bad member is refused
@@ -19,7 +21,8 @@
 #   5. shoalctl scale on a checkout pool says where its members are set; a
 #      reload's log line names only what changed (max 5 -> 6) and why a
 #      pool was replaced (kind checkout -> forward); a new strategy (fifo
-#      -> lifo) is applied live.
+#      -> lifo) is applied live; a new group (as diff says first) or restart
+#      replaces the pool, and one out of its group is no longer in it.
 #   6. SIGTERM drains and exits 0.
 #   7. A draining pool serves the transactions it accepted: the queued
 #      call of a replacing reload is answered by the old member, and
@@ -41,10 +44,13 @@ plugins:
   conn: $plugins/conn/conn.so
 YAML
 }
+# flaky: no restart within its budget, so its first failure degrades it
+# (its starts wait 1 ms)
+fr="restart: { max: 0, within: 1m, backoff: 1ms }"
 write "pools:
   db: { kind: checkout, member: conn.conn, init: 2, max: 4, group: dbs, args: { connect: 1ms } }
   db2: { kind: checkout, member: conn.conn, group: dbs }
-  flaky: { kind: checkout, member: conn.conn, args: { fail_permille: 1000, seed: 7 } }"
+  flaky: { kind: checkout, member: conn.conn, $fr, args: { fail_permille: 1000, seed: 7 } }"
 
 out=$("$shoald" --check "$tmp/s.yaml" 2>&1) || fail "--check: $out"
 echo "$out" | grep -qx "pool db: checkout, 2..4 members (conn.conn), fifo, queue_max 50, lease 30000ms, cull_interval 60000ms, max_age 30000ms, max_lifetime never (+/- 0ms), group dbs" ||
@@ -122,11 +128,18 @@ done
 row() { grep "^$1 " "$tmp/table" | tail -1; }
 row db | grep -Eq '^db +2 +0 +0 +0 +0 +0 +[0-9]+\.[0-9] +[0-9]+\.[0-9] running \(checkout, in use 0/2, free 2, takes 0/s\)$' ||
     fail "db's row: $(row db)"
-row flaky | grep -Eq '^flaky +1 +0 +0 +0 +0 +1 +[0-9]+\.[0-9] +[0-9]+\.[0-9] running \(checkout, in use 0/1, free 1, takes 0/s, returned fail 1\)$' ||
+row flaky | grep -Eq '^flaky +1 +0 +0 +0 +0 +1 +[0-9]+\.[0-9] +[0-9]+\.[0-9] degraded \(checkout, in use 0/1, free 1, takes 0/s, returned fail 1\)$' ||
     fail "flaky's row: $(row flaky)"
+# Past its restart budget (max 0), flaky is degraded wherever its state is
+# shown: the log once, status, inspect, the table (above) and /metrics.
+[ "$(count "flaky: degraded: more than 0 restarts within 60000 ms")" = 1 ] ||
+    fail "flaky's degraded line: $(grep degraded "$log")"
+"$shoalctl" status | grep -q "^pool flaky size .* degraded$" ||
+    fail "flaky in status: $("$shoalctl" status | grep '^pool flaky')"
+"$shoalctl" inspect flaky | grep -q '"state":"degraded"' || fail "flaky's state in inspect"
 
 # Every checkout family of /metrics says what inspect says, for each pool
-# (flaky's returned fail and killed in use are not 0 by now).
+# (flaky's returned fail is not 0 by now).
 python3 - "http://127.0.0.1:$port/metrics" > "$tmp/m" <<'PY' || fail "scrape: $(cat "$tmp/m")"
 import sys, urllib.request
 with urllib.request.urlopen(sys.argv[1], timeout=2) as r:
@@ -161,12 +174,16 @@ for pool in db db2 flaky; do
 done
 [ "$(sed -n 's/^shoal_checkout_returns_total{pool="flaky",how="fail"} //p' "$tmp/m")" = 1 ] ||
     fail "flaky's returns fail in /metrics: $(grep 'pool="flaky"' "$tmp/m" | grep returns)"
+for st in running:0 degraded:1 draining:0; do
+    [ "$(sed -n "s/^shoal_pool_state{pool=\"flaky\",state=\"${st%%:*}\"} //p" "$tmp/m")" = "${st#*:}" ] ||
+        fail "flaky's state ${st%%:*} in /metrics: $(grep 'shoal_pool_state{pool="flaky"' "$tmp/m")"
+done
 
 # 4. Reloads: live, replacing, refused.
 write "pools:
   db: { kind: checkout, member: conn.conn, init: 3, max: 5, queue_max: 9, group: dbs, args: { connect: 1ms } }
   db2: { kind: checkout, member: conn.conn, group: dbs, cull_interval: never, lease: 2s }
-  flaky: { kind: checkout, member: conn.conn, args: { fail_permille: 1000, seed: 7 } }"
+  flaky: { kind: checkout, member: conn.conn, $fr, args: { fail_permille: 1000, seed: 7 } }"
 "$shoalctl" reload > "$tmp/o" 2>&1 || fail "live reload: $(cat "$tmp/o")"
 # Each live change said with its values (it was "checkout settings changed").
 wait_for "db init 2 -> 3, max 4 -> 5, queue_max 50 -> 9;"
@@ -179,7 +196,7 @@ for _ in $(seq 1 500); do [ "$(field db free)" = 3 ] && break; sleep 0.01; done
 write "pools:
   db: { kind: checkout, member: conn.conn, init: 3, max: 5, queue_max: 9, group: dbs, args: { connect: 2ms } }
   db2: { kind: checkout, member: conn.conn, group: dbs }
-  flaky: { kind: checkout, member: conn.conn, args: { fail_permille: 1000, seed: 7 } }"
+  flaky: { kind: checkout, member: conn.conn, $fr, args: { fail_permille: 1000, seed: 7 } }"
 "$shoalctl" reload > "$tmp/o" 2>&1 || fail "replacing reload: $(cat "$tmp/o")"
 wait_for "replaced db (its members' code or args changed (conn.conn))"
 r=$(call db)
@@ -191,7 +208,7 @@ g=$(gen)
 write "pools:
   db: { kind: checkout, member: conn.nope, init: 3, max: 5, group: dbs }
   db2: { kind: checkout, member: conn.conn, group: dbs }
-  flaky: { kind: checkout, member: conn.conn, args: { fail_permille: 1000, seed: 7 } }"
+  flaky: { kind: checkout, member: conn.conn, $fr, args: { fail_permille: 1000, seed: 7 } }"
 "$shoalctl" reload > "$tmp/o" 2>&1 && fail "a reload naming conn.nope succeeded"
 grep -q "s.yaml:8:33: pools.db.member: plugin 'conn' has no behaviour 'nope' (it has: conn)" "$tmp/o" ||
     fail "the bad reload said: $(cat "$tmp/o")"
@@ -228,6 +245,27 @@ wait_for "from s.yaml: db strategy fifo -> lifo; ledger"
 "$shoalctl" inspect db | grep -q '"strategy":"lifo"' || fail "db's strategy is not lifo"
 [ "$(field db takes)" = "$t" ] || fail "db was replaced by a strategy reload (takes $(field db takes))"
 
+# group and restart are not applied live: a change to either replaces the
+# pool, as diff says first. Out of its group, db is no longer found there.
+write "pools:
+  db: { kind: checkout, member: conn.conn, init: 3, max: 6, queue_max: 9, args: { connect: 2ms }, strategy: lifo }
+  db2: { kind: checkout, member: conn.conn, group: dbs }
+  flaky: { worker: conn.conn, args: { fail_permille: 1000, seed: 7 } }"
+out=$("$shoalctl" diff 2>&1) || fail "diff of a group change: $out"
+[ "$out" = "generation 5 -> 6: replace db (group dbs -> none: a new pool under its name; the old one drains)" ] ||
+    fail "diff of a group change said: $out"
+"$shoalctl" reload > "$tmp/o" 2>&1 || fail "group reload: $(cat "$tmp/o")"
+wait_for "from s.yaml: replaced db (group dbs -> none); ledger"
+[ "$(field db takes)" = 0 ] || fail "db was not replaced by a group change (takes $(field db takes))"
+[ "$("$shoalctl" groups)" = "group dbs pools 1 in_use 0 free 1 starting 0 queued 0: db2 (in_use 0 free 1)" ] ||
+    fail "groups after db left dbs: $("$shoalctl" groups)"
+write "pools:
+  db: { kind: checkout, member: conn.conn, init: 3, max: 6, queue_max: 9, args: { connect: 2ms }, strategy: lifo, restart: { max: 9 } }
+  db2: { kind: checkout, member: conn.conn, group: dbs }
+  flaky: { worker: conn.conn, args: { fail_permille: 1000, seed: 7 } }"
+"$shoalctl" reload > "$tmp/o" 2>&1 || fail "restart reload: $(cat "$tmp/o")"
+wait_for "from s.yaml: replaced db (restart changed); ledger"
+
 stop_host 0
 
 # 7. A draining checkout pool serves the transactions it accepted (sleep
@@ -240,14 +278,17 @@ header() {
     cat <<YAML
 runtime: { control: ctl.sock, threads: 4 }
 log: { level: debug }
-shutdown: { drain: 5s }
+shutdown: { drain: 10s }
 plugins:
   sleep: $plugins/sleep/sleep.so
 YAML
 }
+# Each call or send holds the member 1 s: queue (below) must see it in use
+# before it ends, a status read away (under TSan on a loaded machine a
+# shoalctl took long enough to miss 400 ms, and every later wait failed).
 sleepy() { write "pools:
   db: { kind: checkout, member: sleep.sleep, init: 1, max: 1, args: { latency: $1 } }"; }
-sleepy 400ms
+sleepy 1000ms
 : > "$log"
 (cd "$tmp" && exec "$shoald" --no-table s.yaml) 2> "$log" &
 pid=$!
@@ -261,10 +302,13 @@ queue() {
         else
             "$shoalctl" send db "s$k" > "$tmp/o" 2>&1 || fail "send $k: $(cat "$tmp/o")"
         fi
+        local u q
         for _ in $(seq 1 500); do
-            [ "$(field db in_use)" = 1 ] && [ "$(field db queued)" = $((k - 1)) ] && break
+            u=$(field db in_use) q=$(field db queued)
+            [ "$u" = 1 ] && [ "$q" = $((k - 1)) ] && break
             sleep 0.01
         done
+        [ "$u" = 1 ] && [ "$q" = $((k - 1)) ] || fail "$1 $k of $2 not seen queued: in_use $u, queued $q"
     done
 }
 answered() { # N: each of the N calls answered with what it sent
@@ -280,7 +324,7 @@ answered() { # N: each of the N calls answered with what it sent
 }
 queue call 2
 [ "$(field db queued)" = 1 ] || fail "the second call is not queued (queued $(field db queued))"
-sleepy 401ms
+sleepy 1001ms
 "$shoalctl" reload > "$tmp/o" 2>&1 || fail "replacing reload: $(cat "$tmp/o")"
 wait_for "replaced db (its members' code or args changed (sleep.sleep))"
 answered 2
