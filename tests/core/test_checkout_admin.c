@@ -2,8 +2,9 @@
  * (core/pool/checkout*.c): its settings changed live (init, max, the
  * members' mailbox limit; bad values change nothing; other kinds' commands
  * refused), max lowered below the members in use, a drain that waits for
- * the members in use, serves the transactions queued and answers the
- * takes waiting at once, and bad specs; a drain that finds a caller's
+ * the members in use, serves the transactions queued (and drops them,
+ * counted, answered and logged, when its last member fails) and answers
+ * the takes waiting at once, and bad specs; a drain that finds a caller's
  * "gone" note in the pool's mailbox, transactions the runtime's
  * max_queued refused, and transactions sent to the pool's mailbox (the
  * queue could not grow) served in the order they came.
@@ -186,6 +187,63 @@ static void test_drain_serves_queued_transactions(void)
     CU_ASSERT_EQUAL(d.rc, SHOAL_OK);
     CU_ASSERT_EQUAL(atomic_load(&cb_blocked), 4);
     CU_ASSERT_TRUE(cb_ended(rt, c[0].who.pid));
+    shoal_runtime_destroy(rt);
+}
+
+/* A drain whose last member fails: no member starts while the pool drains,
+ * so the three transactions queued behind the failed one are dropped --
+ * each caller answered SHOAL_ENOPROC at once, not left to its timeout --,
+ * counted as dropped (the ledger balances) and logged in one line; the
+ * drain then ends. */
+static void test_drain_last_member_fails(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime_logged(2, SHOAL_LOG_WARN);
+    shoal_pool_spec_t s = cb_spec_of(1, 1);
+    shoal_pid_t pool = cb_start(rt, &s);
+    txn_caller_t c[4];
+    pthread_t th[4];
+    for (int k = 0; k < 4; k++) {
+        c[k] = (txn_caller_t){.rt = rt, .pool = pool, .rc = 99, .status = 99};
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&th[k], NULL, txn_call_main, &c[k]), 0);
+        if (k == 0)
+            WAIT_UNTIL(atomic_load(&cb_blocked) == 1);
+        else
+            WAIT_UNTIL(cb_stats(rt, pool).queued == (uint32_t)k);
+    }
+    shoal_pool_t *p = shoal__pool_find(rt, pool);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    drainer_t d = {rt, pool, 99};
+    pthread_t dh;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&dh, NULL, drain_main, &d), 0);
+    WAIT_UNTIL(cb_stats(rt, pool).state == SHOAL_POOL_DRAINING);
+    int started = atomic_load(&cb_started);
+    double t0 = shoal_test_now();
+    atomic_store(&cb_gate, CB_GATE_FAIL);
+    for (int k = 0; k < 4; k++)
+        pthread_join(th[k], NULL);
+    pthread_join(dh, NULL);
+    CU_ASSERT_TRUE(shoal_test_now() - t0 < 10.0); /* not the callers' 30 s */
+    CU_ASSERT_EQUAL(c[0].rc, SHOAL_OK);
+    CU_ASSERT_EQUAL(c[0].status, SHOAL_EFAILED);
+    for (int k = 1; k < 4; k++) {
+        CU_ASSERT_EQUAL(c[k].rc, SHOAL_OK);
+        CU_ASSERT_EQUAL(c[k].status, SHOAL_ENOPROC);
+    }
+    CU_ASSERT_EQUAL(d.rc, SHOAL_OK);
+    CU_ASSERT_EQUAL(atomic_load(&cb_blocked), 1); /* nothing else ran */
+    CU_ASSERT_EQUAL(atomic_load(&cb_started), started);
+    shoal_pool_stats_t st; /* its final counts, from its record */
+    shoal__pool_peek(p, &st);
+    shoal__pool_unref(rt, p);
+    CU_ASSERT_EQUAL(st.messages_forwarded, 4);
+    CU_ASSERT_EQUAL(st.messages_failed, 1);
+    CU_ASSERT_EQUAL(st.messages_dropped, 3);
+    CU_ASSERT_EQUAL(st.messages_handled, 0);
+    CU_ASSERT_EQUAL(st.returned_fail, 1);
+    CU_ASSERT_EQUAL(
+        shoal_test_log_count("ended with 3 transactions not run (queued for a member): dropped"),
+        1);
     shoal_runtime_destroy(rt);
 }
 
@@ -492,6 +550,7 @@ int main(void)
         {"settings changed live", test_set_checkout_live},
         {"drain waits for members in use", test_drain_waits_for_returns},
         {"drain serves the transactions queued", test_drain_serves_queued_transactions},
+        {"drain whose last member fails drops the queued", test_drain_last_member_fails},
         {"drain answers the takes waiting", test_drain_answers_waiting_takes},
         {"bad specs", test_bad_specs},
         {"max lowered below the members in use", test_lower_max_in_use},

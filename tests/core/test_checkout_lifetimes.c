@@ -2,7 +2,8 @@
  * (core/pool/checkout*.c): a lease that expires in a thread's hands (and one
  * timed from a hand-over), culling free members down to init after
  * max_age, and max_lifetime acted on only when a member comes back or is
- * found free -- never while in use.
+ * found free -- never while in use; members that fail to start, their
+ * starts waiting longer after each round up to 64 times the backoff.
  *
  * Handlers never call CUnit: they record into atomics (checkout_basic_kit.h);
  * the test thread asserts after synchronising on them.
@@ -435,6 +436,48 @@ static void test_failed_starts_back_off_doubling(void)
     shoal_runtime_destroy(rt);
 }
 
+/* The wait between rounds of failed starts doubles up to 64 times
+ * restart.backoff_ms and stays there (SHOAL__POOL_BACKOFF_GROWTH), and
+ * with add_member_retry 1 each round is one line, naming its wait: 1, 2,
+ * 4, ... 64, 64 ms with a backoff of 1 ms. */
+static void test_failed_starts_back_off_capped(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime_logged(2, SHOAL_LOG_WARN);
+    shoal_pool_spec_t s = cb_spec_of(1, 1);
+    s.checkout.add_member_retry = 1;
+    s.restart.backoff_ms = 1;
+    s.restart.max = 1000; /* no degraded pool: its wait is the restarts' */
+    shoal_pid_t pool = cb_start(rt, &s);
+    shoal_pid_t m;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pool, 0, &m), SHOAL_OK);
+    atomic_store(&cb_init_fail, 1);
+    CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, m, SHOAL_RETURN_FAIL), SHOAL_OK);
+    double t0 = shoal_test_now();
+    while (shoal_test_log_count("failed: starting again in 64 ms") < 3 &&
+           shoal_test_now() - t0 < 20.0)
+        cb_sleep_ms(10);
+    atomic_store(&cb_init_fail, 0);
+    /* The starts' failures stop with the next round (a start that works). */
+    while (cb_stats(rt, pool).pool_size != 1 && shoal_test_now() - t0 < 30.0)
+        cb_sleep_ms(10);
+    static const char *const waits[] = {"1", "2", "4", "8", "16", "32"};
+    char what[96];
+    for (size_t i = 0; i < sizeof waits / sizeof *waits; i++) {
+        snprintf(what, sizeof what, "1 start in a row failed: starting again in %s ms", waits[i]);
+        CU_ASSERT_EQUAL(shoal_test_log_count(what), 1);
+    }
+    unsigned capped = shoal_test_log_count("1 start in a row failed: starting again in 64 ms");
+    CU_ASSERT_TRUE(capped >= 3);
+    CU_ASSERT_EQUAL(shoal_test_log_count("starting again in 128 ms"), 0);
+    /* One line a round, and every failure ended a round. */
+    uint64_t failures = cb_stats(rt, pool).start_failures;
+    CU_ASSERT_EQUAL(failures, 6 + capped);
+    CU_ASSERT_EQUAL(shoal_test_log_count("a member did not start"), failures);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).pool_size, 1);
+    shoal_runtime_destroy(rt);
+}
+
 /* A pool of one member whose restart budget is `max` within a minute, its
  * starts past it waiting backoff_ms (doubling). */
 static shoal_pid_t budget_pool(shoal_runtime_t *rt, uint32_t max, uint64_t backoff_ms)
@@ -586,6 +629,8 @@ int main(void)
         {"a spare started for the next taker is watched", test_spare_start_watched},
         {"a transaction hears when starts keep failing", test_txn_answered_when_starts_fail},
         {"failed starts back off, doubling", test_failed_starts_back_off_doubling},
+        {"failed starts back off up to 64 times, a line a round",
+         test_failed_starts_back_off_capped},
         {"failing members degrade the pool", test_failing_members_degrade},
         {"a degraded pool's late replacements are restarts", test_degraded_replacements_count},
         {"a thread's lease expires", test_lease_expiry},

@@ -60,6 +60,8 @@ static int m_call(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg, shoal_r
         atomic_fetch_add(&cb_blocked, 1);
         while (!atomic_load(&cb_gate))
             shoal_test_nap();
+        if (atomic_load(&cb_gate) == CB_GATE_FAIL)
+            return SHOAL_EFAILED;
     }
     if (msg->type == T_EXIT)
         shoal_exit(ctx, SHOAL_OK);

@@ -25,9 +25,11 @@
 /* A call of any type but T_FAIL is answered with a cb_who_t of that type: its
  * PID and its uses so far (messages and calls, this one included). T_FAIL
  * fails the message or call (SHOAL_EFAILED); T_BLOCK waits until cb_gate is
- * set (counted in cb_blocked); a cast of T_PANIC panics; T_EXIT, a cast or
- * a call (answered first), ends the member by shoal_exit(SHOAL_OK). */
+ * set (counted in cb_blocked), and a call of it then fails if cb_gate is
+ * CB_GATE_FAIL; a cast of T_PANIC panics; T_EXIT, a cast or a call
+ * (answered first), ends the member by shoal_exit(SHOAL_OK). */
 enum { T_WHO = 1, T_FAIL = 2, T_BLOCK = 3, T_PANIC = 4, T_EXIT = 5 };
+#define CB_GATE_FAIL 2
 
 typedef struct {
     shoal_pid_t pid;
