@@ -8,7 +8,9 @@
 # settles (/proc/self/environ), a status beside them not held; shoald on a
 # FIFO config exits 2; a failed `shoalctl reload` prints file:line:col; with 1,000 pools, a client that
 # asks `inspect` of them all and never reads is dropped at its reply
-# deadline while SIGHUP and status go on. And shoalctl's side: against a
+# deadline while SIGHUP and status go on; with 5,200 pools, an inspect of
+# them all (over 4 MiB) is refused whole, in one status line, and a pool's
+# own is served. And shoalctl's side: against a
 # server that never answers it gives up after --timeout, against one that
 # closes at once it says so (and is not killed). A worker that forks a
 # process keeping shoald's descriptors does not hold an answer's end.
@@ -221,6 +223,31 @@ wait_for "control: dropped a client (fd [0-9]*): its reply was not taken within 
 hup_applied "after the non-reading client was dropped"
 kill $reader 2> /dev/null
 wait $reader 2> /dev/null
+
+# ---- 5,200 pools: an inspect of them all is over 4 MiB, refused whole --------------
+# Never cut short: the client reads the refusal and nothing of the reply,
+# is not dropped, and an inspect of one pool is served after it.
+extra=$(for i in $(seq 1 5199); do printf '  p%d: { worker: echo.echo, size: 1 }\n' "$i"; done)
+config "$extra"
+dropped=$(count "control: dropped a client")
+out=$("$shoalctl" --timeout 60000 reload) || fail "reload to 5,200 pools: exit $?"
+[ "$(echo "$out" | grep -c '^generation [0-9]* (was [0-9]*)$')" = 1 ] || fail "reload to 5,200 pools said: $out"
+"$shoalctl" inspect > "$tmp/o" 2> "$tmp/err"
+rc=$?
+[ $rc -eq 1 ] && [ ! -s "$tmp/o" ] || fail "inspect of 5,200 pools: exit $rc, $(wc -c < "$tmp/o") bytes out"
+[ "$(cat "$tmp/err")" = "shoalctl: reply too large (over 4194304 bytes): ask for less (inspect POOL)" ] ||
+    fail "inspect of 5,200 pools said: $(head -c 300 "$tmp/err")"
+python3 - "$SHOAL_SOCKET" "$here" > "$tmp/raw.out" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2])
+from ask import ask
+print(repr(ask(sys.argv[1], b"inspect\n"))[:300])
+PY
+[ "$(cat "$tmp/raw.out")" = "b'1 reply too large (over 4194304 bytes): ask for less (inspect POOL)\\n'" ] ||
+    fail "the raw inspect of 5,200 pools: $(cat "$tmp/raw.out")"
+"$shoalctl" inspect p5199 | grep -q '"pool":"p5199"' || fail "inspect p5199 after the refusal"
+[ "$(count "control: dropped a client")" = "$dropped" ] ||
+    fail "a refused reply dropped its client: $(grep "dropped a client" "$log")"
 
 # ---- a plugin's process keeps shoald's descriptors: an answer still ends ---------
 # The forked process holds the control connection (and the listener) for

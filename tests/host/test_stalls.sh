@@ -7,7 +7,8 @@
 # the thread count goes back to normal. Then loops that never end: SIGTERM
 # exits 3 within shutdown.drain + 1 s, naming each stuck handler and what
 # was queued (also when no thread is left to run the pools' actors); while
-# it drains, status and inspect answer and a reload is refused; and a
+# it drains, status and inspect answer, a reload is refused and a SIGHUP is
+# said once and ignored; and a
 # second SIGTERM while draining exits at once. An init that hangs while
 # the pools start (conn's connect): SIGTERM stops the start and exits 3
 # within shutdown.drain + 1 s, naming it; one that ends meanwhile is waited
@@ -176,6 +177,20 @@ out=$("$shoalctl" reload 2>&1) && fail "a reload while draining succeeded"
 [ "$out" = "shoalctl: shoald is stopping (draining every pool): only status, groups and inspect are served" ] ||
     fail "a reload while draining said: $out"
 [ "$("$shoalctl" stop)" = "stopping already: draining every pool" ] || fail "stop while draining"
+# A SIGHUP while draining starts no reload, and is said once however many
+# come (shoald.8).
+reloads=$(count "reload")
+kill -HUP $pid
+wait_for "SIGHUP while draining: no reload"
+for _ in 1 2; do
+    sleep 0.3
+    kill -HUP $pid
+done
+sleep 0.3
+"$shoalctl" status > /dev/null || fail "status after SIGHUPs while draining: exit $?"
+[ "$(count "SIGHUP while draining: no reload")" = 1 ] || fail "SIGHUP while draining: not said once"
+# (its own line is the one more with "reload" in it)
+[ "$(count "reload")" = "$((reloads + 1))" ] || fail "a SIGHUP while draining reloaded: $(grep reload "$log")"
 t0=$(now_ms)
 kill -TERM $pid
 wait $pid
