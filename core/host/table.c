@@ -103,7 +103,7 @@ static void queued_text(shoal_pool_t *rec, const shoal_pool_stats_t *st,
     char words[320] = "", busy[16];
     size_t n = 0;
     if (st->kind == SHOAL_POOL_KIND_CHECKOUT) {
-        /* Its queue is of takers; its members in use, free, starting. */
+        /* Its queue is of takers; its members in use and free. */
         snprintf(queued, qsize, "%" PRIu32, st->queued);
         n = (size_t)snprintf(
             words, sizeof words,
