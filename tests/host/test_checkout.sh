@@ -30,7 +30,9 @@
 #   8. A loadgen with group: true makes transactions on a group: 300 of
 #      them, 4 at a time, all answered, spread over both pools of dbs
 #      (takes sum to 300, each pool has some); a group with no pool is said
-#      once and counted as noproc.
+#      once and counted as noproc. Ten reloads replace the one pool of a
+#      group that a loadgen makes transactions on: none is refused, lost or
+#      left unanswered.
 . "$(dirname "$0")/lib.sh" "$1" || exit 1
 export SHOAL_SOCKET=$tmp/ctl.sock
 
@@ -373,5 +375,38 @@ wait_for "none/loadgen: group 'nodbs': no checkout pool has that group (or none 
 [ "$(count "group 'nodbs'")" = 1 ] || fail "the missing group said $(count "group 'nodbs'") times"
 [ "$(loadgen none 4)" -gt 0 ] && [ "$(loadgen none 1)" = 0 ] || fail "none: noproc $(loadgen none 4), sent $(loadgen none 1)"
 echo "group transactions: db $t1, db2 $t2 of 300"
+
+# A group's takers find one of its pools open all through a reload that
+# replaces the only one: the new pool joins the group when the reload
+# commits, before the old one drains (README). ty makes transactions on
+# solo, whose one pool ten reloads replace (connect 1ms <-> 2ms): none is
+# refused, lost or left unanswered.
+solo() { write "pools:
+  db: { kind: checkout, member: conn.conn, init: 2, max: 2, group: dbs, args: { connect: 1ms } }
+  db2: { kind: checkout, member: conn.conn, init: 1, max: 1, group: dbs, args: { connect: 1ms } }
+  one: { kind: checkout, member: conn.conn, init: 2, max: 2, group: solo, args: { connect: $1 } }
+sources:
+  tx: { actor: loadgen.loadgen, args: { target: dbs, group: true, rate: 0, count: 300, window: 4 } }
+  none: { actor: loadgen.loadgen, args: { target: nodbs, group: true, rate: 100 } }
+  ty: { actor: loadgen.loadgen, args: { target: solo, group: true, rate: 1000, window: 4 } }"; }
+solo 1ms
+"$shoalctl" reload > "$tmp/o" 2>&1 || fail "reload adding solo: $(cat "$tmp/o")"
+for _ in $(seq 1 500); do [ "$(loadgen ty 6)" -gt 50 ] && break; sleep 0.01; done
+for k in $(seq 1 10); do
+    solo "$((k % 2 + 1))ms"
+    "$shoalctl" reload > "$tmp/o" 2>&1 || fail "replacing reload $k of one: $(cat "$tmp/o")"
+    [ "$(count "replaced one (its members' code or args changed (conn.conn))")" = "$k" ] ||
+        fail "reload $k did not replace one: $(cat "$tmp/o")"
+    sleep 0.1
+done
+# A call lost in a replacement would time out within loadgen's 1 s.
+sleep 1.5
+replies=$(loadgen ty 6)
+[ "$(loadgen ty 4)/$(loadgen ty 5)/$(loadgen ty 7)/$(loadgen ty 8)" = 0/0/0/0 ] ||
+    fail "ty across 10 replacements: noproc $(loadgen ty 4), send errors $(loadgen ty 5), reply errors $(loadgen ty 7), timeouts $(loadgen ty 8)"
+[ "$replies" -gt 500 ] || fail "ty got $replies replies across 10 replacements"
+[ "$(count "dropped [1-9]\|not run\|group 'solo'")" = 0 ] ||
+    fail "a replacement lost or refused: $(grep "dropped [1-9]\|not run\|group 'solo'" "$log")"
+echo "group solo across 10 replacements: $replies replies, none refused or lost"
 stop_host 0
 echo "test_checkout: ok"
