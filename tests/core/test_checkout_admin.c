@@ -141,6 +141,20 @@ static void *txn_call_main(void *arg)
     return NULL;
 }
 
+/* Four transactions to a pool of one member, each from a thread of its
+ * own: the first in the member (held at the gate), then three queued. */
+static void four_callers(shoal_runtime_t *rt, shoal_pid_t pool, txn_caller_t c[4], pthread_t th[4])
+{
+    for (int k = 0; k < 4; k++) {
+        c[k] = (txn_caller_t){.rt = rt, .pool = pool, .rc = 99, .status = 99};
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&th[k], NULL, txn_call_main, &c[k]), 0);
+        if (k == 0)
+            WAIT_UNTIL(atomic_load(&cb_blocked) == 1);
+        else
+            WAIT_UNTIL(cb_stats(rt, pool).queued == (uint32_t)k);
+    }
+}
+
 /* A drain serves the transactions the pool accepted: one in its only
  * member (held at the gate), three queued; each is answered once, by the
  * member, and the drain ends after the last (F5: they were dropped at the
@@ -153,14 +167,7 @@ static void test_drain_serves_queued_transactions(void)
     shoal_pid_t pool = cb_start(rt, &s);
     txn_caller_t c[4];
     pthread_t th[4];
-    for (int k = 0; k < 4; k++) {
-        c[k] = (txn_caller_t){.rt = rt, .pool = pool, .rc = 99, .status = 99};
-        CU_ASSERT_EQUAL_FATAL(pthread_create(&th[k], NULL, txn_call_main, &c[k]), 0);
-        if (k == 0)
-            WAIT_UNTIL(atomic_load(&cb_blocked) == 1);
-        else
-            WAIT_UNTIL(cb_stats(rt, pool).queued == (uint32_t)k);
-    }
+    four_callers(rt, pool, c, th);
     drainer_t d = {rt, pool, 99};
     pthread_t dh;
     CU_ASSERT_EQUAL_FATAL(pthread_create(&dh, NULL, drain_main, &d), 0);
@@ -203,14 +210,7 @@ static void test_drain_last_member_fails(void)
     shoal_pid_t pool = cb_start(rt, &s);
     txn_caller_t c[4];
     pthread_t th[4];
-    for (int k = 0; k < 4; k++) {
-        c[k] = (txn_caller_t){.rt = rt, .pool = pool, .rc = 99, .status = 99};
-        CU_ASSERT_EQUAL_FATAL(pthread_create(&th[k], NULL, txn_call_main, &c[k]), 0);
-        if (k == 0)
-            WAIT_UNTIL(atomic_load(&cb_blocked) == 1);
-        else
-            WAIT_UNTIL(cb_stats(rt, pool).queued == (uint32_t)k);
-    }
+    four_callers(rt, pool, c, th);
     shoal_pool_t *p = shoal__pool_find(rt, pool);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     drainer_t d = {rt, pool, 99};
