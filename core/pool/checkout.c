@@ -149,6 +149,20 @@ bool shoal__checkout_start_counts(const shoal_pool_t *p, shoal_pid_t member)
     return at >= 0 && co->seats[at].state == SHOAL_CO_STARTING && co->seats[at].for_start;
 }
 
+/* With the lock: a draining pool with no member left ends, once every
+ * transaction it accepted has come out of its mailbox (`mailbox` of them
+ * are still there: each comes to the queue in a later turn, and calls
+ * this again). What is queued then no member will run -- none starts
+ * while it drains -- and is dropped now, before the drain's callers hear
+ * it done: the counts they read are final. */
+static void drain_end_if_done(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint32_t mailbox)
+{
+    if (mailbox != 0)
+        return;
+    shoal__co_drop_unserved(ctx, p);
+    shoal__pool_drain_finish(ctx, p);
+}
+
 static bool member_exited(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t pid, int reason)
 {
     shoal_checkout_t *co = p->co;
@@ -206,7 +220,7 @@ static bool member_exited(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid_t 
         co->nseats--;
     if (p->state == SHOAL_POOL_DRAINING) {
         if (co->nseats == 0)
-            shoal__pool_drain_finish(ctx, p);
+            drain_end_if_done(ctx, p, shoal__co_mailbox_txns(ctx));
         return true;
     }
     shoal__co_fill(ctx, p);
@@ -408,8 +422,7 @@ int shoal__checkout_set(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_ms
  * transaction came to it: its free members serve the transactions queued
  * (shoal__co_offer: else kept for one still in the mailbox, else
  * stopped); with none left to serve, members starting end too; with no
- * member and none in the mailbox, the pool ends (what is still queued is
- * dropped then: co_own_end). */
+ * member and none in the mailbox, the pool ends. */
 void shoal__co_drain_step(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 {
     shoal_checkout_t *co = p->co;
@@ -418,8 +431,8 @@ void shoal__co_drain_step(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     for (uint32_t i = 0; co->qlive == 0 && mailbox == 0 && i < co->nseats; i++)
         if (co->seats[i].state == SHOAL_CO_STARTING)
             shoal__co_stop(ctx, p, i);
-    if (co->nseats == 0 && mailbox == 0)
-        shoal__pool_drain_finish(ctx, p);
+    if (co->nseats == 0)
+        drain_end_if_done(ctx, p, mailbox);
 }
 
 void shoal__checkout_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p)

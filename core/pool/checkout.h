@@ -123,8 +123,10 @@
  *   After the last, free and starting members end, and the pool ends
  *   with its last member. Returns go to its actor meanwhile (the fast
  *   paths see `open` clear). No member starts while it drains: one still
- *   queued when the last member has ended (it failed) is dropped as the
- *   pool ends, counted and logged.
+ *   queued when the last member has ended (it failed) is dropped then,
+ *   counted and logged -- once none is left in the mailbox either, and
+ *   before the drain's callers hear it done, so that the counts they read
+ *   then are final (a host's ledger: nothing in flight).
  */
 #ifndef SHOAL_POOL_CHECKOUT_H
 #define SHOAL_POOL_CHECKOUT_H
@@ -590,6 +592,11 @@ void shoal__co_txn_drop(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, shoal_e
  * (starts keep failing); the newest takes past queue_max answered SHOAL_ENOMEMBERS
  * (queue_max lowered). */
 uint32_t shoal__co_queue_flush(struct shoal_ctx_s *ctx, struct shoal_pool_s *p, int status);
+/* With the lock, in the pool's actor's turn: the transactions no member
+ * will run -- the pool ends, or drains with no member left -- dropped
+ * (queued ones: their callers answered SHOAL_ENOPROC; those still in the
+ * mailbox: by the actor's end), counted; one log line says how many. */
+uint32_t shoal__co_drop_unserved(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
 /* A drain began: every take waiting is answered SHOAL_ESHUTDOWN, counted
  * (take_shutdowns); transactions wait on, to be served. */
 void shoal__co_queue_shut_takes(struct shoal_ctx_s *ctx, shoal_checkout_t *co);

@@ -4,7 +4,6 @@
  * caller that gave up, the pool's end -- and room for transactions
  * (actor/room.h). Who touches what: checkout.h.
  */
-#include <inttypes.h>
 #include <string.h>
 
 #include "actor/call.h"
@@ -218,14 +217,9 @@ static void co_own_end(struct shoal_ctx_s *ctx)
         shoal__group_leave(ctx->rt, co->cfg->group, ctx->self);
     shoal__co_lock(co);
     co->open = false;
-    /* Transactions still waiting -- a drain's whose members all failed, or
-     * any when the pool is stopped -- are dropped (counted; those in its
-     * mailbox by the actor's end): the log says how many. */
-    uint32_t lost = shoal__co_queue_flush(ctx, p, SHOAL_ENOPROC) + shoal__co_mailbox_txns(ctx);
-    if (lost != 0)
-        shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, p->name,
-                   "ended with %" PRIu32 " transaction%s not run (queued for a member): dropped",
-                   lost, lost == 1 ? "" : "s");
+    /* Transactions still waiting when the pool is stopped are dropped (a
+     * drain's were when its last member went: shoal__co_drain_step). */
+    shoal__co_drop_unserved(ctx, p);
     /* Its members end with it (its children): an actor holding one hears
      * so, as when a member ends in use, and no longer holds it. */
     for (uint32_t i = 0; i < co->nseats; i++)

@@ -3,6 +3,7 @@
  * put, popped, dropped when their caller gives up, answered when they time
  * out, when the pool drains or its starts keep failing, or when queue_max
  * is lowered. Under the pool's lock, as checkout_take.c. */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -183,6 +184,16 @@ uint32_t shoal__co_queue_flush(struct shoal_ctx_s *ctx, shoal_pool_t *p, int sta
         }
     }
     return dropped;
+}
+
+uint32_t shoal__co_drop_unserved(struct shoal_ctx_s *ctx, shoal_pool_t *p)
+{
+    uint32_t lost = shoal__co_queue_flush(ctx, p, SHOAL_ENOPROC) + shoal__co_mailbox_txns(ctx);
+    if (lost != 0)
+        shoal__log(ctx->rt, SHOAL_LOG_WARN, ctx->self, p->name,
+                   "ended with %" PRIu32 " transaction%s not run (queued for a member): dropped",
+                   lost, lost == 1 ? "" : "s");
+    return lost;
 }
 
 /* The pool drains: no member is given to a take any more (its taker would
