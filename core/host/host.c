@@ -197,8 +197,8 @@ shoal_host_pool_t *shoal__host_pool_add(shoal_host_t *h, const shoal_config_pool
     shoal_pid_t dl = cp->dead_letter ? shoal__host_pool_pid(h, cp->dead_letter) : SHOAL_PID_NONE;
     shoal_host_pool_t *hp =
         shoal__host_track(h, &h->pools, &h->npools, &h->pools_cap, cp, pid, gen);
-    if (hp != NULL)
-        hp->dead_letter = dl;
+    if (hp != NULL && (hp->dead_letter = dl) != SHOAL_PID_NONE)
+        h->ndead_letters++;
     return hp;
 }
 
@@ -207,10 +207,17 @@ void shoal__host_peek(const shoal_host_pool_t *hp, shoal_pool_stats_t *st)
     shoal__pool_peek(hp->rec, st);
 }
 
+void shoal__host_entry_release(shoal_host_t *h, shoal_host_pool_t *e)
+{
+    if (e->dead_letter != SHOAL_PID_NONE)
+        h->ndead_letters--;
+    shoal__pool_unref(h->rt, e->rec);
+    free(e->name);
+}
+
 void shoal__host_untrack(shoal_host_t *h, shoal_host_pool_t *list, size_t *n, size_t i)
 {
-    shoal__pool_unref(h->rt, list[i].rec);
-    free(list[i].name);
+    shoal__host_entry_release(h, &list[i]);
     memmove(&list[i], &list[i + 1], (*n - i - 1) * sizeof *list);
     (*n)--;
 }

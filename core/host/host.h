@@ -96,6 +96,7 @@ typedef struct shoal_host_s {
     uint64_t reloads, reloads_failed;
     shoal_host_pool_t *pools;
     size_t npools, pools_cap;
+    size_t ndead_letters; /* pools[] entries with a dead_letter: none, none held */
     /* sources (source.h): singleton actors, each in a record of one worker */
     shoal_host_pool_t *sources;
     size_t nsources, sources_cap;
@@ -438,6 +439,8 @@ shoal_host_pool_t *shoal__host_track(shoal_host_t *h, shoal_host_pool_t **list, 
                                      uint64_t gen);
 /* Removes entry i of list (n entries): its reference and name dropped. */
 void shoal__host_untrack(shoal_host_t *h, shoal_host_pool_t *list, size_t *n, size_t i);
+/* Drops entry e's reference and name; the caller takes it out of its list. */
+void shoal__host_entry_release(shoal_host_t *h, shoal_host_pool_t *e);
 /* Tracks a pool started from cp in generation gen (takes a reference on
  * its record). NULL on ENOMEM. */
 shoal_host_pool_t *shoal__host_pool_add(shoal_host_t *h, const shoal_config_pool_t *cp,
@@ -450,6 +453,9 @@ int shoal__host_wait_ended(const shoal_host_pool_t *list, size_t n, uint64_t end
                            bool (*interrupted)(void *), void *arg);
 /* Forgets pool i (the caller has stopped it or it has ended). */
 void shoal__host_pool_forget(shoal_host_t *h, size_t i);
+/* Forgets every draining pool that is quiet (its actor and every worker
+ * have ended: its counts are final), in one pass over the pools. */
+void shoal__host_forget_quiet(shoal_host_t *h);
 /* A pool's counters from its record (shoal__pool_peek). */
 void shoal__host_peek(const shoal_host_pool_t *hp, shoal_pool_stats_t *st);
 

@@ -42,9 +42,9 @@ static void counts_add(shoal_host_counts_t *c, const shoal_pool_stats_t *st)
     c->dead_lettered += st->dead_lettered;
 }
 
-void shoal__host_pool_forget(shoal_host_t *h, size_t i)
+/* Pool entry hp's counts, final, into its generation's in gone[]. */
+static void count_gone(shoal_host_t *h, const shoal_host_pool_t *hp)
 {
-    shoal_host_pool_t *hp = &h->pools[i];
     shoal_pool_stats_t st;
     shoal__host_peek(hp, &st);
     bool counted = st.messages_forwarded != 0 || st.messages_unhandled != 0;
@@ -54,7 +54,32 @@ void shoal__host_pool_forget(shoal_host_t *h, size_t i)
     else if (counted)
         shoal__host_log(h, SHOAL_LOG_ERROR, "out of memory: the ledger loses pool %s's counts",
                         hp->name);
+}
+
+void shoal__host_pool_forget(shoal_host_t *h, size_t i)
+{
+    count_gone(h, &h->pools[i]);
     shoal__host_untrack(h, h->pools, &h->npools, i);
+}
+
+void shoal__host_forget_quiet(shoal_host_t *h)
+{
+    /* The pools kept move down over those forgotten, once each: removing
+     * them one at a time moved every pool after each (a reload that
+     * dropped 15,000 pools held the host thread for seconds). */
+    size_t kept = 0;
+    for (size_t i = 0; i < h->npools; i++) {
+        shoal_host_pool_t *hp = &h->pools[i];
+        if (hp->draining && shoal__pool_is_quiet(hp->rec)) {
+            count_gone(h, hp);
+            shoal__host_entry_release(h, hp);
+            continue;
+        }
+        if (kept != i)
+            h->pools[kept] = *hp;
+        kept++;
+    }
+    h->npools = kept;
 }
 
 /* ---- the ledger ----------------------------------------------------------- */

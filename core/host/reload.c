@@ -372,13 +372,7 @@ void shoal__host_tidy(shoal_host_t *h)
 {
     shoal__host_pull_release(h); /* dead-letter targets whose senders have ended */
     shoal__host_go_owed(h);      /* a reload's new pools and sources not told yet */
-    for (size_t i = 0; i < h->npools;) {
-        shoal_host_pool_t *hp = &h->pools[i];
-        /* Quiet: its actor and every worker have ended; its counts are
-         * final and move into the ledger. */
-        if (hp->draining && shoal__pool_is_quiet(hp->rec))
-            shoal__host_pool_forget(h, i);
-        else
-            i++;
-    }
+    /* Quiet: its actor and every worker have ended; its counts are final
+     * and move into the ledger. */
+    shoal__host_forget_quiet(h);
 }
