@@ -74,6 +74,7 @@ int shoal__config_parse(const char *file, const char *text, size_t len, shoal_co
     }
     if ((rc = shoal__config_check_top(c, c->root, err)) != SHOAL_OK)
         goto fail;
+    shoal__config_index_pools(c);
     *out = c;
     return SHOAL_OK;
 fail:

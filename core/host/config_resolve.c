@@ -136,6 +136,7 @@ void shoal__config_free(shoal_config_t *c)
     for (size_t i = 0; i < c->npools; i++)
         pool_free(&c->pools[i]);
     free(c->pools);
+    shoal__name_index_free(&c->pool_names);
     free(c->order);
     for (size_t i = 0; i < c->nsources; i++)
         pool_free(&c->sources[i]);
@@ -217,8 +218,27 @@ int shoal__config_isolate(shoal_config_t *c, const char *name, const char *plugi
     return SHOAL_OK;
 }
 
+static const char *pool_name_at(const void *arr, size_t i)
+{
+    return ((const shoal_config_pool_t *)arr)[i].name;
+}
+
+void shoal__config_index_pools(shoal_config_t *c)
+{
+    shoal__name_index_free(&c->pool_names);
+    if (shoal__name_index_build(&c->pool_names, c->pools, c->npools, pool_name_at) == SHOAL_OK) {
+        c->pool_names_of = c->pools;
+        c->pool_names_n = c->npools;
+    }
+}
+
 const shoal_config_pool_t *shoal__config_pool(const shoal_config_t *c, const char *name)
 {
+    if (shoal__name_index_ready(&c->pool_names) && c->pool_names_of == c->pools &&
+        c->pool_names_n == c->npools) {
+        size_t i = shoal__name_index_find(&c->pool_names, c->pools, pool_name_at, name);
+        return i != SIZE_MAX ? &c->pools[i] : NULL;
+    }
     for (size_t i = 0; i < c->npools; i++)
         if (strcmp(c->pools[i].name, name) == 0)
             return &c->pools[i];

@@ -50,11 +50,11 @@ static void trying_log(shoal_host_t *h, const shoal_config_t *c, const verdict_t
     change_log_t log = {.len = 0, .n = 0};
     for (size_t i = 0; i < c->npools; i++) {
         const shoal_config_pool_t *cp = &c->pools[c->order[i]];
-        const shoal_host_pool_t *hp = shoal__reload_live_pool(h, cp->name);
-        if (verdicts[c->order[i]].fresh)
+        const verdict_t *v = &verdicts[c->order[i]];
+        if (v->fresh)
             shoal__reload_note(&log, "%s (%s)", cp->name,
-                               hp != NULL ? "a new pool to replace it" : "a new pool");
-        else if (hp != NULL && verdicts[c->order[i]].swap)
+                               v->running ? "a new pool to replace it" : "a new pool");
+        else if (v->running && v->swap)
             shoal__reload_note(&log, "%s (new workers)", cp->name);
     }
     if (log.n != 0)

@@ -16,6 +16,7 @@
  * the running one. why: the pull reason ("" for a new pool or shape). */
 typedef struct shoal_reload_verdict_s {
     bool fresh;
+    bool running;    /* a pool of its name runs (fresh: the new one replaces it) */
     bool swap, owed; /* a kept pool's workers are swapped for new code or args (a
                       * kept checkout pool has the same: checkout_replace);
                       * owed: its last swap may not have taken effect */

@@ -24,7 +24,7 @@ typedef struct name_s {
     shoal_pid_t pid;
 } name_t;
 
-static uint64_t hash_of(const char *name)
+uint64_t shoal__name_hash(const char *name)
 {
     uint64_t h = 1469598103934665603ull; /* FNV-1a */
     for (const unsigned char *c = (const unsigned char *)name; *c != '\0'; c++)
@@ -35,7 +35,7 @@ static uint64_t hash_of(const char *name)
 /* The slot that holds name, or the empty one where it would go. */
 static size_t slot_of(const name_t *v, size_t cap, const char *name)
 {
-    size_t i = (size_t)hash_of(name) & (cap - 1);
+    size_t i = (size_t)shoal__name_hash(name) & (cap - 1);
     while (v[i].name != NULL && strcmp(v[i].name, name) != 0)
         i = (i + 1) & (cap - 1);
     return i;
@@ -130,7 +130,7 @@ SHOAL_API int shoal_runtime_unregister(shoal_runtime_t *rt, const char *name)
         /* The names after it in its run that probed past slot i move back
          * into it: a lookup stops at the first empty slot. */
         for (size_t j = (i + 1) & (cap - 1); v[j].name != NULL; j = (j + 1) & (cap - 1)) {
-            size_t home = (size_t)hash_of(v[j].name) & (cap - 1);
+            size_t home = (size_t)shoal__name_hash(v[j].name) & (cap - 1);
             /* j stays when its home is cyclically in (i, j] */
             if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
                 continue;

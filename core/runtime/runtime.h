@@ -220,6 +220,8 @@ void shoal__slots_flush(shoal_tcache_t *tc);
 
 /* Registered names (names.c). */
 int shoal__names_init(shoal_runtime_t *rt);
+/* A name's hash (FNV-1a), as the names' table uses it (and host/name_index.c). */
+uint64_t shoal__name_hash(const char *name);
 void shoal__names_fini(shoal_runtime_t *rt);
 /* Groups (names.c): pid joins or leaves the group `name` (at most 63
  * bytes; a pid is in a group at most once); the open members of a group,
