@@ -138,11 +138,9 @@ typedef struct shoal_config_s {
     size_t nplugins;
     shoal_config_pool_t *pools;
     size_t npools;
-    /* pools by name (shoal__config_pool), as indexed for these pools and
-     * this npools: a config cut to one pool afterwards is scanned */
+    /* pools by name (shoal__config_pool): indexed whenever pools change
+     * (the parse, shoal__config_isolate); not ready (no memory): scanned */
     shoal_name_index_t pool_names;
-    const shoal_config_pool_t *pool_names_of;
-    size_t pool_names_n;
     /* the pools' indexes in the order they start: every dead_letter target
      * before the pools that name it (config_pull.c) */
     size_t *order;
@@ -224,8 +222,9 @@ bool shoal__config_name_ok(const char *name, char *shown, size_t size);
 
 /* The pool called name (top level), or NULL. */
 const shoal_config_pool_t *shoal__config_pool(const shoal_config_t *c, const char *name);
-/* Indexes c's pools by name for shoal__config_pool (the parse does, once
- * its pools are all read; without memory for it, lookups scan). */
+/* Indexes c's pools by name for shoal__config_pool: whatever changes
+ * c->pools calls it after (the parse, shoal__config_isolate); without
+ * memory for it, lookups scan. */
 void shoal__config_index_pools(shoal_config_t *c);
 
 /* ---- between config.c and config_pull.c ---- */

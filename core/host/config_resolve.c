@@ -176,6 +176,7 @@ int shoal__config_isolate(shoal_config_t *c, const char *name, const char *plugi
     if (keep != 0)
         c->pools[0] = c->pools[keep];
     c->npools = 1;
+    shoal__config_index_pools(c); /* its one pool now */
     if (c->order != NULL)
         c->order[0] = 0;
     for (size_t i = 0; i < c->nsources; i++) /* the parent runs them */
@@ -226,16 +227,12 @@ static const char *pool_name_at(const void *arr, size_t i)
 void shoal__config_index_pools(shoal_config_t *c)
 {
     shoal__name_index_free(&c->pool_names);
-    if (shoal__name_index_build(&c->pool_names, c->pools, c->npools, pool_name_at) == SHOAL_OK) {
-        c->pool_names_of = c->pools;
-        c->pool_names_n = c->npools;
-    }
+    (void)shoal__name_index_build(&c->pool_names, c->pools, c->npools, pool_name_at);
 }
 
 const shoal_config_pool_t *shoal__config_pool(const shoal_config_t *c, const char *name)
 {
-    if (shoal__name_index_ready(&c->pool_names) && c->pool_names_of == c->pools &&
-        c->pool_names_n == c->npools) {
+    if (shoal__name_index_ready(&c->pool_names)) {
         size_t i = shoal__name_index_find(&c->pool_names, c->pools, pool_name_at, name);
         return i != SIZE_MAX ? &c->pools[i] : NULL;
     }

@@ -2,7 +2,7 @@
  * 20,000 found at its position and none that is not there; entries left
  * out (NULL) are not found; of two equal names the first is; an empty
  * array finds nothing; and shoal__config_pool, which uses it, finds every
- * pool of a config and scans again once the config is cut to one pool. */
+ * pool of a config, and its one pool once the config is cut to it. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,12 +92,15 @@ static void a_config_finds_its_pools(void)
     }
     CU_ASSERT_EQUAL(wrong, 0);
     CU_ASSERT_PTR_NULL(shoal__config_pool(c, "q1000"));
-    /* Cut to one pool (as an isolated child's config is): found by a scan. */
+    /* Cut to one pool as shoal__config_isolate cuts it, indexed again: the
+     * pool moved to position 0 is found there, the others are gone. */
     shoal_config_pool_t first = c->pools[0];
     c->pools[0] = c->pools[500];
     c->npools = 1;
+    shoal__config_index_pools(c);
     CU_ASSERT_PTR_EQUAL(shoal__config_pool(c, "q500"), &c->pools[0]);
     CU_ASSERT_PTR_NULL(shoal__config_pool(c, "q0"));
+    CU_ASSERT_PTR_NULL(shoal__config_pool(c, "q501"));
     c->pools[0] = first; /* each pool freed once below */
     c->npools = 1000;
     shoal__config_free(c);

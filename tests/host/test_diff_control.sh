@@ -66,6 +66,15 @@ diff_bg() {
     "$shoalctl" --timeout 30000 diff "$2" > "$1" 2>&1 &
     ctl=$!
 }
+# answered NAME RC TEXT [WHAT]: the client whose PID is in $NAME (its
+# output in $tmp/NAME) exits RC, having printed TEXT; else fails, saying WHAT
+answered() {
+    local rc
+    wait "${!1}"
+    rc=$?
+    [ $rc = "$2" ] && [ "$(cat "$tmp/$1")" = "$3" ] ||
+        fail "${4:-$1}: exit $rc: $(cat "$tmp/$1") (want exit $2: $3)"
+}
 # until_entered: until the plugin's init has begun (5 s at most)
 until_entered() { until_exists "$tmp/go.entered" "the plugin's init never began"; }
 plan="generation 1 -> 2: start more"
@@ -110,17 +119,11 @@ for k in "$d1" "$d2" "$d3" "$d4" "$d5" "$r1"; do
     kill -0 "$k" 2> /dev/null || fail "a request was answered while the diff waited"
 done
 touch "$tmp/go"
-for k in d1 d2 d3 d4 d5; do
-    wait "${!k}"
-    rc=$?
-    want=$plan
-    [ $k = d1 ] || want="generation 1 -> 2: no change"
-    [ $rc = 0 ] && [ "$(cat "$tmp/$k")" = "$want" ] || fail "$k: exit $rc: $(cat "$tmp/$k") (want $want)"
+answered d1 0 "$plan"
+for k in d2 d3 d4 d5; do
+    answered $k 0 "generation 1 -> 2: no change"
 done
-wait "$r1"
-rc=$?
-[ $rc = 0 ] && [ "$(cat "$tmp/r1")" = "generation 2 (was 1)" ] ||
-    fail "the reload asked during the diff: exit $rc: $(cat "$tmp/r1")"
+answered r1 0 "generation 2 (was 1)" "the reload asked during the diff"
 [ "$(count "reload: generation")" = 1 ] || fail "$(count "reload: generation") reload lines, not 1"
 "$shoalctl" status | grep -q '^diffing' && fail "status still says diffing"
 echo "1: served while a diff waited on a plugin's init; 5 diffs in order, then the reload"
@@ -158,9 +161,7 @@ rc=$?
     fail "the diff waiting behind the stop: exit $rc: $(cat "$tmp/d2")"
 kill -0 "$pid" || fail "shoald did not wait for the diff's init"
 touch "$tmp/go"
-wait "$d1"
-rc=$?
-[ $rc = 0 ] && [ "$(cat "$tmp/d1")" = "$plan" ] || fail "the running diff: exit $rc: $(cat "$tmp/d1")"
+answered d1 0 "$plan" "the running diff"
 wait "$pid"
 rc=$?
 pid=
@@ -226,15 +227,11 @@ t0=$(now_ms)
 touch "$tmp/go"
 not_done "$tmp/d1" "$d1" late
 for k in d2 d3; do
-    wait "${!k}"
-    rc=$?
-    [ $rc = 1 ] && [ "$(cat "$tmp/$k")" = "shoalctl: shoald is stopping: the diff asked was not done" ] ||
-        fail "$k, asked behind the running diff: exit $rc: $(cat "$tmp/$k")"
+    answered $k 1 "shoalctl: shoald is stopping: the diff asked was not done" \
+        "$k, asked behind the running diff"
 done
-wait "$r1"
-rc=$?
-[ $rc = 1 ] && [ "$(cat "$tmp/r1")" = "shoalctl: shoald is stopping: the reload asked was not done" ] ||
-    fail "the reload asked behind the running diff: exit $rc: $(cat "$tmp/r1")"
+answered r1 1 "shoalctl: shoald is stopping: the reload asked was not done" \
+    "the reload asked behind the running diff"
 [ "$(count "reload")" = 0 ] || fail "a reload ran: $(grep reload "$log")"
 wait_for "drained in "
 t1=$(now_ms)
@@ -247,14 +244,9 @@ diffs_behind_hang 3
 kill -HUP "$pid"
 sleep 0.2
 touch "$tmp/go"
-wait "$d1"
-rc=$?
-[ $rc = 0 ] && [ "$(cat "$tmp/d1")" = "$plan" ] || fail "the running diff: exit $rc: $(cat "$tmp/d1")"
+answered d1 0 "$plan" "the running diff"
 for k in d2 d3; do
-    wait "${!k}"
-    rc=$?
-    [ $rc = 0 ] && [ "$(cat "$tmp/$k")" = "generation 1 -> 2: no change" ] ||
-        fail "$k, asked before the SIGHUP: exit $rc: $(cat "$tmp/$k")"
+    answered $k 0 "generation 1 -> 2: no change" "$k, asked before the SIGHUP"
 done
 wait_for "reload: generation 2 from "
 [ "$(count "reload: generation")" = 1 ] || fail "$(count "reload: generation") reload lines, not 1"
