@@ -188,7 +188,10 @@ static void panic_hook_once_and_worker_replaced(void)
     shoal_tasks_t *t = tb_make(rt, 2, 1024, NULL);
     for (int i = 0; i < 25; i++)
         CU_ASSERT_EQUAL(tb_submit(t, i, i % 5 == 0 ? A_PANIC : 0, 0), SHOAL_OK);
-    WAIT_UNTIL(atomic_load(&tb_hooked) == 5 && shoal_tasks_completed(t) == 25);
+    /* a task is counted when it panics; its worker's restart when the pool
+     * hears of its end, later */
+    WAIT_UNTIL(atomic_load(&tb_hooked) == 5 && shoal_tasks_completed(t) == 25 &&
+               shoal_test_pool_stats(rt, shoal_tasks_pid(t)).worker_restarts == 5);
     CU_ASSERT_EQUAL(atomic_load(&tb_hooked), 5);
     CU_ASSERT_EQUAL(atomic_load(&tb_hook_user_ok), 1);
     for (int i = 0; i < 25; i += 5) {
@@ -208,7 +211,8 @@ static void panic_hook_once_and_worker_replaced(void)
         CU_ASSERT_EQUAL(tb_submit(t, i, A_PANIC, 0), SHOAL_OK);
     for (int i = 225; i < 235; i++)
         CU_ASSERT_EQUAL(tb_submit(t, i, 0, 0), SHOAL_OK);
-    WAIT_UNTIL(atomic_load(&tb_hooked) == 205 && shoal_tasks_completed(t) == 235);
+    WAIT_UNTIL(atomic_load(&tb_hooked) == 205 && shoal_tasks_completed(t) == 235 &&
+               shoal_test_pool_stats(rt, shoal_tasks_pid(t)).worker_restarts == 205);
     CU_ASSERT_EQUAL(atomic_load(&tb_hooked), 205);
     CU_ASSERT_EQUAL(atomic_load(&tb_done), 235);
     st = shoal_test_pool_stats(rt, shoal_tasks_pid(t));
