@@ -17,6 +17,7 @@
  * reload_swap.c.
  */
 #include "host/host.h"
+#include "host/name_index.h"
 #include "host/reload_plan.h"
 #include "host/source.h"
 
@@ -62,6 +63,14 @@ static void trying_log(shoal_host_t *h, const shoal_config_t *c, const verdict_t
                         "reload: trying generation %" PRIu64 " from %s: starting beside the "
                         "running pools: %s; the running ones serve on until it commits",
                         gen, path, shoal__reload_changes(&log));
+}
+
+/* The pools a reload started, by name: an old pool asks whether one of
+ * them replaces it (a scan of them for each old pool made a reload that
+ * replaced 8,000 pools spend most of its 2.8 s in strcmp). */
+static const char *host_pool_name_at(const void *arr, size_t i)
+{
+    return ((const shoal_host_pool_t *)arr)[i].name;
 }
 
 /* The reload failed after hooks[0..n) prepared: each of them aborts. */
@@ -172,6 +181,21 @@ static int reload(shoal_host_t *h, const char *path, shoal_config_t **next, char
     if ((rc = shoal__host_sources_prepare(h, c, gen, &first_src, &err)) != SHOAL_OK)
         goto undo;
 
+    /* The new pools by name, and which of them replace a running one (a
+     * "replaced" note says that; else "started"). */
+    size_t nnew = h->npools - first_new;
+    shoal_name_index_t fresh;
+    bool *replacing = calloc(nnew ? nnew : 1, sizeof *replacing);
+    if (shoal__name_index_build(&fresh, &h->pools[first_new], nnew, host_pool_name_at) !=
+            SHOAL_OK ||
+        replacing == NULL) {
+        free(replacing);
+        shoal__name_index_free(&fresh);
+        rc = SHOAL_ENOMEM;
+        shoal__diag_set(&err, path, 0, 0, "out of memory");
+        goto undo;
+    }
+
     /* Committed: nothing below can make the reload fail. New and replacing
      * pools take their names first, before any wait: a sender that looks a
      * replaced pool up by name finds the one that serves from now on, never
@@ -225,10 +249,11 @@ static int reload(shoal_host_t *h, const char *path, shoal_config_t **next, char
         if (hp->draining)
             continue;
         const shoal_config_pool_t *cp = shoal__config_pool(c, hp->name);
-        bool replaced = false;
-        for (size_t j = first_new; j < h->npools; j++)
-            replaced |= strcmp(h->pools[j].name, hp->name) == 0;
-        if (cp == NULL || replaced) {
+        size_t j = shoal__name_index_find(&fresh, &h->pools[first_new], host_pool_name_at,
+                                          hp->name);
+        if (j != SIZE_MAX)
+            replacing[j] = true;
+        if (cp == NULL || j != SIZE_MAX) {
             const char *reason = cp != NULL ? verdicts[cp - c->pools].why : "";
             if (cp == NULL)
                 shoal_runtime_unregister(h->rt, hp->name);
@@ -251,16 +276,14 @@ static int reload(shoal_host_t *h, const char *path, shoal_config_t **next, char
                             hp->name, SHOAL_HOST_LIVE_MS, live);
         hp->cp = cp; /* the new generation's entry from now on */
     }
-    for (size_t j = first_new; j < h->npools; j++) {
-        shoal_host_pool_t *hp = &h->pools[j];
-        /* Replaced by this reload (said above); one of the name that an
-         * earlier reload removed, still draining or ended, is no matter. */
-        bool replaced = false;
-        for (size_t i = 0; i < first_new; i++)
-            replaced |= h->pools[i].ended_gen == gen && strcmp(h->pools[i].name, hp->name) == 0;
-        if (!replaced)
-            shoal__reload_note(&log, "started %s", hp->name);
-    }
+    /* One that replaces a pool was said above; one of the name of a pool
+     * that an earlier reload removed, still draining or ended, is no
+     * matter. */
+    for (size_t j = 0; j < nnew; j++)
+        if (!replacing[j])
+            shoal__reload_note(&log, "started %s", h->pools[first_new + j].name);
+    free(replacing);
+    shoal__name_index_free(&fresh);
     char notes[600];
     shoal__host_sources_commit(h, c, first_src, notes, sizeof notes);
     if (notes[0] != '\0')

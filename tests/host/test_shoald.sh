@@ -173,15 +173,27 @@ config 6 "  side:
 kill -HUP $pid
 wait_for "reload: generation 6 from $tmp/s.yaml: replaced side"
 
+# One reload that replaces a pool and starts one: each said once, in the
+# file's order, the new pool not said to replace anything.
+config 6 "  side:
+    worker: echo.echo
+    size: 2
+    max: 3000
+  more:
+    worker: sink.sink
+    size: 1"
+kill -HUP $pid
+wait_for "reload: generation 7 from $tmp/s.yaml: replaced side; started more; ledger"
+
 config 6
 kill -HUP $pid
-wait_for "reload: generation 7 from $tmp/s.yaml: removed side"
+wait_for "reload: generation 8 from $tmp/s.yaml: removed side; removed more; ledger"
 
 # ---- the control socket ----------------------------------------------------
 export SHOAL_SOCKET=$tmp/ctl.sock
 [ "$(stat -c %a "$SHOAL_SOCKET")" = 600 ] || fail "control socket mode $(stat -c %a "$SHOAL_SOCKET")"
 out=$("$shoalctl" status) || fail "shoalctl status: exit $?"
-echo "$out" | grep -q '^generation 7$' || fail "status: $out"
+echo "$out" | grep -q '^generation 8$' || fail "status: $out"
 echo "$out" | grep -q '^pool api size 6 target 6 ' || fail "status: $out"
 [ "$("$shoalctl" scale api 4)" = "api: 4 workers" ] || fail "scale api 4"
 [ "$("$shoalctl" scale api 100)" = "api: 16 workers (asked 100; clamped to max 16)" ] ||
@@ -202,13 +214,13 @@ config 6 "  extra:
     worker: echo.echo
     size: 1"
 out=$("$shoald" --check --diff "$tmp/s.yaml" --control "$SHOAL_SOCKET") || fail "--diff: exit $?"
-echo "$out" | grep -q "^generation 7 -> 8: api size 16 -> 6; start extra$" || fail "--diff said: $out"
-"$shoalctl" status | grep -q '^generation 7$' || fail "--diff changed the generation"
+echo "$out" | grep -q "^generation 8 -> 9: api size 16 -> 6; start extra$" || fail "--diff said: $out"
+"$shoalctl" status | grep -q '^generation 8$' || fail "--diff changed the generation"
 config 6
 # A reload puts the file's size back over a scale.
 out=$("$shoalctl" reload) || fail "shoalctl reload: exit $?"
-[ "$out" = "generation 8 (was 7)" ] || fail "reload said: $out"
-wait_for "reload: generation 8 from $tmp/s.yaml: api size 16 -> 6"
+[ "$out" = "generation 9 (was 8)" ] || fail "reload said: $out"
+wait_for "reload: generation 9 from $tmp/s.yaml: api size 16 -> 6"
 
 # ---- 100 malformed reloads change nothing ---------------------------------
 bad=(
@@ -228,13 +240,13 @@ pools: { api: { worker: echo.nosuch } }"
 for i in $(seq 1 100); do
     printf '%s\n' "${bad[$(( (i - 1) % ${#bad[@]} ))]}" > "$tmp/s.yaml"
     kill -HUP $pid
-    wait_for "reload failed ($i so far), generation 8 keeps running"
+    wait_for "reload failed ($i so far), generation 9 keeps running"
 done
 kill -0 $pid || fail "shoald died during malformed reloads"
 "$shoalctl" status | grep -q '^pool api size 6 target 6 ' || fail "malformed reloads changed api"
 config 3
 kill -HUP $pid
-wait_for "reload: generation 9 from $tmp/s.yaml: api size 6 -> 3"
+wait_for "reload: generation 10 from $tmp/s.yaml: api size 6 -> 3"
 
 # ---- a reload with bad args is refused before anything starts ---------------
 load_pid=$("$shoalctl" inspect load | grep -o '"pid":"[0-9.]*"')
@@ -243,14 +255,14 @@ before=$(forwarded)
 [ -n "$before" ] || fail "status before the bad-args reload: $("$shoalctl" status)"
 config 3 "" "" "target: api, rate: 20000, rat: 5"
 kill -HUP $pid
-wait_for "reload failed (101 so far), generation 9 keeps running: $tmp/s.yaml:17:39: pools.load.args: unknown key 'rat' for loadgen.loadgen (it takes: target, rate, size, type, count, done, tick, call, timeout, window, group)"
+wait_for "reload failed (101 so far), generation 10 keeps running: $tmp/s.yaml:17:39: pools.load.args: unknown key 'rat' for loadgen.loadgen (it takes: target, rate, size, type, count, done, tick, call, timeout, window, group)"
 config 3 "" "" "target: api, rate: fast"
 "$shoalctl" reload 2> "$tmp/err"; rc=$?
-[ $rc -eq 1 ] && grep -q "^shoalctl: reload failed: $tmp/s.yaml:17:32: pools.load.args.rate: expected an integer, got 'fast'; generation 9 keeps running$" "$tmp/err" ||
+[ $rc -eq 1 ] && grep -q "^shoalctl: reload failed: $tmp/s.yaml:17:32: pools.load.args.rate: expected an integer, got 'fast'; generation 10 keeps running$" "$tmp/err" ||
     fail "bad-args reload over the socket: exit $rc, $(cat "$tmp/err")"
-wait_for "reload failed (102 so far), generation 9 keeps running: $tmp/s.yaml:17:32: pools.load.args.rate: expected an integer, got 'fast'"
+wait_for "reload failed (102 so far), generation 10 keeps running: $tmp/s.yaml:17:32: pools.load.args.rate: expected an integer, got 'fast'"
 out=$("$shoalctl" status)
-echo "$out" | grep -q '^generation 9$' || fail "a bad-args reload changed the generation: $out"
+echo "$out" | grep -q '^generation 10$' || fail "a bad-args reload changed the generation: $out"
 echo "$out" | grep -q '^reloads [0-9]* ok, 102 failed$' || fail "failed reloads not counted: $out"
 echo "$out" | grep -q '^pool api size 3 target 3 ' || fail "a bad-args reload changed api: $out"
 [ "$("$shoalctl" inspect load | grep -o '"pid":"[0-9.]*"')" = "$load_pid" ] ||
