@@ -11,7 +11,8 @@
  *   - a member an actor took, returned FAIL by that actor.
  * Before the reserve each give-back was lost: the seat stayed in use for
  * good (a drain never ended), or the transaction stayed on txn_out (every
- * later one refused SHOAL_ENOMEMBERS), and nothing said so.
+ * later one refused SHOAL_ENOMEMBERS), and nothing said so. With the
+ * reserve used up too, it is still lost -- and said, once, as an error.
  *
  * One dispatcher thread: a sink that cannot run while a handler holds it
  * keeps every envelope the handler sends it. Handlers never call CUnit:
@@ -22,6 +23,8 @@
 
 #include "checkout_basic_kit.h"
 #include "fail_alloc.h"
+#include "actor/ctx.h"     /* a handler's rt and tc */
+#include "actor/send.h"    /* shoal__send_reserved */
 #include "pool/checkout.h" /* txn_out */
 #include "pool/pool.h"     /* shoal__pool_find */
 
@@ -33,11 +36,12 @@ enum {
     T_OK_BARE = 8,
     T_PLAIN = 9,
     T_TAKE = 10,
-    T_RETURN_BARE = 11
+    T_RETURN_BARE = 11,
+    T_FAIL_DRY = 12
 }; /* past cb's */
 
 static _Atomic shoal_pid_t sink, pool_pid, nm_taken;
-static atomic_int sent_before, plain_handled, nm_take_rc;
+static atomic_int sent_before, plain_handled, nm_take_rc, reserve_taken;
 
 /* Takes every envelope this thread's cache and the depot hold (casts to the
  * sink, which cannot run meanwhile) with every new slab refused, then
@@ -63,6 +67,16 @@ static int member_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
     case T_FAIL_BARE:
         exhaust(ctx);
         return SHOAL_EFAILED; /* settled failed: a RETURN FAIL to the pool */
+    case T_FAIL_DRY: { /* no slab, and the reserve emptied too */
+        exhaust(ctx);
+        fa_arm(FA_ALIGNED, 0, SENDS_MAX); /* the sink's first turn disarms it */
+        int n = 0;
+        while (n < SENDS_MAX && shoal__send_reserved(ctx->rt, ctx->tc, ctx->self, atomic_load(&sink),
+                                                     1, NULL, 0) == SHOAL_OK)
+            n++;
+        atomic_store(&reserve_taken, n);
+        return SHOAL_EFAILED;
+    }
     case T_OK_BARE:
         cb_sleep_ms(150); /* past its max_lifetime: its return is the pool actor's */
         exhaust(ctx);
@@ -79,6 +93,7 @@ static int sink_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
     (void)ctx;
     (void)state;
     (void)msg;
+    fa_disarm(); /* the dispatcher thread's rule: memory is back */
     return SHOAL_OK;
 }
 
@@ -109,7 +124,14 @@ static shoal_runtime_t *start(uint64_t lifetime_ms, shoal_pid_t *pool, shoal_poo
 {
     atomic_store(&sent_before, 0);
     atomic_store(&plain_handled, 0);
-    shoal_runtime_t *rt = shoal_test_runtime_fixed(1);
+    atomic_store(&reserve_taken, 0);
+    shoal_runtime_opts_t o; /* as shoal_test_runtime_fixed(1), its log kept */
+    shoal_runtime_opts_init(&o);
+    o.threads = 1;
+    o.debug_checks = 1;
+    o.log_level = SHOAL_LOG_ERROR;
+    o.max_extra_threads = SHOAL_EXTRA_THREADS_NONE;
+    shoal_runtime_t *rt = shoal_test_runtime_logged_opts(&o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     shoal_pid_t s;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &sink_b, NULL, NULL, &s), SHOAL_OK);
@@ -195,12 +217,43 @@ static void an_actor_gives_back(void)
     serves_on(rt, pool, rec);
 }
 
+/* The reserve used up too (64 envelopes taken from it after the cache, the
+ * depot and every new slab): the give-back is lost -- its seat stays in
+ * use and its transaction on txn_out, so the next is refused at once --
+ * and the log says so, once. Nothing else fails. */
+static void the_reserve_used_up_too(void)
+{
+    shoal_pid_t pool;
+    shoal_pool_t *rec;
+    shoal_runtime_t *rt = start(0, &pool, &rec);
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_send(rt, pool, T_FAIL_DRY, NULL, 0), SHOAL_OK);
+    const char *said = "a member could not give itself back after a transaction: out of memory "
+                       "(the reserve of envelopes used up too); the pool holds it as in use";
+    WAIT_UNTIL(shoal_test_log_count(said) == 1 && cb_stats(rt, pool).messages_failed == 1);
+    CU_ASSERT(atomic_load(&sent_before) > 0);
+    CU_ASSERT_EQUAL(atomic_load(&reserve_taken), SHOAL_ENV_RESERVE);
+    CU_ASSERT_EQUAL(shoal_test_log_count(said), 1);
+    shoal_pool_stats_t st = cb_stats(rt, pool);
+    CU_ASSERT_EQUAL(st.messages_failed, 1);
+    CU_ASSERT_EQUAL(st.returned_fail, 0);
+    CU_ASSERT_EQUAL(st.returned_ok, 0);
+    CU_ASSERT_EQUAL(st.in_use, 1);
+    CU_ASSERT_EQUAL(st.free, 0);
+    CU_ASSERT_EQUAL(atomic_load(&rec->co->txn_out), 1);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, pool, T_PLAIN, NULL, 0), SHOAL_ENOMEMBERS);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).error_no_members, 1);
+    CU_ASSERT_EQUAL(atomic_load(&plain_handled), 0);
+    shoal__pool_unref(rt, rec);
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
         {"a failed transaction's member gives itself back", a_failed_transaction_gives_back},
         {"a member past its lifetime gives itself back", an_expired_member_gives_back},
         {"an actor gives a member back", an_actor_gives_back},
+        {"the reserve used up too: said, the seat held", the_reserve_used_up_too},
         {NULL, NULL},
     };
     return shoal_test_run("checkout_nomem", cases);
