@@ -256,7 +256,7 @@ static int reload(shoal_host_t *h, const char *path, shoal_config_t **next, char
         if (cp == NULL || j != SIZE_MAX) {
             const char *reason = cp != NULL ? verdicts[cp - c->pools].why : "";
             if (cp == NULL)
-                shoal_runtime_unregister(h->rt, hp->name);
+                shoal__names_unregister_pid(h->rt, hp->name, hp->pid);
             shoal__reload_note(&log, "%s %s%s%s%s", cp == NULL ? "removed" : "replaced", hp->name,
                                reason[0] ? " (" : "", reason, reason[0] ? ")" : "");
             hp->ended_gen = gen;
@@ -285,7 +285,7 @@ static int reload(shoal_host_t *h, const char *path, shoal_config_t **next, char
     free(replacing);
     shoal__name_index_free(&fresh);
     char notes[600];
-    shoal__host_sources_commit(h, c, first_src, notes, sizeof notes);
+    shoal__host_sources_commit(h, c, gen, first_src, notes, sizeof notes);
     if (notes[0] != '\0')
         shoal__reload_note(&log, "%s", notes);
     /* The runtime's settings and the control socket are fixed at start. */

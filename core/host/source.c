@@ -85,7 +85,7 @@ int shoal__host_sources_stop(shoal_host_t *h, uint64_t end_ns, bool (*interrupte
 {
     for (size_t i = 0; i < h->nsources; i++) {
         if (!h->sources[i].draining)
-            shoal_runtime_unregister(h->rt, h->sources[i].name);
+            shoal__names_unregister_pid(h->rt, h->sources[i].name, h->sources[i].pid);
         source_stop(h, &h->sources[i]);
     }
     return shoal__host_wait_ended(h->sources, h->nsources, end_ns, interrupted, arg);
@@ -132,8 +132,8 @@ static void add_note(char *notes, size_t size, size_t *len, const char *verb, co
                                  name, verb);
 }
 
-void shoal__host_sources_commit(shoal_host_t *h, const shoal_config_t *c, size_t first_new,
-                                char *notes, size_t size)
+void shoal__host_sources_commit(shoal_host_t *h, const shoal_config_t *c, uint64_t gen,
+                                size_t first_new, char *notes, size_t size)
 {
     size_t len = 0;
     notes[0] = '\0';
@@ -146,9 +146,13 @@ void shoal__host_sources_commit(shoal_host_t *h, const shoal_config_t *c, size_t
         for (size_t j = first_new; j < h->nsources; j++)
             replaced |= strcmp(h->sources[j].name, hs->name) == 0;
         if (cp == NULL || replaced) {
+            /* Its name only if still its own: a new pool of this reload
+             * may have taken it (a source become a pool), registered
+             * before this. */
             if (cp == NULL)
-                shoal_runtime_unregister(h->rt, hs->name);
+                shoal__names_unregister_pid(h->rt, hs->name, hs->pid);
             add_note(notes, size, &len, cp == NULL ? "removed" : "replaced", hs->name);
+            hs->ended_gen = gen;
             source_stop(h, hs);
             continue;
         }
@@ -158,9 +162,11 @@ void shoal__host_sources_commit(shoal_host_t *h, const shoal_config_t *c, size_t
         shoal_host_pool_t *hs = &h->sources[j];
         shoal_runtime_register(h->rt, hs->name, hs->pid); /* a replaced one: the new PID */
         shoal__host_go(h, hs, NULL); /* it sends from now on (held: source_spawn) */
+        /* Replaced by this reload (said above); one of its name that an
+         * earlier reload stopped, not forgotten yet, is no matter. */
         bool replaced = false;
         for (size_t i = 0; i < first_new; i++)
-            replaced |= h->sources[i].draining && strcmp(h->sources[i].name, hs->name) == 0;
+            replaced |= h->sources[i].ended_gen == gen && strcmp(h->sources[i].name, hs->name) == 0;
         if (!replaced)
             add_note(notes, size, &len, "started", hs->name);
     }

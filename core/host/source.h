@@ -37,12 +37,13 @@ int shoal__host_sources_stop(shoal_host_t *h, uint64_t end_ns, bool (*interrupte
  * says why and the caller undoes. undo: stops and forgets those. commit:
  * registers the new ones under their names and lets them send, stops the
  * removed and replaced ones, points the kept ones at c; what it did in
- * notes ("" for nothing). plan: what a reload to c would do, in notes. */
+ * notes ("" for nothing), gen being the generation c becomes. plan: what a
+ * reload to c would do, in notes. */
 int shoal__host_sources_prepare(shoal_host_t *h, const shoal_config_t *c, uint64_t gen,
                                 size_t *first_new, shoal_diag_t *err);
 void shoal__host_sources_undo(shoal_host_t *h, size_t first_new);
-void shoal__host_sources_commit(shoal_host_t *h, const shoal_config_t *c, size_t first_new,
-                                char *notes, size_t size);
+void shoal__host_sources_commit(shoal_host_t *h, const shoal_config_t *c, uint64_t gen,
+                                size_t first_new, char *notes, size_t size);
 void shoal__host_sources_plan(shoal_host_t *h, const shoal_config_t *c, char *notes, size_t size);
 
 /* Once a second: logs each restart of a source (with the running total),

@@ -116,14 +116,16 @@ out:
     return rc;
 }
 
-SHOAL_API int shoal_runtime_unregister(shoal_runtime_t *rt, const char *name)
+/* Removes name; only while it names `only` unless that is SHOAL_PID_NONE. */
+static int unregister(shoal_runtime_t *rt, const char *name, shoal_pid_t only)
 {
     int rc = SHOAL_ENOPROC;
     pthread_rwlock_wrlock(&rt->names_lock);
     name_t *v = rt->names;
     size_t cap = rt->names_cap;
     size_t i = valid(name) && v != NULL ? slot_of(v, cap, name) : 0;
-    if (valid(name) && v != NULL && v[i].name != NULL) {
+    if (valid(name) && v != NULL && v[i].name != NULL &&
+        (only == SHOAL_PID_NONE || v[i].pid == only)) {
         free(v[i].name);
         v[i].name = NULL;
         rt->nnames--;
@@ -142,6 +144,16 @@ SHOAL_API int shoal_runtime_unregister(shoal_runtime_t *rt, const char *name)
     }
     pthread_rwlock_unlock(&rt->names_lock);
     return rc;
+}
+
+SHOAL_API int shoal_runtime_unregister(shoal_runtime_t *rt, const char *name)
+{
+    return unregister(rt, name, SHOAL_PID_NONE);
+}
+
+int shoal__names_unregister_pid(shoal_runtime_t *rt, const char *name, shoal_pid_t pid)
+{
+    return pid == SHOAL_PID_NONE ? SHOAL_ENOPROC : unregister(rt, name, pid);
 }
 
 SHOAL_API shoal_pid_t shoal_runtime_whereis(shoal_runtime_t *rt, const char *name)

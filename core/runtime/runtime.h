@@ -223,6 +223,10 @@ int shoal__names_init(shoal_runtime_t *rt);
 /* A name's hash (FNV-1a), as the names' table uses it (and host/name_index.c). */
 uint64_t shoal__name_hash(const char *name);
 void shoal__names_fini(shoal_runtime_t *rt);
+/* As shoal_runtime_unregister, only while name still names pid
+ * (SHOAL_ENOPROC otherwise): a host removing what it registered leaves a
+ * name that another pool or source of its took meanwhile. */
+int shoal__names_unregister_pid(shoal_runtime_t *rt, const char *name, shoal_pid_t pid);
 /* Groups (names.c): pid joins or leaves the group `name` (at most 63
  * bytes; a pid is in a group at most once); the open members of a group,
  * at most max of them into out (the count is returned, which may be more).
