@@ -46,7 +46,7 @@ static void counts_add(shoal_host_counts_t *c, const shoal_pool_stats_t *st)
 static void count_gone(shoal_host_t *h, const shoal_host_pool_t *hp)
 {
     shoal_pool_stats_t st;
-    shoal__host_peek(hp, &st);
+    shoal__pool_counts(hp->rec, &st);
     bool counted = st.messages_forwarded != 0 || st.messages_unhandled != 0;
     shoal_host_counts_t *c = counted ? gone_of(h, hp->gen) : NULL;
     if (c != NULL)

@@ -263,7 +263,8 @@ static bool remote_sum(shoal_remote_t *r, shoal_pool_stats_t *st, shoal_pool_his
         for (uint32_t s = 0; s < n; s++)
             st->latency_samples +=
                 atomic_load_explicit(&c->stripes[s].samples, memory_order_relaxed);
-        shoal__pool_hist_add(c->stripes, n, h);
+        if (h != NULL)
+            shoal__pool_hist_add(c->stripes, n, h);
     }
     pthread_mutex_unlock(&r->lock);
     return true;

@@ -246,9 +246,9 @@ void shoal__remote_room_wake(shoal_remote_t *r);
 
 /* The counts the children settled (ended ones and the live ones'), each
  * clamped to what was pushed to it: into st's handled, failed, dropped and
- * latency samples, their latency histograms into *h, their workers'
- * restarts into worker_restarts (a degraded child makes st degraded), and
- * the child's pool_size. Any thread. */
+ * latency samples, their latency histograms into *h (none when h is
+ * NULL), their workers' restarts into worker_restarts (a degraded child
+ * makes st degraded), and the child's pool_size. Any thread. */
 void shoal__remote_sum(shoal_remote_t *r, struct shoal_pool_stats_s *st,
                        struct shoal_pool_hist_s *h);
 /* The live children's latency histograms added into *h (an ended child's

@@ -175,7 +175,8 @@ void shoal__pool_publish(shoal_pool_t *p)
         shoal__checkout_publish(p);
 }
 
-static bool sum(const shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms);
+static bool sum(const shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms,
+                bool latencies);
 
 /* shoal__pool_peek (patience_ms 0: waits for an isolated pool's children's
  * counts) and shoal__pool_peek_within (gives up after patience_ms: false). */
@@ -198,7 +199,7 @@ static bool peek(shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms)
     st->lazy_grown = atomic_load_explicit(&p->pub_lazy_grown, memory_order_relaxed);
     st->autoscale_ups = atomic_load_explicit(&p->pub_ups, memory_order_relaxed);
     st->autoscale_downs = atomic_load_explicit(&p->pub_downs, memory_order_relaxed);
-    if (!sum(p, st, patience_ms))
+    if (!sum(p, st, patience_ms, true))
         return false;
     running_idle(p, st);
     shoal__pull_stats(p, st);
@@ -214,6 +215,14 @@ static bool peek(shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms)
 }
 
 void shoal__pool_peek(shoal_pool_t *p, shoal_pool_stats_t *st) { peek(p, st, 0); }
+
+void shoal__pool_counts(shoal_pool_t *p, shoal_pool_stats_t *st)
+{
+    memset(st, 0, sizeof *st);
+    st->size_ = (uint32_t)sizeof *st;
+    st->state = atomic_load_explicit(&p->pub_state, memory_order_relaxed);
+    (void)sum(p, st, 0, false);
+}
 
 bool shoal__pool_peek_within(shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms)
 {
@@ -494,11 +503,13 @@ static void percentiles(const uint64_t *h, uint64_t out[3])
         out[q] = shoal__hist_percentile(h, per_mille[q]);
 }
 
-void shoal__pool_sum(const shoal_pool_t *p, shoal_pool_stats_t *st) { sum(p, st, 0); }
+void shoal__pool_sum(const shoal_pool_t *p, shoal_pool_stats_t *st) { sum(p, st, 0, true); }
 
 /* patience_ms 0: waits for a remote pool's children's lock; else gives up
- * after that long (false). */
-static bool sum(const shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms)
+ * after that long (false). latencies: the histograms summed into st's
+ * percentiles too (most of the work: two of SHOAL_HIST_BUCKETS a stripe). */
+static bool sum(const shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms,
+                bool latencies)
 {
     for (uint32_t s = 0; s < p->nstripes; s++) {
         const shoal_pool_stripe_t *x = &p->stripes[s];
@@ -515,11 +526,15 @@ static bool sum(const shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience
     }
     shoal_pool_hist_t h;
     memset(&h, 0, sizeof h);
-    shoal__pool_hist_add(p->stripes, p->nstripes, &h);
+    shoal_pool_hist_t *hp = latencies ? &h : NULL;
+    if (latencies)
+        shoal__pool_hist_add(p->stripes, p->nstripes, &h);
     if (p->remote != NULL && patience_ms == 0) /* the children's: handled, failed, ... size */
-        shoal__remote_sum(p->remote, st, &h);
-    else if (p->remote != NULL && !shoal__remote_sum_within(p->remote, st, &h, patience_ms))
+        shoal__remote_sum(p->remote, st, hp);
+    else if (p->remote != NULL && !shoal__remote_sum_within(p->remote, st, hp, patience_ms))
         return false;
+    if (!latencies)
+        return true;
     percentiles(h.wait, st->queue_wait_ns);
     percentiles(h.service, st->service_ns);
     return true;
