@@ -46,7 +46,7 @@ static void counts_add(shoal_host_counts_t *c, const shoal_pool_stats_t *st)
 static void count_gone(shoal_host_t *h, const shoal_host_pool_t *hp)
 {
     shoal_pool_stats_t st;
-    shoal__pool_counts(hp->rec, &st);
+    (void)shoal__pool_counts(hp->rec, &st, 0);
     bool counted = st.messages_forwarded != 0 || st.messages_unhandled != 0;
     shoal_host_counts_t *c = counted ? gone_of(h, hp->gen) : NULL;
     if (c != NULL)
@@ -107,7 +107,7 @@ static shoal_host_counts_t ledger_of_range(shoal_host_t *h, uint64_t first, uint
             continue;
         shoal_pool_stats_t st;
         if (snap == NULL)
-            shoal__host_peek(&h->pools[i], &st);
+            (void)shoal__pool_counts(h->pools[i].rec, &st, 0);
         counts_add(&c, snap != NULL ? &snap[i] : &st);
     }
     return c;
@@ -170,7 +170,7 @@ void shoal__host_ledgers(shoal_host_t *h, char *buf, size_t size)
      * generation counting). Without memory, each line reads them anew. */
     shoal_pool_stats_t *snap = calloc(h->npools ? h->npools : 1, sizeof *snap);
     for (size_t i = 0; snap != NULL && i < h->npools; i++)
-        shoal__host_peek(&h->pools[i], &snap[i]);
+        (void)shoal__pool_counts(h->pools[i].rec, &snap[i], 0);
     size_t n = 0;
     char text[256];
     buf[0] = '\0';

@@ -31,7 +31,7 @@ void shoal__host_watch(shoal_host_t *h)
         if (hp->cp == NULL || hp->cp->warn_queue == 0)
             continue;
         shoal_pool_stats_t st;
-        if (!shoal__pool_peek_within(hp->rec, &st, WATCH_PATIENCE_MS))
+        if (!shoal__pool_counts(hp->rec, &st, WATCH_PATIENCE_MS))
             continue;
         uint64_t warn = hp->cp->warn_queue;
         if (!hp->over_warn && st.queue_depth > warn) {

@@ -67,7 +67,7 @@ static void draining_counts(shoal_host_t *h, shoal_host_counts_t *c)
         if (!h->pools[i].draining)
             continue;
         shoal_pool_stats_t st;
-        shoal__pool_counts(h->pools[i].rec, &st);
+        (void)shoal__pool_counts(h->pools[i].rec, &st, 0);
         c->accepted += st.messages_forwarded;
         c->handled += st.messages_handled;
         c->failed += st.messages_failed;

@@ -306,11 +306,12 @@ shoal_pool_t *shoal__pool_find(shoal_runtime_t *rt, shoal_pid_t pid);
  * pool has ended, its final counts. */
 void shoal__pool_peek(shoal_pool_t *p, shoal_pool_stats_t *st);
 /* Only the message counters of peek (forwarded, handled, failed, dropped,
- * unhandled, dead-lettered, ...) and the state, not its latencies' buckets
- * summed and their percentiles: what a ledger reads of a draining pool,
- * every loop of the host's (metrics.c), for each of thousands after a
- * reload that replaced them. */
-void shoal__pool_counts(shoal_pool_t *p, shoal_pool_stats_t *st);
+ * unhandled, dead-lettered, ...), queue_depth and the state -- not the
+ * latencies' buckets summed and their percentiles, most of peek's work:
+ * what the ledgers and the host's once-a-second watch read, of thousands
+ * of pools on a large host. patience_ms as peek_within's (0: waits for an
+ * isolated pool's children's counts). */
+bool shoal__pool_counts(shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms);
 /* The same, but for an isolated pool gives up (false) when its children's
  * counts cannot be read within patience_ms (its supervisor holds them):
  * the table says `no answer` then. */

@@ -216,12 +216,17 @@ static bool peek(shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms)
 
 void shoal__pool_peek(shoal_pool_t *p, shoal_pool_stats_t *st) { peek(p, st, 0); }
 
-void shoal__pool_counts(shoal_pool_t *p, shoal_pool_stats_t *st)
+bool shoal__pool_counts(shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms)
 {
     memset(st, 0, sizeof *st);
     st->size_ = (uint32_t)sizeof *st;
     st->state = atomic_load_explicit(&p->pub_state, memory_order_relaxed);
-    (void)sum(p, st, 0, false);
+    if (!sum(p, st, patience_ms, false))
+        return false;
+    uint64_t settled = /* as peek's */
+        st->messages_handled + st->messages_failed + st->messages_dropped + st->dead_lettered;
+    st->queue_depth = st->messages_forwarded > settled ? st->messages_forwarded - settled : 0;
+    return true;
 }
 
 bool shoal__pool_peek_within(shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms)
