@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/runtime.h" /* shoal__name_hash */
+#include "runtime/hash.h"
 #include "shoal/error.h"
 
 int shoal__name_index_build(shoal_name_index_t *x, const void *arr, size_t n, shoal_name_at_t at)

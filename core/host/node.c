@@ -9,11 +9,13 @@
 #include <yaml.h>
 
 #include "runtime/grow.h"
+#include "runtime/hash.h"
 #include "shoal/error.h"
 
 typedef struct anchor_s {
     char *name;
-    shoal_node_t *node;
+    uint64_t hash;
+    shoal_node_t *node; /* the last node anchored under the name */
 } anchor_t;
 
 typedef struct parser_s {
@@ -24,8 +26,16 @@ typedef struct parser_s {
     int rc; /* why node_new failed: SHOAL_EINVAL (budget) or SHOAL_ENOMEM */
     shoal_diag_t *err;
     size_t nodes;
+    size_t text_bytes; /* the values' bytes in the tree, aliases' copies included */
+    /* The anchors, each name once, and an index of them by name: open
+     * addressing over aslots (2^k) slots, at most half full, a slot holding
+     * an anchor's position + 1 (0: empty). Found by a scan of the anchors,
+     * a file of 49,000 anchors and as many aliases held shoald's thread
+     * (a `shoalctl diff` of it, any control client's) for 17 s. */
     anchor_t *anchors;
     size_t nanchors, anchors_cap;
+    uint32_t *aslot;
+    size_t aslots;
 } parser_t;
 
 static uint32_t line_of(yaml_mark_t m) { return (uint32_t)m.line + 1; }
@@ -58,6 +68,31 @@ static int next_event(parser_t *p, yaml_event_t *ev)
     return SHOAL_EINVAL;
 }
 
+/* Out of memory at `at`: said, and p->rc says why the parse failed. */
+static int oom(parser_t *p, uint32_t line, uint32_t col)
+{
+    shoal__diag_set(p->err, p->file, line, col, "out of memory");
+    p->rc = SHOAL_ENOMEM;
+    return SHOAL_ENOMEM;
+}
+
+/* n more bytes of values in the tree, within SHOAL_NODE_MAX_TEXT: the node
+ * budget bounds how many values an alias may copy, not how long each is --
+ * a 1 MB value aliased 2,000 times (a 1 MB file) took 2 GB. */
+static bool text_budget(parser_t *p, size_t n, yaml_mark_t at)
+{
+    if (n <= SHOAL_NODE_MAX_TEXT - p->text_bytes) {
+        p->text_bytes += n;
+        return true;
+    }
+    shoal__diag_set(p->err, p->file, line_of(at), col_of(at),
+                    "document too large: its values come to more than %d MiB (aliases "
+                    "included)",
+                    SHOAL_NODE_MAX_TEXT >> 20);
+    p->rc = SHOAL_EINVAL;
+    return false;
+}
+
 static shoal_node_t *node_new(parser_t *p, shoal_node_kind_t kind, yaml_mark_t at)
 {
     if (++p->nodes > SHOAL_NODE_MAX_NODES) {
@@ -69,8 +104,7 @@ static shoal_node_t *node_new(parser_t *p, shoal_node_kind_t kind, yaml_mark_t a
     }
     shoal_node_t *n = calloc(1, sizeof *n);
     if (n == NULL) {
-        shoal__diag_set(p->err, p->file, line_of(at), col_of(at), "out of memory");
-        p->rc = SHOAL_ENOMEM;
+        oom(p, line_of(at), col_of(at));
         return NULL;
     }
     n->kind = kind;
@@ -173,6 +207,8 @@ static int append(shoal_node_t *parent, shoal_node_t *key, shoal_node_t *value)
     return SHOAL_OK;
 }
 
+/* A copy of src for an alias at `at`, within the parse's budgets; NULL
+ * with p->err and p->rc set. */
 static shoal_node_t *copy(parser_t *p, const shoal_node_t *src, yaml_mark_t at)
 {
     shoal_node_t *n = node_new(p, src->kind, at);
@@ -181,8 +217,16 @@ static shoal_node_t *copy(parser_t *p, const shoal_node_t *src, yaml_mark_t at)
     n->quoted = src->quoted;
     n->line = src->line;
     n->col = src->col;
-    if (src->text != NULL && (n->text = strdup(src->text)) == NULL)
-        goto fail;
+    if (src->text != NULL) {
+        size_t len = strlen(src->text);
+        if (!text_budget(p, len, at))
+            goto fail;
+        if ((n->text = malloc(len + 1)) == NULL) {
+            oom(p, line_of(at), col_of(at));
+            goto fail;
+        }
+        memcpy(n->text, src->text, len + 1);
+    }
     for (size_t i = 0; i < src->n; i++) {
         shoal_node_t *k = NULL, *v = copy(p, src->items[i], at);
         if (v == NULL)
@@ -194,6 +238,7 @@ static shoal_node_t *copy(parser_t *p, const shoal_node_t *src, yaml_mark_t at)
         if (append(n, k, v) != SHOAL_OK) {
             node_free(k);
             node_free(v);
+            oom(p, line_of(at), col_of(at));
             goto fail;
         }
     }
@@ -203,18 +248,64 @@ fail:
     return NULL;
 }
 
-static int remember(parser_t *p, const char *name, shoal_node_t *node)
+/* ---- anchors ------------------------------------------------------------------ */
+
+/* The slot of the anchor called name (hash h), or the empty one where it
+ * would go. p->aslots != 0. */
+static size_t anchor_slot(const parser_t *p, const char *name, uint64_t h)
+{
+    size_t s = (size_t)h & (p->aslots - 1);
+    for (; p->aslot[s] != 0; s = (s + 1) & (p->aslots - 1)) {
+        const anchor_t *a = &p->anchors[p->aslot[s] - 1];
+        if (a->hash == h && strcmp(a->name, name) == 0)
+            break;
+    }
+    return s;
+}
+
+/* The node last anchored as name, or NULL. */
+static shoal_node_t *anchor_find(const parser_t *p, const char *name)
+{
+    if (p->aslots == 0)
+        return NULL;
+    size_t s = anchor_slot(p, name, shoal__name_hash(name));
+    return p->aslot[s] != 0 ? p->anchors[p->aslot[s] - 1].node : NULL;
+}
+
+/* node is anchored as name (none when NULL): an alias of that name from
+ * now on copies it, as YAML says, whatever it named before. */
+static int remember(parser_t *p, const char *name, shoal_node_t *node, yaml_mark_t at)
 {
     if (name == NULL)
         return SHOAL_OK;
+    uint64_t h = shoal__name_hash(name);
+    if ((p->nanchors + 1) * 2 > p->aslots) { /* at most half full: twice the size */
+        size_t n = p->aslots != 0 ? p->aslots * 2 : 16;
+        uint32_t *slot = calloc(n, sizeof *slot);
+        if (slot == NULL || p->nanchors >= UINT32_MAX / 2) {
+            free(slot);
+            return oom(p, line_of(at), col_of(at));
+        }
+        free(p->aslot);
+        p->aslot = slot;
+        p->aslots = n;
+        for (size_t i = 0; i < p->nanchors; i++)
+            slot[anchor_slot(p, p->anchors[i].name, p->anchors[i].hash)] = (uint32_t)i + 1;
+    }
+    size_t s = anchor_slot(p, name, h);
+    if (p->aslot[s] != 0) { /* defined again */
+        p->anchors[p->aslot[s] - 1].node = node;
+        return SHOAL_OK;
+    }
     anchor_t *na = shoal__grow(p->anchors, p->nanchors, &p->anchors_cap, sizeof *na, 8);
     if (na == NULL)
-        return SHOAL_ENOMEM;
+        return oom(p, line_of(at), col_of(at));
     p->anchors = na;
     char *dup = strdup(name);
     if (dup == NULL)
-        return SHOAL_ENOMEM;
-    p->anchors[p->nanchors++] = (anchor_t){.name = dup, .node = node};
+        return oom(p, line_of(at), col_of(at));
+    p->anchors[p->nanchors++] = (anchor_t){.name = dup, .hash = h, .node = node};
+    p->aslot[s] = (uint32_t)p->nanchors;
     return SHOAL_OK;
 }
 
@@ -235,7 +326,8 @@ static int no_tag(parser_t *p, const yaml_event_t *ev, const yaml_char_t *tag)
  * open-addressed table of the keys' indices by hash, grown to keep it at
  * most half full. Compared pairwise, a file's mapping of 40,000 keys that
  * share a long prefix held the host's thread for 102 s (a `shoalctl diff`
- * of it, any control client's). */
+ * of it, any control client's). The hash is keyed (runtime/hash.h): with
+ * FNV-1a, 32,768 keys made to share one hash held it for 8 s. */
 #define KEYS_LINEAR 32u
 
 typedef struct key_index_s {
@@ -245,13 +337,7 @@ typedef struct key_index_s {
     size_t cap; /* a power of two; 0: not built yet */
 } key_index_t;
 
-static uint32_t key_hash(const char *s)
-{
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (; *s != '\0'; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
-}
+static uint32_t key_hash(const char *s) { return (uint32_t)shoal__name_hash(s); }
 
 /* Notes key index i, of hash h, in the table. */
 static void key_put(key_index_t *ix, size_t i, uint32_t h)
@@ -344,9 +430,8 @@ static int parse_collection(parser_t *p, yaml_event_t *start, int depth, shoal_n
             }
             size_t i = key_find_add(&ix, n->keys, n->n, key->text);
             if (i == SIZE_MAX) {
-                shoal__diag_set(p->err, p->file, key->line, key->col, "out of memory");
+                rc = oom(p, key->line, key->col);
                 node_free(key);
-                rc = SHOAL_ENOMEM;
                 goto fail;
             }
             if (i != n->n) {
@@ -363,8 +448,8 @@ static int parse_collection(parser_t *p, yaml_event_t *start, int depth, shoal_n
             }
         }
         rc = parse_node(p, &ev, depth + 1, &value);
-        if (rc == SHOAL_OK && (rc = append(n, key, value)) != SHOAL_OK) {
-            shoal__diag_set(p->err, p->file, n->line, n->col, "out of memory");
+        if (rc == SHOAL_OK && append(n, key, value) != SHOAL_OK) {
+            rc = oom(p, n->line, n->col);
             node_free(value);
         }
         if (rc != SHOAL_OK) {
@@ -372,7 +457,7 @@ static int parse_collection(parser_t *p, yaml_event_t *start, int depth, shoal_n
             goto fail;
         }
     }
-    if ((rc = remember(p, (const char *)anchor, n)) != SHOAL_OK)
+    if ((rc = remember(p, (const char *)anchor, n, start->start_mark)) != SHOAL_OK)
         goto fail;
     free(ix.slot);
     *out = n;
@@ -398,16 +483,26 @@ static int parse_node(parser_t *p, yaml_event_t *ev, int depth, shoal_node_t **o
             break;
         }
         n->quoted = ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
+        if (!text_budget(p, ev->data.scalar.length, ev->start_mark)) {
+            node_free(n);
+            rc = p->rc;
+            break;
+        }
         n->text = strndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
-        if (n->text == NULL || strlen(n->text) != ev->data.scalar.length) {
+        if (n->text == NULL) {
+            rc = oom(p, n->line, n->col);
+            node_free(n);
+            break;
+        }
+        if (strlen(n->text) != ev->data.scalar.length) {
             shoal__diag_set(p->err, p->file, n->line, n->col,
-                            n->text ? "a NUL character is not allowed in a value"
-                                    : "out of memory");
+                            "a NUL character is not allowed in a value");
             node_free(n);
             rc = SHOAL_EINVAL;
             break;
         }
-        if ((rc = remember(p, (const char *)ev->data.scalar.anchor, n)) != SHOAL_OK) {
+        if ((rc = remember(p, (const char *)ev->data.scalar.anchor, n, ev->start_mark)) !=
+            SHOAL_OK) {
             node_free(n);
             break;
         }
@@ -416,12 +511,7 @@ static int parse_node(parser_t *p, yaml_event_t *ev, int depth, shoal_node_t **o
     }
     case YAML_ALIAS_EVENT: {
         const char *name = (const char *)ev->data.alias.anchor;
-        shoal_node_t *target = NULL;
-        for (size_t i = p->nanchors; i-- > 0;)
-            if (strcmp(p->anchors[i].name, name) == 0) {
-                target = p->anchors[i].node;
-                break;
-            }
+        shoal_node_t *target = anchor_find(p, name);
         if (target == NULL) {
             shoal__diag_set(p->err, p->file, line_of(ev->start_mark), col_of(ev->start_mark),
                             "unknown alias '*%s'", name);
@@ -464,10 +554,13 @@ int shoal__node_parse(const char *file, const char *text, size_t len, shoal_node
     parser_t p = {.err = err, .text = text, .len = len, .rc = SHOAL_EINVAL};
     *root = NULL;
     char *name = strdup(file ? file : "<args>");
-    if (name == NULL)
+    if (name == NULL) {
+        shoal__diag_set(err, file ? file : "<args>", 0, 0, "out of memory");
         return SHOAL_ENOMEM;
+    }
     p.file = name;
     if (!yaml_parser_initialize(&p.yp)) {
+        shoal__diag_set(err, name, 0, 0, "out of memory");
         free(name);
         return SHOAL_ENOMEM;
     }
@@ -508,6 +601,7 @@ done:
     for (size_t i = 0; i < p.nanchors; i++)
         free(p.anchors[i].name);
     free(p.anchors);
+    free(p.aslot);
     yaml_parser_delete(&p.yp);
     if (rc != SHOAL_OK) {
         node_free(doc);

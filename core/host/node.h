@@ -4,7 +4,7 @@
  * the config validator and plugins' args getters read the tree, never
  * libyaml. Parsing is strict at the YAML level: one document only, no
  * explicit tags, no duplicate or non-scalar keys, aliases expanded within a
- * fixed budget of nodes, nesting within a fixed depth. A plugin sees a node
+ * fixed budget of nodes and of bytes, nesting within a fixed depth. A plugin sees a node
  * as the opaque shoal_args_t.
  */
 #ifndef SHOAL_HOST_NODE_H
@@ -18,6 +18,7 @@
 
 #define SHOAL_NODE_MAX_DEPTH 32
 #define SHOAL_NODE_MAX_NODES 100000 /* after alias expansion */
+#define SHOAL_NODE_MAX_TEXT (64 << 20) /* the values' bytes, after alias expansion */
 
 typedef enum { SHOAL_NODE_SCALAR, SHOAL_NODE_LIST, SHOAL_NODE_MAP } shoal_node_kind_t;
 

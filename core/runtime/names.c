@@ -10,6 +10,7 @@
 
 #include "actor/ctx.h"
 #include "runtime/grow.h"
+#include "runtime/hash.h"
 #include "runtime/runtime.h"
 
 /* The names: a table of 2^k slots, open addressing with linear probing,
@@ -23,14 +24,6 @@ typedef struct name_s {
     char *name;
     shoal_pid_t pid;
 } name_t;
-
-uint64_t shoal__name_hash(const char *name)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (const unsigned char *c = (const unsigned char *)name; *c != '\0'; c++)
-        h = (h ^ *c) * 1099511628211ull;
-    return h;
-}
 
 /* The slot that holds name, or the empty one where it would go. */
 static size_t slot_of(const name_t *v, size_t cap, const char *name)

@@ -220,8 +220,6 @@ void shoal__slots_flush(shoal_tcache_t *tc);
 
 /* Registered names (names.c). */
 int shoal__names_init(shoal_runtime_t *rt);
-/* A name's hash (FNV-1a), as the names' table uses it (and host/name_index.c). */
-uint64_t shoal__name_hash(const char *name);
 void shoal__names_fini(shoal_runtime_t *rt);
 /* As shoal_runtime_unregister, only while name still names pid
  * (SHOAL_ENOPROC otherwise): a host removing what it registered leaves a

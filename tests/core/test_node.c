@@ -1,14 +1,17 @@
 /* test_node.c - YAML text to a node tree (host/node.c): positions, the
  * quoted flag, and every strictness rule: one document, no explicit tags, no
- * duplicate or non-scalar keys, aliases within SHOAL_NODE_MAX_NODES, nesting
- * within SHOAL_NODE_MAX_DEPTH, no NUL in a value. Errors are compared whole,
- * as shoal__diag_format prints them ("file:line:col: message"). */
+ * duplicate or non-scalar keys, aliases within SHOAL_NODE_MAX_NODES and
+ * SHOAL_NODE_MAX_TEXT, nesting within SHOAL_NODE_MAX_DEPTH, no NUL in a
+ * value; anchors by name, the last of a name used; out of memory said
+ * where. Errors are compared whole, as shoal__diag_format prints them
+ * ("file:line:col: message"). */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "fail_alloc.h"
 #include "host/node.h"
 #include "support.h"
 
@@ -365,6 +368,102 @@ static void test_node_budget_exact(void)
     }
 }
 
+/* The bytes of values count too, aliases' copies included: a list of one
+ * 1 MiB value and 63 aliases of it is 64 MiB, the budget; one alias more is
+ * refused, at that alias. (A 1 MB value aliased 2,000 times, a 1 MB file,
+ * took 2 GB; 20,000 times would take 20.) */
+static void test_text_budget_exact(void)
+{
+    const size_t big = (size_t)1 << 20;
+    _Static_assert(SHOAL_NODE_MAX_TEXT == 64 << 20, "the case below is 64 values of 1 MiB");
+    char *text = malloc(big + 16 + 65 * 5);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    size_t len = (size_t)sprintf(text, "- &a ");
+    memset(text + len, 'x', big);
+    len += big;
+    text[len++] = '\n';
+    for (int over = 0; over <= 1; over++) {
+        size_t at = len;
+        for (int i = 0; i < 63 + over; i++)
+            at += (size_t)sprintf(text + at, "- *a\n");
+        shoal_node_t *root = NULL;
+        shoal_diag_t err;
+        int rc = shoal__node_parse("t.yaml", text, at, &root, &err);
+        if (!over) {
+            CU_ASSERT_EQUAL(rc, SHOAL_OK);
+            CU_ASSERT_EQUAL(root ? root->n : 0, 64);
+            CU_ASSERT_EQUAL(root ? strlen(root->items[63]->text) : 0, big);
+        } else {
+            char buf[600];
+            CU_ASSERT_EQUAL(rc, SHOAL_EINVAL);
+            CU_ASSERT_PTR_NULL(root);
+            CU_ASSERT_STRING_EQUAL(shoal__diag_format(&err, buf, sizeof buf),
+                                   "t.yaml:65:3: document too large: its values come to more "
+                                   "than 64 MiB (aliases included)");
+        }
+        shoal__node_free(root);
+    }
+    free(text);
+}
+
+/* Anchors are found by name among many (an index, node.c: a scan of
+ * 49,000 of them for each of as many aliases took 17 s); a name anchored
+ * again names its last node from there on, as YAML says. */
+static void test_many_anchors(void)
+{
+    enum { N = 20000 };
+    char *text = malloc((size_t)N * 64);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    size_t len = 0;
+    for (int i = 0; i < N; i++)
+        len += (size_t)sprintf(text + len, "k%d: &a%d v%d\n", i, i, i);
+    for (int i = N; i-- > 0;)
+        len += (size_t)sprintf(text + len, "l%d: *a%d\n", i, i);
+    shoal_node_t *root = NULL;
+    shoal_diag_t err;
+    CU_ASSERT_EQUAL_FATAL(shoal__node_parse("t.yaml", text, len, &root, &err), SHOAL_OK);
+    CU_ASSERT_EQUAL(root->n, 2 * N);
+    int wrong = 0;
+    for (int i = 0; i < N; i++) {
+        char key[16], want[16];
+        snprintf(key, sizeof key, "l%d", i);
+        snprintf(want, sizeof want, "v%d", i);
+        const shoal_node_t *v = shoal__node_get(root, key);
+        wrong += v == NULL || strcmp(v->text, want) != 0;
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+    shoal__node_free(root);
+    free(text);
+
+    CU_ASSERT_EQUAL_FATAL(parse("a: &x 1\nb: *x\nc: &x [2]\nd: *x\ne: &y 3\nf: *y\n", &root, &err),
+                          SHOAL_OK);
+    assert_scalar(shoal__node_get(root, "b"), "1", false, 1, 4); /* where the anchored one is */
+    const shoal_node_t *d = shoal__node_get(root, "d");
+    CU_ASSERT_EQUAL_FATAL(d->kind, SHOAL_NODE_LIST);
+    CU_ASSERT_STRING_EQUAL(d->items[0]->text, "2");
+    assert_scalar(shoal__node_get(root, "f"), "3", false, 5, 4);
+    shoal__node_free(root);
+}
+
+/* No memory for an alias's copy: said, at the alias (it was an empty
+ * message, and the caller read "invalid argument"). */
+static void test_alias_out_of_memory(void)
+{
+    char text[1024];
+    int n = snprintf(text, sizeof text, "a: &a %0777d\nb: [1, *a]\n", 7);
+    CU_ASSERT_FATAL(n > 0 && (size_t)n < sizeof text);
+    shoal_node_t *root = (shoal_node_t *)1;
+    shoal_diag_t err;
+    fa_arm(FA_MALLOC, 778, 1); /* the copy's text: 777 bytes and its NUL */
+    int rc = parse(text, &root, &err);
+    fa_disarm();
+    char buf[600];
+    CU_ASSERT_EQUAL(rc, SHOAL_ENOMEM);
+    CU_ASSERT_PTR_NULL(root);
+    CU_ASSERT_EQUAL(fa_refused(), 1);
+    CU_ASSERT_STRING_EQUAL(shoal__diag_format(&err, buf, sizeof buf), "t.yaml:2:8: out of memory");
+}
+
 static void test_depth_limit(void)
 {
     char text[2 * (SHOAL_NODE_MAX_DEPTH + 1) + 1];
@@ -552,6 +651,9 @@ int main(void)
         {"alias expansion", test_alias_expansion},
         {"billion laughs refused", test_billion_laughs_refused},
         {"node budget exact", test_node_budget_exact},
+        {"text budget exact", test_text_budget_exact},
+        {"many anchors; an anchor defined again", test_many_anchors},
+        {"an alias out of memory", test_alias_out_of_memory},
         {"depth limit", test_depth_limit},
         {"non-scalar keys refused", test_non_scalar_keys_refused},
         {"unknown alias", test_unknown_alias},
