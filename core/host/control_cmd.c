@@ -381,6 +381,17 @@ static void send_or_call(shoal_control_t *c, shoal_control_conn_t *k, const char
                 UINT32_MAX);
             return;
         }
+        /* The runtime's own commands and notes (shoal/pool.h): a client's
+         * would be taken as one -- a checkout pool took a forged "caller
+         * gone" for its own and counted it nowhere in the ledger. */
+        if (type >= SHOAL_TYPE_RESERVED_FIRST && type <= SHOAL_TYPE_RESERVED_LAST) {
+            shoal__control_say(k,
+                               "2 type 0x%" PRIX32 " is the runtime's (0x%" PRIX32 " .. 0x%" PRIX32
+                               " are reserved): pick another type\n",
+                               type, (uint32_t)SHOAL_TYPE_RESERVED_FIRST,
+                               (uint32_t)SHOAL_TYPE_RESERVED_LAST);
+            return;
+        }
         name = word(&rest);
     }
     shoal_host_pool_t *hp = name ? actor_named(c->h, name) : NULL;

@@ -73,10 +73,6 @@
 
 #include "lines.h"
 
-/* The runtime's type ids (shoal/pool.h, shoal/pull.h): not an item's. */
-#define RESERVED_FIRST 0xFFFE0000u
-#define RESERVED_LAST 0xFFFEFFFFu
-
 #define MAX_LINE (UINT64_C(16) << 20)
 #define FIRST_BUFFER 256u
 
@@ -355,7 +351,7 @@ static int lines_init(shoal_ctx_t *ctx, void *state, const void *args)
         (rc = shoal_arg_enum(ctx, args, "long_lines", SHOAL_ARG_OPTIONAL, long_modes,
                              &s->long_lines)))
         return rc;
-    if (type >= RESERVED_FIRST && type <= RESERVED_LAST)
+    if (type >= SHOAL_TYPE_RESERVED_FIRST && type <= SHOAL_TYPE_RESERVED_LAST)
         return shoal_arg_error(ctx, args, "type",
                                "0x%" PRIX64 " is the runtime's (0xFFFE0000 .. 0xFFFEFFFF are "
                                "reserved): pick another type id",

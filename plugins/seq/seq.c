@@ -49,10 +49,6 @@
 
 #include "seq.h"
 
-/* The runtime's type ids (shoal/pool.h, shoal/pull.h): not an item's. */
-#define RESERVED_FIRST 0xFFFE0000u
-#define RESERVED_LAST 0xFFFEFFFFu
-
 typedef struct seq_s {
     int64_t from, to, step;
     uint32_t type;
@@ -175,7 +171,7 @@ static int seq_init(shoal_ctx_t *ctx, void *state, const void *args)
         return rc;
     if (s->step == 0)
         return shoal_arg_error(ctx, args, "step", "0 is out of range: expected a non-zero integer");
-    if (type >= RESERVED_FIRST && type <= RESERVED_LAST)
+    if (type >= SHOAL_TYPE_RESERVED_FIRST && type <= SHOAL_TYPE_RESERVED_LAST)
         return shoal_arg_error(ctx, args, "type",
                                "0x%" PRIX64 " is the runtime's (0xFFFE0000 .. 0xFFFEFFFF are "
                                "reserved): pick another type id",

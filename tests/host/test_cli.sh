@@ -11,7 +11,8 @@
 #      $SHOAL_SOCKET, ./shoal.sock, /run/shoal/shoal.sock) is named.
 #   3. With shoald running at --control (overriding runtime.control): call
 #      prints text as text and binary escaped, --raw byte-exact, --type picks
-#      the message type; scale says when it clamped, scale MIN..MAX sets
+#      the message type (the runtime's own, 0xFFFE0000 .. 0xFFFEFFFF, refused
+#      for send and call); scale says when it clamped, scale MIN..MAX sets
 #      the bounds (a max past the start max refused); diff without FILE diffs
 #      the host's own file; shoald --check --diff finds the host at --control,
 #      else at FILE's runtime.control (relative to FILE); a reload does not
@@ -326,6 +327,17 @@ what="call --type 4294901761 --raw"
 run "$shoalctl" call --raw --type 4294901761 one q
 [ "$(od -An -tu8 -w8 -v "$tmp/out" | tr -d ' ' | paste -sd,)" = "1,1,0,0" ] ||
     fail "$what: $(od -An -tu8 -w8 -v "$tmp/out")"
+# The runtime's own types are refused, for send and call alike: a pool
+# took them for its own commands (a checkout pool counted a forged note
+# nowhere in the ledger).
+for verb in send call; do
+    what="$verb --type 0xFFFE010D"
+    run "$shoalctl" $verb --type 0xFFFE010D one q
+    expect 2 "" "shoalctl: type 0xFFFE010D is the runtime's (0xFFFE0000 .. 0xFFFEFFFF are reserved): pick another type"
+done
+what="call --type 0xFFFDFFFF (below the runtime's)"
+run "$shoalctl" call --type 0xFFFDFFFF one q
+expect 0 "q" ""
 # scale: clamped or not, said.
 what="scale api 5000"
 run "$shoalctl" scale api 5000

@@ -41,6 +41,13 @@
 extern "C" {
 #endif
 
+/* The type ids the runtime keeps for its commands and notes (above and
+ * shoal/checkout.h): a plugin's own types are outside this range, and a
+ * setting that names a type refuses one inside it (the bundled seq and
+ * lines plugins, shoalctl send and call). */
+#define SHOAL_TYPE_RESERVED_FIRST 0xFFFE0000u
+#define SHOAL_TYPE_RESERVED_LAST 0xFFFEFFFFu
+
 /* The most workers a pool can have, and the deepest nesting. */
 #define SHOAL_POOL_MAX_SIZE 65536u
 #define SHOAL_POOL_MAX_DEPTH 8u
