@@ -343,10 +343,16 @@ void shoal__control_answer(shoal_control_t *c, shoal_control_conn_t *k, const sh
             shoal__control_say(k, "0 ok\n%u bounds %" PRIu32 "..%" PRIu32 " from %" PRIu32 "\n",
                                size, k->arg_min, k->arg_max, k->was_size);
         } else {
-            shoal__host_log(c->h, SHOAL_LOG_INFO, "control: scale %s to %" PRIu32 ": size now %u",
-                            name, k->arg, size);
-            shoal__control_say(k, "0 ok\n%u asked %" PRIu32 " min %" PRIu32 " max %" PRIu32 "\n",
-                               size, k->arg, k->arg_min, k->arg_max);
+            /* Parked: no worker, and nothing starts one -- every send is
+             * refused (counted, SHOAL_EBUSY) until a scale or a reload. */
+            bool parked = size == 0 && !k->self_starting;
+            shoal__host_log(c->h, parked ? SHOAL_LOG_WARN : SHOAL_LOG_INFO,
+                            "control: scale %s to %" PRIu32 ": size now %u%s", name, k->arg, size,
+                            parked ? " (parked: every send is refused until it is scaled up)"
+                                   : "");
+            shoal__control_say(k,
+                               "0 ok\n%u asked %" PRIu32 " min %" PRIu32 " max %" PRIu32 "%s\n",
+                               size, k->arg, k->arg_min, k->arg_max, parked ? " parked" : "");
         }
         break;
     }
@@ -486,6 +492,7 @@ static void scale(shoal_control_t *c, shoal_control_conn_t *k, char *rest)
         k->arg = size;
         k->arg_min = st.min_size;
         k->arg_max = st.max_size;
+        k->self_starting = st.autoscale != 0 || st.idle_timeout_ms != 0;
         job(c, k, SHOAL_CONTROL_OP_SCALE, hp, true, SHOAL_AGENT_CALL_PRIORITY, SHOAL_POOL_SET_SIZE,
             &size, sizeof size, ACTOR_TIMEOUT_MS);
         return;

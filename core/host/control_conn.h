@@ -69,6 +69,8 @@ typedef struct shoal_control_conn_s {
     uint32_t arg;              /* scale: the size asked */
     uint32_t arg_min, arg_max; /* scale: the pool's bounds, which the size is clamped to;
                                   scale MIN..MAX: the bounds asked */
+    bool self_starting;        /* scale: autoscale or idle_timeout starts a worker when it has
+                                  none; else at 0 it refuses every send until scaled up */
     uint32_t was_size;         /* scale MIN..MAX: the target before, */
     uint32_t was_min, was_max; /* and the bounds */
     /* epic with ARGS: its answer is the pool's status for them (the args

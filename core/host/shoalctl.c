@@ -100,7 +100,9 @@ static const cmd_t cmds[] = {
      "  config's min: and max:, or autoscale's), and prints the size it has now,\n"
      "  e.g. `api: 8 workers`, or `api: 1024 workers (asked 5000; clamped to max\n"
      "  1024)`. An autoscaled pool keeps N only until autoscale's next decision\n"
-     "  (none for its cooldown after the resize).\n"
+     "  (none for its cooldown after the resize). At 0, a pool that neither\n"
+     "  autoscale nor idle_timeout starts is parked: every send is refused,\n"
+     "  counted, until it is scaled up (said: `api: 0 workers (parked: ...)`).\n"
      "  POOL MIN..MAX: sets the pool's bounds live, e.g. `scale api 2..16`, its\n"
      "  size clamped into them, and prints `api: bounds 2..16, 4 workers`, or\n"
      "  `api: bounds 2..3, 3 workers (clamped from 9)`. An autoscaled pool scales\n"
@@ -255,7 +257,7 @@ static int call_body(void *arg, const char *data, size_t len, FILE *out, FILE *e
     return 0;
 }
 
-/* scale: "SIZE asked N min MIN max MAX" (an older shoald: "SIZE"); scale
+/* scale: "SIZE asked N min MIN max MAX[ parked]" (an older shoald: "SIZE"); scale
  * MIN..MAX: "SIZE bounds MIN..MAX from WAS". */
 static int scale_body(void *arg, const char *data, size_t len, FILE *out, FILE *err)
 {
@@ -278,7 +280,10 @@ static int scale_body(void *arg, const char *data, size_t len, FILE *out, FILE *
         return 0;
     }
     fprintf(out, "%s: %u worker%s", a->pool, size, size == 1 ? "" : "s");
-    if (got == 4 && asked > max && size == max)
+    if (got == 4 && strstr(text, " parked") != NULL)
+        fprintf(out, " (parked: every send is refused, counted, until it is scaled up; nothing "
+                     "else starts a worker -- no autoscale, no idle_timeout)");
+    else if (got == 4 && asked > max && size == max)
         fprintf(out, " (asked %u; clamped to max %u)", asked, max);
     else if (got == 4 && asked < min && size == min)
         fprintf(out, " (asked %u; clamped to min %u)", asked, min);

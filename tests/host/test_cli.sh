@@ -145,7 +145,9 @@ expect 0 "usage: shoalctl [--socket PATH] [--timeout MS] scale POOL N|MIN..MAX
   config's min: and max:, or autoscale's), and prints the size it has now,
   e.g. \`api: 8 workers\`, or \`api: 1024 workers (asked 5000; clamped to max
   1024)\`. An autoscaled pool keeps N only until autoscale's next decision
-  (none for its cooldown after the resize).
+  (none for its cooldown after the resize). At 0, a pool that neither
+  autoscale nor idle_timeout starts is parked: every send is refused,
+  counted, until it is scaled up (said: \`api: 0 workers (parked: ...)\`).
   POOL MIN..MAX: sets the pool's bounds live, e.g. \`scale api 2..16\`, its
   size clamped into them, and prints \`api: bounds 2..16, 4 workers\`, or
   \`api: bounds 2..3, 3 workers (clamped from 9)\`. An autoscaled pool scales
@@ -386,6 +388,26 @@ grep -q 'info control: scale api to bounds 1\.\.8 (were 2\.\.4): size now 4 (was
 what="scale api 1"
 run "$shoalctl" scale api 1
 expect 0 "api: 1 worker" ""
+# A pool with no autoscale and no idle_timeout scaled to 0 is parked: said
+# (shoalctl and a warn line), every send refused and counted until it is
+# scaled up, and served again after.
+what="scale api 0..8"
+run "$shoalctl" scale api 0..8
+expect 0 "api: bounds 0..8, 1 worker" ""
+what="scale api 0 (parked)"
+run "$shoalctl" scale api 0
+expect 0 "api: 0 workers (parked: every send is refused, counted, until it is scaled up; nothing else starts a worker -- no autoscale, no idle_timeout)" ""
+grep -q 'warn control: scale api to 0: size now 0 (parked: every send is refused until it is scaled up)$' "$log" ||
+    fail "no warn line for the parked pool: $(grep 'control: scale api' "$log")"
+what="send to the parked api"
+run "$shoalctl" send api x
+expect 1 "" "shoalctl: every worker of the pool is busy"
+what="scale api 1..8"
+run "$shoalctl" scale api 1..8
+expect 0 "api: bounds 1..8, 1 worker (clamped from 0)" ""
+what="call api once unparked"
+run "$shoalctl" call api back
+expect 0 "back" ""
 what="status with a word more"
 run "$shoalctl" status now
 [ "$rc" = 2 ] || fail "$what: exit $rc"
