@@ -1,5 +1,6 @@
 /* node.c - libyaml events to a node tree; see node.h. */
 #include "host/node.h"
+#include "host/node_keys.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -320,67 +321,6 @@ static int no_tag(parser_t *p, const yaml_event_t *ev, const yaml_char_t *tag)
     return SHOAL_EINVAL;
 }
 
-/* ---- a mapping's keys, for the duplicate check ----------------------------- */
-
-/* Up to KEYS_LINEAR keys a new one is compared with each; past that, an
- * open-addressed table of the keys' indices by hash, grown to keep it at
- * most half full. Compared pairwise, a file's mapping of 40,000 keys that
- * share a long prefix held the host's thread for 102 s (a `shoalctl diff`
- * of it, any control client's). The hash is keyed (runtime/hash.h): with
- * FNV-1a, 32,768 keys made to share one hash held it for 8 s. */
-#define KEYS_LINEAR 32u
-
-typedef struct key_index_s {
-    struct {
-        uint32_t hash, at; /* at: the key's index + 1; 0: empty */
-    } * slot;
-    size_t cap; /* a power of two; 0: not built yet */
-} key_index_t;
-
-static uint32_t key_hash(const char *s) { return (uint32_t)shoal__name_hash(s); }
-
-/* Notes key index i, of hash h, in the table. */
-static void key_put(key_index_t *ix, size_t i, uint32_t h)
-{
-    size_t k = h & (ix->cap - 1);
-    while (ix->slot[k].at != 0)
-        k = (k + 1) & (ix->cap - 1);
-    ix->slot[k].hash = h;
-    ix->slot[k].at = (uint32_t)i + 1;
-}
-
-/* The index of the key among keys[0 .. n) written as `text`, or n when
- * there is none -- then text is noted as keys[n], the one appended next.
- * SIZE_MAX: no memory for the table. */
-static size_t key_find_add(key_index_t *ix, shoal_node_t *const *keys, size_t n, const char *text)
-{
-    if (n < KEYS_LINEAR) {
-        for (size_t i = 0; i < n; i++)
-            if (strcmp(keys[i]->text, text) == 0)
-                return i;
-        return n;
-    }
-    if ((n + 1) * 2 > ix->cap) {
-        size_t cap = ix->cap != 0 ? ix->cap * 2 : 4 * KEYS_LINEAR;
-        while ((n + 1) * 2 > cap)
-            cap *= 2;
-        free(ix->slot);
-        if ((ix->slot = calloc(cap, sizeof *ix->slot)) == NULL) {
-            ix->cap = 0;
-            return SIZE_MAX;
-        }
-        ix->cap = cap;
-        for (size_t i = 0; i < n; i++)
-            key_put(ix, i, key_hash(keys[i]->text));
-    }
-    uint32_t h = key_hash(text);
-    for (size_t k = h & (ix->cap - 1); ix->slot[k].at != 0; k = (k + 1) & (ix->cap - 1))
-        if (ix->slot[k].hash == h && strcmp(keys[ix->slot[k].at - 1]->text, text) == 0)
-            return ix->slot[k].at - 1;
-    key_put(ix, n, h);
-    return n;
-}
-
 static int parse_collection(parser_t *p, yaml_event_t *start, int depth, shoal_node_t **out)
 {
     bool map = start->type == YAML_MAPPING_START_EVENT;
@@ -398,7 +338,7 @@ static int parse_collection(parser_t *p, yaml_event_t *start, int depth, shoal_n
     shoal_node_t *n = node_new(p, map ? SHOAL_NODE_MAP : SHOAL_NODE_LIST, start->start_mark);
     if (n == NULL)
         return p->rc;
-    key_index_t ix = {NULL, 0};
+    shoal_node_keys_t ix = {NULL, 0};
     for (;;) {
         yaml_event_t ev;
         if ((rc = next_event(p, &ev)) != SHOAL_OK)
@@ -428,7 +368,7 @@ static int parse_collection(parser_t *p, yaml_event_t *start, int depth, shoal_n
                 rc = SHOAL_EINVAL;
                 goto fail;
             }
-            size_t i = key_find_add(&ix, n->keys, n->n, key->text);
+            size_t i = shoal__node_keys_find_add(&ix, n->keys, n->n, key->text);
             if (i == SIZE_MAX) {
                 rc = oom(p, key->line, key->col);
                 node_free(key);
