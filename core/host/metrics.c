@@ -11,22 +11,51 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "host/listen.h"
 #include "pool/pool.h"
 
-/* What one client may hold: connections at once (past it, a new one is
- * closed at once), seconds of silence before a connection is closed
- * (a request trickled or a reply not read), and the memory a connection's
- * request may take. */
+/* What clients may hold: connections at once (past it, a new one closes
+ * the open one whose request began longest ago: see conns_t), seconds of
+ * silence before a connection is closed (a request trickled or a reply not
+ * read), and the memory a connection's request may take. HARD is
+ * libmicrohttpd's own limit, past which a new connection is closed at once:
+ * it leaves room for the evicted ones until libmicrohttpd has closed them
+ * (its next turn). */
 #define METRICS_CONNECTIONS 256u
+#define METRICS_HARD_CONNECTIONS (METRICS_CONNECTIONS + 64u)
 #define METRICS_TIMEOUT_S 10u
 #define METRICS_CONN_MEMORY (32u * 1024u)
+
+/* One connection (its socket context), on its server's list while it
+ * counts as open. */
+typedef struct conn_s {
+    struct conn_s *prev, *next;
+    struct MHD_Connection *mhd;
+    bool listed; /* false once evicted: closing */
+} conn_t;
+
+/* One server's open connections, oldest request first: a connection goes
+ * to the tail when it opens and when a reply to it has been sent (its next
+ * request begins). When a new one would be one too many, the head is
+ * evicted: its socket shut down (libmicrohttpd then closes it), so clients
+ * that trickle into every slot, or never read, cannot keep a scraper out;
+ * a scrape is evicted only if the slots turn over entirely while it runs.
+ * libmicrohttpd's thread only (every callback below runs on it, and
+ * closes a socket only after its CLOSED notice), but the two counters. */
+typedef struct conns_s {
+    conn_t *head, *tail;
+    size_t listed;
+    shoal_metrics_t *m;
+} conns_t;
 
 /* One address served: its own daemon (and thread) on its own socket. */
 typedef struct server_s {
     struct MHD_Daemon *daemon; /* NULL: not serving */
+    conns_t *conns;            /* its connections (with daemon) */
     char listen[64];           /* as configured ("none" when not serving) */
     char shown[80];            /* host:port as bound (the kernel's port for 0) */
 } server_t;
@@ -42,6 +71,11 @@ struct shoal_metrics_s {
     shoal_metrics_snap_t *cur;
     shoal_metrics_snap_t *retired;
     _Atomic uint64_t ledger_seen[5]; /* the snapshots' ledger_seen (metrics.h) */
+    /* Statistics of every server's connections (relaxed: read alone, no
+     * other memory depends on them): open now, and evicted ever. */
+    _Atomic uint64_t http_open, http_evicted;
+    uint64_t evicted_said; /* host thread: evictions logged so far */
+    double evicted_said_at;
 };
 
 /* ---- snapshots (host thread, but for take/give) --------------------------- */
@@ -173,10 +207,33 @@ static void snap_give(shoal_metrics_t *m, shoal_metrics_snap_t *s)
     pthread_mutex_unlock(&m->lock);
 }
 
+/* Says, at most every 10 s, how many connections were evicted since it
+ * last said. */
+static void say_evicted(shoal_metrics_t *m, shoal_host_t *h)
+{
+    uint64_t n = atomic_load_explicit(&m->http_evicted, memory_order_relaxed);
+    if (n == m->evicted_said)
+        return;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double t = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    if (m->evicted_said != 0 && t - m->evicted_said_at < 10)
+        return;
+    shoal__host_log(h, SHOAL_LOG_WARN,
+                    "metrics: %" PRIu64 " connections to /metrics closed to make room (%u were "
+                    "open: clients that trickle requests, do not read, or hold many "
+                    "connections; the one whose request began longest ago goes first; "
+                    "%" PRIu64 " in all)",
+                    n - m->evicted_said, METRICS_CONNECTIONS, n);
+    m->evicted_said = n;
+    m->evicted_said_at = t;
+}
+
 void shoal__metrics_sync(shoal_metrics_t *m, shoal_host_t *h)
 {
     if (m == NULL)
         return;
+    say_evicted(m, h);
     shoal_metrics_snap_t *next = NULL;
     if (!snap_same(m->cur, h) && (next = snap_new(m, h)) == NULL)
         shoal__host_log(h, SHOAL_LOG_ERROR, "metrics: out of memory: /metrics shows older pools");
@@ -209,6 +266,80 @@ void shoal__metrics_sync(shoal_metrics_t *m, shoal_host_t *h)
 
 /* ---- HTTP (libmicrohttpd's thread) ------------------------------------------ */
 
+static void conn_unlist(conns_t *cs, conn_t *e)
+{
+    *(e->prev ? &e->prev->next : &cs->head) = e->next;
+    *(e->next ? &e->next->prev : &cs->tail) = e->prev;
+    e->prev = e->next = NULL;
+    e->listed = false;
+    cs->listed--;
+}
+
+static void conn_list(conns_t *cs, conn_t *e)
+{
+    e->prev = cs->tail;
+    e->next = NULL;
+    *(cs->tail ? &cs->tail->next : &cs->head) = e;
+    cs->tail = e;
+    e->listed = true;
+    cs->listed++;
+}
+
+/* Closes e to make room: its socket shut down both ways, which
+ * libmicrohttpd reads as the client gone (its CLOSED notice follows). */
+static void conn_evict(conns_t *cs, conn_t *e)
+{
+    conn_unlist(cs, e);
+    const union MHD_ConnectionInfo *i =
+        MHD_get_connection_info(e->mhd, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (i != NULL)
+        (void)shutdown(i->connect_fd, SHUT_RDWR);
+    atomic_fetch_add_explicit(&cs->m->http_evicted, 1, memory_order_relaxed);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    conns_t *cs = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        conn_t *e = calloc(1, sizeof *e);
+        *ctx = e;
+        if (e == NULL)
+            return; /* out of memory: served, never evicted */
+        e->mhd = c;
+        if (cs->listed >= METRICS_CONNECTIONS)
+            conn_evict(cs, cs->head);
+        conn_list(cs, e);
+        atomic_fetch_add_explicit(&cs->m->http_open, 1, memory_order_relaxed);
+        return;
+    }
+    conn_t *e = *ctx; /* MHD_CONNECTION_NOTIFY_CLOSED */
+    if (e == NULL)
+        return;
+    if (e->listed)
+        conn_unlist(cs, e);
+    free(e);
+    *ctx = NULL;
+    atomic_fetch_sub_explicit(&cs->m->http_open, 1, memory_order_relaxed);
+}
+
+/* A reply sent (or a request given up): the connection's next request
+ * begins now. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **state,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)state;
+    (void)toe;
+    conns_t *cs = cls;
+    const union MHD_ConnectionInfo *i =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    conn_t *e = i != NULL ? i->socket_context : NULL;
+    if (e != NULL && e->listed) {
+        conn_unlist(cs, e);
+        conn_list(cs, e);
+    }
+}
+
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *text,
                              bool allow)
 {
@@ -222,6 +353,22 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const
     enum MHD_Result rc = MHD_queue_response(conn, status, r);
     MHD_destroy_response(r);
     return rc;
+}
+
+/* The endpoint's own connections. */
+static void render_http(shoal_metrics_t *m, shoal_metrics_buf_t *b)
+{
+    shoal__metrics_family(b, "shoal_metrics_http_connections", "gauge",
+                          "Connections open to /metrics (on every address served), this one "
+                          "included.");
+    shoal__metrics_put(b, "shoal_metrics_http_connections %" PRIu64 "\n",
+                       atomic_load_explicit(&m->http_open, memory_order_relaxed));
+    shoal__metrics_family(b, "shoal_metrics_http_evicted_total", "counter",
+                          "Connections to /metrics closed to make room for a new one when "
+                          "the most allowed were open: the one whose request began longest "
+                          "ago.");
+    shoal__metrics_put(b, "shoal_metrics_http_evicted_total %" PRIu64 "\n",
+                       atomic_load_explicit(&m->http_evicted, memory_order_relaxed));
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -243,8 +390,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     shoal_metrics_buf_t b = {.cap = 16384};
     b.text = malloc(b.cap);
     b.failed = b.text == NULL;
-    if (!b.failed)
+    if (!b.failed) {
         shoal__metrics_render(s, &b);
+        render_http(m, &b);
+    }
     snap_give(m, s);
     if (b.failed) {
         free(b.text);
@@ -299,13 +448,21 @@ static int serve(shoal_metrics_t *m, const shoal_listen_t *l, const shoal_node_t
     size_t hl = (size_t)(strrchr(l->text, ':') - l->text);
     snprintf(sv->shown, sizeof sv->shown, "%.*s:%u", (int)hl, l->text, (unsigned)port);
     /* One thread polls every connection (epoll); none of them can block it. */
-    sv->daemon = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, on_request, m,
-        MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, (unsigned)METRICS_CONNECTIONS,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)METRICS_TIMEOUT_S,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)METRICS_CONN_MEMORY, MHD_OPTION_END);
+    sv->conns = calloc(1, sizeof *sv->conns);
+    if (sv->conns != NULL) {
+        sv->conns->m = m;
+        sv->daemon = MHD_start_daemon(
+            MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, on_request, m,
+            MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
+            (unsigned)METRICS_HARD_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
+            (unsigned)METRICS_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+            (size_t)METRICS_CONN_MEMORY, MHD_OPTION_NOTIFY_CONNECTION, on_connection, sv->conns,
+            MHD_OPTION_NOTIFY_COMPLETED, on_completed, sv->conns, MHD_OPTION_END);
+    }
     if (sv->daemon == NULL) {
         close(fd);
+        free(sv->conns);
+        sv->conns = NULL;
         shoal__diag_set(err, at->file, at->line, at->col,
                         "metrics.listen: cannot serve %s: the HTTP server did not start", l->text);
         return SHOAL_ELOAD;
@@ -316,7 +473,8 @@ static int serve(shoal_metrics_t *m, const shoal_listen_t *l, const shoal_node_t
 static void unserve(server_t *sv)
 {
     if (sv->daemon != NULL)
-        MHD_stop_daemon(sv->daemon); /* joins its thread, closes its socket */
+        MHD_stop_daemon(sv->daemon); /* joins its thread, closes every connection */
+    free(sv->conns);                 /* each closed one freed its conn_t */
     memset(sv, 0, sizeof *sv);
     snprintf(sv->listen, sizeof sv->listen, "none");
 }

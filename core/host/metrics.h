@@ -6,8 +6,9 @@
  *   libmicrohttpd's own thread (one per address served, polling every
  *   connection with epoll) accepts, reads and answers; it renders a reply from a snapshot and never
  *   waits on a pool, the dispatcher or the host thread. A client that sends
- *   nothing, trickles, or never reads costs one of at most 256 connections
- *   for at most 10 s.
+ *   nothing costs one of at most 256 connections for at most 10 s; one that
+ *   trickles or never reads, until 256 newer connections have come (each
+ *   past 256 closes the one whose request began longest ago: metrics.c).
  *
  * WHAT THE RENDERER READS (and how it stays safe while the host reloads)
  *   The host thread alone changes shoal_host_t.pools (start, reload, tidy).

@@ -17,6 +17,11 @@
 #   4. 100 clients that send half a request and never read, and 20 that
 #      send a whole one and never read: another scrape answers within 2 s,
 #      a reload and a send go through.
+#   4b. 300 clients that trickle half a request: the 44 past 256 each
+#      evict the oldest, a scrape evicts one more and is answered within
+#      2 s; shoal_metrics_http_evicted_total counts 45 exactly,
+#      shoal_metrics_http_connections 256 at the next scrape; a warn line
+#      says it.
 #   5. Scrapes in a loop while 40 reloads add and remove a pool under load
 #      (TSan runs this): every scrape answers 200.
 #   6. The port in use: a second shoald exits 2 naming file:line:col and
@@ -261,6 +266,49 @@ metric 'shoal_generation' 4
 "$shoalctl" send api held > /dev/null || fail "a send beside 120 held connections"
 kill "$holder" 2> /dev/null
 wait "$holder" 2> /dev/null
+
+# ---- 4b. clients that take every slot ------------------------------------
+# 300 connections that each trickle half a request: past 256, each new one
+# evicts the oldest; a scrape evicts one more and is answered.
+for _ in $(seq 1 200); do # the held ones closed: only the scrape is open
+    scrape > "$tmp/m" && [ "$(val shoal_metrics_http_connections)" = 1 ] && break
+    sleep 0.05
+done
+metric shoal_metrics_http_connections 1
+ev0=$(val shoal_metrics_http_evicted_total)
+python3 - "$port" "$tmp/full" <<'PY' &
+import socket, sys, time
+port, flag = int(sys.argv[1]), sys.argv[2]
+held = []
+for i in range(300):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+    held.append(s)
+open(flag, "w").close()
+for _ in range(80): # trickle a header line into each, under the 10 s silence
+    time.sleep(0.1)
+    for s in held:
+        try:
+            s.sendall(b"X: y\r\n")
+        except OSError:
+            pass
+PY
+holder=$!
+for _ in $(seq 1 500); do [ -e "$tmp/full" ] && break; sleep 0.01; done
+[ -e "$tmp/full" ] || fail "the 300 trickling clients did not connect"
+t0=$(date +%s%N)
+scrape > "$tmp/m" || fail "a scrape beside 300 trickling connections: $(cat "$tmp/m")"
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$ms" -lt 2000 ] || fail "a scrape beside 300 trickling connections took $ms ms"
+metric shoal_metrics_http_evicted_total $((ev0 + 45))
+scrape > "$tmp/m" || fail "a second scrape beside 256 trickling connections: $(cat "$tmp/m")"
+metric shoal_metrics_http_evicted_total $((ev0 + 45)) # 255 open and this one: none evicted
+metric shoal_metrics_http_connections 256
+kill "$holder" 2> /dev/null
+wait "$holder" 2> /dev/null
+said='warn metrics: [0-9]* connections to /metrics closed to make room (256 were open: clients that trickle requests, do not read, or hold many connections; the one whose request began longest ago goes first; [0-9]* in all)$'
+for _ in $(seq 1 300); do grep -q "$said" "$log" && break; sleep 0.01; done
+grep -q "$said" "$log" || fail "no log line for the evicted connections: $(grep metrics: "$log" | tail -3)"
 
 # ---- 5. scrapes during reloads, under load --------------------------------
 sed -i 's/count: 20000, done: idle/rate: 20000/; s/rate: 0, //' "$tmp/s.yaml"
