@@ -443,6 +443,9 @@ void shoal__checkout_drain(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     shoal__co_lock(co);
     co->open = false;
     p->state = SHOAL_POOL_DRAINING;
+    /* Said at once, not at the end of this turn: a group's pick (relaxed,
+     * checkout_api.c) passes it by from now on. */
+    atomic_store_explicit(&p->pub_state, p->state, memory_order_relaxed);
     shoal__rsv_close(&ctx->a->user_rsv); /* transactions now get SHOAL_ENOPROC */
     shoal__co_queue_shut_takes(ctx, co); /* those accepted are served first */
     shoal__co_drain_step(ctx, p);

@@ -76,6 +76,8 @@ static int64_t free_of(shoal_runtime_t *rt, shoal_pid_t pid)
 static int pick_of(shoal_ctx_t *ctx, const shoal_pid_t *pids, size_t n, shoal_pid_t *pick,
                    shoal_pid_t *first)
 {
+    if (n == 0)
+        return SHOAL_ENOPROC;
     static _Thread_local uint32_t x; /* xorshift32 per thread */
     if (x == 0)
         x = (uint32_t)(ctx->self ^ ctx->self >> 32 ^ shoal__now_ns()) | 1u;
@@ -103,16 +105,32 @@ static int pick_of(shoal_ctx_t *ctx, const shoal_pid_t *pids, size_t n, shoal_pi
     return live != SHOAL_PID_NONE ? SHOAL_OK : SHOAL_ENOPROC;
 }
 
+/* Drops from pids[0..n) the pools in refused[0..nrefused); the count left. */
+static size_t without(shoal_pid_t *pids, size_t n, const shoal_pid_t *refused, size_t nrefused)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool out = false;
+        for (size_t k = 0; k < nrefused && !out; k++)
+            out = pids[i] == refused[k];
+        if (!out)
+            pids[m++] = pids[i];
+    }
+    return m;
+}
+
 /* pooler's rule: a random pool of the group; if it has no free member,
  * the one with the most. None has one: *pick is SHOAL_PID_NONE. *first is
  * the random pool, or if that one drains (a reload replaces or removes
  * it), the first that does not. Every pool of the group is considered
- * (the first 64 only, once: the others never got a take). SHOAL_ENOPROC:
- * no such group, or every pool of it drains; SHOAL_EINVAL: no group or no
- * ref given; SHOAL_ENOMEM: a group past 64 pools, and no memory for its
- * list. */
+ * (the first 64 only, once: the others never got a take), but those in
+ * refused[0..nrefused): they refused this caller already. SHOAL_ENOPROC:
+ * no such group, or every pool of it drains or refused; SHOAL_EINVAL: no
+ * group or no ref given; SHOAL_ENOMEM: a group past 64 pools, and no
+ * memory for its list. */
 static int group_pick(shoal_ctx_t *ctx, const char *group, const shoal_ref_t *ref,
-                      shoal_pid_t *pick, shoal_pid_t *first)
+                      const shoal_pid_t *refused, size_t nrefused, shoal_pid_t *pick,
+                      shoal_pid_t *first)
 {
     if (group == NULL || ref == NULL)
         return SHOAL_EINVAL;
@@ -125,7 +143,7 @@ static int group_pick(shoal_ctx_t *ctx, const char *group, const shoal_ref_t *re
         size_t again = shoal__group_members(ctx->rt, group, pids, n);
         n = again < n ? again : n;
     }
-    int rc = n != 0 ? pick_of(ctx, pids, n, pick, first) : SHOAL_ENOPROC;
+    int rc = pick_of(ctx, pids, without(pids, n, refused, nrefused), pick, first);
     if (pids != local)
         free(pids);
     return rc;
@@ -135,17 +153,20 @@ static int group_pick(shoal_ctx_t *ctx, const char *group, const shoal_ref_t *re
  * ended, before the take or the transaction reached it (SHOAL_ENOPROC from
  * the send, not from the pick): a reload that removes one pool of a group
  * while another stays must not tell the group's takers there is none.
- * Each pick sees the refusing pool's drain (the refusal read it, on this
- * thread). */
+ * A pool that refused is not picked again by the same call: its drain may
+ * not be published yet (a checkout pool closes under its lock, and says
+ * it drains at the end of that turn), and picking it again for each try
+ * told a taker there was none while a reload replaced the group's pool. */
 #define GROUP_TRIES 4
 
 SHOAL_API int shoal_take_group(shoal_ctx_t *ctx, const char *group, uint64_t timeout_ms,
                                shoal_ref_t *ref)
 {
     int rc = SHOAL_ENOPROC;
+    shoal_pid_t refused[GROUP_TRIES];
     for (int k = 0; k < GROUP_TRIES && rc == SHOAL_ENOPROC; k++) {
         shoal_pid_t pick, first;
-        if ((rc = group_pick(ctx, group, ref, &pick, &first)) != SHOAL_OK)
+        if ((rc = group_pick(ctx, group, ref, refused, (size_t)k, &pick, &first)) != SHOAL_OK)
             return rc;
         if (pick == SHOAL_PID_NONE) { /* none has a free member: counted where it was tried */
             shoal_pool_t *p = shoal__pool_find(ctx->rt, first);
@@ -156,6 +177,7 @@ SHOAL_API int shoal_take_group(shoal_ctx_t *ctx, const char *group, uint64_t tim
             return SHOAL_ENOMEMBERS;
         }
         rc = shoal_take(ctx, pick, timeout_ms, ref);
+        refused[k] = pick;
     }
     return rc;
 }
@@ -165,12 +187,13 @@ SHOAL_API int shoal_checkout_call_group(shoal_ctx_t *ctx, const char *group, uin
                                         shoal_ref_t *ref)
 {
     int rc = SHOAL_ENOPROC;
+    shoal_pid_t refused[GROUP_TRIES];
     for (int k = 0; k < GROUP_TRIES && rc == SHOAL_ENOPROC; k++) {
         shoal_pid_t pick, first;
-        if ((rc = group_pick(ctx, group, ref, &pick, &first)) != SHOAL_OK)
+        if ((rc = group_pick(ctx, group, ref, refused, (size_t)k, &pick, &first)) != SHOAL_OK)
             return rc;
-        rc = shoal_call(ctx, pick != SHOAL_PID_NONE ? pick : first, type, data, size, timeout_ms,
-                        ref);
+        refused[k] = pick != SHOAL_PID_NONE ? pick : first;
+        rc = shoal_call(ctx, refused[k], type, data, size, timeout_ms, ref);
     }
     return rc;
 }

@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "actor/actor.h"
 #include "checkout_basic_kit.h"
+#include "pool/checkout.h"
 #include "pool/pool.h"
 #include "runtime/runtime.h"
 
@@ -280,6 +282,42 @@ static void test_group_skips_draining(void)
     shoal_runtime_destroy(rt);
 }
 
+/* A pool that refuses a group transaction -- closed under its lock and its
+ * mailbox closed, its drain not yet published (pub_state still running,
+ * as a drain left it until the end of its turn) -- is not picked again by
+ * the same call:
+ * with it holding the most free members, 10 transactions all run on the
+ * other pool, none is told SHOAL_ENOPROC. (A group take that finds the
+ * mailbox closed asks the pool itself, which answers as its state says.) (Each of 4 tries picked it
+ * again, and a reload replacing a group's pool told takers there was
+ * none.) */
+static void test_group_refused_not_picked_again(void)
+{
+    cb_reset();
+    atomic_store(&burst_ok, 0);
+    atomic_store(&burst_noproc, 0);
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pid_t pools[2], b;
+    start_group(rt, pools, 2, (const uint32_t[]){4, 1});
+    shoal_pool_t *p = shoal__pool_find(rt, pools[0]);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    shoal__co_lock(p->co);
+    p->co->open = false;
+    shoal__rsv_close(&shoal__actor_at(rt, shoal__pid_slot(pools[0]))->user_rsv);
+    shoal__co_unlock(p);
+    CU_ASSERT_EQUAL(cb_stats(rt, pools[0]).free, 4);
+    CU_ASSERT_NOT_EQUAL(cb_stats(rt, pools[0]).state, SHOAL_POOL_DRAINING);
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &burst, NULL, NULL, &b), SHOAL_OK);
+    CU_ASSERT_EQUAL(shoal_runtime_send(rt, b, C_GO, NULL, 0), SHOAL_OK);
+    WAIT_UNTIL(atomic_load(&burst_ok) + atomic_load(&burst_noproc) == 10);
+    CU_ASSERT_EQUAL(atomic_load(&burst_noproc), 0);
+    CU_ASSERT_EQUAL(atomic_load(&burst_ok), 10);
+    CU_ASSERT_EQUAL(cb_stats(rt, pools[1]).takes, 10);
+    CU_ASSERT_EQUAL(cb_stats(rt, pools[0]).takes, 0);
+    shoal__pool_unref(rt, p);
+    shoal_runtime_destroy(rt);
+}
+
 /* A group of 70 pools of one member each, all but the last held: a take
  * on the group gets the last one's, whatever the random pick -- every
  * pool of a group is considered, not only the first 64 of it (the pools
@@ -415,6 +453,7 @@ int main(void)
         {"groups: the most free, not any with one", test_groups_most_free},
         {"groups: transactions", test_group_transactions},
         {"groups: a draining pool takes no transaction", test_group_skips_draining},
+        {"groups: a pool that refused is not picked again", test_group_refused_not_picked_again},
         {"groups: every pool of a large group is considered", test_big_group},
         {"groups: a pool started held joins its group only at GO", test_held_joins_at_go},
         {"groups: a held pool drained before GO never joins", test_held_drained_never_joins},
