@@ -12,14 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "host/listen.h"
 #include "pool/pool.h"
+#include "sched/futex.h" /* shoal__now_ns */
 
 /* What clients may hold: connections at once (past it, a new one closes
- * the open one whose request began longest ago: see conns_t), seconds of
+ * the one open longest: see conns_t), seconds of
  * silence before a connection is closed (a request trickled or a reply not
  * read), and the memory a connection's request may take. HARD is
  * libmicrohttpd's own limit, past which a new connection is closed at once:
@@ -38,14 +38,16 @@ typedef struct conn_s {
     bool listed; /* false once evicted: closing */
 } conn_t;
 
-/* One server's open connections, oldest request first: a connection goes
- * to the tail when it opens and when a reply to it has been sent (its next
- * request begins). When a new one would be one too many, the head is
- * evicted: its socket shut down (libmicrohttpd then closes it), so clients
- * that trickle into every slot, or never read, cannot keep a scraper out;
- * a scrape is evicted only if the slots turn over entirely while it runs.
- * libmicrohttpd's thread only (every callback below runs on it, and
- * closes a socket only after its CLOSED notice), but the two counters. */
+/* One server's open connections, oldest first. Each carries one request:
+ * a reply is queued as soon as the request's head is read, and
+ * libmicrohttpd then closes the connection after it (no keep-alive), so
+ * the oldest connection is the oldest request. When a new one would be
+ * one too many, the head is evicted: its socket shut down (libmicrohttpd
+ * then closes it), so clients that trickle into every slot, or never
+ * read, cannot keep a scraper out; a scrape is evicted only if the slots
+ * turn over entirely while it runs. libmicrohttpd's thread only (every
+ * callback below runs on it, and it closes a socket only after its CLOSED
+ * notice), but the two counters. */
 typedef struct conns_s {
     conn_t *head, *tail;
     size_t listed;
@@ -74,8 +76,8 @@ struct shoal_metrics_s {
     /* Statistics of every server's connections (relaxed: read alone, no
      * other memory depends on them): open now, and evicted ever. */
     _Atomic uint64_t http_open, http_evicted;
-    uint64_t evicted_said; /* host thread: evictions logged so far */
-    double evicted_said_at;
+    uint64_t evicted_said;    /* host thread: evictions logged so far, */
+    uint64_t evicted_said_at; /* and when (shoal__now_ns) */
 };
 
 /* ---- snapshots (host thread, but for take/give) --------------------------- */
@@ -214,15 +216,13 @@ static void say_evicted(shoal_metrics_t *m, shoal_host_t *h)
     uint64_t n = atomic_load_explicit(&m->http_evicted, memory_order_relaxed);
     if (n == m->evicted_said)
         return;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double t = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-    if (m->evicted_said != 0 && t - m->evicted_said_at < 10)
+    uint64_t t = shoal__now_ns();
+    if (m->evicted_said != 0 && t - m->evicted_said_at < 10000000000u)
         return;
     shoal__host_log(h, SHOAL_LOG_WARN,
                     "metrics: %" PRIu64 " connections to /metrics closed to make room (%u were "
                     "open: clients that trickle requests, do not read, or hold many "
-                    "connections; the one whose request began longest ago goes first; "
+                    "connections; the one open longest goes first; "
                     "%" PRIu64 " in all)",
                     n - m->evicted_said, METRICS_CONNECTIONS, n);
     m->evicted_said = n;
@@ -323,23 +323,6 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
     atomic_fetch_sub_explicit(&cs->m->http_open, 1, memory_order_relaxed);
 }
 
-/* A reply sent (or a request given up): the connection's next request
- * begins now. */
-static void on_completed(void *cls, struct MHD_Connection *c, void **state,
-                         enum MHD_RequestTerminationCode toe)
-{
-    (void)state;
-    (void)toe;
-    conns_t *cs = cls;
-    const union MHD_ConnectionInfo *i =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    conn_t *e = i != NULL ? i->socket_context : NULL;
-    if (e != NULL && e->listed) {
-        conn_unlist(cs, e);
-        conn_list(cs, e);
-    }
-}
-
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *text,
                              bool allow)
 {
@@ -365,8 +348,7 @@ static void render_http(shoal_metrics_t *m, shoal_metrics_buf_t *b)
                        atomic_load_explicit(&m->http_open, memory_order_relaxed));
     shoal__metrics_family(b, "shoal_metrics_http_evicted_total", "counter",
                           "Connections to /metrics closed to make room for a new one when "
-                          "the most allowed were open: the one whose request began longest "
-                          "ago.");
+                          "the most allowed were open: the one open longest.");
     shoal__metrics_put(b, "shoal_metrics_http_evicted_total %" PRIu64 "\n",
                        atomic_load_explicit(&m->http_evicted, memory_order_relaxed));
 }
@@ -457,7 +439,7 @@ static int serve(shoal_metrics_t *m, const shoal_listen_t *l, const shoal_node_t
             (unsigned)METRICS_HARD_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
             (unsigned)METRICS_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
             (size_t)METRICS_CONN_MEMORY, MHD_OPTION_NOTIFY_CONNECTION, on_connection, sv->conns,
-            MHD_OPTION_NOTIFY_COMPLETED, on_completed, sv->conns, MHD_OPTION_END);
+            MHD_OPTION_END);
     }
     if (sv->daemon == NULL) {
         close(fd);

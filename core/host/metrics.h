@@ -8,7 +8,7 @@
  *   waits on a pool, the dispatcher or the host thread. A client that sends
  *   nothing costs one of at most 256 connections for at most 10 s; one that
  *   trickles or never reads, until 256 newer connections have come (each
- *   past 256 closes the one whose request began longest ago: metrics.c).
+ *   past 256 closes the one open longest: metrics.c).
  *
  * WHAT THE RENDERER READS (and how it stays safe while the host reloads)
  *   The host thread alone changes shoal_host_t.pools (start, reload, tidy).

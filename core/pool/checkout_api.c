@@ -153,9 +153,9 @@ static int group_pick(shoal_ctx_t *ctx, const char *group, const shoal_ref_t *re
  * ended, before the take or the transaction reached it (SHOAL_ENOPROC from
  * the send, not from the pick): a reload that removes one pool of a group
  * while another stays must not tell the group's takers there is none.
- * A pool that refused is not picked again by the same call: its drain may
- * not be published yet (a checkout pool closes under its lock, and says
- * it drains at the end of that turn), and picking it again for each try
+ * A pool that refused is not picked again by the same call: the refusal
+ * and the drain's published state (pub_state, read relaxed by free_of)
+ * are not ordered for the caller, and picking it again for each try
  * told a taker there was none while a reload replaced the group's pool. */
 #define GROUP_TRIES 4
 

@@ -283,14 +283,13 @@ static void test_group_skips_draining(void)
 }
 
 /* A pool that refuses a group transaction -- closed under its lock and its
- * mailbox closed, its drain not yet published (pub_state still running,
- * as a drain left it until the end of its turn) -- is not picked again by
- * the same call:
- * with it holding the most free members, 10 transactions all run on the
- * other pool, none is told SHOAL_ENOPROC. (A group take that finds the
- * mailbox closed asks the pool itself, which answers as its state says.) (Each of 4 tries picked it
- * again, and a reload replacing a group's pool told takers there was
- * none.) */
+ * mailbox closed, its drain not yet seen (pub_state still running, as a
+ * caller may read it) -- is not picked again by the same call: with it
+ * holding the most free members, 10 transactions all run on the other
+ * pool, none is told SHOAL_ENOPROC. (Each of 4 tries picked it again, and
+ * a reload replacing a group's pool told takers there was none. A group
+ * take that finds the mailbox closed asks the pool itself, which answers
+ * as its state says.) */
 static void test_group_refused_not_picked_again(void)
 {
     cb_reset();

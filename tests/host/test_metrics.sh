@@ -50,6 +50,17 @@ except Exception as e:
     sys.exit(1)
 PY
 }
+# scrape_beside FLAG WHAT: once the clients have made FLAG, a scrape into
+# $tmp/m answers within 2 s beside WHAT
+scrape_beside() {
+    local t0 ms
+    for _ in $(seq 1 500); do [ -e "$1" ] && break; sleep 0.01; done
+    [ -e "$1" ] || fail "the clients of '$2' did not connect"
+    t0=$(date +%s%N)
+    scrape > "$tmp/m" || fail "a scrape beside $2: $(cat "$tmp/m")"
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    [ "$ms" -lt 2000 ] || fail "a scrape beside $2 took $ms ms"
+}
 # val SERIES: its value in $tmp/m (a scrape), e.g. val 'shoal_generation'
 val() { grep -F "$1 " "$tmp/m" | grep -F -v '#' | awk -v s="$1" '$1 == s { print $2 }'; }
 # metric SERIES WANT: fails unless val SERIES is WANT
@@ -255,12 +266,7 @@ open(flag, "w").close()
 time.sleep(6)
 PY
 holder=$!
-for _ in $(seq 1 500); do [ -e "$tmp/held" ] && break; sleep 0.01; done
-[ -e "$tmp/held" ] || fail "the holding clients did not connect"
-t0=$(date +%s%N)
-scrape > "$tmp/m" || fail "a scrape beside 120 held connections: $(cat "$tmp/m")"
-ms=$((($(date +%s%N) - t0) / 1000000))
-[ "$ms" -lt 2000 ] || fail "a scrape beside 120 held connections took $ms ms"
+scrape_beside "$tmp/held" "120 held connections"
 metric 'shoal_generation' 4
 "$shoalctl" reload > /dev/null || fail "a reload beside 120 held connections"
 "$shoalctl" send api held > /dev/null || fail "a send beside 120 held connections"
@@ -294,19 +300,14 @@ for _ in range(80): # trickle a header line into each, under the 10 s silence
             pass
 PY
 holder=$!
-for _ in $(seq 1 500); do [ -e "$tmp/full" ] && break; sleep 0.01; done
-[ -e "$tmp/full" ] || fail "the 300 trickling clients did not connect"
-t0=$(date +%s%N)
-scrape > "$tmp/m" || fail "a scrape beside 300 trickling connections: $(cat "$tmp/m")"
-ms=$((($(date +%s%N) - t0) / 1000000))
-[ "$ms" -lt 2000 ] || fail "a scrape beside 300 trickling connections took $ms ms"
+scrape_beside "$tmp/full" "300 trickling connections"
 metric shoal_metrics_http_evicted_total $((ev0 + 45))
 scrape > "$tmp/m" || fail "a second scrape beside 256 trickling connections: $(cat "$tmp/m")"
 metric shoal_metrics_http_evicted_total $((ev0 + 45)) # 255 open and this one: none evicted
 metric shoal_metrics_http_connections 256
 kill "$holder" 2> /dev/null
 wait "$holder" 2> /dev/null
-said='warn metrics: [0-9]* connections to /metrics closed to make room (256 were open: clients that trickle requests, do not read, or hold many connections; the one whose request began longest ago goes first; [0-9]* in all)$'
+said='warn metrics: [0-9]* connections to /metrics closed to make room (256 were open: clients that trickle requests, do not read, or hold many connections; the one open longest goes first; [0-9]* in all)$'
 for _ in $(seq 1 300); do grep -q "$said" "$log" && break; sleep 0.01; done
 grep -q "$said" "$log" || fail "no log line for the evicted connections: $(grep metrics: "$log" | tail -3)"
 
