@@ -1,21 +1,22 @@
 /* metrics.c - shoald's /metrics endpoint: the listening socket, the
  * libmicrohttpd daemon that serves it, and the snapshots the host thread
- * publishes for it (the protocol is in metrics.h). Rendering is
- * metrics_text.c. Built into shoald only.
+ * publishes for it (the protocol is in metrics.h; metrics_snap.c builds
+ * them). Rendering is metrics_text.c. Built into shoald only.
  */
 #include "host/metrics.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "host/listen.h"
-#include "pool/pool.h"
 #include "sched/futex.h" /* shoal__now_ns */
 
 /* What clients may hold: connections at once (past it, a new one closes
@@ -29,6 +30,11 @@
 #define METRICS_HARD_CONNECTIONS (METRICS_CONNECTIONS + 64u)
 #define METRICS_TIMEOUT_S 10u
 #define METRICS_CONN_MEMORY (32u * 1024u)
+/* A reply this big (some 80 pools) is shared: rendered at most once every
+ * METRICS_SHARE_NS, or ten times its render time if longer, and queued as
+ * it is for the requests in between (see on_request). */
+#define METRICS_SHARE_BYTES (256u * 1024u)
+#define METRICS_SHARE_NS 1000000000u
 
 /* One connection (its socket context), on its server's list while it
  * counts as open. */
@@ -52,6 +58,12 @@ typedef struct conns_s {
     conn_t *head, *tail;
     size_t listed;
     shoal_metrics_t *m;
+    /* The last big reply (a reference of our own: libmicrohttpd counts a
+     * response's users and frees its text with the last), the snapshot it
+     * was rendered from (its seq) and until when it is queued again
+     * (shoal__now_ns). NULL: none. */
+    struct MHD_Response *shared;
+    uint64_t shared_seq, shared_until;
 } conns_t;
 
 /* One address served: its own daemon (and thread) on its own socket. */
@@ -76,120 +88,14 @@ struct shoal_metrics_s {
     /* Statistics of every server's connections (relaxed: read alone, no
      * other memory depends on them): open now, and evicted ever. */
     _Atomic uint64_t http_open, http_evicted;
+    uint64_t snaps; /* host thread: snapshots published (their seq) */
+    /* Replies rendered, and queued from a shared render (relaxed, alike). */
+    _Atomic uint64_t http_rendered, http_shared;
     uint64_t evicted_said;    /* host thread: evictions logged so far, */
     uint64_t evicted_said_at; /* and when (shoal__now_ns) */
 };
 
 /* ---- snapshots (host thread, but for take/give) --------------------------- */
-
-static void snap_free(shoal_metrics_snap_t *s)
-{
-    if (s == NULL)
-        return;
-    for (size_t i = 0; i < s->npools; i++)
-        shoal__pool_unref(s->rt, s->pools[i].rec);
-    for (size_t i = 0; i < s->nsources; i++)
-        shoal__pool_unref(s->rt, s->sources[i].rec);
-    free(s->pools);
-    free(s->sources);
-    free(s);
-}
-
-/* The draining pools' counts, summed (read from their records). */
-static void draining_counts(shoal_host_t *h, shoal_host_counts_t *c)
-{
-    memset(c, 0, sizeof *c);
-    for (size_t i = 0; i < h->npools; i++) {
-        if (!h->pools[i].draining)
-            continue;
-        shoal_pool_stats_t st;
-        (void)shoal__pool_counts(h->pools[i].rec, &st, 0);
-        c->accepted += st.messages_forwarded;
-        c->handled += st.messages_handled;
-        c->failed += st.messages_failed;
-        c->dropped += st.messages_dropped;
-        c->refused += st.messages_unhandled;
-    }
-}
-
-static shoal_metrics_snap_t *snap_new(shoal_metrics_t *m, shoal_host_t *h)
-{
-    shoal_metrics_snap_t *s = calloc(1, sizeof *s);
-    if (s == NULL || (h->npools && (s->pools = calloc(h->npools, sizeof *s->pools)) == NULL) ||
-        (h->nsources && (s->sources = calloc(h->nsources, sizeof *s->sources)) == NULL)) {
-        if (s != NULL)
-            free(s->pools);
-        free(s);
-        return NULL;
-    }
-    s->rt = h->rt;
-    s->ledger_seen = m->ledger_seen;
-    s->generation = h->generation;
-    s->reloads = h->reloads;
-    s->reloads_failed = h->reloads_failed;
-    for (size_t i = 0; i < h->ngone; i++) {
-        s->gone.accepted += h->gone[i].accepted;
-        s->gone.handled += h->gone[i].handled;
-        s->gone.failed += h->gone[i].failed;
-        s->gone.dropped += h->gone[i].dropped;
-        s->gone.refused += h->gone[i].refused;
-    }
-    /* A reference only on the pools of the current config: one held on a
-     * draining pool would keep it from ever being quiet enough to forget
-     * (shoal__pool_is_quiet). A draining pool has no series; its counts
-     * go into the ledger from the copy taken here (snap_same takes a new
-     * snapshot when they move), and from gone[] once it is forgotten. */
-    draining_counts(h, &s->draining);
-    for (size_t i = 0; i < h->npools; i++) {
-        if (h->pools[i].draining)
-            continue;
-        shoal_metrics_pool_t *mp = &s->pools[s->npools++];
-        snprintf(mp->name, sizeof mp->name, "%s", h->pools[i].name);
-        shoal__pool_ref(h->pools[i].rec);
-        mp->rec = h->pools[i].rec;
-    }
-    /* The running sources alike (a stopping one is forgotten once ended). */
-    for (size_t i = 0; i < h->nsources; i++) {
-        if (h->sources[i].draining)
-            continue;
-        shoal_metrics_pool_t *ms = &s->sources[s->nsources++];
-        snprintf(ms->name, sizeof ms->name, "%s", h->sources[i].name);
-        shoal__pool_ref(h->sources[i].rec);
-        ms->rec = h->sources[i].rec;
-    }
-    return s;
-}
-
-/* Whether s still says what h runs. */
-static bool snap_same(const shoal_metrics_snap_t *s, shoal_host_t *h)
-{
-    if (s == NULL || s->rt != h->rt || s->generation != h->generation || s->reloads != h->reloads ||
-        s->reloads_failed != h->reloads_failed)
-        return false;
-    size_t n = 0; /* s holds the pools that are not draining, in h's order */
-    for (size_t i = 0; i < h->npools; i++) {
-        if (h->pools[i].draining)
-            continue;
-        if (n >= s->npools || s->pools[n].rec != h->pools[i].rec)
-            return false;
-        n++;
-    }
-    if (n != s->npools)
-        return false;
-    n = 0;
-    for (size_t i = 0; i < h->nsources; i++) {
-        if (h->sources[i].draining)
-            continue;
-        if (n >= s->nsources || s->sources[n].rec != h->sources[i].rec)
-            return false;
-        n++;
-    }
-    if (n != s->nsources)
-        return false;
-    shoal_host_counts_t d;
-    draining_counts(h, &d);
-    return memcmp(&d, &s->draining, sizeof d) == 0;
-}
 
 /* The scrape's side: the current snapshot, counted as used, or NULL. */
 static shoal_metrics_snap_t *snap_take(shoal_metrics_t *m)
@@ -235,7 +141,8 @@ void shoal__metrics_sync(shoal_metrics_t *m, shoal_host_t *h)
         return;
     say_evicted(m, h);
     shoal_metrics_snap_t *next = NULL;
-    if (!snap_same(m->cur, h) && (next = snap_new(m, h)) == NULL)
+    if (!shoal__metrics_snap_same(m->cur, h) &&
+        (next = shoal__metrics_snap_new(h, m->ledger_seen, ++m->snaps)) == NULL)
         shoal__host_log(h, SHOAL_LOG_ERROR, "metrics: out of memory: /metrics shows older pools");
     shoal_metrics_snap_t *done = NULL;
     pthread_mutex_lock(&m->lock);
@@ -259,7 +166,7 @@ void shoal__metrics_sync(shoal_metrics_t *m, shoal_host_t *h)
     pthread_mutex_unlock(&m->lock);
     while (done != NULL) { /* the record references go on this thread, outside the lock */
         shoal_metrics_snap_t *n = done->next;
-        snap_free(done);
+        shoal__metrics_snap_free(done);
         done = n;
     }
 }
@@ -351,6 +258,22 @@ static void render_http(shoal_metrics_t *m, shoal_metrics_buf_t *b)
                           "the most allowed were open: the one open longest.");
     shoal__metrics_put(b, "shoal_metrics_http_evicted_total %" PRIu64 "\n",
                        atomic_load_explicit(&m->http_evicted, memory_order_relaxed));
+    shoal__metrics_family(b, "shoal_metrics_http_replies_total", "counter",
+                          "Replies to GET /metrics: rendered (this one included when it is), "
+                          "or shared (a reply of 256 KiB or more rendered less than a second, "
+                          "or ten times its render time, earlier, queued again).");
+    shoal__metrics_put(b,
+                       "shoal_metrics_http_replies_total{reply=\"rendered\"} %" PRIu64 "\n"
+                       "shoal_metrics_http_replies_total{reply=\"shared\"} %" PRIu64 "\n",
+                       atomic_load_explicit(&m->http_rendered, memory_order_relaxed),
+                       atomic_load_explicit(&m->http_shared, memory_order_relaxed));
+}
+
+static void share_drop(conns_t *cs)
+{
+    if (cs->shared != NULL)
+        MHD_destroy_response(cs->shared); /* the queued ones keep theirs */
+    cs->shared = NULL;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -361,7 +284,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     (void)upload;
     (void)upload_size;
     (void)state;
-    shoal_metrics_t *m = cls;
+    conns_t *cs = cls;
+    shoal_metrics_t *m = cs->m;
     if (strcmp(url, "/metrics") != 0)
         return reply(conn, MHD_HTTP_NOT_FOUND, "not found: shoald serves GET /metrics\n", false);
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
@@ -369,6 +293,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     shoal_metrics_snap_t *s = snap_take(m);
     if (s == NULL)
         return reply(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "shoald is starting\n", false);
+    /* A big reply rendered moments ago, of the pools that run now, is
+     * queued again: a render costs this thread time in proportion to the
+     * pools (70 ms for 2,000 in a Debug build), and every request -- one
+     * whose client sent it and hung up included -- would cost one, so a
+     * single client could keep scrapers waiting behind renders; and every
+     * connection would hold a copy until it is read. */
+    uint64_t seq = s->seq, t0 = shoal__now_ns();
+    if (cs->shared != NULL && cs->shared_seq == seq && t0 < cs->shared_until) {
+        snap_give(m, s);
+        atomic_fetch_add_explicit(&m->http_shared, 1, memory_order_relaxed);
+        return MHD_queue_response(conn, MHD_HTTP_OK, cs->shared);
+    }
+    atomic_fetch_add_explicit(&m->http_rendered, 1, memory_order_relaxed);
     shoal_metrics_buf_t b = {.cap = 16384};
     b.text = malloc(b.cap);
     b.failed = b.text == NULL;
@@ -389,7 +326,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
                             "text/plain; version=0.0.4; charset=utf-8");
     enum MHD_Result rc = MHD_queue_response(conn, MHD_HTTP_OK, r);
-    MHD_destroy_response(r);
+    share_drop(cs);
+    if (b.len >= METRICS_SHARE_BYTES) {
+        uint64_t t1 = shoal__now_ns(), took = (t1 - t0) * 10u;
+        cs->shared = r; /* our reference */
+        cs->shared_seq = seq;
+        cs->shared_until = t1 + (took > METRICS_SHARE_NS ? took : METRICS_SHARE_NS);
+    } else {
+        MHD_destroy_response(r);
+    }
     return rc;
 }
 
@@ -401,6 +346,16 @@ static bool same_port(const server_t *now, const shoal_listen_t *l)
     const char *a = now != NULL && now->daemon != NULL ? strrchr(now->shown, ':') : NULL;
     const char *b = strrchr(l->text, ':');
     return a != NULL && b != NULL && strcmp(a, b) == 0;
+}
+
+/* Whether descriptor b is a copy of a, which is open: the same socket.
+ * (No other copy of a is made, so a number reused for another file since
+ * names another inode.) */
+static bool same_socket(int a, int b)
+{
+    struct stat sa, sb;
+    return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
 }
 
 /* Binds l and starts a daemon on it into *sv; err at `at` when it cannot.
@@ -429,20 +384,27 @@ static int serve(shoal_metrics_t *m, const shoal_listen_t *l, const shoal_node_t
     /* host:port as bound: the configured host, the port the kernel gave. */
     size_t hl = (size_t)(strrchr(l->text, ':') - l->text);
     snprintf(sv->shown, sizeof sv->shown, "%.*s:%u", (int)hl, l->text, (unsigned)port);
-    /* One thread polls every connection (epoll); none of them can block it. */
-    sv->conns = calloc(1, sizeof *sv->conns);
+    /* One thread polls every connection (epoll); none of them can block it.
+     * It is handed a copy of the socket: libmicrohttpd 0.9.75 closes the
+     * socket it was given on some of its failures (its thread not started)
+     * and not on others, and closing it again could close a descriptor
+     * another thread has opened since under the same number. */
+    int given = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    sv->conns = given >= 0 ? calloc(1, sizeof *sv->conns) : NULL;
     if (sv->conns != NULL) {
         sv->conns->m = m;
         sv->daemon = MHD_start_daemon(
-            MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, on_request, m,
-            MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
+            MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, on_request, sv->conns,
+            MHD_OPTION_LISTEN_SOCKET, given, MHD_OPTION_CONNECTION_LIMIT,
             (unsigned)METRICS_HARD_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
             (unsigned)METRICS_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
             (size_t)METRICS_CONN_MEMORY, MHD_OPTION_NOTIFY_CONNECTION, on_connection, sv->conns,
             MHD_OPTION_END);
     }
+    if (sv->daemon == NULL && given >= 0 && same_socket(fd, given))
+        close(given); /* libmicrohttpd left it open */
+    close(fd);        /* the daemon, if it started, has its copy */
     if (sv->daemon == NULL) {
-        close(fd);
         free(sv->conns);
         sv->conns = NULL;
         shoal__diag_set(err, at->file, at->line, at->col,
@@ -456,7 +418,9 @@ static void unserve(server_t *sv)
 {
     if (sv->daemon != NULL)
         MHD_stop_daemon(sv->daemon); /* joins its thread, closes every connection */
-    free(sv->conns);                 /* each closed one freed its conn_t */
+    if (sv->conns != NULL)
+        share_drop(sv->conns);
+    free(sv->conns); /* each closed one freed its conn_t */
     memset(sv, 0, sizeof *sv);
     snprintf(sv->listen, sizeof sv->listen, "none");
 }
@@ -549,10 +513,10 @@ void shoal__metrics_close(shoal_metrics_t *m)
         shoal__host_unhook(m->host, m);
     unserve(&m->now); /* no scrape runs after this */
     unserve(&m->next);
-    snap_free(m->cur);
+    shoal__metrics_snap_free(m->cur);
     while (m->retired != NULL) {
         shoal_metrics_snap_t *n = m->retired->next;
-        snap_free(m->retired);
+        shoal__metrics_snap_free(m->retired);
         m->retired = n;
     }
     pthread_mutex_destroy(&m->lock);

@@ -8,7 +8,10 @@
  *   waits on a pool, the dispatcher or the host thread. A client that sends
  *   nothing costs one of at most 256 connections for at most 10 s; one that
  *   trickles or never reads, until 256 newer connections have come (each
- *   past 256 closes the one open longest: metrics.c).
+ *   past 256 closes the one open longest: metrics.c). A reply of 256 KiB
+ *   or more is rendered at most once a second (or every ten times its
+ *   render time) and shared by the requests between, so requests cannot
+ *   keep the thread rendering, nor unread replies hold a copy each.
  *
  * WHAT THE RENDERER READS (and how it stays safe while the host reloads)
  *   The host thread alone changes shoal_host_t.pools (start, reload, tidy).
@@ -74,6 +77,7 @@ typedef struct shoal_metrics_pool_s {
 
 typedef struct shoal_metrics_snap_s {
     shoal_runtime_t *rt;
+    uint64_t seq; /* which one: 1, 2, ... as published */
     uint64_t generation, reloads, reloads_failed;
     shoal_host_counts_t gone;     /* the forgotten pools' final counts, summed */
     shoal_host_counts_t draining; /* the draining pools' counts when it was taken */
@@ -89,6 +93,15 @@ typedef struct shoal_metrics_snap_s {
     uint32_t users;                    /* scrapes reading it (under the owner's lock) */
     struct shoal_metrics_snap_s *next; /* in the retired list */
 } shoal_metrics_snap_t;
+
+/* metrics_snap.c: a snapshot of what h runs now (its pools, sources and
+ * counts; references on the records of the current config's), numbered
+ * seq, or NULL on ENOMEM; whether s still says what h runs; freeing one
+ * (its references dropped; NULL is fine). Host thread. */
+shoal_metrics_snap_t *shoal__metrics_snap_new(shoal_host_t *h, _Atomic uint64_t *ledger_seen,
+                                              uint64_t seq);
+bool shoal__metrics_snap_same(const shoal_metrics_snap_t *s, shoal_host_t *h);
+void shoal__metrics_snap_free(shoal_metrics_snap_t *s);
 
 /* A growing text buffer; on ENOMEM it stops growing and `failed` is set. */
 typedef struct shoal_metrics_buf_s {
