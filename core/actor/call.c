@@ -254,14 +254,18 @@ static void unexpect(shoal_ctx_t *ctx, shoal_ref_t r, bool armed)
 }
 
 int shoal__call_expect(shoal_ctx_t *ctx, shoal_pid_t callee, uint64_t timeout_ms, uint64_t *clock,
-                       shoal_ref_t *ref)
+                       shoal_ref_t *ref, bool *armed)
 {
     shoal_ref_t r = shoal__ref_next(ctx->rt, ctx->tc);
-    bool armed;
-    int rc = expect(ctx, callee, r, timeout_ms, clock, &armed);
+    int rc = expect(ctx, callee, r, timeout_ms, clock, armed);
     if (rc == SHOAL_OK)
         *ref = r;
     return rc;
+}
+
+void shoal__call_unexpect(shoal_ctx_t *ctx, shoal_ref_t ref, bool armed)
+{
+    unexpect(ctx, ref, armed);
 }
 
 /* A request's envelope e (whose ref is r) sent to `to`, its reply

@@ -28,10 +28,14 @@ void shoal__calls_rearm(struct shoal_ctx_s *ctx);
  * caller's own thread): a fresh *ref pending, its timeout coming after
  * timeout_ms (UINT64_MAX: none), as for shoal_call. *clock: the precise
  * clock's reading the deadline counts from; 0 on entry: read here (and
- * left in *clock for the caller's next use in the same request).
+ * left in *clock for the caller's next use in the same request). *armed:
+ * whether it armed the actor's call timer (for shoal__call_unexpect).
  * SHOAL_OK, SHOAL_ENOMEM. */
 int shoal__call_expect(struct shoal_ctx_s *ctx, shoal_pid_t callee, uint64_t timeout_ms,
-                       uint64_t *clock, shoal_ref_t *ref);
+                       uint64_t *clock, shoal_ref_t *ref, bool *armed);
+/* A call shoal__call_expect made that will have no answer (its callee
+ * said no at once): off the pending list, the timer it armed cancelled. */
+void shoal__call_unexpect(struct shoal_ctx_s *ctx, shoal_ref_t ref, bool armed);
 
 /* As shoal_call (or shoal_call_priority: priority), handing `data` (a heap
  * buffer of `size` bytes) over as shoal_send_owned does: on SHOAL_OK the

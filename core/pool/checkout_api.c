@@ -37,16 +37,25 @@ SHOAL_API int shoal_take(shoal_ctx_t *ctx, shoal_pid_t pool, uint64_t timeout_ms
     if (p != NULL) {
         /* Served on this thread (checkout_fast.c): the answer comes as the
          * pool's would, a REPLY to a call that is pending here. One clock
-         * reading for the call's deadline and the take's. */
+         * reading for the call's deadline and the take's. A pool that has
+         * begun to drain since it was found says so now, as one found
+         * draining does: a group's take then tries another pool of it. */
         uint64_t now = 0;
-        if ((rc = shoal__call_expect(ctx, pool, call_timeout(timeout_ms), &now, ref)) == SHOAL_OK)
-            shoal__co_take_here(ctx->rt, ctx->tc, p, ctx->self, *ref, timeout_ms, now);
+        bool armed;
+        if ((rc = shoal__call_expect(ctx, pool, call_timeout(timeout_ms), &now, ref, &armed)) ==
+                SHOAL_OK &&
+            (rc = shoal__co_take_here(ctx->rt, ctx->tc, p, ctx->self, *ref, timeout_ms, now)) !=
+                SHOAL_OK)
+            shoal__call_unexpect(ctx, *ref, armed);
         return rc;
     }
     /* A live actor or pool of another kind: not asked (a member would
-     * answer the take as an ordinary call). */
+     * answer the take as an ordinary call). A checkout pool that drains
+     * (or has ended): at once. */
     if (rc == SHOAL_ENOTSUP)
         return rc;
+    if (rc == SHOAL_ESHUTDOWN)
+        return SHOAL_ENOPROC;
     /* Not a checkout pool we can see: the pool, or whoever it is, answers. */
     shoal_held_take_t t = {.timeout_ms = timeout_ms, .lease = 0};
     return shoal_call_priority(ctx, pool, SHOAL__CHECKOUT_TAKE, &t, sizeof t,
@@ -200,8 +209,9 @@ SHOAL_API int shoal_checkout_call_group(shoal_ctx_t *ctx, const char *group, uin
 
 /* The checkout pool record of `pid`, found inside the calling worker's
  * read-side region (runtime/qsbr.h; left at the end of its turn): NULL,
- * with *rc SHOAL_ENOPROC (no live pool) or SHOAL_ENOTSUP (a pool of
- * another kind, or an actor). */
+ * with *rc SHOAL_ENOPROC (nothing live of that generation seen),
+ * SHOAL_ESHUTDOWN (a checkout pool whose mailbox is closed: it drains, or
+ * has ended) or SHOAL_ENOTSUP (a pool of another kind, or an actor). */
 static shoal_pool_t *checkout_of(shoal_ctx_t *ctx, shoal_pid_t pid, int *rc)
 {
     *rc = SHOAL_ENOPROC;
@@ -211,12 +221,18 @@ static shoal_pool_t *checkout_of(shoal_ctx_t *ctx, shoal_pid_t pid, int *rc)
     shoal_actor_t *a = shoal__actor_at(ctx->rt, shoal__pid_slot(pid));
     /* acquire: the record a live generation points at is set up (send.c). */
     uint64_t w = atomic_load_explicit(&a->user_rsv, memory_order_acquire);
-    if (shoal__rsv_gen(w) != shoal__pid_gen(pid) || !shoal__rsv_alive(w))
+    if (shoal__rsv_gen(w) != shoal__pid_gen(pid))
         return NULL;
     /* seq_cst: the reader's load of qsbr.h's Dekker pair. */
     shoal_group_t *g = atomic_load_explicit(&a->group, memory_order_seq_cst);
     shoal_pool_t *p = g != NULL && g->pid == pid ? shoal__pool_of_group(g) : NULL;
-    if (p == NULL || p->co == NULL) {
+    bool checkout = p != NULL && p->co != NULL;
+    if (!shoal__rsv_alive(w)) {
+        if (checkout)
+            *rc = SHOAL_ESHUTDOWN;
+        return NULL;
+    }
+    if (!checkout) {
         *rc = SHOAL_ENOTSUP;
         return NULL;
     }
@@ -246,7 +262,7 @@ SHOAL_API int shoal_try_take(shoal_ctx_t *ctx, shoal_pid_t pool, shoal_pid_t *me
     int rc;
     shoal_pool_t *p = checkout_of(ctx, pool, &rc);
     if (p == NULL)
-        return rc;
+        return rc == SHOAL_ESHUTDOWN ? SHOAL_ENOPROC : rc;
     shoal_pid_t m;
     uint32_t seat;
     rc = shoal__co_fast_take(ctx->rt, ctx->tc, p, ctx->self, &m, &seat);

@@ -253,13 +253,13 @@ static void take_after(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
             ask_recycle(rt, tc, p, poke);
         }
     }
-    if (!o->answered) {
+    if (!o->answered && o->status != SHOAL_ENOPROC) {
         struct shoal_reply_s reply = {.tc = tc, .env = NULL, .status = o->status};
         shoal__reply_send(rt, tc, p->g.pid, taker, ref, &reply);
     }
 }
 
-void shoal__co_take_here(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
+int shoal__co_take_here(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
                          shoal_pid_t taker, shoal_ref_t ref, uint64_t timeout_ms, uint64_t now)
 {
     shoal_checkout_t *co = p->co;
@@ -274,6 +274,7 @@ void shoal__co_take_here(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *
     take_locked(rt, tc, p, taker, ref, timeout_ms, &now, &o);
     shoal__co_unlock(p);
     take_after(rt, tc, p, taker, ref, &o);
+    return !o.answered && o.status == SHOAL_ENOPROC ? SHOAL_ENOPROC : SHOAL_OK;
 }
 
 /* ---- a return -------------------------------------------------------------- */

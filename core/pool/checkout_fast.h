@@ -32,11 +32,13 @@ int shoal__co_fast_return(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct
  * a grant, goes to the taker at once), else the taker waits in the queue
  * (the actor's tick watches its deadline; the actor is asked to start a
  * member for it if the pool may grow), else it is answered
- * SHOAL_ENOMEMBERS (counted; a member started for the next below max) --
- * or SHOAL_ENOPROC when the pool drains. Every answer is a REPLY to
- * `ref`, from the pool, as the actor would have sent it. now: the precise
- * clock read at the take's start (0: not read; read here if needed). */
-void shoal__co_take_here(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,
+ * SHOAL_ENOMEMBERS (counted; a member started for the next below max).
+ * Every answer is a REPLY to `ref`, from the pool, as the actor would have
+ * sent it: SHOAL_OK. SHOAL_ENOPROC, nothing sent: the pool drains (its
+ * drain closed it after the taker found it open), for the taker to say at
+ * once. now: the precise clock read at the take's start (0: not read;
+ * read here if needed). */
+int shoal__co_take_here(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,
                          shoal_pid_t taker, shoal_ref_t ref, uint64_t timeout_ms, uint64_t now);
 /* Transaction e (admitted): on a free member now when no taker waits
  * (in the member's mailbox), else into the queue behind those waiting:

@@ -23,7 +23,13 @@
 #include "support.h"
 
 #define TMO 10000u
-#define SVC_US 5000u /* each message sleeps this long in its handler */
+/* Each message sleeps this long in its handler: what a busy machine adds
+ * to a sleep is a few milliseconds whatever its length (the thread waits
+ * to run again), which was up to 60 % of a 5 ms sleep (an up decision in
+ * the steady phase, both on CI and here); a quarter of it at 20 ms. */
+#define SVC_US 20000u
+/* Messages a second that take one worker's whole time. */
+#define ONE_WORKER (1000000u / SVC_US)
 /* A handler that sleeps holds its dispatcher thread: enough threads that
  * the pool's size, not the runtime's threads, bounds how many sleep at
  * once (a pool of blocking handlers grown past runtime.threads gains
@@ -32,7 +38,7 @@
 
 static atomic_int done;
 /* How long the handlers really slept, in all: a loaded machine (or a
- * sanitizer) stretches a 5 ms sleep, and the size a load needs is counted
+ * sanitizer) stretches a sleep, and the size a load needs is counted
  * from the service time it really had. */
 static atomic_llong slept_ns;
 
@@ -151,20 +157,20 @@ static void step_case(uint32_t kind)
     CU_ASSERT_EQUAL(STATS(rt, p).autoscale_ups, 0);
     CU_ASSERT_EQUAL(STATS(rt, p).autoscale_downs, 0);
 
-    /* 800 a second x 5 ms = 4 workers' time; at the target busy ratio
-     * (60%, midway between 80% and 40%): 7 workers. A sleep stretched
-     * past 5 ms needs more: at most 3 over what the service time the
-     * handlers really had needs (ceil(800 x mean / 0.6)). */
+    /* 4 workers' time; at the target busy ratio (60%, midway between 80%
+     * and 40%): 7 workers. A sleep stretched past SVC_US needs more: at
+     * most 3 over what the service time the handlers really had needs
+     * (ceil(rate x mean / 0.6)). */
     double t0 = shoal_test_now();
     long long ns0 = atomic_load(&slept_ns);
     int n0 = atomic_load(&done);
-    atomic_store(&l.rate, 800);
+    atomic_store(&l.rate, 4 * ONE_WORKER);
     SHOAL_TEST_WAIT_UNTIL(STATS(rt, p).target_size >= 7, 0.3 + 1.0 + 5.0);
     double reached = shoal_test_now() - t0;
     shoal_pool_stats_t st = STATS(rt, p);
     int n = atomic_load(&done) - n0;
     double mean_s = n > 0 ? (double)(atomic_load(&slept_ns) - ns0) / 1e9 / n : SVC_US / 1e6;
-    uint32_t need = (uint32_t)(800.0 * mean_s / 0.6 + 0.999);
+    uint32_t need = (uint32_t)(4.0 * ONE_WORKER * mean_s / 0.6 + 0.999);
     uint32_t peak = st.target_size;
     CU_ASSERT(n > 0);
     CU_ASSERT(peak >= 7 && peak <= (need < 7 ? 7 : need) + 3);
@@ -274,7 +280,7 @@ static void grows_on_wait_case(uint32_t kind)
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
     load_t l;
     load_start(&l, rt, p);
-    atomic_store(&l.rate, 320); /* 1.6 workers' time into 1 */
+    atomic_store(&l.rate, 8 * ONE_WORKER / 5); /* 1.6 workers' time into 1 */
     SHOAL_TEST_WAIT_UNTIL(STATS(rt, p).autoscale_ups >= 1, 10.0);
     shoal_pool_stats_t st = STATS(rt, p);
     CU_ASSERT(st.autoscale_ups >= 1);
@@ -306,14 +312,14 @@ static void short_pressure_no_decision(void)
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
     load_t l;
     load_start(&l, rt, p);
-    atomic_store(&l.rate, 2 * 2 * 1000000 / SVC_US); /* twice 2 workers' time */
+    atomic_store(&l.rate, 2 * 2 * ONE_WORKER); /* twice 2 workers' time */
     sleep_s(1.0);
     atomic_store(&l.rate, 0);
     sleep_s(3.0); /* past `for`, counted from the pressure's start */
     shoal_pool_stats_t st = STATS(rt, p);
     CU_ASSERT_EQUAL(st.autoscale_ups, 0);
     CU_ASSERT_EQUAL(st.target_size, 2);
-    atomic_store(&l.rate, 2 * 2 * 1000000 / SVC_US);
+    atomic_store(&l.rate, 2 * 2 * ONE_WORKER);
     SHOAL_TEST_WAIT_UNTIL(STATS(rt, p).autoscale_ups >= 1, 10.0);
     CU_ASSERT(STATS(rt, p).autoscale_ups >= 1);
     load_stop(&l);
@@ -332,7 +338,7 @@ static void grows_on_refusals_case(uint32_t kind)
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
     load_t l;
     load_start(&l, rt, p);
-    atomic_store(&l.rate, 3 * 1000000 / SVC_US); /* three workers' time into one */
+    atomic_store(&l.rate, 3 * ONE_WORKER); /* three workers' time into one */
     SHOAL_TEST_WAIT_UNTIL(STATS(rt, p).autoscale_ups >= 1, 10.0);
     shoal_pool_stats_t st = STATS(rt, p);
     CU_ASSERT(st.autoscale_ups >= 1);
@@ -363,12 +369,12 @@ static void cooldown_after_up(void)
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
     load_t l;
     load_start(&l, rt, p);
-    atomic_store(&l.rate, 800);
+    atomic_store(&l.rate, 4 * ONE_WORKER);
     SHOAL_TEST_WAIT_UNTIL(STATS(rt, p).autoscale_ups == 1, 5.0);
     double t_a = shoal_test_now(); /* no earlier than the decision */
     CU_ASSERT_EQUAL_FATAL(STATS(rt, p).autoscale_ups, 1);
     uint32_t first = STATS(rt, p).target_size;
-    atomic_store(&l.rate, 2000); /* 10 workers' time: pressure at once */
+    atomic_store(&l.rate, 10 * ONE_WORKER); /* 10 workers' time: pressure at once */
     SHOAL_TEST_WAIT_UNTIL(STATS(rt, p).autoscale_ups == 2, 5.0);
     double t_b = shoal_test_now();
     shoal_pool_stats_t st = STATS(rt, p);
@@ -417,9 +423,8 @@ static void cooldown_after_down(void)
     CU_ASSERT_EQUAL(st.target_size, 3);
     CU_ASSERT(t_b - t_a >= 0.95);
     CU_ASSERT(t_b - t_a <= 1.0 + 0.2 + 1.0);
-    /* Pressure at once after the second shrink: 2000 a second x 5 ms is
-     * 10 workers' time. */
-    atomic_store(&l.rate, 2000);
+    /* Pressure at once after the second shrink: 10 workers' time. */
+    atomic_store(&l.rate, 10 * ONE_WORKER);
     SHOAL_TEST_WAIT_UNTIL(STATS(rt, p).autoscale_ups == 1, 5.0);
     double t_c = shoal_test_now();
     st = STATS(rt, p);
@@ -465,7 +470,7 @@ static void commands_and_bounds(void)
     CU_ASSERT_EQUAL(shoal_pool_set_bounds(rt, p, 2, 3, TMO), 2);
     load_t l;
     load_start(&l, rt, p);
-    atomic_store(&l.rate, 800);
+    atomic_store(&l.rate, 4 * ONE_WORKER);
     SHOAL_TEST_WAIT_UNTIL(STATS(rt, p).target_size == 3, 10.0);
     sleep_s(1.5);
     shoal_pool_stats_t st = STATS(rt, p);
@@ -503,8 +508,7 @@ static void shrinks_past_floor(void)
 }
 
 /* A step down past what the load needs goes as far as that: at 7 workers
- * under 200 a second of 5 ms (one worker's time: two at the target 60 %
- * busy), with down.step 4, the pool goes 7 -> 3 -> 2 and stays at 2 --
+ * under one worker's time (two at the target 60 % busy), with down.step 4, the pool goes 7 -> 3 -> 2 and stays at 2 --
  * not 7 -> 3 and then nothing, the step to 1 refused for the load it
  * would leave one worker (SCALE's autoscale step ended at 5 so). */
 static void shrinks_to_what_the_load_needs(void)
@@ -518,7 +522,7 @@ static void shrinks_to_what_the_load_needs(void)
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &p), SHOAL_OK);
     load_t l;
     load_start(&l, rt, p);
-    atomic_store(&l.rate, 200);
+    atomic_store(&l.rate, ONE_WORKER);
     SHOAL_TEST_WAIT_UNTIL(STATS(rt, p).autoscale_downs == 2, 10.0);
     shoal_pool_stats_t st = STATS(rt, p);
     CU_ASSERT_EQUAL(st.autoscale_downs, 2);

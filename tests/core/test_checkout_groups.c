@@ -7,7 +7,9 @@
  * is considered; and a pool started held (as a reload starts its new
  * pools: pool.h, opts held) is in its group only from the host's
  * SHOAL__POOL_GO, and never if it drains first: its place, taken closed
- * at its start, opens then.
+ * at its start, opens then. A pool that refused a group's transaction or
+ * take (closed by its drain after it was picked) is not picked again by
+ * the same call.
  *
  * Handlers never call CUnit: they record into atomics (checkout_basic_kit.h);
  * the test thread asserts after synchronising on them.
@@ -287,9 +289,7 @@ static void test_group_skips_draining(void)
  * caller may read it) -- is not picked again by the same call: with it
  * holding the most free members, 10 transactions all run on the other
  * pool, none is told SHOAL_ENOPROC. (Each of 4 tries picked it again, and
- * a reload replacing a group's pool told takers there was none. A group
- * take that finds the mailbox closed asks the pool itself, which answers
- * as its state says.) */
+ * a reload replacing a group's pool told takers there was none.) */
 static void test_group_refused_not_picked_again(void)
 {
     cb_reset();
@@ -316,6 +316,45 @@ static void test_group_refused_not_picked_again(void)
     shoal__pool_unref(rt, p);
     shoal_runtime_destroy(rt);
 }
+
+/* The same for a group's takes, in the two places a take can find the
+ * pool closed: its mailbox still open, so the take is served on the
+ * taker's thread and finds the pool closed under its lock (it told the
+ * taker SHOAL_ENOPROC in a reply, after shoal_take_group had returned);
+ * and its mailbox closed too (the take went to the pool's actor, which
+ * gave a member: a drain's state not yet set). Either way the take says
+ * SHOAL_ENOPROC at once and the group's next try goes to the other pool:
+ * 10 takes, all granted by it, none by the closed one. */
+static void take_refused_case(bool mailbox_closed)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime(2);
+    shoal_pid_t pools[2], taker, from;
+    start_group(rt, pools, 2, (const uint32_t[]){4, 1});
+    shoal_pool_t *p = shoal__pool_find(rt, pools[0]);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    shoal__co_lock(p->co);
+    p->co->open = false;
+    if (mailbox_closed)
+        shoal__rsv_close(&shoal__actor_at(rt, shoal__pid_slot(pools[0]))->user_rsv);
+    shoal__co_unlock(p);
+    CU_ASSERT_EQUAL(cb_stats(rt, pools[0]).free, 4);
+    CU_ASSERT_NOT_EQUAL(cb_stats(rt, pools[0]).state, SHOAL_POOL_DRAINING);
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &group_taker, NULL, NULL, &taker), SHOAL_OK);
+    for (int k = 0; k < 10; k++) {
+        CU_ASSERT_EQUAL(group_take(rt, taker, &from), SHOAL_OK);
+        CU_ASSERT_EQUAL(from, pools[1]);
+        WAIT_UNTIL(cb_stats(rt, pools[1]).free == 1); /* back, and published */
+    }
+    CU_ASSERT_EQUAL(cb_stats(rt, pools[1]).takes, 10);
+    CU_ASSERT_EQUAL(cb_stats(rt, pools[0]).takes, 0);
+    CU_ASSERT_EQUAL(cb_stats(rt, pools[0]).free, 4);
+    shoal__pool_unref(rt, p);
+    shoal_runtime_destroy(rt);
+}
+
+static void test_group_take_refused_here(void) { take_refused_case(false); }
+static void test_group_take_refused_closed(void) { take_refused_case(true); }
 
 /* A group of 70 pools of one member each, all but the last held: a take
  * on the group gets the last one's, whatever the random pick -- every
@@ -453,6 +492,10 @@ int main(void)
         {"groups: transactions", test_group_transactions},
         {"groups: a draining pool takes no transaction", test_group_skips_draining},
         {"groups: a pool that refused is not picked again", test_group_refused_not_picked_again},
+        {"groups: a take refused on the taker's thread tries the next pool",
+         test_group_take_refused_here},
+        {"groups: a take refused by a closed mailbox tries the next pool",
+         test_group_take_refused_closed},
         {"groups: every pool of a large group is considered", test_big_group},
         {"groups: a pool started held joins its group only at GO", test_held_joins_at_go},
         {"groups: a held pool drained before GO never joins", test_held_drained_never_joins},

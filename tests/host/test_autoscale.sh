@@ -3,8 +3,8 @@
 # by reloads (a loadgen source's rate: a changed args restarts the source):
 #
 #   1. Light load: no decision. shoald --check describes the pool.
-#   2. A step to 400 messages a second into sleep workers of 10 ms: one
-#      decision grows the pool to what the load needs (400 x 10 ms at the
+#   2. A step to 100 messages a second into sleep workers of 40 ms: one
+#      decision grows the pool to what the load needs (100 x 40 ms at the
 #      target 60% busy: 7, give or take the sleep's overshoot) within
 #      up.for + 1 s of the reload; its log line names busy and refused.
 #   3. Steady at 60% busy, midway between the thresholds (80% up, 40%
@@ -44,7 +44,12 @@ YAML
 # pool MAX: the autoscaled pool, bounds 1..MAX, growing past busy $UP%;
 # spare, 3 workers that idle out after $IDLE; and jobs, an autoscaled pull
 # pool, bounds 1..$JMAX, fed by pload at $PRATE a second (none for 0)
-UP=80 IDLE=never JMAX=12 PRATE=0 WARGS="latency: 10ms"
+# Workers sleep 40 ms a message: what a busy machine adds to a sleep is a
+# few milliseconds whatever its length (the thread waits to run again), and
+# at 10 ms that moved the busy readings by up to 68 % (CI: 16.8 ms a
+# message at the step; here 10.1 ms at the step, then 14.0 ms 7 s into the
+# steady window, busy 90.4 % > 80 %: an up decision where none is due).
+UP=80 IDLE=never JMAX=12 PRATE=0 WARGS="latency: 40ms"
 pool() {
     cat <<YAML
 pools:
@@ -67,7 +72,7 @@ pools:
   jobs:
     kind: pull
     worker: sleep.sleep
-    args: { latency: 10ms }
+    args: { latency: 40ms }
     buffer: 16
     autoscale:
       min: 1
@@ -107,7 +112,7 @@ spare_view() {
 }
 reload_ok() { "$shoalctl" reload > /dev/null || fail "shoalctl reload: exit $?"; }
 
-config 20
+config 5
 out=$("$shoald" --check "$tmp/s.yaml") || fail "--check: exit $?"
 echo "$out" | grep -qx "pool work: elastic, 1..16 workers (starts with 1), idle_timeout 0ms (never), max_waiting 0 (no bound), autoscale up when busy > 80%, refused > 0/s for 500ms (+1 at least); down when busy <= 40%, refused <= 0/s for 2000ms (-2); cooldown 1000ms" ||
     fail "--check said: $out"
@@ -124,7 +129,7 @@ sleep 2
 wpid=$(field pid)
 
 # ---- 2. a step ----------------------------------------------------------------------
-config 400
+config 100
 t0=$(date +%s.%N)
 reload_ok
 for _ in $(seq 1 400); do [ "$(ups)" -ge 1 ] && break; sleep 0.01; done
@@ -134,19 +139,20 @@ line=$(grep 'work: autoscale: up ' "$log")
 grown=$(echo "$line" | sed -n 's/.*up 1 -> \([0-9]*\) workers.*/\1/p')
 # The size is what the decision's own reading needs (Little's law at 60 %
 # busy), whatever the sleep's overshoot made a message take on this
-# machine (10 ms asked: 7 on an idle machine, 12 seen beside two builds):
-# the line's "N workers at 60% busy", and offered near the 400 asked.
+# machine (40 ms asked: 7 on an idle machine): the line's "N workers at
+# 60% busy", and offered near the 100 asked.
 offered=$(echo "$line" | sed -n 's/.*(offered \([0-9]*\)\/s,.*/\1/p')
 need=$(echo "$line" | sed -n 's/.*: \([0-9]*\) workers at 60% busy).*/\1/p')
 [ -n "$grown" ] && [ -n "$need" ] && [ -n "$offered" ] || fail "the decision's line: $line"
 [ "$grown" = "$((need < 16 ? need : 16))" ] || fail "grew to $grown, the reading needs $need: $line"
-[ "$offered" -ge 300 ] && [ "$offered" -le 500 ] || fail "offered $offered/s (400 asked): $line"
+[ "$offered" -ge 75 ] && [ "$offered" -le 125 ] || fail "offered $offered/s (100 asked): $line"
 # And checked apart from the decision's arithmetic: a message takes at
-# least the 10 ms asked (nanosleep never returns early) and, on a machine
-# fit to run this, at most 40 ms; and the time a message the line reports
+# least the 40 ms asked (nanosleep never returns early) and, on a machine
+# fit to run this, at most 160 ms; and the time a message the line reports
 # is what its other numbers say -- 1 worker at its busy share, handling
-# offered - refused a second -- within a third (the two are read over the
-# same tick, but a message or two sits in the mailbox between them). A
+# offered - refused a second -- within a factor of 2 (the two are read
+# over the same 250 ms tick, some 6 messages, but what was accepted and
+# what was handled in it differ by the mailbox's ebb and flow). A
 # fixed band of 6..14 ms failed on a CI machine whose 10 ms sleeps took
 # 16.8 ms, at the step, alone on it (RUN_SERIAL): 12 workers, as its
 # reading needed (busy 100%, 411 offered, 347 refused: 15.6 ms).
@@ -154,9 +160,9 @@ us=$(echo "$line" | sed -n 's/.*, \([0-9]*\) us a message:.*/\1/p')
 refused=$(echo "$line" | sed -n 's/.*refused \([0-9]*\)\/s > 0\/s.*/\1/p')
 busy=$(echo "$line" | sed -n 's/.*: busy \([0-9.]*\)% > 80%.*/\1/p')
 [ -n "$us" ] && [ -n "$refused" ] && [ -n "$busy" ] || fail "the decision's line: $line"
-[ "$us" -ge 10000 ] && [ "$us" -le 40000 ] || fail "$us us a message, 10 ms asked: $line"
+[ "$us" -ge 40000 ] && [ "$us" -le 160000 ] || fail "$us us a message, 40 ms asked: $line"
 awk -v us="$us" -v b="$busy" -v o="$offered" -v r="$refused" \
-    'BEGIN { h = o - r; if (h <= 0) exit 1; x = b / 100 * 1e6 / h; exit !(us >= x * 2 / 3 && us <= x * 4 / 3) }' ||
+    'BEGIN { h = o - r; if (h <= 0) exit 1; x = b / 100 * 1e6 / h; exit !(us >= x / 2 && us <= x * 2) }' ||
     fail "$us us a message, but busy $busy% handling $offered - $refused a second says otherwise: $line"
 echo "$line" | grep -q 'busy [0-9.]*% > 80%, refused [0-9]*/s > 0/s for [0-9]* ms (offered' ||
     fail "the decision's line: $line"
@@ -166,7 +172,7 @@ echo "step: 1 -> $grown workers in $took s"
 
 # ---- 3. steady at 60% busy: no decision in 30 s -------------------------------------
 # grown workers x 60% / the time a message took, as the decision measured
-# it (10 ms and the sleep's overshoot, which a sanitizer build or a loaded
+# it (40 ms and the sleep's overshoot, which a sanitizer build or a loaded
 # machine stretches); then corrected by the busy read at that rate (the
 # overshoot under this load, not the step's), again while a reading is
 # more than 5 points off 60%, up to four times, so the load stands at 60%,
@@ -241,7 +247,7 @@ reload_ok
 # size, here min 1: the pool fell from its grown size to 1 at each reload
 # that changed its args).
 size=$(target)
-WARGS="latency: 10ms, jitter: 0ms"
+WARGS="latency: 40ms, jitter: 0ms"
 config "$rate"
 reload_ok
 grep -q "work: $size workers replaced (sleep.sleep)" "$log" ||
@@ -287,13 +293,13 @@ grep 'work: autoscale: down ' "$log" | tail -1 | grep -q 'workers: calm for [0-9
     fail "the last down line: $(grep 'work: autoscale: down ' "$log" | tail -1)"
 
 # ---- 7. a pull pool, autoscaled from the file ------------------------------------
-# jobs (kind: pull) has sat at 1 with no load. 300 a second of 10 ms: one
+# jobs (kind: pull) has sat at 1 with no load. 75 a second of 40 ms: one
 # decision grows it to what its reading needs within up.for + 1 s, the same
 # pool (PID); new bounds from the file clamp it live; no load: back to 1.
 [ "$(jups)$(jdowns)" = 00 ] || fail "jobs decided without load: $(grep 'jobs: autoscale' "$log")"
 [ "$(field target_size jobs)/$(field kind jobs)" = 1/pull ] || fail "jobs before its load: $("$shoalctl" inspect jobs)"
 jpid=$(field pid jobs)
-PRATE=300
+PRATE=75
 config 0 6
 t0=$(date +%s.%N)
 reload_ok
@@ -305,7 +311,7 @@ jgrown=$(echo "$jline" | sed -n 's/.*up 1 -> \([0-9]*\) workers.*/\1/p')
 jneed=$(echo "$jline" | sed -n 's/.*: \([0-9]*\) workers at 60% busy).*/\1/p')
 [ -n "$jgrown" ] && [ "$jgrown" = "$((jneed < JMAX ? jneed : JMAX))" ] ||
     fail "jobs grew to $jgrown, its reading needs $jneed: $jline"
-[ "$jgrown" -ge 4 ] || fail "jobs grew to $jgrown for 300/s of 10 ms (5 at 60% busy): $jline"
+[ "$jgrown" -ge 4 ] || fail "jobs grew to $jgrown for 75/s of 40 ms (5 at 60% busy): $jline"
 took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
 awk -v t="$took" 'BEGIN { exit !(t <= 1.5) }' || fail "jobs took $took s to grow (for: 0.5 s + 1 s)"
 [ "$(field pid jobs)" = "$jpid" ] || fail "jobs's growth replaced it"

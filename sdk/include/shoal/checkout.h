@@ -115,7 +115,8 @@ typedef struct shoal_checkout_member_s {
 } shoal_checkout_member_t;
 
 /* From an actor: asks `pool` for a member. Returns at once with *ref set
- * (or an error, as shoal_call: nothing was asked). Exactly one answer with
+ * (or an error, as shoal_call: nothing was asked -- SHOAL_ENOPROC when the
+ * pool has ended or has begun to drain). Exactly one answer with
  * that ref arrives later as a message: a SHOAL_MSG_REPLY of type
  * SHOAL_CHECKOUT_MEMBER (status 0: the member is the actor's until it
  * returns it, or ends), or a SHOAL_MSG_REPLY with status SHOAL_ENOMEMBERS
@@ -137,7 +138,9 @@ SHOAL_API int shoal_take(shoal_ctx_t *ctx, shoal_pid_t pool, uint64_t timeout_ms
 SHOAL_API int shoal_try_take(shoal_ctx_t *ctx, shoal_pid_t pool, shoal_pid_t *member);
 /* As shoal_take, from a group of pools (above). SHOAL_ENOMEMBERS at once
  * (nothing asked) when no pool of the group has a free member;
- * SHOAL_ENOPROC when there is no such group. */
+ * SHOAL_ENOPROC when there is no such group, or every pool of it drains (a
+ * pool found draining is passed by: the take goes to another of the
+ * group, as a reload that replaces one pool of a group needs). */
 SHOAL_API int shoal_take_group(shoal_ctx_t *ctx, const char *group, uint64_t timeout_ms,
                                shoal_ref_t *ref);
 /* Gives back a member the running actor took: SHOAL_OK, or SHOAL_EINVAL
