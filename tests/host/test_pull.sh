@@ -61,6 +61,9 @@ write "$(pools 4 1 1024)"
 "$shoald" "$tmp/s.yaml" >/dev/null 2>"$log" &
 pid=$!
 wait_for 'epic: epic started: source seq'
+# The epic starts with its pool, before shoald has finished starting: a
+# command before "running" is told "busy: shoald is starting" (CI, 6 ms).
+wait_for "running $tmp/s.yaml"
 
 # 1 + 2: busy while it runs, its memory early in the epic.
 out=$("$shoalctl" epic epic 2>&1)
