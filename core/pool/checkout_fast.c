@@ -259,8 +259,8 @@ static void take_after(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
     }
 }
 
-int shoal__co_take_here(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
-                         shoal_pid_t taker, shoal_ref_t ref, uint64_t timeout_ms, uint64_t now)
+int shoal__co_take_here(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, shoal_pid_t taker,
+                        shoal_ref_t ref, uint64_t timeout_ms, uint64_t now)
 {
     shoal_checkout_t *co = p->co;
     /* The clock before the lock, when this take will likely wait: no read

@@ -39,7 +39,7 @@ int shoal__co_fast_return(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct
  * once. now: the precise clock read at the take's start (0: not read;
  * read here if needed). */
 int shoal__co_take_here(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,
-                         shoal_pid_t taker, shoal_ref_t ref, uint64_t timeout_ms, uint64_t now);
+                        shoal_pid_t taker, shoal_ref_t ref, uint64_t timeout_ms, uint64_t now);
 /* Transaction e (admitted): on a free member now when no taker waits
  * (in the member's mailbox), else into the queue behind those waiting:
  * SHOAL_OK. SHOAL_ENOPROC: the pool drains. SHOAL__CO_SLOW: to the pool's

@@ -508,9 +508,10 @@ static void shrinks_past_floor(void)
 }
 
 /* A step down past what the load needs goes as far as that: at 7 workers
- * under one worker's time (two at the target 60 % busy), with down.step 4, the pool goes 7 -> 3 -> 2 and stays at 2 --
- * not 7 -> 3 and then nothing, the step to 1 refused for the load it
- * would leave one worker (SCALE's autoscale step ended at 5 so). */
+ * under one worker's time (two at the target 60 % busy), with down.step
+ * 4, the pool goes 7 -> 3 -> 2 and stays at 2 -- not 7 -> 3 and then
+ * nothing, the step to 1 refused for the load it would leave one worker
+ * (SCALE's autoscale step ended at 5 so). */
 static void shrinks_to_what_the_load_needs(void)
 {
     atomic_store(&done, 0);
