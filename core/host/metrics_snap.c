@@ -2,6 +2,7 @@
  * publishes for /metrics (metrics.h: what the renderer reads): built,
  * compared with what runs now, freed. Host thread.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,38 @@ static void draining_counts(shoal_host_t *h, shoal_host_counts_t *c)
     }
 }
 
+/* The entries of e[0..n) that are not draining, into out (room for n),
+ * each with a reference on its record: how many. */
+static size_t list_running(const shoal_host_pool_t *e, size_t n, shoal_metrics_pool_t *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (e[i].draining)
+            continue;
+        shoal_metrics_pool_t *mp = &out[k++];
+        snprintf(mp->name, sizeof mp->name, "%s", e[i].name);
+        shoal__pool_ref(e[i].rec);
+        mp->rec = e[i].rec;
+    }
+    return k;
+}
+
+/* Whether have[0..nhave) is what list_running would list of e[0..n):
+ * the same records, in e's order. */
+static bool same_running(const shoal_host_pool_t *e, size_t n, const shoal_metrics_pool_t *have,
+                         size_t nhave)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (e[i].draining)
+            continue;
+        if (k >= nhave || have[k].rec != e[i].rec)
+            return false;
+        k++;
+    }
+    return k == nhave;
+}
+
 shoal_metrics_snap_t *shoal__metrics_snap_new(shoal_host_t *h, _Atomic uint64_t *ledger_seen,
                                               uint64_t seq)
 {
@@ -69,23 +102,9 @@ shoal_metrics_snap_t *shoal__metrics_snap_new(shoal_host_t *h, _Atomic uint64_t 
      * they move: shoal__metrics_snap_same), and from gone[] once it is
      * forgotten. */
     draining_counts(h, &s->draining);
-    for (size_t i = 0; i < h->npools; i++) {
-        if (h->pools[i].draining)
-            continue;
-        shoal_metrics_pool_t *mp = &s->pools[s->npools++];
-        snprintf(mp->name, sizeof mp->name, "%s", h->pools[i].name);
-        shoal__pool_ref(h->pools[i].rec);
-        mp->rec = h->pools[i].rec;
-    }
+    s->npools = list_running(h->pools, h->npools, s->pools);
     /* The running sources alike (a stopping one is forgotten once ended). */
-    for (size_t i = 0; i < h->nsources; i++) {
-        if (h->sources[i].draining)
-            continue;
-        shoal_metrics_pool_t *ms = &s->sources[s->nsources++];
-        snprintf(ms->name, sizeof ms->name, "%s", h->sources[i].name);
-        shoal__pool_ref(h->sources[i].rec);
-        ms->rec = h->sources[i].rec;
-    }
+    s->nsources = list_running(h->sources, h->nsources, s->sources);
     return s;
 }
 
@@ -94,25 +113,8 @@ bool shoal__metrics_snap_same(const shoal_metrics_snap_t *s, shoal_host_t *h)
     if (s == NULL || s->rt != h->rt || s->generation != h->generation || s->reloads != h->reloads ||
         s->reloads_failed != h->reloads_failed)
         return false;
-    size_t n = 0; /* s holds the pools that are not draining, in h's order */
-    for (size_t i = 0; i < h->npools; i++) {
-        if (h->pools[i].draining)
-            continue;
-        if (n >= s->npools || s->pools[n].rec != h->pools[i].rec)
-            return false;
-        n++;
-    }
-    if (n != s->npools)
-        return false;
-    n = 0;
-    for (size_t i = 0; i < h->nsources; i++) {
-        if (h->sources[i].draining)
-            continue;
-        if (n >= s->nsources || s->sources[n].rec != h->sources[i].rec)
-            return false;
-        n++;
-    }
-    if (n != s->nsources)
+    if (!same_running(h->pools, h->npools, s->pools, s->npools) ||
+        !same_running(h->sources, h->nsources, s->sources, s->nsources))
         return false;
     shoal_host_counts_t d;
     draining_counts(h, &d);

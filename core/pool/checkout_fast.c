@@ -234,9 +234,10 @@ static void take_locked(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p
     o->ask = recycle_due(co, stale);
 }
 
-/* After the lock: the look take_locked asked for, the grant, or the error. */
-static void take_after(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, shoal_pid_t taker,
-                       shoal_ref_t ref, const take_out_t *o)
+/* After the lock: the look take_locked asked for, the grant, or the error
+ * -- but for SHOAL_ENOPROC (the pool closed), returned, not sent. */
+static int take_after(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, shoal_pid_t taker,
+                      shoal_ref_t ref, const take_out_t *o)
 {
     shoal_checkout_t *co = p->co;
     ask_recycle(rt, tc, p, o->ask);
@@ -253,10 +254,13 @@ static void take_after(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
             ask_recycle(rt, tc, p, poke);
         }
     }
-    if (!o->answered && o->status != SHOAL_ENOPROC) {
-        struct shoal_reply_s reply = {.tc = tc, .env = NULL, .status = o->status};
-        shoal__reply_send(rt, tc, p->g.pid, taker, ref, &reply);
-    }
+    if (o->answered)
+        return SHOAL_OK;
+    if (o->status == SHOAL_ENOPROC)
+        return SHOAL_ENOPROC;
+    struct shoal_reply_s reply = {.tc = tc, .env = NULL, .status = o->status};
+    shoal__reply_send(rt, tc, p->g.pid, taker, ref, &reply);
+    return SHOAL_OK;
 }
 
 int shoal__co_take_here(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, shoal_pid_t taker,
@@ -273,8 +277,7 @@ int shoal__co_take_here(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p
     shoal__co_lock_tc(co, tc);
     take_locked(rt, tc, p, taker, ref, timeout_ms, &now, &o);
     shoal__co_unlock(p);
-    take_after(rt, tc, p, taker, ref, &o);
-    return !o.answered && o.status == SHOAL_ENOPROC ? SHOAL_ENOPROC : SHOAL_OK;
+    return take_after(rt, tc, p, taker, ref, &o);
 }
 
 /* ---- a return -------------------------------------------------------------- */
