@@ -30,6 +30,13 @@
 #define METRICS_HARD_CONNECTIONS (METRICS_CONNECTIONS + 64u)
 #define METRICS_TIMEOUT_S 10u
 #define METRICS_CONN_MEMORY (32u * 1024u)
+/* Connections the kernel queues until libmicrohttpd's thread accepts
+ * them. Past it, a new connection's SYN is dropped and its client tries
+ * again only a second later: a flood of clients that hang up (each
+ * served in some 100 us) filled 128 in a few milliseconds, and a
+ * scraper's SYN dropped with the flood's. The kernel caps it at
+ * net.core.somaxconn (4096 on Linux 5.4 and later). */
+#define METRICS_BACKLOG 1024
 /* A reply this big (some 80 pools) is shared: rendered at most once every
  * METRICS_SHARE_NS, or ten times its render time if longer, and queued as
  * it is for the requests in between (see on_request). */
@@ -366,7 +373,7 @@ static int serve(shoal_metrics_t *m, const shoal_listen_t *l, const shoal_node_t
     memset(sv, 0, sizeof *sv);
     snprintf(sv->listen, sizeof sv->listen, "%s", l->text);
     uint16_t port;
-    int fd = shoal__listen_open(l, 128, &port);
+    int fd = shoal__listen_open(l, METRICS_BACKLOG, &port);
     if (fd < 0) {
         int e = errno;
         bool ours = e == EADDRINUSE && same_port(now, l);

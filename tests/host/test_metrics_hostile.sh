@@ -12,7 +12,10 @@
 #      older pools).
 #   3. A flood of clients that each send GET /metrics and hang up at once,
 #      for 3 s: every scrape beside it (one after another) is answered
-#      (200, within 2 s), and no more renders than whole seconds passed + 1.
+#      200 within Prometheus's default scrape timeout (10 s: the flood
+#      can still fill the kernel's queue of connections, and a SYN it
+#      drops is sent again 1 s later, then 2 s after that), and no more
+#      renders than whole seconds passed + 1.
 #   4. The HTTP server's thread cannot start (a preloaded library fails
 #      it, as a machine out of threads would): shoald exits 2 naming the
 #      listen key's file:line:col; a reload that moves metrics.listen then
@@ -113,7 +116,7 @@ grep -q '^shoal_pool_size{pool="extra"} 1$' "$tmp/b2.1" || fail "the scrape afte
 sleep 1.5
 scrape 1 "$tmp/c0"
 # The flood's 4 threads and a scraper beside them, one process: each
-# scrape (urllib, 2 s at most) noted with its status and time.
+# scrape (urllib, 10 s at most) noted with its status and time.
 t0=$(date +%s%N)
 python3 - "$port" "$tmp/flood" <<'PY' || fail "the flood's client failed"
 import socket, sys, threading, time, urllib.request
@@ -130,11 +133,11 @@ def run(k):
         except OSError:
             pass
 scrapes = []
-def scrape():
-    while time.monotonic() < end:
+def scrape(): # at least 2, the second after the flood if the first waited long
+    while time.monotonic() < end or len(scrapes) < 2:
         t = time.monotonic()
         try:
-            with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=2) as r:
+            with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
                 r.read()
                 scrapes.append("%d:%d" % (r.status, (time.monotonic() - t) * 1000))
         except Exception as e:
@@ -151,7 +154,6 @@ n=$(echo "$scrapes" | wc -w)
 sleep 1.5
 scrape 1 "$tmp/c1"
 renders=$(($(replies "$tmp/c1.1" rendered) - $(replies "$tmp/c0.1" rendered) - 1))
-[ "$n" -ge 2 ] || fail "$n scrapes beside a 3 s flood: $scrapes"
 for x in $scrapes; do
     [ "${x%%:*}" = 200 ] || fail "a scrape beside the flood: $x (all: $scrapes)"
 done
