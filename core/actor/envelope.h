@@ -179,18 +179,25 @@ shoal_env_t *shoal__env_new_heap(shoal_tcache_t *tc, unsigned kind, unsigned fla
                                  shoal_pid_t from, shoal_ref_t ref, uint32_t type, const void *data,
                                  size_t size);
 
-/* Fills e (NULL: passed on) with a copy of size <= SHOAL_INLINE_MAX bytes. */
+/* Fills e with a copy of size <= SHOAL_INLINE_MAX bytes. */
+static inline void shoal__env_fill_at(shoal_env_t *e, unsigned kind, unsigned flags,
+                                      shoal_pid_t from, shoal_ref_t ref, uint32_t type,
+                                      const void *data, size_t size)
+{
+    e->from = from;
+    e->type = type;
+    e->size = (uint32_t)size;
+    shoal__env_set_meta(e, ref, kind, flags);
+    shoal__copy_small(e->payload.bytes, data, size);
+}
+/* As shoal__env_fill_at; e NULL is passed on. */
 static inline shoal_env_t *shoal__env_fill(shoal_env_t *e, unsigned kind, unsigned flags,
                                            shoal_pid_t from, shoal_ref_t ref, uint32_t type,
                                            const void *data, size_t size)
 {
     if (__builtin_expect(e == NULL, 0))
         return NULL;
-    e->from = from;
-    e->type = type;
-    e->size = (uint32_t)size;
-    shoal__env_set_meta(e, ref, kind, flags);
-    shoal__copy_small(e->payload.bytes, data, size);
+    shoal__env_fill_at(e, kind, flags, from, ref, type, data, size);
     return e;
 }
 

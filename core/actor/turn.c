@@ -26,9 +26,9 @@
  * publish_every pops, and at the end of the turn. A sender that reads a stale
  * count sees the mailbox fuller than it is, never emptier (mailbox.h), and
  * the receiver's cache line is no longer pulled away by every send. */
-static shoal_env_t *pop_user(struct shoal_ctx_s *ctx)
+static shoal_env_t *pop_user(struct shoal_ctx_s *ctx, shoal_actor_back_t *b, shoal_actor_t *a,
+                             shoal_tcache_t *tc)
 {
-    shoal_actor_back_t *b = ctx->b;
     shoal_mq_node_t *retired;
     shoal_mq_node_t *n = shoal__mq_pop(&b->user_head, &retired);
     if (n == NULL)
@@ -36,10 +36,10 @@ static shoal_env_t *pop_user(struct shoal_ctx_s *ctx)
     shoal_mq_node_t *after = atomic_load_explicit(&n->next, memory_order_relaxed);
     if (after != NULL)
         __builtin_prefetch(after, 0, 3);
-    if (retired != &ctx->a->user_stub)
-        shoal__env_free(ctx->tc, shoal__env_of(retired));
+    if (retired != &a->user_stub)
+        shoal__env_free(tc, shoal__env_of(retired));
     ctx->deq = (ctx->deq + 1) & SHOAL_RSV_COUNT_MASK;
-    shoal__queued_out(ctx->tc, shoal__env_of(n));
+    shoal__queued_out(tc, shoal__env_of(n));
     if (after == NULL || ++ctx->unpublished >= ctx->publish_every) {
         /* release: see shoal__actor_pop. */
         atomic_store_explicit(&b->user_deq, ctx->deq, memory_order_release);
@@ -113,7 +113,7 @@ static void handle_for_group(struct shoal_ctx_s *ctx, shoal_env_t *e)
 /* run_messages' fast path: handle() for a message ctx->fast_meta
  * describes, and a member's count for its group. A panic unwinds with
  * ctx->cur set, as from handle(). */
-static inline void handle_fast(struct shoal_ctx_s *ctx, shoal_env_t *e)
+static inline void handle_fast(struct shoal_ctx_s *ctx, const shoal_actor_back_t *b, shoal_env_t *e)
 {
     ctx->cur = e;
     ctx->error[0] = '\0'; /* shoal_ctx_error is per callback */
@@ -127,7 +127,7 @@ static inline void handle_fast(struct shoal_ctx_s *ctx, shoal_env_t *e)
         .from = e->from,
         .ref = shoal__env_ref(e),
     };
-    int rc = ctx->b->beh->handle_message(ctx, ctx->b->state, &msg);
+    int rc = b->beh->handle_message(ctx, b->state, &msg);
     shoal__watch_leave(w, watch);
     SHOAL_STAT_ADD(ctx->tc, msgs_handled, 1);
     ctx->cur = NULL;
@@ -175,18 +175,22 @@ static void gate_replay(struct shoal_ctx_s *ctx)
 /* The body of a turn. Locals here are not used after a panic unwinds. */
 static void run_messages(struct shoal_ctx_s *ctx)
 {
+    /* The turn's actor, read once: the handler's calls may write *ctx,
+     * never which actor it is. */
     shoal_actor_t *a = ctx->a;
+    shoal_actor_back_t *b = ctx->b;
     shoal_tcache_t *tc = ctx->tc;
     /* Gated: the system mailbox only (an OPEN there ends the gate; the
-     * user messages wait for the next turn). */
-    uint32_t budget = ctx->gated ? 0 : ctx->rt->throughput, full = budget;
+     * user messages wait for the next turn). share: budget's value mod 16
+     * when a sibling is looked for (below). */
+    uint32_t budget = ctx->gated ? 0 : ctx->rt->throughput, share = (budget - 1) & 15u;
     for (;;) {
         /* The system mailbox first, through its dummy node (actor.h): a
          * message reserved but not linked yet is found at the end of the
          * turn (pending). Looked at here before the pop's call: it is
          * empty for almost every message. */
         shoal_env_t *e;
-        while (atomic_load_explicit(&ctx->b->sys_head->next, memory_order_relaxed) != NULL &&
+        while (atomic_load_explicit(&b->sys_head->next, memory_order_relaxed) != NULL &&
                (e = shoal__actor_pop(tc, a, true)) != NULL) {
             shoal__actor_handle(ctx, e);
             if (__builtin_expect(ctx->opened, 0))
@@ -196,7 +200,7 @@ static void run_messages(struct shoal_ctx_s *ctx)
         }
         if (budget == 0)
             return;
-        e = pop_user(ctx);
+        e = pop_user(ctx, b, a, tc);
         if (e == NULL && ctx->group != NULL)
             e = ctx->taken = take_item(ctx);
         if (e == NULL)
@@ -204,12 +208,13 @@ static void run_messages(struct shoal_ctx_s *ctx)
         /* A long turn: the ring's waiting actors may want a parked
          * sibling, looked for before the second message and every 16th
          * after it (a look reads the ring's ends and, when it holds any,
-         * the dispatcher's spinning and parked counts). */
-        if (((full - budget) & 15u) == 1u)
+         * the dispatcher's spinning and parked counts): one message
+         * handled, mod 16. */
+        if ((budget & 15u) == share)
             shoal__sched_share(ctx->w);
         budget--;
         if (((uint32_t)e->meta & ctx->fast_mask) == ctx->fast_meta)
-            handle_fast(ctx, e);
+            handle_fast(ctx, b, e);
         else if (ctx->group != NULL)
             handle_for_group(ctx, e);
         else

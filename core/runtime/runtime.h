@@ -255,10 +255,16 @@ static inline int shoal__queued_admit(shoal_runtime_t *rt, shoal_tcache_t *tc)
  * bound set, every QUEUED_BATCH of this thread's pushes also sums them all
  * (a fast sender must not outrun the timer thread's 10 ms checks). */
 #define SHOAL_QUEUED_BATCH 1024u
-static inline void shoal__queued_in(shoal_tcache_t *tc, shoal_env_t *e)
+/* Its first half: the mark and the count (all of it when max_queued is
+ * 0: shoal_send's fast path). */
+static inline void shoal__queued_mark(shoal_tcache_t *tc, shoal_env_t *e)
 {
     e->meta |= SHOAL_ENV_UNBOUNDED;
     SHOAL_STAT_ADD(tc, unbounded_pushed, 1);
+}
+static inline void shoal__queued_in(shoal_tcache_t *tc, shoal_env_t *e)
+{
+    shoal__queued_mark(tc, e);
     if (tc->rt->max_queued != 0 &&
         (atomic_load_explicit(&tc->stats.unbounded_pushed, memory_order_relaxed) &
          (SHOAL_QUEUED_BATCH - 1)) == 0)
