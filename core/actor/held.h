@@ -14,7 +14,7 @@
  *   - an answer still queued when the actor ends goes back, OK (end.c);
  *   - what the actor holds when it ends goes back: OK if it ended
  *     normally or was stopped, CRASHED otherwise (the pool destroys it).
- * A thread's take (a waiter, call.c) that gave up gives a late answer back
+ * A thread's take (a waiter, waiter.c) that gave up gives a late answer back
  * the same way.
  */
 #ifndef SHOAL_ACTOR_HELD_H

@@ -2,7 +2,7 @@
  * "Backpressure without spinning"): an actor refused with SHOAL_EFULL or
  * SHOAL_EBUSY asks for one SHOAL_MSG_ROOM (shoal_notify_room), a thread
  * sleeps until one comes (shoal_runtime_send_wait, through a WAITER actor
- * of its own: call.c). This is the registry for receivers that are plain
+ * of its own: waiter.c). This is the registry for receivers that are plain
  * bounded actors and forward pools; a pull pool keeps its own waiters
  * (pool/pull.h: room).
  *

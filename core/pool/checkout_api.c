@@ -343,7 +343,7 @@ SHOAL_API int shoal_runtime_take(shoal_runtime_t *rt, shoal_pid_t pool, uint64_t
     rc = shoal_runtime_call_priority(rt, pool, SHOAL__CHECKOUT_TAKE, &t, sizeof t,
                                      call_timeout(timeout_ms), &a);
     if (rc != SHOAL_OK)
-        return rc; /* a grant that comes too late goes back by itself (call.c) */
+        return rc; /* a grant that comes too late goes back by itself (waiter.c) */
     shoal_checkout_member_t g;
     if (a.status != SHOAL_OK)
         rc = a.status;

@@ -560,7 +560,7 @@ void shoal__pool_hold(shoal_pool_t *p, shoal_env_t *e);
 void shoal__pool_give_up_orphans(struct shoal_ctx_s *ctx, shoal_pool_t *p);
 
 /* commands.c: whether `from` is a thread that is not an actor (a call's
- * WAITER record, call.c): actors, and so plugins, never are one. */
+ * WAITER record, waiter.c): actors, and so plugins, never are one. */
 bool shoal__pool_from_thread(shoal_runtime_t *rt, shoal_pid_t from);
 /* A command (a priority send or call; *out: the reply's
  * uint32; SHOAL_ENOTSUP: not one), and a call to the pool's own actor
