@@ -3,7 +3,6 @@
 #include "host/node_keys.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,76 +114,6 @@ static shoal_node_t *node_new(parser_t *p, shoal_node_kind_t kind, yaml_mark_t a
     return n;
 }
 
-static void node_free(shoal_node_t *n)
-{
-    if (n == NULL)
-        return;
-    for (size_t i = 0; i < n->n; i++) {
-        node_free(n->items[i]);
-        if (n->keys)
-            node_free(n->keys[i]);
-    }
-    free(n->items);
-    free(n->keys);
-    free(n->text);
-    free(n);
-}
-
-void shoal__node_free(shoal_node_t *root)
-{
-    if (root == NULL)
-        return;
-    char *file = (char *)root->file;
-    node_free(root);
-    free(file);
-}
-
-/* A copy of n and everything below it, every node naming `file`. */
-static shoal_node_t *copy_of(const shoal_node_t *n, const char *file)
-{
-    shoal_node_t *c = calloc(1, sizeof *c);
-    if (c == NULL)
-        return NULL;
-    c->kind = n->kind;
-    c->quoted = n->quoted;
-    c->line = n->line;
-    c->col = n->col;
-    c->file = file;
-    if (n->text != NULL && (c->text = strdup(n->text)) == NULL)
-        goto fail;
-    if (n->n == 0)
-        return c;
-    if ((c->items = calloc(n->n, sizeof *c->items)) == NULL ||
-        (n->keys != NULL && (c->keys = calloc(n->n, sizeof *c->keys)) == NULL))
-        goto fail;
-    c->cap = n->n;
-    for (; c->n < n->n; c->n++) {
-        c->items[c->n] = copy_of(n->items[c->n], file);
-        if (c->keys != NULL && c->items[c->n] != NULL &&
-            (c->keys[c->n] = copy_of(n->keys[c->n], file)) == NULL) {
-            node_free(c->items[c->n]);
-            goto fail;
-        }
-        if (c->items[c->n] == NULL)
-            goto fail;
-    }
-    return c;
-fail:
-    node_free(c);
-    return NULL;
-}
-
-shoal_node_t *shoal__node_copy(const shoal_node_t *n)
-{
-    if (n == NULL)
-        return NULL;
-    char *file = strdup(n->file ? n->file : "<args>");
-    shoal_node_t *c = file ? copy_of(n, file) : NULL;
-    if (c == NULL)
-        free(file);
-    return c;
-}
-
 static int append(shoal_node_t *parent, shoal_node_t *key, shoal_node_t *value)
 {
     if (parent->n == parent->cap) {
@@ -233,19 +162,19 @@ static shoal_node_t *copy(parser_t *p, const shoal_node_t *src, yaml_mark_t at)
         if (v == NULL)
             goto fail;
         if (src->keys != NULL && (k = copy(p, src->keys[i], at)) == NULL) {
-            node_free(v);
+            shoal__node_free_nodes(v);
             goto fail;
         }
         if (append(n, k, v) != SHOAL_OK) {
-            node_free(k);
-            node_free(v);
+            shoal__node_free_nodes(k);
+            shoal__node_free_nodes(v);
             oom(p, line_of(at), col_of(at));
             goto fail;
         }
     }
     return n;
 fail:
-    node_free(n);
+    shoal__node_free_nodes(n);
     return NULL;
 }
 
@@ -364,36 +293,36 @@ static int parse_collection(parser_t *p, yaml_event_t *start, int depth, shoal_n
             if (key->kind != SHOAL_NODE_SCALAR) {
                 shoal__diag_set(p->err, p->file, line_of(key_at), col_of(key_at),
                                 "a key must be a plain string, not %s", shoal__node_kind_name(key));
-                node_free(key);
+                shoal__node_free_nodes(key);
                 rc = SHOAL_EINVAL;
                 goto fail;
             }
             size_t i = shoal__node_keys_find_add(&ix, n->keys, n->n, key->text);
             if (i == SIZE_MAX) {
                 rc = oom(p, key->line, key->col);
-                node_free(key);
+                shoal__node_free_nodes(key);
                 goto fail;
             }
             if (i != n->n) {
                 shoal__diag_set(p->err, p->file, key->line, key->col,
                                 "duplicate key '%s' (first at line %u, column %u)", key->text,
                                 n->keys[i]->line, n->keys[i]->col);
-                node_free(key);
+                shoal__node_free_nodes(key);
                 rc = SHOAL_EINVAL;
                 goto fail;
             }
             if ((rc = next_event(p, &ev)) != SHOAL_OK) {
-                node_free(key);
+                shoal__node_free_nodes(key);
                 goto fail;
             }
         }
         rc = parse_node(p, &ev, depth + 1, &value);
         if (rc == SHOAL_OK && append(n, key, value) != SHOAL_OK) {
             rc = oom(p, n->line, n->col);
-            node_free(value);
+            shoal__node_free_nodes(value);
         }
         if (rc != SHOAL_OK) {
-            node_free(key);
+            shoal__node_free_nodes(key);
             goto fail;
         }
     }
@@ -404,7 +333,7 @@ static int parse_collection(parser_t *p, yaml_event_t *start, int depth, shoal_n
     return SHOAL_OK;
 fail:
     free(ix.slot);
-    node_free(n);
+    shoal__node_free_nodes(n);
     return rc;
 }
 
@@ -424,26 +353,26 @@ static int parse_node(parser_t *p, yaml_event_t *ev, int depth, shoal_node_t **o
         }
         n->quoted = ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
         if (!text_budget(p, ev->data.scalar.length, ev->start_mark)) {
-            node_free(n);
+            shoal__node_free_nodes(n);
             rc = p->rc;
             break;
         }
         n->text = strndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
         if (n->text == NULL) {
             rc = oom(p, n->line, n->col);
-            node_free(n);
+            shoal__node_free_nodes(n);
             break;
         }
         if (strlen(n->text) != ev->data.scalar.length) {
             shoal__diag_set(p->err, p->file, n->line, n->col,
                             "a NUL character is not allowed in a value");
-            node_free(n);
+            shoal__node_free_nodes(n);
             rc = SHOAL_EINVAL;
             break;
         }
         if ((rc = remember(p, (const char *)ev->data.scalar.anchor, n, ev->start_mark)) !=
             SHOAL_OK) {
-            node_free(n);
+            shoal__node_free_nodes(n);
             break;
         }
         *out = n;
@@ -544,7 +473,7 @@ done:
     free(p.aslot);
     yaml_parser_delete(&p.yp);
     if (rc != SHOAL_OK) {
-        node_free(doc);
+        shoal__node_free_nodes(doc);
         free(name);
         return rc;
     }
@@ -594,54 +523,4 @@ int shoal__node_parse_file(const char *path, shoal_node_t **root, shoal_diag_t *
     int rc = shoal__node_parse(path, buf, len, root, err);
     free(buf);
     return rc;
-}
-
-const shoal_node_t *shoal__node_get(const shoal_node_t *map, const char *key)
-{
-    if (map == NULL || map->kind != SHOAL_NODE_MAP)
-        return NULL;
-    for (size_t i = 0; i < map->n; i++)
-        if (strcmp(map->keys[i]->text, key) == 0)
-            return map->items[i];
-    return NULL;
-}
-
-const char *shoal__node_kind_name(const shoal_node_t *n)
-{
-    switch (n->kind) {
-    case SHOAL_NODE_MAP:
-        return "a mapping";
-    case SHOAL_NODE_LIST:
-        return "a list";
-    default:
-        return n->quoted ? "a quoted string" : "a value";
-    }
-}
-
-int shoal__node_fail(shoal_diag_t *err, const shoal_node_t *at, const char *fmt, ...)
-{
-    char msg[sizeof err->msg];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    shoal__diag_set(err, at ? at->file : NULL, at ? at->line : 0, at ? at->col : 0, "%s", msg);
-    return SHOAL_EINVAL;
-}
-
-bool shoal__node_equal(const shoal_node_t *a, const shoal_node_t *b)
-{
-    if (a == NULL || b == NULL)
-        return a == b;
-    if (a->kind != b->kind || a->n != b->n)
-        return false;
-    if (a->kind == SHOAL_NODE_SCALAR)
-        return a->quoted == b->quoted && strcmp(a->text, b->text) == 0;
-    for (size_t i = 0; i < a->n; i++) {
-        if (a->kind == SHOAL_NODE_MAP && strcmp(a->keys[i]->text, b->keys[i]->text) != 0)
-            return false;
-        if (!shoal__node_equal(a->items[i], b->items[i]))
-            return false;
-    }
-    return true;
 }

@@ -17,7 +17,7 @@
 #include "host/diag.h"
 
 #define SHOAL_NODE_MAX_DEPTH 32
-#define SHOAL_NODE_MAX_NODES 100000 /* after alias expansion */
+#define SHOAL_NODE_MAX_NODES 100000    /* after alias expansion */
 #define SHOAL_NODE_MAX_TEXT (64 << 20) /* the values' bytes, after alias expansion */
 
 typedef enum { SHOAL_NODE_SCALAR, SHOAL_NODE_LIST, SHOAL_NODE_MAP } shoal_node_kind_t;
@@ -43,7 +43,11 @@ int shoal__node_parse(const char *file, const char *text, size_t len, shoal_node
                       shoal_diag_t *err);
 /* Reads and parses a file. */
 int shoal__node_parse_file(const char *path, shoal_node_t **root, shoal_diag_t *err);
+/* Frees a tree and the file name its nodes share (node_tree.c, as below). */
 void shoal__node_free(shoal_node_t *root);
+/* Frees n and everything below it, not the file name: a part of a tree
+ * being built or copied. */
+void shoal__node_free_nodes(shoal_node_t *n);
 /* A deep copy of n and everything below it, owning its own strings (the
  * file name included): free it with shoal__node_free. NULL for NULL, or on
  * ENOMEM. Positions (file:line:col) are those of the original. */

@@ -513,8 +513,7 @@ void shoal__pool_sum(const shoal_pool_t *p, shoal_pool_stats_t *st) { sum(p, st,
 /* patience_ms 0: waits for a remote pool's children's lock; else gives up
  * after that long (false). latencies: the histograms summed into st's
  * percentiles too (most of the work: two of SHOAL_HIST_BUCKETS a stripe). */
-static bool sum(const shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms,
-                bool latencies)
+static bool sum(const shoal_pool_t *p, shoal_pool_stats_t *st, unsigned patience_ms, bool latencies)
 {
     for (uint32_t s = 0; s < p->nstripes; s++) {
         const shoal_pool_stripe_t *x = &p->stripes[s];
