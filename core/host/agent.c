@@ -237,10 +237,9 @@ static void start(shoal_ctx_t *ctx, agent_t *ag, const shoal_msg_t *msg)
     uint64_t now = now_ms();
     for (size_t i = 0; i < r->n; i++) {
         shoal_ref_t ref;
-        d->results[i].rc =
-            now >= r->expires_ms
-                ? SHOAL_ETIMEDOUT
-                : issue(ctx, r, r->pids[i], r->expires_ms - now, epic ? &ea : NULL, &ref);
+        d->results[i].rc = now >= r->expires_ms ? SHOAL_ETIMEDOUT
+                                                : issue(ctx, r, r->pids[i], r->expires_ms - now,
+                                                        epic ? &ea : NULL, &ref);
         if (d->results[i].rc == SHOAL_OK) {
             d->results[i].rc = SHOAL_ETIMEDOUT; /* until it answers */
             p[j->npending++] = (pending_t){.ref = ref, .i = i};

@@ -348,10 +348,8 @@ void shoal__control_answer(shoal_control_t *c, shoal_control_conn_t *k, const sh
             bool parked = size == 0 && !k->self_starting;
             shoal__host_log(c->h, parked ? SHOAL_LOG_WARN : SHOAL_LOG_INFO,
                             "control: scale %s to %" PRIu32 ": size now %u%s", name, k->arg, size,
-                            parked ? " (parked: every send is refused until it is scaled up)"
-                                   : "");
-            shoal__control_say(k,
-                               "0 ok\n%u asked %" PRIu32 " min %" PRIu32 " max %" PRIu32 "%s\n",
+                            parked ? " (parked: every send is refused until it is scaled up)" : "");
+            shoal__control_say(k, "0 ok\n%u asked %" PRIu32 " min %" PRIu32 " max %" PRIu32 "%s\n",
                                size, k->arg, k->arg_min, k->arg_max, parked ? " parked" : "");
         }
         break;

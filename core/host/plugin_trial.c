@@ -52,7 +52,7 @@ __attribute__((constructor(101))) static void trial_main(void)
      * of its own (it would answer before the plugin's constructors ran). */
     unsetenv(TRIAL_ENV);
     prctl(PR_SET_PDEATHSIG, SIGKILL); /* the host gone, so is its trial */
-    if (getppid() != (pid_t)host) /* it died just now; not 1: the host may be pid 1 */
+    if (getppid() != (pid_t)host)     /* it died just now; not 1: the host may be pid 1 */
         _exit(TRIAL_DONE + 1);
     /* A fault is the trial's death, whatever handler the program's start
      * put there (a sanitizer's, which would exit 1 instead). */

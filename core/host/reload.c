@@ -249,8 +249,8 @@ static int reload(shoal_host_t *h, const char *path, shoal_config_t **next, char
         if (hp->draining)
             continue;
         const shoal_config_pool_t *cp = shoal__config_pool(c, hp->name);
-        size_t j = shoal__name_index_find(&fresh, &h->pools[first_new], host_pool_name_at,
-                                          hp->name);
+        size_t j =
+            shoal__name_index_find(&fresh, &h->pools[first_new], host_pool_name_at, hp->name);
         if (j != SIZE_MAX)
             replacing[j] = true;
         if (cp == NULL || j != SIZE_MAX) {

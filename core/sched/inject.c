@@ -176,8 +176,7 @@ void shoal__inject_push_many(shoal_inject_t *q, void *const *items, size_t n)
 {
     if (n == 0)
         return;
-    if (n > q->mask + 1 ||
-        atomic_load_explicit(&q->overflow_len, memory_order_relaxed) != 0 ||
+    if (n > q->mask + 1 || atomic_load_explicit(&q->overflow_len, memory_order_relaxed) != 0 ||
         !ring_push_n(q, items, n)) {
         for (size_t k = 0; k < n; k++) /* one at a time, into the overflow if need be */
             shoal__inject_push(q, items[k]);

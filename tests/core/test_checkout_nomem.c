@@ -67,12 +67,12 @@ static int member_message(shoal_ctx_t *ctx, void *state, const shoal_msg_t *msg)
     case T_FAIL_BARE:
         exhaust(ctx);
         return SHOAL_EFAILED; /* settled failed: a RETURN FAIL to the pool */
-    case T_FAIL_DRY: { /* no slab, and the reserve emptied too */
+    case T_FAIL_DRY: {        /* no slab, and the reserve emptied too */
         exhaust(ctx);
         fa_arm(FA_ALIGNED, 0, SENDS_MAX); /* the sink's first turn disarms it */
         int n = 0;
-        while (n < SENDS_MAX && shoal__send_reserved(ctx->rt, ctx->tc, ctx->self, atomic_load(&sink),
-                                                     1, NULL, 0) == SHOAL_OK)
+        while (n < SENDS_MAX && shoal__send_reserved(ctx->rt, ctx->tc, ctx->self,
+                                                     atomic_load(&sink), 1, NULL, 0) == SHOAL_OK)
             n++;
         atomic_store(&reserve_taken, n);
         return SHOAL_EFAILED;

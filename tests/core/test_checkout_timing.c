@@ -448,7 +448,10 @@ static void test_inspect_counters(void)
     atomic_store(&cb_init_fail, 0);
     WAIT_UNTIL(cb_stats(rt, pool).free == 2);
     for (int i = 0; i < 3; i++) /* three members, all free */
-        CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pool, 5000, i == 0 ? &a : i == 1 ? &b : &c),
+        CU_ASSERT_EQUAL_FATAL(shoal_runtime_take(rt, pool, 5000,
+                                                 i == 0   ? &a
+                                                 : i == 1 ? &b
+                                                          : &c),
                               SHOAL_OK);
     CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, a, SHOAL_RETURN_OK), SHOAL_OK);
     CU_ASSERT_EQUAL(shoal_runtime_return(rt, pool, b, SHOAL_RETURN_OK), SHOAL_OK);

@@ -240,7 +240,10 @@ static void send_wait_wakes_soon_other(bool checkout)
 static void actor_send_wait_wakes_soon(void) { send_wait_wakes_soon_other(false); }
 static void checkout_send_wait_wakes_soon(void) { send_wait_wakes_soon_other(true); }
 
-static void forward_send_wait_wakes_soon(void) { send_wait_wakes_soon_case(SHOAL_POOL_KIND_FORWARD); }
+static void forward_send_wait_wakes_soon(void)
+{
+    send_wait_wakes_soon_case(SHOAL_POOL_KIND_FORWARD);
+}
 static void pull_send_wait_wakes_soon(void) { send_wait_wakes_soon_case(SHOAL_POOL_KIND_PULL); }
 
 int main(void)

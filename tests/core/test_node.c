@@ -169,8 +169,8 @@ static char *many_keys(size_t n, size_t dup_of, size_t dup_at)
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
     size_t len = 0;
     for (size_t i = 0; i < n; i++)
-        len += (size_t)sprintf(text + len, "key-with-a-prefix-%zu: %zu\n",
-                               i == dup_at ? dup_of : i, i);
+        len += (size_t)sprintf(text + len, "key-with-a-prefix-%zu: %zu\n", i == dup_at ? dup_of : i,
+                               i);
     return text;
 }
 
@@ -192,14 +192,15 @@ static void test_many_keys(void)
     }
     shoal__node_free(root);
     free(text);
-    const size_t cases[][2] = {{0, 4999}, {31, 32}, {32, 33}, {5, 40}, {100, 127},
+    const size_t cases[][2] = {{0, 4999},  {31, 32},    {32, 33},     {5, 40}, {100, 127},
                                {127, 128}, {200, 3000}, {4998, 4999}, {0, 1}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         text = many_keys(n, cases[c][0], cases[c][1]);
         char w[200];
-        snprintf(w, sizeof w,
-                 "t.yaml:%zu:1: duplicate key 'key-with-a-prefix-%zu' (first at line %zu, column 1)",
-                 cases[c][1] + 1, cases[c][0], cases[c][0] + 1);
+        snprintf(
+            w, sizeof w,
+            "t.yaml:%zu:1: duplicate key 'key-with-a-prefix-%zu' (first at line %zu, column 1)",
+            cases[c][1] + 1, cases[c][0], cases[c][0] + 1);
         ASSERT_REFUSED(text, w);
         free(text);
     }

@@ -28,8 +28,8 @@ int shoal_test_config_parse(const char *file, const char *text, shoal_config_t *
     return rc;
 }
 
-int shoal_test_config_resolve(shoal_loader_t *L, const char *file, const char *dir,
-                              const char *fmt, shoal_config_t **out, char *err, size_t size)
+int shoal_test_config_resolve(shoal_loader_t *L, const char *file, const char *dir, const char *fmt,
+                              shoal_config_t **out, char *err, size_t size)
 {
     char text[4096];
     snprintf(text, sizeof text, fmt, dir);

@@ -20,7 +20,7 @@ int shoal_test_config_parse(const char *file, const char *text, shoal_config_t *
 /* fmt with %1$s the directory dir (the plugins'), parsed as `file` and
  * resolved with loader L: rc and the error out; *out the config (NULL on
  * failure). */
-int shoal_test_config_resolve(shoal_loader_t *L, const char *file, const char *dir,
-                              const char *fmt, shoal_config_t **out, char *err, size_t size);
+int shoal_test_config_resolve(shoal_loader_t *L, const char *file, const char *dir, const char *fmt,
+                              shoal_config_t **out, char *err, size_t size);
 
 #endif
