@@ -331,9 +331,13 @@ static int reload(shoal_host_t *h, const char *path, shoal_config_t **next, char
 undo:
     shoal__host_step(h, "undoing what it started");
     hooks_abort(h, prepared);
+    /* The swaps' ABORTs share one deadline, as the COMMITs do: with every
+     * dispatcher thread stuck, each would wait its own. One not answered
+     * is still queued, and carried out when the pool's actor runs. */
+    shoal_host_live_t undo_lv = {.by_ns = shoal__deadline_ns(shoal__now_ns(), SHOAL_HOST_LIVE_MS)};
     for (size_t k = 0; k < nswapped; k++)
         shoal__pool_swap_step(h->rt, h->pools[swapped[k]].pid, SHOAL__POOL_SWAP_ABORT, tokens[k],
-                              SHOAL_HOST_START_TIMEOUT_MS + 5000, NULL);
+                              shoal__host_live_ms(&undo_lv), NULL);
     free(swapped);
     free(tokens);
     free(verdicts);

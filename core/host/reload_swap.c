@@ -69,9 +69,14 @@ int shoal__host_swap_prepare(shoal_host_t *h, const shoal_config_t *c, uint64_t 
                  : rc == SHOAL_ESHUTDOWN ? "interrupted while its new workers started"
                                          : shoal_strerror(rc));
         /* Whatever the pool did, it keeps its old workers (an ABORT that
-         * times out is carried out when the pool's actor reads it). */
+         * times out is carried out when the pool's actor reads it, after
+         * the PREPARE queued before it). A pool whose actor did not
+         * answer in time is not waited for again: its ABORT is queued and
+         * the reload fails now, not up to 15 s later; one that answered
+         * runs, and is given the live changes' 5 s. */
+        bool unanswered = rc == SHOAL_ETIMEDOUT || rc == SHOAL_ESHUTDOWN;
         shoal__pool_swap_step(h->rt, hp->pid, SHOAL__POOL_SWAP_ABORT, *token,
-                              SHOAL_HOST_START_TIMEOUT_MS + 5000, NULL);
+                              unanswered ? 1 : SHOAL_HOST_LIVE_MS, NULL);
     }
     return rc;
 }
