@@ -8,7 +8,8 @@
  * (mailbox.h). Free slots are cached per thread and in a depot under a
  * mutex, refilled in batches; slots never used are handed out from
  * next_fresh. Within NEAR_LIMIT of max_actors, frees go straight to the
- * depot and fresh slots are taken one by one, so SHOAL_ELIMIT means that
+ * depot and slots are taken one by one (fresh or from the depot), so
+ * SHOAL_ELIMIT means that
  * max_actors are live, less at most what threads cached earlier (up to
  * SHOAL_SLOT_CACHE each, and only slots freed while the runtime was far from
  * its limit).
@@ -95,12 +96,18 @@ int shoal__slot_alloc(shoal_tcache_t *tc, uint32_t *slot)
     if (tc->nslots == 0) {
         shoal_runtime_t *rt = tc->rt;
         pthread_mutex_lock(&rt->slots_lock);
-        while (tc->nslots < SLOT_BATCH && rt->nfree != 0)
+        /* Near the limit take one at a time, from the depot as fresh ones,
+         * so no thread hoards what another needs: a thread that took a
+         * batch of the slots a pool had freed kept them from the dispatcher
+         * thread that started the next pool's workers (SHOAL_ELIMIT with
+         * none live). */
+        bool near = near_limit(rt);
+        uint32_t want = near ? 1 : SLOT_BATCH;
+        while (tc->nslots < want && rt->nfree != 0)
             tc->slots[tc->nslots++] = rt->free_slots[--rt->nfree];
         /* Fresh slots in ascending order, popped from the end: hand them out
-         * lowest first so new actors sit next to each other. Near the limit
-         * take one at a time, so no thread hoards what another needs. */
-        uint32_t fresh = near_limit(rt) ? (tc->nslots == 0) : SLOT_BATCH - tc->nslots;
+         * lowest first so new actors sit next to each other. */
+        uint32_t fresh = near ? (tc->nslots == 0) : SLOT_BATCH - tc->nslots;
         uint32_t next = atomic_load_explicit(&rt->next_fresh, memory_order_relaxed);
         if (fresh > rt->max_actors - next)
             fresh = rt->max_actors - next;

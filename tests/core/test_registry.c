@@ -169,6 +169,33 @@ static void slots_move_between_threads_through_the_depot(void)
     shoal_runtime_destroy(rt);
 }
 
+/* Near the limit a thread takes one slot from the depot, not a batch: 100
+ * slots taken and freed by one thread (into the depot, near the limit),
+ * then one taken by it again -- another thread still gets all the other
+ * 199. It got 168: the first had taken 32 of the freed ones back. */
+static void slots_freed_near_the_limit_are_not_hoarded(void)
+{
+    shoal_runtime_t *rt = runtime_max(2, 200);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
+    shoal_tcache_t *tc = shoal__tcache_get(rt);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tc);
+    uint32_t s, mine;
+    for (uint32_t i = 0; i < 100; i++)
+        CU_ASSERT_EQUAL_FATAL(shoal__slot_alloc(tc, &s), SHOAL_OK);
+    for (uint32_t i = 0; i < 100; i++)
+        shoal__slot_free(tc, i);
+    CU_ASSERT_EQUAL(tc->nslots, 0);
+    CU_ASSERT_EQUAL_FATAL(shoal__slot_alloc(tc, &mine), SHOAL_OK);
+    CU_ASSERT_EQUAL(tc->nslots, 0);
+    shoal_tcache_t other;
+    shoal__tcache_init(&other, rt, NULL);
+    unsigned taken = 0;
+    while (taken < 300 && shoal__slot_alloc(&other, &s) == SHOAL_OK)
+        taken++;
+    CU_ASSERT_EQUAL(taken, 199);
+    shoal_runtime_destroy(rt);
+}
+
 /* ---- through spawn -------------------------------------------------------- */
 
 static void spawn_past_max_actors_is_elimit(void)
@@ -353,6 +380,7 @@ int main(void)
         {"slots come lowest first until the limit", slots_come_lowest_first_until_the_limit},
         {"slots move between threads through the depot",
          slots_move_between_threads_through_the_depot},
+        {"slots freed near the limit are not hoarded", slots_freed_near_the_limit_are_not_hoarded},
         {"spawn past max_actors is ELIMIT", spawn_past_max_actors_is_elimit},
         {"stale PID is ENOPROC after slot reuse", stale_pid_is_enoproc_after_slot_reuse},
         {"generations keep moving over many lives", generations_keep_moving_over_many_lives},
