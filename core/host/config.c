@@ -483,6 +483,7 @@ static int check_pool(vctx_t *v, const shoal_node_t *map, const char *name, cons
     if ((rc = shoal__config_elastic_check(v->c, v->err, map, path, p, depth)) != SHOAL_OK)
         return rc;
     const shoal_node_t *size_at = shoal__node_get(map, "size");
+    p->size_given = size_at != NULL;
     const shoal_node_t *min_at = shoal__node_get(map, "min"), *max_at = shoal__node_get(map, "max");
     if (p->max_size == 0)
         p->max_size = p->size > 1024 ? p->size : 1024;

@@ -61,6 +61,7 @@ typedef struct shoal_config_pool_s {
     char *plugin, *behaviour;                   /* worker: PLUGIN.BEHAVIOUR, or both NULL ... */
     struct shoal_config_pool_s *nested;         /* ... and this: a pool of pools */
     uint32_t size, min_size, max_size, mailbox; /* mailbox: SHOAL_MAILBOX_UNBOUNDED or 1.. */
+    bool size_given; /* the file writes size: (else it is a default, or autoscale.min) */
     shoal_pool_restart_t restart;
     uint64_t warn_queue;      /* log when more are in flight; 0 = never */
     int isolation;            /* SHOAL_ISOLATION_*: top-level pools only */
@@ -95,6 +96,13 @@ typedef struct shoal_config_pool_s {
     shoal_pool_checkout_t checkout; /* checkout.group points at co_group */
     char *co_group;
 } shoal_config_pool_t;
+
+/* A pull pool fed by its own source: it is asked for no more items than
+ * there is room for, so it refuses nothing (pool.h: shoal__pool_stays_empty). */
+static inline bool shoal__config_pool_fed(const shoal_config_pool_t *p)
+{
+    return p->kind == SHOAL_POOL_KIND_PULL && p->src_plugin != NULL;
+}
 
 typedef struct shoal_config_plugin_s {
     char *name;

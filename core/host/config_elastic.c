@@ -290,12 +290,17 @@ static int check_autoscale(shoal_diag_t *err, const shoal_node_t *map, const cha
         p->size = p->min_size; /* it starts small and grows */
     /* The 0 is size if given, else autoscale.min or the pool's min. */
     const shoal_node_t *zero_at = key_node(map, "size") != NULL ? key_node(map, "size") : min_at;
-    if (p->size == 0 && shoal__pool_stays_empty(a->when, p->idle_timeout_ms))
+    bool fed = shoal__config_pool_fed(p);
+    if (p->size == 0 && shoal__pool_stays_empty(a->when, p->idle_timeout_ms, fed))
         return shoal__node_fail(
             err, zero_at != NULL ? zero_at : pmin,
-            "%s.autoscale: it would start with no worker and nothing would start one (busy "
-            "stays 0%% and no queue wait is measured): give size or min >= 1, or idle_timeout (a "
-            "send starts a worker), or up.when on refused",
+            fed ? "%s.autoscale: it would start with no worker and nothing would start one (busy "
+                  "stays 0%%, no queue wait is measured, and a pool fed by its own source "
+                  "refuses nothing): give size or min >= 1, or idle_timeout (an item starts a "
+                  "worker)"
+                : "%s.autoscale: it would start with no worker and nothing would start one (busy "
+                  "stays 0%% and no queue wait is measured): give size or min >= 1, or "
+                  "idle_timeout (a send starts a worker), or up.when on refused",
             path);
     return SHOAL_OK;
 }

@@ -474,7 +474,8 @@ static void scale(shoal_control_t *c, shoal_control_conn_t *k, char *rest)
     /* As the config: a size of 0 is what it refuses (autoscale never
      * shrinks a pool below 1 worker, so bounds from 0 are fine while the
      * size is not 0; a MAX of 0 is refused above). */
-    if (shoal__pool_stays_empty(st.autoscale, st.idle_timeout_ms) && !bounds && n == 0 &&
+    bool fed = hp->rec->spec.kind == SHOAL_POOL_KIND_PULL && hp->rec->spec.source != NULL;
+    if (shoal__pool_stays_empty(st.autoscale, st.idle_timeout_ms, fed) && !bounds && n == 0 &&
         st.min_size == 0) {
         shoal__control_say(k,
                            "1 %s: %s would leave it with no worker, and nothing would start "

@@ -417,6 +417,12 @@ void shoal__host_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config
  * reload keeps the size it runs with unless the file's size changed
  * (reload_live.c, and a swap of its workers: reload_swap.c). */
 bool shoal__host_sizes_itself(const shoal_config_pool_t *cp);
+/* Whether a reload from `was` to cp keeps the size a pool runs (run)
+ * rather than set cp's: one that sizes itself does, unless the size the
+ * file writes changed, or it runs no worker and nothing in cp would start
+ * one (pool.h: shoal__pool_stays_empty). */
+bool shoal__host_keeps_size(const shoal_config_pool_t *was, const shoal_config_pool_t *cp,
+                            uint32_t run);
 /* A reload's swap of the kept pool hp's workers for cp's code or args
  * (reload_swap.c): its new workers started beside the old ones and waited
  * for (PREPARE); *token for reload.c's COMMIT or ABORT. Host thread. */

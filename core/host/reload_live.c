@@ -55,6 +55,21 @@ bool shoal__host_sizes_itself(const shoal_config_pool_t *cp)
     return cp->autoscale.when != 0 || cp->idle_timeout_ms != 0 || cp->max_waiting != 0;
 }
 
+bool shoal__host_keeps_size(const shoal_config_pool_t *was, const shoal_config_pool_t *cp,
+                            uint32_t run)
+{
+    if (!shoal__host_sizes_itself(cp))
+        return false;
+    /* A size the file does not write (autoscale.min's, or the default)
+     * never changed in it: a reload of min 1 -> 2 kept 14 workers at 2. */
+    if ((was->size_given || cp->size_given) && was->size != cp->size)
+        return false;
+    /* No worker, and nothing in cp's settings would start one: the file's
+     * size (at least 1: the config refuses 0 for such a pool). */
+    return run != 0 || !shoal__pool_stays_empty(cp->autoscale.when, cp->idle_timeout_ms,
+                                                shoal__config_pool_fed(cp));
+}
+
 static bool same_elastic(const shoal_config_pool_t *a, const shoal_config_pool_t *b)
 {
     return a->idle_timeout_ms == b->idle_timeout_ms && a->max_waiting == b->max_waiting &&
@@ -141,6 +156,16 @@ static void checkout_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_co
     add(buf, size, len, "%s %s%s", hp->name, what, r < 0 ? " (failed)" : "");
 }
 
+static void bounds_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config_pool_t *cp,
+                        shoal_host_live_t *lv, const shoal_pool_stats_t *st, char *buf, size_t size,
+                        size_t *len)
+{
+    int r = MADE(lv, shoal_pool_set_bounds(h->rt, hp->pid, cp->min_size, cp->max_size,
+                                           shoal__host_live_ms(lv)));
+    add(buf, size, len, "%s bounds %u..%u -> %u..%u%s", hp->name, st->min_size, st->max_size,
+        cp->min_size, cp->max_size, r < 0 ? " (failed)" : "");
+}
+
 void shoal__host_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config_pool_t *cp,
                       shoal_host_live_t *lv, char *buf, size_t size)
 {
@@ -160,13 +185,15 @@ void shoal__host_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config
         mailbox_live(h, hp, cp, lv, &st, buf, size, &len);
         return;
     }
-    /* Bounds first: a size set below must fall within them. */
-    if (st.min_size != cp->min_size || st.max_size != cp->max_size) {
-        int r = MADE(lv, shoal_pool_set_bounds(h->rt, hp->pid, cp->min_size, cp->max_size,
-                                               shoal__host_live_ms(lv)));
-        add(buf, size, &len, "%s bounds %u..%u -> %u..%u%s", hp->name, st.min_size, st.max_size,
-            cp->min_size, cp->max_size, r < 0 ? " (failed)" : "");
-    }
+    /* Bounds before the size set below, which must fall within them; and
+     * before the elastic settings, but when the max grows: then after
+     * them, or a pool that grows by itself (idle_timeout) and is told to
+     * stop doing so would first grow towards the new max -- a pull pool
+     * went from 3 to 321 workers that way, then kept them. */
+    bool bounds = st.min_size != cp->min_size || st.max_size != cp->max_size;
+    bool elastic_first = bounds && cp->max_size > st.max_size && !same_elastic(cp0, cp);
+    if (bounds && !elastic_first)
+        bounds_live(h, hp, cp, lv, &st, buf, size, &len);
     if (!same_elastic(cp0, cp)) {
         shoal_pool_elastic_t el = {cp->idle_timeout_ms, cp->max_waiting, cp->autoscale};
         int r = MADE(lv, shoal_pool_set_elastic(h->rt, hp->pid, &el, shoal__host_live_ms(lv)));
@@ -177,11 +204,15 @@ void shoal__host_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config
             hp->name, cp0->idle_timeout_ms, cp->idle_timeout_ms, cp0->max_waiting, cp->max_waiting,
             as, r < 0 ? " (failed)" : "");
     }
-    /* A pool that sizes itself keeps the size it has, unless the file's
-     * size changed; any other is set to the file's. */
+    if (elastic_first)
+        bounds_live(h, hp, cp, lv, &st, buf, size, &len);
+    /* A pool that sizes itself keeps the size it has (shoal__host_keeps_size);
+     * any other is set to the file's. The size read again once its new
+     * elastic settings hold: until then it may have grown by itself. */
+    if (!same_elastic(cp0, cp) && lv->by_ns != 0)
+        shoal__host_peek(hp, &st);
     uint32_t run_size = st.target_size;
-    if (shoal__host_sizes_itself(cp) ? cp->size != cp0->size && cp->size != run_size
-                                     : cp->size != run_size) {
+    if (!shoal__host_keeps_size(cp0, cp, run_size) && cp->size != run_size) {
         int r = MADE(lv, shoal_pool_set_size(h->rt, hp->pid, cp->size, shoal__host_live_ms(lv)));
         add(buf, size, &len, "%s size %u -> %u%s", hp->name, run_size, cp->size,
             r < 0 ? " (failed)" : "");

@@ -58,7 +58,9 @@ int shoal__host_swap_prepare(shoal_host_t *h, const shoal_config_t *c, uint64_t 
         sw->hold.acquire(sw->hold.what);
     shoal__code_release(code);
     sw->size = cp->size;
-    sw->keep_size = shoal__host_sizes_itself(cp) && cp->size == hp->cp->size;
+    shoal_pool_stats_t st; /* the size it runs: kept, or the file's (shoal__host_keeps_size) */
+    shoal__host_peek(hp, &st);
+    sw->keep_size = shoal__host_keeps_size(hp->cp, cp, st.target_size);
     shoal_pool_swap_result_t r;
     rc = shoal__pool_swap_ask_until(h->rt, hp->rec, hp->pid, sw, SHOAL_HOST_START_TIMEOUT_MS + 5000,
                                     h->interrupted, h->interrupted_arg, token, &r);

@@ -347,12 +347,15 @@ static inline void shoal__pool_stamp(shoal_env_t *e)
  * grows on busy or wait_p99 only -- with no worker, busy is 0% and no
  * queue wait is measured (a wait is timed when a worker takes the message)
  * -- and no idle_timeout starts a worker for a send. Only refusals grow
- * it: a full pool refuses sends with no worker as with one. A config
- * refuses such a pool starting empty (config_elastic.c), shoalctl scale a
- * size of 0 for it (control_cmd.c). */
-static inline bool shoal__pool_stays_empty(uint32_t when, uint64_t idle_timeout_ms)
+ * it: a full pool refuses sends with no worker as with one -- but for a
+ * pull pool fed by its own source (fed), which asks it for no more items
+ * than there is room for, so nothing is ever refused. A config refuses
+ * such a pool starting empty (config_elastic.c), shoalctl scale a size of
+ * 0 for it (control_cmd.c), and a reload does not keep it at 0
+ * (reload_live.c). */
+static inline bool shoal__pool_stays_empty(uint32_t when, uint64_t idle_timeout_ms, bool fed)
 {
-    return when != 0 && (when & SHOAL_AUTOSCALE_REFUSED) == 0 && idle_timeout_ms == 0;
+    return when != 0 && (fed || (when & SHOAL_AUTOSCALE_REFUSED) == 0) && idle_timeout_ms == 0;
 }
 
 /* A kind's name, as a config writes it (shoal/pool.h). */

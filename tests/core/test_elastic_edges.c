@@ -21,7 +21,7 @@ static void empty_pool_case(uint32_t kind, uint32_t when)
     s.autoscale.up_wait_us = 1000;
     s.autoscale.down_wait_us = 500;
     shoal_pid_t p = ek_spawn(rt, &s);
-    bool empty = shoal__pool_stays_empty(when, 0);
+    bool empty = shoal__pool_stays_empty(when, 0, false); /* sent to, not fed by a source */
     double end = shoal_test_now() + (empty ? 1.0 : EK_WAIT_S);
     while (shoal_test_now() < end && EK_STATS(rt, p).pool_size == 0) {
         for (int i = 0; i < 10; i++)

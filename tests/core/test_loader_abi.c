@@ -113,7 +113,8 @@ static void abi_1_2_plugin_has_no_schema(void)
     CU_ASSERT_STRING_EQUAL(b->args[0].key, "mode");
     CU_ASSERT_STRING_EQUAL(b->args[6].key, "announce");
     CU_ASSERT_STRING_EQUAL(b->args[7].key, "chatter");
-    CU_ASSERT_PTR_NULL(b->args[8].key);
+    CU_ASSERT_STRING_EQUAL(b->args[8].key, "sends");
+    CU_ASSERT_PTR_NULL(b->args[9].key);
     shoal__module_release(m);
     shoal__loader_destroy(L);
 }

@@ -115,13 +115,15 @@ static void test_plugin_check_describe(void)
         "    record    string    optional                                                          "
         "                       a file each normally handled message appends its sequence number "
         "to\n"
-        "    init      enum      default ok     ok | fail | stop                                   "
+        "    init      enum      default ok     ok | fail | stop | stall                           "
         "                       fail: init returns SHOAL_EINVAL; stop: init sends SIGTERM to its "
-        "process, then sleeps ms\n"
+        "process, then sleeps ms; stall: init sends itself `sends` priority messages\n"
         "    announce  bool      default false                                                     "
         "                       true: init logs \"fault: ready\" (a test learns the worker's PID)\n"
         "    chatter   bool      default false                                                     "
-        "                       true: every message logs \"fault: a message of N bytes\"\n",
+        "                       true: every message logs \"fault: a message of N bytes\"\n"
+        "    sends     integer   default 1      1..1000                                            "
+        "                       for init: stall, how many messages\n",
         SHOAL_ABI_MAJOR, SHOAL_ABI_MINOR, lk_fixture("fault.so"));
 
     /* No schema: an ABI 1.2 plugin (junk where 1.3 has args), and a 1.3 one
