@@ -244,7 +244,15 @@ SHOAL_API int shoal_tasks_try_submit(shoal_tasks_t *tasks, shoal_task_fn fn, voi
 
 /* ---- tuning and counters --------------------------------------------------------- */
 
-static void peek(shoal_tasks_t *t, shoal_pool_stats_t *st) { shoal__pool_peek(t->rec, st); }
+/* The counters below read this; a NULL handle reads as all 0. */
+static void peek(shoal_tasks_t *t, shoal_pool_stats_t *st)
+{
+    if (t == NULL) {
+        memset(st, 0, sizeof *st);
+        return;
+    }
+    shoal__pool_peek(t->rec, st);
+}
 
 SHOAL_API int shoal_tasks_tune(shoal_tasks_t *tasks, uint32_t size)
 {

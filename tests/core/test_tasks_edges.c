@@ -450,6 +450,20 @@ static void destroy_with_a_group_waited_on(void)
     shoal_runtime_destroy(rt);
 }
 
+/* A NULL handle: every counter reads 0 (it dereferenced NULL). */
+static void counters_of_a_null_handle(void)
+{
+    CU_ASSERT_EQUAL(shoal_tasks_running(NULL), 0);
+    CU_ASSERT_EQUAL(shoal_tasks_cap(NULL), 0);
+    CU_ASSERT_EQUAL(shoal_tasks_free(NULL), 0);
+    CU_ASSERT_EQUAL(shoal_tasks_waiting(NULL), 0);
+    CU_ASSERT_EQUAL(shoal_tasks_queued(NULL), 0);
+    CU_ASSERT_EQUAL(shoal_tasks_submitted(NULL), 0);
+    CU_ASSERT_EQUAL(shoal_tasks_completed(NULL), 0);
+    CU_ASSERT_EQUAL(shoal_tasks_panicked(NULL), 0);
+    CU_ASSERT_EQUAL(shoal_tasks_dropped(NULL), 0);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -463,6 +477,7 @@ int main(void)
         {"a live buffer raise lets a waiter in", a_live_buffer_raise_lets_a_waiter_in},
         {"zero deadlines", zero_deadlines},
         {"destroy with a group waited on", destroy_with_a_group_waited_on},
+        {"counters of a NULL handle", counters_of_a_null_handle},
         {"a refused submit is counted once", a_refused_submit_is_counted_once},
         {NULL, NULL},
     };

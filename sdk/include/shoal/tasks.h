@@ -176,7 +176,8 @@ SHOAL_API int shoal_tasks_tune(shoal_tasks_t *tasks, uint32_t size);
  *   panicked   of those, the ones that panicked;
  *   dropped    tasks accepted that never ran: queued when the pool's PID
  *              was stopped or the runtime stopped (ABI 1.12). Once the
- *              pool has ended, submitted = completed + dropped. */
+ *              pool has ended, submitted = completed + dropped.
+ * A NULL handle reads as 0 in each. */
 SHOAL_API uint32_t shoal_tasks_running(shoal_tasks_t *tasks);
 SHOAL_API uint32_t shoal_tasks_cap(shoal_tasks_t *tasks);
 SHOAL_API uint32_t shoal_tasks_free(shoal_tasks_t *tasks);
