@@ -9,10 +9,9 @@
  * mutex, refilled in batches; slots never used are handed out from
  * next_fresh. Within NEAR_LIMIT of max_actors, frees go straight to the
  * depot and slots are taken one by one (fresh or from the depot), so
- * SHOAL_ELIMIT means that
- * max_actors are live, less at most what threads cached earlier (up to
- * SHOAL_SLOT_CACHE each, and only slots freed while the runtime was far from
- * its limit).
+ * SHOAL_ELIMIT means that max_actors are live, less at most what threads
+ * cached earlier (up to SHOAL_SLOT_CACHE each, and only slots freed while
+ * the runtime was far from its limit).
  *
  * Fresh records are committed POPULATE_RECS at a time, ahead of their first
  * spawn (madvise MADV_POPULATE_WRITE, under slots_lock): one call for 64
