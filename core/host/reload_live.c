@@ -191,10 +191,11 @@ void shoal__host_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config
      * stop doing so would first grow towards the new max -- a pull pool
      * went from 3 to 321 workers that way, then kept them. */
     bool bounds = st.min_size != cp->min_size || st.max_size != cp->max_size;
-    bool elastic_first = bounds && cp->max_size > st.max_size && !same_elastic(cp0, cp);
+    bool elastic = !same_elastic(cp0, cp);
+    bool elastic_first = bounds && cp->max_size > st.max_size && elastic;
     if (bounds && !elastic_first)
         bounds_live(h, hp, cp, lv, &st, buf, size, &len);
-    if (!same_elastic(cp0, cp)) {
+    if (elastic) {
         shoal_pool_elastic_t el = {cp->idle_timeout_ms, cp->max_waiting, cp->autoscale};
         int r = MADE(lv, shoal_pool_set_elastic(h->rt, hp->pid, &el, shoal__host_live_ms(lv)));
         char as[400];
@@ -209,7 +210,7 @@ void shoal__host_live(shoal_host_t *h, shoal_host_pool_t *hp, const shoal_config
     /* A pool that sizes itself keeps the size it has (shoal__host_keeps_size);
      * any other is set to the file's. The size read again once its new
      * elastic settings hold: until then it may have grown by itself. */
-    if (!same_elastic(cp0, cp) && lv->by_ns != 0)
+    if (elastic && lv->by_ns != 0)
         shoal__host_peek(hp, &st);
     uint32_t run_size = st.target_size;
     if (!shoal__host_keeps_size(cp0, cp, run_size) && cp->size != run_size) {

@@ -67,10 +67,24 @@ static void run_script(shoal_runtime_t *rt, shoal_runtime_stats_t *moved)
     moved->msgs_noproc = b.msgs_noproc - a.msgs_noproc;
 }
 
-static void data_step(int i, shoal_pid_t to)
+/* The script: n T_DATA sends to `to`, their payloads the indices 0..n-1
+ * (the blocker checks they arrive in order). */
+static void data_script(shoal_pid_t to, int n)
 {
-    indices[i] = i;
-    steps[i] = (step_t){to, T_DATA, &indices[i], sizeof(long)};
+    nsteps = n;
+    for (int i = 0; i < n; i++) {
+        indices[i] = i;
+        steps[i] = (step_t){to, T_DATA, &indices[i], sizeof(long)};
+    }
+}
+
+/* How many of rcs[from..to) are rc. */
+static int rcs_are(int from, int to, int rc)
+{
+    int n = 0;
+    for (int i = from; i < to; i++)
+        n += rcs[i] == rc;
+    return n;
 }
 
 /* ---- the cases ----------------------------------------------------------------------- */
@@ -85,25 +99,20 @@ static void bounded_receiver_refuses_past_its_limit(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     sk_reset();
     shoal_pid_t r = sk_spawn_blocked(rt, 3);
-    nsteps = 8;
-    for (int i = 0; i < nsteps; i++)
-        data_step(i, r);
+    data_script(r, 8);
     shoal_runtime_stats_t m;
     run_script(rt, &m);
-    for (int i = 0; i < nsteps; i++)
-        CU_ASSERT_EQUAL(rcs[i], i < 3 ? SHOAL_OK : SHOAL_EFULL);
+    CU_ASSERT_EQUAL(rcs_are(0, 3, SHOAL_OK), 3);
+    CU_ASSERT_EQUAL(rcs_are(3, 8, SHOAL_EFULL), 5);
     CU_ASSERT_EQUAL(m.msgs_sent, 3);
     CU_ASSERT_EQUAL(m.msgs_refused, 5);
     CU_ASSERT_EQUAL(m.msgs_noproc, 0);
     atomic_store(&sk_release, 1);
     WAIT_UNTIL(atomic_load(&sk_data) == 3);
-    nsteps = 3;
-    for (int i = 0; i < nsteps; i++)
-        data_step(i, r);
+    data_script(r, 3);
     atomic_store(&sk_last_index, -1);
     run_script(rt, &m);
-    for (int i = 0; i < nsteps; i++)
-        CU_ASSERT_EQUAL(rcs[i], SHOAL_OK);
+    CU_ASSERT_EQUAL(rcs_are(0, 3, SHOAL_OK), 3);
     WAIT_UNTIL(atomic_load(&sk_data) == 6);
     CU_ASSERT_EQUAL(atomic_load(&sk_data), 6);
     CU_ASSERT_EQUAL(atomic_load(&sk_order_bad), 0);
@@ -130,8 +139,7 @@ static void dead_and_impossible_pids_are_enoproc(void)
         steps[i] = (step_t){to[i], T_DATA, NULL, 0};
     shoal_runtime_stats_t m;
     run_script(rt, &m);
-    for (int i = 0; i < nsteps; i++)
-        CU_ASSERT_EQUAL(rcs[i], SHOAL_ENOPROC);
+    CU_ASSERT_EQUAL(rcs_are(0, 4, SHOAL_ENOPROC), 4);
     CU_ASSERT_EQUAL(m.msgs_sent, 0);
     CU_ASSERT_EQUAL(m.msgs_noproc, 4);
     CU_ASSERT_EQUAL(m.msgs_refused, 0);
@@ -176,8 +184,7 @@ static void every_payload_size_arrives_intact(void)
     steps[nsteps++] = (step_t){r, 5, NULL, 5};
     shoal_runtime_stats_t m;
     run_script(rt, &m);
-    for (int i = 0; i <= 64; i++)
-        CU_ASSERT_EQUAL(rcs[i], SHOAL_OK);
+    CU_ASSERT_EQUAL(rcs_are(0, 65, SHOAL_OK), 65);
     CU_ASSERT_EQUAL(rcs[65], SHOAL_EINVAL);
     CU_ASSERT_EQUAL(m.msgs_sent, 65);
     WAIT_UNTIL(atomic_load(&pay_good) + atomic_load(&pay_bad) == 65);
@@ -213,13 +220,10 @@ static void a_pool_pid_is_routed_to_its_workers(void)
     spec.mailbox = SHOAL_MAILBOX_UNBOUNDED;
     shoal_pid_t pool;
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &spec, &pool), SHOAL_OK);
-    nsteps = 300;
-    for (int i = 0; i < nsteps; i++)
-        data_step(i, pool);
+    data_script(pool, 300);
     shoal_runtime_stats_t m;
     run_script(rt, &m);
-    for (int i = 0; i < nsteps; i++)
-        CU_ASSERT_EQUAL(rcs[i], SHOAL_OK);
+    CU_ASSERT_EQUAL(rcs_are(0, 300, SHOAL_OK), 300);
     WAIT_UNTIL(atomic_load(&pool_handled) == 300);
     CU_ASSERT_EQUAL(atomic_load(&pool_handled), 300);
     shoal_runtime_destroy(rt);
@@ -235,15 +239,10 @@ static void more_sends_than_a_stack_of_envelopes(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     sk_reset();
     shoal_pid_t r = sk_spawn_blocked(rt, 0);
-    nsteps = 5000;
-    for (int i = 0; i < nsteps; i++)
-        data_step(i, r);
+    data_script(r, 5000);
     shoal_runtime_stats_t m;
     run_script(rt, &m);
-    int ok = 0;
-    for (int i = 0; i < nsteps; i++)
-        ok += rcs[i] == SHOAL_OK;
-    CU_ASSERT_EQUAL(ok, 5000);
+    CU_ASSERT_EQUAL(rcs_are(0, 5000, SHOAL_OK), 5000);
     CU_ASSERT_EQUAL(m.msgs_sent, 5000);
     atomic_store(&sk_release, 1);
     WAIT_UNTIL(atomic_load(&sk_data) == 5000);

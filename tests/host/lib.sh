@@ -3,7 +3,7 @@
 # log (shoald's stderr), pid (set it to shoald's; it is killed at exit), and
 # defines fail, count, wait_for, write (with the test's `header`), gen,
 # settled_ledger, stop_host, stopped_3, stopped_leaving, expect_out,
-# expect_out_ms, open_n,
+# expect_out_ms, open_n, start_until,
 # loadgen, field, alive and segv_ours.
 set -u
 build=$(cd "$1" && pwd)
@@ -119,6 +119,14 @@ open_n() {
 # 2 refused_full, 3 refused_busy, 4 noproc, 12 done: plugins/loadgen/
 # loadgen.h). The call goes through the source's pool and is counted there.
 loadgen() { "$shoalctl" call --raw "$1" stats | od -An -tu8 -w8 -v | sed -n "${2}p" | tr -d ' '; }
+# start_until PATTERN: shoald on $tmp/s.yaml (its log emptied first, pid
+# set) until the log has PATTERN
+start_until() {
+    : > "$log"
+    "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
+    pid=$!
+    wait_for "$1"
+}
 # now_ms: the wall clock in milliseconds (for timing a step)
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 # field POOL KEY: the first number KEY has in POOL's inspection

@@ -72,10 +72,7 @@ replies() { sed -n "s/^shoal_metrics_http_replies_total{reply=\"$2\"} //p" "$1";
 port_of() { sed -n 's|.*metrics: serving GET /metrics on http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$1" | tail -1; }
 
 config
-: > "$log"
-"$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
-pid=$!
-wait_for "metrics: serving GET /metrics on http://127.0.0.1:"
+start_until "metrics: serving GET /metrics on http://127.0.0.1:"
 port=$(port_of "$log")
 
 # ---- 1. small: each request rendered ----------------------------------------

@@ -30,12 +30,7 @@ plugins:
 pools:
 YAML
 }
-start() {
-    : > "$log"
-    "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
-    pid=$!
-    wait_for "gen=1 info running $tmp/s.yaml: 1 pool on 2 threads"
-}
+start() { start_until "gen=1 info running $tmp/s.yaml: 1 pool on 2 threads"; }
 # size_is POOL N: until status says POOL runs N workers (5 s at most)
 size_is() {
     for _ in $(seq 1 250); do

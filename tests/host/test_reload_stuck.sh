@@ -51,12 +51,7 @@ api() {
     write "  api: { worker: echo.echo, size: 2$args }
 ${2:-}"
 }
-start() {
-    : > "$log"
-    "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
-    pid=$!
-    wait_for "gen=1 info running $tmp/s.yaml: 2 pools on 2 threads"
-}
+start() { start_until "gen=1 info running $tmp/s.yaml: 2 pools on 2 threads"; }
 # answers WANT: a call to api answers WANT
 answers() {
     local out

@@ -45,12 +45,7 @@ pools:
 YAML
 }
 # start [WHAT]: shoald on the config, until it runs WHAT (2 pools)
-start() {
-    : > "$log"
-    "$shoald" --no-table "$tmp/s.yaml" 2> "$log" &
-    pid=$!
-    wait_for "gen=1 info running $tmp/s.yaml: ${1:-2 pools} on 2 threads"
-}
+start() { start_until "gen=1 info running $tmp/s.yaml: ${1:-2 pools} on 2 threads"; }
 # sigterm_ms: SIGTERM to shoald, waits for it; sets rc (its exit status)
 # and ms (how long it took)
 sigterm_ms() {
