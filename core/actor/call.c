@@ -273,7 +273,7 @@ static int request_env(shoal_ctx_t *ctx, shoal_pid_t to, bool sys, shoal_env_t *
         goto fail;
     rc = shoal__deliver(ctx->rt, ctx->tc, to, e, sys);
     if (rc != SHOAL_OK) {
-        SHOAL_STAT_ADD(ctx->tc, msgs_refused, rc == SHOAL_EFULL || rc == SHOAL_EBUSY);
+        SHOAL_STAT_ADD(ctx->tc, msgs_refused, shoal__rc_refused(rc));
         SHOAL_STAT_ADD(ctx->tc, msgs_noproc, rc == SHOAL_ENOPROC);
         unexpect(ctx, r, armed);
         goto fail;

@@ -75,6 +75,14 @@ static inline void shoal__ctx_fail(struct shoal_ctx_s *ctx, int reason)
     }
 }
 
+/* rc is a receiver's refusal for want of room, which it tells of when it
+ * has some (room.h): a full actor, a pool whose workers are all full, a
+ * checkout pool's transactions past max + queue_max. */
+static inline bool shoal__rc_refused(int rc)
+{
+    return rc == SHOAL_EFULL || rc == SHOAL_EBUSY || rc == SHOAL_ENOMEMBERS;
+}
+
 /* A source's send or call, counted (actor.h, shoal_send_counts_t: relaxed
  * adds by the thread running the actor); sends to itself are not. The
  * callers test ctx->sends first: other actors pay that one branch. */
@@ -84,7 +92,7 @@ static inline void shoal__ctx_count_send(const struct shoal_ctx_s *ctx, shoal_pi
         return;
     if (rc == SHOAL_OK)
         atomic_fetch_add_explicit(&ctx->sends->sent, 1, memory_order_relaxed);
-    else if (rc == SHOAL_EFULL || rc == SHOAL_EBUSY)
+    else if (shoal__rc_refused(rc))
         atomic_fetch_add_explicit(&ctx->sends->refused, 1, memory_order_relaxed);
 }
 

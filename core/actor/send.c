@@ -174,7 +174,7 @@ static inline __attribute__((always_inline)) int send_env(shoal_runtime_t *rt, s
     if (owned)
         e->meta &= ~(uint64_t)SHOAL_ENV_HEAP;
     shoal__env_free(tc, e);
-    if (rc == SHOAL_EFULL || rc == SHOAL_EBUSY)
+    if (shoal__rc_refused(rc))
         SHOAL_STAT_ADD(tc, msgs_refused, 1);
     else if (rc == SHOAL_ENOPROC)
         SHOAL_STAT_ADD(tc, msgs_noproc, 1);
@@ -328,7 +328,7 @@ int shoal__send_many(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t from, 
         SHOAL_STAT_ADD(tc, msgs_sent, took);
         if (rc == SHOAL_OK && built < m)
             rc = SHOAL_ENOMEM;
-        if (rc == SHOAL_EFULL || rc == SHOAL_EBUSY)
+        if (shoal__rc_refused(rc))
             SHOAL_STAT_ADD(tc, msgs_refused, 1);
         else if (rc == SHOAL_ENOPROC)
             SHOAL_STAT_ADD(tc, msgs_noproc, 1);
@@ -475,7 +475,7 @@ SHOAL_API int shoal_send_many(shoal_ctx_t *ctx, shoal_pid_t to, uint32_t type, c
     int rc = shoal__send_many(ctx->rt, ctx->tc, ctx->self, to, type, data, size, n, &done);
     if (__builtin_expect(ctx->sends != NULL, 0) && to != ctx->self) {
         atomic_fetch_add_explicit(&ctx->sends->sent, done, memory_order_relaxed);
-        if (rc == SHOAL_EFULL || rc == SHOAL_EBUSY)
+        if (shoal__rc_refused(rc))
             atomic_fetch_add_explicit(&ctx->sends->refused, 1, memory_order_relaxed);
     }
     if (sent != NULL)

@@ -140,7 +140,7 @@ static int request_blocking(shoal_runtime_t *rt, shoal_pid_t to, unsigned kind, 
     rc = shoal__deliver(rt, tc, to, e, sys);
     if (rc != SHOAL_OK) {
         shoal__env_free(tc, e);
-        SHOAL_STAT_ADD(tc, msgs_refused, rc == SHOAL_EFULL || rc == SHOAL_EBUSY);
+        SHOAL_STAT_ADD(tc, msgs_refused, shoal__rc_refused(rc));
         SHOAL_STAT_ADD(tc, msgs_noproc, rc == SHOAL_ENOPROC);
         waiter_end(rt, tc, a);
         return rc;
@@ -216,9 +216,7 @@ int shoal__send_wait_after(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t 
                            const void *data, size_t size, uint64_t deadline, int rc)
 {
     for (;; rc = shoal_runtime_send(rt, to, type, data, size)) {
-        /* SHOAL_ENOMEMBERS: a checkout pool's transactions past its max
-         * and queue (shoal/checkout.h); it tells of room as a pool does. */
-        if (rc != SHOAL_EFULL && rc != SHOAL_EBUSY && rc != SHOAL_ENOMEMBERS)
+        if (!shoal__rc_refused(rc))
             return rc;
         if (shoal__now_ns() >= deadline)
             return SHOAL_ETIMEDOUT;

@@ -385,8 +385,10 @@ static void render_runtime(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b
     counter(b, "shoal_runtime_actors_spawned_total", "Actors spawned.", rs.actors_spawned);
     shoal__metrics_family(
         b, "shoal_runtime_sends_total", "counter",
-        "Sends to a mailbox: accepted, refused (mailbox full, SHOAL_EFULL), noproc (no such "
-        "actor), queue_limit (runtime.max_queued reached, SHOAL_EBUSY).");
+        "Sends to a mailbox: accepted, refused for want of room (a full mailbox SHOAL_EFULL, a "
+        "pool's workers all full or runtime.max_queued reached SHOAL_EBUSY, a checkout pool past "
+        "max + queue_max SHOAL_ENOMEMBERS), noproc (no such actor); queue_limit counts those "
+        "refused at runtime.max_queued again.");
     shoal__metrics_put(b,
                        "shoal_runtime_sends_total{result=\"accepted\"} %" PRIu64 "\n"
                        "shoal_runtime_sends_total{result=\"refused\"} %" PRIu64 "\n"

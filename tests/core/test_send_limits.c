@@ -95,6 +95,7 @@ static void max_queued_bounds_unbounded_mailboxes(void)
     CU_ASSERT_EQUAL(rc, SHOAL_EBUSY);
     shoal_runtime_stats_t st = shoal_test_stats(rt);
     CU_ASSERT_EQUAL(st.refused_queued, 1);
+    CU_ASSERT_EQUAL(st.msgs_refused, 1); /* the same refusal (metrics: queue_limit) */
     /* (the T_BLOCK it sits in went in and out first) */
     CU_ASSERT_EQUAL(st.unbounded_pushed, (uint64_t)(1 + MAXQ + sent));
     CU_ASSERT_EQUAL(st.unbounded_popped, 1);

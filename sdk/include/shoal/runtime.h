@@ -173,7 +173,8 @@ typedef struct shoal_runtime_stats_s {
     uint64_t actors_spawned;
     uint64_t actors_ended;
     uint64_t msgs_sent;     /* accepted by a mailbox */
-    uint64_t msgs_refused;  /* SHOAL_EFULL returned to a sender */
+    uint64_t msgs_refused;  /* refused for want of room: SHOAL_EFULL, SHOAL_EBUSY,
+                             * SHOAL_ENOMEMBERS (a checkout pool's) */
     uint64_t msgs_noproc;   /* SHOAL_ENOPROC returned to a sender */
     uint64_t msgs_handled;  /* passed to a callback */
     uint64_t msgs_dropped;  /* accepted, then dropped because the receiver ended */
