@@ -88,12 +88,13 @@ static inline int shoal__rsv_reserve(_Atomic uint64_t *word, uint32_t gen, uint3
 }
 
 /* Reserves room for up to n >= 1 messages at once, as many as the limit
- * leaves (all n when unbounded): *got is how many (1 .. n) on SHOAL_OK.
+ * leaves (all n when unbounded): *reserved is how many (1 .. n) on SHOAL_OK.
  * One CAS for all of them, the same protocol as shoal__rsv_reserve (the
- * count moves by *got; the pushes that follow are *got pushes). Returns
+ * count moves by *reserved; the pushes that follow are *reserved pushes). Returns
  * SHOAL_OK, SHOAL_ENOPROC or SHOAL_EFULL (no room for even one). */
 static inline int shoal__rsv_reserve_many(_Atomic uint64_t *word, uint32_t gen, uint32_t limit,
-                                          const _Atomic uint32_t *deq, uint32_t n, uint32_t *got)
+                                          const _Atomic uint32_t *deq, uint32_t n,
+                                          uint32_t *reserved)
 {
     uint64_t old = atomic_load_explicit(word, memory_order_relaxed);
     for (;;) {
@@ -112,7 +113,7 @@ static inline int shoal__rsv_reserve_many(_Atomic uint64_t *word, uint32_t gen, 
         /* seq_cst: as shoal__rsv_reserve's. */
         if (atomic_compare_exchange_weak_explicit(word, &old, next, memory_order_seq_cst,
                                                   memory_order_relaxed)) {
-            *got = k;
+            *reserved = k;
             return SHOAL_OK;
         }
     }
