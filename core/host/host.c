@@ -125,18 +125,26 @@ int shoal__host_start_pool(shoal_host_t *h, const shoal_config_t *c, const shoal
 
 void shoal__host_go(shoal_host_t *h, shoal_host_pool_t *hp, shoal_host_live_t *lv)
 {
+    shoal__host_go_with(h, hp, lv, NULL);
+}
+
+void shoal__host_go_with(shoal_host_t *h, shoal_host_pool_t *hp, shoal_host_live_t *lv,
+                         const shoal_pull_handover_t *epic)
+{
     int rc;
     if (lv != NULL) {
         shoal_answer_t a;
         rc = shoal__host_live_rc(lv,
-                                 shoal_runtime_call_priority(h->rt, hp->pid, SHOAL__POOL_GO, NULL,
-                                                             0, shoal__host_live_ms(lv), &a));
+                                 shoal_runtime_call_priority(h->rt, hp->pid, SHOAL__POOL_GO, epic,
+                                                             epic != NULL ? sizeof *epic : 0,
+                                                             shoal__host_live_ms(lv), &a));
         if (rc == SHOAL_OK) {
             rc = a.status;
             shoal_answer_release(&a);
         }
     } else {
-        rc = shoal_runtime_send_priority(h->rt, hp->pid, SHOAL__POOL_GO, NULL, 0);
+        rc = shoal_runtime_send_priority(h->rt, hp->pid, SHOAL__POOL_GO, epic,
+                                         epic != NULL ? sizeof *epic : 0);
     }
     hp->go_owed = rc == SHOAL_ENOMEM;
     if (rc == SHOAL_ETIMEDOUT) /* still queued: carried out when its actor runs */

@@ -395,6 +395,18 @@ uint64_t shoal__host_live_ms(const shoal_host_live_t *lv);
 /* rc, a live change's call's result, counted in lv when it timed out. */
 int shoal__host_live_rc(shoal_host_live_t *lv, int rc);
 
+/* A pull pool configured as a, replaced by one configured as b, hands its
+ * epic over when both run the same source (behaviour and module) with the
+ * same source_args (host_pull.c). */
+bool shoal__host_pull_same_epic(const shoal_config_pool_t *a, const shoal_config_pool_t *b);
+/* If old's epic goes to the pool replacing it (configured as cp): asks old
+ * for it within lv's deadline (SHOAL__POOL_HAND_OVER: its source stops)
+ * into *out, true. Not answered: false, note (and the log) say why -- the
+ * new pool's source then starts from the start. Host thread. */
+bool shoal__host_pull_hand_over(shoal_host_t *h, const shoal_host_pool_t *old,
+                                const shoal_config_pool_t *cp, shoal_host_live_t *lv,
+                                shoal_pull_handover_t *out, char *note, size_t size);
+
 /* Pool or source hp, started held by a reload (pool.h: opts held), is told
  * the reload committed (SHOAL__POOL_GO): with lv, a call answered within
  * lv's deadline (once answered, a checkout pool is in its group: a reload
@@ -402,6 +414,10 @@ int shoal__host_live_rc(shoal_host_live_t *lv, int rc);
  * One not sent (no memory) is owed (go_owed): shoal__host_tidy sends it
  * again. Host thread. */
 void shoal__host_go(shoal_host_t *h, shoal_host_pool_t *hp, shoal_host_live_t *lv);
+/* As shoal__host_go, the GO carrying the epic of the pool hp
+ * replaces (shoal__host_pull_hand_over). */
+void shoal__host_go_with(shoal_host_t *h, shoal_host_pool_t *hp, shoal_host_live_t *lv,
+                         const shoal_pull_handover_t *epic);
 /* Every GO owed, sent again (shoal__host_tidy). */
 void shoal__host_go_owed(shoal_host_t *h);
 

@@ -149,6 +149,17 @@ static void source_name(const shoal_config_pool_t *p, char *buf, size_t size)
         snprintf(buf, size, "%s.%s", p->src_plugin, p->src_behaviour);
 }
 
+/* The same source: the same behaviour of the same module (a new .so at
+ * the same path is a new one). Unresolved configs (both modules NULL)
+ * compare the plugins' names. x and y get the names. */
+static bool same_source(const shoal_config_pool_t *a, const shoal_config_pool_t *b, char x[160],
+                        char y[160])
+{
+    source_name(a, x, 160);
+    source_name(b, y, 160);
+    return a->src_module == b->src_module && strcmp(x, y) == 0;
+}
+
 bool shoal__host_pull_replace(const shoal_config_pool_t *a, const shoal_config_pool_t *b, char *why,
                               size_t size)
 {
@@ -158,12 +169,7 @@ bool shoal__host_pull_replace(const shoal_config_pool_t *a, const shoal_config_p
                  shoal__pool_kind_name((uint32_t)b->kind));
         return true;
     }
-    /* The same source: the same behaviour of the same module (a new .so
-     * at the same path is a new one), with the same args. Unresolved
-     * configs (both modules NULL) compare the plugins' names. */
-    source_name(a, x, sizeof x);
-    source_name(b, y, sizeof y);
-    if (a->src_module != b->src_module || strcmp(x, y) != 0) {
+    if (!same_source(a, b, x, y)) {
         snprintf(why, size, "source %s -> %s%s", x, y,
                  strcmp(x, y) == 0 ? " (a new plugin file)" : "");
         return true;
@@ -182,6 +188,46 @@ bool shoal__host_pull_replace(const shoal_config_pool_t *a, const shoal_config_p
         return true;
     }
     why[0] = '\0';
+    return false;
+}
+
+/* ---- a replaced pull pool's epic ---------------------------------------------- */
+
+bool shoal__host_pull_same_epic(const shoal_config_pool_t *a, const shoal_config_pool_t *b)
+{
+    char x[160], y[160];
+    return a != NULL && b != NULL && a->kind == SHOAL_POOL_KIND_PULL &&
+           b->kind == SHOAL_POOL_KIND_PULL && a->src_plugin != NULL && same_source(a, b, x, y) &&
+           shoal__node_equal(a->src_args, b->src_args);
+}
+
+bool shoal__host_pull_hand_over(shoal_host_t *h, const shoal_host_pool_t *old,
+                                const shoal_config_pool_t *cp, shoal_host_live_t *lv,
+                                shoal_pull_handover_t *out, char *note, size_t size)
+{
+    note[0] = '\0';
+    if (!shoal__host_pull_same_epic(old->cp, cp))
+        return false;
+    shoal_answer_t a;
+    int rc =
+        shoal__host_live_rc(lv, shoal_runtime_call_priority(h->rt, old->pid, SHOAL__POOL_HAND_OVER,
+                                                            NULL, 0, shoal__host_live_ms(lv), &a));
+    if (rc == SHOAL_OK) {
+        rc = a.status != SHOAL_OK ? a.status : a.size != sizeof *out ? SHOAL_ENOTSUP : SHOAL_OK;
+        if (rc == SHOAL_OK)
+            memcpy(out, a.data, sizeof *out);
+        shoal_answer_release(&a);
+    }
+    if (rc == SHOAL_OK)
+        return true;
+    /* Timed out, the call is still queued: the old pool stops its source
+     * when its actor runs (or as it drains). */
+    snprintf(note, size,
+             "%s: the pool it replaces did not hand its epic over (%s%s): its source starts "
+             "from the start, and what the old one sent may be handled again",
+             old->name, shoal_strerror(rc),
+             rc == SHOAL_ETIMEDOUT ? ": its actor did not run; every dispatcher thread busy?" : "");
+    shoal__host_log(h, SHOAL_LOG_WARN, "reload: %s", note);
     return false;
 }
 

@@ -185,11 +185,11 @@ static int reload(shoal_host_t *h, const char *path, shoal_config_t **next, char
      * "replaced" note says that; else "started"). */
     size_t nnew = h->npools - first_new;
     shoal_name_index_t fresh;
-    bool *replacing = calloc(nnew ? nnew : 1, sizeof *replacing);
+    size_t *old_of = malloc((nnew ? nnew : 1) * sizeof *old_of); /* the pool each replaces */
     if (shoal__name_index_build(&fresh, &h->pools[first_new], nnew, host_pool_name_at) !=
             SHOAL_OK ||
-        replacing == NULL) {
-        free(replacing);
+        old_of == NULL) {
+        free(old_of);
         shoal__name_index_free(&fresh);
         rc = SHOAL_ENOMEM;
         shoal__diag_set(&err, path, 0, 0, "out of memory");
@@ -208,11 +208,31 @@ static int reload(shoal_host_t *h, const char *path, shoal_config_t **next, char
         shoal_runtime_register(h->rt, h->pools[j].name, h->pools[j].pid);
     change_log_t log = {.len = 0, .n = 0};
     shoal_host_live_t lv = {.by_ns = shoal__deadline_ns(shoal__now_ns(), SHOAL_HOST_LIVE_MS)};
+    for (size_t j = 0; j < nnew; j++)
+        old_of[j] = SIZE_MAX;
+    for (size_t i = 0; i < first_new; i++) {
+        size_t j = h->pools[i].draining
+                       ? SIZE_MAX
+                       : shoal__name_index_find(&fresh, &h->pools[first_new], host_pool_name_at,
+                                                h->pools[i].name);
+        if (j != SIZE_MAX)
+            old_of[j] = i;
+    }
     /* They were started held: they work from now on -- before the pools
      * they replace are told to drain, so that a group's takers always find
-     * an open pool of it. */
-    for (size_t j = first_new; j < h->npools; j++)
-        shoal__host_go(h, &h->pools[j], &lv);
+     * an open pool of it. A pull pool replacing one that runs the same
+     * source takes its epic over (its source stops first). */
+    for (size_t j = first_new; j < h->npools; j++) {
+        shoal_host_pool_t *np = &h->pools[j];
+        shoal_pull_handover_t epic;
+        char unhanded[400];
+        size_t i = old_of[j - first_new];
+        bool handed = i != SIZE_MAX && shoal__host_pull_hand_over(h, &h->pools[i], np->cp, &lv,
+                                                                  &epic, unhanded, sizeof unhanded);
+        if (i != SIZE_MAX && !handed && unhanded[0] != '\0')
+            shoal__reload_note(&log, "%s", unhanded);
+        shoal__host_go_with(h, np, &lv, handed ? &epic : NULL);
+    }
     for (size_t k = 0; k < nswapped; k++) {
         shoal_host_pool_t *hp = &h->pools[swapped[k]];
         const shoal_config_pool_t *cp = shoal__config_pool(c, hp->name);
@@ -251,8 +271,6 @@ static int reload(shoal_host_t *h, const char *path, shoal_config_t **next, char
         const shoal_config_pool_t *cp = shoal__config_pool(c, hp->name);
         size_t j =
             shoal__name_index_find(&fresh, &h->pools[first_new], host_pool_name_at, hp->name);
-        if (j != SIZE_MAX)
-            replacing[j] = true;
         if (cp == NULL || j != SIZE_MAX) {
             const char *reason = cp != NULL ? verdicts[cp - c->pools].why : "";
             if (cp == NULL)
@@ -280,9 +298,9 @@ static int reload(shoal_host_t *h, const char *path, shoal_config_t **next, char
      * that an earlier reload removed, still draining or ended, is no
      * matter. */
     for (size_t j = 0; j < nnew; j++)
-        if (!replacing[j])
+        if (old_of[j] == SIZE_MAX)
             shoal__reload_note(&log, "started %s", h->pools[first_new + j].name);
-    free(replacing);
+    free(old_of);
     shoal__name_index_free(&fresh);
     char notes[600];
     shoal__host_sources_commit(h, c, gen, first_src, notes, sizeof notes);

@@ -262,9 +262,10 @@ void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_
         }
         const verdict_t *v = &verdicts[cp - c->pools];
         if (v->fresh) {
-            shoal__reload_note(&log,
-                               "replace %s (%s%sa new pool under its name; the old one drains)",
-                               hp->name, v->why, v->why[0] ? ": " : "");
+            shoal__reload_note(
+                &log, "replace %s (%s%sa new pool under its name%s; the old one drains)", hp->name,
+                v->why, v->why[0] ? ": " : "",
+                shoal__host_pull_same_epic(hp->cp, cp) ? ", taking its epic over" : "");
             continue;
         }
         if (v->swap) {

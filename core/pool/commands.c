@@ -251,8 +251,18 @@ int shoal__pool_call(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg,
             shoal_reply_error(reply, SHOAL_ENOTSUP);
             return SHOAL_OK;
         }
-        shoal__pool_go(ctx, p);
+        shoal__pool_go(ctx, p, msg->data, msg->size);
         return shoal_reply_set(reply, SHOAL__POOL_GO, NULL, 0);
+    }
+    if (msg->type == SHOAL__POOL_HAND_OVER) { /* the host's, from its thread (pool.h) */
+        if (!shoal__pool_from_thread(ctx->rt, msg->from) || p->pull == NULL ||
+            p->spec.source == NULL) {
+            shoal_reply_error(reply, SHOAL_ENOTSUP);
+            return SHOAL_OK;
+        }
+        shoal_pull_handover_t h;
+        shoal__pull_hand_over(ctx, p, &h);
+        return shoal_reply_set(reply, SHOAL__POOL_HAND_OVER, &h, sizeof h);
     }
     if (msg->type == SHOAL_POOL_DRAIN) {
         if (p->nwaiters == p->waiters_cap)

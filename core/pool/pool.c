@@ -446,14 +446,20 @@ static void on_remote(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_msg_
 /* The reload that started the pool held has committed (pool.h: opts
  * held). The workers in its table (a checkout pool's members: checkout.c)
  * were spawned gated; one that ended meanwhile was replaced gated too, and
- * one spawned from now on is not. A pull pool asks its source once the
- * message is handled (pool_handle_message, pool_handle_call), as after
- * any. */
-void shoal__pool_go(shoal_ctx_t *ctx, shoal_pool_t *p)
+ * one spawned from now on is not. A pull pool takes over the epic of the
+ * pool it replaces if the GO carries one (shoal_pull_handover_t), then
+ * asks its source once the message is handled (pool_handle_message,
+ * pool_handle_call), as after any. */
+void shoal__pool_go(shoal_ctx_t *ctx, shoal_pool_t *p, const void *data, size_t size)
 {
     if (!p->held)
         return;
     p->held = false;
+    if (p->pull != NULL && size == sizeof(shoal_pull_handover_t)) {
+        shoal_pull_handover_t h;
+        memcpy(&h, data, sizeof h);
+        shoal__pull_take_over(ctx, p, &h);
+    }
     if (p->co != NULL) {
         shoal__checkout_go(ctx, p);
         return;
@@ -472,7 +478,7 @@ static int message(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
     if (msg->kind == SHOAL_MSG_CAST && msg->type == SHOAL__POOL_GO &&
         (msg->flags & SHOAL_MSG_PRIORITY) &&
         (msg->from == SHOAL_PID_NONE || (p->g.parent != NULL && msg->from == p->g.parent->pid))) {
-        shoal__pool_go(ctx, p);
+        shoal__pool_go(ctx, p, msg->data, msg->size);
         return SHOAL_OK;
     }
     if (msg->kind == SHOAL_ENV_STARTED) {

@@ -433,7 +433,7 @@ shoal_pool_t *shoal__pool_ended(struct shoal_ctx_s *ctx);
  * waited). The pool's actor, while its start is pending. */
 bool shoal__pool_start_fail(struct shoal_ctx_s *ctx, shoal_pool_t *p, int rc, const char *why);
 /* SHOAL__POOL_GO (pool.c): a held pool's reload has committed. */
-void shoal__pool_go(struct shoal_ctx_s *ctx, shoal_pool_t *p);
+void shoal__pool_go(struct shoal_ctx_s *ctx, shoal_pool_t *p, const void *data, size_t size);
 /* Worker pid of p, spawned gated (p held or staging: workers.c), handles
  * its messages from now on: a leaf is sent SHOAL_ENV_OPEN, a nested pool
  * SHOAL__POOL_GO. */
@@ -460,11 +460,19 @@ void shoal__pool_open_worker(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid
 /* To a pool started held (shoal_pool_opts_t): its reload has committed.
  * From a thread -- a priority cast (from SHOAL_PID_NONE) or a call,
  * answered with an empty reply of this type once carried out -- or, to a
- * nested pool, a priority cast from its parent pool. No payload. Its
- * workers are opened (a nested pool told GO), a checkout pool's place in
- * its group opens, a pull pool asks its source (shoal__pool_go). A pool not held
- * ignores it; GO from anyone else is not one. */
+ * nested pool, a priority cast from its parent pool. No payload, or to a
+ * pull pool a shoal_pull_handover_t (pull.h: the epic of the pool it
+ * replaces). Its workers are opened (a nested pool told GO), a checkout
+ * pool's place in its group opens, a pull pool asks its source
+ * (shoal__pool_go). A pool not held ignores it; GO from anyone else is
+ * not one. */
 #define SHOAL__POOL_GO 0xFFFE010Eu
+/* From the host's thread, a priority call to a pull pool with a source
+ * that a reload replaces: its source stopped, answered with a reply of
+ * this type carrying a shoal_pull_handover_t for the new pool's GO
+ * (host/host_pull.c). SHOAL_ENOTSUP from anyone else, or to a pool
+ * without a source. */
+#define SHOAL__POOL_HAND_OVER 0xFFFE010Fu
 /* From a remote pool's supervisor thread (remote.h): a shoal_remote_ev_t. */
 #define SHOAL__POOL_REMOTE 0xFFFE0105u
 

@@ -321,6 +321,31 @@ int shoal__pull_epic_with(struct shoal_ctx_s *ctx, struct shoal_pool_s *p,
 /* Drops the record's hold on its epic's args (shoal__pull_free). */
 void shoal__pull_epic_drop(struct shoal_pull_epic_s *e);
 void shoal__pull_source_stop(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
+/* An epic handed over by a pull pool a reload replaces to the pool that
+ * replaces it, when both run the same source with the same args (host/
+ * host_pull.c): SHOAL__POOL_HAND_OVER's answer, carried to the new pool in
+ * its SHOAL__POOL_GO. Without it the new pool's source would start its
+ * epic from the start, and what the old one had sent would be handled
+ * again. */
+typedef struct shoal_pull_handover_s {
+    uint32_t state;      /* the old epic's SHOAL_SOURCE_*, as it was before the handover */
+    uint32_t own_args;   /* 1: it ran with its own args (shoalctl epic): not resumed */
+    uint64_t items;      /* what its source sent (this epic) */
+    uint32_t cursor_len; /* 0: it reported none */
+    uint32_t pad_;
+    unsigned char cursor[SHOAL_PULL_CURSOR_MAX];
+} shoal_pull_handover_t;
+/* The old pool's half: its source stopped (a running epic ends "handed
+ * over"; it is asked for nothing more) and what the new one needs. */
+void shoal__pull_hand_over(struct shoal_ctx_s *ctx, struct shoal_pool_s *p,
+                           shoal_pull_handover_t *out);
+/* The new pool's half, at GO, before its source is first asked: an epic
+ * done is not run again (its source, started held, is stopped); one
+ * running or failed resumes at its cursor (SHOAL_PULL_RESUME), as a
+ * restarted source does; one without a cursor, or with its own args,
+ * starts from the start. */
+void shoal__pull_take_over(struct shoal_ctx_s *ctx, struct shoal_pool_s *p,
+                           const shoal_pull_handover_t *h);
 void shoal__pull_source_ask(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
 bool shoal__pull_source_message(struct shoal_ctx_s *ctx, struct shoal_pool_s *p,
                                 const shoal_msg_t *msg);

@@ -241,6 +241,71 @@ void shoal__pull_source_stop(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     epic_end(ctx, p, SHOAL_SOURCE_DONE, "stopped (the pool drains)");
 }
 
+void shoal__pull_hand_over(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pull_handover_t *out)
+{
+    shoal_pull_t *q = p->pull;
+    memset(out, 0, sizeof *out);
+    out->state = atomic_load_explicit(&q->source_state, memory_order_relaxed);
+    out->own_args = q->epic != NULL;
+    out->items = atomic_load_explicit(&q->source_items, memory_order_relaxed);
+    if (out->state == SHOAL_SOURCE_RUNNING) {
+        /* What it sends before it ends still comes here, into the room
+         * its request set aside: this pool's workers handle it as it
+         * drains. Its answer to that request is ignored (source_pid). */
+        shoal_pid_t pid = atomic_load_explicit(&q->source_pid, memory_order_relaxed);
+        atomic_store_explicit(&q->source_pid, SHOAL_PID_NONE, memory_order_relaxed);
+        if (pid != SHOAL_PID_NONE)
+            shoal_stop(ctx, pid);
+        epic_end(ctx, p, SHOAL_SOURCE_DONE, "handed over to the pool that replaces it");
+    }
+    out->cursor_len = q->cursor_len;
+    memcpy(out->cursor, q->cursor, q->cursor_len);
+}
+
+void shoal__pull_take_over(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_pull_handover_t *h)
+{
+    shoal_pull_t *q = p->pull;
+    if (q == NULL ||
+        atomic_load_explicit(&q->source_state, memory_order_relaxed) != SHOAL_SOURCE_RUNNING ||
+        h->state == SHOAL_SOURCE_NONE)
+        return; /* its own source did not start (logged), or nothing ran there */
+    if (h->own_args) {
+        say(ctx, p, SHOAL_LOG_WARN,
+            "the epic of the pool it replaces ran with its own args (shoalctl epic; %" PRIu64
+            " items sent) and is not taken over: source %s starts its epic from the start",
+            h->items, source_name(p));
+        return;
+    }
+    if (h->state == SHOAL_SOURCE_DONE) {
+        shoal_pid_t pid = atomic_load_explicit(&q->source_pid, memory_order_relaxed);
+        atomic_store_explicit(&q->source_pid, SHOAL_PID_NONE, memory_order_relaxed);
+        atomic_store_explicit(&q->source_state, SHOAL_SOURCE_DONE, memory_order_relaxed);
+        shoal_stop(ctx, pid);
+        say(ctx, p, SHOAL_LOG_INFO,
+            "epic done already in the pool it replaces (%" PRIu64
+            " items): source %s not asked (shoalctl epic starts a new one)",
+            h->items, source_name(p));
+        return;
+    }
+    if (h->cursor_len == 0 || h->cursor_len > sizeof q->cursor) {
+        say(ctx, p, SHOAL_LOG_WARN,
+            "the pool it replaces had no cursor from its source (%" PRIu64
+            " items sent): source %s starts its epic from the start, and those items may come "
+            "again",
+            h->items, source_name(p));
+        return;
+    }
+    memcpy(q->cursor, h->cursor, h->cursor_len);
+    q->cursor_len = h->cursor_len;
+    shoal_pid_t pid = atomic_load_explicit(&q->source_pid, memory_order_relaxed);
+    shoal_send_priority(ctx, pid, SHOAL_PULL_RESUME, q->cursor, q->cursor_len);
+    say(ctx, p, SHOAL_LOG_INFO,
+        "epic taken over from the pool it replaces (%" PRIu64
+        " items sent there%s): source %s resumes at its last cursor",
+        h->items, h->state == SHOAL_SOURCE_FAILED ? ", where its source had failed" : "",
+        source_name(p));
+}
+
 /* Claims room for a request: at least batch places, at most REQUEST_MAX,
  * never more than capacity less admitted, by one CAS on admits (pull.h:
  * admission): their count. 0: less room than a batch (or admission closed). */

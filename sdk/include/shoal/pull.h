@@ -14,8 +14,10 @@
  *
  *   pool -> source   SHOAL_PULL_RESUME  (priority cast; data: the last
  *                    cursor the source reported, size >= 1) -- only to a
- *                    source started again after it failed, before any
- *                    request: go on from there.
+ *                    source started again after it failed, or started by
+ *                    a pool that took its epic over from the pool a
+ *                    reload replaced (the same source, the same args),
+ *                    before any request: go on from there.
  *   pool -> source   SHOAL_PULL_REQUEST (priority cast; data: a uint32_t n
  *                    >= 1): send up to n items.
  *   source -> pool   the items: shoal_send (or shoal_send_owned) to

@@ -1,0 +1,111 @@
+#!/bin/bash
+# test_pull_handover.sh BUILD_DIR - a reload that replaces a pull pool fed by
+# a source (redeliver changed: a new pool under its name) hands the epic over
+# when the new pool runs the same source with the same source_args
+# (host/host_pull.c, pool/pull_source.c): the old pool's source stops, and
+# the new one's resumes at the last cursor the old one reported, as a
+# restarted source does. Before, the new pool's source started its epic from
+# the start and every item the old one had sent was handled again.
+#
+#   1. Mid-epic (seq 1..N through 2 workers of 5 us an item, buffer 64): the old pool logs
+#      its epic "handed over" with its count, the new one "taken over ...
+#      resumes at its last cursor"; the new pool's epic ends done; over
+#      both, the ledger accepted between N and N + 66 (at most the items of
+#      the one request the old source was answering when it was stopped:
+#      buffer + size x prefetch), and handled all of them.
+#   2. After the epic: another replacing reload logs "epic done already"
+#      and runs no epic (the ledger does not move); `shoalctl epic` then
+#      runs one from the start (N more).
+#   3. An epic with its own args (shoalctl epic POOL ARGS) is not taken
+#      over: a warning says so and the new pool's epic runs the config's
+#      args from the start (N items); the ledger balances.
+#   4. SIGTERM drains: exit 0.
+. "$(dirname "$0")/lib.sh" "$1"
+export SHOAL_SOCKET=$tmp/ctl.sock
+n=400000
+
+header() {
+    cat <<YAML
+runtime: { control: ctl.sock, threads: 2 }
+log: { level: info }
+shutdown: { drain: 10s }
+plugins:
+  burn: $plugins/burn/burn.so
+  seq: $plugins/seq/seq.so
+YAML
+}
+pools() { # REDELIVER
+    cat <<YAML
+pools:
+  jobs:
+    kind: pull
+    worker: burn.burn
+    args: { rounds: 0, spin: 5us }
+    size: 2
+    prefetch: 1
+    buffer: 64
+    redeliver: $1
+    source: seq.seq
+    source_args: { from: 1, to: $n }
+YAML
+}
+accepted() { settled_ledger | sed -n 's/^ledger total: accepted \([0-9]*\) = handled \([0-9]*\) + failed 0 + dropped 0 + in flight 0; refused 0$/\1 \2/p'; }
+wait_done() { wait_for "$1" "${2:-1}" 6000; }
+reload_to() { # REDELIVER GEN
+    write "$(pools "$1")"
+    out=$("$shoalctl" reload 2>&1) || fail "reload to redeliver $1: '$out'"
+    wait_for "reload: generation $2 from .*replaced jobs (redeliver "
+}
+
+write "$(pools 0)"
+start_until "running $tmp/s.yaml"
+wait_for 'jobs: epic started: source seq'
+
+# 1: mid-epic; shoalctl diff says what the reload will do.
+sleep 0.3
+write "$(pools 1)"
+out=$("$shoalctl" diff 2>&1)
+[ "$out" = "generation 1 -> 2: replace jobs (redeliver 0 -> 1: a new pool under its name, taking its epic over; the old one drains)" ] ||
+    fail "diff: '$out'"
+reload_to 1 2
+grep -q 'jobs: epic done: ' "$log" && fail "the epic ended before the reload: make n larger"
+wait_for 'jobs: epic handed over to the pool that replaces it: [0-9]* items in '
+wait_for 'jobs: epic taken over from the pool it replaces ([0-9]* items sent there): source seq resumes at its last cursor'
+wait_done 'jobs: epic done: [0-9]* items in '
+x=$(sed -n 's/.*jobs: epic handed over to the pool that replaces it: \([0-9]*\) items in .*/\1/p' "$log")
+y=$(sed -n 's/.*jobs: epic done: \([0-9]*\) items in .*/\1/p' "$log")
+read -r acc hand <<< "$(accepted)"
+[ -n "$acc" ] || fail "ledger not balanced: $(settled_ledger)"
+[ "$acc" = "$hand" ] || fail "accepted $acc, handled $hand"
+[ "$acc" -ge "$n" ] && [ "$acc" -le $((n + 66)) ] ||
+    fail "accepted $acc over both pools: not N = $n to N + 66 (old pool $x, new $y)"
+[ $((x + y)) -ge "$n" ] || fail "old $x + new $y items < $n"
+[ "$(count 'epic started: source seq')" = 2 ] || fail "$(grep 'epic started' "$log")"
+echo "ok: mid-epic: $x items in the old pool, $y in the new one; accepted $acc of $n (+$((acc - n)))"
+
+# 2: after the epic.
+reload_to 0 3
+wait_for "jobs: epic done already in the pool it replaces ($y items): source seq not asked (shoalctl epic starts a new one)"
+sleep 0.3
+read -r acc2 _ <<< "$(accepted)"
+[ "$acc2" = "$acc" ] || fail "an epic done ran again: accepted $acc -> $acc2"
+out=$("$shoalctl" epic jobs 2>&1) || fail "epic after the handed-over one: '$out'"
+wait_done "jobs: epic done: $n items in "
+read -r acc3 _ <<< "$(accepted)"
+[ "$acc3" = $((acc + n)) ] || fail "a new epic: accepted $acc -> $acc3, not +$n"
+echo "ok: an epic done is not run again by the pool replacing it; shoalctl epic runs a new one"
+
+# 3: an epic with its own args is not taken over.
+out=$("$shoalctl" epic jobs "{from: 1, to: $n}" 2>&1) || fail "epic with args: '$out'"
+wait_for 'jobs: epic started: source seq (with its own args)'
+sleep 0.2
+reload_to 1 4
+wait_for 'jobs: the epic of the pool it replaces ran with its own args (shoalctl epic; [0-9]* items sent) and is not taken over: source seq starts its epic from the start'
+wait_done "jobs: epic done: $n items in " 2
+read -r acc4 hand4 <<< "$(accepted)"
+[ -n "$acc4" ] && [ "$acc4" = "$hand4" ] || fail "ledger after an own-args epic: $(settled_ledger)"
+[ "$acc4" -ge $((acc3 + n)) ] || fail "accepted $acc3 -> $acc4: the config's epic did not run in full"
+echo "ok: an epic with its own args is not taken over (said); the config's runs from the start"
+
+stop_host 0
+echo "ok: drained and stopped"
