@@ -281,7 +281,12 @@ SHOAL_API uint32_t shoal_tasks_running(shoal_tasks_t *tasks)
 {
     shoal_pool_stats_t st;
     peek(tasks, &st);
-    return st.running;
+    if (tasks == NULL || !shoal__pool_is_ended(tasks->rec))
+        return st.running;
+    /* No worker any more: what was taken and is not settled yet is a
+     * task still finishing after the stop (tasks.h). */
+    uint64_t left = st.queue_depth > st.buffer_depth ? st.queue_depth - st.buffer_depth : 0;
+    return left > UINT32_MAX ? UINT32_MAX : (uint32_t)left;
 }
 
 SHOAL_API uint32_t shoal_tasks_cap(shoal_tasks_t *tasks)
@@ -344,9 +349,10 @@ SHOAL_API uint64_t shoal_tasks_dropped(shoal_tasks_t *tasks)
 
 /* The pool had ended before our drain asked (an earlier release timed out,
  * or someone stopped the pool's PID): its last workers may still be ending.
- * Waits until none holds the record -- each drops its reference after its
- * terminate, the last thing it does -- polling every millisecond: only this
- * rare path polls, and only for as long as a worker takes to end. */
+ * Or the drain was cast (no actor was left to wait as). Waits until none
+ * holds the record -- each drops its reference after its terminate, the
+ * last thing it does -- polling every millisecond: only these rare paths
+ * poll, for as long as a worker takes to end, or the drain's tasks. */
 static int quiet(shoal_tasks_t *t, uint64_t deadline)
 {
     while (!shoal__pool_is_quiet(t->rec)) {
@@ -375,6 +381,15 @@ SHOAL_API int shoal_tasks_release_timeout(shoal_tasks_t *tasks, uint64_t timeout
      * end's reason (SHOAL_ESHUTDOWN): done as well. */
     uint64_t deadline = shoal__deadline_ns(shoal__now_ns(), timeout_ms);
     int rc = shoal_pool_drain(tasks->rt, tasks->pid, timeout_ms);
+    if (rc == SHOAL_ELIMIT) {
+        /* No actor to wait for the drain's answer as (every one of
+         * runtime.max_actors taken -- this pool's workers may be most of
+         * them, and they end only by this drain): the drain is cast
+         * instead, and its end waited for as below. */
+        rc = shoal_runtime_send_priority(tasks->rt, tasks->pid, SHOAL_POOL_DRAIN, NULL, 0);
+        if (rc == SHOAL_OK)
+            rc = SHOAL_ENOPROC;
+    }
     if (rc == SHOAL_ENOPROC ||
         (rc != SHOAL_OK && rc != SHOAL_ETIMEDOUT && shoal__pool_is_ended(tasks->rec)))
         rc = quiet(tasks, deadline);

@@ -8,7 +8,8 @@
  *   - tune from three threads with submits, and racing release;
  *   - release twice at once, release_timeout(0), destroy after a timeout;
  *   - a runtime at max_actors: every call that would block the thread gets
- *     SHOAL_ELIMIT, and a release refused so has closed the pool;
+ *     SHOAL_ELIMIT, except release and destroy, which wait without an
+ *     actor (so a pool whose own workers fill max_actors can end);
  *   - bad arguments to every function;
  *   - idle expiry down to min_size 0 between bursts, with lazy grow.
  *
@@ -366,13 +367,15 @@ static const shoal_behaviour_t filler = {.name = "filler", .handle_message = fil
 
 /* A runtime whose every actor slot is taken (max_actors 32): a thread that
  * would block waits as an actor of its own, and none is left. With the pool
- * full, submit, submit_wait and a group's submit, then tune, release_timeout
- * and destroy return SHOAL_ELIMIT (none of their tasks runs, the size stays,
- * the handle stays); try_submit is SHOAL_EBUSY, and a group's wait, which
- * takes no actor, SHOAL_OK. The refused release has closed the pool all
- * the same (submits and tune: SHOAL_ESHUTDOWN). Once actors end, release
- * waits again (SHOAL_ETIMEDOUT while a task is held), then succeeds with
- * the two tasks accepted before run. */
+ * full, submit, submit_wait and a group's submit, then tune return
+ * SHOAL_ELIMIT (none of their tasks runs, the size stays); try_submit is
+ * SHOAL_EBUSY, and a group's wait, which takes no actor, SHOAL_OK.
+ * release_timeout waits all the same, without an actor: SHOAL_ETIMEDOUT
+ * while a task is held, the pool closed (submits and tune:
+ * SHOAL_ESHUTDOWN); once the task goes on, release succeeds with the two
+ * tasks accepted before run, with every other slot still taken. (It
+ * returned SHOAL_ELIMIT, and a pool whose own workers filled max_actors
+ * could never be released or destroyed.) */
 static void a_full_runtime_refuses_with_elimit(void)
 {
     tk_reset();
@@ -409,21 +412,18 @@ static void a_full_runtime_refuses_with_elimit(void)
     CU_ASSERT_EQUAL(first, 0);
     CU_ASSERT_EQUAL(shoal_tasks_tune(t, 3), SHOAL_ELIMIT);
     CU_ASSERT_EQUAL(shoal_tasks_cap(t), 1);
-    CU_ASSERT_EQUAL(shoal_tasks_release_timeout(t, TK_LONG_MS), SHOAL_ELIMIT);
+    CU_ASSERT_EQUAL(shoal_tasks_release_timeout(t, 50), SHOAL_ETIMEDOUT); /* the task is held */
     CU_ASSERT_EQUAL(shoal_tasks_try_submit(t, tk_job_fn, tk_job(5, 0, 0)), SHOAL_ESHUTDOWN);
     CU_ASSERT_EQUAL(shoal_tasks_tune(t, 3), SHOAL_ESHUTDOWN);
-    CU_ASSERT_EQUAL(shoal_tasks_destroy(t), SHOAL_ELIMIT); /* nothing freed */
     CU_ASSERT_EQUAL(shoal_tasks_submitted(t), 2);
-
-    for (int i = 0; i < n; i++)
-        CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, fill[i]), SHOAL_OK);
-    WAIT_UNTIL((rc = shoal_tasks_release_timeout(t, 20)) != SHOAL_ELIMIT); /* a slot came free */
-    CU_ASSERT_EQUAL(rc, SHOAL_ETIMEDOUT); /* it waited: the first task is held */
+    CU_ASSERT_EQUAL(shoal_runtime_spawn(rt, &filler, NULL, NULL, &fill[n]), SHOAL_ELIMIT);
     atomic_store(&tk_gate, 1);
     CU_ASSERT_EQUAL(shoal_tasks_release(t), SHOAL_OK);
     CU_ASSERT_EQUAL(tk_ran_times(0, 2, 1), 2);
     CU_ASSERT_EQUAL(tk_ran_times(2, 6, 0), 4);
     CU_ASSERT_EQUAL(shoal_tasks_completed(t), 2);
+    for (int i = 0; i < n; i++)
+        CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, fill[i]), SHOAL_OK);
     shoal_task_group_free(g);
     tk_finish(rt, t);
 }

@@ -179,6 +179,9 @@ static void a_stopped_pool_tells_groups_of_dropped_tasks(void)
     shoal_pool_stats_t st;
     WAIT_UNTIL(shoal_pool_stats(rt, shoal_tasks_pid(t), &st, TB_LONG_MS) != SHOAL_OK);
     CU_ASSERT_EQUAL(shoal_task_group_wait(g, 0, NULL), SHOAL_ETIMEDOUT); /* the first still runs */
+    CU_ASSERT_EQUAL(shoal_tasks_dropped(t), 5);
+    CU_ASSERT_EQUAL(shoal_tasks_running(t), 1); /* 6 = 0 completed + 5 dropped + 1 */
+    CU_ASSERT_EQUAL(shoal_tasks_queued(t), 0);
     atomic_store(&tb_gate, 1);
     int first = SHOAL_OK;
     CU_ASSERT_EQUAL(shoal_task_group_wait(g, 5000, &first), SHOAL_OK);
@@ -193,6 +196,7 @@ static void a_stopped_pool_tells_groups_of_dropped_tasks(void)
     CU_ASSERT_EQUAL(shoal_tasks_completed(t), 1);
     CU_ASSERT_EQUAL(shoal_tasks_dropped(t), 5);
     CU_ASSERT_EQUAL(shoal_tasks_queued(t), 0);
+    CU_ASSERT_EQUAL(shoal_tasks_running(t), 0);
     shoal_task_group_free(g);
     tb_finish(rt, t);
 }
@@ -314,10 +318,11 @@ static void submitters_racing_a_stop_lose_nothing(void)
 }
 
 /* The pool's PID stopped while a task runs: from the pool's end on it has
- * no worker, as after a release -- cap, running and free read 0 at once
- * (they read 3, 3 and 0 for ever, counted from workers that had ended) --
- * and the running task still finishes; a release then is SHOAL_OK and the
- * counters stay final. */
+ * no worker, as after a release -- cap and free read 0 at once (they read
+ * 3 and 0 for ever, counted from workers that had ended) -- and the
+ * running task still finishes, counted running until it has (it read 0,
+ * and submitted was not completed + dropped + running); a release then is
+ * SHOAL_OK and the counters stay final. */
 static void a_stopped_pool_counts_no_workers(void)
 {
     tb_reset();
@@ -330,8 +335,10 @@ static void a_stopped_pool_counts_no_workers(void)
     shoal_pool_stats_t st;
     WAIT_UNTIL(shoal_pool_stats(rt, shoal_tasks_pid(t), &st, TB_LONG_MS) != SHOAL_OK);
     CU_ASSERT_EQUAL(shoal_tasks_cap(t), 0);
-    CU_ASSERT_EQUAL(shoal_tasks_running(t), 0);
+    CU_ASSERT_EQUAL(shoal_tasks_running(t), 1);
     CU_ASSERT_EQUAL(shoal_tasks_free(t), 0);
+    CU_ASSERT_EQUAL(shoal_tasks_submitted(t), 1);
+    CU_ASSERT_EQUAL(shoal_tasks_completed(t) + shoal_tasks_dropped(t), 0);
     CU_ASSERT_EQUAL(atomic_load(&tb_done), 0); /* held at the gate */
     atomic_store(&tb_gate, 1);
     CU_ASSERT_EQUAL(shoal_tasks_release(t), SHOAL_OK);

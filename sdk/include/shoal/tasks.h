@@ -36,8 +36,9 @@
  * passed), SHOAL_EOVERLOAD (max_waiting submitters wait already),
  * SHOAL_ESHUTDOWN (the pool is released: it takes no new task), SHOAL_EINVAL,
  * SHOAL_ELIMIT (the runtime is at max_actors: a thread that blocks here --
- * a submit waiting for room, tune, release -- waits as an actor record of
- * its own, and there is none free; retry once actors have ended).
+ * a submit waiting for room, tune -- waits as an actor record of its own,
+ * and there is none free; retry once actors have ended. Release and
+ * destroy never need one).
  *
  * Ownership: shoal_tasks_create gives a handle the caller destroys with
  * shoal_tasks_destroy, after every thread has stopped using it and before
@@ -161,9 +162,9 @@ SHOAL_API int shoal_tasks_tune(shoal_tasks_t *tasks, uint32_t size);
 
 /* Counters (pond's names), read without asking the pool's actor: a recent
  * picture, exact once tasks stop. Any thread; once the pool has ended --
- * released, or its PID stopped -- the final values: it has no worker then,
- * so cap, running and free are 0 (a task still finishing after the stop
- * is no longer counted as running).
+ * released, or its PID stopped -- it has no worker, so cap and free are 0,
+ * and running counts the tasks still finishing after the stop (0 after a
+ * release): submitted = completed + dropped + running from then on.
  *   running    workers running a task (or taking the next);
  *   cap        workers the pool has now: the size tune set, as idle
  *              expiry and lazy grow have moved it since;
@@ -175,8 +176,7 @@ SHOAL_API int shoal_tasks_tune(shoal_tasks_t *tasks, uint32_t size);
  *              panicked;
  *   panicked   of those, the ones that panicked;
  *   dropped    tasks accepted that never ran: queued when the pool's PID
- *              was stopped or the runtime stopped (ABI 1.12). Once the
- *              pool has ended, submitted = completed + dropped.
+ *              was stopped or the runtime stopped (ABI 1.12).
  * A NULL handle reads as 0 in each. */
 SHOAL_API uint32_t shoal_tasks_running(shoal_tasks_t *tasks);
 SHOAL_API uint32_t shoal_tasks_cap(shoal_tasks_t *tasks);
@@ -209,11 +209,10 @@ SHOAL_API shoal_pid_t shoal_tasks_pid(const shoal_tasks_t *tasks);
  * release_timeout waits at most timeout_ms (ants' ReleaseTimeout): then
  * SHOAL_ETIMEDOUT, and the pool goes on finishing its tasks (call again to
  * wait more). Calling either again after SHOAL_OK returns SHOAL_OK at once.
- * SHOAL_ELIMIT: the runtime is at max_actors and has no actor slot for this
- * thread's wait; the pool is closed all the same (it takes no new task)
- * and goes on with its tasks: call again once actors have ended, and that
- * call waits. Does not free the handle. Not on a dispatcher thread
- * (SHOAL_EINVAL). */
+ * With the runtime at max_actors (this pool's workers among them), there is
+ * no actor slot for this thread's wait: the wait then polls the pool's
+ * record every millisecond instead -- it is never SHOAL_ELIMIT. Does not
+ * free the handle. Not on a dispatcher thread (SHOAL_EINVAL). */
 SHOAL_API int shoal_tasks_release(shoal_tasks_t *tasks);
 SHOAL_API int shoal_tasks_release_timeout(shoal_tasks_t *tasks, uint64_t timeout_ms);
 
@@ -222,8 +221,7 @@ SHOAL_API int shoal_tasks_release_timeout(shoal_tasks_t *tasks, uint64_t timeout
  * once, after every other thread has stopped using tasks (its groups'
  * submits included), before shoal_runtime_destroy. SHOAL_OK (NULL is
  * ignored); or, with the handle still valid and nothing freed, what the
- * release returned (SHOAL_EINVAL on a dispatcher thread, SHOAL_ELIMIT: call
- * again once actors have ended). Groups still held are the caller's to
+ * release returned (SHOAL_EINVAL on a dispatcher thread). Groups still held are the caller's to
  * free (shoal_task_group_free): every task of theirs has finished, so a
  * wait on one returns at once; submitting to one is the caller's error
  * (it names the freed handle). */
