@@ -478,11 +478,16 @@ static void scale(shoal_control_t *c, shoal_control_conn_t *k, char *rest)
     if (shoal__pool_stays_empty(st.autoscale, st.idle_timeout_ms, fed) && !bounds && n == 0 &&
         st.min_size == 0) {
         shoal__control_say(k,
-                           "1 %s: %s would leave it with no worker, and nothing would start "
-                           "one: its autoscale grows on busy or wait_p99 only (0%% and no queue "
-                           "wait with no worker) and it has no idle_timeout; keep at least 1 "
-                           "worker (a reload with up.when on refused, or idle_timeout, allows "
-                           "0)\n",
+                           fed ? "1 %s: %s would leave it with no worker, and nothing would "
+                                 "start one: its autoscale sees no busy time and no queue wait "
+                                 "with no worker, and its own source's items are never "
+                                 "refused; keep at least 1 worker (a reload with idle_timeout "
+                                 "allows 0)\n"
+                               : "1 %s: %s would leave it with no worker, and nothing would "
+                                 "start one: its autoscale grows on busy or wait_p99 only (0%% "
+                                 "and no queue wait with no worker) and it has no idle_timeout; "
+                                 "keep at least 1 worker (a reload with up.when on refused, or "
+                                 "idle_timeout, allows 0)\n",
                            name, "0 workers");
         return;
     }

@@ -17,6 +17,10 @@
 #      elastic settings change before
 #      its bounds grow, so it does not grow towards 1024 first (it ran 100s
 #      of workers in 3 of 4 runs, and kept them).
+#   5. `shoalctl scale POOL 0` of a fed pull pool whose autoscale (min 0)
+#      grows on busy or refused: refused, saying its own source's items
+#      are never refused (it suggested up.when on refused, which would not
+#      start a worker either).
 . "$(dirname "$0")/lib.sh" "$1"
 export SHOAL_SOCKET=$tmp/ctl.sock
 header() {
@@ -94,5 +98,14 @@ size_is jobs 2
 sleep 1
 "$shoalctl" status | grep -q "^pool jobs size 2 target 2 " ||
     fail "the plain pull pool does not run 2 workers: $("$shoalctl" status | grep '^pool jobs ')"
-stop_host 0
 echo "ok: an elastic pull pool reloaded to a plain one runs its 2 workers"
+
+# ---- 5. scale to 0 of a fed pull pool that nothing would grow again ----------------------------
+# Its own source's items are never refused: up.when on refused would not
+# start a worker either, and shoalctl says so (it told it to add that).
+pull 2ms "size: 2, autoscale: { min: 0, max: 4, up: { when: [busy > 80%, refused > 0] } }"
+"$shoalctl" reload > /dev/null || fail "the reload to an autoscaled fed pull pool: exit $?"
+expect_out "scale jobs 0" 1 "shoalctl: jobs: 0 workers would leave it with no worker, and nothing would start one: its autoscale sees no busy time and no queue wait with no worker, and its own source's items are never refused; keep at least 1 worker (a reload with idle_timeout allows 0)" \
+    "$shoalctl" scale jobs 0
+stop_host 0
+echo "ok: a fed pull pool is not scaled to 0 workers, and the refusal says why"
