@@ -27,4 +27,25 @@ int shoal__isolated_launch(const shoal_config_t *c, const shoal_config_pool_t *c
 /* The child: shoald --isolated-worker. Returns the process's exit status. */
 int shoal__isolated_main(void);
 
+/* ---- between isolated.c (the parent) and isolated_child.c ---- */
+
+/* The descriptors a child finds at fixed numbers. */
+enum { FD_CHAN = 3, FD_PLUGIN = 6, FD_BOOT = 7, FD_FIRST_FREE = 8 };
+
+#define BOOT_MAGIC UINT64_C(0x6f6f626c616f6873) /* "shoalboo" */
+#define BOOT_VERSION 2u /* 2: the area has room_seq and room_at (pool/remote.h) */
+
+/* The boot record: this header, then the pool's name, the config file's
+ * name and its text, one after the other. */
+typedef struct boot_s {
+    uint64_t magic;
+    uint32_t version;
+    uint32_t log_format;
+    uint32_t log_level;
+    uint32_t name_len, file_len;
+    uint32_t pad;
+    uint64_t generation;
+    uint64_t text_len;
+} boot_t;
+
 #endif

@@ -1,7 +1,8 @@
-/* pool.c - a pool: its spec, spawning it, and its own actor's behaviour,
- * which answers management and priority traffic. The pool's actor never
- * sees ordinary messages: those are forwarded on the senders' threads
- * (forward.c). Its work is split by concept: the worker FIFO, restarts,
+/* pool.c - a pool: spawning it (its spec checked and copied: spec.c), and
+ * its own actor's behaviour, which answers management and priority
+ * traffic. The pool's actor never sees ordinary messages: those are
+ * forwarded on the senders' threads (forward.c). Its work is split by
+ * concept: the worker FIFO, restarts,
  * resizing and draining (workers.c), messages handed back by workers that
  * ended (orphans.c), counters and inspection (stats.c). All of it runs in
  * the pool actor's turns, so the record's `owned by the pool actor` part
@@ -23,107 +24,11 @@
 #include "runtime/runtime.h"
 #include "sched/futex.h"
 
-/* A nested spec kept by the pool, with its own copy of the name. */
-typedef struct nested_spec_s {
-    shoal_pool_spec_t spec;
-    char name[64];
-} nested_spec_t;
-
 static const shoal_behaviour_t pool_behaviour;
 static int spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t parent,
                  shoal_pool_t *member_of, const shoal_pool_spec_t *spec,
                  const shoal_pool_hold_t *hold, uint32_t depth, bool notify, bool wait,
                  const shoal_pool_opts_t *opts, shoal_pid_t *pid, shoal_pool_t **out);
-
-/* ---- spec ---------------------------------------------------------------- */
-
-static uint32_t max_of(const shoal_pool_spec_t *s)
-{
-    if (s->max_size != 0)
-        return s->max_size;
-    if (s->kind == SHOAL_POOL_KIND_CHECKOUT) /* grows only when told to */
-        return s->size > 1 ? s->size : 1;
-    return s->size > 1024 ? s->size : 1024;
-}
-
-static int spec_check(const shoal_pool_spec_t *s, uint32_t depth, bool remote)
-{
-    if ((s->worker == NULL) == (s->worker_pool == NULL))
-        return SHOAL_EINVAL; /* exactly one of them */
-    if (s->worker != NULL && s->worker->handle_message == NULL)
-        return SHOAL_EINVAL;
-    if (depth >= SHOAL_POOL_MAX_DEPTH)
-        return SHOAL_EINVAL;
-    uint32_t max = max_of(s);
-    bool checkout = s->kind == SHOAL_POOL_KIND_CHECKOUT; /* its floor is `init` (size) */
-    if ((!checkout && s->min_size > s->size) || s->size > max || max > SHOAL_POOL_MAX_SIZE)
-        return SHOAL_EINVAL;
-    if (s->mailbox == 0 ||
-        (s->mailbox > SHOAL_MAILBOX_MAX && s->mailbox != SHOAL_MAILBOX_UNBOUNDED))
-        return SHOAL_EINVAL;
-    if (s->restart.within_ms == 0 || s->restart.backoff_ms == 0 ||
-        s->restart.within_ms > UINT64_MAX / 1000000u)
-        return SHOAL_EINVAL;
-    if (s->name != NULL && strlen(s->name) >= sizeof((nested_spec_t *)0)->name)
-        return SHOAL_EINVAL;
-    if (s->kind == SHOAL_POOL_KIND_PULL) {
-        /* A member takes on its own thread: it is an actor, not a pool. */
-        if (s->worker_pool != NULL || s->prefetch == 0 || s->prefetch > SHOAL_POOL_MAX_PREFETCH ||
-            s->buffer > SHOAL_POOL_MAX_BUFFER)
-            return SHOAL_EINVAL;
-        if (s->source != NULL && s->source->handle_message == NULL)
-            return SHOAL_EINVAL;
-        if (s->redeliver > SHOAL_POOL_MAX_REDELIVER || s->strategy != SHOAL_POOL_STRATEGY_FIFO)
-            return SHOAL_EINVAL;
-    } else if (checkout) {
-        /* Its members are taken, not worked for: never nested, no manager
-         * beside it, no elastic settings (checkout.c). */
-        return depth == 0 && s->manager == NULL ? shoal__checkout_check(s) : SHOAL_EINVAL;
-    } else if (s->kind != SHOAL_POOL_KIND_FORWARD ||
-               s->strategy > SHOAL_POOL_STRATEGY_ROUND_ROBIN) {
-        return SHOAL_EINVAL;
-    }
-    shoal_pool_elastic_t el = {s->idle_timeout_ms, s->max_waiting, s->autoscale};
-    int rc = shoal__pool_elastic_check(s, &el, remote);
-    if (rc != SHOAL_OK)
-        return rc == SHOAL_ENOTSUP ? SHOAL_EINVAL : rc;
-    return s->worker_pool ? spec_check(s->worker_pool, depth + 1, false) : SHOAL_OK;
-}
-
-/* Copies the chain of nested specs below spec into p->nested. */
-static int spec_copy(shoal_pool_t *p, const shoal_pool_spec_t *spec)
-{
-    p->spec = *spec;
-    p->spec.max_size = max_of(spec);
-    snprintf(p->name, sizeof p->name, "%s", spec->name ? spec->name : "pool");
-    p->spec.name = p->name;
-    return shoal__pool_copy_nested(p, spec);
-}
-
-int shoal__pool_copy_nested(shoal_pool_t *p, const shoal_pool_spec_t *spec)
-{
-    size_t depth = 0;
-    for (const shoal_pool_spec_t *s = spec->worker_pool; s != NULL; s = s->worker_pool)
-        depth++;
-    if (depth == 0)
-        return SHOAL_OK;
-    /* Without memory, the chain the pool has stands (a swap's commit then
-     * fails, and aborts its swap: swap.c): p->spec.worker_pool points into it. */
-    nested_spec_t *n = calloc(depth, sizeof *n);
-    if (n == NULL)
-        return SHOAL_ENOMEM;
-    free(p->nested); /* a swap's new chain replaces the old (spawns copy it) */
-    const shoal_pool_spec_t *s = spec->worker_pool;
-    for (size_t i = 0; i < depth; i++, s = s->worker_pool) {
-        n[i].spec = *s;
-        snprintf(n[i].name, sizeof n[i].name, "%s", s->name ? s->name : "pool");
-        n[i].spec.name = n[i].name;
-        n[i].spec.worker_pool = i + 1 < depth ? &n[i + 1].spec : NULL;
-    }
-    p->nested = (shoal_pool_spec_t *)(void *)n;
-    p->spec.worker_pool = &n[0].spec;
-    return SHOAL_OK;
-}
 
 /* ---- spawning ------------------------------------------------------------ */
 
@@ -150,10 +55,11 @@ static int spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t parent,
               (spec->worker_pool != NULL || spec->kind != SHOAL_POOL_KIND_FORWARD)))
         rc = SHOAL_EINVAL; /* (a remote pool's nesting is the child's; it forwards) */
     else
-        rc = spec_check(spec, depth, launch != NULL);
+        rc = shoal__pool_spec_check(spec, depth, launch != NULL);
     shoal_pool_t *p = NULL;
-    if (rc == SHOAL_OK && (p = shoal__pool_record_new(rt, max_of(spec), opts ? opts->stripes : NULL,
-                                                      opts ? opts->nstripes : 0)) == NULL)
+    if (rc == SHOAL_OK &&
+        (p = shoal__pool_record_new(rt, shoal__pool_max_of(spec), opts ? opts->stripes : NULL,
+                                    opts ? opts->nstripes : 0)) == NULL)
         rc = SHOAL_ENOMEM;
     if (rc != SHOAL_OK) {
         if (launch != NULL && launch->release != NULL)
@@ -166,7 +72,7 @@ static int spawn(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pid_t parent,
     /* (member_of: the parent's record, read in its actor's turn) */
     p->held = (opts != NULL && opts->held) ||
               (member_of != NULL && (member_of->held || member_of->staging));
-    rc = spec_copy(p, spec);
+    rc = shoal__pool_spec_copy(p, spec);
     uint32_t ring = spec->restart.max ? spec->restart.max : 1;
     if (rc == SHOAL_OK && (p->restart_at = calloc(ring, sizeof *p->restart_at)) == NULL)
         rc = SHOAL_ENOMEM;

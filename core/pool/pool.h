@@ -44,6 +44,7 @@
 #include "actor/timer.h"
 #include "pool/pull.h"
 #include "pool/remote.h"
+#include "pool/stripe.h"
 #include "runtime/qsbr.h"
 #include "sched/futex.h"
 #include "sched/worker.h"
@@ -51,27 +52,6 @@
 
 _Static_assert(SHOAL_POOL_MAX_DEPTH <= SHOAL_GROUP_MAX_NESTING,
                "a pool nests no deeper than a group may (actor/group.h)");
-
-/* Latency histogram: 4 buckets per power of two of nanoseconds, up to 2^36
- * (about 69 s); the last bucket takes everything above. */
-#define SHOAL_HIST_BUCKETS 144u
-
-struct shoal_pool_stripe_s {
-    alignas(64) _Atomic uint64_t forwarded; /* a pull pool: accepted into its buffer */
-    _Atomic uint64_t unhandled;
-    _Atomic uint64_t delivered;                  /* a pull pool: taken by a member */
-    _Atomic uint64_t redelivered, dead_lettered; /* a pull pool: after a failure */
-    _Atomic uint64_t handled;
-    _Atomic uint64_t failed;
-    _Atomic uint64_t dropped;
-    _Atomic uint64_t samples;
-    _Atomic uint64_t busy_ns; /* a timed pool's members' turns (actor/group.h: timed) */
-    /* The sampled latencies added up (ns), beside their buckets. */
-    _Atomic uint64_t wait_sum, service_sum;
-    _Atomic uint32_t wait[SHOAL_HIST_BUCKETS];
-    _Atomic uint32_t service[SHOAL_HIST_BUCKETS];
-};
-typedef struct shoal_pool_stripe_s shoal_pool_stripe_t;
 
 /* Holding what the workers' code lives in (a plugin module): acquire runs
  * once per worker spawned, and its release when that worker ends. origin:
@@ -552,7 +532,14 @@ void shoal__pool_slot_set(shoal_pool_t *p, uint32_t i, shoal_pid_t pid);
 /* Starts workers until the FIFO holds target of them (or one fails). */
 void shoal__pool_fill(struct shoal_ctx_s *ctx, shoal_pool_t *p, bool count_restarts);
 
-/* Copies the nested spec chain below spec into p (pool.c). */
+/* The spec (spec.c): its max_size as the pool runs it (0: its kind's
+ * default); whether it and each nested spec below it (at depth, in a
+ * remote pool) is one a pool may run (SHOAL_OK, SHOAL_EINVAL); copied into
+ * the record, names and the nested chain with it (spec_copy), or only the
+ * nested chain below spec (copy_nested: a swap's). */
+uint32_t shoal__pool_max_of(const shoal_pool_spec_t *s);
+int shoal__pool_spec_check(const shoal_pool_spec_t *s, uint32_t depth, bool remote);
+int shoal__pool_spec_copy(shoal_pool_t *p, const shoal_pool_spec_t *spec);
 int shoal__pool_copy_nested(shoal_pool_t *p, const shoal_pool_spec_t *spec);
 /* Clamps to [min_size, max_size]; returns the new target size. */
 uint32_t shoal__pool_resize(struct shoal_ctx_s *ctx, shoal_pool_t *p, uint64_t want);
@@ -594,26 +581,11 @@ shoal_pool_t *shoal__pool_record_new(shoal_runtime_t *rt, uint32_t cap,
 void shoal__pool_record_retire(shoal_runtime_t *rt, shoal_pool_t *p);
 /* Sums the stripes into the message counters and percentiles of *st. */
 void shoal__pool_sum(const shoal_pool_t *p, shoal_pool_stats_t *st);
-/* Latency histograms: buckets summed over stripes, and the sampled
- * latencies added up (ns). */
-typedef struct shoal_pool_hist_s {
-    uint64_t wait[SHOAL_HIST_BUCKETS], service[SHOAL_HIST_BUCKETS];
-    uint64_t wait_sum_ns, service_sum_ns;
-} shoal_pool_hist_t;
-/* Adds the histograms of stripes x[0..n) into *h (relaxed reads: a recent
- * picture while messages flow). The one walk over stripes' buckets, for
- * the pool's own stripes and a remote pool's children's alike. */
-void shoal__pool_hist_add(const shoal_pool_stripe_t *x, uint32_t n, shoal_pool_hist_t *h);
 /* A pool's histograms as they stand: its stripes' and a remote pool's live
  * children's. Any thread holding a reference on p. */
 void shoal__pool_hist(shoal_pool_t *p, shoal_pool_hist_t *out);
 /* Takes one more reference on a record the caller holds one on. */
 void shoal__pool_ref(shoal_pool_t *p);
-/* The histogram bucket of a latency. */
-unsigned shoal__hist_bucket(uint64_t ns);
-/* The per_mille-th percentile of histogram h (SHOAL_HIST_BUCKETS buckets),
- * as its bucket's upper bound in ns; 0 for an empty one. */
-uint64_t shoal__hist_percentile(const uint64_t *h, unsigned per_mille);
 /* The stripe the calling thread counts into; *shared when it is the one
  * every non-worker thread shares. */
 static inline shoal_pool_stripe_t *shoal__pool_stripe(shoal_pool_t *p, shoal_tcache_t *tc,
@@ -621,17 +593,6 @@ static inline shoal_pool_stripe_t *shoal__pool_stripe(shoal_pool_t *p, shoal_tca
 {
     *shared = tc->worker == NULL;
     return &p->stripes[*shared ? p->nstripes - 1 : tc->worker->id];
-}
-
-/* Adds n to a stripe counter: plain for a worker's own stripe, atomic for
- * the shared one. */
-static inline void shoal__stripe_add(_Atomic uint64_t *c, uint64_t n, bool shared)
-{
-    if (shared)
-        atomic_fetch_add_explicit(c, n, memory_order_relaxed);
-    else
-        atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
-                              memory_order_relaxed);
 }
 
 /* One message accepted by p (its ledger's forwarded), on tc's stripe. */
