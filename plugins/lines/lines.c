@@ -15,13 +15,14 @@
  * max_line + 1 bytes at most: memory stays bounded however large the file.
  * The open file is kept: a file replaced (renamed over) or deleted while
  * the source runs is read to its end as it was opened. Only a source
- * started again (after a failure) opens the path anew; its RESUME is
- * checked against that file.
+ * started again (after a failure, or by a pool that took its epic over at
+ * a reload) opens the path anew; its RESUME is checked against that file.
  *
  * The protocol (shoal/pull.h, lines.h). A SHOAL_PULL_REQUEST(n) sends the
  * pool up to n lines with shoal_send to the request's sender, then answers
  * with one priority message: SHOAL_PULL_SENT carrying the cursor (the byte
- * offset of the next line, a uint64_t), or SHOAL_PULL_DONE (no cursor) as
+ * offset of the next line and the file's identity: lines_cursor_t), or
+ * SHOAL_PULL_DONE (no cursor) as
  * soon as the file has no byte left after the lines sent - in the same
  * turn. The end is the end of the file when it is reached: lines appended
  * later are not waited for. A request after DONE is answered with DONE.
@@ -36,13 +37,17 @@
  * Either way it is counted in long_lines; truncate and skip log the first
  * one as a warning.
  *
- * SHOAL_PULL_RESUME sets the cursor: 8 bytes, the offset of a line start
- * (0, or just after a '\n') within the file. Another size, an offset past
- * the end or inside a line - the file changed - fails the source
- * (SHOAL_EINVAL) with one error line saying so; so does a request whose
- * payload is not a uint32_t, and a read error. A request from outside any
- * actor has nobody to send to: logged and ignored. Other messages are
- * ignored.
+ * SHOAL_PULL_RESUME sets the cursor: a lines_cursor_t, or 8 bytes (its
+ * offset alone). A cursor of another file than the one the path names now
+ * (its device or inode differ: the file was replaced since) is no place in
+ * this one: the source reads it from its start, with a warning (the
+ * offset would have skipped, silently, as many bytes of the new file).
+ * Otherwise the offset must be a line start (0, or just after a '\n')
+ * within the file: another size, an offset past the end or inside a line
+ * - the file changed in place - fails the source (SHOAL_EINVAL) with one
+ * error line saying so; so does a request whose payload is not a uint32_t,
+ * and a read error. A request from outside any actor has nobody to send
+ * to: logged and ignored. Other messages are ignored.
  *
  * A refused item (should not happen: the pool set room aside for n) stops
  * the batch: the file goes back to that line's start, and SENT carries its
@@ -87,6 +92,7 @@ typedef struct lines_s {
     unsigned long_lines; /* LONG_* */
     /* running */
     FILE *f;           /* positioned at st.offset between turns */
+    uint64_t dev, ino; /* which file f is (fstat at open) */
     char *buf;         /* the line being read: st.buffer bytes */
     bool exhausted;    /* the end of the file was reached after the last line */
     bool told_refused; /* the first refused item was logged */
@@ -181,9 +187,9 @@ static bool at_end(lines_t *s)
  * source, so the pool starts it again and resumes from its last cursor. */
 static int answer(shoal_ctx_t *ctx, lines_t *s, shoal_pid_t pool)
 {
+    lines_cursor_t c = {s->st.offset, s->dev, s->ino};
     int rc = s->exhausted ? shoal_send_priority(ctx, pool, SHOAL_PULL_DONE, NULL, 0)
-                          : shoal_send_priority(ctx, pool, SHOAL_PULL_SENT, &s->st.offset,
-                                                sizeof s->st.offset);
+                          : shoal_send_priority(ctx, pool, SHOAL_PULL_SENT, &c, sizeof c);
     s->st.done = s->exhausted;
     if (rc == SHOAL_OK || rc == SHOAL_ENOPROC)
         return SHOAL_OK;
@@ -272,15 +278,24 @@ static int request(shoal_ctx_t *ctx, lines_t *s, const shoal_msg_t *msg)
 
 static int resume(shoal_ctx_t *ctx, lines_t *s, const shoal_msg_t *msg)
 {
-    uint64_t at;
+    lines_cursor_t c;
     struct stat st;
-    if (msg->size != sizeof at) {
+    if (msg->size != sizeof c && msg->size != sizeof c.offset) {
         shoal_log(ctx, SHOAL_LOG_ERROR,
-                  "cannot resume: a cursor of %zu bytes, expected 8 (a uint64_t, lines.h)",
+                  "cannot resume: a cursor of %zu bytes, expected 24 (a lines_cursor_t, "
+                  "lines.h) or 8 (its offset)",
                   msg->size);
         return SHOAL_EINVAL;
     }
-    memcpy(&at, msg->data, sizeof at);
+    memcpy(&c, msg->data, msg->size);
+    uint64_t at = c.offset;
+    if (msg->size == sizeof c && (c.dev != s->dev || c.ino != s->ino)) {
+        shoal_log(ctx, SHOAL_LOG_WARN,
+                  "%s is another file than the cursor's (replaced since it was read to byte "
+                  "%" PRIu64 "): reading it from its start",
+                  s->path, at);
+        at = 0;
+    }
     if (fstat(fileno(s->f), &st) == 0 && S_ISREG(st.st_mode) && at > (uint64_t)st.st_size) {
         shoal_log(ctx, SHOAL_LOG_ERROR,
                   "cannot resume at byte %" PRIu64 ": %s has %" PRIu64
@@ -327,6 +342,8 @@ static int open_file(shoal_ctx_t *ctx, const shoal_args_t *args, lines_t *s)
                              S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
         goto fail;
     }
+    s->dev = (uint64_t)st.st_dev;
+    s->ino = (uint64_t)st.st_ino;
     if (fcntl(fd, F_SETFL, O_RDONLY) != 0 || (s->f = fdopen(fd, "r")) == NULL) {
         rc = errno == ENOMEM ? SHOAL_ENOMEM
                              : shoal_arg_error(ctx, args, "path", "cannot read %s: %s", s->path,

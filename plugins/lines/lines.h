@@ -10,10 +10,12 @@
  * is kept. A line longer than `max_line` bytes fails the source, or is
  * truncated, or skipped, as `long_lines` says (README).
  *
- * The cursor (the data of SHOAL_PULL_SENT, and what SHOAL_PULL_RESUME must
- * carry) is the byte offset in the file of the next line to send: a
- * uint64_t, host byte order, 8 bytes. SHOAL_PULL_DONE carries no cursor,
- * and comes in the same turn as the last line.
+ * The cursor (the data of SHOAL_PULL_SENT, and what SHOAL_PULL_RESUME
+ * carries) is a lines_cursor_t: the byte offset in the file of the next
+ * line to send, and which file that is (its device and inode), host byte
+ * order, 24 bytes. A RESUME of 8 bytes, an offset alone (the cursor before
+ * it named its file), is taken too. SHOAL_PULL_DONE carries no cursor, and
+ * comes in the same turn as the last line.
  *
  * Type ids 0xFFFF0000 and up are kept for the bundled plugins (application
  * types stay below; 0xFFFE0000 .. 0xFFFEFFFF are the runtime's, and `type`
@@ -31,6 +33,13 @@
  * same). lines takes no other requests: a call of any type gets the same
  * answer. */
 #define LINES_MSG_STATS 0xFFFF0001u
+
+/* Where the next line is: its offset in the file that st_dev and st_ino
+ * (fstat) named when the source opened it. */
+typedef struct lines_cursor_s {
+    uint64_t offset;
+    uint64_t dev, ino;
+} lines_cursor_t;
 
 typedef struct lines_stats_s {
     uint64_t requests;   /* SHOAL_PULL_REQUESTs answered */

@@ -2,8 +2,9 @@
  * source, loaded from build/plugins/lines/lines.so by the host's loader and
  * driven by a pool played by hand (fakepool.h): exact items and cursors
  * (empty lines, CRLF, a last line without '\n', a NUL inside), RESUME at an
- * offset (and bad ones failing it), each way with a line past max_line, a
- * file that cannot be opened, a file replaced while read, refused items,
+ * offset or a whole cursor (one of a file since replaced: read from the
+ * start; bad ones failing it), each way with a line past max_line, a file
+ * that cannot be opened, a file replaced while read, refused items,
  * a million lines streamed in batches of 64 in bounded memory, and its args
  * schema agreeing with its init. */
 #include <inttypes.h>
@@ -78,6 +79,8 @@ typedef struct line_s {
     (const line_t[]){__VA_ARGS__}, sizeof((const line_t[]){__VA_ARGS__}) / sizeof(line_t)
 #define NONE NULL, 0
 
+static lines_cursor_t last_cursor; /* the last SENT's (ask) */
+
 /* Asks for n: the answer must be `answer` (SENT carrying `cursor`, or DONE
  * carrying nothing) from the source with priority, and the items that came
  * with it exactly want[0 .. k) of type LINES_MSG_ITEM. */
@@ -90,12 +93,14 @@ static void ask(uint32_t n, uint32_t answer, uint64_t cursor, const line_t *want
     CU_ASSERT_EQUAL(a->from, src);
     CU_ASSERT(a->flags & SHOAL_MSG_PRIORITY);
     if (answer == SHOAL_PULL_SENT) {
-        uint64_t got = 0;
+        lines_cursor_t got = {0, 0, 0};
         CU_ASSERT_EQUAL_FATAL(a->size, sizeof got);
         memcpy(&got, a->data, sizeof got);
-        CU_ASSERT_EQUAL(got, cursor);
-        if (got != cursor)
-            fprintf(stderr, "\n    cursor %" PRIu64 ", want %" PRIu64 "\n", got, cursor);
+        CU_ASSERT_EQUAL(got.offset, cursor);
+        if (got.offset != cursor)
+            fprintf(stderr, "\n    cursor %" PRIu64 ", want %" PRIu64 "\n", got.offset, cursor);
+        CU_ASSERT(got.ino != 0);
+        last_cursor = got;
     } else {
         CU_ASSERT_EQUAL(a->size, 0);
     }
@@ -123,7 +128,9 @@ static void ask(uint32_t n, uint32_t answer, uint64_t cursor, const line_t *want
     CU_ASSERT_EQUAL(fp_items(), before + k);
 }
 
+/* RESUME with an offset alone (8 bytes), or a whole cursor. */
 static void tell_cursor(uint64_t at) { fp_tell(SHOAL_PULL_RESUME, &at, sizeof at); }
+static void tell_whole(lines_cursor_t c) { fp_tell(SHOAL_PULL_RESUME, &c, sizeof c); }
 
 /* The source must end with `reason`, having logged "<level> <pid> lines: <message>". */
 static void fails(int reason, const char *level, const char *message)
@@ -199,10 +206,15 @@ static void resumes_at_the_cursor(void)
     ask(1, SHOAL_PULL_SENT, 15, LINES(L("")));
     tell_cursor(0); /* back to the start */
     ask(1, SHOAL_PULL_SENT, 6, LINES(L("alpha")));
+    /* A whole cursor of this file, as SENT gave it. */
+    lines_cursor_t here = last_cursor;
+    here.offset = 13;
+    tell_whole(here);
+    ask(1, SHOAL_PULL_SENT, 15, LINES(L("")));
     lines_stats_t st;
     fp_stats(&st, sizeof st);
-    CU_ASSERT_EQUAL(st.resumes, 2);
-    CU_ASSERT_EQUAL(st.offset, 6);
+    CU_ASSERT_EQUAL(st.resumes, 3);
+    CU_ASSERT_EQUAL(st.offset, 15);
 
     /* Cursors this file cannot have given. */
     char msg[600];
@@ -219,8 +231,8 @@ static void resumes_at_the_cursor(void)
     respawn(path, NULL);
     fp_tell(SHOAL_PULL_RESUME, "\0\0\0\0", 4);
     fails(SHOAL_EINVAL, "error",
-          "cannot resume: a cursor of 4 bytes, expected 8 (a uint64_t, "
-          "lines.h)");
+          "cannot resume: a cursor of 4 bytes, expected 24 (a lines_cursor_t, lines.h) or 8 "
+          "(its offset)");
     respawn(path, NULL);
     fp_tell(SHOAL_PULL_REQUEST, "", 0);
     fails(SHOAL_EINVAL, "error", "a SHOAL_PULL_REQUEST of 0 bytes: expected 4 (a uint32_t count)");
@@ -332,7 +344,10 @@ static void cannot_open_fails_init(void)
     cleanup();
 }
 
-/* The open file is read to its end, whatever happens to its name. */
+/* The open file is read to its end, whatever happens to its name. A
+ * source started again opens the name: a whole cursor of the file it
+ * replaced does not resume in it (read from its start, with a warning),
+ * an offset alone is checked against it. */
 static void a_replaced_file_is_read_to_its_end(void)
 {
     const char *path = FILE_WITH("one\ntwo\nthree\n");
@@ -348,6 +363,33 @@ static void a_replaced_file_is_read_to_its_end(void)
     ask(1, SHOAL_PULL_SENT, 4, LINES(L("uno")));
     unlink(path);
     ask(1, SHOAL_PULL_DONE, 0, LINES(L("dos")));
+
+    /* A cursor of the file it replaced, at a line start of this one too:
+     * read from its start, said (it resumed there, and "uno" was lost). */
+    const char *third = FILE_WITH("eins\nzwei\ndrei\n");
+    CU_ASSERT_EQUAL_FATAL(rename(third, path), 0);
+    respawn(path, NULL);
+    ask(1, SHOAL_PULL_SENT, 5, LINES(L("eins")));
+    lines_cursor_t old = last_cursor;                   /* offset 5 of that file */
+    const char *fourth = FILE_WITH("uno\ndos\ntres\n"); /* a line starts at 4, not 5 */
+    const char *fifth = FILE_WITH("abcd\nefgh\n");      /* one starts at 5 */
+    CU_ASSERT_EQUAL_FATAL(rename(fifth, path), 0);
+    respawn(path, NULL);
+    tell_whole(old);
+    ask(10, SHOAL_PULL_DONE, 0, LINES(L("abcd"), L("efgh")));
+    char msg[700];
+    snprintf(msg, sizeof msg,
+             "warn <%u.%u> lines: %s is another file than the cursor's (replaced since it was read "
+             "to byte 5): reading it from its start\n",
+             (unsigned)shoal__pid_slot(src), (unsigned)shoal__pid_gen(src), path);
+    shoal_test_assert_logged(msg);
+    /* Its offset alone is checked against the file as it is. */
+    CU_ASSERT_EQUAL_FATAL(rename(fourth, path), 0);
+    respawn(path, NULL);
+    tell_cursor(5);
+    snprintf(msg, sizeof msg, "cannot resume at byte 5: no line of %s starts there (replaced?)",
+             path);
+    fails(SHOAL_EINVAL, "error", msg);
     fp_stop();
     cleanup();
 }
