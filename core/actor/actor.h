@@ -116,8 +116,8 @@ typedef struct shoal_actor_hold_s {
 
 /* What a source's actor sent (host/source.h), kept for it by the public
  * send entry points (send.c) when its ext->sends points here: `sent` the
- * messages accepted (SHOAL_OK), `refused` those refused with SHOAL_EFULL or
- * SHOAL_EBUSY; sends to itself are not counted. Protocol: written with
+ * messages accepted (SHOAL_OK), `refused` those refused for want of room
+ * (ctx.h: shoal__rc_refused); sends to itself are not counted. Protocol: written with
  * relaxed fetch_adds by the thread running the actor (one thread at a
  * time), read with relaxed loads by the host (any thread): each is a
  * monotonic count on its own, no other memory is published through them.

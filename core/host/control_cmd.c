@@ -464,7 +464,9 @@ static void scale(shoal_control_t *c, shoal_control_conn_t *k, char *rest)
     }
     shoal_pool_stats_t st;
     shoal__host_peek(hp, &st); /* the bounds now, and the size */
-    if (hp->rec->spec.kind == SHOAL_POOL_KIND_CHECKOUT) {
+    /* What kind it is and whether its own source feeds it: its config's
+     * (the record's spec is the pool actor's, which a swap rewrites). */
+    if (hp->cp != NULL && hp->cp->kind == SHOAL_POOL_KIND_CHECKOUT) {
         shoal__control_say(k,
                            "1 %s is a checkout pool: its members are set by init and max in the "
                            "config, which a reload applies live (members in use untouched)\n",
@@ -474,7 +476,7 @@ static void scale(shoal_control_t *c, shoal_control_conn_t *k, char *rest)
     /* As the config: a size of 0 is what it refuses (autoscale never
      * shrinks a pool below 1 worker, so bounds from 0 are fine while the
      * size is not 0; a MAX of 0 is refused above). */
-    bool fed = hp->rec->spec.kind == SHOAL_POOL_KIND_PULL && hp->rec->spec.source != NULL;
+    bool fed = hp->cp != NULL && shoal__config_pool_fed(hp->cp);
     if (shoal__pool_stays_empty(st.autoscale, st.idle_timeout_ms, fed) && !bounds && n == 0 &&
         st.min_size == 0) {
         shoal__control_say(k,

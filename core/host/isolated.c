@@ -103,9 +103,9 @@ static int launch(void *user, const int chan_fds[3], pid_t *pid, int *pidfd, cha
             if ((high[i] = lift(src[i], 100)) < 0)
                 _exit(126);
         for (int i = 0; i < 5; i++)
-            if (dup2(high[i], FD_CHAN + i) < 0) /* 3..7, without close-on-exec */
+            if (dup2(high[i], SHOAL__ISO_FD_CHAN + i) < 0) /* 3..7, without close-on-exec */
                 _exit(126);
-        syscall(SYS_close_range, FD_FIRST_FREE, ~0u, 0);
+        syscall(SYS_close_range, SHOAL__ISO_FD_FIRST_FREE, ~0u, 0);
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
             _exit(125); /* never outlive shoald, even if it died just now */
         /* A group of its own: a Ctrl-C or a signal to shoald's group is
@@ -174,9 +174,9 @@ int shoal__isolated_launch(const shoal_config_t *c, const shoal_config_pool_t *c
         snprintf(why, why_size, "cannot keep the plugin's copy: %s", strerror(errno));
         goto fail;
     }
-    boot_t b = {
-        .magic = BOOT_MAGIC,
-        .version = BOOT_VERSION,
+    shoal__iso_boot_t b = {
+        .magic = SHOAL__ISO_BOOT_MAGIC,
+        .version = SHOAL__ISO_BOOT_VERSION,
         .log_format = (uint32_t)c->log.format,
         .log_level = (uint32_t)c->log.level,
         .name_len = (uint32_t)strlen(cp->name),

@@ -30,14 +30,19 @@ int shoal__isolated_main(void);
 /* ---- between isolated.c (the parent) and isolated_child.c ---- */
 
 /* The descriptors a child finds at fixed numbers. */
-enum { FD_CHAN = 3, FD_PLUGIN = 6, FD_BOOT = 7, FD_FIRST_FREE = 8 };
+enum {
+    SHOAL__ISO_FD_CHAN = 3,
+    SHOAL__ISO_FD_PLUGIN = 6,
+    SHOAL__ISO_FD_BOOT = 7,
+    SHOAL__ISO_FD_FIRST_FREE = 8
+};
 
-#define BOOT_MAGIC UINT64_C(0x6f6f626c616f6873) /* "shoalboo" */
-#define BOOT_VERSION 2u /* 2: the area has room_seq and room_at (pool/remote.h) */
+#define SHOAL__ISO_BOOT_MAGIC UINT64_C(0x6f6f626c616f6873) /* "shoalboo" */
+#define SHOAL__ISO_BOOT_VERSION 2u /* 2: the area has room_seq and room_at (pool/remote.h) */
 
 /* The boot record: this header, then the pool's name, the config file's
  * name and its text, one after the other. */
-typedef struct boot_s {
+typedef struct shoal__iso_boot_s {
     uint64_t magic;
     uint32_t version;
     uint32_t log_format;
@@ -46,6 +51,6 @@ typedef struct boot_s {
     uint32_t pad;
     uint64_t generation;
     uint64_t text_len;
-} boot_t;
+} shoal__iso_boot_t;
 
 #endif

@@ -261,11 +261,11 @@ static int bridge(child_t *ch, shoal_host_t *h)
 
 /* Reads the boot record: fills b, and returns the three strings (one
  * malloc'd block) or NULL. */
-static char *read_boot(boot_t *b, char **name, char **file, char **text)
+static char *read_boot(shoal__iso_boot_t *b, char **name, char **file, char **text)
 {
-    if (pread(FD_BOOT, b, sizeof *b, 0) != (ssize_t)sizeof *b || b->magic != BOOT_MAGIC ||
-        b->version != BOOT_VERSION || b->name_len > 255 || b->file_len > PATH_MAX ||
-        b->text_len > (64u << 20))
+    if (pread(SHOAL__ISO_FD_BOOT, b, sizeof *b, 0) != (ssize_t)sizeof *b ||
+        b->magic != SHOAL__ISO_BOOT_MAGIC || b->version != SHOAL__ISO_BOOT_VERSION ||
+        b->name_len > 255 || b->file_len > PATH_MAX || b->text_len > (64u << 20))
         return NULL;
     size_t total = (size_t)b->name_len + b->file_len + b->text_len + 3;
     char *all = malloc(total);
@@ -276,7 +276,7 @@ static char *read_boot(boot_t *b, char **name, char **file, char **text)
     uint64_t lens[3] = {b->name_len, b->file_len, b->text_len};
     char **outs[3] = {name, file, text};
     for (int i = 0; i < 3; i++) {
-        if (pread(FD_BOOT, p, lens[i], off) != (ssize_t)lens[i]) {
+        if (pread(SHOAL__ISO_FD_BOOT, p, lens[i], off) != (ssize_t)lens[i]) {
             free(all);
             return NULL;
         }
@@ -293,7 +293,7 @@ int shoal__isolated_main(void)
     /* Run as /proc/self/exe (SELF_EXE), its name would be "exe" in ps and
      * top: the parent's name, as before. */
     prctl(PR_SET_NAME, "shoald", 0, 0, 0);
-    boot_t b;
+    shoal__iso_boot_t b;
     char *name, *file, *text;
     char *all = read_boot(&b, &name, &file, &text);
     if (all == NULL) {
@@ -308,7 +308,7 @@ int shoal__isolated_main(void)
                          b.log_format == SHOAL_LOG_FORMAT_JSON ? SHOAL_FAULT_JSON
                                                                : SHOAL_FAULT_TEXT);
     shoal__fault_set_generation(b.generation);
-    int fds[3] = {FD_CHAN, FD_CHAN + 1, FD_CHAN + 2};
+    int fds[3] = {SHOAL__ISO_FD_CHAN, SHOAL__ISO_FD_CHAN + 1, SHOAL__ISO_FD_CHAN + 2};
     if (shoal__chan_attach(fds, &ch.chan) != SHOAL_OK) {
         fprintf(stderr, "shoald --isolated-worker: no channel from the parent\n");
         free(all);
@@ -329,7 +329,7 @@ int shoal__isolated_main(void)
     }
     /* The parent's config, under its name: errors name its file:line:col. */
     char plugin[64];
-    snprintf(plugin, sizeof plugin, "/proc/self/fd/%d", FD_PLUGIN);
+    snprintf(plugin, sizeof plugin, "/proc/self/fd/%d", SHOAL__ISO_FD_PLUGIN);
     if ((rc = shoal__config_parse(file, text, b.text_len, &c, &err)) != SHOAL_OK ||
         (rc = shoal__config_isolate(c, name, plugin, &err)) != SHOAL_OK ||
         (rc = shoal__loader_create(&loader)) != SHOAL_OK ||

@@ -493,7 +493,8 @@ static void render_sources(const shoal_metrics_snap_t *s, shoal_metrics_buf_t *b
         {"shoal_source_messages_sent_total", "counter",
          "Messages a source's actor sent that were accepted (sends to itself not counted)."},
         {"shoal_source_messages_refused_total", "counter",
-         "Messages a source's actor sent that were refused as full (SHOAL_EFULL, SHOAL_EBUSY)."},
+         "Messages a source's actor sent that were refused for want of room (SHOAL_EFULL, "
+         "SHOAL_EBUSY, SHOAL_ENOMEMBERS)."},
         {"shoal_source_restarts_total", "counter",
          "Times a source's actor was restarted after it ended."},
         {"shoal_source_up", "gauge",
