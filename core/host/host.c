@@ -147,6 +147,18 @@ void shoal__host_go_with(shoal_host_t *h, shoal_host_pool_t *hp, shoal_host_live
                                          epic != NULL ? sizeof *epic : 0);
     }
     hp->go_owed = rc == SHOAL_ENOMEM;
+    if (hp->go_owed && epic != NULL && epic != hp->owed_epic &&
+        (hp->owed_epic = malloc(sizeof *epic)) != NULL)
+        *hp->owed_epic = *epic; /* told again with it (without memory: from the start) */
+    if (!hp->go_owed) {
+        free(hp->owed_epic);
+        hp->owed_epic = NULL;
+    }
+    if (rc == SHOAL_ENOPROC && epic != NULL)
+        shoal__host_log(h, SHOAL_LOG_WARN,
+                        "reload: %s ended before it was told the reload committed: the epic "
+                        "handed over to it (%" PRIu64 " items sent) ends there",
+                        hp->name, epic->items);
     if (rc == SHOAL_ETIMEDOUT) /* still queued: carried out when its actor runs */
         shoal__host_log(h, SHOAL_LOG_WARN,
                         "reload: %s was not told within %d ms that the reload committed (its "
@@ -165,7 +177,7 @@ static void go_again(shoal_host_t *h, shoal_host_pool_t *list, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (list[i].go_owed && !list[i].draining)
-            shoal__host_go(h, &list[i], NULL);
+            shoal__host_go_with(h, &list[i], NULL, list[i].owed_epic);
 }
 
 void shoal__host_go_owed(shoal_host_t *h)
@@ -221,6 +233,7 @@ void shoal__host_entry_release(shoal_host_t *h, shoal_host_pool_t *e)
         h->ndead_letters--;
     shoal__pool_unref(h->rt, e->rec);
     free(e->name);
+    free(e->owed_epic);
 }
 
 void shoal__host_untrack(shoal_host_t *h, shoal_host_pool_t *list, size_t *n, size_t i)
@@ -428,6 +441,7 @@ void shoal__host_destroy(shoal_host_t *h)
     for (size_t i = 0; i < h->npools; i++) {
         shoal__pool_unref(h->rt, h->pools[i].rec);
         free(h->pools[i].name);
+        free(h->pools[i].owed_epic);
     }
     free(h->pools);
     shoal__host_sources_free(h);

@@ -47,6 +47,9 @@ typedef struct shoal_host_pool_s {
      * SHOAL__POOL_GO could not be sent (shoal__host_go); shoal__host_tidy
      * sends it again */
     bool go_owed;
+    /* the epic that GO carries (a pull pool's, handed over by the pool it
+     * replaces: host_pull.c) while it is owed; NULL: none */
+    shoal_pull_handover_t *owed_epic;
 } shoal_host_pool_t;
 
 /* The message counts of a set of pools (a ledger): accepted = handled +
@@ -399,12 +402,17 @@ int shoal__host_live_rc(shoal_host_live_t *lv, int rc);
  * epic over when both run the same source (behaviour and module) with the
  * same source_args (host_pull.c). */
 bool shoal__host_pull_same_epic(const shoal_config_pool_t *a, const shoal_config_pool_t *b);
-/* If old's epic goes to the pool replacing it (configured as cp): asks old
- * for it within lv's deadline (SHOAL__POOL_HAND_OVER: its source stops)
- * into *out, true. Not answered: false, note (and the log) say why -- the
- * new pool's source then starts from the start. Host thread. */
+/* What a reload replacing hp by a pool configured as cp does with its
+ * epic, as a plan's words (", taking its epic over", ", its epic done (not
+ * run again)", ...); "" when nothing. */
+const char *shoal__host_pull_epic_plan(const shoal_host_pool_t *hp, const shoal_config_pool_t *cp);
+/* If old's epic goes to np, the pool replacing it, and np's source runs:
+ * asks old for it within lv's deadline (SHOAL__POOL_HAND_OVER: its source
+ * stops) into *out, true. np's source not running, or no answer: false,
+ * note (and the log) say why -- np's source then starts from the start, if
+ * it runs. Host thread. */
 bool shoal__host_pull_hand_over(shoal_host_t *h, const shoal_host_pool_t *old,
-                                const shoal_config_pool_t *cp, shoal_host_live_t *lv,
+                                const shoal_host_pool_t *np, shoal_host_live_t *lv,
                                 shoal_pull_handover_t *out, char *note, size_t size);
 
 /* Pool or source hp, started held by a reload (pool.h: opts held), is told

@@ -27,6 +27,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "host/code.h"
 #include "host/host.h"
@@ -201,13 +202,51 @@ bool shoal__host_pull_same_epic(const shoal_config_pool_t *a, const shoal_config
            shoal__node_equal(a->src_args, b->src_args);
 }
 
+const char *shoal__host_pull_epic_plan(const shoal_host_pool_t *hp, const shoal_config_pool_t *cp)
+{
+    if (!shoal__host_pull_same_epic(hp->cp, cp) || hp->rec == NULL || hp->rec->pull == NULL)
+        return "";
+    shoal_pool_stats_t st;
+    memset(&st, 0, sizeof st);
+    shoal__host_peek(hp, &st);
+    bool own = atomic_load_explicit(&hp->rec->pull->own_args, memory_order_relaxed) != 0;
+    if (st.source_state == SHOAL_SOURCE_DONE)
+        return ", its epic done (not run again)";
+    if (st.source_state == SHOAL_SOURCE_RUNNING && own)
+        return ", not taking its epic over (it runs with its own args: the config's starts "
+               "from the start)";
+    if (st.source_state == SHOAL_SOURCE_RUNNING || st.source_state == SHOAL_SOURCE_FAILED)
+        return ", taking its epic over";
+    return "";
+}
+
 bool shoal__host_pull_hand_over(shoal_host_t *h, const shoal_host_pool_t *old,
-                                const shoal_config_pool_t *cp, shoal_host_live_t *lv,
+                                const shoal_host_pool_t *np, shoal_host_live_t *lv,
                                 shoal_pull_handover_t *out, char *note, size_t size)
 {
     note[0] = '\0';
-    if (!shoal__host_pull_same_epic(old->cp, cp))
+    if (!shoal__host_pull_same_epic(old->cp, np->cp))
         return false;
+    /* Its source's init has run (almost always by now: it started with
+     * the pool), and did not fail -- else the old epic is not stopped for
+     * it, and ends as its pool drains. (Asked every millisecond, within
+     * the reload's deadline: a host-thread wait, as its calls are.) */
+    const _Atomic uint32_t *up = &np->rec->pull->source_up;
+    uint32_t u;
+    while ((u = atomic_load_explicit(up, memory_order_relaxed)) == 0 &&
+           shoal__now_ns() < lv->by_ns) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    if (u != 1) {
+        snprintf(note, size,
+                 "%s: its new source %s: the epic of the pool it replaces is not taken over, "
+                 "and stops as that pool drains",
+                 old->name,
+                 u == 2 ? "did not start (its init failed)" : "had not run its init in time");
+        shoal__host_log(h, SHOAL_LOG_WARN, "reload: %s", note);
+        return false;
+    }
     shoal_answer_t a;
     int rc =
         shoal__host_live_rc(lv, shoal_runtime_call_priority(h->rt, old->pid, SHOAL__POOL_HAND_OVER,

@@ -227,8 +227,8 @@ static int reload(shoal_host_t *h, const char *path, shoal_config_t **next, char
         shoal_pull_handover_t epic;
         char unhanded[400];
         size_t i = old_of[j - first_new];
-        bool handed = i != SIZE_MAX && shoal__host_pull_hand_over(h, &h->pools[i], np->cp, &lv,
-                                                                  &epic, unhanded, sizeof unhanded);
+        bool handed = i != SIZE_MAX && shoal__host_pull_hand_over(h, &h->pools[i], np, &lv, &epic,
+                                                                  unhanded, sizeof unhanded);
         if (i != SIZE_MAX && !handed && unhanded[0] != '\0')
             shoal__reload_note(&log, "%s", unhanded);
         shoal__host_go_with(h, np, &lv, handed ? &epic : NULL);

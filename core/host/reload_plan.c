@@ -264,8 +264,7 @@ void shoal__host_plan(shoal_host_t *h, const shoal_config_t *c, char *buf, size_
         if (v->fresh) {
             shoal__reload_note(
                 &log, "replace %s (%s%sa new pool under its name%s; the old one drains)", hp->name,
-                v->why, v->why[0] ? ": " : "",
-                shoal__host_pull_same_epic(hp->cp, cp) ? ", taking its epic over" : "");
+                v->why, v->why[0] ? ": " : "", shoal__host_pull_epic_plan(hp, cp));
             continue;
         }
         if (v->swap) {

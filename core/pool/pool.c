@@ -361,10 +361,11 @@ void shoal__pool_go(shoal_ctx_t *ctx, shoal_pool_t *p, const void *data, size_t 
     if (!p->held)
         return;
     p->held = false;
-    if (p->pull != NULL && size == sizeof(shoal_pull_handover_t)) {
+    if (p->pull != NULL) {
         shoal_pull_handover_t h;
-        memcpy(&h, data, sizeof h);
-        shoal__pull_take_over(ctx, p, &h);
+        if (size == sizeof h)
+            memcpy(&h, data, sizeof h);
+        shoal__pull_go(ctx, p, size == sizeof h ? &h : NULL);
     }
     if (p->co != NULL) {
         shoal__checkout_go(ctx, p);
@@ -387,6 +388,8 @@ static int message(shoal_ctx_t *ctx, shoal_pool_t *p, const shoal_msg_t *msg)
         shoal__pool_go(ctx, p, msg->data, msg->size);
         return SHOAL_OK;
     }
+    if (msg->kind == SHOAL_ENV_STARTED && p->pull != NULL && shoal__pull_source_started(p, msg))
+        return SHOAL_OK;
     if (msg->kind == SHOAL_ENV_STARTED) {
         /* A checkout pool's members start on demand too (checkout.c): only
          * its `init` members' notices count for its start. */
@@ -515,8 +518,10 @@ shoal_pool_t *shoal__pool_ended(struct shoal_ctx_s *ctx)
     p->hold = (shoal_pool_hold_t){0};
     /* Its workers, listed and retiring, end with it (actor_end stops its
      * children next): from now on it has none, as a drain leaves it
-     * (workers.c) -- whoever reads the record (a task pool's counters, the
-     * host's table) sees size 0 and none running, however the pool ended.
+     * (workers.c) -- whoever reads the record (a task pool's cap, the
+     * host's table) sees size 0 and no worker running, however the pool
+     * ended (a task pool counts a task still finishing from its counts:
+     * tasks.c, shoal_tasks_running).
      * release: as the drain's store; pairs with the senders' acquire load
      * of nworkers. */
     atomic_store_explicit(&p->nworkers, 0, memory_order_release);

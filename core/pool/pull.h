@@ -230,6 +230,11 @@ typedef struct shoal_pull_s {
     /* the source, for stats (relaxed: each a value on its own) */
     _Atomic uint64_t source_items; /* sent this epic (route, on the source's thread) */
     _Atomic uint32_t source_state, source_restarts;
+    _Atomic uint32_t own_args; /* the epic runs with its own args (epic, below) */
+    /* The current source's init (its SHOAL_ENV_STARTED): 0 not done yet,
+     * 1 done, 2 failed; read by the host before it hands an epic to this
+     * pool (a flag on its own: relaxed). */
+    _Atomic uint32_t source_up;
     /* the seat table (seats, above): seats[i] is seat i, or NULL */
     pthread_mutex_t seats_lock;
     shoal_pull_seat_t **seats;
@@ -321,6 +326,9 @@ int shoal__pull_epic_with(struct shoal_ctx_s *ctx, struct shoal_pool_s *p,
 /* Drops the record's hold on its epic's args (shoal__pull_free). */
 void shoal__pull_epic_drop(struct shoal_pull_epic_s *e);
 void shoal__pull_source_stop(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
+/* A SHOAL_ENV_STARTED from the pool's source (true; source_up set), or
+ * not from it (false). */
+bool shoal__pull_source_started(struct shoal_pool_s *p, const shoal_msg_t *msg);
 /* An epic handed over by a pull pool a reload replaces to the pool that
  * replaces it, when both run the same source with the same args (host/
  * host_pull.c): SHOAL__POOL_HAND_OVER's answer, carried to the new pool in
@@ -330,22 +338,26 @@ void shoal__pull_source_stop(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
 typedef struct shoal_pull_handover_s {
     uint32_t state;      /* the old epic's SHOAL_SOURCE_*, as it was before the handover */
     uint32_t own_args;   /* 1: it ran with its own args (shoalctl epic): not resumed */
-    uint64_t items;      /* what its source sent (this epic) */
+    uint64_t items;      /* what its source sent this epic (over every pool it ran in) */
+    uint64_t elapsed_ns; /* since the epic started (likewise) */
     uint32_t cursor_len; /* 0: it reported none */
     uint32_t pad_;
     unsigned char cursor[SHOAL_PULL_CURSOR_MAX];
 } shoal_pull_handover_t;
-/* The old pool's half: its source stopped (a running epic ends "handed
- * over"; it is asked for nothing more) and what the new one needs. */
+/* The old pool's half: what the new one needs, and its source stopped when
+ * the new one takes the epic over (running or failed, with the spec's
+ * args: the epic ends "handed over", and this pool asks for nothing more).
+ * One with its own args is left to end as the pool drains. */
 void shoal__pull_hand_over(struct shoal_ctx_s *ctx, struct shoal_pool_s *p,
                            shoal_pull_handover_t *out);
-/* The new pool's half, at GO, before its source is first asked: an epic
- * done is not run again (its source, started held, is stopped); one
- * running or failed resumes at its cursor (SHOAL_PULL_RESUME), as a
- * restarted source does; one without a cursor, or with its own args,
- * starts from the start. */
-void shoal__pull_take_over(struct shoal_ctx_s *ctx, struct shoal_pool_s *p,
-                           const shoal_pull_handover_t *h);
+/* The new pool's half, at GO (h NULL: no epic handed over; then the start
+ * of its own epic is logged now, not when its source was spawned held):
+ * an epic done is not run again (its source, started held, is stopped);
+ * one running or failed resumes at its cursor (SHOAL_PULL_RESUME), as a
+ * restarted source does, its count and time going on; one without a
+ * cursor, or with its own args, starts from the start. */
+void shoal__pull_go(struct shoal_ctx_s *ctx, struct shoal_pool_s *p,
+                    const shoal_pull_handover_t *h);
 void shoal__pull_source_ask(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
 bool shoal__pull_source_message(struct shoal_ctx_s *ctx, struct shoal_pool_s *p,
                                 const shoal_msg_t *msg);

@@ -125,7 +125,9 @@ static int spawn_source(struct shoal_ctx_s *ctx, shoal_pool_t *p)
         .limit = 64,
         .kind = SHOAL_ACTOR_PLAIN,
         .hold = held ? &ah : NULL,
+        .notify_start = true, /* source_up */
     };
+    atomic_store_explicit(&p->pull->source_up, 0, memory_order_relaxed);
     shoal_pid_t pid;
     int rc = shoal__actor_spawn_as(ctx->rt, ctx->tc, &s, &pid);
     if (rc != SHOAL_OK) {
@@ -162,12 +164,22 @@ static int epic_start(struct shoal_ctx_s *ctx, shoal_pool_t *p)
         return rc;
     }
     atomic_store_explicit(&q->source_state, SHOAL_SOURCE_RUNNING, memory_order_relaxed);
-    say(ctx, p, SHOAL_LOG_INFO, "epic started: source %s%s", source_name(p),
-        q->epic != NULL ? " (with its own args)" : "");
+    atomic_store_explicit(&q->own_args, q->epic != NULL, memory_order_relaxed);
+    /* A pool started held by a reload says its epic started at GO
+     * (shoal__pull_go): a reload that fails runs no epic, and one that
+     * hands an epic over runs that one. */
+    if (p->held)
+        say(ctx, p, SHOAL_LOG_INFO,
+            "source %s started, held: asked for nothing until the reload commits",
+            source_name(p));
+    else
+        say(ctx, p, SHOAL_LOG_INFO, "epic started: source %s%s", source_name(p),
+            q->epic != NULL ? " (with its own args)" : "");
     return SHOAL_OK;
 }
 
-static void epic_end(struct shoal_ctx_s *ctx, shoal_pool_t *p, int state, const char *how)
+/* The epic ends as state says: logged with its count, which it returns. */
+static uint64_t epic_end(struct shoal_ctx_s *ctx, shoal_pool_t *p, int state, const char *how)
 {
     shoal_pull_t *q = p->pull;
     atomic_store_explicit(&q->source_state, (uint32_t)state, memory_order_relaxed);
@@ -178,6 +190,7 @@ static void epic_end(struct shoal_ctx_s *ctx, shoal_pool_t *p, int state, const 
     say(ctx, p, state == SHOAL_SOURCE_FAILED ? SHOAL_LOG_ERROR : SHOAL_LOG_INFO,
         "epic %s: %" PRIu64 " items in %.3f s (%.0f items/s), source %s", how, items, s,
         s > 0 ? (double)items / s : 0.0, source_name(p));
+    return items;
 }
 
 int shoal__pull_source_start(struct shoal_ctx_s *ctx, shoal_pool_t *p)
@@ -247,39 +260,42 @@ void shoal__pull_hand_over(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pull_
     memset(out, 0, sizeof *out);
     out->state = atomic_load_explicit(&q->source_state, memory_order_relaxed);
     out->own_args = q->epic != NULL;
-    out->items = atomic_load_explicit(&q->source_items, memory_order_relaxed);
-    if (out->state == SHOAL_SOURCE_RUNNING) {
-        /* What it sends before it ends still comes here, into the room
-         * its request set aside: this pool's workers handle it as it
-         * drains. Its answer to that request is ignored (source_pid). */
+    out->elapsed_ns = shoal__now_ns() - q->epic_start_ns;
+    if (out->state == SHOAL_SOURCE_RUNNING && !out->own_args) {
+        /* What it sends until it ends is taken as anyone's send is (the
+         * room its request set aside goes back, epic_end): admitted while
+         * there is room, else refused and counted; the new pool's source
+         * sends it again from the cursor. Its answer is ignored
+         * (source_pid). */
         shoal_pid_t pid = atomic_load_explicit(&q->source_pid, memory_order_relaxed);
         atomic_store_explicit(&q->source_pid, SHOAL_PID_NONE, memory_order_relaxed);
         if (pid != SHOAL_PID_NONE)
             shoal_stop(ctx, pid);
-        epic_end(ctx, p, SHOAL_SOURCE_DONE, "handed over to the pool that replaces it");
+        out->items =
+            epic_end(ctx, p, SHOAL_SOURCE_DONE, "handed over to the pool that replaces it");
+    } else {
+        out->items = atomic_load_explicit(&q->source_items, memory_order_relaxed);
     }
     out->cursor_len = q->cursor_len;
     memcpy(out->cursor, q->cursor, q->cursor_len);
 }
 
-void shoal__pull_take_over(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_pull_handover_t *h)
+void shoal__pull_go(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_pull_handover_t *h)
 {
     shoal_pull_t *q = p->pull;
     if (q == NULL ||
-        atomic_load_explicit(&q->source_state, memory_order_relaxed) != SHOAL_SOURCE_RUNNING ||
-        h->state == SHOAL_SOURCE_NONE)
-        return; /* its own source did not start (logged), or nothing ran there */
-    if (h->own_args) {
-        say(ctx, p, SHOAL_LOG_WARN,
-            "the epic of the pool it replaces ran with its own args (shoalctl epic; %" PRIu64
-            " items sent) and is not taken over: source %s starts its epic from the start",
-            h->items, source_name(p));
+        atomic_load_explicit(&q->source_state, memory_order_relaxed) != SHOAL_SOURCE_RUNNING)
+        return; /* no source, or it did not start (logged) */
+    if (h == NULL || h->state == SHOAL_SOURCE_NONE) {
+        say(ctx, p, SHOAL_LOG_INFO, "epic started: source %s%s", source_name(p),
+            q->epic != NULL ? " (with its own args)" : "");
         return;
     }
-    if (h->state == SHOAL_SOURCE_DONE) {
+    if (h->state == SHOAL_SOURCE_DONE) { /* its own args or the spec's: the last epic is over */
         shoal_pid_t pid = atomic_load_explicit(&q->source_pid, memory_order_relaxed);
         atomic_store_explicit(&q->source_pid, SHOAL_PID_NONE, memory_order_relaxed);
         atomic_store_explicit(&q->source_state, SHOAL_SOURCE_DONE, memory_order_relaxed);
+        atomic_store_explicit(&q->source_items, h->items, memory_order_relaxed);
         shoal_stop(ctx, pid);
         say(ctx, p, SHOAL_LOG_INFO,
             "epic done already in the pool it replaces (%" PRIu64
@@ -287,16 +303,27 @@ void shoal__pull_take_over(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal
             h->items, source_name(p));
         return;
     }
-    if (h->cursor_len == 0 || h->cursor_len > sizeof q->cursor) {
-        say(ctx, p, SHOAL_LOG_WARN,
-            "the pool it replaces had no cursor from its source (%" PRIu64
-            " items sent): source %s starts its epic from the start, and those items may come "
-            "again",
-            h->items, source_name(p));
+    if (h->own_args || h->cursor_len == 0 || h->cursor_len > sizeof q->cursor) {
+        if (h->own_args)
+            say(ctx, p, SHOAL_LOG_WARN,
+                "the epic of the pool it replaces runs with its own args (shoalctl epic; %" PRIu64
+                " items sent) and is not taken over (it ends as that pool drains): source %s "
+                "starts its epic from the start",
+                h->items, source_name(p));
+        else
+            say(ctx, p, SHOAL_LOG_WARN,
+                "the pool it replaces had no cursor from its source (%" PRIu64
+                " items sent): source %s starts its epic from the start, and those items may "
+                "come again",
+                h->items, source_name(p));
+        say(ctx, p, SHOAL_LOG_INFO, "epic started: source %s", source_name(p));
         return;
     }
     memcpy(q->cursor, h->cursor, h->cursor_len);
     q->cursor_len = h->cursor_len;
+    atomic_store_explicit(&q->source_items, h->items, memory_order_relaxed);
+    uint64_t now = shoal__now_ns();
+    q->epic_start_ns = h->elapsed_ns < now ? now - h->elapsed_ns : 0;
     shoal_pid_t pid = atomic_load_explicit(&q->source_pid, memory_order_relaxed);
     shoal_send_priority(ctx, pid, SHOAL_PULL_RESUME, q->cursor, q->cursor_len);
     say(ctx, p, SHOAL_LOG_INFO,
@@ -304,6 +331,16 @@ void shoal__pull_take_over(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal
         " items sent there%s): source %s resumes at its last cursor",
         h->items, h->state == SHOAL_SOURCE_FAILED ? ", where its source had failed" : "",
         source_name(p));
+}
+
+bool shoal__pull_source_started(shoal_pool_t *p, const shoal_msg_t *msg)
+{
+    shoal_pull_t *q = p->pull;
+    shoal_pid_t src = atomic_load_explicit(&q->source_pid, memory_order_relaxed);
+    if (msg->from != src || src == SHOAL_PID_NONE)
+        return false;
+    atomic_store_explicit(&q->source_up, msg->status == SHOAL_OK ? 1u : 2u, memory_order_relaxed);
+    return true;
 }
 
 /* Claims room for a request: at least batch places, at most REQUEST_MAX,

@@ -10,7 +10,8 @@
  * next epic's source the new code's args; and a pool started held (as a
  * reload starts its new pools: pool.h, opts held) asks its source for
  * nothing until the host's SHOAL__POOL_GO -- an actor's is not one --,
- * while a GO to a pool not held changes nothing.
+ * while a GO to a pool not held changes nothing; and an epic handed over
+ * from one pool to another, as a reload that replaces a pool does.
  *
  * The source here is the test's own (counting from a cursor, as the bundled
  * seq does): handlers record into atomics; the test thread asserts.
@@ -514,6 +515,107 @@ static void a_held_pool_asks_its_source_only_at_go(void)
     shoal_runtime_destroy(rt);
 }
 
+/* SHOAL__POOL_HAND_OVER from the host's thread, answered with the epic. */
+static int hand_over(shoal_runtime_t *rt, shoal_pid_t pool, shoal_pull_handover_t *out)
+{
+    shoal_answer_t a;
+    int rc = shoal_runtime_call_priority(rt, pool, SHOAL__POOL_HAND_OVER, NULL, 0, TMO, &a);
+    if (rc != SHOAL_OK)
+        return rc;
+    rc = a.status;
+    if (rc == SHOAL_OK && a.size == sizeof *out)
+        memcpy(out, a.data, sizeof *out);
+    else if (rc == SHOAL_OK)
+        rc = SHOAL_EINVAL;
+    shoal_answer_release(&a);
+    return rc;
+}
+
+/* A pool started held, told GO with the epic h (host/reload.c's way). */
+static shoal_pid_t go_with(shoal_runtime_t *rt, const shoal_pull_handover_t *h)
+{
+    shoal_pool_spec_t s;
+    epic_spec(&s, 2, 64);
+    shoal_pid_t p = SHOAL_PID_NONE;
+    char why[256] = "";
+    CU_ASSERT_EQUAL_FATAL(shoal__pool_start_ex(rt, &s, NULL, &(shoal_pool_opts_t){.held = true},
+                                               TMO, &p, why, sizeof why),
+                          SHOAL_OK);
+    shoal_pool_t *rec = shoal__pool_find(rt, p);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rec);
+    WAIT_UNTIL(atomic_load(&rec->pull->source_up) != 0);
+    CU_ASSERT_EQUAL(atomic_load(&rec->pull->source_up), 1); /* its init ran */
+    shoal__pool_unref(rt, rec);
+    CU_ASSERT_EQUAL(shoal_runtime_send_priority(rt, p, SHOAL__POOL_GO, h, sizeof *h), SHOAL_OK);
+    return p;
+}
+
+/* An epic handed from one pool to another (a reload's replacement, host/
+ * host_pull.c): the old pool, its first item held so that the epic is under
+ * way, answers SHOAL__POOL_HAND_OVER with its state, count and cursor, and
+ * its source stops; a pool started held and told GO with it resumes its own
+ * source at that cursor -- every item is handled, and none twice but the
+ * one request the old source was answering (at most the room, 66) -- and
+ * counts on from the old count. Handed over again once done: the next pool
+ * asks its source for nothing. A pool without a source answers
+ * SHOAL_ENOTSUP. */
+static void an_epic_is_handed_over(void)
+{
+    reset(100000);
+    shoal_runtime_t *rt = shoal_test_runtime_logged(4, SHOAL_LOG_INFO);
+    atomic_store(&gate, 0);
+    shoal_pid_t a = spawn(rt, 2, 64);
+    WAIT_UNTIL(atomic_load(&requests) >= 2 && atomic_load(&handled) >= 1); /* a SENT read */
+    shoal_pull_handover_t h;
+    memset(&h, 0, sizeof h);
+    CU_ASSERT_EQUAL_FATAL(hand_over(rt, a, &h), SHOAL_OK);
+    CU_ASSERT_EQUAL(h.state, SHOAL_SOURCE_RUNNING);
+    CU_ASSERT_EQUAL(h.own_args, 0);
+    CU_ASSERT_EQUAL(h.cursor_len, sizeof(uint64_t));
+    uint64_t cursor;
+    memcpy(&cursor, h.cursor, sizeof cursor);
+    CU_ASSERT(cursor > 0 && cursor <= h.items && h.items < 100000);
+    CU_ASSERT_EQUAL(shoal_test_pool_stats(rt, a).source_state, SHOAL_SOURCE_DONE);
+    shoal_test_assert_logged("epic handed over to the pool that replaces it: ");
+    int before = atomic_load(&resumes);
+    shoal_pid_t b = go_with(rt, &h);
+    atomic_store(&gate, 1);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, b).source_state == SHOAL_SOURCE_DONE &&
+               atomic_load(&handled) >= 100000);
+    CU_ASSERT_EQUAL(atomic_load(&resumes), before + 1);
+    shoal_pool_stats_t st = shoal_test_pool_stats(rt, b);
+    CU_ASSERT_EQUAL(st.source_state, SHOAL_SOURCE_DONE);
+    CU_ASSERT(st.source_items >= 100000); /* the old count, and on */
+    bool every = true;
+    for (uint64_t i = 0; i < 100000; i++)
+        every &= seen[i] >= 1;
+    CU_ASSERT(every);
+    CU_ASSERT(atomic_load(&dups) <= 66);
+    shoal_test_assert_logged("epic taken over from the pool it replaces (");
+
+    /* Done: handed over again, nothing is asked of the next pool's source. */
+    CU_ASSERT_EQUAL_FATAL(hand_over(rt, b, &h), SHOAL_OK);
+    CU_ASSERT_EQUAL(h.state, SHOAL_SOURCE_DONE);
+    int asked = atomic_load(&requests);
+    shoal_pid_t c = go_with(rt, &h);
+    WAIT_UNTIL(shoal_test_pool_stats(rt, c).source_state == SHOAL_SOURCE_DONE);
+    settle();
+    CU_ASSERT_EQUAL(shoal_test_pool_stats(rt, c).source_state, SHOAL_SOURCE_DONE);
+    CU_ASSERT_EQUAL(shoal_test_pool_stats(rt, c).source_items, h.items);
+    CU_ASSERT_EQUAL(atomic_load(&requests), asked);
+    shoal_test_assert_logged("epic done already in the pool it replaces (");
+
+    /* No source: nothing to hand over. */
+    shoal_pool_spec_t s;
+    epic_spec(&s, 1, 8);
+    s.source = NULL;
+    s.name = "plain";
+    shoal_pid_t d = SHOAL_PID_NONE;
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn_pool(rt, &s, &d), SHOAL_OK);
+    CU_ASSERT_EQUAL(hand_over(rt, d, &h), SHOAL_ENOTSUP);
+    shoal_runtime_destroy(rt);
+}
+
 int main(void)
 {
     static const shoal_test_case_t cases[] = {
@@ -525,6 +627,7 @@ int main(void)
         {"a swap gives the source new args", a_swap_gives_the_source_new_args},
         {"a pool started held asks its source for nothing until GO",
          a_held_pool_asks_its_source_only_at_go},
+        {"an epic is handed over", an_epic_is_handed_over},
         {NULL, NULL}};
     return shoal_test_run("pull_source", cases);
 }

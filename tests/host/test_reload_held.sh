@@ -6,7 +6,8 @@
 #      along. A reload starts a pull pool `jobs` (its source seq, ten
 #      million items), a checkout pool `db2` of the group dbs, and a
 #      checkout pool `down` whose member connects for 3 s and is then
-#      refused. jobs' source runs its init (its epic starts), then the
+#      refused. jobs' source runs its init (held: no epic is said to
+#      start), then the
 #      reload fails, and the ledger's total is generation 1's: in those
 #      3 s no item was taken from jobs' source and no transaction went to
 #      db2 (without the hold, millions and hundreds). Its pools are gone,
@@ -77,7 +78,9 @@ out=$("$shoalctl" --timeout 20000 reload 2>&1); rc=$?
 [ $rc = 1 ] || fail "the reload: exit $rc ($out)"
 echo "$out" | grep -q "^shoalctl: reload failed: $tmp/s.yaml:[0-9]*:[0-9]*: pools.down: cannot start: .*connect refused" ||
     fail "the reload said: $out"
-[ "$(count "jobs: epic started: source seq")" = 1 ] || fail "jobs' source did not run its init"
+[ "$(count "jobs: source seq started, held: asked for nothing until the reload commits")" = 1 ] ||
+    fail "jobs' source did not run its init"
+[ "$(count "jobs: epic started")" = 0 ] || fail "the epic of a reload that failed is said to have started"
 [ "$(count "down/conn: stall: returned after 3.0 s")" = 1 ] || fail "down's connect was not 3 s"
 [ "$(gen)" = 1 ] || fail "the generation moved to $(gen)"
 # The ledger's total is generation 1's: the failed generation's pools
