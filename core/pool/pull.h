@@ -242,6 +242,9 @@ typedef struct shoal_pull_s {
     /* owned by the pool's actor */
     alignas(64) uint32_t buffer;
     bool asked; /* a request is out */
+    /* the last source spawned, current or not: its SHOAL_ENV_STARTED is
+     * the source's (source_up), never a worker's start (pool.c) */
+    shoal_pid_t spawned;
     uint32_t cursor_len;
     uint64_t epic_start_ns;
     struct shoal_pull_epic_s *epic; /* this epic's own args, or NULL: the spec's */
@@ -326,8 +329,8 @@ int shoal__pull_epic_with(struct shoal_ctx_s *ctx, struct shoal_pool_s *p,
 /* Drops the record's hold on its epic's args (shoal__pull_free). */
 void shoal__pull_epic_drop(struct shoal_pull_epic_s *e);
 void shoal__pull_source_stop(struct shoal_ctx_s *ctx, struct shoal_pool_s *p);
-/* A SHOAL_ENV_STARTED from the pool's source (true; source_up set), or
- * not from it (false). */
+/* A SHOAL_ENV_STARTED from the pool's last source (true; source_up set if
+ * it is still the current one), or not from it (false: a worker's). */
 bool shoal__pull_source_started(struct shoal_pool_s *p, const shoal_msg_t *msg);
 /* An epic handed over by a pull pool a reload replaces to the pool that
  * replaces it, when both run the same source with the same args (host/

@@ -143,6 +143,7 @@ static int spawn_source(struct shoal_ctx_s *ctx, shoal_pool_t *p)
     /* relaxed: route compares senders with it; the source's items come
      * after its spawn, which the send to it orders. */
     atomic_store_explicit(&q->source_pid, pid, memory_order_relaxed);
+    q->spawned = pid;
     if (q->cursor_len != 0) /* a restart: go on from the last cursor */
         shoal_send_priority(ctx, pid, SHOAL_PULL_RESUME, q->cursor, q->cursor_len);
     return SHOAL_OK;
@@ -170,8 +171,7 @@ static int epic_start(struct shoal_ctx_s *ctx, shoal_pool_t *p)
      * hands an epic over runs that one. */
     if (p->held)
         say(ctx, p, SHOAL_LOG_INFO,
-            "source %s started, held: asked for nothing until the reload commits",
-            source_name(p));
+            "source %s started, held: asked for nothing until the reload commits", source_name(p));
     else
         say(ctx, p, SHOAL_LOG_INFO, "epic started: source %s%s", source_name(p),
             q->epic != NULL ? " (with its own args)" : "");
@@ -179,11 +179,10 @@ static int epic_start(struct shoal_ctx_s *ctx, shoal_pool_t *p)
 }
 
 /* The epic ends as state says: logged with its count, which it returns. */
-static uint64_t epic_end(struct shoal_ctx_s *ctx, shoal_pool_t *p, int state, const char *how)
+static uint64_t epic_say(struct shoal_ctx_s *ctx, shoal_pool_t *p, int state, const char *how)
 {
     shoal_pull_t *q = p->pull;
     atomic_store_explicit(&q->source_state, (uint32_t)state, memory_order_relaxed);
-    reserve_return(ctx, p);
     q->asked = false;
     uint64_t items = atomic_load_explicit(&q->source_items, memory_order_relaxed);
     double s = (double)(shoal__now_ns() - q->epic_start_ns) / 1e9;
@@ -191,6 +190,14 @@ static uint64_t epic_end(struct shoal_ctx_s *ctx, shoal_pool_t *p, int state, co
         "epic %s: %" PRIu64 " items in %.3f s (%.0f items/s), source %s", how, items, s,
         s > 0 ? (double)items / s : 0.0, source_name(p));
     return items;
+}
+
+/* As epic_say, the room a request left given back: the source sends no
+ * more (it ended, or is no longer the one routed as the source). */
+static uint64_t epic_end(struct shoal_ctx_s *ctx, shoal_pool_t *p, int state, const char *how)
+{
+    reserve_return(ctx, p);
+    return epic_say(ctx, p, state, how);
 }
 
 int shoal__pull_source_start(struct shoal_ctx_s *ctx, shoal_pool_t *p)
@@ -262,17 +269,16 @@ void shoal__pull_hand_over(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pull_
     out->own_args = q->epic != NULL;
     out->elapsed_ns = shoal__now_ns() - q->epic_start_ns;
     if (out->state == SHOAL_SOURCE_RUNNING && !out->own_args) {
-        /* What it sends until it ends is taken as anyone's send is (the
-         * room its request set aside goes back, epic_end): admitted while
-         * there is room, else refused and counted; the new pool's source
-         * sends it again from the cursor. Its answer is ignored
-         * (source_pid). */
-        shoal_pid_t pid = atomic_load_explicit(&q->source_pid, memory_order_relaxed);
-        atomic_store_explicit(&q->source_pid, SHOAL_PID_NONE, memory_order_relaxed);
-        if (pid != SHOAL_PID_NONE)
-            shoal_stop(ctx, pid);
+        /* It stays the one routed as the source until its EXIT (source
+         * _exit), so what it sends until it ends takes the room its
+         * request set aside, never refused (given back then, not now: as
+         * anyone's sends, they met a full pool, refused and counted);
+         * its answer is ignored (the epic is no longer running), and it
+         * is not started again. The new pool's source sends those items
+         * again from the cursor. */
+        shoal_stop(ctx, atomic_load_explicit(&q->source_pid, memory_order_relaxed));
         out->items =
-            epic_end(ctx, p, SHOAL_SOURCE_DONE, "handed over to the pool that replaces it");
+            epic_say(ctx, p, SHOAL_SOURCE_DONE, "handed over to the pool that replaces it");
     } else {
         out->items = atomic_load_explicit(&q->source_items, memory_order_relaxed);
     }
@@ -336,10 +342,13 @@ void shoal__pull_go(struct shoal_ctx_s *ctx, shoal_pool_t *p, const shoal_pull_h
 bool shoal__pull_source_started(shoal_pool_t *p, const shoal_msg_t *msg)
 {
     shoal_pull_t *q = p->pull;
-    shoal_pid_t src = atomic_load_explicit(&q->source_pid, memory_order_relaxed);
-    if (msg->from != src || src == SHOAL_PID_NONE)
+    if (msg->from != q->spawned || q->spawned == SHOAL_PID_NONE)
         return false;
-    atomic_store_explicit(&q->source_up, msg->status == SHOAL_OK ? 1u : 2u, memory_order_relaxed);
+    /* One stopped before its init was over (a drain at once) tells of its
+     * end: not the current source's. */
+    if (msg->from == atomic_load_explicit(&q->source_pid, memory_order_relaxed))
+        atomic_store_explicit(&q->source_up, msg->status == SHOAL_OK ? 1u : 2u,
+                              memory_order_relaxed);
     return true;
 }
 
@@ -465,7 +474,9 @@ bool shoal__pull_source_exit(struct shoal_ctx_s *ctx, shoal_pool_t *p, shoal_pid
         pid == SHOAL_PID_NONE)
         return false;
     atomic_store_explicit(&q->source_pid, SHOAL_PID_NONE, memory_order_relaxed);
-    reserve_return(ctx, p);   /* it sends nothing more: the room it left goes back */
+    reserve_return(ctx, p); /* it sends nothing more: the room it left goes back */
+    if (atomic_load_explicit(&q->source_state, memory_order_relaxed) != SHOAL_SOURCE_RUNNING)
+        return true;          /* stopped, its epic handed over: its end is all */
     if (reason == SHOAL_OK) { /* ended before DONE: the epic is over all the same */
         epic_end(ctx, p, SHOAL_SOURCE_DONE, "done (the source ended)");
         return true;
