@@ -139,6 +139,7 @@
 #include <stdint.h>
 
 #include "actor/envelope.h"
+#include "pool/stripe.h" /* shoal__stripe_add: its counters are striped as a pool's */
 #include "shoal/checkout.h"
 #include "runtime/tcache.h"
 #include "sched/futex.h"
@@ -443,16 +444,6 @@ static inline shoal_co_stripe_t *shoal__co_stripe_of(shoal_checkout_t *co,
 }
 shoal_co_stripe_t *shoal__co_stripe(shoal_checkout_t *co, bool *shared);
 
-/* Adds n to counter c of a stripe (WHO TOUCHES WHAT: stripes). */
-static inline void shoal__co_add(_Atomic uint64_t *c, uint64_t n, bool shared)
-{
-    if (shared)
-        atomic_fetch_add_explicit(c, n, memory_order_relaxed);
-    else
-        atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
-                              memory_order_relaxed);
-}
-
 /* Takes the lock; the holder's stripe is looked up once, for every count
  * it makes while it holds it. */
 static inline void shoal__co_locked(shoal_checkout_t *co, shoal_co_stripe_t *st, bool shared)
@@ -493,7 +484,7 @@ static inline void shoal__co_count(shoal_checkout_t *co, unsigned i, uint64_t n)
 {
     if (__builtin_expect(co->debug, 0))
         shoal__co_check_holder(co);
-    shoal__co_add(&co->st->counts[i], n, co->st_shared);
+    shoal__stripe_add(&co->st->counts[i], n, co->st_shared);
 }
 
 /* A take or transaction refused before the lock (no_members_early). */
@@ -501,7 +492,7 @@ static inline void shoal__co_refused_early(shoal_checkout_t *co, const struct sh
 {
     bool shared;
     shoal_co_stripe_t *st = shoal__co_stripe_of(co, tc, &shared);
-    shoal__co_add(&st->no_members_early, 1, shared);
+    shoal__stripe_add(&st->no_members_early, 1, shared);
 }
 
 /* checkout_take.c and checkout_queue.c: giving members out, taking them
