@@ -385,14 +385,14 @@ SHOAL_API int shoal_tasks_release_timeout(shoal_tasks_t *tasks, uint64_t timeout
         /* No actor to wait for the drain's answer as (every one of
          * runtime.max_actors taken -- this pool's workers may be most of
          * them, and they end only by this drain): the drain is cast
-         * instead, and its end waited for as below. */
+         * instead, and its end waited for (quiet). */
         rc = shoal_runtime_send_priority(tasks->rt, tasks->pid, SHOAL_POOL_DRAIN, NULL, 0);
-        if (rc == SHOAL_OK)
-            rc = SHOAL_ENOPROC;
-    }
-    if (rc == SHOAL_ENOPROC ||
-        (rc != SHOAL_OK && rc != SHOAL_ETIMEDOUT && shoal__pool_is_ended(tasks->rec)))
+        if (rc == SHOAL_OK || rc == SHOAL_ENOPROC)
+            rc = quiet(tasks, deadline);
+    } else if (rc == SHOAL_ENOPROC ||
+               (rc != SHOAL_OK && rc != SHOAL_ETIMEDOUT && shoal__pool_is_ended(tasks->rec))) {
         rc = quiet(tasks, deadline);
+    }
     /* release: pairs with the acquire load of released above, by a later
      * release (or destroy, through it) in another thread: the drain's answer
      * came after every worker's last read of the handle. */
