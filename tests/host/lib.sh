@@ -2,7 +2,7 @@
 # directory as $1; it sets shoald, shoalctl, plugins, tmp (removed at exit),
 # log (shoald's stderr), pid (set it to shoald's; it is killed at exit), and
 # defines fail, count, wait_for, write (with the test's `header`), gen,
-# settled_ledger, stop_host, stopped_3, stopped_leaving, expect_out,
+# wait_done, settled_ledger, stop_host, stopped_3, stopped_leaving, expect_out,
 # expect_out_ms, open_n, start_until,
 # loadgen, field, alive and segv_ours.
 set -u
@@ -27,6 +27,9 @@ fail() {
 }
 # count PATTERN: lines of the log matching it
 count() { grep -c -- "$1" "$log" 2>/dev/null || true; }
+# wait_done PATTERN [N]: as wait_for, for an epic's end: up to a minute
+# (an epic of 4 * 10^6 takes 20 s under TSan on a busy machine)
+wait_done() { wait_for "$1" "${2:-1}" 6000; }
 # wait_for PATTERN [N [TRIES]]: until the log has N (default 1) such lines,
 # looking TRIES times (default 1000: about 10 s). A test empties the log
 # (: > "$log") before it starts a shoald: the child's own 2> "$log" empties

@@ -27,10 +27,6 @@ scale=${SHOAL_STRESS_SCALE:-1}
 # At least 4 * 10^6: the busy check below needs an epic still running.
 n=$(awk -v s="$scale" 'BEGIN { n = 10000000 * s; printf "%d", n < 4000000 ? 4000000 : n }')
 
-# wait_done PATTERN [N]: as wait_for, for an epic's end: up to a minute
-# (an epic of 4 * 10^6 takes 20 s under TSan on a busy machine)
-wait_done() { wait_for "$1" "${2:-1}" 6000; }
-
 header() {
     cat <<YAML
 runtime: { control: ctl.sock, threads: 2 }

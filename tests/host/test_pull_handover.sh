@@ -75,7 +75,6 @@ pools:
 YAML
 }
 accepted() { settled_ledger | sed -n 's/^ledger total: accepted \([0-9]*\) = handled \([0-9]*\) + failed 0 + dropped 0 + in flight 0; refused 0$/\1 \2/p'; }
-wait_done() { wait_for "$1" "${2:-1}" 6000; }
 # next_done: waits for one more "epic done" line than now; prints its count
 next_done() {
     local k
@@ -97,9 +96,8 @@ wait_for 'jobs: epic started: source seq'
 # 1: mid-epic; shoalctl diff says what the reload will do.
 sleep 0.3
 write "$(pools 1)"
-out=$("$shoalctl" diff 2>&1)
-[ "$out" = "generation 1 -> 2: replace jobs (redeliver 0 -> 1: a new pool under its name, taking its epic over; the old one drains)" ] ||
-    fail "diff: '$out'"
+expect_out "diff mid-epic" 0 "generation 1 -> 2: replace jobs (redeliver 0 -> 1: a new pool under its name, taking its epic over; the old one drains)" \
+    "$shoalctl" diff
 reload_to 1 2
 grep -q 'jobs: epic done: ' "$log" && fail "the epic ended before the reload: make n larger"
 wait_for 'jobs: epic handed over to the pool that replaces it: [0-9]* items in '
@@ -118,9 +116,8 @@ echo "ok: mid-epic: handed over at $x items, done at $y; accepted $acc of $n (+$
 
 # 2: after the epic.
 write "$(pools 0)"
-out=$("$shoalctl" diff 2>&1)
-[ "$out" = "generation 2 -> 3: replace jobs (redeliver 1 -> 0: a new pool under its name, its epic done (not run again); the old one drains)" ] ||
-    fail "diff after the epic: '$out'"
+expect_out "diff after the epic" 0 "generation 2 -> 3: replace jobs (redeliver 1 -> 0: a new pool under its name, its epic done (not run again); the old one drains)" \
+    "$shoalctl" diff
 reload_to 0 3
 wait_for "jobs: epic done already in the pool it replaces ($y items): source seq not asked (shoalctl epic starts a new one)"
 sleep 0.3
@@ -138,9 +135,8 @@ out=$("$shoalctl" epic jobs "{from: 1, to: $n}" 2>&1) || fail "epic with args: '
 wait_for 'jobs: epic started: source seq (with its own args)'
 sleep 0.2
 write "$(pools 1)"
-out=$("$shoalctl" diff 2>&1)
-[ "$out" = "generation 3 -> 4: replace jobs (redeliver 0 -> 1: a new pool under its name, not taking its epic over (it runs with its own args: the config's starts from the start); the old one drains)" ] ||
-    fail "diff under an own-args epic: '$out'"
+expect_out "diff under an own-args epic" 0 "generation 3 -> 4: replace jobs (redeliver 0 -> 1: a new pool under its name, not taking its epic over (it runs with its own args: the config's starts from the start); the old one drains)" \
+    "$shoalctl" diff
 handed=$(count 'epic handed over')
 started=$(count 'jobs: epic started: source seq$')
 got=$(next_done reload_to 1 4)
