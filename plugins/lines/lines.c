@@ -256,12 +256,18 @@ static int request(shoal_ctx_t *ctx, lines_t *s, const shoal_msg_t *msg)
         size_t size = len > s->max_line ? s->max_line : (size_t)len;
         if ((rc = shoal_send(ctx, msg->from, s->type, s->buf, size)) != SHOAL_OK) {
             s->st.refused++;
-            if (!s->told_refused)
+            if (rc == SHOAL_ENOPROC) { /* draining or ended: it asks for nothing more */
+                shoal_log(ctx, SHOAL_LOG_INFO,
+                          "the pool has closed (draining or ended): %" PRIu32 " of %" PRIu32
+                          " sent, none from the line at byte %" PRIu64 " on",
+                          i, n, start);
+            } else if (!s->told_refused) {
                 shoal_log(ctx, SHOAL_LOG_WARN,
                           "the pool refused the line at byte %" PRIu64 " (%s): %" PRIu32
                           " of %" PRIu32 " sent, the rest comes at the next request (said once)",
                           start, shoal_strerror(rc), i, n);
-            s->told_refused = true;
+                s->told_refused = true;
+            }
             if ((rc = seek(ctx, s, start)) != SHOAL_OK)
                 return rc;
             break;

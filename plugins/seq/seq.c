@@ -115,12 +115,18 @@ static int request(shoal_ctx_t *ctx, seq_t *s, const shoal_msg_t *msg)
         int rc = shoal_send(ctx, msg->from, s->type, &s->st.next, sizeof s->st.next);
         if (rc != SHOAL_OK) {
             s->st.refused++;
-            if (!s->told_refused)
+            if (rc == SHOAL_ENOPROC) { /* draining or ended: it asks for nothing more */
+                shoal_log(ctx, SHOAL_LOG_INFO,
+                          "the pool has closed (draining or ended): %" PRIu32 " of %" PRIu32
+                          " sent, none from item %" PRId64 " on",
+                          i, n, s->st.next);
+            } else if (!s->told_refused) {
                 shoal_log(ctx, SHOAL_LOG_WARN,
                           "the pool refused item %" PRId64 " (%s): %" PRIu32 " of %" PRIu32
                           " sent, the rest comes at the next request (said once)",
                           s->st.next, shoal_strerror(rc), i, n);
-            s->told_refused = true;
+                s->told_refused = true;
+            }
             break;
         }
         s->st.items++;

@@ -17,6 +17,7 @@
 #define CMD_TELL 0x70000002u
 #define CMD_HOLD 0x70000003u
 #define CMD_STREAM 0x70000004u
+#define CMD_QUIT 0x70000005u
 #define MAX_ANSWERS 1024u
 
 typedef struct spawn_cmd_s {
@@ -111,6 +112,13 @@ static void command(shoal_ctx_t *ctx, pool_t *p, const shoal_msg_t *msg)
         *p = (pool_t){.streaming = true, .asked = stream_batch};
         request(ctx, stream_batch);
         break;
+    case CMD_QUIT: {
+        uint32_t n;
+        memcpy(&n, msg->data, sizeof n);
+        request(ctx, n);
+        shoal_exit(ctx, SHOAL_OK);
+        break;
+    }
     }
 }
 
@@ -232,14 +240,16 @@ const shoal_node_t *fp_yaml(const char *text)
     return root;
 }
 
-shoal_runtime_t *fp_start(uint32_t limit)
+shoal_runtime_t *fp_start(uint32_t limit) { return fp_start_on(limit, 2); }
+
+shoal_runtime_t *fp_start_on(uint32_t limit, unsigned threads)
 {
     atomic_store(&nitems, 0);
     atomic_store(&nanswers, 0);
     atomic_store(&nstrays, 0);
     atomic_store(&source, SHOAL_PID_NONE);
     atomic_store(&exit_reason, SHOAL_TEST_NO_EXIT);
-    rt = shoal_test_runtime_logged(2, SHOAL_LOG_INFO);
+    rt = shoal_test_runtime_logged(threads, SHOAL_LOG_INFO);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rt);
     shoal_spawn_opts_t opts = {.mailbox_limit = limit};
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &fake_pool, NULL, &opts, &pool_pid), SHOAL_OK);
@@ -294,6 +304,11 @@ const fp_msg_t *fp_ask(uint32_t n)
     fp_tell(SHOAL_PULL_REQUEST, &n, sizeof n);
     SHOAL_TEST_WAIT_UNTIL(fp_answers() != before || fp_exit(0) != SHOAL_TEST_NO_EXIT, 10.0);
     return fp_answers() != before ? fp_answer(before) : NULL;
+}
+
+void fp_ask_and_end(uint32_t n)
+{
+    CU_ASSERT_EQUAL_FATAL(shoal_runtime_send(rt, pool_pid, CMD_QUIT, &n, sizeof n), SHOAL_OK);
 }
 
 unsigned fp_answers(void) { return atomic_load_explicit(&nanswers, memory_order_acquire); }

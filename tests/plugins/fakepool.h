@@ -33,6 +33,8 @@ void fp_teardown(void);
  * pool in it; its mailbox holds `limit` messages (0: no limit). NULL, with
  * a failed assertion, on failure. */
 shoal_runtime_t *fp_start(uint32_t limit);
+/* The same on `threads` dispatcher threads. */
+shoal_runtime_t *fp_start_on(uint32_t limit, unsigned threads);
 /* Destroys the runtime and the args trees of the test. */
 void fp_stop(void);
 
@@ -88,6 +90,12 @@ unsigned fp_strays(void);
  * nobody empties. Returns once the request went out. */
 void fp_ask_held(uint32_t n);
 void fp_release(void);
+
+/* SHOAL_PULL_REQUEST(n), and the pool ends in the same turn (its child,
+ * the source, is stopped after it). On one dispatcher thread the pool has
+ * ended before the source reads the request: every item meets a closed
+ * mailbox. Returns once the command went out. */
+void fp_ask_and_end(uint32_t n);
 
 /* Streams the whole epic (once per pool): REQUEST(batch) whenever the last
  * answer came and every item asked for so far arrived (a buffer of `batch`

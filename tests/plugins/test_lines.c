@@ -427,6 +427,27 @@ static void a_refused_line_comes_next_time(void)
     cleanup();
 }
 
+/* The pool ends in the turn it asks (its mailbox closed, as a draining
+ * pool's): no line goes, and the source says so at info -- not that the
+ * rest comes at the next request, which never comes -- counting the one
+ * it tried. One dispatcher thread: the pool has ended before the source
+ * reads the request. */
+static void an_ended_pool_is_told_apart(void)
+{
+    const char *path = FILE_WITH("l0\nl1\nl2\n");
+    rt = fp_start_on(0, 1);
+    respawn(path, NULL);
+    fp_ask_and_end(10);
+    SHOAL_TEST_WAIT_UNTIL(shoal_test_log_has("lines: the pool has closed"), 10.0);
+    shoal_test_assert_logged("lines: the pool has closed (draining or ended): 0 of 10 sent, none "
+                             "from the line at byte 0 on\n");
+    CU_ASSERT_EQUAL(shoal_test_log_count("next request"), 0);
+    CU_ASSERT_EQUAL(shoal_test_log_count("lines: the pool"), 1);
+    CU_ASSERT_EQUAL(fp_items(), 0);
+    fp_stop();
+    cleanup();
+}
+
 /* ---- a million lines, in bounded memory ------------------------------------------------- */
 
 #define BIG_LINES 1000000u
@@ -556,6 +577,7 @@ int main(void)
         {"a file that cannot be opened fails init", cannot_open_fails_init},
         {"a replaced file is read to its end", a_replaced_file_is_read_to_its_end},
         {"a refused line comes next time", a_refused_line_comes_next_time},
+        {"an ended pool is told apart", an_ended_pool_is_told_apart},
         {"a million lines in bounded memory", a_million_lines_in_bounded_memory},
         {"the schema agrees with init", schema_agrees_with_init},
         {NULL, NULL},

@@ -244,6 +244,25 @@ static void refused_items_come_next_time(void)
     fp_stop();
 }
 
+/* The pool ends in the turn it asks (its mailbox closed, as a draining
+ * pool's): no item goes, and the source says so at info -- not that the
+ * rest comes at the next request, which never comes -- counting the one
+ * it tried. One dispatcher thread: the pool has ended before the source
+ * reads the request. */
+static void an_ended_pool_is_told_apart(void)
+{
+    rt = fp_start_on(0, 1);
+    src = fp_spawn("seq", "from: 1\nto: 100\n");
+    fp_ask_and_end(10);
+    SHOAL_TEST_WAIT_UNTIL(shoal_test_log_has("seq: the pool has closed"), 10.0);
+    shoal_test_assert_logged(
+        "seq: the pool has closed (draining or ended): 0 of 10 sent, none from item 1 on\n");
+    CU_ASSERT_EQUAL(shoal_test_log_count("next request"), 0);
+    CU_ASSERT_EQUAL(shoal_test_log_count("seq: the pool"), 1);
+    CU_ASSERT_EQUAL(fp_items(), 0);
+    fp_stop();
+}
+
 static void bad_cursors_and_requests_fail_it(void)
 {
     start("from: 1\nto: 10\nstep: 3\n");
@@ -359,6 +378,7 @@ int main(void)
         {"counting down, and empty ranges", counts_down_and_empty},
         {"stops at the ends of int64_t", stops_at_the_ends_of_int64},
         {"a refused item comes next time", refused_items_come_next_time},
+        {"an ended pool is told apart", an_ended_pool_is_told_apart},
         {"bad cursors and requests fail it", bad_cursors_and_requests_fail_it},
         {"bad args fail init", bad_args_fail_init},
         {"the schema agrees with init", schema_agrees_with_init},
