@@ -517,6 +517,10 @@ void shoal__co_seat_ungive(shoal_checkout_t *co, uint32_t i);
  * member has gone (the seat is ENDING; its EXIT is on the way). */
 bool shoal__co_txn_give(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,
                         uint32_t i, shoal_env_t *m, uint64_t now);
+/* Transaction m, given to `member` in seat i under the lock and then not
+ * delivered after it (the member had ended): as shoal__co_txn_give's
+ * failure, and m is first in the queue again. With the lock. */
+void shoal__co_txn_lost_give(shoal_checkout_t *co, uint32_t i, shoal_pid_t member, shoal_env_t *m);
 /* A grant: the REPLY to `ref` carrying `member`, from the pool, to
  * `taker`: true if delivered (no lock needed: it touches no seat). */
 bool shoal__co_grant_send(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,

@@ -131,6 +131,17 @@ void shoal__co_seat_ungive(shoal_checkout_t *co, uint32_t i)
     shoal__co_count(co, SHOAL_CO_TAKES, (uint64_t)-1);
 }
 
+/* With the lock: seat i's member, given a transaction, had ended free
+ * (its EXIT is on the way, and starts the replacement). */
+static void txn_not_given(shoal_checkout_t *co, uint32_t i)
+{
+    shoal__co_seat_ungive(co, i);
+    shoal__co_count(co, SHOAL_CO_KILLED_FREE, 1);
+    co->seats[i].state = SHOAL_CO_ENDING;
+    co->seats[i].failed = true;
+    co->nending++;
+}
+
 bool shoal__co_txn_give(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p, uint32_t i,
                         shoal_env_t *m, uint64_t now)
 {
@@ -138,12 +149,17 @@ bool shoal__co_txn_give(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p
     shoal__co_seat_give(co, i, m->from, SHOAL_CO_BY_TXN, 0, now);
     if (shoal__deliver_over(rt, tc, co->seats[i].pid, m) == SHOAL_OK)
         return true;
-    shoal__co_seat_ungive(co, i); /* it ended free: its EXIT is on the way */
-    shoal__co_count(co, SHOAL_CO_KILLED_FREE, 1);
-    co->seats[i].state = SHOAL_CO_ENDING;
-    co->seats[i].failed = true;
-    co->nending++;
+    txn_not_given(co, i);
     return false;
+}
+
+void shoal__co_txn_lost_give(shoal_checkout_t *co, uint32_t i, shoal_pid_t member, shoal_env_t *m)
+{
+    const shoal_co_seat_t *s = &co->seats[i];
+    if (s->pid == member && s->state == SHOAL_CO_IN_USE && s->by == SHOAL_CO_BY_TXN)
+        txn_not_given(co, i);
+    shoal_co_taker_t t = {.from = m->from, .deadline = UINT64_MAX, .txn = m};
+    (void)shoal__co_queue_put(co, &t, true);
 }
 
 bool shoal__co_grant_send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
