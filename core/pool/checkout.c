@@ -7,6 +7,7 @@
  * of it, checkout_stats.c's. */
 #include "actor/room.h"
 #include "pool/checkout.h"
+#include "pool/checkout_members.h"
 
 #include <inttypes.h>
 #include <stdio.h>

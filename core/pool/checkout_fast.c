@@ -67,6 +67,7 @@
 #include "actor/call.h"
 #include "actor/send.h"
 #include "pool/checkout.h"
+#include "pool/checkout_members.h"
 #include "pool/checkout_fast.h"
 #include "pool/pool.h"
 #include "runtime/runtime.h"

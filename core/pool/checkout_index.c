@@ -18,6 +18,7 @@
 #include <stdlib.h>
 
 #include "pool/checkout.h"
+#include "pool/checkout_members.h"
 
 /* The home slot of pid in a table of 2^bits slots (Fibonacci hashing). */
 static uint32_t home_of(shoal_pid_t pid, uint32_t bits)

@@ -9,6 +9,7 @@
 
 #include "actor/send.h"
 #include "pool/checkout.h"
+#include "pool/checkout_members.h"
 #include "pool/pool.h"
 #include "runtime/runtime.h"
 

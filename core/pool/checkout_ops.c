@@ -11,6 +11,7 @@
 #include "actor/room.h"
 #include "actor/send.h"
 #include "pool/checkout.h"
+#include "pool/checkout_members.h"
 #include "pool/checkout_fast.h"
 #include "pool/pool.h"
 #include "pool/elastic.h"

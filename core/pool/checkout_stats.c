@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "pool/checkout.h"
+#include "pool/checkout_members.h"
 #include "pool/pool.h"
 #include "runtime/runtime.h"
 #include "runtime/tcache.h"

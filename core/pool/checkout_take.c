@@ -12,6 +12,7 @@
 #include "actor/send.h"
 #include "actor/timer.h"
 #include "pool/checkout.h"
+#include "pool/checkout_members.h"
 #include "pool/checkout_fast.h"
 #include "pool/pool.h"
 #include "runtime/runtime.h"

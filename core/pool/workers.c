@@ -22,6 +22,7 @@
 #include "actor/room.h"
 #include "actor/send.h"
 #include "pool/checkout.h"
+#include "pool/checkout_members.h"
 #include "runtime/grow.h"
 #include "runtime/runtime.h"
 #include "sched/futex.h"
