@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "pool/checkout.h"
+#include "pool/checkout_members.h"
 #include "support.h"
 
 static uint64_t rng = 0x243F6A8885A308D3u;
