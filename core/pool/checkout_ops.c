@@ -283,8 +283,14 @@ static void co_turn_end(struct shoal_ctx_s *ctx, uint64_t handled)
 
 static bool co_hand_back(struct shoal_ctx_s *ctx, shoal_group_t *g, shoal_pid_t to, shoal_env_t *e)
 {
-    /* Left in the pool's own mailbox at its end: one that came past
-     * co_route is accepted, then dropped (the ledger balances). */
+    /* Left in the pool's own mailbox at its end: a caller's note that it
+     * gave up (co_call_gone) is no message of the ledger's -- taken here,
+     * counted nowhere; one that came past co_route is accepted, then
+     * dropped (the ledger balances). */
+    if (ctx->own == g && shoal__co_is_call_gone(e) && !(shoal__env_flags(e) & SHOAL_ENV_HANDBACK)) {
+        shoal__env_drop_payload(e);
+        return true;
+    }
     if (ctx->own == g && came_past_route(e))
         shoal__pool_count_forwarded(ctx->tc, shoal__pool_of_group(g));
     return shoal__pool_hand_back(ctx, shoal__pool_of_group(g), to, e);

@@ -6,9 +6,11 @@
  * that keep being recycled serve every transaction; a transaction served
  * before the pool's actor reads the look it asked for starts no member; a
  * caller that gives up while the pool drains has its transaction dropped
- * all the same; a transaction that came past the pool's route (a send
- * that read the slot's kind stale) is admitted by the pool's actor, so
- * the admission count comes back to 0 and later ones are not refused. */
+ * all the same, and its note, left in the pool's mailbox when the pool
+ * ends, is counted nowhere; a transaction that came past the pool's route
+ * (a send that read the slot's kind stale) is admitted by the pool's
+ * actor, so the admission count comes back to 0 and later ones are not
+ * refused. */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,6 +28,7 @@
 typedef struct {
     shoal_runtime_t *rt;
     shoal_pid_t pool;
+    uint64_t tmo_ms; /* 0: 30 s */
     int rc, status;
 } blocker_t;
 
@@ -33,7 +36,8 @@ static void *blocker_main(void *arg)
 {
     blocker_t *b = arg;
     shoal_answer_t a;
-    b->rc = shoal_runtime_checkout_call(b->rt, b->pool, T_BLOCK, NULL, 0, 30000, &a);
+    b->rc = shoal_runtime_checkout_call(b->rt, b->pool, T_BLOCK, NULL, 0,
+                                        b->tmo_ms != 0 ? b->tmo_ms : 30000, &a);
     if (b->rc == SHOAL_OK) {
         b->status = a.status;
         shoal_answer_release(&a);
@@ -90,6 +94,44 @@ static void gone_caller_dropped_at_once(void)
     CU_ASSERT_EQUAL(st.messages_dropped, 1);
     WAIT_UNTIL(cb_stats(rt, pool).messages_handled == 2);
     CU_ASSERT_EQUAL(cb_stats(rt, pool).messages_handled, 2);
+    shoal__pool_unref(rt, rec);
+    shoal_runtime_destroy(rt);
+}
+
+/* init = max = 1, two dispatcher threads: this thread's transaction holds
+ * the member and gives up after 100 ms while it runs, so its caller's note
+ * goes to the pool's own mailbox -- where the pool's actor, with a hog on
+ * the other thread, cannot read it. The pool is stopped then, the note
+ * still there: it is no message of the ledger's, so the ledger reads the
+ * one transaction, forwarded and handled, and nothing dropped (before the
+ * fix the note was counted dropped: forwarded 1, handled 1, dropped 1). */
+static void a_gone_note_left_at_the_end_is_counted_nowhere(void)
+{
+    cb_reset();
+    shoal_runtime_t *rt = shoal_test_runtime_fixed(2); /* no thread made up for the held ones */
+    shoal_pool_spec_t s = cb_spec_of(1, 1);
+    shoal_pid_t pool = cb_start(rt, &s);
+    shoal_pool_t *rec = shoal__pool_find(rt, pool);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rec);
+    blocker_t b = {.rt = rt, .pool = pool, .tmo_ms = 100};
+    pthread_t th;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, blocker_main, &b), 0);
+    WAIT_UNTIL(atomic_load(&cb_blocked) == 1);
+    (void)cb_hog_hold(rt); /* the pool's actor has no thread now */
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(b.rc, SHOAL_ETIMEDOUT); /* its note waits in the pool's mailbox */
+    CU_ASSERT_EQUAL(shoal_runtime_stop_actor(rt, pool), SHOAL_OK);
+    atomic_store(&cb_gate, 1);
+    atomic_store(&cb_hog_gate, 1);
+    CU_ASSERT_TRUE(cb_ended(rt, pool));
+    shoal_pool_stats_t st;
+    WAIT_UNTIL((shoal__pool_peek(rec, &st), st.messages_handled == 1));
+    shoal__pool_peek(rec, &st);
+    CU_ASSERT_EQUAL(st.messages_forwarded, 1);
+    CU_ASSERT_EQUAL(st.messages_handled, 1);
+    CU_ASSERT_EQUAL(st.messages_failed, 0);
+    CU_ASSERT_EQUAL(st.messages_dropped, 0);
+    CU_ASSERT_EQUAL(st.dead_lettered, 0);
     shoal__pool_unref(rt, rec);
     shoal_runtime_destroy(rt);
 }
@@ -439,6 +481,8 @@ int main(void)
 {
     static const shoal_test_case_t cases[] = {
         {"a caller gone: dropped at once, from its thread", gone_caller_dropped_at_once},
+        {"a caller's note left at the pool's end is counted nowhere",
+         a_gone_note_left_at_the_end_is_counted_nowhere},
         {"a caller gone while the pool drains: dropped, never run",
          gone_caller_dropped_while_draining},
         {"callers giving up by the hundred", timeouts_churn},
