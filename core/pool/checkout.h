@@ -99,6 +99,14 @@
  *   under the lock (the pool's actor's) has no mark: an EXIT can only come
  *   after it. A thread's take is granted only by the actor, and a thread
  *   is told of no end.
+ *   A member that gives itself back after a transaction, in its own turn,
+ *   and takes the next one queued holds it IN_USE (by TXN) from the
+ *   decision; the envelope reaches its mailbox after the lock
+ *   (checkout_fast.c), from the same thread. In between, the transaction
+ *   is in neither the queue nor a mailbox, which nothing needs: a caller
+ *   that gives up does not find it queued and sends its note, as for one
+ *   in a mailbox, and the member cannot end before it is delivered (its
+ *   mailbox closes only at its own end, after that turn).
  *
  * FAILURES
  *   Member starts that fail add_member_retry times in a row make a round:
@@ -463,8 +471,9 @@ bool shoal__co_txn_give(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct s
                         uint32_t i, shoal_env_t *m, uint64_t now);
 /* Transaction m, given to `member` in seat i under the lock and then not
  * delivered after it (the member had ended): as shoal__co_txn_give's
- * failure, and m is first in the queue again. With the lock. */
-void shoal__co_txn_lost_give(shoal_checkout_t *co, uint32_t i, shoal_pid_t member, shoal_env_t *m);
+ * failure, and m is first in the queue again -- false if the queue could
+ * not grow for it (no memory). With the lock. */
+bool shoal__co_txn_lost_give(shoal_checkout_t *co, uint32_t i, shoal_pid_t member, shoal_env_t *m);
 /* A grant: the REPLY to `ref` carrying `member`, from the pool, to
  * `taker`: true if delivered (no lock needed: it touches no seat). */
 bool shoal__co_grant_send(shoal_runtime_t *rt, struct shoal_tcache_s *tc, struct shoal_pool_s *p,

@@ -444,12 +444,18 @@ static void return_after(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *
         shoal__co_unlock(p);
     }
     if (o->txn != NULL && shoal__deliver_over(rt, tc, member, o->txn) != SHOAL_OK) {
-        /* Never, while the member runs this turn (offer_locked); were it
-         * gone, as shoal__co_txn_give's failure: the seat ends, and the
-         * transaction is first in the queue again. */
+        /* Never, while the member runs this turn (offer_locked): said, and
+         * as shoal__co_txn_give's failure -- the seat ends, and the
+         * transaction is first in the queue again, or, with no memory for
+         * the queue, dropped and counted (its caller times out). */
+        shoal__log(rt, SHOAL_LOG_ERROR, member, p->name,
+                   "a member giving itself back could not take the next transaction "
+                   "(its mailbox has closed while it runs)");
         shoal__co_lock_tc(co, tc);
-        shoal__co_txn_lost_give(co, o->i, member, o->txn);
+        bool queued = shoal__co_txn_lost_give(co, o->i, member, o->txn);
         shoal__co_unlock(p);
+        if (!queued)
+            shoal__co_txn_forget(rt, tc, p, o->txn);
     }
     ask_recycle(rt, tc, p, o->poke);
 }

@@ -154,13 +154,13 @@ bool shoal__co_txn_give(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p
     return false;
 }
 
-void shoal__co_txn_lost_give(shoal_checkout_t *co, uint32_t i, shoal_pid_t member, shoal_env_t *m)
+bool shoal__co_txn_lost_give(shoal_checkout_t *co, uint32_t i, shoal_pid_t member, shoal_env_t *m)
 {
     const shoal_co_seat_t *s = &co->seats[i];
     if (s->pid == member && s->state == SHOAL_CO_IN_USE && s->by == SHOAL_CO_BY_TXN)
         txn_not_given(co, i);
     shoal_co_taker_t t = {.from = m->from, .deadline = UINT64_MAX, .txn = m};
-    (void)shoal__co_queue_put(co, &t, true);
+    return shoal__co_queue_put(co, &t, true) == SHOAL_OK;
 }
 
 bool shoal__co_grant_send(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t *p,
