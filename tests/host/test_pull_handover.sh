@@ -45,21 +45,7 @@ plugins:
   lines: $plugins/lines/lines.so
 YAML
 }
-files() { # REDELIVER
-    cat <<YAML
-pools:
-  jobs:
-    kind: pull
-    worker: burn.burn
-    args: { rounds: 0, spin: 5us }
-    size: 2
-    buffer: 64
-    redeliver: $1
-    source: lines.lines
-    source_args: { path: $tmp/in.txt }
-YAML
-}
-pools() { # REDELIVER
+pools() { # REDELIVER [SOURCE SOURCE_ARGS]: the jobs pool, fed by seq 1..$n by default
     cat <<YAML
 pools:
   jobs:
@@ -70,8 +56,8 @@ pools:
     prefetch: 1
     buffer: 64
     redeliver: $1
-    source: seq.seq
-    source_args: { from: 1, to: $n }
+    source: ${2:-seq.seq}
+    source_args: ${3:-"{ from: 1, to: $n }"}
 YAML
 }
 accepted() { settled_ledger | sed -n 's/^ledger total: accepted \([0-9]*\) = handled \([0-9]*\) + failed 0 + dropped 0 + in flight 0; refused 0$/\1 \2/p'; }
@@ -152,14 +138,14 @@ echo "ok: an epic with its own args is not taken over (said); the config's runs 
 
 # 4: the new pool's source does not start.
 seq 1 $n > "$tmp/in.txt"
-write "$(files 1)"
+write "$(pools 1 lines.lines "{ path: $tmp/in.txt }")"
 "$shoalctl" reload > /dev/null || fail "reload to a lines source"
 wait_for 'reload: generation 5 from .*replaced jobs (source seq.seq -> lines.lines)'
 wait_for 'jobs: epic started: source lines$'
 sleep 0.3
 rm "$tmp/in.txt"
 handed=$(count 'epic handed over')
-write "$(files 0)"
+write "$(pools 0 lines.lines "{ path: $tmp/in.txt }")"
 "$shoalctl" reload > /dev/null || fail "reload with the file gone"
 wait_for 'reload: generation 6 from .*: jobs: its new source did not start (its init failed): the epic of the pool it replaces is not taken over, and stops as that pool drains; replaced jobs (redeliver 1 -> 0); ledger'
 wait_for 'jobs: epic stopped (the pool drains): [0-9]* items in '
