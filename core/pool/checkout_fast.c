@@ -466,7 +466,7 @@ int shoal__co_fast_return(shoal_runtime_t *rt, shoal_tcache_t *tc, shoal_pool_t 
     /* The clock is read under the lock, when a taker waits (its wait is
      * timed): a look before it for whether one waits would pull the lock's
      * line here (pub_queued) only to have to pull it again. */
-    ret_out_t o = {.now = 0, .txn = NULL};
+    ret_out_t o = {.now = 0}; /* the rest zero: no transaction taken yet */
     shoal__co_lock_tc(p->co, tc);
     int rc = return_locked(rt, tc, p, member, seat, from, &o);
     shoal__co_unlock(p);
