@@ -289,7 +289,10 @@ static void test_drain_answers_waiting_takes(void)
     CU_ASSERT_EQUAL(shoal_runtime_take(rt, pool, 0, &a), SHOAL_OK);
     CU_ASSERT_EQUAL_FATAL(shoal_runtime_spawn(rt, &taker_actor, NULL, NULL, &actor), SHOAL_OK);
     CU_ASSERT_EQUAL(shoal_runtime_send(rt, actor, TK_GO, &pool, sizeof pool), SHOAL_OK);
-    WAIT_UNTIL(cb_stats(rt, pool).queued == 1);
+    /* Queued is published inside shoal_take, before it returns and the
+     * actor stores its rc: wait for both. */
+    WAIT_UNTIL(cb_stats(rt, pool).queued == 1 && atomic_load(&tk_take_rc) != 99);
+    CU_ASSERT_EQUAL(cb_stats(rt, pool).queued, 1);
     CU_ASSERT_EQUAL(atomic_load(&tk_take_rc), SHOAL_OK);
     cb_taker_t t = {.rt = rt, .pool = pool, .timeout_ms = 60000, .rc = 99, .keep = 1};
     pthread_t th, dh;

@@ -126,7 +126,7 @@ shoal_pid_t ps_spawn(shoal_runtime_t *rt, uint32_t size, uint32_t buffer)
 bool ps_all_once(uint64_t n)
 {
     for (uint64_t i = 0; i < n; i++)
-        if (ps_seen[i] != 1)
+        if (__atomic_load_n(&ps_seen[i], __ATOMIC_RELAXED) != 1) /* members may still add */
             return false;
     return true;
 }
