@@ -194,7 +194,26 @@ static const struct {
      F "5:13: pools.db.worker.kind: a checkout pool goes directly under pools:, not nested in a "
        "pool"},
     {"plugins: {conn: c.so}\npools:\n  db: {kind: checkout, member: conn.conn, lease: 0ms}\n",
-     F "3:50: pools.db.lease: must be at least 1ms, got '0ms'"},
+     F "3:50: pools.db.lease: must be at least 1ms, got '0ms'"}, /* each key's own bound, at its
+                                                                    place */
+    {"plugins: {conn: c.so}\npools:\n  db: {kind: checkout, member: conn.conn, add_member_retry: "
+     "0}\n",
+     F "3:61: pools.db.add_member_retry: 0 is out of range: expected 1 to 1000"},
+    {"plugins: {conn: c.so}\npools:\n  db: {kind: checkout, member: conn.conn, "
+     "member_start_timeout: 0ms}\n",
+     F "3:65: pools.db.member_start_timeout: must be at least 1ms, got '0ms'"},
+    {"plugins: {conn: c.so}\npools:\n  db: {kind: checkout, member: conn.conn, cull_interval: "
+     "5ms}\n",
+     F "3:58: pools.db.cull_interval: must be at least 10ms (or never), got '5ms'"},
+    {"plugins: {conn: c.so}\npools:\n  db: {kind: checkout, member: conn.conn, max_age: "
+     "soon}\n",
+     F "3:52: pools.db.max_age: expected a duration like 250ms, 2s or 1m, got 'soon'"},
+    {"plugins: {conn: c.so}\npools:\n  db: {kind: checkout, member: conn.conn, queue_max: "
+     "2000000}\n",
+     F "3:54: pools.db.queue_max: 2000000 is out of range: expected 0 to 1048576"},
+    {"plugins: {conn: c.so}\npools:\n  db: {kind: checkout, member: conn.conn, max_lifetime: "
+     "-1s}\n",
+     F "3:57: pools.db.max_lifetime: expected a duration like 250ms, 2s or 1m, got '-1s'"},
 };
 
 static void test_bad(void)
