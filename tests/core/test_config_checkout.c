@@ -194,8 +194,7 @@ static const struct {
      F "5:13: pools.db.worker.kind: a checkout pool goes directly under pools:, not nested in a "
        "pool"},
     {"plugins: {conn: c.so}\npools:\n  db: {kind: checkout, member: conn.conn, lease: 0ms}\n",
-     F "3:50: pools.db.lease: must be at least 1ms, got '0ms'"}, /* each key's own bound, at its
-                                                                    place */
+     F "3:50: pools.db.lease: must be at least 1ms, got '0ms'"},
     {"plugins: {conn: c.so}\npools:\n  db: {kind: checkout, member: conn.conn, add_member_retry: "
      "0}\n",
      F "3:61: pools.db.add_member_retry: 0 is out of range: expected 1 to 1000"},
