@@ -131,6 +131,14 @@ bool ps_all_once(uint64_t n)
     return true;
 }
 
+bool ps_all_seen(uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        if (__atomic_load_n(&ps_seen[i], __ATOMIC_RELAXED) == 0)
+            return false;
+    return true;
+}
+
 void ps_settle(void)
 {
     double end = shoal_test_now() + 0.2;

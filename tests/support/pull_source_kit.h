@@ -45,6 +45,9 @@ void ps_epic_spec(shoal_pool_spec_t *s, uint32_t size, uint32_t buffer);
 shoal_pid_t ps_spawn(shoal_runtime_t *rt, uint32_t size, uint32_t buffer);
 /* Whether items 0 .. n-1 were each handled exactly once. */
 bool ps_all_once(uint64_t n);
+/* Whether items 0 .. n-1 were each handled, once or more (ps_handled counts
+ * the duplicates too: it reaches n before the last items do). */
+bool ps_all_seen(uint64_t n);
 /* Long enough (0.2 s) for a request the pool should not have made to be
  * seen. */
 void ps_settle(void);
