@@ -1,5 +1,6 @@
 /* pull_source_kit.c - the counter source, the members and the epic pool of
  * the pull source suites (pull_source_kit.h). */
+#include <limits.h>
 #include <string.h>
 
 #include "pull_source_kit.h"
@@ -123,21 +124,20 @@ shoal_pid_t ps_spawn(shoal_runtime_t *rt, uint32_t size, uint32_t buffer)
     return p;
 }
 
-bool ps_all_once(uint64_t n)
+/* Whether items 0 .. n-1 were each seen lo to hi times. */
+static bool each_seen(uint64_t n, unsigned lo, unsigned hi)
 {
-    for (uint64_t i = 0; i < n; i++)
-        if (__atomic_load_n(&ps_seen[i], __ATOMIC_RELAXED) != 1) /* members may still add */
+    for (uint64_t i = 0; i < n; i++) {
+        unsigned c = __atomic_load_n(&ps_seen[i], __ATOMIC_RELAXED); /* members may still add */
+        if (c < lo || c > hi)
             return false;
+    }
     return true;
 }
 
-bool ps_all_seen(uint64_t n)
-{
-    for (uint64_t i = 0; i < n; i++)
-        if (__atomic_load_n(&ps_seen[i], __ATOMIC_RELAXED) == 0)
-            return false;
-    return true;
-}
+bool ps_all_once(uint64_t n) { return each_seen(n, 1, 1); }
+
+bool ps_all_seen(uint64_t n) { return each_seen(n, 1, UCHAR_MAX); }
 
 void ps_settle(void)
 {
